@@ -1,0 +1,8 @@
+module github.com/wirebatch/wirebatch/kernels/_asm
+
+go 1.26
+
+require (
+	github.com/mmcloughlin/avo v0.6.0 // indirect
+	golang.org/x/tools v0.38.0 // indirect
+)
