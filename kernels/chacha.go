@@ -1,0 +1,93 @@
+package kernels
+
+import (
+	"crypto/subtle"
+	"encoding/binary"
+)
+
+// The ChaCha20-Poly1305 family (RFC 8439 section 2.8; XChaCha20 per draft-irtf-cfrg-xchacha section 2.3).
+//
+// Per op, every tier computes the same steps, and the SIMD tiers run them with one op per lane:
+//
+//	key, nonce := the op's key and nonce, or (XChaCha) HChaCha20(key, nonce[0:16]) and 0^32 || nonce[16:24]
+//	block 0 of the key stream     -> the one-time Poly1305 key (r, s)           (section 2.6)
+//	blocks 1.. of the key stream  -> XORed into the message                      (section 2.4)
+//	Poly1305 over AD || pad16 || ciphertext || pad16 || le64(len AD) || le64(len ciphertext)
+//
+// Open authenticates the ciphertext before it decrypts anything, so a forged message never has its
+// plaintext written; the failed op's Dst is zeroed instead.
+
+// chachaHas reports whether this build has ChaCha-family code of tier t that this CPU runs.
+func chachaHas(t Tier) bool { return t == Generic }
+
+// chachaRun processes the ChaCha-family ops of ops on tier t and returns how many Opens failed.
+func chachaRun(t Tier, ops []Op, open bool) (failed int) {
+	for i := range ops {
+		op := &ops[i]
+		if !op.Key.suite.isChaCha() {
+			continue
+		}
+		if !chachaOpGeneric(op, open) {
+			failed++
+		}
+	}
+	return failed
+}
+
+// chachaOpKey returns the ChaCha20 key and nonce words that encrypt op: for XChaCha20 the HChaCha20
+// subkey, written to sub, and the last 8 nonce bytes behind four zero bytes.
+func chachaOpKey(op *Op, sub *[8]uint32) (key *[8]uint32, nonce [3]uint32) {
+	key = &op.Key.chacha
+	n := op.Nonce
+	if op.Key.suite == XChaCha20Poly1305 {
+		hchacha20(sub, key, n[:16])
+		return sub, [3]uint32{0, binary.LittleEndian.Uint32(n[16:]), binary.LittleEndian.Uint32(n[20:])}
+	}
+	return key, [3]uint32{binary.LittleEndian.Uint32(n[0:]), binary.LittleEndian.Uint32(n[4:]), binary.LittleEndian.Uint32(n[8:])}
+}
+
+// chachaOpGeneric seals or opens one op with the portable code and reports whether it succeeded.
+func chachaOpGeneric(op *Op, open bool) bool {
+	if open && len(op.Src) < TagSize {
+		failOpen(op)
+		return false
+	}
+	var sub [8]uint32
+	key, nonce := chachaOpKey(op, &sub)
+	defer clear(sub[:])
+
+	var polyKey [64]byte
+	chachaBlock(&polyKey, key, 0, &nonce)
+	var mac poly1305
+	mac.init(polyKey[:32])
+	clear(polyKey[:])
+
+	if !open {
+		n := len(op.Src)
+		chachaXOR(op.Dst[:n], op.Src, key, &nonce, 1)
+		macAEAD(&mac, op.AD, op.Dst[:n])
+		mac.sum(op.Dst[n:])
+		return true
+	}
+	n := len(op.Src) - TagSize
+	var tag [TagSize]byte
+	macAEAD(&mac, op.AD, op.Src[:n])
+	mac.sum(tag[:])
+	if subtle.ConstantTimeCompare(tag[:], op.Src[n:]) != 1 {
+		failOpen(op)
+		return false
+	}
+	chachaXOR(op.Dst, op.Src[:n], key, &nonce, 1)
+	op.Err = nil
+	return true
+}
+
+// macAEAD absorbs the RFC 8439 section 2.8 MAC input for ad and ciphertext into mac.
+func macAEAD(mac *poly1305, ad, ciphertext []byte) {
+	mac.writePadded(ad)
+	mac.writePadded(ciphertext)
+	var lengths [16]byte
+	binary.LittleEndian.PutUint64(lengths[0:], uint64(len(ad)))
+	binary.LittleEndian.PutUint64(lengths[8:], uint64(len(ciphertext)))
+	mac.blocks(lengths[:])
+}

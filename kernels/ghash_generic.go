@@ -1,0 +1,113 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// Portable, constant-time GHASH (NIST SP 800-38D section 6.4): multiplication in GF(2^128) modulo
+// x^128 + x^7 + x^2 + x + 1 with no table lookups and no data-dependent branches. Carry-less
+// multiplication is built from ordinary integer multiplication with the operands' bits spread out
+// so that carries cannot reach a bit that is kept (bmul64).
+
+// ghashElem is a field element in the polynomial basis: bit i of lo is the coefficient of x^i and bit
+// i of hi that of x^(64+i). GCM blocks store x^0 in the most significant bit of their first byte
+// (SP 800-38D section 6.3), so a block's two big-endian halves are bit-reversed on load and store.
+type ghashElem struct{ lo, hi uint64 }
+
+func loadGHASHElem(b []byte) ghashElem {
+	return ghashElem{
+		lo: bits.Reverse64(binary.BigEndian.Uint64(b[0:])),
+		hi: bits.Reverse64(binary.BigEndian.Uint64(b[8:])),
+	}
+}
+
+func (e ghashElem) store(b []byte) {
+	binary.BigEndian.PutUint64(b[0:], bits.Reverse64(e.lo))
+	binary.BigEndian.PutUint64(b[8:], bits.Reverse64(e.hi))
+}
+
+// ghashKey is H together with the bit-reversed halves the high-half products need.
+type ghashKey struct {
+	h          ghashElem
+	revLo      uint64 // Reverse64(h.lo)
+	revHi      uint64 // Reverse64(h.hi)
+	revLoXorHi uint64 // Reverse64(h.lo ^ h.hi), the Karatsuba middle operand
+}
+
+func newGHASHKey(h []byte) ghashKey {
+	e := loadGHASHElem(h)
+	return ghashKey{
+		h:          e,
+		revLo:      bits.Reverse64(e.lo),
+		revHi:      bits.Reverse64(e.hi),
+		revLoXorHi: bits.Reverse64(e.lo ^ e.hi),
+	}
+}
+
+// bmul64 returns the low 64 bits of the carry-less product of x and y, in constant time.
+//
+// Each operand is split into four parts holding every fourth bit. An integer product of two parts puts
+// each result bit's partial products in one column with three unused bits above it; a column below
+// bit 60 receives at most 15 partial products, so its count fits in four bits and its carries stay in
+// the unused bits, and the columns that can receive 16 all lie at bit 60 or above, where the carry
+// leaves the 64-bit word. Masking each sum back to its own bit class keeps exactly the XOR.
+func bmul64(x, y uint64) uint64 {
+	const m0, m1, m2, m3 = 0x1111111111111111, 0x2222222222222222, 0x4444444444444444, 0x8888888888888888
+	x0, x1, x2, x3 := x&m0, x&m1, x&m2, x&m3
+	y0, y1, y2, y3 := y&m0, y&m1, y&m2, y&m3
+	z0 := x0*y0 ^ x1*y3 ^ x2*y2 ^ x3*y1
+	z1 := x0*y1 ^ x1*y0 ^ x2*y3 ^ x3*y2
+	z2 := x0*y2 ^ x1*y1 ^ x2*y0 ^ x3*y3
+	z3 := x0*y3 ^ x1*y2 ^ x2*y1 ^ x3*y0
+	return z0&m0 | z1&m1 | z2&m2 | z3&m3
+}
+
+// clmul64 returns the 128-bit carry-less product of x and y. The high half comes from the low half of
+// the product of the bit-reversed operands: reversing both reverses their 127-bit product.
+func clmul64(x, y, revY uint64) (hi, lo uint64) {
+	return bits.Reverse64(bmul64(bits.Reverse64(x), revY)) >> 1, bmul64(x, y)
+}
+
+// mul returns a*H.
+func (k *ghashKey) mul(a ghashElem) ghashElem {
+	// Karatsuba: three 64x64 products instead of four.
+	hh1, hh0 := clmul64(a.hi, k.h.hi, k.revHi)
+	ll1, ll0 := clmul64(a.lo, k.h.lo, k.revLo)
+	mm1, mm0 := clmul64(a.hi^a.lo, k.h.hi^k.h.lo, k.revLoXorHi)
+	mm0 ^= hh0 ^ ll0
+	mm1 ^= hh1 ^ ll1
+	// The 255-bit product p3:p2:p1:p0.
+	p0 := ll0
+	p1 := ll1 ^ mm0
+	p2 := hh0 ^ mm1
+	p3 := hh1
+
+	// Reduce: x^128 = x^7 + x^2 + x + 1, so the upper half U = p3:p2 folds in as U*(x^7+x^2+x+1).
+	// U has degree at most 126; its shifted copies reach past x^127 by up to 6 bits (w), which fold in
+	// once more and then stay below x^13.
+	v0 := p2 ^ p2<<1 ^ p2<<2 ^ p2<<7
+	v1 := p3 ^ (p3<<1 | p2>>63) ^ (p3<<2 | p2>>62) ^ (p3<<7 | p2>>57)
+	w := p3>>63 ^ p3>>62 ^ p3>>57
+	v0 ^= w ^ w<<1 ^ w<<2 ^ w<<7
+	return ghashElem{lo: p0 ^ v0, hi: p1 ^ v1}
+}
+
+// update absorbs whole 16-byte blocks of b into y: y = (y XOR block) * H for each block.
+func (k *ghashKey) update(y *ghashElem, b []byte) {
+	for ; len(b) >= 16; b = b[16:] {
+		x := loadGHASHElem(b)
+		*y = k.mul(ghashElem{lo: y.lo ^ x.lo, hi: y.hi ^ x.hi})
+	}
+}
+
+// updatePadded absorbs b followed by zeros up to a multiple of 16 bytes.
+func (k *ghashKey) updatePadded(y *ghashElem, b []byte) {
+	full := len(b) &^ 15
+	k.update(y, b[:full])
+	if full < len(b) {
+		var last [16]byte
+		copy(last[:], b[full:])
+		k.update(y, last[:])
+	}
+}

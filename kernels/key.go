@@ -1,0 +1,60 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"errors"
+	"strconv"
+)
+
+// Key is a key expanded once for every tier (ChaCha20 key words; AES round keys and GHASH key).
+// It is immutable after NewKey and safe for concurrent use; Destroy wipes it, after which using it
+// in an Op panics.
+type Key struct {
+	suite     Suite
+	destroyed bool
+
+	// chacha holds the ChaCha20 key as the eight little-endian words of state[4:12] (RFC 8439
+	// section 2.3). Used by ChaCha20Poly1305 and XChaCha20Poly1305.
+	chacha [8]uint32
+
+	// gcm holds the AES-GCM material; nil for the ChaCha suites.
+	gcm *gcmKey
+}
+
+// NewKey expands key for suite s. The caller may wipe key afterwards: Key keeps its own copy.
+func NewKey(s Suite, key []byte) (*Key, error) {
+	if s.KeySize() == 0 {
+		return nil, errors.New("kernels: unknown suite " + s.String())
+	}
+	if len(key) != s.KeySize() {
+		return nil, errors.New("kernels: " + s.String() + " takes a " + strconv.Itoa(s.KeySize()) +
+			"-byte key, got " + strconv.Itoa(len(key)))
+	}
+	k := &Key{suite: s}
+	if s.isChaCha() {
+		for i := range k.chacha {
+			k.chacha[i] = binary.LittleEndian.Uint32(key[4*i:])
+		}
+		return k, nil
+	}
+	g, err := newGCMKey(key)
+	if err != nil {
+		return nil, err
+	}
+	k.gcm = g
+	return k, nil
+}
+
+// Suite returns the suite the key was made for.
+func (k *Key) Suite() Suite { return k.suite }
+
+// Destroy wipes the key material the Key holds. It must not race with an operation using the key.
+// Destroying twice is harmless.
+func (k *Key) Destroy() {
+	clear(k.chacha[:])
+	if k.gcm != nil {
+		k.gcm.destroy()
+		k.gcm = nil
+	}
+	k.destroyed = true
+}
