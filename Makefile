@@ -1,0 +1,63 @@
+# wirebatch: `make test` runs every test (installing what it needs on a fresh Debian machine, as root);
+# `make demo` runs the main job. See README.md.
+
+GO       ?= go
+PKGS     := ./...
+# Packages whose concurrency the race detector must see.
+RACE_PKGS := ./ring/... ./batch/... ./kernels/...
+# Debian packages the tests use: ip/veth/netns, iperf3 for the loadgen comparison, qemu for arm64 runs.
+DEB_PKGS := iproute2 iperf3 qemu-user nftables
+
+.PHONY: all test deps unit race purego arm64 check generate fuzz bench demo
+
+all: check test
+
+## test: every test: static checks, unit tests, race detector, purego build, arm64 under qemu.
+test: deps check unit race purego arm64
+
+## deps: install the Debian packages the tests need, when missing (needs root and apt-get).
+deps:
+	@scripts/deps.sh $(DEB_PKGS)
+
+unit:
+	$(GO) test -count=1 -timeout 15m $(PKGS)
+
+race:
+	$(GO) test -count=1 -race -short -timeout 10m $(RACE_PKGS)
+
+purego:
+	$(GO) build -tags purego $(PKGS)
+	$(GO) test -count=1 -short -tags purego ./kernels/...
+
+arm64:
+	@if command -v qemu-aarch64 >/dev/null; then \
+		GOARCH=arm64 $(GO) test -count=1 -short -exec qemu-aarch64 ./kernels/... ./ring/... ./batch/...; \
+	else echo "arm64: qemu-aarch64 missing (apt-get install qemu-user)"; exit 1; fi
+
+## check: gofmt, go vet (native, purego, arm64), generated assembly up to date.
+check: generate
+	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
+	$(GO) vet $(PKGS)
+	$(GO) vet -tags purego $(PKGS)
+	GOARCH=arm64 $(GO) vet $(PKGS)
+	@stale=$$(git status --porcelain -- 'kernels/*.s'); if [ -n "$$stale" ]; then \
+		echo "generated assembly is stale or uncommitted (make generate, then commit):"; echo "$$stale"; exit 1; fi
+
+## generate: regenerate the avo assembly in kernels/.
+generate:
+	$(GO) generate ./kernels/...
+
+## fuzz: a short run of every fuzz target (FUZZTIME each).
+FUZZTIME ?= 10s
+fuzz:
+	@scripts/fuzz.sh $(FUZZTIME)
+
+## bench: kernels against x/crypto and crypto/cipher, every tier, as a table (raw output above it).
+BENCHTIME ?= 200ms
+BENCHCOUNT ?= 5
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./kernels/ | $(GO) run ./internal/benchtable
+
+## demo: the main job (for now the kernels-vs-baseline table on this machine, one short run).
+demo:
+	$(GO) test -run '^$$' -bench . -benchtime=100ms -count=1 ./kernels/ | $(GO) run ./internal/benchtable

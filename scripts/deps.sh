@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages named as arguments when the commands they provide are missing.
+# On a machine without root or apt-get it only reports what is missing.
+set -euo pipefail
+declare -A provides=([iproute2]=ip [iperf3]=iperf3 [qemu-user]=qemu-aarch64 [nftables]=nft)
+missing=()
+for pkg in "$@"; do
+	cmd=${provides[$pkg]:-$pkg}
+	command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+	echo "deps: missing ${missing[*]}; install them (apt-get install ${missing[*]}) as root" >&2
+	exit 0
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq "${missing[@]}" >/dev/null
