@@ -1,0 +1,7 @@
+//go:build race
+
+package kernels_test
+
+// raceEnabled reports whether the race detector is on: it allocates on its own account (so
+// allocation counts are meaningless) and slows the Generic tier, whose test iterations are scaled.
+const raceEnabled = true
