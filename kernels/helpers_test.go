@@ -144,7 +144,7 @@ const (
 // guardsIntact reports whether the guardLen bytes past the end of b, a slice returned by unaligned,
 // are still the guard pattern.
 func guardsIntact(b []byte) bool {
-	return isFilled(b[len(b):cap(b)+guardLen][:guardLen], guardByte)
+	return isFilled(b[len(b) : cap(b)+guardLen][:guardLen], guardByte)
 }
 
 // placed copies src to a fresh unaligned buffer at offset off (0..7).
