@@ -128,12 +128,13 @@ func isFilled(b []byte, v byte) bool {
 	return true
 }
 
-// unaligned returns n bytes at offset off of a fresh buffer with guard bytes on both sides, so that
-// kernels see every alignment and an overrun lands in the guards (checked by guardsIntact).
+// unaligned returns n bytes at offset off of a fresh buffer filled with the guard pattern, so that
+// kernels see every alignment and an overrun lands in the guardLen bytes past the end (which the
+// slice's capacity keeps reachable for guardsIntact).
 func unaligned(n, off int) []byte {
 	buf := make([]byte, off+n+guardLen)
 	fill(buf, guardByte)
-	return buf[off : off+n : off+n]
+	return buf[off : off+n]
 }
 
 const (
@@ -144,7 +145,7 @@ const (
 // guardsIntact reports whether the guardLen bytes past the end of b, a slice returned by unaligned,
 // are still the guard pattern.
 func guardsIntact(b []byte) bool {
-	return isFilled(b[len(b) : cap(b)+guardLen][:guardLen], guardByte)
+	return isFilled(b[len(b):len(b)+guardLen], guardByte)
 }
 
 // placed copies src to a fresh unaligned buffer at offset off (0..7).
