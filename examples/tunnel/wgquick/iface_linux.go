@@ -1,0 +1,75 @@
+package wgquick
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+	"golang.zx2c4.com/wireguard/tun"
+)
+
+// CreateTUN creates the TUN interface. The kernel removes it, with its addresses and routes, when the
+// returned device is closed: the interface is not persistent, so nothing outlives the process.
+func CreateTUN(name string, mtu int) (tun.Device, error) {
+	dev, err := tun.CreateTUN(name, mtu)
+	if err != nil {
+		if errors.Is(err, os.ErrPermission) || errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+			return nil, fmt.Errorf("creating TUN interface %s needs root or CAP_NET_ADMIN: %w", name, err)
+		}
+		return nil, fmt.Errorf("creating TUN interface %s: %w", name, err)
+	}
+	return dev, nil
+}
+
+// ConfigureInterface gives the interface its addresses and MTU, brings it up, and routes every
+// peer's allowed IPs that the addresses' own subnets do not already cover through it, as wg-quick
+// does. Routes and addresses go away with the interface.
+func ConfigureInterface(name string, cfg *Config) error {
+	link, err := netlink.LinkByName(name)
+	if err != nil {
+		return fmt.Errorf("interface %s: %w", name, err)
+	}
+	if err := netlink.LinkSetMTU(link, cfg.Interface.MTU); err != nil {
+		return fmt.Errorf("setting MTU %d on %s: %w", cfg.Interface.MTU, name, err)
+	}
+	for _, p := range cfg.Interface.Addresses {
+		addr := &netlink.Addr{IPNet: prefixToIPNet(p)}
+		if err := netlink.AddrAdd(link, addr); err != nil {
+			return fmt.Errorf("adding address %s to %s: %w", p, name, err)
+		}
+	}
+	if err := netlink.LinkSetUp(link); err != nil {
+		return fmt.Errorf("bringing %s up: %w", name, err)
+	}
+	for _, peer := range cfg.Peers {
+		for _, p := range peer.AllowedIPs {
+			if coveredByAddress(p, cfg.Interface.Addresses) {
+				continue
+			}
+			route := &netlink.Route{LinkIndex: link.Attrs().Index, Dst: prefixToIPNet(p.Masked()), Scope: netlink.SCOPE_LINK}
+			if err := netlink.RouteReplace(route); err != nil {
+				return fmt.Errorf("adding route %s via %s: %w", p, name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// coveredByAddress reports whether the subnet route the kernel adds for one of the interface's
+// addresses already includes p.
+func coveredByAddress(p netip.Prefix, addrs []netip.Prefix) bool {
+	for _, a := range addrs {
+		if a.Addr().Is4() == p.Addr().Is4() && a.Bits() <= p.Bits() && a.Masked().Contains(p.Addr()) {
+			return true
+		}
+	}
+	return false
+}
+
+func prefixToIPNet(p netip.Prefix) *net.IPNet {
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
+}
