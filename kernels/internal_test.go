@@ -1,0 +1,243 @@
+package kernels
+
+// Tests of the Generic tier's building blocks (ChaCha20 block function, HChaCha20, Poly1305) with the
+// published vectors of their specifications, cross-checked against golang.org/x/crypto, and of key
+// wiping. These reach unexported code, hence the internal package; everything else is in kernels_test.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/chacha20"
+	xpoly1305 "golang.org/x/crypto/poly1305"
+)
+
+func refHex(s string) []byte {
+	b, err := hex.DecodeString(strings.Join(strings.Fields(s), ""))
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func refKeyWords(key []byte) *[8]uint32 {
+	var w [8]uint32
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint32(key[4*i:])
+	}
+	return &w
+}
+
+func refNonceWords(nonce []byte) *[3]uint32 {
+	return &[3]uint32{binary.LittleEndian.Uint32(nonce[0:]), binary.LittleEndian.Uint32(nonce[4:]), binary.LittleEndian.Uint32(nonce[8:])}
+}
+
+// refXOR is x/crypto's ChaCha20 key stream from block counter over src.
+func refXOR(t *testing.T, key, nonce []byte, counter uint32, src []byte) []byte {
+	c, err := chacha20.NewUnauthenticatedCipher(key, nonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetCounter(counter)
+	dst := make([]byte, len(src))
+	c.XORKeyStream(dst, src)
+	return dst
+}
+
+var key00to1f = refHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f")
+
+func TestRefChaCha20Block(t *testing.T) {
+	for _, v := range []struct {
+		source  string
+		key     []byte
+		nonce   string
+		counter uint32
+		want    string // serialized block (or its first bytes)
+	}{
+		{
+			source: "RFC 8439 section 2.3.2", key: key00to1f, nonce: "000000090000004a00000000", counter: 1,
+			want: `10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e
+			       d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e`,
+		},
+		{
+			// Poly1305 key generation: the first 32 bytes of block 0.
+			source: "RFC 8439 section 2.6.2", key: refHex("808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"),
+			nonce: "000000000001020304050607", counter: 0,
+			want: "8ad5a08b905f81cc815040274ab29471a833b637e3fd0da508dbb8e2fdd1a646",
+		},
+	} {
+		var out [64]byte
+		chachaBlock(&out, refKeyWords(v.key), v.counter, refNonceWords(refHex(v.nonce)))
+		want := refHex(v.want)
+		if !bytes.Equal(out[:len(want)], want) {
+			t.Errorf("%s: block = %x, want %x", v.source, out[:len(want)], want)
+		}
+		if oracle := refXOR(t, v.key, refHex(v.nonce), v.counter, make([]byte, 64)); !bytes.Equal(out[:], oracle) {
+			t.Errorf("%s: block differs from x/crypto/chacha20", v.source)
+		}
+	}
+}
+
+func TestRefChaCha20Encryption(t *testing.T) {
+	// RFC 8439 section 2.4.2: the sunscreen text under key 00..1f, nonce 00..4a..00, counter 1.
+	pt := []byte("Ladies and Gentlemen of the class of '99: If I could offer you only one tip for the future, sunscreen would be it.")
+	want := refHex(`6e2e359a2568f98041ba0728dd0d6981e97e7aec1d4360c20a27afccfd9fae0b
+		f91b65c5524733ab8f593dabcd62b3571639d624e65152ab8f530c359f0861d8
+		07ca0dbf500d6a6156a38e088a22b65e52bc514d16ccf806818ce91ab7793736
+		5af90bbf74a35be6b40b8eedf2785e42874d`)
+	nonce := refHex("000000000000004a00000000")
+	got := make([]byte, len(pt))
+	chachaXOR(got, pt, refKeyWords(key00to1f), refNonceWords(nonce), 1)
+	if !bytes.Equal(got, want) {
+		t.Errorf("RFC 8439 2.4.2: ciphertext = %x, want %x", got, want)
+	}
+	if oracle := refXOR(t, key00to1f, nonce, 1, pt); !bytes.Equal(oracle, want) {
+		t.Errorf("RFC 8439 2.4.2: table disagrees with x/crypto/chacha20")
+	}
+
+	// Every length up to a few blocks (partial final blocks of every size), from a counter other
+	// than the AEAD's 1, against x/crypto.
+	r := rand.New(rand.NewPCG(1, 2))
+	key, nonce2 := make([]byte, 32), make([]byte, 12)
+	for n := range 300 {
+		for i := range key {
+			key[i] = byte(r.Uint32())
+		}
+		src := make([]byte, n)
+		for i := range src {
+			src[i] = byte(r.Uint32())
+		}
+		got := make([]byte, n)
+		chachaXOR(got, src, refKeyWords(key), refNonceWords(nonce2), 7)
+		if want := refXOR(t, key, nonce2, 7, src); !bytes.Equal(got, want) {
+			t.Fatalf("chachaXOR of %d bytes differs from x/crypto/chacha20", n)
+		}
+	}
+}
+
+func TestRefHChaCha20(t *testing.T) {
+	// draft-irtf-cfrg-xchacha-03 section 2.2.1.
+	nonce := refHex("000000090000004a0000000031415927")
+	want := refHex("82413b4227b27bfed30e42508a877d73a0f9e4d58a74a853c12ec41326d3ecdc")
+	var out [8]uint32
+	hchacha20(&out, refKeyWords(key00to1f), nonce)
+	got := make([]byte, 32)
+	for i, w := range out {
+		binary.LittleEndian.PutUint32(got[4*i:], w)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("HChaCha20 = %x, want %x", got, want)
+	}
+	if oracle, err := chacha20.HChaCha20(key00to1f, nonce); err != nil || !bytes.Equal(oracle, want) {
+		t.Errorf("HChaCha20 table disagrees with x/crypto/chacha20: %x, %v", oracle, err)
+	}
+}
+
+// refPoly1305 runs the Generic Poly1305 over msg, a multiple of 16 bytes: the only shape the AEAD
+// construction feeds it (RFC 8439 section 2.8 pads every part to 16 bytes).
+func refPoly1305(key, msg []byte) []byte {
+	var p poly1305
+	p.init(key)
+	p.blocks(msg)
+	out := make([]byte, 16)
+	p.sum(out)
+	return out
+}
+
+func TestRefPoly1305(t *testing.T) {
+	// RFC 8439 appendix A.3, the test vectors whose messages are whole 16-byte blocks; #5 to #11
+	// exercise the final reduction and carries (h just above p, h+s overflowing 2^128, ...).
+	for _, v := range []struct{ name, key, msg, tag string }{
+		{"A.3 #1", strings.Repeat("00", 32), strings.Repeat("00", 64), "00000000000000000000000000000000"},
+		{"A.3 #5", "02" + strings.Repeat("00", 31), strings.Repeat("ff", 16), "03000000000000000000000000000000"},
+		{"A.3 #6", "02" + strings.Repeat("00", 15) + strings.Repeat("ff", 16), "02" + strings.Repeat("00", 15), "03000000000000000000000000000000"},
+		{"A.3 #7", "01" + strings.Repeat("00", 31),
+			"ffffffffffffffffffffffffffffffff f0ffffffffffffffffffffffffffffff 11000000000000000000000000000000",
+			"05000000000000000000000000000000"},
+		{"A.3 #8", "01" + strings.Repeat("00", 31),
+			"ffffffffffffffffffffffffffffffff fbfefefefefefefefefefefefefefefe 01010101010101010101010101010101",
+			"00000000000000000000000000000000"},
+		{"A.3 #9", "02" + strings.Repeat("00", 31), "fdffffffffffffffffffffffffffffff", "faffffffffffffffffffffffffffffff"},
+		{"A.3 #10", "0100000000000000040000000000000000000000000000000000000000000000",
+			"e33594d7505e43b900000000000000003394d7505e4379cd01000000000000000000000000000000000000000000000001000000000000000000000000000000",
+			"14000000000000005500000000000000"},
+		{"A.3 #11", "0100000000000000040000000000000000000000000000000000000000000000",
+			"e33594d7505e43b900000000000000003394d7505e4379cd010000000000000000000000000000000000000000000000",
+			"13000000000000000000000000000000"},
+	} {
+		key, msg, want := refHex(v.key), refHex(v.msg), refHex(v.tag)
+		if got := refPoly1305(key, msg); !bytes.Equal(got, want) {
+			t.Errorf("RFC 8439 %s: tag = %x, want %x", v.name, got, want)
+		}
+		var oracle [16]byte
+		xpoly1305.Sum(&oracle, msg, (*[32]byte)(key))
+		if !bytes.Equal(oracle[:], want) {
+			t.Errorf("RFC 8439 %s: table disagrees with x/crypto/poly1305 (%x)", v.name, oracle)
+		}
+	}
+
+	// Random and extreme keys and messages against x/crypto: all-ones blocks keep the accumulator
+	// near its limb bounds, where a missed carry would show.
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 2000 {
+		key := make([]byte, 32)
+		msg := make([]byte, 16*r.IntN(24))
+		for j := range key {
+			key[j] = byte(r.Uint32())
+		}
+		for j := range msg {
+			msg[j] = byte(r.Uint32())
+		}
+		switch i % 4 {
+		case 1:
+			for j := range msg {
+				msg[j] = 0xff
+			}
+		case 2:
+			for j := range key {
+				key[j] = 0xff
+			}
+		case 3:
+			for j := range key {
+				key[j] = 0xff
+			}
+			for j := range msg {
+				msg[j] = 0xff
+			}
+		}
+		var want [16]byte
+		xpoly1305.Sum(&want, msg, (*[32]byte)(key))
+		if got := refPoly1305(key, msg); !bytes.Equal(got, want[:]) {
+			t.Fatalf("Poly1305(key %x, %d bytes) = %x, x/crypto says %x", key, len(msg), got, want)
+		}
+	}
+}
+
+// TestRefKeyDestroyWipes checks that Destroy leaves no key material in the Key (the ChaCha20 key
+// words) or in the AES-GCM material it held (DESIGN.md: key material wiped when a keypair retires).
+func TestRefKeyDestroyWipes(t *testing.T) {
+	raw := bytes.Repeat([]byte{0x5c}, 32)
+	for _, s := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305, AES128GCM, AES192GCM, AES256GCM} {
+		k, err := NewKey(s, raw[:s.KeySize()])
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := k.gcm
+		if s.isChaCha() == (k.chacha == [8]uint32{}) || s.isGCM() == (g == nil) {
+			t.Fatalf("%v: key material not where this test expects it", s)
+		}
+		k.Destroy()
+		if k.chacha != [8]uint32{} || k.gcm != nil {
+			t.Errorf("%v: Destroy left key material in the Key", s)
+		}
+		if g != nil && !reflect.ValueOf(g).Elem().IsZero() {
+			t.Errorf("%v: Destroy left the AES-GCM key material (round keys, GHASH key) unwiped", s)
+		}
+		k.Destroy() // twice is harmless
+	}
+}
