@@ -1,0 +1,86 @@
+package kernels_test
+
+// The zero-allocation promise of the hot path (DESIGN.md, Conventions): Seal and Open of a full
+// mixed batch, forged ops included, and NewAEAD's Seal and Open given a dst with room, allocate
+// nothing on any tier, with or without -tags purego.
+
+import (
+	"testing"
+
+	"github.com/wirebatch/wirebatch/kernels"
+)
+
+func skipAllocsUnderRace(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own account")
+	}
+}
+
+func TestAllocsBatch(t *testing.T) {
+	skipAllocsUnderRace(t)
+	r := newRand(t)
+	keys := keyPool(t, r, 2)
+	// 64 ops of every suite, packet sizes, one in eight forged.
+	ds := genDiffOps(r, keys, 64, 1500)
+	for i := range ds {
+		ds[i].k = keys[i%len(keys)]
+		ds[i].nonce = randBytes(r, ds[i].k.suite.NonceSize())
+		ds[i].want = ds[i].k.sealOracle(ds[i].nonce, ds[i].ad, ds[i].pt)
+	}
+	seal := sealOps(ds)
+	open := make([]kernels.Op, len(ds))
+	forged := 0
+	for i, d := range ds {
+		ct := append([]byte(nil), d.want...)
+		if i%8 == 0 {
+			ct[len(ct)-1] ^= 1
+			forged++
+		}
+		open[i] = kernels.Op{Key: d.k.key, Nonce: d.nonce, AD: d.ad, Src: ct, Dst: make([]byte, len(d.pt))}
+	}
+	for _, tier := range kernels.Tiers() {
+		if n := testing.AllocsPerRun(20, func() { tier.Seal(seal) }); n != 0 {
+			t.Errorf("%v: Seal of a 64-op mixed batch allocates %v times", tier, n)
+		}
+		var failed int
+		if n := testing.AllocsPerRun(20, func() { failed = tier.Open(open) }); n != 0 {
+			t.Errorf("%v: Open of a 64-op mixed batch allocates %v times", tier, n)
+		}
+		if failed != forged {
+			t.Errorf("%v: Open failed %d ops, want %d", tier, failed, forged)
+		}
+	}
+	// The package-level entry points too.
+	if n := testing.AllocsPerRun(20, func() { kernels.Seal(seal); kernels.Open(open) }); n != 0 {
+		t.Errorf("package Seal+Open allocate %v times", n)
+	}
+}
+
+func TestAllocsAEAD(t *testing.T) {
+	skipAllocsUnderRace(t)
+	r := newRand(t)
+	for _, s := range allSuites {
+		a, err := kernels.NewAEAD(s, randBytes(r, s.KeySize()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nonce, ad, pt := randBytes(r, s.NonceSize()), randBytes(r, 13), randBytes(r, 1420)
+		ct := a.Seal(nil, nonce, pt, ad)
+		forged := append([]byte(nil), ct...)
+		forged[0] ^= 1
+		dst := make([]byte, 0, len(ct))
+		if n := testing.AllocsPerRun(20, func() { a.Seal(dst[:0], nonce, pt, ad) }); n != 0 {
+			t.Errorf("%v: AEAD.Seal with a dst of sufficient capacity allocates %v times", s, n)
+		}
+		if n := testing.AllocsPerRun(20, func() {
+			if _, err := a.Open(dst[:0], nonce, ct, ad); err != nil {
+				panic(err)
+			}
+		}); n != 0 {
+			t.Errorf("%v: AEAD.Open with a dst of sufficient capacity allocates %v times", s, n)
+		}
+		if n := testing.AllocsPerRun(20, func() { a.Open(dst[:0], nonce, forged, ad) }); n != 0 {
+			t.Errorf("%v: a failed AEAD.Open allocates %v times", s, n)
+		}
+	}
+}
