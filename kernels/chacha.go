@@ -18,10 +18,13 @@ import (
 // plaintext written; the failed op's Dst is zeroed instead.
 
 // chachaHas reports whether this build has ChaCha-family code of tier t that this CPU runs.
-func chachaHas(t Tier) bool { return t == Generic }
+func chachaHas(t Tier) bool { return t == Generic || chachaHasSIMD(t) }
 
 // chachaRun processes the ChaCha-family ops of ops on tier t and returns how many Opens failed.
 func chachaRun(t Tier, ops []Op, open bool) (failed int) {
+	if t := t.runsOn(chachaHas); t != Generic {
+		return chachaRunSIMD(t, ops, open)
+	}
 	for i := range ops {
 		op := &ops[i]
 		if !op.Key.suite.isChaCha() {

@@ -1,0 +1,140 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// ChaCha20 with one block per 32-bit lane (RFC 8439 section 2.3).
+//
+// rows is the transposed initial state: rows[w][l] is state word w of lane l, so one zmm holds one
+// word of 16 independent blocks and a quarter round (section 2.1) on four zmm computes it for all 16
+// lanes at once. rows[16][l] is the amount lane l's block counter (word 12) advances per block. The
+// driver aligns rows to 64 bytes, so the per-block reloads never split a cache line.
+//
+// chachaPtrs16 (kernels/chacha_lanes_amd64.go) holds, at these offsets, per lane: the source and
+// destination buffers, the offset of the next 64-byte block in both, and how far the offset moves
+// per block. The buffers' addresses never move past their ends, so the garbage collector always
+// sees valid pointers; only the offsets advance.
+const (
+	ptrsSrc    = 0
+	ptrsDst    = 16 * 8
+	ptrsOff    = 32 * 8
+	ptrsStride = 48 * 8
+)
+
+// quarterRounds runs RFC 8439 section 2.1's quarter round on four independent (a, b, c, d) columns,
+// interleaved so that consecutive instructions do not depend on each other.
+func quarterRounds(x []VecVirtual, cols [4][4]int) {
+	step := func(a, b, d int, rot uint8) {
+		for _, c := range cols {
+			VPADDD(x[c[b]], x[c[a]], x[c[a]])
+		}
+		for _, c := range cols {
+			VPXORD(x[c[a]], x[c[d]], x[c[d]])
+		}
+		for _, c := range cols {
+			VPROLD(U8(rot), x[c[d]], x[c[d]])
+		}
+	}
+	step(0, 1, 3, 16) // a += b; d ^= a; d <<<= 16
+	step(2, 3, 1, 12) // c += d; b ^= c; b <<<= 12
+	step(0, 1, 3, 8)  // a += b; d ^= a; d <<<= 8
+	step(2, 3, 1, 7)  // c += d; b ^= c; b <<<= 7
+}
+
+func chachaXOR16() {
+	Implement("chachaXOR16")
+	Attributes(NOSPLIT)
+	Doc("chachaXOR16 runs n ChaCha20 blocks in each of 16 lanes: per block, lane l XORs its key-stream",
+		"block into the 64 bytes at lanes.src[l]+lanes.off[l], writes them to lanes.dst[l]+lanes.off[l]",
+		"(src and dst may be equal), advances lanes.off[l] by lanes.stride[l] and its block counter",
+		"rows[12][l] by rows[16][l]. n >= 1.")
+	rows := Mem{Base: Load(Param("rows"), GP64())}
+	lanes := Mem{Base: Load(Param("lanes"), GP64())}
+	n := Load(Param("n"), GP64())
+
+	Label("block")
+	x := make([]VecVirtual, 16)
+	for i := range x {
+		x[i] = ZMM()
+		VMOVDQA32(rows.Offset(64*i), x[i])
+	}
+	Comment("Ten double rounds: columns, then diagonals (RFC 8439 section 2.3).")
+	r := GP32()
+	MOVL(U32(10), r)
+	Label("doubleround")
+	quarterRounds(x, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
+	quarterRounds(x, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
+	DECL(r)
+	JNZ(LabelRef("doubleround"))
+
+	Comment("Add the initial state (section 2.3) and advance the block counters.")
+	for i := range x {
+		VPADDD(rows.Offset(64*i), x[i], x[i])
+	}
+	c := ZMM()
+	VMOVDQA32(rows.Offset(64*12), c)
+	VPADDD(rows.Offset(64*16), c, c)
+	VMOVDQA32(c, rows.Offset(64*12))
+
+	Comment("Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it",
+		"with that lane's source into its destination.")
+	// After the dword and qword unpacks, q[4k+a] holds, in its 128-bit chunk j, the words 4k..4k+3
+	// of lane 4j+a.
+	t := make([]VecVirtual, 16)
+	for k := 0; k < 16; k += 2 {
+		t[k], t[k+1] = ZMM(), ZMM()
+		VPUNPCKLDQ(x[k+1], x[k], t[k])
+		VPUNPCKHDQ(x[k+1], x[k], t[k+1])
+	}
+	q := make([]VecVirtual, 16)
+	for k := 0; k < 16; k += 4 {
+		for a := range 4 {
+			q[k+a] = ZMM()
+		}
+		VPUNPCKLQDQ(t[k+2], t[k], q[k])
+		VPUNPCKHQDQ(t[k+2], t[k], q[k+1])
+		VPUNPCKLQDQ(t[k+3], t[k+1], q[k+2])
+		VPUNPCKHQDQ(t[k+3], t[k+1], q[k+3])
+	}
+	for a := range 4 {
+		// Gather chunk j of q[a], q[4+a], q[8+a], q[12+a] into lane 4j+a's block.
+		lo01, lo23, hi01, hi23 := ZMM(), ZMM(), ZMM(), ZMM()
+		VSHUFI32X4(U8(0x44), q[4+a], q[a], lo01)    // chunks 0,1 of q[a], then of q[4+a]
+		VSHUFI32X4(U8(0x44), q[12+a], q[8+a], lo23) // chunks 0,1 of q[8+a], then of q[12+a]
+		VSHUFI32X4(U8(0xee), q[4+a], q[a], hi01)    // chunks 2,3 likewise
+		VSHUFI32X4(U8(0xee), q[12+a], q[8+a], hi23)
+		for j := range 4 {
+			blk := ZMM()
+			first, second := lo01, lo23
+			if j >= 2 {
+				first, second = hi01, hi23
+			}
+			imm := U8(0x88) // even chunks of both
+			if j%2 == 1 {
+				imm = U8(0xdd) // odd chunks of both
+			}
+			VSHUFI32X4(imm, second, first, blk)
+			xorLane(lanes, 4*j+a, blk)
+		}
+	}
+
+	DECQ(n)
+	JNZ(LabelRef("block"))
+	VZEROUPPER()
+	RET()
+}
+
+// xorLane XORs key-stream block ks into lane l's destination and advances its pointers.
+func xorLane(lanes Mem, l int, ks VecVirtual) {
+	src, dst, off := GP64(), GP64(), GP64()
+	MOVQ(lanes.Offset(ptrsSrc+8*l), src)
+	MOVQ(lanes.Offset(ptrsDst+8*l), dst)
+	MOVQ(lanes.Offset(ptrsOff+8*l), off)
+	VPXORD(Mem{Base: src, Index: off, Scale: 1}, ks, ks)
+	VMOVDQU64(ks, Mem{Base: dst, Index: off, Scale: 1})
+	ADDQ(lanes.Offset(ptrsStride+8*l), off)
+	MOVQ(off, lanes.Offset(ptrsOff+8*l))
+}

@@ -1,0 +1,21 @@
+// Command chacha generates chacha_amd64.s, the multi-lane ChaCha20 and Poly1305 kernels of package
+// kernels. Run it through go generate in the kernels directory.
+//
+// Every kernel is a small unit driven from Go (kernels/chacha_lanes_amd64.go): the Go driver decides
+// which message runs in which lane and for how many blocks; the assembly only runs n blocks in every
+// lane and never branches on secret data.
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+)
+
+func main() {
+	Package("github.com/wirebatch/wirebatch/kernels")
+	ConstraintExpr("gc,!purego")
+
+	chachaXOR16()
+	poly1305IFMA8()
+
+	Generate()
+}

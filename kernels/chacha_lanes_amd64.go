@@ -1,0 +1,459 @@
+//go:build gc && !purego
+
+package kernels
+
+import (
+	"crypto/subtle"
+	"encoding/binary"
+	"math/bits"
+	"unsafe"
+)
+
+// The multi-lane driver of the AVX512 ChaCha20-Poly1305 tier: Go decides which message runs in which
+// lane, the assembly (chacha_amd64.s) runs n blocks in all lanes at once.
+//
+// The batch is cut into chunks of up to chachaChunk ops, and each chunk goes through three stages:
+//
+//	stream (chachaXOR16, 16 lanes)   block 0 of each op -> its Poly1305 key (RFC 8439 section 2.6)
+//	                                 blocks 1..  -> XORed into the message (Seal only; section 2.4)
+//	MAC (poly1305IFMA8, 8 lanes)     AD || pad16 || ciphertext || pad16 || lengths (section 2.8),
+//	                                 then the tag: written (Seal) or compared (Open)
+//	stream, Open only                blocks 1.. of the ops whose tag verified
+//
+// so that Open releases no plaintext of a forged message. Within a stage every lane works through a
+// list of segments (a run of whole blocks in the caller's buffer, or one block in a per-lane scratch
+// block for partial blocks and padding). Each assembly call runs all lanes for the shortest remaining
+// segment; a lane whose op is done is refilled at once with the chunk's next op, so unequal lengths
+// keep the lanes busy until the chunk runs dry. Lanes without work run on their scratch block with
+// stride 0 and their output is ignored.
+//
+// Memory: everything lives on the driver's stack (no allocation). The assembly tables are aligned to
+// 64 bytes inside byte arrays by hand (Go only aligns the stack to 8 bytes); the alignment survives a
+// stack move because goroutine stacks are power-of-two sized and copied at the same offset from
+// their top. The lanes hold the caller's buffers as unsafe.Pointer plus an offset, so the garbage
+// collector and stack copier always see valid pointers.
+
+// chachaChunk is the number of ops a chunk holds: enough for the lanes to be refilled many times.
+const chachaChunk = 64
+
+// Bounds on one assembly call, which cannot be preempted: 64 KiB per lane.
+const (
+	maxStreamBlocks = 1 << 10 // 64-byte blocks
+	maxPolyBlocks   = 1 << 12 // 16-byte blocks
+)
+
+// chachaChunkState holds one chunk's ops and their per-op secrets.
+type chachaChunkState struct {
+	n       int
+	op      [chachaChunk]*Op
+	key     [chachaChunk]*[8]uint32 // the Key's words, or sub for XChaCha
+	nonce   [chachaChunk][3]uint32
+	sub     [chachaChunk][8]uint32 // XChaCha20 subkeys
+	polyKey [chachaChunk][32]byte  // one-time Poly1305 keys (r || s)
+	failed  [chachaChunk]bool      // Open: the tag did not verify
+	open    bool
+}
+
+// msgLen returns the plaintext (= ciphertext) length of op i.
+func (c *chachaChunkState) msgLen(i int) int {
+	if c.open {
+		return len(c.op[i].Src) - TagSize
+	}
+	return len(c.op[i].Src)
+}
+
+func (c *chachaChunkState) wipe() {
+	clear(c.sub[:])
+	clear(c.polyKey[:])
+}
+
+// chachaRunLanes runs the ChaCha-family ops of ops through the lanes, chunk by chunk.
+func chachaRunLanes(ops []Op, open bool) (failed int) {
+	var c chachaChunkState
+	c.open = open
+	defer c.wipe()
+	for i := range ops {
+		op := &ops[i]
+		if !op.Key.suite.isChaCha() {
+			continue
+		}
+		if open && len(op.Src) < TagSize {
+			failOpen(op)
+			failed++
+			continue
+		}
+		k := c.n
+		c.op[k] = op
+		c.key[k], c.nonce[k] = chachaOpKey(op, &c.sub[k])
+		c.n++
+		if c.n == chachaChunk {
+			failed += c.run()
+		}
+	}
+	if c.n > 0 {
+		failed += c.run()
+	}
+	return failed
+}
+
+// run processes the chunk's ops and empties it.
+func (c *chachaChunkState) run() (failed int) {
+	var s streamLanes
+	s.run(c, !c.open)
+	var p polyLanes
+	failed = p.run(c)
+	if c.open {
+		s.run(c, true)
+	}
+	c.n = 0
+	clear(c.failed[:])
+	return failed
+}
+
+// Stream segments of one op, in counter order.
+const (
+	segPolyKey = iota // block 0 into the lane's scratch block; its first 32 bytes are the Poly1305 key
+	segWhole          // the message's whole blocks, in place in the caller's buffers
+	segTail           // the last partial block, through the scratch block
+	segDone
+)
+
+// streamLanes is the state of the 16 ChaCha20 lanes.
+type streamLanes struct {
+	rowsBuf [18 * 64]byte // [17][16]uint32 at a 64-byte boundary: see chachaXOR16
+	ptrs    chachaPtrs16
+	scratch [16][64]byte
+	op      [16]int // the chunk index of the lane's op, -1 when idle
+	seg     [16]int // the lane's current segment
+	left    [16]int // blocks left in it
+	rows    *[17][16]uint32
+}
+
+// run streams the chunk's ops through the lanes: the Poly1305 key blocks, and with data also the
+// message blocks. Open's data pass (polyKey false... see below) skips the failed ops.
+func (s *streamLanes) run(c *chachaChunkState, data bool) {
+	p := unsafe.Pointer(&s.rowsBuf[0])
+	s.rows = (*[17][16]uint32)(unsafe.Add(p, -uintptr(p)&63))
+	first, last := segPolyKey, segPolyKey
+	if data {
+		last = segTail
+		if c.open {
+			first = segWhole
+		}
+	}
+	for l := range 16 {
+		s.rows[0][l], s.rows[1][l], s.rows[2][l], s.rows[3][l] = sigma0, sigma1, sigma2, sigma3
+		s.rows[16][l] = 1
+	}
+	next, active := 0, 0
+	for l := range 16 {
+		s.op[l] = -1
+		next = s.fill(c, l, next, first, last)
+		if s.op[l] >= 0 {
+			active++
+		}
+	}
+	for active > 0 {
+		n := maxStreamBlocks
+		for l := range 16 {
+			if s.op[l] >= 0 && s.left[l] < n {
+				n = s.left[l]
+			}
+		}
+		chachaXOR16(s.rows, &s.ptrs, n)
+		for l := range 16 {
+			if s.op[l] < 0 {
+				continue
+			}
+			if s.left[l] -= n; s.left[l] > 0 {
+				continue
+			}
+			s.finish(c, l)
+			if s.nextSeg(c, l, s.seg[l]+1, last) {
+				continue
+			}
+			next = s.fill(c, l, next, first, last)
+			if s.op[l] < 0 {
+				active--
+			}
+		}
+	}
+	clear(s.scratch[:])
+	clear(s.rowsBuf[:])
+}
+
+// fill loads the chunk's next op (from index next) that has work into lane l, or leaves the lane
+// idle, and returns the new next.
+func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
+	for ; next < c.n; next++ {
+		if c.failed[next] && first == segWhole {
+			continue
+		}
+		s.op[l] = next
+		key, nonce := c.key[next], &c.nonce[next]
+		for w := range 8 {
+			s.rows[4+w][l] = key[w]
+		}
+		s.rows[12][l] = uint32(first) // block 0 for the Poly1305 key, block 1 for the data pass
+		s.rows[13][l], s.rows[14][l], s.rows[15][l] = nonce[0], nonce[1], nonce[2]
+		if s.nextSeg(c, l, first, last) {
+			return next + 1
+		}
+	}
+	s.op[l] = -1
+	s.ptrs.src[l] = unsafe.Pointer(&s.scratch[l])
+	s.ptrs.dst[l] = unsafe.Pointer(&s.scratch[l])
+	s.ptrs.off[l], s.ptrs.stride[l] = 0, 0
+	return next
+}
+
+// nextSeg points lane l at the first non-empty segment of its op from seg up to last and reports
+// whether there is one.
+func (s *streamLanes) nextSeg(c *chachaChunkState, l, seg, last int) bool {
+	i := s.op[l]
+	op, n := c.op[i], c.msgLen(i)
+	for ; seg <= last; seg++ {
+		s.seg[l] = seg
+		s.ptrs.off[l], s.ptrs.stride[l] = 0, 64
+		switch seg {
+		case segPolyKey:
+			s.scratch[l] = [64]byte{}
+			s.ptrs.src[l] = unsafe.Pointer(&s.scratch[l])
+			s.ptrs.dst[l] = unsafe.Pointer(&s.scratch[l])
+			s.left[l] = 1
+			return true
+		case segWhole:
+			if n < 64 {
+				continue
+			}
+			s.ptrs.src[l] = unsafe.Pointer(&op.Src[0])
+			s.ptrs.dst[l] = unsafe.Pointer(&op.Dst[0])
+			s.left[l] = n / 64
+			return true
+		case segTail:
+			if n%64 == 0 {
+				continue
+			}
+			copy(s.scratch[l][:], op.Src[n&^63:n])
+			s.ptrs.src[l] = unsafe.Pointer(&s.scratch[l])
+			s.ptrs.dst[l] = unsafe.Pointer(&s.scratch[l])
+			s.left[l] = 1
+			return true
+		}
+	}
+	return false
+}
+
+// finish takes the output of lane l's completed segment out of its scratch block.
+func (s *streamLanes) finish(c *chachaChunkState, l int) {
+	i := s.op[l]
+	switch s.seg[l] {
+	case segPolyKey:
+		copy(c.polyKey[i][:], s.scratch[l][:32])
+	case segTail:
+		n := c.msgLen(i)
+		copy(c.op[i].Dst[n&^63:n], s.scratch[l][:])
+	}
+}
+
+// MAC segments of one op (RFC 8439 section 2.8).
+const (
+	macAD      = iota // the AD's whole 16-byte blocks, in place
+	macADTail         // its last partial block, zero padded, in scratch[0:16]
+	macCT             // the ciphertext's whole blocks, in place
+	macCTFinal        // its last partial block padded (if any) and the lengths block, in scratch[16:48]
+	macDone
+)
+
+// polyLanes is the state of the 8 Poly1305 lanes.
+type polyLanes struct {
+	stBuf   [9 * 64]byte // [8][8]uint64 at a 64-byte boundary: see poly1305IFMA8
+	ptrs    polyPtrs8
+	scratch [8][48]byte
+	op      [8]int
+	seg     [8]int
+	left    [8]int
+	st      *[8][8]uint64
+}
+
+// run computes the tags of the chunk's ops, writes them (Seal) or checks them (Open, zeroing the
+// destination and marking the op failed on a mismatch), and returns the number of failures.
+func (p *polyLanes) run(c *chachaChunkState) (failed int) {
+	b := unsafe.Pointer(&p.stBuf[0])
+	p.st = (*[8][8]uint64)(unsafe.Add(b, -uintptr(b)&63))
+	next, active := 0, 0
+	for l := range 8 {
+		next = p.fill(c, l, next)
+		if p.op[l] >= 0 {
+			active++
+		}
+	}
+	for active > 0 {
+		n := maxPolyBlocks
+		for l := range 8 {
+			if p.op[l] >= 0 && p.left[l] < n {
+				n = p.left[l]
+			}
+		}
+		poly1305IFMA8(p.st, &p.ptrs, n)
+		for l := range 8 {
+			if p.op[l] < 0 {
+				continue
+			}
+			if p.left[l] -= n; p.left[l] > 0 {
+				continue
+			}
+			if p.nextSeg(c, l, p.seg[l]+1) {
+				continue
+			}
+			if !p.tag(c, l) {
+				failed++
+			}
+			next = p.fill(c, l, next)
+			if p.op[l] < 0 {
+				active--
+			}
+		}
+	}
+	clear(p.scratch[:])
+	clear(p.stBuf[:])
+	return failed
+}
+
+// fill loads op next into lane l (or makes it idle) and returns the new next.
+func (p *polyLanes) fill(c *chachaChunkState, l, next int) int {
+	if next >= c.n {
+		p.op[l] = -1
+		p.ptrs.base[l] = unsafe.Pointer(&p.scratch[l])
+		p.ptrs.off[l], p.ptrs.stride[l] = 0, 0
+		return next
+	}
+	p.op[l] = next
+	op, n := c.op[next], c.msgLen(next)
+
+	// The lane's multiplier: r clamped (section 2.5.1) in radix 2^44, and 20*r1, 20*r2.
+	key := &c.polyKey[next]
+	lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
+	hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
+	r0, r1, r2 := lo&mask44, (lo>>44|hi<<20)&mask44, hi>>24
+	st := p.st
+	st[0][l], st[1][l], st[2][l] = 0, 0, 0
+	st[3][l], st[4][l], st[5][l] = r0, r1, r2
+	st[6][l], st[7][l] = 20*r1, 20*r2
+
+	// Scratch: the AD's last partial block padded, then the ciphertext's, then the lengths.
+	sc := &p.scratch[l]
+	*sc = [48]byte{}
+	ad := op.AD
+	copy(sc[0:16], ad[len(ad)&^15:])
+	ct := op.Dst[:n] // Seal: the ciphertext just written
+	if c.open {
+		ct = op.Src[:n]
+	}
+	copy(sc[16:32], ct[n&^15:])
+	binary.LittleEndian.PutUint64(sc[32:], uint64(len(ad)))
+	binary.LittleEndian.PutUint64(sc[40:], uint64(n))
+
+	p.nextSeg(c, l, macAD) // macCTFinal always has the lengths block
+	return next + 1
+}
+
+const mask44 = 1<<44 - 1
+
+// nextSeg points lane l at the first non-empty MAC segment from seg on and reports whether there is one.
+func (p *polyLanes) nextSeg(c *chachaChunkState, l, seg int) bool {
+	i := p.op[l]
+	op, n := c.op[i], c.msgLen(i)
+	for ; seg < macDone; seg++ {
+		p.seg[l] = seg
+		p.ptrs.off[l], p.ptrs.stride[l] = 0, 16
+		switch seg {
+		case macAD:
+			if len(op.AD) < 16 {
+				continue
+			}
+			p.ptrs.base[l] = unsafe.Pointer(&op.AD[0])
+			p.left[l] = len(op.AD) / 16
+		case macADTail:
+			if len(op.AD)%16 == 0 {
+				continue
+			}
+			p.ptrs.base[l] = unsafe.Pointer(&p.scratch[l])
+			p.left[l] = 1
+		case macCT:
+			if n < 16 {
+				continue
+			}
+			if c.open {
+				p.ptrs.base[l] = unsafe.Pointer(&op.Src[0])
+			} else {
+				p.ptrs.base[l] = unsafe.Pointer(&op.Dst[0])
+			}
+			p.left[l] = n / 16
+		case macCTFinal:
+			p.ptrs.base[l] = unsafe.Pointer(&p.scratch[l])
+			p.left[l] = 1
+			if n%16 != 0 {
+				p.ptrs.off[l] = 16
+				p.left[l] = 2
+			} else {
+				p.ptrs.off[l] = 32
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// tag finishes lane l's MAC: Seal writes the tag after the ciphertext; Open compares it in constant
+// time and on a mismatch fails the op. It reports whether the op succeeded.
+func (p *polyLanes) tag(c *chachaChunkState, l int) bool {
+	i := p.op[l]
+	op, n := c.op[i], c.msgLen(i)
+	var t [TagSize]byte
+	poly1305Finish44(&t, p.st[0][l], p.st[1][l], p.st[2][l], c.polyKey[i][16:32])
+	if !c.open {
+		copy(op.Dst[n:], t[:])
+		return true
+	}
+	if subtle.ConstantTimeCompare(t[:], op.Src[n:]) != 1 {
+		c.failed[i] = true
+		failOpen(op)
+		return false
+	}
+	op.Err = nil
+	return true
+}
+
+// poly1305Finish44 writes (h mod 2^130-5 + s) mod 2^128 (RFC 8439 section 2.5.1) for h = h0 + h1*2^44
+// + h2*2^88 as the lanes leave it (h0 < 2^44 + 2^17, h1 < 2^44, h2 < 2^42). Constant time.
+func poly1305Finish44(out *[TagSize]byte, h0, h1, h2 uint64, s []byte) {
+	// Two carry passes make h < 2^130 with canonical limbs.
+	for range 2 {
+		h1 += h0 >> 44
+		h0 &= mask44
+		h2 += h1 >> 44
+		h1 &= mask44
+		h0 += (h2 >> 42) * 5
+		h2 &= 1<<42 - 1
+	}
+	h1 += h0 >> 44
+	h0 &= mask44
+	h2 += h1 >> 44
+	h1 &= mask44
+	lo := h0 | h1<<44
+	hi := h1>>20 | h2<<24
+	top := h2 >> 40 // bits 128 and 129
+
+	// g = h + 5; h >= p exactly when g reaches 2^130, and then h - p = g - 2^130.
+	g0, cy := bits.Add64(lo, 5, 0)
+	g1, cy := bits.Add64(hi, 0, cy)
+	useG := -((top + cy) >> 2) // all ones when g >= 2^130
+	lo = lo&^useG | g0&useG
+	hi = hi&^useG | g1&useG
+
+	lo, cy = bits.Add64(lo, binary.LittleEndian.Uint64(s[0:]), 0)
+	hi, _ = bits.Add64(hi, binary.LittleEndian.Uint64(s[8:]), cy)
+	binary.LittleEndian.PutUint64(out[0:], lo)
+	binary.LittleEndian.PutUint64(out[8:], hi)
+}

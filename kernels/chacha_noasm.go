@@ -1,0 +1,11 @@
+//go:build !amd64 || !gc || purego
+
+package kernels
+
+// This build has no ChaCha-family SIMD code: every tier runs the portable code.
+
+func chachaHasSIMD(t Tier) bool { return false }
+
+func chachaRunSIMD(t Tier, ops []Op, open bool) int {
+	panic("kernels: no ChaCha SIMD code in this build")
+}
