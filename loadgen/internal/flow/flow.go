@@ -23,22 +23,22 @@ const historySize = 1 << 10
 // Counts are a flow's totals. They add up over flows with Add.
 type Counts struct {
 	// Received counts unique packets (duplicates excluded).
-	Received uint64
+	Received uint64 `json:"received"`
 	// Duplicates counts packets whose sequence number had already arrived.
-	Duplicates uint64
+	Duplicates uint64 `json:"duplicates"`
 	// Reordered counts unique packets that arrived with a sequence number
 	// below NextExp (RFC 4737 section 3.3, "reordered packets").
-	Reordered uint64
+	Reordered uint64 `json:"reordered"`
 	// MaxReorderExtent is the largest reordering extent (RFC 4737 section
 	// 4.2.1): how many arrivals earlier the first packet with a larger
 	// sequence number arrived.
-	MaxReorderExtent uint64
+	MaxReorderExtent uint64 `json:"max_reorder_extent"`
 	// BeyondWindow counts packets older than the duplicate window, counted
 	// as unique and reordered because they can not be checked.
-	BeyondWindow uint64
+	BeyondWindow uint64 `json:"beyond_window"`
 	// Expected is the highest sequence number seen plus one, summed over
 	// flows: Expected-Received packets are missing so far.
-	Expected uint64
+	Expected uint64 `json:"expected"`
 }
 
 // Add adds o's counts to c, taking the larger MaxReorderExtent.

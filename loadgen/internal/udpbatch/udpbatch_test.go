@@ -6,30 +6,37 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/ipv4"
+	"golang.org/x/sys/unix"
 )
 
-func loopbackPair(t *testing.T, network, host string) (send, recv *Conn) {
+func loopbackPair(t *testing.T, host string) (send, recv *Conn) {
 	t.Helper()
-	rc, err := net.ListenUDP(network, &net.UDPAddr{IP: net.ParseIP(host)})
+	rc, err := Listen(&net.UDPAddr{IP: net.ParseIP(host)})
 	if err != nil {
-		t.Skipf("no %s loopback: %v", network, err)
+		t.Skipf("no loopback %s: %v", host, err)
 	}
-	sc, err := net.DialUDP(network, nil, rc.LocalAddr().(*net.UDPAddr))
+	t.Cleanup(func() { rc.Close() })
+	to, err := rc.LocalAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rc.Close(); sc.Close() })
-	rc.SetReadDeadline(time.Now().Add(5 * time.Second))
-	return New(sc), New(rc)
+	sc, err := Dial(to)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sc.Close() })
+	if err := rc.SetReadTimeout(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return sc, rc
 }
 
 // readAll reads until want datagrams arrived, splitting coalesced messages.
 func readAll(t *testing.T, c *Conn, want int) [][]byte {
 	t.Helper()
-	ms := make([]ipv4.Message, 8)
+	ms := make([]Message, 8)
 	for i := range ms {
-		ms[i].Buffers = [][]byte{make([]byte, 65536)}
+		ms[i].Buf = make([]byte, 65536)
 		ms[i].OOB = make([]byte, GROControlSize)
 	}
 	var got [][]byte
@@ -39,7 +46,7 @@ func readAll(t *testing.T, c *Conn, want int) [][]byte {
 			t.Fatalf("after %d of %d datagrams: %v", len(got), want, err)
 		}
 		for _, m := range ms[:n] {
-			data := m.Buffers[0][:m.N]
+			data := m.Buf[:m.N]
 			size := SegmentSize(m.OOB[:m.NN])
 			if size == 0 {
 				size = len(data)
@@ -55,9 +62,9 @@ func readAll(t *testing.T, c *Conn, want int) [][]byte {
 }
 
 func TestBatchAndGSORoundTrip(t *testing.T) {
-	for _, fam := range []struct{ network, host string }{{"udp4", "127.0.0.1"}, {"udp6", "::1"}} {
+	for _, host := range []string{"127.0.0.1", "::1"} {
 		for _, gro := range []bool{false, true} {
-			send, recv := loopbackPair(t, fam.network, fam.host)
+			send, recv := loopbackPair(t, host)
 			if err := send.CheckGSO(); err != nil {
 				t.Skipf("kernel without UDP GSO: %v", err)
 			}
@@ -69,11 +76,11 @@ func TestBatchAndGSORoundTrip(t *testing.T) {
 			// Three plain datagrams, then one GSO message of five 100-byte
 			// datagrams and a 30-byte tail, in a single sendmmsg.
 			var want [][]byte
-			ms := make([]ipv4.Message, 4)
+			ms := make([]Message, 4)
 			for i := range 3 {
 				p := bytes.Repeat([]byte{byte(i)}, 10+i)
 				want = append(want, p)
-				ms[i].Buffers = [][]byte{p}
+				ms[i].Buf = p
 			}
 			var gso []byte
 			for i := range 6 {
@@ -85,19 +92,19 @@ func TestBatchAndGSORoundTrip(t *testing.T) {
 				want = append(want, p)
 				gso = append(gso, p...)
 			}
-			ms[3].Buffers = [][]byte{gso}
+			ms[3].Buf = gso
 			ms[3].OOB = PutSegmentSize(make([]byte, SegmentControlSize), 100)
 			if err := send.WriteBatch(ms); err != nil {
-				t.Fatalf("%s gro=%v: WriteBatch: %v", fam.network, gro, err)
+				t.Fatalf("%s gro=%v: WriteBatch: %v", host, gro, err)
 			}
 			got := readAll(t, recv, len(want))
 			if len(got) != len(want) {
-				t.Fatalf("%s gro=%v: got %d datagrams, want %d", fam.network, gro, len(got), len(want))
+				t.Fatalf("%s gro=%v: got %d datagrams, want %d", host, gro, len(got), len(want))
 			}
 			for i := range want {
 				if !bytes.Equal(got[i], want[i]) {
 					t.Errorf("%s gro=%v: datagram %d = %d bytes of %d, want %d bytes of %d",
-						fam.network, gro, i, len(got[i]), got[i][0], len(want[i]), want[i][0])
+						host, gro, i, len(got[i]), got[i][0], len(want[i]), want[i][0])
 				}
 			}
 		}
@@ -117,5 +124,59 @@ func TestSegmentSizeIgnoresOtherMessages(t *testing.T) {
 	bad[0] = 0xff
 	if n := SegmentSize(bad); n != 0 {
 		t.Errorf("SegmentSize(corrupt length) = %d, want 0", n)
+	}
+}
+
+func TestReadTimeout(t *testing.T) {
+	_, recv := loopbackPair(t, "127.0.0.1")
+	if err := recv.SetReadTimeout(20 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	ms := []Message{{Buf: make([]byte, 100)}}
+	if n, err := recv.ReadBatch(ms); n != 0 || err != ErrTimeout {
+		t.Errorf("ReadBatch on a silent socket = %d, %v; want ErrTimeout", n, err)
+	}
+}
+
+func TestWriteBatchReportsUnreachablePort(t *testing.T) {
+	// A port nobody listens on: after the kernel's ICMP port unreachable,
+	// the connected socket's next send fails.
+	send, recv := loopbackPair(t, "127.0.0.1")
+	recv.Close()
+	ms := []Message{{Buf: []byte("x")}}
+	var err error
+	for range 10 {
+		if err = send.WriteBatch(ms); err != nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err != unix.ECONNREFUSED {
+		t.Errorf("WriteBatch to a closed port: %v, want ECONNREFUSED", err)
+	}
+}
+
+func TestZeroAllocations(t *testing.T) {
+	send, recv := loopbackPair(t, "127.0.0.1")
+	out := make([]Message, 16)
+	in := make([]Message, 16)
+	for i := range out {
+		out[i].Buf = make([]byte, 64)
+		in[i].Buf = make([]byte, 64)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := send.WriteBatch(out); err != nil {
+			t.Fatal(err)
+		}
+		for got := 0; got < len(out); {
+			n, err := recv.ReadBatch(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got += n
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("a batch round trip allocates %v times", allocs)
 	}
 }

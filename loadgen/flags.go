@@ -1,0 +1,142 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wirebatch/wirebatch/loadgen/internal/sender"
+	"github.com/wirebatch/wirebatch/loadgen/internal/udpbatch"
+)
+
+// Defaults shared by the commands.
+const (
+	defaultBatch        = 64
+	defaultSocketBuffer = 8 << 20
+	defaultTimeout      = 3 * time.Second
+)
+
+// senderFlags are the flags of send and sweep.
+type senderFlags struct {
+	to, control string
+	size        string
+	duration    time.Duration
+	warmup      time.Duration
+	drain       time.Duration
+	timeout     time.Duration
+	flows       int
+	batch       int
+	gso         bool
+	gsoSegments int
+	sockBuf     int
+	jsonOut     bool
+	quiet       bool
+}
+
+func (f *senderFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.to, "to", "", "receiver `ADDR:PORT` (UDP)")
+	fs.StringVar(&f.control, "control", "", "receiver control `ADDR:PORT` (TCP; default: -to)")
+	fs.DurationVar(&f.duration, "duration", 0, "measured sending time, e.g. 10s")
+	fs.DurationVar(&f.warmup, "warmup", 0, "unmeasured sending before -duration")
+	fs.DurationVar(&f.drain, "drain", 200*time.Millisecond, "wait for packets in flight before collecting counts")
+	fs.DurationVar(&f.timeout, "timeout", defaultTimeout, "bound on connecting to the receiver and on each control exchange")
+	fs.IntVar(&f.flows, "flows", 1, "number of flows (UDP source ports)")
+	fs.IntVar(&f.batch, "batch", defaultBatch, "messages per sendmmsg")
+	fs.BoolVar(&f.gso, "gso", false, "pack equal-sized packets into UDP GSO messages")
+	fs.IntVar(&f.gsoSegments, "gso-segments", udpbatch.MaxSegments, "packets per GSO message, with -gso")
+	fs.IntVar(&f.sockBuf, "sockbuf", defaultSocketBuffer, "socket buffer `bytes`")
+	fs.BoolVar(&f.jsonOut, "json", false, "print the report as JSON")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress display on stderr")
+}
+
+// config checks the flags shared by send and sweep and returns a sender
+// configuration without rate and sizes.
+func (f *senderFlags) config() (sender.Config, error) {
+	if f.to == "" {
+		return sender.Config{}, fmt.Errorf("-to ADDR:PORT is required")
+	}
+	if _, _, err := net.SplitHostPort(f.to); err != nil {
+		return sender.Config{}, fmt.Errorf("-to %q: %v", f.to, err)
+	}
+	if f.duration <= 0 {
+		return sender.Config{}, fmt.Errorf("-duration is required and must be positive (e.g. -duration 10s)")
+	}
+	if f.drain < 0 {
+		return sender.Config{}, fmt.Errorf("-drain %v: must not be negative", f.drain)
+	}
+	segments := 0
+	if f.gso {
+		if f.gsoSegments < 2 || f.gsoSegments > udpbatch.MaxSegments {
+			return sender.Config{}, fmt.Errorf("-gso-segments %d: want 2 to %d", f.gsoSegments, udpbatch.MaxSegments)
+		}
+		segments = f.gsoSegments
+	}
+	return sender.Config{
+		To: f.to, Control: f.control,
+		Duration: f.duration, Warmup: f.warmup, Drain: f.drain, Timeout: f.timeout,
+		Flows: f.flows, Batch: f.batch, GSOSegments: segments, SocketBuffer: f.sockBuf,
+	}, nil
+}
+
+// isIPv6 says whether ADDR:PORT names an IPv6 host; IMIX payload sizes
+// depend on it.
+func isIPv6(hostPort string) bool {
+	host, _, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.To4() == nil
+}
+
+// parseRate parses -rate: "max" (0), or packets per second with an optional
+// k or M suffix.
+func parseRate(s string) (float64, error) {
+	if s == "max" {
+		return 0, nil
+	}
+	arg, mult := s, 1.0
+	switch {
+	case strings.HasSuffix(s, "k"):
+		mult, s = 1e3, strings.TrimSuffix(s, "k")
+	case strings.HasSuffix(s, "M"):
+		mult, s = 1e6, strings.TrimSuffix(s, "M")
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v*mult < 1 || v*mult > 1e9 {
+		return 0, fmt.Errorf("-rate %q: want packets per second from 1 to 1e9 (100000, 100k, 2M) or max", arg)
+	}
+	return v * mult, nil
+}
+
+// parseArgs parses args and rejects positional leftovers, which are
+// usually a misspelt flag.
+func parseArgs(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// progressWriter returns w if it is a terminal and progress is wanted, for
+// the live one-line display, or nil.
+func progressWriter(w io.Writer, quiet bool) io.Writer {
+	f, ok := w.(*os.File)
+	if quiet || !ok {
+		return nil
+	}
+	if _, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err != nil {
+		return nil
+	}
+	return w
+}
