@@ -1,0 +1,243 @@
+package handshake
+
+import (
+	"encoding/binary"
+	"fmt"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Device is our side of the handshake: the local static identity, the peers by public key, the
+// index table, the cookie checker and the handshake rate limiter. All methods are safe for
+// concurrent use. The local identity is fixed for the Device's life; make a new Device to change it.
+type Device struct {
+	cfg     Config
+	private PrivateKey
+	public  PublicKey
+
+	// responderHash is H = HASH(HASH(C || IDENTIFIER) || our public key): the hash every
+	// initiation addressed to us starts from (paper section 5.4.2).
+	responderHash [32]byte
+
+	indices   *IndexTable
+	cookies   *cookieChecker
+	limiter   *rateLimiter
+	underLoad atomic.Bool // written by the data plane, read per message; no ordering with other state
+
+	mu    sync.RWMutex
+	peers map[PublicKey]*Peer
+}
+
+// NewDevice returns a Device with the static private key private and cfg's limits (zero fields take
+// the defaults of paper section 6.1).
+func NewDevice(private PrivateKey, cfg Config) *Device {
+	cfg = cfg.withDefaults()
+	d := &Device{
+		cfg:     cfg,
+		private: private,
+		public:  private.PublicKey(),
+		indices: newIndexTable(),
+		limiter: newRateLimiter(cfg.Now),
+		peers:   make(map[PublicKey]*Peer),
+	}
+	d.responderHash = hashOf(initialHash[:], d.public[:])
+	d.cookies = newCookieChecker(&d.public, cfg.Now)
+	return d
+}
+
+// PublicKey returns the device's static public key.
+func (d *Device) PublicKey() PublicKey { return d.public }
+
+// Indices returns the device's index table, shared with the data plane (see IndexTable).
+func (d *Device) Indices() *IndexTable { return d.indices }
+
+// SetUnderLoad switches cookie enforcement (paper section 5.4.7): while under load, handshake
+// messages without a valid MAC2 are answered with a cookie reply instead of being processed, and
+// those with one are rate limited per source address. The data plane sets it when its handshake
+// queue backs up, as wireguard-go does.
+func (d *Device) SetUnderLoad(underLoad bool) { d.underLoad.Store(underLoad) }
+
+// AddPeer adds the peer with static public key public and preshared key psk (zero for none).
+func (d *Device) AddPeer(public PublicKey, psk PresharedKey) (*Peer, error) {
+	if public == d.public {
+		return nil, fmt.Errorf("%w: it is the device's own public key", ErrInvalidPeerKey)
+	}
+	ss, err := dh(&d.private, public[:])
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidPeerKey, err)
+	}
+	p := &Peer{device: d, public: public, psk: psk, staticStatic: ss}
+	p.cookies.init(&public)
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.peers[public]; ok {
+		clear(p.staticStatic[:])
+		return nil, fmt.Errorf("%w: %v", ErrPeerExists, public)
+	}
+	d.peers[public] = p
+	return p, nil
+}
+
+// RemovePeer removes a peer, frees its indices and wipes its handshake secrets. The data plane
+// destroys the peer's keypairs itself.
+func (d *Device) RemovePeer(public PublicKey) {
+	d.mu.Lock()
+	p, ok := d.peers[public]
+	delete(d.peers, public)
+	d.mu.Unlock()
+	if !ok {
+		return
+	}
+	d.indices.releasePeer(p)
+	p.mu.Lock()
+	p.abandonInitiation()
+	clear(p.staticStatic[:])
+	clear(p.psk[:])
+	p.mu.Unlock()
+}
+
+// Peer returns the peer with static public key public, or nil.
+func (d *Device) Peer(public PublicKey) *Peer {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	return d.peers[public]
+}
+
+// Peers returns every peer, in no particular order.
+func (d *Device) Peers() []*Peer {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	ps := make([]*Peer, 0, len(d.peers))
+	for _, p := range d.peers {
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// NextDeadline returns the earliest timer deadline over all peers; ok is false when none is armed.
+// A data plane sleeps until then (or until an event) and calls Tick on its peers.
+func (d *Device) NextDeadline() (next time.Time, ok bool) {
+	for _, p := range d.Peers() {
+		if t, armed := p.NextDeadline(); armed && (!ok || t.Before(next)) {
+			next, ok = t, true
+		}
+	}
+	return next, ok
+}
+
+// KeypairExpired reports whether kp must no longer send or receive at counter: it is older than
+// REJECT_AFTER_TIME or counter reached REJECT_AFTER_MESSAGES (paper section 6.2). For receiving,
+// counter is the message's counter; for sending, the next one to use.
+func (d *Device) KeypairExpired(kp *Keypair, counter uint64) bool {
+	return counter >= d.cfg.RejectAfterMessages || d.cfg.Now().Sub(kp.Created) >= d.cfg.RejectAfterTime
+}
+
+// Keypair is the output of a completed handshake (paper section 5.4.5): the transport keys and the
+// indices that name the session. It is a plain value for the data plane to install: it wraps the
+// keys into kernels.Key objects, then calls Wipe. LocalIndex stays allocated in the device's
+// IndexTable until the data plane Releases it when it retires the keypair.
+//
+// A responder's keypair (Initiator false) must not be used for sending until a transport message
+// has been received under it (then call Peer.KeypairConfirmed): until then the responder has no
+// proof that the initiator holds the keys, and the initiator sends first.
+type Keypair struct {
+	Send        [KeySize]byte // ChaCha20-Poly1305 key for messages we send
+	Receive     [KeySize]byte // ChaCha20-Poly1305 key for messages we receive
+	LocalIndex  uint32        // receiver index of messages we receive under this keypair
+	RemoteIndex uint32        // receiver index to put in messages we send under this keypair
+	Initiator   bool          // whether we initiated the handshake that made it
+	Created     time.Time     // for REKEY_AFTER_TIME and REJECT_AFTER_TIME
+}
+
+// Wipe zeroes the keys.
+func (k *Keypair) Wipe() {
+	clear(k.Send[:])
+	clear(k.Receive[:])
+}
+
+// Result is what HandleMessage did with one handshake message.
+type Result struct {
+	Type MessageType
+	// Peer is the peer the message came from: for an initiation or response, authenticated by the
+	// handshake; for a cookie reply, the one whose handshake it answers. Nil when unknown.
+	Peer *Peer
+	// Reply is a message to send back to the source: the handshake response to an initiation, or,
+	// under load, a cookie reply (returned together with ErrMAC2).
+	Reply []byte
+	// Keypair is the new session, or nil: from a consumed response (we initiated; usable at once)
+	// or from an initiation we answered (we respond; send only after Peer.KeypairConfirmed).
+	Keypair *Keypair
+}
+
+// HandleMessage processes one handshake message (types 1, 2 or 3) received from src. It checks
+// length and type, then MAC1 (always) and, under load, MAC2 and the per-source rate limit, before
+// doing any Diffie-Hellman (paper section 5.3 and 5.4.7). Every rejection is a non-nil error
+// wrapping one of the package's Err values; Reply may still be set then (the cookie reply of
+// ErrMAC2) and must be sent to src. Transport messages (type 4) are the data plane's and rejected
+// here with ErrMessageType.
+func (d *Device) HandleMessage(msg []byte, src netip.AddrPort) (Result, error) {
+	if len(msg) < 4 {
+		return Result{}, fmt.Errorf("%w: %d bytes, shorter than the type field", ErrMessageSize, len(msg))
+	}
+	typ := messageType(msg)
+	res := Result{Type: typ}
+	var size, mac1 int
+	switch typ {
+	case TypeInitiation:
+		size, mac1 = InitiationSize, initMAC1
+	case TypeResponse:
+		size, mac1 = ResponseSize, respMAC1
+	case TypeCookie:
+		if len(msg) != CookieReplySize {
+			return res, fmt.Errorf("%w: cookie reply of %d bytes, want %d", ErrMessageSize, len(msg), CookieReplySize)
+		}
+		p, err := d.consumeCookieReply(msg)
+		res.Peer = p
+		return res, err
+	default:
+		return res, fmt.Errorf("%w: type field %#08x", ErrMessageType, uint32(typ))
+	}
+	if len(msg) != size {
+		return res, fmt.Errorf("%w: type %d message of %d bytes, want %d", ErrMessageSize, typ, len(msg), size)
+	}
+	if !d.cookies.checkMAC1(msg, mac1) {
+		return res, ErrMAC1
+	}
+	if d.underLoad.Load() {
+		if !d.cookies.checkMAC2(msg, mac1+macSize, src) {
+			res.Reply = d.cookies.createReply(msg, mac1, src)
+			return res, ErrMAC2
+		}
+		if !d.limiter.allow(src.Addr()) {
+			return res, fmt.Errorf("%w: source %v", ErrRateLimited, src.Addr())
+		}
+	}
+	var err error
+	if typ == TypeInitiation {
+		res.Peer, res.Reply, res.Keypair, err = d.consumeInitiation(msg, src)
+	} else {
+		res.Peer, res.Keypair, err = d.consumeResponse(msg, src)
+	}
+	return res, err
+}
+
+// consumeCookieReply stores the cookie of a cookie reply to our latest message to the peer its
+// receiver index names. Per paper section 6.6, nothing is resent now: the retransmission timer
+// resends the initiation, which then carries MAC2.
+func (d *Device) consumeCookieReply(msg []byte) (*Peer, error) {
+	receiver := binary.LittleEndian.Uint32(msg[cookieReceiver:])
+	p, _, ok := d.indices.Lookup(receiver)
+	if !ok {
+		return nil, fmt.Errorf("%w: cookie reply to %#x", ErrUnknownIndex, receiver)
+	}
+	now := d.cfg.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.cookies.consumeReply(msg, now); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
