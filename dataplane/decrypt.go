@@ -1,0 +1,286 @@
+package dataplane
+
+// The decrypt stage: received transport data messages become IP packets, a whole batch per call.
+//
+// One Decrypter belongs to one worker goroutine and owns its scratch, so a steady-state batch
+// allocates nothing. Decrypt makes four passes:
+//
+//  1. parse each datagram's header, look its receiver index up in the PeerSet's index table
+//     (lock-free; once per run of equal indices), take a batch reference on the keypair, check the
+//     keypair's age and the counter's limit, and build an Op that opens the message in place.
+//  2. ONE kernels.Open call for the whole batch.
+//  3. for each message that authenticated, in batch order, the RFC 6479 replay check under the
+//     keypair's mutex (taken once per run of the same keypair); only authenticated counters may move
+//     the window (WireGuard paper, section 5.4.6).
+//  4. strip the padding using the inner IPv4/IPv6 header's length and check that the inner source
+//     address routes back to the peer that sent it (cryptokey routing, section 3); then, once per
+//     keypair, confirm a responder's next keypair, follow a roaming endpoint, count and report.
+
+import (
+	"encoding/binary"
+	"net/netip"
+	"time"
+
+	"github.com/wirebatch/wirebatch/kernels"
+)
+
+// Decrypter runs the decrypt stage for one goroutine at a time.
+type Decrypter struct {
+	set *PeerSet
+
+	ops     [MaxBatch]kernels.Op
+	nonces  [MaxBatch][12]byte
+	op      [MaxBatch]uint8 // the op of each packet with a tentative VerdictOK
+	counter [MaxBatch]uint64
+	group   [MaxBatch]uint8
+	groups  [MaxBatch]recvGroup
+	ng      int
+	total   tally
+}
+
+// recvGroup is one keypair's share of a batch.
+type recvGroup struct {
+	index   uint32
+	kp      *Keypair // with a batch reference, or nil (unknown index)
+	verdict Verdict
+	authed  bool           // at least one message authenticated and passed the replay check
+	src     netip.AddrPort // the source of the last such message
+	events  Event
+	tally   tally
+}
+
+// NewDecrypter returns a decrypt stage over s.
+func NewDecrypter(s *PeerSet) *Decrypter { return &Decrypter{set: s} }
+
+// Decrypt opens every transport message of p in place, setting Verdicts[i] and Peers[i]. Addrs, when
+// not nil, holds the datagrams' sources and lets the peer roam (EventEndpointChanged).
+//
+// For VerdictOK, the IP packet is Bufs[i][Offset+HeaderSize:][:Sizes[i]], padding removed; Sizes[i]
+// is 0 for a keepalive. For other verdicts, Sizes[i] and the buffer (never holding unauthenticated
+// plaintext) are unspecified, and the packet must be dropped. Any input, of any length and content,
+// gets a verdict; nothing panics.
+func (d *Decrypter) Decrypt(p Packets) {
+	for i := 0; i < len(p.Bufs); i += MaxBatch {
+		d.decrypt(p.sub(i, min(i+MaxBatch, len(p.Bufs))))
+	}
+}
+
+func (d *Decrypter) decrypt(p Packets) {
+	now := time.Now()
+	d.ng = 0
+
+	// Pass 1: parse and build ops.
+	m := 0
+	for i, buf := range p.Bufs {
+		p.Peers[i] = nil
+		size := p.Sizes[i]
+		if size < MinTransportSize || p.Offset < 0 || p.Offset > len(buf) || size > len(buf)-p.Offset ||
+			binary.LittleEndian.Uint32(buf[p.Offset:]) != MessageTransportType {
+			p.Verdicts[i] = VerdictMalformed
+			d.total.drops[VerdictMalformed]++
+			continue
+		}
+		msg := buf[p.Offset : p.Offset+size]
+		gi := d.groupOf(headerReceiver(msg), now)
+		g := &d.groups[gi]
+		if g.kp == nil {
+			p.Verdicts[i] = g.verdict
+			d.total.drops[g.verdict]++
+			continue
+		}
+		p.Peers[i] = g.kp.peer
+		ctr := headerCounter(msg)
+		v := g.verdict
+		if v == VerdictOK && ctr >= RejectAfterMessages {
+			v = VerdictKeyExpired
+		}
+		p.Verdicts[i] = v
+		if v != VerdictOK {
+			g.tally.drops[v]++
+			d.total.drops[v]++
+			continue
+		}
+		putNonce(&d.nonces[m], ctr)
+		d.ops[m] = kernels.Op{
+			Key:   g.kp.recv,
+			Nonce: d.nonces[m][:],
+			Src:   msg[HeaderSize:],
+			Dst:   msg[HeaderSize : size-TagSize],
+		}
+		d.op[i] = uint8(m)
+		d.counter[i] = ctr
+		d.group[i] = uint8(gi)
+		m++
+	}
+
+	// Pass 2: one kernels call for the whole batch.
+	if kernels.Open(d.ops[:m]) != 0 {
+		for i := range p.Bufs {
+			if p.Verdicts[i] == VerdictOK && d.ops[d.op[i]].Err != nil {
+				p.Verdicts[i] = VerdictAuthFailed
+				d.groups[d.group[i]].tally.drops[VerdictAuthFailed]++
+				d.total.drops[VerdictAuthFailed]++
+			}
+		}
+	}
+	clear(d.ops[:m]) // drop the references to keys and buffers until the next batch
+
+	// Pass 3: replay check, one lock per run of the same keypair.
+	var locked *Keypair
+	for i := range p.Bufs {
+		if p.Verdicts[i] != VerdictOK {
+			continue
+		}
+		g := &d.groups[d.group[i]]
+		if g.kp != locked {
+			if locked != nil {
+				locked.replayMu.Unlock()
+			}
+			locked = g.kp
+			locked.replayMu.Lock()
+		}
+		if !locked.replay.Check(d.counter[i]) {
+			p.Verdicts[i] = VerdictReplay
+			g.tally.drops[VerdictReplay]++
+			d.total.drops[VerdictReplay]++
+			continue
+		}
+		g.authed = true
+		if p.Addrs != nil {
+			g.src = p.Addrs[i]
+		}
+	}
+	if locked != nil {
+		locked.replayMu.Unlock()
+	}
+
+	// Pass 4: inner packet checks.
+	routes := &d.set.routes
+	for i, buf := range p.Bufs {
+		if p.Verdicts[i] != VerdictOK {
+			continue
+		}
+		g := &d.groups[d.group[i]]
+		wire := p.Sizes[i]
+		pt := buf[p.Offset+HeaderSize : p.Offset+wire-TagSize]
+		size, v := innerPacket(pt, routes, g.kp.peer)
+		p.Verdicts[i] = v
+		if v != VerdictOK {
+			g.tally.drops[v]++
+			d.total.drops[v]++
+			continue
+		}
+		p.Sizes[i] = size
+		if size == 0 {
+			g.events |= EventKeepaliveReceived
+		} else {
+			g.events |= EventDataReceived
+		}
+		g.tally.packets++
+		g.tally.bytes += uint64(wire)
+		d.total.packets++
+		d.total.bytes += uint64(wire)
+	}
+
+	for gi := range d.groups[:d.ng] {
+		g := &d.groups[gi]
+		if kp := g.kp; kp != nil {
+			peer := kp.peer
+			if g.authed {
+				d.authenticated(g, now)
+			}
+			g.tally.flush(&peer.stats, false)
+			if g.events != 0 && d.set.events != nil {
+				d.set.events(peer, g.events)
+			}
+			kp.release()
+		}
+		*g = recvGroup{}
+	}
+	d.total.flush(&d.set.stats, false)
+}
+
+// authenticated applies what an authenticated, fresh message on g's keypair implies.
+func (d *Decrypter) authenticated(g *recvGroup, now time.Time) {
+	kp, peer := g.kp, g.kp.peer
+	// The initiator's first message on the responder's next keypair confirms it (section 5.4.5).
+	if peer.next.Load() == kp && peer.confirm(kp) {
+		g.events |= EventKeypairConfirmed
+	}
+	// An initiator still receiving on an old keypair asks for a new handshake before it expires
+	// (section 6.2).
+	if kp.initiator && now.Sub(kp.created) >= rekeyOnReceiveAge && peer.current.Load() == kp {
+		g.events |= EventRekeyNeeded
+	}
+	// Roaming (section 2.1): the endpoint follows the latest authenticated source.
+	if g.src.IsValid() {
+		src := netip.AddrPortFrom(g.src.Addr().Unmap(), g.src.Port())
+		if ep := peer.endpoint.Load(); ep == nil || *ep != src {
+			moved := src // only a real move allocates
+			peer.endpoint.Store(&moved)
+			g.events |= EventEndpointChanged
+		}
+	}
+}
+
+// groupOf returns the index of the group of receiver index idx, creating it on its first message.
+func (d *Decrypter) groupOf(idx uint32, now time.Time) int {
+	if d.ng > 0 && d.groups[d.ng-1].index == idx {
+		return d.ng - 1
+	}
+	for gi := range d.groups[:d.ng] {
+		if d.groups[gi].index == idx {
+			return gi
+		}
+	}
+	gi := d.ng
+	d.ng++
+	g := &d.groups[gi]
+	g.index = idx
+	g.verdict = VerdictNoKey
+	if kp := d.set.index.lookup(idx); kp != nil && kp.tryAcquire() {
+		g.kp = kp
+		g.verdict = VerdictOK
+		if kp.expired(now) {
+			g.verdict = VerdictKeyExpired
+		}
+	}
+	return gi
+}
+
+// innerPacket checks a decrypted payload: empty (a keepalive), or an IPv4 or IPv6 packet whose header
+// length fits the payload (the rest is padding) and whose source address routes to peer. It returns
+// the packet's length without padding.
+func innerPacket(pt []byte, routes *AllowedIPs, peer *Peer) (int, Verdict) {
+	if len(pt) == 0 {
+		return 0, VerdictOK
+	}
+	var n int
+	var src *Peer
+	switch pt[0] >> 4 {
+	case 4:
+		if len(pt) < 20 {
+			return 0, VerdictMalformed
+		}
+		n = int(binary.BigEndian.Uint16(pt[2:4]))
+		if n < 20 || n > len(pt) {
+			return 0, VerdictMalformed
+		}
+		src = routes.lookup4(pt[12:16])
+	case 6:
+		if len(pt) < 40 {
+			return 0, VerdictMalformed
+		}
+		n = 40 + int(binary.BigEndian.Uint16(pt[4:6]))
+		if n > len(pt) {
+			return 0, VerdictMalformed
+		}
+		src = routes.lookup6(pt[8:24])
+	default:
+		return 0, VerdictMalformed
+	}
+	if src != peer {
+		return 0, VerdictBadSource
+	}
+	return n, VerdictOK
+}

@@ -1,0 +1,32 @@
+package dataplane
+
+import "net/netip"
+
+// MaxBatch is the most packets one stage call seals or opens with a single kernels call; longer
+// batches are processed MaxBatch at a time. It matches the batch package's capacity and Linux's
+// UDP_MAX_SEGMENTS on recent kernels.
+const MaxBatch = 128
+
+// Packets is a batch as the stages see it, in the shape of tun.Device.Read: packet i, for
+// i < len(Bufs), is Bufs[i][Offset : Offset+Sizes[i]], and len(Bufs[i]) is all the buffer the stage may
+// use. Sizes, Verdicts and Peers must be at least len(Bufs) long; Addrs may be nil.
+//
+// The headroom before Offset and the tailroom after the packet are what make encapsulation in place
+// possible: see Encrypter.Encrypt and Decrypter.Decrypt for the exact rules.
+type Packets struct {
+	Bufs     [][]byte
+	Sizes    []int
+	Offset   int
+	Addrs    []netip.AddrPort // decrypt: the datagrams' sources (in); encrypt: the peers' endpoints (out)
+	Peers    []*Peer          // the packets' peers (out; nil where unknown); encrypt: a keepalive's peer (in)
+	Verdicts []Verdict        // out
+}
+
+// sub returns packets [i, j) of p.
+func (p *Packets) sub(i, j int) Packets {
+	q := Packets{Bufs: p.Bufs[i:j], Sizes: p.Sizes[i:j], Offset: p.Offset, Peers: p.Peers[i:j], Verdicts: p.Verdicts[i:j]}
+	if p.Addrs != nil {
+		q.Addrs = p.Addrs[i:j]
+	}
+	return q
+}
