@@ -23,6 +23,7 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/wirebatch/wirebatch/loadgen/internal/clock"
 	"github.com/wirebatch/wirebatch/loadgen/internal/control"
@@ -113,16 +114,27 @@ func Listen(cfg Config) (*Receiver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen address: %w", err)
 	}
-	conn, err := udpbatch.Listen(addr)
-	if err != nil {
-		return nil, err
+	// With port 0 the kernel picks a free UDP port, which may be taken on
+	// TCP; the control listener shares it, so try a few ports.
+	attempts := 1
+	if addr.Port == 0 && cfg.Control == "" {
+		attempts = 10
 	}
-	r := &Receiver{cfg: cfg, conn: conn}
-	if err := r.setup(); err != nil {
+	for {
+		conn, err := udpbatch.Listen(addr)
+		if err != nil {
+			return nil, err
+		}
+		r := &Receiver{cfg: cfg, conn: conn}
+		err = r.setup()
+		if err == nil {
+			return r, nil
+		}
 		conn.Close()
-		return nil, err
+		if attempts--; attempts == 0 || !errors.Is(err, unix.EADDRINUSE) {
+			return nil, err
+		}
 	}
-	return r, nil
 }
 
 func (r *Receiver) setup() error {

@@ -1,0 +1,192 @@
+package receiver
+
+import (
+	"context"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wirebatch/wirebatch/loadgen/internal/clock"
+	"github.com/wirebatch/wirebatch/loadgen/internal/control"
+	"github.com/wirebatch/wirebatch/loadgen/internal/payload"
+)
+
+// startReceiver runs a receiver on a loopback port until the test ends.
+func startReceiver(t *testing.T, cfg Config) *Receiver {
+	t.Helper()
+	cfg.Listen = "127.0.0.1:0"
+	if cfg.Batch == 0 {
+		cfg.Batch = 8
+	}
+	r, err := Listen(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return r
+}
+
+func packet(run uint32, flow uint16, seq uint64, size int) []byte {
+	p := make([]byte, size)
+	payload.Fill(p)
+	payload.Encode(p, payload.Header{Run: run, Flow: flow, Length: uint16(size), Seq: seq, SendNanos: clock.Now()})
+	return p
+}
+
+// runLog collects the runs a receiver reports as ended.
+type runLog struct {
+	mu    sync.Mutex
+	ended []control.Result
+}
+
+func (l *runLog) add(res control.Result) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended = append(l.ended, res)
+}
+
+func (l *runLog) runs() []control.Result {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.ended)
+}
+
+func TestAccountingOfCraftedTraffic(t *testing.T) {
+	var log runLog
+	r := startReceiver(t, Config{OnRunEnd: log.add})
+	c, err := control.Dial(r.ControlAddr().String(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const run = 42
+	if _, err := c.Call(control.Request{Op: control.OpStart, Run: run}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.DialUDP("udp", nil, r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	corrupt := packet(run, 0, 9, 100)
+	corrupt[60] ^= 1
+	datagrams := [][]byte{
+		packet(payload.WarmupRun, 0, 0, 64),
+		packet(run, 0, 0, 64),
+		packet(run, 0, 1, 64),
+		packet(run, 0, 1, 64), // duplicate
+		packet(run, 0, 3, 64), // 2 is late
+		packet(run, 0, 2, 64), // reordered, extent 1
+		packet(run, 1, 0, 200),
+		packet(run+1, 0, 0, 64), // another run: stray
+		corrupt,
+		[]byte("not loadgen"),
+	}
+	for _, d := range datagrams {
+		if _, err := conn.Write(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Poll until everything has been read, then close the run.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := c.Call(control.Request{Op: control.OpPoll, Run: run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Counts.Received+res.Counts.Duplicates+res.Corrupt+res.Stray+res.Warmup == uint64(len(datagrams)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not all datagrams accounted: %+v", res)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	res, err := c.Call(control.Request{Op: control.OpStop, Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := struct{ received, dups, reordered, extent, expected, corrupt, stray, warmup, bytes uint64 }{
+		received: 5, dups: 1, reordered: 1, extent: 1, expected: 5, corrupt: 2, stray: 1, warmup: 1, bytes: 4*64 + 200,
+	}
+	got := struct{ received, dups, reordered, extent, expected, corrupt, stray, warmup, bytes uint64 }{
+		res.Counts.Received, res.Counts.Duplicates, res.Counts.Reordered, res.Counts.MaxReorderExtent,
+		res.Counts.Expected, res.Corrupt, res.Stray, res.Warmup, res.Bytes,
+	}
+	if got != want {
+		t.Errorf("counts %+v, want %+v", got, want)
+	}
+	if res.Flows != 2 || res.Run != run {
+		t.Errorf("run %d with %d flows, want run %d with 2", res.Run, res.Flows, run)
+	}
+	if res.Latency.P50 <= 0 || res.Latency.Max < res.Latency.P50 || res.Latency.Max > int64(5*time.Second) {
+		t.Errorf("latency %+v: want 0 < p50 <= max < 5s", res.Latency)
+	}
+	if res.LastNanos < res.FirstNanos || res.FirstNanos == 0 {
+		t.Errorf("arrival times %d..%d", res.FirstNanos, res.LastNanos)
+	}
+	if ended := log.runs(); len(ended) != 1 || ended[0] != res {
+		t.Errorf("OnRunEnd saw %+v, want the stopped run once", log.runs())
+	}
+	if _, err := c.Call(control.Request{Op: control.OpPoll, Run: run + 7}); err == nil || !strings.Contains(err.Error(), "not open") {
+		t.Errorf("poll of an unknown run: %v, want a 'not open' error", err)
+	}
+	if _, err := c.Call(control.Request{Op: "dance", Run: run}); err == nil {
+		t.Error("an unknown request succeeded")
+	}
+}
+
+func TestRunsWithoutControlConnection(t *testing.T) {
+	var log runLog
+	r := startReceiver(t, Config{OnRunEnd: log.add})
+	conn, err := net.DialUDP("udp", nil, r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Run 5, then run 6: the new run id closes run 5.
+	for _, p := range [][]byte{packet(5, 0, 0, 64), packet(5, 0, 1, 64), packet(6, 0, 0, 64)} {
+		if _, err := conn.Write(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, ok := r.Current()
+		if ok && res.Run == 6 && res.Counts.Received == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run 6 never became current: %+v", res)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if ended := log.runs(); len(ended) != 1 || ended[0].Run != 5 || ended[0].Counts.Received != 2 {
+		t.Errorf("ended runs %+v, want run 5 with 2 packets", log.runs())
+	}
+}
+
+func TestListenErrors(t *testing.T) {
+	for _, cfg := range []Config{
+		{Listen: "127.0.0.1:0", Batch: 0},
+		{Listen: "no-port", Batch: 8},
+		{Listen: "127.0.0.1:0", Control: "256.0.0.1:1", Batch: 8},
+	} {
+		if r, err := Listen(cfg); err == nil {
+			r.conn.Close()
+			r.ln.Close()
+			t.Errorf("Listen(%+v) succeeded", cfg)
+		}
+	}
+}
