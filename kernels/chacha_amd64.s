@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func chachaXOR16(rows *[17][16]uint32, lanes *chachaPtrs16, n int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, CMOV
 TEXT ·chachaXOR16(SB), NOSPLIT, $0-24
 	MOVQ rows+0(FP), AX
 	MOVQ lanes+8(FP), CX
@@ -193,7 +193,11 @@ doubleround:
 	VSHUFI32X4  $0xee, Z10, Z6, Z6
 	VSHUFI32X4  $0x88, Z17, Z14, Z10
 	MOVQ        (CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        128(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        256(CX), DI
 	VPXORD      (BX)(DI*1), Z10, Z10
 	VMOVDQU64   Z10, (SI)(DI*1)
@@ -201,7 +205,11 @@ doubleround:
 	MOVQ        DI, 256(CX)
 	VSHUFI32X4  $0xdd, Z17, Z14, Z10
 	MOVQ        32(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        160(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        288(CX), DI
 	VPXORD      (BX)(DI*1), Z10, Z10
 	VMOVDQU64   Z10, (SI)(DI*1)
@@ -209,7 +217,11 @@ doubleround:
 	MOVQ        DI, 288(CX)
 	VSHUFI32X4  $0x88, Z6, Z2, Z10
 	MOVQ        64(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        192(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        320(CX), DI
 	VPXORD      (BX)(DI*1), Z10, Z10
 	VMOVDQU64   Z10, (SI)(DI*1)
@@ -217,7 +229,11 @@ doubleround:
 	MOVQ        DI, 320(CX)
 	VSHUFI32X4  $0xdd, Z6, Z2, Z2
 	MOVQ        96(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        224(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        352(CX), DI
 	VPXORD      (BX)(DI*1), Z2, Z2
 	VMOVDQU64   Z2, (SI)(DI*1)
@@ -229,7 +245,11 @@ doubleround:
 	VSHUFI32X4  $0xee, Z11, Z7, Z3
 	VSHUFI32X4  $0x88, Z6, Z2, Z7
 	MOVQ        8(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        136(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        264(CX), DI
 	VPXORD      (BX)(DI*1), Z7, Z7
 	VMOVDQU64   Z7, (SI)(DI*1)
@@ -237,7 +257,11 @@ doubleround:
 	MOVQ        DI, 264(CX)
 	VSHUFI32X4  $0xdd, Z6, Z2, Z2
 	MOVQ        40(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        168(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        296(CX), DI
 	VPXORD      (BX)(DI*1), Z2, Z2
 	VMOVDQU64   Z2, (SI)(DI*1)
@@ -245,7 +269,11 @@ doubleround:
 	MOVQ        DI, 296(CX)
 	VSHUFI32X4  $0x88, Z3, Z1, Z2
 	MOVQ        72(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        200(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        328(CX), DI
 	VPXORD      (BX)(DI*1), Z2, Z2
 	VMOVDQU64   Z2, (SI)(DI*1)
@@ -253,7 +281,11 @@ doubleround:
 	MOVQ        DI, 328(CX)
 	VSHUFI32X4  $0xdd, Z3, Z1, Z1
 	MOVQ        104(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        232(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        360(CX), DI
 	VPXORD      (BX)(DI*1), Z1, Z1
 	VMOVDQU64   Z1, (SI)(DI*1)
@@ -265,7 +297,11 @@ doubleround:
 	VSHUFI32X4  $0xee, Z13, Z9, Z5
 	VSHUFI32X4  $0x88, Z2, Z1, Z6
 	MOVQ        16(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        144(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        272(CX), DI
 	VPXORD      (BX)(DI*1), Z6, Z6
 	VMOVDQU64   Z6, (SI)(DI*1)
@@ -273,7 +309,11 @@ doubleround:
 	MOVQ        DI, 272(CX)
 	VSHUFI32X4  $0xdd, Z2, Z1, Z1
 	MOVQ        48(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        176(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        304(CX), DI
 	VPXORD      (BX)(DI*1), Z1, Z1
 	VMOVDQU64   Z1, (SI)(DI*1)
@@ -281,7 +321,11 @@ doubleround:
 	MOVQ        DI, 304(CX)
 	VSHUFI32X4  $0x88, Z5, Z3, Z1
 	MOVQ        80(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        208(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        336(CX), DI
 	VPXORD      (BX)(DI*1), Z1, Z1
 	VMOVDQU64   Z1, (SI)(DI*1)
@@ -289,7 +333,11 @@ doubleround:
 	MOVQ        DI, 336(CX)
 	VSHUFI32X4  $0xdd, Z5, Z3, Z1
 	MOVQ        112(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        240(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        368(CX), DI
 	VPXORD      (BX)(DI*1), Z1, Z1
 	VMOVDQU64   Z1, (SI)(DI*1)
@@ -301,7 +349,11 @@ doubleround:
 	VSHUFI32X4  $0xee, Z12, Z8, Z3
 	VSHUFI32X4  $0x88, Z2, Z1, Z4
 	MOVQ        24(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        152(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        280(CX), DI
 	VPXORD      (BX)(DI*1), Z4, Z4
 	VMOVDQU64   Z4, (SI)(DI*1)
@@ -309,7 +361,11 @@ doubleround:
 	MOVQ        DI, 280(CX)
 	VSHUFI32X4  $0xdd, Z2, Z1, Z1
 	MOVQ        56(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        184(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        312(CX), DI
 	VPXORD      (BX)(DI*1), Z1, Z1
 	VMOVDQU64   Z1, (SI)(DI*1)
@@ -317,7 +373,11 @@ doubleround:
 	MOVQ        DI, 312(CX)
 	VSHUFI32X4  $0x88, Z3, Z0, Z1
 	MOVQ        88(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        216(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        344(CX), DI
 	VPXORD      (BX)(DI*1), Z1, Z1
 	VMOVDQU64   Z1, (SI)(DI*1)
@@ -325,7 +385,11 @@ doubleround:
 	MOVQ        DI, 344(CX)
 	VSHUFI32X4  $0xdd, Z3, Z0, Z0
 	MOVQ        120(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
 	MOVQ        248(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
 	MOVQ        376(CX), DI
 	VPXORD      (BX)(DI*1), Z0, Z0
 	VMOVDQU64   Z0, (SI)(DI*1)
@@ -337,7 +401,7 @@ doubleround:
 	RET
 
 // func poly1305IFMA8(st *[8][8]uint64, p *polyPtrs8, n int)
-// Requires: AVX, AVX512F, AVX512IFMA, AVX512VL
+// Requires: AVX, AVX512F, AVX512IFMA, AVX512VL, CMOV
 TEXT ·poly1305IFMA8(SB), NOSPLIT, $0-24
 	MOVQ         st+0(FP), AX
 	MOVQ         p+8(FP), CX
@@ -357,20 +421,36 @@ TEXT ·poly1305IFMA8(SB), NOSPLIT, $0-24
 	MOVQ         $0x0000010000000000, BX
 	VPBROADCASTQ BX, Z10
 	MOVQ         (CX), BX
+	TESTQ        BX, BX
+	CMOVQEQ      AX, BX
 	ADDQ         64(CX), BX
 	MOVQ         8(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
 	ADDQ         72(CX), SI
 	MOVQ         16(CX), DI
+	TESTQ        DI, DI
+	CMOVQEQ      AX, DI
 	ADDQ         80(CX), DI
 	MOVQ         24(CX), R8
+	TESTQ        R8, R8
+	CMOVQEQ      AX, R8
 	ADDQ         88(CX), R8
 	MOVQ         32(CX), R9
+	TESTQ        R9, R9
+	CMOVQEQ      AX, R9
 	ADDQ         96(CX), R9
 	MOVQ         40(CX), R10
+	TESTQ        R10, R10
+	CMOVQEQ      AX, R10
 	ADDQ         104(CX), R10
 	MOVQ         48(CX), R11
+	TESTQ        R11, R11
+	CMOVQEQ      AX, R11
 	ADDQ         112(CX), R11
 	MOVQ         56(CX), R12
+	TESTQ        R12, R12
+	CMOVQEQ      AX, R12
 	ADDQ         120(CX), R12
 
 block:
@@ -463,21 +543,45 @@ block:
 	VMOVDQA64 Z0, (AX)
 	VMOVDQA64 Z1, 64(AX)
 	VMOVDQA64 Z2, 128(AX)
-	SUBQ      (CX), BX
+	MOVQ      (CX), DX
+	TESTQ     DX, DX
+	CMOVQEQ   AX, DX
+	SUBQ      DX, BX
 	MOVQ      BX, 64(CX)
-	SUBQ      8(CX), SI
+	MOVQ      8(CX), DX
+	TESTQ     DX, DX
+	CMOVQEQ   AX, DX
+	SUBQ      DX, SI
 	MOVQ      SI, 72(CX)
-	SUBQ      16(CX), DI
+	MOVQ      16(CX), DX
+	TESTQ     DX, DX
+	CMOVQEQ   AX, DX
+	SUBQ      DX, DI
 	MOVQ      DI, 80(CX)
-	SUBQ      24(CX), R8
+	MOVQ      24(CX), DX
+	TESTQ     DX, DX
+	CMOVQEQ   AX, DX
+	SUBQ      DX, R8
 	MOVQ      R8, 88(CX)
-	SUBQ      32(CX), R9
+	MOVQ      32(CX), DX
+	TESTQ     DX, DX
+	CMOVQEQ   AX, DX
+	SUBQ      DX, R9
 	MOVQ      R9, 96(CX)
-	SUBQ      40(CX), R10
+	MOVQ      40(CX), DX
+	TESTQ     DX, DX
+	CMOVQEQ   AX, DX
+	SUBQ      DX, R10
 	MOVQ      R10, 104(CX)
-	SUBQ      48(CX), R11
+	MOVQ      48(CX), DX
+	TESTQ     DX, DX
+	CMOVQEQ   AX, DX
+	SUBQ      DX, R11
 	MOVQ      R11, 112(CX)
-	SUBQ      56(CX), R12
+	MOVQ      56(CX), DX
+	TESTQ     DX, DX
+	CMOVQEQ   AX, DX
+	SUBQ      DX, R12
 	MOVQ      R12, 120(CX)
 	VZEROUPPER
 	RET

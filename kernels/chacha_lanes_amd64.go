@@ -27,11 +27,14 @@ import (
 // keep the lanes busy until the chunk runs dry. Lanes without work run on their scratch block with
 // stride 0 and their output is ignored.
 //
-// Memory: everything lives on the driver's stack (no allocation). The assembly tables are aligned to
-// 64 bytes inside byte arrays by hand (Go only aligns the stack to 8 bytes); the alignment survives a
-// stack move because goroutine stacks are power-of-two sized and copied at the same offset from
-// their top. The lanes hold the caller's buffers as unsafe.Pointer plus an offset, so the garbage
-// collector and stack copier always see valid pointers.
+// Memory: everything lives on the driver's stack (no allocation). The assembly tables, with the lanes'
+// scratch blocks behind them, are aligned to 64 bytes inside byte arrays by hand (Go only aligns the
+// stack to 8 bytes); the alignment survives a stack move because goroutine stacks are power-of-two
+// sized and copied at the same offset from their top. The lanes hold the caller's buffers as
+// unsafe.Pointer plus an offset, so the garbage collector and stack copier always see valid
+// pointers. A lane working on its scratch block holds a nil buffer and the scratch block's offset
+// from the table, which the assembly takes as its base instead: a pointer from the lane tables to
+// themselves would make the compiler move them, and the ops they point to, to the heap.
 
 // chachaChunk is the number of ops a chunk holds: enough for the lanes to be refilled many times.
 const chachaChunk = 64
@@ -46,9 +49,8 @@ const (
 type chachaChunkState struct {
 	n       int
 	op      [chachaChunk]*Op
-	key     [chachaChunk]*[8]uint32 // the Key's words, or sub for XChaCha
+	key     [chachaChunk][8]uint32 // the Key's words, or the XChaCha20 subkey
 	nonce   [chachaChunk][3]uint32
-	sub     [chachaChunk][8]uint32 // XChaCha20 subkeys
 	polyKey [chachaChunk][32]byte  // one-time Poly1305 keys (r || s)
 	failed  [chachaChunk]bool      // Open: the tag did not verify
 	open    bool
@@ -63,7 +65,7 @@ func (c *chachaChunkState) msgLen(i int) int {
 }
 
 func (c *chachaChunkState) wipe() {
-	clear(c.sub[:])
+	clear(c.key[:])
 	clear(c.polyKey[:])
 }
 
@@ -84,7 +86,8 @@ func chachaRunLanes(ops []Op, open bool) (failed int) {
 		}
 		k := c.n
 		c.op[k] = op
-		c.key[k], c.nonce[k] = chachaOpKey(op, &c.sub[k])
+		key, nonce := chachaOpKey(op, &c.key[k])
+		c.key[k], c.nonce[k] = *key, nonce
 		c.n++
 		if c.n == chachaChunk {
 			failed += c.run()
@@ -120,20 +123,37 @@ const (
 
 // streamLanes is the state of the 16 ChaCha20 lanes.
 type streamLanes struct {
-	rowsBuf [18 * 64]byte // [17][16]uint32 at a 64-byte boundary: see chachaXOR16
-	ptrs    chachaPtrs16
+	buf  [64 + unsafe.Sizeof(streamTable{})]byte // holds the streamTable at a 64-byte boundary
+	ptrs chachaPtrs16
+	op   [16]int // the chunk index of the lane's op, -1 when idle
+	seg  [16]int // the lane's current segment
+	left [16]int // blocks left in it
+}
+
+// streamTable is what chachaXOR16 reads at its rows argument: the transposed state, then the lanes'
+// scratch blocks.
+type streamTable struct {
+	rows    [17][16]uint32
 	scratch [16][64]byte
-	op      [16]int // the chunk index of the lane's op, -1 when idle
-	seg     [16]int // the lane's current segment
-	left    [16]int // blocks left in it
-	rows    *[17][16]uint32
+}
+
+// tab returns the 64-byte aligned table inside s.buf.
+func (s *streamLanes) tab() *streamTable {
+	p := unsafe.Pointer(&s.buf[0])
+	return (*streamTable)(unsafe.Add(p, -uintptr(p)&63))
+}
+
+// onScratch points lane l at its scratch block (see the file comment).
+func (s *streamLanes) onScratch(l int, stride uintptr) {
+	s.ptrs.src[l], s.ptrs.dst[l] = nil, nil
+	s.ptrs.off[l] = unsafe.Offsetof(streamTable{}.scratch) + uintptr(l)*64
+	s.ptrs.stride[l] = stride
 }
 
 // run streams the chunk's ops through the lanes: the Poly1305 key blocks, and with data also the
 // message blocks. Open's data pass (polyKey false... see below) skips the failed ops.
 func (s *streamLanes) run(c *chachaChunkState, data bool) {
-	p := unsafe.Pointer(&s.rowsBuf[0])
-	s.rows = (*[17][16]uint32)(unsafe.Add(p, -uintptr(p)&63))
+	t := s.tab()
 	first, last := segPolyKey, segPolyKey
 	if data {
 		last = segTail
@@ -142,8 +162,8 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 		}
 	}
 	for l := range 16 {
-		s.rows[0][l], s.rows[1][l], s.rows[2][l], s.rows[3][l] = sigma0, sigma1, sigma2, sigma3
-		s.rows[16][l] = 1
+		t.rows[0][l], t.rows[1][l], t.rows[2][l], t.rows[3][l] = sigma0, sigma1, sigma2, sigma3
+		t.rows[16][l] = 1
 	}
 	next, active := 0, 0
 	for l := range 16 {
@@ -160,7 +180,7 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 				n = s.left[l]
 			}
 		}
-		chachaXOR16(s.rows, &s.ptrs, n)
+		chachaXOR16(&t.rows, &s.ptrs, n)
 		for l := range 16 {
 			if s.op[l] < 0 {
 				continue
@@ -178,8 +198,7 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 			}
 		}
 	}
-	clear(s.scratch[:])
-	clear(s.rowsBuf[:])
+	*t = streamTable{}
 }
 
 // fill loads the chunk's next op (from index next) that has work into lane l, or leaves the lane
@@ -190,20 +209,18 @@ func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
 			continue
 		}
 		s.op[l] = next
-		key, nonce := c.key[next], &c.nonce[next]
+		key, nonce, rows := &c.key[next], &c.nonce[next], &s.tab().rows
 		for w := range 8 {
-			s.rows[4+w][l] = key[w]
+			rows[4+w][l] = key[w]
 		}
-		s.rows[12][l] = uint32(first) // block 0 for the Poly1305 key, block 1 for the data pass
-		s.rows[13][l], s.rows[14][l], s.rows[15][l] = nonce[0], nonce[1], nonce[2]
+		rows[12][l] = uint32(first) // block 0 for the Poly1305 key, block 1 for the data pass
+		rows[13][l], rows[14][l], rows[15][l] = nonce[0], nonce[1], nonce[2]
 		if s.nextSeg(c, l, first, last) {
 			return next + 1
 		}
 	}
 	s.op[l] = -1
-	s.ptrs.src[l] = unsafe.Pointer(&s.scratch[l])
-	s.ptrs.dst[l] = unsafe.Pointer(&s.scratch[l])
-	s.ptrs.off[l], s.ptrs.stride[l] = 0, 0
+	s.onScratch(l, 0)
 	return next
 }
 
@@ -217,9 +234,8 @@ func (s *streamLanes) nextSeg(c *chachaChunkState, l, seg, last int) bool {
 		s.ptrs.off[l], s.ptrs.stride[l] = 0, 64
 		switch seg {
 		case segPolyKey:
-			s.scratch[l] = [64]byte{}
-			s.ptrs.src[l] = unsafe.Pointer(&s.scratch[l])
-			s.ptrs.dst[l] = unsafe.Pointer(&s.scratch[l])
+			s.tab().scratch[l] = [64]byte{}
+			s.onScratch(l, 64)
 			s.left[l] = 1
 			return true
 		case segWhole:
@@ -234,9 +250,8 @@ func (s *streamLanes) nextSeg(c *chachaChunkState, l, seg, last int) bool {
 			if n%64 == 0 {
 				continue
 			}
-			copy(s.scratch[l][:], op.Src[n&^63:n])
-			s.ptrs.src[l] = unsafe.Pointer(&s.scratch[l])
-			s.ptrs.dst[l] = unsafe.Pointer(&s.scratch[l])
+			copy(s.tab().scratch[l][:], op.Src[n&^63:n])
+			s.onScratch(l, 64)
 			s.left[l] = 1
 			return true
 		}
@@ -249,10 +264,10 @@ func (s *streamLanes) finish(c *chachaChunkState, l int) {
 	i := s.op[l]
 	switch s.seg[l] {
 	case segPolyKey:
-		copy(c.polyKey[i][:], s.scratch[l][:32])
+		copy(c.polyKey[i][:], s.tab().scratch[l][:32])
 	case segTail:
 		n := c.msgLen(i)
-		copy(c.op[i].Dst[n&^63:n], s.scratch[l][:])
+		copy(c.op[i].Dst[n&^63:n], s.tab().scratch[l][:])
 	}
 }
 
@@ -267,20 +282,37 @@ const (
 
 // polyLanes is the state of the 8 Poly1305 lanes.
 type polyLanes struct {
-	stBuf   [9 * 64]byte // [8][8]uint64 at a 64-byte boundary: see poly1305IFMA8
-	ptrs    polyPtrs8
+	buf  [64 + unsafe.Sizeof(polyTable{})]byte // holds the polyTable at a 64-byte boundary
+	ptrs polyPtrs8
+	op   [8]int
+	seg  [8]int
+	left [8]int
+}
+
+// polyTable is what poly1305IFMA8 reads at its st argument: the lanes' accumulators and multipliers,
+// then their scratch blocks.
+type polyTable struct {
+	st      [8][8]uint64
 	scratch [8][48]byte
-	op      [8]int
-	seg     [8]int
-	left    [8]int
-	st      *[8][8]uint64
+}
+
+// tab returns the 64-byte aligned table inside p.buf.
+func (p *polyLanes) tab() *polyTable {
+	b := unsafe.Pointer(&p.buf[0])
+	return (*polyTable)(unsafe.Add(b, -uintptr(b)&63))
+}
+
+// onScratch points lane l at byte off of its scratch block (see the file comment).
+func (p *polyLanes) onScratch(l int, off, stride uintptr) {
+	p.ptrs.base[l] = nil
+	p.ptrs.off[l] = unsafe.Offsetof(polyTable{}.scratch) + uintptr(l)*48 + off
+	p.ptrs.stride[l] = stride
 }
 
 // run computes the tags of the chunk's ops, writes them (Seal) or checks them (Open, zeroing the
 // destination and marking the op failed on a mismatch), and returns the number of failures.
 func (p *polyLanes) run(c *chachaChunkState) (failed int) {
-	b := unsafe.Pointer(&p.stBuf[0])
-	p.st = (*[8][8]uint64)(unsafe.Add(b, -uintptr(b)&63))
+	t := p.tab()
 	next, active := 0, 0
 	for l := range 8 {
 		next = p.fill(c, l, next)
@@ -295,7 +327,7 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 				n = p.left[l]
 			}
 		}
-		poly1305IFMA8(p.st, &p.ptrs, n)
+		poly1305IFMA8(&t.st, &p.ptrs, n)
 		for l := range 8 {
 			if p.op[l] < 0 {
 				continue
@@ -315,8 +347,7 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 			}
 		}
 	}
-	clear(p.scratch[:])
-	clear(p.stBuf[:])
+	*t = polyTable{}
 	return failed
 }
 
@@ -324,8 +355,7 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 func (p *polyLanes) fill(c *chachaChunkState, l, next int) int {
 	if next >= c.n {
 		p.op[l] = -1
-		p.ptrs.base[l] = unsafe.Pointer(&p.scratch[l])
-		p.ptrs.off[l], p.ptrs.stride[l] = 0, 0
+		p.onScratch(l, 0, 0)
 		return next
 	}
 	p.op[l] = next
@@ -336,13 +366,14 @@ func (p *polyLanes) fill(c *chachaChunkState, l, next int) int {
 	lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
 	hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
 	r0, r1, r2 := lo&mask44, (lo>>44|hi<<20)&mask44, hi>>24
-	st := p.st
+	t := p.tab()
+	st := &t.st
 	st[0][l], st[1][l], st[2][l] = 0, 0, 0
 	st[3][l], st[4][l], st[5][l] = r0, r1, r2
 	st[6][l], st[7][l] = 20*r1, 20*r2
 
 	// Scratch: the AD's last partial block padded, then the ciphertext's, then the lengths.
-	sc := &p.scratch[l]
+	sc := &t.scratch[l]
 	*sc = [48]byte{}
 	ad := op.AD
 	copy(sc[0:16], ad[len(ad)&^15:])
@@ -378,7 +409,7 @@ func (p *polyLanes) nextSeg(c *chachaChunkState, l, seg int) bool {
 			if len(op.AD)%16 == 0 {
 				continue
 			}
-			p.ptrs.base[l] = unsafe.Pointer(&p.scratch[l])
+			p.onScratch(l, 0, 16)
 			p.left[l] = 1
 		case macCT:
 			if n < 16 {
@@ -391,13 +422,12 @@ func (p *polyLanes) nextSeg(c *chachaChunkState, l, seg int) bool {
 			}
 			p.left[l] = n / 16
 		case macCTFinal:
-			p.ptrs.base[l] = unsafe.Pointer(&p.scratch[l])
-			p.left[l] = 1
 			if n%16 != 0 {
-				p.ptrs.off[l] = 16
+				p.onScratch(l, 16, 16)
 				p.left[l] = 2
 			} else {
-				p.ptrs.off[l] = 32
+				p.onScratch(l, 32, 16)
+				p.left[l] = 1
 			}
 		}
 		return true
@@ -411,7 +441,8 @@ func (p *polyLanes) tag(c *chachaChunkState, l int) bool {
 	i := p.op[l]
 	op, n := c.op[i], c.msgLen(i)
 	var t [TagSize]byte
-	poly1305Finish44(&t, p.st[0][l], p.st[1][l], p.st[2][l], c.polyKey[i][16:32])
+	st := &p.tab().st
+	poly1305Finish44(&t, st[0][l], st[1][l], st[2][l], c.polyKey[i][16:32])
 	if !c.open {
 		copy(op.Dst[n:], t[:])
 		return true

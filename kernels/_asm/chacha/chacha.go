@@ -16,7 +16,8 @@ import (
 // chachaPtrs16 (kernels/chacha_lanes_amd64.go) holds, at these offsets, per lane: the source and
 // destination buffers, the offset of the next 64-byte block in both, and how far the offset moves
 // per block. The buffers' addresses never move past their ends, so the garbage collector always
-// sees valid pointers; only the offsets advance.
+// sees valid pointers; only the offsets advance. A nil buffer stands for rows itself: the driver keeps
+// its lanes' scratch blocks behind the rows and addresses them by offset.
 const (
 	ptrsSrc    = 0
 	ptrsDst    = 16 * 8
@@ -117,7 +118,7 @@ func chachaXOR16() {
 				imm = U8(0xdd) // odd chunks of both
 			}
 			VSHUFI32X4(imm, second, first, blk)
-			xorLane(lanes, 4*j+a, blk)
+			xorLane(rows, lanes, 4*j+a, blk)
 		}
 	}
 
@@ -127,11 +128,15 @@ func chachaXOR16() {
 	RET()
 }
 
-// xorLane XORs key-stream block ks into lane l's destination and advances its pointers.
-func xorLane(lanes Mem, l int, ks VecVirtual) {
+// xorLane XORs key-stream block ks into lane l's destination and advances its offset.
+func xorLane(rows, lanes Mem, l int, ks VecVirtual) {
 	src, dst, off := GP64(), GP64(), GP64()
 	MOVQ(lanes.Offset(ptrsSrc+8*l), src)
+	TESTQ(src, src)
+	CMOVQEQ(rows.Base, src)
 	MOVQ(lanes.Offset(ptrsDst+8*l), dst)
+	TESTQ(dst, dst)
+	CMOVQEQ(rows.Base, dst)
 	MOVQ(lanes.Offset(ptrsOff+8*l), off)
 	VPXORD(Mem{Base: src, Index: off, Scale: 1}, ks, ks)
 	VMOVDQU64(ks, Mem{Base: dst, Index: off, Scale: 1})

@@ -17,7 +17,8 @@ import (
 // weight 2^132 back to weight 1, since 2^132 = 4*2^130 = 4*5 (mod 2^130-5).
 //
 // polyPtrs8 (kernels/chacha_lanes_amd64.go) holds per lane a buffer, the offset of the next 16-byte
-// block in it and how far the offset moves per block (see chachaPtrs16 for why offsets).
+// block in it and how far the offset moves per block (see chachaPtrs16 for why offsets; a nil buffer
+// stands for st).
 const (
 	polyRowH    = 0
 	polyRowR    = 3
@@ -56,6 +57,8 @@ func poly1305IFMA8() {
 	for l := range ptr {
 		ptr[l] = GP64()
 		MOVQ(p.Offset(polyBase+8*l), ptr[l])
+		TESTQ(ptr[l], ptr[l])
+		CMOVQEQ(st.Base, ptr[l])
 		ADDQ(p.Offset(polyOff+8*l), ptr[l])
 	}
 
@@ -141,7 +144,11 @@ func poly1305IFMA8() {
 		VMOVDQA64(h, st.Offset(64*(polyRowH+i)))
 	}
 	for l := range ptr {
-		SUBQ(p.Offset(polyBase+8*l), ptr[l])
+		base := GP64()
+		MOVQ(p.Offset(polyBase+8*l), base)
+		TESTQ(base, base)
+		CMOVQEQ(st.Base, base)
+		SUBQ(base, ptr[l])
 		MOVQ(ptr[l], p.Offset(polyOff+8*l))
 	}
 	VZEROUPPER()

@@ -1,0 +1,110 @@
+package kernels_test
+
+// ChaCha-family benchmarks of the workloads the SIMD tiers are tuned for, each beside
+// golang.org/x/crypto/chacha20poly1305 doing the same work one message at a time in the same run.
+
+import (
+	"fmt"
+	"testing"
+
+	"golang.org/x/crypto/chacha20poly1305"
+
+	"github.com/wirebatch/wirebatch/kernels"
+)
+
+// chachaWorkload is a batch shape: message lengths (cycled) and batch size.
+type chachaWorkload struct {
+	name string
+	ops  int
+	lens []int
+	keys int
+}
+
+var chachaWorkloads = []chachaWorkload{
+	{"64x1420", 64, []int{1420}, 1},
+	{"64x1420-64keys", 64, []int{1420}, 64},
+	{"64x64", 64, []int{64}, 1},
+	// IMIX 7:4:1 of 64, 576 and 1500 bytes, interleaved as traffic would be.
+	{"IMIX64", 64, []int{64, 576, 64, 64, 1500, 64, 576, 64, 64, 576, 64, 576}, 1},
+	{"1x1420", 1, []int{1420}, 1},
+	{"1x64", 1, []int{64}, 1},
+	{"4x1420", 4, []int{1420}, 1},
+	{"1x16384", 1, []int{16384}, 1},
+}
+
+func BenchmarkChaChaBatch(b *testing.B) {
+	for _, w := range chachaWorkloads {
+		total := 0
+		for i := range w.ops {
+			total += w.lens[i%len(w.lens)]
+		}
+		keyBytes := make([][]byte, w.keys)
+		keys := make([]*kernels.Key, w.keys)
+		for i := range keys {
+			keyBytes[i] = make([]byte, 32)
+			keyBytes[i][0] = byte(i)
+			keys[i], _ = kernels.NewKey(kernels.ChaCha20Poly1305, keyBytes[i])
+		}
+		nonce := make([]byte, 12)
+		ops := make([]kernels.Op, w.ops)
+		for i := range ops {
+			n := w.lens[i%len(w.lens)]
+			buf := make([]byte, n+kernels.TagSize)
+			ops[i] = kernels.Op{Key: keys[i%w.keys], Nonce: nonce, Src: buf[:n], Dst: buf}
+		}
+		for _, tier := range kernels.Tiers() {
+			b.Run(fmt.Sprintf("%s/Seal/%v", w.name, tier), func(b *testing.B) {
+				b.SetBytes(int64(total))
+				b.ReportAllocs()
+				for b.Loop() {
+					tier.Seal(ops)
+				}
+			})
+		}
+		sealed := make([]kernels.Op, w.ops)
+		for i := range ops {
+			n := w.lens[i%len(w.lens)]
+			buf := make([]byte, n+kernels.TagSize)
+			kernels.Tiers()[0].Seal([]kernels.Op{{Key: ops[i].Key, Nonce: nonce, Src: buf[:n], Dst: buf}})
+			sealed[i] = kernels.Op{Key: ops[i].Key, Nonce: nonce, Src: buf, Dst: make([]byte, n)}
+		}
+		for _, tier := range kernels.Tiers() {
+			b.Run(fmt.Sprintf("%s/Open/%v", w.name, tier), func(b *testing.B) {
+				b.SetBytes(int64(total))
+				b.ReportAllocs()
+				for b.Loop() {
+					if tier.Open(sealed) != 0 {
+						b.Fatal("open failed")
+					}
+				}
+			})
+		}
+		aeads := make([]interface {
+			Seal(dst, nonce, plaintext, ad []byte) []byte
+			Open(dst, nonce, ciphertext, ad []byte) ([]byte, error)
+		}, w.keys)
+		for i := range aeads {
+			aeads[i], _ = chacha20poly1305.New(keyBytes[i])
+		}
+		b.Run(w.name+"/Seal/xcrypto", func(b *testing.B) {
+			b.SetBytes(int64(total))
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range ops {
+					aeads[i%w.keys].Seal(ops[i].Dst[:0], nonce, ops[i].Src, nil)
+				}
+			}
+		})
+		b.Run(w.name+"/Open/xcrypto", func(b *testing.B) {
+			b.SetBytes(int64(total))
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range sealed {
+					if _, err := aeads[i%w.keys].Open(sealed[i].Dst[:0], nonce, sealed[i].Src, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
