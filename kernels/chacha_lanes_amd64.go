@@ -51,8 +51,8 @@ type chachaChunkState struct {
 	op      [chachaChunk]*Op
 	key     [chachaChunk][8]uint32 // the Key's words, or the XChaCha20 subkey
 	nonce   [chachaChunk][3]uint32
-	polyKey [chachaChunk][32]byte  // one-time Poly1305 keys (r || s)
-	failed  [chachaChunk]bool      // Open: the tag did not verify
+	polyKey [chachaChunk][32]byte // one-time Poly1305 keys (r || s)
+	failed  [chachaChunk]bool     // Open: the tag did not verify
 	open    bool
 }
 
