@@ -24,6 +24,9 @@ type gcmKey struct {
 	block cipher.Block
 	// h is the GHASH key in the Generic tier's representation.
 	h ghashKey
+	// asm is what the assembly tiers of this build need (round keys, powers of H); empty where there
+	// are none.
+	asm gcmAsmKey
 }
 
 func newGCMKey(key []byte) (*gcmKey, error) {
@@ -36,19 +39,24 @@ func newGCMKey(key []byte) (*gcmKey, error) {
 	block.Encrypt(h[:], h[:])
 	g.h = newGHASHKey(h[:])
 	clear(h[:])
+	g.asm.init(key, &g.h)
 	return g, nil
 }
 
 func (g *gcmKey) destroy() {
 	g.h = ghashKey{}
 	g.block = nil
+	g.asm.destroy()
 }
 
-// gcmHas reports whether this build has AES-GCM code of tier t that this CPU runs.
-func gcmHas(t Tier) bool { return t == Generic }
-
-// gcmRun processes the AES-GCM ops of ops on tier t and returns how many Opens failed.
+// gcmRun processes the AES-GCM ops of ops on tier t and returns how many Opens failed. The tier that
+// actually runs is the first on t's fallback chain with AES-GCM code (gcmHas, per build).
 func gcmRun(t Tier, ops []Op, open bool) (failed int) {
+	return gcmRunTier(t.runsOn(gcmHas), ops, open)
+}
+
+// gcmRunGeneric processes the AES-GCM ops of ops with the portable code.
+func gcmRunGeneric(ops []Op, open bool) (failed int) {
 	var sc *gcmScratch
 	for i := range ops {
 		op := &ops[i]

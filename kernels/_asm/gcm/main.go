@@ -1,0 +1,722 @@
+// Command gcm generates kernels/gcm_amd64.s: the AES-GCM kernels of the AVX512 and AVX2 tiers
+// (NIST SP 800-38D with 96-bit IVs) and the AES-NI SubWord helper of the key expansion.
+//
+// Run through go generate in kernels (see gcm_amd64.go). The Go side owns the memory layouts; the
+// offsets below mirror gcm_amd64.go's gcmDesc and gcmTable and TestGCMLayout keeps them in step.
+//
+// Field arithmetic. GHASH blocks are loaded byte-reversed, which puts the coefficient of x^i at
+// register bit 127-i: the reflected representation R(a) = y^127·a(1/y). A carry-less product of
+// R(a) and R(b·x^-1) (the key table holds powers of H times x^-1) is R(a·b)·y^128 modulo the reflected
+// polynomial P'(y) = y^128 + y^127 + y^126 + y^121 + 1, so the 256-bit product is reduced by
+// multiplying with y^-128: twice, the low 64 bits L are cancelled by adding L·P' (P' is 1 modulo y^64)
+// and the value shifted down 64 bits, that is T' = T>>64 XOR L·(y^64 + y^63 + y^62 + y^57). The
+// 64-bit constant 0xC200000000000000 is y^63 + y^62 + y^57; the y^64 term is a quadword swap.
+// Summing products before reducing (aggregated reduction) is what lets 16 (AVX512) or 8 (AVX2)
+// blocks share one reduction: GHASH's Y_n = sum X_i·H^(n-i+1) (SP 800-38D section 6.4).
+//
+// Counters. A counter block is kept byte-reversed, so the 32-bit big-endian counter of inc32
+// (section 6.2) is the low dword of its lane and VPADDD wraps it modulo 2^32 without touching the
+// nonce; VPSHUFB restores the block order before the AES rounds.
+//
+// All branches depend on lengths, round counts and pointers only: no secret-dependent branch or
+// memory index (constant time).
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// gcmDesc offsets.
+const (
+	dTab    = 0
+	dDst    = 8
+	dSrc    = 16
+	dN      = 24
+	dAD     = 32
+	dADLen  = 40
+	dFinal  = 48
+	dLens   = 56
+	dY      = 72
+	dCtr    = 88
+	dJ0     = 104
+	descLen = 120
+)
+
+// gcmTable offsets: rk[15][64], h[20][16], nr.
+const (
+	tRK = 0
+	tH  = 960
+	tNR = 1280
+)
+
+var (
+	bswapMask, ctrInit, ctrAdd4, polyK, ctrOne, tailMask Mem
+)
+
+func main() {
+	Package("github.com/wirebatch/wirebatch/kernels")
+	ConstraintExpr("gc,!purego")
+	constants()
+
+	subWord()
+	avx512("gcmSealAVX512", false)
+	avx512("gcmOpenAVX512", true)
+	avx2("gcmSealAVX2", false)
+	avx2("gcmOpenAVX2", true)
+	Generate()
+}
+
+func constants() {
+	bswapMask = GLOBL("gcmBswap", RODATA|NOPTR)
+	DATA(0, U64(0x08090a0b0c0d0e0f))
+	DATA(8, U64(0x0001020304050607))
+
+	// Lane i of the first zmm of a chunk holds counter+i.
+	ctrInit = GLOBL("gcmCtrInit", RODATA|NOPTR)
+	for i := range 8 {
+		DATA(8*i, U64(uint64(i/2)*uint64(1-i%2)))
+	}
+	ctrAdd4 = GLOBL("gcmCtrAdd4", RODATA|NOPTR)
+	for i := range 8 {
+		DATA(8*i, U64(4*uint64(1-i%2)))
+	}
+	ctrOne = GLOBL("gcmCtrOne", RODATA|NOPTR)
+	DATA(0, U64(1))
+	DATA(8, U64(0))
+
+	polyK = GLOBL("gcmPoly", RODATA|NOPTR)
+	DATA(0, U64(0xc200000000000000))
+	DATA(8, U64(0xc200000000000000))
+
+	// 16 bytes of ones then 16 of zeros: at offset 16-n, a mask keeping the first n bytes of a block.
+	tailMask = GLOBL("gcmTailMask", RODATA|NOPTR)
+	DATA(0, U64(^uint64(0)))
+	DATA(8, U64(^uint64(0)))
+	DATA(16, U64(0))
+	DATA(24, U64(0))
+}
+
+var labels int
+
+// label returns a function-unique label name.
+func label(what string) string {
+	labels++
+	return fmt.Sprintf("%s_%d", what, labels)
+}
+
+func subWord() {
+	Implement("aesSubWord")
+	Attributes(NOSPLIT)
+	w := Load(Param("w"), GP32())
+	VMOVD(w, X0)
+	VPSHUFD(U8(0), X0, X0)
+	VPXOR(X1, X1, X1)
+	VAESENCLAST(X1, X0, X0)
+	VMOVD(X0, w)
+	Store(w, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// Register use common to both tiers.
+var (
+	desc  = RDI // current descriptor
+	count = RCX // descriptors left
+	tab   = RAX // key table
+	last  = RBX // &rk[nr]
+	src   = RSI
+	dst   = RDX
+	n     = R8
+	nr    = R12
+	hptr  = R10 // powers of H for a tail
+	tmp   = R11
+	tmp2  = R13
+	ones  = R9 // all ones, for BZHI
+)
+
+// aesRounds encrypts the blocks in regs (xmm: one block; zmm: four) with the round keys at tab;
+// the round count in nr picks 10, 12 or 14 rounds.
+func aesRounds(regs []VecPhysical) {
+	rk := func(i int) Mem { return Mem{Base: tab, Disp: tRK + 64*i} }
+	for _, r := range regs {
+		if r.Size() == 64 {
+			VPXORQ(rk(0), r, r)
+		} else {
+			VPXOR(rk(0), r, r)
+		}
+	}
+	round := func(i int) {
+		for _, r := range regs {
+			VAESENC(rk(i), r, r)
+		}
+	}
+	for i := 1; i <= 9; i++ {
+		round(i)
+	}
+	done := label("aes_last")
+	CMPQ(nr, U8(10))
+	JE(LabelRef(done))
+	round(10)
+	round(11)
+	CMPQ(nr, U8(12))
+	JE(LabelRef(done))
+	round(12)
+	round(13)
+	Label(done)
+	for _, r := range regs {
+		VAESENCLAST(Mem{Base: last}, r, r)
+	}
+}
+
+// AVX512 registers: Z0-Z3 key stream, Z4-Z7 GHASH input, Z8-Z10 product accumulators (low, high,
+// middle), Z11-Z14 and Z20 temporaries, X15 the GHASH state Y (upper lanes zero), Z16 the counters of
+// the next chunk (lane i: counter+i), Z17 the byte-reversal mask, Z18 the counter step, X19 the
+// reduction constant, K1 the byte mask of a tail's last zmm.
+var (
+	ks   = []VecPhysical{Z0, Z1, Z2, Z3}
+	gin  = []VecPhysical{Z4, Z5, Z6, Z7}
+	ctrZ = []VecPhysical{Z16, Z21, Z22, Z23}
+)
+
+// avx512 generates the AVX512 kernel: one descriptor at a time, 16 blocks (four zmm) per chunk.
+func avx512(name string, open bool) {
+	Implement(name)
+	Attributes(NOSPLIT)
+	Load(Param("d"), desc)
+	Load(Param("count"), count)
+	VBROADCASTI32X4(bswapMask, Z17)
+	VMOVDQU64(ctrAdd4, Z18)
+	VMOVDQU64(polyK, X19)
+	MOVQ(I32(-1), ones)
+
+	Label("desc")
+	TESTQ(count, count)
+	JZ(LabelRef("done"))
+	MOVQ(Mem{Base: desc, Disp: dTab}, tab)
+	MOVQ(Mem{Base: tab, Disp: tNR}, nr)
+	MOVQ(nr, last)
+	SHLQ(U8(6), last)
+	ADDQ(tab, last)
+	VMOVDQU(Mem{Base: desc, Disp: dY}, X15)
+
+	Comment("Additional data: GHASH only.")
+	MOVQ(Mem{Base: desc, Disp: dAD}, src)
+	MOVQ(Mem{Base: desc, Disp: dADLen}, n)
+	Label("ad_chunk")
+	CMPQ(n, U32(256))
+	JB(LabelRef("ad_tail"))
+	for j, g := range gin {
+		VMOVDQU64(Mem{Base: src, Disp: 64 * j}, g)
+		VPSHUFB(Z17, g, g)
+	}
+	ghash512(gin, Mem{Base: tab, Disp: tH + 16}, false)
+	ADDQ(U32(256), src)
+	SUBQ(U32(256), n)
+	JMP(LabelRef("ad_chunk"))
+	Label("ad_tail")
+	TESTQ(n, n)
+	JZ(LabelRef("text"))
+	tail512(false, func(m int) {
+		for j := range m {
+			loadIn(gin[j], j, m)
+			VPSHUFB(Z17, gin[j], gin[j])
+		}
+		ghash512(gin[:m], Mem{Base: hptr}, true)
+	})
+
+	Label("text")
+	Comment("Text: counter mode and GHASH of the ciphertext, 16 blocks per chunk.")
+	VBROADCASTI32X4(Mem{Base: desc, Disp: dCtr}, Z16)
+	VPADDD(ctrInit, Z16, Z16)
+	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
+	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
+	MOVQ(Mem{Base: desc, Disp: dN}, n)
+	Label("chunk")
+	CMPQ(n, U32(256))
+	JB(LabelRef("text_tail"))
+	counters512(4)
+	VPADDD(Z18, Z23, Z16)
+	aesRounds(ks)
+	for j := range 4 {
+		m := Mem{Base: src, Disp: 64 * j}
+		if open {
+			VMOVDQU64(m, gin[j])
+			VPXORQ(gin[j], ks[j], ks[j])
+			VPSHUFB(Z17, gin[j], gin[j])
+		} else {
+			VPXORQ(m, ks[j], ks[j])
+			VPSHUFB(Z17, ks[j], gin[j])
+		}
+		VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
+	}
+	ghash512(gin, Mem{Base: tab, Disp: tH + 16}, false)
+	ADDQ(U32(256), src)
+	ADDQ(U32(256), dst)
+	SUBQ(U32(256), n)
+	JMP(LabelRef("chunk"))
+
+	Label("text_tail")
+	VMOVDQU64(X16, Mem{Base: desc, Disp: dCtr})
+	TESTQ(n, n)
+	JZ(LabelRef("no_tail"))
+	tail512(true, func(m int) {
+		counters512(m)
+		aesRounds(ks[:m])
+		for j := range m {
+			loadIn(gin[j], j, m)
+			VPXORQ(gin[j], ks[j], ks[j])
+			if j < m-1 {
+				VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
+			} else {
+				VMOVDQU8(ks[j], K1, Mem{Base: dst, Disp: 64 * j})
+			}
+			if open {
+				VPSHUFB(Z17, gin[j], gin[j])
+			} else {
+				if j == m-1 {
+					VMOVDQU8_Z(ks[j], K1, ks[j]) // GHASH sees the ciphertext zero-padded
+				}
+				VPSHUFB(Z17, ks[j], gin[j])
+			}
+		}
+		ghash512(gin[:m], Mem{Base: hptr}, true)
+	})
+	JMP(LabelRef("finish"))
+
+	Label("no_tail")
+	Comment("No text tail: the length block alone, times H.")
+	CMPQ(Mem{Base: desc, Disp: dFinal}, U8(0))
+	JE(LabelRef("next"))
+	VMOVDQU(Mem{Base: desc, Disp: dLens}, X4)
+	VPXOR(X15, X4, X4)
+	h1 := Mem{Base: tab, Disp: tH + 16*16}
+	VPCLMULQDQ(U8(0x00), h1, X4, X8)
+	VPCLMULQDQ(U8(0x11), h1, X4, X9)
+	VPCLMULQDQ(U8(0x01), h1, X4, X10)
+	VPCLMULQDQ(U8(0x10), h1, X4, X11)
+	VPXOR(X11, X10, X10)
+	reduce128()
+
+	Label("finish")
+	CMPQ(Mem{Base: desc, Disp: dFinal}, U8(0))
+	JE(LabelRef("next"))
+	Comment("Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6).")
+	VMOVDQU(Mem{Base: desc, Disp: dJ0}, X0)
+	VPSHUFB(X17, X0, X0)
+	aesRounds([]VecPhysical{X0})
+	VPSHUFB(X17, X15, X1)
+	VPXOR(X1, X0, X0)
+	VMOVDQU(X0, Mem{Base: desc, Disp: dY})
+	JMP(LabelRef("advance"))
+
+	Label("next")
+	VMOVDQU(X15, Mem{Base: desc, Disp: dY})
+	Label("advance")
+	ADDQ(U8(descLen), desc)
+	DECQ(count)
+	JMP(LabelRef("desc"))
+
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// counters512 puts the next m zmm of counter blocks, in block order, into ks; Z16 holds the first
+// (lane i: counter+i) and Z21-Z23 receive the following ones.
+func counters512(m int) {
+	for j := 1; j < m; j++ {
+		VPADDD(Z18, ctrZ[j-1], ctrZ[j])
+	}
+	for j := range m {
+		VPSHUFB(Z17, ctrZ[j], ks[j])
+	}
+}
+
+// loadIn loads zmm j of a tail of m zmm from src: full, or zero-filled past K1 for the last one.
+func loadIn(r VecPhysical, j, m int) {
+	if j < m-1 {
+		VMOVDQU64(Mem{Base: src, Disp: 64 * j}, r)
+	} else {
+		VMOVDQU8_Z(Mem{Base: src, Disp: 64 * j}, K1, r)
+	}
+}
+
+// tail512 emits the tail of 1..255 bytes at src (n bytes): it sets K1 to the bytes of the last zmm and
+// hptr to the powers of H for nb = ceil(n/16) blocks (one further when withLens and the descriptor
+// is final, for the length block on H^1), then runs body(m) for m = ceil(n/64) zmm.
+func tail512(withLens bool, body func(m int)) {
+	LEAQ(Mem{Base: n, Disp: -1}, tmp)
+	ANDQ(U8(63), tmp)
+	INCQ(tmp)
+	BZHIQ(tmp, ones, tmp)
+	KMOVQ(tmp, K1)
+	// hptr = &h[17-nb] or &h[16-nb].
+	LEAQ(Mem{Base: n, Disp: 15}, tmp)
+	SHRQ(U8(4), tmp)
+	SHLQ(U8(4), tmp)
+	LEAQ(Mem{Base: tab, Disp: tH + 17*16}, hptr)
+	SUBQ(tmp, hptr)
+	if withLens {
+		skip := label("no_lens")
+		CMPQ(Mem{Base: desc, Disp: dFinal}, U8(0))
+		JE(LabelRef(skip))
+		SUBQ(U8(16), hptr)
+		Label(skip)
+	}
+	LEAQ(Mem{Base: n, Disp: 63}, tmp)
+	SHRQ(U8(6), tmp)
+	out := label("tail_done")
+	cases := make([]string, 5)
+	for m := 1; m <= 3; m++ {
+		cases[m] = label(fmt.Sprintf("tail%d", m))
+		CMPQ(tmp, U8(m))
+		JE(LabelRef(cases[m]))
+	}
+	for m := 4; m >= 1; m-- {
+		if m < 4 {
+			Label(cases[m])
+		}
+		body(m)
+		if withLens {
+			lens512()
+		}
+		reduce512()
+		if m > 1 {
+			JMP(LabelRef(out))
+		}
+	}
+	Label(out)
+}
+
+// ghash512 multiplies the byte-reversed blocks in regs by the powers of H at h (64 bytes per zmm),
+// Y XORed into the first block, and accumulates into Z8-Z10. Unless open-ended (the caller adds
+// more products and reduces), it reduces into X15.
+func ghash512(regs []VecPhysical, h Mem, more bool) {
+	VPXORQ(Z15, regs[0], regs[0])
+	for j, d := range regs {
+		hm := h.Offset(64 * j)
+		if j == 0 {
+			VPCLMULQDQ(U8(0x00), hm, d, Z8)
+			VPCLMULQDQ(U8(0x11), hm, d, Z9)
+			VPCLMULQDQ(U8(0x01), hm, d, Z10)
+			VPCLMULQDQ(U8(0x10), hm, d, Z11)
+			VPXORQ(Z11, Z10, Z10)
+			continue
+		}
+		VPCLMULQDQ(U8(0x00), hm, d, Z11)
+		VPCLMULQDQ(U8(0x11), hm, d, Z12)
+		VPCLMULQDQ(U8(0x01), hm, d, Z13)
+		VPCLMULQDQ(U8(0x10), hm, d, Z14)
+		VPXORQ(Z11, Z8, Z8)
+		VPXORQ(Z12, Z9, Z9)
+		VPTERNLOGQ(U8(0x96), Z14, Z13, Z10)
+	}
+	if !more {
+		reduce512()
+	}
+}
+
+// lens512 adds the length block times H^1 to the accumulators when the descriptor is final.
+func lens512() {
+	skip := label("no_lens")
+	CMPQ(Mem{Base: desc, Disp: dFinal}, U8(0))
+	JE(LabelRef(skip))
+	h1 := Mem{Base: tab, Disp: tH + 16*16}
+	VMOVDQU64(Mem{Base: desc, Disp: dLens}, X20)
+	VPCLMULQDQ(U8(0x00), h1, X20, X11)
+	VPCLMULQDQ(U8(0x11), h1, X20, X12)
+	VPCLMULQDQ(U8(0x01), h1, X20, X13)
+	VPCLMULQDQ(U8(0x10), h1, X20, X14)
+	VPXORQ(Z11, Z8, Z8)
+	VPXORQ(Z12, Z9, Z9)
+	VPTERNLOGQ(U8(0x96), Z14, Z13, Z10)
+	Label(skip)
+}
+
+// reduce512 sums the four lanes of the accumulators and reduces into X15.
+func reduce512() {
+	VPSLLDQ(U8(8), Z10, Z11)
+	VPSRLDQ(U8(8), Z10, Z10)
+	VPXORQ(Z11, Z8, Z8)
+	VPXORQ(Z10, Z9, Z9)
+	VEXTRACTI64X4(U8(1), Z8, Y11)
+	VEXTRACTI64X4(U8(1), Z9, Y12)
+	VPXORQ(Y11, Y8, Y8)
+	VPXORQ(Y12, Y9, Y9)
+	VEXTRACTI128(U8(1), Y8, X11)
+	VEXTRACTI128(U8(1), Y9, X12)
+	VPXOR(X11, X8, X8)
+	VPXOR(X12, X9, X9)
+	montgomery(X8, X9, X11, X19)
+}
+
+// reduce128 folds the middle product X10 into X8:X9 and reduces into X15 (xmm accumulators).
+func reduce128() {
+	VPSLLDQ(U8(8), X10, X11)
+	VPSRLDQ(U8(8), X10, X10)
+	VPXOR(X11, X8, X8)
+	VPXOR(X10, X9, X9)
+	montgomery(X8, X9, X11, X19)
+}
+
+// montgomery reduces the 256-bit product hi:lo to X15 = (hi:lo)·y^-128 mod P' (see the file comment):
+// two folds of the low quadword by the constant in k (either quadword), each a quadword swap.
+func montgomery(lo, hi, t VecPhysical, k Op) {
+	VPCLMULQDQ(U8(0x00), k, lo, t)
+	VPSHUFD(U8(0x4e), lo, lo)
+	VPXOR(t, lo, lo)
+	VPCLMULQDQ(U8(0x00), k, lo, t)
+	VPSHUFD(U8(0x4e), lo, lo)
+	VPXOR(t, lo, lo)
+	VPXOR(lo, hi, X15)
+}
+
+// AVX2 registers (VEX only, X0-X15): X0-X7 blocks, X8 the next counter block, X9 the GHASH state
+// still to be added to a tail's next block, X10 the byte-reversal mask, X11-X13 product accumulators
+// (low, high, middle), X14 a temporary, X15 the GHASH state Y.
+var blocks = []VecPhysical{X0, X1, X2, X3, X4, X5, X6, X7}
+
+// avx2 generates the AVX2 kernel: one descriptor at a time, 8 blocks (eight xmm) per chunk, tails
+// one block at a time with a bounce buffer for the last partial block.
+func avx2(name string, open bool) {
+	Implement(name)
+	Attributes(NOSPLIT)
+	buf := AllocLocal(16)
+	Load(Param("d"), desc)
+	Load(Param("count"), count)
+	VMOVDQU(bswapMask, X10)
+
+	Label("desc")
+	TESTQ(count, count)
+	JZ(LabelRef("done"))
+	MOVQ(Mem{Base: desc, Disp: dTab}, tab)
+	MOVQ(Mem{Base: tab, Disp: tNR}, nr)
+	MOVQ(nr, last)
+	SHLQ(U8(6), last)
+	ADDQ(tab, last)
+	VMOVDQU(Mem{Base: desc, Disp: dY}, X15)
+
+	Comment("Additional data: GHASH only.")
+	MOVQ(Mem{Base: desc, Disp: dAD}, src)
+	MOVQ(Mem{Base: desc, Disp: dADLen}, n)
+	Label("ad_chunk")
+	CMPQ(n, U8(128))
+	JB(LabelRef("ad_tail"))
+	for i, b := range blocks {
+		VMOVDQU(Mem{Base: src, Disp: 16 * i}, b)
+		VPSHUFB(X10, b, b)
+	}
+	ghash2(blocks, Mem{Base: tab, Disp: tH + 9*16})
+	ADDQ(U8(128), src)
+	SUBQ(U8(128), n)
+	JMP(LabelRef("ad_chunk"))
+	Label("ad_tail")
+	tail2(buf, false, open)
+
+	Comment("Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.")
+	VMOVDQU(Mem{Base: desc, Disp: dCtr}, X8)
+	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
+	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
+	MOVQ(Mem{Base: desc, Disp: dN}, n)
+	Label("chunk")
+	CMPQ(n, U8(128))
+	JB(LabelRef("text_tail"))
+	for _, b := range blocks {
+		VPSHUFB(X10, X8, b)
+		VPADDD(ctrOne, X8, X8)
+	}
+	aesRounds(blocks)
+	for i, b := range blocks {
+		m := Mem{Base: src, Disp: 16 * i}
+		if open {
+			VMOVDQU(m, X14)
+			VPXOR(X14, b, b)
+			VMOVDQU(b, Mem{Base: dst, Disp: 16 * i})
+			VPSHUFB(X10, X14, b)
+		} else {
+			VPXOR(m, b, b)
+			VMOVDQU(b, Mem{Base: dst, Disp: 16 * i})
+			VPSHUFB(X10, b, b)
+		}
+	}
+	ghash2(blocks, Mem{Base: tab, Disp: tH + 9*16})
+	ADDQ(U8(128), src)
+	ADDQ(U8(128), dst)
+	SUBQ(U8(128), n)
+	JMP(LabelRef("chunk"))
+
+	Label("text_tail")
+	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
+	tail2(buf, true, open)
+
+	CMPQ(Mem{Base: desc, Disp: dFinal}, U8(0))
+	JE(LabelRef("next"))
+	Comment("The length block times H, then tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 steps 5-6).")
+	VMOVDQU(Mem{Base: desc, Disp: dLens}, X0)
+	VPXOR(X15, X0, X0)
+	VPXOR(X9, X9, X9)
+	VPXOR(X11, X11, X11)
+	VPXOR(X12, X12, X12)
+	VPXOR(X13, X13, X13)
+	accumulate2(X0, Mem{Base: tab, Disp: tH + 16*16})
+	reduce2()
+	VMOVDQU(Mem{Base: desc, Disp: dJ0}, X0)
+	VPSHUFB(X10, X0, X0)
+	aesRounds([]VecPhysical{X0})
+	VPSHUFB(X10, X15, X1)
+	VPXOR(X1, X0, X0)
+	VMOVDQU(X0, Mem{Base: desc, Disp: dY})
+	JMP(LabelRef("advance"))
+
+	Label("next")
+	VMOVDQU(X15, Mem{Base: desc, Disp: dY})
+	Label("advance")
+	ADDQ(U8(descLen), desc)
+	DECQ(count)
+	JMP(LabelRef("desc"))
+
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// ghash2 multiplies the byte-reversed blocks in regs by the powers of H at h, Y XORed into the first,
+// and reduces into X15.
+func ghash2(regs []VecPhysical, h Mem) {
+	VPXOR(X15, regs[0], regs[0])
+	for i, d := range regs {
+		hm := h.Offset(16 * i)
+		if i == 0 {
+			VPCLMULQDQ(U8(0x00), hm, d, X11)
+			VPCLMULQDQ(U8(0x11), hm, d, X12)
+			VPCLMULQDQ(U8(0x01), hm, d, X13)
+			VPCLMULQDQ(U8(0x10), hm, d, X14)
+			VPXOR(X14, X13, X13)
+			continue
+		}
+		VPCLMULQDQ(U8(0x00), hm, d, X14)
+		VPXOR(X14, X11, X11)
+		VPCLMULQDQ(U8(0x11), hm, d, X14)
+		VPXOR(X14, X12, X12)
+		VPCLMULQDQ(U8(0x01), hm, d, X14)
+		VPXOR(X14, X13, X13)
+		VPCLMULQDQ(U8(0x10), hm, d, d)
+		VPXOR(d, X13, X13)
+	}
+	reduce2()
+}
+
+// accumulate2 adds X9 (then cleared) to the byte-reversed block d and its product with the power of
+// H at h to the accumulators X11-X13.
+func accumulate2(d VecPhysical, h Mem) {
+	VPXOR(X9, d, d)
+	VPXOR(X9, X9, X9)
+	VPCLMULQDQ(U8(0x00), h, d, X14)
+	VPXOR(X14, X11, X11)
+	VPCLMULQDQ(U8(0x11), h, d, X14)
+	VPXOR(X14, X12, X12)
+	VPCLMULQDQ(U8(0x01), h, d, X14)
+	VPXOR(X14, X13, X13)
+	VPCLMULQDQ(U8(0x10), h, d, d)
+	VPXOR(d, X13, X13)
+}
+
+// reduce2 folds the middle product into X11:X12 and reduces into X15.
+func reduce2() {
+	VPSLLDQ(U8(8), X13, X14)
+	VPSRLDQ(U8(8), X13, X13)
+	VPXOR(X14, X11, X11)
+	VPXOR(X13, X12, X12)
+	montgomery(X11, X12, X14, polyK)
+}
+
+// tail2 emits the tail of 0..127 bytes at src (n bytes): whole blocks one at a time (text: counter
+// mode into dst), then a partial block through the bounce buffer buf, zero-padded for GHASH (section
+// 6.4's 0^v padding), the products summed and reduced once. The buffer is wiped afterwards.
+func tail2(buf Mem, text, open bool) {
+	out := label("tail_out")
+	TESTQ(n, n)
+	JZ(LabelRef(out))
+	LEAQ(Mem{Base: n, Disp: 15}, tmp)
+	SHRQ(U8(4), tmp)
+	SHLQ(U8(4), tmp)
+	LEAQ(Mem{Base: tab, Disp: tH + 17*16}, hptr)
+	SUBQ(tmp, hptr)
+	VMOVDQU(X15, X9)
+	VPXOR(X11, X11, X11)
+	VPXOR(X12, X12, X12)
+	VPXOR(X13, X13, X13)
+
+	loop, partial, reduce := label("tail_block"), label("tail_partial"), label("tail_reduce")
+	Label(loop)
+	CMPQ(n, U8(16))
+	JB(LabelRef(partial))
+	if text {
+		VPSHUFB(X10, X8, X0)
+		VPADDD(ctrOne, X8, X8)
+		aesRounds([]VecPhysical{X0})
+		if open {
+			VMOVDQU(Mem{Base: src}, X1)
+			VPXOR(X1, X0, X0)
+			VMOVDQU(X0, Mem{Base: dst})
+		} else {
+			VPXOR(Mem{Base: src}, X0, X0)
+			VMOVDQU(X0, Mem{Base: dst})
+			VMOVDQA(X0, X1)
+		}
+		ADDQ(U8(16), dst)
+	} else {
+		VMOVDQU(Mem{Base: src}, X1)
+	}
+	VPSHUFB(X10, X1, X1)
+	accumulate2(X1, Mem{Base: hptr})
+	ADDQ(U8(16), src)
+	ADDQ(U8(16), hptr)
+	SUBQ(U8(16), n)
+	JMP(LabelRef(loop))
+
+	Label(partial)
+	TESTQ(n, n)
+	JZ(LabelRef(reduce))
+	VPXOR(X1, X1, X1)
+	VMOVDQU(X1, buf)
+	copyBytes(buf, Mem{Base: src})
+	VMOVDQU(buf, X1)
+	if text {
+		VPSHUFB(X10, X8, X0)
+		aesRounds([]VecPhysical{X0})
+		VPXOR(X1, X0, X0)
+		VMOVDQU(X0, buf)
+		copyBytes(Mem{Base: dst}, buf)
+		if !open {
+			// GHASH sees the ciphertext zero-padded: keep its first n bytes.
+			LEAQ(tailMask.Offset(16), tmp)
+			SUBQ(n, tmp)
+			VPAND(Mem{Base: tmp}, X0, X1)
+		}
+	}
+	VPXOR(X0, X0, X0)
+	VMOVDQU(X0, buf)
+	VPSHUFB(X10, X1, X1)
+	accumulate2(X1, Mem{Base: hptr})
+
+	Label(reduce)
+	reduce2()
+	Label(out)
+}
+
+// copyBytes copies n (1..15) bytes from from to to, a byte at a time.
+func copyBytes(to, from Mem) {
+	loop := label("copy")
+	XORQ(tmp2, tmp2)
+	Label(loop)
+	MOVB(from.Idx(tmp2, 1), tmp.As8())
+	MOVB(tmp.As8(), to.Idx(tmp2, 1))
+	INCQ(tmp2)
+	CMPQ(tmp2, n)
+	JB(LabelRef(loop))
+}

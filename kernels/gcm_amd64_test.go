@@ -1,0 +1,180 @@
+//go:build gc && !purego
+
+package kernels
+
+// Internal tests of the amd64 AES-GCM kernels: the memory layouts the generator hard-codes, the key
+// expansion against FIPS 197, the counter wrap of inc32 driven through the kernels directly, and the
+// wiping of key material.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/hex"
+	"testing"
+	"unsafe"
+)
+
+// TestGCMLayout checks the offsets _asm/gcm/main.go hard-codes against the Go types.
+func TestGCMLayout(t *testing.T) {
+	var d gcmDesc
+	var tab gcmTable
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"gcmDesc.tab", unsafe.Offsetof(d.tab), 0},
+		{"gcmDesc.dst", unsafe.Offsetof(d.dst), 8},
+		{"gcmDesc.src", unsafe.Offsetof(d.src), 16},
+		{"gcmDesc.n", unsafe.Offsetof(d.n), 24},
+		{"gcmDesc.ad", unsafe.Offsetof(d.ad), 32},
+		{"gcmDesc.adLen", unsafe.Offsetof(d.adLen), 40},
+		{"gcmDesc.final", unsafe.Offsetof(d.final), 48},
+		{"gcmDesc.lens", unsafe.Offsetof(d.lens), 56},
+		{"gcmDesc.y", unsafe.Offsetof(d.y), 72},
+		{"gcmDesc.ctr", unsafe.Offsetof(d.ctr), 88},
+		{"gcmDesc.j0", unsafe.Offsetof(d.j0), 104},
+		{"sizeof gcmDesc", unsafe.Sizeof(d), 120},
+		{"gcmTable.rk", unsafe.Offsetof(tab.rk), 0},
+		{"gcmTable.h", unsafe.Offsetof(tab.h), 960},
+		{"gcmTable.nr", unsafe.Offsetof(tab.nr), 1280},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s at %d, the generator assumes %d", c.name, c.got, c.want)
+		}
+	}
+	if !gcmAVX2OK {
+		return
+	}
+	for _, size := range []int{16, 24, 32} {
+		k, err := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], make([]byte, size))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := uintptr(unsafe.Pointer(k.gcm.asm.tab)); p%64 != 0 {
+			t.Errorf("key table at %#x, not 64-byte aligned", p)
+		}
+	}
+}
+
+// TestAESKeyExpansion checks the round keys against FIPS 197 appendix A (the last round key of each
+// example) and every round count.
+func TestAESKeyExpansion(t *testing.T) {
+	if !gcmAVX2OK {
+		t.Skip("no AES-NI: the key table is not built")
+	}
+	for _, c := range []struct {
+		key, last string
+		nr        int
+	}{
+		{"2b7e151628aed2a6abf7158809cf4f3c", "d014f9a8c9ee2589e13f0cc8b6630ca6", 10},                                 // A.1
+		{"8e73b0f7da0e6452c810f32b809079e562f8ead2522c6b7b", "e98ba06f448c773c8ecc720401002202", 12},                 // A.2
+		{"603deb1015ca71be2b73aef0857d77811f352c073b6108d72d9810a30914dff4", "fe4890d1e6188d0b046df344706c631e", 14}, // A.3
+	} {
+		key, _ := hex.DecodeString(c.key)
+		want, _ := hex.DecodeString(c.last)
+		var rk [15][64]byte
+		if nr := expandAESKey(key, &rk); nr != c.nr {
+			t.Fatalf("%d-byte key: %d rounds, want %d", len(key), nr, c.nr)
+		}
+		for lane := 0; lane < 64; lane += 16 {
+			if got := rk[c.nr][lane : lane+16]; !bytes.Equal(got, want) {
+				t.Errorf("%d-byte key: last round key lane %d = %x, want %x", len(key), lane/16, got, want)
+			}
+		}
+		if !bytes.Equal(rk[0][:16], key[:16]) {
+			t.Errorf("%d-byte key: round key 0 is not the key", len(key))
+		}
+	}
+}
+
+// gcmAsmTiers lists the assembly tiers this CPU runs.
+func gcmAsmTiers() []Tier {
+	var ts []Tier
+	for _, t := range []Tier{AVX2, AVX512} {
+		if gcmHas(t) {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// TestGCMCounterWrap starts the text counter near 2^32 (a state no 96-bit IV reaches within one
+// message, but the kernels must still implement inc32: SP 800-38D section 6.2 increments only the
+// low 32 bits, modulo 2^32) and compares the kernels with the Generic tier's gcmCTR (a Go uint32
+// counter) and gcmTag, for lengths that put the wrap in every lane and chunk position.
+func TestGCMCounterWrap(t *testing.T) {
+	tiers := gcmAsmTiers()
+	if len(tiers) == 0 {
+		t.Skip("no assembly tier on this CPU")
+	}
+	for _, size := range []int{16, 24, 32} {
+		raw := make([]byte, size)
+		for i := range raw {
+			raw[i] = byte(7*i + size)
+		}
+		key, err := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := key.gcm
+		nonce := []byte("wrap nonce!!")
+		ad := []byte("header")
+		for _, n := range []int{1, 16, 17, 64, 100, 255, 256, 300, 511, 512, 700, 1100} {
+			for back := uint32(1); back <= 20; back += 3 {
+				start := -back // the counter wraps after back blocks
+				src := make([]byte, n)
+				for i := range src {
+					src[i] = byte(i * 13)
+				}
+
+				sc := getGCMScratch()
+				copy(sc.j0[:12], nonce)
+				binary.BigEndian.PutUint32(sc.j0[12:], 1)
+				g.block.Encrypt(sc.tagMask[:], sc.j0[:])
+				want := make([]byte, n+TagSize)
+				gcmCTR(g, sc, want[:n], src, start)
+				gcmTag(g, sc, ad, want[:n], want[n:])
+				putGCMScratch(sc)
+
+				for _, tier := range tiers {
+					got := make([]byte, n+TagSize)
+					var b gcmBatch
+					b.tier = tier
+					op := Op{Key: key, Nonce: nonce, AD: ad, Src: src, Dst: got}
+					d := &b.descs[0]
+					b.start(d, &op, n)
+					binary.LittleEndian.PutUint32(d.ctr[0:], start)
+					d.ad, d.adLen = &ad[0], len(ad)
+					d.src, d.dst, d.n = &src[0], &got[0], n
+					d.final = 1
+					b.ops[0] = &op
+					b.count = 1
+					b.flush()
+					if !bytes.Equal(got, want) {
+						t.Fatalf("%v AES-%d, %d bytes, counter starting 2^32-%d: got %x, want %x",
+							tier, 8*size, n, back, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestGCMKeyDestroy checks that Destroy wipes the round keys and powers of H.
+func TestGCMKeyDestroy(t *testing.T) {
+	if !gcmAVX2OK {
+		t.Skip("no AES-NI: the key table is not built")
+	}
+	k, err := NewKey(AES256GCM, bytes.Repeat([]byte{0x42}, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := k.gcm
+	if bytes.Count(g.asm.mem[:], []byte{0}) == len(g.asm.mem) {
+		t.Fatal("key table empty before Destroy")
+	}
+	k.Destroy()
+	if bytes.Count(g.asm.mem[:], []byte{0}) != len(g.asm.mem) || g.asm.tab != nil {
+		t.Fatal("Destroy left key material in the table")
+	}
+}

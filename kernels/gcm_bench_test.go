@@ -1,0 +1,113 @@
+package kernels_test
+
+// AES-GCM throughput of every tier side by side with crypto/cipher (the baseline, one message per
+// call as a data plane would use it) in the same run. Names: BenchmarkGCM/<workload>/<impl>/<dir>;
+// ns/pkt is the time per message.
+
+import (
+	"crypto/aes"
+	"crypto/cipher"
+	"testing"
+
+	"github.com/wirebatch/wirebatch/kernels"
+)
+
+// gcmWorkload is a batch shape: message sizes (cycled over the batch), key size and key count.
+type gcmWorkload struct {
+	name  string
+	suite kernels.Suite
+	sizes []int
+	ops   int
+	keys  int
+}
+
+// imix is the simple IMIX (64, 576 and 1500 bytes in 7:4:1), shuffled over 12 messages.
+var imix = []int{64, 576, 64, 1500, 64, 576, 64, 64, 576, 64, 576, 64}
+
+var gcmWorkloads = []gcmWorkload{
+	{"64x1420/AES-128", kernels.AES128GCM, []int{1420}, 64, 1},
+	{"64x1420/AES-256", kernels.AES256GCM, []int{1420}, 64, 1},
+	{"64x1420/AES-128/64keys", kernels.AES128GCM, []int{1420}, 64, 64},
+	{"64x64/AES-128", kernels.AES128GCM, []int{64}, 64, 1},
+	{"IMIX64/AES-128", kernels.AES128GCM, imix, 64, 1},
+	{"1x1420/AES-128", kernels.AES128GCM, []int{1420}, 1, 1},
+}
+
+// gcmBatch is a prepared batch: Seal ops and the matching Open ops.
+type gcmBenchBatch struct {
+	seal, open []kernels.Op
+	std        []cipher.AEAD
+	bytes      int
+}
+
+func newGCMBenchBatch(b *testing.B, w gcmWorkload) *gcmBenchBatch {
+	r := newRand(b)
+	keys := make([]*kernels.Key, w.keys)
+	std := make([]cipher.AEAD, w.keys)
+	for i := range keys {
+		raw := randBytes(r, w.suite.KeySize())
+		k, err := kernels.NewKey(w.suite, raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		blk, _ := aes.NewCipher(raw)
+		g, _ := cipher.NewGCM(blk)
+		keys[i], std[i] = k, g
+	}
+	bb := &gcmBenchBatch{seal: make([]kernels.Op, w.ops), open: make([]kernels.Op, w.ops)}
+	for i := range bb.seal {
+		n := w.sizes[i%len(w.sizes)]
+		k := keys[i%len(keys)]
+		nonce := randBytes(r, 12)
+		pt := randBytes(r, n)
+		ct := make([]byte, n+kernels.TagSize)
+		bb.seal[i] = kernels.Op{Key: k, Nonce: nonce, Src: pt, Dst: ct}
+		bb.open[i] = kernels.Op{Key: k, Nonce: nonce, Src: ct, Dst: make([]byte, n)}
+		bb.std = append(bb.std, std[i%len(std)])
+		bb.bytes += n
+	}
+	kernels.Generic.Seal(bb.seal)
+	return bb
+}
+
+func BenchmarkGCM(b *testing.B) {
+	for _, w := range gcmWorkloads {
+		b.Run(w.name, func(b *testing.B) {
+			bb := newGCMBenchBatch(b, w)
+			report := func(b *testing.B) {
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(bb.seal)), "ns/pkt")
+			}
+			for _, dir := range []string{"seal", "open"} {
+				b.Run("stdlib/"+dir, func(b *testing.B) {
+					b.SetBytes(int64(bb.bytes))
+					b.ReportAllocs()
+					for b.Loop() {
+						for i := range bb.seal {
+							s, o := &bb.seal[i], &bb.open[i]
+							if dir == "seal" {
+								bb.std[i].Seal(s.Dst[:0], s.Nonce, s.Src, nil)
+							} else if _, err := bb.std[i].Open(o.Dst[:0], o.Nonce, o.Src, nil); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+					report(b)
+				})
+				for _, tier := range kernels.Tiers() {
+					b.Run(tier.String()+"/"+dir, func(b *testing.B) {
+						b.SetBytes(int64(bb.bytes))
+						b.ReportAllocs()
+						for b.Loop() {
+							if dir == "seal" {
+								tier.Seal(bb.seal)
+							} else if tier.Open(bb.open) != 0 {
+								b.Fatal("Open failed")
+							}
+						}
+						report(b)
+					})
+				}
+			}
+		})
+	}
+}
