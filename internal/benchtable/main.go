@@ -1,0 +1,188 @@
+// Command benchtable turns the kernels benchmarks into a comparison table. It reads `go test -bench`
+// output on stdin, echoes it unchanged (so the raw lines stay usable by benchstat), then prints one
+// table per suite, workload and direction: each tier's ns/packet, GB/s and speed-up over the
+// per-packet baseline, as medians over the -count runs.
+//
+//	go test -run '^$' -bench . -count 5 ./kernels/ | go run ./internal/benchtable
+//
+// It understands benchmark names of the form Benchmark{Seal,Open}/<suite>/<workload>/<tier>, where
+// the tier "baseline" is the reference (see kernels/bench_test.go); other lines are only echoed.
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+func main() {
+	if err := run(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+}
+
+// baseline is the tier name of the per-packet reference implementation.
+const baseline = "baseline"
+
+// resultLine matches a benchmark result: name, iterations, then value/unit pairs.
+var resultLine = regexp.MustCompile(`^Benchmark(\S+)\s+\d+\s+(.+)$`)
+
+// procsSuffix is the -GOMAXPROCS suffix the testing package appends to a benchmark's name.
+var procsSuffix = regexp.MustCompile(`-\d+$`)
+
+// group identifies one table; row one line of it.
+type group struct{ suite, workload, dir string }
+
+// samples are the measurements of one tier in one group, one value per run.
+type samples struct {
+	nsPerPkt, mbPerSec []float64
+}
+
+type table struct {
+	groups []group                       // in order of first appearance
+	tiers  map[group][]string            // in order of first appearance
+	data   map[group]map[string]*samples // group -> tier -> samples
+}
+
+func run(in io.Reader, out io.Writer) error {
+	t := &table{tiers: map[group][]string{}, data: map[group]map[string]*samples{}}
+	w := bufio.NewWriter(out)
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		fmt.Fprintln(w, line)
+		t.add(line)
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	t.print(w)
+	return w.Flush()
+}
+
+// add records line if it is a result of one of the kernels benchmarks.
+func (t *table) add(line string) {
+	m := resultLine.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	parts := strings.Split(procsSuffix.ReplaceAllString(m[1], ""), "/")
+	if len(parts) != 4 || (parts[0] != "Seal" && parts[0] != "Open") {
+		return
+	}
+	g, tier := group{suite: parts[1], workload: parts[2], dir: parts[0]}, parts[3]
+	fields := strings.Fields(m[2])
+	s := &samples{}
+	for i := 0; i+1 < len(fields); i += 2 {
+		v, err := strconv.ParseFloat(fields[i], 64)
+		if err != nil {
+			continue
+		}
+		switch fields[i+1] {
+		case "ns/pkt":
+			s.nsPerPkt = append(s.nsPerPkt, v)
+		case "MB/s":
+			s.mbPerSec = append(s.mbPerSec, v)
+		}
+	}
+	if len(s.nsPerPkt) == 0 {
+		return // not one of ours: without ns/pkt there is nothing to compare
+	}
+	if t.data[g] == nil {
+		t.data[g] = map[string]*samples{}
+		t.groups = append(t.groups, g)
+	}
+	acc := t.data[g][tier]
+	if acc == nil {
+		acc = &samples{}
+		t.data[g][tier] = acc
+		t.tiers[g] = append(t.tiers[g], tier)
+	}
+	acc.nsPerPkt = append(acc.nsPerPkt, s.nsPerPkt...)
+	acc.mbPerSec = append(acc.mbPerSec, s.mbPerSec...)
+}
+
+// print writes the tables: groups ordered by suite, then workload, then direction, each in order of
+// first appearance; rows in order of appearance with the baseline last.
+func (t *table) print(w io.Writer) {
+	if len(t.groups) == 0 {
+		return
+	}
+	suites, workloads, dirs := firstSeen(t.groups, func(g group) string { return g.suite }),
+		firstSeen(t.groups, func(g group) string { return g.workload }),
+		firstSeen(t.groups, func(g group) string { return g.dir })
+	groups := slices.Clone(t.groups)
+	slices.SortStableFunc(groups, func(a, b group) int {
+		if c := suites[a.suite] - suites[b.suite]; c != 0 {
+			return c
+		}
+		if c := workloads[a.workload] - workloads[b.workload]; c != 0 {
+			return c
+		}
+		return dirs[a.dir] - dirs[b.dir]
+	})
+
+	runs := 0
+	for _, g := range groups {
+		for _, s := range t.data[g] {
+			runs = max(runs, len(s.nsPerPkt))
+		}
+	}
+	fmt.Fprintf(w, "\n== kernels vs baseline, medians of %d run(s); vs baseline = baseline ns/pkt / tier ns/pkt ==\n", runs)
+	for _, g := range groups {
+		fmt.Fprintf(w, "\n%s  %s  %s\n", g.suite, g.workload, g.dir)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "tier\tns/pkt\tGB/s\tvs baseline\t")
+		base := 0.0
+		if s := t.data[g][baseline]; s != nil {
+			base = median(s.nsPerPkt)
+		}
+		rows := slices.DeleteFunc(slices.Clone(t.tiers[g]), func(tier string) bool { return tier == baseline })
+		if t.data[g][baseline] != nil {
+			rows = append(rows, baseline)
+		}
+		for _, tier := range rows {
+			s := t.data[g][tier]
+			ns := median(s.nsPerPkt)
+			gbs, ratio := "-", "-"
+			if len(s.mbPerSec) > 0 {
+				gbs = strconv.FormatFloat(median(s.mbPerSec)/1000, 'f', 3, 64) // testing's MB/s is 1e6 B/s
+			}
+			if base > 0 && ns > 0 {
+				ratio = strconv.FormatFloat(base/ns, 'f', 2, 64) + "x"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", tier, strconv.FormatFloat(ns, 'f', 1, 64), gbs, ratio)
+		}
+		tw.Flush()
+	}
+}
+
+// firstSeen numbers the distinct keys of gs in order of first appearance.
+func firstSeen(gs []group, key func(group) string) map[string]int {
+	m := map[string]int{}
+	for _, g := range gs {
+		if _, ok := m[key(g)]; !ok {
+			m[key(g)] = len(m)
+		}
+	}
+	return m
+}
+
+// median of a non-empty sample; the mean of the middle two for an even count.
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

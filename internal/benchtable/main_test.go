@@ -1,0 +1,120 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestRun(t *testing.T) {
+	for _, c := range []struct {
+		name, in string
+		table    string // what run prints after echoing the input
+	}{
+		{
+			name: "medians, GOMAXPROCS suffix, baseline last",
+			in: `goos: linux
+goarch: amd64
+pkg: github.com/wirebatch/wirebatch/kernels
+BenchmarkSeal/ChaCha20-Poly1305/1420x64/AVX512-2   	 2893	 40305 ns/op	2254.81 MB/s	 600.0 ns/pkt	 0 B/op	 0 allocs/op
+BenchmarkSeal/ChaCha20-Poly1305/1420x64/Generic-2  	  495	273263 ns/op	 332.57 MB/s	4270 ns/pkt	 0 B/op	 0 allocs/op
+BenchmarkSeal/ChaCha20-Poly1305/1420x64/baseline-2 	 2432	 46577 ns/op	1951.18 MB/s	 720.0 ns/pkt	 0 B/op	 0 allocs/op
+BenchmarkSeal/ChaCha20-Poly1305/1420x64/AVX512-2   	 2893	 40305 ns/op	2000.00 MB/s	 700.0 ns/pkt	 0 B/op	 0 allocs/op
+BenchmarkSeal/ChaCha20-Poly1305/1420x64/Generic-2  	  495	273263 ns/op	 300.00 MB/s	4000 ns/pkt	 0 B/op	 0 allocs/op
+BenchmarkSeal/ChaCha20-Poly1305/1420x64/baseline-2 	 2432	 46577 ns/op	1900.00 MB/s	 740.0 ns/pkt	 0 B/op	 0 allocs/op
+BenchmarkSeal/ChaCha20-Poly1305/1420x64/AVX512-2   	 2893	 40305 ns/op	2100.00 MB/s	 650.0 ns/pkt	 0 B/op	 0 allocs/op
+BenchmarkSeal/ChaCha20-Poly1305/1420x64/Generic-2  	  495	273263 ns/op	 310.00 MB/s	4100 ns/pkt	 0 B/op	 0 allocs/op
+BenchmarkSeal/ChaCha20-Poly1305/1420x64/baseline-2 	 2432	 46577 ns/op	1950.00 MB/s	 730.0 ns/pkt	 0 B/op	 0 allocs/op
+PASS
+ok  	github.com/wirebatch/wirebatch/kernels	12.3s
+`,
+			// AVX512: medians 650 ns/pkt and 2100 MB/s; 730/650 = 1.123.
+			table: `
+== kernels vs baseline, medians of 3 run(s); vs baseline = baseline ns/pkt / tier ns/pkt ==
+
+ChaCha20-Poly1305  1420x64  Seal
+      tier  ns/pkt   GB/s  vs baseline
+    AVX512   650.0  2.100        1.12x
+   Generic  4100.0  0.310        0.18x
+  baseline   730.0  1.950        1.00x
+`,
+		},
+		{
+			name: "ordering by suite, workload, direction; even medians; no baseline; no MB/s",
+			in: `BenchmarkSeal/AES-128-GCM/64x64/Generic     10  100 ns/op  1.0 ns/pkt
+BenchmarkSeal/AES-128-GCM/1420x1/Generic    10  100 ns/op  1000 MB/s  10 ns/pkt
+BenchmarkSeal/AES-128-GCM/1420x1/Generic    10  100 ns/op  3000 MB/s  30 ns/pkt
+BenchmarkSeal/ChaCha20-Poly1305/64x64/Generic-8 10  100 ns/op  5 ns/pkt
+BenchmarkOpen/AES-128-GCM/64x64/Generic     10  100 ns/op  2.0 ns/pkt
+BenchmarkOpen/AES-128-GCM/64x64/baseline    10  100 ns/op  4.0 ns/pkt
+`,
+			table: `
+== kernels vs baseline, medians of 2 run(s); vs baseline = baseline ns/pkt / tier ns/pkt ==
+
+AES-128-GCM  64x64  Seal
+     tier  ns/pkt  GB/s  vs baseline
+  Generic     1.0     -            -
+
+AES-128-GCM  64x64  Open
+      tier  ns/pkt  GB/s  vs baseline
+   Generic     2.0     -        2.00x
+  baseline     4.0     -        1.00x
+
+AES-128-GCM  1420x1  Seal
+     tier  ns/pkt   GB/s  vs baseline
+  Generic    20.0  2.000            -
+
+ChaCha20-Poly1305  64x64  Seal
+     tier  ns/pkt  GB/s  vs baseline
+  Generic     5.0     -            -
+`,
+		},
+		{
+			name: "other benchmarks and lines are only echoed",
+			in: `BenchmarkChaChaLanes/16-2   100  5 ns/op
+BenchmarkSeal/ChaCha20-Poly1305/1420x64-2   100  5 ns/op  1 ns/pkt
+BenchmarkSeal/X/Y/Z/W-2   100  5 ns/op  1 ns/pkt
+BenchmarkOpen/X/Y/Generic-2   100  5 ns/op
+--- FAIL: TestSomething
+FAIL
+`,
+			table: "",
+		},
+		{name: "empty input", in: "", table: ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out strings.Builder
+			if err := run(strings.NewReader(c.in), &out); err != nil {
+				t.Fatal(err)
+			}
+			got := out.String()
+			if !strings.HasPrefix(got, c.in) {
+				t.Fatalf("the input is not echoed first:\n%s", got)
+			}
+			if table := got[len(c.in):]; table != c.table {
+				t.Errorf("table:\n%s\nwant:\n%s", table, c.table)
+			}
+		})
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{
+		{[]float64{3}, 3},
+		{[]float64{5, 1, 3}, 3},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{9, 9, 1, 9, 1}, 9},
+	} {
+		in := append([]float64(nil), c.in...)
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+		for i := range in {
+			if in[i] != c.in[i] {
+				t.Errorf("median reordered its argument")
+			}
+		}
+	}
+}
