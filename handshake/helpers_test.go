@@ -39,8 +39,14 @@ type testPair struct {
 
 func newTestPair(t testing.TB, psk PresharedKey) *testPair {
 	t.Helper()
+	return newTestPairWith(t, psk, Config{NoJitter: true})
+}
+
+// newTestPairWith makes a pair with cfg's limits and a fresh fake clock.
+func newTestPairWith(t testing.TB, psk PresharedKey, cfg Config) *testPair {
+	t.Helper()
 	clock := newFakeClock()
-	cfg := Config{Now: clock.Now, NoJitter: true}
+	cfg.Now = clock.Now
 	tp := &testPair{
 		clock: clock,
 		a:     NewDevice(mustGenerate(t), cfg),

@@ -1,0 +1,47 @@
+package handshake
+
+import (
+	"errors"
+	"net/netip"
+	"testing"
+)
+
+// FuzzHandleMessage feeds arbitrary datagrams to a responder and to an initiator with a handshake
+// pending, under load and not: HandleMessage must never panic, and whatever it rejects must yield
+// neither keys nor a reply other than a cookie reply.
+func FuzzHandleMessage(f *testing.F) {
+	tp := newTestPair(f, PresharedKey{9})
+	init, err := tp.a.CreateInitiation(tp.bOnA)
+	if err != nil {
+		f.Fatal(err)
+	}
+	res, err := tp.b.HandleMessage(init, tp.addrA)
+	if err != nil {
+		f.Fatal(err)
+	}
+	tp.b.SetUnderLoad(true)
+	underLoad, _ := tp.b.HandleMessage(init, tp.addrA) // its Reply is a cookie reply
+	tp.b.SetUnderLoad(false)
+	f.Add(init, false)
+	f.Add(res.Reply, false)
+	f.Add(underLoad.Reply, true)
+	f.Add([]byte{4, 0, 0, 0, 1, 2, 3, 4}, false)
+	f.Add([]byte{}, true)
+
+	src := netip.MustParseAddrPort("192.0.2.9:9")
+	f.Fuzz(func(t *testing.T, msg []byte, load bool) {
+		for _, d := range []*Device{tp.a, tp.b} {
+			d.SetUnderLoad(load)
+			res, err := d.HandleMessage(msg, src)
+			if err == nil {
+				continue
+			}
+			if res.Keypair != nil {
+				t.Fatalf("keypair returned with error %v", err)
+			}
+			if res.Reply != nil && (!errors.Is(err, ErrMAC2) || len(res.Reply) != CookieReplySize) {
+				t.Fatalf("reply of %d bytes with error %v", len(res.Reply), err)
+			}
+		}
+	})
+}
