@@ -5,9 +5,6 @@ package kernels_test
 // nothing on any tier, with or without -tags purego.
 
 import (
-	"fmt"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/wirebatch/wirebatch/kernels"
@@ -16,37 +13,6 @@ import (
 func skipAllocsUnderRace(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates on its own account")
-	}
-}
-
-// allocBugAVX512ChaCha describes an open bug, reported to the kernels owner: on the AVX512 tier the
-// ChaCha lane driver's chunk state and lane states (chachaChunkState, streamLanes, polyLanes in
-// chacha_lanes_amd64.go) escape to the heap, 3 allocations per batch, and because escape analysis
-// is static they drag the one-op array of NewAEAD's Seal and Open with them for every suite.
-// While it is open the allocation tests skip instead of failing when that tier is present, so the
-// tree stays green; remove this once `go build -gcflags=-m ./kernels/` shows no "moved to heap" in
-// chacha_lanes_amd64.go or aead.go.
-const allocBugAVX512ChaCha = "bug: AVX512 ChaCha lanes' state escapes to the heap (chacha_lanes_amd64.go chachaRunLanes/run), 3 allocs per batch, and NewAEAD's op array with it"
-
-// allocReport gathers the allocation failures of one test.
-type allocReport struct{ failures []string }
-
-func (r *allocReport) check(n float64, format string, args ...any) {
-	if n != 0 {
-		r.failures = append(r.failures, fmt.Sprintf(format, args...)+fmt.Sprintf(" allocates %v times", n))
-	}
-}
-
-// done fails t with every failure, or skips it while the known bug above accounts for them.
-func (r *allocReport) done(t *testing.T) {
-	if len(r.failures) == 0 {
-		return
-	}
-	if slices.Contains(kernels.Tiers(), kernels.AVX512) {
-		t.Skipf("%s:\n%s", allocBugAVX512ChaCha, strings.Join(r.failures, "\n"))
-	}
-	for _, f := range r.failures {
-		t.Error(f)
 	}
 }
 
@@ -72,24 +38,27 @@ func TestAllocsBatch(t *testing.T) {
 		}
 		open[i] = kernels.Op{Key: d.k.key, Nonce: d.nonce, AD: d.ad, Src: ct, Dst: make([]byte, len(d.pt))}
 	}
-	var rep allocReport
 	for _, tier := range kernels.Tiers() {
-		rep.check(testing.AllocsPerRun(20, func() { tier.Seal(seal) }), "%v: Seal of a 64-op mixed batch", tier)
+		if n := testing.AllocsPerRun(20, func() { tier.Seal(seal) }); n != 0 {
+			t.Errorf("%v: Seal of a 64-op mixed batch allocates %v times", tier, n)
+		}
 		var failed int
-		rep.check(testing.AllocsPerRun(20, func() { failed = tier.Open(open) }), "%v: Open of a 64-op mixed batch", tier)
+		if n := testing.AllocsPerRun(20, func() { failed = tier.Open(open) }); n != 0 {
+			t.Errorf("%v: Open of a 64-op mixed batch allocates %v times", tier, n)
+		}
 		if failed != forged {
 			t.Errorf("%v: Open failed %d ops, want %d", tier, failed, forged)
 		}
 	}
 	// The package-level entry points too.
-	rep.check(testing.AllocsPerRun(20, func() { kernels.Seal(seal); kernels.Open(open) }), "package Seal+Open")
-	rep.done(t)
+	if n := testing.AllocsPerRun(20, func() { kernels.Seal(seal); kernels.Open(open) }); n != 0 {
+		t.Errorf("package Seal+Open allocate %v times", n)
+	}
 }
 
 func TestAllocsAEAD(t *testing.T) {
 	skipAllocsUnderRace(t)
 	r := newRand(t)
-	var rep allocReport
 	for _, s := range allSuites {
 		a, err := kernels.NewAEAD(s, randBytes(r, s.KeySize()))
 		if err != nil {
@@ -100,13 +69,18 @@ func TestAllocsAEAD(t *testing.T) {
 		forged := append([]byte(nil), ct...)
 		forged[0] ^= 1
 		dst := make([]byte, 0, len(ct))
-		rep.check(testing.AllocsPerRun(20, func() { a.Seal(dst[:0], nonce, pt, ad) }), "%v: AEAD.Seal with a dst of sufficient capacity", s)
-		rep.check(testing.AllocsPerRun(20, func() {
+		if n := testing.AllocsPerRun(20, func() { a.Seal(dst[:0], nonce, pt, ad) }); n != 0 {
+			t.Errorf("%v: AEAD.Seal with a dst of sufficient capacity allocates %v times", s, n)
+		}
+		if n := testing.AllocsPerRun(20, func() {
 			if _, err := a.Open(dst[:0], nonce, ct, ad); err != nil {
 				panic(err)
 			}
-		}), "%v: AEAD.Open with a dst of sufficient capacity", s)
-		rep.check(testing.AllocsPerRun(20, func() { a.Open(dst[:0], nonce, forged, ad) }), "%v: a failed AEAD.Open", s)
+		}); n != 0 {
+			t.Errorf("%v: AEAD.Open with a dst of sufficient capacity allocates %v times", s, n)
+		}
+		if n := testing.AllocsPerRun(20, func() { a.Open(dst[:0], nonce, forged, ad) }); n != 0 {
+			t.Errorf("%v: a failed AEAD.Open allocates %v times", s, n)
+		}
 	}
-	rep.done(t)
 }
