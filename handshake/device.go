@@ -93,6 +93,7 @@ func (d *Device) RemovePeer(public PublicKey) {
 	}
 	d.indices.releasePeer(p)
 	p.mu.Lock()
+	p.removed = true
 	p.abandonInitiation()
 	clear(p.staticStatic[:])
 	clear(p.psk[:])

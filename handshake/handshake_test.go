@@ -263,3 +263,23 @@ func TestRoamingFollowsAuthenticatedPackets(t *testing.T) {
 		t.Fatalf("endpoint %v after an authenticated transport message from %v", got, third)
 	}
 }
+
+func TestRemovePeerEndsItsHandshakes(t *testing.T) {
+	tp := newTestPair(t, PresharedKey{})
+	tp.handshake(t)
+	tp.clock.Advance(DefaultRekeyTimeout)
+	init, err := tp.a.CreateInitiation(tp.bOnA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.b.RemovePeer(tp.a.PublicKey())
+	if n := tp.b.Indices().Len(); n != 0 {
+		t.Fatalf("%d indices left after removing the only peer", n)
+	}
+	if _, err := tp.b.HandleMessage(init, tp.addrA); !errors.Is(err, ErrUnknownPeer) {
+		t.Fatalf("initiation from a removed peer: %v, want ErrUnknownPeer", err)
+	}
+	if _, err := tp.b.CreateInitiation(tp.aOnB); !errors.Is(err, ErrUnknownPeer) {
+		t.Fatalf("initiation to a removed peer: %v, want ErrUnknownPeer", err)
+	}
+}

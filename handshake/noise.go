@@ -63,6 +63,9 @@ func (d *Device) CreateInitiation(p *Peer) ([]byte, error) {
 	now := d.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.removed {
+		return nil, ErrUnknownPeer
+	}
 	if last := p.timers.lastHandshakeSent; !last.IsZero() && now.Sub(last) < d.cfg.RekeyTimeout {
 		return nil, ErrInitiationTooSoon
 	}
@@ -148,6 +151,9 @@ func (d *Device) consumeInitiation(msg []byte, src netip.AddrPort) (*Peer, []byt
 	now := d.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.removed {
+		return nil, nil, nil, fmt.Errorf("%w: initiation from a removed peer", ErrUnknownPeer)
+	}
 
 	// (C_r, κ) = KDF2(C_r, DH(S_r^priv, S_i^pub)); timestamp = AEAD-open(κ, 0, msg.timestamp, H_r)
 	k = mixKeyPair(&ck, p.staticStatic[:])
@@ -238,7 +244,7 @@ func (d *Device) consumeResponse(msg []byte, src netip.AddrPort) (*Peer, *Keypai
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	st := &p.initiation
-	if !st.active || st.localIndex != receiver {
+	if p.removed || !st.active || st.localIndex != receiver {
 		return nil, nil, fmt.Errorf("%w: response to %#x, no such pending initiation", ErrUnknownIndex, receiver)
 	}
 

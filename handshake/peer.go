@@ -13,6 +13,7 @@ type Peer struct {
 	public PublicKey
 
 	mu            sync.Mutex
+	removed       bool // set by Device.RemovePeer: a handshake racing with the removal fails
 	psk           PresharedKey
 	staticStatic  [32]byte // DH(our static private, its static public), fixed for the peer's life
 	endpoint      netip.AddrPort
