@@ -154,6 +154,18 @@ func TestResponseUnderLoadGetsCookieReply(t *testing.T) {
 	if _, err := tp.b.HandleMessage(res2.Reply, tp.addrA); err != nil {
 		t.Fatalf("b consuming the cookie reply to its response: %v", err)
 	}
+	// b's next response carries MAC2 = MAC(cookie, msg[:76]) and gets through a under load.
+	res, err = tp.b.HandleMessage(mustInitiation(t, tp), tp.addrA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cookie := tp.a.cookies.cookieFor(tp.addrB)
+	if want := macOf(cookie[:], res.Reply[:respMAC2]); !bytes.Equal(res.Reply[respMAC2:], want[:]) {
+		t.Fatal("response's mac2 is not MAC(cookie, msg[:76])")
+	}
+	if _, err := tp.a.HandleMessage(res.Reply, tp.addrB); err != nil {
+		t.Fatalf("response with mac2 under load: %v", err)
+	}
 }
 
 func TestRateLimitUnderLoad(t *testing.T) {

@@ -137,7 +137,12 @@ func (it *interop) send(msg []byte) {
 // types are logged and skipped: wireguard-go's timers run on the real clock.
 func (it *interop) receive(typ handshake.MessageType) []byte {
 	it.t.Helper()
-	deadline := time.After(recvTimeout)
+	return it.receiveWithin(typ, recvTimeout)
+}
+
+func (it *interop) receiveWithin(typ handshake.MessageType, timeout time.Duration) []byte {
+	it.t.Helper()
+	deadline := time.After(timeout)
 	for {
 		select {
 		case msg := <-it.rx:
@@ -146,7 +151,7 @@ func (it *interop) receive(typ handshake.MessageType) []byte {
 			}
 			it.t.Logf("skipping a %d-byte datagram while waiting for type %d", len(msg), typ)
 		case <-deadline:
-			it.t.Fatalf("no type %d message from wireguard-go within %v", typ, recvTimeout)
+			it.t.Fatalf("no type %d message from wireguard-go within %v", typ, timeout)
 		}
 	}
 }
@@ -253,6 +258,37 @@ func TestInteropRekey(t *testing.T) {
 	it.fromWireGuardTUN(kp, udpPacket(wgTunnelIP, ourTunnelIP, "back under the second keypair"))
 	it.ours.Indices().Release(old.LocalIndex)
 	old.Wipe()
+}
+
+// TestInteropCookieReply has us under load answer wireguard-go's initiation with a cookie reply
+// (XChaCha20-Poly1305 from our kernels): wireguard-go must decrypt it and put the cookie in the
+// MAC2 of its retransmission, which it sends after its REKEY_TIMEOUT of 5 s on the real clock.
+func TestInteropCookieReply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for wireguard-go's 5 s retransmission")
+	}
+	t.Parallel()
+	it := newInterop(t, handshake.PresharedKey{})
+	it.ours.SetUnderLoad(true)
+	staged := udpPacket(wgTunnelIP, ourTunnelIP, "waits for a cookie round trip")
+	it.tun.Outbound <- staged
+	first := it.receive(handshake.TypeInitiation)
+	res, err := it.ours.HandleMessage(first, wgSource)
+	if !errors.Is(err, handshake.ErrMAC2) || len(res.Reply) != handshake.CookieReplySize {
+		t.Fatalf("initiation without mac2 under load: %d-byte reply, %v", len(res.Reply), err)
+	}
+	it.send(res.Reply)
+
+	retry := it.receiveWithin(handshake.TypeInitiation, handshake.DefaultRekeyTimeout+handshake.DefaultRekeyTimeoutJitter+recvTimeout)
+	if isZero(retry[handshake.InitiationSize-16:]) {
+		t.Fatal("wireguard-go's retransmission has no mac2: it did not accept our cookie reply")
+	}
+	res, err = it.ours.HandleMessage(retry, wgSource)
+	if err != nil {
+		t.Fatalf("retransmission with mac2 under load: %v", err)
+	}
+	it.send(res.Reply)
+	it.expectTransport(res.Keypair, staged)
 }
 
 // sealTransport builds a transport data message (paper section 5.4.6): type 4, three zero bytes,
