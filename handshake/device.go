@@ -163,7 +163,7 @@ func (k *Keypair) Wipe() {
 type Result struct {
 	Type MessageType
 	// Peer is the peer the message came from: for an initiation or response, authenticated by the
-	// handshake; for a cookie reply, the one whose handshake it answers. Nil when unknown.
+	// handshake; for a cookie reply, the one whose message it answers. Nil whenever err is non-nil.
 	Peer *Peer
 	// Reply is a message to send back to the source: the handshake response to an initiation, or,
 	// under load, a cookie reply (returned together with ErrMAC2).

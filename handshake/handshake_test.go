@@ -283,3 +283,28 @@ func TestRemovePeerEndsItsHandshakes(t *testing.T) {
 		t.Fatalf("initiation to a removed peer: %v, want ErrUnknownPeer", err)
 	}
 }
+
+// BenchmarkHandshake measures one complete handshake, both sides: what a peer costs a responder
+// (with the initiator's work on top), for sizing the rate limiter and the under-load threshold.
+func BenchmarkHandshake(b *testing.B) {
+	tp := newTestPair(b, PresharedKey{})
+	b.ReportAllocs()
+	for b.Loop() {
+		tp.clock.Advance(DefaultRekeyTimeout)
+		init, err := tp.a.CreateInitiation(tp.bOnA)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := tp.b.HandleMessage(init, tp.addrA)
+		if err != nil {
+			b.Fatal(err)
+		}
+		res2, err := tp.a.HandleMessage(res.Reply, tp.addrB)
+		if err != nil {
+			b.Fatal(err)
+		}
+		// Retire both keypairs, as the data plane would, so the index tables stay small.
+		tp.a.Indices().Release(res2.Keypair.LocalIndex)
+		tp.b.Indices().Release(res.Keypair.LocalIndex)
+	}
+}

@@ -7,7 +7,7 @@ import (
 )
 
 // MessageType is the first field of every WireGuard message: a little-endian uint32 whose upper
-// three bytes are reserved zero (paper section 5.4.2 - 5.4.7 and 5.4.6 for type 4).
+// three bytes are reserved zero (paper sections 5.4.2, 5.4.3 and 5.4.7; 5.4.6 for type 4).
 type MessageType uint32
 
 const (
@@ -77,7 +77,7 @@ func messageType(msg []byte) MessageType {
 
 // tai64nEpoch is 2^62 + 10: TAI64 labels second 0 of 1970 TAI as 2^62, and TAI ran 10 s ahead of UTC
 // in 1970. Leap seconds since then are ignored, as every WireGuard implementation does; only the
-// order of timestamps matters (paper section 5.1, "TAI64N").
+// order of timestamps matters (paper section 5.4.2, msg.timestamp).
 const tai64nEpoch = 0x400000000000000a
 
 // timestampWhitener clears the low 24 bits of the nanoseconds (about 16.8 ms), so the timestamp does

@@ -10,8 +10,9 @@ import (
 
 // Noise_IKpsk2 as WireGuard runs it (paper section 5.4.2 and 5.4.3). Notation of the paper: C is the
 // chaining key, H the hash, e/s ephemeral/static keys, i/r initiator/responder, Q the preshared
-// key. Each function below lists the paper's steps in order; every temporary key is wiped before
-// returning and the ephemeral private key lives only until the response is consumed.
+// key. Each function below lists the paper's steps in order. Shared secrets and one-time keys held in
+// variables are cleared as soon as they are used (Go promises nothing about copies the compiler
+// makes); the ephemeral private key lives only until the response is consumed or abandoned.
 
 // initiationState is the initiator's half of a handshake between CreateInitiation and the
 // response: everything consumeResponse needs to continue the transcript.
@@ -164,7 +165,7 @@ func (d *Device) consumeInitiation(msg []byte, src netip.AddrPort) (*Peer, []byt
 	mixHash(&h, msg[initTimestamp:initMAC1])
 
 	// A replayed initiation would make us answer and reset the session; only a strictly newer
-	// timestamp than the last accepted one from this peer proves freshness (paper section 5.1).
+	// timestamp than the last accepted one from this peer proves freshness (paper section 5.4.2).
 	if bytes.Compare(timestamp[:], p.lastTimestamp[:]) <= 0 {
 		return nil, nil, nil, ErrReplayedTimestamp
 	}

@@ -48,7 +48,7 @@ func (p *Peer) SetEndpoint(ep netip.AddrPort) {
 	p.mu.Unlock()
 }
 
-// SetPersistentKeepalive sets the persistent keepalive interval (paper section 6.5); zero turns it
+// SetPersistentKeepalive sets the persistent keepalive interval (wg(8) PersistentKeepalive); zero turns it
 // off. A non-zero interval is due at once, so a peer behind NAT opens its mapping right away.
 func (p *Peer) SetPersistentKeepalive(interval time.Duration) {
 	now := p.device.cfg.Now()
@@ -98,7 +98,8 @@ func (p *Peer) PacketReceived(src netip.AddrPort, data bool) {
 
 // KeypairConfirmed is the data plane's event for the first transport message received under a
 // keypair we derived as responder (Keypair.Initiator false): only now may it send with that
-// keypair, and the handshake counts as complete (paper section 5.4.6 and 6.1).
+// keypair, and the handshake counts as complete. Until then the responder has no confirmation that
+// the initiator derived the same keys; wireguard-go waits the same way.
 func (p *Peer) KeypairConfirmed() {
 	now := p.device.cfg.Now()
 	p.mu.Lock()

@@ -23,7 +23,7 @@ type Config struct {
 	KeepaliveTimeout    time.Duration // 10 s: send a keepalive when data came in and none went out
 
 	// RekeyTimeoutJitter bounds the random delay added to handshake retransmissions so that peers do
-	// not retry in lockstep (paper section 6.1: "REKEY_TIMEOUT + jitter"). Zero means the default
+	// not retry in lockstep (paper section 6.4: "REKEY_TIMEOUT + jitter"). Zero means the default
 	// 1/3 s; set NoJitter for deterministic tests.
 	RekeyTimeoutJitter time.Duration
 	NoJitter           bool
@@ -85,10 +85,11 @@ type Action uint8
 const (
 	// ActionSendInitiation: call Device.CreateInitiation for the peer and send the message to its
 	// endpoint (a retransmission after REKEY_TIMEOUT, or a new handshake because data went out and
-	// nothing came back for KEEPALIVE_TIMEOUT + REKEY_TIMEOUT, paper section 6.2 and 6.4).
+	// nothing came back for KEEPALIVE_TIMEOUT + REKEY_TIMEOUT, paper section 6.4 and 6.5).
 	ActionSendInitiation Action = 1 << iota
-	// ActionSendKeepalive: send an empty transport message with the current keypair (paper section
-	// 6.5, passive and persistent keepalive). Without a usable keypair, initiate a handshake instead.
+	// ActionSendKeepalive: send an empty transport message with the current keypair (passive
+	// keepalive, paper section 6.5; persistent keepalive, wg(8)). Without a usable keypair,
+	// initiate a handshake instead.
 	ActionSendKeepalive
 	// ActionGiveUp: a handshake went unanswered for REKEY_ATTEMPT_TIME; drop the packets queued for
 	// the peer (paper section 6.4). Retransmissions stop until something new needs a handshake.
@@ -147,7 +148,7 @@ func (t *timerState) sessionDerived(cfg *Config, now time.Time) {
 }
 
 // packetTraversal: any authenticated packet (handshake or transport) went either way, which is
-// what a persistent keepalive keeps alive (paper section 6.5).
+// what a persistent keepalive keeps alive (wg(8) PersistentKeepalive).
 func (t *timerState) packetTraversal(now time.Time) {
 	if t.persistentInterval > 0 {
 		t.persistent = now.Add(t.persistentInterval)
@@ -168,7 +169,7 @@ func (t *timerState) packetReceived(now time.Time) {
 }
 
 // dataSent: a transport message with payload went out; if no authenticated packet comes back
-// within KEEPALIVE_TIMEOUT + REKEY_TIMEOUT, the session is presumed dead (paper section 6.2).
+// within KEEPALIVE_TIMEOUT + REKEY_TIMEOUT, the session is presumed dead (paper section 6.5).
 func (t *timerState) dataSent(cfg *Config, now time.Time) {
 	if t.newHandshake.IsZero() {
 		t.newHandshake = now.Add(cfg.KeepaliveTimeout + cfg.RekeyTimeout + cfg.jitter())
