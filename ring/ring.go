@@ -1,0 +1,81 @@
+// Package ring provides bounded lock-free queues that hand items between the
+// stages of the data plane a burst at a time: SPSC for one producer and one
+// consumer, MPMC for any number of each.
+//
+// Both rings follow DPDK's rte_ring: a power-of-two array of slots and
+// free-running 64-bit indexes that are never wrapped, only masked when a slot
+// is addressed, so "how many items" is always a plain subtraction. Producer
+// and consumer indexes live on separate cache lines so that the two sides of
+// a pipeline stage do not invalidate each other's lines on every burst. A
+// burst costs a handful of atomic operations however many items it moves.
+//
+// TryEnqueue and TryDequeue never block. Enqueue and Dequeue wait: first they
+// yield the processor a few times (the other side is usually a microsecond
+// away), then they park the goroutine on a channel, so an idle pipeline burns
+// no CPU. The side that makes progress signals the other only when it has
+// registered as a waiter, so a busy pipeline makes no wake-up calls at all.
+//
+// Memory ordering: Go's sync/atomic operations are sequentially consistent
+// (The Go Memory Model, "Atomic Values"), which is stronger than the
+// acquire/release pairs the algorithms need. The comment at each atomic
+// names the edge it forms, as rte_ring does, so that the argument can be
+// checked and the code ported.
+package ring
+
+import (
+	"errors"
+	"math/bits"
+)
+
+// ErrClosed is returned by Enqueue once the ring is closed, and by Dequeue
+// once the ring is closed and every item enqueued before Close has been
+// dequeued.
+var ErrClosed = errors.New("ring: closed")
+
+// closedBit is set in the producers' reservation index by Close. Keeping the
+// flag in the same word as the index makes "accepted before Close" and
+// "rejected after Close" a single atomic decision: a producer's
+// compare-and-swap on the index fails once Close has set the bit, so no item
+// can slip in after a consumer has seen the ring closed and drained. Indexes
+// count items and would need 2^63 of them to reach this bit.
+const closedBit = 1 << 63
+
+// roundCapacity returns the power of two at or above capacity, the slot count
+// of a ring; masking a free-running index then addresses its slot.
+func roundCapacity(capacity int) uint64 {
+	if capacity < 1 {
+		panic("ring: capacity must be at least 1")
+	}
+	if capacity > 1<<40 {
+		panic("ring: capacity too large")
+	}
+	return 1 << bits.Len64(uint64(capacity-1))
+}
+
+// copyIn stores vs into the slots starting at index pos, wrapping at the end
+// of the array.
+func copyIn[T any](slots []T, mask, pos uint64, vs []T) {
+	i := pos & mask
+	n := copy(slots[i:], vs)
+	copy(slots, vs[n:])
+}
+
+// copyOut loads len(out) items from the slots starting at index pos and
+// clears those slots, so that the ring keeps no reference alive to an item it
+// no longer holds (what the garbage collector sees as reachable should be
+// what the ring owns).
+func copyOut[T any](slots []T, mask, pos uint64, out []T) {
+	i := pos & mask
+	n := copy(out, slots[i:])
+	clear(slots[i : i+uint64(n)])
+	m := copy(out[n:], slots)
+	clear(slots[:m])
+}
+
+// clearRange clears n slots starting at index pos.
+func clearRange[T any](slots []T, mask, pos, n uint64) {
+	i := pos & mask
+	first := min(n, uint64(len(slots))-i)
+	clear(slots[i : i+first])
+	clear(slots[:n-first])
+}
