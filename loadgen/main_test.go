@@ -12,7 +12,10 @@ import (
 
 // TestSendAndReceiveCommands runs "loadgen recv" and "loadgen send -json"
 // in-process over loopback and checks the committed JSON fields.
-func TestSendAndReceiveCommands(t *testing.T) {
+// startRecv runs "loadgen recv" in-process on a free loopback port until
+// the test ends, and returns the address and the command's stdout.
+func startRecv(t *testing.T, extra ...string) (string, *bytes.Buffer) {
+	t.Helper()
 	// Find a port free for UDP and TCP alike.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -20,40 +23,55 @@ func TestSendAndReceiveCommands(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-
 	ctx, cancel := context.WithCancel(context.Background())
-	var recvOut, recvErr bytes.Buffer
-	recvDone := make(chan error)
+	var out, errOut bytes.Buffer
+	done := make(chan error)
 	go func() {
-		recvDone <- run(ctx, []string{"recv", "-listen", addr, "-json", "-sockbuf", "4194304"}, &recvOut, &recvErr)
+		done <- run(ctx, append([]string{"recv", "-listen", addr, "-sockbuf", "4194304"}, extra...), &out, &errOut)
 	}()
-	var sendOut, sendErr bytes.Buffer
-	var err2 error
-	// The receiver needs a moment to listen; the sender's dial fails until then.
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("recv: %v\n%s", err, errOut.String())
+		}
+	})
+	return addr, &out
+}
+
+// runUntilListening runs a loadgen command that contacts the receiver at
+// addr, retrying while the receiver is not listening yet.
+func runUntilListening(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	var err error
 	for range 50 {
-		sendOut.Reset()
-		err2 = run(context.Background(), []string{"send", "-to", addr, "-rate", "10k", "-size", "64,1400",
-			"-duration", "200ms", "-flows", "2", "-drain", "50ms", "-json"}, &sendOut, &sendErr)
-		if err2 == nil || !strings.Contains(err2.Error(), "refused") {
+		out.Reset()
+		err = run(context.Background(), args, &out, &errOut)
+		if err == nil || !strings.Contains(err.Error(), "refused") {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	cancel()
-	if err := <-recvDone; err != nil {
-		t.Errorf("recv: %v\n%s", err, recvErr.String())
+	if err != nil {
+		t.Fatalf("loadgen %q: %v\n%s", args, err, errOut.String())
 	}
-	if err2 != nil {
-		t.Fatalf("send: %v\n%s", err2, sendErr.String())
-	}
+	return out.String()
+}
+
+// TestSendAndReceiveCommands runs "loadgen recv" and "loadgen send -json"
+// in-process over loopback and checks the committed JSON fields.
+func TestSendAndReceiveCommands(t *testing.T) {
+	addr, recvOut := startRecv(t, "-json")
+	sendOut := runUntilListening(t, "send", "-to", addr, "-rate", "10k", "-size", "64,1400",
+		"-duration", "200ms", "-flows", "2", "-drain", "50ms", "-json")
 
 	var report map[string]any
-	if err := json.Unmarshal(sendOut.Bytes(), &report); err != nil {
-		t.Fatalf("send -json printed %q: %v", sendOut.String(), err)
+	if err := json.Unmarshal([]byte(sendOut), &report); err != nil {
+		t.Fatalf("send -json printed %q: %v", sendOut, err)
 	}
 	for _, field := range []string{"sent", "received", "lost", "duplicates", "reordered", "pps_sent", "pps_received", "gbps_received", "latency_us"} {
 		if _, ok := report[field]; !ok {
-			t.Errorf("JSON report lacks %q: %s", field, sendOut.String())
+			t.Errorf("JSON report lacks %q: %s", field, sendOut)
 		}
 	}
 	latency, _ := report["latency_us"].(map[string]any)
@@ -67,7 +85,7 @@ func TestSendAndReceiveCommands(t *testing.T) {
 		t.Errorf("sent %v, received %v, lost %v, corrupt %v: want about 2000 sent, all received intact",
 			sent, received, report["lost"], report["corrupt"])
 	}
-	// The receiver printed the same run, as JSON.
+	// The receiver printed the same run, as JSON, when the sender closed it.
 	var recvReport struct {
 		Counts struct {
 			Received float64 `json:"received"`
@@ -75,6 +93,40 @@ func TestSendAndReceiveCommands(t *testing.T) {
 	}
 	if err := json.Unmarshal(recvOut.Bytes(), &recvReport); err != nil || recvReport.Counts.Received != received {
 		t.Errorf("recv printed %q (%v), want a run with %v packets", recvOut.String(), err, received)
+	}
+}
+
+func TestSweepCommand(t *testing.T) {
+	addr, _ := startRecv(t)
+	out := runUntilListening(t, "sweep", "-to", addr, "-size", "64,imix", "-duration", "100ms",
+		"-drain", "20ms", "-trials", "3", "-max-loss", "1", "-json")
+	var got struct {
+		Sweep []struct {
+			Size          string  `json:"size"`
+			ThroughputPPS float64 `json:"throughput_pps"`
+			Trials        []struct {
+				Offered float64 `json:"pps_sent"`
+				Pass    bool    `json:"pass"`
+			} `json:"trials"`
+		} `json:"sweep"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("sweep -json printed %q: %v", out, err)
+	}
+	if len(got.Sweep) != 2 || got.Sweep[0].Size != "64" || got.Sweep[1].Size != "imix" {
+		t.Fatalf("sweep results %+v, want sizes 64 and imix", got.Sweep)
+	}
+	for _, s := range got.Sweep {
+		if n := len(s.Trials); n < 1 || n > 3 || s.Trials[0].Offered <= 0 {
+			t.Errorf("size %s: trials %+v, want 1 to 3 with traffic", s.Size, s.Trials)
+		}
+		passed := false
+		for _, tr := range s.Trials {
+			passed = passed || tr.Pass
+		}
+		if passed != (s.ThroughputPPS > 0) {
+			t.Errorf("size %s: throughput %v with trials %+v", s.Size, s.ThroughputPPS, s.Trials)
+		}
 	}
 }
 

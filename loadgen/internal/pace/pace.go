@@ -14,8 +14,11 @@ package pace
 import "time"
 
 // MaxLag is the most traffic, in time at the configured rate, that a sender
-// that fell behind is allowed to catch up on.
-const MaxLag = 10 * time.Millisecond
+// that fell behind is allowed to catch up on. On a busy machine the
+// scheduler can keep a runnable thread waiting for several time slices
+// (tens of milliseconds); catching up on that keeps the offered count exact,
+// which a throughput trial (RFC 2544 section 26.1) depends on.
+const MaxLag = 100 * time.Millisecond
 
 // MaxBurstSpan bounds a burst to this much time at the configured rate, so
 // low rates are sent smoothly, one or a few packets at a time, not in
