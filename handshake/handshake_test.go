@@ -308,3 +308,56 @@ func BenchmarkHandshake(b *testing.B) {
 		tp.b.Indices().Release(res.Keypair.LocalIndex)
 	}
 }
+
+// TestConcurrentHandshakes runs handshakes of many initiators with one responder at once, and
+// each initiator's timer events alongside, for the race detector.
+func TestConcurrentHandshakes(t *testing.T) {
+	const initiators = 8
+	clock := newFakeClock()
+	cfg := Config{Now: clock.Now, NoJitter: true}
+	responder := NewDevice(mustGenerate(t), cfg)
+	errs := make(chan error, initiators)
+	for i := range initiators {
+		d := NewDevice(mustGenerate(t), cfg)
+		p, err := d.AddPeer(responder.PublicKey(), PresharedKey{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := responder.AddPeer(d.PublicKey(), PresharedKey{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		p.SetPresharedKey(PresharedKey{byte(i)})
+		src := netip.AddrPortFrom(netip.AddrFrom4([4]byte{192, 0, 2, byte(i)}), 1000)
+		go func() {
+			errs <- func() error {
+				init, err := d.CreateInitiation(p)
+				if err != nil {
+					return err
+				}
+				ticked := make(chan struct{})
+				go func() {
+					p.Tick()
+					p.NextDeadline()
+					close(ticked)
+				}()
+				defer func() { <-ticked }()
+				res, err := responder.HandleMessage(init, src)
+				if err != nil {
+					return err
+				}
+				res.Peer.PacketReceived(src, true)
+				_, err = d.HandleMessage(res.Reply, netip.AddrPortFrom(netip.IPv6Loopback(), 1))
+				p.PacketSent(true)
+				return err
+			}()
+		}()
+	}
+	for range initiators {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if n := responder.Indices().Len(); n != initiators {
+		t.Fatalf("responder has %d indices in use, want %d", n, initiators)
+	}
+}

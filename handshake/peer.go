@@ -119,8 +119,8 @@ func (p *Peer) RekeyDueOnSend(kp *Keypair, counter uint64) bool {
 
 // RekeyDueOnReceive reports whether a transport message received under kp calls for a new
 // handshake: the initiator's keypair is within KEEPALIVE_TIMEOUT + REKEY_TIMEOUT of
-// REJECT_AFTER_TIME and nothing was sent to renew it (paper section 6.2: the initiator rekeys even
-// when only receiving, before the keypair expires). True at most once per session.
+// REJECT_AFTER_TIME (paper section 6.2: the initiator rekeys even when it only receives, before the
+// keypair expires). True at most once per session.
 func (p *Peer) RekeyDueOnReceive(kp *Keypair) bool {
 	cfg := &p.device.cfg
 	if !kp.Initiator || cfg.Now().Sub(kp.Created) < cfg.RejectAfterTime-cfg.KeepaliveTimeout-cfg.RekeyTimeout {
