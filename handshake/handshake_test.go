@@ -51,6 +51,10 @@ func TestHandshakeDerivesMatchingKeys(t *testing.T) {
 			if got := tp.bOnA.LastHandshake(); !got.Equal(tp.clock.Now()) {
 				t.Fatalf("initiator's last handshake %v", got)
 			}
+			ki.Wipe()
+			if ki.Send != [KeySize]byte{} || ki.Receive != [KeySize]byte{} {
+				t.Fatal("Wipe left key material")
+			}
 		})
 	}
 }
