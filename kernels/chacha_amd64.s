@@ -400,188 +400,728 @@ doubleround:
 	VZEROUPPER
 	RET
 
-// func poly1305IFMA8(st *[8][8]uint64, p *polyPtrs8, n int)
+// func poly1305IFMAZ(st *[9][16]uint64, p *polyPtrs16, n int, stride int)
 // Requires: AVX, AVX512F, AVX512IFMA, AVX512VL, CMOV
-TEXT ·poly1305IFMA8(SB), NOSPLIT, $0-24
-	MOVQ         st+0(FP), AX
-	MOVQ         p+8(FP), CX
-	MOVQ         n+16(FP), DX
-	VMOVDQA64    (AX), Z0
-	VMOVDQA64    64(AX), Z1
-	VMOVDQA64    128(AX), Z2
-	VMOVDQA64    192(AX), Z3
-	VMOVDQA64    256(AX), Z4
-	VMOVDQA64    320(AX), Z5
-	VMOVDQA64    384(AX), Z6
-	VMOVDQA64    448(AX), Z7
-	MOVQ         $0x00000fffffffffff, BX
-	VPBROADCASTQ BX, Z8
-	MOVQ         $0x000003ffffffffff, BX
-	VPBROADCASTQ BX, Z9
-	MOVQ         $0x0000010000000000, BX
-	VPBROADCASTQ BX, Z10
-	MOVQ         (CX), BX
-	TESTQ        BX, BX
-	CMOVQEQ      AX, BX
-	ADDQ         64(CX), BX
+TEXT ·poly1305IFMAZ(SB), NOSPLIT, $0-32
+	MOVQ st+0(FP), AX
+	MOVQ p+8(FP), CX
+	MOVQ n+16(FP), DX
+	MOVQ stride+24(FP), BX
+
+	// The lanes' message addresses.
+	MOVQ         (CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         128(CX), SI
+	MOVQ         SI, 1024(AX)
 	MOVQ         8(CX), SI
 	TESTQ        SI, SI
 	CMOVQEQ      AX, SI
-	ADDQ         72(CX), SI
-	MOVQ         16(CX), DI
-	TESTQ        DI, DI
-	CMOVQEQ      AX, DI
-	ADDQ         80(CX), DI
-	MOVQ         24(CX), R8
-	TESTQ        R8, R8
-	CMOVQEQ      AX, R8
-	ADDQ         88(CX), R8
-	MOVQ         32(CX), R9
-	TESTQ        R9, R9
-	CMOVQEQ      AX, R9
-	ADDQ         96(CX), R9
-	MOVQ         40(CX), R10
-	TESTQ        R10, R10
-	CMOVQEQ      AX, R10
-	ADDQ         104(CX), R10
-	MOVQ         48(CX), R11
-	TESTQ        R11, R11
-	CMOVQEQ      AX, R11
-	ADDQ         112(CX), R11
-	MOVQ         56(CX), R12
-	TESTQ        R12, R12
-	CMOVQEQ      AX, R12
-	ADDQ         120(CX), R12
+	ADDQ         136(CX), SI
+	MOVQ         SI, 1032(AX)
+	MOVQ         16(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         144(CX), SI
+	MOVQ         SI, 1040(AX)
+	MOVQ         24(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         152(CX), SI
+	MOVQ         SI, 1048(AX)
+	MOVQ         32(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         160(CX), SI
+	MOVQ         SI, 1056(AX)
+	MOVQ         40(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         168(CX), SI
+	MOVQ         SI, 1064(AX)
+	MOVQ         48(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         176(CX), SI
+	MOVQ         SI, 1072(AX)
+	MOVQ         56(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         184(CX), SI
+	MOVQ         SI, 1080(AX)
+	MOVQ         64(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         192(CX), SI
+	MOVQ         SI, 1088(AX)
+	MOVQ         72(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         200(CX), SI
+	MOVQ         SI, 1096(AX)
+	MOVQ         80(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         208(CX), SI
+	MOVQ         SI, 1104(AX)
+	MOVQ         88(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         216(CX), SI
+	MOVQ         SI, 1112(AX)
+	MOVQ         96(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         224(CX), SI
+	MOVQ         SI, 1120(AX)
+	MOVQ         104(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         232(CX), SI
+	MOVQ         SI, 1128(AX)
+	MOVQ         112(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         240(CX), SI
+	MOVQ         SI, 1136(AX)
+	MOVQ         120(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         248(CX), SI
+	MOVQ         SI, 1144(AX)
+	MOVQ         $0x00000fffffffffff, CX
+	VPBROADCASTQ CX, Z0
+	MOVQ         $0x000003ffffffffff, CX
+	VPBROADCASTQ CX, Z1
+	MOVQ         $0x0000010000000000, CX
+	VPBROADCASTQ CX, Z2
+	VMOVDQA64    (AX), Z3
+	VMOVDQA64    128(AX), Z4
+	VMOVDQA64    256(AX), Z5
+	VMOVDQA64    64(AX), Z6
+	VMOVDQA64    192(AX), Z7
+	VMOVDQA64    320(AX), Z8
+	XORQ         CX, CX
 
 block:
-	// Load the next block of every lane: a holds lanes 0, 2, 4, 6 and b lanes 1, 3, 5, 7 in
-	// their 128-bit chunks, so the qword unpacks give the low and high halves in lane order.
-	VMOVDQU64    (BX), X11
-	VMOVDQU64    (SI), X12
-	VINSERTI32X4 $0x01, (DI), Z11, Z11
-	VINSERTI32X4 $0x01, (R8), Z12, Z12
-	VINSERTI32X4 $0x02, (R9), Z11, Z11
-	VINSERTI32X4 $0x02, (R10), Z12, Z12
-	VINSERTI32X4 $0x03, (R11), Z11, Z11
-	VINSERTI32X4 $0x03, (R12), Z12, Z12
-	VPUNPCKLQDQ  Z12, Z11, Z13
-	VPUNPCKHQDQ  Z12, Z11, Z14
+	// Group 0: lanes 0 to 7.
+	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
+	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ         1024(AX), SI
+	VMOVDQU64    (SI)(CX*1), X9
+	MOVQ         1032(AX), SI
+	VMOVDQU64    (SI)(CX*1), X10
+	MOVQ         1040(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Z9, Z9
+	MOVQ         1048(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Z10, Z10
+	MOVQ         1056(AX), SI
+	VINSERTI32X4 $0x02, (SI)(CX*1), Z9, Z9
+	MOVQ         1064(AX), SI
+	VINSERTI32X4 $0x02, (SI)(CX*1), Z10, Z10
+	MOVQ         1072(AX), SI
+	VINSERTI32X4 $0x03, (SI)(CX*1), Z9, Z9
+	MOVQ         1080(AX), SI
+	VINSERTI32X4 $0x03, (SI)(CX*1), Z10, Z10
+	VPUNPCKLQDQ  Z10, Z9, Z11
+	VPUNPCKHQDQ  Z10, Z9, Z12
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
-	VPANDQ Z8, Z13, Z15
-	VPADDQ Z15, Z0, Z0
-	VPSRLQ $0x2c, Z13, Z15
-	VPSLLQ $0x14, Z14, Z13
-	VPORQ  Z13, Z15, Z15
-	VPANDQ Z8, Z15, Z15
-	VPADDQ Z15, Z1, Z1
-	VPSRLQ $0x18, Z14, Z15
-	VPORQ  Z10, Z15, Z15
-	VPADDQ Z15, Z2, Z2
+	VPANDQ Z0, Z11, Z13
+	VPADDQ Z13, Z3, Z3
+	VPSRLQ $0x2c, Z11, Z13
+	VPSLLQ $0x14, Z12, Z11
+	VPORQ  Z11, Z13, Z13
+	VPANDQ Z0, Z13, Z13
+	VPADDQ Z13, Z4, Z4
+	VPSRLQ $0x18, Z12, Z13
+	VPORQ  Z2, Z13, Z13
+	VPADDQ Z13, Z5, Z5
 
 	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
 	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
-	VPXORQ      Z16, Z16, Z16
-	VPXORQ      Z17, Z17, Z17
-	VPXORQ      Z18, Z18, Z18
-	VPXORQ      Z19, Z19, Z19
-	VPXORQ      Z20, Z20, Z20
-	VPXORQ      Z21, Z21, Z21
-	VPMADD52LUQ Z3, Z0, Z16
-	VPMADD52HUQ Z3, Z0, Z19
-	VPMADD52LUQ Z4, Z0, Z17
-	VPMADD52HUQ Z4, Z0, Z20
-	VPMADD52LUQ Z5, Z0, Z18
-	VPMADD52HUQ Z5, Z0, Z21
-	VPMADD52LUQ Z7, Z1, Z16
-	VPMADD52HUQ Z7, Z1, Z19
-	VPMADD52LUQ Z3, Z1, Z17
-	VPMADD52HUQ Z3, Z1, Z20
-	VPMADD52LUQ Z4, Z1, Z18
-	VPMADD52HUQ Z4, Z1, Z21
-	VPMADD52LUQ Z6, Z2, Z16
-	VPMADD52HUQ Z6, Z2, Z19
-	VPMADD52LUQ Z7, Z2, Z17
-	VPMADD52HUQ Z7, Z2, Z20
-	VPMADD52LUQ Z3, Z2, Z18
-	VPMADD52HUQ Z3, Z2, Z21
+	VPXORQ      Z13, Z13, Z11
+	VPXORQ      Z13, Z13, Z12
+	VPXORQ      Z13, Z13, Z16
+	VPXORQ      Z13, Z13, Z17
+	VPXORQ      Z13, Z13, Z18
+	VPXORQ      Z13, Z13, Z13
+	VPMADD52LUQ 384(AX), Z3, Z11
+	VPMADD52HUQ 384(AX), Z3, Z12
+	VPMADD52LUQ 512(AX), Z3, Z16
+	VPMADD52HUQ 512(AX), Z3, Z17
+	VPMADD52LUQ 640(AX), Z3, Z18
+	VPMADD52HUQ 640(AX), Z3, Z13
+	VPMADD52LUQ 896(AX), Z4, Z11
+	VPMADD52HUQ 896(AX), Z4, Z12
+	VPMADD52LUQ 384(AX), Z4, Z16
+	VPMADD52HUQ 384(AX), Z4, Z17
+	VPMADD52LUQ 512(AX), Z4, Z18
+	VPMADD52HUQ 512(AX), Z4, Z13
+	VPMADD52LUQ 768(AX), Z5, Z11
+	VPMADD52HUQ 768(AX), Z5, Z12
+	VPMADD52LUQ 896(AX), Z5, Z16
+	VPMADD52HUQ 896(AX), Z5, Z17
+	VPMADD52LUQ 384(AX), Z5, Z18
+	VPMADD52HUQ 384(AX), Z5, Z13
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Z19, Z19
-	VPADDQ Z19, Z17, Z17
-	VPSLLQ $0x08, Z20, Z20
-	VPADDQ Z20, Z18, Z18
-	VPSLLQ $0x0a, Z21, Z21
-	VPADDQ Z21, Z16, Z16
-	VPSLLQ $0x02, Z21, Z21
-	VPADDQ Z21, Z16, Z16
+	VPSLLQ $0x08, Z12, Z12
+	VPADDQ Z12, Z16, Z16
+	VPSLLQ $0x08, Z17, Z17
+	VPADDQ Z17, Z18, Z18
+	VPSLLQ $0x0a, Z13, Z13
+	VPADDQ Z13, Z11, Z11
+	VPSLLQ $0x02, Z13, Z13
+	VPADDQ Z13, Z11, Z11
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
-	VPSRLQ    $0x2c, Z16, Z0
-	VPANDQ    Z8, Z16, Z16
-	VPADDQ    Z0, Z17, Z17
-	VPSRLQ    $0x2c, Z17, Z0
-	VPANDQ    Z8, Z17, Z1
-	VPADDQ    Z0, Z18, Z18
-	VPSRLQ    $0x2a, Z18, Z0
-	VPANDQ    Z9, Z18, Z2
-	VPADDQ    Z0, Z16, Z16
-	VPSLLQ    $0x02, Z0, Z0
-	VPADDQ    Z0, Z16, Z0
-	ADDQ      128(CX), BX
-	ADDQ      136(CX), SI
-	ADDQ      144(CX), DI
-	ADDQ      152(CX), R8
-	ADDQ      160(CX), R9
-	ADDQ      168(CX), R10
-	ADDQ      176(CX), R11
-	ADDQ      184(CX), R12
+	VPSRLQ $0x2c, Z11, Z3
+	VPANDQ Z0, Z11, Z11
+	VPADDQ Z3, Z16, Z16
+	VPSRLQ $0x2c, Z16, Z3
+	VPANDQ Z0, Z16, Z4
+	VPADDQ Z3, Z18, Z18
+	VPSRLQ $0x2a, Z18, Z3
+	VPANDQ Z1, Z18, Z5
+	VPADDQ Z3, Z11, Z11
+	VPSLLQ $0x02, Z3, Z3
+	VPADDQ Z3, Z11, Z3
+
+	// Group 1: lanes 8 to 15.
+	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
+	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ         1088(AX), SI
+	VMOVDQU64    (SI)(CX*1), X14
+	MOVQ         1096(AX), SI
+	VMOVDQU64    (SI)(CX*1), X15
+	MOVQ         1104(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Z14, Z14
+	MOVQ         1112(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Z15, Z15
+	MOVQ         1120(AX), SI
+	VINSERTI32X4 $0x02, (SI)(CX*1), Z14, Z14
+	MOVQ         1128(AX), SI
+	VINSERTI32X4 $0x02, (SI)(CX*1), Z15, Z15
+	MOVQ         1136(AX), SI
+	VINSERTI32X4 $0x03, (SI)(CX*1), Z14, Z14
+	MOVQ         1144(AX), SI
+	VINSERTI32X4 $0x03, (SI)(CX*1), Z15, Z15
+	VPUNPCKLQDQ  Z15, Z14, Z11
+	VPUNPCKHQDQ  Z15, Z14, Z12
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z11, Z13
+	VPADDQ Z13, Z6, Z6
+	VPSRLQ $0x2c, Z11, Z13
+	VPSLLQ $0x14, Z12, Z11
+	VPORQ  Z11, Z13, Z13
+	VPANDQ Z0, Z13, Z13
+	VPADDQ Z13, Z7, Z7
+	VPSRLQ $0x18, Z12, Z13
+	VPORQ  Z2, Z13, Z13
+	VPADDQ Z13, Z8, Z8
+
+	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
+	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
+	VPXORQ      Z13, Z13, Z11
+	VPXORQ      Z13, Z13, Z12
+	VPXORQ      Z13, Z13, Z16
+	VPXORQ      Z13, Z13, Z17
+	VPXORQ      Z13, Z13, Z18
+	VPXORQ      Z13, Z13, Z13
+	VPMADD52LUQ 448(AX), Z6, Z11
+	VPMADD52HUQ 448(AX), Z6, Z12
+	VPMADD52LUQ 576(AX), Z6, Z16
+	VPMADD52HUQ 576(AX), Z6, Z17
+	VPMADD52LUQ 704(AX), Z6, Z18
+	VPMADD52HUQ 704(AX), Z6, Z13
+	VPMADD52LUQ 960(AX), Z7, Z11
+	VPMADD52HUQ 960(AX), Z7, Z12
+	VPMADD52LUQ 448(AX), Z7, Z16
+	VPMADD52HUQ 448(AX), Z7, Z17
+	VPMADD52LUQ 576(AX), Z7, Z18
+	VPMADD52HUQ 576(AX), Z7, Z13
+	VPMADD52LUQ 832(AX), Z8, Z11
+	VPMADD52HUQ 832(AX), Z8, Z12
+	VPMADD52LUQ 960(AX), Z8, Z16
+	VPMADD52HUQ 960(AX), Z8, Z17
+	VPMADD52LUQ 448(AX), Z8, Z18
+	VPMADD52HUQ 448(AX), Z8, Z13
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z12, Z12
+	VPADDQ Z12, Z16, Z16
+	VPSLLQ $0x08, Z17, Z17
+	VPADDQ Z17, Z18, Z18
+	VPSLLQ $0x0a, Z13, Z13
+	VPADDQ Z13, Z11, Z11
+	VPSLLQ $0x02, Z13, Z13
+	VPADDQ Z13, Z11, Z11
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ    $0x2c, Z11, Z6
+	VPANDQ    Z0, Z11, Z11
+	VPADDQ    Z6, Z16, Z16
+	VPSRLQ    $0x2c, Z16, Z6
+	VPANDQ    Z0, Z16, Z7
+	VPADDQ    Z6, Z18, Z18
+	VPSRLQ    $0x2a, Z18, Z6
+	VPANDQ    Z1, Z18, Z8
+	VPADDQ    Z6, Z11, Z11
+	VPSLLQ    $0x02, Z6, Z6
+	VPADDQ    Z6, Z11, Z6
+	ADDQ      BX, CX
 	DECQ      DX
 	JNZ       block
-	VMOVDQA64 Z0, (AX)
-	VMOVDQA64 Z1, 64(AX)
-	VMOVDQA64 Z2, 128(AX)
-	MOVQ      (CX), DX
-	TESTQ     DX, DX
-	CMOVQEQ   AX, DX
-	SUBQ      DX, BX
-	MOVQ      BX, 64(CX)
-	MOVQ      8(CX), DX
-	TESTQ     DX, DX
-	CMOVQEQ   AX, DX
-	SUBQ      DX, SI
-	MOVQ      SI, 72(CX)
-	MOVQ      16(CX), DX
-	TESTQ     DX, DX
-	CMOVQEQ   AX, DX
-	SUBQ      DX, DI
-	MOVQ      DI, 80(CX)
-	MOVQ      24(CX), DX
-	TESTQ     DX, DX
-	CMOVQEQ   AX, DX
-	SUBQ      DX, R8
-	MOVQ      R8, 88(CX)
-	MOVQ      32(CX), DX
-	TESTQ     DX, DX
-	CMOVQEQ   AX, DX
-	SUBQ      DX, R9
-	MOVQ      R9, 96(CX)
-	MOVQ      40(CX), DX
-	TESTQ     DX, DX
-	CMOVQEQ   AX, DX
-	SUBQ      DX, R10
-	MOVQ      R10, 104(CX)
-	MOVQ      48(CX), DX
-	TESTQ     DX, DX
-	CMOVQEQ   AX, DX
-	SUBQ      DX, R11
-	MOVQ      R11, 112(CX)
-	MOVQ      56(CX), DX
-	TESTQ     DX, DX
-	CMOVQEQ   AX, DX
-	SUBQ      DX, R12
-	MOVQ      R12, 120(CX)
+	VMOVDQA64 Z3, (AX)
+	VMOVDQA64 Z4, 128(AX)
+	VMOVDQA64 Z5, 256(AX)
+	VMOVDQA64 Z6, 64(AX)
+	VMOVDQA64 Z7, 192(AX)
+	VMOVDQA64 Z8, 320(AX)
+	VZEROUPPER
+	RET
+
+// func poly1305IFMAY(st *[9][16]uint64, p *polyPtrs16, n int, stride int)
+// Requires: AVX, AVX2, AVX512F, AVX512IFMA, AVX512VL, CMOV
+TEXT ·poly1305IFMAY(SB), NOSPLIT, $0-32
+	MOVQ st+0(FP), AX
+	MOVQ p+8(FP), CX
+	MOVQ n+16(FP), DX
+	MOVQ stride+24(FP), BX
+
+	// The lanes' message addresses.
+	MOVQ         (CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         128(CX), SI
+	MOVQ         SI, 1024(AX)
+	MOVQ         8(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         136(CX), SI
+	MOVQ         SI, 1032(AX)
+	MOVQ         16(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         144(CX), SI
+	MOVQ         SI, 1040(AX)
+	MOVQ         24(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         152(CX), SI
+	MOVQ         SI, 1048(AX)
+	MOVQ         32(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         160(CX), SI
+	MOVQ         SI, 1056(AX)
+	MOVQ         40(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         168(CX), SI
+	MOVQ         SI, 1064(AX)
+	MOVQ         48(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         176(CX), SI
+	MOVQ         SI, 1072(AX)
+	MOVQ         56(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         184(CX), SI
+	MOVQ         SI, 1080(AX)
+	MOVQ         64(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         192(CX), SI
+	MOVQ         SI, 1088(AX)
+	MOVQ         72(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         200(CX), SI
+	MOVQ         SI, 1096(AX)
+	MOVQ         80(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         208(CX), SI
+	MOVQ         SI, 1104(AX)
+	MOVQ         88(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         216(CX), SI
+	MOVQ         SI, 1112(AX)
+	MOVQ         96(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         224(CX), SI
+	MOVQ         SI, 1120(AX)
+	MOVQ         104(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         232(CX), SI
+	MOVQ         SI, 1128(AX)
+	MOVQ         112(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         240(CX), SI
+	MOVQ         SI, 1136(AX)
+	MOVQ         120(CX), SI
+	TESTQ        SI, SI
+	CMOVQEQ      AX, SI
+	ADDQ         248(CX), SI
+	MOVQ         SI, 1144(AX)
+	MOVQ         $0x00000fffffffffff, CX
+	VPBROADCASTQ CX, Y0
+	MOVQ         $0x000003ffffffffff, CX
+	VPBROADCASTQ CX, Y1
+	MOVQ         $0x0000010000000000, CX
+	VPBROADCASTQ CX, Y2
+	VMOVDQA64    (AX), Y3
+	VMOVDQA64    128(AX), Y4
+	VMOVDQA64    256(AX), Y5
+	VMOVDQA64    32(AX), Y6
+	VMOVDQA64    160(AX), Y7
+	VMOVDQA64    288(AX), Y8
+	VMOVDQA64    64(AX), Y9
+	VMOVDQA64    192(AX), Y10
+	VMOVDQA64    320(AX), Y11
+	VMOVDQA64    96(AX), Y12
+	VMOVDQA64    224(AX), Y13
+	VMOVDQA64    352(AX), Y14
+	XORQ         CX, CX
+
+block:
+	// Group 0: lanes 0 to 3.
+	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
+	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ         1024(AX), SI
+	VMOVDQU64    (SI)(CX*1), X15
+	MOVQ         1032(AX), SI
+	VMOVDQU64    (SI)(CX*1), X16
+	MOVQ         1040(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Y15, Y15
+	MOVQ         1048(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Y16, Y16
+	VPUNPCKLQDQ  Y16, Y15, Y17
+	VPUNPCKHQDQ  Y16, Y15, Y18
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Y0, Y17, Y19
+	VPADDQ Y19, Y3, Y3
+	VPSRLQ $0x2c, Y17, Y19
+	VPSLLQ $0x14, Y18, Y17
+	VPORQ  Y17, Y19, Y19
+	VPANDQ Y0, Y19, Y19
+	VPADDQ Y19, Y4, Y4
+	VPSRLQ $0x18, Y18, Y19
+	VPORQ  Y2, Y19, Y19
+	VPADDQ Y19, Y5, Y5
+
+	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
+	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
+	VPXORQ      Y19, Y19, Y17
+	VPXORQ      Y19, Y19, Y18
+	VPXORQ      Y19, Y19, Y26
+	VPXORQ      Y19, Y19, Y27
+	VPXORQ      Y19, Y19, Y28
+	VPXORQ      Y19, Y19, Y19
+	VPMADD52LUQ 384(AX), Y3, Y17
+	VPMADD52HUQ 384(AX), Y3, Y18
+	VPMADD52LUQ 512(AX), Y3, Y26
+	VPMADD52HUQ 512(AX), Y3, Y27
+	VPMADD52LUQ 640(AX), Y3, Y28
+	VPMADD52HUQ 640(AX), Y3, Y19
+	VPMADD52LUQ 896(AX), Y4, Y17
+	VPMADD52HUQ 896(AX), Y4, Y18
+	VPMADD52LUQ 384(AX), Y4, Y26
+	VPMADD52HUQ 384(AX), Y4, Y27
+	VPMADD52LUQ 512(AX), Y4, Y28
+	VPMADD52HUQ 512(AX), Y4, Y19
+	VPMADD52LUQ 768(AX), Y5, Y17
+	VPMADD52HUQ 768(AX), Y5, Y18
+	VPMADD52LUQ 896(AX), Y5, Y26
+	VPMADD52HUQ 896(AX), Y5, Y27
+	VPMADD52LUQ 384(AX), Y5, Y28
+	VPMADD52HUQ 384(AX), Y5, Y19
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y18, Y18
+	VPADDQ Y18, Y26, Y26
+	VPSLLQ $0x08, Y27, Y27
+	VPADDQ Y27, Y28, Y28
+	VPSLLQ $0x0a, Y19, Y19
+	VPADDQ Y19, Y17, Y17
+	VPSLLQ $0x02, Y19, Y19
+	VPADDQ Y19, Y17, Y17
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Y17, Y3
+	VPANDQ Y0, Y17, Y17
+	VPADDQ Y3, Y26, Y26
+	VPSRLQ $0x2c, Y26, Y3
+	VPANDQ Y0, Y26, Y4
+	VPADDQ Y3, Y28, Y28
+	VPSRLQ $0x2a, Y28, Y3
+	VPANDQ Y1, Y28, Y5
+	VPADDQ Y3, Y17, Y17
+	VPSLLQ $0x02, Y3, Y3
+	VPADDQ Y3, Y17, Y3
+
+	// Group 1: lanes 4 to 7.
+	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
+	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ         1056(AX), SI
+	VMOVDQU64    (SI)(CX*1), X20
+	MOVQ         1064(AX), SI
+	VMOVDQU64    (SI)(CX*1), X21
+	MOVQ         1072(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Y20, Y20
+	MOVQ         1080(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Y21, Y21
+	VPUNPCKLQDQ  Y21, Y20, Y17
+	VPUNPCKHQDQ  Y21, Y20, Y18
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Y0, Y17, Y19
+	VPADDQ Y19, Y6, Y6
+	VPSRLQ $0x2c, Y17, Y19
+	VPSLLQ $0x14, Y18, Y17
+	VPORQ  Y17, Y19, Y19
+	VPANDQ Y0, Y19, Y19
+	VPADDQ Y19, Y7, Y7
+	VPSRLQ $0x18, Y18, Y19
+	VPORQ  Y2, Y19, Y19
+	VPADDQ Y19, Y8, Y8
+
+	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
+	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
+	VPXORQ      Y19, Y19, Y17
+	VPXORQ      Y19, Y19, Y18
+	VPXORQ      Y19, Y19, Y26
+	VPXORQ      Y19, Y19, Y27
+	VPXORQ      Y19, Y19, Y28
+	VPXORQ      Y19, Y19, Y19
+	VPMADD52LUQ 416(AX), Y6, Y17
+	VPMADD52HUQ 416(AX), Y6, Y18
+	VPMADD52LUQ 544(AX), Y6, Y26
+	VPMADD52HUQ 544(AX), Y6, Y27
+	VPMADD52LUQ 672(AX), Y6, Y28
+	VPMADD52HUQ 672(AX), Y6, Y19
+	VPMADD52LUQ 928(AX), Y7, Y17
+	VPMADD52HUQ 928(AX), Y7, Y18
+	VPMADD52LUQ 416(AX), Y7, Y26
+	VPMADD52HUQ 416(AX), Y7, Y27
+	VPMADD52LUQ 544(AX), Y7, Y28
+	VPMADD52HUQ 544(AX), Y7, Y19
+	VPMADD52LUQ 800(AX), Y8, Y17
+	VPMADD52HUQ 800(AX), Y8, Y18
+	VPMADD52LUQ 928(AX), Y8, Y26
+	VPMADD52HUQ 928(AX), Y8, Y27
+	VPMADD52LUQ 416(AX), Y8, Y28
+	VPMADD52HUQ 416(AX), Y8, Y19
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y18, Y18
+	VPADDQ Y18, Y26, Y26
+	VPSLLQ $0x08, Y27, Y27
+	VPADDQ Y27, Y28, Y28
+	VPSLLQ $0x0a, Y19, Y19
+	VPADDQ Y19, Y17, Y17
+	VPSLLQ $0x02, Y19, Y19
+	VPADDQ Y19, Y17, Y17
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Y17, Y6
+	VPANDQ Y0, Y17, Y17
+	VPADDQ Y6, Y26, Y26
+	VPSRLQ $0x2c, Y26, Y6
+	VPANDQ Y0, Y26, Y7
+	VPADDQ Y6, Y28, Y28
+	VPSRLQ $0x2a, Y28, Y6
+	VPANDQ Y1, Y28, Y8
+	VPADDQ Y6, Y17, Y17
+	VPSLLQ $0x02, Y6, Y6
+	VPADDQ Y6, Y17, Y6
+
+	// Group 2: lanes 8 to 11.
+	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
+	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ         1088(AX), SI
+	VMOVDQU64    (SI)(CX*1), X22
+	MOVQ         1096(AX), SI
+	VMOVDQU64    (SI)(CX*1), X23
+	MOVQ         1104(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Y22, Y22
+	MOVQ         1112(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Y23, Y23
+	VPUNPCKLQDQ  Y23, Y22, Y17
+	VPUNPCKHQDQ  Y23, Y22, Y18
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Y0, Y17, Y19
+	VPADDQ Y19, Y9, Y9
+	VPSRLQ $0x2c, Y17, Y19
+	VPSLLQ $0x14, Y18, Y17
+	VPORQ  Y17, Y19, Y19
+	VPANDQ Y0, Y19, Y19
+	VPADDQ Y19, Y10, Y10
+	VPSRLQ $0x18, Y18, Y19
+	VPORQ  Y2, Y19, Y19
+	VPADDQ Y19, Y11, Y11
+
+	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
+	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
+	VPXORQ      Y19, Y19, Y17
+	VPXORQ      Y19, Y19, Y18
+	VPXORQ      Y19, Y19, Y26
+	VPXORQ      Y19, Y19, Y27
+	VPXORQ      Y19, Y19, Y28
+	VPXORQ      Y19, Y19, Y19
+	VPMADD52LUQ 448(AX), Y9, Y17
+	VPMADD52HUQ 448(AX), Y9, Y18
+	VPMADD52LUQ 576(AX), Y9, Y26
+	VPMADD52HUQ 576(AX), Y9, Y27
+	VPMADD52LUQ 704(AX), Y9, Y28
+	VPMADD52HUQ 704(AX), Y9, Y19
+	VPMADD52LUQ 960(AX), Y10, Y17
+	VPMADD52HUQ 960(AX), Y10, Y18
+	VPMADD52LUQ 448(AX), Y10, Y26
+	VPMADD52HUQ 448(AX), Y10, Y27
+	VPMADD52LUQ 576(AX), Y10, Y28
+	VPMADD52HUQ 576(AX), Y10, Y19
+	VPMADD52LUQ 832(AX), Y11, Y17
+	VPMADD52HUQ 832(AX), Y11, Y18
+	VPMADD52LUQ 960(AX), Y11, Y26
+	VPMADD52HUQ 960(AX), Y11, Y27
+	VPMADD52LUQ 448(AX), Y11, Y28
+	VPMADD52HUQ 448(AX), Y11, Y19
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y18, Y18
+	VPADDQ Y18, Y26, Y26
+	VPSLLQ $0x08, Y27, Y27
+	VPADDQ Y27, Y28, Y28
+	VPSLLQ $0x0a, Y19, Y19
+	VPADDQ Y19, Y17, Y17
+	VPSLLQ $0x02, Y19, Y19
+	VPADDQ Y19, Y17, Y17
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Y17, Y9
+	VPANDQ Y0, Y17, Y17
+	VPADDQ Y9, Y26, Y26
+	VPSRLQ $0x2c, Y26, Y9
+	VPANDQ Y0, Y26, Y10
+	VPADDQ Y9, Y28, Y28
+	VPSRLQ $0x2a, Y28, Y9
+	VPANDQ Y1, Y28, Y11
+	VPADDQ Y9, Y17, Y17
+	VPSLLQ $0x02, Y9, Y9
+	VPADDQ Y9, Y17, Y9
+
+	// Group 3: lanes 12 to 15.
+	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
+	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ         1120(AX), SI
+	VMOVDQU64    (SI)(CX*1), X24
+	MOVQ         1128(AX), SI
+	VMOVDQU64    (SI)(CX*1), X25
+	MOVQ         1136(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Y24, Y24
+	MOVQ         1144(AX), SI
+	VINSERTI32X4 $0x01, (SI)(CX*1), Y25, Y25
+	VPUNPCKLQDQ  Y25, Y24, Y17
+	VPUNPCKHQDQ  Y25, Y24, Y18
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Y0, Y17, Y19
+	VPADDQ Y19, Y12, Y12
+	VPSRLQ $0x2c, Y17, Y19
+	VPSLLQ $0x14, Y18, Y17
+	VPORQ  Y17, Y19, Y19
+	VPANDQ Y0, Y19, Y19
+	VPADDQ Y19, Y13, Y13
+	VPSRLQ $0x18, Y18, Y19
+	VPORQ  Y2, Y19, Y19
+	VPADDQ Y19, Y14, Y14
+
+	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
+	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
+	VPXORQ      Y19, Y19, Y17
+	VPXORQ      Y19, Y19, Y18
+	VPXORQ      Y19, Y19, Y26
+	VPXORQ      Y19, Y19, Y27
+	VPXORQ      Y19, Y19, Y28
+	VPXORQ      Y19, Y19, Y19
+	VPMADD52LUQ 480(AX), Y12, Y17
+	VPMADD52HUQ 480(AX), Y12, Y18
+	VPMADD52LUQ 608(AX), Y12, Y26
+	VPMADD52HUQ 608(AX), Y12, Y27
+	VPMADD52LUQ 736(AX), Y12, Y28
+	VPMADD52HUQ 736(AX), Y12, Y19
+	VPMADD52LUQ 992(AX), Y13, Y17
+	VPMADD52HUQ 992(AX), Y13, Y18
+	VPMADD52LUQ 480(AX), Y13, Y26
+	VPMADD52HUQ 480(AX), Y13, Y27
+	VPMADD52LUQ 608(AX), Y13, Y28
+	VPMADD52HUQ 608(AX), Y13, Y19
+	VPMADD52LUQ 864(AX), Y14, Y17
+	VPMADD52HUQ 864(AX), Y14, Y18
+	VPMADD52LUQ 992(AX), Y14, Y26
+	VPMADD52HUQ 992(AX), Y14, Y27
+	VPMADD52LUQ 480(AX), Y14, Y28
+	VPMADD52HUQ 480(AX), Y14, Y19
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y18, Y18
+	VPADDQ Y18, Y26, Y26
+	VPSLLQ $0x08, Y27, Y27
+	VPADDQ Y27, Y28, Y28
+	VPSLLQ $0x0a, Y19, Y19
+	VPADDQ Y19, Y17, Y17
+	VPSLLQ $0x02, Y19, Y19
+	VPADDQ Y19, Y17, Y17
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ    $0x2c, Y17, Y12
+	VPANDQ    Y0, Y17, Y17
+	VPADDQ    Y12, Y26, Y26
+	VPSRLQ    $0x2c, Y26, Y12
+	VPANDQ    Y0, Y26, Y13
+	VPADDQ    Y12, Y28, Y28
+	VPSRLQ    $0x2a, Y28, Y12
+	VPANDQ    Y1, Y28, Y14
+	VPADDQ    Y12, Y17, Y17
+	VPSLLQ    $0x02, Y12, Y12
+	VPADDQ    Y12, Y17, Y12
+	ADDQ      BX, CX
+	DECQ      DX
+	JNZ       block
+	VMOVDQA64 Y3, (AX)
+	VMOVDQA64 Y4, 128(AX)
+	VMOVDQA64 Y5, 256(AX)
+	VMOVDQA64 Y6, 32(AX)
+	VMOVDQA64 Y7, 160(AX)
+	VMOVDQA64 Y8, 288(AX)
+	VMOVDQA64 Y9, 64(AX)
+	VMOVDQA64 Y10, 192(AX)
+	VMOVDQA64 Y11, 320(AX)
+	VMOVDQA64 Y12, 96(AX)
+	VMOVDQA64 Y13, 224(AX)
+	VMOVDQA64 Y14, 352(AX)
 	VZEROUPPER
 	RET

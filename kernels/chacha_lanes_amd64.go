@@ -16,7 +16,7 @@ import (
 //
 //	stream (chachaXOR16, 16 lanes)   block 0 of each op -> its Poly1305 key (RFC 8439 section 2.6)
 //	                                 blocks 1..  -> XORed into the message (Seal only; section 2.4)
-//	MAC (poly1305IFMA8, 8 lanes)     AD || pad16 || ciphertext || pad16 || lengths (section 2.8),
+//	MAC (polyKernel, 16 lanes)       AD || pad16 || ciphertext || pad16 || lengths (section 2.8),
 //	                                 then the tag: written (Seal) or compared (Open)
 //	stream, Open only                blocks 1.. of the ops whose tag verified
 //
@@ -280,20 +280,20 @@ const (
 	macDone
 )
 
-// polyLanes is the state of the 8 Poly1305 lanes.
+// polyLanes is the state of the 16 Poly1305 lanes.
 type polyLanes struct {
 	buf  [64 + unsafe.Sizeof(polyTable{})]byte // holds the polyTable at a 64-byte boundary
-	ptrs polyPtrs8
-	op   [8]int
-	seg  [8]int
-	left [8]int
+	ptrs polyPtrs16
+	op   [16]int
+	seg  [16]int
+	left [16]int
 }
 
-// polyTable is what poly1305IFMA8 reads at its st argument: the lanes' accumulators and multipliers,
-// then their scratch blocks.
+// polyTable is what the Poly1305 kernels read at their st argument: the lanes' accumulators,
+// multipliers and addresses, then their scratch blocks.
 type polyTable struct {
-	st      [8][8]uint64
-	scratch [8][48]byte
+	st      [9][16]uint64
+	scratch [16][48]byte
 }
 
 // tab returns the 64-byte aligned table inside p.buf.
@@ -303,10 +303,9 @@ func (p *polyLanes) tab() *polyTable {
 }
 
 // onScratch points lane l at byte off of its scratch block (see the file comment).
-func (p *polyLanes) onScratch(l int, off, stride uintptr) {
+func (p *polyLanes) onScratch(l int, off uintptr) {
 	p.ptrs.base[l] = nil
 	p.ptrs.off[l] = unsafe.Offsetof(polyTable{}.scratch) + uintptr(l)*48 + off
-	p.ptrs.stride[l] = stride
 }
 
 // run computes the tags of the chunk's ops, writes them (Seal) or checks them (Open, zeroing the
@@ -314,24 +313,33 @@ func (p *polyLanes) onScratch(l int, off, stride uintptr) {
 func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 	t := p.tab()
 	next, active := 0, 0
-	for l := range 8 {
+	for l := range 16 {
 		next = p.fill(c, l, next)
 		if p.op[l] >= 0 {
 			active++
 		}
 	}
 	for active > 0 {
-		n := maxPolyBlocks
-		for l := range 8 {
-			if p.op[l] >= 0 && p.left[l] < n {
-				n = p.left[l]
+		n, busy := maxPolyBlocks, -1
+		for l := range 16 {
+			if p.op[l] >= 0 {
+				busy = l
+				n = min(n, p.left[l])
 			}
 		}
-		poly1305IFMA8(&t.st, &p.ptrs, n)
-		for l := range 8 {
+		// Idle lanes read along with a busy one: all lanes share the stride, and their result is
+		// never used.
+		for l := range 16 {
+			if p.op[l] < 0 {
+				p.ptrs.base[l], p.ptrs.off[l] = p.ptrs.base[busy], p.ptrs.off[busy]
+			}
+		}
+		polyKernel(&t.st, &p.ptrs, n, 16)
+		for l := range 16 {
 			if p.op[l] < 0 {
 				continue
 			}
+			p.ptrs.off[l] += uintptr(n) * 16
 			if p.left[l] -= n; p.left[l] > 0 {
 				continue
 			}
@@ -355,7 +363,6 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 func (p *polyLanes) fill(c *chachaChunkState, l, next int) int {
 	if next >= c.n {
 		p.op[l] = -1
-		p.onScratch(l, 0, 0)
 		return next
 	}
 	p.op[l] = next
@@ -397,7 +404,7 @@ func (p *polyLanes) nextSeg(c *chachaChunkState, l, seg int) bool {
 	op, n := c.op[i], c.msgLen(i)
 	for ; seg < macDone; seg++ {
 		p.seg[l] = seg
-		p.ptrs.off[l], p.ptrs.stride[l] = 0, 16
+		p.ptrs.off[l] = 0
 		switch seg {
 		case macAD:
 			if len(op.AD) < 16 {
@@ -409,7 +416,7 @@ func (p *polyLanes) nextSeg(c *chachaChunkState, l, seg int) bool {
 			if len(op.AD)%16 == 0 {
 				continue
 			}
-			p.onScratch(l, 0, 16)
+			p.onScratch(l, 0)
 			p.left[l] = 1
 		case macCT:
 			if n < 16 {
@@ -423,10 +430,10 @@ func (p *polyLanes) nextSeg(c *chachaChunkState, l, seg int) bool {
 			p.left[l] = n / 16
 		case macCTFinal:
 			if n%16 != 0 {
-				p.onScratch(l, 16, 16)
+				p.onScratch(l, 16)
 				p.left[l] = 2
 			} else {
-				p.onScratch(l, 32, 16)
+				p.onScratch(l, 32)
 				p.left[l] = 1
 			}
 		}

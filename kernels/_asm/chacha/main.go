@@ -15,7 +15,8 @@ func main() {
 	ConstraintExpr("gc,!purego")
 
 	chachaXOR16()
-	poly1305IFMA8()
+	poly1305IFMA(8)
+	poly1305IFMA(4)
 
 	Generate()
 }
