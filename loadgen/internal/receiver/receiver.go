@@ -173,12 +173,15 @@ func (r *Receiver) ControlAddr() net.Addr { return r.ln.Addr() }
 func (r *Receiver) GRO() bool { return r.gro }
 
 // Serve reads and answers control connections until ctx is done (noticed
-// within readTimeout), then closes the sockets and ends the current run. It returns the first I/O
-// error, or nil when ctx ended it.
+// within readTimeout), then closes the sockets, including open control
+// connections, and ends the current run. It returns the first I/O error,
+// or nil when ctx ended it.
 func (r *Receiver) Serve(ctx context.Context) error {
+	readCtx, stopControl := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(r.acceptControl)
-	err := r.read(ctx)
+	wg.Go(func() { r.acceptControl(readCtx) })
+	err := r.read(readCtx)
+	stopControl()
 	r.conn.Close()
 	r.ln.Close()
 	wg.Wait()
@@ -193,7 +196,10 @@ func (r *Receiver) Serve(ctx context.Context) error {
 	return err
 }
 
-func (r *Receiver) acceptControl() {
+// acceptControl serves control connections until the listener is closed;
+// when ctx is done it closes the open ones too, so Serve does not wait for
+// senders to hang up.
+func (r *Receiver) acceptControl(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -201,7 +207,11 @@ func (r *Receiver) acceptControl() {
 		if err != nil {
 			return // listener closed by Serve
 		}
-		wg.Go(func() { control.Serve(conn, controlIdle, r.handle) })
+		stop := context.AfterFunc(ctx, func() { conn.Close() })
+		wg.Go(func() {
+			defer stop()
+			control.Serve(conn, controlIdle, r.handle)
+		})
 	}
 }
 

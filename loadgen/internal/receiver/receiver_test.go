@@ -190,3 +190,35 @@ func TestListenErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestServeReturnsWithOpenControlConnection stops a receiver while a sender
+// still holds its control connection: Serve must not wait for it.
+func TestServeReturnsWithOpenControlConnection(t *testing.T) {
+	r, err := Listen(Config{Listen: "127.0.0.1:0", Batch: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() { done <- r.Serve(ctx) }()
+	c, err := control.Dial(r.ControlAddr().String(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Call(control.Request{Op: control.OpStart, Run: 1}); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve still running 5s after its context ended")
+	}
+	if _, err := c.Call(control.Request{Op: control.OpPoll, Run: 1}); err == nil {
+		t.Error("control connection still answers after Serve returned")
+	}
+}
