@@ -116,6 +116,18 @@ func parseRate(s string) (float64, error) {
 	return v * mult, nil
 }
 
+// newFlagSet returns the flag set of one command, whose usage message
+// starts with the command's synopsis.
+func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("loadgen "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: loadgen %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
 // parseArgs parses args and rejects positional leftovers, which are
 // usually a misspelt flag.
 func parseArgs(fs *flag.FlagSet, args []string) error {

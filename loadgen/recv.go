@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"sync"
@@ -14,8 +13,7 @@ import (
 )
 
 func runRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("loadgen recv", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("recv", "-listen ADDR:PORT [-duration D] [flags]", stderr)
 	listen := fs.String("listen", "", "UDP `ADDR:PORT` to receive on")
 	controlAddr := fs.String("control", "", "control `ADDR:PORT` (TCP; default: -listen)")
 	duration := fs.Duration("duration", 0, "stop after this long (default: until interrupted)")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -12,8 +11,7 @@ import (
 )
 
 func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("loadgen send", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("send", "-to ADDR:PORT -rate PPS|max -size BYTES|imix|B1,B2,... -duration D [flags]", stderr)
 	var f senderFlags
 	f.register(fs)
 	rateArg := fs.String("rate", "", "packets per second (100000, 100k, 2M) or max")

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -22,8 +21,7 @@ type sweepResult struct {
 }
 
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("loadgen sweep", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("sweep", "-to ADDR:PORT -size SIZE[,SIZE...] -duration D -max-loss PERCENT [flags]", stderr)
 	var f senderFlags
 	f.register(fs)
 	fs.StringVar(&f.size, "size", "", "comma-separated payload sizes in bytes or imix, each searched separately")

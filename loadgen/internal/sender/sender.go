@@ -371,6 +371,9 @@ func (g *generator) sendBurst(run uint32, n int) error {
 			if errors.Is(err, unix.ECONNREFUSED) {
 				return fmt.Errorf("sending to %s: receiver's UDP port unreachable: %w", g.cfg.To, err)
 			}
+			if errors.Is(err, unix.EINVAL) && g.segments > 1 {
+				return fmt.Errorf("sending to %s with GSO (segments must fit the path MTU unfragmented): %w", g.cfg.To, err)
+			}
 			return fmt.Errorf("sending to %s: %w", g.cfg.To, err)
 		}
 		g.sent.Add(uint64(packets))
