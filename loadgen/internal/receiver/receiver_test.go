@@ -222,3 +222,34 @@ func TestServeReturnsWithOpenControlConnection(t *testing.T) {
 		t.Error("control connection still answers after Serve returned")
 	}
 }
+
+// TestAccountingAllocatesNothing checks the per-packet path of the reader.
+func TestAccountingAllocatesNothing(t *testing.T) {
+	r := &Receiver{current: newRun(3, true, false)}
+	p := packet(3, 0, 0, 1400)
+	var seq uint64
+	allocs := testing.AllocsPerRun(1000, func() {
+		payload.Encode(p, payload.Header{Run: 3, Length: uint16(len(p)), Seq: seq, SendNanos: 1})
+		r.accountLocked(p, 1000)
+		seq++
+	})
+	if allocs != 0 {
+		t.Errorf("accounting a packet allocates %v times", allocs)
+	}
+	if got := r.current.resultLocked().Counts.Received; got != seq {
+		t.Errorf("accounted %d packets, want %d", got, seq)
+	}
+}
+
+func BenchmarkAccount1400(b *testing.B) {
+	r := &Receiver{current: newRun(3, true, false)}
+	p := packet(3, 0, 0, 1400)
+	var seq uint64
+	b.SetBytes(int64(len(p)))
+	b.ReportAllocs()
+	for b.Loop() {
+		payload.Encode(p, payload.Header{Run: 3, Length: uint16(len(p)), Seq: seq, SendNanos: 1})
+		r.accountLocked(p, 1000)
+		seq++
+	}
+}
