@@ -190,9 +190,7 @@ func (d *Decrypter) decrypt(p Packets) {
 				d.authenticated(g, now)
 			}
 			g.tally.flush(&peer.stats, false)
-			if g.events != 0 && d.set.events != nil {
-				d.set.events(peer, g.events)
-			}
+			d.set.event(peer, g.events)
 			kp.release()
 		}
 		*g = recvGroup{}

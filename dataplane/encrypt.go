@@ -200,9 +200,7 @@ func (e *Encrypter) encrypt(p Packets) {
 	for gi := range e.groups[:e.ng] {
 		g := &e.groups[gi]
 		g.tally.flush(&g.peer.stats, true)
-		if g.events != 0 && e.set.events != nil {
-			e.set.events(g.peer, g.events)
-		}
+		e.set.event(g.peer, g.events)
 		if g.kp != nil {
 			g.kp.release()
 		}

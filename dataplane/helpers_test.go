@@ -28,11 +28,18 @@ func bytesOf(b byte, n int) []byte {
 
 // eventLog records the events a PeerSet reports.
 type eventLog struct {
-	mu  sync.Mutex
-	evs map[*Peer]Event
+	mu      sync.Mutex
+	evs     map[*Peer]Event
+	retired []uint32 // local indices, in retirement order
 }
 
-func (l *eventLog) handle(p *Peer, ev Event) {
+func (l *eventLog) KeypairRetired(kp *Keypair) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.retired = append(l.retired, kp.LocalIndex())
+}
+
+func (l *eventLog) PeerEvent(p *Peer, ev Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.evs == nil {
@@ -66,7 +73,7 @@ func newPair(tb testing.TB, suite kernels.Suite) (a, b *end) {
 	tb.Helper()
 	mk := func(self4, self6, other4, other6 netip.Addr, ep netip.AddrPort) *end {
 		e := &end{log: &eventLog{}}
-		e.set = NewPeerSet(e.log.handle)
+		e.set = NewPeerSet(e.log)
 		e.peer = e.set.AddPeer(PeerConfig{
 			Endpoint:   ep,
 			AllowedIPs: []netip.Prefix{netip.PrefixFrom(other4, 32), netip.PrefixFrom(other6, 128)},

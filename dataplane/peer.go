@@ -8,7 +8,7 @@ import (
 )
 
 // Event is a set of things that happened to a peer during one batch, reported to the PeerSet's
-// EventHandler once per peer per batch: the inputs WireGuard's timers need (WireGuard paper, section
+// Observer once per peer per batch: the inputs WireGuard's timers need (WireGuard paper, section
 // 6) without a call per packet.
 type Event uint16
 
@@ -23,9 +23,16 @@ const (
 	EventNoKeypair                           // an outbound packet found no usable keypair and was dropped: start a handshake
 )
 
-// EventHandler receives a peer's events. It is called from the stages' goroutines, once per peer per
-// batch, and must not block.
-type EventHandler func(p *Peer, ev Event)
+// Observer is told what the data path does that a control plane must know. Both methods are called
+// from the stages' and the control plane's goroutines and must not block.
+type Observer interface {
+	// PeerEvent reports what happened to p during one batch, once per peer per batch.
+	PeerEvent(p *Peer, ev Event)
+	// KeypairRetired reports that kp has left its peer's slots and the index table: its local
+	// index may be reused (the handshake's index allocator can release it). It is called with
+	// the peer's keypair lock held, so it must not call back into the PeerSet for that peer.
+	KeypairRetired(kp *Keypair)
+}
 
 // Stats are packet counters. Bytes count whole transport messages (header, padding and tag).
 type Stats struct {
@@ -153,13 +160,19 @@ type PeerSet struct {
 	peers  map[*Peer]struct{}
 	routes AllowedIPs
 	index  indexTable
-	events EventHandler // fixed at construction; nil means no events
-	stats  counters     // every packet of every stage, attributed to a peer or not
+	obs    Observer // fixed at construction; nil means nobody listens
+	stats  counters // every packet of every stage, attributed to a peer or not
 }
 
-// NewPeerSet returns an empty set that reports peer events to h (nil for none).
-func NewPeerSet(h EventHandler) *PeerSet {
-	return &PeerSet{peers: map[*Peer]struct{}{}, events: h}
+// NewPeerSet returns an empty set that reports to o (nil for nobody).
+func NewPeerSet(o Observer) *PeerSet {
+	return &PeerSet{peers: map[*Peer]struct{}{}, obs: o}
+}
+
+func (s *PeerSet) event(p *Peer, ev Event) {
+	if ev != 0 && s.obs != nil {
+		s.obs.PeerEvent(p, ev)
+	}
 }
 
 // ErrPeerRemoved is returned when installing a keypair for a peer no longer in its set.
@@ -300,5 +313,8 @@ func (s *PeerSet) retire(kp *Keypair) {
 		return
 	}
 	s.index.remove(kp)
+	if s.obs != nil {
+		s.obs.KeypairRetired(kp)
+	}
 	kp.release()
 }

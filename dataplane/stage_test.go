@@ -6,6 +6,7 @@ import (
 	"crypto/cipher"
 	"encoding/binary"
 	"net/netip"
+	"slices"
 	"sync"
 	"testing"
 
@@ -420,7 +421,8 @@ func TestRoamingAndRekeyOnReceive(t *testing.T) {
 // TestKeypairRotation follows keypairs through the slots and checks that retired ones are wiped only
 // once no batch holds them.
 func TestKeypairRotation(t *testing.T) {
-	s := NewPeerSet(nil)
+	log := &eventLog{}
+	s := NewPeerSet(log)
 	p := s.AddPeer(PeerConfig{Endpoint: endB})
 	install := func(idx uint32, initiator bool) *Keypair {
 		kp, err := s.InstallKeypair(p, KeypairConfig{Suite: kernels.ChaCha20Poly1305, SendKey: keyAB, ReceiveKey: keyBA, LocalIndex: idx, Initiator: initiator})
@@ -467,6 +469,9 @@ func TestKeypairRotation(t *testing.T) {
 	s.RemovePeer(p)
 	if !k4.Destroyed() || !k5.Destroyed() || p.Current() != nil || s.index.lookup(5) != nil {
 		t.Fatal("RemovePeer left keypairs behind")
+	}
+	if !slices.Equal(log.retired, []uint32{1, 2, 3, 5, 4}) {
+		t.Fatalf("retired local indices %v, want [1 2 3 5 4]", log.retired)
 	}
 	if _, err := s.InstallKeypair(p, KeypairConfig{Suite: kernels.ChaCha20Poly1305, SendKey: keyAB, ReceiveKey: keyBA, LocalIndex: 6}); err != ErrPeerRemoved {
 		t.Fatalf("install on a removed peer: %v", err)

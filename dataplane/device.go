@@ -1,0 +1,492 @@
+package dataplane
+
+// The Device pipeline: a TUN device and a UDP socket joined by the two stages.
+//
+// Outbound (TUN -> UDP):
+//
+//	tunReader --> encWork (ring.MPMC) --> Workers x encrypt --.
+//	    |                                                       (unit.done)
+//	    '-------> outOrder (ring.SPSC) -----------------------> udpSender --> freeOut (ring.MPMC) --> tunReader
+//
+// Inbound (UDP -> TUN):
+//
+//	udpReader --> decWork (ring.MPMC) --> Workers x decrypt --.
+//	    |   '--> handshake queue --> control plane            (unit.done)
+//	    '-------> inOrder (ring.SPSC) ------------------------> tunWriter --> freeIn (ring.MPMC) --> udpReader
+//
+// The unit of work is a unit: MaxBatch packet buffers and their per-packet metadata. A fixed number of
+// units per direction is made at start and circulates forever, so memory is bounded by
+// 2 x Config.Batches x MaxBatch buffers whatever the load: under overload a reader waits for a free
+// unit and the kernel's queues (TUN, socket) absorb or drop the excess. Nothing is allocated per
+// batch or per packet (the real UDP socket aside, see udp.go).
+//
+// Ownership: a unit belongs to its reader from the free ring until it is enqueued; then the worker
+// that dequeues it from the work ring owns its contents until it signals unit.done; the in-order
+// consumer (sender or writer) waits for done, owns the unit until it hands it back to the free ring.
+// The reader puts every unit on the order ring in read order, so batches leave in the order they
+// arrived however the workers race: per-peer packet order is preserved end to end (WireGuard does not
+// require it, but TCP performs badly without it, and the replay window would drop packets reordered
+// by more than its width).
+//
+// Shutdown: Close closes the TUN and the UDP socket; the readers' blocked calls fail, and each reader
+// closes its work and order rings. Workers drain the work ring and exit on ErrClosed; the in-order
+// consumers drain the order ring and exit; the handshake goroutine drains its queue. Close returns
+// after every goroutine has.
+
+import (
+	"errors"
+	"net/netip"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/wirebatch/wirebatch/ring"
+)
+
+const (
+	// tunOffset is where plaintext starts in a buffer: room for the transport header before it,
+	// and for the virtio-net header a TUN with offloads writes at offset-10.
+	tunOffset = 32
+	// udpOffset is where a datagram starts: the header right before the plaintext.
+	udpOffset = tunOffset - HeaderSize
+
+	// maxWorkers keeps concurrent counter reservations within the slack below 2^64 (see encrypt.go).
+	maxWorkers = 64
+
+	handshakeQueue = 128
+)
+
+// Config configures a Device. The zero value is usable.
+type Config struct {
+	// MTU of the TUN device: the largest IP packet sent through the tunnel. Default 1420.
+	MTU int
+	// Workers is the number of encrypt workers and of decrypt workers. Default GOMAXPROCS, at most 64.
+	Workers int
+	// Batches is the number of batch units per direction, each of MaxBatch buffers of about MTU+64
+	// bytes: the memory bound. Default 2*Workers+2.
+	Batches int
+	// ControlPlane receives handshake messages and peer events, and installs keypairs. nil drops
+	// handshake messages and ignores events (keys are then installed with InstallKeypair).
+	ControlPlane ControlPlane
+}
+
+// ControlPlane is what a Device needs from a handshake implementation (package handshake, adapted by
+// the tunnel; or StaticKeys). The Device calls Attach once, from NewDevice, before starting; then
+// HandleHandshake for every handshake message received and PeerEvent for every peer event. Neither
+// may block for long: HandleHandshake runs on a dedicated goroutine (so a slow Diffie-Hellman does not
+// stall the data path, but delays the following handshakes), PeerEvent on the data path's.
+type ControlPlane interface {
+	// Attach hands the control plane its Device, for InstallKeypair, SendHandshake, SendKeepalive
+	// and peer management.
+	Attach(d *Device)
+	// HandleHandshake gets a handshake message (types 1-3, of the exact length of its type) and
+	// the address it came from. msg is valid only during the call.
+	HandleHandshake(msg []byte, src netip.AddrPort)
+	// Observer's PeerEvent reports what happened to a peer during one batch (see Event): the
+	// inputs of the timers of section 6; KeypairRetired frees a local index.
+	Observer
+}
+
+// DeviceStats are a Device's counters: the stages' (Stats) and the pipeline's own.
+type DeviceStats struct {
+	Stats
+	Handshakes        uint64 // handshake messages passed to the control plane
+	HandshakesDropped uint64 // handshake messages dropped because the control plane lagged
+	WriteErrors       uint64 // failed TUN or UDP write calls
+}
+
+// unit is a batch of buffers and per-packet state that circulates through one direction.
+type unit struct {
+	bufs     [MaxBatch][]byte // whole buffers
+	view     [MaxBatch][]byte // I/O scratch: the slices handed to TUN/UDP calls
+	sizes    [MaxBatch]int
+	addrs    [MaxBatch]netip.AddrPort
+	peers    [MaxBatch]*Peer
+	verdicts [MaxBatch]Verdict
+	n        int
+	// done carries one token from the worker that processed the unit to the in-order consumer.
+	// The channel send and receive order the worker's writes to the unit before the consumer's
+	// reads (The Go Memory Model: a send happens before the corresponding receive completes).
+	done chan struct{}
+}
+
+func (u *unit) packets(offset int) Packets {
+	return Packets{Bufs: u.bufs[:u.n], Sizes: u.sizes[:u.n], Offset: offset,
+		Addrs: u.addrs[:u.n], Peers: u.peers[:u.n], Verdicts: u.verdicts[:u.n]}
+}
+
+// direction is one way through the device: its free units and the rings that join its stages.
+type direction struct {
+	free  *ring.MPMC[*unit]
+	work  *ring.MPMC[*unit]
+	order *ring.SPSC[*unit]
+}
+
+func newDirection(units, bufSize int) direction {
+	d := direction{
+		free:  ring.NewMPMC[*unit](units),
+		work:  ring.NewMPMC[*unit](units),
+		order: ring.NewSPSC[*unit](units),
+	}
+	for range units {
+		u := &unit{done: make(chan struct{}, 1)}
+		slab := make([]byte, MaxBatch*bufSize)
+		for i := range u.bufs {
+			u.bufs[i] = slab[i*bufSize : (i+1)*bufSize : (i+1)*bufSize]
+		}
+		d.free.TryEnqueue([]*unit{u})
+	}
+	return d
+}
+
+// Device runs the data plane between a TUN device and a UDP socket.
+type Device struct {
+	tun   TUN
+	udp   UDP
+	cp    ControlPlane
+	mtu   int
+	peers *PeerSet
+
+	out, in direction
+	hs      chan handshakeMsg
+
+	ctlMu  sync.Mutex // serialises SendKeepalive and SendHandshake's use of the fields below
+	ctlEnc *Encrypter
+	ctlBuf []byte
+	ctl    [1][]byte
+	ctlDst [1]netip.AddrPort
+
+	handshakes, handshakesDropped, writeErrors atomic.Uint64
+
+	closing   atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+	wg        sync.WaitGroup
+}
+
+// handshakeMsg is a handshake message copied out of a receive batch (by value: no allocation).
+type handshakeMsg struct {
+	buf [MessageInitiationSize]byte
+	n   int
+	src netip.AddrPort
+}
+
+// NewDevice starts a Device on tun and udp. It owns both from now on and closes them in Close.
+func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
+	if tun == nil || udp == nil {
+		return nil, errors.New("dataplane: NewDevice needs a TUN and a UDP")
+	}
+	if cfg.MTU == 0 {
+		cfg.MTU = 1420
+	}
+	if cfg.MTU < 576 || cfg.MTU > 65535 {
+		return nil, errors.New("dataplane: MTU out of range")
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	}
+	cfg.Workers = min(cfg.Workers, maxWorkers)
+	if cfg.Batches <= 0 {
+		cfg.Batches = 2*cfg.Workers + 2
+	}
+	// A buffer holds the headroom, the largest padded packet and the tag, rounded to cache lines.
+	bufSize := (tunOffset + cfg.MTU + PaddingMultiple + TagSize + 63) &^ 63
+	d := &Device{
+		tun: tun, udp: udp, cp: cfg.ControlPlane, mtu: cfg.MTU,
+		out: newDirection(cfg.Batches, bufSize),
+		in:  newDirection(cfg.Batches, bufSize),
+		hs:  make(chan handshakeMsg, handshakeQueue),
+	}
+	var obs Observer
+	if d.cp != nil {
+		obs = d.cp
+	}
+	d.peers = NewPeerSet(obs)
+	d.ctlEnc = NewEncrypter(d.peers, d.mtu)
+	d.ctlBuf = make([]byte, tunOffset+TagSize)
+	if d.cp != nil {
+		d.cp.Attach(d)
+	}
+	d.wg.Add(5 + 2*cfg.Workers)
+	go d.tunReader()
+	go d.udpSender()
+	go d.udpReader()
+	go d.tunWriter()
+	go d.handshakeLoop()
+	for range cfg.Workers {
+		go d.encryptWorker()
+		go d.decryptWorker()
+	}
+	return d, nil
+}
+
+// Close stops the device: it closes the TUN and the UDP socket and waits for every goroutine. Packets
+// in flight are dropped. It returns the first error of the two closes.
+func (d *Device) Close() error {
+	d.closeOnce.Do(func() {
+		d.closing.Store(true)
+		err1 := d.tun.Close()
+		err2 := d.udp.Close()
+		d.wg.Wait()
+		d.closeErr = errors.Join(err1, err2)
+	})
+	return d.closeErr
+}
+
+// Peers returns the device's PeerSet (peers, allowed IPs, keypairs, stats).
+func (d *Device) Peers() *PeerSet { return d.peers }
+
+// AddPeer adds a peer (see PeerSet.AddPeer).
+func (d *Device) AddPeer(c PeerConfig) *Peer { return d.peers.AddPeer(c) }
+
+// RemovePeer removes a peer (see PeerSet.RemovePeer).
+func (d *Device) RemovePeer(p *Peer) { d.peers.RemovePeer(p) }
+
+// InstallKeypair installs a session for p (see PeerSet.InstallKeypair).
+func (d *Device) InstallKeypair(p *Peer, c KeypairConfig) (*Keypair, error) {
+	return d.peers.InstallKeypair(p, c)
+}
+
+// Stats returns the device's counters.
+func (d *Device) Stats() DeviceStats {
+	return DeviceStats{
+		Stats:             d.peers.Stats(),
+		Handshakes:        d.handshakes.Load(),
+		HandshakesDropped: d.handshakesDropped.Load(),
+		WriteErrors:       d.writeErrors.Load(),
+	}
+}
+
+// ErrDeviceClosed is returned by the Send methods after Close.
+var ErrDeviceClosed = errors.New("dataplane: device closed")
+
+// SendHandshake sends a handshake message (built by the control plane) to dst.
+func (d *Device) SendHandshake(dst netip.AddrPort, msg []byte) error {
+	if d.closing.Load() {
+		return ErrDeviceClosed
+	}
+	d.ctlMu.Lock()
+	defer d.ctlMu.Unlock()
+	d.ctl[0], d.ctlDst[0] = msg, dst
+	err := d.udp.WriteBatch(d.ctl[:], d.ctlDst[:])
+	d.ctl[0] = nil
+	return err
+}
+
+// ErrNotSent is returned by SendKeepalive when the peer has no usable keypair or endpoint.
+var ErrNotSent = errors.New("dataplane: keepalive not sent")
+
+// SendKeepalive sends p a keepalive (an empty transport message, section 6.5) with its current
+// keypair.
+func (d *Device) SendKeepalive(p *Peer) error {
+	if d.closing.Load() {
+		return ErrDeviceClosed
+	}
+	d.ctlMu.Lock()
+	defer d.ctlMu.Unlock()
+	var sizes [1]int
+	var addrs [1]netip.AddrPort
+	peers := [1]*Peer{p}
+	var verdicts [1]Verdict
+	d.ctl[0] = d.ctlBuf
+	d.ctlEnc.Encrypt(Packets{Bufs: d.ctl[:], Sizes: sizes[:], Offset: tunOffset, Addrs: addrs[:], Peers: peers[:], Verdicts: verdicts[:]})
+	if verdicts[0] != VerdictOK {
+		return ErrNotSent
+	}
+	d.ctl[0] = d.ctlBuf[udpOffset : udpOffset+sizes[0]]
+	d.ctlDst[0] = addrs[0]
+	err := d.udp.WriteBatch(d.ctl[:], d.ctlDst[:])
+	d.ctl[0] = nil
+	return err
+}
+
+// tunReader reads packet batches from the TUN into free units and queues them for encryption.
+func (d *Device) tunReader() {
+	defer d.wg.Done()
+	defer d.out.work.Close()
+	defer d.out.order.Close()
+	batch := min(MaxBatch, max(1, d.tun.BatchSize()))
+	var u [1]*unit
+	for {
+		if _, err := d.out.free.Dequeue(u[:]); err != nil {
+			return
+		}
+		for {
+			n, err := d.tun.Read(u[0].bufs[:batch], u[0].sizes[:batch], tunOffset)
+			if n > 0 {
+				u[0].n = n
+				break
+			}
+			if err != nil && (d.closing.Load() || errors.Is(err, os.ErrClosed)) {
+				return
+			}
+			// A transient error (such as tun.ErrTooManySegments: a GSO packet split into
+			// more segments than fit) drops what was read; try again.
+		}
+		// The order ring first: the sender must wait for this unit before any later one.
+		if d.out.order.Enqueue(u[:]) != nil || d.out.work.Enqueue(u[:]) != nil {
+			return
+		}
+	}
+}
+
+func (d *Device) encryptWorker() {
+	defer d.wg.Done()
+	enc := NewEncrypter(d.peers, d.mtu)
+	var u [1]*unit
+	for {
+		if _, err := d.out.work.Dequeue(u[:]); err != nil {
+			return
+		}
+		enc.Encrypt(u[0].packets(tunOffset))
+		u[0].done <- struct{}{}
+	}
+}
+
+// udpSender sends sealed batches in read order and recycles their units.
+func (d *Device) udpSender() {
+	defer d.wg.Done()
+	var u [1]*unit
+	for {
+		if _, err := d.out.order.Dequeue(u[:]); err != nil {
+			return
+		}
+		b := u[0]
+		<-b.done
+		k := 0
+		for i := range b.n {
+			if b.verdicts[i] == VerdictOK {
+				b.view[k] = b.bufs[i][udpOffset : udpOffset+b.sizes[i]]
+				b.addrs[k] = b.addrs[i]
+				k++
+			}
+		}
+		if k > 0 && d.udp.WriteBatch(b.view[:k], b.addrs[:k]) != nil {
+			d.writeErrors.Add(1)
+		}
+		clear(b.view[:k])
+		clear(b.peers[:b.n])
+		d.out.free.TryEnqueue(u[:]) // always fits: the ring has room for every unit
+	}
+}
+
+// udpReader reads datagram batches into free units, passes handshake messages to the control plane
+// and queues transport messages for decryption.
+func (d *Device) udpReader() {
+	defer d.wg.Done()
+	defer close(d.hs)
+	defer d.in.work.Close()
+	defer d.in.order.Close()
+	batch := min(MaxBatch, max(1, d.udp.BatchSize()))
+	var u [1]*unit
+	for {
+		if _, err := d.in.free.Dequeue(u[:]); err != nil {
+			return
+		}
+		b := u[0]
+		for i := range batch {
+			b.view[i] = b.bufs[i][udpOffset:]
+		}
+		for {
+			n, err := d.udp.ReadBatch(b.view[:batch], b.sizes[:batch], b.addrs[:batch])
+			if n > 0 {
+				b.n = d.divert(b, n)
+			}
+			if n > 0 && b.n > 0 {
+				break
+			}
+			if err != nil && (d.closing.Load() || errors.Is(err, os.ErrClosed)) {
+				return
+			}
+		}
+		if d.in.order.Enqueue(u[:]) != nil || d.in.work.Enqueue(u[:]) != nil {
+			return
+		}
+	}
+}
+
+// divert takes the handshake messages out of the first n datagrams of b, queueing them for the
+// control plane, and returns how many datagrams are left, compacted to the front in their order.
+func (d *Device) divert(b *unit, n int) int {
+	k := 0
+	for i := range n {
+		msg := b.view[i][:b.sizes[i]]
+		if isHandshake(msg) {
+			if d.cp == nil {
+				continue
+			}
+			m := handshakeMsg{src: b.addrs[i]}
+			m.n = copy(m.buf[:], msg)
+			select {
+			case d.hs <- m:
+				d.handshakes.Add(1)
+			default:
+				d.handshakesDropped.Add(1)
+			}
+			continue
+		}
+		if len(msg) == len(b.view[i]) {
+			// It filled the buffer, so it may have been truncated: longer than any message a
+			// peer within our MTU sends. Dropped as malformed.
+			d.peers.stats.drops[VerdictMalformed].Add(1)
+			continue
+		}
+		if i != k {
+			b.bufs[i], b.bufs[k] = b.bufs[k], b.bufs[i]
+			b.view[i], b.view[k] = b.view[k], b.view[i]
+			b.sizes[k], b.addrs[k] = b.sizes[i], b.addrs[i]
+		}
+		k++
+	}
+	return k
+}
+
+func (d *Device) decryptWorker() {
+	defer d.wg.Done()
+	dec := NewDecrypter(d.peers)
+	var u [1]*unit
+	for {
+		if _, err := d.in.work.Dequeue(u[:]); err != nil {
+			return
+		}
+		dec.Decrypt(u[0].packets(udpOffset))
+		u[0].done <- struct{}{}
+	}
+}
+
+// tunWriter writes opened batches to the TUN in arrival order and recycles their units.
+func (d *Device) tunWriter() {
+	defer d.wg.Done()
+	var u [1]*unit
+	for {
+		if _, err := d.in.order.Dequeue(u[:]); err != nil {
+			return
+		}
+		b := u[0]
+		<-b.done
+		k := 0
+		for i := range b.n {
+			if b.verdicts[i] == VerdictOK && b.sizes[i] > 0 { // keepalives stop here
+				b.view[k] = b.bufs[i][:tunOffset+b.sizes[i]]
+				k++
+			}
+		}
+		if k > 0 {
+			if _, err := d.tun.Write(b.view[:k], tunOffset); err != nil {
+				d.writeErrors.Add(1)
+			}
+		}
+		clear(b.view[:k])
+		clear(b.peers[:b.n])
+		d.in.free.TryEnqueue(u[:])
+	}
+}
+
+// handshakeLoop hands queued handshake messages to the control plane, one at a time.
+func (d *Device) handshakeLoop() {
+	defer d.wg.Done()
+	for m := range d.hs {
+		d.cp.HandleHandshake(m.buf[:m.n], m.src)
+	}
+}
