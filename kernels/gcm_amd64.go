@@ -5,7 +5,6 @@ package kernels
 //go:generate sh -c "cd _asm/gcm && go run . -out ../../gcm_amd64.s -pkg kernels"
 
 import (
-	"crypto/subtle"
 	"encoding/binary"
 	"math/bits"
 	"unsafe"
@@ -162,18 +161,19 @@ type gcmDesc struct {
 	tab   *gcmTable
 	dst   *byte
 	src   *byte
-	n     int // text bytes; a multiple of 256 unless final is set
+	n     int // text bytes; a multiple of 256 unless tag is set
 	ad    *byte
 	adLen int // AD bytes; a multiple of 256 unless this piece also starts the text
-	// final is 1 for the op's last piece: the kernel then absorbs the length block and leaves the tag
-	// (E_K(J0) XOR GHASH) in y instead of the GHASH state.
-	final uint64
+	// tag is set for the op's last piece only: the kernel then absorbs the length block and computes
+	// the tag E_K(J0) XOR GHASH. Seal writes it to tag; Open XORs the tag found at tag into it and
+	// leaves the difference in y (all zero when the tag verifies).
+	tag *byte
 	// lens is the length block len(A)||len(C) in bits (section 7.1 step 5) in register form: the
 	// text's bit length in the low quadword, the AD's in the high one.
 	lens [2]uint64
-	y    [16]byte // GHASH state, register form; the tag after the last piece
-	ctr  [16]byte // next counter block, byte-reversed: the 32-bit counter is the low dword
-	j0   [16]byte // J0, byte-reversed
+	y    [2]uint64 // GHASH state, register form; for Open, the tag difference after the last piece
+	ctr  [2]uint64 // next counter block, byte-reversed: the 32-bit counter is the low dword
+	j0   [2]uint64 // J0, byte-reversed
 }
 
 const (
@@ -187,7 +187,7 @@ const (
 )
 
 // The kernels process count descriptors starting at d. Seal hashes the text it writes, Open the text
-// it reads; both leave the tag (for Open: the expected one) in a final descriptor's y.
+// it reads (see gcmDesc.tag for what they do with the tag).
 //
 //go:noescape
 func gcmSealAVX512(d *gcmDesc, count int)
@@ -251,7 +251,7 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 		b.start(d, op, n)
 		d.ad, d.adLen = unsafe.SliceData(op.AD), len(op.AD)
 		d.src, d.dst, d.n = unsafe.SliceData(op.Src), unsafe.SliceData(op.Dst), n
-		d.final = 1
+		d.tag = gcmTagPtr(op, n, open)
 		b.ops[b.count] = op
 		b.count++
 		b.bytes += size
@@ -263,14 +263,12 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 // inc32(J0) (section 7.1 steps 2-3), an empty GHASH state and the length block.
 func (b *gcmBatch) start(d *gcmDesc, op *Op, n int) {
 	d.tab = op.Key.gcm.asm.tab
-	for i := range 12 {
-		d.j0[15-i] = op.Nonce[i]
-	}
-	binary.LittleEndian.PutUint32(d.j0[0:], 1)
-	d.ctr = d.j0
-	d.ctr[0] = 2
-	d.y = [16]byte{}
-	d.final = 0
+	// Byte-reversed, the nonce's first 8 bytes are the high quadword and its last 4 the dword above
+	// the counter.
+	d.j0 = [2]uint64{uint64(binary.BigEndian.Uint32(op.Nonce[8:]))<<32 | 1, binary.BigEndian.Uint64(op.Nonce)}
+	d.ctr = [2]uint64{d.j0[0] + 1, d.j0[1]}
+	d.y = [2]uint64{}
+	d.tag = nil
 	d.lens = [2]uint64{uint64(n) * 8, uint64(len(op.AD)) * 8}
 }
 
@@ -304,15 +302,23 @@ func (b *gcmBatch) flush() (failed int) {
 	return failed
 }
 
-// finish delivers the tag the kernel left in d: Seal appends it to the ciphertext; Open compares it
-// with op's in constant time, failing the op (Dst zeroed) on mismatch.
+// gcmTagPtr is where a Seal writes op's tag, or where an Open finds it.
+func gcmTagPtr(op *Op, n int, open bool) *byte {
+	if open {
+		return &op.Src[n]
+	}
+	return &op.Dst[n]
+}
+
+// finish completes op after its last piece: Seal has nothing left to do; Open fails the op (Dst zeroed)
+// unless the kernel found no difference between the computed and the received tag. OR-ing the
+// difference's words before the one comparison keeps it constant time, like
+// subtle.ConstantTimeCompare.
 func (b *gcmBatch) finish(op *Op, d *gcmDesc) bool {
 	if !b.open {
-		copy(op.Dst[len(op.Src):], d.y[:])
 		return true
 	}
-	n := len(op.Src) - TagSize
-	if subtle.ConstantTimeCompare(d.y[:], op.Src[n:]) != 1 {
+	if d.y[0]|d.y[1] != 0 {
 		failOpen(op)
 		return false
 	}
@@ -338,7 +344,7 @@ func (b *gcmBatch) long(op *Op, n int) (failed int) {
 		src, dst = src[take:], dst[take:]
 		last := len(ad) == 0 && len(src) == 0
 		if last {
-			d.final = 1
+			d.tag = gcmTagPtr(op, n, b.open)
 		}
 		b.call(1)
 		if last {

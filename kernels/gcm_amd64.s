@@ -341,96 +341,239 @@ text:
 	MOVQ            16(DI), SI
 	MOVQ            8(DI), DX
 	MOVQ            24(DI), R8
-
-chunk:
-	CMPQ    R8, $0x00000100
-	JB      text_tail
-	VPADDD  Z18, Z16, Z21
-	VPADDD  Z18, Z21, Z22
-	VPADDD  Z18, Z22, Z23
-	VPSHUFB Z17, Z16, Z0
-	VPSHUFB Z17, Z21, Z1
-	VPSHUFB Z17, Z22, Z2
-	VPSHUFB Z17, Z23, Z3
-	VPADDD  Z18, Z23, Z16
-	VPXORQ  (AX), Z0, Z0
-	VPXORQ  (AX), Z1, Z1
-	VPXORQ  (AX), Z2, Z2
-	VPXORQ  (AX), Z3, Z3
-	VAESENC 64(AX), Z0, Z0
-	VAESENC 64(AX), Z1, Z1
-	VAESENC 64(AX), Z2, Z2
-	VAESENC 64(AX), Z3, Z3
-	VAESENC 128(AX), Z0, Z0
-	VAESENC 128(AX), Z1, Z1
-	VAESENC 128(AX), Z2, Z2
-	VAESENC 128(AX), Z3, Z3
-	VAESENC 192(AX), Z0, Z0
-	VAESENC 192(AX), Z1, Z1
-	VAESENC 192(AX), Z2, Z2
-	VAESENC 192(AX), Z3, Z3
-	VAESENC 256(AX), Z0, Z0
-	VAESENC 256(AX), Z1, Z1
-	VAESENC 256(AX), Z2, Z2
-	VAESENC 256(AX), Z3, Z3
-	VAESENC 320(AX), Z0, Z0
-	VAESENC 320(AX), Z1, Z1
-	VAESENC 320(AX), Z2, Z2
-	VAESENC 320(AX), Z3, Z3
-	VAESENC 384(AX), Z0, Z0
-	VAESENC 384(AX), Z1, Z1
-	VAESENC 384(AX), Z2, Z2
-	VAESENC 384(AX), Z3, Z3
-	VAESENC 448(AX), Z0, Z0
-	VAESENC 448(AX), Z1, Z1
-	VAESENC 448(AX), Z2, Z2
-	VAESENC 448(AX), Z3, Z3
-	VAESENC 512(AX), Z0, Z0
-	VAESENC 512(AX), Z1, Z1
-	VAESENC 512(AX), Z2, Z2
-	VAESENC 512(AX), Z3, Z3
-	VAESENC 576(AX), Z0, Z0
-	VAESENC 576(AX), Z1, Z1
-	VAESENC 576(AX), Z2, Z2
-	VAESENC 576(AX), Z3, Z3
-	CMPQ    R12, $0x0a
-	JE      aes_last_5
-	VAESENC 640(AX), Z0, Z0
-	VAESENC 640(AX), Z1, Z1
-	VAESENC 640(AX), Z2, Z2
-	VAESENC 640(AX), Z3, Z3
-	VAESENC 704(AX), Z0, Z0
-	VAESENC 704(AX), Z1, Z1
-	VAESENC 704(AX), Z2, Z2
-	VAESENC 704(AX), Z3, Z3
-	CMPQ    R12, $0x0c
-	JE      aes_last_5
-	VAESENC 768(AX), Z0, Z0
-	VAESENC 768(AX), Z1, Z1
-	VAESENC 768(AX), Z2, Z2
-	VAESENC 768(AX), Z3, Z3
-	VAESENC 832(AX), Z0, Z0
-	VAESENC 832(AX), Z1, Z1
-	VAESENC 832(AX), Z2, Z2
-	VAESENC 832(AX), Z3, Z3
+	CMPQ            R8, $0x00000100
+	JB              text_tail
+	VPADDD          Z18, Z16, Z21
+	VPADDD          Z18, Z21, Z22
+	VPADDD          Z18, Z22, Z23
+	VPSHUFB         Z17, Z16, Z0
+	VPSHUFB         Z17, Z21, Z1
+	VPSHUFB         Z17, Z22, Z2
+	VPSHUFB         Z17, Z23, Z3
+	VPADDD          Z18, Z23, Z16
+	VPXORQ          (AX), Z0, Z0
+	VPXORQ          (AX), Z1, Z1
+	VPXORQ          (AX), Z2, Z2
+	VPXORQ          (AX), Z3, Z3
+	VAESENC         64(AX), Z0, Z0
+	VAESENC         64(AX), Z1, Z1
+	VAESENC         64(AX), Z2, Z2
+	VAESENC         64(AX), Z3, Z3
+	VAESENC         128(AX), Z0, Z0
+	VAESENC         128(AX), Z1, Z1
+	VAESENC         128(AX), Z2, Z2
+	VAESENC         128(AX), Z3, Z3
+	VAESENC         192(AX), Z0, Z0
+	VAESENC         192(AX), Z1, Z1
+	VAESENC         192(AX), Z2, Z2
+	VAESENC         192(AX), Z3, Z3
+	VAESENC         256(AX), Z0, Z0
+	VAESENC         256(AX), Z1, Z1
+	VAESENC         256(AX), Z2, Z2
+	VAESENC         256(AX), Z3, Z3
+	VAESENC         320(AX), Z0, Z0
+	VAESENC         320(AX), Z1, Z1
+	VAESENC         320(AX), Z2, Z2
+	VAESENC         320(AX), Z3, Z3
+	VAESENC         384(AX), Z0, Z0
+	VAESENC         384(AX), Z1, Z1
+	VAESENC         384(AX), Z2, Z2
+	VAESENC         384(AX), Z3, Z3
+	VAESENC         448(AX), Z0, Z0
+	VAESENC         448(AX), Z1, Z1
+	VAESENC         448(AX), Z2, Z2
+	VAESENC         448(AX), Z3, Z3
+	VAESENC         512(AX), Z0, Z0
+	VAESENC         512(AX), Z1, Z1
+	VAESENC         512(AX), Z2, Z2
+	VAESENC         512(AX), Z3, Z3
+	VAESENC         576(AX), Z0, Z0
+	VAESENC         576(AX), Z1, Z1
+	VAESENC         576(AX), Z2, Z2
+	VAESENC         576(AX), Z3, Z3
+	CMPQ            R12, $0x0a
+	JE              aes_last_5
+	VAESENC         640(AX), Z0, Z0
+	VAESENC         640(AX), Z1, Z1
+	VAESENC         640(AX), Z2, Z2
+	VAESENC         640(AX), Z3, Z3
+	VAESENC         704(AX), Z0, Z0
+	VAESENC         704(AX), Z1, Z1
+	VAESENC         704(AX), Z2, Z2
+	VAESENC         704(AX), Z3, Z3
+	CMPQ            R12, $0x0c
+	JE              aes_last_5
+	VAESENC         768(AX), Z0, Z0
+	VAESENC         768(AX), Z1, Z1
+	VAESENC         768(AX), Z2, Z2
+	VAESENC         768(AX), Z3, Z3
+	VAESENC         832(AX), Z0, Z0
+	VAESENC         832(AX), Z1, Z1
+	VAESENC         832(AX), Z2, Z2
+	VAESENC         832(AX), Z3, Z3
 
 aes_last_5:
-	VAESENCLAST   (BX), Z0, Z0
-	VAESENCLAST   (BX), Z1, Z1
-	VAESENCLAST   (BX), Z2, Z2
-	VAESENCLAST   (BX), Z3, Z3
-	VPXORQ        (SI), Z0, Z0
-	VPSHUFB       Z17, Z0, Z4
-	VMOVDQU64     Z0, (DX)
-	VPXORQ        64(SI), Z1, Z1
-	VPSHUFB       Z17, Z1, Z5
-	VMOVDQU64     Z1, 64(DX)
-	VPXORQ        128(SI), Z2, Z2
-	VPSHUFB       Z17, Z2, Z6
-	VMOVDQU64     Z2, 128(DX)
-	VPXORQ        192(SI), Z3, Z3
-	VPSHUFB       Z17, Z3, Z7
-	VMOVDQU64     Z3, 192(DX)
+	VAESENCLAST (BX), Z0, Z0
+	VAESENCLAST (BX), Z1, Z1
+	VAESENCLAST (BX), Z2, Z2
+	VAESENCLAST (BX), Z3, Z3
+	VPXORQ      (SI), Z0, Z0
+	VMOVDQU64   Z0, (DX)
+	VPSHUFB     Z17, Z0, Z4
+	VPXORQ      64(SI), Z1, Z1
+	VMOVDQU64   Z1, 64(DX)
+	VPSHUFB     Z17, Z1, Z5
+	VPXORQ      128(SI), Z2, Z2
+	VMOVDQU64   Z2, 128(DX)
+	VPSHUFB     Z17, Z2, Z6
+	VPXORQ      192(SI), Z3, Z3
+	VMOVDQU64   Z3, 192(DX)
+	VPSHUFB     Z17, Z3, Z7
+	ADDQ        $0x00000100, SI
+	ADDQ        $0x00000100, DX
+	SUBQ        $0x00000100, R8
+
+chunk:
+	CMPQ          R8, $0x00000100
+	JB            drain
+	VPADDD        Z18, Z16, Z21
+	VPADDD        Z18, Z21, Z22
+	VPADDD        Z18, Z22, Z23
+	VPSHUFB       Z17, Z16, Z0
+	VPSHUFB       Z17, Z21, Z1
+	VPSHUFB       Z17, Z22, Z2
+	VPSHUFB       Z17, Z23, Z3
+	VPADDD        Z18, Z23, Z16
+	VPXORQ        (AX), Z0, Z0
+	VPXORQ        (AX), Z1, Z1
+	VPXORQ        (AX), Z2, Z2
+	VPXORQ        (AX), Z3, Z3
+	VAESENC       64(AX), Z0, Z0
+	VAESENC       64(AX), Z1, Z1
+	VAESENC       64(AX), Z2, Z2
+	VAESENC       64(AX), Z3, Z3
+	VPXORQ        Z15, Z4, Z4
+	VPCLMULQDQ    $0x00, 976(AX), Z4, Z8
+	VPCLMULQDQ    $0x11, 976(AX), Z4, Z9
+	VPCLMULQDQ    $0x01, 976(AX), Z4, Z10
+	VPCLMULQDQ    $0x10, 976(AX), Z4, Z11
+	VPXORQ        Z11, Z10, Z10
+	VAESENC       128(AX), Z0, Z0
+	VAESENC       128(AX), Z1, Z1
+	VAESENC       128(AX), Z2, Z2
+	VAESENC       128(AX), Z3, Z3
+	VPCLMULQDQ    $0x00, 1040(AX), Z5, Z11
+	VPCLMULQDQ    $0x11, 1040(AX), Z5, Z12
+	VPCLMULQDQ    $0x01, 1040(AX), Z5, Z13
+	VPCLMULQDQ    $0x10, 1040(AX), Z5, Z14
+	VPXORQ        Z11, Z8, Z8
+	VPXORQ        Z12, Z9, Z9
+	VAESENC       192(AX), Z0, Z0
+	VAESENC       192(AX), Z1, Z1
+	VAESENC       192(AX), Z2, Z2
+	VAESENC       192(AX), Z3, Z3
+	VPTERNLOGQ    $0x96, Z14, Z13, Z10
+	VPCLMULQDQ    $0x00, 1104(AX), Z6, Z11
+	VPCLMULQDQ    $0x11, 1104(AX), Z6, Z12
+	VPCLMULQDQ    $0x01, 1104(AX), Z6, Z13
+	VPCLMULQDQ    $0x10, 1104(AX), Z6, Z14
+	VPXORQ        Z11, Z8, Z8
+	VAESENC       256(AX), Z0, Z0
+	VAESENC       256(AX), Z1, Z1
+	VAESENC       256(AX), Z2, Z2
+	VAESENC       256(AX), Z3, Z3
+	VPXORQ        Z12, Z9, Z9
+	VPTERNLOGQ    $0x96, Z14, Z13, Z10
+	VPCLMULQDQ    $0x00, 1168(AX), Z7, Z11
+	VPCLMULQDQ    $0x11, 1168(AX), Z7, Z12
+	VPCLMULQDQ    $0x01, 1168(AX), Z7, Z13
+	VPCLMULQDQ    $0x10, 1168(AX), Z7, Z14
+	VAESENC       320(AX), Z0, Z0
+	VAESENC       320(AX), Z1, Z1
+	VAESENC       320(AX), Z2, Z2
+	VAESENC       320(AX), Z3, Z3
+	VPXORQ        Z11, Z8, Z8
+	VPXORQ        Z12, Z9, Z9
+	VPTERNLOGQ    $0x96, Z14, Z13, Z10
+	VPSLLDQ       $0x08, Z10, Z11
+	VPSRLDQ       $0x08, Z10, Z10
+	VPXORQ        Z11, Z8, Z8
+	VAESENC       384(AX), Z0, Z0
+	VAESENC       384(AX), Z1, Z1
+	VAESENC       384(AX), Z2, Z2
+	VAESENC       384(AX), Z3, Z3
+	VPXORQ        Z10, Z9, Z9
+	VEXTRACTI64X4 $0x01, Z8, Y11
+	VEXTRACTI64X4 $0x01, Z9, Y12
+	VPXORQ        Y11, Y8, Y8
+	VPXORQ        Y12, Y9, Y9
+	VEXTRACTI128  $0x01, Y8, X11
+	VAESENC       448(AX), Z0, Z0
+	VAESENC       448(AX), Z1, Z1
+	VAESENC       448(AX), Z2, Z2
+	VAESENC       448(AX), Z3, Z3
+	VEXTRACTI128  $0x01, Y9, X12
+	VPXOR         X11, X8, X8
+	VPXOR         X12, X9, X9
+	VPCLMULQDQ    $0x00, X19, X8, X11
+	VPSHUFD       $0x4e, X8, X8
+	VPXOR         X11, X8, X8
+	VAESENC       512(AX), Z0, Z0
+	VAESENC       512(AX), Z1, Z1
+	VAESENC       512(AX), Z2, Z2
+	VAESENC       512(AX), Z3, Z3
+	VPCLMULQDQ    $0x00, X19, X8, X11
+	VPSHUFD       $0x4e, X8, X8
+	VPXOR         X11, X8, X8
+	VPXOR         X8, X9, X15
+	VAESENC       576(AX), Z0, Z0
+	VAESENC       576(AX), Z1, Z1
+	VAESENC       576(AX), Z2, Z2
+	VAESENC       576(AX), Z3, Z3
+	CMPQ          R12, $0x0a
+	JE            aes_last_6
+	VAESENC       640(AX), Z0, Z0
+	VAESENC       640(AX), Z1, Z1
+	VAESENC       640(AX), Z2, Z2
+	VAESENC       640(AX), Z3, Z3
+	VAESENC       704(AX), Z0, Z0
+	VAESENC       704(AX), Z1, Z1
+	VAESENC       704(AX), Z2, Z2
+	VAESENC       704(AX), Z3, Z3
+	CMPQ          R12, $0x0c
+	JE            aes_last_6
+	VAESENC       768(AX), Z0, Z0
+	VAESENC       768(AX), Z1, Z1
+	VAESENC       768(AX), Z2, Z2
+	VAESENC       768(AX), Z3, Z3
+	VAESENC       832(AX), Z0, Z0
+	VAESENC       832(AX), Z1, Z1
+	VAESENC       832(AX), Z2, Z2
+	VAESENC       832(AX), Z3, Z3
+
+aes_last_6:
+	VAESENCLAST (BX), Z0, Z0
+	VAESENCLAST (BX), Z1, Z1
+	VAESENCLAST (BX), Z2, Z2
+	VAESENCLAST (BX), Z3, Z3
+	VPXORQ      (SI), Z0, Z0
+	VMOVDQU64   Z0, (DX)
+	VPSHUFB     Z17, Z0, Z4
+	VPXORQ      64(SI), Z1, Z1
+	VMOVDQU64   Z1, 64(DX)
+	VPSHUFB     Z17, Z1, Z5
+	VPXORQ      128(SI), Z2, Z2
+	VMOVDQU64   Z2, 128(DX)
+	VPSHUFB     Z17, Z2, Z6
+	VPXORQ      192(SI), Z3, Z3
+	VMOVDQU64   Z3, 192(DX)
+	VPSHUFB     Z17, Z3, Z7
+	ADDQ        $0x00000100, SI
+	ADDQ        $0x00000100, DX
+	SUBQ        $0x00000100, R8
+	JMP         chunk
+
+drain:
 	VPXORQ        Z15, Z4, Z4
 	VPCLMULQDQ    $0x00, 976(AX), Z4, Z8
 	VPCLMULQDQ    $0x11, 976(AX), Z4, Z9
@@ -477,10 +620,6 @@ aes_last_5:
 	VPSHUFD       $0x4e, X8, X8
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
-	ADDQ          $0x00000100, SI
-	ADDQ          $0x00000100, DX
-	SUBQ          $0x00000100, R8
-	JMP           chunk
 
 text_tail:
 	VMOVDQU64 X16, 88(DI)
@@ -497,18 +636,18 @@ text_tail:
 	LEAQ      1232(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_6
+	JE        no_lens_7
 	SUBQ      $0x10, R10
 
-no_lens_6:
+no_lens_7:
 	LEAQ    63(R8), R11
 	SHRQ    $0x06, R11
 	CMPQ    R11, $0x01
-	JE      tail1_8
+	JE      tail1_9
 	CMPQ    R11, $0x02
-	JE      tail2_9
+	JE      tail2_10
 	CMPQ    R11, $0x03
-	JE      tail3_10
+	JE      tail3_11
 	VPADDD  Z18, Z16, Z21
 	VPADDD  Z18, Z21, Z22
 	VPADDD  Z18, Z22, Z23
@@ -557,7 +696,7 @@ no_lens_6:
 	VAESENC 576(AX), Z2, Z2
 	VAESENC 576(AX), Z3, Z3
 	CMPQ    R12, $0x0a
-	JE      aes_last_11
+	JE      aes_last_12
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -567,7 +706,7 @@ no_lens_6:
 	VAESENC 704(AX), Z2, Z2
 	VAESENC 704(AX), Z3, Z3
 	CMPQ    R12, $0x0c
-	JE      aes_last_11
+	JE      aes_last_12
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -577,7 +716,7 @@ no_lens_6:
 	VAESENC 832(AX), Z2, Z2
 	VAESENC 832(AX), Z3, Z3
 
-aes_last_11:
+aes_last_12:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
@@ -627,7 +766,7 @@ aes_last_11:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_12
+	JE          no_lens_13
 	VMOVDQU64   56(DI), X20
 	VPCLMULQDQ  $0x00, 1216(AX), X20, X11
 	VPCLMULQDQ  $0x11, 1216(AX), X20, X12
@@ -637,7 +776,7 @@ aes_last_11:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 
-no_lens_12:
+no_lens_13:
 	VPSLLDQ       $0x08, Z10, Z11
 	VPSRLDQ       $0x08, Z10, Z10
 	VPXORQ        Z11, Z8, Z8
@@ -657,9 +796,9 @@ no_lens_12:
 	VPSHUFD       $0x4e, X8, X8
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
-	JMP           tail_done_7
+	JMP           tail_done_8
 
-tail3_10:
+tail3_11:
 	VPADDD  Z18, Z16, Z21
 	VPADDD  Z18, Z21, Z22
 	VPSHUFB Z17, Z16, Z0
@@ -696,7 +835,7 @@ tail3_10:
 	VAESENC 576(AX), Z1, Z1
 	VAESENC 576(AX), Z2, Z2
 	CMPQ    R12, $0x0a
-	JE      aes_last_13
+	JE      aes_last_14
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -704,7 +843,7 @@ tail3_10:
 	VAESENC 704(AX), Z1, Z1
 	VAESENC 704(AX), Z2, Z2
 	CMPQ    R12, $0x0c
-	JE      aes_last_13
+	JE      aes_last_14
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -712,7 +851,7 @@ tail3_10:
 	VAESENC 832(AX), Z1, Z1
 	VAESENC 832(AX), Z2, Z2
 
-aes_last_13:
+aes_last_14:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
@@ -750,7 +889,7 @@ aes_last_13:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_14
+	JE          no_lens_15
 	VMOVDQU64   56(DI), X20
 	VPCLMULQDQ  $0x00, 1216(AX), X20, X11
 	VPCLMULQDQ  $0x11, 1216(AX), X20, X12
@@ -760,7 +899,7 @@ aes_last_13:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 
-no_lens_14:
+no_lens_15:
 	VPSLLDQ       $0x08, Z10, Z11
 	VPSRLDQ       $0x08, Z10, Z10
 	VPXORQ        Z11, Z8, Z8
@@ -780,9 +919,9 @@ no_lens_14:
 	VPSHUFD       $0x4e, X8, X8
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
-	JMP           tail_done_7
+	JMP           tail_done_8
 
-tail2_9:
+tail2_10:
 	VPADDD  Z18, Z16, Z21
 	VPSHUFB Z17, Z16, Z0
 	VPSHUFB Z17, Z21, Z1
@@ -807,19 +946,19 @@ tail2_9:
 	VAESENC 576(AX), Z0, Z0
 	VAESENC 576(AX), Z1, Z1
 	CMPQ    R12, $0x0a
-	JE      aes_last_15
+	JE      aes_last_16
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 704(AX), Z0, Z0
 	VAESENC 704(AX), Z1, Z1
 	CMPQ    R12, $0x0c
-	JE      aes_last_15
+	JE      aes_last_16
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 832(AX), Z0, Z0
 	VAESENC 832(AX), Z1, Z1
 
-aes_last_15:
+aes_last_16:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VMOVDQU64   (SI), Z4
@@ -845,7 +984,7 @@ aes_last_15:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_16
+	JE          no_lens_17
 	VMOVDQU64   56(DI), X20
 	VPCLMULQDQ  $0x00, 1216(AX), X20, X11
 	VPCLMULQDQ  $0x11, 1216(AX), X20, X12
@@ -855,7 +994,7 @@ aes_last_15:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 
-no_lens_16:
+no_lens_17:
 	VPSLLDQ       $0x08, Z10, Z11
 	VPSRLDQ       $0x08, Z10, Z10
 	VPXORQ        Z11, Z8, Z8
@@ -875,9 +1014,9 @@ no_lens_16:
 	VPSHUFD       $0x4e, X8, X8
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
-	JMP           tail_done_7
+	JMP           tail_done_8
 
-tail1_8:
+tail1_9:
 	VPSHUFB Z17, Z16, Z0
 	VPXORQ  (AX), Z0, Z0
 	VAESENC 64(AX), Z0, Z0
@@ -890,15 +1029,15 @@ tail1_8:
 	VAESENC 512(AX), Z0, Z0
 	VAESENC 576(AX), Z0, Z0
 	CMPQ    R12, $0x0a
-	JE      aes_last_17
+	JE      aes_last_18
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 704(AX), Z0, Z0
 	CMPQ    R12, $0x0c
-	JE      aes_last_17
+	JE      aes_last_18
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 832(AX), Z0, Z0
 
-aes_last_17:
+aes_last_18:
 	VAESENCLAST (BX), Z0, Z0
 	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORQ      Z4, Z0, Z0
@@ -912,7 +1051,7 @@ aes_last_17:
 	VPCLMULQDQ  $0x10, (R10), Z4, Z11
 	VPXORQ      Z11, Z10, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_18
+	JE          no_lens_19
 	VMOVDQU64   56(DI), X20
 	VPCLMULQDQ  $0x00, 1216(AX), X20, X11
 	VPCLMULQDQ  $0x11, 1216(AX), X20, X12
@@ -922,7 +1061,7 @@ aes_last_17:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 
-no_lens_18:
+no_lens_19:
 	VPSLLDQ       $0x08, Z10, Z11
 	VPSRLDQ       $0x08, Z10, Z10
 	VPXORQ        Z11, Z8, Z8
@@ -943,7 +1082,7 @@ no_lens_18:
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
 
-tail_done_7:
+tail_done_8:
 	JMP finish
 
 no_tail:
@@ -987,19 +1126,20 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_19
+	JE      aes_last_20
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_19
+	JE      aes_last_20
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_19:
+aes_last_20:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X17, X15, X1
 	VPXOR       X1, X0, X0
-	VMOVDQU     X0, 72(DI)
+	MOVQ        48(DI), R11
+	VMOVDQU     X0, (R11)
 	JMP         advance
 
 next:
@@ -1115,11 +1255,11 @@ ad_tail:
 	LEAQ          63(R8), R11
 	SHRQ          $0x06, R11
 	CMPQ          R11, $0x01
-	JE            tail1_21
+	JE            tail1_22
 	CMPQ          R11, $0x02
-	JE            tail2_22
+	JE            tail2_23
 	CMPQ          R11, $0x03
-	JE            tail3_23
+	JE            tail3_24
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -1174,9 +1314,9 @@ ad_tail:
 	VPSHUFD       $0x4e, X8, X8
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
-	JMP           tail_done_20
+	JMP           tail_done_21
 
-tail3_23:
+tail3_24:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -1222,9 +1362,9 @@ tail3_23:
 	VPSHUFD       $0x4e, X8, X8
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
-	JMP           tail_done_20
+	JMP           tail_done_21
 
-tail2_22:
+tail2_23:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU8.Z    64(SI), K1, Z5
@@ -1261,9 +1401,9 @@ tail2_22:
 	VPSHUFD       $0x4e, X8, X8
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
-	JMP           tail_done_20
+	JMP           tail_done_21
 
-tail1_21:
+tail1_22:
 	VMOVDQU8.Z    (SI), K1, Z4
 	VPSHUFB       Z17, Z4, Z4
 	VPXORQ        Z15, Z4, Z4
@@ -1292,7 +1432,7 @@ tail1_21:
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
 
-tail_done_20:
+tail_done_21:
 text:
 	// Text: counter mode and GHASH of the ciphertext, 16 blocks per chunk.
 	VBROADCASTI32X4 88(DI), Z16
@@ -1353,7 +1493,7 @@ chunk:
 	VAESENC 576(AX), Z2, Z2
 	VAESENC 576(AX), Z3, Z3
 	CMPQ    R12, $0x0a
-	JE      aes_last_24
+	JE      aes_last_25
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -1363,7 +1503,7 @@ chunk:
 	VAESENC 704(AX), Z2, Z2
 	VAESENC 704(AX), Z3, Z3
 	CMPQ    R12, $0x0c
-	JE      aes_last_24
+	JE      aes_last_25
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -1373,7 +1513,7 @@ chunk:
 	VAESENC 832(AX), Z2, Z2
 	VAESENC 832(AX), Z3, Z3
 
-aes_last_24:
+aes_last_25:
 	VAESENCLAST   (BX), Z0, Z0
 	VAESENCLAST   (BX), Z1, Z1
 	VAESENCLAST   (BX), Z2, Z2
@@ -1460,18 +1600,18 @@ text_tail:
 	LEAQ      1232(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_25
+	JE        no_lens_26
 	SUBQ      $0x10, R10
 
-no_lens_25:
+no_lens_26:
 	LEAQ    63(R8), R11
 	SHRQ    $0x06, R11
 	CMPQ    R11, $0x01
-	JE      tail1_27
+	JE      tail1_28
 	CMPQ    R11, $0x02
-	JE      tail2_28
+	JE      tail2_29
 	CMPQ    R11, $0x03
-	JE      tail3_29
+	JE      tail3_30
 	VPADDD  Z18, Z16, Z21
 	VPADDD  Z18, Z21, Z22
 	VPADDD  Z18, Z22, Z23
@@ -1520,7 +1660,7 @@ no_lens_25:
 	VAESENC 576(AX), Z2, Z2
 	VAESENC 576(AX), Z3, Z3
 	CMPQ    R12, $0x0a
-	JE      aes_last_30
+	JE      aes_last_31
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -1530,7 +1670,7 @@ no_lens_25:
 	VAESENC 704(AX), Z2, Z2
 	VAESENC 704(AX), Z3, Z3
 	CMPQ    R12, $0x0c
-	JE      aes_last_30
+	JE      aes_last_31
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -1540,7 +1680,7 @@ no_lens_25:
 	VAESENC 832(AX), Z2, Z2
 	VAESENC 832(AX), Z3, Z3
 
-aes_last_30:
+aes_last_31:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
@@ -1589,7 +1729,7 @@ aes_last_30:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_31
+	JE          no_lens_32
 	VMOVDQU64   56(DI), X20
 	VPCLMULQDQ  $0x00, 1216(AX), X20, X11
 	VPCLMULQDQ  $0x11, 1216(AX), X20, X12
@@ -1599,7 +1739,7 @@ aes_last_30:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 
-no_lens_31:
+no_lens_32:
 	VPSLLDQ       $0x08, Z10, Z11
 	VPSRLDQ       $0x08, Z10, Z10
 	VPXORQ        Z11, Z8, Z8
@@ -1619,9 +1759,9 @@ no_lens_31:
 	VPSHUFD       $0x4e, X8, X8
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
-	JMP           tail_done_26
+	JMP           tail_done_27
 
-tail3_29:
+tail3_30:
 	VPADDD  Z18, Z16, Z21
 	VPADDD  Z18, Z21, Z22
 	VPSHUFB Z17, Z16, Z0
@@ -1658,7 +1798,7 @@ tail3_29:
 	VAESENC 576(AX), Z1, Z1
 	VAESENC 576(AX), Z2, Z2
 	CMPQ    R12, $0x0a
-	JE      aes_last_32
+	JE      aes_last_33
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -1666,7 +1806,7 @@ tail3_29:
 	VAESENC 704(AX), Z1, Z1
 	VAESENC 704(AX), Z2, Z2
 	CMPQ    R12, $0x0c
-	JE      aes_last_32
+	JE      aes_last_33
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -1674,7 +1814,7 @@ tail3_29:
 	VAESENC 832(AX), Z1, Z1
 	VAESENC 832(AX), Z2, Z2
 
-aes_last_32:
+aes_last_33:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
@@ -1711,7 +1851,7 @@ aes_last_32:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_33
+	JE          no_lens_34
 	VMOVDQU64   56(DI), X20
 	VPCLMULQDQ  $0x00, 1216(AX), X20, X11
 	VPCLMULQDQ  $0x11, 1216(AX), X20, X12
@@ -1721,7 +1861,7 @@ aes_last_32:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 
-no_lens_33:
+no_lens_34:
 	VPSLLDQ       $0x08, Z10, Z11
 	VPSRLDQ       $0x08, Z10, Z10
 	VPXORQ        Z11, Z8, Z8
@@ -1741,9 +1881,9 @@ no_lens_33:
 	VPSHUFD       $0x4e, X8, X8
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
-	JMP           tail_done_26
+	JMP           tail_done_27
 
-tail2_28:
+tail2_29:
 	VPADDD  Z18, Z16, Z21
 	VPSHUFB Z17, Z16, Z0
 	VPSHUFB Z17, Z21, Z1
@@ -1768,19 +1908,19 @@ tail2_28:
 	VAESENC 576(AX), Z0, Z0
 	VAESENC 576(AX), Z1, Z1
 	CMPQ    R12, $0x0a
-	JE      aes_last_34
+	JE      aes_last_35
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 704(AX), Z0, Z0
 	VAESENC 704(AX), Z1, Z1
 	CMPQ    R12, $0x0c
-	JE      aes_last_34
+	JE      aes_last_35
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 832(AX), Z0, Z0
 	VAESENC 832(AX), Z1, Z1
 
-aes_last_34:
+aes_last_35:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VMOVDQU64   (SI), Z4
@@ -1805,7 +1945,7 @@ aes_last_34:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_35
+	JE          no_lens_36
 	VMOVDQU64   56(DI), X20
 	VPCLMULQDQ  $0x00, 1216(AX), X20, X11
 	VPCLMULQDQ  $0x11, 1216(AX), X20, X12
@@ -1815,7 +1955,7 @@ aes_last_34:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 
-no_lens_35:
+no_lens_36:
 	VPSLLDQ       $0x08, Z10, Z11
 	VPSRLDQ       $0x08, Z10, Z10
 	VPXORQ        Z11, Z8, Z8
@@ -1835,9 +1975,9 @@ no_lens_35:
 	VPSHUFD       $0x4e, X8, X8
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
-	JMP           tail_done_26
+	JMP           tail_done_27
 
-tail1_27:
+tail1_28:
 	VPSHUFB Z17, Z16, Z0
 	VPXORQ  (AX), Z0, Z0
 	VAESENC 64(AX), Z0, Z0
@@ -1850,15 +1990,15 @@ tail1_27:
 	VAESENC 512(AX), Z0, Z0
 	VAESENC 576(AX), Z0, Z0
 	CMPQ    R12, $0x0a
-	JE      aes_last_36
+	JE      aes_last_37
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 704(AX), Z0, Z0
 	CMPQ    R12, $0x0c
-	JE      aes_last_36
+	JE      aes_last_37
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 832(AX), Z0, Z0
 
-aes_last_36:
+aes_last_37:
 	VAESENCLAST (BX), Z0, Z0
 	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORQ      Z4, Z0, Z0
@@ -1871,7 +2011,7 @@ aes_last_36:
 	VPCLMULQDQ  $0x10, (R10), Z4, Z11
 	VPXORQ      Z11, Z10, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_37
+	JE          no_lens_38
 	VMOVDQU64   56(DI), X20
 	VPCLMULQDQ  $0x00, 1216(AX), X20, X11
 	VPCLMULQDQ  $0x11, 1216(AX), X20, X12
@@ -1881,7 +2021,7 @@ aes_last_36:
 	VPXORQ      Z12, Z9, Z9
 	VPTERNLOGQ  $0x96, Z14, Z13, Z10
 
-no_lens_37:
+no_lens_38:
 	VPSLLDQ       $0x08, Z10, Z11
 	VPSRLDQ       $0x08, Z10, Z10
 	VPXORQ        Z11, Z8, Z8
@@ -1902,7 +2042,7 @@ no_lens_37:
 	VPXOR         X11, X8, X8
 	VPXOR         X8, X9, X15
 
-tail_done_26:
+tail_done_27:
 	JMP finish
 
 no_tail:
@@ -1946,18 +2086,20 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_38
+	JE      aes_last_39
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_38
+	JE      aes_last_39
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_38:
+aes_last_39:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X17, X15, X1
 	VPXOR       X1, X0, X0
+	MOVQ        48(DI), R11
+	VPXOR       (R11), X0, X0
 	VMOVDQU     X0, 72(DI)
 	JMP         advance
 
@@ -2092,7 +2234,7 @@ ad_chunk:
 
 ad_tail:
 	TESTQ   R8, R8
-	JZ      tail_out_39
+	JZ      tail_out_40
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -2103,9 +2245,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_40:
+tail_block_41:
 	CMPQ       R8, $0x10
-	JB         tail_partial_41
+	JB         tail_partial_42
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -2121,21 +2263,21 @@ tail_block_40:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_40
+	JMP        tail_block_41
 
-tail_partial_41:
+tail_partial_42:
 	TESTQ   R8, R8
-	JZ      tail_reduce_42
+	JZ      tail_reduce_43
 	VPXOR   X1, X1, X1
 	VMOVDQU X1, (SP)
 	XORQ    R13, R13
 
-copy_43:
+copy_44:
 	MOVB       (SI)(R13*1), R11
 	MOVB       R11, (SP)(R13*1)
 	INCQ       R13
 	CMPQ       R13, R8
-	JB         copy_43
+	JB         copy_44
 	VMOVDQU    (SP), X1
 	VPXOR      X0, X0, X0
 	VMOVDQU    X0, (SP)
@@ -2151,7 +2293,7 @@ copy_43:
 	VPCLMULQDQ $0x10, (R10), X1, X1
 	VPXOR      X1, X13, X13
 
-tail_reduce_42:
+tail_reduce_43:
 	VPSLLDQ    $0x08, X13, X14
 	VPSRLDQ    $0x08, X13, X13
 	VPXOR      X14, X11, X11
@@ -2164,7 +2306,7 @@ tail_reduce_42:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_39:
+tail_out_40:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	VMOVDQU 88(DI), X8
 	MOVQ    16(DI), SI
@@ -2271,7 +2413,7 @@ chunk:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_44
+	JE      aes_last_45
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -2289,7 +2431,7 @@ chunk:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_44
+	JE      aes_last_45
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -2307,7 +2449,7 @@ chunk:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_44:
+aes_last_45:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -2421,7 +2563,7 @@ aes_last_44:
 text_tail:
 	VMOVDQU X8, 88(DI)
 	TESTQ   R8, R8
-	JZ      tail_out_45
+	JZ      tail_out_46
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -2432,9 +2574,9 @@ text_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_46:
+tail_block_47:
 	CMPQ    R8, $0x10
-	JB      tail_partial_47
+	JB      tail_partial_48
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPXOR   (AX), X0, X0
@@ -2448,15 +2590,15 @@ tail_block_46:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_49
+	JE      aes_last_50
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_49
+	JE      aes_last_50
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_49:
+aes_last_50:
 	VAESENCLAST (BX), X0, X0
 	VPXOR       (SI), X0, X0
 	VMOVDQU     X0, (DX)
@@ -2476,21 +2618,21 @@ aes_last_49:
 	ADDQ        $0x10, SI
 	ADDQ        $0x10, R10
 	SUBQ        $0x10, R8
-	JMP         tail_block_46
+	JMP         tail_block_47
 
-tail_partial_47:
+tail_partial_48:
 	TESTQ   R8, R8
-	JZ      tail_reduce_48
+	JZ      tail_reduce_49
 	VPXOR   X1, X1, X1
 	VMOVDQU X1, (SP)
 	XORQ    R13, R13
 
-copy_50:
+copy_51:
 	MOVB    (SI)(R13*1), R11
 	MOVB    R11, (SP)(R13*1)
 	INCQ    R13
 	CMPQ    R13, R8
-	JB      copy_50
+	JB      copy_51
 	VMOVDQU (SP), X1
 	VPSHUFB X10, X8, X0
 	VPXOR   (AX), X0, X0
@@ -2504,26 +2646,26 @@ copy_50:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_51
+	JE      aes_last_52
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_51
+	JE      aes_last_52
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_51:
+aes_last_52:
 	VAESENCLAST (BX), X0, X0
 	VPXOR       X1, X0, X0
 	VMOVDQU     X0, (SP)
 	XORQ        R13, R13
 
-copy_52:
+copy_53:
 	MOVB       (SP)(R13*1), R11
 	MOVB       R11, (DX)(R13*1)
 	INCQ       R13
 	CMPQ       R13, R8
-	JB         copy_52
+	JB         copy_53
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -2541,7 +2683,7 @@ copy_52:
 	VPCLMULQDQ $0x10, (R10), X1, X1
 	VPXOR      X1, X13, X13
 
-tail_reduce_48:
+tail_reduce_49:
 	VPSLLDQ    $0x08, X13, X14
 	VPSRLDQ    $0x08, X13, X13
 	VPXOR      X14, X11, X11
@@ -2554,7 +2696,7 @@ tail_reduce_48:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_45:
+tail_out_46:
 	CMPQ 48(DI), $0x00
 	JE   next
 
@@ -2599,19 +2741,20 @@ tail_out_45:
 	VAESENC    512(AX), X0, X0
 	VAESENC    576(AX), X0, X0
 	CMPQ       R12, $0x0a
-	JE         aes_last_53
+	JE         aes_last_54
 	VAESENC    640(AX), X0, X0
 	VAESENC    704(AX), X0, X0
 	CMPQ       R12, $0x0c
-	JE         aes_last_53
+	JE         aes_last_54
 	VAESENC    768(AX), X0, X0
 	VAESENC    832(AX), X0, X0
 
-aes_last_53:
+aes_last_54:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
-	VMOVDQU     X0, 72(DI)
+	MOVQ        48(DI), R11
+	VMOVDQU     X0, (R11)
 	JMP         advance
 
 next:
@@ -2745,7 +2888,7 @@ ad_chunk:
 
 ad_tail:
 	TESTQ   R8, R8
-	JZ      tail_out_54
+	JZ      tail_out_55
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -2756,9 +2899,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_55:
+tail_block_56:
 	CMPQ       R8, $0x10
-	JB         tail_partial_56
+	JB         tail_partial_57
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -2774,21 +2917,21 @@ tail_block_55:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_55
+	JMP        tail_block_56
 
-tail_partial_56:
+tail_partial_57:
 	TESTQ   R8, R8
-	JZ      tail_reduce_57
+	JZ      tail_reduce_58
 	VPXOR   X1, X1, X1
 	VMOVDQU X1, (SP)
 	XORQ    R13, R13
 
-copy_58:
+copy_59:
 	MOVB       (SI)(R13*1), R11
 	MOVB       R11, (SP)(R13*1)
 	INCQ       R13
 	CMPQ       R13, R8
-	JB         copy_58
+	JB         copy_59
 	VMOVDQU    (SP), X1
 	VPXOR      X0, X0, X0
 	VMOVDQU    X0, (SP)
@@ -2804,7 +2947,7 @@ copy_58:
 	VPCLMULQDQ $0x10, (R10), X1, X1
 	VPXOR      X1, X13, X13
 
-tail_reduce_57:
+tail_reduce_58:
 	VPSLLDQ    $0x08, X13, X14
 	VPSRLDQ    $0x08, X13, X13
 	VPXOR      X14, X11, X11
@@ -2817,7 +2960,7 @@ tail_reduce_57:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_54:
+tail_out_55:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	VMOVDQU 88(DI), X8
 	MOVQ    16(DI), SI
@@ -2924,7 +3067,7 @@ chunk:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_59
+	JE      aes_last_60
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -2942,7 +3085,7 @@ chunk:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_59
+	JE      aes_last_60
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -2960,7 +3103,7 @@ chunk:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_59:
+aes_last_60:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -3082,7 +3225,7 @@ aes_last_59:
 text_tail:
 	VMOVDQU X8, 88(DI)
 	TESTQ   R8, R8
-	JZ      tail_out_60
+	JZ      tail_out_61
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -3093,9 +3236,9 @@ text_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_61:
+tail_block_62:
 	CMPQ    R8, $0x10
-	JB      tail_partial_62
+	JB      tail_partial_63
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPXOR   (AX), X0, X0
@@ -3109,15 +3252,15 @@ tail_block_61:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_64
+	JE      aes_last_65
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_64
+	JE      aes_last_65
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_64:
+aes_last_65:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     (SI), X1
 	VPXOR       X1, X0, X0
@@ -3137,21 +3280,21 @@ aes_last_64:
 	ADDQ        $0x10, SI
 	ADDQ        $0x10, R10
 	SUBQ        $0x10, R8
-	JMP         tail_block_61
+	JMP         tail_block_62
 
-tail_partial_62:
+tail_partial_63:
 	TESTQ   R8, R8
-	JZ      tail_reduce_63
+	JZ      tail_reduce_64
 	VPXOR   X1, X1, X1
 	VMOVDQU X1, (SP)
 	XORQ    R13, R13
 
-copy_65:
+copy_66:
 	MOVB    (SI)(R13*1), R11
 	MOVB    R11, (SP)(R13*1)
 	INCQ    R13
 	CMPQ    R13, R8
-	JB      copy_65
+	JB      copy_66
 	VMOVDQU (SP), X1
 	VPSHUFB X10, X8, X0
 	VPXOR   (AX), X0, X0
@@ -3165,26 +3308,26 @@ copy_65:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_66
+	JE      aes_last_67
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_66
+	JE      aes_last_67
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_66:
+aes_last_67:
 	VAESENCLAST (BX), X0, X0
 	VPXOR       X1, X0, X0
 	VMOVDQU     X0, (SP)
 	XORQ        R13, R13
 
-copy_67:
+copy_68:
 	MOVB       (SP)(R13*1), R11
 	MOVB       R11, (DX)(R13*1)
 	INCQ       R13
 	CMPQ       R13, R8
-	JB         copy_67
+	JB         copy_68
 	VPXOR      X0, X0, X0
 	VMOVDQU    X0, (SP)
 	VPSHUFB    X10, X1, X1
@@ -3199,7 +3342,7 @@ copy_67:
 	VPCLMULQDQ $0x10, (R10), X1, X1
 	VPXOR      X1, X13, X13
 
-tail_reduce_63:
+tail_reduce_64:
 	VPSLLDQ    $0x08, X13, X14
 	VPSRLDQ    $0x08, X13, X13
 	VPXOR      X14, X11, X11
@@ -3212,7 +3355,7 @@ tail_reduce_63:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_60:
+tail_out_61:
 	CMPQ 48(DI), $0x00
 	JE   next
 
@@ -3257,18 +3400,20 @@ tail_out_60:
 	VAESENC    512(AX), X0, X0
 	VAESENC    576(AX), X0, X0
 	CMPQ       R12, $0x0a
-	JE         aes_last_68
+	JE         aes_last_69
 	VAESENC    640(AX), X0, X0
 	VAESENC    704(AX), X0, X0
 	CMPQ       R12, $0x0c
-	JE         aes_last_68
+	JE         aes_last_69
 	VAESENC    768(AX), X0, X0
 	VAESENC    832(AX), X0, X0
 
-aes_last_68:
+aes_last_69:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
+	MOVQ        48(DI), R11
+	VPXOR       (R11), X0, X0
 	VMOVDQU     X0, 72(DI)
 	JMP         advance
 

@@ -28,7 +28,7 @@ func TestGCMLayout(t *testing.T) {
 		{"gcmDesc.n", unsafe.Offsetof(d.n), 24},
 		{"gcmDesc.ad", unsafe.Offsetof(d.ad), 32},
 		{"gcmDesc.adLen", unsafe.Offsetof(d.adLen), 40},
-		{"gcmDesc.final", unsafe.Offsetof(d.final), 48},
+		{"gcmDesc.tag", unsafe.Offsetof(d.tag), 48},
 		{"gcmDesc.lens", unsafe.Offsetof(d.lens), 56},
 		{"gcmDesc.y", unsafe.Offsetof(d.y), 72},
 		{"gcmDesc.ctr", unsafe.Offsetof(d.ctr), 88},
@@ -143,10 +143,10 @@ func TestGCMCounterWrap(t *testing.T) {
 					op := Op{Key: key, Nonce: nonce, AD: ad, Src: src, Dst: got}
 					d := &b.descs[0]
 					b.start(d, &op, n)
-					binary.LittleEndian.PutUint32(d.ctr[0:], start)
+					d.ctr[0] = d.ctr[0]&^0xffffffff | uint64(start)
 					d.ad, d.adLen = &ad[0], len(ad)
 					d.src, d.dst, d.n = &src[0], &got[0], n
-					d.final = 1
+					d.tag = &got[n]
 					b.ops[0] = &op
 					b.count = 1
 					b.flush()

@@ -38,7 +38,7 @@ const (
 	dN      = 24
 	dAD     = 32
 	dADLen  = 40
-	dFinal  = 48
+	dTag    = 48
 	dLens   = 56
 	dY      = 72
 	dCtr    = 88
@@ -139,8 +139,9 @@ var (
 )
 
 // aesRounds encrypts the blocks in regs (xmm: one block; zmm: four) with the round keys at tab;
-// the round count in nr picks 10, 12 or 14 rounds.
-func aesRounds(regs []VecPhysical) {
+// the round count in nr picks 10, 12 or 14 rounds. The independent instructions of other are spread
+// over rounds 1-9 (stitching).
+func aesRounds(regs []VecPhysical, other ...func()) {
 	rk := func(i int) Mem { return Mem{Base: tab, Disp: tRK + 64*i} }
 	for _, r := range regs {
 		if r.Size() == 64 {
@@ -154,8 +155,13 @@ func aesRounds(regs []VecPhysical) {
 			VAESENC(rk(i), r, r)
 		}
 	}
+	per := (len(other) + 8) / 9
 	for i := 1; i <= 9; i++ {
 		round(i)
+		for range min(per, len(other)) {
+			other[0]()
+			other = other[1:]
+		}
 	}
 	done := label("aes_last")
 	CMPQ(nr, U8(10))
@@ -235,29 +241,37 @@ func avx512(name string, open bool) {
 	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
 	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
 	MOVQ(Mem{Base: desc, Disp: dN}, n)
-	Label("chunk")
-	CMPQ(n, U32(256))
-	JB(LabelRef("text_tail"))
-	counters512(4)
-	VPADDD(Z18, Z23, Z16)
-	aesRounds(ks)
-	for j := range 4 {
-		m := Mem{Base: src, Disp: 64 * j}
-		if open {
-			VMOVDQU64(m, gin[j])
+	if open {
+		// Open hashes the ciphertext it reads: GHASH and AES of a chunk are independent.
+		Label("chunk")
+		CMPQ(n, U32(256))
+		JB(LabelRef("text_tail"))
+		counters512(4)
+		VPADDD(Z18, Z23, Z16)
+		aesRounds(ks)
+		for j := range 4 {
+			VMOVDQU64(Mem{Base: src, Disp: 64 * j}, gin[j])
 			VPXORQ(gin[j], ks[j], ks[j])
 			VPSHUFB(Z17, gin[j], gin[j])
-		} else {
-			VPXORQ(m, ks[j], ks[j])
-			VPSHUFB(Z17, ks[j], gin[j])
+			VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
 		}
-		VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
+		ghash512(gin, Mem{Base: tab, Disp: tH + 16}, false)
+		advance512()
+		JMP(LabelRef("chunk"))
+	} else {
+		// Seal hashes the ciphertext it writes: software-pipelined, the GHASH of chunk i-1 (waiting
+		// in Z4-Z7) is spread between the AES rounds of chunk i, so neither waits for the other.
+		CMPQ(n, U32(256))
+		JB(LabelRef("text_tail"))
+		sealChunk512(nil)
+		Label("chunk")
+		CMPQ(n, U32(256))
+		JB(LabelRef("drain"))
+		sealChunk512(ghash512Steps(gin, Mem{Base: tab, Disp: tH + 16}, true))
+		JMP(LabelRef("chunk"))
+		Label("drain")
+		ghash512(gin, Mem{Base: tab, Disp: tH + 16}, false)
 	}
-	ghash512(gin, Mem{Base: tab, Disp: tH + 16}, false)
-	ADDQ(U32(256), src)
-	ADDQ(U32(256), dst)
-	SUBQ(U32(256), n)
-	JMP(LabelRef("chunk"))
 
 	Label("text_tail")
 	VMOVDQU64(X16, Mem{Base: desc, Disp: dCtr})
@@ -289,7 +303,7 @@ func avx512(name string, open bool) {
 
 	Label("no_tail")
 	Comment("No text tail: the length block alone, times H.")
-	CMPQ(Mem{Base: desc, Disp: dFinal}, U8(0))
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 	JE(LabelRef("next"))
 	VMOVDQU(Mem{Base: desc, Disp: dLens}, X4)
 	VPXOR(X15, X4, X4)
@@ -302,7 +316,7 @@ func avx512(name string, open bool) {
 	reduce128()
 
 	Label("finish")
-	CMPQ(Mem{Base: desc, Disp: dFinal}, U8(0))
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 	JE(LabelRef("next"))
 	Comment("Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6).")
 	VMOVDQU(Mem{Base: desc, Disp: dJ0}, X0)
@@ -310,8 +324,7 @@ func avx512(name string, open bool) {
 	aesRounds([]VecPhysical{X0})
 	VPSHUFB(X17, X15, X1)
 	VPXOR(X1, X0, X0)
-	VMOVDQU(X0, Mem{Base: desc, Disp: dY})
-	JMP(LabelRef("advance"))
+	storeTag(open)
 
 	Label("next")
 	VMOVDQU(X15, Mem{Base: desc, Disp: dY})
@@ -323,6 +336,40 @@ func avx512(name string, open bool) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// sealChunk512 encrypts the 256 bytes at src into dst, running the instructions of ghash between
+// its AES rounds, and leaves the byte-reversed ciphertext in Z4-Z7 for the next GHASH.
+func sealChunk512(ghash []func()) {
+	counters512(4)
+	VPADDD(Z18, Z23, Z16)
+	aesRounds(ks, ghash...)
+	for j := range 4 {
+		VPXORQ(Mem{Base: src, Disp: 64 * j}, ks[j], ks[j])
+		VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
+		VPSHUFB(Z17, ks[j], gin[j])
+	}
+	advance512()
+}
+
+// advance512 moves src, dst and n past a chunk.
+func advance512() {
+	ADDQ(U32(256), src)
+	ADDQ(U32(256), dst)
+	SUBQ(U32(256), n)
+}
+
+// storeTag writes the tag in X0 for Seal, or for Open its difference from the received tag to the
+// descriptor's y (see gcmDesc.tag), and moves on to the next descriptor.
+func storeTag(open bool) {
+	MOVQ(Mem{Base: desc, Disp: dTag}, tmp)
+	if open {
+		VPXOR(Mem{Base: tmp}, X0, X0)
+		VMOVDQU(X0, Mem{Base: desc, Disp: dY})
+	} else {
+		VMOVDQU(X0, Mem{Base: tmp})
+	}
+	JMP(LabelRef("advance"))
 }
 
 // counters512 puts the next m zmm of counter blocks, in block order, into ks; Z16 holds the first
@@ -347,7 +394,7 @@ func loadIn(r VecPhysical, j, m int) {
 
 // tail512 emits the tail of 1..255 bytes at src (n bytes): it sets K1 to the bytes of the last zmm and
 // hptr to the powers of H for nb = ceil(n/16) blocks (one further when withLens and the descriptor
-// is final, for the length block on H^1), then runs body(m) for m = ceil(n/64) zmm.
+// has a tag, for the length block on H^1), then runs body(m) for m = ceil(n/64) zmm.
 func tail512(withLens bool, body func(m int)) {
 	LEAQ(Mem{Base: n, Disp: -1}, tmp)
 	ANDQ(U8(63), tmp)
@@ -362,7 +409,7 @@ func tail512(withLens bool, body func(m int)) {
 	SUBQ(tmp, hptr)
 	if withLens {
 		skip := label("no_lens")
-		CMPQ(Mem{Base: desc, Disp: dFinal}, U8(0))
+		CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 		JE(LabelRef(skip))
 		SUBQ(U8(16), hptr)
 		Label(skip)
@@ -393,37 +440,48 @@ func tail512(withLens bool, body func(m int)) {
 }
 
 // ghash512 multiplies the byte-reversed blocks in regs by the powers of H at h (64 bytes per zmm),
-// Y XORed into the first block, and accumulates into Z8-Z10. Unless open-ended (the caller adds
-// more products and reduces), it reduces into X15.
+// Y XORed into the first block, and accumulates into Z8-Z10. Unless more products follow (the caller
+// adds them and reduces), it reduces into X15.
 func ghash512(regs []VecPhysical, h Mem, more bool) {
-	VPXORQ(Z15, regs[0], regs[0])
-	for j, d := range regs {
-		hm := h.Offset(64 * j)
-		if j == 0 {
-			VPCLMULQDQ(U8(0x00), hm, d, Z8)
-			VPCLMULQDQ(U8(0x11), hm, d, Z9)
-			VPCLMULQDQ(U8(0x01), hm, d, Z10)
-			VPCLMULQDQ(U8(0x10), hm, d, Z11)
-			VPXORQ(Z11, Z10, Z10)
-			continue
-		}
-		VPCLMULQDQ(U8(0x00), hm, d, Z11)
-		VPCLMULQDQ(U8(0x11), hm, d, Z12)
-		VPCLMULQDQ(U8(0x01), hm, d, Z13)
-		VPCLMULQDQ(U8(0x10), hm, d, Z14)
-		VPXORQ(Z11, Z8, Z8)
-		VPXORQ(Z12, Z9, Z9)
-		VPTERNLOGQ(U8(0x96), Z14, Z13, Z10)
-	}
-	if !more {
-		reduce512()
+	for _, step := range ghash512Steps(regs, h, !more) {
+		step()
 	}
 }
 
-// lens512 adds the length block times H^1 to the accumulators when the descriptor is final.
+// ghash512Steps returns ghash512's instructions one by one, so that the stitched loop can spread
+// them between AES rounds.
+func ghash512Steps(regs []VecPhysical, h Mem, reduce bool) []func() {
+	steps := []func(){func() { VPXORQ(Z15, regs[0], regs[0]) }}
+	for j, d := range regs {
+		hm := h.Offset(64 * j)
+		if j == 0 {
+			steps = append(steps,
+				func() { VPCLMULQDQ(U8(0x00), hm, d, Z8) },
+				func() { VPCLMULQDQ(U8(0x11), hm, d, Z9) },
+				func() { VPCLMULQDQ(U8(0x01), hm, d, Z10) },
+				func() { VPCLMULQDQ(U8(0x10), hm, d, Z11) },
+				func() { VPXORQ(Z11, Z10, Z10) })
+			continue
+		}
+		steps = append(steps,
+			func() { VPCLMULQDQ(U8(0x00), hm, d, Z11) },
+			func() { VPCLMULQDQ(U8(0x11), hm, d, Z12) },
+			func() { VPCLMULQDQ(U8(0x01), hm, d, Z13) },
+			func() { VPCLMULQDQ(U8(0x10), hm, d, Z14) },
+			func() { VPXORQ(Z11, Z8, Z8) },
+			func() { VPXORQ(Z12, Z9, Z9) },
+			func() { VPTERNLOGQ(U8(0x96), Z14, Z13, Z10) })
+	}
+	if reduce {
+		steps = append(steps, reduce512Steps()...)
+	}
+	return steps
+}
+
+// lens512 adds the length block times H^1 to the accumulators when the descriptor has a tag.
 func lens512() {
 	skip := label("no_lens")
-	CMPQ(Mem{Base: desc, Disp: dFinal}, U8(0))
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 	JE(LabelRef(skip))
 	h1 := Mem{Base: tab, Disp: tH + 16*16}
 	VMOVDQU64(Mem{Base: desc, Disp: dLens}, X20)
@@ -439,19 +497,26 @@ func lens512() {
 
 // reduce512 sums the four lanes of the accumulators and reduces into X15.
 func reduce512() {
-	VPSLLDQ(U8(8), Z10, Z11)
-	VPSRLDQ(U8(8), Z10, Z10)
-	VPXORQ(Z11, Z8, Z8)
-	VPXORQ(Z10, Z9, Z9)
-	VEXTRACTI64X4(U8(1), Z8, Y11)
-	VEXTRACTI64X4(U8(1), Z9, Y12)
-	VPXORQ(Y11, Y8, Y8)
-	VPXORQ(Y12, Y9, Y9)
-	VEXTRACTI128(U8(1), Y8, X11)
-	VEXTRACTI128(U8(1), Y9, X12)
-	VPXOR(X11, X8, X8)
-	VPXOR(X12, X9, X9)
-	montgomery(X8, X9, X11, X19)
+	for _, step := range reduce512Steps() {
+		step()
+	}
+}
+
+func reduce512Steps() []func() {
+	return append([]func(){
+		func() { VPSLLDQ(U8(8), Z10, Z11) },
+		func() { VPSRLDQ(U8(8), Z10, Z10) },
+		func() { VPXORQ(Z11, Z8, Z8) },
+		func() { VPXORQ(Z10, Z9, Z9) },
+		func() { VEXTRACTI64X4(U8(1), Z8, Y11) },
+		func() { VEXTRACTI64X4(U8(1), Z9, Y12) },
+		func() { VPXORQ(Y11, Y8, Y8) },
+		func() { VPXORQ(Y12, Y9, Y9) },
+		func() { VEXTRACTI128(U8(1), Y8, X11) },
+		func() { VEXTRACTI128(U8(1), Y9, X12) },
+		func() { VPXOR(X11, X8, X8) },
+		func() { VPXOR(X12, X9, X9) },
+	}, montgomerySteps(X8, X9, X11, X19)...)
 }
 
 // reduce128 folds the middle product X10 into X8:X9 and reduces into X15 (xmm accumulators).
@@ -466,13 +531,21 @@ func reduce128() {
 // montgomery reduces the 256-bit product hi:lo to X15 = (hi:lo)·y^-128 mod P' (see the file comment):
 // two folds of the low quadword by the constant in k (either quadword), each a quadword swap.
 func montgomery(lo, hi, t VecPhysical, k Op) {
-	VPCLMULQDQ(U8(0x00), k, lo, t)
-	VPSHUFD(U8(0x4e), lo, lo)
-	VPXOR(t, lo, lo)
-	VPCLMULQDQ(U8(0x00), k, lo, t)
-	VPSHUFD(U8(0x4e), lo, lo)
-	VPXOR(t, lo, lo)
-	VPXOR(lo, hi, X15)
+	for _, step := range montgomerySteps(lo, hi, t, k) {
+		step()
+	}
+}
+
+func montgomerySteps(lo, hi, t VecPhysical, k Op) []func() {
+	return []func(){
+		func() { VPCLMULQDQ(U8(0x00), k, lo, t) },
+		func() { VPSHUFD(U8(0x4e), lo, lo) },
+		func() { VPXOR(t, lo, lo) },
+		func() { VPCLMULQDQ(U8(0x00), k, lo, t) },
+		func() { VPSHUFD(U8(0x4e), lo, lo) },
+		func() { VPXOR(t, lo, lo) },
+		func() { VPXOR(lo, hi, X15) },
+	}
 }
 
 // AVX2 registers (VEX only, X0-X15): X0-X7 blocks, X8 the next counter block, X9 the GHASH state
@@ -553,7 +626,7 @@ func avx2(name string, open bool) {
 	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
 	tail2(buf, true, open)
 
-	CMPQ(Mem{Base: desc, Disp: dFinal}, U8(0))
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 	JE(LabelRef("next"))
 	Comment("The length block times H, then tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 steps 5-6).")
 	VMOVDQU(Mem{Base: desc, Disp: dLens}, X0)
@@ -569,8 +642,7 @@ func avx2(name string, open bool) {
 	aesRounds([]VecPhysical{X0})
 	VPSHUFB(X10, X15, X1)
 	VPXOR(X1, X0, X0)
-	VMOVDQU(X0, Mem{Base: desc, Disp: dY})
-	JMP(LabelRef("advance"))
+	storeTag(open)
 
 	Label("next")
 	VMOVDQU(X15, Mem{Base: desc, Disp: dY})
