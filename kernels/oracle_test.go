@@ -296,3 +296,35 @@ func TestConcurrentKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedInputs: ops only read Nonce, AD and Src, so one batch may point many ops at the same
+// input memory (a broadcast sealed under every peer's key). Every op must still match the oracle.
+func TestSharedInputs(t *testing.T) {
+	r := newRand(t)
+	keys := keyPool(t, r, 4)
+	nonce, ad, pt := randBytes(r, 24), randBytes(r, 29), randBytes(r, 1000)
+	for _, tier := range kernels.Tiers() {
+		var ops []kernels.Op
+		var want [][]byte
+		for i, k := range keys {
+			n := 1000 - 37*i // a different length over the same bytes for each op
+			ops = append(ops, kernels.Op{Key: k.key, Nonce: nonce[:k.suite.NonceSize()], AD: ad, Src: pt[:n], Dst: make([]byte, n+kernels.TagSize)})
+			want = append(want, k.sealOracle(nonce[:k.suite.NonceSize()], ad, pt[:n]))
+		}
+		tier.Seal(ops)
+		for i := range ops {
+			if !bytes.Equal(ops[i].Dst, want[i]) {
+				t.Errorf("%v: op %d of a batch sharing its inputs differs from the oracle", tier, i)
+			}
+		}
+		// And Open: every op reads the same ciphertext, only the op with the matching key and length succeeds.
+		ct := want[0]
+		open := make([]kernels.Op, len(keys))
+		for i, k := range keys {
+			open[i] = kernels.Op{Key: k.key, Nonce: nonce[:k.suite.NonceSize()], AD: ad, Src: ct, Dst: make([]byte, len(ct)-kernels.TagSize)}
+		}
+		if failed := tier.Open(open); failed != len(keys)-1 || open[0].Err != nil || !bytes.Equal(open[0].Dst, pt) {
+			t.Errorf("%v: Open of one shared ciphertext under %d keys: %d failed, first op %v; want %d and nil", tier, len(keys), failed, open[0].Err, len(keys)-1)
+		}
+	}
+}
