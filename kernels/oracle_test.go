@@ -328,3 +328,27 @@ func TestSharedInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestLongOps: messages far longer than a packet, which SIMD drivers split into bounded assembly
+// calls (DESIGN.md: assembly is not preemptible), next to short ops in the same batch.
+func TestLongOps(t *testing.T) {
+	long := 1<<20 + 13
+	if raceEnabled || testing.Short() {
+		long = 1<<18 + 13
+	}
+	r := newRand(t)
+	keys := keyPool(t, r, 1)
+	var ds []diffOp
+	for i, k := range keys {
+		for _, n := range []int{long, 100, long - 64*i - 1, 0} {
+			d := diffOp{k: k, nonce: randBytes(r, k.suite.NonceSize()), ad: randBytes(r, 7), pt: randBytes(r, n), inPlace: i%2 == 0}
+			d.offs = [4]int{i, i + 1, i + 2, i + 3}
+			d.want = k.sealOracle(d.nonce, d.ad, d.pt)
+			ds = append(ds, d)
+		}
+	}
+	for _, tier := range kernels.Tiers() {
+		checkSeal(t, tier, ds)
+		checkOpen(t, tier, ds, r)
+	}
+}
