@@ -157,8 +157,12 @@ type Device struct {
 	ctl    [1][]byte
 	ctlDst [1]netip.AddrPort
 
+	// Statistics only: no other memory is published through these.
 	handshakes, handshakesDropped, writeErrors atomic.Uint64
 
+	// closing is set by Close before it closes the TUN and the UDP socket; a reader whose call
+	// failed Loads it to tell shutdown from a transient error, and the Send methods to refuse
+	// work. It orders nothing else: the rings' Close and the WaitGroup do the handing over.
 	closing   atomic.Bool
 	closeOnce sync.Once
 	closeErr  error

@@ -20,7 +20,6 @@ package dataplane
 // and the control plane, and read here only through atomics and immutable snapshots.
 
 import (
-	"encoding/binary"
 	"net/netip"
 	"time"
 
@@ -85,7 +84,7 @@ func (e *Encrypter) encrypt(p Packets) {
 		var peer *Peer
 		v := VerdictMalformed
 		switch {
-		case size < 0 || p.Offset+size > len(buf) || !headroom:
+		case !headroom || size < 0 || size > len(buf)-p.Offset:
 		case size == 0:
 			if peer = p.Peers[i]; peer != nil {
 				v = VerdictOK
@@ -250,7 +249,3 @@ func (e *Encrypter) groupOf(peer *Peer, now time.Time) int {
 	}
 	return gi
 }
-
-// headerReceiver and headerCounter read a transport header's fields.
-func headerReceiver(h []byte) uint32 { return binary.LittleEndian.Uint32(h[offsetReceiver:]) }
-func headerCounter(h []byte) uint64  { return binary.LittleEndian.Uint64(h[offsetCounter:]) }

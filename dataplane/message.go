@@ -89,6 +89,10 @@ func putHeader(h []byte, receiver uint32, counter uint64) {
 	binary.LittleEndian.PutUint64(h[offsetCounter:], counter)
 }
 
+// headerReceiver and headerCounter read a transport header's fields.
+func headerReceiver(h []byte) uint32 { return binary.LittleEndian.Uint32(h[offsetReceiver:]) }
+func headerCounter(h []byte) uint64  { return binary.LittleEndian.Uint64(h[offsetCounter:]) }
+
 // putNonce writes the 12-byte AEAD nonce of a transport message: 32 zero bits followed by the
 // 64-bit counter, little-endian (section 5.4.6). The AES-GCM suites use the same layout.
 func putNonce(n *[12]byte, counter uint64) {

@@ -5,6 +5,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"encoding/binary"
+	"math"
 	"net/netip"
 	"slices"
 	"sync"
@@ -192,10 +193,11 @@ func TestEncryptVerdicts(t *testing.T) {
 	if p.Verdicts[0] != VerdictMalformed {
 		t.Errorf("no headroom: %v", p.Verdicts[0])
 	}
-	p = load(newPackets(3), [][]byte{ok, ok, ok})
+	p = load(newPackets(4), [][]byte{ok, ok, ok, ok})
 	p.Bufs[0] = p.Bufs[0][:p.Offset+100+TagSize] // room for the packet and tag but not the padding
 	p.Sizes[1] = testBufSize
 	p.Sizes[2] = -1
+	p.Sizes[3] = math.MaxInt
 	a.enc.Encrypt(p)
 	for i, v := range p.Verdicts {
 		if v != VerdictMalformed {

@@ -12,8 +12,10 @@ import (
 // WireGuard requires; install a fresh one (new keys, new indices) before then. Both ends should
 // install as Initiator so that each sends at once, without waiting for a confirmation.
 type StaticKeys struct {
+	// dev is Stored once by Attach (from NewDevice, before the device starts) and Loaded by
+	// AddPeer, possibly from another goroutine: the pair publishes the Device.
 	dev        atomic.Pointer[Device]
-	handshakes atomic.Uint64
+	handshakes atomic.Uint64 // a count only
 
 	mu     sync.Mutex
 	events map[*Peer]Event
