@@ -31,12 +31,16 @@ func runRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *duration < 0 {
 		return fmt.Errorf("-duration %v: must not be negative", *duration)
 	}
+	progress := progressWriter(stderr, *quiet)
 	var outMu sync.Mutex // runs end on the reading and control goroutines
 	r, err := receiver.Listen(receiver.Config{
 		Listen: *listen, Control: *controlAddr, Batch: *batch, GRO: *gro, SocketBuffer: *sockBuf,
 		OnRunEnd: func(res control.Result) {
 			outMu.Lock()
 			defer outMu.Unlock()
+			if progress != nil {
+				fmt.Fprint(progress, "\r\033[K") // the report replaces the progress line
+			}
 			if *jsonOut {
 				json.NewEncoder(stdout).Encode(res)
 				return
@@ -53,8 +57,8 @@ func runRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
-	if w := progressWriter(stderr, *quiet); w != nil {
-		go showReceiverProgress(ctx, w, r, &outMu)
+	if progress != nil {
+		go showReceiverProgress(ctx, progress, r, &outMu)
 	}
 	return r.Serve(ctx)
 }

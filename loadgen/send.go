@@ -38,12 +38,15 @@ func runSend(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if w := progressWriter(stderr, f.quiet); w != nil {
+	progress := progressWriter(stderr, f.quiet)
+	if progress != nil {
 		var pr report.Progress
-		cfg.Progress = func(p sender.Progress) { fmt.Fprintf(w, "\r\033[K%s", pr.Line(p)) }
-		defer fmt.Fprint(w, "\r\033[K")
+		cfg.Progress = func(p sender.Progress) { fmt.Fprintf(progress, "\r\033[K%s", pr.Line(p)) }
 	}
 	res, err := sender.Run(ctx, cfg)
+	if progress != nil {
+		fmt.Fprint(progress, "\r\033[K") // the report replaces the progress line
+	}
 	if err != nil {
 		return err
 	}
