@@ -81,8 +81,9 @@ func TestSendAndReceiveCommands(t *testing.T) {
 		}
 	}
 	sent, received := report["sent"].(float64), report["received"].(float64)
-	if sent < 1000 || sent > 2000 || received != sent || report["lost"].(float64) != 0 || report["corrupt"].(float64) != 0 {
-		t.Errorf("sent %v, received %v, lost %v, corrupt %v: want about 2000 sent, all received intact",
+	// 10k packets/s for 200ms: at most 2000 packets (fewer if the machine is busy).
+	if sent == 0 || sent > 2000 || received != sent || report["lost"].(float64) != 0 || report["corrupt"].(float64) != 0 {
+		t.Errorf("sent %v, received %v, lost %v, corrupt %v: want up to 2000 sent, all received intact",
 			sent, received, report["lost"], report["corrupt"])
 	}
 	// The receiver printed the same run, as JSON, when the sender closed it.
