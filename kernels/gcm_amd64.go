@@ -39,6 +39,9 @@ import (
 var (
 	// gcmAVX2OK reports whether the AVX2 tier runs: AES-NI and PCLMULQDQ on xmm, BMI2 (BZHI).
 	gcmAVX2OK = cpu.X86.HasAVX2 && cpu.X86.HasBMI2 && cpu.X86.HasAES && cpu.X86.HasPCLMULQDQ
+	// gcmVAES reports whether the AVX2 tier runs its chunks on ymm: VAES and VPCLMULQDQ, which
+	// x/sys/cpu only reports on CPUs with AVX-512 (others run the AES-NI xmm kernels).
+	gcmVAES = gcmAVX2OK && cpu.X86.HasAVX512VAES && cpu.X86.HasAVX512VPCLMULQDQ
 	// gcmAVX512OK reports whether the AVX512 tier runs: VAES and VPCLMULQDQ on zmm, byte masks (BW).
 	gcmAVX512OK = gcmAVX2OK && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW &&
 		cpu.X86.HasAVX512VAES && cpu.X86.HasAVX512VPCLMULQDQ
@@ -201,6 +204,12 @@ func gcmSealAVX2(d *gcmDesc, count int)
 //go:noescape
 func gcmOpenAVX2(d *gcmDesc, count int)
 
+//go:noescape
+func gcmSealAVX2VAES(d *gcmDesc, count int)
+
+//go:noescape
+func gcmOpenAVX2VAES(d *gcmDesc, count int)
+
 // aesSubWord applies the AES S-box to each byte of w (FIPS 197 section 5.2, SubWord) with AESENCLAST:
 // on a state whose four columns are equal ShiftRows moves nothing.
 //
@@ -279,6 +288,10 @@ func (b *gcmBatch) call(count int) {
 		gcmOpenAVX512(d, count)
 	case b.tier == AVX512:
 		gcmSealAVX512(d, count)
+	case gcmVAES && b.open:
+		gcmOpenAVX2VAES(d, count)
+	case gcmVAES:
+		gcmSealAVX2VAES(d, count)
 	case b.open:
 		gcmOpenAVX2(d, count)
 	default:

@@ -28,6 +28,12 @@ DATA gcmCtrAdd4<>+48(SB)/8, $0x0000000000000004
 DATA gcmCtrAdd4<>+56(SB)/8, $0x0000000000000000
 GLOBL gcmCtrAdd4<>(SB), RODATA|NOPTR, $64
 
+DATA gcmCtrAdd2<>+0(SB)/8, $0x0000000000000002
+DATA gcmCtrAdd2<>+8(SB)/8, $0x0000000000000000
+DATA gcmCtrAdd2<>+16(SB)/8, $0x0000000000000002
+DATA gcmCtrAdd2<>+24(SB)/8, $0x0000000000000000
+GLOBL gcmCtrAdd2<>(SB), RODATA|NOPTR, $32
+
 DATA gcmCtrOne<>+0(SB)/8, $0x0000000000000001
 DATA gcmCtrOne<>+8(SB)/8, $0x0000000000000000
 GLOBL gcmCtrOne<>(SB), RODATA|NOPTR, $16
@@ -2116,11 +2122,11 @@ done:
 	RET
 
 // func gcmSealAVX2(d *gcmDesc, count int)
-// Requires: AES, AVX, PCLMULQDQ
+// Requires: AES, AVX, AVX2, PCLMULQDQ
 TEXT ·gcmSealAVX2(SB), NOSPLIT, $16-16
-	MOVQ    d+0(FP), DI
-	MOVQ    count+8(FP), CX
-	VMOVDQU gcmBswap<>+0(SB), X10
+	MOVQ           d+0(FP), DI
+	MOVQ           count+8(FP), CX
+	VBROADCASTI128 gcmBswap<>+0(SB), Y10
 
 desc:
 	TESTQ   CX, CX
@@ -2308,10 +2314,10 @@ tail_reduce_43:
 
 tail_out_40:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
-	VMOVDQU 88(DI), X8
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
 	MOVQ    24(DI), R8
+	VMOVDQU 88(DI), X8
 
 chunk:
 	CMPQ    R8, $0x80
@@ -2770,11 +2776,11 @@ done:
 	RET
 
 // func gcmOpenAVX2(d *gcmDesc, count int)
-// Requires: AES, AVX, PCLMULQDQ
+// Requires: AES, AVX, AVX2, PCLMULQDQ
 TEXT ·gcmOpenAVX2(SB), NOSPLIT, $16-16
-	MOVQ    d+0(FP), DI
-	MOVQ    count+8(FP), CX
-	VMOVDQU gcmBswap<>+0(SB), X10
+	MOVQ           d+0(FP), DI
+	MOVQ           count+8(FP), CX
+	VBROADCASTI128 gcmBswap<>+0(SB), Y10
 
 desc:
 	TESTQ   CX, CX
@@ -2962,10 +2968,10 @@ tail_reduce_58:
 
 tail_out_55:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
-	VMOVDQU 88(DI), X8
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
 	MOVQ    24(DI), R8
+	VMOVDQU 88(DI), X8
 
 chunk:
 	CMPQ    R8, $0x80
@@ -3409,6 +3415,1168 @@ tail_out_61:
 	VAESENC    832(AX), X0, X0
 
 aes_last_69:
+	VAESENCLAST (BX), X0, X0
+	VPSHUFB     X10, X15, X1
+	VPXOR       X1, X0, X0
+	MOVQ        48(DI), R11
+	VPXOR       (R11), X0, X0
+	VMOVDQU     X0, 72(DI)
+	JMP         advance
+
+next:
+	VMOVDQU X15, 72(DI)
+
+advance:
+	ADDQ $0x78, DI
+	DECQ CX
+	JMP  desc
+
+done:
+	VZEROUPPER
+	RET
+
+// func gcmSealAVX2VAES(d *gcmDesc, count int)
+// Requires: AES, AVX, AVX2, PCLMULQDQ, VAES, VPCLMULQDQ
+TEXT ·gcmSealAVX2VAES(SB), NOSPLIT, $16-16
+	MOVQ           d+0(FP), DI
+	MOVQ           count+8(FP), CX
+	VBROADCASTI128 gcmBswap<>+0(SB), Y10
+
+desc:
+	TESTQ   CX, CX
+	JZ      done
+	MOVQ    (DI), AX
+	MOVQ    1280(AX), R12
+	MOVQ    R12, BX
+	SHLQ    $0x06, BX
+	ADDQ    AX, BX
+	VMOVDQU 72(DI), X15
+
+	// Additional data: GHASH only.
+	MOVQ 32(DI), SI
+	MOVQ 40(DI), R8
+
+ad_chunk:
+	CMPQ         R8, $0x80
+	JB           ad_tail
+	VMOVDQU      (SI), Y4
+	VPSHUFB      Y10, Y4, Y4
+	VMOVDQU      32(SI), Y5
+	VPSHUFB      Y10, Y5, Y5
+	VMOVDQU      64(SI), Y6
+	VPSHUFB      Y10, Y6, Y6
+	VMOVDQU      96(SI), Y7
+	VPSHUFB      Y10, Y7, Y7
+	VPXOR        Y15, Y4, Y4
+	VPCLMULQDQ   $0x00, 1104(AX), Y4, Y11
+	VPCLMULQDQ   $0x11, 1104(AX), Y4, Y12
+	VPCLMULQDQ   $0x01, 1104(AX), Y4, Y13
+	VPCLMULQDQ   $0x10, 1104(AX), Y4, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x00, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1136(AX), Y5, Y5
+	VPXOR        Y5, Y13, Y13
+	VPCLMULQDQ   $0x00, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1168(AX), Y6, Y6
+	VPXOR        Y6, Y13, Y13
+	VPCLMULQDQ   $0x00, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1200(AX), Y7, Y7
+	VPXOR        Y7, Y13, Y13
+	VPSLLDQ      $0x08, Y13, Y14
+	VPSRLDQ      $0x08, Y13, Y13
+	VPXOR        Y14, Y11, Y11
+	VPXOR        Y13, Y12, Y12
+	VEXTRACTI128 $0x01, Y11, X13
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X13, X11, X11
+	VPXOR        X14, X12, X12
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD      $0x4e, X11, X11
+	VPXOR        X14, X11, X11
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD      $0x4e, X11, X11
+	VPXOR        X14, X11, X11
+	VPXOR        X11, X12, X15
+	ADDQ         $0x80, SI
+	SUBQ         $0x80, R8
+	JMP          ad_chunk
+
+ad_tail:
+	TESTQ   R8, R8
+	JZ      tail_out_70
+	LEAQ    15(R8), R11
+	SHRQ    $0x04, R11
+	SHLQ    $0x04, R11
+	LEAQ    1232(AX), R10
+	SUBQ    R11, R10
+	VMOVDQU X15, X9
+	VPXOR   X11, X11, X11
+	VPXOR   X12, X12, X12
+	VPXOR   X13, X13, X13
+
+tail_block_71:
+	CMPQ       R8, $0x10
+	JB         tail_partial_72
+	VMOVDQU    (SI), X1
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPCLMULQDQ $0x01, (R10), X1, X14
+	VPXOR      X14, X13, X13
+	VPCLMULQDQ $0x10, (R10), X1, X1
+	VPXOR      X1, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	JMP        tail_block_71
+
+tail_partial_72:
+	TESTQ   R8, R8
+	JZ      tail_reduce_73
+	VPXOR   X1, X1, X1
+	VMOVDQU X1, (SP)
+	XORQ    R13, R13
+
+copy_74:
+	MOVB       (SI)(R13*1), R11
+	MOVB       R11, (SP)(R13*1)
+	INCQ       R13
+	CMPQ       R13, R8
+	JB         copy_74
+	VMOVDQU    (SP), X1
+	VPXOR      X0, X0, X0
+	VMOVDQU    X0, (SP)
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPCLMULQDQ $0x01, (R10), X1, X14
+	VPXOR      X14, X13, X13
+	VPCLMULQDQ $0x10, (R10), X1, X1
+	VPXOR      X1, X13, X13
+
+tail_reduce_73:
+	VPSLLDQ    $0x08, X13, X14
+	VPSRLDQ    $0x08, X13, X13
+	VPXOR      X14, X11, X11
+	VPXOR      X13, X12, X12
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPXOR      X11, X12, X15
+
+tail_out_70:
+	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
+	MOVQ           16(DI), SI
+	MOVQ           8(DI), DX
+	MOVQ           24(DI), R8
+	VBROADCASTI128 88(DI), Y8
+	VPADDD         gcmCtrInit<>+0(SB), Y8, Y8
+	CMPQ           R8, $0x80
+	JB             text_tail
+	VPSHUFB        Y10, Y8, Y0
+	VPADDD         gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB        Y10, Y8, Y1
+	VPADDD         gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB        Y10, Y8, Y2
+	VPADDD         gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB        Y10, Y8, Y3
+	VPADDD         gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR          (AX), Y0, Y0
+	VPXOR          (AX), Y1, Y1
+	VPXOR          (AX), Y2, Y2
+	VPXOR          (AX), Y3, Y3
+	VAESENC        64(AX), Y0, Y0
+	VAESENC        64(AX), Y1, Y1
+	VAESENC        64(AX), Y2, Y2
+	VAESENC        64(AX), Y3, Y3
+	VAESENC        128(AX), Y0, Y0
+	VAESENC        128(AX), Y1, Y1
+	VAESENC        128(AX), Y2, Y2
+	VAESENC        128(AX), Y3, Y3
+	VAESENC        192(AX), Y0, Y0
+	VAESENC        192(AX), Y1, Y1
+	VAESENC        192(AX), Y2, Y2
+	VAESENC        192(AX), Y3, Y3
+	VAESENC        256(AX), Y0, Y0
+	VAESENC        256(AX), Y1, Y1
+	VAESENC        256(AX), Y2, Y2
+	VAESENC        256(AX), Y3, Y3
+	VAESENC        320(AX), Y0, Y0
+	VAESENC        320(AX), Y1, Y1
+	VAESENC        320(AX), Y2, Y2
+	VAESENC        320(AX), Y3, Y3
+	VAESENC        384(AX), Y0, Y0
+	VAESENC        384(AX), Y1, Y1
+	VAESENC        384(AX), Y2, Y2
+	VAESENC        384(AX), Y3, Y3
+	VAESENC        448(AX), Y0, Y0
+	VAESENC        448(AX), Y1, Y1
+	VAESENC        448(AX), Y2, Y2
+	VAESENC        448(AX), Y3, Y3
+	VAESENC        512(AX), Y0, Y0
+	VAESENC        512(AX), Y1, Y1
+	VAESENC        512(AX), Y2, Y2
+	VAESENC        512(AX), Y3, Y3
+	VAESENC        576(AX), Y0, Y0
+	VAESENC        576(AX), Y1, Y1
+	VAESENC        576(AX), Y2, Y2
+	VAESENC        576(AX), Y3, Y3
+	CMPQ           R12, $0x0a
+	JE             aes_last_75
+	VAESENC        640(AX), Y0, Y0
+	VAESENC        640(AX), Y1, Y1
+	VAESENC        640(AX), Y2, Y2
+	VAESENC        640(AX), Y3, Y3
+	VAESENC        704(AX), Y0, Y0
+	VAESENC        704(AX), Y1, Y1
+	VAESENC        704(AX), Y2, Y2
+	VAESENC        704(AX), Y3, Y3
+	CMPQ           R12, $0x0c
+	JE             aes_last_75
+	VAESENC        768(AX), Y0, Y0
+	VAESENC        768(AX), Y1, Y1
+	VAESENC        768(AX), Y2, Y2
+	VAESENC        768(AX), Y3, Y3
+	VAESENC        832(AX), Y0, Y0
+	VAESENC        832(AX), Y1, Y1
+	VAESENC        832(AX), Y2, Y2
+	VAESENC        832(AX), Y3, Y3
+
+aes_last_75:
+	VAESENCLAST (BX), Y0, Y0
+	VAESENCLAST (BX), Y1, Y1
+	VAESENCLAST (BX), Y2, Y2
+	VAESENCLAST (BX), Y3, Y3
+	VPXOR       (SI), Y0, Y0
+	VMOVDQU     Y0, (DX)
+	VPSHUFB     Y10, Y0, Y4
+	VPXOR       32(SI), Y1, Y1
+	VMOVDQU     Y1, 32(DX)
+	VPSHUFB     Y10, Y1, Y5
+	VPXOR       64(SI), Y2, Y2
+	VMOVDQU     Y2, 64(DX)
+	VPSHUFB     Y10, Y2, Y6
+	VPXOR       96(SI), Y3, Y3
+	VMOVDQU     Y3, 96(DX)
+	VPSHUFB     Y10, Y3, Y7
+	ADDQ        $0x80, SI
+	ADDQ        $0x80, DX
+	SUBQ        $0x80, R8
+
+chunk:
+	CMPQ         R8, $0x80
+	JB           drain
+	VPSHUFB      Y10, Y8, Y0
+	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB      Y10, Y8, Y1
+	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB      Y10, Y8, Y2
+	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB      Y10, Y8, Y3
+	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR        (AX), Y0, Y0
+	VPXOR        (AX), Y1, Y1
+	VPXOR        (AX), Y2, Y2
+	VPXOR        (AX), Y3, Y3
+	VAESENC      64(AX), Y0, Y0
+	VAESENC      64(AX), Y1, Y1
+	VAESENC      64(AX), Y2, Y2
+	VAESENC      64(AX), Y3, Y3
+	VPXOR        Y15, Y4, Y4
+	VPCLMULQDQ   $0x00, 1104(AX), Y4, Y11
+	VPCLMULQDQ   $0x11, 1104(AX), Y4, Y12
+	VPCLMULQDQ   $0x01, 1104(AX), Y4, Y13
+	VPCLMULQDQ   $0x10, 1104(AX), Y4, Y14
+	VAESENC      128(AX), Y0, Y0
+	VAESENC      128(AX), Y1, Y1
+	VAESENC      128(AX), Y2, Y2
+	VAESENC      128(AX), Y3, Y3
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x00, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y12, Y12
+	VAESENC      192(AX), Y0, Y0
+	VAESENC      192(AX), Y1, Y1
+	VAESENC      192(AX), Y2, Y2
+	VAESENC      192(AX), Y3, Y3
+	VPCLMULQDQ   $0x01, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1136(AX), Y5, Y5
+	VPXOR        Y5, Y13, Y13
+	VPCLMULQDQ   $0x00, 1168(AX), Y6, Y14
+	VAESENC      256(AX), Y0, Y0
+	VAESENC      256(AX), Y1, Y1
+	VAESENC      256(AX), Y2, Y2
+	VAESENC      256(AX), Y3, Y3
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y13, Y13
+	VAESENC      320(AX), Y0, Y0
+	VAESENC      320(AX), Y1, Y1
+	VAESENC      320(AX), Y2, Y2
+	VAESENC      320(AX), Y3, Y3
+	VPCLMULQDQ   $0x10, 1168(AX), Y6, Y6
+	VPXOR        Y6, Y13, Y13
+	VPCLMULQDQ   $0x00, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1200(AX), Y7, Y14
+	VAESENC      384(AX), Y0, Y0
+	VAESENC      384(AX), Y1, Y1
+	VAESENC      384(AX), Y2, Y2
+	VAESENC      384(AX), Y3, Y3
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1200(AX), Y7, Y7
+	VPXOR        Y7, Y13, Y13
+	VAESENC      448(AX), Y0, Y0
+	VAESENC      448(AX), Y1, Y1
+	VAESENC      448(AX), Y2, Y2
+	VAESENC      448(AX), Y3, Y3
+	VPSLLDQ      $0x08, Y13, Y14
+	VPSRLDQ      $0x08, Y13, Y13
+	VPXOR        Y14, Y11, Y11
+	VPXOR        Y13, Y12, Y12
+	VEXTRACTI128 $0x01, Y11, X13
+	VAESENC      512(AX), Y0, Y0
+	VAESENC      512(AX), Y1, Y1
+	VAESENC      512(AX), Y2, Y2
+	VAESENC      512(AX), Y3, Y3
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X13, X11, X11
+	VPXOR        X14, X12, X12
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD      $0x4e, X11, X11
+	VAESENC      576(AX), Y0, Y0
+	VAESENC      576(AX), Y1, Y1
+	VAESENC      576(AX), Y2, Y2
+	VAESENC      576(AX), Y3, Y3
+	VPXOR        X14, X11, X11
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD      $0x4e, X11, X11
+	VPXOR        X14, X11, X11
+	VPXOR        X11, X12, X15
+	CMPQ         R12, $0x0a
+	JE           aes_last_76
+	VAESENC      640(AX), Y0, Y0
+	VAESENC      640(AX), Y1, Y1
+	VAESENC      640(AX), Y2, Y2
+	VAESENC      640(AX), Y3, Y3
+	VAESENC      704(AX), Y0, Y0
+	VAESENC      704(AX), Y1, Y1
+	VAESENC      704(AX), Y2, Y2
+	VAESENC      704(AX), Y3, Y3
+	CMPQ         R12, $0x0c
+	JE           aes_last_76
+	VAESENC      768(AX), Y0, Y0
+	VAESENC      768(AX), Y1, Y1
+	VAESENC      768(AX), Y2, Y2
+	VAESENC      768(AX), Y3, Y3
+	VAESENC      832(AX), Y0, Y0
+	VAESENC      832(AX), Y1, Y1
+	VAESENC      832(AX), Y2, Y2
+	VAESENC      832(AX), Y3, Y3
+
+aes_last_76:
+	VAESENCLAST (BX), Y0, Y0
+	VAESENCLAST (BX), Y1, Y1
+	VAESENCLAST (BX), Y2, Y2
+	VAESENCLAST (BX), Y3, Y3
+	VPXOR       (SI), Y0, Y0
+	VMOVDQU     Y0, (DX)
+	VPSHUFB     Y10, Y0, Y4
+	VPXOR       32(SI), Y1, Y1
+	VMOVDQU     Y1, 32(DX)
+	VPSHUFB     Y10, Y1, Y5
+	VPXOR       64(SI), Y2, Y2
+	VMOVDQU     Y2, 64(DX)
+	VPSHUFB     Y10, Y2, Y6
+	VPXOR       96(SI), Y3, Y3
+	VMOVDQU     Y3, 96(DX)
+	VPSHUFB     Y10, Y3, Y7
+	ADDQ        $0x80, SI
+	ADDQ        $0x80, DX
+	SUBQ        $0x80, R8
+	JMP         chunk
+
+drain:
+	VPXOR        Y15, Y4, Y4
+	VPCLMULQDQ   $0x00, 1104(AX), Y4, Y11
+	VPCLMULQDQ   $0x11, 1104(AX), Y4, Y12
+	VPCLMULQDQ   $0x01, 1104(AX), Y4, Y13
+	VPCLMULQDQ   $0x10, 1104(AX), Y4, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x00, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1136(AX), Y5, Y5
+	VPXOR        Y5, Y13, Y13
+	VPCLMULQDQ   $0x00, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1168(AX), Y6, Y6
+	VPXOR        Y6, Y13, Y13
+	VPCLMULQDQ   $0x00, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1200(AX), Y7, Y7
+	VPXOR        Y7, Y13, Y13
+	VPSLLDQ      $0x08, Y13, Y14
+	VPSRLDQ      $0x08, Y13, Y13
+	VPXOR        Y14, Y11, Y11
+	VPXOR        Y13, Y12, Y12
+	VEXTRACTI128 $0x01, Y11, X13
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X13, X11, X11
+	VPXOR        X14, X12, X12
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD      $0x4e, X11, X11
+	VPXOR        X14, X11, X11
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD      $0x4e, X11, X11
+	VPXOR        X14, X11, X11
+	VPXOR        X11, X12, X15
+
+text_tail:
+	VMOVDQU X8, 88(DI)
+	TESTQ   R8, R8
+	JZ      tail_out_77
+	LEAQ    15(R8), R11
+	SHRQ    $0x04, R11
+	SHLQ    $0x04, R11
+	LEAQ    1232(AX), R10
+	SUBQ    R11, R10
+	VMOVDQU X15, X9
+	VPXOR   X11, X11, X11
+	VPXOR   X12, X12, X12
+	VPXOR   X13, X13, X13
+
+tail_block_78:
+	CMPQ    R8, $0x10
+	JB      tail_partial_79
+	VPSHUFB X10, X8, X0
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPXOR   (AX), X0, X0
+	VAESENC 64(AX), X0, X0
+	VAESENC 128(AX), X0, X0
+	VAESENC 192(AX), X0, X0
+	VAESENC 256(AX), X0, X0
+	VAESENC 320(AX), X0, X0
+	VAESENC 384(AX), X0, X0
+	VAESENC 448(AX), X0, X0
+	VAESENC 512(AX), X0, X0
+	VAESENC 576(AX), X0, X0
+	CMPQ    R12, $0x0a
+	JE      aes_last_81
+	VAESENC 640(AX), X0, X0
+	VAESENC 704(AX), X0, X0
+	CMPQ    R12, $0x0c
+	JE      aes_last_81
+	VAESENC 768(AX), X0, X0
+	VAESENC 832(AX), X0, X0
+
+aes_last_81:
+	VAESENCLAST (BX), X0, X0
+	VPXOR       (SI), X0, X0
+	VMOVDQU     X0, (DX)
+	VMOVDQA     X0, X1
+	ADDQ        $0x10, DX
+	VPSHUFB     X10, X1, X1
+	VPXOR       X9, X1, X1
+	VPXOR       X9, X9, X9
+	VPCLMULQDQ  $0x00, (R10), X1, X14
+	VPXOR       X14, X11, X11
+	VPCLMULQDQ  $0x11, (R10), X1, X14
+	VPXOR       X14, X12, X12
+	VPCLMULQDQ  $0x01, (R10), X1, X14
+	VPXOR       X14, X13, X13
+	VPCLMULQDQ  $0x10, (R10), X1, X1
+	VPXOR       X1, X13, X13
+	ADDQ        $0x10, SI
+	ADDQ        $0x10, R10
+	SUBQ        $0x10, R8
+	JMP         tail_block_78
+
+tail_partial_79:
+	TESTQ   R8, R8
+	JZ      tail_reduce_80
+	VPXOR   X1, X1, X1
+	VMOVDQU X1, (SP)
+	XORQ    R13, R13
+
+copy_82:
+	MOVB    (SI)(R13*1), R11
+	MOVB    R11, (SP)(R13*1)
+	INCQ    R13
+	CMPQ    R13, R8
+	JB      copy_82
+	VMOVDQU (SP), X1
+	VPSHUFB X10, X8, X0
+	VPXOR   (AX), X0, X0
+	VAESENC 64(AX), X0, X0
+	VAESENC 128(AX), X0, X0
+	VAESENC 192(AX), X0, X0
+	VAESENC 256(AX), X0, X0
+	VAESENC 320(AX), X0, X0
+	VAESENC 384(AX), X0, X0
+	VAESENC 448(AX), X0, X0
+	VAESENC 512(AX), X0, X0
+	VAESENC 576(AX), X0, X0
+	CMPQ    R12, $0x0a
+	JE      aes_last_83
+	VAESENC 640(AX), X0, X0
+	VAESENC 704(AX), X0, X0
+	CMPQ    R12, $0x0c
+	JE      aes_last_83
+	VAESENC 768(AX), X0, X0
+	VAESENC 832(AX), X0, X0
+
+aes_last_83:
+	VAESENCLAST (BX), X0, X0
+	VPXOR       X1, X0, X0
+	VMOVDQU     X0, (SP)
+	XORQ        R13, R13
+
+copy_84:
+	MOVB       (SP)(R13*1), R11
+	MOVB       R11, (DX)(R13*1)
+	INCQ       R13
+	CMPQ       R13, R8
+	JB         copy_84
+	LEAQ       gcmTailMask<>+16(SB), R11
+	SUBQ       R8, R11
+	VPAND      (R11), X0, X1
+	VPXOR      X0, X0, X0
+	VMOVDQU    X0, (SP)
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPCLMULQDQ $0x01, (R10), X1, X14
+	VPXOR      X14, X13, X13
+	VPCLMULQDQ $0x10, (R10), X1, X1
+	VPXOR      X1, X13, X13
+
+tail_reduce_80:
+	VPSLLDQ    $0x08, X13, X14
+	VPSRLDQ    $0x08, X13, X13
+	VPXOR      X14, X11, X11
+	VPXOR      X13, X12, X12
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPXOR      X11, X12, X15
+
+tail_out_77:
+	CMPQ 48(DI), $0x00
+	JE   next
+
+	// The length block times H, then tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 steps 5-6).
+	VMOVDQU    56(DI), X0
+	VPXOR      X15, X0, X0
+	VPXOR      X9, X9, X9
+	VPXOR      X11, X11, X11
+	VPXOR      X12, X12, X12
+	VPXOR      X13, X13, X13
+	VPXOR      X9, X0, X0
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, 1216(AX), X0, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, 1216(AX), X0, X14
+	VPXOR      X14, X12, X12
+	VPCLMULQDQ $0x01, 1216(AX), X0, X14
+	VPXOR      X14, X13, X13
+	VPCLMULQDQ $0x10, 1216(AX), X0, X0
+	VPXOR      X0, X13, X13
+	VPSLLDQ    $0x08, X13, X14
+	VPSRLDQ    $0x08, X13, X13
+	VPXOR      X14, X11, X11
+	VPXOR      X13, X12, X12
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPXOR      X11, X12, X15
+	VMOVDQU    104(DI), X0
+	VPSHUFB    X10, X0, X0
+	VPXOR      (AX), X0, X0
+	VAESENC    64(AX), X0, X0
+	VAESENC    128(AX), X0, X0
+	VAESENC    192(AX), X0, X0
+	VAESENC    256(AX), X0, X0
+	VAESENC    320(AX), X0, X0
+	VAESENC    384(AX), X0, X0
+	VAESENC    448(AX), X0, X0
+	VAESENC    512(AX), X0, X0
+	VAESENC    576(AX), X0, X0
+	CMPQ       R12, $0x0a
+	JE         aes_last_85
+	VAESENC    640(AX), X0, X0
+	VAESENC    704(AX), X0, X0
+	CMPQ       R12, $0x0c
+	JE         aes_last_85
+	VAESENC    768(AX), X0, X0
+	VAESENC    832(AX), X0, X0
+
+aes_last_85:
+	VAESENCLAST (BX), X0, X0
+	VPSHUFB     X10, X15, X1
+	VPXOR       X1, X0, X0
+	MOVQ        48(DI), R11
+	VMOVDQU     X0, (R11)
+	JMP         advance
+
+next:
+	VMOVDQU X15, 72(DI)
+
+advance:
+	ADDQ $0x78, DI
+	DECQ CX
+	JMP  desc
+
+done:
+	VZEROUPPER
+	RET
+
+// func gcmOpenAVX2VAES(d *gcmDesc, count int)
+// Requires: AES, AVX, AVX2, PCLMULQDQ, VAES, VPCLMULQDQ
+TEXT ·gcmOpenAVX2VAES(SB), NOSPLIT, $16-16
+	MOVQ           d+0(FP), DI
+	MOVQ           count+8(FP), CX
+	VBROADCASTI128 gcmBswap<>+0(SB), Y10
+
+desc:
+	TESTQ   CX, CX
+	JZ      done
+	MOVQ    (DI), AX
+	MOVQ    1280(AX), R12
+	MOVQ    R12, BX
+	SHLQ    $0x06, BX
+	ADDQ    AX, BX
+	VMOVDQU 72(DI), X15
+
+	// Additional data: GHASH only.
+	MOVQ 32(DI), SI
+	MOVQ 40(DI), R8
+
+ad_chunk:
+	CMPQ         R8, $0x80
+	JB           ad_tail
+	VMOVDQU      (SI), Y4
+	VPSHUFB      Y10, Y4, Y4
+	VMOVDQU      32(SI), Y5
+	VPSHUFB      Y10, Y5, Y5
+	VMOVDQU      64(SI), Y6
+	VPSHUFB      Y10, Y6, Y6
+	VMOVDQU      96(SI), Y7
+	VPSHUFB      Y10, Y7, Y7
+	VPXOR        Y15, Y4, Y4
+	VPCLMULQDQ   $0x00, 1104(AX), Y4, Y11
+	VPCLMULQDQ   $0x11, 1104(AX), Y4, Y12
+	VPCLMULQDQ   $0x01, 1104(AX), Y4, Y13
+	VPCLMULQDQ   $0x10, 1104(AX), Y4, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x00, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1136(AX), Y5, Y5
+	VPXOR        Y5, Y13, Y13
+	VPCLMULQDQ   $0x00, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1168(AX), Y6, Y6
+	VPXOR        Y6, Y13, Y13
+	VPCLMULQDQ   $0x00, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1200(AX), Y7, Y7
+	VPXOR        Y7, Y13, Y13
+	VPSLLDQ      $0x08, Y13, Y14
+	VPSRLDQ      $0x08, Y13, Y13
+	VPXOR        Y14, Y11, Y11
+	VPXOR        Y13, Y12, Y12
+	VEXTRACTI128 $0x01, Y11, X13
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X13, X11, X11
+	VPXOR        X14, X12, X12
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD      $0x4e, X11, X11
+	VPXOR        X14, X11, X11
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD      $0x4e, X11, X11
+	VPXOR        X14, X11, X11
+	VPXOR        X11, X12, X15
+	ADDQ         $0x80, SI
+	SUBQ         $0x80, R8
+	JMP          ad_chunk
+
+ad_tail:
+	TESTQ   R8, R8
+	JZ      tail_out_86
+	LEAQ    15(R8), R11
+	SHRQ    $0x04, R11
+	SHLQ    $0x04, R11
+	LEAQ    1232(AX), R10
+	SUBQ    R11, R10
+	VMOVDQU X15, X9
+	VPXOR   X11, X11, X11
+	VPXOR   X12, X12, X12
+	VPXOR   X13, X13, X13
+
+tail_block_87:
+	CMPQ       R8, $0x10
+	JB         tail_partial_88
+	VMOVDQU    (SI), X1
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPCLMULQDQ $0x01, (R10), X1, X14
+	VPXOR      X14, X13, X13
+	VPCLMULQDQ $0x10, (R10), X1, X1
+	VPXOR      X1, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	JMP        tail_block_87
+
+tail_partial_88:
+	TESTQ   R8, R8
+	JZ      tail_reduce_89
+	VPXOR   X1, X1, X1
+	VMOVDQU X1, (SP)
+	XORQ    R13, R13
+
+copy_90:
+	MOVB       (SI)(R13*1), R11
+	MOVB       R11, (SP)(R13*1)
+	INCQ       R13
+	CMPQ       R13, R8
+	JB         copy_90
+	VMOVDQU    (SP), X1
+	VPXOR      X0, X0, X0
+	VMOVDQU    X0, (SP)
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPCLMULQDQ $0x01, (R10), X1, X14
+	VPXOR      X14, X13, X13
+	VPCLMULQDQ $0x10, (R10), X1, X1
+	VPXOR      X1, X13, X13
+
+tail_reduce_89:
+	VPSLLDQ    $0x08, X13, X14
+	VPSRLDQ    $0x08, X13, X13
+	VPXOR      X14, X11, X11
+	VPXOR      X13, X12, X12
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPXOR      X11, X12, X15
+
+tail_out_86:
+	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
+	MOVQ           16(DI), SI
+	MOVQ           8(DI), DX
+	MOVQ           24(DI), R8
+	VBROADCASTI128 88(DI), Y8
+	VPADDD         gcmCtrInit<>+0(SB), Y8, Y8
+
+chunk:
+	CMPQ    R8, $0x80
+	JB      text_tail
+	VPSHUFB Y10, Y8, Y0
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y1
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y2
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y3
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VPXOR   (AX), Y2, Y2
+	VPXOR   (AX), Y3, Y3
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 64(AX), Y2, Y2
+	VAESENC 64(AX), Y3, Y3
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 128(AX), Y2, Y2
+	VAESENC 128(AX), Y3, Y3
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 192(AX), Y2, Y2
+	VAESENC 192(AX), Y3, Y3
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 256(AX), Y2, Y2
+	VAESENC 256(AX), Y3, Y3
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 320(AX), Y2, Y2
+	VAESENC 320(AX), Y3, Y3
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 384(AX), Y2, Y2
+	VAESENC 384(AX), Y3, Y3
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 448(AX), Y2, Y2
+	VAESENC 448(AX), Y3, Y3
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 512(AX), Y2, Y2
+	VAESENC 512(AX), Y3, Y3
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
+	VAESENC 576(AX), Y2, Y2
+	VAESENC 576(AX), Y3, Y3
+	CMPQ    R12, $0x0a
+	JE      aes_last_91
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 640(AX), Y2, Y2
+	VAESENC 640(AX), Y3, Y3
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
+	VAESENC 704(AX), Y2, Y2
+	VAESENC 704(AX), Y3, Y3
+	CMPQ    R12, $0x0c
+	JE      aes_last_91
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 768(AX), Y2, Y2
+	VAESENC 768(AX), Y3, Y3
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
+	VAESENC 832(AX), Y2, Y2
+	VAESENC 832(AX), Y3, Y3
+
+aes_last_91:
+	VAESENCLAST  (BX), Y0, Y0
+	VAESENCLAST  (BX), Y1, Y1
+	VAESENCLAST  (BX), Y2, Y2
+	VAESENCLAST  (BX), Y3, Y3
+	VMOVDQU      (SI), Y4
+	VPXOR        Y4, Y0, Y0
+	VMOVDQU      Y0, (DX)
+	VPSHUFB      Y10, Y4, Y4
+	VMOVDQU      32(SI), Y5
+	VPXOR        Y5, Y1, Y1
+	VMOVDQU      Y1, 32(DX)
+	VPSHUFB      Y10, Y5, Y5
+	VMOVDQU      64(SI), Y6
+	VPXOR        Y6, Y2, Y2
+	VMOVDQU      Y2, 64(DX)
+	VPSHUFB      Y10, Y6, Y6
+	VMOVDQU      96(SI), Y7
+	VPXOR        Y7, Y3, Y3
+	VMOVDQU      Y3, 96(DX)
+	VPSHUFB      Y10, Y7, Y7
+	VPXOR        Y15, Y4, Y4
+	VPCLMULQDQ   $0x00, 1104(AX), Y4, Y11
+	VPCLMULQDQ   $0x11, 1104(AX), Y4, Y12
+	VPCLMULQDQ   $0x01, 1104(AX), Y4, Y13
+	VPCLMULQDQ   $0x10, 1104(AX), Y4, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x00, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1136(AX), Y5, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1136(AX), Y5, Y5
+	VPXOR        Y5, Y13, Y13
+	VPCLMULQDQ   $0x00, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1168(AX), Y6, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1168(AX), Y6, Y6
+	VPXOR        Y6, Y13, Y13
+	VPCLMULQDQ   $0x00, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y12, Y12
+	VPCLMULQDQ   $0x01, 1200(AX), Y7, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x10, 1200(AX), Y7, Y7
+	VPXOR        Y7, Y13, Y13
+	VPSLLDQ      $0x08, Y13, Y14
+	VPSRLDQ      $0x08, Y13, Y13
+	VPXOR        Y14, Y11, Y11
+	VPXOR        Y13, Y12, Y12
+	VEXTRACTI128 $0x01, Y11, X13
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X13, X11, X11
+	VPXOR        X14, X12, X12
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD      $0x4e, X11, X11
+	VPXOR        X14, X11, X11
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD      $0x4e, X11, X11
+	VPXOR        X14, X11, X11
+	VPXOR        X11, X12, X15
+	ADDQ         $0x80, SI
+	ADDQ         $0x80, DX
+	SUBQ         $0x80, R8
+	JMP          chunk
+
+text_tail:
+	VMOVDQU X8, 88(DI)
+	TESTQ   R8, R8
+	JZ      tail_out_92
+	LEAQ    15(R8), R11
+	SHRQ    $0x04, R11
+	SHLQ    $0x04, R11
+	LEAQ    1232(AX), R10
+	SUBQ    R11, R10
+	VMOVDQU X15, X9
+	VPXOR   X11, X11, X11
+	VPXOR   X12, X12, X12
+	VPXOR   X13, X13, X13
+
+tail_block_93:
+	CMPQ    R8, $0x10
+	JB      tail_partial_94
+	VPSHUFB X10, X8, X0
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPXOR   (AX), X0, X0
+	VAESENC 64(AX), X0, X0
+	VAESENC 128(AX), X0, X0
+	VAESENC 192(AX), X0, X0
+	VAESENC 256(AX), X0, X0
+	VAESENC 320(AX), X0, X0
+	VAESENC 384(AX), X0, X0
+	VAESENC 448(AX), X0, X0
+	VAESENC 512(AX), X0, X0
+	VAESENC 576(AX), X0, X0
+	CMPQ    R12, $0x0a
+	JE      aes_last_96
+	VAESENC 640(AX), X0, X0
+	VAESENC 704(AX), X0, X0
+	CMPQ    R12, $0x0c
+	JE      aes_last_96
+	VAESENC 768(AX), X0, X0
+	VAESENC 832(AX), X0, X0
+
+aes_last_96:
+	VAESENCLAST (BX), X0, X0
+	VMOVDQU     (SI), X1
+	VPXOR       X1, X0, X0
+	VMOVDQU     X0, (DX)
+	ADDQ        $0x10, DX
+	VPSHUFB     X10, X1, X1
+	VPXOR       X9, X1, X1
+	VPXOR       X9, X9, X9
+	VPCLMULQDQ  $0x00, (R10), X1, X14
+	VPXOR       X14, X11, X11
+	VPCLMULQDQ  $0x11, (R10), X1, X14
+	VPXOR       X14, X12, X12
+	VPCLMULQDQ  $0x01, (R10), X1, X14
+	VPXOR       X14, X13, X13
+	VPCLMULQDQ  $0x10, (R10), X1, X1
+	VPXOR       X1, X13, X13
+	ADDQ        $0x10, SI
+	ADDQ        $0x10, R10
+	SUBQ        $0x10, R8
+	JMP         tail_block_93
+
+tail_partial_94:
+	TESTQ   R8, R8
+	JZ      tail_reduce_95
+	VPXOR   X1, X1, X1
+	VMOVDQU X1, (SP)
+	XORQ    R13, R13
+
+copy_97:
+	MOVB    (SI)(R13*1), R11
+	MOVB    R11, (SP)(R13*1)
+	INCQ    R13
+	CMPQ    R13, R8
+	JB      copy_97
+	VMOVDQU (SP), X1
+	VPSHUFB X10, X8, X0
+	VPXOR   (AX), X0, X0
+	VAESENC 64(AX), X0, X0
+	VAESENC 128(AX), X0, X0
+	VAESENC 192(AX), X0, X0
+	VAESENC 256(AX), X0, X0
+	VAESENC 320(AX), X0, X0
+	VAESENC 384(AX), X0, X0
+	VAESENC 448(AX), X0, X0
+	VAESENC 512(AX), X0, X0
+	VAESENC 576(AX), X0, X0
+	CMPQ    R12, $0x0a
+	JE      aes_last_98
+	VAESENC 640(AX), X0, X0
+	VAESENC 704(AX), X0, X0
+	CMPQ    R12, $0x0c
+	JE      aes_last_98
+	VAESENC 768(AX), X0, X0
+	VAESENC 832(AX), X0, X0
+
+aes_last_98:
+	VAESENCLAST (BX), X0, X0
+	VPXOR       X1, X0, X0
+	VMOVDQU     X0, (SP)
+	XORQ        R13, R13
+
+copy_99:
+	MOVB       (SP)(R13*1), R11
+	MOVB       R11, (DX)(R13*1)
+	INCQ       R13
+	CMPQ       R13, R8
+	JB         copy_99
+	VPXOR      X0, X0, X0
+	VMOVDQU    X0, (SP)
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPCLMULQDQ $0x01, (R10), X1, X14
+	VPXOR      X14, X13, X13
+	VPCLMULQDQ $0x10, (R10), X1, X1
+	VPXOR      X1, X13, X13
+
+tail_reduce_95:
+	VPSLLDQ    $0x08, X13, X14
+	VPSRLDQ    $0x08, X13, X13
+	VPXOR      X14, X11, X11
+	VPXOR      X13, X12, X12
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPXOR      X11, X12, X15
+
+tail_out_92:
+	CMPQ 48(DI), $0x00
+	JE   next
+
+	// The length block times H, then tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 steps 5-6).
+	VMOVDQU    56(DI), X0
+	VPXOR      X15, X0, X0
+	VPXOR      X9, X9, X9
+	VPXOR      X11, X11, X11
+	VPXOR      X12, X12, X12
+	VPXOR      X13, X13, X13
+	VPXOR      X9, X0, X0
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, 1216(AX), X0, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, 1216(AX), X0, X14
+	VPXOR      X14, X12, X12
+	VPCLMULQDQ $0x01, 1216(AX), X0, X14
+	VPXOR      X14, X13, X13
+	VPCLMULQDQ $0x10, 1216(AX), X0, X0
+	VPXOR      X0, X13, X13
+	VPSLLDQ    $0x08, X13, X14
+	VPSRLDQ    $0x08, X13, X13
+	VPXOR      X14, X11, X11
+	VPXOR      X13, X12, X12
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPXOR      X11, X12, X15
+	VMOVDQU    104(DI), X0
+	VPSHUFB    X10, X0, X0
+	VPXOR      (AX), X0, X0
+	VAESENC    64(AX), X0, X0
+	VAESENC    128(AX), X0, X0
+	VAESENC    192(AX), X0, X0
+	VAESENC    256(AX), X0, X0
+	VAESENC    320(AX), X0, X0
+	VAESENC    384(AX), X0, X0
+	VAESENC    448(AX), X0, X0
+	VAESENC    512(AX), X0, X0
+	VAESENC    576(AX), X0, X0
+	CMPQ       R12, $0x0a
+	JE         aes_last_100
+	VAESENC    640(AX), X0, X0
+	VAESENC    704(AX), X0, X0
+	CMPQ       R12, $0x0c
+	JE         aes_last_100
+	VAESENC    768(AX), X0, X0
+	VAESENC    832(AX), X0, X0
+
+aes_last_100:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0

@@ -3,11 +3,13 @@
 package kernels
 
 // Internal tests of the amd64 AES-GCM kernels: the memory layouts the generator hard-codes, the key
-// expansion against FIPS 197, the counter wrap of inc32 driven through the kernels directly, and the
-// wiping of key material.
+// expansion against FIPS 197, the counter wrap of inc32 driven through the kernels directly, both AVX2
+// kernels whichever this CPU picks, and the wiping of key material.
 
 import (
 	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
 	"encoding/binary"
 	"encoding/hex"
 	"testing"
@@ -176,5 +178,53 @@ func TestGCMKeyDestroy(t *testing.T) {
 	k.Destroy()
 	if bytes.Count(g.asm.mem[:], []byte{0}) != len(g.asm.mem) || g.asm.tab != nil {
 		t.Fatal("Destroy left key material in the table")
+	}
+}
+
+// TestGCMAVX2Variants runs both AVX2 kernels, the VAES ymm one this CPU may pick and the AES-NI xmm
+// one older CPUs run, against crypto/cipher on every length 0..600 and the chunk boundaries around
+// 1420 and 16 KiB, with AD of every tail length, sealing and opening.
+func TestGCMAVX2Variants(t *testing.T) {
+	if !gcmAVX2OK {
+		t.Skip("no AVX2 tier on this CPU")
+	}
+	variants := []bool{false}
+	if gcmVAES {
+		variants = append(variants, true)
+	}
+	defer func(v bool) { gcmVAES = v }(gcmVAES)
+	lengths := []int{1419, 1420, 1421, 16383, 16384, 16385, 40000}
+	for n := range 601 {
+		lengths = append(lengths, n)
+	}
+	for _, size := range []int{16, 24, 32} {
+		raw := bytes.Repeat([]byte{byte(size)}, size)
+		key, err := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blk, _ := aes.NewCipher(raw)
+		oracle, _ := cipher.NewGCM(blk)
+		for _, vaes := range variants {
+			gcmVAES = vaes
+			for i, n := range lengths {
+				nonce := bytes.Repeat([]byte{byte(i)}, 12)
+				ad := bytes.Repeat([]byte{0xad}, i%35)
+				pt := make([]byte, n)
+				for j := range pt {
+					pt[j] = byte(j * (i + 1))
+				}
+				want := oracle.Seal(nil, nonce, pt, ad)
+				ops := []Op{{Key: key, Nonce: nonce, AD: ad, Src: pt, Dst: make([]byte, n+TagSize)}}
+				gcmRunTier(AVX2, ops, false)
+				if !bytes.Equal(ops[0].Dst, want) {
+					t.Fatalf("AVX2 (VAES %v) AES-%d Seal of %d bytes differs from crypto/cipher", vaes, 8*size, n)
+				}
+				ops[0] = Op{Key: key, Nonce: nonce, AD: ad, Src: want, Dst: make([]byte, n)}
+				if gcmRunTier(AVX2, ops, true) != 0 || !bytes.Equal(ops[0].Dst, pt) {
+					t.Fatalf("AVX2 (VAES %v) AES-%d Open of %d bytes failed", vaes, 8*size, n)
+				}
+			}
+		}
 	}
 }

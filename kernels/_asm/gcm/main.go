@@ -54,7 +54,7 @@ const (
 )
 
 var (
-	bswapMask, ctrInit, ctrAdd4, polyK, ctrOne, tailMask Mem
+	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, tailMask Mem
 )
 
 func main() {
@@ -65,8 +65,10 @@ func main() {
 	subWord()
 	avx512("gcmSealAVX512", false)
 	avx512("gcmOpenAVX512", true)
-	avx2("gcmSealAVX2", false)
-	avx2("gcmOpenAVX2", true)
+	avx2("gcmSealAVX2", false, false)
+	avx2("gcmOpenAVX2", true, false)
+	avx2("gcmSealAVX2VAES", false, true)
+	avx2("gcmOpenAVX2VAES", true, true)
 	Generate()
 }
 
@@ -83,6 +85,10 @@ func constants() {
 	ctrAdd4 = GLOBL("gcmCtrAdd4", RODATA|NOPTR)
 	for i := range 8 {
 		DATA(8*i, U64(4*uint64(1-i%2)))
+	}
+	ctrAdd2 = GLOBL("gcmCtrAdd2", RODATA|NOPTR)
+	for i := range 4 {
+		DATA(8*i, U64(2*uint64(1-i%2)))
 	}
 	ctrOne = GLOBL("gcmCtrOne", RODATA|NOPTR)
 	DATA(0, U64(1))
@@ -548,20 +554,26 @@ func montgomerySteps(lo, hi, t VecPhysical, k Op) []func() {
 	}
 }
 
-// AVX2 registers (VEX only, X0-X15): X0-X7 blocks, X8 the next counter block, X9 the GHASH state
+// AVX2 registers (VEX only, X0-X15 / Y0-Y15): X0-X7 blocks (VAES: Y0-Y3 key stream and Y4-Y7 GHASH
+// input, two blocks each), X8 the next counter block (VAES: Y8, lane i counter+i), X9 the GHASH state
 // still to be added to a tail's next block, X10 the byte-reversal mask, X11-X13 product accumulators
 // (low, high, middle), X14 a temporary, X15 the GHASH state Y.
-var blocks = []VecPhysical{X0, X1, X2, X3, X4, X5, X6, X7}
+var (
+	blocks = []VecPhysical{X0, X1, X2, X3, X4, X5, X6, X7}
+	ksY    = []VecPhysical{Y0, Y1, Y2, Y3}
+	ginY   = []VecPhysical{Y4, Y5, Y6, Y7}
+)
 
-// avx2 generates the AVX2 kernel: one descriptor at a time, 8 blocks (eight xmm) per chunk, tails
-// one block at a time with a bounce buffer for the last partial block.
-func avx2(name string, open bool) {
+// avx2 generates an AVX2 kernel: one descriptor at a time, 8 blocks per chunk (eight xmm with
+// AES-NI, or with vaes four ymm of two blocks: VAES and VPCLMULQDQ on ymm), tails one block at a
+// time with a bounce buffer for the last partial block.
+func avx2(name string, open, vaes bool) {
 	Implement(name)
 	Attributes(NOSPLIT)
 	buf := AllocLocal(16)
 	Load(Param("d"), desc)
 	Load(Param("count"), count)
-	VMOVDQU(bswapMask, X10)
+	VBROADCASTI128(bswapMask, Y10)
 
 	Label("desc")
 	TESTQ(count, count)
@@ -572,6 +584,7 @@ func avx2(name string, open bool) {
 	SHLQ(U8(6), last)
 	ADDQ(tab, last)
 	VMOVDQU(Mem{Base: desc, Disp: dY}, X15)
+	h8 := Mem{Base: tab, Disp: tH + 9*16} // H^8..H^1
 
 	Comment("Additional data: GHASH only.")
 	MOVQ(Mem{Base: desc, Disp: dAD}, src)
@@ -579,11 +592,19 @@ func avx2(name string, open bool) {
 	Label("ad_chunk")
 	CMPQ(n, U8(128))
 	JB(LabelRef("ad_tail"))
-	for i, b := range blocks {
-		VMOVDQU(Mem{Base: src, Disp: 16 * i}, b)
-		VPSHUFB(X10, b, b)
+	in := blocks
+	if vaes {
+		in = ginY
 	}
-	ghash2(blocks, Mem{Base: tab, Disp: tH + 9*16})
+	for i, b := range in {
+		VMOVDQU(Mem{Base: src, Disp: int(b.Size()) * i}, b)
+		if vaes {
+			VPSHUFB(Y10, b, b)
+		} else {
+			VPSHUFB(X10, b, b)
+		}
+	}
+	ghash2(in, h8)
 	ADDQ(U8(128), src)
 	SUBQ(U8(128), n)
 	JMP(LabelRef("ad_chunk"))
@@ -591,10 +612,55 @@ func avx2(name string, open bool) {
 	tail2(buf, false, open)
 
 	Comment("Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.")
-	VMOVDQU(Mem{Base: desc, Disp: dCtr}, X8)
 	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
 	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
 	MOVQ(Mem{Base: desc, Disp: dN}, n)
+	if vaes {
+		VBROADCASTI128(Mem{Base: desc, Disp: dCtr}, Y8)
+		VPADDD(ctrInit, Y8, Y8)
+		chunksVAES(open, h8)
+	} else {
+		VMOVDQU(Mem{Base: desc, Disp: dCtr}, X8)
+		chunksAESNI(open, h8)
+	}
+
+	Label("text_tail")
+	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
+	tail2(buf, true, open)
+
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+	JE(LabelRef("next"))
+	Comment("The length block times H, then tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 steps 5-6).")
+	VMOVDQU(Mem{Base: desc, Disp: dLens}, X0)
+	VPXOR(X15, X0, X0)
+	VPXOR(X9, X9, X9)
+	VPXOR(X11, X11, X11)
+	VPXOR(X12, X12, X12)
+	VPXOR(X13, X13, X13)
+	accumulate2(X0, Mem{Base: tab, Disp: tH + 16*16})
+	reduce2(false)
+	VMOVDQU(Mem{Base: desc, Disp: dJ0}, X0)
+	VPSHUFB(X10, X0, X0)
+	aesRounds([]VecPhysical{X0})
+	VPSHUFB(X10, X15, X1)
+	VPXOR(X1, X0, X0)
+	storeTag(open)
+
+	Label("next")
+	VMOVDQU(X15, Mem{Base: desc, Disp: dY})
+	Label("advance")
+	ADDQ(U8(descLen), desc)
+	DECQ(count)
+	JMP(LabelRef("desc"))
+
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// chunksAESNI emits the AES-NI chunk loop: eight xmm blocks per chunk, the GHASH after the AES
+// rounds (the out-of-order core overlaps it with the next chunk's rounds).
+func chunksAESNI(open bool, h8 Mem) {
 	Label("chunk")
 	CMPQ(n, U8(128))
 	JB(LabelRef("text_tail"))
@@ -616,70 +682,109 @@ func avx2(name string, open bool) {
 			VPSHUFB(X10, b, b)
 		}
 	}
-	ghash2(blocks, Mem{Base: tab, Disp: tH + 9*16})
+	ghash2(blocks, h8)
+	advance2()
+	JMP(LabelRef("chunk"))
+}
+
+// chunksVAES emits the VAES chunk loop: four ymm of two blocks per chunk; Seal is software-pipelined
+// as on AVX512 (the GHASH of the previous chunk, waiting in Y4-Y7, runs between the AES rounds).
+func chunksVAES(open bool, h8 Mem) {
+	counters := func() {
+		for _, k := range ksY {
+			VPSHUFB(Y10, Y8, k)
+			VPADDD(ctrAdd2, Y8, Y8)
+		}
+	}
+	if open {
+		Label("chunk")
+		CMPQ(n, U8(128))
+		JB(LabelRef("text_tail"))
+		counters()
+		aesRounds(ksY)
+		for j := range ksY {
+			VMOVDQU(Mem{Base: src, Disp: 32 * j}, ginY[j])
+			VPXOR(ginY[j], ksY[j], ksY[j])
+			VMOVDQU(ksY[j], Mem{Base: dst, Disp: 32 * j})
+			VPSHUFB(Y10, ginY[j], ginY[j])
+		}
+		ghash2(ginY, h8)
+		advance2()
+		JMP(LabelRef("chunk"))
+		return
+	}
+	chunk := func(ghash []func()) {
+		counters()
+		aesRounds(ksY, ghash...)
+		for j := range ksY {
+			VPXOR(Mem{Base: src, Disp: 32 * j}, ksY[j], ksY[j])
+			VMOVDQU(ksY[j], Mem{Base: dst, Disp: 32 * j})
+			VPSHUFB(Y10, ksY[j], ginY[j])
+		}
+		advance2()
+	}
+	CMPQ(n, U8(128))
+	JB(LabelRef("text_tail"))
+	chunk(nil)
+	Label("chunk")
+	CMPQ(n, U8(128))
+	JB(LabelRef("drain"))
+	chunk(ghash2Steps(ginY, h8))
+	JMP(LabelRef("chunk"))
+	Label("drain")
+	ghash2(ginY, h8)
+	// The tail continues from the counter in lane 0 of Y8.
+	JMP(LabelRef("text_tail"))
+}
+
+// advance2 moves src, dst and n past a 128-byte chunk.
+func advance2() {
 	ADDQ(U8(128), src)
 	ADDQ(U8(128), dst)
 	SUBQ(U8(128), n)
-	JMP(LabelRef("chunk"))
-
-	Label("text_tail")
-	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
-	tail2(buf, true, open)
-
-	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
-	JE(LabelRef("next"))
-	Comment("The length block times H, then tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 steps 5-6).")
-	VMOVDQU(Mem{Base: desc, Disp: dLens}, X0)
-	VPXOR(X15, X0, X0)
-	VPXOR(X9, X9, X9)
-	VPXOR(X11, X11, X11)
-	VPXOR(X12, X12, X12)
-	VPXOR(X13, X13, X13)
-	accumulate2(X0, Mem{Base: tab, Disp: tH + 16*16})
-	reduce2()
-	VMOVDQU(Mem{Base: desc, Disp: dJ0}, X0)
-	VPSHUFB(X10, X0, X0)
-	aesRounds([]VecPhysical{X0})
-	VPSHUFB(X10, X15, X1)
-	VPXOR(X1, X0, X0)
-	storeTag(open)
-
-	Label("next")
-	VMOVDQU(X15, Mem{Base: desc, Disp: dY})
-	Label("advance")
-	ADDQ(U8(descLen), desc)
-	DECQ(count)
-	JMP(LabelRef("desc"))
-
-	Label("done")
-	VZEROUPPER()
-	RET()
 }
 
-// ghash2 multiplies the byte-reversed blocks in regs by the powers of H at h, Y XORed into the first,
-// and reduces into X15.
+// ghash2 multiplies the byte-reversed blocks in regs (xmm: one block, ymm: two) by the powers of H at
+// h, Y XORed into the first, and reduces into X15.
 func ghash2(regs []VecPhysical, h Mem) {
-	VPXOR(X15, regs[0], regs[0])
+	for _, step := range ghash2Steps(regs, h) {
+		step()
+	}
+}
+
+// ghash2Steps returns ghash2's instructions one by one (see ghash512Steps).
+func ghash2Steps(regs []VecPhysical, h Mem) []func() {
+	ymm := regs[0].Size() == 32
+	lo, hi, mid, t := VecPhysical(X11), VecPhysical(X12), VecPhysical(X13), VecPhysical(X14)
+	if ymm {
+		lo, hi, mid, t = Y11, Y12, Y13, Y14
+	}
+	steps := []func(){func() { VPXOR(Y15, regs[0], regs[0]) }}
+	if !ymm {
+		steps[0] = func() { VPXOR(X15, regs[0], regs[0]) }
+	}
 	for i, d := range regs {
-		hm := h.Offset(16 * i)
+		hm := h.Offset(int(d.Size()) * i)
 		if i == 0 {
-			VPCLMULQDQ(U8(0x00), hm, d, X11)
-			VPCLMULQDQ(U8(0x11), hm, d, X12)
-			VPCLMULQDQ(U8(0x01), hm, d, X13)
-			VPCLMULQDQ(U8(0x10), hm, d, X14)
-			VPXOR(X14, X13, X13)
+			steps = append(steps,
+				func() { VPCLMULQDQ(U8(0x00), hm, d, lo) },
+				func() { VPCLMULQDQ(U8(0x11), hm, d, hi) },
+				func() { VPCLMULQDQ(U8(0x01), hm, d, mid) },
+				func() { VPCLMULQDQ(U8(0x10), hm, d, t) },
+				func() { VPXOR(t, mid, mid) })
 			continue
 		}
-		VPCLMULQDQ(U8(0x00), hm, d, X14)
-		VPXOR(X14, X11, X11)
-		VPCLMULQDQ(U8(0x11), hm, d, X14)
-		VPXOR(X14, X12, X12)
-		VPCLMULQDQ(U8(0x01), hm, d, X14)
-		VPXOR(X14, X13, X13)
-		VPCLMULQDQ(U8(0x10), hm, d, d)
-		VPXOR(d, X13, X13)
+		steps = append(steps,
+			func() { VPCLMULQDQ(U8(0x00), hm, d, t) },
+			func() { VPXOR(t, lo, lo) },
+			func() { VPCLMULQDQ(U8(0x11), hm, d, t) },
+			func() { VPXOR(t, hi, hi) },
+			func() { VPCLMULQDQ(U8(0x01), hm, d, t) },
+			func() { VPXOR(t, mid, mid) },
+			func() { VPCLMULQDQ(U8(0x10), hm, d, d) },
+			func() { VPXOR(d, mid, mid) })
 	}
-	reduce2()
+	return append(steps, reduce2Steps(ymm)...)
 }
 
 // accumulate2 adds X9 (then cleared) to the byte-reversed block d and its product with the power of
@@ -697,13 +802,33 @@ func accumulate2(d VecPhysical, h Mem) {
 	VPXOR(d, X13, X13)
 }
 
-// reduce2 folds the middle product into X11:X12 and reduces into X15.
-func reduce2() {
-	VPSLLDQ(U8(8), X13, X14)
-	VPSRLDQ(U8(8), X13, X13)
-	VPXOR(X14, X11, X11)
-	VPXOR(X13, X12, X12)
-	montgomery(X11, X12, X14, polyK)
+// reduce2 folds the middle product into X11:X12 (ymm: then sums the two lanes) and reduces into X15.
+func reduce2(ymm bool) {
+	for _, step := range reduce2Steps(ymm) {
+		step()
+	}
+}
+
+func reduce2Steps(ymm bool) []func() {
+	steps := []func(){
+		func() { VPSLLDQ(U8(8), X13, X14) },
+		func() { VPSRLDQ(U8(8), X13, X13) },
+		func() { VPXOR(X14, X11, X11) },
+		func() { VPXOR(X13, X12, X12) },
+	}
+	if ymm {
+		steps = []func(){
+			func() { VPSLLDQ(U8(8), Y13, Y14) },
+			func() { VPSRLDQ(U8(8), Y13, Y13) },
+			func() { VPXOR(Y14, Y11, Y11) },
+			func() { VPXOR(Y13, Y12, Y12) },
+			func() { VEXTRACTI128(U8(1), Y11, X13) },
+			func() { VEXTRACTI128(U8(1), Y12, X14) },
+			func() { VPXOR(X13, X11, X11) },
+			func() { VPXOR(X14, X12, X12) },
+		}
+	}
+	return append(steps, montgomerySteps(X11, X12, X14, polyK)...)
 }
 
 // tail2 emits the tail of 0..127 bytes at src (n bytes): whole blocks one at a time (text: counter
@@ -777,7 +902,7 @@ func tail2(buf Mem, text, open bool) {
 	accumulate2(X1, Mem{Base: hptr})
 
 	Label(reduce)
-	reduce2()
+	reduce2(false)
 	Label(out)
 }
 
