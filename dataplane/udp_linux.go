@@ -1,10 +1,16 @@
 package dataplane
 
 import (
+	"errors"
 	"net"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
+
+// gsoControlLen is room for one UDP_SEGMENT control message, a 16-bit segment size: unix.CmsgSpace(2)
+// is 24 bytes on 64-bit Linux and 16 on 32-bit.
+const gsoControlLen = 32
 
 // setSocketBuffers asks for size-byte receive and send buffers: first with the FORCE options, which
 // only root (CAP_NET_ADMIN) may use and which ignore net.core.rmem_max/wmem_max, then with the
@@ -24,3 +30,33 @@ func setSocketBuffers(c *net.UDPConn, size int) {
 		}
 	})
 }
+
+// gsoSupported reports whether the kernel knows the UDP_SEGMENT socket option (Linux 4.18).
+func gsoSupported(c *net.UDPConn) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ok := false
+	rc.Control(func(fd uintptr) {
+		_, err := unix.GetsockoptInt(int(fd), unix.SOL_UDP, unix.UDP_SEGMENT)
+		ok = err == nil
+	})
+	return ok
+}
+
+// gsoControl writes into oob a UDP_SEGMENT control message asking the kernel to cut the message's
+// payload into datagrams of size bytes, and returns it.
+func gsoControl(oob []byte, size int) []byte {
+	oob = oob[:unix.CmsgSpace(2)]
+	clear(oob)
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+	h.Level = unix.SOL_UDP
+	h.Type = unix.UDP_SEGMENT
+	h.SetLen(unix.CmsgLen(2))
+	*(*uint16)(unsafe.Pointer(&oob[unix.CmsgLen(0)])) = uint16(size) // host byte order, as the kernel reads it
+	return oob
+}
+
+// isGSOError reports whether a send failed because the route cannot segment (no checksum offload).
+func isGSOError(err error) bool { return errors.Is(err, unix.EIO) }

@@ -9,3 +9,10 @@ func setSocketBuffers(c *net.UDPConn, size int) {
 	c.SetReadBuffer(size)
 	c.SetWriteBuffer(size)
 }
+
+// Without Linux's UDP_SEGMENT every datagram is its own message.
+const gsoControlLen = 0
+
+func gsoSupported(c *net.UDPConn) bool       { return false }
+func gsoControl(oob []byte, size int) []byte { return nil }
+func isGSOError(err error) bool              { return false }
