@@ -101,12 +101,16 @@ func chachaRunLanes(ops []Op, open bool) (failed int) {
 
 // run processes the chunk's ops and empties it.
 func (c *chachaChunkState) run() (failed int) {
-	var s streamLanes
-	s.run(c, !c.open)
-	var p polyLanes
-	failed = p.run(c)
-	if c.open {
-		s.run(c, true)
+	if c.n <= chachaFewOps {
+		failed = c.runFew()
+	} else {
+		var s streamLanes
+		s.run(c, !c.open)
+		var p polyLanes
+		failed = p.run(c)
+		if c.open {
+			s.run(c, true)
+		}
 	}
 	c.n = 0
 	clear(c.failed[:])

@@ -1,0 +1,259 @@
+//go:build gc && !purego
+
+package kernels
+
+import (
+	"math/bits"
+	"unsafe"
+)
+
+// The few-ops path of the AVX512 tier. With fewer ops than lanes, one op per lane would leave most
+// lanes idle, so here the lanes share out the blocks of each message instead:
+//
+//	ChaCha20   16 lanes on one message: lane j runs blocks 1+j, 17+j, ... (counter step 16, pointer
+//	           step 1 KiB). The blocks left over (block 0 for the Poly1305 key, the last < 16 whole
+//	           blocks, the partial block) are packed, from all the chunk's ops, one per lane into
+//	           further calls.
+//	Poly1305   8 lanes on one message's whole ciphertext blocks: lane j absorbs blocks j, 8+j, ...
+//	           with multiplier r^8, and r^(8-j) at its last block, so that the lanes' sum is the
+//	           Horner evaluation of those blocks (RFC 8439 section 2.5); the AD before them and the
+//	           blocks after them run in lane 0. Powers of r come from poly1305Mul44.
+//
+// chachaFewOps is the largest chunk that takes this path: up to there it costs less than one op per
+// lane (for 1420-byte messages, 1.5 ChaCha20 calls per op against 24 blocks per lane).
+const chachaFewOps = 7
+
+// runFew processes a chunk of at most chachaFewOps ops on the few-ops path.
+func (c *chachaChunkState) runFew() (failed int) {
+	var s streamLanes
+	s.striped(c, !c.open)
+	var p polyLanes
+	for i := range c.n {
+		if !p.single(c, i) {
+			failed++
+		}
+	}
+	if c.open {
+		s.striped(c, true)
+	}
+	return failed
+}
+
+// striped streams the chunk's ops with the lanes sharing each message, with the segments run chooses.
+func (s *streamLanes) striped(c *chachaChunkState, data bool) {
+	t := s.tab()
+	for l := range 16 {
+		t.rows[0][l], t.rows[1][l], t.rows[2][l], t.rows[3][l] = sigma0, sigma1, sigma2, sigma3
+	}
+	open := c.open && data
+	pending := 0 // lanes set up for the next one-block call
+	flush := func() {
+		if pending == 0 {
+			return
+		}
+		for l := pending; l < 16; l++ {
+			s.onScratch(l, 0)
+		}
+		chachaXOR16(&t.rows, &s.ptrs, 1)
+		for l := range pending {
+			s.finish(c, l)
+		}
+		pending = 0
+	}
+	// lane sets lane l to op i's key, nonce and block counter b.
+	lane := func(l, i int, b uint32) {
+		key, nonce := &c.key[i], &c.nonce[i]
+		for w := range 8 {
+			t.rows[4+w][l] = key[w]
+		}
+		t.rows[12][l] = b
+		t.rows[13][l], t.rows[14][l], t.rows[15][l] = nonce[0], nonce[1], nonce[2]
+		s.op[l] = i
+	}
+	for i := range c.n {
+		if open && c.failed[i] {
+			continue
+		}
+		op, n := c.op[i], c.msgLen(i)
+		whole, rest := 0, 0 // whole blocks, and those of them in the striped run
+		if data {
+			whole = n / 64
+			rest = whole / 16 * 16
+		}
+		if rest > 0 {
+			flush()
+			for l := range 16 {
+				lane(l, i, uint32(1+l))
+				t.rows[16][l] = 16
+				s.ptrs.src[l] = unsafe.Pointer(&op.Src[0])
+				s.ptrs.dst[l] = unsafe.Pointer(&op.Dst[0])
+				s.ptrs.off[l], s.ptrs.stride[l] = uintptr(64*l), 16*64
+			}
+			for done := 0; done < rest/16; {
+				k := min(rest/16-done, maxStreamBlocks)
+				chachaXOR16(&t.rows, &s.ptrs, k)
+				done += k
+			}
+		}
+		if !open {
+			if pending == 16 {
+				flush()
+			}
+			lane(pending, i, 0)
+			s.seg[pending] = segPolyKey
+			t.scratch[pending] = [64]byte{}
+			s.onScratch(pending, 64)
+			pending++
+		}
+		for b := rest; b < whole; b++ {
+			if pending == 16 {
+				flush()
+			}
+			lane(pending, i, uint32(1+b))
+			s.seg[pending] = segWhole
+			s.ptrs.src[pending] = unsafe.Pointer(&op.Src[0])
+			s.ptrs.dst[pending] = unsafe.Pointer(&op.Dst[0])
+			s.ptrs.off[pending], s.ptrs.stride[pending] = uintptr(64*b), 64
+			pending++
+		}
+		if data && n%64 != 0 {
+			if pending == 16 {
+				flush()
+			}
+			lane(pending, i, uint32(1+whole))
+			s.seg[pending] = segTail
+			copy(t.scratch[pending][:], op.Src[n&^63:n])
+			s.onScratch(pending, 64)
+			pending++
+		}
+	}
+	flush()
+	*t = streamTable{}
+}
+
+// single computes op i's tag with the lanes sharing the message, writes it (Seal) or checks it
+// (Open), and reports whether the op succeeded.
+func (p *polyLanes) single(c *chachaChunkState, i int) bool {
+	t := p.tab()
+	st := &t.st
+	// Every lane starts on op i with h = 0 and multiplier r: the lanes that carry no part of the
+	// message read along with lane 0 and are ignored.
+	p.fill(c, 0, i)
+	r := [3]uint64{st[3][0], st[4][0], st[5][0]}
+	for l := 1; l < 16; l++ {
+		p.setMul(l, r)
+	}
+	call := func(n, stride int) {
+		for l := 1; l < 16; l++ {
+			if l >= 8 || stride == 16 {
+				p.ptrs.base[l], p.ptrs.off[l] = p.ptrs.base[0], p.ptrs.off[0]
+			}
+		}
+		polyKernel(st, &p.ptrs, n, stride)
+		for l := range 16 {
+			p.ptrs.off[l] += uintptr(n * stride)
+		}
+	}
+	// seq runs lane 0 through its segments until seg, one block at a time per lane.
+	seq := func(until int) {
+		for p.seg[0] < until {
+			n := min(p.left[0], maxPolyBlocks)
+			call(n, 16)
+			if p.left[0] -= n; p.left[0] == 0 && !p.nextSeg(c, 0, p.seg[0]+1) {
+				p.seg[0] = macDone
+			}
+		}
+	}
+
+	seq(macCT) // the AD
+	if rounds := p.left[0] / 8; p.seg[0] == macCT && rounds > 0 {
+		var pow [9][3]uint64 // pow[k] = r^k
+		pow[1] = r
+		for k := 2; k <= 8; k++ {
+			pow[k] = poly1305Mul44(pow[k-1], r)
+		}
+		base, off := p.ptrs.base[0], p.ptrs.off[0]
+		for l := range 8 {
+			p.setMul(l, pow[8])
+			p.ptrs.base[l], p.ptrs.off[l] = base, off+uintptr(16*l)
+			if l > 0 { // these lanes absorbed the AD along with lane 0
+				st[0][l], st[1][l], st[2][l] = 0, 0, 0
+			}
+		}
+		for done := 0; done < rounds-1; {
+			n := min(rounds-1-done, maxPolyBlocks)
+			call(n, 8*16)
+			done += n
+		}
+		for l := range 8 {
+			p.setMul(l, pow[8-l])
+		}
+		call(1, 8*16)
+
+		// Lane 0 continues with the sum of the lanes, after one carry pass (limbs below 2^45).
+		var h [3]uint64
+		for l := range 8 {
+			h[0], h[1], h[2] = h[0]+st[0][l], h[1]+st[1][l], h[2]+st[2][l]
+		}
+		h[1] += h[0] >> 44
+		h[0] &= mask44
+		h[2] += h[1] >> 44
+		h[1] &= mask44
+		h[0] += h[2] >> 42 * 5
+		h[2] &= 1<<42 - 1
+		st[0][0], st[1][0], st[2][0] = h[0], h[1], h[2]
+		p.setMul(0, r)
+		p.ptrs.base[0], p.ptrs.off[0] = base, off+uintptr(rounds*8*16)
+		if p.left[0] -= rounds * 8; p.left[0] == 0 {
+			p.nextSeg(c, 0, macCTFinal)
+		}
+	}
+	seq(macDone)
+	ok := p.tag(c, 0)
+	*t = polyTable{}
+	return ok
+}
+
+// setMul sets lane l's multiplier to x (radix 2^44, limbs below 2^45).
+func (p *polyLanes) setMul(l int, x [3]uint64) {
+	st := &p.tab().st
+	st[3][l], st[4][l], st[5][l] = x[0], x[1], x[2]
+	st[6][l], st[7][l] = 20*x[1], 20*x[2]
+}
+
+// poly1305Mul44 returns a*b mod 2^130-5 in radix 2^44, not fully reduced: for limbs below 2^45 it
+// returns limbs below 2^44, 2^44 + 1 and 2^42 + 1. As in the kernels, products of weight 2^132 fold
+// back times 20 (2^132 = 4*5 mod 2^130-5). Constant time.
+func poly1305Mul44(a, b [3]uint64) [3]uint64 {
+	s1, s2 := 20*b[1], 20*b[2]
+	// Each sum of three products of a limb below 2^45 and one below 2^50 is below 2^97.
+	d0h, d0l := mulSum3(a[0], b[0], a[1], s2, a[2], s1)
+	d1h, d1l := mulSum3(a[0], b[1], a[1], b[0], a[2], s2)
+	d2h, d2l := mulSum3(a[0], b[2], a[1], b[1], a[2], b[0])
+
+	var cy uint64
+	c := d0l>>44 | d0h<<20 // < 2^53
+	d1l, cy = bits.Add64(d1l, c, 0)
+	d1h += cy
+	c = d1l>>44 | d1h<<20
+	d2l, cy = bits.Add64(d2l, c, 0)
+	d2h += cy
+	c = d2l>>42 | d2h<<22 // < 2^56: the part of weight 2^130 and above
+	h0 := d0l&mask44 + c*5
+	h1 := d1l&mask44 + h0>>44
+	h2 := d2l&(1<<42-1) + h1>>44
+	return [3]uint64{h0 & mask44, h1 & mask44, h2}
+}
+
+// mulSum3 returns x0*y0 + x1*y1 + x2*y2 as a 128-bit value (hi, lo); the sum must fit.
+func mulSum3(x0, y0, x1, y1, x2, y2 uint64) (hi, lo uint64) {
+	hi, lo = bits.Mul64(x0, y0)
+	h, l := bits.Mul64(x1, y1)
+	var c uint64
+	lo, c = bits.Add64(lo, l, 0)
+	hi += h + c
+	h, l = bits.Mul64(x2, y2)
+	lo, c = bits.Add64(lo, l, 0)
+	hi += h + c
+	return hi, lo
+}
