@@ -279,7 +279,7 @@ func waitTurn(tail *atomic.Uint64, pos uint64) {
 		// The earlier reservation is usually being copied on another core
 		// and completes within nanoseconds; if its goroutine was preempted,
 		// only yielding lets it finish.
-		if try >= 16 {
+		if try >= 4 {
 			runtime.Gosched()
 		}
 	}

@@ -1,0 +1,311 @@
+package batch
+
+import (
+	"bytes"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/net/ipv4"
+	"golang.zx2c4.com/wireguard/tun/tuntest"
+)
+
+// sealedLen returns the WireGuard datagram length of a plaintext of n bytes:
+// header, plaintext padded to a multiple of 16, tag (whitepaper 5.4.6).
+func sealedLen(n int) int {
+	return TransportHeaderLen + (n+PaddingMultiple-1)/PaddingMultiple*PaddingMultiple + TagLen
+}
+
+func TestLayout(t *testing.T) {
+	if Headroom < VirtioNetHeaderLen || Headroom < TransportHeaderLen {
+		t.Errorf("Headroom %d cannot hold the virtio-net (%d) or WireGuard (%d) header", Headroom, VirtioNetHeaderLen, TransportHeaderLen)
+	}
+	if got := sealedLen(MaxPacketLen); got > BufferLen {
+		t.Errorf("a sealed %d-byte packet is %d bytes, more than BufferLen %d", MaxPacketLen, got, BufferLen)
+	}
+	if BufferLen != 1536 || BufferLen%64 != 0 {
+		t.Errorf("BufferLen = %d, want 1536, a multiple of the cache line", BufferLen)
+	}
+	if BatchBytes < MaxPackets*BufferLen || DefaultMaxBytes/BatchBytes < 1 {
+		t.Errorf("BatchBytes = %d", BatchBytes)
+	}
+	b := New()
+	b.SetLen(MaxPackets)
+	for i := range MaxPackets {
+		buf := b.Buffer(i)
+		if len(buf) != BufferLen || cap(buf) != BufferLen {
+			t.Fatalf("buffer %d: len %d cap %d, want %d", i, len(buf), cap(buf), BufferLen)
+		}
+		if i > 0 && uintptr(unsafe.Pointer(&buf[0]))-uintptr(unsafe.Pointer(&b.Buffer(i - 1)[0])) != BufferLen {
+			t.Fatalf("buffers %d and %d are not adjacent", i-1, i)
+		}
+	}
+}
+
+// TestSealShape walks a packet through the outbound shape changes of the
+// data plane (pad, seal in place, prepend header) and back (pull header,
+// open in place, trim) at every length, checking bounds and bytes.
+func TestSealShape(t *testing.T) {
+	b := New()
+	b.SetLen(1)
+	for n := 0; n <= MaxPacketLen; n++ {
+		b.Reset()
+		b.SetLen(1)
+		b.SetSize(0, n)
+		pkt := b.Packet(0)
+		for k := range pkt {
+			pkt[k] = byte(k)
+		}
+		padded := (n + PaddingMultiple - 1) / PaddingMultiple * PaddingMultiple
+		b.SetSize(0, padded+TagLen) // padding and tag written in the tailroom
+		dgram := b.Push(0, TransportHeaderLen)
+		if len(dgram) != sealedLen(n) || b.Start(0) != 0 {
+			t.Fatalf("n=%d: datagram of %d bytes at %d, want %d at 0", n, len(dgram), b.Start(0), sealedLen(n))
+		}
+		dgram[0] = 4 // message type of a transport data message
+		hdr := b.Pull(0, TransportHeaderLen)
+		if len(hdr) != TransportHeaderLen || hdr[0] != 4 || cap(hdr) != TransportHeaderLen {
+			t.Fatalf("n=%d: Pull returned %d bytes (cap %d) starting %d", n, len(hdr), cap(hdr), hdr[0])
+		}
+		b.SetSize(0, n)
+		if b.Start(0) != Headroom {
+			t.Fatalf("n=%d: opened packet starts at %d", n, b.Start(0))
+		}
+		for k, v := range b.Packet(0) {
+			if v != byte(k) {
+				t.Fatalf("n=%d: byte %d changed", n, k)
+			}
+		}
+	}
+}
+
+func TestBoundsPanic(t *testing.T) {
+	for name, f := range map[string]func(b *Batch){
+		"Packet past Len":      func(b *Batch) { b.Packet(2) },
+		"Meta negative":        func(b *Batch) { b.Meta(-1) },
+		"SetLen past Cap":      func(b *Batch) { b.SetLen(MaxPackets + 1) },
+		"SetSize past buffer":  func(b *Batch) { b.SetSize(0, BufferLen-Headroom+1) },
+		"SetSize negative":     func(b *Batch) { b.SetSize(0, -1) },
+		"Push past headroom":   func(b *Batch) { b.Push(0, Headroom+1) },
+		"Pull past packet":     func(b *Batch) { b.SetSize(1, 3); b.Pull(1, 4) },
+		"TUNReadDone past Cap": func(b *Batch) { b.TUNReadDone(MaxPackets + 1) },
+		"UDPReadDone negative": func(b *Batch) { b.UDPReadDone(-1) },
+		"TUNWrite not at Headroom": func(b *Batch) {
+			b.Push(1, 1)
+			b.TUNWriteArgs()
+		},
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				if s, ok := r.(string); !ok || !strings.HasPrefix(s, "batch: ") {
+					t.Errorf("%s: recovered %v, want a batch: panic", name, r)
+				}
+			}()
+			b := New()
+			b.SetLen(2)
+			f(b)
+		}()
+	}
+}
+
+func TestSetLenStartsClean(t *testing.T) {
+	b := New()
+	b.SetLen(3)
+	b.Push(1, 4)
+	*b.Meta(1) = Meta{Counter: 7, Peer: 3, Verdict: 2, Endpoint: netip.MustParseAddrPort("192.0.2.1:51820")}
+	b.Reset()
+	b.SetLen(3)
+	if b.Start(1) != Headroom || len(b.Packet(1)) != 0 || *b.Meta(1) != (Meta{}) {
+		t.Fatalf("reused packet: start %d, len %d, meta %+v", b.Start(1), len(b.Packet(1)), *b.Meta(1))
+	}
+}
+
+func TestFilter(t *testing.T) {
+	b := New()
+	b.SetLen(10)
+	for i := range 10 {
+		b.SetSize(i, 1)
+		b.Packet(i)[0] = byte(i)
+		b.Meta(i).Counter = uint64(i)
+	}
+	var seen []int
+	n := b.Filter(func(i int) bool {
+		seen = append(seen, i)
+		return b.Meta(i).Counter%3 == 0
+	})
+	if n != 4 || b.Len() != 4 || len(seen) != 10 {
+		t.Fatalf("kept %d (Len %d) after %d calls, want 4 after 10", n, b.Len(), len(seen))
+	}
+	buffers := make(map[*byte]bool)
+	for i, want := range []int{0, 3, 6, 9} {
+		if b.Packet(i)[0] != byte(want) || b.Meta(i).Counter != uint64(want) {
+			t.Errorf("packet %d is %d with counter %d, want %d", i, b.Packet(i)[0], b.Meta(i).Counter, want)
+		}
+	}
+	// Every buffer is still owned once: none lost, none shared.
+	b.SetLen(MaxPackets)
+	for i := range MaxPackets {
+		buffers[&b.Buffer(i)[0]] = true
+	}
+	if len(buffers) != MaxPackets {
+		t.Fatalf("%d distinct buffers after Filter, want %d", len(buffers), MaxPackets)
+	}
+}
+
+// TestTUNShapes reads packets from and writes them to wireguard-go's
+// channel TUN device through the batch's argument shapes.
+func TestTUNShapes(t *testing.T) {
+	dev := tuntest.NewChannelTUN()
+	src, dst := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	ping := tuntest.Ping(dst, src)
+	go func() { dev.Outbound <- ping }() // what the device hands to its reader
+
+	b := New()
+	bufs, sizes, offset := b.TUNReadArgs()
+	n, err := dev.TUN().Read(bufs, sizes, offset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.TUNReadDone(n)
+	if b.Len() != 1 || b.Start(0) != Headroom || !bytes.Equal(b.Packet(0), ping) {
+		t.Fatalf("read %d packets, first at %d: %x", b.Len(), b.Start(0), b.Packet(0))
+	}
+
+	// Seal-like round trip leaves the packet at Headroom again.
+	b.Push(0, TransportHeaderLen)
+	b.Pull(0, TransportHeaderLen)
+	bufs, offset = b.TUNWriteArgs()
+	errc := make(chan error, 1)
+	go func() { // the channel device hands each written packet over unbuffered
+		_, err := dev.TUN().Write(bufs, offset)
+		errc <- err
+	}()
+	select {
+	case got := <-dev.Inbound:
+		if !bytes.Equal(got, ping) {
+			t.Fatalf("device got %x, want %x", got, ping)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("nothing written to the device")
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUDPShapes sends a batch of datagrams over loopback with WriteBatch and
+// receives them into another batch with ReadBatch.
+func TestUDPShapes(t *testing.T) {
+	recv, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Skipf("no IPv4 loopback: %v", err)
+	}
+	defer recv.Close()
+	send, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer send.Close()
+	to := recv.LocalAddr().(*net.UDPAddr).AddrPort()
+	from := send.LocalAddr().(*net.UDPAddr).AddrPort()
+
+	out := New()
+	const count = 5
+	out.SetLen(count)
+	for i := range count {
+		dgram := out.Push(i, TransportHeaderLen) // headroom only: 16 bytes
+		dgram = dgram[:len(dgram)+100*i]         // and some tailroom
+		out.SetSize(i, len(dgram))
+		for k := range dgram {
+			dgram[k] = byte(i + k)
+		}
+		out.Meta(i).Endpoint = to
+	}
+	msgs := out.UDPWriteArgs()
+	for sent := 0; sent < count; {
+		n, err := ipv4.NewPacketConn(send).WriteBatch(msgs[sent:], 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sent += n
+	}
+
+	recv.SetReadDeadline(time.Now().Add(10 * time.Second))
+	conn := ipv4.NewPacketConn(recv)
+	got := 0
+	for got < count {
+		part := New()
+		n, err := conn.ReadBatch(part.UDPReadArgs(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part.UDPReadDone(n)
+		for i := range n {
+			if part.Start(i) != 0 || part.Meta(i).Endpoint != from {
+				t.Fatalf("datagram %d at %d from %v, want at 0 from %v", got+i, part.Start(i), part.Meta(i).Endpoint, from)
+			}
+			if !bytes.Equal(part.Packet(i), out.Packet(got+i)) {
+				t.Fatalf("datagram %d: got %d bytes, sent %d", got+i, len(part.Packet(i)), len(out.Packet(got+i)))
+			}
+		}
+		got += n
+	}
+}
+
+func TestUDPWriteArgsAddresses(t *testing.T) {
+	b := New()
+	eps := []netip.AddrPort{
+		netip.MustParseAddrPort("192.0.2.7:51820"),
+		netip.MustParseAddrPort("[2001:db8::1%eth0]:443"),
+		{},
+	}
+	b.SetLen(len(eps))
+	for i, ep := range eps {
+		b.Meta(i).Endpoint = ep
+	}
+	msgs := b.UDPWriteArgs()
+	for i, ep := range eps {
+		if !ep.IsValid() {
+			if msgs[i].Addr != nil {
+				t.Errorf("message %d: Addr %v for no endpoint", i, msgs[i].Addr)
+			}
+			continue
+		}
+		got := msgs[i].Addr.(*net.UDPAddr).AddrPort()
+		if got != ep {
+			t.Errorf("message %d: Addr %v, want %v", i, got, ep)
+		}
+	}
+}
+
+func TestShapesAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	b := New()
+	ep := netip.MustParseAddrPort("[2001:db8::1]:51820")
+	allocs := testing.AllocsPerRun(100, func() {
+		bufs, sizes, _ := b.TUNReadArgs()
+		for i := range 64 {
+			sizes[i] = len(bufs[i]) / 2
+		}
+		b.TUNReadDone(64)
+		for i := range 64 {
+			b.Push(i, TransportHeaderLen)
+			b.Meta(i).Endpoint = ep
+		}
+		b.UDPWriteArgs()
+		b.UDPReadArgs()
+		b.UDPReadDone(0)
+		b.SetLen(64)
+		b.TUNWriteArgs()
+		b.Filter(func(i int) bool { return i%2 == 0 })
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per round of batch shapes, want 0", allocs)
+	}
+}

@@ -1,0 +1,133 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+
+	"github.com/wirebatch/wirebatch/ring"
+)
+
+// DefaultMaxBytes is the memory ceiling of a pool whose PoolConfig leaves
+// MaxBytes zero: 64 MiB, 287 batches of 128 buffers on 64-bit platforms.
+const DefaultMaxBytes = 64 << 20
+
+// PoolConfig sizes a Pool.
+type PoolConfig struct {
+	// MaxBytes is the most memory the pool's batches may occupy, counted as
+	// BatchBytes per batch. Zero means DefaultMaxBytes.
+	MaxBytes int
+	// Batches is how many batches the pool allocates up front; it never
+	// allocates more. Zero means as many as fit in MaxBytes.
+	Batches int
+}
+
+// Pool is a fixed set of batches, all allocated by NewPool, that the data
+// plane takes with Get or TryGet and gives back with Put. The free batches
+// wait in a ring.MPMC, so getting and putting a batch are a few atomic
+// operations and allocate nothing. When every batch is out, Get waits
+// (backpressure on the stage that reads packets) and TryGet fails at once;
+// the caller chooses. Safe for concurrent use.
+type Pool struct {
+	free    *ring.MPMC[*Batch]
+	batches int
+}
+
+// batchState tracks whether a pool batch is out (held by its user) or free
+// (in the pool's ring), so that Put can catch a batch given back twice.
+type batchState struct{ v atomic.Uint32 }
+
+const (
+	stateFree uint32 = iota
+	stateOut
+)
+
+// NewPool allocates the batches of a pool. It fails if cfg asks for more
+// batches than fit in MaxBytes or if not one batch fits.
+func NewPool(cfg PoolConfig) (*Pool, error) {
+	maxBytes := cfg.MaxBytes
+	if maxBytes == 0 {
+		maxBytes = DefaultMaxBytes
+	}
+	fit := maxBytes / BatchBytes
+	batches := cfg.Batches
+	switch {
+	case maxBytes < 0 || batches < 0:
+		return nil, errors.New("batch: negative pool size")
+	case fit == 0:
+		return nil, fmt.Errorf("batch: MaxBytes %d is less than one batch (%d bytes)", maxBytes, BatchBytes)
+	case batches > fit:
+		return nil, fmt.Errorf("batch: %d batches of %d bytes exceed MaxBytes %d", batches, BatchBytes, maxBytes)
+	case batches == 0:
+		batches = fit
+	}
+	// The ring has room for every batch, so Put never waits or fails.
+	p := &Pool{free: ring.NewMPMC[*Batch](batches), batches: batches}
+	for range batches {
+		b := New()
+		b.pool = p
+		b.state.v.Store(stateFree)
+		if p.free.TryEnqueue([]*Batch{b}) != 1 {
+			panic("batch: pool ring smaller than the pool")
+		}
+	}
+	return p, nil
+}
+
+// Batches returns the number of batches the pool owns.
+func (p *Pool) Batches() int { return p.batches }
+
+// Free returns the number of batches in the pool now; a snapshot under
+// concurrent use.
+func (p *Pool) Free() int { return p.free.Len() }
+
+// TryGet returns an empty batch, or nil at once if every batch is out.
+func (p *Pool) TryGet() *Batch {
+	var one [1]*Batch
+	if p.free.TryDequeue(one[:]) == 0 {
+		return nil
+	}
+	return p.take(one[0])
+}
+
+// Get returns an empty batch, waiting while every batch is out. It returns
+// ctx.Err() if ctx is done first.
+func (p *Pool) Get(ctx context.Context) (*Batch, error) {
+	var one [1]*Batch
+	if _, err := p.free.DequeueContext(ctx, one[:]); err != nil {
+		return nil, err
+	}
+	return p.take(one[0]), nil
+}
+
+func (p *Pool) take(b *Batch) *Batch {
+	// Read-modify-write of the state; pairs with the one in Put. The ring
+	// hands each free batch to one getter only, so this cannot fail unless
+	// the pool itself is broken.
+	if !b.state.v.CompareAndSwap(stateFree, stateOut) {
+		panic("batch: pool handed out a batch that is not free")
+	}
+	return b
+}
+
+// Put gives a batch back to the pool it came from, emptied. The caller must
+// not use b afterwards. Put panics if b came from another pool or from New,
+// or if it is already back in the pool (a second Put). A stale Put after
+// the batch has been taken again by someone else looks like a first Put and
+// cannot be caught.
+func (p *Pool) Put(b *Batch) {
+	if b.pool != p {
+		panic("batch: Put of a batch that is not from this pool")
+	}
+	// Compare-and-swap, so that of two racing Puts of one batch exactly one
+	// wins and the other panics instead of putting it in the ring twice.
+	if !b.state.v.CompareAndSwap(stateOut, stateFree) {
+		panic("batch: Put of a batch that is already in the pool")
+	}
+	b.Reset()
+	one := [1]*Batch{b}
+	if p.free.TryEnqueue(one[:]) != 1 {
+		panic("batch: pool ring full")
+	}
+}

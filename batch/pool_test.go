@@ -1,0 +1,244 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func newTestPool(t testing.TB, batches int) *Pool {
+	t.Helper()
+	p, err := NewPool(PoolConfig{MaxBytes: batches * BatchBytes, Batches: batches})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestPoolSizing(t *testing.T) {
+	p, err := NewPool(PoolConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := p.Batches(), DefaultMaxBytes/BatchBytes; got != want || got*BatchBytes > DefaultMaxBytes {
+		t.Errorf("default pool: %d batches of %d bytes, want %d within %d bytes", got, BatchBytes, want, DefaultMaxBytes)
+	}
+	if p.Free() != p.Batches() {
+		t.Errorf("new pool: Free() = %d, want %d", p.Free(), p.Batches())
+	}
+	for _, cfg := range []PoolConfig{
+		{MaxBytes: BatchBytes - 1},
+		{MaxBytes: 3 * BatchBytes, Batches: 4},
+		{Batches: DefaultMaxBytes/BatchBytes + 1},
+		{MaxBytes: -1},
+		{Batches: -1},
+	} {
+		if _, err := NewPool(cfg); err == nil || !strings.HasPrefix(err.Error(), "batch: ") {
+			t.Errorf("NewPool(%+v): error %v, want a batch: error", cfg, err)
+		}
+	}
+	if p := newTestPool(t, 3); p.Batches() != 3 {
+		t.Errorf("Batches() = %d, want 3", p.Batches())
+	}
+}
+
+func TestPoolTryGetFailsFast(t *testing.T) {
+	p := newTestPool(t, 3)
+	got := make(map[*Batch]bool)
+	for range 3 {
+		b := p.TryGet()
+		if b == nil || got[b] {
+			t.Fatalf("TryGet returned %p, held %v", b, got)
+		}
+		got[b] = true
+	}
+	if b := p.TryGet(); b != nil {
+		t.Fatal("TryGet on an exhausted pool returned a batch")
+	}
+	for b := range got {
+		b.SetLen(5)
+		p.Put(b)
+		break
+	}
+	b := p.TryGet()
+	if b == nil || !got[b] || b.Len() != 0 {
+		t.Fatalf("TryGet after Put: %p with Len %d", b, b.Len())
+	}
+}
+
+func TestPoolGetWaitsForPut(t *testing.T) {
+	p := newTestPool(t, 1)
+	held := p.TryGet()
+	gotc := make(chan *Batch)
+	go func() {
+		b, err := p.Get(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		gotc <- b
+	}()
+	select {
+	case <-gotc:
+		t.Fatal("Get returned while every batch was out")
+	case <-time.After(50 * time.Millisecond):
+	}
+	p.Put(held)
+	select {
+	case b := <-gotc:
+		if b != held {
+			t.Fatal("Get returned a different batch")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Put did not wake the waiting Get")
+	}
+}
+
+func TestPoolGetHonoursContext(t *testing.T) {
+	p := newTestPool(t, 1)
+	p.TryGet()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if b, err := p.Get(ctx); b != nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Get on an exhausted pool: %p, %v; want nil, DeadlineExceeded", b, err)
+	}
+}
+
+func expectPanic(t *testing.T, what, want string, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if s, ok := r.(string); !ok || !strings.HasPrefix(s, "batch: ") || !strings.Contains(s, want) {
+			t.Errorf("%s: recovered %v, want a batch: panic about %q", what, r, want)
+		}
+	}()
+	f()
+}
+
+func TestPoolMisusePanics(t *testing.T) {
+	p := newTestPool(t, 2)
+	other := newTestPool(t, 1)
+	b := p.TryGet()
+	p.Put(b)
+	expectPanic(t, "double Put", "already in the pool", func() { p.Put(b) })
+	if p.Free() != 2 {
+		t.Fatalf("Free() = %d after a rejected double Put, want 2", p.Free())
+	}
+	expectPanic(t, "Put of a batch from New", "not from this pool", func() { p.Put(New()) })
+	expectPanic(t, "Put into the wrong pool", "not from this pool", func() { p.Put(other.TryGet()) })
+}
+
+// TestPoolOwnership has many goroutines take and give back batches from a
+// small pool. Each writes its id into the batch it holds without
+// synchronization and checks it is still there before Put: two holders of
+// one batch show up as a wrong id, or as a data race under -race.
+func TestPoolOwnership(t *testing.T) {
+	const (
+		batches = 4
+		workers = 8
+		rounds  = 2000
+	)
+	p := newTestPool(t, batches)
+	var out atomic.Int32
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for r := range rounds {
+				var b *Batch
+				if r%2 == 0 {
+					b = p.TryGet()
+					if b == nil {
+						continue
+					}
+				} else {
+					var err error
+					if b, err = p.Get(context.Background()); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				if n := out.Add(1); n > batches {
+					t.Errorf("%d batches out of a pool of %d", n, batches)
+				}
+				b.SetLen(1)
+				b.Meta(0).Peer = PeerID(w)
+				runtime.Gosched()
+				if b.Meta(0).Peer != PeerID(w) {
+					t.Errorf("worker %d's batch was changed by worker %d", w, b.Meta(0).Peer)
+				}
+				out.Add(-1)
+				p.Put(b)
+			}
+		})
+	}
+	wg.Wait()
+	seen := make(map[*Batch]bool)
+	for b := p.TryGet(); b != nil; b = p.TryGet() {
+		seen[b] = true
+	}
+	if len(seen) != batches {
+		t.Fatalf("%d distinct batches in the pool at the end, want %d", len(seen), batches)
+	}
+}
+
+func TestPoolAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	p := newTestPool(t, 2)
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(1000, func() {
+		b := p.TryGet()
+		p.Put(b)
+		b, err := p.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p.Put(b)
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per get and put, want 0", allocs)
+	}
+}
+
+func BenchmarkPool(b *testing.B) {
+	b.Run("TryGet+Put", func(b *testing.B) {
+		p := newTestPool(b, 4)
+		b.ReportAllocs()
+		for b.Loop() {
+			p.Put(p.TryGet())
+		}
+	})
+	b.Run("Get+Put", func(b *testing.B) {
+		p := newTestPool(b, 4)
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			bt, err := p.Get(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			p.Put(bt)
+		}
+	})
+	b.Run("Get+Put/parallel", func(b *testing.B) {
+		p := newTestPool(b, 64)
+		ctx := context.Background()
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				bt, err := p.Get(ctx)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				p.Put(bt)
+			}
+		})
+	})
+}
