@@ -93,6 +93,10 @@ func TestPairPingsAndIsRemoved(t *testing.T) {
 		if err := p.Stop(time.Second); err == nil {
 			t.Error("sleep interrupted by SIGINT exited cleanly")
 		}
+		echo := a.Start("sh", "-c", "echo out; echo err >&2")
+		if err := echo.Wait(5 * time.Second); err != nil || echo.Stdout() != "out\n" || echo.Stderr() != "err\n" {
+			t.Errorf("background sh: %v, stdout %q, stderr %q", err, echo.Stdout(), echo.Stderr())
+		}
 	})
 	for _, name := range names {
 		if namespaceExists(t, name) {
