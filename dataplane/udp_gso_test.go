@@ -8,7 +8,8 @@ import (
 
 // TestUDPGSO sends runs of equal-sized datagrams (with a shorter last one, a change of destination
 // and a change of size breaking the runs) and checks that each arrives as its own datagram, in order.
-// Where the kernel has UDP GSO, it also checks that runs went out as segmented messages.
+// Where the kernel has UDP GSO, it also checks that runs went out as segmented messages, and where it
+// has GRO, that the receivers cut coalesced messages apart.
 func TestUDPGSO(t *testing.T) {
 	a, err := NewUDP(netip.MustParseAddrPort("127.0.0.1:0"))
 	if err != nil {
@@ -71,4 +72,10 @@ func TestUDPGSO(t *testing.T) {
 	} else {
 		t.Log("kernel without UDP GSO: one message per datagram")
 	}
+	// Loopback hands a segmented message to a socket with GRO on as it is (Linux 5.0's
+	// udp_unexpected_gso): the receiver must have cut coalesced messages apart.
+	if a.gso && rx[0].gro && rx[0].groCoalesced == 0 {
+		t.Error("GRO on, but no coalesced message was received")
+	}
+	t.Logf("GSO %v, GRO %v: %d segmented messages sent, %d+%d coalesced received", a.gso, rx[0].gro, a.gsoMessages, rx[0].groCoalesced, rx[1].groCoalesced)
 }

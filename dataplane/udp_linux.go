@@ -60,3 +60,35 @@ func gsoControl(oob []byte, size int) []byte {
 
 // isGSOError reports whether a send failed because the route cannot segment (no checksum offload).
 func isGSOError(err error) bool { return errors.Is(err, unix.EIO) }
+
+// enableGRO turns on UDP_GRO (Linux 5.0) and reports whether the kernel took it.
+func enableGRO(c *net.UDPConn) bool {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return false
+	}
+	ok := false
+	rc.Control(func(fd uintptr) {
+		ok = unix.SetsockoptInt(int(fd), unix.SOL_UDP, unix.UDP_GRO, 1) == nil
+	})
+	return ok
+}
+
+// groSegment returns the segment size of a UDP_GRO control message in oob, or 0 if there is none
+// (the message is a single datagram). It walks the control messages by hand: the x/sys parser
+// allocates.
+func groSegment(oob []byte) int {
+	hdrLen := unix.CmsgLen(0)
+	for len(oob) >= hdrLen {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
+		l := int(h.Len)
+		if l < hdrLen || l > len(oob) {
+			return 0
+		}
+		if h.Level == unix.SOL_UDP && h.Type == unix.UDP_GRO && l >= hdrLen+4 {
+			return int(*(*int32)(unsafe.Pointer(&oob[hdrLen]))) // the kernel writes an int
+		}
+		oob = oob[min(len(oob), unix.CmsgSpace(l-hdrLen)):]
+	}
+	return 0
+}

@@ -10,8 +10,11 @@ func setSocketBuffers(c *net.UDPConn, size int) {
 	c.SetWriteBuffer(size)
 }
 
-// Without Linux's UDP_SEGMENT every datagram is its own message.
+// Without Linux's UDP_SEGMENT and UDP_GRO every datagram is its own message.
 const gsoControlLen = 0
+
+func enableGRO(c *net.UDPConn) bool { return false }
+func groSegment(oob []byte) int     { return 0 }
 
 func gsoSupported(c *net.UDPConn) bool       { return false }
 func gsoControl(oob []byte, size int) []byte { return nil }
