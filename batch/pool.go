@@ -34,14 +34,16 @@ type Pool struct {
 	batches int
 }
 
-// batchState tracks whether a pool batch is out (held by its user) or free
-// (in the pool's ring), so that Put can catch a batch given back twice.
-type batchState struct{ v atomic.Uint32 }
-
-const (
-	stateFree uint32 = iota
-	stateOut
-)
+// batchState lets Put catch a batch given back twice. puts counts the Puts
+// of the batch; take records the count in lent when it hands the batch out,
+// and Put advances puts from lent to lent+1 with a compare-and-swap. A second
+// Put of the same loan finds puts already past lent and fails. Taking a batch
+// thus costs one plain atomic load, and giving it back one
+// compare-and-swap.
+type batchState struct {
+	puts atomic.Uint64
+	lent uint64 // written by the getter, which owns the batch until Put
+}
 
 // NewPool allocates the batches of a pool. It fails if cfg asks for more
 // batches than fit in MaxBytes or if not one batch fits.
@@ -67,7 +69,6 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	for range batches {
 		b := New()
 		b.pool = p
-		b.state.v.Store(stateFree)
 		if p.free.TryEnqueue([]*Batch{b}) != 1 {
 			panic("batch: pool ring smaller than the pool")
 		}
@@ -102,12 +103,10 @@ func (p *Pool) Get(ctx context.Context) (*Batch, error) {
 }
 
 func (p *Pool) take(b *Batch) *Batch {
-	// Read-modify-write of the state; pairs with the one in Put. The ring
-	// hands each free batch to one getter only, so this cannot fail unless
-	// the pool itself is broken.
-	if !b.state.v.CompareAndSwap(stateFree, stateOut) {
-		panic("batch: pool handed out a batch that is not free")
-	}
+	// Load of puts; pairs with the compare-and-swap in the Put that gave
+	// the batch back, which the ring's index edges already order before
+	// this (the batch left the ring after that Put put it in).
+	b.state.lent = b.state.puts.Load()
 	return b
 }
 
@@ -122,7 +121,7 @@ func (p *Pool) Put(b *Batch) {
 	}
 	// Compare-and-swap, so that of two racing Puts of one batch exactly one
 	// wins and the other panics instead of putting it in the ring twice.
-	if !b.state.v.CompareAndSwap(stateOut, stateFree) {
+	if !b.state.puts.CompareAndSwap(b.state.lent, b.state.lent+1) {
 		panic("batch: Put of a batch that is already in the pool")
 	}
 	b.Reset()

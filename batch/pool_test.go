@@ -230,6 +230,7 @@ func BenchmarkPool(b *testing.B) {
 		p := newTestPool(b, 64)
 		ctx := context.Background()
 		b.ReportAllocs()
+		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
 				bt, err := p.Get(ctx)
