@@ -71,6 +71,8 @@ type gcmTable struct {
 	// when the length block follows it, by h[16-nb:] with the length block on h[16]. Lanes past the
 	// data read zeros or unused powers and multiply zero.
 	h [20][16]byte
+	// hk[i] is the XOR of h[i]'s two quadwords, in both: the Karatsuba operand of the middle product.
+	hk [20][16]byte
 	// nr is the number of AES rounds: 10, 12 or 14.
 	nr uint64
 }
@@ -95,6 +97,9 @@ func (a *gcmAsmKey) init(key []byte, h *ghashKey) {
 	p := h.h
 	for i := 16; i >= 0; i-- {
 		gcmRegister(gcmDivX(p), &t.h[i])
+		k := binary.LittleEndian.Uint64(t.h[i][0:]) ^ binary.LittleEndian.Uint64(t.h[i][8:])
+		binary.LittleEndian.PutUint64(t.hk[i][0:], k)
+		binary.LittleEndian.PutUint64(t.hk[i][8:], k)
 		p = h.mul(p)
 	}
 	p = ghashElem{}

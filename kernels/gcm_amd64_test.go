@@ -38,7 +38,8 @@ func TestGCMLayout(t *testing.T) {
 		{"sizeof gcmDesc", unsafe.Sizeof(d), 120},
 		{"gcmTable.rk", unsafe.Offsetof(tab.rk), 0},
 		{"gcmTable.h", unsafe.Offsetof(tab.h), 960},
-		{"gcmTable.nr", unsafe.Offsetof(tab.nr), 1280},
+		{"gcmTable.hk", unsafe.Offsetof(tab.hk), 1280},
+		{"gcmTable.nr", unsafe.Offsetof(tab.nr), 1600},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s at %d, the generator assumes %d", c.name, c.got, c.want)

@@ -11,7 +11,9 @@
 // multiplying with y^-128: twice, the low 64 bits L are cancelled by adding L·P' (P' is 1 modulo y^64)
 // and the value shifted down 64 bits, that is T' = T>>64 XOR L·(y^64 + y^63 + y^62 + y^57). The
 // 64-bit constant 0xC200000000000000 is y^63 + y^62 + y^57; the y^64 term is a quadword swap.
-// Summing products before reducing (aggregated reduction) is what lets 16 (AVX512) or 8 (AVX2)
+// Products are Karatsuba's: a·b = a1b1·y^128 + ((a0+a1)(b0+b1) + a0b0 + a1b1)·y^64 + a0b0 with three
+// carry-less multiplications; the key table holds b0+b1 for every power, and the middle correction
+// is applied once to the sum. Summing products before reducing (aggregated reduction) is what lets 16 (AVX512) or 8 (AVX2)
 // blocks share one reduction: GHASH's Y_n = sum X_i·H^(n-i+1) (SP 800-38D section 6.4).
 //
 // Counters. A counter block is kept byte-reversed, so the 32-bit big-endian counter of inc32
@@ -46,12 +48,17 @@ const (
 	descLen = 120
 )
 
-// gcmTable offsets: rk[15][64], h[20][16], nr.
+// gcmTable offsets: rk[15][64], h[20][16], hk[20][16], nr.
 const (
 	tRK = 0
 	tH  = 960
-	tNR = 1280
+	tHK = 1280
+	tNR = 1600
 )
+
+// karatsuba returns the address of the Karatsuba operand (the XOR of the two quadwords) of the power
+// of H at h.
+func karatsuba(h Mem) Mem { return h.Offset(tHK - tH) }
 
 var (
 	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, tailMask Mem
@@ -316,9 +323,9 @@ func avx512(name string, open bool) {
 	h1 := Mem{Base: tab, Disp: tH + 16*16}
 	VPCLMULQDQ(U8(0x00), h1, X4, X8)
 	VPCLMULQDQ(U8(0x11), h1, X4, X9)
-	VPCLMULQDQ(U8(0x01), h1, X4, X10)
-	VPCLMULQDQ(U8(0x10), h1, X4, X11)
-	VPXOR(X11, X10, X10)
+	VPSHUFD(U8(0x4e), X4, X10)
+	VPXOR(X4, X10, X10)
+	VPCLMULQDQ(U8(0x00), karatsuba(h1), X10, X10)
 	reduce128()
 
 	Label("finish")
@@ -460,23 +467,25 @@ func ghash512Steps(regs []VecPhysical, h Mem, reduce bool) []func() {
 	steps := []func(){func() { VPXORQ(Z15, regs[0], regs[0]) }}
 	for j, d := range regs {
 		hm := h.Offset(64 * j)
+		km := karatsuba(hm)
 		if j == 0 {
 			steps = append(steps,
 				func() { VPCLMULQDQ(U8(0x00), hm, d, Z8) },
 				func() { VPCLMULQDQ(U8(0x11), hm, d, Z9) },
-				func() { VPCLMULQDQ(U8(0x01), hm, d, Z10) },
-				func() { VPCLMULQDQ(U8(0x10), hm, d, Z11) },
-				func() { VPXORQ(Z11, Z10, Z10) })
+				func() { VPSHUFD(U8(0x4e), d, Z10) },
+				func() { VPXORQ(d, Z10, Z10) },
+				func() { VPCLMULQDQ(U8(0x00), km, Z10, Z10) })
 			continue
 		}
 		steps = append(steps,
 			func() { VPCLMULQDQ(U8(0x00), hm, d, Z11) },
 			func() { VPCLMULQDQ(U8(0x11), hm, d, Z12) },
-			func() { VPCLMULQDQ(U8(0x01), hm, d, Z13) },
-			func() { VPCLMULQDQ(U8(0x10), hm, d, Z14) },
+			func() { VPSHUFD(U8(0x4e), d, Z13) },
+			func() { VPXORQ(d, Z13, Z13) },
+			func() { VPCLMULQDQ(U8(0x00), km, Z13, Z13) },
 			func() { VPXORQ(Z11, Z8, Z8) },
 			func() { VPXORQ(Z12, Z9, Z9) },
-			func() { VPTERNLOGQ(U8(0x96), Z14, Z13, Z10) })
+			func() { VPXORQ(Z13, Z10, Z10) })
 	}
 	if reduce {
 		steps = append(steps, reduce512Steps()...)
@@ -493,11 +502,12 @@ func lens512() {
 	VMOVDQU64(Mem{Base: desc, Disp: dLens}, X20)
 	VPCLMULQDQ(U8(0x00), h1, X20, X11)
 	VPCLMULQDQ(U8(0x11), h1, X20, X12)
-	VPCLMULQDQ(U8(0x01), h1, X20, X13)
-	VPCLMULQDQ(U8(0x10), h1, X20, X14)
+	VPSHUFD(U8(0x4e), X20, X13)
+	VPXORQ(X20, X13, X13)
+	VPCLMULQDQ(U8(0x00), karatsuba(h1), X13, X13)
 	VPXORQ(Z11, Z8, Z8)
 	VPXORQ(Z12, Z9, Z9)
-	VPTERNLOGQ(U8(0x96), Z14, Z13, Z10)
+	VPXORQ(Z13, Z10, Z10)
 	Label(skip)
 }
 
@@ -510,6 +520,7 @@ func reduce512() {
 
 func reduce512Steps() []func() {
 	return append([]func(){
+		func() { VPTERNLOGQ(U8(0x96), Z8, Z9, Z10) }, // Karatsuba: middle += low + high
 		func() { VPSLLDQ(U8(8), Z10, Z11) },
 		func() { VPSRLDQ(U8(8), Z10, Z10) },
 		func() { VPXORQ(Z11, Z8, Z8) },
@@ -527,6 +538,8 @@ func reduce512Steps() []func() {
 
 // reduce128 folds the middle product X10 into X8:X9 and reduces into X15 (xmm accumulators).
 func reduce128() {
+	VPXOR(X8, X10, X10) // Karatsuba: middle += low + high
+	VPXOR(X9, X10, X10)
 	VPSLLDQ(U8(8), X10, X11)
 	VPSRLDQ(U8(8), X10, X10)
 	VPXOR(X11, X8, X8)
@@ -658,33 +671,68 @@ func avx2(name string, open, vaes bool) {
 	RET()
 }
 
-// chunksAESNI emits the AES-NI chunk loop: eight xmm blocks per chunk, the GHASH after the AES
-// rounds (the out-of-order core overlaps it with the next chunk's rounds).
+// chunksAESNI emits the AES-NI chunk loop: eight xmm blocks per chunk. Open hashes the ciphertext
+// after the AES rounds (the two are independent); Seal is software-pipelined like the wider kernels,
+// but with eight xmm of key stream there is no room to keep the previous ciphertext in registers:
+// its GHASH reads it back from dst, one block at a time through X9.
 func chunksAESNI(open bool, h8 Mem) {
-	Label("chunk")
-	CMPQ(n, U8(128))
-	JB(LabelRef("text_tail"))
-	for _, b := range blocks {
-		VPSHUFB(X10, X8, b)
-		VPADDD(ctrOne, X8, X8)
+	counters := func() {
+		for _, b := range blocks {
+			VPSHUFB(X10, X8, b)
+			VPADDD(ctrOne, X8, X8)
+		}
 	}
-	aesRounds(blocks)
-	for i, b := range blocks {
-		m := Mem{Base: src, Disp: 16 * i}
-		if open {
-			VMOVDQU(m, X14)
+	if open {
+		Label("chunk")
+		CMPQ(n, U8(128))
+		JB(LabelRef("text_tail"))
+		counters()
+		aesRounds(blocks)
+		for i, b := range blocks {
+			VMOVDQU(Mem{Base: src, Disp: 16 * i}, X14)
 			VPXOR(X14, b, b)
 			VMOVDQU(b, Mem{Base: dst, Disp: 16 * i})
 			VPSHUFB(X10, X14, b)
-		} else {
-			VPXOR(m, b, b)
-			VMOVDQU(b, Mem{Base: dst, Disp: 16 * i})
-			VPSHUFB(X10, b, b)
 		}
+		ghash2(blocks, h8)
+		advance2()
+		JMP(LabelRef("chunk"))
+		return
 	}
-	ghash2(blocks, h8)
-	advance2()
+	chunk := func(ghash []func()) {
+		counters()
+		aesRounds(blocks, ghash...)
+		for i, b := range blocks {
+			VPXOR(Mem{Base: src, Disp: 16 * i}, b, b)
+			VMOVDQU(b, Mem{Base: dst, Disp: 16 * i})
+		}
+		advance2()
+	}
+	previous := func() []func() {
+		steps := []func(){}
+		for i := range blocks {
+			steps = append(steps,
+				func() { VMOVDQU(Mem{Base: dst, Disp: 16*i - 128}, X9) },
+				func() { VPSHUFB(X10, X9, X9) })
+			if i == 0 {
+				steps = append(steps, func() { VPXOR(X15, X9, X9) })
+			}
+			steps = append(steps, productSteps(X9, h8.Offset(16*i), i == 0)...)
+		}
+		return append(steps, reduce2Steps(false)...)
+	}
+	CMPQ(n, U8(128))
+	JB(LabelRef("text_tail"))
+	chunk(nil)
+	Label("chunk")
+	CMPQ(n, U8(128))
+	JB(LabelRef("drain"))
+	chunk(previous())
 	JMP(LabelRef("chunk"))
+	Label("drain")
+	for _, step := range previous() {
+		step()
+	}
 }
 
 // chunksVAES emits the VAES chunk loop: four ymm of two blocks per chunk; Seal is software-pipelined
@@ -755,36 +803,43 @@ func ghash2(regs []VecPhysical, h Mem) {
 // ghash2Steps returns ghash2's instructions one by one (see ghash512Steps).
 func ghash2Steps(regs []VecPhysical, h Mem) []func() {
 	ymm := regs[0].Size() == 32
-	lo, hi, mid, t := VecPhysical(X11), VecPhysical(X12), VecPhysical(X13), VecPhysical(X14)
-	if ymm {
-		lo, hi, mid, t = Y11, Y12, Y13, Y14
-	}
 	steps := []func(){func() { VPXOR(Y15, regs[0], regs[0]) }}
 	if !ymm {
 		steps[0] = func() { VPXOR(X15, regs[0], regs[0]) }
 	}
 	for i, d := range regs {
-		hm := h.Offset(int(d.Size()) * i)
-		if i == 0 {
-			steps = append(steps,
-				func() { VPCLMULQDQ(U8(0x00), hm, d, lo) },
-				func() { VPCLMULQDQ(U8(0x11), hm, d, hi) },
-				func() { VPCLMULQDQ(U8(0x01), hm, d, mid) },
-				func() { VPCLMULQDQ(U8(0x10), hm, d, t) },
-				func() { VPXOR(t, mid, mid) })
-			continue
-		}
-		steps = append(steps,
-			func() { VPCLMULQDQ(U8(0x00), hm, d, t) },
-			func() { VPXOR(t, lo, lo) },
-			func() { VPCLMULQDQ(U8(0x11), hm, d, t) },
-			func() { VPXOR(t, hi, hi) },
-			func() { VPCLMULQDQ(U8(0x01), hm, d, t) },
-			func() { VPXOR(t, mid, mid) },
-			func() { VPCLMULQDQ(U8(0x10), hm, d, d) },
-			func() { VPXOR(d, mid, mid) })
+		steps = append(steps, productSteps(d, h.Offset(int(d.Size())*i), i == 0)...)
 	}
 	return append(steps, reduce2Steps(ymm)...)
+}
+
+// productSteps multiplies the block(s) in d by the power(s) of H at h (Karatsuba) and adds the three
+// partial products to the accumulators X11-X13 (ymm: Y11-Y13), or sets them when first.
+func productSteps(d VecPhysical, h Mem, first bool) []func() {
+	lo, hi, mid, t := VecPhysical(X11), VecPhysical(X12), VecPhysical(X13), VecPhysical(X14)
+	if d.Size() == 32 {
+		lo, hi, mid, t = Y11, Y12, Y13, Y14
+	}
+	k := karatsuba(h)
+	if first {
+		return []func(){
+			func() { VPCLMULQDQ(U8(0x00), h, d, lo) },
+			func() { VPCLMULQDQ(U8(0x11), h, d, hi) },
+			func() { VPSHUFD(U8(0x4e), d, mid) },
+			func() { VPXOR(d, mid, mid) },
+			func() { VPCLMULQDQ(U8(0x00), k, mid, mid) },
+		}
+	}
+	return []func(){
+		func() { VPCLMULQDQ(U8(0x00), h, d, t) },
+		func() { VPXOR(t, lo, lo) },
+		func() { VPCLMULQDQ(U8(0x11), h, d, t) },
+		func() { VPXOR(t, hi, hi) },
+		func() { VPSHUFD(U8(0x4e), d, t) },
+		func() { VPXOR(d, t, t) },
+		func() { VPCLMULQDQ(U8(0x00), k, t, t) },
+		func() { VPXOR(t, mid, mid) },
+	}
 }
 
 // accumulate2 adds X9 (then cleared) to the byte-reversed block d and its product with the power of
@@ -792,14 +847,9 @@ func ghash2Steps(regs []VecPhysical, h Mem) []func() {
 func accumulate2(d VecPhysical, h Mem) {
 	VPXOR(X9, d, d)
 	VPXOR(X9, X9, X9)
-	VPCLMULQDQ(U8(0x00), h, d, X14)
-	VPXOR(X14, X11, X11)
-	VPCLMULQDQ(U8(0x11), h, d, X14)
-	VPXOR(X14, X12, X12)
-	VPCLMULQDQ(U8(0x01), h, d, X14)
-	VPXOR(X14, X13, X13)
-	VPCLMULQDQ(U8(0x10), h, d, d)
-	VPXOR(d, X13, X13)
+	for _, step := range productSteps(d, h, false) {
+		step()
+	}
 }
 
 // reduce2 folds the middle product into X11:X12 (ymm: then sums the two lanes) and reduces into X15.
@@ -811,6 +861,8 @@ func reduce2(ymm bool) {
 
 func reduce2Steps(ymm bool) []func() {
 	steps := []func(){
+		func() { VPXOR(X11, X13, X13) }, // Karatsuba: middle += low + high
+		func() { VPXOR(X12, X13, X13) },
 		func() { VPSLLDQ(U8(8), X13, X14) },
 		func() { VPSRLDQ(U8(8), X13, X13) },
 		func() { VPXOR(X14, X11, X11) },
@@ -818,6 +870,8 @@ func reduce2Steps(ymm bool) []func() {
 	}
 	if ymm {
 		steps = []func(){
+			func() { VPXOR(Y11, Y13, Y13) },
+			func() { VPXOR(Y12, Y13, Y13) },
 			func() { VPSLLDQ(U8(8), Y13, Y14) },
 			func() { VPSRLDQ(U8(8), Y13, Y13) },
 			func() { VPXOR(Y14, Y11, Y11) },
