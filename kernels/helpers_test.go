@@ -205,7 +205,7 @@ func (k *testKey) sealOracle(nonce, ad, pt []byte) []byte {
 	return k.oracle.Seal(nil, nonce, pt, ad)
 }
 
-// sentinel is stored in Op.Err before a call so a test sees whether Open wrote Err.
+// errSentinel is stored in Op.Err before a call so a test sees whether Open wrote Err.
 var errSentinel = fmt.Errorf("sentinel: Err not written")
 
 // scaled returns n, cut for -short and the race detector (which slows the Generic tier's arithmetic

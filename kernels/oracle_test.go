@@ -197,8 +197,8 @@ func TestDifferential(t *testing.T) {
 				ds := genDiffOps(r, keys, 1+r.IntN(64), maxLen)
 				got := checkSeal(t, tier, ds)
 				if tier != kernels.Generic {
-					// The same batch on the Generic tier: equal outputs pinpoint a SIMD bug
-					// even where both happened to agree with each other but not the oracle.
+					// The same batch on the Generic tier: beside an oracle mismatch above, this
+					// tells a SIMD-tier bug from a bug shared with the portable code.
 					ref := sealOps(ds)
 					kernels.Generic.Seal(ref)
 					for i := range ref {
