@@ -4,11 +4,11 @@
 GO       ?= go
 PKGS     := ./...
 # Packages whose concurrency the race detector must see.
-RACE_PKGS := ./ring/... ./batch/... ./kernels/...
+RACE_PKGS := ./ring/... ./batch/... ./kernels/... ./dataplane/... ./handshake/... ./loadgen/... ./netns-tests/relay/...
 # Debian packages the tests use: ip/veth/netns, iperf3 for the loadgen comparison, qemu for arm64 runs.
-DEB_PKGS := iproute2 iperf3 qemu-user nftables
+DEB_PKGS := iproute2 iperf3 qemu-user nftables python3
 
-.PHONY: all test deps unit race purego arm64 check generate fuzz bench demo
+.PHONY: all test deps unit race purego arm64 check generate fuzz bench bench-loadgen demo
 
 all: check test
 
@@ -57,6 +57,10 @@ BENCHTIME ?= 200ms
 BENCHCOUNT ?= 5
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./kernels/ | $(GO) run ./internal/benchtable
+
+## bench-loadgen: loadgen against iperf3 -u -b 0 over a veth between two namespaces (root).
+bench-loadgen: deps
+	scripts/bench-loadgen.sh
 
 ## demo: the main job (for now the kernels-vs-baseline table on this machine, one short run).
 demo:

@@ -2,7 +2,7 @@
 # Installs the Debian packages named as arguments when the commands they provide are missing.
 # On a machine without root or apt-get it only reports what is missing.
 set -euo pipefail
-declare -A provides=([iproute2]=ip [iperf3]=iperf3 [qemu-user]=qemu-aarch64 [nftables]=nft)
+declare -A provides=([iproute2]=ip [iperf3]=iperf3 [python3]=python3 [qemu-user]=qemu-aarch64 [nftables]=nft)
 missing=()
 for pkg in "$@"; do
 	cmd=${provides[$pkg]:-$pkg}
