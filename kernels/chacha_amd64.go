@@ -10,12 +10,14 @@ import (
 
 //go:generate sh -c "cd _asm/chacha && go run . -out ../../chacha_amd64.s -pkg kernels"
 
-// CPU features of the ChaCha-family SIMD tiers, read once. The AVX512 tier needs F for the zmm
-// ChaCha20 lanes (VPROLD, VSHUFI32X4), VL and BW as every AVX512 tier does, and IFMA for its
-// radix-2^44 Poly1305 lanes.
+// CPU features of the ChaCha-family SIMD tiers, read once. The AVX2 tier is AVX2 + BMI2 like every
+// AVX2 tier (the kernels need only AVX2). The AVX512 tier needs F for the zmm ChaCha20 lanes (VPROLD,
+// VSHUFI32X4) and VL and BW as every AVX512 tier does; its Poly1305 lanes use IFMA where present and
+// the AVX2 kernel otherwise.
 var (
-	chachaAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW &&
-		cpu.X86.HasAVX512IFMA
+	chachaAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasBMI2
+	chachaAVX512 = chachaAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
+	chachaIFMA   = chachaAVX512 && cpu.X86.HasAVX512IFMA
 )
 
 // polyZMM selects the Poly1305 kernel of the AVX512 tier. On the AMD EPYC (Zen 5) we develop on,
@@ -23,24 +25,36 @@ var (
 // runs each); the zmm clock penalty of some Intel parts does not apply there.
 const polyZMM = true
 
-// polyKernel runs the selected Poly1305 kernel. It calls the stubs directly: a call through a func
-// value would make the compiler move the lane tables to the heap.
-func polyKernel(st *[9][16]uint64, p *polyPtrs16, n, stride int) {
-	if polyZMM {
-		poly1305IFMAZ(st, p, n, stride)
+// streamKernel runs tier t's ChaCha20 kernel; polyKernel runs the Poly1305 kernel of table format
+// radix26 (AVX2) or radix 2^44 (IFMA). They call the stubs directly: a call through a func value would
+// make the compiler move the lane tables to the heap.
+func streamKernel(t Tier, rows *[17][16]uint32, lanes *chachaPtrs16, n int) {
+	if t == AVX512 {
+		chachaXOR16(rows, lanes, n)
 	} else {
+		chachaXOR16AVX2(rows, lanes, n)
+	}
+}
+
+func polyKernel(radix26 bool, st *[15][16]uint64, p *polyPtrs16, n, stride int) {
+	switch {
+	case radix26:
+		poly1305AVX2(st, p, n, stride)
+	case polyZMM:
+		poly1305IFMAZ(st, p, n, stride)
+	default:
 		poly1305IFMAY(st, p, n, stride)
 	}
 }
 
 // chachaHasSIMD reports whether this build has ChaCha-family code of SIMD tier t that this CPU runs.
 func chachaHasSIMD(t Tier) bool {
-	return t == AVX512 && chachaAVX512
+	return t == AVX512 && chachaAVX512 || t == AVX2 && chachaAVX2
 }
 
 // chachaRunSIMD processes the ChaCha-family ops of ops on SIMD tier t (one chachaHasSIMD reports).
 func chachaRunSIMD(t Tier, ops []Op, open bool) (failed int) {
-	return chachaRunLanes(ops, open)
+	return chachaRunLanes(t, ops, open)
 }
 
 // chachaPtrs16 holds the 16 lanes' buffers for chachaXOR16: lane l reads block src[l]+off[l] and
@@ -61,11 +75,19 @@ type polyPtrs16 struct {
 //go:noescape
 func chachaXOR16(rows *[17][16]uint32, lanes *chachaPtrs16, n int)
 
+//go:noescape
+func chachaXOR16AVX2(rows *[17][16]uint32, lanes *chachaPtrs16, n int)
+
 // poly1305IFMAZ and poly1305IFMAY are the same kernel on zmm (two groups of 8 lanes) and on ymm (four
 // groups of 4 lanes).
 //
 //go:noescape
-func poly1305IFMAZ(st *[9][16]uint64, p *polyPtrs16, n, stride int)
+func poly1305IFMAZ(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 
 //go:noescape
-func poly1305IFMAY(st *[9][16]uint64, p *polyPtrs16, n, stride int)
+func poly1305IFMAY(st *[15][16]uint64, p *polyPtrs16, n, stride int)
+
+// poly1305AVX2 is the radix-2^26 kernel of the AVX2 tier (and of an AVX512 CPU without IFMA).
+//
+//go:noescape
+func poly1305AVX2(st *[15][16]uint64, p *polyPtrs16, n, stride int)

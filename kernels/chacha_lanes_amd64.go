@@ -54,6 +54,7 @@ type chachaChunkState struct {
 	polyKey [chachaChunk][32]byte // one-time Poly1305 keys (r || s)
 	failed  [chachaChunk]bool     // Open: the tag did not verify
 	open    bool
+	tier    Tier // AVX2 or AVX512
 }
 
 // msgLen returns the plaintext (= ciphertext) length of op i.
@@ -70,9 +71,9 @@ func (c *chachaChunkState) wipe() {
 }
 
 // chachaRunLanes runs the ChaCha-family ops of ops through the lanes, chunk by chunk.
-func chachaRunLanes(ops []Op, open bool) (failed int) {
+func chachaRunLanes(t Tier, ops []Op, open bool) (failed int) {
 	var c chachaChunkState
-	c.open = open
+	c.open, c.tier = open, t
 	defer c.wipe()
 	for i := range ops {
 		op := &ops[i]
@@ -107,6 +108,7 @@ func (c *chachaChunkState) run() (failed int) {
 		var s streamLanes
 		s.run(c, !c.open)
 		var p polyLanes
+		p.radix26 = c.tier == AVX2 || !chachaIFMA
 		failed = p.run(c)
 		if c.open {
 			s.run(c, true)
@@ -184,7 +186,7 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 				n = s.left[l]
 			}
 		}
-		chachaXOR16(&t.rows, &s.ptrs, n)
+		streamKernel(c.tier, &t.rows, &s.ptrs, n)
 		for l := range 16 {
 			if s.op[l] < 0 {
 				continue
@@ -286,17 +288,19 @@ const (
 
 // polyLanes is the state of the 16 Poly1305 lanes.
 type polyLanes struct {
-	buf  [64 + unsafe.Sizeof(polyTable{})]byte // holds the polyTable at a 64-byte boundary
-	ptrs polyPtrs16
-	op   [16]int
-	seg  [16]int
-	left [16]int
+	buf     [64 + unsafe.Sizeof(polyTable{})]byte // holds the polyTable at a 64-byte boundary
+	radix26 bool                                  // the table is poly1305AVX2's, else the IFMA kernels'
+	ptrs    polyPtrs16
+	op      [16]int
+	seg     [16]int
+	left    [16]int
+	r       [16][3]uint64 // the lane's clamped key r, radix 2^44
 }
 
 // polyTable is what the Poly1305 kernels read at their st argument: the lanes' accumulators,
-// multipliers and addresses, then their scratch blocks.
+// multipliers and addresses in the kernel's radix, then their scratch blocks.
 type polyTable struct {
-	st      [9][16]uint64
+	st      [15][16]uint64
 	scratch [16][48]byte
 }
 
@@ -338,7 +342,7 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 				p.ptrs.base[l], p.ptrs.off[l] = p.ptrs.base[busy], p.ptrs.off[busy]
 			}
 		}
-		polyKernel(&t.st, &p.ptrs, n, 16)
+		polyKernel(p.radix26, &t.st, &p.ptrs, n, 16)
 		for l := range 16 {
 			if p.op[l] < 0 {
 				continue
@@ -376,12 +380,11 @@ func (p *polyLanes) fill(c *chachaChunkState, l, next int) int {
 	key := &c.polyKey[next]
 	lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
 	hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
-	r0, r1, r2 := lo&mask44, (lo>>44|hi<<20)&mask44, hi>>24
+	r := [3]uint64{lo & mask44, (lo>>44 | hi<<20) & mask44, hi >> 24}
 	t := p.tab()
-	st := &t.st
-	st[0][l], st[1][l], st[2][l] = 0, 0, 0
-	st[3][l], st[4][l], st[5][l] = r0, r1, r2
-	st[6][l], st[7][l] = 20*r1, 20*r2
+	p.setH(l, [3]uint64{})
+	p.setMul(l, r)
+	p.r[l] = r
 
 	// Scratch: the AD's last partial block padded, then the ciphertext's, then the lengths.
 	sc := &t.scratch[l]
@@ -452,8 +455,8 @@ func (p *polyLanes) tag(c *chachaChunkState, l int) bool {
 	i := p.op[l]
 	op, n := c.op[i], c.msgLen(i)
 	var t [TagSize]byte
-	st := &p.tab().st
-	poly1305Finish44(&t, st[0][l], st[1][l], st[2][l], c.polyKey[i][16:32])
+	h := p.h(l)
+	poly1305Finish44(&t, h[0], h[1], h[2], c.polyKey[i][16:32])
 	if !c.open {
 		copy(op.Dst[n:], t[:])
 		return true

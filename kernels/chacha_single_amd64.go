@@ -28,6 +28,7 @@ func (c *chachaChunkState) runFew() (failed int) {
 	var s streamLanes
 	s.striped(c, !c.open)
 	var p polyLanes
+	p.radix26 = c.tier == AVX2 || !chachaIFMA
 	for i := range c.n {
 		if !p.single(c, i) {
 			failed++
@@ -54,7 +55,7 @@ func (s *streamLanes) striped(c *chachaChunkState, data bool) {
 		for l := pending; l < 16; l++ {
 			s.onScratch(l, 0)
 		}
-		chachaXOR16(&t.rows, &s.ptrs, 1)
+		streamKernel(c.tier, &t.rows, &s.ptrs, 1)
 		for l := range pending {
 			s.finish(c, l)
 		}
@@ -91,7 +92,7 @@ func (s *streamLanes) striped(c *chachaChunkState, data bool) {
 			}
 			for done := 0; done < rest/16; {
 				k := min(rest/16-done, maxStreamBlocks)
-				chachaXOR16(&t.rows, &s.ptrs, k)
+				streamKernel(c.tier, &t.rows, &s.ptrs, k)
 				done += k
 			}
 		}
@@ -139,7 +140,7 @@ func (p *polyLanes) single(c *chachaChunkState, i int) bool {
 	// Every lane starts on op i with h = 0 and multiplier r: the lanes that carry no part of the
 	// message read along with lane 0 and are ignored.
 	p.fill(c, 0, i)
-	r := [3]uint64{st[3][0], st[4][0], st[5][0]}
+	r := p.r[0]
 	for l := 1; l < 16; l++ {
 		p.setMul(l, r)
 	}
@@ -149,7 +150,7 @@ func (p *polyLanes) single(c *chachaChunkState, i int) bool {
 				p.ptrs.base[l], p.ptrs.off[l] = p.ptrs.base[0], p.ptrs.off[0]
 			}
 		}
-		polyKernel(st, &p.ptrs, n, stride)
+		polyKernel(p.radix26, st, &p.ptrs, n, stride)
 		for l := range 16 {
 			p.ptrs.off[l] += uintptr(n * stride)
 		}
@@ -177,7 +178,7 @@ func (p *polyLanes) single(c *chachaChunkState, i int) bool {
 			p.setMul(l, pow[8])
 			p.ptrs.base[l], p.ptrs.off[l] = base, off+uintptr(16*l)
 			if l > 0 { // these lanes absorbed the AD along with lane 0
-				st[0][l], st[1][l], st[2][l] = 0, 0, 0
+				p.setH(l, [3]uint64{})
 			}
 		}
 		for done := 0; done < rounds-1; {
@@ -193,7 +194,8 @@ func (p *polyLanes) single(c *chachaChunkState, i int) bool {
 		// Lane 0 continues with the sum of the lanes, after one carry pass (limbs below 2^45).
 		var h [3]uint64
 		for l := range 8 {
-			h[0], h[1], h[2] = h[0]+st[0][l], h[1]+st[1][l], h[2]+st[2][l]
+			hl := p.h(l)
+			h[0], h[1], h[2] = h[0]+hl[0], h[1]+hl[1], h[2]+hl[2]
 		}
 		h[1] += h[0] >> 44
 		h[0] &= mask44
@@ -201,7 +203,7 @@ func (p *polyLanes) single(c *chachaChunkState, i int) bool {
 		h[1] &= mask44
 		h[0] += h[2] >> 42 * 5
 		h[2] &= 1<<42 - 1
-		st[0][0], st[1][0], st[2][0] = h[0], h[1], h[2]
+		p.setH(0, h)
 		p.setMul(0, r)
 		p.ptrs.base[0], p.ptrs.off[0] = base, off+uintptr(rounds*8*16)
 		if p.left[0] -= rounds * 8; p.left[0] == 0 {
@@ -214,11 +216,73 @@ func (p *polyLanes) single(c *chachaChunkState, i int) bool {
 	return ok
 }
 
-// setMul sets lane l's multiplier to x (radix 2^44, limbs below 2^45).
+// setMul sets lane l's multiplier to x (radix 2^44, limbs below 2^45), in the table's radix.
 func (p *polyLanes) setMul(l int, x [3]uint64) {
 	st := &p.tab().st
+	if p.radix26 {
+		w := to26(x)
+		for i := range 5 {
+			st[5+i][l] = w[i]
+		}
+		for i := 1; i < 5; i++ {
+			st[9+i][l] = 5 * w[i]
+		}
+		return
+	}
 	st[3][l], st[4][l], st[5][l] = x[0], x[1], x[2]
 	st[6][l], st[7][l] = 20*x[1], 20*x[2]
+}
+
+// setH sets lane l's accumulator to h (radix 2^44, limbs below 2^45), in the table's radix.
+func (p *polyLanes) setH(l int, h [3]uint64) {
+	st := &p.tab().st
+	if p.radix26 {
+		w := to26(h)
+		for i := range 5 {
+			st[i][l] = w[i]
+		}
+		return
+	}
+	st[0][l], st[1][l], st[2][l] = h[0], h[1], h[2]
+}
+
+// h returns lane l's accumulator in radix 2^44 with limbs below 2^44 + 2^17, 2^44 and 2^42 (what
+// poly1305Finish44 takes).
+func (p *polyLanes) h(l int) [3]uint64 {
+	st := &p.tab().st
+	if !p.radix26 {
+		return [3]uint64{st[0][l], st[1][l], st[2][l]}
+	}
+	// The radix-2^26 limbs leave the kernel below 2^26 except limb 1 (< 2^26 + 2^11): carry them,
+	// then regroup the bits.
+	w0, w1, w2, w3, w4 := st[0][l], st[1][l], st[2][l], st[3][l], st[4][l]
+	w2 += w1 >> 26
+	w1 &= limb26
+	w3 += w2 >> 26
+	w2 &= limb26
+	w4 += w3 >> 26
+	w3 &= limb26
+	w0 += w4 >> 26 * 5
+	w4 &= limb26
+	w1 += w0 >> 26
+	w0 &= limb26
+	return [3]uint64{(w0 | w1<<26) & mask44, (w1>>18 | w2<<8 | w3<<34) & mask44, w3>>10 | w4<<16}
+}
+
+// to26 converts x (radix 2^44, limbs below 2^45) to radix 2^26 with limbs below 2^26, except limb 0
+// (< 2^26 + 2^18), after folding the bits above 2^130 back (times 5).
+func to26(x [3]uint64) [5]uint64 {
+	x1 := x[1] + x[0]>>44
+	x0 := x[0] & mask44
+	x2 := x[2] + x1>>44
+	x1 &= mask44
+	x0 += x2 >> 42 * 5
+	x2 &= 1<<42 - 1
+	x1 += x0 >> 44
+	x0 &= mask44
+	x2 += x1 >> 44
+	x1 &= mask44
+	return [5]uint64{x0 & limb26, (x0>>26 | x1<<18) & limb26, x1 >> 8 & limb26, (x1>>34 | x2<<10) & limb26, x2 >> 16}
 }
 
 // poly1305Mul44 returns a*b mod 2^130-5 in radix 2^44, not fully reduced: for limbs below 2^45 it

@@ -14,9 +14,13 @@ func main() {
 	Package("github.com/wirebatch/wirebatch/kernels")
 	ConstraintExpr("gc,!purego")
 
+	rotTables()
+	poly26Tables()
 	chachaXOR16()
+	chachaXOR16AVX2()
 	poly1305IFMA(8)
 	poly1305IFMA(4)
+	poly1305AVX2()
 
 	Generate()
 }

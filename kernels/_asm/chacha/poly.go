@@ -113,8 +113,8 @@ func polyBlock(width int, row func(int) Mem, h [3]VecVirtual, st Mem, first int,
 			addr := GP64()
 			MOVQ(st.Offset(8*(polyRowA*polyLanes+first+2*j+k)), addr)
 			m := Mem{Base: addr, Index: off, Scale: 1}
-			if j == 0 {
-				VMOVDQU64(m, v.AsX())
+			if j == 0 { // a broadcast, not an xmm load: the allocator must see all of v written
+				VBROADCASTI32X4(m, v)
 			} else {
 				VINSERTI32X4(U8(j), m, v, v)
 			}
