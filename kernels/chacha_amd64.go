@@ -20,10 +20,10 @@ var (
 	chachaIFMA   = chachaAVX512 && cpu.X86.HasAVX512IFMA
 )
 
-// polyZMM selects the Poly1305 kernel of the AVX512 tier. On the AMD EPYC (Zen 5) we develop on,
-// poly1305IFMAZ absorbs 16 lanes x 4 KiB in 4.95 us against 5.93 us for poly1305IFMAY (best of six
-// runs each); the zmm clock penalty of some Intel parts does not apply there.
-const polyZMM = true
+// polyZMM selects the IFMA Poly1305 kernel of the AVX512 tier: poly1305IFMAZ (zmm) or poly1305IFMAY
+// (ymm, for CPUs that lower their clock for zmm). On the AMD EPYC (Zen 5) we develop on, zmm is
+// faster: see BenchmarkPoly1305Kernels. A variable so that tests run both.
+var polyZMM = true
 
 // streamKernel runs tier t's ChaCha20 kernel; polyKernel runs the Poly1305 kernel of table format
 // radix26 (AVX2) or radix 2^44 (IFMA). They call the stubs directly: a call through a func value would

@@ -1,0 +1,137 @@
+//go:build gc && !purego
+
+package kernels
+
+// Tests and benchmarks of the ChaCha-family kernel variants that the CPU's features alone would not
+// select: the ymm IFMA Poly1305 kernel and the radix-2^26 kernel on the AVX512 tier (an AVX-512 CPU
+// without IFMA). They are checked against the Generic tier on batches of mixed lengths.
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+func TestChaChaKernelVariants(t *testing.T) {
+	if !chachaHas(AVX512) || !chachaIFMA {
+		t.Skip("needs AVX-512 with IFMA")
+	}
+	variants := []struct {
+		name      string
+		zmm, ifma bool
+	}{{"IFMA-zmm", true, true}, {"IFMA-ymm", false, true}, {"radix26", true, false}}
+	for _, v := range variants {
+		t.Run(v.name, func(t *testing.T) {
+			defer func(z, i bool) { polyZMM, chachaIFMA = z, i }(polyZMM, chachaIFMA)
+			polyZMM, chachaIFMA = v.zmm, v.ifma
+			rng := rand.New(rand.NewPCG(1, 2))
+			for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+				raw := make([]byte, 32)
+				key, _ := NewKey(suite, raw)
+				for _, b := range []int{1, 3, 8, 17, 64, 70} {
+					checkAgainstGeneric(t, AVX512, key, b, rng)
+				}
+			}
+		})
+	}
+}
+
+// checkAgainstGeneric seals and opens a batch of b ops of random lengths on tier and on Generic.
+func checkAgainstGeneric(t *testing.T, tier Tier, key *Key, b int, rng *rand.Rand) {
+	t.Helper()
+	mk := func() []Op {
+		ops := make([]Op, b)
+		for i := range ops {
+			n := rng.IntN(3000)
+			if i%3 == 0 {
+				n = rng.IntN(100)
+			}
+			src := make([]byte, n)
+			for j := range src {
+				src[j] = byte(j * (i + 1))
+			}
+			nonce := make([]byte, key.suite.NonceSize())
+			nonce[0] = byte(i)
+			ops[i] = Op{Key: key, Nonce: nonce, AD: src[:min(n, i)], Src: src, Dst: make([]byte, n+TagSize)}
+		}
+		return ops
+	}
+	got := mk()
+	want := make([]Op, b)
+	for i, op := range got {
+		op.Dst = make([]byte, len(op.Dst))
+		want[i] = op
+	}
+	tier.Seal(got)
+	Generic.Seal(want)
+	for i := range got {
+		if !bytes.Equal(got[i].Dst, want[i].Dst) {
+			t.Fatalf("%v Seal op %d of %d (len %d) differs from Generic", tier, i, b, len(got[i].Src))
+		}
+		got[i].Src, got[i].Dst = got[i].Dst, make([]byte, len(got[i].Src))
+	}
+	if failed := tier.Open(got); failed != 0 {
+		t.Fatalf("%v Open of %d ops: %d failed", tier, b, failed)
+	}
+	for i := range got {
+		if !bytes.Equal(got[i].Dst, want[i].Src) {
+			t.Fatalf("%v Open op %d of %d (len %d): wrong plaintext", tier, i, b, len(got[i].Dst))
+		}
+	}
+}
+
+// BenchmarkPoly1305Kernels runs each Poly1305 kernel over 16 lanes x 4 KiB: the measurement behind
+// polyZMM.
+func BenchmarkPoly1305Kernels(b *testing.B) {
+	kernels := []struct {
+		name string
+		ok   bool
+		run  func(*[15][16]uint64, *polyPtrs16, int, int)
+	}{
+		{"IFMA-zmm", chachaIFMA, poly1305IFMAZ},
+		{"IFMA-ymm", chachaIFMA, poly1305IFMAY},
+		{"AVX2", chachaAVX2, poly1305AVX2},
+	}
+	buf := make([]byte, 16*4096)
+	for _, k := range kernels {
+		b.Run(k.name, func(b *testing.B) {
+			if !k.ok {
+				b.Skip("CPU lacks the features")
+			}
+			var p polyLanes
+			t := p.tab()
+			for l := range 16 {
+				p.ptrs.base[l] = unsafe.Pointer(&buf[l*4096])
+			}
+			b.SetBytes(int64(len(buf)))
+			for b.Loop() {
+				k.run(&t.st, &p.ptrs, 4096/16, 16)
+			}
+		})
+	}
+}
+
+// BenchmarkChaCha20Kernels runs each ChaCha20 kernel over 16 lanes x 4 KiB.
+func BenchmarkChaCha20Kernels(b *testing.B) {
+	buf := make([]byte, 16*4096)
+	for _, tier := range []Tier{AVX512, AVX2} {
+		b.Run(fmt.Sprint(tier), func(b *testing.B) {
+			if !chachaHas(tier) {
+				b.Skip("CPU lacks the features")
+			}
+			var s streamLanes
+			t := s.tab()
+			b.SetBytes(int64(len(buf)))
+			for b.Loop() {
+				for l := range 16 {
+					s.ptrs.src[l] = unsafe.Pointer(&buf[l*4096])
+					s.ptrs.dst[l] = s.ptrs.src[l]
+					s.ptrs.off[l], s.ptrs.stride[l] = 0, 64
+				}
+				streamKernel(tier, &t.rows, &s.ptrs, 4096/64)
+			}
+		})
+	}
+}
