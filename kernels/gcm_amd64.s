@@ -2359,8 +2359,8 @@ copy_44:
 	CMPQ       R13, R8
 	JB         copy_44
 	VMOVDQU    (SP), X1
-	VPXOR      X0, X0, X0
-	VMOVDQU    X0, (SP)
+	VPXOR      X14, X14, X14
+	VMOVDQU    X14, (SP)
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -2911,114 +2911,449 @@ drain:
 text_tail:
 	VMOVDQU X8, 88(DI)
 	TESTQ   R8, R8
-	JZ      tail_out_47
+	JZ      no_tail
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
+	CMPQ    48(DI), $0x00
+	JE      no_lens_47
+	SUBQ    $0x10, R10
+
+no_lens_47:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
-
-tail_block_48:
-	CMPQ    R8, $0x10
-	JB      tail_partial_49
+	CMPQ    R8, $0x40
+	JA      ks8_48
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X1
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X2
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X3
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPXOR   (AX), X0, X0
+	VPXOR   (AX), X1, X1
+	VPXOR   (AX), X2, X2
+	VPXOR   (AX), X3, X3
 	VAESENC 64(AX), X0, X0
+	VAESENC 64(AX), X1, X1
+	VAESENC 64(AX), X2, X2
+	VAESENC 64(AX), X3, X3
 	VAESENC 128(AX), X0, X0
+	VAESENC 128(AX), X1, X1
+	VAESENC 128(AX), X2, X2
+	VAESENC 128(AX), X3, X3
 	VAESENC 192(AX), X0, X0
+	VAESENC 192(AX), X1, X1
+	VAESENC 192(AX), X2, X2
+	VAESENC 192(AX), X3, X3
 	VAESENC 256(AX), X0, X0
+	VAESENC 256(AX), X1, X1
+	VAESENC 256(AX), X2, X2
+	VAESENC 256(AX), X3, X3
 	VAESENC 320(AX), X0, X0
+	VAESENC 320(AX), X1, X1
+	VAESENC 320(AX), X2, X2
+	VAESENC 320(AX), X3, X3
 	VAESENC 384(AX), X0, X0
+	VAESENC 384(AX), X1, X1
+	VAESENC 384(AX), X2, X2
+	VAESENC 384(AX), X3, X3
 	VAESENC 448(AX), X0, X0
+	VAESENC 448(AX), X1, X1
+	VAESENC 448(AX), X2, X2
+	VAESENC 448(AX), X3, X3
 	VAESENC 512(AX), X0, X0
+	VAESENC 512(AX), X1, X1
+	VAESENC 512(AX), X2, X2
+	VAESENC 512(AX), X3, X3
 	VAESENC 576(AX), X0, X0
+	VAESENC 576(AX), X1, X1
+	VAESENC 576(AX), X2, X2
+	VAESENC 576(AX), X3, X3
+	CMPQ    R12, $0x0a
+	JE      aes_last_50
+	VAESENC 640(AX), X0, X0
+	VAESENC 640(AX), X1, X1
+	VAESENC 640(AX), X2, X2
+	VAESENC 640(AX), X3, X3
+	VAESENC 704(AX), X0, X0
+	VAESENC 704(AX), X1, X1
+	VAESENC 704(AX), X2, X2
+	VAESENC 704(AX), X3, X3
+	CMPQ    R12, $0x0c
+	JE      aes_last_50
+	VAESENC 768(AX), X0, X0
+	VAESENC 768(AX), X1, X1
+	VAESENC 768(AX), X2, X2
+	VAESENC 768(AX), X3, X3
+	VAESENC 832(AX), X0, X0
+	VAESENC 832(AX), X1, X1
+	VAESENC 832(AX), X2, X2
+	VAESENC 832(AX), X3, X3
+
+aes_last_50:
+	VAESENCLAST (BX), X0, X0
+	VAESENCLAST (BX), X1, X1
+	VAESENCLAST (BX), X2, X2
+	VAESENCLAST (BX), X3, X3
+	JMP         ks_ready_49
+
+ks8_48:
+	VPSHUFB X10, X8, X0
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X1
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X2
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X3
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X4
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X5
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X6
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X7
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPXOR   (AX), X0, X0
+	VPXOR   (AX), X1, X1
+	VPXOR   (AX), X2, X2
+	VPXOR   (AX), X3, X3
+	VPXOR   (AX), X4, X4
+	VPXOR   (AX), X5, X5
+	VPXOR   (AX), X6, X6
+	VPXOR   (AX), X7, X7
+	VAESENC 64(AX), X0, X0
+	VAESENC 64(AX), X1, X1
+	VAESENC 64(AX), X2, X2
+	VAESENC 64(AX), X3, X3
+	VAESENC 64(AX), X4, X4
+	VAESENC 64(AX), X5, X5
+	VAESENC 64(AX), X6, X6
+	VAESENC 64(AX), X7, X7
+	VAESENC 128(AX), X0, X0
+	VAESENC 128(AX), X1, X1
+	VAESENC 128(AX), X2, X2
+	VAESENC 128(AX), X3, X3
+	VAESENC 128(AX), X4, X4
+	VAESENC 128(AX), X5, X5
+	VAESENC 128(AX), X6, X6
+	VAESENC 128(AX), X7, X7
+	VAESENC 192(AX), X0, X0
+	VAESENC 192(AX), X1, X1
+	VAESENC 192(AX), X2, X2
+	VAESENC 192(AX), X3, X3
+	VAESENC 192(AX), X4, X4
+	VAESENC 192(AX), X5, X5
+	VAESENC 192(AX), X6, X6
+	VAESENC 192(AX), X7, X7
+	VAESENC 256(AX), X0, X0
+	VAESENC 256(AX), X1, X1
+	VAESENC 256(AX), X2, X2
+	VAESENC 256(AX), X3, X3
+	VAESENC 256(AX), X4, X4
+	VAESENC 256(AX), X5, X5
+	VAESENC 256(AX), X6, X6
+	VAESENC 256(AX), X7, X7
+	VAESENC 320(AX), X0, X0
+	VAESENC 320(AX), X1, X1
+	VAESENC 320(AX), X2, X2
+	VAESENC 320(AX), X3, X3
+	VAESENC 320(AX), X4, X4
+	VAESENC 320(AX), X5, X5
+	VAESENC 320(AX), X6, X6
+	VAESENC 320(AX), X7, X7
+	VAESENC 384(AX), X0, X0
+	VAESENC 384(AX), X1, X1
+	VAESENC 384(AX), X2, X2
+	VAESENC 384(AX), X3, X3
+	VAESENC 384(AX), X4, X4
+	VAESENC 384(AX), X5, X5
+	VAESENC 384(AX), X6, X6
+	VAESENC 384(AX), X7, X7
+	VAESENC 448(AX), X0, X0
+	VAESENC 448(AX), X1, X1
+	VAESENC 448(AX), X2, X2
+	VAESENC 448(AX), X3, X3
+	VAESENC 448(AX), X4, X4
+	VAESENC 448(AX), X5, X5
+	VAESENC 448(AX), X6, X6
+	VAESENC 448(AX), X7, X7
+	VAESENC 512(AX), X0, X0
+	VAESENC 512(AX), X1, X1
+	VAESENC 512(AX), X2, X2
+	VAESENC 512(AX), X3, X3
+	VAESENC 512(AX), X4, X4
+	VAESENC 512(AX), X5, X5
+	VAESENC 512(AX), X6, X6
+	VAESENC 512(AX), X7, X7
+	VAESENC 576(AX), X0, X0
+	VAESENC 576(AX), X1, X1
+	VAESENC 576(AX), X2, X2
+	VAESENC 576(AX), X3, X3
+	VAESENC 576(AX), X4, X4
+	VAESENC 576(AX), X5, X5
+	VAESENC 576(AX), X6, X6
+	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
 	JE      aes_last_51
 	VAESENC 640(AX), X0, X0
+	VAESENC 640(AX), X1, X1
+	VAESENC 640(AX), X2, X2
+	VAESENC 640(AX), X3, X3
+	VAESENC 640(AX), X4, X4
+	VAESENC 640(AX), X5, X5
+	VAESENC 640(AX), X6, X6
+	VAESENC 640(AX), X7, X7
 	VAESENC 704(AX), X0, X0
+	VAESENC 704(AX), X1, X1
+	VAESENC 704(AX), X2, X2
+	VAESENC 704(AX), X3, X3
+	VAESENC 704(AX), X4, X4
+	VAESENC 704(AX), X5, X5
+	VAESENC 704(AX), X6, X6
+	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
 	JE      aes_last_51
 	VAESENC 768(AX), X0, X0
+	VAESENC 768(AX), X1, X1
+	VAESENC 768(AX), X2, X2
+	VAESENC 768(AX), X3, X3
+	VAESENC 768(AX), X4, X4
+	VAESENC 768(AX), X5, X5
+	VAESENC 768(AX), X6, X6
+	VAESENC 768(AX), X7, X7
 	VAESENC 832(AX), X0, X0
+	VAESENC 832(AX), X1, X1
+	VAESENC 832(AX), X2, X2
+	VAESENC 832(AX), X3, X3
+	VAESENC 832(AX), X4, X4
+	VAESENC 832(AX), X5, X5
+	VAESENC 832(AX), X6, X6
+	VAESENC 832(AX), X7, X7
 
 aes_last_51:
 	VAESENCLAST (BX), X0, X0
-	VPXOR       (SI), X0, X0
-	VMOVDQU     X0, (DX)
-	VMOVDQA     X0, X1
-	ADDQ        $0x10, DX
-	VPSHUFB     X10, X1, X1
-	VPXOR       X9, X1, X1
-	VPXOR       X9, X9, X9
-	VPCLMULQDQ  $0x00, (R10), X1, X14
-	VPXOR       X14, X11, X11
-	VPCLMULQDQ  $0x11, (R10), X1, X14
-	VPXOR       X14, X12, X12
-	VPSHUFD     $0x4e, X1, X14
-	VPXOR       X1, X14, X14
-	VPCLMULQDQ  $0x00, 320(R10), X14, X14
-	VPXOR       X14, X13, X13
-	ADDQ        $0x10, SI
-	ADDQ        $0x10, R10
-	SUBQ        $0x10, R8
-	JMP         tail_block_48
+	VAESENCLAST (BX), X1, X1
+	VAESENCLAST (BX), X2, X2
+	VAESENCLAST (BX), X3, X3
+	VAESENCLAST (BX), X4, X4
+	VAESENCLAST (BX), X5, X5
+	VAESENCLAST (BX), X6, X6
+	VAESENCLAST (BX), X7, X7
 
-tail_partial_49:
+ks_ready_49:
+	CMPQ       R8, $0x10
+	JB         tail_partial_52
+	VPXOR      (SI), X0, X0
+	VMOVDQU    X0, (DX)
+	VPSHUFB    X10, X0, X0
+	VPXOR      X9, X0, X0
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X0, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X0, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X0, X14
+	VPXOR      X0, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_53
+	VPXOR      (SI), X1, X1
+	VMOVDQU    X1, (DX)
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_54
+	VPXOR      (SI), X2, X2
+	VMOVDQU    X2, (DX)
+	VPSHUFB    X10, X2, X2
+	VPXOR      X9, X2, X2
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X2, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X2, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X2, X14
+	VPXOR      X2, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_55
+	VPXOR      (SI), X3, X3
+	VMOVDQU    X3, (DX)
+	VPSHUFB    X10, X3, X3
+	VPXOR      X9, X3, X3
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X3, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X3, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X3, X14
+	VPXOR      X3, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_56
+	VPXOR      (SI), X4, X4
+	VMOVDQU    X4, (DX)
+	VPSHUFB    X10, X4, X4
+	VPXOR      X9, X4, X4
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X4, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X4, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X4, X14
+	VPXOR      X4, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_57
+	VPXOR      (SI), X5, X5
+	VMOVDQU    X5, (DX)
+	VPSHUFB    X10, X5, X5
+	VPXOR      X9, X5, X5
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X5, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X5, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X5, X14
+	VPXOR      X5, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_58
+	VPXOR      (SI), X6, X6
+	VMOVDQU    X6, (DX)
+	VPSHUFB    X10, X6, X6
+	VPXOR      X9, X6, X6
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X6, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X6, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X6, X14
+	VPXOR      X6, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	TESTQ      R8, R8
+	JZ         tail_reduce_61
+	VMOVDQA    X7, X0
+	JMP        tail_partial_60
+
+tail_partial_58:
 	TESTQ   R8, R8
-	JZ      tail_reduce_50
+	JZ      tail_reduce_61
+	VMOVDQA X6, X0
+	JMP     tail_partial_60
+
+tail_partial_57:
+	TESTQ   R8, R8
+	JZ      tail_reduce_61
+	VMOVDQA X5, X0
+	JMP     tail_partial_60
+
+tail_partial_56:
+	TESTQ   R8, R8
+	JZ      tail_reduce_61
+	VMOVDQA X4, X0
+	JMP     tail_partial_60
+
+tail_partial_55:
+	TESTQ   R8, R8
+	JZ      tail_reduce_61
+	VMOVDQA X3, X0
+	JMP     tail_partial_60
+
+tail_partial_54:
+	TESTQ   R8, R8
+	JZ      tail_reduce_61
+	VMOVDQA X2, X0
+	JMP     tail_partial_60
+
+tail_partial_53:
+	TESTQ   R8, R8
+	JZ      tail_reduce_61
+	VMOVDQA X1, X0
+	JMP     tail_partial_60
+
+tail_partial_52:
+	TESTQ R8, R8
+	JZ    tail_reduce_61
+
+tail_partial_60:
 	VPXOR   X1, X1, X1
 	VMOVDQU X1, (SP)
 	XORQ    R13, R13
 
-copy_52:
+copy_62:
 	MOVB    (SI)(R13*1), R11
 	MOVB    R11, (SP)(R13*1)
 	INCQ    R13
 	CMPQ    R13, R8
-	JB      copy_52
+	JB      copy_62
 	VMOVDQU (SP), X1
-	VPSHUFB X10, X8, X0
-	VPXOR   (AX), X0, X0
-	VAESENC 64(AX), X0, X0
-	VAESENC 128(AX), X0, X0
-	VAESENC 192(AX), X0, X0
-	VAESENC 256(AX), X0, X0
-	VAESENC 320(AX), X0, X0
-	VAESENC 384(AX), X0, X0
-	VAESENC 448(AX), X0, X0
-	VAESENC 512(AX), X0, X0
-	VAESENC 576(AX), X0, X0
-	CMPQ    R12, $0x0a
-	JE      aes_last_53
-	VAESENC 640(AX), X0, X0
-	VAESENC 704(AX), X0, X0
-	CMPQ    R12, $0x0c
-	JE      aes_last_53
-	VAESENC 768(AX), X0, X0
-	VAESENC 832(AX), X0, X0
+	VPXOR   X1, X0, X0
+	VMOVDQU X0, (SP)
+	XORQ    R13, R13
 
-aes_last_53:
-	VAESENCLAST (BX), X0, X0
-	VPXOR       X1, X0, X0
-	VMOVDQU     X0, (SP)
-	XORQ        R13, R13
-
-copy_54:
+copy_63:
 	MOVB       (SP)(R13*1), R11
 	MOVB       R11, (DX)(R13*1)
 	INCQ       R13
 	CMPQ       R13, R8
-	JB         copy_54
+	JB         copy_63
+	VPXOR      X14, X14, X14
+	VMOVDQU    X14, (SP)
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
-	VPXOR      X0, X0, X0
-	VMOVDQU    X0, (SP)
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3031,7 +3366,22 @@ copy_54:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_50:
+tail_reduce_61:
+	CMPQ       48(DI), $0x00
+	JE         no_lens_64
+	VMOVDQU    56(DI), X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, 1216(AX), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, 1216(AX), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 1536(AX), X14, X14
+	VPXOR      X14, X13, X13
+
+no_lens_64:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -3045,12 +3395,13 @@ tail_reduce_50:
 	VPSHUFD    $0x4e, X11, X11
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
+	JMP        finish
 
-tail_out_47:
+no_tail:
 	CMPQ 48(DI), $0x00
 	JE   next
 
-	// The length block times H, then tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 steps 5-6).
+	// No text tail: the length block alone, times H.
 	VMOVDQU    56(DI), X0
 	VPXOR      X15, X0, X0
 	VPXOR      X9, X9, X9
@@ -3080,28 +3431,34 @@ tail_out_47:
 	VPSHUFD    $0x4e, X11, X11
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
-	VMOVDQU    104(DI), X0
-	VPSHUFB    X10, X0, X0
-	VPXOR      (AX), X0, X0
-	VAESENC    64(AX), X0, X0
-	VAESENC    128(AX), X0, X0
-	VAESENC    192(AX), X0, X0
-	VAESENC    256(AX), X0, X0
-	VAESENC    320(AX), X0, X0
-	VAESENC    384(AX), X0, X0
-	VAESENC    448(AX), X0, X0
-	VAESENC    512(AX), X0, X0
-	VAESENC    576(AX), X0, X0
-	CMPQ       R12, $0x0a
-	JE         aes_last_55
-	VAESENC    640(AX), X0, X0
-	VAESENC    704(AX), X0, X0
-	CMPQ       R12, $0x0c
-	JE         aes_last_55
-	VAESENC    768(AX), X0, X0
-	VAESENC    832(AX), X0, X0
 
-aes_last_55:
+finish:
+	CMPQ 48(DI), $0x00
+	JE   next
+
+	// Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6).
+	VMOVDQU 104(DI), X0
+	VPSHUFB X10, X0, X0
+	VPXOR   (AX), X0, X0
+	VAESENC 64(AX), X0, X0
+	VAESENC 128(AX), X0, X0
+	VAESENC 192(AX), X0, X0
+	VAESENC 256(AX), X0, X0
+	VAESENC 320(AX), X0, X0
+	VAESENC 384(AX), X0, X0
+	VAESENC 448(AX), X0, X0
+	VAESENC 512(AX), X0, X0
+	VAESENC 576(AX), X0, X0
+	CMPQ    R12, $0x0a
+	JE      aes_last_65
+	VAESENC 640(AX), X0, X0
+	VAESENC 704(AX), X0, X0
+	CMPQ    R12, $0x0c
+	JE      aes_last_65
+	VAESENC 768(AX), X0, X0
+	VAESENC 832(AX), X0, X0
+
+aes_last_65:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -3242,7 +3599,7 @@ ad_chunk:
 
 ad_tail:
 	TESTQ   R8, R8
-	JZ      tail_out_56
+	JZ      tail_out_66
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -3253,9 +3610,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_57:
+tail_block_67:
 	CMPQ       R8, $0x10
-	JB         tail_partial_58
+	JB         tail_partial_68
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -3271,24 +3628,24 @@ tail_block_57:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_57
+	JMP        tail_block_67
 
-tail_partial_58:
+tail_partial_68:
 	TESTQ   R8, R8
-	JZ      tail_reduce_59
+	JZ      tail_reduce_69
 	VPXOR   X1, X1, X1
 	VMOVDQU X1, (SP)
 	XORQ    R13, R13
 
-copy_60:
+copy_70:
 	MOVB       (SI)(R13*1), R11
 	MOVB       R11, (SP)(R13*1)
 	INCQ       R13
 	CMPQ       R13, R8
-	JB         copy_60
+	JB         copy_70
 	VMOVDQU    (SP), X1
-	VPXOR      X0, X0, X0
-	VMOVDQU    X0, (SP)
+	VPXOR      X14, X14, X14
+	VMOVDQU    X14, (SP)
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3301,7 +3658,7 @@ copy_60:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_59:
+tail_reduce_69:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -3316,7 +3673,7 @@ tail_reduce_59:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_56:
+tail_out_66:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
@@ -3423,7 +3780,7 @@ chunk:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_61
+	JE      aes_last_71
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -3441,7 +3798,7 @@ chunk:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_61
+	JE      aes_last_71
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -3459,7 +3816,7 @@ chunk:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_61:
+aes_last_71:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -3583,111 +3940,453 @@ aes_last_61:
 text_tail:
 	VMOVDQU X8, 88(DI)
 	TESTQ   R8, R8
-	JZ      tail_out_62
+	JZ      no_tail
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
+	CMPQ    48(DI), $0x00
+	JE      no_lens_72
+	SUBQ    $0x10, R10
+
+no_lens_72:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
-
-tail_block_63:
-	CMPQ    R8, $0x10
-	JB      tail_partial_64
+	CMPQ    R8, $0x40
+	JA      ks8_73
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X1
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X2
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X3
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPXOR   (AX), X0, X0
+	VPXOR   (AX), X1, X1
+	VPXOR   (AX), X2, X2
+	VPXOR   (AX), X3, X3
 	VAESENC 64(AX), X0, X0
+	VAESENC 64(AX), X1, X1
+	VAESENC 64(AX), X2, X2
+	VAESENC 64(AX), X3, X3
 	VAESENC 128(AX), X0, X0
+	VAESENC 128(AX), X1, X1
+	VAESENC 128(AX), X2, X2
+	VAESENC 128(AX), X3, X3
 	VAESENC 192(AX), X0, X0
+	VAESENC 192(AX), X1, X1
+	VAESENC 192(AX), X2, X2
+	VAESENC 192(AX), X3, X3
 	VAESENC 256(AX), X0, X0
+	VAESENC 256(AX), X1, X1
+	VAESENC 256(AX), X2, X2
+	VAESENC 256(AX), X3, X3
 	VAESENC 320(AX), X0, X0
+	VAESENC 320(AX), X1, X1
+	VAESENC 320(AX), X2, X2
+	VAESENC 320(AX), X3, X3
 	VAESENC 384(AX), X0, X0
+	VAESENC 384(AX), X1, X1
+	VAESENC 384(AX), X2, X2
+	VAESENC 384(AX), X3, X3
 	VAESENC 448(AX), X0, X0
+	VAESENC 448(AX), X1, X1
+	VAESENC 448(AX), X2, X2
+	VAESENC 448(AX), X3, X3
 	VAESENC 512(AX), X0, X0
+	VAESENC 512(AX), X1, X1
+	VAESENC 512(AX), X2, X2
+	VAESENC 512(AX), X3, X3
 	VAESENC 576(AX), X0, X0
+	VAESENC 576(AX), X1, X1
+	VAESENC 576(AX), X2, X2
+	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_66
+	JE      aes_last_75
 	VAESENC 640(AX), X0, X0
+	VAESENC 640(AX), X1, X1
+	VAESENC 640(AX), X2, X2
+	VAESENC 640(AX), X3, X3
 	VAESENC 704(AX), X0, X0
+	VAESENC 704(AX), X1, X1
+	VAESENC 704(AX), X2, X2
+	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_66
+	JE      aes_last_75
 	VAESENC 768(AX), X0, X0
+	VAESENC 768(AX), X1, X1
+	VAESENC 768(AX), X2, X2
+	VAESENC 768(AX), X3, X3
 	VAESENC 832(AX), X0, X0
+	VAESENC 832(AX), X1, X1
+	VAESENC 832(AX), X2, X2
+	VAESENC 832(AX), X3, X3
 
-aes_last_66:
+aes_last_75:
 	VAESENCLAST (BX), X0, X0
-	VMOVDQU     (SI), X1
-	VPXOR       X1, X0, X0
-	VMOVDQU     X0, (DX)
-	ADDQ        $0x10, DX
-	VPSHUFB     X10, X1, X1
-	VPXOR       X9, X1, X1
-	VPXOR       X9, X9, X9
-	VPCLMULQDQ  $0x00, (R10), X1, X14
-	VPXOR       X14, X11, X11
-	VPCLMULQDQ  $0x11, (R10), X1, X14
-	VPXOR       X14, X12, X12
-	VPSHUFD     $0x4e, X1, X14
-	VPXOR       X1, X14, X14
-	VPCLMULQDQ  $0x00, 320(R10), X14, X14
-	VPXOR       X14, X13, X13
-	ADDQ        $0x10, SI
-	ADDQ        $0x10, R10
-	SUBQ        $0x10, R8
-	JMP         tail_block_63
+	VAESENCLAST (BX), X1, X1
+	VAESENCLAST (BX), X2, X2
+	VAESENCLAST (BX), X3, X3
+	JMP         ks_ready_74
 
-tail_partial_64:
+ks8_73:
+	VPSHUFB X10, X8, X0
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X1
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X2
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X3
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X4
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X5
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X6
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X7
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPXOR   (AX), X0, X0
+	VPXOR   (AX), X1, X1
+	VPXOR   (AX), X2, X2
+	VPXOR   (AX), X3, X3
+	VPXOR   (AX), X4, X4
+	VPXOR   (AX), X5, X5
+	VPXOR   (AX), X6, X6
+	VPXOR   (AX), X7, X7
+	VAESENC 64(AX), X0, X0
+	VAESENC 64(AX), X1, X1
+	VAESENC 64(AX), X2, X2
+	VAESENC 64(AX), X3, X3
+	VAESENC 64(AX), X4, X4
+	VAESENC 64(AX), X5, X5
+	VAESENC 64(AX), X6, X6
+	VAESENC 64(AX), X7, X7
+	VAESENC 128(AX), X0, X0
+	VAESENC 128(AX), X1, X1
+	VAESENC 128(AX), X2, X2
+	VAESENC 128(AX), X3, X3
+	VAESENC 128(AX), X4, X4
+	VAESENC 128(AX), X5, X5
+	VAESENC 128(AX), X6, X6
+	VAESENC 128(AX), X7, X7
+	VAESENC 192(AX), X0, X0
+	VAESENC 192(AX), X1, X1
+	VAESENC 192(AX), X2, X2
+	VAESENC 192(AX), X3, X3
+	VAESENC 192(AX), X4, X4
+	VAESENC 192(AX), X5, X5
+	VAESENC 192(AX), X6, X6
+	VAESENC 192(AX), X7, X7
+	VAESENC 256(AX), X0, X0
+	VAESENC 256(AX), X1, X1
+	VAESENC 256(AX), X2, X2
+	VAESENC 256(AX), X3, X3
+	VAESENC 256(AX), X4, X4
+	VAESENC 256(AX), X5, X5
+	VAESENC 256(AX), X6, X6
+	VAESENC 256(AX), X7, X7
+	VAESENC 320(AX), X0, X0
+	VAESENC 320(AX), X1, X1
+	VAESENC 320(AX), X2, X2
+	VAESENC 320(AX), X3, X3
+	VAESENC 320(AX), X4, X4
+	VAESENC 320(AX), X5, X5
+	VAESENC 320(AX), X6, X6
+	VAESENC 320(AX), X7, X7
+	VAESENC 384(AX), X0, X0
+	VAESENC 384(AX), X1, X1
+	VAESENC 384(AX), X2, X2
+	VAESENC 384(AX), X3, X3
+	VAESENC 384(AX), X4, X4
+	VAESENC 384(AX), X5, X5
+	VAESENC 384(AX), X6, X6
+	VAESENC 384(AX), X7, X7
+	VAESENC 448(AX), X0, X0
+	VAESENC 448(AX), X1, X1
+	VAESENC 448(AX), X2, X2
+	VAESENC 448(AX), X3, X3
+	VAESENC 448(AX), X4, X4
+	VAESENC 448(AX), X5, X5
+	VAESENC 448(AX), X6, X6
+	VAESENC 448(AX), X7, X7
+	VAESENC 512(AX), X0, X0
+	VAESENC 512(AX), X1, X1
+	VAESENC 512(AX), X2, X2
+	VAESENC 512(AX), X3, X3
+	VAESENC 512(AX), X4, X4
+	VAESENC 512(AX), X5, X5
+	VAESENC 512(AX), X6, X6
+	VAESENC 512(AX), X7, X7
+	VAESENC 576(AX), X0, X0
+	VAESENC 576(AX), X1, X1
+	VAESENC 576(AX), X2, X2
+	VAESENC 576(AX), X3, X3
+	VAESENC 576(AX), X4, X4
+	VAESENC 576(AX), X5, X5
+	VAESENC 576(AX), X6, X6
+	VAESENC 576(AX), X7, X7
+	CMPQ    R12, $0x0a
+	JE      aes_last_76
+	VAESENC 640(AX), X0, X0
+	VAESENC 640(AX), X1, X1
+	VAESENC 640(AX), X2, X2
+	VAESENC 640(AX), X3, X3
+	VAESENC 640(AX), X4, X4
+	VAESENC 640(AX), X5, X5
+	VAESENC 640(AX), X6, X6
+	VAESENC 640(AX), X7, X7
+	VAESENC 704(AX), X0, X0
+	VAESENC 704(AX), X1, X1
+	VAESENC 704(AX), X2, X2
+	VAESENC 704(AX), X3, X3
+	VAESENC 704(AX), X4, X4
+	VAESENC 704(AX), X5, X5
+	VAESENC 704(AX), X6, X6
+	VAESENC 704(AX), X7, X7
+	CMPQ    R12, $0x0c
+	JE      aes_last_76
+	VAESENC 768(AX), X0, X0
+	VAESENC 768(AX), X1, X1
+	VAESENC 768(AX), X2, X2
+	VAESENC 768(AX), X3, X3
+	VAESENC 768(AX), X4, X4
+	VAESENC 768(AX), X5, X5
+	VAESENC 768(AX), X6, X6
+	VAESENC 768(AX), X7, X7
+	VAESENC 832(AX), X0, X0
+	VAESENC 832(AX), X1, X1
+	VAESENC 832(AX), X2, X2
+	VAESENC 832(AX), X3, X3
+	VAESENC 832(AX), X4, X4
+	VAESENC 832(AX), X5, X5
+	VAESENC 832(AX), X6, X6
+	VAESENC 832(AX), X7, X7
+
+aes_last_76:
+	VAESENCLAST (BX), X0, X0
+	VAESENCLAST (BX), X1, X1
+	VAESENCLAST (BX), X2, X2
+	VAESENCLAST (BX), X3, X3
+	VAESENCLAST (BX), X4, X4
+	VAESENCLAST (BX), X5, X5
+	VAESENCLAST (BX), X6, X6
+	VAESENCLAST (BX), X7, X7
+
+ks_ready_74:
+	CMPQ       R8, $0x10
+	JB         tail_partial_77
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X0, X0
+	VMOVDQU    X0, (DX)
+	VPSHUFB    X10, X14, X0
+	VPXOR      X9, X0, X0
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X0, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X0, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X0, X14
+	VPXOR      X0, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_78
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X1, X1
+	VMOVDQU    X1, (DX)
+	VPSHUFB    X10, X14, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_79
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X2, X2
+	VMOVDQU    X2, (DX)
+	VPSHUFB    X10, X14, X2
+	VPXOR      X9, X2, X2
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X2, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X2, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X2, X14
+	VPXOR      X2, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_80
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X3, X3
+	VMOVDQU    X3, (DX)
+	VPSHUFB    X10, X14, X3
+	VPXOR      X9, X3, X3
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X3, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X3, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X3, X14
+	VPXOR      X3, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_81
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X4, X4
+	VMOVDQU    X4, (DX)
+	VPSHUFB    X10, X14, X4
+	VPXOR      X9, X4, X4
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X4, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X4, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X4, X14
+	VPXOR      X4, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_82
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X5, X5
+	VMOVDQU    X5, (DX)
+	VPSHUFB    X10, X14, X5
+	VPXOR      X9, X5, X5
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X5, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X5, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X5, X14
+	VPXOR      X5, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_83
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X6, X6
+	VMOVDQU    X6, (DX)
+	VPSHUFB    X10, X14, X6
+	VPXOR      X9, X6, X6
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X6, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X6, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X6, X14
+	VPXOR      X6, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	TESTQ      R8, R8
+	JZ         tail_reduce_86
+	VMOVDQA    X7, X0
+	JMP        tail_partial_85
+
+tail_partial_83:
 	TESTQ   R8, R8
-	JZ      tail_reduce_65
+	JZ      tail_reduce_86
+	VMOVDQA X6, X0
+	JMP     tail_partial_85
+
+tail_partial_82:
+	TESTQ   R8, R8
+	JZ      tail_reduce_86
+	VMOVDQA X5, X0
+	JMP     tail_partial_85
+
+tail_partial_81:
+	TESTQ   R8, R8
+	JZ      tail_reduce_86
+	VMOVDQA X4, X0
+	JMP     tail_partial_85
+
+tail_partial_80:
+	TESTQ   R8, R8
+	JZ      tail_reduce_86
+	VMOVDQA X3, X0
+	JMP     tail_partial_85
+
+tail_partial_79:
+	TESTQ   R8, R8
+	JZ      tail_reduce_86
+	VMOVDQA X2, X0
+	JMP     tail_partial_85
+
+tail_partial_78:
+	TESTQ   R8, R8
+	JZ      tail_reduce_86
+	VMOVDQA X1, X0
+	JMP     tail_partial_85
+
+tail_partial_77:
+	TESTQ R8, R8
+	JZ    tail_reduce_86
+
+tail_partial_85:
 	VPXOR   X1, X1, X1
 	VMOVDQU X1, (SP)
 	XORQ    R13, R13
 
-copy_67:
+copy_87:
 	MOVB    (SI)(R13*1), R11
 	MOVB    R11, (SP)(R13*1)
 	INCQ    R13
 	CMPQ    R13, R8
-	JB      copy_67
+	JB      copy_87
 	VMOVDQU (SP), X1
-	VPSHUFB X10, X8, X0
-	VPXOR   (AX), X0, X0
-	VAESENC 64(AX), X0, X0
-	VAESENC 128(AX), X0, X0
-	VAESENC 192(AX), X0, X0
-	VAESENC 256(AX), X0, X0
-	VAESENC 320(AX), X0, X0
-	VAESENC 384(AX), X0, X0
-	VAESENC 448(AX), X0, X0
-	VAESENC 512(AX), X0, X0
-	VAESENC 576(AX), X0, X0
-	CMPQ    R12, $0x0a
-	JE      aes_last_68
-	VAESENC 640(AX), X0, X0
-	VAESENC 704(AX), X0, X0
-	CMPQ    R12, $0x0c
-	JE      aes_last_68
-	VAESENC 768(AX), X0, X0
-	VAESENC 832(AX), X0, X0
+	VPXOR   X1, X0, X0
+	VMOVDQU X0, (SP)
+	XORQ    R13, R13
 
-aes_last_68:
-	VAESENCLAST (BX), X0, X0
-	VPXOR       X1, X0, X0
-	VMOVDQU     X0, (SP)
-	XORQ        R13, R13
-
-copy_69:
+copy_88:
 	MOVB       (SP)(R13*1), R11
 	MOVB       R11, (DX)(R13*1)
 	INCQ       R13
 	CMPQ       R13, R8
-	JB         copy_69
-	VPXOR      X0, X0, X0
-	VMOVDQU    X0, (SP)
+	JB         copy_88
+	VPXOR      X14, X14, X14
+	VMOVDQU    X14, (SP)
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3700,7 +4399,22 @@ copy_69:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_65:
+tail_reduce_86:
+	CMPQ       48(DI), $0x00
+	JE         no_lens_89
+	VMOVDQU    56(DI), X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, 1216(AX), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, 1216(AX), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 1536(AX), X14, X14
+	VPXOR      X14, X13, X13
+
+no_lens_89:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -3714,12 +4428,13 @@ tail_reduce_65:
 	VPSHUFD    $0x4e, X11, X11
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
+	JMP        finish
 
-tail_out_62:
+no_tail:
 	CMPQ 48(DI), $0x00
 	JE   next
 
-	// The length block times H, then tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 steps 5-6).
+	// No text tail: the length block alone, times H.
 	VMOVDQU    56(DI), X0
 	VPXOR      X15, X0, X0
 	VPXOR      X9, X9, X9
@@ -3749,28 +4464,34 @@ tail_out_62:
 	VPSHUFD    $0x4e, X11, X11
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
-	VMOVDQU    104(DI), X0
-	VPSHUFB    X10, X0, X0
-	VPXOR      (AX), X0, X0
-	VAESENC    64(AX), X0, X0
-	VAESENC    128(AX), X0, X0
-	VAESENC    192(AX), X0, X0
-	VAESENC    256(AX), X0, X0
-	VAESENC    320(AX), X0, X0
-	VAESENC    384(AX), X0, X0
-	VAESENC    448(AX), X0, X0
-	VAESENC    512(AX), X0, X0
-	VAESENC    576(AX), X0, X0
-	CMPQ       R12, $0x0a
-	JE         aes_last_70
-	VAESENC    640(AX), X0, X0
-	VAESENC    704(AX), X0, X0
-	CMPQ       R12, $0x0c
-	JE         aes_last_70
-	VAESENC    768(AX), X0, X0
-	VAESENC    832(AX), X0, X0
 
-aes_last_70:
+finish:
+	CMPQ 48(DI), $0x00
+	JE   next
+
+	// Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6).
+	VMOVDQU 104(DI), X0
+	VPSHUFB X10, X0, X0
+	VPXOR   (AX), X0, X0
+	VAESENC 64(AX), X0, X0
+	VAESENC 128(AX), X0, X0
+	VAESENC 192(AX), X0, X0
+	VAESENC 256(AX), X0, X0
+	VAESENC 320(AX), X0, X0
+	VAESENC 384(AX), X0, X0
+	VAESENC 448(AX), X0, X0
+	VAESENC 512(AX), X0, X0
+	VAESENC 576(AX), X0, X0
+	CMPQ    R12, $0x0a
+	JE      aes_last_90
+	VAESENC 640(AX), X0, X0
+	VAESENC 704(AX), X0, X0
+	CMPQ    R12, $0x0c
+	JE      aes_last_90
+	VAESENC 768(AX), X0, X0
+	VAESENC 832(AX), X0, X0
+
+aes_last_90:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -3876,7 +4597,7 @@ ad_chunk:
 
 ad_tail:
 	TESTQ   R8, R8
-	JZ      tail_out_71
+	JZ      tail_out_91
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -3887,9 +4608,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_72:
+tail_block_92:
 	CMPQ       R8, $0x10
-	JB         tail_partial_73
+	JB         tail_partial_93
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -3905,24 +4626,24 @@ tail_block_72:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_72
+	JMP        tail_block_92
 
-tail_partial_73:
+tail_partial_93:
 	TESTQ   R8, R8
-	JZ      tail_reduce_74
+	JZ      tail_reduce_94
 	VPXOR   X1, X1, X1
 	VMOVDQU X1, (SP)
 	XORQ    R13, R13
 
-copy_75:
+copy_95:
 	MOVB       (SI)(R13*1), R11
 	MOVB       R11, (SP)(R13*1)
 	INCQ       R13
 	CMPQ       R13, R8
-	JB         copy_75
+	JB         copy_95
 	VMOVDQU    (SP), X1
-	VPXOR      X0, X0, X0
-	VMOVDQU    X0, (SP)
+	VPXOR      X14, X14, X14
+	VMOVDQU    X14, (SP)
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3935,7 +4656,7 @@ copy_75:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_74:
+tail_reduce_94:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -3950,7 +4671,7 @@ tail_reduce_74:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_71:
+tail_out_91:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -4008,7 +4729,7 @@ tail_out_71:
 	VAESENC        576(AX), Y2, Y2
 	VAESENC        576(AX), Y3, Y3
 	CMPQ           R12, $0x0a
-	JE             aes_last_76
+	JE             aes_last_96
 	VAESENC        640(AX), Y0, Y0
 	VAESENC        640(AX), Y1, Y1
 	VAESENC        640(AX), Y2, Y2
@@ -4018,7 +4739,7 @@ tail_out_71:
 	VAESENC        704(AX), Y2, Y2
 	VAESENC        704(AX), Y3, Y3
 	CMPQ           R12, $0x0c
-	JE             aes_last_76
+	JE             aes_last_96
 	VAESENC        768(AX), Y0, Y0
 	VAESENC        768(AX), Y1, Y1
 	VAESENC        768(AX), Y2, Y2
@@ -4028,7 +4749,7 @@ tail_out_71:
 	VAESENC        832(AX), Y2, Y2
 	VAESENC        832(AX), Y3, Y3
 
-aes_last_76:
+aes_last_96:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -4148,7 +4869,7 @@ chunk:
 	VAESENC      576(AX), Y2, Y2
 	VAESENC      576(AX), Y3, Y3
 	CMPQ         R12, $0x0a
-	JE           aes_last_77
+	JE           aes_last_97
 	VAESENC      640(AX), Y0, Y0
 	VAESENC      640(AX), Y1, Y1
 	VAESENC      640(AX), Y2, Y2
@@ -4158,7 +4879,7 @@ chunk:
 	VAESENC      704(AX), Y2, Y2
 	VAESENC      704(AX), Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_77
+	JE           aes_last_97
 	VAESENC      768(AX), Y0, Y0
 	VAESENC      768(AX), Y1, Y1
 	VAESENC      768(AX), Y2, Y2
@@ -4168,7 +4889,7 @@ chunk:
 	VAESENC      832(AX), Y2, Y2
 	VAESENC      832(AX), Y3, Y3
 
-aes_last_77:
+aes_last_97:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -4242,114 +4963,353 @@ drain:
 text_tail:
 	VMOVDQU X8, 88(DI)
 	TESTQ   R8, R8
-	JZ      tail_out_78
+	JZ      no_tail
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
+	CMPQ    48(DI), $0x00
+	JE      no_lens_98
+	SUBQ    $0x10, R10
+
+no_lens_98:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
-
-tail_block_79:
-	CMPQ    R8, $0x10
-	JB      tail_partial_80
-	VPSHUFB X10, X8, X0
-	VPADDD  gcmCtrOne<>+0(SB), X8, X8
-	VPXOR   (AX), X0, X0
-	VAESENC 64(AX), X0, X0
-	VAESENC 128(AX), X0, X0
-	VAESENC 192(AX), X0, X0
-	VAESENC 256(AX), X0, X0
-	VAESENC 320(AX), X0, X0
-	VAESENC 384(AX), X0, X0
-	VAESENC 448(AX), X0, X0
-	VAESENC 512(AX), X0, X0
-	VAESENC 576(AX), X0, X0
+	CMPQ    R8, $0x40
+	JA      ks8_99
+	VPSHUFB Y10, Y8, Y0
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y1
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_82
-	VAESENC 640(AX), X0, X0
-	VAESENC 704(AX), X0, X0
+	JE      aes_last_101
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_82
-	VAESENC 768(AX), X0, X0
-	VAESENC 832(AX), X0, X0
+	JE      aes_last_101
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
 
-aes_last_82:
-	VAESENCLAST (BX), X0, X0
-	VPXOR       (SI), X0, X0
-	VMOVDQU     X0, (DX)
-	VMOVDQA     X0, X1
-	ADDQ        $0x10, DX
-	VPSHUFB     X10, X1, X1
-	VPXOR       X9, X1, X1
-	VPXOR       X9, X9, X9
-	VPCLMULQDQ  $0x00, (R10), X1, X14
-	VPXOR       X14, X11, X11
-	VPCLMULQDQ  $0x11, (R10), X1, X14
-	VPXOR       X14, X12, X12
-	VPSHUFD     $0x4e, X1, X14
-	VPXOR       X1, X14, X14
-	VPCLMULQDQ  $0x00, 320(R10), X14, X14
-	VPXOR       X14, X13, X13
-	ADDQ        $0x10, SI
-	ADDQ        $0x10, R10
-	SUBQ        $0x10, R8
-	JMP         tail_block_79
+aes_last_101:
+	VAESENCLAST  (BX), Y0, Y0
+	VAESENCLAST  (BX), Y1, Y1
+	VEXTRACTI128 $0x01, Y0, X4
+	VEXTRACTI128 $0x01, Y1, X5
+	JMP          ks_ready_100
 
-tail_partial_80:
+ks8_99:
+	VPSHUFB Y10, Y8, Y0
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y1
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y2
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y3
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VPXOR   (AX), Y2, Y2
+	VPXOR   (AX), Y3, Y3
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 64(AX), Y2, Y2
+	VAESENC 64(AX), Y3, Y3
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 128(AX), Y2, Y2
+	VAESENC 128(AX), Y3, Y3
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 192(AX), Y2, Y2
+	VAESENC 192(AX), Y3, Y3
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 256(AX), Y2, Y2
+	VAESENC 256(AX), Y3, Y3
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 320(AX), Y2, Y2
+	VAESENC 320(AX), Y3, Y3
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 384(AX), Y2, Y2
+	VAESENC 384(AX), Y3, Y3
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 448(AX), Y2, Y2
+	VAESENC 448(AX), Y3, Y3
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 512(AX), Y2, Y2
+	VAESENC 512(AX), Y3, Y3
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
+	VAESENC 576(AX), Y2, Y2
+	VAESENC 576(AX), Y3, Y3
+	CMPQ    R12, $0x0a
+	JE      aes_last_102
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 640(AX), Y2, Y2
+	VAESENC 640(AX), Y3, Y3
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
+	VAESENC 704(AX), Y2, Y2
+	VAESENC 704(AX), Y3, Y3
+	CMPQ    R12, $0x0c
+	JE      aes_last_102
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 768(AX), Y2, Y2
+	VAESENC 768(AX), Y3, Y3
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
+	VAESENC 832(AX), Y2, Y2
+	VAESENC 832(AX), Y3, Y3
+
+aes_last_102:
+	VAESENCLAST  (BX), Y0, Y0
+	VAESENCLAST  (BX), Y1, Y1
+	VAESENCLAST  (BX), Y2, Y2
+	VAESENCLAST  (BX), Y3, Y3
+	VEXTRACTI128 $0x01, Y0, X4
+	VEXTRACTI128 $0x01, Y1, X5
+	VEXTRACTI128 $0x01, Y2, X6
+	VEXTRACTI128 $0x01, Y3, X7
+
+ks_ready_100:
+	CMPQ       R8, $0x10
+	JB         tail_partial_103
+	VPXOR      (SI), X0, X0
+	VMOVDQU    X0, (DX)
+	VPSHUFB    X10, X0, X0
+	VPXOR      X9, X0, X0
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X0, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X0, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X0, X14
+	VPXOR      X0, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_104
+	VPXOR      (SI), X4, X4
+	VMOVDQU    X4, (DX)
+	VPSHUFB    X10, X4, X4
+	VPXOR      X9, X4, X4
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X4, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X4, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X4, X14
+	VPXOR      X4, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_105
+	VPXOR      (SI), X1, X1
+	VMOVDQU    X1, (DX)
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_106
+	VPXOR      (SI), X5, X5
+	VMOVDQU    X5, (DX)
+	VPSHUFB    X10, X5, X5
+	VPXOR      X9, X5, X5
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X5, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X5, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X5, X14
+	VPXOR      X5, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_107
+	VPXOR      (SI), X2, X2
+	VMOVDQU    X2, (DX)
+	VPSHUFB    X10, X2, X2
+	VPXOR      X9, X2, X2
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X2, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X2, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X2, X14
+	VPXOR      X2, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_108
+	VPXOR      (SI), X6, X6
+	VMOVDQU    X6, (DX)
+	VPSHUFB    X10, X6, X6
+	VPXOR      X9, X6, X6
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X6, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X6, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X6, X14
+	VPXOR      X6, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_109
+	VPXOR      (SI), X3, X3
+	VMOVDQU    X3, (DX)
+	VPSHUFB    X10, X3, X3
+	VPXOR      X9, X3, X3
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X3, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X3, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X3, X14
+	VPXOR      X3, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	TESTQ      R8, R8
+	JZ         tail_reduce_112
+	VMOVDQA    X7, X0
+	JMP        tail_partial_111
+
+tail_partial_109:
 	TESTQ   R8, R8
-	JZ      tail_reduce_81
+	JZ      tail_reduce_112
+	VMOVDQA X3, X0
+	JMP     tail_partial_111
+
+tail_partial_108:
+	TESTQ   R8, R8
+	JZ      tail_reduce_112
+	VMOVDQA X6, X0
+	JMP     tail_partial_111
+
+tail_partial_107:
+	TESTQ   R8, R8
+	JZ      tail_reduce_112
+	VMOVDQA X2, X0
+	JMP     tail_partial_111
+
+tail_partial_106:
+	TESTQ   R8, R8
+	JZ      tail_reduce_112
+	VMOVDQA X5, X0
+	JMP     tail_partial_111
+
+tail_partial_105:
+	TESTQ   R8, R8
+	JZ      tail_reduce_112
+	VMOVDQA X1, X0
+	JMP     tail_partial_111
+
+tail_partial_104:
+	TESTQ   R8, R8
+	JZ      tail_reduce_112
+	VMOVDQA X4, X0
+	JMP     tail_partial_111
+
+tail_partial_103:
+	TESTQ R8, R8
+	JZ    tail_reduce_112
+
+tail_partial_111:
 	VPXOR   X1, X1, X1
 	VMOVDQU X1, (SP)
 	XORQ    R13, R13
 
-copy_83:
+copy_113:
 	MOVB    (SI)(R13*1), R11
 	MOVB    R11, (SP)(R13*1)
 	INCQ    R13
 	CMPQ    R13, R8
-	JB      copy_83
+	JB      copy_113
 	VMOVDQU (SP), X1
-	VPSHUFB X10, X8, X0
-	VPXOR   (AX), X0, X0
-	VAESENC 64(AX), X0, X0
-	VAESENC 128(AX), X0, X0
-	VAESENC 192(AX), X0, X0
-	VAESENC 256(AX), X0, X0
-	VAESENC 320(AX), X0, X0
-	VAESENC 384(AX), X0, X0
-	VAESENC 448(AX), X0, X0
-	VAESENC 512(AX), X0, X0
-	VAESENC 576(AX), X0, X0
-	CMPQ    R12, $0x0a
-	JE      aes_last_84
-	VAESENC 640(AX), X0, X0
-	VAESENC 704(AX), X0, X0
-	CMPQ    R12, $0x0c
-	JE      aes_last_84
-	VAESENC 768(AX), X0, X0
-	VAESENC 832(AX), X0, X0
+	VPXOR   X1, X0, X0
+	VMOVDQU X0, (SP)
+	XORQ    R13, R13
 
-aes_last_84:
-	VAESENCLAST (BX), X0, X0
-	VPXOR       X1, X0, X0
-	VMOVDQU     X0, (SP)
-	XORQ        R13, R13
-
-copy_85:
+copy_114:
 	MOVB       (SP)(R13*1), R11
 	MOVB       R11, (DX)(R13*1)
 	INCQ       R13
 	CMPQ       R13, R8
-	JB         copy_85
+	JB         copy_114
+	VPXOR      X14, X14, X14
+	VMOVDQU    X14, (SP)
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
-	VPXOR      X0, X0, X0
-	VMOVDQU    X0, (SP)
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4362,7 +5322,22 @@ copy_85:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_81:
+tail_reduce_112:
+	CMPQ       48(DI), $0x00
+	JE         no_lens_115
+	VMOVDQU    56(DI), X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, 1216(AX), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, 1216(AX), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 1536(AX), X14, X14
+	VPXOR      X14, X13, X13
+
+no_lens_115:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -4376,12 +5351,13 @@ tail_reduce_81:
 	VPSHUFD    $0x4e, X11, X11
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
+	JMP        finish
 
-tail_out_78:
+no_tail:
 	CMPQ 48(DI), $0x00
 	JE   next
 
-	// The length block times H, then tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 steps 5-6).
+	// No text tail: the length block alone, times H.
 	VMOVDQU    56(DI), X0
 	VPXOR      X15, X0, X0
 	VPXOR      X9, X9, X9
@@ -4411,28 +5387,34 @@ tail_out_78:
 	VPSHUFD    $0x4e, X11, X11
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
-	VMOVDQU    104(DI), X0
-	VPSHUFB    X10, X0, X0
-	VPXOR      (AX), X0, X0
-	VAESENC    64(AX), X0, X0
-	VAESENC    128(AX), X0, X0
-	VAESENC    192(AX), X0, X0
-	VAESENC    256(AX), X0, X0
-	VAESENC    320(AX), X0, X0
-	VAESENC    384(AX), X0, X0
-	VAESENC    448(AX), X0, X0
-	VAESENC    512(AX), X0, X0
-	VAESENC    576(AX), X0, X0
-	CMPQ       R12, $0x0a
-	JE         aes_last_86
-	VAESENC    640(AX), X0, X0
-	VAESENC    704(AX), X0, X0
-	CMPQ       R12, $0x0c
-	JE         aes_last_86
-	VAESENC    768(AX), X0, X0
-	VAESENC    832(AX), X0, X0
 
-aes_last_86:
+finish:
+	CMPQ 48(DI), $0x00
+	JE   next
+
+	// Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6).
+	VMOVDQU 104(DI), X0
+	VPSHUFB X10, X0, X0
+	VPXOR   (AX), X0, X0
+	VAESENC 64(AX), X0, X0
+	VAESENC 128(AX), X0, X0
+	VAESENC 192(AX), X0, X0
+	VAESENC 256(AX), X0, X0
+	VAESENC 320(AX), X0, X0
+	VAESENC 384(AX), X0, X0
+	VAESENC 448(AX), X0, X0
+	VAESENC 512(AX), X0, X0
+	VAESENC 576(AX), X0, X0
+	CMPQ    R12, $0x0a
+	JE      aes_last_116
+	VAESENC 640(AX), X0, X0
+	VAESENC 704(AX), X0, X0
+	CMPQ    R12, $0x0c
+	JE      aes_last_116
+	VAESENC 768(AX), X0, X0
+	VAESENC 832(AX), X0, X0
+
+aes_last_116:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -4537,7 +5519,7 @@ ad_chunk:
 
 ad_tail:
 	TESTQ   R8, R8
-	JZ      tail_out_87
+	JZ      tail_out_117
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -4548,9 +5530,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_88:
+tail_block_118:
 	CMPQ       R8, $0x10
-	JB         tail_partial_89
+	JB         tail_partial_119
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -4566,24 +5548,24 @@ tail_block_88:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_88
+	JMP        tail_block_118
 
-tail_partial_89:
+tail_partial_119:
 	TESTQ   R8, R8
-	JZ      tail_reduce_90
+	JZ      tail_reduce_120
 	VPXOR   X1, X1, X1
 	VMOVDQU X1, (SP)
 	XORQ    R13, R13
 
-copy_91:
+copy_121:
 	MOVB       (SI)(R13*1), R11
 	MOVB       R11, (SP)(R13*1)
 	INCQ       R13
 	CMPQ       R13, R8
-	JB         copy_91
+	JB         copy_121
 	VMOVDQU    (SP), X1
-	VPXOR      X0, X0, X0
-	VMOVDQU    X0, (SP)
+	VPXOR      X14, X14, X14
+	VMOVDQU    X14, (SP)
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4596,7 +5578,7 @@ copy_91:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_90:
+tail_reduce_120:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -4611,7 +5593,7 @@ tail_reduce_90:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_87:
+tail_out_117:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -4671,7 +5653,7 @@ chunk:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_92
+	JE      aes_last_122
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -4681,7 +5663,7 @@ chunk:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_92
+	JE      aes_last_122
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -4691,7 +5673,7 @@ chunk:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_92:
+aes_last_122:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -4767,111 +5749,357 @@ aes_last_92:
 text_tail:
 	VMOVDQU X8, 88(DI)
 	TESTQ   R8, R8
-	JZ      tail_out_93
+	JZ      no_tail
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
+	CMPQ    48(DI), $0x00
+	JE      no_lens_123
+	SUBQ    $0x10, R10
+
+no_lens_123:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
-
-tail_block_94:
-	CMPQ    R8, $0x10
-	JB      tail_partial_95
-	VPSHUFB X10, X8, X0
-	VPADDD  gcmCtrOne<>+0(SB), X8, X8
-	VPXOR   (AX), X0, X0
-	VAESENC 64(AX), X0, X0
-	VAESENC 128(AX), X0, X0
-	VAESENC 192(AX), X0, X0
-	VAESENC 256(AX), X0, X0
-	VAESENC 320(AX), X0, X0
-	VAESENC 384(AX), X0, X0
-	VAESENC 448(AX), X0, X0
-	VAESENC 512(AX), X0, X0
-	VAESENC 576(AX), X0, X0
+	CMPQ    R8, $0x40
+	JA      ks8_124
+	VPSHUFB Y10, Y8, Y0
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y1
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_97
-	VAESENC 640(AX), X0, X0
-	VAESENC 704(AX), X0, X0
+	JE      aes_last_126
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_97
-	VAESENC 768(AX), X0, X0
-	VAESENC 832(AX), X0, X0
+	JE      aes_last_126
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
 
-aes_last_97:
-	VAESENCLAST (BX), X0, X0
-	VMOVDQU     (SI), X1
-	VPXOR       X1, X0, X0
-	VMOVDQU     X0, (DX)
-	ADDQ        $0x10, DX
-	VPSHUFB     X10, X1, X1
-	VPXOR       X9, X1, X1
-	VPXOR       X9, X9, X9
-	VPCLMULQDQ  $0x00, (R10), X1, X14
-	VPXOR       X14, X11, X11
-	VPCLMULQDQ  $0x11, (R10), X1, X14
-	VPXOR       X14, X12, X12
-	VPSHUFD     $0x4e, X1, X14
-	VPXOR       X1, X14, X14
-	VPCLMULQDQ  $0x00, 320(R10), X14, X14
-	VPXOR       X14, X13, X13
-	ADDQ        $0x10, SI
-	ADDQ        $0x10, R10
-	SUBQ        $0x10, R8
-	JMP         tail_block_94
+aes_last_126:
+	VAESENCLAST  (BX), Y0, Y0
+	VAESENCLAST  (BX), Y1, Y1
+	VEXTRACTI128 $0x01, Y0, X4
+	VEXTRACTI128 $0x01, Y1, X5
+	JMP          ks_ready_125
 
-tail_partial_95:
+ks8_124:
+	VPSHUFB Y10, Y8, Y0
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y1
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y2
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y3
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VPXOR   (AX), Y2, Y2
+	VPXOR   (AX), Y3, Y3
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 64(AX), Y2, Y2
+	VAESENC 64(AX), Y3, Y3
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 128(AX), Y2, Y2
+	VAESENC 128(AX), Y3, Y3
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 192(AX), Y2, Y2
+	VAESENC 192(AX), Y3, Y3
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 256(AX), Y2, Y2
+	VAESENC 256(AX), Y3, Y3
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 320(AX), Y2, Y2
+	VAESENC 320(AX), Y3, Y3
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 384(AX), Y2, Y2
+	VAESENC 384(AX), Y3, Y3
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 448(AX), Y2, Y2
+	VAESENC 448(AX), Y3, Y3
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 512(AX), Y2, Y2
+	VAESENC 512(AX), Y3, Y3
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
+	VAESENC 576(AX), Y2, Y2
+	VAESENC 576(AX), Y3, Y3
+	CMPQ    R12, $0x0a
+	JE      aes_last_127
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 640(AX), Y2, Y2
+	VAESENC 640(AX), Y3, Y3
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
+	VAESENC 704(AX), Y2, Y2
+	VAESENC 704(AX), Y3, Y3
+	CMPQ    R12, $0x0c
+	JE      aes_last_127
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 768(AX), Y2, Y2
+	VAESENC 768(AX), Y3, Y3
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
+	VAESENC 832(AX), Y2, Y2
+	VAESENC 832(AX), Y3, Y3
+
+aes_last_127:
+	VAESENCLAST  (BX), Y0, Y0
+	VAESENCLAST  (BX), Y1, Y1
+	VAESENCLAST  (BX), Y2, Y2
+	VAESENCLAST  (BX), Y3, Y3
+	VEXTRACTI128 $0x01, Y0, X4
+	VEXTRACTI128 $0x01, Y1, X5
+	VEXTRACTI128 $0x01, Y2, X6
+	VEXTRACTI128 $0x01, Y3, X7
+
+ks_ready_125:
+	CMPQ       R8, $0x10
+	JB         tail_partial_128
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X0, X0
+	VMOVDQU    X0, (DX)
+	VPSHUFB    X10, X14, X0
+	VPXOR      X9, X0, X0
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X0, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X0, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X0, X14
+	VPXOR      X0, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_129
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X4, X4
+	VMOVDQU    X4, (DX)
+	VPSHUFB    X10, X14, X4
+	VPXOR      X9, X4, X4
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X4, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X4, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X4, X14
+	VPXOR      X4, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_130
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X1, X1
+	VMOVDQU    X1, (DX)
+	VPSHUFB    X10, X14, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_131
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X5, X5
+	VMOVDQU    X5, (DX)
+	VPSHUFB    X10, X14, X5
+	VPXOR      X9, X5, X5
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X5, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X5, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X5, X14
+	VPXOR      X5, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_132
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X2, X2
+	VMOVDQU    X2, (DX)
+	VPSHUFB    X10, X14, X2
+	VPXOR      X9, X2, X2
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X2, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X2, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X2, X14
+	VPXOR      X2, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_133
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X6, X6
+	VMOVDQU    X6, (DX)
+	VPSHUFB    X10, X14, X6
+	VPXOR      X9, X6, X6
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X6, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X6, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X6, X14
+	VPXOR      X6, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_134
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X3, X3
+	VMOVDQU    X3, (DX)
+	VPSHUFB    X10, X14, X3
+	VPXOR      X9, X3, X3
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X3, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X3, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X3, X14
+	VPXOR      X3, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	TESTQ      R8, R8
+	JZ         tail_reduce_137
+	VMOVDQA    X7, X0
+	JMP        tail_partial_136
+
+tail_partial_134:
 	TESTQ   R8, R8
-	JZ      tail_reduce_96
+	JZ      tail_reduce_137
+	VMOVDQA X3, X0
+	JMP     tail_partial_136
+
+tail_partial_133:
+	TESTQ   R8, R8
+	JZ      tail_reduce_137
+	VMOVDQA X6, X0
+	JMP     tail_partial_136
+
+tail_partial_132:
+	TESTQ   R8, R8
+	JZ      tail_reduce_137
+	VMOVDQA X2, X0
+	JMP     tail_partial_136
+
+tail_partial_131:
+	TESTQ   R8, R8
+	JZ      tail_reduce_137
+	VMOVDQA X5, X0
+	JMP     tail_partial_136
+
+tail_partial_130:
+	TESTQ   R8, R8
+	JZ      tail_reduce_137
+	VMOVDQA X1, X0
+	JMP     tail_partial_136
+
+tail_partial_129:
+	TESTQ   R8, R8
+	JZ      tail_reduce_137
+	VMOVDQA X4, X0
+	JMP     tail_partial_136
+
+tail_partial_128:
+	TESTQ R8, R8
+	JZ    tail_reduce_137
+
+tail_partial_136:
 	VPXOR   X1, X1, X1
 	VMOVDQU X1, (SP)
 	XORQ    R13, R13
 
-copy_98:
+copy_138:
 	MOVB    (SI)(R13*1), R11
 	MOVB    R11, (SP)(R13*1)
 	INCQ    R13
 	CMPQ    R13, R8
-	JB      copy_98
+	JB      copy_138
 	VMOVDQU (SP), X1
-	VPSHUFB X10, X8, X0
-	VPXOR   (AX), X0, X0
-	VAESENC 64(AX), X0, X0
-	VAESENC 128(AX), X0, X0
-	VAESENC 192(AX), X0, X0
-	VAESENC 256(AX), X0, X0
-	VAESENC 320(AX), X0, X0
-	VAESENC 384(AX), X0, X0
-	VAESENC 448(AX), X0, X0
-	VAESENC 512(AX), X0, X0
-	VAESENC 576(AX), X0, X0
-	CMPQ    R12, $0x0a
-	JE      aes_last_99
-	VAESENC 640(AX), X0, X0
-	VAESENC 704(AX), X0, X0
-	CMPQ    R12, $0x0c
-	JE      aes_last_99
-	VAESENC 768(AX), X0, X0
-	VAESENC 832(AX), X0, X0
+	VPXOR   X1, X0, X0
+	VMOVDQU X0, (SP)
+	XORQ    R13, R13
 
-aes_last_99:
-	VAESENCLAST (BX), X0, X0
-	VPXOR       X1, X0, X0
-	VMOVDQU     X0, (SP)
-	XORQ        R13, R13
-
-copy_100:
+copy_139:
 	MOVB       (SP)(R13*1), R11
 	MOVB       R11, (DX)(R13*1)
 	INCQ       R13
 	CMPQ       R13, R8
-	JB         copy_100
-	VPXOR      X0, X0, X0
-	VMOVDQU    X0, (SP)
+	JB         copy_139
+	VPXOR      X14, X14, X14
+	VMOVDQU    X14, (SP)
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4884,7 +6112,22 @@ copy_100:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_96:
+tail_reduce_137:
+	CMPQ       48(DI), $0x00
+	JE         no_lens_140
+	VMOVDQU    56(DI), X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, 1216(AX), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, 1216(AX), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 1536(AX), X14, X14
+	VPXOR      X14, X13, X13
+
+no_lens_140:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -4898,12 +6141,13 @@ tail_reduce_96:
 	VPSHUFD    $0x4e, X11, X11
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
+	JMP        finish
 
-tail_out_93:
+no_tail:
 	CMPQ 48(DI), $0x00
 	JE   next
 
-	// The length block times H, then tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 steps 5-6).
+	// No text tail: the length block alone, times H.
 	VMOVDQU    56(DI), X0
 	VPXOR      X15, X0, X0
 	VPXOR      X9, X9, X9
@@ -4933,28 +6177,34 @@ tail_out_93:
 	VPSHUFD    $0x4e, X11, X11
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
-	VMOVDQU    104(DI), X0
-	VPSHUFB    X10, X0, X0
-	VPXOR      (AX), X0, X0
-	VAESENC    64(AX), X0, X0
-	VAESENC    128(AX), X0, X0
-	VAESENC    192(AX), X0, X0
-	VAESENC    256(AX), X0, X0
-	VAESENC    320(AX), X0, X0
-	VAESENC    384(AX), X0, X0
-	VAESENC    448(AX), X0, X0
-	VAESENC    512(AX), X0, X0
-	VAESENC    576(AX), X0, X0
-	CMPQ       R12, $0x0a
-	JE         aes_last_101
-	VAESENC    640(AX), X0, X0
-	VAESENC    704(AX), X0, X0
-	CMPQ       R12, $0x0c
-	JE         aes_last_101
-	VAESENC    768(AX), X0, X0
-	VAESENC    832(AX), X0, X0
 
-aes_last_101:
+finish:
+	CMPQ 48(DI), $0x00
+	JE   next
+
+	// Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6).
+	VMOVDQU 104(DI), X0
+	VPSHUFB X10, X0, X0
+	VPXOR   (AX), X0, X0
+	VAESENC 64(AX), X0, X0
+	VAESENC 128(AX), X0, X0
+	VAESENC 192(AX), X0, X0
+	VAESENC 256(AX), X0, X0
+	VAESENC 320(AX), X0, X0
+	VAESENC 384(AX), X0, X0
+	VAESENC 448(AX), X0, X0
+	VAESENC 512(AX), X0, X0
+	VAESENC 576(AX), X0, X0
+	CMPQ    R12, $0x0a
+	JE      aes_last_141
+	VAESENC 640(AX), X0, X0
+	VAESENC 704(AX), X0, X0
+	CMPQ    R12, $0x0c
+	JE      aes_last_141
+	VAESENC 768(AX), X0, X0
+	VAESENC 832(AX), X0, X0
+
+aes_last_141:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0

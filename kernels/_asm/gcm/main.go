@@ -622,7 +622,7 @@ func avx2(name string, open, vaes bool) {
 	SUBQ(U8(128), n)
 	JMP(LabelRef("ad_chunk"))
 	Label("ad_tail")
-	tail2(buf, false, open)
+	tailAD2(buf)
 
 	Comment("Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.")
 	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
@@ -639,11 +639,15 @@ func avx2(name string, open, vaes bool) {
 
 	Label("text_tail")
 	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
-	tail2(buf, true, open)
+	TESTQ(n, n)
+	JZ(LabelRef("no_tail"))
+	tailText2(buf, open, vaes)
+	JMP(LabelRef("finish"))
 
+	Label("no_tail")
 	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 	JE(LabelRef("next"))
-	Comment("The length block times H, then tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 steps 5-6).")
+	Comment("No text tail: the length block alone, times H.")
 	VMOVDQU(Mem{Base: desc, Disp: dLens}, X0)
 	VPXOR(X15, X0, X0)
 	VPXOR(X9, X9, X9)
@@ -652,6 +656,11 @@ func avx2(name string, open, vaes bool) {
 	VPXOR(X13, X13, X13)
 	accumulate2(X0, Mem{Base: tab, Disp: tH + 16*16})
 	reduce2(false)
+
+	Label("finish")
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+	JE(LabelRef("next"))
+	Comment("Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6).")
 	VMOVDQU(Mem{Base: desc, Disp: dJ0}, X0)
 	VPSHUFB(X10, X0, X0)
 	aesRounds([]VecPhysical{X0})
@@ -885,44 +894,19 @@ func reduce2Steps(ymm bool) []func() {
 	return append(steps, montgomerySteps(X11, X12, X14, polyK)...)
 }
 
-// tail2 emits the tail of 0..127 bytes at src (n bytes): whole blocks one at a time (text: counter
-// mode into dst), then a partial block through the bounce buffer buf, zero-padded for GHASH (section
-// 6.4's 0^v padding), the products summed and reduced once. The buffer is wiped afterwards.
-func tail2(buf Mem, text, open bool) {
+// tailAD2 emits the GHASH of the last 0..127 bytes of AD at src (n bytes): whole blocks one at a
+// time, then a partial block zero-padded (section 6.4's 0^v padding) through the bounce buffer buf,
+// the products summed and reduced once.
+func tailAD2(buf Mem) {
 	out := label("tail_out")
 	TESTQ(n, n)
 	JZ(LabelRef(out))
-	LEAQ(Mem{Base: n, Disp: 15}, tmp)
-	SHRQ(U8(4), tmp)
-	SHLQ(U8(4), tmp)
-	LEAQ(Mem{Base: tab, Disp: tH + 17*16}, hptr)
-	SUBQ(tmp, hptr)
-	VMOVDQU(X15, X9)
-	VPXOR(X11, X11, X11)
-	VPXOR(X12, X12, X12)
-	VPXOR(X13, X13, X13)
-
+	tailStart2(false)
 	loop, partial, reduce := label("tail_block"), label("tail_partial"), label("tail_reduce")
 	Label(loop)
 	CMPQ(n, U8(16))
 	JB(LabelRef(partial))
-	if text {
-		VPSHUFB(X10, X8, X0)
-		VPADDD(ctrOne, X8, X8)
-		aesRounds([]VecPhysical{X0})
-		if open {
-			VMOVDQU(Mem{Base: src}, X1)
-			VPXOR(X1, X0, X0)
-			VMOVDQU(X0, Mem{Base: dst})
-		} else {
-			VPXOR(Mem{Base: src}, X0, X0)
-			VMOVDQU(X0, Mem{Base: dst})
-			VMOVDQA(X0, X1)
-		}
-		ADDQ(U8(16), dst)
-	} else {
-		VMOVDQU(Mem{Base: src}, X1)
-	}
+	VMOVDQU(Mem{Base: src}, X1)
 	VPSHUFB(X10, X1, X1)
 	accumulate2(X1, Mem{Base: hptr})
 	ADDQ(U8(16), src)
@@ -933,31 +917,148 @@ func tail2(buf Mem, text, open bool) {
 	Label(partial)
 	TESTQ(n, n)
 	JZ(LabelRef(reduce))
-	VPXOR(X1, X1, X1)
-	VMOVDQU(X1, buf)
+	loadPartial(buf, X1)
+	wipe(buf)
+	VPSHUFB(X10, X1, X1)
+	accumulate2(X1, Mem{Base: hptr})
+	Label(reduce)
+	reduce2(false)
+	Label(out)
+}
+
+// tailStart2 points hptr at the powers of H for the nb = ceil(n/16) blocks of a tail (one further
+// when withLens and the descriptor has a tag: the length block then takes H^1), puts Y in X9 to be
+// added to the first block and clears the accumulators.
+func tailStart2(withLens bool) {
+	LEAQ(Mem{Base: n, Disp: 15}, tmp)
+	SHRQ(U8(4), tmp)
+	SHLQ(U8(4), tmp)
+	LEAQ(Mem{Base: tab, Disp: tH + 17*16}, hptr)
+	SUBQ(tmp, hptr)
+	if withLens {
+		skip := label("no_lens")
+		CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+		JE(LabelRef(skip))
+		SUBQ(U8(16), hptr)
+		Label(skip)
+	}
+	VMOVDQU(X15, X9)
+	VPXOR(X11, X11, X11)
+	VPXOR(X12, X12, X12)
+	VPXOR(X13, X13, X13)
+}
+
+// loadPartial loads the last n (1..15) bytes at src into r, zero-padded, through buf.
+func loadPartial(buf Mem, r VecPhysical) {
+	VPXOR(r, r, r)
+	VMOVDQU(r, buf)
 	copyBytes(buf, Mem{Base: src})
-	VMOVDQU(buf, X1)
-	if text {
-		VPSHUFB(X10, X8, X0)
-		aesRounds([]VecPhysical{X0})
-		VPXOR(X1, X0, X0)
-		VMOVDQU(X0, buf)
-		copyBytes(Mem{Base: dst}, buf)
-		if !open {
-			// GHASH sees the ciphertext zero-padded: keep its first n bytes.
-			LEAQ(tailMask.Offset(16), tmp)
-			SUBQ(n, tmp)
-			VPAND(Mem{Base: tmp}, X0, X1)
+	VMOVDQU(buf, r)
+}
+
+// wipe clears the bounce buffer, which held text or key stream.
+func wipe(buf Mem) {
+	VPXOR(X14, X14, X14)
+	VMOVDQU(X14, buf)
+}
+
+// tailText2 emits the text tail of 1..127 bytes (n): the key stream of all its blocks at once (4
+// blocks when n <= 64, else 8; VAES: two or four ymm, whose upper lanes go to X4-X7), so that the
+// blocks' AES rounds overlap, then each whole block and the partial one (through the bounce buffer
+// buf), their products summed with the length block's (when the descriptor has a tag) and reduced
+// once.
+func tailText2(buf Mem, open, vaes bool) {
+	tailStart2(true)
+	order := blocks // order[i] holds block i's key stream
+	if vaes {
+		order = []VecPhysical{X0, X4, X1, X5, X2, X6, X3, X7}
+	}
+	keyStream := func(m int) {
+		if !vaes {
+			for _, b := range blocks[:m] {
+				VPSHUFB(X10, X8, b)
+				VPADDD(ctrOne, X8, X8)
+			}
+			aesRounds(blocks[:m])
+			return
+		}
+		for _, k := range ksY[:m/2] {
+			VPSHUFB(Y10, Y8, k)
+			VPADDD(ctrAdd2, Y8, Y8)
+		}
+		aesRounds(ksY[:m/2])
+		for j, k := range ksY[:m/2] {
+			VEXTRACTI128(U8(1), k, blocks[4+j])
 		}
 	}
-	VPXOR(X0, X0, X0)
+	eight, ready := label("ks8"), label("ks_ready")
+	CMPQ(n, U8(64))
+	JA(LabelRef(eight))
+	keyStream(4)
+	JMP(LabelRef(ready))
+	Label(eight)
+	keyStream(8)
+	Label(ready)
+
+	partials := make([]string, 8)
+	for i := range partials {
+		partials[i] = label("tail_partial")
+	}
+	partial, reduce := label("tail_partial"), label("tail_reduce")
+	for i, k := range order[:7] {
+		CMPQ(n, U8(16))
+		JB(LabelRef(partials[i]))
+		if open {
+			VMOVDQU(Mem{Base: src}, X14)
+			VPXOR(X14, k, k)
+			VMOVDQU(k, Mem{Base: dst})
+			VPSHUFB(X10, X14, k)
+		} else {
+			VPXOR(Mem{Base: src}, k, k)
+			VMOVDQU(k, Mem{Base: dst})
+			VPSHUFB(X10, k, k)
+		}
+		accumulate2(k, Mem{Base: hptr})
+		ADDQ(U8(16), src)
+		ADDQ(U8(16), dst)
+		ADDQ(U8(16), hptr)
+		SUBQ(U8(16), n)
+	}
+	// After the seventh whole block only the eighth can remain: its label comes first.
+	for i := len(order) - 1; i >= 0; i-- {
+		k := order[i]
+		Label(partials[i])
+		TESTQ(n, n)
+		JZ(LabelRef(reduce))
+		if k != X0 {
+			VMOVDQA(k, X0)
+		}
+		JMP(LabelRef(partial))
+	}
+
+	Label(partial)
+	loadPartial(buf, X1)
+	VPXOR(X1, X0, X0)
 	VMOVDQU(X0, buf)
+	copyBytes(Mem{Base: dst}, buf)
+	wipe(buf)
+	if !open {
+		// GHASH sees the ciphertext zero-padded: keep its first n bytes.
+		LEAQ(tailMask.Offset(16), tmp)
+		SUBQ(n, tmp)
+		VPAND(Mem{Base: tmp}, X0, X1)
+	}
 	VPSHUFB(X10, X1, X1)
 	accumulate2(X1, Mem{Base: hptr})
 
 	Label(reduce)
+	skip := label("no_lens")
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+	JE(LabelRef(skip))
+	VMOVDQU(Mem{Base: desc, Disp: dLens}, X1)
+	accumulate2(X1, Mem{Base: tab, Disp: tH + 16*16})
+	Label(skip)
 	reduce2(false)
-	Label(out)
 }
 
 // copyBytes copies n (1..15) bytes from from to to, a byte at a time.
