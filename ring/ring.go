@@ -40,14 +40,18 @@ var ErrClosed = errors.New("ring: closed")
 // count items and would need 2^63 of them to reach this bit.
 const closedBit = 1 << 63
 
+// maxCapacity bounds a ring's slot count so that MPMC's 32-bit positions
+// stay unambiguous (their differences must stay below 2^31).
+const maxCapacity = 1 << 30
+
 // roundCapacity returns the power of two at or above capacity, the slot count
 // of a ring; masking a free-running index then addresses its slot.
 func roundCapacity(capacity int) uint64 {
 	if capacity < 1 {
 		panic("ring: capacity must be at least 1")
 	}
-	if capacity > 1<<40 {
-		panic("ring: capacity too large")
+	if capacity > maxCapacity {
+		panic("ring: capacity above 1<<30")
 	}
 	return 1 << bits.Len64(uint64(capacity-1))
 }

@@ -590,3 +590,19 @@ func FuzzBursts(f *testing.F) {
 		}
 	})
 }
+
+// TestMPMCPositionsWrap starts a ring with its 32-bit positions and its
+// operation counts just below where they wrap, then moves items through it
+// concurrently: the index arithmetic must not notice the wrap.
+func TestMPMCPositionsWrap(t *testing.T) {
+	q := NewMPMC[int](16)
+	start := word(1<<32-40, countMask-5)
+	for _, w := range []*atomic.Uint64{&q.prodHead, &q.prodTail, &q.consHead, &q.consTail} {
+		w.Store(start)
+	}
+	transfer(t, q, 3, 3, 2000, 5)
+	// 6000 items from 40 below the wrap end 5960 past it.
+	if got := position(q.consTail.Load()); got != 6000-40 {
+		t.Fatalf("consumer tail at %d after 6000 items", got)
+	}
+}

@@ -45,7 +45,7 @@ type SPSC[T any] struct {
 }
 
 // NewSPSC returns an empty ring with room for capacity items, rounded up to
-// a power of two. It panics if capacity < 1.
+// a power of two. It panics if capacity < 1 or capacity > 1<<30.
 func NewSPSC[T any](capacity int) *SPSC[T] {
 	n := roundCapacity(capacity)
 	return &SPSC[T]{
@@ -142,21 +142,21 @@ func (r *SPSC[T]) Enqueue(vs []T) error {
 // EnqueueContext is Enqueue that gives up with ctx.Err() when ctx is done
 // while it waits.
 func (r *SPSC[T]) EnqueueContext(ctx context.Context, vs []T) error {
-	for try := 0; ; try++ {
+	woken := false
+	for {
 		n := r.TryEnqueue(vs)
 		vs = vs[n:]
 		if len(vs) == 0 {
 			return nil
 		}
-		if n > 0 {
-			try = 0
-		}
 		if r.closed() {
 			return ErrClosed
 		}
-		if err := r.notFull.pause(ctx, try, r.writableOrClosed, r.done); err != nil {
+		rang, err := r.notFull.pause(ctx, r.writableOrClosed, r.done)
+		if err != nil {
 			return err
 		}
+		woken = woken || rang
 	}
 }
 
@@ -174,16 +174,19 @@ func (r *SPSC[T]) DequeueContext(ctx context.Context, out []T) (int, error) {
 	if len(out) == 0 {
 		return 0, nil
 	}
-	for try := 0; ; try++ {
+	woken := false
+	for {
 		if n := r.TryDequeue(out); n > 0 {
 			return n, nil
 		}
 		if r.drained() {
 			return 0, ErrClosed
 		}
-		if err := r.notEmpty.pause(ctx, try, r.readableOrClosed, r.done); err != nil {
+		rang, err := r.notEmpty.pause(ctx, r.readableOrClosed, r.done)
+		if err != nil {
 			return 0, err
 		}
+		woken = woken || rang
 	}
 }
 

@@ -7,9 +7,12 @@ import (
 )
 
 // Waiting. A goroutine that finds the ring empty (consumer) or full
-// (producer) first retries a few times, yielding the processor between
-// tries, because in a running pipeline the other side usually makes progress
-// within microseconds. Then it parks on a waitQueue.
+// (producer) first polls for a short while, because in a running pipeline
+// the other side usually makes progress within a microsecond or two. Then it
+// parks on a waitQueue. The poll is a plain loop of atomic loads, not
+// runtime.Gosched: Gosched puts the goroutine on the scheduler's global run
+// queue under its lock, and with several goroutines spinning that lock
+// became the bottleneck (profiled on the MPMC 2x2 benchmark).
 //
 // The lost wake-up problem is the classic store-buffer (Dekker) pattern:
 //
@@ -32,12 +35,16 @@ import (
 // channel costs the next waiter one spurious pass through its loop.
 // Close wakes every waiter at once by closing the ring's done channel.
 
-// spinTries is how many times a blocking call retries, yielding the processor
-// between tries, before it parks. A yield with nothing else runnable costs
-// ~0.1-0.2 µs, so this waits a few microseconds: longer than a burst takes to
-// arrive in a busy pipeline, far shorter than the ~5-10 µs a park and wake-up
-// round trip costs.
-const spinTries = 32
+// spinPolls is how many times a waiting goroutine checks its condition
+// before it parks. Each check is one or two loads of lines the other side
+// writes, 10-100 ns when they move between cores, so this polls for a few
+// microseconds: longer than a burst takes to arrive in a busy pipeline, and
+// shorter than the 5-10 µs a park and wake-up round trip costs.
+const spinPolls = 16
+
+// canSpin reports whether polling can see progress at all: on a single CPU
+// the goroutine that would make it cannot run while we poll.
+var canSpin = runtime.NumCPU() > 1
 
 // waitQueue parks the goroutines waiting for one condition of a ring: items
 // to dequeue, or room to enqueue.
@@ -67,30 +74,35 @@ func (q *waitQueue) wake() {
 	}
 }
 
-// pause is called by a blocking operation that could not make progress on
-// its attempt number try (counting from 0). Early attempts yield the
-// processor and return nil; later ones park until ready reports true, the
-// bell rings or closed is closed. It returns ctx.Err() if ctx is done first.
-func (q *waitQueue) pause(ctx context.Context, try int, ready func() bool, closed <-chan struct{}) error {
-	if try < spinTries {
-		runtime.Gosched()
-		return nil
+// pause is called by a blocking operation that could not make progress. It
+// returns once ready reports true, after polling it briefly, or after
+// parking until the bell rings or closed is closed; the caller then tries
+// again. It returns ctx.Err() if ctx is done first. rang reports that it
+// took the bell's token: the caller then owes the next waiter a chain
+// wake-up if it leaves work behind.
+func (q *waitQueue) pause(ctx context.Context, ready func() bool, closed <-chan struct{}) (rang bool, err error) {
+	if canSpin {
+		for range spinPolls {
+			if ready() {
+				return false, nil
+			}
+		}
 	}
 	// Pairs with the Load in wake (see the comment at the top of this file).
 	q.waiters.Add(1)
 	defer q.waiters.Add(-1)
 	if ready() {
-		return nil
+		return false, nil
 	}
 	select {
 	case <-q.bell:
-		return nil
+		return true, nil
 	case <-closed:
 		// A producer that reserved slots before Close may still be copying
 		// into them; give it the processor before the caller looks again.
 		runtime.Gosched()
-		return nil
+		return false, nil
 	case <-ctx.Done():
-		return ctx.Err()
+		return false, ctx.Err()
 	}
 }
