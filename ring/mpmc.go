@@ -63,7 +63,7 @@ type MPMC[T any] struct {
 	slots         []T
 	mask          uint64
 	capacity      uint32
-	headTailLimit uint32 // htd_max: how far a head may run ahead of its tail
+	headTailLimit uint32    // htd_max: how far a head may run ahead of its tail
 	notEmpty      waitQueue // consumers waiting for items
 	notFull       waitQueue // producers waiting for room
 	done          chan struct{}
