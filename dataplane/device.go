@@ -4,15 +4,15 @@ package dataplane
 //
 // Outbound (TUN -> UDP):
 //
-//	tunReader --> encWork (ring.MPMC) --> Workers x encrypt --.
-//	    |                                                       (unit.done)
-//	    '-------> outOrder (ring.SPSC) -----------------------> udpSender --> freeOut (ring.MPMC) --> tunReader
+//	tunReader --> out.work (ring.MPMC) --> Workers x encrypt --.
+//	    |                                                        (unit.done)
+//	    '-------> out.order (ring.SPSC) -----------------------> udpSender --> out.free (ring.MPMC) --> tunReader
 //
 // Inbound (UDP -> TUN):
 //
-//	udpReader --> decWork (ring.MPMC) --> Workers x decrypt --.
-//	    |   '--> handshake queue --> control plane            (unit.done)
-//	    '-------> inOrder (ring.SPSC) ------------------------> tunWriter --> freeIn (ring.MPMC) --> udpReader
+//	udpReader --> in.work (ring.MPMC) --> Workers x decrypt --.
+//	    |   '--> handshake queue --> control plane             (unit.done)
+//	    '-------> in.order (ring.SPSC) ------------------------> tunWriter --> in.free (ring.MPMC) --> udpReader
 //
 // The unit of work is a unit: MaxBatch packet buffers and their per-packet metadata. A fixed number of
 // units per direction is made at start and circulates forever, so memory is bounded by
@@ -75,7 +75,8 @@ type Config struct {
 // the tunnel; or StaticKeys). The Device calls Attach once, from NewDevice, before starting; then
 // HandleHandshake for every handshake message received and PeerEvent for every peer event. Neither
 // may block for long: HandleHandshake runs on a dedicated goroutine (so a slow Diffie-Hellman does not
-// stall the data path, but delays the following handshakes), PeerEvent on the data path's.
+// stall the data path, but delays the following handshakes; Close waits for it to return), PeerEvent
+// on the data path's.
 type ControlPlane interface {
 	// Attach hands the control plane its Device, for InstallKeypair, SendHandshake, SendKeepalive
 	// and peer management.
@@ -92,7 +93,7 @@ type ControlPlane interface {
 type DeviceStats struct {
 	Stats
 	Handshakes        uint64 // handshake messages passed to the control plane
-	HandshakesDropped uint64 // handshake messages dropped because the control plane lagged
+	HandshakesDropped uint64 // handshake messages dropped: the control plane lagged, or there is none
 	WriteErrors       uint64 // failed TUN or UDP write calls
 }
 
@@ -418,6 +419,7 @@ func (d *Device) divert(b *unit, n int) int {
 		msg := b.view[i][:b.sizes[i]]
 		if isHandshake(msg) {
 			if d.cp == nil {
+				d.handshakesDropped.Add(1) // nobody to give it to
 				continue
 			}
 			m := handshakeMsg{src: b.addrs[i]}

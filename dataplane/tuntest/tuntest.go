@@ -104,6 +104,13 @@ func (t *TUN) Write(bufs [][]byte, offset int) (int, error) {
 	return len(bufs), nil
 }
 
+// SetDeliver replaces the function that receives the device's writes.
+func (t *TUN) SetDeliver(deliver func(pkts [][]byte)) {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	t.deliver = deliver
+}
+
 // BatchSize implements the device side.
 func (t *TUN) BatchSize() int { return BatchSize }
 
