@@ -3,16 +3,17 @@
 // consumer, MPMC for any number of each.
 //
 // Both rings follow DPDK's rte_ring: a power-of-two array of slots and
-// free-running 64-bit indexes that are never wrapped, only masked when a slot
-// is addressed, so "how many items" is always a plain subtraction. Producer
+// free-running indexes that are never reset, only masked when a slot is
+// addressed, so "how many items" is always a plain (modular) subtraction.
+// SPSC's indexes are 64-bit; MPMC packs a 32-bit position and an operation
+// count into each 64-bit word. Producer
 // and consumer indexes live on separate cache lines so that the two sides of
 // a pipeline stage do not invalidate each other's lines on every burst. A
 // burst costs a handful of atomic operations however many items it moves.
 //
 // TryEnqueue and TryDequeue never block. Enqueue and Dequeue wait: first they
-// yield the processor a few times (the other side is usually a microsecond
-// away), then they park the goroutine on a channel, so an idle pipeline burns
-// no CPU. The side that makes progress signals the other only when it has
+// poll briefly (the other side is usually a microsecond away), then they park
+// the goroutine on a channel, so an idle pipeline burns no CPU. The side that makes progress signals the other only when it has
 // registered as a waiter, so a busy pipeline makes no wake-up calls at all.
 //
 // Memory ordering: Go's sync/atomic operations are sequentially consistent
