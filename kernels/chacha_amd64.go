@@ -78,6 +78,9 @@ func chachaXOR16(rows *[17][16]uint32, lanes *chachaPtrs16, n int)
 //go:noescape
 func chachaXOR16AVX2(rows *[17][16]uint32, lanes *chachaPtrs16, n int)
 
+//go:noescape
+func chachaOne16(st *[16]uint32, dst, src *byte, n int)
+
 // poly1305IFMAZ and poly1305IFMAY are the same kernel on zmm (two groups of 8 lanes) and on ymm (four
 // groups of 4 lanes).
 //

@@ -32,6 +32,24 @@ DATA poly1305Consts26<>+48(SB)/8, $0x0000000001000000
 DATA poly1305Consts26<>+56(SB)/8, $0x0000000001000000
 GLOBL poly1305Consts26<>(SB), RODATA|NOPTR, $64
 
+DATA chachaIota16<>+0(SB)/4, $0x00000000
+DATA chachaIota16<>+4(SB)/4, $0x00000001
+DATA chachaIota16<>+8(SB)/4, $0x00000002
+DATA chachaIota16<>+12(SB)/4, $0x00000003
+DATA chachaIota16<>+16(SB)/4, $0x00000004
+DATA chachaIota16<>+20(SB)/4, $0x00000005
+DATA chachaIota16<>+24(SB)/4, $0x00000006
+DATA chachaIota16<>+28(SB)/4, $0x00000007
+DATA chachaIota16<>+32(SB)/4, $0x00000008
+DATA chachaIota16<>+36(SB)/4, $0x00000009
+DATA chachaIota16<>+40(SB)/4, $0x0000000a
+DATA chachaIota16<>+44(SB)/4, $0x0000000b
+DATA chachaIota16<>+48(SB)/4, $0x0000000c
+DATA chachaIota16<>+52(SB)/4, $0x0000000d
+DATA chachaIota16<>+56(SB)/4, $0x0000000e
+DATA chachaIota16<>+60(SB)/4, $0x0000000f
+GLOBL chachaIota16<>(SB), RODATA|NOPTR, $64
+
 // func chachaXOR16(rows *[17][16]uint32, lanes *chachaPtrs16, n int)
 // Requires: AVX, AVX512F, CMOV
 TEXT ·chachaXOR16(SB), NOSPLIT, $0-24
@@ -220,6 +238,33 @@ doubleround:
 	VSHUFI32X4  $0xee, Z2, Z15, Z2
 	VSHUFI32X4  $0xee, Z10, Z6, Z6
 	VSHUFI32X4  $0x88, Z17, Z14, Z10
+	VSHUFI32X4  $0xdd, Z17, Z14, Z14
+	VSHUFI32X4  $0x88, Z6, Z2, Z15
+	VSHUFI32X4  $0xdd, Z6, Z2, Z2
+	VSHUFI32X4  $0x44, Z3, Z1, Z6
+	VSHUFI32X4  $0x44, Z11, Z7, Z17
+	VSHUFI32X4  $0xee, Z3, Z1, Z1
+	VSHUFI32X4  $0xee, Z11, Z7, Z3
+	VSHUFI32X4  $0x88, Z17, Z6, Z7
+	VSHUFI32X4  $0xdd, Z17, Z6, Z6
+	VSHUFI32X4  $0x88, Z3, Z1, Z11
+	VSHUFI32X4  $0xdd, Z3, Z1, Z1
+	VSHUFI32X4  $0x44, Z5, Z16, Z3
+	VSHUFI32X4  $0x44, Z13, Z9, Z17
+	VSHUFI32X4  $0xee, Z5, Z16, Z5
+	VSHUFI32X4  $0xee, Z13, Z9, Z9
+	VSHUFI32X4  $0x88, Z17, Z3, Z13
+	VSHUFI32X4  $0xdd, Z17, Z3, Z3
+	VSHUFI32X4  $0x88, Z9, Z5, Z16
+	VSHUFI32X4  $0xdd, Z9, Z5, Z5
+	VSHUFI32X4  $0x44, Z4, Z0, Z9
+	VSHUFI32X4  $0x44, Z12, Z8, Z17
+	VSHUFI32X4  $0xee, Z4, Z0, Z0
+	VSHUFI32X4  $0xee, Z12, Z8, Z4
+	VSHUFI32X4  $0x88, Z17, Z9, Z8
+	VSHUFI32X4  $0xdd, Z17, Z9, Z9
+	VSHUFI32X4  $0x88, Z4, Z0, Z12
+	VSHUFI32X4  $0xdd, Z4, Z0, Z0
 	MOVQ        (CX), BX
 	TESTQ       BX, BX
 	CMOVQEQ     AX, BX
@@ -231,47 +276,6 @@ doubleround:
 	VMOVDQU64   Z10, (SI)(DI*1)
 	ADDQ        384(CX), DI
 	MOVQ        DI, 256(CX)
-	VSHUFI32X4  $0xdd, Z17, Z14, Z10
-	MOVQ        32(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        160(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        288(CX), DI
-	VPXORD      (BX)(DI*1), Z10, Z10
-	VMOVDQU64   Z10, (SI)(DI*1)
-	ADDQ        416(CX), DI
-	MOVQ        DI, 288(CX)
-	VSHUFI32X4  $0x88, Z6, Z2, Z10
-	MOVQ        64(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        192(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        320(CX), DI
-	VPXORD      (BX)(DI*1), Z10, Z10
-	VMOVDQU64   Z10, (SI)(DI*1)
-	ADDQ        448(CX), DI
-	MOVQ        DI, 320(CX)
-	VSHUFI32X4  $0xdd, Z6, Z2, Z2
-	MOVQ        96(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        224(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        352(CX), DI
-	VPXORD      (BX)(DI*1), Z2, Z2
-	VMOVDQU64   Z2, (SI)(DI*1)
-	ADDQ        480(CX), DI
-	MOVQ        DI, 352(CX)
-	VSHUFI32X4  $0x44, Z3, Z1, Z2
-	VSHUFI32X4  $0x44, Z11, Z7, Z6
-	VSHUFI32X4  $0xee, Z3, Z1, Z1
-	VSHUFI32X4  $0xee, Z11, Z7, Z3
-	VSHUFI32X4  $0x88, Z6, Z2, Z7
 	MOVQ        8(CX), BX
 	TESTQ       BX, BX
 	CMOVQEQ     AX, BX
@@ -283,7 +287,39 @@ doubleround:
 	VMOVDQU64   Z7, (SI)(DI*1)
 	ADDQ        392(CX), DI
 	MOVQ        DI, 264(CX)
-	VSHUFI32X4  $0xdd, Z6, Z2, Z2
+	MOVQ        16(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
+	MOVQ        144(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
+	MOVQ        272(CX), DI
+	VPXORD      (BX)(DI*1), Z13, Z13
+	VMOVDQU64   Z13, (SI)(DI*1)
+	ADDQ        400(CX), DI
+	MOVQ        DI, 272(CX)
+	MOVQ        24(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
+	MOVQ        152(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
+	MOVQ        280(CX), DI
+	VPXORD      (BX)(DI*1), Z8, Z8
+	VMOVDQU64   Z8, (SI)(DI*1)
+	ADDQ        408(CX), DI
+	MOVQ        DI, 280(CX)
+	MOVQ        32(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
+	MOVQ        160(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
+	MOVQ        288(CX), DI
+	VPXORD      (BX)(DI*1), Z14, Z14
+	VMOVDQU64   Z14, (SI)(DI*1)
+	ADDQ        416(CX), DI
+	MOVQ        DI, 288(CX)
 	MOVQ        40(CX), BX
 	TESTQ       BX, BX
 	CMOVQEQ     AX, BX
@@ -291,11 +327,43 @@ doubleround:
 	TESTQ       SI, SI
 	CMOVQEQ     AX, SI
 	MOVQ        296(CX), DI
-	VPXORD      (BX)(DI*1), Z2, Z2
-	VMOVDQU64   Z2, (SI)(DI*1)
+	VPXORD      (BX)(DI*1), Z6, Z6
+	VMOVDQU64   Z6, (SI)(DI*1)
 	ADDQ        424(CX), DI
 	MOVQ        DI, 296(CX)
-	VSHUFI32X4  $0x88, Z3, Z1, Z2
+	MOVQ        48(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
+	MOVQ        176(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
+	MOVQ        304(CX), DI
+	VPXORD      (BX)(DI*1), Z3, Z3
+	VMOVDQU64   Z3, (SI)(DI*1)
+	ADDQ        432(CX), DI
+	MOVQ        DI, 304(CX)
+	MOVQ        56(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
+	MOVQ        184(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
+	MOVQ        312(CX), DI
+	VPXORD      (BX)(DI*1), Z9, Z9
+	VMOVDQU64   Z9, (SI)(DI*1)
+	ADDQ        440(CX), DI
+	MOVQ        DI, 312(CX)
+	MOVQ        64(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
+	MOVQ        192(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
+	MOVQ        320(CX), DI
+	VPXORD      (BX)(DI*1), Z15, Z15
+	VMOVDQU64   Z15, (SI)(DI*1)
+	ADDQ        448(CX), DI
+	MOVQ        DI, 320(CX)
 	MOVQ        72(CX), BX
 	TESTQ       BX, BX
 	CMOVQEQ     AX, BX
@@ -303,11 +371,43 @@ doubleround:
 	TESTQ       SI, SI
 	CMOVQEQ     AX, SI
 	MOVQ        328(CX), DI
-	VPXORD      (BX)(DI*1), Z2, Z2
-	VMOVDQU64   Z2, (SI)(DI*1)
+	VPXORD      (BX)(DI*1), Z11, Z11
+	VMOVDQU64   Z11, (SI)(DI*1)
 	ADDQ        456(CX), DI
 	MOVQ        DI, 328(CX)
-	VSHUFI32X4  $0xdd, Z3, Z1, Z1
+	MOVQ        80(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
+	MOVQ        208(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
+	MOVQ        336(CX), DI
+	VPXORD      (BX)(DI*1), Z16, Z16
+	VMOVDQU64   Z16, (SI)(DI*1)
+	ADDQ        464(CX), DI
+	MOVQ        DI, 336(CX)
+	MOVQ        88(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
+	MOVQ        216(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
+	MOVQ        344(CX), DI
+	VPXORD      (BX)(DI*1), Z12, Z12
+	VMOVDQU64   Z12, (SI)(DI*1)
+	ADDQ        472(CX), DI
+	MOVQ        DI, 344(CX)
+	MOVQ        96(CX), BX
+	TESTQ       BX, BX
+	CMOVQEQ     AX, BX
+	MOVQ        224(CX), SI
+	TESTQ       SI, SI
+	CMOVQEQ     AX, SI
+	MOVQ        352(CX), DI
+	VPXORD      (BX)(DI*1), Z2, Z2
+	VMOVDQU64   Z2, (SI)(DI*1)
+	ADDQ        480(CX), DI
+	MOVQ        DI, 352(CX)
 	MOVQ        104(CX), BX
 	TESTQ       BX, BX
 	CMOVQEQ     AX, BX
@@ -319,47 +419,6 @@ doubleround:
 	VMOVDQU64   Z1, (SI)(DI*1)
 	ADDQ        488(CX), DI
 	MOVQ        DI, 360(CX)
-	VSHUFI32X4  $0x44, Z5, Z16, Z1
-	VSHUFI32X4  $0x44, Z13, Z9, Z2
-	VSHUFI32X4  $0xee, Z5, Z16, Z3
-	VSHUFI32X4  $0xee, Z13, Z9, Z5
-	VSHUFI32X4  $0x88, Z2, Z1, Z6
-	MOVQ        16(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        144(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        272(CX), DI
-	VPXORD      (BX)(DI*1), Z6, Z6
-	VMOVDQU64   Z6, (SI)(DI*1)
-	ADDQ        400(CX), DI
-	MOVQ        DI, 272(CX)
-	VSHUFI32X4  $0xdd, Z2, Z1, Z1
-	MOVQ        48(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        176(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        304(CX), DI
-	VPXORD      (BX)(DI*1), Z1, Z1
-	VMOVDQU64   Z1, (SI)(DI*1)
-	ADDQ        432(CX), DI
-	MOVQ        DI, 304(CX)
-	VSHUFI32X4  $0x88, Z5, Z3, Z1
-	MOVQ        80(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        208(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        336(CX), DI
-	VPXORD      (BX)(DI*1), Z1, Z1
-	VMOVDQU64   Z1, (SI)(DI*1)
-	ADDQ        464(CX), DI
-	MOVQ        DI, 336(CX)
-	VSHUFI32X4  $0xdd, Z5, Z3, Z1
 	MOVQ        112(CX), BX
 	TESTQ       BX, BX
 	CMOVQEQ     AX, BX
@@ -367,51 +426,10 @@ doubleround:
 	TESTQ       SI, SI
 	CMOVQEQ     AX, SI
 	MOVQ        368(CX), DI
-	VPXORD      (BX)(DI*1), Z1, Z1
-	VMOVDQU64   Z1, (SI)(DI*1)
+	VPXORD      (BX)(DI*1), Z5, Z5
+	VMOVDQU64   Z5, (SI)(DI*1)
 	ADDQ        496(CX), DI
 	MOVQ        DI, 368(CX)
-	VSHUFI32X4  $0x44, Z4, Z0, Z1
-	VSHUFI32X4  $0x44, Z12, Z8, Z2
-	VSHUFI32X4  $0xee, Z4, Z0, Z0
-	VSHUFI32X4  $0xee, Z12, Z8, Z3
-	VSHUFI32X4  $0x88, Z2, Z1, Z4
-	MOVQ        24(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        152(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        280(CX), DI
-	VPXORD      (BX)(DI*1), Z4, Z4
-	VMOVDQU64   Z4, (SI)(DI*1)
-	ADDQ        408(CX), DI
-	MOVQ        DI, 280(CX)
-	VSHUFI32X4  $0xdd, Z2, Z1, Z1
-	MOVQ        56(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        184(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        312(CX), DI
-	VPXORD      (BX)(DI*1), Z1, Z1
-	VMOVDQU64   Z1, (SI)(DI*1)
-	ADDQ        440(CX), DI
-	MOVQ        DI, 312(CX)
-	VSHUFI32X4  $0x88, Z3, Z0, Z1
-	MOVQ        88(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        216(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        344(CX), DI
-	VPXORD      (BX)(DI*1), Z1, Z1
-	VMOVDQU64   Z1, (SI)(DI*1)
-	ADDQ        472(CX), DI
-	MOVQ        DI, 344(CX)
-	VSHUFI32X4  $0xdd, Z3, Z0, Z0
 	MOVQ        120(CX), BX
 	TESTQ       BX, BX
 	CMOVQEQ     AX, BX
@@ -3807,6 +3825,516 @@ block:
 	MOVQ        BX, 376(CX)
 	DECQ        DX
 	JNZ         block
+	VZEROUPPER
+	RET
+
+// func chachaOne16(st *[16]uint32, dst *byte, src *byte, n int)
+// Requires: AVX, AVX512BW, AVX512F, BMI2
+TEXT ·chachaOne16(SB), NOSPLIT, $0-32
+	MOVQ st+0(FP), AX
+	MOVQ dst+8(FP), CX
+	MOVQ src+16(FP), DX
+	MOVQ n+24(FP), BX
+	MOVL 48(AX), SI
+
+pass:
+	VPBROADCASTD (AX), Z0
+	VPBROADCASTD 4(AX), Z1
+	VPBROADCASTD 8(AX), Z2
+	VPBROADCASTD 12(AX), Z3
+	VPBROADCASTD 16(AX), Z4
+	VPBROADCASTD 20(AX), Z5
+	VPBROADCASTD 24(AX), Z6
+	VPBROADCASTD 28(AX), Z7
+	VPBROADCASTD 32(AX), Z8
+	VPBROADCASTD 36(AX), Z9
+	VPBROADCASTD 40(AX), Z10
+	VPBROADCASTD 44(AX), Z11
+	VPBROADCASTD SI, Z12
+	VPADDD       chachaIota16<>+0(SB), Z12, Z12
+	VPBROADCASTD 52(AX), Z13
+	VPBROADCASTD 56(AX), Z14
+	VPBROADCASTD 60(AX), Z15
+	MOVL         $0x0000000a, DI
+
+onedoubleround:
+	VPADDD       Z4, Z0, Z0
+	VPADDD       Z5, Z1, Z1
+	VPADDD       Z6, Z2, Z2
+	VPADDD       Z7, Z3, Z3
+	VPXORD       Z0, Z12, Z12
+	VPXORD       Z1, Z13, Z13
+	VPXORD       Z2, Z14, Z14
+	VPXORD       Z3, Z15, Z15
+	VPROLD       $0x10, Z12, Z12
+	VPROLD       $0x10, Z13, Z13
+	VPROLD       $0x10, Z14, Z14
+	VPROLD       $0x10, Z15, Z15
+	VPADDD       Z12, Z8, Z8
+	VPADDD       Z13, Z9, Z9
+	VPADDD       Z14, Z10, Z10
+	VPADDD       Z15, Z11, Z11
+	VPXORD       Z8, Z4, Z4
+	VPXORD       Z9, Z5, Z5
+	VPXORD       Z10, Z6, Z6
+	VPXORD       Z11, Z7, Z7
+	VPROLD       $0x0c, Z4, Z4
+	VPROLD       $0x0c, Z5, Z5
+	VPROLD       $0x0c, Z6, Z6
+	VPROLD       $0x0c, Z7, Z7
+	VPADDD       Z4, Z0, Z0
+	VPADDD       Z5, Z1, Z1
+	VPADDD       Z6, Z2, Z2
+	VPADDD       Z7, Z3, Z3
+	VPXORD       Z0, Z12, Z12
+	VPXORD       Z1, Z13, Z13
+	VPXORD       Z2, Z14, Z14
+	VPXORD       Z3, Z15, Z15
+	VPROLD       $0x08, Z12, Z12
+	VPROLD       $0x08, Z13, Z13
+	VPROLD       $0x08, Z14, Z14
+	VPROLD       $0x08, Z15, Z15
+	VPADDD       Z12, Z8, Z8
+	VPADDD       Z13, Z9, Z9
+	VPADDD       Z14, Z10, Z10
+	VPADDD       Z15, Z11, Z11
+	VPXORD       Z8, Z4, Z4
+	VPXORD       Z9, Z5, Z5
+	VPXORD       Z10, Z6, Z6
+	VPXORD       Z11, Z7, Z7
+	VPROLD       $0x07, Z4, Z4
+	VPROLD       $0x07, Z5, Z5
+	VPROLD       $0x07, Z6, Z6
+	VPROLD       $0x07, Z7, Z7
+	VPADDD       Z5, Z0, Z0
+	VPADDD       Z6, Z1, Z1
+	VPADDD       Z7, Z2, Z2
+	VPADDD       Z4, Z3, Z3
+	VPXORD       Z0, Z15, Z15
+	VPXORD       Z1, Z12, Z12
+	VPXORD       Z2, Z13, Z13
+	VPXORD       Z3, Z14, Z14
+	VPROLD       $0x10, Z15, Z15
+	VPROLD       $0x10, Z12, Z12
+	VPROLD       $0x10, Z13, Z13
+	VPROLD       $0x10, Z14, Z14
+	VPADDD       Z15, Z10, Z10
+	VPADDD       Z12, Z11, Z11
+	VPADDD       Z13, Z8, Z8
+	VPADDD       Z14, Z9, Z9
+	VPXORD       Z10, Z5, Z5
+	VPXORD       Z11, Z6, Z6
+	VPXORD       Z8, Z7, Z7
+	VPXORD       Z9, Z4, Z4
+	VPROLD       $0x0c, Z5, Z5
+	VPROLD       $0x0c, Z6, Z6
+	VPROLD       $0x0c, Z7, Z7
+	VPROLD       $0x0c, Z4, Z4
+	VPADDD       Z5, Z0, Z0
+	VPADDD       Z6, Z1, Z1
+	VPADDD       Z7, Z2, Z2
+	VPADDD       Z4, Z3, Z3
+	VPXORD       Z0, Z15, Z15
+	VPXORD       Z1, Z12, Z12
+	VPXORD       Z2, Z13, Z13
+	VPXORD       Z3, Z14, Z14
+	VPROLD       $0x08, Z15, Z15
+	VPROLD       $0x08, Z12, Z12
+	VPROLD       $0x08, Z13, Z13
+	VPROLD       $0x08, Z14, Z14
+	VPADDD       Z15, Z10, Z10
+	VPADDD       Z12, Z11, Z11
+	VPADDD       Z13, Z8, Z8
+	VPADDD       Z14, Z9, Z9
+	VPXORD       Z10, Z5, Z5
+	VPXORD       Z11, Z6, Z6
+	VPXORD       Z8, Z7, Z7
+	VPXORD       Z9, Z4, Z4
+	VPROLD       $0x07, Z5, Z5
+	VPROLD       $0x07, Z6, Z6
+	VPROLD       $0x07, Z7, Z7
+	VPROLD       $0x07, Z4, Z4
+	DECL         DI
+	JNZ          onedoubleround
+	VPADDD.BCST  (AX), Z0, Z0
+	VPADDD.BCST  4(AX), Z1, Z1
+	VPADDD.BCST  8(AX), Z2, Z2
+	VPADDD.BCST  12(AX), Z3, Z3
+	VPADDD.BCST  16(AX), Z4, Z4
+	VPADDD.BCST  20(AX), Z5, Z5
+	VPADDD.BCST  24(AX), Z6, Z6
+	VPADDD.BCST  28(AX), Z7, Z7
+	VPADDD.BCST  32(AX), Z8, Z8
+	VPADDD.BCST  36(AX), Z9, Z9
+	VPADDD.BCST  40(AX), Z10, Z10
+	VPADDD.BCST  44(AX), Z11, Z11
+	VPBROADCASTD SI, Z16
+	VPADDD       chachaIota16<>+0(SB), Z16, Z16
+	VPADDD       Z16, Z12, Z12
+	VPADDD.BCST  52(AX), Z13, Z13
+	VPADDD.BCST  56(AX), Z14, Z14
+	VPADDD.BCST  60(AX), Z15, Z15
+
+	// Transpose as in chachaXOR16; lane l's block is bytes 64l..64l+63 of this pass.
+	VPUNPCKLDQ  Z1, Z0, Z16
+	VPUNPCKHDQ  Z1, Z0, Z0
+	VPUNPCKLDQ  Z3, Z2, Z1
+	VPUNPCKHDQ  Z3, Z2, Z2
+	VPUNPCKLDQ  Z5, Z4, Z3
+	VPUNPCKHDQ  Z5, Z4, Z4
+	VPUNPCKLDQ  Z7, Z6, Z5
+	VPUNPCKHDQ  Z7, Z6, Z6
+	VPUNPCKLDQ  Z9, Z8, Z7
+	VPUNPCKHDQ  Z9, Z8, Z8
+	VPUNPCKLDQ  Z11, Z10, Z9
+	VPUNPCKHDQ  Z11, Z10, Z10
+	VPUNPCKLDQ  Z13, Z12, Z11
+	VPUNPCKHDQ  Z13, Z12, Z12
+	VPUNPCKLDQ  Z15, Z14, Z13
+	VPUNPCKHDQ  Z15, Z14, Z14
+	VPUNPCKLQDQ Z1, Z16, Z15
+	VPUNPCKHQDQ Z1, Z16, Z1
+	VPUNPCKLQDQ Z2, Z0, Z16
+	VPUNPCKHQDQ Z2, Z0, Z0
+	VPUNPCKLQDQ Z5, Z3, Z2
+	VPUNPCKHQDQ Z5, Z3, Z3
+	VPUNPCKLQDQ Z6, Z4, Z5
+	VPUNPCKHQDQ Z6, Z4, Z4
+	VPUNPCKLQDQ Z9, Z7, Z6
+	VPUNPCKHQDQ Z9, Z7, Z7
+	VPUNPCKLQDQ Z10, Z8, Z9
+	VPUNPCKHQDQ Z10, Z8, Z8
+	VPUNPCKLQDQ Z13, Z11, Z10
+	VPUNPCKHQDQ Z13, Z11, Z11
+	VPUNPCKLQDQ Z14, Z12, Z13
+	VPUNPCKHQDQ Z14, Z12, Z12
+	VSHUFI32X4  $0x44, Z2, Z15, Z14
+	VSHUFI32X4  $0x44, Z10, Z6, Z17
+	VSHUFI32X4  $0xee, Z2, Z15, Z2
+	VSHUFI32X4  $0xee, Z10, Z6, Z6
+	VSHUFI32X4  $0x88, Z17, Z14, Z10
+	VSHUFI32X4  $0xdd, Z17, Z14, Z14
+	VSHUFI32X4  $0x88, Z6, Z2, Z15
+	VSHUFI32X4  $0xdd, Z6, Z2, Z2
+	VSHUFI32X4  $0x44, Z3, Z1, Z6
+	VSHUFI32X4  $0x44, Z11, Z7, Z17
+	VSHUFI32X4  $0xee, Z3, Z1, Z1
+	VSHUFI32X4  $0xee, Z11, Z7, Z3
+	VSHUFI32X4  $0x88, Z17, Z6, Z7
+	VSHUFI32X4  $0xdd, Z17, Z6, Z6
+	VSHUFI32X4  $0x88, Z3, Z1, Z11
+	VSHUFI32X4  $0xdd, Z3, Z1, Z1
+	VSHUFI32X4  $0x44, Z5, Z16, Z3
+	VSHUFI32X4  $0x44, Z13, Z9, Z17
+	VSHUFI32X4  $0xee, Z5, Z16, Z5
+	VSHUFI32X4  $0xee, Z13, Z9, Z9
+	VSHUFI32X4  $0x88, Z17, Z3, Z13
+	VSHUFI32X4  $0xdd, Z17, Z3, Z3
+	VSHUFI32X4  $0x88, Z9, Z5, Z16
+	VSHUFI32X4  $0xdd, Z9, Z5, Z5
+	VSHUFI32X4  $0x44, Z4, Z0, Z9
+	VSHUFI32X4  $0x44, Z12, Z8, Z17
+	VSHUFI32X4  $0xee, Z4, Z0, Z0
+	VSHUFI32X4  $0xee, Z12, Z8, Z4
+	VSHUFI32X4  $0x88, Z17, Z9, Z8
+	VSHUFI32X4  $0xdd, Z17, Z9, Z9
+	VSHUFI32X4  $0x88, Z4, Z0, Z12
+	VSHUFI32X4  $0xdd, Z4, Z0, Z0
+	CMPQ        BX, $0x00000040
+	JAE         full0
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000000, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z (DX), K1, Z0
+	VPXORD     Z0, Z10, Z10
+	VMOVDQU8   Z10, K1, (CX)
+	JMP        done
+
+full0:
+	VPXORD    (DX), Z10, Z10
+	VMOVDQU64 Z10, (CX)
+	CMPQ      BX, $0x00000080
+	JAE       full1
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000040, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 64(DX), K1, Z0
+	VPXORD     Z0, Z7, Z7
+	VMOVDQU8   Z7, K1, 64(CX)
+	JMP        done
+
+full1:
+	VPXORD    64(DX), Z7, Z7
+	VMOVDQU64 Z7, 64(CX)
+	CMPQ      BX, $0x000000c0
+	JAE       full2
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000080, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 128(DX), K1, Z0
+	VPXORD     Z0, Z13, Z13
+	VMOVDQU8   Z13, K1, 128(CX)
+	JMP        done
+
+full2:
+	VPXORD    128(DX), Z13, Z13
+	VMOVDQU64 Z13, 128(CX)
+	CMPQ      BX, $0x00000100
+	JAE       full3
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x000000c0, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 192(DX), K1, Z0
+	VPXORD     Z0, Z8, Z8
+	VMOVDQU8   Z8, K1, 192(CX)
+	JMP        done
+
+full3:
+	VPXORD    192(DX), Z8, Z8
+	VMOVDQU64 Z8, 192(CX)
+	CMPQ      BX, $0x00000140
+	JAE       full4
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000100, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 256(DX), K1, Z0
+	VPXORD     Z0, Z14, Z14
+	VMOVDQU8   Z14, K1, 256(CX)
+	JMP        done
+
+full4:
+	VPXORD    256(DX), Z14, Z14
+	VMOVDQU64 Z14, 256(CX)
+	CMPQ      BX, $0x00000180
+	JAE       full5
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000140, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 320(DX), K1, Z0
+	VPXORD     Z0, Z6, Z6
+	VMOVDQU8   Z6, K1, 320(CX)
+	JMP        done
+
+full5:
+	VPXORD    320(DX), Z6, Z6
+	VMOVDQU64 Z6, 320(CX)
+	CMPQ      BX, $0x000001c0
+	JAE       full6
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000180, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 384(DX), K1, Z0
+	VPXORD     Z0, Z3, Z3
+	VMOVDQU8   Z3, K1, 384(CX)
+	JMP        done
+
+full6:
+	VPXORD    384(DX), Z3, Z3
+	VMOVDQU64 Z3, 384(CX)
+	CMPQ      BX, $0x00000200
+	JAE       full7
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x000001c0, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 448(DX), K1, Z0
+	VPXORD     Z0, Z9, Z9
+	VMOVDQU8   Z9, K1, 448(CX)
+	JMP        done
+
+full7:
+	VPXORD    448(DX), Z9, Z9
+	VMOVDQU64 Z9, 448(CX)
+	CMPQ      BX, $0x00000240
+	JAE       full8
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000200, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 512(DX), K1, Z0
+	VPXORD     Z0, Z15, Z15
+	VMOVDQU8   Z15, K1, 512(CX)
+	JMP        done
+
+full8:
+	VPXORD    512(DX), Z15, Z15
+	VMOVDQU64 Z15, 512(CX)
+	CMPQ      BX, $0x00000280
+	JAE       full9
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000240, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 576(DX), K1, Z0
+	VPXORD     Z0, Z11, Z11
+	VMOVDQU8   Z11, K1, 576(CX)
+	JMP        done
+
+full9:
+	VPXORD    576(DX), Z11, Z11
+	VMOVDQU64 Z11, 576(CX)
+	CMPQ      BX, $0x000002c0
+	JAE       full10
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000280, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 640(DX), K1, Z0
+	VPXORD     Z0, Z16, Z16
+	VMOVDQU8   Z16, K1, 640(CX)
+	JMP        done
+
+full10:
+	VPXORD    640(DX), Z16, Z16
+	VMOVDQU64 Z16, 640(CX)
+	CMPQ      BX, $0x00000300
+	JAE       full11
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x000002c0, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 704(DX), K1, Z0
+	VPXORD     Z0, Z12, Z12
+	VMOVDQU8   Z12, K1, 704(CX)
+	JMP        done
+
+full11:
+	VPXORD    704(DX), Z12, Z12
+	VMOVDQU64 Z12, 704(CX)
+	CMPQ      BX, $0x00000340
+	JAE       full12
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000300, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 768(DX), K1, Z0
+	VPXORD     Z0, Z2, Z2
+	VMOVDQU8   Z2, K1, 768(CX)
+	JMP        done
+
+full12:
+	VPXORD    768(DX), Z2, Z2
+	VMOVDQU64 Z2, 768(CX)
+	CMPQ      BX, $0x00000380
+	JAE       full13
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000340, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 832(DX), K1, Z0
+	VPXORD     Z0, Z1, Z1
+	VMOVDQU8   Z1, K1, 832(CX)
+	JMP        done
+
+full13:
+	VPXORD    832(DX), Z1, Z1
+	VMOVDQU64 Z1, 832(CX)
+	CMPQ      BX, $0x000003c0
+	JAE       full14
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x00000380, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 896(DX), K1, Z0
+	VPXORD     Z0, Z5, Z5
+	VMOVDQU8   Z5, K1, 896(CX)
+	JMP        done
+
+full14:
+	VPXORD    896(DX), Z5, Z5
+	VMOVDQU64 Z5, 896(CX)
+	CMPQ      BX, $0x00000400
+	JAE       full15
+
+	// The last block: n-64l bytes (none if n <= 64l) under a mask.
+	MOVQ       BX, AX
+	SUBQ       $0x000003c0, AX
+	JLE        done
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 960(DX), K1, Z1
+	VPXORD     Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, 960(CX)
+	JMP        done
+
+full15:
+	VPXORD    960(DX), Z0, Z0
+	VMOVDQU64 Z0, 960(CX)
+	ADDQ      $0x00000400, DX
+	ADDQ      $0x00000400, CX
+	ADDL      $0x00000010, SI
+	SUBQ      $0x00000400, BX
+	JA        pass
+
+done:
 	VZEROUPPER
 	RET
 

@@ -286,15 +286,18 @@ const (
 	macDone
 )
 
-// polyLanes is the state of the 16 Poly1305 lanes.
+// polyLanes is the state of the 16 Poly1305 lanes. A lane holds its message as slices of the
+// caller's AD and ciphertext and its one-time key by value, so that it needs nothing of the chunk.
 type polyLanes struct {
 	buf     [64 + unsafe.Sizeof(polyTable{})]byte // holds the polyTable at a 64-byte boundary
 	radix26 bool                                  // the table is poly1305AVX2's, else the IFMA kernels'
 	ptrs    polyPtrs16
-	op      [16]int
+	op      [16]int // the lane's op (chunk index), -1 when idle
+	ad, ct  [16][]byte
 	seg     [16]int
 	left    [16]int
 	r       [16][3]uint64 // the lane's clamped key r, radix 2^44
+	s       [16][16]byte  // the lane's key s
 }
 
 // polyTable is what the Poly1305 kernels read at their st argument: the lanes' accumulators,
@@ -316,16 +319,31 @@ func (p *polyLanes) onScratch(l int, off uintptr) {
 	p.ptrs.off[l] = unsafe.Offsetof(polyTable{}.scratch) + uintptr(l)*48 + off
 }
 
+// wipe clears the lanes' secrets and references.
+func (p *polyLanes) wipe() {
+	*p.tab() = polyTable{}
+	clear(p.r[:])
+	clear(p.s[:])
+	clear(p.ad[:])
+	clear(p.ct[:])
+}
+
 // run computes the tags of the chunk's ops, writes them (Seal) or checks them (Open, zeroing the
 // destination and marking the op failed on a mismatch), and returns the number of failures.
 func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 	t := p.tab()
 	next, active := 0, 0
-	for l := range 16 {
-		next = p.fill(c, l, next)
-		if p.op[l] >= 0 {
+	load := func(l int) { // lane l takes the chunk's next op, or idles
+		p.op[l] = -1
+		if next < c.n {
+			p.op[l] = next
+			p.fill(l, c.op[next].AD, c.ciphertext(next), &c.polyKey[next])
+			next++
 			active++
 		}
+	}
+	for l := range 16 {
+		load(l)
 	}
 	for active > 0 {
 		n, busy := maxPolyBlocks, -1
@@ -351,76 +369,95 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 			if p.left[l] -= n; p.left[l] > 0 {
 				continue
 			}
-			if p.nextSeg(c, l, p.seg[l]+1) {
+			if p.nextSeg(l, p.seg[l]+1) {
 				continue
 			}
-			if !p.tag(c, l) {
+			if !c.finishTag(p.op[l], p.tag(l)) {
 				failed++
 			}
-			next = p.fill(c, l, next)
-			if p.op[l] < 0 {
-				active--
-			}
+			active--
+			load(l)
 		}
 	}
-	*t = polyTable{}
+	p.wipe()
 	return failed
 }
 
-// fill loads op next into lane l (or makes it idle) and returns the new next.
-func (p *polyLanes) fill(c *chachaChunkState, l, next int) int {
-	if next >= c.n {
-		p.op[l] = -1
-		return next
+// ciphertext returns the ciphertext op i is authenticated over: Seal's output, Open's input.
+func (c *chachaChunkState) ciphertext(i int) []byte {
+	if c.open {
+		return c.op[i].Src[:c.msgLen(i)]
 	}
-	p.op[l] = next
-	op, n := c.op[next], c.msgLen(next)
+	return c.op[i].Dst[:c.msgLen(i)]
+}
 
-	// The lane's multiplier: r clamped (section 2.5.1) in radix 2^44, and 20*r1, 20*r2.
-	key := &c.polyKey[next]
+// finishTag writes op i's tag (Seal) or checks it (Open, failing the op on a mismatch) and reports
+// whether the op succeeded.
+func (c *chachaChunkState) finishTag(i int, tag [TagSize]byte) bool {
+	if !chachaFinishTag(c.op[i], c.msgLen(i), c.open, &tag) {
+		c.failed[i] = true
+		return false
+	}
+	return true
+}
+
+// chachaFinishTag writes tag after op's n-byte ciphertext (Seal) or compares it in constant time with
+// op's tag (Open), failing the op on a mismatch. It reports whether the op succeeded.
+func chachaFinishTag(op *Op, n int, open bool, tag *[TagSize]byte) bool {
+	if !open {
+		copy(op.Dst[n:], tag[:])
+		return true
+	}
+	if subtle.ConstantTimeCompare(tag[:], op.Src[n:]) != 1 {
+		failOpen(op)
+		return false
+	}
+	op.Err = nil
+	return true
+}
+
+// fill starts lane l on the MAC of ad and ct under the one-time key.
+func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte) {
+	// The lane's multiplier: r clamped (section 2.5.1) in radix 2^44.
 	lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
 	hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
 	r := [3]uint64{lo & mask44, (lo>>44 | hi<<20) & mask44, hi >> 24}
-	t := p.tab()
 	p.setH(l, [3]uint64{})
 	p.setMul(l, r)
 	p.r[l] = r
+	copy(p.s[l][:], key[16:])
+	p.ad[l], p.ct[l] = ad, ct
 
 	// Scratch: the AD's last partial block padded, then the ciphertext's, then the lengths.
-	sc := &t.scratch[l]
+	sc := &p.tab().scratch[l]
 	*sc = [48]byte{}
-	ad := op.AD
+	n := len(ct)
 	copy(sc[0:16], ad[len(ad)&^15:])
-	ct := op.Dst[:n] // Seal: the ciphertext just written
-	if c.open {
-		ct = op.Src[:n]
-	}
 	copy(sc[16:32], ct[n&^15:])
 	binary.LittleEndian.PutUint64(sc[32:], uint64(len(ad)))
 	binary.LittleEndian.PutUint64(sc[40:], uint64(n))
 
-	p.nextSeg(c, l, macAD) // macCTFinal always has the lengths block
-	return next + 1
+	p.nextSeg(l, macAD) // macCTFinal always has the lengths block
 }
 
 const mask44 = 1<<44 - 1
 
 // nextSeg points lane l at the first non-empty MAC segment from seg on and reports whether there is one.
-func (p *polyLanes) nextSeg(c *chachaChunkState, l, seg int) bool {
-	i := p.op[l]
-	op, n := c.op[i], c.msgLen(i)
+func (p *polyLanes) nextSeg(l, seg int) bool {
+	ad, ct := p.ad[l], p.ct[l]
+	n := len(ct)
 	for ; seg < macDone; seg++ {
 		p.seg[l] = seg
 		p.ptrs.off[l] = 0
 		switch seg {
 		case macAD:
-			if len(op.AD) < 16 {
+			if len(ad) < 16 {
 				continue
 			}
-			p.ptrs.base[l] = unsafe.Pointer(&op.AD[0])
-			p.left[l] = len(op.AD) / 16
+			p.ptrs.base[l] = unsafe.Pointer(&ad[0])
+			p.left[l] = len(ad) / 16
 		case macADTail:
-			if len(op.AD)%16 == 0 {
+			if len(ad)%16 == 0 {
 				continue
 			}
 			p.onScratch(l, 0)
@@ -429,11 +466,7 @@ func (p *polyLanes) nextSeg(c *chachaChunkState, l, seg int) bool {
 			if n < 16 {
 				continue
 			}
-			if c.open {
-				p.ptrs.base[l] = unsafe.Pointer(&op.Src[0])
-			} else {
-				p.ptrs.base[l] = unsafe.Pointer(&op.Dst[0])
-			}
+			p.ptrs.base[l] = unsafe.Pointer(&ct[0])
 			p.left[l] = n / 16
 		case macCTFinal:
 			if n%16 != 0 {
@@ -449,25 +482,11 @@ func (p *polyLanes) nextSeg(c *chachaChunkState, l, seg int) bool {
 	return false
 }
 
-// tag finishes lane l's MAC: Seal writes the tag after the ciphertext; Open compares it in constant
-// time and on a mismatch fails the op. It reports whether the op succeeded.
-func (p *polyLanes) tag(c *chachaChunkState, l int) bool {
-	i := p.op[l]
-	op, n := c.op[i], c.msgLen(i)
-	var t [TagSize]byte
+// tag returns lane l's finished tag.
+func (p *polyLanes) tag(l int) (t [TagSize]byte) {
 	h := p.h(l)
-	poly1305Finish44(&t, h[0], h[1], h[2], c.polyKey[i][16:32])
-	if !c.open {
-		copy(op.Dst[n:], t[:])
-		return true
-	}
-	if subtle.ConstantTimeCompare(t[:], op.Src[n:]) != 1 {
-		c.failed[i] = true
-		failOpen(op)
-		return false
-	}
-	op.Err = nil
-	return true
+	poly1305Finish44(&t, h[0], h[1], h[2], p.s[l][:])
+	return t
 }
 
 // poly1305Finish44 writes (h mod 2^130-5 + s) mod 2^128 (RFC 8439 section 2.5.1) for h = h0 + h1*2^44

@@ -30,7 +30,7 @@ func (c *chachaChunkState) runFew() (failed int) {
 	var p polyLanes
 	p.radix26 = c.tier == AVX2 || !chachaIFMA
 	for i := range c.n {
-		if !p.single(c, i) {
+		if !c.finishTag(i, p.single(c.op[i].AD, c.ciphertext(i), &c.polyKey[i])) {
 			failed++
 		}
 	}
@@ -132,14 +132,13 @@ func (s *streamLanes) striped(c *chachaChunkState, data bool) {
 	*t = streamTable{}
 }
 
-// single computes op i's tag with the lanes sharing the message, writes it (Seal) or checks it
-// (Open), and reports whether the op succeeded.
-func (p *polyLanes) single(c *chachaChunkState, i int) bool {
+// single returns the tag of ad and ct under the one-time key, with the lanes sharing the message.
+func (p *polyLanes) single(ad, ct []byte, key *[32]byte) [TagSize]byte {
 	t := p.tab()
 	st := &t.st
-	// Every lane starts on op i with h = 0 and multiplier r: the lanes that carry no part of the
-	// message read along with lane 0 and are ignored.
-	p.fill(c, 0, i)
+	// Every lane starts with h = 0 and multiplier r: the lanes that carry no part of the message
+	// read along with lane 0 and are ignored.
+	p.fill(0, ad, ct, key)
 	r := p.r[0]
 	for l := 1; l < 16; l++ {
 		p.setMul(l, r)
@@ -160,7 +159,7 @@ func (p *polyLanes) single(c *chachaChunkState, i int) bool {
 		for p.seg[0] < until {
 			n := min(p.left[0], maxPolyBlocks)
 			call(n, 16)
-			if p.left[0] -= n; p.left[0] == 0 && !p.nextSeg(c, 0, p.seg[0]+1) {
+			if p.left[0] -= n; p.left[0] == 0 && !p.nextSeg(0, p.seg[0]+1) {
 				p.seg[0] = macDone
 			}
 		}
@@ -207,13 +206,13 @@ func (p *polyLanes) single(c *chachaChunkState, i int) bool {
 		p.setMul(0, r)
 		p.ptrs.base[0], p.ptrs.off[0] = base, off+uintptr(rounds*8*16)
 		if p.left[0] -= rounds * 8; p.left[0] == 0 {
-			p.nextSeg(c, 0, macCTFinal)
+			p.nextSeg(0, macCTFinal)
 		}
 	}
 	seq(macDone)
-	ok := p.tag(c, 0)
-	*t = polyTable{}
-	return ok
+	tag := p.tag(0)
+	p.wipe()
+	return tag
 }
 
 // setMul sets lane l's multiplier to x (radix 2^44, limbs below 2^45), in the table's radix.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -82,6 +84,19 @@ func chachaXOR16() {
 
 	Comment("Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it",
 		"with that lane's source into its destination.")
+	for l, blk := range transpose16(x) {
+		xorLane(rows, lanes, l, blk)
+	}
+
+	DECQ(n)
+	JNZ(LabelRef("block"))
+	VZEROUPPER()
+	RET()
+}
+
+// transpose16 turns x, where x[w] holds state word w of 16 lanes, into 16 registers that hold one
+// lane's 64-byte block each, in lane order.
+func transpose16(x []VecVirtual) []VecVirtual {
 	// After the dword and qword unpacks, q[4k+a] holds, in its 128-bit chunk j, the words 4k..4k+3
 	// of lane 4j+a.
 	t := make([]VecVirtual, 16)
@@ -100,6 +115,7 @@ func chachaXOR16() {
 		VPUNPCKLQDQ(t[k+3], t[k+1], q[k+2])
 		VPUNPCKHQDQ(t[k+3], t[k+1], q[k+3])
 	}
+	out := make([]VecVirtual, 16)
 	for a := range 4 {
 		// Gather chunk j of q[a], q[4+a], q[8+a], q[12+a] into lane 4j+a's block.
 		lo01, lo23, hi01, hi23 := ZMM(), ZMM(), ZMM(), ZMM()
@@ -108,7 +124,6 @@ func chachaXOR16() {
 		VSHUFI32X4(U8(0xee), q[4+a], q[a], hi01)    // chunks 2,3 likewise
 		VSHUFI32X4(U8(0xee), q[12+a], q[8+a], hi23)
 		for j := range 4 {
-			blk := ZMM()
 			first, second := lo01, lo23
 			if j >= 2 {
 				first, second = hi01, hi23
@@ -117,15 +132,11 @@ func chachaXOR16() {
 			if j%2 == 1 {
 				imm = U8(0xdd) // odd chunks of both
 			}
-			VSHUFI32X4(imm, second, first, blk)
-			xorLane(rows, lanes, 4*j+a, blk)
+			out[4*j+a] = ZMM()
+			VSHUFI32X4(imm, second, first, out[4*j+a])
 		}
 	}
-
-	DECQ(n)
-	JNZ(LabelRef("block"))
-	VZEROUPPER()
-	RET()
+	return out
 }
 
 // xorLane XORs key-stream block ks into lane l's destination and advances its offset.
@@ -142,4 +153,95 @@ func xorLane(rows, lanes Mem, l int, ks VecVirtual) {
 	VMOVDQU64(ks, Mem{Base: dst, Index: off, Scale: 1})
 	ADDQ(lanes.Offset(ptrsStride+8*l), off)
 	MOVQ(off, lanes.Offset(ptrsOff+8*l))
+}
+
+// chachaOne16 is the single-message kernel: 16 consecutive blocks of one message per pass, one per
+// lane, so the state words are broadcast from st instead of coming from per-lane rows.
+func chachaOne16() {
+	Implement("chachaOne16")
+	Attributes(NOSPLIT)
+	Doc("chachaOne16 XORs the n bytes at src with the key stream of state st (RFC 8439 section 2.3)",
+		"from block counter st[12] on, into dst (src and dst may be equal). A last partial block is",
+		"read and written under a byte mask. st is not updated. 0 < n <= 64 KiB.")
+	st := Mem{Base: Load(Param("st"), GP64())}
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	n := Load(Param("n"), GP64())
+	ctr := GP32()
+	MOVL(st.Offset(4*12), ctr)
+
+	Label("pass")
+	x := make([]VecVirtual, 16)
+	counters := func(z VecVirtual) { // lane l: block counter ctr + l
+		VPBROADCASTD(ctr, z)
+		VPADDD(iota16, z, z)
+	}
+	for i := range x {
+		x[i] = ZMM()
+		if i == 12 {
+			counters(x[i])
+			continue
+		}
+		VPBROADCASTD(st.Offset(4*i), x[i])
+	}
+	r := GP32()
+	MOVL(U32(10), r)
+	Label("onedoubleround")
+	quarterRounds(x, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
+	quarterRounds(x, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
+	DECL(r)
+	JNZ(LabelRef("onedoubleround"))
+	for i := range x {
+		if i == 12 {
+			c := ZMM()
+			counters(c)
+			VPADDD(c, x[i], x[i])
+			continue
+		}
+		VPADDD_BCST(st.Offset(4*i), x[i], x[i])
+	}
+
+	Comment("Transpose as in chachaXOR16; lane l's block is bytes 64l..64l+63 of this pass.")
+	blocks := transpose16(x)
+	for l, blk := range blocks {
+		full := fmt.Sprintf("full%d", l)
+		CMPQ(n, U32(64*(l+1)))
+		JAE(LabelRef(full))
+		Comment("The last block: n-64l bytes (none if n <= 64l) under a mask.")
+		rem := GP64()
+		MOVQ(n, rem)
+		SUBQ(U32(64*l), rem)
+		JLE(LabelRef("done"))
+		ones, mask := GP64(), GP64()
+		MOVQ(I64(-1), ones)
+		BZHIQ(rem, ones, mask)
+		KMOVQ(mask, K1)
+		t := ZMM()
+		VMOVDQU8_Z(Mem{Base: src, Disp: 64 * l}, K1, t)
+		VPXORD(t, blk, blk)
+		VMOVDQU8(blk, K1, Mem{Base: dst, Disp: 64 * l})
+		JMP(LabelRef("done"))
+		Label(full)
+		VPXORD(Mem{Base: src, Disp: 64 * l}, blk, blk)
+		VMOVDQU64(blk, Mem{Base: dst, Disp: 64 * l})
+	}
+	ADDQ(U32(1024), src)
+	ADDQ(U32(1024), dst)
+	ADDL(U32(16), ctr)
+	SUBQ(U32(1024), n)
+	JA(LabelRef("pass"))
+
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// iota16 holds 0, 1, ..., 15: the lanes' block offsets in chachaOne16.
+var iota16 Mem
+
+func iotaTable() {
+	iota16 = GLOBL("chachaIota16", RODATA|NOPTR)
+	for i := range 16 {
+		DATA(4*i, U32(i))
+	}
 }

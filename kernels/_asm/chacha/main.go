@@ -16,8 +16,10 @@ func main() {
 
 	rotTables()
 	poly26Tables()
+	iotaTable()
 	chachaXOR16()
 	chachaXOR16AVX2()
+	chachaOne16()
 	poly1305IFMA(8)
 	poly1305IFMA(4)
 	poly1305AVX2()
