@@ -1,14 +1,3 @@
-// Package dataplane is the WireGuard transport data path: it turns batches of IP packets read from a
-// TUN device into transport data messages for UDP, and batches of received datagrams back into IP
-// packets, with one multi-packet AEAD call (package kernels) per batch.
-//
-// It owns the message format (WireGuard paper, section 5.4.6), keypairs with their counters and
-// limits (section 6), the RFC 6479 anti-replay window, cryptokey routing (allowed IPs, section 3),
-// the encrypt and decrypt stages, and a Device that runs them between a TUN device and a UDP socket.
-// It does not do the handshake: a ControlPlane installs keypairs and is told what the timers need.
-//
-// The pieces are usable on their own: a PeerSet holds peers, routes and keypairs; an Encrypter or
-// Decrypter (one per worker goroutine) runs a stage over a Packets batch against a PeerSet.
 package dataplane
 
 import (

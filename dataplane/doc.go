@@ -1,0 +1,46 @@
+// Package dataplane is the WireGuard transport data path: it turns batches of IP packets read from a
+// TUN device into transport data messages for UDP, and batches of received datagrams back into IP
+// packets, with one multi-packet AEAD call (package kernels) per batch and no allocation in the
+// steady state.
+//
+// It owns the message format (WireGuard paper, section 5.4.6), keypairs with their counters and
+// limits (section 6), the RFC 6479 anti-replay window, cryptokey routing (allowed IPs, section 3),
+// the encrypt and decrypt stages, and a Device that runs them between a TUN device and a UDP socket.
+// It does not do the handshake.
+//
+// # Pieces
+//
+//   - PeerSet: peers (PeerConfig: endpoint, allowed IPs), the AllowedIPs trie, the index table of
+//     installed keypairs, counters. InstallKeypair takes the plain KeypairConfig a handshake
+//     produces; Observer hears PeerEvents and KeypairRetired.
+//   - Encrypter and Decrypter: the stages, one per worker goroutine, over a Packets batch (the
+//     shape of tun.Device.Read: bufs, sizes, one offset). Every packet gets a Verdict.
+//   - Device: the pipeline between a TUN and a UDP (interfaces; NewUDP is the real socket, packages
+//     tuntest and udptest the in-memory doubles), driven by a ControlPlane.
+//
+// # Driving it from package handshake
+//
+// A ControlPlane adapts the handshake package (see its package documentation) to a Device:
+//
+//	HandleHandshake(msg, src):  res, err := hs.HandleMessage(msg, src)
+//	                            res.Reply != nil: dev.SendHandshake(src, res.Reply)
+//	                            res.Keypair != nil: dev.InstallKeypair(peerOf(res.Peer), KeypairConfig{...}); wipe it
+//	PeerEvent(p, ev):           EventKeypairConfirmed:                 hp.KeypairConfirmed()
+//	                            EventDataReceived/EventKeepaliveReceived: hp.PacketReceived(p.Endpoint(), data?)
+//	                            EventDataSent/EventKeepaliveSent:       hp.PacketSent(data?)
+//	                            EventRekeyNeeded, EventNoKeypair:       initiate (CreateInitiation, SendHandshake)
+//	KeypairRetired(kp):         hs.Indices().Release(kp.LocalIndex())
+//	timer actions:              ActionSendKeepalive: dev.SendKeepalive(p); ActionZeroKeys: p.ExpireKeypairs()
+//
+// The data path enforces the key limits itself (RejectAfterTime, RejectAfterMessages: VerdictKeyExpired)
+// and asks for rekeys (RekeyAfterTime for the initiator, RekeyAfterMessages, and on receive near
+// RejectAfterTime); the control plane decides when to act. Packets that find no keypair are dropped
+// (VerdictNoKey, EventNoKeypair), not queued until the handshake completes as wireguard-go does.
+//
+// # Memory and order
+//
+// A Device allocates its batches once (Config.Batches per direction) and recycles them through
+// rings, so its memory is fixed whatever the load; under overload the readers wait and the kernel's
+// queues drop. Batches leave each direction in the order they were read, so packets of one peer keep
+// their order. See device.go for the pipeline, keypair.go for how retired keys are wiped safely.
+package dataplane
