@@ -31,6 +31,7 @@ var gcmWorkloads = []gcmWorkload{
 	{"64x64/AES-128", kernels.AES128GCM, []int{64}, 64, 1},
 	{"IMIX64/AES-128", kernels.AES128GCM, imix, 64, 1},
 	{"1x1420/AES-128", kernels.AES128GCM, []int{1420}, 1, 1},
+	{"1x64/AES-128", kernels.AES128GCM, []int{64}, 1, 1},
 }
 
 // gcmBatch is a prepared batch: Seal ops and the matching Open ops.

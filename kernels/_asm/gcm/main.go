@@ -11,14 +11,21 @@
 // multiplying with y^-128: twice, the low 64 bits L are cancelled by adding L·P' (P' is 1 modulo y^64)
 // and the value shifted down 64 bits, that is T' = T>>64 XOR L·(y^64 + y^63 + y^62 + y^57). The
 // 64-bit constant 0xC200000000000000 is y^63 + y^62 + y^57; the y^64 term is a quadword swap.
-// Products are Karatsuba's: a·b = a1b1·y^128 + ((a0+a1)(b0+b1) + a0b0 + a1b1)·y^64 + a0b0 with three
-// carry-less multiplications; the key table holds b0+b1 for every power, and the middle correction
-// is applied once to the sum. Summing products before reducing (aggregated reduction) is what lets 16 (AVX512) or 8 (AVX2)
-// blocks share one reduction: GHASH's Y_n = sum X_i·H^(n-i+1) (SP 800-38D section 6.4).
+// Products are Karatsuba's: a·b = a1b1·y^128 + ((a0+a1)(b0+b1) + a0b0 + a1b1)·y^64 + a0b0 with
+// three carry-less multiplications; the key table holds b0+b1 for every power, and the middle
+// correction is applied once to the sum. Summing products before reducing (aggregated reduction)
+// lets 16 (AVX512) or 8 (AVX2) blocks share one reduction: GHASH's Y_n = sum X_i·H^(n-i+1) (SP
+// 800-38D section 6.4).
 //
 // Counters. A counter block is kept byte-reversed, so the 32-bit big-endian counter of inc32
 // (section 6.2) is the low dword of its lane and VPADDD wraps it modulo 2^32 without touching the
 // nonce; VPSHUFB restores the block order before the AES rounds.
+//
+// Kernels. Each generated function walks an array of descriptors (gcmDesc) and, per descriptor,
+// hashes the AD, runs counter mode and GHASH over the text in chunks, finishes the tail, and computes
+// the tag (see gcm_amd64.go for the pipeline and the lane layout). The work of one call is bounded by
+// the Go driver; the AVX512 kernels need no stack, the AVX2 ones a 16-byte bounce buffer, wiped
+// after use. VZEROUPPER precedes every return.
 //
 // All branches depend on lengths, round counts and pointers only: no secret-dependent branch or
 // memory index (constant time).
