@@ -64,8 +64,11 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	case batches == 0:
 		batches = fit
 	}
-	// The ring has room for every batch, so Put never waits or fails.
-	p := &Pool{free: ring.NewMPMC[*Batch](batches), batches: batches}
+	// Room for twice the batches: in ring.MPMC a slot a Get emptied is
+	// reusable only once every Get in flight has finished (its relaxed tail
+	// sync), so a batch can briefly hold its old slot and, after Put, a new
+	// one. See Put.
+	p := &Pool{free: ring.NewMPMC[*Batch](2 * batches), batches: batches}
 	for range batches {
 		b := New()
 		b.pool = p
@@ -111,7 +114,8 @@ func (p *Pool) take(b *Batch) *Batch {
 }
 
 // Put gives a batch back to the pool it came from, emptied. The caller must
-// not use b afterwards. Put panics if b came from another pool or from New,
+// not use b afterwards. Put does not block: at worst it waits the few
+// nanoseconds until Gets in flight finish. Put panics if b came from another pool or from New,
 // or if it is already back in the pool (a second Put). A stale Put after
 // the batch has been taken again by someone else looks like a first Put and
 // cannot be caught.
@@ -126,7 +130,12 @@ func (p *Pool) Put(b *Batch) {
 	}
 	b.Reset()
 	one := [1]*Batch{b}
-	if p.free.TryEnqueue(one[:]) != 1 {
-		panic("batch: pool ring full")
+	if p.free.TryEnqueue(one[:]) == 1 {
+		return
 	}
+	// The ring looks full only while slots emptied by Gets wait for the
+	// Gets still in flight to finish, which takes nanoseconds; Enqueue
+	// waits for that. The pool never closes its ring, so Enqueue cannot
+	// return ErrClosed.
+	_ = p.free.Enqueue(one[:])
 }
