@@ -72,6 +72,29 @@ func (c *chachaChunkState) wipe() {
 
 // chachaRunLanes runs the ChaCha-family ops of ops through the lanes, chunk by chunk.
 func chachaRunLanes(t Tier, ops []Op, open bool) (failed int) {
+	if t == AVX512 {
+		few := 0
+		for i := range ops {
+			if ops[i].Key.suite.isChaCha() {
+				few++
+			}
+		}
+		if few <= chachaFewOps {
+			for i := range ops {
+				op := &ops[i]
+				if !op.Key.suite.isChaCha() {
+					continue
+				}
+				if open && len(op.Src) < TagSize {
+					failOpen(op)
+					failed++
+				} else if !chachaOneOp(op, open) {
+					failed++
+				}
+			}
+			return failed
+		}
+	}
 	var c chachaChunkState
 	c.open, c.tier = open, t
 	defer c.wipe()

@@ -3,6 +3,7 @@
 package kernels
 
 import (
+	"crypto/subtle"
 	"math/bits"
 	"unsafe"
 )
@@ -19,9 +20,66 @@ import (
 //	           Horner evaluation of those blocks (RFC 8439 section 2.5); the AD before them and the
 //	           blocks after them run in lane 0. Powers of r come from poly1305Mul44.
 //
+// On the AVX512 tier a batch of at most chachaFewOps ChaCha ops goes one op at a time through
+// chachaOneOp instead, whose ChaCha20 kernel (chachaOne16) broadcasts one message's state to the 16
+// lanes and masks the last partial block, so it needs no lane tables at all.
+//
 // chachaFewOps is the largest chunk that takes this path: up to there it costs less than one op per
 // lane (for 1420-byte messages, 1.5 ChaCha20 calls per op against 24 blocks per lane).
 const chachaFewOps = 7
+
+// chachaZeros is the source of pure key stream: chachaOne16 XORs it into a buffer. Never written.
+var chachaZeros [1024]byte
+
+// chachaOneOp seals or opens op on its own on the AVX512 tier and reports whether it succeeded.
+// Open authenticates before it decrypts, like every path.
+func chachaOneOp(op *Op, open bool) bool {
+	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
+	var sub [8]uint32
+	key, nonce := chachaOpKey(op, &sub)
+	st[0], st[1], st[2], st[3] = sigma0, sigma1, sigma2, sigma3
+	copy(st[4:12], key[:])
+	st[13], st[14], st[15] = nonce[0], nonce[1], nonce[2]
+	n := len(op.Src)
+	if open {
+		n -= TagSize
+	}
+	src, dst := op.Src[:n], op.Dst[:n]
+
+	// One pass of the 16 lanes: block 0 (the Poly1305 key) and the key stream of the first 960 bytes.
+	var ks [1024]byte
+	chachaOne16(&st, &ks[0], &chachaZeros[0], len(ks))
+	var polyKey [32]byte
+	copy(polyKey[:], ks[:32])
+	var p polyLanes
+	p.radix26 = !chachaIFMA
+
+	ok := true
+	if open {
+		tag := p.single(op.AD, src, &polyKey)
+		ok = chachaFinishTag(op, n, true, &tag)
+	}
+	if ok {
+		m := min(n, len(ks)-64)
+		subtle.XORBytes(dst[:m], src[:m], ks[64:64+m])
+		st[12] = 16
+		for off := m; off < n; {
+			k := min(n-off, maxStreamBlocks*64)
+			chachaOne16(&st, &dst[off], &src[off], k)
+			st[12] += uint32(k / 64) // k is a whole number of blocks unless it is the last
+			off += k
+		}
+	}
+	if !open {
+		tag := p.single(op.AD, dst, &polyKey)
+		chachaFinishTag(op, n, false, &tag)
+	}
+	clear(ks[:])
+	clear(st[:])
+	clear(sub[:])
+	clear(polyKey[:])
+	return ok
+}
 
 // runFew processes a chunk of at most chachaFewOps ops on the few-ops path.
 func (c *chachaChunkState) runFew() (failed int) {
