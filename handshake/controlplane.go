@@ -1,0 +1,407 @@
+package handshake
+
+// The control plane of a dataplane.Device: this file joins a handshake Device to the data path.
+//
+//	dataplane udpReader --> handshake queue --> HandleHandshake --> Device.HandleMessage
+//	                                                |--> dataplane.Device.SendHandshake (response, cookie reply)
+//	                                                '--> dataplane.Device.InstallKeypair (new session)
+//	dataplane stages --> PeerEvent --> Peer.PacketSent / PacketReceived / KeypairConfirmed (timers, roaming)
+//	                                   '--> "initiate" flag --.
+//	timer goroutine (run) <-- wake ----------------------------'   sleeps until Device.NextDeadline,
+//	                                                               then Peer.Tick: initiations, keepalives,
+//	                                                               giving up, zeroing keys
+//
+// Ownership: HandleHandshake runs on the data plane's single handshake goroutine; PeerEvent on the
+// stages' goroutines (it must not block, so it never does Diffie-Hellman: it raises a flag and wakes
+// the timer goroutine, which makes the initiation); run is the only goroutine that sends initiations
+// and keepalives on timers. The peer maps are written under mu by AddPeer and RemovePeer and read
+// under its read lock by everyone else.
+
+import (
+	"errors"
+	"math"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wirebatch/wirebatch/dataplane"
+	"github.com/wirebatch/wirebatch/kernels"
+)
+
+// Under-load detection for cookies (paper section 5.4.7). The data plane's handshake queue holds 128
+// messages; like wireguard-go we count ourselves under load once an eighth of that is waiting, or
+// when the queue has overflowed, and stay so for a second after the last sign of it, so that a flood
+// meets cookie replies instead of Diffie-Hellman computations.
+const (
+	underLoadQueueDepth = 128 / 8
+	underLoadHold       = time.Second
+)
+
+// ControlPlane implements dataplane.ControlPlane with a handshake Device: it completes handshakes,
+// installs their keypairs in the data plane, and runs the timers of paper section 6 (initiation
+// retransmits, rekeying, keepalives, giving up, zeroing keys) on a goroutine of its own.
+//
+// Pass it as dataplane.Config.ControlPlane; NewDevice attaches it and starts the timer goroutine.
+// Add peers with AddPeer (not with the Devices' own AddPeer methods). After closing the dataplane
+// Device, call Close to stop the timer goroutine.
+type ControlPlane struct {
+	hs   *Device
+	logf func(format string, args ...any)
+
+	// dp is Stored once by Attach and Loaded by every method: the pair publishes the Device.
+	dp atomic.Pointer[dataplane.Device]
+
+	mu   sync.RWMutex
+	byHS map[*Peer]*cpPeer
+	byDP map[*dataplane.Peer]*cpPeer
+
+	// wake has room for one token: a poke while the timer goroutine is busy is kept for its next
+	// wait, and more pokes are redundant.
+	wake     chan struct{}
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+
+	// sleepUntil is the deadline (UnixNano of the handshake clock) the timer goroutine sleeps
+	// until, math.MaxInt64 while it is awake or has nothing armed. PeerEvent pokes it when an event
+	// arms an earlier deadline. The goroutine Stores MaxInt64 before reading the deadlines and the
+	// new value after, so an event racing with the read sees either MaxInt64 (and pokes) or a value
+	// computed after its own deadline was armed; sequentially consistent atomics order the two.
+	sleepUntil atomic.Int64
+
+	// Handshake queue accounting for SetUnderLoad; touched only by HandleHandshake's goroutine.
+	handled        uint64
+	lastDropped    uint64
+	underLoadUntil time.Time
+
+	installed atomic.Uint64 // keypairs installed; statistics only
+}
+
+// cpPeer is one peer as both Devices know it.
+type cpPeer struct {
+	hs *Peer
+	dp *dataplane.Peer
+	// initiate is raised by PeerEvent (no keypair, rekey due) and consumed by the timer goroutine;
+	// the Swap that consumes it pairs with the Store, and nothing else is published through it.
+	initiate atomic.Bool
+}
+
+// NewControlPlane returns a control plane for dev. logf, if not nil, receives one line per
+// completed handshake and per handshake given up; it is called from the control plane's goroutines.
+func NewControlPlane(dev *Device, logf func(format string, args ...any)) *ControlPlane {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	c := &ControlPlane{
+		hs:   dev,
+		logf: logf,
+		byHS: map[*Peer]*cpPeer{},
+		byDP: map[*dataplane.Peer]*cpPeer{},
+		wake: make(chan struct{}, 1),
+		stop: make(chan struct{}),
+		done: make(chan struct{}),
+	}
+	c.sleepUntil.Store(math.MaxInt64)
+	return c
+}
+
+// Attach implements dataplane.ControlPlane; it starts the timer goroutine. A ControlPlane serves one
+// dataplane Device.
+func (c *ControlPlane) Attach(d *dataplane.Device) {
+	if !c.dp.CompareAndSwap(nil, d) {
+		panic("handshake: ControlPlane attached to a second dataplane.Device")
+	}
+	go c.run()
+}
+
+// Close stops the timer goroutine and waits for it. Call it after closing the dataplane Device (so
+// that no handshake message is still being handled). Keys stay installed; RemovePeer destroys them.
+func (c *ControlPlane) Close() {
+	c.stopOnce.Do(func() { close(c.stop) })
+	if c.dp.Load() != nil {
+		<-c.done
+	}
+}
+
+// KeypairsInstalled returns how many keypairs (completed handshakes, as initiator or responder) the
+// control plane has installed in the data plane.
+func (c *ControlPlane) KeypairsInstalled() uint64 { return c.installed.Load() }
+
+// PeerConfig describes a peer for ControlPlane.AddPeer (wg(8)'s peer settings).
+type PeerConfig struct {
+	PublicKey           PublicKey
+	PresharedKey        PresharedKey   // zero: none
+	Endpoint            netip.AddrPort // zero: unknown until the peer contacts us
+	AllowedIPs          []netip.Prefix
+	PersistentKeepalive time.Duration // zero: off
+}
+
+// ErrNotAttached is returned by AddPeer before the ControlPlane is attached to a dataplane Device.
+var ErrNotAttached = errors.New("handshake: ControlPlane not attached to a dataplane.Device")
+
+// AddPeer adds a peer to the handshake Device and to the data plane, and returns the data plane's
+// peer (for its counters and keypairs).
+func (c *ControlPlane) AddPeer(pc PeerConfig) (*dataplane.Peer, error) {
+	dp := c.dp.Load()
+	if dp == nil {
+		return nil, ErrNotAttached
+	}
+	hp, err := c.hs.AddPeer(pc.PublicKey, pc.PresharedKey)
+	if err != nil {
+		return nil, err
+	}
+	if pc.Endpoint.IsValid() {
+		hp.SetEndpoint(pc.Endpoint)
+	}
+	p := &cpPeer{hs: hp}
+	c.mu.Lock()
+	p.dp = dp.AddPeer(dataplane.PeerConfig{PublicKey: pc.PublicKey, Endpoint: pc.Endpoint, AllowedIPs: pc.AllowedIPs})
+	c.byHS[hp] = p
+	c.byDP[p.dp] = p
+	c.mu.Unlock()
+	// A persistent keepalive is due at once (and arms a deadline the timer goroutine must see).
+	hp.SetPersistentKeepalive(pc.PersistentKeepalive)
+	c.poke()
+	return p.dp, nil
+}
+
+// RemovePeer removes the peer with public key pub from both Devices, destroying its keypairs.
+func (c *ControlPlane) RemovePeer(pub PublicKey) {
+	c.mu.Lock()
+	var p *cpPeer
+	for hp, q := range c.byHS {
+		if hp.PublicKey() == pub {
+			p = q
+			delete(c.byHS, hp)
+			delete(c.byDP, q.dp)
+		}
+	}
+	c.mu.Unlock()
+	if p == nil {
+		return
+	}
+	// The data plane first: retiring its keypairs releases their indices before the handshake
+	// Device releases the rest, so no index is freed twice while another peer may reuse it.
+	if dp := c.dp.Load(); dp != nil {
+		dp.RemovePeer(p.dp)
+	}
+	c.hs.RemovePeer(pub)
+}
+
+func (c *ControlPlane) peerOfHS(hp *Peer) *cpPeer {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.byHS[hp]
+}
+
+func (c *ControlPlane) peerOfDP(dp *dataplane.Peer) *cpPeer {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.byDP[dp]
+}
+
+func (c *ControlPlane) peers() []*cpPeer {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	ps := make([]*cpPeer, 0, len(c.byHS))
+	for _, p := range c.byHS {
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// HandleHandshake implements dataplane.ControlPlane.
+func (c *ControlPlane) HandleHandshake(msg []byte, src netip.AddrPort) {
+	dp := c.dp.Load()
+	c.updateLoad(dp)
+	res, err := c.hs.HandleMessage(msg, src)
+	if err != nil {
+		if res.Reply != nil {
+			// The cookie reply of ErrMAC2 (paper section 5.4.7).
+			_ = dp.SendHandshake(src, res.Reply)
+		}
+		return // forged, stale, replayed or rate limited: dropped, as the paper's section 5.1 asks
+	}
+	p := c.peerOfHS(res.Peer)
+	if p == nil {
+		// The peer was removed while its message was handled.
+		if res.Keypair != nil {
+			res.Keypair.Wipe()
+			c.hs.Indices().Release(res.Keypair.LocalIndex)
+		}
+		return
+	}
+	if res.Type == TypeInitiation || res.Type == TypeResponse {
+		// The message authenticated the peer: its endpoint follows (roaming, paper section 2.1).
+		// HandleMessage moved the handshake Peer's endpoint already.
+		p.dp.SetEndpoint(src)
+	}
+	if res.Keypair != nil {
+		// Installed before the response goes out: the initiator sends under the new keypair as
+		// soon as the response arrives, and a message under an index not yet installed would
+		// be dropped.
+		c.install(dp, p, res.Keypair)
+	}
+	if res.Reply != nil {
+		// Send errors are the network's loss: the initiator retransmits after REKEY_TIMEOUT.
+		_ = dp.SendHandshake(src, res.Reply)
+	}
+}
+
+// updateLoad turns cookie enforcement on or off from the depth of the data plane's handshake queue:
+// messages it queued (DeviceStats.Handshakes) minus those handled here.
+func (c *ControlPlane) updateLoad(dp *dataplane.Device) {
+	c.handled++
+	st := dp.Stats()
+	now := c.hs.cfg.Now()
+	if st.Handshakes-c.handled >= underLoadQueueDepth || st.HandshakesDropped != c.lastDropped {
+		c.underLoadUntil = now.Add(underLoadHold)
+	}
+	c.lastDropped = st.HandshakesDropped
+	c.hs.SetUnderLoad(now.Before(c.underLoadUntil))
+}
+
+// install hands a new session to the data plane and wipes the handshake's copy of its keys.
+func (c *ControlPlane) install(dp *dataplane.Device, p *cpPeer, kp *Keypair) {
+	_, err := dp.InstallKeypair(p.dp, dataplane.KeypairConfig{
+		Suite:       kernels.ChaCha20Poly1305, // paper section 5.4.6: the transport AEAD
+		SendKey:     kp.Send[:],
+		ReceiveKey:  kp.Receive[:],
+		LocalIndex:  kp.LocalIndex,
+		RemoteIndex: kp.RemoteIndex,
+		Initiator:   kp.Initiator,
+		Created:     kp.Created,
+	})
+	kp.Wipe()
+	if err != nil {
+		// The data plane did not take it (the peer is being removed), so it will never report
+		// it retired: free its index here.
+		c.hs.Indices().Release(kp.LocalIndex)
+		return
+	}
+	c.installed.Add(1)
+	if !kp.Initiator {
+		c.logf("handshake with peer %v answered (responder; sending once the initiator's first message confirms it)", p.hs.PublicKey())
+		return
+	}
+	c.logf("handshake with peer %v completed (initiator)", p.hs.PublicKey())
+	// The responder may send under the new keypair only once a transport message under it proves
+	// we hold it (paper section 5.4.5). A keepalive proves it now, rather than whenever data goes
+	// out; the data plane keeps no queue of packets awaiting the handshake to send instead.
+	_ = dp.SendKeepalive(p.dp)
+}
+
+// PeerEvent implements dataplane.ControlPlane: it feeds the data path's events to the timers. It
+// runs on the stages' goroutines and does not block.
+func (c *ControlPlane) PeerEvent(dpp *dataplane.Peer, ev dataplane.Event) {
+	p := c.peerOfDP(dpp)
+	if p == nil {
+		return
+	}
+	hp := p.hs
+	if ev&(dataplane.EventDataSent|dataplane.EventKeepaliveSent) != 0 {
+		hp.PacketSent(ev&dataplane.EventDataSent != 0)
+	}
+	received := ev&(dataplane.EventDataReceived|dataplane.EventKeepaliveReceived) != 0
+	if received {
+		// The data plane has already moved its endpoint to the message's source; the handshake
+		// Peer follows, so initiations go where the peer is now (roaming, paper section 2.1).
+		hp.PacketReceived(dpp.Endpoint(), ev&dataplane.EventDataReceived != 0)
+	}
+	if ev&dataplane.EventKeypairConfirmed != 0 {
+		hp.KeypairConfirmed()
+		c.logf("handshake with peer %v completed (responder)", hp.PublicKey())
+	}
+	initiate := ev&(dataplane.EventNoKeypair|dataplane.EventRekeyNeeded) != 0
+	if kp := dpp.Current(); kp != nil && !initiate {
+		// The data plane's own rekey checks use the paper's constants; these use Config's
+		// limits (paper section 6.2), which tests shorten.
+		hkp := Keypair{Initiator: kp.Initiator(), Created: kp.Created()}
+		initiate = (ev&dataplane.EventDataSent != 0 && hp.RekeyDueOnSend(&hkp, kp.SendCounter())) ||
+			(received && hp.RekeyDueOnReceive(&hkp))
+	}
+	if initiate {
+		p.initiate.Store(true)
+		c.poke()
+		return
+	}
+	if next, ok := hp.NextDeadline(); ok && next.UnixNano() < c.sleepUntil.Load() {
+		c.poke()
+	}
+}
+
+// KeypairRetired implements dataplane.ControlPlane: the keypair's local index may be reused.
+func (c *ControlPlane) KeypairRetired(kp *dataplane.Keypair) {
+	c.hs.Indices().Release(kp.LocalIndex())
+}
+
+func (c *ControlPlane) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run is the timer goroutine: it sleeps until the next deadline or a poke, then serves every peer.
+func (c *ControlPlane) run() {
+	defer close(c.done)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		c.sleepUntil.Store(math.MaxInt64)
+		next, armed := c.hs.NextDeadline()
+		var expired <-chan time.Time
+		if armed {
+			c.sleepUntil.Store(next.UnixNano())
+			timer.Reset(next.Sub(c.hs.cfg.Now()))
+			expired = timer.C
+		}
+		select {
+		case <-c.stop:
+			return
+		case <-c.wake:
+		case <-expired:
+		}
+		c.sleepUntil.Store(math.MaxInt64)
+		for _, p := range c.peers() {
+			c.serve(p)
+		}
+	}
+}
+
+// serve acts on one peer's due timers and pending requests (paper section 6).
+func (c *ControlPlane) serve(p *cpPeer) {
+	dp := c.dp.Load()
+	a := p.hs.Tick()
+	if p.initiate.Swap(false) || a&ActionSendInitiation != 0 {
+		c.initiate(dp, p)
+	}
+	if a&ActionSendKeepalive != 0 {
+		if err := dp.SendKeepalive(p.dp); errors.Is(err, dataplane.ErrNotSent) {
+			c.initiate(dp, p) // no usable keypair: a handshake instead (Action's contract)
+		}
+	}
+	if a&ActionGiveUp != 0 {
+		c.logf("handshake with peer %v did not complete within REKEY_ATTEMPT_TIME; giving up until there is traffic for it", p.hs.PublicKey())
+	}
+	if a&ActionZeroKeys != 0 {
+		// Paper section 6.3: no new session for 3 × REJECT_AFTER_TIME; the old keys are erased
+		// (retiring wipes them once no batch uses them) and their indices released.
+		p.dp.ExpireKeypairs()
+	}
+}
+
+// initiate sends a handshake initiation to the peer's endpoint, unless one went out less than
+// REKEY_TIMEOUT ago (CreateInitiation refuses then) or the endpoint is unknown.
+func (c *ControlPlane) initiate(dp *dataplane.Device, p *cpPeer) {
+	ep := p.hs.Endpoint()
+	if !ep.IsValid() {
+		return
+	}
+	msg, err := c.hs.CreateInitiation(p.hs)
+	if err != nil {
+		return
+	}
+	_ = dp.SendHandshake(ep, msg) // a lost initiation is retransmitted after REKEY_TIMEOUT
+}
