@@ -21,7 +21,7 @@
 // A packet read from the TUN device starts at Headroom: the device writes
 // its virtio-net header, when it uses one, into the 10 bytes just before.
 // Sealing pads it, encrypts it in place, appends the tag and prepends the
-// WireGuard header (Push), and the whole buffer from byte 0 is the UDP
+// WireGuard header (Push); the packet, now starting at byte 0, is the UDP
 // payload. In the other direction a datagram is read at byte 0, the header
 // is parsed and dropped (Pull), the packet is opened in place and trimmed
 // (SetSize), and it is written to the TUN device from Headroom again.
