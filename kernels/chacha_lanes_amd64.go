@@ -55,6 +55,7 @@ type chachaChunkState struct {
 	failed  [chachaChunk]bool     // Open: the tag did not verify
 	open    bool
 	tier    Tier // AVX2 or AVX512
+	xchacha bool // some op is XChaCha20: c.key holds its key until c.hchacha
 }
 
 // msgLen returns the plaintext (= ciphertext) length of op i.
@@ -110,8 +111,16 @@ func chachaRunLanes(t Tier, ops []Op, open bool) (failed int) {
 		}
 		k := c.n
 		c.op[k] = op
-		key, nonce := chachaOpKey(op, &c.key[k])
-		c.key[k], c.nonce[k] = *key, nonce
+		n := op.Nonce
+		c.key[k] = op.Key.chacha
+		if op.Key.suite == XChaCha20Poly1305 {
+			// The HChaCha20 subkey replaces the key in c.hchacha; the nonce is 0^32 || nonce[16:24].
+			c.nonce[k] = [3]uint32{0, binary.LittleEndian.Uint32(n[16:]), binary.LittleEndian.Uint32(n[20:])}
+			c.xchacha = true
+		} else {
+			c.nonce[k] = [3]uint32{binary.LittleEndian.Uint32(n[0:]), binary.LittleEndian.Uint32(n[4:]),
+				binary.LittleEndian.Uint32(n[8:])}
+		}
 		c.n++
 		if c.n == chachaChunk {
 			failed += c.run()
@@ -125,6 +134,11 @@ func chachaRunLanes(t Tier, ops []Op, open bool) (failed int) {
 
 // run processes the chunk's ops and empties it.
 func (c *chachaChunkState) run() (failed int) {
+	if c.xchacha {
+		var s streamLanes
+		s.hchacha(c)
+		c.xchacha = false
+	}
 	if c.n <= chachaFewOps {
 		failed = c.runFew()
 	} else {
@@ -140,6 +154,55 @@ func (c *chachaChunkState) run() (failed int) {
 	c.n = 0
 	clear(c.failed[:])
 	return failed
+}
+
+// hchacha replaces the key of each XChaCha20 op of the chunk with its HChaCha20 subkey
+// (draft-irtf-cfrg-xchacha section 2.2), 16 ops per kernel call. HChaCha20 is the ChaCha20 block
+// function with the nonce's first 16 bytes in words 12..15 and without the final addition of the
+// input: the kernel adds it, so the lanes run on a zeroed scratch block and the input words are
+// subtracted again from words 0..3 and 12..15 of the output.
+func (s *streamLanes) hchacha(c *chachaChunkState) {
+	t := s.tab()
+	for l := range 16 {
+		t.rows[0][l], t.rows[1][l], t.rows[2][l], t.rows[3][l] = sigma0, sigma1, sigma2, sigma3
+		s.onScratch(l, 0)
+	}
+	var in [4]uint32 // words 12..15 of the input of lane l
+	lanes := 0
+	flush := func() {
+		t.scratch = [16][64]byte{}
+		streamKernel(c.tier, &t.rows, &s.ptrs, 1)
+		for l := range lanes {
+			i, out := s.op[l], &t.scratch[l]
+			for w := range 4 {
+				in[w] = t.rows[12+w][l]
+				c.key[i][w] = binary.LittleEndian.Uint32(out[4*w:]) - t.rows[w][l]
+				c.key[i][4+w] = binary.LittleEndian.Uint32(out[48+4*w:]) - in[w]
+			}
+		}
+		lanes = 0
+	}
+	for i := range c.n {
+		op := c.op[i]
+		if op.Key.suite != XChaCha20Poly1305 {
+			continue
+		}
+		s.op[lanes] = i
+		for w := range 8 {
+			t.rows[4+w][lanes] = c.key[i][w]
+		}
+		for w := range 4 {
+			t.rows[12+w][lanes] = binary.LittleEndian.Uint32(op.Nonce[4*w:])
+		}
+		if lanes++; lanes == 16 {
+			flush()
+		}
+	}
+	if lanes > 0 {
+		flush()
+	}
+	clear(in[:])
+	*t = streamTable{}
 }
 
 // Stream segments of one op, in counter order.
