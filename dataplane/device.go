@@ -95,6 +95,10 @@ type DeviceStats struct {
 	Handshakes        uint64 // handshake messages passed to the control plane
 	HandshakesDropped uint64 // handshake messages dropped: the control plane lagged, or there is none
 	WriteErrors       uint64 // failed TUN or UDP write calls
+	// Staged counts outbound packets kept for after a handshake (they are also among the
+	// VerdictNoKey and VerdictKeyExpired drops of the moment); StagedDropped those evicted by newer
+	// ones or dropped with DropStaged or RemovePeer.
+	Staged, StagedDropped uint64
 }
 
 // unit is a batch of buffers and per-packet state that circulates through one direction.
@@ -152,14 +156,26 @@ type Device struct {
 	out, in direction
 	hs      chan handshakeMsg
 
-	ctlMu  sync.Mutex // serialises SendKeepalive and SendHandshake's use of the fields below
-	ctlEnc *Encrypter
-	ctlBuf []byte
-	ctl    [1][]byte
-	ctlDst [1]netip.AddrPort
+	// hsMu serialises SendHandshake over hsOut and hsDst.
+	hsMu  sync.Mutex
+	hsOut [1][]byte
+	hsDst [1]netip.AddrPort
+
+	// ctlMu serialises the transport messages sent outside the pipeline (SendKeepalive, staged
+	// packets) over the batch below. The events of these sends are held by ctlEnc and reported
+	// after ctlMu is released, so a control plane may call back into the Device from PeerEvent.
+	ctlMu       sync.Mutex
+	ctlEnc      *Encrypter
+	ctlBufs     [MaxStaged][]byte
+	ctlSizes    [MaxStaged]int
+	ctlAddrs    [MaxStaged]netip.AddrPort
+	ctlPeers    [MaxStaged]*Peer
+	ctlVerdicts [MaxStaged]Verdict
+	ctlOut      [MaxStaged][]byte
 
 	// Statistics only: no other memory is published through these.
 	handshakes, handshakesDropped, writeErrors atomic.Uint64
+	staged, stagedDropped                      atomic.Uint64
 
 	// closing is set by Close before it closes the TUN and the UDP socket; a reader whose call
 	// failed Loads it to tell shutdown from a transient error, and the Send methods to refuse
@@ -203,13 +219,14 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 		in:  newDirection(cfg.Batches, bufSize),
 		hs:  make(chan handshakeMsg, handshakeQueue),
 	}
-	var obs Observer
-	if d.cp != nil {
-		obs = d.cp
-	}
-	d.peers = NewPeerSet(obs)
+	d.peers = NewPeerSet(deviceObserver{d})
 	d.ctlEnc = NewEncrypter(d.peers, d.mtu)
-	d.ctlBuf = make([]byte, tunOffset+TagSize)
+	d.ctlEnc.hold = true
+	d.ctlEnc.held = make([]heldEvent, 0, MaxStaged)
+	slab := make([]byte, MaxStaged*bufSize)
+	for i := range d.ctlBufs {
+		d.ctlBufs[i] = slab[i*bufSize : (i+1)*bufSize : (i+1)*bufSize]
+	}
 	if d.cp != nil {
 		d.cp.Attach(d)
 	}
@@ -245,12 +262,98 @@ func (d *Device) Peers() *PeerSet { return d.peers }
 // AddPeer adds a peer (see PeerSet.AddPeer).
 func (d *Device) AddPeer(c PeerConfig) *Peer { return d.peers.AddPeer(c) }
 
-// RemovePeer removes a peer (see PeerSet.RemovePeer).
-func (d *Device) RemovePeer(p *Peer) { d.peers.RemovePeer(p) }
+// RemovePeer removes a peer (see PeerSet.RemovePeer) and drops its staged packets.
+func (d *Device) RemovePeer(p *Peer) {
+	d.peers.RemovePeer(p)
+	d.DropStaged(p)
+}
 
-// InstallKeypair installs a session for p (see PeerSet.InstallKeypair).
+// InstallKeypair installs a session for p (see PeerSet.InstallKeypair). A keypair we initiated may
+// send at once: p's staged packets go out with it.
 func (d *Device) InstallKeypair(p *Peer, c KeypairConfig) (*Keypair, error) {
-	return d.peers.InstallKeypair(p, c)
+	kp, err := d.peers.InstallKeypair(p, c)
+	if err == nil && c.Initiator {
+		d.sendStaged(p)
+	}
+	return kp, err
+}
+
+// DropStaged drops the packets staged for p (when the control plane gives up on a handshake).
+func (d *Device) DropStaged(p *Peer) {
+	d.stagedDropped.Add(uint64(p.staged.drop()))
+}
+
+// deviceObserver passes the PeerSet's reports on to the control plane, after sending the staged
+// packets of a peer whose responder keypair was just confirmed.
+type deviceObserver struct{ d *Device }
+
+func (o deviceObserver) PeerEvent(p *Peer, ev Event) {
+	if ev&EventKeypairConfirmed != 0 {
+		o.d.sendStaged(p)
+	}
+	if o.d.cp != nil {
+		o.d.cp.PeerEvent(p, ev)
+	}
+}
+
+func (o deviceObserver) KeypairRetired(kp *Keypair) {
+	if o.d.cp != nil {
+		o.d.cp.KeypairRetired(kp)
+	}
+}
+
+// stagePacket keeps an outbound packet of p that found no usable keypair.
+func (d *Device) stagePacket(p *Peer, pkt []byte) {
+	staged, evicted := p.staged.push(pkt, d.mtu)
+	if staged {
+		d.staged.Add(1)
+	}
+	if evicted {
+		d.stagedDropped.Add(1)
+	}
+}
+
+// sendStaged seals and sends p's staged packets with its current keypair, outside the pipeline.
+func (d *Device) sendStaged(p *Peer) {
+	if d.closing.Load() {
+		return
+	}
+	for {
+		d.ctlMu.Lock()
+		n := p.staged.drain(d.ctlBufs[:], d.ctlSizes[:], tunOffset)
+		if n > 0 {
+			d.ctlSend(n)
+		}
+		d.ctlUnlock()
+		if n < MaxStaged {
+			return
+		}
+	}
+}
+
+// ctlSend seals the first n packets of the control batch (at tunOffset, with ctlSizes and ctlPeers
+// set) and sends those that may go. It returns how many were sent. Called with ctlMu held.
+func (d *Device) ctlSend(n int) (int, error) {
+	d.ctlEnc.Encrypt(Packets{Bufs: d.ctlBufs[:n], Sizes: d.ctlSizes[:n], Offset: tunOffset,
+		Addrs: d.ctlAddrs[:n], Peers: d.ctlPeers[:n], Verdicts: d.ctlVerdicts[:n]})
+	k := 0
+	for i := range n {
+		if d.ctlVerdicts[i] == VerdictOK {
+			d.ctlOut[k] = d.ctlBufs[i][udpOffset : udpOffset+d.ctlSizes[i]]
+			d.ctlAddrs[k] = d.ctlAddrs[i]
+			k++
+		}
+	}
+	clear(d.ctlPeers[:n])
+	if k == 0 {
+		return 0, nil
+	}
+	err := d.udp.WriteBatch(d.ctlOut[:k], d.ctlAddrs[:k])
+	clear(d.ctlOut[:k])
+	if err != nil {
+		d.writeErrors.Add(1)
+	}
+	return k, err
 }
 
 // Stats returns the device's counters.
@@ -260,6 +363,8 @@ func (d *Device) Stats() DeviceStats {
 		Handshakes:        d.handshakes.Load(),
 		HandshakesDropped: d.handshakesDropped.Load(),
 		WriteErrors:       d.writeErrors.Load(),
+		Staged:            d.staged.Load(),
+		StagedDropped:     d.stagedDropped.Load(),
 	}
 }
 
@@ -271,11 +376,11 @@ func (d *Device) SendHandshake(dst netip.AddrPort, msg []byte) error {
 	if d.closing.Load() {
 		return ErrDeviceClosed
 	}
-	d.ctlMu.Lock()
-	defer d.ctlMu.Unlock()
-	d.ctl[0], d.ctlDst[0] = msg, dst
-	err := d.udp.WriteBatch(d.ctl[:], d.ctlDst[:])
-	d.ctl[0] = nil
+	d.hsMu.Lock()
+	defer d.hsMu.Unlock()
+	d.hsOut[0], d.hsDst[0] = msg, dst
+	err := d.udp.WriteBatch(d.hsOut[:], d.hsDst[:])
+	d.hsOut[0] = nil
 	return err
 }
 
@@ -289,21 +394,24 @@ func (d *Device) SendKeepalive(p *Peer) error {
 		return ErrDeviceClosed
 	}
 	d.ctlMu.Lock()
-	defer d.ctlMu.Unlock()
-	var sizes [1]int
-	var addrs [1]netip.AddrPort
-	peers := [1]*Peer{p}
-	var verdicts [1]Verdict
-	d.ctl[0] = d.ctlBuf
-	d.ctlEnc.Encrypt(Packets{Bufs: d.ctl[:], Sizes: sizes[:], Offset: tunOffset, Addrs: addrs[:], Peers: peers[:], Verdicts: verdicts[:]})
-	if verdicts[0] != VerdictOK {
-		return ErrNotSent
+	d.ctlSizes[0], d.ctlPeers[0] = 0, p
+	sent, err := d.ctlSend(1)
+	d.ctlUnlock()
+	if err == nil && sent == 0 {
+		err = ErrNotSent
 	}
-	d.ctl[0] = d.ctlBuf[udpOffset : udpOffset+sizes[0]]
-	d.ctlDst[0] = addrs[0]
-	err := d.udp.WriteBatch(d.ctl[:], d.ctlDst[:])
-	d.ctl[0] = nil
 	return err
+}
+
+// ctlUnlock releases ctlMu, then reports the events the control sends held back.
+func (d *Device) ctlUnlock() {
+	var held [MaxStaged]heldEvent
+	n := copy(held[:], d.ctlEnc.held)
+	d.ctlEnc.held = d.ctlEnc.held[:0]
+	d.ctlMu.Unlock()
+	for _, h := range held[:n] {
+		d.peers.event(h.peer, h.ev)
+	}
 }
 
 // tunReader reads packet batches from the TUN into free units and queues them for encryption.
@@ -361,7 +469,10 @@ func (d *Device) udpSender() {
 		<-b.done
 		k := 0
 		for i := range b.n {
-			if b.verdicts[i] == VerdictOK {
+			switch v := b.verdicts[i]; {
+			case (v == VerdictNoKey || v == VerdictKeyExpired) && b.sizes[i] > 0:
+				d.stagePacket(b.peers[i], b.bufs[i][tunOffset:tunOffset+b.sizes[i]])
+			case v == VerdictOK:
 				b.view[k] = b.bufs[i][udpOffset : udpOffset+b.sizes[i]]
 				b.addrs[k] = b.addrs[i]
 				k++

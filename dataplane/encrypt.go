@@ -37,6 +37,16 @@ type Encrypter struct {
 	ng     int
 	group  [MaxBatch]uint8 // the group of each packet with a tentative VerdictOK
 	total  tally           // the set-wide counts of this batch
+
+	// hold, set by a Device for its control sends, keeps events in held instead of reporting
+	// them, so that they can be reported after the Device's lock is released.
+	hold bool
+	held []heldEvent
+}
+
+type heldEvent struct {
+	peer *Peer
+	ev   Event
 }
 
 // sendGroup is one peer's share of a batch.
@@ -64,8 +74,9 @@ func NewEncrypter(s *PeerSet, mtu int) *Encrypter {
 //
 // Room: p.Offset must leave HeaderSize bytes of headroom, and len(Bufs[i]) must hold the padded packet
 // and the tag after Offset; otherwise the packet is VerdictMalformed. For VerdictOK, the message is
-// Bufs[i][Offset-HeaderSize:][:Sizes[i]]; for other verdicts the buffer's contents and Sizes[i] are
-// unspecified, and the packet must be dropped. Counters and events are updated once per peer.
+// Bufs[i][Offset-HeaderSize:][:Sizes[i]]; for other verdicts the packet and Sizes[i] are left as they
+// were (a Device stages packets of VerdictNoKey and VerdictKeyExpired for after the handshake).
+// Counters and events are updated once per peer.
 func (e *Encrypter) Encrypt(p Packets) {
 	for i := 0; i < len(p.Bufs); i += MaxBatch {
 		e.encrypt(p.sub(i, min(i+MaxBatch, len(p.Bufs))))
@@ -199,7 +210,11 @@ func (e *Encrypter) encrypt(p Packets) {
 	for gi := range e.groups[:e.ng] {
 		g := &e.groups[gi]
 		g.tally.flush(&g.peer.stats, true)
-		e.set.event(g.peer, g.events)
+		if e.hold && g.events != 0 {
+			e.held = append(e.held, heldEvent{g.peer, g.events})
+		} else {
+			e.set.event(g.peer, g.events)
+		}
 		if g.kp != nil {
 			g.kp.release()
 		}

@@ -120,7 +120,8 @@ type Peer struct {
 	current, previous, next atomic.Pointer[Keypair]
 	removed                 bool // under set.mu
 
-	stats counters
+	stats  counters
+	staged stage // used by a Device only
 }
 
 // PublicKey returns the key the peer was configured with.
