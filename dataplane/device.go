@@ -76,7 +76,8 @@ type Config struct {
 // HandleHandshake for every handshake message received and PeerEvent for every peer event. Neither
 // may block for long: HandleHandshake runs on a dedicated goroutine (so a slow Diffie-Hellman does not
 // stall the data path, but delays the following handshakes; Close waits for it to return), PeerEvent
-// on the data path's.
+// on the data path's. Both may call any Device method (PeerEvent is never called with a Device lock
+// held); KeypairRetired is called under the peer's keypair lock and must not call back for that peer.
 type ControlPlane interface {
 	// Attach hands the control plane its Device, for InstallKeypair, SendHandshake, SendKeepalive
 	// and peer management.

@@ -31,11 +31,14 @@
 //	                            EventRekeyNeeded, EventNoKeypair:       initiate (CreateInitiation, SendHandshake)
 //	KeypairRetired(kp):         hs.Indices().Release(kp.LocalIndex())
 //	timer actions:              ActionSendKeepalive: dev.SendKeepalive(p); ActionZeroKeys: p.ExpireKeypairs()
+//	                            ActionGiveUp: dev.DropStaged(p); ActionSendInitiation: initiate
 //
 // The data path enforces the key limits itself (RejectAfterTime, RejectAfterMessages: VerdictKeyExpired)
 // and asks for rekeys (RekeyAfterTime for the initiator, RekeyAfterMessages, and on receive near
-// RejectAfterTime); the control plane decides when to act. Packets that find no keypair are dropped
-// (VerdictNoKey, EventNoKeypair), not queued until the handshake completes as wireguard-go does.
+// RejectAfterTime); the control plane decides when to act. A Device keeps the last MaxStaged packets
+// that found no usable keypair per peer (EventNoKeypair) and sends them once a keypair may send;
+// ActionGiveUp maps to Device.DropStaged. PeerEvent may call any Device method; KeypairRetired runs
+// under the peer's lock and must not call back for that peer.
 //
 // # Memory and order
 //
