@@ -57,9 +57,22 @@ func roundCapacity(capacity int) uint64 {
 	return 1 << bits.Len64(uint64(capacity-1))
 }
 
+// smallBurst is the burst size up to which copyIn and copyOut move items
+// one by one. copy and clear of a slice of pointers are calls into the
+// runtime (typedslicecopy, memclrHasPointers) that cost more than the
+// assignments themselves for a few items, as in a pool handing out one
+// batch at a time.
+const smallBurst = 4
+
 // copyIn stores vs into the slots starting at index pos, wrapping at the end
 // of the array.
 func copyIn[T any](slots []T, mask, pos uint64, vs []T) {
+	if len(vs) <= smallBurst {
+		for k := range vs {
+			slots[(pos+uint64(k))&mask] = vs[k]
+		}
+		return
+	}
 	i := pos & mask
 	n := copy(slots[i:], vs)
 	copy(slots, vs[n:])
@@ -70,6 +83,15 @@ func copyIn[T any](slots []T, mask, pos uint64, vs []T) {
 // no longer holds (what the garbage collector sees as reachable should be
 // what the ring owns).
 func copyOut[T any](slots []T, mask, pos uint64, out []T) {
+	if len(out) <= smallBurst {
+		var zero T
+		for k := range out {
+			slot := &slots[(pos+uint64(k))&mask]
+			out[k] = *slot
+			*slot = zero
+		}
+		return
+	}
 	i := pos & mask
 	n := copy(out, slots[i:])
 	clear(slots[i : i+uint64(n)])
