@@ -53,6 +53,7 @@ type chachaChunkState struct {
 	nonce   [chachaChunk][3]uint32
 	polyKey [chachaChunk][32]byte // one-time Poly1305 keys (r || s)
 	failed  [chachaChunk]bool     // Open: the tag did not verify
+	order   [chachaChunk]uint8    // the order in which lanes take the ops: see sortByLength
 	open    bool
 	tier    Tier // AVX2 or AVX512
 	xchacha bool // some op is XChaCha20: c.key holds its key until c.hchacha
@@ -142,6 +143,7 @@ func (c *chachaChunkState) run() (failed int) {
 	if c.n <= chachaFewOps {
 		failed = c.runFew()
 	} else {
+		c.sortByLength()
 		var s streamLanes
 		s.run(c, !c.open)
 		var p polyLanes
@@ -203,6 +205,27 @@ func (s *streamLanes) hchacha(c *chachaChunkState) {
 	}
 	clear(in[:])
 	*t = streamTable{}
+}
+
+// sortByLength sets c.order to the chunk's ops by decreasing length, in classes of equal block
+// count (all counts above orderClasses-1 in one class): a counting sort, linear in the chunk. Lanes
+// that start ops of equal length together finish them together, so one assembly call serves many
+// lanes' segments, and the longest ops start first, so the short ones fill the lanes at the end.
+func (c *chachaChunkState) sortByLength() {
+	const orderClasses = 32
+	var start [orderClasses + 1]uint8
+	class := func(i int) int { return orderClasses - 1 - min(c.msgLen(i)/64, orderClasses-1) }
+	for i := range c.n {
+		start[class(i)+1]++
+	}
+	for k := 1; k <= orderClasses; k++ {
+		start[k] += start[k-1]
+	}
+	for i := range c.n {
+		k := class(i)
+		c.order[start[k]] = uint8(i)
+		start[k]++
+	}
 }
 
 // Stream segments of one op, in counter order.
@@ -297,11 +320,12 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 // idle, and returns the new next.
 func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
 	for ; next < c.n; next++ {
-		if c.failed[next] && first == segWhole {
+		i := int(c.order[next])
+		if c.failed[i] && first == segWhole {
 			continue
 		}
-		s.op[l] = next
-		key, nonce, rows := &c.key[next], &c.nonce[next], &s.tab().rows
+		s.op[l] = i
+		key, nonce, rows := &c.key[i], &c.nonce[i], &s.tab().rows
 		for w := range 8 {
 			rows[4+w][l] = key[w]
 		}
@@ -422,8 +446,9 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 	load := func(l int) { // lane l takes the chunk's next op, or idles
 		p.op[l] = -1
 		if next < c.n {
-			p.op[l] = next
-			p.fill(l, c.op[next].AD, c.ciphertext(next), &c.polyKey[next])
+			i := int(c.order[next])
+			p.op[l] = i
+			p.fill(l, c.op[i].AD, c.ciphertext(i), &c.polyKey[i])
 			next++
 			active++
 		}
