@@ -21,7 +21,9 @@ type loadgenReport struct {
 	Received    uint64  `json:"received"`
 	Lost        uint64  `json:"lost"`
 	Duplicates  uint64  `json:"duplicates"`
+	Reordered   uint64  `json:"reordered"`
 	Corrupt     uint64  `json:"corrupt"`
+	Stray       uint64  `json:"stray"` // packets of earlier runs
 	PPSReceived float64 `json:"pps_received"`
 	ReceiverGRO bool    `json:"receiver_gro"`
 	LatencyUS   struct {

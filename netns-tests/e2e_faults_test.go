@@ -1,0 +1,284 @@
+package netnstests
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// TestE2EFaults runs loadgen through the relay with 1% drop, 5% duplication, 25% reordering and 1%
+// corruption (after WireGuard's 16-byte header, so a corrupted message reaches its keypair and fails
+// authentication) in both directions, and accounts for every datagram the relay handled.
+//
+// In one direction the relay received R datagrams, dropped X, corrupted C of the rest and sent D of
+// them twice. The receiving tunnel then sees R-X+D datagrams: R-X-C authentic originals, C
+// corrupted ones and D second copies. A second copy of a corrupted datagram fails authentication
+// again; any other second copy is a replay. So, with k corrupted datagrams duplicated (0 <= k <= C,
+// k <= D): received = R-X-C, auth_failed = C+k, replay = D-k, hence auth_failed + replay = C+D.
+// loadgen sees its own datagrams among the R: it must get no duplicate and no corrupted payload,
+// and lose exactly the dropped and corrupted ones of its own, between X+C minus the datagrams that
+// were not its own (TCP of its control connection) and X+C.
+//
+// The handshake happens through a clean relay first, so the impaired phase carries only transport
+// messages, whose every fault lands in one of the counters above.
+func TestE2EFaults(t *testing.T) {
+	checkLeaks(t)
+	impl := underTest(t)
+	tp := newTopo(t, topoConfig{A: impl, B: impl, Relay: []string{
+		"-drop", "0.01", "-dup", "0.05", "-reorder", "0.25", "-reorder-delay", "2ms", "-corrupt", "0.01", "-corrupt-from", "16"}})
+	tp.startRelay(false)
+	tp.start()
+	loadRecv(t, tp.B)
+	reach(t, tp.A, tp.B, 10*time.Second)
+	tp.stopRelay()
+	beforeA, _ := tp.A.snapshot()
+	beforeB, _ := tp.B.snapshot()
+
+	tp.startRelay(true)
+	r := loadSend(t, tp.A, tp.B, "-rate", "3000", "-size", "64,1392", "-duration", "3s", "-drain", "500ms")
+	// Datagrams the relay holds back when it stops are never sent: let the last ones (the control
+	// connection's close) through first.
+	time.Sleep(100 * time.Millisecond)
+	rc := tp.stopRelay()
+	t.Logf("relay: A->B %+v, B->A %+v", rc.LeftToRight, rc.RightToLeft)
+	afterA, ok := tp.A.stop()
+	afterB, _ := tp.B.stop()
+
+	l2r := rc.LeftToRight
+	// abandoned are datagrams a late TCP retransmission may still have had held back at the stop.
+	abandoned := func(d dirCounts) uint64 { return d.Received - d.Dropped + d.Duplicated - d.Forwarded }
+	for name, d := range map[string]dirCounts{"A->B": l2r, "B->A": rc.RightToLeft} {
+		if d.Forwarded > d.Received-d.Dropped+d.Duplicated || abandoned(d) > 2 || d.RateLimited != 0 {
+			t.Errorf("relay %s: %+v: forwarded is not received - dropped + duplicated", name, d)
+		}
+	}
+	if l2r.Dropped == 0 || l2r.Duplicated == 0 || l2r.Reordered == 0 || l2r.Corrupted == 0 {
+		t.Errorf("relay A->B %+v: every impairment should have happened at these rates", l2r)
+	}
+	if r.Duplicates != 0 || r.Corrupt != 0 || r.Stray != 0 || r.Received+r.Lost != r.Sent {
+		t.Errorf("loadgen %+v: want no duplicate, corrupted or stray payload delivered", r)
+	}
+	if r.Reordered == 0 {
+		t.Errorf("loadgen saw no reordering: the tunnel should deliver the relay's late datagrams, not drop them")
+	}
+	if l2r.Received < r.Sent {
+		t.Fatalf("relay received %d datagrams from A, fewer than loadgen's %d", l2r.Received, r.Sent)
+	}
+	others := l2r.Received - r.Sent
+	faults := l2r.Dropped + l2r.Corrupted
+	if r.Lost > faults || r.Lost+others < faults {
+		t.Errorf("loadgen lost %d; the relay dropped %d and corrupted %d of %d datagrams, %d of them not loadgen's",
+			r.Lost, l2r.Dropped, l2r.Corrupted, l2r.Received, others)
+	}
+	if !ok {
+		return
+	}
+	for _, side := range []struct {
+		e      *end
+		c      counters
+		relay  dirCounts
+		direct string
+	}{{tp.B, afterB.sub(beforeB), l2r, "A->B"}, {tp.A, afterA.sub(beforeA), rc.RightToLeft, "B->A"}} {
+		c, d, lost := side.c, side.relay, abandoned(side.relay)
+		t.Logf("%v over the impaired phase: %+v", side.e, c)
+		if want := d.Received - d.Dropped - d.Corrupted; c.ReceivedPackets > want || c.ReceivedPackets+lost < want {
+			t.Errorf("%v received %d packets, want the relay's %s received - dropped - corrupted = %d",
+				side.e, c.ReceivedPackets, side.direct, want)
+		}
+		k := int64(c.Dropped.AuthFailed) + int64(lost) - int64(d.Corrupted) // corrupted duplicates
+		faulty := c.Dropped.AuthFailed + c.Dropped.Replay
+		if faulty > d.Corrupted+d.Duplicated || faulty+lost < d.Corrupted+d.Duplicated || k < 0 || k > int64(min(d.Corrupted, d.Duplicated)+lost) {
+			t.Errorf("%v: auth_failed %d, replay %d; the relay %s corrupted %d and duplicated %d",
+				side.e, c.Dropped.AuthFailed, c.Dropped.Replay, side.direct, d.Corrupted, d.Duplicated)
+		}
+		if other := c.Dropped; other.NoKey+other.NoRoute+other.KeyExpired+other.BadSource+other.Malformed != 0 {
+			t.Errorf("%v dropped packets for reasons the relay does not cause: %+v", side.e, other)
+		}
+	}
+}
+
+// TestE2EReplay captures the transport messages A sends B (AF_PACKET in B's namespace) and sends
+// them to B again from A's address: right away, while their counters are inside B's replay window
+// (RFC 6479, WireGuard 5.4.6), and later during a second loadgen run, when 12000 newer counters have
+// pushed most of them out of it. B must drop every copy as a replay, deliver none (loadgen's second
+// run sees no stray packet of the first) and not move its endpoint for A to the replayer's port
+// (the second run's control connection runs through it).
+func TestE2EReplay(t *testing.T) {
+	checkLeaks(t)
+	impl := underTest(t)
+	tp := newTopo(t, topoConfig{A: impl, B: impl})
+	tp.start()
+	loadRecv(t, tp.B)
+	reach(t, tp.A, tp.B, 10*time.Second)
+
+	capture := startCapture(t, tp.B, "wan")
+	first := loadSend(t, tp.A, tp.B, "-rate", "2000", "-size", "200", "-duration", "1s")
+	wantClean(t, first)
+	captured := capture.stop()
+	if uint64(len(captured)) < first.Sent {
+		t.Fatalf("captured %d transport messages, fewer than loadgen's %d datagrams", len(captured), first.Sent)
+	}
+	var tx *net.UDPConn
+	to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(tp.B.outer, listenPort))
+	if err := tp.A.ns.Do(func() (err error) {
+		tx, err = net.DialUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(tp.A.outer, 0)), to)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	// replay paces the copies (a few per millisecond) so that B's socket buffer is not what drops them.
+	replay := func() error {
+		for i, m := range captured {
+			if _, err := tx.Write(m); err != nil {
+				return err
+			}
+			if i%50 == 49 {
+				time.Sleep(10 * time.Millisecond)
+			}
+		}
+		return nil
+	}
+
+	before, ok := tp.B.snapshot()
+	if err := replay(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	mid, _ := tp.B.snapshot()
+	if ok {
+		d := mid.sub(before)
+		t.Logf("B after the first replay of %d messages: %+v", len(captured), d)
+		if d.Dropped.Replay != uint64(len(captured)) || d.ReceivedPackets != 0 || d.Dropped.AuthFailed != 0 {
+			t.Errorf("B after %d replayed messages: replay %d, received %d, auth_failed %d; want every one a replay",
+				len(captured), d.Dropped.Replay, d.ReceivedPackets, d.Dropped.AuthFailed)
+		}
+	}
+
+	done := make(chan error, 1)
+	go func() {
+		time.Sleep(2500 * time.Millisecond)
+		done <- replay()
+	}()
+	second := loadSend(t, tp.A, tp.B, "-rate", "4000", "-size", "200", "-duration", "3s")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	wantClean(t, second)
+	end, _ := tp.B.stop()
+	tp.A.stop()
+	if ok {
+		d := end.sub(mid)
+		t.Logf("B over the second run: %+v", d)
+		if d.Dropped.Replay != uint64(len(captured)) || d.Dropped.AuthFailed != 0 {
+			t.Errorf("B during the second run: replay %d, auth_failed %d; want the %d replayed messages as replays",
+				d.Dropped.Replay, d.Dropped.AuthFailed, len(captured))
+		}
+	}
+}
+
+// garbageClass is what a receiver must make of a datagram (WireGuard section 5.4): the message
+// type is the first four bytes, little-endian; each handshake type has one exact length; a
+// transport message is at least 32 bytes (16 of header, 16 of tag) and names its session by the
+// receiver index.
+type garbageClass int
+
+const (
+	malformed     garbageClass = iota // unknown type, or a length its type can not have
+	handshakeSize                     // a handshake message's exact length, failing its MAC
+	unknownIndex                      // a transport message for a session nobody has
+)
+
+func classify(b []byte) garbageClass {
+	if len(b) < 4 {
+		return malformed
+	}
+	switch binary.LittleEndian.Uint32(b) {
+	case 1:
+		if len(b) == 148 {
+			return handshakeSize
+		}
+	case 2:
+		if len(b) == 92 {
+			return handshakeSize
+		}
+	case 3:
+		if len(b) == 64 {
+			return handshakeSize
+		}
+	case 4:
+		if len(b) >= 32 {
+			return unknownIndex
+		}
+	}
+	return malformed
+}
+
+// TestE2EGarbage floods B's WireGuard port with 10000 datagrams from A's namespace: random lengths
+// 0 to 200, nine in ten with a valid message type (1 to 4, reserved bytes zero) and random content,
+// the rest entirely random. B must survive, deliver nothing, count each datagram as malformed or
+// as for an unknown session (no_key) by its class, and carry traffic as before afterwards. Datagrams
+// the kernel dropped at B's full socket buffer (RcvbufErrors) are allowed for.
+func TestE2EGarbage(t *testing.T) {
+	checkLeaks(t)
+	impl := underTest(t)
+	tp := newTopo(t, topoConfig{A: impl, B: impl})
+	tp.start()
+	loadRecv(t, tp.B)
+	reach(t, tp.A, tp.B, 10*time.Second)
+
+	seed := testSeed(t)
+	rng := rand.New(rand.NewPCG(seed, seed))
+	var tx *net.UDPConn
+	to := net.UDPAddrFromAddrPort(netip.AddrPortFrom(tp.B.outer, listenPort))
+	if err := tp.A.ns.Do(func() (err error) { tx, err = net.DialUDP("udp4", nil, to); return err }); err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Close()
+	before, ok := tp.B.snapshot()
+	kernelBefore := snmp(t, tp.B.ns, "Udp", "RcvbufErrors")
+	var classes [3]uint64
+	buf := make([]byte, 200)
+	for i := range 10000 {
+		b := buf[:rng.IntN(201)]
+		for j := range b {
+			b[j] = byte(rng.Uint32())
+		}
+		if len(b) >= 4 && rng.IntN(10) != 0 {
+			binary.LittleEndian.PutUint32(b, uint32(1+rng.IntN(4)))
+		}
+		classes[classify(b)]++
+		if _, err := tx.Write(b); err != nil {
+			t.Fatalf("sending garbage: %v", err)
+		}
+		if i%100 == 99 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	time.Sleep(300 * time.Millisecond)
+	kernelDrops := snmp(t, tp.B.ns, "Udp", "RcvbufErrors") - kernelBefore
+	t.Logf("garbage: %d malformed, %d handshake-sized, %d transport for unknown sessions; %d dropped by B's kernel",
+		classes[malformed], classes[handshakeSize], classes[unknownIndex], kernelDrops)
+	if ok {
+		after, _ := tp.B.snapshot()
+		d := after.sub(before)
+		t.Logf("B over the flood: %+v", d)
+		if d.ReceivedPackets != 0 || d.Dropped.AuthFailed != 0 || d.Dropped.Replay != 0 {
+			t.Errorf("B took garbage for authentic packets: %+v", d)
+		}
+		if d.Dropped.NoKey > classes[unknownIndex] || d.Dropped.NoKey+kernelDrops < classes[unknownIndex] {
+			t.Errorf("B counted %d no_key; %d transport messages named unknown sessions", d.Dropped.NoKey, classes[unknownIndex])
+		}
+		// The counters have no field for handshake messages with a bad MAC: they may count as malformed.
+		if d.Dropped.Malformed > classes[malformed]+classes[handshakeSize] || d.Dropped.Malformed+kernelDrops < classes[malformed] {
+			t.Errorf("B counted %d malformed; %d datagrams were malformed and %d handshake-sized",
+				d.Dropped.Malformed, classes[malformed], classes[handshakeSize])
+		}
+	}
+	wantClean(t, loadSend(t, tp.A, tp.B, "-rate", "3000", "-size", "64,1392", "-duration", "1s"))
+	tp.B.stop()
+	tp.A.stop()
+}
