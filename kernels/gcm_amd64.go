@@ -203,6 +203,13 @@ const (
 	gcmCallMax = 16 << 10
 	// gcmDescMax is the number of descriptors of one call.
 	gcmDescMax = 8
+
+	// gcmLaneText is the longest text the lane kernels take: one zmm per packet, four blocks.
+	gcmLaneText = 64
+	// gcmLaneGroup is the number of ops that share the lanes of one zmm.
+	gcmLaneGroup = 4
+	// gcmLaneMax is the number of small ops gathered for one call of the lane kernels.
+	gcmLaneMax = 2 * gcmLaneGroup
 )
 
 // The kernels process count descriptors starting at d. Seal hashes the text it writes, Open the text
@@ -226,13 +233,23 @@ func gcmSealAVX2VAES(d *gcmDesc, count int)
 //go:noescape
 func gcmOpenAVX2VAES(d *gcmDesc, count int)
 
+// The lane kernels process groups of four descriptors with at most gcmLaneText bytes of text, no AD
+// and keys of one size, one packet per 128-bit lane (see _asm/gcm/lanes.go).
+//
+//go:noescape
+func gcmSealLanesAVX512(d *gcmDesc, groups int)
+
+//go:noescape
+func gcmOpenLanesAVX512(d *gcmDesc, groups int)
+
 // aesSubWord applies the AES S-box to each byte of w (FIPS 197 section 5.2, SubWord) with AESENCLAST:
 // on a state whose four columns are equal ShiftRows moves nothing.
 //
 //go:noescape
 func aesSubWord(w uint32) uint32
 
-// gcmBatch gathers the descriptors of one assembly call.
+// gcmBatch gathers the descriptors of one assembly call, and on the AVX512 tier those of one call of
+// the lane kernels.
 type gcmBatch struct {
 	tier  Tier
 	open  bool
@@ -240,6 +257,13 @@ type gcmBatch struct {
 	bytes int
 	descs [gcmDescMax]gcmDesc
 	ops   [gcmDescMax]*Op
+
+	// Small ops (gcmLaneText bytes of text or less, no AD) for the lane kernels, in groups of
+	// gcmLaneGroup whose keys have one size (laneNR rounds: the rounds run on all lanes at once).
+	laneN   int
+	laneNR  uint64
+	lanes   [gcmLaneMax]gcmDesc
+	laneOps [gcmLaneMax]*Op
 }
 
 // gcmRunTier processes the AES-GCM ops of ops on tier t and returns how many Opens failed.
@@ -263,25 +287,82 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 			}
 			n -= TagSize
 		}
-		size := n + len(op.AD)
-		if size > gcmPieceMax {
+		switch {
+		case n+len(op.AD) > gcmPieceMax:
 			failed += b.flush()
 			failed += b.long(op, n)
-			continue
+		case t == AVX512 && n <= gcmLaneText && len(op.AD) == 0:
+			failed += b.addLane(op, n)
+		default:
+			failed += b.add(op, n)
 		}
-		if b.count == gcmDescMax || b.bytes+size > gcmCallMax {
-			failed += b.flush()
-		}
-		d := &b.descs[b.count]
-		b.start(d, op, n)
-		d.ad, d.adLen = unsafe.SliceData(op.AD), len(op.AD)
-		d.src, d.dst, d.n = unsafe.SliceData(op.Src), unsafe.SliceData(op.Dst), n
-		d.tag = gcmTagPtr(op, n, open)
-		b.ops[b.count] = op
-		b.count++
-		b.bytes += size
 	}
-	return failed + b.flush()
+	return failed + b.flush() + b.flushLanes()
+}
+
+// add queues op for the per-packet kernels, running the queue first when it is full.
+func (b *gcmBatch) add(op *Op, n int) (failed int) {
+	size := n + len(op.AD)
+	if b.count == gcmDescMax || b.bytes+size > gcmCallMax {
+		failed = b.flush()
+	}
+	d := &b.descs[b.count]
+	b.start(d, op, n)
+	d.ad, d.adLen = unsafe.SliceData(op.AD), len(op.AD)
+	d.src, d.dst, d.n = unsafe.SliceData(op.Src), unsafe.SliceData(op.Dst), n
+	d.tag = gcmTagPtr(op, n, b.open)
+	b.ops[b.count] = op
+	b.count++
+	b.bytes += size
+	return failed
+}
+
+// addLane queues a small op for the lane kernels; one whose key size differs from that of the group
+// being filled goes to the per-packet kernels instead.
+func (b *gcmBatch) addLane(op *Op, n int) (failed int) {
+	nr := op.Key.gcm.asm.tab.nr
+	if b.laneN%gcmLaneGroup == 0 {
+		b.laneNR = nr
+	} else if nr != b.laneNR {
+		return b.add(op, n)
+	}
+	d := &b.lanes[b.laneN]
+	b.start(d, op, n)
+	d.ad, d.adLen = nil, 0
+	d.src, d.dst, d.n = unsafe.SliceData(op.Src), unsafe.SliceData(op.Dst), n
+	d.tag = gcmTagPtr(op, n, b.open)
+	b.laneOps[b.laneN] = op
+	b.laneN++
+	if b.laneN == gcmLaneMax {
+		return b.flushLanes()
+	}
+	return 0
+}
+
+// flushLanes runs the whole groups of small ops on the lane kernels and the rest (fewer than
+// gcmLaneGroup) on the per-packet kernel, whose descriptors have the same form.
+func (b *gcmBatch) flushLanes() (failed int) {
+	if b.laneN == 0 {
+		return 0
+	}
+	groups, rest := b.laneN/gcmLaneGroup, b.laneN%gcmLaneGroup
+	switch {
+	case groups > 0 && b.open:
+		gcmOpenLanesAVX512(&b.lanes[0], groups)
+	case groups > 0:
+		gcmSealLanesAVX512(&b.lanes[0], groups)
+	}
+	if rest > 0 {
+		b.kernel(&b.lanes[groups*gcmLaneGroup], rest)
+	}
+	for i := range b.laneN {
+		if !b.finish(b.laneOps[i], &b.lanes[i]) {
+			failed++
+		}
+		b.laneOps[i] = nil
+	}
+	b.laneN = 0
+	return failed
 }
 
 // start fills the per-op fields of d: key table, J0 = IV || 0^31 || 1 and the first text counter
@@ -297,8 +378,10 @@ func (b *gcmBatch) start(d *gcmDesc, op *Op, n int) {
 	d.lens = [2]uint64{uint64(n) * 8, uint64(len(op.AD)) * 8}
 }
 
-func (b *gcmBatch) call(count int) {
-	d := &b.descs[0]
+func (b *gcmBatch) call(count int) { b.kernel(&b.descs[0], count) }
+
+// kernel runs the per-packet kernel of b's tier and direction on count descriptors from d.
+func (b *gcmBatch) kernel(d *gcmDesc, count int) {
 	switch {
 	case b.tier == AVX512 && b.open:
 		gcmOpenAVX512(d, count)

@@ -68,7 +68,7 @@ const (
 func karatsuba(h Mem) Mem { return h.Offset(tHK - tH) }
 
 var (
-	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, tailMask Mem
+	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, laneOne, tailMask Mem
 )
 
 func main() {
@@ -83,6 +83,8 @@ func main() {
 	avx2("gcmOpenAVX2", true, false)
 	avx2("gcmSealAVX2VAES", false, true)
 	avx2("gcmOpenAVX2VAES", true, true)
+	lanes("gcmSealLanesAVX512", false)
+	lanes("gcmOpenLanesAVX512", true)
 	Generate()
 }
 
@@ -103,6 +105,11 @@ func constants() {
 	ctrAdd2 = GLOBL("gcmCtrAdd2", RODATA|NOPTR)
 	for i := range 4 {
 		DATA(8*i, U64(2*uint64(1-i%2)))
+	}
+	// Every lane's counter + 1: the lane kernels' step from one packet's block to its next.
+	laneOne = GLOBL("gcmLaneOne", RODATA|NOPTR)
+	for i := range 8 {
+		DATA(8*i, U64(uint64(1-i%2)))
 	}
 	ctrOne = GLOBL("gcmCtrOne", RODATA|NOPTR)
 	DATA(0, U64(1))

@@ -1,0 +1,270 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The AVX512 small-packet kernels: one packet per 128-bit lane. A group is four descriptors with at
+// most 64 bytes of text each, no AD and keys of one size; its four J0 and sixteen counter blocks fill
+// five zmm (zmm j lane i: packet i's counter block j), so four packets share every AES instruction
+// instead of each spending a zmm and an xmm of rounds on its own. The packets' bytes are loaded
+// whole (masked to their lengths) and turned into that block order by a 4x4 transpose of 128-bit
+// lanes, and back after the XOR. GHASH multiplies each packet, still in its own zmm, by its own key's
+// powers of H (chosen by its block count, so that its last block meets H^2 and the length block
+// H^1), sums the products of each packet across its lanes with one more transpose, and reduces all
+// four in one zmm.
+//
+// Round keys: when the four descriptors share a key, the memory operands of the key table serve all
+// lanes (it repeats each round key four times); otherwise each round key is gathered from the four
+// tables into one zmm, four loads per round.
+
+// Registers of the lane kernels: Z0 the four J0 (then E_K(J0)), Z1-Z4 counter blocks 1-4 (then the
+// ciphertext), Z5-Z8 the packets' text, Z9-Z12 temporaries, Z20-Z23 the packets' byte-reversed
+// ciphertext, Z24-Z31 and Z13-Z16 the product accumulators, Z17 the byte-reversal mask, Z18 the lane
+// counter step, Z19 the reduction constant; K1-K4 the packets' byte masks. GP: AX, R10, R11, R13 the
+// four key tables, R8 and SI scratch, DX a destination or tag pointer.
+var (
+	laneTabs = []Register{RAX, R10, R11, R13}
+	laneK    = []Register{K1, K2, K3, K4}
+	laneText = []VecPhysical{Z5, Z6, Z7, Z8}
+	laneTmp  = []VecPhysical{Z9, Z10, Z11, Z12}
+	laneG    = []VecPhysical{Z20, Z21, Z22, Z23}
+	laneLo   = []VecPhysical{Z24, Z25, Z26, Z27}
+	laneHi   = []VecPhysical{Z28, Z29, Z30, Z31}
+	laneMid  = []VecPhysical{Z13, Z14, Z15, Z16}
+)
+
+// lanes generates a lane kernel: func(d *gcmDesc, groups int), groups of four descriptors.
+func lanes(name string, open bool) {
+	Implement(name)
+	Attributes(NOSPLIT)
+	Load(Param("d"), desc)
+	Load(Param("groups"), count)
+	VBROADCASTI32X4(bswapMask, Z17)
+	VMOVDQU64(laneOne, Z18)
+	VBROADCASTI32X4(polyK, Z19)
+	MOVQ(I32(-1), ones)
+	field := func(i, off int) Mem { return Mem{Base: desc, Disp: descLen*i + off} }
+
+	Label("group")
+	TESTQ(count, count)
+	JZ(LabelRef("done"))
+
+	Comment("Texts, zero-filled past each packet's length.")
+	for i := range 4 {
+		MOVQ(field(i, dN), n)
+		BZHIQ(n, ones, n)
+		KMOVQ(n, laneK[i])
+		MOVQ(field(i, dSrc), src)
+		VMOVDQU8_Z(Mem{Base: src}, laneK[i], laneText[i])
+	}
+	if open {
+		for i := range 4 {
+			VPSHUFB(Z17, laneText[i], laneG[i])
+		}
+	}
+
+	Comment("J0 and counter blocks 1-4 of every packet, block j of packet i in lane i of Z(j).")
+	VMOVDQU(field(0, dJ0), X0)
+	for i := 1; i < 4; i++ {
+		VINSERTI64X2(U8(i), field(i, dJ0), Z0, Z0)
+	}
+	ctr := []VecPhysical{Z0, Z1, Z2, Z3, Z4}
+	for j := 1; j < 5; j++ {
+		VPADDD(Z18, ctr[j-1], ctr[j])
+	}
+	for _, c := range ctr {
+		VPSHUFB(Z17, c, c)
+	}
+
+	for i, t := range laneTabs {
+		MOVQ(field(i, dTab), t)
+	}
+	MOVQ(Mem{Base: tab, Disp: tNR}, nr)
+	gather, encrypted := label("gather"), label("encrypted")
+	for _, t := range laneTabs[1:] {
+		CMPQ(t, tab)
+		JNE(LabelRef(gather))
+	}
+	MOVQ(nr, last)
+	SHLQ(U8(6), last)
+	ADDQ(tab, last)
+	aesRounds(ctr)
+	JMP(LabelRef(encrypted))
+	Label(gather)
+	aesRoundsGathered(ctr)
+	Label(encrypted)
+
+	Comment("Ciphertext: the texts in block order, XORed with the key stream, back in packet order.")
+	transpose(laneText, laneTmp)
+	for j := range 4 {
+		VPXORQ(laneText[j], ctr[j+1], ctr[j+1])
+	}
+	transpose(ctr[1:], laneTmp)
+	for i := range 4 {
+		MOVQ(field(i, dDst), dst)
+		VMOVDQU8(ctr[1+i], laneK[i], Mem{Base: dst})
+		if !open {
+			VMOVDQU8_Z(ctr[1+i], laneK[i], ctr[1+i]) // GHASH sees the ciphertext zero-padded
+			VPSHUFB(Z17, ctr[1+i], laneG[i])
+		}
+	}
+
+	Comment("GHASH: packet i's blocks times its powers H^(nb+1)..H^2, summed per packet into lane i.")
+	for i, t := range laneTabs {
+		// SI = &h[16-nb], nb = ceil(n/16)
+		MOVQ(field(i, dN), n)
+		ADDQ(U8(15), n)
+		SHRQ(U8(4), n)
+		SHLQ(U8(4), n)
+		LEAQ(Mem{Base: t, Disp: tH + 16*16}, src)
+		SUBQ(n, src)
+		h := Mem{Base: src}
+		g := laneG[i]
+		VPCLMULQDQ(U8(0x00), h, g, laneLo[i])
+		VPCLMULQDQ(U8(0x11), h, g, laneHi[i])
+		VPSHUFD(U8(0x4e), g, laneMid[i])
+		VPXORQ(g, laneMid[i], laneMid[i])
+		VPCLMULQDQ(U8(0x00), karatsuba(h), laneMid[i], laneMid[i])
+	}
+	for i := range 4 {
+		foldMid(laneLo[i], laneHi[i], laneMid[i], Z9)
+	}
+	laneSum(laneLo) // into Z26
+	laneSum(laneHi) // into Z30
+
+	Comment("The length blocks times each key's H^1.")
+	VMOVDQU(field(0, dLens), X11)
+	VMOVDQU(Mem{Base: tab, Disp: tH + 16*16}, X12)
+	VMOVDQU(Mem{Base: tab, Disp: tHK + 16*16}, X13)
+	for i := 1; i < 4; i++ {
+		VINSERTI64X2(U8(i), field(i, dLens), Z11, Z11)
+		VINSERTI64X2(U8(i), Mem{Base: laneTabs[i], Disp: tH + 16*16}, Z12, Z12)
+		VINSERTI64X2(U8(i), Mem{Base: laneTabs[i], Disp: tHK + 16*16}, Z13, Z13)
+	}
+	VPCLMULQDQ(U8(0x00), Z12, Z11, Z14)
+	VPCLMULQDQ(U8(0x11), Z12, Z11, Z15)
+	VPSHUFD(U8(0x4e), Z11, Z16)
+	VPXORQ(Z11, Z16, Z16)
+	VPCLMULQDQ(U8(0x00), Z13, Z16, Z16)
+	foldMid(Z14, Z15, Z16, Z12)
+	VPXORQ(Z14, Z26, Z26)
+	VPXORQ(Z15, Z30, Z30)
+
+	Comment("Reduce the four lanes (Montgomery, as montgomery), tag = E_K(J0) XOR GHASH.")
+	VPCLMULQDQ(U8(0x00), Z19, Z26, Z11)
+	VPSHUFD(U8(0x4e), Z26, Z26)
+	VPXORQ(Z11, Z26, Z26)
+	VPCLMULQDQ(U8(0x00), Z19, Z26, Z11)
+	VPSHUFD(U8(0x4e), Z26, Z26)
+	VPTERNLOGQ(U8(0x96), Z11, Z26, Z30)
+	VPSHUFB(Z17, Z30, Z30)
+	VPXORQ(Z0, Z30, Z30)
+	if open {
+		// The received tags, gathered, XORed in: what is left must be zero (see gcmDesc.tag).
+		MOVQ(field(0, dTag), dst)
+		VMOVDQU(Mem{Base: dst}, X11)
+		for i := 1; i < 4; i++ {
+			MOVQ(field(i, dTag), dst)
+			VINSERTI64X2(U8(i), Mem{Base: dst}, Z11, Z11)
+		}
+		VPXORQ(Z11, Z30, Z30)
+		for i := range 4 {
+			VEXTRACTI32X4(U8(i), Z30, field(i, dY))
+		}
+	} else {
+		for i := range 4 {
+			MOVQ(field(i, dTag), dst)
+			VEXTRACTI32X4(U8(i), Z30, Mem{Base: dst})
+		}
+	}
+
+	ADDQ(U32(4*descLen), desc)
+	DECQ(count)
+	JMP(LabelRef("group"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// aesRoundsGathered encrypts regs, lane i with the round keys of the table in laneTabs[i]: each
+// round key is gathered from the four tables into Z9 first. All four have nr rounds.
+func aesRoundsGathered(regs []VecPhysical) {
+	key := func(r Op) {
+		// r is the round key's offset in a table: a constant or, for the last round, a register.
+		var m []Mem
+		for _, t := range laneTabs {
+			switch off := r.(type) {
+			case Register:
+				m = append(m, Mem{Base: t, Index: off, Scale: 1})
+			case U32:
+				m = append(m, Mem{Base: t, Disp: int(off)})
+			}
+		}
+		VMOVDQU(m[0], X9)
+		for i := 1; i < 4; i++ {
+			VINSERTI64X2(U8(i), m[i], Z9, Z9)
+		}
+	}
+	key(U32(tRK))
+	for _, r := range regs {
+		VPXORQ(Z9, r, r)
+	}
+	round := func(i int) {
+		key(U32(tRK + 64*i))
+		for _, r := range regs {
+			VAESENC(Z9, r, r)
+		}
+	}
+	for i := 1; i <= 9; i++ {
+		round(i)
+	}
+	done := label("aes_last")
+	CMPQ(nr, U8(10))
+	JE(LabelRef(done))
+	round(10)
+	round(11)
+	CMPQ(nr, U8(12))
+	JE(LabelRef(done))
+	round(12)
+	round(13)
+	Label(done)
+	MOVQ(nr, last)
+	SHLQ(U8(6), last)
+	key(last)
+	for _, r := range regs {
+		VAESENCLAST(Z9, r, r)
+	}
+}
+
+// foldMid completes Karatsuba (mid += lo + hi) and folds the middle product into lo and hi, per lane.
+func foldMid(lo, hi, mid, t VecPhysical) {
+	VPTERNLOGQ(U8(0x96), lo, hi, mid)
+	VPSLLDQ(U8(8), mid, t)
+	VPSRLDQ(U8(8), mid, mid)
+	VPXORQ(t, lo, lo)
+	VPXORQ(mid, hi, hi)
+}
+
+// laneSum leaves in regs[2], lane i, the sum of the four lanes of regs[i] (a transpose and three
+// XORs); the other regs are clobbered.
+func laneSum(regs []VecPhysical) {
+	transpose(regs, laneTmp)
+	VPTERNLOGQ(U8(0x96), regs[0], regs[1], regs[2])
+	VPXORQ(regs[3], regs[2], regs[2])
+}
+
+// transpose transposes the 4x4 matrix of 128-bit lanes in p (p[j] lane i becomes p[i] lane j),
+// using t as temporaries.
+func transpose(p, t []VecPhysical) {
+	VSHUFI64X2(U8(0x44), p[1], p[0], t[0]) // p0.l0 p0.l1 p1.l0 p1.l1
+	VSHUFI64X2(U8(0xee), p[1], p[0], t[1]) // p0.l2 p0.l3 p1.l2 p1.l3
+	VSHUFI64X2(U8(0x44), p[3], p[2], t[2]) // p2.l0 p2.l1 p3.l0 p3.l1
+	VSHUFI64X2(U8(0xee), p[3], p[2], t[3]) // p2.l2 p2.l3 p3.l2 p3.l3
+	VSHUFI64X2(U8(0x88), t[2], t[0], p[0]) // p0.l0 p1.l0 p2.l0 p3.l0
+	VSHUFI64X2(U8(0xdd), t[2], t[0], p[1])
+	VSHUFI64X2(U8(0x88), t[3], t[1], p[2])
+	VSHUFI64X2(U8(0xdd), t[3], t[1], p[3])
+}
