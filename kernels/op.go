@@ -33,6 +33,9 @@ func checkOps(ops []Op, open bool) {
 		if k == nil {
 			panic("kernels: nil key")
 		}
+		if k.suite.KeySize() == 0 {
+			panic("kernels: Key not made by NewKey")
+		}
 		if k.destroyed {
 			panic("kernels: use of destroyed key")
 		}
