@@ -287,8 +287,8 @@ func (c *ControlPlane) install(dp *dataplane.Device, p *cpPeer, kp *Keypair) {
 	}
 	c.logf("handshake with peer %v completed (initiator)", p.hs.PublicKey())
 	// The responder may send under the new keypair only once a transport message under it proves
-	// we hold it (paper section 5.4.5). A keepalive proves it now, rather than whenever data goes
-	// out; the data plane keeps no queue of packets awaiting the handshake to send instead.
+	// we hold it (paper section 5.4.5). InstallKeypair has sent the packets staged for the peer,
+	// if any; a keepalive proves it in any case, rather than whenever data next goes out.
 	_ = dp.SendKeepalive(p.dp)
 }
 
@@ -383,6 +383,7 @@ func (c *ControlPlane) serve(p *cpPeer) {
 		}
 	}
 	if a&ActionGiveUp != 0 {
+		dp.DropStaged(p.dp) // paper section 6.4: the packets waiting for the handshake go
 		c.logf("handshake with peer %v did not complete within REKEY_ATTEMPT_TIME; giving up until there is traffic for it", p.hs.PublicKey())
 	}
 	if a&ActionZeroKeys != 0 {

@@ -19,7 +19,6 @@ import (
 	"golang.zx2c4.com/wireguard/device"
 	"golang.zx2c4.com/wireguard/tun/tuntest"
 
-	"github.com/wirebatch/wirebatch/dataplane"
 	"github.com/wirebatch/wirebatch/dataplane/udptest"
 	"github.com/wirebatch/wirebatch/handshake"
 )
@@ -187,11 +186,11 @@ func TestControlPlaneWireGuardGo(t *testing.T) {
 			ours.connect(t, wg.ip, wgKey.PublicKey(), wgEndpoint)
 
 			if weInitiate {
-				// Our first packet is dropped for want of a key and starts the handshake; our
-				// keepalive then confirms the session to wireguard-go.
+				// Our first packet starts the handshake, waits for it (staged by the data
+				// plane) and confirms the session to wireguard-go.
 				ours.send(t, wg.ip, 1<<32, 1<<32+1)
-				waitUntil(t, 3*time.Second, "our handshake completed", func() bool {
-					return ours.peer.Current() != nil
+				waitUntil(t, 3*time.Second, "our first packet arrived", func() bool {
+					return wg.got.has(1 << 32)
 				}, ours.describe)
 				if !ours.peer.Current().Initiator() {
 					t.Fatal("wireguard-go initiated")
@@ -226,8 +225,8 @@ func TestControlPlaneWireGuardGo(t *testing.T) {
 			if ours.cp.KeypairsInstalled() != 1 {
 				t.Errorf("%d keypairs installed, want 1", ours.cp.KeypairsInstalled())
 			}
-			if st := ours.dev.Stats(); st.Dropped() != st.Drops[dataplane.VerdictNoKey] || st.Drops[dataplane.VerdictNoKey] > 1 {
-				t.Errorf("dropped %v", st.Drops)
+			if st := ours.dev.Stats(); st.Dropped() != st.Staged || st.StagedDropped != 0 {
+				t.Errorf("dropped %v, staged %d, dropped from the stage %d", st.Drops, st.Staged, st.StagedDropped)
 			}
 		})
 	}
