@@ -48,14 +48,20 @@ import (
 // goroutine touches it between its copy and the tail passing it.
 type MPMC[T any] struct {
 	_ cpu.CacheLinePad
-	// Producer words, written by producers, read by consumers once per
-	// burst. prodHead also carries closedBit.
-	prodHead atomic.Uint64
+	// Each word on its own cache line. A head is touched only by its own
+	// side (and by Close and drained, rarely), so with one goroutine per
+	// side its line stays in that core's cache and the reservation
+	// compare-and-swap does not miss. A tail is written by its side and
+	// read by the other side once per burst. With a head and tail sharing a
+	// line, as in DPDK's struct rte_ring_headtail, the other side's reads
+	// of the tail also pulled the head's line away: about 20% slower per
+	// item in the 1x1 transfer benchmark with bursts of 1.
+	prodHead atomic.Uint64 // carries closedBit too
+	_        cpu.CacheLinePad
 	prodTail atomic.Uint64
 	_        cpu.CacheLinePad
-	// Consumer words, written by consumers, read by producers once per
-	// burst.
 	consHead atomic.Uint64
+	_        cpu.CacheLinePad
 	consTail atomic.Uint64
 	_        cpu.CacheLinePad
 	// Read-mostly state: set at construction, except the waiter counts
