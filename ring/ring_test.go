@@ -175,24 +175,38 @@ func TestCloseDrainsThenErrClosed(t *testing.T) {
 	}
 }
 
+// blockedGoroutines is how many goroutines may wait on one side of a ring
+// at once: any number for MPMC, one for SPSC.
+func blockedGoroutines(im impl) int {
+	if im.name == "SPSC" {
+		return 1
+	}
+	return 3
+}
+
 func TestCloseWakesBlockedDequeue(t *testing.T) {
 	for _, im := range impls {
 		t.Run(im.name, func(t *testing.T) {
 			q := im.new(4)
-			errc := make(chan error)
-			go func() {
-				_, err := q.Dequeue(make([]int, 1))
-				errc <- err
-			}()
-			waitUntil(t, "the consumer parks", func() bool { c, _ := im.waiters(q); return c == 1 })
+			n := blockedGoroutines(im)
+			errc := make(chan error, n)
+			for range n {
+				go func() {
+					_, err := q.Dequeue(make([]int, 1))
+					errc <- err
+				}()
+			}
+			waitUntil(t, "the consumers park", func() bool { c, _ := im.waiters(q); return c == n })
 			q.Close()
-			select {
-			case err := <-errc:
-				if !errors.Is(err, ErrClosed) {
-					t.Fatalf("blocked Dequeue returned %v, want ErrClosed", err)
+			for range n {
+				select {
+				case err := <-errc:
+					if !errors.Is(err, ErrClosed) {
+						t.Fatalf("blocked Dequeue returned %v, want ErrClosed", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("Close did not wake every blocked Dequeue")
 				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("Close did not wake the blocked Dequeue")
 			}
 		})
 	}
@@ -202,20 +216,82 @@ func TestCloseWakesBlockedEnqueue(t *testing.T) {
 	for _, im := range impls {
 		t.Run(im.name, func(t *testing.T) {
 			q := im.new(2)
-			errc := make(chan error)
-			go func() { errc <- q.Enqueue([]int{1, 2, 3}) }() // one more than fits
-			waitUntil(t, "the producer parks", func() bool { _, p := im.waiters(q); return p == 1 })
+			q.TryEnqueue([]int{1, 2})
+			n := blockedGoroutines(im)
+			errc := make(chan error, n)
+			for range n {
+				go func() { errc <- q.Enqueue([]int{3}) }()
+			}
+			waitUntil(t, "the producers park", func() bool { _, p := im.waiters(q); return p == n })
 			q.Close()
-			select {
-			case err := <-errc:
-				if !errors.Is(err, ErrClosed) {
-					t.Fatalf("blocked Enqueue returned %v, want ErrClosed", err)
+			for range n {
+				select {
+				case err := <-errc:
+					if !errors.Is(err, ErrClosed) {
+						t.Fatalf("blocked Enqueue returned %v, want ErrClosed", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("Close did not wake every blocked Enqueue")
 				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("Close did not wake the blocked Enqueue")
 			}
 			if q.Len() != 2 {
-				t.Fatalf("Len() = %d after a partial Enqueue, want 2", q.Len())
+				t.Fatalf("Len() = %d after Close, want the 2 items enqueued before", q.Len())
+			}
+		})
+	}
+}
+
+// TestOneBurstWakesEveryConsumer parks several consumers that each take one
+// item, then enqueues one item each in a single burst. The producer rings
+// the bell once; the consumers must wake one another (the chain wake-up) or
+// some stay parked beside items meant for them.
+func TestOneBurstWakesEveryConsumer(t *testing.T) {
+	q := NewMPMC[int](8)
+	const consumers = 3
+	got := make(chan int, consumers)
+	for range consumers {
+		go func() {
+			out := make([]int, 1)
+			if _, err := q.Dequeue(out); err == nil {
+				got <- out[0]
+			}
+		}()
+	}
+	waitUntil(t, "the consumers park", func() bool { return q.notEmpty.waiters.Load() == consumers })
+	if n := q.TryEnqueue([]int{1, 2, 3}); n != consumers {
+		t.Fatalf("TryEnqueue added %d", n)
+	}
+	sum := 0
+	for range consumers {
+		select {
+		case v := <-got:
+			sum += v
+		case <-time.After(10 * time.Second):
+			t.Fatal("a consumer stayed parked while an item waited for it")
+		}
+	}
+	if sum != 6 {
+		t.Fatalf("consumers got items summing to %d, want 6", sum)
+	}
+	q.Close()
+}
+
+// TestPartialEnqueueThenClose checks that an Enqueue of more than fits puts
+// in what fits before it blocks, and reports ErrClosed when closed.
+func TestPartialEnqueueThenClose(t *testing.T) {
+	for _, im := range impls {
+		t.Run(im.name, func(t *testing.T) {
+			q := im.new(2)
+			errc := make(chan error)
+			go func() { errc <- q.Enqueue([]int{1, 2, 3}) }()
+			waitUntil(t, "the producer parks", func() bool { _, p := im.waiters(q); return p == 1 })
+			q.Close()
+			if err := <-errc; !errors.Is(err, ErrClosed) {
+				t.Fatalf("Enqueue returned %v, want ErrClosed", err)
+			}
+			out := make([]int, 4)
+			if n := q.TryDequeue(out); n != 2 || out[0] != 1 || out[1] != 2 {
+				t.Fatalf("ring holds %v, want the prefix [1 2]", out[:n])
 			}
 		})
 	}
