@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# bench-tunnel.sh: our tunnel against wireguard-go (netns-tests/cmd/wgpeer) on the same two-host
+# topology (two network namespaces, one veth, MTU 1500), with the same configurations and the same
+# load. Rounds alternate ours, theirs, ours, theirs... so that a machine that slows down or speeds
+# up during the run affects both alike; the table shows medians over the rounds and ratios.
+#
+# Per round and implementation:
+#   - TCP: one iperf3 stream through the tunnel for TCP_SECONDS, Gbit/s received;
+#   - UDP 1420: the highest rate of 1392-byte payloads (1420-byte inner packets, the tunnel MTU)
+#     delivered with at most 0.1% loss (loadgen sweep -max-loss 0.1, RFC 2544 style);
+#   - UDP 64: packets/s delivered at loadgen -rate max with 64-byte payloads, and the loss;
+#   - CPU: user+system seconds of both tunnel processes (/proc/PID/stat) per Gbit of inner payload
+#     delivered, for the TCP and the UDP 64 runs.
+#
+#   make bench-tunnel          (or: sudo scripts/bench-tunnel.sh, from the repository root)
+# Environment: ROUNDS (per implementation, default 3), TCP_SECONDS (default 5), UDP_SECONDS
+# (per loadgen trial, default 2), IMPLS (default "tunnel wgpeer": the two compared, first one is
+# "ours" in the table).
+#
+# Only addresses inside the two namespaces created here receive traffic. Namespaces are named
+# wbt-<pid>-<n> like the netns test harness's, whose stale-namespace cleanup also removes ours.
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-3}
+TCP_SECONDS=${TCP_SECONDS:-5}
+UDP_SECONDS=${UDP_SECONDS:-2}
+read -r -a IMPLS <<<"${IMPLS:-tunnel wgpeer}"
+NS_A="wbt-$$-1"
+NS_B="wbt-$$-2"
+PORT=51820
+
+die() { echo "bench-tunnel: $*" >&2; exit 1; }
+
+[[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, TUN interfaces): sudo make bench-tunnel"
+[[ ${#IMPLS[@]} -eq 2 ]] || die "IMPLS=\"${IMPLS[*]}\": want two of tunnel, wgpeer"
+command -v ip >/dev/null || die "needs ip (iproute2)"
+command -v python3 >/dev/null || die "needs python3 to read JSON reports"
+if ! command -v iperf3 >/dev/null; then
+	echo "bench-tunnel: installing iperf3" >&2
+	apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 >/dev/null ||
+		die "iperf3 is missing and apt-get could not install it"
+fi
+
+WORK=$(mktemp -d)
+PIDS=()
+cleanup() {
+	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+	wait 2>/dev/null || true
+	ip netns del "$NS_A" 2>/dev/null || true
+	ip netns del "$NS_B" 2>/dev/null || true
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "bench-tunnel: building" >&2
+go build -o "$WORK/tunnel" ./examples/tunnel
+go build -o "$WORK/wgpeer" ./netns-tests/cmd/wgpeer
+go build -o "$WORK/loadgen" ./loadgen
+
+ip netns add "$NS_A"
+ip netns add "$NS_B"
+ip link add name wan netns "$NS_A" type veth peer name wan netns "$NS_B"
+ip -n "$NS_A" addr add 10.201.1.1/24 dev wan
+ip -n "$NS_B" addr add 10.201.1.2/24 dev wan
+for ns in "$NS_A" "$NS_B"; do
+	ip -n "$ns" link set lo up
+	ip -n "$ns" link set wan up
+done
+
+for h in a b; do
+	"$WORK/tunnel" genkey >"$WORK/$h.key"
+	"$WORK/tunnel" pubkey <"$WORK/$h.key" >"$WORK/$h.pub"
+done
+config() { # SELF PEER SELF_INNER PEER_INNER PEER_OUTER
+	cat <<EOF
+[Interface]
+PrivateKey = $(cat "$WORK/$1.key")
+ListenPort = $PORT
+Address = $3/24
+MTU = 1420
+
+[Peer]
+PublicKey = $(cat "$WORK/$2.pub")
+AllowedIPs = $4/32
+Endpoint = $5:$PORT
+EOF
+}
+config a b 10.77.0.1 10.77.0.2 10.201.1.2 >"$WORK/a.conf"
+config b a 10.77.0.2 10.77.0.1 10.201.1.1 >"$WORK/b.conf"
+chmod 600 "$WORK"/*.conf
+
+# wait_port NS PROTO PORT: until something listens on PORT in namespace NS.
+wait_port() {
+	for _ in $(seq 200); do
+		ip netns exec "$1" ss -Hln"${2:0:1}" "sport = :$3" | grep -q . && return 0
+		sleep 0.05
+	done
+	die "nothing listens on $2 port $3 in $1"
+}
+
+# cpu_ticks PID...: user+system clock ticks of the processes so far (fields 14 and 15 of stat,
+# counted after the parenthesised command name, which may contain spaces).
+cpu_ticks() {
+	local total=0 pid stat
+	for pid in "$@"; do
+		stat=$(cat "/proc/$pid/stat")
+		read -r -a f <<<"${stat##*) }"
+		total=$((total + f[11] + f[12]))
+	done
+	echo "$total"
+}
+TICKS=$(getconf CLK_TCK)
+
+# json FILE EXPR: evaluate a python expression over the JSON object d read from FILE.
+json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+RESULTS="$WORK/results"
+: >"$RESULTS"
+record() { echo "$1 $2 $3" >>"$RESULTS"; } # IMPL METRIC VALUE
+
+# measure IMPL: one round of every measurement with IMPL at both ends.
+measure() {
+	local impl=$1
+	ip netns exec "$NS_A" "$WORK/$impl" -config "$WORK/a.conf" -iface wb0 >"$WORK/a.out" 2>"$WORK/a.err" &
+	local pid_a=$!
+	ip netns exec "$NS_B" "$WORK/$impl" -config "$WORK/b.conf" -iface wb0 >"$WORK/b.out" 2>"$WORK/b.err" &
+	local pid_b=$!
+	PIDS+=("$pid_a" "$pid_b")
+	for ns in "$NS_A" "$NS_B"; do
+		for _ in $(seq 200); do
+			ip -n "$ns" -br addr show dev wb0 2>/dev/null | grep -q "10.77.0" && continue 2
+			sleep 0.05
+		done
+		cat "$WORK"/*.err >&2
+		die "$impl: wb0 did not come up in $ns"
+	done
+	ip netns exec "$NS_B" "$WORK/loadgen" recv -listen 10.77.0.2:9000 -quiet >/dev/null 2>&1 &
+	local pid_recv=$!
+	PIDS+=("$pid_recv")
+	wait_port "$NS_B" tcp 9000
+
+	# TCP: one stream. The first connection attempt also completes the handshake.
+	ip netns exec "$NS_B" iperf3 -s -1 -B 10.77.0.2 -p 5201 >/dev/null 2>&1 &
+	PIDS+=($!)
+	wait_port "$NS_B" tcp 5201
+	local t0 t1
+	t0=$(cpu_ticks "$pid_a" "$pid_b")
+	ip netns exec "$NS_A" iperf3 -c 10.77.0.2 -p 5201 -t "$TCP_SECONDS" -J >"$WORK/iperf3.json"
+	t1=$(cpu_ticks "$pid_a" "$pid_b")
+	local gbit
+	gbit=$(json "$WORK/iperf3.json" "d['end']['sum_received']['bytes']*8/1e9")
+	record "$impl" tcp_gbps "$(json "$WORK/iperf3.json" "d['end']['sum_received']['bits_per_second']/1e9")"
+	record "$impl" tcp_cpu_per_gbit "$(python3 -c "print(($t1-$t0)/$TICKS/$gbit)")"
+
+	# UDP 1420-byte inner packets: highest rate with at most 0.1% loss.
+	ip netns exec "$NS_A" "$WORK/loadgen" sweep -to 10.77.0.2:9000 -size 1392 -duration "${UDP_SECONDS}s" \
+		-warmup 200ms -max-loss 0.1 -resolution 2 -trials 8 -json -quiet >"$WORK/sweep.json"
+	local pps
+	pps=$(json "$WORK/sweep.json" "d['sweep'][0]['throughput_pps']")
+	record "$impl" udp1420_pps "$pps"
+	record "$impl" udp1420_gbps "$(python3 -c "print($pps*1392*8/1e9)")"
+
+	# UDP 64-byte payloads as fast as loadgen sends.
+	t0=$(cpu_ticks "$pid_a" "$pid_b")
+	ip netns exec "$NS_A" "$WORK/loadgen" send -to 10.77.0.2:9000 -rate max -size 64 -duration "${UDP_SECONDS}s" \
+		-warmup 200ms -json -quiet >"$WORK/udp64.json"
+	t1=$(cpu_ticks "$pid_a" "$pid_b")
+	record "$impl" udp64_pps "$(json "$WORK/udp64.json" "d['pps_received']")"
+	record "$impl" udp64_loss_pct "$(json "$WORK/udp64.json" "d['lost_percent']")"
+	# CPU over warm-up and measured time, payload over the measured time: a slight overestimate,
+	# alike for both implementations.
+	gbit=$(json "$WORK/udp64.json" "d['received']*64*8/1e9")
+	record "$impl" udp64_cpu_per_gbit "$(python3 -c "print(($t1-$t0)/$TICKS/$gbit)")"
+
+	kill -INT "$pid_recv" "$pid_a" "$pid_b"
+	wait "$pid_recv" "$pid_a" "$pid_b" || die "$impl did not exit cleanly: $(cat "$WORK"/*.err)"
+	PIDS=()
+}
+
+for round in $(seq "$ROUNDS"); do
+	for impl in "${IMPLS[@]}"; do
+		echo "bench-tunnel: round $round/$ROUNDS: $impl" >&2
+		measure "$impl"
+	done
+done
+
+python3 - "$RESULTS" "${IMPLS[0]}" "${IMPLS[1]}" "$ROUNDS" <<'EOF'
+import statistics, sys
+path, ours, theirs, rounds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+vals = {}
+for line in open(path):
+    impl, metric, value = line.split()
+    vals.setdefault((impl, metric), []).append(float(value))
+name = {"tunnel": "our tunnel", "wgpeer": "wireguard-go"}
+rows = [
+    ("TCP, 1 stream (Gbit/s)", "tcp_gbps", "{:.2f}", ">= 2x"),
+    ("UDP 1420 B, <= 0.1% loss (packets/s)", "udp1420_pps", "{:,.0f}", ">= 2x"),
+    ("UDP 1420 B, <= 0.1% loss (Gbit/s)", "udp1420_gbps", "{:.2f}", ""),
+    ("UDP 64 B, rate max (packets/s delivered)", "udp64_pps", "{:,.0f}", ">= 2x"),
+    ("UDP 64 B, rate max (loss %)", "udp64_loss_pct", "{:.2f}", ""),
+    ("CPU s per Gbit, TCP (both tunnels)", "tcp_cpu_per_gbit", "{:.3f}", "lower"),
+    ("CPU s per Gbit, UDP 64 B (both tunnels)", "udp64_cpu_per_gbit", "{:.3f}", "lower"),
+]
+print(f"medians of {rounds} alternating rounds; ratio = {name.get(ours, ours)} / {name.get(theirs, theirs)}")
+print(f"{'':44} {name.get(ours, ours):>14} {name.get(theirs, theirs):>14} {'ratio':>7} {'target':>7}")
+for label, metric, fmt, target in rows:
+    a = statistics.median(vals[(ours, metric)])
+    b = statistics.median(vals[(theirs, metric)])
+    ratio = f"{a / b:.2f}x" if b else "-"
+    print(f"{label:44} {fmt.format(a):>14} {fmt.format(b):>14} {ratio:>7} {target:>7}")
+EOF
