@@ -256,14 +256,16 @@ type gcmBatch struct {
 	count int
 	bytes int
 	descs [gcmDescMax]gcmDesc
-	ops   [gcmDescMax]*Op
+	// idx[k] is the index in the batch of the op of descs[k]. Indices rather than pointers: a pointer
+	// stored through b would make the caller's ops escape to the heap.
+	idx [gcmDescMax]int
 
 	// Small ops (gcmLaneText bytes of text or less, no AD) for the lane kernels, in groups of
 	// gcmLaneGroup whose keys have one size (laneNR rounds: the rounds run on all lanes at once).
 	laneN   int
 	laneNR  uint64
 	lanes   [gcmLaneMax]gcmDesc
-	laneOps [gcmLaneMax]*Op
+	laneIdx [gcmLaneMax]int
 }
 
 // gcmRunTier processes the AES-GCM ops of ops on tier t and returns how many Opens failed.
@@ -289,59 +291,61 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 		}
 		switch {
 		case n+len(op.AD) > gcmPieceMax:
-			failed += b.flush()
+			failed += b.flush(ops)
 			failed += b.long(op, n)
 		case t == AVX512 && n <= gcmLaneText && len(op.AD) == 0:
-			failed += b.addLane(op, n)
+			failed += b.addLane(ops, i, n)
 		default:
-			failed += b.add(op, n)
+			failed += b.add(ops, i, n)
 		}
 	}
-	return failed + b.flush() + b.flushLanes()
+	return failed + b.flush(ops) + b.flushLanes(ops)
 }
 
-// add queues op for the per-packet kernels, running the queue first when it is full.
-func (b *gcmBatch) add(op *Op, n int) (failed int) {
+// add queues ops[i] for the per-packet kernels, running the queue first when it is full.
+func (b *gcmBatch) add(ops []Op, i, n int) (failed int) {
+	op := &ops[i]
 	size := n + len(op.AD)
 	if b.count == gcmDescMax || b.bytes+size > gcmCallMax {
-		failed = b.flush()
+		failed = b.flush(ops)
 	}
 	d := &b.descs[b.count]
 	b.start(d, op, n)
 	d.ad, d.adLen = unsafe.SliceData(op.AD), len(op.AD)
 	d.src, d.dst, d.n = unsafe.SliceData(op.Src), unsafe.SliceData(op.Dst), n
 	d.tag = gcmTagPtr(op, n, b.open)
-	b.ops[b.count] = op
+	b.idx[b.count] = i
 	b.count++
 	b.bytes += size
 	return failed
 }
 
-// addLane queues a small op for the lane kernels; one whose key size differs from that of the group
-// being filled goes to the per-packet kernels instead.
-func (b *gcmBatch) addLane(op *Op, n int) (failed int) {
+// addLane queues the small op ops[i] for the lane kernels; one whose key size differs from that of
+// the group being filled goes to the per-packet kernels instead.
+func (b *gcmBatch) addLane(ops []Op, i, n int) (failed int) {
+	op := &ops[i]
 	nr := op.Key.gcm.asm.tab.nr
 	if b.laneN%gcmLaneGroup == 0 {
 		b.laneNR = nr
 	} else if nr != b.laneNR {
-		return b.add(op, n)
+		return b.add(ops, i, n)
 	}
 	d := &b.lanes[b.laneN]
 	b.start(d, op, n)
 	d.ad, d.adLen = nil, 0
 	d.src, d.dst, d.n = unsafe.SliceData(op.Src), unsafe.SliceData(op.Dst), n
 	d.tag = gcmTagPtr(op, n, b.open)
-	b.laneOps[b.laneN] = op
+	b.laneIdx[b.laneN] = i
 	b.laneN++
 	if b.laneN == gcmLaneMax {
-		return b.flushLanes()
+		return b.flushLanes(ops)
 	}
 	return 0
 }
 
 // flushLanes runs the whole groups of small ops on the lane kernels and the rest (fewer than
 // gcmLaneGroup) on the per-packet kernel, whose descriptors have the same form.
-func (b *gcmBatch) flushLanes() (failed int) {
+func (b *gcmBatch) flushLanes(ops []Op) (failed int) {
 	if b.laneN == 0 {
 		return 0
 	}
@@ -355,11 +359,10 @@ func (b *gcmBatch) flushLanes() (failed int) {
 	if rest > 0 {
 		b.kernel(&b.lanes[groups*gcmLaneGroup], rest)
 	}
-	for i := range b.laneN {
-		if !b.finish(b.laneOps[i], &b.lanes[i]) {
+	for k := range b.laneN {
+		if !b.finish(&ops[b.laneIdx[k]], &b.lanes[k]) {
 			failed++
 		}
-		b.laneOps[i] = nil
 	}
 	b.laneN = 0
 	return failed
@@ -399,16 +402,15 @@ func (b *gcmBatch) kernel(d *gcmDesc, count int) {
 }
 
 // flush runs the gathered descriptors and delivers their tags.
-func (b *gcmBatch) flush() (failed int) {
+func (b *gcmBatch) flush(ops []Op) (failed int) {
 	if b.count == 0 {
 		return 0
 	}
 	b.call(b.count)
-	for i := range b.count {
-		if !b.finish(b.ops[i], &b.descs[i]) {
+	for k := range b.count {
+		if !b.finish(&ops[b.idx[k]], &b.descs[k]) {
 			failed++
 		}
-		b.ops[i] = nil
 	}
 	b.count, b.bytes = 0, 0
 	return failed

@@ -151,9 +151,8 @@ func TestGCMCounterWrap(t *testing.T) {
 					d.ad, d.adLen = &ad[0], len(ad)
 					d.src, d.dst, d.n = &src[0], &got[0], n
 					d.tag = &got[n]
-					b.ops[0] = &op
 					b.count = 1
-					b.flush()
+					b.flush([]Op{op})
 					if !bytes.Equal(got, want) {
 						t.Fatalf("%v AES-%d, %d bytes, counter starting 2^32-%d: got %x, want %x",
 							tier, 8*size, n, back, got, want)
