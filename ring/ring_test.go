@@ -276,6 +276,35 @@ func TestOneBurstWakesEveryConsumer(t *testing.T) {
 	q.Close()
 }
 
+// TestOneBurstWakesEveryProducer is the same for producers parked on a full
+// ring and a consumer that frees room for all of them in one burst.
+func TestOneBurstWakesEveryProducer(t *testing.T) {
+	q := NewMPMC[int](4)
+	q.TryEnqueue([]int{0, 0, 0, 0})
+	const producers = 3
+	done := make(chan error, producers)
+	for range producers {
+		go func() { done <- q.Enqueue([]int{1}) }()
+	}
+	waitUntil(t, "the producers park", func() bool { return q.notFull.waiters.Load() == producers })
+	if n := q.TryDequeue(make([]int, producers)); n != producers {
+		t.Fatalf("TryDequeue took %d", n)
+	}
+	for range producers {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a producer stayed parked while there was room for it")
+		}
+	}
+	if q.Len() != 4 {
+		t.Fatalf("Len() = %d, want 4", q.Len())
+	}
+}
+
 // TestPartialEnqueueThenClose checks that an Enqueue of more than fits puts
 // in what fits before it blocks, and reports ErrClosed when closed.
 func TestPartialEnqueueThenClose(t *testing.T) {
