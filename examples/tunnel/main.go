@@ -1,0 +1,297 @@
+// Command tunnel is a WireGuard-compatible VPN endpoint built on wirebatch's public API: the
+// dataplane Device moves packets between a TUN interface and a UDP socket, and the handshake
+// ControlPlane completes handshakes and runs the timers. It reads wg-quick style configuration files
+// and interoperates with wireguard-go and the Linux kernel module.
+//
+//	tunnel genkey                       print a new base64 private key (as wg genkey)
+//	tunnel pubkey < private.key         print the public key of a private key (as wg pubkey)
+//	tunnel -config FILE [-iface NAME]   run the tunnel until SIGINT or SIGTERM
+//
+// While running it logs handshakes and, every -stats-interval, one line of counters to stderr. On
+// SIGUSR1, and once more on exit, it prints its counters to stdout as one line of JSON:
+//
+//	{"sent_packets":N,"sent_bytes":N,"received_packets":N,"received_bytes":N,"handshakes_completed":N,
+//	 "dropped":{"no_route":N,"no_key":N,"key_expired":N,"auth_failed":N,"replay":N,"bad_source":N,"malformed":N},
+//	 "staged":N,"staged_dropped":N}
+//
+// sent and received count transport data messages that were sealed or opened and passed every check
+// (keepalives included), bytes whole messages (header, padding, tag); handshakes_completed counts the
+// keypairs installed; dropped counts the data plane's drops by verdict over both directions and all
+// peers. A packet that finds no keypair while a handshake is under way is counted in no_key (or
+// key_expired) and staged: staged counts those, staged_dropped the staged packets that never left.
+//
+// Exit status: 0 after a signal, 1 when the tunnel cannot run (no privilege to create the interface,
+// port in use), 2 for a bad command line or configuration.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/wirebatch/wirebatch/dataplane"
+	"github.com/wirebatch/wirebatch/examples/tunnel/wgquick"
+	"github.com/wirebatch/wirebatch/handshake"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is the whole command; it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "genkey":
+			return genkey(args[1:], stdout, stderr)
+		case "pubkey":
+			return pubkey(args[1:], stdin, stdout, stderr)
+		}
+	}
+	fs := flag.NewFlagSet("tunnel", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "wg-quick style configuration `file`")
+	iface := fs.String("iface", "wb0", "`name` of the TUN interface to create")
+	statsInterval := fs.Duration("stats-interval", 10*time.Second, "how often to log a line of counters to stderr (0: never)")
+	workers := fs.Int("workers", 0, "encrypt and decrypt workers each (0: one per CPU)")
+	// Testing knobs: they shorten the protocol's timers (WireGuard paper section 6.1) so that tests
+	// see rekeys and retransmissions within seconds. Deployments keep the defaults.
+	rekeyAfterTime := fs.Duration("rekey-after-time", handshake.DefaultRekeyAfterTime, "testing knob: REKEY_AFTER_TIME, the initiator's keypair age that starts a new handshake")
+	rekeyTimeout := fs.Duration("rekey-timeout", handshake.DefaultRekeyTimeout, "testing knob: REKEY_TIMEOUT, the wait before an initiation is resent and the least time between initiations")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "usage: tunnel -config FILE [-iface NAME] [flags]\n       tunnel genkey\n       tunnel pubkey < private.key\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2 // the flag package has printed the error and the usage
+	}
+	if *configPath == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	if *rekeyAfterTime <= 0 || *rekeyTimeout <= 0 || *statsInterval < 0 {
+		fmt.Fprintln(stderr, "tunnel: -rekey-after-time and -rekey-timeout must be positive, -stats-interval not negative")
+		return 2
+	}
+	cfg, err := wgquick.Load(*configPath)
+	if err != nil {
+		fmt.Fprintln(stderr, "tunnel:", err) // names file, line and key
+		return 2
+	}
+	t := &tunnel{
+		cfg:           cfg,
+		iface:         *iface,
+		workers:       *workers,
+		statsInterval: *statsInterval,
+		hsConfig:      handshake.Config{RekeyAfterTime: *rekeyAfterTime, RekeyTimeout: *rekeyTimeout},
+		stdout:        stdout,
+		log:           log.New(stderr, "tunnel: ", log.Ltime|log.Lmicroseconds),
+	}
+	if err := t.run(); err != nil {
+		fmt.Fprintln(stderr, "tunnel:", err)
+		return 1
+	}
+	return 0
+}
+
+func genkey(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "usage: tunnel genkey")
+		return 2
+	}
+	k, err := handshake.GeneratePrivateKey()
+	if err != nil {
+		fmt.Fprintln(stderr, "tunnel: genkey:", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, k.String())
+	return 0
+}
+
+func pubkey(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "usage: tunnel pubkey < private.key")
+		return 2
+	}
+	// A key is 44 characters; read a little more so that trailing junk is seen, not ignored.
+	in, err := io.ReadAll(io.LimitReader(stdin, 1024))
+	if err != nil {
+		fmt.Fprintln(stderr, "tunnel: pubkey: reading standard input:", err)
+		return 1
+	}
+	k, err := handshake.ParsePrivateKey(strings.TrimSpace(string(in)))
+	if err != nil {
+		fmt.Fprintln(stderr, "tunnel: pubkey:", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, k.PublicKey().String())
+	return 0
+}
+
+// tunnel is one run of the tunnel from a configuration.
+type tunnel struct {
+	cfg           *wgquick.Config
+	iface         string
+	workers       int
+	statsInterval time.Duration
+	hsConfig      handshake.Config
+	stdout        io.Writer
+	log           *log.Logger
+}
+
+// run brings the tunnel up, serves until SIGINT or SIGTERM and takes it down. Everything it creates
+// goes away with the TUN device, which Device.Close closes: the interface is not persistent.
+func (t *tunnel) run() error {
+	// Signals first, so that a signal arriving during setup ends the run instead of the process.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGUSR1)
+	defer signal.Stop(sig)
+
+	tun, err := wgquick.CreateTUN(t.iface, t.cfg.Interface.MTU)
+	if err != nil {
+		return err
+	}
+	udp, err := listen(t.cfg.Interface.ListenPort)
+	if err != nil {
+		tun.Close()
+		return err
+	}
+	hs := handshake.NewDevice(handshake.PrivateKey(t.cfg.Interface.PrivateKey), t.hsConfig)
+	cp := handshake.NewControlPlane(hs, t.log.Printf)
+	dev, err := dataplane.NewDevice(tun, udp, dataplane.Config{MTU: t.cfg.Interface.MTU, Workers: t.workers, ControlPlane: cp})
+	if err != nil {
+		tun.Close()
+		udp.Close()
+		return err
+	}
+	// From here on the Device owns the TUN and the socket.
+	defer func() {
+		// Final counters after the data path has stopped, then keys destroyed.
+		dev.Close()
+		cp.Close()
+		t.printStats(dev, cp)
+		for _, p := range t.cfg.Peers {
+			cp.RemovePeer(handshake.PublicKey(p.PublicKey))
+		}
+	}()
+	for _, p := range t.cfg.Peers {
+		_, err := cp.AddPeer(handshake.PeerConfig{
+			PublicKey:           handshake.PublicKey(p.PublicKey),
+			PresharedKey:        handshake.PresharedKey(p.PresharedKey),
+			Endpoint:            p.Endpoint,
+			AllowedIPs:          p.AllowedIPs,
+			PersistentKeepalive: p.PersistentKeepalive,
+		})
+		if err != nil {
+			return fmt.Errorf("peer %v: %w", handshake.PublicKey(p.PublicKey), err)
+		}
+	}
+	if err := wgquick.ConfigureInterface(t.iface, t.cfg); err != nil {
+		return err
+	}
+	t.log.Printf("%s up: public key %v, listening on %v, %d peers", t.iface, hs.PublicKey(), udp.LocalAddr(), len(t.cfg.Peers))
+
+	var tick <-chan time.Time
+	if t.statsInterval > 0 {
+		ticker := time.NewTicker(t.statsInterval)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	for {
+		select {
+		case s := <-sig:
+			if s == syscall.SIGUSR1 {
+				t.printStats(dev, cp)
+				continue
+			}
+			t.log.Printf("%v: shutting down", s)
+			return nil
+		case <-tick:
+			t.logStats(dev, cp)
+		}
+	}
+}
+
+// listen opens the UDP socket: dual-stack on port, or IPv4 only where IPv6 is unavailable.
+func listen(port uint16) (*dataplane.UDPConn, error) {
+	udp, err := dataplane.NewUDP(netip.AddrPortFrom(netip.IPv6Unspecified(), port))
+	if err == nil {
+		return udp, nil
+	}
+	udp, err4 := dataplane.NewUDP(netip.AddrPortFrom(netip.IPv4Unspecified(), port))
+	if err4 != nil {
+		return nil, fmt.Errorf("listening on UDP port %d: %w", port, err)
+	}
+	return udp, nil
+}
+
+// counters is the JSON line of the command-line contract (see the package documentation).
+type counters struct {
+	SentPackets         uint64  `json:"sent_packets"`
+	SentBytes           uint64  `json:"sent_bytes"`
+	ReceivedPackets     uint64  `json:"received_packets"`
+	ReceivedBytes       uint64  `json:"received_bytes"`
+	HandshakesCompleted uint64  `json:"handshakes_completed"`
+	Dropped             dropped `json:"dropped"`
+	Staged              uint64  `json:"staged"`
+	StagedDropped       uint64  `json:"staged_dropped"`
+}
+
+type dropped struct {
+	NoRoute    uint64 `json:"no_route"`
+	NoKey      uint64 `json:"no_key"`
+	KeyExpired uint64 `json:"key_expired"`
+	AuthFailed uint64 `json:"auth_failed"`
+	Replay     uint64 `json:"replay"`
+	BadSource  uint64 `json:"bad_source"`
+	Malformed  uint64 `json:"malformed"`
+}
+
+func snapshot(dev *dataplane.Device, cp *handshake.ControlPlane) counters {
+	st := dev.Stats()
+	return counters{
+		SentPackets:         st.TxPackets,
+		SentBytes:           st.TxBytes,
+		ReceivedPackets:     st.RxPackets,
+		ReceivedBytes:       st.RxBytes,
+		HandshakesCompleted: cp.KeypairsInstalled(),
+		Dropped: dropped{
+			NoRoute:    st.Drops[dataplane.VerdictNoRoute],
+			NoKey:      st.Drops[dataplane.VerdictNoKey],
+			KeyExpired: st.Drops[dataplane.VerdictKeyExpired],
+			AuthFailed: st.Drops[dataplane.VerdictAuthFailed],
+			Replay:     st.Drops[dataplane.VerdictReplay],
+			BadSource:  st.Drops[dataplane.VerdictBadSource],
+			Malformed:  st.Drops[dataplane.VerdictMalformed],
+		},
+		Staged:        st.Staged,
+		StagedDropped: st.StagedDropped,
+	}
+}
+
+// printStats writes the counters to stdout as one JSON line.
+func (t *tunnel) printStats(dev *dataplane.Device, cp *handshake.ControlPlane) {
+	line, _ := json.Marshal(snapshot(dev, cp)) // a struct of integers always marshals
+	fmt.Fprintf(t.stdout, "%s\n", line)
+}
+
+// logStats logs one line of counters to stderr.
+func (t *tunnel) logStats(dev *dataplane.Device, cp *handshake.ControlPlane) {
+	c := snapshot(dev, cp)
+	d := c.Dropped
+	t.log.Printf("stats: sent %d packets (%d bytes), received %d packets (%d bytes), %d handshakes, dropped: no route %d, no key %d, key expired %d, auth failed %d, replay %d, bad source %d, malformed %d",
+		c.SentPackets, c.SentBytes, c.ReceivedPackets, c.ReceivedBytes, c.HandshakesCompleted,
+		d.NoRoute, d.NoKey, d.KeyExpired, d.AuthFailed, d.Replay, d.BadSource, d.Malformed)
+}
