@@ -29,19 +29,27 @@ import (
 //  4. writes E_K(J0) XOR GHASH as the tag, or for Open its difference from the received tag
 //     (section 7.1 step 6), so that no tag copy or comparison loop is left to Go.
 //
-// Lane layout, chosen by measurement. One packet occupies whole registers: the 16-byte lanes of a
-// zmm hold consecutive counter blocks of the same packet, so all lanes share one Key's round keys
-// (memory operands of VAESENC, 64-byte aligned and repeated per lane) and GHASH multiplies the lanes
-// by consecutive powers of H, summed before one reduction (aggregated reduction). Packets shorter
-// than a chunk go through the same tail code; successive descriptors are independent, so the
-// out-of-order core overlaps one packet's GHASH with the next one's AES rounds. The alternative, one
-// packet per 128-bit lane, needs round keys transposed per batch (four keys per round key when the
-// packets' keys differ), 4x4 transposes of every packet's blocks and per-lane H powers; what it could
-// save is bounded by the kernel's own cost, which BenchmarkGCMKernel measures on this machine's
-// Zen 4 at about 11 ns of 16 ns per 64-byte packet and 79 of 84 ns per 1420-byte packet (the rest is
-// the Go side: checks, descriptors, loop). The 1420-byte packet is near the AES and carry-less
-// multiplier port limit (about 70-75 ns), and the small packet is bound by its dependency chain (AES,
-// GHASH, reduction, tag), which the next descriptor's work already overlaps.
+// Lane layout, chosen by measurement: both, by packet size.
+//
+//   - Per packet (gcmSealAVX512 and the AVX2 kernels). One packet occupies whole registers: the
+//     16-byte lanes of a zmm hold consecutive counter blocks of the same packet, so all lanes share
+//     one Key's round keys (memory operands of VAESENC, from a 64-byte aligned table that repeats
+//     each round key per lane) and GHASH multiplies the lanes by consecutive powers of H, summed
+//     before one reduction. For a 1420-byte packet the kernel alone takes about 79 ns on this
+//     machine's Zen 4 (BenchmarkGCMKernel), near the AES and carry-less multiplier port limit
+//     (about 70-75 ns): one packet per lane cannot do better there and would add transposes.
+//   - Per lane (gcmSealLanesAVX512, AVX512 only). For a 64-byte packet the per-packet kernel spends
+//     11 ns, mostly on instructions that serve one packet (a zmm and an xmm of AES rounds, a lane sum
+//     and two reductions, the tail dispatch). Four packets per zmm, one per 128-bit lane, took 4.9 ns
+//     per packet in a same-key prototype, and take 7.0 ns in the lane kernel as built (byte masks,
+//     each packet's own powers of H, gathered length blocks), 7.3 ns with four different keys. So
+//     ops of at most 64 bytes of text without AD (WireGuard's keepalives, ACKs, small datagrams) go
+//     to the lane kernels in groups of four, whose keys may differ (round keys are then gathered per
+//     round) but must have one size.
+//
+// Successive descriptors are independent, so the out-of-order core also overlaps one packet's GHASH
+// with the next one's AES rounds. What the Go side adds per op (checks, descriptor, tag check) is
+// about 5 ns; see BenchmarkGCMKernel against gcmRunTier.
 //
 // Bounded work. An op whose AD plus text exceeds gcmPieceMax is cut into pieces processed by
 // successive calls that carry the GHASH state and counter in the same descriptor; every piece but the
