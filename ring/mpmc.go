@@ -142,7 +142,7 @@ func (r *MPMC[T]) TryEnqueue(vs []T) int {
 		// below fails; if that succeeds, head was current and
 		// consTail <= head <= consTail+capacity held when consTail was read.
 		free := r.capacity - (position(head) - position(r.consTail.Load()))
-		n = uint32(min(len(vs), int(free)))
+		n = uint32(min(uint64(len(vs)), uint64(free)))
 		if n == 0 {
 			return 0
 		}
@@ -175,7 +175,7 @@ func (r *MPMC[T]) TryDequeue(out []T) int {
 		// (release) of prodTail in TryEnqueue: the items below its position
 		// are fully written. prodTail is loaded after head and never falls
 		// behind consHead, so the difference does not wrap.
-		n = uint32(min(len(out), int(position(r.prodTail.Load())-position(head))))
+		n = uint32(min(uint64(len(out)), uint64(position(r.prodTail.Load())-position(head))))
 		if n == 0 {
 			return 0
 		}
