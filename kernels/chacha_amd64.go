@@ -28,11 +28,11 @@ var polyZMM = true
 // streamKernel runs tier t's ChaCha20 kernel; polyKernel runs the Poly1305 kernel of table format
 // radix26 (AVX2) or radix 2^44 (IFMA). They call the stubs directly: a call through a func value would
 // make the compiler move the lane tables to the heap.
-func streamKernel(t Tier, rows *[17][16]uint32, lanes *chachaPtrs16, n int) {
+func streamKernel(t Tier, tab *streamTable, lanes *chachaPtrs16, n, stride int) {
 	if t == AVX512 {
-		chachaXOR16(rows, lanes, n)
+		chachaXOR16(tab, lanes, n, stride)
 	} else {
-		chachaXOR16AVX2(rows, lanes, n)
+		chachaXOR16AVX2(tab, lanes, n, stride)
 	}
 }
 
@@ -57,12 +57,12 @@ func chachaRunSIMD(t Tier, ops []Op, open bool) (failed int) {
 	return chachaRunLanes(t, ops, open)
 }
 
-// chachaPtrs16 holds the 16 lanes' buffers for chachaXOR16: lane l reads block src[l]+off[l] and
-// writes dst[l]+off[l], then adds stride[l] to off[l]. The generator (_asm/chacha) hard-codes this
-// layout.
+// chachaPtrs16 holds the 16 lanes' buffers for chachaXOR16: lane l reads block k at
+// src[l]+off[l]+k*stride and writes it to dst[l]+off[l]+k*stride. The generator (_asm/chacha)
+// hard-codes this layout.
 type chachaPtrs16 struct {
-	src, dst    [16]unsafe.Pointer
-	off, stride [16]uintptr
+	src, dst [16]unsafe.Pointer
+	off      [16]uintptr
 }
 
 // polyPtrs16 holds the 16 lanes' message buffers for poly1305IFMAZ and poly1305IFMAY: lane l reads
@@ -73,10 +73,10 @@ type polyPtrs16 struct {
 }
 
 //go:noescape
-func chachaXOR16(rows *[17][16]uint32, lanes *chachaPtrs16, n int)
+func chachaXOR16(tab *streamTable, lanes *chachaPtrs16, n, stride int)
 
 //go:noescape
-func chachaXOR16AVX2(rows *[17][16]uint32, lanes *chachaPtrs16, n int)
+func chachaXOR16AVX2(tab *streamTable, lanes *chachaPtrs16, n, stride int)
 
 //go:noescape
 func chachaOne16(st *[16]uint32, dst, src *byte, n int)

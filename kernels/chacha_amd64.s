@@ -50,12 +50,174 @@ DATA chachaIota16<>+56(SB)/4, $0x0000000e
 DATA chachaIota16<>+60(SB)/4, $0x0000000f
 GLOBL chachaIota16<>(SB), RODATA|NOPTR, $64
 
-// func chachaXOR16(rows *[17][16]uint32, lanes *chachaPtrs16, n int)
+// func chachaXOR16(tab *streamTable, lanes *chachaPtrs16, n int, stride int)
 // Requires: AVX, AVX512F, CMOV
-TEXT ·chachaXOR16(SB), NOSPLIT, $0-24
-	MOVQ rows+0(FP), AX
-	MOVQ lanes+8(FP), CX
-	MOVQ n+16(FP), DX
+TEXT ·chachaXOR16(SB), NOSPLIT, $0-32
+	MOVQ    tab+0(FP), AX
+	MOVQ    lanes+8(FP), CX
+	MOVQ    n+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	MOVQ    (CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    256(CX), SI
+	MOVQ    SI, 1088(AX)
+	MOVQ    128(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    256(CX), SI
+	MOVQ    SI, 1216(AX)
+	MOVQ    8(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    264(CX), SI
+	MOVQ    SI, 1096(AX)
+	MOVQ    136(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    264(CX), SI
+	MOVQ    SI, 1224(AX)
+	MOVQ    16(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    272(CX), SI
+	MOVQ    SI, 1104(AX)
+	MOVQ    144(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    272(CX), SI
+	MOVQ    SI, 1232(AX)
+	MOVQ    24(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    280(CX), SI
+	MOVQ    SI, 1112(AX)
+	MOVQ    152(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    280(CX), SI
+	MOVQ    SI, 1240(AX)
+	MOVQ    32(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    288(CX), SI
+	MOVQ    SI, 1120(AX)
+	MOVQ    160(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    288(CX), SI
+	MOVQ    SI, 1248(AX)
+	MOVQ    40(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    296(CX), SI
+	MOVQ    SI, 1128(AX)
+	MOVQ    168(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    296(CX), SI
+	MOVQ    SI, 1256(AX)
+	MOVQ    48(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    304(CX), SI
+	MOVQ    SI, 1136(AX)
+	MOVQ    176(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    304(CX), SI
+	MOVQ    SI, 1264(AX)
+	MOVQ    56(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    312(CX), SI
+	MOVQ    SI, 1144(AX)
+	MOVQ    184(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    312(CX), SI
+	MOVQ    SI, 1272(AX)
+	MOVQ    64(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    320(CX), SI
+	MOVQ    SI, 1152(AX)
+	MOVQ    192(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    320(CX), SI
+	MOVQ    SI, 1280(AX)
+	MOVQ    72(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    328(CX), SI
+	MOVQ    SI, 1160(AX)
+	MOVQ    200(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    328(CX), SI
+	MOVQ    SI, 1288(AX)
+	MOVQ    80(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    336(CX), SI
+	MOVQ    SI, 1168(AX)
+	MOVQ    208(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    336(CX), SI
+	MOVQ    SI, 1296(AX)
+	MOVQ    88(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    344(CX), SI
+	MOVQ    SI, 1176(AX)
+	MOVQ    216(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    344(CX), SI
+	MOVQ    SI, 1304(AX)
+	MOVQ    96(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    352(CX), SI
+	MOVQ    SI, 1184(AX)
+	MOVQ    224(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    352(CX), SI
+	MOVQ    SI, 1312(AX)
+	MOVQ    104(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    360(CX), SI
+	MOVQ    SI, 1192(AX)
+	MOVQ    232(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    360(CX), SI
+	MOVQ    SI, 1320(AX)
+	MOVQ    112(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    368(CX), SI
+	MOVQ    SI, 1200(AX)
+	MOVQ    240(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    368(CX), SI
+	MOVQ    SI, 1328(AX)
+	MOVQ    120(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    376(CX), SI
+	MOVQ    SI, 1208(AX)
+	MOVQ    248(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    376(CX), SI
+	MOVQ    SI, 1336(AX)
+	XORQ    CX, CX
 
 block:
 	VMOVDQA32 (AX), Z0
@@ -76,7 +238,7 @@ block:
 	VMOVDQA32 960(AX), Z15
 
 	// Ten double rounds: columns, then diagonals (RFC 8439 section 2.3).
-	MOVL $0x0000000a, BX
+	MOVL $0x0000000a, SI
 
 doubleround:
 	VPADDD Z4, Z0, Z0
@@ -175,7 +337,7 @@ doubleround:
 	VPROLD $0x07, Z6, Z6
 	VPROLD $0x07, Z7, Z7
 	VPROLD $0x07, Z4, Z4
-	DECL   BX
+	DECL   SI
 	JNZ    doubleround
 
 	// Add the initial state (section 2.3) and advance the block counters.
@@ -265,193 +427,244 @@ doubleround:
 	VSHUFI32X4  $0xdd, Z17, Z9, Z9
 	VSHUFI32X4  $0x88, Z4, Z0, Z12
 	VSHUFI32X4  $0xdd, Z4, Z0, Z0
-	MOVQ        (CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        128(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        256(CX), DI
-	VPXORD      (BX)(DI*1), Z10, Z10
-	VMOVDQU64   Z10, (SI)(DI*1)
-	ADDQ        384(CX), DI
-	MOVQ        DI, 256(CX)
-	MOVQ        8(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        136(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        264(CX), DI
-	VPXORD      (BX)(DI*1), Z7, Z7
-	VMOVDQU64   Z7, (SI)(DI*1)
-	ADDQ        392(CX), DI
-	MOVQ        DI, 264(CX)
-	MOVQ        16(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        144(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        272(CX), DI
-	VPXORD      (BX)(DI*1), Z13, Z13
-	VMOVDQU64   Z13, (SI)(DI*1)
-	ADDQ        400(CX), DI
-	MOVQ        DI, 272(CX)
-	MOVQ        24(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        152(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        280(CX), DI
-	VPXORD      (BX)(DI*1), Z8, Z8
-	VMOVDQU64   Z8, (SI)(DI*1)
-	ADDQ        408(CX), DI
-	MOVQ        DI, 280(CX)
-	MOVQ        32(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        160(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        288(CX), DI
-	VPXORD      (BX)(DI*1), Z14, Z14
-	VMOVDQU64   Z14, (SI)(DI*1)
-	ADDQ        416(CX), DI
-	MOVQ        DI, 288(CX)
-	MOVQ        40(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        168(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        296(CX), DI
-	VPXORD      (BX)(DI*1), Z6, Z6
-	VMOVDQU64   Z6, (SI)(DI*1)
-	ADDQ        424(CX), DI
-	MOVQ        DI, 296(CX)
-	MOVQ        48(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        176(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        304(CX), DI
-	VPXORD      (BX)(DI*1), Z3, Z3
-	VMOVDQU64   Z3, (SI)(DI*1)
-	ADDQ        432(CX), DI
-	MOVQ        DI, 304(CX)
-	MOVQ        56(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        184(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        312(CX), DI
-	VPXORD      (BX)(DI*1), Z9, Z9
-	VMOVDQU64   Z9, (SI)(DI*1)
-	ADDQ        440(CX), DI
-	MOVQ        DI, 312(CX)
-	MOVQ        64(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        192(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        320(CX), DI
-	VPXORD      (BX)(DI*1), Z15, Z15
-	VMOVDQU64   Z15, (SI)(DI*1)
-	ADDQ        448(CX), DI
-	MOVQ        DI, 320(CX)
-	MOVQ        72(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        200(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        328(CX), DI
-	VPXORD      (BX)(DI*1), Z11, Z11
-	VMOVDQU64   Z11, (SI)(DI*1)
-	ADDQ        456(CX), DI
-	MOVQ        DI, 328(CX)
-	MOVQ        80(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        208(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        336(CX), DI
-	VPXORD      (BX)(DI*1), Z16, Z16
-	VMOVDQU64   Z16, (SI)(DI*1)
-	ADDQ        464(CX), DI
-	MOVQ        DI, 336(CX)
-	MOVQ        88(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        216(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        344(CX), DI
-	VPXORD      (BX)(DI*1), Z12, Z12
-	VMOVDQU64   Z12, (SI)(DI*1)
-	ADDQ        472(CX), DI
-	MOVQ        DI, 344(CX)
-	MOVQ        96(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        224(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        352(CX), DI
-	VPXORD      (BX)(DI*1), Z2, Z2
-	VMOVDQU64   Z2, (SI)(DI*1)
-	ADDQ        480(CX), DI
-	MOVQ        DI, 352(CX)
-	MOVQ        104(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        232(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        360(CX), DI
-	VPXORD      (BX)(DI*1), Z1, Z1
-	VMOVDQU64   Z1, (SI)(DI*1)
-	ADDQ        488(CX), DI
-	MOVQ        DI, 360(CX)
-	MOVQ        112(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        240(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        368(CX), DI
-	VPXORD      (BX)(DI*1), Z5, Z5
-	VMOVDQU64   Z5, (SI)(DI*1)
-	ADDQ        496(CX), DI
-	MOVQ        DI, 368(CX)
-	MOVQ        120(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        248(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        376(CX), DI
-	VPXORD      (BX)(DI*1), Z0, Z0
-	VMOVDQU64   Z0, (SI)(DI*1)
-	ADDQ        504(CX), DI
-	MOVQ        DI, 376(CX)
+	MOVQ        1088(AX), SI
+	MOVQ        1216(AX), DI
+	VPXORD      (SI)(CX*1), Z10, Z10
+	VMOVDQU64   Z10, (DI)(CX*1)
+	MOVQ        1096(AX), SI
+	MOVQ        1224(AX), DI
+	VPXORD      (SI)(CX*1), Z7, Z7
+	VMOVDQU64   Z7, (DI)(CX*1)
+	MOVQ        1104(AX), SI
+	MOVQ        1232(AX), DI
+	VPXORD      (SI)(CX*1), Z13, Z13
+	VMOVDQU64   Z13, (DI)(CX*1)
+	MOVQ        1112(AX), SI
+	MOVQ        1240(AX), DI
+	VPXORD      (SI)(CX*1), Z8, Z8
+	VMOVDQU64   Z8, (DI)(CX*1)
+	MOVQ        1120(AX), SI
+	MOVQ        1248(AX), DI
+	VPXORD      (SI)(CX*1), Z14, Z14
+	VMOVDQU64   Z14, (DI)(CX*1)
+	MOVQ        1128(AX), SI
+	MOVQ        1256(AX), DI
+	VPXORD      (SI)(CX*1), Z6, Z6
+	VMOVDQU64   Z6, (DI)(CX*1)
+	MOVQ        1136(AX), SI
+	MOVQ        1264(AX), DI
+	VPXORD      (SI)(CX*1), Z3, Z3
+	VMOVDQU64   Z3, (DI)(CX*1)
+	MOVQ        1144(AX), SI
+	MOVQ        1272(AX), DI
+	VPXORD      (SI)(CX*1), Z9, Z9
+	VMOVDQU64   Z9, (DI)(CX*1)
+	MOVQ        1152(AX), SI
+	MOVQ        1280(AX), DI
+	VPXORD      (SI)(CX*1), Z15, Z15
+	VMOVDQU64   Z15, (DI)(CX*1)
+	MOVQ        1160(AX), SI
+	MOVQ        1288(AX), DI
+	VPXORD      (SI)(CX*1), Z11, Z11
+	VMOVDQU64   Z11, (DI)(CX*1)
+	MOVQ        1168(AX), SI
+	MOVQ        1296(AX), DI
+	VPXORD      (SI)(CX*1), Z16, Z16
+	VMOVDQU64   Z16, (DI)(CX*1)
+	MOVQ        1176(AX), SI
+	MOVQ        1304(AX), DI
+	VPXORD      (SI)(CX*1), Z12, Z12
+	VMOVDQU64   Z12, (DI)(CX*1)
+	MOVQ        1184(AX), SI
+	MOVQ        1312(AX), DI
+	VPXORD      (SI)(CX*1), Z2, Z2
+	VMOVDQU64   Z2, (DI)(CX*1)
+	MOVQ        1192(AX), SI
+	MOVQ        1320(AX), DI
+	VPXORD      (SI)(CX*1), Z1, Z1
+	VMOVDQU64   Z1, (DI)(CX*1)
+	MOVQ        1200(AX), SI
+	MOVQ        1328(AX), DI
+	VPXORD      (SI)(CX*1), Z5, Z5
+	VMOVDQU64   Z5, (DI)(CX*1)
+	MOVQ        1208(AX), SI
+	MOVQ        1336(AX), DI
+	VPXORD      (SI)(CX*1), Z0, Z0
+	VMOVDQU64   Z0, (DI)(CX*1)
+	ADDQ        BX, CX
 	DECQ        DX
 	JNZ         block
 	VZEROUPPER
 	RET
 
-// func chachaXOR16AVX2(rows *[17][16]uint32, lanes *chachaPtrs16, n int)
+// func chachaXOR16AVX2(tab *streamTable, lanes *chachaPtrs16, n int, stride int)
 // Requires: AVX, AVX2, CMOV
-TEXT ·chachaXOR16AVX2(SB), NOSPLIT, $512-24
-	MOVQ rows+0(FP), AX
-	MOVQ lanes+8(FP), CX
-	MOVQ n+16(FP), DX
+TEXT ·chachaXOR16AVX2(SB), NOSPLIT, $512-32
+	MOVQ    tab+0(FP), AX
+	MOVQ    lanes+8(FP), CX
+	MOVQ    n+16(FP), DX
+	MOVQ    stride+24(FP), BX
+	MOVQ    (CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    256(CX), SI
+	MOVQ    SI, 1088(AX)
+	MOVQ    128(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    256(CX), SI
+	MOVQ    SI, 1216(AX)
+	MOVQ    8(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    264(CX), SI
+	MOVQ    SI, 1096(AX)
+	MOVQ    136(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    264(CX), SI
+	MOVQ    SI, 1224(AX)
+	MOVQ    16(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    272(CX), SI
+	MOVQ    SI, 1104(AX)
+	MOVQ    144(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    272(CX), SI
+	MOVQ    SI, 1232(AX)
+	MOVQ    24(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    280(CX), SI
+	MOVQ    SI, 1112(AX)
+	MOVQ    152(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    280(CX), SI
+	MOVQ    SI, 1240(AX)
+	MOVQ    32(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    288(CX), SI
+	MOVQ    SI, 1120(AX)
+	MOVQ    160(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    288(CX), SI
+	MOVQ    SI, 1248(AX)
+	MOVQ    40(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    296(CX), SI
+	MOVQ    SI, 1128(AX)
+	MOVQ    168(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    296(CX), SI
+	MOVQ    SI, 1256(AX)
+	MOVQ    48(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    304(CX), SI
+	MOVQ    SI, 1136(AX)
+	MOVQ    176(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    304(CX), SI
+	MOVQ    SI, 1264(AX)
+	MOVQ    56(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    312(CX), SI
+	MOVQ    SI, 1144(AX)
+	MOVQ    184(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    312(CX), SI
+	MOVQ    SI, 1272(AX)
+	MOVQ    64(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    320(CX), SI
+	MOVQ    SI, 1152(AX)
+	MOVQ    192(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    320(CX), SI
+	MOVQ    SI, 1280(AX)
+	MOVQ    72(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    328(CX), SI
+	MOVQ    SI, 1160(AX)
+	MOVQ    200(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    328(CX), SI
+	MOVQ    SI, 1288(AX)
+	MOVQ    80(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    336(CX), SI
+	MOVQ    SI, 1168(AX)
+	MOVQ    208(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    336(CX), SI
+	MOVQ    SI, 1296(AX)
+	MOVQ    88(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    344(CX), SI
+	MOVQ    SI, 1176(AX)
+	MOVQ    216(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    344(CX), SI
+	MOVQ    SI, 1304(AX)
+	MOVQ    96(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    352(CX), SI
+	MOVQ    SI, 1184(AX)
+	MOVQ    224(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    352(CX), SI
+	MOVQ    SI, 1312(AX)
+	MOVQ    104(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    360(CX), SI
+	MOVQ    SI, 1192(AX)
+	MOVQ    232(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    360(CX), SI
+	MOVQ    SI, 1320(AX)
+	MOVQ    112(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    368(CX), SI
+	MOVQ    SI, 1200(AX)
+	MOVQ    240(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    368(CX), SI
+	MOVQ    SI, 1328(AX)
+	MOVQ    120(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    376(CX), SI
+	MOVQ    SI, 1208(AX)
+	MOVQ    248(CX), SI
+	TESTQ   SI, SI
+	CMOVQEQ AX, SI
+	ADDQ    376(CX), SI
+	MOVQ    SI, 1336(AX)
+	XORQ    CX, CX
 
 block:
 	// Group 0: lanes 0 to 7.
@@ -1936,84 +2149,44 @@ block:
 	VPUNPCKHQDQ Y6, Y4, Y4
 	VPERM2I128  $0x20, Y2, Y8, Y6
 	VPERM2I128  $0x31, Y2, Y8, Y2
-	MOVQ        (CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        128(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        256(CX), DI
-	VPXOR       (BX)(DI*1), Y6, Y6
-	VMOVDQU     Y6, (SI)(DI*1)
-	MOVQ        32(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        160(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        288(CX), DI
-	VPXOR       (BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, (SI)(DI*1)
+	MOVQ        1088(AX), SI
+	MOVQ        1216(AX), DI
+	VPXOR       (SI)(CX*1), Y6, Y6
+	VMOVDQU     Y6, (DI)(CX*1)
+	MOVQ        1120(AX), SI
+	MOVQ        1248(AX), DI
+	VPXOR       (SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, (DI)(CX*1)
 	VPERM2I128  $0x20, Y5, Y1, Y2
 	VPERM2I128  $0x31, Y5, Y1, Y1
-	MOVQ        8(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        136(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        264(CX), DI
-	VPXOR       (BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, (SI)(DI*1)
-	MOVQ        40(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        168(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        296(CX), DI
-	VPXOR       (BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, (SI)(DI*1)
+	MOVQ        1096(AX), SI
+	MOVQ        1224(AX), DI
+	VPXOR       (SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, (DI)(CX*1)
+	MOVQ        1128(AX), SI
+	MOVQ        1256(AX), DI
+	VPXOR       (SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, (DI)(CX*1)
 	VPERM2I128  $0x20, Y7, Y3, Y1
 	VPERM2I128  $0x31, Y7, Y3, Y2
-	MOVQ        16(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        144(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        272(CX), DI
-	VPXOR       (BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, (SI)(DI*1)
-	MOVQ        48(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        176(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        304(CX), DI
-	VPXOR       (BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, (SI)(DI*1)
+	MOVQ        1104(AX), SI
+	MOVQ        1232(AX), DI
+	VPXOR       (SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, (DI)(CX*1)
+	MOVQ        1136(AX), SI
+	MOVQ        1264(AX), DI
+	VPXOR       (SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, (DI)(CX*1)
 	VPERM2I128  $0x20, Y4, Y0, Y1
 	VPERM2I128  $0x31, Y4, Y0, Y0
-	MOVQ        24(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        152(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        280(CX), DI
-	VPXOR       (BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, (SI)(DI*1)
-	MOVQ        56(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        184(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        312(CX), DI
-	VPXOR       (BX)(DI*1), Y0, Y0
-	VMOVDQU     Y0, (SI)(DI*1)
+	MOVQ        1112(AX), SI
+	MOVQ        1240(AX), DI
+	VPXOR       (SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, (DI)(CX*1)
+	MOVQ        1144(AX), SI
+	MOVQ        1272(AX), DI
+	VPXOR       (SI)(CX*1), Y0, Y0
+	VMOVDQU     Y0, (DI)(CX*1)
 	VMOVDQU     256(SP), Y0
 	VPUNPCKLDQ  288(SP), Y0, Y1
 	VPUNPCKHDQ  288(SP), Y0, Y0
@@ -2036,108 +2209,44 @@ block:
 	VPUNPCKHQDQ Y6, Y4, Y4
 	VPERM2I128  $0x20, Y2, Y8, Y6
 	VPERM2I128  $0x31, Y2, Y8, Y2
-	MOVQ        (CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        128(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        256(CX), DI
-	VPXOR       32(BX)(DI*1), Y6, Y6
-	VMOVDQU     Y6, 32(SI)(DI*1)
-	MOVQ        32(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        160(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        288(CX), DI
-	VPXOR       32(BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, 32(SI)(DI*1)
+	MOVQ        1088(AX), SI
+	MOVQ        1216(AX), DI
+	VPXOR       32(SI)(CX*1), Y6, Y6
+	VMOVDQU     Y6, 32(DI)(CX*1)
+	MOVQ        1120(AX), SI
+	MOVQ        1248(AX), DI
+	VPXOR       32(SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, 32(DI)(CX*1)
 	VPERM2I128  $0x20, Y5, Y1, Y2
 	VPERM2I128  $0x31, Y5, Y1, Y1
-	MOVQ        8(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        136(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        264(CX), DI
-	VPXOR       32(BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, 32(SI)(DI*1)
-	MOVQ        40(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        168(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        296(CX), DI
-	VPXOR       32(BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, 32(SI)(DI*1)
+	MOVQ        1096(AX), SI
+	MOVQ        1224(AX), DI
+	VPXOR       32(SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, 32(DI)(CX*1)
+	MOVQ        1128(AX), SI
+	MOVQ        1256(AX), DI
+	VPXOR       32(SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, 32(DI)(CX*1)
 	VPERM2I128  $0x20, Y7, Y3, Y1
 	VPERM2I128  $0x31, Y7, Y3, Y2
-	MOVQ        16(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        144(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        272(CX), DI
-	VPXOR       32(BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, 32(SI)(DI*1)
-	MOVQ        48(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        176(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        304(CX), DI
-	VPXOR       32(BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, 32(SI)(DI*1)
+	MOVQ        1104(AX), SI
+	MOVQ        1232(AX), DI
+	VPXOR       32(SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, 32(DI)(CX*1)
+	MOVQ        1136(AX), SI
+	MOVQ        1264(AX), DI
+	VPXOR       32(SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, 32(DI)(CX*1)
 	VPERM2I128  $0x20, Y4, Y0, Y1
 	VPERM2I128  $0x31, Y4, Y0, Y0
-	MOVQ        24(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        152(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        280(CX), DI
-	VPXOR       32(BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, 32(SI)(DI*1)
-	MOVQ        56(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        184(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        312(CX), DI
-	VPXOR       32(BX)(DI*1), Y0, Y0
-	VMOVDQU     Y0, 32(SI)(DI*1)
-	MOVQ        256(CX), BX
-	ADDQ        384(CX), BX
-	MOVQ        BX, 256(CX)
-	MOVQ        264(CX), BX
-	ADDQ        392(CX), BX
-	MOVQ        BX, 264(CX)
-	MOVQ        272(CX), BX
-	ADDQ        400(CX), BX
-	MOVQ        BX, 272(CX)
-	MOVQ        280(CX), BX
-	ADDQ        408(CX), BX
-	MOVQ        BX, 280(CX)
-	MOVQ        288(CX), BX
-	ADDQ        416(CX), BX
-	MOVQ        BX, 288(CX)
-	MOVQ        296(CX), BX
-	ADDQ        424(CX), BX
-	MOVQ        BX, 296(CX)
-	MOVQ        304(CX), BX
-	ADDQ        432(CX), BX
-	MOVQ        BX, 304(CX)
-	MOVQ        312(CX), BX
-	ADDQ        440(CX), BX
-	MOVQ        BX, 312(CX)
+	MOVQ        1112(AX), SI
+	MOVQ        1240(AX), DI
+	VPXOR       32(SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, 32(DI)(CX*1)
+	MOVQ        1144(AX), SI
+	MOVQ        1272(AX), DI
+	VPXOR       32(SI)(CX*1), Y0, Y0
+	VMOVDQU     Y0, 32(DI)(CX*1)
 
 	// Group 1: lanes 8 to 15.
 	VMOVDQU 32(AX), Y0
@@ -3621,84 +3730,44 @@ block:
 	VPUNPCKHQDQ Y6, Y4, Y4
 	VPERM2I128  $0x20, Y2, Y8, Y6
 	VPERM2I128  $0x31, Y2, Y8, Y2
-	MOVQ        64(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        192(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        320(CX), DI
-	VPXOR       (BX)(DI*1), Y6, Y6
-	VMOVDQU     Y6, (SI)(DI*1)
-	MOVQ        96(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        224(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        352(CX), DI
-	VPXOR       (BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, (SI)(DI*1)
+	MOVQ        1152(AX), SI
+	MOVQ        1280(AX), DI
+	VPXOR       (SI)(CX*1), Y6, Y6
+	VMOVDQU     Y6, (DI)(CX*1)
+	MOVQ        1184(AX), SI
+	MOVQ        1312(AX), DI
+	VPXOR       (SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, (DI)(CX*1)
 	VPERM2I128  $0x20, Y5, Y1, Y2
 	VPERM2I128  $0x31, Y5, Y1, Y1
-	MOVQ        72(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        200(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        328(CX), DI
-	VPXOR       (BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, (SI)(DI*1)
-	MOVQ        104(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        232(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        360(CX), DI
-	VPXOR       (BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, (SI)(DI*1)
+	MOVQ        1160(AX), SI
+	MOVQ        1288(AX), DI
+	VPXOR       (SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, (DI)(CX*1)
+	MOVQ        1192(AX), SI
+	MOVQ        1320(AX), DI
+	VPXOR       (SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, (DI)(CX*1)
 	VPERM2I128  $0x20, Y7, Y3, Y1
 	VPERM2I128  $0x31, Y7, Y3, Y2
-	MOVQ        80(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        208(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        336(CX), DI
-	VPXOR       (BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, (SI)(DI*1)
-	MOVQ        112(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        240(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        368(CX), DI
-	VPXOR       (BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, (SI)(DI*1)
+	MOVQ        1168(AX), SI
+	MOVQ        1296(AX), DI
+	VPXOR       (SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, (DI)(CX*1)
+	MOVQ        1200(AX), SI
+	MOVQ        1328(AX), DI
+	VPXOR       (SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, (DI)(CX*1)
 	VPERM2I128  $0x20, Y4, Y0, Y1
 	VPERM2I128  $0x31, Y4, Y0, Y0
-	MOVQ        88(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        216(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        344(CX), DI
-	VPXOR       (BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, (SI)(DI*1)
-	MOVQ        120(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        248(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        376(CX), DI
-	VPXOR       (BX)(DI*1), Y0, Y0
-	VMOVDQU     Y0, (SI)(DI*1)
+	MOVQ        1176(AX), SI
+	MOVQ        1304(AX), DI
+	VPXOR       (SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, (DI)(CX*1)
+	MOVQ        1208(AX), SI
+	MOVQ        1336(AX), DI
+	VPXOR       (SI)(CX*1), Y0, Y0
+	VMOVDQU     Y0, (DI)(CX*1)
 	VMOVDQU     256(SP), Y0
 	VPUNPCKLDQ  288(SP), Y0, Y1
 	VPUNPCKHDQ  288(SP), Y0, Y0
@@ -3721,108 +3790,45 @@ block:
 	VPUNPCKHQDQ Y6, Y4, Y4
 	VPERM2I128  $0x20, Y2, Y8, Y6
 	VPERM2I128  $0x31, Y2, Y8, Y2
-	MOVQ        64(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        192(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        320(CX), DI
-	VPXOR       32(BX)(DI*1), Y6, Y6
-	VMOVDQU     Y6, 32(SI)(DI*1)
-	MOVQ        96(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        224(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        352(CX), DI
-	VPXOR       32(BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, 32(SI)(DI*1)
+	MOVQ        1152(AX), SI
+	MOVQ        1280(AX), DI
+	VPXOR       32(SI)(CX*1), Y6, Y6
+	VMOVDQU     Y6, 32(DI)(CX*1)
+	MOVQ        1184(AX), SI
+	MOVQ        1312(AX), DI
+	VPXOR       32(SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, 32(DI)(CX*1)
 	VPERM2I128  $0x20, Y5, Y1, Y2
 	VPERM2I128  $0x31, Y5, Y1, Y1
-	MOVQ        72(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        200(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        328(CX), DI
-	VPXOR       32(BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, 32(SI)(DI*1)
-	MOVQ        104(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        232(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        360(CX), DI
-	VPXOR       32(BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, 32(SI)(DI*1)
+	MOVQ        1160(AX), SI
+	MOVQ        1288(AX), DI
+	VPXOR       32(SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, 32(DI)(CX*1)
+	MOVQ        1192(AX), SI
+	MOVQ        1320(AX), DI
+	VPXOR       32(SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, 32(DI)(CX*1)
 	VPERM2I128  $0x20, Y7, Y3, Y1
 	VPERM2I128  $0x31, Y7, Y3, Y2
-	MOVQ        80(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        208(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        336(CX), DI
-	VPXOR       32(BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, 32(SI)(DI*1)
-	MOVQ        112(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        240(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        368(CX), DI
-	VPXOR       32(BX)(DI*1), Y2, Y2
-	VMOVDQU     Y2, 32(SI)(DI*1)
+	MOVQ        1168(AX), SI
+	MOVQ        1296(AX), DI
+	VPXOR       32(SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, 32(DI)(CX*1)
+	MOVQ        1200(AX), SI
+	MOVQ        1328(AX), DI
+	VPXOR       32(SI)(CX*1), Y2, Y2
+	VMOVDQU     Y2, 32(DI)(CX*1)
 	VPERM2I128  $0x20, Y4, Y0, Y1
 	VPERM2I128  $0x31, Y4, Y0, Y0
-	MOVQ        88(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        216(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        344(CX), DI
-	VPXOR       32(BX)(DI*1), Y1, Y1
-	VMOVDQU     Y1, 32(SI)(DI*1)
-	MOVQ        120(CX), BX
-	TESTQ       BX, BX
-	CMOVQEQ     AX, BX
-	MOVQ        248(CX), SI
-	TESTQ       SI, SI
-	CMOVQEQ     AX, SI
-	MOVQ        376(CX), DI
-	VPXOR       32(BX)(DI*1), Y0, Y0
-	VMOVDQU     Y0, 32(SI)(DI*1)
-	MOVQ        320(CX), BX
-	ADDQ        448(CX), BX
-	MOVQ        BX, 320(CX)
-	MOVQ        328(CX), BX
-	ADDQ        456(CX), BX
-	MOVQ        BX, 328(CX)
-	MOVQ        336(CX), BX
-	ADDQ        464(CX), BX
-	MOVQ        BX, 336(CX)
-	MOVQ        344(CX), BX
-	ADDQ        472(CX), BX
-	MOVQ        BX, 344(CX)
-	MOVQ        352(CX), BX
-	ADDQ        480(CX), BX
-	MOVQ        BX, 352(CX)
-	MOVQ        360(CX), BX
-	ADDQ        488(CX), BX
-	MOVQ        BX, 360(CX)
-	MOVQ        368(CX), BX
-	ADDQ        496(CX), BX
-	MOVQ        BX, 368(CX)
-	MOVQ        376(CX), BX
-	ADDQ        504(CX), BX
-	MOVQ        BX, 376(CX)
+	MOVQ        1176(AX), SI
+	MOVQ        1304(AX), DI
+	VPXOR       32(SI)(CX*1), Y1, Y1
+	VMOVDQU     Y1, 32(DI)(CX*1)
+	MOVQ        1208(AX), SI
+	MOVQ        1336(AX), DI
+	VPXOR       32(SI)(CX*1), Y0, Y0
+	VMOVDQU     Y0, 32(DI)(CX*1)
+	ADDQ        BX, CX
 	DECQ        DX
 	JNZ         block
 	VZEROUPPER

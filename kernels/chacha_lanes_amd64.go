@@ -167,13 +167,13 @@ func (s *streamLanes) hchacha(c *chachaChunkState) {
 	t := s.tab()
 	for l := range 16 {
 		t.rows[0][l], t.rows[1][l], t.rows[2][l], t.rows[3][l] = sigma0, sigma1, sigma2, sigma3
-		s.onScratch(l, 0)
+		s.onScratch(l)
 	}
 	var in [4]uint32 // words 12..15 of the input of lane l
 	lanes := 0
 	flush := func() {
 		t.scratch = [16][64]byte{}
-		streamKernel(c.tier, &t.rows, &s.ptrs, 1)
+		streamKernel(c.tier, t, &s.ptrs, 1, 64)
 		for l := range lanes {
 			i, out := s.op[l], &t.scratch[l]
 			for w := range 4 {
@@ -245,12 +245,18 @@ type streamLanes struct {
 	left [16]int // blocks left in it
 }
 
-// streamTable is what chachaXOR16 reads at its rows argument: the transposed state, then the lanes'
-// scratch blocks.
+// streamTable is what chachaXOR16 reads at its tab argument: the transposed state, the lanes'
+// addresses (the kernel's), the lanes' scratch blocks, and the blocks idle lanes run on.
 type streamTable struct {
 	rows    [17][16]uint32
+	addr    [2][16]uint64
 	scratch [16][64]byte
+	idle    [idleBlocks][64]byte
 }
+
+// idleBlocks bounds the calls that have idle lanes: all idle lanes run through these blocks (their
+// writes are garbage, and they overlap).
+const idleBlocks = 16
 
 // tab returns the 64-byte aligned table inside s.buf.
 func (s *streamLanes) tab() *streamTable {
@@ -259,10 +265,15 @@ func (s *streamLanes) tab() *streamTable {
 }
 
 // onScratch points lane l at its scratch block (see the file comment).
-func (s *streamLanes) onScratch(l int, stride uintptr) {
+func (s *streamLanes) onScratch(l int) {
 	s.ptrs.src[l], s.ptrs.dst[l] = nil, nil
 	s.ptrs.off[l] = unsafe.Offsetof(streamTable{}.scratch) + uintptr(l)*64
-	s.ptrs.stride[l] = stride
+}
+
+// onIdle points lane l at the idle blocks (see the file comment).
+func (s *streamLanes) onIdle(l int) {
+	s.ptrs.src[l], s.ptrs.dst[l] = nil, nil
+	s.ptrs.off[l] = unsafe.Offsetof(streamTable{}.idle)
 }
 
 // run streams the chunk's ops through the lanes: the Poly1305 key blocks, and with data also the
@@ -290,16 +301,20 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 	}
 	for active > 0 {
 		n := maxStreamBlocks
+		if active < 16 {
+			n = idleBlocks
+		}
 		for l := range 16 {
 			if s.op[l] >= 0 && s.left[l] < n {
 				n = s.left[l]
 			}
 		}
-		streamKernel(c.tier, &t.rows, &s.ptrs, n)
+		streamKernel(c.tier, t, &s.ptrs, n, 64)
 		for l := range 16 {
 			if s.op[l] < 0 {
 				continue
 			}
+			s.ptrs.off[l] += uintptr(n) * 64
 			if s.left[l] -= n; s.left[l] > 0 {
 				continue
 			}
@@ -336,7 +351,7 @@ func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
 		}
 	}
 	s.op[l] = -1
-	s.onScratch(l, 0)
+	s.onIdle(l)
 	return next
 }
 
@@ -347,11 +362,11 @@ func (s *streamLanes) nextSeg(c *chachaChunkState, l, seg, last int) bool {
 	op, n := c.op[i], c.msgLen(i)
 	for ; seg <= last; seg++ {
 		s.seg[l] = seg
-		s.ptrs.off[l], s.ptrs.stride[l] = 0, 64
+		s.ptrs.off[l] = 0
 		switch seg {
 		case segPolyKey:
 			s.tab().scratch[l] = [64]byte{}
-			s.onScratch(l, 64)
+			s.onScratch(l)
 			s.left[l] = 1
 			return true
 		case segWhole:
@@ -367,7 +382,7 @@ func (s *streamLanes) nextSeg(c *chachaChunkState, l, seg, last int) bool {
 				continue
 			}
 			copy(s.tab().scratch[l][:], op.Src[n&^63:n])
-			s.onScratch(l, 64)
+			s.onScratch(l)
 			s.left[l] = 1
 			return true
 		}

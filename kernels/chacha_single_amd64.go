@@ -111,9 +111,9 @@ func (s *streamLanes) striped(c *chachaChunkState, data bool) {
 			return
 		}
 		for l := pending; l < 16; l++ {
-			s.onScratch(l, 0)
+			s.onIdle(l)
 		}
-		streamKernel(c.tier, &t.rows, &s.ptrs, 1)
+		streamKernel(c.tier, t, &s.ptrs, 1, 64)
 		for l := range pending {
 			s.finish(c, l)
 		}
@@ -146,11 +146,14 @@ func (s *streamLanes) striped(c *chachaChunkState, data bool) {
 				t.rows[16][l] = 16
 				s.ptrs.src[l] = unsafe.Pointer(&op.Src[0])
 				s.ptrs.dst[l] = unsafe.Pointer(&op.Dst[0])
-				s.ptrs.off[l], s.ptrs.stride[l] = uintptr(64*l), 16*64
+				s.ptrs.off[l] = uintptr(64 * l)
 			}
 			for done := 0; done < rest/16; {
 				k := min(rest/16-done, maxStreamBlocks)
-				streamKernel(c.tier, &t.rows, &s.ptrs, k)
+				streamKernel(c.tier, t, &s.ptrs, k, 16*64)
+				for l := range 16 {
+					s.ptrs.off[l] += uintptr(k * 16 * 64)
+				}
 				done += k
 			}
 		}
@@ -161,7 +164,7 @@ func (s *streamLanes) striped(c *chachaChunkState, data bool) {
 			lane(pending, i, 0)
 			s.seg[pending] = segPolyKey
 			t.scratch[pending] = [64]byte{}
-			s.onScratch(pending, 64)
+			s.onScratch(pending)
 			pending++
 		}
 		for b := rest; b < whole; b++ {
@@ -172,7 +175,7 @@ func (s *streamLanes) striped(c *chachaChunkState, data bool) {
 			s.seg[pending] = segWhole
 			s.ptrs.src[pending] = unsafe.Pointer(&op.Src[0])
 			s.ptrs.dst[pending] = unsafe.Pointer(&op.Dst[0])
-			s.ptrs.off[pending], s.ptrs.stride[pending] = uintptr(64*b), 64
+			s.ptrs.off[pending] = uintptr(64 * b)
 			pending++
 		}
 		if data && n%64 != 0 {
@@ -182,7 +185,7 @@ func (s *streamLanes) striped(c *chachaChunkState, data bool) {
 			lane(pending, i, uint32(1+whole))
 			s.seg[pending] = segTail
 			copy(t.scratch[pending][:], op.Src[n&^63:n])
-			s.onScratch(pending, 64)
+			s.onScratch(pending)
 			pending++
 		}
 	}

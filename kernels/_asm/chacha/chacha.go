@@ -16,16 +16,37 @@ import (
 // driver aligns rows to 64 bytes, so the per-block reloads never split a cache line.
 //
 // chachaPtrs16 (kernels/chacha_lanes_amd64.go) holds, at these offsets, per lane: the source and
-// destination buffers, the offset of the next 64-byte block in both, and how far the offset moves
-// per block. The buffers' addresses never move past their ends, so the garbage collector always
-// sees valid pointers; only the offsets advance. A nil buffer stands for rows itself: the driver keeps
-// its lanes' scratch blocks behind the rows and addresses them by offset.
+// destination buffers and the offset of the lane's next 64-byte block in both; the kernel does not
+// update them. The buffers' addresses never point past their ends, so the garbage collector always
+// sees valid pointers. A nil buffer stands for the table itself: the driver keeps its lanes' scratch
+// blocks behind the rows and addresses them by offset.
 const (
-	ptrsSrc    = 0
-	ptrsDst    = 16 * 8
-	ptrsOff    = 32 * 8
-	ptrsStride = 48 * 8
+	ptrsSrc = 0
+	ptrsDst = 16 * 8
+	ptrsOff = 32 * 8
 )
+
+// The kernels compute each lane's source and destination address once per call, into two rows of
+// the table behind the 17 state rows: a block is then two loads of an address plus the iteration's
+// offset, which all lanes share.
+const (
+	tabSrcAddr = 17 * 64
+	tabDstAddr = tabSrcAddr + 16*8
+)
+
+// laneAddresses fills the address rows of tab from lanes.
+func laneAddresses(tab, lanes Mem) {
+	for l := range 16 {
+		for _, f := range []struct{ ptr, row int }{{ptrsSrc, tabSrcAddr}, {ptrsDst, tabDstAddr}} {
+			a := GP64()
+			MOVQ(lanes.Offset(f.ptr+8*l), a)
+			TESTQ(a, a)
+			CMOVQEQ(tab.Base, a)
+			ADDQ(lanes.Offset(ptrsOff+8*l), a)
+			MOVQ(a, tab.Offset(f.row+8*l))
+		}
+	}
+}
 
 // quarterRounds runs RFC 8439 section 2.1's quarter round on four independent (a, b, c, d) columns,
 // interleaved so that consecutive instructions do not depend on each other.
@@ -50,13 +71,17 @@ func quarterRounds(x []VecVirtual, cols [4][4]int) {
 func chachaXOR16() {
 	Implement("chachaXOR16")
 	Attributes(NOSPLIT)
-	Doc("chachaXOR16 runs n ChaCha20 blocks in each of 16 lanes: per block, lane l XORs its key-stream",
-		"block into the 64 bytes at lanes.src[l]+lanes.off[l], writes them to lanes.dst[l]+lanes.off[l]",
-		"(src and dst may be equal), advances lanes.off[l] by lanes.stride[l] and its block counter",
-		"rows[12][l] by rows[16][l]. n >= 1.")
-	rows := Mem{Base: Load(Param("rows"), GP64())}
+	Doc("chachaXOR16 runs n ChaCha20 blocks in each of 16 lanes: the k-th block of lane l XORs its",
+		"key-stream block into the 64 bytes at lanes.src[l]+lanes.off[l]+k*stride and writes them to",
+		"lanes.dst[l]+lanes.off[l]+k*stride (src and dst may be equal); each block advances the lane's",
+		"block counter tab.rows[12][l] by tab.rows[16][l]. n >= 1.")
+	rows := Mem{Base: Load(Param("tab"), GP64())}
 	lanes := Mem{Base: Load(Param("lanes"), GP64())}
 	n := Load(Param("n"), GP64())
+	stride := Load(Param("stride"), GP64())
+	laneAddresses(rows, lanes)
+	off := GP64()
+	XORQ(off, off)
 
 	Label("block")
 	x := make([]VecVirtual, 16)
@@ -85,8 +110,9 @@ func chachaXOR16() {
 	Comment("Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it",
 		"with that lane's source into its destination.")
 	for l, blk := range transpose16(x) {
-		xorLane(rows, lanes, l, blk)
+		xorLane(rows, l, off, blk)
 	}
+	ADDQ(stride, off)
 
 	DECQ(n)
 	JNZ(LabelRef("block"))
@@ -139,20 +165,13 @@ func transpose16(x []VecVirtual) []VecVirtual {
 	return out
 }
 
-// xorLane XORs key-stream block ks into lane l's destination and advances its offset.
-func xorLane(rows, lanes Mem, l int, ks VecVirtual) {
-	src, dst, off := GP64(), GP64(), GP64()
-	MOVQ(lanes.Offset(ptrsSrc+8*l), src)
-	TESTQ(src, src)
-	CMOVQEQ(rows.Base, src)
-	MOVQ(lanes.Offset(ptrsDst+8*l), dst)
-	TESTQ(dst, dst)
-	CMOVQEQ(rows.Base, dst)
-	MOVQ(lanes.Offset(ptrsOff+8*l), off)
+// xorLane XORs key-stream block ks into lane l's block at byte off of its addresses.
+func xorLane(tab Mem, l int, off GPVirtual, ks VecVirtual) {
+	src, dst := GP64(), GP64()
+	MOVQ(tab.Offset(tabSrcAddr+8*l), src)
+	MOVQ(tab.Offset(tabDstAddr+8*l), dst)
 	VPXORD(Mem{Base: src, Index: off, Scale: 1}, ks, ks)
 	VMOVDQU64(ks, Mem{Base: dst, Index: off, Scale: 1})
-	ADDQ(lanes.Offset(ptrsStride+8*l), off)
-	MOVQ(off, lanes.Offset(ptrsOff+8*l))
 }
 
 // chachaOne16 is the single-message kernel: 16 consecutive blocks of one message per pass, one per

@@ -102,10 +102,14 @@ func chachaXOR16AVX2() {
 	Implement("chachaXOR16AVX2")
 	Attributes(NOSPLIT)
 	Doc("chachaXOR16AVX2 is chachaXOR16 on AVX2 (same arguments, same result).")
-	rows := Mem{Base: Load(Param("rows"), GP64())}
+	rows := Mem{Base: Load(Param("tab"), GP64())}
 	lanes := Mem{Base: Load(Param("lanes"), GP64())}
 	n := Load(Param("n"), GP64())
+	stride := Load(Param("stride"), GP64())
 	slots := AllocLocal(16 * 32)
+	laneAddresses(rows, lanes)
+	off := GP64()
+	XORQ(off, off)
 
 	Label("block")
 	for g := range 2 {
@@ -167,33 +171,23 @@ func chachaXOR16AVX2() {
 				lo, hi := YMM(), YMM()
 				VPERM2I128(U8(0x20), u[4+a], u[a], lo) // low halves: lane a
 				VPERM2I128(U8(0x31), u[4+a], u[a], hi) // high halves: lane 4+a
-				xorHalf(rows, lanes, 8*g+a, 32*h, lo)
-				xorHalf(rows, lanes, 8*g+4+a, 32*h, hi)
+				xorHalf(rows, 8*g+a, off, 32*h, lo)
+				xorHalf(rows, 8*g+4+a, off, 32*h, hi)
 			}
 		}
-		for l := 8 * g; l < 8*g+8; l++ {
-			off := GP64()
-			MOVQ(lanes.Offset(ptrsOff+8*l), off)
-			ADDQ(lanes.Offset(ptrsStride+8*l), off)
-			MOVQ(off, lanes.Offset(ptrsOff+8*l))
-		}
 	}
+	ADDQ(stride, off)
 	DECQ(n)
 	JNZ(LabelRef("block"))
 	VZEROUPPER()
 	RET()
 }
 
-// xorHalf XORs 32 key-stream bytes ks into lane l's block at byte at.
-func xorHalf(rows, lanes Mem, l, at int, ks VecVirtual) {
-	src, dst, off := GP64(), GP64(), GP64()
-	MOVQ(lanes.Offset(ptrsSrc+8*l), src)
-	TESTQ(src, src)
-	CMOVQEQ(rows.Base, src)
-	MOVQ(lanes.Offset(ptrsDst+8*l), dst)
-	TESTQ(dst, dst)
-	CMOVQEQ(rows.Base, dst)
-	MOVQ(lanes.Offset(ptrsOff+8*l), off)
+// xorHalf XORs 32 key-stream bytes ks into lane l's block at byte off+at of its addresses.
+func xorHalf(tab Mem, l int, off GPVirtual, at int, ks VecVirtual) {
+	src, dst := GP64(), GP64()
+	MOVQ(tab.Offset(tabSrcAddr+8*l), src)
+	MOVQ(tab.Offset(tabDstAddr+8*l), dst)
 	VPXOR(Mem{Base: src, Index: off, Scale: 1, Disp: at}, ks, ks)
 	VMOVDQU(ks, Mem{Base: dst, Index: off, Scale: 1, Disp: at})
 }
