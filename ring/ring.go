@@ -6,15 +6,16 @@
 // free-running indexes that are never reset, only masked when a slot is
 // addressed, so "how many items" is always a plain (modular) subtraction.
 // SPSC's indexes are 64-bit; MPMC packs a 32-bit position and an operation
-// count into each 64-bit word. Producer
-// and consumer indexes live on separate cache lines so that the two sides of
-// a pipeline stage do not invalidate each other's lines on every burst. A
-// burst costs a handful of atomic operations however many items it moves.
+// count into each 64-bit word. Producer and consumer indexes live on
+// separate cache lines so that the two sides of a pipeline stage do not
+// invalidate each other's lines on every burst. A burst costs a handful of
+// atomic operations however many items it moves.
 //
 // TryEnqueue and TryDequeue never block. Enqueue and Dequeue wait: first they
 // poll briefly (the other side is usually a microsecond away), then they park
-// the goroutine on a channel, so an idle pipeline burns no CPU. The side that makes progress signals the other only when it has
-// registered as a waiter, so a busy pipeline makes no wake-up calls at all.
+// the goroutine on a channel, so an idle pipeline burns no CPU. The side that
+// makes progress signals the other only when it has registered as a waiter,
+// so a busy pipeline makes no wake-up calls at all.
 //
 // Memory ordering: Go's sync/atomic operations are sequentially consistent
 // (The Go Memory Model, "Atomic Values"), which is stronger than the
@@ -33,12 +34,13 @@ import (
 // dequeued.
 var ErrClosed = errors.New("ring: closed")
 
-// closedBit is set in the producers' reservation index by Close. Keeping the
-// flag in the same word as the index makes "accepted before Close" and
-// "rejected after Close" a single atomic decision: a producer's
-// compare-and-swap on the index fails once Close has set the bit, so no item
-// can slip in after a consumer has seen the ring closed and drained. Indexes
-// count items and would need 2^63 of them to reach this bit.
+// closedBit is set by Close in the word producers publish through (MPMC's
+// prodHead, SPSC's prodTail). Keeping the flag in the same word as the index
+// makes "accepted before Close" and "rejected after Close" a single atomic
+// decision: a producer's compare-and-swap on the word fails once Close has
+// set the bit, so no item can slip in after a consumer has seen the ring
+// closed and drained. SPSC's index would need 2^63 items to reach the bit;
+// MPMC's operation count is masked below it.
 const closedBit = 1 << 63
 
 // maxCapacity bounds a ring's slot count so that MPMC's 32-bit positions
