@@ -19,9 +19,10 @@ import (
 // [consHead, prodTail), empties them and releases them with one store to
 // consHead. Each side also keeps a private copy of the other side's index
 // and reloads it only when the copy shows too little room or too few items
-// (the "cached index" of Lamport-style queues, as in FastForward and the
-// Linux kernel's kfifo users), so in steady state a burst touches the other
-// side's cache line once at most.
+// (a well-known refinement of Lamport's single-producer single-consumer
+// queue; E. Rigtorp's SPSCQueue calls these readIdxCache and
+// writeIdxCache), so in steady state a burst reads the other side's cache
+// line at most once.
 type SPSC[T any] struct {
 	_ cpu.CacheLinePad
 	// Producer line. prodTail is written by the producer (and closedBit by
