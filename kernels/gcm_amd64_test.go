@@ -140,10 +140,11 @@ func TestGCMCounterWrap(t *testing.T) {
 				gcmTag(g, sc, ad, want[:n], want[n:])
 				putGCMScratch(sc)
 
-				for _, tier := range tiers {
+				for _, tier := range gcmKernelVariants(tiers) {
 					got := make([]byte, n+TagSize)
 					var b gcmBatch
-					b.tier = tier
+					b.tier = tier.tier
+					gcmVAES = tier.vaes
 					op := Op{Key: key, Nonce: nonce, AD: ad, Src: src, Dst: got}
 					d := &b.descs[0]
 					b.start(d, &op, n)
@@ -153,11 +154,91 @@ func TestGCMCounterWrap(t *testing.T) {
 					d.tag = &got[n]
 					b.count = 1
 					b.flush([]Op{op})
+					gcmVAES = vaesDefault
 					if !bytes.Equal(got, want) {
 						t.Fatalf("%v AES-%d, %d bytes, counter starting 2^32-%d: got %x, want %x",
 							tier, 8*size, n, back, got, want)
 					}
 				}
+			}
+		}
+	}
+}
+
+var vaesDefault = gcmVAES
+
+// gcmKernelVariant is a tier and, for AVX2, which of its kernels runs.
+type gcmKernelVariant struct {
+	tier Tier
+	vaes bool
+}
+
+func (v gcmKernelVariant) String() string {
+	if v.tier == AVX2 && v.vaes {
+		return "AVX2 (VAES)"
+	}
+	return v.tier.String()
+}
+
+// gcmKernelVariants lists the per-packet kernels of tiers: AVX2 twice when this CPU has VAES.
+func gcmKernelVariants(tiers []Tier) []gcmKernelVariant {
+	var vs []gcmKernelVariant
+	for _, t := range tiers {
+		vs = append(vs, gcmKernelVariant{tier: t})
+		if t == AVX2 && vaesDefault {
+			vs = append(vs, gcmKernelVariant{tier: t, vaes: true})
+		}
+	}
+	return vs
+}
+
+// TestGCMLaneCounterWrap drives the lane kernels with J0's counter near 2^32 (as TestGCMCounterWrap,
+// a state only the test can create), four packets of different lengths and keys per group, so that
+// inc32 wraps at a different block in every lane.
+func TestGCMLaneCounterWrap(t *testing.T) {
+	if !gcmAVX512OK {
+		t.Skip("no AVX512 tier on this CPU")
+	}
+	lengths := []int{64, 1, 33, 16}
+	for _, size := range []int{16, 24, 32} {
+		var b gcmBatch
+		b.tier = AVX512
+		var ops [gcmLaneGroup]Op
+		var want [gcmLaneGroup][]byte
+		for i := range ops {
+			raw := bytes.Repeat([]byte{byte(size + i)}, size)
+			key, err := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := lengths[i]
+			start := -uint32(i + 1) // J0's counter; the text's wraps after i blocks
+			nonce := bytes.Repeat([]byte{byte(i)}, 12)
+			src := bytes.Repeat([]byte{byte(0x30 + i)}, n)
+			ops[i] = Op{Key: key, Nonce: nonce, Src: src, Dst: make([]byte, n+TagSize)}
+
+			g := key.gcm
+			sc := getGCMScratch()
+			copy(sc.j0[:12], nonce)
+			binary.BigEndian.PutUint32(sc.j0[12:], start)
+			g.block.Encrypt(sc.tagMask[:], sc.j0[:])
+			want[i] = make([]byte, n+TagSize)
+			gcmCTR(g, sc, want[i][:n], src, start+1)
+			gcmTag(g, sc, nil, want[i][:n], want[i][n:])
+			putGCMScratch(sc)
+
+			d := &b.lanes[i]
+			b.start(d, &ops[i], n)
+			d.j0[0] = d.j0[0]&^0xffffffff | uint64(start)
+			d.src, d.dst, d.n, d.tag = &src[0], &ops[i].Dst[0], n, &ops[i].Dst[n]
+			b.laneIdx[i] = i
+		}
+		b.laneN = gcmLaneGroup
+		b.flushLanes(ops[:])
+		for i := range ops {
+			if !bytes.Equal(ops[i].Dst, want[i]) {
+				t.Fatalf("AES-%d lane %d (%d bytes, J0 counter 2^32-%d): got %x, want %x",
+					8*size, i, lengths[i], i+1, ops[i].Dst, want[i])
 			}
 		}
 	}
