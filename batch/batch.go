@@ -341,7 +341,9 @@ func (b *Batch) UDPReadArgs() []ipv4.Message {
 // UDPReadDone makes the n datagrams of a UDP batch read packets 0 to n-1,
 // each starting at byte 0 of its buffer, with its source as Meta.Endpoint
 // (the zero AddrPort if the message has no *net.UDPAddr) and the rest of
-// Meta zero.
+// Meta zero. An IPv4-mapped IPv6 source (an IPv4 peer seen through a
+// dual-stack socket) is unmapped, so a peer has one Endpoint whichever
+// socket its datagrams arrive on.
 func (b *Batch) UDPReadDone(n int) {
 	if n < 0 || n > MaxPackets {
 		panic(fmt.Sprintf("batch: UDPReadDone(%d) outside [0, %d]", n, MaxPackets))
@@ -352,7 +354,8 @@ func (b *Batch) UDPReadDone(n int) {
 		b.size[i] = m.N
 		b.meta[i] = Meta{}
 		if addr, ok := m.Addr.(*net.UDPAddr); ok {
-			b.meta[i].Endpoint = addr.AddrPort()
+			ap := addr.AddrPort()
+			b.meta[i].Endpoint = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 		}
 	}
 	b.n = n

@@ -282,6 +282,28 @@ func TestUDPWriteArgsAddresses(t *testing.T) {
 	}
 }
 
+func TestUDPReadDoneEndpoints(t *testing.T) {
+	b := New()
+	msgs := b.UDPReadArgs()
+	msgs[0].Addr = &net.UDPAddr{IP: net.ParseIP("::ffff:192.0.2.7"), Port: 51820}
+	msgs[1].Addr = &net.UDPAddr{IP: net.ParseIP("2001:db8::1"), Port: 443, Zone: "eth0"}
+	msgs[2].Addr = nil
+	msgs[0].N, msgs[1].N, msgs[2].N = 32, 48, 64
+	b.UDPReadDone(3)
+	for i, want := range []netip.AddrPort{
+		netip.MustParseAddrPort("192.0.2.7:51820"),
+		netip.MustParseAddrPort("[2001:db8::1%eth0]:443"),
+		{},
+	} {
+		if got := b.Meta(i).Endpoint; got != want {
+			t.Errorf("packet %d: Endpoint %v, want %v", i, got, want)
+		}
+		if len(b.Packet(i)) != msgs[i].N || b.Start(i) != 0 {
+			t.Errorf("packet %d: %d bytes at %d, want %d at 0", i, len(b.Packet(i)), b.Start(i), msgs[i].N)
+		}
+	}
+}
+
 func TestShapesAllocateNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
