@@ -310,6 +310,7 @@ func TestShapesAllocateNothing(t *testing.T) {
 	}
 	b := New()
 	ep := netip.MustParseAddrPort("[2001:db8::1]:51820")
+	src := &net.UDPAddr{IP: net.ParseIP("::ffff:192.0.2.7"), Port: 51820}
 	allocs := testing.AllocsPerRun(100, func() {
 		bufs, sizes, _ := b.TUNReadArgs()
 		for i := range 64 {
@@ -321,8 +322,11 @@ func TestShapesAllocateNothing(t *testing.T) {
 			b.Meta(i).Endpoint = ep
 		}
 		b.UDPWriteArgs()
-		b.UDPReadArgs()
-		b.UDPReadDone(0)
+		msgs := b.UDPReadArgs()
+		for i := range 64 {
+			msgs[i].Addr, msgs[i].N = src, 100
+		}
+		b.UDPReadDone(64)
 		b.SetLen(64)
 		b.TUNWriteArgs()
 		b.Filter(func(i int) bool { return i%2 == 0 })
