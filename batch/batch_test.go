@@ -327,7 +327,9 @@ func TestShapesAllocateNothing(t *testing.T) {
 			msgs[i].Addr, msgs[i].N = src, 100
 		}
 		b.UDPReadDone(64)
-		b.SetLen(64)
+		for i := range 64 {
+			b.Pull(i, TransportHeaderLen)
+		}
 		b.TUNWriteArgs()
 		b.Filter(func(i int) bool { return i%2 == 0 })
 	})
