@@ -22,7 +22,7 @@ import (
 // the head's count, so that no reservation is in flight, also moves the
 // tail's position up to the head's, publishing everything reserved so far.
 // Consumers do the same with consHead and consTail. A burst of any size
-// costs two compare-and-swaps and two or three loads.
+// costs two compare-and-swaps and a few loads.
 //
 // Unlike the classic mode, where each producer waits for the earlier ones
 // to publish before it publishes, nobody waits while holding a reservation.

@@ -64,7 +64,7 @@ func newWaitQueue() waitQueue {
 
 // wake rings the bell if a goroutine is parked or about to park.
 func (q *waitQueue) wake() {
-	// Pairs with the Add(1) in park: the caller has just published an index
+	// Pairs with the Add(1) in pause: the caller has just published an index
 	// (a sequentially consistent store or compare-and-swap), so either this
 	// load sees the registration or the waiter's ready check sees the index.
 	if q.waiters.Load() == 0 {
