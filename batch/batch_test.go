@@ -42,6 +42,9 @@ func TestLayout(t *testing.T) {
 		if i > 0 && uintptr(unsafe.Pointer(&buf[0]))-uintptr(unsafe.Pointer(&b.Buffer(i - 1)[0])) != BufferLen {
 			t.Fatalf("buffers %d and %d are not adjacent", i-1, i)
 		}
+		if uintptr(unsafe.Pointer(&buf[0]))%64 != 0 {
+			t.Fatalf("buffer %d does not start on a 64-byte cache line", i)
+		}
 	}
 }
 
