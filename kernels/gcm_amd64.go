@@ -56,7 +56,8 @@ import (
 // last is a multiple of 256 bytes, so only the last has a tail.
 
 var (
-	// gcmAVX2OK reports whether the AVX2 tier runs: AES-NI and PCLMULQDQ on xmm, BMI2 (BZHI).
+	// gcmAVX2OK reports whether the AVX2 tier runs: AVX2 and BMI2 as the tier defines it, AES-NI and
+	// PCLMULQDQ for the xmm kernels (the AVX512 tier builds on it and uses BMI2's BZHI for its masks).
 	gcmAVX2OK = cpu.X86.HasAVX2 && cpu.X86.HasBMI2 && cpu.X86.HasAES && cpu.X86.HasPCLMULQDQ
 	// gcmVAES reports whether the AVX2 tier runs its chunks on ymm: VAES and VPCLMULQDQ, which
 	// x/sys/cpu only reports on CPUs with AVX-512 (others run the AES-NI xmm kernels).
