@@ -90,6 +90,11 @@ func poly1305IFMAZ(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 //go:noescape
 func poly1305IFMAY(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 
+// poly1305IFMAOne absorbs n whole blocks of one message into st.h, eight lanes at a time.
+//
+//go:noescape
+func poly1305IFMAOne(st *polyOne, msg *byte, n int)
+
 // poly1305AVX2 is the radix-2^26 kernel of the AVX2 tier (and of an AVX512 CPU without IFMA).
 //
 //go:noescape

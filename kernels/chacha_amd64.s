@@ -4482,54 +4482,55 @@ block:
 	VPORQ  Z2, Z10, Z10
 	VPADDQ Z10, Z5, Z5
 
-	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
-	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
-	VPXORQ      Z10, Z10, Z9
-	VPXORQ      Z10, Z10, Z11
-	VPXORQ      Z10, Z10, Z12
-	VPXORQ      Z10, Z10, Z13
-	VPXORQ      Z10, Z10, Z14
-	VPXORQ      Z10, Z10, Z10
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPXORQ      Z3, Z3, Z12
+	VPXORQ      Z3, Z3, Z13
+	VPXORQ      Z3, Z3, Z14
 	VPMADD52LUQ 384(AX), Z3, Z9
-	VPMADD52HUQ 384(AX), Z3, Z11
-	VPMADD52LUQ 512(AX), Z3, Z12
-	VPMADD52HUQ 512(AX), Z3, Z13
-	VPMADD52LUQ 640(AX), Z3, Z14
-	VPMADD52HUQ 640(AX), Z3, Z10
+	VPMADD52HUQ 384(AX), Z3, Z10
+	VPMADD52LUQ 512(AX), Z3, Z11
+	VPMADD52HUQ 512(AX), Z3, Z12
+	VPMADD52LUQ 640(AX), Z3, Z13
+	VPMADD52HUQ 640(AX), Z3, Z14
 	VPMADD52LUQ 896(AX), Z4, Z9
-	VPMADD52HUQ 896(AX), Z4, Z11
-	VPMADD52LUQ 384(AX), Z4, Z12
-	VPMADD52HUQ 384(AX), Z4, Z13
-	VPMADD52LUQ 512(AX), Z4, Z14
-	VPMADD52HUQ 512(AX), Z4, Z10
+	VPMADD52HUQ 896(AX), Z4, Z10
+	VPMADD52LUQ 384(AX), Z4, Z11
+	VPMADD52HUQ 384(AX), Z4, Z12
+	VPMADD52LUQ 512(AX), Z4, Z13
+	VPMADD52HUQ 512(AX), Z4, Z14
 	VPMADD52LUQ 768(AX), Z5, Z9
-	VPMADD52HUQ 768(AX), Z5, Z11
-	VPMADD52LUQ 896(AX), Z5, Z12
-	VPMADD52HUQ 896(AX), Z5, Z13
-	VPMADD52LUQ 384(AX), Z5, Z14
-	VPMADD52HUQ 384(AX), Z5, Z10
+	VPMADD52HUQ 768(AX), Z5, Z10
+	VPMADD52LUQ 896(AX), Z5, Z11
+	VPMADD52HUQ 896(AX), Z5, Z12
+	VPMADD52LUQ 384(AX), Z5, Z13
+	VPMADD52HUQ 384(AX), Z5, Z14
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Z11, Z11
-	VPADDQ Z11, Z12, Z12
-	VPSLLQ $0x08, Z13, Z13
-	VPADDQ Z13, Z14, Z14
-	VPSLLQ $0x0a, Z10, Z10
-	VPADDQ Z10, Z9, Z9
-	VPSLLQ $0x02, Z10, Z10
-	VPADDQ Z10, Z9, Z9
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x08, Z12, Z12
+	VPADDQ Z12, Z13, Z13
+	VPSLLQ $0x0a, Z14, Z14
+	VPADDQ Z14, Z9, Z9
+	VPSLLQ $0x02, Z14, Z14
+	VPADDQ Z14, Z9, Z9
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
 	VPSRLQ $0x2c, Z9, Z3
 	VPANDQ Z0, Z9, Z9
-	VPADDQ Z3, Z12, Z12
-	VPSRLQ $0x2c, Z12, Z3
-	VPANDQ Z0, Z12, Z4
-	VPADDQ Z3, Z14, Z14
-	VPSRLQ $0x2a, Z14, Z3
-	VPANDQ Z1, Z14, Z5
+	VPADDQ Z3, Z11, Z11
+	VPSRLQ $0x2c, Z11, Z3
+	VPANDQ Z0, Z11, Z4
+	VPADDQ Z3, Z13, Z13
+	VPSRLQ $0x2a, Z13, Z3
+	VPANDQ Z1, Z13, Z5
 	VPADDQ Z3, Z9, Z9
 	VPSLLQ $0x02, Z3, Z3
 	VPADDQ Z3, Z9, Z3
@@ -4568,54 +4569,55 @@ block:
 	VPORQ  Z2, Z10, Z10
 	VPADDQ Z10, Z8, Z8
 
-	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
-	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
-	VPXORQ      Z10, Z10, Z9
-	VPXORQ      Z10, Z10, Z11
-	VPXORQ      Z10, Z10, Z12
-	VPXORQ      Z10, Z10, Z13
-	VPXORQ      Z10, Z10, Z14
-	VPXORQ      Z10, Z10, Z10
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z6, Z6, Z9
+	VPXORQ      Z6, Z6, Z10
+	VPXORQ      Z6, Z6, Z11
+	VPXORQ      Z6, Z6, Z12
+	VPXORQ      Z6, Z6, Z13
+	VPXORQ      Z6, Z6, Z14
 	VPMADD52LUQ 448(AX), Z6, Z9
-	VPMADD52HUQ 448(AX), Z6, Z11
-	VPMADD52LUQ 576(AX), Z6, Z12
-	VPMADD52HUQ 576(AX), Z6, Z13
-	VPMADD52LUQ 704(AX), Z6, Z14
-	VPMADD52HUQ 704(AX), Z6, Z10
+	VPMADD52HUQ 448(AX), Z6, Z10
+	VPMADD52LUQ 576(AX), Z6, Z11
+	VPMADD52HUQ 576(AX), Z6, Z12
+	VPMADD52LUQ 704(AX), Z6, Z13
+	VPMADD52HUQ 704(AX), Z6, Z14
 	VPMADD52LUQ 960(AX), Z7, Z9
-	VPMADD52HUQ 960(AX), Z7, Z11
-	VPMADD52LUQ 448(AX), Z7, Z12
-	VPMADD52HUQ 448(AX), Z7, Z13
-	VPMADD52LUQ 576(AX), Z7, Z14
-	VPMADD52HUQ 576(AX), Z7, Z10
+	VPMADD52HUQ 960(AX), Z7, Z10
+	VPMADD52LUQ 448(AX), Z7, Z11
+	VPMADD52HUQ 448(AX), Z7, Z12
+	VPMADD52LUQ 576(AX), Z7, Z13
+	VPMADD52HUQ 576(AX), Z7, Z14
 	VPMADD52LUQ 832(AX), Z8, Z9
-	VPMADD52HUQ 832(AX), Z8, Z11
-	VPMADD52LUQ 960(AX), Z8, Z12
-	VPMADD52HUQ 960(AX), Z8, Z13
-	VPMADD52LUQ 448(AX), Z8, Z14
-	VPMADD52HUQ 448(AX), Z8, Z10
+	VPMADD52HUQ 832(AX), Z8, Z10
+	VPMADD52LUQ 960(AX), Z8, Z11
+	VPMADD52HUQ 960(AX), Z8, Z12
+	VPMADD52LUQ 448(AX), Z8, Z13
+	VPMADD52HUQ 448(AX), Z8, Z14
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Z11, Z11
-	VPADDQ Z11, Z12, Z12
-	VPSLLQ $0x08, Z13, Z13
-	VPADDQ Z13, Z14, Z14
-	VPSLLQ $0x0a, Z10, Z10
-	VPADDQ Z10, Z9, Z9
-	VPSLLQ $0x02, Z10, Z10
-	VPADDQ Z10, Z9, Z9
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x08, Z12, Z12
+	VPADDQ Z12, Z13, Z13
+	VPSLLQ $0x0a, Z14, Z14
+	VPADDQ Z14, Z9, Z9
+	VPSLLQ $0x02, Z14, Z14
+	VPADDQ Z14, Z9, Z9
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
 	VPSRLQ    $0x2c, Z9, Z6
 	VPANDQ    Z0, Z9, Z9
-	VPADDQ    Z6, Z12, Z12
-	VPSRLQ    $0x2c, Z12, Z6
-	VPANDQ    Z0, Z12, Z7
-	VPADDQ    Z6, Z14, Z14
-	VPSRLQ    $0x2a, Z14, Z6
-	VPANDQ    Z1, Z14, Z8
+	VPADDQ    Z6, Z11, Z11
+	VPSRLQ    $0x2c, Z11, Z6
+	VPANDQ    Z0, Z11, Z7
+	VPADDQ    Z6, Z13, Z13
+	VPSRLQ    $0x2a, Z13, Z6
+	VPANDQ    Z1, Z13, Z8
 	VPADDQ    Z6, Z9, Z9
 	VPSLLQ    $0x02, Z6, Z6
 	VPADDQ    Z6, Z9, Z6
@@ -4767,54 +4769,55 @@ block:
 	VPORQ  Y2, Y16, Y16
 	VPADDQ Y16, Y5, Y5
 
-	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
-	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
-	VPXORQ      Y16, Y16, Y15
-	VPXORQ      Y16, Y16, Y17
-	VPXORQ      Y16, Y16, Y18
-	VPXORQ      Y16, Y16, Y19
-	VPXORQ      Y16, Y16, Y20
-	VPXORQ      Y16, Y16, Y16
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Y3, Y3, Y15
+	VPXORQ      Y3, Y3, Y16
+	VPXORQ      Y3, Y3, Y17
+	VPXORQ      Y3, Y3, Y18
+	VPXORQ      Y3, Y3, Y19
+	VPXORQ      Y3, Y3, Y20
 	VPMADD52LUQ 384(AX), Y3, Y15
-	VPMADD52HUQ 384(AX), Y3, Y17
-	VPMADD52LUQ 512(AX), Y3, Y18
-	VPMADD52HUQ 512(AX), Y3, Y19
-	VPMADD52LUQ 640(AX), Y3, Y20
-	VPMADD52HUQ 640(AX), Y3, Y16
+	VPMADD52HUQ 384(AX), Y3, Y16
+	VPMADD52LUQ 512(AX), Y3, Y17
+	VPMADD52HUQ 512(AX), Y3, Y18
+	VPMADD52LUQ 640(AX), Y3, Y19
+	VPMADD52HUQ 640(AX), Y3, Y20
 	VPMADD52LUQ 896(AX), Y4, Y15
-	VPMADD52HUQ 896(AX), Y4, Y17
-	VPMADD52LUQ 384(AX), Y4, Y18
-	VPMADD52HUQ 384(AX), Y4, Y19
-	VPMADD52LUQ 512(AX), Y4, Y20
-	VPMADD52HUQ 512(AX), Y4, Y16
+	VPMADD52HUQ 896(AX), Y4, Y16
+	VPMADD52LUQ 384(AX), Y4, Y17
+	VPMADD52HUQ 384(AX), Y4, Y18
+	VPMADD52LUQ 512(AX), Y4, Y19
+	VPMADD52HUQ 512(AX), Y4, Y20
 	VPMADD52LUQ 768(AX), Y5, Y15
-	VPMADD52HUQ 768(AX), Y5, Y17
-	VPMADD52LUQ 896(AX), Y5, Y18
-	VPMADD52HUQ 896(AX), Y5, Y19
-	VPMADD52LUQ 384(AX), Y5, Y20
-	VPMADD52HUQ 384(AX), Y5, Y16
+	VPMADD52HUQ 768(AX), Y5, Y16
+	VPMADD52LUQ 896(AX), Y5, Y17
+	VPMADD52HUQ 896(AX), Y5, Y18
+	VPMADD52LUQ 384(AX), Y5, Y19
+	VPMADD52HUQ 384(AX), Y5, Y20
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Y17, Y17
-	VPADDQ Y17, Y18, Y18
-	VPSLLQ $0x08, Y19, Y19
-	VPADDQ Y19, Y20, Y20
-	VPSLLQ $0x0a, Y16, Y16
-	VPADDQ Y16, Y15, Y15
-	VPSLLQ $0x02, Y16, Y16
-	VPADDQ Y16, Y15, Y15
+	VPSLLQ $0x08, Y16, Y16
+	VPADDQ Y16, Y17, Y17
+	VPSLLQ $0x08, Y18, Y18
+	VPADDQ Y18, Y19, Y19
+	VPSLLQ $0x0a, Y20, Y20
+	VPADDQ Y20, Y15, Y15
+	VPSLLQ $0x02, Y20, Y20
+	VPADDQ Y20, Y15, Y15
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
 	VPSRLQ $0x2c, Y15, Y3
 	VPANDQ Y0, Y15, Y15
-	VPADDQ Y3, Y18, Y18
-	VPSRLQ $0x2c, Y18, Y3
-	VPANDQ Y0, Y18, Y4
-	VPADDQ Y3, Y20, Y20
-	VPSRLQ $0x2a, Y20, Y3
-	VPANDQ Y1, Y20, Y5
+	VPADDQ Y3, Y17, Y17
+	VPSRLQ $0x2c, Y17, Y3
+	VPANDQ Y0, Y17, Y4
+	VPADDQ Y3, Y19, Y19
+	VPSRLQ $0x2a, Y19, Y3
+	VPANDQ Y1, Y19, Y5
 	VPADDQ Y3, Y15, Y15
 	VPSLLQ $0x02, Y3, Y3
 	VPADDQ Y3, Y15, Y3
@@ -4845,54 +4848,55 @@ block:
 	VPORQ  Y2, Y16, Y16
 	VPADDQ Y16, Y8, Y8
 
-	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
-	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
-	VPXORQ      Y16, Y16, Y15
-	VPXORQ      Y16, Y16, Y17
-	VPXORQ      Y16, Y16, Y18
-	VPXORQ      Y16, Y16, Y19
-	VPXORQ      Y16, Y16, Y20
-	VPXORQ      Y16, Y16, Y16
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Y6, Y6, Y15
+	VPXORQ      Y6, Y6, Y16
+	VPXORQ      Y6, Y6, Y17
+	VPXORQ      Y6, Y6, Y18
+	VPXORQ      Y6, Y6, Y19
+	VPXORQ      Y6, Y6, Y20
 	VPMADD52LUQ 416(AX), Y6, Y15
-	VPMADD52HUQ 416(AX), Y6, Y17
-	VPMADD52LUQ 544(AX), Y6, Y18
-	VPMADD52HUQ 544(AX), Y6, Y19
-	VPMADD52LUQ 672(AX), Y6, Y20
-	VPMADD52HUQ 672(AX), Y6, Y16
+	VPMADD52HUQ 416(AX), Y6, Y16
+	VPMADD52LUQ 544(AX), Y6, Y17
+	VPMADD52HUQ 544(AX), Y6, Y18
+	VPMADD52LUQ 672(AX), Y6, Y19
+	VPMADD52HUQ 672(AX), Y6, Y20
 	VPMADD52LUQ 928(AX), Y7, Y15
-	VPMADD52HUQ 928(AX), Y7, Y17
-	VPMADD52LUQ 416(AX), Y7, Y18
-	VPMADD52HUQ 416(AX), Y7, Y19
-	VPMADD52LUQ 544(AX), Y7, Y20
-	VPMADD52HUQ 544(AX), Y7, Y16
+	VPMADD52HUQ 928(AX), Y7, Y16
+	VPMADD52LUQ 416(AX), Y7, Y17
+	VPMADD52HUQ 416(AX), Y7, Y18
+	VPMADD52LUQ 544(AX), Y7, Y19
+	VPMADD52HUQ 544(AX), Y7, Y20
 	VPMADD52LUQ 800(AX), Y8, Y15
-	VPMADD52HUQ 800(AX), Y8, Y17
-	VPMADD52LUQ 928(AX), Y8, Y18
-	VPMADD52HUQ 928(AX), Y8, Y19
-	VPMADD52LUQ 416(AX), Y8, Y20
-	VPMADD52HUQ 416(AX), Y8, Y16
+	VPMADD52HUQ 800(AX), Y8, Y16
+	VPMADD52LUQ 928(AX), Y8, Y17
+	VPMADD52HUQ 928(AX), Y8, Y18
+	VPMADD52LUQ 416(AX), Y8, Y19
+	VPMADD52HUQ 416(AX), Y8, Y20
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Y17, Y17
-	VPADDQ Y17, Y18, Y18
-	VPSLLQ $0x08, Y19, Y19
-	VPADDQ Y19, Y20, Y20
-	VPSLLQ $0x0a, Y16, Y16
-	VPADDQ Y16, Y15, Y15
-	VPSLLQ $0x02, Y16, Y16
-	VPADDQ Y16, Y15, Y15
+	VPSLLQ $0x08, Y16, Y16
+	VPADDQ Y16, Y17, Y17
+	VPSLLQ $0x08, Y18, Y18
+	VPADDQ Y18, Y19, Y19
+	VPSLLQ $0x0a, Y20, Y20
+	VPADDQ Y20, Y15, Y15
+	VPSLLQ $0x02, Y20, Y20
+	VPADDQ Y20, Y15, Y15
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
 	VPSRLQ $0x2c, Y15, Y6
 	VPANDQ Y0, Y15, Y15
-	VPADDQ Y6, Y18, Y18
-	VPSRLQ $0x2c, Y18, Y6
-	VPANDQ Y0, Y18, Y7
-	VPADDQ Y6, Y20, Y20
-	VPSRLQ $0x2a, Y20, Y6
-	VPANDQ Y1, Y20, Y8
+	VPADDQ Y6, Y17, Y17
+	VPSRLQ $0x2c, Y17, Y6
+	VPANDQ Y0, Y17, Y7
+	VPADDQ Y6, Y19, Y19
+	VPSRLQ $0x2a, Y19, Y6
+	VPANDQ Y1, Y19, Y8
 	VPADDQ Y6, Y15, Y15
 	VPSLLQ $0x02, Y6, Y6
 	VPADDQ Y6, Y15, Y6
@@ -4923,54 +4927,55 @@ block:
 	VPORQ  Y2, Y16, Y16
 	VPADDQ Y16, Y11, Y11
 
-	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
-	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
-	VPXORQ      Y16, Y16, Y15
-	VPXORQ      Y16, Y16, Y17
-	VPXORQ      Y16, Y16, Y18
-	VPXORQ      Y16, Y16, Y19
-	VPXORQ      Y16, Y16, Y20
-	VPXORQ      Y16, Y16, Y16
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Y9, Y9, Y15
+	VPXORQ      Y9, Y9, Y16
+	VPXORQ      Y9, Y9, Y17
+	VPXORQ      Y9, Y9, Y18
+	VPXORQ      Y9, Y9, Y19
+	VPXORQ      Y9, Y9, Y20
 	VPMADD52LUQ 448(AX), Y9, Y15
-	VPMADD52HUQ 448(AX), Y9, Y17
-	VPMADD52LUQ 576(AX), Y9, Y18
-	VPMADD52HUQ 576(AX), Y9, Y19
-	VPMADD52LUQ 704(AX), Y9, Y20
-	VPMADD52HUQ 704(AX), Y9, Y16
+	VPMADD52HUQ 448(AX), Y9, Y16
+	VPMADD52LUQ 576(AX), Y9, Y17
+	VPMADD52HUQ 576(AX), Y9, Y18
+	VPMADD52LUQ 704(AX), Y9, Y19
+	VPMADD52HUQ 704(AX), Y9, Y20
 	VPMADD52LUQ 960(AX), Y10, Y15
-	VPMADD52HUQ 960(AX), Y10, Y17
-	VPMADD52LUQ 448(AX), Y10, Y18
-	VPMADD52HUQ 448(AX), Y10, Y19
-	VPMADD52LUQ 576(AX), Y10, Y20
-	VPMADD52HUQ 576(AX), Y10, Y16
+	VPMADD52HUQ 960(AX), Y10, Y16
+	VPMADD52LUQ 448(AX), Y10, Y17
+	VPMADD52HUQ 448(AX), Y10, Y18
+	VPMADD52LUQ 576(AX), Y10, Y19
+	VPMADD52HUQ 576(AX), Y10, Y20
 	VPMADD52LUQ 832(AX), Y11, Y15
-	VPMADD52HUQ 832(AX), Y11, Y17
-	VPMADD52LUQ 960(AX), Y11, Y18
-	VPMADD52HUQ 960(AX), Y11, Y19
-	VPMADD52LUQ 448(AX), Y11, Y20
-	VPMADD52HUQ 448(AX), Y11, Y16
+	VPMADD52HUQ 832(AX), Y11, Y16
+	VPMADD52LUQ 960(AX), Y11, Y17
+	VPMADD52HUQ 960(AX), Y11, Y18
+	VPMADD52LUQ 448(AX), Y11, Y19
+	VPMADD52HUQ 448(AX), Y11, Y20
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Y17, Y17
-	VPADDQ Y17, Y18, Y18
-	VPSLLQ $0x08, Y19, Y19
-	VPADDQ Y19, Y20, Y20
-	VPSLLQ $0x0a, Y16, Y16
-	VPADDQ Y16, Y15, Y15
-	VPSLLQ $0x02, Y16, Y16
-	VPADDQ Y16, Y15, Y15
+	VPSLLQ $0x08, Y16, Y16
+	VPADDQ Y16, Y17, Y17
+	VPSLLQ $0x08, Y18, Y18
+	VPADDQ Y18, Y19, Y19
+	VPSLLQ $0x0a, Y20, Y20
+	VPADDQ Y20, Y15, Y15
+	VPSLLQ $0x02, Y20, Y20
+	VPADDQ Y20, Y15, Y15
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
 	VPSRLQ $0x2c, Y15, Y9
 	VPANDQ Y0, Y15, Y15
-	VPADDQ Y9, Y18, Y18
-	VPSRLQ $0x2c, Y18, Y9
-	VPANDQ Y0, Y18, Y10
-	VPADDQ Y9, Y20, Y20
-	VPSRLQ $0x2a, Y20, Y9
-	VPANDQ Y1, Y20, Y11
+	VPADDQ Y9, Y17, Y17
+	VPSRLQ $0x2c, Y17, Y9
+	VPANDQ Y0, Y17, Y10
+	VPADDQ Y9, Y19, Y19
+	VPSRLQ $0x2a, Y19, Y9
+	VPANDQ Y1, Y19, Y11
 	VPADDQ Y9, Y15, Y15
 	VPSLLQ $0x02, Y9, Y9
 	VPADDQ Y9, Y15, Y9
@@ -5001,54 +5006,55 @@ block:
 	VPORQ  Y2, Y16, Y16
 	VPADDQ Y16, Y14, Y14
 
-	// d = h * r: the low and high 52-bit halves of the limb products, summed per weight.
-	// Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.
-	VPXORQ      Y16, Y16, Y15
-	VPXORQ      Y16, Y16, Y17
-	VPXORQ      Y16, Y16, Y18
-	VPXORQ      Y16, Y16, Y19
-	VPXORQ      Y16, Y16, Y20
-	VPXORQ      Y16, Y16, Y16
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Y12, Y12, Y15
+	VPXORQ      Y12, Y12, Y16
+	VPXORQ      Y12, Y12, Y17
+	VPXORQ      Y12, Y12, Y18
+	VPXORQ      Y12, Y12, Y19
+	VPXORQ      Y12, Y12, Y20
 	VPMADD52LUQ 480(AX), Y12, Y15
-	VPMADD52HUQ 480(AX), Y12, Y17
-	VPMADD52LUQ 608(AX), Y12, Y18
-	VPMADD52HUQ 608(AX), Y12, Y19
-	VPMADD52LUQ 736(AX), Y12, Y20
-	VPMADD52HUQ 736(AX), Y12, Y16
+	VPMADD52HUQ 480(AX), Y12, Y16
+	VPMADD52LUQ 608(AX), Y12, Y17
+	VPMADD52HUQ 608(AX), Y12, Y18
+	VPMADD52LUQ 736(AX), Y12, Y19
+	VPMADD52HUQ 736(AX), Y12, Y20
 	VPMADD52LUQ 992(AX), Y13, Y15
-	VPMADD52HUQ 992(AX), Y13, Y17
-	VPMADD52LUQ 480(AX), Y13, Y18
-	VPMADD52HUQ 480(AX), Y13, Y19
-	VPMADD52LUQ 608(AX), Y13, Y20
-	VPMADD52HUQ 608(AX), Y13, Y16
+	VPMADD52HUQ 992(AX), Y13, Y16
+	VPMADD52LUQ 480(AX), Y13, Y17
+	VPMADD52HUQ 480(AX), Y13, Y18
+	VPMADD52LUQ 608(AX), Y13, Y19
+	VPMADD52HUQ 608(AX), Y13, Y20
 	VPMADD52LUQ 864(AX), Y14, Y15
-	VPMADD52HUQ 864(AX), Y14, Y17
-	VPMADD52LUQ 992(AX), Y14, Y18
-	VPMADD52HUQ 992(AX), Y14, Y19
-	VPMADD52LUQ 480(AX), Y14, Y20
-	VPMADD52HUQ 480(AX), Y14, Y16
+	VPMADD52HUQ 864(AX), Y14, Y16
+	VPMADD52LUQ 992(AX), Y14, Y17
+	VPMADD52HUQ 992(AX), Y14, Y18
+	VPMADD52LUQ 480(AX), Y14, Y19
+	VPMADD52HUQ 480(AX), Y14, Y20
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Y17, Y17
-	VPADDQ Y17, Y18, Y18
-	VPSLLQ $0x08, Y19, Y19
-	VPADDQ Y19, Y20, Y20
-	VPSLLQ $0x0a, Y16, Y16
-	VPADDQ Y16, Y15, Y15
-	VPSLLQ $0x02, Y16, Y16
-	VPADDQ Y16, Y15, Y15
+	VPSLLQ $0x08, Y16, Y16
+	VPADDQ Y16, Y17, Y17
+	VPSLLQ $0x08, Y18, Y18
+	VPADDQ Y18, Y19, Y19
+	VPSLLQ $0x0a, Y20, Y20
+	VPADDQ Y20, Y15, Y15
+	VPSLLQ $0x02, Y20, Y20
+	VPADDQ Y20, Y15, Y15
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
 	VPSRLQ    $0x2c, Y15, Y12
 	VPANDQ    Y0, Y15, Y15
-	VPADDQ    Y12, Y18, Y18
-	VPSRLQ    $0x2c, Y18, Y12
-	VPANDQ    Y0, Y18, Y13
-	VPADDQ    Y12, Y20, Y20
-	VPSRLQ    $0x2a, Y20, Y12
-	VPANDQ    Y1, Y20, Y14
+	VPADDQ    Y12, Y17, Y17
+	VPSRLQ    $0x2c, Y17, Y12
+	VPANDQ    Y0, Y17, Y13
+	VPADDQ    Y12, Y19, Y19
+	VPSRLQ    $0x2a, Y19, Y12
+	VPANDQ    Y1, Y19, Y14
 	VPADDQ    Y12, Y15, Y15
 	VPSLLQ    $0x02, Y12, Y12
 	VPADDQ    Y12, Y15, Y12
@@ -5600,5 +5606,281 @@ block:
 	ADDQ    BX, CX
 	DECQ    DX
 	JNZ     block
+	VZEROUPPER
+	RET
+
+// func poly1305IFMAOne(st *polyOne, msg *byte, n int)
+// Requires: AVX, AVX2, AVX512F, AVX512IFMA
+TEXT ·poly1305IFMAOne(SB), NOSPLIT, $0-24
+	MOVQ         st+0(FP), AX
+	MOVQ         msg+8(FP), CX
+	MOVQ         n+16(FP), DX
+	MOVQ         $0x00000fffffffffff, BX
+	VPBROADCASTQ BX, Z0
+	MOVQ         $0x000003ffffffffff, BX
+	VPBROADCASTQ BX, Z1
+	MOVQ         $0x0000010000000000, BX
+	VPBROADCASTQ BX, Z2
+	VMOVDQU64    (AX), Z3
+	VMOVDQU64    64(AX), Z4
+	VMOVDQU64    128(AX), Z5
+	CMPQ         DX, $0x00000008
+	JB           one
+
+	// Blocks 0-3 and 4-7 of a group of 8: after the unpacks lanes 2c and 2c+1 hold blocks c
+	// and 4+c. Lane 0 starts from h, the others from 0.
+	VMOVDQU64   (CX), Z6
+	VMOVDQU64   64(CX), Z7
+	VPUNPCKLQDQ Z7, Z6, Z8
+	VPUNPCKHQDQ Z7, Z6, Z6
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z8, Z7
+	VPADDQ Z7, Z3, Z3
+	VPSRLQ $0x2c, Z8, Z7
+	VPSLLQ $0x14, Z6, Z8
+	VPORQ  Z8, Z7, Z7
+	VPANDQ Z0, Z7, Z7
+	VPADDQ Z7, Z4, Z4
+	VPSRLQ $0x18, Z6, Z7
+	VPORQ  Z2, Z7, Z7
+	VPADDQ Z7, Z5, Z5
+	ADDQ   $0x00000080, CX
+	SUBQ   $0x00000008, DX
+
+eight:
+	CMPQ DX, $0x00000008
+	JB   last
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z6
+	VPXORQ      Z3, Z3, Z7
+	VPXORQ      Z3, Z3, Z8
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPXORQ      Z3, Z3, Z12
+	VPMADD52LUQ 192(AX), Z3, Z6
+	VPMADD52HUQ 192(AX), Z3, Z7
+	VPMADD52LUQ 256(AX), Z3, Z8
+	VPMADD52HUQ 256(AX), Z3, Z10
+	VPMADD52LUQ 320(AX), Z3, Z11
+	VPMADD52HUQ 320(AX), Z3, Z12
+	VPMADD52LUQ 448(AX), Z4, Z6
+	VPMADD52HUQ 448(AX), Z4, Z7
+	VPMADD52LUQ 192(AX), Z4, Z8
+	VPMADD52HUQ 192(AX), Z4, Z10
+	VPMADD52LUQ 256(AX), Z4, Z11
+	VPMADD52HUQ 256(AX), Z4, Z12
+	VPMADD52LUQ 384(AX), Z5, Z6
+	VPMADD52HUQ 384(AX), Z5, Z7
+	VPMADD52LUQ 448(AX), Z5, Z8
+	VPMADD52HUQ 448(AX), Z5, Z10
+	VPMADD52LUQ 192(AX), Z5, Z11
+	VPMADD52HUQ 192(AX), Z5, Z12
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z7, Z7
+	VPADDQ Z7, Z8, Z8
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x0a, Z12, Z12
+	VPADDQ Z12, Z6, Z6
+	VPSLLQ $0x02, Z12, Z12
+	VPADDQ Z12, Z6, Z6
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ      $0x2c, Z6, Z3
+	VPANDQ      Z0, Z6, Z6
+	VPADDQ      Z3, Z8, Z8
+	VPSRLQ      $0x2c, Z8, Z3
+	VPANDQ      Z0, Z8, Z4
+	VPADDQ      Z3, Z11, Z11
+	VPSRLQ      $0x2a, Z11, Z3
+	VPANDQ      Z1, Z11, Z5
+	VPADDQ      Z3, Z6, Z6
+	VPSLLQ      $0x02, Z3, Z3
+	VPADDQ      Z3, Z6, Z3
+	VMOVDQU64   (CX), Z6
+	VMOVDQU64   64(CX), Z7
+	VPUNPCKLQDQ Z7, Z6, Z8
+	VPUNPCKHQDQ Z7, Z6, Z6
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z8, Z7
+	VPADDQ Z7, Z3, Z3
+	VPSRLQ $0x2c, Z8, Z7
+	VPSLLQ $0x14, Z6, Z8
+	VPORQ  Z8, Z7, Z7
+	VPANDQ Z0, Z7, Z7
+	VPADDQ Z7, Z4, Z4
+	VPSRLQ $0x18, Z6, Z7
+	VPORQ  Z2, Z7, Z7
+	VPADDQ Z7, Z5, Z5
+	ADDQ   $0x00000080, CX
+	SUBQ   $0x00000008, DX
+	JMP    eight
+
+last:
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z6
+	VPXORQ      Z3, Z3, Z7
+	VPXORQ      Z3, Z3, Z8
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPXORQ      Z3, Z3, Z12
+	VPMADD52LUQ 512(AX), Z3, Z6
+	VPMADD52HUQ 512(AX), Z3, Z7
+	VPMADD52LUQ 576(AX), Z3, Z8
+	VPMADD52HUQ 576(AX), Z3, Z10
+	VPMADD52LUQ 640(AX), Z3, Z11
+	VPMADD52HUQ 640(AX), Z3, Z12
+	VPMADD52LUQ 768(AX), Z4, Z6
+	VPMADD52HUQ 768(AX), Z4, Z7
+	VPMADD52LUQ 512(AX), Z4, Z8
+	VPMADD52HUQ 512(AX), Z4, Z10
+	VPMADD52LUQ 576(AX), Z4, Z11
+	VPMADD52HUQ 576(AX), Z4, Z12
+	VPMADD52LUQ 704(AX), Z5, Z6
+	VPMADD52HUQ 704(AX), Z5, Z7
+	VPMADD52LUQ 768(AX), Z5, Z8
+	VPMADD52HUQ 768(AX), Z5, Z10
+	VPMADD52LUQ 512(AX), Z5, Z11
+	VPMADD52HUQ 512(AX), Z5, Z12
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z7, Z7
+	VPADDQ Z7, Z8, Z8
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x0a, Z12, Z12
+	VPADDQ Z12, Z6, Z6
+	VPSLLQ $0x02, Z12, Z12
+	VPADDQ Z12, Z6, Z6
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z6, Z3
+	VPANDQ Z0, Z6, Z6
+	VPADDQ Z3, Z8, Z8
+	VPSRLQ $0x2c, Z8, Z3
+	VPANDQ Z0, Z8, Z4
+	VPADDQ Z3, Z11, Z11
+	VPSRLQ $0x2a, Z11, Z3
+	VPANDQ Z1, Z11, Z5
+	VPADDQ Z3, Z6, Z6
+	VPSLLQ $0x02, Z3, Z3
+	VPADDQ Z3, Z6, Z3
+
+	// Sum the lanes into lane 0: limbs below 8 * (2^44 + 2^17) < 2^48, fine for the multiplier.
+	VEXTRACTI64X4 $0x01, Z3, Y6
+	VPADDQ        Y3, Y6, Y6
+	VEXTRACTI128  $0x01, Y6, X9
+	VPADDQ        X6, X9, X9
+	VPSHUFD       $0x4e, X9, X3
+	VPADDQ        X3, X9, X9
+	VMOVDQA64     Z9, Z3
+	VEXTRACTI64X4 $0x01, Z4, Y6
+	VPADDQ        Y4, Y6, Y6
+	VEXTRACTI128  $0x01, Y6, X9
+	VPADDQ        X6, X9, X9
+	VPSHUFD       $0x4e, X9, X4
+	VPADDQ        X4, X9, X9
+	VMOVDQA64     Z9, Z4
+	VEXTRACTI64X4 $0x01, Z5, Y6
+	VPADDQ        Y5, Y6, Y6
+	VEXTRACTI128  $0x01, Y6, X9
+	VPADDQ        X6, X9, X9
+	VPSHUFD       $0x4e, X9, X5
+	VPADDQ        X5, X9, X9
+	VMOVDQA64     Z9, Z5
+
+one:
+	TESTQ DX, DX
+	JZ    store
+
+single:
+	VPBROADCASTQ (CX), Z6
+	VPBROADCASTQ 8(CX), Z7
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z6, Z8
+	VPADDQ Z8, Z3, Z3
+	VPSRLQ $0x2c, Z6, Z8
+	VPSLLQ $0x14, Z7, Z6
+	VPORQ  Z6, Z8, Z8
+	VPANDQ Z0, Z8, Z8
+	VPADDQ Z8, Z4, Z4
+	VPSRLQ $0x18, Z7, Z8
+	VPORQ  Z2, Z8, Z8
+	VPADDQ Z8, Z5, Z5
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z6
+	VPXORQ      Z3, Z3, Z7
+	VPXORQ      Z3, Z3, Z8
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPMADD52LUQ 832(AX), Z3, Z6
+	VPMADD52HUQ 832(AX), Z3, Z7
+	VPMADD52LUQ 896(AX), Z3, Z8
+	VPMADD52HUQ 896(AX), Z3, Z9
+	VPMADD52LUQ 960(AX), Z3, Z10
+	VPMADD52HUQ 960(AX), Z3, Z11
+	VPMADD52LUQ 1088(AX), Z4, Z6
+	VPMADD52HUQ 1088(AX), Z4, Z7
+	VPMADD52LUQ 832(AX), Z4, Z8
+	VPMADD52HUQ 832(AX), Z4, Z9
+	VPMADD52LUQ 896(AX), Z4, Z10
+	VPMADD52HUQ 896(AX), Z4, Z11
+	VPMADD52LUQ 1024(AX), Z5, Z6
+	VPMADD52HUQ 1024(AX), Z5, Z7
+	VPMADD52LUQ 1088(AX), Z5, Z8
+	VPMADD52HUQ 1088(AX), Z5, Z9
+	VPMADD52LUQ 832(AX), Z5, Z10
+	VPMADD52HUQ 832(AX), Z5, Z11
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z7, Z7
+	VPADDQ Z7, Z8, Z8
+	VPSLLQ $0x08, Z9, Z9
+	VPADDQ Z9, Z10, Z10
+	VPSLLQ $0x0a, Z11, Z11
+	VPADDQ Z11, Z6, Z6
+	VPSLLQ $0x02, Z11, Z11
+	VPADDQ Z11, Z6, Z6
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z6, Z3
+	VPANDQ Z0, Z6, Z6
+	VPADDQ Z3, Z8, Z8
+	VPSRLQ $0x2c, Z8, Z3
+	VPANDQ Z0, Z8, Z4
+	VPADDQ Z3, Z10, Z10
+	VPSRLQ $0x2a, Z10, Z3
+	VPANDQ Z1, Z10, Z5
+	VPADDQ Z3, Z6, Z6
+	VPSLLQ $0x02, Z3, Z3
+	VPADDQ Z3, Z6, Z3
+	ADDQ   $0x00000010, CX
+	DECQ   DX
+	JNZ    single
+
+store:
+	// Only lane 0: the rows' other lanes stay zero for the next call.
+	VMOVQ X3, (AX)
+	VMOVQ X4, 64(AX)
+	VMOVQ X5, 128(AX)
 	VZEROUPPER
 	RET

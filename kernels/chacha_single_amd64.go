@@ -4,6 +4,7 @@ package kernels
 
 import (
 	"crypto/subtle"
+	"encoding/binary"
 	"math/bits"
 	"unsafe"
 )
@@ -51,12 +52,17 @@ func chachaOneOp(op *Op, open bool) bool {
 	chachaOne16(&st, &ks[0], &chachaZeros[0], len(ks))
 	var polyKey [32]byte
 	copy(polyKey[:], ks[:32])
-	var p polyLanes
-	p.radix26 = !chachaIFMA
-
+	mac := func(ct []byte) [TagSize]byte {
+		if chachaIFMA {
+			return poly1305One(op.AD, ct, &polyKey)
+		}
+		var p polyLanes
+		p.radix26 = true
+		return p.single(op.AD, ct, &polyKey)
+	}
 	ok := true
 	if open {
-		tag := p.single(op.AD, src, &polyKey)
+		tag := mac(src)
 		ok = chachaFinishTag(op, n, true, &tag)
 	}
 	if ok {
@@ -71,7 +77,7 @@ func chachaOneOp(op *Op, open bool) bool {
 		}
 	}
 	if !open {
-		tag := p.single(op.AD, dst, &polyKey)
+		tag := mac(dst)
 		chachaFinishTag(op, n, false, &tag)
 	}
 	clear(ks[:])
@@ -273,6 +279,68 @@ func (p *polyLanes) single(ad, ct []byte, key *[32]byte) [TagSize]byte {
 	seq(macDone)
 	tag := p.tag(0)
 	p.wipe()
+	return tag
+}
+
+// polyOne is poly1305IFMAOne's state: rows of eight qwords (see the generator for their use).
+type polyOne [18][8]uint64
+
+// setMul sets rows first..first+4 of lane l to the multiplier x (radix 2^44, limbs below 2^45).
+func (st *polyOne) setMul(first, l int, x [3]uint64) {
+	st[first][l], st[first+1][l], st[first+2][l] = x[0], x[1], x[2]
+	st[first+3][l], st[first+4][l] = 20*x[1], 20*x[2]
+}
+
+// poly1305One returns the RFC 8439 section 2.8 tag of ad and ct under key with poly1305IFMAOne:
+// one message, the lanes sharing its blocks.
+func poly1305One(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
+	var st polyOne
+	lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
+	hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
+	r := [3]uint64{lo & mask44, (lo>>44 | hi<<20) & mask44, hi >> 24}
+	for l := range 8 {
+		st.setMul(13, l, r)
+	}
+	if len(ad) >= 8*16 || len(ct) >= 8*16 {
+		var pow [9][3]uint64 // pow[k] = r^k
+		pow[1] = r
+		for k := 2; k <= 8; k++ {
+			pow[k] = poly1305Mul44(pow[k-1], r)
+		}
+		for c := range 4 { // lanes 2c and 2c+1 take blocks c and 4+c of each group of 8
+			st.setMul(3, 2*c, pow[8])
+			st.setMul(3, 2*c+1, pow[8])
+			st.setMul(8, 2*c, pow[8-c])
+			st.setMul(8, 2*c+1, pow[4-c])
+		}
+		clear(pow[:])
+	}
+	var last [32]byte // a padded partial block, then the lengths block
+	absorb := func(b []byte) {
+		for len(b) >= 16 {
+			n := min(len(b)/16, maxPolyBlocks)
+			poly1305IFMAOne(&st, &b[0], n)
+			b = b[16*n:]
+		}
+	}
+	absorb(ad)
+	if len(ad)%16 != 0 {
+		copy(last[:], ad[len(ad)&^15:])
+		absorb(last[:16])
+	}
+	absorb(ct)
+	clear(last[:16])
+	n := copy(last[:16], ct[len(ct)&^15:])
+	binary.LittleEndian.PutUint64(last[16:], uint64(len(ad)))
+	binary.LittleEndian.PutUint64(last[24:], uint64(len(ct)))
+	if n > 0 {
+		absorb(last[:])
+	} else {
+		absorb(last[16:])
+	}
+	h := [3]uint64{st[0][0], st[1][0], st[2][0]}
+	poly1305Finish44(&tag, h[0], h[1], h[2], key[16:])
+	clear(st[:])
 	return tag
 }
 

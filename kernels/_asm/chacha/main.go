@@ -23,6 +23,7 @@ func main() {
 	poly1305IFMA(8)
 	poly1305IFMA(4)
 	poly1305AVX2()
+	poly1305IFMAOne()
 
 	Generate()
 }

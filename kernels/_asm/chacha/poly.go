@@ -124,6 +124,21 @@ func polyBlock(width int, row func(int) Mem, h [3]VecVirtual, st Mem, first int,
 	VPUNPCKLQDQ(b, a, lo)
 	VPUNPCKHQDQ(b, a, hi)
 
+	c := polyConsts{mask44, mask42, bit40}
+	polyAddMsg(lo, hi, h, c, vec)
+	polyMulReduce(h, func(k int) Op { return row(polyMulRows[k]) }, c, vec)
+}
+
+// polyMulRows are the rows of r0, r1, r2, 20*r1 and 20*r2 in st.
+var polyMulRows = [5]int{polyRowR, polyRowR + 1, polyRowR + 2, polyRowS, polyRowS + 1}
+
+// polyConsts holds broadcast constants of the radix-2^44 code.
+type polyConsts struct{ mask44, mask42, bit40 VecVirtual }
+
+// polyAddMsg adds the blocks whose low and high 64-bit halves are lo and hi to h, with the 2^128 bit
+// set (bit 40 of limb 2).
+func polyAddMsg(lo, hi VecVirtual, h [3]VecVirtual, c polyConsts, vec func() VecVirtual) {
+	mask44, bit40 := c.mask44, c.bit40
 	Comment("h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.")
 	h0, h1, h2 := h[0], h[1], h[2]
 	m := vec()
@@ -138,27 +153,34 @@ func polyBlock(width int, row func(int) Mem, h [3]VecVirtual, st Mem, first int,
 	VPSRLQ(U8(24), hi, m)
 	VPORQ(bit40, m, m)
 	VPADDQ(m, h2, h2)
+}
 
-	Comment("d = h * r: the low and high 52-bit halves of the limb products, summed per weight.",
-		"Products are below 2^46 * 2^49, so each half-sum is below 3 * 2^52.")
+// polyMulReduce sets h = h * x mod 2^130-5, partially reduced, where mul(k) is the operand holding
+// x's limb k (k = 0, 1, 2) or 20 times limb 1 or 2 (k = 3, 4).
+func polyMulReduce(h [3]VecVirtual, mul func(k int) Op, c polyConsts, vec func() VecVirtual) {
+	h0, h1, h2 := h[0], h[1], h[2]
+	mask44, mask42 := c.mask44, c.mask42
+	Comment("d = h * x: the low and high 52-bit halves of the limb products, summed per weight.",
+		"With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below",
+		"3 * 2^52 and the high ones below 2^47.")
 	var los, his [3]VecVirtual
-	for w := range 3 { // zeroed from m, so the allocator sees no use of the accumulators before this
+	for w := range 3 { // zeroed from h0, so the allocator sees no use of the accumulators before this
 		los[w], his[w] = vec(), vec()
-		VPXORQ(m, m, los[w])
-		VPXORQ(m, m, his[w])
+		VPXORQ(h0, h0, los[w])
+		VPXORQ(h0, h0, his[w])
 	}
 	terms := [3][3]struct {
 		h   VecVirtual
 		row int
 	}{
-		{{h0, polyRowR}, {h1, polyRowS + 1}, {h2, polyRowS}},     // weight 1: h0 r0 + h1 20r2 + h2 20r1
-		{{h0, polyRowR + 1}, {h1, polyRowR}, {h2, polyRowS + 1}}, // weight 2^44
-		{{h0, polyRowR + 2}, {h1, polyRowR + 1}, {h2, polyRowR}}, // weight 2^88
+		{{h0, 0}, {h1, 4}, {h2, 3}}, // weight 1: h0 r0 + h1 20r2 + h2 20r1
+		{{h0, 1}, {h1, 0}, {h2, 4}}, // weight 2^44
+		{{h0, 2}, {h1, 1}, {h2, 0}}, // weight 2^88
 	}
 	for i := range 3 { // interleaved so that each accumulator's chain has other work between its steps
 		for w := range 3 {
-			VPMADD52LUQ(row(terms[w][i].row), terms[w][i].h, los[w])
-			VPMADD52HUQ(row(terms[w][i].row), terms[w][i].h, his[w])
+			VPMADD52LUQ(mul(terms[w][i].row), terms[w][i].h, los[w])
+			VPMADD52HUQ(mul(terms[w][i].row), terms[w][i].h, his[w])
 		}
 	}
 	lo0, lo1, lo2, hi0, hi1, hi2 := los[0], los[1], los[2], his[0], his[1], his[2]
@@ -175,16 +197,113 @@ func polyBlock(width int, row func(int) Mem, h [3]VecVirtual, st Mem, first int,
 
 	Comment("One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130",
 		"re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.")
-	c := vec()
-	VPSRLQ(U8(44), lo0, c)
+	cy := vec()
+	VPSRLQ(U8(44), lo0, cy)
 	VPANDQ(mask44, lo0, lo0)
-	VPADDQ(c, lo1, lo1)
-	VPSRLQ(U8(44), lo1, c)
+	VPADDQ(cy, lo1, lo1)
+	VPSRLQ(U8(44), lo1, cy)
 	VPANDQ(mask44, lo1, h1)
-	VPADDQ(c, lo2, lo2)
-	VPSRLQ(U8(42), lo2, c)
+	VPADDQ(cy, lo2, lo2)
+	VPSRLQ(U8(42), lo2, cy)
 	VPANDQ(mask42, lo2, h2)
-	VPADDQ(c, lo0, lo0)
-	VPSLLQ(U8(2), c, c)
-	VPADDQ(c, lo0, h0)
+	VPADDQ(cy, lo0, lo0)
+	VPSLLQ(U8(2), cy, cy)
+	VPADDQ(cy, lo0, h0)
 }
+
+// The single-message IFMA kernel: one message's blocks shared out to the 8 lanes of a zmm, lane j
+// taking blocks j, 8+j, 16+j, ... (in the unpacked order below) with multiplier r^8, and r^(8-j) at
+// its last block; the lanes' sum is then the Horner evaluation of those blocks (RFC 8439 section
+// 2.5), and the blocks after the last whole group of 8 run one at a time. polyOne
+// (kernels/chacha_single_amd64.go) holds rows of 8 qwords at these indexes.
+const (
+	oneRowH   = 0  // h0, h1, h2 in lane 0, zero in the other lanes
+	oneRowR8  = 3  // r^8: limbs 0..2, 20*limb 1, 20*limb 2, broadcast
+	oneRowEnd = 8  // per lane: the final multiplier r^(8-j), same five rows
+	oneRowR   = 13 // r, broadcast, for the blocks one at a time
+)
+
+func poly1305IFMAOne() {
+	Implement("poly1305IFMAOne")
+	Attributes(NOSPLIT)
+	Doc("poly1305IFMAOne absorbs the n 16-byte blocks at msg into the accumulator st.h (the 2^128 bit",
+		"of each block set): eight blocks at a time across the lanes while at least eight are left, then",
+		"one at a time. n >= 1.")
+	st := Mem{Base: Load(Param("st"), GP64())}
+	msg := Load(Param("msg"), GP64())
+	n := Load(Param("n"), GP64())
+	row := func(i int) Mem { return st.Offset(64 * i) }
+	bcast := func(v uint64) VecVirtual {
+		g, z := GP64(), ZMM()
+		MOVQ(U64(v), g)
+		VPBROADCASTQ(g, z)
+		return z
+	}
+	c := polyConsts{bcast(1<<44 - 1), bcast(1<<42 - 1), bcast(1 << 40)}
+	var h [3]VecVirtual
+	for i := range h {
+		h[i] = ZMM()
+		VMOVDQU64(row(oneRowH+i), h[i])
+	}
+	mulRows := func(first int) func(int) Op { return func(k int) Op { return row(first + k) } }
+
+	CMPQ(n, U32(8))
+	JB(LabelRef("one"))
+	Comment("Blocks 0-3 and 4-7 of a group of 8: after the unpacks lanes 2c and 2c+1 hold blocks c",
+		"and 4+c. Lane 0 starts from h, the others from 0.")
+	load8 := func() {
+		a, b, lo, hi := ZMM(), ZMM(), ZMM(), ZMM()
+		VMOVDQU64(Mem{Base: msg}, a)
+		VMOVDQU64(Mem{Base: msg, Disp: 64}, b)
+		VPUNPCKLQDQ(b, a, lo)
+		VPUNPCKHQDQ(b, a, hi)
+		polyAddMsg(lo, hi, h, c, ZMMv)
+		ADDQ(U32(128), msg)
+		SUBQ(U32(8), n)
+	}
+	load8()
+	Label("eight")
+	CMPQ(n, U32(8))
+	JB(LabelRef("last"))
+	polyMulReduce(h, mulRows(oneRowR8), c, ZMMv)
+	load8()
+	JMP(LabelRef("eight"))
+
+	Label("last")
+	polyMulReduce(h, mulRows(oneRowEnd), c, ZMMv)
+	Comment("Sum the lanes into lane 0: limbs below 8 * (2^44 + 2^17) < 2^48, fine for the multiplier.")
+	for i := range h {
+		y, x, t := YMM(), XMM(), XMM()
+		VEXTRACTI64X4(U8(1), h[i], y)
+		VPADDQ(h[i].AsY(), y, y)
+		VEXTRACTI128(U8(1), y, x)
+		VPADDQ(y.AsX(), x, x)
+		VPSHUFD(U8(0x4e), x, t)
+		VPADDQ(t, x, x)
+		VMOVDQA64(x.AsZ(), h[i]) // lanes 1-7 are garbage from here on; only lane 0 is stored
+	}
+
+	Label("one")
+	TESTQ(n, n)
+	JZ(LabelRef("store"))
+	Label("single")
+	lo, hi := ZMM(), ZMM()
+	VPBROADCASTQ(Mem{Base: msg}, lo)
+	VPBROADCASTQ(Mem{Base: msg, Disp: 8}, hi)
+	polyAddMsg(lo, hi, h, c, ZMMv)
+	polyMulReduce(h, mulRows(oneRowR), c, ZMMv)
+	ADDQ(U32(16), msg)
+	DECQ(n)
+	JNZ(LabelRef("single"))
+
+	Label("store")
+	Comment("Only lane 0: the rows' other lanes stay zero for the next call.")
+	for i := range h {
+		VMOVQ(h[i].AsX(), row(oneRowH+i))
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// ZMMv allocates a virtual zmm register, as the generic helpers want.
+func ZMMv() VecVirtual { return ZMM() }
