@@ -27,7 +27,13 @@ import (
 func TestE2EFaults(t *testing.T) {
 	checkLeaks(t)
 	impl := underTest(t)
-	tp := newTopo(t, topoConfig{A: impl, B: impl, Relay: []string{
+	runFaults(t, impl, impl)
+}
+
+// runFaults is TestE2EFaults with implementations a and b at A and B; the counters are checked at
+// the ends that report them.
+func runFaults(t *testing.T, a, b impl) {
+	tp := newTopo(t, topoConfig{A: a, B: b, Relay: []string{
 		"-drop", "0.01", "-dup", "0.05", "-reorder", "0.25", "-reorder-delay", "2ms", "-corrupt", "0.01", "-corrupt-from", "16"}})
 	tp.startRelay(false)
 	tp.start()
@@ -44,8 +50,8 @@ func TestE2EFaults(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	rc := tp.stopRelay()
 	t.Logf("relay: A->B %+v, B->A %+v", rc.LeftToRight, rc.RightToLeft)
-	afterA, ok := tp.A.stop()
-	afterB, _ := tp.B.stop()
+	afterA, okA := tp.A.stop()
+	afterB, okB := tp.B.stop()
 
 	l2r := rc.LeftToRight
 	// abandoned are datagrams a late TCP retransmission may still have had held back at the stop.
@@ -73,15 +79,16 @@ func TestE2EFaults(t *testing.T) {
 		t.Errorf("loadgen lost %d; the relay dropped %d and corrupted %d of %d datagrams, %d of them not loadgen's",
 			r.Lost, l2r.Dropped, l2r.Corrupted, l2r.Received, others)
 	}
-	if !ok {
-		return
-	}
 	for _, side := range []struct {
 		e      *end
+		ok     bool
 		c      counters
 		relay  dirCounts
 		direct string
-	}{{tp.B, afterB.sub(beforeB), l2r, "A->B"}, {tp.A, afterA.sub(beforeA), rc.RightToLeft, "B->A"}} {
+	}{{tp.B, okB, afterB.sub(beforeB), l2r, "A->B"}, {tp.A, okA, afterA.sub(beforeA), rc.RightToLeft, "B->A"}} {
+		if !side.ok {
+			continue
+		}
 		c, d, lost := side.c, side.relay, abandoned(side.relay)
 		t.Logf("%v over the impaired phase: %+v", side.e, c)
 		if want := d.Received - d.Dropped - d.Corrupted; c.ReceivedPackets > want || c.ReceivedPackets+lost < want {
