@@ -147,7 +147,7 @@ func TestGCMCounterWrap(t *testing.T) {
 					gcmVAES = tier.vaes
 					op := Op{Key: key, Nonce: nonce, AD: ad, Src: src, Dst: got}
 					d := &b.descs[0]
-					b.start(d, &op, n)
+					gcmStart(d, &op, n)
 					d.ctr[0] = d.ctr[0]&^0xffffffff | uint64(start)
 					d.ad, d.adLen = &ad[0], len(ad)
 					d.src, d.dst, d.n = &src[0], &got[0], n
@@ -228,7 +228,7 @@ func TestGCMLaneCounterWrap(t *testing.T) {
 			putGCMScratch(sc)
 
 			d := &b.lanes[i]
-			b.start(d, &ops[i], n)
+			gcmStart(d, &ops[i], n)
 			d.j0[0] = d.j0[0]&^0xffffffff | uint64(start)
 			d.src, d.dst, d.n, d.tag = &src[0], &ops[i].Dst[0], n, &ops[i].Dst[n]
 			b.laneIdx[i] = i
@@ -342,7 +342,7 @@ func BenchmarkGCMKernel(b *testing.B) {
 				var batch gcmBatch
 				for i := range gcmDescMax {
 					d, op := &batch.descs[i], &ops[i]
-					batch.start(d, op, n)
+					gcmStart(d, op, n)
 					d.src, d.dst, d.n, d.tag = &op.Src[0], &op.Dst[0], n, &op.Dst[n]
 				}
 				b.SetBytes(int64(n * gcmDescMax))
