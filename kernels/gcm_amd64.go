@@ -87,9 +87,9 @@ type gcmTable struct {
 	// zmm memory operand of VAESENC reads it for four blocks at once; the xmm kernels read lane 0.
 	rk [15][64]byte
 	// h[i] is H^(17-i)·x^-1 for i < 17 in register form (see gcmRegister), h[17:] zero. A chunk of
-	// 16 blocks multiplies its blocks by h[1:17] (H^16..H^1); a tail of nb blocks by h[17-nb:] or,
-	// when the length block follows it, by h[16-nb:] with the length block on h[16]. Lanes past the
-	// data read zeros or unused powers and multiply zero.
+	// 16 blocks (AVX512) multiplies its blocks by h[1:17] (H^16..H^1), one of 8 (AVX2) by h[9:17]; a
+	// tail of nb blocks by h[17-nb:] or, when the length block follows it, by h[16-nb:] with the
+	// length block on h[16]. Lanes past the data read zeros or unused powers and multiply zero.
 	h [20][16]byte
 	// hk[i] is the XOR of h[i]'s two quadwords, in both: the Karatsuba operand of the middle product.
 	hk [20][16]byte
@@ -122,7 +122,7 @@ func (a *gcmAsmKey) init(key []byte, h *ghashKey) {
 		binary.LittleEndian.PutUint64(t.hk[i][8:], k)
 		p = h.mul(p)
 	}
-	p = ghashElem{}
+	p = ghashElem{} // the last power computed: key material
 	a.tab = t
 }
 
