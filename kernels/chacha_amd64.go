@@ -81,6 +81,19 @@ func chachaXOR16AVX2(tab *streamTable, lanes *chachaPtrs16, n, stride int)
 //go:noescape
 func chachaOne16(st *[16]uint32, dst, src *byte, n int)
 
+// chachaKS8 and chachaKS4 write the key stream of 8 or 4 consecutive blocks from counter st[12].
+//
+//go:noescape
+func chachaKS8(st *[16]uint32, out *[8 * 64]byte)
+
+//go:noescape
+func chachaKS4(st *[16]uint32, out *[4 * 64]byte)
+
+// chachaKS24 writes the key stream of 24 consecutive blocks from counter st[12], two states at once.
+//
+//go:noescape
+func chachaKS24(st *[16]uint32, out *[24 * 64]byte)
+
 // poly1305IFMAZ and poly1305IFMAY are the same kernel on zmm (two groups of 8 lanes) and on ymm (four
 // groups of 4 lanes).
 //

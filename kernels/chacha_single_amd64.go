@@ -47,11 +47,20 @@ func chachaOneOp(op *Op, open bool) bool {
 	}
 	src, dst := op.Src[:n], op.Dst[:n]
 
-	// One pass of the 16 lanes: block 0 (the Poly1305 key) and the key stream of the first 960 bytes.
-	var ks [1024]byte
-	chachaOne16(&st, &ks[0], &chachaZeros[0], len(ks))
+	// Block 0 (the Poly1305 key) and the key stream of the first bytes in one pass: blocks 0-23 when
+	// that covers the message (two states in flight), else 0-15 (or 0-7 or 0-3 when the message
+	// ends there).
+	var ks [24 * 64]byte
+	first := 16 * 64
+	if n > first-64 && n <= len(ks)-64 {
+		first = len(ks)
+		chachaKS24(&st, &ks)
+	} else {
+		chachaKeyStream(&st, ks[:min(64+n, first)])
+	}
 	var polyKey [32]byte
 	copy(polyKey[:], ks[:32])
+
 	mac := func(ct []byte) [TagSize]byte {
 		if chachaIFMA {
 			return poly1305One(op.AD, ct, &polyKey)
@@ -66,14 +75,20 @@ func chachaOneOp(op *Op, open bool) bool {
 		ok = chachaFinishTag(op, n, true, &tag)
 	}
 	if ok {
-		m := min(n, len(ks)-64)
+		m := min(n, first-64)
 		subtle.XORBytes(dst[:m], src[:m], ks[64:64+m])
-		st[12] = 16
+		st[12] = uint32(first / 64)
 		for off := m; off < n; {
-			k := min(n-off, maxStreamBlocks*64)
-			chachaOne16(&st, &dst[off], &src[off], k)
-			st[12] += uint32(k / 64) // k is a whole number of blocks unless it is the last
-			off += k
+			// Whole passes of 16 blocks, then the last blocks through the key stream.
+			if k := min(n-off, maxStreamBlocks*64) &^ 1023; k > 0 {
+				chachaOne16(&st, &dst[off], &src[off], k)
+				st[12] += uint32(k / 64)
+				off += k
+				continue
+			}
+			chachaKeyStream(&st, ks[:n-off])
+			subtle.XORBytes(dst[off:], src[off:], ks[:n-off])
+			off = n
 		}
 	}
 	if !open {
@@ -85,6 +100,19 @@ func chachaOneOp(op *Op, open bool) bool {
 	clear(sub[:])
 	clear(polyKey[:])
 	return ok
+}
+
+// chachaKeyStream writes the key stream from block counter st[12] on to out (at most 16 blocks),
+// with the narrowest kernel that covers it.
+func chachaKeyStream(st *[16]uint32, out []byte) {
+	switch {
+	case len(out) <= 4*64:
+		chachaKS4(st, (*[4 * 64]byte)(out[:4*64:4*64]))
+	case len(out) <= 8*64:
+		chachaKS8(st, (*[8 * 64]byte)(out[:8*64:8*64]))
+	default:
+		chachaOne16(st, &out[0], &chachaZeros[0], 16*64)
+	}
 }
 
 // runFew processes a chunk of at most chachaFewOps ops on the few-ops path.
@@ -302,10 +330,12 @@ func poly1305One(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
 		st.setMul(13, l, r)
 	}
 	if len(ad) >= 8*16 || len(ct) >= 8*16 {
-		var pow [9][3]uint64 // pow[k] = r^k
+		var pow [9][3]uint64 // pow[k] = r^k, three multiplications deep
 		pow[1] = r
-		for k := 2; k <= 8; k++ {
-			pow[k] = poly1305Mul44(pow[k-1], r)
+		pow[2] = poly1305Mul44(r, r)
+		pow[3], pow[4] = poly1305Mul44(pow[2], r), poly1305Mul44(pow[2], pow[2])
+		for k := 5; k <= 8; k++ {
+			pow[k] = poly1305Mul44(pow[4], pow[k-4])
 		}
 		for c := range 4 { // lanes 2c and 2c+1 take blocks c and 4+c of each group of 8
 			st.setMul(3, 2*c, pow[8])

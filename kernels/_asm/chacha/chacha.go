@@ -255,12 +255,152 @@ func chachaOne16() {
 	RET()
 }
 
-// iota16 holds 0, 1, ..., 15: the lanes' block offsets in chachaOne16.
+// iota16 holds 0, 1, ..., 23: the lanes' block offsets in the single-message kernels.
 var iota16 Mem
 
 func iotaTable() {
-	iota16 = GLOBL("chachaIota16", RODATA|NOPTR)
-	for i := range 16 {
+	iota16 = GLOBL("chachaIota", RODATA|NOPTR)
+	for i := range 24 {
 		DATA(4*i, U32(i))
+	}
+}
+
+// chachaKS generates chachaKS4 and chachaKS8: the key stream of 4 or 8 consecutive blocks of one
+// message on xmm or ymm lanes (AVX-512VL for VPROLD), for the last blocks of a short message where a
+// full 16-lane pass would mostly be wasted. It writes the key stream, which the caller XORs in.
+func chachaKS(width int) {
+	name := fmt.Sprintf("chachaKS%d", width)
+	Implement(name)
+	Attributes(NOSPLIT)
+	Doc(name + fmt.Sprintf(" writes the %d key-stream blocks from block counter st[12] on to out.", width))
+	st := Mem{Base: Load(Param("st"), GP64())}
+	out := Mem{Base: Load(Param("out"), GP64())}
+	vec := func() VecVirtual {
+		if width == 8 {
+			return YMM()
+		}
+		return XMM()
+	}
+	x := make([]VecVirtual, 16)
+	counters := func(z VecVirtual) { // lane l: block counter st[12] + l
+		VPBROADCASTD(st.Offset(4*12), z)
+		VPADDD(iota16, z, z)
+	}
+	for i := range x {
+		x[i] = vec()
+		if i == 12 {
+			counters(x[i])
+			continue
+		}
+		VPBROADCASTD(st.Offset(4*i), x[i])
+	}
+	r := GP32()
+	MOVL(U32(10), r)
+	Label("ks" + fmt.Sprint(width) + "doubleround")
+	quarterRounds(x, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
+	quarterRounds(x, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
+	DECL(r)
+	JNZ(LabelRef("ks" + fmt.Sprint(width) + "doubleround"))
+	for i := range x {
+		if i == 12 {
+			c := vec()
+			counters(c)
+			VPADDD(c, x[i], x[i])
+			continue
+		}
+		VPADDD_BCST(st.Offset(4*i), x[i], x[i])
+	}
+	storeQuarters(x, out, width == 8)
+	VZEROUPPER()
+	RET()
+}
+
+// chachaKS24 writes 24 key-stream blocks in one pass: a zmm state of 16 lanes and a ymm state of 8
+// lanes go through the rounds interleaved. One pass of the rounds is a chain of dependent steps
+// that leaves most of the core idle, so the second state comes almost for free; 24 blocks cover a
+// 1420-byte message with its Poly1305 key block.
+func chachaKS24() {
+	Implement("chachaKS24")
+	Attributes(NOSPLIT)
+	Doc("chachaKS24 writes the 24 key-stream blocks from block counter st[12] on to out.")
+	st := Mem{Base: Load(Param("st"), GP64())}
+	out := Mem{Base: Load(Param("out"), GP64())}
+	spill := AllocLocal(16 * 32)
+	x, y := make([]VecVirtual, 16), make([]VecVirtual, 16)
+	for i := range 16 {
+		x[i], y[i] = ZMM(), YMM()
+		VPBROADCASTD(st.Offset(4*i), x[i])
+		VPBROADCASTD(st.Offset(4*i), y[i])
+	}
+	VPADDD(iota16, x[12], x[12])              // lanes 0-15: blocks 0-15
+	VPADDD(iota16.Offset(4*16), y[12], y[12]) // lanes 16-23: blocks 16-23
+	r := GP32()
+	MOVL(U32(10), r)
+	Label("ks24doubleround")
+	for _, cols := range [][4][4]int{
+		{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}},
+		{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}},
+	} {
+		quarterRounds(x, cols)
+		quarterRounds(y, cols)
+	}
+	DECL(r)
+	JNZ(LabelRef("ks24doubleround"))
+	for i := range 16 {
+		VPADDD_BCST(st.Offset(4*i), x[i], x[i])
+		VPADDD_BCST(st.Offset(4*i), y[i], y[i])
+	}
+	VPADDD(iota16, x[12], x[12])
+	VPADDD(iota16.Offset(4*16), y[12], y[12])
+	Comment("The ymm state waits on the stack while the zmm one is transposed into blocks 0-15.")
+	for i := range 16 {
+		VMOVDQU32(y[i], spill.Offset(32*i))
+	}
+	for l, blk := range transpose16(x) {
+		VMOVDQU64(blk, out.Offset(64*l))
+	}
+	for i := range 16 {
+		y[i] = YMM()
+		VMOVDQU32(spill.Offset(32*i), y[i])
+	}
+	storeQuarters(y, out.Offset(64*16), true)
+	VZEROUPPER()
+	RET()
+}
+
+// storeQuarters transposes the state words x (4 lanes per 128-bit chunk; two chunks when ymm) into
+// the lanes' 64-byte blocks at out.
+func storeQuarters(x []VecVirtual, out Mem, ymm bool) {
+	vec := func() VecVirtual {
+		if ymm {
+			return YMM()
+		}
+		return XMM()
+	}
+	Comment("Per 128-bit chunk j, the unpacks leave words 4k..4k+3 of lane 4j+a in q[4k+a]: store",
+		"them as bytes 16k..16k+15 of that lane's block.")
+	for k := 0; k < 16; k += 4 {
+		t := make([]VecVirtual, 4)
+		for i := range t {
+			t[i] = vec()
+		}
+		VPUNPCKLDQ(x[k+1], x[k], t[0])
+		VPUNPCKHDQ(x[k+1], x[k], t[1])
+		VPUNPCKLDQ(x[k+3], x[k+2], t[2])
+		VPUNPCKHDQ(x[k+3], x[k+2], t[3])
+		q := make([]VecVirtual, 4)
+		for a := range q {
+			q[a] = vec()
+		}
+		VPUNPCKLQDQ(t[2], t[0], q[0])
+		VPUNPCKHQDQ(t[2], t[0], q[1])
+		VPUNPCKLQDQ(t[3], t[1], q[2])
+		VPUNPCKHQDQ(t[3], t[1], q[3])
+		for a := range 4 {
+			VMOVDQU32(q[a].AsX(), out.Offset(64*a+4*k))
+			if ymm {
+				VEXTRACTI32X4(U8(1), q[a], out.Offset(64*(4+a)+4*k))
+			}
+		}
 	}
 }
