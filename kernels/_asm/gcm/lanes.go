@@ -69,7 +69,7 @@ func lanes(name string, open bool) {
 	Comment("J0 and counter blocks 1-4 of every packet, block j of packet i in lane i of Z(j).")
 	VMOVDQU(field(0, dJ0), X0)
 	for i := 1; i < 4; i++ {
-		VINSERTI64X2(U8(i), field(i, dJ0), Z0, Z0)
+		VINSERTI32X4(U8(i), field(i, dJ0), Z0, Z0)
 	}
 	ctr := []VecPhysical{Z0, Z1, Z2, Z3, Z4}
 	for j := 1; j < 5; j++ {
@@ -140,9 +140,9 @@ func lanes(name string, open bool) {
 	VMOVDQU(Mem{Base: tab, Disp: tH + 16*16}, X12)
 	VMOVDQU(Mem{Base: tab, Disp: tHK + 16*16}, X13)
 	for i := 1; i < 4; i++ {
-		VINSERTI64X2(U8(i), field(i, dLens), Z11, Z11)
-		VINSERTI64X2(U8(i), Mem{Base: laneTabs[i], Disp: tH + 16*16}, Z12, Z12)
-		VINSERTI64X2(U8(i), Mem{Base: laneTabs[i], Disp: tHK + 16*16}, Z13, Z13)
+		VINSERTI32X4(U8(i), field(i, dLens), Z11, Z11)
+		VINSERTI32X4(U8(i), Mem{Base: laneTabs[i], Disp: tH + 16*16}, Z12, Z12)
+		VINSERTI32X4(U8(i), Mem{Base: laneTabs[i], Disp: tHK + 16*16}, Z13, Z13)
 	}
 	VPCLMULQDQ(U8(0x00), Z12, Z11, Z14)
 	VPCLMULQDQ(U8(0x11), Z12, Z11, Z15)
@@ -168,7 +168,7 @@ func lanes(name string, open bool) {
 		VMOVDQU(Mem{Base: dst}, X11)
 		for i := 1; i < 4; i++ {
 			MOVQ(field(i, dTag), dst)
-			VINSERTI64X2(U8(i), Mem{Base: dst}, Z11, Z11)
+			VINSERTI32X4(U8(i), Mem{Base: dst}, Z11, Z11)
 		}
 		VPXORQ(Z11, Z30, Z30)
 		for i := range 4 {
@@ -205,7 +205,7 @@ func aesRoundsGathered(regs []VecPhysical) {
 		}
 		VMOVDQU(m[0], X9)
 		for i := 1; i < 4; i++ {
-			VINSERTI64X2(U8(i), m[i], Z9, Z9)
+			VINSERTI32X4(U8(i), m[i], Z9, Z9)
 		}
 	}
 	key(U32(tRK))
