@@ -32,6 +32,7 @@ const (
 const (
 	tabSrcAddr = 17 * 64
 	tabDstAddr = tabSrcAddr + 16*8
+	tabSpill   = tabDstAddr + 16*8 // 16 rows for a second state
 )
 
 // laneAddresses fills the address rows of tab from lanes.
@@ -83,41 +84,88 @@ func chachaXOR16() {
 	off := GP64()
 	XORQ(off, off)
 
-	Label("block")
-	x := make([]VecVirtual, 16)
-	for i := range x {
-		x[i] = ZMM()
-		VMOVDQA32(rows.Offset(64*i), x[i])
+	Comment("Two blocks per lane while there are two: the rounds of one state are a chain of dependent",
+		"steps that leaves the core half idle, so a second state in flight comes almost for free.")
+	CMPQ(n, U32(2))
+	JB(LabelRef("one"))
+	Label("two")
+	xorBlocks(rows, off, stride, 2)
+	SUBQ(U32(2), n)
+	CMPQ(n, U32(2))
+	JAE(LabelRef("two"))
+	Label("one")
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+	xorBlocks(rows, off, stride, 1)
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// xorBlocks emits the next states (one or two) blocks of all 16 lanes: the rounds of the states
+// interleaved, then each state's transposition and XOR. The second state waits in tab's spill rows
+// while the first one's transposition needs the registers. off advances by stride per block.
+func xorBlocks(rows Mem, off GPVirtual, stride Register, states int) {
+	var x [2][]VecVirtual
+	for s := range states {
+		x[s] = make([]VecVirtual, 16)
+		for i := range x[s] {
+			x[s][i] = ZMM()
+			VMOVDQA32(rows.Offset(64*i), x[s][i])
+		}
+	}
+	if states == 2 {
+		VPADDD(rows.Offset(64*16), x[1][12], x[1][12]) // the lanes' next block counters
 	}
 	Comment("Ten double rounds: columns, then diagonals (RFC 8439 section 2.3).")
 	r := GP32()
 	MOVL(U32(10), r)
-	Label("doubleround")
-	quarterRounds(x, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
-	quarterRounds(x, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
+	loop := fmt.Sprintf("doubleround%d", states)
+	Label(loop)
+	for _, cols := range [][4][4]int{
+		{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}},
+		{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}},
+	} {
+		for s := range states {
+			quarterRounds(x[s], cols)
+		}
+	}
 	DECL(r)
-	JNZ(LabelRef("doubleround"))
+	JNZ(LabelRef(loop))
 
-	Comment("Add the initial state (section 2.3) and advance the block counters.")
-	for i := range x {
-		VPADDD(rows.Offset(64*i), x[i], x[i])
+	Comment("Add the initial states (section 2.3) and advance the block counters.")
+	for s := range states {
+		for i := range x[s] {
+			VPADDD(rows.Offset(64*i), x[s][i], x[s][i])
+		}
+	}
+	if states == 2 {
+		VPADDD(rows.Offset(64*16), x[1][12], x[1][12])
+		for i := range x[1] {
+			VMOVDQA32(x[1][i], rows.Offset(tabSpill+64*i))
+		}
 	}
 	c := ZMM()
 	VMOVDQA32(rows.Offset(64*12), c)
-	VPADDD(rows.Offset(64*16), c, c)
+	for range states {
+		VPADDD(rows.Offset(64*16), c, c)
+	}
 	VMOVDQA32(c, rows.Offset(64*12))
 
-	Comment("Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it",
-		"with that lane's source into its destination.")
-	for l, blk := range transpose16(x) {
-		xorLane(rows, l, off, blk)
+	for s := range states {
+		if s == 1 {
+			for i := range x[1] {
+				x[1][i] = ZMM()
+				VMOVDQA32(rows.Offset(tabSpill+64*i), x[1][i])
+			}
+		}
+		Comment("Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it",
+			"with that lane's source into its destination.")
+		for l, blk := range transpose16(x[s]) {
+			xorLane(rows, l, off, blk)
+		}
+		ADDQ(stride, off)
 	}
-	ADDQ(stride, off)
-
-	DECQ(n)
-	JNZ(LabelRef("block"))
-	VZEROUPPER()
-	RET()
 }
 
 // transpose16 turns x, where x[w] holds state word w of 16 lanes, into 16 registers that hold one
