@@ -198,6 +198,13 @@ func newTopo(t *testing.T, cfg topoConfig) *topo {
 	}
 	tp := &topo{t: t, cfg: cfg}
 	a, b := harness.NewNamespace(t), harness.NewNamespace(t)
+	for _, ns := range []*harness.Namespace{a, b} {
+		// Without IPv6 on the TUN interface the kernel sends no router solicitations or MLD
+		// reports into the tunnel, which would be counted as no_route drops and blur the counts.
+		if out, err := nsOutput(ns, "sysctl", "-qw", "net.ipv6.conf.default.disable_ipv6=1"); err != nil {
+			t.Fatalf("disabling IPv6 for new interfaces in %s: %v\n%s", ns.Name, err, out)
+		}
+	}
 	tp.A = &end{t: t, label: "A", ns: a, impl: cfg.A, inner: innerA, outer: netip.MustParseAddr("10.201.1.1"), extra: cfg.ExtraA}
 	tp.B = &end{t: t, label: "B", ns: b, impl: cfg.B, inner: innerB, extra: cfg.ExtraB}
 	// Where each end sends to reach the other.
