@@ -213,16 +213,26 @@ func (s *streamLanes) hchacha(c *chachaChunkState) {
 // lanes' segments, and the longest ops start first, so the short ones fill the lanes at the end.
 func (c *chachaChunkState) sortByLength() {
 	const orderClasses = 32
+	var class [chachaChunk]uint8
 	var start [orderClasses + 1]uint8
-	class := func(i int) int { return orderClasses - 1 - min(c.msgLen(i)/64, orderClasses-1) }
+	sorted := true
 	for i := range c.n {
-		start[class(i)+1]++
+		k := orderClasses - 1 - min(c.msgLen(i)/64, orderClasses-1)
+		class[i] = uint8(k)
+		start[k+1]++
+		sorted = sorted && (i == 0 || class[i-1] <= class[i])
+	}
+	if sorted { // uniform batches, mostly
+		for i := range c.n {
+			c.order[i] = uint8(i)
+		}
+		return
 	}
 	for k := 1; k <= orderClasses; k++ {
 		start[k] += start[k-1]
 	}
 	for i := range c.n {
-		k := class(i)
+		k := class[i]
 		c.order[start[k]] = uint8(i)
 		start[k]++
 	}
