@@ -91,7 +91,9 @@ const (
 // NewUDP listens on laddr: an IPv4 address gives an IPv4 socket; an IPv6 one (such as [::]:51820)
 // a dual-stack socket. Port 0 picks a free port (see LocalAddr).
 func NewUDP(laddr netip.AddrPort) (*UDPConn, error) {
-	network := "udp6"
+	// "udp6" would set IPV6_V6ONLY; "udp" with an IPv6 address leaves it off, so that the
+	// wildcard [::] also sends to and receives from IPv4 peers (as v4-mapped addresses).
+	network := "udp"
 	v4 := laddr.Addr().Is4()
 	if v4 {
 		network = "udp4"

@@ -53,6 +53,45 @@ func TestUDPConnBatch(t *testing.T) {
 	}
 }
 
+// TestUDPConnDualStack: a socket on [::] exchanges datagrams with an IPv4 socket, as NewUDP
+// promises; IPv4 sources come back unmapped.
+func TestUDPConnDualStack(t *testing.T) {
+	d, err := dataplane.NewUDP(netip.MustParseAddrPort("[::]:0"))
+	if err != nil {
+		t.Skipf("no IPv6 socket: %v", err)
+	}
+	defer d.Close()
+	v4, err := dataplane.NewUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v4.Close()
+	// A read that never completes fails the test instead of hanging it: closing the sockets
+	// makes blocked reads return.
+	timeout := time.AfterFunc(5*time.Second, func() { d.Close(); v4.Close() })
+	defer timeout.Stop()
+	to := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), d.LocalAddr().Port())
+	if err := v4.WriteBatch([][]byte{[]byte("ping")}, []netip.AddrPort{to}); err != nil {
+		t.Fatal(err)
+	}
+	bufs, sizes, srcs := [][]byte{make([]byte, 64)}, make([]int, 1), make([]netip.AddrPort, 1)
+	if _, err := d.ReadBatch(bufs, sizes, srcs); err != nil {
+		t.Fatal(err)
+	}
+	if string(bufs[0][:sizes[0]]) != "ping" || srcs[0] != v4.LocalAddr() {
+		t.Fatalf("got %q from %v, want ping from %v", bufs[0][:sizes[0]], srcs[0], v4.LocalAddr())
+	}
+	if err := d.WriteBatch([][]byte{[]byte("pong")}, srcs); err != nil {
+		t.Fatalf("replying to an IPv4 source from [::]: %v", err)
+	}
+	if _, err := v4.ReadBatch(bufs, sizes, srcs); err != nil {
+		t.Fatal(err)
+	}
+	if string(bufs[0][:sizes[0]]) != "pong" {
+		t.Fatalf("got %q, want pong", bufs[0][:sizes[0]])
+	}
+}
+
 // TestTwoDevicesRealUDP runs two devices over loopback sockets, IPv4 inside and out.
 func TestTwoDevicesRealUDP(t *testing.T) {
 	goroutineLeakCheck(t)
