@@ -29,6 +29,10 @@ import (
 // lane (for 1420-byte messages, 1.5 ChaCha20 calls per op against 24 blocks per lane).
 const chachaFewOps = 7
 
+// chachaShortMAC is the longest AD plus ciphertext whose tag chachaOneOp computes with the portable
+// Poly1305: for a few blocks it beats setting up the vector lanes.
+const chachaShortMAC = 64
+
 // chachaZeros is the source of pure key stream: chachaOne16 XORs it into a buffer. Never written.
 var chachaZeros [1024]byte
 
@@ -61,7 +65,14 @@ func chachaOneOp(op *Op, open bool) bool {
 	var polyKey [32]byte
 	copy(polyKey[:], ks[:32])
 
-	mac := func(ct []byte) [TagSize]byte {
+	mac := func(ct []byte) (tag [TagSize]byte) {
+		if len(op.AD)+len(ct) <= chachaShortMAC {
+			var p poly1305
+			p.init(polyKey[:])
+			macAEAD(&p, op.AD, ct)
+			p.sum(tag[:])
+			return tag
+		}
 		if chachaIFMA {
 			return poly1305One(op.AD, ct, &polyKey)
 		}
