@@ -404,5 +404,8 @@ func (c *ControlPlane) initiate(dp *dataplane.Device, p *cpPeer) {
 	if err != nil {
 		return
 	}
-	_ = dp.SendHandshake(ep, msg) // a lost initiation is retransmitted after REKEY_TIMEOUT
+	if err := dp.SendHandshake(ep, msg); err != nil {
+		// Retransmitted after REKEY_TIMEOUT; logged, since an unreachable endpoint is worth knowing.
+		c.logf("sending a handshake initiation to peer %v at %v: %v", p.hs.PublicKey(), ep, err)
+	}
 }
