@@ -85,6 +85,11 @@ type cpPeer struct {
 	// initiate is raised by PeerEvent (no keypair, rekey due) and consumed by the timer goroutine;
 	// the Swap that consumes it pairs with the Store, and nothing else is published through it.
 	initiate atomic.Bool
+	// quietUntil (UnixNano of the handshake clock) is when an initiation we sent stops being
+	// recent: until then CreateInitiation would refuse (REKEY_TIMEOUT), so PeerEvent does not wake
+	// the timer goroutine for every batch that still finds no keypair or a keypair due for rekeying.
+	// Written by the timer goroutine, read by PeerEvent; it guards no other memory.
+	quietUntil atomic.Int64
 }
 
 // NewControlPlane returns a control plane for dev. logf, if not nil, receives one line per
@@ -321,9 +326,10 @@ func (c *ControlPlane) PeerEvent(dpp *dataplane.Peer, ev dataplane.Event) {
 		initiate = (ev&dataplane.EventDataSent != 0 && hp.RekeyDueOnSend(&hkp, kp.SendCounter())) ||
 			(received && hp.RekeyDueOnReceive(&hkp))
 	}
-	if initiate {
-		p.initiate.Store(true)
-		c.poke()
+	if initiate && c.hs.cfg.Now().UnixNano() >= p.quietUntil.Load() {
+		if !p.initiate.Swap(true) {
+			c.poke()
+		}
 		return
 	}
 	if next, ok := hp.NextDeadline(); ok && next.UnixNano() < c.sleepUntil.Load() {
@@ -400,10 +406,12 @@ func (c *ControlPlane) initiate(dp *dataplane.Device, p *cpPeer) {
 	if !ep.IsValid() {
 		return
 	}
+	now := c.hs.cfg.Now()
 	msg, err := c.hs.CreateInitiation(p.hs)
 	if err != nil {
 		return
 	}
+	p.quietUntil.Store(now.Add(c.hs.cfg.RekeyTimeout).UnixNano())
 	if err := dp.SendHandshake(ep, msg); err != nil {
 		// Retransmitted after REKEY_TIMEOUT; logged, since an unreachable endpoint is worth knowing.
 		c.logf("sending a handshake initiation to peer %v at %v: %v", p.hs.PublicKey(), ep, err)

@@ -231,3 +231,34 @@ func TestControlPlaneWireGuardGo(t *testing.T) {
 		})
 	}
 }
+
+// TestControlPlaneWireGuardGoRekey: we initiate and rekey every 300 ms (REKEY_AFTER_TIME shortened;
+// wireguard-go responds with its own defaults) while packets stream both ways; none may be lost.
+func TestControlPlaneWireGuardGoRekey(t *testing.T) {
+	nw := udptest.NewNetwork()
+	cfg := handshake.Config{RekeyAfterTime: 300 * time.Millisecond, RekeyTimeout: 100 * time.Millisecond}
+	ours := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), ourTunnelIP, cfg)
+	wgKey := mustKey(t)
+	wg := newWGNode(t, nw, wgKey, ours, netip.AddrPort{})
+	ours.connect(t, wg.ip, wgKey.PublicKey(), wg.udp)
+	ours.send(t, wg.ip, 1<<32, 1<<32+1)
+	waitUntil(t, 3*time.Second, "our first packet arrived", func() bool { return wg.got.has(1 << 32) }, ours.describe)
+	first := ours.peer.Current()
+	drops := ours.dev.Stats().Dropped()
+
+	const n = 1500
+	paced(n, func(seq uint64) { ours.send(t, wg.ip, seq, seq+1) }, func(seq uint64) { wg.send(ours.ip, seq, seq+1) })
+	var dOurs, dWG int
+	waitUntil(t, 5*time.Second, "every packet arrived", func() bool {
+		dOurs, _ = ours.got.counts(n)
+		dWG, _ = wg.got.counts(n)
+		return dOurs == n && dWG == n
+	}, ours.describe, func() string { return fmt.Sprintf("we got %d, wireguard-go got %d of %d", dOurs, dWG, n) })
+	if got := ours.dev.Stats().Dropped() - drops; got != 0 {
+		t.Errorf("we dropped %d packets during the rekeys: %v", got, ours.dev.Stats().Drops)
+	}
+	if ours.peer.Current() == first || ours.cp.KeypairsInstalled() < 3 {
+		t.Errorf("%d keypairs installed, want rekeys (at least 3)", ours.cp.KeypairsInstalled())
+	}
+	t.Logf("%d packets each way over %d keypairs", n, ours.cp.KeypairsInstalled())
+}

@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -159,6 +160,24 @@ func (n *cpNode) send(t *testing.T, dst netip.Addr, from, to uint64) {
 	}
 }
 
+// paced calls each of sends with sequence numbers 0 to n-1, one call per millisecond, concurrently.
+func paced(n int, sends ...func(seq uint64)) {
+	var wg sync.WaitGroup
+	wg.Add(len(sends))
+	for _, send := range sends {
+		go func() {
+			defer wg.Done()
+			tick := time.NewTicker(time.Millisecond)
+			defer tick.Stop()
+			for seq := range uint64(n) {
+				<-tick.C
+				send(seq)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
 // TestControlPlaneFirstPacket: the first packet to a peer starts the handshake and waits for it
 // (the data plane stages it), the first initiation completes it without a retransmission, and then
 // traffic flows both ways, every packet delivered once.
@@ -225,20 +244,7 @@ func TestControlPlaneRekey(t *testing.T) {
 
 	// A packet every millisecond each way for 1.5 s: about five rekeys.
 	const n = 1500
-	var wg sync.WaitGroup
-	wg.Add(2)
-	for _, dir := range []struct{ from, to *cpNode }{{a, b}, {b, a}} {
-		go func() {
-			defer wg.Done()
-			tick := time.NewTicker(time.Millisecond)
-			defer tick.Stop()
-			for seq := range uint64(n) {
-				<-tick.C
-				dir.from.send(t, dir.to.ip, seq, seq+1)
-			}
-		}()
-	}
-	wg.Wait()
+	paced(n, func(seq uint64) { a.send(t, b.ip, seq, seq+1) }, func(seq uint64) { b.send(t, a.ip, seq, seq+1) })
 	var da, db int
 	waitUntil(t, 5*time.Second, "every packet arrived", func() bool {
 		da, _ = a.got.counts(n)
@@ -266,4 +272,105 @@ func TestControlPlaneRekey(t *testing.T) {
 		t.Errorf("indices in use after %d keypairs: a %d, b %d", installed, a.hs.Indices().Len(), b.hs.Indices().Len())
 	}
 	t.Logf("%d packets each way over %d keypairs", n, installed)
+}
+
+// TestControlPlaneRetransmitAndGiveUp: a peer that never answers gets the initiation again every
+// REKEY_TIMEOUT (paper section 6.4) until REKEY_ATTEMPT_TIME has passed; then the control plane gives
+// up, drops the staged packet, and sends nothing more.
+func TestControlPlaneRetransmitAndGiveUp(t *testing.T) {
+	const rekeyTimeout, attempt = 50 * time.Millisecond, 400 * time.Millisecond
+	cfg := handshake.Config{RekeyTimeout: rekeyTimeout, RekeyAttemptTime: attempt, NoJitter: true}
+	nw := udptest.NewNetwork()
+	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), cfg)
+	silent := nw.Listen(netip.MustParseAddrPort("127.0.0.2:51820"), 64, 2048)
+	a.connect(t, netip.MustParseAddr("10.9.0.2"), mustKey(t).PublicKey(), silent.LocalAddr())
+
+	var mu sync.Mutex
+	var sent []time.Time // arrival of each initiation
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		bufs, sizes, srcs := [][]byte{make([]byte, 2048)}, make([]int, 1), make([]netip.AddrPort, 1)
+		for {
+			if _, err := silent.ReadBatch(bufs, sizes, srcs); err != nil {
+				return
+			}
+			if sizes[0] == handshake.InitiationSize && bufs[0][0] == byte(handshake.TypeInitiation) {
+				mu.Lock()
+				sent = append(sent, time.Now())
+				mu.Unlock()
+			}
+		}
+	}()
+	defer func() { silent.Close(); <-done }()
+	count := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(sent)
+	}
+
+	a.send(t, netip.MustParseAddr("10.9.0.2"), 0, 1)
+	waitUntil(t, 3*time.Second, "the control plane gave up and dropped the staged packet", func() bool {
+		return a.dev.Stats().StagedDropped == 1
+	}, a.describe)
+	after := count()
+	time.Sleep(4 * rekeyTimeout)
+	if count() != after {
+		t.Errorf("%d initiations after giving up", count()-after)
+	}
+	// The first initiation and a retransmission each REKEY_TIMEOUT within REKEY_ATTEMPT_TIME: 8
+	// on time, fewer if this machine is slow, never more.
+	if after < 4 || after > int(attempt/rekeyTimeout) {
+		t.Errorf("%d initiations within REKEY_ATTEMPT_TIME %v, want 4 to %d", after, attempt, attempt/rekeyTimeout)
+	}
+	t.Logf("%d initiations before giving up", after)
+	mu.Lock()
+	defer mu.Unlock()
+	for i := 1; i < len(sent); i++ {
+		if gap := sent[i].Sub(sent[i-1]); gap < rekeyTimeout*9/10 {
+			t.Errorf("initiation %d came %v after the previous one, want at least REKEY_TIMEOUT %v", i, gap, rekeyTimeout)
+		}
+	}
+}
+
+// TestControlPlanePersistentKeepalive: a peer with a persistent keepalive gets a handshake at once
+// and then a keepalive every interval, without any traffic (wg(8) PersistentKeepalive).
+func TestControlPlanePersistentKeepalive(t *testing.T) {
+	nw := udptest.NewNetwork()
+	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Config{})
+	b := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.2:51820"), netip.MustParseAddr("10.9.0.2"), handshake.Config{})
+	b.connect(t, a.ip, a.key.PublicKey(), netip.AddrPort{}) // b learns a's endpoint from the handshake
+	p, err := a.cp.AddPeer(handshake.PeerConfig{
+		PublicKey:           b.key.PublicKey(),
+		Endpoint:            b.udp,
+		AllowedIPs:          []netip.Prefix{netip.PrefixFrom(b.ip, 32)},
+		PersistentKeepalive: 100 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.peer = p
+	start := time.Now()
+	waitUntil(t, 3*time.Second, "b received 5 keepalives", func() bool {
+		return b.dev.Stats().RxPackets >= 5
+	}, a.describe, b.describe)
+	if el := time.Since(start); el < 350*time.Millisecond {
+		t.Errorf("5 keepalives within %v: faster than one per 100 ms", el)
+	}
+	if a.cp.KeypairsInstalled() != 1 || b.peer.Endpoint() != a.udp {
+		t.Errorf("keypairs %d, b's endpoint for a %v; want 1 and %v", a.cp.KeypairsInstalled(), b.peer.Endpoint(), a.udp)
+	}
+}
+
+// TestControlPlaneCloseLeavesNoGoroutine: closing the dataplane Device and the ControlPlane ends
+// every goroutine they started.
+func TestControlPlaneCloseLeavesNoGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	t.Run("pair", func(t *testing.T) {
+		a, b := newCPPair(t, handshake.Config{})
+		a.send(t, b.ip, 0, 1)
+		waitUntil(t, 3*time.Second, "the first packet arrived", func() bool { return b.got.has(0) }, a.describe, b.describe)
+	}) // the cleanups close both
+	waitUntil(t, 2*time.Second, "the goroutines exited", func() bool { return runtime.NumGoroutine() <= before },
+		func() string { return fmt.Sprintf("%d goroutines, %d before", runtime.NumGoroutine(), before) })
 }
