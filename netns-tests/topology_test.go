@@ -59,7 +59,7 @@ var (
 const implEnv = "WIREBATCH_E2E_IMPL"
 
 // defaultImpl runs at both ends of the scenarios when WIREBATCH_E2E_IMPL is unset.
-var defaultImpl = wireguardGo
+var defaultImpl = ours
 
 // underTest is the implementation the scenarios put at both ends unless they say otherwise.
 func underTest(t testing.TB) impl {
