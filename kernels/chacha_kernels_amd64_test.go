@@ -139,3 +139,22 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 		})
 	}
 }
+
+// TestChaChaTableLayout checks the table offsets that the generator (_asm/chacha) hard-codes.
+func TestChaChaTableLayout(t *testing.T) {
+	var s streamTable
+	for _, f := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"streamTable.addr", unsafe.Offsetof(s.addr), 17 * 64},
+		{"streamTable.spill", unsafe.Offsetof(s.spill), 17*64 + 2*16*8},
+		{"streamTable.mask", unsafe.Offsetof(s.mask), 17*64 + 2*16*8 + 16*64},
+		{"chachaPtrs16.off", unsafe.Offsetof(chachaPtrs16{}.off), 32 * 8},
+		{"polyPtrs16.off", unsafe.Offsetof(polyPtrs16{}.off), 16 * 8},
+	} {
+		if f.got != f.want {
+			t.Errorf("%s at %d, the kernels expect %d", f.name, f.got, f.want)
+		}
+	}
+}

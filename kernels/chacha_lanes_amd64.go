@@ -164,9 +164,8 @@ func (c *chachaChunkState) run() (failed int) {
 // input: the kernel adds it, so the lanes run on a zeroed scratch block and the input words are
 // subtracted again from words 0..3 and 12..15 of the output.
 func (s *streamLanes) hchacha(c *chachaChunkState) {
-	t := s.tab()
+	t := s.start(c.tier)
 	for l := range 16 {
-		t.rows[0][l], t.rows[1][l], t.rows[2][l], t.rows[3][l] = sigma0, sigma1, sigma2, sigma3
 		s.onScratch(l)
 	}
 	var in [4]uint32 // words 12..15 of the input of lane l
@@ -248,25 +247,40 @@ const (
 
 // streamLanes is the state of the 16 ChaCha20 lanes.
 type streamLanes struct {
-	buf  [64 + unsafe.Sizeof(streamTable{})]byte // holds the streamTable at a 64-byte boundary
-	ptrs chachaPtrs16
-	op   [16]int // the chunk index of the lane's op, -1 when idle
-	seg  [16]int // the lane's current segment
-	left [16]int // blocks left in it
+	masked bool                                    // the kernel takes byte masks for the last block (AVX512): no segTail
+	buf    [64 + unsafe.Sizeof(streamTable{})]byte // holds the streamTable at a 64-byte boundary
+	ptrs   chachaPtrs16
+	op     [16]int // the chunk index of the lane's op, -1 when idle
+	seg    [16]int // the lane's current segment
+	left   [16]int // blocks left in it
 }
 
-// streamTable is what chachaXOR16 reads at its tab argument: the transposed state, the lanes'
-// addresses (the kernel's), the lanes' scratch blocks, and the blocks idle lanes run on.
+// streamTable is what the lane kernels read at their tab argument, at offsets the generator
+// (_asm/chacha) hard-codes: the transposed state, the lanes' addresses, a spilled state, the lanes'
+// byte masks and scratch blocks, and the blocks idle lanes run on.
 type streamTable struct {
 	rows    [17][16]uint32
-	addr    [2][16]uint64
-	scratch [16][64]byte
+	addr    [2][16]uint64  // the kernel's
+	spill   [16][16]uint32 // the kernel's: a second state waiting for the registers
+	mask    [16]uint64     // per lane, the byte mask of a call's last block (AVX512 only)
+	scratch [16][64]byte   // per lane, a block the lane runs on (see onScratch)
 	idle    [idleBlocks][64]byte
 }
 
 // idleBlocks bounds the calls that have idle lanes: all idle lanes run through these blocks (their
 // writes are garbage, and they overlap).
 const idleBlocks = 16
+
+// start readies the lanes for tier t: the constant rows, and masks that pass whole blocks.
+func (s *streamLanes) start(t Tier) *streamTable {
+	s.masked = t == AVX512
+	tab := s.tab()
+	for l := range 16 {
+		tab.rows[0][l], tab.rows[1][l], tab.rows[2][l], tab.rows[3][l] = sigma0, sigma1, sigma2, sigma3
+		tab.mask[l] = ^uint64(0)
+	}
+	return tab
+}
 
 // tab returns the 64-byte aligned table inside s.buf.
 func (s *streamLanes) tab() *streamTable {
@@ -289,7 +303,7 @@ func (s *streamLanes) onIdle(l int) {
 // run streams the chunk's ops through the lanes: the Poly1305 key blocks, and with data also the
 // message blocks. Open's data pass (polyKey false... see below) skips the failed ops.
 func (s *streamLanes) run(c *chachaChunkState, data bool) {
-	t := s.tab()
+	t := s.start(c.tier)
 	first, last := segPolyKey, segPolyKey
 	if data {
 		last = segTail
@@ -298,7 +312,6 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 		}
 	}
 	for l := range 16 {
-		t.rows[0][l], t.rows[1][l], t.rows[2][l], t.rows[3][l] = sigma0, sigma1, sigma2, sigma3
 		t.rows[16][l] = 1
 	}
 	next, active := 0, 0
@@ -317,6 +330,14 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 		for l := range 16 {
 			if s.op[l] >= 0 && s.left[l] < n {
 				n = s.left[l]
+			}
+		}
+		if s.masked { // a message's partial last block ends the call: mask it
+			for l := range 16 {
+				t.mask[l] = ^uint64(0)
+				if i := s.op[l]; i >= 0 && s.seg[l] == segWhole && s.left[l] == n && c.msgLen(i)%64 != 0 {
+					t.mask[l] = 1<<(c.msgLen(i)%64) - 1
+				}
 			}
 		}
 		streamKernel(c.tier, t, &s.ptrs, n, 64)
@@ -380,15 +401,20 @@ func (s *streamLanes) nextSeg(c *chachaChunkState, l, seg, last int) bool {
 			s.left[l] = 1
 			return true
 		case segWhole:
-			if n < 64 {
+			// On AVX512 the partial last block runs in place too, under a byte mask.
+			blocks := n / 64
+			if s.masked {
+				blocks = (n + 63) / 64
+			}
+			if blocks == 0 {
 				continue
 			}
 			s.ptrs.src[l] = unsafe.Pointer(&op.Src[0])
 			s.ptrs.dst[l] = unsafe.Pointer(&op.Dst[0])
-			s.left[l] = n / 64
+			s.left[l] = blocks
 			return true
 		case segTail:
-			if n%64 == 0 {
+			if n%64 == 0 || s.masked {
 				continue
 			}
 			copy(s.tab().scratch[l][:], op.Src[n&^63:n])

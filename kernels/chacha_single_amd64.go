@@ -145,10 +145,7 @@ func (c *chachaChunkState) runFew() (failed int) {
 
 // striped streams the chunk's ops with the lanes sharing each message, with the segments run chooses.
 func (s *streamLanes) striped(c *chachaChunkState, data bool) {
-	t := s.tab()
-	for l := range 16 {
-		t.rows[0][l], t.rows[1][l], t.rows[2][l], t.rows[3][l] = sigma0, sigma1, sigma2, sigma3
-	}
+	t := s.start(c.tier)
 	open := c.open && data
 	pending := 0 // lanes set up for the next one-block call
 	flush := func() {

@@ -33,6 +33,7 @@ const (
 	tabSrcAddr = 17 * 64
 	tabDstAddr = tabSrcAddr + 16*8
 	tabSpill   = tabDstAddr + 16*8 // 16 rows for a second state
+	tabMask    = tabSpill + 16*64  // per lane, the byte mask of the call's last block
 )
 
 // laneAddresses fills the address rows of tab from lanes.
@@ -74,8 +75,9 @@ func chachaXOR16() {
 	Attributes(NOSPLIT)
 	Doc("chachaXOR16 runs n ChaCha20 blocks in each of 16 lanes: the k-th block of lane l XORs its",
 		"key-stream block into the 64 bytes at lanes.src[l]+lanes.off[l]+k*stride and writes them to",
-		"lanes.dst[l]+lanes.off[l]+k*stride (src and dst may be equal); each block advances the lane's",
-		"block counter tab.rows[12][l] by tab.rows[16][l]. n >= 1.")
+		"lanes.dst[l]+lanes.off[l]+k*stride (src and dst may be equal), the last one (k = n-1) only the",
+		"bytes of mask tab.mask[l]; each block advances the lane's block counter tab.rows[12][l] by",
+		"tab.rows[16][l]. n >= 1.")
 	rows := Mem{Base: Load(Param("tab"), GP64())}
 	lanes := Mem{Base: Load(Param("lanes"), GP64())}
 	n := Load(Param("n"), GP64())
@@ -85,27 +87,33 @@ func chachaXOR16() {
 	XORQ(off, off)
 
 	Comment("Two blocks per lane while there are two: the rounds of one state are a chain of dependent",
-		"steps that leaves the core half idle, so a second state in flight comes almost for free.")
-	CMPQ(n, U32(2))
-	JB(LabelRef("one"))
+		"steps that leaves the core half idle, so a second state in flight comes almost for free. The",
+		"call's last block goes through each lane's byte mask (a partial last block of a message).")
 	Label("two")
-	xorBlocks(rows, off, stride, 2)
-	SUBQ(U32(2), n)
 	CMPQ(n, U32(2))
-	JAE(LabelRef("two"))
+	JBE(LabelRef("last"))
+	xorBlocks(rows, off, stride, 2, false)
+	SUBQ(U32(2), n)
+	JMP(LabelRef("two"))
+	Label("last")
+	JB(LabelRef("one"))
+	xorBlocks(rows, off, stride, 2, true)
+	JMP(LabelRef("done"))
 	Label("one")
-	TESTQ(n, n)
-	JZ(LabelRef("done"))
-	xorBlocks(rows, off, stride, 1)
+	xorBlocks(rows, off, stride, 1, true)
 	Label("done")
 	VZEROUPPER()
 	RET()
 }
 
+// labels numbers the generated round loops, whose labels must be unique in the file.
+var labels int
+
 // xorBlocks emits the next states (one or two) blocks of all 16 lanes: the rounds of the states
 // interleaved, then each state's transposition and XOR. The second state waits in tab's spill rows
-// while the first one's transposition needs the registers. off advances by stride per block.
-func xorBlocks(rows Mem, off GPVirtual, stride Register, states int) {
+// while the first one's transposition needs the registers. off advances by stride per block. With
+// masked, the last state's block goes through the lanes' byte masks.
+func xorBlocks(rows Mem, off GPVirtual, stride Register, states int, masked bool) {
 	var x [2][]VecVirtual
 	for s := range states {
 		x[s] = make([]VecVirtual, 16)
@@ -120,7 +128,8 @@ func xorBlocks(rows Mem, off GPVirtual, stride Register, states int) {
 	Comment("Ten double rounds: columns, then diagonals (RFC 8439 section 2.3).")
 	r := GP32()
 	MOVL(U32(10), r)
-	loop := fmt.Sprintf("doubleround%d", states)
+	labels++
+	loop := fmt.Sprintf("doubleround%d", labels)
 	Label(loop)
 	for _, cols := range [][4][4]int{
 		{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}},
@@ -162,10 +171,25 @@ func xorBlocks(rows Mem, off GPVirtual, stride Register, states int) {
 		Comment("Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it",
 			"with that lane's source into its destination.")
 		for l, blk := range transpose16(x[s]) {
-			xorLane(rows, l, off, blk)
+			if masked && s == states-1 {
+				xorLaneMasked(rows, l, off, blk)
+			} else {
+				xorLane(rows, l, off, blk)
+			}
 		}
 		ADDQ(stride, off)
 	}
+}
+
+// xorLaneMasked is xorLane under lane l's byte mask: bytes outside it are neither read nor written.
+func xorLaneMasked(tab Mem, l int, off GPVirtual, ks VecVirtual) {
+	src, dst, t := GP64(), GP64(), ZMM()
+	MOVQ(tab.Offset(tabSrcAddr+8*l), src)
+	MOVQ(tab.Offset(tabDstAddr+8*l), dst)
+	KMOVQ(tab.Offset(tabMask+8*l), K1)
+	VMOVDQU8_Z(Mem{Base: src, Index: off, Scale: 1}, K1, t)
+	VPXORD(t, ks, ks)
+	VMOVDQU8(ks, K1, Mem{Base: dst, Index: off, Scale: 1})
 }
 
 // transpose16 turns x, where x[w] holds state word w of 16 lanes, into 16 registers that hold one
