@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -83,7 +84,7 @@ func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() boo
 func (n *cpNode) describe() string {
 	st := n.dev.Stats()
 	return fmt.Sprintf("%v: tx %d rx %d drops %v handshakes %d (dropped %d) keypairs installed %d, current %v",
-		n.udp, st.TxPackets, st.RxPackets, st.Drops, st.Handshakes, st.HandshakesDropped, n.cp.KeypairsInstalled(), n.peer.Current() != nil)
+		n.udp, st.TxPackets, st.RxPackets, st.Drops, st.Handshakes, st.HandshakesDropped, n.cp.KeypairsInstalled(), n.peer != nil && n.peer.Current() != nil)
 }
 
 // cpNode is one endpoint: a dataplane Device with a handshake ControlPlane.
@@ -373,4 +374,121 @@ func TestControlPlaneCloseLeavesNoGoroutine(t *testing.T) {
 	}) // the cleanups close both
 	waitUntil(t, 2*time.Second, "the goroutines exited", func() bool { return runtime.NumGoroutine() <= before },
 		func() string { return fmt.Sprintf("%d goroutines, %d before", runtime.NumGoroutine(), before) })
+}
+
+// natRelay stands between b and a on the udptest network as a NAT would: b talks to its inside
+// address, and a sees b's datagrams come from whichever public address is in use; what a sends to
+// either public address goes to b. Switching the public address makes b roam, as seen from a.
+type natRelay struct {
+	inside, x, y *udptest.Conn
+	a, b         netip.AddrPort
+	useY         atomic.Bool
+	wg           sync.WaitGroup
+}
+
+func newNATRelay(t *testing.T, nw *udptest.Network, a, b netip.AddrPort) *natRelay {
+	r := &natRelay{
+		inside: nw.Listen(netip.MustParseAddrPort("127.0.0.9:1000"), 1024, 2048),
+		x:      nw.Listen(netip.MustParseAddrPort("127.0.0.9:2000"), 1024, 2048),
+		y:      nw.Listen(netip.MustParseAddrPort("127.0.0.9:3000"), 1024, 2048),
+		a:      a, b: b,
+	}
+	forward := func(from *udptest.Conn, out func() (*udptest.Conn, netip.AddrPort)) {
+		defer r.wg.Done()
+		bufs, sizes, srcs := [][]byte{make([]byte, 2048)}, make([]int, 1), make([]netip.AddrPort, 1)
+		for {
+			if _, err := from.ReadBatch(bufs, sizes, srcs); err != nil {
+				return
+			}
+			c, dst := out()
+			c.WriteBatch([][]byte{bufs[0][:sizes[0]]}, []netip.AddrPort{dst})
+		}
+	}
+	r.wg.Add(3)
+	go forward(r.inside, func() (*udptest.Conn, netip.AddrPort) {
+		if r.useY.Load() {
+			return r.y, r.a
+		}
+		return r.x, r.a
+	})
+	toB := func() (*udptest.Conn, netip.AddrPort) { return r.inside, r.b }
+	go forward(r.x, toB)
+	go forward(r.y, toB)
+	t.Cleanup(func() {
+		r.inside.Close()
+		r.x.Close()
+		r.y.Close()
+		r.wg.Wait()
+	})
+	return r
+}
+
+// TestControlPlaneRoaming: when b's packets start coming from a new address (paper section 2.1),
+// a's data plane and its handshake Peer both follow, so a's data and later initiations reach b there.
+func TestControlPlaneRoaming(t *testing.T) {
+	nw := udptest.NewNetwork()
+	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Config{})
+	b := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.2:51820"), netip.MustParseAddr("10.9.0.2"), handshake.Config{})
+	nat := newNATRelay(t, nw, a.udp, b.udp)
+	a.connect(t, b.ip, b.key.PublicKey(), netip.AddrPort{}) // a learns b's address from b's packets
+	b.connect(t, a.ip, a.key.PublicKey(), nat.inside.LocalAddr())
+
+	b.send(t, a.ip, 0, 1) // b initiates through the NAT's first public address
+	waitUntil(t, 3*time.Second, "b's first packet arrived", func() bool { return a.got.has(0) }, a.describe, b.describe)
+	if ep := a.peer.Endpoint(); ep != nat.x.LocalAddr() {
+		t.Fatalf("a's endpoint for b is %v, want %v", ep, nat.x.LocalAddr())
+	}
+
+	nat.useY.Store(true)
+	b.send(t, a.ip, 1, 2)
+	waitUntil(t, 3*time.Second, "b's packet from its new address arrived", func() bool { return a.got.has(1) }, a.describe, b.describe)
+	want := nat.y.LocalAddr()
+	if ep := a.peer.Endpoint(); ep != want {
+		t.Errorf("a's data plane endpoint for b is %v, want %v", ep, want)
+	}
+	if ep := a.hs.Peer(b.key.PublicKey()).Endpoint(); ep != want {
+		t.Errorf("a's handshake endpoint for b is %v, want %v: initiations would go to the old address", ep, want)
+	}
+	a.send(t, b.ip, 0, 1)
+	waitUntil(t, 3*time.Second, "a's packet reached b at its new address", func() bool { return b.got.has(0) }, a.describe, b.describe)
+}
+
+// TestControlPlaneUnderLoad: a flood of handshake initiations backs up the data plane's handshake
+// queue; the control plane then turns on cookies (paper section 5.4.7) and answers with cookie
+// replies instead of computing Diffie-Hellman for each.
+func TestControlPlaneUnderLoad(t *testing.T) {
+	nw := udptest.NewNetwork()
+	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Config{})
+	// A valid initiation to a (its MAC1 checks) from a key a does not know, sent over and over.
+	flooder := handshake.NewDevice(mustKey(t), handshake.Config{})
+	fp, err := flooder.AddPeer(a.key.PublicKey(), handshake.PresharedKey{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	init, err := flooder.CreateInitiation(fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := nw.Listen(netip.MustParseAddrPort("127.0.0.5:9"), 4096, 2048)
+	defer src.Close()
+	const flood = 2000
+	bufs, dsts := make([][]byte, flood), make([]netip.AddrPort, flood)
+	for i := range bufs {
+		bufs[i], dsts[i] = init, a.udp
+	}
+	if err := src.WriteBatch(bufs, dsts); err != nil {
+		t.Fatal(err)
+	}
+	cookies := 0
+	rbufs, sizes, srcs := [][]byte{make([]byte, 2048)}, make([]int, 1), make([]netip.AddrPort, 1)
+	timeout := time.AfterFunc(5*time.Second, func() { src.Close() })
+	defer timeout.Stop()
+	for cookies == 0 {
+		if _, err := src.ReadBatch(rbufs, sizes, srcs); err != nil {
+			t.Fatalf("no cookie reply to %d initiations within 5s; %s", flood, a.describe())
+		}
+		if sizes[0] == handshake.CookieReplySize && rbufs[0][0] == byte(handshake.TypeCookie) {
+			cookies++
+		}
+	}
 }
