@@ -9,24 +9,32 @@ import (
 	"unsafe"
 )
 
-// The few-ops path of the AVX512 tier. With fewer ops than lanes, one op per lane would leave most
-// lanes idle, so here the lanes share out the blocks of each message instead:
+// The few-ops path: with fewer ops than lanes, one op per lane would leave most lanes idle, so the
+// lanes share out the blocks of each message instead.
+//
+// On AVX512 (chachaOneOp, one op at a time, no lane tables):
+//
+//	ChaCha20   chachaOne16 broadcasts the message's state to 16 lanes, lane j running block 16k+j,
+//	           and masks the last partial block; the first pass (block 0 for the Poly1305 key and
+//	           the first blocks) is chachaKS24 (24 blocks, two states in flight) or a 16-, 8- or
+//	           4-block key-stream pass, whichever covers the message.
+//	Poly1305   poly1305IFMAOne: 8 lanes on the message's blocks, lane j absorbing blocks 8k+j with
+//	           multiplier r^8, and r^(8-j) at its last one, so that the lanes' sum is the Horner
+//	           evaluation of those blocks (RFC 8439 section 2.5); the blocks left over run one at a
+//	           time. Powers of r come from poly1305Mul44. Short MACs use the portable Poly1305.
+//
+// On AVX2 (runFew, through the lane tables):
 //
 //	ChaCha20   16 lanes on one message: lane j runs blocks 1+j, 17+j, ... (counter step 16, pointer
 //	           step 1 KiB). The blocks left over (block 0 for the Poly1305 key, the last < 16 whole
 //	           blocks, the partial block) are packed, from all the chunk's ops, one per lane into
 //	           further calls.
-//	Poly1305   8 lanes on one message's whole ciphertext blocks: lane j absorbs blocks j, 8+j, ...
-//	           with multiplier r^8, and r^(8-j) at its last block, so that the lanes' sum is the
-//	           Horner evaluation of those blocks (RFC 8439 section 2.5); the AD before them and the
-//	           blocks after them run in lane 0. Powers of r come from poly1305Mul44.
+//	Poly1305   8 lanes on one message's whole ciphertext blocks as above; the AD before them and the
+//	           blocks after them run in lane 0.
 //
-// On the AVX512 tier a batch of at most chachaFewOps ChaCha ops goes one op at a time through
-// chachaOneOp instead, whose ChaCha20 kernel (chachaOne16) broadcasts one message's state to the 16
-// lanes and masks the last partial block, so it needs no lane tables at all.
-//
-// chachaFewOps is the largest chunk that takes this path: up to there it costs less than one op per
-// lane (for 1420-byte messages, 1.5 ChaCha20 calls per op against 24 blocks per lane).
+// chachaFewOps is the largest batch (chunk, on AVX2) that takes this path: up to there it costs less
+// than one op per lane (for 1420-byte messages, 1.5 ChaCha20 calls per op against 24 blocks per
+// lane).
 const chachaFewOps = 7
 
 // chachaShortMAC is the longest AD plus ciphertext whose tag chachaOneOp computes with the portable
