@@ -8,8 +8,7 @@ import (
 
 // ChaCha20 on AVX2: the 16 lanes of chachaXOR16 run as two groups of 8 lanes, one ymm per state word
 // (rows[w][8g:8g+8] for group g). AVX2 has 16 vector registers: the 16 state words and the temporary
-// that a rotation by 12 or 7 needs do not fit, so the rounds work on two quarter rounds at a time and
-// keep two state words of the other two in a stack slot meanwhile.
+// that a rotation by 12 or 7 needs do not fit, so one state word at a time waits in a stack slot.
 
 // rotMasks holds the VPSHUFB masks that rotate each 32-bit word left by 16 and by 8 bits.
 var rotMasks Mem
@@ -31,9 +30,9 @@ type avx2State struct {
 	slots Mem
 }
 
-// ensure makes the words of need available in registers, with at most 14 words in registers in all
-// (leaving two for rotation temporaries), by moving other words to their stack slots.
-func (s *avx2State) ensure(need []int) {
+// ensure makes the words of need available in registers, with at most 15 words in registers in all
+// (leaving one for a rotation's temporary), by moving other words to their stack slots.
+func (s *avx2State) ensure(need ...int) {
 	want := map[int]bool{}
 	for _, w := range need {
 		want[w] = true
@@ -50,7 +49,7 @@ func (s *avx2State) ensure(need []int) {
 			missing++
 		}
 	}
-	for w := 15; w >= 0 && inRegs+missing > 14; w-- {
+	for w := 15; w >= 0 && inRegs+missing > 15; w-- {
 		if !s.inMem[w] && !want[w] {
 			VMOVDQU(s.reg[w], s.slots.Offset(32*w))
 			s.inMem[w] = true
@@ -66,14 +65,27 @@ func (s *avx2State) ensure(need []int) {
 	}
 }
 
-// quarterRounds2 runs two quarter rounds (RFC 8439 section 2.1), interleaved.
-func (s *avx2State) quarterRounds2(cols [2][4]int) {
-	s.ensure(append(cols[0][:], cols[1][:]...))
+// quarterRounds4 runs the four quarter rounds (RFC 8439 section 2.1) of a column or diagonal round,
+// interleaved step by step so that four independent chains are in flight. Each step needs at most
+// eight words; the sixteenth word, when a step needs it, trades places with one the step does not
+// need. The temporaries of the rotations by 12 and 7 share a register in turn: the core renames it,
+// so the four rotations still run in parallel.
+func (s *avx2State) quarterRounds4(cols [4][4]int) {
 	x := &s.reg
 	step := func(a, b, d int, rot int) {
+		var need []int
+		for _, c := range cols {
+			need = append(need, c[a], c[b])
+		}
+		s.ensure(need...)
 		for _, c := range cols {
 			VPADDD(x[c[b]], x[c[a]], x[c[a]])
 		}
+		need = need[:0]
+		for _, c := range cols {
+			need = append(need, c[a], c[d])
+		}
+		s.ensure(need...)
 		for _, c := range cols {
 			VPXOR(x[c[a]], x[c[d]], x[c[d]])
 		}
@@ -117,7 +129,7 @@ func chachaXOR16AVX2() {
 		row := func(w int) Mem { return rows.Offset(64*w + 32*g) }
 		s := &avx2State{slots: slots}
 		for w := range 16 {
-			if w < 14 {
+			if w < 15 {
 				s.reg[w] = YMM()
 				VMOVDQU(row(w), s.reg[w])
 				continue
@@ -129,14 +141,12 @@ func chachaXOR16AVX2() {
 		}
 		Comment("Ten double rounds, unrolled: where each word lives changes from round to round.")
 		for range 10 {
-			s.quarterRounds2([2][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}})
-			s.quarterRounds2([2][4]int{{2, 6, 10, 14}, {3, 7, 11, 15}})
-			s.quarterRounds2([2][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}})
-			s.quarterRounds2([2][4]int{{2, 7, 8, 13}, {3, 4, 9, 14}})
+			s.quarterRounds4([4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
+			s.quarterRounds4([4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
 		}
 		Comment("Add the initial state (section 2.3); every word goes to its slot.")
 		for w := range 16 {
-			s.ensure([]int{w})
+			s.ensure(w)
 			VPADDD(row(w), s.reg[w], s.reg[w])
 			VMOVDQU(s.reg[w], slots.Offset(32*w))
 			s.inMem[w] = true
