@@ -40,6 +40,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/wirebatch/wirebatch/ring"
 )
@@ -332,6 +333,27 @@ func (d *Device) sendStaged(p *Peer) {
 	}
 }
 
+// sendLateStaged sends the packets b staged for peers that can send by now. The encrypt stage
+// reports EventNoKeypair before this sender stages the packets, so a handshake may complete in
+// between, its InstallKeypair (or confirmation) draining the stage before they are in it. Either
+// this check sees the new keypair or that drain sees the packets: the stage's push happens before
+// the Load of current here, and the Store of current before the drain (sequentially consistent
+// atomics and the stage's mutex order them).
+func (d *Device) sendLateStaged(b *unit) {
+	var last *Peer
+	now := time.Now()
+	for i := range b.n {
+		p := b.peers[i]
+		if v := b.verdicts[i]; p == nil || p == last || (v != VerdictNoKey && v != VerdictKeyExpired) || b.sizes[i] == 0 {
+			continue
+		}
+		last = p
+		if kp := p.current.Load(); kp != nil && !kp.expired(now) && kp.sendCounter.Load() < RejectAfterMessages {
+			d.sendStaged(p)
+		}
+	}
+}
+
 // ctlSend seals the first n packets of the control batch (at tunOffset, with ctlSizes and ctlPeers
 // set) and sends those that may go. It returns how many were sent. Called with ctlMu held.
 func (d *Device) ctlSend(n int) (int, error) {
@@ -482,6 +504,7 @@ func (d *Device) udpSender() {
 		if k > 0 && d.udp.WriteBatch(b.view[:k], b.addrs[:k]) != nil {
 			d.writeErrors.Add(1)
 		}
+		d.sendLateStaged(b)
 		clear(b.view[:k])
 		clear(b.peers[:b.n])
 		d.out.free.TryEnqueue(u[:]) // always fits: the ring has room for every unit
