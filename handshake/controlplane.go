@@ -255,12 +255,13 @@ func (c *ControlPlane) HandleHandshake(msg []byte, src netip.AddrPort) {
 }
 
 // updateLoad turns cookie enforcement on or off from the depth of the data plane's handshake queue:
-// messages it queued (DeviceStats.Handshakes) minus those handled here.
+// messages it queued (DeviceStats.Handshakes) minus those handled here. The data plane counts a
+// message just after queueing it, so the count may still lag behind the messages handled.
 func (c *ControlPlane) updateLoad(dp *dataplane.Device) {
 	c.handled++
 	st := dp.Stats()
 	now := c.hs.cfg.Now()
-	if st.Handshakes-c.handled >= underLoadQueueDepth || st.HandshakesDropped != c.lastDropped {
+	if st.Handshakes >= c.handled+underLoadQueueDepth || st.HandshakesDropped != c.lastDropped {
 		c.underLoadUntil = now.Add(underLoadHold)
 	}
 	c.lastDropped = st.HandshakesDropped

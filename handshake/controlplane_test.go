@@ -261,9 +261,11 @@ func TestControlPlaneRekey(t *testing.T) {
 	if a.peer.Current() == first {
 		t.Fatal("no rekey happened")
 	}
+	// b may have answered an initiation whose response reached a after a newer initiation
+	// replaced it (REKEY_TIMEOUT is short here): then b installed one keypair more.
 	installed := a.cp.KeypairsInstalled()
-	if installed < 3 || b.cp.KeypairsInstalled() != installed {
-		t.Errorf("keypairs installed: a %d, b %d; want the same, at least 3", installed, b.cp.KeypairsInstalled())
+	if installed < 3 || b.cp.KeypairsInstalled() < installed {
+		t.Errorf("keypairs installed: a %d, b %d; want at least 3, and b at least as many as a", installed, b.cp.KeypairsInstalled())
 	}
 	if !a.peer.Current().Initiator() {
 		t.Error("the rekeys should all be a's: b's keypairs are the responder's, which do not rekey on time")
