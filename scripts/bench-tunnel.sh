@@ -198,7 +198,7 @@ rows = [
     ("UDP 1420 B, <= 0.1% loss (packets/s)", "udp1420_pps", "{:,.0f}", ">= 2x"),
     ("UDP 1420 B, <= 0.1% loss (Gbit/s)", "udp1420_gbps", "{:.2f}", ""),
     ("UDP 64 B, rate max (packets/s delivered)", "udp64_pps", "{:,.0f}", ">= 2x"),
-    ("UDP 64 B, rate max (loss %)", "udp64_loss_pct", "{:.2f}", ""),
+    ("UDP 64 B, rate max (loss %)", "udp64_loss_pct", "{:.2f}", None),
     ("CPU s per Gbit, TCP (both tunnels)", "tcp_cpu_per_gbit", "{:.3f}", "lower"),
     ("CPU s per Gbit, UDP 64 B (both tunnels)", "udp64_cpu_per_gbit", "{:.3f}", "lower"),
 ]
@@ -207,6 +207,11 @@ print(f"{'':44} {name.get(ours, ours):>14} {name.get(theirs, theirs):>14} {'rati
 for label, metric, fmt, target in rows:
     a = statistics.median(vals[(ours, metric)])
     b = statistics.median(vals[(theirs, metric)])
-    ratio = f"{a / b:.2f}x" if b else "-"
-    print(f"{label:44} {fmt.format(a):>14} {fmt.format(b):>14} {ratio:>7} {target:>7}")
+    # A ratio of loss percentages means nothing: those rows show none.
+    ratio = f"{a / b:.2f}x" if b and target is not None else "-"
+    print(f"{label:44} {fmt.format(a):>14} {fmt.format(b):>14} {ratio:>7} {target or '':>7}")
+print("per round (ours; theirs):")
+for label, metric, fmt, _ in rows:
+    each = lambda impl: " ".join(fmt.format(v) for v in vals[(impl, metric)])
+    print(f"  {metric:20} {each(ours)}; {each(theirs)}")
 EOF
