@@ -211,6 +211,10 @@ func TestTunnelPair(t *testing.T) {
 	}
 
 	ca, cb := a.stop(t), b.stop(t)
+	// Closing the TUN removed the interface, with its addresses and routes.
+	if out, err := a.Command(context.Background(), "ip", "link", "show", "wb0").CombinedOutput(); err == nil {
+		t.Errorf("wb0 still exists after the tunnel exited:\n%s", out)
+	}
 	if strings.Count(strings.TrimSpace(a.proc.Stdout()), "\n") != 1 {
 		t.Errorf("a's stdout should be two JSON lines (SIGUSR1, exit):\n%s", a.proc.Stdout())
 	}
