@@ -64,6 +64,7 @@ type chachaChunkState struct {
 	key     [chachaChunk][8]uint32 // the Key's words, or the XChaCha20 subkey
 	nonce   [chachaChunk][3]uint32
 	polyKey [chachaChunk][32]byte // one-time Poly1305 keys (r || s)
+	ks1     [chachaChunk][64]byte // Open: the key stream of block 1, from the first pass
 	failed  [chachaChunk]bool     // Open: the tag did not verify
 	order   [chachaChunk]uint8    // the order in which lanes take the ops: see sortByLength
 	open    bool
@@ -82,6 +83,7 @@ func (c *chachaChunkState) msgLen(i int) int {
 func (c *chachaChunkState) wipe() {
 	clear(c.key[:])
 	clear(c.polyKey[:])
+	clear(c.ks1[:])
 }
 
 // chachaRunLanes runs the ChaCha-family ops of ops through the lanes, chunk by chunk.
@@ -183,7 +185,7 @@ func (s *streamLanes) hchacha(c *chachaChunkState) {
 	var in [4]uint32 // words 12..15 of the input of lane l
 	lanes := 0
 	flush := func() {
-		t.scratch = [16][64]byte{}
+		t.scratch = [16][128]byte{}
 		streamKernel(c.tier, t, &s.ptrs, 1, 64)
 		for l := range lanes {
 			i, out := s.op[l], &t.scratch[l]
@@ -251,9 +253,9 @@ func (c *chachaChunkState) sortByLength() {
 
 // Stream segments of one op, in counter order.
 const (
-	segPolyKey = iota // block 0 into the lane's scratch block; its first 32 bytes are the Poly1305 key
-	segWhole          // the message's whole blocks, in place in the caller's buffers
-	segTail           // the last partial block, through the scratch block
+	segPolyKey = iota // blocks 0 and 1 into the lane's scratch: the Poly1305 key, block 1's key stream
+	segWhole          // the message's blocks from 2 on, in place in the caller's buffers
+	segTail           // the last partial block (from block 2 on, AVX2), through the scratch block
 	segDone
 )
 
@@ -262,9 +264,10 @@ type streamLanes struct {
 	masked bool                                    // the kernel takes byte masks for the last block (AVX512): no segTail
 	buf    [64 + unsafe.Sizeof(streamTable{})]byte // holds the streamTable at a 64-byte boundary
 	ptrs   chachaPtrs16
-	op     [16]int // the chunk index of the lane's op, -1 when idle
-	seg    [16]int // the lane's current segment
-	left   [16]int // blocks left in it
+	op     [16]int  // the chunk index of the lane's op, -1 when idle
+	seg    [16]int  // the lane's current segment
+	left   [16]int  // blocks left in it
+	block1 [16]bool // segPolyKey also runs block 1
 }
 
 // streamTable is what the lane kernels read at their tab argument, at offsets the generator
@@ -275,7 +278,7 @@ type streamTable struct {
 	addr    [2][16]uint64  // the kernel's
 	spill   [16][16]uint32 // the kernel's: a second state waiting for the registers
 	mask    [16]uint64     // per lane, the byte mask of a call's last block (AVX512 only)
-	scratch [16][64]byte   // per lane, a block the lane runs on (see onScratch)
+	scratch [16][128]byte  // per lane, two blocks the lane runs on (see onScratch)
 	idle    [idleBlocks][64]byte
 }
 
@@ -303,7 +306,7 @@ func (s *streamLanes) tab() *streamTable {
 // onScratch points lane l at its scratch block (see the file comment).
 func (s *streamLanes) onScratch(l int) {
 	s.ptrs.src[l], s.ptrs.dst[l] = nil, nil
-	s.ptrs.off[l] = unsafe.Offsetof(streamTable{}.scratch) + uintptr(l)*64
+	s.ptrs.off[l] = unsafe.Offsetof(streamTable{}.scratch) + uintptr(l)*128
 }
 
 // onIdle points lane l at the idle blocks (see the file comment).
@@ -387,7 +390,15 @@ func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
 		for w := range 8 {
 			rows[4+w][l] = key[w]
 		}
-		rows[12][l] = uint32(first) // block 0 for the Poly1305 key, block 1 for the data pass
+		rows[12][l] = 0 // the Poly1305 key first
+		if first == segWhole {
+			// Open's data pass: block 1's key stream is kept from the first pass, the lane goes on
+			// from block 2.
+			op, n := c.op[i], c.msgLen(i)
+			m := min(n, 64)
+			subtle.XORBytes(op.Dst[:m], op.Src[:m], c.ks1[i][:m])
+			rows[12][l] = 2
+		}
 		rows[13][l], rows[14][l], rows[15][l] = nonce[0], nonce[1], nonce[2]
 		if s.nextSeg(c, l, first, last) {
 			return next + 1
@@ -408,9 +419,14 @@ func (s *streamLanes) nextSeg(c *chachaChunkState, l, seg, last int) bool {
 		s.ptrs.off[l] = 0
 		switch seg {
 		case segPolyKey:
-			s.tab().scratch[l] = [64]byte{}
+			// Block 1 (the message's first) comes along when there is one: a second block per lane
+			// costs little, and a message of one block needs no other pass.
+			s.tab().scratch[l] = [128]byte{}
 			s.onScratch(l)
-			s.left[l] = 1
+			s.left[l], s.block1[l] = 1, n > 0
+			if n > 0 {
+				s.left[l] = 2
+			}
 			return true
 		case segWhole:
 			// On AVX512 the partial last block runs in place too, under a byte mask.
@@ -418,15 +434,16 @@ func (s *streamLanes) nextSeg(c *chachaChunkState, l, seg, last int) bool {
 			if s.masked {
 				blocks = (n + 63) / 64
 			}
-			if blocks == 0 {
+			if blocks <= 1 {
 				continue
 			}
 			s.ptrs.src[l] = unsafe.Pointer(&op.Src[0])
 			s.ptrs.dst[l] = unsafe.Pointer(&op.Dst[0])
-			s.left[l] = blocks
+			s.ptrs.off[l] = 64
+			s.left[l] = blocks - 1
 			return true
 		case segTail:
-			if n%64 == 0 || s.masked {
+			if n%64 == 0 || s.masked || n < 64 {
 				continue
 			}
 			copy(s.tab().scratch[l][:], op.Src[n&^63:n])
@@ -443,7 +460,16 @@ func (s *streamLanes) finish(c *chachaChunkState, l int) {
 	i := s.op[l]
 	switch s.seg[l] {
 	case segPolyKey:
-		copy(c.polyKey[i][:], s.tab().scratch[l][:32])
+		sc := &s.tab().scratch[l]
+		copy(c.polyKey[i][:], sc[:32])
+		if op, n := c.op[i], c.msgLen(i); s.block1[l] {
+			if c.open { // applied once the tag has verified
+				copy(c.ks1[i][:], sc[64:])
+			} else {
+				m := min(n, 64)
+				subtle.XORBytes(op.Dst[:m], op.Src[:m], sc[64:64+m])
+			}
+		}
 	case segTail:
 		n := c.msgLen(i)
 		copy(c.op[i].Dst[n&^63:n], s.tab().scratch[l][:])

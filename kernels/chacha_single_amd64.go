@@ -212,8 +212,8 @@ func (s *streamLanes) striped(c *chachaChunkState, data bool) {
 				flush()
 			}
 			lane(pending, i, 0)
-			s.seg[pending] = segPolyKey
-			t.scratch[pending] = [64]byte{}
+			s.seg[pending], s.block1[pending] = segPolyKey, false
+			t.scratch[pending] = [128]byte{}
 			s.onScratch(pending)
 			pending++
 		}
