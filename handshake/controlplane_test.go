@@ -494,3 +494,22 @@ func TestControlPlaneUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestControlPlaneZeroKeys: with no new session for 3 × REJECT_AFTER_TIME (shortened to 100 ms), both
+// sides destroy their keypairs (paper section 6.3) and release every index.
+func TestControlPlaneZeroKeys(t *testing.T) {
+	const reject = 100 * time.Millisecond
+	a, b := newCPPair(t, handshake.Config{RejectAfterTime: reject})
+	start := time.Now()
+	a.send(t, b.ip, 0, 1)
+	waitUntil(t, 3*time.Second, "the first packet arrived", func() bool { return b.got.has(0) }, a.describe, b.describe)
+	waitUntil(t, 3*time.Second, "both sides erased their keys", func() bool {
+		return a.peer.Current() == nil && b.peer.Current() == nil
+	}, a.describe, b.describe)
+	if el := time.Since(start); el < 3*reject {
+		t.Errorf("keys erased after %v, before 3 × REJECT_AFTER_TIME", el)
+	}
+	if a.hs.Indices().Len() != 0 || b.hs.Indices().Len() != 0 {
+		t.Errorf("indices in use after the keys were erased: a %d, b %d", a.hs.Indices().Len(), b.hs.Indices().Len())
+	}
+}

@@ -52,5 +52,15 @@
 //
 // When the data plane retires a keypair, it releases its index: dev.Indices().Release(kp.LocalIndex).
 //
+// # With package dataplane
+//
+// ControlPlane does all of the above for a dataplane.Device, with a goroutine for the timers:
+//
+//	cp := handshake.NewControlPlane(dev, log.Printf)
+//	d, err := dataplane.NewDevice(tun, udp, dataplane.Config{ControlPlane: cp})
+//	cp.AddPeer(handshake.PeerConfig{PublicKey: pub, Endpoint: ep, AllowedIPs: ips})
+//	...
+//	d.Close(); cp.Close()
+//
 // Time comes from Config.Now, so tests drive everything, timers included, with a fake clock.
 package handshake
