@@ -3,8 +3,8 @@ package handshake
 // The control plane of a dataplane.Device: this file joins a handshake Device to the data path.
 //
 //	dataplane udpReader --> handshake queue --> HandleHandshake --> Device.HandleMessage
-//	                                                |--> dataplane.Device.SendHandshake (response, cookie reply)
-//	                                                '--> dataplane.Device.InstallKeypair (new session)
+//	                                                |--> dataplane.Device.InstallKeypair (new session)
+//	                                                '--> dataplane.Device.SendHandshake (response, cookie reply)
 //	dataplane stages --> PeerEvent --> Peer.PacketSent / PacketReceived / KeypairConfirmed (timers, roaming)
 //	                                   '--> "initiate" flag --.
 //	timer goroutine (run) <-- wake ----------------------------'   sleeps until Device.NextDeadline,
@@ -92,8 +92,9 @@ type cpPeer struct {
 	quietUntil atomic.Int64
 }
 
-// NewControlPlane returns a control plane for dev. logf, if not nil, receives one line per
-// completed handshake and per handshake given up; it is called from the control plane's goroutines.
+// NewControlPlane returns a control plane for dev. logf, if not nil, receives one line per handshake
+// completed or answered, per handshake given up and per failed initiation send; it is called from
+// the control plane's goroutines.
 func NewControlPlane(dev *Device, logf func(format string, args ...any)) *ControlPlane {
 	if logf == nil {
 		logf = func(string, ...any) {}
