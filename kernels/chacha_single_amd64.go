@@ -62,13 +62,23 @@ func chachaOneOp(op *Op, open bool) bool {
 	// Block 0 (the Poly1305 key) and the key stream of the first bytes in one pass: blocks 0-23 when
 	// that covers the message (two states in flight), else 0-15 (or 0-7 or 0-3 when the message
 	// ends there).
-	var ks [24 * 64]byte
+	// A message of up to three blocks gets a small buffer: zeroing and wiping the large one would
+	// cost about as much as its key stream.
+	var ks []byte
 	first := 16 * 64
-	if n > first-64 && n <= len(ks)-64 {
-		first = len(ks)
-		chachaKS24(&st, &ks)
+	if 64+n <= 4*64 {
+		var small [4 * 64]byte
+		ks, first = small[:], len(small)
+		chachaKS4(&st, &small)
 	} else {
-		chachaKeyStream(&st, ks[:min(64+n, first)])
+		var large [24 * 64]byte
+		ks = large[:]
+		if n > first-64 && n <= len(large)-64 {
+			first = len(large)
+			chachaKS24(&st, &large)
+		} else {
+			chachaKeyStream(&st, large[:min(64+n, first)])
+		}
 	}
 	var polyKey [32]byte
 	copy(polyKey[:], ks[:32])
@@ -114,7 +124,7 @@ func chachaOneOp(op *Op, open bool) bool {
 		tag := mac(dst)
 		chachaFinishTag(op, n, false, &tag)
 	}
-	clear(ks[:])
+	clear(ks)
 	clear(st[:])
 	clear(sub[:])
 	clear(polyKey[:])
