@@ -273,7 +273,8 @@ func TestE2EGarbage(t *testing.T) {
 		after, _ := tp.B.snapshot()
 		d := after.sub(before)
 		t.Logf("B over the flood: %+v", d)
-		if d.ReceivedPackets != 0 || d.Dropped.AuthFailed != 0 || d.Dropped.Replay != 0 {
+		// A's keepalives (32-byte messages) may arrive meanwhile; nothing else is authentic.
+		if d.ReceivedBytes != 32*d.ReceivedPackets || d.Dropped.AuthFailed != 0 || d.Dropped.Replay != 0 {
 			t.Errorf("B took garbage for authentic packets: %+v", d)
 		}
 		if d.Dropped.NoKey > classes[unknownIndex] || d.Dropped.NoKey+kernelDrops < classes[unknownIndex] {
