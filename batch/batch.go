@@ -2,7 +2,8 @@
 // moves end to end, and a bounded pool that recycles them.
 //
 // A Batch holds up to MaxPackets packets, each in its own fixed buffer of
-// BufferLen bytes with room in front for the headers written in place and
+// BufferLen bytes (or of a pool's PoolConfig.BufferLen, for MTUs above 1500)
+// with room in front for the headers written in place and
 // room behind for padding and the AEAD tag, so a packet is never copied
 // between reading it from one device and writing it to the other. The
 // batch also carries, built once, the argument shapes of the I/O calls it is
@@ -57,8 +58,8 @@ const (
 	// virtio-net header during TUN I/O (the two are never needed at once).
 	Headroom = max(TransportHeaderLen, VirtioNetHeaderLen)
 
-	// MaxPacketLen is the largest IP packet a buffer holds: the interface
-	// MTU of a 1500-byte Ethernet path. WireGuard's default tunnel MTU on
+	// MaxPacketLen is the largest IP packet a buffer of the default
+	// BufferLen holds: the interface MTU of a 1500-byte Ethernet path. WireGuard's default tunnel MTU on
 	// such a path is 1420 (1500 - 40 IPv6 - 8 UDP - 32 WireGuard), but a
 	// tunnel interface may be configured up to the path MTU, and 1500 keeps
 	// every inbound datagram of a 1500-byte link (at most 1472 bytes of UDP
@@ -80,8 +81,14 @@ const (
 	// BufferLen is the size of one packet buffer: 16 + 1500 + 4 + 16 = 1536
 	// bytes, exactly the largest sealed datagram (16-byte header, 1504 bytes
 	// of padded ciphertext, 16-byte tag) and a multiple of the 64-byte cache
-	// line, so every buffer of a batch starts on a line.
+	// line, so every buffer of a batch starts on a line. It is the default
+	// of PoolConfig.BufferLen.
 	BufferLen = Headroom + MaxPacketLen + Tailroom
+
+	// MaxBufferLen is the largest PoolConfig.BufferLen: room for the largest
+	// IP packet (65535 bytes) with the headroom, a block of padding and the
+	// tag, rounded up to the cache line.
+	MaxBufferLen = (Headroom + 65535 + PaddingMultiple + TagLen + 63) &^ 63
 
 	// MaxPackets is the number of packets a batch holds: wireguard-go's
 	// conn.IdealBatchSize, the most packets one sendmmsg/recvmmsg or one
@@ -140,18 +147,35 @@ type Batch struct {
 	udpIPs   [MaxPackets][net.IPv6len]byte // udpAddrs[i].IP's storage
 }
 
-// BatchBytes is the memory one batch occupies: its buffers and the Batch
-// itself. The slices it points to are all inside these two blocks.
-const BatchBytes = MaxPackets*BufferLen + int(unsafe.Sizeof(Batch{}))
+// BatchBytes is the memory one batch of BufferLen-byte buffers occupies:
+// its buffers and the Batch itself. The slices it points to are all inside
+// these two blocks.
+const BatchBytes = MaxPackets*BufferLen + batchStructBytes
 
-// New returns an empty batch with its buffers, not owned by a pool. The data
-// plane takes batches from a Pool; New is for tests and tools.
-func New() *Batch {
+const batchStructBytes = int(unsafe.Sizeof(Batch{}))
+
+// BatchBytesFor is the memory one batch of bufferLen-byte buffers occupies,
+// as BatchBytes is for BufferLen: what a Pool counts against MaxBytes per
+// batch.
+func BatchBytesFor(bufferLen int) int {
+	return MaxPackets*bufferLen + batchStructBytes
+}
+
+// New returns an empty batch with buffers of BufferLen bytes, not owned by a
+// pool. The data plane takes batches from a Pool; New is for tests and tools.
+func New() *Batch { return newBatch(BufferLen) }
+
+// newBatch returns an empty batch whose buffers are bufferLen bytes long, a
+// multiple of 64 (checked by NewPool).
+func newBatch(bufferLen int) *Batch {
 	b := new(Batch)
-	storage := make([]byte, MaxPackets*BufferLen)
+	// One allocation of more than 32 KiB: Go's allocator gives it its own
+	// pages, so with bufferLen a multiple of 64 every buffer starts on a
+	// cache line.
+	storage := make([]byte, MaxPackets*bufferLen)
 	for i := range b.buf {
 		// Three-index slices: no append or reslice reaches the next buffer.
-		b.buf[i] = storage[i*BufferLen : (i+1)*BufferLen : (i+1)*BufferLen]
+		b.buf[i] = storage[i*bufferLen : (i+1)*bufferLen : (i+1)*bufferLen]
 		b.msgs[i].Buffers = b.msgBufs[i : i+1 : i+1]
 	}
 	return b
@@ -195,6 +219,16 @@ func (b *Batch) Buffer(i int) []byte {
 	return b.buf[i]
 }
 
+// Buffers copies the whole buffers of all MaxPackets packets, in use or not,
+// to dst, as the built-in copy does (as many as fit), and returns how many it
+// copied. It is for a caller that keeps its own per-packet state in the shape
+// of tun.Device.Read (bufs, sizes, offset) and uses the batch only for its
+// memory: dst[i] then aliases the batch's i-th buffer until the batch goes
+// back to its pool, and the batch's own packet state is left alone.
+func (b *Batch) Buffers(dst [][]byte) int {
+	return copy(dst, b.buf[:])
+}
+
 // Start returns the offset of packet i in its buffer.
 func (b *Batch) Start(i int) int {
 	b.check(i)
@@ -206,7 +240,7 @@ func (b *Batch) Start(i int) int {
 // whatever the buffer held.
 func (b *Batch) SetSize(i, size int) {
 	b.check(i)
-	if size < 0 || b.start[i]+size > BufferLen {
+	if size < 0 || b.start[i]+size > len(b.buf[i]) {
 		panic(fmt.Sprintf("batch: packet %d starting at %d cannot be %d bytes long", i, b.start[i], size))
 	}
 	b.size[i] = size
@@ -296,8 +330,8 @@ func (b *Batch) TUNReadDone(n int) {
 		panic(fmt.Sprintf("batch: TUNReadDone(%d) outside [0, %d]", n, MaxPackets))
 	}
 	for i := range n {
-		if b.size[i] < 0 || b.size[i] > BufferLen-Headroom {
-			panic(fmt.Sprintf("batch: TUN read packet %d of %d bytes into a %d-byte buffer", i, b.size[i], BufferLen-Headroom))
+		if room := len(b.buf[i]) - Headroom; b.size[i] < 0 || b.size[i] > room {
+			panic(fmt.Sprintf("batch: TUN read packet %d of %d bytes into a %d-byte buffer", i, b.size[i], room))
 		}
 		b.start[i] = Headroom
 		b.meta[i] = Meta{}

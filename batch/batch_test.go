@@ -29,22 +29,63 @@ func TestLayout(t *testing.T) {
 	if BufferLen != 1536 || BufferLen%64 != 0 {
 		t.Errorf("BufferLen = %d, want 1536, a multiple of the cache line", BufferLen)
 	}
-	if BatchBytes < MaxPackets*BufferLen || DefaultMaxBytes/BatchBytes < 1 {
-		t.Errorf("BatchBytes = %d", BatchBytes)
+	if BatchBytes < MaxPackets*BufferLen || DefaultMaxBytes/BatchBytes < 1 || BatchBytesFor(BufferLen) != BatchBytes {
+		t.Errorf("BatchBytes = %d, BatchBytesFor(BufferLen) = %d", BatchBytes, BatchBytesFor(BufferLen))
+	}
+	if got := Headroom + sealedLen(65535) - TransportHeaderLen; got > MaxBufferLen || MaxBufferLen%64 != 0 {
+		t.Errorf("MaxBufferLen = %d: not a multiple of 64, or less than the %d bytes the largest IP packet needs", MaxBufferLen, got)
 	}
 	b := New()
 	b.SetLen(MaxPackets)
+	checkBuffers(t, b, BufferLen)
+}
+
+// checkBuffers checks that the MaxPackets buffers of b (all in use) are
+// bufferLen bytes long with no capacity beyond, adjacent in one block, and
+// each starts on a cache line.
+func checkBuffers(t *testing.T, b *Batch, bufferLen int) {
+	t.Helper()
 	for i := range MaxPackets {
 		buf := b.Buffer(i)
-		if len(buf) != BufferLen || cap(buf) != BufferLen {
-			t.Fatalf("buffer %d: len %d cap %d, want %d", i, len(buf), cap(buf), BufferLen)
+		if len(buf) != bufferLen || cap(buf) != bufferLen {
+			t.Fatalf("buffer %d: len %d cap %d, want %d", i, len(buf), cap(buf), bufferLen)
 		}
-		if i > 0 && uintptr(unsafe.Pointer(&buf[0]))-uintptr(unsafe.Pointer(&b.Buffer(i - 1)[0])) != BufferLen {
+		if i > 0 && uintptr(unsafe.Pointer(&buf[0]))-uintptr(unsafe.Pointer(&b.Buffer(i - 1)[0])) != uintptr(bufferLen) {
 			t.Fatalf("buffers %d and %d are not adjacent", i-1, i)
 		}
 		if uintptr(unsafe.Pointer(&buf[0]))%64 != 0 {
 			t.Fatalf("buffer %d does not start on a 64-byte cache line", i)
 		}
+	}
+}
+
+// TestBuffers: Buffers hands out every whole buffer, in use or not, as the
+// batch's own memory, and leaves the batch's packets alone.
+func TestBuffers(t *testing.T) {
+	b := New()
+	b.SetLen(3)
+	b.SetSize(1, 4)
+	copy(b.Packet(1), "wire")
+	all := make([][]byte, MaxPackets+1)
+	if n := b.Buffers(all); n != MaxPackets || all[MaxPackets] != nil {
+		t.Fatalf("Buffers into %d slots copied %d, want %d", len(all), n, MaxPackets)
+	}
+	seen := make(map[*byte]bool)
+	for i, buf := range all[:MaxPackets] {
+		if len(buf) != BufferLen || cap(buf) != BufferLen || seen[&buf[0]] {
+			t.Fatalf("buffer %d: len %d cap %d, seen before %v", i, len(buf), cap(buf), seen[&buf[0]])
+		}
+		seen[&buf[0]] = true
+	}
+	if got := string(all[1][Headroom : Headroom+4]); got != "wire" {
+		t.Errorf("buffer 1 holds %q where packet 1 is, want %q", got, "wire")
+	}
+	few := make([][]byte, 2)
+	if n := b.Buffers(few); n != 2 || &few[1][0] != &all[1][0] {
+		t.Fatalf("Buffers into 2 slots copied %d, or another buffer 1", n)
+	}
+	if b.Len() != 3 || b.Start(1) != Headroom || string(b.Packet(1)) != "wire" {
+		t.Errorf("after Buffers: Len %d, packet 1 %q at %d", b.Len(), b.Packet(1), b.Start(1))
 	}
 }
 

@@ -10,17 +10,24 @@ import (
 )
 
 // DefaultMaxBytes is the memory ceiling of a pool whose PoolConfig leaves
-// MaxBytes zero: 64 MiB, 287 batches of 128 buffers on 64-bit platforms.
+// MaxBytes zero: 64 MiB, 287 batches of 128 buffers of BufferLen bytes on
+// 64-bit platforms.
 const DefaultMaxBytes = 64 << 20
 
 // PoolConfig sizes a Pool.
 type PoolConfig struct {
 	// MaxBytes is the most memory the pool's batches may occupy, counted as
-	// BatchBytes per batch. Zero means DefaultMaxBytes.
+	// BatchBytesFor(BufferLen) per batch. Zero means DefaultMaxBytes.
 	MaxBytes int
 	// Batches is how many batches the pool allocates up front; it never
 	// allocates more. Zero means as many as fit in MaxBytes.
 	Batches int
+	// BufferLen is the length of every packet buffer of the pool's batches:
+	// Headroom, the largest IP packet the user of the pool reads or writes,
+	// its padding and the tag, rounded up to a multiple of 64 (so that each
+	// buffer starts on a cache line) and at most MaxBufferLen. Zero means
+	// BufferLen, enough for a 1500-byte MTU; a larger MTU needs more.
+	BufferLen int
 }
 
 // Pool is a fixed set of batches, all allocated by NewPool, that the data
@@ -45,22 +52,31 @@ type batchState struct {
 	lent uint64 // written by the getter, which owns the batch until Put
 }
 
-// NewPool allocates the batches of a pool. It fails if cfg asks for more
-// batches than fit in MaxBytes or if not one batch fits.
+// NewPool allocates the batches of a pool. It fails if cfg's BufferLen is
+// not a multiple of 64 in (0, MaxBufferLen], if cfg asks for more batches
+// than fit in MaxBytes or if not one batch fits.
 func NewPool(cfg PoolConfig) (*Pool, error) {
 	maxBytes := cfg.MaxBytes
 	if maxBytes == 0 {
 		maxBytes = DefaultMaxBytes
 	}
-	fit := maxBytes / BatchBytes
+	bufferLen := cfg.BufferLen
+	if bufferLen == 0 {
+		bufferLen = BufferLen
+	}
+	if bufferLen < 0 || bufferLen > MaxBufferLen || bufferLen%64 != 0 {
+		return nil, fmt.Errorf("batch: BufferLen %d is not a multiple of 64 in (0, %d]", bufferLen, MaxBufferLen)
+	}
+	batchBytes := BatchBytesFor(bufferLen)
+	fit := maxBytes / batchBytes
 	batches := cfg.Batches
 	switch {
 	case maxBytes < 0 || batches < 0:
 		return nil, errors.New("batch: negative pool size")
 	case fit == 0:
-		return nil, fmt.Errorf("batch: MaxBytes %d is less than one batch (%d bytes)", maxBytes, BatchBytes)
+		return nil, fmt.Errorf("batch: MaxBytes %d is less than one batch (%d bytes)", maxBytes, batchBytes)
 	case batches > fit:
-		return nil, fmt.Errorf("batch: %d batches of %d bytes exceed MaxBytes %d", batches, BatchBytes, maxBytes)
+		return nil, fmt.Errorf("batch: %d batches of %d bytes exceed MaxBytes %d", batches, batchBytes, maxBytes)
 	case batches == 0:
 		batches = fit
 	}
@@ -70,7 +86,7 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	// one. See Put.
 	p := &Pool{free: ring.NewMPMC[*Batch](2 * batches), batches: batches}
 	for range batches {
-		b := New()
+		b := newBatch(bufferLen)
 		b.pool = p
 		if p.free.TryEnqueue([]*Batch{b}) != 1 {
 			panic("batch: pool ring smaller than the pool")

@@ -37,6 +37,9 @@ func TestPoolSizing(t *testing.T) {
 		{Batches: DefaultMaxBytes/BatchBytes + 1},
 		{MaxBytes: -1},
 		{Batches: -1},
+		{BufferLen: -64},
+		{BufferLen: BufferLen + 32},
+		{BufferLen: MaxBufferLen + 64},
 	} {
 		if _, err := NewPool(cfg); err == nil || !strings.HasPrefix(err.Error(), "batch: ") {
 			t.Errorf("NewPool(%+v): error %v, want a batch: error", cfg, err)
@@ -45,6 +48,48 @@ func TestPoolSizing(t *testing.T) {
 	if p := newTestPool(t, 3); p.Batches() != 3 {
 		t.Errorf("Batches() = %d, want 3", p.Batches())
 	}
+}
+
+// TestPoolBufferLen: a pool of buffers for a 9000-byte MTU counts its
+// larger batches against MaxBytes, and hands out batches whose every buffer,
+// in the batch and in the I/O shapes, has that length and may be used whole.
+func TestPoolBufferLen(t *testing.T) {
+	const mtu = 9000
+	bufferLen := (Headroom + mtu + PaddingMultiple + TagLen + 63) &^ 63
+	// Room for two jumbo batches, and for a third of the default size that
+	// a pool counting BatchBytes would wrongly allocate.
+	p, err := NewPool(PoolConfig{BufferLen: bufferLen, MaxBytes: 2*BatchBytesFor(bufferLen) + BatchBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Batches() != 2 {
+		t.Fatalf("Batches() = %d, want 2", p.Batches())
+	}
+	b := p.TryGet()
+	b.SetLen(MaxPackets)
+	checkBuffers(t, b, bufferLen)
+
+	b.SetLen(1)
+	b.SetSize(0, mtu)
+	b.SetSize(0, (mtu+PaddingMultiple-1)/PaddingMultiple*PaddingMultiple+TagLen)
+	if dgram := b.Push(0, TransportHeaderLen); len(dgram) != sealedLen(mtu) {
+		t.Fatalf("sealed %d-byte packet: %d bytes, want %d", mtu, len(dgram), sealedLen(mtu))
+	}
+	b.SetSize(0, bufferLen)
+	expectPanic(t, "SetSize past the buffer", "cannot be", func() { b.SetSize(0, bufferLen+1) })
+
+	bufs, sizes, _ := b.TUNReadArgs()
+	if len(bufs[MaxPackets-1]) != bufferLen {
+		t.Fatalf("TUN read buffer of %d bytes, want %d", len(bufs[MaxPackets-1]), bufferLen)
+	}
+	sizes[0] = bufferLen - Headroom
+	b.TUNReadDone(1)
+	sizes[0]++
+	expectPanic(t, "TUN read past the buffer", "into a", func() { b.TUNReadDone(1) })
+	if msgs := b.UDPReadArgs(); len(msgs[0].Buffers[0]) != bufferLen {
+		t.Fatalf("UDP read buffer of %d bytes, want %d", len(msgs[0].Buffers[0]), bufferLen)
+	}
+	p.Put(b)
 }
 
 func TestPoolTryGetFailsFast(t *testing.T) {
