@@ -42,3 +42,39 @@ func TestE2ERestart(t *testing.T) {
 		t.Errorf("A completed %d handshakes, want at least 3 (start and two restarts of B)", c.HandshakesCompleted)
 	}
 }
+
+// TestE2ERoaming moves A, as B sees it, to another port: the relay between them restarts sending
+// to B from 10.201.2.1:51821 instead of :51820, as a NAT might rebind. B's configured Endpoint for
+// A is the old address; once an authenticated packet from A arrives from the new one, B must send
+// there (WireGuard section 2.2, roaming). Nothing listens on the old port any more, so B's packets
+// reach A only if B switched.
+func TestE2ERoaming(t *testing.T) {
+	checkLeaks(t)
+	impl := underTest(t)
+	tp := newTopo(t, topoConfig{A: impl, B: impl, Relay: []string{}})
+	tp.startRelay(false)
+	tp.start()
+	reach(t, tp.A, tp.B, 10*time.Second)
+	reach(t, tp.B, tp.A, 2*time.Second)
+	// Counted from here: the first probe waited for the handshake as a no_key drop.
+	beforeA, _ := tp.A.snapshot()
+	beforeB, _ := tp.B.snapshot()
+
+	tp.stopRelay()
+	tp.relayRightPort = listenPort + 1
+	tp.startRelay(false)
+	reach(t, tp.A, tp.B, 2*time.Second)
+	t.Logf("B to A after A roamed: through after %v", reach(t, tp.B, tp.A, 2*time.Second))
+	rc := tp.stopRelay()
+	if rc.RightToLeft.Received == 0 || rc.RightToLeft.Dropped != 0 {
+		t.Errorf("relay after the move: B->A %+v; want B's packets at the new port, forwarded", rc.RightToLeft)
+	}
+	for _, e := range []struct {
+		*end
+		before counters
+	}{{tp.A, beforeA}, {tp.B, beforeB}} {
+		if c, ok := e.stop(); ok {
+			wantNoDrops(t, e.end, c.sub(e.before))
+		}
+	}
+}

@@ -182,6 +182,8 @@ type topo struct {
 	relayBin string
 	relay    *harness.Process
 	seed     uint64
+	// relayRightPort is the port the relay sends to B from: A's address as B sees it.
+	relayRightPort int
 }
 
 var (
@@ -196,7 +198,7 @@ func newTopo(t *testing.T, cfg topoConfig) *topo {
 	if cfg.MTU == 0 {
 		cfg.MTU = 1420
 	}
-	tp := &topo{t: t, cfg: cfg}
+	tp := &topo{t: t, cfg: cfg, relayRightPort: listenPort}
 	a, b := harness.NewNamespace(t), harness.NewNamespace(t)
 	for _, ns := range []*harness.Namespace{a, b} {
 		// Without IPv6 on the TUN interface the kernel sends no router solicitations or MLD
@@ -425,14 +427,18 @@ func testSeed(t *testing.T) uint64 {
 }
 
 // startRelay starts the relay in M, with the topology's impairments when impaired is true and
-// none otherwise. Its seed comes from testSeed.
+// none otherwise. The impairments' seed comes from testSeed.
 func (tp *topo) startRelay(impaired bool) {
 	tp.t.Helper()
-	if tp.seed == 0 {
-		tp.seed = testSeed(tp.t)
+	seed := uint64(1) // decides nothing without impairments
+	if impaired {
+		if tp.seed == 0 {
+			tp.seed = testSeed(tp.t)
+		}
+		seed = tp.seed
 	}
 	args := []string{"-listen", "10.201.1.2:51820", "-target", netip.AddrPortFrom(tp.B.outer, listenPort).String(),
-		"-right-bind", "10.201.2.1:51820", "-seed", strconv.FormatUint(tp.seed, 10)}
+		"-right-bind", fmt.Sprintf("10.201.2.1:%d", tp.relayRightPort), "-seed", strconv.FormatUint(seed, 10)}
 	if impaired {
 		args = append(args, tp.cfg.Relay...)
 		tp.t.Logf("relay seed %d, impairments %s", tp.seed, strings.Join(tp.cfg.Relay, " "))
