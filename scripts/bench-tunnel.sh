@@ -15,7 +15,7 @@
 #   make bench-tunnel          (or: sudo scripts/bench-tunnel.sh, from the repository root)
 # Environment: ROUNDS (per implementation, default 3), TCP_SECONDS (default 5), UDP_SECONDS
 # (per loadgen trial, default 2), IMPLS (default "tunnel wgpeer": the two compared, first one is
-# "ours" in the table).
+# "ours" in the table), TUNNEL_FLAGS (extra flags of our tunnel, e.g. "-workers 1").
 #
 # Only addresses inside the two namespaces created here receive traffic. Namespaces are named
 # wbt-<pid>-<n> like the netns test harness's, whose stale-namespace cleanup also removes ours.
@@ -121,10 +121,11 @@ record() { echo "$1 $2 $3" >>"$RESULTS"; } # IMPL METRIC VALUE
 
 # measure IMPL: one round of every measurement with IMPL at both ends.
 measure() {
-	local impl=$1
-	ip netns exec "$NS_A" "$WORK/$impl" -config "$WORK/a.conf" -iface wb0 >"$WORK/a.out" 2>"$WORK/a.err" &
+	local impl=$1 flags=()
+	[[ $impl == tunnel ]] && read -r -a flags <<<"${TUNNEL_FLAGS:-}"
+	ip netns exec "$NS_A" "$WORK/$impl" -config "$WORK/a.conf" -iface wb0 "${flags[@]}" >"$WORK/a.out" 2>"$WORK/a.err" &
 	local pid_a=$!
-	ip netns exec "$NS_B" "$WORK/$impl" -config "$WORK/b.conf" -iface wb0 >"$WORK/b.out" 2>"$WORK/b.err" &
+	ip netns exec "$NS_B" "$WORK/$impl" -config "$WORK/b.conf" -iface wb0 "${flags[@]}" >"$WORK/b.out" 2>"$WORK/b.err" &
 	local pid_b=$!
 	PIDS+=("$pid_a" "$pid_b")
 	for ns in "$NS_A" "$NS_B"; do
