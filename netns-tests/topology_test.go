@@ -133,6 +133,15 @@ func parseCounters(out string) (counters, error) {
 			return counters{}, fmt.Errorf("counters line %q lacks %q", last, key)
 		}
 	}
+	var dropped map[string]json.RawMessage
+	if err := json.Unmarshal(raw["dropped"], &dropped); err != nil {
+		return counters{}, fmt.Errorf("counters line %q: dropped: %w", last, err)
+	}
+	for _, key := range []string{"no_route", "no_key", "key_expired", "auth_failed", "replay", "bad_source", "malformed"} {
+		if _, ok := dropped[key]; !ok {
+			return counters{}, fmt.Errorf("counters line %q lacks dropped.%s", last, key)
+		}
+	}
 	var c counters
 	err := json.Unmarshal([]byte(last), &c)
 	return c, err
@@ -381,9 +390,9 @@ func (e *end) kill() {
 
 // relayCounts is the relay's JSON report (relay.Stats).
 type relayCounts struct {
-	Seed        uint64 `json:"seed"`
-	LeftToRight dirCounts
-	RightToLeft dirCounts
+	Seed        uint64    `json:"seed"`
+	LeftToRight dirCounts `json:"left_to_right"`
+	RightToLeft dirCounts `json:"right_to_left"`
 }
 
 type dirCounts struct {
@@ -394,17 +403,6 @@ type dirCounts struct {
 	Duplicated  uint64 `json:"duplicated"`
 	Reordered   uint64 `json:"reordered"`
 	Corrupted   uint64 `json:"corrupted"`
-}
-
-func (r *relayCounts) UnmarshalJSON(b []byte) error {
-	var v struct {
-		Seed        uint64    `json:"seed"`
-		LeftToRight dirCounts `json:"left_to_right"`
-		RightToLeft dirCounts `json:"right_to_left"`
-	}
-	err := json.Unmarshal(b, &v)
-	*r = relayCounts(v)
-	return err
 }
 
 // seedEnv sets the seed of a scenario's random choices (the relay's impairments, garbage), to
