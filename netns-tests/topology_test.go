@@ -299,6 +299,7 @@ func (e *end) start() {
 	for {
 		out, err := nsOutput(e.ns, "ip", "-br", "addr", "show", "dev", tunIface)
 		if err == nil && strings.Contains(out, e.inner.String()+"/") && !strings.Contains(out, "DOWN") {
+			// Runs before the harness stops the process: the interface's counters are still there.
 			e.t.Cleanup(func() {
 				if e.t.Failed() {
 					out, _ := nsOutput(e.ns, "ip", "-s", "-s", "link")
@@ -307,6 +308,7 @@ func (e *end) start() {
 			})
 			return
 		}
+		// Wait(0) reports "still running" unless the process has exited.
 		if err := e.proc.Wait(0); err == nil || !strings.Contains(err.Error(), "still running") {
 			e.t.Fatalf("%v exited while starting: %v\nstderr:\n%s", e, err, e.proc.Stderr())
 		}
