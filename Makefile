@@ -8,7 +8,7 @@ RACE_PKGS := ./ring/... ./batch/... ./kernels/... ./dataplane/... ./handshake/..
 # Debian packages the tests use: ip/veth/netns, iperf3 for the loadgen comparison, qemu for arm64 runs.
 DEB_PKGS := iproute2 iperf3 qemu-user nftables python3
 
-.PHONY: all test deps unit race purego arm64 check generate fuzz bench bench-loadgen demo
+.PHONY: all test deps unit race purego arm64 check generate fuzz bench bench-loadgen bench-tunnel demo
 
 all: check test
 
@@ -62,6 +62,11 @@ bench:
 bench-loadgen: deps
 	scripts/bench-loadgen.sh
 
-## demo: the main job (for now the kernels-vs-baseline table on this machine, one short run).
-demo:
-	$(GO) test -run '^$$' -bench . -benchtime=100ms -count=1 ./kernels/ | $(GO) run ./internal/benchtable
+## demo: the main job: two hosts in network namespaces, our tunnel at both ends, loadgen through it,
+## the report and the tunnels' counters (root; DEMO_BENCH=1 adds a round of bench-tunnel).
+demo: deps
+	scripts/demo.sh
+
+## bench-tunnel: our tunnel against wireguard-go on the same two hosts: TCP, UDP 1420 B and 64 B (root).
+bench-tunnel: deps
+	scripts/bench-tunnel.sh
