@@ -4,6 +4,8 @@ package kernels_test
 // golang.org/x/crypto/chacha20poly1305 doing the same work one message at a time in the same run.
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"fmt"
 	"testing"
 
@@ -107,4 +109,32 @@ func BenchmarkChaChaBatch(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkChaChaNone measures what the ChaCha family costs a batch that holds none of its ops: a
+// batch of one AES-128-GCM op, on every tier, beside crypto/cipher sealing the same message.
+func BenchmarkChaChaNone(b *testing.B) {
+	raw := make([]byte, 16)
+	key, _ := kernels.NewKey(kernels.AES128GCM, raw)
+	nonce := make([]byte, 12)
+	buf := make([]byte, 64+kernels.TagSize)
+	ops := []kernels.Op{{Key: key, Nonce: nonce, Src: buf[:64], Dst: buf}}
+	for _, tier := range kernels.Tiers() {
+		b.Run("1x64/Seal/"+tier.String(), func(b *testing.B) {
+			b.SetBytes(64)
+			b.ReportAllocs()
+			for b.Loop() {
+				tier.Seal(ops)
+			}
+		})
+	}
+	block, _ := aes.NewCipher(raw)
+	gcm, _ := cipher.NewGCM(block)
+	b.Run("1x64/Seal/stdlib", func(b *testing.B) {
+		b.SetBytes(64)
+		b.ReportAllocs()
+		for b.Loop() {
+			gcm.Seal(buf[:0], nonce, buf[:64], nil)
+		}
+	})
 }

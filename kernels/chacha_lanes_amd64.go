@@ -99,6 +99,11 @@ func chachaRunLanes(t Tier, ops []Op, open bool) (failed int) {
 			few++
 		}
 	}
+	if few == 0 {
+		// A batch of another family costs this family only the scan, on every tier: nothing below
+		// (lane tables, the chunk state) may be set up for it.
+		return 0
+	}
 	if few <= chachaFewOps && t == AVX512 {
 		for i := range ops {
 			op := &ops[i]
