@@ -108,6 +108,12 @@ func poly1305IFMAY(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 //go:noescape
 func poly1305IFMAOne(st *polyOne, msg *byte, n int)
 
+// poly1305FinishZ finishes the tags of the 16 lanes of an IFMA table (see polyTable) and returns the
+// mask of the lanes whose tag equals the expected one.
+//
+//go:noescape
+func poly1305FinishZ(st *[15][16]uint64) (eq int)
+
 // poly1305AVX2 is the radix-2^26 kernel of the AVX2 tier (and of an AVX512 CPU without IFMA).
 //
 //go:noescape

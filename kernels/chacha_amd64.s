@@ -8203,3 +8203,211 @@ store:
 	VMOVQ X5, 128(AX)
 	VZEROUPPER
 	RET
+
+// func poly1305FinishZ(st *[15][16]uint64) (eq int)
+// Requires: AVX, AVX512F
+TEXT ·poly1305FinishZ(SB), NOSPLIT, $0-16
+	MOVQ         st+0(FP), AX
+	MOVQ         $0x00000fffffffffff, CX
+	VPBROADCASTQ CX, Z0
+	MOVQ         $0x000003ffffffffff, CX
+	VPBROADCASTQ CX, Z1
+	XORQ         CX, CX
+
+	// Lanes 0 to 7.
+	VMOVDQA64 (AX), Z2
+	VMOVDQA64 128(AX), Z3
+	VMOVDQA64 256(AX), Z4
+
+	// Two carry passes, the carry out of bit 130 re-entering limb 0 times 5, and a third up
+	// to limb 2: h < 2^130 + 2^44 with limbs 0 and 1 below 2^44.
+	VPSRLQ $0x2c, Z2, Z5
+	VPANDQ Z0, Z2, Z2
+	VPADDQ Z5, Z3, Z3
+	VPSRLQ $0x2c, Z3, Z5
+	VPANDQ Z0, Z3, Z3
+	VPADDQ Z5, Z4, Z4
+	VPSRLQ $0x2a, Z4, Z5
+	VPANDQ Z1, Z4, Z4
+	VPADDQ Z5, Z2, Z2
+	VPSLLQ $0x02, Z5, Z5
+	VPADDQ Z5, Z2, Z2
+	VPSRLQ $0x2c, Z2, Z5
+	VPANDQ Z0, Z2, Z2
+	VPADDQ Z5, Z3, Z3
+	VPSRLQ $0x2c, Z3, Z5
+	VPANDQ Z0, Z3, Z3
+	VPADDQ Z5, Z4, Z4
+	VPSRLQ $0x2a, Z4, Z5
+	VPANDQ Z1, Z4, Z4
+	VPADDQ Z5, Z2, Z2
+	VPSLLQ $0x02, Z5, Z5
+	VPADDQ Z5, Z2, Z2
+	VPSRLQ $0x2c, Z2, Z5
+	VPANDQ Z0, Z2, Z2
+	VPADDQ Z5, Z3, Z3
+	VPSRLQ $0x2c, Z3, Z5
+	VPANDQ Z0, Z3, Z3
+	VPADDQ Z5, Z4, Z4
+
+	// g = h + 5 reaches 2^130 exactly when h >= p = 2^130-5, and then h mod p = g - 2^130:
+	// select g where bit 130 of g is set (all-ones mask from 0 - that bit), then drop bit 130.
+	MOVQ         $0x0000000000000005, DX
+	VPBROADCASTQ DX, Z5
+	VPADDQ       Z5, Z2, Z6
+	VMOVDQA64    Z3, Z7
+	VMOVDQA64    Z4, Z8
+	VPSRLQ       $0x2c, Z6, Z5
+	VPANDQ       Z0, Z6, Z6
+	VPADDQ       Z5, Z7, Z7
+	VPSRLQ       $0x2c, Z7, Z5
+	VPANDQ       Z0, Z7, Z7
+	VPADDQ       Z5, Z8, Z8
+	VPSRLQ       $0x2a, Z8, Z5
+	VPXORQ       Z9, Z9, Z9
+	VPSUBQ       Z5, Z9, Z5
+	VPXORQ       Z6, Z2, Z9
+	VPANDQ       Z5, Z9, Z9
+	VPXORQ       Z9, Z2, Z2
+	VPXORQ       Z7, Z3, Z9
+	VPANDQ       Z5, Z9, Z9
+	VPXORQ       Z9, Z3, Z3
+	VPXORQ       Z8, Z4, Z9
+	VPANDQ       Z5, Z9, Z9
+	VPXORQ       Z9, Z4, Z4
+	VPANDQ       Z1, Z4, Z4
+
+	// h + s mod 2^128, with s split into radix-2^44 limbs.
+	VMOVDQA64 1152(AX), Z5
+	VMOVDQA64 1280(AX), Z6
+	VPSRLQ    $0x2c, Z5, Z7
+	VPSLLQ    $0x14, Z6, Z9
+	VPORQ     Z9, Z7, Z7
+	VPANDQ    Z0, Z7, Z7
+	VPADDQ    Z7, Z3, Z3
+	VPANDQ    Z0, Z5, Z5
+	VPADDQ    Z5, Z2, Z2
+	VPSRLQ    $0x18, Z6, Z6
+	VPADDQ    Z6, Z4, Z4
+	VPSRLQ    $0x2c, Z2, Z5
+	VPANDQ    Z0, Z2, Z2
+	VPADDQ    Z5, Z3, Z3
+	VPSRLQ    $0x2c, Z3, Z5
+	VPANDQ    Z0, Z3, Z3
+	VPADDQ    Z5, Z4, Z4
+	VPSLLQ    $0x2c, Z3, Z5
+	VPORQ     Z2, Z5, Z5
+	VPSRLQ    $0x14, Z3, Z2
+	VPSLLQ    $0x18, Z4, Z9
+	VPORQ     Z9, Z2, Z2
+	VMOVDQA64 Z5, 1664(AX)
+	VMOVDQA64 Z2, 1792(AX)
+
+	// Lanes whose tag equals the expected one: both qwords' differences zero.
+	VPXORQ    1408(AX), Z5, Z5
+	VPXORQ    1536(AX), Z2, Z2
+	VPORQ     Z2, Z5, Z5
+	VPTESTNMQ Z5, Z5, K1
+	KMOVW     K1, DX
+	ORQ       DX, CX
+
+	// Lanes 8 to 15.
+	VMOVDQA64 64(AX), Z2
+	VMOVDQA64 192(AX), Z3
+	VMOVDQA64 320(AX), Z4
+
+	// Two carry passes, the carry out of bit 130 re-entering limb 0 times 5, and a third up
+	// to limb 2: h < 2^130 + 2^44 with limbs 0 and 1 below 2^44.
+	VPSRLQ $0x2c, Z2, Z5
+	VPANDQ Z0, Z2, Z2
+	VPADDQ Z5, Z3, Z3
+	VPSRLQ $0x2c, Z3, Z5
+	VPANDQ Z0, Z3, Z3
+	VPADDQ Z5, Z4, Z4
+	VPSRLQ $0x2a, Z4, Z5
+	VPANDQ Z1, Z4, Z4
+	VPADDQ Z5, Z2, Z2
+	VPSLLQ $0x02, Z5, Z5
+	VPADDQ Z5, Z2, Z2
+	VPSRLQ $0x2c, Z2, Z5
+	VPANDQ Z0, Z2, Z2
+	VPADDQ Z5, Z3, Z3
+	VPSRLQ $0x2c, Z3, Z5
+	VPANDQ Z0, Z3, Z3
+	VPADDQ Z5, Z4, Z4
+	VPSRLQ $0x2a, Z4, Z5
+	VPANDQ Z1, Z4, Z4
+	VPADDQ Z5, Z2, Z2
+	VPSLLQ $0x02, Z5, Z5
+	VPADDQ Z5, Z2, Z2
+	VPSRLQ $0x2c, Z2, Z5
+	VPANDQ Z0, Z2, Z2
+	VPADDQ Z5, Z3, Z3
+	VPSRLQ $0x2c, Z3, Z5
+	VPANDQ Z0, Z3, Z3
+	VPADDQ Z5, Z4, Z4
+
+	// g = h + 5 reaches 2^130 exactly when h >= p = 2^130-5, and then h mod p = g - 2^130:
+	// select g where bit 130 of g is set (all-ones mask from 0 - that bit), then drop bit 130.
+	MOVQ         $0x0000000000000005, DX
+	VPBROADCASTQ DX, Z5
+	VPADDQ       Z5, Z2, Z6
+	VMOVDQA64    Z3, Z7
+	VMOVDQA64    Z4, Z8
+	VPSRLQ       $0x2c, Z6, Z5
+	VPANDQ       Z0, Z6, Z6
+	VPADDQ       Z5, Z7, Z7
+	VPSRLQ       $0x2c, Z7, Z5
+	VPANDQ       Z0, Z7, Z7
+	VPADDQ       Z5, Z8, Z8
+	VPSRLQ       $0x2a, Z8, Z5
+	VPXORQ       Z10, Z10, Z10
+	VPSUBQ       Z5, Z10, Z5
+	VPXORQ       Z6, Z2, Z10
+	VPANDQ       Z5, Z10, Z10
+	VPXORQ       Z10, Z2, Z2
+	VPXORQ       Z7, Z3, Z10
+	VPANDQ       Z5, Z10, Z10
+	VPXORQ       Z10, Z3, Z3
+	VPXORQ       Z8, Z4, Z10
+	VPANDQ       Z5, Z10, Z10
+	VPXORQ       Z10, Z4, Z4
+	VPANDQ       Z1, Z4, Z4
+
+	// h + s mod 2^128, with s split into radix-2^44 limbs.
+	VMOVDQA64 1216(AX), Z1
+	VMOVDQA64 1344(AX), Z5
+	VPSRLQ    $0x2c, Z1, Z6
+	VPSLLQ    $0x14, Z5, Z10
+	VPORQ     Z10, Z6, Z6
+	VPANDQ    Z0, Z6, Z6
+	VPADDQ    Z6, Z3, Z3
+	VPANDQ    Z0, Z1, Z1
+	VPADDQ    Z1, Z2, Z2
+	VPSRLQ    $0x18, Z5, Z5
+	VPADDQ    Z5, Z4, Z4
+	VPSRLQ    $0x2c, Z2, Z5
+	VPANDQ    Z0, Z2, Z2
+	VPADDQ    Z5, Z3, Z3
+	VPSRLQ    $0x2c, Z3, Z5
+	VPANDQ    Z0, Z3, Z3
+	VPADDQ    Z5, Z4, Z4
+	VPSLLQ    $0x2c, Z3, Z0
+	VPORQ     Z2, Z0, Z0
+	VPSRLQ    $0x14, Z3, Z1
+	VPSLLQ    $0x18, Z4, Z10
+	VPORQ     Z10, Z1, Z1
+	VMOVDQA64 Z0, 1728(AX)
+	VMOVDQA64 Z1, 1856(AX)
+
+	// Lanes whose tag equals the expected one: both qwords' differences zero.
+	VPXORQ    1472(AX), Z0, Z0
+	VPXORQ    1600(AX), Z1, Z1
+	VPORQ     Z1, Z0, Z0
+	VPTESTNMQ Z0, Z0, K1
+	KMOVW     K1, AX
+	SHLL      $0x08, AX
+	ORQ       AX, CX
+	MOVQ      CX, eq+8(FP)
+	VZEROUPPER
+	RET

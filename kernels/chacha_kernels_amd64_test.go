@@ -8,6 +8,7 @@ package kernels
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -225,5 +226,62 @@ func TestChaChaKernelCounters(t *testing.T) {
 		}
 		streamKernel(tier, tab, &s.ptrs, 3, 16*64)
 		check(fmt.Sprintf("%v lane kernel", tier), buf)
+	}
+}
+
+// TestPoly1305FinishZ checks the 16-lane tag finish against poly1305Finish44 on accumulators at the
+// kernels' limb bounds, around p = 2^130-5 and random, and its verdict on equal and unequal tags.
+func TestPoly1305FinishZ(t *testing.T) {
+	if !chachaHas(AVX512) || !chachaIFMA {
+		t.Skip("needs AVX-512 with IFMA")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	edges := [][3]uint64{
+		{0, 0, 0},
+		{mask44 + 1<<17 - 1, mask44, 1<<42 - 1}, // the largest the kernels leave
+		{mask44 - 5, mask44, 1<<42 - 1},         // p - 1
+		{mask44 - 4, mask44, 1<<42 - 1},         // p
+		{mask44 - 3, mask44, 1<<42 - 1},         // p + 1
+		{mask44, mask44, 1<<42 - 1},             // 2^130 - 1
+		{4, 0, 0},
+	}
+	var buf [64 + unsafe.Sizeof(polyTable{})]byte
+	tab := (*polyTable)(unsafe.Add(unsafe.Pointer(&buf[0]), -uintptr(unsafe.Pointer(&buf[0]))&63))
+	for round := range 64 {
+		var want [16][TagSize]byte
+		var wrong uint32
+		for l := range 16 {
+			h := [3]uint64{rng.Uint64() % (mask44 + 1<<17), rng.Uint64() & mask44, rng.Uint64() % (1 << 42)}
+			if k := round*16 + l; k < len(edges) {
+				h = edges[k]
+			}
+			s0, s1 := rng.Uint64(), rng.Uint64()
+			if round%3 == 0 {
+				s0, s1 = ^uint64(0), ^uint64(0) // carries through all of s
+			}
+			st := &tab.st
+			st[0][l], st[1][l], st[2][l] = h[0], h[1], h[2] // the accumulator rows
+			st[polyRowKeyS][l], st[polyRowKeyS+1][l] = s0, s1
+			poly1305Finish44(&want[l], h[0], h[1], h[2], s0, s1)
+			exp := want[l]
+			if rng.IntN(2) == 0 {
+				exp[rng.IntN(TagSize)] ^= 1 << rng.IntN(8)
+				wrong |= 1 << l
+			}
+			st[polyRowWant][l] = binary.LittleEndian.Uint64(exp[0:])
+			st[polyRowWant+1][l] = binary.LittleEndian.Uint64(exp[8:])
+		}
+		eq := poly1305FinishZ(&tab.st)
+		for l := range 16 {
+			var got [TagSize]byte
+			binary.LittleEndian.PutUint64(got[0:], tab.st[polyRowTag][l])
+			binary.LittleEndian.PutUint64(got[8:], tab.st[polyRowTag+1][l])
+			if got != want[l] {
+				t.Fatalf("round %d lane %d: tag %x, want %x", round, l, got, want[l])
+			}
+		}
+		if eq != int(^wrong&0xffff) {
+			t.Fatalf("round %d: verdict %016b, want %016b", round, eq, ^wrong&0xffff)
+		}
 	}
 }

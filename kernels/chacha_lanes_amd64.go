@@ -533,11 +533,19 @@ type polyLanes struct {
 	seg     [16]int
 	left    [16]int
 	r       [16][3]uint64 // the lane's clamped key r, radix 2^44
-	s       [16][16]byte  // the lane's key s
+	s       [16][2]uint64 // the lane's key s (radix 2^26 only: the IFMA table holds it, see polyTable)
 }
 
 // polyTable is what the Poly1305 kernels read at their st argument: the lanes' accumulators,
-// multipliers and addresses in the kernel's radix, then their scratch blocks.
+// multipliers and addresses in the kernel's radix, then their scratch blocks. The IFMA kernels leave
+// rows polyRowKeyS.. free: poly1305FinishZ finds the lanes' keys s and expected tags there and writes
+// their tags.
+const (
+	polyRowKeyS = 9  // s, low and high qword
+	polyRowWant = 11 // Open: the tag the ciphertext carries, low and high qword
+	polyRowTag  = 13 // poly1305FinishZ's tags, low and high qword
+)
+
 type polyTable struct {
 	st      [15][16]uint64
 	scratch [16][48]byte
@@ -574,7 +582,7 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 		if next < c.n {
 			i := int(c.order[next])
 			p.op[l] = i
-			p.fill(l, c.op[i].AD, c.ciphertext(i), &c.polyKey[i])
+			p.fill(l, c.op[i].AD, c.ciphertext(i), &c.polyKey[i], c.wantTag(i))
 			next++
 			active++
 		}
@@ -598,6 +606,7 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 			}
 		}
 		polyKernel(p.radix26, &t.st, &p.ptrs, n, 16)
+		var done uint32 // lanes whose MAC is complete
 		for l := range 16 {
 			if p.op[l] < 0 {
 				continue
@@ -609,7 +618,22 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 			if p.nextSeg(l, p.seg[l]+1) {
 				continue
 			}
-			if !c.finishTag(p.op[l], p.tag(l)) {
+			done |= 1 << l
+		}
+		if done == 0 {
+			continue
+		}
+		// With IFMA one kernel call finishes (and for Open compares) every lane's tag: lanes that
+		// finish together, as sortByLength arranges, share it.
+		var eq int
+		if !p.radix26 {
+			eq = poly1305FinishZ(&t.st)
+		}
+		for l := range 16 {
+			if done>>l&1 == 0 {
+				continue
+			}
+			if !p.finishLane(c, l, eq>>l&1 == 1) {
 				failed++
 			}
 			active--
@@ -618,6 +642,38 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 	}
 	p.wipe()
 	return failed
+}
+
+// finishLane writes the tag of lane l's op (Seal) or checks it (Open, failing the op on a mismatch)
+// and reports whether the op succeeded. With IFMA the tag and, for Open, the verdict eq come from
+// poly1305FinishZ; otherwise the lane's tag is finished here.
+func (p *polyLanes) finishLane(c *chachaChunkState, l int, eq bool) bool {
+	i := p.op[l]
+	if p.radix26 {
+		return c.finishTag(i, p.tag(l))
+	}
+	op, n := c.op[i], c.msgLen(i)
+	if !c.open {
+		st := &p.tab().st
+		binary.LittleEndian.PutUint64(op.Dst[n:], st[polyRowTag][l])
+		binary.LittleEndian.PutUint64(op.Dst[n+8:], st[polyRowTag+1][l])
+		return true
+	}
+	if !eq {
+		failOpen(op)
+		c.failed[i] = true
+		return false
+	}
+	op.Err = nil
+	return true
+}
+
+// wantTag returns the tag op i carries (Open), nil for Seal.
+func (c *chachaChunkState) wantTag(i int) []byte {
+	if c.open {
+		return c.op[i].Src[c.msgLen(i):]
+	}
+	return nil
 }
 
 // ciphertext returns the ciphertext op i is authenticated over: Seal's output, Open's input.
@@ -653,8 +709,9 @@ func chachaFinishTag(op *Op, n int, open bool, tag *[TagSize]byte) bool {
 	return true
 }
 
-// fill starts lane l on the MAC of ad and ct under the one-time key.
-func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte) {
+// fill starts lane l on the MAC of ad and ct under the one-time key; want is the tag Open expects
+// (nil for Seal), which only poly1305FinishZ uses.
+func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) {
 	// The lane's multiplier: r clamped (section 2.5.1) in radix 2^44.
 	lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
 	hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
@@ -662,7 +719,17 @@ func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte) {
 	p.setH(l, [3]uint64{})
 	p.setMul(l, r)
 	p.r[l] = r
-	copy(p.s[l][:], key[16:])
+	s0, s1 := binary.LittleEndian.Uint64(key[16:]), binary.LittleEndian.Uint64(key[24:])
+	if p.radix26 {
+		p.s[l] = [2]uint64{s0, s1}
+	} else {
+		st := &p.tab().st
+		st[polyRowKeyS][l], st[polyRowKeyS+1][l] = s0, s1
+		if want != nil {
+			st[polyRowWant][l] = binary.LittleEndian.Uint64(want[0:])
+			st[polyRowWant+1][l] = binary.LittleEndian.Uint64(want[8:])
+		}
+	}
 	p.ad[l], p.ct[l] = ad, ct
 
 	// Scratch: the AD's last partial block padded, then the ciphertext's, then the lengths.
@@ -721,14 +788,18 @@ func (p *polyLanes) nextSeg(l, seg int) bool {
 
 // tag returns lane l's finished tag.
 func (p *polyLanes) tag(l int) (t [TagSize]byte) {
-	h := p.h(l)
-	poly1305Finish44(&t, h[0], h[1], h[2], p.s[l][:])
+	h, s := p.h(l), p.s[l]
+	if !p.radix26 {
+		st := &p.tab().st
+		s = [2]uint64{st[polyRowKeyS][l], st[polyRowKeyS+1][l]}
+	}
+	poly1305Finish44(&t, h[0], h[1], h[2], s[0], s[1])
 	return t
 }
 
 // poly1305Finish44 writes (h mod 2^130-5 + s) mod 2^128 (RFC 8439 section 2.5.1) for h = h0 + h1*2^44
-// + h2*2^88 as the lanes leave it (h0 < 2^44 + 2^17, h1 < 2^44, h2 < 2^42). Constant time.
-func poly1305Finish44(out *[TagSize]byte, h0, h1, h2 uint64, s []byte) {
+// + h2*2^88 and s = s0 + s1*2^64 as the lanes leave it (h0 < 2^44 + 2^17, h1 < 2^44, h2 < 2^42). Constant time.
+func poly1305Finish44(out *[TagSize]byte, h0, h1, h2, s0, s1 uint64) {
 	// Two carry passes make h < 2^130 with canonical limbs.
 	for range 2 {
 		h1 += h0 >> 44
@@ -753,8 +824,8 @@ func poly1305Finish44(out *[TagSize]byte, h0, h1, h2 uint64, s []byte) {
 	lo = lo&^useG | g0&useG
 	hi = hi&^useG | g1&useG
 
-	lo, cy = bits.Add64(lo, binary.LittleEndian.Uint64(s[0:]), 0)
-	hi, _ = bits.Add64(hi, binary.LittleEndian.Uint64(s[8:]), cy)
+	lo, cy = bits.Add64(lo, s0, 0)
+	hi, _ = bits.Add64(hi, s1, cy)
 	binary.LittleEndian.PutUint64(out[0:], lo)
 	binary.LittleEndian.PutUint64(out[8:], hi)
 }

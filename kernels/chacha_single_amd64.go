@@ -259,7 +259,7 @@ func (p *polyLanes) single(ad, ct []byte, key *[32]byte) [TagSize]byte {
 	st := &t.st
 	// Every lane starts with h = 0 and multiplier r: the lanes that carry no part of the message
 	// read along with lane 0 and are ignored.
-	p.fill(0, ad, ct, key)
+	p.fill(0, ad, ct, key, nil)
 	r := p.r[0]
 	for l := 1; l < 16; l++ {
 		p.setMul(l, r)
@@ -395,7 +395,7 @@ func poly1305One(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
 		absorb(last[16:])
 	}
 	h := [3]uint64{st[0][0], st[1][0], st[2][0]}
-	poly1305Finish44(&tag, h[0], h[1], h[2], key[16:])
+	poly1305Finish44(&tag, h[0], h[1], h[2], binary.LittleEndian.Uint64(key[16:]), binary.LittleEndian.Uint64(key[24:]))
 	clear(st[:])
 	return tag
 }

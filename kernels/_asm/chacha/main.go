@@ -30,6 +30,7 @@ func main() {
 	poly1305IFMA(4)
 	poly1305AVX2()
 	poly1305IFMAOne()
+	poly1305Finish()
 
 	Generate()
 }

@@ -129,6 +129,122 @@ func polyBlock(width int, row func(int) Mem, h [3]VecVirtual, st Mem, first int,
 	polyMulReduce(h, func(k int) Op { return row(polyMulRows[k]) }, c, vec)
 }
 
+// Rows of st the IFMA kernels leave alone, for poly1305FinishZ: per lane the key s (RFC 8439 section
+// 2.5) as two little-endian qwords, the tag an Open expects, and the tag the kernel writes.
+const (
+	polyRowKeyS = 9
+	polyRowWant = 11
+	polyRowTag  = 13
+)
+
+// poly1305Finish generates poly1305FinishZ: the tags of all 16 lanes at once, and for Open their
+// comparison with the expected tags, in constant time (no branch or address depends on h, s or the
+// tags).
+func poly1305Finish() {
+	Implement("poly1305FinishZ")
+	Attributes(NOSPLIT)
+	Doc("poly1305FinishZ writes each lane's tag (h mod 2^130-5 + s) mod 2^128 (RFC 8439 section 2.5.1)",
+		"to rows polyRowTag (low qword) and polyRowTag+1 of st, from the accumulator rows as the IFMA",
+		"kernels leave them (limbs below 2^44 + 2^17, 2^44 and 2^42) and the key rows polyRowKeyS. It",
+		"returns a mask with bit l set when lane l's tag equals rows polyRowWant: Open's verdict.")
+	st := Mem{Base: Load(Param("st"), GP64())}
+	at := func(row, g int) Mem { return st.Offset(8 * (row*polyLanes + g*8)) }
+	bcast := func(v uint64) VecVirtual {
+		g, z := GP64(), ZMM()
+		MOVQ(U64(v), g)
+		VPBROADCASTQ(g, z)
+		return z
+	}
+	mask44, mask42 := bcast(1<<44-1), bcast(1<<42-1)
+	eq := GP64()
+	XORQ(eq, eq)
+	for g := range polyLanes / 8 {
+		Commentf("Lanes %d to %d.", 8*g, 8*g+7)
+		h0, h1, h2, c := ZMM(), ZMM(), ZMM(), ZMM()
+		VMOVDQA64(at(polyRowH, g), h0)
+		VMOVDQA64(at(polyRowH+1, g), h1)
+		VMOVDQA64(at(polyRowH+2, g), h2)
+		// carry moves the bits of a above bit k into b and clears them in a.
+		carry := func(a, b VecVirtual, k int, m VecVirtual) {
+			VPSRLQ(U8(k), a, c)
+			VPANDQ(m, a, a)
+			VPADDQ(c, b, b)
+		}
+		Comment("Two carry passes, the carry out of bit 130 re-entering limb 0 times 5, and a third up",
+			"to limb 2: h < 2^130 + 2^44 with limbs 0 and 1 below 2^44.")
+		for range 2 {
+			carry(h0, h1, 44, mask44)
+			carry(h1, h2, 44, mask44)
+			VPSRLQ(U8(42), h2, c)
+			VPANDQ(mask42, h2, h2)
+			VPADDQ(c, h0, h0)
+			VPSLLQ(U8(2), c, c)
+			VPADDQ(c, h0, h0)
+		}
+		carry(h0, h1, 44, mask44)
+		carry(h1, h2, 44, mask44)
+
+		Comment("g = h + 5 reaches 2^130 exactly when h >= p = 2^130-5, and then h mod p = g - 2^130:",
+			"select g where bit 130 of g is set (all-ones mask from 0 - that bit), then drop bit 130.")
+		g0, g1, g2, sel, t := ZMM(), ZMM(), ZMM(), ZMM(), ZMM()
+		five := bcast(5)
+		VPADDQ(five, h0, g0)
+		VMOVDQA64(h1, g1)
+		VMOVDQA64(h2, g2)
+		carry(g0, g1, 44, mask44)
+		carry(g1, g2, 44, mask44)
+		VPSRLQ(U8(42), g2, sel)
+		VPXORQ(t, t, t)
+		VPSUBQ(sel, t, sel)
+		for _, p := range [][2]VecVirtual{{g0, h0}, {g1, h1}, {g2, h2}} {
+			VPXORQ(p[0], p[1], t)
+			VPANDQ(sel, t, t)
+			VPXORQ(t, p[1], p[1])
+		}
+		VPANDQ(mask42, h2, h2)
+
+		Comment("h + s mod 2^128, with s split into radix-2^44 limbs.")
+		slo, shi, s1 := ZMM(), ZMM(), ZMM()
+		VMOVDQA64(at(polyRowKeyS, g), slo)
+		VMOVDQA64(at(polyRowKeyS+1, g), shi)
+		VPSRLQ(U8(44), slo, s1)
+		VPSLLQ(U8(20), shi, t)
+		VPORQ(t, s1, s1)
+		VPANDQ(mask44, s1, s1)
+		VPADDQ(s1, h1, h1)
+		VPANDQ(mask44, slo, slo)
+		VPADDQ(slo, h0, h0)
+		VPSRLQ(U8(24), shi, shi)
+		VPADDQ(shi, h2, h2)
+		carry(h0, h1, 44, mask44)
+		carry(h1, h2, 44, mask44)
+		lo, hi := ZMM(), ZMM()
+		VPSLLQ(U8(44), h1, lo)
+		VPORQ(h0, lo, lo)
+		VPSRLQ(U8(20), h1, hi)
+		VPSLLQ(U8(24), h2, t)
+		VPORQ(t, hi, hi)
+		VMOVDQA64(lo, at(polyRowTag, g))
+		VMOVDQA64(hi, at(polyRowTag+1, g))
+
+		Comment("Lanes whose tag equals the expected one: both qwords' differences zero.")
+		VPXORQ(at(polyRowWant, g), lo, lo)
+		VPXORQ(at(polyRowWant+1, g), hi, hi)
+		VPORQ(hi, lo, lo)
+		k := K()
+		VPTESTNMQ(lo, lo, k)
+		m := GP32()
+		KMOVW(k, m)
+		if g > 0 {
+			SHLL(U8(8*g), m)
+		}
+		ORQ(m.As64(), eq)
+	}
+	Store(eq, ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
 // polyMulRows are the rows of r0, r1, r2, 20*r1 and 20*r2 in st.
 var polyMulRows = [5]int{polyRowR, polyRowR + 1, polyRowR + 2, polyRowS, polyRowS + 1}
 
