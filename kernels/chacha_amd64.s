@@ -58,6 +58,24 @@ DATA chachaIota<>+88(SB)/4, $0x00000016
 DATA chachaIota<>+92(SB)/4, $0x00000017
 GLOBL chachaIota<>(SB), RODATA|NOPTR, $96
 
+DATA chachaRowCounters<>+0(SB)/4, $0x00000000
+DATA chachaRowCounters<>+4(SB)/4, $0x00000000
+DATA chachaRowCounters<>+8(SB)/4, $0x00000000
+DATA chachaRowCounters<>+12(SB)/4, $0x00000000
+DATA chachaRowCounters<>+16(SB)/4, $0x00000001
+DATA chachaRowCounters<>+20(SB)/4, $0x00000000
+DATA chachaRowCounters<>+24(SB)/4, $0x00000000
+DATA chachaRowCounters<>+28(SB)/4, $0x00000000
+DATA chachaRowCounters<>+32(SB)/4, $0x00000002
+DATA chachaRowCounters<>+36(SB)/4, $0x00000000
+DATA chachaRowCounters<>+40(SB)/4, $0x00000000
+DATA chachaRowCounters<>+44(SB)/4, $0x00000000
+DATA chachaRowCounters<>+48(SB)/4, $0x00000003
+DATA chachaRowCounters<>+52(SB)/4, $0x00000000
+DATA chachaRowCounters<>+56(SB)/4, $0x00000000
+DATA chachaRowCounters<>+60(SB)/4, $0x00000000
+GLOBL chachaRowCounters<>(SB), RODATA|NOPTR, $64
+
 // func chachaXOR16(tab *streamTable, lanes *chachaPtrs16, n int, stride int)
 // Requires: AVX, AVX512BW, AVX512F, CMOV
 TEXT ·chachaXOR16(SB), NOSPLIT, $0-32
@@ -6015,197 +6033,77 @@ ks8doubleround:
 	RET
 
 // func chachaKS4(st *[16]uint32, out *[256]byte)
-// Requires: AVX, AVX2, AVX512F, AVX512VL
+// Requires: AVX, AVX512F, AVX512VL
 TEXT ·chachaKS4(SB), NOSPLIT, $0-16
-	MOVQ         st+0(FP), AX
-	MOVQ         out+8(FP), CX
-	VPBROADCASTD (AX), X0
-	VPBROADCASTD 4(AX), X1
-	VPBROADCASTD 8(AX), X2
-	VPBROADCASTD 12(AX), X3
-	VPBROADCASTD 16(AX), X4
-	VPBROADCASTD 20(AX), X5
-	VPBROADCASTD 24(AX), X6
-	VPBROADCASTD 28(AX), X7
-	VPBROADCASTD 32(AX), X8
-	VPBROADCASTD 36(AX), X9
-	VPBROADCASTD 40(AX), X10
-	VPBROADCASTD 44(AX), X11
-	VPBROADCASTD 48(AX), X12
-	VPADDD       chachaIota<>+0(SB), X12, X12
-	VPBROADCASTD 52(AX), X13
-	VPBROADCASTD 56(AX), X14
-	VPBROADCASTD 60(AX), X15
-	MOVL         $0x0000000a, DX
+	MOVQ            st+0(FP), AX
+	MOVQ            out+8(FP), CX
+	VBROADCASTI32X4 (AX), Z1
+	VBROADCASTI32X4 16(AX), Z3
+	VBROADCASTI32X4 32(AX), Z5
+	VBROADCASTI32X4 48(AX), Z7
+	VPADDD          chachaRowCounters<>+0(SB), Z7, Z7
+	VMOVDQA32       Z1, Z0
+	VMOVDQA32       Z3, Z2
+	VMOVDQA32       Z5, Z4
+	VMOVDQA32       Z7, Z6
+	MOVL            $0x0000000a, AX
 
 ks4doubleround:
-	VPADDD       X4, X0, X0
-	VPADDD       X5, X1, X1
-	VPADDD       X6, X2, X2
-	VPADDD       X7, X3, X3
-	VPXORD       X0, X12, X12
-	VPXORD       X1, X13, X13
-	VPXORD       X2, X14, X14
-	VPXORD       X3, X15, X15
-	VPROLD       $0x10, X12, X12
-	VPROLD       $0x10, X13, X13
-	VPROLD       $0x10, X14, X14
-	VPROLD       $0x10, X15, X15
-	VPADDD       X12, X8, X8
-	VPADDD       X13, X9, X9
-	VPADDD       X14, X10, X10
-	VPADDD       X15, X11, X11
-	VPXORD       X8, X4, X4
-	VPXORD       X9, X5, X5
-	VPXORD       X10, X6, X6
-	VPXORD       X11, X7, X7
-	VPROLD       $0x0c, X4, X4
-	VPROLD       $0x0c, X5, X5
-	VPROLD       $0x0c, X6, X6
-	VPROLD       $0x0c, X7, X7
-	VPADDD       X4, X0, X0
-	VPADDD       X5, X1, X1
-	VPADDD       X6, X2, X2
-	VPADDD       X7, X3, X3
-	VPXORD       X0, X12, X12
-	VPXORD       X1, X13, X13
-	VPXORD       X2, X14, X14
-	VPXORD       X3, X15, X15
-	VPROLD       $0x08, X12, X12
-	VPROLD       $0x08, X13, X13
-	VPROLD       $0x08, X14, X14
-	VPROLD       $0x08, X15, X15
-	VPADDD       X12, X8, X8
-	VPADDD       X13, X9, X9
-	VPADDD       X14, X10, X10
-	VPADDD       X15, X11, X11
-	VPXORD       X8, X4, X4
-	VPXORD       X9, X5, X5
-	VPXORD       X10, X6, X6
-	VPXORD       X11, X7, X7
-	VPROLD       $0x07, X4, X4
-	VPROLD       $0x07, X5, X5
-	VPROLD       $0x07, X6, X6
-	VPROLD       $0x07, X7, X7
-	VPADDD       X5, X0, X0
-	VPADDD       X6, X1, X1
-	VPADDD       X7, X2, X2
-	VPADDD       X4, X3, X3
-	VPXORD       X0, X15, X15
-	VPXORD       X1, X12, X12
-	VPXORD       X2, X13, X13
-	VPXORD       X3, X14, X14
-	VPROLD       $0x10, X15, X15
-	VPROLD       $0x10, X12, X12
-	VPROLD       $0x10, X13, X13
-	VPROLD       $0x10, X14, X14
-	VPADDD       X15, X10, X10
-	VPADDD       X12, X11, X11
-	VPADDD       X13, X8, X8
-	VPADDD       X14, X9, X9
-	VPXORD       X10, X5, X5
-	VPXORD       X11, X6, X6
-	VPXORD       X8, X7, X7
-	VPXORD       X9, X4, X4
-	VPROLD       $0x0c, X5, X5
-	VPROLD       $0x0c, X6, X6
-	VPROLD       $0x0c, X7, X7
-	VPROLD       $0x0c, X4, X4
-	VPADDD       X5, X0, X0
-	VPADDD       X6, X1, X1
-	VPADDD       X7, X2, X2
-	VPADDD       X4, X3, X3
-	VPXORD       X0, X15, X15
-	VPXORD       X1, X12, X12
-	VPXORD       X2, X13, X13
-	VPXORD       X3, X14, X14
-	VPROLD       $0x08, X15, X15
-	VPROLD       $0x08, X12, X12
-	VPROLD       $0x08, X13, X13
-	VPROLD       $0x08, X14, X14
-	VPADDD       X15, X10, X10
-	VPADDD       X12, X11, X11
-	VPADDD       X13, X8, X8
-	VPADDD       X14, X9, X9
-	VPXORD       X10, X5, X5
-	VPXORD       X11, X6, X6
-	VPXORD       X8, X7, X7
-	VPXORD       X9, X4, X4
-	VPROLD       $0x07, X5, X5
-	VPROLD       $0x07, X6, X6
-	VPROLD       $0x07, X7, X7
-	VPROLD       $0x07, X4, X4
-	DECL         DX
-	JNZ          ks4doubleround
-	VPADDD.BCST  (AX), X0, X0
-	VPADDD.BCST  4(AX), X1, X1
-	VPADDD.BCST  8(AX), X2, X2
-	VPADDD.BCST  12(AX), X3, X3
-	VPADDD.BCST  16(AX), X4, X4
-	VPADDD.BCST  20(AX), X5, X5
-	VPADDD.BCST  24(AX), X6, X6
-	VPADDD.BCST  28(AX), X7, X7
-	VPADDD.BCST  32(AX), X8, X8
-	VPADDD.BCST  36(AX), X9, X9
-	VPADDD.BCST  40(AX), X10, X10
-	VPADDD.BCST  44(AX), X11, X11
-	VPBROADCASTD 48(AX), X16
-	VPADDD       chachaIota<>+0(SB), X16, X16
-	VPADDD       X16, X12, X12
-	VPADDD.BCST  52(AX), X13, X13
-	VPADDD.BCST  56(AX), X14, X14
-	VPADDD.BCST  60(AX), X15, X15
+	VPADDD Z2, Z0, Z0
+	VPXORD Z0, Z6, Z6
+	VPROLD $0x10, Z6, Z6
+	VPADDD Z6, Z4, Z4
+	VPXORD Z4, Z2, Z2
+	VPROLD $0x0c, Z2, Z2
+	VPADDD Z2, Z0, Z0
+	VPXORD Z0, Z6, Z6
+	VPROLD $0x08, Z6, Z6
+	VPADDD Z6, Z4, Z4
+	VPXORD Z4, Z2, Z2
+	VPROLD $0x07, Z2, Z2
 
-	// Per 128-bit chunk j, the unpacks leave words 4k..4k+3 of lane 4j+a in q[4k+a]: store
-	// them as bytes 16k..16k+15 of that lane's block.
-	VPUNPCKLDQ  X1, X0, X16
-	VPUNPCKHDQ  X1, X0, X0
-	VPUNPCKLDQ  X3, X2, X1
-	VPUNPCKHDQ  X3, X2, X2
-	VPUNPCKLQDQ X1, X16, X3
-	VPUNPCKHQDQ X1, X16, X1
-	VPUNPCKLQDQ X2, X0, X16
-	VPUNPCKHQDQ X2, X0, X0
-	VMOVDQU32   X3, (CX)
-	VMOVDQU32   X1, 64(CX)
-	VMOVDQU32   X16, 128(CX)
-	VMOVDQU32   X0, 192(CX)
-	VPUNPCKLDQ  X5, X4, X0
-	VPUNPCKHDQ  X5, X4, X1
-	VPUNPCKLDQ  X7, X6, X2
-	VPUNPCKHDQ  X7, X6, X3
-	VPUNPCKLQDQ X2, X0, X4
-	VPUNPCKHQDQ X2, X0, X0
-	VPUNPCKLQDQ X3, X1, X2
-	VPUNPCKHQDQ X3, X1, X1
-	VMOVDQU32   X4, 16(CX)
-	VMOVDQU32   X0, 80(CX)
-	VMOVDQU32   X2, 144(CX)
-	VMOVDQU32   X1, 208(CX)
-	VPUNPCKLDQ  X9, X8, X0
-	VPUNPCKHDQ  X9, X8, X1
-	VPUNPCKLDQ  X11, X10, X2
-	VPUNPCKHDQ  X11, X10, X3
-	VPUNPCKLQDQ X2, X0, X4
-	VPUNPCKHQDQ X2, X0, X0
-	VPUNPCKLQDQ X3, X1, X2
-	VPUNPCKHQDQ X3, X1, X1
-	VMOVDQU32   X4, 32(CX)
-	VMOVDQU32   X0, 96(CX)
-	VMOVDQU32   X2, 160(CX)
-	VMOVDQU32   X1, 224(CX)
-	VPUNPCKLDQ  X13, X12, X0
-	VPUNPCKHDQ  X13, X12, X1
-	VPUNPCKLDQ  X15, X14, X2
-	VPUNPCKHDQ  X15, X14, X3
-	VPUNPCKLQDQ X2, X0, X4
-	VPUNPCKHQDQ X2, X0, X0
-	VPUNPCKLQDQ X3, X1, X2
-	VPUNPCKHQDQ X3, X1, X1
-	VMOVDQU32   X4, 48(CX)
-	VMOVDQU32   X0, 112(CX)
-	VMOVDQU32   X2, 176(CX)
-	VMOVDQU32   X1, 240(CX)
+	// Diagonals to columns, relative to row 1 (whose last step ends the quarter round, so that
+	// no rotation waits for it): rows 0, 2 and 3 rotate their words by 1 right, 1 left, 2.
+	VPSHUFD       $0x93, Z0, Z0
+	VPSHUFD       $0x39, Z4, Z4
+	VPSHUFD       $0x4e, Z6, Z6
+	VPADDD        Z2, Z0, Z0
+	VPXORD        Z0, Z6, Z6
+	VPROLD        $0x10, Z6, Z6
+	VPADDD        Z6, Z4, Z4
+	VPXORD        Z4, Z2, Z2
+	VPROLD        $0x0c, Z2, Z2
+	VPADDD        Z2, Z0, Z0
+	VPXORD        Z0, Z6, Z6
+	VPROLD        $0x08, Z6, Z6
+	VPADDD        Z6, Z4, Z4
+	VPXORD        Z4, Z2, Z2
+	VPROLD        $0x07, Z2, Z2
+	VPSHUFD       $0x39, Z0, Z0
+	VPSHUFD       $0x93, Z4, Z4
+	VPSHUFD       $0x4e, Z6, Z6
+	DECL          AX
+	JNZ           ks4doubleround
+	VPADDD        Z1, Z0, Z0
+	VMOVDQU32     X0, (CX)
+	VEXTRACTI32X4 $0x01, Z0, 64(CX)
+	VEXTRACTI32X4 $0x02, Z0, 128(CX)
+	VEXTRACTI32X4 $0x03, Z0, 192(CX)
+	VPADDD        Z3, Z2, Z2
+	VMOVDQU32     X2, 16(CX)
+	VEXTRACTI32X4 $0x01, Z2, 80(CX)
+	VEXTRACTI32X4 $0x02, Z2, 144(CX)
+	VEXTRACTI32X4 $0x03, Z2, 208(CX)
+	VPADDD        Z5, Z4, Z4
+	VMOVDQU32     X4, 32(CX)
+	VEXTRACTI32X4 $0x01, Z4, 96(CX)
+	VEXTRACTI32X4 $0x02, Z4, 160(CX)
+	VEXTRACTI32X4 $0x03, Z4, 224(CX)
+	VPADDD        Z7, Z6, Z6
+	VMOVDQU32     X6, 48(CX)
+	VEXTRACTI32X4 $0x01, Z6, 112(CX)
+	VEXTRACTI32X4 $0x02, Z6, 176(CX)
+	VEXTRACTI32X4 $0x03, Z6, 240(CX)
 	VZEROUPPER
 	RET
 

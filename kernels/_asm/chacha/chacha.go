@@ -337,29 +337,95 @@ func iotaTable() {
 	}
 }
 
-// chachaKS generates chachaKS4 and chachaKS8: the key stream of 4 or 8 consecutive blocks of one
-// message on xmm or ymm lanes (AVX-512VL for VPROLD), for the last blocks of a short message where a
-// full 16-lane pass would mostly be wasted. It writes the key stream, which the caller XORs in.
-func chachaKS(width int) {
-	name := fmt.Sprintf("chachaKS%d", width)
-	Implement(name)
+// rowCounters holds the block counter offsets of chachaKS4's four 128-bit chunks: 0, 1, 2, 3 in
+// their first word (word 12 of the state), zero elsewhere.
+var rowCounters Mem
+
+func rowCounterTable() {
+	rowCounters = GLOBL("chachaRowCounters", RODATA|NOPTR)
+	for i := range 16 {
+		v := 0
+		if i%4 == 0 {
+			v = i / 4
+		}
+		DATA(4*i, U32(v))
+	}
+}
+
+// chachaKS4 runs four consecutive blocks in the rows of the state (RFC 8439 section 2.3): one zmm per
+// row of four words, one block per 128-bit chunk. A quarter round then computes all four columns of
+// all four blocks, and the diagonal round is the column round after rotating the words of rows 1-3
+// within their chunks (VPSHUFD). That is a quarter of the instructions of one block per 32-bit lane,
+// which for a message of at most three blocks (plus the Poly1305 key block) is what counts: the
+// work of a short Seal or Open is one chain of dependent steps either way.
+func chachaKS4() {
+	Implement("chachaKS4")
 	Attributes(NOSPLIT)
-	Doc(name + fmt.Sprintf(" writes the %d key-stream blocks from block counter st[12] on to out.", width))
+	Doc("chachaKS4 writes the 4 key-stream blocks from block counter st[12] on to out.")
 	st := Mem{Base: Load(Param("st"), GP64())}
 	out := Mem{Base: Load(Param("out"), GP64())}
-	vec := func() VecVirtual {
-		if width == 8 {
-			return YMM()
-		}
-		return XMM()
+	var x, in [4]VecVirtual
+	for i := range x {
+		x[i], in[i] = ZMM(), ZMM()
+		VBROADCASTI32X4(st.Offset(16*i), in[i])
 	}
+	VPADDD(rowCounters, in[3], in[3])
+	for i := range x {
+		VMOVDQA32(in[i], x[i])
+	}
+	a, b, c, d := x[0], x[1], x[2], x[3]
+	quarter := func() { // section 2.1 on the four columns of each block
+		for _, rot := range [2][2]uint8{{16, 12}, {8, 7}} {
+			VPADDD(b, a, a)
+			VPXORD(a, d, d)
+			VPROLD(U8(rot[0]), d, d)
+			VPADDD(d, c, c)
+			VPXORD(c, b, b)
+			VPROLD(U8(rot[1]), b, b)
+		}
+	}
+	r := GP32()
+	MOVL(U32(10), r)
+	Label("ks4doubleround")
+	quarter()
+	Comment("Diagonals to columns, relative to row 1 (whose last step ends the quarter round, so that",
+		"no rotation waits for it): rows 0, 2 and 3 rotate their words by 1 right, 1 left, 2.")
+	VPSHUFD(U8(0x93), a, a)
+	VPSHUFD(U8(0x39), c, c)
+	VPSHUFD(U8(0x4e), d, d)
+	quarter()
+	VPSHUFD(U8(0x39), a, a)
+	VPSHUFD(U8(0x93), c, c)
+	VPSHUFD(U8(0x4e), d, d)
+	DECL(r)
+	JNZ(LabelRef("ks4doubleround"))
+	for i := range x {
+		VPADDD(in[i], x[i], x[i])
+		VMOVDQU32(x[i].AsX(), out.Offset(16*i))
+		for j := 1; j < 4; j++ {
+			VEXTRACTI32X4(U8(j), x[i], out.Offset(64*j+16*i))
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// chachaKS8 writes the key stream of 8 consecutive blocks of one message on ymm lanes (AVX-512VL for
+// VPROLD), for the last blocks of a short message where a full 16-lane pass would mostly be wasted.
+// It writes the key stream, which the caller XORs in.
+func chachaKS8() {
+	Implement("chachaKS8")
+	Attributes(NOSPLIT)
+	Doc("chachaKS8 writes the 8 key-stream blocks from block counter st[12] on to out.")
+	st := Mem{Base: Load(Param("st"), GP64())}
+	out := Mem{Base: Load(Param("out"), GP64())}
 	x := make([]VecVirtual, 16)
 	counters := func(z VecVirtual) { // lane l: block counter st[12] + l
 		VPBROADCASTD(st.Offset(4*12), z)
 		VPADDD(iota16, z, z)
 	}
 	for i := range x {
-		x[i] = vec()
+		x[i] = YMM()
 		if i == 12 {
 			counters(x[i])
 			continue
@@ -368,21 +434,21 @@ func chachaKS(width int) {
 	}
 	r := GP32()
 	MOVL(U32(10), r)
-	Label("ks" + fmt.Sprint(width) + "doubleround")
+	Label("ks8doubleround")
 	quarterRounds(x, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
 	quarterRounds(x, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
 	DECL(r)
-	JNZ(LabelRef("ks" + fmt.Sprint(width) + "doubleround"))
+	JNZ(LabelRef("ks8doubleround"))
 	for i := range x {
 		if i == 12 {
-			c := vec()
+			c := YMM()
 			counters(c)
 			VPADDD(c, x[i], x[i])
 			continue
 		}
 		VPADDD_BCST(st.Offset(4*i), x[i], x[i])
 	}
-	storeQuarters(x, out, width == 8)
+	storeQuarters(x, out)
 	VZEROUPPER()
 	RET()
 }
@@ -435,26 +501,20 @@ func chachaKS24() {
 		y[i] = YMM()
 		VMOVDQU32(spill.Offset(32*i), y[i])
 	}
-	storeQuarters(y, out.Offset(64*16), true)
+	storeQuarters(y, out.Offset(64*16))
 	VZEROUPPER()
 	RET()
 }
 
-// storeQuarters transposes the state words x (4 lanes per 128-bit chunk; two chunks when ymm) into
-// the lanes' 64-byte blocks at out.
-func storeQuarters(x []VecVirtual, out Mem, ymm bool) {
-	vec := func() VecVirtual {
-		if ymm {
-			return YMM()
-		}
-		return XMM()
-	}
+// storeQuarters transposes the state words x (ymm: 4 lanes per 128-bit chunk) into the lanes'
+// 64-byte blocks at out.
+func storeQuarters(x []VecVirtual, out Mem) {
 	Comment("Per 128-bit chunk j, the unpacks leave words 4k..4k+3 of lane 4j+a in q[4k+a]: store",
 		"them as bytes 16k..16k+15 of that lane's block.")
 	for k := 0; k < 16; k += 4 {
 		t := make([]VecVirtual, 4)
 		for i := range t {
-			t[i] = vec()
+			t[i] = YMM()
 		}
 		VPUNPCKLDQ(x[k+1], x[k], t[0])
 		VPUNPCKHDQ(x[k+1], x[k], t[1])
@@ -462,7 +522,7 @@ func storeQuarters(x []VecVirtual, out Mem, ymm bool) {
 		VPUNPCKHDQ(x[k+3], x[k+2], t[3])
 		q := make([]VecVirtual, 4)
 		for a := range q {
-			q[a] = vec()
+			q[a] = YMM()
 		}
 		VPUNPCKLQDQ(t[2], t[0], q[0])
 		VPUNPCKHQDQ(t[2], t[0], q[1])
@@ -470,9 +530,7 @@ func storeQuarters(x []VecVirtual, out Mem, ymm bool) {
 		VPUNPCKHQDQ(t[3], t[1], q[3])
 		for a := range 4 {
 			VMOVDQU32(q[a].AsX(), out.Offset(64*a+4*k))
-			if ymm {
-				VEXTRACTI32X4(U8(1), q[a], out.Offset(64*(4+a)+4*k))
-			}
+			VEXTRACTI32X4(U8(1), q[a], out.Offset(64*(4+a)+4*k))
 		}
 	}
 }
