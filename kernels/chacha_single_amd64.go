@@ -37,8 +37,8 @@ import (
 // lane).
 const chachaFewOps = 7
 
-// chachaShortMAC is the longest AD plus ciphertext whose tag chachaOneOp computes with the portable
-// Poly1305: for a few blocks it beats setting up the vector lanes.
+// chachaShortMAC is the longest AD plus ciphertext whose tag chachaOneOp computes with the scalar
+// Poly1305 (poly1305Short): for a few blocks it beats setting up the vector lanes.
 const chachaShortMAC = 64
 
 // chachaZeros is the source of pure key stream: chachaOne16 XORs it into a buffer. Never written.
@@ -85,11 +85,7 @@ func chachaOneOp(op *Op, open bool) bool {
 
 	mac := func(ct []byte) (tag [TagSize]byte) {
 		if len(op.AD)+len(ct) <= chachaShortMAC {
-			var p poly1305
-			p.init(polyKey[:])
-			macAEAD(&p, op.AD, ct)
-			p.sum(tag[:])
-			return tag
+			return poly1305Short(op.AD, ct, &polyKey)
 		}
 		if chachaIFMA {
 			return poly1305One(op.AD, ct, &polyKey)
