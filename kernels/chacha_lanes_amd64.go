@@ -66,7 +66,9 @@ const (
 type chachaChunkState struct {
 	n       int
 	op      [chachaChunk]*Op
-	key     [chachaChunk][8]uint32 // the Key's words, or the XChaCha20 subkey
+	len     [chachaChunk]int       // the message (plaintext = ciphertext) lengths
+	keyOf   [chachaChunk]*Key      // the ChaCha20 ops' Keys, whose words they run on; nil for XChaCha20
+	key     [chachaChunk][8]uint32 // XChaCha20: the Key's words, then the HChaCha20 subkey
 	nonce   [chachaChunk][3]uint32
 	polyKey [chachaChunk][32]byte // one-time Poly1305 keys (r || s)
 	ks1     [chachaChunk][64]byte // Open: the key stream of block 1, from the first pass
@@ -78,11 +80,14 @@ type chachaChunkState struct {
 }
 
 // msgLen returns the plaintext (= ciphertext) length of op i.
-func (c *chachaChunkState) msgLen(i int) int {
-	if c.open {
-		return len(c.op[i].Src) - TagSize
+func (c *chachaChunkState) msgLen(i int) int { return c.len[i] }
+
+// keyWords returns the key words op i runs ChaCha20 on (section 2.3).
+func (c *chachaChunkState) keyWords(i int) *[8]uint32 {
+	if k := c.keyOf[i]; k != nil {
+		return &k.chacha
 	}
-	return len(c.op[i].Src)
+	return &c.key[i]
 }
 
 func (c *chachaChunkState) wipe() {
@@ -163,13 +168,19 @@ func chachaRunChunks(t Tier, ops []Op, open, short bool) (failed int) {
 		}
 		k := c.n
 		c.op[k] = op
+		c.len[k] = len(op.Src)
+		if open {
+			c.len[k] -= TagSize
+		}
 		n := op.Nonce
-		c.key[k] = op.Key.chacha
 		if op.Key.suite == XChaCha20Poly1305 {
 			// The HChaCha20 subkey replaces the key in c.hchacha; the nonce is 0^32 || nonce[16:24].
+			c.keyOf[k] = nil
+			c.key[k] = op.Key.chacha
 			c.nonce[k] = [3]uint32{0, binary.LittleEndian.Uint32(n[16:]), binary.LittleEndian.Uint32(n[20:])}
 			c.xchacha = true
 		} else {
+			c.keyOf[k] = op.Key
 			c.nonce[k] = [3]uint32{binary.LittleEndian.Uint32(n[0:]), binary.LittleEndian.Uint32(n[4:]),
 				binary.LittleEndian.Uint32(n[8:])}
 		}
@@ -301,7 +312,10 @@ type streamLanes struct {
 	masked bool                                    // the kernel takes byte masks for the last block (AVX512): no segTail
 	buf    [64 + unsafe.Sizeof(streamTable{})]byte // holds the streamTable at a 64-byte boundary
 	ptrs   chachaPtrs16
-	op     [16]int  // the chunk index of the lane's op, -1 when idle
+	op     [16]int     // the chunk index of the lane's op, -1 when idle
+	key    [16]uintptr // the address of the Key whose words are in the lane's rows (0: unknown), so that
+	// an op under the same Key as the lane's last one skips rewriting them; an address, not a pointer,
+	// which would make the compiler move the ops to the heap
 	seg    [16]int  // the lane's current segment
 	left   [16]int  // blocks left in it
 	block1 [16]bool // segPolyKey also runs block 1
@@ -326,6 +340,7 @@ const idleBlocks = 16
 // start readies the lanes for tier t: the constant rows, and masks that pass whole blocks.
 func (s *streamLanes) start(t Tier) *streamTable {
 	s.masked = t == AVX512
+	clear(s.key[:])
 	tab := s.tab()
 	for l := range 16 {
 		tab.rows[0][l], tab.rows[1][l], tab.rows[2][l], tab.rows[3][l] = sigma0, sigma1, sigma2, sigma3
@@ -423,9 +438,13 @@ func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
 			continue
 		}
 		s.op[l] = i
-		key, nonce, rows := &c.key[i], &c.nonce[i], &s.tab().rows
-		for w := range 8 {
-			rows[4+w][l] = key[w]
+		nonce, rows := &c.nonce[i], &s.tab().rows
+		if k := uintptr(unsafe.Pointer(c.keyOf[i])); k == 0 || k != s.key[l] {
+			key := c.keyWords(i)
+			for w := range 8 {
+				rows[4+w][l] = key[w]
+			}
+			s.key[l] = k
 		}
 		rows[12][l] = 0 // the Poly1305 key first
 		if first == segWhole {
@@ -532,7 +551,6 @@ type polyLanes struct {
 	ad, ct  [16][]byte
 	seg     [16]int
 	left    [16]int
-	r       [16][3]uint64 // the lane's clamped key r, radix 2^44
 	s       [16][2]uint64 // the lane's key s (radix 2^26 only: the IFMA table holds it, see polyTable)
 }
 
@@ -566,7 +584,6 @@ func (p *polyLanes) onScratch(l int, off uintptr) {
 // wipe clears the lanes' secrets and references.
 func (p *polyLanes) wipe() {
 	*p.tab() = polyTable{}
-	clear(p.r[:])
 	clear(p.s[:])
 	clear(p.ad[:])
 	clear(p.ct[:])
@@ -712,13 +729,8 @@ func chachaFinishTag(op *Op, n int, open bool, tag *[TagSize]byte) bool {
 // fill starts lane l on the MAC of ad and ct under the one-time key; want is the tag Open expects
 // (nil for Seal), which only poly1305FinishZ uses.
 func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) {
-	// The lane's multiplier: r clamped (section 2.5.1) in radix 2^44.
-	lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
-	hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
-	r := [3]uint64{lo & mask44, (lo>>44 | hi<<20) & mask44, hi >> 24}
 	p.setH(l, [3]uint64{})
-	p.setMul(l, r)
-	p.r[l] = r
+	p.setMul(l, poly1305R44(key))
 	s0, s1 := binary.LittleEndian.Uint64(key[16:]), binary.LittleEndian.Uint64(key[24:])
 	if p.radix26 {
 		p.s[l] = [2]uint64{s0, s1}
@@ -745,6 +757,13 @@ func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) {
 }
 
 const mask44 = 1<<44 - 1
+
+// poly1305R44 returns the multiplier r of the one-time key: clamped (section 2.5.1), in radix 2^44.
+func poly1305R44(key *[32]byte) [3]uint64 {
+	lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
+	hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
+	return [3]uint64{lo & mask44, (lo>>44 | hi<<20) & mask44, hi >> 24}
+}
 
 // nextSeg points lane l at the first non-empty MAC segment from seg on and reports whether there is one.
 func (p *polyLanes) nextSeg(l, seg int) bool {

@@ -177,7 +177,7 @@ func (s *streamLanes) striped(c *chachaChunkState, data bool) {
 	}
 	// lane sets lane l to op i's key, nonce and block counter b.
 	lane := func(l, i int, b uint32) {
-		key, nonce := &c.key[i], &c.nonce[i]
+		key, nonce := c.keyWords(i), &c.nonce[i]
 		for w := range 8 {
 			t.rows[4+w][l] = key[w]
 		}
@@ -256,7 +256,7 @@ func (p *polyLanes) single(ad, ct []byte, key *[32]byte) [TagSize]byte {
 	// Every lane starts with h = 0 and multiplier r: the lanes that carry no part of the message
 	// read along with lane 0 and are ignored.
 	p.fill(0, ad, ct, key, nil)
-	r := p.r[0]
+	r := poly1305R44(key)
 	for l := 1; l < 16; l++ {
 		p.setMul(l, r)
 	}
@@ -345,9 +345,7 @@ func (st *polyOne) setMul(first, l int, x [3]uint64) {
 // one message, the lanes sharing its blocks.
 func poly1305One(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
 	var st polyOne
-	lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
-	hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
-	r := [3]uint64{lo & mask44, (lo>>44 | hi<<20) & mask44, hi >> 24}
+	r := poly1305R44(key)
 	for l := range 8 {
 		st.setMul(13, l, r)
 	}
