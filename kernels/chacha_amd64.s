@@ -8103,198 +8103,354 @@ store:
 	RET
 
 // func poly1305FinishZ(st *[15][16]uint64) (eq int)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, AVX512IFMA
 TEXT ·poly1305FinishZ(SB), NOSPLIT, $0-16
 	MOVQ         st+0(FP), AX
 	MOVQ         $0x00000fffffffffff, CX
 	VPBROADCASTQ CX, Z0
 	MOVQ         $0x000003ffffffffff, CX
 	VPBROADCASTQ CX, Z1
+	MOVQ         $0x0000010000000000, CX
+	VPBROADCASTQ CX, Z2
 	XORQ         CX, CX
 
 	// Lanes 0 to 7.
-	VMOVDQA64 (AX), Z2
-	VMOVDQA64 128(AX), Z3
-	VMOVDQA64 256(AX), Z4
+	VMOVDQA64 (AX), Z3
+	VMOVDQA64 128(AX), Z4
+	VMOVDQA64 256(AX), Z5
+
+	// The lanes' lengths blocks, as polyBlock loads blocks, then h = (h + m) * r.
+	VBROADCASTI32X4 1952(AX), Z6
+	VBROADCASTI32X4 2000(AX), Z7
+	VINSERTI32X4    $0x01, 2048(AX), Z6, Z6
+	VINSERTI32X4    $0x01, 2096(AX), Z7, Z7
+	VINSERTI32X4    $0x02, 2144(AX), Z6, Z6
+	VINSERTI32X4    $0x02, 2192(AX), Z7, Z7
+	VINSERTI32X4    $0x03, 2240(AX), Z6, Z6
+	VINSERTI32X4    $0x03, 2288(AX), Z7, Z7
+	VPUNPCKLQDQ     Z7, Z6, Z8
+	VPUNPCKHQDQ     Z7, Z6, Z6
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z8, Z7
+	VPADDQ Z7, Z3, Z3
+	VPSRLQ $0x2c, Z8, Z7
+	VPSLLQ $0x14, Z6, Z8
+	VPORQ  Z8, Z7, Z7
+	VPANDQ Z0, Z7, Z7
+	VPADDQ Z7, Z4, Z4
+	VPSRLQ $0x18, Z6, Z7
+	VPORQ  Z2, Z7, Z7
+	VPADDQ Z7, Z5, Z5
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z6
+	VPXORQ      Z3, Z3, Z7
+	VPXORQ      Z3, Z3, Z8
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z12
+	VPXORQ      Z3, Z3, Z13
+	VPMADD52LUQ 384(AX), Z3, Z6
+	VPMADD52HUQ 384(AX), Z3, Z7
+	VPMADD52LUQ 512(AX), Z3, Z8
+	VPMADD52HUQ 512(AX), Z3, Z9
+	VPMADD52LUQ 640(AX), Z3, Z12
+	VPMADD52HUQ 640(AX), Z3, Z13
+	VPMADD52LUQ 896(AX), Z4, Z6
+	VPMADD52HUQ 896(AX), Z4, Z7
+	VPMADD52LUQ 384(AX), Z4, Z8
+	VPMADD52HUQ 384(AX), Z4, Z9
+	VPMADD52LUQ 512(AX), Z4, Z12
+	VPMADD52HUQ 512(AX), Z4, Z13
+	VPMADD52LUQ 768(AX), Z5, Z6
+	VPMADD52HUQ 768(AX), Z5, Z7
+	VPMADD52LUQ 896(AX), Z5, Z8
+	VPMADD52HUQ 896(AX), Z5, Z9
+	VPMADD52LUQ 384(AX), Z5, Z12
+	VPMADD52HUQ 384(AX), Z5, Z13
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z7, Z7
+	VPADDQ Z7, Z8, Z8
+	VPSLLQ $0x08, Z9, Z9
+	VPADDQ Z9, Z12, Z12
+	VPSLLQ $0x0a, Z13, Z13
+	VPADDQ Z13, Z6, Z6
+	VPSLLQ $0x02, Z13, Z13
+	VPADDQ Z13, Z6, Z6
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z6, Z3
+	VPANDQ Z0, Z6, Z6
+	VPADDQ Z3, Z8, Z8
+	VPSRLQ $0x2c, Z8, Z3
+	VPANDQ Z0, Z8, Z4
+	VPADDQ Z3, Z12, Z12
+	VPSRLQ $0x2a, Z12, Z3
+	VPANDQ Z1, Z12, Z5
+	VPADDQ Z3, Z6, Z6
+	VPSLLQ $0x02, Z3, Z3
+	VPADDQ Z3, Z6, Z3
 
 	// Two carry passes, the carry out of bit 130 re-entering limb 0 times 5, and a third up
 	// to limb 2: h < 2^130 + 2^44 with limbs 0 and 1 below 2^44.
-	VPSRLQ $0x2c, Z2, Z5
-	VPANDQ Z0, Z2, Z2
-	VPADDQ Z5, Z3, Z3
-	VPSRLQ $0x2c, Z3, Z5
+	VPSRLQ $0x2c, Z3, Z6
 	VPANDQ Z0, Z3, Z3
-	VPADDQ Z5, Z4, Z4
-	VPSRLQ $0x2a, Z4, Z5
-	VPANDQ Z1, Z4, Z4
-	VPADDQ Z5, Z2, Z2
-	VPSLLQ $0x02, Z5, Z5
-	VPADDQ Z5, Z2, Z2
-	VPSRLQ $0x2c, Z2, Z5
-	VPANDQ Z0, Z2, Z2
-	VPADDQ Z5, Z3, Z3
-	VPSRLQ $0x2c, Z3, Z5
+	VPADDQ Z6, Z4, Z4
+	VPSRLQ $0x2c, Z4, Z6
+	VPANDQ Z0, Z4, Z4
+	VPADDQ Z6, Z5, Z5
+	VPSRLQ $0x2a, Z5, Z6
+	VPANDQ Z1, Z5, Z5
+	VPADDQ Z6, Z3, Z3
+	VPSLLQ $0x02, Z6, Z6
+	VPADDQ Z6, Z3, Z3
+	VPSRLQ $0x2c, Z3, Z6
 	VPANDQ Z0, Z3, Z3
-	VPADDQ Z5, Z4, Z4
-	VPSRLQ $0x2a, Z4, Z5
-	VPANDQ Z1, Z4, Z4
-	VPADDQ Z5, Z2, Z2
-	VPSLLQ $0x02, Z5, Z5
-	VPADDQ Z5, Z2, Z2
-	VPSRLQ $0x2c, Z2, Z5
-	VPANDQ Z0, Z2, Z2
-	VPADDQ Z5, Z3, Z3
-	VPSRLQ $0x2c, Z3, Z5
+	VPADDQ Z6, Z4, Z4
+	VPSRLQ $0x2c, Z4, Z6
+	VPANDQ Z0, Z4, Z4
+	VPADDQ Z6, Z5, Z5
+	VPSRLQ $0x2a, Z5, Z6
+	VPANDQ Z1, Z5, Z5
+	VPADDQ Z6, Z3, Z3
+	VPSLLQ $0x02, Z6, Z6
+	VPADDQ Z6, Z3, Z3
+	VPSRLQ $0x2c, Z3, Z6
 	VPANDQ Z0, Z3, Z3
-	VPADDQ Z5, Z4, Z4
+	VPADDQ Z6, Z4, Z4
+	VPSRLQ $0x2c, Z4, Z6
+	VPANDQ Z0, Z4, Z4
+	VPADDQ Z6, Z5, Z5
 
 	// g = h + 5 reaches 2^130 exactly when h >= p = 2^130-5, and then h mod p = g - 2^130:
 	// select g where bit 130 of g is set (all-ones mask from 0 - that bit), then drop bit 130.
 	MOVQ         $0x0000000000000005, DX
-	VPBROADCASTQ DX, Z5
-	VPADDQ       Z5, Z2, Z6
-	VMOVDQA64    Z3, Z7
+	VPBROADCASTQ DX, Z6
+	VPADDQ       Z6, Z3, Z7
 	VMOVDQA64    Z4, Z8
-	VPSRLQ       $0x2c, Z6, Z5
-	VPANDQ       Z0, Z6, Z6
-	VPADDQ       Z5, Z7, Z7
-	VPSRLQ       $0x2c, Z7, Z5
+	VMOVDQA64    Z5, Z9
+	VPSRLQ       $0x2c, Z7, Z6
 	VPANDQ       Z0, Z7, Z7
-	VPADDQ       Z5, Z8, Z8
-	VPSRLQ       $0x2a, Z8, Z5
-	VPXORQ       Z9, Z9, Z9
-	VPSUBQ       Z5, Z9, Z5
-	VPXORQ       Z6, Z2, Z9
-	VPANDQ       Z5, Z9, Z9
-	VPXORQ       Z9, Z2, Z2
-	VPXORQ       Z7, Z3, Z9
-	VPANDQ       Z5, Z9, Z9
-	VPXORQ       Z9, Z3, Z3
-	VPXORQ       Z8, Z4, Z9
-	VPANDQ       Z5, Z9, Z9
-	VPXORQ       Z9, Z4, Z4
-	VPANDQ       Z1, Z4, Z4
+	VPADDQ       Z6, Z8, Z8
+	VPSRLQ       $0x2c, Z8, Z6
+	VPANDQ       Z0, Z8, Z8
+	VPADDQ       Z6, Z9, Z9
+	VPSRLQ       $0x2a, Z9, Z6
+	VPXORQ       Z10, Z10, Z10
+	VPSUBQ       Z6, Z10, Z6
+	VPXORQ       Z7, Z3, Z10
+	VPANDQ       Z6, Z10, Z10
+	VPXORQ       Z10, Z3, Z3
+	VPXORQ       Z8, Z4, Z10
+	VPANDQ       Z6, Z10, Z10
+	VPXORQ       Z10, Z4, Z4
+	VPXORQ       Z9, Z5, Z10
+	VPANDQ       Z6, Z10, Z10
+	VPXORQ       Z10, Z5, Z5
+	VPANDQ       Z1, Z5, Z5
 
 	// h + s mod 2^128, with s split into radix-2^44 limbs.
-	VMOVDQA64 1152(AX), Z5
-	VMOVDQA64 1280(AX), Z6
-	VPSRLQ    $0x2c, Z5, Z7
-	VPSLLQ    $0x14, Z6, Z9
-	VPORQ     Z9, Z7, Z7
-	VPANDQ    Z0, Z7, Z7
-	VPADDQ    Z7, Z3, Z3
-	VPANDQ    Z0, Z5, Z5
-	VPADDQ    Z5, Z2, Z2
-	VPSRLQ    $0x18, Z6, Z6
-	VPADDQ    Z6, Z4, Z4
-	VPSRLQ    $0x2c, Z2, Z5
-	VPANDQ    Z0, Z2, Z2
-	VPADDQ    Z5, Z3, Z3
-	VPSRLQ    $0x2c, Z3, Z5
+	VMOVDQA64 1152(AX), Z6
+	VMOVDQA64 1280(AX), Z7
+	VPSRLQ    $0x2c, Z6, Z8
+	VPSLLQ    $0x14, Z7, Z10
+	VPORQ     Z10, Z8, Z8
+	VPANDQ    Z0, Z8, Z8
+	VPADDQ    Z8, Z4, Z4
+	VPANDQ    Z0, Z6, Z6
+	VPADDQ    Z6, Z3, Z3
+	VPSRLQ    $0x18, Z7, Z7
+	VPADDQ    Z7, Z5, Z5
+	VPSRLQ    $0x2c, Z3, Z6
 	VPANDQ    Z0, Z3, Z3
-	VPADDQ    Z5, Z4, Z4
-	VPSLLQ    $0x2c, Z3, Z5
-	VPORQ     Z2, Z5, Z5
-	VPSRLQ    $0x14, Z3, Z2
-	VPSLLQ    $0x18, Z4, Z9
-	VPORQ     Z9, Z2, Z2
-	VMOVDQA64 Z5, 1664(AX)
-	VMOVDQA64 Z2, 1792(AX)
+	VPADDQ    Z6, Z4, Z4
+	VPSRLQ    $0x2c, Z4, Z6
+	VPANDQ    Z0, Z4, Z4
+	VPADDQ    Z6, Z5, Z5
+	VPSLLQ    $0x2c, Z4, Z6
+	VPORQ     Z3, Z6, Z6
+	VPSRLQ    $0x14, Z4, Z3
+	VPSLLQ    $0x18, Z5, Z10
+	VPORQ     Z10, Z3, Z3
+	VMOVDQA64 Z6, 1664(AX)
+	VMOVDQA64 Z3, 1792(AX)
 
 	// Lanes whose tag equals the expected one: both qwords' differences zero.
-	VPXORQ    1408(AX), Z5, Z5
-	VPXORQ    1536(AX), Z2, Z2
-	VPORQ     Z2, Z5, Z5
-	VPTESTNMQ Z5, Z5, K1
+	VPXORQ    1408(AX), Z6, Z6
+	VPXORQ    1536(AX), Z3, Z3
+	VPORQ     Z3, Z6, Z6
+	VPTESTNMQ Z6, Z6, K1
 	KMOVW     K1, DX
 	ORQ       DX, CX
 
 	// Lanes 8 to 15.
-	VMOVDQA64 64(AX), Z2
-	VMOVDQA64 192(AX), Z3
-	VMOVDQA64 320(AX), Z4
+	VMOVDQA64 64(AX), Z3
+	VMOVDQA64 192(AX), Z4
+	VMOVDQA64 320(AX), Z5
+
+	// The lanes' lengths blocks, as polyBlock loads blocks, then h = (h + m) * r.
+	VBROADCASTI32X4 2336(AX), Z6
+	VBROADCASTI32X4 2384(AX), Z7
+	VINSERTI32X4    $0x01, 2432(AX), Z6, Z6
+	VINSERTI32X4    $0x01, 2480(AX), Z7, Z7
+	VINSERTI32X4    $0x02, 2528(AX), Z6, Z6
+	VINSERTI32X4    $0x02, 2576(AX), Z7, Z7
+	VINSERTI32X4    $0x03, 2624(AX), Z6, Z6
+	VINSERTI32X4    $0x03, 2672(AX), Z7, Z7
+	VPUNPCKLQDQ     Z7, Z6, Z8
+	VPUNPCKHQDQ     Z7, Z6, Z6
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z8, Z7
+	VPADDQ Z7, Z3, Z3
+	VPSRLQ $0x2c, Z8, Z7
+	VPSLLQ $0x14, Z6, Z8
+	VPORQ  Z8, Z7, Z7
+	VPANDQ Z0, Z7, Z7
+	VPADDQ Z7, Z4, Z4
+	VPSRLQ $0x18, Z6, Z7
+	VPORQ  Z2, Z7, Z7
+	VPADDQ Z7, Z5, Z5
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z2
+	VPXORQ      Z3, Z3, Z6
+	VPXORQ      Z3, Z3, Z7
+	VPXORQ      Z3, Z3, Z8
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPMADD52LUQ 448(AX), Z3, Z2
+	VPMADD52HUQ 448(AX), Z3, Z6
+	VPMADD52LUQ 576(AX), Z3, Z7
+	VPMADD52HUQ 576(AX), Z3, Z8
+	VPMADD52LUQ 704(AX), Z3, Z9
+	VPMADD52HUQ 704(AX), Z3, Z10
+	VPMADD52LUQ 960(AX), Z4, Z2
+	VPMADD52HUQ 960(AX), Z4, Z6
+	VPMADD52LUQ 448(AX), Z4, Z7
+	VPMADD52HUQ 448(AX), Z4, Z8
+	VPMADD52LUQ 576(AX), Z4, Z9
+	VPMADD52HUQ 576(AX), Z4, Z10
+	VPMADD52LUQ 832(AX), Z5, Z2
+	VPMADD52HUQ 832(AX), Z5, Z6
+	VPMADD52LUQ 960(AX), Z5, Z7
+	VPMADD52HUQ 960(AX), Z5, Z8
+	VPMADD52LUQ 448(AX), Z5, Z9
+	VPMADD52HUQ 448(AX), Z5, Z10
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z6, Z6
+	VPADDQ Z6, Z7, Z7
+	VPSLLQ $0x08, Z8, Z8
+	VPADDQ Z8, Z9, Z9
+	VPSLLQ $0x0a, Z10, Z10
+	VPADDQ Z10, Z2, Z2
+	VPSLLQ $0x02, Z10, Z10
+	VPADDQ Z10, Z2, Z2
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z2, Z3
+	VPANDQ Z0, Z2, Z2
+	VPADDQ Z3, Z7, Z7
+	VPSRLQ $0x2c, Z7, Z3
+	VPANDQ Z0, Z7, Z4
+	VPADDQ Z3, Z9, Z9
+	VPSRLQ $0x2a, Z9, Z3
+	VPANDQ Z1, Z9, Z5
+	VPADDQ Z3, Z2, Z2
+	VPSLLQ $0x02, Z3, Z3
+	VPADDQ Z3, Z2, Z3
 
 	// Two carry passes, the carry out of bit 130 re-entering limb 0 times 5, and a third up
 	// to limb 2: h < 2^130 + 2^44 with limbs 0 and 1 below 2^44.
-	VPSRLQ $0x2c, Z2, Z5
-	VPANDQ Z0, Z2, Z2
-	VPADDQ Z5, Z3, Z3
-	VPSRLQ $0x2c, Z3, Z5
+	VPSRLQ $0x2c, Z3, Z2
 	VPANDQ Z0, Z3, Z3
-	VPADDQ Z5, Z4, Z4
-	VPSRLQ $0x2a, Z4, Z5
-	VPANDQ Z1, Z4, Z4
-	VPADDQ Z5, Z2, Z2
-	VPSLLQ $0x02, Z5, Z5
-	VPADDQ Z5, Z2, Z2
-	VPSRLQ $0x2c, Z2, Z5
-	VPANDQ Z0, Z2, Z2
-	VPADDQ Z5, Z3, Z3
-	VPSRLQ $0x2c, Z3, Z5
+	VPADDQ Z2, Z4, Z4
+	VPSRLQ $0x2c, Z4, Z2
+	VPANDQ Z0, Z4, Z4
+	VPADDQ Z2, Z5, Z5
+	VPSRLQ $0x2a, Z5, Z2
+	VPANDQ Z1, Z5, Z5
+	VPADDQ Z2, Z3, Z3
+	VPSLLQ $0x02, Z2, Z2
+	VPADDQ Z2, Z3, Z3
+	VPSRLQ $0x2c, Z3, Z2
 	VPANDQ Z0, Z3, Z3
-	VPADDQ Z5, Z4, Z4
-	VPSRLQ $0x2a, Z4, Z5
-	VPANDQ Z1, Z4, Z4
-	VPADDQ Z5, Z2, Z2
-	VPSLLQ $0x02, Z5, Z5
-	VPADDQ Z5, Z2, Z2
-	VPSRLQ $0x2c, Z2, Z5
-	VPANDQ Z0, Z2, Z2
-	VPADDQ Z5, Z3, Z3
-	VPSRLQ $0x2c, Z3, Z5
+	VPADDQ Z2, Z4, Z4
+	VPSRLQ $0x2c, Z4, Z2
+	VPANDQ Z0, Z4, Z4
+	VPADDQ Z2, Z5, Z5
+	VPSRLQ $0x2a, Z5, Z2
+	VPANDQ Z1, Z5, Z5
+	VPADDQ Z2, Z3, Z3
+	VPSLLQ $0x02, Z2, Z2
+	VPADDQ Z2, Z3, Z3
+	VPSRLQ $0x2c, Z3, Z2
 	VPANDQ Z0, Z3, Z3
-	VPADDQ Z5, Z4, Z4
+	VPADDQ Z2, Z4, Z4
+	VPSRLQ $0x2c, Z4, Z2
+	VPANDQ Z0, Z4, Z4
+	VPADDQ Z2, Z5, Z5
 
 	// g = h + 5 reaches 2^130 exactly when h >= p = 2^130-5, and then h mod p = g - 2^130:
 	// select g where bit 130 of g is set (all-ones mask from 0 - that bit), then drop bit 130.
 	MOVQ         $0x0000000000000005, DX
-	VPBROADCASTQ DX, Z5
-	VPADDQ       Z5, Z2, Z6
-	VMOVDQA64    Z3, Z7
-	VMOVDQA64    Z4, Z8
-	VPSRLQ       $0x2c, Z6, Z5
+	VPBROADCASTQ DX, Z2
+	VPADDQ       Z2, Z3, Z6
+	VMOVDQA64    Z4, Z7
+	VMOVDQA64    Z5, Z8
+	VPSRLQ       $0x2c, Z6, Z2
 	VPANDQ       Z0, Z6, Z6
-	VPADDQ       Z5, Z7, Z7
-	VPSRLQ       $0x2c, Z7, Z5
+	VPADDQ       Z2, Z7, Z7
+	VPSRLQ       $0x2c, Z7, Z2
 	VPANDQ       Z0, Z7, Z7
-	VPADDQ       Z5, Z8, Z8
-	VPSRLQ       $0x2a, Z8, Z5
-	VPXORQ       Z10, Z10, Z10
-	VPSUBQ       Z5, Z10, Z5
-	VPXORQ       Z6, Z2, Z10
-	VPANDQ       Z5, Z10, Z10
-	VPXORQ       Z10, Z2, Z2
-	VPXORQ       Z7, Z3, Z10
-	VPANDQ       Z5, Z10, Z10
-	VPXORQ       Z10, Z3, Z3
-	VPXORQ       Z8, Z4, Z10
-	VPANDQ       Z5, Z10, Z10
-	VPXORQ       Z10, Z4, Z4
-	VPANDQ       Z1, Z4, Z4
+	VPADDQ       Z2, Z8, Z8
+	VPSRLQ       $0x2a, Z8, Z2
+	VPXORQ       Z11, Z11, Z11
+	VPSUBQ       Z2, Z11, Z2
+	VPXORQ       Z6, Z3, Z11
+	VPANDQ       Z2, Z11, Z11
+	VPXORQ       Z11, Z3, Z3
+	VPXORQ       Z7, Z4, Z11
+	VPANDQ       Z2, Z11, Z11
+	VPXORQ       Z11, Z4, Z4
+	VPXORQ       Z8, Z5, Z11
+	VPANDQ       Z2, Z11, Z11
+	VPXORQ       Z11, Z5, Z5
+	VPANDQ       Z1, Z5, Z5
 
 	// h + s mod 2^128, with s split into radix-2^44 limbs.
 	VMOVDQA64 1216(AX), Z1
-	VMOVDQA64 1344(AX), Z5
+	VMOVDQA64 1344(AX), Z2
 	VPSRLQ    $0x2c, Z1, Z6
-	VPSLLQ    $0x14, Z5, Z10
-	VPORQ     Z10, Z6, Z6
+	VPSLLQ    $0x14, Z2, Z11
+	VPORQ     Z11, Z6, Z6
 	VPANDQ    Z0, Z6, Z6
-	VPADDQ    Z6, Z3, Z3
+	VPADDQ    Z6, Z4, Z4
 	VPANDQ    Z0, Z1, Z1
-	VPADDQ    Z1, Z2, Z2
-	VPSRLQ    $0x18, Z5, Z5
-	VPADDQ    Z5, Z4, Z4
-	VPSRLQ    $0x2c, Z2, Z5
-	VPANDQ    Z0, Z2, Z2
-	VPADDQ    Z5, Z3, Z3
-	VPSRLQ    $0x2c, Z3, Z5
+	VPADDQ    Z1, Z3, Z3
+	VPSRLQ    $0x18, Z2, Z2
+	VPADDQ    Z2, Z5, Z5
+	VPSRLQ    $0x2c, Z3, Z2
 	VPANDQ    Z0, Z3, Z3
-	VPADDQ    Z5, Z4, Z4
-	VPSLLQ    $0x2c, Z3, Z0
-	VPORQ     Z2, Z0, Z0
-	VPSRLQ    $0x14, Z3, Z1
-	VPSLLQ    $0x18, Z4, Z10
-	VPORQ     Z10, Z1, Z1
+	VPADDQ    Z2, Z4, Z4
+	VPSRLQ    $0x2c, Z4, Z2
+	VPANDQ    Z0, Z4, Z4
+	VPADDQ    Z2, Z5, Z5
+	VPSLLQ    $0x2c, Z4, Z0
+	VPORQ     Z3, Z0, Z0
+	VPSRLQ    $0x14, Z4, Z1
+	VPSLLQ    $0x18, Z5, Z11
+	VPORQ     Z11, Z1, Z1
 	VMOVDQA64 Z0, 1728(AX)
 	VMOVDQA64 Z1, 1856(AX)
 

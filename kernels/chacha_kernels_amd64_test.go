@@ -155,6 +155,7 @@ func TestChaChaTableLayout(t *testing.T) {
 		{"streamTable.mask", unsafe.Offsetof(s.mask), 17*64 + 2*16*8 + 16*64},
 		{"chachaPtrs16.off", unsafe.Offsetof(chachaPtrs16{}.off), 32 * 8},
 		{"polyPtrs16.off", unsafe.Offsetof(polyPtrs16{}.off), 16 * 8},
+		{"polyTable.scratch", unsafe.Offsetof(polyTable{}.scratch), 15 * 16 * 8},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s at %d, the kernels expect %d", f.name, f.got, f.want)
@@ -231,8 +232,9 @@ func TestChaChaKernelCounters(t *testing.T) {
 	}
 }
 
-// TestPoly1305FinishZ checks the 16-lane tag finish against poly1305Finish44 on accumulators at the
-// kernels' limb bounds, around p = 2^130-5 and random, and its verdict on equal and unequal tags.
+// TestPoly1305FinishZ checks the 16-lane tag finish (the lengths block, then the final reduction)
+// against poly1305Mul44 and poly1305Finish44 on accumulators at the kernels' limb bounds, around
+// p = 2^130-5 and random, and its verdict on equal and unequal tags.
 func TestPoly1305FinishZ(t *testing.T) {
 	if !chachaHas(AVX512) || !chachaIFMA {
 		t.Skip("needs AVX-512 with IFMA")
@@ -258,13 +260,36 @@ func TestPoly1305FinishZ(t *testing.T) {
 				h = edges[k]
 			}
 			s0, s1 := rng.Uint64(), rng.Uint64()
+			var key [32]byte
+			for i := range 16 {
+				key[i] = byte(rng.Uint32())
+			}
+			lenAD, lenCT := rng.Uint64()>>rng.IntN(64), rng.Uint64()>>rng.IntN(64)
 			if round%3 == 0 {
 				s0, s1 = ^uint64(0), ^uint64(0) // carries through all of s
+				for i := range 16 {
+					key[i] = 0xff
+				}
+				lenAD, lenCT = ^uint64(0), ^uint64(0)
 			}
 			st := &tab.st
 			st[0][l], st[1][l], st[2][l] = h[0], h[1], h[2] // the accumulator rows
+			r := poly1305R44(&key)
+			st[3][l], st[4][l], st[5][l], st[6][l], st[7][l] = r[0], r[1], r[2], 20*r[1], 20*r[2] // as setMul
 			st[polyRowKeyS][l], st[polyRowKeyS+1][l] = s0, s1
-			poly1305Finish44(&want[l], h[0], h[1], h[2], s0, s1)
+			binary.LittleEndian.PutUint64(tab.scratch[l][32:], lenAD)
+			binary.LittleEndian.PutUint64(tab.scratch[l][40:], lenCT)
+			// h + m with the 2^128 bit, carried to limbs below 2^44 (2^42 + 2 for limb 2), times r.
+			m := [3]uint64{lenAD & mask44, (lenAD>>44 | lenCT<<20) & mask44, lenCT>>24 | 1<<40}
+			a := [3]uint64{h[0] + m[0], h[1] + m[1], h[2] + m[2]}
+			a[1] += a[0] >> 44
+			a[0] &= mask44
+			a[2] += a[1] >> 44
+			a[1] &= mask44
+			a[0] += a[2] >> 42 * 5
+			a[2] &= 1<<42 - 1
+			hm := poly1305Mul44(a, r)
+			poly1305Finish44(&want[l], hm[0], hm[1], hm[2], s0, s1)
 			exp := want[l]
 			if rng.IntN(2) == 0 {
 				exp[rng.IntN(TagSize)] ^= 1 << rng.IntN(8)

@@ -438,7 +438,17 @@ func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
 			continue
 		}
 		s.op[l] = i
-		nonce, rows := &c.nonce[i], &s.tab().rows
+		if first == segWhole {
+			// Open's data pass: block 1's key stream is kept from the first pass, the lane goes on
+			// from block 2.
+			op, n := c.op[i], c.msgLen(i)
+			m := min(n, 64)
+			subtle.XORBytes(op.Dst[:m], op.Src[:m], c.ks1[i][:m])
+		}
+		if !s.nextSeg(c, l, first, last) {
+			continue // no blocks left for the lanes (a short Open): its rows need not be set
+		}
+		rows := &s.tab().rows
 		if k := uintptr(unsafe.Pointer(c.keyOf[i])); k == 0 || k != s.key[l] {
 			key := c.keyWords(i)
 			for w := range 8 {
@@ -448,17 +458,11 @@ func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
 		}
 		rows[12][l] = 0 // the Poly1305 key first
 		if first == segWhole {
-			// Open's data pass: block 1's key stream is kept from the first pass, the lane goes on
-			// from block 2.
-			op, n := c.op[i], c.msgLen(i)
-			m := min(n, 64)
-			subtle.XORBytes(op.Dst[:m], op.Src[:m], c.ks1[i][:m])
 			rows[12][l] = 2
 		}
+		nonce := &c.nonce[i]
 		rows[13][l], rows[14][l], rows[15][l] = nonce[0], nonce[1], nonce[2]
-		if s.nextSeg(c, l, first, last) {
-			return next + 1
-		}
+		return next + 1
 	}
 	s.op[l] = -1
 	s.onIdle(l)
@@ -537,7 +541,8 @@ const (
 	macAD      = iota // the AD's whole 16-byte blocks, in place
 	macADTail         // its last partial block, zero padded, in scratch[0:16]
 	macCT             // the ciphertext's whole blocks, in place
-	macCTFinal        // its last partial block padded (if any) and the lengths block, in scratch[16:48]
+	macCTFinal        // its last partial block padded (if any) and the lengths block, in scratch[16:48];
+	// with lengthsInFinish only the partial block
 	macDone
 )
 
@@ -546,12 +551,14 @@ const (
 type polyLanes struct {
 	buf     [64 + unsafe.Sizeof(polyTable{})]byte // holds the polyTable at a 64-byte boundary
 	radix26 bool                                  // the table is poly1305AVX2's, else the IFMA kernels'
-	ptrs    polyPtrs16
-	op      [16]int // the lane's op (chunk index), -1 when idle
-	ad, ct  [16][]byte
-	seg     [16]int
-	left    [16]int
-	s       [16][2]uint64 // the lane's key s (radix 2^26 only: the IFMA table holds it, see polyTable)
+	// lengthsInFinish leaves the lengths block to poly1305FinishZ (IFMA, polyLanes.run)
+	lengthsInFinish bool
+	ptrs            polyPtrs16
+	op              [16]int // the lane's op (chunk index), -1 when idle
+	ad, ct          [16][]byte
+	seg             [16]int
+	left            [16]int
+	s               [16][2]uint64 // the lane's key s (radix 2^26 only: the IFMA table holds it, see polyTable)
 }
 
 // polyTable is what the Poly1305 kernels read at their st argument: the lanes' accumulators,
@@ -593,13 +600,19 @@ func (p *polyLanes) wipe() {
 // destination and marking the op failed on a mismatch), and returns the number of failures.
 func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 	t := p.tab()
+	// With IFMA, poly1305FinishZ absorbs the lengths block itself: one segment and one kernel call
+	// fewer per op.
+	p.lengthsInFinish = !p.radix26
 	next, active := 0, 0
+	var done uint32       // lanes whose MAC input is absorbed up to what the finish takes
 	load := func(l int) { // lane l takes the chunk's next op, or idles
 		p.op[l] = -1
 		if next < c.n {
 			i := int(c.order[next])
 			p.op[l] = i
-			p.fill(l, c.op[i].AD, c.ciphertext(i), &c.polyKey[i], c.wantTag(i))
+			if !p.fill(l, c.op[i].AD, c.ciphertext(i), &c.polyKey[i], c.wantTag(i)) {
+				done |= 1 << l // nothing for the kernel: empty AD and ciphertext
+			}
 			next++
 			active++
 		}
@@ -608,6 +621,27 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 		load(l)
 	}
 	for active > 0 {
+		if done != 0 {
+			// With IFMA one kernel call finishes (and for Open compares) every lane's tag: lanes
+			// that finish together, as sortByLength arranges, share it.
+			var eq int
+			if !p.radix26 {
+				eq = poly1305FinishZ(&t.st)
+			}
+			finished := done
+			done = 0
+			for l := range 16 {
+				if finished>>l&1 == 0 {
+					continue
+				}
+				if !p.finishLane(c, l, eq>>l&1 == 1) {
+					failed++
+				}
+				active--
+				load(l)
+			}
+			continue
+		}
 		n, busy := maxPolyBlocks, -1
 		for l := range 16 {
 			if p.op[l] >= 0 {
@@ -623,7 +657,6 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 			}
 		}
 		polyKernel(p.radix26, &t.st, &p.ptrs, n, 16)
-		var done uint32 // lanes whose MAC is complete
 		for l := range 16 {
 			if p.op[l] < 0 {
 				continue
@@ -636,25 +669,6 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 				continue
 			}
 			done |= 1 << l
-		}
-		if done == 0 {
-			continue
-		}
-		// With IFMA one kernel call finishes (and for Open compares) every lane's tag: lanes that
-		// finish together, as sortByLength arranges, share it.
-		var eq int
-		if !p.radix26 {
-			eq = poly1305FinishZ(&t.st)
-		}
-		for l := range 16 {
-			if done>>l&1 == 0 {
-				continue
-			}
-			if !p.finishLane(c, l, eq>>l&1 == 1) {
-				failed++
-			}
-			active--
-			load(l)
 		}
 	}
 	p.wipe()
@@ -727,8 +741,9 @@ func chachaFinishTag(op *Op, n int, open bool, tag *[TagSize]byte) bool {
 }
 
 // fill starts lane l on the MAC of ad and ct under the one-time key; want is the tag Open expects
-// (nil for Seal), which only poly1305FinishZ uses.
-func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) {
+// (nil for Seal), which only poly1305FinishZ uses. It reports whether the lane has blocks for the
+// kernel: without lengthsInFinish, always (the lengths block).
+func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) bool {
 	p.setH(l, [3]uint64{})
 	p.setMul(l, poly1305R44(key))
 	s0, s1 := binary.LittleEndian.Uint64(key[16:]), binary.LittleEndian.Uint64(key[24:])
@@ -753,7 +768,7 @@ func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) {
 	binary.LittleEndian.PutUint64(sc[32:], uint64(len(ad)))
 	binary.LittleEndian.PutUint64(sc[40:], uint64(n))
 
-	p.nextSeg(l, macAD) // macCTFinal always has the lengths block
+	return p.nextSeg(l, macAD)
 }
 
 const mask44 = 1<<44 - 1
@@ -792,6 +807,14 @@ func (p *polyLanes) nextSeg(l, seg int) bool {
 			p.ptrs.base[l] = unsafe.Pointer(&ct[0])
 			p.left[l] = n / 16
 		case macCTFinal:
+			if p.lengthsInFinish {
+				if n%16 == 0 {
+					continue
+				}
+				p.onScratch(l, 16)
+				p.left[l] = 1
+				break
+			}
 			if n%16 != 0 {
 				p.onScratch(l, 16)
 				p.left[l] = 2

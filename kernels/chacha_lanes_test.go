@@ -224,3 +224,29 @@ func TestChaChaLaneMixedSuites(t *testing.T) {
 		})
 	}
 }
+
+// TestChaChaLaneEmpty runs batches in which some ops have neither AD nor message, so their MAC input
+// is the lengths block alone (which the IFMA lanes absorb when finishing the tag), among short and
+// long ones, some forged.
+func TestChaChaLaneEmpty(t *testing.T) {
+	for _, tier := range kernels.Tiers() {
+		rng := rand.NewChaCha8([32]byte{2, byte(tier)})
+		keys, oracles := laneKeys(t, kernels.ChaCha20Poly1305, 2, rng)
+		plain := make([]byte, 2000)
+		rng.Read(plain)
+		for _, b := range []int{8, 16, 17, 40} {
+			cases := make([]laneCase, b)
+			for j := range cases {
+				nonce := make([]byte, 12)
+				rng.Read(nonce)
+				n, ad := 0, []byte(nil)
+				if j%3 == 1 {
+					n, ad = []int{15, 64, 577, 1500}[j%4], plain[:j%20]
+				}
+				cases[j] = laneCase{suite: kernels.ChaCha20Poly1305, oracle: oracles[j%2], key: keys[j%2],
+					nonce: nonce, ad: ad, plain: plain[100 : 100+n], forged: j%5 == 3}
+			}
+			checkLanes(t, tier, cases)
+		}
+	}
+}

@@ -130,11 +130,16 @@ func polyBlock(width int, row func(int) Mem, h [3]VecVirtual, st Mem, first int,
 }
 
 // Rows of st the IFMA kernels leave alone, for poly1305FinishZ: per lane the key s (RFC 8439 section
-// 2.5) as two little-endian qwords, the tag an Open expects, and the tag the kernel writes.
+// 2.5) as two little-endian qwords, the tag an Open expects, and the tag the kernel writes. Behind
+// the 15 rows, each lane has a 48-byte scratch block (polyTable in kernels/chacha_lanes_amd64.go)
+// whose last 16 bytes are the MAC's lengths block.
 const (
-	polyRowKeyS = 9
-	polyRowWant = 11
-	polyRowTag  = 13
+	polyRowKeyS    = 9
+	polyRowWant    = 11
+	polyRowTag     = 13
+	polyScratch    = 15 * polyLanes * 8
+	polyScratchLen = 48
+	polyLengths    = 32
 )
 
 // poly1305Finish generates poly1305FinishZ: the tags of all 16 lanes at once, and for Open their
@@ -143,10 +148,12 @@ const (
 func poly1305Finish() {
 	Implement("poly1305FinishZ")
 	Attributes(NOSPLIT)
-	Doc("poly1305FinishZ writes each lane's tag (h mod 2^130-5 + s) mod 2^128 (RFC 8439 section 2.5.1)",
-		"to rows polyRowTag (low qword) and polyRowTag+1 of st, from the accumulator rows as the IFMA",
-		"kernels leave them (limbs below 2^44 + 2^17, 2^44 and 2^42) and the key rows polyRowKeyS. It",
-		"returns a mask with bit l set when lane l's tag equals rows polyRowWant: Open's verdict.")
+	Doc("poly1305FinishZ absorbs each lane's lengths block (the last block of the RFC 8439 section 2.8",
+		"MAC input, from its scratch block) into its accumulator as the IFMA kernels leave it, and",
+		"writes the lane's tag (h mod 2^130-5 + s) mod 2^128 (section 2.5.1) to rows polyRowTag (low",
+		"qword) and polyRowTag+1 of st, with s from rows polyRowKeyS. The accumulator rows are not",
+		"updated, so lanes whose MAC is not complete go on unharmed. It returns a mask with bit l set",
+		"when lane l's tag equals rows polyRowWant: Open's verdict.")
 	st := Mem{Base: Load(Param("st"), GP64())}
 	at := func(row, g int) Mem { return st.Offset(8 * (row*polyLanes + g*8)) }
 	bcast := func(v uint64) VecVirtual {
@@ -155,7 +162,7 @@ func poly1305Finish() {
 		VPBROADCASTQ(g, z)
 		return z
 	}
-	mask44, mask42 := bcast(1<<44-1), bcast(1<<42-1)
+	mask44, mask42, bit40 := bcast(1<<44-1), bcast(1<<42-1), bcast(1<<40)
 	eq := GP64()
 	XORQ(eq, eq)
 	for g := range polyLanes / 8 {
@@ -164,6 +171,26 @@ func poly1305Finish() {
 		VMOVDQA64(at(polyRowH, g), h0)
 		VMOVDQA64(at(polyRowH+1, g), h1)
 		VMOVDQA64(at(polyRowH+2, g), h2)
+		Comment("The lanes' lengths blocks, as polyBlock loads blocks, then h = (h + m) * r.")
+		a, b := ZMM(), ZMM()
+		for j := range 4 {
+			for k, v := range []VecVirtual{a, b} {
+				m := st.Offset(polyScratch + polyScratchLen*(8*g+2*j+k) + polyLengths)
+				if j == 0 {
+					VBROADCASTI32X4(m, v)
+				} else {
+					VINSERTI32X4(U8(j), m, v, v)
+				}
+			}
+		}
+		lo, hi := ZMM(), ZMM()
+		VPUNPCKLQDQ(b, a, lo)
+		VPUNPCKHQDQ(b, a, hi)
+		pc := polyConsts{mask44, mask42, bit40}
+		hv := [3]VecVirtual{h0, h1, h2}
+		polyAddMsg(lo, hi, hv, pc, ZMMv)
+		polyMulReduce(hv, func(k int) Op { return at(polyMulRows[k], g) }, pc, ZMMv)
+		h0, h1, h2 = hv[0], hv[1], hv[2]
 		// carry moves the bits of a above bit k into b and clears them in a.
 		carry := func(a, b VecVirtual, k int, m VecVirtual) {
 			VPSRLQ(U8(k), a, c)
@@ -218,7 +245,7 @@ func poly1305Finish() {
 		VPADDQ(shi, h2, h2)
 		carry(h0, h1, 44, mask44)
 		carry(h1, h2, 44, mask44)
-		lo, hi := ZMM(), ZMM()
+		lo, hi = ZMM(), ZMM()
 		VPSLLQ(U8(44), h1, lo)
 		VPORQ(h0, lo, lo)
 		VPSRLQ(U8(20), h1, hi)
