@@ -79,6 +79,16 @@ type chachaChunkState struct {
 	xchacha bool // some op is XChaCha20: c.key holds its key until c.hchacha
 }
 
+// anyLonger reports whether some op of the chunk is longer than n bytes.
+func (c *chachaChunkState) anyLonger(n int) bool {
+	for i := range c.n {
+		if c.len[i] > n {
+			return true
+		}
+	}
+	return false
+}
+
 // msgLen returns the plaintext (= ciphertext) length of op i.
 func (c *chachaChunkState) msgLen(i int) int { return c.len[i] }
 
@@ -211,7 +221,7 @@ func (c *chachaChunkState) run() (failed int) {
 		var p polyLanes
 		p.radix26 = c.tier == AVX2 || !chachaIFMA
 		failed = p.run(c)
-		if c.open {
+		if c.open && c.anyLonger(64) {
 			s.run(c, true)
 		}
 	}
@@ -434,8 +444,8 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
 	for ; next < c.n; next++ {
 		i := int(c.order[next])
-		if c.failed[i] && first == segWhole {
-			continue
+		if first == segWhole && (c.failed[i] || c.msgLen(i) <= 64) {
+			continue // failed, or decrypted by polyLanes.finishLane
 		}
 		s.op[l] = i
 		if first == segWhole {
@@ -675,27 +685,33 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 	return failed
 }
 
-// finishLane writes the tag of lane l's op (Seal) or checks it (Open, failing the op on a mismatch)
-// and reports whether the op succeeded. With IFMA the tag and, for Open, the verdict eq come from
-// poly1305FinishZ; otherwise the lane's tag is finished here.
+// finishLane writes the tag of lane l's op (Seal) or checks it (Open, failing the op on a mismatch;
+// decrypting it when it fits in block 1) and reports whether the op succeeded. With IFMA the tag
+// and, for Open, the verdict eq come from poly1305FinishZ; otherwise the lane's tag is finished here.
 func (p *polyLanes) finishLane(c *chachaChunkState, l int, eq bool) bool {
 	i := p.op[l]
-	if p.radix26 {
-		return c.finishTag(i, p.tag(l))
-	}
 	op, n := c.op[i], c.msgLen(i)
-	if !c.open {
+	if p.radix26 {
+		if !c.finishTag(i, p.tag(l)) {
+			return false
+		}
+	} else if !c.open {
 		st := &p.tab().st
 		binary.LittleEndian.PutUint64(op.Dst[n:], st[polyRowTag][l])
 		binary.LittleEndian.PutUint64(op.Dst[n+8:], st[polyRowTag+1][l])
 		return true
-	}
-	if !eq {
+	} else if !eq {
 		failOpen(op)
 		c.failed[i] = true
 		return false
+	} else {
+		op.Err = nil
 	}
-	op.Err = nil
+	if c.open && n <= 64 {
+		// The tag verified and the message is within block 1, whose key stream the first pass
+		// kept: decrypt it here, and the data pass skips the op.
+		subtle.XORBytes(op.Dst[:n], op.Src[:n], c.ks1[i][:n])
+	}
 	return true
 }
 
