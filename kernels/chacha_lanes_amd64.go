@@ -21,8 +21,11 @@ import (
 //	stream (streamKernel, 16 lanes)  block 0 of each op -> its Poly1305 key (RFC 8439 section 2.6)
 //	                                 blocks 1..  -> XORed into the message (Seal only; section 2.4)
 //	MAC (polyKernel, 16 lanes)       AD || pad16 || ciphertext || pad16 || lengths (section 2.8),
-//	                                 then the tag: written (Seal) or compared (Open)
-//	stream, Open only                blocks 1.. of the ops whose tag verified
+//	                                 then the tag: written (Seal) or compared (Open); with IFMA
+//	                                 poly1305FinishZ absorbs the lengths and finishes all lanes'
+//	                                 tags in one call; an Open within block 1 is decrypted once
+//	                                 its tag verified (block 1's key stream kept from the first pass)
+//	stream, Open only                blocks 1.. of the longer ops whose tag verified
 //
 // so that Open releases no plaintext of a forged message. Lane layout: ChaCha20 runs one op per
 // 32-bit lane (state word w of lane l in row w, lane l), two blocks per lane in flight on AVX512;

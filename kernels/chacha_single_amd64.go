@@ -21,7 +21,8 @@ import (
 //	Poly1305   poly1305IFMAOne: 8 lanes on the message's blocks, lane j absorbing blocks 8k+j with
 //	           multiplier r^8, and r^(8-j) at its last one, so that the lanes' sum is the Horner
 //	           evaluation of those blocks (RFC 8439 section 2.5); the blocks left over run one at a
-//	           time. Powers of r come from poly1305Mul44. Short MACs use the portable Poly1305.
+//	           time. Powers of r come from poly1305Mul44. Short MACs use the scalar radix-2^64 Poly1305
+//	           (poly1305Short).
 //
 // On AVX2 (runFew, through the lane tables):
 //
