@@ -4,37 +4,55 @@ package dataplane
 //
 // Outbound (TUN -> UDP):
 //
-//	tunReader --> out.work (ring.MPMC) --> Workers x encrypt --.
-//	    |                                                        (unit.done)
-//	    '-------> out.order (ring.SPSC) -----------------------> udpSender --> out.free (ring.MPMC) --> tunReader
+//	out.free (ring.MPMC) + pool.Get --> tunReader --> out.work (ring.MPMC) --> Workers x encrypt --.
+//	                                        |                                                        (unit.done)
+//	                                        '-------> out.order (ring.SPSC) -----------------------> udpSender --> pool.Put + out.free
 //
 // Inbound (UDP -> TUN):
 //
-//	udpReader --> in.work (ring.MPMC) --> Workers x decrypt --.
-//	    |   '--> handshake queue --> control plane             (unit.done)
-//	    '-------> in.order (ring.SPSC) ------------------------> tunWriter --> in.free (ring.MPMC) --> udpReader
+//	in.free (ring.MPMC) + pool.Get --> udpReader --> in.work (ring.MPMC) --> Workers x decrypt --.
+//	                                       |   '--> handshake queue --> control plane             (unit.done)
+//	                                       '-------> in.order (ring.SPSC) ------------------------> tunWriter --> pool.Put + in.free
 //
-// The unit of work is a unit: MaxBatch packet buffers and their per-packet metadata. A fixed number of
-// units per direction is made at start and circulates forever, so memory is bounded by
-// 2 x Config.Batches x MaxBatch buffers whatever the load: under overload a reader waits for a free
-// unit and the kernel's queues (TUN, socket) absorb or drop the excess. Nothing is allocated per
-// batch or per packet (the real UDP socket aside, see udp.go).
+// The unit of work is a unit: the per-packet metadata of up to MaxBatch packets, and while it is in
+// flight a *batch.Batch whose MaxBatch buffers hold the packets. Config.Batches units per direction are
+// made at start and circulate forever; every packet buffer comes from the Device's one batch.Pool,
+// which allocates all its batches at start and never more: 2 x Config.Batches of them for the units
+// and one for the control sends (ctl below), (2 x Batches + 1) x batch.BatchBytesFor(bufLen) bytes,
+// capped by Config.MaxMemory. That is the memory bound whatever the load: under overload a reader
+// waits for a free unit and the kernel's queues (TUN, socket) absorb or drop the excess. Nothing is
+// allocated per batch or per packet (the real UDP socket aside, see udp.go).
+//
+// Why one pool of that size cannot deadlock the two directions: a reader takes a unit before a batch
+// and a consumer gives the batch back before the unit, so a direction never holds more batches than
+// it has units, and the pool has a batch for every unit of both directions plus the control batch.
+// Get therefore finds a batch at once (it waits only if a batch went missing, and returns on Close),
+// so one direction stalled on its output never starves the other direction's reader of the batch it
+// needs to drain. A smaller shared pool could deadlock two Devices joined by blocking doubles (as the
+// in-memory ones are: a writer waits while the other end's queue is full): A's and B's senders each
+// blocked on the other's full inbound queue, whose readers wait for batches that only those senders
+// hold. One pool rather than one per direction keeps the bound in one place, and one MaxMemory.
 //
 // Ownership: a unit belongs to its reader from the free ring until it is enqueued; then the worker
 // that dequeues it from the work ring owns its contents until it signals unit.done; the in-order
 // consumer (sender or writer) waits for done, owns the unit until it hands it back to the free ring.
-// The reader puts every unit on the order ring in read order, so batches leave in the order they
-// arrived however the workers race: per-peer packet order is preserved end to end (WireGuard does not
-// require it, but TCP performs badly without it, and the replay window would drop packets reordered
-// by more than its width).
+// Its batch travels with it: the reader Gets it after taking the unit (unit.bufs then alias its
+// buffers) and the consumer Puts it back before freeing the unit; the rings' and done's edges that
+// hand the unit on hand the batch's bytes on with it, and the pool's ring orders a Put before the
+// next Get of the batch. The reader puts every unit on the order ring in read order, so batches leave
+// in the order they arrived however the workers race: per-peer packet order is preserved end to end
+// (WireGuard does not require it, but TCP performs badly without it, and the replay window would drop
+// packets reordered by more than its width).
 //
-// Shutdown: Close closes the TUN and the UDP socket; the readers' blocked calls fail, and each reader
-// closes its work and order rings. Workers drain the work ring and exit on ErrClosed; the in-order
-// consumers drain the order ring and exit; the handshake goroutine drains its queue. Close returns
-// after every goroutine has.
+// Shutdown: Close cancels the readers' pool waits and closes the TUN and the UDP socket; the readers'
+// blocked calls fail, and each reader closes its work and order rings. Workers drain the work ring
+// and exit on ErrClosed; the in-order consumers drain the order ring and exit; the handshake goroutine
+// drains its queue. Close returns after every goroutine has.
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"runtime"
@@ -42,14 +60,20 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/wirebatch/wirebatch/batch"
 	"github.com/wirebatch/wirebatch/ring"
 )
 
 const (
-	// tunOffset is where plaintext starts in a buffer: room for the transport header before it,
-	// and for the virtio-net header a TUN with offloads writes at offset-10.
-	tunOffset = 32
-	// udpOffset is where a datagram starts: the header right before the plaintext.
+	// tunOffset is where plaintext starts in a buffer: the batch's headroom. It holds the transport
+	// header once a packet is sealed, and during TUN I/O the 10-byte virtio-net header that a TUN
+	// with offloads (golang.zx2c4.com/wireguard/tun) reads and writes just before the packet, which
+	// is why that package wants an offset of at least 10 (batch.Headroom is at least
+	// batch.VirtioNetHeaderLen).
+	tunOffset = batch.Headroom
+	// udpOffset is where a datagram starts: the header right before the plaintext, at byte 0 of the
+	// buffer. (A constant index must not be negative: a Headroom smaller than HeaderSize would not
+	// compile.)
 	udpOffset = tunOffset - HeaderSize
 
 	// maxWorkers keeps concurrent counter reservations within the slack below 2^64 (see encrypt.go).
@@ -64,9 +88,15 @@ type Config struct {
 	MTU int
 	// Workers is the number of encrypt workers and of decrypt workers. Default GOMAXPROCS, at most 64.
 	Workers int
-	// Batches is the number of batch units per direction, each of MaxBatch buffers of about MTU+64
-	// bytes: the memory bound. Default 2*Workers+2.
+	// Batches is the number of batch units per direction: how many batches of MaxBatch packets each
+	// direction may have in flight (being read, sealed or opened, written). Default 2*Workers+2, or
+	// as many as MaxMemory holds if that is fewer.
 	Batches int
+	// MaxMemory caps the packet memory, in bytes: the MaxBytes of the Device's batch.Pool, which
+	// allocates 2*Batches+1 batches up front, each batch.BatchBytesFor(buffer length) bytes with
+	// buffers of MTU+48 bytes rounded up to 64 (about 220 KiB a batch at the default MTU). Zero
+	// means no cap beyond what Batches implies; NewDevice fails if an explicit Batches does not fit.
+	MaxMemory int
 	// ControlPlane receives handshake messages and peer events, and installs keypairs. nil drops
 	// handshake messages and ignores events (keys are then installed with InstallKeypair).
 	ControlPlane ControlPlane
@@ -103,9 +133,11 @@ type DeviceStats struct {
 	Staged, StagedDropped uint64
 }
 
-// unit is a batch of buffers and per-packet state that circulates through one direction.
+// unit is the per-packet state of a batch that circulates through one direction, and while in flight
+// the batch of buffers that holds the packets.
 type unit struct {
-	bufs     [MaxBatch][]byte // whole buffers
+	b        *batch.Batch     // from the reader's take to the consumer's release; nil in the free ring
+	bufs     [MaxBatch][]byte // b's whole buffers (Batch.Buffers), valid while b is held
 	view     [MaxBatch][]byte // I/O scratch: the slices handed to TUN/UDP calls
 	sizes    [MaxBatch]int
 	addrs    [MaxBatch]netip.AddrPort
@@ -130,21 +162,38 @@ type direction struct {
 	order *ring.SPSC[*unit]
 }
 
-func newDirection(units, bufSize int) direction {
+func newDirection(units int) direction {
 	d := direction{
 		free:  ring.NewMPMC[*unit](units),
 		work:  ring.NewMPMC[*unit](units),
 		order: ring.NewSPSC[*unit](units),
 	}
 	for range units {
-		u := &unit{done: make(chan struct{}, 1)}
-		slab := make([]byte, MaxBatch*bufSize)
-		for i := range u.bufs {
-			u.bufs[i] = slab[i*bufSize : (i+1)*bufSize : (i+1)*bufSize]
-		}
-		d.free.TryEnqueue([]*unit{u})
+		d.free.TryEnqueue([]*unit{{done: make(chan struct{}, 1)}})
 	}
 	return d
+}
+
+// take gives u, just dequeued from a free ring, a batch from the pool. It waits while the pool is
+// exhausted (see the sizing above: only if a batch went missing) and reports false once Close has
+// canceled d.ctx.
+func (d *Device) take(u *unit) bool {
+	b, err := d.pool.Get(d.ctx)
+	if err != nil {
+		return false
+	}
+	u.b = b
+	b.Buffers(u.bufs[:])
+	return true
+}
+
+// release gives u's batch back to the pool, then u to free: in this order, so that a direction never
+// holds more batches than units. u.bufs keep pointing into the batch until the next take rewrites
+// them; nobody reads them in between.
+func (d *Device) release(u *unit, free *ring.MPMC[*unit]) {
+	d.pool.Put(u.b)
+	u.b = nil
+	free.TryEnqueue([]*unit{u}) // always fits: the ring has room for every unit
 }
 
 // Device runs the data plane between a TUN device and a UDP socket.
@@ -155,6 +204,11 @@ type Device struct {
 	mtu   int
 	peers *PeerSet
 
+	// pool holds every packet buffer of the Device (see the top of this file). ctx, canceled by
+	// stop in Close, ends the readers' waits for it.
+	pool    *batch.Pool
+	ctx     context.Context
+	stop    context.CancelFunc
 	out, in direction
 	hs      chan handshakeMsg
 
@@ -166,6 +220,10 @@ type Device struct {
 	// ctlMu serialises the transport messages sent outside the pipeline (SendKeepalive, staged
 	// packets) over the batch below. The events of these sends are held by ctlEnc and reported
 	// after ctlMu is released, so a control plane may call back into the Device from PeerEvent.
+	// ctlBufs are the first MaxStaged buffers of a batch the Device takes from its pool in NewDevice
+	// and keeps for its whole life: the pool allocates that batch up front either way, and holding
+	// it spares the control sends a Get (udpSender sends staged packets while it holds its own batch,
+	// so it must never wait for another).
 	ctlMu       sync.Mutex
 	ctlEnc      *Encrypter
 	ctlBufs     [MaxStaged][]byte
@@ -210,25 +268,47 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
 	cfg.Workers = min(cfg.Workers, maxWorkers)
+	if cfg.MaxMemory < 0 {
+		return nil, errors.New("dataplane: negative MaxMemory")
+	}
+	// A buffer holds the headroom, the largest packet (padding stops at the MTU) and the tag, rounded
+	// up to cache lines. The extra PaddingMultiple bytes make it longer than the largest datagram a
+	// peer with our MTU sends (MTU+32 bytes, read at udpOffset 0), so that a datagram which fills it
+	// was truncated (see divert).
+	bufLen := (tunOffset + cfg.MTU + PaddingMultiple + TagSize + 63) &^ 63
+	batchBytes := batch.BatchBytesFor(bufLen)
 	if cfg.Batches <= 0 {
 		cfg.Batches = 2*cfg.Workers + 2
+		if cfg.MaxMemory > 0 {
+			cfg.Batches = min(cfg.Batches, (cfg.MaxMemory/batchBytes-1)/2)
+		}
+		if cfg.Batches < 1 {
+			return nil, fmt.Errorf("dataplane: MaxMemory %d is less than the 3 batches of %d bytes a Device needs", cfg.MaxMemory, batchBytes)
+		}
 	}
-	// A buffer holds the headroom, the largest padded packet and the tag, rounded to cache lines.
-	bufSize := (tunOffset + cfg.MTU + PaddingMultiple + TagSize + 63) &^ 63
+	batches := 2*cfg.Batches + 1 // a batch for every unit of both directions, and ctl's
+	maxBytes := cfg.MaxMemory
+	if maxBytes == 0 {
+		maxBytes = batches * batchBytes
+	}
+	pool, err := batch.NewPool(batch.PoolConfig{MaxBytes: maxBytes, Batches: batches, BufferLen: bufLen})
+	if err != nil {
+		return nil, fmt.Errorf("dataplane: %d batches for Batches %d: %w", batches, cfg.Batches, err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
 	d := &Device{
 		tun: tun, udp: udp, cp: cfg.ControlPlane, mtu: cfg.MTU,
-		out: newDirection(cfg.Batches, bufSize),
-		in:  newDirection(cfg.Batches, bufSize),
+		pool: pool, ctx: ctx, stop: stop,
+		out: newDirection(cfg.Batches),
+		in:  newDirection(cfg.Batches),
 		hs:  make(chan handshakeMsg, handshakeQueue),
 	}
 	d.peers = NewPeerSet(deviceObserver{d})
 	d.ctlEnc = NewEncrypter(d.peers, d.mtu)
 	d.ctlEnc.hold = true
 	d.ctlEnc.held = make([]heldEvent, 0, MaxStaged)
-	slab := make([]byte, MaxStaged*bufSize)
-	for i := range d.ctlBufs {
-		d.ctlBufs[i] = slab[i*bufSize : (i+1)*bufSize : (i+1)*bufSize]
-	}
+	// Never nil: the pool is full. Only the buffers are kept: the batch never goes back.
+	pool.TryGet().Buffers(d.ctlBufs[:])
 	if d.cp != nil {
 		d.cp.Attach(d)
 	}
@@ -250,6 +330,7 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 func (d *Device) Close() error {
 	d.closeOnce.Do(func() {
 		d.closing.Store(true)
+		d.stop()
 		err1 := d.tun.Close()
 		err2 := d.udp.Close()
 		d.wg.Wait()
@@ -442,14 +523,14 @@ func (d *Device) tunReader() {
 	defer d.wg.Done()
 	defer d.out.work.Close()
 	defer d.out.order.Close()
-	batch := min(MaxBatch, max(1, d.tun.BatchSize()))
+	burst := min(MaxBatch, max(1, d.tun.BatchSize()))
 	var u [1]*unit
 	for {
-		if _, err := d.out.free.Dequeue(u[:]); err != nil {
+		if _, err := d.out.free.Dequeue(u[:]); err != nil || !d.take(u[0]) {
 			return
 		}
 		for {
-			n, err := d.tun.Read(u[0].bufs[:batch], u[0].sizes[:batch], tunOffset)
+			n, err := d.tun.Read(u[0].bufs[:burst], u[0].sizes[:burst], tunOffset)
 			if n > 0 {
 				u[0].n = n
 				break
@@ -507,7 +588,7 @@ func (d *Device) udpSender() {
 		d.sendLateStaged(b)
 		clear(b.view[:k])
 		clear(b.peers[:b.n])
-		d.out.free.TryEnqueue(u[:]) // always fits: the ring has room for every unit
+		d.release(b, d.out.free)
 	}
 }
 
@@ -518,18 +599,18 @@ func (d *Device) udpReader() {
 	defer close(d.hs)
 	defer d.in.work.Close()
 	defer d.in.order.Close()
-	batch := min(MaxBatch, max(1, d.udp.BatchSize()))
+	burst := min(MaxBatch, max(1, d.udp.BatchSize()))
 	var u [1]*unit
 	for {
-		if _, err := d.in.free.Dequeue(u[:]); err != nil {
+		if _, err := d.in.free.Dequeue(u[:]); err != nil || !d.take(u[0]) {
 			return
 		}
 		b := u[0]
-		for i := range batch {
+		for i := range burst {
 			b.view[i] = b.bufs[i][udpOffset:]
 		}
 		for {
-			n, err := d.udp.ReadBatch(b.view[:batch], b.sizes[:batch], b.addrs[:batch])
+			n, err := d.udp.ReadBatch(b.view[:burst], b.sizes[:burst], b.addrs[:burst])
 			if n > 0 {
 				b.n = d.divert(b, n)
 			}
@@ -620,7 +701,7 @@ func (d *Device) tunWriter() {
 		}
 		clear(b.view[:k])
 		clear(b.peers[:b.n])
-		d.in.free.TryEnqueue(u[:])
+		d.release(b, d.in.free)
 	}
 }
 

@@ -49,8 +49,8 @@ func newNodes(tb testing.TB, cfg dataplane.Config, deliver [2]func([][]byte)) [2
 				}
 			}
 		}
-		n.tun = tuntest.New(1500, 1024, d)
-		n.udp = nw.Listen(eps[i], 1024, 2048)
+		n.tun = tuntest.New(max(1500, cfg.MTU), 1024, d)
+		n.udp = nw.Listen(eps[i], 1024, max(2048, cfg.MTU+64))
 		c := cfg
 		c.ControlPlane = n.cp
 		dev, err := dataplane.NewDevice(n.tun, n.udp, c)

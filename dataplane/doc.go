@@ -42,8 +42,9 @@
 //
 // # Memory and order
 //
-// A Device allocates its batches once (Config.Batches per direction) and recycles them through
-// rings, so its memory is fixed whatever the load; under overload the readers wait and the kernel's
-// queues drop. Batches leave each direction in the order they were read, so packets of one peer keep
+// A Device allocates its packet memory once, as one batch.Pool of 2*Config.Batches+1 batches (a
+// batch per unit of each direction and one for control sends, within Config.MaxMemory), and
+// recycles the batches and their units through rings, so its memory is fixed whatever the load;
+// under overload the readers wait and the kernel's queues drop. Batches leave each direction in the order they were read, so packets of one peer keep
 // their order. See device.go for the pipeline, keypair.go for how retired keys are wiped safely.
 package dataplane
