@@ -20,7 +20,8 @@ package dataplane
 // which allocates all its batches at start and never more: 2 x Config.Batches of them for the units
 // and one for the control sends (ctl below), (2 x Batches + 1) x batch.BatchBytesFor(bufLen) bytes,
 // capped by Config.MaxMemory. That is the memory bound whatever the load: under overload a reader
-// waits for a free unit and the kernel's queues (TUN, socket) absorb or drop the excess. Nothing is
+// waits for a free unit and the kernel's queues (TUN, socket) absorb or drop the excess. Besides the
+// pool, tunWriter keeps groRooms buffers of 64 KiB for the TUN's coalescing (tunwrite.go). Nothing is
 // allocated per batch or per packet (the real UDP socket aside, see udp.go).
 //
 // Why one pool of that size cannot deadlock the two directions: a reader takes a unit before a batch
@@ -680,6 +681,7 @@ func (d *Device) decryptWorker() {
 // tunWriter writes opened batches to the TUN in arrival order and recycles their units.
 func (d *Device) tunWriter() {
 	defer d.wg.Done()
+	tb := newTunBatcher()
 	var u [1]*unit
 	for {
 		if _, err := d.in.order.Dequeue(u[:]); err != nil {
@@ -695,8 +697,8 @@ func (d *Device) tunWriter() {
 			}
 		}
 		if k > 0 {
-			if _, err := d.tun.Write(b.view[:k], tunOffset); err != nil {
-				d.writeErrors.Add(1)
+			if failed := tb.write(d.tun, b.view[:k]); failed > 0 {
+				d.writeErrors.Add(uint64(failed))
 			}
 		}
 		clear(b.view[:k])
