@@ -9,6 +9,11 @@ package dataplane
 // GRO will have filled or ended the coalesced packet, into one of a few fixed 64 KiB buffers (a copy
 // of one packet per 64 KiB; the later packets are copied by the coalescing anyway) and hands those
 // to Write.
+//
+// Order: Write's UDP GRO merges a datagram into the flow's last datagram before it, even across a
+// packet of the flow that it leaves alone, such as an IPv4 fragment (whose first piece carries the
+// flow's ports): the merged datagram then overtakes that packet. A batch is therefore written in
+// runs that end before such a packet, so nothing is merged across it.
 
 import "encoding/binary"
 
@@ -31,7 +36,8 @@ const (
 type tunBatcher struct {
 	rooms [groRooms][]byte
 	in    [groRooms]roomState
-	n     int // rooms in use
+	n     int  // rooms in use by the current run
+	udp   bool // the run so far has a UDP datagram the TUN's GRO may merge into
 }
 
 type roomState struct {
@@ -49,14 +55,25 @@ func newTunBatcher() *tunBatcher {
 	return t
 }
 
-// write writes the packets bufs[i][tunOffset:] to tun with one Write, and returns the number of
-// failed Write calls.
+// write writes the packets bufs[i][tunOffset:] to tun, in runs (see the top of this file), and
+// returns the number of failed Write calls.
 func (t *tunBatcher) write(tun TUN, bufs [][]byte) (failed int) {
-	t.n = 0
+	start := 0
+	t.reset()
 	for i := range bufs {
 		pkt := bufs[i][tunOffset:]
 		kind, payload := groKind(pkt)
-		if kind == groNone {
+		if kind == groBarrier && t.udp {
+			if _, err := tun.Write(bufs[start:i], tunOffset); err != nil {
+				failed++
+			}
+			start = i
+			t.reset() // the rooms are free again: Write has returned
+		}
+		if kind == groUDP {
+			t.udp = true
+		}
+		if kind != groTCP && kind != groUDP {
 			continue
 		}
 		if r := t.last(pkt); r != nil && !r.closed && payload <= r.seg && r.length+payload <= groMaxLen {
@@ -74,11 +91,18 @@ func (t *tunBatcher) write(tun TUN, bufs [][]byte) (failed int) {
 			closed: kind == groTCP && pkt[tcpFlags(pkt)]&tcpPSH != 0}
 		t.n++
 	}
-	if _, err := tun.Write(bufs, tunOffset); err != nil {
-		failed++
+	if start < len(bufs) {
+		if _, err := tun.Write(bufs[start:], tunOffset); err != nil {
+			failed++
+		}
 	}
-	clear(t.in[:t.n])
+	t.reset()
 	return failed
+}
+
+func (t *tunBatcher) reset() {
+	clear(t.in[:t.n])
+	t.n, t.udp = 0, false
 }
 
 // last returns the newest room of pkt's flow, or nil.
@@ -94,9 +118,10 @@ func (t *tunBatcher) last(pkt []byte) *roomState {
 type groClass uint8
 
 const (
-	groNone groClass = iota // never coalesced
-	groTCP                  // a TCP segment the TUN's GRO may coalesce
-	groUDP                  // a UDP datagram the TUN's GRO may coalesce
+	groNone    groClass = iota // never coalesced, and not part of a flow that is (ICMP, pure ACKs, ...)
+	groTCP                     // a TCP segment the TUN's GRO may coalesce
+	groUDP                     // a UDP datagram the TUN's GRO may coalesce
+	groBarrier                 // may belong to a UDP flow, but the GRO leaves it alone (fragments, ...)
 )
 
 const (
@@ -119,6 +144,9 @@ func groKind(p []byte) (groClass, int) {
 			return groNone, 0
 		}
 		if ihl != 20 || fragment || int(binary.BigEndian.Uint16(p[2:])) != len(p) {
+			if proto == protoUDP {
+				return groBarrier, 0
+			}
 			return groNone, 0
 		}
 		return transportKind(proto, p[20:])
@@ -126,8 +154,17 @@ func groKind(p []byte) (groClass, int) {
 		if len(p) < 40 {
 			return groNone, 0
 		}
-		if next := p[6]; (next == protoTCP || next == protoUDP) && int(binary.BigEndian.Uint16(p[4:])) == len(p)-40 {
+		switch next := p[6]; next {
+		case protoTCP, protoUDP:
+			if int(binary.BigEndian.Uint16(p[4:])) != len(p)-40 {
+				if next == protoUDP {
+					return groBarrier, 0
+				}
+				return groNone, 0
+			}
 			return transportKind(next, p[40:])
+		case 0, 43, 44, 60: // hop-by-hop, routing, fragment, destination options: may hide UDP
+			return groBarrier, 0
 		}
 	}
 	return groNone, 0
@@ -137,7 +174,7 @@ func groKind(p []byte) (groClass, int) {
 func transportKind(proto byte, l4 []byte) (groClass, int) {
 	if proto == protoUDP {
 		if len(l4) <= 8 {
-			return groNone, 0 // no payload
+			return groBarrier, 0 // no payload: the GRO leaves it alone
 		}
 		return groUDP, len(l4) - 8
 	}
@@ -146,7 +183,9 @@ func transportKind(proto byte, l4 []byte) (groClass, int) {
 	}
 	hl := int(l4[12]>>4) * 4
 	if flags := l4[13]; hl < 20 || len(l4) <= hl || (flags != tcpACK && flags != tcpACK|tcpPSH) {
-		return groNone, 0 // no payload (a pure ACK), or flags the GRO does not merge
+		// No payload (a pure ACK) or flags the GRO does not merge: never coalesced, and TCP does
+		// not mind where it goes among its flow's segments.
+		return groNone, 0
 	}
 	return groTCP, len(l4) - hl
 }

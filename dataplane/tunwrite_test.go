@@ -57,13 +57,13 @@ func TestGroKind(t *testing.T) {
 	}{
 		{"udp4", testIP(4, protoUDP, 1, 100, 0), groUDP, 100},
 		{"udp6", testIP(6, protoUDP, 1, 1000, 0), groUDP, 1000},
-		{"udp4 first fragment", frag(testIP(4, protoUDP, 1, 1000, 0), 0x2000), groNone, 0},
-		{"udp4 later fragment", frag(testIP(4, protoUDP, 1, 1000, 0), 0x00b9), groNone, 0},
+		{"udp4 first fragment", frag(testIP(4, protoUDP, 1, 1000, 0), 0x2000), groBarrier, 0},
+		{"udp4 later fragment", frag(testIP(4, protoUDP, 1, 1000, 0), 0x00b9), groBarrier, 0},
 		{"udp4 don't fragment", frag(testIP(4, protoUDP, 1, 1000, 0), 0x4000), groUDP, 1000},
-		{"udp4 options", options, groNone, 0},
-		{"udp4 bad length", short, groNone, 0},
-		{"udp4 empty", testIP(4, protoUDP, 1, 0, 0), groNone, 0},
-		{"udp6 fragment header", v6frag, groNone, 0},
+		{"udp4 options", options, groBarrier, 0},
+		{"udp4 bad length", short, groBarrier, 0},
+		{"udp4 empty", testIP(4, protoUDP, 1, 0, 0), groBarrier, 0},
+		{"udp6 fragment header", v6frag, groBarrier, 0},
 		{"tcp4 data", testIP(4, protoTCP, 1, 1400, tcpACK), groTCP, 1400},
 		{"tcp6 data push", testIP(6, protoTCP, 1, 10, tcpACK|tcpPSH), groTCP, 10},
 		{"tcp4 pure ack", testIP(4, protoTCP, 1, 0, tcpACK), groNone, 0},
@@ -113,6 +113,53 @@ func withHeadroom(pkts ...[]byte) [][]byte {
 		bufs[i] = b[:len(b):len(b)]
 	}
 	return bufs
+}
+
+// TestTunBatcherSplitsAtBarriers: a packet the GRO leaves alone but which may belong to a UDP flow
+// starts a new Write when the run before it has a datagram that could be merged, so no datagram is
+// merged across it.
+func TestTunBatcherSplitsAtBarriers(t *testing.T) {
+	fragment := testIP(4, protoUDP, 1, 1000, 0)
+	binary.BigEndian.PutUint16(fragment[6:], 0x2000)
+	binary.BigEndian.PutUint16(fragment[20:], 2) // port 2 (tells it apart in the log)
+	w := &writeLog{}
+	tb := newTunBatcher()
+	bufs := withHeadroom(
+		testIP(4, protoTCP, 10, 0, tcpACK), // a pure ACK: no UDP before it, no split
+		fragment,                           // nothing to merge across yet: no split
+		testIP(4, protoUDP, 1, 100, 0),
+		testIP(4, protoUDP, 1, 100, 0),
+		fragment, // splits
+		testIP(4, protoUDP, 1, 100, 0),
+		testIP(4, protoUDP, 1, 0, 0), // empty: splits
+		testIP(4, protoUDP, 1, 100, 0),
+	)
+	if failed := tb.write(w, bufs); failed != 0 {
+		t.Fatalf("%d failed writes", failed)
+	}
+	want := [][]int{{10, 2, 1, 1}, {2, 1}, {1, 1}}
+	if len(w.writes) != len(want) {
+		t.Fatalf("writes %v, want %v", w.writes, want)
+	}
+	for i := range want {
+		if len(w.writes[i]) != len(want[i]) {
+			t.Fatalf("writes %v, want %v", w.writes, want)
+		}
+		for j := range want[i] {
+			if w.writes[i][j] != want[i][j] {
+				t.Fatalf("writes %v, want %v", w.writes, want)
+			}
+		}
+	}
+	// Each run's first datagram of the flow sits in a room, whatever came before in the batch.
+	wantRoomy := [][]bool{{false, false, true, false}, {false, true}, {false, true}}
+	for i := range wantRoomy {
+		for j := range wantRoomy[i] {
+			if w.roomy[i][j] != wantRoomy[i][j] {
+				t.Fatalf("room per packet %v, want %v", w.roomy, wantRoomy)
+			}
+		}
+	}
 }
 
 // TestTunBatcherRooms: the first packet of each flow moves into a room with its bytes intact; a flow

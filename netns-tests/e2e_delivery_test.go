@@ -197,12 +197,6 @@ func TestE2EMTU(t *testing.T) {
 func TestE2EFragmentOrder(t *testing.T) {
 	checkLeaks(t)
 	impl := underTest(t)
-	if impl == ours {
-		t.Skip("known bug: our tunnel reorders such a flow on receive (about 1 in 7 datagrams at 5000/s; " +
-			"its TUN write batches meet the UDP GRO of golang.zx2c4.com/wireguard/tun's Write, which merges a later " +
-			"datagram into an earlier one of the flow across the fragments between them); " +
-			"WIREBATCH_E2E_IMPL=wireguard-go runs the check")
-	}
 	tp := newTopo(t, topoConfig{A: impl, B: impl})
 	tp.start()
 	loadRecv(t, tp.B)
