@@ -525,6 +525,14 @@ func (d *Device) tunReader() {
 	defer d.out.work.Close()
 	defer d.out.order.Close()
 	burst := min(MaxBatch, max(1, d.tun.BatchSize()))
+	// A TUN read returns one packet unless the kernel handed over a TSO super-packet, so at high
+	// rates of small or UDP packets one read would make a batch of one, each paying the whole
+	// pipeline's hand-offs and a sendmmsg of its own. While packets wait (poll), more reads top the
+	// batch up, as long as the buffers left can take a super-packet: the TUN splits one into up to
+	// 64 KiB / MSS segments and drops it if they do not fit (the MSS is at least the MTU less
+	// 100 bytes of IPv6 and TCP headers with options).
+	poller := newTunPoller(d.tun)
+	room := 65535/max(d.mtu-100, 1) + 1
 	var u [1]*unit
 	for {
 		if _, err := d.out.free.Dequeue(u[:]); err != nil || !d.take(u[0]) {
@@ -532,6 +540,11 @@ func (d *Device) tunReader() {
 		}
 		for {
 			n, err := d.tun.Read(u[0].bufs[:burst], u[0].sizes[:burst], tunOffset)
+			for poller != nil && n > 0 && err == nil && burst-n >= room && poller.readable() {
+				var m int
+				m, err = d.tun.Read(u[0].bufs[n:burst], u[0].sizes[n:burst], tunOffset)
+				n += m
+			}
 			if n > 0 {
 				u[0].n = n
 				break

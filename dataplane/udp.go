@@ -5,8 +5,8 @@ package dataplane
 // buffers sized for bursts.
 //
 // Sending uses UDP generic segmentation offload where the kernel has it (Linux 4.18, the UDP_SEGMENT
-// control message): consecutive datagrams of a batch to the same destination, all of one size but
-// the last, which may be shorter, go out as ONE message whose iovecs are the datagrams themselves
+// control message): runs of at least minGSOSegments consecutive datagrams of a batch to the same
+// destination, all of one size but the last, which may be shorter, go out as ONE message whose iovecs are the datagrams themselves
 // (no copy); the kernel, or the NIC, cuts it back into datagrams. A full batch of 1420-byte packets
 // to one peer is then two messages instead of 128. If the kernel refuses (EIO: no checksum offload
 // on the route) GSO is switched off for the socket.
@@ -83,6 +83,13 @@ type UDPConn struct {
 const (
 	maxGSOSegments = 64
 	maxGSOBytes    = 65535 - 8 - 40
+
+	// minGSOSegments is the shortest run sent as one GSO message; shorter runs go out a datagram
+	// per message (still one sendmmsg). GSO saves little on a few datagrams, and without it a
+	// sender that is not loaded, whose batches are a burst of a few packets, puts every datagram
+	// on the wire as a frame of its own, as other WireGuard implementations do: packet captures
+	// on the path (netns-tests' replay scenario among them) see one datagram per frame.
+	minGSOSegments = 8
 
 	// groMessages is how many coalesced messages one receive call takes with GRO on.
 	groMessages = 32
@@ -270,7 +277,7 @@ func (c *UDPConn) pack(bufs [][]byte, dsts []netip.AddrPort) (used int) {
 		}
 		c.waddr[k].Port = int(dst.Port())
 		k++
-		segSize, segBytes, open = len(b), len(b), c.gso
+		segSize, segBytes, open = len(b), len(b), c.gso && gsoRun(bufs[used:], dsts[used:]) >= minGSOSegments
 	}
 	for i := range k {
 		m := &c.wmsgs[i]
@@ -282,6 +289,22 @@ func (c *UDPConn) pack(bufs [][]byte, dsts []netip.AddrPort) (used int) {
 	}
 	c.nmsgs = k
 	return used
+}
+
+// gsoRun returns how many of the leading datagrams of bufs, up to minGSOSegments, one GSO message
+// could carry: to one destination, none longer than the first, only the last shorter.
+func gsoRun(bufs [][]byte, dsts []netip.AddrPort) int {
+	n, bytes := 1, len(bufs[0])
+	for ; n < min(len(bufs), minGSOSegments); n++ {
+		if dsts[n] != dsts[0] || len(bufs[n]) > len(bufs[0]) || bytes+len(bufs[n]) > maxGSOBytes {
+			break
+		}
+		bytes += len(bufs[n])
+		if len(bufs[n]) < len(bufs[0]) {
+			return n + 1
+		}
+	}
+	return n
 }
 
 // send sends c.wmsgs[:c.nmsgs] and clears the references to the datagrams.

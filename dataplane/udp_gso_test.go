@@ -31,7 +31,11 @@ func TestUDPGSO(t *testing.T) {
 	for range 70 { // more than maxGSOSegments in one run
 		plan = append(plan, dgram{0, 1452})
 	}
-	plan = append(plan, dgram{0, 100}, dgram{0, 1452}, dgram{1, 1452}, dgram{1, 1452}, dgram{1, 60}, dgram{1, 80}, dgram{0, 33})
+	plan = append(plan, dgram{0, 100}, dgram{0, 1452}, dgram{1, 1452}, dgram{1, 1452}, dgram{1, 60})
+	for range minGSOSegments {
+		plan = append(plan, dgram{1, 80})
+	}
+	plan = append(plan, dgram{0, 33})
 	bufs := make([][]byte, len(plan))
 	dsts := make([]netip.AddrPort, len(plan))
 	want := [2][][]byte{}
@@ -64,8 +68,10 @@ func TestUDPGSO(t *testing.T) {
 		}
 	}
 	if a.gso {
-		// Runs: 64 + 6 more of 1452 and the 100 that ends them; the lone 1452; two 1452 and the 60
-		// to receiver 1. Messages of one segment carry no control message.
+		// Runs: 45 of 1452 (as many as fit in 64 KiB), 25 more and the 100 that ends them;
+		// minGSOSegments of 80 to receiver 1. The lone 1452, and the two 1452 and the 60 to
+		// receiver 1 (a run shorter than minGSOSegments), go a datagram per message, without a
+		// control message.
 		if a.gsoMessages != 3 {
 			t.Errorf("%d segmented messages, want 3", a.gsoMessages)
 		}

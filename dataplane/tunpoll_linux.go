@@ -1,0 +1,46 @@
+package dataplane
+
+import (
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// tunPoller tells whether a TUN device's file has a packet waiting, without reading it.
+type tunPoller struct {
+	rc    syscall.RawConn
+	fds   [1]unix.PollFd
+	ready bool
+	check func(fd uintptr) // made once: a closure made per call to Control would be allocated
+}
+
+// newTunPoller returns a poller for a TUN that exposes its file (golang.zx2c4.com/wireguard/tun's
+// devices do), or nil.
+func newTunPoller(t TUN) *tunPoller {
+	f, ok := t.(interface{ File() *os.File })
+	if !ok || f.File() == nil {
+		return nil
+	}
+	// SyscallConn, unlike Fd, leaves the file non-blocking and in the runtime's poller.
+	rc, err := f.File().SyscallConn()
+	if err != nil {
+		return nil
+	}
+	p := &tunPoller{rc: rc}
+	p.check = func(fd uintptr) {
+		p.fds[0] = unix.PollFd{Fd: int32(fd), Events: unix.POLLIN}
+		n, err := unix.Poll(p.fds[:], 0)
+		p.ready = err == nil && n > 0 && p.fds[0].Revents&unix.POLLIN != 0
+	}
+	return p
+}
+
+// readable reports whether a packet is waiting, so that a Read would return at once.
+func (p *tunPoller) readable() bool {
+	p.ready = false
+	if p.rc.Control(p.check) != nil {
+		return false
+	}
+	return p.ready
+}
