@@ -143,7 +143,7 @@ func (r *SPSC[T]) Enqueue(vs []T) error {
 // EnqueueContext is Enqueue that gives up with ctx.Err() when ctx is done
 // while it waits.
 func (r *SPSC[T]) EnqueueContext(ctx context.Context, vs []T) error {
-	woken := false
+	// One producer and one consumer: a woken side has nobody to pass the wake-up on to, unlike MPMC.
 	for {
 		n := r.TryEnqueue(vs)
 		vs = vs[n:]
@@ -153,11 +153,9 @@ func (r *SPSC[T]) EnqueueContext(ctx context.Context, vs []T) error {
 		if r.closed() {
 			return ErrClosed
 		}
-		rang, err := r.notFull.pause(ctx, r.writableOrClosed, r.done)
-		if err != nil {
+		if _, err := r.notFull.pause(ctx, r.writableOrClosed, r.done); err != nil {
 			return err
 		}
-		woken = woken || rang
 	}
 }
 
@@ -175,7 +173,6 @@ func (r *SPSC[T]) DequeueContext(ctx context.Context, out []T) (int, error) {
 	if len(out) == 0 {
 		return 0, nil
 	}
-	woken := false
 	for {
 		if n := r.TryDequeue(out); n > 0 {
 			return n, nil
@@ -183,11 +180,9 @@ func (r *SPSC[T]) DequeueContext(ctx context.Context, out []T) (int, error) {
 		if r.drained() {
 			return 0, ErrClosed
 		}
-		rang, err := r.notEmpty.pause(ctx, r.readableOrClosed, r.done)
-		if err != nil {
+		if _, err := r.notEmpty.pause(ctx, r.readableOrClosed, r.done); err != nil {
 			return 0, err
 		}
-		woken = woken || rang
 	}
 }
 
