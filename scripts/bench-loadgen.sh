@@ -22,39 +22,17 @@ ADDR_SEND=10.201.254.1
 ADDR_RECV=10.201.254.2
 PORT=9000
 
-die() { echo "bench-loadgen: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces)"
 command -v ip >/dev/null || die "needs ip (iproute2)"
 command -v python3 >/dev/null || die "needs python3 to read iperf3's JSON"
-if ! command -v iperf3 >/dev/null; then
-	echo "bench-loadgen: installing iperf3" >&2
-	apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 >/dev/null ||
-		die "iperf3 is missing and apt-get could not install it"
-fi
+need_iperf3
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	ip netns del "$NS_SEND" 2>/dev/null || true
-	ip netns del "$NS_RECV" 2>/dev/null || true
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
 
 go build -o "$WORK/loadgen" ./loadgen
 
-ip netns add "$NS_SEND"
-ip netns add "$NS_RECV"
-ip link add name veth0 netns "$NS_SEND" type veth peer name veth0 netns "$NS_RECV"
-ip -n "$NS_SEND" addr add "$ADDR_SEND/24" dev veth0
-ip -n "$NS_RECV" addr add "$ADDR_RECV/24" dev veth0
-for ns in "$NS_SEND" "$NS_RECV"; do
-	ip -n "$ns" link set lo up
-	ip -n "$ns" link set veth0 up
-done
+two_hosts "$NS_SEND" "$NS_RECV" veth0 "$ADDR_SEND" "$ADDR_RECV"
 
 # wait_port NS PORT: until something listens on TCP PORT in namespace NS.
 wait_port() {

@@ -29,44 +29,21 @@ NS_A="wbt-$$-1"
 NS_B="wbt-$$-2"
 PORT=51820
 
-die() { echo "bench-tunnel: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, TUN interfaces): sudo make bench-tunnel"
 [[ ${#IMPLS[@]} -eq 2 ]] || die "IMPLS=\"${IMPLS[*]}\": want two of tunnel, wgpeer"
 command -v ip >/dev/null || die "needs ip (iproute2)"
 command -v python3 >/dev/null || die "needs python3 to read JSON reports"
-if ! command -v iperf3 >/dev/null; then
-	echo "bench-tunnel: installing iperf3" >&2
-	apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iperf3 >/dev/null ||
-		die "iperf3 is missing and apt-get could not install it"
-fi
+need_iperf3
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	ip netns del "$NS_A" 2>/dev/null || true
-	ip netns del "$NS_B" 2>/dev/null || true
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 echo "bench-tunnel: building" >&2
 go build -o "$WORK/tunnel" ./examples/tunnel
 go build -o "$WORK/wgpeer" ./netns-tests/cmd/wgpeer
 go build -o "$WORK/loadgen" ./loadgen
 
-ip netns add "$NS_A"
-ip netns add "$NS_B"
-ip link add name wan netns "$NS_A" type veth peer name wan netns "$NS_B"
-ip -n "$NS_A" addr add 10.201.1.1/24 dev wan
-ip -n "$NS_B" addr add 10.201.1.2/24 dev wan
-for ns in "$NS_A" "$NS_B"; do
-	ip -n "$ns" link set lo up
-	ip -n "$ns" link set wan up
-done
+two_hosts "$NS_A" "$NS_B" wan 10.201.1.1 10.201.1.2
 
 for h in a b; do
 	"$WORK/tunnel" genkey >"$WORK/$h.key"

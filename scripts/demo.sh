@@ -22,7 +22,7 @@ NS_A="wbt-$$-1"
 NS_B="wbt-$$-2"
 PORT=51820
 
-die() { echo "demo: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 if [[ $(id -u) -ne 0 ]]; then
 	die "needs root: it creates network namespaces and TUN interfaces (run: sudo make demo)"
@@ -34,17 +34,6 @@ wgpeer) PKG=./netns-tests/cmd/wgpeer ;;
 *) die "TUNNEL_IMPL=$TUNNEL_IMPL: want tunnel or wgpeer" ;;
 esac
 
-WORK=$(mktemp -d)
-PIDS=()
-cleanup() {
-	for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-	wait 2>/dev/null || true
-	ip netns del "$NS_A" 2>/dev/null || true
-	ip netns del "$NS_B" 2>/dev/null || true
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 echo "== building ./examples/tunnel, $([[ $PKG == ./examples/tunnel ]] || echo "$PKG, ")./loadgen"
 go build -o "$WORK/tunnel" ./examples/tunnel
@@ -56,14 +45,8 @@ fi
 go build -o "$WORK/loadgen" ./loadgen
 
 echo "== two hosts: $NS_A (10.201.1.1) and $NS_B (10.201.1.2), one veth"
-ip netns add "$NS_A"
-ip netns add "$NS_B"
-ip link add name wan netns "$NS_A" type veth peer name wan netns "$NS_B"
-ip -n "$NS_A" addr add 10.201.1.1/24 dev wan
-ip -n "$NS_B" addr add 10.201.1.2/24 dev wan
+two_hosts "$NS_A" "$NS_B" wan 10.201.1.1 10.201.1.2
 for ns in "$NS_A" "$NS_B"; do
-	ip -n "$ns" link set lo up
-	ip -n "$ns" link set wan up
 	# No IPv6 on the tunnel interfaces: the kernel's router solicitations and MLD reports would
 	# otherwise show up as no_route drops (no peer's AllowedIPs cover them).
 	ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1
