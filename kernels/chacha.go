@@ -63,21 +63,18 @@ func chachaOpGeneric(op *Op, open bool) bool {
 
 	var polyKey [64]byte
 	chachaBlock(&polyKey, key, 0, &nonce)
-	var mac poly1305
-	mac.init(polyKey[:32])
-	clear(polyKey[:])
+	defer clear(polyKey[:])
+	macKey := (*[32]byte)(polyKey[:32])
 
 	if !open {
 		n := len(op.Src)
 		chachaXOR(op.Dst[:n], op.Src, key, &nonce, 1)
-		macAEAD(&mac, op.AD, op.Dst[:n])
-		mac.sum(op.Dst[n:])
+		tag := poly1305AEAD(op.AD, op.Dst[:n], macKey)
+		copy(op.Dst[n:], tag[:])
 		return true
 	}
 	n := len(op.Src) - TagSize
-	var tag [TagSize]byte
-	macAEAD(&mac, op.AD, op.Src[:n])
-	mac.sum(tag[:])
+	tag := poly1305AEAD(op.AD, op.Src[:n], macKey)
 	if subtle.ConstantTimeCompare(tag[:], op.Src[n:]) != 1 {
 		failOpen(op)
 		return false
@@ -87,12 +84,17 @@ func chachaOpGeneric(op *Op, open bool) bool {
 	return true
 }
 
-// macAEAD absorbs the RFC 8439 section 2.8 MAC input for ad and ciphertext into mac.
-func macAEAD(mac *poly1305, ad, ciphertext []byte) {
+// poly1305AEAD returns the RFC 8439 section 2.8 tag under the one-time key: Poly1305 over
+// ad || pad16 || ciphertext || pad16 || le64(len ad) || le64(len ciphertext).
+func poly1305AEAD(ad, ciphertext []byte, key *[32]byte) (tag [TagSize]byte) {
+	var mac poly1305
+	mac.init(key[:])
 	mac.writePadded(ad)
 	mac.writePadded(ciphertext)
 	var lengths [16]byte
 	binary.LittleEndian.PutUint64(lengths[0:], uint64(len(ad)))
 	binary.LittleEndian.PutUint64(lengths[8:], uint64(len(ciphertext)))
 	mac.blocks(lengths[:])
+	mac.sum(tag[:])
+	return tag
 }

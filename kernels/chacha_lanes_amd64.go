@@ -792,6 +792,9 @@ func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) bool 
 
 const mask44 = 1<<44 - 1
 
+// limb26 masks one limb of the radix-2^26 Poly1305 kernels (AVX2, or AVX-512 without IFMA).
+const limb26 = 1<<26 - 1
+
 // poly1305R44 returns the multiplier r of the one-time key: clamped (section 2.5.1), in radix 2^44.
 func poly1305R44(key *[32]byte) [3]uint64 {
 	lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff

@@ -21,8 +21,8 @@ import (
 //	Poly1305   poly1305IFMAOne: 8 lanes on the message's blocks, lane j absorbing blocks 8k+j with
 //	           multiplier r^8, and r^(8-j) at its last one, so that the lanes' sum is the Horner
 //	           evaluation of those blocks (RFC 8439 section 2.5); the blocks left over run one at a
-//	           time. Powers of r come from poly1305Mul44. Short MACs use the scalar radix-2^64 Poly1305
-//	           (poly1305Short).
+//	           time. Powers of r come from poly1305Mul44. Short MACs use the portable radix-2^64 Poly1305
+//	           (poly1305AEAD).
 //
 // On AVX2 (runFew, through the lane tables):
 //
@@ -39,7 +39,7 @@ import (
 const chachaFewOps = 7
 
 // chachaShortMAC is the longest AD plus ciphertext whose tag chachaOneOp computes with the scalar
-// Poly1305 (poly1305Short): for a few blocks it beats setting up the vector lanes.
+// Poly1305 (poly1305AEAD): for a few blocks it beats setting up the vector lanes.
 const chachaShortMAC = 64
 
 // chachaZeros is the source of pure key stream: chachaOne16 XORs it into a buffer. Never written.
@@ -89,7 +89,7 @@ func chachaOneOp(op *Op, open bool) bool {
 
 	mac := func(ct []byte) (tag [TagSize]byte) {
 		if len(op.AD)+len(ct) <= chachaShortMAC {
-			return poly1305Short(op.AD, ct, &polyKey)
+			return poly1305AEAD(op.AD, ct, &polyKey)
 		}
 		if chachaIFMA {
 			return poly1305One(op.AD, ct, &polyKey)
@@ -148,13 +148,13 @@ func chachaTinyOp(op *Op, open bool, n int) bool {
 	src, dst := op.Src[:n], op.Dst[:n]
 	ok := true
 	if open {
-		tag := poly1305Short(op.AD, src, polyKey)
+		tag := poly1305AEAD(op.AD, src, polyKey)
 		if ok = chachaFinishTag(op, n, true, &tag); ok {
 			subtle.XORBytes(dst, src, ks[64:64+n])
 		}
 	} else {
 		subtle.XORBytes(dst, src, ks[64:64+n])
-		tag := poly1305Short(op.AD, dst, polyKey)
+		tag := poly1305AEAD(op.AD, dst, polyKey)
 		copy(op.Dst[n:], tag[:])
 	}
 	clear(ks[:])

@@ -1,80 +1,79 @@
 package kernels
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
-// Portable Poly1305 (RFC 8439 section 2.5) in radix 2^26, the representation the AVX2 tier uses in its
-// 64-bit lanes: the 130-bit accumulator h and the clamped key r are five 26-bit limbs, every limb
-// product fits in 64 bits, and 2^130 = 5 (mod p) folds the top of a product back into the bottom.
+// Portable Poly1305 (RFC 8439 section 2.5) in radix 2^64: the accumulator h = h0 + h1*2^64 + h2*2^128
+// and the clamped key r = r0 + r1*2^64, so a 64x64-bit multiplier does a block in four products. The
+// vector tiers keep their own limb layouts (radix 2^44 with IFMA, 2^26 with VPMULUDQ) in the lanes of
+// a register; for one message at a time this is the fastest portable form, and the amd64 tiers use it
+// for the MAC of short messages, where vector lanes would have nothing to share out.
 //
 // The AEAD construction (RFC 8439 section 2.8) pads each of its inputs to 16 bytes, so Poly1305 only
 // ever sees whole 16-byte blocks here, each with the 2^128 bit set.
-
-const limb26 = 1<<26 - 1
+//
+// Bounds: between blocks h2 <= 5 (h below 2^130 + 2^130/4, partially reduced); adding a block leaves
+// h2 <= 7, so h2*r1 fits in 64 bits. Clamping leaves r0, r1 < 2^60, so every sum of two 128-bit
+// products below fits in 128 bits. Everything is constant time: no branch or index depends on the
+// key or the message (lengths are public).
 
 type poly1305 struct {
-	// r is the clamped key in radix 2^26; every limb is below 2^26 (clamping clears more).
-	r [5]uint32
-	// r5 holds 5*r[1..4], the factors of the product terms that wrap past 2^130.
-	r5 [5]uint32
-	// h is the accumulator. Between blocks each limb is below 2^26 + 2^11 (one carry pass, not a full
-	// reduction); adding a message block keeps it below 2^28.
-	h [5]uint32
-	// s is the second key half, added mod 2^128 at the end.
-	s [4]uint32
+	r0, r1 uint64    // clamped r (section 2.5.1)
+	h      [3]uint64 // accumulator
+	s0, s1 uint64    // the second key half, added mod 2^128 at the end
 }
 
 func (p *poly1305) init(key []byte) {
-	// Clamping (section 2.5.1): r &= 0x0ffffffc0ffffffc0ffffffc0fffffff, applied to each 26-bit window.
-	p.r[0] = binary.LittleEndian.Uint32(key[0:]) & 0x3ffffff
-	p.r[1] = binary.LittleEndian.Uint32(key[3:]) >> 2 & 0x3ffff03
-	p.r[2] = binary.LittleEndian.Uint32(key[6:]) >> 4 & 0x3ffc0ff
-	p.r[3] = binary.LittleEndian.Uint32(key[9:]) >> 6 & 0x3f03fff
-	p.r[4] = binary.LittleEndian.Uint32(key[12:]) >> 8 & 0x00fffff
-	for i := 1; i < 5; i++ {
-		p.r5[i] = 5 * p.r[i]
-	}
-	for i := range p.s {
-		p.s[i] = binary.LittleEndian.Uint32(key[16+4*i:])
-	}
-	p.h = [5]uint32{}
+	p.r0 = binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
+	p.r1 = binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
+	p.s0 = binary.LittleEndian.Uint64(key[16:])
+	p.s1 = binary.LittleEndian.Uint64(key[24:])
+	p.h = [3]uint64{}
 }
 
-// blocks absorbs msg, whose length is a multiple of 16.
+// blocks absorbs msg, whose length is a multiple of 16: h = (h + m + 2^128) * r, partially reduced
+// mod 2^130-5.
 func (p *poly1305) blocks(msg []byte) {
-	r0, r1, r2, r3, r4 := uint64(p.r[0]), uint64(p.r[1]), uint64(p.r[2]), uint64(p.r[3]), uint64(p.r[4])
-	s1, s2, s3, s4 := uint64(p.r5[1]), uint64(p.r5[2]), uint64(p.r5[3]), uint64(p.r5[4])
-	h0, h1, h2, h3, h4 := p.h[0], p.h[1], p.h[2], p.h[3], p.h[4]
+	r0, r1 := p.r0, p.r1
+	h0, h1, h2 := p.h[0], p.h[1], p.h[2]
 	for ; len(msg) >= 16; msg = msg[16:] {
-		// h += m, with the 2^128 bit of a whole block in limb 4 (bit 24 = 128 - 104).
-		h0 += binary.LittleEndian.Uint32(msg[0:]) & limb26
-		h1 += binary.LittleEndian.Uint32(msg[3:]) >> 2 & limb26
-		h2 += binary.LittleEndian.Uint32(msg[6:]) >> 4 & limb26
-		h3 += binary.LittleEndian.Uint32(msg[9:]) >> 6 & limb26
-		h4 += binary.LittleEndian.Uint32(msg[12:])>>8 | 1<<24
+		var c uint64
+		h0, c = bits.Add64(h0, binary.LittleEndian.Uint64(msg[0:]), 0)
+		h1, c = bits.Add64(h1, binary.LittleEndian.Uint64(msg[8:]), c)
+		h2 += c + 1
 
-		// h *= r mod p. Limbs are < 2^28 and r5 < 2^29, so each sum of five products is < 2^60.
-		a0, a1, a2, a3, a4 := uint64(h0), uint64(h1), uint64(h2), uint64(h3), uint64(h4)
-		d0 := a0*r0 + a1*s4 + a2*s3 + a3*s2 + a4*s1
-		d1 := a0*r1 + a1*r0 + a2*s4 + a3*s3 + a4*s2
-		d2 := a0*r2 + a1*r1 + a2*r0 + a3*s4 + a4*s3
-		d3 := a0*r3 + a1*r2 + a2*r1 + a3*r0 + a4*s4
-		d4 := a0*r4 + a1*r3 + a2*r2 + a3*r1 + a4*r0
+		// t = h * r in four 64-bit words: t0 + t1*2^64 + t2*2^128 + t3*2^192.
+		m0h, m0l := bits.Mul64(h0, r0)
+		m1h, m1l := mulAdd64(h0, r1, h1, r0)
+		m2h, m2l := mulAdd64(h1, r1, h2, r0)
+		m3 := h2 * r1
+		t0 := m0l
+		t1, c := bits.Add64(m0h, m1l, 0)
+		t2, c := bits.Add64(m1h, m2l, c)
+		t3 := m2h + m3 + c
 
-		// One carry pass; the carry out of limb 4 re-enters limb 0 times 5.
-		d1 += d0 >> 26
-		d2 += d1 >> 26
-		d3 += d2 >> 26
-		d4 += d3 >> 26
-		c := d4 >> 26
-		h0 = uint32(d0&limb26) + uint32(c*5&limb26)
-		h1 = uint32(d1&limb26) + uint32(c*5>>26)
-		h2 = uint32(d2 & limb26)
-		h3 = uint32(d3 & limb26)
-		h4 = uint32(d4 & limb26)
-		h1 += h0 >> 26
-		h0 &= limb26
+		// 2^130 = 5 mod p: the part of t at and above 2^130, c = t >> 130, comes back as 4c + c.
+		// 4c is t2:t3 with the low two bits cleared.
+		h0, h1, h2 = t0, t1, t2&3
+		h0, c = bits.Add64(h0, t2&^3, 0)
+		h1, c = bits.Add64(h1, t3, c)
+		h2 += c
+		h0, c = bits.Add64(h0, t2>>2|t3<<62, 0)
+		h1, c = bits.Add64(h1, t3>>2, c)
+		h2 += c
 	}
-	p.h = [5]uint32{h0, h1, h2, h3, h4}
+	p.h = [3]uint64{h0, h1, h2}
+}
+
+// mulAdd64 returns a*b + c*d as a 128-bit value (hi, lo); the sum must fit.
+func mulAdd64(a, b, c, d uint64) (hi, lo uint64) {
+	hi, lo = bits.Mul64(a, b)
+	h, l := bits.Mul64(c, d)
+	var cy uint64
+	lo, cy = bits.Add64(lo, l, 0)
+	return hi + h + cy, lo
 }
 
 // writePadded absorbs b followed by zeros up to a multiple of 16 bytes.
@@ -88,58 +87,20 @@ func (p *poly1305) writePadded(b []byte) {
 	}
 }
 
-// sum writes the tag, (h mod p + s) mod 2^128, to out[:16] and wipes the state. Constant time: the
-// final reduction selects with a mask instead of branching.
+// sum writes the tag, (h mod p + s) mod 2^128, to out[:16] and wipes the state.
 func (p *poly1305) sum(out []byte) {
-	h0, h1, h2, h3, h4 := p.h[0], p.h[1], p.h[2], p.h[3], p.h[4]
-
-	// Two full carry passes leave every limb canonical (< 2^26) except possibly h4 >= 2^26, which
-	// means h >= 2^130 > p and the subtraction below is taken.
-	for range 2 {
-		h2 += h1 >> 26
-		h1 &= limb26
-		h3 += h2 >> 26
-		h2 &= limb26
-		h4 += h3 >> 26
-		h3 &= limb26
-		h0 += (h4 >> 26) * 5
-		h4 &= limb26
-		h1 += h0 >> 26
-		h0 &= limb26
-	}
-	h2 += h1 >> 26
-	h1 &= limb26
-	h3 += h2 >> 26
-	h2 &= limb26
-	h4 += h3 >> 26
-	h3 &= limb26
-
-	// g = h + 5 - 2^130 = h - p. If it does not borrow, h >= p and g is the reduced value.
-	g0 := h0 + 5
-	g1 := h1 + g0>>26
-	g0 &= limb26
-	g2 := h2 + g1>>26
-	g1 &= limb26
-	g3 := h3 + g2>>26
-	g2 &= limb26
-	g4 := h4 + g3>>26 - 1<<26
-	g3 &= limb26
-	useG := (g4 >> 31) - 1 // all ones when g4 did not go negative
-	useH := ^useG
-	h0 = h0&useH | g0&useG
-	h1 = h1&useH | g1&useG
-	h2 = h2&useH | g2&useG
-	h3 = h3&useH | g3&useG
-	h4 = h4&useH | g4&useG
-
-	// h mod 2^128 as four 32-bit words, plus s with carries.
-	w0 := uint64(h0|h1<<26) + uint64(p.s[0])
-	w1 := uint64(h1>>6|h2<<20) + uint64(p.s[1]) + w0>>32
-	w2 := uint64(h2>>12|h3<<14) + uint64(p.s[2]) + w1>>32
-	w3 := uint64(h3>>18|h4<<8) + uint64(p.s[3]) + w2>>32
-	binary.LittleEndian.PutUint32(out[0:], uint32(w0))
-	binary.LittleEndian.PutUint32(out[4:], uint32(w1))
-	binary.LittleEndian.PutUint32(out[8:], uint32(w2))
-	binary.LittleEndian.PutUint32(out[12:], uint32(w3))
+	h := &p.h
+	// h mod p: h + 5 reaches 2^130 (h2 + carry >= 4) exactly when h >= p, and then h - p and h + 5
+	// agree below 2^128, which is all the tag keeps. h < 2p, so one subtraction is enough; the choice
+	// is a mask, not a branch.
+	g0, c := bits.Add64(h[0], 5, 0)
+	g1, c := bits.Add64(h[1], 0, c)
+	useG := -((h[2] + c) >> 2) // all ones when h >= p
+	lo := h[0] ^ (h[0]^g0)&useG
+	hi := h[1] ^ (h[1]^g1)&useG
+	lo, c = bits.Add64(lo, p.s0, 0)
+	hi, _ = bits.Add64(hi, p.s1, c)
+	binary.LittleEndian.PutUint64(out[0:], lo)
+	binary.LittleEndian.PutUint64(out[8:], hi)
 	*p = poly1305{}
 }
