@@ -262,35 +262,7 @@ func chachaOne16() {
 	MOVL(st.Offset(4*12), ctr)
 
 	Label("pass")
-	x := make([]VecVirtual, 16)
-	counters := func(z VecVirtual) { // lane l: block counter ctr + l
-		VPBROADCASTD(ctr, z)
-		VPADDD(iota16, z, z)
-	}
-	for i := range x {
-		x[i] = ZMM()
-		if i == 12 {
-			counters(x[i])
-			continue
-		}
-		VPBROADCASTD(st.Offset(4*i), x[i])
-	}
-	r := GP32()
-	MOVL(U32(10), r)
-	Label("onedoubleround")
-	quarterRounds(x, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
-	quarterRounds(x, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
-	DECL(r)
-	JNZ(LabelRef("onedoubleround"))
-	for i := range x {
-		if i == 12 {
-			c := ZMM()
-			counters(c)
-			VPADDD(c, x[i], x[i])
-			continue
-		}
-		VPADDD_BCST(st.Offset(4*i), x[i], x[i])
-	}
+	x := oneMessageBlocks(st, ZMM, func(z VecVirtual) { VPBROADCASTD(ctr, z) }, "onedoubleround")
 
 	Comment("Transpose as in chachaXOR16; lane l's block is bytes 64l..64l+63 of this pass.")
 	blocks := transpose16(x)
@@ -410,6 +382,43 @@ func chachaKS4() {
 	RET()
 }
 
+// oneMessageBlocks computes consecutive key-stream blocks of the one ChaCha20 state st, one block per
+// 32-bit lane of registers made by newVec: the state words are broadcast from st, lane l's counter is
+// the one broadcastCounter puts in every lane plus l; ten double rounds (RFC 8439 section 2.3) run in a
+// loop labelled loop, and the initial state is added back. It returns the 16 state rows.
+func oneMessageBlocks(st Mem, newVec func() VecVirtual, broadcastCounter func(VecVirtual), loop string) []VecVirtual {
+	x := make([]VecVirtual, 16)
+	counters := func(z VecVirtual) { // lane l: block counter + l
+		broadcastCounter(z)
+		VPADDD(iota16, z, z)
+	}
+	for i := range x {
+		x[i] = newVec()
+		if i == 12 {
+			counters(x[i])
+			continue
+		}
+		VPBROADCASTD(st.Offset(4*i), x[i])
+	}
+	r := GP32()
+	MOVL(U32(10), r)
+	Label(loop)
+	quarterRounds(x, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
+	quarterRounds(x, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
+	DECL(r)
+	JNZ(LabelRef(loop))
+	for i := range x {
+		if i == 12 {
+			c := newVec()
+			counters(c)
+			VPADDD(c, x[i], x[i])
+			continue
+		}
+		VPADDD_BCST(st.Offset(4*i), x[i], x[i])
+	}
+	return x
+}
+
 // chachaKS8 writes the key stream of 8 consecutive blocks of one message on ymm lanes (AVX-512VL for
 // VPROLD), for the last blocks of a short message where a full 16-lane pass would mostly be wasted.
 // It writes the key stream, which the caller XORs in.
@@ -419,35 +428,7 @@ func chachaKS8() {
 	Doc("chachaKS8 writes the 8 key-stream blocks from block counter st[12] on to out.")
 	st := Mem{Base: Load(Param("st"), GP64())}
 	out := Mem{Base: Load(Param("out"), GP64())}
-	x := make([]VecVirtual, 16)
-	counters := func(z VecVirtual) { // lane l: block counter st[12] + l
-		VPBROADCASTD(st.Offset(4*12), z)
-		VPADDD(iota16, z, z)
-	}
-	for i := range x {
-		x[i] = YMM()
-		if i == 12 {
-			counters(x[i])
-			continue
-		}
-		VPBROADCASTD(st.Offset(4*i), x[i])
-	}
-	r := GP32()
-	MOVL(U32(10), r)
-	Label("ks8doubleround")
-	quarterRounds(x, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
-	quarterRounds(x, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
-	DECL(r)
-	JNZ(LabelRef("ks8doubleround"))
-	for i := range x {
-		if i == 12 {
-			c := YMM()
-			counters(c)
-			VPADDD(c, x[i], x[i])
-			continue
-		}
-		VPADDD_BCST(st.Offset(4*i), x[i], x[i])
-	}
+	x := oneMessageBlocks(st, YMM, func(z VecVirtual) { VPBROADCASTD(st.Offset(4*12), z) }, "ks8doubleround")
 	storeQuarters(x, out)
 	VZEROUPPER()
 	RET()

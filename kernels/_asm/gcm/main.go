@@ -342,27 +342,7 @@ func avx512(name string, open bool) {
 	VPCLMULQDQ(U8(0x00), karatsuba(h1), X10, X10)
 	reduce128()
 
-	Label("finish")
-	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
-	JE(LabelRef("next"))
-	Comment("Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6).")
-	VMOVDQU(Mem{Base: desc, Disp: dJ0}, X0)
-	VPSHUFB(X17, X0, X0)
-	aesRounds([]VecPhysical{X0})
-	VPSHUFB(X17, X15, X1)
-	VPXOR(X1, X0, X0)
-	storeTag(open)
-
-	Label("next")
-	VMOVDQU(X15, Mem{Base: desc, Disp: dY})
-	Label("advance")
-	ADDQ(U8(descLen), desc)
-	DECQ(count)
-	JMP(LabelRef("desc"))
-
-	Label("done")
-	VZEROUPPER()
-	RET()
+	finishDescriptors(X17, open)
 }
 
 // sealChunk512 encrypts the 256 bytes at src into dst, running the instructions of ghash between
@@ -388,6 +368,34 @@ func advance512() {
 
 // storeTag writes the tag in X0 for Seal, or for Open its difference from the received tag to the
 // descriptor's y (see gcmDesc.tag), and moves on to the next descriptor.
+// finishDescriptors ends the per-descriptor loop of a kernel: when the descriptor asks for a tag
+// (dTag != 0) it computes Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6) from the GHASH
+// accumulator in X15 and stores it (storeTag), then saves the accumulator, moves to the next
+// descriptor and, after the last one, returns. bswap holds the byte-reversal mask of the kernel.
+func finishDescriptors(bswap VecPhysical, open bool) {
+	Label("finish")
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+	JE(LabelRef("next"))
+	Comment("Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6).")
+	VMOVDQU(Mem{Base: desc, Disp: dJ0}, X0)
+	VPSHUFB(bswap, X0, X0)
+	aesRounds([]VecPhysical{X0})
+	VPSHUFB(bswap, X15, X1)
+	VPXOR(X1, X0, X0)
+	storeTag(open)
+
+	Label("next")
+	VMOVDQU(X15, Mem{Base: desc, Disp: dY})
+	Label("advance")
+	ADDQ(U8(descLen), desc)
+	DECQ(count)
+	JMP(LabelRef("desc"))
+
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
 func storeTag(open bool) {
 	MOVQ(Mem{Base: desc, Disp: dTag}, tmp)
 	if open {
@@ -671,27 +679,7 @@ func avx2(name string, open, vaes bool) {
 	accumulate2(X0, Mem{Base: tab, Disp: tH + 16*16})
 	reduce2(false)
 
-	Label("finish")
-	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
-	JE(LabelRef("next"))
-	Comment("Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6).")
-	VMOVDQU(Mem{Base: desc, Disp: dJ0}, X0)
-	VPSHUFB(X10, X0, X0)
-	aesRounds([]VecPhysical{X0})
-	VPSHUFB(X10, X15, X1)
-	VPXOR(X1, X0, X0)
-	storeTag(open)
-
-	Label("next")
-	VMOVDQU(X15, Mem{Base: desc, Disp: dY})
-	Label("advance")
-	ADDQ(U8(descLen), desc)
-	DECQ(count)
-	JMP(LabelRef("desc"))
-
-	Label("done")
-	VZEROUPPER()
-	RET()
+	finishDescriptors(X10, open)
 }
 
 // chunksAESNI emits the AES-NI chunk loop: eight xmm blocks per chunk. Open hashes the ciphertext
