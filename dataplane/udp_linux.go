@@ -3,9 +3,10 @@ package dataplane
 import (
 	"errors"
 	"net"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebatch/wirebatch/internal/udpoffload"
 )
 
 // gsoControlLen is room for one UDP_SEGMENT control message, a 16-bit segment size: unix.CmsgSpace(2)
@@ -47,16 +48,7 @@ func gsoSupported(c *net.UDPConn) bool {
 
 // gsoControl writes into oob a UDP_SEGMENT control message asking the kernel to cut the message's
 // payload into datagrams of size bytes, and returns it.
-func gsoControl(oob []byte, size int) []byte {
-	oob = oob[:unix.CmsgSpace(2)]
-	clear(oob)
-	h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
-	h.Level = unix.SOL_UDP
-	h.Type = unix.UDP_SEGMENT
-	h.SetLen(unix.CmsgLen(2))
-	*(*uint16)(unsafe.Pointer(&oob[unix.CmsgLen(0)])) = uint16(size) // host byte order, as the kernel reads it
-	return oob
-}
+func gsoControl(oob []byte, size int) []byte { return udpoffload.PutSegmentSize(oob, size) }
 
 // isGSOError reports whether a send failed because the route cannot segment (no checksum offload).
 func isGSOError(err error) bool { return errors.Is(err, unix.EIO) }
@@ -75,20 +67,5 @@ func enableGRO(c *net.UDPConn) bool {
 }
 
 // groSegment returns the segment size of a UDP_GRO control message in oob, or 0 if there is none
-// (the message is a single datagram). It walks the control messages by hand: the x/sys parser
-// allocates.
-func groSegment(oob []byte) int {
-	hdrLen := unix.CmsgLen(0)
-	for len(oob) >= hdrLen {
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
-		l := int(h.Len)
-		if l < hdrLen || l > len(oob) {
-			return 0
-		}
-		if h.Level == unix.SOL_UDP && h.Type == unix.UDP_GRO && l >= hdrLen+4 {
-			return int(*(*int32)(unsafe.Pointer(&oob[hdrLen]))) // the kernel writes an int
-		}
-		oob = oob[min(len(oob), unix.CmsgSpace(l-hdrLen)):]
-	}
-	return 0
-}
+// (the message is a single datagram).
+func groSegment(oob []byte) int { return udpoffload.SegmentSize(oob) }

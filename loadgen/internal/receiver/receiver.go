@@ -25,6 +25,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/wirebatch/wirebatch/internal/udpoffload"
 	"github.com/wirebatch/wirebatch/loadgen/internal/clock"
 	"github.com/wirebatch/wirebatch/loadgen/internal/control"
 	"github.com/wirebatch/wirebatch/loadgen/internal/flow"
@@ -289,7 +290,7 @@ func (r *Receiver) read(ctx context.Context) error {
 	for i := range ms {
 		// 64 KiB holds the largest datagram and the largest GRO message.
 		ms[i].Buf = make([]byte, 1<<16)
-		ms[i].OOB = make([]byte, udpbatch.GROControlSize)
+		ms[i].OOB = make([]byte, udpoffload.GROControlSize)
 	}
 	var idleSince time.Time
 	for ctx.Err() == nil {
@@ -314,7 +315,7 @@ func (r *Receiver) read(ctx context.Context) error {
 		r.mu.Lock()
 		for _, m := range ms[:n] {
 			data := m.Buf[:m.N]
-			size := udpbatch.SegmentSize(m.OOB[:m.NN])
+			size := udpoffload.SegmentSize(m.OOB[:m.NN])
 			if size <= 0 {
 				size = len(data)
 			}

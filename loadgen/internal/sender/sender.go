@@ -26,6 +26,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wirebatch/wirebatch/internal/udpoffload"
 	"github.com/wirebatch/wirebatch/loadgen/internal/clock"
 	"github.com/wirebatch/wirebatch/loadgen/internal/control"
 	"github.com/wirebatch/wirebatch/loadgen/internal/pace"
@@ -315,7 +316,7 @@ func newGenerator(cfg Config, flows []*udpbatch.Conn) *generator {
 	g.filledSegments = make([]int, cfg.Batch)
 	for i := range g.bufs {
 		g.bufs[i] = make([]byte, bufSize)
-		g.oobs[i] = make([]byte, udpbatch.SegmentControlSize)
+		g.oobs[i] = make([]byte, udpoffload.SegmentControlSize)
 	}
 	return g
 }
@@ -408,7 +409,7 @@ func (g *generator) build(run uint32, flowIndex uint16, n int, stamp int64) (msg
 		m.Buf = buf
 		m.OOB = nil
 		if segs > 1 {
-			m.OOB = udpbatch.PutSegmentSize(g.oobs[msgs], size)
+			m.OOB = udpoffload.PutSegmentSize(g.oobs[msgs], size)
 		}
 		g.packets += uint64(segs)
 		packets += segs

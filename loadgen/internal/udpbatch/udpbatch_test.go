@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebatch/wirebatch/internal/udpoffload"
 )
 
 func loopbackPair(t *testing.T, host string) (send, recv *Conn) {
@@ -37,7 +39,7 @@ func readAll(t *testing.T, c *Conn, want int) [][]byte {
 	ms := make([]Message, 8)
 	for i := range ms {
 		ms[i].Buf = make([]byte, 65536)
-		ms[i].OOB = make([]byte, GROControlSize)
+		ms[i].OOB = make([]byte, udpoffload.GROControlSize)
 	}
 	var got [][]byte
 	for len(got) < want {
@@ -47,7 +49,7 @@ func readAll(t *testing.T, c *Conn, want int) [][]byte {
 		}
 		for _, m := range ms[:n] {
 			data := m.Buf[:m.N]
-			size := SegmentSize(m.OOB[:m.NN])
+			size := udpoffload.SegmentSize(m.OOB[:m.NN])
 			if size == 0 {
 				size = len(data)
 			}
@@ -93,7 +95,7 @@ func TestBatchAndGSORoundTrip(t *testing.T) {
 				gso = append(gso, p...)
 			}
 			ms[3].Buf = gso
-			ms[3].OOB = PutSegmentSize(make([]byte, SegmentControlSize), 100)
+			ms[3].OOB = udpoffload.PutSegmentSize(make([]byte, udpoffload.SegmentControlSize), 100)
 			if err := send.WriteBatch(ms); err != nil {
 				t.Fatalf("%s gro=%v: WriteBatch: %v", host, gro, err)
 			}
@@ -108,22 +110,6 @@ func TestBatchAndGSORoundTrip(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-func TestSegmentSizeIgnoresOtherMessages(t *testing.T) {
-	if n := SegmentSize(nil); n != 0 {
-		t.Errorf("SegmentSize(nil) = %d", n)
-	}
-	// A UDP_SEGMENT message is not a UDP_GRO one.
-	if n := SegmentSize(PutSegmentSize(make([]byte, SegmentControlSize), 1200)); n != 0 {
-		t.Errorf("SegmentSize(UDP_SEGMENT message) = %d, want 0", n)
-	}
-	// A length field larger than the buffer is rejected, not followed.
-	bad := PutSegmentSize(make([]byte, SegmentControlSize), 1200)
-	bad[0] = 0xff
-	if n := SegmentSize(bad); n != 0 {
-		t.Errorf("SegmentSize(corrupt length) = %d, want 0", n)
 	}
 }
 
