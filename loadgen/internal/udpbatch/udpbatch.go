@@ -171,7 +171,7 @@ func (c *Conn) SetBuffers(bytes int) error {
 }
 
 // EnableGRO asks the kernel to coalesce arriving datagrams (UDP_GRO). The
-// reader must then split messages with SegmentSize.
+// reader must then split messages with udpoffload.SegmentSize.
 func (c *Conn) EnableGRO() error {
 	if err := unix.SetsockoptInt(c.fd, unix.SOL_UDP, unix.UDP_GRO, 1); err != nil {
 		return fmt.Errorf("UDP_GRO: %w", err)
