@@ -455,8 +455,7 @@ func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
 			// Open's data pass: block 1's key stream is kept from the first pass, the lane goes on
 			// from block 2.
 			op, n := c.op[i], c.msgLen(i)
-			m := min(n, 64)
-			subtle.XORBytes(op.Dst[:m], op.Src[:m], c.ks1[i][:m])
+			xorKeyBlock(op.Dst, op.Src[:min(n, 64)], &c.ks1[i])
 		}
 		if !s.nextSeg(c, l, first, last) {
 			continue // no blocks left for the lanes (a short Open): its rows need not be set
@@ -539,8 +538,7 @@ func (s *streamLanes) finish(c *chachaChunkState, l int) {
 			if c.open { // applied once the tag has verified
 				copy(c.ks1[i][:], sc[64:])
 			} else {
-				m := min(n, 64)
-				subtle.XORBytes(op.Dst[:m], op.Src[:m], sc[64:64+m])
+				xorKeyBlock(op.Dst, op.Src[:min(n, 64)], (*[64]byte)(sc[64:]))
 			}
 		}
 	case segTail:
@@ -713,7 +711,7 @@ func (p *polyLanes) finishLane(c *chachaChunkState, l int, eq bool) bool {
 	if c.open && n <= 64 {
 		// The tag verified and the message is within block 1, whose key stream the first pass
 		// kept: decrypt it here, and the data pass skips the op.
-		subtle.XORBytes(op.Dst[:n], op.Src[:n], c.ks1[i][:n])
+		xorKeyBlock(op.Dst, op.Src[:n], &c.ks1[i])
 	}
 	return true
 }
@@ -763,13 +761,18 @@ func chachaFinishTag(op *Op, n int, open bool, tag *[TagSize]byte) bool {
 // (nil for Seal), which only poly1305FinishZ uses. It reports whether the lane has blocks for the
 // kernel: without lengthsInFinish, always (the lengths block).
 func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) bool {
-	p.setH(l, [3]uint64{})
-	p.setMul(l, poly1305R44(key))
 	s0, s1 := binary.LittleEndian.Uint64(key[16:]), binary.LittleEndian.Uint64(key[24:])
+	st := &p.tab().st
 	if p.radix26 {
+		p.setH(l, [3]uint64{})
+		p.setMul(l, poly1305R44(key))
 		p.s[l] = [2]uint64{s0, s1}
 	} else {
-		st := &p.tab().st
+		// setH and setMul, written out: this runs once per op, short ones included.
+		r := poly1305R44(key)
+		st[0][l], st[1][l], st[2][l] = 0, 0, 0
+		st[3][l], st[4][l], st[5][l] = r[0], r[1], r[2]
+		st[6][l], st[7][l] = 20*r[1], 20*r[2]
 		st[polyRowKeyS][l], st[polyRowKeyS+1][l] = s0, s1
 		if want != nil {
 			st[polyRowWant][l] = binary.LittleEndian.Uint64(want[0:])
@@ -778,12 +781,20 @@ func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) bool 
 	}
 	p.ad[l], p.ct[l] = ad, ct
 
-	// Scratch: the AD's last partial block padded, then the ciphertext's, then the lengths.
+	// Scratch: the AD's last partial block padded, then the ciphertext's (where the segments need
+	// them), then the lengths block (the last segment's, or what poly1305FinishZ absorbs).
 	sc := &p.tab().scratch[l]
-	*sc = [48]byte{}
+	if len(ad)%16 != 0 {
+		tail := (*[16]byte)(sc[0:16])
+		*tail = [16]byte{}
+		copy(tail[:], ad[len(ad)&^15:])
+	}
 	n := len(ct)
-	copy(sc[0:16], ad[len(ad)&^15:])
-	copy(sc[16:32], ct[n&^15:])
+	if n%16 != 0 {
+		tail := (*[16]byte)(sc[16:32])
+		*tail = [16]byte{}
+		copy(tail[:], ct[n&^15:])
+	}
 	binary.LittleEndian.PutUint64(sc[32:], uint64(len(ad)))
 	binary.LittleEndian.PutUint64(sc[40:], uint64(n))
 
@@ -892,4 +903,23 @@ func poly1305Finish44(out *[TagSize]byte, h0, h1, h2, s0, s1 uint64) {
 	hi, _ = bits.Add64(hi, s1, cy)
 	binary.LittleEndian.PutUint64(out[0:], lo)
 	binary.LittleEndian.PutUint64(out[8:], hi)
+}
+
+// xorKeyBlock writes src XOR ks[:len(src)] to dst (len(dst) >= len(src), len(src) <= 64). Short
+// messages take this path once or twice each: for a whole block, eight word XORs without bounds
+// checks cost a fraction of subtle.XORBytes's call, overlap checks and dispatch, which pay off on
+// long inputs only. (amd64 loads and stores words at any alignment.)
+func xorKeyBlock(dst, src []byte, ks *[64]byte) {
+	n := len(src)
+	dst = dst[:n]
+	if n == 64 {
+		d, s, k := (*[8]uint64)(unsafe.Pointer(&dst[0])), (*[8]uint64)(unsafe.Pointer(&src[0])), (*[8]uint64)(unsafe.Pointer(ks))
+		for i := range d {
+			d[i] = s[i] ^ k[i]
+		}
+		return
+	}
+	for i := range dst {
+		dst[i] = src[i] ^ ks[i]
+	}
 }
