@@ -78,6 +78,7 @@ type chachaChunkState struct {
 	failed  [chachaChunk]bool     // Open: the tag did not verify
 	order   [chachaChunk]uint8    // the order in which lanes take the ops: see sortByLength
 	open    bool
+	used    int  // the most entries a chunk filled: what wipe clears
 	tier    Tier // AVX2 or AVX512
 	xchacha bool // some op is XChaCha20: c.key holds its key until c.hchacha
 }
@@ -103,10 +104,13 @@ func (c *chachaChunkState) keyWords(i int) *[8]uint32 {
 	return &c.key[i]
 }
 
+// wipe clears the chunk's secrets, in the entries its chunks used.
 func (c *chachaChunkState) wipe() {
-	clear(c.key[:])
-	clear(c.polyKey[:])
-	clear(c.ks1[:])
+	clear(c.key[:c.used])
+	clear(c.polyKey[:c.used])
+	if c.open {
+		clear(c.ks1[:c.used])
+	}
 }
 
 // chachaRunLanes runs the ChaCha-family ops of ops through the lanes, chunk by chunk.
@@ -210,6 +214,7 @@ func chachaRunChunks(t Tier, ops []Op, open, short bool) (failed int) {
 
 // run processes the chunk's ops and empties it.
 func (c *chachaChunkState) run() (failed int) {
+	c.used = max(c.used, c.n)
 	if c.xchacha {
 		var s streamLanes
 		s.hchacha(c)
@@ -533,10 +538,10 @@ func (s *streamLanes) finish(c *chachaChunkState, l int) {
 	switch s.seg[l] {
 	case segPolyKey:
 		sc := &s.tab().scratch[l]
-		copy(c.polyKey[i][:], sc[:32])
+		c.polyKey[i] = [32]byte(sc[:32])
 		if op, n := c.op[i], c.msgLen(i); s.block1[l] {
 			if c.open { // applied once the tag has verified
-				copy(c.ks1[i][:], sc[64:])
+				c.ks1[i] = [64]byte(sc[64:])
 			} else {
 				xorKeyBlock(op.Dst, op.Src[:min(n, 64)], (*[64]byte)(sc[64:]))
 			}
