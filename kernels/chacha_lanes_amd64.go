@@ -77,6 +77,7 @@ type chachaChunkState struct {
 	ks1     [chachaChunk][64]byte // Open: the key stream of block 1, from the first pass
 	failed  [chachaChunk]bool     // Open: the tag did not verify
 	order   [chachaChunk]uint8    // the order in which lanes take the ops: see sortByLength
+	laned   int                   // ops order[:laned] run through the lanes' segments, the rest in short groups
 	open    bool
 	used    int  // the most entries a chunk filled: what wipe clears
 	tier    Tier // AVX2 or AVX512
@@ -225,12 +226,21 @@ func (c *chachaChunkState) run() (failed int) {
 	} else {
 		c.sortByLength()
 		var s streamLanes
-		s.run(c, !c.open)
 		var p polyLanes
 		p.radix26 = c.tier == AVX2 || !chachaIFMA
-		failed = p.run(c)
-		if c.open && c.anyLonger(64) {
-			s.run(c, true)
+		c.laned = c.n
+		if !p.radix26 {
+			c.laned = c.shortGroupsStart()
+		}
+		if c.laned > 0 {
+			s.run(c, !c.open)
+			failed = p.run(c)
+			if c.open && c.anyLonger(64) {
+				s.run(c, true)
+			}
+		}
+		if c.laned < c.n {
+			failed += c.runShortGroups(&s, &p)
 		}
 	}
 	c.n = 0
@@ -286,17 +296,17 @@ func (s *streamLanes) hchacha(c *chachaChunkState) {
 	*t = streamTable{}
 }
 
-// sortByLength sets c.order to the chunk's ops by decreasing length, in classes of equal block
-// count (all counts above orderClasses-1 in one class): a counting sort, linear in the chunk. Lanes
-// that start ops of equal length together finish them together, so one assembly call serves many
-// lanes' segments, and the longest ops start first, so the short ones fill the lanes at the end.
+// sortByLength sets c.order to the chunk's ops by decreasing length class (lengthClass): a
+// counting sort, linear in the chunk. Lanes that start ops of equal length together finish them
+// together, so one assembly call serves many lanes' segments; the longest ops start first, so the
+// short ones fill the lanes at the end; and messages of at most one block end up in runs of equal
+// MAC block structure, which shortGroupsStart looks for.
 func (c *chachaChunkState) sortByLength() {
-	const orderClasses = 32
 	var class [chachaChunk]uint8
 	var start [orderClasses + 1]uint8
 	sorted := true
 	for i := range c.n {
-		k := orderClasses - 1 - min(c.msgLen(i)/64, orderClasses-1)
+		k := lengthClass(c.msgLen(i))
 		class[i] = uint8(k)
 		start[k+1]++
 		sorted = sorted && (i == 0 || class[i-1] <= class[i])
@@ -315,6 +325,152 @@ func (c *chachaChunkState) sortByLength() {
 		c.order[start[k]] = uint8(i)
 		start[k]++
 	}
+}
+
+// orderClasses is the number of length classes sortByLength sorts into.
+const orderClasses = 40
+
+// lengthClass is the sort class of a message of n bytes, 0 for the longest: messages over one block
+// by their count of 64-byte blocks (all above 30 in one class); messages of at most one block
+// (classes 31 to 39) by their MAC block structure, the count of whole 16-byte blocks and whether a
+// partial one follows, which is what a short group's lanes must share.
+func lengthClass(n int) int {
+	if n > 64 {
+		return 30 - min((n-1)/64-1, 30)
+	}
+	partial := 0
+	if n%16 != 0 {
+		partial = 1
+	}
+	return orderClasses - 1 - (n/16*2 + partial)
+}
+
+// shortGroupSize is the number of ops in a short group: one per lane.
+const shortGroupSize = 16
+
+// shortGroupsStart returns where the chunk's short groups begin in c.order: from there on, each
+// run of shortGroupSize ops has messages of at most one block of the same length class and no AD,
+// which runShortGroups handles. The ops before run through the lanes' segments.
+func (c *chachaChunkState) shortGroupsStart() int {
+	end := c.n
+	for end >= shortGroupSize {
+		group := c.order[end-shortGroupSize : end]
+		k := lengthClass(c.msgLen(int(group[0])))
+		if k <= lengthClass(65) {
+			break
+		}
+		for _, i := range group {
+			if lengthClass(c.msgLen(int(i))) != k || len(c.op[i].AD) != 0 {
+				return end
+			}
+		}
+		end -= shortGroupSize
+	}
+	return end
+}
+
+// runShortGroups seals or opens the ops c.order[c.laned:] (see shortGroupsStart), sixteen at a time
+// with one op per lane, IFMA only, and returns the number of failed Opens. Each group costs one
+// ChaCha20 call (blocks 0 and 1 of all sixteen ops), one or two Poly1305 calls and one finishing
+// call, with none of the lanes' segment bookkeeping, which for messages this short costs more than
+// the assembly.
+func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed int) {
+	t := s.start(c.tier)
+	pt := p.tab()
+	for l := range 16 {
+		t.rows[16][l] = 1
+		s.onScratch(l)
+	}
+	for g := c.laned; g < c.n; g += shortGroupSize {
+		group := c.order[g : g+shortGroupSize]
+		n0 := c.msgLen(int(group[0]))
+		// Blocks 0 (the Poly1305 key, RFC 8439 section 2.6) and 1 (the message's key stream) of every
+		// lane's op into its scratch, which starts zeroed: the kernel XORs the key stream into it.
+		for l, i := range group {
+			key := c.keyWords(int(i))
+			rows := &t.rows
+			if k := uintptr(unsafe.Pointer(c.keyOf[i])); k == 0 || k != s.key[l] {
+				for w := range 8 {
+					rows[4+w][l] = key[w]
+				}
+				s.key[l] = k
+			}
+			rows[12][l] = 0
+			nonce := &c.nonce[i]
+			rows[13][l], rows[14][l], rows[15][l] = nonce[0], nonce[1], nonce[2]
+			t.scratch[l] = [128]byte{}
+		}
+		blocks := 2
+		if n0 == 0 {
+			blocks = 1
+		}
+		streamKernel(c.tier, t, &s.ptrs, blocks, 64)
+
+		// Seal encrypts now; each lane's MAC starts: r and s from block 0, Open's expected tag, the
+		// ciphertext's partial block padded and the lengths block in the lane's scratch.
+		for l, i := range group {
+			op, n := c.op[i], c.msgLen(int(i))
+			sc := &t.scratch[l]
+			if !c.open {
+				xorKeyBlock(op.Dst, op.Src[:n], (*[64]byte)(sc[64:]))
+			}
+			ct := c.ciphertext(int(i))
+			r := poly1305R44((*[32]byte)(sc[:32]))
+			st := &pt.st
+			st[0][l], st[1][l], st[2][l] = 0, 0, 0
+			st[3][l], st[4][l], st[5][l] = r[0], r[1], r[2]
+			st[6][l], st[7][l] = 20*r[1], 20*r[2]
+			st[polyRowKeyS][l] = binary.LittleEndian.Uint64(sc[16:])
+			st[polyRowKeyS+1][l] = binary.LittleEndian.Uint64(sc[24:])
+			if c.open {
+				want := op.Src[n:]
+				st[polyRowWant][l] = binary.LittleEndian.Uint64(want[0:])
+				st[polyRowWant+1][l] = binary.LittleEndian.Uint64(want[8:])
+			}
+			psc := &pt.scratch[l]
+			if n%16 != 0 {
+				tail := (*[16]byte)(psc[16:32])
+				*tail = [16]byte{}
+				copy(tail[:], ct[n&^15:])
+			}
+			binary.LittleEndian.PutUint64(psc[32:], 0)
+			binary.LittleEndian.PutUint64(psc[40:], uint64(n))
+			if n >= 16 {
+				p.ptrs.base[l], p.ptrs.off[l] = unsafe.Pointer(&ct[0]), 0
+			}
+		}
+		// The lanes share their MAC block structure (lengthClass): the whole blocks in place, then
+		// the partial one from scratch; poly1305FinishZ absorbs the lengths and finishes the tags.
+		if n0 >= 16 {
+			polyKernel(false, &pt.st, &p.ptrs, n0/16, 16)
+		}
+		if n0%16 != 0 {
+			for l := range 16 {
+				p.onScratch(l, 16)
+			}
+			polyKernel(false, &pt.st, &p.ptrs, 1, 16)
+		}
+		eq := poly1305FinishZ(&pt.st)
+
+		for l, i := range group {
+			op, n := c.op[i], c.msgLen(int(i))
+			switch {
+			case !c.open:
+				binary.LittleEndian.PutUint64(op.Dst[n:], pt.st[polyRowTag][l])
+				binary.LittleEndian.PutUint64(op.Dst[n+8:], pt.st[polyRowTag+1][l])
+			case eq>>l&1 == 0:
+				failOpen(op)
+				c.failed[i] = true
+				failed++
+			default: // verified: decrypt (section 2.8: only now)
+				xorKeyBlock(op.Dst, op.Src[:n], (*[64]byte)(t.scratch[l][64:]))
+				op.Err = nil
+			}
+		}
+	}
+	*t = streamTable{}
+	p.wipe()
+	return failed
 }
 
 // Stream segments of one op, in counter order.
@@ -450,7 +606,7 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 // fill loads the chunk's next op (from index next) that has work into lane l, or leaves the lane
 // idle, and returns the new next.
 func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
-	for ; next < c.n; next++ {
+	for ; next < c.laned; next++ {
 		i := int(c.order[next])
 		if first == segWhole && (c.failed[i] || c.msgLen(i) <= 64) {
 			continue // failed, or decrypted by polyLanes.finishLane
@@ -623,7 +779,7 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 	var done uint32       // lanes whose MAC input is absorbed up to what the finish takes
 	load := func(l int) { // lane l takes the chunk's next op, or idles
 		p.op[l] = -1
-		if next < c.n {
+		if next < c.laned {
 			i := int(c.order[next])
 			p.op[l] = i
 			if !p.fill(l, c.op[i].AD, c.ciphertext(i), &c.polyKey[i], c.wantTag(i)) {

@@ -250,3 +250,44 @@ func TestChaChaLaneEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestChaChaShortGroups aims at the short-group path of the IFMA lanes: runs of 16 ops of at most
+// one block, without AD and of one MAC block structure, for every such structure (0..64 bytes):
+// alone, beside longer ops, with one op carrying AD (its run goes through the lanes' segments), and
+// half at a neighbouring length; under several keys, in place or not, some forged.
+func TestChaChaShortGroups(t *testing.T) {
+	for _, tier := range kernels.Tiers() {
+		for _, s := range []kernels.Suite{kernels.ChaCha20Poly1305, kernels.XChaCha20Poly1305} {
+			t.Run(fmt.Sprintf("%v/%v", tier, s), func(t *testing.T) {
+				rng := rand.NewChaCha8([32]byte{3, byte(tier), byte(s)})
+				keys, oracles := laneKeys(t, s, 3, rng)
+				plain := make([]byte, 2000)
+				rng.Read(plain)
+				for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 47, 48, 49, 63, 64} {
+					for _, b := range []int{16, 32, 64, 80, 128} {
+						for variant := range 4 {
+							cases := make([]laneCase, b)
+							for j := range cases {
+								nonce := make([]byte, s.NonceSize())
+								rng.Read(nonce)
+								k := j % len(keys)
+								m, ad := n, []byte(nil)
+								switch {
+								case variant == 1 && j%11 == 7:
+									m = 65 + j*13
+								case variant == 2 && j == b/2:
+									ad = plain[:j%20+1]
+								case variant == 3 && j%2 == 1 && n > 0:
+									m = n - 1
+								}
+								cases[j] = laneCase{suite: s, oracle: oracles[k], key: keys[k], nonce: nonce, ad: ad,
+									plain: plain[100 : 100+m], inPlace: j%2 == 0, forged: j%5 == 2}
+							}
+							checkLanes(t, tier, cases)
+						}
+					}
+				}
+			})
+		}
+	}
+}
