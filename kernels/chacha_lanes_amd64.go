@@ -27,7 +27,9 @@ import (
 //	                                 its tag verified (block 1's key stream kept from the first pass)
 //	stream, Open only                blocks 1.. of the longer ops whose tag verified
 //
-// so that Open releases no plaintext of a forged message. Lane layout: ChaCha20 runs one op per
+// so that Open releases no plaintext of a forged message. With IFMA, the chunk's shortest ops skip
+// the segments: runs of 16 ops of at most one block, without AD and of one MAC block structure
+// (runShortGroups), which for such short messages cost more in bookkeeping than in assembly. Lane layout: ChaCha20 runs one op per
 // 32-bit lane (state word w of lane l in row w, lane l), two blocks per lane in flight on AVX512;
 // Poly1305 runs one op per 64-bit lane, in radix 2^44 with IFMA (two zmm groups of 8 lanes) or in
 // radix 2^26 (four ymm groups of 4 lanes).
