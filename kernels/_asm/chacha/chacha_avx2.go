@@ -7,8 +7,21 @@ import (
 )
 
 // ChaCha20 on AVX2: the 16 lanes of chachaXOR16 run as two groups of 8 lanes, one ymm per state word
-// (rows[w][8g:8g+8] for group g). AVX2 has 16 vector registers: the 16 state words and the temporary
-// that a rotation by 12 or 7 needs do not fit, so one state word at a time waits in a stack slot.
+// (rows[w][8g:8g+8] for group g).
+//
+// A quarter round (RFC 8439 section 2.1) is a chain of four steps, each two or three dependent
+// instructions; on the Zen 5 we tune on, every AVX2 integer instruction has a latency of 2 cycles,
+// so a round of one group takes 28 cycles however many of its four quarter rounds run side by
+// side, while the vector pipes could issue it in 16. The two groups therefore run their rounds
+// interleaved. Their 32 words do not fit in 16 registers, so each group runs a round as two pairs of
+// quarter rounds ("halves", avx2Halves) and keeps in registers only the b, c and d words of its
+// current pair (6 registers; 2 more for the pair's rotation temporaries or sums). The a words live
+// in the table's spill rows: a step that updates a adds b to it as a memory operand and stores the
+// sum, and the next read of that a is two steps later, after the store has reached the load.
+// The other words move between registers and the spill rows when a group changes pairs; group 1
+// runs half a round behind group 0, so that the two groups do not wait for those reloads at the
+// same time. Rotations by 16 and 8 are byte shuffles (VPSHUFB, masks in memory), by 12 and 7 two
+// shifts and an OR.
 
 // rotMasks holds the VPSHUFB masks that rotate each 32-bit word left by 16 and by 8 bits.
 var rotMasks Mem
@@ -23,91 +36,133 @@ func rotTables() {
 	}
 }
 
-// avx2State tracks where each state word of one group lives: in a register or in its stack slot.
-type avx2State struct {
-	reg   [16]VecVirtual
-	inMem [16]bool
-	slots Mem
+// avx2Group tracks where the state words of one group of 8 lanes live during the rounds: in a
+// register (x[w]) or in the group's spill rows of the table (slot(w)).
+type avx2Group struct {
+	x     [16]VecVirtual
+	inReg [16]bool
+	slot  func(w int) Mem
 }
 
-// ensure makes the words of need available in registers, with at most 15 words in registers in all
-// (leaving one for a rotation's temporary), by moving other words to their stack slots.
-func (s *avx2State) ensure(need ...int) {
-	want := map[int]bool{}
-	for _, w := range need {
+// keep moves the group's words to registers exactly when they are in words.
+func (g *avx2Group) keep(words []int) {
+	var want [16]bool
+	for _, w := range words {
 		want[w] = true
 	}
-	inRegs := 0
 	for w := range 16 {
-		if !s.inMem[w] {
-			inRegs++
+		if g.inReg[w] && !want[w] {
+			VMOVDQU(g.x[w], g.slot(w))
+			g.inReg[w] = false
 		}
 	}
-	missing := 0
-	for _, w := range need {
-		if s.inMem[w] {
-			missing++
-		}
-	}
-	for w := 15; w >= 0 && inRegs+missing > 15; w-- {
-		if !s.inMem[w] && !want[w] {
-			VMOVDQU(s.reg[w], s.slots.Offset(32*w))
-			s.inMem[w] = true
-			inRegs--
-		}
-	}
-	for _, w := range need {
-		if s.inMem[w] {
-			s.reg[w] = YMM()
-			VMOVDQU(s.slots.Offset(32*w), s.reg[w])
-			s.inMem[w] = false
+	for _, w := range words {
+		if !g.inReg[w] {
+			VMOVDQU(g.slot(w), g.x[w])
+			g.inReg[w] = true
 		}
 	}
 }
 
-// quarterRounds4 runs the four quarter rounds (RFC 8439 section 2.1) of a column or diagonal round,
-// interleaved step by step so that four independent chains are in flight. Each step needs at most
-// eight words; the sixteenth word, when a step needs it, trades places with one the step does not
-// need. The temporaries of the rotations by 12 and 7 share a register in turn: the core renames it,
-// so the four rotations still run in parallel.
-func (s *avx2State) quarterRounds4(cols [4][4]int) {
-	x := &s.reg
-	step := func(a, b, d int, rot int) {
-		var need []int
-		for _, c := range cols {
-			need = append(need, c[a], c[b])
+// pairWords returns the words that stay in registers during the quarter rounds on cols: b, c and d.
+func pairWords(cols [2][4]int) []int {
+	var words []int
+	for _, c := range cols {
+		words = append(words, c[1], c[2], c[3])
+	}
+	return words
+}
+
+// quarterRoundPairs runs RFC 8439 section 2.1's quarter round on the pair of columns
+// avx2Halves[half[j]] of each group gs[j], the chains of all groups interleaved step by step.
+func quarterRoundPairs(gs []*avx2Group, half []int) {
+	for j, g := range gs {
+		g.keep(pairWords(avx2Halves[half[j]]))
+	}
+	// step: p += q; r ^= p; r <<<= rot. A p in its slot (an a word) is a memory operand: the sum goes
+	// to a new register and back to the slot.
+	step := func(p, q, r int, rot int) {
+		var sum [2][2]VecVirtual
+		for j, g := range gs {
+			for i, c := range avx2Halves[half[j]] {
+				if g.inReg[c[p]] {
+					sum[j][i] = g.x[c[p]]
+					VPADDD(g.x[c[q]], sum[j][i], sum[j][i])
+					continue
+				}
+				sum[j][i] = YMM()
+				VPADDD(g.slot(c[p]), g.x[c[q]], sum[j][i])
+			}
 		}
-		s.ensure(need...)
-		for _, c := range cols {
-			VPADDD(x[c[b]], x[c[a]], x[c[a]])
+		for j, g := range gs {
+			for i, c := range avx2Halves[half[j]] {
+				VPXOR(sum[j][i], g.x[c[r]], g.x[c[r]])
+				if !g.inReg[c[p]] {
+					VMOVDQU(sum[j][i], g.slot(c[p]))
+				}
+			}
 		}
-		need = need[:0]
-		for _, c := range cols {
-			need = append(need, c[a], c[d])
-		}
-		s.ensure(need...)
-		for _, c := range cols {
-			VPXOR(x[c[a]], x[c[d]], x[c[d]])
-		}
-		for _, c := range cols {
-			y := x[c[d]]
-			switch rot {
-			case 16:
-				VPSHUFB(rotMasks, y, y)
-			case 8:
-				VPSHUFB(rotMasks.Offset(32), y, y)
-			default:
-				t := YMM()
-				VPSLLD(U8(rot), y, t)
-				VPSRLD(U8(32-rot), y, y)
-				VPOR(t, y, y)
+		switch rot {
+		case 16, 8:
+			mask := rotMasks
+			if rot == 8 {
+				mask = rotMasks.Offset(32)
+			}
+			for j, g := range gs {
+				for _, c := range avx2Halves[half[j]] {
+					VPSHUFB(mask, g.x[c[r]], g.x[c[r]])
+				}
+			}
+		default:
+			var t [2][2]VecVirtual
+			for j, g := range gs {
+				for i, c := range avx2Halves[half[j]] {
+					t[j][i] = YMM()
+					VPSLLD(U8(rot), g.x[c[r]], t[j][i])
+				}
+			}
+			for j, g := range gs {
+				for _, c := range avx2Halves[half[j]] {
+					VPSRLD(U8(32-rot), g.x[c[r]], g.x[c[r]])
+				}
+			}
+			for j, g := range gs {
+				for i, c := range avx2Halves[half[j]] {
+					VPOR(t[j][i], g.x[c[r]], g.x[c[r]])
+				}
 			}
 		}
 	}
-	step(0, 1, 3, 16)
-	step(2, 3, 1, 12)
-	step(0, 1, 3, 8)
-	step(2, 3, 1, 7)
+	step(0, 1, 3, 16) // a += b; d ^= a; d <<<= 16
+	step(2, 3, 1, 12) // c += d; b ^= c; b <<<= 12
+	step(0, 1, 3, 8)  // a += b; d ^= a; d <<<= 8
+	step(2, 3, 1, 7)  // c += d; b ^= c; b <<<= 7
+}
+
+// avx2Halves are the pairs of quarter rounds of a double round (RFC 8439 section 2.3).
+var avx2Halves = [4][2][4]int{
+	{{0, 4, 8, 12}, {1, 5, 9, 13}}, {{2, 6, 10, 14}, {3, 7, 11, 15}}, // columns
+	{{0, 5, 10, 15}, {1, 6, 11, 12}}, {{2, 7, 8, 13}, {3, 4, 9, 14}}, // diagonals
+}
+
+// avx2DoubleRounds runs the ten double rounds (RFC 8439 section 2.3) on the states of the two groups
+// gs, in a loop labelled loop, group 1 one pair of quarter rounds behind group 0. On entry and on
+// return the words of the last pair, avx2Halves[3], are in registers.
+func avx2DoubleRounds(gs []*avx2Group, loop string) {
+	Comment("Group 1 runs one pair of quarter rounds behind group 0.")
+	quarterRoundPairs(gs[:1], []int{0})
+	r := GP32()
+	MOVL(U32(9), r)
+	Label(loop)
+	for h := 1; h <= 4; h++ {
+		quarterRoundPairs(gs, []int{h % 4, h - 1})
+	}
+	DECL(r)
+	JNZ(LabelRef(loop))
+	for h := 1; h < 4; h++ {
+		quarterRoundPairs(gs, []int{h % 4, h - 1})
+	}
+	quarterRoundPairs(gs[1:], []int{3})
 }
 
 func chachaXOR16AVX2() {
@@ -118,38 +173,34 @@ func chachaXOR16AVX2() {
 	lanes := Mem{Base: Load(Param("lanes"), GP64())}
 	n := Load(Param("n"), GP64())
 	stride := Load(Param("stride"), GP64())
-	slots := AllocLocal(16 * 32)
 	laneAddresses(rows, lanes)
 	off := GP64()
 	XORQ(off, off)
 
 	Label("block")
-	for g := range 2 {
-		Commentf("Group %d: lanes %d to %d.", g, 8*g, 8*g+7)
-		row := func(w int) Mem { return rows.Offset(64*w + 32*g) }
-		s := &avx2State{slots: slots}
+	var gs [2]*avx2Group
+	for gi := range gs {
+		g := &avx2Group{slot: func(w int) Mem { return rows.Offset(tabSpill + 64*w + 32*gi) }}
+		gs[gi] = g
+		row := func(w int) Mem { return rows.Offset(64*w + 32*gi) }
 		for w := range 16 {
-			if w < 15 {
-				s.reg[w] = YMM()
-				VMOVDQU(row(w), s.reg[w])
-				continue
-			}
-			t := YMM()
-			VMOVDQU(row(w), t)
-			VMOVDQU(t, slots.Offset(32*w))
-			s.inMem[w] = true
+			g.x[w] = YMM()
+			VMOVDQU(row(w), g.x[w])
+			VMOVDQU(g.x[w], g.slot(w))
 		}
-		Comment("Ten double rounds, unrolled: where each word lives changes from round to round.")
-		for range 10 {
-			s.quarterRounds4([4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
-			s.quarterRounds4([4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
-		}
+		g.keep(pairWords(avx2Halves[3]))
+	}
+	avx2DoubleRounds(gs[:], "avx2rounds")
+	for gi, g := range gs {
+		Commentf("Group %d: lanes %d to %d.", gi, 8*gi, 8*gi+7)
+		row := func(w int) Mem { return rows.Offset(64*w + 32*gi) }
 		Comment("Add the initial state (section 2.3); every word goes to its slot.")
 		for w := range 16 {
-			s.ensure(w)
-			VPADDD(row(w), s.reg[w], s.reg[w])
-			VMOVDQU(s.reg[w], slots.Offset(32*w))
-			s.inMem[w] = true
+			if !g.inReg[w] {
+				VMOVDQU(g.slot(w), g.x[w])
+			}
+			VPADDD(row(w), g.x[w], g.x[w])
+			VMOVDQU(g.x[w], g.slot(w))
 		}
 		c := YMM()
 		VMOVDQU(row(12), c)
@@ -158,7 +209,7 @@ func chachaXOR16AVX2() {
 
 		Comment("Transpose words 0-7, then 8-15, of the 8 lanes and XOR them into each lane's block.")
 		for h := range 2 {
-			word := func(i int) Mem { return slots.Offset(32 * (8*h + i)) }
+			word := func(i int) Mem { return g.slot(8*h + i) }
 			var t, u [8]VecVirtual
 			for k := 0; k < 8; k += 2 {
 				a := YMM()
@@ -181,8 +232,8 @@ func chachaXOR16AVX2() {
 				lo, hi := YMM(), YMM()
 				VPERM2I128(U8(0x20), u[4+a], u[a], lo) // low halves: lane a
 				VPERM2I128(U8(0x31), u[4+a], u[a], hi) // high halves: lane 4+a
-				xorHalf(rows, 8*g+a, off, 32*h, lo)
-				xorHalf(rows, 8*g+4+a, off, 32*h, hi)
+				xorHalf(rows, 8*gi+a, off, 32*h, lo)
+				xorHalf(rows, 8*gi+4+a, off, 32*h, hi)
 			}
 		}
 	}
