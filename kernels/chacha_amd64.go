@@ -78,6 +78,14 @@ func chachaXOR16(tab *streamTable, lanes *chachaPtrs16, n, stride int)
 //go:noescape
 func chachaXOR16AVX2(tab *streamTable, lanes *chachaPtrs16, n, stride int)
 
+// chachaXOR8AVX2 and chachaKS4AVX2 are the single-message ChaCha20 kernels of the AVX2 tier.
+//
+//go:noescape
+func chachaXOR8AVX2(st *[16]uint32, dst, src *byte, n int)
+
+//go:noescape
+func chachaKS4AVX2(st *[16]uint32, out *[4 * 64]byte)
+
 //go:noescape
 func chachaOne16(st *[16]uint32, dst, src *byte, n int)
 
@@ -113,6 +121,11 @@ func poly1305IFMAOne(st *polyOne, msg *byte, n int)
 //
 //go:noescape
 func poly1305FinishZ(st *[15][16]uint64) (eq int)
+
+// poly1305AVX2One absorbs n whole blocks of one message into st's lane 0, eight lanes at a time.
+//
+//go:noescape
+func poly1305AVX2One(st *polyOne26, msg *byte, n int)
 
 // poly1305AVX2 is the radix-2^26 kernel of the AVX2 tier (and of an AVX512 CPU without IFMA).
 //

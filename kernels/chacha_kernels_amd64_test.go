@@ -208,6 +208,14 @@ func TestChaChaKernelCounters(t *testing.T) {
 		chachaOne16(&st, &ks[0], &ks[0], 24*64-5) // two passes, the last block partial
 		check("chachaOne16", ks[:23*64])
 	}
+	{
+		var ks [24 * 64]byte
+		chachaKS4AVX2(&st, (*[4 * 64]byte)(ks[:4*64]))
+		check("chachaKS4AVX2", ks[:4*64])
+		clear(ks[:])
+		chachaXOR8AVX2(&st, &ks[0], &ks[0], 24*64) // three passes
+		check("chachaXOR8AVX2", ks[:])
+	}
 	// The lane kernels: lane l runs blocks l, l+16, ... (counter step 16, pointer step 1 KiB).
 	for _, tier := range []Tier{AVX512, AVX2} {
 		if !chachaHas(tier) {
@@ -349,6 +357,52 @@ func TestPoly1305Short(t *testing.T) {
 				var want [16]byte
 				xpoly1305.Sum(&want, in, &key)
 				if got := poly1305AEAD(ad, ct, &key); got != want {
+					t.Fatalf("round %d, AD %d, ciphertext %d bytes: tag %x, want %x", round, adLen, ctLen, got, want)
+				}
+			}
+		}
+	}
+}
+
+// TestPoly1305OneAVX2 checks the single-message AVX2 Poly1305 (poly1305AVX2One, eight lanes with
+// powers of r) against golang.org/x/crypto/poly1305 on the AEAD's MAC input, around the lengths
+// where it switches between eight blocks at a time and one, with all-ones keys and messages (the
+// largest limbs) in the first round.
+func TestPoly1305OneAVX2(t *testing.T) {
+	if !chachaHas(AVX2) {
+		t.Skip("needs AVX2")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for round := range 2 {
+		for _, adLen := range []int{0, 1, 13, 16, 100, 127, 128, 129, 300} {
+			for ctLen := 0; ctLen <= 1500; ctLen += 1 + ctLen/16 {
+				var key [32]byte
+				msg := make([]byte, adLen+ctLen)
+				for i := range key {
+					key[i] = byte(rng.Uint32())
+				}
+				for i := range msg {
+					msg[i] = byte(rng.Uint32())
+				}
+				if round == 0 {
+					for i := range key {
+						key[i] = 0xff
+					}
+					for i := range msg {
+						msg[i] = 0xff
+					}
+				}
+				ad, ct := msg[:adLen], msg[adLen:]
+				var in []byte
+				in = append(in, ad...)
+				in = append(in, make([]byte, -adLen&15)...)
+				in = append(in, ct...)
+				in = append(in, make([]byte, -ctLen&15)...)
+				in = binary.LittleEndian.AppendUint64(in, uint64(adLen))
+				in = binary.LittleEndian.AppendUint64(in, uint64(ctLen))
+				var want [16]byte
+				xpoly1305.Sum(&want, in, &key)
+				if got := poly1305OneAVX2(ad, ct, &key); got != want {
 					t.Fatalf("round %d, AD %d, ciphertext %d bytes: tag %x, want %x", round, adLen, ctLen, got, want)
 				}
 			}

@@ -53,11 +53,6 @@ import (
 // kernels are called directly, never through func values. Key material in the tables is wiped when a
 // stage ends.
 
-// chachaAVX2Portable is the message length below which an op of a batch of at most chachaFewOps ops
-// runs on the portable code on the AVX2 tier: 8 lanes sharing a short message cost more than the
-// portable code (a 64-byte message took 1.5 us there against 0.4 us).
-const chachaAVX2Portable = 1024
-
 // chachaChunk is the number of ops a chunk holds: enough for the lanes to be refilled many times.
 const chachaChunk = 64
 
@@ -129,7 +124,7 @@ func chachaRunLanes(t Tier, ops []Op, open bool) (failed int) {
 		// (lane tables, the chunk state) may be set up for it.
 		return 0
 	}
-	if few <= chachaFewOps && t == AVX512 {
+	if few <= chachaFewOps {
 		for i := range ops {
 			op := &ops[i]
 			if !op.Key.suite.isChaCha() {
@@ -138,47 +133,23 @@ func chachaRunLanes(t Tier, ops []Op, open bool) (failed int) {
 			if open && len(op.Src) < TagSize {
 				failOpen(op)
 				failed++
-			} else if !chachaOneOp(op, open) {
+			} else if !chachaOneOp(op, open, t) {
 				failed++
 			}
 		}
 		return failed
 	}
-	// The AVX2 few-ops path shares each message out to the lanes, which only pays off for long ones:
-	// short ones run on the portable code, before any lane state is set up.
-	short := few <= chachaFewOps && t == AVX2
-	if short {
-		long := 0
-		for i := range ops {
-			op := &ops[i]
-			if !op.Key.suite.isChaCha() {
-				continue
-			}
-			if len(op.Src) >= chachaAVX2Portable {
-				long++
-			} else if !chachaOpGeneric(op, open) {
-				failed++
-			}
-		}
-		if long == 0 {
-			return failed
-		}
-	}
-	return failed + chachaRunChunks(t, ops, open, short)
+	return chachaRunChunks(t, ops, open)
 }
 
-// chachaRunChunks runs the ChaCha-family ops of ops through the lanes, chunk by chunk, except, with
-// short, those shorter than chachaAVX2Portable (already done).
-func chachaRunChunks(t Tier, ops []Op, open, short bool) (failed int) {
+// chachaRunChunks runs the ChaCha-family ops of ops through the lanes, chunk by chunk.
+func chachaRunChunks(t Tier, ops []Op, open bool) (failed int) {
 	var c chachaChunkState
 	c.open, c.tier = open, t
 	defer c.wipe()
 	for i := range ops {
 		op := &ops[i]
 		if !op.Key.suite.isChaCha() {
-			continue
-		}
-		if short && len(op.Src) < chachaAVX2Portable {
 			continue
 		}
 		if open && len(op.Src) < TagSize {
@@ -215,17 +186,21 @@ func chachaRunChunks(t Tier, ops []Op, open, short bool) (failed int) {
 	return failed
 }
 
-// run processes the chunk's ops and empties it.
+// run processes the chunk's ops and empties it. A short last chunk runs one op at a time, like a
+// batch of as few ops (chachaOneOp).
 func (c *chachaChunkState) run() (failed int) {
 	c.used = max(c.used, c.n)
-	if c.xchacha {
-		var s streamLanes
-		s.hchacha(c)
-		c.xchacha = false
-	}
 	if c.n <= chachaFewOps {
-		failed = c.runFew()
+		for i := range c.n {
+			if !chachaOneOp(c.op[i], c.open, c.tier) {
+				failed++
+			}
+		}
 	} else {
+		if c.xchacha {
+			var s streamLanes
+			s.hchacha(c)
+		}
 		c.sortByLength()
 		var s streamLanes
 		var p polyLanes
@@ -246,6 +221,7 @@ func (c *chachaChunkState) run() (failed int) {
 		}
 	}
 	c.n = 0
+	c.xchacha = false
 	clear(c.failed[:])
 	return failed
 }

@@ -6,13 +6,13 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"math/bits"
-	"unsafe"
 )
 
 // The few-ops path: with fewer ops than lanes, one op per lane would leave most lanes idle, so the
-// lanes share out the blocks of each message instead.
+// ops run one at a time (chachaOneOp), the lanes sharing out the blocks of each message, without
+// lane tables.
 //
-// On AVX512 (chachaOneOp, one op at a time, no lane tables):
+// On AVX512:
 //
 //	ChaCha20   chachaOne16 broadcasts the message's state to 16 lanes, lane j running block 16k+j,
 //	           and masks the last partial block; the first pass (block 0 for the Poly1305 key and
@@ -21,21 +21,21 @@ import (
 //	Poly1305   poly1305IFMAOne: 8 lanes on the message's blocks, lane j absorbing blocks 8k+j with
 //	           multiplier r^8, and r^(8-j) at its last one, so that the lanes' sum is the Horner
 //	           evaluation of those blocks (RFC 8439 section 2.5); the blocks left over run one at a
-//	           time. Powers of r come from poly1305Mul44. Short MACs use the portable radix-2^64 Poly1305
-//	           (poly1305AEAD).
+//	           time. Powers of r come from poly1305Mul44.
 //
-// On AVX2 (runFew, through the lane tables):
+// On AVX2:
 //
-//	ChaCha20   16 lanes on one message: lane j runs blocks 1+j, 17+j, ... (counter step 16, pointer
-//	           step 1 KiB). The blocks left over (block 0 for the Poly1305 key, the last < 16 whole
-//	           blocks, the partial block) are packed, from all the chunk's ops, one per lane into
-//	           further calls.
-//	Poly1305   8 lanes on one message's whole ciphertext blocks as above; the AD before them and the
-//	           blocks after them run in lane 0.
+//	ChaCha20   chachaXOR8AVX2: 8 lanes on one message, lane j running block 8k+j, whole passes in
+//	           place; the first pass (blocks 0-7, or chachaKS4AVX2's 0-3) and the last blocks go
+//	           through a key-stream buffer.
+//	Poly1305   poly1305AVX2One: as poly1305IFMAOne, in radix 2^26.
 //
-// chachaFewOps is the largest batch (chunk, on AVX2) that takes this path: up to there it costs less
-// than one op per lane (for 1420-byte messages, 1.5 ChaCha20 calls per op against 24 blocks per
-// lane).
+// On both, a message within blocks 1-3 with a short MAC input takes chachaTinyOp, and short MACs the
+// portable radix-2^64 Poly1305 (poly1305AEAD).
+//
+// chachaFewOps is the largest batch (or last chunk of a batch) that takes this path: up to there it
+// costs less than one op per lane (for 1420-byte messages, 16 lanes run 24 blocks each however few
+// of them are busy).
 const chachaFewOps = 7
 
 // chachaShortMAC is the longest AD plus ciphertext whose tag chachaOneOp computes with the scalar
@@ -45,15 +45,15 @@ const chachaShortMAC = 64
 // chachaZeros is the source of pure key stream: chachaOne16 XORs it into a buffer. Never written.
 var chachaZeros [1024]byte
 
-// chachaOneOp seals or opens op on its own on the AVX512 tier and reports whether it succeeded.
-// Open authenticates before it decrypts, like every path.
-func chachaOneOp(op *Op, open bool) bool {
+// chachaOneOp seals or opens op on its own on SIMD tier t (AVX512 or AVX2) and reports whether it
+// succeeded. Open authenticates before it decrypts, like every path.
+func chachaOneOp(op *Op, open bool, t Tier) bool {
 	n := len(op.Src)
 	if open {
 		n -= TagSize
 	}
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {
-		return chachaTinyOp(op, open, n)
+		return chachaTinyOp(op, open, n, t)
 	}
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
@@ -63,25 +63,28 @@ func chachaOneOp(op *Op, open bool) bool {
 	st[13], st[14], st[15] = nonce[0], nonce[1], nonce[2]
 	src, dst := op.Src[:n], op.Dst[:n]
 
-	// Block 0 (the Poly1305 key) and the key stream of the first bytes in one pass: blocks 0-23 when
-	// that covers the message (two states in flight), else 0-15 (or 0-7 or 0-3 when the message
-	// ends there).
+	// Block 0 (the Poly1305 key) and the key stream of the first bytes in one pass. AVX512: blocks
+	// 0-23 when that covers the message (two states in flight), else 0-15 (or 0-7 or 0-3 when the
+	// message ends there). AVX2: blocks 0-7 (or 0-3).
 	// A message of up to three blocks gets a small buffer: zeroing and wiping the large one would
 	// cost about as much as its key stream.
 	var ks []byte
 	first := 16 * 64
+	if t == AVX2 {
+		first = 8 * 64
+	}
 	if 64+n <= 4*64 {
 		var small [4 * 64]byte
 		ks, first = small[:], len(small)
-		chachaKS4(&st, &small)
+		chachaKS4Tier(t, &st, &small)
 	} else {
 		var large [24 * 64]byte
 		ks = large[:]
-		if n > first-64 && n <= len(large)-64 {
+		if t == AVX512 && n > first-64 && n <= len(large)-64 {
 			first = len(large)
 			chachaKS24(&st, &large)
 		} else {
-			chachaKeyStream(&st, large[:min(64+n, first)])
+			chachaKeyStream(t, &st, large[:min(64+n, first)])
 		}
 	}
 	var polyKey [32]byte
@@ -91,12 +94,10 @@ func chachaOneOp(op *Op, open bool) bool {
 		if len(op.AD)+len(ct) <= chachaShortMAC {
 			return poly1305AEAD(op.AD, ct, &polyKey)
 		}
-		if chachaIFMA {
+		if t == AVX512 && chachaIFMA {
 			return poly1305One(op.AD, ct, &polyKey)
 		}
-		var p polyLanes
-		p.radix26 = true
-		return p.single(op.AD, ct, &polyKey)
+		return poly1305OneAVX2(op.AD, ct, &polyKey)
 	}
 	ok := true
 	if open {
@@ -108,14 +109,18 @@ func chachaOneOp(op *Op, open bool) bool {
 		subtle.XORBytes(dst[:m], src[:m], ks[64:64+m])
 		st[12] = uint32(first / 64)
 		for off := m; off < n; {
-			// Whole passes of 16 blocks, then the last blocks through the key stream.
-			if k := min(n-off, maxStreamBlocks*64) &^ 1023; k > 0 {
-				chachaOne16(&st, &dst[off], &src[off], k)
+			// Whole passes of 16 blocks (8 on AVX2), then the last blocks through the key stream.
+			if k := min(n-off, maxStreamBlocks*64) &^ (onePass(t) - 1); k > 0 {
+				if t == AVX512 {
+					chachaOne16(&st, &dst[off], &src[off], k)
+				} else {
+					chachaXOR8AVX2(&st, &dst[off], &src[off], k)
+				}
 				st[12] += uint32(k / 64)
 				off += k
 				continue
 			}
-			chachaKeyStream(&st, ks[:n-off])
+			chachaKeyStream(t, &st, ks[:n-off])
 			subtle.XORBytes(dst[off:], src[off:], ks[:n-off])
 			off = n
 		}
@@ -131,11 +136,20 @@ func chachaOneOp(op *Op, open bool) bool {
 	return ok
 }
 
+// onePass returns the bytes of one whole pass of tier t's single-message kernel: 16 blocks on
+// AVX512 (chachaOne16), 8 on AVX2 (chachaXOR8AVX2).
+func onePass(t Tier) int {
+	if t == AVX512 {
+		return 16 * 64
+	}
+	return 8 * 64
+}
+
 // chachaTinyOp is chachaOneOp for an n-byte message within blocks 1-3 whose MAC input is short
-// (chachaShortMAC): one chachaKS4 pass gives the Poly1305 key and all the key stream, and the
+// (chachaShortMAC): one four-block pass gives the Poly1305 key and all the key stream, and the
 // scalar Poly1305 reads the key where the pass left it. For a 64-byte packet the general path's
 // buffers and closure cost about 5% of the op.
-func chachaTinyOp(op *Op, open bool, n int) bool {
+func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
 	key, nonce := chachaOpKey(op, &sub)
@@ -143,7 +157,7 @@ func chachaTinyOp(op *Op, open bool, n int) bool {
 	copy(st[4:12], key[:])
 	st[13], st[14], st[15] = nonce[0], nonce[1], nonce[2]
 	var ks [4 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 1-3: the key stream
-	chachaKS4(&st, &ks)
+	chachaKS4Tier(t, &st, &ks)
 	polyKey := (*[32]byte)(ks[:32])
 	src, dst := op.Src[:n], op.Dst[:n]
 	ok := true
@@ -163,209 +177,30 @@ func chachaTinyOp(op *Op, open bool, n int) bool {
 	return ok
 }
 
-// chachaKeyStream writes the key stream from block counter st[12] on to out (at most 16 blocks),
-// with the narrowest kernel that covers it.
-func chachaKeyStream(st *[16]uint32, out []byte) {
+// chachaKS4Tier writes the 4 key-stream blocks from block counter st[12] on to out with tier t's
+// kernel.
+func chachaKS4Tier(t Tier, st *[16]uint32, out *[4 * 64]byte) {
+	if t == AVX512 {
+		chachaKS4(st, out)
+	} else {
+		chachaKS4AVX2(st, out)
+	}
+}
+
+// chachaKeyStream writes the key stream from block counter st[12] on to out (at most one pass of
+// tier t: 16 blocks on AVX512, 8 on AVX2), with the narrowest kernel that covers it; on AVX2 out
+// must have room for 8 blocks when it is longer than 4.
+func chachaKeyStream(t Tier, st *[16]uint32, out []byte) {
 	switch {
 	case len(out) <= 4*64:
-		chachaKS4(st, (*[4 * 64]byte)(out[:4*64:4*64]))
+		chachaKS4Tier(t, st, (*[4 * 64]byte)(out[:4*64:4*64]))
+	case t == AVX2:
+		chachaXOR8AVX2(st, &out[:8*64][0], &chachaZeros[0], 8*64)
 	case len(out) <= 8*64:
 		chachaKS8(st, (*[8 * 64]byte)(out[:8*64:8*64]))
 	default:
 		chachaOne16(st, &out[0], &chachaZeros[0], 16*64)
 	}
-}
-
-// runFew processes a chunk of at most chachaFewOps ops on the few-ops path.
-func (c *chachaChunkState) runFew() (failed int) {
-	var s streamLanes
-	s.striped(c, !c.open)
-	var p polyLanes
-	p.radix26 = c.tier == AVX2 || !chachaIFMA
-	for i := range c.n {
-		if !c.finishTag(i, p.single(c.op[i].AD, c.ciphertext(i), &c.polyKey[i])) {
-			failed++
-		}
-	}
-	if c.open {
-		s.striped(c, true)
-	}
-	return failed
-}
-
-// striped streams the chunk's ops with the lanes sharing each message, with the segments run chooses.
-func (s *streamLanes) striped(c *chachaChunkState, data bool) {
-	t := s.start(c.tier)
-	open := c.open && data
-	pending := 0 // lanes set up for the next one-block call
-	flush := func() {
-		if pending == 0 {
-			return
-		}
-		for l := pending; l < 16; l++ {
-			s.onIdle(l)
-		}
-		streamKernel(c.tier, t, &s.ptrs, 1, 64)
-		for l := range pending {
-			s.finish(c, l)
-		}
-		pending = 0
-	}
-	// lane sets lane l to op i's key, nonce and block counter b.
-	lane := func(l, i int, b uint32) {
-		key, nonce := c.keyWords(i), &c.nonce[i]
-		for w := range 8 {
-			t.rows[4+w][l] = key[w]
-		}
-		t.rows[12][l] = b
-		t.rows[13][l], t.rows[14][l], t.rows[15][l] = nonce[0], nonce[1], nonce[2]
-		s.op[l] = i
-	}
-	for i := range c.n {
-		if open && c.failed[i] {
-			continue
-		}
-		op, n := c.op[i], c.msgLen(i)
-		whole, rest := 0, 0 // whole blocks, and those of them in the striped run
-		if data {
-			whole = n / 64
-			rest = whole / 16 * 16
-		}
-		if rest > 0 {
-			flush()
-			for l := range 16 {
-				lane(l, i, uint32(1+l))
-				t.rows[16][l] = 16
-				s.ptrs.src[l] = unsafe.Pointer(&op.Src[0])
-				s.ptrs.dst[l] = unsafe.Pointer(&op.Dst[0])
-				s.ptrs.off[l] = uintptr(64 * l)
-			}
-			for done := 0; done < rest/16; {
-				k := min(rest/16-done, maxStreamBlocks)
-				streamKernel(c.tier, t, &s.ptrs, k, 16*64)
-				for l := range 16 {
-					s.ptrs.off[l] += uintptr(k * 16 * 64)
-				}
-				done += k
-			}
-		}
-		if !open {
-			if pending == 16 {
-				flush()
-			}
-			lane(pending, i, 0)
-			s.seg[pending], s.block1[pending] = segPolyKey, false
-			t.scratch[pending] = [128]byte{}
-			s.onScratch(pending)
-			pending++
-		}
-		for b := rest; b < whole; b++ {
-			if pending == 16 {
-				flush()
-			}
-			lane(pending, i, uint32(1+b))
-			s.seg[pending] = segWhole
-			s.ptrs.src[pending] = unsafe.Pointer(&op.Src[0])
-			s.ptrs.dst[pending] = unsafe.Pointer(&op.Dst[0])
-			s.ptrs.off[pending] = uintptr(64 * b)
-			pending++
-		}
-		if data && n%64 != 0 {
-			if pending == 16 {
-				flush()
-			}
-			lane(pending, i, uint32(1+whole))
-			s.seg[pending] = segTail
-			copy(t.scratch[pending][:], op.Src[n&^63:n])
-			s.onScratch(pending)
-			pending++
-		}
-	}
-	flush()
-	*t = streamTable{}
-}
-
-// single returns the tag of ad and ct under the one-time key, with the lanes sharing the message.
-func (p *polyLanes) single(ad, ct []byte, key *[32]byte) [TagSize]byte {
-	t := p.tab()
-	st := &t.st
-	// Every lane starts with h = 0 and multiplier r: the lanes that carry no part of the message
-	// read along with lane 0 and are ignored.
-	p.fill(0, ad, ct, key, nil)
-	r := poly1305R44(key)
-	for l := 1; l < 16; l++ {
-		p.setMul(l, r)
-	}
-	call := func(n, stride int) {
-		for l := 1; l < 16; l++ {
-			if l >= 8 || stride == 16 {
-				p.ptrs.base[l], p.ptrs.off[l] = p.ptrs.base[0], p.ptrs.off[0]
-			}
-		}
-		polyKernel(p.radix26, st, &p.ptrs, n, stride)
-		for l := range 16 {
-			p.ptrs.off[l] += uintptr(n * stride)
-		}
-	}
-	// seq runs lane 0 through its segments until seg, one block at a time per lane.
-	seq := func(until int) {
-		for p.seg[0] < until {
-			n := min(p.left[0], maxPolyBlocks)
-			call(n, 16)
-			if p.left[0] -= n; p.left[0] == 0 && !p.nextSeg(0, p.seg[0]+1) {
-				p.seg[0] = macDone
-			}
-		}
-	}
-
-	seq(macCT) // the AD
-	if rounds := p.left[0] / 8; p.seg[0] == macCT && rounds > 0 {
-		var pow [9][3]uint64 // pow[k] = r^k
-		pow[1] = r
-		for k := 2; k <= 8; k++ {
-			pow[k] = poly1305Mul44(pow[k-1], r)
-		}
-		base, off := p.ptrs.base[0], p.ptrs.off[0]
-		for l := range 8 {
-			p.setMul(l, pow[8])
-			p.ptrs.base[l], p.ptrs.off[l] = base, off+uintptr(16*l)
-			if l > 0 { // these lanes absorbed the AD along with lane 0
-				p.setH(l, [3]uint64{})
-			}
-		}
-		for done := 0; done < rounds-1; {
-			n := min(rounds-1-done, maxPolyBlocks)
-			call(n, 8*16)
-			done += n
-		}
-		for l := range 8 {
-			p.setMul(l, pow[8-l])
-		}
-		call(1, 8*16)
-
-		// Lane 0 continues with the sum of the lanes, after one carry pass (limbs below 2^45).
-		var h [3]uint64
-		for l := range 8 {
-			hl := p.h(l)
-			h[0], h[1], h[2] = h[0]+hl[0], h[1]+hl[1], h[2]+hl[2]
-		}
-		h[1] += h[0] >> 44
-		h[0] &= mask44
-		h[2] += h[1] >> 44
-		h[1] &= mask44
-		h[0] += h[2] >> 42 * 5
-		h[2] &= 1<<42 - 1
-		p.setH(0, h)
-		p.setMul(0, r)
-		p.ptrs.base[0], p.ptrs.off[0] = base, off+uintptr(rounds*8*16)
-		if p.left[0] -= rounds * 8; p.left[0] == 0 {
-			p.nextSeg(0, macCTFinal)
-		}
-	}
-	seq(macDone)
-	tag := p.tag(0)
-	p.wipe()
-	return tag
 }
 
 // polyOne is poly1305IFMAOne's state: rows of eight qwords (see the generator for their use).
@@ -430,6 +265,77 @@ func poly1305One(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
 	return tag
 }
 
+// polyOne26 is poly1305AVX2One's state: rows of eight qwords (see the generator for their use).
+type polyOne26 [32][8]uint64
+
+// setMul sets rows first..first+8 of lanes to the multiplier x (radix 2^44, limbs below 2^45) in
+// radix 2^26: its five limbs, then 5 times limbs 1-4.
+func (st *polyOne26) setMul(first int, lanes []int, x [3]uint64) {
+	w := to26(x)
+	for i := range 5 {
+		for _, l := range lanes {
+			st[first+i][l] = w[i]
+		}
+	}
+	for i := 1; i < 5; i++ {
+		for _, l := range lanes {
+			st[first+4+i][l] = 5 * w[i]
+		}
+	}
+}
+
+// poly1305OneAVX2 is poly1305One on the AVX2 tier, with poly1305AVX2One.
+func poly1305OneAVX2(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
+	var st polyOne26
+	allLanes := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	r := poly1305R44(key)
+	// The single blocks run in group 0, whose lanes 1-3 carry garbage then: only lane 0 needs r.
+	st.setMul(23, allLanes[:1], r)
+	if len(ad) >= 8*16 || len(ct) >= 8*16 {
+		var pow [9][3]uint64 // pow[k] = r^k, three multiplications deep
+		pow[1] = r
+		pow[2] = poly1305Mul44(r, r)
+		pow[3], pow[4] = poly1305Mul44(pow[2], r), poly1305Mul44(pow[2], pow[2])
+		for k := 5; k <= 8; k++ {
+			pow[k] = poly1305Mul44(pow[4], pow[k-4])
+		}
+		st.setMul(5, allLanes, pow[8])
+		// Lane l of group g holds block 4g + [0, 2, 1, 3][l%4] of each 8: its last multiplier is
+		// r^(8-block).
+		for l, k := range [8]int{8, 6, 7, 5, 4, 2, 3, 1} {
+			st.setMul(14, allLanes[l:l+1], pow[k])
+		}
+		clear(pow[:])
+	}
+	var last [32]byte // a padded partial block, then the lengths block
+	absorb := func(b []byte) {
+		for len(b) >= 16 {
+			n := min(len(b)/16, maxPolyBlocks)
+			poly1305AVX2One(&st, &b[0], n)
+			b = b[16*n:]
+		}
+	}
+	absorb(ad)
+	if len(ad)%16 != 0 {
+		copy(last[:], ad[len(ad)&^15:])
+		absorb(last[:16])
+	}
+	absorb(ct)
+	clear(last[:16])
+	n := copy(last[:16], ct[len(ct)&^15:])
+	binary.LittleEndian.PutUint64(last[16:], uint64(len(ad)))
+	binary.LittleEndian.PutUint64(last[24:], uint64(len(ct)))
+	if n > 0 {
+		absorb(last[:])
+	} else {
+		absorb(last[16:])
+	}
+	h := from26([5]uint64{st[0][0], st[1][0], st[2][0], st[3][0], st[4][0]})
+	poly1305Finish44(&tag, h[0], h[1], h[2], binary.LittleEndian.Uint64(key[16:]), binary.LittleEndian.Uint64(key[24:]))
+	clear(st[:])
+	return tag
+}
+
 // setMul sets lane l's multiplier to x (radix 2^44, limbs below 2^45), in the table's radix.
 func (p *polyLanes) setMul(l int, x [3]uint64) {
 	st := &p.tab().st
@@ -467,9 +373,14 @@ func (p *polyLanes) h(l int) [3]uint64 {
 	if !p.radix26 {
 		return [3]uint64{st[0][l], st[1][l], st[2][l]}
 	}
-	// The radix-2^26 limbs leave the kernel below 2^26 except limb 1 (< 2^26 + 2^11): carry them,
-	// then regroup the bits.
-	w0, w1, w2, w3, w4 := st[0][l], st[1][l], st[2][l], st[3][l], st[4][l]
+	return from26([5]uint64{st[0][l], st[1][l], st[2][l], st[3][l], st[4][l]})
+}
+
+// from26 converts an accumulator in radix 2^26 with limbs below 2^26 except limb 1 (< 2^26 + 2^11),
+// as the radix-2^26 kernels leave it, to what poly1305Finish44 takes: carry the limbs, then regroup
+// the bits.
+func from26(w [5]uint64) [3]uint64 {
+	w0, w1, w2, w3, w4 := w[0], w[1], w[2], w[3], w[4]
 	w2 += w1 >> 26
 	w1 &= limb26
 	w3 += w2 >> 26

@@ -35,17 +35,17 @@ func rotTables() {
 	}
 }
 
-// avx2QuarterRounds runs RFC 8439 section 2.1's quarter round on the four columns cols of each of
-// the two groups, all eight chains interleaved instruction by instruction. b[g][i] holds word 4+i
-// of group g; slot(g, w) is the spill row of any other word. Each chain has one register besides
+// avx2QuarterRounds runs RFC 8439 section 2.1's quarter round on the four columns cols of each
+// group (one or two), all their chains interleaved instruction by instruction. b[g][i] holds word
+// 4+i of group g; slot(g, w) is the spill row of any other word. Each chain has one register besides
 // its b: the value it computed last.
-func avx2QuarterRounds(b *[2][4]VecVirtual, slot func(g, w int) Mem, cols [4][4]int) {
+func avx2QuarterRounds(b [][4]VecVirtual, slot func(g, w int) Mem, cols [4][4]int) {
 	type chain struct {
 		g          int
 		a, b, c, d int // word numbers
 	}
 	var chains []chain
-	for g := range 2 {
+	for g := range b {
 		for _, c := range cols {
 			chains = append(chains, chain{g, c[0], c[1], c[2], c[3]})
 		}
@@ -81,6 +81,19 @@ func avx2QuarterRounds(b *[2][4]VecVirtual, slot func(g, w int) Mem, cols [4][4]
 	}
 }
 
+// avx2DoubleRounds runs the ten double rounds (RFC 8439 section 2.3) of avx2QuarterRounds in a loop
+// labelled loop.
+func avx2DoubleRounds(b [][4]VecVirtual, slot func(g, w int) Mem, loop string) {
+	Comment("Ten double rounds (RFC 8439 section 2.3).")
+	r := GP32()
+	MOVL(U32(10), r)
+	Label(loop)
+	avx2QuarterRounds(b, slot, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
+	avx2QuarterRounds(b, slot, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
+	DECL(r)
+	JNZ(LabelRef(loop))
+}
+
 func chachaXOR16AVX2() {
 	Implement("chachaXOR16AVX2")
 	Attributes(NOSPLIT)
@@ -109,14 +122,7 @@ func chachaXOR16AVX2() {
 			VMOVDQU(t, slot(g, w))
 		}
 	}
-	Comment("Ten double rounds (RFC 8439 section 2.3).")
-	r := GP32()
-	MOVL(U32(10), r)
-	Label("avx2rounds")
-	avx2QuarterRounds(&b, slot, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
-	avx2QuarterRounds(&b, slot, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
-	DECL(r)
-	JNZ(LabelRef("avx2rounds"))
+	avx2DoubleRounds(b[:], slot, "xor16rounds")
 	for g := range 2 {
 		Commentf("Group %d: lanes %d to %d.", g, 8*g, 8*g+7)
 		Comment("Add the initial state (section 2.3); every word goes to its slot.")
@@ -135,41 +141,48 @@ func chachaXOR16AVX2() {
 		VPADDD(row(g, 16), c, c)
 		VMOVDQU(c, row(g, 12))
 
-		Comment("Transpose words 0-7, then 8-15, of the 8 lanes and XOR them into each lane's block.")
-		for h := range 2 {
-			word := func(i int) Mem { return slot(g, 8*h+i) }
-			var t, u [8]VecVirtual
-			for k := 0; k < 8; k += 2 {
-				a := YMM()
-				VMOVDQU(word(k), a)
-				t[k], t[k+1] = YMM(), YMM()
-				VPUNPCKLDQ(word(k+1), a, t[k])
-				VPUNPCKHDQ(word(k+1), a, t[k+1])
-			}
-			// u[4k+a] holds words 4k..4k+3 of lane a in its low half and of lane 4+a in its high half.
-			for k := 0; k < 8; k += 4 {
-				for a := range 4 {
-					u[k+a] = YMM()
-				}
-				VPUNPCKLQDQ(t[k+2], t[k], u[k])
-				VPUNPCKHQDQ(t[k+2], t[k], u[k+1])
-				VPUNPCKLQDQ(t[k+3], t[k+1], u[k+2])
-				VPUNPCKHQDQ(t[k+3], t[k+1], u[k+3])
-			}
-			for a := range 4 {
-				lo, hi := YMM(), YMM()
-				VPERM2I128(U8(0x20), u[4+a], u[a], lo) // low halves: lane a
-				VPERM2I128(U8(0x31), u[4+a], u[a], hi) // high halves: lane 4+a
-				xorHalf(rows, 8*g+a, off, 32*h, lo)
-				xorHalf(rows, 8*g+4+a, off, 32*h, hi)
-			}
-		}
+		transpose8(func(w int) Mem { return slot(g, w) }, func(l, at int, ks VecVirtual) {
+			xorHalf(rows, 8*g+l, off, at, ks)
+		})
 	}
 	ADDQ(stride, off)
 	DECQ(n)
 	JNZ(LabelRef("block"))
 	VZEROUPPER()
 	RET()
+}
+
+// transpose8 turns the state words of 8 lanes, word w at word(w), into the lanes' key-stream
+// blocks and hands each 32-byte half to out: lane l's bytes at..at+31.
+func transpose8(word func(w int) Mem, out func(l, at int, ks VecVirtual)) {
+	Comment("Transpose words 0-7, then 8-15, of the 8 lanes.")
+	for h := range 2 {
+		var t, u [8]VecVirtual
+		for k := 0; k < 8; k += 2 {
+			a := YMM()
+			VMOVDQU(word(8*h+k), a)
+			t[k], t[k+1] = YMM(), YMM()
+			VPUNPCKLDQ(word(8*h+k+1), a, t[k])
+			VPUNPCKHDQ(word(8*h+k+1), a, t[k+1])
+		}
+		// u[4k+a] holds words 4k..4k+3 of lane a in its low half and of lane 4+a in its high half.
+		for k := 0; k < 8; k += 4 {
+			for a := range 4 {
+				u[k+a] = YMM()
+			}
+			VPUNPCKLQDQ(t[k+2], t[k], u[k])
+			VPUNPCKHQDQ(t[k+2], t[k], u[k+1])
+			VPUNPCKLQDQ(t[k+3], t[k+1], u[k+2])
+			VPUNPCKHQDQ(t[k+3], t[k+1], u[k+3])
+		}
+		for a := range 4 {
+			lo, hi := YMM(), YMM()
+			VPERM2I128(U8(0x20), u[4+a], u[a], lo) // low halves: lane a
+			VPERM2I128(U8(0x31), u[4+a], u[a], hi) // high halves: lane 4+a
+			out(a, 32*h, lo)
+			out(4+a, 32*h, hi)
+		}
+	}
 }
 
 // xorHalf XORs 32 key-stream bytes ks into lane l's block at byte off+at of its addresses.
@@ -179,4 +192,154 @@ func xorHalf(tab Mem, l int, off GPVirtual, at int, ks VecVirtual) {
 	MOVQ(tab.Offset(tabDstAddr+8*l), dst)
 	VPXOR(Mem{Base: src, Index: off, Scale: 1, Disp: at}, ks, ks)
 	VMOVDQU(ks, Mem{Base: dst, Index: off, Scale: 1, Disp: at})
+}
+
+// chachaXOR8AVX2 is the single-message ChaCha20 pass of the AVX2 tier: 8 consecutive blocks of one
+// message per pass, one per lane of one group, the state words broadcast from st. One group's rounds
+// are a chain of dependent steps (see the top of the file) that leaves the vector pipes half idle,
+// but a message of a few blocks has no second group to fill them. The words wait in stack slots
+// as in chachaXOR16AVX2.
+func chachaXOR8AVX2() {
+	Implement("chachaXOR8AVX2")
+	Attributes(NOSPLIT)
+	Doc("chachaXOR8AVX2 XORs the n bytes at src with the key stream of state st (RFC 8439 section 2.3)",
+		"from block counter st[12] on, into dst (src and dst may be equal). st is not updated. n is a",
+		"multiple of 512, 0 < n <= 64 KiB.")
+	st := Mem{Base: Load(Param("st"), GP64())}
+	dst := Load(Param("dst"), GP64())
+	src := Load(Param("src"), GP64())
+	n := Load(Param("n"), GP64())
+	slots := AllocLocal(17 * 32) // the 16 words, then the lanes' block counters
+	slot := func(_, w int) Mem { return slots.Offset(32 * w) }
+	counters := slots.Offset(32 * 16)
+	c := YMM()
+	VPBROADCASTD(st.Offset(4*12), c)
+	VPADDD(iota16, c, c)
+	VMOVDQU(c, counters)
+
+	Label("pass8")
+	b := make([][4]VecVirtual, 1)
+	initial := func(w int, x VecVirtual) { // word w of the lanes' initial state
+		if w == 12 {
+			VMOVDQU(counters, x)
+			return
+		}
+		VPBROADCASTD(st.Offset(4*w), x)
+	}
+	for w := range 16 {
+		if w >= 4 && w < 8 {
+			b[0][w-4] = YMM()
+			initial(w, b[0][w-4])
+			continue
+		}
+		t := YMM()
+		initial(w, t)
+		VMOVDQU(t, slot(0, w))
+	}
+	avx2DoubleRounds(b, slot, "xor8rounds")
+	Comment("Add the initial state (section 2.3); every word goes to its slot.")
+	for w := range 16 {
+		x, in := YMM(), YMM()
+		if w >= 4 && w < 8 {
+			x = b[0][w-4]
+		} else {
+			VMOVDQU(slot(0, w), x)
+		}
+		initial(w, in)
+		VPADDD(in, x, x)
+		VMOVDQU(x, slot(0, w))
+	}
+	transpose8(func(w int) Mem { return slot(0, w) }, func(l, at int, ks VecVirtual) {
+		VPXOR(Mem{Base: src, Disp: 64*l + at}, ks, ks)
+		VMOVDQU(ks, Mem{Base: dst, Disp: 64*l + at})
+	})
+	next := YMM()
+	VMOVDQU(counters, next)
+	VPADDD(iota16.Offset(4*8), next, next) // + 8: lane l of the next pass runs block 8+l
+	VPSUBD(iota16, next, next)
+	VMOVDQU(next, counters)
+	ADDQ(U32(512), src)
+	ADDQ(U32(512), dst)
+	SUBQ(U32(512), n)
+	JNZ(LabelRef("pass8"))
+	VZEROUPPER()
+	RET()
+}
+
+// chachaKS4AVX2 is chachaKS4 on AVX2: the rows of the state hold two blocks each, one per 128-bit
+// half, and two such states (blocks 0-1 and 2-3) go through the rounds side by side; the diagonal
+// round is the column round after rotating the words of rows 0, 2 and 3 within their halves.
+func chachaKS4AVX2() {
+	Implement("chachaKS4AVX2")
+	Attributes(NOSPLIT)
+	Doc("chachaKS4AVX2 writes the 4 key-stream blocks from block counter st[12] on to out.")
+	st := Mem{Base: Load(Param("st"), GP64())}
+	out := Mem{Base: Load(Param("out"), GP64())}
+	rot16, rot8 := YMM(), YMM()
+	VMOVDQU(rotMasks, rot16)
+	VMOVDQU(rotMasks.Offset(32), rot8)
+	initial := func(s, i int, x VecVirtual) { // row i of state s: blocks 2s and 2s+1
+		VBROADCASTI128(st.Offset(16*i), x)
+		if i == 3 {
+			VPADDD(rowCounters.Offset(32*s), x, x)
+		}
+	}
+	var x [2][4]VecVirtual
+	for s := range x {
+		for i := range x[s] {
+			x[s][i] = YMM()
+			initial(s, i, x[s][i])
+		}
+	}
+	quarter := func() { // section 2.1 on the four columns of each block
+		for _, rot := range [2][2]int{{16, 12}, {8, 7}} {
+			mask := rot16
+			if rot[0] == 8 {
+				mask = rot8
+			}
+			for s := range x {
+				a, b, d := x[s][0], x[s][1], x[s][3]
+				VPADDD(b, a, a)
+				VPXOR(a, d, d)
+				VPSHUFB(mask, d, d)
+			}
+			for s := range x {
+				b, c, d := x[s][1], x[s][2], x[s][3]
+				VPADDD(d, c, c)
+				VPXOR(c, b, b)
+				t := YMM()
+				VPSLLD(U8(rot[1]), b, t)
+				VPSRLD(U8(32-rot[1]), b, b)
+				VPOR(t, b, b)
+			}
+		}
+	}
+	shuffle := func(a, c, d uint8) {
+		for s := range x {
+			VPSHUFD(U8(a), x[s][0], x[s][0])
+			VPSHUFD(U8(c), x[s][2], x[s][2])
+			VPSHUFD(U8(d), x[s][3], x[s][3])
+		}
+	}
+	r := GP32()
+	MOVL(U32(10), r)
+	Label("ks4avx2doubleround")
+	quarter()
+	Comment("Diagonals to columns, as in chachaKS4.")
+	shuffle(0x93, 0x39, 0x4e)
+	quarter()
+	shuffle(0x39, 0x93, 0x4e)
+	DECL(r)
+	JNZ(LabelRef("ks4avx2doubleround"))
+	for s := range x {
+		for i := range x[s] {
+			in := YMM()
+			initial(s, i, in)
+			VPADDD(in, x[s][i], x[s][i])
+			VMOVDQU(x[s][i].AsX(), out.Offset(128*s+16*i))
+			VEXTRACTI128(U8(1), x[s][i], out.Offset(128*s+64+16*i))
+		}
+	}
+	VZEROUPPER()
+	RET()
 }

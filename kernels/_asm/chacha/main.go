@@ -23,6 +23,8 @@ func main() {
 	rowCounterTable()
 	chachaXOR16()
 	chachaXOR16AVX2()
+	chachaXOR8AVX2()
+	chachaKS4AVX2()
 	chachaOne16()
 	chachaKS8()
 	chachaKS4()
@@ -30,6 +32,7 @@ func main() {
 	poly1305IFMA(8)
 	poly1305IFMA(4)
 	poly1305AVX2()
+	poly1305AVX2One()
 	poly1305IFMAOne()
 	poly1305Finish()
 
