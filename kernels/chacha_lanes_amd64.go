@@ -393,11 +393,8 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 				xorKeyBlock(op.Dst, op.Src[:n], (*[64]byte)(sc[64:]))
 			}
 			ct := c.ciphertext(int(i))
-			r := poly1305R44((*[32]byte)(sc[:32]))
+			p.start(l, (*[32]byte)(sc[:32]))
 			st := &pt.st
-			st[0][l], st[1][l], st[2][l] = 0, 0, 0
-			st[3][l], st[4][l], st[5][l] = r[0], r[1], r[2]
-			st[6][l], st[7][l] = 20*r[1], 20*r[2]
 			st[polyRowKeyS][l] = binary.LittleEndian.Uint64(sc[16:])
 			st[polyRowKeyS+1][l] = binary.LittleEndian.Uint64(sc[24:])
 			if c.open {
@@ -900,18 +897,12 @@ func chachaFinishTag(op *Op, n int, open bool, tag *[TagSize]byte) bool {
 // (nil for Seal), which only poly1305FinishZ uses. It reports whether the lane has blocks for the
 // kernel: without lengthsInFinish, always (the lengths block).
 func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) bool {
+	p.start(l, key)
 	s0, s1 := binary.LittleEndian.Uint64(key[16:]), binary.LittleEndian.Uint64(key[24:])
-	st := &p.tab().st
 	if p.radix26 {
-		p.setH(l, [3]uint64{})
-		p.setMul(l, poly1305R44(key))
 		p.s[l] = [2]uint64{s0, s1}
 	} else {
-		// setH and setMul, written out: this runs once per op, short ones included.
-		r := poly1305R44(key)
-		st[0][l], st[1][l], st[2][l] = 0, 0, 0
-		st[3][l], st[4][l], st[5][l] = r[0], r[1], r[2]
-		st[6][l], st[7][l] = 20*r[1], 20*r[2]
+		st := &p.tab().st
 		st[polyRowKeyS][l], st[polyRowKeyS+1][l] = s0, s1
 		if want != nil {
 			st[polyRowWant][l] = binary.LittleEndian.Uint64(want[0:])

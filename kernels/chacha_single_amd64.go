@@ -344,34 +344,27 @@ func poly1305OneAVX2(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
 	return tag
 }
 
-// setMul sets lane l's multiplier to x (radix 2^44, limbs below 2^45), in the table's radix.
-func (p *polyLanes) setMul(l int, x [3]uint64) {
+// start sets lane l's accumulator to 0 and its multiplier to the clamped r of the one-time key
+// (RFC 8439 section 2.5.1), in the table's radix.
+func (p *polyLanes) start(l int, key *[32]byte) {
 	st := &p.tab().st
 	if p.radix26 {
-		w := to26(x)
+		lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
+		hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
+		r := [5]uint64{lo & limb26, lo >> 26 & limb26, (lo>>52 | hi<<12) & limb26, hi >> 14 & limb26, hi >> 40}
 		for i := range 5 {
-			st[5+i][l] = w[i]
+			st[i][l] = 0
+			st[5+i][l] = r[i]
 		}
 		for i := 1; i < 5; i++ {
-			st[9+i][l] = 5 * w[i]
+			st[9+i][l] = 5 * r[i]
 		}
 		return
 	}
-	st[3][l], st[4][l], st[5][l] = x[0], x[1], x[2]
-	st[6][l], st[7][l] = 20*x[1], 20*x[2]
-}
-
-// setH sets lane l's accumulator to h (radix 2^44, limbs below 2^45), in the table's radix.
-func (p *polyLanes) setH(l int, h [3]uint64) {
-	st := &p.tab().st
-	if p.radix26 {
-		w := to26(h)
-		for i := range 5 {
-			st[i][l] = w[i]
-		}
-		return
-	}
-	st[0][l], st[1][l], st[2][l] = h[0], h[1], h[2]
+	r := poly1305R44(key)
+	st[0][l], st[1][l], st[2][l] = 0, 0, 0
+	st[3][l], st[4][l], st[5][l] = r[0], r[1], r[2]
+	st[6][l], st[7][l] = 20*r[1], 20*r[2]
 }
 
 // h returns lane l's accumulator in radix 2^44 with limbs below 2^44 + 2^17, 2^44 and 2^42 (what
