@@ -78,10 +78,14 @@ func chachaXOR16(tab *streamTable, lanes *chachaPtrs16, n, stride int)
 //go:noescape
 func chachaXOR16AVX2(tab *streamTable, lanes *chachaPtrs16, n, stride int)
 
-// chachaXOR8AVX2 and chachaKS4AVX2 are the single-message ChaCha20 kernels of the AVX2 tier.
+// chachaXOR16OneAVX2, chachaXOR8OneAVX2 and chachaKS4AVX2 are the single-message ChaCha20 kernels of
+// the AVX2 tier.
 //
 //go:noescape
-func chachaXOR8AVX2(st *[16]uint32, dst, src *byte, n int)
+func chachaXOR16OneAVX2(st *[16]uint32, dst, src *byte, n int)
+
+//go:noescape
+func chachaXOR8OneAVX2(st *[16]uint32, dst, src *byte, n int)
 
 //go:noescape
 func chachaKS4AVX2(st *[16]uint32, out *[4 * 64]byte)

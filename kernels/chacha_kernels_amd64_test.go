@@ -213,8 +213,11 @@ func TestChaChaKernelCounters(t *testing.T) {
 		chachaKS4AVX2(&st, (*[4 * 64]byte)(ks[:4*64]))
 		check("chachaKS4AVX2", ks[:4*64])
 		clear(ks[:])
-		chachaXOR8AVX2(&st, &ks[0], &ks[0], 24*64) // three passes
-		check("chachaXOR8AVX2", ks[:])
+		chachaXOR8OneAVX2(&st, &ks[0], &ks[0], 24*64) // three passes
+		check("chachaXOR8OneAVX2", ks[:])
+		var ks2 [32 * 64]byte
+		chachaXOR16OneAVX2(&st, &ks2[0], &ks2[0], 32*64) // two passes
+		check("chachaXOR16OneAVX2", ks2[:])
 	}
 	// The lane kernels: lane l runs blocks l, l+16, ... (counter step 16, pointer step 1 KiB).
 	for _, tier := range []Tier{AVX512, AVX2} {

@@ -25,7 +25,7 @@ import (
 //
 // On AVX2:
 //
-//	ChaCha20   chachaXOR8AVX2: 8 lanes on one message, lane j running block 8k+j, whole passes in
+//	ChaCha20   chachaXOR8OneAVX2: 8 lanes on one message, lane j running block 8k+j, whole passes in
 //	           place; the first pass (blocks 0-7, or chachaKS4AVX2's 0-3) and the last blocks go
 //	           through a key-stream buffer.
 //	Poly1305   poly1305AVX2One: as poly1305IFMAOne, in radix 2^26.
@@ -68,16 +68,13 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	st[13], st[14], st[15] = nonce[0], nonce[1], nonce[2]
 	src, dst := op.Src[:n], op.Dst[:n]
 
-	// Block 0 (the Poly1305 key) and the key stream of the first bytes in one pass. AVX512: blocks
-	// 0-23 when that covers the message (two states in flight), else 0-15 (or 0-7 or 0-3 when the
-	// message ends there). AVX2: blocks 0-7 (or 0-3).
+	// Block 0 (the Poly1305 key) and the key stream of the first bytes in one pass: blocks 0-23
+	// when that covers the message (AVX512: two states in flight), else 0-15 (or 0-7 or 0-3 when
+	// the message ends there).
 	// A message of up to three blocks gets a small buffer: zeroing and wiping the large one would
 	// cost about as much as its key stream.
 	var ks []byte
 	first := 16 * 64
-	if t == AVX2 {
-		first = 8 * 64
-	}
 	if 64+n <= 4*64 {
 		var small [4 * 64]byte
 		ks, first = small[:], len(small)
@@ -117,20 +114,26 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 		subtle.XORBytes(dst[:m], src[:m], ks[64:64+m])
 		st[12] = uint32(first / 64)
 		for off := m; off < n; {
-			// Whole passes of 16 blocks (8 on AVX2), then the last blocks through the key stream.
-			if k := min(n-off, maxStreamBlocks*64) &^ (onePass(t) - 1); k > 0 {
-				if t == AVX512 {
-					chachaOne16(&st, &dst[off], &src[off], k)
-				} else {
-					chachaXOR8AVX2(&st, &dst[off], &src[off], k)
-				}
-				st[12] += uint32(k / 64)
-				off += k
-				continue
+			// Whole passes of 16 blocks (on AVX2 then one of 8), then the last blocks through the
+			// key stream.
+			k := min(n-off, maxStreamBlocks*64)
+			switch {
+			case k >= 16*64 && t == AVX512:
+				k &^= 16*64 - 1
+				chachaOne16(&st, &dst[off], &src[off], k)
+			case k >= 16*64:
+				k &^= 16*64 - 1
+				chachaXOR16OneAVX2(&st, &dst[off], &src[off], k)
+			case k >= 8*64 && t == AVX2:
+				k = 8 * 64
+				chachaXOR8OneAVX2(&st, &dst[off], &src[off], k)
+			default:
+				chachaKeyStream(t, &st, ks[:n-off])
+				subtle.XORBytes(dst[off:], src[off:], ks[:n-off])
+				k = n - off
 			}
-			chachaKeyStream(t, &st, ks[:n-off])
-			subtle.XORBytes(dst[off:], src[off:], ks[:n-off])
-			off = n
+			st[12] += uint32(k / 64)
+			off += k
 		}
 	}
 	if !open {
@@ -142,15 +145,6 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	clear(sub[:])
 	clear(polyKey[:])
 	return ok
-}
-
-// onePass returns the bytes of one whole pass of tier t's single-message kernel: 16 blocks on
-// AVX512 (chachaOne16), 8 on AVX2 (chachaXOR8AVX2).
-func onePass(t Tier) int {
-	if t == AVX512 {
-		return 16 * 64
-	}
-	return 8 * 64
 }
 
 // chachaTinyOp is chachaOneOp for an n-byte message within blocks 1-3 whose MAC input is short
@@ -195,15 +189,17 @@ func chachaKS4Tier(t Tier, st *[16]uint32, out *[4 * 64]byte) {
 	}
 }
 
-// chachaKeyStream writes the key stream from block counter st[12] on to out (at most one pass of
-// tier t: 16 blocks on AVX512, 8 on AVX2), with the narrowest kernel that covers it; on AVX2 out
-// must have room for 8 blocks when it is longer than 4.
+// chachaKeyStream writes the key stream from block counter st[12] on to out (at most 16 blocks),
+// with the narrowest kernel of tier t that covers it; on AVX2 out must have room for the 8 or 16
+// blocks of a pass when it is longer than 4 blocks.
 func chachaKeyStream(t Tier, st *[16]uint32, out []byte) {
 	switch {
 	case len(out) <= 4*64:
 		chachaKS4Tier(t, st, (*[4 * 64]byte)(out[:4*64:4*64]))
+	case t == AVX2 && len(out) <= 8*64:
+		chachaXOR8OneAVX2(st, &out[:8*64][0], &chachaZeros[0], 8*64)
 	case t == AVX2:
-		chachaXOR8AVX2(st, &out[:8*64][0], &chachaZeros[0], 8*64)
+		chachaXOR16OneAVX2(st, &out[:16*64][0], &chachaZeros[0], 16*64)
 	case len(out) <= 8*64:
 		chachaKS8(st, (*[8 * 64]byte)(out[:8*64:8*64]))
 	default:

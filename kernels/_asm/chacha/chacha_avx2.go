@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -141,7 +143,7 @@ func chachaXOR16AVX2() {
 		VPADDD(row(g, 16), c, c)
 		VMOVDQU(c, row(g, 12))
 
-		transpose8(func(w int) Mem { return slot(g, w) }, func(l, at int, ks VecVirtual) {
+		transpose8(func(w int) Op { return slot(g, w) }, func(l, at int, ks VecVirtual) {
 			xorHalf(rows, 8*g+l, off, at, ks)
 		})
 	}
@@ -152,15 +154,18 @@ func chachaXOR16AVX2() {
 	RET()
 }
 
-// transpose8 turns the state words of 8 lanes, word w at word(w), into the lanes' key-stream
-// blocks and hands each 32-byte half to out: lane l's bytes at..at+31.
-func transpose8(word func(w int) Mem, out func(l, at int, ks VecVirtual)) {
+// transpose8 turns the state words of 8 lanes, word w at word(w) (a register or memory), into the
+// lanes' key-stream blocks and hands each 32-byte half to out: lane l's bytes at..at+31.
+func transpose8(word func(w int) Op, out func(l, at int, ks VecVirtual)) {
 	Comment("Transpose words 0-7, then 8-15, of the 8 lanes.")
 	for h := range 2 {
 		var t, u [8]VecVirtual
 		for k := 0; k < 8; k += 2 {
-			a := YMM()
-			VMOVDQU(word(8*h+k), a)
+			a, ok := word(8*h + k).(VecVirtual)
+			if !ok {
+				a = YMM()
+				VMOVDQU(word(8*h+k), a)
+			}
 			t[k], t[k+1] = YMM(), YMM()
 			VPUNPCKLDQ(word(8*h+k+1), a, t[k])
 			VPUNPCKHDQ(word(8*h+k+1), a, t[k+1])
@@ -194,74 +199,93 @@ func xorHalf(tab Mem, l int, off GPVirtual, at int, ks VecVirtual) {
 	VMOVDQU(ks, Mem{Base: dst, Index: off, Scale: 1, Disp: at})
 }
 
-// chachaXOR8AVX2 is the single-message ChaCha20 pass of the AVX2 tier: 8 consecutive blocks of one
-// message per pass, one per lane of one group, the state words broadcast from st. One group's rounds
-// are a chain of dependent steps (see the top of the file) that leaves the vector pipes half idle,
-// but a message of a few blocks has no second group to fill them. The words wait in stack slots
-// as in chachaXOR16AVX2.
-func chachaXOR8AVX2() {
-	Implement("chachaXOR8AVX2")
+// chachaOneAVX2 generates the single-message ChaCha20 passes of the AVX2 tier: 8 (one group) or 16
+// (two groups) consecutive blocks of one message per pass, one per lane, the state words broadcast
+// from st. Their spilled words live in stack slots (12 per group; the b words stay in registers)
+// and the lanes' block counters are rebuilt from a register, which keeps the frame of the two-group
+// kernel within what a NOSPLIT function may use. One group's rounds are a chain of dependent steps
+// (see the top of the file) that leaves the vector pipes half idle: the 8-block pass is for the
+// last blocks of a message.
+func chachaOneAVX2(groups int) {
+	blocks := 8 * groups
+	name := fmt.Sprintf("chachaXOR%dOneAVX2", blocks)
+	Implement(name)
 	Attributes(NOSPLIT)
-	Doc("chachaXOR8AVX2 XORs the n bytes at src with the key stream of state st (RFC 8439 section 2.3)",
+	Doc(name+" XORs the n bytes at src with the key stream of state st (RFC 8439 section 2.3)",
 		"from block counter st[12] on, into dst (src and dst may be equal). st is not updated. n is a",
-		"multiple of 512, 0 < n <= 64 KiB.")
+		fmt.Sprintf("multiple of %d, 0 < n <= 64 KiB.", 64*blocks))
 	st := Mem{Base: Load(Param("st"), GP64())}
 	dst := Load(Param("dst"), GP64())
 	src := Load(Param("src"), GP64())
 	n := Load(Param("n"), GP64())
-	slots := AllocLocal(17 * 32) // the 16 words, then the lanes' block counters
-	slot := func(_, w int) Mem { return slots.Offset(32 * w) }
-	counters := slots.Offset(32 * 16)
-	c := YMM()
-	VPBROADCASTD(st.Offset(4*12), c)
-	VPADDD(iota16, c, c)
-	VMOVDQU(c, counters)
+	slots := AllocLocal(groups * 12 * 32)
+	slot := func(g, w int) Mem { // the words other than b (4-7)
+		if w >= 8 {
+			w -= 4
+		}
+		return slots.Offset(32 * (12*g + w))
+	}
+	ctr := GP32()
+	MOVL(st.Offset(4*12), ctr)
 
-	Label("pass8")
-	b := make([][4]VecVirtual, 1)
-	initial := func(w int, x VecVirtual) { // word w of the lanes' initial state
-		if w == 12 {
-			VMOVDQU(counters, x)
+	Label(name + "pass")
+	b := make([][4]VecVirtual, groups)
+	initial := func(g, w int, x VecVirtual) { // word w of group g's initial state
+		if w != 12 {
+			VPBROADCASTD(st.Offset(4*w), x)
 			return
 		}
-		VPBROADCASTD(st.Offset(4*w), x)
+		c := XMM()
+		MOVD(ctr, c)
+		VPBROADCASTD(c, x)
+		VPADDD(iota16.Offset(32*g), x, x) // lane l of group g: block 8g+l of the pass
 	}
-	for w := range 16 {
-		if w >= 4 && w < 8 {
-			b[0][w-4] = YMM()
-			initial(w, b[0][w-4])
-			continue
+	for g := range groups {
+		for w := range 16 {
+			if w >= 4 && w < 8 {
+				b[g][w-4] = YMM()
+				initial(g, w, b[g][w-4])
+				continue
+			}
+			t := YMM()
+			initial(g, w, t)
+			VMOVDQU(t, slot(g, w))
 		}
-		t := YMM()
-		initial(w, t)
-		VMOVDQU(t, slot(0, w))
 	}
-	avx2DoubleRounds(b, slot, "xor8rounds")
-	Comment("Add the initial state (section 2.3); every word goes to its slot.")
-	for w := range 16 {
-		x, in := YMM(), YMM()
-		if w >= 4 && w < 8 {
-			x = b[0][w-4]
-		} else {
-			VMOVDQU(slot(0, w), x)
+	avx2DoubleRounds(b, slot, name+"rounds")
+	for g := range groups {
+		Commentf("Group %d: blocks %d to %d of the pass.", g, 8*g, 8*g+7)
+		Comment("Add the initial state (section 2.3): the b words in their registers, the others in",
+			"their slots.")
+		word := func(w int) Op {
+			if w >= 4 && w < 8 {
+				return b[g][w-4]
+			}
+			return slot(g, w)
 		}
-		initial(w, in)
-		VPADDD(in, x, x)
-		VMOVDQU(x, slot(0, w))
+		for w := range 16 {
+			x, in := YMM(), YMM()
+			if w >= 4 && w < 8 {
+				x = b[g][w-4]
+			} else {
+				VMOVDQU(slot(g, w), x)
+			}
+			initial(g, w, in)
+			VPADDD(in, x, x)
+			if w < 4 || w >= 8 {
+				VMOVDQU(x, slot(g, w))
+			}
+		}
+		transpose8(word, func(l, at int, ks VecVirtual) {
+			VPXOR(Mem{Base: src, Disp: 64*(8*g+l) + at}, ks, ks)
+			VMOVDQU(ks, Mem{Base: dst, Disp: 64*(8*g+l) + at})
+		})
 	}
-	transpose8(func(w int) Mem { return slot(0, w) }, func(l, at int, ks VecVirtual) {
-		VPXOR(Mem{Base: src, Disp: 64*l + at}, ks, ks)
-		VMOVDQU(ks, Mem{Base: dst, Disp: 64*l + at})
-	})
-	next := YMM()
-	VMOVDQU(counters, next)
-	VPADDD(iota16.Offset(4*8), next, next) // + 8: lane l of the next pass runs block 8+l
-	VPSUBD(iota16, next, next)
-	VMOVDQU(next, counters)
-	ADDQ(U32(512), src)
-	ADDQ(U32(512), dst)
-	SUBQ(U32(512), n)
-	JNZ(LabelRef("pass8"))
+	ADDL(U32(uint32(blocks)), ctr)
+	ADDQ(U32(uint32(64*blocks)), src)
+	ADDQ(U32(uint32(64*blocks)), dst)
+	SUBQ(U32(uint32(64*blocks)), n)
+	JNZ(LabelRef(name + "pass"))
 	VZEROUPPER()
 	RET()
 }
