@@ -87,6 +87,11 @@ func chachaXOR16OneAVX2(st *[16]uint32, dst, src *byte, n int)
 //go:noescape
 func chachaXOR8OneAVX2(st *[16]uint32, dst, src *byte, n int)
 
+// chachaKS2 writes the key stream of 2 consecutive blocks from counter st[12], with scalar code.
+//
+//go:noescape
+func chachaKS2(st *[16]uint32, out *[2 * 64]byte)
+
 //go:noescape
 func chachaKS4AVX2(st *[16]uint32, out *[4 * 64]byte)
 

@@ -210,6 +210,8 @@ func TestChaChaKernelCounters(t *testing.T) {
 	}
 	{
 		var ks [24 * 64]byte
+		chachaKS2(&st, (*[2 * 64]byte)(ks[:2*64]))
+		check("chachaKS2", ks[:2*64])
 		chachaKS4AVX2(&st, (*[4 * 64]byte)(ks[:4*64]))
 		check("chachaKS4AVX2", ks[:4*64])
 		clear(ks[:])

@@ -159,17 +159,21 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	copy(st[4:12], key[:])
 	st[13], st[14], st[15] = nonce[0], nonce[1], nonce[2]
 	var ks [4 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 1-3: the key stream
-	chachaKS4Tier(t, &st, &ks)
+	if t == AVX2 && n <= 64 {
+		chachaKS2(&st, (*[2 * 64]byte)(ks[:2*64])) // scalar: shorter chains than AVX2's
+	} else {
+		chachaKS4Tier(t, &st, &ks)
+	}
 	polyKey := (*[32]byte)(ks[:32])
 	src, dst := op.Src[:n], op.Dst[:n]
 	ok := true
 	if open {
 		tag := poly1305AEAD(op.AD, src, polyKey)
 		if ok = chachaFinishTag(op, n, true, &tag); ok {
-			subtle.XORBytes(dst, src, ks[64:64+n])
+			xorTiny(dst, src, ks[64:])
 		}
 	} else {
-		subtle.XORBytes(dst, src, ks[64:64+n])
+		xorTiny(dst, src, ks[64:])
 		tag := poly1305AEAD(op.AD, dst, polyKey)
 		copy(op.Dst[n:], tag[:])
 	}
@@ -177,6 +181,16 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	clear(st[:])
 	clear(sub[:])
 	return ok
+}
+
+// xorTiny writes src XOR ks[:len(src)] to dst: xorKeyBlock's word XORs for a message within one
+// block, which is most tiny ops.
+func xorTiny(dst, src, ks []byte) {
+	if len(src) <= 64 {
+		xorKeyBlock(dst, src, (*[64]byte)(ks[:64]))
+		return
+	}
+	subtle.XORBytes(dst, src, ks[:len(src)])
 }
 
 // chachaKS4Tier writes the 4 key-stream blocks from block counter st[12] on to out with tier t's

@@ -26,6 +26,7 @@ func main() {
 	chachaOneAVX2(1)
 	chachaOneAVX2(2)
 	chachaKS4AVX2()
+	chachaKS2()
 	chachaOne16()
 	chachaKS8()
 	chachaKS4()
