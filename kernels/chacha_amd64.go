@@ -131,10 +131,10 @@ func poly1305IFMAOne(st *polyOne, msg *byte, n int)
 //go:noescape
 func poly1305FinishZ(st *[15][16]uint64) (eq int)
 
-// poly1305AVX2One absorbs n whole blocks of one message into st's lane 0, eight lanes at a time.
+// poly1305AVX2Eight absorbs n groups of 8 blocks of one message into the 8 lanes of st, lane by lane.
 //
 //go:noescape
-func poly1305AVX2One(st *polyOne26, msg *byte, n int)
+func poly1305AVX2Eight(st *polyOne26, msg *byte, n int)
 
 // poly1305AVX2 is the radix-2^26 kernel of the AVX2 tier (and of an AVX512 CPU without IFMA).
 //

@@ -6837,20 +6837,53 @@ block:
 	VZEROUPPER
 	RET
 
-// func poly1305AVX2One(st *polyOne26, msg *byte, n int)
+// func poly1305AVX2Eight(st *polyOne26, msg *byte, n int)
 // Requires: AVX, AVX2
-TEXT ·poly1305AVX2One(SB), NOSPLIT, $0-24
-	MOVQ st+0(FP), AX
-	MOVQ msg+8(FP), CX
-	MOVQ n+16(FP), DX
-	CMPQ DX, $0x00000008
-	JB   one26
+TEXT ·poly1305AVX2Eight(SB), NOSPLIT, $288-24
+	MOVQ         st+0(FP), AX
+	MOVQ         msg+8(FP), CX
+	MOVQ         n+16(FP), DX
+	VMOVQ        320(AX), X0
+	VMOVDQU      Y0, (AX)
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      Y0, 32(AX)
+	VMOVQ        328(AX), X1
+	VMOVDQU      Y1, 64(AX)
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      Y0, 96(AX)
+	VMOVQ        336(AX), X1
+	VMOVDQU      Y1, 128(AX)
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      Y0, 160(AX)
+	VMOVQ        344(AX), X1
+	VMOVDQU      Y1, 192(AX)
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      Y0, 224(AX)
+	VMOVQ        352(AX), X1
+	VMOVDQU      Y1, 256(AX)
+	VPXOR        Y0, Y0, Y0
+	VMOVDQU      Y0, 288(AX)
+	VPBROADCASTQ 360(AX), Y0
+	VMOVDQU      Y0, (SP)
+	VPBROADCASTQ 368(AX), Y0
+	VMOVDQU      Y0, 32(SP)
+	VPBROADCASTQ 376(AX), Y0
+	VMOVDQU      Y0, 64(SP)
+	VPBROADCASTQ 384(AX), Y0
+	VMOVDQU      Y0, 96(SP)
+	VPBROADCASTQ 392(AX), Y0
+	VMOVDQU      Y0, 128(SP)
+	VPBROADCASTQ 400(AX), Y0
+	VMOVDQU      Y0, 160(SP)
+	VPBROADCASTQ 408(AX), Y0
+	VMOVDQU      Y0, 192(SP)
+	VPBROADCASTQ 416(AX), Y0
+	VMOVDQU      Y0, 224(SP)
+	VPBROADCASTQ 424(AX), Y0
+	VMOVDQU      Y0, 256(SP)
 
-	// Eight blocks across the lanes; lane 0 starts from h, the others from 0. The last eight
-	// take the lanes' last multipliers.
 eight26:
-	CMPQ        DX, $0x00000010
-	JB          last26
+	// Group 0: blocks 0 to 3 of the 8.
 	VMOVDQU     (CX), Y0
 	VMOVDQU     32(CX), Y1
 	VPUNPCKLQDQ Y1, Y0, Y2
@@ -6859,12 +6892,12 @@ eight26:
 	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
 	// below 2^26 + 2^11 before).
 	VPAND   poly1305Consts26<>+0(SB), Y2, Y1
-	VMOVDQU (AX), Y4
-	VPADDQ  Y1, Y4, Y4
+	VMOVDQU (AX), Y3
+	VPADDQ  Y1, Y3, Y3
 	VPSRLQ  $0x1a, Y2, Y1
 	VPAND   poly1305Consts26<>+0(SB), Y1, Y1
-	VMOVDQU 64(AX), Y5
-	VPADDQ  Y1, Y5, Y5
+	VMOVDQU 64(AX), Y4
+	VPADDQ  Y1, Y4, Y4
 	VPSRLQ  $0x34, Y2, Y2
 	VPSLLQ  $0x0c, Y0, Y1
 	VPOR    Y1, Y2, Y2
@@ -6873,518 +6906,64 @@ eight26:
 	VPADDQ  Y2, Y1, Y1
 	VPSRLQ  $0x0e, Y0, Y2
 	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
-	VMOVDQU 192(AX), Y6
-	VPADDQ  Y2, Y6, Y6
-	VPSRLQ  $0x28, Y0, Y0
-	VPOR    poly1305Consts26<>+32(SB), Y0, Y0
-	VMOVDQU 256(AX), Y2
-	VPADDQ  Y0, Y2, Y2
-
-	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5).
-	VPMULUDQ 320(AX), Y4, Y7
-	VPMULUDQ 832(AX), Y5, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 768(AX), Y1, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 704(AX), Y6, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 640(AX), Y2, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 384(AX), Y4, Y8
-	VPMULUDQ 320(AX), Y5, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 832(AX), Y1, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 768(AX), Y6, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 704(AX), Y2, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 448(AX), Y4, Y9
-	VPMULUDQ 384(AX), Y5, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 320(AX), Y1, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 832(AX), Y6, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 768(AX), Y2, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 512(AX), Y4, Y10
-	VPMULUDQ 448(AX), Y5, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 384(AX), Y1, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 320(AX), Y6, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 832(AX), Y2, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 576(AX), Y4, Y4
-	VPMULUDQ 512(AX), Y5, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 448(AX), Y1, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 384(AX), Y6, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 320(AX), Y2, Y0
-	VPADDQ   Y0, Y4, Y4
-
-	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
-	VPSRLQ      $0x1a, Y7, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y7, Y7
-	VPADDQ      Y0, Y8, Y8
-	VPSRLQ      $0x1a, Y8, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y8, Y8
-	VPADDQ      Y0, Y9, Y9
-	VPSRLQ      $0x1a, Y9, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y9, Y9
-	VPADDQ      Y0, Y10, Y10
-	VPSRLQ      $0x1a, Y10, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y10, Y10
-	VPADDQ      Y0, Y4, Y4
-	VPSRLQ      $0x1a, Y4, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y4, Y4
-	VPADDQ      Y0, Y7, Y7
-	VPSLLQ      $0x02, Y0, Y0
-	VPADDQ      Y0, Y7, Y7
-	VPSRLQ      $0x1a, Y7, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y7, Y7
-	VPADDQ      Y0, Y8, Y8
-	VMOVDQU     Y7, (AX)
-	VMOVDQU     Y8, 64(AX)
-	VMOVDQU     Y9, 128(AX)
-	VMOVDQU     Y10, 192(AX)
-	VMOVDQU     Y4, 256(AX)
-	VMOVDQU     64(CX), Y0
-	VMOVDQU     96(CX), Y1
-	VPUNPCKLQDQ Y1, Y0, Y2
-	VPUNPCKHQDQ Y1, Y0, Y0
-
-	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
-	// below 2^26 + 2^11 before).
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y1
-	VMOVDQU 32(AX), Y4
-	VPADDQ  Y1, Y4, Y4
-	VPSRLQ  $0x1a, Y2, Y1
-	VPAND   poly1305Consts26<>+0(SB), Y1, Y1
-	VMOVDQU 96(AX), Y5
-	VPADDQ  Y1, Y5, Y5
-	VPSRLQ  $0x34, Y2, Y2
-	VPSLLQ  $0x0c, Y0, Y1
-	VPOR    Y1, Y2, Y2
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
-	VMOVDQU 160(AX), Y1
-	VPADDQ  Y2, Y1, Y1
-	VPSRLQ  $0x0e, Y0, Y2
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
-	VMOVDQU 224(AX), Y6
-	VPADDQ  Y2, Y6, Y6
-	VPSRLQ  $0x28, Y0, Y0
-	VPOR    poly1305Consts26<>+32(SB), Y0, Y0
-	VMOVDQU 288(AX), Y2
-	VPADDQ  Y0, Y2, Y2
-
-	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5).
-	VPMULUDQ 352(AX), Y4, Y7
-	VPMULUDQ 864(AX), Y5, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 800(AX), Y1, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 736(AX), Y6, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 672(AX), Y2, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 416(AX), Y4, Y8
-	VPMULUDQ 352(AX), Y5, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 864(AX), Y1, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 800(AX), Y6, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 736(AX), Y2, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 480(AX), Y4, Y9
-	VPMULUDQ 416(AX), Y5, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 352(AX), Y1, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 864(AX), Y6, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 800(AX), Y2, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 544(AX), Y4, Y10
-	VPMULUDQ 480(AX), Y5, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 416(AX), Y1, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 352(AX), Y6, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 864(AX), Y2, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 608(AX), Y4, Y4
-	VPMULUDQ 544(AX), Y5, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 480(AX), Y1, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 416(AX), Y6, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 352(AX), Y2, Y0
-	VPADDQ   Y0, Y4, Y4
-
-	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
-	VPSRLQ  $0x1a, Y7, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y7, Y7
-	VPADDQ  Y0, Y8, Y8
-	VPSRLQ  $0x1a, Y8, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y8, Y8
-	VPADDQ  Y0, Y9, Y9
-	VPSRLQ  $0x1a, Y9, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y9, Y9
-	VPADDQ  Y0, Y10, Y10
-	VPSRLQ  $0x1a, Y10, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y10, Y10
-	VPADDQ  Y0, Y4, Y4
-	VPSRLQ  $0x1a, Y4, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y4, Y4
-	VPADDQ  Y0, Y7, Y7
-	VPSLLQ  $0x02, Y0, Y0
-	VPADDQ  Y0, Y7, Y7
-	VPSRLQ  $0x1a, Y7, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y7, Y7
-	VPADDQ  Y0, Y8, Y8
-	VMOVDQU Y7, 32(AX)
-	VMOVDQU Y8, 96(AX)
-	VMOVDQU Y9, 160(AX)
-	VMOVDQU Y10, 224(AX)
-	VMOVDQU Y4, 288(AX)
-	ADDQ    $0x00000080, CX
-	SUBQ    $0x00000008, DX
-	JMP     eight26
-
-last26:
-	VMOVDQU     (CX), Y0
-	VMOVDQU     32(CX), Y1
-	VPUNPCKLQDQ Y1, Y0, Y2
-	VPUNPCKHQDQ Y1, Y0, Y0
-
-	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
-	// below 2^26 + 2^11 before).
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y1
-	VMOVDQU (AX), Y4
-	VPADDQ  Y1, Y4, Y4
-	VPSRLQ  $0x1a, Y2, Y1
-	VPAND   poly1305Consts26<>+0(SB), Y1, Y1
-	VMOVDQU 64(AX), Y5
-	VPADDQ  Y1, Y5, Y5
-	VPSRLQ  $0x34, Y2, Y2
-	VPSLLQ  $0x0c, Y0, Y1
-	VPOR    Y1, Y2, Y2
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
-	VMOVDQU 128(AX), Y1
-	VPADDQ  Y2, Y1, Y1
-	VPSRLQ  $0x0e, Y0, Y2
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
-	VMOVDQU 192(AX), Y6
-	VPADDQ  Y2, Y6, Y6
-	VPSRLQ  $0x28, Y0, Y0
-	VPOR    poly1305Consts26<>+32(SB), Y0, Y0
-	VMOVDQU 256(AX), Y2
-	VPADDQ  Y0, Y2, Y2
-
-	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5).
-	VPMULUDQ 896(AX), Y4, Y7
-	VPMULUDQ 1408(AX), Y5, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 1344(AX), Y1, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 1280(AX), Y6, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 1216(AX), Y2, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 960(AX), Y4, Y8
-	VPMULUDQ 896(AX), Y5, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 1408(AX), Y1, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 1344(AX), Y6, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 1280(AX), Y2, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 1024(AX), Y4, Y9
-	VPMULUDQ 960(AX), Y5, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 896(AX), Y1, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 1408(AX), Y6, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 1344(AX), Y2, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 1088(AX), Y4, Y10
-	VPMULUDQ 1024(AX), Y5, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 960(AX), Y1, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 896(AX), Y6, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 1408(AX), Y2, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 1152(AX), Y4, Y4
-	VPMULUDQ 1088(AX), Y5, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 1024(AX), Y1, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 960(AX), Y6, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 896(AX), Y2, Y0
-	VPADDQ   Y0, Y4, Y4
-
-	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
-	VPSRLQ      $0x1a, Y7, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y7, Y7
-	VPADDQ      Y0, Y8, Y8
-	VPSRLQ      $0x1a, Y8, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y8, Y8
-	VPADDQ      Y0, Y9, Y9
-	VPSRLQ      $0x1a, Y9, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y9, Y9
-	VPADDQ      Y0, Y10, Y10
-	VPSRLQ      $0x1a, Y10, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y10, Y10
-	VPADDQ      Y0, Y4, Y4
-	VPSRLQ      $0x1a, Y4, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y4, Y4
-	VPADDQ      Y0, Y7, Y7
-	VPSLLQ      $0x02, Y0, Y0
-	VPADDQ      Y0, Y7, Y7
-	VPSRLQ      $0x1a, Y7, Y0
-	VPAND       poly1305Consts26<>+0(SB), Y7, Y7
-	VPADDQ      Y0, Y8, Y8
-	VMOVDQU     Y7, (AX)
-	VMOVDQU     Y8, 64(AX)
-	VMOVDQU     Y9, 128(AX)
-	VMOVDQU     Y10, 192(AX)
-	VMOVDQU     Y4, 256(AX)
-	VMOVDQU     64(CX), Y0
-	VMOVDQU     96(CX), Y1
-	VPUNPCKLQDQ Y1, Y0, Y2
-	VPUNPCKHQDQ Y1, Y0, Y0
-
-	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
-	// below 2^26 + 2^11 before).
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y1
-	VMOVDQU 32(AX), Y4
-	VPADDQ  Y1, Y4, Y4
-	VPSRLQ  $0x1a, Y2, Y1
-	VPAND   poly1305Consts26<>+0(SB), Y1, Y1
-	VMOVDQU 96(AX), Y5
-	VPADDQ  Y1, Y5, Y5
-	VPSRLQ  $0x34, Y2, Y2
-	VPSLLQ  $0x0c, Y0, Y1
-	VPOR    Y1, Y2, Y2
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
-	VMOVDQU 160(AX), Y1
-	VPADDQ  Y2, Y1, Y1
-	VPSRLQ  $0x0e, Y0, Y2
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
-	VMOVDQU 224(AX), Y6
-	VPADDQ  Y2, Y6, Y6
-	VPSRLQ  $0x28, Y0, Y0
-	VPOR    poly1305Consts26<>+32(SB), Y0, Y0
-	VMOVDQU 288(AX), Y2
-	VPADDQ  Y0, Y2, Y2
-
-	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5).
-	VPMULUDQ 928(AX), Y4, Y7
-	VPMULUDQ 1440(AX), Y5, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 1376(AX), Y1, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 1312(AX), Y6, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 1248(AX), Y2, Y0
-	VPADDQ   Y0, Y7, Y7
-	VPMULUDQ 992(AX), Y4, Y8
-	VPMULUDQ 928(AX), Y5, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 1440(AX), Y1, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 1376(AX), Y6, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 1312(AX), Y2, Y0
-	VPADDQ   Y0, Y8, Y8
-	VPMULUDQ 1056(AX), Y4, Y9
-	VPMULUDQ 992(AX), Y5, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 928(AX), Y1, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 1440(AX), Y6, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 1376(AX), Y2, Y0
-	VPADDQ   Y0, Y9, Y9
-	VPMULUDQ 1120(AX), Y4, Y10
-	VPMULUDQ 1056(AX), Y5, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 992(AX), Y1, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 928(AX), Y6, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 1440(AX), Y2, Y0
-	VPADDQ   Y0, Y10, Y10
-	VPMULUDQ 1184(AX), Y4, Y4
-	VPMULUDQ 1120(AX), Y5, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 1056(AX), Y1, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 992(AX), Y6, Y0
-	VPADDQ   Y0, Y4, Y4
-	VPMULUDQ 928(AX), Y2, Y0
-	VPADDQ   Y0, Y4, Y4
-
-	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
-	VPSRLQ  $0x1a, Y7, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y7, Y7
-	VPADDQ  Y0, Y8, Y8
-	VPSRLQ  $0x1a, Y8, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y8, Y8
-	VPADDQ  Y0, Y9, Y9
-	VPSRLQ  $0x1a, Y9, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y9, Y9
-	VPADDQ  Y0, Y10, Y10
-	VPSRLQ  $0x1a, Y10, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y10, Y10
-	VPADDQ  Y0, Y4, Y4
-	VPSRLQ  $0x1a, Y4, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y4, Y4
-	VPADDQ  Y0, Y7, Y7
-	VPSLLQ  $0x02, Y0, Y0
-	VPADDQ  Y0, Y7, Y7
-	VPSRLQ  $0x1a, Y7, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y7, Y7
-	VPADDQ  Y0, Y8, Y8
-	VMOVDQU Y7, 32(AX)
-	VMOVDQU Y8, 96(AX)
-	VMOVDQU Y9, 160(AX)
-	VMOVDQU Y10, 224(AX)
-	VMOVDQU Y4, 288(AX)
-	ADDQ    $0x00000080, CX
-	SUBQ    $0x00000008, DX
-
-	// Sum the lanes into lane 0: limbs below 8 * (2^26 + 2^11) < 2^30, fine for the multiplier.
-	// Lanes 1-3 of the rows hold garbage until the end, which zeroes them.
-	VMOVDQU      (AX), Y0
-	VPADDQ       32(AX), Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X3
-	VPADDQ       X0, X3, X3
-	VPSHUFD      $0x4e, X3, X0
-	VPADDQ       X0, X3, X3
-	VMOVDQU      Y3, (AX)
-	VMOVDQU      64(AX), Y0
-	VPADDQ       96(AX), Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X3
-	VPADDQ       X0, X3, X3
-	VPSHUFD      $0x4e, X3, X0
-	VPADDQ       X0, X3, X3
-	VMOVDQU      Y3, 64(AX)
-	VMOVDQU      128(AX), Y0
-	VPADDQ       160(AX), Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X3
-	VPADDQ       X0, X3, X3
-	VPSHUFD      $0x4e, X3, X0
-	VPADDQ       X0, X3, X3
-	VMOVDQU      Y3, 128(AX)
-	VMOVDQU      192(AX), Y0
-	VPADDQ       224(AX), Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X3
-	VPADDQ       X0, X3, X3
-	VPSHUFD      $0x4e, X3, X0
-	VPADDQ       X0, X3, X3
-	VMOVDQU      Y3, 192(AX)
-	VMOVDQU      256(AX), Y0
-	VPADDQ       288(AX), Y0, Y0
-	VEXTRACTI128 $0x01, Y0, X3
-	VPADDQ       X0, X3, X3
-	VPSHUFD      $0x4e, X3, X0
-	VPADDQ       X0, X3, X3
-	VMOVDQU      Y3, 256(AX)
-
-one26:
-	TESTQ DX, DX
-	JZ    store26
-
-single26:
-	VPBROADCASTQ (CX), Y0
-	VPBROADCASTQ 8(CX), Y1
-
-	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
-	// below 2^26 + 2^11 before).
-	VPAND   poly1305Consts26<>+0(SB), Y0, Y2
-	VMOVDQU (AX), Y4
-	VPADDQ  Y2, Y4, Y4
-	VPSRLQ  $0x1a, Y0, Y2
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
-	VMOVDQU 64(AX), Y5
+	VMOVDQU 192(AX), Y5
 	VPADDQ  Y2, Y5, Y5
-	VPSRLQ  $0x34, Y0, Y2
-	VPSLLQ  $0x0c, Y1, Y0
-	VPOR    Y0, Y2, Y2
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
-	VMOVDQU 128(AX), Y0
-	VPADDQ  Y2, Y0, Y0
-	VPSRLQ  $0x0e, Y1, Y2
-	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
-	VMOVDQU 192(AX), Y6
-	VPADDQ  Y2, Y6, Y6
-	VPSRLQ  $0x28, Y1, Y1
-	VPOR    poly1305Consts26<>+32(SB), Y1, Y1
+	VPSRLQ  $0x28, Y0, Y0
+	VPOR    poly1305Consts26<>+32(SB), Y0, Y0
 	VMOVDQU 256(AX), Y2
-	VPADDQ  Y1, Y2, Y2
+	VPADDQ  Y0, Y2, Y2
 
 	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5).
-	VPMULUDQ 1472(AX), Y4, Y7
-	VPMULUDQ 1984(AX), Y5, Y1
-	VPADDQ   Y1, Y7, Y7
-	VPMULUDQ 1920(AX), Y0, Y1
-	VPADDQ   Y1, Y7, Y7
-	VPMULUDQ 1856(AX), Y6, Y1
-	VPADDQ   Y1, Y7, Y7
-	VPMULUDQ 1792(AX), Y2, Y1
-	VPADDQ   Y1, Y7, Y7
-	VPMULUDQ 1536(AX), Y4, Y8
-	VPMULUDQ 1472(AX), Y5, Y1
-	VPADDQ   Y1, Y8, Y8
-	VPMULUDQ 1984(AX), Y0, Y1
-	VPADDQ   Y1, Y8, Y8
-	VPMULUDQ 1920(AX), Y6, Y1
-	VPADDQ   Y1, Y8, Y8
-	VPMULUDQ 1856(AX), Y2, Y1
-	VPADDQ   Y1, Y8, Y8
-	VPMULUDQ 1600(AX), Y4, Y9
-	VPMULUDQ 1536(AX), Y5, Y1
-	VPADDQ   Y1, Y9, Y9
-	VPMULUDQ 1472(AX), Y0, Y1
-	VPADDQ   Y1, Y9, Y9
-	VPMULUDQ 1984(AX), Y6, Y1
-	VPADDQ   Y1, Y9, Y9
-	VPMULUDQ 1920(AX), Y2, Y1
-	VPADDQ   Y1, Y9, Y9
-	VPMULUDQ 1664(AX), Y4, Y10
-	VPMULUDQ 1600(AX), Y5, Y1
-	VPADDQ   Y1, Y10, Y10
-	VPMULUDQ 1536(AX), Y0, Y1
-	VPADDQ   Y1, Y10, Y10
-	VPMULUDQ 1472(AX), Y6, Y1
-	VPADDQ   Y1, Y10, Y10
-	VPMULUDQ 1984(AX), Y2, Y1
-	VPADDQ   Y1, Y10, Y10
-	VPMULUDQ 1728(AX), Y4, Y4
-	VPMULUDQ 1664(AX), Y5, Y1
-	VPADDQ   Y1, Y4, Y4
-	VPMULUDQ 1600(AX), Y0, Y1
-	VPADDQ   Y1, Y4, Y4
-	VPMULUDQ 1536(AX), Y6, Y1
-	VPADDQ   Y1, Y4, Y4
-	VPMULUDQ 1472(AX), Y2, Y1
-	VPADDQ   Y1, Y4, Y4
+	VPMULUDQ (SP), Y3, Y6
+	VPMULUDQ 256(SP), Y4, Y0
+	VPADDQ   Y0, Y6, Y6
+	VPMULUDQ 224(SP), Y1, Y0
+	VPADDQ   Y0, Y6, Y6
+	VPMULUDQ 192(SP), Y5, Y0
+	VPADDQ   Y0, Y6, Y6
+	VPMULUDQ 160(SP), Y2, Y0
+	VPADDQ   Y0, Y6, Y6
+	VPMULUDQ 32(SP), Y3, Y7
+	VPMULUDQ (SP), Y4, Y0
+	VPADDQ   Y0, Y7, Y7
+	VPMULUDQ 256(SP), Y1, Y0
+	VPADDQ   Y0, Y7, Y7
+	VPMULUDQ 224(SP), Y5, Y0
+	VPADDQ   Y0, Y7, Y7
+	VPMULUDQ 192(SP), Y2, Y0
+	VPADDQ   Y0, Y7, Y7
+	VPMULUDQ 64(SP), Y3, Y8
+	VPMULUDQ 32(SP), Y4, Y0
+	VPADDQ   Y0, Y8, Y8
+	VPMULUDQ (SP), Y1, Y0
+	VPADDQ   Y0, Y8, Y8
+	VPMULUDQ 256(SP), Y5, Y0
+	VPADDQ   Y0, Y8, Y8
+	VPMULUDQ 224(SP), Y2, Y0
+	VPADDQ   Y0, Y8, Y8
+	VPMULUDQ 96(SP), Y3, Y9
+	VPMULUDQ 64(SP), Y4, Y0
+	VPADDQ   Y0, Y9, Y9
+	VPMULUDQ 32(SP), Y1, Y0
+	VPADDQ   Y0, Y9, Y9
+	VPMULUDQ (SP), Y5, Y0
+	VPADDQ   Y0, Y9, Y9
+	VPMULUDQ 256(SP), Y2, Y0
+	VPADDQ   Y0, Y9, Y9
+	VPMULUDQ 128(SP), Y3, Y3
+	VPMULUDQ 96(SP), Y4, Y0
+	VPADDQ   Y0, Y3, Y3
+	VPMULUDQ 64(SP), Y1, Y0
+	VPADDQ   Y0, Y3, Y3
+	VPMULUDQ 32(SP), Y5, Y0
+	VPADDQ   Y0, Y3, Y3
+	VPMULUDQ (SP), Y2, Y0
+	VPADDQ   Y0, Y3, Y3
 
 	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
+	VPSRLQ  $0x1a, Y6, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y6, Y6
+	VPADDQ  Y0, Y7, Y7
 	VPSRLQ  $0x1a, Y7, Y0
 	VPAND   poly1305Consts26<>+0(SB), Y7, Y7
 	VPADDQ  Y0, Y8, Y8
@@ -7393,49 +6972,127 @@ single26:
 	VPADDQ  Y0, Y9, Y9
 	VPSRLQ  $0x1a, Y9, Y0
 	VPAND   poly1305Consts26<>+0(SB), Y9, Y9
-	VPADDQ  Y0, Y10, Y10
-	VPSRLQ  $0x1a, Y10, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y10, Y10
-	VPADDQ  Y0, Y4, Y4
-	VPSRLQ  $0x1a, Y4, Y0
-	VPAND   poly1305Consts26<>+0(SB), Y4, Y4
-	VPADDQ  Y0, Y7, Y7
+	VPADDQ  Y0, Y3, Y3
+	VPSRLQ  $0x1a, Y3, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y3, Y3
+	VPADDQ  Y0, Y6, Y6
 	VPSLLQ  $0x02, Y0, Y0
+	VPADDQ  Y0, Y6, Y6
+	VPSRLQ  $0x1a, Y6, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y6, Y6
+	VPADDQ  Y0, Y7, Y7
+	VMOVDQU Y6, (AX)
+	VMOVDQU Y7, 64(AX)
+	VMOVDQU Y8, 128(AX)
+	VMOVDQU Y9, 192(AX)
+	VMOVDQU Y3, 256(AX)
+
+	// Group 1: blocks 4 to 7 of the 8.
+	VMOVDQU     64(CX), Y0
+	VMOVDQU     96(CX), Y1
+	VPUNPCKLQDQ Y1, Y0, Y2
+	VPUNPCKHQDQ Y1, Y0, Y0
+
+	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
+	// below 2^26 + 2^11 before).
+	VPAND   poly1305Consts26<>+0(SB), Y2, Y1
+	VMOVDQU 32(AX), Y3
+	VPADDQ  Y1, Y3, Y3
+	VPSRLQ  $0x1a, Y2, Y1
+	VPAND   poly1305Consts26<>+0(SB), Y1, Y1
+	VMOVDQU 96(AX), Y4
+	VPADDQ  Y1, Y4, Y4
+	VPSRLQ  $0x34, Y2, Y2
+	VPSLLQ  $0x0c, Y0, Y1
+	VPOR    Y1, Y2, Y2
+	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
+	VMOVDQU 160(AX), Y1
+	VPADDQ  Y2, Y1, Y1
+	VPSRLQ  $0x0e, Y0, Y2
+	VPAND   poly1305Consts26<>+0(SB), Y2, Y2
+	VMOVDQU 224(AX), Y5
+	VPADDQ  Y2, Y5, Y5
+	VPSRLQ  $0x28, Y0, Y0
+	VPOR    poly1305Consts26<>+32(SB), Y0, Y0
+	VMOVDQU 288(AX), Y2
+	VPADDQ  Y0, Y2, Y2
+
+	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5).
+	VPMULUDQ (SP), Y3, Y6
+	VPMULUDQ 256(SP), Y4, Y0
+	VPADDQ   Y0, Y6, Y6
+	VPMULUDQ 224(SP), Y1, Y0
+	VPADDQ   Y0, Y6, Y6
+	VPMULUDQ 192(SP), Y5, Y0
+	VPADDQ   Y0, Y6, Y6
+	VPMULUDQ 160(SP), Y2, Y0
+	VPADDQ   Y0, Y6, Y6
+	VPMULUDQ 32(SP), Y3, Y7
+	VPMULUDQ (SP), Y4, Y0
+	VPADDQ   Y0, Y7, Y7
+	VPMULUDQ 256(SP), Y1, Y0
+	VPADDQ   Y0, Y7, Y7
+	VPMULUDQ 224(SP), Y5, Y0
+	VPADDQ   Y0, Y7, Y7
+	VPMULUDQ 192(SP), Y2, Y0
+	VPADDQ   Y0, Y7, Y7
+	VPMULUDQ 64(SP), Y3, Y8
+	VPMULUDQ 32(SP), Y4, Y0
+	VPADDQ   Y0, Y8, Y8
+	VPMULUDQ (SP), Y1, Y0
+	VPADDQ   Y0, Y8, Y8
+	VPMULUDQ 256(SP), Y5, Y0
+	VPADDQ   Y0, Y8, Y8
+	VPMULUDQ 224(SP), Y2, Y0
+	VPADDQ   Y0, Y8, Y8
+	VPMULUDQ 96(SP), Y3, Y9
+	VPMULUDQ 64(SP), Y4, Y0
+	VPADDQ   Y0, Y9, Y9
+	VPMULUDQ 32(SP), Y1, Y0
+	VPADDQ   Y0, Y9, Y9
+	VPMULUDQ (SP), Y5, Y0
+	VPADDQ   Y0, Y9, Y9
+	VPMULUDQ 256(SP), Y2, Y0
+	VPADDQ   Y0, Y9, Y9
+	VPMULUDQ 128(SP), Y3, Y3
+	VPMULUDQ 96(SP), Y4, Y0
+	VPADDQ   Y0, Y3, Y3
+	VPMULUDQ 64(SP), Y1, Y0
+	VPADDQ   Y0, Y3, Y3
+	VPMULUDQ 32(SP), Y5, Y0
+	VPADDQ   Y0, Y3, Y3
+	VPMULUDQ (SP), Y2, Y0
+	VPADDQ   Y0, Y3, Y3
+
+	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
+	VPSRLQ  $0x1a, Y6, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y6, Y6
 	VPADDQ  Y0, Y7, Y7
 	VPSRLQ  $0x1a, Y7, Y0
 	VPAND   poly1305Consts26<>+0(SB), Y7, Y7
 	VPADDQ  Y0, Y8, Y8
-	VMOVDQU Y7, (AX)
-	VMOVDQU Y8, 64(AX)
-	VMOVDQU Y9, 128(AX)
-	VMOVDQU Y10, 192(AX)
-	VMOVDQU Y4, 256(AX)
-	ADDQ    $0x00000010, CX
+	VPSRLQ  $0x1a, Y8, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y8, Y8
+	VPADDQ  Y0, Y9, Y9
+	VPSRLQ  $0x1a, Y9, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y9, Y9
+	VPADDQ  Y0, Y3, Y3
+	VPSRLQ  $0x1a, Y3, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y3, Y3
+	VPADDQ  Y0, Y6, Y6
+	VPSLLQ  $0x02, Y0, Y0
+	VPADDQ  Y0, Y6, Y6
+	VPSRLQ  $0x1a, Y6, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y6, Y6
+	VPADDQ  Y0, Y7, Y7
+	VMOVDQU Y6, 32(AX)
+	VMOVDQU Y7, 96(AX)
+	VMOVDQU Y8, 160(AX)
+	VMOVDQU Y9, 224(AX)
+	VMOVDQU Y3, 288(AX)
+	ADDQ    $0x00000080, CX
 	DECQ    DX
-	JNZ     single26
-
-store26:
-	// Only lane 0: the rows' other lanes go back to zero for the next call.
-	VMOVQ   (AX), X3
-	VPXOR   Y0, Y0, Y0
-	VMOVDQU Y0, 32(AX)
-	VMOVDQU Y3, (AX)
-	VMOVQ   64(AX), X3
-	VPXOR   Y0, Y0, Y0
-	VMOVDQU Y0, 96(AX)
-	VMOVDQU Y3, 64(AX)
-	VMOVQ   128(AX), X3
-	VPXOR   Y0, Y0, Y0
-	VMOVDQU Y0, 160(AX)
-	VMOVDQU Y3, 128(AX)
-	VMOVQ   192(AX), X3
-	VPXOR   Y0, Y0, Y0
-	VMOVDQU Y0, 224(AX)
-	VMOVDQU Y3, 192(AX)
-	VMOVQ   256(AX), X3
-	VPXOR   Y0, Y0, Y0
-	VMOVDQU Y0, 288(AX)
-	VMOVDQU Y3, 256(AX)
+	JNZ     eight26
 	VZEROUPPER
 	RET
 

@@ -156,6 +156,8 @@ func TestChaChaTableLayout(t *testing.T) {
 		{"chachaPtrs16.off", unsafe.Offsetof(chachaPtrs16{}.off), 32 * 8},
 		{"polyPtrs16.off", unsafe.Offsetof(polyPtrs16{}.off), 16 * 8},
 		{"polyTable.scratch", unsafe.Offsetof(polyTable{}.scratch), 15 * 16 * 8},
+		{"polyOne26.h0", unsafe.Offsetof(polyOne26{}.h0), 5 * 8 * 8},
+		{"polyOne26.r8", unsafe.Offsetof(polyOne26{}.r8), 5*8*8 + 5*8},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s at %d, the kernels expect %d", f.name, f.got, f.want)
@@ -369,10 +371,10 @@ func TestPoly1305Short(t *testing.T) {
 	}
 }
 
-// TestPoly1305OneAVX2 checks the single-message AVX2 Poly1305 (poly1305AVX2One, eight lanes with
-// powers of r) against golang.org/x/crypto/poly1305 on the AEAD's MAC input, around the lengths
-// where it switches between eight blocks at a time and one, with all-ones keys and messages (the
-// largest limbs) in the first round.
+// TestPoly1305OneAVX2 checks the single-message AVX2 Poly1305 (poly1305OneAVX2: eight lanes in r^8,
+// then the portable Poly1305) against golang.org/x/crypto/poly1305 on the AEAD's MAC input, around
+// the lengths where the lanes take over and beyond one kernel call, with all-ones keys and messages
+// (the largest limbs) in the first round.
 func TestPoly1305OneAVX2(t *testing.T) {
 	if !chachaHas(AVX2) {
 		t.Skip("needs AVX2")
@@ -380,7 +382,11 @@ func TestPoly1305OneAVX2(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for round := range 2 {
 		for _, adLen := range []int{0, 1, 13, 16, 100, 127, 128, 129, 300} {
+			ctLens := []int{1<<16 + 300, 1<<17 + 4096 + 17} // more than one kernel call
 			for ctLen := 0; ctLen <= 1500; ctLen += 1 + ctLen/16 {
+				ctLens = append(ctLens, ctLen)
+			}
+			for _, ctLen := range ctLens {
 				var key [32]byte
 				msg := make([]byte, adLen+ctLen)
 				for i := range key {

@@ -34,7 +34,7 @@ func main() {
 	poly1305IFMA(8)
 	poly1305IFMA(4)
 	poly1305AVX2()
-	poly1305AVX2One()
+	poly1305AVX2Eight()
 	poly1305IFMAOne()
 	poly1305Finish()
 

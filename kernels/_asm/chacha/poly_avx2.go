@@ -167,107 +167,67 @@ func poly26MulReduce(h [5]VecVirtual, mul func(k int) Mem) [5]VecVirtual {
 	return d
 }
 
-// Rows of poly1305AVX2One's state (polyOne26 in kernels/chacha_single_amd64.go), 8 qwords each: the
-// lanes' accumulators, then three multipliers of 9 rows (r0..r4, 5*r1..5*r4): r^8, each lane's
-// last multiplier, and r.
+// poly1305AVX2Eight's state (polyOne26 in kernels/chacha_single_amd64.go): the 8 lanes' accumulators
+// (5 rows of 8 qwords), lane 0's starting accumulator (5 qwords) and the multiplier r^8 (r0..r4,
+// 5*r1..5*r4).
 const (
-	one26RowH   = 0
-	one26RowR8  = 5
-	one26RowEnd = 14
-	one26RowR   = 23
+	oneH  = 0
+	oneH0 = 5 * 64
+	oneR8 = oneH0 + 5*8
 )
 
-// poly1305AVX2One is poly1305IFMAOne in radix 2^26 on AVX2: 8 lanes as two ymm groups of 4, the
-// accumulators in registers. A group loads blocks 4g..4g+3 of each 8 with two ymm loads, whose qword
-// unpacks leave blocks 4g, 4g+2, 4g+1, 4g+3 in its lanes: the driver sets the lanes' last multipliers
-// to match.
-func poly1305AVX2One() {
-	Implement("poly1305AVX2One")
+// poly1305AVX2Eight is the single-message Poly1305 kernel of the AVX2 tier: 8 lanes as two ymm groups
+// of 4, each lane a Horner evaluation in r^8 of every eighth block (RFC 8439 section 2.5); the driver
+// combines the lanes. A group loads blocks 4g..4g+3 of each 8 with two ymm loads, whose qword unpacks
+// leave blocks 4g, 4g+2, 4g+1, 4g+3 in its lanes. The kernel builds its rows from the driver's
+// scalars itself: vector loads of rows the driver has just written qword by qword would wait for
+// those stores to reach the cache (no store-to-load forwarding from several stores to one load).
+func poly1305AVX2Eight() {
+	Implement("poly1305AVX2Eight")
 	Attributes(NOSPLIT)
-	Doc("poly1305AVX2One absorbs the n 16-byte blocks at msg into the accumulator st.h (the 2^128 bit",
-		"of each block set): eight blocks at a time across the lanes while at least eight are left, then",
-		"one at a time. n >= 1.")
+	Doc("poly1305AVX2Eight absorbs n groups of 8 16-byte blocks at msg into 8 lanes, lane 0 starting",
+		"from st.h0 and the others from 0: per group, h = (h + m) * st.r8 (the 2^128 bit of m set; h not",
+		"fully reduced), lane 4g+i taking block 4g+[0 2 1 3][i]. The lanes' accumulators end in st.h.",
+		"n >= 1.")
 	st := Mem{Base: Load(Param("st"), GP64())}
 	msg := Load(Param("msg"), GP64())
 	n := Load(Param("n"), GP64())
-	at := func(row, g int) Mem { return st.Offset(64*row + 32*g) }
-	mulRows := func(first, g int) func(int) Mem { return func(k int) Mem { return at(first+k, g) } }
-	// The accumulators wait in their rows between blocks: both groups' in registers would leave too
-	// few for the products.
-	var h [2][5]VecVirtual
-	addTo := func(g int) func(int, VecVirtual) {
-		return func(i int, m VecVirtual) {
-			h[g][i] = YMM()
-			VMOVDQU(at(one26RowH+i, g), h[g][i])
-			VPADDQ(m, h[g][i], h[g][i])
-		}
-	}
-	mulReduce := func(first, g int) {
-		d := poly26MulReduce(h[g], mulRows(first, g))
-		for i := range d {
-			VMOVDQU(d[i], at(one26RowH+i, g))
-		}
-	}
-
-	CMPQ(n, U32(8))
-	JB(LabelRef("one26"))
-	Comment("Eight blocks across the lanes; lane 0 starts from h, the others from 0. The last eight",
-		"take the lanes' last multipliers.")
-	eight := func(mul int) {
-		for g := range h {
-			a, b, lo, hi := YMM(), YMM(), YMM(), YMM()
-			VMOVDQU(Mem{Base: msg, Disp: 64 * g}, a)
-			VMOVDQU(Mem{Base: msg, Disp: 64*g + 32}, b)
-			VPUNPCKLQDQ(b, a, lo)
-			VPUNPCKHQDQ(b, a, hi)
-			poly26AddMsg(lo, hi, addTo(g))
-			mulReduce(mul, g)
-		}
-		ADDQ(U32(128), msg)
-		SUBQ(U32(8), n)
-	}
-	Label("eight26")
-	CMPQ(n, U32(16))
-	JB(LabelRef("last26"))
-	eight(one26RowR8)
-	JMP(LabelRef("eight26"))
-	Label("last26")
-	eight(one26RowEnd)
-	Comment("Sum the lanes into lane 0: limbs below 8 * (2^26 + 2^11) < 2^30, fine for the multiplier.",
-		"Lanes 1-3 of the rows hold garbage until the end, which zeroes them.")
-	for i := range 5 {
-		y, x, t := YMM(), XMM(), XMM()
-		VMOVDQU(at(one26RowH+i, 0), y)
-		VPADDQ(at(one26RowH+i, 1), y, y)
-		VEXTRACTI128(U8(1), y, x)
-		VPADDQ(y.AsX(), x, x)
-		VPSHUFD(U8(0x4e), x, t)
-		VPADDQ(t, x, x)
-		VMOVDQU(x.AsY(), at(one26RowH+i, 0))
-	}
-
-	Label("one26")
-	TESTQ(n, n)
-	JZ(LabelRef("store26"))
-	Label("single26")
-	lo, hi := YMM(), YMM()
-	VPBROADCASTQ(Mem{Base: msg}, lo)
-	VPBROADCASTQ(Mem{Base: msg, Disp: 8}, hi)
-	poly26AddMsg(lo, hi, addTo(0))
-	mulReduce(one26RowR, 0)
-	ADDQ(U32(16), msg)
-	DECQ(n)
-	JNZ(LabelRef("single26"))
-
-	Label("store26")
-	Comment("Only lane 0: the rows' other lanes go back to zero for the next call.")
+	h := func(i, g int) Mem { return st.Offset(oneH + 64*i + 32*g) }
+	mul := AllocLocal(9 * 32)
 	for i := range 5 {
 		x, z := XMM(), YMM()
-		VMOVQ(at(one26RowH+i, 0), x)
+		VMOVQ(st.Offset(oneH0+8*i), x) // zero-extended: lanes 1-3 start from 0
+		VMOVDQU(x.AsY(), h(i, 0))
 		VPXOR(z, z, z)
-		VMOVDQU(z, at(one26RowH+i, 1))
-		VMOVDQU(x.AsY(), at(one26RowH+i, 0))
+		VMOVDQU(z, h(i, 1))
 	}
+	for k := range 9 {
+		y := YMM()
+		VPBROADCASTQ(st.Offset(oneR8+8*k), y)
+		VMOVDQU(y, mul.Offset(32*k))
+	}
+	Label("eight26")
+	for g := range 2 {
+		Commentf("Group %d: blocks %d to %d of the 8.", g, 4*g, 4*g+3)
+		a, b, lo, hi := YMM(), YMM(), YMM(), YMM()
+		VMOVDQU(Mem{Base: msg, Disp: 64 * g}, a)
+		VMOVDQU(Mem{Base: msg, Disp: 64*g + 32}, b)
+		VPUNPCKLQDQ(b, a, lo)
+		VPUNPCKHQDQ(b, a, hi)
+		var acc [5]VecVirtual
+		poly26AddMsg(lo, hi, func(i int, m VecVirtual) {
+			acc[i] = YMM()
+			VMOVDQU(h(i, g), acc[i])
+			VPADDQ(m, acc[i], acc[i])
+		})
+		d := poly26MulReduce(acc, func(k int) Mem { return mul.Offset(32 * k) })
+		for i := range d {
+			VMOVDQU(d[i], h(i, g))
+		}
+	}
+	ADDQ(U32(128), msg)
+	DECQ(n)
+	JNZ(LabelRef("eight26"))
 	VZEROUPPER()
 	RET()
 }
