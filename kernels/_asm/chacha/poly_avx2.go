@@ -130,23 +130,31 @@ func poly26AddMsg(lo, hi VecVirtual, add func(i int, m VecVirtual)) {
 // below 2^26 except limb 1 (below 2^26 + 2^11 for limbs of h below 2^27).
 func poly26MulReduce(h [5]VecVirtual, mul func(k int) Mem) [5]VecVirtual {
 	mask := poly26Consts
-	Comment("d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5).")
+	Comment("d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5). Each",
+		"multiplier row is loaded once, into a register: as memory operands its five uses would be",
+		"as many loads, and the loads, not the multiplies, would bound the kernel.")
 	var d [5]VecVirtual
-	t := YMM()
-	for k := range 5 {
-		d[k] = YMM()
-		for i := range 5 {
-			j := k - i // the r limb; a negative one wraps past 2^130 and takes 5*r[j+5]
-			row := j
-			if j < 0 {
-				row = j + 9
-			}
-			if i == 0 {
-				VPMULUDQ(mul(row), h[i], d[k])
-				continue
-			}
-			VPMULUDQ(mul(row), h[i], t)
-			VPADDQ(t, d[k], d[k])
+	t, m := YMM(), YMM()
+	product := func(i, k int) { // d[k] += h[i] * m
+		if d[k] == nil {
+			d[k] = YMM()
+			VPMULUDQ(m, h[i], d[k])
+			return
+		}
+		VPMULUDQ(m, h[i], t)
+		VPADDQ(t, d[k], d[k])
+	}
+	for j := range 5 {
+		VMOVDQU(mul(j), m) // r_j: h[i] * r_j has weight 2^(26(i+j))
+		for i := 0; i+j < 5; i++ {
+			product(i, i+j)
+		}
+		if j == 0 {
+			continue
+		}
+		VMOVDQU(mul(4+j), m) // 5*r_j, for the products that wrap past 2^130
+		for i := 5 - j; i < 5; i++ {
+			product(i, i+j-5)
 		}
 	}
 	Comment("One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).")
