@@ -420,3 +420,59 @@ func TestPoly1305OneAVX2(t *testing.T) {
 		}
 	}
 }
+
+// TestChaChaOneOpLengths runs single ops (the few-ops path, chachaOneOp) on every SIMD tier against
+// the Generic tier, at the lengths where it changes kernels: around one block (chachaTinyOp,
+// chachaKS2), the 4-, 8- and 16-block passes and whole passes after them, and the MAC length at which
+// the AVX2 tier switches to its vector Poly1305 (chachaScalarMACAVX2), with and without AD.
+func TestChaChaOneOpLengths(t *testing.T) {
+	var lengths []int
+	for _, b := range []int{0, 64, 192, 256, 448, 512, 960, 1024, 1472, 1536, 2048, 2560, 3072, 17 * 1024} {
+		for d := -17; d <= 17; d++ {
+			if n := b + d; n >= 0 && (d > -3 && d < 3 || d%16 == 0 || d == 17 || d == -17) {
+				lengths = append(lengths, n)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, tier := range []Tier{AVX512, AVX2} {
+		if !chachaHas(tier) {
+			continue
+		}
+		for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+			raw := make([]byte, 32)
+			for i := range raw {
+				raw[i] = byte(rng.Uint32())
+			}
+			key, _ := NewKey(suite, raw)
+			for _, adLen := range []int{0, 13, 200} {
+				for _, n := range lengths {
+					src := make([]byte, adLen+n)
+					for i := range src {
+						src[i] = byte(rng.Uint32())
+					}
+					nonce := make([]byte, suite.NonceSize())
+					nonce[0] = byte(n)
+					op := Op{Key: key, Nonce: nonce, AD: src[:adLen], Src: src[adLen:], Dst: make([]byte, n+TagSize)}
+					want := op
+					want.Dst = make([]byte, n+TagSize)
+					got := []Op{op}
+					tier.Seal(got)
+					Generic.Seal([]Op{want})
+					if !bytes.Equal(got[0].Dst, want.Dst) {
+						t.Fatalf("%v %v Seal of %d bytes, AD %d: differs from Generic", tier, suite, n, adLen)
+					}
+					open := []Op{{Key: key, Nonce: nonce, AD: op.AD, Src: got[0].Dst, Dst: make([]byte, n)}}
+					if tier.Open(open) != 0 || !bytes.Equal(open[0].Dst, op.Src) {
+						t.Fatalf("%v %v Open of %d bytes, AD %d: failed or wrong plaintext", tier, suite, n, adLen)
+					}
+					got[0].Dst[n] ^= 1 // a forged tag: rejected, Dst zeroed
+					open = []Op{{Key: key, Nonce: nonce, AD: op.AD, Src: got[0].Dst, Dst: make([]byte, n)}}
+					if tier.Open(open) != 1 || open[0].Err == nil || !bytes.Equal(open[0].Dst, make([]byte, n)) {
+						t.Fatalf("%v %v Open of %d bytes, AD %d: forged tag not rejected", tier, suite, n, adLen)
+					}
+				}
+			}
+		}
+	}
+}
