@@ -476,3 +476,36 @@ func TestChaChaOneOpLengths(t *testing.T) {
 		}
 	}
 }
+
+// TestPoly1305Finish26 checks the radix-2^26 tag finish against the radix-2^44 one (from26, then
+// poly1305Finish44) on accumulators at the kernels' limb bounds, around p = 2^130-5 and random.
+func TestPoly1305Finish26(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const m = limb26
+	edges := [][5]uint64{
+		{0, 0, 0, 0, 0},
+		{m, m + 1<<11, m, m, m}, // the largest the kernels leave
+		{m - 5, m, m, m, m},     // p - 1
+		{m - 4, m, m, m, m},     // p
+		{m - 3, m, m, m, m},     // p + 1
+		{m, m, m, m, m},         // 2^130 - 1
+		{4, 0, 0, 0, 0},
+	}
+	for i := range 10000 {
+		w := [5]uint64{rng.Uint64() & m, rng.Uint64() % (m + 1<<11), rng.Uint64() & m, rng.Uint64() & m, rng.Uint64() & m}
+		if i < len(edges) {
+			w = edges[i]
+		}
+		s0, s1 := rng.Uint64(), rng.Uint64()
+		if i%3 == 0 {
+			s0, s1 = ^uint64(0), ^uint64(0)
+		}
+		var got, want [TagSize]byte
+		poly1305Finish26(&got, w[0], w[1], w[2], w[3], w[4], s0, s1)
+		h := from26(w)
+		poly1305Finish44(&want, h[0], h[1], h[2], s0, s1)
+		if got != want {
+			t.Fatalf("limbs %x, s %x %x: tag %x, want %x", w, s0, s1, got, want)
+		}
+	}
+}

@@ -379,16 +379,6 @@ func (p *polyLanes) start(l int, key *[32]byte) {
 	st[6][l], st[7][l] = 20*r[1], 20*r[2]
 }
 
-// h returns lane l's accumulator in radix 2^44 with limbs below 2^44 + 2^17, 2^44 and 2^42 (what
-// poly1305Finish44 takes).
-func (p *polyLanes) h(l int) [3]uint64 {
-	st := &p.tab().st
-	if !p.radix26 {
-		return [3]uint64{st[0][l], st[1][l], st[2][l]}
-	}
-	return from26([5]uint64{st[0][l], st[1][l], st[2][l], st[3][l], st[4][l]})
-}
-
 // from26 converts an accumulator in radix 2^26 with limbs below 2^26 except limb 1 (< 2^26 + 2^11),
 // as the radix-2^26 kernels leave it, to what poly1305Finish44 takes: carry the limbs, then regroup
 // the bits.
