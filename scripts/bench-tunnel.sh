@@ -15,13 +15,15 @@
 #   make bench-tunnel          (or: sudo scripts/bench-tunnel.sh, from the repository root)
 # Environment: ROUNDS (per implementation, default 3), TCP_SECONDS (default 5), UDP_SECONDS
 # (per loadgen trial, default 2), IMPLS (default "tunnel wgpeer": the two compared, first one is
-# "ours" in the table), TUNNEL_FLAGS (extra flags of our tunnel, e.g. "-workers 1").
+# "ours" in the table), TUNNEL_FLAGS (extra flags of our tunnel, e.g. "-workers 1"), TRIALS (default
+# "tcp udp"; TRIALS=tcp skips the UDP trials, for quick iterations on the TCP figure).
 #
 # Only addresses inside the two namespaces created here receive traffic. Namespaces are named
 # wbt-<pid>-<n> like the netns test harness's, whose stale-namespace cleanup also removes ours.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
+TRIALS=${TRIALS:-tcp udp}
 TCP_SECONDS=${TCP_SECONDS:-5}
 UDP_SECONDS=${UDP_SECONDS:-2}
 read -r -a IMPLS <<<"${IMPLS:-tunnel wgpeer}"
@@ -131,6 +133,18 @@ measure() {
 	record "$impl" tcp_gbps "$(json "$WORK/iperf3.json" "d['end']['sum_received']['bits_per_second']/1e9")"
 	record "$impl" tcp_cpu_per_gbit "$(python3 -c "print(($t1-$t0)/$TICKS/$gbit)")"
 
+	if [[ " $TRIALS " == *" udp "* ]]; then
+		measure_udp "$impl" "$pid_a" "$pid_b"
+	fi
+
+	kill -INT "$pid_recv" "$pid_a" "$pid_b"
+	wait "$pid_recv" "$pid_a" "$pid_b" || die "$impl did not exit cleanly: $(cat "$WORK"/*.err)"
+	PIDS=()
+}
+
+# measure_udp IMPL PID_A PID_B: the UDP trials of measure, through the tunnels of IMPL with those processes.
+measure_udp() {
+	local impl=$1 pid_a=$2 pid_b=$3 t0 t1 gbit
 	# UDP 1420-byte inner packets: highest rate with at most 0.1% loss.
 	ip netns exec "$NS_A" "$WORK/loadgen" sweep -to 10.77.0.2:9000 -size 1392 -duration "${UDP_SECONDS}s" \
 		-warmup 200ms -max-loss 0.1 -resolution 2 -trials 8 -json -quiet >"$WORK/sweep.json"
@@ -150,10 +164,6 @@ measure() {
 	# alike for both implementations.
 	gbit=$(json "$WORK/udp64.json" "d['received']*64*8/1e9")
 	record "$impl" udp64_cpu_per_gbit "$(python3 -c "print(($t1-$t0)/$TICKS/$gbit)")"
-
-	kill -INT "$pid_recv" "$pid_a" "$pid_b"
-	wait "$pid_recv" "$pid_a" "$pid_b" || die "$impl did not exit cleanly: $(cat "$WORK"/*.err)"
-	PIDS=()
 }
 
 for round in $(seq "$ROUNDS"); do
@@ -182,6 +192,7 @@ rows = [
 ]
 print(f"medians of {rounds} alternating rounds; ratio = {name.get(ours, ours)} / {name.get(theirs, theirs)}")
 print(f"{'':44} {name.get(ours, ours):>14} {name.get(theirs, theirs):>14} {'ratio':>7} {'target':>7}")
+rows = [r for r in rows if (ours, r[1]) in vals and (theirs, r[1]) in vals]
 for label, metric, fmt, target in rows:
     a = statistics.median(vals[(ours, metric)])
     b = statistics.median(vals[(theirs, metric)])

@@ -34,6 +34,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -63,6 +64,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	iface := fs.String("iface", "wb0", "`name` of the TUN interface to create")
 	statsInterval := fs.Duration("stats-interval", 10*time.Second, "how often to log a line of counters to stderr (0: never)")
 	workers := fs.Int("workers", 0, "encrypt and decrypt workers each (0: one per CPU)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof), for finding where the data path spends its time")
 	// Testing knobs: they shorten the protocol's timers (WireGuard paper section 6.1) so that tests
 	// see rekeys and retransmissions within seconds. Deployments keep the defaults.
 	rekeyAfterTime := fs.Duration("rekey-after-time", handshake.DefaultRekeyAfterTime, "testing knob: REKEY_AFTER_TIME, the initiator's keypair age that starts a new handshake")
@@ -89,6 +91,19 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "tunnel:", err) // names file, line and key
 		return 2
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(stderr, "tunnel:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(stderr, "tunnel: -cpuprofile:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile() // before the Close above: the profile is written on stop
 	}
 	t := &tunnel{
 		cfg:           cfg,
