@@ -199,7 +199,10 @@ func (d *Device) release(u *unit, free *ring.MPMC[*unit]) {
 
 // Device runs the data plane between a TUN device and a UDP socket.
 type Device struct {
-	tun   TUN
+	tun TUN
+	// vnet does tun's offloads where tun is a Linux TUN with virtio-net headers (see vnetTUN),
+	// else nil.
+	vnet  *vnetTUN
 	udp   UDP
 	cp    ControlPlane
 	mtu   int
@@ -298,7 +301,7 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	d := &Device{
-		tun: tun, udp: udp, cp: cfg.ControlPlane, mtu: cfg.MTU,
+		tun: tun, vnet: newVnetTUN(tun), udp: udp, cp: cfg.ControlPlane, mtu: cfg.MTU,
 		pool: pool, ctx: ctx, stop: stop,
 		out: newDirection(cfg.Batches),
 		in:  newDirection(cfg.Batches),
@@ -533,16 +536,22 @@ func (d *Device) tunReader() {
 	// 100 bytes of IPv6 and TCP headers with options).
 	poller := newTunPoller(d.tun)
 	room := 65535/max(d.mtu-100, 1) + 1
+	var tun interface {
+		Read(bufs [][]byte, sizes []int, offset int) (int, error)
+	} = d.tun
+	if d.vnet != nil {
+		tun = d.vnet
+	}
 	var u [1]*unit
 	for {
 		if _, err := d.out.free.Dequeue(u[:]); err != nil || !d.take(u[0]) {
 			return
 		}
 		for {
-			n, err := d.tun.Read(u[0].bufs[:burst], u[0].sizes[:burst], tunOffset)
+			n, err := tun.Read(u[0].bufs[:burst], u[0].sizes[:burst], tunOffset)
 			for poller != nil && n > 0 && err == nil && burst-n >= room && poller.readable() {
 				var m int
-				m, err = d.tun.Read(u[0].bufs[n:burst], u[0].sizes[n:burst], tunOffset)
+				m, err = tun.Read(u[0].bufs[n:burst], u[0].sizes[n:burst], tunOffset)
 				n += m
 			}
 			if n > 0 {
@@ -552,8 +561,8 @@ func (d *Device) tunReader() {
 			if err != nil && (d.closing.Load() || errors.Is(err, os.ErrClosed)) {
 				return
 			}
-			// A transient error (such as tun.ErrTooManySegments: a GSO packet split into
-			// more segments than fit) drops what was read; try again.
+			// A transient error (such as a GSO packet split into more segments than fit, or
+			// one whose offload header does not describe it) drops what was read; try again.
 		}
 		// The order ring first: the sender must wait for this unit before any later one.
 		if d.out.order.Enqueue(u[:]) != nil || d.out.work.Enqueue(u[:]) != nil {
@@ -694,7 +703,13 @@ func (d *Device) decryptWorker() {
 // tunWriter writes opened batches to the TUN in arrival order and recycles their units.
 func (d *Device) tunWriter() {
 	defer d.wg.Done()
-	tb := newTunBatcher()
+	var tb *tunBatcher
+	var tc *tunCoalescer
+	if d.vnet != nil {
+		tc = newTunCoalescer(d.vnet, d.vnet.udpGSO)
+	} else {
+		tb = newTunBatcher()
+	}
 	var u [1]*unit
 	for {
 		if _, err := d.in.order.Dequeue(u[:]); err != nil {
@@ -709,10 +724,16 @@ func (d *Device) tunWriter() {
 				k++
 			}
 		}
-		if k > 0 {
-			if failed := tb.write(d.tun, b.view[:k]); failed > 0 {
-				d.writeErrors.Add(uint64(failed))
-			}
+		failed := 0
+		switch {
+		case k == 0:
+		case tc != nil:
+			failed = tc.write(b.view[:k])
+		default:
+			failed = tb.write(d.tun, b.view[:k])
+		}
+		if failed > 0 {
+			d.writeErrors.Add(uint64(failed))
 		}
 		clear(b.view[:k])
 		clear(b.peers[:b.n])

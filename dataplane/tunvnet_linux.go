@@ -1,0 +1,79 @@
+package dataplane
+
+import (
+	"errors"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/wirebatch/wirebatch/internal/tunoffload"
+)
+
+// vnetTUN reads and writes a Linux TUN device opened with IFF_VNET_HDR (golang.zx2c4.com/wireguard/tun's
+// CreateTUN opens it so where the kernel allows) through its file, doing the offloads itself instead of
+// the tun package's Read and Write: reads split TSO/USO super-packets straight into the Device's
+// buffers (package tunoffload); writes are tunCoalescer's packets, which it coalesces without
+// verifying checksums: everything the Device writes passed AEAD authentication, as kernel WireGuard
+// marks decrypted packets CHECKSUM_UNNECESSARY (drivers/net/wireguard/receive.c) and its GRO merges
+// them unverified. Only the reading goroutine reads and only tunWriter writes.
+type vnetTUN struct {
+	f *os.File
+	// udpGSO: the kernel takes UDP super-packets (TUN_F_USO4/6, Linux 6.2), so datagrams may be
+	// coalesced too.
+	udpGSO bool
+	rbuf   []byte // one read: the virtio-net header and a packet of up to 64 KiB
+}
+
+// tunTCPOffloads are the offloads every IFF_VNET_HDR TUN has had since Linux 2.6; tunUDPOffloads came
+// with Linux 6.2. They are what the tun package asks for too.
+const (
+	tunTCPOffloads = unix.TUN_F_CSUM | unix.TUN_F_TSO4 | unix.TUN_F_TSO6
+	tunUDPOffloads = unix.TUN_F_USO4 | unix.TUN_F_USO6
+)
+
+// newVnetTUN returns a vnetTUN for t if t exposes its file (File() *os.File) and that file is a TUN
+// with virtio-net headers, else nil.
+func newVnetTUN(t TUN) *vnetTUN {
+	f, ok := t.(interface{ File() *os.File })
+	if !ok || f.File() == nil {
+		return nil
+	}
+	rc, err := f.File().SyscallConn()
+	if err != nil {
+		return nil
+	}
+	v := &vnetTUN{f: f.File()}
+	vnet := false
+	rc.Control(func(fd uintptr) {
+		ifr, err := unix.NewIfreq("")
+		if err != nil || unix.IoctlIfreq(int(fd), unix.TUNGETIFF, ifr) != nil || ifr.Uint16()&unix.IFF_VNET_HDR == 0 {
+			return
+		}
+		v.udpGSO = unix.IoctlSetInt(int(fd), unix.TUNSETOFFLOAD, tunTCPOffloads|tunUDPOffloads) == nil
+		vnet = v.udpGSO || unix.IoctlSetInt(int(fd), unix.TUNSETOFFLOAD, tunTCPOffloads) == nil
+	})
+	if !vnet {
+		return nil
+	}
+	v.rbuf = make([]byte, tunoffload.HeaderLen+65535)
+	return v
+}
+
+// Read implements TUN's Read: one read of the device, split into packets.
+func (v *vnetTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
+	n, err := v.f.Read(v.rbuf)
+	if err != nil {
+		if errors.Is(err, syscall.EBADFD) {
+			err = os.ErrClosed
+		}
+		return 0, err
+	}
+	return tunoffload.Split(v.rbuf[:n], bufs, sizes, offset)
+}
+
+// write writes one packet that starts with its virtio-net header.
+func (v *vnetTUN) write(pkt []byte) error {
+	_, err := v.f.Write(pkt)
+	return err
+}

@@ -1,0 +1,303 @@
+// Package tunoffload does the segmentation and coalescing arithmetic of a Linux TUN device opened
+// with IFF_VNET_HDR: the virtio-net header in front of every packet (virtio 1.x spec, section 5.1.6
+// "Device Operation"; include/uapi/linux/virtio_net.h), the Internet checksum (RFC 1071) and its
+// pseudo-headers (RFC 793 section 3.1, RFC 768, RFC 8200 section 8.1), splitting a TSO/USO
+// super-packet the kernel hands over into packets, and finishing a super-packet built by appending
+// segments, for the kernel to take as one. It allocates nothing and does no I/O.
+package tunoffload
+
+import (
+	"encoding/binary"
+	"errors"
+	"math/bits"
+)
+
+// HeaderLen is the size of struct virtio_net_hdr, which precedes every packet read from or written
+// to a TUN with IFF_VNET_HDR.
+const HeaderLen = 10
+
+// Header fields (virtio spec 5.1.6; the TUN uses the host's byte order for the 16-bit ones).
+const (
+	FlagNeedsCsum = 1 // the checksum at CsumStart+CsumOffset holds only the pseudo-header sum
+
+	GSONone  = 0
+	GSOTCPv4 = 1
+	GSOTCPv6 = 4
+	GSOUDPL4 = 5
+)
+
+// Header is a decoded virtio_net_hdr.
+type Header struct {
+	Flags      uint8
+	GSOType    uint8
+	HdrLen     uint16 // bytes of IP and transport headers
+	GSOSize    uint16 // payload bytes of each segment but the last
+	CsumStart  uint16 // where the checksummed part starts: the transport header
+	CsumOffset uint16 // where, from CsumStart, the checksum field is
+}
+
+// Decode reads h from b, which holds at least HeaderLen bytes.
+func (h *Header) Decode(b []byte) {
+	_ = b[HeaderLen-1]
+	h.Flags, h.GSOType = b[0], b[1]
+	h.HdrLen = binary.NativeEndian.Uint16(b[2:])
+	h.GSOSize = binary.NativeEndian.Uint16(b[4:])
+	h.CsumStart = binary.NativeEndian.Uint16(b[6:])
+	h.CsumOffset = binary.NativeEndian.Uint16(b[8:])
+}
+
+// Encode writes h into b, which holds at least HeaderLen bytes.
+func (h *Header) Encode(b []byte) {
+	_ = b[HeaderLen-1]
+	b[0], b[1] = h.Flags, h.GSOType
+	binary.NativeEndian.PutUint16(b[2:], h.HdrLen)
+	binary.NativeEndian.PutUint16(b[4:], h.GSOSize)
+	binary.NativeEndian.PutUint16(b[6:], h.CsumStart)
+	binary.NativeEndian.PutUint16(b[8:], h.CsumOffset)
+}
+
+const (
+	protoTCP = 6
+	protoUDP = 17
+)
+
+// Sum adds b to the unfolded one's-complement sum initial (RFC 1071 section 4.1, with 64-bit words:
+// the end-around carry of each addition goes back into the sum, so a 64-bit sum folds to the same
+// 16-bit one). The bytes are taken big-endian: byte 0 is the high byte of the first 16-bit word, and
+// an odd last byte is padded with a zero.
+func Sum(b []byte, initial uint64) uint64 {
+	// Loaded in the host's (little-endian) order, the 16-bit words are byte-swapped; a one's
+	// complement sum commutes with swapping (RFC 1071 section 2(B)), so the sum is swapped back once
+	// at the end. Two independent carry chains of 32 bytes each per round keep two adders busy; the
+	// carries out of them are counted and added back at the end (end-around carry).
+	s := bits.ReverseBytes64(initial)
+	var t, carries uint64
+	for len(b) >= 64 {
+		var c0, c1 uint64
+		s, c0 = bits.Add64(s, binary.LittleEndian.Uint64(b[0:]), 0)
+		s, c0 = bits.Add64(s, binary.LittleEndian.Uint64(b[8:]), c0)
+		s, c0 = bits.Add64(s, binary.LittleEndian.Uint64(b[16:]), c0)
+		s, c0 = bits.Add64(s, binary.LittleEndian.Uint64(b[24:]), c0)
+		t, c1 = bits.Add64(t, binary.LittleEndian.Uint64(b[32:]), 0)
+		t, c1 = bits.Add64(t, binary.LittleEndian.Uint64(b[40:]), c1)
+		t, c1 = bits.Add64(t, binary.LittleEndian.Uint64(b[48:]), c1)
+		t, c1 = bits.Add64(t, binary.LittleEndian.Uint64(b[56:]), c1)
+		carries += c0 + c1
+		b = b[64:]
+	}
+	for len(b) >= 8 {
+		var c uint64
+		s, c = bits.Add64(s, binary.LittleEndian.Uint64(b), 0)
+		carries += c
+		b = b[8:]
+	}
+	var tail uint64
+	for i, x := range b { // at most 7 bytes, little-endian like the words above
+		tail |= uint64(x) << (8 * i)
+	}
+	var c uint64
+	s, c = bits.Add64(s, tail, 0)
+	carries += c
+	s, c = bits.Add64(s, t, 0)
+	carries += c
+	s, c = bits.Add64(s, carries, 0)
+	return bits.ReverseBytes64(s + c) // s is small if c is 1: no further carry
+
+}
+
+// Fold folds an unfolded sum to 16 bits (RFC 1071 section 4.1); the checksum field takes ^Fold.
+func Fold(s uint64) uint16 {
+	s = (s >> 32) + (s & 0xffffffff)
+	s = (s >> 32) + (s & 0xffffffff)
+	s = (s >> 16) + (s & 0xffff)
+	s = (s >> 16) + (s & 0xffff)
+	return uint16(s)
+}
+
+// PseudoSum returns the unfolded sum of the pseudo-header of a TCP or UDP packet of protocol proto
+// whose transport header and payload are length bytes, in the IP packet pkt (RFC 793 section 3.1
+// and RFC 768 for IPv4; RFC 8200 section 8.1 for IPv6).
+func PseudoSum(pkt []byte, proto byte, length int) uint64 {
+	var s uint64
+	if pkt[0]>>4 == 4 {
+		s = Sum(pkt[12:20], 0)
+	} else {
+		s = Sum(pkt[8:40], 0)
+	}
+	s, c := bits.Add64(s, uint64(proto)+uint64(length), 0)
+	return s + c
+}
+
+// ErrMalformed is returned for a super-packet whose header does not describe it.
+var ErrMalformed = errors.New("tunoffload: malformed offload packet")
+
+// ErrTooManySegments is returned when a super-packet has more segments than there are buffers.
+var ErrTooManySegments = errors.New("tunoffload: more segments than buffers")
+
+// Split turns what one read of the TUN returned, a virtio-net header and a packet, into packets:
+// packet i into bufs[i][offset:] with its length in sizes[i]. A packet without GSO is copied as it
+// is, its checksum completed if the header asks for it (NEEDS_CSUM: only the pseudo-header sum is in
+// the field); a TCP (TSO) or UDP (USO) super-packet is cut into segments of GSOSize payload bytes,
+// each with the headers of the first, and its IPv4 total length, identification (incremented per
+// segment, as the kernel's GSO does) and header checksum, or IPv6 payload length; TCP sequence
+// numbers advance by the payload before, FIN and PSH stay on the last segment only, CWR on the
+// first (RFC 3168 section 6.1.2); UDP lengths are set. Every segment gets its full TCP or UDP
+// checksum: peers may verify it (wireguard-go and kernel WireGuard peers hand packets on as they
+// arrive). in may be modified. It returns the number of packets, or an error and no packets.
+func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
+	if len(in) < HeaderLen || len(bufs) == 0 {
+		return 0, ErrMalformed
+	}
+	var h Header
+	h.Decode(in)
+	pkt := in[HeaderLen:]
+	if h.GSOType == GSONone {
+		if h.Flags&FlagNeedsCsum != 0 {
+			at := int(h.CsumStart) + int(h.CsumOffset)
+			if int(h.CsumStart) > len(pkt) || at+2 > len(pkt) {
+				return 0, ErrMalformed
+			}
+			binary.BigEndian.PutUint16(pkt[at:], ^Fold(Sum(pkt[h.CsumStart:], 0)))
+		}
+		if offset > len(bufs[0]) || len(pkt) > len(bufs[0])-offset {
+			return 0, ErrMalformed
+		}
+		sizes[0] = copy(bufs[0][offset:], pkt)
+		return 1, nil
+	}
+	if len(pkt) < 40 || h.GSOSize == 0 {
+		return 0, ErrMalformed
+	}
+	v4, v6 := pkt[0]>>4 == 4, pkt[0]>>4 == 6
+	iphl := int(h.CsumStart)
+	if (!v4 && !v6) || (v4 && iphl != int(pkt[0]&0x0f)*4) || (v6 && iphl < 40) || iphl+20 > len(pkt) {
+		return 0, ErrMalformed
+	}
+	var proto byte
+	var thl, csumAt int
+	switch {
+	case h.GSOType == GSOTCPv4 && v4, h.GSOType == GSOTCPv6 && v6:
+		proto, thl, csumAt = protoTCP, int(pkt[iphl+12]>>4)*4, 16
+	case h.GSOType == GSOUDPL4:
+		proto, thl, csumAt = protoUDP, 8, 6
+	default:
+		return 0, ErrMalformed
+	}
+	// The header length is worked out from the headers: the kernel's HdrLen may cover a whole
+	// forwarded packet.
+	hl := iphl + thl
+	if thl < 8 || hl >= len(pkt) || (proto == protoTCP && thl < 20) {
+		return 0, ErrMalformed
+	}
+	payload := pkt[hl:]
+	n := (len(payload) + int(h.GSOSize) - 1) / int(h.GSOSize)
+	if n > len(bufs) {
+		return 0, ErrTooManySegments
+	}
+	for i := range n {
+		if len(bufs[i]) < offset+hl+int(h.GSOSize) {
+			return 0, ErrMalformed
+		}
+	}
+	seq := binary.BigEndian.Uint32(pkt[iphl+4:])
+	id := binary.BigEndian.Uint16(pkt[4:])
+	flags := pkt[iphl+13]
+	// The pseudo-header without its length, and the transport header without the fields that
+	// change per segment (the checksum, and the sequence number and flags or UDP length), are
+	// summed once; each segment adds what is its own.
+	pseudo := PseudoSum(pkt, proto, 0)
+	if v4 {
+		pkt[10], pkt[11] = 0, 0 // recomputed per segment
+	}
+	if proto == protoTCP {
+		pkt[iphl+16], pkt[iphl+17] = 0, 0
+		pkt[iphl+13] = 0
+		clear(pkt[iphl+4 : iphl+8])
+	} else {
+		pkt[iphl+6], pkt[iphl+7] = 0, 0
+		pkt[iphl+4], pkt[iphl+5] = 0, 0
+	}
+	thSum := Sum(pkt[iphl:hl], pseudo)
+	for i := range n {
+		seg := payload[i*int(h.GSOSize) : min((i+1)*int(h.GSOSize), len(payload))]
+		out := bufs[i][offset : offset+hl+len(seg)]
+		copy(out, pkt[:hl])
+		copy(out[hl:], seg)
+		if v6 {
+			binary.BigEndian.PutUint16(out[4:], uint16(len(out)-40))
+		} else {
+			binary.BigEndian.PutUint16(out[2:], uint16(len(out)))
+			binary.BigEndian.PutUint16(out[4:], id+uint16(i))
+			binary.BigEndian.PutUint16(out[10:], ^Fold(Sum(out[:iphl], 0)))
+		}
+		th := out[iphl:]
+		var own [6]byte // the per-segment header fields, as they sit in the header, summed below
+		l4len := thl + len(seg)
+		if proto == protoTCP {
+			f := flags
+			if i != n-1 {
+				f &^= tcpFIN | tcpPSH
+			}
+			if i != 0 {
+				f &^= tcpCWR
+			}
+			binary.BigEndian.PutUint32(th[4:], seq+uint32(i)*uint32(h.GSOSize))
+			th[13] = f
+			copy(own[:4], th[4:8])
+			own[5] = f // flags are the low byte of the 16-bit word at offset 12; offset 12 is in thSum
+		} else {
+			binary.BigEndian.PutUint16(th[4:], uint16(l4len))
+			copy(own[:2], th[4:6])
+		}
+		s := Sum(own[:], thSum)
+		s = Sum(seg, s)
+		s, c := bits.Add64(s, uint64(l4len), 0)
+		sum := ^Fold(s + c)
+		if proto == protoUDP && sum == 0 {
+			sum = 0xffff // RFC 768: a computed zero is sent as all ones
+		}
+		binary.BigEndian.PutUint16(th[csumAt:], sum)
+		sizes[i] = len(out)
+	}
+	return n, nil
+}
+
+const (
+	tcpFIN = 0x01
+	tcpPSH = 0x08
+	tcpCWR = 0x80
+)
+
+// Coalesced finishes the super-packet pkt, built from segments of gsoSize payload bytes (the last
+// may be shorter) with the IP header of iphl bytes and the TCP or UDP header of the first, for a
+// write to the TUN, and returns its virtio-net header: it sets the IPv4 total length and header
+// checksum, or the IPv6 payload length, the UDP length, and puts the pseudo-header sum in the
+// transport checksum field with NEEDS_CSUM, as a device leaves a packet whose checksum it has not
+// computed (the kernel's CHECKSUM_PARTIAL: taken as verified on receive, completed on the way out if
+// the packet is forwarded).
+func Coalesced(pkt []byte, iphl, thl, gsoSize int, udp bool) Header {
+	h := Header{Flags: FlagNeedsCsum, HdrLen: uint16(iphl + thl), GSOSize: uint16(gsoSize), CsumStart: uint16(iphl)}
+	proto := byte(protoTCP)
+	h.CsumOffset = 16
+	if udp {
+		proto = protoUDP
+		h.CsumOffset = 6
+		h.GSOType = GSOUDPL4
+		binary.BigEndian.PutUint16(pkt[iphl+4:], uint16(len(pkt)-iphl))
+	}
+	if pkt[0]>>4 == 6 {
+		if !udp {
+			h.GSOType = GSOTCPv6
+		}
+		binary.BigEndian.PutUint16(pkt[4:], uint16(len(pkt)-40))
+	} else {
+		if !udp {
+			h.GSOType = GSOTCPv4
+		}
+		binary.BigEndian.PutUint16(pkt[2:], uint16(len(pkt)))
+		pkt[10], pkt[11] = 0, 0
+		binary.BigEndian.PutUint16(pkt[10:], ^Fold(Sum(pkt[:iphl], 0)))
+	}
+	binary.BigEndian.PutUint16(pkt[iphl+int(h.CsumOffset):], Fold(PseudoSum(pkt, proto, len(pkt)-iphl)))
+	return h
+}
