@@ -12,8 +12,9 @@ package dataplane
 // carries NEEDS_CSUM and the pseudo-header sum (tunoffload.Coalesced); a packet written alone goes as
 // it is, with an empty header, and the kernel checks it as it checks any.
 //
-// Memory: the first packet of a super-packet is copied into one of groRooms fixed 64 KiB rooms and
-// the others' payloads appended to it (pool buffers have no room to append to).
+// Nothing is copied: a super-packet is the first packet, its headers edited in place in its pool
+// buffer and the virtio-net header in the headroom before it, followed by the payloads of the others
+// where they are, gathered by one writev.
 //
 // Order: packets are written in the order of the first packet of each super-packet; what joins one
 // overtakes the packets in between, which belong to other flows or are TCP segments the GRO leaves
@@ -26,118 +27,117 @@ import (
 	"github.com/wirebatch/wirebatch/internal/tunoffload"
 )
 
-// vnetWriter writes one packet that starts with its virtio-net header.
+// vnetWriter writes one packet gathered from iov, whose first slice starts with the virtio-net header.
 type vnetWriter interface {
-	write(pkt []byte) error
+	writev(iov [][]byte) error
 }
 
 type tunCoalescer struct {
 	w      vnetWriter
 	udpGSO bool // the TUN takes UDP super-packets
-	rooms  [groRooms][]byte
-	in     [groRooms]groRoom
-	n      int // rooms in use
-	// order is the write order of the batch: i >= 0 is packet bufs[i] alone, -1-r is room r.
-	order [MaxBatch]int
+	// groups are the packets written, in write order: a packet alone, or a super-packet.
+	groups [MaxBatch]groGroup
+	n      int
+	// next links the packets of a super-packet: next[i] is the index of the packet whose payload
+	// follows packet i's, or -1.
+	next [MaxBatch]int
+	iov  [MaxBatch][]byte
 }
 
-// groRoom is one super-packet being built.
-type groRoom struct {
-	pkt     []byte // the IP packet, in the room at tunOffset
-	udp     bool
-	iphl    int    // IP header length
-	hl      int    // IP and transport header length
-	seg     int    // payload length of the first packet: later ones may not be longer
-	segs    int    // packets in it
-	nextSeq uint32 // TCP: the sequence number the next segment must have
-	closed  bool   // a shorter payload, PSH, or a packet of the flow that did not join ended it
+// groGroup is one packet, or a super-packet being built.
+type groGroup struct {
+	first, last int    // indexes in the batch of its first and last packet
+	pkt         []byte // the first packet (its headers are the super-packet's)
+	length      int    // the super-packet's length
+	gro         bool   // a TCP or UDP packet others may join
+	udp         bool
+	iphl        int    // IP header length
+	hl          int    // IP and transport header length
+	seg         int    // payload length of the first packet: later ones may not be longer
+	segs        int    // packets in it
+	nextSeq     uint32 // TCP: the sequence number the next segment must have
+	closed      bool   // a shorter payload, PSH, or a packet of the flow that did not join ended it
 }
 
 func newTunCoalescer(w vnetWriter, udpGSO bool) *tunCoalescer {
-	c := &tunCoalescer{w: w, udpGSO: udpGSO}
-	for i := range c.rooms {
-		c.rooms[i] = make([]byte, groRoomLen)
-	}
-	return c
+	return &tunCoalescer{w: w, udpGSO: udpGSO}
 }
 
-// write coalesces and writes the packets bufs[i][tunOffset:] (at most MaxBatch) and returns the
-// number of failed writes.
+// write coalesces and writes the packets bufs[i][tunOffset:] (at most MaxBatch, each with tunOffset
+// bytes of headroom) and returns the number of failed writes. It edits the packets' headers.
 func (c *tunCoalescer) write(bufs [][]byte) (failed int) {
-	k := 0
 	for i := range bufs {
 		pkt := bufs[i][tunOffset:]
+		c.next[i] = -1
 		kind, payload := groKind(pkt)
 		if kind == groUDP && !c.udpGSO {
 			kind = groNone
 		}
 		switch kind {
 		case groBarrier:
-			for r := range c.in[:c.n] {
-				c.in[r].closed = c.in[r].closed || c.in[r].udp
+			for g := range c.groups[:c.n] {
+				c.groups[g].closed = c.groups[g].closed || c.groups[g].udp
 			}
 		case groTCP, groUDP:
-			r := c.last(pkt)
-			if r != nil && c.join(r, pkt, payload) {
+			g := c.last(pkt)
+			if g != nil && c.join(g, pkt, payload) {
+				c.next[g.last] = i
+				g.last = i
 				continue
 			}
-			if r != nil {
-				r.closed = true // a later packet of the flow must not join across this one
+			if g != nil {
+				g.closed = true // a later packet of the flow must not join across this one
 			}
-			if c.n < groRooms {
-				c.open(pkt, kind == groUDP, payload)
-				c.order[k] = -1 - (c.n - 1)
-				k++
-				continue
-			}
+			c.open(i, pkt, kind == groUDP, payload)
+			continue
 		}
-		c.order[k] = i
-		k++
+		c.groups[c.n] = groGroup{first: i, last: i, pkt: pkt, length: len(pkt)}
+		c.n++
 	}
-	for _, o := range c.order[:k] {
-		var out []byte
-		if o >= 0 {
-			out = bufs[o][tunOffset-tunoffload.HeaderLen:]
-			clear(out[:tunoffload.HeaderLen])
-		} else {
-			r := &c.in[-1-o]
-			out = c.rooms[-1-o][tunOffset-tunoffload.HeaderLen : tunOffset+len(r.pkt)]
-			var h tunoffload.Header
-			if r.segs > 1 {
-				h = tunoffload.Coalesced(r.pkt, r.iphl, r.hl-r.iphl, r.seg, r.udp)
-			}
-			h.Encode(out)
+	for gi := range c.groups[:c.n] {
+		g := &c.groups[gi]
+		var h tunoffload.Header
+		if g.segs > 1 {
+			h = tunoffload.Coalesced(g.pkt, g.length, g.iphl, g.hl-g.iphl, g.seg, g.udp)
 		}
-		if c.w.write(out) != nil {
+		first := bufs[g.first][tunOffset-tunoffload.HeaderLen : tunOffset+len(g.pkt)]
+		h.Encode(first)
+		c.iov[0] = first
+		k := 1
+		for i := c.next[g.first]; i >= 0; i = c.next[i] {
+			c.iov[k] = bufs[i][tunOffset+g.hl:]
+			k++
+		}
+		if c.w.writev(c.iov[:k]) != nil {
 			failed++
 		}
+		clear(c.iov[:k])
 	}
-	clear(c.in[:c.n])
+	clear(c.groups[:c.n])
 	c.n = 0
 	return failed
 }
 
-// open starts a super-packet with pkt, of groKind groTCP or groUDP with payload bytes of payload.
-func (c *tunCoalescer) open(pkt []byte, udp bool, payload int) {
-	room := c.rooms[c.n][tunOffset : tunOffset+len(pkt)]
-	copy(room, pkt)
+// open starts a group with packet i, pkt, of groKind groTCP or groUDP with payload bytes of payload.
+func (c *tunCoalescer) open(i int, pkt []byte, udp bool, payload int) {
 	iphl := 20
 	if pkt[0]>>4 == 6 {
 		iphl = 40
 	}
-	r := groRoom{pkt: room, udp: udp, iphl: iphl, hl: len(pkt) - payload, seg: payload, segs: 1}
+	g := groGroup{first: i, last: i, pkt: pkt, length: len(pkt), gro: true, udp: udp,
+		iphl: iphl, hl: len(pkt) - payload, seg: payload, segs: 1}
 	if !udp {
-		r.nextSeq = binary.BigEndian.Uint32(pkt[iphl+4:]) + uint32(payload)
-		r.closed = pkt[iphl+13]&tcpPSH != 0
+		g.nextSeq = binary.BigEndian.Uint32(pkt[iphl+4:]) + uint32(payload)
+		g.closed = pkt[iphl+13]&tcpPSH != 0
 	}
-	c.in[c.n] = r
+	c.groups[c.n] = g
 	c.n++
 }
 
-// join appends pkt's payload to r if the GRO would: see the top of the file.
-func (c *tunCoalescer) join(r *groRoom, pkt []byte, payload int) bool {
-	head := r.pkt
-	if r.closed || payload > r.seg || len(head)+payload > groMaxLen || len(pkt)-payload != r.hl {
+// join adds pkt to g if the GRO would: see the top of the file.
+func (c *tunCoalescer) join(g *groGroup, pkt []byte, payload int) bool {
+	head := g.pkt
+	if g.closed || payload > g.seg || g.length+payload > 65535 || len(pkt)-payload != g.hl {
 		return false
 	}
 	if pkt[0]>>4 == 4 {
@@ -148,31 +148,30 @@ func (c *tunCoalescer) join(r *groRoom, pkt []byte, payload int) bool {
 	} else if pkt[0] != head[0] || pkt[1]>>4 != head[1]>>4 || pkt[7] != head[7] { // traffic class, hop limit
 		return false
 	}
-	if !r.udp {
-		th, hth := pkt[r.iphl:r.hl], head[r.iphl:r.hl]
+	if !g.udp {
+		th, hth := pkt[g.iphl:g.hl], head[g.iphl:g.hl]
 		// Adjacent sequence numbers; the same acknowledgment number and options (the header
 		// lengths are equal, as hl is).
-		if binary.BigEndian.Uint32(th[4:]) != r.nextSeq || string(th[8:12]) != string(hth[8:12]) || string(th[20:]) != string(hth[20:]) {
+		if binary.BigEndian.Uint32(th[4:]) != g.nextSeq || string(th[8:12]) != string(hth[8:12]) || string(th[20:]) != string(hth[20:]) {
 			return false
 		}
-		r.nextSeq += uint32(payload)
+		g.nextSeq += uint32(payload)
 		if th[13]&tcpPSH != 0 {
 			hth[13] |= tcpPSH
-			r.closed = true
+			g.closed = true
 		}
 	}
-	r.pkt = head[:len(head)+payload]
-	copy(r.pkt[len(head):], pkt[len(pkt)-payload:])
-	r.segs++
-	r.closed = r.closed || payload < r.seg
+	g.length += payload
+	g.segs++
+	g.closed = g.closed || payload < g.seg
 	return true
 }
 
-// last returns the newest room of pkt's flow, or nil.
-func (c *tunCoalescer) last(pkt []byte) *groRoom {
+// last returns the newest group of pkt's flow that packets may join, or nil.
+func (c *tunCoalescer) last(pkt []byte) *groGroup {
 	for i := c.n - 1; i >= 0; i-- {
-		if sameFlow(c.in[i].pkt, pkt) {
-			return &c.in[i]
+		if c.groups[i].gro && sameFlow(c.groups[i].pkt, pkt) {
+			return &c.groups[i]
 		}
 	}
 	return nil

@@ -12,8 +12,8 @@ import (
 // vnetLog is a vnetWriter that keeps a copy of every write (virtio-net header and packet).
 type vnetLog struct{ writes [][]byte }
 
-func (l *vnetLog) write(pkt []byte) error {
-	l.writes = append(l.writes, bytes.Clone(pkt))
+func (l *vnetLog) writev(iov [][]byte) error {
+	l.writes = append(l.writes, bytes.Join(iov, nil))
 	return nil
 }
 
@@ -225,7 +225,7 @@ func TestTunCoalescerGarbage(t *testing.T) {
 // discard is a vnetWriter that drops what it is given.
 type discard struct{}
 
-func (discard) write([]byte) error { return nil }
+func (discard) writev([][]byte) error { return nil }
 
 // TestTunCoalescerAllocatesNothing: coalescing and writing a batch allocates nothing.
 func TestTunCoalescerAllocatesNothing(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -18,11 +19,19 @@ import (
 // marks decrypted packets CHECKSUM_UNNECESSARY (drivers/net/wireguard/receive.c) and its GRO merges
 // them unverified. Only the reading goroutine reads and only tunWriter writes.
 type vnetTUN struct {
-	f *os.File
+	f  *os.File
+	rc syscall.RawConn
 	// udpGSO: the kernel takes UDP super-packets (TUN_F_USO4/6, Linux 6.2), so datagrams may be
 	// coalesced too.
 	udpGSO bool
 	rbuf   []byte // one read: the virtio-net header and a packet of up to 64 KiB
+
+	// The writing goroutine's writev: iovs[:niov] for gather (made once: a closure made per call
+	// to RawConn.Write would be allocated), its result in werr.
+	iovs   [MaxBatch]unix.Iovec
+	niov   int
+	werr   error
+	gather func(fd uintptr) bool
 }
 
 // tunTCPOffloads are the offloads every IFF_VNET_HDR TUN has had since Linux 2.6; tunUDPOffloads came
@@ -43,7 +52,7 @@ func newVnetTUN(t TUN) *vnetTUN {
 	if err != nil {
 		return nil
 	}
-	v := &vnetTUN{f: f.File()}
+	v := &vnetTUN{f: f.File(), rc: rc}
 	vnet := false
 	rc.Control(func(fd uintptr) {
 		ifr, err := unix.NewIfreq("")
@@ -57,6 +66,17 @@ func newVnetTUN(t TUN) *vnetTUN {
 		return nil
 	}
 	v.rbuf = make([]byte, tunoffload.HeaderLen+65535)
+	v.gather = func(fd uintptr) bool {
+		_, _, e := unix.Syscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&v.iovs[0])), uintptr(v.niov))
+		if e == unix.EAGAIN {
+			return false // wait until the TUN's queue takes it
+		}
+		v.werr = nil
+		if e != 0 {
+			v.werr = e
+		}
+		return true
+	}
 	return v
 }
 
@@ -72,8 +92,18 @@ func (v *vnetTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
 	return tunoffload.Split(v.rbuf[:n], bufs, sizes, offset)
 }
 
-// write writes one packet that starts with its virtio-net header.
-func (v *vnetTUN) write(pkt []byte) error {
-	_, err := v.f.Write(pkt)
-	return err
+// writev writes one packet gathered from iov (at most MaxBatch slices, none empty), which starts
+// with its virtio-net header: a TUN takes one packet per write.
+func (v *vnetTUN) writev(iov [][]byte) error {
+	for i, b := range iov {
+		v.iovs[i].Base = &b[0]
+		v.iovs[i].SetLen(len(b))
+	}
+	v.niov = len(iov)
+	err := v.rc.Write(v.gather)
+	clear(v.iovs[:len(iov)]) // the pool's buffers are not kept alive from here
+	if err != nil {
+		return err
+	}
+	return v.werr
 }

@@ -268,14 +268,15 @@ const (
 	tcpCWR = 0x80
 )
 
-// Coalesced finishes the super-packet pkt, built from segments of gsoSize payload bytes (the last
-// may be shorter) with the IP header of iphl bytes and the TCP or UDP header of the first, for a
-// write to the TUN, and returns its virtio-net header: it sets the IPv4 total length and header
-// checksum, or the IPv6 payload length, the UDP length, and puts the pseudo-header sum in the
-// transport checksum field with NEEDS_CSUM, as a device leaves a packet whose checksum it has not
-// computed (the kernel's CHECKSUM_PARTIAL: taken as verified on receive, completed on the way out if
-// the packet is forwarded).
-func Coalesced(pkt []byte, iphl, thl, gsoSize int, udp bool) Header {
+// Coalesced finishes a super-packet of length bytes for a write to the TUN and returns its
+// virtio-net header. The super-packet is built from segments of gsoSize payload bytes (the last may
+// be shorter) behind the IP header of iphl bytes and the TCP or UDP header of thl bytes of the first
+// segment, first, whose headers are edited in place: the IPv4 total length and header checksum, or
+// the IPv6 payload length, the UDP length, and the pseudo-header sum in the transport checksum field
+// with NEEDS_CSUM, as a device leaves a packet whose checksum it has not computed (the kernel's
+// CHECKSUM_PARTIAL: taken as verified on receive, completed on the way out if the packet is
+// forwarded).
+func Coalesced(first []byte, length, iphl, thl, gsoSize int, udp bool) Header {
 	h := Header{Flags: FlagNeedsCsum, HdrLen: uint16(iphl + thl), GSOSize: uint16(gsoSize), CsumStart: uint16(iphl)}
 	proto := byte(protoTCP)
 	h.CsumOffset = 16
@@ -283,21 +284,21 @@ func Coalesced(pkt []byte, iphl, thl, gsoSize int, udp bool) Header {
 		proto = protoUDP
 		h.CsumOffset = 6
 		h.GSOType = GSOUDPL4
-		binary.BigEndian.PutUint16(pkt[iphl+4:], uint16(len(pkt)-iphl))
+		binary.BigEndian.PutUint16(first[iphl+4:], uint16(length-iphl))
 	}
-	if pkt[0]>>4 == 6 {
+	if first[0]>>4 == 6 {
 		if !udp {
 			h.GSOType = GSOTCPv6
 		}
-		binary.BigEndian.PutUint16(pkt[4:], uint16(len(pkt)-40))
+		binary.BigEndian.PutUint16(first[4:], uint16(length-40))
 	} else {
 		if !udp {
 			h.GSOType = GSOTCPv4
 		}
-		binary.BigEndian.PutUint16(pkt[2:], uint16(len(pkt)))
-		pkt[10], pkt[11] = 0, 0
-		binary.BigEndian.PutUint16(pkt[10:], ^Fold(Sum(pkt[:iphl], 0)))
+		binary.BigEndian.PutUint16(first[2:], uint16(length))
+		first[10], first[11] = 0, 0
+		binary.BigEndian.PutUint16(first[10:], ^Fold(Sum(first[:iphl], 0)))
 	}
-	binary.BigEndian.PutUint16(pkt[iphl+int(h.CsumOffset):], Fold(PseudoSum(pkt, proto, len(pkt)-iphl)))
+	binary.BigEndian.PutUint16(first[iphl+int(h.CsumOffset):], Fold(PseudoSum(first, proto, length-iphl)))
 	return h
 }

@@ -262,7 +262,7 @@ func TestCoalesced(t *testing.T) {
 			if proto == protoUDP {
 				thl = 8
 			}
-			h := Coalesced(pkt, iphl, thl, 1000, proto == protoUDP)
+			h := Coalesced(pkt, len(pkt), iphl, thl, 1000, proto == protoUDP)
 			if h.Flags != FlagNeedsCsum || h.GSOSize != 1000 || int(h.CsumStart) != iphl || int(h.HdrLen) != iphl+thl {
 				t.Fatalf("v%d proto %d: header %+v", version, proto, h)
 			}
