@@ -21,8 +21,10 @@ package dataplane
 // and one for the control sends (ctl below), (2 x Batches + 1) x batch.BatchBytesFor(bufLen) bytes,
 // capped by Config.MaxMemory. That is the memory bound whatever the load: under overload a reader
 // waits for a free unit and the kernel's queues (TUN, socket) absorb or drop the excess. Besides the
-// pool, tunWriter keeps groRooms buffers of 64 KiB for the TUN's coalescing (tunwrite.go). Nothing is
-// allocated per batch or per packet (the real UDP socket aside, see udp.go).
+// pool: on a Linux TUN with virtio-net headers, whose offloads the Device does itself (vnetTUN,
+// tungro.go), a 64 KiB read buffer; on another TUN, groRooms buffers of 64 KiB in tunWriter for the
+// TUN's own coalescing (tunwrite.go). Nothing is allocated per batch or per packet (the real UDP
+// socket aside, see udp.go).
 //
 // Why one pool of that size cannot deadlock the two directions: a reader takes a unit before a batch
 // and a consumer gives the batch back before the unit, so a direction never holds more batches than

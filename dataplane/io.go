@@ -3,8 +3,10 @@ package dataplane
 import "net/netip"
 
 // TUN is the packet side of a Device: what it needs of golang.zx2c4.com/wireguard/tun.Device, which
-// satisfies it (tun.CreateTUN's Linux device does TSO/GRO splitting and coalescing behind Read and
-// Write when the kernel offers virtio-net offloads). Package tuntest has an in-memory double.
+// satisfies it. Package tuntest has an in-memory double. A TUN that exposes its file (File() *os.File)
+// and whose file is a Linux TUN with virtio-net headers (as tun.CreateTUN's is where the kernel offers
+// offloads) is read and written through that file instead, the Device splitting and coalescing
+// super-packets itself (vnetTUN); then only BatchSize and Close are called.
 type TUN interface {
 	// Read reads up to len(bufs) packets, packet i into bufs[i][offset:], its length in sizes[i],
 	// blocking until at least one is available. The offset leaves headroom the device may use.

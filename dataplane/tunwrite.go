@@ -1,6 +1,7 @@
 package dataplane
 
-// Writing a batch to a TUN with offloads (golang.zx2c4.com/wireguard/tun): its Write coalesces the
+// Writing a batch to a TUN that does its own offloads behind Write, for when the Device cannot do them
+// (no vnetTUN: see tungro.go). golang.zx2c4.com/wireguard/tun's Write coalesces the
 // TCP segments and UDP datagrams of one flow into one super-packet per flow (GRO), one write system
 // call instead of one per packet. It appends a flow's later packets to the buffer of the first one,
 // so it coalesces only if that buffer has room for up to 64 KiB; a pool buffer holds one packet
