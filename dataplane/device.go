@@ -536,14 +536,11 @@ func (d *Device) tunReader() {
 	// batch up, as long as the buffers left can take a super-packet: the TUN splits one into up to
 	// 64 KiB / MSS segments and drops it if they do not fit (the MSS is at least the MTU less
 	// 100 bytes of IPv6 and TCP headers with options).
-	poller := newTunPoller(d.tun)
-	room := 65535/max(d.mtu-100, 1) + 1
-	var tun interface {
-		Read(bufs [][]byte, sizes []int, offset int) (int, error)
-	} = d.tun
+	var tun tunSource = polledTUN{d.tun, newTunPoller(d.tun)}
 	if d.vnet != nil {
 		tun = d.vnet
 	}
+	room := 65535/max(d.mtu-100, 1) + 1
 	var u [1]*unit
 	for {
 		if _, err := d.out.free.Dequeue(u[:]); err != nil || !d.take(u[0]) {
@@ -551,9 +548,11 @@ func (d *Device) tunReader() {
 		}
 		for {
 			n, err := tun.Read(u[0].bufs[:burst], u[0].sizes[:burst], tunOffset)
-			for poller != nil && n > 0 && err == nil && burst-n >= room && poller.readable() {
+			for n > 0 && err == nil && burst-n >= room {
 				var m int
-				m, err = tun.Read(u[0].bufs[n:burst], u[0].sizes[n:burst], tunOffset)
+				if m, err = tun.readMore(u[0].bufs[n:burst], u[0].sizes[n:burst], tunOffset); m == 0 {
+					break
+				}
 				n += m
 			}
 			if n > 0 {
@@ -571,6 +570,26 @@ func (d *Device) tunReader() {
 			return
 		}
 	}
+}
+
+// tunSource is how tunReader reads: Read blocks until packets arrive (TUN's Read), readMore reads
+// those that wait, if any, without blocking.
+type tunSource interface {
+	Read(bufs [][]byte, sizes []int, offset int) (int, error)
+	readMore(bufs [][]byte, sizes []int, offset int) (int, error)
+}
+
+// polledTUN reads more of a TUN only when a poll says packets wait (never without a poller).
+type polledTUN struct {
+	TUN
+	poller *tunPoller
+}
+
+func (t polledTUN) readMore(bufs [][]byte, sizes []int, offset int) (int, error) {
+	if t.poller == nil || !t.poller.readable() {
+		return 0, nil
+	}
+	return t.Read(bufs, sizes, offset)
 }
 
 func (d *Device) encryptWorker() {

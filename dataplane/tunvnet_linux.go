@@ -26,6 +26,12 @@ type vnetTUN struct {
 	udpGSO bool
 	rbuf   []byte // one read: the virtio-net header and a packet of up to 64 KiB
 
+	// The reading goroutine's non-blocking read (see gather below for why a field): its result in
+	// rn and rerr.
+	rn   int
+	rerr error
+	peek func(fd uintptr) bool
+
 	// The writing goroutine's writev: iovs[:niov] for gather (made once: a closure made per call
 	// to RawConn.Write would be allocated), its result in werr.
 	iovs   [MaxBatch]unix.Iovec
@@ -66,6 +72,10 @@ func newVnetTUN(t TUN) *vnetTUN {
 		return nil
 	}
 	v.rbuf = make([]byte, tunoffload.HeaderLen+65535)
+	v.peek = func(fd uintptr) bool {
+		v.rn, v.rerr = unix.Read(int(fd), v.rbuf)
+		return true // done, also on EAGAIN: nothing waits
+	}
 	v.gather = func(fd uintptr) bool {
 		_, _, e := unix.Syscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&v.iovs[0])), uintptr(v.niov))
 		if e == unix.EAGAIN {
@@ -90,6 +100,22 @@ func (v *vnetTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
 		return 0, err
 	}
 	return tunoffload.Split(v.rbuf[:n], bufs, sizes, offset)
+}
+
+// readMore reads a packet that waits, if one does, without blocking (the file is non-blocking: a
+// read that finds nothing fails with EAGAIN at once, one system call where a poll and a read would
+// be two), and splits it as Read does.
+func (v *vnetTUN) readMore(bufs [][]byte, sizes []int, offset int) (int, error) {
+	if err := v.rc.Read(v.peek); err != nil {
+		return 0, err
+	}
+	if v.rerr == unix.EAGAIN {
+		return 0, nil
+	}
+	if v.rerr != nil {
+		return 0, v.rerr
+	}
+	return tunoffload.Split(v.rbuf[:v.rn], bufs, sizes, offset)
 }
 
 // writev writes one packet gathered from iov (at most MaxBatch slices, none empty), which starts
