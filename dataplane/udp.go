@@ -209,6 +209,13 @@ func (c *UDPConn) readGRO(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (in
 		if seg <= 0 {
 			seg = max(m.N, 1) // not coalesced: one datagram (maybe empty)
 		}
+		if k > 0 && c.goff == 0 && (m.N+seg-1)/seg > len(bufs)-k {
+			// A message the kernel coalesced is a run of one flow's datagrams, most often one
+			// super-packet of the sending peer's TUN: handed over whole, its packets can be
+			// coalesced again into one write to our TUN, where a run cut between two batches
+			// would cost two (and the receiving TCP an extra ACK).
+			break
+		}
 		end := min(c.goff+seg, m.N)
 		// A datagram longer than bufs[k] is cut to fill it, which the device treats as truncated.
 		sizes[k] = copy(bufs[k], c.groBufs[c.gi][0][c.goff:end])

@@ -85,3 +85,41 @@ func TestUDPGSO(t *testing.T) {
 	}
 	t.Logf("GSO %v, GRO %v: %d segmented messages sent, %d+%d coalesced received", a.gso, rx[0].gro, a.gsoMessages, rx[0].groCoalesced, rx[1].groCoalesced)
 }
+
+// TestUDPGROWholeMessages: a read hands over a coalesced message whole when it can, stopping before
+// one that would not fit in the buffers left rather than cutting it between two reads.
+func TestUDPGROWholeMessages(t *testing.T) {
+	a, err := NewUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		t.Skipf("no loopback socket: %v", err)
+	}
+	defer a.Close()
+	rx, err := NewUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rx.Close()
+	if !a.gso || !rx.gro {
+		t.Skip("kernel without UDP GSO and GRO")
+	}
+	const run = 45 // 1452-byte datagrams in one segmented message
+	for range 2 {
+		bufs, dsts := make([][]byte, run), make([]netip.AddrPort, run)
+		for i := range bufs {
+			bufs[i], dsts[i] = make([]byte, 1452), rx.LocalAddr()
+		}
+		if err := a.WriteBatch(bufs, dsts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := make([][]byte, run+run/2)
+	for i := range in {
+		in[i] = make([]byte, 2048)
+	}
+	sizes, srcs := make([]int, len(in)), make([]netip.AddrPort, len(in))
+	for range 2 {
+		if n, err := rx.ReadBatch(in, sizes, srcs); err != nil || n != run {
+			t.Fatalf("read %d datagrams (%v), want the %d of one message", n, err, run)
+		}
+	}
+}
