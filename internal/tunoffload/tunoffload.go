@@ -170,7 +170,7 @@ func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
 	}
 	v4, v6 := pkt[0]>>4 == 4, pkt[0]>>4 == 6
 	iphl := int(h.CsumStart)
-	if (!v4 && !v6) || (v4 && iphl != int(pkt[0]&0x0f)*4) || (v6 && iphl < 40) || iphl+20 > len(pkt) {
+	if (!v4 && !v6) || (v4 && (iphl < 20 || iphl != int(pkt[0]&0x0f)*4)) || (v6 && iphl < 40) || iphl+20 > len(pkt) {
 		return 0, ErrMalformed
 	}
 	var proto byte
