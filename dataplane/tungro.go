@@ -70,8 +70,14 @@ func (c *tunCoalescer) write(bufs [][]byte) (failed int) {
 		pkt := bufs[i][tunOffset:]
 		c.next[i] = -1
 		kind, payload := groKind(pkt)
-		if kind == groUDP && !c.udpGSO {
+		switch {
+		case kind == groUDP && !c.udpGSO:
 			kind = groNone
+		case kind == groUDP && int(binary.BigEndian.Uint16(pkt[len(pkt)-payload-4:])) != payload+8:
+			// A UDP length that disagrees with the IP length: joined, the bytes it leaves out
+			// would become payload. Written alone, it is the kernel's to judge; nothing of its
+			// flow may overtake it.
+			kind = groBarrier
 		}
 		switch kind {
 		case groBarrier:

@@ -155,6 +155,8 @@ func TestTunCoalescerUDP(t *testing.T) {
 	}
 	fragment := testIP(4, protoUDP, 1, 100, 0)
 	binary.BigEndian.PutUint16(fragment[6:], 0x2000)
+	badLength := udp(1)
+	binary.BigEndian.PutUint16(badLength[24:], 100) // less than the 108 bytes the IP header says
 	for _, c := range []struct {
 		name   string
 		udpGSO bool
@@ -164,6 +166,7 @@ func TestTunCoalescerUDP(t *testing.T) {
 		{"coalesced", true, [][]byte{udp(1), udp(1), udp(1)}, []int{1, 3}},
 		{"no UDP GSO", false, [][]byte{udp(1), udp(1)}, []int{1, 1, 1, 1}},
 		{"fragment", true, [][]byte{udp(1), udp(1), fragment, udp(1), udp(1)}, []int{1, 2, 1, 1, 1, 2}},
+		{"UDP length", true, [][]byte{udp(1), udp(1), badLength, udp(1), udp(1)}, []int{1, 2, 1, 1, 1, 2}},
 	} {
 		log := &vnetLog{}
 		newTunCoalescer(log, c.udpGSO).write(withHeadroom(c.pkts...))
