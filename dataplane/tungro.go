@@ -12,7 +12,7 @@ package dataplane
 // carries NEEDS_CSUM and the pseudo-header sum (tunoffload.Coalesced); a packet written alone goes as
 // it is, with an empty header, and the kernel checks it as it checks any.
 //
-// Nothing is copied: a super-packet is the first packet, its headers edited in place in its pool
+// Nothing is copied in user space: a super-packet is the first packet, its headers edited in place in its pool
 // buffer and the virtio-net header in the headroom before it, followed by the payloads of the others
 // where they are, gathered by one writev.
 //

@@ -13,8 +13,8 @@ import (
 
 // vnetTUN reads and writes a Linux TUN device opened with IFF_VNET_HDR (golang.zx2c4.com/wireguard/tun's
 // CreateTUN opens it so where the kernel allows) through its file, doing the offloads itself instead of
-// the tun package's Read and Write: reads split TSO/USO super-packets straight into the Device's
-// buffers (package tunoffload); writes are tunCoalescer's packets, which it coalesces without
+// the tun package's Read and Write: a read's TSO/USO super-packet is split into the Device's buffers
+// (package tunoffload, its checksums without the tun package's allocations); writes are tunCoalescer's packets, which it coalesces without
 // verifying checksums: everything the Device writes passed AEAD authentication, as kernel WireGuard
 // marks decrypted packets CHECKSUM_UNNECESSARY (drivers/net/wireguard/receive.c) and its GRO merges
 // them unverified. Only the reading goroutine reads and only tunWriter writes.
