@@ -652,12 +652,18 @@ func startCapture(t *testing.T, e *end, dev string) *capture {
 		if err != nil {
 			return err
 		}
-		// SOCK_DGRAM: the kernel strips the link header, so reads start at the IP header.
-		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, proto)
+		// SOCK_RAW (which PACKET_VNET_HDR needs): reads start with the Ethernet header.
+		fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, proto)
 		if err != nil {
 			return err
 		}
 		c.fd = fd
+		// A veth passes a UDP GSO super-packet (UDP_SEGMENT, which the tunnels send runs with) on
+		// whole: with a virtio-net header before each read, its gso_size cuts it back into the
+		// datagrams it carries.
+		if err := unix.SetsockoptInt(fd, unix.SOL_PACKET, unix.PACKET_VNET_HDR, 1); err != nil {
+			return err
+		}
 		return unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: uint16(proto), Ifindex: ifc.Index})
 	}); err != nil {
 		if c.fd != 0 {
@@ -689,18 +695,39 @@ func (c *capture) run() {
 		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
 			continue
 		}
-		pkt := buf[:n]
+		if n < virtioNetHdrLen+ethHdrLen {
+			continue
+		}
+		// struct virtio_net_hdr (virtio 1.x section 5.1.6, little endian): gso_type at byte 1,
+		// gso_size at bytes 4-5.
+		gsoType, gsoSize := buf[1], int(binary.LittleEndian.Uint16(buf[4:]))
+		pkt := buf[virtioNetHdrLen+ethHdrLen : n]
 		// IPv4, UDP, to the listen port, a transport message.
-		if n < 20 || pkt[0]>>4 != 4 || pkt[9] != unix.IPPROTO_UDP {
+		if len(pkt) < 20 || pkt[0]>>4 != 4 || pkt[9] != unix.IPPROTO_UDP {
 			continue
 		}
 		ihl := int(pkt[0]&0xf) * 4
-		if n < ihl+8+1 || int(binary.BigEndian.Uint16(pkt[ihl+2:])) != listenPort || pkt[ihl+8] != 4 {
+		if len(pkt) < ihl+8+1 || int(binary.BigEndian.Uint16(pkt[ihl+2:])) != listenPort || pkt[ihl+8] != 4 {
 			continue
 		}
-		c.msgs = append(c.msgs, bytes.Clone(pkt[ihl+8:]))
+		payload := pkt[ihl+8:]
+		if gsoType != virtioNetHdrGSOUDPL4 || gsoSize == 0 {
+			gsoSize = len(payload)
+		}
+		for len(payload) > 0 {
+			m := payload[:min(gsoSize, len(payload))]
+			c.msgs = append(c.msgs, bytes.Clone(m))
+			payload = payload[len(m):]
+		}
 	}
 }
+
+// The virtio-net header PACKET_VNET_HDR puts before each captured packet (include/uapi/linux/virtio_net.h).
+const (
+	virtioNetHdrLen      = 10
+	virtioNetHdrGSOUDPL4 = 5 // VIRTIO_NET_HDR_GSO_UDP_L4
+	ethHdrLen            = 14
+)
 
 // stop ends the capture and returns the UDP payloads of the captured transport messages, in
 // arrival order.
