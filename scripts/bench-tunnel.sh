@@ -17,6 +17,9 @@
 # (per loadgen trial, default 2), IMPLS (default "tunnel wgpeer": the two compared, first one is
 # "ours" in the table), TUNNEL_FLAGS (extra flags of our tunnel, e.g. "-workers 1"), TRIALS (default
 # "tcp udp"; TRIALS=tcp skips the UDP trials, for quick iterations on the TCP figure).
+# IMPLS="tunnel tunnel-b" compares two configurations of our tunnel in the same run, the second
+# with TUNNEL_FLAGS_B instead of TUNNEL_FLAGS: round-to-round noise on a shared machine is 10-30%,
+# far more than most changes, so a change is judged against the default in alternating rounds.
 #
 # Only addresses inside the two namespaces created here receive traffic. Namespaces are named
 # wbt-<pid>-<n> like the netns test harness's, whose stale-namespace cleanup also removes ours.
@@ -34,7 +37,13 @@ PORT=51820
 . "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, TUN interfaces): sudo make bench-tunnel"
-[[ ${#IMPLS[@]} -eq 2 ]] || die "IMPLS=\"${IMPLS[*]}\": want two of tunnel, wgpeer"
+[[ ${#IMPLS[@]} -eq 2 ]] || die "IMPLS=\"${IMPLS[*]}\": want two of tunnel, tunnel-b, wgpeer"
+for impl in "${IMPLS[@]}"; do
+	case $impl in
+	tunnel | tunnel-b | wgpeer) ;;
+	*) die "IMPLS: unknown $impl (want tunnel, tunnel-b or wgpeer)" ;;
+	esac
+done
 command -v ip >/dev/null || die "needs ip (iproute2)"
 command -v python3 >/dev/null || die "needs python3 to read JSON reports"
 need_iperf3
@@ -100,11 +109,14 @@ record() { echo "$1 $2 $3" >>"$RESULTS"; } # IMPL METRIC VALUE
 
 # measure IMPL: one round of every measurement with IMPL at both ends.
 measure() {
-	local impl=$1 flags=()
-	[[ $impl == tunnel ]] && read -r -a flags <<<"${TUNNEL_FLAGS:-}"
-	ip netns exec "$NS_A" "$WORK/$impl" -config "$WORK/a.conf" -iface wb0 "${flags[@]}" >"$WORK/a.out" 2>"$WORK/a.err" &
+	local impl=$1 bin=$1 flags=()
+	case $impl in
+	tunnel) read -r -a flags <<<"${TUNNEL_FLAGS:-}" ;;
+	tunnel-b) bin=tunnel; read -r -a flags <<<"${TUNNEL_FLAGS_B:-}" ;;
+	esac
+	ip netns exec "$NS_A" "$WORK/$bin" -config "$WORK/a.conf" -iface wb0 "${flags[@]}" >"$WORK/a.out" 2>"$WORK/a.err" &
 	local pid_a=$!
-	ip netns exec "$NS_B" "$WORK/$impl" -config "$WORK/b.conf" -iface wb0 "${flags[@]}" >"$WORK/b.out" 2>"$WORK/b.err" &
+	ip netns exec "$NS_B" "$WORK/$bin" -config "$WORK/b.conf" -iface wb0 "${flags[@]}" >"$WORK/b.out" 2>"$WORK/b.err" &
 	local pid_b=$!
 	PIDS+=("$pid_a" "$pid_b")
 	for ns in "$NS_A" "$NS_B"; do
@@ -180,7 +192,7 @@ vals = {}
 for line in open(path):
     impl, metric, value = line.split()
     vals.setdefault((impl, metric), []).append(float(value))
-name = {"tunnel": "our tunnel", "wgpeer": "wireguard-go"}
+name = {"tunnel": "our tunnel", "tunnel-b": "tunnel B", "wgpeer": "wireguard-go"}
 rows = [
     ("TCP, 1 stream (Gbit/s)", "tcp_gbps", "{:.2f}", ">= 2x"),
     ("UDP 1420 B, <= 0.1% loss (packets/s)", "udp1420_pps", "{:,.0f}", ">= 2x"),
