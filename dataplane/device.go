@@ -533,9 +533,10 @@ func (d *Device) tunReader() {
 	// A TUN read returns one packet unless the kernel handed over a TSO super-packet, so at high
 	// rates of small or UDP packets one read would make a batch of one, each paying the whole
 	// pipeline's hand-offs and a sendmmsg of its own. While packets wait (a poll says so, or a
-	// non-blocking read of a virtio-net-header TUN finds one), more reads top the batch up, as long as the buffers left can take a super-packet: the TUN splits one into up to
-	// 64 KiB / MSS segments and drops it if they do not fit (the MSS is at least the MTU less
-	// 100 bytes of IPv6 and TCP headers with options).
+	// non-blocking read of a virtio-net-header TUN finds one), more reads top the batch up, as
+	// long as the buffers left can take a super-packet: the TUN splits one into up to 64 KiB / MSS
+	// segments and drops it if they do not fit (the MSS is at least the MTU less 100 bytes of IPv6
+	// and TCP headers with options).
 	var tun tunSource = polledTUN{d.tun, newTunPoller(d.tun)}
 	if d.vnet != nil {
 		tun = d.vnet
