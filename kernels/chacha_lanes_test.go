@@ -192,6 +192,46 @@ func TestChaChaLaneBoundaries(t *testing.T) {
 	}
 }
 
+// TestChaChaLaneLongChunks runs batches whose messages are all at least 1 KiB, the chunks in which
+// the AVX2 tier's Seal computes MACs inside the ChaCha20 kernel: equal and random lengths (jobs
+// that finish in the kernel, that the stream leaves half done, that it never starts), with and
+// without AD, over one and several chunks.
+func TestChaChaLaneLongChunks(t *testing.T) {
+	for _, tier := range kernels.Tiers() {
+		for _, s := range []kernels.Suite{kernels.ChaCha20Poly1305, kernels.XChaCha20Poly1305} {
+			t.Run(fmt.Sprintf("%v/%v", tier, s), func(t *testing.T) {
+				rng := rand.NewChaCha8([32]byte{2, byte(tier), byte(s)})
+				r := rand.New(rng)
+				keys, oracles := laneKeys(t, s, 4, rng)
+				plain := make([]byte, 9100)
+				rng.Read(plain)
+				for _, b := range []int{8, 16, 17, 40, 64, 65, 130} {
+					for _, shape := range []string{"equal", "random", "ad"} {
+						cases := make([]laneCase, b)
+						for j := range cases {
+							nonce := make([]byte, s.NonceSize())
+							rng.Read(nonce)
+							k := j % len(keys)
+							n := 1420
+							var ad []byte
+							switch shape {
+							case "random":
+								n = 1024 + r.IntN(8000)
+							case "ad":
+								n = 1024 + r.IntN(3000)
+								ad = plain[:r.IntN(40)]
+							}
+							cases[j] = laneCase{suite: s, oracle: oracles[k], key: keys[k], nonce: nonce, ad: ad,
+								plain: plain[len(ad) : len(ad)+n], inPlace: j%2 == 0, forged: j%13 == 7}
+						}
+						checkLanes(t, tier, cases)
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestChaChaLaneMixedSuites interleaves ChaCha20, XChaCha20 and AES-GCM ops in one batch: each family
 // takes only its own ops and every op is processed exactly once.
 func TestChaChaLaneMixedSuites(t *testing.T) {

@@ -40,8 +40,9 @@ func rotTables() {
 // avx2QuarterRounds runs RFC 8439 section 2.1's quarter round on the four columns cols of each
 // group (one or two), all their chains interleaved instruction by instruction. b[g][i] holds word
 // 4+i of group g; slot(g, w) is the spill row of any other word. Each chain has one register besides
-// its b: the value it computed last.
-func avx2QuarterRounds(b [][4]VecVirtual, slot func(g, w int) Mem, cols [4][4]int) {
+// its b: the value it computed last. hook, if not nil, is called twice per step pair, after the d
+// word's store and after b's rotation, with the call's number (0 to 3), to emit scalar work there.
+func avx2QuarterRounds(b [][4]VecVirtual, slot func(g, w int) Mem, cols [4][4]int, hook func(k int)) {
 	type chain struct {
 		g          int
 		a, b, c, d int // word numbers
@@ -59,6 +60,13 @@ func avx2QuarterRounds(b [][4]VecVirtual, slot func(g, w int) Mem, cols [4][4]in
 			f(i, ch)
 		}
 	}
+	k := 0
+	point := func() {
+		if hook != nil {
+			hook(k)
+		}
+		k++
+	}
 	for _, rot := range [2][2]int{{16, 12}, {8, 7}} {
 		// a += b; d ^= a; d <<<= 16 (or 8): s is a, then d.
 		each(func(i int, ch chain) {
@@ -73,6 +81,7 @@ func avx2QuarterRounds(b [][4]VecVirtual, slot func(g, w int) Mem, cols [4][4]in
 		}
 		each(func(i int, ch chain) { VPSHUFB(mask, s[i], s[i]) })
 		each(func(i int, ch chain) { VMOVDQU(s[i], slot(ch.g, ch.d)) })
+		point()
 		// c += d; b ^= c; b <<<= 12 (or 7): s is c, then the rotation's temporary.
 		each(func(i int, ch chain) { VPADDD(slot(ch.g, ch.c), s[i], s[i]) })
 		each(func(i int, ch chain) { VMOVDQU(s[i], slot(ch.g, ch.c)) })
@@ -80,35 +89,96 @@ func avx2QuarterRounds(b [][4]VecVirtual, slot func(g, w int) Mem, cols [4][4]in
 		each(func(i int, ch chain) { VPSLLD(U8(rot[1]), breg(ch), s[i]) })
 		each(func(i int, ch chain) { VPSRLD(U8(32-rot[1]), breg(ch), breg(ch)) })
 		each(func(i int, ch chain) { VPOR(s[i], breg(ch), breg(ch)) })
+		point()
 	}
 }
 
 // avx2DoubleRounds runs the ten double rounds (RFC 8439 section 2.3) of avx2QuarterRounds in a loop
-// labelled loop.
-func avx2DoubleRounds(b [][4]VecVirtual, slot func(g, w int) Mem, loop string) {
+// labelled loop. hook, if not nil, is called at 8 points of the double round, numbered 0 to 7.
+func avx2DoubleRounds(b [][4]VecVirtual, slot func(g, w int) Mem, loop string, hook func(k int)) {
 	Comment("Ten double rounds (RFC 8439 section 2.3).")
 	r := GP32()
 	MOVL(U32(10), r)
 	Label(loop)
-	avx2QuarterRounds(b, slot, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
-	avx2QuarterRounds(b, slot, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
+	var h0, h1 func(k int)
+	if hook != nil {
+		h0, h1 = hook, func(k int) { hook(4 + k) }
+	}
+	avx2QuarterRounds(b, slot, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}}, h0)
+	avx2QuarterRounds(b, slot, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}}, h1)
 	DECL(r)
 	JNZ(LabelRef(loop))
 }
 
-func chachaXOR16AVX2() {
-	Implement("chachaXOR16AVX2")
+// The MAC jobs chachaXOR16MACAVX2 runs on the scalar integer pipes, which its vector rounds leave idle
+// (macTable in kernels/chacha_lanes_amd64.go): per slot, the offset from the table of its current
+// job record (0: none), then the records. A record holds a Poly1305 accumulator h0, h1, h2 and
+// clamped multiplier r0, r1 in radix 2^64 (kernels/poly1305_generic.go, whose bounds hold here), the
+// message as a buffer, the offset of its next 16-byte block and the offset where its blocks end,
+// and the offset of the slot's next record (0: none).
+//
+// Each slot absorbs one block per double round, at its own point of the round (avx2DoubleRounds'
+// hook). The scalar steps are free only while they are few: measured on Zen 5 with every slot busy
+// (BenchmarkChaCha20Kernels/AVX2+MAC), a block costs the kernel 0.35 ns on average with 2 slots,
+// 0.63 ns with 4, 0.97 with 5, 1.35 with 6 and 1.8 with 8, against 1.67 ns in poly1305AVX2; two
+// blocks per step (the accumulator kept in registers between them) cost more still. 4 slots cover
+// 40 blocks per 64 of key stream; polyLanes does the rest.
+const (
+	macSlots = 4
+	macH     = 0
+	macR     = 3 * 8
+	macBase  = 5 * 8
+	macOff   = 6 * 8
+	macEnd   = 7 * 8
+	macNext  = 8 * 8
+)
+
+// chachaXOR16AVX2 generates chachaXOR16AVX2 and, with mac, chachaXOR16MACAVX2, which also runs the
+// MAC jobs: their steps need the general registers, so n, stride and the block offset stay in memory
+// there, which the kernel without jobs does without.
+func chachaXOR16AVX2(mac bool) {
+	name := "chachaXOR16AVX2"
+	if mac {
+		name = "chachaXOR16MACAVX2"
+	}
+	Implement(name)
 	Attributes(NOSPLIT)
-	Doc("chachaXOR16AVX2 is chachaXOR16 on AVX2 (same arguments, same result).")
+	if mac {
+		Doc(name+" is chachaXOR16AVX2 that also runs the MAC jobs of mac: each double round absorbs",
+			"one block of each slot's current job.")
+	} else {
+		Doc(name + " is chachaXOR16 on AVX2 (same arguments, same result).")
+	}
 	rows := Mem{Base: Load(Param("tab"), GP64())}
 	lanes := Mem{Base: Load(Param("lanes"), GP64())}
-	n := Load(Param("n"), GP64())
-	stride := Load(Param("stride"), GP64())
+	var jobs Mem
+	var n, stride, off Op
+	if mac {
+		jobs = Mem{Base: Load(Param("mac"), GP64())}
+		np, err := Param("n").Resolve()
+		if err != nil {
+			panic(err)
+		}
+		sp, err := Param("stride").Resolve()
+		if err != nil {
+			panic(err)
+		}
+		n, stride = np.Addr, sp.Addr
+	} else {
+		n = Load(Param("n"), GP64())
+		stride = Load(Param("stride"), GP64())
+	}
 	laneAddresses(rows, lanes)
-	off := GP64()
-	XORQ(off, off)
+	if mac {
+		off = AllocLocal(8)
+		MOVQ(U32(0), off)
+	} else {
+		o := GP64()
+		XORQ(o, o)
+		off = o
+	}
 
-	Label("block")
+	Label(name + "block")
 	slot := func(g, w int) Mem { return rows.Offset(tabSpill + 64*w + 32*g) }
 	row := func(g, w int) Mem { return rows.Offset(64*w + 32*g) }
 	var b [2][4]VecVirtual
@@ -124,7 +194,15 @@ func chachaXOR16AVX2() {
 			VMOVDQU(t, slot(g, w))
 		}
 	}
-	avx2DoubleRounds(b[:], slot, "xor16rounds")
+	var hook func(k int)
+	if mac {
+		hook = func(k int) {
+			if k*macSlots%8 < macSlots { // the slots spread evenly over the 8 points
+				macStep(jobs, k*macSlots/8)
+			}
+		}
+	}
+	avx2DoubleRounds(b[:], slot, name+"rounds", hook)
 	for g := range 2 {
 		Commentf("Group %d: lanes %d to %d.", g, 8*g, 8*g+7)
 		Comment("Add the initial state (section 2.3); every word goes to its slot.")
@@ -143,15 +221,100 @@ func chachaXOR16AVX2() {
 		VPADDD(row(g, 16), c, c)
 		VMOVDQU(c, row(g, 12))
 
+		o, ok := off.(GPVirtual)
+		if !ok {
+			o = GP64()
+			MOVQ(off, o)
+		}
 		transpose8(func(w int) Op { return slot(g, w) }, func(l, at int, ks VecVirtual) {
-			xorHalf(rows, 8*g+l, off, at, ks)
+			xorHalf(rows, 8*g+l, o, at, ks)
 		})
 	}
-	ADDQ(stride, off)
+	if mac {
+		o := GP64()
+		MOVQ(off, o)
+		ADDQ(stride, o)
+		MOVQ(o, off)
+	} else {
+		ADDQ(stride, off)
+	}
 	DECQ(n)
-	JNZ(LabelRef("block"))
+	JNZ(LabelRef(name + "block"))
 	VZEROUPPER()
 	RET()
+}
+
+// macStep absorbs one 16-byte block into the current job of slot k of the MAC table mac, if the
+// slot has one, and moves the slot on to its next record when the job's blocks run out (branches on
+// the public job lengths only): h = (h + m + 2^128) * r, partially reduced mod 2^130-5 (RFC 8439
+// section 2.5.1), as poly1305.blocks in kernels/poly1305_generic.go. MULX leaves the flags alone,
+// so the four products come first and the additions carry in one pass.
+func macStep(mac Mem, k int) {
+	skip := fmt.Sprintf("xor16mac%d", k)
+	Commentf("MAC slot %d: one block of its current job.", k)
+	rec := GP64()
+	MOVQ(mac.Offset(8*k), rec)
+	TESTQ(rec, rec)
+	JZ(LabelRef(skip))
+	ADDQ(mac.Base, rec)
+	job := Mem{Base: rec}
+	p := GP64() // the block's address, then the next block's offset
+	MOVQ(job.Offset(macOff), p)
+	x := GP64()
+	MOVQ(job.Offset(macBase), x)
+	h0, h1, h2 := GP64(), GP64(), GP64()
+	MOVQ(job.Offset(macH), h0)
+	MOVQ(job.Offset(macH+8), h1)
+	MOVQ(job.Offset(macH+16), h2)
+	ADDQ(Mem{Base: x, Index: p, Scale: 1}, h0)
+	ADCQ(Mem{Base: x, Index: p, Scale: 1, Disp: 8}, h1)
+	ADCQ(U8(1), h2)
+
+	Comment("t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).")
+	t0, t1, t2, t3 := GP64(), GP64(), GP64(), GP64()
+	MOVQ(job.Offset(macR), RDX)
+	MULXQ(h0, t0, t1) // h0*r0: words 0, 1
+	MULXQ(h1, x, t2)  // h1*r0: words 1, 2
+	ADDQ(x, t1)
+	ADCQ(U8(0), t2)
+	MOVQ(job.Offset(macR+8), RDX)
+	MULXQ(h1, x, t3) // h1*r1: words 2, 3
+	ADDQ(x, t2)
+	ADCQ(U8(0), t3)
+	MULXQ(h0, x, h0) // h0*r1: words 1, 2
+	ADDQ(x, t1)
+	ADCQ(h0, t2)
+	ADCQ(U8(0), t3)
+	MOVQ(h2, x)
+	IMULQ(RDX, x) // h2*r1: word 3
+	ADDQ(x, t3)
+	IMULQ(job.Offset(macR), h2) // h2*r0: word 2
+	ADDQ(h2, t2)
+	ADCQ(U8(0), t3)
+
+	Comment("2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.")
+	MOVQ(t2, h2)
+	ANDQ(U8(3), h2)
+	ANDQ(I8(-4), t2)
+	ADDQ(t2, t0)
+	ADCQ(t3, t1)
+	ADCQ(U8(0), h2)
+	SHRQ(U8(2), t3, t2)
+	SHRQ(U8(2), t3)
+	ADDQ(t2, t0)
+	ADCQ(t3, t1)
+	ADCQ(U8(0), h2)
+	MOVQ(t0, job.Offset(macH))
+	MOVQ(t1, job.Offset(macH+8))
+	MOVQ(h2, job.Offset(macH+16))
+	ADDQ(U8(16), p)
+	MOVQ(p, job.Offset(macOff))
+	CMPQ(p, job.Offset(macEnd))
+	JNE(LabelRef(skip))
+	Comment("The job is done: the slot goes on with its next record.")
+	MOVQ(job.Offset(macNext), x)
+	MOVQ(x, mac.Offset(8*k))
+	Label(skip)
 }
 
 // transpose8 turns the state words of 8 lanes, word w at word(w) (a register or memory), into the
@@ -252,7 +415,7 @@ func chachaOneAVX2(groups int) {
 			VMOVDQU(t, slot(g, w))
 		}
 	}
-	avx2DoubleRounds(b, slot, name+"rounds")
+	avx2DoubleRounds(b, slot, name+"rounds", nil)
 	for g := range groups {
 		Commentf("Group %d: blocks %d to %d of the pass.", g, 8*g, 8*g+7)
 		Comment("Add the initial state (section 2.3): the b words in their registers, the others in",
