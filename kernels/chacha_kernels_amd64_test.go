@@ -179,6 +179,7 @@ func TestChaChaTableLayout(t *testing.T) {
 		{"streamTable.mask", unsafe.Offsetof(s.mask), 17*64 + 2*16*8 + 16*64},
 		{"chachaPtrs16.off", unsafe.Offsetof(chachaPtrs16{}.off), 32 * 8},
 		{"polyPtrs16.off", unsafe.Offsetof(polyPtrs16{}.off), 16 * 8},
+		{"macTable.rec (the generator's macSlots)", unsafe.Offsetof(macTable{}.rec), 4 * 8},
 		{"macRecord.r0", unsafe.Offsetof(macRecord{}.r0), 3 * 8},
 		{"macRecord.base", unsafe.Offsetof(macRecord{}.base), 5 * 8},
 		{"macRecord.off", unsafe.Offsetof(macRecord{}.off), 6 * 8},
