@@ -5,7 +5,6 @@ package kernels
 import (
 	"crypto/subtle"
 	"encoding/binary"
-	"math/bits"
 	"unsafe"
 )
 
@@ -1066,39 +1065,17 @@ func (p *polyLanes) tag(l int) (t [TagSize]byte) {
 // w1*2^26 + ... + w4*2^104 as the radix-2^26 kernels leave it (limbs below 2^26, limb 1 below
 // 2^26 + 2^11) and s = s0 + s1*2^64. Constant time.
 func poly1305Finish26(out *[TagSize]byte, w0, w1, w2, w3, w4, s0, s1 uint64) {
-	// A carry pass, limb 4's carry re-entering limb 0 times 5 (2^130 = 5 mod p), then one without
-	// the wrap: canonical limbs, limb 4 below 2^26 + 1, so h < 2^130 + 2^104 < 2p.
+	// carry26, then a pass without the wrap: canonical limbs, limb 4 below 2^26 + 1, so
+	// h < 2^130 + 2^104 < 2p.
+	w0, w1, w2, w3, w4 = carry26(w0, w1, w2, w3, w4)
 	w2 += w1 >> 26
 	w1 &= limb26
 	w3 += w2 >> 26
 	w2 &= limb26
 	w4 += w3 >> 26
 	w3 &= limb26
-	w0 += w4 >> 26 * 5
-	w4 &= limb26
-	w1 += w0 >> 26
-	w0 &= limb26
-	w2 += w1 >> 26
-	w1 &= limb26
-	w3 += w2 >> 26
-	w2 &= limb26
-	w4 += w3 >> 26
-	w3 &= limb26
-	lo := w0 | w1<<26 | w2<<52
-	hi := w2>>12 | w3<<14 | w4<<40
-	top := w4 >> 24 // bits 128 and up
-
-	// g = h + 5; h >= p exactly when g reaches 2^130, and then h - p = g - 2^130.
-	g0, cy := bits.Add64(lo, 5, 0)
-	g1, cy := bits.Add64(hi, 0, cy)
-	useG := -((top + cy) >> 2) // all ones when g >= 2^130
-	lo = lo&^useG | g0&useG
-	hi = hi&^useG | g1&useG
-
-	lo, cy = bits.Add64(lo, s0, 0)
-	hi, _ = bits.Add64(hi, s1, cy)
-	binary.LittleEndian.PutUint64(out[0:], lo)
-	binary.LittleEndian.PutUint64(out[8:], hi)
+	// Bits 128 and up are limb 4's above bit 24.
+	poly1305Tag(out, w0|w1<<26|w2<<52, w2>>12|w3<<14|w4<<40, w4>>24, s0, s1)
 }
 
 // poly1305Finish44 writes (h mod 2^130-5 + s) mod 2^128 (RFC 8439 section 2.5.1) for h = h0 + h1*2^44
@@ -1117,21 +1094,8 @@ func poly1305Finish44(out *[TagSize]byte, h0, h1, h2, s0, s1 uint64) {
 	h0 &= mask44
 	h2 += h1 >> 44
 	h1 &= mask44
-	lo := h0 | h1<<44
-	hi := h1>>20 | h2<<24
-	top := h2 >> 40 // bits 128 and 129
-
-	// g = h + 5; h >= p exactly when g reaches 2^130, and then h - p = g - 2^130.
-	g0, cy := bits.Add64(lo, 5, 0)
-	g1, cy := bits.Add64(hi, 0, cy)
-	useG := -((top + cy) >> 2) // all ones when g >= 2^130
-	lo = lo&^useG | g0&useG
-	hi = hi&^useG | g1&useG
-
-	lo, cy = bits.Add64(lo, s0, 0)
-	hi, _ = bits.Add64(hi, s1, cy)
-	binary.LittleEndian.PutUint64(out[0:], lo)
-	binary.LittleEndian.PutUint64(out[8:], hi)
+	// Bits 128 and 129 are limb 2's above bit 40.
+	poly1305Tag(out, h0|h1<<44, h1>>20|h2<<24, h2>>40, s0, s1)
 }
 
 // xorKeyBlock writes src XOR ks[:len(src)] to dst (len(dst) >= len(src), len(src) <= 64). Short

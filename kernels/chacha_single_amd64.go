@@ -69,9 +69,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
 	key, nonce := chachaOpKey(op, &sub)
-	st[0], st[1], st[2], st[3] = sigma0, sigma1, sigma2, sigma3
-	copy(st[4:12], key[:])
-	st[13], st[14], st[15] = nonce[0], nonce[1], nonce[2]
+	chachaInit(&st, key, 0, &nonce)
 	src, dst := op.Src[:n], op.Dst[:n]
 
 	// Block 0 (the Poly1305 key) and the key stream of the first bytes in one pass: blocks 0-23
@@ -161,9 +159,7 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
 	key, nonce := chachaOpKey(op, &sub)
-	st[0], st[1], st[2], st[3] = sigma0, sigma1, sigma2, sigma3
-	copy(st[4:12], key[:])
-	st[13], st[14], st[15] = nonce[0], nonce[1], nonce[2]
+	chachaInit(&st, key, 0, &nonce)
 	var ks [4 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 1-3: the key stream
 	if t == AVX2 && n <= 64 {
 		chachaKS2(&st, (*[2 * 64]byte)(ks[:2*64])) // scalar: shorter chains than AVX2's
@@ -383,7 +379,13 @@ func (p *polyLanes) start(l int, key *[32]byte) {
 // as the radix-2^26 kernels leave it, to what poly1305Finish44 takes: carry the limbs, then regroup
 // the bits.
 func from26(w [5]uint64) [3]uint64 {
-	w0, w1, w2, w3, w4 := w[0], w[1], w[2], w[3], w[4]
+	w0, w1, w2, w3, w4 := carry26(w[0], w[1], w[2], w[3], w[4])
+	return [3]uint64{(w0 | w1<<26) & mask44, (w1>>18 | w2<<8 | w3<<34) & mask44, w3>>10 | w4<<16}
+}
+
+// carry26 carries radix-2^26 limbs once around, limb 4's carry re-entering limb 0 times 5
+// (2^130 = 5 mod p): limbs below 2^26 after it, except limb 1, which takes limb 0's last carry.
+func carry26(w0, w1, w2, w3, w4 uint64) (uint64, uint64, uint64, uint64, uint64) {
 	w2 += w1 >> 26
 	w1 &= limb26
 	w3 += w2 >> 26
@@ -394,7 +396,7 @@ func from26(w [5]uint64) [3]uint64 {
 	w4 &= limb26
 	w1 += w0 >> 26
 	w0 &= limb26
-	return [3]uint64{(w0 | w1<<26) & mask44, (w1>>18 | w2<<8 | w3<<34) & mask44, w3>>10 | w4<<16}
+	return w0, w1, w2, w3, w4
 }
 
 // to26 converts x (radix 2^44, limbs below 2^45) to radix 2^26 with limbs below 2^26, except limb 0

@@ -89,18 +89,23 @@ func (p *poly1305) writePadded(b []byte) {
 
 // sum writes the tag, (h mod p + s) mod 2^128, to out[:16] and wipes the state.
 func (p *poly1305) sum(out []byte) {
-	h := &p.h
-	// h mod p: h + 5 reaches 2^130 (h2 + carry >= 4) exactly when h >= p, and then h - p and h + 5
-	// agree below 2^128, which is all the tag keeps. h < 2p, so one subtraction is enough; the choice
-	// is a mask, not a branch.
-	g0, c := bits.Add64(h[0], 5, 0)
-	g1, c := bits.Add64(h[1], 0, c)
-	useG := -((h[2] + c) >> 2) // all ones when h >= p
-	lo := h[0] ^ (h[0]^g0)&useG
-	hi := h[1] ^ (h[1]^g1)&useG
-	lo, c = bits.Add64(lo, p.s0, 0)
-	hi, _ = bits.Add64(hi, p.s1, c)
+	poly1305Tag((*[TagSize]byte)(out), p.h[0], p.h[1], p.h[2], p.s0, p.s1)
+	*p = poly1305{}
+}
+
+// poly1305Tag writes the tag (h mod p + s) mod 2^128 (RFC 8439 section 2.5.1) for an accumulator
+// h = lo + hi*2^64 + top*2^128 < 2p and s = s0 + s1*2^64; every tier's Poly1305 ends here. h + 5
+// reaches 2^130 (top + carry >= 4) exactly when h >= p, and then h - p and h + 5 agree below 2^128,
+// which is all the tag keeps. h < 2p, so one subtraction is enough; the choice is a mask, not a
+// branch.
+func poly1305Tag(out *[TagSize]byte, lo, hi, top, s0, s1 uint64) {
+	g0, c := bits.Add64(lo, 5, 0)
+	g1, c := bits.Add64(hi, 0, c)
+	useG := -((top + c) >> 2) // all ones when h >= p
+	lo ^= (lo ^ g0) & useG
+	hi ^= (hi ^ g1) & useG
+	lo, c = bits.Add64(lo, s0, 0)
+	hi, _ = bits.Add64(hi, s1, c)
 	binary.LittleEndian.PutUint64(out[0:], lo)
 	binary.LittleEndian.PutUint64(out[8:], hi)
-	*p = poly1305{}
 }
