@@ -366,39 +366,44 @@ func TestPoly1305Short(t *testing.T) {
 	for round := range 4 {
 		for adLen := 0; adLen <= 80; adLen += 1 + adLen/8 {
 			for ctLen := range 81 {
-				var key [32]byte
-				msg := make([]byte, adLen+ctLen)
-				for i := range key {
-					key[i] = byte(rng.Uint32())
-				}
-				for i := range msg {
-					msg[i] = byte(rng.Uint32())
-				}
-				if round == 0 {
-					fill := func(b []byte) {
-						for i := range b {
-							b[i] = 0xff
-						}
-					}
-					fill(key[:])
-					fill(msg)
-				}
-				ad, ct := msg[:adLen], msg[adLen:]
-				var in []byte
-				in = append(in, ad...)
-				in = append(in, make([]byte, -adLen&15)...)
-				in = append(in, ct...)
-				in = append(in, make([]byte, -ctLen&15)...)
-				in = binary.LittleEndian.AppendUint64(in, uint64(adLen))
-				in = binary.LittleEndian.AppendUint64(in, uint64(ctLen))
-				var want [16]byte
-				xpoly1305.Sum(&want, in, &key)
+				ad, ct, key, want := aeadMACCase(rng, round == 0, adLen, ctLen)
 				if got := poly1305AEAD(ad, ct, &key); got != want {
 					t.Fatalf("round %d, AD %d, ciphertext %d bytes: tag %x, want %x", round, adLen, ctLen, got, want)
 				}
 			}
 		}
 	}
+}
+
+// aeadMACCase makes an AD and ciphertext of the given lengths and a one-time key, random from rng or
+// all ones (the largest limbs, r and s), and their RFC 8439 section 2.8 tag by
+// golang.org/x/crypto/poly1305 over the padded MAC input.
+func aeadMACCase(rng *rand.Rand, allOnes bool, adLen, ctLen int) (ad, ct []byte, key [32]byte, want [16]byte) {
+	msg := make([]byte, adLen+ctLen)
+	for i := range key {
+		key[i] = byte(rng.Uint32())
+	}
+	for i := range msg {
+		msg[i] = byte(rng.Uint32())
+	}
+	if allOnes {
+		for i := range key {
+			key[i] = 0xff
+		}
+		for i := range msg {
+			msg[i] = 0xff
+		}
+	}
+	ad, ct = msg[:adLen], msg[adLen:]
+	var in []byte
+	in = append(in, ad...)
+	in = append(in, make([]byte, -adLen&15)...)
+	in = append(in, ct...)
+	in = append(in, make([]byte, -ctLen&15)...)
+	in = binary.LittleEndian.AppendUint64(in, uint64(adLen))
+	in = binary.LittleEndian.AppendUint64(in, uint64(ctLen))
+	xpoly1305.Sum(&want, in, &key)
+	return ad, ct, key, want
 }
 
 // TestPoly1305OneAVX2 checks the single-message AVX2 Poly1305 (poly1305OneAVX2: eight lanes in r^8,
@@ -417,32 +422,7 @@ func TestPoly1305OneAVX2(t *testing.T) {
 				ctLens = append(ctLens, ctLen)
 			}
 			for _, ctLen := range ctLens {
-				var key [32]byte
-				msg := make([]byte, adLen+ctLen)
-				for i := range key {
-					key[i] = byte(rng.Uint32())
-				}
-				for i := range msg {
-					msg[i] = byte(rng.Uint32())
-				}
-				if round == 0 {
-					for i := range key {
-						key[i] = 0xff
-					}
-					for i := range msg {
-						msg[i] = 0xff
-					}
-				}
-				ad, ct := msg[:adLen], msg[adLen:]
-				var in []byte
-				in = append(in, ad...)
-				in = append(in, make([]byte, -adLen&15)...)
-				in = append(in, ct...)
-				in = append(in, make([]byte, -ctLen&15)...)
-				in = binary.LittleEndian.AppendUint64(in, uint64(adLen))
-				in = binary.LittleEndian.AppendUint64(in, uint64(ctLen))
-				var want [16]byte
-				xpoly1305.Sum(&want, in, &key)
+				ad, ct, key, want := aeadMACCase(rng, round == 0, adLen, ctLen)
 				if got := poly1305OneAVX2(ad, ct, &key); got != want {
 					t.Fatalf("round %d, AD %d, ciphertext %d bytes: tag %x, want %x", round, adLen, ctLen, got, want)
 				}
