@@ -18,13 +18,8 @@ type tunPoller struct {
 // newTunPoller returns a poller for a TUN that exposes its file (golang.zx2c4.com/wireguard/tun's
 // devices do), or nil.
 func newTunPoller(t TUN) *tunPoller {
-	f, ok := t.(interface{ File() *os.File })
-	if !ok || f.File() == nil {
-		return nil
-	}
-	// SyscallConn, unlike Fd, leaves the file non-blocking and in the runtime's poller.
-	rc, err := f.File().SyscallConn()
-	if err != nil {
+	_, rc := tunFile(t)
+	if rc == nil {
 		return nil
 	}
 	p := &tunPoller{rc: rc}
@@ -43,4 +38,19 @@ func (p *tunPoller) readable() bool {
 		return false
 	}
 	return p.ready
+}
+
+// tunFile returns the file of a TUN that exposes it (golang.zx2c4.com/wireguard/tun's devices do)
+// and its raw connection, or nil, nil. SyscallConn, unlike Fd, leaves the file non-blocking and in
+// the runtime's poller.
+func tunFile(t TUN) (*os.File, syscall.RawConn) {
+	f, ok := t.(interface{ File() *os.File })
+	if !ok || f.File() == nil {
+		return nil, nil
+	}
+	rc, err := f.File().SyscallConn()
+	if err != nil {
+		return nil, nil
+	}
+	return f.File(), rc
 }

@@ -50,15 +50,11 @@ const (
 // newVnetTUN returns a vnetTUN for t if t exposes its file (File() *os.File) and that file is a TUN
 // with virtio-net headers, else nil.
 func newVnetTUN(t TUN) *vnetTUN {
-	f, ok := t.(interface{ File() *os.File })
-	if !ok || f.File() == nil {
+	f, rc := tunFile(t)
+	if rc == nil {
 		return nil
 	}
-	rc, err := f.File().SyscallConn()
-	if err != nil {
-		return nil
-	}
-	v := &vnetTUN{f: f.File(), rc: rc}
+	v := &vnetTUN{f: f, rc: rc}
 	vnet := false
 	rc.Control(func(fd uintptr) {
 		ifr, err := unix.NewIfreq("")
