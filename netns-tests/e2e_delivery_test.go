@@ -195,12 +195,7 @@ func TestE2EMTU(t *testing.T) {
 // in order and must leave it in order, as they do through wireguard-go: loadgen counts no
 // reordering.
 func TestE2EFragmentOrder(t *testing.T) {
-	checkLeaks(t)
-	impl := underTest(t)
-	tp := newTopo(t, topoConfig{A: impl, B: impl})
-	tp.start()
-	loadRecv(t, tp.B)
-	reach(t, tp.A, tp.B, 10*time.Second)
+	tp := startLoadPair(t)
 	r := loadSend(t, tp.A, tp.B, "-rate", "5000", "-size", "1472,64", "-duration", "1s")
 	wantClean(t, r)
 	if r.Reordered != 0 {

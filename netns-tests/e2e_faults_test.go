@@ -114,12 +114,7 @@ func runFaults(t *testing.T, a, b impl) {
 // run sees no stray packet of the first) and not move its endpoint for A to the replayer's port
 // (the second run's control connection runs through it).
 func TestE2EReplay(t *testing.T) {
-	checkLeaks(t)
-	impl := underTest(t)
-	tp := newTopo(t, topoConfig{A: impl, B: impl})
-	tp.start()
-	loadRecv(t, tp.B)
-	reach(t, tp.A, tp.B, 10*time.Second)
+	tp := startLoadPair(t)
 
 	capture := startCapture(t, tp.B, "wan")
 	first := loadSend(t, tp.A, tp.B, "-rate", "2000", "-size", "200", "-duration", "1s")
@@ -231,12 +226,7 @@ func classify(b []byte) garbageClass {
 // as for an unknown session (no_key) by its class, and carry traffic as before afterwards. Datagrams
 // the kernel dropped at B's full socket buffer (RcvbufErrors) are allowed for.
 func TestE2EGarbage(t *testing.T) {
-	checkLeaks(t)
-	impl := underTest(t)
-	tp := newTopo(t, topoConfig{A: impl, B: impl})
-	tp.start()
-	loadRecv(t, tp.B)
-	reach(t, tp.A, tp.B, 10*time.Second)
+	tp := startLoadPair(t)
 
 	seed := testSeed(t)
 	rng := rand.New(rand.NewPCG(seed, seed))

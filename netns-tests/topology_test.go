@@ -477,6 +477,19 @@ func waitListening(t *testing.T, ns *harness.Namespace, proto string, port int) 
 	}
 }
 
+// startLoadPair checks for leaks at the end of t, starts the implementation under test at both
+// ends of a plain topology with a loadgen receiver at B, and waits until A reaches B through the
+// tunnel: what several scenarios start from.
+func startLoadPair(t *testing.T) *topo {
+	checkLeaks(t)
+	impl := underTest(t)
+	tp := newTopo(t, topoConfig{A: impl, B: impl})
+	tp.start()
+	loadRecv(t, tp.B)
+	reach(t, tp.A, tp.B, 10*time.Second)
+	return tp
+}
+
 // reach sends numbered UDP probes from one end's inner address to the other's, every 20ms, until
 // one arrives, and returns how long that took: the time the tunnel needs to (re)establish a
 // session in that direction. It fails the test after timeout.
