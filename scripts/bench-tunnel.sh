@@ -56,27 +56,7 @@ go build -o "$WORK/loadgen" ./loadgen
 
 two_hosts "$NS_A" "$NS_B" wan 10.201.1.1 10.201.1.2
 
-for h in a b; do
-	"$WORK/tunnel" genkey >"$WORK/$h.key"
-	"$WORK/tunnel" pubkey <"$WORK/$h.key" >"$WORK/$h.pub"
-done
-config() { # SELF PEER SELF_INNER PEER_INNER PEER_OUTER
-	cat <<EOF
-[Interface]
-PrivateKey = $(cat "$WORK/$1.key")
-ListenPort = $PORT
-Address = $3/24
-MTU = 1420
-
-[Peer]
-PublicKey = $(cat "$WORK/$2.pub")
-AllowedIPs = $4/32
-Endpoint = $5:$PORT
-EOF
-}
-config a b 10.77.0.1 10.77.0.2 10.201.1.2 >"$WORK/a.conf"
-config b a 10.77.0.2 10.77.0.1 10.201.1.1 >"$WORK/b.conf"
-chmod 600 "$WORK"/*.conf
+tunnel_configs
 
 # wait_port NS PROTO PORT: until something listens on PORT in namespace NS.
 wait_port() {

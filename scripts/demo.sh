@@ -53,28 +53,10 @@ for ns in "$NS_A" "$NS_B"; do
 done
 
 echo "== keys: tunnel genkey | tunnel pubkey"
+tunnel_configs
 for h in a b; do
-	"$WORK/tunnel" genkey >"$WORK/$h.key"
-	"$WORK/tunnel" pubkey <"$WORK/$h.key" >"$WORK/$h.pub"
 	echo "  host ${h^^} public key $(cat "$WORK/$h.pub")"
 done
-# config SELF PEER SELF_INNER PEER_INNER PEER_OUTER
-config() {
-	cat <<EOF
-[Interface]
-PrivateKey = $(cat "$WORK/$1.key")
-ListenPort = $PORT
-Address = $3/24
-
-[Peer]
-PublicKey = $(cat "$WORK/$2.pub")
-AllowedIPs = $4/32
-Endpoint = $5:$PORT
-EOF
-}
-config a b 10.77.0.1 10.77.0.2 10.201.1.2 >"$WORK/a.conf"
-config b a 10.77.0.2 10.77.0.1 10.201.1.1 >"$WORK/b.conf"
-chmod 600 "$WORK"/*.conf
 echo "  host A's configuration (private key elided):"
 sed 's/^PrivateKey = .*/PrivateKey = (elided)/; s/^/    /' "$WORK/a.conf"
 

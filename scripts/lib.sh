@@ -42,3 +42,34 @@ two_hosts() {
 		ip -n "$ns" link set "$3" up
 	done
 }
+
+# tunnel_configs: keys for hosts a and b ($WORK/a.key, a.pub, b.key, b.pub, made by $WORK/tunnel
+# genkey and pubkey) and their wg-quick configurations $WORK/a.conf and b.conf: tunnel addresses
+# 10.77.0.1 and 10.77.0.2 (MTU 1420), each the other's peer at the address two_hosts gave it
+# (10.201.1.1, 10.201.1.2), port $PORT.
+tunnel_configs() {
+	local h
+	for h in a b; do
+		"$WORK/tunnel" genkey >"$WORK/$h.key"
+		"$WORK/tunnel" pubkey <"$WORK/$h.key" >"$WORK/$h.pub"
+	done
+	tunnel_config a b 10.77.0.1 10.77.0.2 10.201.1.2 >"$WORK/a.conf"
+	tunnel_config b a 10.77.0.2 10.77.0.1 10.201.1.1 >"$WORK/b.conf"
+	chmod 600 "$WORK"/*.conf
+}
+
+# tunnel_config SELF PEER SELF_INNER PEER_INNER PEER_OUTER: one host's configuration, on stdout.
+tunnel_config() {
+	cat <<EOF
+[Interface]
+PrivateKey = $(cat "$WORK/$1.key")
+ListenPort = $PORT
+Address = $3/24
+MTU = 1420
+
+[Peer]
+PublicKey = $(cat "$WORK/$2.pub")
+AllowedIPs = $4/32
+Endpoint = $5:$PORT
+EOF
+}
