@@ -91,10 +91,5 @@ func poly1305AEAD(ad, ciphertext []byte, key *[32]byte) (tag [TagSize]byte) {
 	mac.init(key[:])
 	mac.writePadded(ad)
 	mac.writePadded(ciphertext)
-	var lengths [16]byte
-	binary.LittleEndian.PutUint64(lengths[0:], uint64(len(ad)))
-	binary.LittleEndian.PutUint64(lengths[8:], uint64(len(ciphertext)))
-	mac.blocks(lengths[:])
-	mac.sum(tag[:])
-	return tag
+	return mac.aeadTag(len(ad), len(ciphertext))
 }

@@ -2946,58 +2946,60 @@ chachaXOR16MACAVX2rounds:
 	JZ    xor16mac0
 	ADDQ  CX, SI
 	MOVQ  48(SI), DI
-	MOVQ  40(SI), R8
-	MOVQ  (SI), R9
-	MOVQ  8(SI), R10
-	MOVQ  16(SI), R11
-	ADDQ  (R8)(DI*1), R9
-	ADCQ  8(R8)(DI*1), R10
-	ADCQ  $0x01, R11
+	MOVQ  40(SI), DX
+	MOVQ  (SI), R8
+	MOVQ  8(SI), R9
+	MOVQ  16(SI), R10
+	ADDQ  (DX)(DI*1), R8
+	ADCQ  8(DX)(DI*1), R9
+	ADCQ  $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  24(SI), DX
-	MULXQ R9, R12, R13
-	MULXQ R10, R8, R14
-	ADDQ  R8, R13
-	ADCQ  $0x00, R14
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
 	MOVQ  32(SI), DX
-	MULXQ R10, R8, R10
-	ADDQ  R8, R14
-	ADCQ  $0x00, R10
-	MULXQ R9, R8, R9
-	ADDQ  R8, R13
-	ADCQ  R9, R14
-	ADCQ  $0x00, R10
-	MOVQ  R11, R8
-	IMULQ DX, R8
-	ADDQ  R8, R10
-	IMULQ 24(SI), R11
-	ADDQ  R11, R14
-	ADCQ  $0x00, R10
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ 24(SI), R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R14
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R14
-	SHRQ $0x02, R10
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	MOVQ R12, (SI)
-	MOVQ R13, 8(SI)
-	MOVQ R11, 16(SI)
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	MOVQ R8, (SI)
+	MOVQ R9, 8(SI)
+	MOVQ R10, 16(SI)
 	ADDQ $0x10, DI
 	MOVQ DI, 48(SI)
 	CMPQ DI, 56(SI)
 	JNE  xor16mac0
 
 	// The job is done: the slot goes on with its next record.
-	MOVQ 64(SI), R8
-	MOVQ R8, (CX)
+	MOVQ 64(SI), DX
+	MOVQ DX, (CX)
 
 xor16mac0:
 	VPADDD  1856(AX), Y8, Y8
@@ -3095,58 +3097,60 @@ xor16mac0:
 	JZ    xor16mac1
 	ADDQ  CX, SI
 	MOVQ  48(SI), DI
-	MOVQ  40(SI), R8
-	MOVQ  (SI), R9
-	MOVQ  8(SI), R10
-	MOVQ  16(SI), R11
-	ADDQ  (R8)(DI*1), R9
-	ADCQ  8(R8)(DI*1), R10
-	ADCQ  $0x01, R11
+	MOVQ  40(SI), DX
+	MOVQ  (SI), R8
+	MOVQ  8(SI), R9
+	MOVQ  16(SI), R10
+	ADDQ  (DX)(DI*1), R8
+	ADCQ  8(DX)(DI*1), R9
+	ADCQ  $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  24(SI), DX
-	MULXQ R9, R12, R13
-	MULXQ R10, R8, R14
-	ADDQ  R8, R13
-	ADCQ  $0x00, R14
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
 	MOVQ  32(SI), DX
-	MULXQ R10, R8, R10
-	ADDQ  R8, R14
-	ADCQ  $0x00, R10
-	MULXQ R9, R8, R9
-	ADDQ  R8, R13
-	ADCQ  R9, R14
-	ADCQ  $0x00, R10
-	MOVQ  R11, R8
-	IMULQ DX, R8
-	ADDQ  R8, R10
-	IMULQ 24(SI), R11
-	ADDQ  R11, R14
-	ADCQ  $0x00, R10
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ 24(SI), R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R14
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R14
-	SHRQ $0x02, R10
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	MOVQ R12, (SI)
-	MOVQ R13, 8(SI)
-	MOVQ R11, 16(SI)
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	MOVQ R8, (SI)
+	MOVQ R9, 8(SI)
+	MOVQ R10, 16(SI)
 	ADDQ $0x10, DI
 	MOVQ DI, 48(SI)
 	CMPQ DI, 56(SI)
 	JNE  xor16mac1
 
 	// The job is done: the slot goes on with its next record.
-	MOVQ 64(SI), R8
-	MOVQ R8, 8(CX)
+	MOVQ 64(SI), DX
+	MOVQ DX, 8(CX)
 
 xor16mac1:
 	VPADDD  1856(AX), Y8, Y8
@@ -3244,58 +3248,60 @@ xor16mac1:
 	JZ    xor16mac2
 	ADDQ  CX, SI
 	MOVQ  48(SI), DI
-	MOVQ  40(SI), R8
-	MOVQ  (SI), R9
-	MOVQ  8(SI), R10
-	MOVQ  16(SI), R11
-	ADDQ  (R8)(DI*1), R9
-	ADCQ  8(R8)(DI*1), R10
-	ADCQ  $0x01, R11
+	MOVQ  40(SI), DX
+	MOVQ  (SI), R8
+	MOVQ  8(SI), R9
+	MOVQ  16(SI), R10
+	ADDQ  (DX)(DI*1), R8
+	ADCQ  8(DX)(DI*1), R9
+	ADCQ  $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  24(SI), DX
-	MULXQ R9, R12, R13
-	MULXQ R10, R8, R14
-	ADDQ  R8, R13
-	ADCQ  $0x00, R14
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
 	MOVQ  32(SI), DX
-	MULXQ R10, R8, R10
-	ADDQ  R8, R14
-	ADCQ  $0x00, R10
-	MULXQ R9, R8, R9
-	ADDQ  R8, R13
-	ADCQ  R9, R14
-	ADCQ  $0x00, R10
-	MOVQ  R11, R8
-	IMULQ DX, R8
-	ADDQ  R8, R10
-	IMULQ 24(SI), R11
-	ADDQ  R11, R14
-	ADCQ  $0x00, R10
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ 24(SI), R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R14
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R14
-	SHRQ $0x02, R10
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	MOVQ R12, (SI)
-	MOVQ R13, 8(SI)
-	MOVQ R11, 16(SI)
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	MOVQ R8, (SI)
+	MOVQ R9, 8(SI)
+	MOVQ R10, 16(SI)
 	ADDQ $0x10, DI
 	MOVQ DI, 48(SI)
 	CMPQ DI, 56(SI)
 	JNE  xor16mac2
 
 	// The job is done: the slot goes on with its next record.
-	MOVQ 64(SI), R8
-	MOVQ R8, 16(CX)
+	MOVQ 64(SI), DX
+	MOVQ DX, 16(CX)
 
 xor16mac2:
 	VPADDD  1984(AX), Y8, Y8
@@ -3393,58 +3399,60 @@ xor16mac2:
 	JZ    xor16mac3
 	ADDQ  CX, SI
 	MOVQ  48(SI), DI
-	MOVQ  40(SI), R8
-	MOVQ  (SI), R9
-	MOVQ  8(SI), R10
-	MOVQ  16(SI), R11
-	ADDQ  (R8)(DI*1), R9
-	ADCQ  8(R8)(DI*1), R10
-	ADCQ  $0x01, R11
+	MOVQ  40(SI), DX
+	MOVQ  (SI), R8
+	MOVQ  8(SI), R9
+	MOVQ  16(SI), R10
+	ADDQ  (DX)(DI*1), R8
+	ADCQ  8(DX)(DI*1), R9
+	ADCQ  $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  24(SI), DX
-	MULXQ R9, R12, R13
-	MULXQ R10, R8, R14
-	ADDQ  R8, R13
-	ADCQ  $0x00, R14
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
 	MOVQ  32(SI), DX
-	MULXQ R10, R8, R10
-	ADDQ  R8, R14
-	ADCQ  $0x00, R10
-	MULXQ R9, R8, R9
-	ADDQ  R8, R13
-	ADCQ  R9, R14
-	ADCQ  $0x00, R10
-	MOVQ  R11, R8
-	IMULQ DX, R8
-	ADDQ  R8, R10
-	IMULQ 24(SI), R11
-	ADDQ  R11, R14
-	ADCQ  $0x00, R10
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ 24(SI), R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R14
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R14
-	SHRQ $0x02, R10
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	MOVQ R12, (SI)
-	MOVQ R13, 8(SI)
-	MOVQ R11, 16(SI)
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	MOVQ R8, (SI)
+	MOVQ R9, 8(SI)
+	MOVQ R10, 16(SI)
 	ADDQ $0x10, DI
 	MOVQ DI, 48(SI)
 	CMPQ DI, 56(SI)
 	JNE  xor16mac3
 
 	// The job is done: the slot goes on with its next record.
-	MOVQ 64(SI), R8
-	MOVQ R8, 24(CX)
+	MOVQ 64(SI), DX
+	MOVQ DX, 24(CX)
 
 xor16mac3:
 	VPADDD  1984(AX), Y8, Y8
@@ -4967,6 +4975,2002 @@ chachaXOR16OneAVX2rounds:
 	SUBQ        $0x00000400, BX
 	JNZ         chachaXOR16OneAVX2pass
 	VZEROUPPER
+	RET
+
+// func chachaXOR8OneMACAVX2(st *[16]uint32, dst *byte, src *byte, n int, mac *poly1305, msg *byte, macBlocks int)
+// Requires: AVX, AVX2, BMI2
+TEXT ·chachaXOR8OneMACAVX2(SB), NOSPLIT, $384-56
+	MOVQ mac+32(FP), DX
+	MOVQ 16(DX), AX
+	MOVQ 24(DX), CX
+	MOVQ 32(DX), BX
+	MOVQ msg+40(FP), SI
+	MOVQ macBlocks+48(FP), DX
+	SHLQ $0x04, DX
+	ADDQ SI, DX
+	MOVQ DX, macBlocks+48(FP)
+	MOVQ st+0(FP), DX
+	MOVL 48(DX), DX
+	MOVQ DX, msg+40(FP)
+	CMPQ n+24(FP), $0x00
+	JE   chachaXOR8OneMACAVX2rest
+
+chachaXOR8OneMACAVX2pass:
+	MOVQ         st+0(FP), DX
+	VPBROADCASTD (DX), Y0
+	VMOVDQU      Y0, (SP)
+	VPBROADCASTD 4(DX), Y0
+	VMOVDQU      Y0, 32(SP)
+	VPBROADCASTD 8(DX), Y0
+	VMOVDQU      Y0, 64(SP)
+	VPBROADCASTD 12(DX), Y0
+	VMOVDQU      Y0, 96(SP)
+	VPBROADCASTD 16(DX), Y0
+	VPBROADCASTD 20(DX), Y1
+	VPBROADCASTD 24(DX), Y2
+	VPBROADCASTD 28(DX), Y3
+	VPBROADCASTD 32(DX), Y4
+	VMOVDQU      Y4, 128(SP)
+	VPBROADCASTD 36(DX), Y4
+	VMOVDQU      Y4, 160(SP)
+	VPBROADCASTD 40(DX), Y4
+	VMOVDQU      Y4, 192(SP)
+	VPBROADCASTD 44(DX), Y4
+	VMOVDQU      Y4, 224(SP)
+	VPBROADCASTD msg+40(FP), Y4
+	VPADDD       chachaIota<>+0(SB), Y4, Y4
+	VMOVDQU      Y4, 256(SP)
+	VPBROADCASTD 52(DX), Y4
+	VMOVDQU      Y4, 288(SP)
+	VPBROADCASTD 56(DX), Y4
+	VMOVDQU      Y4, 320(SP)
+	VPBROADCASTD 60(DX), Y4
+	VMOVDQU      Y4, 352(SP)
+
+	// Ten double rounds (RFC 8439 section 2.3).
+	MOVL $0x0000000a, DI
+
+chachaXOR8OneMACAVX2rounds:
+	VPADDD  (SP), Y0, Y4
+	VPADDD  32(SP), Y1, Y5
+	VPADDD  64(SP), Y2, Y6
+	VPADDD  96(SP), Y3, Y7
+	VMOVDQU Y4, (SP)
+	VMOVDQU Y5, 32(SP)
+	VMOVDQU Y6, 64(SP)
+	VMOVDQU Y7, 96(SP)
+	VPXOR   256(SP), Y4, Y4
+	VPXOR   288(SP), Y5, Y5
+	VPXOR   320(SP), Y6, Y6
+	VPXOR   352(SP), Y7, Y7
+	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
+	VPSHUFB chachaRotMasks<>+0(SB), Y5, Y5
+	VPSHUFB chachaRotMasks<>+0(SB), Y6, Y6
+	VPSHUFB chachaRotMasks<>+0(SB), Y7, Y7
+	VMOVDQU Y4, 256(SP)
+	VMOVDQU Y5, 288(SP)
+	VMOVDQU Y6, 320(SP)
+	VMOVDQU Y7, 352(SP)
+
+	// MAC step 0: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR8OneMACAVX2mac0
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR8OneMACAVX2mac0:
+	VPADDD  128(SP), Y4, Y4
+	VPADDD  160(SP), Y5, Y5
+	VPADDD  192(SP), Y6, Y6
+	VPADDD  224(SP), Y7, Y7
+	VMOVDQU Y4, 128(SP)
+	VMOVDQU Y5, 160(SP)
+	VMOVDQU Y6, 192(SP)
+	VMOVDQU Y7, 224(SP)
+	VPXOR   Y4, Y0, Y0
+	VPXOR   Y5, Y1, Y1
+	VPXOR   Y6, Y2, Y2
+	VPXOR   Y7, Y3, Y3
+	VPSLLD  $0x0c, Y0, Y4
+	VPSLLD  $0x0c, Y1, Y5
+	VPSLLD  $0x0c, Y2, Y6
+	VPSLLD  $0x0c, Y3, Y7
+	VPSRLD  $0x14, Y0, Y0
+	VPSRLD  $0x14, Y1, Y1
+	VPSRLD  $0x14, Y2, Y2
+	VPSRLD  $0x14, Y3, Y3
+	VPOR    Y4, Y0, Y0
+	VPOR    Y5, Y1, Y1
+	VPOR    Y6, Y2, Y2
+	VPOR    Y7, Y3, Y3
+
+	// MAC step 1: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR8OneMACAVX2mac1
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR8OneMACAVX2mac1:
+	VPADDD  (SP), Y0, Y4
+	VPADDD  32(SP), Y1, Y5
+	VPADDD  64(SP), Y2, Y6
+	VPADDD  96(SP), Y3, Y7
+	VMOVDQU Y4, (SP)
+	VMOVDQU Y5, 32(SP)
+	VMOVDQU Y6, 64(SP)
+	VMOVDQU Y7, 96(SP)
+	VPXOR   256(SP), Y4, Y4
+	VPXOR   288(SP), Y5, Y5
+	VPXOR   320(SP), Y6, Y6
+	VPXOR   352(SP), Y7, Y7
+	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
+	VPSHUFB chachaRotMasks<>+32(SB), Y5, Y5
+	VPSHUFB chachaRotMasks<>+32(SB), Y6, Y6
+	VPSHUFB chachaRotMasks<>+32(SB), Y7, Y7
+	VMOVDQU Y4, 256(SP)
+	VMOVDQU Y5, 288(SP)
+	VMOVDQU Y6, 320(SP)
+	VMOVDQU Y7, 352(SP)
+
+	// MAC step 2: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR8OneMACAVX2mac2
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR8OneMACAVX2mac2:
+	VPADDD  128(SP), Y4, Y4
+	VPADDD  160(SP), Y5, Y5
+	VPADDD  192(SP), Y6, Y6
+	VPADDD  224(SP), Y7, Y7
+	VMOVDQU Y4, 128(SP)
+	VMOVDQU Y5, 160(SP)
+	VMOVDQU Y6, 192(SP)
+	VMOVDQU Y7, 224(SP)
+	VPXOR   Y4, Y0, Y0
+	VPXOR   Y5, Y1, Y1
+	VPXOR   Y6, Y2, Y2
+	VPXOR   Y7, Y3, Y3
+	VPSLLD  $0x07, Y0, Y4
+	VPSLLD  $0x07, Y1, Y5
+	VPSLLD  $0x07, Y2, Y6
+	VPSLLD  $0x07, Y3, Y7
+	VPSRLD  $0x19, Y0, Y0
+	VPSRLD  $0x19, Y1, Y1
+	VPSRLD  $0x19, Y2, Y2
+	VPSRLD  $0x19, Y3, Y3
+	VPOR    Y4, Y0, Y0
+	VPOR    Y5, Y1, Y1
+	VPOR    Y6, Y2, Y2
+	VPOR    Y7, Y3, Y3
+
+	// MAC step 3: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR8OneMACAVX2mac3
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR8OneMACAVX2mac3:
+	VPADDD  (SP), Y1, Y4
+	VPADDD  32(SP), Y2, Y5
+	VPADDD  64(SP), Y3, Y6
+	VPADDD  96(SP), Y0, Y7
+	VMOVDQU Y4, (SP)
+	VMOVDQU Y5, 32(SP)
+	VMOVDQU Y6, 64(SP)
+	VMOVDQU Y7, 96(SP)
+	VPXOR   352(SP), Y4, Y4
+	VPXOR   256(SP), Y5, Y5
+	VPXOR   288(SP), Y6, Y6
+	VPXOR   320(SP), Y7, Y7
+	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
+	VPSHUFB chachaRotMasks<>+0(SB), Y5, Y5
+	VPSHUFB chachaRotMasks<>+0(SB), Y6, Y6
+	VPSHUFB chachaRotMasks<>+0(SB), Y7, Y7
+	VMOVDQU Y4, 352(SP)
+	VMOVDQU Y5, 256(SP)
+	VMOVDQU Y6, 288(SP)
+	VMOVDQU Y7, 320(SP)
+
+	// MAC step 4: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR8OneMACAVX2mac4
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR8OneMACAVX2mac4:
+	VPADDD  192(SP), Y4, Y4
+	VPADDD  224(SP), Y5, Y5
+	VPADDD  128(SP), Y6, Y6
+	VPADDD  160(SP), Y7, Y7
+	VMOVDQU Y4, 192(SP)
+	VMOVDQU Y5, 224(SP)
+	VMOVDQU Y6, 128(SP)
+	VMOVDQU Y7, 160(SP)
+	VPXOR   Y4, Y1, Y1
+	VPXOR   Y5, Y2, Y2
+	VPXOR   Y6, Y3, Y3
+	VPXOR   Y7, Y0, Y0
+	VPSLLD  $0x0c, Y1, Y4
+	VPSLLD  $0x0c, Y2, Y5
+	VPSLLD  $0x0c, Y3, Y6
+	VPSLLD  $0x0c, Y0, Y7
+	VPSRLD  $0x14, Y1, Y1
+	VPSRLD  $0x14, Y2, Y2
+	VPSRLD  $0x14, Y3, Y3
+	VPSRLD  $0x14, Y0, Y0
+	VPOR    Y4, Y1, Y1
+	VPOR    Y5, Y2, Y2
+	VPOR    Y6, Y3, Y3
+	VPOR    Y7, Y0, Y0
+
+	// MAC step 5: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR8OneMACAVX2mac5
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR8OneMACAVX2mac5:
+	VPADDD  (SP), Y1, Y4
+	VPADDD  32(SP), Y2, Y5
+	VPADDD  64(SP), Y3, Y6
+	VPADDD  96(SP), Y0, Y7
+	VMOVDQU Y4, (SP)
+	VMOVDQU Y5, 32(SP)
+	VMOVDQU Y6, 64(SP)
+	VMOVDQU Y7, 96(SP)
+	VPXOR   352(SP), Y4, Y4
+	VPXOR   256(SP), Y5, Y5
+	VPXOR   288(SP), Y6, Y6
+	VPXOR   320(SP), Y7, Y7
+	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
+	VPSHUFB chachaRotMasks<>+32(SB), Y5, Y5
+	VPSHUFB chachaRotMasks<>+32(SB), Y6, Y6
+	VPSHUFB chachaRotMasks<>+32(SB), Y7, Y7
+	VMOVDQU Y4, 352(SP)
+	VMOVDQU Y5, 256(SP)
+	VMOVDQU Y6, 288(SP)
+	VMOVDQU Y7, 320(SP)
+
+	// MAC step 6: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR8OneMACAVX2mac6
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR8OneMACAVX2mac6:
+	VPADDD  192(SP), Y4, Y4
+	VPADDD  224(SP), Y5, Y5
+	VPADDD  128(SP), Y6, Y6
+	VPADDD  160(SP), Y7, Y7
+	VMOVDQU Y4, 192(SP)
+	VMOVDQU Y5, 224(SP)
+	VMOVDQU Y6, 128(SP)
+	VMOVDQU Y7, 160(SP)
+	VPXOR   Y4, Y1, Y1
+	VPXOR   Y5, Y2, Y2
+	VPXOR   Y6, Y3, Y3
+	VPXOR   Y7, Y0, Y0
+	VPSLLD  $0x07, Y1, Y4
+	VPSLLD  $0x07, Y2, Y5
+	VPSLLD  $0x07, Y3, Y6
+	VPSLLD  $0x07, Y0, Y7
+	VPSRLD  $0x19, Y1, Y1
+	VPSRLD  $0x19, Y2, Y2
+	VPSRLD  $0x19, Y3, Y3
+	VPSRLD  $0x19, Y0, Y0
+	VPOR    Y4, Y1, Y1
+	VPOR    Y5, Y2, Y2
+	VPOR    Y6, Y3, Y3
+	VPOR    Y7, Y0, Y0
+
+	// MAC step 7: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR8OneMACAVX2mac7
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR8OneMACAVX2mac7:
+	DECL DI
+	JNZ  chachaXOR8OneMACAVX2rounds
+	MOVQ st+0(FP), DX
+	MOVQ dst+8(FP), DI
+	MOVQ src+16(FP), R8
+
+	// Group 0: blocks 0 to 7 of the pass.
+	// Add the initial state (section 2.3): the b words in their registers, the others in
+	// their slots.
+	VMOVDQU      (SP), Y4
+	VPBROADCASTD (DX), Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, (SP)
+	VMOVDQU      32(SP), Y4
+	VPBROADCASTD 4(DX), Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, 32(SP)
+	VMOVDQU      64(SP), Y4
+	VPBROADCASTD 8(DX), Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, 64(SP)
+	VMOVDQU      96(SP), Y4
+	VPBROADCASTD 12(DX), Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, 96(SP)
+	VPBROADCASTD 16(DX), Y4
+	VPADDD       Y4, Y0, Y0
+	VPBROADCASTD 20(DX), Y4
+	VPADDD       Y4, Y1, Y1
+	VPBROADCASTD 24(DX), Y4
+	VPADDD       Y4, Y2, Y2
+	VPBROADCASTD 28(DX), Y4
+	VPADDD       Y4, Y3, Y3
+	VMOVDQU      128(SP), Y4
+	VPBROADCASTD 32(DX), Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, 128(SP)
+	VMOVDQU      160(SP), Y4
+	VPBROADCASTD 36(DX), Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, 160(SP)
+	VMOVDQU      192(SP), Y4
+	VPBROADCASTD 40(DX), Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, 192(SP)
+	VMOVDQU      224(SP), Y4
+	VPBROADCASTD 44(DX), Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, 224(SP)
+	VMOVDQU      256(SP), Y4
+	VPBROADCASTD msg+40(FP), Y5
+	VPADDD       chachaIota<>+0(SB), Y5, Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, 256(SP)
+	VMOVDQU      288(SP), Y4
+	VPBROADCASTD 52(DX), Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, 288(SP)
+	VMOVDQU      320(SP), Y4
+	VPBROADCASTD 56(DX), Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, 320(SP)
+	VMOVDQU      352(SP), Y4
+	VPBROADCASTD 60(DX), Y5
+	VPADDD       Y5, Y4, Y4
+	VMOVDQU      Y4, 352(SP)
+
+	// Transpose words 0-7, then 8-15, of the 8 lanes.
+	VMOVDQU     (SP), Y4
+	VPUNPCKLDQ  32(SP), Y4, Y5
+	VPUNPCKHDQ  32(SP), Y4, Y4
+	VMOVDQU     64(SP), Y6
+	VPUNPCKLDQ  96(SP), Y6, Y7
+	VPUNPCKHDQ  96(SP), Y6, Y6
+	VPUNPCKLDQ  Y1, Y0, Y8
+	VPUNPCKHDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y1
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKLQDQ Y7, Y5, Y3
+	VPUNPCKHQDQ Y7, Y5, Y5
+	VPUNPCKLQDQ Y6, Y4, Y7
+	VPUNPCKHQDQ Y6, Y4, Y4
+	VPUNPCKLQDQ Y1, Y8, Y6
+	VPUNPCKHQDQ Y1, Y8, Y1
+	VPUNPCKLQDQ Y2, Y0, Y8
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPERM2I128  $0x20, Y6, Y3, Y2
+	VPERM2I128  $0x31, Y6, Y3, Y3
+	VPXOR       (R8), Y2, Y2
+	VMOVDQU     Y2, (DI)
+	VPXOR       256(R8), Y3, Y3
+	VMOVDQU     Y3, 256(DI)
+	VPERM2I128  $0x20, Y1, Y5, Y2
+	VPERM2I128  $0x31, Y1, Y5, Y1
+	VPXOR       64(R8), Y2, Y2
+	VMOVDQU     Y2, 64(DI)
+	VPXOR       320(R8), Y1, Y1
+	VMOVDQU     Y1, 320(DI)
+	VPERM2I128  $0x20, Y8, Y7, Y1
+	VPERM2I128  $0x31, Y8, Y7, Y2
+	VPXOR       128(R8), Y1, Y1
+	VMOVDQU     Y1, 128(DI)
+	VPXOR       384(R8), Y2, Y2
+	VMOVDQU     Y2, 384(DI)
+	VPERM2I128  $0x20, Y0, Y4, Y1
+	VPERM2I128  $0x31, Y0, Y4, Y0
+	VPXOR       192(R8), Y1, Y1
+	VMOVDQU     Y1, 192(DI)
+	VPXOR       448(R8), Y0, Y0
+	VMOVDQU     Y0, 448(DI)
+	VMOVDQU     128(SP), Y0
+	VPUNPCKLDQ  160(SP), Y0, Y1
+	VPUNPCKHDQ  160(SP), Y0, Y0
+	VMOVDQU     192(SP), Y2
+	VPUNPCKLDQ  224(SP), Y2, Y3
+	VPUNPCKHDQ  224(SP), Y2, Y2
+	VMOVDQU     256(SP), Y4
+	VPUNPCKLDQ  288(SP), Y4, Y5
+	VPUNPCKHDQ  288(SP), Y4, Y4
+	VMOVDQU     320(SP), Y6
+	VPUNPCKLDQ  352(SP), Y6, Y7
+	VPUNPCKHDQ  352(SP), Y6, Y6
+	VPUNPCKLQDQ Y3, Y1, Y8
+	VPUNPCKHQDQ Y3, Y1, Y1
+	VPUNPCKLQDQ Y2, Y0, Y3
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y5
+	VPUNPCKLQDQ Y6, Y4, Y7
+	VPUNPCKHQDQ Y6, Y4, Y4
+	VPERM2I128  $0x20, Y2, Y8, Y6
+	VPERM2I128  $0x31, Y2, Y8, Y2
+	VPXOR       32(R8), Y6, Y6
+	VMOVDQU     Y6, 32(DI)
+	VPXOR       288(R8), Y2, Y2
+	VMOVDQU     Y2, 288(DI)
+	VPERM2I128  $0x20, Y5, Y1, Y2
+	VPERM2I128  $0x31, Y5, Y1, Y1
+	VPXOR       96(R8), Y2, Y2
+	VMOVDQU     Y2, 96(DI)
+	VPXOR       352(R8), Y1, Y1
+	VMOVDQU     Y1, 352(DI)
+	VPERM2I128  $0x20, Y7, Y3, Y1
+	VPERM2I128  $0x31, Y7, Y3, Y2
+	VPXOR       160(R8), Y1, Y1
+	VMOVDQU     Y1, 160(DI)
+	VPXOR       416(R8), Y2, Y2
+	VMOVDQU     Y2, 416(DI)
+	VPERM2I128  $0x20, Y4, Y0, Y1
+	VPERM2I128  $0x31, Y4, Y0, Y0
+	VPXOR       224(R8), Y1, Y1
+	VMOVDQU     Y1, 224(DI)
+	VPXOR       480(R8), Y0, Y0
+	VMOVDQU     Y0, 480(DI)
+	ADDQ        $0x00000008, msg+40(FP)
+	ADDQ        $0x00000200, src+16(FP)
+	ADDQ        $0x00000200, dst+8(FP)
+	SUBQ        $0x00000200, n+24(FP)
+	JNZ         chachaXOR8OneMACAVX2pass
+	VZEROUPPER
+
+chachaXOR8OneMACAVX2rest:
+	// The blocks the passes left.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR8OneMACAVX2done
+	MOVQ mac+32(FP), DI
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (DI), DX
+	MULXQ AX, R8, R9
+	MULXQ CX, R11, R10
+	ADDQ  R11, R9
+	ADCQ  $0x00, R10
+	MOVQ  8(DI), DX
+	MULXQ CX, R11, CX
+	ADDQ  R11, R10
+	ADCQ  $0x00, CX
+	MULXQ AX, R11, AX
+	ADDQ  R11, R9
+	ADCQ  AX, R10
+	ADCQ  $0x00, CX
+	MOVQ  BX, R11
+	IMULQ DX, R11
+	ADDQ  R11, CX
+	IMULQ (DI), BX
+	ADDQ  BX, R10
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R10, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R10
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R10
+	SHRQ $0x02, CX
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	MOVQ R8, AX
+	MOVQ R9, CX
+	ADDQ $0x10, SI
+	JMP  chachaXOR8OneMACAVX2rest
+
+chachaXOR8OneMACAVX2done:
+	MOVQ mac+32(FP), DX
+	MOVQ AX, 16(DX)
+	MOVQ CX, 24(DX)
+	MOVQ BX, 32(DX)
+	RET
+
+// func chachaXOR16OneMACAVX2(st *[16]uint32, dst *byte, src *byte, n int, mac *poly1305, msg *byte, macBlocks int)
+// Requires: AVX, AVX2, BMI2
+TEXT ·chachaXOR16OneMACAVX2(SB), NOSPLIT, $768-56
+	MOVQ mac+32(FP), DX
+	MOVQ 16(DX), AX
+	MOVQ 24(DX), CX
+	MOVQ 32(DX), BX
+	MOVQ msg+40(FP), SI
+	MOVQ macBlocks+48(FP), DX
+	SHLQ $0x04, DX
+	ADDQ SI, DX
+	MOVQ DX, macBlocks+48(FP)
+	MOVQ st+0(FP), DX
+	MOVL 48(DX), DX
+	MOVQ DX, msg+40(FP)
+	CMPQ n+24(FP), $0x00
+	JE   chachaXOR16OneMACAVX2rest
+
+chachaXOR16OneMACAVX2pass:
+	MOVQ         st+0(FP), DX
+	VPBROADCASTD (DX), Y0
+	VMOVDQU      Y0, (SP)
+	VPBROADCASTD 4(DX), Y0
+	VMOVDQU      Y0, 32(SP)
+	VPBROADCASTD 8(DX), Y0
+	VMOVDQU      Y0, 64(SP)
+	VPBROADCASTD 12(DX), Y0
+	VMOVDQU      Y0, 96(SP)
+	VPBROADCASTD 16(DX), Y0
+	VPBROADCASTD 20(DX), Y1
+	VPBROADCASTD 24(DX), Y2
+	VPBROADCASTD 28(DX), Y3
+	VPBROADCASTD 32(DX), Y4
+	VMOVDQU      Y4, 128(SP)
+	VPBROADCASTD 36(DX), Y4
+	VMOVDQU      Y4, 160(SP)
+	VPBROADCASTD 40(DX), Y4
+	VMOVDQU      Y4, 192(SP)
+	VPBROADCASTD 44(DX), Y4
+	VMOVDQU      Y4, 224(SP)
+	VPBROADCASTD msg+40(FP), Y4
+	VPADDD       chachaIota<>+0(SB), Y4, Y4
+	VMOVDQU      Y4, 256(SP)
+	VPBROADCASTD 52(DX), Y4
+	VMOVDQU      Y4, 288(SP)
+	VPBROADCASTD 56(DX), Y4
+	VMOVDQU      Y4, 320(SP)
+	VPBROADCASTD 60(DX), Y4
+	VMOVDQU      Y4, 352(SP)
+	VPBROADCASTD (DX), Y4
+	VMOVDQU      Y4, 384(SP)
+	VPBROADCASTD 4(DX), Y4
+	VMOVDQU      Y4, 416(SP)
+	VPBROADCASTD 8(DX), Y4
+	VMOVDQU      Y4, 448(SP)
+	VPBROADCASTD 12(DX), Y4
+	VMOVDQU      Y4, 480(SP)
+	VPBROADCASTD 16(DX), Y4
+	VPBROADCASTD 20(DX), Y5
+	VPBROADCASTD 24(DX), Y6
+	VPBROADCASTD 28(DX), Y7
+	VPBROADCASTD 32(DX), Y8
+	VMOVDQU      Y8, 512(SP)
+	VPBROADCASTD 36(DX), Y8
+	VMOVDQU      Y8, 544(SP)
+	VPBROADCASTD 40(DX), Y8
+	VMOVDQU      Y8, 576(SP)
+	VPBROADCASTD 44(DX), Y8
+	VMOVDQU      Y8, 608(SP)
+	VPBROADCASTD msg+40(FP), Y8
+	VPADDD       chachaIota<>+32(SB), Y8, Y8
+	VMOVDQU      Y8, 640(SP)
+	VPBROADCASTD 52(DX), Y8
+	VMOVDQU      Y8, 672(SP)
+	VPBROADCASTD 56(DX), Y8
+	VMOVDQU      Y8, 704(SP)
+	VPBROADCASTD 60(DX), Y8
+	VMOVDQU      Y8, 736(SP)
+
+	// Ten double rounds (RFC 8439 section 2.3).
+	MOVL $0x0000000a, DI
+
+chachaXOR16OneMACAVX2rounds:
+	VPADDD  (SP), Y0, Y8
+	VPADDD  32(SP), Y1, Y9
+	VPADDD  64(SP), Y2, Y10
+	VPADDD  96(SP), Y3, Y11
+	VPADDD  384(SP), Y4, Y12
+	VPADDD  416(SP), Y5, Y13
+	VPADDD  448(SP), Y6, Y14
+	VPADDD  480(SP), Y7, Y15
+	VMOVDQU Y8, (SP)
+	VMOVDQU Y9, 32(SP)
+	VMOVDQU Y10, 64(SP)
+	VMOVDQU Y11, 96(SP)
+	VMOVDQU Y12, 384(SP)
+	VMOVDQU Y13, 416(SP)
+	VMOVDQU Y14, 448(SP)
+	VMOVDQU Y15, 480(SP)
+	VPXOR   256(SP), Y8, Y8
+	VPXOR   288(SP), Y9, Y9
+	VPXOR   320(SP), Y10, Y10
+	VPXOR   352(SP), Y11, Y11
+	VPXOR   640(SP), Y12, Y12
+	VPXOR   672(SP), Y13, Y13
+	VPXOR   704(SP), Y14, Y14
+	VPXOR   736(SP), Y15, Y15
+	VPSHUFB chachaRotMasks<>+0(SB), Y8, Y8
+	VPSHUFB chachaRotMasks<>+0(SB), Y9, Y9
+	VPSHUFB chachaRotMasks<>+0(SB), Y10, Y10
+	VPSHUFB chachaRotMasks<>+0(SB), Y11, Y11
+	VPSHUFB chachaRotMasks<>+0(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+0(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+0(SB), Y14, Y14
+	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
+	VMOVDQU Y8, 256(SP)
+	VMOVDQU Y9, 288(SP)
+	VMOVDQU Y10, 320(SP)
+	VMOVDQU Y11, 352(SP)
+	VMOVDQU Y12, 640(SP)
+	VMOVDQU Y13, 672(SP)
+	VMOVDQU Y14, 704(SP)
+	VMOVDQU Y15, 736(SP)
+
+	// MAC step 0: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR16OneMACAVX2mac0
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR16OneMACAVX2mac0:
+	VPADDD  128(SP), Y8, Y8
+	VPADDD  160(SP), Y9, Y9
+	VPADDD  192(SP), Y10, Y10
+	VPADDD  224(SP), Y11, Y11
+	VPADDD  512(SP), Y12, Y12
+	VPADDD  544(SP), Y13, Y13
+	VPADDD  576(SP), Y14, Y14
+	VPADDD  608(SP), Y15, Y15
+	VMOVDQU Y8, 128(SP)
+	VMOVDQU Y9, 160(SP)
+	VMOVDQU Y10, 192(SP)
+	VMOVDQU Y11, 224(SP)
+	VMOVDQU Y12, 512(SP)
+	VMOVDQU Y13, 544(SP)
+	VMOVDQU Y14, 576(SP)
+	VMOVDQU Y15, 608(SP)
+	VPXOR   Y8, Y0, Y0
+	VPXOR   Y9, Y1, Y1
+	VPXOR   Y10, Y2, Y2
+	VPXOR   Y11, Y3, Y3
+	VPXOR   Y12, Y4, Y4
+	VPXOR   Y13, Y5, Y5
+	VPXOR   Y14, Y6, Y6
+	VPXOR   Y15, Y7, Y7
+	VPSLLD  $0x0c, Y0, Y8
+	VPSLLD  $0x0c, Y1, Y9
+	VPSLLD  $0x0c, Y2, Y10
+	VPSLLD  $0x0c, Y3, Y11
+	VPSLLD  $0x0c, Y4, Y12
+	VPSLLD  $0x0c, Y5, Y13
+	VPSLLD  $0x0c, Y6, Y14
+	VPSLLD  $0x0c, Y7, Y15
+	VPSRLD  $0x14, Y0, Y0
+	VPSRLD  $0x14, Y1, Y1
+	VPSRLD  $0x14, Y2, Y2
+	VPSRLD  $0x14, Y3, Y3
+	VPSRLD  $0x14, Y4, Y4
+	VPSRLD  $0x14, Y5, Y5
+	VPSRLD  $0x14, Y6, Y6
+	VPSRLD  $0x14, Y7, Y7
+	VPOR    Y8, Y0, Y0
+	VPOR    Y9, Y1, Y1
+	VPOR    Y10, Y2, Y2
+	VPOR    Y11, Y3, Y3
+	VPOR    Y12, Y4, Y4
+	VPOR    Y13, Y5, Y5
+	VPOR    Y14, Y6, Y6
+	VPOR    Y15, Y7, Y7
+
+	// MAC step 1: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR16OneMACAVX2mac1
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR16OneMACAVX2mac1:
+	VPADDD  (SP), Y0, Y8
+	VPADDD  32(SP), Y1, Y9
+	VPADDD  64(SP), Y2, Y10
+	VPADDD  96(SP), Y3, Y11
+	VPADDD  384(SP), Y4, Y12
+	VPADDD  416(SP), Y5, Y13
+	VPADDD  448(SP), Y6, Y14
+	VPADDD  480(SP), Y7, Y15
+	VMOVDQU Y8, (SP)
+	VMOVDQU Y9, 32(SP)
+	VMOVDQU Y10, 64(SP)
+	VMOVDQU Y11, 96(SP)
+	VMOVDQU Y12, 384(SP)
+	VMOVDQU Y13, 416(SP)
+	VMOVDQU Y14, 448(SP)
+	VMOVDQU Y15, 480(SP)
+	VPXOR   256(SP), Y8, Y8
+	VPXOR   288(SP), Y9, Y9
+	VPXOR   320(SP), Y10, Y10
+	VPXOR   352(SP), Y11, Y11
+	VPXOR   640(SP), Y12, Y12
+	VPXOR   672(SP), Y13, Y13
+	VPXOR   704(SP), Y14, Y14
+	VPXOR   736(SP), Y15, Y15
+	VPSHUFB chachaRotMasks<>+32(SB), Y8, Y8
+	VPSHUFB chachaRotMasks<>+32(SB), Y9, Y9
+	VPSHUFB chachaRotMasks<>+32(SB), Y10, Y10
+	VPSHUFB chachaRotMasks<>+32(SB), Y11, Y11
+	VPSHUFB chachaRotMasks<>+32(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+32(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+32(SB), Y14, Y14
+	VPSHUFB chachaRotMasks<>+32(SB), Y15, Y15
+	VMOVDQU Y8, 256(SP)
+	VMOVDQU Y9, 288(SP)
+	VMOVDQU Y10, 320(SP)
+	VMOVDQU Y11, 352(SP)
+	VMOVDQU Y12, 640(SP)
+	VMOVDQU Y13, 672(SP)
+	VMOVDQU Y14, 704(SP)
+	VMOVDQU Y15, 736(SP)
+
+	// MAC step 2: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR16OneMACAVX2mac2
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR16OneMACAVX2mac2:
+	VPADDD  128(SP), Y8, Y8
+	VPADDD  160(SP), Y9, Y9
+	VPADDD  192(SP), Y10, Y10
+	VPADDD  224(SP), Y11, Y11
+	VPADDD  512(SP), Y12, Y12
+	VPADDD  544(SP), Y13, Y13
+	VPADDD  576(SP), Y14, Y14
+	VPADDD  608(SP), Y15, Y15
+	VMOVDQU Y8, 128(SP)
+	VMOVDQU Y9, 160(SP)
+	VMOVDQU Y10, 192(SP)
+	VMOVDQU Y11, 224(SP)
+	VMOVDQU Y12, 512(SP)
+	VMOVDQU Y13, 544(SP)
+	VMOVDQU Y14, 576(SP)
+	VMOVDQU Y15, 608(SP)
+	VPXOR   Y8, Y0, Y0
+	VPXOR   Y9, Y1, Y1
+	VPXOR   Y10, Y2, Y2
+	VPXOR   Y11, Y3, Y3
+	VPXOR   Y12, Y4, Y4
+	VPXOR   Y13, Y5, Y5
+	VPXOR   Y14, Y6, Y6
+	VPXOR   Y15, Y7, Y7
+	VPSLLD  $0x07, Y0, Y8
+	VPSLLD  $0x07, Y1, Y9
+	VPSLLD  $0x07, Y2, Y10
+	VPSLLD  $0x07, Y3, Y11
+	VPSLLD  $0x07, Y4, Y12
+	VPSLLD  $0x07, Y5, Y13
+	VPSLLD  $0x07, Y6, Y14
+	VPSLLD  $0x07, Y7, Y15
+	VPSRLD  $0x19, Y0, Y0
+	VPSRLD  $0x19, Y1, Y1
+	VPSRLD  $0x19, Y2, Y2
+	VPSRLD  $0x19, Y3, Y3
+	VPSRLD  $0x19, Y4, Y4
+	VPSRLD  $0x19, Y5, Y5
+	VPSRLD  $0x19, Y6, Y6
+	VPSRLD  $0x19, Y7, Y7
+	VPOR    Y8, Y0, Y0
+	VPOR    Y9, Y1, Y1
+	VPOR    Y10, Y2, Y2
+	VPOR    Y11, Y3, Y3
+	VPOR    Y12, Y4, Y4
+	VPOR    Y13, Y5, Y5
+	VPOR    Y14, Y6, Y6
+	VPOR    Y15, Y7, Y7
+
+	// MAC step 3: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR16OneMACAVX2mac3
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR16OneMACAVX2mac3:
+	VPADDD  (SP), Y1, Y8
+	VPADDD  32(SP), Y2, Y9
+	VPADDD  64(SP), Y3, Y10
+	VPADDD  96(SP), Y0, Y11
+	VPADDD  384(SP), Y5, Y12
+	VPADDD  416(SP), Y6, Y13
+	VPADDD  448(SP), Y7, Y14
+	VPADDD  480(SP), Y4, Y15
+	VMOVDQU Y8, (SP)
+	VMOVDQU Y9, 32(SP)
+	VMOVDQU Y10, 64(SP)
+	VMOVDQU Y11, 96(SP)
+	VMOVDQU Y12, 384(SP)
+	VMOVDQU Y13, 416(SP)
+	VMOVDQU Y14, 448(SP)
+	VMOVDQU Y15, 480(SP)
+	VPXOR   352(SP), Y8, Y8
+	VPXOR   256(SP), Y9, Y9
+	VPXOR   288(SP), Y10, Y10
+	VPXOR   320(SP), Y11, Y11
+	VPXOR   736(SP), Y12, Y12
+	VPXOR   640(SP), Y13, Y13
+	VPXOR   672(SP), Y14, Y14
+	VPXOR   704(SP), Y15, Y15
+	VPSHUFB chachaRotMasks<>+0(SB), Y8, Y8
+	VPSHUFB chachaRotMasks<>+0(SB), Y9, Y9
+	VPSHUFB chachaRotMasks<>+0(SB), Y10, Y10
+	VPSHUFB chachaRotMasks<>+0(SB), Y11, Y11
+	VPSHUFB chachaRotMasks<>+0(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+0(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+0(SB), Y14, Y14
+	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
+	VMOVDQU Y8, 352(SP)
+	VMOVDQU Y9, 256(SP)
+	VMOVDQU Y10, 288(SP)
+	VMOVDQU Y11, 320(SP)
+	VMOVDQU Y12, 736(SP)
+	VMOVDQU Y13, 640(SP)
+	VMOVDQU Y14, 672(SP)
+	VMOVDQU Y15, 704(SP)
+
+	// MAC step 4: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR16OneMACAVX2mac4
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR16OneMACAVX2mac4:
+	VPADDD  192(SP), Y8, Y8
+	VPADDD  224(SP), Y9, Y9
+	VPADDD  128(SP), Y10, Y10
+	VPADDD  160(SP), Y11, Y11
+	VPADDD  576(SP), Y12, Y12
+	VPADDD  608(SP), Y13, Y13
+	VPADDD  512(SP), Y14, Y14
+	VPADDD  544(SP), Y15, Y15
+	VMOVDQU Y8, 192(SP)
+	VMOVDQU Y9, 224(SP)
+	VMOVDQU Y10, 128(SP)
+	VMOVDQU Y11, 160(SP)
+	VMOVDQU Y12, 576(SP)
+	VMOVDQU Y13, 608(SP)
+	VMOVDQU Y14, 512(SP)
+	VMOVDQU Y15, 544(SP)
+	VPXOR   Y8, Y1, Y1
+	VPXOR   Y9, Y2, Y2
+	VPXOR   Y10, Y3, Y3
+	VPXOR   Y11, Y0, Y0
+	VPXOR   Y12, Y5, Y5
+	VPXOR   Y13, Y6, Y6
+	VPXOR   Y14, Y7, Y7
+	VPXOR   Y15, Y4, Y4
+	VPSLLD  $0x0c, Y1, Y8
+	VPSLLD  $0x0c, Y2, Y9
+	VPSLLD  $0x0c, Y3, Y10
+	VPSLLD  $0x0c, Y0, Y11
+	VPSLLD  $0x0c, Y5, Y12
+	VPSLLD  $0x0c, Y6, Y13
+	VPSLLD  $0x0c, Y7, Y14
+	VPSLLD  $0x0c, Y4, Y15
+	VPSRLD  $0x14, Y1, Y1
+	VPSRLD  $0x14, Y2, Y2
+	VPSRLD  $0x14, Y3, Y3
+	VPSRLD  $0x14, Y0, Y0
+	VPSRLD  $0x14, Y5, Y5
+	VPSRLD  $0x14, Y6, Y6
+	VPSRLD  $0x14, Y7, Y7
+	VPSRLD  $0x14, Y4, Y4
+	VPOR    Y8, Y1, Y1
+	VPOR    Y9, Y2, Y2
+	VPOR    Y10, Y3, Y3
+	VPOR    Y11, Y0, Y0
+	VPOR    Y12, Y5, Y5
+	VPOR    Y13, Y6, Y6
+	VPOR    Y14, Y7, Y7
+	VPOR    Y15, Y4, Y4
+
+	// MAC step 5: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR16OneMACAVX2mac5
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR16OneMACAVX2mac5:
+	VPADDD  (SP), Y1, Y8
+	VPADDD  32(SP), Y2, Y9
+	VPADDD  64(SP), Y3, Y10
+	VPADDD  96(SP), Y0, Y11
+	VPADDD  384(SP), Y5, Y12
+	VPADDD  416(SP), Y6, Y13
+	VPADDD  448(SP), Y7, Y14
+	VPADDD  480(SP), Y4, Y15
+	VMOVDQU Y8, (SP)
+	VMOVDQU Y9, 32(SP)
+	VMOVDQU Y10, 64(SP)
+	VMOVDQU Y11, 96(SP)
+	VMOVDQU Y12, 384(SP)
+	VMOVDQU Y13, 416(SP)
+	VMOVDQU Y14, 448(SP)
+	VMOVDQU Y15, 480(SP)
+	VPXOR   352(SP), Y8, Y8
+	VPXOR   256(SP), Y9, Y9
+	VPXOR   288(SP), Y10, Y10
+	VPXOR   320(SP), Y11, Y11
+	VPXOR   736(SP), Y12, Y12
+	VPXOR   640(SP), Y13, Y13
+	VPXOR   672(SP), Y14, Y14
+	VPXOR   704(SP), Y15, Y15
+	VPSHUFB chachaRotMasks<>+32(SB), Y8, Y8
+	VPSHUFB chachaRotMasks<>+32(SB), Y9, Y9
+	VPSHUFB chachaRotMasks<>+32(SB), Y10, Y10
+	VPSHUFB chachaRotMasks<>+32(SB), Y11, Y11
+	VPSHUFB chachaRotMasks<>+32(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+32(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+32(SB), Y14, Y14
+	VPSHUFB chachaRotMasks<>+32(SB), Y15, Y15
+	VMOVDQU Y8, 352(SP)
+	VMOVDQU Y9, 256(SP)
+	VMOVDQU Y10, 288(SP)
+	VMOVDQU Y11, 320(SP)
+	VMOVDQU Y12, 736(SP)
+	VMOVDQU Y13, 640(SP)
+	VMOVDQU Y14, 672(SP)
+	VMOVDQU Y15, 704(SP)
+
+	// MAC step 6: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR16OneMACAVX2mac6
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR16OneMACAVX2mac6:
+	VPADDD  192(SP), Y8, Y8
+	VPADDD  224(SP), Y9, Y9
+	VPADDD  128(SP), Y10, Y10
+	VPADDD  160(SP), Y11, Y11
+	VPADDD  576(SP), Y12, Y12
+	VPADDD  608(SP), Y13, Y13
+	VPADDD  512(SP), Y14, Y14
+	VPADDD  544(SP), Y15, Y15
+	VMOVDQU Y8, 192(SP)
+	VMOVDQU Y9, 224(SP)
+	VMOVDQU Y10, 128(SP)
+	VMOVDQU Y11, 160(SP)
+	VMOVDQU Y12, 576(SP)
+	VMOVDQU Y13, 608(SP)
+	VMOVDQU Y14, 512(SP)
+	VMOVDQU Y15, 544(SP)
+	VPXOR   Y8, Y1, Y1
+	VPXOR   Y9, Y2, Y2
+	VPXOR   Y10, Y3, Y3
+	VPXOR   Y11, Y0, Y0
+	VPXOR   Y12, Y5, Y5
+	VPXOR   Y13, Y6, Y6
+	VPXOR   Y14, Y7, Y7
+	VPXOR   Y15, Y4, Y4
+	VPSLLD  $0x07, Y1, Y8
+	VPSLLD  $0x07, Y2, Y9
+	VPSLLD  $0x07, Y3, Y10
+	VPSLLD  $0x07, Y0, Y11
+	VPSLLD  $0x07, Y5, Y12
+	VPSLLD  $0x07, Y6, Y13
+	VPSLLD  $0x07, Y7, Y14
+	VPSLLD  $0x07, Y4, Y15
+	VPSRLD  $0x19, Y1, Y1
+	VPSRLD  $0x19, Y2, Y2
+	VPSRLD  $0x19, Y3, Y3
+	VPSRLD  $0x19, Y0, Y0
+	VPSRLD  $0x19, Y5, Y5
+	VPSRLD  $0x19, Y6, Y6
+	VPSRLD  $0x19, Y7, Y7
+	VPSRLD  $0x19, Y4, Y4
+	VPOR    Y8, Y1, Y1
+	VPOR    Y9, Y2, Y2
+	VPOR    Y10, Y3, Y3
+	VPOR    Y11, Y0, Y0
+	VPOR    Y12, Y5, Y5
+	VPOR    Y13, Y6, Y6
+	VPOR    Y14, Y7, Y7
+	VPOR    Y15, Y4, Y4
+
+	// MAC step 7: one block while blocks remain.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR16OneMACAVX2mac7
+	MOVQ mac+32(FP), R8
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (R8), DX
+	MULXQ AX, R9, R10
+	MULXQ CX, R12, R11
+	ADDQ  R12, R10
+	ADCQ  $0x00, R11
+	MOVQ  8(R8), DX
+	MULXQ CX, R12, CX
+	ADDQ  R12, R11
+	ADCQ  $0x00, CX
+	MULXQ AX, R12, AX
+	ADDQ  R12, R10
+	ADCQ  AX, R11
+	ADCQ  $0x00, CX
+	MOVQ  BX, R12
+	IMULQ DX, R12
+	ADDQ  R12, CX
+	IMULQ (R8), BX
+	ADDQ  BX, R11
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R11
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R11
+	SHRQ $0x02, CX
+	ADDQ R11, R9
+	ADCQ CX, R10
+	ADCQ $0x00, BX
+	MOVQ R9, AX
+	MOVQ R10, CX
+	ADDQ $0x10, SI
+
+chachaXOR16OneMACAVX2mac7:
+	DECL DI
+	JNZ  chachaXOR16OneMACAVX2rounds
+	MOVQ st+0(FP), DX
+	MOVQ dst+8(FP), DI
+	MOVQ src+16(FP), R8
+
+	// Group 0: blocks 0 to 7 of the pass.
+	// Add the initial state (section 2.3): the b words in their registers, the others in
+	// their slots.
+	VMOVDQU      (SP), Y8
+	VPBROADCASTD (DX), Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, (SP)
+	VMOVDQU      32(SP), Y8
+	VPBROADCASTD 4(DX), Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, 32(SP)
+	VMOVDQU      64(SP), Y8
+	VPBROADCASTD 8(DX), Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, 64(SP)
+	VMOVDQU      96(SP), Y8
+	VPBROADCASTD 12(DX), Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, 96(SP)
+	VPBROADCASTD 16(DX), Y8
+	VPADDD       Y8, Y0, Y0
+	VPBROADCASTD 20(DX), Y8
+	VPADDD       Y8, Y1, Y1
+	VPBROADCASTD 24(DX), Y8
+	VPADDD       Y8, Y2, Y2
+	VPBROADCASTD 28(DX), Y8
+	VPADDD       Y8, Y3, Y3
+	VMOVDQU      128(SP), Y8
+	VPBROADCASTD 32(DX), Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, 128(SP)
+	VMOVDQU      160(SP), Y8
+	VPBROADCASTD 36(DX), Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, 160(SP)
+	VMOVDQU      192(SP), Y8
+	VPBROADCASTD 40(DX), Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, 192(SP)
+	VMOVDQU      224(SP), Y8
+	VPBROADCASTD 44(DX), Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, 224(SP)
+	VMOVDQU      256(SP), Y8
+	VPBROADCASTD msg+40(FP), Y9
+	VPADDD       chachaIota<>+0(SB), Y9, Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, 256(SP)
+	VMOVDQU      288(SP), Y8
+	VPBROADCASTD 52(DX), Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, 288(SP)
+	VMOVDQU      320(SP), Y8
+	VPBROADCASTD 56(DX), Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, 320(SP)
+	VMOVDQU      352(SP), Y8
+	VPBROADCASTD 60(DX), Y9
+	VPADDD       Y9, Y8, Y8
+	VMOVDQU      Y8, 352(SP)
+
+	// Transpose words 0-7, then 8-15, of the 8 lanes.
+	VMOVDQU     (SP), Y8
+	VPUNPCKLDQ  32(SP), Y8, Y9
+	VPUNPCKHDQ  32(SP), Y8, Y8
+	VMOVDQU     64(SP), Y10
+	VPUNPCKLDQ  96(SP), Y10, Y11
+	VPUNPCKHDQ  96(SP), Y10, Y10
+	VPUNPCKLDQ  Y1, Y0, Y12
+	VPUNPCKHDQ  Y1, Y0, Y0
+	VPUNPCKLDQ  Y3, Y2, Y1
+	VPUNPCKHDQ  Y3, Y2, Y2
+	VPUNPCKLQDQ Y11, Y9, Y3
+	VPUNPCKHQDQ Y11, Y9, Y9
+	VPUNPCKLQDQ Y10, Y8, Y11
+	VPUNPCKHQDQ Y10, Y8, Y8
+	VPUNPCKLQDQ Y1, Y12, Y10
+	VPUNPCKHQDQ Y1, Y12, Y1
+	VPUNPCKLQDQ Y2, Y0, Y12
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPERM2I128  $0x20, Y10, Y3, Y2
+	VPERM2I128  $0x31, Y10, Y3, Y3
+	VPXOR       (R8), Y2, Y2
+	VMOVDQU     Y2, (DI)
+	VPXOR       256(R8), Y3, Y3
+	VMOVDQU     Y3, 256(DI)
+	VPERM2I128  $0x20, Y1, Y9, Y2
+	VPERM2I128  $0x31, Y1, Y9, Y1
+	VPXOR       64(R8), Y2, Y2
+	VMOVDQU     Y2, 64(DI)
+	VPXOR       320(R8), Y1, Y1
+	VMOVDQU     Y1, 320(DI)
+	VPERM2I128  $0x20, Y12, Y11, Y1
+	VPERM2I128  $0x31, Y12, Y11, Y2
+	VPXOR       128(R8), Y1, Y1
+	VMOVDQU     Y1, 128(DI)
+	VPXOR       384(R8), Y2, Y2
+	VMOVDQU     Y2, 384(DI)
+	VPERM2I128  $0x20, Y0, Y8, Y1
+	VPERM2I128  $0x31, Y0, Y8, Y0
+	VPXOR       192(R8), Y1, Y1
+	VMOVDQU     Y1, 192(DI)
+	VPXOR       448(R8), Y0, Y0
+	VMOVDQU     Y0, 448(DI)
+	VMOVDQU     128(SP), Y0
+	VPUNPCKLDQ  160(SP), Y0, Y1
+	VPUNPCKHDQ  160(SP), Y0, Y0
+	VMOVDQU     192(SP), Y2
+	VPUNPCKLDQ  224(SP), Y2, Y3
+	VPUNPCKHDQ  224(SP), Y2, Y2
+	VMOVDQU     256(SP), Y8
+	VPUNPCKLDQ  288(SP), Y8, Y9
+	VPUNPCKHDQ  288(SP), Y8, Y8
+	VMOVDQU     320(SP), Y10
+	VPUNPCKLDQ  352(SP), Y10, Y11
+	VPUNPCKHDQ  352(SP), Y10, Y10
+	VPUNPCKLQDQ Y3, Y1, Y12
+	VPUNPCKHQDQ Y3, Y1, Y1
+	VPUNPCKLQDQ Y2, Y0, Y3
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPUNPCKLQDQ Y11, Y9, Y2
+	VPUNPCKHQDQ Y11, Y9, Y9
+	VPUNPCKLQDQ Y10, Y8, Y11
+	VPUNPCKHQDQ Y10, Y8, Y8
+	VPERM2I128  $0x20, Y2, Y12, Y10
+	VPERM2I128  $0x31, Y2, Y12, Y2
+	VPXOR       32(R8), Y10, Y10
+	VMOVDQU     Y10, 32(DI)
+	VPXOR       288(R8), Y2, Y2
+	VMOVDQU     Y2, 288(DI)
+	VPERM2I128  $0x20, Y9, Y1, Y2
+	VPERM2I128  $0x31, Y9, Y1, Y1
+	VPXOR       96(R8), Y2, Y2
+	VMOVDQU     Y2, 96(DI)
+	VPXOR       352(R8), Y1, Y1
+	VMOVDQU     Y1, 352(DI)
+	VPERM2I128  $0x20, Y11, Y3, Y1
+	VPERM2I128  $0x31, Y11, Y3, Y2
+	VPXOR       160(R8), Y1, Y1
+	VMOVDQU     Y1, 160(DI)
+	VPXOR       416(R8), Y2, Y2
+	VMOVDQU     Y2, 416(DI)
+	VPERM2I128  $0x20, Y8, Y0, Y1
+	VPERM2I128  $0x31, Y8, Y0, Y0
+	VPXOR       224(R8), Y1, Y1
+	VMOVDQU     Y1, 224(DI)
+	VPXOR       480(R8), Y0, Y0
+	VMOVDQU     Y0, 480(DI)
+
+	// Group 1: blocks 8 to 15 of the pass.
+	// Add the initial state (section 2.3): the b words in their registers, the others in
+	// their slots.
+	VMOVDQU      384(SP), Y0
+	VPBROADCASTD (DX), Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 384(SP)
+	VMOVDQU      416(SP), Y0
+	VPBROADCASTD 4(DX), Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 416(SP)
+	VMOVDQU      448(SP), Y0
+	VPBROADCASTD 8(DX), Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 448(SP)
+	VMOVDQU      480(SP), Y0
+	VPBROADCASTD 12(DX), Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 480(SP)
+	VPBROADCASTD 16(DX), Y0
+	VPADDD       Y0, Y4, Y4
+	VPBROADCASTD 20(DX), Y0
+	VPADDD       Y0, Y5, Y5
+	VPBROADCASTD 24(DX), Y0
+	VPADDD       Y0, Y6, Y6
+	VPBROADCASTD 28(DX), Y0
+	VPADDD       Y0, Y7, Y7
+	VMOVDQU      512(SP), Y0
+	VPBROADCASTD 32(DX), Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 512(SP)
+	VMOVDQU      544(SP), Y0
+	VPBROADCASTD 36(DX), Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 544(SP)
+	VMOVDQU      576(SP), Y0
+	VPBROADCASTD 40(DX), Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 576(SP)
+	VMOVDQU      608(SP), Y0
+	VPBROADCASTD 44(DX), Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 608(SP)
+	VMOVDQU      640(SP), Y0
+	VPBROADCASTD msg+40(FP), Y1
+	VPADDD       chachaIota<>+32(SB), Y1, Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 640(SP)
+	VMOVDQU      672(SP), Y0
+	VPBROADCASTD 52(DX), Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 672(SP)
+	VMOVDQU      704(SP), Y0
+	VPBROADCASTD 56(DX), Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 704(SP)
+	VMOVDQU      736(SP), Y0
+	VPBROADCASTD 60(DX), Y1
+	VPADDD       Y1, Y0, Y0
+	VMOVDQU      Y0, 736(SP)
+
+	// Transpose words 0-7, then 8-15, of the 8 lanes.
+	VMOVDQU     384(SP), Y0
+	VPUNPCKLDQ  416(SP), Y0, Y1
+	VPUNPCKHDQ  416(SP), Y0, Y0
+	VMOVDQU     448(SP), Y2
+	VPUNPCKLDQ  480(SP), Y2, Y3
+	VPUNPCKHDQ  480(SP), Y2, Y2
+	VPUNPCKLDQ  Y5, Y4, Y8
+	VPUNPCKHDQ  Y5, Y4, Y4
+	VPUNPCKLDQ  Y7, Y6, Y5
+	VPUNPCKHDQ  Y7, Y6, Y6
+	VPUNPCKLQDQ Y3, Y1, Y7
+	VPUNPCKHQDQ Y3, Y1, Y1
+	VPUNPCKLQDQ Y2, Y0, Y3
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPUNPCKLQDQ Y5, Y8, Y2
+	VPUNPCKHQDQ Y5, Y8, Y5
+	VPUNPCKLQDQ Y6, Y4, Y8
+	VPUNPCKHQDQ Y6, Y4, Y4
+	VPERM2I128  $0x20, Y2, Y7, Y6
+	VPERM2I128  $0x31, Y2, Y7, Y2
+	VPXOR       512(R8), Y6, Y6
+	VMOVDQU     Y6, 512(DI)
+	VPXOR       768(R8), Y2, Y2
+	VMOVDQU     Y2, 768(DI)
+	VPERM2I128  $0x20, Y5, Y1, Y2
+	VPERM2I128  $0x31, Y5, Y1, Y1
+	VPXOR       576(R8), Y2, Y2
+	VMOVDQU     Y2, 576(DI)
+	VPXOR       832(R8), Y1, Y1
+	VMOVDQU     Y1, 832(DI)
+	VPERM2I128  $0x20, Y8, Y3, Y1
+	VPERM2I128  $0x31, Y8, Y3, Y2
+	VPXOR       640(R8), Y1, Y1
+	VMOVDQU     Y1, 640(DI)
+	VPXOR       896(R8), Y2, Y2
+	VMOVDQU     Y2, 896(DI)
+	VPERM2I128  $0x20, Y4, Y0, Y1
+	VPERM2I128  $0x31, Y4, Y0, Y0
+	VPXOR       704(R8), Y1, Y1
+	VMOVDQU     Y1, 704(DI)
+	VPXOR       960(R8), Y0, Y0
+	VMOVDQU     Y0, 960(DI)
+	VMOVDQU     512(SP), Y0
+	VPUNPCKLDQ  544(SP), Y0, Y1
+	VPUNPCKHDQ  544(SP), Y0, Y0
+	VMOVDQU     576(SP), Y2
+	VPUNPCKLDQ  608(SP), Y2, Y3
+	VPUNPCKHDQ  608(SP), Y2, Y2
+	VMOVDQU     640(SP), Y4
+	VPUNPCKLDQ  672(SP), Y4, Y5
+	VPUNPCKHDQ  672(SP), Y4, Y4
+	VMOVDQU     704(SP), Y6
+	VPUNPCKLDQ  736(SP), Y6, Y7
+	VPUNPCKHDQ  736(SP), Y6, Y6
+	VPUNPCKLQDQ Y3, Y1, Y8
+	VPUNPCKHQDQ Y3, Y1, Y1
+	VPUNPCKLQDQ Y2, Y0, Y3
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y5
+	VPUNPCKLQDQ Y6, Y4, Y7
+	VPUNPCKHQDQ Y6, Y4, Y4
+	VPERM2I128  $0x20, Y2, Y8, Y6
+	VPERM2I128  $0x31, Y2, Y8, Y2
+	VPXOR       544(R8), Y6, Y6
+	VMOVDQU     Y6, 544(DI)
+	VPXOR       800(R8), Y2, Y2
+	VMOVDQU     Y2, 800(DI)
+	VPERM2I128  $0x20, Y5, Y1, Y2
+	VPERM2I128  $0x31, Y5, Y1, Y1
+	VPXOR       608(R8), Y2, Y2
+	VMOVDQU     Y2, 608(DI)
+	VPXOR       864(R8), Y1, Y1
+	VMOVDQU     Y1, 864(DI)
+	VPERM2I128  $0x20, Y7, Y3, Y1
+	VPERM2I128  $0x31, Y7, Y3, Y2
+	VPXOR       672(R8), Y1, Y1
+	VMOVDQU     Y1, 672(DI)
+	VPXOR       928(R8), Y2, Y2
+	VMOVDQU     Y2, 928(DI)
+	VPERM2I128  $0x20, Y4, Y0, Y1
+	VPERM2I128  $0x31, Y4, Y0, Y0
+	VPXOR       736(R8), Y1, Y1
+	VMOVDQU     Y1, 736(DI)
+	VPXOR       992(R8), Y0, Y0
+	VMOVDQU     Y0, 992(DI)
+	ADDQ        $0x00000010, msg+40(FP)
+	ADDQ        $0x00000400, src+16(FP)
+	ADDQ        $0x00000400, dst+8(FP)
+	SUBQ        $0x00000400, n+24(FP)
+	JNZ         chachaXOR16OneMACAVX2pass
+	VZEROUPPER
+
+chachaXOR16OneMACAVX2rest:
+	// The blocks the passes left.
+	CMPQ SI, macBlocks+48(FP)
+	JAE  chachaXOR16OneMACAVX2done
+	MOVQ mac+32(FP), DI
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  (DI), DX
+	MULXQ AX, R8, R9
+	MULXQ CX, R11, R10
+	ADDQ  R11, R9
+	ADCQ  $0x00, R10
+	MOVQ  8(DI), DX
+	MULXQ CX, R11, CX
+	ADDQ  R11, R10
+	ADCQ  $0x00, CX
+	MULXQ AX, R11, AX
+	ADDQ  R11, R9
+	ADCQ  AX, R10
+	ADCQ  $0x00, CX
+	MOVQ  BX, R11
+	IMULQ DX, R11
+	ADDQ  R11, CX
+	IMULQ (DI), BX
+	ADDQ  BX, R10
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R10, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R10
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R10
+	SHRQ $0x02, CX
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	MOVQ R8, AX
+	MOVQ R9, CX
+	ADDQ $0x10, SI
+	JMP  chachaXOR16OneMACAVX2rest
+
+chachaXOR16OneMACAVX2done:
+	MOVQ mac+32(FP), DX
+	MOVQ AX, 16(DX)
+	MOVQ CX, 24(DX)
+	MOVQ BX, 32(DX)
 	RET
 
 // func chachaKS4AVX2(st *[16]uint32, out *[256]byte)

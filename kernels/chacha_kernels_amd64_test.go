@@ -167,6 +167,38 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 	})
 }
 
+// BenchmarkChaChaOneMACAVX2 measures a 16-block single-message pass alone, with 64 stitched MAC
+// blocks (what a pass of Seal covers), and the 64 blocks alone in the kernel's scalar loop.
+func BenchmarkChaChaOneMACAVX2(b *testing.B) {
+	if !chachaHas(AVX2) {
+		b.Skip("needs AVX2")
+	}
+	var st [16]uint32
+	buf := make([]byte, 16*64)
+	msg := make([]byte, 64*16)
+	mac := poly1305{r0: 0x0ffffffc0fffffff, r1: 0x0ffffffc0ffffffc}
+	b.Run("pass", func(b *testing.B) {
+		for b.Loop() {
+			chachaXOR16OneAVX2(&st, &buf[0], &buf[0], len(buf))
+		}
+	})
+	b.Run("pass+MAC64", func(b *testing.B) {
+		for b.Loop() {
+			chachaXOR16OneMACAVX2(&st, &buf[0], &buf[0], len(buf), &mac, &msg[0], 64)
+		}
+	})
+	b.Run("MAC64", func(b *testing.B) {
+		for b.Loop() {
+			chachaXOR16OneMACAVX2(&st, nil, nil, 0, &mac, &msg[0], 64)
+		}
+	})
+	b.Run("portableMAC64", func(b *testing.B) {
+		for b.Loop() {
+			mac.blocks(msg)
+		}
+	})
+}
+
 // TestChaChaTableLayout checks the table offsets that the generator (_asm/chacha) hard-codes.
 func TestChaChaTableLayout(t *testing.T) {
 	var s streamTable
@@ -274,6 +306,75 @@ func TestChaChaKernelCounters(t *testing.T) {
 		}
 		streamKernel(tier, tab, &s.ptrs, 3, 16*64)
 		check(fmt.Sprintf("%v lane kernel", tier), buf)
+	}
+}
+
+// TestChaChaOneMACAVX2 checks the single-message kernels with a stitched MAC against the kernels
+// without it and poly1305.blocks: key stream for 0 to 3 passes, each number of MAC blocks around
+// what the passes' steps take (80 per pass) and a few beyond, from an accumulator that is not zero.
+func TestChaChaOneMACAVX2(t *testing.T) {
+	if !chachaHas(AVX2) {
+		t.Skip("needs AVX2")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	var st [16]uint32
+	for i := range st {
+		st[i] = rng.Uint32()
+	}
+	msg := make([]byte, 300*16)
+	for i := range msg {
+		msg[i] = byte(rng.Uint32())
+	}
+	// Closures, not the functions as values: a func value goes through an ABI wrapper, which would
+	// take the NOSPLIT chain over its limit.
+	kernels := []struct {
+		name  string
+		pass  int
+		plain func(st *[16]uint32, dst, src *byte, n int)
+		mac   func(st *[16]uint32, dst, src *byte, n int, mac *poly1305, msg *byte, macBlocks int)
+	}{
+		{"chachaXOR8OneMACAVX2", 8 * 64,
+			func(st *[16]uint32, dst, src *byte, n int) { chachaXOR8OneAVX2(st, dst, src, n) },
+			func(st *[16]uint32, dst, src *byte, n int, mac *poly1305, msg *byte, macBlocks int) {
+				chachaXOR8OneMACAVX2(st, dst, src, n, mac, msg, macBlocks)
+			}},
+		{"chachaXOR16OneMACAVX2", 16 * 64,
+			func(st *[16]uint32, dst, src *byte, n int) { chachaXOR16OneAVX2(st, dst, src, n) },
+			func(st *[16]uint32, dst, src *byte, n int, mac *poly1305, msg *byte, macBlocks int) {
+				chachaXOR16OneMACAVX2(st, dst, src, n, mac, msg, macBlocks)
+			}},
+	}
+	for _, k := range kernels {
+		for passes := range 4 {
+			n := passes * k.pass
+			src := make([]byte, max(n, 1))
+			for i := range src {
+				src[i] = byte(i * 7)
+			}
+			want := make([]byte, len(src))
+			if n > 0 {
+				k.plain(&st, &want[0], &src[0], n)
+			}
+			for _, blocks := range []int{0, 1, 2, 79, 80, 81, 80 * passes, 80*passes + 1, 300} {
+				var ref, got poly1305
+				key := make([]byte, 32)
+				for i := range key {
+					key[i] = byte(rng.Uint32())
+				}
+				ref.init(key)
+				ref.h = [3]uint64{rng.Uint64(), rng.Uint64(), 4} // within the bounds between blocks
+				got = ref
+				ref.blocks(msg[:16*blocks])
+				dst := make([]byte, len(src))
+				k.mac(&st, &dst[0], &src[0], n, &got, &msg[0], blocks)
+				if !bytes.Equal(dst[:n], want[:n]) {
+					t.Fatalf("%s, %d passes, %d MAC blocks: key stream differs", k.name, passes, blocks)
+				}
+				if got != ref {
+					t.Fatalf("%s, %d passes, %d MAC blocks: accumulator %x, want %x", k.name, passes, blocks, got.h, ref.h)
+				}
+			}
+		}
 	}
 }
 

@@ -33,6 +33,11 @@ import (
 //	           lane j absorbing blocks 8k+j with multiplier r^8; the portable Poly1305 adds the
 //	           lanes into its accumulator in Horner order (poly1305OneAVX2). Shorter MACs take the
 //	           portable Poly1305 alone.
+//	Stitched   a message of 16 to 23 blocks (961 to 1472 bytes: full-size WireGuard packets) takes
+//	           chachaStitchedOpAVX2 instead: the second pass runs the MAC's first blocks as scalar
+//	           code inside its rounds (chachaXOR8OneMACAVX2), which the vector rounds leave the
+//	           scalar pipes for. 1420 bytes: about 0.78 us Seal and 0.73 us Open against 0.94 and
+//	           0.96 us for the passes and the MAC one after the other.
 //
 // On both, a message within blocks 1-3 with a short MAC input takes chachaTinyOp, and short MACs the
 // portable radix-2^64 Poly1305 (poly1305AEAD).
@@ -65,6 +70,9 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	}
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {
 		return chachaTinyOp(op, open, n, t)
+	}
+	if t == AVX2 && n > 15*64 && n <= 23*64 {
+		return chachaStitchedOpAVX2(op, open, n)
 	}
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
@@ -148,6 +156,50 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	clear(st[:])
 	clear(sub[:])
 	clear(polyKey[:])
+	return ok
+}
+
+// chachaStitchedOpAVX2 is chachaOneOp on AVX2 for a message of 16 to 23 blocks (blocks 1-23 of the
+// key stream). The first pass (chachaXOR16OneAVX2) gives the Poly1305 key and blocks 1-15; the
+// second (chachaXOR8OneMACAVX2, blocks 16-23) runs the MAC's first blocks on the scalar pipes during
+// its rounds: for Seal the ciphertext the first pass's key stream made, for Open up to 80 blocks of
+// the ciphertext, which Open authenticates before it decrypts, as everywhere. The key stream goes
+// to a buffer, so no plaintext reaches Dst before the tag is checked.
+func chachaStitchedOpAVX2(op *Op, open bool, n int) bool {
+	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
+	var sub [8]uint32
+	key, nonce := chachaOpKey(op, &sub)
+	chachaInit(&st, key, 0, &nonce)
+	var ks [24 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 1-23: the key stream
+	chachaXOR16OneAVX2(&st, &ks[0], &chachaZeros[0], 16*64)
+	var mac poly1305
+	mac.init(ks[:32])
+	mac.writePadded(op.AD)
+	src, dst := op.Src[:n], op.Dst[:n]
+	ct, macBlocks := src, min(n/16, 80)
+	if !open {
+		subtle.XORBytes(dst[:15*64], src[:15*64], ks[64:16*64])
+		ct, macBlocks = dst, 15*64/16
+	}
+	st[12] = 16
+	chachaXOR8OneMACAVX2(&st, &ks[16*64], &chachaZeros[0], 8*64, &mac, &ct[0], macBlocks)
+	if !open {
+		subtle.XORBytes(dst[15*64:], src[15*64:], ks[16*64:])
+	}
+	rest := ct[16*macBlocks:]
+	if whole := len(rest) / 16; whole > 0 {
+		chachaXOR8OneMACAVX2(&st, nil, nil, 0, &mac, &rest[0], whole)
+		rest = rest[16*whole:]
+	}
+	mac.writePadded(rest)
+	tag := mac.aeadTag(len(op.AD), n)
+	ok := chachaFinishTag(op, n, open, &tag)
+	if open && ok {
+		subtle.XORBytes(dst, src, ks[64:64+n])
+	}
+	clear(ks[:])
+	clear(st[:])
+	clear(sub[:])
 	return ok
 }
 
@@ -334,12 +386,7 @@ func poly1305OneAVX2(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
 		st = polyOne26{}
 	}
 	mac.writePadded(ct)
-	var lengths [16]byte
-	binary.LittleEndian.PutUint64(lengths[0:], uint64(len(ad)))
-	binary.LittleEndian.PutUint64(lengths[8:], uint64(ctLen))
-	mac.blocks(lengths[:])
-	mac.sum(tag[:])
-	return tag
+	return mac.aeadTag(len(ad), ctLen)
 }
 
 // add130 adds v = v0 + v1*2^64 + v2*2^128 (below 2^131) to the accumulator. Between blocks h2 <= 5,

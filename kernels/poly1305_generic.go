@@ -87,6 +87,17 @@ func (p *poly1305) writePadded(b []byte) {
 	}
 }
 
+// aeadTag finishes the MAC of RFC 8439 section 2.8 once the padded AD and ciphertext are absorbed:
+// it absorbs the lengths block and returns the tag (sum).
+func (p *poly1305) aeadTag(adLen, ctLen int) (tag [TagSize]byte) {
+	var lengths [16]byte
+	binary.LittleEndian.PutUint64(lengths[0:], uint64(adLen))
+	binary.LittleEndian.PutUint64(lengths[8:], uint64(ctLen))
+	p.blocks(lengths[:])
+	p.sum(tag[:])
+	return tag
+}
+
 // sum writes the tag, (h mod p + s) mod 2^128, to out[:16] and wipes the state.
 func (p *poly1305) sum(out []byte) {
 	poly1305Tag((*[TagSize]byte)(out), p.h[0], p.h[1], p.h[2], p.s0, p.s1)

@@ -245,10 +245,8 @@ func chachaXOR16AVX2(mac bool) {
 }
 
 // macStep absorbs one 16-byte block into the current job of slot k of the MAC table mac, if the
-// slot has one, and moves the slot on to its next record when the job's blocks run out (branches on
-// the public job lengths only): h = (h + m + 2^128) * r, partially reduced mod 2^130-5 (RFC 8439
-// section 2.5.1), as poly1305.blocks in kernels/poly1305_generic.go. MULX leaves the flags alone,
-// so the four products come first and the additions carry in one pass.
+// slot has one (polyBlock64), and moves the slot on to its next record when the job's blocks run out
+// (branches on the public job lengths only).
 func macStep(mac Mem, k int) {
 	skip := fmt.Sprintf("xor16mac%d", k)
 	Commentf("MAC slot %d: one block of its current job.", k)
@@ -266,18 +264,38 @@ func macStep(mac Mem, k int) {
 	MOVQ(job.Offset(macH), h0)
 	MOVQ(job.Offset(macH+8), h1)
 	MOVQ(job.Offset(macH+16), h2)
-	ADDQ(Mem{Base: x, Index: p, Scale: 1}, h0)
-	ADCQ(Mem{Base: x, Index: p, Scale: 1, Disp: 8}, h1)
+	polyBlock64(h0, h1, h2, Mem{Base: x, Index: p, Scale: 1}, job.Offset(macR), job.Offset(macR+8))
+	MOVQ(h0, job.Offset(macH))
+	MOVQ(h1, job.Offset(macH+8))
+	MOVQ(h2, job.Offset(macH+16))
+	ADDQ(U8(16), p)
+	MOVQ(p, job.Offset(macOff))
+	CMPQ(p, job.Offset(macEnd))
+	JNE(LabelRef(skip))
+	Comment("The job is done: the slot goes on with its next record.")
+	MOVQ(job.Offset(macNext), x)
+	MOVQ(x, mac.Offset(8*k))
+	Label(skip)
+}
+
+// polyBlock64 absorbs the 16-byte block m into the radix-2^64 Poly1305 accumulator h0, h1, h2 with
+// the clamped multiplier r0, r1 (in memory): h = (h + m + 2^128) * r, partially reduced mod 2^130-5
+// (RFC 8439 section 2.5.1), as poly1305.blocks in kernels/poly1305_generic.go, whose bounds hold
+// here. MULX leaves the flags alone, so the four products come first and the additions carry in one
+// pass. Clobbers RDX.
+func polyBlock64(h0, h1, h2 GPVirtual, m, r0, r1 Mem) {
+	ADDQ(m, h0)
+	ADCQ(m.Offset(8), h1)
 	ADCQ(U8(1), h2)
 
 	Comment("t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).")
-	t0, t1, t2, t3 := GP64(), GP64(), GP64(), GP64()
-	MOVQ(job.Offset(macR), RDX)
+	t0, t1, t2, t3, x := GP64(), GP64(), GP64(), GP64(), GP64()
+	MOVQ(r0, RDX)
 	MULXQ(h0, t0, t1) // h0*r0: words 0, 1
 	MULXQ(h1, x, t2)  // h1*r0: words 1, 2
 	ADDQ(x, t1)
 	ADCQ(U8(0), t2)
-	MOVQ(job.Offset(macR+8), RDX)
+	MOVQ(r1, RDX)
 	MULXQ(h1, x, t3) // h1*r1: words 2, 3
 	ADDQ(x, t2)
 	ADCQ(U8(0), t3)
@@ -288,7 +306,7 @@ func macStep(mac Mem, k int) {
 	MOVQ(h2, x)
 	IMULQ(RDX, x) // h2*r1: word 3
 	ADDQ(x, t3)
-	IMULQ(job.Offset(macR), h2) // h2*r0: word 2
+	IMULQ(r0, h2) // h2*r0: word 2
 	ADDQ(h2, t2)
 	ADCQ(U8(0), t3)
 
@@ -304,17 +322,8 @@ func macStep(mac Mem, k int) {
 	ADDQ(t2, t0)
 	ADCQ(t3, t1)
 	ADCQ(U8(0), h2)
-	MOVQ(t0, job.Offset(macH))
-	MOVQ(t1, job.Offset(macH+8))
-	MOVQ(h2, job.Offset(macH+16))
-	ADDQ(U8(16), p)
-	MOVQ(p, job.Offset(macOff))
-	CMPQ(p, job.Offset(macEnd))
-	JNE(LabelRef(skip))
-	Comment("The job is done: the slot goes on with its next record.")
-	MOVQ(job.Offset(macNext), x)
-	MOVQ(x, mac.Offset(8*k))
-	Label(skip)
+	MOVQ(t0, h0)
+	MOVQ(t1, h1)
 }
 
 // transpose8 turns the state words of 8 lanes, word w at word(w) (a register or memory), into the
@@ -365,22 +374,35 @@ func xorHalf(tab Mem, l int, off GPVirtual, at int, ks VecVirtual) {
 // chachaOneAVX2 generates the single-message ChaCha20 passes of the AVX2 tier: 8 (one group) or 16
 // (two groups) consecutive blocks of one message per pass, one per lane, the state words broadcast
 // from st. Their spilled words live in stack slots (12 per group; the b words stay in registers)
-// and the lanes' block counters are rebuilt from a register, which keeps the frame of the two-group
+// and the lanes' block counters are rebuilt from the counter, which keeps the frame of the two-group
 // kernel within what a NOSPLIT function may use. One group's rounds are a chain of dependent steps
 // (see the top of the file) that leaves the vector pipes half idle: the 8-block pass is for the
 // last blocks of a message.
-func chachaOneAVX2(groups int) {
+//
+// With mac, the kernel (chachaXOR16OneMACAVX2, chachaXOR8OneMACAVX2) also absorbs a run of 16-byte
+// blocks into a radix-2^64 Poly1305 accumulator on the scalar pipes, which the rounds leave idle: one
+// block at each of the 8 points of a double round (avx2DoubleRounds' hook) while blocks remain, so up
+// to 80 per pass, and the blocks left after the last pass in a loop of their own (with n = 0 it is a
+// scalar Poly1305). A single message's MAC is one chain of dependent blocks, about 16 cycles each on
+// Zen 5, so a pass of 16 blocks (64 MAC blocks) hides it whole. The accumulator and the block pointer
+// stay in registers, so the pass state (dst, src, n, counter) moves to the frame.
+func chachaOneAVX2(groups int, mac bool) {
 	blocks := 8 * groups
 	name := fmt.Sprintf("chachaXOR%dOneAVX2", blocks)
+	if mac {
+		name = fmt.Sprintf("chachaXOR%dOneMACAVX2", blocks)
+	}
 	Implement(name)
 	Attributes(NOSPLIT)
-	Doc(name+" XORs the n bytes at src with the key stream of state st (RFC 8439 section 2.3)",
-		"from block counter st[12] on, into dst (src and dst may be equal). st is not updated. n is a",
-		fmt.Sprintf("multiple of %d, 0 < n <= 64 KiB.", 64*blocks))
-	st := Mem{Base: Load(Param("st"), GP64())}
-	dst := Load(Param("dst"), GP64())
-	src := Load(Param("src"), GP64())
-	n := Load(Param("n"), GP64())
+	if mac {
+		Doc(name+fmt.Sprintf(" is chachaXOR%dOneAVX2 (n may also be 0) that also absorbs the", blocks),
+			"macBlocks 16-byte blocks at msg into mac's accumulator (poly1305.blocks), stitched into its",
+			"rounds. msg must not overlap the bytes the call writes.")
+	} else {
+		Doc(name+" XORs the n bytes at src with the key stream of state st (RFC 8439 section 2.3)",
+			"from block counter st[12] on, into dst (src and dst may be equal). st is not updated. n is a",
+			fmt.Sprintf("multiple of %d, 0 < n <= 64 KiB.", 64*blocks))
+	}
 	slots := AllocLocal(groups * 12 * 32)
 	slot := func(g, w int) Mem { // the words other than b (4-7)
 		if w >= 8 {
@@ -388,19 +410,101 @@ func chachaOneAVX2(groups int) {
 		}
 		return slots.Offset(32 * (12*g + w))
 	}
-	ctr := GP32()
-	MOVL(st.Offset(4*12), ctr)
+
+	// The pass state: in registers without mac, in the frame with it (reloaded where used).
+	var st Mem
+	var ctr Op
+	var dstAt, srcAt func() Register
+	var step func(k int)
+	var next func() // advances dst, src and n by one pass, then loops while n > 0
+	var h0, h1, h2 GPVirtual
+	var p Register
+	var end Mem
+	if !mac {
+		st = Mem{Base: Load(Param("st"), GP64())}
+		dst := Load(Param("dst"), GP64())
+		src := Load(Param("src"), GP64())
+		n := Load(Param("n"), GP64())
+		c := GP32()
+		MOVL(st.Offset(4*12), c)
+		ctr = c
+		dstAt = func() Register { return dst }
+		srcAt = func() Register { return src }
+		next = func() {
+			ADDL(U32(uint32(blocks)), c)
+			ADDQ(U32(uint32(64*blocks)), src)
+			ADDQ(U32(uint32(64*blocks)), dst)
+			SUBQ(U32(uint32(64*blocks)), n)
+			JNZ(LabelRef(name + "pass"))
+		}
+	} else {
+		// dst, src and n advance in their argument slots; the counter and the end of the MAC
+		// blocks take the slots of msg and macBlocks once read, so that the frame stays the
+		// slots' (a NOSPLIT frame has at most about 800 bytes).
+		arg := func(name string) Mem {
+			a, err := Param(name).Resolve()
+			if err != nil {
+				panic(err)
+			}
+			return a.Addr
+		}
+		dstM, srcM, nM := arg("dst"), arg("src"), arg("n")
+		h := Mem{Base: Load(Param("mac"), GP64())}
+		h0, h1, h2 = GP64(), GP64(), GP64()
+		MOVQ(h.Offset(16), h0) // poly1305.h (after r0, r1)
+		MOVQ(h.Offset(24), h1)
+		MOVQ(h.Offset(32), h2)
+		p = Load(Param("msg"), GP64())
+		e := Load(Param("macBlocks"), GP64())
+		SHLQ(U8(4), e)
+		ADDQ(p, e)
+		end = arg("macBlocks")
+		MOVQ(e, end)
+		ctrM := arg("msg") // the counter in its low 32 bits: a 64-bit add keeps them right
+		c := GP32()
+		MOVL(Mem{Base: Load(Param("st"), GP64())}.Offset(4*12), c)
+		MOVQ(c.As64(), ctrM)
+		ctr = ctrM
+		dstAt = func() Register { r := GP64(); MOVQ(dstM, r); return r }
+		srcAt = func() Register { r := GP64(); MOVQ(srcM, r); return r }
+		step = func(k int) {
+			skip := fmt.Sprintf("%smac%d", name, k)
+			Commentf("MAC step %d: one block while blocks remain.", k)
+			CMPQ(p, end)
+			JAE(LabelRef(skip))
+			r := Mem{Base: Load(Param("mac"), GP64())} // poly1305.r0, r1
+			polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
+			ADDQ(U8(16), p)
+			Label(skip)
+		}
+		next = func() {
+			ADDQ(U32(uint32(blocks)), ctrM)
+			ADDQ(U32(uint32(64*blocks)), srcM)
+			ADDQ(U32(uint32(64*blocks)), dstM)
+			SUBQ(U32(uint32(64*blocks)), nM)
+			JNZ(LabelRef(name + "pass"))
+		}
+		CMPQ(nM, U8(0))
+		JE(LabelRef(name + "rest"))
+	}
 
 	Label(name + "pass")
+	if mac {
+		st = Mem{Base: Load(Param("st"), GP64())}
+	}
 	b := make([][4]VecVirtual, groups)
 	initial := func(g, w int, x VecVirtual) { // word w of group g's initial state
 		if w != 12 {
 			VPBROADCASTD(st.Offset(4*w), x)
 			return
 		}
-		c := XMM()
-		MOVD(ctr, c)
-		VPBROADCASTD(c, x)
+		if r, ok := ctr.(GPVirtual); ok {
+			c := XMM()
+			MOVD(r, c)
+			VPBROADCASTD(c, x)
+		} else {
+			VPBROADCASTD(ctr, x)
+		}
 		VPADDD(iota16.Offset(32*g), x, x) // lane l of group g: block 8g+l of the pass
 	}
 	for g := range groups {
@@ -415,7 +519,11 @@ func chachaOneAVX2(groups int) {
 			VMOVDQU(t, slot(g, w))
 		}
 	}
-	avx2DoubleRounds(b, slot, name+"rounds", nil)
+	avx2DoubleRounds(b, slot, name+"rounds", step)
+	if mac {
+		st = Mem{Base: Load(Param("st"), GP64())}
+	}
+	dst, src := dstAt(), srcAt()
 	for g := range groups {
 		Commentf("Group %d: blocks %d to %d of the pass.", g, 8*g, 8*g+7)
 		Comment("Add the initial state (section 2.3): the b words in their registers, the others in",
@@ -444,12 +552,23 @@ func chachaOneAVX2(groups int) {
 			VMOVDQU(ks, Mem{Base: dst, Disp: 64*(8*g+l) + at})
 		})
 	}
-	ADDL(U32(uint32(blocks)), ctr)
-	ADDQ(U32(uint32(64*blocks)), src)
-	ADDQ(U32(uint32(64*blocks)), dst)
-	SUBQ(U32(uint32(64*blocks)), n)
-	JNZ(LabelRef(name + "pass"))
+	next()
 	VZEROUPPER()
+	if mac {
+		Label(name + "rest")
+		Comment("The blocks the passes left.")
+		CMPQ(p, end)
+		JAE(LabelRef(name + "done"))
+		r := Mem{Base: Load(Param("mac"), GP64())}
+		polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
+		ADDQ(U8(16), p)
+		JMP(LabelRef(name + "rest"))
+		Label(name + "done")
+		h := Mem{Base: Load(Param("mac"), GP64())}
+		MOVQ(h0, h.Offset(16))
+		MOVQ(h1, h.Offset(24))
+		MOVQ(h2, h.Offset(32))
+	}
 	RET()
 }
 
