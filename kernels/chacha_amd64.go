@@ -92,13 +92,10 @@ func chachaXOR16OneAVX2(st *[16]uint32, dst, src *byte, n int)
 //go:noescape
 func chachaXOR8OneAVX2(st *[16]uint32, dst, src *byte, n int)
 
-// chachaXOR16OneMACAVX2 and chachaXOR8OneMACAVX2 are chachaXOR16OneAVX2 and chachaXOR8OneAVX2 (n may
-// also be 0) that also absorb the macBlocks 16-byte blocks at msg into mac's accumulator, as
-// mac.blocks would, on the scalar pipes during their rounds; msg must not overlap what they write.
+// chachaXOR8OneMACAVX2 is chachaXOR8OneAVX2 (n may also be 0) that also absorbs the macBlocks 16-byte
+// blocks at msg into mac's accumulator, as mac.blocks would, on the scalar pipes during its rounds;
+// msg must not overlap what it writes.
 //
-//go:noescape
-func chachaXOR16OneMACAVX2(st *[16]uint32, dst, src *byte, n int, mac *poly1305, msg *byte, macBlocks int)
-
 //go:noescape
 func chachaXOR8OneMACAVX2(st *[16]uint32, dst, src *byte, n int, mac *poly1305, msg *byte, macBlocks int)
 

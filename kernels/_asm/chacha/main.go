@@ -27,7 +27,6 @@ func main() {
 	chachaOneAVX2(1, false)
 	chachaOneAVX2(2, false)
 	chachaOneAVX2(1, true)
-	chachaOneAVX2(2, true)
 	chachaKS4AVX2()
 	chachaKS2()
 	chachaOne16()
