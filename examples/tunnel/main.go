@@ -35,6 +35,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"runtime/trace"
 	"strings"
 	"syscall"
 	"time"
@@ -65,6 +66,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	statsInterval := fs.Duration("stats-interval", 10*time.Second, "how often to log a line of counters to stderr (0: never)")
 	workers := fs.Int("workers", 0, "encrypt and decrypt workers each (0: one per CPU)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to `file` (go tool pprof), for finding where the data path spends its time")
+	traceFile := fs.String("trace", "", "write an execution trace of the run to `file` (go tool trace): which goroutine waits for what, and for how long")
 	// Testing knobs: they shorten the protocol's timers (WireGuard paper section 6.1) so that tests
 	// see rekeys and retransmissions within seconds. Deployments keep the defaults.
 	rekeyAfterTime := fs.Duration("rekey-after-time", handshake.DefaultRekeyAfterTime, "testing knob: REKEY_AFTER_TIME, the initiator's keypair age that starts a new handshake")
@@ -92,18 +94,30 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tunnel:", err) // names file, line and key
 		return 2
 	}
-	if *cpuProfile != "" {
-		f, err := os.Create(*cpuProfile)
+	// The run's recorders, for finding where the data path spends its time; each stops (and writes
+	// its file) before the file closes.
+	for _, r := range []struct {
+		flag, path string
+		start      func(io.Writer) error
+		stop       func()
+	}{
+		{"-cpuprofile", *cpuProfile, pprof.StartCPUProfile, pprof.StopCPUProfile},
+		{"-trace", *traceFile, trace.Start, trace.Stop},
+	} {
+		if r.path == "" {
+			continue
+		}
+		f, err := os.Create(r.path)
 		if err != nil {
 			fmt.Fprintln(stderr, "tunnel:", err)
 			return 1
 		}
 		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(stderr, "tunnel: -cpuprofile:", err)
+		if err := r.start(f); err != nil {
+			fmt.Fprintf(stderr, "tunnel: %s: %v\n", r.flag, err)
 			return 1
 		}
-		defer pprof.StopCPUProfile() // before the Close above: the profile is written on stop
+		defer r.stop()
 	}
 	t := &tunnel{
 		cfg:           cfg,
