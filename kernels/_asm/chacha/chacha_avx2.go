@@ -420,7 +420,7 @@ func chachaOneAVX2(groups int, mac bool) {
 	var ctr Op
 	var dstAt, srcAt func() Register
 	var step func(k int)
-	var next func() // advances dst, src and n by one pass, then loops while n > 0
+	var dstOp, srcOp, nOp Op // where dst, src and n live between passes
 	var h0, h1, h2 GPVirtual
 	var p Register
 	var end Mem
@@ -434,13 +434,7 @@ func chachaOneAVX2(groups int, mac bool) {
 		ctr = c
 		dstAt = func() Register { return dst }
 		srcAt = func() Register { return src }
-		next = func() {
-			ADDL(U32(uint32(blocks)), c)
-			ADDQ(U32(uint32(64*blocks)), src)
-			ADDQ(U32(uint32(64*blocks)), dst)
-			SUBQ(U32(uint32(64*blocks)), n)
-			JNZ(LabelRef(name + "pass"))
-		}
+		dstOp, srcOp, nOp = dst, src, n
 	} else {
 		// dst, src and n advance in their argument slots; the counter and the end of the MAC
 		// blocks take the slots of msg and macBlocks once read, so that the frame stays the
@@ -481,13 +475,7 @@ func chachaOneAVX2(groups int, mac bool) {
 			ADDQ(U8(16), p)
 			Label(skip)
 		}
-		next = func() {
-			ADDQ(U32(uint32(blocks)), ctrM)
-			ADDQ(U32(uint32(64*blocks)), srcM)
-			ADDQ(U32(uint32(64*blocks)), dstM)
-			SUBQ(U32(uint32(64*blocks)), nM)
-			JNZ(LabelRef(name + "pass"))
-		}
+		dstOp, srcOp, nOp = dstM, srcM, nM
 		CMPQ(nM, U8(0))
 		JE(LabelRef(name + "rest"))
 	}
@@ -556,7 +544,15 @@ func chachaOneAVX2(groups int, mac bool) {
 			VMOVDQU(ks, Mem{Base: dst, Disp: 64*(8*g+l) + at})
 		})
 	}
-	next()
+	if c, ok := ctr.(GPVirtual); ok {
+		ADDL(U32(uint32(blocks)), c)
+	} else {
+		ADDQ(U32(uint32(blocks)), ctr)
+	}
+	ADDQ(U32(uint32(64*blocks)), srcOp)
+	ADDQ(U32(uint32(64*blocks)), dstOp)
+	SUBQ(U32(uint32(64*blocks)), nOp)
+	JNZ(LabelRef(name + "pass"))
 	VZEROUPPER()
 	if mac {
 		Label(name + "rest")
