@@ -531,10 +531,11 @@ func TestPoly1305OneAVX2(t *testing.T) {
 // TestChaChaOneOpLengths runs single ops (the few-ops path, chachaOneOp) on every SIMD tier against
 // the Generic tier, at the lengths where it changes kernels: around one block (chachaTinyOp,
 // chachaKS2), the 4-, 8- and 16-block passes and whole passes after them, and the MAC length at which
-// the AVX2 tier switches to its vector Poly1305 (chachaScalarMACAVX2), with and without AD.
+// the AVX2 tier switches to its vector Poly1305 (chachaScalarMACAVX2) or to the stitched MAC
+// (chachaStitchedOpAVX2, 961 to 1472 bytes), with and without AD, apart and in place.
 func TestChaChaOneOpLengths(t *testing.T) {
 	var lengths []int
-	for _, b := range []int{0, 64, 192, 256, 448, 512, 960, 1024, 1472, 1536, 2048, 2560, 3072, 17 * 1024} {
+	for _, b := range []int{0, 64, 192, 256, 448, 512, 960, 1024, 1420, 1472, 1536, 2048, 2560, 3072, 17 * 1024} {
 		for d := -17; d <= 17; d++ {
 			if n := b + d; n >= 0 && (d > -3 && d < 3 || d%16 == 0 || d == 17 || d == -17) {
 				lengths = append(lengths, n)
@@ -572,6 +573,15 @@ func TestChaChaOneOpLengths(t *testing.T) {
 					open := []Op{{Key: key, Nonce: nonce, AD: op.AD, Src: got[0].Dst, Dst: make([]byte, n)}}
 					if tier.Open(open) != 0 || !bytes.Equal(open[0].Dst, op.Src) {
 						t.Fatalf("%v %v Open of %d bytes, AD %d: failed or wrong plaintext", tier, suite, n, adLen)
+					}
+					buf := make([]byte, n+TagSize) // in place: Dst starts at Src's first byte
+					copy(buf, op.Src)
+					tier.Seal([]Op{{Key: key, Nonce: nonce, AD: op.AD, Src: buf[:n], Dst: buf}})
+					if !bytes.Equal(buf, want.Dst) {
+						t.Fatalf("%v %v Seal of %d bytes in place, AD %d: differs from Generic", tier, suite, n, adLen)
+					}
+					if tier.Open([]Op{{Key: key, Nonce: nonce, AD: op.AD, Src: buf, Dst: buf[:n]}}) != 0 || !bytes.Equal(buf[:n], op.Src) {
+						t.Fatalf("%v %v Open of %d bytes in place, AD %d: failed or wrong plaintext", tier, suite, n, adLen)
 					}
 					got[0].Dst[n] ^= 1 // a forged tag: rejected, Dst zeroed
 					open = []Op{{Key: key, Nonce: nonce, AD: op.AD, Src: got[0].Dst, Dst: make([]byte, n)}}
