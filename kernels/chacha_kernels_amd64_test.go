@@ -221,6 +221,8 @@ func TestChaChaTableLayout(t *testing.T) {
 		{"polyTable.scratch", unsafe.Offsetof(polyTable{}.scratch), 15 * 16 * 8},
 		{"polyOne26.h0", unsafe.Offsetof(polyOne26{}.h0), 5 * 8 * 8},
 		{"polyOne26.r8", unsafe.Offsetof(polyOne26{}.r8), 5*8*8 + 5*8},
+		{"poly1305.r1 (chachaXOR8OneMACAVX2)", unsafe.Offsetof(poly1305{}.r1), 8},
+		{"poly1305.h (chachaXOR8OneMACAVX2)", unsafe.Offsetof(poly1305{}.h), 2 * 8},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s at %d, the kernels expect %d", f.name, f.got, f.want)

@@ -19,6 +19,8 @@ import (
 // products below fits in 128 bits. Everything is constant time: no branch or index depends on the
 // key or the message (lengths are public).
 
+// chachaXOR8OneMACAVX2 (kernels/_asm/chacha) reads r0 and r1 and updates h at these offsets
+// (TestChaChaTableLayout).
 type poly1305 struct {
 	r0, r1 uint64    // clamped r (section 2.5.1)
 	h      [3]uint64 // accumulator
