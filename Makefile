@@ -5,15 +5,17 @@ GO       ?= go
 PKGS     := ./...
 # Packages whose concurrency the race detector must see.
 RACE_PKGS := ./ring/... ./batch/... ./kernels/... ./dataplane/... ./handshake/... ./loadgen/... ./netns-tests/relay/...
-# Debian packages the tests use: ip/veth/netns, iperf3 for the loadgen comparison, qemu for arm64 runs.
-DEB_PKGS := iproute2 iperf3 qemu-user nftables python3
+# Debian packages the tests use: ip/veth/netns, iperf3 for the loadgen comparison, qemu for arm64 runs,
+# gcc and intel-ipsec-mb for the interop test against that library (bench/ipsecmb, cgo).
+DEB_PKGS := iproute2 iperf3 qemu-user nftables python3 gcc libipsec-mb-dev
 
-.PHONY: all test deps unit race purego arm64 check generate fuzz bench bench-loadgen bench-tunnel demo
+.PHONY: all test deps unit race purego arm64 interop check generate fuzz bench bench-ipsecmb bench-loadgen bench-tunnel demo
 
 all: check test
 
-## test: every test: static checks, unit tests, race detector, purego build, arm64 under qemu.
-test: deps check unit race purego arm64
+## test: every test: static checks, unit tests, race detector, purego build, arm64 under qemu, and
+## interop with intel-ipsec-mb.
+test: deps check unit race purego arm64 interop
 
 ## deps: install the Debian packages the tests need, when missing (needs root and apt-get).
 deps:
@@ -28,6 +30,11 @@ race:
 purego:
 	$(GO) build -tags purego $(PKGS)
 	$(GO) test -count=1 -short -tags purego ./kernels/...
+
+## interop: package kernels against intel-ipsec-mb, byte for byte both ways (bench/ipsecmb, its own
+## module: cgo and the library's headers are needed only there).
+interop:
+	cd bench/ipsecmb && $(GO) vet ./... && $(GO) test -count=1 ./...
 
 arm64:
 	@if command -v qemu-aarch64 >/dev/null; then \
@@ -57,6 +64,10 @@ BENCHTIME ?= 200ms
 BENCHCOUNT ?= 5
 bench:
 	$(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./kernels/ | $(GO) run ./internal/benchtable
+
+## bench-ipsecmb: kernels against intel-ipsec-mb (its best code for this CPU) on the same batches.
+bench-ipsecmb: deps
+	cd bench/ipsecmb && $(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) . | $(GO) run ../../internal/benchtable
 
 ## bench-loadgen: loadgen against iperf3 -u -b 0 over a veth between two namespaces (root).
 bench-loadgen: deps

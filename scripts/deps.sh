@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Installs the Debian packages named as arguments when the commands they provide are missing.
+# Installs the Debian packages named as arguments when the commands (or, for a path, the files) they
+# provide are missing.
 # On a machine without root or apt-get it only reports what is missing.
 set -euo pipefail
-declare -A provides=([iproute2]=ip [iperf3]=iperf3 [python3]=python3 [qemu-user]=qemu-aarch64 [nftables]=nft)
+declare -A provides=([iproute2]=ip [iperf3]=iperf3 [python3]=python3 [qemu-user]=qemu-aarch64 [nftables]=nft
+	[libipsec-mb-dev]=/usr/include/intel-ipsec-mb.h)
 missing=()
 for pkg in "$@"; do
 	cmd=${provides[$pkg]:-$pkg}
-	command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+	if [[ $cmd == /* ]]; then
+		[ -e "$cmd" ] || missing+=("$pkg")
+	else
+		command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+	fi
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
