@@ -137,6 +137,12 @@ func poly1305IFMAY(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 //go:noescape
 func poly1305IFMAOne(st *polyOne, msg *byte, n int)
 
+// poly1305IFMAPowers writes st's multiplier rows for r (radix-2^44 limbs): r^8, the lanes' final
+// multipliers r^(8-j) in the unpacked block order, and r.
+//
+//go:noescape
+func poly1305IFMAPowers(st *polyOne, r *[3]uint64)
+
 // poly1305FinishZ finishes the tags of the 16 lanes of an IFMA table (see polyTable) and returns the
 // mask of the lanes whose tag equals the expected one.
 //

@@ -9449,6 +9449,271 @@ store:
 	VZEROUPPER
 	RET
 
+// func poly1305IFMAPowers(st *polyOne, r *[3]uint64)
+// Requires: AVX, AVX512F, AVX512IFMA
+TEXT ·poly1305IFMAPowers(SB), NOSPLIT, $0-16
+	MOVQ         st+0(FP), AX
+	MOVQ         r+8(FP), CX
+	MOVQ         $0x00000fffffffffff, DX
+	VPBROADCASTQ DX, Z0
+	MOVQ         $0x000003ffffffffff, DX
+	VPBROADCASTQ DX, Z1
+	MOVQ         $0x0000010000000000, DX
+	VPBROADCASTQ DX, Z2
+	MOVQ         $0x0000000000000001, DX
+	VPBROADCASTQ DX, Z2
+	VPXORQ       Z3, Z3, Z3
+	VPBROADCASTQ (CX), Z4
+	VPBROADCASTQ 8(CX), Z5
+	VPBROADCASTQ 16(CX), Z6
+	VMOVDQU64    Z4, 832(AX)
+	VMOVDQU64    Z5, 896(AX)
+	VMOVDQU64    Z6, 960(AX)
+	VPSLLQ       $0x04, Z5, Z7
+	VPSLLQ       $0x02, Z5, Z8
+	VPADDQ       Z8, Z7, Z7
+	VMOVDQU64    Z7, 1024(AX)
+	VPSLLQ       $0x04, Z6, Z7
+	VPSLLQ       $0x02, Z6, Z8
+	VPADDQ       Z8, Z7, Z7
+	VMOVDQU64    Z7, 1088(AX)
+
+	// A = r^2 in every lane.
+	VMOVDQA64 Z4, Z7
+	VMOVDQA64 Z5, Z8
+	VMOVDQA64 Z6, Z9
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z7, Z7, Z10
+	VPXORQ      Z7, Z7, Z11
+	VPXORQ      Z7, Z7, Z12
+	VPXORQ      Z7, Z7, Z13
+	VPXORQ      Z7, Z7, Z14
+	VPXORQ      Z7, Z7, Z15
+	VPMADD52LUQ 832(AX), Z7, Z10
+	VPMADD52HUQ 832(AX), Z7, Z11
+	VPMADD52LUQ 896(AX), Z7, Z12
+	VPMADD52HUQ 896(AX), Z7, Z13
+	VPMADD52LUQ 960(AX), Z7, Z14
+	VPMADD52HUQ 960(AX), Z7, Z15
+	VPMADD52LUQ 1088(AX), Z8, Z10
+	VPMADD52HUQ 1088(AX), Z8, Z11
+	VPMADD52LUQ 832(AX), Z8, Z12
+	VPMADD52HUQ 832(AX), Z8, Z13
+	VPMADD52LUQ 896(AX), Z8, Z14
+	VPMADD52HUQ 896(AX), Z8, Z15
+	VPMADD52LUQ 1024(AX), Z9, Z10
+	VPMADD52HUQ 1024(AX), Z9, Z11
+	VPMADD52LUQ 1088(AX), Z9, Z12
+	VPMADD52HUQ 1088(AX), Z9, Z13
+	VPMADD52LUQ 832(AX), Z9, Z14
+	VPMADD52HUQ 832(AX), Z9, Z15
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z11, Z11
+	VPADDQ Z11, Z12, Z12
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z10, Z10
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z10, Z10
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z10, Z7
+	VPANDQ Z0, Z10, Z10
+	VPADDQ Z7, Z12, Z12
+	VPSRLQ $0x2c, Z12, Z7
+	VPANDQ Z0, Z12, Z8
+	VPADDQ Z7, Z14, Z14
+	VPSRLQ $0x2a, Z14, Z7
+	VPANDQ Z1, Z14, Z9
+	VPADDQ Z7, Z10, Z10
+	VPSLLQ $0x02, Z7, Z7
+	VPADDQ Z7, Z10, Z7
+
+	// F = [r^2 r^2 r r 1 1 r r] * [A A A A A A 1 1].
+	VMOVDQA64 Z7, Z10
+	VMOVDQA64 Z8, Z11
+	VMOVDQA64 Z9, Z12
+	MOVL      $0x000000cc, CX
+	KMOVW     CX, K1
+	VMOVDQA64 Z4, K1, Z10
+	VMOVDQA64 Z5, K1, Z11
+	VMOVDQA64 Z6, K1, Z12
+	MOVL      $0x00000030, CX
+	KMOVW     CX, K1
+	VMOVDQA64 Z2, K1, Z10
+	VMOVDQA64 Z3, K1, Z11
+	VMOVDQA64 Z3, K1, Z12
+	VMOVDQA64 Z7, Z4
+	VMOVDQA64 Z8, Z5
+	VMOVDQA64 Z9, Z6
+	MOVL      $0x000000c0, CX
+	KMOVW     CX, K1
+	VMOVDQA64 Z2, K1, Z4
+	VMOVDQA64 Z3, K1, Z5
+	VMOVDQA64 Z3, K1, Z6
+	VPSLLQ    $0x04, Z5, Z7
+	VPSLLQ    $0x02, Z5, Z8
+	VPADDQ    Z8, Z7, Z7
+	VPSLLQ    $0x04, Z6, Z8
+	VPSLLQ    $0x02, Z6, Z9
+	VPADDQ    Z9, Z8, Z8
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z10, Z10, Z9
+	VPXORQ      Z10, Z10, Z13
+	VPXORQ      Z10, Z10, Z14
+	VPXORQ      Z10, Z10, Z15
+	VPXORQ      Z10, Z10, Z16
+	VPXORQ      Z10, Z10, Z17
+	VPMADD52LUQ Z4, Z10, Z9
+	VPMADD52HUQ Z4, Z10, Z13
+	VPMADD52LUQ Z5, Z10, Z14
+	VPMADD52HUQ Z5, Z10, Z15
+	VPMADD52LUQ Z6, Z10, Z16
+	VPMADD52HUQ Z6, Z10, Z17
+	VPMADD52LUQ Z8, Z11, Z9
+	VPMADD52HUQ Z8, Z11, Z13
+	VPMADD52LUQ Z4, Z11, Z14
+	VPMADD52HUQ Z4, Z11, Z15
+	VPMADD52LUQ Z5, Z11, Z16
+	VPMADD52HUQ Z5, Z11, Z17
+	VPMADD52LUQ Z7, Z12, Z9
+	VPMADD52HUQ Z7, Z12, Z13
+	VPMADD52LUQ Z8, Z12, Z14
+	VPMADD52HUQ Z8, Z12, Z15
+	VPMADD52LUQ Z4, Z12, Z16
+	VPMADD52HUQ Z4, Z12, Z17
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x08, Z15, Z15
+	VPADDQ Z15, Z16, Z16
+	VPSLLQ $0x0a, Z17, Z17
+	VPADDQ Z17, Z9, Z9
+	VPSLLQ $0x02, Z17, Z17
+	VPADDQ Z17, Z9, Z9
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z9, Z4
+	VPANDQ Z0, Z9, Z9
+	VPADDQ Z4, Z14, Z14
+	VPSRLQ $0x2c, Z14, Z4
+	VPANDQ Z0, Z14, Z11
+	VPADDQ Z4, Z16, Z16
+	VPSRLQ $0x2a, Z16, Z4
+	VPANDQ Z1, Z16, Z12
+	VPADDQ Z4, Z9, Z9
+	VPSLLQ $0x02, Z4, Z4
+	VPADDQ Z4, Z9, Z10
+
+	// E = F * [r^4 1 r^4 1 ...]: the final multipliers.
+	VPBROADCASTQ X10, Z4
+	VPBROADCASTQ X11, Z5
+	VPBROADCASTQ X12, Z6
+	MOVL         $0x000000aa, CX
+	KMOVW        CX, K1
+	VMOVDQA64    Z2, K1, Z4
+	VMOVDQA64    Z3, K1, Z5
+	VMOVDQA64    Z3, K1, Z6
+	VPSLLQ       $0x04, Z5, Z2
+	VPSLLQ       $0x02, Z5, Z3
+	VPADDQ       Z3, Z2, Z2
+	VPSLLQ       $0x04, Z6, Z3
+	VPSLLQ       $0x02, Z6, Z7
+	VPADDQ       Z7, Z3, Z3
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z10, Z10, Z7
+	VPXORQ      Z10, Z10, Z8
+	VPXORQ      Z10, Z10, Z9
+	VPXORQ      Z10, Z10, Z13
+	VPXORQ      Z10, Z10, Z14
+	VPXORQ      Z10, Z10, Z15
+	VPMADD52LUQ Z4, Z10, Z7
+	VPMADD52HUQ Z4, Z10, Z8
+	VPMADD52LUQ Z5, Z10, Z9
+	VPMADD52HUQ Z5, Z10, Z13
+	VPMADD52LUQ Z6, Z10, Z14
+	VPMADD52HUQ Z6, Z10, Z15
+	VPMADD52LUQ Z3, Z11, Z7
+	VPMADD52HUQ Z3, Z11, Z8
+	VPMADD52LUQ Z4, Z11, Z9
+	VPMADD52HUQ Z4, Z11, Z13
+	VPMADD52LUQ Z5, Z11, Z14
+	VPMADD52HUQ Z5, Z11, Z15
+	VPMADD52LUQ Z2, Z12, Z7
+	VPMADD52HUQ Z2, Z12, Z8
+	VPMADD52LUQ Z3, Z12, Z9
+	VPMADD52HUQ Z3, Z12, Z13
+	VPMADD52LUQ Z4, Z12, Z14
+	VPMADD52HUQ Z4, Z12, Z15
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z8, Z8
+	VPADDQ Z8, Z9, Z9
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z7, Z7
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z7, Z7
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ       $0x2c, Z7, Z2
+	VPANDQ       Z0, Z7, Z7
+	VPADDQ       Z2, Z9, Z9
+	VPSRLQ       $0x2c, Z9, Z2
+	VPANDQ       Z0, Z9, Z11
+	VPADDQ       Z2, Z14, Z14
+	VPSRLQ       $0x2a, Z14, Z2
+	VPANDQ       Z1, Z14, Z12
+	VPADDQ       Z2, Z7, Z7
+	VPSLLQ       $0x02, Z2, Z2
+	VPADDQ       Z2, Z7, Z10
+	VMOVDQU64    Z10, 512(AX)
+	VMOVDQU64    Z11, 576(AX)
+	VMOVDQU64    Z12, 640(AX)
+	VPSLLQ       $0x04, Z11, Z0
+	VPSLLQ       $0x02, Z11, Z1
+	VPADDQ       Z1, Z0, Z0
+	VMOVDQU64    Z0, 704(AX)
+	VPSLLQ       $0x04, Z12, Z0
+	VPSLLQ       $0x02, Z12, Z1
+	VPADDQ       Z1, Z0, Z0
+	VMOVDQU64    Z0, 768(AX)
+	VPBROADCASTQ X10, Z0
+	VPBROADCASTQ X11, Z1
+	VPBROADCASTQ X12, Z2
+	VMOVDQU64    Z0, 192(AX)
+	VMOVDQU64    Z1, 256(AX)
+	VMOVDQU64    Z2, 320(AX)
+	VPSLLQ       $0x04, Z1, Z0
+	VPSLLQ       $0x02, Z1, Z1
+	VPADDQ       Z1, Z0, Z0
+	VMOVDQU64    Z0, 384(AX)
+	VPSLLQ       $0x04, Z2, Z0
+	VPSLLQ       $0x02, Z2, Z1
+	VPADDQ       Z1, Z0, Z0
+	VMOVDQU64    Z0, 448(AX)
+	VZEROUPPER
+	RET
+
 // func poly1305FinishZ(st *[15][16]uint64) (eq int)
 // Requires: AVX, AVX512F, AVX512IFMA
 TEXT ·poly1305FinishZ(SB), NOSPLIT, $0-16

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/big"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -372,6 +373,62 @@ func TestChaChaOneMACAVX2(t *testing.T) {
 					t.Fatalf("%s, %d passes, %d MAC blocks: accumulator %x, want %x", k.name, passes, blocks, got.h, ref.h)
 				}
 			}
+		}
+	}
+}
+
+// TestPoly1305IFMAPowers checks poly1305IFMAPowers' rows against r^k computed with math/big, mod
+// 2^130-5: the final multipliers r^(8-c) and r^(4-c) in lanes 2c and 2c+1, r^8 and r in every lane,
+// each with its two rows of 20 times limbs 1 and 2, for clamped keys with every r bit set, none set,
+// and random ones.
+func TestPoly1305IFMAPowers(t *testing.T) {
+	if !chachaHas(AVX512) || !chachaIFMA {
+		t.Skip("needs AVX-512 IFMA")
+	}
+	p := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 130), big.NewInt(5))
+	rng := rand.New(rand.NewPCG(9, 10))
+	keys := [][32]byte{{}, {}}
+	for i := range 16 {
+		keys[1][i] = 0xff
+	}
+	for range 50 {
+		var k [32]byte
+		for i := range k {
+			k[i] = byte(rng.Uint32())
+		}
+		keys = append(keys, k)
+	}
+	for _, key := range keys {
+		r := poly1305R44(&key)
+		var st polyOne
+		poly1305IFMAPowers(&st, &r)
+		rInt := func(x [3]uint64) *big.Int {
+			v := new(big.Int).SetUint64(x[2])
+			v.Lsh(v, 44).Add(v, new(big.Int).SetUint64(x[1]))
+			return v.Lsh(v, 44).Add(v, new(big.Int).SetUint64(x[0]))
+		}
+		want := func(e int) *big.Int { return new(big.Int).Exp(rInt(r), big.NewInt(int64(e)), p) }
+		check := func(what string, first, lane, e int) {
+			t.Helper()
+			x := [3]uint64{st[first][lane], st[first+1][lane], st[first+2][lane]}
+			if x[0] >= 1<<44+1<<17 || x[1] >= 1<<44 || x[2] >= 1<<42 {
+				t.Fatalf("r = %x: %s, lane %d: limbs %x out of bounds", r, what, lane, x)
+			}
+			if got := new(big.Int).Mod(rInt(x), p); got.Cmp(want(e)) != 0 {
+				t.Fatalf("r = %x: %s, lane %d: %x, want r^%d = %x", r, what, lane, got, e, want(e))
+			}
+			if st[first+3][lane] != 20*x[1] || st[first+4][lane] != 20*x[2] {
+				t.Fatalf("r = %x: %s, lane %d: the 20-times rows are wrong", r, what, lane)
+			}
+		}
+		for l := range 8 {
+			check("r^8 row", polyOneRowR8, l, 8)
+			check("r row", polyOneRowR, l, 1)
+			e := 4 - l/2
+			if l%2 == 0 {
+				e = 8 - l/2
+			}
+			check("final multiplier", polyOneRowEnd, l, e)
 		}
 	}
 }

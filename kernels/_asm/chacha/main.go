@@ -38,6 +38,7 @@ func main() {
 	poly1305AVX2()
 	poly1305AVX2Eight()
 	poly1305IFMAOne()
+	poly1305IFMAPowers()
 	poly1305Finish()
 
 	Generate()

@@ -448,5 +448,105 @@ func poly1305IFMAOne() {
 	RET()
 }
 
+// poly1305IFMAPowers computes the multipliers poly1305IFMAOne wants, r^1..r^8, in three rounds of
+// lane-wise multiplications instead of seven scalar ones one after another:
+//
+//	A = r * r                                                  every lane: r^2
+//	F = [r^2 r^2 r r 1 1 r r] * [A A A A A A 1 1]              [r^4 r^4 r^3 r^3 r^2 r^2 r r]
+//	E = F * [r^4 1 r^4 1 r^4 1 r^4 1] (r^4 is F's lane 0)      [r^8 r^4 r^7 r^3 r^6 r^2 r^5 r]
+//
+// E is the final multipliers' row (lane 2c: r^(8-c), lane 2c+1: r^(4-c), matching the unpacked block
+// order), its lane 0 broadcast is r^8. polyMulReduce's bounds hold throughout: every multiplier is
+// r, 1 or its output (limbs below 2^44 + 2^17, 2^44, 2^42).
+func poly1305IFMAPowers() {
+	Implement("poly1305IFMAPowers")
+	Attributes(NOSPLIT)
+	Doc("poly1305IFMAPowers writes st's multiplier rows for the clamped r (radix 2^44 limbs): r^8,",
+		"the lanes' final multipliers and r, each as limbs 0..2, 20*limb 1 and 20*limb 2.")
+	st := Mem{Base: Load(Param("st"), GP64())}
+	rp := Mem{Base: Load(Param("r"), GP64())}
+	row := func(i int) Mem { return st.Offset(64 * i) }
+	bcast := func(v uint64) VecVirtual {
+		g, z := GP64(), ZMM()
+		MOVQ(U64(v), g)
+		VPBROADCASTQ(g, z)
+		return z
+	}
+	c := polyConsts{bcast(1<<44 - 1), bcast(1<<42 - 1), bcast(1 << 40)}
+	one, zero := bcast(1), ZMM()
+	VPXORQ(zero, zero, zero)
+	mask := func(m uint16) Register {
+		g, k := GP32(), K()
+		MOVL(U32(uint32(m)), g)
+		KMOVW(g, k)
+		return k
+	}
+	times20 := func(x VecVirtual) VecVirtual { // 20x = 16x + 4x
+		t, u := ZMM(), ZMM()
+		VPSLLQ(U8(4), x, t)
+		VPSLLQ(U8(2), x, u)
+		VPADDQ(u, t, t)
+		return t
+	}
+	mulOf := func(x [3]VecVirtual) func(int) Op {
+		ops := [5]Op{x[0], x[1], x[2], times20(x[1]), times20(x[2])}
+		return func(k int) Op { return ops[k] }
+	}
+	store := func(first int, x [3]VecVirtual) {
+		for i := range x {
+			VMOVDQU64(x[i], row(first+i))
+		}
+		VMOVDQU64(times20(x[1]), row(first+3))
+		VMOVDQU64(times20(x[2]), row(first+4))
+	}
+	copyOf := func(x [3]VecVirtual) (y [3]VecVirtual) {
+		for i := range x {
+			y[i] = ZMM()
+			VMOVDQA64(x[i], y[i])
+		}
+		return y
+	}
+	setOne := func(x [3]VecVirtual, k Register) { // the lanes in k become 1
+		VMOVDQA64(one, k, x[0])
+		VMOVDQA64(zero, k, x[1])
+		VMOVDQA64(zero, k, x[2])
+	}
+	broadcast0 := func(x [3]VecVirtual) (y [3]VecVirtual) {
+		for i := range x {
+			y[i] = ZMM()
+			VPBROADCASTQ(x[i].AsX(), y[i])
+		}
+		return y
+	}
+
+	var r [3]VecVirtual
+	for i := range r {
+		r[i] = ZMM()
+		VPBROADCASTQ(rp.Offset(8*i), r[i])
+	}
+	store(oneRowR, r)
+	Comment("A = r^2 in every lane.")
+	a := copyOf(r)
+	polyMulReduce(a, func(k int) Op { return row(oneRowR + k) }, c, ZMMv)
+	Comment("F = [r^2 r^2 r r 1 1 r r] * [A A A A A A 1 1].")
+	f := copyOf(a)
+	kR := mask(0xcc)
+	for i := range f {
+		VMOVDQA64(r[i], kR, f[i])
+	}
+	setOne(f, mask(0x30))
+	m2 := copyOf(a)
+	setOne(m2, mask(0xc0))
+	polyMulReduce(f, mulOf(m2), c, ZMMv)
+	Comment("E = F * [r^4 1 r^4 1 ...]: the final multipliers.")
+	m3 := broadcast0(f)
+	setOne(m3, mask(0xaa))
+	polyMulReduce(f, mulOf(m3), c, ZMMv)
+	store(oneRowEnd, f)
+	store(oneRowR8, broadcast0(f))
+	VZEROUPPER()
+	RET()
+}
+
 // ZMMv allocates a virtual zmm register, as the generic helpers want.
 func ZMMv() VecVirtual { return ZMM() }
