@@ -9186,257 +9186,652 @@ TEXT ·poly1305IFMAOne(SB), NOSPLIT, $0-24
 	MOVQ         $0x0000010000000000, BX
 	VPBROADCASTQ BX, Z2
 	VMOVDQU64    (AX), Z3
-	VMOVDQU64    64(AX), Z4
-	VMOVDQU64    128(AX), Z5
+	VPXORQ       Z4, Z4, Z4
+	VMOVDQU64    64(AX), Z5
+	VPXORQ       Z6, Z6, Z6
+	VMOVDQU64    128(AX), Z7
+	VPXORQ       Z8, Z8, Z8
 	CMPQ         DX, $0x00000008
 	JB           one
 
 	// Blocks 0-3 and 4-7 of a group of 8: after the unpacks lanes 2c and 2c+1 hold blocks c
-	// and 4+c. Lane 0 starts from h, the others from 0.
-	VMOVDQU64   (CX), Z6
-	VMOVDQU64   64(CX), Z7
-	VPUNPCKLQDQ Z7, Z6, Z8
-	VPUNPCKHQDQ Z7, Z6, Z6
+	// and 4+c. X's lane 0 starts from h, every other lane of X and Y from 0.
+	VMOVDQU64   (CX), Z9
+	VMOVDQU64   64(CX), Z10
+	VPUNPCKLQDQ Z10, Z9, Z11
+	VPUNPCKHQDQ Z10, Z9, Z9
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
-	VPANDQ Z0, Z8, Z7
-	VPADDQ Z7, Z3, Z3
-	VPSRLQ $0x2c, Z8, Z7
-	VPSLLQ $0x14, Z6, Z8
-	VPORQ  Z8, Z7, Z7
-	VPANDQ Z0, Z7, Z7
-	VPADDQ Z7, Z4, Z4
-	VPSRLQ $0x18, Z6, Z7
-	VPORQ  Z2, Z7, Z7
-	VPADDQ Z7, Z5, Z5
+	VPANDQ      Z0, Z11, Z10
+	VPADDQ      Z10, Z3, Z3
+	VPSRLQ      $0x2c, Z11, Z10
+	VPSLLQ      $0x14, Z9, Z11
+	VPORQ       Z11, Z10, Z10
+	VPANDQ      Z0, Z10, Z10
+	VPADDQ      Z10, Z5, Z5
+	VPSRLQ      $0x18, Z9, Z10
+	VPORQ       Z2, Z10, Z10
+	VPADDQ      Z10, Z7, Z7
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000008, DX
+	CMPQ        DX, $0x00000008
+	JB          lastX
+	VMOVDQU64   (CX), Z9
+	VMOVDQU64   64(CX), Z10
+	VPUNPCKLQDQ Z10, Z9, Z11
+	VPUNPCKHQDQ Z10, Z9, Z9
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z11, Z10
+	VPADDQ Z10, Z4, Z4
+	VPSRLQ $0x2c, Z11, Z10
+	VPSLLQ $0x14, Z9, Z11
+	VPORQ  Z11, Z10, Z10
+	VPANDQ Z0, Z10, Z10
+	VPADDQ Z10, Z6, Z6
+	VPSRLQ $0x18, Z9, Z10
+	VPORQ  Z2, Z10, Z10
+	VPADDQ Z10, Z8, Z8
 	ADDQ   $0x00000080, CX
 	SUBQ   $0x00000008, DX
 
-eight:
-	CMPQ DX, $0x00000008
-	JB   last
+	// Pairs of groups: X and Y each step by r^16 and take the next group.
+pair:
+	CMPQ DX, $0x00000010
+	JB   tail
 
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
 	// 3 * 2^52 and the high ones below 2^47.
-	VPXORQ      Z3, Z3, Z6
-	VPXORQ      Z3, Z3, Z7
-	VPXORQ      Z3, Z3, Z8
+	VPXORQ      Z3, Z3, Z9
 	VPXORQ      Z3, Z3, Z10
 	VPXORQ      Z3, Z3, Z11
-	VPXORQ      Z3, Z3, Z12
-	VPMADD52LUQ 192(AX), Z3, Z6
-	VPMADD52HUQ 192(AX), Z3, Z7
-	VPMADD52LUQ 256(AX), Z3, Z8
-	VPMADD52HUQ 256(AX), Z3, Z10
-	VPMADD52LUQ 320(AX), Z3, Z11
-	VPMADD52HUQ 320(AX), Z3, Z12
-	VPMADD52LUQ 448(AX), Z4, Z6
-	VPMADD52HUQ 448(AX), Z4, Z7
-	VPMADD52LUQ 192(AX), Z4, Z8
-	VPMADD52HUQ 192(AX), Z4, Z10
-	VPMADD52LUQ 256(AX), Z4, Z11
-	VPMADD52HUQ 256(AX), Z4, Z12
-	VPMADD52LUQ 384(AX), Z5, Z6
-	VPMADD52HUQ 384(AX), Z5, Z7
-	VPMADD52LUQ 448(AX), Z5, Z8
+	VPXORQ      Z3, Z3, Z13
+	VPXORQ      Z3, Z3, Z14
+	VPXORQ      Z3, Z3, Z15
+	VPMADD52LUQ 192(AX), Z3, Z9
+	VPMADD52HUQ 192(AX), Z3, Z10
+	VPMADD52LUQ 256(AX), Z3, Z11
+	VPMADD52HUQ 256(AX), Z3, Z13
+	VPMADD52LUQ 320(AX), Z3, Z14
+	VPMADD52HUQ 320(AX), Z3, Z15
+	VPMADD52LUQ 448(AX), Z5, Z9
 	VPMADD52HUQ 448(AX), Z5, Z10
 	VPMADD52LUQ 192(AX), Z5, Z11
-	VPMADD52HUQ 192(AX), Z5, Z12
+	VPMADD52HUQ 192(AX), Z5, Z13
+	VPMADD52LUQ 256(AX), Z5, Z14
+	VPMADD52HUQ 256(AX), Z5, Z15
+	VPMADD52LUQ 384(AX), Z7, Z9
+	VPMADD52HUQ 384(AX), Z7, Z10
+	VPMADD52LUQ 448(AX), Z7, Z11
+	VPMADD52HUQ 448(AX), Z7, Z13
+	VPMADD52LUQ 192(AX), Z7, Z14
+	VPMADD52HUQ 192(AX), Z7, Z15
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Z7, Z7
-	VPADDQ Z7, Z8, Z8
 	VPSLLQ $0x08, Z10, Z10
 	VPADDQ Z10, Z11, Z11
-	VPSLLQ $0x0a, Z12, Z12
-	VPADDQ Z12, Z6, Z6
-	VPSLLQ $0x02, Z12, Z12
-	VPADDQ Z12, Z6, Z6
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z9, Z9
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
-	VPSRLQ      $0x2c, Z6, Z3
-	VPANDQ      Z0, Z6, Z6
-	VPADDQ      Z3, Z8, Z8
-	VPSRLQ      $0x2c, Z8, Z3
-	VPANDQ      Z0, Z8, Z4
-	VPADDQ      Z3, Z11, Z11
-	VPSRLQ      $0x2a, Z11, Z3
-	VPANDQ      Z1, Z11, Z5
-	VPADDQ      Z3, Z6, Z6
-	VPSLLQ      $0x02, Z3, Z3
-	VPADDQ      Z3, Z6, Z3
-	VMOVDQU64   (CX), Z6
-	VMOVDQU64   64(CX), Z7
-	VPUNPCKLQDQ Z7, Z6, Z8
-	VPUNPCKHQDQ Z7, Z6, Z6
+	VPSRLQ $0x2c, Z9, Z3
+	VPANDQ Z0, Z9, Z9
+	VPADDQ Z3, Z11, Z11
+	VPSRLQ $0x2c, Z11, Z3
+	VPANDQ Z0, Z11, Z5
+	VPADDQ Z3, Z14, Z14
+	VPSRLQ $0x2a, Z14, Z3
+	VPANDQ Z1, Z14, Z7
+	VPADDQ Z3, Z9, Z9
+	VPSLLQ $0x02, Z3, Z3
+	VPADDQ Z3, Z9, Z3
 
-	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
-	VPANDQ Z0, Z8, Z7
-	VPADDQ Z7, Z3, Z3
-	VPSRLQ $0x2c, Z8, Z7
-	VPSLLQ $0x14, Z6, Z8
-	VPORQ  Z8, Z7, Z7
-	VPANDQ Z0, Z7, Z7
-	VPADDQ Z7, Z4, Z4
-	VPSRLQ $0x18, Z6, Z7
-	VPORQ  Z2, Z7, Z7
-	VPADDQ Z7, Z5, Z5
-	ADDQ   $0x00000080, CX
-	SUBQ   $0x00000008, DX
-	JMP    eight
-
-last:
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
 	// 3 * 2^52 and the high ones below 2^47.
-	VPXORQ      Z3, Z3, Z6
-	VPXORQ      Z3, Z3, Z7
-	VPXORQ      Z3, Z3, Z8
-	VPXORQ      Z3, Z3, Z10
-	VPXORQ      Z3, Z3, Z11
-	VPXORQ      Z3, Z3, Z12
-	VPMADD52LUQ 512(AX), Z3, Z6
-	VPMADD52HUQ 512(AX), Z3, Z7
-	VPMADD52LUQ 576(AX), Z3, Z8
-	VPMADD52HUQ 576(AX), Z3, Z10
-	VPMADD52LUQ 640(AX), Z3, Z11
-	VPMADD52HUQ 640(AX), Z3, Z12
-	VPMADD52LUQ 768(AX), Z4, Z6
-	VPMADD52HUQ 768(AX), Z4, Z7
-	VPMADD52LUQ 512(AX), Z4, Z8
-	VPMADD52HUQ 512(AX), Z4, Z10
-	VPMADD52LUQ 576(AX), Z4, Z11
-	VPMADD52HUQ 576(AX), Z4, Z12
-	VPMADD52LUQ 704(AX), Z5, Z6
-	VPMADD52HUQ 704(AX), Z5, Z7
-	VPMADD52LUQ 768(AX), Z5, Z8
-	VPMADD52HUQ 768(AX), Z5, Z10
-	VPMADD52LUQ 512(AX), Z5, Z11
-	VPMADD52HUQ 512(AX), Z5, Z12
+	VPXORQ      Z4, Z4, Z9
+	VPXORQ      Z4, Z4, Z10
+	VPXORQ      Z4, Z4, Z11
+	VPXORQ      Z4, Z4, Z13
+	VPXORQ      Z4, Z4, Z14
+	VPXORQ      Z4, Z4, Z15
+	VPMADD52LUQ 192(AX), Z4, Z9
+	VPMADD52HUQ 192(AX), Z4, Z10
+	VPMADD52LUQ 256(AX), Z4, Z11
+	VPMADD52HUQ 256(AX), Z4, Z13
+	VPMADD52LUQ 320(AX), Z4, Z14
+	VPMADD52HUQ 320(AX), Z4, Z15
+	VPMADD52LUQ 448(AX), Z6, Z9
+	VPMADD52HUQ 448(AX), Z6, Z10
+	VPMADD52LUQ 192(AX), Z6, Z11
+	VPMADD52HUQ 192(AX), Z6, Z13
+	VPMADD52LUQ 256(AX), Z6, Z14
+	VPMADD52HUQ 256(AX), Z6, Z15
+	VPMADD52LUQ 384(AX), Z8, Z9
+	VPMADD52HUQ 384(AX), Z8, Z10
+	VPMADD52LUQ 448(AX), Z8, Z11
+	VPMADD52HUQ 448(AX), Z8, Z13
+	VPMADD52LUQ 192(AX), Z8, Z14
+	VPMADD52HUQ 192(AX), Z8, Z15
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Z7, Z7
-	VPADDQ Z7, Z8, Z8
 	VPSLLQ $0x08, Z10, Z10
 	VPADDQ Z10, Z11, Z11
-	VPSLLQ $0x0a, Z12, Z12
-	VPADDQ Z12, Z6, Z6
-	VPSLLQ $0x02, Z12, Z12
-	VPADDQ Z12, Z6, Z6
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z9, Z9
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
-	VPSRLQ $0x2c, Z6, Z3
-	VPANDQ Z0, Z6, Z6
+	VPSRLQ      $0x2c, Z9, Z4
+	VPANDQ      Z0, Z9, Z9
+	VPADDQ      Z4, Z11, Z11
+	VPSRLQ      $0x2c, Z11, Z4
+	VPANDQ      Z0, Z11, Z6
+	VPADDQ      Z4, Z14, Z14
+	VPSRLQ      $0x2a, Z14, Z4
+	VPANDQ      Z1, Z14, Z8
+	VPADDQ      Z4, Z9, Z9
+	VPSLLQ      $0x02, Z4, Z4
+	VPADDQ      Z4, Z9, Z4
+	VMOVDQU64   (CX), Z9
+	VMOVDQU64   64(CX), Z10
+	VPUNPCKLQDQ Z10, Z9, Z11
+	VPUNPCKHQDQ Z10, Z9, Z9
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ      Z0, Z11, Z10
+	VPADDQ      Z10, Z3, Z3
+	VPSRLQ      $0x2c, Z11, Z10
+	VPSLLQ      $0x14, Z9, Z11
+	VPORQ       Z11, Z10, Z10
+	VPANDQ      Z0, Z10, Z10
+	VPADDQ      Z10, Z5, Z5
+	VPSRLQ      $0x18, Z9, Z10
+	VPORQ       Z2, Z10, Z10
+	VPADDQ      Z10, Z7, Z7
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000008, DX
+	VMOVDQU64   (CX), Z9
+	VMOVDQU64   64(CX), Z10
+	VPUNPCKLQDQ Z10, Z9, Z11
+	VPUNPCKHQDQ Z10, Z9, Z9
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z11, Z10
+	VPADDQ Z10, Z4, Z4
+	VPSRLQ $0x2c, Z11, Z10
+	VPSLLQ $0x14, Z9, Z11
+	VPORQ  Z11, Z10, Z10
+	VPANDQ Z0, Z10, Z10
+	VPADDQ Z10, Z6, Z6
+	VPSRLQ $0x18, Z9, Z10
+	VPORQ  Z2, Z10, Z10
+	VPADDQ Z10, Z8, Z8
+	ADDQ   $0x00000080, CX
+	SUBQ   $0x00000008, DX
+	JMP    pair
+
+tail:
+	CMPQ DX, $0x00000008
+	JB   lastY
+
+	// One group more, X's: X holds the last group, Y the one before it.
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPXORQ      Z3, Z3, Z13
+	VPXORQ      Z3, Z3, Z14
+	VPXORQ      Z3, Z3, Z15
+	VPMADD52LUQ 192(AX), Z3, Z9
+	VPMADD52HUQ 192(AX), Z3, Z10
+	VPMADD52LUQ 256(AX), Z3, Z11
+	VPMADD52HUQ 256(AX), Z3, Z13
+	VPMADD52LUQ 320(AX), Z3, Z14
+	VPMADD52HUQ 320(AX), Z3, Z15
+	VPMADD52LUQ 448(AX), Z5, Z9
+	VPMADD52HUQ 448(AX), Z5, Z10
+	VPMADD52LUQ 192(AX), Z5, Z11
+	VPMADD52HUQ 192(AX), Z5, Z13
+	VPMADD52LUQ 256(AX), Z5, Z14
+	VPMADD52HUQ 256(AX), Z5, Z15
+	VPMADD52LUQ 384(AX), Z7, Z9
+	VPMADD52HUQ 384(AX), Z7, Z10
+	VPMADD52LUQ 448(AX), Z7, Z11
+	VPMADD52HUQ 448(AX), Z7, Z13
+	VPMADD52LUQ 192(AX), Z7, Z14
+	VPMADD52HUQ 192(AX), Z7, Z15
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ      $0x2c, Z9, Z3
+	VPANDQ      Z0, Z9, Z9
+	VPADDQ      Z3, Z11, Z11
+	VPSRLQ      $0x2c, Z11, Z3
+	VPANDQ      Z0, Z11, Z5
+	VPADDQ      Z3, Z14, Z14
+	VPSRLQ      $0x2a, Z14, Z3
+	VPANDQ      Z1, Z14, Z7
+	VPADDQ      Z3, Z9, Z9
+	VPSLLQ      $0x02, Z3, Z3
+	VPADDQ      Z3, Z9, Z3
+	VMOVDQU64   (CX), Z9
+	VMOVDQU64   64(CX), Z10
+	VPUNPCKLQDQ Z10, Z9, Z11
+	VPUNPCKHQDQ Z10, Z9, Z9
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z11, Z10
+	VPADDQ Z10, Z3, Z3
+	VPSRLQ $0x2c, Z11, Z10
+	VPSLLQ $0x14, Z9, Z11
+	VPORQ  Z11, Z10, Z10
+	VPANDQ Z0, Z10, Z10
+	VPADDQ Z10, Z5, Z5
+	VPSRLQ $0x18, Z9, Z10
+	VPORQ  Z2, Z10, Z10
+	VPADDQ Z10, Z7, Z7
+	ADDQ   $0x00000080, CX
+	SUBQ   $0x00000008, DX
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPXORQ      Z3, Z3, Z13
+	VPXORQ      Z3, Z3, Z14
+	VPXORQ      Z3, Z3, Z15
+	VPMADD52LUQ 512(AX), Z3, Z9
+	VPMADD52HUQ 512(AX), Z3, Z10
+	VPMADD52LUQ 576(AX), Z3, Z11
+	VPMADD52HUQ 576(AX), Z3, Z13
+	VPMADD52LUQ 640(AX), Z3, Z14
+	VPMADD52HUQ 640(AX), Z3, Z15
+	VPMADD52LUQ 768(AX), Z5, Z9
+	VPMADD52HUQ 768(AX), Z5, Z10
+	VPMADD52LUQ 512(AX), Z5, Z11
+	VPMADD52HUQ 512(AX), Z5, Z13
+	VPMADD52LUQ 576(AX), Z5, Z14
+	VPMADD52HUQ 576(AX), Z5, Z15
+	VPMADD52LUQ 704(AX), Z7, Z9
+	VPMADD52HUQ 704(AX), Z7, Z10
+	VPMADD52LUQ 768(AX), Z7, Z11
+	VPMADD52HUQ 768(AX), Z7, Z13
+	VPMADD52LUQ 512(AX), Z7, Z14
+	VPMADD52HUQ 512(AX), Z7, Z15
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z9, Z3
+	VPANDQ Z0, Z9, Z9
+	VPADDQ Z3, Z11, Z11
+	VPSRLQ $0x2c, Z11, Z3
+	VPANDQ Z0, Z11, Z5
+	VPADDQ Z3, Z14, Z14
+	VPSRLQ $0x2a, Z14, Z3
+	VPANDQ Z1, Z14, Z7
+	VPADDQ Z3, Z9, Z9
+	VPSLLQ $0x02, Z3, Z3
+	VPADDQ Z3, Z9, Z3
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z4, Z4, Z9
+	VPXORQ      Z4, Z4, Z10
+	VPXORQ      Z4, Z4, Z11
+	VPXORQ      Z4, Z4, Z13
+	VPXORQ      Z4, Z4, Z14
+	VPXORQ      Z4, Z4, Z15
+	VPMADD52LUQ 832(AX), Z4, Z9
+	VPMADD52HUQ 832(AX), Z4, Z10
+	VPMADD52LUQ 896(AX), Z4, Z11
+	VPMADD52HUQ 896(AX), Z4, Z13
+	VPMADD52LUQ 960(AX), Z4, Z14
+	VPMADD52HUQ 960(AX), Z4, Z15
+	VPMADD52LUQ 1088(AX), Z6, Z9
+	VPMADD52HUQ 1088(AX), Z6, Z10
+	VPMADD52LUQ 832(AX), Z6, Z11
+	VPMADD52HUQ 832(AX), Z6, Z13
+	VPMADD52LUQ 896(AX), Z6, Z14
+	VPMADD52HUQ 896(AX), Z6, Z15
+	VPMADD52LUQ 1024(AX), Z8, Z9
+	VPMADD52HUQ 1024(AX), Z8, Z10
+	VPMADD52LUQ 1088(AX), Z8, Z11
+	VPMADD52HUQ 1088(AX), Z8, Z13
+	VPMADD52LUQ 832(AX), Z8, Z14
+	VPMADD52HUQ 832(AX), Z8, Z15
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z9, Z4
+	VPANDQ Z0, Z9, Z9
+	VPADDQ Z4, Z11, Z11
+	VPSRLQ $0x2c, Z11, Z4
+	VPANDQ Z0, Z11, Z6
+	VPADDQ Z4, Z14, Z14
+	VPSRLQ $0x2a, Z14, Z4
+	VPANDQ Z1, Z14, Z8
+	VPADDQ Z4, Z9, Z9
+	VPSLLQ $0x02, Z4, Z4
+	VPADDQ Z4, Z9, Z4
+	VPADDQ Z4, Z3, Z3
+	VPADDQ Z6, Z5, Z5
+	VPADDQ Z8, Z7, Z7
+	JMP    fold
+
+lastY:
+	// Y holds the last group, X the one before it.
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPXORQ      Z3, Z3, Z13
+	VPXORQ      Z3, Z3, Z14
+	VPXORQ      Z3, Z3, Z15
+	VPMADD52LUQ 832(AX), Z3, Z9
+	VPMADD52HUQ 832(AX), Z3, Z10
+	VPMADD52LUQ 896(AX), Z3, Z11
+	VPMADD52HUQ 896(AX), Z3, Z13
+	VPMADD52LUQ 960(AX), Z3, Z14
+	VPMADD52HUQ 960(AX), Z3, Z15
+	VPMADD52LUQ 1088(AX), Z5, Z9
+	VPMADD52HUQ 1088(AX), Z5, Z10
+	VPMADD52LUQ 832(AX), Z5, Z11
+	VPMADD52HUQ 832(AX), Z5, Z13
+	VPMADD52LUQ 896(AX), Z5, Z14
+	VPMADD52HUQ 896(AX), Z5, Z15
+	VPMADD52LUQ 1024(AX), Z7, Z9
+	VPMADD52HUQ 1024(AX), Z7, Z10
+	VPMADD52LUQ 1088(AX), Z7, Z11
+	VPMADD52HUQ 1088(AX), Z7, Z13
+	VPMADD52LUQ 832(AX), Z7, Z14
+	VPMADD52HUQ 832(AX), Z7, Z15
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z9, Z3
+	VPANDQ Z0, Z9, Z9
+	VPADDQ Z3, Z11, Z11
+	VPSRLQ $0x2c, Z11, Z3
+	VPANDQ Z0, Z11, Z5
+	VPADDQ Z3, Z14, Z14
+	VPSRLQ $0x2a, Z14, Z3
+	VPANDQ Z1, Z14, Z7
+	VPADDQ Z3, Z9, Z9
+	VPSLLQ $0x02, Z3, Z3
+	VPADDQ Z3, Z9, Z3
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z4, Z4, Z9
+	VPXORQ      Z4, Z4, Z10
+	VPXORQ      Z4, Z4, Z11
+	VPXORQ      Z4, Z4, Z13
+	VPXORQ      Z4, Z4, Z14
+	VPXORQ      Z4, Z4, Z15
+	VPMADD52LUQ 512(AX), Z4, Z9
+	VPMADD52HUQ 512(AX), Z4, Z10
+	VPMADD52LUQ 576(AX), Z4, Z11
+	VPMADD52HUQ 576(AX), Z4, Z13
+	VPMADD52LUQ 640(AX), Z4, Z14
+	VPMADD52HUQ 640(AX), Z4, Z15
+	VPMADD52LUQ 768(AX), Z6, Z9
+	VPMADD52HUQ 768(AX), Z6, Z10
+	VPMADD52LUQ 512(AX), Z6, Z11
+	VPMADD52HUQ 512(AX), Z6, Z13
+	VPMADD52LUQ 576(AX), Z6, Z14
+	VPMADD52HUQ 576(AX), Z6, Z15
+	VPMADD52LUQ 704(AX), Z8, Z9
+	VPMADD52HUQ 704(AX), Z8, Z10
+	VPMADD52LUQ 768(AX), Z8, Z11
+	VPMADD52HUQ 768(AX), Z8, Z13
+	VPMADD52LUQ 512(AX), Z8, Z14
+	VPMADD52HUQ 512(AX), Z8, Z15
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z9, Z4
+	VPANDQ Z0, Z9, Z9
+	VPADDQ Z4, Z11, Z11
+	VPSRLQ $0x2c, Z11, Z4
+	VPANDQ Z0, Z11, Z6
+	VPADDQ Z4, Z14, Z14
+	VPSRLQ $0x2a, Z14, Z4
+	VPANDQ Z1, Z14, Z8
+	VPADDQ Z4, Z9, Z9
+	VPSLLQ $0x02, Z4, Z4
+	VPADDQ Z4, Z9, Z4
+	VPADDQ Z4, Z3, Z3
+	VPADDQ Z6, Z5, Z5
+	VPADDQ Z8, Z7, Z7
+	JMP    fold
+
+lastX:
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z4
+	VPXORQ      Z3, Z3, Z6
+	VPXORQ      Z3, Z3, Z8
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPMADD52LUQ 512(AX), Z3, Z4
+	VPMADD52HUQ 512(AX), Z3, Z6
+	VPMADD52LUQ 576(AX), Z3, Z8
+	VPMADD52HUQ 576(AX), Z3, Z9
+	VPMADD52LUQ 640(AX), Z3, Z10
+	VPMADD52HUQ 640(AX), Z3, Z11
+	VPMADD52LUQ 768(AX), Z5, Z4
+	VPMADD52HUQ 768(AX), Z5, Z6
+	VPMADD52LUQ 512(AX), Z5, Z8
+	VPMADD52HUQ 512(AX), Z5, Z9
+	VPMADD52LUQ 576(AX), Z5, Z10
+	VPMADD52HUQ 576(AX), Z5, Z11
+	VPMADD52LUQ 704(AX), Z7, Z4
+	VPMADD52HUQ 704(AX), Z7, Z6
+	VPMADD52LUQ 768(AX), Z7, Z8
+	VPMADD52HUQ 768(AX), Z7, Z9
+	VPMADD52LUQ 512(AX), Z7, Z10
+	VPMADD52HUQ 512(AX), Z7, Z11
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z6, Z6
+	VPADDQ Z6, Z8, Z8
+	VPSLLQ $0x08, Z9, Z9
+	VPADDQ Z9, Z10, Z10
+	VPSLLQ $0x0a, Z11, Z11
+	VPADDQ Z11, Z4, Z4
+	VPSLLQ $0x02, Z11, Z11
+	VPADDQ Z11, Z4, Z4
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z4, Z3
+	VPANDQ Z0, Z4, Z4
 	VPADDQ Z3, Z8, Z8
 	VPSRLQ $0x2c, Z8, Z3
-	VPANDQ Z0, Z8, Z4
-	VPADDQ Z3, Z11, Z11
-	VPSRLQ $0x2a, Z11, Z3
-	VPANDQ Z1, Z11, Z5
-	VPADDQ Z3, Z6, Z6
+	VPANDQ Z0, Z8, Z5
+	VPADDQ Z3, Z10, Z10
+	VPSRLQ $0x2a, Z10, Z3
+	VPANDQ Z1, Z10, Z7
+	VPADDQ Z3, Z4, Z4
 	VPSLLQ $0x02, Z3, Z3
-	VPADDQ Z3, Z6, Z3
+	VPADDQ Z3, Z4, Z3
 
-	// Sum the lanes into lane 0: limbs below 8 * (2^44 + 2^17) < 2^48, fine for the multiplier.
-	VEXTRACTI64X4 $0x01, Z3, Y6
-	VPADDQ        Y3, Y6, Y6
-	VEXTRACTI128  $0x01, Y6, X9
-	VPADDQ        X6, X9, X9
-	VPSHUFD       $0x4e, X9, X3
-	VPADDQ        X3, X9, X9
-	VMOVDQA64     Z9, Z3
-	VEXTRACTI64X4 $0x01, Z4, Y6
-	VPADDQ        Y4, Y6, Y6
-	VEXTRACTI128  $0x01, Y6, X9
-	VPADDQ        X6, X9, X9
-	VPSHUFD       $0x4e, X9, X4
-	VPADDQ        X4, X9, X9
-	VMOVDQA64     Z9, Z4
-	VEXTRACTI64X4 $0x01, Z5, Y6
-	VPADDQ        Y5, Y6, Y6
-	VEXTRACTI128  $0x01, Y6, X9
-	VPADDQ        X6, X9, X9
-	VPSHUFD       $0x4e, X9, X5
-	VPADDQ        X5, X9, X9
-	VMOVDQA64     Z9, Z5
+fold:
+	// Sum the lanes into lane 0: limbs below 16 * (2^44 + 2^17) < 2^49 (2^49 + 2^44 with the
+	// next block), far within IFMA's 52-bit inputs, and polyMulReduce's sums stay below 2^64.
+	VEXTRACTI64X4 $0x01, Z3, Y4
+	VPADDQ        Y3, Y4, Y4
+	VEXTRACTI128  $0x01, Y4, X12
+	VPADDQ        X4, X12, X12
+	VPSHUFD       $0x4e, X12, X3
+	VPADDQ        X3, X12, X12
+	VMOVDQA64     Z12, Z3
+	VEXTRACTI64X4 $0x01, Z5, Y4
+	VPADDQ        Y5, Y4, Y4
+	VEXTRACTI128  $0x01, Y4, X12
+	VPADDQ        X4, X12, X12
+	VPSHUFD       $0x4e, X12, X4
+	VPADDQ        X4, X12, X12
+	VMOVDQA64     Z12, Z5
+	VEXTRACTI64X4 $0x01, Z7, Y4
+	VPADDQ        Y7, Y4, Y4
+	VEXTRACTI128  $0x01, Y4, X12
+	VPADDQ        X4, X12, X12
+	VPSHUFD       $0x4e, X12, X4
+	VPADDQ        X4, X12, X12
+	VMOVDQA64     Z12, Z7
 
 one:
 	TESTQ DX, DX
 	JZ    store
 
 single:
-	VPBROADCASTQ (CX), Z6
-	VPBROADCASTQ 8(CX), Z7
+	VPBROADCASTQ (CX), Z4
+	VPBROADCASTQ 8(CX), Z6
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
-	VPANDQ Z0, Z6, Z8
+	VPANDQ Z0, Z4, Z8
 	VPADDQ Z8, Z3, Z3
-	VPSRLQ $0x2c, Z6, Z8
-	VPSLLQ $0x14, Z7, Z6
-	VPORQ  Z6, Z8, Z8
+	VPSRLQ $0x2c, Z4, Z8
+	VPSLLQ $0x14, Z6, Z4
+	VPORQ  Z4, Z8, Z8
 	VPANDQ Z0, Z8, Z8
-	VPADDQ Z8, Z4, Z4
-	VPSRLQ $0x18, Z7, Z8
-	VPORQ  Z2, Z8, Z8
 	VPADDQ Z8, Z5, Z5
+	VPSRLQ $0x18, Z6, Z8
+	VPORQ  Z2, Z8, Z8
+	VPADDQ Z8, Z7, Z7
 
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
 	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z4
 	VPXORQ      Z3, Z3, Z6
-	VPXORQ      Z3, Z3, Z7
 	VPXORQ      Z3, Z3, Z8
 	VPXORQ      Z3, Z3, Z9
 	VPXORQ      Z3, Z3, Z10
 	VPXORQ      Z3, Z3, Z11
-	VPMADD52LUQ 832(AX), Z3, Z6
-	VPMADD52HUQ 832(AX), Z3, Z7
-	VPMADD52LUQ 896(AX), Z3, Z8
-	VPMADD52HUQ 896(AX), Z3, Z9
-	VPMADD52LUQ 960(AX), Z3, Z10
-	VPMADD52HUQ 960(AX), Z3, Z11
-	VPMADD52LUQ 1088(AX), Z4, Z6
-	VPMADD52HUQ 1088(AX), Z4, Z7
-	VPMADD52LUQ 832(AX), Z4, Z8
-	VPMADD52HUQ 832(AX), Z4, Z9
-	VPMADD52LUQ 896(AX), Z4, Z10
-	VPMADD52HUQ 896(AX), Z4, Z11
-	VPMADD52LUQ 1024(AX), Z5, Z6
-	VPMADD52HUQ 1024(AX), Z5, Z7
-	VPMADD52LUQ 1088(AX), Z5, Z8
-	VPMADD52HUQ 1088(AX), Z5, Z9
-	VPMADD52LUQ 832(AX), Z5, Z10
-	VPMADD52HUQ 832(AX), Z5, Z11
+	VPMADD52LUQ 1152(AX), Z3, Z4
+	VPMADD52HUQ 1152(AX), Z3, Z6
+	VPMADD52LUQ 1216(AX), Z3, Z8
+	VPMADD52HUQ 1216(AX), Z3, Z9
+	VPMADD52LUQ 1280(AX), Z3, Z10
+	VPMADD52HUQ 1280(AX), Z3, Z11
+	VPMADD52LUQ 1408(AX), Z5, Z4
+	VPMADD52HUQ 1408(AX), Z5, Z6
+	VPMADD52LUQ 1152(AX), Z5, Z8
+	VPMADD52HUQ 1152(AX), Z5, Z9
+	VPMADD52LUQ 1216(AX), Z5, Z10
+	VPMADD52HUQ 1216(AX), Z5, Z11
+	VPMADD52LUQ 1344(AX), Z7, Z4
+	VPMADD52HUQ 1344(AX), Z7, Z6
+	VPMADD52LUQ 1408(AX), Z7, Z8
+	VPMADD52HUQ 1408(AX), Z7, Z9
+	VPMADD52LUQ 1152(AX), Z7, Z10
+	VPMADD52HUQ 1152(AX), Z7, Z11
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Z7, Z7
-	VPADDQ Z7, Z8, Z8
+	VPSLLQ $0x08, Z6, Z6
+	VPADDQ Z6, Z8, Z8
 	VPSLLQ $0x08, Z9, Z9
 	VPADDQ Z9, Z10, Z10
 	VPSLLQ $0x0a, Z11, Z11
-	VPADDQ Z11, Z6, Z6
+	VPADDQ Z11, Z4, Z4
 	VPSLLQ $0x02, Z11, Z11
-	VPADDQ Z11, Z6, Z6
+	VPADDQ Z11, Z4, Z4
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
-	VPSRLQ $0x2c, Z6, Z3
-	VPANDQ Z0, Z6, Z6
+	VPSRLQ $0x2c, Z4, Z3
+	VPANDQ Z0, Z4, Z4
 	VPADDQ Z3, Z8, Z8
 	VPSRLQ $0x2c, Z8, Z3
-	VPANDQ Z0, Z8, Z4
+	VPANDQ Z0, Z8, Z5
 	VPADDQ Z3, Z10, Z10
 	VPSRLQ $0x2a, Z10, Z3
-	VPANDQ Z1, Z10, Z5
-	VPADDQ Z3, Z6, Z6
+	VPANDQ Z1, Z10, Z7
+	VPADDQ Z3, Z4, Z4
 	VPSLLQ $0x02, Z3, Z3
-	VPADDQ Z3, Z6, Z3
+	VPADDQ Z3, Z4, Z3
 	ADDQ   $0x00000010, CX
 	DECQ   DX
 	JNZ    single
@@ -9444,8 +9839,8 @@ single:
 store:
 	// Only lane 0: the rows' other lanes stay zero for the next call.
 	VMOVQ X3, (AX)
-	VMOVQ X4, 64(AX)
-	VMOVQ X5, 128(AX)
+	VMOVQ X5, 64(AX)
+	VMOVQ X7, 128(AX)
 	VZEROUPPER
 	RET
 
@@ -9466,17 +9861,17 @@ TEXT ·poly1305IFMAPowers(SB), NOSPLIT, $0-16
 	VPBROADCASTQ (CX), Z4
 	VPBROADCASTQ 8(CX), Z5
 	VPBROADCASTQ 16(CX), Z6
-	VMOVDQU64    Z4, 832(AX)
-	VMOVDQU64    Z5, 896(AX)
-	VMOVDQU64    Z6, 960(AX)
+	VMOVDQU64    Z4, 1152(AX)
+	VMOVDQU64    Z5, 1216(AX)
+	VMOVDQU64    Z6, 1280(AX)
 	VPSLLQ       $0x04, Z5, Z7
 	VPSLLQ       $0x02, Z5, Z8
 	VPADDQ       Z8, Z7, Z7
-	VMOVDQU64    Z7, 1024(AX)
+	VMOVDQU64    Z7, 1344(AX)
 	VPSLLQ       $0x04, Z6, Z7
 	VPSLLQ       $0x02, Z6, Z8
 	VPADDQ       Z8, Z7, Z7
-	VMOVDQU64    Z7, 1088(AX)
+	VMOVDQU64    Z7, 1408(AX)
 
 	// A = r^2 in every lane.
 	VMOVDQA64 Z4, Z7
@@ -9492,24 +9887,24 @@ TEXT ·poly1305IFMAPowers(SB), NOSPLIT, $0-16
 	VPXORQ      Z7, Z7, Z13
 	VPXORQ      Z7, Z7, Z14
 	VPXORQ      Z7, Z7, Z15
-	VPMADD52LUQ 832(AX), Z7, Z10
-	VPMADD52HUQ 832(AX), Z7, Z11
-	VPMADD52LUQ 896(AX), Z7, Z12
-	VPMADD52HUQ 896(AX), Z7, Z13
-	VPMADD52LUQ 960(AX), Z7, Z14
-	VPMADD52HUQ 960(AX), Z7, Z15
-	VPMADD52LUQ 1088(AX), Z8, Z10
-	VPMADD52HUQ 1088(AX), Z8, Z11
-	VPMADD52LUQ 832(AX), Z8, Z12
-	VPMADD52HUQ 832(AX), Z8, Z13
-	VPMADD52LUQ 896(AX), Z8, Z14
-	VPMADD52HUQ 896(AX), Z8, Z15
-	VPMADD52LUQ 1024(AX), Z9, Z10
-	VPMADD52HUQ 1024(AX), Z9, Z11
-	VPMADD52LUQ 1088(AX), Z9, Z12
-	VPMADD52HUQ 1088(AX), Z9, Z13
-	VPMADD52LUQ 832(AX), Z9, Z14
-	VPMADD52HUQ 832(AX), Z9, Z15
+	VPMADD52LUQ 1152(AX), Z7, Z10
+	VPMADD52HUQ 1152(AX), Z7, Z11
+	VPMADD52LUQ 1216(AX), Z7, Z12
+	VPMADD52HUQ 1216(AX), Z7, Z13
+	VPMADD52LUQ 1280(AX), Z7, Z14
+	VPMADD52HUQ 1280(AX), Z7, Z15
+	VPMADD52LUQ 1408(AX), Z8, Z10
+	VPMADD52HUQ 1408(AX), Z8, Z11
+	VPMADD52LUQ 1152(AX), Z8, Z12
+	VPMADD52HUQ 1152(AX), Z8, Z13
+	VPMADD52LUQ 1216(AX), Z8, Z14
+	VPMADD52HUQ 1216(AX), Z8, Z15
+	VPMADD52LUQ 1344(AX), Z9, Z10
+	VPMADD52HUQ 1344(AX), Z9, Z11
+	VPMADD52LUQ 1408(AX), Z9, Z12
+	VPMADD52HUQ 1408(AX), Z9, Z13
+	VPMADD52LUQ 1152(AX), Z9, Z14
+	VPMADD52HUQ 1152(AX), Z9, Z15
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
@@ -9675,6 +10070,81 @@ TEXT ·poly1305IFMAPowers(SB), NOSPLIT, $0-16
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ    $0x2c, Z7, Z2
+	VPANDQ    Z0, Z7, Z7
+	VPADDQ    Z2, Z9, Z9
+	VPSRLQ    $0x2c, Z9, Z2
+	VPANDQ    Z0, Z9, Z11
+	VPADDQ    Z2, Z14, Z14
+	VPSRLQ    $0x2a, Z14, Z2
+	VPANDQ    Z1, Z14, Z12
+	VPADDQ    Z2, Z7, Z7
+	VPSLLQ    $0x02, Z2, Z2
+	VPADDQ    Z2, Z7, Z10
+	VMOVDQU64 Z10, 512(AX)
+	VMOVDQU64 Z11, 576(AX)
+	VMOVDQU64 Z12, 640(AX)
+	VPSLLQ    $0x04, Z11, Z2
+	VPSLLQ    $0x02, Z11, Z3
+	VPADDQ    Z3, Z2, Z2
+	VMOVDQU64 Z2, 704(AX)
+	VPSLLQ    $0x04, Z12, Z2
+	VPSLLQ    $0x02, Z12, Z3
+	VPADDQ    Z3, Z2, Z2
+	VMOVDQU64 Z2, 768(AX)
+
+	// E2 = E * r^8: the multipliers of the group before the last.
+	VPBROADCASTQ X10, Z2
+	VPBROADCASTQ X11, Z3
+	VPBROADCASTQ X12, Z4
+	VPSLLQ       $0x04, Z3, Z5
+	VPSLLQ       $0x02, Z3, Z6
+	VPADDQ       Z6, Z5, Z5
+	VPSLLQ       $0x04, Z4, Z6
+	VPSLLQ       $0x02, Z4, Z7
+	VPADDQ       Z7, Z6, Z6
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z10, Z10, Z7
+	VPXORQ      Z10, Z10, Z8
+	VPXORQ      Z10, Z10, Z9
+	VPXORQ      Z10, Z10, Z13
+	VPXORQ      Z10, Z10, Z14
+	VPXORQ      Z10, Z10, Z15
+	VPMADD52LUQ Z2, Z10, Z7
+	VPMADD52HUQ Z2, Z10, Z8
+	VPMADD52LUQ Z3, Z10, Z9
+	VPMADD52HUQ Z3, Z10, Z13
+	VPMADD52LUQ Z4, Z10, Z14
+	VPMADD52HUQ Z4, Z10, Z15
+	VPMADD52LUQ Z6, Z11, Z7
+	VPMADD52HUQ Z6, Z11, Z8
+	VPMADD52LUQ Z2, Z11, Z9
+	VPMADD52HUQ Z2, Z11, Z13
+	VPMADD52LUQ Z3, Z11, Z14
+	VPMADD52HUQ Z3, Z11, Z15
+	VPMADD52LUQ Z5, Z12, Z7
+	VPMADD52HUQ Z5, Z12, Z8
+	VPMADD52LUQ Z6, Z12, Z9
+	VPMADD52HUQ Z6, Z12, Z13
+	VPMADD52LUQ Z2, Z12, Z14
+	VPMADD52HUQ Z2, Z12, Z15
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z8, Z8
+	VPADDQ Z8, Z9, Z9
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z7, Z7
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z7, Z7
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
 	VPSRLQ       $0x2c, Z7, Z2
 	VPANDQ       Z0, Z7, Z7
 	VPADDQ       Z2, Z9, Z9
@@ -9686,17 +10156,17 @@ TEXT ·poly1305IFMAPowers(SB), NOSPLIT, $0-16
 	VPADDQ       Z2, Z7, Z7
 	VPSLLQ       $0x02, Z2, Z2
 	VPADDQ       Z2, Z7, Z10
-	VMOVDQU64    Z10, 512(AX)
-	VMOVDQU64    Z11, 576(AX)
-	VMOVDQU64    Z12, 640(AX)
+	VMOVDQU64    Z10, 832(AX)
+	VMOVDQU64    Z11, 896(AX)
+	VMOVDQU64    Z12, 960(AX)
 	VPSLLQ       $0x04, Z11, Z0
 	VPSLLQ       $0x02, Z11, Z1
 	VPADDQ       Z1, Z0, Z0
-	VMOVDQU64    Z0, 704(AX)
+	VMOVDQU64    Z0, 1024(AX)
 	VPSLLQ       $0x04, Z12, Z0
 	VPSLLQ       $0x02, Z12, Z1
 	VPADDQ       Z1, Z0, Z0
-	VMOVDQU64    Z0, 768(AX)
+	VMOVDQU64    Z0, 1088(AX)
 	VPBROADCASTQ X10, Z0
 	VPBROADCASTQ X11, Z1
 	VPBROADCASTQ X12, Z2

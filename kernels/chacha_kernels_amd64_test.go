@@ -378,7 +378,8 @@ func TestChaChaOneMACAVX2(t *testing.T) {
 }
 
 // TestPoly1305IFMAPowers checks poly1305IFMAPowers' rows against r^k computed with math/big, mod
-// 2^130-5: the final multipliers r^(8-c) and r^(4-c) in lanes 2c and 2c+1, r^8 and r in every lane,
+// 2^130-5: the final multipliers r^(8-c) and r^(4-c) in lanes 2c and 2c+1, and 8 more for the group
+// before the last, r^16 and r in every lane,
 // each with its two rows of 20 times limbs 1 and 2, for clamped keys with every r bit set, none set,
 // and random ones.
 func TestPoly1305IFMAPowers(t *testing.T) {
@@ -422,13 +423,14 @@ func TestPoly1305IFMAPowers(t *testing.T) {
 			}
 		}
 		for l := range 8 {
-			check("r^8 row", polyOneRowR8, l, 8)
+			check("r^16 row", polyOneRowR16, l, 16)
 			check("r row", polyOneRowR, l, 1)
 			e := 4 - l/2
 			if l%2 == 0 {
 				e = 8 - l/2
 			}
 			check("final multiplier", polyOneRowEnd, l, e)
+			check("multiplier of the group before the last", polyOneRowEnd2, l, e+8)
 		}
 	}
 }
@@ -562,28 +564,42 @@ func aeadMACCase(rng *rand.Rand, allOnes bool, adLen, ctLen int) (ad, ct []byte,
 	return ad, ct, key, want
 }
 
-// TestPoly1305OneAVX2 checks the single-message AVX2 Poly1305 (poly1305OneAVX2: eight lanes in r^8,
-// then the portable Poly1305) against golang.org/x/crypto/poly1305 on the AEAD's MAC input, around
-// the lengths where the lanes take over and beyond one kernel call, with all-ones keys and messages
-// (the largest limbs) in the first round.
-func TestPoly1305OneAVX2(t *testing.T) {
-	if !chachaHas(AVX2) {
-		t.Skip("needs AVX2")
+// TestPoly1305One checks the single-message Poly1305s of the SIMD tiers (poly1305One: IFMA lanes
+// with two accumulators taking the groups of 8 blocks in turns; poly1305OneAVX2: eight lanes in r^8,
+// then the portable Poly1305) against golang.org/x/crypto/poly1305 on the AEAD's MAC input, at every
+// number of groups up to about 90 with every kind of rest, around the lengths where the lanes take
+// over and beyond one kernel call, with all-ones keys and messages (the largest limbs) in the first
+// round.
+func TestPoly1305One(t *testing.T) {
+	impls := []struct {
+		name string
+		ok   bool
+		mac  func(ad, ct []byte, key *[32]byte) [TagSize]byte
+	}{
+		{"poly1305One", chachaHas(AVX512) && chachaIFMA, poly1305One},
+		{"poly1305OneAVX2", chachaHas(AVX2), poly1305OneAVX2},
 	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	for round := range 2 {
-		for _, adLen := range []int{0, 1, 13, 16, 100, 127, 128, 129, 300} {
-			ctLens := []int{1<<16 + 300, 1<<17 + 4096 + 17} // more than one kernel call
-			for ctLen := 0; ctLen <= 1500; ctLen += 1 + ctLen/16 {
-				ctLens = append(ctLens, ctLen)
+	for _, m := range impls {
+		t.Run(m.name, func(t *testing.T) {
+			if !m.ok {
+				t.Skip("CPU lacks the features")
 			}
-			for _, ctLen := range ctLens {
-				ad, ct, key, want := aeadMACCase(rng, round == 0, adLen, ctLen)
-				if got := poly1305OneAVX2(ad, ct, &key); got != want {
-					t.Fatalf("round %d, AD %d, ciphertext %d bytes: tag %x, want %x", round, adLen, ctLen, got, want)
+			rng := rand.New(rand.NewPCG(5, 6))
+			for round := range 2 {
+				for _, adLen := range []int{0, 1, 13, 16, 100, 127, 128, 129, 300} {
+					ctLens := []int{1<<16 + 300, 1<<17 + 4096 + 17} // more than one kernel call
+					for ctLen := 0; ctLen <= 1500; ctLen += 1 + ctLen/16 {
+						ctLens = append(ctLens, ctLen)
+					}
+					for _, ctLen := range ctLens {
+						ad, ct, key, want := aeadMACCase(rng, round == 0, adLen, ctLen)
+						if got := m.mac(ad, ct, &key); got != want {
+							t.Fatalf("round %d, AD %d, ciphertext %d bytes: tag %x, want %x", round, adLen, ctLen, got, want)
+						}
+					}
 				}
 			}
-		}
+		})
 	}
 }
 

@@ -354,16 +354,20 @@ func polyMulReduce(h [3]VecVirtual, mul func(k int) Op, c polyConsts, vec func()
 	VPADDQ(cy, lo0, h0)
 }
 
-// The single-message IFMA kernel: one message's blocks shared out to the 8 lanes of a zmm, lane j
-// taking blocks j, 8+j, 16+j, ... (in the unpacked order below) with multiplier r^8, and r^(8-j) at
-// its last block; the lanes' sum is then the Horner evaluation of those blocks (RFC 8439 section
-// 2.5), and the blocks after the last whole group of 8 run one at a time. polyOne
-// (kernels/chacha_single_amd64.go) holds rows of 8 qwords at these indexes.
+// The single-message IFMA kernel: one message's blocks shared out to the 8 lanes of a zmm in groups
+// of 8, lane j taking block j of a group (in the unpacked order below). One accumulator per lane
+// evaluates a chain of dependent multiplications, so two accumulators X and Y take the groups in
+// turns (X the even groups, Y the odd ones), each stepping with multiplier r^16, and their chains
+// overlap. At the end the owner of the last group multiplies by r^(8-j) in lane j and the other by
+// r^(16-j); the sum of all their lanes is then the Horner evaluation of those blocks (RFC 8439
+// section 2.5). A message of one group uses X alone; the blocks after the last whole group run one
+// at a time. polyOne (kernels/chacha_single_amd64.go) holds rows of 8 qwords at these indexes.
 const (
-	oneRowH   = 0  // h0, h1, h2 in lane 0, zero in the other lanes
-	oneRowR8  = 3  // r^8: limbs 0..2, 20*limb 1, 20*limb 2, broadcast
-	oneRowEnd = 8  // per lane: the final multiplier r^(8-j), same five rows
-	oneRowR   = 13 // r, broadcast, for the blocks one at a time
+	oneRowH    = 0  // h0, h1, h2 in lane 0, zero in the other lanes
+	oneRowR16  = 3  // r^16: limbs 0..2, 20*limb 1, 20*limb 2, broadcast
+	oneRowEnd  = 8  // per lane: r^(8-j), the last group's multiplier, same five rows
+	oneRowEnd2 = 13 // per lane: r^(16-j), the multiplier of the group before the last
+	oneRowR    = 18 // r, broadcast, for the blocks one at a time
 )
 
 func poly1305IFMAOne() {
@@ -383,18 +387,24 @@ func poly1305IFMAOne() {
 		return z
 	}
 	c := polyConsts{bcast(1<<44 - 1), bcast(1<<42 - 1), bcast(1 << 40)}
-	var h [3]VecVirtual
-	for i := range h {
-		h[i] = ZMM()
-		VMOVDQU64(row(oneRowH+i), h[i])
+	var x, y [3]VecVirtual
+	for i := range x {
+		x[i], y[i] = ZMM(), ZMM()
+		VMOVDQU64(row(oneRowH+i), x[i])
+		VPXORQ(y[i], y[i], y[i])
 	}
 	mulRows := func(first int) func(int) Op { return func(k int) Op { return row(first + k) } }
+	sumInto := func(h, from [3]VecVirtual) {
+		for i := range h {
+			VPADDQ(from[i], h[i], h[i])
+		}
+	}
 
 	CMPQ(n, U32(8))
 	JB(LabelRef("one"))
 	Comment("Blocks 0-3 and 4-7 of a group of 8: after the unpacks lanes 2c and 2c+1 hold blocks c",
-		"and 4+c. Lane 0 starts from h, the others from 0.")
-	load8 := func() {
+		"and 4+c. X's lane 0 starts from h, every other lane of X and Y from 0.")
+	load8 := func(h [3]VecVirtual) {
 		a, b, lo, hi := ZMM(), ZMM(), ZMM(), ZMM()
 		VMOVDQU64(Mem{Base: msg}, a)
 		VMOVDQU64(Mem{Base: msg, Disp: 64}, b)
@@ -404,26 +414,53 @@ func poly1305IFMAOne() {
 		ADDQ(U32(128), msg)
 		SUBQ(U32(8), n)
 	}
-	load8()
-	Label("eight")
+	load8(x)
 	CMPQ(n, U32(8))
-	JB(LabelRef("last"))
-	polyMulReduce(h, mulRows(oneRowR8), c, ZMMv)
-	load8()
-	JMP(LabelRef("eight"))
+	JB(LabelRef("lastX"))
+	load8(y)
+	Comment("Pairs of groups: X and Y each step by r^16 and take the next group.")
+	Label("pair")
+	CMPQ(n, U32(16))
+	JB(LabelRef("tail"))
+	polyMulReduce(x, mulRows(oneRowR16), c, ZMMv)
+	polyMulReduce(y, mulRows(oneRowR16), c, ZMMv)
+	load8(x)
+	load8(y)
+	JMP(LabelRef("pair"))
 
-	Label("last")
-	polyMulReduce(h, mulRows(oneRowEnd), c, ZMMv)
-	Comment("Sum the lanes into lane 0: limbs below 8 * (2^44 + 2^17) < 2^48, fine for the multiplier.")
-	for i := range h {
-		y, x, t := YMM(), XMM(), XMM()
-		VEXTRACTI64X4(U8(1), h[i], y)
-		VPADDQ(h[i].AsY(), y, y)
-		VEXTRACTI128(U8(1), y, x)
-		VPADDQ(y.AsX(), x, x)
-		VPSHUFD(U8(0x4e), x, t)
-		VPADDQ(t, x, x)
-		VMOVDQA64(x.AsZ(), h[i]) // lanes 1-7 are garbage from here on; only lane 0 is stored
+	Label("tail")
+	CMPQ(n, U32(8))
+	JB(LabelRef("lastY"))
+	Comment("One group more, X's: X holds the last group, Y the one before it.")
+	polyMulReduce(x, mulRows(oneRowR16), c, ZMMv)
+	load8(x)
+	polyMulReduce(x, mulRows(oneRowEnd), c, ZMMv)
+	polyMulReduce(y, mulRows(oneRowEnd2), c, ZMMv)
+	sumInto(x, y)
+	JMP(LabelRef("fold"))
+
+	Label("lastY")
+	Comment("Y holds the last group, X the one before it.")
+	polyMulReduce(x, mulRows(oneRowEnd2), c, ZMMv)
+	polyMulReduce(y, mulRows(oneRowEnd), c, ZMMv)
+	sumInto(x, y)
+	JMP(LabelRef("fold"))
+
+	Label("lastX")
+	polyMulReduce(x, mulRows(oneRowEnd), c, ZMMv)
+
+	Label("fold")
+	Comment("Sum the lanes into lane 0: limbs below 16 * (2^44 + 2^17) < 2^49 (2^49 + 2^44 with the",
+		"next block), far within IFMA's 52-bit inputs, and polyMulReduce's sums stay below 2^64.")
+	for i := range x {
+		yy, xx, t := YMM(), XMM(), XMM()
+		VEXTRACTI64X4(U8(1), x[i], yy)
+		VPADDQ(x[i].AsY(), yy, yy)
+		VEXTRACTI128(U8(1), yy, xx)
+		VPADDQ(yy.AsX(), xx, xx)
+		VPSHUFD(U8(0x4e), xx, t)
+		VPADDQ(t, xx, xx)
+		VMOVDQA64(xx.AsZ(), x[i]) // lanes 1-7 are garbage from here on; only lane 0 is stored
 	}
 
 	Label("one")
@@ -433,36 +470,37 @@ func poly1305IFMAOne() {
 	lo, hi := ZMM(), ZMM()
 	VPBROADCASTQ(Mem{Base: msg}, lo)
 	VPBROADCASTQ(Mem{Base: msg, Disp: 8}, hi)
-	polyAddMsg(lo, hi, h, c, ZMMv)
-	polyMulReduce(h, mulRows(oneRowR), c, ZMMv)
+	polyAddMsg(lo, hi, x, c, ZMMv)
+	polyMulReduce(x, mulRows(oneRowR), c, ZMMv)
 	ADDQ(U32(16), msg)
 	DECQ(n)
 	JNZ(LabelRef("single"))
 
 	Label("store")
 	Comment("Only lane 0: the rows' other lanes stay zero for the next call.")
-	for i := range h {
-		VMOVQ(h[i].AsX(), row(oneRowH+i))
+	for i := range x {
+		VMOVQ(x[i].AsX(), row(oneRowH+i))
 	}
 	VZEROUPPER()
 	RET()
 }
 
-// poly1305IFMAPowers computes the multipliers poly1305IFMAOne wants, r^1..r^8, in three rounds of
-// lane-wise multiplications instead of seven scalar ones one after another:
+// poly1305IFMAPowers computes the multipliers poly1305IFMAOne wants, r^1..r^16, in four rounds of
+// lane-wise multiplications instead of scalar ones one after another:
 //
 //	A = r * r                                                  every lane: r^2
 //	F = [r^2 r^2 r r 1 1 r r] * [A A A A A A 1 1]              [r^4 r^4 r^3 r^3 r^2 r^2 r r]
 //	E = F * [r^4 1 r^4 1 r^4 1 r^4 1] (r^4 is F's lane 0)      [r^8 r^4 r^7 r^3 r^6 r^2 r^5 r]
+//	E2 = E * r^8 (E's lane 0)                                  [r^16 r^12 r^15 r^11 r^14 r^10 r^13 r^9]
 //
-// E is the final multipliers' row (lane 2c: r^(8-c), lane 2c+1: r^(4-c), matching the unpacked block
-// order), its lane 0 broadcast is r^8. polyMulReduce's bounds hold throughout: every multiplier is
-// r, 1 or its output (limbs below 2^44 + 2^17, 2^44, 2^42).
+// E and E2 are the final multipliers' rows (lane 2c of E: r^(8-c), lane 2c+1: r^(4-c), matching the
+// unpacked block order), E2's lane 0 broadcast is r^16. polyMulReduce's bounds hold throughout: every
+// multiplier is r, 1 or its output (limbs below 2^44 + 2^17, 2^44, 2^42).
 func poly1305IFMAPowers() {
 	Implement("poly1305IFMAPowers")
 	Attributes(NOSPLIT)
-	Doc("poly1305IFMAPowers writes st's multiplier rows for the clamped r (radix 2^44 limbs): r^8,",
-		"the lanes' final multipliers and r, each as limbs 0..2, 20*limb 1 and 20*limb 2.")
+	Doc("poly1305IFMAPowers writes st's multiplier rows for the clamped r (radix 2^44 limbs): r^16,",
+		"the lanes' two sets of final multipliers and r, each as limbs 0..2, 20*limb 1 and 20*limb 2.")
 	st := Mem{Base: Load(Param("st"), GP64())}
 	rp := Mem{Base: Load(Param("r"), GP64())}
 	row := func(i int) Mem { return st.Offset(64 * i) }
@@ -543,7 +581,10 @@ func poly1305IFMAPowers() {
 	setOne(m3, mask(0xaa))
 	polyMulReduce(f, mulOf(m3), c, ZMMv)
 	store(oneRowEnd, f)
-	store(oneRowR8, broadcast0(f))
+	Comment("E2 = E * r^8: the multipliers of the group before the last.")
+	polyMulReduce(f, mulOf(broadcast0(f)), c, ZMMv)
+	store(oneRowEnd2, f)
+	store(oneRowR16, broadcast0(f))
 	VZEROUPPER()
 	RET()
 }
