@@ -123,6 +123,12 @@ func chachaKS4(st *[16]uint32, out *[4 * 64]byte)
 //go:noescape
 func chachaKS24(st *[16]uint32, out *[24 * 64]byte)
 
+// chachaXOR24 is chachaKS24 that XORs blocks 1-15 into the 960 bytes at src, to dst (src and dst may
+// be equal), and writes block 0 then blocks 16-23 to out.
+//
+//go:noescape
+func chachaXOR24(st *[16]uint32, out *[9 * 64]byte, dst, src *byte)
+
 // poly1305IFMAZ and poly1305IFMAY are the same kernel on zmm (two groups of 8 lanes) and on ymm (four
 // groups of 4 lanes).
 //

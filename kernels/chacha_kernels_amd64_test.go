@@ -275,6 +275,10 @@ func TestChaChaKernelCounters(t *testing.T) {
 		clear(ks[:])
 		chachaOne16(&st, &ks[0], &ks[0], 24*64-5) // two passes, the last block partial
 		check("chachaOne16", ks[:23*64])
+		var part [9 * 64]byte // block 0, blocks 16-23
+		mid := make([]byte, 15*64)
+		chachaXOR24(&st, &part, &mid[0], &chachaZeros[0]) // blocks 1-15 XORed into zeros
+		check("chachaXOR24", append(append(part[:64:64], mid...), part[64:]...))
 	}
 	{
 		var ks [24 * 64]byte

@@ -80,6 +80,9 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	if t == AVX2 && n > 15*64 && n <= 23*64 {
 		return chachaStitchedOpAVX2(op, open, n)
 	}
+	if t == AVX512 && !open && n > 15*64 && n <= 23*64 {
+		return chachaSealOne24(op, n)
+	}
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
 	key, nonce := chachaOpKey(op, &sub)
@@ -110,18 +113,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	var polyKey [32]byte
 	copy(polyKey[:], ks[:32])
 
-	mac := func(ct []byte) (tag [TagSize]byte) {
-		if len(op.AD)+len(ct) <= chachaShortMAC {
-			return poly1305AEAD(op.AD, ct, &polyKey)
-		}
-		if t == AVX512 && chachaIFMA {
-			return poly1305One(op.AD, ct, &polyKey)
-		}
-		if len(op.AD)+len(ct) <= chachaScalarMACAVX2 {
-			return poly1305AEAD(op.AD, ct, &polyKey)
-		}
-		return poly1305OneAVX2(op.AD, ct, &polyKey)
-	}
+	mac := func(ct []byte) [TagSize]byte { return chachaOneMAC(t, op.AD, ct, &polyKey) }
 	ok := true
 	if open {
 		tag := mac(src)
@@ -163,6 +155,43 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	clear(sub[:])
 	clear(polyKey[:])
 	return ok
+}
+
+// chachaOneMAC returns the RFC 8439 section 2.8 tag of ad and ct under the one-time key polyKey with
+// tier t's single-message Poly1305: the portable one for short MAC inputs (and on AVX2 up to
+// chachaScalarMACAVX2), else the IFMA lanes or AVX2's eight radix-2^26 lanes.
+func chachaOneMAC(t Tier, ad, ct []byte, polyKey *[32]byte) [TagSize]byte {
+	if len(ad)+len(ct) <= chachaShortMAC {
+		return poly1305AEAD(ad, ct, polyKey)
+	}
+	if t == AVX512 && chachaIFMA {
+		return poly1305One(ad, ct, polyKey)
+	}
+	if len(ad)+len(ct) <= chachaScalarMACAVX2 {
+		return poly1305AEAD(ad, ct, polyKey)
+	}
+	return poly1305OneAVX2(ad, ct, polyKey)
+}
+
+// chachaSealOne24 is chachaOneOp's Seal on AVX512 for a message of 16 to 23 blocks (961 to 1472
+// bytes: full-size WireGuard packets): one chachaXOR24 pass XORs blocks 1-15 of the key stream
+// straight into Dst and leaves the Poly1305 key and blocks 16-23 in a buffer of 9 blocks, instead of
+// all 24 blocks going through one (zeroed, written, read back and wiped).
+func chachaSealOne24(op *Op, n int) bool {
+	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
+	var sub [8]uint32
+	key, nonce := chachaOpKey(op, &sub)
+	chachaInit(&st, key, 0, &nonce)
+	var ks [9 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 16-23 of the key stream
+	src, dst := op.Src[:n], op.Dst[:n]
+	chachaXOR24(&st, &ks, &dst[0], &src[0])
+	subtle.XORBytes(dst[15*64:], src[15*64:], ks[64:])
+	tag := chachaOneMAC(AVX512, op.AD, dst, (*[32]byte)(ks[:32]))
+	chachaFinishTag(op, n, false, &tag)
+	clear(ks[:])
+	clear(st[:])
+	clear(sub[:])
+	return true
 }
 
 // chachaStitchedOpAVX2 is chachaOneOp on AVX2 for a message of 16 to 23 blocks (blocks 1-23 of the

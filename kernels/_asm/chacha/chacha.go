@@ -438,12 +438,27 @@ func chachaKS8() {
 // lanes go through the rounds interleaved. One pass of the rounds is a chain of dependent steps
 // that leaves most of the core idle, so the second state comes almost for free; 24 blocks cover a
 // 1420-byte message with its Poly1305 key block.
-func chachaKS24() {
-	Implement("chachaKS24")
+func chachaKS24(xor bool) {
+	name := "chachaKS24"
+	if xor {
+		name = "chachaXOR24"
+	}
+	Implement(name)
 	Attributes(NOSPLIT)
-	Doc("chachaKS24 writes the 24 key-stream blocks from block counter st[12] on to out.")
+	if xor {
+		Doc(name+" is chachaKS24 that XORs blocks 1-15 straight into the 960 bytes at src, to dst",
+			"(in place or apart), and writes only block 0 and blocks 16-23 to out: what Seal of a",
+			"message of 961 to 1472 bytes needs, without the buffer round trip of 15 blocks.")
+	} else {
+		Doc(name + " writes the 24 key-stream blocks from block counter st[12] on to out.")
+	}
 	st := Mem{Base: Load(Param("st"), GP64())}
 	out := Mem{Base: Load(Param("out"), GP64())}
+	var src, dst Mem
+	if xor {
+		src = Mem{Base: Load(Param("src"), GP64())}
+		dst = Mem{Base: Load(Param("dst"), GP64())}
+	}
 	spill := AllocLocal(16 * 32)
 	x, y := make([]VecVirtual, 16), make([]VecVirtual, 16)
 	for i := range 16 {
@@ -455,7 +470,7 @@ func chachaKS24() {
 	VPADDD(iota16.Offset(4*16), y[12], y[12]) // lanes 16-23: blocks 16-23
 	r := GP32()
 	MOVL(U32(10), r)
-	Label("ks24doubleround")
+	Label(name + "doubleround")
 	for _, cols := range [][4][4]int{
 		{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}},
 		{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}},
@@ -464,7 +479,7 @@ func chachaKS24() {
 		quarterRounds(y, cols)
 	}
 	DECL(r)
-	JNZ(LabelRef("ks24doubleround"))
+	JNZ(LabelRef(name + "doubleround"))
 	for i := range 16 {
 		VPADDD_BCST(st.Offset(4*i), x[i], x[i])
 		VPADDD_BCST(st.Offset(4*i), y[i], y[i])
@@ -476,13 +491,22 @@ func chachaKS24() {
 		VMOVDQU32(y[i], spill.Offset(32*i))
 	}
 	for l, blk := range transpose16(x) {
-		VMOVDQU64(blk, out.Offset(64*l))
+		if !xor || l == 0 {
+			VMOVDQU64(blk, out.Offset(64*l))
+			continue
+		}
+		VPXORQ(src.Offset(64*(l-1)), blk, blk)
+		VMOVDQU64(blk, dst.Offset(64*(l-1)))
 	}
 	for i := range 16 {
 		y[i] = YMM()
 		VMOVDQU32(spill.Offset(32*i), y[i])
 	}
-	storeQuarters(y, out.Offset(64*16))
+	if xor {
+		storeQuarters(y, out.Offset(64)) // blocks 16-23 after block 0
+	} else {
+		storeQuarters(y, out.Offset(64*16))
+	}
 	VZEROUPPER()
 	RET()
 }
