@@ -13,6 +13,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/wirebatch/wirebatch/internal/benchshape"
 	"github.com/wirebatch/wirebatch/kernels"
 )
 
@@ -21,39 +22,6 @@ var benchSuites = []kernels.Suite{
 	kernels.XChaCha20Poly1305,
 	kernels.AES128GCM,
 	kernels.AES256GCM,
-}
-
-// benchWorkload is a batch shape: the plaintext length of each op and how many distinct keys the
-// ops cycle through.
-type benchWorkload struct {
-	name string
-	lens []int
-	keys int
-}
-
-func repeatLen(n, count int) []int {
-	lens := make([]int, count)
-	for i := range lens {
-		lens[i] = n
-	}
-	return lens
-}
-
-// imix64 is 64 packets of the simple IMIX, 64, 576 and 1500 bytes in the ratio 7:4:1 (37, 21 and 6
-// of 64), shuffled with a fixed seed so every run and every tier sees the same order.
-func imix64() []int {
-	lens := append(append(repeatLen(64, 37), repeatLen(576, 21)...), repeatLen(1500, 6)...)
-	r := rand.New(rand.NewPCG(1420, 64))
-	r.Shuffle(len(lens), func(i, j int) { lens[i], lens[j] = lens[j], lens[i] })
-	return lens
-}
-
-var benchWorkloads = []benchWorkload{
-	{"1420x64", repeatLen(1420, 64), 1},         // a full batch of MTU-sized packets to one peer
-	{"1420x64-keys64", repeatLen(1420, 64), 64}, // the same, each packet to a different peer
-	{"imix64", imix64(), 1},
-	{"64x64", repeatLen(64, 64), 1},   // small packets: per-op overhead dominates
-	{"1420x1", repeatLen(1420, 1), 1}, // batch of one: must not lose to the baseline
 }
 
 // benchData is one workload's inputs for one suite: keys, oracle AEADs, nonces, plaintexts and
@@ -67,10 +35,10 @@ type benchData struct {
 	bytes   int64
 }
 
-func newBenchData(b *testing.B, s kernels.Suite, w benchWorkload) *benchData {
-	r := rand.New(rand.NewPCG(uint64(s), uint64(len(w.lens))))
+func newBenchData(b *testing.B, s kernels.Suite, w benchshape.Workload) *benchData {
+	r := rand.New(rand.NewPCG(uint64(s), uint64(len(w.Lens))))
 	d := &benchData{}
-	for range w.keys {
+	for range w.Keys {
 		raw := randBytes(r, s.KeySize())
 		k, err := kernels.NewKey(s, raw)
 		if err != nil {
@@ -79,11 +47,11 @@ func newBenchData(b *testing.B, s kernels.Suite, w benchWorkload) *benchData {
 		d.keys = append(d.keys, k)
 		d.oracles = append(d.oracles, oracleAEAD(b, s, raw))
 	}
-	for i, n := range w.lens {
+	for i, n := range w.Lens {
 		nonce, pt := randBytes(r, s.NonceSize()), randBytes(r, n)
 		d.nonces = append(d.nonces, nonce)
 		d.pts = append(d.pts, pt)
-		d.cts = append(d.cts, d.oracles[i%w.keys].Seal(nil, nonce, pt, nil))
+		d.cts = append(d.cts, d.oracles[i%w.Keys].Seal(nil, nonce, pt, nil))
 		d.bytes += int64(n)
 	}
 	return d
@@ -95,8 +63,8 @@ func BenchmarkOpen(b *testing.B) { benchAEAD(b, true) }
 func benchAEAD(b *testing.B, open bool) {
 	for _, s := range benchSuites {
 		b.Run(s.String(), func(b *testing.B) {
-			for _, w := range benchWorkloads {
-				b.Run(w.name, func(b *testing.B) {
+			for _, w := range benchshape.Workloads {
+				b.Run(w.Name, func(b *testing.B) {
 					d := newBenchData(b, s, w)
 					for _, tier := range kernels.Tiers() {
 						b.Run(tier.String(), func(b *testing.B) { benchTier(b, tier, d, open) })

@@ -4,7 +4,8 @@ package ipsecmb
 
 // Interop: intel-ipsec-mb and every tier of package kernels seal the same bytes and open each other's
 // output, for every suite both support, at lengths around block and lane boundaries and in batches
-// of mixed lengths and keys. Benchmarks: the kernels benchmarks' workloads on both, in the same run,
+// of mixed lengths and keys. Benchmarks: the kernels benchmarks' workloads (internal/benchshape) on
+// both, in the same run,
 // named Benchmark{Seal,Open}/<suite>/<workload>/<tier or "baseline">, where the baseline is
 // intel-ipsec-mb, so that `go run ../../internal/benchtable` prints each tier's speed-up over it.
 
@@ -15,6 +16,7 @@ import (
 	mrand "math/rand/v2"
 	"testing"
 
+	"github.com/wirebatch/wirebatch/internal/benchshape"
 	"github.com/wirebatch/wirebatch/kernels"
 )
 
@@ -160,35 +162,6 @@ func checkInterop(t *testing.T, g *Mgr, ours kernels.Suite, their Suite, tier ke
 	}
 }
 
-func repeatLen(n, count int) []int {
-	lens := make([]int, count)
-	for i := range lens {
-		lens[i] = n
-	}
-	return lens
-}
-
-// imix64 is the kernels benchmarks' IMIX batch: 64, 576 and 1500 bytes in the ratio 7:4:1, shuffled
-// with the same fixed seed.
-func imix64() []int {
-	lens := append(append(repeatLen(64, 37), repeatLen(576, 21)...), repeatLen(1500, 6)...)
-	r := mrand.New(mrand.NewPCG(1420, 64))
-	r.Shuffle(len(lens), func(i, j int) { lens[i], lens[j] = lens[j], lens[i] })
-	return lens
-}
-
-var workloads = []struct {
-	name string
-	lens []int
-	keys int
-}{
-	{"1420x64", repeatLen(1420, 64), 1},
-	{"1420x64-keys64", repeatLen(1420, 64), 64},
-	{"imix64", imix64(), 1},
-	{"64x64", repeatLen(64, 64), 1},
-	{"1420x1", repeatLen(1420, 1), 1},
-}
-
 func BenchmarkSeal(b *testing.B) { bench(b, false) }
 func BenchmarkOpen(b *testing.B) { bench(b, true) }
 
@@ -200,9 +173,9 @@ func bench(b *testing.B, open bool) {
 	}
 	for _, s := range suites {
 		b.Run(s.ours.String(), func(b *testing.B) {
-			for _, w := range workloads {
-				b.Run(w.name, func(b *testing.B) {
-					d := newBatchData(b, s.ours, w.lens, w.keys, mrand.New(mrand.NewChaCha8(seed)))
+			for _, w := range benchshape.Workloads {
+				b.Run(w.Name, func(b *testing.B) {
+					d := newBatchData(b, s.ours, w.Lens, w.Keys, mrand.New(mrand.NewChaCha8(seed)))
 					var bytes int64
 					for _, pt := range d.pts {
 						bytes += int64(len(pt))

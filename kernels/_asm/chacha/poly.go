@@ -380,13 +380,7 @@ func poly1305IFMAOne() {
 	msg := Load(Param("msg"), GP64())
 	n := Load(Param("n"), GP64())
 	row := func(i int) Mem { return st.Offset(64 * i) }
-	bcast := func(v uint64) VecVirtual {
-		g, z := GP64(), ZMM()
-		MOVQ(U64(v), g)
-		VPBROADCASTQ(g, z)
-		return z
-	}
-	c := polyConsts{bcast(1<<44 - 1), bcast(1<<42 - 1), bcast(1 << 40)}
+	c := zmmPolyConsts()
 	var x, y [3]VecVirtual
 	for i := range x {
 		x[i], y[i] = ZMM(), ZMM()
@@ -504,14 +498,8 @@ func poly1305IFMAPowers() {
 	st := Mem{Base: Load(Param("st"), GP64())}
 	rp := Mem{Base: Load(Param("r"), GP64())}
 	row := func(i int) Mem { return st.Offset(64 * i) }
-	bcast := func(v uint64) VecVirtual {
-		g, z := GP64(), ZMM()
-		MOVQ(U64(v), g)
-		VPBROADCASTQ(g, z)
-		return z
-	}
-	c := polyConsts{bcast(1<<44 - 1), bcast(1<<42 - 1), bcast(1 << 40)}
-	one, zero := bcast(1), ZMM()
+	c := zmmPolyConsts()
+	one, zero := bcastZ(1), ZMM()
 	VPXORQ(zero, zero, zero)
 	mask := func(m uint16) Register {
 		g, k := GP32(), K()
@@ -587,6 +575,19 @@ func poly1305IFMAPowers() {
 	store(oneRowR16, broadcast0(f))
 	VZEROUPPER()
 	RET()
+}
+
+// bcastZ broadcasts the constant v to every qword of a new zmm register.
+func bcastZ(v uint64) VecVirtual {
+	g, z := GP64(), ZMM()
+	MOVQ(U64(v), g)
+	VPBROADCASTQ(g, z)
+	return z
+}
+
+// zmmPolyConsts broadcasts the radix-2^44 constants into zmm registers.
+func zmmPolyConsts() polyConsts {
+	return polyConsts{bcastZ(1<<44 - 1), bcastZ(1<<42 - 1), bcastZ(1 << 40)}
 }
 
 // ZMMv allocates a virtual zmm register, as the generic helpers want.

@@ -1,0 +1,41 @@
+// Package benchshape holds the batch shapes of `make bench` (kernels/bench_test.go), so that the
+// comparisons run elsewhere (bench/ipsecmb) measure exactly the same batches: each a list of
+// plaintext lengths, one per op, and how many distinct keys the ops cycle through.
+package benchshape
+
+import "math/rand/v2"
+
+// Workload is a batch shape: the plaintext length of each op and how many distinct keys the ops
+// cycle through.
+type Workload struct {
+	Name string
+	Lens []int
+	Keys int
+}
+
+// Workloads are the shapes the kernels benchmarks report.
+var Workloads = []Workload{
+	{"1420x64", Repeat(1420, 64), 1},         // a full batch of MTU-sized packets to one peer
+	{"1420x64-keys64", Repeat(1420, 64), 64}, // the same, each packet to a different peer
+	{"imix64", IMIX64(), 1},
+	{"64x64", Repeat(64, 64), 1},   // small packets: per-op overhead dominates
+	{"1420x1", Repeat(1420, 1), 1}, // batch of one: must not lose to the baseline
+}
+
+// Repeat returns count lengths of n.
+func Repeat(n, count int) []int {
+	lens := make([]int, count)
+	for i := range lens {
+		lens[i] = n
+	}
+	return lens
+}
+
+// IMIX64 is 64 packets of the simple IMIX, 64, 576 and 1500 bytes in the ratio 7:4:1 (37, 21 and 6
+// of 64), shuffled with a fixed seed so every run and every implementation sees the same order.
+func IMIX64() []int {
+	lens := append(append(Repeat(64, 37), Repeat(576, 21)...), Repeat(1500, 6)...)
+	r := rand.New(rand.NewPCG(1420, 64))
+	r.Shuffle(len(lens), func(i, j int) { lens[i], lens[j] = lens[j], lens[i] })
+	return lens
+}
