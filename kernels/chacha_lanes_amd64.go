@@ -1068,12 +1068,7 @@ func poly1305Finish26(out *[TagSize]byte, w0, w1, w2, w3, w4, s0, s1 uint64) {
 	// carry26, then a pass without the wrap: canonical limbs, limb 4 below 2^26 + 1, so
 	// h < 2^130 + 2^104 < 2p.
 	w0, w1, w2, w3, w4 = carry26(w0, w1, w2, w3, w4)
-	w2 += w1 >> 26
-	w1 &= limb26
-	w3 += w2 >> 26
-	w2 &= limb26
-	w4 += w3 >> 26
-	w3 &= limb26
+	w1, w2, w3, w4 = carryUp26(w1, w2, w3, w4)
 	// Bits 128 and up are limb 4's above bit 24.
 	poly1305Tag(out, w0|w1<<26|w2<<52, w2>>12|w3<<14|w4<<40, w4>>24, s0, s1)
 }
