@@ -122,6 +122,14 @@ func BenchmarkPoly1305Kernels(b *testing.B) {
 	}
 }
 
+// pointLanes points lane l of p at buf[l*lanePitch:], to be read and written in place.
+func pointLanes(p *chachaPtrs16, buf []byte) {
+	for l := range 16 {
+		p.src[l] = unsafe.Pointer(&buf[l*lanePitch])
+		p.dst[l] = p.src[l]
+	}
+}
+
 // BenchmarkChaCha20Kernels runs each ChaCha20 kernel over 16 lanes x 4 KiB.
 func BenchmarkChaCha20Kernels(b *testing.B) {
 	buf := make([]byte, 16*lanePitch)
@@ -134,10 +142,7 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 			t := s.tab()
 			b.SetBytes(int64(len(buf)))
 			for b.Loop() {
-				for l := range 16 {
-					s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
-					s.ptrs.dst[l] = s.ptrs.src[l]
-				}
+				pointLanes(&s.ptrs, buf)
 				streamKernel(tier, t, &s.ptrs, 4096/64, 64)
 			}
 		})
@@ -154,10 +159,7 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 		t := s.tab()
 		b.SetBytes(int64(len(buf)))
 		for b.Loop() {
-			for l := range 16 {
-				s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
-				s.ptrs.dst[l] = s.ptrs.src[l]
-			}
+			pointLanes(&s.ptrs, buf)
 			for j := range macSlots {
 				m.tab.rec[j] = macRecord{r0: 0x0ffffffc0fffffff, r1: 0x0ffffffc0ffffffc,
 					base: unsafe.Pointer(&mac[j*640*16]), end: 640 * 16}
