@@ -197,21 +197,12 @@ func xorLaneMasked(tab Mem, l int, off GPVirtual, ks VecVirtual) {
 func transpose16(x []VecVirtual) []VecVirtual {
 	// After the dword and qword unpacks, q[4k+a] holds, in its 128-bit chunk j, the words 4k..4k+3
 	// of lane 4j+a.
-	t := make([]VecVirtual, 16)
+	var t, q [16]VecVirtual
 	for k := 0; k < 16; k += 2 {
-		t[k], t[k+1] = ZMM(), ZMM()
-		VPUNPCKLDQ(x[k+1], x[k], t[k])
-		VPUNPCKHDQ(x[k+1], x[k], t[k+1])
+		t[k], t[k+1] = unpackDwords(x[k], x[k+1], ZMMv)
 	}
-	q := make([]VecVirtual, 16)
 	for k := 0; k < 16; k += 4 {
-		for a := range 4 {
-			q[k+a] = ZMM()
-		}
-		VPUNPCKLQDQ(t[k+2], t[k], q[k])
-		VPUNPCKHQDQ(t[k+2], t[k], q[k+1])
-		VPUNPCKLQDQ(t[k+3], t[k+1], q[k+2])
-		VPUNPCKHQDQ(t[k+3], t[k+1], q[k+3])
+		*(*[4]VecVirtual)(q[k:]) = unpackQwords([4]VecVirtual(t[k:k+4]), ZMMv)
 	}
 	out := make([]VecVirtual, 16)
 	for a := range 4 {
@@ -511,28 +502,40 @@ func chachaKS24(xor bool) {
 	RET()
 }
 
+// unpackDwords interleaves the dwords of state words a and b (b may be in memory): per 128-bit chunk,
+// lo holds both words of its lanes 0 and 1, hi of its lanes 2 and 3. The first step of every
+// transpose of the state words here.
+func unpackDwords(a VecVirtual, b Op, vec func() VecVirtual) (lo, hi VecVirtual) {
+	lo, hi = vec(), vec()
+	VPUNPCKLDQ(b, a, lo)
+	VPUNPCKHDQ(b, a, hi)
+	return lo, hi
+}
+
+// unpackQwords is the second step for four state words 4k..4k+3, from the unpackDwords of words 4k,
+// 4k+1 (t[0], t[1]) and 4k+2, 4k+3 (t[2], t[3]): per 128-bit chunk, q[a] holds the four words of
+// its lane a.
+func unpackQwords(t [4]VecVirtual, vec func() VecVirtual) (q [4]VecVirtual) {
+	for a := range q {
+		q[a] = vec()
+	}
+	VPUNPCKLQDQ(t[2], t[0], q[0])
+	VPUNPCKHQDQ(t[2], t[0], q[1])
+	VPUNPCKLQDQ(t[3], t[1], q[2])
+	VPUNPCKHQDQ(t[3], t[1], q[3])
+	return q
+}
+
 // storeQuarters transposes the state words x (ymm: 4 lanes per 128-bit chunk) into the lanes'
 // 64-byte blocks at out.
 func storeQuarters(x []VecVirtual, out Mem) {
 	Comment("Per 128-bit chunk j, the unpacks leave words 4k..4k+3 of lane 4j+a in q[4k+a]: store",
 		"them as bytes 16k..16k+15 of that lane's block.")
 	for k := 0; k < 16; k += 4 {
-		t := make([]VecVirtual, 4)
-		for i := range t {
-			t[i] = YMM()
-		}
-		VPUNPCKLDQ(x[k+1], x[k], t[0])
-		VPUNPCKHDQ(x[k+1], x[k], t[1])
-		VPUNPCKLDQ(x[k+3], x[k+2], t[2])
-		VPUNPCKHDQ(x[k+3], x[k+2], t[3])
-		q := make([]VecVirtual, 4)
-		for a := range q {
-			q[a] = YMM()
-		}
-		VPUNPCKLQDQ(t[2], t[0], q[0])
-		VPUNPCKHQDQ(t[2], t[0], q[1])
-		VPUNPCKLQDQ(t[3], t[1], q[2])
-		VPUNPCKHQDQ(t[3], t[1], q[3])
+		var t [4]VecVirtual
+		t[0], t[1] = unpackDwords(x[k], x[k+1], YMMv)
+		t[2], t[3] = unpackDwords(x[k+2], x[k+3], YMMv)
+		q := unpackQwords(t, YMMv)
 		for a := range 4 {
 			VMOVDQU32(q[a].AsX(), out.Offset(64*a+4*k))
 			VEXTRACTI32X4(U8(1), q[a], out.Offset(64*(4+a)+4*k))

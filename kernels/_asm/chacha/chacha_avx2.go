@@ -338,19 +338,11 @@ func transpose8(word func(w int) Op, out func(l, at int, ks VecVirtual)) {
 				a = YMM()
 				VMOVDQU(word(8*h+k), a)
 			}
-			t[k], t[k+1] = YMM(), YMM()
-			VPUNPCKLDQ(word(8*h+k+1), a, t[k])
-			VPUNPCKHDQ(word(8*h+k+1), a, t[k+1])
+			t[k], t[k+1] = unpackDwords(a, word(8*h+k+1), YMMv)
 		}
 		// u[4k+a] holds words 4k..4k+3 of lane a in its low half and of lane 4+a in its high half.
 		for k := 0; k < 8; k += 4 {
-			for a := range 4 {
-				u[k+a] = YMM()
-			}
-			VPUNPCKLQDQ(t[k+2], t[k], u[k])
-			VPUNPCKHQDQ(t[k+2], t[k], u[k+1])
-			VPUNPCKLQDQ(t[k+3], t[k+1], u[k+2])
-			VPUNPCKHQDQ(t[k+3], t[k+1], u[k+3])
+			*(*[4]VecVirtual)(u[k:]) = unpackQwords([4]VecVirtual(t[k:k+4]), YMMv)
 		}
 		for a := range 4 {
 			lo, hi := YMM(), YMM()

@@ -592,3 +592,6 @@ func zmmPolyConsts() polyConsts {
 
 // ZMMv allocates a virtual zmm register, as the generic helpers want.
 func ZMMv() VecVirtual { return ZMM() }
+
+// YMMv allocates a virtual ymm register, as the generic helpers want.
+func YMMv() VecVirtual { return YMM() }
