@@ -21,6 +21,9 @@
 # IMPLS="tunnel tunnel-b" compares two configurations of our tunnel in the same run, the second
 # with TUNNEL_FLAGS_B instead of TUNNEL_FLAGS: round-to-round noise on a shared machine is 10-30%,
 # far more than most changes, so a change is judged against the default in alternating rounds.
+# TUNNEL_ENV, TUNNEL_ENV_B and WGPEER_ENV are environment assignments (NAME=value ...) for the two
+# tunnel processes of each implementation, e.g. TUNNEL_ENV=GOMAXPROCS=1 WGPEER_ENV=GOMAXPROCS=1 to
+# compare both with one P each.
 #
 # Only addresses inside the two namespaces created here receive traffic. Namespaces are named
 # wbt-<pid>-<n> like the netns test harness's, whose stale-namespace cleanup also removes ours.
@@ -90,14 +93,15 @@ record() { echo "$1 $2 $3" >>"$RESULTS"; } # IMPL METRIC VALUE
 
 # measure IMPL: one round of every measurement with IMPL at both ends.
 measure() {
-	local impl=$1 bin=$1 flags=()
+	local impl=$1 bin=$1 flags=() envs=()
 	case $impl in
-	tunnel) read -r -a flags <<<"${TUNNEL_FLAGS:-}" ;;
-	tunnel-b) bin=tunnel; read -r -a flags <<<"${TUNNEL_FLAGS_B:-}" ;;
+	tunnel) read -r -a flags <<<"${TUNNEL_FLAGS:-}"; read -r -a envs <<<"${TUNNEL_ENV:-}" ;;
+	tunnel-b) bin=tunnel; read -r -a flags <<<"${TUNNEL_FLAGS_B:-}"; read -r -a envs <<<"${TUNNEL_ENV_B:-}" ;;
+	wgpeer) read -r -a envs <<<"${WGPEER_ENV:-}" ;;
 	esac
-	ip netns exec "$NS_A" "$WORK/$bin" -config "$WORK/a.conf" -iface wb0 "${flags[@]}" >"$WORK/a.out" 2>"$WORK/a.err" &
+	ip netns exec "$NS_A" env "${envs[@]}" "$WORK/$bin" -config "$WORK/a.conf" -iface wb0 "${flags[@]}" >"$WORK/a.out" 2>"$WORK/a.err" &
 	local pid_a=$!
-	ip netns exec "$NS_B" "$WORK/$bin" -config "$WORK/b.conf" -iface wb0 "${flags[@]}" >"$WORK/b.out" 2>"$WORK/b.err" &
+	ip netns exec "$NS_B" env "${envs[@]}" "$WORK/$bin" -config "$WORK/b.conf" -iface wb0 "${flags[@]}" >"$WORK/b.out" 2>"$WORK/b.err" &
 	local pid_b=$!
 	PIDS+=("$pid_a" "$pid_b")
 	for ns in "$NS_A" "$NS_B"; do
