@@ -2,15 +2,22 @@ package dataplane
 
 // tunCoalescer is tunWriter's receive offload for a TUN with virtio-net headers (vnetTUN): it
 // coalesces the TCP segments and UDP datagrams of a batch that continue one another into super-
-// packets, as the kernel's GRO would (net/ipv4/tcp_offload.c tcp_gro_receive: same flow, adjacent
-// sequence numbers, same acknowledgment number, options and IP header fields, no segment after a
+// packets, as the kernel's GRO would (net/ipv4/af_inet.c inet_gro_receive and tcp_offload.c
+// tcp_gro_receive: same flow, adjacent sequence numbers, consecutive IPv4 identifications, the same
+// acknowledgment number, window, options and IP header fields, valid checksums, no segment after a
 // shorter one or after PSH), and writes each with a virtio-net header that asks the kernel to take
 // it as one (VIRTIO_NET_HDR_GSO_TCPV4/TCPV6/UDP_L4 with NEEDS_CSUM, virtio spec 5.1.6.2): one write
-// system call and one pass through the kernel's stack per 64 KiB instead of per packet.
+// system call and one pass through the kernel's stack per 64 KiB instead of per packet. Segmenting
+// a super-packet again (tunoffload.Split, or the kernel's GSO if it forwards it) gives back its
+// packets byte for byte.
 //
-// Checksums are not verified: the packets passed AEAD authentication (see vnetTUN). A super-packet
-// carries NEEDS_CSUM and the pseudo-header sum (tunoffload.Coalesced); a packet written alone goes as
-// it is, with an empty header, and the kernel checks it as it checks any.
+// Checksums: a super-packet carries NEEDS_CSUM and the pseudo-header sum (tunoffload.Coalesced),
+// which the kernel takes as verified (CHECKSUM_PARTIAL), so a packet joins one only if its IPv4
+// header checksum and its TCP or UDP checksum are the ones its bytes give. AEAD authentication
+// proves only that the peer sent the packet; the checksum is TCP's and UDP's end-to-end check, which
+// also covers the sending host between its stack and its tunnel (wireguard-go's GRO verifies it
+// too). A packet that fails goes alone, with an empty header, and the kernel drops and counts it as
+// it does any (TcpInCsumErrors, UdpInCsumErrors).
 //
 // Nothing is copied in user space: a super-packet is the first packet, its headers edited in place in its pool
 // buffer and the virtio-net header in the headroom before it, followed by the payloads of the others
@@ -56,6 +63,7 @@ type groGroup struct {
 	seg         int    // payload length of the first packet: later ones may not be longer
 	segs        int    // packets in it
 	nextSeq     uint32 // TCP: the sequence number the next segment must have
+	verified    bool   // the first packet's checksums are valid (checked when a second would join)
 	closed      bool   // a shorter payload, PSH, or a packet of the flow that did not join ended it
 }
 
@@ -147,23 +155,38 @@ func (c *tunCoalescer) join(g *groGroup, pkt []byte, payload int) bool {
 		return false
 	}
 	if pkt[0]>>4 == 4 {
-		// Same TOS, DF (and reserved) bit, TTL.
-		if pkt[1] != head[1] || pkt[6]>>5 != head[6]>>5 || pkt[8] != head[8] {
+		// Same TOS, DF (and reserved) bit, TTL; the next identification (RFC 6864 section 4.1:
+		// what segmentation gives each segment).
+		if pkt[1] != head[1] || pkt[6]>>5 != head[6]>>5 || pkt[8] != head[8] ||
+			binary.BigEndian.Uint16(pkt[4:]) != binary.BigEndian.Uint16(head[4:])+uint16(g.segs) {
 			return false
 		}
-	} else if pkt[0] != head[0] || pkt[1]>>4 != head[1]>>4 || pkt[7] != head[7] { // traffic class, hop limit
+	} else if string(pkt[:4]) != string(head[:4]) || pkt[7] != head[7] { // traffic class, flow label, hop limit
 		return false
 	}
 	if !g.udp {
 		th, hth := pkt[g.iphl:g.hl], head[g.iphl:g.hl]
-		// Adjacent sequence numbers; the same acknowledgment number and options (the header
-		// lengths are equal, as hl is).
-		if binary.BigEndian.Uint32(th[4:]) != g.nextSeq || string(th[8:12]) != string(hth[8:12]) || string(th[20:]) != string(hth[20:]) {
+		// Adjacent sequence numbers; the same acknowledgment number, data offset, window, urgent
+		// pointer and options (the header lengths are equal, as hl is). The flags are ACK, and
+		// PSH on the last segment only (groKind, closed).
+		if binary.BigEndian.Uint32(th[4:]) != g.nextSeq || string(th[8:13]) != string(hth[8:13]) ||
+			string(th[14:16]) != string(hth[14:16]) || string(th[18:]) != string(hth[18:]) {
 			return false
 		}
+	}
+	if !checksumsValid(pkt, g.iphl, g.udp) {
+		return false
+	}
+	if !g.verified {
+		if !checksumsValid(head, g.iphl, g.udp) {
+			return false
+		}
+		g.verified = true
+	}
+	if !g.udp {
 		g.nextSeq += uint32(payload)
-		if th[13]&tcpPSH != 0 {
-			hth[13] |= tcpPSH
+		if pkt[g.iphl+13]&tcpPSH != 0 {
+			head[g.iphl+13] |= tcpPSH
 			g.closed = true
 		}
 	}
@@ -171,6 +194,35 @@ func (c *tunCoalescer) join(g *groGroup, pkt []byte, payload int) bool {
 	g.segs++
 	g.closed = g.closed || payload < g.seg
 	return true
+}
+
+// checksumsValid reports whether the IPv4 header checksum of pkt (if IPv4) and its TCP or UDP
+// checksum are exactly the ones its bytes give (RFC 1071 section 4.1; RFC 9293 section 3.1, RFC 768):
+// then segmenting a super-packet writes them back unchanged. A zero UDP checksum (none, over IPv4;
+// invalid over IPv6) does not count: segmentation would fill it in.
+func checksumsValid(pkt []byte, iphl int, udp bool) bool {
+	if iphl == 20 && !fieldIsSum(pkt[:20], 10, 0) {
+		return false
+	}
+	proto, at := byte(protoTCP), 16
+	if udp {
+		proto, at = protoUDP, 6
+		if binary.BigEndian.Uint16(pkt[iphl+at:]) == 0 {
+			return false
+		}
+	}
+	return fieldIsSum(pkt[iphl:], at, tunoffload.PseudoSum(pkt, proto, len(pkt)-iphl))
+}
+
+// fieldIsSum reports whether the 16-bit checksum field at b[at:] (at even) holds the complement of
+// the one's-complement sum of initial and b without the field, as a sender computes it (UDP sends a
+// computed zero as all ones).
+func fieldIsSum(b []byte, at int, initial uint64) bool {
+	want := ^tunoffload.Fold(tunoffload.Sum(b[at+2:], tunoffload.Sum(b[:at], initial)))
+	if want == 0 {
+		want = 0xffff
+	}
+	return binary.BigEndian.Uint16(b[at:]) == want
 }
 
 // last returns the newest group of pkt's flow that packets may join, or nil.

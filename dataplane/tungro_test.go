@@ -25,7 +25,6 @@ func segment(version int, sport uint16, seq uint32, payload int, flags byte, id 
 	if version == 4 {
 		binary.BigEndian.PutUint16(p[4:], id)
 		p[8] = 64
-		binary.BigEndian.PutUint16(p[10:], ^tunoffload.Fold(tunoffload.Sum(p[:20], 0)))
 	} else {
 		iphl = 40
 	}
@@ -35,8 +34,29 @@ func segment(version int, sport uint16, seq uint32, payload int, flags byte, id 
 	for i := range payload {
 		th[20+i] = byte(seq) + byte(i)
 	}
-	binary.BigEndian.PutUint16(th[16:], ^tunoffload.Fold(tunoffload.Sum(th, tunoffload.PseudoSum(p, protoTCP, len(th)))))
+	setChecksums(p)
 	return p
+}
+
+// setChecksums computes the IPv4 header checksum (if IPv4) and the TCP or UDP checksum of the test
+// packet p (a header without options or extension headers).
+func setChecksums(p []byte) {
+	iphl, proto := 40, p[6]
+	if p[0]>>4 == 4 {
+		iphl, proto = 20, p[9]
+		p[10], p[11] = 0, 0
+		binary.BigEndian.PutUint16(p[10:], ^tunoffload.Fold(tunoffload.Sum(p[:20], 0)))
+	}
+	at := iphl + 16
+	if proto == protoUDP {
+		at = iphl + 6
+	}
+	p[at], p[at+1] = 0, 0
+	sum := ^tunoffload.Fold(tunoffload.Sum(p[iphl:], tunoffload.PseudoSum(p, proto, len(p)-iphl)))
+	if sum == 0 && proto == protoUDP {
+		sum = 0xffff
+	}
+	binary.BigEndian.PutUint16(p[at:], sum)
 }
 
 // resplit cuts a written super-packet back into packets with tunoffload.Split, as the kernel's GSO
@@ -100,15 +120,30 @@ func TestTunCoalescerTCPRoundTrip(t *testing.T) {
 	}
 }
 
-// TestTunCoalescerTCPBreaks: a gap in the sequence, a different acknowledgment, TTL or header
-// length, a segment after PSH or after a shorter one each start a new super-packet, and no segment
-// joins one across a segment of its flow that did not join.
+// TestTunCoalescerTCPBreaks: a gap in the sequence, a different acknowledgment, window, TTL,
+// IPv4 identification (not the next one) or header length, a wrong TCP or IPv4 header checksum, a
+// segment after PSH or after a shorter one each start a new super-packet, and no segment joins one
+// across a segment of its flow that did not join.
 func TestTunCoalescerTCPBreaks(t *testing.T) {
-	seg := func(seq uint32, n int, flags byte) []byte { return segment(4, 1000, seq, n, flags, 1) }
-	otherAck := seg(3000, 1000, tcpACK)
-	binary.BigEndian.PutUint32(otherAck[28:], 1)
-	otherTTL := seg(3000, 1000, tcpACK)
-	otherTTL[8] = 9
+	// Segment k of the flow: sequence number 1000k, identification k.
+	seg := func(seq uint32, n int, flags byte) []byte { return segment(4, 1000, seq, n, flags, uint16(seq/1000)) }
+	edited := func(seq uint32, edit func(p []byte)) []byte {
+		p := seg(seq, 1000, tcpACK)
+		edit(p)
+		setChecksums(p)
+		return p
+	}
+	otherAck := edited(3000, func(p []byte) { binary.BigEndian.PutUint32(p[28:], 1) })
+	otherWindow := edited(3000, func(p []byte) { binary.BigEndian.PutUint16(p[34:], 7) })
+	otherTTL := edited(3000, func(p []byte) { p[8] = 9 })
+	otherID := edited(3000, func(p []byte) { binary.BigEndian.PutUint16(p[4:], 9) })
+	badSum := seg(3000, 1000, tcpACK)
+	badSum[60] ^= 1
+	badIPSum := seg(3000, 1000, tcpACK)
+	badIPSum[10] ^= 1
+	badFirst := seg(1000, 1000, tcpACK)
+	badFirst[60] ^= 1
+	v6 := func(seq uint32, n int) []byte { return segment(6, 1000, seq, n, tcpACK, 0) }
 	for _, c := range []struct {
 		name   string
 		pkts   [][]byte
@@ -117,11 +152,17 @@ func TestTunCoalescerTCPBreaks(t *testing.T) {
 		{"in order", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 1000, tcpACK), seg(3000, 500, tcpACK)}, []int{3}},
 		{"gap", [][]byte{seg(1000, 1000, tcpACK), seg(3000, 1000, tcpACK), seg(2000, 1000, tcpACK)}, []int{1, 1, 1}},
 		{"ack", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 1000, tcpACK), otherAck}, []int{2, 1}},
+		{"window", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 1000, tcpACK), otherWindow}, []int{2, 1}},
 		{"ttl", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 1000, tcpACK), otherTTL}, []int{2, 1}},
+		{"identification", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 1000, tcpACK), otherID}, []int{2, 1}},
+		{"checksum", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 1000, tcpACK), badSum, seg(4000, 1000, tcpACK)}, []int{2, 1, 1}},
+		{"IPv4 header checksum", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 1000, tcpACK), badIPSum}, []int{2, 1}},
+		{"first's checksum", [][]byte{badFirst, seg(2000, 1000, tcpACK), seg(3000, 1000, tcpACK)}, []int{1, 2}},
 		{"push", [][]byte{seg(1000, 1000, tcpACK|tcpPSH), seg(2000, 1000, tcpACK)}, []int{1, 1}},
 		{"shorter", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 500, tcpACK), seg(2500, 500, tcpACK)}, []int{2, 1}},
 		{"longer", [][]byte{seg(1000, 500, tcpACK), seg(1500, 1000, tcpACK)}, []int{1, 1}},
-		{"pure ack between", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 0, tcpACK), seg(2000, 1000, tcpACK)}, []int{2, 1}},
+		// IPv6: an IPv4 pure ACK would take the identification the next segment needs.
+		{"pure ack between", [][]byte{v6(1000, 1000), v6(2000, 0), v6(2000, 1000)}, []int{2, 1}},
 	} {
 		log := &vnetLog{}
 		newTunCoalescer(log, true).write(withHeadroom(c.pkts...))
@@ -145,18 +186,21 @@ func TestTunCoalescerTCPBreaks(t *testing.T) {
 // TestTunCoalescerUDP: datagrams of a flow coalesce only where the TUN takes UDP super-packets,
 // and never across a fragment of a UDP flow, which keeps its place.
 func TestTunCoalescerUDP(t *testing.T) {
+	var id uint16 // the datagrams' identifications count up, as a sender's do
 	udp := func(sport uint16) []byte {
 		p := testIP(4, protoUDP, sport, 100, 0)
+		id++
+		binary.BigEndian.PutUint16(p[4:], id)
 		p[8] = 64
-		binary.BigEndian.PutUint16(p[10:], ^tunoffload.Fold(tunoffload.Sum(p[:20], 0)))
 		binary.BigEndian.PutUint16(p[24:], 108)
-		binary.BigEndian.PutUint16(p[26:], ^tunoffload.Fold(tunoffload.Sum(p[20:], tunoffload.PseudoSum(p, protoUDP, 108))))
+		setChecksums(p)
 		return p
 	}
 	fragment := testIP(4, protoUDP, 1, 100, 0)
 	binary.BigEndian.PutUint16(fragment[6:], 0x2000)
 	badLength := udp(1)
 	binary.BigEndian.PutUint16(badLength[24:], 100) // less than the 108 bytes the IP header says
+	setChecksums(badLength)
 	for _, c := range []struct {
 		name   string
 		udpGSO bool
@@ -199,10 +243,14 @@ func equalInts(a, b []int) bool {
 }
 
 // TestTunCoalescerGarbage: whatever the packets, every one is written (alone or in a super-packet)
-// and nothing panics.
+// and nothing panics. FuzzTunCoalescer also checks what is written.
 func TestTunCoalescerGarbage(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	c := newTunCoalescer(&vnetLog{}, true)
+	out, sizes := make([][]byte, MaxBatch), make([]int, MaxBatch)
+	for i := range out {
+		out[i] = make([]byte, 2048)
+	}
 	for range 2000 {
 		var pkts [][]byte
 		for range 1 + r.IntN(MaxBatch) {
@@ -220,8 +268,20 @@ func TestTunCoalescerGarbage(t *testing.T) {
 			}
 			pkts = append(pkts, p)
 		}
-		c.w = &vnetLog{}
+		log := &vnetLog{}
+		c.w = log
 		c.write(withHeadroom(pkts...))
+		written := 0
+		for _, w := range log.writes {
+			n, err := tunoffload.Split(w, out, sizes, 0)
+			if err != nil {
+				t.Fatalf("a write does not split: %v", err)
+			}
+			written += n
+		}
+		if written != len(pkts) {
+			t.Fatalf("%d packets in, %d written", len(pkts), written)
+		}
 	}
 }
 
@@ -244,4 +304,173 @@ func TestTunCoalescerAllocatesNothing(t *testing.T) {
 	if allocs := testing.AllocsPerRun(50, func() { c.write(bufs) }); allocs != 0 {
 		t.Fatalf("write of a batch allocates %v times", allocs)
 	}
+}
+
+// groScript turns fuzz input into a batch of packets for the coalescer: mostly TCP segments and UDP
+// datagrams of four flows that continue one another, some with one field changed (the sequence
+// number, acknowledgment, window, TTL or hop limit, identification, flow label, a checksum), and
+// raw bytes. Each packet takes three bytes of script (raw ones also their length and bytes).
+func groScript(script []byte) [][]byte {
+	type flow struct {
+		seq uint32
+		id  uint16
+	}
+	var flows [8]flow // four TCP flows, then four UDP flows
+	sizes := [...]int{0, 1, 7, 100, 500, 999, 1000, 1200, 1368}
+	flagsOf := [...]byte{tcpACK, tcpACK, tcpACK, tcpACK | tcpPSH, tcpACK | 0x01 /* FIN */, tcpACK | 0x80 /* CWR */, 0x04 /* RST */, tcpACK | 0x20 /* URG */}
+	var pkts [][]byte
+	for len(script) >= 3 && len(pkts) < MaxBatch {
+		op, size, edit := script[0], sizes[int(script[1])%len(sizes)], script[2]
+		rawLen := int(script[1])
+		script = script[3:]
+		version := 4 + 2*int(op>>4&1)
+		f := int(op >> 2 & 3)
+		var p []byte
+		switch op & 3 {
+		case 0, 1: // TCP
+			fl := &flows[f]
+			if edit&7 == 0 {
+				fl.seq += 1000 // a gap
+			}
+			p = segment(version, 1000+uint16(f), fl.seq, size, flagsOf[edit>>3&7], 0)
+			if version == 4 {
+				binary.BigEndian.PutUint16(p[4:], fl.id)
+			}
+			fl.seq += uint32(size)
+		case 2: // UDP
+			fl := &flows[4+f]
+			p = testIP(version, protoUDP, 2000+uint16(f), size+1, 0)
+			if version == 4 {
+				binary.BigEndian.PutUint16(p[4:], fl.id)
+				p[8] = 64
+			}
+			for i := range size + 1 {
+				p[len(p)-1-i] = byte(i) ^ edit
+			}
+		default: // raw bytes
+			n := min(rawLen, len(script))
+			pkts = append(pkts, bytes.Clone(script[:n]))
+			script = script[n:]
+			continue
+		}
+		flows[f+4*int(op&3>>1)].id++
+		iphl := 20 + 20*(version/6)
+		switch edit >> 6 {
+		case 1: // a header field: which one depends on the edit byte's low bits
+			switch edit & 7 {
+			case 1:
+				if version == 4 {
+					p[8]++ // TTL
+				} else {
+					p[7]++ // hop limit
+				}
+			case 2:
+				if version == 4 {
+					p[4]++ // identification
+				} else {
+					p[3]++ // flow label
+				}
+			case 3:
+				if op&3 < 2 {
+					p[iphl+9]++ // acknowledgment number
+				}
+			case 4:
+				if op&3 < 2 {
+					p[iphl+15]++ // window
+				}
+			}
+			setChecksums(p)
+		case 2:
+			setChecksums(p)
+			if edit&1 == 0 {
+				p[len(p)-1] ^= 0x10 // a wrong transport checksum (the payload changed)
+			} else if version == 4 {
+				p[11] ^= 1 // a wrong IPv4 header checksum
+			}
+		default:
+			setChecksums(p)
+		}
+		pkts = append(pkts, p)
+	}
+	return pkts
+}
+
+// FuzzTunCoalescer: whatever the batch, every packet is written exactly once (alone or in a
+// super-packet), and segmenting the writes again (tunoffload.Split, as the kernel's GSO would) gives
+// back each packet byte for byte, the TCP segments and UDP datagrams of each flow in their order.
+func FuzzTunCoalescer(f *testing.F) {
+	f.Add([]byte{0, 7, 0, 0, 7, 1, 0, 7, 1, 16, 8, 1, 16, 8, 1, 2, 3, 1, 2, 3, 1}, true)
+	f.Add([]byte{0, 8, 1, 4, 8, 1, 0, 8, 1, 4, 8, 1, 0, 8, 25, 0, 8, 1}, true)
+	f.Add([]byte{0, 6, 1, 0, 6, 65, 0, 6, 66, 0, 6, 67, 0, 6, 68, 0, 6, 128, 0, 6, 129, 0, 6, 1}, true)
+	f.Add([]byte{2, 4, 1, 2, 4, 1, 2, 4, 128, 2, 4, 1, 18, 4, 1, 18, 4, 1}, false)
+	f.Add([]byte{3, 3, 0, 0x45, 0, 0, 0, 5, 1, 0, 5, 1}, true)
+	out := make([][]byte, MaxBatch)
+	for i := range out {
+		out[i] = make([]byte, 2048)
+	}
+	sizes := make([]int, MaxBatch)
+	f.Fuzz(func(t *testing.T, script []byte, udpGSO bool) {
+		in := groScript(script)
+		log := &vnetLog{}
+		if failed := newTunCoalescer(log, udpGSO).write(withHeadroom(in...)); failed != 0 {
+			t.Fatalf("%d writes failed", failed)
+		}
+		var got [][]byte
+		for _, w := range log.writes {
+			n, err := tunoffload.Split(w, out, sizes, 0)
+			if err != nil {
+				t.Fatalf("a write does not split: %v", err)
+			}
+			for i := range n {
+				got = append(got, bytes.Clone(out[i][:sizes[i]]))
+			}
+		}
+		if len(got) != len(in) {
+			t.Fatalf("%d packets in, %d out", len(in), len(got))
+		}
+		// Each packet out is one that went in (the same bytes), each input used once.
+		used := make([]bool, len(in))
+		for _, p := range got {
+			found := false
+			for i, q := range in {
+				if !used[i] && bytes.Equal(p, q) {
+					used[i], found = true, true
+					break
+				}
+			}
+			if !found {
+				t.Fatalf("a packet out is none of those in: % x", p[:min(len(p), 64)])
+			}
+		}
+		// The coalescable packets of each flow keep their order.
+		order := func(pkts [][]byte) map[string][]string {
+			m := map[string][]string{}
+			for _, p := range pkts {
+				if kind, _ := groKind(p); kind == groTCP || kind == groUDP {
+					key := string(p[:1]) + flowKey(p)
+					m[key] = append(m[key], string(p))
+				}
+			}
+			return m
+		}
+		want := order(in)
+		for key, seq := range order(got) {
+			if len(seq) != len(want[key]) {
+				t.Fatalf("flow %x: %d packets out, %d in", key, len(seq), len(want[key]))
+			}
+			for i := range seq {
+				if seq[i] != want[key][i] {
+					t.Fatalf("flow %x: packet %d out of order", key, i)
+				}
+			}
+		}
+	})
+}
+
+// flowKey returns the addresses, protocol and ports of the IP packet p (as sameFlow compares them).
+func flowKey(p []byte) string {
+	if p[0]>>4 == 4 {
+		return string(p[9:10]) + string(p[12:24])
+	}
+	return string(p[6:7]) + string(p[8:44])
 }

@@ -14,10 +14,10 @@ import (
 // vnetTUN reads and writes a Linux TUN device opened with IFF_VNET_HDR (golang.zx2c4.com/wireguard/tun's
 // CreateTUN opens it so where the kernel allows) through its file, doing the offloads itself instead of
 // the tun package's Read and Write: a read's TSO/USO super-packet is split into the Device's buffers
-// (package tunoffload, its checksums without the tun package's allocations); writes are tunCoalescer's packets, which it coalesces without
-// verifying checksums: everything the Device writes passed AEAD authentication, as kernel WireGuard
-// marks decrypted packets CHECKSUM_UNNECESSARY (drivers/net/wireguard/receive.c) and its GRO merges
-// them unverified. Only the reading goroutine reads and only tunWriter writes.
+// (package tunoffload, its checksums without the tun package's allocations); writes are tunCoalescer's
+// packets, which it coalesces after verifying their checksums, as wireguard-go's GRO does (kernel
+// WireGuard instead marks decrypted packets CHECKSUM_UNNECESSARY, drivers/net/wireguard/receive.c):
+// see tungro.go. Only the reading goroutine reads and only tunWriter writes.
 type vnetTUN struct {
 	f  *os.File
 	rc syscall.RawConn
