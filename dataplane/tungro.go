@@ -3,13 +3,16 @@ package dataplane
 // tunCoalescer is tunWriter's receive offload for a TUN with virtio-net headers (vnetTUN): it
 // coalesces the TCP segments and UDP datagrams of a batch that continue one another into super-
 // packets, as the kernel's GRO would (net/ipv4/af_inet.c inet_gro_receive and tcp_offload.c
-// tcp_gro_receive: same flow, adjacent sequence numbers, consecutive IPv4 identifications, the same
-// acknowledgment number, window, options and IP header fields, valid checksums, no segment after a
-// shorter one or after PSH), and writes each with a virtio-net header that asks the kernel to take
-// it as one (VIRTIO_NET_HDR_GSO_TCPV4/TCPV6/UDP_L4 with NEEDS_CSUM, virtio spec 5.1.6.2): one write
-// system call and one pass through the kernel's stack per 64 KiB instead of per packet. Segmenting
-// a super-packet again (tunoffload.Split, or the kernel's GSO if it forwards it) gives back its
-// packets byte for byte.
+// tcp_gro_receive: same flow, adjacent sequence numbers, consecutive IPv4 identifications (or one
+// fixed identification, for atomic datagrams), the same acknowledgment number, window, options and
+// IP header fields, valid checksums, no segment after a shorter one or after PSH), and writes each
+// with a virtio-net header that asks the kernel to take it as one (VIRTIO_NET_HDR_GSO_TCPV4/TCPV6/
+// UDP_L4 with NEEDS_CSUM, virtio spec 5.1.6.2): one write system call and one pass through the
+// kernel's stack per 64 KiB instead of per packet. Segmenting a super-packet again (tunoffload.Split,
+// or the kernel's GSO if it forwards it) gives back its packets byte for byte, except that atomic
+// IPv4 datagrams sent with one fixed identification (as Linux sends those of unconnected sockets)
+// get consecutive ones: the field means nothing in them (RFC 6864 section 4.1), and the virtio-net
+// header cannot ask for fixed ones.
 //
 // Checksums: a super-packet carries NEEDS_CSUM and the pseudo-header sum (tunoffload.Coalesced),
 // which the kernel takes as verified (CHECKSUM_PARTIAL), so a packet joins one only if its IPv4
@@ -64,6 +67,7 @@ type groGroup struct {
 	segs        int    // packets in it
 	nextSeq     uint32 // TCP: the sequence number the next segment must have
 	verified    bool   // the first packet's checksums are valid (checked when a second would join)
+	fixedID     bool   // IPv4 atomic datagrams that all carry the first one's identification
 	closed      bool   // a shorter payload, PSH, or a packet of the flow that did not join ended it
 }
 
@@ -154,11 +158,17 @@ func (c *tunCoalescer) join(g *groGroup, pkt []byte, payload int) bool {
 	if g.closed || payload > g.seg || g.length+payload > 65535 || len(pkt)-payload != g.hl {
 		return false
 	}
+	fixedID := false
 	if pkt[0]>>4 == 4 {
-		// Same TOS, DF (and reserved) bit, TTL; the next identification (RFC 6864 section 4.1:
-		// what segmentation gives each segment).
-		if pkt[1] != head[1] || pkt[6]>>5 != head[6]>>5 || pkt[8] != head[8] ||
-			binary.BigEndian.Uint16(pkt[4:]) != binary.BigEndian.Uint16(head[4:])+uint16(g.segs) {
+		// Same TOS, DF (and reserved) bit, TTL; the next identification, which segmentation
+		// gives each segment, or, in atomic datagrams (DF set: groKind takes no fragments), the
+		// first one's throughout, as the kernel's GRO allows.
+		if pkt[1] != head[1] || pkt[6]>>5 != head[6]>>5 || pkt[8] != head[8] {
+			return false
+		}
+		id, first := binary.BigEndian.Uint16(pkt[4:]), binary.BigEndian.Uint16(head[4:])
+		fixedID = id == first && head[6]&0x40 != 0 && (g.segs == 1 || g.fixedID)
+		if !fixedID && (id != first+uint16(g.segs) || g.fixedID) {
 			return false
 		}
 	} else if string(pkt[:4]) != string(head[:4]) || pkt[7] != head[7] { // traffic class, flow label, hop limit
@@ -190,6 +200,7 @@ func (c *tunCoalescer) join(g *groGroup, pkt []byte, payload int) bool {
 			g.closed = true
 		}
 	}
+	g.fixedID = fixedID
 	g.length += payload
 	g.segs++
 	g.closed = g.closed || payload < g.seg

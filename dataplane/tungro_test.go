@@ -184,7 +184,8 @@ func TestTunCoalescerTCPBreaks(t *testing.T) {
 }
 
 // TestTunCoalescerUDP: datagrams of a flow coalesce only where the TUN takes UDP super-packets,
-// and never across a fragment of a UDP flow, which keeps its place.
+// with consecutive identifications or, atomic, one fixed identification, and never across a
+// fragment of a UDP flow, which keeps its place.
 func TestTunCoalescerUDP(t *testing.T) {
 	var id uint16 // the datagrams' identifications count up, as a sender's do
 	udp := func(sport uint16) []byte {
@@ -193,6 +194,17 @@ func TestTunCoalescerUDP(t *testing.T) {
 		binary.BigEndian.PutUint16(p[4:], id)
 		p[8] = 64
 		binary.BigEndian.PutUint16(p[24:], 108)
+		setChecksums(p)
+		return p
+	}
+	// Identification 0 throughout, as Linux sends datagrams of an unconnected socket; atomic (DF)
+	// or not.
+	fixedID := func(df bool) []byte {
+		p := udp(1)
+		p[4], p[5] = 0, 0
+		if df {
+			p[6] |= 0x40
+		}
 		setChecksums(p)
 		return p
 	}
@@ -209,6 +221,8 @@ func TestTunCoalescerUDP(t *testing.T) {
 	}{
 		{"coalesced", true, [][]byte{udp(1), udp(1), udp(1)}, []int{1, 3}},
 		{"no UDP GSO", false, [][]byte{udp(1), udp(1)}, []int{1, 1, 1, 1}},
+		{"atomic, fixed identification", true, [][]byte{fixedID(true), fixedID(true), fixedID(true)}, []int{1, 3}},
+		{"fixed identification", true, [][]byte{fixedID(false), fixedID(false)}, []int{1, 1, 1, 1}},
 		{"fragment", true, [][]byte{udp(1), udp(1), fragment, udp(1), udp(1)}, []int{1, 2, 1, 1, 1, 2}},
 		{"UDP length", true, [][]byte{udp(1), udp(1), badLength, udp(1), udp(1)}, []int{1, 2, 1, 1, 1, 2}},
 	} {
@@ -309,7 +323,8 @@ func TestTunCoalescerAllocatesNothing(t *testing.T) {
 // groScript turns fuzz input into a batch of packets for the coalescer: mostly TCP segments and UDP
 // datagrams of four flows that continue one another, some with one field changed (the sequence
 // number, acknowledgment, window, TTL or hop limit, identification, flow label, a checksum), and
-// raw bytes. Each packet takes three bytes of script (raw ones also their length and bytes).
+// raw bytes; IPv4 ones atomic (DF) or not, with consecutive identifications or, atomic, a fixed one.
+// Each packet takes three bytes of script (raw ones also their length and bytes).
 func groScript(script []byte) [][]byte {
 	type flow struct {
 		seq uint32
@@ -354,6 +369,12 @@ func groScript(script []byte) [][]byte {
 			continue
 		}
 		flows[f+4*int(op&3>>1)].id++
+		if version == 4 && op&0x20 != 0 {
+			p[6] |= 0x40 // DF: an atomic datagram (RFC 6864)
+			if op&0x40 != 0 {
+				p[4], p[5] = 0, 0 // the fixed identification of an unconnected Linux socket
+			}
+		}
 		iphl := 20 + 20*(version/6)
 		switch edit >> 6 {
 		case 1: // a header field: which one depends on the edit byte's low bits
@@ -397,13 +418,15 @@ func groScript(script []byte) [][]byte {
 
 // FuzzTunCoalescer: whatever the batch, every packet is written exactly once (alone or in a
 // super-packet), and segmenting the writes again (tunoffload.Split, as the kernel's GSO would) gives
-// back each packet byte for byte, the TCP segments and UDP datagrams of each flow in their order.
+// back each packet byte for byte (atomicNormal: but the identification of atomic IPv4 datagrams),
+// the TCP segments and UDP datagrams of each flow in their order.
 func FuzzTunCoalescer(f *testing.F) {
 	f.Add([]byte{0, 7, 0, 0, 7, 1, 0, 7, 1, 16, 8, 1, 16, 8, 1, 2, 3, 1, 2, 3, 1}, true)
 	f.Add([]byte{0, 8, 1, 4, 8, 1, 0, 8, 1, 4, 8, 1, 0, 8, 25, 0, 8, 1}, true)
 	f.Add([]byte{0, 6, 1, 0, 6, 65, 0, 6, 66, 0, 6, 67, 0, 6, 68, 0, 6, 128, 0, 6, 129, 0, 6, 1}, true)
 	f.Add([]byte{2, 4, 1, 2, 4, 1, 2, 4, 128, 2, 4, 1, 18, 4, 1, 18, 4, 1}, false)
 	f.Add([]byte{3, 3, 0, 0x45, 0, 0, 0, 5, 1, 0, 5, 1}, true)
+	f.Add([]byte{0x60, 8, 1, 0x60, 8, 1, 0x62, 4, 1, 0x62, 4, 1, 0x62, 4, 1, 0x20, 8, 1, 0x20, 8, 1}, true)
 	out := make([][]byte, MaxBatch)
 	for i := range out {
 		out[i] = make([]byte, 2048)
@@ -422,8 +445,11 @@ func FuzzTunCoalescer(f *testing.F) {
 				t.Fatalf("a write does not split: %v", err)
 			}
 			for i := range n {
-				got = append(got, bytes.Clone(out[i][:sizes[i]]))
+				got = append(got, atomicNormal(out[i][:sizes[i]]))
 			}
+		}
+		for i := range in {
+			in[i] = atomicNormal(in[i])
 		}
 		if len(got) != len(in) {
 			t.Fatalf("%d packets in, %d out", len(in), len(got))
@@ -465,6 +491,21 @@ func FuzzTunCoalescer(f *testing.F) {
 			}
 		}
 	})
+}
+
+// atomicNormal returns a copy of packet p in which, if p is an atomic IPv4 datagram (DF set), the
+// identification is zero and the header checksum field says only whether it was valid (0) or not
+// (1): segmentation renumbers such datagrams (see tungro.go) but must not make a wrong checksum right.
+func atomicNormal(p []byte) []byte {
+	p = bytes.Clone(p)
+	if len(p) >= 20 && p[0] == 0x45 && p[6]&0x40 != 0 {
+		valid := tunoffload.Fold(tunoffload.Sum(p[:20], 0)) == 0xffff
+		p[4], p[5], p[10], p[11] = 0, 0, 0, 1
+		if valid {
+			p[11] = 0
+		}
+	}
+	return p
 }
 
 // flowKey returns the addresses, protocol and ports of the IP packet p (as sameFlow compares them).
