@@ -82,9 +82,20 @@ func (e *configError) Error() string {
 	return where + ": " + e.msg
 }
 
-// ParseConfig parses a configuration read from r; name is used in error messages.
+// Parse parses a configuration read from r; name is used in error messages. Endpoint host names are
+// resolved once, now, as wg-quick does.
 func Parse(name string, r io.Reader) (*Config, error) {
-	p := configParser{file: name, seen: map[string]int{}}
+	return parse(name, r, func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	})
+}
+
+// resolver returns the addresses of a host name.
+type resolver func(ctx context.Context, host string) ([]netip.Addr, error)
+
+// parse is Parse with the resolver of Endpoint host names given (tests resolve without a network).
+func parse(name string, r io.Reader, resolve resolver) (*Config, error) {
+	p := configParser{file: name, seen: map[string]int{}, resolve: resolve}
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		p.line++
@@ -113,6 +124,7 @@ type configParser struct {
 	privateKeySet bool
 	publicKeySet  bool
 	peerLines     []int // line of each [Peer], for errors found after parsing
+	resolve       resolver
 }
 
 func (p *configParser) errorf(key, format string, args ...any) error {
@@ -230,7 +242,7 @@ func (p *configParser) peerKey(key, lower, value string) error {
 		}
 		peer.AllowedIPs = append(peer.AllowedIPs, prefixes...)
 	case "endpoint":
-		ep, err := parseEndpoint(value)
+		ep, err := parseEndpoint(value, p.resolve)
 		if err != nil {
 			return p.errorf(key, "%v", err)
 		}
@@ -338,7 +350,7 @@ func parsePrefixList(s string, allowed bool) ([]netip.Prefix, error) {
 const resolveTimeout = 5 * time.Second
 
 // parseEndpoint parses host:port, resolving a host name once at start as wg-quick does.
-func parseEndpoint(s string) (netip.AddrPort, error) {
+func parseEndpoint(s string, resolve resolver) (netip.AddrPort, error) {
 	if ap, err := netip.ParseAddrPort(s); err == nil {
 		if ap.Port() == 0 {
 			return netip.AddrPort{}, fmt.Errorf("%q has port 0", s)
@@ -355,7 +367,7 @@ func parseEndpoint(s string) (netip.AddrPort, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
 	defer cancel()
-	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	addrs, err := resolve(ctx, host)
 	if err != nil || len(addrs) == 0 {
 		return netip.AddrPort{}, fmt.Errorf("cannot resolve %q: %v", host, err)
 	}

@@ -1,6 +1,8 @@
 package wgquick
 
 import (
+	"context"
+	"errors"
 	"net/netip"
 	"strings"
 	"testing"
@@ -140,4 +142,64 @@ func TestLoadMissingFile(t *testing.T) {
 	if _, err := Load(t.TempDir() + "/absent.conf"); err == nil || !strings.Contains(err.Error(), "absent.conf") {
 		t.Fatalf("error %v does not name the file", err)
 	}
+}
+
+// FuzzParse: whatever the text, parsing returns a configuration or an error that names the file,
+// never panics, and a configuration it returns holds what the checks promise: a private key, an MTU
+// in range (1280 at least with an IPv6 address), peers with distinct public keys, allowed IPs
+// without host bits, endpoints with a port. Host names resolve without a network: "peer.test" to
+// one address, anything else not at all.
+func FuzzParse(f *testing.F) {
+	iface := "[Interface]\nPrivateKey = " + testPriv + "\nListenPort = 51820\nAddress = 10.0.0.1/24, fd00::1/64\n"
+	peer := "[Peer]\nPublicKey = " + testPub + "\nAllowedIPs = 10.0.0.2/32, fd00::/64\nEndpoint = peer.test:51820\nPersistentKeepalive = 25\n"
+	f.Add(iface + peer)
+	f.Add(iface + "MTU = 1280\n" + peer + "[Peer]\nPublicKey = " + testPSK + "\nPresharedKey = " + testPSK + "\nEndpoint = [::1]:7\n")
+	f.Add("# comment\n[interface]\nprivatekey=" + testPriv + " # trailing\n\n[peer]\npublickey=" + testPub + "\nallowedips=0.0.0.0/0\n")
+	f.Add(iface + peer + peer)
+	f.Add("[Interface]\nMTU = 576\nAddress = 1.2.3.4\nPrivateKey = " + testPriv)
+	resolve := func(_ context.Context, host string) ([]netip.Addr, error) {
+		if host == "peer.test" {
+			return []netip.Addr{netip.MustParseAddr("192.0.2.7")}, nil
+		}
+		return nil, errors.New("no such host")
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		cfg, err := parse("fuzz.conf", strings.NewReader(text), resolve)
+		if err != nil {
+			if cfg != nil || !strings.HasPrefix(err.Error(), "fuzz.conf") {
+				t.Fatalf("error %q (configuration %v)", err, cfg)
+			}
+			return
+		}
+		ifc := cfg.Interface
+		if ifc.PrivateKey == [32]byte{} && !strings.Contains(strings.ToLower(text), "privatekey") {
+			t.Fatal("a configuration without a PrivateKey line")
+		}
+		if ifc.MTU < minMTU || ifc.MTU > 65535 {
+			t.Fatalf("MTU %d", ifc.MTU)
+		}
+		for _, a := range ifc.Addresses {
+			if !a.IsValid() || (a.Addr().Is6() && ifc.MTU < minMTUv6) {
+				t.Fatalf("address %v with MTU %d", a, ifc.MTU)
+			}
+		}
+		keys := map[[32]byte]bool{}
+		for _, p := range cfg.Peers {
+			if keys[p.PublicKey] {
+				t.Fatal("two peers with one public key")
+			}
+			keys[p.PublicKey] = true
+			for _, a := range p.AllowedIPs {
+				if a != a.Masked() {
+					t.Fatalf("allowed IP %v has host bits", a)
+				}
+			}
+			if p.Endpoint.IsValid() && p.Endpoint.Port() == 0 {
+				t.Fatalf("endpoint %v", p.Endpoint)
+			}
+			if p.PersistentKeepalive < 0 || p.PersistentKeepalive > 65535*time.Second {
+				t.Fatalf("keepalive %v", p.PersistentKeepalive)
+			}
+		}
+	})
 }
