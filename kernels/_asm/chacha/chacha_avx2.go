@@ -15,7 +15,7 @@ import (
 // instructions; on the Zen 5 we tune on every AVX2 integer instruction has a latency of 2 cycles,
 // so one round of one group is a 28-cycle chain however its four quarter rounds are interleaved,
 // while the vector pipes could issue it in 16. Both groups' rounds therefore run together: eight
-// independent chains. Their 32 words do not fit in 16 registers, so only the b words (4-7) stay in
+// independent chains, group 1 a few instructions behind group 0 (avx2GroupSkew). Their 32 words do not fit in 16 registers, so only the b words (4-7) stay in
 // registers; every chain holds the value it computed last in one more register, and writes each
 // a, c and d word it computes to the word's spill row, from where the next step that reads it again
 // takes it as a memory operand. That read is at least two steps after the store (10 cycles or more:
@@ -37,75 +37,89 @@ func rotTables() {
 	}
 }
 
-// avx2QuarterRounds runs RFC 8439 section 2.1's quarter round on the four columns cols of each
-// group (one or two), all their chains interleaved instruction by instruction. b[g][i] holds word
-// 4+i of group g; slot(g, w) is the spill row of any other word. Each chain has one register besides
-// its b: the value it computed last. hook, if not nil, is called twice per step pair, after the d
-// word's store and after b's rotation, with the call's number (0 to 3), to emit scalar work there.
-func avx2QuarterRounds(b [][4]VecVirtual, slot func(g, w int) Mem, cols [4][4]int, hook func(k int)) {
-	type chain struct {
-		g          int
-		a, b, c, d int // word numbers
-	}
-	var chains []chain
-	for g := range b {
-		for _, c := range cols {
-			chains = append(chains, chain{g, c[0], c[1], c[2], c[3]})
-		}
-	}
-	breg := func(ch chain) VecVirtual { return b[ch.g][ch.b-4] }
-	var s [8]VecVirtual
-	each := func(f func(i int, ch chain)) {
-		for i, ch := range chains {
-			f(i, ch)
-		}
-	}
-	k := 0
-	point := func() {
-		if hook != nil {
-			hook(k)
-		}
-		k++
-	}
-	for _, rot := range [2][2]int{{16, 12}, {8, 7}} {
-		// a += b; d ^= a; d <<<= 16 (or 8): s is a, then d.
-		each(func(i int, ch chain) {
-			s[i] = YMM()
-			VPADDD(slot(ch.g, ch.a), breg(ch), s[i])
-		})
-		each(func(i int, ch chain) { VMOVDQU(s[i], slot(ch.g, ch.a)) })
-		each(func(i int, ch chain) { VPXOR(slot(ch.g, ch.d), s[i], s[i]) })
-		mask := rotMasks
-		if rot[0] == 8 {
-			mask = rotMasks.Offset(32)
-		}
-		each(func(i int, ch chain) { VPSHUFB(mask, s[i], s[i]) })
-		each(func(i int, ch chain) { VMOVDQU(s[i], slot(ch.g, ch.d)) })
-		point()
-		// c += d; b ^= c; b <<<= 12 (or 7): s is c, then the rotation's temporary.
-		each(func(i int, ch chain) { VPADDD(slot(ch.g, ch.c), s[i], s[i]) })
-		each(func(i int, ch chain) { VMOVDQU(s[i], slot(ch.g, ch.c)) })
-		each(func(i int, ch chain) { VPXOR(s[i], breg(ch), breg(ch)) })
-		each(func(i int, ch chain) { VPSLLD(U8(rot[1]), breg(ch), s[i]) })
-		each(func(i int, ch chain) { VPSRLD(U8(32-rot[1]), breg(ch), breg(ch)) })
-		each(func(i int, ch chain) { VPOR(s[i], breg(ch), breg(ch)) })
-		point()
-	}
-}
+// avx2GroupSkew is how many instructions per chain group 1's double rounds trail group 0's in
+// program order (avx2DoubleRounds). With the two groups in lockstep, every stretch of the
+// instruction stream is one kind of step of all eight chains (eight adds, then eight stores, ...,
+// then sixteen shifts), and the vector pipes saw 3.9-4.0 GB/s on 16 x 4 KiB
+// (BenchmarkChaCha20Kernels/AVX2); skewed, each stretch mixes two kinds: 1 step 4.16, 2 4.33, 3
+// 4.44, 4 4.27, 5 4.43, 8 4.31 GB/s (medians of 6 alternating runs against 4.00 in lockstep).
+// With scalar MAC steps hooked in (BenchmarkChaCha20Kernels/AVX2+MAC) lockstep stays faster: 3.65
+// GB/s against 3.55 (3 steps), 3.49 (5), 3.59 (11) and 3.43 (22), so those kernels keep it.
+const avx2GroupSkew = 3
 
-// avx2DoubleRounds runs the ten double rounds (RFC 8439 section 2.3) of avx2QuarterRounds in a loop
-// labelled loop. hook, if not nil, is called at 8 points of the double round, numbered 0 to 7.
+// avx2DoubleRounds runs the ten double rounds (RFC 8439 section 2.3) on one or two groups, in a
+// loop labelled loop. b[g][i] holds word 4+i of group g; slot(g, w) is the spill row of any other
+// word. A quarter round is 22 instructions per chain, in two halves of 11: a += b (a to s, the
+// chain's one register besides b), its store, d ^= a, d <<<= 16 or 8, its store; c += d, its store,
+// b ^= c, and b <<<= 12 or 7 through s. The four chains of a group run interleaved instruction by
+// instruction, and without hook group 1 trails group 0 by avx2GroupSkew instructions, across the
+// column and diagonal rounds alike (group 1's rounds never read group 0's words). hook, if not nil,
+// is called at 8 points of the double round, numbered 0 to 7: after group 0's store of d and after
+// its rotation of b in each half, to emit scalar work there.
 func avx2DoubleRounds(b [][4]VecVirtual, slot func(g, w int) Mem, loop string, hook func(k int)) {
 	Comment("Ten double rounds (RFC 8439 section 2.3).")
 	r := GP32()
 	MOVL(U32(10), r)
 	Label(loop)
-	var h0, h1 func(k int)
-	if hook != nil {
-		h0, h1 = hook, func(k int) { hook(4 + k) }
+	rounds := [2][4][4]int{ // (a, b, c, d) of each chain: columns, then diagonals
+		{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}},
+		{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}},
 	}
-	avx2QuarterRounds(b, slot, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}}, h0)
-	avx2QuarterRounds(b, slot, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}}, h1)
+	const steps = 2 * 2 * 11 // per chain and double round
+	var s [2][4]VecVirtual
+	emit := func(g, j, t int) { // instruction t of chain j of group g
+		w := rounds[t/22][j]
+		a, bw, c, d := w[0], b[g][w[1]-4], w[2], w[3]
+		rot := [2][2]int{{16, 12}, {8, 7}}[t%22/11]
+		x := &s[g][j]
+		switch t % 11 {
+		case 0:
+			*x = YMM()
+			VPADDD(slot(g, a), bw, *x)
+		case 1:
+			VMOVDQU(*x, slot(g, a))
+		case 2:
+			VPXOR(slot(g, d), *x, *x)
+		case 3:
+			mask := rotMasks
+			if rot[0] == 8 {
+				mask = rotMasks.Offset(32)
+			}
+			VPSHUFB(mask, *x, *x)
+		case 4:
+			VMOVDQU(*x, slot(g, d))
+		case 5:
+			VPADDD(slot(g, c), *x, *x)
+		case 6:
+			VMOVDQU(*x, slot(g, c))
+		case 7:
+			VPXOR(*x, bw, bw)
+		case 8:
+			VPSLLD(U8(rot[1]), bw, *x)
+		case 9:
+			VPSRLD(U8(32-rot[1]), bw, bw)
+		case 10:
+			VPOR(*x, bw, bw)
+		}
+	}
+	skew := 0
+	if len(b) == 2 && hook == nil {
+		skew = avx2GroupSkew
+	}
+	k := 0
+	for at := range steps + skew {
+		for g := range b {
+			if t := at - g*skew; t >= 0 && t < steps {
+				for j := range 4 {
+					emit(g, j, t)
+				}
+			}
+		}
+		if hook != nil && at < steps && (at%11 == 4 || at%11 == 10) {
+			hook(k)
+			k++
+		}
+	}
 	DECL(r)
 	JNZ(LabelRef(loop))
 }
