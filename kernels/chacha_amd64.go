@@ -78,11 +78,6 @@ func chachaXOR16(tab *streamTable, lanes *chachaPtrs16, n, stride int)
 //go:noescape
 func chachaXOR16AVX2(tab *streamTable, lanes *chachaPtrs16, n, stride int)
 
-// chachaXOR16MACAVX2 is chachaXOR16AVX2 that also runs the MAC jobs of mac (see macJobs).
-//
-//go:noescape
-func chachaXOR16MACAVX2(tab *streamTable, lanes *chachaPtrs16, n, stride int, mac *macTable)
-
 // chachaXOR16OneAVX2, chachaXOR8OneAVX2 and chachaKS4AVX2 are the single-message ChaCha20 kernels of
 // the AVX2 tier.
 //

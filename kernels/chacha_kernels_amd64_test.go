@@ -147,27 +147,6 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 			}
 		})
 	}
-	// chachaXOR16MACAVX2 with every MAC slot busy throughout (640 blocks each): against AVX2, the
-	// kernel's cost of the stitched MAC.
-	b.Run("AVX2+MAC", func(b *testing.B) {
-		if !chachaHas(AVX2) {
-			b.Skip("CPU lacks the features")
-		}
-		mac := make([]byte, macSlots*640*16)
-		var s streamLanes
-		var m macJobs
-		t := s.tab()
-		b.SetBytes(int64(len(buf)))
-		for b.Loop() {
-			pointLanes(&s.ptrs, buf)
-			for j := range macSlots {
-				m.tab.rec[j] = macRecord{r0: 0x0ffffffc0fffffff, r1: 0x0ffffffc0ffffffc,
-					base: unsafe.Pointer(&mac[j*640*16]), end: 640 * 16}
-				m.tab.cur[j] = recOffset(j)
-			}
-			chachaXOR16MACAVX2(t, &s.ptrs, 4096/64, 64, &m.tab)
-		}
-	})
 }
 
 // BenchmarkChaChaOneMACAVX2 measures an 8-block single-message pass alone, with 60 stitched MAC
@@ -215,12 +194,6 @@ func TestChaChaTableLayout(t *testing.T) {
 		{"streamTable.mask", unsafe.Offsetof(s.mask), 17*64 + 2*16*8 + 16*64},
 		{"chachaPtrs16.off", unsafe.Offsetof(chachaPtrs16{}.off), 32 * 8},
 		{"polyPtrs16.off", unsafe.Offsetof(polyPtrs16{}.off), 16 * 8},
-		{"macTable.rec (the generator's macSlots)", unsafe.Offsetof(macTable{}.rec), 4 * 8},
-		{"macRecord.r0", unsafe.Offsetof(macRecord{}.r0), 3 * 8},
-		{"macRecord.base", unsafe.Offsetof(macRecord{}.base), 5 * 8},
-		{"macRecord.off", unsafe.Offsetof(macRecord{}.off), 6 * 8},
-		{"macRecord.end", unsafe.Offsetof(macRecord{}.end), 7 * 8},
-		{"macRecord.next", unsafe.Offsetof(macRecord{}.next), 8 * 8},
 		{"polyTable.scratch", unsafe.Offsetof(polyTable{}.scratch), 15 * 16 * 8},
 		{"polyOne26.h0", unsafe.Offsetof(polyOne26{}.h0), 5 * 8 * 8},
 		{"polyOne26.r8", unsafe.Offsetof(polyOne26{}.r8), 5*8*8 + 5*8},

@@ -26,10 +26,16 @@ import (
 //	                                 its tag verified (block 1's key stream kept from the first pass)
 //	stream, Open only                blocks 1.. of the longer ops whose tag verified
 //
-// so that Open releases no plaintext of a forged message. On AVX2, a Seal chunk of long messages
-// runs most of its MAC inside the stream stage instead, on the scalar pipes (macJobs). With IFMA, the chunk's shortest ops skip
+// so that Open releases no plaintext of a forged message. With IFMA, the chunk's shortest ops skip
 // the segments: runs of 16 ops of at most one block, without AD and of one MAC block structure
-// (runShortGroups), which for such short messages cost more in bookkeeping than in assembly. Lane layout: ChaCha20 runs one op per
+// (runShortGroups), which for such short messages cost more in bookkeeping than in assembly.
+//
+// The AVX2 tier once ran most of a Seal chunk's MAC as scalar code stitched into the stream
+// kernel's rounds, on the idle integer pipes; once the kernel without MAC steps got faster (its two
+// groups skewed, _asm/chacha avx2GroupSkew) that stitching no longer paid (64 x 1420 B Seal: 601
+// against 589 ns without it, medians of 7 alternating runs) and was removed.
+//
+// Lane layout: ChaCha20 runs one op per
 // 32-bit lane (state word w of lane l in row w, lane l), two blocks per lane in flight on AVX512;
 // Poly1305 runs one op per 64-bit lane, in radix 2^44 with IFMA (two zmm groups of 8 lanes) or in
 // radix 2^26 (four ymm groups of 4 lanes).
@@ -218,18 +224,11 @@ func (c *chachaChunkState) run() (failed int) {
 		if !p.radix26 {
 			c.laned = c.shortGroupsStart()
 		}
-		switch {
-		case c.laned == 0:
-		case c.tier == AVX2 && !c.open && c.shortest() >= macMinLen:
-			var m macJobs // declared here: other batches do without its 6 KiB
-			s.run(c, true, &m)
-			failed = p.run(c, &m)
-			clear(m.h[:c.n])
-		default:
-			s.run(c, !c.open, nil)
-			failed = p.run(c, nil)
+		if c.laned > 0 {
+			s.run(c, !c.open)
+			failed = p.run(c)
 			if c.open && c.anyLonger(64) {
-				s.run(c, true, nil)
+				s.run(c, true)
 			}
 		}
 		if c.laned < c.n {
@@ -533,10 +532,8 @@ func (s *streamLanes) onIdle(l int) {
 }
 
 // run streams the chunk's ops through the lanes: the Poly1305 key blocks, and with data also the
-// message blocks. Open's data pass (polyKey false... see below) skips the failed ops. With mac
-// (Seal on AVX2 only), the MAC of each op whose ciphertext is complete runs on the scalar pipes
-// inside the kernel's rounds (macJobs); polyLanes does what the stream leaves over.
-func (s *streamLanes) run(c *chachaChunkState, data bool, mac *macJobs) {
+// message blocks. Open's data pass (polyKey false... see below) skips the failed ops.
+func (s *streamLanes) run(c *chachaChunkState, data bool) {
 	t := s.start(c.tier)
 	first, last := segPolyKey, segPolyKey
 	if data {
@@ -547,9 +544,6 @@ func (s *streamLanes) run(c *chachaChunkState, data bool, mac *macJobs) {
 	}
 	for l := range 16 {
 		t.rows[16][l] = 1
-	}
-	if mac != nil {
-		mac.start()
 	}
 	next, active := 0, 0
 	for l := range 16 {
@@ -577,15 +571,7 @@ func (s *streamLanes) run(c *chachaChunkState, data bool, mac *macJobs) {
 				}
 			}
 		}
-		if mac != nil {
-			mac.assign(c)
-		}
-		if mac != nil && mac.busy() {
-			chachaXOR16MACAVX2(t, &s.ptrs, n, 64, &mac.tab)
-			mac.collect(c, n)
-		} else {
-			streamKernel(c.tier, t, &s.ptrs, n, 64)
-		}
+		streamKernel(c.tier, t, &s.ptrs, n, 64)
 		for l := range 16 {
 			if s.op[l] < 0 {
 				continue
@@ -598,17 +584,11 @@ func (s *streamLanes) run(c *chachaChunkState, data bool, mac *macJobs) {
 			if s.nextSeg(c, l, s.seg[l]+1, last) {
 				continue
 			}
-			if mac != nil {
-				mac.push(s.op[l])
-			}
 			next = s.fill(c, l, next, first, last)
 			if s.op[l] < 0 {
 				active--
 			}
 		}
-	}
-	if mac != nil {
-		mac.drain(c)
 	}
 	*t = streamTable{}
 }
@@ -779,9 +759,8 @@ func (p *polyLanes) wipe() {
 }
 
 // run computes the tags of the chunk's ops, writes them (Seal) or checks them (Open, zeroing the
-// destination and marking the op failed on a mismatch), and returns the number of failures. With
-// mac, it skips the ops whose tags mac wrote and goes on with those it started (resume).
-func (p *polyLanes) run(c *chachaChunkState, mac *macJobs) (failed int) {
+// destination and marking the op failed on a mismatch), and returns the number of failures.
+func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 	t := p.tab()
 	// With IFMA, poly1305FinishZ absorbs the lengths block itself: one segment and one kernel call
 	// fewer per op.
@@ -790,17 +769,11 @@ func (p *polyLanes) run(c *chachaChunkState, mac *macJobs) (failed int) {
 	var done uint32       // lanes whose MAC input is absorbed up to what the finish takes
 	load := func(l int) { // lane l takes the chunk's next op, or idles
 		p.op[l] = -1
-		for mac != nil && next < c.laned && mac.done[c.order[next]] {
-			next++
-		}
 		if next < c.laned {
 			i := int(c.order[next])
 			p.op[l] = i
 			if !p.fill(l, c.op[i].AD, c.ciphertext(i), &c.polyKey[i], c.wantTag(i)) {
 				done |= 1 << l // nothing for the kernel: empty AD and ciphertext
-			}
-			if mac != nil && mac.off[i] != 0 {
-				p.resume(l, &mac.h[i], mac.off[i])
 			}
 			next++
 			active++
@@ -862,27 +835,6 @@ func (p *polyLanes) run(c *chachaChunkState, mac *macJobs) (failed int) {
 	}
 	p.wipe()
 	return failed
-}
-
-// resume sets lane l, just filled, to go on from accumulator h (radix 2^64, h2 <= 5 as
-// poly1305_generic.go leaves it) after off bytes of the ciphertext's whole blocks (macJobs.drain).
-// Radix 2^26 only, which the AVX2 tier uses: limbs 0 to 3 below 2^26, limb 4 below 6*2^24, within
-// the bounds of poly1305AVX2's input (poly26MulReduce takes limbs below 2^30).
-func (p *polyLanes) resume(l int, h *[3]uint64, off int) {
-	st := &p.tab().st
-	h0, h1, h2 := h[0], h[1], h[2]
-	w := [5]uint64{h0 & limb26, h0 >> 26 & limb26, (h0>>52 | h1<<12) & limb26, h1 >> 14 & limb26, h1>>40 | h2<<24}
-	for i := range 5 {
-		st[i][l] = w[i]
-	}
-	ct := p.ct[l]
-	if left := len(ct)/16 - off/16; left > 0 {
-		p.seg[l] = macCT
-		p.ptrs.base[l], p.ptrs.off[l] = unsafe.Pointer(&ct[0]), uintptr(off)
-		p.left[l] = left
-		return
-	}
-	p.nextSeg(l, macCTFinal)
 }
 
 // finishLane writes the tag of lane l's op (Seal) or checks it (Open, failing the op on a mismatch;
@@ -1110,167 +1062,4 @@ func xorKeyBlock(dst, src []byte, ks *[64]byte) {
 	for i := range dst {
 		dst[i] = src[i] ^ ks[i]
 	}
-}
-
-// macSlots is the number of MAC jobs chachaXOR16MACAVX2 runs at once, one block of each per double
-// round (see the generator for why no more): 40 blocks per 64 blocks of key stream.
-const macSlots = 4
-
-// macMinLen is the shortest message of a chunk whose MACs macJobs takes on: the Go around a job
-// (the one-time key, the partial and lengths blocks, the tag) costs more than the vector kernel's
-// MAC of a few blocks, and in a chunk of mixed lengths the jobs polyLanes resumes break up its runs
-// of equal length (an IMIX batch ran 5% slower with jobs for its 1500-byte packets alone).
-const macMinLen = 1024
-
-// macTable is what chachaXOR16MACAVX2 reads at its mac argument, at offsets the generator hard-codes:
-// per slot, the offset from the table of its current record (0: none), then one record per op of
-// the chunk.
-type macTable struct {
-	cur [macSlots]uintptr
-	rec [chachaChunk]macRecord
-}
-
-// macRecord is one op's MAC job: Poly1305 in radix 2^64 (poly1305_generic.go, whose bounds hold)
-// over the ciphertext's whole 16-byte blocks, base+off the next one, base+end the end of the last;
-// next is the offset from the table of the slot's next record (0: none).
-type macRecord struct {
-	h      [3]uint64
-	r0, r1 uint64
-	base   unsafe.Pointer
-	off    uintptr
-	end    uintptr
-	next   uintptr
-}
-
-// macJobs stitches Seal's MAC into the AVX2 stream pass (chunks of long messages only, macMinLen).
-// The ChaCha20 kernel is bound by the vector pipes and leaves the scalar integer pipes idle; in
-// chachaXOR16MACAVX2 each double round also absorbs one block of the current job of each of
-// macSlots slots with scalar multiplies (RFC 8439 section 2.5), at about 0.6 ns a block against
-// 1.67 ns in poly1305AVX2 (Seal authenticates the ciphertext, section 2.8, complete once the op
-// leaves the lanes). A completed op waits in queued until assign absorbs its AD in Go and appends
-// its record to the chain of the slot with the least work queued; the kernel moves a slot on to its
-// next record itself, so a slot never idles while it has work. collect finishes the ops whose
-// whole blocks are absorbed (partial block, lengths and tag in Go). When the stream ends, drain
-// leaves the ops it never reached to polyLanes, and those it left half done to polyLanes.resume.
-type macJobs struct {
-	tab     macTable
-	pending [macSlots]int // blocks queued in the slot, as far as the driver knows
-	// slot j's ops in chain order: q[j][qh[j]:qt[j]] are not finished; the kernel works on the
-	// first of them, the one tab.cur[j] points to (all are done when it is 0)
-	q      [macSlots][chachaChunk]uint8
-	qh, qt [macSlots]int
-	queued [chachaChunk]uint8
-	nq, hq int
-	done   [chachaChunk]bool      // the op's tag is written
-	off    [chachaChunk]int       // a job the stream left half done: the ciphertext bytes absorbed ...
-	h      [chachaChunk][3]uint64 // ... into this accumulator (after the AD), for polyLanes.resume
-}
-
-// start empties the jobs.
-func (m *macJobs) start() {
-	m.tab.cur = [macSlots]uintptr{}
-	m.pending = [macSlots]int{}
-	m.qh, m.qt = [macSlots]int{}, [macSlots]int{}
-	m.nq, m.hq = 0, 0
-}
-
-// push queues op i, whose ciphertext is complete.
-func (m *macJobs) push(i int) {
-	m.queued[m.nq] = uint8(i)
-	m.nq++
-}
-
-// busy reports whether some slot has a job.
-func (m *macJobs) busy() bool {
-	return m.tab.cur != [macSlots]uintptr{}
-}
-
-// recOffset returns the offset of op i's record from the table.
-func recOffset(i int) uintptr {
-	return unsafe.Offsetof(macTable{}.rec) + uintptr(i)*unsafe.Sizeof(macRecord{})
-}
-
-// assign gives the queued ops to the slots, each to the one with the
-// least work queued.
-func (m *macJobs) assign(c *chachaChunkState) {
-	for ; m.hq < m.nq; m.hq++ {
-		i := int(m.queued[m.hq])
-		key := &c.polyKey[i]
-		r := &m.tab.rec[i]
-		r.r0 = binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
-		r.r1 = binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
-		r.h = [3]uint64{}
-		if ad := c.op[i].AD; len(ad) > 0 {
-			p := poly1305{r0: r.r0, r1: r.r1}
-			p.writePadded(ad)
-			r.h = p.h
-			p = poly1305{}
-		}
-		ct := c.ciphertext(i)
-		r.base, r.off, r.end, r.next = unsafe.Pointer(&ct[0]), 0, uintptr(len(ct)&^15), 0
-		j := 0
-		for k := range macSlots {
-			if m.pending[k] < m.pending[j] {
-				j = k
-			}
-		}
-		off := recOffset(i)
-		if m.tab.cur[j] == 0 {
-			m.tab.cur[j] = off
-		} else { // the slot's last record is still running: it reads next when it ends
-			m.tab.rec[m.q[j][m.qt[j]-1]].next = off
-		}
-		m.q[j][m.qt[j]] = uint8(i)
-		m.qt[j]++
-		m.pending[j] += len(ct) / 16
-	}
-}
-
-// collect accounts for a kernel call of n blocks per lane (10n MAC blocks per slot) and finishes
-// the ops whose jobs ended: in each slot, those before its current one.
-func (m *macJobs) collect(c *chachaChunkState, n int) {
-	for j := range macSlots {
-		m.pending[j] = max(m.pending[j]-10*n, 0)
-		for ; m.qh[j] < m.qt[j]; m.qh[j]++ {
-			i := int(m.q[j][m.qh[j]])
-			if recOffset(i) == m.tab.cur[j] {
-				break
-			}
-			m.finishRecord(c, i)
-		}
-	}
-}
-
-// drain hands the jobs still queued or running when the stream ends to polyLanes: a job the
-// kernel has started leaves its accumulator and offset in m.h and m.off, from where
-// polyLanes.resume goes on.
-func (m *macJobs) drain(c *chachaChunkState) {
-	for j := range macSlots {
-		for _, i := range m.q[j][m.qh[j]:m.qt[j]] {
-			r := &m.tab.rec[i]
-			if r.off != 0 {
-				m.h[i], m.off[i] = r.h, int(r.off)
-			}
-			*r = macRecord{} // the records of finished jobs are wiped in finishRecord
-		}
-	}
-	m.tab.cur = [macSlots]uintptr{}
-}
-
-// finishRecord absorbs the ciphertext's partial block and the lengths block (section 2.8) into
-// op i's record, which the kernel is done with, and writes the op's tag.
-func (m *macJobs) finishRecord(c *chachaChunkState, i int) {
-	r := &m.tab.rec[i]
-	p := poly1305{r0: r.r0, r1: r.r1, h: r.h}
-	p.s0 = binary.LittleEndian.Uint64(c.polyKey[i][16:])
-	p.s1 = binary.LittleEndian.Uint64(c.polyKey[i][24:])
-	*r = macRecord{}
-	op, ct := c.op[i], c.ciphertext(i)
-	p.writePadded(ct[len(ct)&^15:])
-	var lengths [16]byte
-	binary.LittleEndian.PutUint64(lengths[0:], uint64(len(op.AD)))
-	binary.LittleEndian.PutUint64(lengths[8:], uint64(len(ct)))
-	p.blocks(lengths[:])
-	p.sum(op.Dst[len(ct) : len(ct)+TagSize])
-	m.done[i] = true
 }

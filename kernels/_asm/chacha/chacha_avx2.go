@@ -124,73 +124,19 @@ func avx2DoubleRounds(b [][4]VecVirtual, slot func(g, w int) Mem, loop string, h
 	JNZ(LabelRef(loop))
 }
 
-// The MAC jobs chachaXOR16MACAVX2 runs on the scalar integer pipes, which its vector rounds leave idle
-// (macTable in kernels/chacha_lanes_amd64.go): per slot, the offset from the table of its current
-// job record (0: none), then the records. A record holds a Poly1305 accumulator h0, h1, h2 and
-// clamped multiplier r0, r1 in radix 2^64 (kernels/poly1305_generic.go, whose bounds hold here), the
-// message as a buffer, the offset of its next 16-byte block and the offset where its blocks end,
-// and the offset of the slot's next record (0: none).
-//
-// Each slot absorbs one block per double round, at its own point of the round (avx2DoubleRounds'
-// hook). The scalar steps are free only while they are few: measured on Zen 5 with every slot busy
-// (BenchmarkChaCha20Kernels/AVX2+MAC), a block costs the kernel 0.35 ns on average with 2 slots,
-// 0.63 ns with 4, 0.97 with 5, 1.35 with 6 and 1.8 with 8, against 1.67 ns in poly1305AVX2; two
-// blocks per step (the accumulator kept in registers between them) cost more still. 4 slots cover
-// 40 blocks per 64 of key stream; polyLanes does the rest.
-const (
-	macSlots = 4
-	macH     = 0
-	macR     = 3 * 8
-	macBase  = 5 * 8
-	macOff   = 6 * 8
-	macEnd   = 7 * 8
-	macNext  = 8 * 8
-)
-
-// chachaXOR16AVX2 generates chachaXOR16AVX2 and, with mac, chachaXOR16MACAVX2, which also runs the
-// MAC jobs: their steps need the general registers, so n, stride and the block offset stay in memory
-// there, which the kernel without jobs does without.
-func chachaXOR16AVX2(mac bool) {
+// chachaXOR16AVX2 generates chachaXOR16AVX2, chachaXOR16 on AVX2.
+func chachaXOR16AVX2() {
 	name := "chachaXOR16AVX2"
-	if mac {
-		name = "chachaXOR16MACAVX2"
-	}
 	Implement(name)
 	Attributes(NOSPLIT)
-	if mac {
-		Doc(name+" is chachaXOR16AVX2 that also runs the MAC jobs of mac: each double round absorbs",
-			"one block of each slot's current job.")
-	} else {
-		Doc(name + " is chachaXOR16 on AVX2 (same arguments, same result).")
-	}
+	Doc(name + " is chachaXOR16 on AVX2 (same arguments, same result).")
 	rows := Mem{Base: Load(Param("tab"), GP64())}
 	lanes := Mem{Base: Load(Param("lanes"), GP64())}
-	var jobs Mem
-	var n, stride, off Op
-	if mac {
-		jobs = Mem{Base: Load(Param("mac"), GP64())}
-		np, err := Param("n").Resolve()
-		if err != nil {
-			panic(err)
-		}
-		sp, err := Param("stride").Resolve()
-		if err != nil {
-			panic(err)
-		}
-		n, stride = np.Addr, sp.Addr
-	} else {
-		n = Load(Param("n"), GP64())
-		stride = Load(Param("stride"), GP64())
-	}
+	n := Load(Param("n"), GP64())
+	stride := Load(Param("stride"), GP64())
 	laneAddresses(rows, lanes)
-	if mac {
-		off = AllocLocal(8)
-		MOVQ(U32(0), off)
-	} else {
-		o := GP64()
-		XORQ(o, o)
-		off = o
-	}
+	off := GP64()
+	XORQ(off, off)
 
 	Label(name + "block")
 	slot := func(g, w int) Mem { return rows.Offset(tabSpill + 64*w + 32*g) }
@@ -208,15 +154,7 @@ func chachaXOR16AVX2(mac bool) {
 			VMOVDQU(t, slot(g, w))
 		}
 	}
-	var hook func(k int)
-	if mac {
-		hook = func(k int) {
-			if k*macSlots%8 < macSlots { // the slots spread evenly over the 8 points
-				macStep(jobs, k*macSlots/8)
-			}
-		}
-	}
-	avx2DoubleRounds(b[:], slot, name+"rounds", hook)
+	avx2DoubleRounds(b[:], slot, name+"rounds", nil)
 	for g := range 2 {
 		Commentf("Group %d: lanes %d to %d.", g, 8*g, 8*g+7)
 		Comment("Add the initial state (section 2.3); every word goes to its slot.")
@@ -234,62 +172,15 @@ func chachaXOR16AVX2(mac bool) {
 		VMOVDQU(row(g, 12), c)
 		VPADDD(row(g, 16), c, c)
 		VMOVDQU(c, row(g, 12))
-
-		o, ok := off.(GPVirtual)
-		if !ok {
-			o = GP64()
-			MOVQ(off, o)
-		}
 		transpose8(func(w int) Op { return slot(g, w) }, func(l, at int, ks VecVirtual) {
-			xorHalf(rows, 8*g+l, o, at, ks)
+			xorHalf(rows, 8*g+l, off, at, ks)
 		})
 	}
-	if mac {
-		o := GP64()
-		MOVQ(off, o)
-		ADDQ(stride, o)
-		MOVQ(o, off)
-	} else {
-		ADDQ(stride, off)
-	}
+	ADDQ(stride, off)
 	DECQ(n)
 	JNZ(LabelRef(name + "block"))
 	VZEROUPPER()
 	RET()
-}
-
-// macStep absorbs one 16-byte block into the current job of slot k of the MAC table mac, if the
-// slot has one (polyBlock64), and moves the slot on to its next record when the job's blocks run out
-// (branches on the public job lengths only).
-func macStep(mac Mem, k int) {
-	skip := fmt.Sprintf("xor16mac%d", k)
-	Commentf("MAC slot %d: one block of its current job.", k)
-	rec := GP64()
-	MOVQ(mac.Offset(8*k), rec)
-	TESTQ(rec, rec)
-	JZ(LabelRef(skip))
-	ADDQ(mac.Base, rec)
-	job := Mem{Base: rec}
-	p := GP64() // the block's address, then the next block's offset
-	MOVQ(job.Offset(macOff), p)
-	x := GP64()
-	MOVQ(job.Offset(macBase), x)
-	h0, h1, h2 := GP64(), GP64(), GP64()
-	MOVQ(job.Offset(macH), h0)
-	MOVQ(job.Offset(macH+8), h1)
-	MOVQ(job.Offset(macH+16), h2)
-	polyBlock64(h0, h1, h2, Mem{Base: x, Index: p, Scale: 1}, job.Offset(macR), job.Offset(macR+8))
-	MOVQ(h0, job.Offset(macH))
-	MOVQ(h1, job.Offset(macH+8))
-	MOVQ(h2, job.Offset(macH+16))
-	ADDQ(U8(16), p)
-	MOVQ(p, job.Offset(macOff))
-	CMPQ(p, job.Offset(macEnd))
-	JNE(LabelRef(skip))
-	Comment("The job is done: the slot goes on with its next record.")
-	MOVQ(job.Offset(macNext), x)
-	MOVQ(x, mac.Offset(8*k))
-	Label(skip)
 }
 
 // polyBlock64 absorbs the 16-byte block m into the radix-2^64 Poly1305 accumulator h0, h1, h2 with
