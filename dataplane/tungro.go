@@ -212,7 +212,7 @@ func (c *tunCoalescer) join(g *groGroup, pkt []byte, payload int) bool {
 // then segmenting a super-packet writes them back unchanged. A zero UDP checksum (none, over IPv4;
 // invalid over IPv6) does not count: segmentation would fill it in.
 func checksumsValid(pkt []byte, iphl int, udp bool) bool {
-	if iphl == 20 && !fieldIsSum(pkt[:20], 10, 0) {
+	if iphl == 20 && !fieldIsSum(pkt[:20], 10, 0, false) {
 		return false
 	}
 	proto, at := byte(protoTCP), 16
@@ -222,15 +222,15 @@ func checksumsValid(pkt []byte, iphl int, udp bool) bool {
 			return false
 		}
 	}
-	return fieldIsSum(pkt[iphl:], at, tunoffload.PseudoSum(pkt, proto, len(pkt)-iphl))
+	return fieldIsSum(pkt[iphl:], at, tunoffload.PseudoSum(pkt, proto, len(pkt)-iphl), udp)
 }
 
 // fieldIsSum reports whether the 16-bit checksum field at b[at:] (at even) holds the complement of
-// the one's-complement sum of initial and b without the field, as a sender computes it (UDP sends a
-// computed zero as all ones).
-func fieldIsSum(b []byte, at int, initial uint64) bool {
+// the one's-complement sum of initial and b without the field, as a sender computes it (with udp,
+// a computed zero is sent as all ones: RFC 768).
+func fieldIsSum(b []byte, at int, initial uint64, udp bool) bool {
 	want := ^tunoffload.Fold(tunoffload.Sum(b[at+2:], tunoffload.Sum(b[:at], initial)))
-	if want == 0 {
+	if want == 0 && udp {
 		want = 0xffff
 	}
 	return binary.BigEndian.Uint16(b[at:]) == want

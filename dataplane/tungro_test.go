@@ -144,6 +144,15 @@ func TestTunCoalescerTCPBreaks(t *testing.T) {
 	badFirst := seg(1000, 1000, tcpACK)
 	badFirst[60] ^= 1
 	v6 := func(seq uint32, n int) []byte { return segment(6, 1000, seq, n, tcpACK, 0) }
+	// A TCP checksum that computes to zero is sent as zero (unlike UDP's): valid.
+	zeroSum := seg(3000, 1000, tcpACK)
+	c := binary.BigEndian.Uint16(zeroSum[36:])
+	w := uint32(binary.BigEndian.Uint16(zeroSum[40:])) + uint32(c) // one's-complement add to the first payload word
+	binary.BigEndian.PutUint16(zeroSum[40:], uint16(w+w>>16))
+	setChecksums(zeroSum)
+	if binary.BigEndian.Uint16(zeroSum[36:]) != 0 {
+		t.Fatalf("test segment's checksum is %#04x, not 0", binary.BigEndian.Uint16(zeroSum[36:]))
+	}
 	for _, c := range []struct {
 		name   string
 		pkts   [][]byte
@@ -157,6 +166,7 @@ func TestTunCoalescerTCPBreaks(t *testing.T) {
 		{"identification", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 1000, tcpACK), otherID}, []int{2, 1}},
 		{"checksum", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 1000, tcpACK), badSum, seg(4000, 1000, tcpACK)}, []int{2, 1, 1}},
 		{"IPv4 header checksum", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 1000, tcpACK), badIPSum}, []int{2, 1}},
+		{"checksum zero", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 1000, tcpACK), zeroSum}, []int{3}},
 		{"first's checksum", [][]byte{badFirst, seg(2000, 1000, tcpACK), seg(3000, 1000, tcpACK)}, []int{1, 2}},
 		{"push", [][]byte{seg(1000, 1000, tcpACK|tcpPSH), seg(2000, 1000, tcpACK)}, []int{1, 1}},
 		{"shorter", [][]byte{seg(1000, 1000, tcpACK), seg(2000, 500, tcpACK), seg(2500, 500, tcpACK)}, []int{2, 1}},
