@@ -35,10 +35,9 @@ import (
 // groups skewed, _asm/chacha avx2GroupSkew) that stitching no longer paid (64 x 1420 B Seal: 601
 // against 589 ns without it, medians of 7 alternating runs) and was removed.
 //
-// Lane layout: ChaCha20 runs one op per
-// 32-bit lane (state word w of lane l in row w, lane l), two blocks per lane in flight on AVX512;
-// Poly1305 runs one op per 64-bit lane, in radix 2^44 with IFMA (two zmm groups of 8 lanes) or in
-// radix 2^26 (four ymm groups of 4 lanes).
+// Lane layout: ChaCha20 runs one op per 32-bit lane (state word w of lane l in row w, lane l), two
+// blocks per lane in flight on AVX512; Poly1305 runs one op per 64-bit lane, in radix 2^44 with IFMA
+// (two zmm groups of 8 lanes) or in radix 2^26 (four ymm groups of 4 lanes).
 //
 // Unequal lengths: within a stage every lane works through a list of segments, each a run of blocks
 // in the caller's buffer or one block in a per-lane scratch block (the Poly1305 key, a partial block
@@ -95,15 +94,6 @@ func (c *chachaChunkState) anyLonger(n int) bool {
 		}
 	}
 	return false
-}
-
-// shortest returns the length of the chunk's shortest message.
-func (c *chachaChunkState) shortest() int {
-	n := c.len[0]
-	for i := 1; i < c.n; i++ {
-		n = min(n, c.len[i])
-	}
-	return n
 }
 
 // msgLen returns the plaintext (= ciphertext) length of op i.
