@@ -138,8 +138,8 @@ func poly1305IFMAY(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 //go:noescape
 func poly1305IFMAOne(st *polyOne, msg *byte, n int)
 
-// poly1305IFMAPowers writes st's multiplier rows for r (radix-2^44 limbs): r^8, the lanes' final
-// multipliers r^(8-j) in the unpacked block order, and r.
+// poly1305IFMAPowers writes st's multiplier rows for r (radix-2^44 limbs): r^16, the lanes' two
+// sets of final multipliers (polyOneRowEnd, polyOneRowEnd2) in the unpacked block order, and r.
 //
 //go:noescape
 func poly1305IFMAPowers(st *polyOne, r *[3]uint64)

@@ -43,7 +43,8 @@ import (
 //	           chachaStitchedOpAVX2 instead: the second pass runs the MAC's first blocks as scalar
 //	           code inside its rounds (chachaXOR8OneMACAVX2), which the vector rounds leave the
 //	           scalar pipes for. 1420 bytes: 0.78-0.80 us Seal and 0.73-0.80 us Open over runs,
-//	           against 0.94 and 0.96 us for the passes and the MAC one after the other.
+//	           against 0.94 and 0.96 us for the passes and the MAC one after the other; 0.74 and
+//	           0.72 us since the first pass's two groups run skewed (_asm/chacha avx2GroupSkew).
 //
 // On both, a message within blocks 1-3 with a short MAC input takes chachaTinyOp, and short MACs the
 // portable radix-2^64 Poly1305 (poly1305AEAD).
