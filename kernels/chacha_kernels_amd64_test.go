@@ -292,9 +292,9 @@ func TestChaChaKernelCounters(t *testing.T) {
 	}
 }
 
-// TestChaChaOneMACAVX2 checks the single-message kernels with a stitched MAC against the kernels
-// without it and poly1305.blocks: key stream for 0 to 3 passes, each number of MAC blocks around
-// what the passes' steps take (80 per pass) and a few beyond, from an accumulator that is not zero.
+// TestChaChaOneMACAVX2 checks chachaXOR8OneMACAVX2 against chachaXOR8OneAVX2 and poly1305.blocks:
+// key stream for 0 to 3 passes, each number of MAC blocks around what the passes' steps take (80
+// per pass) and a few beyond, from an accumulator that is not zero.
 func TestChaChaOneMACAVX2(t *testing.T) {
 	if !chachaHas(AVX2) {
 		t.Skip("needs AVX2")
@@ -308,49 +308,33 @@ func TestChaChaOneMACAVX2(t *testing.T) {
 	for i := range msg {
 		msg[i] = byte(rng.Uint32())
 	}
-	// Closures, not the functions as values: a func value goes through an ABI wrapper, which would
-	// take the NOSPLIT chain over its limit.
-	kernels := []struct {
-		name  string
-		pass  int
-		plain func(st *[16]uint32, dst, src *byte, n int)
-		mac   func(st *[16]uint32, dst, src *byte, n int, mac *poly1305, msg *byte, macBlocks int)
-	}{
-		{"chachaXOR8OneMACAVX2", 8 * 64,
-			func(st *[16]uint32, dst, src *byte, n int) { chachaXOR8OneAVX2(st, dst, src, n) },
-			func(st *[16]uint32, dst, src *byte, n int, mac *poly1305, msg *byte, macBlocks int) {
-				chachaXOR8OneMACAVX2(st, dst, src, n, mac, msg, macBlocks)
-			}},
-	}
-	for _, k := range kernels {
-		for passes := range 4 {
-			n := passes * k.pass
-			src := make([]byte, max(n, 1))
-			for i := range src {
-				src[i] = byte(i * 7)
+	for passes := range 4 {
+		n := passes * 8 * 64
+		src := make([]byte, max(n, 1))
+		for i := range src {
+			src[i] = byte(i * 7)
+		}
+		want := make([]byte, len(src))
+		if n > 0 {
+			chachaXOR8OneAVX2(&st, &want[0], &src[0], n)
+		}
+		for _, blocks := range []int{0, 1, 2, 79, 80, 81, 80 * passes, 80*passes + 1, 300} {
+			var ref, got poly1305
+			key := make([]byte, 32)
+			for i := range key {
+				key[i] = byte(rng.Uint32())
 			}
-			want := make([]byte, len(src))
-			if n > 0 {
-				k.plain(&st, &want[0], &src[0], n)
+			ref.init(key)
+			ref.h = [3]uint64{rng.Uint64(), rng.Uint64(), 4} // within the bounds between blocks
+			got = ref
+			ref.blocks(msg[:16*blocks])
+			dst := make([]byte, len(src))
+			chachaXOR8OneMACAVX2(&st, &dst[0], &src[0], n, &got, &msg[0], blocks)
+			if !bytes.Equal(dst[:n], want[:n]) {
+				t.Fatalf("%d passes, %d MAC blocks: key stream differs", passes, blocks)
 			}
-			for _, blocks := range []int{0, 1, 2, 79, 80, 81, 80 * passes, 80*passes + 1, 300} {
-				var ref, got poly1305
-				key := make([]byte, 32)
-				for i := range key {
-					key[i] = byte(rng.Uint32())
-				}
-				ref.init(key)
-				ref.h = [3]uint64{rng.Uint64(), rng.Uint64(), 4} // within the bounds between blocks
-				got = ref
-				ref.blocks(msg[:16*blocks])
-				dst := make([]byte, len(src))
-				k.mac(&st, &dst[0], &src[0], n, &got, &msg[0], blocks)
-				if !bytes.Equal(dst[:n], want[:n]) {
-					t.Fatalf("%s, %d passes, %d MAC blocks: key stream differs", k.name, passes, blocks)
-				}
-				if got != ref {
-					t.Fatalf("%s, %d passes, %d MAC blocks: accumulator %x, want %x", k.name, passes, blocks, got.h, ref.h)
-				}
+			if got != ref {
+				t.Fatalf("%d passes, %d MAC blocks: accumulator %x, want %x", passes, blocks, got.h, ref.h)
 			}
 		}
 	}
@@ -358,9 +342,8 @@ func TestChaChaOneMACAVX2(t *testing.T) {
 
 // TestPoly1305IFMAPowers checks poly1305IFMAPowers' rows against r^k computed with math/big, mod
 // 2^130-5: the final multipliers r^(8-c) and r^(4-c) in lanes 2c and 2c+1, and 8 more for the group
-// before the last, r^16 and r in every lane,
-// each with its two rows of 20 times limbs 1 and 2, for clamped keys with every r bit set, none set,
-// and random ones.
+// before the last, r^16 and r in every lane, each with its two rows of 20 times limbs 1 and 2, for
+// clamped keys with every r bit set, none set, and random ones.
 func TestPoly1305IFMAPowers(t *testing.T) {
 	if !chachaHas(AVX512) || !chachaIFMA {
 		t.Skip("needs AVX-512 IFMA")

@@ -192,10 +192,8 @@ func TestChaChaLaneBoundaries(t *testing.T) {
 	}
 }
 
-// TestChaChaLaneLongChunks runs batches whose messages are all at least 1 KiB, the chunks in which
-// the AVX2 tier's Seal computes MACs inside the ChaCha20 kernel: equal and random lengths (jobs
-// that finish in the kernel, that the stream leaves half done, that it never starts), with and
-// without AD, over one and several chunks.
+// TestChaChaLaneLongChunks runs batches whose messages are all at least 1 KiB: equal and random
+// lengths, with and without AD, some in place and some forged, over one and several chunks.
 func TestChaChaLaneLongChunks(t *testing.T) {
 	for _, tier := range kernels.Tiers() {
 		for _, s := range []kernels.Suite{kernels.ChaCha20Poly1305, kernels.XChaCha20Poly1305} {
