@@ -350,25 +350,18 @@ func groScript(script []byte) [][]byte {
 		script = script[3:]
 		version := 4 + 2*int(op>>4&1)
 		f := int(op >> 2 & 3)
+		fl := &flows[f]
 		var p []byte
 		switch op & 3 {
 		case 0, 1: // TCP
-			fl := &flows[f]
 			if edit&7 == 0 {
 				fl.seq += 1000 // a gap
 			}
 			p = segment(version, 1000+uint16(f), fl.seq, size, flagsOf[edit>>3&7], 0)
-			if version == 4 {
-				binary.BigEndian.PutUint16(p[4:], fl.id)
-			}
 			fl.seq += uint32(size)
 		case 2: // UDP
-			fl := &flows[4+f]
+			fl = &flows[4+f]
 			p = testIP(version, protoUDP, 2000+uint16(f), size+1, 0)
-			if version == 4 {
-				binary.BigEndian.PutUint16(p[4:], fl.id)
-				p[8] = 64
-			}
 			for i := range size + 1 {
 				p[len(p)-1-i] = byte(i) ^ edit
 			}
@@ -378,7 +371,11 @@ func groScript(script []byte) [][]byte {
 			script = script[n:]
 			continue
 		}
-		flows[f+4*int(op&3>>1)].id++
+		if version == 4 {
+			binary.BigEndian.PutUint16(p[4:], fl.id)
+			p[8] = 64
+		}
+		fl.id++
 		if version == 4 && op&0x20 != 0 {
 			p[6] |= 0x40 // DF: an atomic datagram (RFC 6864)
 			if op&0x40 != 0 {
