@@ -1,0 +1,157 @@
+// Command pipeprobe generates internal/pipeprobe's assembly: loops of AVX2 integer instructions
+// whose dependencies are known, which time how this CPU's vector pipes issue the instruction mix of
+// the AVX2 ChaCha20 kernel (kernels/_asm/chacha/chacha_avx2.go). Run it through go generate in
+// internal/pipeprobe.
+//
+// Every loop body works on registers only (no memory operands, no stores), so what it measures is
+// the pipes and the scheduler, not the caches. Y14 holds a VPSHUFB mask and Y15 the other operand
+// of every add and XOR; Y12 and Y13 are the temporaries of the two-shift rotations, which register
+// renaming keeps from linking the chains that share them.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"go/format"
+	"os"
+	"strings"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+var chains = []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11}
+
+// step emits one step of a chain on register x and returns how many instructions it took.
+type step func(x VecPhysical) int
+
+var (
+	add   step = func(x VecPhysical) int { VPADDD(Y15, x, x); return 1 }
+	xor   step = func(x VecPhysical) int { VPXOR(Y15, x, x); return 1 }
+	sll   step = func(x VecPhysical) int { VPSLLD(U8(7), x, x); return 1 }
+	shufb step = func(x VecPhysical) int { VPSHUFB(Y14, x, x); return 1 }
+	mul   step = func(x VecPhysical) int { VPMULUDQ(Y15, x, x); return 1 }
+	// rot emits a rotation by 12 or 7 as the AVX2 kernel does: two shifts of x, then an OR.
+	rot = func(k int) step {
+		return func(x VecPhysical) int {
+			t := Y12
+			if x.ID()%2 == 1 {
+				t = Y13
+			}
+			VPSLLD(U8(k), x, t)
+			VPSRLD(U8(32-k), x, x)
+			VPOR(t, x, x)
+			return 3
+		}
+	}
+)
+
+// quarterRound is the instruction sequence of one ChaCha20 quarter round (RFC 8439 section 2.1) as
+// one chain: each step reads what the step before it wrote, as a += b, d ^= a, d <<<= 16, c += d,
+// ... do through a, d, c and b in turn.
+var quarterRound = []step{add, xor, shufb, add, xor, rot(12), add, xor, shufb, add, xor, rot(7)}
+
+var opsOut = flag.String("ops", "", "file to write the instruction counts of the loops to")
+
+// counts records each loop's vector instructions per iteration, for the benchmarks' rates.
+var counts strings.Builder
+
+// loop generates func name(n int): n iterations of body, which emits one iteration and returns the
+// number of vector instructions it emitted.
+func loop(name, doc string, body func() int) {
+	TEXT(name, NOSPLIT, "func(n int)")
+	Doc(name + " " + doc)
+	n := Load(Param("n"), GP64())
+	VPXOR(Y15, Y15, Y15)
+	VPXOR(Y14, Y14, Y14)
+	Label(name + "loop")
+	ops := body()
+	DECQ(n)
+	JNZ(LabelRef(name + "loop"))
+	VZEROUPPER()
+	RET()
+	fmt.Fprintf(&counts, "\t%q: %d,\n", name, ops)
+}
+
+// each runs s on every register of cs in turn, reps times.
+func each(cs []VecPhysical, reps int, s ...step) int {
+	ops := 0
+	for range reps {
+		for _, st := range s {
+			for _, x := range cs {
+				ops += st(x)
+			}
+		}
+	}
+	return ops
+}
+
+// skewed runs one pass of seq on the chains of each set, set k starting k*skew steps into the
+// sequence (the loop repeats, so it runs those steps ahead), step by step across the sets.
+func skewed(sets [][]VecPhysical, skew int, seq []step) int {
+	ops := 0
+	for t := range seq {
+		for k, cs := range sets {
+			s := seq[(t+k*skew)%len(seq)]
+			for _, x := range cs {
+				ops += s(x)
+			}
+		}
+	}
+	return ops
+}
+
+func main() {
+	ConstraintExpr("gc,!purego")
+	TEXT("calibrate", NOSPLIT, "func(n int)")
+	Doc("calibrate runs n iterations of 32 dependent scalar ADDs: one cycle each, the clock.")
+	n := Load(Param("n"), GP64())
+	x := GP64()
+	XORQ(x, x)
+	Label("calibrateloop")
+	for range 32 {
+		ADDQ(n, x)
+	}
+	DECQ(n)
+	JNZ(LabelRef("calibrateloop"))
+	RET()
+
+	one := chains[:1]
+	loop("latencyVPADDD", "runs one chain of dependent VPADDDs: their latency.",
+		func() int { return each(one, 32, add) })
+	loop("latencyShiftShuffle", "runs one chain of dependent VPSLLDs and VPSHUFBs in turn.",
+		func() int { return each(one, 16, sll, shufb) })
+	for _, k := range []struct {
+		name string
+		s    step
+	}{{"VPADDD", add}, {"VPXOR", xor}, {"VPSLLD", sll}, {"VPSHUFB", shufb}, {"VPMULUDQ", mul}} {
+		loop("throughput"+k.name, "runs 12 independent chains of "+k.name+": its issue rate.",
+			func() int { return each(chains, 4, k.s) })
+	}
+	loop("throughputShiftShuffle", "runs 12 independent chains of VPSLLD and VPSHUFB in turn.",
+		func() int { return each(chains, 2, sll, shufb) })
+	loop("quarterRounds8", "runs the quarter round's sequence on 8 chains in lockstep, as the AVX2 "+
+		"kernel's two groups of four chains did before avx2GroupSkew.",
+		func() int { return skewed([][]VecPhysical{chains[:8]}, 0, quarterRound) })
+	loop("quarterRounds8Skewed", "is quarterRounds8 with chains 4-7 three steps off chains 0-3, as the "+
+		"kernel's group 1 trails group 0.",
+		func() int { return skewed([][]VecPhysical{chains[:4], chains[4:8]}, 3, quarterRound) })
+	loop("quarterRounds12Skewed", "runs the quarter round's sequence on 12 chains in three sets of four, "+
+		"each three steps off the one before: one more group than 16 ymm registers leave room for.",
+		func() int { return skewed([][]VecPhysical{chains[:4], chains[4:8], chains[8:]}, 3, quarterRound) })
+	Generate()
+	if *opsOut != "" {
+		src := "// Code generated by command: go run main.go. DO NOT EDIT.\n\n//go:build gc && !purego\n\npackage pipeprobe\n\n" +
+			"// opsPerIteration is each loop's number of vector instructions per iteration.\n" +
+			"var opsPerIteration = map[string]int{\n" + counts.String() + "}\n"
+		b, err := format.Source([]byte(src))
+		if err == nil {
+			err = os.WriteFile(*opsOut, b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+}
