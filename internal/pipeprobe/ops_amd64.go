@@ -17,4 +17,6 @@ var opsPerIteration = map[string]int{
 	"quarterRounds8":         128,
 	"quarterRounds8Skewed":   128,
 	"quarterRounds12Skewed":  192,
+	"quarterRounds8Spilled":  128,
+	"quarterRounds12Spilled": 192,
 }

@@ -19,6 +19,7 @@ func BenchmarkPipes(b *testing.B) {
 		b.Skip("needs AVX2")
 	}
 	var nsPerCycle float64
+	var spill [2048]byte
 	b.Run("calibrate", func(b *testing.B) {
 		for b.Loop() {
 			calibrate(iterations)
@@ -41,6 +42,8 @@ func BenchmarkPipes(b *testing.B) {
 		{"quarterRounds8", quarterRounds8},
 		{"quarterRounds8Skewed", quarterRounds8Skewed},
 		{"quarterRounds12Skewed", quarterRounds12Skewed},
+		{"quarterRounds8Spilled", func(n int) { quarterRounds8Spilled(n, &spill) }},
+		{"quarterRounds12Spilled", func(n int) { quarterRounds12Spilled(n, &spill) }},
 	}
 	for _, l := range loops {
 		ops, ok := opsPerIteration[l.name]

@@ -39,3 +39,9 @@ func quarterRounds8Skewed(n int)
 
 // quarterRounds12Skewed runs the quarter round's sequence on 12 chains in three sets of four, each three steps off the one before: one more group than 16 ymm registers leave room for.
 func quarterRounds12Skewed(n int)
+
+// quarterRounds8Spilled is quarterRounds8Skewed with the AVX2 kernel's memory traffic: a, c and d as memory operands and stored, b in its register.
+func quarterRounds8Spilled(n int, spill *[2048]byte)
+
+// quarterRounds12Spilled is quarterRounds12Skewed with every word in memory, as 12 chains need (48 words for 16 registers): b stored and read back too.
+func quarterRounds12Spilled(n int, spill *[2048]byte)
