@@ -116,6 +116,31 @@ func TestPoolTryGetFailsFast(t *testing.T) {
 	}
 }
 
+// TestPoolLastPutFirstOut: Get and TryGet hand out the batch Put last (the one most likely still in
+// the caches), then the one before it.
+func TestPoolLastPutFirstOut(t *testing.T) {
+	p := newTestPool(t, 4)
+	var held [4]*Batch
+	for i := range held {
+		held[i] = p.TryGet()
+	}
+	for _, i := range []int{2, 0, 3} {
+		p.Put(held[i])
+	}
+	if b := p.TryGet(); b != held[3] {
+		t.Fatalf("TryGet returned batch %p, want the one Put last (%p)", b, held[3])
+	}
+	if b, err := p.Get(context.Background()); err != nil || b != held[0] {
+		t.Fatalf("Get returned batch %p (%v), want the one Put before it (%p)", b, err, held[0])
+	}
+	p.Put(held[1])
+	for _, want := range []*Batch{held[1], held[2]} {
+		if b := p.TryGet(); b != want {
+			t.Fatalf("TryGet returned batch %p, want %p", b, want)
+		}
+	}
+}
+
 func TestPoolGetWaitsForPut(t *testing.T) {
 	p := newTestPool(t, 1)
 	held := p.TryGet()
