@@ -76,7 +76,7 @@ func spilledStep(t int, x VecPhysical, spill Register, k int, bSpilled bool) int
 			VPXOR(Y15, x, x)
 		}
 	case 5:
-		n := rot(12 - 5*(t/6))(x)
+		n := rot([2]int{12, 7}[t/6])(x) // the first half's rotation, then the second's
 		if bSpilled {
 			VMOVDQU(x, word(b))
 		}
@@ -88,28 +88,19 @@ func spilledStep(t int, x VecPhysical, spill Register, k int, bSpilled bool) int
 // spilledLoop generates func name(n int, spill *[2048]byte): n iterations of the quarter round on
 // the chains of sets, set k skew*k steps off the first, with spilledStep's memory traffic.
 func spilledLoop(name, doc string, sets [][]VecPhysical, skew int, bSpilled bool) {
-	TEXT(name, NOSPLIT, "func(n int, spill *[2048]byte)")
-	Doc(name + " " + doc)
-	n := Load(Param("n"), GP64())
-	spill := Load(Param("spill"), GP64())
-	VPXOR(Y15, Y15, Y15)
-	VPXOR(Y14, Y14, Y14)
-	Label(name + "loop")
-	ops := 0
-	for t := range 12 {
-		chain := 0
-		for k, cs := range sets {
-			for _, x := range cs {
-				ops += spilledStep((t+k*skew)%12, x, spill, chain, bSpilled)
-				chain++
+	loop(name, doc, true, func(spill Register) int {
+		ops := 0
+		for t := range 12 {
+			chain := 0
+			for k, cs := range sets {
+				for _, x := range cs {
+					ops += spilledStep((t+k*skew)%12, x, spill, chain, bSpilled)
+					chain++
+				}
 			}
 		}
-	}
-	DECQ(n)
-	JNZ(LabelRef(name + "loop"))
-	VZEROUPPER()
-	RET()
-	fmt.Fprintf(&counts, "\t%q: %d,\n", name, ops)
+		return ops
+	})
 }
 
 var opsOut = flag.String("ops", "", "file to write the instruction counts of the loops to")
@@ -117,16 +108,25 @@ var opsOut = flag.String("ops", "", "file to write the instruction counts of the
 // counts records each loop's vector instructions per iteration, for the benchmarks' rates.
 var counts strings.Builder
 
-// loop generates func name(n int): n iterations of body, which emits one iteration and returns the
-// number of vector instructions it emitted.
-func loop(name, doc string, body func() int) {
-	TEXT(name, NOSPLIT, "func(n int)")
+// loop generates func name(n int), or with spilled func name(n int, spill *[2048]byte): n iterations
+// of body, which emits one iteration (spill holding the buffer's address if spilled) and returns the
+// number of vector ALU instructions it emitted.
+func loop(name, doc string, spilled bool, body func(spill Register) int) {
+	signature := "func(n int)"
+	if spilled {
+		signature = "func(n int, spill *[2048]byte)"
+	}
+	TEXT(name, NOSPLIT, signature)
 	Doc(name + " " + doc)
 	n := Load(Param("n"), GP64())
+	var spill Register
+	if spilled {
+		spill = Load(Param("spill"), GP64())
+	}
 	VPXOR(Y15, Y15, Y15)
 	VPXOR(Y14, Y14, Y14)
 	Label(name + "loop")
-	ops := body()
+	ops := body(spill)
 	DECQ(n)
 	JNZ(LabelRef(name + "loop"))
 	VZEROUPPER()
@@ -178,28 +178,30 @@ func main() {
 	RET()
 
 	one := chains[:1]
-	loop("latencyVPADDD", "runs one chain of dependent VPADDDs: their latency.",
-		func() int { return each(one, 32, add) })
-	loop("latencyShiftShuffle", "runs one chain of dependent VPSLLDs and VPSHUFBs in turn.",
-		func() int { return each(one, 16, sll, shufb) })
+	loop("latencyVPADDD", "runs one chain of dependent VPADDDs: their latency.", false,
+		func(Register) int { return each(one, 32, add) })
+	loop("latencyShiftShuffle", "runs one chain of dependent VPSLLDs and VPSHUFBs in turn.", false,
+		func(Register) int { return each(one, 16, sll, shufb) })
 	for _, k := range []struct {
 		name string
 		s    step
 	}{{"VPADDD", add}, {"VPXOR", xor}, {"VPSLLD", sll}, {"VPSHUFB", shufb}, {"VPMULUDQ", mul}} {
-		loop("throughput"+k.name, "runs 12 independent chains of "+k.name+": its issue rate.",
-			func() int { return each(chains, 4, k.s) })
+		loop("throughput"+k.name, "runs 12 independent chains of "+k.name+": its issue rate.", false,
+			func(Register) int { return each(chains, 4, k.s) })
 	}
-	loop("throughputShiftShuffle", "runs 12 independent chains of VPSLLD and VPSHUFB in turn.",
-		func() int { return each(chains, 2, sll, shufb) })
+	loop("throughputShiftShuffle", "runs 12 independent chains of VPSLLD and VPSHUFB in turn.", false,
+		func(Register) int { return each(chains, 2, sll, shufb) })
 	loop("quarterRounds8", "runs the quarter round's sequence on 8 chains in lockstep, as the AVX2 "+
-		"kernel's two groups of four chains did before avx2GroupSkew.",
-		func() int { return skewed([][]VecPhysical{chains[:8]}, 0, quarterRound) })
+		"kernel's two groups of four chains did before avx2GroupSkew.", false,
+		func(Register) int { return skewed([][]VecPhysical{chains[:8]}, 0, quarterRound) })
 	loop("quarterRounds8Skewed", "is quarterRounds8 with chains 4-7 three steps off chains 0-3, as the "+
-		"kernel's group 1 trails group 0.",
-		func() int { return skewed([][]VecPhysical{chains[:4], chains[4:8]}, 3, quarterRound) })
+		"kernel's group 1 trails group 0.", false,
+		func(Register) int { return skewed([][]VecPhysical{chains[:4], chains[4:8]}, 3, quarterRound) })
 	loop("quarterRounds12Skewed", "runs the quarter round's sequence on 12 chains in three sets of four, "+
-		"each three steps off the one before: one more group than 16 ymm registers leave room for.",
-		func() int { return skewed([][]VecPhysical{chains[:4], chains[4:8], chains[8:]}, 3, quarterRound) })
+		"each three steps off the one before: one more group than 16 ymm registers leave room for.", false,
+		func(Register) int {
+			return skewed([][]VecPhysical{chains[:4], chains[4:8], chains[8:]}, 3, quarterRound)
+		})
 	spilledLoop("quarterRounds8Spilled", "is quarterRounds8Skewed with the AVX2 kernel's memory "+
 		"traffic: a, c and d as memory operands and stored, b in its register.",
 		[][]VecPhysical{chains[:4], chains[4:8]}, 3, false)
