@@ -21,29 +21,9 @@ func BenchmarkPipes(b *testing.B) {
 	}
 	nsPerCycle := clock()
 	var spill [2048]byte
-	loops := []struct {
-		name string
-		run  func(int)
-	}{
-		{"latencyVPADDD", latencyVPADDD},
-		{"latencyShiftShuffle", latencyShiftShuffle},
-		{"throughputVPADDD", throughputVPADDD},
-		{"throughputVPXOR", throughputVPXOR},
-		{"throughputVPSLLD", throughputVPSLLD},
-		{"throughputVPSHUFB", throughputVPSHUFB},
-		{"throughputVPMULUDQ", throughputVPMULUDQ},
-		{"throughputShiftShuffle", throughputShiftShuffle},
-		{"quarterRounds8", quarterRounds8},
-		{"quarterRounds8Skewed", quarterRounds8Skewed},
-		{"quarterRounds12Skewed", quarterRounds12Skewed},
-		{"quarterRounds8Spilled", func(n int) { quarterRounds8Spilled(n, &spill) }},
-		{"quarterRounds12Spilled", func(n int) { quarterRounds12Spilled(n, &spill) }},
-	}
+	loops := probes(&spill)
 	for _, l := range loops {
-		ops, ok := opsPerIteration[l.name]
-		if !ok {
-			b.Fatalf("no instruction count for %s", l.name)
-		}
+		ops := opsPerIteration[l.name]
 		b.Run(l.name, func(b *testing.B) {
 			for b.Loop() {
 				l.run(iterations)
@@ -56,9 +36,6 @@ func BenchmarkPipes(b *testing.B) {
 			}
 			b.ReportMetric(1/nsPerCycle, "GHz")
 		})
-	}
-	if len(loops) != len(opsPerIteration) {
-		b.Errorf("%d loops benchmarked, %d generated", len(loops), len(opsPerIteration))
 	}
 }
 
@@ -74,4 +51,49 @@ func clock() float64 {
 		best = min(best, time.Since(start))
 	}
 	return float64(best.Nanoseconds()) / n / 32
+}
+
+// probe is one generated loop under its name in opsPerIteration.
+type probe struct {
+	name string
+	run  func(n int)
+}
+
+// probes lists every generated loop, the spilled ones working in spill.
+func probes(spill *[2048]byte) []probe {
+	return []probe{
+		{"latencyVPADDD", latencyVPADDD},
+		{"latencyShiftShuffle", latencyShiftShuffle},
+		{"throughputVPADDD", throughputVPADDD},
+		{"throughputVPXOR", throughputVPXOR},
+		{"throughputVPSLLD", throughputVPSLLD},
+		{"throughputVPSHUFB", throughputVPSHUFB},
+		{"throughputVPMULUDQ", throughputVPMULUDQ},
+		{"throughputShiftShuffle", throughputShiftShuffle},
+		{"quarterRounds8", quarterRounds8},
+		{"quarterRounds8Skewed", quarterRounds8Skewed},
+		{"quarterRounds12Skewed", quarterRounds12Skewed},
+		{"quarterRounds8Spilled", func(n int) { quarterRounds8Spilled(n, spill) }},
+		{"quarterRounds12Spilled", func(n int) { quarterRounds12Spilled(n, spill) }},
+	}
+}
+
+// TestProbes runs every loop a few iterations and checks that the loops here and the generator's
+// instruction counts name the same loops, so that a loop added to one and not the other, or one
+// that faults, fails make test rather than the benchmark.
+func TestProbes(t *testing.T) {
+	if !cpu.X86.HasAVX2 {
+		t.Skip("needs AVX2")
+	}
+	var spill [2048]byte
+	loops := probes(&spill)
+	for _, l := range loops {
+		if opsPerIteration[l.name] <= 0 {
+			t.Errorf("%s: no instruction count from the generator", l.name)
+		}
+		l.run(3)
+	}
+	if len(loops) != len(opsPerIteration) {
+		t.Errorf("%d loops here, %d counted by the generator", len(loops), len(opsPerIteration))
+	}
 }
