@@ -66,13 +66,7 @@ func poly1305IFMA(width int) {
 		ADDQ(p.Offset(polyOff+8*l), a)
 		MOVQ(a, st.Offset(8*(polyRowA*polyLanes+l)))
 	}
-	bcast := func(v uint64) VecVirtual {
-		g, z := GP64(), vec()
-		MOVQ(U64(v), g)
-		VPBROADCASTQ(g, z)
-		return z
-	}
-	mask44, mask42, bit40 := bcast(1<<44-1), bcast(1<<42-1), bcast(1<<40)
+	c := polyConstsIn(vec)
 	h := make([][3]VecVirtual, groups)
 	for g := range h {
 		for i := range 3 {
@@ -86,7 +80,7 @@ func poly1305IFMA(width int) {
 	Label("block")
 	for g := range groups {
 		Commentf("Group %d: lanes %d to %d.", g, g*width, g*width+width-1)
-		polyBlock(width, func(row int) Mem { return at(row, g) }, h[g], st, g*width, off, mask44, mask42, bit40, vec)
+		polyBlock(width, func(row int) Mem { return at(row, g) }, h[g], st, g*width, off, c, vec)
 	}
 	ADDQ(stride, off)
 	DECQ(n)
@@ -104,7 +98,7 @@ func poly1305IFMA(width int) {
 // polyBlock absorbs one block in each lane of one group: lanes first..first+width-1, whose rows row
 // returns and whose accumulator h is.
 func polyBlock(width int, row func(int) Mem, h [3]VecVirtual, st Mem, first int, off GPVirtual,
-	mask44, mask42, bit40 VecVirtual, vec func() VecVirtual) {
+	c polyConsts, vec func() VecVirtual) {
 	Comment("Load the next block of every lane: a holds the even lanes and b the odd ones in their",
 		"128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.")
 	a, b := vec(), vec()
@@ -124,7 +118,6 @@ func polyBlock(width int, row func(int) Mem, h [3]VecVirtual, st Mem, first int,
 	VPUNPCKLQDQ(b, a, lo)
 	VPUNPCKHQDQ(b, a, hi)
 
-	c := polyConsts{mask44, mask42, bit40}
 	polyAddMsg(lo, hi, h, c, vec)
 	polyMulReduce(h, func(k int) Op { return row(polyMulRows[k]) }, c, vec)
 }
@@ -156,13 +149,8 @@ func poly1305Finish() {
 		"when lane l's tag equals rows polyRowWant: Open's verdict.")
 	st := Mem{Base: Load(Param("st"), GP64())}
 	at := func(row, g int) Mem { return st.Offset(8 * (row*polyLanes + g*8)) }
-	bcast := func(v uint64) VecVirtual {
-		g, z := GP64(), ZMM()
-		MOVQ(U64(v), g)
-		VPBROADCASTQ(g, z)
-		return z
-	}
-	mask44, mask42, bit40 := bcast(1<<44-1), bcast(1<<42-1), bcast(1<<40)
+	pc := polyConstsIn(ZMMv)
+	mask44, mask42 := pc.mask44, pc.mask42
 	eq := GP64()
 	XORQ(eq, eq)
 	for g := range polyLanes / 8 {
@@ -186,7 +174,6 @@ func poly1305Finish() {
 		lo, hi := ZMM(), ZMM()
 		VPUNPCKLQDQ(b, a, lo)
 		VPUNPCKHQDQ(b, a, hi)
-		pc := polyConsts{mask44, mask42, bit40}
 		hv := [3]VecVirtual{h0, h1, h2}
 		polyAddMsg(lo, hi, hv, pc, ZMMv)
 		polyMulReduce(hv, func(k int) Op { return at(polyMulRows[k], g) }, pc, ZMMv)
@@ -214,7 +201,7 @@ func poly1305Finish() {
 		Comment("g = h + 5 reaches 2^130 exactly when h >= p = 2^130-5, and then h mod p = g - 2^130:",
 			"select g where bit 130 of g is set (all-ones mask from 0 - that bit), then drop bit 130.")
 		g0, g1, g2, sel, t := ZMM(), ZMM(), ZMM(), ZMM(), ZMM()
-		five := bcast(5)
+		five := bcast(5, ZMMv)
 		VPADDQ(five, h0, g0)
 		VMOVDQA64(h1, g1)
 		VMOVDQA64(h2, g2)
@@ -380,7 +367,7 @@ func poly1305IFMAOne() {
 	msg := Load(Param("msg"), GP64())
 	n := Load(Param("n"), GP64())
 	row := func(i int) Mem { return st.Offset(64 * i) }
-	c := zmmPolyConsts()
+	c := polyConstsIn(ZMMv)
 	var x, y [3]VecVirtual
 	for i := range x {
 		x[i], y[i] = ZMM(), ZMM()
@@ -498,8 +485,8 @@ func poly1305IFMAPowers() {
 	st := Mem{Base: Load(Param("st"), GP64())}
 	rp := Mem{Base: Load(Param("r"), GP64())}
 	row := func(i int) Mem { return st.Offset(64 * i) }
-	c := zmmPolyConsts()
-	one, zero := bcastZ(1), ZMM()
+	c := polyConstsIn(ZMMv)
+	one, zero := bcast(1, ZMMv), ZMM()
 	VPXORQ(zero, zero, zero)
 	mask := func(m uint16) Register {
 		g, k := GP32(), K()
@@ -577,17 +564,17 @@ func poly1305IFMAPowers() {
 	RET()
 }
 
-// bcastZ broadcasts the constant v to every qword of a new zmm register.
-func bcastZ(v uint64) VecVirtual {
-	g, z := GP64(), ZMM()
+// bcast broadcasts the constant v to every qword of a new register from vec.
+func bcast(v uint64, vec func() VecVirtual) VecVirtual {
+	g, z := GP64(), vec()
 	MOVQ(U64(v), g)
 	VPBROADCASTQ(g, z)
 	return z
 }
 
-// zmmPolyConsts broadcasts the radix-2^44 constants into zmm registers.
-func zmmPolyConsts() polyConsts {
-	return polyConsts{bcastZ(1<<44 - 1), bcastZ(1<<42 - 1), bcastZ(1 << 40)}
+// polyConstsIn broadcasts the radix-2^44 constants into new registers from vec.
+func polyConstsIn(vec func() VecVirtual) polyConsts {
+	return polyConsts{bcast(1<<44-1, vec), bcast(1<<42-1, vec), bcast(1<<40, vec)}
 }
 
 // ZMMv allocates a virtual zmm register, as the generic helpers want.
