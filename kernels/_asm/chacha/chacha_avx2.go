@@ -15,10 +15,10 @@ import (
 // instructions; on the Zen 5 we tune on every AVX2 integer instruction has a latency of 2 cycles,
 // so one round of one group is a 28-cycle chain however its four quarter rounds are interleaved,
 // while the vector pipes could issue it in 16. Both groups' rounds therefore run together: eight
-// independent chains, group 1 a few instructions behind group 0 (avx2GroupSkew). Their 32 words do not fit in 16 registers, so only the b words (4-7) stay in
-// registers; every chain holds the value it computed last in one more register, and writes each
-// a, c and d word it computes to the word's spill row, from where the next step that reads it again
-// takes it as a memory operand. That read is at least two steps after the store (10 cycles or more:
+// independent chains, group 1 a few instructions behind group 0 (avx2GroupSkew). Their 32 words do
+// not fit in 16 registers, so only the b words (4-7) stay in registers; every chain holds the value
+// it computed last in one more register, and writes each a, c and d word it computes to the word's
+// spill row, from where the next step that reads it again takes it as a memory operand. That read is at least two steps after the store (10 cycles or more:
 // RFC 8439's step order puts a use of another word in between), so it never waits for the store
 // to forward. Rotations by 16 and 8 are byte shuffles (VPSHUFB, masks in memory), by 12 and 7 two
 // shifts and an OR. What bounds the kernel on Zen 5 is that instruction mix on eight chains with
@@ -47,8 +47,9 @@ func rotTables() {
 // then sixteen shifts), and the vector pipes saw 3.9-4.0 GB/s on 16 x 4 KiB
 // (BenchmarkChaCha20Kernels/AVX2); skewed, each stretch mixes two kinds: 1 step 4.16, 2 4.33, 3
 // 4.44, 4 4.27, 5 4.43, 8 4.31 GB/s (medians of 6 alternating runs against 4.00 in lockstep).
-// With scalar MAC steps hooked in (BenchmarkChaCha20Kernels/AVX2+MAC) lockstep stays faster: 3.65
-// GB/s against 3.55 (3 steps), 3.49 (5), 3.59 (11) and 3.43 (22), so those kernels keep it.
+// With scalar MAC steps hooked into the two groups (a 16-lane Seal kernel with a stitched MAC, since
+// removed, measured by its own benchmark then) lockstep was faster: 3.65 GB/s against 3.55 (3
+// steps), 3.49 (5), 3.59 (11) and 3.43 (22), so a hooked kernel keeps lockstep.
 const avx2GroupSkew = 3
 
 // avx2DoubleRounds runs the ten double rounds (RFC 8439 section 2.3) on one or two groups, in a
