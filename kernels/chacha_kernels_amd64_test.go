@@ -122,14 +122,6 @@ func BenchmarkPoly1305Kernels(b *testing.B) {
 	}
 }
 
-// pointLanes points lane l of p at buf[l*lanePitch:], to be read and written in place.
-func pointLanes(p *chachaPtrs16, buf []byte) {
-	for l := range 16 {
-		p.src[l] = unsafe.Pointer(&buf[l*lanePitch])
-		p.dst[l] = p.src[l]
-	}
-}
-
 // BenchmarkChaCha20Kernels runs each ChaCha20 kernel over 16 lanes x 4 KiB.
 func BenchmarkChaCha20Kernels(b *testing.B) {
 	buf := make([]byte, 16*lanePitch)
@@ -142,7 +134,10 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 			t := s.tab()
 			b.SetBytes(int64(len(buf)))
 			for b.Loop() {
-				pointLanes(&s.ptrs, buf)
+				for l := range 16 { // lane l in place at buf[l*lanePitch:]
+					s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
+					s.ptrs.dst[l] = s.ptrs.src[l]
+				}
 				streamKernel(tier, t, &s.ptrs, 4096/64, 64)
 			}
 		})
@@ -528,10 +523,10 @@ func aeadMACCase(rng *rand.Rand, allOnes bool, adLen, ctLen int) (ad, ct []byte,
 
 // TestPoly1305One checks the single-message Poly1305s of the SIMD tiers (poly1305One: IFMA lanes
 // with two accumulators taking the groups of 8 blocks in turns; poly1305OneAVX2: eight lanes in r^8,
-// then the portable Poly1305) against golang.org/x/crypto/poly1305 on the AEAD's MAC input, at every
-// number of groups up to about 90 with every kind of rest, around the lengths where the lanes take
-// over and beyond one kernel call, with all-ones keys and messages (the largest limbs) in the first
-// round.
+// then the portable Poly1305) against golang.org/x/crypto/poly1305 on the AEAD's MAC input: 84
+// ciphertext lengths up to 1500 bytes (every one up to 16, then steps of a sixteenth, so every count
+// of groups of 8 blocks up to 11) with AD of 0 to 300 bytes, and two lengths beyond one kernel call,
+// with all-ones keys and messages (the largest limbs) in the first round.
 func TestPoly1305One(t *testing.T) {
 	impls := []struct {
 		name string
