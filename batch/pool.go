@@ -46,10 +46,11 @@ type PoolConfig struct {
 // buffered channel holding one token per free batch lets Get wait with a
 // context.
 type Pool struct {
-	mu      sync.Mutex
-	free    []*Batch      // the free batches, the one Put last at the end
-	tokens  chan struct{} // one per batch in free: taken before a pop, given after a push
-	batches int
+	mu   sync.Mutex
+	free []*Batch // the free batches, the one Put last at the end
+	// tokens holds one token per batch in free, taken before a pop and given after a push; its
+	// capacity is the number of batches the pool owns.
+	tokens chan struct{}
 }
 
 // batchState lets Put catch a batch given back twice. puts counts the Puts
@@ -91,7 +92,7 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 	case batches == 0:
 		batches = fit
 	}
-	p := &Pool{free: make([]*Batch, 0, batches), tokens: make(chan struct{}, batches), batches: batches}
+	p := &Pool{free: make([]*Batch, 0, batches), tokens: make(chan struct{}, batches)}
 	for range batches {
 		b := newBatch(bufferLen)
 		b.pool = p
@@ -102,7 +103,7 @@ func NewPool(cfg PoolConfig) (*Pool, error) {
 }
 
 // Batches returns the number of batches the pool owns.
-func (p *Pool) Batches() int { return p.batches }
+func (p *Pool) Batches() int { return cap(p.tokens) }
 
 // Free returns the number of batches in the pool now; a snapshot under
 // concurrent use.
