@@ -522,7 +522,9 @@ func (s *streamLanes) onIdle(l int) {
 }
 
 // run streams the chunk's ops through the lanes: the Poly1305 key blocks, and with data also the
-// message blocks. Open's data pass (polyKey false... see below) skips the failed ops.
+// message blocks. Open's data pass (data, after polyLanes.run) starts each op at block 2, block 1's
+// key stream kept from the first pass, and skips the ops that failed or that finishLane decrypted
+// (fill).
 func (s *streamLanes) run(c *chachaChunkState, data bool) {
 	t := s.start(c.tier)
 	first, last := segPolyKey, segPolyKey
