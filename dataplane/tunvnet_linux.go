@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 	"unsafe"
@@ -26,10 +27,11 @@ type vnetTUN struct {
 	udpGSO bool
 	rbuf   []byte // one read: the virtio-net header and a packet of up to 64 KiB
 
-	// The reading goroutine's non-blocking read (see gather below for why a field): its result in
-	// rn and rerr.
+	// The reading goroutine's reads (see gather below for why fields): read waits for a packet,
+	// peek does not; their result in rn and rerr.
 	rn   int
 	rerr error
+	read func(fd uintptr) bool
 	peek func(fd uintptr) bool
 
 	// The writing goroutine's writev: iovs[:niov] for gather (made once: a closure made per call
@@ -68,12 +70,19 @@ func newVnetTUN(t TUN) *vnetTUN {
 		return nil
 	}
 	v.rbuf = make([]byte, tunoffload.HeaderLen+65535)
+	v.read = func(fd uintptr) bool {
+		v.rawRead(fd)
+		return v.rerr != unix.EAGAIN // else wait until the TUN has a packet
+	}
 	v.peek = func(fd uintptr) bool {
-		v.rn, v.rerr = unix.Read(int(fd), v.rbuf)
+		v.rawRead(fd)
 		return true // done, also on EAGAIN: nothing waits
 	}
 	v.gather = func(fd uintptr) bool {
-		_, _, e := unix.Syscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&v.iovs[0])), uintptr(v.niov))
+		var e unix.Errno
+		for e = unix.EINTR; e == unix.EINTR; {
+			_, _, e = unix.RawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&v.iovs[0])), uintptr(v.niov))
+		}
 		if e == unix.EAGAIN {
 			return false // wait until the TUN's queue takes it
 		}
@@ -86,16 +95,39 @@ func newVnetTUN(t TUN) *vnetTUN {
 	return v
 }
 
+// rawRead reads one packet from the non-blocking TUN file into rbuf, as a raw system call (see
+// rawSyscalls in udp_mmsg_linux.go), leaving its result in rn and rerr.
+func (v *vnetTUN) rawRead(fd uintptr) {
+	var n uintptr
+	var e unix.Errno
+	for e = unix.EINTR; e == unix.EINTR; {
+		n, _, e = unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&v.rbuf[0])), uintptr(len(v.rbuf)))
+	}
+	v.rn, v.rerr = int(n), nil
+	if e != 0 {
+		v.rn, v.rerr = 0, e
+	}
+}
+
 // Read implements TUN's Read: one read of the device, split into packets.
 func (v *vnetTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
-	n, err := v.f.Read(v.rbuf)
-	if err != nil {
-		if errors.Is(err, syscall.EBADFD) {
-			err = os.ErrClosed
-		}
-		return 0, err
+	if err := v.rc.Read(v.read); err != nil {
+		return 0, fileClosed(err)
 	}
-	return tunoffload.Split(v.rbuf[:n], bufs, sizes, offset)
+	if v.rerr != nil {
+		if errors.Is(v.rerr, syscall.EBADFD) {
+			return 0, os.ErrClosed
+		}
+		return 0, v.rerr
+	}
+	return tunoffload.Split(v.rbuf[:v.rn], bufs, sizes, offset)
+}
+
+// fileClosed returns the error of a RawConn.Read or Write that did not run its function: the only
+// reason, with no deadline set, is that the file is closed or closing (internal/poll's
+// ErrFileClosing, which os.File's own methods report as os.ErrClosed).
+func fileClosed(err error) error {
+	return fmt.Errorf("%w (%v)", os.ErrClosed, err)
 }
 
 // readMore reads a packet that waits, if one does, without blocking (the file is non-blocking: a
@@ -103,7 +135,7 @@ func (v *vnetTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
 // be two), and splits it as Read does.
 func (v *vnetTUN) readMore(bufs [][]byte, sizes []int, offset int) (int, error) {
 	if err := v.rc.Read(v.peek); err != nil {
-		return 0, err
+		return 0, fileClosed(err)
 	}
 	if v.rerr == unix.EAGAIN {
 		return 0, nil

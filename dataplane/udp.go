@@ -1,8 +1,8 @@
 package dataplane
 
-// The real UDP side: one socket, a batch of datagrams per system call (recvmmsg/sendmmsg through
-// golang.org/x/net's ReadBatch/WriteBatch on Linux; one datagram per call elsewhere), with socket
-// buffers sized for bursts.
+// The real UDP side: one socket, a batch of datagrams per system call (on Linux recvmmsg/sendmmsg
+// as raw system calls, see udp_mmsg_linux.go; elsewhere golang.org/x/net's ReadBatch/WriteBatch, a
+// datagram per call), with socket buffers sized for bursts.
 //
 // Sending uses UDP generic segmentation offload where the kernel has it (Linux 4.18, the UDP_SEGMENT
 // control message): runs of at least minGSOSegments consecutive datagrams of a batch to the same
@@ -18,9 +18,8 @@ package dataplane
 // the per-datagram work of the kernel's receive path that GRO saves. Memory: groMessages x 64 KiB
 // per socket, fixed.
 //
-// The message arrays are allocated once. x/net still allocates a *net.UDPAddr for every received
-// datagram's source, the one per-packet allocation of a Device on a real socket; the in-memory
-// path (udptest) allocates nothing.
+// The message arrays are allocated once, and on Linux nothing is allocated per call or per
+// datagram (elsewhere x/net allocates a *net.UDPAddr for every received datagram's source).
 
 import (
 	"net"
@@ -111,11 +110,7 @@ func NewUDP(laddr netip.AddrPort) (*UDPConn, error) {
 	}
 	setSocketBuffers(conn, SocketBuffer)
 	c := &UDPConn{conn: conn, v4: v4}
-	if v4 {
-		c.batch = ipv4.NewPacketConn(conn)
-	} else {
-		c.batch = ipv6.NewPacketConn(conn)
-	}
+	c.batch = newUDPBatch(conn, v4)
 	c.gso = gsoSupported(conn)
 	if c.gro = enableGRO(conn); c.gro {
 		c.groMsgs = make([]ipv4.Message, groMessages)
@@ -135,6 +130,15 @@ func NewUDP(laddr netip.AddrPort) (*UDPConn, error) {
 		c.wmsgs[i].Addr = &c.waddr[i]
 	}
 	return c, nil
+}
+
+// xnetBatch returns golang.org/x/net's batch I/O on c: recvmmsg and sendmmsg on Linux, a datagram
+// per system call elsewhere.
+func xnetBatch(c *net.UDPConn, v4 bool) udpBatch {
+	if v4 {
+		return ipv4.NewPacketConn(c)
+	}
+	return ipv6.NewPacketConn(c)
 }
 
 // LocalAddr returns the address the socket is bound to.

@@ -69,3 +69,11 @@ func enableGRO(c *net.UDPConn) bool {
 // groSegment returns the segment size of a UDP_GRO control message in oob, or 0 if there is none
 // (the message is a single datagram).
 func groSegment(oob []byte) int { return udpoffload.SegmentSize(oob) }
+
+// newUDPBatch returns the batch I/O of c: recvmmsg and sendmmsg as raw system calls (mmsgBatch).
+func newUDPBatch(c *net.UDPConn, v4 bool) udpBatch {
+	if b, err := newMmsgBatch(c, v4); err == nil {
+		return b
+	}
+	return xnetBatch(c, v4)
+}

@@ -19,3 +19,5 @@ func groSegment(oob []byte) int     { return 0 }
 func gsoSupported(c *net.UDPConn) bool       { return false }
 func gsoControl(oob []byte, size int) []byte { return nil }
 func isGSOError(err error) bool              { return false }
+
+func newUDPBatch(c *net.UDPConn, v4 bool) udpBatch { return xnetBatch(c, v4) }

@@ -21,6 +21,9 @@
 # IMPLS="tunnel tunnel-b" compares two configurations of our tunnel in the same run, the second
 # with TUNNEL_FLAGS_B instead of TUNNEL_FLAGS: round-to-round noise on a shared machine is 10-30%,
 # far more than most changes, so a change is judged against the default in alternating rounds.
+# TUNNEL_B_BIN is a tunnel binary for tunnel-b instead of the one built here: an A/B of two builds
+# (say, of the tree before a change: git worktree add /tmp/base HEAD; cd /tmp/base; go build -o
+# /tmp/tunnel-base ./examples/tunnel).
 # TUNNEL_ENV, TUNNEL_ENV_B and WGPEER_ENV are environment assignments (NAME=value ...) for the two
 # tunnel processes of each implementation, e.g. TUNNEL_ENV=GOMAXPROCS=1 WGPEER_ENV=GOMAXPROCS=1 to
 # compare both with one P each.
@@ -56,6 +59,7 @@ need_iperf3
 echo "bench-tunnel: building" >&2
 go build -o "$WORK/tunnel" ./examples/tunnel
 go build -o "$WORK/wgpeer" ./netns-tests/cmd/wgpeer
+[[ -n "${TUNNEL_B_BIN:-}" ]] && cp "$TUNNEL_B_BIN" "$WORK/tunnel-b"
 go build -o "$WORK/loadgen" ./loadgen
 
 two_hosts "$NS_A" "$NS_B" wan 10.201.1.1 10.201.1.2
@@ -96,7 +100,7 @@ measure() {
 	local impl=$1 bin=$1 flags=() envs=()
 	case $impl in
 	tunnel) read -r -a flags <<<"${TUNNEL_FLAGS:-}"; read -r -a envs <<<"${TUNNEL_ENV:-}" ;;
-	tunnel-b) bin=tunnel; read -r -a flags <<<"${TUNNEL_FLAGS_B:-}"; read -r -a envs <<<"${TUNNEL_ENV_B:-}" ;;
+	tunnel-b) bin=tunnel; [[ -n "${TUNNEL_B_BIN:-}" ]] && bin=tunnel-b; read -r -a flags <<<"${TUNNEL_FLAGS_B:-}"; read -r -a envs <<<"${TUNNEL_ENV_B:-}" ;;
 	wgpeer) read -r -a envs <<<"${WGPEER_ENV:-}" ;;
 	esac
 	ip netns exec "$NS_A" env "${envs[@]}" "$WORK/$bin" -config "$WORK/a.conf" -iface wb0 "${flags[@]}" >"$WORK/a.out" 2>"$WORK/a.err" &
