@@ -428,13 +428,16 @@ func (d *Device) sendStaged(p *Peer) {
 // atomics and the stage's mutex order them).
 func (d *Device) sendLateStaged(b *unit) {
 	var last *Peer
-	now := time.Now()
+	var now time.Time // read once a packet needs it: most batches have none staged
 	for i := range b.n {
 		p := b.peers[i]
 		if v := b.verdicts[i]; p == nil || p == last || (v != VerdictNoKey && v != VerdictKeyExpired) || b.sizes[i] == 0 {
 			continue
 		}
 		last = p
+		if now.IsZero() {
+			now = time.Now()
+		}
 		if kp := p.current.Load(); kp != nil && !kp.expired(now) && kp.sendCounter.Load() < RejectAfterMessages {
 			d.sendStaged(p)
 		}
