@@ -47,12 +47,12 @@ check: generate
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags purego $(PKGS)
 	GOARCH=arm64 $(GO) vet $(PKGS)
-	@stale=$$(git status --porcelain -- 'kernels/*.s' 'internal/pipeprobe'); if [ -n "$$stale" ]; then \
+	@stale=$$(git status --porcelain -- 'kernels/*.s' 'internal/pipeprobe' 'internal/tunoffload/*.s'); if [ -n "$$stale" ]; then \
 		echo "generated assembly is stale or uncommitted (make generate, then commit):"; echo "$$stale"; exit 1; fi
 
-## generate: regenerate the avo assembly in kernels/ and internal/pipeprobe/.
+## generate: regenerate the avo assembly in kernels/, internal/pipeprobe/ and internal/tunoffload/.
 generate:
-	$(GO) generate ./kernels/... ./internal/pipeprobe/...
+	$(GO) generate ./kernels/... ./internal/pipeprobe/... ./internal/tunoffload/...
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each).
 FUZZTIME ?= 10s
