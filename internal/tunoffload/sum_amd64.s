@@ -23,7 +23,7 @@ TEXT ·sumAVX2(SB), NOSPLIT, $0-32
 	// Per 128 bytes: four loads, each word added to the lane of its dword's low or high half.
 loop:
 	CMPQ    CX, $0x00000080
-	JB      reduce
+	JB      tail
 	VMOVDQU (AX), Y9
 	VPAND   Y0, Y9, Y10
 	VPADDD  Y10, Y1, Y1
@@ -47,6 +47,19 @@ loop:
 	ADDQ    $0x00000080, AX
 	SUBQ    $0x00000080, CX
 	JMP     loop
+
+	// The last 32-byte loads, into the first accumulator pair.
+tail:
+	CMPQ    CX, $0x00000020
+	JB      reduce
+	VMOVDQU (AX), Y9
+	VPAND   Y0, Y9, Y10
+	VPADDD  Y10, Y1, Y1
+	VPSRLD  $0x10, Y9, Y9
+	VPADDD  Y9, Y2, Y2
+	ADDQ    $0x00000020, AX
+	SUBQ    $0x00000020, CX
+	JMP     tail
 
 	// Widen the 32-bit lanes to 64 bits, add them up and return the sum.
 reduce:

@@ -48,9 +48,9 @@ func TestSumAgainstRFC1071(t *testing.T) {
 }
 
 // TestSumWide: the vector kernel's sum folds to the generic loop's for every length around its
-// 128-byte blocks, for sums that carry in every word, and across its 1 MiB calls.
+// 128- and 32-byte blocks, for sums that carry in every word, and across its 1 MiB calls.
 func TestSumWide(t *testing.T) {
-	if rest, _ := sumWide(make([]byte, 128), 0); len(rest) != 0 {
+	if rest, _ := sumWide(make([]byte, 32), 0); len(rest) != 0 {
 		t.Skip("no vector kernel on this CPU or build")
 	}
 	r := rand.New(rand.NewPCG(3, 4))
@@ -71,7 +71,7 @@ func TestSumWide(t *testing.T) {
 			check(ones[:n], initial)
 		}
 	}
-	for _, n := range []int{1 << 20, 1<<20 + 128, 1<<20 + 129, len(ones), len(buf)} {
+	for _, n := range []int{1 << 20, 1<<20 + 32, 1<<20 + 128, 1<<20 + 129, len(ones), len(buf)} {
 		check(buf[:n], r.Uint64())
 		check(ones[:min(n, len(ones))], 0xffffffffffffffff)
 	}

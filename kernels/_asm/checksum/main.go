@@ -6,7 +6,7 @@
 // leaves folding to the caller. Each 32-byte load is split into the low and the high halves of its
 // eight dwords, which are added to 32-bit lanes: no carry leaves a lane for 65,536 loads of a lane,
 // so a call covers at most 1 MiB (8,192 iterations of 128 bytes, four loads each into their own
-// accumulator pair). Loads are little-endian, so each word is byte-swapped; the caller swaps the
+// accumulator pair, then 32-byte loads into the first pair). Loads are little-endian, so each word is byte-swapped; the caller swaps the
 // sum back (section 2(B)).
 package main
 
@@ -23,7 +23,7 @@ func main() {
 	Implement("sumAVX2")
 	Attributes(NOSPLIT)
 	Doc("sumAVX2 returns the sum, as integers, of the little-endian 16-bit words of b. len(b) is a",
-		"multiple of 128 and at most 1 MiB.")
+		"multiple of 32 and at most 1 MiB.")
 	p := Load(Param("b").Base(), GP64())
 	n := Load(Param("b").Len(), GP64())
 
@@ -39,7 +39,7 @@ func main() {
 	Comment("Per 128 bytes: four loads, each word added to the lane of its dword's low or high half.")
 	Label("loop")
 	CMPQ(n, U32(128))
-	JB(LabelRef("reduce"))
+	JB(LabelRef("tail"))
 	for k := range 4 {
 		v, lo := YMM(), YMM()
 		VMOVDQU(Mem{Base: p, Disp: 32 * k}, v)
@@ -51,6 +51,20 @@ func main() {
 	ADDQ(U32(128), p)
 	SUBQ(U32(128), n)
 	JMP(LabelRef("loop"))
+
+	Comment("The last 32-byte loads, into the first accumulator pair.")
+	Label("tail")
+	CMPQ(n, U32(32))
+	JB(LabelRef("reduce"))
+	v, lo := YMM(), YMM()
+	VMOVDQU(Mem{Base: p}, v)
+	VPAND(low, v, lo)
+	VPADDD(lo, acc[0], acc[0])
+	VPSRLD(U8(16), v, v)
+	VPADDD(v, acc[1], acc[1])
+	ADDQ(U32(32), p)
+	SUBQ(U32(32), n)
+	JMP(LabelRef("tail"))
 
 	Comment("Widen the 32-bit lanes to 64 bits, add them up and return the sum.")
 	Label("reduce")
