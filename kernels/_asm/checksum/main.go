@@ -2,12 +2,12 @@
 // (RFC 1071) over AVX2 registers. Run it through go generate in internal/tunoffload.
 //
 // The one's-complement sum of 16-bit words equals their plain sum taken modulo 2^16-1 (RFC 1071
-// section 2(C): the end-around carries are the reduction), so the kernel adds words as integers and
-// leaves folding to the caller. Each 32-byte load is split into the low and the high halves of its
-// eight dwords, which are added to 32-bit lanes: no carry leaves a lane for 65,536 loads of a lane,
-// so a call covers at most 1 MiB (8,192 iterations of 128 bytes, four loads each into their own
-// accumulator pair, then 32-byte loads into the first pair). Loads are little-endian, so each word is byte-swapped; the caller swaps the
-// sum back (section 2(B)).
+// section 2(D), deferred carries), so the kernel adds words as integers and leaves folding to the
+// caller. Each 32-byte load is split into the low and the high halves of its eight dwords, which are
+// added to 32-bit lanes: no carry leaves a lane for 65,536 loads of it, so a call covers at most
+// 1 MiB (8,192 iterations of 128 bytes, four loads each into their own accumulator pair, then
+// 32-byte loads into the first pair). Loads are little-endian, so each word is byte-swapped; the
+// caller swaps the sum back (section 2(B)).
 package main
 
 import (
