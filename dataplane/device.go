@@ -4,15 +4,13 @@ package dataplane
 //
 // Outbound (TUN -> UDP):
 //
-//	out.free (ring.MPMC) + pool.Get --> tunReader --> out.work (ring.MPMC) --> Workers x encrypt --.
-//	                                        |                                                        (unit.done)
-//	                                        '-------> out.order (ring.SPSC) -----------------------> udpSender --> pool.Put + out.free
+//	out.free (ring.MPMC) + pool.Get --> tunReader --> out.work (ring.MPMC) --> Workers x encrypt
+//	                                                                           --> out.commit: send, in read order --> pool.Put + out.free
 //
 // Inbound (UDP -> TUN):
 //
-//	in.free (ring.MPMC) + pool.Get --> udpReader --> in.work (ring.MPMC) --> Workers x decrypt --.
-//	                                       |   '--> handshake queue --> control plane             (unit.done)
-//	                                       '-------> in.order (ring.SPSC) ------------------------> tunWriter --> pool.Put + in.free
+//	in.free (ring.MPMC) + pool.Get --> udpReader --> in.work (ring.MPMC) --> Workers x decrypt
+//	                                       '--> handshake queue --> control plane   --> in.commit: write, in read order --> pool.Put + in.free
 //
 // The unit of work is a unit: the per-packet metadata of up to MaxBatch packets, and while it is in
 // flight a *batch.Batch whose MaxBatch buffers hold the packets. Config.Batches units per direction are
@@ -22,13 +20,13 @@ package dataplane
 // capped by Config.MaxMemory. That is the memory bound whatever the load: under overload a reader
 // waits for a free unit and the kernel's queues (TUN, socket) absorb or drop the excess. Besides the
 // pool: on a Linux TUN with virtio-net headers, whose offloads the Device does itself (vnetTUN,
-// tungro.go), a 64 KiB read buffer; on another TUN, groRooms buffers of 64 KiB in tunWriter for the
+// tungro.go), a 64 KiB read buffer; on another TUN, groRooms buffers of 64 KiB in tunBatcher for the
 // TUN's own coalescing (tunwrite.go). Nothing is allocated per batch or per packet (the real UDP
 // socket aside, see udp.go).
 //
-// Why one pool of that size cannot deadlock the two directions: a reader takes a unit before a batch
-// and a consumer gives the batch back before the unit, so a direction never holds more batches than
-// it has units, and the pool has a batch for every unit of both directions plus the control batch.
+// Why one pool of that size cannot deadlock the two directions: a reader takes a unit before a
+// batch and the committing worker gives the batch back before the unit, so a direction never holds
+// more batches than it has units, and the pool has a batch for every unit of both directions plus the control batch.
 // Get therefore finds a batch at once (it waits only if a batch went missing, and returns on Close),
 // so one direction stalled on its output never starves the other direction's reader of the batch it
 // needs to drain. A smaller shared pool could deadlock two Devices joined by blocking doubles (as the
@@ -36,21 +34,22 @@ package dataplane
 // blocked on the other's full inbound queue, whose readers wait for batches that only those senders
 // hold. One pool rather than one per direction keeps the bound in one place, and one MaxMemory.
 //
-// Ownership: a unit belongs to its reader from the free ring until it is enqueued; then the worker
-// that dequeues it from the work ring owns its contents until it signals unit.done; the in-order
-// consumer (sender or writer) waits for done, owns the unit until it hands it back to the free ring.
-// Its batch travels with it: the reader Gets it after taking the unit (unit.bufs then alias its
-// buffers) and the consumer Puts it back before freeing the unit; the rings' and done's edges that
-// hand the unit on hand the batch's bytes on with it, and the pool's ring orders a Put before the
-// next Get of the batch. The reader puts every unit on the order ring in read order, so batches leave
-// in the order they arrived however the workers race: per-peer packet order is preserved end to end
-// (WireGuard does not require it, but TCP performs badly without it, and the replay window would drop
-// packets reordered by more than its width).
+// Ownership: a unit belongs to its reader from the free ring until it is enqueued on the work ring,
+// numbered in read order; then the worker that dequeues it owns its contents until it hands it to
+// its direction's committer (commit.go). The committer runs the last step (send or write) of each
+// unit in read order, on whichever worker finds the unit next in line ready, one worker at a time,
+// and gives the unit back to the free ring. Its batch travels with it: the reader Gets it after
+// taking the unit (unit.bufs then alias its buffers) and the committing worker Puts it back before
+// freeing the unit; the rings' edges and the committer's mutex hand the unit on, and the batch's
+// bytes with it, and the pool orders a Put before the next Get of the batch. Batches leave in the
+// order they arrived however the workers race: per-peer packet order is preserved end to end
+// (WireGuard does not require it, but TCP performs badly without it, and the replay window would
+// drop packets reordered by more than its width).
 //
 // Shutdown: Close cancels the readers' pool waits and closes the TUN and the UDP socket; the readers'
-// blocked calls fail, and each reader closes its work and order rings. Workers drain the work ring
-// and exit on ErrClosed; the in-order consumers drain the order ring and exit; the handshake goroutine
-// drains its queue. Close returns after every goroutine has.
+// blocked calls fail, and each reader closes its work ring. Workers drain the work ring, committing
+// what they finish, and exit on ErrClosed (every unit enqueued is finished, so every one is
+// committed); the handshake goroutine drains its queue. Close returns after every goroutine has.
 
 import (
 	"context"
@@ -139,7 +138,7 @@ type DeviceStats struct {
 // unit is the per-packet state of a batch that circulates through one direction, and while in flight
 // the batch of buffers that holds the packets.
 type unit struct {
-	b        *batch.Batch     // from the reader's take to the consumer's release; nil in the free ring
+	b        *batch.Batch     // from the reader's take to the commit's release; nil in the free ring
 	bufs     [MaxBatch][]byte // b's whole buffers (Batch.Buffers), valid while b is held
 	view     [MaxBatch][]byte // I/O scratch: the slices handed to TUN/UDP calls
 	sizes    [MaxBatch]int
@@ -147,10 +146,7 @@ type unit struct {
 	peers    [MaxBatch]*Peer
 	verdicts [MaxBatch]Verdict
 	n        int
-	// done carries one token from the worker that processed the unit to the in-order consumer.
-	// The channel send and receive order the worker's writes to the unit before the consumer's
-	// reads (The Go Memory Model: a send happens before the corresponding receive completes).
-	done chan struct{}
+	seq      uint64 // the reader's number for it: its direction's committer commits in this order
 }
 
 func (u *unit) packets(offset int) Packets {
@@ -160,19 +156,20 @@ func (u *unit) packets(offset int) Packets {
 
 // direction is one way through the device: its free units and the rings that join its stages.
 type direction struct {
-	free  *ring.MPMC[*unit]
-	work  *ring.MPMC[*unit]
-	order *ring.SPSC[*unit]
+	free   *ring.MPMC[*unit]
+	work   *ring.MPMC[*unit]
+	commit *committer
 }
 
-func newDirection(units int) direction {
+// newDirection makes a direction of units units whose committer ends each unit with step.
+func newDirection(units int, step func(*unit)) direction {
 	d := direction{
-		free:  ring.NewMPMC[*unit](units),
-		work:  ring.NewMPMC[*unit](units),
-		order: ring.NewSPSC[*unit](units),
+		free:   ring.NewMPMC[*unit](units),
+		work:   ring.NewMPMC[*unit](units),
+		commit: newCommitter(units, step),
 	}
 	for range units {
-		d.free.TryEnqueue([]*unit{{done: make(chan struct{}, 1)}})
+		d.free.TryEnqueue([]*unit{{}})
 	}
 	return d
 }
@@ -204,11 +201,15 @@ type Device struct {
 	tun TUN
 	// vnet does tun's offloads where tun is a Linux TUN with virtio-net headers (see vnetTUN),
 	// else nil.
-	vnet  *vnetTUN
-	udp   UDP
-	cp    ControlPlane
-	mtu   int
-	peers *PeerSet
+	vnet *vnetTUN
+	// The TUN writes' state, one of the two: tunCoalescer where vnet is, else tunBatcher. Used by
+	// the inbound committer only.
+	tunCoalescer *tunCoalescer
+	tunBatcher   *tunBatcher
+	udp          UDP
+	cp           ControlPlane
+	mtu          int
+	peers        *PeerSet
 
 	// pool holds every packet buffer of the Device (see the top of this file). ctx, canceled by
 	// stop in Close, ends the readers' waits for it.
@@ -228,8 +229,8 @@ type Device struct {
 	// after ctlMu is released, so a control plane may call back into the Device from PeerEvent.
 	// ctlBufs are the first MaxStaged buffers of a batch the Device takes from its pool in NewDevice
 	// and keeps for its whole life: the pool allocates that batch up front either way, and holding
-	// it spares the control sends a Get (udpSender sends staged packets while it holds its own batch,
-	// so it must never wait for another).
+	// it spares the control sends a Get (the outbound commit sends staged packets while it holds
+	// its own batch, so it must never wait for another).
 	ctlMu       sync.Mutex
 	ctlEnc      *Encrypter
 	ctlBufs     [MaxStaged][]byte
@@ -305,9 +306,14 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	d := &Device{
 		tun: tun, vnet: newVnetTUN(tun), udp: udp, cp: cfg.ControlPlane, mtu: cfg.MTU,
 		pool: pool, ctx: ctx, stop: stop,
-		out: newDirection(cfg.Batches),
-		in:  newDirection(cfg.Batches),
-		hs:  make(chan handshakeMsg, handshakeQueue),
+		hs: make(chan handshakeMsg, handshakeQueue),
+	}
+	d.out = newDirection(cfg.Batches, func(u *unit) { d.send(u); d.release(u, d.out.free) })
+	d.in = newDirection(cfg.Batches, func(u *unit) { d.write(u); d.release(u, d.in.free) })
+	if d.vnet != nil {
+		d.tunCoalescer = newTunCoalescer(d.vnet, d.vnet.udpGSO)
+	} else {
+		d.tunBatcher = newTunBatcher()
 	}
 	d.peers = NewPeerSet(deviceObserver{d})
 	d.ctlEnc = NewEncrypter(d.peers, d.mtu)
@@ -318,11 +324,9 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	if d.cp != nil {
 		d.cp.Attach(d)
 	}
-	d.wg.Add(5 + 2*cfg.Workers)
+	d.wg.Add(3 + 2*cfg.Workers)
 	go d.tunReader()
-	go d.udpSender()
 	go d.udpReader()
-	go d.tunWriter()
 	go d.handshakeLoop()
 	for range cfg.Workers {
 		go d.encryptWorker()
@@ -531,7 +535,6 @@ func (d *Device) ctlUnlock() {
 func (d *Device) tunReader() {
 	defer d.wg.Done()
 	defer d.out.work.Close()
-	defer d.out.order.Close()
 	burst := min(MaxBatch, max(1, d.tun.BatchSize()))
 	// A TUN read returns one packet unless the kernel handed over a TSO super-packet, so at high
 	// rates of small or UDP packets one read would make a batch of one, each paying the whole
@@ -546,7 +549,7 @@ func (d *Device) tunReader() {
 	}
 	room := 65535/max(d.mtu-100, 1) + 1
 	var u [1]*unit
-	for {
+	for seq := uint64(0); ; seq++ {
 		if _, err := d.out.free.Dequeue(u[:]); err != nil || !d.take(u[0]) {
 			return
 		}
@@ -569,8 +572,8 @@ func (d *Device) tunReader() {
 			// A transient error (such as a GSO packet split into more segments than fit, or
 			// one whose offload header does not describe it) drops what was read; try again.
 		}
-		// The order ring first: the sender must wait for this unit before any later one.
-		if d.out.order.Enqueue(u[:]) != nil || d.out.work.Enqueue(u[:]) != nil {
+		u[0].seq = seq
+		if d.out.work.Enqueue(u[:]) != nil {
 			return
 		}
 	}
@@ -605,39 +608,30 @@ func (d *Device) encryptWorker() {
 			return
 		}
 		enc.Encrypt(u[0].packets(tunOffset))
-		u[0].done <- struct{}{}
+		d.out.commit.done(u[0])
 	}
 }
 
-// udpSender sends sealed batches in read order and recycles their units.
-func (d *Device) udpSender() {
-	defer d.wg.Done()
-	var u [1]*unit
-	for {
-		if _, err := d.out.order.Dequeue(u[:]); err != nil {
-			return
+// send sends the sealed packets of b (its committer's step, with its release), stages those that
+// wait for a handshake and sends the ones staged meanwhile.
+func (d *Device) send(b *unit) {
+	k := 0
+	for i := range b.n {
+		switch v := b.verdicts[i]; {
+		case (v == VerdictNoKey || v == VerdictKeyExpired) && b.sizes[i] > 0:
+			d.stagePacket(b.peers[i], b.bufs[i][tunOffset:tunOffset+b.sizes[i]])
+		case v == VerdictOK:
+			b.view[k] = b.bufs[i][udpOffset : udpOffset+b.sizes[i]]
+			b.addrs[k] = b.addrs[i]
+			k++
 		}
-		b := u[0]
-		<-b.done
-		k := 0
-		for i := range b.n {
-			switch v := b.verdicts[i]; {
-			case (v == VerdictNoKey || v == VerdictKeyExpired) && b.sizes[i] > 0:
-				d.stagePacket(b.peers[i], b.bufs[i][tunOffset:tunOffset+b.sizes[i]])
-			case v == VerdictOK:
-				b.view[k] = b.bufs[i][udpOffset : udpOffset+b.sizes[i]]
-				b.addrs[k] = b.addrs[i]
-				k++
-			}
-		}
-		if k > 0 && d.udp.WriteBatch(b.view[:k], b.addrs[:k]) != nil {
-			d.writeErrors.Add(1)
-		}
-		d.sendLateStaged(b)
-		clear(b.view[:k])
-		clear(b.peers[:b.n])
-		d.release(b, d.out.free)
 	}
+	if k > 0 && d.udp.WriteBatch(b.view[:k], b.addrs[:k]) != nil {
+		d.writeErrors.Add(1)
+	}
+	d.sendLateStaged(b)
+	clear(b.view[:k])
+	clear(b.peers[:b.n])
 }
 
 // udpReader reads datagram batches into free units, passes handshake messages to the control plane
@@ -646,10 +640,9 @@ func (d *Device) udpReader() {
 	defer d.wg.Done()
 	defer close(d.hs)
 	defer d.in.work.Close()
-	defer d.in.order.Close()
 	burst := min(MaxBatch, max(1, d.udp.BatchSize()))
 	var u [1]*unit
-	for {
+	for seq := uint64(0); ; seq++ {
 		if _, err := d.in.free.Dequeue(u[:]); err != nil || !d.take(u[0]) {
 			return
 		}
@@ -669,7 +662,8 @@ func (d *Device) udpReader() {
 				return
 			}
 		}
-		if d.in.order.Enqueue(u[:]) != nil || d.in.work.Enqueue(u[:]) != nil {
+		b.seq = seq
+		if d.in.work.Enqueue(u[:]) != nil {
 			return
 		}
 	}
@@ -721,49 +715,33 @@ func (d *Device) decryptWorker() {
 			return
 		}
 		dec.Decrypt(u[0].packets(udpOffset))
-		u[0].done <- struct{}{}
+		d.in.commit.done(u[0])
 	}
 }
 
-// tunWriter writes opened batches to the TUN in arrival order and recycles their units.
-func (d *Device) tunWriter() {
-	defer d.wg.Done()
-	var tb *tunBatcher
-	var tc *tunCoalescer
-	if d.vnet != nil {
-		tc = newTunCoalescer(d.vnet, d.vnet.udpGSO)
-	} else {
-		tb = newTunBatcher()
+// write writes the opened packets of b to the TUN (its committer's step, with its release),
+// coalesced where the TUN takes super-packets.
+func (d *Device) write(b *unit) {
+	k := 0
+	for i := range b.n {
+		if b.verdicts[i] == VerdictOK && b.sizes[i] > 0 { // keepalives stop here
+			b.view[k] = b.bufs[i][:tunOffset+b.sizes[i]]
+			k++
+		}
 	}
-	var u [1]*unit
-	for {
-		if _, err := d.in.order.Dequeue(u[:]); err != nil {
-			return
-		}
-		b := u[0]
-		<-b.done
-		k := 0
-		for i := range b.n {
-			if b.verdicts[i] == VerdictOK && b.sizes[i] > 0 { // keepalives stop here
-				b.view[k] = b.bufs[i][:tunOffset+b.sizes[i]]
-				k++
-			}
-		}
-		failed := 0
-		switch {
-		case k == 0:
-		case tc != nil:
-			failed = tc.write(b.view[:k])
-		default:
-			failed = tb.write(d.tun, b.view[:k])
-		}
-		if failed > 0 {
-			d.writeErrors.Add(uint64(failed))
-		}
-		clear(b.view[:k])
-		clear(b.peers[:b.n])
-		d.release(b, d.in.free)
+	failed := 0
+	switch {
+	case k == 0:
+	case d.tunCoalescer != nil:
+		failed = d.tunCoalescer.write(b.view[:k])
+	default:
+		failed = d.tunBatcher.write(d.tun, b.view[:k])
 	}
+	if failed > 0 {
+		d.writeErrors.Add(uint64(failed))
+	}
+	clear(b.view[:k])
+	clear(b.peers[:b.n])
 }
 
 // handshakeLoop hands queued handshake messages to the control plane, one at a time.

@@ -18,7 +18,7 @@ import (
 // (package tunoffload, its checksums without the tun package's allocations); writes are tunCoalescer's
 // packets, which it coalesces after verifying their checksums, as wireguard-go's GRO does (kernel
 // WireGuard instead marks decrypted packets CHECKSUM_UNNECESSARY, drivers/net/wireguard/receive.c):
-// see tungro.go. Only the reading goroutine reads and only tunWriter writes.
+// see tungro.go. Only the reading goroutine reads, and only the inbound commit (one worker at a time) writes.
 type vnetTUN struct {
 	f  *os.File
 	rc syscall.RawConn

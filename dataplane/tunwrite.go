@@ -6,7 +6,7 @@ package dataplane
 // call instead of one per packet. It appends a flow's later packets to the buffer of the first one,
 // so it coalesces only if that buffer has room for up to 64 KiB; a pool buffer holds one packet
 // (MTU+48 bytes), and with only pool buffers nearly every packet would cost a write of its own.
-// tunWriter therefore moves the first packet of each flow of a batch, and the next one whenever the
+// tunBatcher therefore moves the first packet of each flow of a batch, and the next one whenever the
 // GRO will have filled or ended the coalesced packet, into one of a few fixed 64 KiB buffers (a copy
 // of one packet per 64 KiB; the later packets are copied by the coalescing anyway) and hands those
 // to Write.
@@ -32,7 +32,7 @@ const (
 	protoUDP = 17
 )
 
-// tunBatcher is tunWriter's state for coalescing: the rooms, and what is in each (tracked the way
+// tunBatcher is the inbound commit's state for coalescing: the rooms, and what is in each (tracked the way
 // the TUN's GRO will coalesce, so that a flow gets a new room once its last one is full).
 type tunBatcher struct {
 	rooms [groRooms][]byte
