@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"net/netip"
 	"testing"
-
-	"github.com/wirebatch/wirebatch/dataplane"
 )
 
 // TestUDPConnAllocatesNothing: on Linux a batch sent and received through UDPConn (recvmmsg and
@@ -13,16 +11,7 @@ import (
 // nothing, for IPv4 and dual-stack sockets, with GSO and GRO where the kernel has them.
 func TestUDPConnAllocatesNothing(t *testing.T) {
 	for _, laddr := range []string{"127.0.0.1:0", "[::1]:0"} {
-		a, err := dataplane.NewUDP(netip.MustParseAddrPort(laddr))
-		if err != nil {
-			t.Skipf("no %s socket: %v", laddr, err)
-		}
-		defer a.Close()
-		b, err := dataplane.NewUDP(netip.MustParseAddrPort(laddr))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer b.Close()
+		a, b := udpPair(t, laddr)
 		const n = 16
 		out, dsts := make([][]byte, n), make([]netip.AddrPort, n)
 		bufs, sizes, srcs := make([][]byte, n), make([]int, n), make([]netip.AddrPort, n)

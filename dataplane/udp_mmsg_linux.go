@@ -98,33 +98,20 @@ func (s *mmsgSide) call(fd uintptr, trap uintptr) bool {
 // ReadBatch implements udpBatch: it waits for at least one datagram and returns how many messages
 // it filled, their sources in ms[i].Addr (valid until the next ReadBatch).
 func (b *mmsgBatch) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
-	s := &b.r
 	if len(ms) == 0 {
 		return 0, nil
 	}
-	s.flags = flags
-	for i := range ms {
-		if !s.add(ms[i].Buffers, ms[i].OOB) {
-			break
-		}
+	s := &b.r
+	s.fill(ms, flags)
+	for i := range s.n {
 		s.hdrs[i].Hdr.Name = (*byte)(unsafe.Pointer(&s.names[i]))
 		s.hdrs[i].Hdr.Namelen = unix.SizeofSockaddrInet6
 	}
-	err := b.rc.Read(b.rfn)
-	if err == nil {
-		err = s.err
-	}
-	got := 0
-	if err == nil {
-		got = s.got
-		for i := range got {
-			m := &ms[i]
-			h := &s.hdrs[i]
-			m.N = int(h.Len)
-			m.NN = int(h.Hdr.Controllen)
-			m.Flags = int(h.Hdr.Flags)
-			m.Addr = s.source(i)
-		}
+	got, err := s.result(b.rc.Read(b.rfn))
+	for i := range got {
+		m, h := &ms[i], &s.hdrs[i]
+		m.N, m.NN, m.Flags = int(h.Len), int(h.Hdr.Controllen), int(h.Hdr.Flags)
+		m.Addr = s.source(i)
 	}
 	s.clearRefs()
 	return got, err
@@ -132,21 +119,20 @@ func (b *mmsgBatch) ReadBatch(ms []ipv4.Message, flags int) (int, error) {
 
 // source returns message i's source address from its sockaddr, in addrs[i].
 func (s *mmsgSide) source(i int) net.Addr {
-	a := &s.addrs[i]
-	switch s.names[i].Family {
+	a, sa := &s.addrs[i], &s.names[i]
+	switch sa.Family {
 	case unix.AF_INET:
-		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&s.names[i]))
+		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
 		a.IP = s.ips[i][:4]
-		copy(a.IP, sa.Addr[:])
-		a.Port = int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:]))
+		copy(a.IP, sa4.Addr[:])
 	case unix.AF_INET6:
-		sa := &s.names[i]
 		a.IP = s.ips[i][:16]
 		copy(a.IP, sa.Addr[:])
-		a.Port = int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:]))
 	default:
 		return nil
 	}
+	// The port sits at the same offset, in network order, in both families' sockaddrs.
+	a.Port = int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:]))
 	a.Zone = ""
 	return a
 }
@@ -155,32 +141,44 @@ func (s *mmsgSide) source(i int) net.Addr {
 // UDP_SEGMENT control message in OOB, several) to ms[i].Addr, a *net.UDPAddr, and returns how
 // many messages the kernel took.
 func (b *mmsgBatch) WriteBatch(ms []ipv4.Message, flags int) (int, error) {
-	s := &b.w
 	if len(ms) == 0 {
 		return 0, nil
 	}
-	s.flags = flags
-	for i := range ms {
-		if !s.add(ms[i].Buffers, ms[i].OOB) {
-			break
-		}
+	s := &b.w
+	s.fill(ms, flags)
+	for i := range s.n {
 		if a, ok := ms[i].Addr.(*net.UDPAddr); ok {
 			s.hdrs[i].Hdr.Name, s.hdrs[i].Hdr.Namelen = b.putName(&s.names[i], a)
 		}
 	}
-	err := b.rc.Write(b.wfn)
-	if err == nil {
-		err = s.err
-	}
-	got := 0
-	if err == nil {
-		got = s.got
-		for i := range got {
-			ms[i].N = int(s.hdrs[i].Len)
-		}
+	got, err := s.result(b.rc.Write(b.wfn))
+	for i := range got {
+		ms[i].N = int(s.hdrs[i].Len)
 	}
 	s.clearRefs()
 	return got, err
+}
+
+// fill lays out as many of ms as fit in hdrs and iovs for one call with flags.
+func (s *mmsgSide) fill(ms []ipv4.Message, flags int) {
+	s.flags = flags
+	for i := range ms {
+		if !s.add(ms[i].Buffers, ms[i].OOB) {
+			return
+		}
+	}
+}
+
+// result returns how many messages the call took, or the error of RawConn's Read or Write (err)
+// or of the system call.
+func (s *mmsgSide) result(err error) (int, error) {
+	if err == nil {
+		err = s.err
+	}
+	if err != nil {
+		return 0, err
+	}
+	return s.got, nil
 }
 
 // putName writes a's address into name as the socket's family needs it and returns the header's

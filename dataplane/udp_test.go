@@ -11,16 +11,26 @@ import (
 	"github.com/wirebatch/wirebatch/kernels"
 )
 
+// udpPair returns two sockets on laddr (port 0), closed when the test ends; it skips the test if
+// the system has no such socket.
+func udpPair(t *testing.T, laddr string) (a, b *dataplane.UDPConn) {
+	t.Helper()
+	a, err := dataplane.NewUDP(netip.MustParseAddrPort(laddr))
+	if err != nil {
+		t.Skipf("no %s socket: %v", laddr, err)
+	}
+	t.Cleanup(func() { a.Close() })
+	b, err = dataplane.NewUDP(netip.MustParseAddrPort(laddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return a, b
+}
+
 func TestUDPConnBatch(t *testing.T) {
 	for _, laddr := range []string{"127.0.0.1:0", "[::1]:0"} {
-		a, err := dataplane.NewUDP(netip.MustParseAddrPort(laddr))
-		if err != nil {
-			t.Skipf("no %s socket: %v", laddr, err)
-		}
-		b, err := dataplane.NewUDP(netip.MustParseAddrPort(laddr))
-		if err != nil {
-			t.Fatal(err)
-		}
+		a, b := udpPair(t, laddr)
 		const n = 40
 		out := make([][]byte, n)
 		dsts := make([]netip.AddrPort, n)
@@ -48,8 +58,6 @@ func TestUDPConnBatch(t *testing.T) {
 				t.Fatalf("%s: datagram %d: %d bytes from %v, want %d from %v", laddr, i, sizes[i], srcs[i], len(out[i]), a.LocalAddr())
 			}
 		}
-		a.Close()
-		b.Close()
 	}
 }
 
