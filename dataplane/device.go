@@ -26,10 +26,10 @@ package dataplane
 //
 // Why one pool of that size cannot deadlock the two directions: a reader takes a unit before a
 // batch and the committing worker gives the batch back before the unit, so a direction never holds
-// more batches than it has units, and the pool has a batch for every unit of both directions plus the control batch.
-// Get therefore finds a batch at once (it waits only if a batch went missing, and returns on Close),
-// so one direction stalled on its output never starves the other direction's reader of the batch it
-// needs to drain. A smaller shared pool could deadlock two Devices joined by blocking doubles (as the
+// more batches than it has units, and the pool has a batch for every unit of both directions plus
+// the control batch. Get therefore finds a batch at once (it waits only if a batch went missing,
+// and returns on Close), so one direction stalled on its output never starves the other
+// direction's reader of the batch it needs to drain. A smaller shared pool could deadlock two Devices joined by blocking doubles (as the
 // in-memory ones are: a writer waits while the other end's queue is full): A's and B's senders each
 // blocked on the other's full inbound queue, whose readers wait for batches that only those senders
 // hold. One pool rather than one per direction keeps the bound in one place, and one MaxMemory.
@@ -154,7 +154,8 @@ func (u *unit) packets(offset int) Packets {
 		Addrs: u.addrs[:u.n], Peers: u.peers[:u.n], Verdicts: u.verdicts[:u.n]}
 }
 
-// direction is one way through the device: its free units and the rings that join its stages.
+// direction is one way through the device: its free units, the work ring from its reader to its
+// workers, and the committer that ends each unit in read order.
 type direction struct {
 	free   *ring.MPMC[*unit]
 	work   *ring.MPMC[*unit]

@@ -1,7 +1,7 @@
 package dataplane
 
-// tunCoalescer is the inbound commit's receive offload for a TUN with virtio-net headers (vnetTUN): it
-// coalesces the TCP segments and UDP datagrams of a batch that continue one another into super-
+// tunCoalescer is the inbound commit's receive offload for a TUN with virtio-net headers
+// (vnetTUN): it coalesces the TCP segments and UDP datagrams of a batch that continue one another into super-
 // packets, as the kernel's GRO would (net/ipv4/af_inet.c inet_gro_receive and tcp_offload.c
 // tcp_gro_receive: same flow, adjacent sequence numbers, consecutive IPv4 identifications (or one
 // fixed identification, for atomic datagrams), the same acknowledgment number, window, options and

@@ -18,7 +18,8 @@ import (
 // (package tunoffload, its checksums without the tun package's allocations); writes are tunCoalescer's
 // packets, which it coalesces after verifying their checksums, as wireguard-go's GRO does (kernel
 // WireGuard instead marks decrypted packets CHECKSUM_UNNECESSARY, drivers/net/wireguard/receive.c):
-// see tungro.go. Only the reading goroutine reads, and only the inbound commit (one worker at a time) writes.
+// see tungro.go. Only the reading goroutine reads, and only the inbound commit (one worker at a
+// time) writes.
 type vnetTUN struct {
 	f  *os.File
 	rc syscall.RawConn
@@ -96,7 +97,7 @@ func newVnetTUN(t TUN) *vnetTUN {
 }
 
 // rawRead reads one packet from the non-blocking TUN file into rbuf, as a raw system call (see
-// rawSyscalls in udp_mmsg_linux.go), leaving its result in rn and rerr.
+// "Raw system calls" in udp_mmsg_linux.go), leaving its result in rn and rerr.
 func (v *vnetTUN) rawRead(fd uintptr) {
 	var n uintptr
 	var e unix.Errno

@@ -32,8 +32,9 @@ const (
 	protoUDP = 17
 )
 
-// tunBatcher is the inbound commit's state for coalescing: the rooms, and what is in each (tracked the way
-// the TUN's GRO will coalesce, so that a flow gets a new room once its last one is full).
+// tunBatcher is the inbound commit's state for coalescing: the rooms, and what is in each
+// (tracked the way the TUN's GRO will coalesce, so that a flow gets a new room once its last one is
+// full).
 type tunBatcher struct {
 	rooms [groRooms][]byte
 	in    [groRooms]roomState

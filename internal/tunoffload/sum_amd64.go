@@ -10,8 +10,7 @@ import (
 
 //go:generate sh -c "cd ../../kernels/_asm/checksum && go run . -out ../../../internal/tunoffload/sum_amd64.s -pkg tunoffload"
 
-// useAVX2 reports whether sumWide may use sumAVX2; tests turn it off to compare with the generic
-// loop.
+// useAVX2 reports whether the CPU runs sumAVX2's instructions.
 var useAVX2 = cpu.X86.HasAVX2
 
 // sumAVX2 returns the sum, as integers, of the little-endian 16-bit words of b. len(b) is a multiple

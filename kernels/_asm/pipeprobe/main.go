@@ -6,8 +6,8 @@
 // Every loop body but the Spilled ones works on registers only (no memory operands, no stores), so
 // what it measures is the pipes and the scheduler, not the caches. Y14 holds a VPSHUFB mask and Y15
 // the other operand of every add and XOR; Y12 is the temporary of the two-shift rotations, which
-// register renaming keeps from linking the chains that share it. The Spilled loops add the kernel's spill traffic
-// (loads as memory operands, stores) to a buffer that stays in L1.
+// register renaming keeps from linking the chains that share it. The Spilled loops add the
+// kernel's spill traffic (loads as memory operands, stores) to a buffer that stays in L1.
 package main
 
 import (
