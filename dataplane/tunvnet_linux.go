@@ -80,10 +80,7 @@ func newVnetTUN(t TUN) *vnetTUN {
 		return true // done, also on EAGAIN: nothing waits
 	}
 	v.gather = func(fd uintptr) bool {
-		var e unix.Errno
-		for e = unix.EINTR; e == unix.EINTR; {
-			_, _, e = unix.RawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&v.iovs[0])), uintptr(v.niov))
-		}
+		_, e := rawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&v.iovs[0])), uintptr(v.niov), 0)
 		if e == unix.EAGAIN {
 			return false // wait until the TUN's queue takes it
 		}
@@ -99,11 +96,7 @@ func newVnetTUN(t TUN) *vnetTUN {
 // rawRead reads one packet from the non-blocking TUN file into rbuf, as a raw system call (see
 // "Raw system calls" in udp_mmsg_linux.go), leaving its result in rn and rerr.
 func (v *vnetTUN) rawRead(fd uintptr) {
-	var n uintptr
-	var e unix.Errno
-	for e = unix.EINTR; e == unix.EINTR; {
-		n, _, e = unix.RawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&v.rbuf[0])), uintptr(len(v.rbuf)))
-	}
+	n, e := rawSyscall(unix.SYS_READ, fd, uintptr(unsafe.Pointer(&v.rbuf[0])), uintptr(len(v.rbuf)), 0)
 	v.rn, v.rerr = int(n), nil
 	if e != 0 {
 		v.rn, v.rerr = 0, e

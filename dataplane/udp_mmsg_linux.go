@@ -77,14 +77,21 @@ func newMmsgBatch(c *net.UDPConn, v4 bool) (*mmsgBatch, error) {
 	return b, nil
 }
 
+// rawSyscall issues a raw system call (see above) of up to four arguments, again if a signal
+// interrupted it.
+func rawSyscall(trap, a1, a2, a3, a4 uintptr) (uintptr, unix.Errno) {
+	for {
+		r, _, e := unix.RawSyscall6(trap, a1, a2, a3, a4, 0, 0)
+		if e != unix.EINTR {
+			return r, e
+		}
+	}
+}
+
 // call issues the system call over hdrs[:n]; it reports false, so that RawConn waits for the
 // socket, only if the call would have blocked.
 func (s *mmsgSide) call(fd uintptr, trap uintptr) bool {
-	var got uintptr
-	var e unix.Errno
-	for e = unix.EINTR; e == unix.EINTR; {
-		got, _, e = unix.RawSyscall6(trap, fd, uintptr(unsafe.Pointer(&s.hdrs[0])), uintptr(s.n), uintptr(s.flags), 0, 0)
-	}
+	got, e := rawSyscall(trap, fd, uintptr(unsafe.Pointer(&s.hdrs[0])), uintptr(s.n), uintptr(s.flags))
 	if e == unix.EAGAIN {
 		return false
 	}

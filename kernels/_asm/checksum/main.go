@@ -36,17 +36,22 @@ func main() {
 		VPXOR(acc[i], acc[i], acc[i])
 	}
 
+	// add adds the 32 bytes at m to the accumulator pair lo (low halves) and hi (high halves).
+	add := func(m Mem, lo, hi VecVirtual) {
+		v, t := YMM(), YMM()
+		VMOVDQU(m, v)
+		VPAND(low, v, t)
+		VPADDD(t, lo, lo)
+		VPSRLD(U8(16), v, v)
+		VPADDD(v, hi, hi)
+	}
+
 	Comment("Per 128 bytes: four loads, each word added to the lane of its dword's low or high half.")
 	Label("loop")
 	CMPQ(n, U32(128))
 	JB(LabelRef("tail"))
 	for k := range 4 {
-		v, lo := YMM(), YMM()
-		VMOVDQU(Mem{Base: p, Disp: 32 * k}, v)
-		VPAND(low, v, lo)
-		VPADDD(lo, acc[2*k], acc[2*k])
-		VPSRLD(U8(16), v, v)
-		VPADDD(v, acc[2*k+1], acc[2*k+1])
+		add(Mem{Base: p, Disp: 32 * k}, acc[2*k], acc[2*k+1])
 	}
 	ADDQ(U32(128), p)
 	SUBQ(U32(128), n)
@@ -56,12 +61,7 @@ func main() {
 	Label("tail")
 	CMPQ(n, U32(32))
 	JB(LabelRef("reduce"))
-	v, lo := YMM(), YMM()
-	VMOVDQU(Mem{Base: p}, v)
-	VPAND(low, v, lo)
-	VPADDD(lo, acc[0], acc[0])
-	VPSRLD(U8(16), v, v)
-	VPADDD(v, acc[1], acc[1])
+	add(Mem{Base: p}, acc[0], acc[1])
 	ADDQ(U32(32), p)
 	SUBQ(U32(32), n)
 	JMP(LabelRef("tail"))
