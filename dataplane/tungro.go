@@ -211,29 +211,28 @@ func (c *tunCoalescer) join(g *groGroup, pkt []byte, payload int) bool {
 // checksum are exactly the ones its bytes give (RFC 1071 section 4.1; RFC 9293 section 3.1, RFC 768):
 // then segmenting a super-packet writes them back unchanged. A zero UDP checksum (none, over IPv4;
 // invalid over IPv6) does not count: segmentation would fill it in.
+//
+// Each check is the receiver's (RFC 1071 section 4.1): the sum over the bytes, checksum field
+// included, is all ones. That takes one pass over the packet, where recomputing the field would take
+// two around it. The check also lets through the one other representation of the value a sender
+// computes, which segmentation would not write back: all ones where the sender computes zero (UDP
+// sends a computed zero as all ones, so for UDP all ones is the one it computes). A TCP checksum or
+// IPv4 header checksum of all ones is therefore refused: a sender computes it only for a sum of
+// zero, and the pseudo-header's protocol and the IPv4 version make neither sum zero.
 func checksumsValid(pkt []byte, iphl int, udp bool) bool {
-	if iphl == 20 && !fieldIsSum(pkt[:20], 10, 0, false) {
+	if iphl == 20 && (tunoffload.Fold(tunoffload.IPv4HeaderSum(pkt)) != 0xffff ||
+		binary.BigEndian.Uint16(pkt[10:]) == 0xffff) {
 		return false
 	}
-	proto, at := byte(protoTCP), 16
+	proto, at := byte(protoTCP), iphl+16
 	if udp {
-		proto, at = protoUDP, 6
-		if binary.BigEndian.Uint16(pkt[iphl+at:]) == 0 {
-			return false
-		}
+		proto, at = protoUDP, iphl+6
 	}
-	return fieldIsSum(pkt[iphl:], at, tunoffload.PseudoSum(pkt, proto, len(pkt)-iphl), udp)
-}
-
-// fieldIsSum reports whether the 16-bit checksum field at b[at:] (at even) holds the complement of
-// the one's-complement sum of initial and b without the field, as a sender computes it (with udp,
-// a computed zero is sent as all ones: RFC 768).
-func fieldIsSum(b []byte, at int, initial uint64, udp bool) bool {
-	want := ^tunoffload.Fold(tunoffload.Sum(b[at+2:], tunoffload.Sum(b[:at], initial)))
-	if want == 0 && udp {
-		want = 0xffff
+	field := binary.BigEndian.Uint16(pkt[at:])
+	if udp && field == 0 || !udp && field == 0xffff {
+		return false
 	}
-	return binary.BigEndian.Uint16(b[at:]) == want
+	return tunoffload.Fold(tunoffload.Sum(pkt[iphl:], tunoffload.PseudoSum(pkt, proto, len(pkt)-iphl))) == 0xffff
 }
 
 // last returns the newest group of pkt's flow that packets may join, or nil.

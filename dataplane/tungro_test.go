@@ -522,3 +522,78 @@ func flowKey(p []byte) string {
 	}
 	return string(p[6:7]) + string(p[8:44])
 }
+
+// TestChecksumsValidExact: checksumsValid accepts a packet exactly when its IPv4 header checksum
+// and TCP or UDP checksum are the bytes a sender writes (setChecksums), also where a sum is zero and
+// the one's complement has a second representation (all ones), which segmentation would not write
+// back; a zero UDP checksum (none) is refused.
+func TestChecksumsValidExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	// zeroTransport edits the first payload word so that p's transport checksum computes to zero.
+	zeroTransport := func(p []byte, at, payloadAt int) {
+		c := binary.BigEndian.Uint16(p[at:])
+		w := uint32(binary.BigEndian.Uint16(p[payloadAt:])) + uint32(c)
+		binary.BigEndian.PutUint16(p[payloadAt:], uint16(w+w>>16))
+		setChecksums(p)
+	}
+	for range 300 {
+		version, proto := 4, byte(protoTCP)
+		if rng.IntN(2) == 0 {
+			version = 6
+		}
+		if rng.IntN(2) == 0 {
+			proto = protoUDP
+		}
+		p := testIP(version, proto, uint16(rng.Uint32()), 2+rng.IntN(200), tcpACK)
+		iphl, at, thl := 20, 16, 20
+		if version == 6 {
+			iphl = 40
+		}
+		if proto == protoUDP {
+			at, thl = 6, 8
+		}
+		at += iphl
+		for i := iphl + thl; i < len(p); i++ {
+			p[i] = byte(rng.Uint32())
+		}
+		if version == 4 {
+			binary.BigEndian.PutUint16(p[4:], uint16(rng.Uint32()))
+		}
+		setChecksums(p)
+		variants := [][]byte{p}
+		z := bytes.Clone(p)
+		zeroTransport(z, at, iphl+thl)
+		variants = append(variants, z)
+		if version == 4 {
+			// An identification that makes the header checksum compute to zero.
+			zi := bytes.Clone(p)
+			c := binary.BigEndian.Uint16(zi[10:])
+			w := uint32(binary.BigEndian.Uint16(zi[4:])) + uint32(c)
+			binary.BigEndian.PutUint16(zi[4:], uint16(w+w>>16))
+			setChecksums(zi)
+			if binary.BigEndian.Uint16(zi[10:]) != 0 {
+				t.Fatalf("header checksum %#04x, not 0", binary.BigEndian.Uint16(zi[10:]))
+			}
+			variants = append(variants, zi)
+		}
+		for _, v := range variants {
+			canonical := bytes.Clone(v)
+			fields := []int{at}
+			if version == 4 {
+				fields = append(fields, 10)
+			}
+			for _, f := range fields {
+				good := binary.BigEndian.Uint16(canonical[f:])
+				for _, x := range []uint16{good, 0, 0xffff, good + 1, good - 1, uint16(rng.Uint32())} {
+					q := bytes.Clone(canonical)
+					binary.BigEndian.PutUint16(q[f:], x)
+					want := x == good && !(proto == protoUDP && f == at && x == 0)
+					if got := checksumsValid(q, iphl, proto == protoUDP); got != want {
+						t.Fatalf("v%d proto %d field at %d: %#04x (sender's %#04x): valid %v, want %v",
+							version, proto, f, x, good, got, want)
+					}
+				}
+			}
+		}
+	}
+}

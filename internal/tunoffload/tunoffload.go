@@ -125,14 +125,28 @@ func Fold(s uint64) uint16 {
 // whose transport header and payload are length bytes, in the IP packet pkt (RFC 793 section 3.1
 // and RFC 768 for IPv4; RFC 8200 section 8.1 for IPv6).
 func PseudoSum(pkt []byte, proto byte, length int) uint64 {
-	var s uint64
 	if pkt[0]>>4 == 4 {
-		s = Sum(pkt[12:20], 0)
-	} else {
-		s = Sum(pkt[8:40], 0)
+		// The two addresses as 32-bit words: 2^16 = 1 modulo 2^16-1, so a 32-bit word sums like
+		// its two 16-bit halves; three values under 2^32 cannot carry out of 64 bits.
+		return uint64(binary.BigEndian.Uint32(pkt[12:])) + uint64(binary.BigEndian.Uint32(pkt[16:])) +
+			uint64(proto) + uint64(length)
 	}
-	s, c := bits.Add64(s, uint64(proto)+uint64(length), 0)
-	return s + c
+	return add(Sum(pkt[8:40], 0), uint64(proto)+uint64(length))
+}
+
+// add adds x to the unfolded sum s, the carry out of 64 bits back in (end-around carry).
+func add(s, x uint64) uint64 {
+	s, c := bits.Add64(s, x, 0)
+	return s + c // s is at most 2^64-2 if c is 1: no further carry
+}
+
+// IPv4HeaderSum returns the unfolded sum of the 20-byte IPv4 header h (no options), as its five
+// 32-bit words, which sum like their 16-bit halves (2^16 = 1 modulo 2^16-1).
+func IPv4HeaderSum(h []byte) uint64 {
+	_ = h[19]
+	return uint64(binary.BigEndian.Uint32(h[0:])) + uint64(binary.BigEndian.Uint32(h[4:])) +
+		uint64(binary.BigEndian.Uint32(h[8:])) + uint64(binary.BigEndian.Uint32(h[12:])) +
+		uint64(binary.BigEndian.Uint32(h[16:]))
 }
 
 // ErrMalformed is returned for a super-packet whose header does not describe it.
@@ -225,6 +239,13 @@ func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
 		pkt[iphl+4], pkt[iphl+5] = 0, 0
 	}
 	thSum := Sum(pkt[iphl:hl], pseudo)
+	// Likewise the IPv4 header without its total length and identification (and its checksum,
+	// zeroed above): the total length is the low half of its first 32-bit word, the identification
+	// the high half of its second, and a half sums alike in either place (2^16 = 1 modulo 2^16-1).
+	var ipSum uint64
+	if v4 {
+		ipSum = IPv4HeaderSum(pkt) - uint64(binary.BigEndian.Uint16(pkt[2:])) - uint64(id)<<16
+	}
 	for i := range n {
 		seg := payload[i*int(h.GSOSize) : min((i+1)*int(h.GSOSize), len(payload))]
 		out := bufs[i][offset : offset+hl+len(seg)]
@@ -235,10 +256,11 @@ func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
 		} else {
 			binary.BigEndian.PutUint16(out[2:], uint16(len(out)))
 			binary.BigEndian.PutUint16(out[4:], id+uint16(i))
-			binary.BigEndian.PutUint16(out[10:], ^Fold(Sum(out[:iphl], 0)))
+			binary.BigEndian.PutUint16(out[10:], ^Fold(ipSum+uint64(len(out))+uint64(id+uint16(i))))
 		}
 		th := out[iphl:]
-		var own [6]byte // the per-segment header fields, as they sit in the header, summed below
+		// The per-segment transport header fields, added to thSum as the 16-bit words they sit in.
+		var own uint64
 		l4len := thl + len(seg)
 		if proto == protoTCP {
 			f := flags
@@ -248,18 +270,17 @@ func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
 			if i != 0 {
 				f &^= tcpCWR
 			}
-			binary.BigEndian.PutUint32(th[4:], seq+uint32(i)*uint32(h.GSOSize))
+			s := seq + uint32(i)*uint32(h.GSOSize)
+			binary.BigEndian.PutUint32(th[4:], s)
 			th[13] = f
-			copy(own[:4], th[4:8])
-			own[5] = f // flags are the low byte of the 16-bit word at offset 12; offset 12 is in thSum
+			// The sequence number as a 32-bit word; the flags are the low byte of the 16-bit word
+			// at offset 12, whose high byte (the data offset) is in thSum.
+			own = uint64(s) + uint64(f)
 		} else {
 			binary.BigEndian.PutUint16(th[4:], uint16(l4len))
-			copy(own[:2], th[4:6])
+			own = uint64(l4len)
 		}
-		s := Sum(own[:], thSum)
-		s = Sum(seg, s)
-		s, c := bits.Add64(s, uint64(l4len), 0)
-		sum := ^Fold(s + c)
+		sum := ^Fold(add(Sum(seg, add(thSum, own)), uint64(l4len)))
 		if proto == protoUDP && sum == 0 {
 			sum = 0xffff // RFC 768: a computed zero is sent as all ones
 		}
