@@ -173,50 +173,142 @@ func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
 	h.Decode(in)
 	pkt := in[HeaderLen:]
 	if h.GSOType == GSONone {
-		if h.Flags&FlagNeedsCsum != 0 {
-			at := int(h.CsumStart) + int(h.CsumOffset)
-			if int(h.CsumStart) > len(pkt) || at+2 > len(pkt) {
-				return 0, ErrMalformed
-			}
-			binary.BigEndian.PutUint16(pkt[at:], ^Fold(Sum(pkt[h.CsumStart:], 0)))
-		}
 		if offset > len(bufs[0]) || len(pkt) > len(bufs[0])-offset {
 			return 0, ErrMalformed
 		}
 		sizes[0] = copy(bufs[0][offset:], pkt)
-		return 1, nil
+		return completeOne(h, bufs[0][offset:offset+sizes[0]])
 	}
+	sp, err := parseSuper(h, pkt)
+	if err != nil {
+		return 0, err
+	}
+	return sp.cut(bufs, sizes, offset, pkt[sp.hl:])
+}
+
+// SplitScattered is Split for a read the TUN scattered over bufs, as a readv puts it when its
+// iovecs expect a super-packet of hdrLen bytes of headers and segSize-byte segments: the
+// virtio-net header at bufs[0][offset-HeaderLen:offset], the packet from bufs[0][offset:], its
+// first segment's payload behind its headers and segment i's payload at bufs[i][offset+hdrLen:]
+// for i >= 1. length is the bytes the read returned, header included. A packet without GSO must
+// have fit bufs[0]. The payloads stay where they are; only the headers are written. It reports
+// false, and leaves bufs as they are, if the packet is not laid out so: one that is not a
+// super-packet and does not fit bufs[0][:offset+hdrLen+segSize], a super-packet of other header or
+// segment sizes, or one of more segments than bufs. Its errors are Split's.
+func SplitScattered(bufs [][]byte, sizes []int, offset, hdrLen, segSize, length int) (int, bool, error) {
+	if len(bufs) == 0 || offset < HeaderLen || length < HeaderLen || hdrLen <= 0 || segSize <= 0 ||
+		len(bufs[0]) < offset+hdrLen+segSize {
+		return 0, false, nil
+	}
+	var h Header
+	h.Decode(bufs[0][offset-HeaderLen:])
+	if h.GSOType == GSONone {
+		if length > HeaderLen+hdrLen+segSize {
+			return 0, false, nil
+		}
+		sizes[0] = length - HeaderLen
+		n, err := completeOne(h, bufs[0][offset:offset+sizes[0]])
+		return n, true, err
+	}
+	sp, err := parseSuper(h, bufs[0][offset:offset+min(hdrLen+segSize, length-HeaderLen)])
+	sp.payload = length - HeaderLen - sp.hl
+	if err != nil || sp.hl != hdrLen || int(h.GSOSize) != segSize ||
+		(sp.payload+segSize-1)/segSize > len(bufs) {
+		return 0, false, nil // Split, on the packet gathered, decides
+	}
+	n, err := sp.cut(bufs, sizes, offset, nil)
+	return n, true, err
+}
+
+// Layout returns the header and segment sizes of the super-packet in, a virtio-net header and a
+// packet as Split takes them, or zeros if in is not one Split would cut.
+func Layout(in []byte) (hdrLen, segSize int) {
+	if len(in) < HeaderLen {
+		return 0, 0
+	}
+	var h Header
+	h.Decode(in)
+	if h.GSOType == GSONone {
+		return 0, 0
+	}
+	sp, err := parseSuper(h, in[HeaderLen:])
+	if err != nil {
+		return 0, 0
+	}
+	return sp.hl, int(h.GSOSize)
+}
+
+// completeOne completes the checksum of the one packet pkt, read with header h without GSO, if h
+// asks for it (NEEDS_CSUM), and returns 1, or an error.
+func completeOne(h Header, pkt []byte) (int, error) {
+	if h.Flags&FlagNeedsCsum != 0 {
+		at := int(h.CsumStart) + int(h.CsumOffset)
+		if int(h.CsumStart) > len(pkt) || at+2 > len(pkt) {
+			return 0, ErrMalformed
+		}
+		binary.BigEndian.PutUint16(pkt[at:], ^Fold(Sum(pkt[h.CsumStart:], 0)))
+	}
+	return 1, nil
+}
+
+// superPacket is what Split works out from a super-packet's headers.
+type superPacket struct {
+	h         Header
+	head      []byte // the packet's first bytes: its headers, then (some of) its payload
+	payload   int    // payload bytes in all, for SplitScattered
+	v4        bool
+	proto     byte
+	iphl, thl int
+	hl        int // iphl + thl
+	csumAt    int // the checksum field's offset in the transport header
+}
+
+// parseSuper checks the headers at the start of pkt, a super-packet read with header h whose
+// payload runs on past the end of pkt (scattered) or not.
+func parseSuper(h Header, pkt []byte) (superPacket, error) {
+	sp := superPacket{h: h, head: pkt}
 	if len(pkt) < 40 || h.GSOSize == 0 {
-		return 0, ErrMalformed
+		return sp, ErrMalformed
 	}
 	v4, v6 := pkt[0]>>4 == 4, pkt[0]>>4 == 6
 	iphl := int(h.CsumStart)
 	if (!v4 && !v6) || (v4 && (iphl < 20 || iphl != int(pkt[0]&0x0f)*4)) || (v6 && iphl < 40) || iphl+20 > len(pkt) {
-		return 0, ErrMalformed
+		return sp, ErrMalformed
 	}
-	var proto byte
-	var thl, csumAt int
 	switch {
 	case h.GSOType == GSOTCPv4 && v4, h.GSOType == GSOTCPv6 && v6:
-		proto, thl, csumAt = protoTCP, int(pkt[iphl+12]>>4)*4, 16
+		sp.proto, sp.thl, sp.csumAt = protoTCP, int(pkt[iphl+12]>>4)*4, 16
 	case h.GSOType == GSOUDPL4:
-		proto, thl, csumAt = protoUDP, 8, 6
+		sp.proto, sp.thl, sp.csumAt = protoUDP, 8, 6
 	default:
-		return 0, ErrMalformed
+		return sp, ErrMalformed
 	}
 	// The header length is worked out from the headers: the kernel's HdrLen may cover a whole
 	// forwarded packet.
-	hl := iphl + thl
-	if thl < 8 || hl >= len(pkt) || (proto == protoTCP && thl < 20) {
-		return 0, ErrMalformed
+	sp.v4, sp.iphl, sp.hl = v4, iphl, iphl+sp.thl
+	if sp.thl < 8 || sp.hl >= len(pkt) || (sp.proto == protoTCP && sp.thl < 20) {
+		return sp, ErrMalformed
 	}
-	payload := pkt[hl:]
-	n := (len(payload) + int(h.GSOSize) - 1) / int(h.GSOSize)
+	return sp, nil
+}
+
+// cut writes the segments of the super-packet into bufs[i][offset:] (see Split): with payload,
+// its payload, copying each segment's behind its headers; with payload nil, the segments'
+// payloads are in place already (SplitScattered) and payload bytes long in all, behind head's
+// headers.
+func (sp *superPacket) cut(bufs [][]byte, sizes []int, offset int, payload []byte) (int, error) {
+	h, pkt, iphl, hl := sp.h, sp.head, sp.iphl, sp.hl
+	total := len(payload)
+	if payload == nil {
+		total = sp.payload
+	}
+	gso := int(h.GSOSize)
+	n := (total + gso - 1) / gso
 	if n > len(bufs) {
 		return 0, ErrTooManySegments
 	}
 	for i := range n {
-		if len(bufs[i]) < offset+hl+int(h.GSOSize) {
+		if len(bufs[i]) < offset+hl+gso {
 			return 0, ErrMalformed
 		}
 	}
@@ -226,11 +318,11 @@ func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
 	// The pseudo-header without its length, and the transport header without the fields that
 	// change per segment (the checksum, and the sequence number and flags or UDP length), are
 	// summed once; each segment adds what is its own.
-	pseudo := PseudoSum(pkt, proto, 0)
-	if v4 {
+	pseudo := PseudoSum(pkt, sp.proto, 0)
+	if sp.v4 {
 		pkt[10], pkt[11] = 0, 0 // recomputed per segment
 	}
-	if proto == protoTCP {
+	if sp.proto == protoTCP {
 		pkt[iphl+16], pkt[iphl+17] = 0, 0
 		pkt[iphl+13] = 0
 		clear(pkt[iphl+4 : iphl+8])
@@ -243,15 +335,22 @@ func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
 	// zeroed above): the total length is the low half of its first 32-bit word, the identification
 	// the high half of its second, and a half sums alike in either place (2^16 = 1 modulo 2^16-1).
 	var ipSum uint64
-	if v4 {
+	if sp.v4 {
 		ipSum = IPv4HeaderSum(pkt) - uint64(binary.BigEndian.Uint16(pkt[2:])) - uint64(id)<<16
 	}
+	// Every segment starts from the headers in pkt. Scattered, the first segment's are those
+	// headers, and the segments after it copy them with the first one's own fields in: each
+	// segment writes all of those fields of its own anyway.
+	header := pkt[:hl]
 	for i := range n {
-		seg := payload[i*int(h.GSOSize) : min((i+1)*int(h.GSOSize), len(payload))]
-		out := bufs[i][offset : offset+hl+len(seg)]
-		copy(out, pkt[:hl])
-		copy(out[hl:], seg)
-		if v6 {
+		segLen := min(gso, total-i*gso)
+		out := bufs[i][offset : offset+hl+segLen]
+		copy(out, header)
+		if payload != nil {
+			copy(out[hl:], payload[i*gso:i*gso+segLen])
+		}
+		seg := out[hl:]
+		if !sp.v4 {
 			binary.BigEndian.PutUint16(out[4:], uint16(len(out)-40))
 		} else {
 			binary.BigEndian.PutUint16(out[2:], uint16(len(out)))
@@ -261,8 +360,8 @@ func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
 		th := out[iphl:]
 		// The per-segment transport header fields, added to thSum as the 16-bit words they sit in.
 		var own uint64
-		l4len := thl + len(seg)
-		if proto == protoTCP {
+		l4len := sp.thl + segLen
+		if sp.proto == protoTCP {
 			f := flags
 			if i != n-1 {
 				f &^= tcpFIN | tcpPSH
@@ -270,7 +369,7 @@ func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
 			if i != 0 {
 				f &^= tcpCWR
 			}
-			s := seq + uint32(i)*uint32(h.GSOSize)
+			s := seq + uint32(i)*uint32(gso)
 			binary.BigEndian.PutUint32(th[4:], s)
 			th[13] = f
 			// The sequence number as a 32-bit word; the flags are the low byte of the 16-bit word
@@ -281,10 +380,10 @@ func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
 			own = uint64(l4len)
 		}
 		sum := ^Fold(add(Sum(seg, add(thSum, own)), uint64(l4len)))
-		if proto == protoUDP && sum == 0 {
+		if sp.proto == protoUDP && sum == 0 {
 			sum = 0xffff // RFC 768: a computed zero is sent as all ones
 		}
-		binary.BigEndian.PutUint16(th[csumAt:], sum)
+		binary.BigEndian.PutUint16(th[sp.csumAt:], sum)
 		sizes[i] = len(out)
 	}
 	return n, nil

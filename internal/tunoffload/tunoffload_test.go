@@ -406,3 +406,108 @@ func BenchmarkSplit(b *testing.B) {
 		}
 	}
 }
+
+// scatter lays in (a virtio-net header and a packet) out as a readv of the TUN would with the
+// iovecs SplitScattered expects for hdrLen and segSize, over the first k buffers of bufs and then
+// a spill buffer, and reports whether the spill buffer took some of it.
+func scatter(in []byte, bufs [][]byte, offset, hdrLen, segSize, k int) bool {
+	in = in[copy(bufs[0][offset-HeaderLen:offset+hdrLen+segSize], in):]
+	for i := 1; i < k && len(in) > 0; i++ {
+		in = in[copy(bufs[i][offset+hdrLen:offset+hdrLen+segSize], in):]
+	}
+	return len(in) > 0
+}
+
+// TestSplitScattered: where SplitScattered takes a read scattered over the buffers, it leaves
+// exactly the packets Split makes of the same read contiguous; where it does not (other header or
+// segment sizes than the iovecs expected, too few buffers, a packet without GSO too long for the
+// first), it leaves the buffers as the read left them, and Split on the gathered read decides.
+func TestSplitScattered(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	const offset = 16
+	newBufs := func(n int) [][]byte {
+		b := make([][]byte, n)
+		for i := range b {
+			b[i] = make([]byte, 2048)
+		}
+		return b
+	}
+	want, got := newBufs(64), newBufs(64)
+	wantSizes, gotSizes := make([]int, 64), make([]int, 64)
+	taken := 0
+	for iter := range 2000 {
+		version, proto := 4, byte(protoTCP)
+		if rng.IntN(2) == 0 {
+			version = 6
+		}
+		if rng.IntN(3) == 0 {
+			proto = protoUDP
+		}
+		thl := 20 + 4*rng.IntN(4)
+		segSize := 500 + rng.IntN(1000)
+		payload := make([]byte, rng.IntN(40*segSize))
+		for i := range payload {
+			payload[i] = byte(rng.Uint32())
+		}
+		p := ipPacket(version, proto, thl, payload, rng.Uint32(), 0x18)
+		iphl, gso, csumOffset := 20, uint8(GSOTCPv4), 16
+		if version == 6 {
+			iphl, gso = 40, GSOTCPv6
+		}
+		if proto == protoUDP {
+			thl, gso, csumOffset = 8, GSOUDPL4, 6
+		}
+		h := Header{Flags: FlagNeedsCsum, GSOType: gso, GSOSize: uint16(segSize), CsumStart: uint16(iphl),
+			CsumOffset: uint16(csumOffset)}
+		if len(payload) <= segSize && rng.IntN(2) == 0 {
+			h.GSOType, h.GSOSize = GSONone, 0 // one packet, its checksum to complete
+		}
+		binary.BigEndian.PutUint16(p[iphl+csumOffset:], Fold(PseudoSum(p, proto, len(p)-iphl)))
+		in := make([]byte, HeaderLen+len(p))
+		h.Encode(in)
+		copy(in[HeaderLen:], p)
+
+		// The iovecs expect these sizes: mostly the packet's, sometimes not.
+		hdrLen, expect := iphl+thl, segSize
+		switch rng.IntN(6) {
+		case 0:
+			hdrLen += 4
+		case 1:
+			expect -= 8
+		}
+		k := 1 + rng.IntN(50)
+		spilled := scatter(in, got, offset, hdrLen, expect, k)
+		before := make([][]byte, k)
+		for i := range before {
+			before[i] = bytes.Clone(got[i])
+		}
+		wn, werr := Split(bytes.Clone(in), want, wantSizes, offset)
+		n, ok, err := SplitScattered(got[:k], gotSizes, offset, hdrLen, expect, len(in))
+		if !ok {
+			if !spilled && hdrLen == iphl+thl && expect == segSize && werr == nil && wn <= k {
+				t.Fatalf("iteration %d: not taken, though laid out as expected (%d segments, %d buffers)", iter, wn, k)
+			}
+			for i := range before {
+				if !bytes.Equal(before[i], got[i]) {
+					t.Fatalf("iteration %d: not taken, but buffer %d changed", iter, i)
+				}
+			}
+			continue
+		}
+		taken++
+		if spilled {
+			t.Fatalf("iteration %d: taken, but the read spilled past the buffers", iter)
+		}
+		if (err != nil) != (werr != nil) || n != wn {
+			t.Fatalf("iteration %d: %d packets, %v; Split: %d, %v", iter, n, err, wn, werr)
+		}
+		for i := range n {
+			if !bytes.Equal(got[i][offset:offset+gotSizes[i]], want[i][offset:offset+wantSizes[i]]) {
+				t.Fatalf("iteration %d: packet %d differs from Split's", iter, i)
+			}
+		}
+	}
+	if taken < 500 {
+		t.Fatalf("only %d of 2000 reads taken scattered", taken)
+	}
+}
