@@ -642,17 +642,28 @@ func (d *Device) udpReader() {
 	defer close(d.hs)
 	defer d.in.work.Close()
 	burst := min(MaxBatch, max(1, d.udp.BatchSize()))
+	into, _ := d.udp.(bufferReader)
 	var u [1]*unit
 	for seq := uint64(0); ; seq++ {
 		if _, err := d.in.free.Dequeue(u[:]); err != nil || !d.take(u[0]) {
 			return
 		}
 		b := u[0]
-		for i := range burst {
-			b.view[i] = b.bufs[i][udpOffset:]
-		}
 		for {
-			n, err := d.udp.ReadBatch(b.view[:burst], b.sizes[:burst], b.addrs[:burst])
+			var n int
+			var err error
+			if into != nil {
+				// The datagrams land in the buffers, which the read may reorder.
+				n, err = into.readInto(b.bufs[:burst], udpOffset, b.sizes[:burst], b.addrs[:burst])
+				for i := range n {
+					b.view[i] = b.bufs[i][udpOffset:]
+				}
+			} else {
+				for i := range burst {
+					b.view[i] = b.bufs[i][udpOffset:]
+				}
+				n, err = d.udp.ReadBatch(b.view[:burst], b.sizes[:burst], b.addrs[:burst])
+			}
 			if n > 0 {
 				b.n = d.divert(b, n)
 			}

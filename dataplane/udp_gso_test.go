@@ -2,6 +2,7 @@ package dataplane
 
 import (
 	"bytes"
+	"encoding/binary"
 	"net/netip"
 	"testing"
 )
@@ -36,6 +37,9 @@ func TestUDPGSO(t *testing.T) {
 		plan = append(plan, dgram{1, 80})
 	}
 	plan = append(plan, dgram{0, 33})
+	for range 47 { // a TSO super-packet's worth: one message's 45 and a rest of 2
+		plan = append(plan, dgram{1, 1452})
+	}
 	bufs := make([][]byte, len(plan))
 	dsts := make([]netip.AddrPort, len(plan))
 	want := [2][][]byte{}
@@ -44,7 +48,12 @@ func TestUDPGSO(t *testing.T) {
 		dsts[i] = rx[d.to].LocalAddr()
 		want[d.to] = append(want[d.to], bufs[i])
 	}
-	if err := a.WriteBatch(bufs, dsts); err != nil {
+	// Two calls, so that the last run is not cut by the MaxBatch datagrams one call packs.
+	cut := len(plan) - 47
+	if err := a.WriteBatch(bufs[:cut], dsts[:cut]); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.WriteBatch(bufs[cut:], dsts[cut:]); err != nil {
 		t.Fatal(err)
 	}
 	for r := range rx {
@@ -69,11 +78,12 @@ func TestUDPGSO(t *testing.T) {
 	}
 	if a.gso {
 		// Runs: 45 of 1452 (as many as fit in 64 KiB), 25 more and the 100 that ends them;
-		// minGSOSegments of 80 to receiver 1. The lone 1452, and the two 1452 and the 60 to
-		// receiver 1 (a run shorter than minGSOSegments), go a datagram per message, without a
-		// control message.
-		if a.gsoMessages != 3 {
-			t.Errorf("%d segmented messages, want 3", a.gsoMessages)
+		// minGSOSegments of 80 to receiver 1; 45 of 1452 to receiver 1 and the 2 after them,
+		// which go on the run though fewer than minGSOSegments. The lone 1452, and the two 1452
+		// and the 60 to receiver 1 (a run shorter than minGSOSegments), go a datagram per
+		// message, without a control message.
+		if a.gsoMessages != 5 {
+			t.Errorf("%d segmented messages, want 5", a.gsoMessages)
 		}
 	} else {
 		t.Log("kernel without UDP GSO: one message per datagram")
@@ -122,4 +132,126 @@ func TestUDPGROWholeMessages(t *testing.T) {
 			t.Fatalf("read %d datagrams (%v), want the %d of one message", n, err, run)
 		}
 	}
+}
+
+// TestUDPReadInto: the Device's read (readInto) hands over every datagram once, in order, intact,
+// at the offset in its buffer, whatever the mix: coalesced messages of the size its iovecs expect
+// (which land in place), of other sizes (gathered and copied apart), single datagrams shorter and
+// longer than that size, empty ones, and more than one call's buffers take (left to the next call);
+// and the buffers it returns are the ones it was given, reordered.
+func TestUDPReadInto(t *testing.T) {
+	for _, laddr := range []string{"127.0.0.1:0", "[::1]:0"} {
+		a, rx := udpPairInternal(t, laddr)
+		const offset = 16
+		bufs := make([][]byte, MaxBatch)
+		owned := map[*byte]bool{}
+		for i := range bufs {
+			bufs[i] = make([]byte, 1600)
+			owned[&bufs[i][0]] = true
+		}
+		sizes, srcs := make([]int, MaxBatch), make([]netip.AddrPort, MaxBatch)
+		next, got := 0, 0 // datagrams sent and received
+		payload := func(i, size int) []byte {
+			p := make([]byte, size)
+			for k := range p {
+				p[k] = byte(i*7 + k)
+			}
+			if size >= 4 {
+				binary.BigEndian.PutUint32(p, uint32(i))
+			}
+			return p
+		}
+		var sent [][]byte
+		send := func(runs ...[2]int) { // runs of {count, size}
+			var out [][]byte
+			for _, r := range runs {
+				for range r[0] {
+					out = append(out, payload(next, r[1]))
+					next++
+				}
+			}
+			dsts := make([]netip.AddrPort, len(out))
+			for i := range dsts {
+				dsts[i] = rx.LocalAddr()
+			}
+			if err := a.WriteBatch(out, dsts); err != nil {
+				t.Fatal(err)
+			}
+			sent = append(sent, out...)
+			for got < next {
+				n, err := rx.readInto(bufs, offset, sizes, srcs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range n {
+					if got >= len(sent) {
+						t.Fatalf("%s: more datagrams than were sent", laddr)
+					}
+					if !bytes.Equal(bufs[i][offset:offset+sizes[i]], sent[got]) || srcs[i].Port() != a.LocalAddr().Port() {
+						t.Fatalf("%s: datagram %d: %d bytes, want %d (source %v)", laddr, got, sizes[i], len(sent[got]), srcs[i])
+					}
+					got++
+				}
+				seen := map[*byte]bool{}
+				for _, b := range bufs {
+					if !owned[&b[0]] || seen[&b[0]] || len(b) != 1600 {
+						t.Fatalf("%s: the buffers returned are not the ones given", laddr)
+					}
+					seen[&b[0]] = true
+				}
+			}
+		}
+		send([2]int{90, 1452}) // learns the size
+		before := rx.groInPlace
+		send([2]int{45, 1452}, [2]int{45, 1452}) // in place
+		if a.gso && rx.gro && rx.groInPlace-before != 90 {
+			t.Errorf("%s: %d of 90 datagrams of the size expected landed in place", laddr, rx.groInPlace-before)
+		}
+		send([2]int{1, 1500})                   // one longer than expected, first in the call
+		send([2]int{64, 100}, [2]int{45, 1452}) // more than its buffers, before one that is in place
+		send([2]int{20, 1452}, [2]int{1, 1000}, [2]int{10, 1452}, [2]int{1, 1500}, [2]int{12, 800},
+			[2]int{1, 0}, [2]int{45, 1452})
+		send([2]int{200, 1452}) // more than one call takes
+		send([2]int{64, 100})   // learns a small size: 64 buffers a message
+		send([2]int{30, 1452}, [2]int{64, 100}, [2]int{3, 100}, [2]int{64, 100})
+		send([2]int{100, 1452}, [2]int{1, 7}, [2]int{100, 1452})
+		t.Logf("%s: GSO %v, GRO %v: %d of %d datagrams in place", laddr, a.gso, rx.gro, rx.groInPlace, next)
+
+		// Nothing is allocated per call, scattered or not.
+		out, dsts := make([][]byte, 90), make([]netip.AddrPort, 90)
+		for i := range out {
+			out[i], dsts[i] = payload(i, 1452), rx.LocalAddr()
+		}
+		roundTrip := func() {
+			if err := a.WriteBatch(out, dsts); err != nil {
+				t.Fatal(err)
+			}
+			for got := 0; got < len(out); {
+				n, err := rx.readInto(bufs, offset, sizes, srcs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got += n
+			}
+		}
+		roundTrip()
+		if allocs := testing.AllocsPerRun(20, roundTrip); allocs != 0 {
+			t.Errorf("%s: %.1f allocations per round trip, want 0", laddr, allocs)
+		}
+	}
+}
+
+// udpPairInternal is udpPair for tests inside the package.
+func udpPairInternal(t *testing.T, laddr string) (a, b *UDPConn) {
+	t.Helper()
+	a, err := NewUDP(netip.MustParseAddrPort(laddr))
+	if err != nil {
+		t.Skipf("no %s socket: %v", laddr, err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if b, err = NewUDP(netip.MustParseAddrPort(laddr)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return a, b
 }

@@ -47,7 +47,7 @@ type mmsgBatch struct {
 // their iovecs in iovs, their addresses in names, and the call's result.
 type mmsgSide struct {
 	hdrs  [mmsgMax]unix.Mmsghdr
-	iovs  [mmsgMax]unix.Iovec
+	iovs  [mmsgMaxIovecs]unix.Iovec
 	names [mmsgMax]unix.RawSockaddrInet6 // large enough for a sockaddr_in too
 	addrs [mmsgMax]net.UDPAddr           // the sources handed out by reads
 	ips   [mmsgMax][16]byte
@@ -58,10 +58,14 @@ type mmsgSide struct {
 	err   error
 }
 
-// mmsgMax bounds the messages of one call and the iovecs of all of them: UDPConn's reads take at
-// most max(MaxBatch, groMessages) messages of one buffer each, its writes at most MaxBatch
-// datagrams in all.
-const mmsgMax = MaxBatch
+// mmsgMax bounds the messages of one call: UDPConn's reads take at most max(MaxBatch, groMessages)
+// messages, its writes at most MaxBatch datagrams. mmsgMaxIovecs bounds the iovecs of all of them:
+// a write's are its datagrams; a scattered read's (UDPConn.readInto) are the caller's buffers, and
+// a large buffer per message.
+const (
+	mmsgMax       = MaxBatch
+	mmsgMaxIovecs = MaxBatch + groMessages
+)
 
 func newMmsgBatch(c *net.UDPConn, v4 bool) (*mmsgBatch, error) {
 	rc, err := c.SyscallConn()
@@ -207,7 +211,7 @@ func (b *mmsgBatch) putName(name *unix.RawSockaddrInet6, a *net.UDPAddr) (*byte,
 // add appends a message of the buffers bufs (gathered) and the control buffer oob to hdrs[:n],
 // its iovecs to iovs[:niov], and reports false, adding nothing, if either array is full.
 func (s *mmsgSide) add(bufs [][]byte, oob []byte) bool {
-	if s.n == mmsgMax || s.niov+len(bufs) > mmsgMax {
+	if s.n == mmsgMax || s.niov+len(bufs) > mmsgMaxIovecs {
 		return false
 	}
 	h := &s.hdrs[s.n].Hdr
