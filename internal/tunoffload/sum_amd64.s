@@ -106,3 +106,108 @@ reduce:
 	VZEROUPPER
 	MOVQ         AX, ret+24(FP)
 	RET
+
+// func sumAVX512(b []byte) uint64
+// Requires: AVX, AVX2, AVX512F
+TEXT ·sumAVX512(SB), NOSPLIT, $0-32
+	MOVQ       b_base+0(FP), AX
+	MOVQ       b_len+8(FP), CX
+	VPTERNLOGD $0xff, Z0, Z0, Z0
+	VPSRLD     $0x10, Z0, Z0
+	VPXORQ     Z1, Z1, Z1
+	VPXORQ     Z2, Z2, Z2
+	VPXORQ     Z3, Z3, Z3
+	VPXORQ     Z4, Z4, Z4
+	VPXORQ     Z5, Z5, Z5
+	VPXORQ     Z6, Z6, Z6
+	VPXORQ     Z7, Z7, Z7
+	VPXORQ     Z8, Z8, Z8
+
+	// Per 256 bytes: four loads, each word added to the lane of its dword's low or high half.
+loop:
+	CMPQ      CX, $0x00000100
+	JB        tail
+	VMOVDQU64 (AX), Z9
+	VPANDD    Z0, Z9, Z10
+	VPADDD    Z10, Z1, Z1
+	VPSRLD    $0x10, Z9, Z9
+	VPADDD    Z9, Z2, Z2
+	VMOVDQU64 64(AX), Z9
+	VPANDD    Z0, Z9, Z10
+	VPADDD    Z10, Z3, Z3
+	VPSRLD    $0x10, Z9, Z9
+	VPADDD    Z9, Z4, Z4
+	VMOVDQU64 128(AX), Z9
+	VPANDD    Z0, Z9, Z10
+	VPADDD    Z10, Z5, Z5
+	VPSRLD    $0x10, Z9, Z9
+	VPADDD    Z9, Z6, Z6
+	VMOVDQU64 192(AX), Z9
+	VPANDD    Z0, Z9, Z10
+	VPADDD    Z10, Z7, Z7
+	VPSRLD    $0x10, Z9, Z9
+	VPADDD    Z9, Z8, Z8
+	ADDQ      $0x00000100, AX
+	SUBQ      $0x00000100, CX
+	JMP       loop
+
+	// The last 64-byte loads, into the first accumulator pair.
+tail:
+	CMPQ      CX, $0x00000040
+	JB        reduce
+	VMOVDQU64 (AX), Z9
+	VPANDD    Z0, Z9, Z10
+	VPADDD    Z10, Z1, Z1
+	VPSRLD    $0x10, Z9, Z9
+	VPADDD    Z9, Z2, Z2
+	ADDQ      $0x00000040, AX
+	SUBQ      $0x00000040, CX
+	JMP       tail
+
+	// Widen the 32-bit lanes to 64 bits, add them up and return the sum.
+reduce:
+	VPTERNLOGD    $0xff, Z11, Z11, Z11
+	VPSRLQ        $0x20, Z11, Z11
+	VPXORQ        Z12, Z12, Z12
+	VPANDD        Z11, Z1, Z0
+	VPADDQ        Z0, Z12, Z12
+	VPSRLQ        $0x20, Z1, Z1
+	VPADDQ        Z1, Z12, Z12
+	VPANDD        Z11, Z2, Z0
+	VPADDQ        Z0, Z12, Z12
+	VPSRLQ        $0x20, Z2, Z2
+	VPADDQ        Z2, Z12, Z12
+	VPANDD        Z11, Z3, Z0
+	VPADDQ        Z0, Z12, Z12
+	VPSRLQ        $0x20, Z3, Z3
+	VPADDQ        Z3, Z12, Z12
+	VPANDD        Z11, Z4, Z0
+	VPADDQ        Z0, Z12, Z12
+	VPSRLQ        $0x20, Z4, Z4
+	VPADDQ        Z4, Z12, Z12
+	VPANDD        Z11, Z5, Z0
+	VPADDQ        Z0, Z12, Z12
+	VPSRLQ        $0x20, Z5, Z5
+	VPADDQ        Z5, Z12, Z12
+	VPANDD        Z11, Z6, Z0
+	VPADDQ        Z0, Z12, Z12
+	VPSRLQ        $0x20, Z6, Z6
+	VPADDQ        Z6, Z12, Z12
+	VPANDD        Z11, Z7, Z0
+	VPADDQ        Z0, Z12, Z12
+	VPSRLQ        $0x20, Z7, Z7
+	VPADDQ        Z7, Z12, Z12
+	VPANDD        Z11, Z8, Z0
+	VPADDQ        Z0, Z12, Z12
+	VPSRLQ        $0x20, Z8, Z8
+	VPADDQ        Z8, Z12, Z12
+	VEXTRACTI64X4 $0x01, Z12, Y0
+	VPADDQ        Y12, Y0, Y0
+	VEXTRACTI128  $0x01, Y0, X1
+	VPADDQ        X0, X1, X1
+	VMOVQ         X1, AX
+	VPEXTRQ       $0x01, X1, CX
+	ADDQ          CX, AX
+	VZEROUPPER
+	MOVQ          AX, ret+24(FP)
+	RET

@@ -64,8 +64,8 @@ const (
 // Sum adds b to the unfolded one's-complement sum initial (RFC 1071 section 4.1, with 64-bit words:
 // the end-around carry of each addition goes back into the sum, so a 64-bit sum folds to the same
 // 16-bit one). The bytes are taken big-endian: byte 0 is the high byte of the first 16-bit word, and
-// an odd last byte is padded with a zero. On amd64 with AVX2 a vector kernel takes all but the last
-// bytes (under 32) of b.
+// an odd last byte is padded with a zero. On amd64 with AVX-512 or AVX2 a vector kernel takes all but
+// the last bytes (under 32) of b.
 func Sum(b []byte, initial uint64) uint64 {
 	b, initial = sumWide(b, initial)
 	return sumGeneric(b, initial)

@@ -47,12 +47,26 @@ func TestSumAgainstRFC1071(t *testing.T) {
 	}
 }
 
-// TestSumWide: the vector kernel's sum folds to the generic loop's for every length around its
-// 128- and 32-byte blocks, for sums that carry in every word, and across its 1 MiB calls.
+// TestSumWide: each vector kernel's sum folds to the generic loop's for every length around its
+// blocks (128 and 32 bytes, or 256 and 64), for sums that carry in every word, and across its 1 MiB
+// calls.
 func TestSumWide(t *testing.T) {
 	if rest, _ := sumWide(make([]byte, 32), 0); len(rest) != 0 {
 		t.Skip("no vector kernel on this CPU or build")
 	}
+	testSumWide(t)
+	if tiers := vectorTiers(); len(tiers) > 1 {
+		// The wider kernel is on: also the narrower one alone.
+		defer tiers[0](true)
+		tiers[0](false)
+		if rest, _ := sumWide(make([]byte, 64), 0); len(rest) != 0 {
+			t.Fatal("no kernel left")
+		}
+		testSumWide(t)
+	}
+}
+
+func testSumWide(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	buf := make([]byte, 3<<20+77)
 	for i := range buf {
