@@ -198,6 +198,20 @@ func source(m *ipv4.Message) netip.AddrPort {
 	return src
 }
 
+// received notes GRO message i just read: its segment size and source, and whether the kernel
+// coalesced it, which it reports.
+func (c *UDPConn) received(i int) bool {
+	m := &c.groMsgs[i]
+	c.groSeg[i] = groSegment(m.OOB[:m.NN])
+	c.groSrc[i] = source(m)
+	if c.groSeg[i] > 0 && m.N > c.groSeg[i] {
+		c.groCoalesced++
+		c.groSlot = c.groSeg[i]
+		return true
+	}
+	return false
+}
+
 // readGRO hands over the datagrams of coalesced messages, reading more only when none are pending,
 // so that it blocks only when it has nothing to return.
 func (c *UDPConn) readGRO(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (int, error) {
@@ -215,13 +229,7 @@ func (c *UDPConn) readGRO(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (in
 				return 0, err
 			}
 			for i := range n {
-				m := &c.groMsgs[i]
-				c.groSeg[i] = groSegment(m.OOB[:m.NN])
-				if c.groSeg[i] > 0 && m.N > c.groSeg[i] {
-					c.groCoalesced++
-					c.groSlot = c.groSeg[i]
-				}
-				c.groSrc[i] = source(m)
+				c.received(i)
 			}
 			c.gi, c.gn, c.goff = 0, n, 0
 			continue
@@ -325,14 +333,9 @@ func (c *UDPConn) readInto(bufs [][]byte, offset int, sizes []int, srcs []netip.
 	c.groWhole = true
 	for j := range got {
 		m := &c.groMsgs[j]
-		c.groSeg[j] = groSegment(m.OOB[:m.NN])
-		if c.groSeg[j] > 0 && m.N > c.groSeg[j] {
-			c.groCoalesced++
-			c.groSlot = c.groSeg[j]
-		} else {
+		if !c.received(j) {
 			c.groWhole = false
 		}
-		c.groSrc[j] = source(m)
 		if pending >= 0 {
 			if j < scattered {
 				c.gatherMessage(j, bufs, offset, seg, per)
