@@ -207,6 +207,8 @@ func TestUDPReadInto(t *testing.T) {
 		if a.gso && rx.gro && rx.groInPlace-before != 90 {
 			t.Errorf("%s: %d of 90 datagrams of the size expected landed in place", laddr, rx.groInPlace-before)
 		}
+		send([2]int{10, 100})                   // coalesced, all within one expected datagram's size
+		send([2]int{45, 1452})                  // expected again
 		send([2]int{1, 1500})                   // one longer than expected, first in the call
 		send([2]int{64, 100}, [2]int{45, 1452}) // more than its buffers, before one that is in place
 		send([2]int{20, 1452}, [2]int{1, 1000}, [2]int{10, 1452}, [2]int{1, 1500}, [2]int{12, 800},
