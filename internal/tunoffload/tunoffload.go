@@ -320,6 +320,7 @@ func (sp *superPacket) cut(bufs [][]byte, sizes []int, offset int, payload []byt
 	// summed once; each segment adds what is its own.
 	pseudo := PseudoSum(pkt, sp.proto, 0)
 	if sp.v4 {
+		clear(pkt[2:6])         // total length and identification, set per segment
 		pkt[10], pkt[11] = 0, 0 // recomputed per segment
 	}
 	if sp.proto == protoTCP {
@@ -331,12 +332,11 @@ func (sp *superPacket) cut(bufs [][]byte, sizes []int, offset int, payload []byt
 		pkt[iphl+4], pkt[iphl+5] = 0, 0
 	}
 	thSum := Sum(pkt[iphl:hl], pseudo)
-	// Likewise the IPv4 header without its total length and identification (and its checksum,
-	// zeroed above): the total length is the low half of its first 32-bit word, the identification
-	// the high half of its second, and a half sums alike in either place (2^16 = 1 modulo 2^16-1).
+	// Likewise the IPv4 header (with its options) without the total length, identification and
+	// checksum, zeroed above.
 	var ipSum uint64
 	if sp.v4 {
-		ipSum = IPv4HeaderSum(pkt) - uint64(binary.BigEndian.Uint16(pkt[2:])) - uint64(id)<<16
+		ipSum = Sum(pkt[:iphl], 0)
 	}
 	// Every segment starts from the headers in pkt. Scattered, the first segment's are those
 	// headers, and the segments after it copy them with the first one's own fields in: each
@@ -355,7 +355,7 @@ func (sp *superPacket) cut(bufs [][]byte, sizes []int, offset int, payload []byt
 		} else {
 			binary.BigEndian.PutUint16(out[2:], uint16(len(out)))
 			binary.BigEndian.PutUint16(out[4:], id+uint16(i))
-			binary.BigEndian.PutUint16(out[10:], ^Fold(ipSum+uint64(len(out))+uint64(id+uint16(i))))
+			binary.BigEndian.PutUint16(out[10:], ^Fold(add(ipSum, uint64(len(out))+uint64(id+uint16(i)))))
 		}
 		th := out[iphl:]
 		// The per-segment transport header fields, added to thSum as the 16-bit words they sit in.
