@@ -172,6 +172,7 @@ func (v *vnetTUN) aim(bufs [][]byte, offset int) {
 // unaim drops the iovecs' references to the caller's buffers (the pool's, not kept alive from here).
 func (v *vnetTUN) unaim() { clear(v.riov[:v.nriov]) }
 
+// setIovec points iov at b, which is not empty.
 func setIovec(iov *unix.Iovec, b []byte) {
 	iov.Base = &b[0]
 	iov.SetLen(len(b))
