@@ -183,7 +183,7 @@ func Split(in []byte, bufs [][]byte, sizes []int, offset int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return sp.cut(bufs, sizes, offset, pkt[sp.hl:])
+	return sp.cut(bufs, sizes, offset, len(pkt)-sp.hl, pkt[sp.hl:])
 }
 
 // SplitScattered is Split for a read the TUN scattered over bufs, as a readv puts it when its
@@ -211,12 +211,11 @@ func SplitScattered(bufs [][]byte, sizes []int, offset, hdrLen, segSize, length 
 		return n, true, err
 	}
 	sp, err := parseSuper(h, bufs[0][offset:offset+min(hdrLen+segSize, length-HeaderLen)])
-	sp.payload = length - HeaderLen - sp.hl
-	if err != nil || sp.hl != hdrLen || int(h.GSOSize) != segSize ||
-		(sp.payload+segSize-1)/segSize > len(bufs) {
+	payload := length - HeaderLen - hdrLen
+	if err != nil || sp.hl != hdrLen || int(h.GSOSize) != segSize || (payload+segSize-1)/segSize > len(bufs) {
 		return 0, false, nil // Split, on the packet gathered, decides
 	}
-	n, err := sp.cut(bufs, sizes, offset, nil)
+	n, err := sp.cut(bufs, sizes, offset, payload, nil)
 	return n, true, err
 }
 
@@ -255,7 +254,6 @@ func completeOne(h Header, pkt []byte) (int, error) {
 type superPacket struct {
 	h         Header
 	head      []byte // the packet's first bytes: its headers, then (some of) its payload
-	payload   int    // payload bytes in all, for SplitScattered
 	v4        bool
 	proto     byte
 	iphl, thl int
@@ -292,16 +290,11 @@ func parseSuper(h Header, pkt []byte) (superPacket, error) {
 	return sp, nil
 }
 
-// cut writes the segments of the super-packet into bufs[i][offset:] (see Split): with payload,
-// its payload, copying each segment's behind its headers; with payload nil, the segments'
-// payloads are in place already (SplitScattered) and payload bytes long in all, behind head's
-// headers.
-func (sp *superPacket) cut(bufs [][]byte, sizes []int, offset int, payload []byte) (int, error) {
+// cut writes the segments of the super-packet, total payload bytes, into bufs[i][offset:] (see
+// Split): with payload, copying each segment's payload behind its headers; with payload nil, the
+// payloads are in place already (SplitScattered).
+func (sp *superPacket) cut(bufs [][]byte, sizes []int, offset, total int, payload []byte) (int, error) {
 	h, pkt, iphl, hl := sp.h, sp.head, sp.iphl, sp.hl
-	total := len(payload)
-	if payload == nil {
-		total = sp.payload
-	}
 	gso := int(h.GSOSize)
 	n := (total + gso - 1) / gso
 	if n > len(bufs) {
