@@ -338,7 +338,7 @@ func (c *UDPConn) readInto(bufs [][]byte, offset int, sizes []int, srcs []netip.
 		}
 		if pending >= 0 {
 			if j < scattered {
-				c.gatherMessage(j, bufs, offset, seg, per)
+				gatherScattered(c.groBufs[j][0], m.N, m.Buffers[:per])
 			}
 			continue
 		}
@@ -361,7 +361,7 @@ func (c *UDPConn) readInto(bufs [][]byte, offset int, sizes []int, srcs []netip.
 				c.groInPlace += uint64(count)
 				continue
 			}
-			c.gatherMessage(j, bufs, offset, seg, per)
+			gatherScattered(c.groBufs[j][0], m.N, m.Buffers[:per])
 		}
 		// From the message's large buffer, into the buffers up to the next scattered message's.
 		limit := n
@@ -406,21 +406,6 @@ func (c *UDPConn) readViews(bufs [][]byte, offset int, sizes []int, srcs []netip
 	got, err := c.ReadBatch(views, sizes, srcs)
 	clear(views)
 	return got, err
-}
-
-// gatherMessage moves scattered message j, whose per buffers of seg bytes from bufs[slotStart[j]]
-// and then its large buffer took its bytes, into its large buffer, contiguous, for readGRO's way:
-// what the large buffer took (the last of it) to the end, then the pieces before it.
-func (c *UDPConn) gatherMessage(j int, bufs [][]byte, offset, seg, per int) {
-	m, big := &c.groMsgs[j], c.groBufs[j][0]
-	inBufs := min(m.N, per*seg)
-	if m.N > inBufs {
-		copy(big[inBufs:m.N], big[:m.N-inBufs])
-	}
-	start := c.slotStart[j]
-	for k := 0; k*seg < inBufs; k++ {
-		copy(big[k*seg:min(inBufs, (k+1)*seg)], bufs[start+k][offset:])
-	}
 }
 
 // WriteBatch implements UDP: it sends every datagram, calling sendmmsg again for any the kernel did
