@@ -28,11 +28,12 @@ package dataplane
 // batch and the committing worker gives the batch back before the unit, so a direction never holds
 // more batches than it has units, and the pool has a batch for every unit of both directions plus
 // the control batch. Get therefore finds a batch at once (it waits only if a batch went missing,
-// and returns on Close), so one direction stalled on its output never starves the other
-// direction's reader of the batch it needs to drain. A smaller shared pool could deadlock two Devices joined by blocking doubles (as the
-// in-memory ones are: a writer waits while the other end's queue is full): A's and B's senders each
-// blocked on the other's full inbound queue, whose readers wait for batches that only those senders
-// hold. One pool rather than one per direction keeps the bound in one place, and one MaxMemory.
+// and returns on Close), so one direction stalled on its output never starves the other direction's
+// reader of the batch it needs to drain. A smaller shared pool could deadlock two Devices joined by
+// blocking doubles (as the in-memory ones are: a writer waits while the other end's queue is full):
+// A's and B's senders each blocked on the other's full inbound queue, whose readers wait for
+// batches that only those senders hold. One pool rather than one per direction keeps the bound in
+// one place, and one MaxMemory.
 //
 // Ownership: a unit belongs to its reader from the free ring until it is enqueued on the work ring,
 // numbered in read order; then the worker that dequeues it owns its contents until it hands it to

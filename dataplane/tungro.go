@@ -1,18 +1,18 @@
 package dataplane
 
-// tunCoalescer is the inbound commit's receive offload for a TUN with virtio-net headers
-// (vnetTUN): it coalesces the TCP segments and UDP datagrams of a batch that continue one another into super-
+// tunCoalescer is the inbound commit's receive offload for a TUN with virtio-net headers (vnetTUN):
+// it coalesces the TCP segments and UDP datagrams of a batch that continue one another into super-
 // packets, as the kernel's GRO would (net/ipv4/af_inet.c inet_gro_receive and tcp_offload.c
 // tcp_gro_receive: same flow, adjacent sequence numbers, consecutive IPv4 identifications (or one
 // fixed identification, for atomic datagrams), the same acknowledgment number, window, options and
 // IP header fields, valid checksums, no segment after a shorter one or after PSH), and writes each
 // with a virtio-net header that asks the kernel to take it as one (VIRTIO_NET_HDR_GSO_TCPV4/TCPV6/
 // UDP_L4 with NEEDS_CSUM, virtio spec 5.1.6.2): one write system call and one pass through the
-// kernel's stack per 64 KiB instead of per packet. Segmenting a super-packet again (tunoffload.Split,
-// or the kernel's GSO if it forwards it) gives back its packets byte for byte, except that atomic
-// IPv4 datagrams sent with one fixed identification (as Linux sends those of unconnected sockets)
-// get consecutive ones: the field means nothing in them (RFC 6864 section 4.1), and the virtio-net
-// header cannot ask for fixed ones.
+// kernel's stack per 64 KiB instead of per packet. Segmenting a super-packet again
+// (tunoffload.Split, or the kernel's GSO if it forwards it) gives back its packets byte for byte,
+// except that atomic IPv4 datagrams sent with one fixed identification (as Linux sends those of
+// unconnected sockets) get consecutive ones: the field means nothing in them (RFC 6864 section
+// 4.1), and the virtio-net header cannot ask for fixed ones.
 //
 // Checksums: a super-packet carries NEEDS_CSUM and the pseudo-header sum (tunoffload.Coalesced),
 // which the kernel takes as verified (CHECKSUM_PARTIAL), so a packet joins one only if its IPv4
@@ -22,9 +22,9 @@ package dataplane
 // too). A packet that fails goes alone, with an empty header, and the kernel drops and counts it as
 // it does any (TcpInCsumErrors, UdpInCsumErrors).
 //
-// Nothing is copied in user space: a super-packet is the first packet, its headers edited in place in its pool
-// buffer and the virtio-net header in the headroom before it, followed by the payloads of the others
-// where they are, gathered by one writev.
+// Nothing is copied in user space: a super-packet is the first packet, its headers edited in place
+// in its pool buffer and the virtio-net header in the headroom before it, followed by the payloads
+// of the others where they are, gathered by one writev.
 //
 // Order: packets are written in the order of the first packet of each super-packet; what joins one
 // overtakes the packets in between, which belong to other flows or are TCP segments the GRO leaves

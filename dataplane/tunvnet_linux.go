@@ -138,14 +138,15 @@ func (v *vnetTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
 // Scattered reads. A TSO super-packet read into rbuf is copied apart into the buffers, segment by
 // segment (tunoffload.Split). Instead, a read's iovecs put each segment's payload where Split would
 // copy it: the virtio-net header, the headers and the first segment's payload into bufs[0] (from
-// offset-HeaderLen), segment i's payload into bufs[i] behind the room for its headers, then rbuf for
-// whatever is left over; tunoffload.SplitScattered only writes the headers. The iovecs expect the
-// header and segment sizes of the last super-packet read: a TCP stream's stay the same (its headers
-// and MSS). A packet without GSO up to the headers and a segment long (the MTU, for such a stream)
-// lands whole in bufs[0]: no copy either. A read laid out otherwise (other sizes, more segments than
-// buffers) is gathered into rbuf (gatherScattered) and split from there: one more copy than a read into rbuf, and
-// the next read expects its sizes. On the project's 2-core machine, with one TCP stream through two
-// tunnels, the copy was 0.7% of all CPU samples (perf record -a) and is gone from the profile.
+// offset-HeaderLen), segment i's payload into bufs[i] behind the room for its headers, then rbuf
+// for whatever is left over; tunoffload.SplitScattered only writes the headers. The iovecs expect
+// the header and segment sizes of the last super-packet read: a TCP stream's stay the same (its
+// headers and MSS). A packet without GSO up to the headers and a segment long (the MTU, for such a
+// stream) lands whole in bufs[0]: no copy either. A read laid out otherwise (other sizes, more
+// segments than buffers) is gathered into rbuf (gatherScattered) and split from there: one more
+// copy than a read into rbuf, and the next read expects its sizes. On the project's 2-core machine,
+// with one TCP stream through two tunnels, the copy was 0.7% of all CPU samples (perf record -a)
+// and is gone from the profile.
 
 // aim points the read's iovecs at bufs (see above), or at rbuf alone before the first super-packet.
 func (v *vnetTUN) aim(bufs [][]byte, offset int) {

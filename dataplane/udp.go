@@ -4,13 +4,13 @@ package dataplane
 // as raw system calls, see udp_mmsg_linux.go; elsewhere golang.org/x/net's ReadBatch/WriteBatch, a
 // datagram per call), with socket buffers sized for bursts.
 //
-// Sending uses UDP generic segmentation offload where the kernel has it (Linux 4.18, the UDP_SEGMENT
-// control message): runs of at least minGSOSegments consecutive datagrams of a batch to the same
-// destination, all of one size but the last, which may be shorter, go out as ONE message whose iovecs are the datagrams themselves
-// (no copy); the kernel, or the NIC, cuts it back into datagrams. A full batch of 1420-byte packets
-// to one peer is then three messages instead of 128; the rest of a run that one message could not
-// take goes on in the next however short. If the kernel refuses (EIO: no checksum offload
-// on the route) GSO is switched off for the socket.
+// Sending uses UDP generic segmentation offload where the kernel has it (Linux 4.18, the
+// UDP_SEGMENT control message): runs of at least minGSOSegments consecutive datagrams of a batch to
+// the same destination, all of one size but the last, which may be shorter, go out as ONE message
+// whose iovecs are the datagrams themselves (no copy); the kernel, or the NIC, cuts it back into
+// datagrams. A full batch of 1420-byte packets to one peer is then three messages instead of 128;
+// the rest of a run that one message could not take goes on in the next however short. If the
+// kernel refuses (EIO: no checksum offload on the route) GSO is switched off for the socket.
 //
 // Receiving uses UDP generic receive offload where the kernel has it (Linux 5.0, UDP_GRO): the kernel
 // hands over runs of datagrams of one flow as one message, with their size in a control message.
@@ -467,7 +467,7 @@ func (c *UDPConn) pack(bufs [][]byte, dsts []netip.AddrPort) (used int) {
 		k++
 		// A run the limits of one message cut goes on in the next however short its rest: a TSO
 		// super-packet of 47 full-size segments is two messages, not one and two datagrams of
-		// their own, each of which costs both kernels' paths as much as a message.
+		// their own, each a message through both kernels' send and receive paths.
 		segSize, segBytes = len(b), len(b)
 		open = c.gso && (sameRun || gsoRun(bufs[used:], dsts[used:]) >= minGSOSegments)
 	}

@@ -21,12 +21,13 @@ import (
 // spill row, from where the next step that reads it again takes it as a memory operand. That read
 // is at least two steps after the store (10 cycles or more: RFC 8439's step order puts a use of
 // another word in between), so it never waits for the store to forward. Rotations by 16 and 8 are
-// byte shuffles (VPSHUFB, masks in memory), by 12 and 7 two shifts and an OR. What bounds the kernel on Zen 5 is that instruction mix on eight chains with
-// its spills (internal/pipeprobe, loops of the same instructions): adds and XORs issue 4 a cycle
-// but shifts and byte shuffles 2 each (2.6 together); the quarter round's sequence on 8 chains
-// issues 2.9 a cycle in lockstep and 3.0 skewed in registers, 2.8 with this kernel's spill loads
-// and stores, which is what the kernel runs at. 12 chains would issue 3.5 in registers, but as a
-// third group they would need 48 words in memory, b too, and then issue 1.9.
+// byte shuffles (VPSHUFB, masks in memory), by 12 and 7 two shifts and an OR. What bounds the
+// kernel on Zen 5 is that instruction mix on eight chains with its spills (internal/pipeprobe,
+// loops of the same instructions): adds and XORs issue 4 a cycle but shifts and byte shuffles 2
+// each (2.6 together); the quarter round's sequence on 8 chains issues 2.9 a cycle in lockstep and
+// 3.0 skewed in registers, 2.8 with this kernel's spill loads and stores, which is what the kernel
+// runs at. 12 chains would issue 3.5 in registers, but as a third group they would need 48 words in
+// memory, b too, and then issue 1.9.
 
 // rotMasks holds the VPSHUFB masks that rotate each 32-bit word left by 16 and by 8 bits.
 var rotMasks Mem
