@@ -59,10 +59,12 @@ FUZZTIME ?= 10s
 fuzz:
 	@scripts/fuzz.sh $(FUZZTIME)
 
-## bench: kernels against x/crypto and crypto/cipher, every tier, as a table (raw output above it).
+## bench: kernels against x/crypto and crypto/cipher: the default path and every tier, as tables (raw
+## output above them), the CPU model first and every default-path row below the baseline flagged.
 BENCHTIME ?= 200ms
 BENCHCOUNT ?= 5
 bench:
+	@scripts/cpumodel.sh
 	$(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./kernels/ | $(GO) run ./internal/benchtable
 
 ## bench-ipsecmb: kernels against intel-ipsec-mb (its best code for this CPU) on the same batches.

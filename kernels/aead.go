@@ -2,7 +2,8 @@ package kernels
 
 import "crypto/cipher"
 
-// NewAEAD returns a drop-in cipher.AEAD for one message at a time on the fastest tier. It follows
+// NewAEAD returns a drop-in cipher.AEAD for one message at a time on the default path (the
+// dispatch table's choice for a batch of one). It follows
 // cipher.AEAD's contract exactly: Seal and Open append to dst, whose spare capacity must not overlap
 // the input other than exactly in place, and a failed Open returns ErrAuth with no plaintext.
 func NewAEAD(s Suite, key []byte) (cipher.AEAD, error) {
@@ -21,7 +22,7 @@ func (a *aead) Overhead() int  { return TagSize }
 func (a *aead) Seal(dst, nonce, plaintext, additionalData []byte) []byte {
 	ret, out := sliceForAppend(dst, len(plaintext)+TagSize)
 	ops := [1]Op{{Key: a.key, Nonce: nonce, AD: additionalData, Src: plaintext, Dst: out}}
-	bestTier.Seal(ops[:])
+	Seal(ops[:])
 	return ret
 }
 
@@ -34,7 +35,7 @@ func (a *aead) Open(dst, nonce, ciphertext, additionalData []byte) ([]byte, erro
 	}
 	ret, out := sliceForAppend(dst, len(ciphertext)-TagSize)
 	ops := [1]Op{{Key: a.key, Nonce: nonce, AD: additionalData, Src: ciphertext, Dst: out}}
-	if bestTier.Open(ops[:]) != 0 {
+	if Open(ops[:]) != 0 {
 		return nil, ErrAuth
 	}
 	return ret, nil

@@ -66,8 +66,9 @@ func benchAEAD(b *testing.B, open bool) {
 			for _, w := range benchshape.Workloads {
 				b.Run(w.Name, func(b *testing.B) {
 					d := newBenchData(b, s, w)
+					b.Run("default", func(b *testing.B) { benchPath(b, kernels.Seal, kernels.Open, d, open) })
 					for _, tier := range kernels.Tiers() {
-						b.Run(tier.String(), func(b *testing.B) { benchTier(b, tier, d, open) })
+						b.Run(tier.String(), func(b *testing.B) { benchPath(b, tier.Seal, tier.Open, d, open) })
 					}
 					b.Run("baseline", func(b *testing.B) { benchBaseline(b, d, open) })
 				})
@@ -76,7 +77,8 @@ func benchAEAD(b *testing.B, open bool) {
 	}
 }
 
-func benchTier(b *testing.B, tier kernels.Tier, d *benchData, open bool) {
+// benchPath runs the workload through one path: the default (kernels.Seal and Open) or a tier's.
+func benchPath(b *testing.B, seal func([]kernels.Op), openOps func([]kernels.Op) int, d *benchData, open bool) {
 	ops := make([]kernels.Op, len(d.pts))
 	for i := range ops {
 		ops[i] = kernels.Op{Key: d.keys[i%len(d.keys)], Nonce: d.nonces[i]}
@@ -86,18 +88,18 @@ func benchTier(b *testing.B, tier kernels.Tier, d *benchData, open bool) {
 			ops[i].Src, ops[i].Dst = d.pts[i], make([]byte, len(d.cts[i]))
 		}
 	}
-	if open && tier.Open(ops) != 0 {
+	if open && openOps(ops) != 0 {
 		b.Fatal("Open of genuine ciphertexts failed")
 	}
 	b.SetBytes(d.bytes)
 	b.ReportAllocs()
 	if open {
 		for b.Loop() {
-			tier.Open(ops)
+			openOps(ops)
 		}
 	} else {
 		for b.Loop() {
-			tier.Seal(ops)
+			seal(ops)
 		}
 	}
 	reportPerPacket(b, len(ops))

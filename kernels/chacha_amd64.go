@@ -25,13 +25,21 @@ var (
 // faster: see BenchmarkPoly1305Kernels. A variable so that tests run both.
 var polyZMM = true
 
+// chachaAVX2Regs selects the AVX2 ChaCha20 lane kernel: chachaXOR16AVX2Regs for cores with a
+// 1-cycle vector latency, chachaXOR16AVX2 for Zen 5's 2 cycles (see ymmLatency2). A variable so that
+// tests run both.
+var chachaAVX2Regs = !ymmLatency2
+
 // streamKernel runs tier t's ChaCha20 kernel; polyKernel runs the Poly1305 kernel of table format
 // radix26 (AVX2) or radix 2^44 (IFMA). They call the stubs directly: a call through a func value would
 // make the compiler move the lane tables to the heap.
 func streamKernel(t Tier, tab *streamTable, lanes *chachaPtrs16, n, stride int) {
-	if t == AVX512 {
+	switch {
+	case t == AVX512:
 		chachaXOR16(tab, lanes, n, stride)
-	} else {
+	case chachaAVX2Regs:
+		chachaXOR16AVX2Regs(tab, lanes, n, stride)
+	default:
 		chachaXOR16AVX2(tab, lanes, n, stride)
 	}
 }
@@ -159,3 +167,6 @@ func poly1305AVX2Eight(st *polyOne26, msg *byte, n int)
 //
 //go:noescape
 func poly1305AVX2(st *[15][16]uint64, p *polyPtrs16, n, stride int)
+
+//go:noescape
+func chachaXOR16AVX2Regs(tab *streamTable, lanes *chachaPtrs16, n, stride int)

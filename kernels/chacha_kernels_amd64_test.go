@@ -122,14 +122,21 @@ func BenchmarkPoly1305Kernels(b *testing.B) {
 	}
 }
 
-// BenchmarkChaCha20Kernels runs each ChaCha20 kernel over 16 lanes x 4 KiB.
+// BenchmarkChaCha20Kernels runs each ChaCha20 lane kernel over 16 lanes x 4 KiB: the measurement
+// behind chachaAVX2Regs.
 func BenchmarkChaCha20Kernels(b *testing.B) {
 	buf := make([]byte, 16*lanePitch)
-	for _, tier := range []Tier{AVX512, AVX2} {
-		b.Run(fmt.Sprint(tier), func(b *testing.B) {
-			if !chachaHas(tier) {
+	for _, k := range []struct {
+		name string
+		tier Tier
+		regs bool
+	}{{"AVX512", AVX512, false}, {"AVX2", AVX2, false}, {"AVX2Regs", AVX2, true}} {
+		b.Run(k.name, func(b *testing.B) {
+			if !chachaHas(k.tier) {
 				b.Skip("CPU lacks the features")
 			}
+			defer func(r bool) { chachaAVX2Regs = r }(chachaAVX2Regs)
+			chachaAVX2Regs = k.regs
 			var s streamLanes
 			t := s.tab()
 			b.SetBytes(int64(len(buf)))
@@ -138,7 +145,29 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 					s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
 					s.ptrs.dst[l] = s.ptrs.src[l]
 				}
-				streamKernel(tier, t, &s.ptrs, 4096/64, 64)
+				streamKernel(k.tier, t, &s.ptrs, 4096/64, 64)
+			}
+		})
+	}
+}
+
+// TestChaChaAVX2Kernels runs the AVX2 tier with each of its ChaCha20 kernels, the one for 2-cycle
+// cores (chachaXOR16AVX2) and the one for 1-cycle cores (chachaXOR16AVX2Regs), whichever this CPU
+// would select, against the Generic tier.
+func TestChaChaAVX2Kernels(t *testing.T) {
+	if !chachaHas(AVX2) {
+		t.Skip("needs AVX2")
+	}
+	for _, regs := range []bool{false, true} {
+		t.Run(fmt.Sprintf("regs=%v", regs), func(t *testing.T) {
+			defer func(r bool) { chachaAVX2Regs = r }(chachaAVX2Regs)
+			chachaAVX2Regs = regs
+			rng := rand.New(rand.NewPCG(3, 4))
+			for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+				key, _ := NewKey(suite, make([]byte, 32))
+				for _, b := range []int{1, 5, 8, 17, 64, 70} {
+					checkAgainstGeneric(t, AVX2, key, b, rng)
+				}
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"crypto/cipher"
 	"encoding/binary"
 	"errors"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 type Key struct {
 	_         noCopy
 	suite     Suite
+	nonceSize int // suite.NonceSize(), 0 in a Key not made by NewKey: checkOps' fast path reads it
 	destroyed bool
 
 	// chacha holds the ChaCha20 key as the eight little-endian words of state[4:12] (RFC 8439
@@ -20,6 +22,9 @@ type Key struct {
 
 	// gcm holds the AES-GCM material; nil for the ChaCha suites.
 	gcm *gcmKey
+
+	// std is the standard library's AEAD for this key: the Stdlib tier (stdlib.go).
+	std cipher.AEAD
 }
 
 // NewKey expands key for suite s. The caller may wipe key afterwards: Key keeps its own copy.
@@ -31,18 +36,24 @@ func NewKey(s Suite, key []byte) (*Key, error) {
 		return nil, errors.New("kernels: " + s.String() + " takes a " + strconv.Itoa(s.KeySize()) +
 			"-byte key, got " + strconv.Itoa(len(key)))
 	}
-	k := &Key{suite: s}
+	k := &Key{suite: s, nonceSize: s.NonceSize()}
+	var block cipher.Block
 	if s.isChaCha() {
 		for i := range k.chacha {
 			k.chacha[i] = binary.LittleEndian.Uint32(key[4*i:])
 		}
-		return k, nil
+	} else {
+		g, err := newGCMKey(key)
+		if err != nil {
+			return nil, err
+		}
+		k.gcm, block = g, g.block
 	}
-	g, err := newGCMKey(key)
+	std, err := newStdAEAD(s, key, block)
 	if err != nil {
 		return nil, err
 	}
-	k.gcm = g
+	k.std = std
 	return k, nil
 }
 
@@ -57,6 +68,10 @@ func (k *Key) Destroy() {
 		k.gcm.destroy()
 		k.gcm = nil
 	}
+	if k.std != nil && k.suite.isChaCha() {
+		wipeStdAEAD(k.std)
+	}
+	k.std = nil
 	k.destroyed = true
 }
 

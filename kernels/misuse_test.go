@@ -281,7 +281,7 @@ func TestNotMisuse(t *testing.T) {
 // illegal instruction.
 func TestUnavailableTierPanics(t *testing.T) {
 	available := kernels.Tiers()
-	for _, tier := range []kernels.Tier{kernels.Generic, kernels.AVX2, kernels.AVX512, kernels.NEON, 4, 200} {
+	for _, tier := range []kernels.Tier{kernels.Generic, kernels.AVX2, kernels.AVX512, kernels.Stdlib, 4, 200} {
 		if slices.Contains(available, tier) {
 			continue
 		}

@@ -25,47 +25,73 @@ type Op struct {
 // a tag). Its Dst has been zeroed so that no unauthenticated plaintext is released.
 var ErrAuth = errors.New("kernels: message authentication failed")
 
-// checkOps panics on misuse, before any op is processed, like cipher.AEAD.
-func checkOps(ops []Op, open bool) {
+// checkOps panics on misuse, before any op is processed, like cipher.AEAD, and returns how many ops
+// belong to the ChaCha family and to the AES-GCM family. Every op takes the few comparisons of the
+// common, valid case; any other op goes through checkOp, which finds the fault and names it.
+func checkOps(ops []Op, open bool) (chacha, gcm int) {
 	for i := range ops {
 		op := &ops[i]
 		k := op.Key
-		if k == nil {
-			panic("kernels: nil key")
-		}
-		if k.suite.KeySize() == 0 {
-			panic("kernels: Key not made by NewKey")
-		}
-		if k.destroyed {
-			panic("kernels: use of destroyed key")
-		}
-		if len(op.Nonce) != k.suite.NonceSize() {
-			panic("kernels: incorrect nonce length given to " + k.suite.String())
-		}
+		dst := len(op.Src) + TagSize // the Dst length the op needs
 		if open {
-			if len(op.Src) < TagSize {
-				continue // a failed Open, reported as ErrAuth; Dst is only zeroed
-			}
-			if len(op.Dst) != len(op.Src)-TagSize {
-				panic("kernels: Open Dst must be len(Src)-TagSize bytes")
-			}
-			if uint64(len(op.Dst)) > k.suite.maxPlaintext() {
-				panic("kernels: ciphertext too large for " + k.suite.String())
-			}
+			dst = len(op.Src) - TagSize
+		}
+		if k == nil || k.nonceSize == 0 || k.destroyed || len(op.Nonce) != k.nonceSize || len(op.Dst) != dst ||
+			uint64(dst) > minMaxPlaintext || inexactOverlap(op.Dst, op.Src) || anyOverlap(op.AD, op.Dst) {
+			checkOp(op, open)
+		}
+		if k.suite.isGCM() {
+			gcm++
 		} else {
-			if uint64(len(op.Src)) > k.suite.maxPlaintext() {
-				panic("kernels: plaintext too large for " + k.suite.String())
-			}
-			if len(op.Dst) != len(op.Src)+TagSize {
-				panic("kernels: Seal Dst must be len(Src)+TagSize bytes")
-			}
+			chacha++
 		}
-		if inexactOverlap(op.Dst, op.Src) {
-			panic("kernels: Dst overlaps Src other than exactly at its start")
+	}
+	return chacha, gcm
+}
+
+// minMaxPlaintext is the smaller of the suites' maxPlaintext: a Dst no longer passes the length check
+// of every suite.
+const minMaxPlaintext = 1<<36 - 32
+
+// checkOp panics with the message of the first check op fails. An Open whose ciphertext is shorter
+// than the tag passes: it fails authentication, and its Dst is only zeroed.
+func checkOp(op *Op, open bool) {
+	k := op.Key
+	if k == nil {
+		panic("kernels: nil key")
+	}
+	if k.suite.KeySize() == 0 {
+		panic("kernels: Key not made by NewKey")
+	}
+	if k.destroyed {
+		panic("kernels: use of destroyed key")
+	}
+	if len(op.Nonce) != k.suite.NonceSize() {
+		panic("kernels: incorrect nonce length given to " + k.suite.String())
+	}
+	if open {
+		if len(op.Src) < TagSize {
+			return
 		}
-		if anyOverlap(op.AD, op.Dst) {
-			panic("kernels: AD overlaps Dst")
+		if len(op.Dst) != len(op.Src)-TagSize {
+			panic("kernels: Open Dst must be len(Src)-TagSize bytes")
 		}
+		if uint64(len(op.Dst)) > k.suite.maxPlaintext() {
+			panic("kernels: ciphertext too large for " + k.suite.String())
+		}
+	} else {
+		if uint64(len(op.Src)) > k.suite.maxPlaintext() {
+			panic("kernels: plaintext too large for " + k.suite.String())
+		}
+		if len(op.Dst) != len(op.Src)+TagSize {
+			panic("kernels: Seal Dst must be len(Src)+TagSize bytes")
+		}
+	}
+	if inexactOverlap(op.Dst, op.Src) {
+		panic("kernels: Dst overlaps Src other than exactly at its start")
+	}
+	if anyOverlap(op.AD, op.Dst) {
+		panic("kernels: AD overlaps Dst")
 	}
 }
 

@@ -2,7 +2,7 @@ package kernels
 
 import "strconv"
 
-// Tier is one implementation level. Tiers lists those this CPU and build run, fastest first.
+// Tier is one implementation level. Tiers lists those this CPU and build run.
 //
 // A tier whose extra features for one suite are missing runs that suite on the next lower tier that
 // has them, so Tier.Seal and Tier.Open work for every suite on every listed tier.
@@ -10,9 +10,9 @@ type Tier uint8
 
 const (
 	Generic Tier = iota // portable Go
-	AVX2                // amd64: AVX2 + BMI2 (GCM also needs AES-NI + PCLMULQDQ)
+	AVX2                // amd64: AVX2 + BMI2 (GCM also needs AES-NI + PCLMULQDQ; VAES + VPCLMULQDQ run it on ymm)
 	AVX512              // amd64: AVX-512F/VL/BW (GCM also needs VAES + VPCLMULQDQ; Poly1305 uses IFMA where present)
-	NEON                // arm64: ASIMD (GCM also needs AES + PMULL)
+	Stdlib              // the standard library's AEADs one op at a time: crypto/cipher GCM, x/crypto chacha20poly1305
 
 	numTiers
 )
@@ -26,18 +26,26 @@ func (t Tier) String() string {
 		return "AVX2"
 	case AVX512:
 		return "AVX512"
-	case NEON:
-		return "NEON"
+	case Stdlib:
+		return "Stdlib"
 	}
 	return "Tier(" + strconv.Itoa(int(t)) + ")"
 }
 
-// tierAvailable is the implementation registry: tierAvailable[t] reports whether this build has code of
-// tier t for at least one suite family and this CPU runs it. Families without code for an available
-// tier run on the tier's fallback chain (see runsOn).
+// The implementation registry. Each suite family reports the tiers it has code for on this CPU and
+// build (chachaHas, gcmHas: the features each kernel needs, read once from golang.org/x/sys/cpu and
+// CPUID); tierAvailable[t] holds where some family has code of tier t, and a family without code
+// for an available tier runs on that tier's fallback chain (runsOn). Which tier the default path
+// takes for a batch is the dispatch table's choice (dispatch.go); tests force each tier through
+// Tier.Seal and Tier.Open, and each kernel variant of a tier through the variables that select it.
+//
+// Adding a tier: a constant here and its place in kernelTiers; per family, an arch-tagged file
+// (x_ARCH.go with the //go:noescape stubs and the features, x_ARCH.s generated from _asm/) whose
+// chachaHasSIMD/gcmHas report it; the tier's entry in the dispatch table with the measurements
+// that justify it. The Go drivers of the lanes stay shared.
 var tierAvailable = func() (a [numTiers]bool) {
 	for t := range numTiers {
-		a[t] = t == Generic || chachaHas(t) || gcmHas(t)
+		a[t] = t == Generic || t == Stdlib || chachaHas(t) || gcmHas(t)
 	}
 	return a
 }()
@@ -58,21 +66,20 @@ func (t Tier) runsOn(has func(Tier) bool) Tier {
 	return t
 }
 
-// fastestFirst orders the tiers by speed, the order Tiers reports.
-var fastestFirst = [...]Tier{AVX512, AVX2, NEON, Generic}
+// kernelTiers orders the SIMD kernel tiers, widest first.
+var kernelTiers = [...]Tier{AVX512, AVX2}
 
-// bestTier is the tier Seal, Open and NewAEAD use.
-var bestTier = Tiers()[0]
-
-// Tiers lists the tiers this CPU and build run, fastest first. Generic is always last.
+// Tiers lists the tiers this CPU and build run: the SIMD kernel tiers widest first, then Stdlib, then
+// Generic. Which is fastest depends on the CPU and the batch: the default path (Seal, Open, NewAEAD)
+// chooses per batch (dispatch.go).
 func Tiers() []Tier {
 	var ts []Tier
-	for _, t := range fastestFirst {
+	for _, t := range kernelTiers {
 		if tierAvailable[t] {
 			ts = append(ts, t)
 		}
 	}
-	return ts
+	return append(ts, Stdlib, Generic)
 }
 
 func (t Tier) mustBeAvailable() {
@@ -84,31 +91,53 @@ func (t Tier) mustBeAvailable() {
 // Seal runs every op of ops on tier t (see the package-level Seal). It panics if t is not available.
 func (t Tier) Seal(ops []Op) {
 	t.mustBeAvailable()
-	checkOps(ops, false)
-	run(t, ops, false)
+	nc, ng := checkOps(ops, false)
+	run(t, t, nc, ng, ops, false)
 }
 
 // Open runs every op of ops on tier t (see the package-level Open). It panics if t is not available.
 func (t Tier) Open(ops []Op) (failed int) {
 	t.mustBeAvailable()
-	checkOps(ops, true)
-	return run(t, ops, true)
+	nc, ng := checkOps(ops, true)
+	return run(t, t, nc, ng, ops, true)
 }
 
-// Seal encrypts and authenticates every op on the fastest tier. Misuse (nil or destroyed key, wrong
-// nonce size, wrong Dst length, inexact overlap of Dst and Src, AD overlapping Dst) panics before any
-// op is processed, like cipher.AEAD.
-func Seal(ops []Op) { bestTier.Seal(ops) }
+// Seal encrypts and authenticates every op on the path this CPU runs fastest for the batch's shape
+// (dispatch.go): never slower than the standard library. Misuse (nil or destroyed key, wrong nonce
+// size, wrong Dst length, inexact overlap of Dst and Src, AD overlapping Dst) panics before any op is
+// processed, like cipher.AEAD.
+func Seal(ops []Op) {
+	nc, ng := checkOps(ops, false)
+	run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), nc, ng, ops, false)
+}
 
-// Open authenticates and decrypts every op on the fastest tier and returns how many failed. A failed op
-// has Err set to ErrAuth and its Dst zeroed; a successful one has Err set to nil. Misuse panics as in
-// Seal; ciphertext shorter than the tag is a failed Open, not misuse.
-func Open(ops []Op) (failed int) { return bestTier.Open(ops) }
+// Open authenticates and decrypts every op on the path this CPU runs fastest for the batch's shape
+// and returns how many failed. A failed op has Err set to ErrAuth and its Dst zeroed; a successful
+// one has Err set to nil. Misuse panics as in Seal; ciphertext shorter than the tag is a failed Open,
+// not misuse.
+func Open(ops []Op) (failed int) {
+	nc, ng := checkOps(ops, true)
+	return run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), nc, ng, ops, true)
+}
 
-// run hands the batch to each suite family. Each family walks the batch and takes only its own ops, so
-// a mixed batch is grouped without allocating and every op is processed exactly once.
-func run(t Tier, ops []Op, open bool) (failed int) {
-	failed = chachaRun(t, ops, open)
-	failed += gcmRun(t, ops, open)
+// run hands the batch to each suite family that has ops in it (nc ChaCha-family ops, ng AES-GCM
+// ops), the ChaCha family's on tier chacha and the AES-GCM family's on tier gcm. Each family walks
+// the batch and takes only its own ops, so a mixed batch is grouped without allocating and every op
+// is processed exactly once.
+func run(chacha, gcm Tier, nc, ng int, ops []Op, open bool) (failed int) {
+	switch {
+	case nc == 0:
+	case chacha == Stdlib:
+		failed = stdRun(ops, open, false)
+	default:
+		failed = chachaRun(chacha, ops, open)
+	}
+	switch {
+	case ng == 0:
+	case gcm == Stdlib:
+		failed += stdRun(ops, open, true)
+	default:
+		failed += gcmRun(gcm, ops, open)
+	}
 	return failed
 }

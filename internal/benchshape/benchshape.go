@@ -20,6 +20,9 @@ var Workloads = []Workload{
 	{"imix64", IMIX64(), 1},
 	{"64x64", Repeat(64, 64), 1},   // small packets: per-op overhead dominates
 	{"1420x1", Repeat(1420, 1), 1}, // batch of one: must not lose to the baseline
+	{"64x1", Repeat(64, 1), 1},     // one small packet (a keepalive or an ACK)
+	{"1420x4", Repeat(1420, 4), 1}, // a few packets: below the lanes' break-even on some CPUs
+	{"1420x8", Repeat(1420, 8), 1}, // the fewest ops the lanes may take
 }
 
 // Repeat returns count lengths of n.

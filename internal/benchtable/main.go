@@ -46,6 +46,7 @@ type samples struct {
 }
 
 type table struct {
+	cpu    string                        // the "cpu:" line of go test's header
 	groups []group                       // in order of first appearance
 	tiers  map[group][]string            // in order of first appearance
 	data   map[group]map[string]*samples // group -> tier -> samples
@@ -70,6 +71,9 @@ func run(in io.Reader, out io.Writer) error {
 
 // add records line if it is a result of one of the kernels benchmarks.
 func (t *table) add(line string) {
+	if cpu, ok := strings.CutPrefix(line, "cpu: "); ok {
+		t.cpu = cpu
+	}
 	m := resultLine.FindStringSubmatch(line)
 	if m == nil {
 		return
@@ -163,6 +167,37 @@ func (t *table) print(w io.Writer) {
 		}
 		tw.Flush()
 	}
+	t.printDefault(w, groups)
+}
+
+// defaultPath is the path name of the package-level Seal and Open, whose floor is the baseline.
+const defaultPath = "default"
+
+// printDefault writes the summary: the default path against the baseline, one row per group, each
+// row below 1.00x flagged.
+func (t *table) printDefault(w io.Writer, groups []group) {
+	if !slices.ContainsFunc(groups, func(g group) bool { return t.data[g][defaultPath] != nil }) {
+		return
+	}
+	fmt.Fprintf(w, "\n== default path vs baseline (cpu: %s) ==\n", t.cpu)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "suite\tworkload\tdir\tdefault ns/pkt\tbaseline ns/pkt\tvs baseline\t\t")
+	below := 0
+	for _, g := range groups {
+		d, b := t.data[g][defaultPath], t.data[g][baseline]
+		if d == nil || b == nil {
+			continue
+		}
+		dn, bn := median(d.nsPerPkt), median(b.nsPerPkt)
+		flag := ""
+		if bn/dn < 1 {
+			flag = "BELOW 1.00x"
+			below++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.1f\t%.2fx\t%s\t\n", g.suite, g.workload, g.dir, dn, bn, bn/dn, flag)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d row(s) of the default path below the baseline\n", below)
 }
 
 // firstSeen numbers the distinct keys of gs in order of first appearance.

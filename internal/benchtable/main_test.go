@@ -80,6 +80,34 @@ FAIL
 			table: "",
 		},
 		{name: "empty input", in: "", table: ""},
+		{
+			name: "default path summary: cpu line, a row below the baseline flagged",
+			in: `cpu: AMD EPYC
+BenchmarkSeal/AES-128-GCM/64x64/default-2   	 1	 1 ns/op	 100.0 ns/pkt
+BenchmarkSeal/AES-128-GCM/64x64/baseline-2  	 1	 1 ns/op	 200.0 ns/pkt
+BenchmarkOpen/AES-128-GCM/64x64/default-2   	 1	 1 ns/op	 210.0 ns/pkt
+BenchmarkOpen/AES-128-GCM/64x64/baseline-2  	 1	 1 ns/op	 200.0 ns/pkt
+`,
+			table: `
+== kernels vs baseline, medians of 1 run(s); vs baseline = baseline ns/pkt / tier ns/pkt ==
+
+AES-128-GCM  64x64  Seal
+      tier  ns/pkt  GB/s  vs baseline
+   default   100.0     -        2.00x
+  baseline   200.0     -        1.00x
+
+AES-128-GCM  64x64  Open
+      tier  ns/pkt  GB/s  vs baseline
+   default   210.0     -        0.95x
+  baseline   200.0     -        1.00x
+
+== default path vs baseline (cpu: AMD EPYC) ==
+        suite  workload   dir  default ns/pkt  baseline ns/pkt  vs baseline             
+  AES-128-GCM     64x64  Seal           100.0            200.0        2.00x             
+  AES-128-GCM     64x64  Open           210.0            200.0        0.95x  BELOW 1.00x
+1 row(s) of the default path below the baseline
+`,
+		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out strings.Builder

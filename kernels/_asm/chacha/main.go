@@ -23,6 +23,7 @@ func main() {
 	rowCounterTable()
 	chachaXOR16()
 	chachaXOR16AVX2()
+	chachaXOR16AVX2Regs()
 	chachaOneAVX2(1, false)
 	chachaOneAVX2(2, false)
 	chachaOneAVX2(1, true)

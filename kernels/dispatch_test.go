@@ -1,0 +1,127 @@
+package kernels
+
+import (
+	"bytes"
+	"crypto/rand"
+	"fmt"
+	mrand "math/rand/v2"
+	"testing"
+
+	"golang.org/x/crypto/chacha20poly1305"
+)
+
+// TestDispatchTable: this CPU's routes name tiers that run here, and the table has a route for
+// every class.
+func TestDispatchTable(t *testing.T) {
+	t.Logf("CPU class %d: ChaCha family %v from %d ops, AES-GCM %v from %d ops",
+		thisCPU, chachaRoute.tier, chachaRoute.minOps, gcmRoute.tier, gcmRoute.minOps)
+	for c, r := range routes {
+		for _, fr := range []route{r.chacha, r.gcm} {
+			if fr.tier >= numTiers || fr.tier == Generic {
+				t.Errorf("class %d routes to %v: the default path takes a kernel tier or Stdlib", c, fr.tier)
+			}
+		}
+	}
+	for _, r := range []route{chachaRoute, gcmRoute} {
+		if !tierAvailable[r.tier] {
+			t.Errorf("this CPU's route takes %v, which is not available", r.tier)
+		}
+	}
+}
+
+// TestDispatchPaths runs the default Seal and Open with each route this CPU can take, on mixed
+// batches of every size around the routes' thresholds, against the Generic tier.
+func TestDispatchPaths(t *testing.T) {
+	defer func(c, g route) { chachaRoute, gcmRoute = c, g }(chachaRoute, gcmRoute)
+	rng := mrand.New(mrand.NewPCG(5, 6))
+	var keys []*Key
+	for _, s := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305, AES128GCM, AES192GCM, AES256GCM} {
+		raw := make([]byte, s.KeySize())
+		rand.Read(raw)
+		k, err := NewKey(s, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	for _, tier := range Tiers() {
+		for _, minOps := range []int{0, 1, 4, 8} {
+			chachaRoute, gcmRoute = route{tier, minOps}, route{tier, minOps}
+			t.Run(fmt.Sprintf("%v/from%d", tier, minOps), func(t *testing.T) {
+				for _, n := range []int{1, 2, 3, 4, 7, 8, 9, 16, 33} {
+					checkDefaultAgainstGeneric(t, keys, n, rng)
+				}
+			})
+		}
+	}
+}
+
+// checkDefaultAgainstGeneric seals and opens a batch of n ops of random suites and lengths with the
+// default path and with the Generic tier.
+func checkDefaultAgainstGeneric(t *testing.T, keys []*Key, n int, rng *mrand.Rand) {
+	t.Helper()
+	got, want := make([]Op, n), make([]Op, n)
+	for i := range got {
+		k := keys[rng.IntN(len(keys))]
+		m := rng.IntN(1600)
+		src := make([]byte, m)
+		for j := range src {
+			src[j] = byte(rng.Uint32())
+		}
+		nonce := make([]byte, k.suite.NonceSize())
+		nonce[0] = byte(i)
+		got[i] = Op{Key: k, Nonce: nonce, AD: src[:rng.IntN(min(m, 40)+1)], Src: src, Dst: make([]byte, m+TagSize)}
+		want[i] = got[i]
+		want[i].Dst = make([]byte, m+TagSize)
+	}
+	Seal(got)
+	Generic.Seal(want)
+	for i := range got {
+		if !bytes.Equal(got[i].Dst, want[i].Dst) {
+			t.Fatalf("batch of %d: Seal of op %d (%v, %d bytes) differs from Generic", n, i, got[i].Key.suite, len(got[i].Src))
+		}
+		got[i].Src, got[i].Dst = got[i].Dst, make([]byte, len(got[i].Src))
+	}
+	if n > 1 {
+		got[n/2].Src[0] ^= 1 // one forgery in the batch
+	}
+	failed := Open(got)
+	for i := range got {
+		forged := n > 1 && i == n/2
+		switch {
+		case forged && (got[i].Err != ErrAuth || !bytes.Equal(got[i].Dst, make([]byte, len(got[i].Dst)))):
+			t.Fatalf("batch of %d: the forged op %d was not rejected with a zeroed Dst", n, i)
+		case !forged && (got[i].Err != nil || !bytes.Equal(got[i].Dst, want[i].Src)):
+			t.Fatalf("batch of %d: Open of op %d (%v): err %v or wrong plaintext", n, i, got[i].Key.suite, got[i].Err)
+		}
+	}
+	if wantFailed := min(n-1, 1); failed != wantFailed {
+		t.Fatalf("batch of %d: Open reported %d failures, want %d", n, failed, wantFailed)
+	}
+}
+
+// TestStdlibKeyWiped: Destroy clears the key inside the x/crypto AEADs of the Stdlib tier, which
+// then seal as under the all-zero key.
+func TestStdlibKeyWiped(t *testing.T) {
+	for _, s := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+		raw := make([]byte, 32)
+		rand.Read(raw)
+		k, _ := NewKey(s, raw)
+		std := k.std
+		if std == nil {
+			t.Skip("this build composes the ChaCha AEAD itself (stdChaChaAEAD): no x/crypto AEAD holds the key")
+		}
+		k.Destroy()
+		zero, _ := chacha20poly1305.New(make([]byte, 32))
+		if s == XChaCha20Poly1305 {
+			zero, _ = chacha20poly1305.NewX(make([]byte, 32))
+		}
+		nonce := make([]byte, s.NonceSize())
+		if got, want := std.Seal(nil, nonce, []byte("x"), nil), zero.Seal(nil, nonce, []byte("x"), nil); !bytes.Equal(got, want) {
+			t.Errorf("%v: the x/crypto AEAD still holds its key after Destroy", s)
+		}
+		if k.std != nil {
+			t.Errorf("%v: Destroy kept the reference to the AEAD", s)
+		}
+	}
+}
