@@ -31,23 +31,28 @@ var polyZMM = true
 var chachaAVX2Regs = !ymmLatency2
 
 // streamKernel runs tier t's ChaCha20 kernel; polyKernel runs the Poly1305 kernel of table format
-// radix26 (AVX2) or radix 2^44 (IFMA). They call the stubs directly: a call through a func value would
+// radix26 (AVX2) or radix 2^44 (IFMA). On AVX2 both run lanes 0-7 only when upper (some lane of 8-15
+// has work) is false. They call the stubs directly: a call through a func value would
 // make the compiler move the lane tables to the heap.
-func streamKernel(t Tier, tab *streamTable, lanes *chachaPtrs16, n, stride int) {
+func streamKernel(t Tier, tab *streamTable, lanes *chachaPtrs16, n, stride int, upper bool) {
 	switch {
 	case t == AVX512:
 		chachaXOR16(tab, lanes, n, stride)
-	case chachaAVX2Regs:
+	case chachaAVX2Regs && upper:
 		chachaXOR16AVX2Regs(tab, lanes, n, stride)
+	case chachaAVX2Regs:
+		chachaXOR8AVX2Regs(tab, lanes, n, stride)
 	default:
 		chachaXOR16AVX2(tab, lanes, n, stride)
 	}
 }
 
-func polyKernel(radix26 bool, st *[15][16]uint64, p *polyPtrs16, n, stride int) {
+func polyKernel(radix26 bool, st *[15][16]uint64, p *polyPtrs16, n, stride int, upper bool) {
 	switch {
-	case radix26:
+	case radix26 && upper:
 		poly1305AVX2(st, p, n, stride)
+	case radix26:
+		poly1305AVX2Lanes8(st, p, n, stride)
 	case polyZMM:
 		poly1305IFMAZ(st, p, n, stride)
 	default:
@@ -169,4 +174,23 @@ func poly1305AVX2Eight(st *polyOne26, msg *byte, n int)
 func poly1305AVX2(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 
 //go:noescape
+func poly1305AVX2Lanes8(st *[15][16]uint64, p *polyPtrs16, n, stride int)
+
+//go:noescape
 func chachaXOR16AVX2Regs(tab *streamTable, lanes *chachaPtrs16, n, stride int)
+
+//go:noescape
+func chachaXOR8AVX2Regs(tab *streamTable, lanes *chachaPtrs16, n, stride int)
+
+// chachaXOR8OneAVX2Regs, chachaXOR16OneAVX2Regs and chachaXOR8OneMACAVX2Regs are the single-message
+// kernels of 1-cycle cores: the contracts of chachaXOR8OneAVX2, chachaXOR16OneAVX2 and
+// chachaXOR8OneMACAVX2.
+//
+//go:noescape
+func chachaXOR8OneAVX2Regs(st *[16]uint32, dst, src *byte, n int)
+
+//go:noescape
+func chachaXOR16OneAVX2Regs(st *[16]uint32, dst, src *byte, n int)
+
+//go:noescape
+func chachaXOR8OneMACAVX2Regs(st *[16]uint32, dst, src *byte, n int, mac *poly1305, msg *byte, macBlocks int)

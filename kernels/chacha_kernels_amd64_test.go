@@ -145,7 +145,7 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 					s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
 					s.ptrs.dst[l] = s.ptrs.src[l]
 				}
-				streamKernel(k.tier, t, &s.ptrs, 4096/64, 64)
+				streamKernel(k.tier, t, &s.ptrs, 4096/64, 64, true)
 			}
 		})
 	}
@@ -311,7 +311,7 @@ func TestChaChaKernelCounters(t *testing.T) {
 			s.ptrs.dst[l] = unsafe.Pointer(&buf[0])
 			s.ptrs.off[l] = uintptr(64 * l)
 		}
-		streamKernel(tier, tab, &s.ptrs, 3, 16*64)
+		streamKernel(tier, tab, &s.ptrs, 3, 16*64, true)
 		check(fmt.Sprintf("%v lane kernel", tier), buf)
 	}
 }

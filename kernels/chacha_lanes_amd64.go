@@ -245,7 +245,7 @@ func (s *streamLanes) hchacha(c *chachaChunkState) {
 	lanes := 0
 	flush := func() {
 		t.scratch = [16][128]byte{}
-		streamKernel(c.tier, t, &s.ptrs, 1, 64)
+		streamKernel(c.tier, t, &s.ptrs, 1, 64, lanes > 8)
 		for l := range lanes {
 			i, out := s.op[l], &t.scratch[l]
 			for w := range 4 {
@@ -387,7 +387,7 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 		if n0 == 0 {
 			blocks = 1
 		}
-		streamKernel(c.tier, t, &s.ptrs, blocks, 64)
+		streamKernel(c.tier, t, &s.ptrs, blocks, 64, true)
 
 		// Seal encrypts now; each lane's MAC starts: r and s from block 0, Open's expected tag, the
 		// ciphertext's partial block padded and the lengths block in the lane's scratch.
@@ -422,13 +422,13 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 		// The lanes share their MAC block structure (lengthClass): the whole blocks in place, then
 		// the partial one from scratch; poly1305FinishZ absorbs the lengths and finishes the tags.
 		if n0 >= 16 {
-			polyKernel(false, &pt.st, &p.ptrs, n0/16, 16)
+			polyKernel(false, &pt.st, &p.ptrs, n0/16, 16, true)
 		}
 		if n0%16 != 0 {
 			for l := range 16 {
 				p.onScratch(l, 16)
 			}
-			polyKernel(false, &pt.st, &p.ptrs, 1, 16)
+			polyKernel(false, &pt.st, &p.ptrs, 1, 16, true)
 		}
 		eq := poly1305FinishZ(&pt.st)
 
@@ -563,7 +563,11 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 				}
 			}
 		}
-		streamKernel(c.tier, t, &s.ptrs, n, 64)
+		upper := false // some lane of 8-15 has work
+		for l := 8; l < 16; l++ {
+			upper = upper || s.op[l] >= 0
+		}
+		streamKernel(c.tier, t, &s.ptrs, n, 64, upper)
 		for l := range 16 {
 			if s.op[l] < 0 {
 				continue
@@ -810,7 +814,11 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 				p.ptrs.base[l], p.ptrs.off[l] = p.ptrs.base[busy], p.ptrs.off[busy]
 			}
 		}
-		polyKernel(p.radix26, &t.st, &p.ptrs, n, 16)
+		upper := false // some lane of 8-15 has work
+		for l := 8; l < 16; l++ {
+			upper = upper || p.op[l] >= 0
+		}
+		polyKernel(p.radix26, &t.st, &p.ptrs, n, 16, upper)
 		for l := range 16 {
 			if p.op[l] < 0 {
 				continue

@@ -78,6 +78,9 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {
 		return chachaTinyOp(op, open, n, t)
 	}
+	if t == AVX2 && chachaAVX2Regs && (!open || n <= chachaRegsOpenMax) {
+		return chachaOneOpRegs(op, open, n)
+	}
 	if t == AVX2 && n > 15*64 && n <= 23*64 {
 		return chachaStitchedOpAVX2(op, open, n)
 	}
@@ -132,9 +135,15 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 			case k >= 16*64 && t == AVX512:
 				k &^= 16*64 - 1
 				chachaOne16(&st, &dst[off], &src[off], k)
+			case k >= 16*64 && chachaAVX2Regs:
+				k &^= 16*64 - 1
+				chachaXOR16OneAVX2Regs(&st, &dst[off], &src[off], k)
 			case k >= 16*64:
 				k &^= 16*64 - 1
 				chachaXOR16OneAVX2(&st, &dst[off], &src[off], k)
+			case k >= 8*64 && t == AVX2 && chachaAVX2Regs:
+				k = 8 * 64
+				chachaXOR8OneAVX2Regs(&st, &dst[off], &src[off], k)
 			case k >= 8*64 && t == AVX2:
 				k = 8 * 64
 				chachaXOR8OneAVX2(&st, &dst[off], &src[off], k)
@@ -249,8 +258,8 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	key, nonce := chachaOpKey(op, &sub)
 	chachaInit(&st, key, 0, &nonce)
 	var ks [4 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 1-3: the key stream
-	if t == AVX2 && n <= 64 {
-		chachaKS2(&st, (*[2 * 64]byte)(ks[:2*64])) // scalar: shorter chains than AVX2's
+	if t == AVX2 && n <= 64 && !chachaAVX2Regs {
+		chachaKS2(&st, (*[2 * 64]byte)(ks[:2*64])) // scalar: shorter chains than 2-cycle AVX2's
 	} else {
 		chachaKS4Tier(t, &st, &ks)
 	}
@@ -300,8 +309,12 @@ func chachaKeyStream(t Tier, st *[16]uint32, out []byte) {
 	switch {
 	case len(out) <= 4*64:
 		chachaKS4Tier(t, st, (*[4 * 64]byte)(out[:4*64:4*64]))
+	case t == AVX2 && len(out) <= 8*64 && chachaAVX2Regs:
+		chachaXOR8OneAVX2Regs(st, &out[:8*64][0], &chachaZeros[0], 8*64)
 	case t == AVX2 && len(out) <= 8*64:
 		chachaXOR8OneAVX2(st, &out[:8*64][0], &chachaZeros[0], 8*64)
+	case t == AVX2 && chachaAVX2Regs:
+		chachaXOR16OneAVX2Regs(st, &out[:16*64][0], &chachaZeros[0], 16*64)
 	case t == AVX2:
 		chachaXOR16OneAVX2(st, &out[:16*64][0], &chachaZeros[0], 16*64)
 	case len(out) <= 8*64:

@@ -81,9 +81,9 @@ FAIL
 		},
 		{name: "empty input", in: "", table: ""},
 		{
-			name: "default path summary: cpu line, a row below the baseline flagged",
+			name: "default path summary: cpu line, paired ratio preferred, a row below the baseline flagged",
 			in: `cpu: AMD EPYC
-BenchmarkSeal/AES-128-GCM/64x64/default-2   	 1	 1 ns/op	 100.0 ns/pkt
+BenchmarkSeal/AES-128-GCM/64x64/default-2   	 1	 1 ns/op	 199.0 baseline-ns/pkt	 100.0 ns/pkt	 1.99 vs-baseline
 BenchmarkSeal/AES-128-GCM/64x64/baseline-2  	 1	 1 ns/op	 200.0 ns/pkt
 BenchmarkOpen/AES-128-GCM/64x64/default-2   	 1	 1 ns/op	 210.0 ns/pkt
 BenchmarkOpen/AES-128-GCM/64x64/baseline-2  	 1	 1 ns/op	 200.0 ns/pkt
@@ -102,9 +102,9 @@ AES-128-GCM  64x64  Open
   baseline   200.0     -        1.00x
 
 == default path vs baseline (cpu: AMD EPYC) ==
-        suite  workload   dir  default ns/pkt  baseline ns/pkt  vs baseline             
-  AES-128-GCM     64x64  Seal           100.0            200.0        2.00x             
-  AES-128-GCM     64x64  Open           210.0            200.0        0.95x  BELOW 1.00x
+        suite  workload   dir  default ns/pkt  vs baseline             
+  AES-128-GCM     64x64  Seal           100.0        1.99x             
+  AES-128-GCM     64x64  Open           210.0        0.95x  BELOW 1.00x
 1 row(s) of the default path below the baseline
 `,
 		},

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -9,24 +11,103 @@ import (
 // ChaCha20 on AVX2 for cores whose vector integer instructions have a 1-cycle latency (AMD Zen 2, 3
 // and 4; Intel since Haswell). There one group of 8 lanes has enough independent work: a quarter
 // round (RFC 8439 section 2.1) is a chain of 14 cycles, so its four chains issue 64 instructions in
-// that time, more than the pipes take (about 3.2 adds or XORs, 2 shifts and 2 byte shuffles a
-// cycle). What costs is memory traffic: the chains of the two-group kernel (chacha_avx2.go), built
-// for a 2-cycle latency, store and reload their words every step, which on such a core halves the
-// rate of the same instructions (internal/pipeprobe: 3.0 a cycle in registers, 1.9 with its
-// spills). Here 15 of a group's 16 words live in registers for the whole ten double rounds; only
-// word 0, which is an a word in the column and the diagonal rounds alike, lives in memory, read as
-// the memory operand of its chain's additions and stored after each: two loads and two stores per
-// round. The one register left is the chains' scratch, for word 0's sums and the shifts of the
-// rotations by 12 and 7; register renaming lets consecutive chains reuse it without waiting.
+// that time, more than the pipes take (about 3.2 adds or XORs, 2 shifts and byte shuffles together
+// a cycle: internal/pipeprobe). What costs is memory traffic: the chains of the two-group kernels
+// (chacha_avx2.go), built for a 2-cycle latency, store and reload their words every step, which on
+// such a core lowers the rate of the same instructions from 3.0 to 1.9 a cycle (the probe's
+// quarterRounds8 against quarterRounds8Spilled). Here 15 of a group's 16 words live in registers for
+// the whole ten double rounds; only word 0, an a word in the column and the diagonal rounds alike,
+// lives in memory, read as the memory operand of its chain's additions and stored after each: two
+// loads and two stores per round. The one register left is the chains' scratch, for word 0's sums
+// and the shifts of the rotations by 12 and 7; register renaming lets consecutive chains reuse it
+// without waiting. The groups of a call run one after the other.
+//
+// The rounds leave the scalar pipes idle. The single-message MAC kernel runs the message's Poly1305
+// chain there, at three of the eight points of a double round (regsDoubleRounds' hook). Lane kernels
+// that ran four other messages' MAC chains there (records in memory, one block of each per double
+// round) were measured and dropped: on AMD Zen 3 each block cost the kernel about 6.3 ns, as much as
+// a scalar Poly1305 alone and more than the vector Poly1305 across lanes (about 3.7 ns a lane-block).
 
-// chachaXOR16AVX2Regs generates chachaXOR16AVX2Regs: chachaXOR16's contract on AVX2, lanes 0-7 and
-// then lanes 8-15 of each block with their words in registers.
-func chachaXOR16AVX2Regs() {
-	name := "chachaXOR16AVX2Regs"
+// regsDoubleRounds runs the ten double rounds (RFC 8439 section 2.3) on one group: words 1-15 in
+// x[1:], word 0 at a0, t the scratch register. The four chains of each round run interleaved step
+// by step, in lockstep: each step is emitted for the four chains together, so consecutive
+// instructions are independent, and a step that uses t (word 0's sum, a rotation by 12 or 7) is
+// emitted whole, so t never holds two values at once. (Skewing the chains within a half round, as
+// the two-group kernel's groups are, measured slower here.) hook, if not nil, is called at
+// 8 points of the double round, numbered 0 to 7: after the rotations of d and of b in each half of
+// the column and of the diagonal round.
+func regsDoubleRounds(x *[16]VecVirtual, a0 Mem, t VecVirtual, loop string, hook func(k int)) {
+	Comment("Ten double rounds (RFC 8439 section 2.3).")
+	r := GP32()
+	MOVL(U32(10), r)
+	Label(loop)
+	rounds := [2][4][4]int{ // (a, b, c, d) of each chain: columns, then diagonals
+		{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}},
+		{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}},
+	}
+	const steps = 24         // per chain and double round: 6 per quarter of the quarter round
+	emit := func(j, u int) { // step u of chain j
+		c := rounds[u/12][j]
+		a, b, cw, d := c[0], x[c[1]], x[c[2]], x[c[3]]
+		rot := [2][2]int{{16, 12}, {8, 7}}[u%12/6]
+		switch u % 6 {
+		case 0: // a += b (word 0: into t, then d ^= a and the store)
+			if a == 0 {
+				VPADDD(a0, b, t)
+				VPXOR(t, d, d)
+				VMOVDQU(t, a0)
+			} else {
+				VPADDD(b, x[a], x[a])
+			}
+		case 1: // d ^= a
+			if a != 0 {
+				VPXOR(x[a], d, d)
+			}
+		case 2: // d <<<= 16 or 8
+			mask := rotMasks
+			if rot[0] == 8 {
+				mask = rotMasks.Offset(32)
+			}
+			VPSHUFB(mask, d, d)
+		case 3: // c += d
+			VPADDD(d, cw, cw)
+		case 4: // b ^= c
+			VPXOR(cw, b, b)
+		case 5: // b <<<= 12 or 7
+			VPSLLD(U8(rot[1]), b, t)
+			VPSRLD(U8(32-rot[1]), b, b)
+			VPOR(t, b, b)
+		}
+	}
+	k := 0
+	for u := range steps {
+		for j := range 4 {
+			emit(j, u)
+		}
+		if u%3 == 2 { // the chains have rotated d or b
+			if hook != nil {
+				hook(k)
+			}
+			k++
+		}
+	}
+	DECL(r)
+	JNZ(LabelRef(loop))
+}
+
+// chachaLanesAVX2Regs generates the lane kernels: chachaXOR16AVX2Regs (chachaXOR16's contract on
+// AVX2, lanes 0-7 and then 8-15 of each block) and chachaXOR8AVX2Regs (lanes 0-7 only, for calls
+// whose lanes 8-15 are idle).
+func chachaLanesAVX2Regs(groups int) {
+	name := fmt.Sprintf("chachaXOR%dAVX2Regs", 8*groups)
 	Implement(name)
 	Attributes(NOSPLIT)
-	Doc(name+" is chachaXOR16 on AVX2 (same arguments, same result) for cores with a 1-cycle",
-		"vector integer latency: one group of 8 lanes at a time, in registers.")
+	if groups == 2 {
+		Doc(name+" is chachaXOR16 on AVX2 (same arguments, same result) for cores with a 1-cycle",
+			"vector integer latency: one group of 8 lanes at a time, in registers.")
+	} else {
+		Doc(name + " is chachaXOR16AVX2Regs on lanes 0-7 only.")
+	}
 	rows := Mem{Base: Load(Param("tab"), GP64())}
 	lanes := Mem{Base: Load(Param("lanes"), GP64())}
 	n := Load(Param("n"), GP64())
@@ -38,7 +119,7 @@ func chachaXOR16AVX2Regs() {
 	Label(name + "block")
 	slot := func(g, w int) Mem { return rows.Offset(tabSpill + 64*w + 32*g) }
 	row := func(g, w int) Mem { return rows.Offset(64*w + 32*g) }
-	for g := range 2 {
+	for g := range groups {
 		Commentf("Group %d: lanes %d to %d.", g, 8*g, 8*g+7)
 		var x [16]VecVirtual
 		a0 := slot(g, 0)
@@ -49,7 +130,7 @@ func chachaXOR16AVX2Regs() {
 			x[w] = YMM()
 			VMOVDQU(row(g, w), x[w])
 		}
-		regsDoubleRounds(&x, a0, t, name+"rounds"+string(rune('0'+g)))
+		regsDoubleRounds(&x, a0, t, fmt.Sprintf("%srounds%d", name, g), nil)
 		Comment("Add the initial state (section 2.3); every word goes to its slot for the transpose.")
 		VMOVDQU(a0, t)
 		VPADDD(row(g, 0), t, t)
@@ -73,56 +154,140 @@ func chachaXOR16AVX2Regs() {
 	RET()
 }
 
-// regsDoubleRounds runs the ten double rounds (RFC 8439 section 2.3) on one group: words 1-15 in
-// x[1:], word 0 at a0, t the scratch register. Each step of the quarter round is emitted for the
-// four chains together, so that consecutive instructions are independent.
-func regsDoubleRounds(x *[16]VecVirtual, a0 Mem, t VecVirtual, loop string) {
-	Comment("Ten double rounds (RFC 8439 section 2.3).")
-	r := GP32()
-	MOVL(U32(10), r)
-	Label(loop)
-	for _, chains := range [2][4][4]int{ // (a, b, c, d) of each chain: columns, then diagonals
-		{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}},
-		{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}},
-	} {
-		for _, rot := range [2][2]int{{16, 12}, {8, 7}} {
-			mask := rotMasks
-			if rot[0] == 8 {
-				mask = rotMasks.Offset(32)
-			}
-			// a += b; d ^= a; d <<<= 16 or 8. Word 0 is summed into t, stored, and XORed from t.
-			for _, c := range chains {
-				if c[0] == 0 {
-					VPADDD(a0, x[c[1]], t)
-				} else {
-					VPADDD(x[c[1]], x[c[0]], x[c[0]])
-				}
-			}
-			for _, c := range chains {
-				if c[0] == 0 {
-					VPXOR(t, x[c[3]], x[c[3]])
-					VMOVDQU(t, a0)
-				} else {
-					VPXOR(x[c[0]], x[c[3]], x[c[3]])
-				}
-			}
-			for _, c := range chains {
-				VPSHUFB(mask, x[c[3]], x[c[3]])
-			}
-			// c += d; b ^= c; b <<<= 12 or 7 (two shifts and an OR through t).
-			for _, c := range chains {
-				VPADDD(x[c[3]], x[c[2]], x[c[2]])
-			}
-			for _, c := range chains {
-				VPXOR(x[c[2]], x[c[1]], x[c[1]])
-			}
-			for _, c := range chains {
-				VPSLLD(U8(rot[1]), x[c[1]], t)
-				VPSRLD(U8(32-rot[1]), x[c[1]], x[c[1]])
-				VPOR(t, x[c[1]], x[c[1]])
-			}
-		}
+// paramAddr returns the address of the argument name in the caller's frame.
+func paramAddr(name string) Mem {
+	a, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
 	}
-	DECL(r)
-	JNZ(LabelRef(loop))
+	return a.Addr
+}
+
+// macPoints are the points of a double round (regsDoubleRounds' hook) at which the single-message
+// MAC kernel absorbs a block: its MAC is one chain of dependent blocks, about 19 cycles each on AMD
+// Zen 3, so about three fit in a double round (some 57 cycles); more stall the rounds behind the
+// chain.
+var macPoints = [8]bool{0: true, 3: true, 5: true}
+
+func chachaOneAVX2Regs(groups int, mac bool) {
+	blocks := 8 * groups
+	name := fmt.Sprintf("chachaXOR%dOneAVX2Regs", blocks)
+	if mac {
+		name = fmt.Sprintf("chachaXOR%dOneMACAVX2Regs", blocks)
+	}
+	Implement(name)
+	Attributes(NOSPLIT)
+	if mac {
+		Doc(name + fmt.Sprintf(" is chachaXOR%dOneMACAVX2 for cores with a 1-cycle vector latency.", blocks))
+	} else {
+		Doc(name+fmt.Sprintf(" is chachaXOR%dOneAVX2 for cores with a 1-cycle vector latency:", blocks),
+			"the state in registers.")
+	}
+	slots := AllocLocal(16 * 32) // the words of a group for the transpose; word 0 during the rounds
+	slot := func(w int) Mem { return slots.Offset(32 * w) }
+
+	// The pass state lives in the frame (dst, src and n advance in their argument slots, the block
+	// counter in a slot of its own, its low 32 bits the counter), so that the MAC steps have the
+	// general registers.
+	dstM, srcM, nM := paramAddr("dst"), paramAddr("src"), paramAddr("n")
+	var h0, h1, h2 GPVirtual
+	var p Register
+	var end Mem
+	var step func(k int)
+	ctr := AllocLocal(8)
+	c := GP32()
+	MOVL(Mem{Base: Load(Param("st"), GP64())}.Offset(4*12), c)
+	MOVQ(c.As64(), ctr)
+	if mac {
+		h := Mem{Base: Load(Param("mac"), GP64())}
+		h0, h1, h2 = GP64(), GP64(), GP64()
+		MOVQ(h.Offset(16), h0) // poly1305.h (after r0, r1)
+		MOVQ(h.Offset(24), h1)
+		MOVQ(h.Offset(32), h2)
+		p = Load(Param("msg"), GP64())
+		e := Load(Param("macBlocks"), GP64())
+		SHLQ(U8(4), e)
+		ADDQ(p, e)
+		end = paramAddr("macBlocks")
+		MOVQ(e, end)
+		step = func(k int) {
+			if !macPoints[k] {
+				return
+			}
+			labels++
+			skip := fmt.Sprintf("%smac%d_%d", name, k, labels)
+			Commentf("MAC step %d: one block while blocks remain.", k)
+			CMPQ(p, end)
+			JAE(LabelRef(skip))
+			r := Mem{Base: Load(Param("mac"), GP64())} // poly1305.r0, r1
+			polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
+			ADDQ(U8(16), p)
+			Label(skip)
+		}
+		CMPQ(nM, U8(0))
+		JE(LabelRef(name + "rest"))
+	}
+
+	Label(name + "pass")
+	for g := range groups {
+		Commentf("Group %d: blocks %d to %d of the pass.", g, 8*g, 8*g+7)
+		initial := func(w int, x VecVirtual) { // word w of the group's initial state
+			if w != 12 {
+				VPBROADCASTD(Mem{Base: Load(Param("st"), GP64())}.Offset(4*w), x)
+				return
+			}
+			VPBROADCASTD(ctr, x)
+			VPADDD(iota16.Offset(32*g), x, x) // lane l: block 8g+l of the pass
+		}
+		var x [16]VecVirtual
+		t := YMM()
+		initial(0, t)
+		VMOVDQU(t, slot(0))
+		for w := 1; w < 16; w++ {
+			x[w] = YMM()
+			initial(w, x[w])
+		}
+		regsDoubleRounds(&x, slot(0), t, fmt.Sprintf("%srounds%d", name, g), step)
+		Comment("Add the initial state (section 2.3); every word goes to its slot for the transpose.")
+		for w := range 16 {
+			in := YMM()
+			initial(w, in)
+			if w == 0 {
+				VPADDD(slot(0), in, in)
+				VMOVDQU(in, slot(0))
+				continue
+			}
+			VPADDD(in, x[w], x[w])
+			VMOVDQU(x[w], slot(w))
+		}
+		dst, src := GP64(), GP64()
+		MOVQ(dstM, dst)
+		MOVQ(srcM, src)
+		transpose8(func(w int) Op { return slot(w) }, func(l, at int, ks VecVirtual) {
+			VPXOR(Mem{Base: src, Disp: 64*(8*g+l) + at}, ks, ks)
+			VMOVDQU(ks, Mem{Base: dst, Disp: 64*(8*g+l) + at})
+		})
+	}
+	ADDQ(U32(uint32(blocks)), ctr)
+	ADDQ(U32(uint32(64*blocks)), srcM)
+	ADDQ(U32(uint32(64*blocks)), dstM)
+	SUBQ(U32(uint32(64*blocks)), nM)
+	JNZ(LabelRef(name + "pass"))
+	VZEROUPPER()
+	if mac {
+		Label(name + "rest")
+		Comment("The blocks the passes left.")
+		CMPQ(p, end)
+		JAE(LabelRef(name + "done"))
+		r := Mem{Base: Load(Param("mac"), GP64())}
+		polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
+		ADDQ(U8(16), p)
+		JMP(LabelRef(name + "rest"))
+		Label(name + "done")
+		h := Mem{Base: Load(Param("mac"), GP64())}
+		MOVQ(h0, h.Offset(16))
+		MOVQ(h1, h.Offset(24))
+		MOVQ(h2, h.Offset(32))
+	}
+	RET()
 }

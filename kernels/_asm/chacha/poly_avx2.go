@@ -29,11 +29,21 @@ func poly26Tables() {
 	}
 }
 
-func poly1305AVX2() {
-	Implement("poly1305AVX2")
+// poly1305AVX2 generates poly1305AVX2 (all 16 lanes) or, with 2 groups, poly1305AVX2Lanes8 (lanes
+// 0-7 only, for calls whose lanes 8-15 are idle).
+func poly1305AVX2(groups int) {
+	name := "poly1305AVX2"
+	if groups == 2 {
+		name = "poly1305AVX2Lanes8"
+	}
+	Implement(name)
 	Attributes(NOSPLIT)
-	Doc("poly1305AVX2 is the radix-2^26 counterpart of poly1305IFMAZ: the same lanes and pointers, st in",
-		"the layout above.")
+	if groups == 2 {
+		Doc(name + " is poly1305AVX2 on lanes 0-7 only.")
+	} else {
+		Doc(name+" is the radix-2^26 counterpart of poly1305IFMAZ: the same lanes and pointers, st in",
+			"the layout above.")
+	}
 	st := Mem{Base: Load(Param("st"), GP64())}
 	p := Mem{Base: Load(Param("p"), GP64())}
 	n := Load(Param("n"), GP64())
@@ -41,7 +51,7 @@ func poly1305AVX2() {
 	at := func(row, g int) Mem { return st.Offset(8 * (row*polyLanes + 4*g)) }
 
 	Comment("The lanes' message addresses.")
-	for l := range polyLanes {
+	for l := range 4 * groups {
 		a := GP64()
 		MOVQ(p.Offset(polyBase+8*l), a)
 		TESTQ(a, a)
@@ -52,8 +62,8 @@ func poly1305AVX2() {
 	off := GP64()
 	XORQ(off, off)
 
-	Label("block")
-	for g := range 4 {
+	Label(name + "block")
+	for g := range groups {
 		Commentf("Group %d: lanes %d to %d.", g, 4*g, 4*g+3)
 		a, b := YMM(), YMM()
 		for j := range 2 {
@@ -90,7 +100,7 @@ func poly1305AVX2() {
 	}
 	ADDQ(stride, off)
 	DECQ(n)
-	JNZ(LabelRef("block"))
+	JNZ(LabelRef(name + "block"))
 	VZEROUPPER()
 	RET()
 }

@@ -1,0 +1,201 @@
+//go:build gc && !purego
+
+package kernels
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+// Tests of the AVX2 kernels for 1-cycle cores (_asm/chacha/chacha_avx2_regs.go) against the spilled
+// kernels of the same contract and the portable Poly1305, whichever kernels this CPU selects.
+
+// TestChaChaOneAVX2Regs: the single-message passes give the spilled passes' key stream.
+func TestChaChaOneAVX2Regs(t *testing.T) {
+	if !chachaHas(AVX2) {
+		t.Skip("needs AVX2")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	// The kernels are called directly: a func value of a NOSPLIT kernel adds a wrapper frame over
+	// the limit.
+	type kernel struct{ blocks int }
+	ref := func(k kernel, st *[16]uint32, dst, src *byte, n int) {
+		if k.blocks == 8 {
+			chachaXOR8OneAVX2(st, dst, src, n)
+		} else {
+			chachaXOR16OneAVX2(st, dst, src, n)
+		}
+	}
+	regs := func(k kernel, st *[16]uint32, dst, src *byte, n int) {
+		if k.blocks == 8 {
+			chachaXOR8OneAVX2Regs(st, dst, src, n)
+		} else {
+			chachaXOR16OneAVX2Regs(st, dst, src, n)
+		}
+	}
+	for _, k := range []kernel{{8}, {16}} {
+		for passes := 1; passes <= 3; passes++ {
+			var st [16]uint32
+			for i := range st {
+				st[i] = rng.Uint32()
+			}
+			st[12] = ^uint32(0) - uint32(rng.IntN(3*k.blocks)) // the counter wraps within some calls
+			n := passes * k.blocks * 64
+			src := make([]byte, n)
+			for i := range src {
+				src[i] = byte(rng.Uint32())
+			}
+			want, got := make([]byte, n), make([]byte, n)
+			ref(k, &st, &want[0], &src[0], n)
+			regs(k, &st, &got[0], &src[0], n)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%d-block kernel, %d passes: differs from the spilled kernel", k.blocks, passes)
+			}
+			copy(got, src)
+			regs(k, &st, &got[0], &got[0], n) // in place
+			if !bytes.Equal(got, want) {
+				t.Fatalf("%d-block kernel, %d passes, in place: differs from the spilled kernel", k.blocks, passes)
+			}
+		}
+	}
+}
+
+// TestChaChaOneMACAVX2Regs: the stitched pass gives the plain pass's key stream and the portable
+// Poly1305's accumulator, for MAC runs shorter and longer than what the passes absorb.
+func TestChaChaOneMACAVX2Regs(t *testing.T) {
+	if !chachaHas(AVX2) {
+		t.Skip("needs AVX2")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	var st [16]uint32
+	for i := range st {
+		st[i] = rng.Uint32()
+	}
+	msg := make([]byte, 300*16)
+	for i := range msg {
+		msg[i] = byte(rng.Uint32())
+	}
+	for passes := range 4 {
+		n := passes * 8 * 64
+		src := make([]byte, max(n, 1))
+		for i := range src {
+			src[i] = byte(i * 7)
+		}
+		want := make([]byte, len(src))
+		if n > 0 {
+			chachaXOR8OneAVX2Regs(&st, &want[0], &src[0], n)
+		}
+		for _, blocks := range []int{0, 1, 2, 79, 80, 81, 80 * passes, 80*passes + 1, 300} {
+			var ref, got poly1305
+			key := make([]byte, 32)
+			for i := range key {
+				key[i] = byte(rng.Uint32())
+			}
+			ref.init(key)
+			ref.h = [3]uint64{rng.Uint64(), rng.Uint64(), 4} // within the bounds between blocks
+			got = ref
+			ref.blocks(msg[:16*blocks])
+			dst := make([]byte, len(src))
+			chachaXOR8OneMACAVX2Regs(&st, &dst[0], &src[0], n, &got, &msg[0], blocks)
+			if !bytes.Equal(dst[:n], want[:n]) {
+				t.Fatalf("%d passes, %d MAC blocks: key stream differs", passes, blocks)
+			}
+			if got != ref {
+				t.Fatalf("%d passes, %d MAC blocks: accumulator %x, want %x", passes, blocks, got.h, ref.h)
+			}
+		}
+	}
+}
+
+// TestChaChaLanesAVX2Regs: the 8-lane kernel gives lanes 0-7 of the 16-lane one (which
+// TestChaChaAVX2Kernels checks against the Generic tier), and leaves lanes 8-15 alone.
+func TestChaChaLanesAVX2Regs(t *testing.T) {
+	if !chachaHas(AVX2) {
+		t.Skip("needs AVX2")
+	}
+	const blocks = 5
+	// stream runs kernel over lanes in place, from fixed random rows, and returns the buffer.
+	stream := func(kernel func(*streamTable, *chachaPtrs16, int, int)) []byte {
+		buf := make([]byte, 16*lanePitch)
+		for i := range buf {
+			buf[i] = byte(i)
+		}
+		var s streamLanes
+		tab := s.start(AVX2)
+		r := rand.New(rand.NewPCG(1, 1))
+		for w := range 16 {
+			for l := range 16 {
+				tab.rows[w][l] = r.Uint32()
+			}
+		}
+		for l := range 16 {
+			tab.rows[16][l] = 1
+			s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
+			s.ptrs.dst[l] = s.ptrs.src[l]
+		}
+		kernel(tab, &s.ptrs, blocks, 64)
+		return buf
+	}
+	laneBytes := func(buf []byte, l int) []byte { return buf[l*lanePitch : l*lanePitch+blocks*64] }
+	want := stream(chachaXOR16AVX2Regs)
+	got8 := stream(chachaXOR8AVX2Regs)
+	for l := range 16 {
+		if l < 8 && !bytes.Equal(laneBytes(got8, l), laneBytes(want, l)) {
+			t.Fatalf("chachaXOR8AVX2Regs lane %d differs from chachaXOR16AVX2Regs", l)
+		}
+		if l >= 8 && !bytes.Equal(laneBytes(got8, l), laneBytes(stream(func(*streamTable, *chachaPtrs16, int, int) {}), l)) {
+			t.Fatalf("chachaXOR8AVX2Regs wrote lane %d", l)
+		}
+	}
+}
+
+// TestPoly1305AVX2Lanes8: the 8-lane radix-2^26 kernel leaves lanes 0-7 as the 16-lane one does and
+// lanes 8-15 untouched.
+func TestPoly1305AVX2Lanes8(t *testing.T) {
+	if !chachaHas(AVX2) {
+		t.Skip("needs AVX2")
+	}
+	buf := make([]byte, 16*lanePitch)
+	rng := rand.New(rand.NewPCG(13, 14))
+	for i := range buf {
+		buf[i] = byte(rng.Uint32())
+	}
+	run := func(lanes8 bool) *polyLanes {
+		p := new(polyLanes)
+		tab := p.tab()
+		r := rand.New(rand.NewPCG(2, 2))
+		for row := range 14 {
+			for l := range 16 {
+				tab.st[row][l] = r.Uint64() & (1<<26 - 1)
+			}
+		}
+		for l := range 16 {
+			p.ptrs.base[l] = unsafe.Pointer(&buf[l*lanePitch])
+		}
+		if lanes8 {
+			poly1305AVX2Lanes8(&tab.st, &p.ptrs, 7, 16)
+		} else {
+			poly1305AVX2(&tab.st, &p.ptrs, 7, 16)
+		}
+		return p
+	}
+	want, got := run(false).tab().st, run(true).tab().st
+	for row := range 5 {
+		for l := range 16 {
+			if l < 8 && got[row][l] != want[row][l] {
+				t.Fatalf("lane %d: accumulator limb %d differs from poly1305AVX2's", l, row)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(2, 2))
+	for row := range 14 {
+		for l := range 16 {
+			v := r.Uint64() & (1<<26 - 1)
+			if row < 5 && l >= 8 && got[row][l] != v {
+				t.Fatalf("poly1305AVX2Lanes8 changed lane %d", l)
+			}
+		}
+	}
+}
