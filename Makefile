@@ -4,7 +4,7 @@
 GO       ?= go
 PKGS     := ./...
 # Packages whose concurrency the race detector must see.
-RACE_PKGS := ./ring/... ./batch/... ./kernels/... ./dataplane/... ./handshake/... ./loadgen/... ./netns-tests/relay/...
+RACE_PKGS := ./ring/... ./batch/... ./kernels/... ./quic/... ./dataplane/... ./handshake/... ./loadgen/... ./netns-tests/relay/...
 # Debian packages the tests use: ip/veth/netns, iperf3 for the loadgen comparison, qemu for arm64 runs,
 # gcc and intel-ipsec-mb for the interop test against that library (bench/ipsecmb, cgo).
 DEB_PKGS := iproute2 iperf3 qemu-user nftables python3 gcc libipsec-mb-dev
@@ -29,7 +29,7 @@ race:
 
 purego:
 	$(GO) build -tags purego $(PKGS)
-	$(GO) test -count=1 -short -tags purego ./kernels/...
+	$(GO) test -count=1 -short -tags purego ./kernels/... ./quic/...
 
 ## interop: package kernels against intel-ipsec-mb, byte for byte both ways (bench/ipsecmb, its own
 ## module: cgo and the library's headers are needed only there).
@@ -38,7 +38,7 @@ interop:
 
 arm64:
 	@if command -v qemu-aarch64 >/dev/null; then \
-		GOARCH=arm64 $(GO) test -count=1 -short -exec qemu-aarch64 ./kernels/... ./ring/... ./batch/...; \
+		GOARCH=arm64 $(GO) test -count=1 -short -exec qemu-aarch64 ./kernels/... ./quic/... ./ring/... ./batch/...; \
 	else echo "arm64: qemu-aarch64 missing (apt-get install qemu-user)"; exit 1; fi
 
 ## check: gofmt, go vet (native, purego, arm64), generated assembly up to date.
@@ -59,13 +59,14 @@ FUZZTIME ?= 10s
 fuzz:
 	@scripts/fuzz.sh $(FUZZTIME)
 
-## bench: kernels against x/crypto and crypto/cipher: the default path and every tier, as tables (raw
-## output above them), the CPU model first and every default-path row below the baseline flagged.
+## bench: kernels against x/crypto and crypto/cipher (the default path and every tier) and quic
+## against per-packet protection, as tables (raw output above them), the CPU model first and every
+## default-path row below its baseline flagged.
 BENCHTIME ?= 200ms
 BENCHCOUNT ?= 5
 bench:
 	@scripts/cpumodel.sh
-	$(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./kernels/ | $(GO) run ./internal/benchtable
+	$(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./kernels/ ./quic/ | $(GO) run ./internal/benchtable
 
 ## bench-ipsecmb: kernels against intel-ipsec-mb (its best code for this CPU) on the same batches.
 bench-ipsecmb: deps

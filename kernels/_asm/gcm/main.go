@@ -85,6 +85,7 @@ func main() {
 	avx2("gcmOpenAVX2VAES", true, true)
 	lanes("gcmSealLanesAVX512", false)
 	lanes("gcmOpenLanesAVX512", true)
+	aesBlocks()
 	Generate()
 }
 

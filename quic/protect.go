@@ -1,0 +1,234 @@
+package quic
+
+import (
+	"encoding/binary"
+	"sync"
+
+	"github.com/wirebatch/wirebatch/kernels"
+)
+
+// Packet is one QUIC packet of a batch.
+type Packet struct {
+	// Buf is the packet. Seal: the unprotected header (first byte through the packet number) then
+	// the plaintext, with cap(Buf) >= len(Buf)+16; on return the protected packet (len+16). Open:
+	// the protected packet; on return the unprotected header then the plaintext (len-16).
+	Buf []byte
+	// PNOffset is the offset of the Packet Number field in Buf.
+	PNOffset int
+	// PN is the packet number. Seal: the full packet number (below 2^62), of which Seal writes the
+	// low (first byte & 3)+1 bytes at PNOffset. Open: set to the decoded full packet number.
+	PN uint64
+	// Err is Open's verdict: nil, or ErrAuth.
+	Err error
+}
+
+// maxPN is the packet number space's size (RFC 9000 section 12.3).
+const maxPN = 1 << 62
+
+// chunk is how many packets one pass of the kernels takes; a batch runs in chunks.
+const chunk = 64
+
+// scratch holds a chunk's AEAD ops, nonces and header-protection samples and masks. Kept in a pool
+// so that a batch allocates nothing: the ops reach the standard library's AEADs through interfaces,
+// so stack copies of them would move to the heap.
+type scratch struct {
+	ops    [chunk]kernels.Op
+	nonce  [chunk][12]byte
+	sample [chunk][16]byte
+	mask   [chunk][16]byte
+	pnLen  [chunk]int
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+// wipe clears what the chunk left: references to the caller's buffers and the masks.
+func (s *scratch) wipe(n int) {
+	clear(s.ops[:n])
+	clear(s.nonce[:n])
+	clear(s.sample[:n])
+	clear(s.mask[:n])
+}
+
+// Seal protects every packet: AEAD with the nonce IV XOR PN and the header as associated data (RFC
+// 9001 section 5.3), then header protection (section 5.4). Misuse (nil or destroyed keys, a packet
+// too short for the sample, cap(Buf) < len(Buf)+16, PNOffset < 1, PN >= 2^62) panics before any
+// packet is touched.
+func (k *Keys) Seal(pkts []Packet) {
+	if len(pkts) == 0 {
+		return
+	}
+	k.mustBeLive()
+	for i := range pkts {
+		p := &pkts[i]
+		switch {
+		case p.PNOffset < 1 || len(p.Buf) < p.PNOffset+4:
+			panic("quic: Seal needs PNOffset >= 1 and len(Buf) >= PNOffset+4 (the header-protection sample)")
+		case cap(p.Buf) < len(p.Buf)+kernels.TagSize:
+			panic("quic: Seal needs cap(Buf) >= len(Buf)+16 for the tag")
+		case p.PN >= maxPN:
+			panic("quic: packet number past 2^62")
+		}
+	}
+	s := scratches.Get().(*scratch)
+	for len(pkts) > 0 {
+		n := min(len(pkts), chunk)
+		k.sealChunk(pkts[:n], s)
+		pkts = pkts[n:]
+	}
+	scratches.Put(s)
+}
+
+func (k *Keys) sealChunk(pkts []Packet, s *scratch) {
+	for i := range pkts {
+		p := &pkts[i]
+		pnLen := int(p.Buf[0]&3) + 1
+		hdr := p.PNOffset + pnLen
+		for j := range pnLen { // the packet number's low bytes, big endian (RFC 9000 section 17.1)
+			p.Buf[p.PNOffset+j] = byte(p.PN >> (8 * (pnLen - 1 - j)))
+		}
+		k.nonce(&s.nonce[i], p.PN)
+		m := len(p.Buf)
+		s.ops[i] = kernels.Op{Key: k.aead, Nonce: s.nonce[i][:], AD: p.Buf[:hdr], Src: p.Buf[hdr:m],
+			Dst: p.Buf[hdr : m+kernels.TagSize]}
+		p.Buf = p.Buf[:m+kernels.TagSize]
+	}
+	kernels.Seal(s.ops[:len(pkts)])
+	for i := range pkts {
+		p := &pkts[i]
+		copy(s.sample[i][:], p.Buf[p.PNOffset+4:])
+	}
+	k.hp.EncryptBlocks(s.mask[:len(pkts)], s.sample[:len(pkts)])
+	for i := range pkts {
+		p := &pkts[i]
+		applyMask(p.Buf, p.PNOffset, int(p.Buf[0]&3)+1, &s.mask[i])
+	}
+	s.wipe(len(pkts))
+}
+
+// Open removes header protection, decodes each packet number against largest (the largest packet
+// number processed in this packet number space, -1 if none; RFC 9000 appendix A.3; largest is not
+// advanced within the batch), then authenticates and decrypts. It sets every packet's Err and
+// returns how many failed. A packet shorter than PNOffset+20 fails. A failed packet keeps its
+// protected header and length, and its payload is zeroed: no unauthenticated plaintext remains.
+// Nil or destroyed keys panic.
+func (k *Keys) Open(pkts []Packet, largest int64) (failed int) {
+	if len(pkts) == 0 {
+		return 0
+	}
+	k.mustBeLive()
+	s := scratches.Get().(*scratch)
+	for len(pkts) > 0 {
+		n := min(len(pkts), chunk)
+		failed += k.openChunk(pkts[:n], largest, s)
+		pkts = pkts[n:]
+	}
+	scratches.Put(s)
+	return failed
+}
+
+func (k *Keys) openChunk(pkts []Packet, largest int64, s *scratch) (failed int) {
+	// Samples of the packets long enough for one; the others fail now and take no lane.
+	for i := range pkts {
+		p := &pkts[i]
+		if p.PNOffset < 1 || len(p.Buf) < p.PNOffset+20 {
+			p.Err, p.PN = ErrAuth, 0
+			s.sample[i] = [16]byte{}
+			continue
+		}
+		p.Err = nil
+		copy(s.sample[i][:], p.Buf[p.PNOffset+4:])
+	}
+	k.hp.EncryptBlocks(s.mask[:len(pkts)], s.sample[:len(pkts)])
+	ops := 0
+	for i := range pkts {
+		p := &pkts[i]
+		if p.Err != nil {
+			continue
+		}
+		pnLen := removeMask(p.Buf, p.PNOffset, &s.mask[i])
+		s.pnLen[i] = pnLen
+		var truncated uint64
+		for j := range pnLen {
+			truncated = truncated<<8 | uint64(p.Buf[p.PNOffset+j])
+		}
+		p.PN = decodePN(largest, truncated, pnLen)
+		k.nonce(&s.nonce[ops], p.PN)
+		hdr, m := p.PNOffset+pnLen, len(p.Buf)
+		s.ops[ops] = kernels.Op{Key: k.aead, Nonce: s.nonce[ops][:], AD: p.Buf[:hdr], Src: p.Buf[hdr:m],
+			Dst: p.Buf[hdr : m-kernels.TagSize]}
+		ops++
+	}
+	kernels.Open(s.ops[:ops])
+	op := 0
+	for i := range pkts {
+		p := &pkts[i]
+		if p.Err != nil {
+			failed++
+			continue
+		}
+		if s.ops[op].Err != nil {
+			// Restore the header as received: the payload is zeroed already (kernels.Open).
+			applyMask(p.Buf, p.PNOffset, s.pnLen[i], &s.mask[i])
+			p.Err = ErrAuth
+			p.PN = 0
+			failed++
+		} else {
+			p.Buf = p.Buf[:len(p.Buf)-kernels.TagSize]
+		}
+		op++
+	}
+	s.wipe(len(pkts))
+	return failed
+}
+
+// nonce writes the AEAD nonce of packet number pn: the IV XOR the packet number, left-padded to
+// the IV's length (RFC 9001 section 5.3).
+func (k *Keys) nonce(out *[12]byte, pn uint64) {
+	*out = k.iv
+	binary.BigEndian.PutUint64(out[4:], binary.BigEndian.Uint64(out[4:])^pn)
+}
+
+// headerBits is the mask of the first byte's protected bits: the low 4 of a long header (form bit
+// set), the low 5 of a short one (RFC 9001 section 5.4.1).
+func headerBits(first byte) byte {
+	if first&0x80 != 0 {
+		return 0x0f
+	}
+	return 0x1f
+}
+
+// applyMask protects (or, applied again, unprotects) a header whose first byte is in the clear:
+// the first byte's protected bits and the pnLen packet-number bytes at off.
+func applyMask(buf []byte, off, pnLen int, mask *[16]byte) {
+	buf[0] ^= mask[0] & headerBits(buf[0])
+	for j := range pnLen {
+		buf[off+j] ^= mask[1+j]
+	}
+}
+
+// removeMask unprotects a protected header and returns its packet-number length: the first byte
+// first, which tells how many packet-number bytes to unmask (RFC 9001 section 5.4.2).
+func removeMask(buf []byte, off int, mask *[16]byte) int {
+	buf[0] ^= mask[0] & headerBits(buf[0]) // the form bit is not protected
+	pnLen := int(buf[0]&3) + 1
+	for j := range pnLen {
+		buf[off+j] ^= mask[1+j]
+	}
+	return pnLen
+}
+
+// decodePN recovers a full packet number from its pnLen low bytes, the one closest to largest+1
+// (RFC 9000 appendix A.3), within 0 .. 2^62-1.
+func decodePN(largest int64, truncated uint64, pnLen int) uint64 {
+	expected := uint64(largest + 1)
+	win := uint64(1) << (8 * pnLen)
+	hwin := win / 2
+	candidate := expected&^(win-1) | truncated
+	switch {
+	case candidate+hwin <= expected && candidate < maxPN-win:
+		return candidate + win
+	case candidate > expected+hwin && candidate >= win:
+		return candidate - win
+	}
+	return candidate
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package quic
+
+const raceEnabled = true
