@@ -267,19 +267,37 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	src, dst := op.Src[:n], op.Dst[:n]
 	ok := true
 	if open {
-		tag := poly1305AEAD(op.AD, src, polyKey)
+		tag := poly1305Short(op.AD, src, polyKey)
 		if ok = chachaFinishTag(op, n, true, &tag); ok {
 			xorTiny(dst, src, ks[64:])
 		}
 	} else {
 		xorTiny(dst, src, ks[64:])
-		tag := poly1305AEAD(op.AD, dst, polyKey)
+		tag := poly1305Short(op.AD, dst, polyKey)
 		copy(op.Dst[n:], tag[:])
 	}
 	clear(ks[:])
 	clear(st[:])
 	clear(sub[:])
 	return ok
+}
+
+// poly1305Short returns the RFC 8439 section 2.8 tag of ad and ct under key for a short MAC input:
+// on the AVX2 tier of 1-cycle cores the ciphertext's whole blocks run in the scalar MULX loop of
+// chachaXOR8OneMACAVX2Regs (about 6 ns a block on AMD Zen 3, against about 9 in the portable
+// Poly1305), the rest in the portable Poly1305; elsewhere all of it in the portable one.
+func poly1305Short(ad, ct []byte, key *[32]byte) [TagSize]byte {
+	whole := len(ct) / 16
+	if !chachaAVX2Regs || whole == 0 {
+		return poly1305AEAD(ad, ct, key)
+	}
+	var mac poly1305
+	var st [16]uint32 // read by the kernel, not used with n = 0
+	mac.init(key[:])
+	mac.writePadded(ad)
+	chachaXOR8OneMACAVX2Regs(&st, nil, nil, 0, &mac, &ct[0], whole)
+	mac.writePadded(ct[16*whole:])
+	return mac.aeadTag(len(ad), len(ct))
 }
 
 // xorTiny writes src XOR ks[:len(src)] to dst: xorKeyBlock's word XORs for a message within one
