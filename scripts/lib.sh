@@ -50,7 +50,7 @@ two_hosts() {
 tunnel_configs() {
 	local h
 	for h in a b; do
-		"$WORK/tunnel" genkey >"$WORK/$h.key"
+		(umask 077; "$WORK/tunnel" genkey >"$WORK/$h.key")
 		"$WORK/tunnel" pubkey <"$WORK/$h.key" >"$WORK/$h.pub"
 	done
 	tunnel_config a b 10.77.0.1 10.77.0.2 10.201.1.2 >"$WORK/a.conf"

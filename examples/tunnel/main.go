@@ -91,8 +91,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	cfg, err := wgquick.Load(*configPath)
 	if err != nil {
-		fmt.Fprintln(stderr, "tunnel:", err) // names file, line and key
+		fmt.Fprintln(stderr, "tunnel:", err) // names file, line and key, never a key's value
 		return 2
+	}
+	for _, w := range cfg.Warnings {
+		fmt.Fprintln(stderr, "tunnel: warning:", w)
 	}
 	// The run's recorders, for finding where the data path spends its time; each stops (and writes
 	// its file) before the file closes.

@@ -157,11 +157,14 @@ func TestMissingPrivilege(t *testing.T) {
 	}
 	path := filepath.Join(dir, "ok.conf")
 	config := "[Interface]\nPrivateKey = " + base64.StdEncoding.EncodeToString(make([]byte, 32)) + "\n"
-	if err := os.WriteFile(path, []byte(config), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(config), 0o600); err != nil { // owner only: no warning
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "-config", path, "-iface", "wbnopriv0")
 	if os.Geteuid() == 0 {
+		if err := os.Chown(path, 65534, 65534); err != nil { // the unprivileged run's own file
+			t.Fatal(err)
+		}
 		setpriv, err := exec.LookPath("setpriv")
 		if err != nil {
 			t.Skip("running as root without setpriv(1) to drop privilege")

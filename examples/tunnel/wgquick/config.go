@@ -23,6 +23,9 @@ import (
 type Config struct {
 	Interface Interface
 	Peers     []Peer
+	// Warnings are problems that do not stop the tunnel, for the caller to show: a file that group
+	// or others may read, as wg-quick warns.
+	Warnings []string
 }
 
 // Interface is the [Interface] section.
@@ -60,7 +63,15 @@ func Load(path string) (*Config, error) {
 		return nil, err
 	}
 	defer f.Close()
-	return Parse(path, f)
+	cfg, err := Parse(path, f)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err == nil && fi.Mode().Perm()&0o077 != 0 {
+		cfg.Warnings = append(cfg.Warnings, fmt.Sprintf("%s is accessible by group or others (mode %04o): "+
+			"it holds a private key, make it readable by its owner only (chmod 600)", path, fi.Mode().Perm()))
+	}
+	return cfg, nil
 }
 
 // configError names the file, line and key a problem was found at.
@@ -127,6 +138,16 @@ type configParser struct {
 	resolve       resolver
 }
 
+// isKeyName reports whether s can be a key name: ASCII letters only, as every wg-quick key is.
+func isKeyName(s string) bool {
+	for i := range len(s) {
+		if c := s[i] | 0x20; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 func (p *configParser) errorf(key, format string, args ...any) error {
 	return &configError{file: p.file, line: p.line, key: key, msg: fmt.Sprintf(format, args...)}
 }
@@ -142,13 +163,18 @@ func (p *configParser) parseLine(text string) error {
 	if strings.HasPrefix(text, "[") {
 		return p.startSection(text)
 	}
+	// A malformed line is never echoed: it may hold a key (a base64 key ends in '=', so
+	// "PrivateKey <key>" without its separator splits inside the key).
 	key, value, ok := strings.Cut(text, "=")
 	if !ok {
-		return p.errorf("", "expected Key = Value, got %q", text)
+		return p.errorf("", "expected Key = Value (the line is not shown: it may hold a key)")
 	}
 	key, value = strings.TrimSpace(key), strings.TrimSpace(value)
 	if key == "" {
 		return p.errorf("", "missing key before '='")
+	}
+	if !isKeyName(key) {
+		return p.errorf("", "expected Key = Value with a one-word key name (the line is not shown: it may hold a key)")
 	}
 	if p.section == "" {
 		return p.errorf(key, "key outside any section (expected [Interface] or [Peer] first)")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +100,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"unknown section", "[Interfaces]\n", "f.conf:1: unknown section [Interfaces]"},
 		{"no equals", iface + "ListenPort 5\n", "f.conf:3: expected Key = Value"},
 		{"empty key", iface + "= 5\n", "f.conf:3: missing key"},
+		{"key with a space", iface + "Listen Port = 5\n", "f.conf:3: expected Key = Value with a one-word key name"},
 		{"missing private key", "[Interface]\nListenPort = 1\n", "f.conf:1: PrivateKey: missing"},
 		{"bad private key", "[Interface]\nPrivateKey = abc\n", "f.conf:2: PrivateKey: not a base64 32-byte key"},
 		{"short key", "[Interface]\nPrivateKey = AAAA\n", "f.conf:2: PrivateKey: not a base64 32-byte key"},
@@ -135,6 +138,50 @@ func TestParseConfigErrors(t *testing.T) {
 				t.Fatalf("error %q, want prefix %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestConfigErrorsHideKeys: a malformed line that holds a key is never echoed, whether the
+// separator is missing (a base64 key's '=' padding then splits it) or the key name is garbled.
+func TestConfigErrorsHideKeys(t *testing.T) {
+	for _, line := range []string{
+		"PrivateKey " + testPriv,                         // no separator: Cut splits at the key's '='
+		"PrivateKey " + strings.TrimRight(testPriv, "="), // no separator, no padding
+		"PrivateKey: " + testPriv,                        // a colon for the separator
+	} {
+		_, err := Parse("f.conf", strings.NewReader("[Interface]\n"+line+"\n"))
+		if err == nil {
+			t.Fatalf("%q accepted", line)
+		}
+		if secret := strings.TrimRight(testPriv, "="); strings.Contains(err.Error(), secret[:8]) {
+			t.Errorf("the error for a malformed key line shows the key: %v", err)
+		}
+	}
+}
+
+// TestLoadWarnsOnPermissions: a configuration that group or others may read loads with a warning,
+// as wg-quick warns; one readable by its owner only loads without.
+func TestLoadWarnsOnPermissions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "wb0.conf")
+	text := "[Interface]\nPrivateKey = " + testPriv + "\n"
+	for _, c := range []struct {
+		mode os.FileMode
+		warn bool
+	}{{0o600, false}, {0o640, true}, {0o644, true}, {0o400, false}} {
+		if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, c.mode); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(cfg.Warnings) > 0; got != c.warn {
+			t.Errorf("mode %04o: warnings %q", c.mode, cfg.Warnings)
+		}
+		os.Remove(path)
 	}
 }
 
