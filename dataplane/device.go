@@ -129,7 +129,7 @@ type DeviceStats struct {
 	Stats
 	Handshakes        uint64 // handshake messages passed to the control plane
 	HandshakesDropped uint64 // handshake messages dropped: the control plane lagged, or there is none
-	WriteErrors       uint64 // failed TUN or UDP write calls
+	WriteErrors       uint64 // failed TUN write calls, and datagrams the UDP socket refused
 	// Staged counts outbound packets kept for after a handshake (they are also among the
 	// VerdictNoKey and VerdictKeyExpired drops of the moment); StagedDropped those evicted by newer
 	// ones or dropped with DropStaged or RemovePeer.
@@ -146,6 +146,8 @@ type unit struct {
 	addrs    [MaxBatch]netip.AddrPort
 	peers    [MaxBatch]*Peer
 	verdicts [MaxBatch]Verdict
+	from     [MaxBatch]int  // send: the packet index of each datagram of view
+	failed   [MaxBatch]bool // send: the datagrams of view the socket refused
 	n        int
 	seq      uint64 // the reader's number for it: its direction's committer commits in this order
 }
@@ -625,15 +627,48 @@ func (d *Device) send(b *unit) {
 		case v == VerdictOK:
 			b.view[k] = b.bufs[i][udpOffset : udpOffset+b.sizes[i]]
 			b.addrs[k] = b.addrs[i]
+			b.from[k] = i
 			k++
 		}
 	}
-	if k > 0 && d.udp.WriteBatch(b.view[:k], b.addrs[:k]) != nil {
-		d.writeErrors.Add(1)
+	if k > 0 {
+		d.writeSealed(b, k)
 	}
 	d.sendLateStaged(b)
 	clear(b.view[:k])
 	clear(b.peers[:b.n])
+}
+
+// sendReporter is implemented by UDPs that say which datagrams of a batch the socket refused
+// (UDPConn.writeBatch): the Device counts those on their peers.
+type sendReporter interface {
+	writeBatch(bufs [][]byte, dsts []netip.AddrPort, failed []bool) (nfailed int, err error)
+}
+
+// writeSealed sends the k datagrams of b.view and counts the ones the socket refused: on their
+// peers (Stats.TxErrors) where the UDP reports which (sendReporter), else as write errors.
+func (d *Device) writeSealed(b *unit, k int) {
+	r, ok := d.udp.(sendReporter)
+	if !ok {
+		if d.udp.WriteBatch(b.view[:k], b.addrs[:k]) != nil {
+			d.writeErrors.Add(1)
+		}
+		return
+	}
+	nfailed, _ := r.writeBatch(b.view[:k], b.addrs[:k], b.failed[:k])
+	if nfailed == 0 {
+		return
+	}
+	d.writeErrors.Add(uint64(nfailed))
+	for j := range k {
+		if b.failed[j] {
+			if p := b.peers[b.from[j]]; p != nil {
+				p.stats.txErrors.Add(1)
+			}
+			d.peers.stats.txErrors.Add(1)
+		}
+	}
+	clear(b.failed[:k])
 }
 
 // udpReader reads datagram batches into free units, passes handshake messages to the control plane

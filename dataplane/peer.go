@@ -39,6 +39,10 @@ type Stats struct {
 	TxPackets, TxBytes uint64
 	RxPackets, RxBytes uint64
 	Drops              [NumVerdicts]uint64 // by verdict; Drops[VerdictOK] stays 0
+	// TxErrors counts sealed datagrams the socket refused (an unreachable or prohibited
+	// destination: EACCES, ENETUNREACH, EHOSTUNREACH); they are among TxPackets, which counts what
+	// was sealed for sending.
+	TxErrors uint64
 }
 
 // Dropped returns the total of all drops.
@@ -56,12 +60,14 @@ type counters struct {
 	txPackets, txBytes atomic.Uint64
 	rxPackets, rxBytes atomic.Uint64
 	drops              [NumVerdicts]atomic.Uint64
+	txErrors           atomic.Uint64
 }
 
 func (c *counters) load() Stats {
 	s := Stats{
 		TxPackets: c.txPackets.Load(), TxBytes: c.txBytes.Load(),
 		RxPackets: c.rxPackets.Load(), RxBytes: c.rxBytes.Load(),
+		TxErrors: c.txErrors.Load(),
 	}
 	for i := range c.drops {
 		s.Drops[i] = c.drops[i].Load()

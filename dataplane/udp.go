@@ -85,6 +85,7 @@ type UDPConn struct {
 	wip   [MaxBatch][16]byte
 
 	wdst  [MaxBatch]netip.AddrPort // each message's destination, to extend GSO runs
+	wsrc  [MaxBatch]int            // for each datagram of wiov, its index in the chunk (pack)
 	nmsgs int
 
 	gsoMessages uint64 // messages sent with more than one segment (tests look at it), under wmu
@@ -409,23 +410,49 @@ func (c *UDPConn) readViews(bufs [][]byte, offset int, sizes []int, srcs []netip
 }
 
 // WriteBatch implements UDP: it sends every datagram, calling sendmmsg again for any the kernel did
-// not take; datagrams to an address of the wrong family for an IPv4 socket are skipped.
+// not take. A message the kernel refuses (EACCES, ENETUNREACH, EHOSTUNREACH for one destination) is
+// skipped and the rest of the batch still goes out: one unreachable peer never costs the others
+// their datagrams. Datagrams to an address of the wrong family for an IPv4 socket are skipped too.
+// The error is the first refusal, if any.
 func (c *UDPConn) WriteBatch(bufs [][]byte, dsts []netip.AddrPort) error {
+	_, err := c.writeBatch(bufs, dsts, nil)
+	return err
+}
+
+// writeBatch is WriteBatch that also reports which datagrams did not go out: failed[i] is set for
+// each (failed may be nil, or as long as bufs), and their count is returned. The Device counts them
+// on their peers (sendReporter).
+func (c *UDPConn) writeBatch(bufs [][]byte, dsts []netip.AddrPort, failed []bool) (nfailed int, first error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	base := 0 // index in the caller's bufs of bufs[0]
 	for len(bufs) > 0 {
 		used := c.pack(bufs, dsts)
-		err := c.send()
+		// Datagrams pack skipped (wrong family) are not in wsrc: mark every datagram of the chunk
+		// failed first and clear the ones that go out.
+		skipped := used - c.wiovUsed()
+		nf, err := c.send(failed, base, used)
 		if err != nil && c.gso && isGSOError(err) {
 			c.gso = false // and send the same chunk again, a datagram per message
 			continue
 		}
-		bufs, dsts = bufs[used:], dsts[used:]
-		if err != nil {
-			return err
+		nfailed += nf + skipped
+		if first == nil {
+			first = err
 		}
+		bufs, dsts = bufs[used:], dsts[used:]
+		base += used
 	}
-	return nil
+	return nfailed, first
+}
+
+// wiovUsed returns how many datagrams the packed messages carry.
+func (c *UDPConn) wiovUsed() int {
+	n := 0
+	for i := range c.nmsgs {
+		n += len(c.wmsgs[i].Buffers)
+	}
+	return n
 }
 
 // pack lays out as many of bufs as fit in one sendmmsg: c.wmsgs[:nmsgs] with their iovecs in
@@ -441,6 +468,7 @@ func (c *UDPConn) pack(bufs [][]byte, dsts []netip.AddrPort) (used int) {
 			continue
 		}
 		c.wiov[iov] = b
+		c.wsrc[iov] = used
 		iov++
 		// An empty datagram does not join: as a segment it would vanish.
 		sameRun := open && dst == c.wdst[k-1] && len(b) > 0 && len(b) <= segSize
@@ -458,10 +486,12 @@ func (c *UDPConn) pack(bufs [][]byte, dsts []netip.AddrPort) (used int) {
 			c.waddr[k].IP = c.wip[k][:4]
 			ip := a.Unmap().As4()
 			copy(c.waddr[k].IP, ip[:])
+			c.waddr[k].Zone = ""
 		} else {
 			c.waddr[k].IP = c.wip[k][:16]
 			ip := a.As16() // IPv4 as v4-mapped, for the dual-stack socket
 			copy(c.waddr[k].IP, ip[:])
+			c.waddr[k].Zone = a.Zone() // a link-local endpoint's interface
 		}
 		c.waddr[k].Port = int(dst.Port())
 		k++
@@ -499,22 +529,49 @@ func gsoRun(bufs [][]byte, dsts []netip.AddrPort) int {
 	return n
 }
 
-// send sends c.wmsgs[:c.nmsgs] and clears the references to the datagrams.
-func (c *UDPConn) send() error {
+// send sends c.wmsgs[:c.nmsgs] and clears the references to the datagrams. A message the kernel
+// refuses is skipped (sendmmsg reports an error only for the first message of a call: a call that
+// fails sent nothing); its datagrams are marked in failed (at base plus their index in the chunk of
+// used datagrams, whose others it first marks failed and then clears as they go out), and send
+// returns how many were refused and the first error. A GSO error is returned at once, with nothing
+// counted: the caller sends the chunk again without GSO.
+func (c *UDPConn) send(failed []bool, base, used int) (nfailed int, first error) {
 	defer func() {
 		clear(c.wiov[:])
 		for i := range c.nmsgs {
 			c.wmsgs[i].Buffers = nil
 		}
 	}()
+	if failed != nil {
+		for i := range used {
+			failed[base+i] = true
+		}
+	}
+	iov := 0 // the first datagram of message sent in wiov
 	for sent := 0; sent < c.nmsgs; {
 		n, err := c.batch.WriteBatch(c.wmsgs[sent:c.nmsgs], 0)
+		if err != nil && c.gso && isGSOError(err) {
+			return 0, err
+		}
 		if err != nil {
-			return err
+			n = 1 // the refused message: skip it
+			nfailed += len(c.wmsgs[sent].Buffers)
+			if first == nil {
+				first = err
+			}
+		}
+		for m := sent; m < sent+n; m++ {
+			k := len(c.wmsgs[m].Buffers)
+			if err == nil && failed != nil {
+				for _, i := range c.wsrc[iov : iov+k] {
+					failed[base+i] = false
+				}
+			}
+			iov += k
 		}
 		sent += n
 	}
-	return nil
+	return nfailed, first
 }
 
 // Close implements UDP.

@@ -3,6 +3,7 @@ package dataplane
 import (
 	"encoding/binary"
 	"net"
+	"strconv"
 	"syscall"
 	"unsafe"
 
@@ -56,6 +57,7 @@ type mmsgSide struct {
 	flags int
 	got   int
 	err   error
+	zones zoneCache // reads: sources' scope ids to zones; writes: destinations' zones to ids
 }
 
 // mmsgMax bounds the messages of one call: UDPConn's reads take at most max(MaxBatch, groMessages)
@@ -145,7 +147,44 @@ func (s *mmsgSide) source(i int) net.Addr {
 	// The port sits at the same offset, in network order, in both families' sockaddrs.
 	a.Port = int(binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:]))
 	a.Zone = ""
+	if sa.Family == unix.AF_INET6 && sa.Scope_id != 0 {
+		// A link-local source keeps its interface, or a reply to it could not be sent.
+		a.Zone = s.zones.name(sa.Scope_id)
+	}
 	return a
+}
+
+// zoneCache turns IPv6 zones into interface indexes (sockaddr_in6.sin6_scope_id) and back,
+// remembering the last one each way: link-local peers are few and on few interfaces, so the data
+// path does not look an interface up, or allocate a name, per datagram.
+type zoneCache struct {
+	zone string
+	id   uint32
+}
+
+// index returns the interface index of zone: a number, or an interface name; 0 for none or one
+// that does not exist (the send then fails for that datagram alone).
+func (z *zoneCache) index(zone string) uint32 {
+	if zone == "" {
+		return 0
+	}
+	if zone != z.zone {
+		z.zone, z.id = zone, 0
+		if n, err := strconv.ParseUint(zone, 10, 32); err == nil {
+			z.id = uint32(n)
+		} else if ifi, err := net.InterfaceByName(zone); err == nil {
+			z.id = uint32(ifi.Index)
+		}
+	}
+	return z.id
+}
+
+// name returns the zone of interface index i, as its number (a zone netip and the kernel accept).
+func (z *zoneCache) name(i uint32) string {
+	if i != z.id || z.zone == "" {
+		z.zone, z.id = strconv.FormatUint(uint64(i), 10), i
+	}
+	return z.zone
 }
 
 // WriteBatch implements udpBatch: it sends ms[i].Buffers (gathered, one datagram or, with a
@@ -202,7 +241,7 @@ func (b *mmsgBatch) putName(name *unix.RawSockaddrInet6, a *net.UDPAddr) (*byte,
 		copy(sa.Addr[:], a.IP.To4())
 		return (*byte)(unsafe.Pointer(sa)), unix.SizeofSockaddrInet4
 	}
-	*name = unix.RawSockaddrInet6{Family: unix.AF_INET6}
+	*name = unix.RawSockaddrInet6{Family: unix.AF_INET6, Scope_id: b.w.zones.index(a.Zone)}
 	binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&name.Port))[:], uint16(a.Port))
 	copy(name.Addr[:], a.IP.To16())
 	return (*byte)(unsafe.Pointer(name)), unix.SizeofSockaddrInet6

@@ -12,10 +12,12 @@
 //
 //	{"sent_packets":N,"sent_bytes":N,"received_packets":N,"received_bytes":N,"handshakes_completed":N,
 //	 "dropped":{"no_route":N,"no_key":N,"key_expired":N,"auth_failed":N,"replay":N,"bad_source":N,"malformed":N},
-//	 "staged":N,"staged_dropped":N}
+//	 "staged":N,"staged_dropped":N,"send_errors":N}
 //
 // sent and received count transport data messages that were sealed or opened and passed every check
-// (keepalives included), bytes whole messages (header, padding, tag); handshakes_completed counts the
+// (keepalives included), bytes whole messages (header, padding, tag); sent_packets leaves out, and
+// send_errors counts, sealed messages the UDP socket refused (an unreachable or prohibited
+// endpoint); handshakes_completed counts the
 // keypairs installed; dropped counts the data plane's drops by verdict over both directions and all
 // peers. A packet that finds no keypair while a handshake is under way is counted in no_key (or
 // key_expired) and staged: staged counts those, staged_dropped the staged packets that never left.
@@ -279,6 +281,7 @@ type counters struct {
 	Dropped             dropped `json:"dropped"`
 	Staged              uint64  `json:"staged"`
 	StagedDropped       uint64  `json:"staged_dropped"`
+	SendErrors          uint64  `json:"send_errors"`
 }
 
 type dropped struct {
@@ -294,7 +297,7 @@ type dropped struct {
 func snapshot(dev *dataplane.Device, cp *handshake.ControlPlane) counters {
 	st := dev.Stats()
 	return counters{
-		SentPackets:         st.TxPackets,
+		SentPackets:         st.TxPackets - st.TxErrors,
 		SentBytes:           st.TxBytes,
 		ReceivedPackets:     st.RxPackets,
 		ReceivedBytes:       st.RxBytes,
@@ -310,6 +313,7 @@ func snapshot(dev *dataplane.Device, cp *handshake.ControlPlane) counters {
 		},
 		Staged:        st.Staged,
 		StagedDropped: st.StagedDropped,
+		SendErrors:    st.TxErrors,
 	}
 }
 
