@@ -89,6 +89,12 @@ const (
 type Config struct {
 	// MTU of the TUN device: the largest IP packet sent through the tunnel. Default 1420.
 	MTU int
+	// PeerMTU is the largest tunnel MTU a peer may use: datagrams of up to PeerMTU+32 bytes (its
+	// largest packets, sealed) are received, whatever our MTU (the receive buffers are sized for
+	// it, and their memory grows with it). Default the larger of MTU and 1500, so that peers on
+	// plain Ethernet MTUs are heard; a datagram longer than that is dropped as malformed. Raise it
+	// for peers with jumbo frames; wireguard-go takes datagrams of up to 65535 bytes.
+	PeerMTU int
 	// Workers is the number of encrypt workers and of decrypt workers. Default GOMAXPROCS, at most 64.
 	Workers int
 	// Batches is the number of batch units per direction: how many batches of MaxBatch packets each
@@ -97,7 +103,8 @@ type Config struct {
 	Batches int
 	// MaxMemory caps the packet memory, in bytes: the MaxBytes of the Device's batch.Pool, which
 	// allocates 2*Batches+1 batches up front, each batch.BatchBytesFor(buffer length) bytes with
-	// buffers of MTU+48 bytes rounded up to 64 (about 220 KiB a batch at the default MTU). Zero
+	// buffers of max(MTU, PeerMTU)+48 bytes rounded up to 64 (about 200 KiB a batch at the
+	// defaults). Zero
 	// means no cap beyond what Batches implies; NewDevice fails if an explicit Batches does not fit.
 	MaxMemory int
 	// ControlPlane receives handshake messages and peer events, and installs keypairs. nil drops
@@ -275,6 +282,12 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	if cfg.MTU < 576 || cfg.MTU > 65535 {
 		return nil, errors.New("dataplane: MTU out of range")
 	}
+	if cfg.PeerMTU == 0 {
+		cfg.PeerMTU = max(cfg.MTU, 1500)
+	}
+	if cfg.PeerMTU < 576 || cfg.PeerMTU > 65535 {
+		return nil, errors.New("dataplane: PeerMTU out of range")
+	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = runtime.GOMAXPROCS(0)
 	}
@@ -282,11 +295,11 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	if cfg.MaxMemory < 0 {
 		return nil, errors.New("dataplane: negative MaxMemory")
 	}
-	// A buffer holds the headroom, the largest packet (padding stops at the MTU) and the tag, rounded
-	// up to cache lines. The extra PaddingMultiple bytes make it longer than the largest datagram a
-	// peer with our MTU sends (MTU+32 bytes, read at udpOffset 0), so that a datagram which fills it
-	// was truncated (see divert).
-	bufLen := (tunOffset + cfg.MTU + PaddingMultiple + TagSize + 63) &^ 63
+	// A buffer holds the headroom, the largest packet we send or a peer of PeerMTU sends (padding
+	// stops at the MTU) and the tag, rounded up to cache lines. The extra PaddingMultiple bytes make
+	// it longer than the largest datagram such a peer sends (PeerMTU+32 bytes, read at udpOffset 0),
+	// so that a datagram which fills it was truncated (see divert).
+	bufLen := (tunOffset + max(cfg.MTU, cfg.PeerMTU) + PaddingMultiple + TagSize + 63) &^ 63
 	batchBytes := batch.BatchBytesFor(bufLen)
 	if cfg.Batches <= 0 {
 		cfg.Batches = 2*cfg.Workers + 2
@@ -740,7 +753,7 @@ func (d *Device) divert(b *unit, n int) int {
 		}
 		if len(msg) == len(b.view[i]) {
 			// It filled the buffer, so it may have been truncated: longer than any message a
-			// peer within our MTU sends. Dropped as malformed.
+			// peer within PeerMTU sends. Dropped as malformed.
 			d.peers.stats.drops[VerdictMalformed].Add(1)
 			continue
 		}

@@ -50,9 +50,9 @@ func TestDeviceMTU(t *testing.T) {
 func TestDeviceSmallestPool(t *testing.T) {
 	goroutineLeakCheck(t)
 	const count = 2000
-	// At MTU 1488 the buffers are batch.BufferLen long (16 + 1488 + 16 + 16), so the pool holds 3
-	// batches of batch.BatchBytes: the two readers' and the control sends'.
-	ns := newNodes(t, dataplane.Config{MTU: 1488, Workers: 2, MaxMemory: 3 * batch.BatchBytes}, [2]func([][]byte){})
+	// At MTU and PeerMTU 1488 the buffers are batch.BufferLen long (16 + 1488 + 16 + 16), so the
+	// pool holds 3 batches of batch.BatchBytes: the two readers' and the control sends'.
+	ns := newNodes(t, dataplane.Config{MTU: 1488, PeerMTU: 1488, Workers: 2, MaxMemory: 3 * batch.BatchBytes}, [2]func([][]byte){})
 	var wg sync.WaitGroup
 	for from := range ns {
 		to := 1 - from

@@ -24,19 +24,21 @@ func newIdleDevice(t *testing.T, cfg Config) *Device {
 }
 
 // TestDeviceMemory: the Device's pool has a batch for every unit of both directions and one for the
-// control sends, buffers sized for the MTU, and stays within MaxMemory, taking fewer units by default
-// and failing when explicit Batches do not fit.
+// control sends, buffers sized for the larger of MTU and PeerMTU (default 1500), and stays within
+// MaxMemory, taking fewer units by default and failing when explicit Batches do not fit.
 func TestDeviceMemory(t *testing.T) {
-	const buf1420, buf9000 = 1472, 9088 // (16 + MTU + 16 + 16) rounded up to 64
-	b1420, b9000 := batch.BatchBytesFor(buf1420), batch.BatchBytesFor(buf9000)
+	const buf1420, buf1500, buf9000 = 1472, 1600, 9088 // (16 + MTU + 16 + 16) rounded up to 64
+	b1420, b1500, b9000 := batch.BatchBytesFor(buf1420), batch.BatchBytesFor(buf1500), batch.BatchBytesFor(buf9000)
 	for _, c := range []struct {
 		cfg             Config
 		batches, bufLen int
 	}{
-		{Config{Workers: 2}, 2*(2*2+2) + 1, buf1420},
-		{Config{Workers: 2, MaxMemory: 6*b1420 - 1}, 5, buf1420}, // 5 fit: 2 units per direction
+		{Config{Workers: 2}, 2*(2*2+2) + 1, buf1500},
+		{Config{Workers: 2, PeerMTU: 1420}, 2*(2*2+2) + 1, buf1420},
+		{Config{Workers: 2, MaxMemory: 6*b1500 - 1}, 5, buf1500}, // 5 fit: 2 units per direction
 		{Config{Workers: 2, MTU: 9000, MaxMemory: 3 * b9000}, 3, buf9000},
-		{Config{Workers: 1, Batches: 3, MaxMemory: 7 * b1420}, 7, buf1420},
+		{Config{Workers: 2, PeerMTU: 9000, MaxMemory: 3 * b9000}, 3, buf9000},
+		{Config{Workers: 1, Batches: 3, MaxMemory: 7 * b1420, PeerMTU: 1420}, 7, buf1420},
 	} {
 		d := newIdleDevice(t, c.cfg)
 		if got := d.pool.Batches(); got != c.batches {
@@ -47,10 +49,12 @@ func TestDeviceMemory(t *testing.T) {
 		}
 	}
 	for _, cfg := range []Config{
-		{MaxMemory: 3*b1420 - 1},
+		{MaxMemory: 3*b1500 - 1},
 		{MTU: 9000, MaxMemory: 3 * b1420},
-		{Batches: 3, MaxMemory: 6 * b1420},
+		{Batches: 3, MaxMemory: 6 * b1500},
 		{MaxMemory: -1},
+		{PeerMTU: 100},
+		{PeerMTU: 70000},
 	} {
 		udp := udptest.NewNetwork().Listen(netip.MustParseAddrPort("192.0.2.1:51820"), 1, 2048)
 		d, err := NewDevice(tuntest.New(1500, 1, nil), udp, cfg)
