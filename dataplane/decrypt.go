@@ -43,8 +43,7 @@ type recvGroup struct {
 	index   uint32
 	kp      *Keypair // with a batch reference, or nil (unknown index)
 	verdict Verdict
-	authed  bool           // at least one message authenticated and passed the replay check
-	src     netip.AddrPort // the source of the last such message
+	authed  bool // at least one message authenticated and passed the replay check
 	events  Event
 	tally   tally
 }
@@ -139,6 +138,7 @@ func (d *Decrypter) decrypt(p Packets) {
 			locked = g.kp
 			locked.replayMu.Lock()
 		}
+		newest := d.counter[i] >= locked.replay.highest // checked before Check moves it
 		if !locked.replay.Check(d.counter[i]) {
 			p.Verdicts[i] = VerdictReplay
 			g.tally.drops[VerdictReplay]++
@@ -146,8 +146,8 @@ func (d *Decrypter) decrypt(p Packets) {
 			continue
 		}
 		g.authed = true
-		if p.Addrs != nil {
-			g.src = p.Addrs[i]
+		if newest && p.Addrs != nil {
+			g.events |= roam(locked, p.Addrs[i])
 		}
 	}
 	if locked != nil {
@@ -198,7 +198,8 @@ func (d *Decrypter) decrypt(p Packets) {
 	d.total.flush(&d.set.stats, false)
 }
 
-// authenticated applies what an authenticated, fresh message on g's keypair implies.
+// authenticated applies what an authenticated, fresh message on g's keypair implies (roaming is
+// decided earlier, under the replay lock: roam).
 func (d *Decrypter) authenticated(g *recvGroup, now time.Time) {
 	kp, peer := g.kp, g.kp.peer
 	// The initiator's first message on the responder's next keypair confirms it (section 5.4.5).
@@ -210,15 +211,26 @@ func (d *Decrypter) authenticated(g *recvGroup, now time.Time) {
 	if kp.initiator && now.Sub(kp.created) >= rekeyOnReceiveAge && peer.current.Load() == kp {
 		g.events |= EventRekeyNeeded
 	}
-	// Roaming (section 2.1): the endpoint follows the latest authenticated source.
-	if g.src.IsValid() {
-		src := netip.AddrPortFrom(g.src.Addr().Unmap(), g.src.Port())
-		if ep := peer.endpoint.Load(); ep == nil || *ep != src {
-			moved := src // only a real move allocates
-			peer.endpoint.Store(&moved)
-			g.events |= EventEndpointChanged
-		}
+}
+
+// roam moves kp's peer to src, the source of an authenticated message of kp whose counter is the
+// highest kp has accepted, and reports EventEndpointChanged if it moved (section 2.1: the endpoint
+// follows the most recent authenticated source). It runs under kp.replayMu, which orders the
+// decrypt workers' checks of kp: a worker that finishes an older batch from a previous address
+// after a newer batch was checked finds no newest counter in it and leaves the endpoint alone.
+// Messages of a keypair the peer has replaced (its previous one) never move it.
+func roam(kp *Keypair, src netip.AddrPort) Event {
+	peer := kp.peer
+	if !src.IsValid() || peer.previous.Load() == kp {
+		return 0
 	}
+	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
+	if ep := peer.endpoint.Load(); ep != nil && *ep == src {
+		return 0
+	}
+	moved := src // only a real move allocates
+	peer.endpoint.Store(&moved)
+	return EventEndpointChanged
 }
 
 // groupOf returns the index of the group of receiver index idx, creating it on its first message.

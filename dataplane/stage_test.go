@@ -580,3 +580,25 @@ func TestConcurrentStages(t *testing.T) {
 		t.Errorf("only %d messages accepted", len(accepted))
 	}
 }
+
+// TestRoamingFollowsNewestCounter: the endpoint follows the source of the newest authenticated
+// counter, not the last message checked: a batch of older messages from the previous address,
+// checked after a newer one (as a slower decrypt worker would), does not move the peer back.
+func TestRoamingFollowsNewestCounter(t *testing.T) {
+	a, b := newPair(t, kernels.ChaCha20Poly1305)
+	roundTrip(t, a, b, [][]byte{ipPacket(addrA4, addrB4, 80, 0)})
+	older := encryptOne(a, ipPacket(addrA4, addrB4, 80, 1), nil)
+	newer := encryptOne(a, ipPacket(addrA4, addrB4, 80, 2), nil)
+	wire := func(p Packets) []byte { return p.Bufs[0][p.Offset-HeaderSize:][:p.Sizes[0]] }
+	prev := netip.MustParseAddrPort("192.0.2.50:4000")
+	now := netip.MustParseAddrPort("198.51.100.60:5000")
+	if v, _ := decryptOne(b, wire(newer), now); v != VerdictOK {
+		t.Fatalf("newer message: %v", v)
+	}
+	if v, _ := decryptOne(b, wire(older), prev); v != VerdictOK {
+		t.Fatalf("older message: %v (it is inside the replay window)", v)
+	}
+	if ep := b.peer.Endpoint(); ep != now {
+		t.Errorf("endpoint %v after an older message from the previous address, want %v", ep, now)
+	}
+}
