@@ -81,6 +81,15 @@ const (
 
 	// maxWorkers keeps concurrent counter reservations within the slack below 2^64 (see encrypt.go).
 	maxWorkers = 64
+	// maxBatches bounds the units per direction so that reordering never pushes a good message out
+	// of the receiver's replay window (ReplayWindow, RFC 6479). A sender's encrypt workers reserve
+	// counters in the order they finish but its committer sends in read order, so its messages
+	// leave up to (Batches+1)*MaxBatch counters out of order (its units and the control sends'
+	// batch); a receiver's decrypt workers check replay in the order they finish, up to Batches*MaxBatch
+	// counters out of order again. Half the window for each side's share keeps the sum inside it
+	// whatever the peer's configuration, as long as it obeys the same bound: (30+1)*128 = 3968 <=
+	// 8128/2.
+	maxBatches = ReplayWindow/2/MaxBatch - 1
 
 	handshakeQueue = 128
 )
@@ -99,7 +108,8 @@ type Config struct {
 	Workers int
 	// Batches is the number of batch units per direction: how many batches of MaxBatch packets each
 	// direction may have in flight (being read, sealed or opened, written). Default 2*Workers+2, or
-	// as many as MaxMemory holds if that is fewer.
+	// as many as MaxMemory holds if that is fewer; at most 30, so that the messages in flight stay
+	// within the replay window however the workers reorder them.
 	Batches int
 	// MaxMemory caps the packet memory, in bytes: the MaxBytes of the Device's batch.Pool, which
 	// allocates 2*Batches+1 batches up front, each batch.BatchBytesFor(buffer length) bytes with
@@ -301,8 +311,11 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	// so that a datagram which fills it was truncated (see divert).
 	bufLen := (tunOffset + max(cfg.MTU, cfg.PeerMTU) + PaddingMultiple + TagSize + 63) &^ 63
 	batchBytes := batch.BatchBytesFor(bufLen)
+	if cfg.Batches > maxBatches {
+		return nil, fmt.Errorf("dataplane: Batches %d exceeds %d, the most whose counters the replay window covers", cfg.Batches, maxBatches)
+	}
 	if cfg.Batches <= 0 {
-		cfg.Batches = 2*cfg.Workers + 2
+		cfg.Batches = min(2*cfg.Workers+2, maxBatches)
 		if cfg.MaxMemory > 0 {
 			cfg.Batches = min(cfg.Batches, (cfg.MaxMemory/batchBytes-1)/2)
 		}

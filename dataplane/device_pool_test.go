@@ -93,3 +93,21 @@ func TestDeviceCloseEndsPoolWait(t *testing.T) {
 		t.Fatal("Close did not end a wait for the pool")
 	}
 }
+
+// TestDeviceBatchesWithinReplayWindow: the widest configuration keeps the counters a sender may
+// have in flight out of order ((Batches+1)*MaxBatch: its units and the control sends') and those a
+// receiver's workers may check out of order (Batches*MaxBatch) within the replay window together,
+// and an explicit Batches beyond the bound is refused.
+func TestDeviceBatchesWithinReplayWindow(t *testing.T) {
+	d := newIdleDevice(t, Config{Workers: maxWorkers})
+	batches := (d.pool.Batches() - 1) / 2
+	if out, in := (batches+1)*MaxBatch, batches*MaxBatch; out+in > ReplayWindow {
+		t.Fatalf("%d workers: %d batches per direction put %d+%d counters out of order, past the %d-counter window",
+			maxWorkers, batches, out, in, ReplayWindow)
+	}
+	udp := udptest.NewNetwork().Listen(netip.MustParseAddrPort("192.0.2.1:51820"), 1, 2048)
+	if d, err := NewDevice(tuntest.New(1500, 1, nil), udp, Config{Batches: maxBatches + 1}); err == nil {
+		d.Close()
+		t.Errorf("NewDevice took Batches %d", maxBatches+1)
+	}
+}
