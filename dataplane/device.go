@@ -61,6 +61,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/wirebatch/wirebatch/batch"
@@ -271,7 +272,13 @@ type Device struct {
 	closing   atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
-	wg        sync.WaitGroup
+
+	// stopped is closed when the Device stops: Close, or a reader that cannot go on (fail), whose
+	// error failErr then holds (set before stopped is closed, read after: the close orders them).
+	stopped  chan struct{}
+	stopOnce sync.Once
+	failErr  error
+	wg       sync.WaitGroup
 }
 
 // handshakeMsg is a handshake message copied out of a receive batch (by value: no allocation).
@@ -336,7 +343,7 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	d := &Device{
 		tun: tun, vnet: newVnetTUN(tun), udp: udp, cp: cfg.ControlPlane, mtu: cfg.MTU,
 		pool: pool, ctx: ctx, stop: stop,
-		hs: make(chan handshakeMsg, handshakeQueue),
+		hs: make(chan handshakeMsg, handshakeQueue), stopped: make(chan struct{}),
 	}
 	d.out = newDirection(cfg.Batches, func(u *unit) { d.send(u); d.release(u, d.out.free) })
 	d.in = newDirection(cfg.Batches, func(u *unit) { d.write(u); d.release(u, d.in.free) })
@@ -369,6 +376,7 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 // in flight are dropped. It returns the first error of the two closes.
 func (d *Device) Close() error {
 	d.closeOnce.Do(func() {
+		d.stopOnce.Do(func() { close(d.stopped) })
 		d.closing.Store(true)
 		d.stop()
 		err1 := d.tun.Close()
@@ -377,6 +385,48 @@ func (d *Device) Close() error {
 		d.closeErr = errors.Join(err1, err2)
 	})
 	return d.closeErr
+}
+
+// Wait returns a channel that is closed when the Device stops: when Close is called, or when its
+// TUN or its UDP socket fails for good (the TUN device was deleted, the socket closed behind its
+// back), which leaves a direction of the data path dead. Err then says why. A process serving a
+// Device waits on it beside its signals, so that it exits instead of running half dead.
+func (d *Device) Wait() <-chan struct{} { return d.stopped }
+
+// Err returns why the Device stopped by itself (a TUN or UDP read that cannot go on), or nil while
+// it runs and after Close.
+func (d *Device) Err() error {
+	select {
+	case <-d.stopped:
+		return d.failErr
+	default:
+		return nil
+	}
+}
+
+// fail records err as why the Device stopped, unless Close came first, and closes Wait's channel.
+// The reader that failed has returned; the Device's other goroutines run until Close.
+func (d *Device) fail(err error) {
+	d.stopOnce.Do(func() {
+		d.failErr = err
+		close(d.stopped)
+	})
+}
+
+// fatalReadError reports whether a TUN or UDP read error means the reads cannot go on: the file or
+// socket is gone or broken (EBADF, EBADFD: a deleted TUN device; EIO, ENODEV, ENXIO, ENOTSOCK,
+// EFAULT). Everything else (a datagram or packet the offloads cannot split, ENOBUFS, an ICMP error
+// reported on the socket) is transient: what was read is dropped and the read tried again.
+func fatalReadError(err error) bool {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return false
+	}
+	switch errno {
+	case syscall.EBADF, syscall.EBADFD, syscall.EIO, syscall.ENODEV, syscall.ENXIO, syscall.ENOTSOCK, syscall.EFAULT:
+		return true
+	}
+	return false
 }
 
 // Peers returns the device's PeerSet (peers, allowed IPs, keypairs, stats).
@@ -599,6 +649,10 @@ func (d *Device) tunReader() {
 			if err != nil && (d.closing.Load() || errors.Is(err, os.ErrClosed)) {
 				return
 			}
+			if err != nil && fatalReadError(err) {
+				d.fail(fmt.Errorf("dataplane: reading the TUN: %w", err))
+				return
+			}
 			// A transient error (such as a GSO packet split into more segments than fit, or
 			// one whose offload header does not describe it) drops what was read; try again.
 		}
@@ -733,6 +787,10 @@ func (d *Device) udpReader() {
 				break
 			}
 			if err != nil && (d.closing.Load() || errors.Is(err, os.ErrClosed)) {
+				return
+			}
+			if err != nil && fatalReadError(err) {
+				d.fail(fmt.Errorf("dataplane: reading the UDP socket: %w", err))
 				return
 			}
 		}

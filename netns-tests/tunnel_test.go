@@ -320,3 +320,21 @@ func TestTunnelRekey(t *testing.T) {
 	wantNoBadDrops(t, "a", ca)
 	wantNoBadDrops(t, "b", cb)
 }
+
+// TestTunnelExitsWhenInterfaceDeleted: deleting the tunnel's interface ends the tunnel with a
+// non-zero exit and a message, instead of leaving it running with a dead data path.
+func TestTunnelExitsWhenInterfaceDeleted(t *testing.T) {
+	harness.Require(t)
+	bin := harness.Build(t, tunnelPkg)
+	a, b := newTunnelHosts(t, bin, bin)
+	a.start(t, b)
+	a.Run(context.Background(), "ip", "link", "del", "wb0")
+	err := a.proc.Wait(10 * time.Second)
+	if strings.Contains(fmt.Sprint(err), "still running") {
+		t.Fatalf("the tunnel kept running after its interface was deleted:\n%s", a.proc.Stderr())
+	}
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 || !strings.Contains(a.proc.Stderr(), "wb0 was deleted") {
+		t.Fatalf("exit %v, stderr:\n%s", err, a.proc.Stderr())
+	}
+}

@@ -5,7 +5,7 @@
 //
 //	tunnel genkey                       print a new base64 private key (as wg genkey)
 //	tunnel pubkey < private.key         print the public key of a private key (as wg pubkey)
-//	tunnel -config FILE [-iface NAME]   run the tunnel until SIGINT or SIGTERM
+//	tunnel -config FILE [-iface NAME]   run the tunnel until SIGINT or SIGTERM, or its interface is deleted
 //
 // While running it logs handshakes and, every -stats-interval, one line of counters to stderr. On
 // SIGUSR1, and once more on exit, it prints its counters to stdout as one line of JSON:
@@ -236,6 +236,12 @@ func (t *tunnel) run() error {
 		return err
 	}
 	t.log.Printf("%s up: public key %v, listening on %v, %d peers", t.iface, hs.PublicKey(), udp.LocalAddr(), len(t.cfg.Peers))
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	deleted, err := wgquick.WatchDeleted(t.iface, watchDone)
+	if err != nil {
+		return fmt.Errorf("watching %s: %w", t.iface, err)
+	}
 
 	var tick <-chan time.Time
 	if t.statsInterval > 0 {
@@ -254,6 +260,12 @@ func (t *tunnel) run() error {
 			return nil
 		case <-tick:
 			t.logStats(dev, cp)
+		case <-dev.Wait():
+			// The TUN or the socket failed for good: a tunnel with a dead direction must not look
+			// alive.
+			return fmt.Errorf("data path stopped: %w", dev.Err())
+		case <-deleted:
+			return fmt.Errorf("interface %s was deleted", t.iface)
 		}
 	}
 }
@@ -266,7 +278,7 @@ func listen(port uint16) (*dataplane.UDPConn, error) {
 	}
 	udp, err4 := dataplane.NewUDP(netip.AddrPortFrom(netip.IPv4Unspecified(), port))
 	if err4 != nil {
-		return nil, fmt.Errorf("listening on UDP port %d: %w", port, err)
+		return nil, fmt.Errorf("listening on UDP port %d: IPv6: %w; IPv4: %w", port, err, err4)
 	}
 	return udp, nil
 }

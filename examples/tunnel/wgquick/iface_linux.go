@@ -86,3 +86,30 @@ func coveredByAddress(p netip.Prefix, addrs []netip.Prefix) bool {
 func prefixToIPNet(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 }
+
+// WatchDeleted returns a channel that is closed when the network interface name is deleted (an
+// RTM_DELLINK for its index), until done is closed. A TUN whose interface is deleted does not always
+// wake a blocked read, so the tunnel watches for it and exits rather than run half dead.
+func WatchDeleted(name string, done <-chan struct{}) (<-chan struct{}, error) {
+	link, err := netlink.LinkByName(name)
+	if err != nil {
+		return nil, err
+	}
+	index := link.Attrs().Index
+	updates := make(chan netlink.LinkUpdate, 16)
+	if err := netlink.LinkSubscribe(updates, done); err != nil {
+		return nil, err
+	}
+	gone := make(chan struct{})
+	go func() {
+		for u := range updates {
+			if u.Header.Type == unix.RTM_DELLINK && int(u.Index) == index {
+				close(gone)
+				for range updates { // until done closes the subscription
+				}
+				return
+			}
+		}
+	}()
+	return gone, nil
+}
