@@ -115,7 +115,10 @@ type Config struct {
 	// MaxMemory caps the packet memory, in bytes: the MaxBytes of the Device's batch.Pool, which
 	// allocates 2*Batches+1 batches up front, each batch.BatchBytesFor(buffer length) bytes with
 	// buffers of max(MTU, PeerMTU)+48 bytes rounded up to 64 (about 200 KiB a batch at the
-	// defaults). Zero
+	// defaults). Not counted: the packets staged for peers waiting for a handshake, at most
+	// MaxStaged of MTU bytes per such peer, allocated when the first is staged and freed when they
+	// are sent or dropped; and the control plane's handshake queue (handshakeQueue messages of at
+	// most 148 bytes). Zero
 	// means no cap beyond what Batches implies; NewDevice fails if an explicit Batches does not fit.
 	MaxMemory int
 	// ControlPlane receives handshake messages and peer events, and installs keypairs. nil drops

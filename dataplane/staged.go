@@ -14,7 +14,9 @@ import "sync"
 const MaxStaged = 32
 
 // stage is a peer's queue of staged packets: a ring of MaxStaged slots of slot bytes each, allocated
-// on first use so that peers that never wait for a handshake cost nothing.
+// when a packet is staged and freed when the queue empties (drain, drop), so that only peers with
+// packets waiting for a handshake hold one. This memory is outside the Device's pool and MaxMemory:
+// at most MaxStaged*MTU bytes (45 KiB at the default MTU) per peer that has packets waiting.
 type stage struct {
 	mu      sync.Mutex
 	buf     []byte
@@ -57,7 +59,16 @@ func (s *stage) drain(bufs [][]byte, sizes []int, offset int) int {
 		s.head = (s.head + 1) % MaxStaged
 		s.n--
 	}
+	if s.n == 0 {
+		s.free()
+	}
 	return k
+}
+
+// free wipes and releases the emptied ring, so that a peer's next wait allocates it again.
+func (s *stage) free() {
+	clear(s.buf)
+	s.buf, s.head = nil, 0
 }
 
 // drop empties the queue and reports how many packets it held.
@@ -65,6 +76,7 @@ func (s *stage) drop() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.n
-	s.head, s.n = 0, 0
+	s.n = 0
+	s.free()
 	return n
 }

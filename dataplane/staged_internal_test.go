@@ -1,0 +1,39 @@
+package dataplane
+
+import "testing"
+
+// TestStageMemory: a peer's staging ring exists only while packets wait: allocated by the first
+// push, wiped and released when drain or drop empties it (its memory is outside MaxMemory).
+func TestStageMemory(t *testing.T) {
+	var s stage
+	if s.buf != nil {
+		t.Fatal("a new stage holds memory")
+	}
+	for i := range MaxStaged + 3 {
+		s.push([]byte{byte(i), 1, 2, 3}, 1420)
+	}
+	if len(s.buf) != MaxStaged*1420 || s.n != MaxStaged {
+		t.Fatalf("after %d pushes: %d bytes, %d packets", MaxStaged+3, len(s.buf), s.n)
+	}
+	buf := s.buf
+	bufs := make([][]byte, 8)
+	for i := range bufs {
+		bufs[i] = make([]byte, 2048)
+	}
+	sizes := make([]int, 8)
+	for s.n > 0 {
+		s.drain(bufs, sizes, 0)
+	}
+	if s.buf != nil {
+		t.Fatal("the drained stage still holds its ring")
+	}
+	for _, b := range buf {
+		if b != 0 {
+			t.Fatal("the released ring was not wiped")
+		}
+	}
+	s.push([]byte{1}, 1420)
+	if s.drop() != 1 || s.buf != nil {
+		t.Fatal("drop left the ring allocated")
+	}
+}
