@@ -7,7 +7,9 @@ import "encoding/binary"
 // ECB); for ChaCha20Poly1305 the first 16 bytes of the ChaCha20 key-stream block (RFC 8439 section
 // 2.3) whose block counter is src[i][0:4], little endian, and whose nonce is src[i][4:16]. These are
 // QUIC's header-protection mask functions (RFC 9001 sections 5.4.3 and 5.4.4), computed here for a
-// whole batch on the SIMD kernels where this CPU has them. Constant time. It panics if k is nil or
+// whole batch on the SIMD kernels where this CPU has them. Constant time for ChaCha20, and for AES
+// where the CPU has AES instructions (crypto/aes's portable block function, used without them, is
+// table based). It panics if k is nil or
 // destroyed, if k is an XChaCha20Poly1305 key, or if len(dst) != len(src).
 func (k *Key) EncryptBlocks(dst, src [][16]byte) {
 	switch {

@@ -4,6 +4,12 @@
 //
 // Results are byte-identical to golang.org/x/crypto/chacha20poly1305 and crypto/cipher's GCM on every
 // tier. The package knows nothing of packets, peers or I/O.
+//
+// Side channels: tags are compared in constant time everywhere, and no branch or memory index
+// depends on secret data in ChaCha20, Poly1305, GHASH (the portable one masks its multiplies) or
+// the SIMD tiers' AES (AES-NI, VAES). The one exception is AES on a CPU without AES instructions:
+// the Generic tier and the Stdlib tier then run crypto/aes's portable block function, which uses
+// lookup tables, as every Go program's AES does there.
 package kernels
 
 import "strconv"
