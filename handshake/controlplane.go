@@ -11,8 +11,9 @@ package handshake
 //	                                                               then Peer.Tick: initiations, keepalives,
 //	                                                               giving up, zeroing keys
 //
-// Ownership: HandleHandshake runs on the data plane's single handshake goroutine; PeerEvent on the
-// stages' goroutines (it must not block, so it never does Diffie-Hellman: it raises a flag and wakes
+// Ownership: HandleHandshake runs on the data plane's handshake goroutines (one per CPU, several at
+// once: the handshake Device is safe for concurrent use, the load accounting takes loadMu); PeerEvent
+// on the stages' goroutines (it must not block, so it never does Diffie-Hellman: it raises a flag and wakes
 // the timer goroutine, which makes the initiation); run is the only goroutine that sends initiations
 // and keepalives on timers. The peer maps are written under mu by AddPeer and RemovePeer and read
 // under its read lock by everyone else.
@@ -29,12 +30,12 @@ import (
 	"github.com/wirebatch/wirebatch/kernels"
 )
 
-// Under-load detection for cookies (paper section 5.4.7). The data plane's handshake queue holds 128
+// Under-load detection for cookies (paper section 5.4.7). The data plane's handshake queue holds 1024
 // messages; like wireguard-go we count ourselves under load once an eighth of that is waiting, or
 // when the queue has overflowed, and stay so for a second after the last sign of it, so that a flood
 // meets cookie replies instead of Diffie-Hellman computations.
 const (
-	underLoadQueueDepth = 128 / 8
+	underLoadQueueDepth = 1024 / 8
 	underLoadHold       = time.Second
 )
 
@@ -70,12 +71,36 @@ type ControlPlane struct {
 	// computed after its own deadline was armed; sequentially consistent atomics order the two.
 	sleepUntil atomic.Int64
 
-	// Handshake queue accounting for SetUnderLoad; touched only by HandleHandshake's goroutine.
+	// Handshake queue accounting for SetUnderLoad, under loadMu (HandleHandshake runs on several
+	// goroutines).
+	loadMu         sync.Mutex
 	handled        uint64
 	lastDropped    uint64
 	underLoadUntil time.Time
 
 	installed atomic.Uint64 // keypairs installed; statistics only
+	stats     controlCounters
+}
+
+// ControlStats count what the control plane did with the handshake messages the data plane handed
+// it. With the data plane's DeviceStats.Handshakes (handed over) and HandshakesDropped (its queue
+// was full), they account for every handshake message received: once the queue is drained,
+// Accepted + CookieReplies + RateLimited + Rejected = Handshakes.
+type ControlStats struct {
+	Accepted      uint64 // authenticated initiations, responses and cookie replies
+	CookieReplies uint64 // under load without a valid MAC2: answered with a cookie reply, no DH done
+	RateLimited   uint64 // under load, past the source's (or its /64's) rate
+	Rejected      uint64 // malformed, bad MAC1, undecryptable, unknown peer or index, replayed, too soon
+}
+
+type controlCounters struct {
+	accepted, cookieReplies, rateLimited, rejected atomic.Uint64
+}
+
+// Stats returns the control plane's handshake message counters.
+func (c *ControlPlane) Stats() ControlStats {
+	return ControlStats{Accepted: c.stats.accepted.Load(), CookieReplies: c.stats.cookieReplies.Load(),
+		RateLimited: c.stats.rateLimited.Load(), Rejected: c.stats.rejected.Load()}
 }
 
 // cpPeer is one peer as both Devices know it.
@@ -223,12 +248,19 @@ func (c *ControlPlane) HandleHandshake(msg []byte, src netip.AddrPort) {
 	c.updateLoad(dp)
 	res, err := c.hs.HandleMessage(msg, src)
 	if err != nil {
-		if res.Reply != nil {
+		switch {
+		case res.Reply != nil:
 			// The cookie reply of ErrMAC2 (paper section 5.4.7).
+			c.stats.cookieReplies.Add(1)
 			_ = dp.SendHandshake(src, res.Reply)
+		case errors.Is(err, ErrRateLimited):
+			c.stats.rateLimited.Add(1)
+		default:
+			c.stats.rejected.Add(1)
 		}
 		return // forged, stale, replayed or rate limited: dropped, as the paper's section 5.1 asks
 	}
+	c.stats.accepted.Add(1)
 	p := c.peerOfHS(res.Peer)
 	if p == nil {
 		// The peer was removed while its message was handled.
@@ -259,6 +291,8 @@ func (c *ControlPlane) HandleHandshake(msg []byte, src netip.AddrPort) {
 // messages it queued (DeviceStats.Handshakes) minus those handled here. The data plane counts a
 // message just after queueing it, so the count may still lag behind the messages handled.
 func (c *ControlPlane) updateLoad(dp *dataplane.Device) {
+	c.loadMu.Lock()
+	defer c.loadMu.Unlock()
 	c.handled++
 	st := dp.Stats()
 	now := c.hs.cfg.Now()

@@ -513,3 +513,34 @@ func TestControlPlaneZeroKeys(t *testing.T) {
 		t.Errorf("indices in use after the keys were erased: a %d, b %d", a.hs.Indices().Len(), b.hs.Indices().Len())
 	}
 }
+
+// TestControlStatsAccountForEveryMessage: a handshake between two control planes plus forged
+// initiations (bad MAC1) from elsewhere: every handshake message the data plane handed over is
+// counted once in the control plane's Stats, the forgeries as rejected.
+func TestControlStatsAccountForEveryMessage(t *testing.T) {
+	nw := udptest.NewNetwork()
+	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Config{})
+	b := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.2:51820"), netip.MustParseAddr("10.9.0.2"), handshake.Config{})
+	a.connect(t, b.ip, b.key.PublicKey(), b.udp)
+	b.connect(t, a.ip, a.key.PublicKey(), a.udp)
+	const forged = 50
+	src := nw.Listen(netip.MustParseAddrPort("127.0.0.9:4000"), 16, 2048)
+	defer src.Close()
+	msgs := make([][]byte, forged)
+	dsts := make([]netip.AddrPort, forged)
+	for i := range msgs {
+		msgs[i] = make([]byte, handshake.InitiationSize)
+		msgs[i][0] = byte(handshake.TypeInitiation)
+		msgs[i][10] = byte(i) // its MAC1, all zero, is wrong
+		dsts[i] = b.udp
+	}
+	if err := src.WriteBatch(msgs, dsts); err != nil {
+		t.Fatal(err)
+	}
+	a.send(t, b.ip, 0, 1) // makes a initiate
+	waitUntil(t, 5*time.Second, "the handshake and the forgeries to be counted", func() bool {
+		st, hs := b.cp.Stats(), b.dev.Stats()
+		return st.Accepted >= 1 && st.Rejected == forged &&
+			st.Accepted+st.CookieReplies+st.RateLimited+st.Rejected == hs.Handshakes
+	}, func() string { return fmt.Sprintf("%+v, %s", b.cp.Stats(), b.describe()) })
+}

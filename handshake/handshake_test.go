@@ -365,3 +365,30 @@ func TestConcurrentHandshakes(t *testing.T) {
 		t.Fatalf("responder has %d indices in use, want %d", n, initiators)
 	}
 }
+
+// TestInitiationFloodPerPeer: a responder accepts at most one initiation per peer every 20 ms
+// (initiationRate), however fresh its timestamp: two initiations 18 ms apart, the second refused;
+// 21 ms apart, accepted.
+func TestInitiationFloodPerPeer(t *testing.T) {
+	tp := newTestPair(t, PresharedKey{})
+	first, err := tp.a.CreateInitiation(tp.bOnA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp.clock.Advance(DefaultRekeyTimeout) // the initiator's own limit; the timestamp moves on
+	second, err := tp.a.CreateInitiation(tp.bOnA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tp.b.HandleMessage(first, tp.addrA); err != nil {
+		t.Fatalf("first initiation: %v", err)
+	}
+	tp.clock.Advance(18 * time.Millisecond)
+	if _, err := tp.b.HandleMessage(second, tp.addrA); !errors.Is(err, ErrInitiationFlood) {
+		t.Fatalf("a fresh initiation 18 ms later: %v, want ErrInitiationFlood", err)
+	}
+	tp.clock.Advance(3 * time.Millisecond)
+	if _, err := tp.b.HandleMessage(second, tp.addrA); err != nil {
+		t.Fatalf("the same initiation 21 ms after the first: %v", err)
+	}
+}

@@ -64,6 +64,7 @@ var (
 	ErrUnknownIndex      = errors.New("handshake: unknown receiver index")
 	ErrDecrypt           = errors.New("handshake: decryption failed")
 	ErrReplayedTimestamp = errors.New("handshake: initiation timestamp not newer than the last accepted one")
+	ErrInitiationFlood   = errors.New("handshake: initiation less than 20 ms after the peer's last accepted one")
 	ErrInitiationTooSoon = errors.New("handshake: an initiation or response was sent to this peer less than REKEY_TIMEOUT ago")
 	ErrPeerExists        = errors.New("handshake: peer already added")
 	ErrInvalidPeerKey    = errors.New("handshake: peer public key is of low order or our own")

@@ -169,6 +169,13 @@ func (d *Device) consumeInitiation(msg []byte, src netip.AddrPort) (*Peer, []byt
 	if bytes.Compare(timestamp[:], p.lastTimestamp[:]) <= 0 {
 		return nil, nil, nil, ErrReplayedTimestamp
 	}
+	// At most one initiation per peer every initiationRate, as wireguard-go: a peer's initiations
+	// (or a replay of fresh-looking ones an attacker captured) cannot make us recompute its session
+	// faster than that.
+	if !p.lastInitiation.IsZero() && now.Sub(p.lastInitiation) < initiationRate {
+		return nil, nil, nil, ErrInitiationFlood
+	}
+	p.lastInitiation = now
 	p.lastTimestamp = timestamp
 	p.endpoint = src
 	p.timers.packetReceived(now)

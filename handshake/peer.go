@@ -19,6 +19,8 @@ type Peer struct {
 	endpoint      netip.AddrPort
 	initiation    initiationState     // our initiation awaiting its response
 	lastTimestamp [timestampSize]byte // newest TAI64N accepted from its initiations
+	// lastInitiation is when we last accepted an initiation from it (initiationRate).
+	lastInitiation time.Time
 	cookies       cookieState
 	timers        timerState
 }

@@ -19,6 +19,10 @@ const (
 	// rateLimitSweep is how often idle buckets are dropped: a bucket idle this long is full again,
 	// so forgetting it changes no decision and keeps the table as small as the set of active sources.
 	rateLimitSweep = time.Second
+
+	// initiationRate is the shortest time between two initiations accepted from one peer
+	// (wireguard-go's HandshakeInitationRate: 50 a second).
+	initiationRate = time.Second / 50
 )
 
 // rateLimiter is a per-source-address token bucket. It is only consulted for messages that passed
@@ -41,9 +45,15 @@ func newRateLimiter(now func() time.Time) *rateLimiter {
 	return &rateLimiter{now: now, buckets: make(map[netip.Addr]*tokenBucket)}
 }
 
-// allow takes one token from addr's bucket and reports whether there was one.
+// allow takes one token from the bucket of addr's source and reports whether there was one. An
+// IPv4 source is its address; an IPv6 source is its /64, as the Linux kernel's WireGuard limits
+// it: one host holds a whole /64, so per address it could take 2^64 buckets' worth of handshakes.
 func (r *rateLimiter) allow(addr netip.Addr) bool {
 	addr = addr.Unmap() // an IPv4 source seen through a dual-stack socket shares the IPv4 bucket
+	if addr.Is6() {
+		p, _ := addr.WithZone("").Prefix(64)
+		addr = p.Addr()
+	}
 	now := r.now()
 
 	r.mu.Lock()

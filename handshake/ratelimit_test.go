@@ -62,3 +62,26 @@ func TestRateLimiterForgetsIdleSources(t *testing.T) {
 		t.Fatalf("%d buckets after a sweep, want only the active source's", n)
 	}
 }
+
+// TestRateLimiterIPv6Prefix: IPv6 sources share a bucket per /64, as the kernel's WireGuard limits
+// them: 100 addresses of one /64 get the burst of one source, another /64 its own.
+func TestRateLimiterIPv6Prefix(t *testing.T) {
+	clock := newFakeClock()
+	r := newRateLimiter(clock.Now)
+	allowed := 0
+	for i := range 100 {
+		a := netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 2, 0xaa, byte(i), 0, 0, 0, 0, byte(i >> 8), byte(i)})
+		if r.allow(a) {
+			allowed++
+		}
+	}
+	if allowed != rateLimitBurst {
+		t.Fatalf("100 sources in one /64: %d allowed, want the burst of %d", allowed, rateLimitBurst)
+	}
+	if !r.allow(netip.MustParseAddr("2001:db8:1:3::1")) {
+		t.Fatal("another /64 is limited by the first one's bucket")
+	}
+	if !r.allow(netip.MustParseAddr("fe80::1%eth0")) || !r.allow(netip.MustParseAddr("fe80::2%eth1")) {
+		t.Fatal("link-local sources refused")
+	}
+}

@@ -12,18 +12,22 @@
 //
 //	{"sent_packets":N,"sent_bytes":N,"received_packets":N,"received_bytes":N,"handshakes_completed":N,
 //	 "dropped":{"no_route":N,"no_key":N,"key_expired":N,"auth_failed":N,"replay":N,"bad_source":N,"malformed":N},
-//	 "staged":N,"staged_dropped":N,"send_errors":N}
+//	 "staged":N,"staged_dropped":N,"send_errors":N,"handshake_messages":{"received":N,"queue_full":N,
+//	 "accepted":N,"cookie_replies":N,"rate_limited":N,"rejected":N}}
 //
 // sent and received count transport data messages that were sealed or opened and passed every check
 // (keepalives included), bytes whole messages (header, padding, tag); sent_packets leaves out, and
 // send_errors counts, sealed messages the UDP socket refused (an unreachable or prohibited
-// endpoint); handshakes_completed counts the
-// keypairs installed; dropped counts the data plane's drops by verdict over both directions and all
-// peers. A packet that finds no keypair while a handshake is under way is counted in no_key (or
-// key_expired) and staged: staged counts those, staged_dropped the staged packets that never left.
+// endpoint); handshakes_completed counts the keypairs installed; dropped counts the data plane's
+// drops by verdict over both directions and all peers. A packet that finds no keypair while a
+// handshake is under way is counted in no_key (or key_expired) and staged: staged counts those,
+// staged_dropped the staged packets that never left. handshake_messages accounts for every
+// handshake message received: queue_full ones the data plane dropped, the rest accepted, answered
+// with a cookie reply (under load), rate limited or rejected by the control plane.
 //
 // Exit status: 0 after a signal, 1 when the tunnel cannot run (no privilege to create the interface,
-// port in use), 2 for a bad command line or configuration.
+// port in use) or stops running (its interface deleted, its data path dead), 2 for a bad command
+// line or configuration.
 package main
 
 import (
@@ -294,6 +298,19 @@ type counters struct {
 	Staged              uint64  `json:"staged"`
 	StagedDropped       uint64  `json:"staged_dropped"`
 	SendErrors          uint64  `json:"send_errors"`
+	HandshakeMessages   hsCount `json:"handshake_messages"`
+}
+
+// hsCount accounts for every handshake message received: queue_full were dropped by the data plane,
+// the others handed to the control plane, which accepted, answered with a cookie, rate limited or
+// rejected each.
+type hsCount struct {
+	Received      uint64 `json:"received"`
+	QueueFull     uint64 `json:"queue_full"`
+	Accepted      uint64 `json:"accepted"`
+	CookieReplies uint64 `json:"cookie_replies"`
+	RateLimited   uint64 `json:"rate_limited"`
+	Rejected      uint64 `json:"rejected"`
 }
 
 type dropped struct {
@@ -307,7 +324,7 @@ type dropped struct {
 }
 
 func snapshot(dev *dataplane.Device, cp *handshake.ControlPlane) counters {
-	st := dev.Stats()
+	st, cs := dev.Stats(), cp.Stats()
 	return counters{
 		SentPackets:         st.TxPackets - st.TxErrors,
 		SentBytes:           st.TxBytes,
@@ -326,6 +343,10 @@ func snapshot(dev *dataplane.Device, cp *handshake.ControlPlane) counters {
 		Staged:        st.Staged,
 		StagedDropped: st.StagedDropped,
 		SendErrors:    st.TxErrors,
+		HandshakeMessages: hsCount{
+			Received: st.Handshakes + st.HandshakesDropped, QueueFull: st.HandshakesDropped,
+			Accepted: cs.Accepted, CookieReplies: cs.CookieReplies, RateLimited: cs.RateLimited, Rejected: cs.Rejected,
+		},
 	}
 }
 
