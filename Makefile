@@ -7,7 +7,7 @@ PKGS     := ./...
 RACE_PKGS := ./ring/... ./batch/... ./kernels/... ./quic/... ./dataplane/... ./handshake/... ./loadgen/... ./netns-tests/relay/...
 # Debian packages the tests use: ip/veth/netns, iperf3 for the loadgen comparison, qemu for arm64 runs,
 # gcc and intel-ipsec-mb for the interop test against that library (bench/ipsecmb, cgo).
-DEB_PKGS := iproute2 iperf3 qemu-user nftables python3 gcc libipsec-mb-dev
+DEB_PKGS := iproute2 iputils-ping iperf3 qemu-user nftables python3 gcc libipsec-mb-dev
 
 .PHONY: all test deps unit race purego arm64 interop check generate fuzz bench bench-ipsecmb bench-loadgen bench-tunnel demo
 

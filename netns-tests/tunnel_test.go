@@ -38,6 +38,7 @@ type tunnelHost struct {
 	inner  netip.Addr // address inside the tunnel
 	binary string     // tunnel or wgpeer
 	proc   *harness.Process
+	mtu    int // the configuration's MTU; 0 leaves the default (1420)
 }
 
 // newTunnelHosts makes two namespaces joined by a veth, with tunnel addresses 10.77.0.1 and .2.
@@ -60,6 +61,9 @@ func (h *tunnelHost) start(t *testing.T, peer *tunnelHost, extra ...string) {
 	pub := peer.key.PublicKey()
 	config := fmt.Sprintf("[Interface]\nPrivateKey = %s\nListenPort = 51820\nAddress = %s/24\n\n[Peer]\nPublicKey = %s\nAllowedIPs = %s/32\nEndpoint = %s:51820\n",
 		h.key.String(), h.inner, base64.StdEncoding.EncodeToString(pub[:]), peer.inner, peer.Addr)
+	if h.mtu != 0 {
+		config = strings.Replace(config, "\n\n[Peer]", fmt.Sprintf("\nMTU = %d\n\n[Peer]", h.mtu), 1)
+	}
 	path := filepath.Join(t.TempDir(), "wb0.conf")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
@@ -336,5 +340,26 @@ func TestTunnelExitsWhenInterfaceDeleted(t *testing.T) {
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() == 0 || !strings.Contains(a.proc.Stderr(), "wb0 was deleted") {
 		t.Fatalf("exit %v, stderr:\n%s", err, a.proc.Stderr())
+	}
+}
+
+// TestTunnelMTUMismatch: wireguard-go at MTU 1500 pings our tunnel at MTU 1420 with 1500-byte
+// packets it does not fragment (ping -M dont -s 1472): their datagrams are longer than any our MTU
+// makes, and every ping is answered (our tunnel dropped them all as malformed before PeerMTU).
+func TestTunnelMTUMismatch(t *testing.T) {
+	harness.Require(t)
+	tunnel, wgpeer := harness.Build(t, tunnelPkg), harness.Build(t, wgpeerPkg)
+	ours, wg := newTunnelHosts(t, tunnel, wgpeer)
+	wg.mtu = 1500
+	ours.start(t, wg)
+	wg.start(t, ours)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out := wg.Run(ctx, "ping", "-c", "20", "-i", "0.1", "-W", "2", "-M", "dont", "-s", "1472", ours.inner.String())
+	if !strings.Contains(out, "20 received") {
+		t.Fatalf("not every 1500-byte ping was answered:\n%s", out)
+	}
+	if c := ours.stop(t); c.Dropped["malformed"] != 0 {
+		t.Errorf("our tunnel dropped %d datagrams as malformed", c.Dropped["malformed"])
 	}
 }

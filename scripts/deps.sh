@@ -3,7 +3,7 @@
 # provide are missing.
 # On a machine without root or apt-get it only reports what is missing.
 set -euo pipefail
-declare -A provides=([iproute2]=ip [iperf3]=iperf3 [python3]=python3 [qemu-user]=qemu-aarch64 [nftables]=nft
+declare -A provides=([iproute2]=ip [iputils-ping]=ping [iperf3]=iperf3 [python3]=python3 [qemu-user]=qemu-aarch64 [nftables]=nft
 	[libipsec-mb-dev]=/usr/include/intel-ipsec-mb.h)
 missing=()
 for pkg in "$@"; do
@@ -22,4 +22,4 @@ fi
 echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-apt-get install -y -qq "${missing[@]}" >/dev/null
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
