@@ -37,7 +37,7 @@ var chachaAVX2Regs = !ymmLatency2
 func streamKernel(t Tier, tab *streamTable, lanes *chachaPtrs16, n, stride int, upper bool) {
 	switch {
 	case t == AVX512:
-		chachaXOR16(tab, lanes, n, stride)
+		chachaXOR16AVX512(tab, lanes, n, stride)
 	case chachaAVX2Regs && upper:
 		chachaXOR16AVX2Regs(tab, lanes, n, stride)
 	case chachaAVX2Regs:
@@ -70,7 +70,7 @@ func chachaRunSIMD(t Tier, ops []Op, open bool) (failed int) {
 	return chachaRunLanes(t, ops, open)
 }
 
-// chachaPtrs16 holds the 16 lanes' buffers for chachaXOR16: lane l reads block k at
+// chachaPtrs16 holds the 16 lanes' buffers for chachaXOR16AVX512: lane l reads block k at
 // src[l]+off[l]+k*stride and writes it to dst[l]+off[l]+k*stride. The generator (_asm/chacha)
 // hard-codes this layout.
 type chachaPtrs16 struct {
@@ -86,7 +86,7 @@ type polyPtrs16 struct {
 }
 
 //go:noescape
-func chachaXOR16(tab *streamTable, lanes *chachaPtrs16, n, stride int)
+func chachaXOR16AVX512(tab *streamTable, lanes *chachaPtrs16, n, stride int)
 
 //go:noescape
 func chachaXOR16AVX2(tab *streamTable, lanes *chachaPtrs16, n, stride int)
@@ -107,35 +107,35 @@ func chachaXOR8OneAVX2(st *[16]uint32, dst, src *byte, n int)
 //go:noescape
 func chachaXOR8OneMACAVX2(st *[16]uint32, dst, src *byte, n int, mac *poly1305, msg *byte, macBlocks int)
 
-// chachaKS2 writes the key stream of 2 consecutive blocks from counter st[12], with scalar code.
+// chachaKS2Scalar writes the key stream of 2 consecutive blocks from counter st[12], with scalar code.
 //
 //go:noescape
-func chachaKS2(st *[16]uint32, out *[2 * 64]byte)
+func chachaKS2Scalar(st *[16]uint32, out *[2 * 64]byte)
 
 //go:noescape
 func chachaKS4AVX2(st *[16]uint32, out *[4 * 64]byte)
 
 //go:noescape
-func chachaOne16(st *[16]uint32, dst, src *byte, n int)
+func chachaXOR16OneAVX512(st *[16]uint32, dst, src *byte, n int)
 
-// chachaKS8 and chachaKS4 write the key stream of 8 or 4 consecutive blocks from counter st[12].
+// chachaKS8AVX512 and chachaKS4AVX512 write the key stream of 8 or 4 consecutive blocks from counter st[12].
 //
 //go:noescape
-func chachaKS8(st *[16]uint32, out *[8 * 64]byte)
+func chachaKS8AVX512(st *[16]uint32, out *[8 * 64]byte)
 
 //go:noescape
-func chachaKS4(st *[16]uint32, out *[4 * 64]byte)
+func chachaKS4AVX512(st *[16]uint32, out *[4 * 64]byte)
 
-// chachaKS24 writes the key stream of 24 consecutive blocks from counter st[12], two states at once.
+// chachaKS24AVX512 writes the key stream of 24 consecutive blocks from counter st[12], two states at once.
 //
 //go:noescape
-func chachaKS24(st *[16]uint32, out *[24 * 64]byte)
+func chachaKS24AVX512(st *[16]uint32, out *[24 * 64]byte)
 
-// chachaXOR24 is chachaKS24 that XORs blocks 1-15 into the 960 bytes at src, to dst (src and dst may
+// chachaXOR24AVX512 is chachaKS24AVX512 that XORs blocks 1-15 into the 960 bytes at src, to dst (src and dst may
 // be equal), and writes block 0 then blocks 16-23 to out.
 //
 //go:noescape
-func chachaXOR24(st *[16]uint32, out *[9 * 64]byte, dst, src *byte)
+func chachaXOR24AVX512(st *[16]uint32, out *[9 * 64]byte, dst, src *byte)
 
 // poly1305IFMAZ and poly1305IFMAY are the same kernel on zmm (two groups of 8 lanes) and on ymm (four
 // groups of 4 lanes).
@@ -157,11 +157,11 @@ func poly1305IFMAOne(st *polyOne, msg *byte, n int)
 //go:noescape
 func poly1305IFMAPowers(st *polyOne, r *[3]uint64)
 
-// poly1305FinishZ finishes the tags of the 16 lanes of an IFMA table (see polyTable) and returns the
+// poly1305FinishIFMAZ finishes the tags of the 16 lanes of an IFMA table (see polyTable) and returns the
 // mask of the lanes whose tag equals the expected one.
 //
 //go:noescape
-func poly1305FinishZ(st *[15][16]uint64) (eq int)
+func poly1305FinishIFMAZ(st *[15][16]uint64) (eq int)
 
 // poly1305AVX2Eight absorbs n groups of 8 blocks of one message into the 8 lanes of st, lane by lane.
 //

@@ -76,9 +76,9 @@ DATA chachaRowCounters<>+56(SB)/4, $0x00000000
 DATA chachaRowCounters<>+60(SB)/4, $0x00000000
 GLOBL chachaRowCounters<>(SB), RODATA|NOPTR, $64
 
-// func chachaXOR16(tab *streamTable, lanes *chachaPtrs16, n int, stride int)
+// func chachaXOR16AVX512(tab *streamTable, lanes *chachaPtrs16, n int, stride int)
 // Requires: AVX, AVX512BW, AVX512F, CMOV
-TEXT ·chachaXOR16(SB), NOSPLIT, $0-32
+TEXT ·chachaXOR16AVX512(SB), NOSPLIT, $0-32
 	MOVQ    tab+0(FP), AX
 	MOVQ    lanes+8(FP), CX
 	MOVQ    n+16(FP), DX
@@ -7543,7 +7543,7 @@ ks4avx2doubleround:
 	VPSRLD  $0x19, Y7, Y7
 	VPOR    Y10, Y7, Y7
 
-	// Diagonals to columns, as in chachaKS4.
+	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD        $0x93, Y2, Y2
 	VPSHUFD        $0x39, Y4, Y4
 	VPSHUFD        $0x4e, Y5, Y5
@@ -7627,8 +7627,8 @@ ks4avx2doubleround:
 	VZEROUPPER
 	RET
 
-// func chachaKS2(st *[16]uint32, out *[128]byte)
-TEXT ·chachaKS2(SB), NOSPLIT, $64-16
+// func chachaKS2Scalar(st *[16]uint32, out *[128]byte)
+TEXT ·chachaKS2Scalar(SB), NOSPLIT, $64-16
 	MOVQ st+0(FP), AX
 	MOVL 40(AX), CX
 	MOVL CX, 40(SP)
@@ -8021,9 +8021,9 @@ ks2doubleround1:
 	MOVL DX, 124(CX)
 	RET
 
-// func chachaOne16(st *[16]uint32, dst *byte, src *byte, n int)
+// func chachaXOR16OneAVX512(st *[16]uint32, dst *byte, src *byte, n int)
 // Requires: AVX, AVX512BW, AVX512F, BMI2
-TEXT ·chachaOne16(SB), NOSPLIT, $0-32
+TEXT ·chachaXOR16OneAVX512(SB), NOSPLIT, $0-32
 	MOVQ st+0(FP), AX
 	MOVQ dst+8(FP), CX
 	MOVQ src+16(FP), DX
@@ -8168,7 +8168,7 @@ onedoubleround:
 	VPADDD.BCST  56(AX), Z14, Z14
 	VPADDD.BCST  60(AX), Z15, Z15
 
-	// Transpose as in chachaXOR16; lane l's block is bytes 64l..64l+63 of this pass.
+	// Transpose as in chachaXOR16AVX512; lane l's block is bytes 64l..64l+63 of this pass.
 	VPUNPCKLDQ  Z1, Z0, Z16
 	VPUNPCKHDQ  Z1, Z0, Z0
 	VPUNPCKLDQ  Z3, Z2, Z1
@@ -8531,9 +8531,9 @@ done:
 	VZEROUPPER
 	RET
 
-// func chachaKS8(st *[16]uint32, out *[512]byte)
+// func chachaKS8AVX512(st *[16]uint32, out *[512]byte)
 // Requires: AVX, AVX2, AVX512F, AVX512VL
-TEXT ·chachaKS8(SB), NOSPLIT, $0-16
+TEXT ·chachaKS8AVX512(SB), NOSPLIT, $0-16
 	MOVQ         st+0(FP), AX
 	MOVQ         out+8(FP), CX
 	VPBROADCASTD (AX), Y0
@@ -8742,9 +8742,9 @@ ks8doubleround:
 	VZEROUPPER
 	RET
 
-// func chachaKS4(st *[16]uint32, out *[256]byte)
+// func chachaKS4AVX512(st *[16]uint32, out *[256]byte)
 // Requires: AVX, AVX512F, AVX512VL
-TEXT ·chachaKS4(SB), NOSPLIT, $0-16
+TEXT ·chachaKS4AVX512(SB), NOSPLIT, $0-16
 	MOVQ            st+0(FP), AX
 	MOVQ            out+8(FP), CX
 	VBROADCASTI32X4 (AX), Z1
@@ -8817,9 +8817,9 @@ ks4doubleround:
 	VZEROUPPER
 	RET
 
-// func chachaKS24(st *[16]uint32, out *[1536]byte)
+// func chachaKS24AVX512(st *[16]uint32, out *[1536]byte)
 // Requires: AVX, AVX2, AVX512F, AVX512VL
-TEXT ·chachaKS24(SB), NOSPLIT, $512-16
+TEXT ·chachaKS24AVX512(SB), NOSPLIT, $512-16
 	MOVQ         st+0(FP), AX
 	MOVQ         out+8(FP), CX
 	VPBROADCASTD (AX), Z0
@@ -8858,7 +8858,7 @@ TEXT ·chachaKS24(SB), NOSPLIT, $512-16
 	VPADDD       chachaIota<>+64(SB), Y25, Y25
 	MOVL         $0x0000000a, DX
 
-chachaKS24doubleround:
+chachaKS24AVX512doubleround:
 	VPADDD      Z8, Z0, Z0
 	VPADDD      Z10, Z2, Z2
 	VPADDD      Z12, Z4, Z4
@@ -9052,7 +9052,7 @@ chachaKS24doubleround:
 	VPROLD      $0x07, Y15, Y15
 	VPROLD      $0x07, Y9, Y9
 	DECL        DX
-	JNZ         chachaKS24doubleround
+	JNZ         chachaKS24AVX512doubleround
 	VPADDD.BCST (AX), Z0, Z0
 	VPADDD.BCST (AX), Y1, Y1
 	VPADDD.BCST 4(AX), Z2, Z2
@@ -9271,9 +9271,9 @@ chachaKS24doubleround:
 	VZEROUPPER
 	RET
 
-// func chachaXOR24(st *[16]uint32, out *[576]byte, dst *byte, src *byte)
+// func chachaXOR24AVX512(st *[16]uint32, out *[576]byte, dst *byte, src *byte)
 // Requires: AVX, AVX2, AVX512F, AVX512VL
-TEXT ·chachaXOR24(SB), NOSPLIT, $512-32
+TEXT ·chachaXOR24AVX512(SB), NOSPLIT, $512-32
 	MOVQ         st+0(FP), AX
 	MOVQ         out+8(FP), CX
 	MOVQ         src+24(FP), DX
@@ -9314,7 +9314,7 @@ TEXT ·chachaXOR24(SB), NOSPLIT, $512-32
 	VPADDD       chachaIota<>+64(SB), Y25, Y25
 	MOVL         $0x0000000a, SI
 
-chachaXOR24doubleround:
+chachaXOR24AVX512doubleround:
 	VPADDD      Z8, Z0, Z0
 	VPADDD      Z10, Z2, Z2
 	VPADDD      Z12, Z4, Z4
@@ -9508,7 +9508,7 @@ chachaXOR24doubleround:
 	VPROLD      $0x07, Y15, Y15
 	VPROLD      $0x07, Y9, Y9
 	DECL        SI
-	JNZ         chachaXOR24doubleround
+	JNZ         chachaXOR24AVX512doubleround
 	VPADDD.BCST (AX), Z0, Z0
 	VPADDD.BCST (AX), Y1, Y1
 	VPADDD.BCST 4(AX), Z2, Z2
@@ -12646,9 +12646,9 @@ TEXT ·poly1305IFMAPowers(SB), NOSPLIT, $0-16
 	VZEROUPPER
 	RET
 
-// func poly1305FinishZ(st *[15][16]uint64) (eq int)
+// func poly1305FinishIFMAZ(st *[15][16]uint64) (eq int)
 // Requires: AVX, AVX512F, AVX512IFMA
-TEXT ·poly1305FinishZ(SB), NOSPLIT, $0-16
+TEXT ·poly1305FinishIFMAZ(SB), NOSPLIT, $0-16
 	MOVQ         st+0(FP), AX
 	MOVQ         $0x00000fffffffffff, CX
 	VPBROADCASTQ CX, Z0

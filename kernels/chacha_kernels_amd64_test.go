@@ -265,24 +265,24 @@ func TestChaChaKernelCounters(t *testing.T) {
 	}
 	if chachaHas(AVX512) {
 		var ks [24 * 64]byte
-		chachaKS24(&st, &ks)
-		check("chachaKS24", ks[:])
-		chachaKS8(&st, (*[8 * 64]byte)(ks[:8*64]))
-		check("chachaKS8", ks[:8*64])
-		chachaKS4(&st, (*[4 * 64]byte)(ks[:4*64]))
-		check("chachaKS4", ks[:4*64])
+		chachaKS24AVX512(&st, &ks)
+		check("chachaKS24AVX512", ks[:])
+		chachaKS8AVX512(&st, (*[8 * 64]byte)(ks[:8*64]))
+		check("chachaKS8AVX512", ks[:8*64])
+		chachaKS4AVX512(&st, (*[4 * 64]byte)(ks[:4*64]))
+		check("chachaKS4AVX512", ks[:4*64])
 		clear(ks[:])
-		chachaOne16(&st, &ks[0], &ks[0], 24*64-5) // two passes, the last block partial
-		check("chachaOne16", ks[:23*64])
+		chachaXOR16OneAVX512(&st, &ks[0], &ks[0], 24*64-5) // two passes, the last block partial
+		check("chachaXOR16OneAVX512", ks[:23*64])
 		var part [9 * 64]byte // block 0, blocks 16-23
 		mid := make([]byte, 15*64)
-		chachaXOR24(&st, &part, &mid[0], &chachaZeros[0]) // blocks 1-15 XORed into zeros
-		check("chachaXOR24", append(append(part[:64:64], mid...), part[64:]...))
+		chachaXOR24AVX512(&st, &part, &mid[0], &chachaZeros[0]) // blocks 1-15 XORed into zeros
+		check("chachaXOR24AVX512", append(append(part[:64:64], mid...), part[64:]...))
 	}
 	{
 		var ks [24 * 64]byte
-		chachaKS2(&st, (*[2 * 64]byte)(ks[:2*64]))
-		check("chachaKS2", ks[:2*64])
+		chachaKS2Scalar(&st, (*[2 * 64]byte)(ks[:2*64]))
+		check("chachaKS2Scalar", ks[:2*64])
 		chachaKS4AVX2(&st, (*[4 * 64]byte)(ks[:4*64]))
 		check("chachaKS4AVX2", ks[:4*64])
 		clear(ks[:])
@@ -487,7 +487,7 @@ func TestPoly1305FinishZ(t *testing.T) {
 			st[polyRowWant][l] = binary.LittleEndian.Uint64(exp[0:])
 			st[polyRowWant+1][l] = binary.LittleEndian.Uint64(exp[8:])
 		}
-		eq := poly1305FinishZ(&tab.st)
+		eq := poly1305FinishIFMAZ(&tab.st)
 		for l := range 16 {
 			var got [TagSize]byte
 			binary.LittleEndian.PutUint64(got[0:], tab.st[polyRowTag][l])
@@ -591,7 +591,7 @@ func TestPoly1305One(t *testing.T) {
 
 // TestChaChaOneOpLengths runs single ops (the few-ops path, chachaOneOp) on every SIMD tier against
 // the Generic tier, at the lengths where it changes kernels: around one block (chachaTinyOp,
-// chachaKS2), the 4-, 8- and 16-block passes and whole passes after them, and the MAC length at which
+// chachaKS2Scalar), the 4-, 8- and 16-block passes and whole passes after them, and the MAC length at which
 // the AVX2 tier switches to its vector Poly1305 (chachaScalarMACAVX2) or to the stitched MAC
 // (chachaStitchedOpAVX2, 961 to 1472 bytes), with and without AD, apart and in place.
 func TestChaChaOneOpLengths(t *testing.T) {

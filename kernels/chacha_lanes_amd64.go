@@ -21,7 +21,7 @@ import (
 //	                                 blocks 1..  -> XORed into the message (Seal only; section 2.4)
 //	MAC (polyKernel, 16 lanes)       AD || pad16 || ciphertext || pad16 || lengths (section 2.8),
 //	                                 then the tag: written (Seal) or compared (Open); with IFMA
-//	                                 poly1305FinishZ absorbs the lengths and finishes all lanes'
+//	                                 poly1305FinishIFMAZ absorbs the lengths and finishes all lanes'
 //	                                 tags in one call; an Open within block 1 is decrypted once
 //	                                 its tag verified (block 1's key stream kept from the first pass)
 //	stream, Open only                blocks 1.. of the longer ops whose tag verified
@@ -420,7 +420,7 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 			}
 		}
 		// The lanes share their MAC block structure (lengthClass): the whole blocks in place, then
-		// the partial one from scratch; poly1305FinishZ absorbs the lengths and finishes the tags.
+		// the partial one from scratch; poly1305FinishIFMAZ absorbs the lengths and finishes the tags.
 		if n0 >= 16 {
 			polyKernel(false, &pt.st, &p.ptrs, n0/16, 16, true)
 		}
@@ -430,7 +430,7 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 			}
 			polyKernel(false, &pt.st, &p.ptrs, 1, 16, true)
 		}
-		eq := poly1305FinishZ(&pt.st)
+		eq := poly1305FinishIFMAZ(&pt.st)
 
 		for l, i := range group {
 			op, n := c.op[i], c.msgLen(int(i))
@@ -709,7 +709,7 @@ const (
 type polyLanes struct {
 	buf     [64 + unsafe.Sizeof(polyTable{})]byte // holds the polyTable at a 64-byte boundary
 	radix26 bool                                  // the table is poly1305AVX2's, else the IFMA kernels'
-	// lengthsInFinish leaves the lengths block to poly1305FinishZ (IFMA, polyLanes.run)
+	// lengthsInFinish leaves the lengths block to poly1305FinishIFMAZ (IFMA, polyLanes.run)
 	lengthsInFinish bool
 	ptrs            polyPtrs16
 	op              [16]int // the lane's op (chunk index), -1 when idle
@@ -721,12 +721,12 @@ type polyLanes struct {
 
 // polyTable is what the Poly1305 kernels read at their st argument: the lanes' accumulators,
 // multipliers and addresses in the kernel's radix, then their scratch blocks. The IFMA kernels leave
-// rows polyRowKeyS.. free: poly1305FinishZ finds the lanes' keys s and expected tags there and writes
+// rows polyRowKeyS.. free: poly1305FinishIFMAZ finds the lanes' keys s and expected tags there and writes
 // their tags.
 const (
 	polyRowKeyS = 9  // s, low and high qword
 	polyRowWant = 11 // Open: the tag the ciphertext carries, low and high qword
-	polyRowTag  = 13 // poly1305FinishZ's tags, low and high qword
+	polyRowTag  = 13 // poly1305FinishIFMAZ's tags, low and high qword
 )
 
 type polyTable struct {
@@ -758,7 +758,7 @@ func (p *polyLanes) wipe() {
 // destination and marking the op failed on a mismatch), and returns the number of failures.
 func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 	t := p.tab()
-	// With IFMA, poly1305FinishZ absorbs the lengths block itself: one segment and one kernel call
+	// With IFMA, poly1305FinishIFMAZ absorbs the lengths block itself: one segment and one kernel call
 	// fewer per op.
 	p.lengthsInFinish = !p.radix26
 	next, active := 0, 0
@@ -784,7 +784,7 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 			// that finish together, as sortByLength arranges, share it.
 			var eq int
 			if !p.radix26 {
-				eq = poly1305FinishZ(&t.st)
+				eq = poly1305FinishIFMAZ(&t.st)
 			}
 			finished := done
 			done = 0
@@ -839,7 +839,7 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 
 // finishLane writes the tag of lane l's op (Seal) or checks it (Open, failing the op on a mismatch;
 // decrypting it when it fits in block 1) and reports whether the op succeeded. With IFMA the tag
-// and, for Open, the verdict eq come from poly1305FinishZ; otherwise the lane's tag is finished here.
+// and, for Open, the verdict eq come from poly1305FinishIFMAZ; otherwise the lane's tag is finished here.
 func (p *polyLanes) finishLane(c *chachaChunkState, l int, eq bool) bool {
 	i := p.op[l]
 	op, n := c.op[i], c.msgLen(i)
@@ -909,7 +909,7 @@ func chachaFinishTag(op *Op, n int, open bool, tag *[TagSize]byte) bool {
 }
 
 // fill starts lane l on the MAC of ad and ct under the one-time key; want is the tag Open expects
-// (nil for Seal), which only poly1305FinishZ uses. It reports whether the lane has blocks for the
+// (nil for Seal), which only poly1305FinishIFMAZ uses. It reports whether the lane has blocks for the
 // kernel: without lengthsInFinish, always (the lengths block).
 func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) bool {
 	p.start(l, key)
@@ -927,7 +927,7 @@ func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) bool 
 	p.ad[l], p.ct[l] = ad, ct
 
 	// Scratch: the AD's last partial block padded, then the ciphertext's (where the segments need
-	// them), then the lengths block (the last segment's, or what poly1305FinishZ absorbs).
+	// them), then the lengths block (the last segment's, or what poly1305FinishIFMAZ absorbs).
 	sc := &p.tab().scratch[l]
 	if len(ad)%16 != 0 {
 		tail := (*[16]byte)(sc[0:16])
@@ -1006,7 +1006,7 @@ func (p *polyLanes) nextSeg(l, seg int) bool {
 	return false
 }
 
-// tag returns lane l's finished tag (radix 2^26 only: with IFMA, poly1305FinishZ finishes the tags).
+// tag returns lane l's finished tag (radix 2^26 only: with IFMA, poly1305FinishIFMAZ finishes the tags).
 func (p *polyLanes) tag(l int) (t [TagSize]byte) {
 	st := &p.tab().st
 	poly1305Finish26(&t, st[0][l], st[1][l], st[2][l], st[3][l], st[4][l], p.s[l][0], p.s[l][1])

@@ -14,9 +14,9 @@ import (
 //
 // On AVX512:
 //
-//	ChaCha20   chachaOne16 broadcasts the message's state to 16 lanes, lane j running block 16k+j,
+//	ChaCha20   chachaXOR16OneAVX512 broadcasts the message's state to 16 lanes, lane j running block 16k+j,
 //	           and masks the last partial block; the first pass (block 0 for the Poly1305 key and
-//	           the first blocks) is chachaKS24 (24 blocks, two states in flight) or a 16-, 8- or
+//	           the first blocks) is chachaKS24AVX512 (24 blocks, two states in flight) or a 16-, 8- or
 //	           4-block key-stream pass, whichever covers the message.
 //	Poly1305   poly1305IFMAOne: 8 lanes on the message's groups of 8 blocks, lane j taking block j
 //	           of a group; two accumulators take the groups in turns, each stepping by r^16, so
@@ -34,7 +34,7 @@ import (
 //	ChaCha20   chachaXOR16OneAVX2: 16 lanes on one message, lane j running block 16k+j, whole passes
 //	           in place, then one pass of chachaXOR8OneAVX2 (8 lanes) if 8 whole blocks are left;
 //	           the first pass (blocks 0-15, 0-7, or chachaKS4AVX2's 0-3) and the last blocks go
-//	           through a key-stream buffer. A tiny op within block 1 takes chachaKS2 (scalar).
+//	           through a key-stream buffer. A tiny op within block 1 takes chachaKS2Scalar (scalar).
 //	Poly1305   MACs over 2 KiB: poly1305AVX2Eight, 8 lanes on the message's blocks in radix 2^26,
 //	           lane j absorbing blocks 8k+j with multiplier r^8; the portable Poly1305 adds the
 //	           lanes into its accumulator in Horner order (poly1305OneAVX2). Shorter MACs take the
@@ -109,7 +109,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 		ks = large[:]
 		if t == AVX512 && n > first-64 && n <= len(large)-64 {
 			first = len(large)
-			chachaKS24(&st, &large)
+			chachaKS24AVX512(&st, &large)
 		} else {
 			chachaKeyStream(t, &st, large[:min(64+n, first)])
 		}
@@ -134,7 +134,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 			switch {
 			case k >= 16*64 && t == AVX512:
 				k &^= 16*64 - 1
-				chachaOne16(&st, &dst[off], &src[off], k)
+				chachaXOR16OneAVX512(&st, &dst[off], &src[off], k)
 			case k >= 16*64 && chachaAVX2Regs:
 				k &^= 16*64 - 1
 				chachaXOR16OneAVX2Regs(&st, &dst[off], &src[off], k)
@@ -184,7 +184,7 @@ func chachaOneMAC(t Tier, ad, ct []byte, polyKey *[32]byte) [TagSize]byte {
 }
 
 // chachaSealOne24 is chachaOneOp's Seal on AVX512 for a message of 16 to 23 blocks (961 to 1472
-// bytes: full-size WireGuard packets): one chachaXOR24 pass XORs blocks 1-15 of the key stream
+// bytes: full-size WireGuard packets): one chachaXOR24AVX512 pass XORs blocks 1-15 of the key stream
 // straight into Dst and leaves the Poly1305 key and blocks 16-23 in a buffer of 9 blocks, instead of
 // all 24 blocks going through one (zeroed, written, read back and wiped).
 func chachaSealOne24(op *Op, n int) bool {
@@ -194,7 +194,7 @@ func chachaSealOne24(op *Op, n int) bool {
 	chachaInit(&st, key, 0, &nonce)
 	var ks [9 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 16-23 of the key stream
 	src, dst := op.Src[:n], op.Dst[:n]
-	chachaXOR24(&st, &ks, &dst[0], &src[0])
+	chachaXOR24AVX512(&st, &ks, &dst[0], &src[0])
 	subtle.XORBytes(dst[15*64:], src[15*64:], ks[64:])
 	tag := chachaOneMAC(AVX512, op.AD, dst, (*[32]byte)(ks[:32]))
 	chachaFinishTag(op, n, false, &tag)
@@ -259,7 +259,7 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	chachaInit(&st, key, 0, &nonce)
 	var ks [4 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 1-3: the key stream
 	if t == AVX2 && n <= 64 && !chachaAVX2Regs {
-		chachaKS2(&st, (*[2 * 64]byte)(ks[:2*64])) // scalar: shorter chains than 2-cycle AVX2's
+		chachaKS2Scalar(&st, (*[2 * 64]byte)(ks[:2*64])) // scalar: shorter chains than 2-cycle AVX2's
 	} else {
 		chachaKS4Tier(t, &st, &ks)
 	}
@@ -314,7 +314,7 @@ func xorTiny(dst, src, ks []byte) {
 // kernel.
 func chachaKS4Tier(t Tier, st *[16]uint32, out *[4 * 64]byte) {
 	if t == AVX512 {
-		chachaKS4(st, out)
+		chachaKS4AVX512(st, out)
 	} else {
 		chachaKS4AVX2(st, out)
 	}
@@ -336,9 +336,9 @@ func chachaKeyStream(t Tier, st *[16]uint32, out []byte) {
 	case t == AVX2:
 		chachaXOR16OneAVX2(st, &out[:16*64][0], &chachaZeros[0], 16*64)
 	case len(out) <= 8*64:
-		chachaKS8(st, (*[8 * 64]byte)(out[:8*64:8*64]))
+		chachaKS8AVX512(st, (*[8 * 64]byte)(out[:8*64:8*64]))
 	default:
-		chachaOne16(st, &out[0], &chachaZeros[0], 16*64)
+		chachaXOR16OneAVX512(st, &out[0], &chachaZeros[0], 16*64)
 	}
 }
 

@@ -70,10 +70,10 @@ func quarterRounds(x []VecVirtual, cols [4][4]int) {
 	step(2, 3, 1, 7)  // c += d; b ^= c; b <<<= 7
 }
 
-func chachaXOR16() {
-	Implement("chachaXOR16")
+func chachaXOR16AVX512() {
+	Implement("chachaXOR16AVX512")
 	Attributes(NOSPLIT)
-	Doc("chachaXOR16 runs n ChaCha20 blocks in each of 16 lanes: the k-th block of lane l XORs its",
+	Doc("chachaXOR16AVX512 runs n ChaCha20 blocks in each of 16 lanes: the k-th block of lane l XORs its",
 		"key-stream block into the 64 bytes at lanes.src[l]+lanes.off[l]+k*stride and writes them to",
 		"lanes.dst[l]+lanes.off[l]+k*stride (src and dst may be equal), the last one (k = n-1) only the",
 		"bytes of mask tab.mask[l]; each block advances the lane's block counter tab.rows[12][l] by",
@@ -237,12 +237,12 @@ func xorLane(tab Mem, l int, off GPVirtual, ks VecVirtual) {
 	VMOVDQU64(ks, Mem{Base: dst, Index: off, Scale: 1})
 }
 
-// chachaOne16 is the single-message kernel: 16 consecutive blocks of one message per pass, one per
+// chachaXOR16OneAVX512 is the single-message kernel: 16 consecutive blocks of one message per pass, one per
 // lane, so the state words are broadcast from st instead of coming from per-lane rows.
-func chachaOne16() {
-	Implement("chachaOne16")
+func chachaXOR16OneAVX512() {
+	Implement("chachaXOR16OneAVX512")
 	Attributes(NOSPLIT)
-	Doc("chachaOne16 XORs the n bytes at src with the key stream of state st (RFC 8439 section 2.3)",
+	Doc("chachaXOR16OneAVX512 XORs the n bytes at src with the key stream of state st (RFC 8439 section 2.3)",
 		"from block counter st[12] on, into dst (src and dst may be equal). A last partial block is",
 		"read and written under a byte mask. st is not updated. 0 < n <= 64 KiB.")
 	st := Mem{Base: Load(Param("st"), GP64())}
@@ -255,7 +255,7 @@ func chachaOne16() {
 	Label("pass")
 	x := oneMessageBlocks(st, ZMM, func(z VecVirtual) { VPBROADCASTD(ctr, z) }, "onedoubleround")
 
-	Comment("Transpose as in chachaXOR16; lane l's block is bytes 64l..64l+63 of this pass.")
+	Comment("Transpose as in chachaXOR16AVX512; lane l's block is bytes 64l..64l+63 of this pass.")
 	blocks := transpose16(x)
 	for l, blk := range blocks {
 		full := fmt.Sprintf("full%d", l)
@@ -300,7 +300,7 @@ func iotaTable() {
 	}
 }
 
-// rowCounters holds the block counter offsets of chachaKS4's four 128-bit chunks: 0, 1, 2, 3 in
+// rowCounters holds the block counter offsets of chachaKS4AVX512's four 128-bit chunks: 0, 1, 2, 3 in
 // their first word (word 12 of the state), zero elsewhere.
 var rowCounters Mem
 
@@ -315,16 +315,16 @@ func rowCounterTable() {
 	}
 }
 
-// chachaKS4 runs four consecutive blocks in the rows of the state (RFC 8439 section 2.3): one zmm per
+// chachaKS4AVX512 runs four consecutive blocks in the rows of the state (RFC 8439 section 2.3): one zmm per
 // row of four words, one block per 128-bit chunk. A quarter round then computes all four columns of
 // all four blocks, and the diagonal round is the column round after rotating the words of rows 1-3
 // within their chunks (VPSHUFD). That is a quarter of the instructions of one block per 32-bit lane,
 // which for a message of at most three blocks (plus the Poly1305 key block) is what counts: the
 // work of a short Seal or Open is one chain of dependent steps either way.
-func chachaKS4() {
-	Implement("chachaKS4")
+func chachaKS4AVX512() {
+	Implement("chachaKS4AVX512")
 	Attributes(NOSPLIT)
-	Doc("chachaKS4 writes the 4 key-stream blocks from block counter st[12] on to out.")
+	Doc("chachaKS4AVX512 writes the 4 key-stream blocks from block counter st[12] on to out.")
 	st := Mem{Base: Load(Param("st"), GP64())}
 	out := Mem{Base: Load(Param("out"), GP64())}
 	var x, in [4]VecVirtual
@@ -410,13 +410,13 @@ func oneMessageBlocks(st Mem, newVec func() VecVirtual, broadcastCounter func(Ve
 	return x
 }
 
-// chachaKS8 writes the key stream of 8 consecutive blocks of one message on ymm lanes (AVX-512VL for
+// chachaKS8AVX512 writes the key stream of 8 consecutive blocks of one message on ymm lanes (AVX-512VL for
 // VPROLD), for the last blocks of a short message where a full 16-lane pass would mostly be wasted.
 // It writes the key stream, which the caller XORs in.
-func chachaKS8() {
-	Implement("chachaKS8")
+func chachaKS8AVX512() {
+	Implement("chachaKS8AVX512")
 	Attributes(NOSPLIT)
-	Doc("chachaKS8 writes the 8 key-stream blocks from block counter st[12] on to out.")
+	Doc("chachaKS8AVX512 writes the 8 key-stream blocks from block counter st[12] on to out.")
 	st := Mem{Base: Load(Param("st"), GP64())}
 	out := Mem{Base: Load(Param("out"), GP64())}
 	x := oneMessageBlocks(st, YMM, func(z VecVirtual) { VPBROADCASTD(st.Offset(4*12), z) }, "ks8doubleround")
@@ -425,19 +425,19 @@ func chachaKS8() {
 	RET()
 }
 
-// chachaKS24 writes 24 key-stream blocks in one pass: a zmm state of 16 lanes and a ymm state of 8
+// chachaKS24AVX512 writes 24 key-stream blocks in one pass: a zmm state of 16 lanes and a ymm state of 8
 // lanes go through the rounds interleaved. One pass of the rounds is a chain of dependent steps
 // that leaves most of the core idle, so the second state comes almost for free; 24 blocks cover a
 // 1420-byte message with its Poly1305 key block.
-func chachaKS24(xor bool) {
-	name := "chachaKS24"
+func chachaKS24AVX512(xor bool) {
+	name := "chachaKS24AVX512"
 	if xor {
-		name = "chachaXOR24"
+		name = "chachaXOR24AVX512"
 	}
 	Implement(name)
 	Attributes(NOSPLIT)
 	if xor {
-		Doc(name+" is chachaKS24 that XORs blocks 1-15 straight into the 960 bytes at src, to dst",
+		Doc(name+" is chachaKS24AVX512 that XORs blocks 1-15 straight into the 960 bytes at src, to dst",
 			"(in place or apart), and writes only block 0 and blocks 16-23 to out: what Seal of a",
 			"message of 961 to 1472 bytes needs, without the buffer round trip of 15 blocks.")
 	} else {

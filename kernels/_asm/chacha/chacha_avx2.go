@@ -8,7 +8,7 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// ChaCha20 on AVX2: the 16 lanes of chachaXOR16 run as two groups of 8 lanes, one ymm per state word
+// ChaCha20 on AVX2: the 16 lanes of chachaXOR16AVX512 run as two groups of 8 lanes, one ymm per state word
 // (rows[w][8g:8g+8] for group g).
 //
 // A quarter round (RFC 8439 section 2.1) is a chain of four steps of two to four dependent
@@ -130,12 +130,12 @@ func avx2DoubleRounds(b [][4]VecVirtual, slot func(g, w int) Mem, loop string, h
 	JNZ(LabelRef(loop))
 }
 
-// chachaXOR16AVX2 generates chachaXOR16AVX2, chachaXOR16 on AVX2.
+// chachaXOR16AVX2 generates chachaXOR16AVX2, chachaXOR16AVX512 on AVX2.
 func chachaXOR16AVX2() {
 	name := "chachaXOR16AVX2"
 	Implement(name)
 	Attributes(NOSPLIT)
-	Doc(name + " is chachaXOR16 on AVX2 (same arguments, same result).")
+	Doc(name + " is chachaXOR16AVX512 on AVX2 (same arguments, same result).")
 	rows := Mem{Base: Load(Param("tab"), GP64())}
 	lanes := Mem{Base: Load(Param("lanes"), GP64())}
 	n := Load(Param("n"), GP64())
@@ -475,7 +475,7 @@ func chachaOneAVX2(groups int, mac bool) {
 	RET()
 }
 
-// chachaKS4AVX2 is chachaKS4 on AVX2: the rows of the state hold two blocks each, one per 128-bit
+// chachaKS4AVX2 is chachaKS4AVX512 on AVX2: the rows of the state hold two blocks each, one per 128-bit
 // half, and two such states (blocks 0-1 and 2-3) go through the rounds side by side; the diagonal
 // round is the column round after rotating the words of rows 0, 2 and 3 within their halves.
 func chachaKS4AVX2() {
@@ -534,7 +534,7 @@ func chachaKS4AVX2() {
 	MOVL(U32(10), r)
 	Label("ks4avx2doubleround")
 	quarter()
-	Comment("Diagonals to columns, as in chachaKS4.")
+	Comment("Diagonals to columns, as in chachaKS4AVX512.")
 	shuffle(0x93, 0x39, 0x4e)
 	quarter()
 	shuffle(0x39, 0x93, 0x4e)
@@ -553,7 +553,7 @@ func chachaKS4AVX2() {
 	RET()
 }
 
-// chachaKS2 computes two ChaCha20 blocks with scalar instructions, one after the other. On the Zen 5
+// chachaKS2Scalar computes two ChaCha20 blocks with scalar instructions, one after the other. On the Zen 5
 // we tune on, a scalar add, XOR or rotate has a latency of 1 cycle against 2 for AVX2, so a round's
 // quarter-round chains take less than half as long: for a message within block 1 this beats
 // chachaKS4AVX2 (128 against 141 ns a call). Running the two blocks' double rounds in turns, the
@@ -563,10 +563,10 @@ func chachaKS4AVX2() {
 // Words 0-7 and 12-15 stay in registers; the c words (8-11) take turns in two registers, the pair a
 // half round does not use waiting in stack slots (swapped once per half round, half a round before
 // they are needed), which leaves one register for the loop counter.
-func chachaKS2() {
-	Implement("chachaKS2")
+func chachaKS2Scalar() {
+	Implement("chachaKS2Scalar")
 	Attributes(NOSPLIT)
-	Doc("chachaKS2 writes the 2 key-stream blocks from block counter st[12] on to out (scalar code).")
+	Doc("chachaKS2Scalar writes the 2 key-stream blocks from block counter st[12] on to out (scalar code).")
 	slots := AllocLocal(16 * 4)
 	slot := func(w int) Mem { return slots.Offset(4 * w) }
 	for blk := range 2 {

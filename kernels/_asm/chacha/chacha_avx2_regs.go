@@ -95,7 +95,7 @@ func regsDoubleRounds(x *[16]VecVirtual, a0 Mem, t VecVirtual, loop string, hook
 	JNZ(LabelRef(loop))
 }
 
-// chachaLanesAVX2Regs generates the lane kernels: chachaXOR16AVX2Regs (chachaXOR16's contract on
+// chachaLanesAVX2Regs generates the lane kernels: chachaXOR16AVX2Regs (chachaXOR16AVX512's contract on
 // AVX2, lanes 0-7 and then 8-15 of each block) and chachaXOR8AVX2Regs (lanes 0-7 only, for calls
 // whose lanes 8-15 are idle).
 func chachaLanesAVX2Regs(groups int) {
@@ -103,7 +103,7 @@ func chachaLanesAVX2Regs(groups int) {
 	Implement(name)
 	Attributes(NOSPLIT)
 	if groups == 2 {
-		Doc(name+" is chachaXOR16 on AVX2 (same arguments, same result) for cores with a 1-cycle",
+		Doc(name+" is chachaXOR16AVX512 on AVX2 (same arguments, same result) for cores with a 1-cycle",
 			"vector integer latency: one group of 8 lanes at a time, in registers.")
 	} else {
 		Doc(name + " is chachaXOR16AVX2Regs on lanes 0-7 only.")

@@ -122,7 +122,7 @@ func polyBlock(width int, row func(int) Mem, h [3]VecVirtual, st Mem, first int,
 	polyMulReduce(h, func(k int) Op { return row(polyMulRows[k]) }, c, vec)
 }
 
-// Rows of st the IFMA kernels leave alone, for poly1305FinishZ: per lane the key s (RFC 8439 section
+// Rows of st the IFMA kernels leave alone, for poly1305FinishIFMAZ: per lane the key s (RFC 8439 section
 // 2.5) as two little-endian qwords, the tag an Open expects, and the tag the kernel writes. Behind
 // the 15 rows, each lane has a 48-byte scratch block (polyTable in kernels/chacha_lanes_amd64.go)
 // whose last 16 bytes are the MAC's lengths block.
@@ -135,13 +135,13 @@ const (
 	polyLengths    = 32
 )
 
-// poly1305Finish generates poly1305FinishZ: the tags of all 16 lanes at once, and for Open their
+// poly1305Finish generates poly1305FinishIFMAZ: the tags of all 16 lanes at once, and for Open their
 // comparison with the expected tags, in constant time (no branch or address depends on h, s or the
 // tags).
 func poly1305Finish() {
-	Implement("poly1305FinishZ")
+	Implement("poly1305FinishIFMAZ")
 	Attributes(NOSPLIT)
-	Doc("poly1305FinishZ absorbs each lane's lengths block (the last block of the RFC 8439 section 2.8",
+	Doc("poly1305FinishIFMAZ absorbs each lane's lengths block (the last block of the RFC 8439 section 2.8",
 		"MAC input, from its scratch block) into its accumulator as the IFMA kernels leave it, and",
 		"writes the lane's tag (h mod 2^130-5 + s) mod 2^128 (section 2.5.1) to rows polyRowTag (low",
 		"qword) and polyRowTag+1 of st, with s from rows polyRowKeyS. The accumulator rows are not",
