@@ -21,8 +21,8 @@ type Peer struct {
 	lastTimestamp [timestampSize]byte // newest TAI64N accepted from its initiations
 	// lastInitiation is when we last accepted an initiation from it (initiationRate).
 	lastInitiation time.Time
-	cookies       cookieState
-	timers        timerState
+	cookies        cookieState
+	timers         timerState
 }
 
 // PublicKey returns the peer's static public key.
