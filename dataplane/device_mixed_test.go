@@ -3,7 +3,6 @@ package dataplane_test
 import (
 	"bytes"
 	"net/netip"
-	"runtime"
 	"testing"
 	"time"
 
@@ -105,7 +104,7 @@ func TestDeviceMixedBatch(t *testing.T) {
 		}
 	}
 	close(cp.release)
-	// The handshake goroutines (one per CPU) may hand them over in any order.
+	// Counted by type: the order of the hand-over is the control plane's business.
 	var types [4]int
 	for range 3 {
 		select {
@@ -138,7 +137,7 @@ func TestHandshakeQueueBounded(t *testing.T) {
 	}
 	src := nw.Listen(eps[0], 16, 2048)
 	defer src.Close()
-	const n = 1500 // more than the queue of 1024 and the messages the handshake goroutines hold
+	const n = 1500 // more than the queue of 1024 and the message the handshake goroutine holds
 	msgs := make([][]byte, n)
 	dsts := make([]netip.AddrPort, n)
 	for i := range msgs {
@@ -153,7 +152,7 @@ func TestHandshakeQueueBounded(t *testing.T) {
 		st := dev.Stats()
 		return st.Handshakes+st.HandshakesDropped == n
 	})
-	if st := dev.Stats(); st.HandshakesDropped == 0 || st.Handshakes > 1024+uint64(runtime.GOMAXPROCS(0)) {
+	if st := dev.Stats(); st.HandshakesDropped == 0 || st.Handshakes > 1024+1 {
 		t.Errorf("handshakes %d queued, %d dropped: the queue is not bounded", st.Handshakes, st.HandshakesDropped)
 	}
 	close(cp.release)

@@ -11,9 +11,8 @@ package handshake
 //	                                                               then Peer.Tick: initiations, keepalives,
 //	                                                               giving up, zeroing keys
 //
-// Ownership: HandleHandshake runs on the data plane's handshake goroutines (one per CPU, several at
-// once: the handshake Device is safe for concurrent use, the load accounting takes loadMu); PeerEvent
-// on the stages' goroutines (it must not block, so it never does Diffie-Hellman: it raises a flag and wakes
+// Ownership: HandleHandshake runs on the data plane's handshake goroutine (its load accounting takes
+// loadMu all the same, so that it stays safe if that changes); PeerEvent on the stages' goroutines (it must not block, so it never does Diffie-Hellman: it raises a flag and wakes
 // the timer goroutine, which makes the initiation); run is the only goroutine that sends initiations
 // and keepalives on timers. The peer maps are written under mu by AddPeer and RemovePeer and read
 // under its read lock by everyone else.
