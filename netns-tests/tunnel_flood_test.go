@@ -64,7 +64,7 @@ func TestTunnelHandshakeFlood(t *testing.T) {
 
 	var received atomic.Int64
 	stopStream := tcpSink(t, a, b, &received)
-	fl := newFlooder(t, a, b)
+	fl := newFlooder(t, a, b, floodRate)
 	rate := func(d time.Duration) float64 {
 		n0 := received.Load()
 		time.Sleep(d)
@@ -185,6 +185,7 @@ func tcpSink(t *testing.T, a, b *tunnelHost, received *atomic.Int64) (stop func(
 // next of floodSources' addresses: random contents, MAC1 valid for B's public key, no MAC2.
 type flooder struct {
 	t            *testing.T
+	rate         int // initiations a second
 	fd           int
 	dst          [4]byte
 	mac1Key      [32]byte
@@ -194,8 +195,8 @@ type flooder struct {
 	done         chan struct{}
 }
 
-func newFlooder(t *testing.T, a, b *tunnelHost) *flooder {
-	f := &flooder{t: t, dst: netip.MustParseAddr(b.Addr).As4()}
+func newFlooder(t *testing.T, a, b *tunnelHost, rate int) *flooder {
+	f := &flooder{t: t, rate: rate, dst: netip.MustParseAddr(b.Addr).As4()}
 	pub := b.key.PublicKey()
 	f.mac1Key = blake2s.Sum256(append([]byte("mac1----"), pub[:]...))
 	if err := a.Do(func() (err error) {
@@ -219,7 +220,7 @@ func (f *flooder) stop() {
 	<-f.done
 }
 
-// run sends floodRate/100 initiations every 10 ms until stopped.
+// run sends rate/100 initiations every 10 ms until stopped.
 func (f *flooder) run() {
 	defer close(f.done)
 	const ipHdr, udpHdr = 20, 8
@@ -238,7 +239,7 @@ func (f *flooder) run() {
 			return
 		case <-tick.C:
 		}
-		for range floodRate / 100 {
+		for range f.rate / 100 {
 			src := i * 40503 // an odd multiplier walks all 65536 hosts before repeating
 			pkt[12], pkt[13], pkt[14], pkt[15] = 10, 203, byte(src>>8), byte(src)
 			binary.BigEndian.PutUint16(pkt[20:], uint16(1024+i%60000))
