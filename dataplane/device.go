@@ -131,10 +131,11 @@ type Config struct {
 // ControlPlane is what a Device needs from a handshake implementation (package handshake, adapted by
 // the tunnel; or StaticKeys). The Device calls Attach once, from NewDevice, before starting; then
 // HandleHandshake for every handshake message received and PeerEvent for every peer event. Neither
-// may block for long: HandleHandshake runs on a dedicated goroutine (so a slow Diffie-Hellman does not
-// stall the data path, but delays the following handshakes; Close waits for it to return), PeerEvent
-// on the data path's. Both may call any Device method (PeerEvent is never called with a Device lock
-// held); KeypairRetired is called under the peer's keypair lock and must not call back for that peer.
+// may block for long: HandleHandshake runs on handshake goroutines of its own, one per CPU, several
+// at once (so a slow Diffie-Hellman does not stall the data path, and handshakes use the CPUs the
+// data path leaves free; Close waits for them to return), PeerEvent on the data path's. Both may
+// call any Device method (PeerEvent is never called with a Device lock held); KeypairRetired is
+// called under the peer's keypair lock and must not call back for that peer.
 type ControlPlane interface {
 	// Attach hands the control plane its Device, for InstallKeypair, SendHandshake, SendKeepalive
 	// and peer management.
@@ -366,10 +367,13 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	if d.cp != nil {
 		d.cp.Attach(d)
 	}
-	d.wg.Add(3 + 2*cfg.Workers)
+	hsWorkers := runtime.GOMAXPROCS(0)
+	d.wg.Add(2 + hsWorkers + 2*cfg.Workers)
 	go d.tunReader()
 	go d.udpReader()
-	go d.handshakeLoop()
+	for range hsWorkers {
+		go d.handshakeLoop()
+	}
 	for range cfg.Workers {
 		go d.encryptWorker()
 		go d.decryptWorker()
@@ -881,9 +885,8 @@ func (d *Device) write(b *unit) {
 	clear(b.peers[:b.n])
 }
 
-// handshakeLoop hands queued handshake messages to the control plane, one at a time. (Several at once,
-// one per CPU as wireguard-go runs them, leaked a local index in TestControlPlaneZeroKeys under load:
-// the control plane's ordering of a handshake against the timers' key zeroing assumes one.)
+// handshakeLoop hands queued handshake messages to the control plane, one at a time; the Device
+// runs one per CPU.
 func (d *Device) handshakeLoop() {
 	defer d.wg.Done()
 	for m := range d.hs {

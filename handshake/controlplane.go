@@ -11,11 +11,12 @@ package handshake
 //	                                                               then Peer.Tick: initiations, keepalives,
 //	                                                               giving up, zeroing keys
 //
-// Ownership: HandleHandshake runs on the data plane's handshake goroutine (its load accounting takes
-// loadMu all the same, so that it stays safe if that changes); PeerEvent on the stages' goroutines (it must not block, so it never does Diffie-Hellman: it raises a flag and wakes
-// the timer goroutine, which makes the initiation); run is the only goroutine that sends initiations
-// and keepalives on timers. The peer maps are written under mu by AddPeer and RemovePeer and read
-// under its read lock by everyone else.
+// Ownership: HandleHandshake runs on the data plane's handshake goroutines, one per CPU: they screen
+// messages (MAC1, cookie replies, rate limits) in parallel, take consumeMu for the rest, and share
+// the load accounting under loadMu. PeerEvent runs on the stages' goroutines (it must not block, so
+// it never does Diffie-Hellman: it raises a flag and wakes the timer goroutine, which makes the
+// initiation); run is the only goroutine that sends initiations and keepalives on timers. The peer
+// maps are written under mu by AddPeer and RemovePeer and read under its read lock by everyone else.
 
 import (
 	"errors"
@@ -69,6 +70,9 @@ type ControlPlane struct {
 	// new value after, so an event racing with the read sees either MaxInt64 (and pokes) or a value
 	// computed after its own deadline was armed; sequentially consistent atomics order the two.
 	sleepUntil atomic.Int64
+
+	// consumeMu lets one handshake goroutine at a time past the screen (HandleHandshake).
+	consumeMu sync.Mutex
 
 	// Handshake queue accounting for SetUnderLoad, under loadMu (HandleHandshake runs on several
 	// goroutines).
@@ -245,7 +249,15 @@ func (c *ControlPlane) peers() []*cpPeer {
 func (c *ControlPlane) HandleHandshake(msg []byte, src netip.AddrPort) {
 	dp := c.dp.Load()
 	c.updateLoad(dp)
-	res, err := c.hs.HandleMessage(msg, src)
+	res, err := c.hs.screen(msg, src) // on every handshake goroutine at once: a flood's whole cost
+	if err == nil {
+		// Past the screen, one message at a time: installing a session, releasing an index and
+		// the timers' key zeroing are ordered assuming a single handler (two at once leaked a
+		// local index in TestControlPlaneZeroKeys).
+		c.consumeMu.Lock()
+		defer c.consumeMu.Unlock()
+		res, err = c.hs.consume(msg, src, res.Type)
+	}
 	if err != nil {
 		switch {
 		case res.Reply != nil:

@@ -187,8 +187,10 @@ func TestControlPlaneFirstPacket(t *testing.T) {
 	a.send(t, b.ip, 0, 1)
 	// Both sides hold a current keypair: a's from the response, b's confirmed by a's first
 	// message. Well within REKEY_TIMEOUT (5 s), so no initiation was resent.
+	// KeypairsInstalled counts a keypair just after the data plane publishes it as Current.
 	waitUntil(t, 3*time.Second, "the first packet arrived and both sides have a current keypair", func() bool {
-		return b.got.has(0) && a.peer.Current() != nil && b.peer.Current() != nil
+		return b.got.has(0) && a.peer.Current() != nil && b.peer.Current() != nil &&
+			a.cp.KeypairsInstalled() > 0 && b.cp.KeypairsInstalled() > 0
 	}, a.describe, b.describe)
 	if st := a.dev.Stats(); st.Staged != 1 {
 		t.Errorf("a staged %d packets, want 1 (the one that started the handshake)", st.Staged)

@@ -180,6 +180,19 @@ type Result struct {
 // ErrMAC2) and must be sent to src. Transport messages (type 4) are the data plane's and rejected
 // here with ErrMessageType.
 func (d *Device) HandleMessage(msg []byte, src netip.AddrPort) (Result, error) {
+	res, err := d.screen(msg, src)
+	if err != nil {
+		return res, err
+	}
+	return d.consume(msg, src, res.Type)
+}
+
+// screen is HandleMessage's checks up to the first Diffie-Hellman: length, type, MAC1 and, under
+// load, MAC2 (answered with a cookie reply) and the rate limit. It reads and writes no peer or
+// handshake state, so any number of goroutines may screen at once while the messages that pass are
+// consumed one at a time (ControlPlane). Cookie replies pass on their size: their AEAD is checked
+// when consumed.
+func (d *Device) screen(msg []byte, src netip.AddrPort) (Result, error) {
 	if len(msg) < 4 {
 		return Result{}, fmt.Errorf("%w: %d bytes, shorter than the type field", ErrMessageSize, len(msg))
 	}
@@ -195,9 +208,7 @@ func (d *Device) HandleMessage(msg []byte, src netip.AddrPort) (Result, error) {
 		if len(msg) != CookieReplySize {
 			return res, fmt.Errorf("%w: cookie reply of %d bytes, want %d", ErrMessageSize, len(msg), CookieReplySize)
 		}
-		p, err := d.consumeCookieReply(msg)
-		res.Peer = p
-		return res, err
+		return res, nil
 	default:
 		return res, fmt.Errorf("%w: type field %#08x", ErrMessageType, uint32(typ))
 	}
@@ -216,10 +227,20 @@ func (d *Device) HandleMessage(msg []byte, src netip.AddrPort) (Result, error) {
 			return res, fmt.Errorf("%w: source %v", ErrRateLimited, src.Addr())
 		}
 	}
+	return res, nil
+}
+
+// consume processes a message of type typ that screen passed: it stores a cookie, or completes the
+// initiator's or the responder's side of a handshake.
+func (d *Device) consume(msg []byte, src netip.AddrPort, typ MessageType) (Result, error) {
+	res := Result{Type: typ}
 	var err error
-	if typ == TypeInitiation {
+	switch typ {
+	case TypeCookie:
+		res.Peer, err = d.consumeCookieReply(msg)
+	case TypeInitiation:
 		res.Peer, res.Reply, res.Keypair, err = d.consumeInitiation(msg, src)
-	} else {
+	default:
 		res.Peer, res.Keypair, err = d.consumeResponse(msg, src)
 	}
 	return res, err
