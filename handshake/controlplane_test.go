@@ -331,8 +331,10 @@ func TestControlPlaneRetransmitAndGiveUp(t *testing.T) {
 	t.Logf("%d initiations before giving up", after)
 	mu.Lock()
 	defer mu.Unlock()
+	// Arrival times carry the reader goroutine's scheduling delay, several milliseconds under -race
+	// on a busy machine; a retransmission that ignored REKEY_TIMEOUT would come at once.
 	for i := 1; i < len(sent); i++ {
-		if gap := sent[i].Sub(sent[i-1]); gap < rekeyTimeout*9/10 {
+		if gap := sent[i].Sub(sent[i-1]); gap < rekeyTimeout/2 {
 			t.Errorf("initiation %d came %v after the previous one, want at least REKEY_TIMEOUT %v", i, gap, rekeyTimeout)
 		}
 	}
