@@ -13,7 +13,6 @@ import (
 	"crypto/cipher"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/wirebatch/wirebatch/internal/benchshape"
 	"github.com/wirebatch/wirebatch/kernels"
@@ -132,29 +131,7 @@ func benchDefault(b *testing.B, d *benchData, open bool) {
 		}
 	}
 	base := baselineLoop(b, d, open)
-	reps := (64 + len(ops) - 1) / len(ops)
-	var tOurs, tBase time.Duration
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		for k := range 2 {
-			t0 := time.Now()
-			if (i+k)%2 == 0 {
-				for range reps {
-					ours()
-				}
-				tOurs += time.Since(t0)
-			} else {
-				for range reps {
-					base()
-				}
-				tBase += time.Since(t0)
-			}
-		}
-	}
-	n := float64(b.N * reps * len(ops))
-	b.ReportMetric(float64(tOurs.Nanoseconds())/n, "ns/pkt")
-	b.ReportMetric(float64(tBase.Nanoseconds())/n, "baseline-ns/pkt")
-	b.ReportMetric(float64(tBase)/float64(tOurs), "vs-baseline")
+	benchshape.Paired(b, len(ops), ours, base)
 }
 
 // baselineLoop returns one pass of the baseline over the workload: the ops one packet at a time

@@ -4,7 +4,8 @@ import (
 	"encoding/binary"
 	"math/rand/v2"
 	"testing"
-	"time"
+
+	"github.com/wirebatch/wirebatch/internal/benchshape"
 )
 
 // Benchmarks of whole batches against the per-packet way a QUIC stack protects packets today (the
@@ -104,27 +105,5 @@ func benchPaired(b *testing.B, k *Keys, o *oracle, n, size int, open bool) {
 			}
 		}
 	}
-	reps := (64 + n - 1) / n
-	var tOurs, tBase time.Duration
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		for j := range 2 {
-			t0 := time.Now()
-			if (i+j)%2 == 0 {
-				for range reps {
-					ours()
-				}
-				tOurs += time.Since(t0)
-			} else {
-				for range reps {
-					base()
-				}
-				tBase += time.Since(t0)
-			}
-		}
-	}
-	pk := float64(b.N * reps * n)
-	b.ReportMetric(float64(tOurs.Nanoseconds())/pk, "ns/pkt")
-	b.ReportMetric(float64(tBase.Nanoseconds())/pk, "baseline-ns/pkt")
-	b.ReportMetric(float64(tBase)/float64(tOurs), "vs-baseline")
+	benchshape.Paired(b, n, ours, base)
 }

@@ -1,9 +1,14 @@
 // Package benchshape holds the batch shapes of `make bench` (kernels/bench_test.go), so that the
 // comparisons run elsewhere (bench/ipsecmb) measure exactly the same batches: each a list of
-// plaintext lengths, one per op, and how many distinct keys the ops cycle through.
+// plaintext lengths, one per op, and how many distinct keys the ops cycle through; and Paired, the
+// one way a batch path and its per-packet baseline are timed against each other.
 package benchshape
 
-import "math/rand/v2"
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
 
 // Workload is a batch shape: the plaintext length of each op and how many distinct keys the ops
 // cycle through.
@@ -41,4 +46,34 @@ func IMIX64() []int {
 	r := rand.New(rand.NewPCG(1420, 64))
 	r.Shuffle(len(lens), func(i, j int) { lens[i], lens[j] = lens[j], lens[i] })
 	return lens
+}
+
+// Paired times ours and base alternately in every iteration of b (the order flipping each time), so
+// a noisy neighbour slows both alike, and reports each one's ns/pkt and the ratio vs-baseline
+// (base's time over ours). packets is how many packets one call of either handles; each is called
+// often enough per iteration to cover 64 packets.
+func Paired(b *testing.B, packets int, ours, base func()) {
+	reps := (64 + packets - 1) / packets
+	var tOurs, tBase time.Duration
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		for k := range 2 {
+			t0 := time.Now()
+			if (i+k)%2 == 0 {
+				for range reps {
+					ours()
+				}
+				tOurs += time.Since(t0)
+			} else {
+				for range reps {
+					base()
+				}
+				tBase += time.Since(t0)
+			}
+		}
+	}
+	n := float64(b.N * reps * packets)
+	b.ReportMetric(float64(tOurs.Nanoseconds())/n, "ns/pkt")
+	b.ReportMetric(float64(tBase.Nanoseconds())/n, "baseline-ns/pkt")
+	b.ReportMetric(float64(tBase)/float64(tOurs), "vs-baseline")
 }
