@@ -2,55 +2,11 @@ package dataplane_test
 
 import (
 	"bytes"
-	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/wirebatch/wirebatch/dataplane"
-	"github.com/wirebatch/wirebatch/dataplane/tuntest"
-	"github.com/wirebatch/wirebatch/dataplane/udptest"
-	"github.com/wirebatch/wirebatch/kernels"
 )
-
-// newNodesConfigs is newNodes with a configuration of each node's own.
-func newNodesConfigs(tb testing.TB, cfgs [2]dataplane.Config) [2]*node {
-	tb.Helper()
-	nw := udptest.NewNetwork()
-	var ns [2]*node
-	for i := range ns {
-		n := &node{cp: &dataplane.StaticKeys{}, recv: make(chan []byte, 4096)}
-		n.tun = tuntest.New(max(1500, cfgs[i].MTU), 1024, func(pkts [][]byte) {
-			for _, p := range pkts {
-				n.recv <- append([]byte{}, p...)
-			}
-		})
-		n.udp = nw.Listen(eps[i], 1024, 65535)
-		c := cfgs[i]
-		c.ControlPlane = n.cp
-		dev, err := dataplane.NewDevice(n.tun, n.udp, c)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		n.dev = dev
-		tb.Cleanup(func() { dev.Close() })
-		ns[i] = n
-	}
-	for i, n := range ns {
-		o := 1 - i
-		p, err := n.cp.AddPeer(dataplane.PeerConfig{
-			Endpoint:   eps[o],
-			AllowedIPs: []netip.Prefix{netip.PrefixFrom(ip4[o], 32)},
-		}, dataplane.KeypairConfig{
-			Suite: kernels.ChaCha20Poly1305, SendKey: key(byte(1 + i)), ReceiveKey: key(byte(1 + o)),
-			LocalIndex: uint32(100 + i), RemoteIndex: uint32(100 + o), Initiator: true,
-		})
-		if err != nil {
-			tb.Fatal(err)
-		}
-		n.peer = p
-	}
-	return ns
-}
 
 // TestDeviceMTUMismatch: a peer whose tunnel MTU (1500) is larger than ours (1420) sends packets of
 // its full MTU, which arrive; with PeerMTU below the sender's MTU they are dropped as malformed,
@@ -60,7 +16,7 @@ func TestDeviceMTUMismatch(t *testing.T) {
 		peerMTU int
 		deliver bool
 	}{{0, true}, {1500, true}, {1420, false}} {
-		ns := newNodesConfigs(t, [2]dataplane.Config{{MTU: 1500, Workers: 2}, {MTU: 1420, PeerMTU: c.peerMTU, Workers: 2}})
+		ns := newNodesConfigs(t, [2]dataplane.Config{{MTU: 1500, Workers: 2}, {MTU: 1420, PeerMTU: c.peerMTU, Workers: 2}}, [2]func([][]byte){})
 		const count = 20
 		for i := range count {
 			if err := ns[0].tun.Send(packet(ip4[0], ip4[1], 1500, uint32(i))); err != nil {

@@ -36,6 +36,11 @@ func key(b byte) []byte { return bytes.Repeat([]byte{b}, 32) }
 // newNodes returns two devices connected through an in-memory network, each with a static session
 // to the other. deliver, if not nil, replaces the default collection into node.recv.
 func newNodes(tb testing.TB, cfg dataplane.Config, deliver [2]func([][]byte)) [2]*node {
+	return newNodesConfigs(tb, [2]dataplane.Config{cfg, cfg}, deliver)
+}
+
+// newNodesConfigs is newNodes with a configuration of each node's own.
+func newNodesConfigs(tb testing.TB, cfgs [2]dataplane.Config, deliver [2]func([][]byte)) [2]*node {
 	tb.Helper()
 	nw := udptest.NewNetwork()
 	var ns [2]*node
@@ -49,9 +54,9 @@ func newNodes(tb testing.TB, cfg dataplane.Config, deliver [2]func([][]byte)) [2
 				}
 			}
 		}
-		n.tun = tuntest.New(max(1500, cfg.MTU), 1024, d)
-		n.udp = nw.Listen(eps[i], 1024, max(2048, cfg.MTU+64))
-		c := cfg
+		n.tun = tuntest.New(max(1500, cfgs[i].MTU), 1024, d)
+		n.udp = nw.Listen(eps[i], 1024, max(2048, cfgs[i].MTU+64))
+		c := cfgs[i]
 		c.ControlPlane = n.cp
 		dev, err := dataplane.NewDevice(n.tun, n.udp, c)
 		if err != nil {
