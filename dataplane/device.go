@@ -123,12 +123,12 @@ type Config struct {
 	// most 148 bytes). Zero
 	// means no cap beyond what Batches implies; NewDevice fails if an explicit Batches does not fit.
 	MaxMemory int
-	// ControlPlane receives handshake messages and peer events, and installs keypairs. nil drops
+	// Handshaker receives handshake messages and peer events, and installs keypairs. nil drops
 	// handshake messages and ignores events (keys are then installed with InstallKeypair).
-	ControlPlane ControlPlane
+	Handshaker Handshaker
 }
 
-// ControlPlane is what a Device needs from a handshake implementation (package handshake, adapted by
+// Handshaker is what a Device needs from a handshake implementation (package handshake, adapted by
 // the tunnel; or StaticKeys). The Device calls Attach once, from NewDevice, before starting; then
 // HandleHandshake for every handshake message received and PeerEvent for every peer event. Neither
 // may block for long: HandleHandshake runs on handshake goroutines of its own, one per CPU, several
@@ -136,7 +136,7 @@ type Config struct {
 // data path leaves free; Close waits for them to return), PeerEvent on the data path's. Both may
 // call any Device method (PeerEvent is never called with a Device lock held); KeypairRetired is
 // called under the peer's keypair lock and must not call back for that peer.
-type ControlPlane interface {
+type Handshaker interface {
 	// Attach hands the control plane its Device, for InstallKeypair, SendHandshake, SendKeepalive
 	// and peer management.
 	Attach(d *Device)
@@ -235,7 +235,7 @@ type Device struct {
 	tunCoalescer *tunCoalescer
 	tunBatcher   *tunBatcher
 	udp          UDP
-	cp           ControlPlane
+	cp           Handshaker
 	mtu          int
 	peers        *PeerSet
 
@@ -347,7 +347,7 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	d := &Device{
-		tun: tun, vnet: newVnetTUN(tun), udp: udp, cp: cfg.ControlPlane, mtu: cfg.MTU,
+		tun: tun, vnet: newVnetTUN(tun), udp: udp, cp: cfg.Handshaker, mtu: cfg.MTU,
 		pool: pool, ctx: ctx, stop: stop,
 		hs: make(chan handshakeMsg, handshakeQueue), stopped: make(chan struct{}),
 	}

@@ -75,7 +75,7 @@ func benchWirebatchLoopback(b *testing.B) {
 	for i := range devs {
 		cp := &dataplane.StaticKeys{}
 		tuns[i] = tuntest.New(1500, 1024, nil)
-		d, err := dataplane.NewDevice(tuns[i], udps[i], dataplane.Config{ControlPlane: cp})
+		d, err := dataplane.NewDevice(tuns[i], udps[i], dataplane.Config{Handshaker: cp})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -38,7 +38,7 @@ func TestDeviceMixedBatch(t *testing.T) {
 		}
 	})
 	cp := &blockingCP{release: make(chan struct{}), got: make(chan []byte, 2000)}
-	dev, err := dataplane.NewDevice(tun, nw.Listen(eps[1], 256, 2048), dataplane.Config{Workers: 2, ControlPlane: cp})
+	dev, err := dataplane.NewDevice(tun, nw.Listen(eps[1], 256, 2048), dataplane.Config{Workers: 2, Handshaker: cp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestHandshakeQueueBounded(t *testing.T) {
 	goroutineLeakCheck(t)
 	nw := udptest.NewNetwork()
 	cp := &blockingCP{release: make(chan struct{}), got: make(chan []byte, 2000)}
-	dev, err := dataplane.NewDevice(tuntest.New(1500, 16, nil), nw.Listen(eps[1], 1024, 2048), dataplane.Config{Workers: 1, ControlPlane: cp})
+	dev, err := dataplane.NewDevice(tuntest.New(1500, 16, nil), nw.Listen(eps[1], 1024, 2048), dataplane.Config{Workers: 1, Handshaker: cp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func TestDeviceUnreachablePeer(t *testing.T) {
 	defer sink.Close()
 	tun := tuntest.New(1500, 1024, func([][]byte) {})
 	cp := &dataplane.StaticKeys{}
-	dev, err := dataplane.NewDevice(tun, udp, dataplane.Config{Workers: 2, ControlPlane: cp})
+	dev, err := dataplane.NewDevice(tun, udp, dataplane.Config{Workers: 2, Handshaker: cp})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func newNodesConfigs(tb testing.TB, cfgs [2]dataplane.Config, deliver [2]func([]
 		n.tun = tuntest.New(max(1500, cfgs[i].MTU), 1024, d)
 		n.udp = nw.Listen(eps[i], 1024, max(2048, cfgs[i].MTU+64))
 		c := cfgs[i]
-		c.ControlPlane = n.cp
+		c.Handshaker = n.cp
 		dev, err := dataplane.NewDevice(n.tun, n.udp, c)
 		if err != nil {
 			tb.Fatal(err)

@@ -16,11 +16,11 @@
 //   - Encrypter and Decrypter: the stages, one per worker goroutine, over a Packets batch (the
 //     shape of tun.Device.Read: bufs, sizes, one offset). Every packet gets a Verdict.
 //   - Device: the pipeline between a TUN and a UDP (interfaces; NewUDP is the real socket, packages
-//     tuntest and udptest the in-memory doubles), driven by a ControlPlane.
+//     tuntest and udptest the in-memory doubles), driven by a Handshaker.
 //
 // # Driving it from package handshake
 //
-// A ControlPlane adapts the handshake package (see its package documentation) to a Device:
+// A Handshaker adapts the handshake package (see its package documentation) to a Device:
 //
 //	HandleHandshake(msg, src):  res, err := hs.HandleMessage(msg, src)
 //	                            res.Reply != nil: dev.SendHandshake(src, res.Reply)

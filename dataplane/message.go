@@ -6,7 +6,7 @@ import (
 )
 
 // Message types of the WireGuard protocol (WireGuard paper, section 5.4). Types 1-3 belong to the
-// handshake and are passed to the ControlPlane; type 4 is the transport data message of this package.
+// handshake and are passed to the Handshaker; type 4 is the transport data message of this package.
 const (
 	MessageInitiationType  = 1
 	MessageResponseType    = 2

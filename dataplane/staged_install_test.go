@@ -40,7 +40,7 @@ func TestDeviceStagingBeforeInstall(t *testing.T) {
 	nw := udptest.NewNetwork()
 	cp := &installingCP{}
 	tun := tuntest.New(1500, 16, nil)
-	dev, err := dataplane.NewDevice(tun, nw.Listen(eps[0], 64, 2048), dataplane.Config{Workers: 1, ControlPlane: cp})
+	dev, err := dataplane.NewDevice(tun, nw.Listen(eps[0], 64, 2048), dataplane.Config{Workers: 1, Handshaker: cp})
 	if err != nil {
 		t.Fatal(err)
 	}

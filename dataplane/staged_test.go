@@ -134,14 +134,14 @@ func TestControlPlaneCallsBack(t *testing.T) {
 	goroutineLeakCheck(t)
 	nw := udptest.NewNetwork()
 	b := &dataplane.StaticKeys{}
-	devB, err := dataplane.NewDevice(tuntest.New(1500, 16, nil), nw.Listen(eps[1], 64, 2048), dataplane.Config{Workers: 1, ControlPlane: b})
+	devB, err := dataplane.NewDevice(tuntest.New(1500, 16, nil), nw.Listen(eps[1], 64, 2048), dataplane.Config{Workers: 1, Handshaker: b})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer devB.Close()
 	a := &initiatingCP{}
 	tunA := tuntest.New(1500, 16, nil)
-	devA, err := dataplane.NewDevice(tunA, nw.Listen(eps[0], 64, 2048), dataplane.Config{Workers: 1, ControlPlane: a})
+	devA, err := dataplane.NewDevice(tunA, nw.Listen(eps[0], 64, 2048), dataplane.Config{Workers: 1, Handshaker: a})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 )
 
-// StaticKeys is a ControlPlane for tests and for users who manage keys themselves: it installs the
+// StaticKeys is a Handshaker for tests and for users who manage keys themselves: it installs the
 // keypairs it is given, counts and ignores handshake messages, and records the events it sees. It
 // never rekeys, so a session it installs stops after RejectAfterTime or RejectAfterMessages, as
 // WireGuard requires; install a fresh one (new keys, new indices) before then. Both ends should
@@ -21,13 +21,13 @@ type StaticKeys struct {
 	events map[*Peer]Event
 }
 
-// Attach implements ControlPlane.
+// Attach implements Handshaker.
 func (s *StaticKeys) Attach(d *Device) { s.dev.Store(d) }
 
-// HandleHandshake implements ControlPlane: it counts the message.
+// HandleHandshake implements Handshaker: it counts the message.
 func (s *StaticKeys) HandleHandshake(msg []byte, src netip.AddrPort) { s.handshakes.Add(1) }
 
-// PeerEvent implements ControlPlane: it records the events.
+// PeerEvent implements Handshaker: it records the events.
 func (s *StaticKeys) PeerEvent(p *Peer, ev Event) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -37,7 +37,7 @@ func (s *StaticKeys) PeerEvent(p *Peer, ev Event) {
 	s.events[p] |= ev
 }
 
-// KeypairRetired implements ControlPlane: static keys have no index allocator to tell.
+// KeypairRetired implements Handshaker: static keys have no index allocator to tell.
 func (s *StaticKeys) KeypairRetired(kp *Keypair) {}
 
 // AddPeer adds a peer to the attached device and installs its keypair.

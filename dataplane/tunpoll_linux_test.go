@@ -60,7 +60,7 @@ func TestTUNReadsToppedUp(t *testing.T) {
 	udp := &countingUDP{Conn: nw.Listen(eps[0], 1024, 2048)}
 	nw.Listen(eps[1], 1024, 2048)
 	cp := &dataplane.StaticKeys{}
-	dev, err := dataplane.NewDevice(tun, udp, dataplane.Config{ControlPlane: cp})
+	dev, err := dataplane.NewDevice(tun, udp, dataplane.Config{Handshaker: cp})
 	if err != nil {
 		t.Fatal(err)
 	}

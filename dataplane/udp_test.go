@@ -122,7 +122,7 @@ func TestTwoDevicesRealUDP(t *testing.T) {
 				recv <- append([]byte{}, p...)
 			}
 		})
-		d, err := dataplane.NewDevice(tuns[i], udps[i], dataplane.Config{Workers: 1, ControlPlane: cps[i]})
+		d, err := dataplane.NewDevice(tuns[i], udps[i], dataplane.Config{Workers: 1, Handshaker: cps[i]})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,13 +1,13 @@
 package handshake
 
-// The control plane of a dataplane.Device: this file joins a handshake Device to the data path.
+// The control plane of a dataplane.Device: this file joins a handshake Identity to the data path.
 //
-//	dataplane udpReader --> handshake queue --> HandleHandshake --> Device.HandleMessage
+//	dataplane udpReader --> handshake queue --> HandleHandshake --> Identity.HandleMessage
 //	                                                |--> dataplane.Device.InstallKeypair (new session)
 //	                                                '--> dataplane.Device.SendHandshake (response, cookie reply)
 //	dataplane stages --> PeerEvent --> Peer.PacketSent / PacketReceived / KeypairConfirmed (timers, roaming)
 //	                                   '--> "initiate" flag --.
-//	timer goroutine (run) <-- wake ----------------------------'   sleeps until Device.NextDeadline,
+//	timer goroutine (run) <-- wake ----------------------------'   sleeps until Identity.NextDeadline,
 //	                                                               then Peer.Tick: initiations, keepalives,
 //	                                                               giving up, zeroing keys
 //
@@ -39,22 +39,22 @@ const (
 	underLoadHold       = time.Second
 )
 
-// ControlPlane implements dataplane.ControlPlane with a handshake Device: it completes handshakes,
+// ControlPlane implements dataplane.Handshaker with a handshake Identity: it completes handshakes,
 // installs their keypairs in the data plane, and runs the timers of paper section 6 (initiation
 // retransmits, rekeying, keepalives, giving up, zeroing keys) on a goroutine of its own.
 //
-// Pass it as dataplane.Config.ControlPlane; NewDevice attaches it and starts the timer goroutine.
-// Add peers with AddPeer (not with the Devices' own AddPeer methods). After closing the dataplane
+// Pass it as dataplane.Config.Handshaker; NewDevice attaches it and starts the timer goroutine.
+// Add peers with AddPeer (not with the AddPeer methods of the Identity or the dataplane Device). After closing the dataplane
 // Device, call Close to stop the timer goroutine.
 type ControlPlane struct {
-	hs   *Device
+	hs   *Identity
 	logf func(format string, args ...any)
 
 	// dp is Stored once by Attach and Loaded by every method: the pair publishes the Device.
 	dp atomic.Pointer[dataplane.Device]
 
 	mu   sync.RWMutex
-	byHS map[*Peer]*cpPeer
+	byHS map[*PeerState]*cpPeer
 	byDP map[*dataplane.Peer]*cpPeer
 
 	// wake has room for one token: a poke while the timer goroutine is busy is kept for its next
@@ -108,7 +108,7 @@ func (c *ControlPlane) Stats() ControlStats {
 
 // cpPeer is one peer as both Devices know it.
 type cpPeer struct {
-	hs *Peer
+	hs *PeerState
 	dp *dataplane.Peer
 	// initiate is raised by PeerEvent (no keypair, rekey due) and consumed by the timer goroutine;
 	// the Swap that consumes it pairs with the Store, and nothing else is published through it.
@@ -123,14 +123,14 @@ type cpPeer struct {
 // NewControlPlane returns a control plane for dev. logf, if not nil, receives one line per handshake
 // completed or answered, per handshake given up and per failed initiation send; it is called from
 // the control plane's goroutines.
-func NewControlPlane(dev *Device, logf func(format string, args ...any)) *ControlPlane {
+func NewControlPlane(dev *Identity, logf func(format string, args ...any)) *ControlPlane {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
 	c := &ControlPlane{
 		hs:   dev,
 		logf: logf,
-		byHS: map[*Peer]*cpPeer{},
+		byHS: map[*PeerState]*cpPeer{},
 		byDP: map[*dataplane.Peer]*cpPeer{},
 		wake: make(chan struct{}, 1),
 		stop: make(chan struct{}),
@@ -140,7 +140,7 @@ func NewControlPlane(dev *Device, logf func(format string, args ...any)) *Contro
 	return c
 }
 
-// Attach implements dataplane.ControlPlane; it starts the timer goroutine. A ControlPlane serves one
+// Attach implements dataplane.Handshaker; it starts the timer goroutine. A ControlPlane serves one
 // dataplane Device.
 func (c *ControlPlane) Attach(d *dataplane.Device) {
 	if !c.dp.CompareAndSwap(nil, d) {
@@ -162,8 +162,8 @@ func (c *ControlPlane) Close() {
 // control plane has installed in the data plane.
 func (c *ControlPlane) KeypairsInstalled() uint64 { return c.installed.Load() }
 
-// PeerConfig describes a peer for ControlPlane.AddPeer (wg(8)'s peer settings).
-type PeerConfig struct {
+// PeerSettings describes a peer for ControlPlane.AddPeer (wg(8)'s peer settings).
+type PeerSettings struct {
 	PublicKey           PublicKey
 	PresharedKey        PresharedKey   // zero: none
 	Endpoint            netip.AddrPort // zero: unknown until the peer contacts us
@@ -174,9 +174,9 @@ type PeerConfig struct {
 // ErrNotAttached is returned by AddPeer before the ControlPlane is attached to a dataplane Device.
 var ErrNotAttached = errors.New("handshake: ControlPlane not attached to a dataplane.Device")
 
-// AddPeer adds a peer to the handshake Device and to the data plane, and returns the data plane's
+// AddPeer adds a peer to the handshake Identity and to the data plane, and returns the data plane's
 // peer (for its counters and keypairs).
-func (c *ControlPlane) AddPeer(pc PeerConfig) (*dataplane.Peer, error) {
+func (c *ControlPlane) AddPeer(pc PeerSettings) (*dataplane.Peer, error) {
 	dp := c.dp.Load()
 	if dp == nil {
 		return nil, ErrNotAttached
@@ -223,7 +223,7 @@ func (c *ControlPlane) RemovePeer(pub PublicKey) {
 	c.hs.RemovePeer(pub)
 }
 
-func (c *ControlPlane) peerOfHS(hp *Peer) *cpPeer {
+func (c *ControlPlane) peerOfHS(hp *PeerState) *cpPeer {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.byHS[hp]
@@ -245,7 +245,7 @@ func (c *ControlPlane) peers() []*cpPeer {
 	return ps
 }
 
-// HandleHandshake implements dataplane.ControlPlane.
+// HandleHandshake implements dataplane.Handshaker.
 func (c *ControlPlane) HandleHandshake(msg []byte, src netip.AddrPort) {
 	dp := c.dp.Load()
 	c.updateLoad(dp)
@@ -344,7 +344,7 @@ func (c *ControlPlane) install(dp *dataplane.Device, p *cpPeer, kp *Keypair) {
 	_ = dp.SendKeepalive(p.dp)
 }
 
-// PeerEvent implements dataplane.ControlPlane: it feeds the data path's events to the timers. It
+// PeerEvent implements dataplane.Handshaker: it feeds the data path's events to the timers. It
 // runs on the stages' goroutines and does not block.
 func (c *ControlPlane) PeerEvent(dpp *dataplane.Peer, ev dataplane.Event) {
 	p := c.peerOfDP(dpp)
@@ -367,7 +367,7 @@ func (c *ControlPlane) PeerEvent(dpp *dataplane.Peer, ev dataplane.Event) {
 	}
 	initiate := ev&(dataplane.EventNoKeypair|dataplane.EventRekeyNeeded) != 0
 	if kp := dpp.Current(); kp != nil && !initiate {
-		// The data plane's own rekey checks use the paper's constants; these use Config's
+		// The data plane's own rekey checks use the paper's constants; these use Limits'
 		// limits (paper section 6.2), which tests shorten.
 		hkp := Keypair{Initiator: kp.Initiator(), Created: kp.Created()}
 		initiate = (ev&dataplane.EventDataSent != 0 && hp.RekeyDueOnSend(&hkp, kp.SendCounter())) ||
@@ -384,7 +384,7 @@ func (c *ControlPlane) PeerEvent(dpp *dataplane.Peer, ev dataplane.Event) {
 	}
 }
 
-// KeypairRetired implements dataplane.ControlPlane: the keypair's local index may be reused.
+// KeypairRetired implements dataplane.Handshaker: the keypair's local index may be reused.
 func (c *ControlPlane) KeypairRetired(kp *dataplane.Keypair) {
 	c.hs.Indices().Release(kp.LocalIndex())
 }

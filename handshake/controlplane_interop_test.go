@@ -164,7 +164,7 @@ func (w *wgNode) send(dst netip.Addr, from, to uint64) {
 	}
 }
 
-// TestControlPlaneWireGuardGo: our Device and wireguard-go complete a handshake, whichever side
+// TestControlPlaneWireGuardGo: our ControlPlane and wireguard-go complete a handshake, whichever side
 // initiates, each side knowing the other's endpoint or learning it from the handshake, and then
 // carry traffic both ways with every packet delivered.
 func TestControlPlaneWireGuardGo(t *testing.T) {
@@ -172,7 +172,7 @@ func TestControlPlaneWireGuardGo(t *testing.T) {
 		name := map[bool]string{true: "we initiate", false: "wireguard-go initiates"}[weInitiate]
 		t.Run(name, func(t *testing.T) {
 			nw := udptest.NewNetwork()
-			ours := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), ourTunnelIP, handshake.Config{})
+			ours := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), ourTunnelIP, handshake.Limits{})
 			wgKey := mustKey(t)
 			// Only the initiator is told the responder's endpoint: the responder learns the
 			// initiator's from its authenticated initiation (roaming, paper section 2.1).
@@ -236,7 +236,7 @@ func TestControlPlaneWireGuardGo(t *testing.T) {
 // wireguard-go responds with its own defaults) while packets stream both ways; none may be lost.
 func TestControlPlaneWireGuardGoRekey(t *testing.T) {
 	nw := udptest.NewNetwork()
-	cfg := handshake.Config{RekeyAfterTime: 300 * time.Millisecond, RekeyTimeout: 100 * time.Millisecond}
+	cfg := handshake.Limits{RekeyAfterTime: 300 * time.Millisecond, RekeyTimeout: 100 * time.Millisecond}
 	ours := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), ourTunnelIP, cfg)
 	wgKey := mustKey(t)
 	wg := newWGNode(t, nw, wgKey, ours, netip.AddrPort{})

@@ -1,8 +1,8 @@
 package handshake_test
 
 // The ControlPlane end to end on the in-memory doubles: two dataplane Devices, each driven by a
-// handshake Device through a ControlPlane, on dataplane/tuntest TUNs and one dataplane/udptest
-// network. Timers run on the real clock (shortened through Config), as in a deployment.
+// handshake Identity through a ControlPlane, on dataplane/tuntest TUNs and one dataplane/udptest
+// network. Timers run on the real clock (shortened through Limits), as in a deployment.
 
 import (
 	"encoding/binary"
@@ -92,7 +92,7 @@ type cpNode struct {
 	key  handshake.PrivateKey
 	udp  netip.AddrPort // on the udptest network
 	ip   netip.Addr     // inside the tunnel
-	hs   *handshake.Device
+	hs   *handshake.Identity
 	cp   *handshake.ControlPlane
 	dev  *dataplane.Device
 	tun  *tuntest.TUN
@@ -100,13 +100,13 @@ type cpNode struct {
 	peer *dataplane.Peer // set by connect
 }
 
-func newCPNode(t *testing.T, nw *udptest.Network, udp netip.AddrPort, ip netip.Addr, cfg handshake.Config) *cpNode {
+func newCPNode(t *testing.T, nw *udptest.Network, udp netip.AddrPort, ip netip.Addr, cfg handshake.Limits) *cpNode {
 	t.Helper()
 	n := &cpNode{key: mustKey(t), udp: udp, ip: ip, got: newArrivals()}
-	n.hs = handshake.NewDevice(n.key, cfg)
+	n.hs = handshake.NewIdentity(n.key, cfg)
 	n.cp = handshake.NewControlPlane(n.hs, func(format string, args ...any) { t.Logf(udp.String()+": "+format, args...) })
 	n.tun = tuntest.New(1420, 256, func(pkts [][]byte) { n.got.add(pkts...) })
-	dev, err := dataplane.NewDevice(n.tun, nw.Listen(udp, 1024, 2048), dataplane.Config{Workers: 2, ControlPlane: n.cp})
+	dev, err := dataplane.NewDevice(n.tun, nw.Listen(udp, 1024, 2048), dataplane.Config{Workers: 2, Handshaker: n.cp})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func mustKey(t *testing.T) handshake.PrivateKey {
 // connect adds peer as n's peer, reachable at its UDP address when withEndpoint.
 func (n *cpNode) connect(t *testing.T, peer netip.Addr, public handshake.PublicKey, endpoint netip.AddrPort) {
 	t.Helper()
-	p, err := n.cp.AddPeer(handshake.PeerConfig{
+	p, err := n.cp.AddPeer(handshake.PeerSettings{
 		PublicKey:  public,
 		Endpoint:   endpoint,
 		AllowedIPs: []netip.Prefix{netip.PrefixFrom(peer, 32)},
@@ -141,7 +141,7 @@ func (n *cpNode) connect(t *testing.T, peer netip.Addr, public handshake.PublicK
 	n.peer = p
 }
 
-func newCPPair(t *testing.T, cfg handshake.Config) (a, b *cpNode) {
+func newCPPair(t *testing.T, cfg handshake.Limits) (a, b *cpNode) {
 	nw := udptest.NewNetwork()
 	a = newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), cfg)
 	b = newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.2:51820"), netip.MustParseAddr("10.9.0.2"), cfg)
@@ -183,7 +183,7 @@ func paced(n int, sends ...func(seq uint64)) {
 // (the data plane stages it), the first initiation completes it without a retransmission, and then
 // traffic flows both ways, every packet delivered once.
 func TestControlPlaneFirstPacket(t *testing.T) {
-	a, b := newCPPair(t, handshake.Config{})
+	a, b := newCPPair(t, handshake.Limits{})
 	a.send(t, b.ip, 0, 1)
 	// Both sides hold a current keypair: a's from the response, b's confirmed by a's first
 	// message. Well within REKEY_TIMEOUT (5 s), so no initiation was resent.
@@ -236,7 +236,7 @@ func TestControlPlaneFirstPacket(t *testing.T) {
 // to 300 ms; the initiator rekeys on send, paper section 6.2) and counts them: none may be lost,
 // and retired keypairs must release their indices.
 func TestControlPlaneRekey(t *testing.T) {
-	cfg := handshake.Config{RekeyAfterTime: 300 * time.Millisecond, RekeyTimeout: 100 * time.Millisecond}
+	cfg := handshake.Limits{RekeyAfterTime: 300 * time.Millisecond, RekeyTimeout: 100 * time.Millisecond}
 	a, b := newCPPair(t, cfg)
 	a.send(t, b.ip, 1<<32, 1<<32+1) // starts the handshake
 	waitUntil(t, 3*time.Second, "both sides have a current keypair", func() bool {
@@ -284,7 +284,7 @@ func TestControlPlaneRekey(t *testing.T) {
 // up, drops the staged packet, and sends nothing more.
 func TestControlPlaneRetransmitAndGiveUp(t *testing.T) {
 	const rekeyTimeout, attempt = 50 * time.Millisecond, 400 * time.Millisecond
-	cfg := handshake.Config{RekeyTimeout: rekeyTimeout, RekeyAttemptTime: attempt, NoJitter: true}
+	cfg := handshake.Limits{RekeyTimeout: rekeyTimeout, RekeyAttemptTime: attempt, NoJitter: true}
 	nw := udptest.NewNetwork()
 	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), cfg)
 	silent := nw.Listen(netip.MustParseAddrPort("127.0.0.2:51820"), 64, 2048)
@@ -344,10 +344,10 @@ func TestControlPlaneRetransmitAndGiveUp(t *testing.T) {
 // and then a keepalive every interval, without any traffic (wg(8) PersistentKeepalive).
 func TestControlPlanePersistentKeepalive(t *testing.T) {
 	nw := udptest.NewNetwork()
-	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Config{})
-	b := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.2:51820"), netip.MustParseAddr("10.9.0.2"), handshake.Config{})
+	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Limits{})
+	b := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.2:51820"), netip.MustParseAddr("10.9.0.2"), handshake.Limits{})
 	b.connect(t, a.ip, a.key.PublicKey(), netip.AddrPort{}) // b learns a's endpoint from the handshake
-	p, err := a.cp.AddPeer(handshake.PeerConfig{
+	p, err := a.cp.AddPeer(handshake.PeerSettings{
 		PublicKey:           b.key.PublicKey(),
 		Endpoint:            b.udp,
 		AllowedIPs:          []netip.Prefix{netip.PrefixFrom(b.ip, 32)},
@@ -374,7 +374,7 @@ func TestControlPlanePersistentKeepalive(t *testing.T) {
 func TestControlPlaneCloseLeavesNoGoroutine(t *testing.T) {
 	before := runtime.NumGoroutine()
 	t.Run("pair", func(t *testing.T) {
-		a, b := newCPPair(t, handshake.Config{})
+		a, b := newCPPair(t, handshake.Limits{})
 		a.send(t, b.ip, 0, 1)
 		waitUntil(t, 3*time.Second, "the first packet arrived", func() bool { return b.got.has(0) }, a.describe, b.describe)
 	}) // the cleanups close both
@@ -433,8 +433,8 @@ func newNATRelay(t *testing.T, nw *udptest.Network, a, b netip.AddrPort) *natRel
 // a's data plane and its handshake Peer both follow, so a's data and later initiations reach b there.
 func TestControlPlaneRoaming(t *testing.T) {
 	nw := udptest.NewNetwork()
-	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Config{})
-	b := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.2:51820"), netip.MustParseAddr("10.9.0.2"), handshake.Config{})
+	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Limits{})
+	b := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.2:51820"), netip.MustParseAddr("10.9.0.2"), handshake.Limits{})
 	nat := newNATRelay(t, nw, a.udp, b.udp)
 	a.connect(t, b.ip, b.key.PublicKey(), netip.AddrPort{}) // a learns b's address from b's packets
 	b.connect(t, a.ip, a.key.PublicKey(), nat.inside.LocalAddr())
@@ -464,9 +464,9 @@ func TestControlPlaneRoaming(t *testing.T) {
 // replies instead of computing Diffie-Hellman for each.
 func TestControlPlaneUnderLoad(t *testing.T) {
 	nw := udptest.NewNetwork()
-	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Config{})
+	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Limits{})
 	// A valid initiation to a (its MAC1 checks) from a key a does not know, sent over and over.
-	flooder := handshake.NewDevice(mustKey(t), handshake.Config{})
+	flooder := handshake.NewIdentity(mustKey(t), handshake.Limits{})
 	fp, err := flooder.AddPeer(a.key.PublicKey(), handshake.PresharedKey{})
 	if err != nil {
 		t.Fatal(err)
@@ -503,7 +503,7 @@ func TestControlPlaneUnderLoad(t *testing.T) {
 // sides destroy their keypairs (paper section 6.3) and release every index.
 func TestControlPlaneZeroKeys(t *testing.T) {
 	const reject = 100 * time.Millisecond
-	a, b := newCPPair(t, handshake.Config{RejectAfterTime: reject})
+	a, b := newCPPair(t, handshake.Limits{RejectAfterTime: reject})
 	start := time.Now()
 	a.send(t, b.ip, 0, 1)
 	waitUntil(t, 3*time.Second, "the first packet arrived", func() bool { return b.got.has(0) }, a.describe, b.describe)
@@ -523,8 +523,8 @@ func TestControlPlaneZeroKeys(t *testing.T) {
 // counted once in the control plane's Stats, the forgeries as rejected.
 func TestControlStatsAccountForEveryMessage(t *testing.T) {
 	nw := udptest.NewNetwork()
-	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Config{})
-	b := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.2:51820"), netip.MustParseAddr("10.9.0.2"), handshake.Config{})
+	a := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.1:51820"), netip.MustParseAddr("10.9.0.1"), handshake.Limits{})
+	b := newCPNode(t, nw, netip.MustParseAddrPort("127.0.0.2:51820"), netip.MustParseAddr("10.9.0.2"), handshake.Limits{})
 	a.connect(t, b.ip, b.key.PublicKey(), b.udp)
 	b.connect(t, a.ip, a.key.PublicKey(), a.udp)
 	const forged = 50

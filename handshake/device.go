@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// Device is our side of the handshake: the local static identity, the peers by public key, the
+// Identity is our side of the handshake: the local static identity, the peers by public key, the
 // index table, the cookie checker and the handshake rate limiter. All methods are safe for
-// concurrent use. The local identity is fixed for the Device's life; make a new Device to change it.
-type Device struct {
-	cfg     Config
+// concurrent use. The private key is fixed for the Identity's life; make a new Identity to change it.
+type Identity struct {
+	cfg     Limits
 	private PrivateKey
 	public  PublicKey
 
@@ -27,20 +27,20 @@ type Device struct {
 	underLoad atomic.Bool // written by the data plane, read per message; no ordering with other state
 
 	mu    sync.RWMutex
-	peers map[PublicKey]*Peer
+	peers map[PublicKey]*PeerState
 }
 
-// NewDevice returns a Device with the static private key private and cfg's limits (zero fields take
+// NewIdentity returns an Identity with the static private key private and cfg's limits (zero fields take
 // the defaults of paper section 6.1).
-func NewDevice(private PrivateKey, cfg Config) *Device {
+func NewIdentity(private PrivateKey, cfg Limits) *Identity {
 	cfg = cfg.withDefaults()
-	d := &Device{
+	d := &Identity{
 		cfg:     cfg,
 		private: private,
 		public:  private.PublicKey(),
 		indices: newIndexTable(),
 		limiter: newRateLimiter(cfg.Now),
-		peers:   make(map[PublicKey]*Peer),
+		peers:   make(map[PublicKey]*PeerState),
 	}
 	d.responderHash = hashOf(initialHash[:], d.public[:])
 	d.cookies = newCookieChecker(&d.public, cfg.Now)
@@ -48,19 +48,19 @@ func NewDevice(private PrivateKey, cfg Config) *Device {
 }
 
 // PublicKey returns the device's static public key.
-func (d *Device) PublicKey() PublicKey { return d.public }
+func (d *Identity) PublicKey() PublicKey { return d.public }
 
 // Indices returns the device's index table, shared with the data plane (see IndexTable).
-func (d *Device) Indices() *IndexTable { return d.indices }
+func (d *Identity) Indices() *IndexTable { return d.indices }
 
 // SetUnderLoad switches cookie enforcement (paper section 5.4.7): while under load, handshake
 // messages without a valid MAC2 are answered with a cookie reply instead of being processed, and
 // those with one are rate limited per source address. The data plane sets it when its handshake
 // queue backs up, as wireguard-go does.
-func (d *Device) SetUnderLoad(underLoad bool) { d.underLoad.Store(underLoad) }
+func (d *Identity) SetUnderLoad(underLoad bool) { d.underLoad.Store(underLoad) }
 
 // AddPeer adds the peer with static public key public and preshared key psk (zero for none).
-func (d *Device) AddPeer(public PublicKey, psk PresharedKey) (*Peer, error) {
+func (d *Identity) AddPeer(public PublicKey, psk PresharedKey) (*PeerState, error) {
 	if public == d.public {
 		return nil, fmt.Errorf("%w: it is the device's own public key", ErrInvalidPeerKey)
 	}
@@ -68,7 +68,7 @@ func (d *Device) AddPeer(public PublicKey, psk PresharedKey) (*Peer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPeerKey, err)
 	}
-	p := &Peer{device: d, public: public, psk: psk, staticStatic: ss}
+	p := &PeerState{device: d, public: public, psk: psk, staticStatic: ss}
 	p.cookies.init(&public)
 
 	d.mu.Lock()
@@ -83,7 +83,7 @@ func (d *Device) AddPeer(public PublicKey, psk PresharedKey) (*Peer, error) {
 
 // RemovePeer removes a peer, frees its indices and wipes its handshake secrets. The data plane
 // destroys the peer's keypairs itself.
-func (d *Device) RemovePeer(public PublicKey) {
+func (d *Identity) RemovePeer(public PublicKey) {
 	d.mu.Lock()
 	p, ok := d.peers[public]
 	delete(d.peers, public)
@@ -101,17 +101,17 @@ func (d *Device) RemovePeer(public PublicKey) {
 }
 
 // Peer returns the peer with static public key public, or nil.
-func (d *Device) Peer(public PublicKey) *Peer {
+func (d *Identity) Peer(public PublicKey) *PeerState {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	return d.peers[public]
 }
 
 // Peers returns every peer, in no particular order.
-func (d *Device) Peers() []*Peer {
+func (d *Identity) Peers() []*PeerState {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	ps := make([]*Peer, 0, len(d.peers))
+	ps := make([]*PeerState, 0, len(d.peers))
 	for _, p := range d.peers {
 		ps = append(ps, p)
 	}
@@ -120,7 +120,7 @@ func (d *Device) Peers() []*Peer {
 
 // NextDeadline returns the earliest timer deadline over all peers; ok is false when none is armed.
 // A data plane sleeps until then (or until an event) and calls Tick on its peers.
-func (d *Device) NextDeadline() (next time.Time, ok bool) {
+func (d *Identity) NextDeadline() (next time.Time, ok bool) {
 	for _, p := range d.Peers() {
 		if t, armed := p.NextDeadline(); armed && (!ok || t.Before(next)) {
 			next, ok = t, true
@@ -132,7 +132,7 @@ func (d *Device) NextDeadline() (next time.Time, ok bool) {
 // KeypairExpired reports whether kp must no longer send or receive at counter: it is older than
 // REJECT_AFTER_TIME or counter reached REJECT_AFTER_MESSAGES (paper section 6.2). For receiving,
 // counter is the message's counter; for sending, the next one to use.
-func (d *Device) KeypairExpired(kp *Keypair, counter uint64) bool {
+func (d *Identity) KeypairExpired(kp *Keypair, counter uint64) bool {
 	return counter >= d.cfg.RejectAfterMessages || d.cfg.Now().Sub(kp.Created) >= d.cfg.RejectAfterTime
 }
 
@@ -164,7 +164,7 @@ type Result struct {
 	Type MessageType
 	// Peer is the peer the message came from: for an initiation or response, authenticated by the
 	// handshake; for a cookie reply, the one whose message it answers. Nil whenever err is non-nil.
-	Peer *Peer
+	Peer *PeerState
 	// Reply is a message to send back to the source: the handshake response to an initiation, or,
 	// under load, a cookie reply (returned together with ErrMAC2).
 	Reply []byte
@@ -179,7 +179,7 @@ type Result struct {
 // wrapping one of the package's Err values; Reply may still be set then (the cookie reply of
 // ErrMAC2) and must be sent to src. Transport messages (type 4) are the data plane's and rejected
 // here with ErrMessageType.
-func (d *Device) HandleMessage(msg []byte, src netip.AddrPort) (Result, error) {
+func (d *Identity) HandleMessage(msg []byte, src netip.AddrPort) (Result, error) {
 	res, err := d.screen(msg, src)
 	if err != nil {
 		return res, err
@@ -192,7 +192,7 @@ func (d *Device) HandleMessage(msg []byte, src netip.AddrPort) (Result, error) {
 // handshake state, so any number of goroutines may screen at once while the messages that pass are
 // consumed one at a time (ControlPlane). Cookie replies pass on their size: their AEAD is checked
 // when consumed.
-func (d *Device) screen(msg []byte, src netip.AddrPort) (Result, error) {
+func (d *Identity) screen(msg []byte, src netip.AddrPort) (Result, error) {
 	if len(msg) < 4 {
 		return Result{}, fmt.Errorf("%w: %d bytes, shorter than the type field", ErrMessageSize, len(msg))
 	}
@@ -232,7 +232,7 @@ func (d *Device) screen(msg []byte, src netip.AddrPort) (Result, error) {
 
 // consume processes a message of type typ that screen passed: it stores a cookie, or completes the
 // initiator's or the responder's side of a handshake.
-func (d *Device) consume(msg []byte, src netip.AddrPort, typ MessageType) (Result, error) {
+func (d *Identity) consume(msg []byte, src netip.AddrPort, typ MessageType) (Result, error) {
 	res := Result{Type: typ}
 	var err error
 	switch typ {
@@ -249,7 +249,7 @@ func (d *Device) consume(msg []byte, src netip.AddrPort, typ MessageType) (Resul
 // consumeCookieReply stores the cookie of a cookie reply to our latest message to the peer its
 // receiver index names. Per paper section 6.6, nothing is resent now: the retransmission timer
 // resends the initiation, which then carries MAC2.
-func (d *Device) consumeCookieReply(msg []byte) (*Peer, error) {
+func (d *Identity) consumeCookieReply(msg []byte) (*PeerState, error) {
 	receiver := binary.LittleEndian.Uint32(msg[cookieReceiver:])
 	p, _, ok := d.indices.Lookup(receiver)
 	if !ok {

@@ -10,8 +10,8 @@
 //
 // # Setup
 //
-//	dev := handshake.NewDevice(privateKey, handshake.Config{}) // zero Config: the paper's defaults
-//	p, err := dev.AddPeer(peerPublicKey, presharedKey)         // zero PresharedKey: none
+//	id := handshake.NewIdentity(privateKey, handshake.Limits{}) // zero Limits: the paper's defaults
+//	p, err := id.AddPeer(peerPublicKey, presharedKey)          // zero PresharedKey: none
 //	p.SetEndpoint(endpoint)
 //	p.SetPersistentKeepalive(25 * time.Second)                 // optional
 //
@@ -19,7 +19,7 @@
 //
 // A datagram of type 1, 2 or 3 from src:
 //
-//	res, err := dev.HandleMessage(msg, src)
+//	res, err := id.HandleMessage(msg, src)
 //	if res.Reply != nil { send res.Reply to src }            // a response, or a cookie reply (err is ErrMAC2)
 //	if err != nil { count and drop }
 //	if res.Keypair != nil { install it for res.Peer; res.Keypair.Wipe() }
@@ -28,39 +28,39 @@
 // initiation) is only for receiving until the first transport message arrives under it; then
 // call res.Peer.KeypairConfirmed() and start sending with it.
 //
-// A transport message (type 4) whose receiver index names a keypair of peer p (dev.Indices() maps
+// A transport message (type 4) whose receiver index names a keypair of peer p (id.Indices() maps
 // every local index to its peer), after it authenticated and passed the replay window:
 //
-//	if dev.KeypairExpired(kp, counter) { drop }              // REJECT_AFTER_TIME / _MESSAGES
+//	if id.KeypairExpired(kp, counter) { drop }              // REJECT_AFTER_TIME / _MESSAGES
 //	p.PacketReceived(src, len(plaintext) > 0)                 // timers and roaming
 //	if p.RekeyDueOnReceive(kp) { initiate }
 //
-// Sending to p: with no keypair, or dev.KeypairExpired(kp, counter), queue the packet and
+// Sending to p: with no keypair, or id.KeypairExpired(kp, counter), queue the packet and
 // initiate. After sending a transport message, p.PacketSent(len(plaintext) > 0), and if
 // p.RekeyDueOnSend(kp, counter) initiate. To initiate:
 //
-//	msg, err := dev.CreateInitiation(p) // ErrInitiationTooSoon: one is already in flight; nothing to do
+//	msg, err := id.CreateInitiation(p) // ErrInitiationTooSoon: one is already in flight; nothing to do
 //	send msg to p.Endpoint()
 //
-// Timers: sleep until dev.NextDeadline() (events only arm deadlines in the future; re-read it after
-// configuration changes), then for each of dev.Peers() act on p.Tick():
+// Timers: sleep until id.NextDeadline() (events only arm deadlines in the future; re-read it after
+// configuration changes), then for each of id.Peers() act on p.Tick():
 //
 //	ActionSendInitiation: initiate, as above
 //	ActionSendKeepalive:  send an empty transport message, or initiate if no keypair is usable
 //	ActionGiveUp:         drop the packets queued for p
 //	ActionZeroKeys:       destroy p's keypairs
 //
-// When the data plane retires a keypair, it releases its index: dev.Indices().Release(kp.LocalIndex).
+// When the data plane retires a keypair, it releases its index: id.Indices().Release(kp.LocalIndex).
 //
 // # With package dataplane
 //
 // ControlPlane does all of the above for a dataplane.Device, with a goroutine for the timers:
 //
-//	cp := handshake.NewControlPlane(dev, log.Printf)
-//	d, err := dataplane.NewDevice(tun, udp, dataplane.Config{ControlPlane: cp})
-//	cp.AddPeer(handshake.PeerConfig{PublicKey: pub, Endpoint: ep, AllowedIPs: ips})
+//	cp := handshake.NewControlPlane(id, log.Printf)
+//	d, err := dataplane.NewDevice(tun, udp, dataplane.Config{Handshaker: cp})
+//	cp.AddPeer(handshake.PeerSettings{PublicKey: pub, Endpoint: ep, AllowedIPs: ips})
 //	...
 //	d.Close(); cp.Close()
 //
-// Time comes from Config.Now, so tests drive everything, timers included, with a fake clock.
+// Time comes from Limits.Now, so tests drive everything, timers included, with a fake clock.
 package handshake

@@ -30,7 +30,7 @@ func FuzzHandleMessage(f *testing.F) {
 
 	src := netip.MustParseAddrPort("192.0.2.9:9")
 	f.Fuzz(func(t *testing.T, msg []byte, load bool) {
-		for _, d := range []*Device{tp.a, tp.b} {
+		for _, d := range []*Identity{tp.a, tp.b} {
 			d.SetUnderLoad(load)
 			res, err := d.HandleMessage(msg, src)
 			if err == nil {

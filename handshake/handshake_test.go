@@ -36,9 +36,9 @@ func TestHandshakeDerivesMatchingKeys(t *testing.T) {
 				t.Fatal("creation time is not the clock's")
 			}
 			for _, c := range []struct {
-				d   *Device
+				d   *Identity
 				idx uint32
-				p   *Peer
+				p   *PeerState
 			}{{tp.a, ki.LocalIndex, tp.bOnA}, {tp.b, kr.LocalIndex, tp.aOnB}} {
 				p, kind, ok := c.d.Indices().Lookup(c.idx)
 				if !ok || p != c.p || kind != IndexKeypair {
@@ -135,7 +135,7 @@ func TestMAC1(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		msg  []byte
-		to   *Device
+		to   *Identity
 		bit  int
 	}{
 		{"initiation body", init, tp.b, 8 * 50},
@@ -318,11 +318,11 @@ func BenchmarkHandshake(b *testing.B) {
 func TestConcurrentHandshakes(t *testing.T) {
 	const initiators = 8
 	clock := newFakeClock()
-	cfg := Config{Now: clock.Now, NoJitter: true}
-	responder := NewDevice(mustGenerate(t), cfg)
+	cfg := Limits{Now: clock.Now, NoJitter: true}
+	responder := NewIdentity(mustGenerate(t), cfg)
 	errs := make(chan error, initiators)
 	for i := range initiators {
-		d := NewDevice(mustGenerate(t), cfg)
+		d := NewIdentity(mustGenerate(t), cfg)
 		p, err := d.AddPeer(responder.PublicKey(), PresharedKey{})
 		if err != nil {
 			t.Fatal(err)

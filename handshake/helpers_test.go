@@ -32,25 +32,25 @@ func (c *fakeClock) Advance(d time.Duration) {
 // testPair is two devices that know each other, sharing one fake clock.
 type testPair struct {
 	clock        *fakeClock
-	a, b         *Device
-	bOnA, aOnB   *Peer // b as a peer of a, a as a peer of b
+	a, b         *Identity
+	bOnA, aOnB   *PeerState // b as a peer of a, a as a peer of b
 	addrA, addrB netip.AddrPort
 }
 
 func newTestPair(t testing.TB, psk PresharedKey) *testPair {
 	t.Helper()
-	return newTestPairWith(t, psk, Config{NoJitter: true})
+	return newTestPairWith(t, psk, Limits{NoJitter: true})
 }
 
 // newTestPairWith makes a pair with cfg's limits and a fresh fake clock.
-func newTestPairWith(t testing.TB, psk PresharedKey, cfg Config) *testPair {
+func newTestPairWith(t testing.TB, psk PresharedKey, cfg Limits) *testPair {
 	t.Helper()
 	clock := newFakeClock()
 	cfg.Now = clock.Now
 	tp := &testPair{
 		clock: clock,
-		a:     NewDevice(mustGenerate(t), cfg),
-		b:     NewDevice(mustGenerate(t), cfg),
+		a:     NewIdentity(mustGenerate(t), cfg),
+		b:     NewIdentity(mustGenerate(t), cfg),
 		addrA: netip.MustParseAddrPort("192.0.2.1:51820"),
 		addrB: netip.MustParseAddrPort("[2001:db8::2]:51821"),
 	}

@@ -20,7 +20,7 @@ const (
 // within a device, and maps each back to its peer. A handshake's index becomes its keypair's local
 // index when the handshake completes, so one index lives from initiation to keypair retirement.
 //
-// The data plane shares the Device's table (Device.Indices) to route transport messages by receiver
+// The data plane shares the Identity's table (Identity.Indices) to route transport messages by receiver
 // index and must Release a keypair's index when it destroys the keypair. Safe for concurrent use.
 type IndexTable struct {
 	mu      sync.RWMutex
@@ -28,7 +28,7 @@ type IndexTable struct {
 }
 
 type indexEntry struct {
-	peer *Peer
+	peer *PeerState
 	kind IndexKind
 }
 
@@ -38,7 +38,7 @@ func newIndexTable() *IndexTable {
 
 // allocate returns a fresh random index for p. Randomness (rather than a counter) keeps indices from
 // revealing how many sessions a device has had; retries are rare while the table is far from full.
-func (t *IndexTable) allocate(p *Peer, kind IndexKind) uint32 {
+func (t *IndexTable) allocate(p *PeerState, kind IndexKind) uint32 {
 	var b [4]byte
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -63,7 +63,7 @@ func (t *IndexTable) promote(idx uint32) {
 }
 
 // Lookup returns the peer and kind of a local index; ok is false for an index not in use.
-func (t *IndexTable) Lookup(idx uint32) (p *Peer, kind IndexKind, ok bool) {
+func (t *IndexTable) Lookup(idx uint32) (p *PeerState, kind IndexKind, ok bool) {
 	t.mu.RLock()
 	e, ok := t.entries[idx]
 	t.mu.RUnlock()
@@ -79,7 +79,7 @@ func (t *IndexTable) Release(idx uint32) {
 }
 
 // releasePeer frees every index of p, when p is removed from the device.
-func (t *IndexTable) releasePeer(p *Peer) {
+func (t *IndexTable) releasePeer(p *PeerState) {
 	t.mu.Lock()
 	for idx, e := range t.entries {
 		if e.peer == p {

@@ -1,7 +1,7 @@
 package handshake_test
 
 // Interoperability with wireguard-go, in process: a golang.zx2c4.com/wireguard/device.Device runs on
-// an in-memory TUN and an in-memory bind, and our Device exchanges real handshake messages with it
+// an in-memory TUN and an in-memory bind, and our Identity exchanges real handshake messages with it
 // over the bind. The keys we derive are then proven by moving transport data messages (paper
 // section 5.4.6) through wireguard-go each way: an IP packet we encrypt must come out of its TUN,
 // and one written into its TUN must decrypt under our receive key.
@@ -63,8 +63,8 @@ func (c *clock) Advance(d time.Duration) {
 type interop struct {
 	t     *testing.T
 	clock *clock
-	ours  *handshake.Device
-	peer  *handshake.Peer // wireguard-go, as our peer
+	ours  *handshake.Identity
+	peer  *handshake.PeerState // wireguard-go, as our peer
 	tun   *tuntest.ChannelTUN
 	bind  conn.Bind   // our end
 	rx    chan []byte // datagrams wireguard-go sent us
@@ -83,7 +83,7 @@ func newInterop(t *testing.T, psk handshake.PresharedKey) *interop {
 	// Our clock is fake but starts at the real time: wireguard-go only requires our TAI64N
 	// timestamps to increase, and it reads its own clock.
 	c := &clock{now: time.Now()}
-	ours := handshake.NewDevice(ourKey, handshake.Config{Now: c.Now, NoJitter: true})
+	ours := handshake.NewIdentity(ourKey, handshake.Limits{Now: c.Now, NoJitter: true})
 	peer, err := ours.AddPeer(wgKey.PublicKey(), psk)
 	if err != nil {
 		t.Fatal(err)

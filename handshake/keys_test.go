@@ -91,7 +91,7 @@ func TestParseKeyRejectsBadEncodings(t *testing.T) {
 }
 
 func TestAddPeerRejectsBadKeys(t *testing.T) {
-	d := NewDevice(mustGenerate(t), Config{})
+	d := NewIdentity(mustGenerate(t), Limits{})
 	if _, err := d.AddPeer(PublicKey{}, PresharedKey{}); !errors.Is(err, ErrInvalidPeerKey) {
 		t.Errorf("all-zero (low-order) public key: %v, want ErrInvalidPeerKey", err)
 	}

@@ -23,7 +23,7 @@ func flip(msg []byte, at int) []byte {
 
 func TestMalformedMessages(t *testing.T) {
 	tp := newTestPair(t, PresharedKey{})
-	stranger := NewDevice(mustGenerate(t), Config{Now: tp.clock.Now})
+	stranger := NewIdentity(mustGenerate(t), Limits{Now: tp.clock.Now})
 	bOnStranger, err := stranger.AddPeer(tp.b.PublicKey(), PresharedKey{})
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestMalformedMessages(t *testing.T) {
 
 	cases := []struct {
 		name string
-		to   *Device // b for messages to the responder, a for those to the initiator
+		to   *Identity // b for messages to the responder, a for those to the initiator
 		msg  []byte
 		want error
 	}{

@@ -32,7 +32,7 @@ func (s *initiationState) wipe() {
 }
 
 // abandonInitiation drops the pending initiation, if any, and frees its index. p.mu is held.
-func (p *Peer) abandonInitiation() {
+func (p *PeerState) abandonInitiation() {
 	if p.initiation.active {
 		p.device.indices.Release(p.initiation.localIndex)
 	}
@@ -60,7 +60,7 @@ func mixKeyPair(ck *[32]byte, input []byte) (k [32]byte) {
 // abandoned. It records the initiation as sent for p's timers (retransmission after REKEY_TIMEOUT,
 // paper section 6.4) and refuses with ErrInitiationTooSoon when an initiation or response went to
 // p less than REKEY_TIMEOUT ago, so it can be called on every trigger without flooding the peer.
-func (d *Device) CreateInitiation(p *Peer) ([]byte, error) {
+func (d *Identity) CreateInitiation(p *PeerState) ([]byte, error) {
 	now := d.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -120,7 +120,7 @@ func (d *Device) CreateInitiation(p *Peer) ([]byte, error) {
 
 // consumeInitiation authenticates an initiation (its length and MAC1 already checked), and on
 // success answers it with a response and derives the responder's keypair.
-func (d *Device) consumeInitiation(msg []byte, src netip.AddrPort) (*Peer, []byte, *Keypair, error) {
+func (d *Identity) consumeInitiation(msg []byte, src netip.AddrPort) (*PeerState, []byte, *Keypair, error) {
 	// C_r = HASH(CONSTRUCTION); H_r = HASH(HASH(C_r || IDENTIFIER) || S_r^pub)
 	ck := initialChainKey
 	h := d.responderHash
@@ -189,7 +189,7 @@ func (d *Device) consumeInitiation(msg []byte, src netip.AddrPort) (*Peer, []byt
 
 // createResponse continues the responder's transcript (C, H) with a response (message type 2,
 // 92 bytes) and derives the responder's keypair. p.mu is held.
-func (d *Device) createResponse(p *Peer, ck, h *[32]byte, initiatorEphemeral []byte, remoteIndex uint32, now time.Time) ([]byte, *Keypair, error) {
+func (d *Identity) createResponse(p *PeerState, ck, h *[32]byte, initiatorEphemeral []byte, remoteIndex uint32, now time.Time) ([]byte, *Keypair, error) {
 	ephemeral, err := GeneratePrivateKey()
 	if err != nil {
 		return nil, nil, err
@@ -242,7 +242,7 @@ func (d *Device) createResponse(p *Peer, ck, h *[32]byte, initiatorEphemeral []b
 
 // consumeResponse authenticates a response (its length and MAC1 already checked) against our
 // pending initiation and derives the initiator's keypair.
-func (d *Device) consumeResponse(msg []byte, src netip.AddrPort) (*Peer, *Keypair, error) {
+func (d *Identity) consumeResponse(msg []byte, src netip.AddrPort) (*PeerState, *Keypair, error) {
 	receiver := binary.LittleEndian.Uint32(msg[respReceiver:])
 	p, kind, ok := d.indices.Lookup(receiver)
 	if !ok || kind != IndexHandshake {

@@ -6,14 +6,14 @@ import (
 	"time"
 )
 
-// Peer is one remote static identity known to a Device: its keys, its endpoint, the handshake in
+// PeerState is one remote static identity known to an Identity: its keys, its endpoint, the handshake in
 // flight, the cookie it sent us, and its timers. All methods are safe for concurrent use.
-type Peer struct {
-	device *Device
+type PeerState struct {
+	device *Identity
 	public PublicKey
 
 	mu            sync.Mutex
-	removed       bool // set by Device.RemovePeer: a handshake racing with the removal fails
+	removed       bool // set by Identity.RemovePeer: a handshake racing with the removal fails
 	psk           PresharedKey
 	staticStatic  [32]byte // DH(our static private, its static public), fixed for the peer's life
 	endpoint      netip.AddrPort
@@ -26,10 +26,10 @@ type Peer struct {
 }
 
 // PublicKey returns the peer's static public key.
-func (p *Peer) PublicKey() PublicKey { return p.public }
+func (p *PeerState) PublicKey() PublicKey { return p.public }
 
 // SetPresharedKey sets the symmetric key Q of paper section 5.4.3; the zero key means none.
-func (p *Peer) SetPresharedKey(psk PresharedKey) {
+func (p *PeerState) SetPresharedKey(psk PresharedKey) {
 	p.mu.Lock()
 	p.psk = psk
 	p.mu.Unlock()
@@ -37,14 +37,14 @@ func (p *Peer) SetPresharedKey(psk PresharedKey) {
 
 // Endpoint returns where to send to the peer: the configured endpoint until an authenticated packet
 // arrives, then that packet's source (roaming, paper section 2.1). It is invalid while unknown.
-func (p *Peer) Endpoint() netip.AddrPort {
+func (p *PeerState) Endpoint() netip.AddrPort {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.endpoint
 }
 
 // SetEndpoint sets the endpoint from configuration.
-func (p *Peer) SetEndpoint(ep netip.AddrPort) {
+func (p *PeerState) SetEndpoint(ep netip.AddrPort) {
 	p.mu.Lock()
 	p.endpoint = ep
 	p.mu.Unlock()
@@ -52,7 +52,7 @@ func (p *Peer) SetEndpoint(ep netip.AddrPort) {
 
 // SetPersistentKeepalive sets the persistent keepalive interval (wg(8) PersistentKeepalive); zero turns it
 // off. A non-zero interval is due at once, so a peer behind NAT opens its mapping right away.
-func (p *Peer) SetPersistentKeepalive(interval time.Duration) {
+func (p *PeerState) SetPersistentKeepalive(interval time.Duration) {
 	now := p.device.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -64,7 +64,7 @@ func (p *Peer) SetPersistentKeepalive(interval time.Duration) {
 }
 
 // LastHandshake returns when the latest handshake completed, zero if none has.
-func (p *Peer) LastHandshake() time.Time {
+func (p *PeerState) LastHandshake() time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.timers.lastHandshake
@@ -72,7 +72,7 @@ func (p *Peer) LastHandshake() time.Time {
 
 // PacketSent is the data plane's event for an authenticated transport message sent to the peer;
 // data is false for a keepalive (an empty one). Timers, paper section 6.
-func (p *Peer) PacketSent(data bool) {
+func (p *PeerState) PacketSent(data bool) {
 	now := p.device.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -85,7 +85,7 @@ func (p *Peer) PacketSent(data bool) {
 // PacketReceived is the data plane's event for a transport message from the peer that
 // authenticated and passed the replay check; data is false for a keepalive. The peer's endpoint
 // moves to src (roaming, paper section 2.1) when src is valid.
-func (p *Peer) PacketReceived(src netip.AddrPort, data bool) {
+func (p *PeerState) PacketReceived(src netip.AddrPort, data bool) {
 	now := p.device.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -102,7 +102,7 @@ func (p *Peer) PacketReceived(src netip.AddrPort, data bool) {
 // keypair we derived as responder (Keypair.Initiator false): only now may it send with that
 // keypair, and the handshake counts as complete. Until then the responder has no confirmation that
 // the initiator derived the same keys; wireguard-go waits the same way.
-func (p *Peer) KeypairConfirmed() {
+func (p *PeerState) KeypairConfirmed() {
 	now := p.device.cfg.Now()
 	p.mu.Lock()
 	p.timers.handshakeComplete(now)
@@ -111,9 +111,9 @@ func (p *Peer) KeypairConfirmed() {
 
 // RekeyDueOnSend reports whether sending under kp, whose next counter is counter, calls for a new
 // handshake (paper section 6.2): after REKEY_AFTER_MESSAGES messages, or, for the initiator's
-// keypair, after REKEY_AFTER_TIME. The data plane then calls Device.CreateInitiation (which itself
+// keypair, after REKEY_AFTER_TIME. The data plane then calls Identity.CreateInitiation (which itself
 // refuses to send more than one initiation per REKEY_TIMEOUT) and keeps sending under kp meanwhile.
-func (p *Peer) RekeyDueOnSend(kp *Keypair, counter uint64) bool {
+func (p *PeerState) RekeyDueOnSend(kp *Keypair, counter uint64) bool {
 	cfg := &p.device.cfg
 	return counter >= cfg.RekeyAfterMessages ||
 		(kp.Initiator && cfg.Now().Sub(kp.Created) >= cfg.RekeyAfterTime)
@@ -123,7 +123,7 @@ func (p *Peer) RekeyDueOnSend(kp *Keypair, counter uint64) bool {
 // handshake: the initiator's keypair is within KEEPALIVE_TIMEOUT + REKEY_TIMEOUT of
 // REJECT_AFTER_TIME (paper section 6.2: the initiator rekeys even when it only receives, before the
 // keypair expires). True at most once per session.
-func (p *Peer) RekeyDueOnReceive(kp *Keypair) bool {
+func (p *PeerState) RekeyDueOnReceive(kp *Keypair) bool {
 	cfg := &p.device.cfg
 	if !kp.Initiator || cfg.Now().Sub(kp.Created) < cfg.RejectAfterTime-cfg.KeepaliveTimeout-cfg.RekeyTimeout {
 		return false
@@ -138,7 +138,7 @@ func (p *Peer) RekeyDueOnReceive(kp *Keypair) bool {
 }
 
 // Tick fires the peer's due timers and returns the actions the data plane must take, zero if none.
-func (p *Peer) Tick() Action {
+func (p *PeerState) Tick() Action {
 	now := p.device.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -150,7 +150,7 @@ func (p *Peer) Tick() Action {
 }
 
 // NextDeadline returns when Tick next has something to fire; ok is false when no timer is armed.
-func (p *Peer) NextDeadline() (next time.Time, ok bool) {
+func (p *PeerState) NextDeadline() (next time.Time, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.timers.nextDeadline()

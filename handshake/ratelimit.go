@@ -26,7 +26,7 @@ const (
 )
 
 // rateLimiter is a per-source-address token bucket. It is only consulted for messages that passed
-// MAC1 and, under load, MAC2 (Device.HandleMessage), so the sources it tracks have proven they can
+// MAC1 and, under load, MAC2 (Identity.HandleMessage), so the sources it tracks have proven they can
 // receive at their address: spoofed floods cannot grow the table. Safe for concurrent use.
 type rateLimiter struct {
 	now func() time.Time

@@ -11,9 +11,9 @@ import (
 // ones and returns what the data plane must do. Nothing here sleeps or starts goroutines; a zero
 // time.Time is a disarmed deadline.
 
-// Config holds the protocol's time and message limits (paper section 6.1, "Preliminaries"). A zero
+// Limits holds the protocol's time and message limits (paper section 6.1, "Preliminaries"). A zero
 // field means its default; tests shorten them and inject a fake clock.
-type Config struct {
+type Limits struct {
 	RekeyAfterMessages  uint64        // 2^60: initiate a new handshake once a keypair sent this many
 	RejectAfterMessages uint64        // 2^64 - 2^13 - 1: never send or accept a counter at or past this
 	RekeyAfterTime      time.Duration // 120 s: the initiator rekeys when its keypair is this old
@@ -45,7 +45,7 @@ const (
 )
 
 // withDefaults returns c with every zero field set to its default.
-func (c Config) withDefaults() Config {
+func (c Limits) withDefaults() Limits {
 	set := func(d *time.Duration, def time.Duration) {
 		if *d == 0 {
 			*d = def
@@ -72,7 +72,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-func (c *Config) jitter() time.Duration {
+func (c *Limits) jitter() time.Duration {
 	if c.RekeyTimeoutJitter <= 0 {
 		return 0
 	}
@@ -83,7 +83,7 @@ func (c *Config) jitter() time.Duration {
 type Action uint8
 
 const (
-	// ActionSendInitiation: call Device.CreateInitiation for the peer and send the message to its
+	// ActionSendInitiation: call Identity.CreateInitiation for the peer and send the message to its
 	// endpoint (a retransmission after REKEY_TIMEOUT, or a new handshake because data went out and
 	// nothing came back for KEEPALIVE_TIMEOUT + REKEY_TIMEOUT, paper section 6.4 and 6.5).
 	ActionSendInitiation Action = 1 << iota
@@ -124,7 +124,7 @@ type timerState struct {
 	receiveRekeySent bool
 }
 
-func (t *timerState) handshakeInitiated(cfg *Config, now time.Time) {
+func (t *timerState) handshakeInitiated(cfg *Limits, now time.Time) {
 	if !t.retryDue {
 		t.attemptStart = now
 	}
@@ -142,7 +142,7 @@ func (t *timerState) handshakeComplete(now time.Time) {
 }
 
 // sessionDerived: a new keypair exists; erasing keys is pushed back (paper section 6.3).
-func (t *timerState) sessionDerived(cfg *Config, now time.Time) {
+func (t *timerState) sessionDerived(cfg *Limits, now time.Time) {
 	t.zeroKeys = now.Add(3 * cfg.RejectAfterTime)
 	t.receiveRekeySent = false
 }
@@ -170,7 +170,7 @@ func (t *timerState) packetReceived(now time.Time) {
 
 // dataSent: a transport message with payload went out; if no authenticated packet comes back
 // within KEEPALIVE_TIMEOUT + REKEY_TIMEOUT, the session is presumed dead (paper section 6.5).
-func (t *timerState) dataSent(cfg *Config, now time.Time) {
+func (t *timerState) dataSent(cfg *Limits, now time.Time) {
 	if t.newHandshake.IsZero() {
 		t.newHandshake = now.Add(cfg.KeepaliveTimeout + cfg.RekeyTimeout + cfg.jitter())
 	}
@@ -178,7 +178,7 @@ func (t *timerState) dataSent(cfg *Config, now time.Time) {
 
 // dataReceived: a transport message with payload came in; if we send nothing within
 // KEEPALIVE_TIMEOUT, a keepalive tells the peer its data arrived (paper section 6.5).
-func (t *timerState) dataReceived(cfg *Config, now time.Time) {
+func (t *timerState) dataReceived(cfg *Limits, now time.Time) {
 	if t.keepalive.IsZero() {
 		t.keepalive = now.Add(cfg.KeepaliveTimeout)
 	}
@@ -194,7 +194,7 @@ func due(deadline *time.Time, now time.Time) bool {
 }
 
 // tick fires every due deadline.
-func (t *timerState) tick(cfg *Config, now time.Time) Action {
+func (t *timerState) tick(cfg *Limits, now time.Time) Action {
 	var a Action
 	if due(&t.retransmit, now) {
 		if now.Sub(t.attemptStart) >= cfg.RekeyAttemptTime {

@@ -9,7 +9,7 @@ import (
 // deadline a peer reports and what Tick returns just before and at it.
 
 // expectTick checks that nothing fires at deadline-1ns and that want fires at deadline.
-func expectTick(t *testing.T, tp *testPair, p *Peer, deadline time.Time, want Action) {
+func expectTick(t *testing.T, tp *testPair, p *PeerState, deadline time.Time, want Action) {
 	t.Helper()
 	next, ok := p.NextDeadline()
 	if !ok || !next.Equal(deadline) {
@@ -27,7 +27,7 @@ func expectTick(t *testing.T, tp *testPair, p *Peer, deadline time.Time, want Ac
 
 func TestTimerRetransmitUntilRekeyAttemptTime(t *testing.T) {
 	// Shortened limits, as a test of configurability: retransmit every 100 ms, give up after 1 s.
-	cfg := Config{RekeyTimeout: 100 * time.Millisecond, RekeyAttemptTime: time.Second, RejectAfterTime: time.Minute, NoJitter: true}
+	cfg := Limits{RekeyTimeout: 100 * time.Millisecond, RekeyAttemptTime: time.Second, RejectAfterTime: time.Minute, NoJitter: true}
 	tp := newTestPairWith(t, PresharedKey{}, cfg)
 	p := tp.bOnA
 	start := tp.clock.Now()
@@ -60,7 +60,7 @@ func TestTimerRetransmitUntilRekeyAttemptTime(t *testing.T) {
 }
 
 func TestTimerJitterBoundsRetransmission(t *testing.T) {
-	tp := newTestPairWith(t, PresharedKey{}, Config{}) // default jitter, up to 1/3 s
+	tp := newTestPairWith(t, PresharedKey{}, Limits{}) // default jitter, up to 1/3 s
 	for range 20 {
 		tp.clock.Advance(DefaultRekeyTimeout)
 		if _, err := tp.a.CreateInitiation(tp.bOnA); err != nil {
@@ -81,7 +81,7 @@ func TestTimerHandshakeCompleteStopsRetransmission(t *testing.T) {
 }
 
 func TestTimerRekeyAfterTimeOnSend(t *testing.T) {
-	tp := newTestPairWith(t, PresharedKey{}, Config{RekeyAfterMessages: 1000, NoJitter: true})
+	tp := newTestPairWith(t, PresharedKey{}, Limits{RekeyAfterMessages: 1000, NoJitter: true})
 	ki, kr := tp.handshake(t)
 	tp.clock.Advance(DefaultRekeyAfterTime - time.Nanosecond)
 	if tp.bOnA.RekeyDueOnSend(ki, 0) {
@@ -128,7 +128,7 @@ func TestTimerRekeyOnReceiveOncePerSession(t *testing.T) {
 }
 
 func TestTimerKeypairExpiry(t *testing.T) {
-	tp := newTestPairWith(t, PresharedKey{}, Config{RejectAfterMessages: 1 << 20, NoJitter: true})
+	tp := newTestPairWith(t, PresharedKey{}, Limits{RejectAfterMessages: 1 << 20, NoJitter: true})
 	ki, _ := tp.handshake(t)
 	if tp.a.KeypairExpired(ki, 1<<20-1) {
 		t.Fatal("fresh keypair expired below REJECT_AFTER_MESSAGES")
@@ -144,7 +144,7 @@ func TestTimerKeypairExpiry(t *testing.T) {
 	if !tp.a.KeypairExpired(ki, 0) {
 		t.Fatal("keypair usable at REJECT_AFTER_TIME")
 	}
-	def := NewDevice(PrivateKey{1}, Config{})
+	def := NewIdentity(PrivateKey{1}, Limits{})
 	if !def.KeypairExpired(&Keypair{Created: time.Now()}, 1<<64-1<<13-1) || def.KeypairExpired(&Keypair{Created: time.Now()}, 1<<64-1<<13-2) {
 		t.Fatal("default REJECT_AFTER_MESSAGES is not 2^64 - 2^13 - 1")
 	}

@@ -133,7 +133,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		iface:         *iface,
 		workers:       *workers,
 		statsInterval: *statsInterval,
-		hsConfig:      handshake.Config{RekeyAfterTime: *rekeyAfterTime, RekeyTimeout: *rekeyTimeout},
+		hsConfig:      handshake.Limits{RekeyAfterTime: *rekeyAfterTime, RekeyTimeout: *rekeyTimeout},
 		stdout:        stdout,
 		log:           log.New(stderr, "tunnel: ", log.Ltime|log.Lmicroseconds),
 	}
@@ -184,7 +184,7 @@ type tunnel struct {
 	iface         string
 	workers       int
 	statsInterval time.Duration
-	hsConfig      handshake.Config
+	hsConfig      handshake.Limits
 	stdout        io.Writer
 	log           *log.Logger
 }
@@ -206,9 +206,9 @@ func (t *tunnel) run() error {
 		tun.Close()
 		return err
 	}
-	hs := handshake.NewDevice(handshake.PrivateKey(t.cfg.Interface.PrivateKey), t.hsConfig)
+	hs := handshake.NewIdentity(handshake.PrivateKey(t.cfg.Interface.PrivateKey), t.hsConfig)
 	cp := handshake.NewControlPlane(hs, t.log.Printf)
-	dev, err := dataplane.NewDevice(tun, udp, dataplane.Config{MTU: t.cfg.Interface.MTU, Workers: t.workers, ControlPlane: cp})
+	dev, err := dataplane.NewDevice(tun, udp, dataplane.Config{MTU: t.cfg.Interface.MTU, Workers: t.workers, Handshaker: cp})
 	if err != nil {
 		tun.Close()
 		udp.Close()
@@ -225,7 +225,7 @@ func (t *tunnel) run() error {
 		}
 	}()
 	for _, p := range t.cfg.Peers {
-		_, err := cp.AddPeer(handshake.PeerConfig{
+		_, err := cp.AddPeer(handshake.PeerSettings{
 			PublicKey:           handshake.PublicKey(p.PublicKey),
 			PresharedKey:        handshake.PresharedKey(p.PresharedKey),
 			Endpoint:            p.Endpoint,
