@@ -1,11 +1,29 @@
 // Command tunnel is a WireGuard-compatible VPN endpoint built on wirebatch's public API: the
 // dataplane Device moves packets between a TUN interface and a UDP socket, and the handshake
-// ControlPlane completes handshakes and runs the timers. It reads wg-quick style configuration files
-// and interoperates with wireguard-go and the Linux kernel module.
+// ControlPlane completes handshakes and runs the timers. It is a userspace implementation for
+// wg-quick, like wireguard-go, and also runs on its own from a wg-quick style configuration file;
+// it interoperates with wireguard-go and the Linux kernel module.
 //
 //	tunnel genkey                       print a new base64 private key (as wg genkey)
 //	tunnel pubkey < private.key         print the public key of a private key (as wg pubkey)
+//	tunnel genpsk                       print a new base64 preshared key (as wg genpsk)
+//	tunnel [-f|--foreground] INTERFACE  create INTERFACE and serve its UAPI socket (as wireguard-go)
 //	tunnel -config FILE [-iface NAME]   run the tunnel until SIGINT or SIGTERM, or its interface is deleted
+//
+// # As wg-quick's userspace implementation
+//
+//	WG_QUICK_USERSPACE_IMPLEMENTATION=tunnel wg-quick up wg0
+//
+// Where the kernel has no WireGuard, wg-quick runs `tunnel wg0`: it creates the TUN interface wg0
+// (MTU 1420), serves WireGuard's configuration protocol on /var/run/wireguard/wg0.sock (so that wg
+// show, set, setconf, syncconf and showconf work), starts with no key and no peers, and returns
+// once the socket is served, the daemon going on in the background. It exits, removing the socket,
+// on SIGTERM or SIGINT or when the interface is deleted (wg-quick down deletes it). With -f it
+// stays in the foreground and logs to stderr; in the background it logs to the file named by
+// $TUNNEL_LOG (appending), or nowhere. $LOG_LEVEL is verbose, error (the default) or silent, as
+// for wireguard-go.
+//
+// # With a configuration file
 //
 // While running it logs handshakes and, every -stats-interval, one line of counters to stderr. On
 // SIGUSR1, and once more on exit, it prints its counters to stdout as one line of JSON:
@@ -63,7 +81,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return genkey(args[1:], stdout, stderr)
 		case "pubkey":
 			return pubkey(args[1:], stdin, stdout, stderr)
+		case "genpsk":
+			return genpsk(args[1:], stdout, stderr)
 		}
+	}
+	if iface, foreground, ok := daemonArgs(args); ok {
+		return daemon(iface, foreground, stderr)
 	}
 	fs := flag.NewFlagSet("tunnel", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -78,7 +101,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	rekeyAfterTime := fs.Duration("rekey-after-time", handshake.DefaultRekeyAfterTime, "testing knob: REKEY_AFTER_TIME, the initiator's keypair age that starts a new handshake")
 	rekeyTimeout := fs.Duration("rekey-timeout", handshake.DefaultRekeyTimeout, "testing knob: REKEY_TIMEOUT, the wait before an initiation is resent and the least time between initiations")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: tunnel -config FILE [-iface NAME] [flags]\n       tunnel genkey\n       tunnel pubkey < private.key\n\nflags:\n")
+		fmt.Fprint(stderr, "usage: tunnel -config FILE [-iface NAME] [flags]\n       tunnel [-f|--foreground] INTERFACE\n"+
+			"       tunnel genkey\n       tunnel pubkey < private.key\n       tunnel genpsk\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -98,6 +122,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cfg, err := wgquick.Load(*configPath)
 	if err != nil {
 		fmt.Fprintln(stderr, "tunnel:", err) // names file, line and key, never a key's value
+		return 2
+	}
+	if err := wgquick.CheckRoutes(cfg); err != nil {
+		fmt.Fprintf(stderr, "tunnel: %s: %v\n", *configPath, err)
 		return 2
 	}
 	for _, w := range cfg.Warnings {
@@ -152,6 +180,20 @@ func genkey(args []string, stdout, stderr io.Writer) int {
 	k, err := handshake.GeneratePrivateKey()
 	if err != nil {
 		fmt.Fprintln(stderr, "tunnel: genkey:", err)
+		return 1
+	}
+	fmt.Fprintln(stdout, k.String())
+	return 0
+}
+
+func genpsk(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintln(stderr, "usage: tunnel genpsk")
+		return 2
+	}
+	k, err := handshake.GeneratePresharedKey()
+	if err != nil {
+		fmt.Fprintln(stderr, "tunnel: genpsk:", err)
 		return 1
 	}
 	fmt.Fprintln(stdout, k.String())

@@ -12,8 +12,9 @@ import (
 	"golang.zx2c4.com/wireguard/tun"
 )
 
-// CreateTUN creates the TUN interface. The kernel removes it, with its addresses and routes, when the
-// returned device is closed: the interface is not persistent, so nothing outlives the process.
+// CreateTUN creates the TUN interface with a transmit queue of TxQueueLen packets. The kernel
+// removes it, with its addresses and routes, when the returned device is closed (by every process
+// holding it): the interface is not persistent, so nothing outlives the tunnel.
 func CreateTUN(name string, mtu int) (tun.Device, error) {
 	dev, err := tun.CreateTUN(name, mtu)
 	if err != nil {
@@ -21,6 +22,17 @@ func CreateTUN(name string, mtu int) (tun.Device, error) {
 			return nil, fmt.Errorf("creating TUN interface %s needs root or CAP_NET_ADMIN: %w", name, err)
 		}
 		return nil, fmt.Errorf("creating TUN interface %s: %w", name, err)
+	}
+	// The name the kernel gave: a name with %d in it is a pattern.
+	if name, err = dev.Name(); err == nil {
+		var link netlink.Link
+		if link, err = netlink.LinkByName(name); err == nil {
+			err = netlink.LinkSetTxQLen(link, TxQueueLen)
+		}
+	}
+	if err != nil {
+		dev.Close()
+		return nil, fmt.Errorf("setting the transmit queue length of %s to %d: %w", name, TxQueueLen, err)
 	}
 	return dev, nil
 }
@@ -35,19 +47,37 @@ func CreateTUN(name string, mtu int) (tun.Device, error) {
 // share of it small (TCP small queues).
 const TxQueueLen = 2000
 
-// ConfigureInterface gives the interface its addresses, MTU and transmit queue length, brings it
-// up, and routes every peer's allowed IPs that the addresses' own subnets do not already cover
-// through it, as wg-quick does. Routes and addresses go away with the interface.
+// CheckRoutes refuses allowed IPs of prefix length 0 (0.0.0.0/0, ::/0), which ConfigureInterface
+// cannot route: a default route through the tunnel also carries the tunnel's own UDP datagrams, and
+// replacing the host's default route is not the tunnel's to do. wg-quick routes them in a table of
+// their own, with rules that keep the tunnel's marked sockets out of it.
+func CheckRoutes(cfg *Config) error {
+	for _, peer := range cfg.Peers {
+		for _, p := range peer.AllowedIPs {
+			if p.Bits() == 0 {
+				return fmt.Errorf("AllowedIPs %v: a default route through the tunnel needs policy routing, "+
+					"which -config does not set up; run the tunnel under wg-quick instead: "+
+					"WG_QUICK_USERSPACE_IMPLEMENTATION=tunnel wg-quick up FILE", p)
+			}
+		}
+	}
+	return nil
+}
+
+// ConfigureInterface gives the interface its addresses and MTU, brings it up, and routes every
+// peer's allowed IPs that the addresses' own subnets do not already cover through it, as wg-quick
+// does. It adds routes and never replaces one: a prefix the main table already routes elsewhere is
+// an error. Routes and addresses go away with the interface.
 func ConfigureInterface(name string, cfg *Config) error {
+	if err := CheckRoutes(cfg); err != nil {
+		return err
+	}
 	link, err := netlink.LinkByName(name)
 	if err != nil {
 		return fmt.Errorf("interface %s: %w", name, err)
 	}
 	if err := netlink.LinkSetMTU(link, cfg.Interface.MTU); err != nil {
 		return fmt.Errorf("setting MTU %d on %s: %w", cfg.Interface.MTU, name, err)
-	}
-	if err := netlink.LinkSetTxQLen(link, TxQueueLen); err != nil {
-		return fmt.Errorf("setting the transmit queue length of %s to %d: %w", name, TxQueueLen, err)
 	}
 	for _, p := range cfg.Interface.Addresses {
 		addr := &netlink.Addr{IPNet: prefixToIPNet(p)}
@@ -58,13 +88,18 @@ func ConfigureInterface(name string, cfg *Config) error {
 	if err := netlink.LinkSetUp(link); err != nil {
 		return fmt.Errorf("bringing %s up: %w", name, err)
 	}
+	routed := map[netip.Prefix]bool{} // a prefix two peers list is routed once
 	for _, peer := range cfg.Peers {
 		for _, p := range peer.AllowedIPs {
-			if coveredByAddress(p, cfg.Interface.Addresses) {
+			if coveredByAddress(p, cfg.Interface.Addresses) || routed[p.Masked()] {
 				continue
 			}
+			routed[p.Masked()] = true
 			route := &netlink.Route{LinkIndex: link.Attrs().Index, Dst: prefixToIPNet(p.Masked()), Scope: netlink.SCOPE_LINK}
-			if err := netlink.RouteReplace(route); err != nil {
+			if err := netlink.RouteAdd(route); err != nil {
+				if errors.Is(err, unix.EEXIST) {
+					return fmt.Errorf("adding route %s via %s: the main table already routes %s", p, name, p.Masked())
+				}
 				return fmt.Errorf("adding route %s via %s: %w", p, name, err)
 			}
 		}
