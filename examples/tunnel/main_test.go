@@ -63,6 +63,26 @@ func TestGenkeyPubkey(t *testing.T) {
 	}
 }
 
+// TestGenpsk: genpsk prints 32 random bytes in base64 with a newline, as wg genpsk; unlike a private
+// key, nothing is clamped.
+func TestGenpsk(t *testing.T) {
+	seen := map[string]bool{}
+	for range 8 {
+		code, out, errOut := runTunnel("", "genpsk")
+		if code != 0 || errOut != "" {
+			t.Fatalf("genpsk: status %d, stderr %q", code, errOut)
+		}
+		psk, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(out, "\n"))
+		if err != nil || len(psk) != 32 || !strings.HasSuffix(out, "\n") {
+			t.Fatalf("genpsk printed %q: %v", out, err)
+		}
+		if seen[out] {
+			t.Fatalf("genpsk repeated %q", out)
+		}
+		seen[out] = true
+	}
+}
+
 // TestPubkeyKnownAnswer: the public key of RFC 7748 section 6.1's Alice.
 func TestPubkeyKnownAnswer(t *testing.T) {
 	alice := []byte{0x77, 0x07, 0x6d, 0x0a, 0x73, 0x18, 0xa5, 0x7d, 0x3c, 0x16, 0xc1, 0x72, 0x51, 0xb2, 0x66, 0x45,
@@ -117,6 +137,24 @@ func TestBadConfig(t *testing.T) {
 	}
 }
 
+// TestConfigDefaultRoute: AllowedIPs of length 0 are refused in -config mode with status 2, before
+// anything is created, and the message points at wg-quick.
+func TestConfigDefaultRoute(t *testing.T) {
+	key := base64.StdEncoding.EncodeToString(make([]byte, 32))
+	for _, allowed := range []string{"0.0.0.0/0", "10.0.0.0/8, ::/0"} {
+		path := filepath.Join(t.TempDir(), "full.conf")
+		config := "[Interface]\nPrivateKey = " + key + "\n\n[Peer]\nPublicKey = " + key + "\nAllowedIPs = " + allowed + "\n"
+		if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := runTunnel("", "-config", path, "-iface", "wbtest0")
+		if code != 2 || out != "" || !strings.Contains(errOut, "WG_QUICK_USERSPACE_IMPLEMENTATION=tunnel wg-quick up") ||
+			!strings.HasPrefix(errOut, "tunnel: "+path+": AllowedIPs ") {
+			t.Errorf("AllowedIPs %s: status %d, stdout %q, stderr %q; want 2 and a pointer to wg-quick", allowed, code, out, errOut)
+		}
+	}
+}
+
 // TestUsage: unknown flags, stray arguments and a missing -config exit with status 2 and the usage;
 // -h exits with 0.
 func TestUsage(t *testing.T) {
@@ -129,6 +167,10 @@ func TestUsage(t *testing.T) {
 		{"-config", "x.conf", "-rekey-after-time", "0s"},
 		{"genkey", "extra"},
 		{"pubkey", "extra"},
+		{"genpsk", "extra"},
+		{"-f"},
+		{"--foreground"},
+		{"-f", "wb0", "extra"},
 	} {
 		code, out, errOut := runTunnel("", args...)
 		if code != 2 || out != "" || (!strings.Contains(errOut, "usage") && !strings.Contains(errOut, "must be positive")) {
