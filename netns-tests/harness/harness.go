@@ -63,9 +63,17 @@ func RequireRoot(t testing.TB) {
 // is missing, and returns its path.
 func RequireIP(t testing.TB) string {
 	t.Helper()
-	path, err := exec.LookPath("ip")
+	return RequireCommand(t, "ip", "iproute2")
+}
+
+// RequireCommand skips (or fails, see RequireRoot) t when the command name
+// is not on PATH, naming the Debian package pkg that provides it, and
+// returns its path.
+func RequireCommand(t testing.TB, name, pkg string) string {
+	t.Helper()
+	path, err := exec.LookPath(name)
 	if err != nil {
-		skipOrFail(t, "network namespace tests need the ip command (iproute2): %v", err)
+		skipOrFail(t, "this test needs the %s command (%s): %v", name, pkg, err)
 	}
 	return path
 }
