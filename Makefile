@@ -6,8 +6,9 @@ PKGS     := ./...
 # Packages whose concurrency the race detector must see.
 RACE_PKGS := ./ring/... ./batch/... ./kernels/... ./quic/... ./dataplane/... ./handshake/... ./loadgen/... ./netns-tests/relay/...
 # Debian packages the tests use: ip/veth/netns, iperf3 for the loadgen comparison, qemu for arm64 runs,
-# gcc and intel-ipsec-mb for the interop test against that library (bench/ipsecmb, cgo).
-DEB_PKGS := iproute2 iputils-ping iperf3 qemu-user nftables python3 gcc libipsec-mb-dev
+# gcc and intel-ipsec-mb for the interop test against that library (bench/ipsecmb, cgo), wg and
+# wg-quick (wireguard-tools) to run our tunnel as wg-quick's userspace implementation.
+DEB_PKGS := iproute2 iputils-ping iperf3 qemu-user nftables python3 gcc libipsec-mb-dev wireguard-tools
 
 .PHONY: all test deps unit race purego arm64 interop check generate fuzz bench bench-ipsecmb bench-loadgen bench-tunnel demo
 
