@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# bench-tunnel.sh: our tunnel against wireguard-go (netns-tests/cmd/wgpeer) on the same two-host
-# topology (two network namespaces, one veth, MTU 1500), with the same configurations and the same
-# load. Rounds alternate ours, theirs, ours, theirs... so that a machine that slows down or speeds
-# up during the run affects both alike; the table shows medians over the rounds and ratios.
+# bench-tunnel.sh: our tunnel against wireguard-go on the same two-host topology (two network
+# namespaces, one veth, MTU 1500), both brought up the same way, by wg-quick with the implementation
+# in WG_QUICK_USERSPACE_IMPLEMENTATION (ours: examples/tunnel; wireguard-go: its own command, built
+# from the module golang.zx2c4.com/wireguard at the version go.mod requires), with the same
+# configurations and the same load. Rounds alternate ours, theirs, ours, theirs... so that a machine
+# that slows down or speeds up during the run affects both alike; the table shows medians over the
+# rounds and ratios.
 #
 # Per round and implementation:
 #   - TCP: one iperf3 stream through the tunnel for TCP_SECONDS, Gbit/s received (the target); then
@@ -10,61 +13,77 @@
 #   - UDP 1420: the highest rate of 1392-byte payloads (1420-byte inner packets, the tunnel MTU)
 #     delivered with at most 0.1% loss (loadgen sweep -max-loss 0.1, RFC 2544 style);
 #   - UDP 64: packets/s delivered at loadgen -rate max with 64-byte payloads, and the loss;
-#   - CPU: user+system seconds of both tunnel processes (/proc/PID/stat) per Gbit of inner payload
+#   - CPU: user+system seconds of both tunnel daemons (/proc/PID/stat) per Gbit of inner payload
 #     delivered, for the TCP and the UDP 64 runs.
 #
 #   make bench-tunnel          (or: sudo scripts/bench-tunnel.sh, from the repository root)
 # Environment: ROUNDS (per implementation, default 3), TCP_SECONDS (default 5), UDP_SECONDS
-# (per loadgen trial, default 2), IMPLS (default "tunnel wgpeer": the two compared, first one is
-# "ours" in the table), TUNNEL_FLAGS (extra flags of our tunnel, e.g. "-workers 1"), TRIALS (default
-# "tcp tcp4 udp"; the one-stream TCP trial always runs, so TRIALS=tcp is the quick iteration on it).
-# IMPLS="tunnel tunnel-b" compares two configurations of our tunnel in the same run, the second
-# with TUNNEL_FLAGS_B instead of TUNNEL_FLAGS: round-to-round noise on a shared machine is 10-30%,
-# far more than most changes, so a change is judged against the default in alternating rounds.
-# TUNNEL_B_BIN is a tunnel binary for tunnel-b instead of the one built here: an A/B of two builds
-# (say, of the tree before a change: git worktree add /tmp/base HEAD; cd /tmp/base; go build -o
-# /tmp/tunnel-base ./examples/tunnel).
-# TUNNEL_ENV, TUNNEL_ENV_B and WGPEER_ENV are environment assignments (NAME=value ...) for the two
-# tunnel processes of each implementation, e.g. TUNNEL_ENV=GOMAXPROCS=1 WGPEER_ENV=GOMAXPROCS=1 to
-# compare both with one P each.
+# (per loadgen trial, default 2), IMPLS (default "tunnel wireguard-go": the two compared, first one
+# is "ours" in the table), TRIALS (default "tcp tcp4 udp"; the one-stream TCP trial always runs, so
+# TRIALS=tcp is the quick iteration on it).
+# IMPLS="tunnel tunnel-b" compares our tunnel with another build of it in the same run: round-to-
+# round noise on a shared machine is 10-30%, far more than most changes, so a change is judged
+# against the default in alternating rounds. TUNNEL_B_BIN is the tunnel binary for tunnel-b (say, of
+# the tree before a change: git worktree add /tmp/base HEAD; cd /tmp/base; go build -o
+# /tmp/tunnel-base ./examples/tunnel); it must serve wg-quick (tunnel INTERFACE).
+# TUNNEL_ENV, TUNNEL_ENV_B and WIREGUARD_GO_ENV are environment assignments (NAME=value ...), or a
+# command prefix such as "chrt -b 0", for wg-quick and so for the daemon it starts, e.g.
+# TUNNEL_ENV=GOMAXPROCS=1 WIREGUARD_GO_ENV=GOMAXPROCS=1 to compare both with one P each.
 #
 # Only addresses inside the two namespaces created here receive traffic. Namespaces are named
-# wbt-<pid>-<n> like the netns test harness's, whose stale-namespace cleanup also removes ours.
+# wbt-<pid>-<n> like the netns test harness's, whose stale-namespace cleanup also removes ours. The
+# UAPI sockets of all namespaces share /var/run/wireguard, so the interfaces are named wbb<pid>a and
+# wbb<pid>b. Both configurations set the transmit queue of the interface to 2000 packets (PostUp),
+# which our tunnel does by itself, so that neither implementation loses bursts the other's queue
+# would hold.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-3}
 TRIALS=${TRIALS:-tcp tcp4 udp}
 TCP_SECONDS=${TCP_SECONDS:-5}
 UDP_SECONDS=${UDP_SECONDS:-2}
-read -r -a IMPLS <<<"${IMPLS:-tunnel wgpeer}"
+read -r -a IMPLS <<<"${IMPLS:-tunnel wireguard-go}"
 NS_A="wbt-$$-1"
 NS_B="wbt-$$-2"
+IF_A="wbb$$a"
+IF_B="wbb$$b"
 PORT=51820
 
 . "$(dirname "$0")/lib.sh"
 
 [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, TUN interfaces): sudo make bench-tunnel"
-[[ ${#IMPLS[@]} -eq 2 ]] || die "IMPLS=\"${IMPLS[*]}\": want two of tunnel, tunnel-b, wgpeer"
+[[ ${#IMPLS[@]} -eq 2 ]] || die "IMPLS=\"${IMPLS[*]}\": want two of tunnel, tunnel-b, wireguard-go"
 for impl in "${IMPLS[@]}"; do
 	case $impl in
-	tunnel | tunnel-b | wgpeer) ;;
-	*) die "IMPLS: unknown $impl (want tunnel, tunnel-b or wgpeer)" ;;
+	tunnel | wireguard-go) ;;
+	tunnel-b) [[ -n "${TUNNEL_B_BIN:-}" ]] || die "IMPLS: tunnel-b needs TUNNEL_B_BIN, the other build of the tunnel" ;;
+	*) die "IMPLS: unknown $impl (want tunnel, tunnel-b or wireguard-go)" ;;
 	esac
 done
+for old in TUNNEL_FLAGS TUNNEL_FLAGS_B WGPEER_ENV; do
+	[[ -z "${!old:-}" ]] || die "$old is gone: wg-quick starts the tunnel with no flags (TUNNEL_ENV, TUNNEL_ENV_B and WIREGUARD_GO_ENV set the environment)"
+done
 command -v ip >/dev/null || die "needs ip (iproute2)"
+command -v wg-quick >/dev/null || die "needs wg-quick (apt-get install --no-install-recommends wireguard-tools)"
 command -v python3 >/dev/null || die "needs python3 to read JSON reports"
 need_iperf3
 
 
 echo "bench-tunnel: building" >&2
 go build -o "$WORK/tunnel" ./examples/tunnel
-go build -o "$WORK/wgpeer" ./netns-tests/cmd/wgpeer
+go build -o "$WORK/wireguard-go" golang.zx2c4.com/wireguard
 [[ -n "${TUNNEL_B_BIN:-}" ]] && cp "$TUNNEL_B_BIN" "$WORK/tunnel-b"
 go build -o "$WORK/loadgen" ./loadgen
 
 two_hosts "$NS_A" "$NS_B" wan 10.201.1.1 10.201.1.2
 
 tunnel_configs
+# wg-quick names the interface after the configuration file.
+for h in A B; do
+	iface=IF_$h
+	sed 's/^MTU = .*/&\nPostUp = ip link set dev %i txqueuelen 2000/' "$WORK/${h,,}.conf" >"$WORK/${!iface}.conf"
+done
+chmod 600 "$WORK"/*.conf
 
 # wait_port NS PROTO PORT: until something listens on PORT in namespace NS.
 wait_port() {
@@ -95,27 +114,35 @@ RESULTS="$WORK/results"
 : >"$RESULTS"
 record() { echo "$1 $2 $3" >>"$RESULTS"; } # IMPL METRIC VALUE
 
+# daemon_pid NS BINARY: the process ID of BINARY in namespace NS (wg-quick started it, detached).
+daemon_pid() {
+	local pid
+	for pid in $(ip netns pids "$1"); do
+		[[ $(readlink "/proc/$pid/exe" 2>/dev/null) == "$2" ]] && echo "$pid" && return 0
+	done
+	die "no $2 runs in $1"
+}
+
+# running PID: whether the process runs (a zombie has exited; it is not this script's to reap).
+running() { [[ -e /proc/$1/stat && $(cut -d' ' -f3 "/proc/$1/stat") != Z ]]; }
+
 # measure IMPL: one round of every measurement with IMPL at both ends.
 measure() {
-	local impl=$1 bin=$1 flags=() envs=()
+	local impl=$1 envs=()
 	case $impl in
-	tunnel) read -r -a flags <<<"${TUNNEL_FLAGS:-}"; read -r -a envs <<<"${TUNNEL_ENV:-}" ;;
-	tunnel-b) bin=tunnel; [[ -n "${TUNNEL_B_BIN:-}" ]] && bin=tunnel-b; read -r -a flags <<<"${TUNNEL_FLAGS_B:-}"; read -r -a envs <<<"${TUNNEL_ENV_B:-}" ;;
-	wgpeer) read -r -a envs <<<"${WGPEER_ENV:-}" ;;
+	tunnel) read -r -a envs <<<"${TUNNEL_ENV:-}" ;;
+	tunnel-b) read -r -a envs <<<"${TUNNEL_ENV_B:-}" ;;
+	wireguard-go) read -r -a envs <<<"${WIREGUARD_GO_ENV:-}" ;;
 	esac
-	ip netns exec "$NS_A" env "${envs[@]}" "$WORK/$bin" -config "$WORK/a.conf" -iface wb0 "${flags[@]}" >"$WORK/a.out" 2>"$WORK/a.err" &
-	local pid_a=$!
-	ip netns exec "$NS_B" env "${envs[@]}" "$WORK/$bin" -config "$WORK/b.conf" -iface wb0 "${flags[@]}" >"$WORK/b.out" 2>"$WORK/b.err" &
-	local pid_b=$!
-	PIDS+=("$pid_a" "$pid_b")
-	for ns in "$NS_A" "$NS_B"; do
-		for _ in $(seq 200); do
-			ip -n "$ns" -br addr show dev wb0 2>/dev/null | grep -q "10.77.0" && continue 2
-			sleep 0.05
-		done
-		cat "$WORK"/*.err >&2
-		die "$impl: wb0 did not come up in $ns"
+	local ns iface h pids=()
+	for h in A B; do
+		ns=NS_$h iface=IF_$h
+		ip netns exec "${!ns}" env "${envs[@]}" env WG_QUICK_USERSPACE_IMPLEMENTATION="$WORK/$impl" \
+			TUNNEL_LOG="$WORK/${h,,}.log" wg-quick up "$WORK/${!iface}.conf" 2>"$WORK/${h,,}.up" ||
+			die "$impl: wg-quick up failed in ${!ns}: $(cat "$WORK/${h,,}.up")"
+		pids+=("$(daemon_pid "${!ns}" "$WORK/$impl")")
 	done
+	local pid_a=${pids[0]} pid_b=${pids[1]}
 	ip netns exec "$NS_B" "$WORK/loadgen" recv -listen 10.77.0.2:9000 -quiet >/dev/null 2>&1 &
 	local pid_recv=$!
 	PIDS+=("$pid_recv")
@@ -130,9 +157,19 @@ measure() {
 		measure_udp "$impl" "$pid_a" "$pid_b"
 	fi
 
-	kill -INT "$pid_recv" "$pid_a" "$pid_b"
-	wait "$pid_recv" "$pid_a" "$pid_b" || die "$impl did not exit cleanly: $(cat "$WORK"/*.err)"
+	kill -INT "$pid_recv"
+	wait "$pid_recv" || die "loadgen recv did not exit cleanly"
 	PIDS=()
+	for h in A B; do
+		ns=NS_$h iface=IF_$h
+		ip netns exec "${!ns}" wg-quick down "$WORK/${!iface}.conf" 2>/dev/null || die "$impl: wg-quick down failed in ${!ns}"
+	done
+	# The daemons exit once their interfaces are gone; the next round must not share the CPU with them.
+	for _ in $(seq 100); do
+		running "$pid_a" || running "$pid_b" || return 0
+		sleep 0.05
+	done
+	die "$impl: the daemons still run 5 s after wg-quick down"
 }
 
 # measure_tcp IMPL PID_A PID_B STREAMS METRIC: iperf3 with STREAMS parallel streams through the tunnels
@@ -188,7 +225,7 @@ vals = {}
 for line in open(path):
     impl, metric, value = line.split()
     vals.setdefault((impl, metric), []).append(float(value))
-name = {"tunnel": "our tunnel", "tunnel-b": "tunnel B", "wgpeer": "wireguard-go"}
+name = {"tunnel": "our tunnel", "tunnel-b": "tunnel B", "wireguard-go": "wireguard-go"}
 rows = [
     ("TCP, 1 stream (Gbit/s)", "tcp_gbps", "{:.2f}", ">= 2x"),
     ("TCP, 4 streams (Gbit/s)", "tcp4_gbps", "{:.2f}", ""),
