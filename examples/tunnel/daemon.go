@@ -29,10 +29,10 @@ import (
 
 	"golang.org/x/sys/unix"
 	"golang.zx2c4.com/wireguard/conn"
-	"golang.zx2c4.com/wireguard/device"
 	"golang.zx2c4.com/wireguard/ipc"
 	"golang.zx2c4.com/wireguard/tun"
 
+	"github.com/wirebatch/wirebatch/device"
 	"github.com/wirebatch/wirebatch/examples/tunnel/wgquick"
 )
 
