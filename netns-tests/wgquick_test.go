@@ -30,6 +30,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/wirebatch/wirebatch/handshake"
 	"github.com/wirebatch/wirebatch/netns-tests/harness"
 )
@@ -533,4 +535,83 @@ func sameConfig(x, y string) bool {
 		return parts
 	}
 	return slices.Equal(sections(x), sections(y))
+}
+
+// TestTunnelDaemon: `tunnel INTERFACE` returns once its detached daemon serves the socket, the
+// daemon holding none of its caller's descriptors (the command's output pipes reach EOF when it
+// returns) in a session of its own; a second `tunnel INTERFACE` is refused while the first runs;
+// SIGTERM ends the daemon, removing its socket and its interface. `tunnel -f INTERFACE` serves in
+// the foreground and exits 0 on SIGINT, also removing both.
+func TestTunnelDaemon(t *testing.T) {
+	harness.Require(t)
+	harness.RequireCommand(t, "wg", "wireguard-tools")
+	tunnel := harness.Build(t, tunnelPkg)
+	ns := harness.NewNamespace(t)
+	h := &wqHost{Host: harness.Host{Namespace: ns}, impl: tunnel, iface: fmt.Sprintf("wq%d-%d", os.Getpid(), wqCounter.Add(1))}
+	gone := func(what string) {
+		t.Helper()
+		if !waitGone(h.socketPath(), 5*time.Second) {
+			t.Fatalf("%s: %s remains", what, h.socketPath())
+		}
+		if out, err := exec.Command("ip", "-n", ns.Name, "link", "show", h.iface).CombinedOutput(); err == nil {
+			t.Fatalf("%s: %s remains:\n%s", what, h.iface, out)
+		}
+	}
+
+	// Run waits for EOF on the command's stdout and stderr: a daemon holding them would hang it.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ns.Run(ctx, tunnel, h.iface)
+	if _, err := os.Stat(h.socketPath()); err != nil {
+		t.Fatalf("tunnel returned before its socket existed: %v", err)
+	}
+	if show := h.wg(t, "show", h.iface); !strings.Contains(show, "interface: "+h.iface) || strings.Contains(show, "peer:") {
+		t.Fatalf("wg show of a new interface:\n%s", show)
+	}
+	pid := h.daemon(t)
+	if sid, err := unix.Getsid(pid); err != nil || sid != pid {
+		t.Errorf("the daemon's session is %d (%v), want its own (%d)", sid, err, pid)
+	}
+	for fd := range 3 {
+		if target, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd)); err != nil || target != os.DevNull {
+			t.Errorf("the daemon's descriptor %d is %q (%v), want %s", fd, target, err, os.DevNull)
+		}
+	}
+
+	out, err := ns.Command(ctx, tunnel, h.iface).CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.HasPrefix(string(out), "tunnel: ") {
+		t.Errorf("a second tunnel %s: %v, output %q; want status 1 and a message", h.iface, err, out)
+	}
+	if !alive(pid) {
+		t.Fatal("the second tunnel's failure ended the first")
+	}
+
+	if err := unix.Kill(pid, unix.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	gone("after SIGTERM")
+	for deadline := time.Now().Add(5 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon (pid %d) still runs 5 s after SIGTERM", pid)
+		}
+	}
+
+	fg := ns.Start(tunnel, "-f", h.iface)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(h.socketPath()); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tunnel -f made no socket within 10 s:\n%s", fg.Stderr())
+		}
+	}
+	h.wg(t, "set", h.iface, "listen-port", "51820", "fwmark", "0x1234")
+	if got := h.wg(t, "show", h.iface, "fwmark"); strings.TrimSpace(got) != "0x1234" {
+		t.Errorf("fwmark %q after wg set fwmark 0x1234", got)
+	}
+	if err := fg.Stop(5 * time.Second); err != nil {
+		t.Fatalf("tunnel -f on SIGINT: %v\n%s", err, fg.Stderr())
+	}
+	gone("after tunnel -f exited")
 }

@@ -15,8 +15,9 @@
 //	WG_QUICK_USERSPACE_IMPLEMENTATION=tunnel wg-quick up wg0
 //
 // Where the kernel has no WireGuard, wg-quick runs `tunnel wg0`: it creates the TUN interface wg0
-// (MTU 1420), serves WireGuard's configuration protocol on /var/run/wireguard/wg0.sock (so that wg
-// show, set, setconf, syncconf and showconf work), starts with no key and no peers, and returns
+// (MTU 1420), serves WireGuard's configuration protocol on /var/run/wireguard/wg0.sock with package
+// device (so that wg show, set, setconf, syncconf and showconf work, fwmark included), starts with
+// no key and no peers, and returns
 // once the socket is served, the daemon going on in the background. It exits, removing the socket,
 // on SIGTERM or SIGINT or when the interface is deleted (wg-quick down deletes it). With -f it
 // stays in the foreground and logs to stderr; in the background it logs to the file named by
