@@ -541,7 +541,7 @@ func sameConfig(x, y string) bool {
 // daemon holding none of its caller's descriptors (the command's output pipes reach EOF when it
 // returns) in a session of its own; a second `tunnel INTERFACE` is refused while the first runs;
 // SIGTERM ends the daemon, removing its socket and its interface. `tunnel -f INTERFACE` serves in
-// the foreground and exits 0 on SIGINT, also removing both.
+// the foreground and exits 0 on SIGINT, also removing both. A daemon whose socket is removed exits.
 func TestTunnelDaemon(t *testing.T) {
 	harness.Require(t)
 	harness.RequireCommand(t, "wg", "wireguard-tools")
@@ -553,8 +553,11 @@ func TestTunnelDaemon(t *testing.T) {
 		if !waitGone(h.socketPath(), 5*time.Second) {
 			t.Fatalf("%s: %s remains", what, h.socketPath())
 		}
-		if out, err := exec.Command("ip", "-n", ns.Name, "link", "show", h.iface).CombinedOutput(); err == nil {
-			t.Fatalf("%s: %s remains:\n%s", what, h.iface, out)
+		// The socket goes first, then the device with its TUN.
+		for deadline := time.Now().Add(5 * time.Second); exec.Command("ip", "-n", ns.Name, "link", "show", h.iface).Run() == nil; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %s remains", what, h.iface)
+			}
 		}
 	}
 
@@ -614,4 +617,11 @@ func TestTunnelDaemon(t *testing.T) {
 		t.Fatalf("tunnel -f on SIGINT: %v\n%s", err, fg.Stderr())
 	}
 	gone("after tunnel -f exited")
+
+	// Removing the socket stops the daemon too, as it does wireguard-go.
+	ns.Run(ctx, tunnel, h.iface)
+	if err := os.Remove(h.socketPath()); err != nil {
+		t.Fatal(err)
+	}
+	gone("after its socket was removed")
 }

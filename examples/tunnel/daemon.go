@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -101,8 +100,9 @@ func daemon(iface string, foreground bool, stderr io.Writer) int {
 		return 1
 	}
 	if foreground {
-		if err := serve(iface, tunDev, uapi, level, func() {}); err != nil {
-			log.New(stderr, "", log.LstdFlags).Printf("tunnel (%s): %v", iface, err)
+		logger := newLogger(stderr, iface)
+		if err := serve(iface, tunDev, uapi, level, logger, func() {}); err != nil {
+			logger.Print(err)
 			return 1
 		}
 		return 0
@@ -121,6 +121,11 @@ func daemon(iface string, foreground bool, stderr io.Writer) int {
 // socketPath is where ipc.UAPIOpen puts INTERFACE's socket.
 func socketPath(iface string) string {
 	return filepath.Join("/var/run/wireguard", iface+".sock")
+}
+
+// newLogger returns the logger of the daemon's own lines; the device's go to standard output.
+func newLogger(w io.Writer, iface string) *log.Logger {
+	return log.New(w, fmt.Sprintf("tunnel (%s): ", iface), log.LstdFlags)
 }
 
 // logLevel reads logLevelEnv.
@@ -201,13 +206,14 @@ func daemonChild(iface, fds string) int {
 		fd[i] = uintptr(n)
 	}
 	ready := os.NewFile(fd[2], "readiness pipe")
+	logger := newLogger(os.Stderr, iface) // the log file, or /dev/null
 	served := false
 	fail := func(err error) int {
 		if !served {
 			fmt.Fprintln(ready, err)
 			ready.Close()
 		}
-		log.Printf("tunnel (%s): %v", iface, err)
+		logger.Print(err)
 		return 1
 	}
 	level, err := logLevel()
@@ -222,7 +228,7 @@ func daemonChild(iface, fds string) int {
 	if err != nil {
 		return fail(fmt.Errorf("TUN descriptor: %w", err))
 	}
-	err = serve(iface, tunDev, os.NewFile(fd[1], socketPath(iface)), level, func() {
+	err = serve(iface, tunDev, os.NewFile(fd[1], socketPath(iface)), level, logger, func() {
 		fmt.Fprintln(ready, readyLine)
 		ready.Close()
 		served = true
@@ -237,13 +243,12 @@ func daemonChild(iface, fds string) int {
 // nil on SIGTERM or SIGINT, or why it stopped: the interface deleted (as wg-quick down does), the
 // socket removed, the device closed. The socket is removed on return; the interface goes with the
 // device's TUN.
-func serve(iface string, tunDev tun.Device, uapi *os.File, level int, ready func()) error {
+func serve(iface string, tunDev tun.Device, uapi *os.File, level int, logger *log.Logger, ready func()) error {
 	// Signals first, so that one arriving during setup ends the run instead of the process.
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sig)
 
-	logger := log.New(os.Stderr, fmt.Sprintf("tunnel (%s): ", iface), log.LstdFlags)
 	dev := device.NewDevice(tunDev, conn.NewDefaultBind(), device.NewLogger(level, fmt.Sprintf("(%s) ", iface)))
 	defer dev.Close()
 	listener, err := ipc.UAPIListen(iface, uapi)
@@ -284,7 +289,7 @@ func serve(iface string, tunDev tun.Device, uapi *os.File, level int, ready func
 	case <-deleted:
 		return fmt.Errorf("interface %s was deleted", iface)
 	case err := <-accepted:
-		if errors.Is(err, net.ErrClosed) || errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, os.ErrNotExist) { // ipc's watch of the socket's file
 			return fmt.Errorf("%s was removed", socketPath(iface))
 		}
 		return fmt.Errorf("accepting on %s: %w", socketPath(iface), err)
