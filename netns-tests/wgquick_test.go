@@ -39,9 +39,12 @@ import (
 // wireguardGoPkg is wireguard-go's command, at the version go.mod requires.
 const wireguardGoPkg = "golang.zx2c4.com/wireguard"
 
-// beyond is an address of host B outside the tunnel's subnet (on B's loopback): only a default
-// route through the tunnel reaches it from A.
-const beyond = "10.79.0.1"
+// beyond and beyond6 are addresses of host B outside the tunnel's subnets (on B's loopback): only a
+// default route through the tunnel reaches them from A.
+const (
+	beyond  = "10.79.0.1"
+	beyond6 = "fd79::1"
+)
 
 var wqCounter atomic.Int64
 
@@ -331,24 +334,30 @@ func (h *wqHost) wantQuietLog(t *testing.T) {
 	}
 }
 
-// TestWgQuickFullTunnel: our tunnel under wg-quick with AllowedIPs 0.0.0.0/0 carries ping and a TCP
-// transfer to an address only the tunnel's default route reaches, while its own UDP goes around the
-// tunnel (wg-quick's fwmark rule, honoured by the daemon); wg-quick down then leaves rules, routes
-// and firewall exactly as they were, the socket removed and the daemon gone.
+// TestWgQuickFullTunnel: our tunnel under wg-quick with AllowedIPs 0.0.0.0/0 and ::/0 carries ping
+// (IPv4 and IPv6) and a TCP transfer to addresses only the tunnel's default routes reach, while its
+// own UDP goes around the tunnel (wg-quick's fwmark rules, honoured by the daemon's sockets); wg-quick
+// down then leaves rules, routes and firewall exactly as they were (A's own default routes
+// included), the socket removed and the daemon gone.
 func TestWgQuickFullTunnel(t *testing.T) {
 	a, b := newWqPair(t)
+	a.IP("-6", "route", "add", "default", "dev", a.Dev)
+	b.IP("addr", "add", beyond6+"/128", "dev", "lo")
 	before := a.routing(t)
-	b.up(t, b.interfaceSection()+peerSection(a, a.inner.String()+"/32", false))
-	a.up(t, a.interfaceSection()+peerSection(b, "0.0.0.0/0", true))
+	b.up(t, b.interfaceSection()+"Address = fd78::2/64\n"+peerSection(a, a.inner.String()+"/32, fd78::1/128", false))
+	a.up(t, a.interfaceSection()+"Address = fd78::1/64\n"+peerSection(b, "0.0.0.0/0, ::/0", true))
 	pid := a.daemon(t)
 	if fwmark := strings.TrimSpace(a.wg(t, "show", a.iface, "fwmark")); fwmark != "0xca6c" {
 		t.Errorf("fwmark %q, want wg-quick's 0xca6c (51820)", fwmark)
 	}
-	if route := a.IP("route", "get", beyond); !strings.Contains(route, "dev "+a.iface) {
-		t.Fatalf("%s is not routed through %s:\n%s", beyond, a.iface, route)
+	for _, dst := range []string{beyond, beyond6} {
+		if route := a.IP("route", "get", dst); !strings.Contains(route, "dev "+a.iface) {
+			t.Fatalf("%s is not routed through %s:\n%s", dst, a.iface, route)
+		}
 	}
 
 	a.ping(t, beyond, 20)
+	a.ping(t, beyond6, 20)
 	const n = 4 << 20
 	transferTCP(t, a, b, beyond, n)
 	a.wg(t, "show", "interfaces")
