@@ -108,7 +108,8 @@ func daemon(iface string, foreground bool, stderr io.Writer) int {
 		return 0
 	}
 	if err := detach(iface, tunDev, uapi); err != nil {
-		// The child is gone, with its descriptors: the interface went with the last of them.
+		// No daemon runs: closing our descriptors removes the interface; the socket's file stays
+		// unless removed by hand.
 		tunDev.Close()
 		uapi.Close()
 		os.Remove(socketPath(iface))

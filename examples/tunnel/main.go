@@ -17,15 +17,18 @@
 // Where the kernel has no WireGuard, wg-quick runs `tunnel wg0`: it creates the TUN interface wg0
 // (MTU 1420), serves WireGuard's configuration protocol on /var/run/wireguard/wg0.sock with package
 // device (so that wg show, set, setconf, syncconf and showconf work, fwmark included), starts with
-// no key and no peers, and returns
-// once the socket is served, the daemon going on in the background. It exits, removing the socket,
-// on SIGTERM or SIGINT or when the interface is deleted (wg-quick down deletes it). With -f it
-// stays in the foreground and logs to stderr; in the background it logs to the file named by
-// $TUNNEL_LOG (appending), or nowhere. $LOG_LEVEL is verbose, error (the default) or silent, as
-// for wireguard-go.
+// no key and no peers, and returns once the socket is served, the daemon going on in the
+// background. The daemon exits, removing the socket, on SIGTERM or SIGINT, when the interface is
+// deleted (wg-quick down deletes it) or when the socket is removed. With -f it stays in the
+// foreground and logs to stderr; in the background it logs to the file named by $TUNNEL_LOG
+// (appending), or nowhere. $LOG_LEVEL is verbose, error (the default) or silent, as for
+// wireguard-go.
 //
 // # With a configuration file
 //
+// `tunnel -config FILE` sets up the interface itself: addresses, MTU, and a route for each allowed
+// IP its addresses' subnets do not cover. It refuses allowed IPs of length 0 (0.0.0.0/0, ::/0): a
+// full tunnel needs wg-quick's policy routing, which keeps the tunnel's own UDP out of the tunnel.
 // While running it logs handshakes and, every -stats-interval, one line of counters to stderr. On
 // SIGUSR1, and once more on exit, it prints its counters to stdout as one line of JSON:
 //
@@ -44,9 +47,9 @@
 // handshake message received: queue_full ones the data plane dropped, the rest accepted, answered
 // with a cookie reply (under load), rate limited or rejected by the control plane.
 //
-// Exit status: 0 after a signal, 1 when the tunnel cannot run (no privilege to create the interface,
-// port in use) or stops running (its interface deleted, its data path dead), 2 for a bad command
-// line or configuration.
+// Exit status: 0 after a signal (or, without -f, once the daemon serves), 1 when the tunnel cannot
+// run (no privilege to create the interface, port in use) or stops running (its interface deleted,
+// its data path dead), 2 for a bad command line or configuration.
 package main
 
 import (
