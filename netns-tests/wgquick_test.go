@@ -80,7 +80,24 @@ func newWqPair(t *testing.T) (a, b *wqHost) {
 	a, b = mk(ha, tunnel, "10.78.0.1"), mk(hb, wggo, "10.78.0.2")
 	a.IP("route", "add", "default", "via", b.Addr)
 	b.IP("addr", "add", beyond+"/32", "dev", "lo")
+	waitCarrier(t, ha)
 	return a, b
+}
+
+// waitCarrier waits until h's veth has its carrier: until then its routes say "linkdown", and a
+// comparison of routing tables would see them change.
+func waitCarrier(t *testing.T, h harness.Host) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		// -br prints "NAME STATE ...": UP once the carrier is.
+		f := strings.Fields(h.IP("-br", "link", "show", "dev", h.Dev))
+		if len(f) > 1 && f[1] == "UP" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("[%s] %s has no carrier after 5 s: %s", h.Name, h.Dev, f)
+		}
+	}
 }
 
 func (h *wqHost) pub() handshake.PublicKey { return h.key.PublicKey() }
