@@ -357,6 +357,8 @@ func (h *wqHost) wantQuietLog(t *testing.T) {
 // down then leaves rules, routes and firewall exactly as they were (A's own default routes
 // included), the socket removed and the daemon gone.
 func TestWgQuickFullTunnel(t *testing.T) {
+	// wg-quick's firewall rules for a full tunnel go through nft (iptables-restore without it).
+	harness.RequireCommand(t, "nft", "nftables")
 	a, b := newWqPair(t)
 	a.IP("-6", "route", "add", "default", "dev", a.Dev)
 	b.IP("addr", "add", beyond6+"/128", "dev", "lo")
