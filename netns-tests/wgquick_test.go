@@ -120,6 +120,8 @@ func peerSection(peer *wqHost, allowedIPs string, withEndpoint bool) string {
 func (h *wqHost) configPath() string { return filepath.Join(h.dir, h.iface+".conf") }
 func (h *wqHost) socketPath() string { return filepath.Join("/var/run/wireguard", h.iface+".sock") }
 func (h *wqHost) logPath() string    { return filepath.Join(h.dir, "daemon.log") }
+
+// wg runs wg(8) with args in h's namespace and returns its standard output.
 func (h *wqHost) wg(t *testing.T, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -448,8 +450,8 @@ func TestWgQuickRuntimePeers(t *testing.T) {
 }
 
 // TestWgQuickKeyRotation: A's private key replaced with wg set under a stream of pings; once B
-// knows A's new public key, a new handshake brings the pings back. Both daemons keep running and
-// B's view of the other peers (none here but A) is untouched.
+// knows A's new public key (in place of the old one), a new handshake brings the pings back. Both
+// daemons keep running, and our daemon logs no error.
 func TestWgQuickKeyRotation(t *testing.T) {
 	a, b := newWqPair(t)
 	b.up(t, b.interfaceSection()+peerSection(a, a.inner.String()+"/32", false))
@@ -476,7 +478,7 @@ func TestWgQuickKeyRotation(t *testing.T) {
 	}
 	// B moves A's allowed IPs to the new key, then forgets the old one.
 	b.wg(t, "set", b.iface, "peer", a.pub().String(), "allowed-ips", a.inner.String()+"/32", "peer", oldPub.String(), "remove")
-	stream.Wait(15 * time.Second) // ping exits non-zero: replies were lost during the rotation
+	stream.Wait(15 * time.Second) // its status is not checked: replies may be lost during the rotation
 
 	a.ping(t, b.inner.String(), 20)
 	if st := a.peerStats(t)[b.pub().String()]; !st.handshake.After(first) {
