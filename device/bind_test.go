@@ -125,6 +125,9 @@ func TestBindAdapter(t *testing.T) {
 	if b.mark != 9 {
 		t.Fatalf("mark %d on the opened bind, want 9", b.mark)
 	}
+	if err := n.setMark(10); err != nil || b.mark != 10 {
+		t.Fatalf("mark %d (%v) after setMark(10) on the open bind", b.mark, err)
+	}
 	bufs, sizes, srcs := [][]byte{make([]byte, 2048)}, make([]int, 1), make([]netip.AddrPort, 1)
 
 	// Both ReceiveFuncs are read, endpoints become addresses.
