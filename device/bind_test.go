@@ -1,14 +1,19 @@
 package device
 
 import (
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.zx2c4.com/wireguard/conn"
+	"golang.zx2c4.com/wireguard/tun/tuntest"
+
+	"github.com/wirebatch/wirebatch/handshake"
 )
 
 // chanEP is a comparable endpoint that is not an addrPort: the cache must map it by value.
@@ -210,5 +215,51 @@ func TestBindAdapterAllocs(t *testing.T) {
 	round() // learns the endpoint
 	if allocs := testing.AllocsPerRun(100, round); allocs != 0 {
 		t.Fatalf("%v allocations per datagram received and answered, want 0", allocs)
+	}
+}
+
+// TestNoPrivateKeyDropsTraffic: a Device without a private key takes configuration, but sends no
+// handshake for the packets routed to its peers; once it has a key, the next packet starts one.
+func TestNoPrivateKeyDropsTraffic(t *testing.T) {
+	b := newChanBind()
+	tunc := tuntest.NewChannelTUN()
+	d := NewDevice(tunc.TUN(), b, &Logger{Verbosef: t.Logf, Errorf: t.Logf})
+	defer d.Close()
+	if err := d.Up(); err != nil {
+		t.Fatal(err)
+	}
+	peer, err := handshake.GeneratePrivateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub := peer.PublicKey()
+	if err := d.IpcSet("public_key=" + hex.EncodeToString(pub[:]) + "\nendpoint=192.0.2.1:7\nallowed_ip=10.0.0.2/32\n"); err != nil {
+		t.Fatal(err)
+	}
+	sent := func() int {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		return b.sent[7]
+	}
+	src, dst := netip.MustParseAddr("10.0.0.1"), netip.MustParseAddr("10.0.0.2")
+	tunc.Outbound <- ipv4Packet(src, dst, 1)
+	time.Sleep(100 * time.Millisecond)
+	if n := sent(); n != 0 {
+		t.Fatalf("%d datagrams sent without a private key", n)
+	}
+	key, err := handshake.GeneratePrivateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.IpcSet("private_key=" + hex.EncodeToString(key[:]) + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for seq := uint64(2); sent() == 0; seq++ {
+		if time.Now().After(deadline) {
+			t.Fatal("no handshake initiation once the key was set")
+		}
+		tunc.Outbound <- ipv4Packet(src, dst, seq)
+		time.Sleep(20 * time.Millisecond)
 	}
 }
