@@ -42,7 +42,10 @@ type netBind struct {
 	native bool      // bind is a *conn.StdNetBind: open dataplane.UDPConn sockets instead
 	eps    endpointCache
 	batch  int
-	rxLen  int // receive buffer length of bindSockets: the longest datagram the data plane takes, and more
+	// rxLen is the receive buffer length of bindSockets: longer than the data plane's own receive
+	// buffers (the longest datagram it takes, rounded up to 64 bytes), so that a datagram too long
+	// for them still fills them and is dropped as malformed, rather than arriving cut short.
+	rxLen  int
 	errorf func(format string, args ...any)
 
 	// cur is Stored under mu and Loaded by the reader and the writers.
@@ -61,13 +64,13 @@ type netBind struct {
 // openSockets boxes a sockets value for cur.
 type openSockets struct{ s sockets }
 
-// newNetBind returns a closed-down netBind over bind (nil: a conn.StdNetBind). maxDatagram is the
-// longest datagram the data plane accepts.
+// newNetBind returns a netBind over bind (nil: a conn.StdNetBind) with no sockets open: a Device
+// starts down. maxDatagram is the longest datagram the data plane accepts.
 func newNetBind(bind conn.Bind, maxDatagram int, errorf func(string, ...any)) *netBind {
 	if bind == nil {
 		bind = conn.NewStdNetBind()
 	}
-	n := &netBind{bind: bind, rxLen: maxDatagram + 64, errorf: errorf, ready: make(chan struct{})}
+	n := &netBind{bind: bind, rxLen: maxDatagram + 128, errorf: errorf, ready: make(chan struct{})}
 	_, n.native = bind.(*conn.StdNetBind)
 	n.eps.bind = bind
 	n.batch = dataplane.MaxBatch
