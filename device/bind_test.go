@@ -26,7 +26,11 @@ func (e chanEP) DstToBytes() []byte  { return nil }
 func (e chanEP) DstIP() netip.Addr   { return netip.AddrFrom4([4]byte{192, 0, 2, 1}) }
 func (e chanEP) SrcIP() netip.Addr   { return netip.Addr{} }
 
-// datagram is what a chanBind receives: a payload from an endpoint.
+// errTransient is what a chanBind's ReceiveFunc returns for a datagram without payload.
+var errTransient = errors.New("transient receive error")
+
+// datagram is what a chanBind receives: a payload from an endpoint, or with a nil payload, an
+// error.
 type datagram struct {
 	b  []byte
 	ep chanEP
@@ -57,6 +61,9 @@ func (b *chanBind) Open(port uint16) ([]conn.ReceiveFunc, uint16, error) {
 		fns = append(fns, func(bufs [][]byte, sizes []int, eps []conn.Endpoint) (int, error) {
 			select {
 			case d := <-in:
+				if d.b == nil {
+					return 0, errTransient
+				}
 				sizes[0] = copy(bufs[0], d.b)
 				eps[0] = d.ep
 				return 1, nil
@@ -150,6 +157,14 @@ func TestBindAdapter(t *testing.T) {
 	}
 	if b.sent[8] != 2 || b.sent[9] != 1 {
 		t.Fatalf("sent %v, want 2 to :8 and 1 to :9", b.sent)
+	}
+
+	// A failed receive is retried, after a pause.
+	b.in[0] <- datagram{nil, 7}
+	b.in[0] <- datagram{[]byte{5}, 11}
+	readOne(t, n, bufs, sizes, srcs)
+	if srcs[0] != netip.MustParseAddrPort("192.0.2.1:11") {
+		t.Fatalf("after a failed receive: a datagram from %v", srcs[0])
 	}
 
 	// A rebind while the reader waits: it carries on with the new opening.
