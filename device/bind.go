@@ -19,6 +19,7 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.zx2c4.com/wireguard/conn"
 
@@ -42,7 +43,10 @@ type netBind struct {
 	native bool      // bind is a *conn.StdNetBind: open dataplane.UDPConn sockets instead
 	eps    endpointCache
 	batch  int
-	rxLen  int // receive buffer length of bindSockets: the longest datagram the data plane takes, and more
+	// rxLen is the receive buffer length of bindSockets: longer than the data plane's own receive
+	// buffers (the longest datagram it takes, rounded up to 64 bytes), so that a datagram too long
+	// for them still fills them and is dropped as malformed, rather than arriving cut short.
+	rxLen  int
 	errorf func(format string, args ...any)
 
 	// cur is Stored under mu and Loaded by the reader and the writers.
@@ -61,13 +65,13 @@ type netBind struct {
 // openSockets boxes a sockets value for cur.
 type openSockets struct{ s sockets }
 
-// newNetBind returns a closed-down netBind over bind (nil: a conn.StdNetBind). maxDatagram is the
-// longest datagram the data plane accepts.
+// newNetBind returns a netBind over bind (nil: a conn.StdNetBind) with no sockets open: a Device
+// starts down. maxDatagram is the longest datagram the data plane accepts.
 func newNetBind(bind conn.Bind, maxDatagram int, errorf func(string, ...any)) *netBind {
 	if bind == nil {
 		bind = conn.NewStdNetBind()
 	}
-	n := &netBind{bind: bind, rxLen: maxDatagram + 64, errorf: errorf, ready: make(chan struct{})}
+	n := &netBind{bind: bind, rxLen: maxDatagram + 128, errorf: errorf, ready: make(chan struct{})}
 	_, n.native = bind.(*conn.StdNetBind)
 	n.eps.bind = bind
 	n.batch = dataplane.MaxBatch
@@ -278,9 +282,15 @@ type rxBatch struct {
 	sizes []int
 	eps   []conn.Endpoint
 	n     int
-	err   error
 	back  chan struct{} // one token: the reader has taken every datagram
 }
+
+// A ReceiveFunc that fails receiveRetries times in a row, receiveRetryDelay apart, is given up (as
+// wireguard-go does): its errors are not transient then, and retrying at once would spin.
+const (
+	receiveRetries    = 10
+	receiveRetryDelay = time.Second / 3
+)
 
 func openBind(b conn.Bind, port uint16, batch, bufLen int, eps *endpointCache, errorf func(string, ...any)) (sockets, uint16, error) {
 	fns, actual, err := b.Open(port)
@@ -299,19 +309,34 @@ func openBind(b conn.Bind, port uint16, batch, bufLen int, eps *endpointCache, e
 	return s, actual, nil
 }
 
-// receive runs fn until the sockets close.
+// receive runs fn until the sockets close, handing each batch it fills to the reader.
 func (s *bindSockets) receive(fn conn.ReceiveFunc, rb *rxBatch, errorf func(string, ...any)) {
 	defer s.wg.Done()
+	failures := 0
 	for {
-		rb.n, rb.err = fn(rb.bufs, rb.sizes, rb.eps)
-		if errors.Is(rb.err, net.ErrClosed) {
+		n, err := fn(rb.bufs, rb.sizes, rb.eps)
+		switch {
+		case errors.Is(err, net.ErrClosed):
 			select {
 			case <-s.done:
 			default:
-				errorf("a receive function of the bind stopped: %v", rb.err)
+				errorf("A receive function of the bind stopped: %v", err)
 			}
 			return
+		case err != nil && n <= 0:
+			if failures++; failures > receiveRetries {
+				errorf("Failed to receive, %d times in a row; giving up: %v", failures, err)
+				return
+			}
+			select {
+			case <-time.After(receiveRetryDelay):
+			case <-s.done:
+				return
+			}
+			continue
 		}
+		failures = 0
+		rb.n = min(n, len(rb.bufs)) // a bind's count past its buffers is not to be trusted
 		select {
 		case s.rx <- rb:
 		case <-s.done:
@@ -338,7 +363,7 @@ func (s *bindSockets) read(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (i
 	k := 0
 	for ; s.next < rb.n && k < len(bufs); s.next++ {
 		i := s.next
-		if rb.sizes[i] == 0 {
+		if rb.sizes[i] <= 0 {
 			continue // conn.ReceiveFunc: entries of size zero are to be ignored
 		}
 		src, ok := s.eps.addrOf(rb.eps[i])
@@ -346,17 +371,16 @@ func (s *bindSockets) read(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (i
 			continue // not an address the data plane can answer to; nothing to count it on
 		}
 		// A datagram longer than bufs[k] fills it, which the data plane drops as truncated.
-		sizes[k] = copy(bufs[k], rb.bufs[i][:rb.sizes[i]])
+		sizes[k] = copy(bufs[k], rb.bufs[i][:min(rb.sizes[i], len(rb.bufs[i]))])
 		srcs[k] = src
 		k++
 	}
-	err := rb.err
 	if s.next >= rb.n {
 		clear(rb.eps[:rb.n])
 		s.pending = nil
 		rb.back <- struct{}{}
 	}
-	return k, err
+	return k, nil
 }
 
 // write sends each run of datagrams to one destination with one Send of at most batch datagrams.

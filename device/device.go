@@ -76,8 +76,8 @@ type peer struct {
 // (dataplane.NewDevice).
 //
 // The TUN's events drive the state as in wireguard-go: the interface going up brings the Device up
-// (the TUN doubles of tuntest, and tun.CreateTUN on a new interface, report it at once); Up and
-// Down do the same by hand.
+// and going down brings it down (tun.CreateTUN's TUN reports the link's state; tuntest's reports up
+// at once); Up and Down do the same by hand.
 func NewDevice(tunDevice tun.Device, bind conn.Bind, logger *Logger) *Device {
 	d := &Device{
 		log:      logger.orDiscard(),
@@ -107,6 +107,7 @@ func NewDevice(tunDevice tun.Device, bind conn.Bind, logger *Logger) *Device {
 		d.log.Errorf("Creating the data path: %v", err)
 		tunDevice.Close()
 		d.state = stateClosed
+		d.peers = nil // IpcSet refuses, as after Close
 		close(d.closed)
 		return d
 	}

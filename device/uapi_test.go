@@ -1,8 +1,10 @@
 package device
 
 import (
+	"bufio"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net"
 	"slices"
 	"strings"
@@ -210,5 +212,57 @@ func TestUAPIConformance(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIpcHandle runs the same UAPI socket session against our Device and wireguard-go's: the same
+// replies, errno lines included, apart from counters and times.
+func TestIpcHandle(t *testing.T) {
+	k := newTestKeys(t)
+	session := []string{
+		"get=1\n\n",
+		"set=1\nprivate_key=" + k.priv[0] + "\nlisten_port=51820\npublic_key=" + k.pub[1] + "\nallowed_ip=10.0.0.2/32\n\n",
+		"get=1\n\n",
+		"set=1\nlisten_port=99999\n\n",
+		"set=1\nfoo=bar\n\n",
+		"get=1\nx",
+	}
+	ours, theirs := newDevicePair(t)
+	var replies [2][]string
+	for i, d := range []interface{ IpcHandle(net.Conn) }{ours.(*Device), theirs.(*wgdevice.Device)} {
+		client, server := net.Pipe()
+		done := make(chan struct{})
+		go func() { d.IpcHandle(server); close(done) }()
+		r := bufio.NewReader(client)
+		for _, req := range session {
+			if _, err := io.WriteString(client, req); err != nil {
+				t.Fatal(err)
+			}
+			var reply []string
+			for {
+				l, err := r.ReadString('\n')
+				if err != nil {
+					t.Fatalf("reading the reply to %q: %v", req, err)
+				}
+				if l == "\n" {
+					break
+				}
+				if k, _, _ := strings.Cut(l, "="); k == "last_handshake_time_sec" || k == "last_handshake_time_nsec" || k == "tx_bytes" || k == "rx_bytes" {
+					continue
+				}
+				reply = append(reply, strings.TrimSuffix(l, "\n"))
+			}
+			replies[i] = append(replies[i], strings.Join(reply, ";"))
+		}
+		// An unknown operation ends the session.
+		io.WriteString(client, "frobnicate=1\n")
+		<-done
+		client.Close()
+	}
+	if !slices.Equal(replies[0], replies[1]) {
+		t.Fatalf("replies differ:\nours:         %q\nwireguard-go: %q", replies[0], replies[1])
+	}
+	if last := replies[0][len(replies[0])-1]; last != "errno=-22" {
+		t.Fatalf("trailing character after get=1: reply %q, want errno=-22", last)
 	}
 }
