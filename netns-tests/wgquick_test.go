@@ -205,6 +205,16 @@ func alive(pid int) bool {
 	return !strings.HasPrefix(after, "Z")
 }
 
+// waitExit waits until process pid has exited, at most 5 s after what should have ended it.
+func waitExit(t *testing.T, pid int, after string) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the daemon (pid %d) still runs 5 s after %s", pid, after)
+		}
+	}
+}
+
 // ping pings dst from h until one reply comes back (the first packets wait for a handshake), then
 // count times, all of which must be answered.
 func (h *wqHost) ping(t *testing.T, dst string, count int) {
@@ -393,11 +403,7 @@ func TestWgQuickFullTunnel(t *testing.T) {
 	if !waitGone(a.socketPath(), 5*time.Second) {
 		t.Errorf("%s remains after wg-quick down", a.socketPath())
 	}
-	for deadline := time.Now().Add(5 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the daemon (pid %d) still runs 5 s after wg-quick down", pid)
-		}
-	}
+	waitExit(t, pid, "wg-quick down")
 	if after := a.routing(t); after != before {
 		t.Errorf("wg-quick down did not restore the routing:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
@@ -571,7 +577,8 @@ func sameConfig(x, y string) bool {
 // daemon holding none of its caller's descriptors (the command's output pipes reach EOF when it
 // returns) in a session of its own; a second `tunnel INTERFACE` is refused while the first runs;
 // SIGTERM ends the daemon, removing its socket and its interface. `tunnel -f INTERFACE` serves in
-// the foreground and exits 0 on SIGINT, also removing both. A daemon whose socket is removed exits.
+// the foreground and exits 0 on SIGINT, also removing both. A daemon whose socket is removed exits,
+// and logs to the file TUNNEL_LOG names.
 func TestTunnelDaemon(t *testing.T) {
 	harness.Require(t)
 	harness.RequireCommand(t, "wg", "wireguard-tools")
@@ -623,12 +630,8 @@ func TestTunnelDaemon(t *testing.T) {
 	if err := unix.Kill(pid, unix.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	waitExit(t, pid, "SIGTERM")
 	gone("after SIGTERM")
-	for deadline := time.Now().Add(5 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the daemon (pid %d) still runs 5 s after SIGTERM", pid)
-		}
-	}
 
 	fg := ns.Start(tunnel, "-f", h.iface)
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
@@ -648,10 +651,23 @@ func TestTunnelDaemon(t *testing.T) {
 	}
 	gone("after tunnel -f exited")
 
-	// Removing the socket stops the daemon too, as it does wireguard-go.
-	ns.Run(ctx, tunnel, h.iface)
+	// Removing the socket stops the daemon too, as it does wireguard-go's; this one logs, verbosely,
+	// to TUNNEL_LOG.
+	logFile := filepath.Join(t.TempDir(), "daemon.log")
+	ns.Run(ctx, "env", "TUNNEL_LOG="+logFile, "LOG_LEVEL=verbose", tunnel, h.iface)
+	pid = h.daemon(t)
 	if err := os.Remove(h.socketPath()); err != nil {
 		t.Fatal(err)
 	}
+	waitExit(t, pid, "its socket was removed")
 	gone("after its socket was removed")
+	log, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"serving " + h.socketPath(), h.socketPath() + " was removed"} {
+		if !bytes.Contains(log, []byte(want)) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
 }

@@ -290,7 +290,9 @@ func serve(iface string, tunDev tun.Device, uapi *os.File, level int, logger *lo
 	case <-deleted:
 		return fmt.Errorf("interface %s was deleted", iface)
 	case err := <-accepted:
-		if errors.Is(err, os.ErrNotExist) { // ipc's watch of the socket's file
+		// ipc's listener also fails when it sees the socket's file change; its error then says
+		// little (EINVAL from its watch), the file's absence more.
+		if _, statErr := os.Lstat(socketPath(iface)); errors.Is(statErr, os.ErrNotExist) {
 			return fmt.Errorf("%s was removed", socketPath(iface))
 		}
 		return fmt.Errorf("accepting on %s: %w", socketPath(iface), err)
