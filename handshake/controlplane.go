@@ -28,6 +28,7 @@ import (
 
 	"github.com/wirebatch/wirebatch/dataplane"
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // Under-load detection for cookies (paper section 5.4.7). The data plane's handshake queue holds 1024
@@ -281,7 +282,7 @@ func (c *ControlPlane) HandleHandshake(msg []byte, src netip.AddrPort) {
 		}
 		return
 	}
-	if res.Type == TypeInitiation || res.Type == TypeResponse {
+	if res.Type == protocol.TypeInitiation || res.Type == protocol.TypeResponse {
 		// The message authenticated the peer: its endpoint follows (roaming, paper section 2.1).
 		// HandleMessage moved the handshake Peer's endpoint already.
 		p.dp.SetEndpoint(src)

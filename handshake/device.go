@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // Identity is our side of the handshake: the local static identity, the peers by public key, the
@@ -161,7 +163,7 @@ func (k *Keypair) Wipe() {
 
 // Result is what HandleMessage did with one handshake message.
 type Result struct {
-	Type MessageType
+	Type protocol.MessageType
 	// Peer is the peer the message came from: for an initiation or response, authenticated by the
 	// handshake; for a cookie reply, the one whose message it answers. Nil whenever err is non-nil.
 	Peer *PeerState
@@ -200,13 +202,13 @@ func (d *Identity) screen(msg []byte, src netip.AddrPort) (Result, error) {
 	res := Result{Type: typ}
 	var size, mac1 int
 	switch typ {
-	case TypeInitiation:
-		size, mac1 = InitiationSize, initMAC1
-	case TypeResponse:
-		size, mac1 = ResponseSize, respMAC1
-	case TypeCookie:
-		if len(msg) != CookieReplySize {
-			return res, fmt.Errorf("%w: cookie reply of %d bytes, want %d", ErrMessageSize, len(msg), CookieReplySize)
+	case protocol.TypeInitiation:
+		size, mac1 = protocol.InitiationSize, initMAC1
+	case protocol.TypeResponse:
+		size, mac1 = protocol.ResponseSize, respMAC1
+	case protocol.TypeCookieReply:
+		if len(msg) != protocol.CookieReplySize {
+			return res, fmt.Errorf("%w: cookie reply of %d bytes, want %d", ErrMessageSize, len(msg), protocol.CookieReplySize)
 		}
 		return res, nil
 	default:
@@ -232,13 +234,13 @@ func (d *Identity) screen(msg []byte, src netip.AddrPort) (Result, error) {
 
 // consume processes a message of type typ that screen passed: it stores a cookie, or completes the
 // initiator's or the responder's side of a handshake.
-func (d *Identity) consume(msg []byte, src netip.AddrPort, typ MessageType) (Result, error) {
+func (d *Identity) consume(msg []byte, src netip.AddrPort, typ protocol.MessageType) (Result, error) {
 	res := Result{Type: typ}
 	var err error
 	switch typ {
-	case TypeCookie:
+	case protocol.TypeCookieReply:
 		res.Peer, err = d.consumeCookieReply(msg)
-	case TypeInitiation:
+	case protocol.TypeInitiation:
 		res.Peer, res.Reply, res.Keypair, err = d.consumeInitiation(msg, src)
 	default:
 		res.Peer, res.Keypair, err = d.consumeResponse(msg, src)
