@@ -49,10 +49,10 @@ func NewIdentity(private PrivateKey, cfg Limits) *Identity {
 	return d
 }
 
-// PublicKey returns the device's static public key.
+// PublicKey returns the identity's static public key.
 func (d *Identity) PublicKey() PublicKey { return d.public }
 
-// Indices returns the device's index table, shared with the data plane (see IndexTable).
+// Indices returns the identity's index table, shared with the data plane (see IndexTable).
 func (d *Identity) Indices() *IndexTable { return d.indices }
 
 // SetUnderLoad switches cookie enforcement (paper section 5.4.7): while under load, handshake
@@ -140,11 +140,11 @@ func (d *Identity) KeypairExpired(kp *Keypair, counter uint64) bool {
 
 // Keypair is the output of a completed handshake (paper section 5.4.5): the transport keys and the
 // indices that name the session. It is a plain value for the data plane to install: it wraps the
-// keys into kernels.Key objects, then calls Wipe. LocalIndex stays allocated in the device's
+// keys into kernels.Key objects, then calls Wipe. LocalIndex stays allocated in the Identity's
 // IndexTable until the data plane Releases it when it retires the keypair.
 //
 // A responder's keypair (Initiator false) must not be used for sending until a transport message
-// has been received under it (then call Peer.KeypairConfirmed): until then the responder has no
+// has been received under it (then call PeerState.KeypairConfirmed): until then the responder has no
 // proof that the initiator holds the keys, and the initiator sends first.
 type Keypair struct {
 	Send        [KeySize]byte // ChaCha20-Poly1305 key for messages we send
@@ -171,7 +171,7 @@ type Result struct {
 	// under load, a cookie reply (returned together with ErrMAC2).
 	Reply []byte
 	// Keypair is the new session, or nil: from a consumed response (we initiated; usable at once)
-	// or from an initiation we answered (we respond; send only after Peer.KeypairConfirmed).
+	// or from an initiation we answered (we respond; send only after PeerState.KeypairConfirmed).
 	Keypair *Keypair
 }
 

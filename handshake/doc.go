@@ -6,7 +6,7 @@
 // It never touches the packets of the data path. It turns handshake messages (types 1 to 3) into
 // replies and Keypairs, and data-path events into timer Actions; the data plane (package dataplane)
 // sends what it is given, encrypts and decrypts transport messages (type 4) under the Keypairs, and
-// tells the Peer what happened.
+// tells the PeerState what happened.
 //
 // # Setup
 //

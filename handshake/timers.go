@@ -9,8 +9,8 @@ import (
 
 // Timers (WireGuard paper section 6). Each peer runs a small state machine of deadlines, all kept
 // as plain times so that it is driven entirely by the injected clock: events (a packet sent or
-// received, a handshake initiated or completed) arm and disarm deadlines; Peer.Tick fires the due
-// ones and returns what the data plane must do. Nothing here sleeps or starts goroutines; a zero
+// received, a handshake initiated or completed) arm and disarm deadlines; PeerState.Tick fires the
+// due ones and returns what the data plane must do. Nothing here sleeps or starts goroutines; a zero
 // time.Time is a disarmed deadline.
 
 // Limits holds the protocol's time and message limits (paper section 6.1, "Preliminaries"). A zero
@@ -73,7 +73,7 @@ func (c *Limits) jitter() time.Duration {
 	return rand.N(c.RekeyTimeoutJitter)
 }
 
-// Action is what a timer asks the data plane to do; Peer.Tick returns several at once as a bit set.
+// Action is what a timer asks the data plane to do; PeerState.Tick returns several at once as a bit set.
 type Action uint8
 
 const (
