@@ -273,16 +273,15 @@ func (d *Device) setPrivateKey(k handshake.PrivateKey) {
 	d.private = k
 }
 
-// addAllowedIP gives prefix to p, taking it from its previous owner, as WireGuard's table does.
+// addAllowedIP gives prefix to p, taking it from its previous owner, as WireGuard's table does. It
+// goes to the end of p's list even if p owned it already, where wireguard-go lists it too.
 func (d *Device) addAllowedIP(p *peer, prefix netip.Prefix) {
 	prefix = prefix.Masked()
-	if old := d.prefixes[prefix]; old != p {
-		if old != nil {
-			old.allowed = without(old.allowed, prefix)
-		}
-		p.allowed = append(p.allowed, prefix)
-		d.prefixes[prefix] = p
+	if old := d.prefixes[prefix]; old != nil {
+		old.allowed = without(old.allowed, prefix)
 	}
+	p.allowed = append(p.allowed, prefix)
+	d.prefixes[prefix] = p
 	d.dp.Peers().AllowedIPs().Insert(prefix, p.dp)
 }
 
