@@ -119,6 +119,82 @@ type cpPeer struct {
 	// the timer goroutine for every batch that still finds no keypair or a keypair due for rekeying.
 	// Written by the timer goroutine, read by PeerEvent; it guards no other memory.
 	quietUntil atomic.Int64
+	// awaiting is set when an initiation goes out and cleared when a handshake completes, so that
+	// the next initiation while it is still set is a retry after a timeout. Written by the timer
+	// goroutine (set) and the goroutines that complete handshakes (clear); it guards no other memory.
+	awaiting atomic.Bool
+	// Per-peer handshake counters (PeerHandshakes); statistics only.
+	initiations, retries, givenUp atomic.Uint64
+}
+
+// PeerHandshakes counts one peer's handshake attempts as the initiator, for telling a peer that
+// does not answer from one that is idle.
+type PeerHandshakes struct {
+	Initiations uint64 // initiations sent
+	Retries     uint64 // initiations sent because the previous one got no answer within REKEY_TIMEOUT
+	GivenUp     uint64 // series of initiations abandoned after REKEY_ATTEMPT_TIME (paper section 6.4)
+}
+
+// PeerHandshakes returns the handshake counters of the peer with public key pub; ok is false if
+// there is no such peer.
+func (c *ControlPlane) PeerHandshakes(pub PublicKey) (h PeerHandshakes, ok bool) {
+	p := c.peerOfKey(pub)
+	if p == nil {
+		return h, false
+	}
+	return PeerHandshakes{Initiations: p.initiations.Load(), Retries: p.retries.Load(), GivenUp: p.givenUp.Load()}, true
+}
+
+func (c *ControlPlane) peerOfKey(pub PublicKey) *cpPeer {
+	hp := c.hs.Peer(pub)
+	if hp == nil {
+		return nil
+	}
+	return c.peerOfHS(hp)
+}
+
+// ErrNoSuchPeer is returned for a public key that names no peer of the ControlPlane.
+var ErrNoSuchPeer = errors.New("handshake: no such peer")
+
+// SetEndpoint sets where the peer with public key pub is, in the handshake and the data plane
+// (until an authenticated packet from elsewhere moves it: roaming).
+func (c *ControlPlane) SetEndpoint(pub PublicKey, ep netip.AddrPort) error {
+	p := c.peerOfKey(pub)
+	if p == nil {
+		return ErrNoSuchPeer
+	}
+	p.hs.SetEndpoint(ep)
+	p.dp.SetEndpoint(ep)
+	return nil
+}
+
+// SetPersistentKeepalive sets the persistent keepalive interval of the peer with public key pub
+// (zero: off). Turning it on sends a keepalive at once, as AddPeer does.
+func (c *ControlPlane) SetPersistentKeepalive(pub PublicKey, interval time.Duration) error {
+	p := c.peerOfKey(pub)
+	if p == nil {
+		return ErrNoSuchPeer
+	}
+	p.hs.SetPersistentKeepalive(interval)
+	c.poke()
+	return nil
+}
+
+// SetPrivateKey changes the static private key at run time, as wg(8)'s private-key does on a live
+// interface: the peer with the new public key, if any, is removed (from both Devices); every other
+// peer's sessions are expired in the data plane, so that the next packet to it starts a handshake
+// under the new identity, and no packet goes out under keys that the old identity agreed.
+func (c *ControlPlane) SetPrivateKey(private PrivateKey) {
+	if !private.IsZero() {
+		c.RemovePeer(private.PublicKey())
+	}
+	c.hs.SetPrivateKey(private)
+	for _, p := range c.peers() {
+		p.dp.ExpireKeypairs()
+		p.quietUntil.Store(0)
+		p.awaiting.Store(false)
+	}
+	c.poke()
 }
 
 // NewControlPlane returns a control plane for dev. logf, if not nil, receives one line per handshake
@@ -334,6 +410,7 @@ func (c *ControlPlane) install(dp *dataplane.Device, p *cpPeer, kp *Keypair) {
 		return
 	}
 	c.installed.Add(1)
+	p.awaiting.Store(false)
 	if !kp.Initiator {
 		c.logf("handshake with peer %v answered (responder; sending once the initiator's first message confirms it)", p.hs.PublicKey())
 		return
@@ -438,6 +515,8 @@ func (c *ControlPlane) serve(p *cpPeer) {
 	}
 	if a&ActionGiveUp != 0 {
 		dp.DropStaged(p.dp) // paper section 6.4: the packets waiting for the handshake go
+		p.givenUp.Add(1)
+		p.awaiting.Store(false)
 		c.logf("handshake with peer %v did not complete within REKEY_ATTEMPT_TIME; giving up until there is traffic for it", p.hs.PublicKey())
 	}
 	if a&ActionZeroKeys != 0 {
@@ -460,6 +539,11 @@ func (c *ControlPlane) initiate(dp *dataplane.Device, p *cpPeer) {
 		return
 	}
 	p.quietUntil.Store(now.Add(c.hs.cfg.RekeyTimeout).UnixNano())
+	p.initiations.Add(1)
+	if p.awaiting.Swap(true) {
+		p.retries.Add(1)
+		c.logf("handshake with peer %v did not complete within REKEY_TIMEOUT; retrying", p.hs.PublicKey())
+	}
 	if err := dp.SendHandshake(ep, msg); err != nil {
 		// Retransmitted after REKEY_TIMEOUT; logged, since an unreachable endpoint is worth knowing.
 		c.logf("sending a handshake initiation to peer %v at %v: %v", p.hs.PublicKey(), ep, err)

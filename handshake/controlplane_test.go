@@ -330,6 +330,10 @@ func TestControlPlaneRetransmitAndGiveUp(t *testing.T) {
 		t.Errorf("%d initiations within REKEY_ATTEMPT_TIME %v, want 4 to %d", after, attempt, attempt/rekeyTimeout)
 	}
 	t.Logf("%d initiations before giving up", after)
+	pub := a.peer.PublicKey()
+	if h, ok := a.cp.PeerHandshakes(pub); !ok || h.Initiations != uint64(after) || h.Retries != h.Initiations-1 || h.GivenUp != 1 {
+		t.Errorf("PeerHandshakes %+v (ok %v), want %d initiations, all but the first retries, 1 given up", h, ok, after)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	// Arrival times carry the reader goroutine's scheduling delay, several milliseconds under -race
@@ -548,4 +552,37 @@ func TestControlStatsAccountForEveryMessage(t *testing.T) {
 		return st.Accepted >= 1 && st.Rejected == forged &&
 			st.Accepted+st.CookieReplies+st.RateLimited+st.Rejected == hs.Handshakes
 	}, func() string { return fmt.Sprintf("%+v, %s", b.cp.Stats(), b.describe()) })
+}
+
+// TestControlPlaneSetPrivateKey: a key change at run time expires the sessions of every peer; the
+// next packet handshakes under the new identity (the other side knows it), and a peer whose public
+// key is the new key is removed from both Devices.
+func TestControlPlaneSetPrivateKey(t *testing.T) {
+	a, b := newCPPair(t, handshake.Limits{})
+	a.send(t, b.ip, 0, 1)
+	waitUntil(t, 3*time.Second, "the first packet arrived", func() bool { return b.got.has(0) }, a.describe, b.describe)
+	old := a.peer.Current()
+
+	newKey := mustKey(t)
+	// b learns a's new identity first, as an operator changing both ends would.
+	b.cp.RemovePeer(a.key.PublicKey())
+	b.connect(t, a.ip, newKey.PublicKey(), a.udp)
+	// A peer of a's with the new key itself goes away with the change.
+	if _, err := a.cp.AddPeer(handshake.PeerSettings{PublicKey: newKey.PublicKey()}); err != nil {
+		t.Fatal(err)
+	}
+	a.cp.SetPrivateKey(newKey)
+	if a.hs.PublicKey() != newKey.PublicKey() {
+		t.Fatal("Identity's public key did not change")
+	}
+	if _, ok := a.cp.PeerHandshakes(newKey.PublicKey()); ok || len(a.dev.Peers().Peers()) != 1 {
+		t.Fatalf("the peer with a's new public key is still there (%d data plane peers)", len(a.dev.Peers().Peers()))
+	}
+	if a.peer.Current() == old {
+		t.Fatal("the session made under the old key is still current")
+	}
+	a.send(t, b.ip, 1, 2)
+	waitUntil(t, 3*time.Second, "a packet arrived under the new identity", func() bool {
+		return b.got.has(1) && a.peer.Current() != nil && a.peer.Current() != old
+	}, a.describe, b.describe)
 }

@@ -40,7 +40,7 @@ func TestCookieReplyLayoutAndEncryption(t *testing.T) {
 	}
 	// Decrypt with x/crypto as an independent XChaCha20-Poly1305: key HASH("cookie--" || S_b),
 	// AD the initiation's MAC1; the cookie must be MAC(Rm, source).
-	key := blake2s.Sum256(append([]byte("cookie--"), tp.b.public[:]...))
+	key := blake2s.Sum256(append([]byte("cookie--"), tp.b.static.Load().public[:]...))
 	aead, err := chacha20poly1305.NewX(key[:])
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func TestCookieReplyLayoutAndEncryption(t *testing.T) {
 	if err != nil {
 		t.Fatalf("cookie reply does not decrypt as XAEAD with the initiation's MAC1 as AD: %v", err)
 	}
-	if want := tp.b.cookies.cookieFor(tp.addrA); !bytes.Equal(cookie, want[:]) {
+	if want := tp.b.static.Load().cookies.cookieFor(tp.addrA); !bytes.Equal(cookie, want[:]) {
 		t.Fatalf("cookie %x, want MAC(Rm, source) %x", cookie, want)
 	}
 	if _, err := aead.Open(nil, reply[8:32], reply[32:], init[100:116]); err == nil {
@@ -74,7 +74,7 @@ func TestCookieRoundTripEnablesHandshakeUnderLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cookie := tp.b.cookies.cookieFor(tp.addrA)
+	cookie := tp.b.static.Load().cookies.cookieFor(tp.addrA)
 	if want := macOf(cookie[:], init[:initMAC2]); !bytes.Equal(init[initMAC2:], want[:]) {
 		t.Fatal("initiation's mac2 is not MAC(cookie, msg[:132])")
 	}
@@ -161,7 +161,7 @@ func TestResponseUnderLoadGetsCookieReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cookie := tp.a.cookies.cookieFor(tp.addrB)
+	cookie := tp.a.static.Load().cookies.cookieFor(tp.addrB)
 	if want := macOf(cookie[:], res.Reply[:respMAC2]); !bytes.Equal(res.Reply[respMAC2:], want[:]) {
 		t.Fatal("response's mac2 is not MAC(cookie, msg[:76])")
 	}

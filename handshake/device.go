@@ -13,44 +13,94 @@ import (
 
 // Identity is our side of the handshake: the local static identity, the peers by public key, the
 // index table, the cookie checker and the handshake rate limiter. All methods are safe for
-// concurrent use. The private key is fixed for the Identity's life; make a new Identity to change it.
+// concurrent use. SetPrivateKey changes the static identity at run time.
 type Identity struct {
-	cfg     Limits
-	private PrivateKey
-	public  PublicKey
+	cfg Limits
 
-	// responderHash is H = HASH(HASH(C || IDENTIFIER) || our public key): the hash every
-	// initiation addressed to us starts from (paper section 5.4.2).
-	responderHash [32]byte
+	// static is replaced as a whole by SetPrivateKey, under mu's write lock; every message Loads it
+	// once, so a message handled across a change sees one identity (and fails to authenticate).
+	static atomic.Pointer[staticIdentity]
 
 	indices   *IndexTable
-	cookies   *cookieChecker
 	limiter   *rateLimiter
 	underLoad atomic.Bool // written by the data plane, read per message; no ordering with other state
 
+	// mu guards peers, and orders SetPrivateKey against AddPeer: a peer's static-static secret is
+	// computed under it from the static identity of the moment.
 	mu    sync.RWMutex
 	peers map[PublicKey]*PeerState
 }
 
+// staticIdentity is the local static key pair and what derives from it. Immutable.
+type staticIdentity struct {
+	private PrivateKey
+	public  PublicKey // zero while private is zero (no identity configured)
+	// responderHash is H = HASH(HASH(C || IDENTIFIER) || our public key): the hash every
+	// initiation addressed to us starts from (paper section 5.4.2).
+	responderHash [32]byte
+	cookies       *cookieChecker
+}
+
+func newStaticIdentity(private PrivateKey, now func() time.Time) *staticIdentity {
+	s := &staticIdentity{private: private}
+	if !private.IsZero() {
+		s.public = private.PublicKey()
+	}
+	s.responderHash = hashOf(initialHash[:], s.public[:])
+	s.cookies = newCookieChecker(&s.public, now)
+	return s
+}
+
 // NewIdentity returns an Identity with the static private key private and cfg's limits (zero fields take
-// the defaults of paper section 6.1).
+// the defaults of paper section 6.1). The zero private key means none yet: peers may be added, but
+// no handshake is made or answered (ErrNoPrivateKey) until SetPrivateKey, as a WireGuard interface
+// without a key.
 func NewIdentity(private PrivateKey, cfg Limits) *Identity {
 	cfg = cfg.withDefaults()
 	d := &Identity{
 		cfg:     cfg,
-		private: private,
-		public:  private.PublicKey(),
 		indices: newIndexTable(),
 		limiter: newRateLimiter(cfg.Now),
 		peers:   make(map[PublicKey]*PeerState),
 	}
-	d.responderHash = hashOf(initialHash[:], d.public[:])
-	d.cookies = newCookieChecker(&d.public, cfg.Now)
+	d.static.Store(newStaticIdentity(private, cfg.Now))
 	return d
 }
 
-// PublicKey returns the identity's static public key.
-func (d *Identity) PublicKey() PublicKey { return d.public }
+// PublicKey returns the identity's static public key, zero while it has no private key.
+func (d *Identity) PublicKey() PublicKey { return d.static.Load().public }
+
+// SetPrivateKey replaces the static private key (the zero key: none). Every peer's static-static
+// secret is recomputed and its pending initiation abandoned, and the peer whose public key is the
+// new public key, if any, is removed (a peer cannot be ourselves), as wireguard-go does. Sessions
+// made under the old key stay with the data plane, which must expire them (ControlPlane's
+// SetPrivateKey does); the peers may initiate again at once. It reports the removed peer, if any.
+func (d *Identity) SetPrivateKey(private PrivateKey) (removed *PeerState) {
+	s := newStaticIdentity(private, d.cfg.Now)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if p, ok := d.peers[s.public]; ok && !private.IsZero() {
+		delete(d.peers, s.public)
+		d.retirePeer(p)
+		removed = p
+	}
+	d.static.Store(s)
+	for _, p := range d.peers {
+		ss, err := dh(&s.private, p.public[:])
+		p.mu.Lock()
+		// AddPeer refused low-order keys, so err is nil; were it not, the zero secret makes the
+		// peer's handshakes fail rather than use a stale identity.
+		if err != nil {
+			clear(ss[:])
+		}
+		p.staticStatic = ss
+		p.abandonInitiation()
+		p.timers.lastHandshakeSent = time.Time{}
+		p.mu.Unlock()
+		clear(ss[:])
+	}
+	return removed
+}
 
 // Indices returns the identity's index table, shared with the data plane (see IndexTable).
 func (d *Identity) Indices() *IndexTable { return d.indices }
@@ -63,22 +113,22 @@ func (d *Identity) SetUnderLoad(underLoad bool) { d.underLoad.Store(underLoad) }
 
 // AddPeer adds the peer with static public key public and preshared key psk (zero for none).
 func (d *Identity) AddPeer(public PublicKey, psk PresharedKey) (*PeerState, error) {
-	if public == d.public {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	s := d.static.Load()
+	if public == s.public {
 		return nil, fmt.Errorf("%w: it is the device's own public key", ErrInvalidPeerKey)
 	}
-	ss, err := dh(&d.private, public[:])
+	if _, ok := d.peers[public]; ok {
+		return nil, fmt.Errorf("%w: %v", ErrPeerExists, public)
+	}
+	ss, err := dh(&s.private, public[:])
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalidPeerKey, err)
 	}
 	p := &PeerState{device: d, public: public, psk: psk, staticStatic: ss}
+	clear(ss[:])
 	p.cookies.init(&public)
-
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if _, ok := d.peers[public]; ok {
-		clear(p.staticStatic[:])
-		return nil, fmt.Errorf("%w: %v", ErrPeerExists, public)
-	}
 	d.peers[public] = p
 	return p, nil
 }
@@ -90,9 +140,13 @@ func (d *Identity) RemovePeer(public PublicKey) {
 	p, ok := d.peers[public]
 	delete(d.peers, public)
 	d.mu.Unlock()
-	if !ok {
-		return
+	if ok {
+		d.retirePeer(p)
 	}
+}
+
+// retirePeer frees the indices and wipes the secrets of p, just taken out of the peer map.
+func (d *Identity) retirePeer(p *PeerState) {
 	d.indices.releasePeer(p)
 	p.mu.Lock()
 	p.removed = true
@@ -217,12 +271,16 @@ func (d *Identity) screen(msg []byte, src netip.AddrPort) (Result, error) {
 	if len(msg) != size {
 		return res, fmt.Errorf("%w: type %d message of %d bytes, want %d", ErrMessageSize, typ, len(msg), size)
 	}
-	if !d.cookies.checkMAC1(msg, mac1) {
+	s := d.static.Load()
+	if s.private.IsZero() {
+		return res, ErrNoPrivateKey
+	}
+	if !s.cookies.checkMAC1(msg, mac1) {
 		return res, ErrMAC1
 	}
 	if d.underLoad.Load() {
-		if !d.cookies.checkMAC2(msg, mac1+macSize, src) {
-			res.Reply = d.cookies.createReply(msg, mac1, src)
+		if !s.cookies.checkMAC2(msg, mac1+macSize, src) {
+			res.Reply = s.cookies.createReply(msg, mac1, src)
 			return res, ErrMAC2
 		}
 		if !d.limiter.allow(src.Addr()) {

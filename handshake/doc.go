@@ -15,6 +15,10 @@
 //	p.SetEndpoint(endpoint)
 //	p.SetPersistentKeepalive(25 * time.Second)                 // optional
 //
+// The zero private key means none yet (no handshake is made or answered). SetPrivateKey changes it
+// at run time; the sessions made under the old key must then be expired, which ControlPlane's
+// SetPrivateKey does.
+//
 // # Driving it from the data plane
 //
 // A datagram of type 1, 2 or 3 from src:

@@ -49,6 +49,15 @@ func (k *PrivateKey) clamp() {
 	k[31] = (k[31] & 127) | 64
 }
 
+// Clamped returns k clamped (RFC 7748 section 5), the zero key unchanged: the form in which a
+// WireGuard interface stores and reports a private key it was given (wg(8) showconf prints it so).
+func (k PrivateKey) Clamped() PrivateKey {
+	if !k.IsZero() {
+		k.clamp()
+	}
+	return k
+}
+
 // PublicKey returns the public key of k, as `wg pubkey` prints it.
 func (k PrivateKey) PublicKey() PublicKey {
 	var pub PublicKey

@@ -110,3 +110,20 @@ func TestAddPeerRejectsBadKeys(t *testing.T) {
 		t.Error("peer still there after RemovePeer")
 	}
 }
+
+func TestClamped(t *testing.T) {
+	if (PrivateKey{}).Clamped() != (PrivateKey{}) {
+		t.Error("the zero key (none) must stay zero")
+	}
+	var k PrivateKey
+	for i := range k {
+		k[i] = 0xff
+	}
+	c := k.Clamped()
+	if c[0] != 0xf8 || c[31] != 0x7f || c[1] != 0xff || k[0] != 0xff {
+		t.Errorf("Clamped: %x from %x", c, k)
+	}
+	if c.PublicKey() != k.PublicKey() {
+		t.Error("clamping changed the public key (X25519 clamps anyway)")
+	}
+}

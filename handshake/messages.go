@@ -56,6 +56,7 @@ var (
 	ErrInitiationTooSoon = errors.New("handshake: an initiation or response was sent to this peer less than REKEY_TIMEOUT ago")
 	ErrPeerExists        = errors.New("handshake: peer already added")
 	ErrInvalidPeerKey    = errors.New("handshake: peer public key is of low order or our own")
+	ErrNoPrivateKey      = errors.New("handshake: no private key configured")
 )
 
 // messageType reads the type field. It is a full uint32 compare, so non-zero reserved bytes make an

@@ -63,6 +63,10 @@ func mixKeyPair(ck *[32]byte, input []byte) (k [32]byte) {
 // paper section 6.4) and refuses with ErrInitiationTooSoon when an initiation or response went to
 // p less than REKEY_TIMEOUT ago, so it can be called on every trigger without flooding the peer.
 func (d *Identity) CreateInitiation(p *PeerState) ([]byte, error) {
+	s := d.static.Load()
+	if s.private.IsZero() {
+		return nil, ErrNoPrivateKey
+	}
 	now := d.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -103,7 +107,7 @@ func (d *Identity) CreateInitiation(p *PeerState) ([]byte, error) {
 	}
 	k := mixKeyPair(&ck, es[:])
 	clear(es[:])
-	sealOnce(msg[initStatic:initTimestamp], &k, d.public[:], h[:])
+	sealOnce(msg[initStatic:initTimestamp], &k, s.public[:], h[:])
 	mixHash(&h, msg[initStatic:initTimestamp])
 
 	// (C_i, κ) = KDF2(C_i, DH(S_i^priv, S_r^pub)); msg.timestamp = AEAD(κ, 0, TAI64N(), H_i)
@@ -124,8 +128,9 @@ func (d *Identity) CreateInitiation(p *PeerState) ([]byte, error) {
 // success answers it with a response and derives the responder's keypair.
 func (d *Identity) consumeInitiation(msg []byte, src netip.AddrPort) (*PeerState, []byte, *Keypair, error) {
 	// C_r = HASH(CONSTRUCTION); H_r = HASH(HASH(C_r || IDENTIFIER) || S_r^pub)
+	s := d.static.Load()
 	ck := initialChainKey
-	h := d.responderHash
+	h := s.responderHash
 	defer clear(ck[:])
 
 	// C_r = KDF1(C_r, msg.ephemeral); H_r = HASH(H_r || msg.ephemeral)
@@ -134,7 +139,7 @@ func (d *Identity) consumeInitiation(msg []byte, src netip.AddrPort) (*PeerState
 	mixHash(&h, initiatorEphemeral)
 
 	// (C_r, κ) = KDF2(C_r, DH(S_r^priv, E_i^pub)); S_i^pub = AEAD-open(κ, 0, msg.static, H_r)
-	es, err := dh(&d.private, initiatorEphemeral)
+	es, err := dh(&s.private, initiatorEphemeral)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("%w: initiation ephemeral key: %v", ErrDecrypt, err)
 	}
@@ -274,7 +279,7 @@ func (d *Identity) consumeResponse(msg []byte, src netip.AddrPort) (*PeerState, 
 	}
 	mixKey(&ck, ee[:])
 	clear(ee[:])
-	se, err := dh(&d.private, responderEphemeral)
+	se, err := dh(&d.static.Load().private, responderEphemeral)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: response ephemeral key: %v", ErrDecrypt, err)
 	}
