@@ -42,18 +42,21 @@ arm64:
 		GOARCH=arm64 $(GO) test -count=1 -short -exec qemu-aarch64 ./kernels/... ./quic/... ./ring/... ./batch/...; \
 	else echo "arm64: qemu-aarch64 missing (apt-get install qemu-user)"; exit 1; fi
 
-## check: gofmt, go vet (native, purego, arm64), generated assembly up to date.
+## check: gofmt, go vet (native, purego, arm64; tools/pipeprobe, a module of its own, natively),
+## generated assembly up to date.
 check: generate
 	@bad=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$bad" ]; then echo "gofmt needed:"; echo "$$bad"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags purego $(PKGS)
 	GOARCH=arm64 $(GO) vet $(PKGS)
-	@stale=$$(git status --porcelain -- 'kernels/*.s' 'internal/pipeprobe' 'internal/tunoffload/*.s'); if [ -n "$$stale" ]; then \
+	cd tools/pipeprobe && $(GO) vet ./...
+	@stale=$$(git status --porcelain -- 'kernels/*.s' 'internal/tunoffload/*.s' 'tools/pipeprobe'); if [ -n "$$stale" ]; then \
 		echo "generated assembly is stale or uncommitted (make generate, then commit):"; echo "$$stale"; exit 1; fi
 
-## generate: regenerate the avo assembly in kernels/, internal/pipeprobe/ and internal/tunoffload/.
+## generate: regenerate the avo assembly, each package's from the generator in its _asm/ directory.
 generate:
-	$(GO) generate ./kernels/... ./internal/pipeprobe/... ./internal/tunoffload/...
+	$(GO) generate ./kernels/... ./internal/tunoffload/...
+	cd tools/pipeprobe && $(GO) generate ./...
 
 ## fuzz: a short run of every fuzz target (FUZZTIME each).
 FUZZTIME ?= 10s

@@ -148,7 +148,7 @@ func (p *Pool) pop() *Batch {
 
 // Put gives a batch back to the pool it came from, emptied. The caller must
 // not use b afterwards. Put does not wait but for the mutex. Put panics if b
-// came from another pool or from New, or if it is already back in the pool (a
+// came from another pool, or if it is already back in the pool (a
 // second Put). A stale Put after the batch has been taken again by someone
 // else looks like a first Put and cannot be caught.
 func (p *Pool) Put(b *Batch) {
@@ -160,7 +160,7 @@ func (p *Pool) Put(b *Batch) {
 	if !b.state.puts.CompareAndSwap(b.state.lent, b.state.lent+1) {
 		panic("batch: Put of a batch that is already in the pool")
 	}
-	b.Reset()
+
 	p.mu.Lock()
 	p.free = append(p.free, b) // within capacity: at most batches are ever free
 	p.mu.Unlock()

@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 func newTestPool(t testing.TB, batches int) *Pool {
@@ -51,11 +54,11 @@ func TestPoolSizing(t *testing.T) {
 }
 
 // TestPoolBufferLen: a pool of buffers for a 9000-byte MTU counts its
-// larger batches against MaxBytes, and hands out batches whose every buffer,
-// in the batch and in the I/O shapes, has that length and may be used whole.
+// larger batches against MaxBytes, and hands out batches whose every buffer
+// has that length and holds a sealed packet of that MTU.
 func TestPoolBufferLen(t *testing.T) {
 	const mtu = 9000
-	bufferLen := (Headroom + mtu + PaddingMultiple + TagLen + 63) &^ 63
+	bufferLen := (Headroom + mtu + protocol.PaddingMultiple + kernels.TagSize + 63) &^ 63
 	// Room for two jumbo batches, and for a third of the default size that
 	// a pool counting BatchBytes would wrongly allocate.
 	p, err := NewPool(PoolConfig{BufferLen: bufferLen, MaxBytes: 2*BatchBytesFor(bufferLen) + BatchBytes})
@@ -66,28 +69,9 @@ func TestPoolBufferLen(t *testing.T) {
 		t.Fatalf("Batches() = %d, want 2", p.Batches())
 	}
 	b := p.TryGet()
-	b.SetLen(MaxPackets)
 	checkBuffers(t, b, bufferLen)
-
-	b.SetLen(1)
-	b.SetSize(0, mtu)
-	b.SetSize(0, (mtu+PaddingMultiple-1)/PaddingMultiple*PaddingMultiple+TagLen)
-	if dgram := b.Push(0, TransportHeaderLen); len(dgram) != sealedLen(mtu) {
-		t.Fatalf("sealed %d-byte packet: %d bytes, want %d", mtu, len(dgram), sealedLen(mtu))
-	}
-	b.SetSize(0, bufferLen)
-	expectPanic(t, "SetSize past the buffer", "cannot be", func() { b.SetSize(0, bufferLen+1) })
-
-	bufs, sizes, _ := b.TUNReadArgs()
-	if len(bufs[MaxPackets-1]) != bufferLen {
-		t.Fatalf("TUN read buffer of %d bytes, want %d", len(bufs[MaxPackets-1]), bufferLen)
-	}
-	sizes[0] = bufferLen - Headroom
-	b.TUNReadDone(1)
-	sizes[0]++
-	expectPanic(t, "TUN read past the buffer", "into a", func() { b.TUNReadDone(1) })
-	if msgs := b.UDPReadArgs(); len(msgs[0].Buffers[0]) != bufferLen {
-		t.Fatalf("UDP read buffer of %d bytes, want %d", len(msgs[0].Buffers[0]), bufferLen)
+	if Headroom-protocol.TransportHeaderSize+sealedLen(mtu) > bufferLen {
+		t.Fatalf("a sealed %d-byte packet does not fit a %d-byte buffer", mtu, bufferLen)
 	}
 	p.Put(b)
 }
@@ -106,13 +90,11 @@ func TestPoolTryGetFailsFast(t *testing.T) {
 		t.Fatal("TryGet on an exhausted pool returned a batch")
 	}
 	for b := range got {
-		b.SetLen(5)
 		p.Put(b)
 		break
 	}
-	b := p.TryGet()
-	if b == nil || !got[b] || b.Len() != 0 {
-		t.Fatalf("TryGet after Put: %p with Len %d", b, b.Len())
+	if b := p.TryGet(); b == nil || !got[b] {
+		t.Fatalf("TryGet after Put: %p, not a batch of the pool", b)
 	}
 }
 
@@ -199,7 +181,7 @@ func TestPoolMisusePanics(t *testing.T) {
 	if p.Free() != 2 {
 		t.Fatalf("Free() = %d after a rejected double Put, want 2", p.Free())
 	}
-	expectPanic(t, "Put of a batch from New", "not from this pool", func() { p.Put(New()) })
+	expectPanic(t, "Put of a batch not from a pool", "not from this pool", func() { p.Put(newBatch(BufferLen)) })
 	expectPanic(t, "Put into the wrong pool", "not from this pool", func() { p.Put(other.TryGet()) })
 }
 
@@ -235,11 +217,12 @@ func TestPoolOwnership(t *testing.T) {
 				if n := out.Add(1); n > batches {
 					t.Errorf("%d batches out of a pool of %d", n, batches)
 				}
-				b.SetLen(1)
-				b.Meta(0).Peer = PeerID(w)
+				var buf [1][]byte
+				b.Buffers(buf[:])
+				buf[0][0] = byte(w)
 				runtime.Gosched()
-				if b.Meta(0).Peer != PeerID(w) {
-					t.Errorf("worker %d's batch was changed by worker %d", w, b.Meta(0).Peer)
+				if buf[0][0] != byte(w) {
+					t.Errorf("worker %d's batch was changed by worker %d", w, buf[0][0])
 				}
 				out.Add(-1)
 				p.Put(b)
@@ -283,7 +266,7 @@ func BenchmarkPool(b *testing.B) {
 	b.Run("chan-baseline", func(b *testing.B) {
 		free := make(chan *Batch, 4)
 		for range 4 {
-			free <- New()
+			free <- newBatch(BufferLen)
 		}
 		b.ReportAllocs()
 		for b.Loop() {

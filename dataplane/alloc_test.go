@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // TestStagesAllocateNothing: a steady-state batch through both stages allocates nothing.
@@ -29,7 +30,7 @@ func TestStagesAllocateNothing(t *testing.T) {
 		}
 		a.enc.Encrypt(out)
 		for i := range n {
-			in.Sizes[i] = copy(in.Bufs[i][in.Offset:], out.Bufs[i][out.Offset-HeaderSize:][:out.Sizes[i]])
+			in.Sizes[i] = copy(in.Bufs[i][in.Offset:], out.Bufs[i][out.Offset-protocol.TransportHeaderSize:][:out.Sizes[i]])
 			in.Addrs[i] = endA
 		}
 		b.dec.Decrypt(in)
@@ -57,7 +58,7 @@ func bareKernelAllocs(kp *Keypair, n int) float64 {
 	nonce := make([]byte, 12)
 	bufs := make([][]byte, n)
 	for i := range bufs {
-		bufs[i] = make([]byte, 1420+TagSize)
+		bufs[i] = make([]byte, 1420+kernels.TagSize)
 	}
 	return testing.AllocsPerRun(50, func() {
 		for i := range ops {

@@ -8,6 +8,7 @@ import (
 	"golang.org/x/crypto/chacha20poly1305"
 
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // Stage benchmarks, per packet, beside the two costs they are judged against: the bare kernel call on
@@ -106,7 +107,7 @@ func BenchmarkKernelSeal(b *testing.B) {
 			nonces := make([][12]byte, len(w.sizes))
 			for i, s := range w.sizes {
 				padded := paddedLen(s, w.mtu)
-				ops[i] = kernels.Op{Key: a.kp.send, Nonce: nonces[i][:], Src: p.Bufs[i][p.Offset : p.Offset+padded], Dst: p.Bufs[i][p.Offset : p.Offset+padded+TagSize]}
+				ops[i] = kernels.Op{Key: a.kp.send, Nonce: nonces[i][:], Src: p.Bufs[i][p.Offset : p.Offset+padded], Dst: p.Bufs[i][p.Offset : p.Offset+padded+kernels.TagSize]}
 			}
 			b.SetBytes(totalBytes(w.sizes) / int64(len(w.sizes)))
 			b.ReportAllocs()
@@ -134,7 +135,7 @@ func BenchmarkPerPacketSeal(b *testing.B) {
 					buf := p.Bufs[i]
 					padded := paddedLen(s, w.mtu)
 					clear(buf[p.Offset+s : p.Offset+padded])
-					putHeader(buf[p.Offset-HeaderSize:p.Offset], 2, ctr)
+					putHeader(buf[p.Offset-protocol.TransportHeaderSize:p.Offset], 2, ctr)
 					binary.LittleEndian.PutUint64(nonce[4:], ctr)
 					ctr++
 					aead.Seal(buf[p.Offset:p.Offset], nonce[:], buf[p.Offset:p.Offset+padded], nil)
@@ -153,7 +154,7 @@ func sealedBatch(b *testing.B, a *end, w workload) [][]byte {
 		if p.Verdicts[i] != VerdictOK {
 			b.Fatal(p.Verdicts[i])
 		}
-		msgs[i] = append([]byte{}, p.Bufs[i][p.Offset-HeaderSize:][:p.Sizes[i]]...)
+		msgs[i] = append([]byte{}, p.Bufs[i][p.Offset-protocol.TransportHeaderSize:][:p.Sizes[i]]...)
 	}
 	return msgs
 }
@@ -200,8 +201,8 @@ func BenchmarkPerPacketOpen(b *testing.B) {
 				for i, m := range msgs {
 					buf := in.Bufs[i][in.Offset:]
 					n := copy(buf, m)
-					copy(nonce[4:], m[offsetCounter:offsetCounter+8])
-					if _, err := aead.Open(buf[HeaderSize:HeaderSize], nonce[:], buf[HeaderSize:n], nil); err != nil {
+					copy(nonce[4:], m[protocol.TransportCounterOffset:protocol.TransportCounterOffset+8])
+					if _, err := aead.Open(buf[protocol.TransportHeaderSize:protocol.TransportHeaderSize], nonce[:], buf[protocol.TransportHeaderSize:n], nil); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -224,7 +225,7 @@ func BenchmarkStageOverKernel(b *testing.B) {
 			nonces := make([][12]byte, len(w.sizes))
 			for i, s := range w.sizes {
 				padded := paddedLen(s, w.mtu)
-				ops[i] = kernels.Op{Key: a.kp.send, Nonce: nonces[i][:], Src: q.Bufs[i][q.Offset : q.Offset+padded], Dst: q.Bufs[i][q.Offset : q.Offset+padded+TagSize]}
+				ops[i] = kernels.Op{Key: a.kp.send, Nonce: nonces[i][:], Src: q.Bufs[i][q.Offset : q.Offset+padded], Dst: q.Bufs[i][q.Offset : q.Offset+padded+kernels.TagSize]}
 			}
 			stageMin, kernelMin := time.Duration(1<<62), time.Duration(1<<62)
 			b.ReportAllocs()

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // Decrypter runs the decrypt stage for one goroutine at a time.
@@ -54,7 +55,7 @@ func NewDecrypter(s *PeerSet) *Decrypter { return &Decrypter{set: s} }
 // Decrypt opens every transport message of p in place, setting Verdicts[i] and Peers[i]. Addrs, when
 // not nil, holds the datagrams' sources and lets the peer roam (EventEndpointChanged).
 //
-// For VerdictOK, the IP packet is Bufs[i][Offset+HeaderSize:][:Sizes[i]], padding removed; Sizes[i]
+// For VerdictOK, the IP packet is Bufs[i][Offset+protocol.TransportHeaderSize:][:Sizes[i]], padding removed; Sizes[i]
 // is 0 for a keepalive. For other verdicts, Sizes[i] and the buffer (never holding unauthenticated
 // plaintext) are unspecified, and the packet must be dropped. Any input, of any length and content,
 // gets a verdict; nothing panics.
@@ -73,8 +74,8 @@ func (d *Decrypter) decrypt(p Packets) {
 	for i, buf := range p.Bufs {
 		p.Peers[i] = nil
 		size := p.Sizes[i]
-		if size < MinTransportSize || p.Offset < 0 || p.Offset > len(buf) || size > len(buf)-p.Offset ||
-			binary.LittleEndian.Uint32(buf[p.Offset:]) != MessageTransportType {
+		if size < Overhead || p.Offset < 0 || p.Offset > len(buf) || size > len(buf)-p.Offset ||
+			binary.LittleEndian.Uint32(buf[p.Offset:]) != protocol.TypeTransport {
 			p.Verdicts[i] = VerdictMalformed
 			d.total.drops[VerdictMalformed]++
 			continue
@@ -90,7 +91,7 @@ func (d *Decrypter) decrypt(p Packets) {
 		p.Peers[i] = g.kp.peer
 		ctr := headerCounter(msg)
 		v := g.verdict
-		if v == VerdictOK && ctr >= RejectAfterMessages {
+		if v == VerdictOK && ctr >= protocol.RejectAfterMessages {
 			v = VerdictKeyExpired
 		}
 		p.Verdicts[i] = v
@@ -103,8 +104,8 @@ func (d *Decrypter) decrypt(p Packets) {
 		d.ops[m] = kernels.Op{
 			Key:   g.kp.recv,
 			Nonce: d.nonces[m][:],
-			Src:   msg[HeaderSize:],
-			Dst:   msg[HeaderSize : size-TagSize],
+			Src:   msg[protocol.TransportHeaderSize:],
+			Dst:   msg[protocol.TransportHeaderSize : size-kernels.TagSize],
 		}
 		d.op[i] = uint8(m)
 		d.counter[i] = ctr
@@ -162,7 +163,7 @@ func (d *Decrypter) decrypt(p Packets) {
 		}
 		g := &d.groups[d.group[i]]
 		wire := p.Sizes[i]
-		pt := buf[p.Offset+HeaderSize : p.Offset+wire-TagSize]
+		pt := buf[p.Offset+protocol.TransportHeaderSize : p.Offset+wire-kernels.TagSize]
 		size, v := innerPacket(pt, routes, g.kp.peer)
 		p.Verdicts[i] = v
 		if v != VerdictOK {

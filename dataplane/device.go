@@ -65,6 +65,8 @@ import (
 	"time"
 
 	"github.com/wirebatch/wirebatch/batch"
+	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 	"github.com/wirebatch/wirebatch/ring"
 )
 
@@ -72,13 +74,12 @@ const (
 	// tunOffset is where plaintext starts in a buffer: the batch's headroom. It holds the transport
 	// header once a packet is sealed, and during TUN I/O the 10-byte virtio-net header that a TUN
 	// with offloads (golang.zx2c4.com/wireguard/tun) reads and writes just before the packet, which
-	// is why that package wants an offset of at least 10 (batch.Headroom is at least
-	// batch.VirtioNetHeaderLen).
+	// is why that package wants an offset of at least 10 (batch.Headroom is 16).
 	tunOffset = batch.Headroom
 	// udpOffset is where a datagram starts: the header right before the plaintext, at byte 0 of the
-	// buffer. (A constant index must not be negative: a Headroom smaller than HeaderSize would not
+	// buffer. (A constant index must not be negative: a Headroom smaller than protocol.TransportHeaderSize would not
 	// compile.)
-	udpOffset = tunOffset - HeaderSize
+	udpOffset = tunOffset - protocol.TransportHeaderSize
 
 	// maxWorkers keeps concurrent counter reservations within the slack below 2^64 (see encrypt.go).
 	maxWorkers = 64
@@ -289,7 +290,7 @@ type Device struct {
 
 // handshakeMsg is a handshake message copied out of a receive batch (by value: no allocation).
 type handshakeMsg struct {
-	buf [MessageInitiationSize]byte
+	buf [protocol.InitiationSize]byte
 	n   int
 	src netip.AddrPort
 }
@@ -319,10 +320,10 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 		return nil, errors.New("dataplane: negative MaxMemory")
 	}
 	// A buffer holds the headroom, the largest packet we send or a peer of PeerMTU sends (padding
-	// stops at the MTU) and the tag, rounded up to cache lines. The extra PaddingMultiple bytes make
+	// stops at the MTU) and the tag, rounded up to cache lines. The extra protocol.PaddingMultiple bytes make
 	// it longer than the largest datagram such a peer sends (PeerMTU+32 bytes, read at udpOffset 0),
 	// so that a datagram which fills it was truncated (see divert).
-	bufLen := (tunOffset + max(cfg.MTU, cfg.PeerMTU) + PaddingMultiple + TagSize + 63) &^ 63
+	bufLen := (tunOffset + max(cfg.MTU, cfg.PeerMTU) + protocol.PaddingMultiple + kernels.TagSize + 63) &^ 63
 	batchBytes := batch.BatchBytesFor(bufLen)
 	if cfg.Batches > maxBatches {
 		return nil, fmt.Errorf("dataplane: Batches %d exceeds %d, the most whose counters the replay window covers", cfg.Batches, maxBatches)
@@ -531,7 +532,7 @@ func (d *Device) sendLateStaged(b *unit) {
 		if now.IsZero() {
 			now = time.Now()
 		}
-		if kp := p.current.Load(); kp != nil && !kp.expired(now) && kp.sendCounter.Load() < RejectAfterMessages {
+		if kp := p.current.Load(); kp != nil && !kp.expired(now) && kp.sendCounter.Load() < protocol.RejectAfterMessages {
 			d.sendStaged(p)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/wirebatch/wirebatch/dataplane/tuntest"
 	"github.com/wirebatch/wirebatch/dataplane/udptest"
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // blockingCP is a control plane whose HandleHandshake waits until released, to fill the queue.
@@ -76,12 +77,12 @@ func TestDeviceMixedBatch(t *testing.T) {
 		return m
 	}
 	batch := [][]byte{
-		hs(dataplane.MessageInitiationType, dataplane.MessageInitiationSize),
+		hs(protocol.TypeInitiation, protocol.InitiationSize),
 		seal(0),
 		[]byte("garbage"),
-		hs(dataplane.MessageResponseType, dataplane.MessageResponseSize),
+		hs(protocol.TypeResponse, protocol.ResponseSize),
 		seal(1),
-		hs(dataplane.MessageCookieReplyType, dataplane.MessageCookieReplySize),
+		hs(protocol.TypeCookieReply, protocol.CookieReplySize),
 		seal(2),
 	}
 	roamed := netip.MustParseAddrPort("198.51.100.9:7")
@@ -142,8 +143,8 @@ func TestHandshakeQueueBounded(t *testing.T) {
 	msgs := make([][]byte, n)
 	dsts := make([]netip.AddrPort, n)
 	for i := range msgs {
-		msgs[i] = make([]byte, dataplane.MessageInitiationSize)
-		msgs[i][0] = dataplane.MessageInitiationType
+		msgs[i] = make([]byte, protocol.InitiationSize)
+		msgs[i][0] = protocol.TypeInitiation
 		dsts[i] = eps[1]
 	}
 	if err := src.WriteBatch(msgs, dsts); err != nil {

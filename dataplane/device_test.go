@@ -13,6 +13,7 @@ import (
 	"github.com/wirebatch/wirebatch/dataplane/tuntest"
 	"github.com/wirebatch/wirebatch/dataplane/udptest"
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // node is one device of a test network with its doubles.
@@ -198,8 +199,8 @@ func TestDeviceControlPath(t *testing.T) {
 	}
 
 	// Handshake messages reach the control plane; a malformed one of a handshake type does not.
-	init := make([]byte, dataplane.MessageInitiationSize)
-	init[0] = dataplane.MessageInitiationType
+	init := make([]byte, protocol.InitiationSize)
+	init[0] = protocol.TypeInitiation
 	if err := a.dev.SendHandshake(eps[1], init); err != nil {
 		t.Fatal(err)
 	}

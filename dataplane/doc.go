@@ -33,9 +33,9 @@
 //	timer actions:              ActionSendKeepalive: dev.SendKeepalive(p); ActionZeroKeys: p.ExpireKeypairs()
 //	                            ActionGiveUp: dev.DropStaged(p); ActionSendInitiation: initiate
 //
-// The data path enforces the key limits itself (RejectAfterTime, RejectAfterMessages: VerdictKeyExpired)
-// and asks for rekeys (RekeyAfterTime for the initiator, RekeyAfterMessages, and on receive near
-// RejectAfterTime); the control plane decides when to act. A Device keeps the last MaxStaged packets
+// The data path enforces the key limits itself (protocol.RejectAfterTime, protocol.RejectAfterMessages: VerdictKeyExpired)
+// and asks for rekeys (protocol.RekeyAfterTime for the initiator, protocol.RekeyAfterMessages, and on receive near
+// protocol.RejectAfterTime); the control plane decides when to act. A Device keeps the last MaxStaged packets
 // that found no usable keypair per peer (EventNoKeypair) and sends them once a keypair may send;
 // ActionGiveUp maps to Device.DropStaged. PeerEvent may call any Device method; KeypairRetired runs
 // under the peer's lock and must not call back for that peer.

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // Encrypter runs the encrypt stage for one goroutine at a time.
@@ -72,9 +73,9 @@ func NewEncrypter(s *PeerSet, mtu int) *Encrypter {
 // keepalive for the peer in Peers[i]; any other packet is an IPv4 or IPv6 packet routed by its
 // destination address.
 //
-// Room: p.Offset must leave HeaderSize bytes of headroom, and len(Bufs[i]) must hold the padded packet
+// Room: p.Offset must leave protocol.TransportHeaderSize bytes of headroom, and len(Bufs[i]) must hold the padded packet
 // and the tag after Offset; otherwise the packet is VerdictMalformed. For VerdictOK, the message is
-// Bufs[i][Offset-HeaderSize:][:Sizes[i]]; for other verdicts the packet and Sizes[i] are left as they
+// Bufs[i][Offset-protocol.TransportHeaderSize:][:Sizes[i]]; for other verdicts the packet and Sizes[i] are left as they
 // were (a Device stages packets of VerdictNoKey and VerdictKeyExpired for after the handshake).
 // Counters and events are updated once per peer.
 func (e *Encrypter) Encrypt(p Packets) {
@@ -87,7 +88,7 @@ func (e *Encrypter) encrypt(p Packets) {
 	now := time.Now()
 	e.ng = 0
 	routes := &e.set.routes
-	headroom := p.Offset >= HeaderSize
+	headroom := p.Offset >= protocol.TransportHeaderSize
 
 	// Pass 1: classify and group.
 	for i, buf := range p.Bufs {
@@ -124,7 +125,7 @@ func (e *Encrypter) encrypt(p Packets) {
 		}
 		gi := e.groupOf(peer, now)
 		g := &e.groups[gi]
-		if g.verdict == VerdictOK && p.Offset+paddedLen(size, e.mtu)+TagSize > len(buf) {
+		if g.verdict == VerdictOK && p.Offset+paddedLen(size, e.mtu)+kernels.TagSize > len(buf) {
 			v = VerdictMalformed
 		} else {
 			v = g.verdict
@@ -147,17 +148,17 @@ func (e *Encrypter) encrypt(p Packets) {
 		}
 		kp := g.kp
 		// One Add per peer per batch. The check in groupOf saw the counter below
-		// RejectAfterMessages; between that Load and this Add each other worker can add at most
-		// MaxBatch, and the 2^13 counters between RejectAfterMessages and 2^64 absorb up to 64
+		// protocol.RejectAfterMessages; between that Load and this Add each other worker can add at most
+		// MaxBatch, and the 2^13 counters between protocol.RejectAfterMessages and 2^64 absorb up to 64
 		// such workers (Device caps its workers below that), so the run never wraps.
 		end := kp.sendCounter.Add(uint64(g.n))
 		g.next = end - uint64(g.n)
-		if end > RejectAfterMessages || end < uint64(g.n) {
+		if end > protocol.RejectAfterMessages || end < uint64(g.n) {
 			g.verdict = VerdictKeyExpired
 			g.events |= EventNoKeypair | EventRekeyNeeded
 			continue
 		}
-		if end >= RekeyAfterMessages || (kp.initiator && now.Sub(kp.created) >= RekeyAfterTime) {
+		if end >= protocol.RekeyAfterMessages || (kp.initiator && now.Sub(kp.created) >= protocol.RekeyAfterTime) {
 			g.events |= EventRekeyNeeded
 		}
 	}
@@ -177,17 +178,17 @@ func (e *Encrypter) encrypt(p Packets) {
 		padded := paddedLen(size, e.mtu)
 		ctr := g.next
 		g.next++
-		putHeader(buf[p.Offset-HeaderSize:p.Offset], g.kp.remoteIndex, ctr)
+		putHeader(buf[p.Offset-protocol.TransportHeaderSize:p.Offset], g.kp.remoteIndex, ctr)
 		clear(buf[p.Offset+size : p.Offset+padded])
 		putNonce(&e.nonces[m], ctr)
 		e.ops[m] = kernels.Op{
 			Key:   g.kp.send,
 			Nonce: e.nonces[m][:],
 			Src:   buf[p.Offset : p.Offset+padded],
-			Dst:   buf[p.Offset : p.Offset+padded+TagSize],
+			Dst:   buf[p.Offset : p.Offset+padded+kernels.TagSize],
 		}
 		m++
-		n := HeaderSize + padded + TagSize
+		n := protocol.TransportHeaderSize + padded + kernels.TagSize
 		p.Sizes[i] = n
 		if p.Addrs != nil {
 			p.Addrs[i] = g.endpoint
@@ -258,7 +259,7 @@ func (e *Encrypter) groupOf(peer *Peer, now time.Time) int {
 			break
 		}
 	}
-	if g.kp.expired(now) || g.kp.sendCounter.Load() >= RejectAfterMessages {
+	if g.kp.expired(now) || g.kp.sendCounter.Load() >= protocol.RejectAfterMessages {
 		g.verdict = VerdictKeyExpired
 		g.events |= EventNoKeypair | EventRekeyNeeded
 	}

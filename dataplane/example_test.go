@@ -6,6 +6,7 @@ import (
 
 	"github.com/wirebatch/wirebatch/dataplane"
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // The stages on their own, as an embedder with its own I/O uses them: one PeerSet per side, an
@@ -28,7 +29,7 @@ func Example_stages() {
 		SendKey: recvKey, ReceiveKey: sendKey, LocalIndex: 2, RemoteIndex: 1, Initiator: true})
 
 	// One IPv4 packet 10.0.0.1 -> 10.0.0.2 at offset 16, room for the tag after it.
-	const offset = dataplane.HeaderSize
+	const offset = protocol.TransportHeaderSize
 	buf := make([]byte, 2048)
 	pkt := buf[offset : offset+28]
 	pkt[0], pkt[3] = 0x45, 28
@@ -38,7 +39,7 @@ func Example_stages() {
 	out := dataplane.Packets{Bufs: [][]byte{buf}, Sizes: []int{28}, Offset: offset,
 		Addrs: make([]netip.AddrPort, 1), Peers: make([]*dataplane.Peer, 1), Verdicts: make([]dataplane.Verdict, 1)}
 	dataplane.NewEncrypter(alice, 1420).Encrypt(out)
-	msg := buf[offset-dataplane.HeaderSize:][:out.Sizes[0]]
+	msg := buf[offset-protocol.TransportHeaderSize:][:out.Sizes[0]]
 	fmt.Println(out.Verdicts[0], len(msg), "bytes to", out.Addrs[0])
 
 	again := append([]byte(nil), msg...) // the same datagram, delivered twice

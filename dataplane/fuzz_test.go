@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // FuzzDecrypt feeds the decrypt stage arbitrary datagrams, seeded with real messages (data, keepalive,
@@ -20,7 +21,7 @@ func FuzzDecrypt(f *testing.F) {
 			peer = a.peer
 		}
 		out := encryptOne(a, pkt, peer)
-		msg := append([]byte{}, out.Bufs[0][out.Offset-HeaderSize:][:out.Sizes[0]]...)
+		msg := append([]byte{}, out.Bufs[0][out.Offset-protocol.TransportHeaderSize:][:out.Sizes[0]]...)
 		sealed[string(msg)] = pkt
 		return msg
 	}
@@ -52,7 +53,7 @@ func FuzzDecrypt(f *testing.F) {
 			if !ok {
 				t.Fatalf("accepted a datagram nobody sealed: %x", data)
 			}
-			if got := in.Bufs[0][in.Offset+HeaderSize:][:in.Sizes[0]]; !bytes.Equal(got, pkt) {
+			if got := in.Bufs[0][in.Offset+protocol.TransportHeaderSize:][:in.Sizes[0]]; !bytes.Equal(got, pkt) {
 				t.Fatalf("accepted %x as %x, sealed %x", data, got, pkt)
 			}
 		}

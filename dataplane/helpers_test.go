@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 var (
@@ -163,7 +164,7 @@ func transfer(out, in Packets, src netip.AddrPort) (Packets, []int) {
 		if out.Verdicts[i] != VerdictOK {
 			continue
 		}
-		msg := out.Bufs[i][out.Offset-HeaderSize:][:out.Sizes[i]]
+		msg := out.Bufs[i][out.Offset-protocol.TransportHeaderSize:][:out.Sizes[i]]
 		in.Sizes[k] = copy(in.Bufs[k][in.Offset:], msg)
 		in.Addrs[k] = src
 		from = append(from, i)

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // KeypairConfig is the plain result of a handshake, as the control plane hands it over.
@@ -137,9 +138,9 @@ func (kp *Keypair) release() {
 	}
 }
 
-// expired reports whether the keypair may no longer be used at time now (RejectAfterTime, section 6.2).
+// expired reports whether the keypair may no longer be used at time now (protocol.RejectAfterTime, section 6.2).
 func (kp *Keypair) expired(now time.Time) bool {
-	return now.Sub(kp.created) >= RejectAfterTime
+	return now.Sub(kp.created) >= protocol.RejectAfterTime
 }
 
 // indexShards splits the index table so that installing a keypair copies only one small map.

@@ -19,7 +19,7 @@ const (
 	EventKeepaliveReceived                   // an authenticated, non-replayed keepalive arrived
 	EventEndpointChanged                     // an authenticated message came from a new source address (roaming, section 2.1); Peer.Endpoint is updated
 	EventKeypairConfirmed                    // the responder's next keypair became current (first message on it from the initiator)
-	EventRekeyNeeded                         // the current keypair passed RekeyAfterMessages or RekeyAfterTime (section 6.2): start a handshake
+	EventRekeyNeeded                         // the current keypair passed protocol.RekeyAfterMessages or protocol.RekeyAfterTime (section 6.2): start a handshake
 	EventNoKeypair                           // an outbound packet found no usable keypair and was dropped: start a handshake
 )
 

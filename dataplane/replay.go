@@ -1,5 +1,7 @@
 package dataplane
 
+import "github.com/wirebatch/wirebatch/protocol"
+
 // Anti-replay window of RFC 6479 ("IPsec Anti-Replay Algorithm without Bit Shifting").
 //
 // The window is a ring of replayWords 64-bit words. Counter c owns bit c%64 of word (c/64)%replayWords.
@@ -10,7 +12,7 @@ package dataplane
 //
 // The WireGuard paper (section 5.4.6) requires the check to happen only after the message has been
 // authenticated, so that forged counters cannot move the window; the decrypt stage calls Check after
-// kernels.Open succeeds. Counters at or above RejectAfterMessages are refused here as well.
+// kernels.Open succeeds. Counters at or above protocol.RejectAfterMessages are refused here as well.
 
 const (
 	replayWords = 128
@@ -31,7 +33,7 @@ func (f *ReplayFilter) Reset() { *f = ReplayFilter{} }
 // Check reports whether counter is new and inside the window, and if so records it: a second Check
 // of the same counter returns false.
 func (f *ReplayFilter) Check(counter uint64) bool {
-	if counter >= RejectAfterMessages {
+	if counter >= protocol.RejectAfterMessages {
 		return false
 	}
 	block := counter / 64

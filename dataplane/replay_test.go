@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 func TestReplayFilterTable(t *testing.T) {
@@ -34,12 +36,12 @@ func TestReplayFilterTable(t *testing.T) {
 		}},
 		{"jump by one block keeps neighbours", []step{{63, true}, {64, true}, {63, false}, {0, true}, {0, false}}},
 		{"counter limit", []step{
-			{RejectAfterMessages - 1, true},
-			{RejectAfterMessages, false},
-			{RejectAfterMessages + 1, false},
+			{protocol.RejectAfterMessages - 1, true},
+			{protocol.RejectAfterMessages, false},
+			{protocol.RejectAfterMessages + 1, false},
 			{1<<64 - 1, false},
-			{RejectAfterMessages - 2, true},
-			{RejectAfterMessages - 1, false},
+			{protocol.RejectAfterMessages - 2, true},
+			{protocol.RejectAfterMessages - 1, false},
 		}},
 	}
 	for _, c := range cases {

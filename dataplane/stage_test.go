@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/chacha20poly1305"
 
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // roundTrip seals pkts at a, opens them at b, and checks every verdict is OK and every packet arrives
@@ -26,7 +27,7 @@ func roundTrip(t *testing.T, a, b *end, pkts [][]byte) {
 		if v != VerdictOK {
 			t.Fatalf("encrypt packet %d (%d bytes): verdict %v", i, len(pkts[i]), v)
 		}
-		if want := HeaderSize + paddedLen(len(pkts[i]), 1420) + TagSize; out.Sizes[i] != want {
+		if want := protocol.TransportHeaderSize + paddedLen(len(pkts[i]), 1420) + kernels.TagSize; out.Sizes[i] != want {
 			t.Fatalf("encrypt packet %d: message of %d bytes, want %d", i, out.Sizes[i], want)
 		}
 		if out.Peers[i] != a.peer || out.Addrs[i] != a.peer.Endpoint() {
@@ -39,7 +40,7 @@ func roundTrip(t *testing.T, a, b *end, pkts [][]byte) {
 		if v != VerdictOK {
 			t.Fatalf("decrypt packet %d: verdict %v", i, v)
 		}
-		got := in.Bufs[i][in.Offset+HeaderSize:][:in.Sizes[i]]
+		got := in.Bufs[i][in.Offset+protocol.TransportHeaderSize:][:in.Sizes[i]]
 		if !bytes.Equal(got, pkts[i]) {
 			t.Fatalf("decrypt packet %d: got %x, want %x", i, got, pkts[i])
 		}
@@ -97,7 +98,7 @@ func TestMessageFormat(t *testing.T) {
 		pkt := ipPacket(addrA4, addrB4, 99, 7)
 		out := load(newPackets(1), [][]byte{pkt})
 		a.enc.Encrypt(out)
-		msg := out.Bufs[0][out.Offset-HeaderSize:][:out.Sizes[0]]
+		msg := out.Bufs[0][out.Offset-protocol.TransportHeaderSize:][:out.Sizes[0]]
 		wantHdr := []byte{4, 0, 0, 0, 2, 0, 0, 0, 8, 7, 6, 5, 4, 3, 2, 1}
 		if !bytes.Equal(msg[:16], wantHdr) {
 			t.Fatalf("%v header %x, want %x", suite, msg[:16], wantHdr)
@@ -136,12 +137,12 @@ func TestPaddedLen(t *testing.T) {
 // sealRaw builds a transport message from kp's send key for an arbitrary plaintext, bypassing the
 // encrypt stage's checks, to feed the decrypt stage inner packets the encrypt stage would refuse.
 func sealRaw(kp *Keypair, counter uint64, pt []byte) []byte {
-	msg := make([]byte, HeaderSize+len(pt)+TagSize)
+	msg := make([]byte, protocol.TransportHeaderSize+len(pt)+kernels.TagSize)
 	putHeader(msg, kp.remoteIndex, counter)
 	var nonce [12]byte
 	putNonce(&nonce, counter)
-	copy(msg[HeaderSize:], pt)
-	kernels.Seal([]kernels.Op{{Key: kp.send, Nonce: nonce[:], Src: msg[HeaderSize : HeaderSize+len(pt)], Dst: msg[HeaderSize:]}})
+	copy(msg[protocol.TransportHeaderSize:], pt)
+	kernels.Seal([]kernels.Op{{Key: kp.send, Nonce: nonce[:], Src: msg[protocol.TransportHeaderSize : protocol.TransportHeaderSize+len(pt)], Dst: msg[protocol.TransportHeaderSize:]}})
 	return msg
 }
 
@@ -188,13 +189,13 @@ func TestEncryptVerdicts(t *testing.T) {
 	}
 	// No headroom, no tailroom, size beyond the buffer.
 	p := load(newPackets(3), [][]byte{ok, ok, ok})
-	p.Offset = HeaderSize - 1
+	p.Offset = protocol.TransportHeaderSize - 1
 	a.enc.Encrypt(p)
 	if p.Verdicts[0] != VerdictMalformed {
 		t.Errorf("no headroom: %v", p.Verdicts[0])
 	}
 	p = load(newPackets(4), [][]byte{ok, ok, ok, ok})
-	p.Bufs[0] = p.Bufs[0][:p.Offset+100+TagSize] // room for the packet and tag but not the padding
+	p.Bufs[0] = p.Bufs[0][:p.Offset+100+kernels.TagSize] // room for the packet and tag but not the padding
 	p.Sizes[1] = testBufSize
 	p.Sizes[2] = -1
 	p.Sizes[3] = math.MaxInt
@@ -224,31 +225,31 @@ func TestEncryptVerdicts(t *testing.T) {
 	}
 
 	// Limits: the last counter may be used, the one after it may not.
-	a.kp.sendCounter.Store(RejectAfterMessages - 1)
+	a.kp.sendCounter.Store(protocol.RejectAfterMessages - 1)
 	if v := encryptOne(a, ok, nil).Verdicts[0]; v != VerdictOK {
 		t.Errorf("last counter: %v", v)
 	}
 	if v := encryptOne(a, ok, nil).Verdicts[0]; v != VerdictKeyExpired {
-		t.Errorf("counter at RejectAfterMessages: %v", v)
+		t.Errorf("counter at protocol.RejectAfterMessages: %v", v)
 	}
-	a.kp.sendCounter.Store(RejectAfterMessages - 1)
+	a.kp.sendCounter.Store(protocol.RejectAfterMessages - 1)
 	p = load(newPackets(2), [][]byte{ok, ok})
 	a.enc.Encrypt(p)
 	if p.Verdicts[0] != VerdictKeyExpired || p.Verdicts[1] != VerdictKeyExpired {
-		t.Errorf("batch crossing RejectAfterMessages: %v", p.Verdicts)
+		t.Errorf("batch crossing protocol.RejectAfterMessages: %v", p.Verdicts)
 	}
 	if ev := a.log.take(a.peer); ev&EventRekeyNeeded == 0 {
 		t.Errorf("no rekey request at the message limit: %b", ev)
 	}
-	a.kp.sendCounter.Store(RekeyAfterMessages)
+	a.kp.sendCounter.Store(protocol.RekeyAfterMessages)
 	if v := encryptOne(a, ok, nil).Verdicts[0]; v != VerdictOK {
-		t.Errorf("past RekeyAfterMessages: %v", v)
+		t.Errorf("past protocol.RekeyAfterMessages: %v", v)
 	}
 	if ev := a.log.take(a.peer); ev != EventDataSent|EventRekeyNeeded {
-		t.Errorf("past RekeyAfterMessages: events %b", ev)
+		t.Errorf("past protocol.RekeyAfterMessages: events %b", ev)
 	}
 
-	// Age: rekey after RekeyAfterTime (initiator only), reject after RejectAfterTime.
+	// Age: rekey after protocol.RekeyAfterTime (initiator only), reject after protocol.RejectAfterTime.
 	for _, c := range []struct {
 		age       int // seconds
 		initiator bool
@@ -280,7 +281,7 @@ func TestDecryptVerdicts(t *testing.T) {
 	a, b := newPair(t, kernels.ChaCha20Poly1305)
 	good := func(n int) []byte {
 		out := encryptOne(a, ipPacket(addrA4, addrB4, n, byte(n)), nil)
-		return append([]byte{}, out.Bufs[0][out.Offset-HeaderSize:][:out.Sizes[0]]...)
+		return append([]byte{}, out.Bufs[0][out.Offset-protocol.TransportHeaderSize:][:out.Sizes[0]]...)
 	}
 	m1 := good(100)
 	if v, n := decryptOne(b, m1, endA); v != VerdictOK || n != 100 {
@@ -302,23 +303,23 @@ func TestDecryptVerdicts(t *testing.T) {
 	}
 
 	forged := good(100)
-	forged[HeaderSize+5] ^= 1
+	forged[protocol.TransportHeaderSize+5] ^= 1
 	if v, _ := decryptOne(b, forged, endA); v != VerdictAuthFailed {
 		t.Errorf("forged message: %v", v)
 	}
 	forged = good(100)
-	forged[offsetCounter] ^= 1 // a different counter gives a different nonce
+	forged[protocol.TransportCounterOffset] ^= 1 // a different counter gives a different nonce
 	if v, _ := decryptOne(b, forged, endA); v != VerdictAuthFailed {
 		t.Errorf("message with a changed counter: %v", v)
 	}
 	unknown := good(100)
-	unknown[offsetReceiver] = 99
+	unknown[protocol.TransportReceiverOffset] = 99
 	if v, _ := decryptOne(b, unknown, endA); v != VerdictNoKey {
 		t.Errorf("unknown receiver index: %v", v)
 	}
-	limit := sealRaw(a.kp, RejectAfterMessages, ipPacket(addrA4, addrB4, 60, 0))
+	limit := sealRaw(a.kp, protocol.RejectAfterMessages, ipPacket(addrA4, addrB4, 60, 0))
 	if v, _ := decryptOne(b, limit, endA); v != VerdictKeyExpired {
-		t.Errorf("counter at RejectAfterMessages: %v", v)
+		t.Errorf("counter at protocol.RejectAfterMessages: %v", v)
 	}
 
 	ctr := uint64(1000)
@@ -336,7 +337,7 @@ func TestDecryptVerdicts(t *testing.T) {
 		"inner short v6":       {raw(ipPacket(addrA6, addrB6, 40, 0)[:39]), VerdictMalformed},
 		"inner length too big": {raw(ok4[:59]), VerdictMalformed},
 		"inner length < 20":    {raw(append([]byte{0x45, 0, 0, 19}, ok4[4:]...)), VerdictMalformed},
-		"too short":            {m1[:MinTransportSize-1], VerdictMalformed},
+		"too short":            {m1[:Overhead-1], VerdictMalformed},
 		"handshake type":       {append([]byte{1}, m1[1:]...), VerdictMalformed},
 		"reserved bits":        {append([]byte{4, 0, 1}, m1[3:]...), VerdictMalformed},
 		"empty":                {nil, VerdictMalformed},
@@ -375,7 +376,7 @@ func TestDecryptVerdicts(t *testing.T) {
 	// Expired receive keypair.
 	b.peer.ExpireKeypairs()
 	if _, err := b.set.InstallKeypair(b.peer, KeypairConfig{Suite: kernels.ChaCha20Poly1305, SendKey: keyBA, ReceiveKey: keyAB,
-		LocalIndex: 2, RemoteIndex: 1, Initiator: true, Created: agedBy(RejectAfterTime + secs(1))}); err != nil {
+		LocalIndex: 2, RemoteIndex: 1, Initiator: true, Created: agedBy(protocol.RejectAfterTime + secs(1))}); err != nil {
 		t.Fatal(err)
 	}
 	if v, _ := decryptOne(b, good(100), endA); v != VerdictKeyExpired {
@@ -389,7 +390,7 @@ func TestRoamingAndRekeyOnReceive(t *testing.T) {
 	b.log.take(b.peer)
 	out := encryptOne(a, ipPacket(addrA4, addrB4, 80, 0), nil)
 	moved := netip.MustParseAddrPort("[2001:db8::7]:4000")
-	if v, _ := decryptOne(b, out.Bufs[0][out.Offset-HeaderSize:][:out.Sizes[0]], moved); v != VerdictOK {
+	if v, _ := decryptOne(b, out.Bufs[0][out.Offset-protocol.TransportHeaderSize:][:out.Sizes[0]], moved); v != VerdictOK {
 		t.Fatalf("verdict %v", v)
 	}
 	if b.peer.Endpoint() != moved {
@@ -399,20 +400,20 @@ func TestRoamingAndRekeyOnReceive(t *testing.T) {
 		t.Errorf("roaming events %b", ev)
 	}
 	// A forged message from elsewhere does not move the endpoint.
-	msg := append([]byte{}, out.Bufs[0][out.Offset-HeaderSize:][:out.Sizes[0]]...)
+	msg := append([]byte{}, out.Bufs[0][out.Offset-protocol.TransportHeaderSize:][:out.Sizes[0]]...)
 	msg[20] ^= 1
 	if v, _ := decryptOne(b, msg, endA); v != VerdictAuthFailed || b.peer.Endpoint() != moved {
 		t.Errorf("forged message: verdict %v, endpoint %v", v, b.peer.Endpoint())
 	}
 
-	// An initiator receiving on a keypair near RejectAfterTime asks for a rekey.
+	// An initiator receiving on a keypair near protocol.RejectAfterTime asks for a rekey.
 	a.peer.ExpireKeypairs()
 	if _, err := a.set.InstallKeypair(a.peer, KeypairConfig{Suite: kernels.ChaCha20Poly1305, SendKey: keyAB, ReceiveKey: keyBA,
 		LocalIndex: 1, RemoteIndex: 2, Initiator: true, Created: agedBy(rekeyOnReceiveAge + secs(1))}); err != nil {
 		t.Fatal(err)
 	}
 	back := encryptOne(b, ipPacket(addrB4, addrA4, 80, 0), nil)
-	if v, _ := decryptOne(a, back.Bufs[0][back.Offset-HeaderSize:][:back.Sizes[0]], endB); v != VerdictOK {
+	if v, _ := decryptOne(a, back.Bufs[0][back.Offset-protocol.TransportHeaderSize:][:back.Sizes[0]], endB); v != VerdictOK {
 		t.Fatalf("verdict %v", v)
 	}
 	if ev := a.log.take(a.peer); ev&EventRekeyNeeded == 0 {
@@ -511,7 +512,7 @@ func TestConcurrentStages(t *testing.T) {
 						t.Errorf("encrypt: %v", v)
 						continue
 					}
-					sealed = append(sealed, append([]byte{}, out.Bufs[j][out.Offset-HeaderSize:][:out.Sizes[j]]...))
+					sealed = append(sealed, append([]byte{}, out.Bufs[j][out.Offset-protocol.TransportHeaderSize:][:out.Sizes[j]]...))
 				}
 				msgs <- sealed
 			}
@@ -589,7 +590,7 @@ func TestRoamingFollowsNewestCounter(t *testing.T) {
 	roundTrip(t, a, b, [][]byte{ipPacket(addrA4, addrB4, 80, 0)})
 	older := encryptOne(a, ipPacket(addrA4, addrB4, 80, 1), nil)
 	newer := encryptOne(a, ipPacket(addrA4, addrB4, 80, 2), nil)
-	wire := func(p Packets) []byte { return p.Bufs[0][p.Offset-HeaderSize:][:p.Sizes[0]] }
+	wire := func(p Packets) []byte { return p.Bufs[0][p.Offset-protocol.TransportHeaderSize:][:p.Sizes[0]] }
 	prev := netip.MustParseAddrPort("192.0.2.50:4000")
 	now := netip.MustParseAddrPort("198.51.100.60:5000")
 	if v, _ := decryptOne(b, wire(newer), now); v != VerdictOK {

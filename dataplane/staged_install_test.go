@@ -10,6 +10,7 @@ import (
 	"github.com/wirebatch/wirebatch/dataplane/tuntest"
 	"github.com/wirebatch/wirebatch/dataplane/udptest"
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // installingCP installs a keypair from PeerEvent as soon as a peer reports EventNoKeypair, as a
@@ -57,7 +58,7 @@ func TestDeviceStagingBeforeInstall(t *testing.T) {
 	if _, err := peer.ReadBatch(bufs, sizes, srcs); err != nil {
 		t.Fatalf("the staged packet never left: %v; %+v", err, dev.Stats())
 	}
-	if dataplane.MessageType(bufs[0][:sizes[0]]) != dataplane.MessageTransportType || sizes[0] < 60+dataplane.Overhead {
+	if dataplane.MessageType(bufs[0][:sizes[0]]) != protocol.TypeTransport || sizes[0] < 60+dataplane.Overhead {
 		t.Fatalf("got a %d-byte datagram of type %d, want the packet as a transport message", sizes[0], dataplane.MessageType(bufs[0][:sizes[0]]))
 	}
 }

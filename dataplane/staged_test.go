@@ -11,6 +11,7 @@ import (
 	"github.com/wirebatch/wirebatch/dataplane/tuntest"
 	"github.com/wirebatch/wirebatch/dataplane/udptest"
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // expectPackets reads want's packets from n's TUN, in order.
@@ -121,8 +122,8 @@ func (c *initiatingCP) Attach(d *dataplane.Device) { c.dev = d; c.StaticKeys.Att
 func (c *initiatingCP) PeerEvent(p *dataplane.Peer, ev dataplane.Event) {
 	c.StaticKeys.PeerEvent(p, ev)
 	if ev&dataplane.EventNoKeypair != 0 {
-		msg := make([]byte, dataplane.MessageInitiationSize)
-		msg[0] = dataplane.MessageInitiationType
+		msg := make([]byte, protocol.InitiationSize)
+		msg[0] = protocol.TypeInitiation
 		c.dev.SendHandshake(p.Endpoint(), msg)
 		if c.keepalive.CompareAndSwap(false, true) {
 			c.dev.SendKeepalive(p) // no keypair: reports EventNoKeypair again, from here

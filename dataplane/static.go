@@ -8,7 +8,7 @@ import (
 
 // StaticKeys is a Handshaker for tests and for users who manage keys themselves: it installs the
 // keypairs it is given, counts and ignores handshake messages, and records the events it sees. It
-// never rekeys, so a session it installs stops after RejectAfterTime or RejectAfterMessages, as
+// never rekeys, so a session it installs stops after protocol.RejectAfterTime or protocol.RejectAfterMessages, as
 // WireGuard requires; install a fresh one (new keys, new indices) before then. Both ends should
 // install as Initiator so that each sends at once, without waiting for a confirmation.
 type StaticKeys struct {

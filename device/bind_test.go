@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -276,5 +277,30 @@ func TestNoPrivateKeyDropsTraffic(t *testing.T) {
 		}
 		tunc.Outbound <- ipv4Packet(src, dst, seq)
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCloseLeavesNoGoroutine: Close stops everything a Device started, up or down, on either kind
+// of bind.
+func TestCloseLeavesNoGoroutine(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for _, bind := range []conn.Bind{newChanBind(), conn.NewStdNetBind()} {
+		d := NewDevice(tuntest.NewChannelTUN().TUN(), bind, nil)
+		if err := d.Up(); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.IpcSet("listen_port=0\n"); err != nil {
+			t.Fatal(err)
+		}
+		d.Close()
+		<-d.Wait()
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for runtime.NumGoroutine() > before {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

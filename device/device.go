@@ -97,7 +97,7 @@ func NewDevice(tunDevice tun.Device, bind conn.Bind, logger *Logger) *Device {
 		d.log.Errorf("MTU %d out of range, using %d", mtu, min(max(mtu, 576), 65535))
 		mtu = min(max(mtu, 576), 65535)
 	}
-	d.net = newNetBind(bind, max(mtu, 1500)+dataplane.HeaderSize+dataplane.TagSize, d.log.Errorf)
+	d.net = newNetBind(bind, max(mtu, 1500)+dataplane.Overhead, d.log.Errorf)
 	d.id = handshake.NewIdentity(handshake.PrivateKey{}, handshake.Limits{})
 	d.cp = handshake.NewControlPlane(d.id, d.log.Verbosef)
 	d.dp, err = dataplane.NewDevice(tunDevice, d.net, dataplane.Config{MTU: mtu, Handshaker: d.cp})
@@ -273,16 +273,15 @@ func (d *Device) setPrivateKey(k handshake.PrivateKey) {
 	d.private = k
 }
 
-// addAllowedIP gives prefix to p, taking it from its previous owner, as WireGuard's table does.
+// addAllowedIP gives prefix to p, taking it from its previous owner, as WireGuard's table does. It
+// goes to the end of p's list even if p owned it already, where wireguard-go lists it too.
 func (d *Device) addAllowedIP(p *peer, prefix netip.Prefix) {
 	prefix = prefix.Masked()
-	if old := d.prefixes[prefix]; old != p {
-		if old != nil {
-			old.allowed = without(old.allowed, prefix)
-		}
-		p.allowed = append(p.allowed, prefix)
-		d.prefixes[prefix] = p
+	if old := d.prefixes[prefix]; old != nil {
+		old.allowed = without(old.allowed, prefix)
 	}
+	p.allowed = append(p.allowed, prefix)
+	d.prefixes[prefix] = p
 	d.dp.Peers().AllowedIPs().Insert(prefix, p.dp)
 }
 

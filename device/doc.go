@@ -20,5 +20,6 @@
 // Differences from wireguard-go: with the standard bind the Device opens its own batched sockets on
 // the same port (see NewDevice); an MTU change of the TUN after NewDevice is logged, not applied
 // (the data path sizes its buffers once); tx_bytes and rx_bytes count transport messages (handshake
-// messages are not counted).
+// messages are not counted); an IPv4-mapped IPv6 endpoint is kept and reported as the IPv4 address;
+// Down keeps the peers' timers running, and what they would send fails until Up.
 package device

@@ -5,12 +5,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.zx2c4.com/wireguard/conn"
 	wgdevice "golang.zx2c4.com/wireguard/device"
@@ -264,5 +266,71 @@ func TestIpcHandle(t *testing.T) {
 	}
 	if last := replies[0][len(replies[0])-1]; last != "errno=-22" {
 		t.Fatalf("trailing character after get=1: reply %q, want errno=-22", last)
+	}
+}
+
+// TestUAPIConformanceRandom applies a few hundred random IpcSet operations, drawn from the keys and
+// values of TestUAPIConformance and their errors, to one pair of devices and compares them after
+// each, so that the state carried from one operation to the next is compared too.
+func TestUAPIConformanceRandom(t *testing.T) {
+	k := newTestKeys(t)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed) // printed with a failure, to replay it
+	rng := rand.New(rand.NewPCG(1, seed))
+	pick := func(vs ...string) string { return vs[rng.IntN(len(vs))] }
+	deviceLine := func() string {
+		switch rng.IntN(6) {
+		case 0:
+			return "private_key=" + pick(k.priv[0], k.priv[0], k.priv[1], strings.Repeat("0", 64), "zz")
+		case 1:
+			return "listen_port=" + pick("0", "51820", "51821", "1", "65536")
+		case 2:
+			return "fwmark=" + pick("0", "7", "4294967296")
+		case 3:
+			return "replace_peers=" + pick("true", "true", "false")
+		case 4:
+			return pick("foo=bar", "protocol_version=1")
+		}
+		return "listen_port=51822"
+	}
+	peerLine := func() string {
+		switch rng.IntN(9) {
+		case 0:
+			return "update_only=" + pick("true", "true", "no")
+		case 1:
+			return "remove=" + pick("true", "x")
+		case 2:
+			return "preshared_key=" + pick(k.psk, strings.Repeat("0", 64), "12")
+		case 3:
+			return "endpoint=" + pick("192.0.2.1:51820", "[2001:db8::1]:1", "192.0.2.7:9", "bad")
+		case 4:
+			return "persistent_keepalive_interval=" + pick("0", "25", "70000")
+		case 5:
+			return "replace_allowed_ips=" + pick("true", "true", "false")
+		case 6:
+			return "protocol_version=" + pick("1", "1", "2")
+		}
+		return "allowed_ip=" + pick("", "-") + pick("10.0.0.0/24", "10.0.0.1/32", "10.0.0.0/8", "fd00::/64", "fd00::1/128", "0.0.0.0/0", "10.1.0.0/33")
+	}
+	ours, theirs := newDevicePair(t)
+	for step := range 300 {
+		var b strings.Builder
+		for range rng.IntN(3) {
+			b.WriteString(deviceLine() + "\n")
+		}
+		for range rng.IntN(4) {
+			b.WriteString("public_key=" + pick(k.pub[0], k.pub[1], k.pub[2], k.pub[3]) + "\n")
+			for range rng.IntN(5) {
+				b.WriteString(peerLine() + "\n")
+			}
+		}
+		set := b.String()
+		errOurs, errTheirs := ours.IpcSet(set), theirs.IpcSet(set)
+		if a, b := errorCode(t, errOurs), errorCode(t, errTheirs); a != b {
+			t.Fatalf("step %d, set %q: errno %d (%v), wireguard-go %d (%v)", step, set, a, errOurs, b, errTheirs)
+		}
+		if a, b := normalizedGet(t, ours), normalizedGet(t, theirs); a != b {
+			t.Fatalf("step %d, after set %q:\nours:\n%s\nwireguard-go:\n%s", step, set, a, b)
+		}
 	}
 }

@@ -5,10 +5,10 @@ package handshake
 //	dataplane udpReader --> handshake queue --> HandleHandshake --> Identity.HandleMessage
 //	                                                |--> dataplane.Device.InstallKeypair (new session)
 //	                                                '--> dataplane.Device.SendHandshake (response, cookie reply)
-//	dataplane stages --> PeerEvent --> Peer.PacketSent / PacketReceived / KeypairConfirmed (timers, roaming)
+//	dataplane stages --> PeerEvent --> PeerState.PacketSent / PacketReceived / KeypairConfirmed (timers, roaming)
 //	                                   '--> "initiate" flag --.
 //	timer goroutine (run) <-- wake ----------------------------'   sleeps until Identity.NextDeadline,
-//	                                                               then Peer.Tick: initiations, keepalives,
+//	                                                               then PeerState.Tick: initiations, keepalives,
 //	                                                               giving up, zeroing keys
 //
 // Ownership: HandleHandshake runs on the data plane's handshake goroutines, one per CPU: they screen
@@ -28,6 +28,7 @@ import (
 
 	"github.com/wirebatch/wirebatch/dataplane"
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // Under-load detection for cookies (paper section 5.4.7). The data plane's handshake queue holds 1024
@@ -328,8 +329,8 @@ func (c *ControlPlane) HandleHandshake(msg []byte, src netip.AddrPort) {
 	res, err := c.hs.screen(msg, src) // on every handshake goroutine at once: a flood's whole cost
 	if err == nil {
 		// Past the screen, one message at a time: installing a session, releasing an index and
-		// the timers' key zeroing are ordered assuming a single handler (two at once leaked a
-		// local index in TestControlPlaneZeroKeys).
+		// the timers' key zeroing are ordered assuming a single handler; two handlers at once can
+		// interleave them so that a local index is never released.
 		c.consumeMu.Lock()
 		defer c.consumeMu.Unlock()
 		res, err = c.hs.consume(msg, src, res.Type)
@@ -357,9 +358,9 @@ func (c *ControlPlane) HandleHandshake(msg []byte, src netip.AddrPort) {
 		}
 		return
 	}
-	if res.Type == TypeInitiation || res.Type == TypeResponse {
+	if res.Type == protocol.TypeInitiation || res.Type == protocol.TypeResponse {
 		// The message authenticated the peer: its endpoint follows (roaming, paper section 2.1).
-		// HandleMessage moved the handshake Peer's endpoint already.
+		// HandleMessage moved the PeerState's endpoint already.
 		p.dp.SetEndpoint(src)
 	}
 	if res.Keypair != nil {
@@ -434,8 +435,8 @@ func (c *ControlPlane) PeerEvent(dpp *dataplane.Peer, ev dataplane.Event) {
 	}
 	received := ev&(dataplane.EventDataReceived|dataplane.EventKeepaliveReceived) != 0
 	if received {
-		// The data plane has already moved its endpoint to the message's source; the handshake
-		// Peer follows, so initiations go where the peer is now (roaming, paper section 2.1).
+		// The data plane has already moved its endpoint to the message's source; the PeerState
+		// follows, so initiations go where the peer is now (roaming, paper section 2.1).
 		hp.PacketReceived(dpp.Endpoint(), ev&dataplane.EventDataReceived != 0)
 	}
 	if ev&dataplane.EventKeypairConfirmed != 0 {

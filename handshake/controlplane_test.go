@@ -18,6 +18,7 @@ import (
 	"github.com/wirebatch/wirebatch/dataplane/tuntest"
 	"github.com/wirebatch/wirebatch/dataplane/udptest"
 	"github.com/wirebatch/wirebatch/handshake"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // arrivals counts the numbered test packets (seqPacket) that come out of a TUN.
@@ -300,7 +301,7 @@ func TestControlPlaneRetransmitAndGiveUp(t *testing.T) {
 			if _, err := silent.ReadBatch(bufs, sizes, srcs); err != nil {
 				return
 			}
-			if sizes[0] == handshake.InitiationSize && bufs[0][0] == byte(handshake.TypeInitiation) {
+			if sizes[0] == protocol.InitiationSize && bufs[0][0] == byte(protocol.TypeInitiation) {
 				mu.Lock()
 				sent = append(sent, time.Now())
 				mu.Unlock()
@@ -497,7 +498,7 @@ func TestControlPlaneUnderLoad(t *testing.T) {
 		if _, err := src.ReadBatch(rbufs, sizes, srcs); err != nil {
 			t.Fatalf("no cookie reply to %d initiations within 5s; %s", flood, a.describe())
 		}
-		if sizes[0] == handshake.CookieReplySize && rbufs[0][0] == byte(handshake.TypeCookie) {
+		if sizes[0] == protocol.CookieReplySize && rbufs[0][0] == byte(protocol.TypeCookieReply) {
 			cookies++
 		}
 	}
@@ -537,8 +538,8 @@ func TestControlStatsAccountForEveryMessage(t *testing.T) {
 	msgs := make([][]byte, forged)
 	dsts := make([]netip.AddrPort, forged)
 	for i := range msgs {
-		msgs[i] = make([]byte, handshake.InitiationSize)
-		msgs[i][0] = byte(handshake.TypeInitiation)
+		msgs[i] = make([]byte, protocol.InitiationSize)
+		msgs[i][0] = byte(protocol.TypeInitiation)
 		msgs[i][10] = byte(i) // its MAC1, all zero, is wrong
 		dsts[i] = b.udp
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // Cookies (WireGuard paper section 5.4.7). A responder under load answers a handshake message that
@@ -97,8 +98,8 @@ func (c *cookieChecker) checkMAC2(msg []byte, mac2Offset int, src netip.AddrPort
 // and XAEAD(cookie key, nonce, τ, AD = msg's MAC1).
 func (c *cookieChecker) createReply(msg []byte, mac1Offset int, src netip.AddrPort) []byte {
 	cookie := c.cookieFor(src)
-	reply := make([]byte, CookieReplySize)
-	reply[0] = byte(TypeCookie)
+	reply := make([]byte, protocol.CookieReplySize)
+	reply[0] = byte(protocol.TypeCookieReply)
 	copy(reply[cookieReceiver:cookieReceiver+4], msg[4:8])
 	nonce := reply[cookieNonce:cookieBox]
 	rand.Read(nonce) // never fails (crypto/rand, Go 1.24+)

@@ -10,6 +10,8 @@ import (
 
 	"golang.org/x/crypto/blake2s"
 	"golang.org/x/crypto/chacha20poly1305"
+
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // underLoadInitiation makes b under load and returns a's initiation with b's cookie reply to it.
@@ -24,7 +26,7 @@ func underLoadInitiation(t *testing.T, tp *testPair) (init, reply []byte) {
 	if !errors.Is(err, ErrMAC2) {
 		t.Fatalf("initiation without mac2 under load: %v, want ErrMAC2", err)
 	}
-	if res.Keypair != nil || len(res.Reply) != CookieReplySize {
+	if res.Keypair != nil || len(res.Reply) != protocol.CookieReplySize {
 		t.Fatalf("under load: keypair %v, reply of %d bytes; want none and a cookie reply", res.Keypair, len(res.Reply))
 	}
 	return init, res.Reply
@@ -59,7 +61,7 @@ func TestCookieRoundTripEnablesHandshakeUnderLoad(t *testing.T) {
 	tp := newTestPair(t, PresharedKey{})
 	_, reply := underLoadInitiation(t, tp)
 	res, err := tp.a.HandleMessage(reply, tp.addrB)
-	if err != nil || res.Peer != tp.bOnA || res.Type != TypeCookie {
+	if err != nil || res.Peer != tp.bOnA || res.Type != protocol.TypeCookieReply {
 		t.Fatalf("cookie reply: %+v, %v", res, err)
 	}
 	// The same reply is only good once: it answered our latest message.
@@ -67,7 +69,7 @@ func TestCookieRoundTripEnablesHandshakeUnderLoad(t *testing.T) {
 		t.Fatalf("cookie reply consumed twice: %v, want ErrDecrypt", err)
 	}
 	// The retransmission carries MAC2 = MAC(cookie, msg[:132]) and gets through.
-	tp.clock.Advance(DefaultRekeyTimeout)
+	tp.clock.Advance(protocol.RekeyTimeout)
 	init, err := tp.a.CreateInitiation(tp.bOnA)
 	if err != nil {
 		t.Fatal(err)
@@ -92,7 +94,7 @@ func TestMAC2IsBoundToSourceAndExpires(t *testing.T) {
 	if _, err := tp.a.HandleMessage(reply, tp.addrB); err != nil {
 		t.Fatal(err)
 	}
-	tp.clock.Advance(DefaultRekeyTimeout)
+	tp.clock.Advance(protocol.RekeyTimeout)
 	init, err := tp.a.CreateInitiation(tp.bOnA)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +104,7 @@ func TestMAC2IsBoundToSourceAndExpires(t *testing.T) {
 		t.Fatalf("mac2 from another port: %v, want ErrMAC2", err)
 	}
 	// Rm changes every two minutes (paper section 5.4.7): a cookie made before is then refused.
-	tp.clock.Advance(cookieLifetime - DefaultRekeyTimeout - time.Second)
+	tp.clock.Advance(cookieLifetime - protocol.RekeyTimeout - time.Second)
 	if _, err := tp.b.HandleMessage(init, tp.addrA); err != nil {
 		t.Fatalf("mac2 within the cookie's lifetime: %v", err)
 	}
@@ -144,7 +146,7 @@ func TestResponseUnderLoadGetsCookieReply(t *testing.T) {
 	}
 	tp.a.SetUnderLoad(true)
 	res2, err := tp.a.HandleMessage(res.Reply, tp.addrB)
-	if !errors.Is(err, ErrMAC2) || len(res2.Reply) != CookieReplySize {
+	if !errors.Is(err, ErrMAC2) || len(res2.Reply) != protocol.CookieReplySize {
 		t.Fatalf("response under load: reply of %d bytes, %v; want a cookie reply and ErrMAC2", len(res2.Reply), err)
 	}
 	// The cookie reply names b's keypair index and decrypts with the MAC1 of b's response.
@@ -174,7 +176,7 @@ func TestRateLimitUnderLoad(t *testing.T) {
 	if _, err := tp.a.HandleMessage(reply, tp.addrB); err != nil {
 		t.Fatal(err)
 	}
-	tp.clock.Advance(DefaultRekeyTimeout)
+	tp.clock.Advance(protocol.RekeyTimeout)
 	init, err := tp.a.CreateInitiation(tp.bOnA)
 	if err != nil {
 		t.Fatal(err)

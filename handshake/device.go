@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // Identity is our side of the handshake: the local static identity, the peers by public key, the
@@ -65,7 +67,7 @@ func NewIdentity(private PrivateKey, cfg Limits) *Identity {
 	return d
 }
 
-// PublicKey returns the device's static public key, zero while it has no private key.
+// PublicKey returns the identity's static public key, zero while it has no private key.
 func (d *Identity) PublicKey() PublicKey { return d.static.Load().public }
 
 // SetPrivateKey replaces the static private key (the zero key: none). Every peer's static-static
@@ -100,7 +102,7 @@ func (d *Identity) SetPrivateKey(private PrivateKey) (removed *PeerState) {
 	return removed
 }
 
-// Indices returns the device's index table, shared with the data plane (see IndexTable).
+// Indices returns the identity's index table, shared with the data plane (see IndexTable).
 func (d *Identity) Indices() *IndexTable { return d.indices }
 
 // SetUnderLoad switches cookie enforcement (paper section 5.4.7): while under load, handshake
@@ -192,11 +194,11 @@ func (d *Identity) KeypairExpired(kp *Keypair, counter uint64) bool {
 
 // Keypair is the output of a completed handshake (paper section 5.4.5): the transport keys and the
 // indices that name the session. It is a plain value for the data plane to install: it wraps the
-// keys into kernels.Key objects, then calls Wipe. LocalIndex stays allocated in the device's
+// keys into kernels.Key objects, then calls Wipe. LocalIndex stays allocated in the Identity's
 // IndexTable until the data plane Releases it when it retires the keypair.
 //
 // A responder's keypair (Initiator false) must not be used for sending until a transport message
-// has been received under it (then call Peer.KeypairConfirmed): until then the responder has no
+// has been received under it (then call PeerState.KeypairConfirmed): until then the responder has no
 // proof that the initiator holds the keys, and the initiator sends first.
 type Keypair struct {
 	Send        [KeySize]byte // ChaCha20-Poly1305 key for messages we send
@@ -215,7 +217,7 @@ func (k *Keypair) Wipe() {
 
 // Result is what HandleMessage did with one handshake message.
 type Result struct {
-	Type MessageType
+	Type protocol.MessageType
 	// Peer is the peer the message came from: for an initiation or response, authenticated by the
 	// handshake; for a cookie reply, the one whose message it answers. Nil whenever err is non-nil.
 	Peer *PeerState
@@ -223,7 +225,7 @@ type Result struct {
 	// under load, a cookie reply (returned together with ErrMAC2).
 	Reply []byte
 	// Keypair is the new session, or nil: from a consumed response (we initiated; usable at once)
-	// or from an initiation we answered (we respond; send only after Peer.KeypairConfirmed).
+	// or from an initiation we answered (we respond; send only after PeerState.KeypairConfirmed).
 	Keypair *Keypair
 }
 
@@ -254,13 +256,13 @@ func (d *Identity) screen(msg []byte, src netip.AddrPort) (Result, error) {
 	res := Result{Type: typ}
 	var size, mac1 int
 	switch typ {
-	case TypeInitiation:
-		size, mac1 = InitiationSize, initMAC1
-	case TypeResponse:
-		size, mac1 = ResponseSize, respMAC1
-	case TypeCookie:
-		if len(msg) != CookieReplySize {
-			return res, fmt.Errorf("%w: cookie reply of %d bytes, want %d", ErrMessageSize, len(msg), CookieReplySize)
+	case protocol.TypeInitiation:
+		size, mac1 = protocol.InitiationSize, initMAC1
+	case protocol.TypeResponse:
+		size, mac1 = protocol.ResponseSize, respMAC1
+	case protocol.TypeCookieReply:
+		if len(msg) != protocol.CookieReplySize {
+			return res, fmt.Errorf("%w: cookie reply of %d bytes, want %d", ErrMessageSize, len(msg), protocol.CookieReplySize)
 		}
 		return res, nil
 	default:
@@ -290,13 +292,13 @@ func (d *Identity) screen(msg []byte, src netip.AddrPort) (Result, error) {
 
 // consume processes a message of type typ that screen passed: it stores a cookie, or completes the
 // initiator's or the responder's side of a handshake.
-func (d *Identity) consume(msg []byte, src netip.AddrPort, typ MessageType) (Result, error) {
+func (d *Identity) consume(msg []byte, src netip.AddrPort, typ protocol.MessageType) (Result, error) {
 	res := Result{Type: typ}
 	var err error
 	switch typ {
-	case TypeCookie:
+	case protocol.TypeCookieReply:
 		res.Peer, err = d.consumeCookieReply(msg)
-	case TypeInitiation:
+	case protocol.TypeInitiation:
 		res.Peer, res.Reply, res.Keypair, err = d.consumeInitiation(msg, src)
 	default:
 		res.Peer, res.Keypair, err = d.consumeResponse(msg, src)

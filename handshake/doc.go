@@ -6,7 +6,7 @@
 // It never touches the packets of the data path. It turns handshake messages (types 1 to 3) into
 // replies and Keypairs, and data-path events into timer Actions; the data plane (package dataplane)
 // sends what it is given, encrypts and decrypts transport messages (type 4) under the Keypairs, and
-// tells the Peer what happened.
+// tells the PeerState what happened.
 //
 // # Setup
 //
@@ -14,6 +14,10 @@
 //	p, err := id.AddPeer(peerPublicKey, presharedKey)          // zero PresharedKey: none
 //	p.SetEndpoint(endpoint)
 //	p.SetPersistentKeepalive(25 * time.Second)                 // optional
+//
+// The zero private key means none yet (no handshake is made or answered). SetPrivateKey changes it
+// at run time; the sessions made under the old key must then be expired, which ControlPlane's
+// SetPrivateKey does.
 //
 // # Driving it from the data plane
 //

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"net/netip"
 	"testing"
+
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // FuzzHandleMessage feeds arbitrary datagrams to a responder and to an initiator with a handshake
@@ -39,7 +41,7 @@ func FuzzHandleMessage(f *testing.F) {
 			if res.Keypair != nil {
 				t.Fatalf("keypair returned with error %v", err)
 			}
-			if res.Reply != nil && (!errors.Is(err, ErrMAC2) || len(res.Reply) != CookieReplySize) {
+			if res.Reply != nil && (!errors.Is(err, ErrMAC2) || len(res.Reply) != protocol.CookieReplySize) {
 				t.Fatalf("reply of %d bytes with error %v", len(res.Reply), err)
 			}
 		}
@@ -67,9 +69,9 @@ func FuzzHandleMessageValidMAC1(f *testing.F) {
 		if len(msg) < 4 {
 			return
 		}
-		to, size, mac1 := tp.b, InitiationSize, initMAC1
-		if messageType(msg) == TypeResponse {
-			to, size, mac1 = tp.a, ResponseSize, respMAC1
+		to, size, mac1 := tp.b, protocol.InitiationSize, initMAC1
+		if messageType(msg) == protocol.TypeResponse {
+			to, size, mac1 = tp.a, protocol.ResponseSize, respMAC1
 		}
 		msg = append(msg, make([]byte, max(0, size-len(msg)))...)[:size]
 		remac(msg, mac1, to.PublicKey())

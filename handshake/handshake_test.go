@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/blake2s"
+
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 func TestHandshakeDerivesMatchingKeys(t *testing.T) {
@@ -82,7 +84,7 @@ func TestMessageLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(init) != InitiationSize || !bytes.Equal(init[:4], []byte{1, 0, 0, 0}) {
+	if len(init) != protocol.InitiationSize || !bytes.Equal(init[:4], []byte{1, 0, 0, 0}) {
 		t.Fatalf("initiation: %d bytes, header % x", len(init), init[:4])
 	}
 	res, err := tp.b.HandleMessage(init, tp.addrA)
@@ -90,7 +92,7 @@ func TestMessageLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp := res.Reply
-	if len(resp) != ResponseSize || !bytes.Equal(resp[:4], []byte{2, 0, 0, 0}) {
+	if len(resp) != protocol.ResponseSize || !bytes.Equal(resp[:4], []byte{2, 0, 0, 0}) {
 		t.Fatalf("response: %d bytes, header % x", len(resp), resp[:4])
 	}
 	if !bytes.Equal(resp[8:12], init[4:8]) {
@@ -181,7 +183,7 @@ func TestReplayedInitiationRejected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp.clock.Advance(DefaultRekeyTimeout)
+	tp.clock.Advance(protocol.RekeyTimeout)
 	second, err := tp.a.CreateInitiation(tp.bOnA)
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +197,7 @@ func TestReplayedInitiationRejected(t *testing.T) {
 		}
 	}
 	// An initiation made within the same whitened timestamp window is no newer either.
-	tp.clock.Advance(DefaultRekeyTimeout)
+	tp.clock.Advance(protocol.RekeyTimeout)
 	third, err := tp.a.CreateInitiation(tp.bOnA)
 	if err != nil {
 		t.Fatal(err)
@@ -211,7 +213,7 @@ func TestInitiationRateAndRetransmitReplacesPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp.clock.Advance(DefaultRekeyTimeout - time.Millisecond)
+	tp.clock.Advance(protocol.RekeyTimeout - time.Millisecond)
 	if _, err := tp.a.CreateInitiation(tp.bOnA); !errors.Is(err, ErrInitiationTooSoon) {
 		t.Fatalf("second initiation within REKEY_TIMEOUT: %v, want ErrInitiationTooSoon", err)
 	}
@@ -271,7 +273,7 @@ func TestRoamingFollowsAuthenticatedPackets(t *testing.T) {
 func TestRemovePeerEndsItsHandshakes(t *testing.T) {
 	tp := newTestPair(t, PresharedKey{})
 	tp.handshake(t)
-	tp.clock.Advance(DefaultRekeyTimeout)
+	tp.clock.Advance(protocol.RekeyTimeout)
 	init, err := tp.a.CreateInitiation(tp.bOnA)
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +296,7 @@ func BenchmarkHandshake(b *testing.B) {
 	tp := newTestPair(b, PresharedKey{})
 	b.ReportAllocs()
 	for b.Loop() {
-		tp.clock.Advance(DefaultRekeyTimeout)
+		tp.clock.Advance(protocol.RekeyTimeout)
 		init, err := tp.a.CreateInitiation(tp.bOnA)
 		if err != nil {
 			b.Fatal(err)
@@ -375,7 +377,7 @@ func TestInitiationFloodPerPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp.clock.Advance(DefaultRekeyTimeout) // the initiator's own limit; the timestamp moves on
+	tp.clock.Advance(protocol.RekeyTimeout) // the initiator's own limit; the timestamp moves on
 	second, err := tp.a.CreateInitiation(tp.bOnA)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // fakeClock is the injected clock of every test: time moves only when the test says so.
@@ -86,7 +88,7 @@ func (tp *testPair) handshake(t testing.TB) (initiator, responder *Keypair) {
 	if err != nil {
 		t.Fatalf("initiation: %v", err)
 	}
-	if res.Peer != tp.aOnB || res.Keypair == nil || len(res.Reply) != ResponseSize {
+	if res.Peer != tp.aOnB || res.Keypair == nil || len(res.Reply) != protocol.ResponseSize {
 		t.Fatalf("initiation result %+v", res)
 	}
 	res2, err := tp.a.HandleMessage(res.Reply, tp.addrB)

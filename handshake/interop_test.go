@@ -24,6 +24,7 @@ import (
 	"golang.zx2c4.com/wireguard/tun/tuntest"
 
 	"github.com/wirebatch/wirebatch/handshake"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 var (
@@ -135,18 +136,18 @@ func (it *interop) send(msg []byte) {
 
 // receive returns the next datagram from wireguard-go of type typ. Transport keepalives and other
 // types are logged and skipped: wireguard-go's timers run on the real clock.
-func (it *interop) receive(typ handshake.MessageType) []byte {
+func (it *interop) receive(typ protocol.MessageType) []byte {
 	it.t.Helper()
 	return it.receiveWithin(typ, recvTimeout)
 }
 
-func (it *interop) receiveWithin(typ handshake.MessageType, timeout time.Duration) []byte {
+func (it *interop) receiveWithin(typ protocol.MessageType, timeout time.Duration) []byte {
 	it.t.Helper()
 	deadline := time.After(timeout)
 	for {
 		select {
 		case msg := <-it.rx:
-			if len(msg) >= 4 && handshake.MessageType(binary.LittleEndian.Uint32(msg)) == typ {
+			if len(msg) >= 4 && protocol.MessageType(binary.LittleEndian.Uint32(msg)) == typ {
 				return msg
 			}
 			it.t.Logf("skipping a %d-byte datagram while waiting for type %d", len(msg), typ)
@@ -180,7 +181,7 @@ func (it *interop) fromWireGuardTUN(kp *handshake.Keypair, packet []byte) {
 
 func (it *interop) expectTransport(kp *handshake.Keypair, packet []byte) {
 	it.t.Helper()
-	msg := it.receive(handshake.TypeTransport)
+	msg := it.receive(protocol.TypeTransport)
 	plaintext, err := openTransport(kp, msg)
 	if err != nil {
 		it.t.Fatalf("wireguard-go's transport message: %v", err)
@@ -199,7 +200,7 @@ func (it *interop) initiate() *handshake.Keypair {
 		it.t.Fatal(err)
 	}
 	it.send(init)
-	res, err := it.ours.HandleMessage(it.receive(handshake.TypeResponse), wgSource)
+	res, err := it.ours.HandleMessage(it.receive(protocol.TypeResponse), wgSource)
 	if err != nil {
 		it.t.Fatalf("wireguard-go's response: %v", err)
 	}
@@ -222,12 +223,12 @@ func TestInteropWireGuardInitiates(t *testing.T) {
 	// A packet for us in wireguard-go's TUN makes it initiate; the packet waits for the session.
 	first := udpPacket(wgTunnelIP, ourTunnelIP, "staged until the handshake completes")
 	it.tun.Outbound <- first
-	res, err := it.ours.HandleMessage(it.receive(handshake.TypeInitiation), wgSource)
+	res, err := it.ours.HandleMessage(it.receive(protocol.TypeInitiation), wgSource)
 	if err != nil {
 		t.Fatalf("wireguard-go's initiation: %v", err)
 	}
 	kp := res.Keypair
-	if res.Peer != it.peer || kp == nil || kp.Initiator || len(res.Reply) != handshake.ResponseSize {
+	if res.Peer != it.peer || kp == nil || kp.Initiator || len(res.Reply) != protocol.ResponseSize {
 		t.Fatalf("initiation result %+v", res)
 	}
 	it.send(res.Reply)
@@ -244,7 +245,7 @@ func TestInteropRekey(t *testing.T) {
 	it.toWireGuardTUN(old, 0, udpPacket(ourTunnelIP, wgTunnelIP, "under the first keypair"))
 	it.fromWireGuardTUN(old, udpPacket(wgTunnelIP, ourTunnelIP, "back under the first keypair"))
 
-	it.clock.Advance(handshake.DefaultRekeyAfterTime)
+	it.clock.Advance(protocol.RekeyAfterTime)
 	if !it.peer.RekeyDueOnSend(old, 1) {
 		t.Fatal("no rekey due for the initiator's keypair after REKEY_AFTER_TIME")
 	}
@@ -272,15 +273,15 @@ func TestInteropCookieReply(t *testing.T) {
 	it.ours.SetUnderLoad(true)
 	staged := udpPacket(wgTunnelIP, ourTunnelIP, "waits for a cookie round trip")
 	it.tun.Outbound <- staged
-	first := it.receive(handshake.TypeInitiation)
+	first := it.receive(protocol.TypeInitiation)
 	res, err := it.ours.HandleMessage(first, wgSource)
-	if !errors.Is(err, handshake.ErrMAC2) || len(res.Reply) != handshake.CookieReplySize {
+	if !errors.Is(err, handshake.ErrMAC2) || len(res.Reply) != protocol.CookieReplySize {
 		t.Fatalf("initiation without mac2 under load: %d-byte reply, %v", len(res.Reply), err)
 	}
 	it.send(res.Reply)
 
-	retry := it.receiveWithin(handshake.TypeInitiation, handshake.DefaultRekeyTimeout+handshake.DefaultRekeyTimeoutJitter+recvTimeout)
-	if isZero(retry[handshake.InitiationSize-16:]) {
+	retry := it.receiveWithin(protocol.TypeInitiation, protocol.RekeyTimeout+handshake.DefaultRekeyTimeoutJitter+recvTimeout)
+	if isZero(retry[protocol.InitiationSize-16:]) {
 		t.Fatal("wireguard-go's retransmission has no mac2: it did not accept our cookie reply")
 	}
 	res, err = it.ours.HandleMessage(retry, wgSource)
@@ -302,7 +303,7 @@ func sealTransport(kp *handshake.Keypair, counter uint64, packet []byte) []byte 
 	padded := make([]byte, (len(packet)+15)/16*16)
 	copy(padded, packet)
 	msg := make([]byte, 16, 16+len(padded)+chacha20poly1305.Overhead)
-	binary.LittleEndian.PutUint32(msg, uint32(handshake.TypeTransport))
+	binary.LittleEndian.PutUint32(msg, uint32(protocol.TypeTransport))
 	binary.LittleEndian.PutUint32(msg[4:], kp.RemoteIndex)
 	binary.LittleEndian.PutUint64(msg[8:], counter)
 	var nonce [chacha20poly1305.NonceSize]byte

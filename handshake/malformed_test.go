@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // remac recomputes the MAC1 of msg for receiver, so that a test can reach the checks behind it.
@@ -50,15 +52,15 @@ func TestMalformedMessages(t *testing.T) {
 	binary.LittleEndian.PutUint32(unknownReceiver[respReceiver:], binary.LittleEndian.Uint32(resp[respReceiver:])+1)
 	lowOrderResponse := bytes.Clone(resp)
 	clear(lowOrderResponse[respEphemeral:respEmpty])
-	cookieToNobody := make([]byte, CookieReplySize)
-	cookieToNobody[0] = byte(TypeCookie)
+	cookieToNobody := make([]byte, protocol.CookieReplySize)
+	cookieToNobody[0] = byte(protocol.TypeCookieReply)
 	cookieGarbage := bytes.Clone(cookieToNobody)
 	copy(cookieGarbage[cookieReceiver:], resp[respReceiver:respReceiver+4]) // a's pending index
 
 	reservedSet := bytes.Clone(init)
 	reservedSet[3] = 1
 	transport := make([]byte, 32)
-	transport[0] = byte(TypeTransport)
+	transport[0] = byte(protocol.TypeTransport)
 
 	cases := []struct {
 		name string
@@ -68,14 +70,14 @@ func TestMalformedMessages(t *testing.T) {
 	}{
 		{"empty", tp.b, nil, ErrMessageSize},
 		{"three bytes", tp.b, []byte{1, 0, 0}, ErrMessageSize},
-		{"type 0", tp.b, make([]byte, InitiationSize), ErrMessageType},
+		{"type 0", tp.b, make([]byte, protocol.InitiationSize), ErrMessageType},
 		{"type 5", tp.b, append([]byte{5}, make([]byte, 63)...), ErrMessageType},
 		{"transport data", tp.b, transport, ErrMessageType},
 		{"reserved byte set", tp.b, reservedSet, ErrMessageType},
-		{"initiation truncated", tp.b, init[:InitiationSize-1], ErrMessageSize},
+		{"initiation truncated", tp.b, init[:protocol.InitiationSize-1], ErrMessageSize},
 		{"initiation too long", tp.b, append(bytes.Clone(init), 0), ErrMessageSize},
-		{"response truncated", tp.a, resp[:ResponseSize-1], ErrMessageSize},
-		{"cookie reply truncated", tp.a, cookieGarbage[:CookieReplySize-1], ErrMessageSize},
+		{"response truncated", tp.a, resp[:protocol.ResponseSize-1], ErrMessageSize},
+		{"cookie reply truncated", tp.a, cookieGarbage[:protocol.CookieReplySize-1], ErrMessageSize},
 		{"initiation bad mac1", tp.b, flip(init, initMAC1), ErrMAC1},
 		{"initiation tampered", tp.b, flip(init, initSender), ErrMAC1},
 		{"response bad mac1", tp.a, flip(resp, respMAC1+15), ErrMAC1},

@@ -4,17 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"time"
-)
 
-// MessageType is the first field of every WireGuard message: a little-endian uint32 whose upper
-// three bytes are reserved zero (paper sections 5.4.2, 5.4.3 and 5.4.7; 5.4.6 for type 4).
-type MessageType uint32
-
-const (
-	TypeInitiation MessageType = 1 // handshake initiation, paper section 5.4.2
-	TypeResponse   MessageType = 2 // handshake response, paper section 5.4.3
-	TypeCookie     MessageType = 3 // cookie reply, paper section 5.4.7
-	TypeTransport  MessageType = 4 // transport data, paper section 5.4.6: the data plane's, not ours
+	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // Message sizes and field offsets. Every multi-byte integer is little-endian.
@@ -23,13 +15,9 @@ const (
 //	response    (92): type(4) sender(4) receiver(4) ephemeral(32) empty(0+16) mac1(16) mac2(16)
 //	cookie      (64): type(4) receiver(4) nonce(24) cookie(16+16)
 const (
-	InitiationSize  = 148
-	ResponseSize    = 92
-	CookieReplySize = 64
-
-	tagSize         = 16 // Poly1305
-	macSize         = 16 // BLAKE2s-128
-	timestampSize   = 12 // TAI64N
+	tagSize         = kernels.TagSize // Poly1305
+	macSize         = 16              // BLAKE2s-128
+	timestampSize   = 12              // TAI64N
 	cookieSize      = 16
 	cookieNonceSize = 24 // XChaCha20
 
@@ -73,8 +61,8 @@ var (
 
 // messageType reads the type field. It is a full uint32 compare, so non-zero reserved bytes make an
 // unknown type, as in wireguard-go.
-func messageType(msg []byte) MessageType {
-	return MessageType(binary.LittleEndian.Uint32(msg))
+func messageType(msg []byte) protocol.MessageType {
+	return protocol.MessageType(binary.LittleEndian.Uint32(msg))
 }
 
 // tai64nEpoch is 2^62 + 10: TAI64 labels second 0 of 1970 TAI as 2^62, and TAI ran 10 s ahead of UTC

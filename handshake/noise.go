@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/netip"
 	"time"
+
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // Noise_IKpsk2 as WireGuard runs it (paper section 5.4.2 and 5.4.3). Notation of the paper: C is the
@@ -81,8 +83,8 @@ func (d *Identity) CreateInitiation(p *PeerState) ([]byte, error) {
 	defer clear(ephemeral[:])
 	p.abandonInitiation()
 
-	msg := make([]byte, InitiationSize)
-	binary.LittleEndian.PutUint32(msg, uint32(TypeInitiation))
+	msg := make([]byte, protocol.InitiationSize)
+	binary.LittleEndian.PutUint32(msg, uint32(protocol.TypeInitiation))
 	localIndex := d.indices.allocate(p, IndexHandshake)
 	binary.LittleEndian.PutUint32(msg[initSender:], localIndex)
 
@@ -201,8 +203,8 @@ func (d *Identity) createResponse(p *PeerState, ck, h *[32]byte, initiatorEpheme
 	}
 	defer clear(ephemeral[:])
 
-	msg := make([]byte, ResponseSize)
-	binary.LittleEndian.PutUint32(msg, uint32(TypeResponse))
+	msg := make([]byte, protocol.ResponseSize)
+	binary.LittleEndian.PutUint32(msg, uint32(protocol.TypeResponse))
 	binary.LittleEndian.PutUint32(msg[respReceiver:], remoteIndex)
 
 	// msg.ephemeral = E_r^pub; C_r = KDF1(C_r, E_r^pub); H_r = HASH(H_r || msg.ephemeral)

@@ -15,7 +15,7 @@ type PeerState struct {
 	mu            sync.Mutex
 	removed       bool // set by Identity.RemovePeer: a handshake racing with the removal fails
 	psk           PresharedKey
-	staticStatic  [32]byte // DH(our static private, its static public), fixed for the peer's life
+	staticStatic  [32]byte // DH(our static private, its static public); Identity.SetPrivateKey recomputes it
 	endpoint      netip.AddrPort
 	initiation    initiationState     // our initiation awaiting its response
 	lastTimestamp [timestampSize]byte // newest TAI64N accepted from its initiations

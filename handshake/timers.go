@@ -3,12 +3,14 @@ package handshake
 import (
 	"math/rand/v2"
 	"time"
+
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // Timers (WireGuard paper section 6). Each peer runs a small state machine of deadlines, all kept
 // as plain times so that it is driven entirely by the injected clock: events (a packet sent or
-// received, a handshake initiated or completed) arm and disarm deadlines; Peer.Tick fires the due
-// ones and returns what the data plane must do. Nothing here sleeps or starts goroutines; a zero
+// received, a handshake initiated or completed) arm and disarm deadlines; PeerState.Tick fires the
+// due ones and returns what the data plane must do. Nothing here sleeps or starts goroutines; a zero
 // time.Time is a disarmed deadline.
 
 // Limits holds the protocol's time and message limits (paper section 6.1, "Preliminaries"). A zero
@@ -32,17 +34,9 @@ type Limits struct {
 	Now func() time.Time
 }
 
-// Defaults of paper section 6.1.
-const (
-	DefaultRekeyAfterMessages  = 1 << 60
-	DefaultRejectAfterMessages = 1<<64 - 1<<13 - 1
-	DefaultRekeyAfterTime      = 120 * time.Second
-	DefaultRejectAfterTime     = 180 * time.Second
-	DefaultRekeyAttemptTime    = 90 * time.Second
-	DefaultRekeyTimeout        = 5 * time.Second
-	DefaultKeepaliveTimeout    = 10 * time.Second
-	DefaultRekeyTimeoutJitter  = time.Second / 3
-)
+// DefaultRekeyTimeoutJitter is the default bound of the random delay added to handshake
+// retransmissions (paper section 6.4). The other defaults are the constants of package protocol.
+const DefaultRekeyTimeoutJitter = time.Second / 3
 
 // withDefaults returns c with every zero field set to its default.
 func (c Limits) withDefaults() Limits {
@@ -52,16 +46,16 @@ func (c Limits) withDefaults() Limits {
 		}
 	}
 	if c.RekeyAfterMessages == 0 {
-		c.RekeyAfterMessages = DefaultRekeyAfterMessages
+		c.RekeyAfterMessages = protocol.RekeyAfterMessages
 	}
 	if c.RejectAfterMessages == 0 {
-		c.RejectAfterMessages = DefaultRejectAfterMessages
+		c.RejectAfterMessages = protocol.RejectAfterMessages
 	}
-	set(&c.RekeyAfterTime, DefaultRekeyAfterTime)
-	set(&c.RejectAfterTime, DefaultRejectAfterTime)
-	set(&c.RekeyAttemptTime, DefaultRekeyAttemptTime)
-	set(&c.RekeyTimeout, DefaultRekeyTimeout)
-	set(&c.KeepaliveTimeout, DefaultKeepaliveTimeout)
+	set(&c.RekeyAfterTime, protocol.RekeyAfterTime)
+	set(&c.RejectAfterTime, protocol.RejectAfterTime)
+	set(&c.RekeyAttemptTime, protocol.RekeyAttemptTime)
+	set(&c.RekeyTimeout, protocol.RekeyTimeout)
+	set(&c.KeepaliveTimeout, protocol.KeepaliveTimeout)
 	set(&c.RekeyTimeoutJitter, DefaultRekeyTimeoutJitter)
 	if c.NoJitter {
 		c.RekeyTimeoutJitter = 0
@@ -79,7 +73,7 @@ func (c *Limits) jitter() time.Duration {
 	return rand.N(c.RekeyTimeoutJitter)
 }
 
-// Action is what a timer asks the data plane to do; Peer.Tick returns several at once as a bit set.
+// Action is what a timer asks the data plane to do; PeerState.Tick returns several at once as a bit set.
 type Action uint8
 
 const (

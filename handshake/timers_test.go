@@ -3,6 +3,8 @@ package handshake
 import (
 	"testing"
 	"time"
+
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 // The timer tests drive the state machine of paper section 6 with the fake clock: each checks the
@@ -62,12 +64,12 @@ func TestTimerRetransmitUntilRekeyAttemptTime(t *testing.T) {
 func TestTimerJitterBoundsRetransmission(t *testing.T) {
 	tp := newTestPairWith(t, PresharedKey{}, Limits{}) // default jitter, up to 1/3 s
 	for range 20 {
-		tp.clock.Advance(DefaultRekeyTimeout)
+		tp.clock.Advance(protocol.RekeyTimeout)
 		if _, err := tp.a.CreateInitiation(tp.bOnA); err != nil {
 			t.Fatal(err)
 		}
 		next, _ := tp.bOnA.NextDeadline()
-		if d := next.Sub(tp.clock.Now()); d < DefaultRekeyTimeout || d >= DefaultRekeyTimeout+DefaultRekeyTimeoutJitter {
+		if d := next.Sub(tp.clock.Now()); d < protocol.RekeyTimeout || d >= protocol.RekeyTimeout+DefaultRekeyTimeoutJitter {
 			t.Fatalf("retransmission after %v, want REKEY_TIMEOUT + [0, 1/3 s)", d)
 		}
 	}
@@ -77,13 +79,13 @@ func TestTimerHandshakeCompleteStopsRetransmission(t *testing.T) {
 	tp := newTestPair(t, PresharedKey{})
 	tp.handshake(t)
 	// Only the erasure of keys, 3 × REJECT_AFTER_TIME after the new session, remains.
-	expectTick(t, tp, tp.bOnA, tp.clock.Now().Add(3*DefaultRejectAfterTime), ActionZeroKeys)
+	expectTick(t, tp, tp.bOnA, tp.clock.Now().Add(3*protocol.RejectAfterTime), ActionZeroKeys)
 }
 
 func TestTimerRekeyAfterTimeOnSend(t *testing.T) {
 	tp := newTestPairWith(t, PresharedKey{}, Limits{RekeyAfterMessages: 1000, NoJitter: true})
 	ki, kr := tp.handshake(t)
-	tp.clock.Advance(DefaultRekeyAfterTime - time.Nanosecond)
+	tp.clock.Advance(protocol.RekeyAfterTime - time.Nanosecond)
 	if tp.bOnA.RekeyDueOnSend(ki, 0) {
 		t.Fatal("rekey due before REKEY_AFTER_TIME")
 	}
@@ -106,7 +108,7 @@ func TestTimerRekeyAfterTimeOnSend(t *testing.T) {
 func TestTimerRekeyOnReceiveOncePerSession(t *testing.T) {
 	tp := newTestPair(t, PresharedKey{})
 	ki, kr := tp.handshake(t)
-	tp.clock.Advance(DefaultRejectAfterTime - DefaultKeepaliveTimeout - DefaultRekeyTimeout - time.Nanosecond)
+	tp.clock.Advance(protocol.RejectAfterTime - protocol.KeepaliveTimeout - protocol.RekeyTimeout - time.Nanosecond)
 	if tp.bOnA.RekeyDueOnReceive(ki) {
 		t.Fatal("rekey due on receive too early")
 	}
@@ -121,7 +123,7 @@ func TestTimerRekeyOnReceiveOncePerSession(t *testing.T) {
 		t.Fatal("responder asked to rekey on receive")
 	}
 	ki2, _ := tp.handshake(t)
-	tp.clock.Advance(DefaultRejectAfterTime)
+	tp.clock.Advance(protocol.RejectAfterTime)
 	if !tp.bOnA.RekeyDueOnReceive(ki2) {
 		t.Fatal("a new session does not re-enable the receive-side rekey")
 	}
@@ -136,7 +138,7 @@ func TestTimerKeypairExpiry(t *testing.T) {
 	if !tp.a.KeypairExpired(ki, 1<<20) {
 		t.Fatal("keypair usable at REJECT_AFTER_MESSAGES")
 	}
-	tp.clock.Advance(DefaultRejectAfterTime - time.Nanosecond)
+	tp.clock.Advance(protocol.RejectAfterTime - time.Nanosecond)
 	if tp.a.KeypairExpired(ki, 0) {
 		t.Fatal("keypair expired before REJECT_AFTER_TIME")
 	}
@@ -155,22 +157,22 @@ func TestTimerPassiveKeepalive(t *testing.T) {
 	tp.handshake(t)
 	p := tp.bOnA
 	p.PacketReceived(tp.addrB, true)
-	due := tp.clock.Now().Add(DefaultKeepaliveTimeout)
+	due := tp.clock.Now().Add(protocol.KeepaliveTimeout)
 	tp.clock.Advance(time.Second)
 	p.PacketReceived(tp.addrB, true) // more data does not push the keepalive back
 	expectTick(t, tp, p, due, ActionSendKeepalive)
 
 	// Sending anything in time answers the received data: no keepalive.
 	p.PacketReceived(tp.addrB, true)
-	tp.clock.Advance(DefaultKeepaliveTimeout / 2)
+	tp.clock.Advance(protocol.KeepaliveTimeout / 2)
 	p.PacketSent(true)
-	tp.clock.Advance(DefaultKeepaliveTimeout)
+	tp.clock.Advance(protocol.KeepaliveTimeout)
 	if a := p.Tick(); a&ActionSendKeepalive != 0 {
 		t.Fatal("keepalive although data was sent")
 	}
 	// A received keepalive (no data) owes no keepalive back.
 	p.PacketReceived(tp.addrB, false)
-	tp.clock.Advance(DefaultKeepaliveTimeout)
+	tp.clock.Advance(protocol.KeepaliveTimeout)
 	if a := p.Tick(); a&ActionSendKeepalive != 0 {
 		t.Fatal("keepalive in answer to a keepalive")
 	}
@@ -181,16 +183,16 @@ func TestTimerNewHandshakeWhenDataUnanswered(t *testing.T) {
 	tp.handshake(t)
 	p := tp.bOnA
 	p.PacketSent(true)
-	due := tp.clock.Now().Add(DefaultKeepaliveTimeout + DefaultRekeyTimeout)
+	due := tp.clock.Now().Add(protocol.KeepaliveTimeout + protocol.RekeyTimeout)
 	tp.clock.Advance(time.Second)
 	p.PacketSent(true) // the deadline counts from the first unanswered packet
 	expectTick(t, tp, p, due, ActionSendInitiation)
 
 	// Any authenticated packet back (a keepalive will do) shows the session is alive.
 	p.PacketSent(true)
-	tp.clock.Advance(DefaultKeepaliveTimeout)
+	tp.clock.Advance(protocol.KeepaliveTimeout)
 	p.PacketReceived(tp.addrB, false)
-	tp.clock.Advance(DefaultRekeyTimeout)
+	tp.clock.Advance(protocol.RekeyTimeout)
 	if a := p.Tick(); a&ActionSendInitiation != 0 {
 		t.Fatal("new handshake although the peer answered")
 	}
@@ -231,7 +233,7 @@ func TestTimerPersistentKeepalive(t *testing.T) {
 // mustInitiation makes a fresh initiation from a to b, REKEY_TIMEOUT after the last one.
 func mustInitiation(t *testing.T, tp *testPair) []byte {
 	t.Helper()
-	tp.clock.Advance(DefaultRekeyTimeout)
+	tp.clock.Advance(protocol.RekeyTimeout)
 	init, err := tp.a.CreateInitiation(tp.bOnA)
 	if err != nil {
 		t.Fatal(err)
@@ -242,22 +244,22 @@ func mustInitiation(t *testing.T, tp *testPair) []byte {
 func TestTimerZeroKeysAfterThreeRejectAfterTimes(t *testing.T) {
 	tp := newTestPair(t, PresharedKey{})
 	tp.handshake(t)
-	tp.clock.Advance(DefaultRejectAfterTime)
-	tp.clock.Advance(DefaultRekeyTimeout)
+	tp.clock.Advance(protocol.RejectAfterTime)
+	tp.clock.Advance(protocol.RekeyTimeout)
 	tp.handshake(t) // a new session pushes the erasure back
 	p := tp.bOnA
 	p.PacketReceived(tp.addrB, false)
-	expectTick(t, tp, p, tp.clock.Now().Add(3*DefaultRejectAfterTime), ActionZeroKeys)
+	expectTick(t, tp, p, tp.clock.Now().Add(3*protocol.RejectAfterTime), ActionZeroKeys)
 
 	// Zeroing also drops a pending initiation and its index.
 	tp.handshake(t)
 	sessionAt := tp.clock.Now()
-	tp.clock.Advance(DefaultRekeyTimeout)
+	tp.clock.Advance(protocol.RekeyTimeout)
 	if _, err := tp.a.CreateInitiation(p); err != nil {
 		t.Fatal(err)
 	}
 	before := tp.a.Indices().Len()
-	tp.clock.Advance(sessionAt.Add(3 * DefaultRejectAfterTime).Sub(tp.clock.Now()))
+	tp.clock.Advance(sessionAt.Add(3 * protocol.RejectAfterTime).Sub(tp.clock.Now()))
 	if a := p.Tick(); a&ActionZeroKeys == 0 {
 		t.Fatalf("Tick = %b, no zeroing", a)
 	}
@@ -286,7 +288,7 @@ func TestDeviceNextDeadlineIsEarliestPeer(t *testing.T) {
 	other.Tick()
 	other.PacketSent(false)
 	next, _ = tp.a.NextDeadline()
-	if want := tp.clock.Now().Add(DefaultRekeyTimeout); !next.Equal(want) {
+	if want := tp.clock.Now().Add(protocol.RekeyTimeout); !next.Equal(want) {
 		t.Fatalf("device deadline %v, want the retransmission at %v", next, want)
 	}
 }

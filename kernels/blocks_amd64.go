@@ -4,9 +4,8 @@ package kernels
 
 import "encoding/binary"
 
-// chachaBlocksLanes is the fewest inputs for which chachaBlocks sets up the lanes: on AMD Zen 3 one
-// input costs 880 ns through the lanes and 130 ns through chachaKS4AVX2, four inputs 209 ns each
-// through the lanes.
+// chachaBlocksLanes is the fewest inputs for which chachaBlocks sets up the lanes: setting up the
+// lane tables costs several 4-block passes, which it repays only when this many inputs share it.
 const chachaBlocksLanes = 4
 
 // aesEncryptBlocks is AES-ECB over n blocks with the round keys of tab (gcm_amd64.s).

@@ -21,13 +21,14 @@ var (
 )
 
 // polyZMM selects the IFMA Poly1305 kernel of the AVX512 tier: poly1305IFMAZ (zmm) or poly1305IFMAY
-// (ymm, for CPUs that lower their clock for zmm). On the AMD EPYC (Zen 5) we develop on, zmm is
-// faster: see BenchmarkPoly1305Kernels. A variable so that tests run both.
+// (ymm, for CPUs that lower their clock for zmm). zmm by default: twice the lanes per instruction,
+// and AMD's AVX-512 cores keep their clock for it (BenchmarkPoly1305Kernels compares the two). A
+// variable so that tests run both.
 var polyZMM = true
 
 // chachaAVX2Regs selects the AVX2 ChaCha20 lane kernel: chachaXOR16AVX2Regs for cores with a
-// 1-cycle vector latency, chachaXOR16AVX2 for Zen 5's 2 cycles (see ymmLatency2). A variable so that
-// tests run both.
+// 1-cycle vector latency, chachaXOR16AVX2 for 2 cycles (AMD Zen 5; see ymmLatency2). A variable so
+// that tests run both.
 var chachaAVX2Regs = !ymmLatency2
 
 // streamKernel runs tier t's ChaCha20 kernel; polyKernel runs the Poly1305 kernel of table format

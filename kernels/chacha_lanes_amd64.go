@@ -30,11 +30,6 @@ import (
 // the segments: runs of 16 ops of at most one block, without AD and of one MAC block structure
 // (runShortGroups), which for such short messages cost more in bookkeeping than in assembly.
 //
-// The AVX2 tier once ran most of a Seal chunk's MAC as scalar code stitched into the stream
-// kernel's rounds, on the idle integer pipes; once the kernel without MAC steps got faster (its two
-// groups skewed, _asm/chacha avx2GroupSkew) that stitching no longer paid (64 x 1420 B Seal: 601
-// against 589 ns without it, medians of 7 alternating runs) and was removed.
-//
 // Lane layout: ChaCha20 runs one op per 32-bit lane (state word w of lane l in row w, lane l), two
 // blocks per lane in flight on AVX512; Poly1305 runs one op per 64-bit lane, in radix 2^44 with IFMA
 // (two zmm groups of 8 lanes) or in radix 2^26 (four ymm groups of 4 lanes).

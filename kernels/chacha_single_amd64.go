@@ -24,10 +24,8 @@ import (
 //	           last group's) or r^(16-j), so that the lanes' sum is the Horner evaluation of those
 //	           blocks (RFC 8439 section 2.5); the blocks left over run one at a time.
 //	           poly1305IFMAPowers makes r^2..r^16 in four rounds of lane-wise IFMA
-//	           multiplications (seven scalar poly1305Mul44 calls one after another for r^2..r^8
-//	           took 144 ns, 40% of a 1420-byte MAC: 339 -> 182 ns); the second accumulator took
-//	           a 1420-byte message from 430 to 410 ns (Seal) and 441 to 399 ns (Open), 16 KiB
-//	           from 3.6 to 3.1 us.
+//	           multiplications: as a chain of dependent scalar multiplications the powers would
+//	           take a large share of a packet-sized MAC.
 //
 // On AVX2:
 //
@@ -42,9 +40,8 @@ import (
 //	Stitched   a message of 16 to 23 blocks (961 to 1472 bytes: full-size WireGuard packets) takes
 //	           chachaStitchedOpAVX2 instead: the second pass runs the MAC's first blocks as scalar
 //	           code inside its rounds (chachaXOR8OneMACAVX2), which the vector rounds leave the
-//	           scalar pipes for. 1420 bytes: 0.78-0.80 us Seal and 0.73-0.80 us Open over runs,
-//	           against 0.94 and 0.96 us for the passes and the MAC one after the other; 0.74 and
-//	           0.72 us since the first pass's two groups run skewed (_asm/chacha avx2GroupSkew).
+//	           scalar pipes for, so the MAC's chain of dependent blocks starts during the second pass
+//	           instead of after it.
 //
 // On both, a message within blocks 1-3 with a short MAC input takes chachaTinyOp, and short MACs the
 // portable radix-2^64 Poly1305 (poly1305AEAD).
@@ -59,9 +56,9 @@ const chachaFewOps = 7
 const chachaShortMAC = 64
 
 // chachaScalarMACAVX2 is the longest AD plus ciphertext whose tag chachaOneOp computes with the scalar
-// Poly1305 on the AVX2 tier (and AVX512 without IFMA): poly1305OneAVX2 spends about 0.25 us on r^8
-// and on combining its lanes, one block at a time, before it gains 2.6 ns per block (2 KiB: 0.51
-// against 0.55 us; 1420 bytes: 0.46 against 0.39 us).
+// Poly1305 on the AVX2 tier (and AVX512 without IFMA): poly1305OneAVX2 has a fixed cost (r^8, and
+// combining its lanes one block at a time) that its lower cost per block repays only on longer MAC
+// inputs.
 const chachaScalarMACAVX2 = 2 << 10
 
 // chachaZeros is the source of pure key stream: the single-message passes XOR it into a buffer. Never
@@ -250,8 +247,8 @@ func chachaStitchedOpAVX2(op *Op, open bool, n int) bool {
 
 // chachaTinyOp is chachaOneOp for an n-byte message within blocks 1-3 whose MAC input is short
 // (chachaShortMAC): one four-block pass gives the Poly1305 key and all the key stream, and the
-// scalar Poly1305 reads the key where the pass left it. For a 64-byte packet the general path's
-// buffers and closure cost about 5% of the op.
+// scalar Poly1305 reads the key where the pass left it, sparing an op this small the general path's
+// buffers and closure.
 func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
@@ -284,8 +281,8 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 
 // poly1305Short returns the RFC 8439 section 2.8 tag of ad and ct under key for a short MAC input:
 // on the AVX2 tier of 1-cycle cores the ciphertext's whole blocks run in the scalar MULX loop of
-// chachaXOR8OneMACAVX2Regs (about 6 ns a block on AMD Zen 3, against about 9 in the portable
-// Poly1305), the rest in the portable Poly1305; elsewhere all of it in the portable one.
+// chachaXOR8OneMACAVX2Regs (faster per block there than the portable Poly1305), the rest in the
+// portable Poly1305; elsewhere all of it in the portable one.
 func poly1305Short(ad, ct []byte, key *[32]byte) [TagSize]byte {
 	whole := len(ct) / 16
 	if !chachaAVX2Regs || whole == 0 {

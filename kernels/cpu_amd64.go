@@ -34,7 +34,7 @@ func hasVAESYMM() bool {
 }
 
 // ymmLatency2 reports a core whose ymm integer instructions take 2 cycles (AMD Zen 5, family 1Ah;
-// internal/pipeprobe measures it): its AVX2 ChaCha20 kernel hides the latency with two groups of
+// tools/pipeprobe measures it): its AVX2 ChaCha20 kernel hides the latency with two groups of
 // lanes in flight (chachaXOR16AVX2); 1-cycle cores keep one group in registers
 // (chachaXOR16AVX2Regs).
 var ymmLatency2 = func() bool {

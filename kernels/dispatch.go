@@ -15,14 +15,11 @@ const (
 	// cpuUnmeasured: no kernel tier of ours was measured against the standard library here (arm64,
 	// amd64 without AVX2, other vendors, purego builds): the Stdlib tier throughout.
 	cpuUnmeasured cpuClass = iota
-	// cpuAVX512: the AVX512 tier runs. Measured on AMD Zen 5 (2.2-4x the standard library on
-	// batches, 1.02-1.8x on one message); Intel Sapphire Rapids and AMD Zen 4 run the same code.
+	// cpuAVX512: AMD or Intel with the AVX-512 features of the AVX512 tiers (AMD Zen 4 and 5, Intel
+	// Sapphire Rapids).
 	cpuAVX512
 	// cpuAVX2Lat1: AVX2 without AVX-512 on a core whose vector integer instructions have a 1-cycle
-	// latency (AMD Zen 2 and 3, Intel cores since Haswell). Measured on AMD Zen 3: the AVX2 AES-GCM
-	// kernels (VAES and VPCLMULQDQ on ymm) beat crypto/cipher on every shape, 1.4-2.1x; the AVX2
-	// ChaCha20-Poly1305 kernels do not beat x/crypto on any (0.5-0.9x), so that family runs on
-	// Stdlib.
+	// latency (AMD Zen 2 and 3, Intel cores since Haswell).
 	cpuAVX2Lat1
 )
 
@@ -33,11 +30,16 @@ type route struct {
 	minOps int
 }
 
-// routes is the dispatch table: per CPU class, the ChaCha family's and the AES-GCM family's route.
+// routes is the dispatch table: per CPU class, the ChaCha family's and the AES-GCM family's route,
+// each entry beside the measurement that justifies it (the chosen tier's speed against the
+// standard library's; the runs are in docs/benchmarks.md).
 var routes = [...]struct{ chacha, gcm route }{
+	// Nothing measured: the standard library.
 	cpuUnmeasured: {route{Stdlib, 0}, route{Stdlib, 0}},
-	cpuAVX512:     {route{AVX512, 1}, route{AVX512, 1}},
-	cpuAVX2Lat1:   {route{Stdlib, 0}, route{AVX2, 1}},
+	// AMD Zen 5: 64 x 1420 B 2.6-3.0x, 1 op 1.02x or more, both families. docs/benchmarks.md
+	cpuAVX512: {route{AVX512, 1}, route{AVX512, 1}},
+	// AMD Zen 3: GCM 1.39-2.57x on every shape, 1 op too; ChaCha's AVX2 0.5-0.92x. docs/benchmarks.md
+	cpuAVX2Lat1: {route{Stdlib, 0}, route{AVX2, 1}},
 }
 
 // chachaRoute and gcmRoute are this CPU's routes; tests set them to run the dispatcher's choices.

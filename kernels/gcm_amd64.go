@@ -29,27 +29,24 @@ import (
 //  4. writes E_K(J0) XOR GHASH as the tag, or for Open its difference from the received tag
 //     (section 7.1 step 6), so that no tag copy or comparison loop is left to Go.
 //
-// Lane layout, chosen by measurement: both, by packet size.
+// Lane layout: both, by packet size.
 //
 //   - Per packet (gcmSealAVX512 and the AVX2 kernels). One packet occupies whole registers: the
 //     16-byte lanes of a zmm hold consecutive counter blocks of the same packet, so all lanes share
 //     one Key's round keys (memory operands of VAESENC, from a 64-byte aligned table that repeats
 //     each round key per lane) and GHASH multiplies the lanes by consecutive powers of H, summed
-//     before one reduction. For a 1420-byte packet the kernel alone takes about 79 ns on this
-//     machine's Zen 4 (BenchmarkGCMKernel), near the AES and carry-less multiplier port limit
-//     (about 70-75 ns): one packet per lane cannot do better there and would add transposes.
-//   - Per lane (gcmSealLanesAVX512, AVX512 only). For a 64-byte packet the per-packet kernel spends
-//     11 ns, mostly on instructions that serve one packet (a zmm and an xmm of AES rounds, a lane sum
-//     and two reductions, the tail dispatch). Four packets per zmm, one per 128-bit lane, took 4.9 ns
-//     per packet in a same-key prototype, and take 7.0 ns in the lane kernel as built (byte masks,
-//     each packet's own powers of H, gathered length blocks), 7.3 ns with four different keys. So
-//     ops of at most 64 bytes of text without AD (WireGuard's keepalives, ACKs, small datagrams) go
-//     to the lane kernels in groups of four, whose keys may differ (round keys are then gathered per
-//     round) but must have one size.
+//     before one reduction. A full-size packet keeps the AES and carry-less multiplier ports near
+//     their limit this way: one packet per lane could not do better there and would add transposes.
+//   - Per lane (gcmSealLanesAVX512, AVX512 only). A small packet in the per-packet kernel spends most
+//     of its instructions on work that serves it alone (a zmm and an xmm of AES rounds, a lane sum
+//     and two reductions, the tail dispatch); four packets per zmm, one per 128-bit lane, share that
+//     work. So ops of at most 64 bytes of text without AD (WireGuard's keepalives, ACKs, small
+//     datagrams) go to the lane kernels in groups of four, whose keys may differ (round keys are then
+//     gathered per round) but must have one size.
 //
 // Successive descriptors are independent, so the out-of-order core also overlaps one packet's GHASH
-// with the next one's AES rounds. What the Go side adds per op (checks, descriptor, tag check) is
-// about 5 ns; see BenchmarkGCMKernel against gcmRunTier.
+// with the next one's AES rounds. BenchmarkGCMKernel against gcmRunTier measures what the Go side
+// adds per op (checks, descriptor, tag check).
 //
 // Bounded work. An op whose AD plus text exceeds gcmPieceMax is cut into pieces processed by
 // successive calls that carry the GHASH state and counter in the same descriptor; every piece but the
@@ -176,8 +173,8 @@ func gcmDivX(e ghashElem) ghashElem {
 // gcmRegister stores e in register form: the 128-bit little-endian register a byte-reversed GCM block
 // loads into, where bit 127-i is the coefficient of x^i (SP 800-38D section 6.3 puts x^0 in the first
 // byte's most significant bit). In that form a carry-less product of a and b·x^-1 is a·b times y^128
-// in the reflected ring, which two folds by the low 64 bits remove (Montgomery reduction; see the
-// generator's reduce).
+// in the reflected ring, which two folds by the low 64 bits remove (Montgomery reduction; see
+// _asm/gcm/ghash.go).
 func gcmRegister(e ghashElem, out *[16]byte) {
 	binary.LittleEndian.PutUint64(out[0:], bits.Reverse64(e.hi))
 	binary.LittleEndian.PutUint64(out[8:], bits.Reverse64(e.lo))
@@ -205,8 +202,8 @@ type gcmDesc struct {
 }
 
 const (
-	// gcmPieceMax bounds the AD plus text bytes of one descriptor, a multiple of 256: about 1 µs of
-	// non-preemptible work on the AVX512 tier, 2.5 µs on AVX2 without VAES.
+	// gcmPieceMax bounds the AD plus text bytes of one descriptor, a multiple of 256, so that the
+	// work of one assembly call, which cannot be preempted, stays within microseconds on every tier.
 	gcmPieceMax = 16 << 10
 	// gcmCallMax bounds the bytes of all descriptors of one call.
 	gcmCallMax = 16 << 10
@@ -315,7 +312,7 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 }
 
 // gcmRunOne processes a batch of one op (NewAEAD's case) with a single descriptor, sparing the
-// zeroing of a whole gcmBatch (about 15 ns).
+// zeroing of a whole gcmBatch.
 func gcmRunOne(t Tier, op *Op, open bool) (failed int) {
 	if !op.Key.suite.isGCM() {
 		return 0

@@ -17,7 +17,7 @@ import (
 	"unsafe"
 )
 
-// TestGCMLayout checks the offsets _asm/gcm/main.go hard-codes against the Go types.
+// TestGCMLayout checks the offsets _asm/gcm/layout.go hard-codes against the Go types.
 func TestGCMLayout(t *testing.T) {
 	var d gcmDesc
 	var tab gcmTable

@@ -22,7 +22,7 @@ import (
 )
 
 const (
-	floodRate    = 12000             // initiations a second, the rate the review measured at
+	floodRate    = 12000             // initiations a second: B is under load within the 200 ms waited
 	floodSources = "10.203.0.0/16"   // 65536 spoofed IPv4 sources
 	floodPhase   = 2 * time.Second   // one quiet or one flooded stretch of the TCP stream
 	rekeyTimeout = 5 * time.Second   // REKEY_TIMEOUT, WireGuard paper section 6.1

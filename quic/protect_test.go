@@ -295,8 +295,8 @@ func TestDecodePN(t *testing.T) {
 	}
 }
 
-// TestOneLargestPerCall: 0x17f then 0x100 against largest 0x100 decode to 0x17f and 0x100 (the
-// issue's example): the batch does not advance largest.
+// TestOneLargestPerCall: 0x17f then 0x100 against largest 0x100 decode to 0x17f and 0x100: the
+// batch does not advance largest.
 func TestOneLargestPerCall(t *testing.T) {
 	k, _ := NewKeys(Version1, AES128GCM, make([]byte, 32))
 	var pkts []Packet

@@ -28,8 +28,8 @@ import (
 // to publish before it publishes, nobody waits while holding a reservation.
 // That matters for goroutines: with more goroutines than processors, a
 // goroutine that yields while holding a reservation (or is preempted)
-// blocks every later one, and convoys formed in the 2x2 benchmark that cost
-// microseconds per item. Here the only wait happens before reserving: a
+// blocks every later one, and convoys form that cost microseconds per
+// item. Here the only wait happens before reserving: a
 // side's head may run at most capacity/8 slots ahead of its tail (DPDK's
 // default "htd_max"), so that continuous overlapping operations cannot keep
 // the tail from catching up forever.
@@ -54,8 +54,8 @@ type MPMC[T any] struct {
 	// compare-and-swap does not miss. A tail is written by its side and
 	// read by the other side once per burst. With a head and tail sharing a
 	// line, as in DPDK's struct rte_ring_headtail, the other side's reads
-	// of the tail also pulled the head's line away: about 20% slower per
-	// item in the 1x1 transfer benchmark with bursts of 1.
+	// of the tail would also pull the head's line away from its owner, a
+	// cache miss on every reservation.
 	prodHead atomic.Uint64 // carries closedBit too
 	_        cpu.CacheLinePad
 	prodTail atomic.Uint64

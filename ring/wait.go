@@ -12,7 +12,7 @@ import (
 // parks on a waitQueue. The poll is a plain loop of atomic loads, not
 // runtime.Gosched: Gosched puts the goroutine on the scheduler's global run
 // queue under its lock, and with several goroutines spinning that lock
-// became the bottleneck (profiled on the MPMC 2x2 benchmark).
+// becomes the bottleneck.
 //
 // The lost wake-up problem is the classic store-buffer (Dekker) pattern:
 //
@@ -40,8 +40,7 @@ import (
 // writes, 10-100 ns when they move between cores, so this polls for up to a
 // microsecond or so: about what a burst takes to arrive in a busy pipeline,
 // and less than the several microseconds a park and wake-up round trip
-// costs. On our loaded 2-core machine, 4, 16 and 128 were within the noise
-// of each other in the transfer benchmarks.
+// costs.
 const spinPolls = 16
 
 // canSpin reports whether polling can see progress at all: on a single CPU

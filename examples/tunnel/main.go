@@ -71,6 +71,7 @@ import (
 	"github.com/wirebatch/wirebatch/dataplane"
 	"github.com/wirebatch/wirebatch/examples/tunnel/wgquick"
 	"github.com/wirebatch/wirebatch/handshake"
+	"github.com/wirebatch/wirebatch/protocol"
 )
 
 func main() {
@@ -102,8 +103,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	traceFile := fs.String("trace", "", "write an execution trace of the run to `file` (go tool trace): which goroutine waits for what, and for how long")
 	// Testing knobs: they shorten the protocol's timers (WireGuard paper section 6.1) so that tests
 	// see rekeys and retransmissions within seconds. Deployments keep the defaults.
-	rekeyAfterTime := fs.Duration("rekey-after-time", handshake.DefaultRekeyAfterTime, "testing knob: REKEY_AFTER_TIME, the initiator's keypair age that starts a new handshake")
-	rekeyTimeout := fs.Duration("rekey-timeout", handshake.DefaultRekeyTimeout, "testing knob: REKEY_TIMEOUT, the wait before an initiation is resent and the least time between initiations")
+	rekeyAfterTime := fs.Duration("rekey-after-time", protocol.RekeyAfterTime, "testing knob: REKEY_AFTER_TIME, the initiator's keypair age that starts a new handshake")
+	rekeyTimeout := fs.Duration("rekey-timeout", protocol.RekeyTimeout, "testing knob: REKEY_TIMEOUT, the wait before an initiation is resent and the least time between initiations")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "usage: tunnel -config FILE [-iface NAME] [flags]\n       tunnel [-f|--foreground] INTERFACE\n"+
 			"       tunnel genkey\n       tunnel pubkey < private.key\n       tunnel genpsk\n\nflags:\n")

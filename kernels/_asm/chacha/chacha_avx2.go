@@ -12,22 +12,21 @@ import (
 // (rows[w][8g:8g+8] for group g).
 //
 // A quarter round (RFC 8439 section 2.1) is a chain of four steps of two to four dependent
-// instructions; on the Zen 5 we tune on every AVX2 integer instruction has a latency of 2 cycles,
-// so one round of one group is a 28-cycle chain however its four quarter rounds are interleaved,
-// while the vector pipes could issue it in 16. Both groups' rounds therefore run together: eight
-// independent chains, group 1 a few instructions behind group 0 (avx2GroupSkew). Their 32 words do
-// not fit in 16 registers, so only the b words (4-7) stay in registers; every chain holds the value
-// it computed last in one more register, and writes each a, c and d word it computes to the word's
-// spill row, from where the next step that reads it again takes it as a memory operand. That read
-// is at least two steps after the store (10 cycles or more: RFC 8439's step order puts a use of
-// another word in between), so it never waits for the store to forward. Rotations by 16 and 8 are
-// byte shuffles (VPSHUFB, masks in memory), by 12 and 7 two shifts and an OR. What bounds the
-// kernel on Zen 5 is that instruction mix on eight chains with its spills (internal/pipeprobe,
-// loops of the same instructions): adds and XORs issue 4 a cycle but shifts and byte shuffles 2
-// each (2.6 together); the quarter round's sequence on 8 chains issues 2.9 a cycle in lockstep and
-// 3.0 skewed in registers, 2.8 with this kernel's spill loads and stores, which is what the kernel
-// runs at. 12 chains would issue 3.5 in registers, but as a third group they would need 48 words in
-// memory, b too, and then issue 1.9.
+// instructions; on cores whose AVX2 integer instructions have a latency of 2 cycles (AMD Zen 5, the
+// cores this kernel is for; see kernels/cpu_amd64.go's ymmLatency2) one round of one group is a
+// 28-cycle chain however its four quarter rounds are interleaved, while the vector pipes could
+// issue it in 16. Both groups' rounds therefore run together: eight independent chains, group 1 a
+// few instructions behind group 0 (avx2GroupSkew). Their 32 words do not fit in 16 registers, so
+// only the b words (4-7) stay in registers; every chain holds the value it computed last in one
+// more register, and writes each a, c and d word it computes to the word's spill row, from where
+// the next step that reads it again takes it as a memory operand. That read is at least two steps
+// after the store (10 cycles or more: RFC 8439's step order puts a use of another word in between),
+// so it never waits for the store to forward. Rotations by 16 and 8 are byte shuffles (VPSHUFB,
+// masks in memory), by 12 and 7 two shifts and an OR. What bounds the kernel is that instruction
+// mix on eight chains with its spills: shifts and byte shuffles issue at half the rate of adds and
+// XORs, and a third group would add independent chains but leave all 48 words in memory, b too,
+// whose traffic costs more than the chains gain (tools/pipeprobe times both with loops of the same
+// instructions).
 
 // rotMasks holds the VPSHUFB masks that rotate each 32-bit word left by 16 and by 8 bits.
 var rotMasks Mem
@@ -45,12 +44,10 @@ func rotTables() {
 // avx2GroupSkew is how many instructions per chain group 1's double rounds trail group 0's in
 // program order (avx2DoubleRounds). With the two groups in lockstep, every stretch of the
 // instruction stream is one kind of step of all eight chains (eight adds, then eight stores, ...,
-// then sixteen shifts), and the vector pipes saw 3.9-4.0 GB/s on 16 x 4 KiB
-// (BenchmarkChaCha20Kernels/AVX2); skewed, each stretch mixes two kinds: 1 step 4.16, 2 4.33, 3
-// 4.44, 4 4.27, 5 4.43, 8 4.31 GB/s (medians of 6 alternating runs against 4.00 in lockstep).
-// With scalar MAC steps hooked into the two groups (a 16-lane Seal kernel with a stitched MAC, since
-// removed, measured by its own benchmark then) lockstep was faster: 3.65 GB/s against 3.55 (3
-// steps), 3.49 (5), 3.59 (11) and 3.43 (22), so a hooked kernel keeps lockstep.
+// then sixteen shifts), which crowds one kind of pipe while the others idle; skewed, each stretch
+// mixes two kinds. Three is the fastest skew of those measured (BenchmarkChaCha20Kernels/AVX2;
+// docs/experiments.md). A kernel with scalar steps hooked into its rounds keeps the groups in
+// lockstep, which measured faster with the hooks.
 const avx2GroupSkew = 3
 
 // avx2DoubleRounds runs the ten double rounds (RFC 8439 section 2.3) on one or two groups, in a
@@ -282,17 +279,16 @@ func xorHalf(tab Mem, l int, off GPVirtual, at int, ks VecVirtual) {
 // (see the top of the file) that leaves the vector pipes half idle: the 8-block pass is for the
 // last blocks of a message.
 //
-// With mac, the kernel (chachaXOR8OneMACAVX2; the generator can make the 16-block one too) also absorbs a run of 16-byte
-// blocks into a radix-2^64 Poly1305 accumulator on the scalar pipes, which the rounds leave idle: one
-// block at each of the 8 points of a double round (avx2DoubleRounds' hook) while blocks remain, so up
-// to 80 per pass, and the blocks left after the last pass in a loop of their own (with n = 0 it is a
-// scalar Poly1305). A single message's MAC is one chain of dependent blocks, about 16 cycles each on
-// Zen 5, about 4 ns, which the passes hide only in part (BenchmarkChaChaOneMACAVX2): an 8-block
-// pass with 60 stitched blocks takes 340 ns against 201 ns alone and 249 ns for the blocks alone; a
-// 16-block pass with 64 took 364 against 274 and 259. That pays where a message's MAC would
-// otherwise run after its last pass (chachaStitchedOpAVX2), not against the 8-lane vector MAC of
-// longer messages. The accumulator and the block pointer
-// stay in registers, so the pass state (dst, src, n, counter) moves to the frame.
+// With mac, the kernel (chachaXOR8OneMACAVX2; the generator can make the 16-block one too) also
+// absorbs a run of 16-byte blocks into a radix-2^64 Poly1305 accumulator on the scalar pipes, which
+// the rounds leave idle: one block at each of the 8 points of a double round (avx2DoubleRounds'
+// hook) while blocks remain, so up to 80 per pass, and the blocks left after the last pass in a
+// loop of their own (with n = 0 it is a scalar Poly1305). A single message's MAC is one chain of
+// dependent blocks, some 16 cycles each, which the passes hide only in part
+// (BenchmarkChaChaOneMACAVX2 times it): that pays where a message's MAC would otherwise run after
+// its last pass (chachaStitchedOpAVX2), not against the 8-lane vector MAC of longer messages. The
+// accumulator and the block pointer stay in registers, so the pass state (dst, src, n, counter)
+// moves to the frame.
 func chachaOneAVX2(groups int, mac bool) {
 	blocks := 8 * groups
 	name := fmt.Sprintf("chachaXOR%dOneAVX2", blocks)
@@ -553,12 +549,11 @@ func chachaKS4AVX2() {
 	RET()
 }
 
-// chachaKS2Scalar computes two ChaCha20 blocks with scalar instructions, one after the other. On the Zen 5
-// we tune on, a scalar add, XOR or rotate has a latency of 1 cycle against 2 for AVX2, so a round's
-// quarter-round chains take less than half as long: for a message within block 1 this beats
-// chachaKS4AVX2 (128 against 141 ns a call). Running the two blocks' double rounds in turns, the
-// other block's words in stack slots, was slower (134 ns): the out-of-order core overlaps the
-// second block with the first one's tail anyway.
+// chachaKS2Scalar computes two ChaCha20 blocks with scalar instructions, one after the other. Where a
+// scalar add, XOR or rotate has a latency of 1 cycle against 2 for AVX2 (AMD Zen 5), a round's
+// quarter-round chains take less than half as long, so for a message within block 1 two scalar
+// blocks cost less than chachaKS4AVX2's four. The blocks run one after the other rather than in
+// turns: the out-of-order core overlaps the second block with the first one's tail anyway.
 //
 // Words 0-7 and 12-15 stay in registers; the c words (8-11) take turns in two registers, the pair a
 // half round does not use waiting in stack slots (swapped once per half round, half a round before

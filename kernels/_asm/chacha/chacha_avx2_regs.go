@@ -11,10 +11,9 @@ import (
 // ChaCha20 on AVX2 for cores whose vector integer instructions have a 1-cycle latency (AMD Zen 2, 3
 // and 4; Intel since Haswell). There one group of 8 lanes has enough independent work: a quarter
 // round (RFC 8439 section 2.1) is a chain of 14 cycles, so its four chains issue 64 instructions in
-// that time, more than the pipes take (about 3.2 adds or XORs, 2 shifts and byte shuffles together
-// a cycle: internal/pipeprobe). What costs is memory traffic: the chains of the two-group kernels
-// (chacha_avx2.go), built for a 2-cycle latency, store and reload their words every step, which on
-// such a core lowers the rate of the same instructions from 3.0 to 1.9 a cycle (the probe's
+// that time, more than the pipes take. What costs is memory traffic: the chains of the two-group
+// kernels (chacha_avx2.go), built for a 2-cycle latency, store and reload their words every step,
+// which on such a core slows the same instructions by about a third (tools/pipeprobe's issue rates,
 // quarterRounds8 against quarterRounds8Spilled). Here 15 of a group's 16 words live in registers for
 // the whole ten double rounds; only word 0, an a word in the column and the diagonal rounds alike,
 // lives in memory, read as the memory operand of its chain's additions and stored after each: two
@@ -23,17 +22,17 @@ import (
 // without waiting. The groups of a call run one after the other.
 //
 // The rounds leave the scalar pipes idle. The single-message MAC kernel runs the message's Poly1305
-// chain there, at three of the eight points of a double round (regsDoubleRounds' hook). Lane kernels
-// that ran four other messages' MAC chains there (records in memory, one block of each per double
-// round) were measured and dropped: on AMD Zen 3 each block cost the kernel about 6.3 ns, as much as
-// a scalar Poly1305 alone and more than the vector Poly1305 across lanes (about 3.7 ns a lane-block).
+// chain there, at three of the eight points of a double round (regsDoubleRounds' hook). The lane
+// kernels do not: a block of another message's MAC stitched into their rounds slows them by more
+// than the vector Poly1305 across lanes spends on a lane-block (docs/experiments.md).
 
 // regsDoubleRounds runs the ten double rounds (RFC 8439 section 2.3) on one group: words 1-15 in
 // x[1:], word 0 at a0, t the scratch register. The four chains of each round run interleaved step
 // by step, in lockstep: each step is emitted for the four chains together, so consecutive
 // instructions are independent, and a step that uses t (word 0's sum, a rotation by 12 or 7) is
-// emitted whole, so t never holds two values at once. (Skewing the chains within a half round, as
-// the two-group kernel's groups are, measured slower here.) hook, if not nil, is called at
+// emitted whole, so t never holds two values at once. (Skewing the chains, as the two-group kernel
+// skews its groups, would be wrong across the column/diagonal boundary, where the diagonal round
+// reads other chains' words, and is slower within a half round.) hook, if not nil, is called at
 // 8 points of the double round, numbered 0 to 7: after the rotations of d and of b in each half of
 // the column and of the diagonal round.
 func regsDoubleRounds(x *[16]VecVirtual, a0 Mem, t VecVirtual, loop string, hook func(k int)) {
@@ -164,8 +163,8 @@ func paramAddr(name string) Mem {
 }
 
 // macPoints are the points of a double round (regsDoubleRounds' hook) at which the single-message
-// MAC kernel absorbs a block: its MAC is one chain of dependent blocks, about 19 cycles each on AMD
-// Zen 3, so about three fit in a double round (some 57 cycles); more stall the rounds behind the
+// MAC kernel absorbs a block: its MAC is one chain of dependent blocks, some 19 cycles each on these
+// cores, so about three fit in a double round (some 57 cycles); more stall the rounds behind the
 // chain.
 var macPoints = [8]bool{0: true, 3: true, 5: true}
 

@@ -3,25 +3,11 @@
 // family and model that key the dispatch table). Run it through go generate in the kernels directory.
 package main
 
-import (
-	. "github.com/mmcloughlin/avo/build"
-	. "github.com/mmcloughlin/avo/reg"
-)
+import . "github.com/mmcloughlin/avo/build"
 
 func main() {
 	Package("github.com/wirebatch/wirebatch/kernels")
 	ConstraintExpr("gc,!purego")
-
-	Implement("cpuid")
-	Attributes(NOSPLIT)
-	Doc("cpuid executes CPUID with EAX = leaf and ECX = sub and returns EAX, EBX, ECX and EDX.")
-	Load(Param("leaf"), EAX)
-	Load(Param("sub"), ECX)
-	CPUID()
-	Store(EAX, ReturnIndex(0))
-	Store(EBX, ReturnIndex(1))
-	Store(ECX, ReturnIndex(2))
-	Store(EDX, ReturnIndex(3))
-	RET()
+	cpuid()
 	Generate()
 }

@@ -80,7 +80,7 @@ func probes(spill *[2048]byte) []probe {
 
 // TestProbes runs every loop a few iterations and checks that the loops here and the generator's
 // instruction counts name the same loops, so that a loop added to one and not the other, or one
-// that faults, fails make test rather than the benchmark.
+// that faults, fails go test rather than the benchmark.
 func TestProbes(t *testing.T) {
 	if !cpu.X86.HasAVX2 {
 		t.Skip("needs AVX2")

@@ -1,13 +1,3 @@
-// Command checksum generates internal/tunoffload's assembly: the Internet checksum's word sum
-// (RFC 1071) over AVX2 and over AVX-512 registers. Run it through go generate in internal/tunoffload.
-//
-// The one's-complement sum of 16-bit words equals their plain sum taken modulo 2^16-1 (RFC 1071
-// section 2(D), deferred carries), so a kernel adds words as integers and leaves folding to the
-// caller. Each load (32 bytes, or 64 with AVX-512) is split into the low and the high halves of its
-// dwords, which are added to 32-bit lanes: no carry leaves a lane for 65,536 loads of it, so a call
-// covers at most 1 MiB (iterations of four loads, each into its own accumulator pair, then single
-// loads into the first pair). Loads are little-endian, so each word is byte-swapped; the caller swaps
-// the sum back (section 2(B)).
 package main
 
 import (
@@ -17,14 +7,6 @@ import (
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
-
-func main() {
-	Package("github.com/wirebatch/wirebatch/internal/tunoffload")
-	ConstraintExpr("!purego")
-	sumKernel(avx2)
-	sumKernel(avx512)
-	Generate()
-}
 
 // isa is what a kernel's instructions differ in between AVX2 and AVX-512.
 type isa struct {
@@ -70,7 +52,13 @@ var avx512 = isa{
 	},
 }
 
-// sumKernel emits one kernel: see the top of the file.
+// sumKernel emits k.name. The one's-complement sum of 16-bit words equals their plain sum taken
+// modulo 2^16-1 (RFC 1071 section 2(D), deferred carries), so the kernel adds words as integers and
+// leaves folding to the caller. Each load (32 bytes, or 64 with AVX-512) is split into the low and
+// the high halves of its dwords, which are added to 32-bit lanes: no carry leaves a lane for 65,536
+// loads of it, so a call covers at most 1 MiB (iterations of four loads, each into its own
+// accumulator pair, then single loads into the first pair). Loads are little-endian, so each word is
+// byte-swapped; the caller swaps the sum back (section 2(B)).
 func sumKernel(k isa) {
 	w := k.width
 	Implement(k.name)

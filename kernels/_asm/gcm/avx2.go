@@ -1,0 +1,494 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// AVX2 registers (VEX only, X0-X15 / Y0-Y15): X0-X7 blocks (VAES: Y0-Y3 key stream and Y4-Y7 GHASH
+// input, two blocks each), X8 the next counter block (VAES: Y8, lane i counter+i), X9 the GHASH state
+// still to be added to a tail's next block, X10 the byte-reversal mask, X11-X13 product accumulators
+// (low, high, middle), X14 a temporary, X15 the GHASH state Y.
+var (
+	blocks = []VecPhysical{X0, X1, X2, X3, X4, X5, X6, X7}
+	ksY    = []VecPhysical{Y0, Y1, Y2, Y3}
+	ginY   = []VecPhysical{Y4, Y5, Y6, Y7}
+)
+
+// avx2 generates an AVX2 kernel: one descriptor at a time, 8 blocks per chunk (eight xmm with
+// AES-NI, or with vaes four ymm of two blocks: VAES and VPCLMULQDQ on ymm), tails one block at a
+// time with a bounce buffer for the last partial block.
+func avx2(name string, open, vaes bool) {
+	Implement(name)
+	Attributes(NOSPLIT)
+	buf := AllocLocal(16)
+	Load(Param("d"), desc)
+	Load(Param("count"), count)
+	VBROADCASTI128(bswapMask, Y10)
+
+	Label("desc")
+	TESTQ(count, count)
+	JZ(LabelRef("done"))
+	MOVQ(Mem{Base: desc, Disp: dTab}, tab)
+	MOVQ(Mem{Base: tab, Disp: tNR}, nr)
+	MOVQ(nr, last)
+	SHLQ(U8(6), last)
+	ADDQ(tab, last)
+	VMOVDQU(Mem{Base: desc, Disp: dY}, X15)
+	h8 := Mem{Base: tab, Disp: tH + 9*16} // H^8..H^1
+
+	Comment("Additional data: GHASH only.")
+	MOVQ(Mem{Base: desc, Disp: dAD}, src)
+	MOVQ(Mem{Base: desc, Disp: dADLen}, n)
+	Label("ad_chunk")
+	CMPQ(n, U8(128))
+	JB(LabelRef("ad_tail"))
+	in := blocks
+	if vaes {
+		in = ginY
+	}
+	for i, b := range in {
+		VMOVDQU(Mem{Base: src, Disp: int(b.Size()) * i}, b)
+		if vaes {
+			VPSHUFB(Y10, b, b)
+		} else {
+			VPSHUFB(X10, b, b)
+		}
+	}
+	ghash2(in, h8)
+	ADDQ(U8(128), src)
+	SUBQ(U8(128), n)
+	JMP(LabelRef("ad_chunk"))
+	Label("ad_tail")
+	tailAD2(buf)
+
+	Comment("Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.")
+	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
+	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
+	MOVQ(Mem{Base: desc, Disp: dN}, n)
+	if vaes {
+		VBROADCASTI128(Mem{Base: desc, Disp: dCtr}, Y8)
+		VPADDD(ctrInit, Y8, Y8)
+		chunksVAES(open, h8)
+	} else {
+		VMOVDQU(Mem{Base: desc, Disp: dCtr}, X8)
+		chunksAESNI(open, h8)
+	}
+
+	Label("text_tail")
+	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
+	TESTQ(n, n)
+	JZ(LabelRef("no_tail"))
+	tailText2(buf, open, vaes)
+	JMP(LabelRef("finish"))
+
+	Label("no_tail")
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+	JE(LabelRef("next"))
+	Comment("No text tail: the length block alone, times H.")
+	VMOVDQU(Mem{Base: desc, Disp: dLens}, X0)
+	VPXOR(X15, X0, X0)
+	VPXOR(X9, X9, X9)
+	VPXOR(X11, X11, X11)
+	VPXOR(X12, X12, X12)
+	VPXOR(X13, X13, X13)
+	accumulate2(X0, Mem{Base: tab, Disp: tH + 16*16})
+	reduce2(false)
+
+	finishDescriptors(X10, open)
+}
+
+// chunksAESNI emits the AES-NI chunk loop: eight xmm blocks per chunk. Open hashes the ciphertext
+// after the AES rounds (the two are independent); Seal is software-pipelined like the wider kernels,
+// but with eight xmm of key stream there is no room to keep the previous ciphertext in registers:
+// its GHASH reads it back from dst, one block at a time through X9.
+func chunksAESNI(open bool, h8 Mem) {
+	counters := func() {
+		for _, b := range blocks {
+			VPSHUFB(X10, X8, b)
+			VPADDD(ctrOne, X8, X8)
+		}
+	}
+	if open {
+		Label("chunk")
+		CMPQ(n, U8(128))
+		JB(LabelRef("text_tail"))
+		counters()
+		aesRounds(blocks)
+		for i, b := range blocks {
+			VMOVDQU(Mem{Base: src, Disp: 16 * i}, X14)
+			VPXOR(X14, b, b)
+			VMOVDQU(b, Mem{Base: dst, Disp: 16 * i})
+			VPSHUFB(X10, X14, b)
+		}
+		ghash2(blocks, h8)
+		advance2()
+		JMP(LabelRef("chunk"))
+		return
+	}
+	chunk := func(ghash []func()) {
+		counters()
+		aesRounds(blocks, ghash...)
+		for i, b := range blocks {
+			VPXOR(Mem{Base: src, Disp: 16 * i}, b, b)
+			VMOVDQU(b, Mem{Base: dst, Disp: 16 * i})
+		}
+		advance2()
+	}
+	previous := func() []func() {
+		steps := []func(){}
+		for i := range blocks {
+			steps = append(steps,
+				func() { VMOVDQU(Mem{Base: dst, Disp: 16*i - 128}, X9) },
+				func() { VPSHUFB(X10, X9, X9) })
+			if i == 0 {
+				steps = append(steps, func() { VPXOR(X15, X9, X9) })
+			}
+			steps = append(steps, productSteps(X9, h8.Offset(16*i), i == 0)...)
+		}
+		return append(steps, reduce2Steps(false)...)
+	}
+	CMPQ(n, U8(128))
+	JB(LabelRef("text_tail"))
+	chunk(nil)
+	Label("chunk")
+	CMPQ(n, U8(128))
+	JB(LabelRef("drain"))
+	chunk(previous())
+	JMP(LabelRef("chunk"))
+	Label("drain")
+	for _, step := range previous() {
+		step()
+	}
+}
+
+// chunksVAES emits the VAES chunk loop: four ymm of two blocks per chunk; Seal is software-pipelined
+// as on AVX512 (the GHASH of the previous chunk, waiting in Y4-Y7, runs between the AES rounds).
+func chunksVAES(open bool, h8 Mem) {
+	counters := func() {
+		for _, k := range ksY {
+			VPSHUFB(Y10, Y8, k)
+			VPADDD(ctrAdd2, Y8, Y8)
+		}
+	}
+	if open {
+		Label("chunk")
+		CMPQ(n, U8(128))
+		JB(LabelRef("text_tail"))
+		counters()
+		aesRounds(ksY)
+		for j := range ksY {
+			VMOVDQU(Mem{Base: src, Disp: 32 * j}, ginY[j])
+			VPXOR(ginY[j], ksY[j], ksY[j])
+			VMOVDQU(ksY[j], Mem{Base: dst, Disp: 32 * j})
+			VPSHUFB(Y10, ginY[j], ginY[j])
+		}
+		ghash2(ginY, h8)
+		advance2()
+		JMP(LabelRef("chunk"))
+		return
+	}
+	chunk := func(ghash []func()) {
+		counters()
+		aesRounds(ksY, ghash...)
+		for j := range ksY {
+			VPXOR(Mem{Base: src, Disp: 32 * j}, ksY[j], ksY[j])
+			VMOVDQU(ksY[j], Mem{Base: dst, Disp: 32 * j})
+			VPSHUFB(Y10, ksY[j], ginY[j])
+		}
+		advance2()
+	}
+	CMPQ(n, U8(128))
+	JB(LabelRef("text_tail"))
+	chunk(nil)
+	Label("chunk")
+	CMPQ(n, U8(128))
+	JB(LabelRef("drain"))
+	chunk(ghash2Steps(ginY, h8))
+	JMP(LabelRef("chunk"))
+	Label("drain")
+	ghash2(ginY, h8)
+	// The tail continues from the counter in lane 0 of Y8.
+	JMP(LabelRef("text_tail"))
+}
+
+// advance2 moves src, dst and n past a 128-byte chunk.
+func advance2() {
+	ADDQ(U8(128), src)
+	ADDQ(U8(128), dst)
+	SUBQ(U8(128), n)
+}
+
+// ghash2 multiplies the byte-reversed blocks in regs (xmm: one block, ymm: two) by the powers of H at
+// h, Y XORed into the first, and reduces into X15.
+func ghash2(regs []VecPhysical, h Mem) {
+	for _, step := range ghash2Steps(regs, h) {
+		step()
+	}
+}
+
+// ghash2Steps returns ghash2's instructions one by one (see ghash512Steps).
+func ghash2Steps(regs []VecPhysical, h Mem) []func() {
+	ymm := regs[0].Size() == 32
+	steps := []func(){func() { VPXOR(Y15, regs[0], regs[0]) }}
+	if !ymm {
+		steps[0] = func() { VPXOR(X15, regs[0], regs[0]) }
+	}
+	for i, d := range regs {
+		steps = append(steps, productSteps(d, h.Offset(int(d.Size())*i), i == 0)...)
+	}
+	return append(steps, reduce2Steps(ymm)...)
+}
+
+// productSteps multiplies the block(s) in d by the power(s) of H at h (Karatsuba) and adds the three
+// partial products to the accumulators X11-X13 (ymm: Y11-Y13), or sets them when first.
+func productSteps(d VecPhysical, h Mem, first bool) []func() {
+	lo, hi, mid, t := VecPhysical(X11), VecPhysical(X12), VecPhysical(X13), VecPhysical(X14)
+	if d.Size() == 32 {
+		lo, hi, mid, t = Y11, Y12, Y13, Y14
+	}
+	k := karatsuba(h)
+	if first {
+		return []func(){
+			func() { VPCLMULQDQ(U8(0x00), h, d, lo) },
+			func() { VPCLMULQDQ(U8(0x11), h, d, hi) },
+			func() { VPSHUFD(U8(0x4e), d, mid) },
+			func() { VPXOR(d, mid, mid) },
+			func() { VPCLMULQDQ(U8(0x00), k, mid, mid) },
+		}
+	}
+	return []func(){
+		func() { VPCLMULQDQ(U8(0x00), h, d, t) },
+		func() { VPXOR(t, lo, lo) },
+		func() { VPCLMULQDQ(U8(0x11), h, d, t) },
+		func() { VPXOR(t, hi, hi) },
+		func() { VPSHUFD(U8(0x4e), d, t) },
+		func() { VPXOR(d, t, t) },
+		func() { VPCLMULQDQ(U8(0x00), k, t, t) },
+		func() { VPXOR(t, mid, mid) },
+	}
+}
+
+// accumulate2 adds X9 (then cleared) to the byte-reversed block d and its product with the power of
+// H at h to the accumulators X11-X13.
+func accumulate2(d VecPhysical, h Mem) {
+	VPXOR(X9, d, d)
+	VPXOR(X9, X9, X9)
+	for _, step := range productSteps(d, h, false) {
+		step()
+	}
+}
+
+// reduce2 folds the middle product into X11:X12 (ymm: then sums the two lanes) and reduces into X15.
+func reduce2(ymm bool) {
+	for _, step := range reduce2Steps(ymm) {
+		step()
+	}
+}
+
+// reduce2Steps returns reduce2's instructions one by one (see ghash512Steps).
+func reduce2Steps(ymm bool) []func() {
+	steps := []func(){
+		func() { VPXOR(X11, X13, X13) }, // Karatsuba: middle += low + high
+		func() { VPXOR(X12, X13, X13) },
+		func() { VPSLLDQ(U8(8), X13, X14) },
+		func() { VPSRLDQ(U8(8), X13, X13) },
+		func() { VPXOR(X14, X11, X11) },
+		func() { VPXOR(X13, X12, X12) },
+	}
+	if ymm {
+		steps = []func(){
+			func() { VPXOR(Y11, Y13, Y13) },
+			func() { VPXOR(Y12, Y13, Y13) },
+			func() { VPSLLDQ(U8(8), Y13, Y14) },
+			func() { VPSRLDQ(U8(8), Y13, Y13) },
+			func() { VPXOR(Y14, Y11, Y11) },
+			func() { VPXOR(Y13, Y12, Y12) },
+			func() { VEXTRACTI128(U8(1), Y11, X13) },
+			func() { VEXTRACTI128(U8(1), Y12, X14) },
+			func() { VPXOR(X13, X11, X11) },
+			func() { VPXOR(X14, X12, X12) },
+		}
+	}
+	return append(steps, montgomerySteps(X11, X12, X14, polyK)...)
+}
+
+// tailAD2 emits the GHASH of the last 0..127 bytes of AD at src (n bytes): whole blocks one at a
+// time, then a partial block zero-padded (section 6.4's 0^v padding) through the bounce buffer buf,
+// the products summed and reduced once.
+func tailAD2(buf Mem) {
+	out := label("tail_out")
+	TESTQ(n, n)
+	JZ(LabelRef(out))
+	tailStart2(false)
+	loop, partial, reduce := label("tail_block"), label("tail_partial"), label("tail_reduce")
+	Label(loop)
+	CMPQ(n, U8(16))
+	JB(LabelRef(partial))
+	VMOVDQU(Mem{Base: src}, X1)
+	VPSHUFB(X10, X1, X1)
+	accumulate2(X1, Mem{Base: hptr})
+	ADDQ(U8(16), src)
+	ADDQ(U8(16), hptr)
+	SUBQ(U8(16), n)
+	JMP(LabelRef(loop))
+
+	Label(partial)
+	TESTQ(n, n)
+	JZ(LabelRef(reduce))
+	loadPartial(buf, X1)
+	wipe(buf)
+	VPSHUFB(X10, X1, X1)
+	accumulate2(X1, Mem{Base: hptr})
+	Label(reduce)
+	reduce2(false)
+	Label(out)
+}
+
+// tailStart2 points hptr at the powers of H for the nb = ceil(n/16) blocks of a tail (one further
+// when withLens and the descriptor has a tag: the length block then takes H^1), puts Y in X9 to be
+// added to the first block and clears the accumulators.
+func tailStart2(withLens bool) {
+	LEAQ(Mem{Base: n, Disp: 15}, tmp)
+	SHRQ(U8(4), tmp)
+	SHLQ(U8(4), tmp)
+	LEAQ(Mem{Base: tab, Disp: tH + 17*16}, hptr)
+	SUBQ(tmp, hptr)
+	if withLens {
+		skip := label("no_lens")
+		CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+		JE(LabelRef(skip))
+		SUBQ(U8(16), hptr)
+		Label(skip)
+	}
+	VMOVDQU(X15, X9)
+	VPXOR(X11, X11, X11)
+	VPXOR(X12, X12, X12)
+	VPXOR(X13, X13, X13)
+}
+
+// loadPartial loads the last n (1..15) bytes at src into r, zero-padded, through buf.
+func loadPartial(buf Mem, r VecPhysical) {
+	VPXOR(r, r, r)
+	VMOVDQU(r, buf)
+	copyBytes(buf, Mem{Base: src})
+	VMOVDQU(buf, r)
+}
+
+// wipe clears the bounce buffer, which held text or key stream.
+func wipe(buf Mem) {
+	VPXOR(X14, X14, X14)
+	VMOVDQU(X14, buf)
+}
+
+// tailText2 emits the text tail of 1..127 bytes (n): the key stream of all its blocks at once (4
+// blocks when n <= 64, else 8; VAES: two or four ymm, whose upper lanes go to X4-X7), so that the
+// blocks' AES rounds overlap, then each whole block and the partial one (through the bounce buffer
+// buf), their products summed with the length block's (when the descriptor has a tag) and reduced
+// once.
+func tailText2(buf Mem, open, vaes bool) {
+	tailStart2(true)
+	order := blocks // order[i] holds block i's key stream
+	if vaes {
+		order = []VecPhysical{X0, X4, X1, X5, X2, X6, X3, X7}
+	}
+	keyStream := func(m int) {
+		if !vaes {
+			for _, b := range blocks[:m] {
+				VPSHUFB(X10, X8, b)
+				VPADDD(ctrOne, X8, X8)
+			}
+			aesRounds(blocks[:m])
+			return
+		}
+		for _, k := range ksY[:m/2] {
+			VPSHUFB(Y10, Y8, k)
+			VPADDD(ctrAdd2, Y8, Y8)
+		}
+		aesRounds(ksY[:m/2])
+		for j, k := range ksY[:m/2] {
+			VEXTRACTI128(U8(1), k, blocks[4+j])
+		}
+	}
+	eight, ready := label("ks8"), label("ks_ready")
+	CMPQ(n, U8(64))
+	JA(LabelRef(eight))
+	keyStream(4)
+	JMP(LabelRef(ready))
+	Label(eight)
+	keyStream(8)
+	Label(ready)
+
+	partials := make([]string, 8)
+	for i := range partials {
+		partials[i] = label("tail_partial")
+	}
+	partial, reduce := label("tail_partial"), label("tail_reduce")
+	for i, k := range order[:7] {
+		CMPQ(n, U8(16))
+		JB(LabelRef(partials[i]))
+		if open {
+			VMOVDQU(Mem{Base: src}, X14)
+			VPXOR(X14, k, k)
+			VMOVDQU(k, Mem{Base: dst})
+			VPSHUFB(X10, X14, k)
+		} else {
+			VPXOR(Mem{Base: src}, k, k)
+			VMOVDQU(k, Mem{Base: dst})
+			VPSHUFB(X10, k, k)
+		}
+		accumulate2(k, Mem{Base: hptr})
+		ADDQ(U8(16), src)
+		ADDQ(U8(16), dst)
+		ADDQ(U8(16), hptr)
+		SUBQ(U8(16), n)
+	}
+	// After the seventh whole block only the eighth can remain: its label comes first.
+	for i := len(order) - 1; i >= 0; i-- {
+		k := order[i]
+		Label(partials[i])
+		TESTQ(n, n)
+		JZ(LabelRef(reduce))
+		if k != X0 {
+			VMOVDQA(k, X0)
+		}
+		JMP(LabelRef(partial))
+	}
+
+	Label(partial)
+	loadPartial(buf, X1)
+	VPXOR(X1, X0, X0)
+	VMOVDQU(X0, buf)
+	copyBytes(Mem{Base: dst}, buf)
+	wipe(buf)
+	if !open {
+		// GHASH sees the ciphertext zero-padded: keep its first n bytes.
+		LEAQ(tailMask.Offset(16), tmp)
+		SUBQ(n, tmp)
+		VPAND(Mem{Base: tmp}, X0, X1)
+	}
+	VPSHUFB(X10, X1, X1)
+	accumulate2(X1, Mem{Base: hptr})
+
+	Label(reduce)
+	skip := label("no_lens")
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+	JE(LabelRef(skip))
+	VMOVDQU(Mem{Base: desc, Disp: dLens}, X1)
+	accumulate2(X1, Mem{Base: tab, Disp: tH + 16*16})
+	Label(skip)
+	reduce2(false)
+}
+
+// copyBytes copies n (1..15) bytes from from to to, a byte at a time.
+func copyBytes(to, from Mem) {
+	loop := label("copy")
+	XORQ(tmp2, tmp2)
+	Label(loop)
+	MOVB(from.Idx(tmp2, 1), tmp.As8())
+	MOVB(tmp.As8(), to.Idx(tmp2, 1))
+	INCQ(tmp2)
+	CMPQ(tmp2, n)
+	JB(LabelRef(loop))
+}

@@ -1,0 +1,52 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+)
+
+// The read-only data of the kernels, set by constants.
+var (
+	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, laneOne, tailMask Mem
+)
+
+// constants generates the read-only data: the byte-reversal mask, the counter steps (see Counters in
+// main.go), the reduction constant (ghash.go) and the mask of a partial block.
+func constants() {
+	bswapMask = GLOBL("gcmBswap", RODATA|NOPTR)
+	DATA(0, U64(0x08090a0b0c0d0e0f))
+	DATA(8, U64(0x0001020304050607))
+
+	// Lane i of the first zmm of a chunk holds counter+i.
+	ctrInit = GLOBL("gcmCtrInit", RODATA|NOPTR)
+	for i := range 8 {
+		DATA(8*i, U64(uint64(i/2)*uint64(1-i%2)))
+	}
+	ctrAdd4 = GLOBL("gcmCtrAdd4", RODATA|NOPTR)
+	for i := range 8 {
+		DATA(8*i, U64(4*uint64(1-i%2)))
+	}
+	ctrAdd2 = GLOBL("gcmCtrAdd2", RODATA|NOPTR)
+	for i := range 4 {
+		DATA(8*i, U64(2*uint64(1-i%2)))
+	}
+	// Every lane's counter + 1: the lane kernels' step from one packet's block to its next.
+	laneOne = GLOBL("gcmLaneOne", RODATA|NOPTR)
+	for i := range 8 {
+		DATA(8*i, U64(uint64(1-i%2)))
+	}
+	ctrOne = GLOBL("gcmCtrOne", RODATA|NOPTR)
+	DATA(0, U64(1))
+	DATA(8, U64(0))
+
+	polyK = GLOBL("gcmPoly", RODATA|NOPTR)
+	DATA(0, U64(0xc200000000000000))
+	DATA(8, U64(0xc200000000000000))
+
+	// 16 bytes of ones then 16 of zeros: at offset 16-n, a mask keeping the first n bytes of a block.
+	tailMask = GLOBL("gcmTailMask", RODATA|NOPTR)
+	DATA(0, U64(^uint64(0)))
+	DATA(8, U64(^uint64(0)))
+	DATA(16, U64(0))
+	DATA(24, U64(0))
+}

@@ -1,0 +1,41 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// Field arithmetic. GHASH blocks are loaded byte-reversed, which puts the coefficient of x^i at
+// register bit 127-i: the reflected representation R(a) = y^127·a(1/y). A carry-less product of
+// R(a) and R(b·x^-1) (the key table holds powers of H times x^-1) is R(a·b)·y^128 modulo the reflected
+// polynomial P'(y) = y^128 + y^127 + y^126 + y^121 + 1, so the 256-bit product is reduced by
+// multiplying with y^-128: twice, the low 64 bits L are cancelled by adding L·P' (P' is 1 modulo y^64)
+// and the value shifted down 64 bits, that is T' = T>>64 XOR L·(y^64 + y^63 + y^62 + y^57). The
+// 64-bit constant 0xC200000000000000 is y^63 + y^62 + y^57; the y^64 term is a quadword swap.
+// Products are Karatsuba's: a·b = a1b1·y^128 + ((a0+a1)(b0+b1) + a0b0 + a1b1)·y^64 + a0b0 with
+// three carry-less multiplications; the key table holds b0+b1 for every power, and the middle
+// correction is applied once to the sum. Summing products before reducing (aggregated reduction)
+// lets 16 (AVX512) or 8 (AVX2) blocks share one reduction: GHASH's Y_n = sum X_i·H^(n-i+1) (SP
+// 800-38D section 6.4).
+
+// montgomery reduces the 256-bit product hi:lo to X15 = (hi:lo)·y^-128 mod P' (see above):
+// two folds of the low quadword by the constant in k (either quadword), each a quadword swap.
+func montgomery(lo, hi, t VecPhysical, k Op) {
+	for _, step := range montgomerySteps(lo, hi, t, k) {
+		step()
+	}
+}
+
+// montgomerySteps returns montgomery's instructions one by one (see ghash512Steps).
+func montgomerySteps(lo, hi, t VecPhysical, k Op) []func() {
+	return []func(){
+		func() { VPCLMULQDQ(U8(0x00), k, lo, t) },
+		func() { VPSHUFD(U8(0x4e), lo, lo) },
+		func() { VPXOR(t, lo, lo) },
+		func() { VPCLMULQDQ(U8(0x00), k, lo, t) },
+		func() { VPSHUFD(U8(0x4e), lo, lo) },
+		func() { VPXOR(t, lo, lo) },
+		func() { VPXOR(lo, hi, X15) },
+	}
+}

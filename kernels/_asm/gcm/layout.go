@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// gcmDesc offsets.
+const (
+	dTab    = 0
+	dDst    = 8
+	dSrc    = 16
+	dN      = 24
+	dAD     = 32
+	dADLen  = 40
+	dTag    = 48
+	dLens   = 56
+	dY      = 72
+	dCtr    = 88
+	dJ0     = 104
+	descLen = 120
+)
+
+// gcmTable offsets: rk[15][64], h[20][16], hk[20][16], nr.
+const (
+	tRK = 0
+	tH  = 960
+	tHK = 1280
+	tNR = 1600
+)
+
+// karatsuba returns the address of the Karatsuba operand (the XOR of the two quadwords) of the power
+// of H at h.
+func karatsuba(h Mem) Mem { return h.Offset(tHK - tH) }
+
+// Register use common to both tiers.
+var (
+	desc  = RDI // current descriptor
+	count = RCX // descriptors left
+	tab   = RAX // key table
+	last  = RBX // &rk[nr]
+	src   = RSI
+	dst   = RDX
+	n     = R8
+	nr    = R12
+	hptr  = R10 // powers of H for a tail
+	tmp   = R11
+	tmp2  = R13
+	ones  = R9 // all ones, for BZHI
+)
+
+// labels counts the labels made so far, to keep each one unique.
+var labels int
+
+// label returns a function-unique label name.
+func label(what string) string {
+	labels++
+	return fmt.Sprintf("%s_%d", what, labels)
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// finishDescriptors ends the per-descriptor loop of a kernel: when the descriptor asks for a tag
+// (dTag != 0) it computes Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6) from the GHASH
+// accumulator in X15 and stores it (storeTag), then saves the accumulator, moves to the next
+// descriptor and, after the last one, returns. bswap holds the byte-reversal mask of the kernel.
+func finishDescriptors(bswap VecPhysical, open bool) {
+	Label("finish")
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+	JE(LabelRef("next"))
+	Comment("Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6).")
+	VMOVDQU(Mem{Base: desc, Disp: dJ0}, X0)
+	VPSHUFB(bswap, X0, X0)
+	aesRounds([]VecPhysical{X0})
+	VPSHUFB(bswap, X15, X1)
+	VPXOR(X1, X0, X0)
+	storeTag(open)
+
+	Label("next")
+	VMOVDQU(X15, Mem{Base: desc, Disp: dY})
+	Label("advance")
+	ADDQ(U8(descLen), desc)
+	DECQ(count)
+	JMP(LabelRef("desc"))
+
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// storeTag writes the tag in X0 for Seal, or for Open its difference from the received tag to the
+// descriptor's y (see gcmDesc.tag), and moves on to the next descriptor.
+func storeTag(open bool) {
+	MOVQ(Mem{Base: desc, Disp: dTag}, tmp)
+	if open {
+		VPXOR(Mem{Base: tmp}, X0, X0)
+		VMOVDQU(X0, Mem{Base: desc, Disp: dY})
+	} else {
+		VMOVDQU(X0, Mem{Base: tmp})
+	}
+	JMP(LabelRef("advance"))
+}
