@@ -8,21 +8,24 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wirebatch/wirebatch/loadgen/internal/clock"
 	"github.com/wirebatch/wirebatch/loadgen/internal/control"
 	"github.com/wirebatch/wirebatch/loadgen/internal/receiver"
+	"github.com/wirebatch/wirebatch/loadgen/internal/report"
 )
 
 func runRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("recv", "-listen ADDR:PORT [-duration D] [flags]", stderr)
+	fs := newFlagSet("recv", "-listen ADDR:PORT [-duration D] [-interval D] [-json] [flags]")
 	listen := fs.String("listen", "", "UDP `ADDR:PORT` to receive on")
 	controlAddr := fs.String("control", "", "control `ADDR:PORT` (TCP; default: -listen)")
 	duration := fs.Duration("duration", 0, "stop after this long (default: until interrupted)")
+	interval := fs.Duration("interval", defaultInterval, "print what arrived every `D` while a run receives (text output); 0 for no lines")
 	batch := fs.Int("batch", defaultBatch, "messages per recvmmsg")
 	gro := fs.Bool("gro", true, "let the kernel coalesce datagrams (UDP GRO)")
 	sockBuf := fs.Int("sockbuf", defaultSocketBuffer, "socket buffer `bytes`")
 	jsonOut := fs.Bool("json", false, "print each run's counts as JSON")
 	quiet := fs.Bool("quiet", false, "no progress display on stderr")
-	if err := parseArgs(fs, args); err != nil {
+	if err := parseArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if *listen == "" {
@@ -31,7 +34,12 @@ func runRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *duration < 0 {
 		return fmt.Errorf("-duration %v: must not be negative", *duration)
 	}
-	progress := progressWriter(stderr, *quiet)
+	if *interval < 0 {
+		return fmt.Errorf("-interval %v: must not be negative (0 for no lines)", *interval)
+	}
+	intervalLines := !*jsonOut && *interval > 0
+	// The one-line progress display stands in for interval lines.
+	progress := progressWriter(stderr, *quiet || intervalLines)
 	var outMu sync.Mutex // runs end on the reading and control goroutines
 	r, err := receiver.Listen(receiver.Config{
 		Listen: *listen, Control: *controlAddr, Batch: *batch, GRO: *gro, SocketBuffer: *sockBuf,
@@ -40,6 +48,11 @@ func runRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			defer outMu.Unlock()
 			if progress != nil {
 				fmt.Fprint(progress, "\r\033[K") // the report replaces the progress line
+			}
+			if res.LatencyOutOfRange > 0 {
+				fmt.Fprintf(stderr, "loadgen: warning: run %d: %d packets arrived before they were sent or over a minute later "+
+					"by this host's clock: the sender's clock is another one, and one-way latency can not be measured\n",
+					res.Run, res.LatencyOutOfRange)
 			}
 			if *jsonOut {
 				json.NewEncoder(stdout).Encode(res)
@@ -57,8 +70,19 @@ func runRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
-	if progress != nil {
-		go showReceiverProgress(ctx, progress, r, &outMu)
+	switch {
+	case intervalLines:
+		go watchReceiver(ctx, r, *interval, func(line string) {
+			outMu.Lock()
+			defer outMu.Unlock()
+			fmt.Fprintln(stdout, line)
+		})
+	case progress != nil:
+		go watchReceiver(ctx, r, time.Second, func(line string) {
+			outMu.Lock()
+			defer outMu.Unlock()
+			fmt.Fprintf(progress, "\r\033[K%s", line)
+		})
 	}
 	return r.Serve(ctx)
 }
@@ -73,31 +97,66 @@ func writeRunText(w io.Writer, res control.Result) {
 	fmt.Fprintf(w, "run %d: received %d from %d flow(s) at %.0f packets/s, missing %d, duplicates %d, reordered %d (max extent %d), corrupt %d, stray %d, warm-up %d\n",
 		res.Run, c.Received, res.Flows, rate, c.Missing(), c.Duplicates, c.Reordered, c.MaxReorderExtent, res.Corrupt, res.Stray, res.Warmup)
 	l := res.Latency
-	fmt.Fprintf(w, "  latency µs p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f; cpu %.2fs\n",
-		float64(l.P50)/1e3, float64(l.P90)/1e3, float64(l.P99)/1e3, float64(l.P999)/1e3, float64(l.Max)/1e3,
-		time.Duration(res.CPUNanos).Seconds())
+	validity := ""
+	if res.LatencyOutOfRange > 0 {
+		validity = " (not valid: the sender's clock is another one)"
+	}
+	fmt.Fprintf(w, "  jitter %.1f µs; latency µs p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f%s; cpu %.2fs\n",
+		res.JitterNanos/1e3, float64(l.P50)/1e3, float64(l.P90)/1e3, float64(l.P99)/1e3, float64(l.P999)/1e3, float64(l.Max)/1e3,
+		validity, time.Duration(res.CPUNanos).Seconds())
 }
 
-// showReceiverProgress updates a one-line display each second until ctx ends.
-func showReceiverProgress(ctx context.Context, w io.Writer, r *receiver.Receiver, outMu *sync.Mutex) {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	var last uint64
+// watchReceiver calls show, at every whole period after the current run's
+// start until ctx ends, with a line on what arrived in the period, as
+// iperf3's server does; a period in which nothing arrived shows no line.
+// These are periods of arrival on the receiver's clock: the sender's
+// intervals, by send time, are the ones that account loss exactly.
+func watchReceiver(ctx context.Context, r *receiver.Receiver, period time.Duration, show func(string)) {
+	timer := time.NewTimer(period)
+	defer timer.Stop()
+	var last control.Result // the current run as of lastAt
+	var lastAt int64
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
-		res, ok := r.Current()
-		if !ok {
-			continue
+		wait := period
+		if res, ok := r.Current(); ok {
+			if res.Run != last.Run || res.StartNanos != last.StartNanos {
+				// A new run: count from its start.
+				last, lastAt = control.Result{Run: res.Run, StartNanos: res.StartNanos}, res.StartNanos
+			}
+			now := clock.Now()
+			p := period.Nanoseconds()
+			boundary := res.StartNanos + (now-res.StartNanos)/p*p
+			if boundary > lastAt {
+				if arrivals(res) != arrivals(last) {
+					show(receiverLine(last, lastAt, res, boundary))
+				}
+				last, lastAt = res, boundary
+			}
+			wait = time.Duration(boundary + p - now)
 		}
-		got := res.Counts.Received
-		outMu.Lock()
-		fmt.Fprintf(w, "\r\033[Krun %d: %d pps, received %d, missing %d, corrupt %d",
-			res.Run, got-min(got, last), got, res.Counts.Missing(), res.Corrupt)
-		outMu.Unlock()
-		last = got
+		timer.Reset(wait)
 	}
+}
+
+// arrivals counts every datagram a run accounted.
+func arrivals(res control.Result) uint64 {
+	return res.Counts.Received + res.Counts.Duplicates + res.Corrupt + res.Stray + res.Warmup
+}
+
+// receiverLine describes what arrived of run cur between the snapshot prev,
+// taken at from, and cur, taken at to (receiver's CLOCK_MONOTONIC).
+func receiverLine(prev control.Result, from int64, cur control.Result, to int64) string {
+	received := cur.Counts.Received - prev.Counts.Received
+	bps := 0.0
+	if span := time.Duration(to - from).Seconds(); span > 0 {
+		bps = float64(cur.Bytes-prev.Bytes) * 8 / span
+	}
+	return fmt.Sprintf("[run %d] %6.2f-%-6.2f s  received %d  %s  missing %d  corrupt %d  jitter %.1f µs",
+		cur.Run, time.Duration(from-cur.StartNanos).Seconds(), time.Duration(to-cur.StartNanos).Seconds(),
+		received, report.Bitrate(bps), cur.Counts.Missing(), cur.Corrupt-prev.Corrupt, cur.JitterNanos/1e3)
 }
