@@ -54,8 +54,9 @@ func checkIntervals(t *testing.T, cfg Config, res Result, reported []Interval) {
 			t.Errorf("interval %d spans %v-%v, want %vms-%vms", k, iv.Start, iv.End, bounds[k][0], bounds[k][1])
 		}
 		// Paced at 20k packets/s, an interval holds 800 packets (600 the
-		// last); a busy machine may delay some into the next one.
-		if iv.Sent == 0 || iv.Receiver.Received != iv.Sent || iv.Receiver.JitterNanos < 0 {
+		// last), but a busy machine may stall the sender for longer than
+		// an interval: only the sums are certain.
+		if iv.Receiver.Received != iv.Sent || iv.Receiver.JitterNanos < 0 {
 			t.Errorf("interval %d: sent %d, receiver counted %+v", k, iv.Sent, iv.Receiver)
 		}
 		if r := reported[k]; r.Start != iv.Start || r.Sent != iv.Sent {
