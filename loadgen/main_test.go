@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -347,6 +348,42 @@ func TestReceiverLine(t *testing.T) {
 	for _, want := range []string{"[run 9]", "2.00-3.00", "received 100 ", "1.00 Mbit/s", "missing 4", "corrupt 2", "jitter 2.5 µs"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("receiver line %q lacks %q", line, want)
+		}
+	}
+}
+
+// TestReceiverWatch drives the receiver's period lines through a run: a
+// line per whole period with arrivals, none for a quiet period or a
+// repeated tick, a partial line when the run ends, nothing from a snapshot
+// taken before the end, and a fresh count for the next run.
+func TestReceiverWatch(t *testing.T) {
+	var lines []string
+	var mu sync.Mutex
+	w := &receiverWatch{mu: &mu, period: time.Second, show: func(line string) { lines = append(lines, line) }}
+	const start, sec = 7e9, 1e9
+	snap := func(run uint32, start int64, received uint64) control.Result {
+		return control.Result{Run: run, StartNanos: start, Bytes: received * 1000, Counts: flow.Counts{Received: received, Expected: received}}
+	}
+	if wait := w.tick(snap(1, start, 100), start+sec+1e5); wait != time.Second-100*time.Microsecond {
+		t.Errorf("next tick in %v, want at the next whole second of the run", wait)
+	}
+	w.tick(snap(1, start, 100), start+1.5*sec) // the same period again
+	w.tick(snap(1, start, 100), start+2*sec)   // a period without arrivals
+	final := snap(1, start, 150)
+	final.LastNanos = start + 2.5*sec
+	mu.Lock()
+	w.endLocked(final)
+	mu.Unlock()
+	w.tick(snap(1, start, 120), start+3*sec) // read before the run ended
+	w.tick(snap(2, 20*sec, 10), 21*sec)
+	want := []string{"[run 1]   0.00-1.00   s  received 100  800.00 Kbit/s", "[run 1]   2.00-2.50   s  received 50  800.00 Kbit/s",
+		"[run 2]   0.00-1.00   s  received 10  80.00 Kbit/s"}
+	if len(lines) != len(want) {
+		t.Fatalf("lines %q, want %d", lines, len(want))
+	}
+	for i, line := range lines {
+		if !strings.HasPrefix(line, want[i]) {
+			t.Errorf("line %d: %q, want it to start with %q", i, line, want[i])
 		}
 	}
 }

@@ -41,11 +41,21 @@ func runRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	// The one-line progress display stands in for interval lines.
 	progress := progressWriter(stderr, *quiet || intervalLines)
 	var outMu sync.Mutex // runs end on the reading and control goroutines
+	var watch *receiverWatch
+	switch {
+	case intervalLines:
+		watch = &receiverWatch{mu: &outMu, period: *interval, show: func(line string) { fmt.Fprintln(stdout, line) }}
+	case progress != nil:
+		watch = &receiverWatch{mu: &outMu, period: time.Second, show: func(line string) { fmt.Fprintf(progress, "\r\033[K%s", line) }}
+	}
 	r, err := receiver.Listen(receiver.Config{
 		Listen: *listen, Control: *controlAddr, Batch: *batch, GRO: *gro, SocketBuffer: *sockBuf,
 		OnRunEnd: func(res control.Result) {
 			outMu.Lock()
 			defer outMu.Unlock()
+			if watch != nil {
+				watch.endLocked(res)
+			}
 			if progress != nil {
 				fmt.Fprint(progress, "\r\033[K") // the report replaces the progress line
 			}
@@ -70,19 +80,8 @@ func runRecv(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		ctx, cancel = context.WithTimeout(ctx, *duration)
 		defer cancel()
 	}
-	switch {
-	case intervalLines:
-		go watchReceiver(ctx, r, *interval, func(line string) {
-			outMu.Lock()
-			defer outMu.Unlock()
-			fmt.Fprintln(stdout, line)
-		})
-	case progress != nil:
-		go watchReceiver(ctx, r, time.Second, func(line string) {
-			outMu.Lock()
-			defer outMu.Unlock()
-			fmt.Fprintf(progress, "\r\033[K%s", line)
-		})
+	if watch != nil {
+		go watch.run(ctx, r)
 	}
 	return r.Serve(ctx)
 }
@@ -106,41 +105,80 @@ func writeRunText(w io.Writer, res control.Result) {
 		validity, time.Duration(res.CPUNanos).Seconds())
 }
 
-// watchReceiver calls show, at every whole period after the current run's
-// start until ctx ends, with a line on what arrived in the period, as
-// iperf3's server does; a period in which nothing arrived shows no line.
-// These are periods of arrival on the receiver's clock: the sender's
-// intervals, by send time, are the ones that account loss exactly.
-func watchReceiver(ctx context.Context, r *receiver.Receiver, period time.Duration, show func(string)) {
-	timer := time.NewTimer(period)
+// receiverWatch shows what arrived in each period of a run, as iperf3's
+// server does: at every whole period after the run opened, and for the
+// last, partial period when it ends. A period in which nothing arrived
+// shows no line. These are periods of arrival on the receiver's clock; the
+// sender's intervals, by send time, are the ones that account loss
+// exactly.
+type receiverWatch struct {
+	period time.Duration
+	show   func(string)
+	// mu guards the fields below and show's output; the run-end report
+	// holds it too.
+	mu     *sync.Mutex
+	last   control.Result // the run as of lastAt (CLOCK_MONOTONIC)
+	lastAt int64
+	ended  bool // last is its run's final result
+}
+
+// run shows periods of r's runs until ctx ends.
+func (w *receiverWatch) run(ctx context.Context, r *receiver.Receiver) {
+	timer := time.NewTimer(w.period)
 	defer timer.Stop()
-	var last control.Result // the current run as of lastAt
-	var lastAt int64
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-timer.C:
 		}
-		wait := period
+		wait := w.period
 		if res, ok := r.Current(); ok {
-			if res.Run != last.Run || res.StartNanos != last.StartNanos {
-				// A new run: count from its start.
-				last, lastAt = control.Result{Run: res.Run, StartNanos: res.StartNanos}, res.StartNanos
-			}
-			now := clock.Now()
-			p := period.Nanoseconds()
-			boundary := res.StartNanos + (now-res.StartNanos)/p*p
-			if boundary > lastAt {
-				if arrivals(res) != arrivals(last) {
-					show(receiverLine(last, lastAt, res, boundary))
-				}
-				last, lastAt = res, boundary
-			}
-			wait = time.Duration(boundary + p - now)
+			wait = w.tick(res, clock.Now())
 		}
 		timer.Reset(wait)
 	}
+}
+
+// tick shows the period that ended last before now, if not yet shown, of
+// res, the current run as of now, and returns the time until the next one
+// ends.
+func (w *receiverWatch) tick(res control.Result, now int64) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.follow(res)
+	p := w.period.Nanoseconds()
+	boundary := res.StartNanos + (now-res.StartNanos)/p*p
+	// A run that ended meanwhile has had its last line.
+	if !w.ended && boundary > w.lastAt {
+		w.emit(res, boundary)
+	}
+	return time.Duration(boundary + p - now)
+}
+
+// endLocked shows the last period of a run that ended with the final
+// result res, up to its last arrival; the caller holds mu.
+func (w *receiverWatch) endLocked(res control.Result) {
+	w.follow(res)
+	if !w.ended {
+		w.emit(res, max(res.LastNanos, w.lastAt))
+		w.ended = true
+	}
+}
+
+// follow starts counting from the start of res's run if it is a new one.
+func (w *receiverWatch) follow(res control.Result) {
+	if res.Run != w.last.Run || res.StartNanos != w.last.StartNanos {
+		w.last, w.lastAt, w.ended = control.Result{Run: res.Run, StartNanos: res.StartNanos}, res.StartNanos, false
+	}
+}
+
+// emit shows the period from lastAt to at, whose end res describes.
+func (w *receiverWatch) emit(res control.Result, at int64) {
+	if arrivals(res) != arrivals(w.last) {
+		w.show(receiverLine(w.last, w.lastAt, res, at))
+	}
+	w.last, w.lastAt = res, at
 }
 
 // arrivals counts every datagram a run accounted.
