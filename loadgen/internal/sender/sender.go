@@ -320,9 +320,10 @@ func (s *Session) poll(ctx context.Context, cancel context.CancelCauseFunc, runI
 	}
 	timer := time.NewTimer(keepAlive)
 	defer timer.Stop()
+	withheld := false // the receiver did not return an interval that was due
 	for {
 		wait := keepAlive
-		if *reported < intervals {
+		if *reported < intervals && !withheld {
 			wait = min(wait, time.Duration(max(due(*reported)-clock.Now(), 0)))
 		}
 		timer.Reset(wait)
@@ -342,10 +343,14 @@ func (s *Session) poll(ctx context.Context, cancel context.CancelCauseFunc, runI
 			cfg.Progress(Progress{Elapsed: time.Since(start), Sent: g.sent.Load(), Receiver: r})
 		}
 		now := clock.Now()
-		for i := 0; *reported < intervals && i < len(r.Intervals) && due(*reported) <= now; i++ {
+		i := 0
+		for ; *reported < intervals && i < len(r.Intervals) && due(*reported) <= now; i++ {
 			cfg.OnInterval(g.interval(*reported, r.Intervals[i]))
 			*reported++
 		}
+		// Polling again at once would not help a receiver that withholds
+		// intervals; the final counts will have them.
+		withheld = *reported < intervals && due(*reported) <= now && i == len(r.Intervals)
 	}
 }
 

@@ -194,7 +194,9 @@ func TestLostControlConnection(t *testing.T) {
 }
 
 // TestForeignClock runs against a control server whose clock reads far
-// from this host's, as another host's would: the run must say so.
+// from this host's, as another host's would: the run must say so. The
+// server also returns no interval counts: the sender must not poll for
+// them in a tight loop, and still report every interval.
 func TestForeignClock(t *testing.T) {
 	r := startReceiver(t, false) // takes the UDP traffic
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -203,24 +205,38 @@ func TestForeignClock(t *testing.T) {
 	}
 	defer ln.Close()
 	const foreignClock = 12345
+	requests := make(chan int, 1)
 	go func() {
 		conn, err := ln.Accept()
 		if err != nil {
 			return
 		}
 		defer conn.Close()
-		requests := bufio.NewScanner(conn)
-		for requests.Scan() {
+		n := 0
+		lines := bufio.NewScanner(conn)
+		for lines.Scan() {
+			n++
 			fmt.Fprintf(conn, "{\"result\":{\"clock_ns\":%d}}\n", foreignClock)
 		}
+		requests <- n
 	}()
 	cfg := baseConfig(r.Addr().String())
 	cfg.Control = ln.Addr().String()
-	cfg.Sizes, cfg.Duration, cfg.Interval = []int{64}, 20*time.Millisecond, 0
+	cfg.Sizes, cfg.Duration, cfg.Warmup, cfg.Interval = []int{64}, 100*time.Millisecond, 0, 10*time.Millisecond
+	reported := 0
+	cfg.OnInterval = func(Interval) { reported++ }
 	before := clock.Now()
 	res, err := Run(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Start, stop and a poll for the first interval that was due, then
+	// polls at most every keepAlive.
+	if n := <-requests; n > 4 {
+		t.Errorf("%d control requests in a 150ms run, want at most 4", n)
+	}
+	if reported != 10 || len(res.Intervals) != 10 {
+		t.Errorf("%d intervals reported, %d in the result; want 10", reported, len(res.Intervals))
 	}
 	if res.SameClock {
 		t.Error("a receiver clock reading 12345ns counts as this host's")
