@@ -21,14 +21,14 @@ type sweepResult struct {
 }
 
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("sweep", "-to ADDR:PORT -size SIZE[,SIZE...] -duration D -max-loss PERCENT [flags]", stderr)
+	fs := newFlagSet("sweep", "-to ADDR:PORT -size SIZE[,SIZE...] -duration D -max-loss PERCENT [flags]")
 	var f senderFlags
-	f.register(fs)
+	f.register(fs, 0)
 	fs.StringVar(&f.size, "size", "", "comma-separated payload sizes in bytes or imix, each searched separately")
 	maxLoss := fs.Float64("max-loss", 0, "loss in `percent` a passing trial may have (RFC 2544: 0)")
 	resolution := fs.Float64("resolution", 1, "stop when the search interval is below this `percent` of the rate")
 	maxTrials := fs.Int("trials", 12, "most trials per size")
-	if err := parseArgs(fs, args); err != nil {
+	if err := parseArgs(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	cfg, err := f.config()

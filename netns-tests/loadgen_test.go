@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"os/exec"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -30,11 +31,23 @@ type loadgenReport struct {
 		P50 float64 `json:"p50"`
 		Max float64 `json:"max"`
 	} `json:"latency_us"`
+	LatencyValid bool     `json:"latency_valid"`
+	JitterUS     *float64 `json:"jitter_us"`
+	Intervals    []struct {
+		Start    float64  `json:"start"`
+		End      float64  `json:"end"`
+		Sent     uint64   `json:"sent"`
+		Received uint64   `json:"received"`
+		Lost     uint64   `json:"lost"`
+		JitterUS *float64 `json:"jitter_us"`
+	} `json:"intervals"`
 }
 
 // TestLoadgenAcrossVeth runs loadgen's receiver in one namespace and its
 // sender in another, across a veth pair: paced traffic must arrive
-// complete and intact, and GSO traffic at full speed intact.
+// complete and intact, and GSO traffic at full speed intact; the JSON
+// report must carry jitter, valid latency (the namespaces share a clock)
+// and an interval series that adds up to the totals.
 func TestLoadgenAcrossVeth(t *testing.T) {
 	harness.Require(t)
 	loadgen := harness.Build(t, "github.com/wirebatch/wirebatch/loadgen")
@@ -55,7 +68,7 @@ func TestLoadgenAcrossVeth(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			args := append([]string{"send", "-to", addr, "-duration", "500ms", "-warmup", "100ms", "-json"}, tt.args...)
+			args := append([]string{"send", "-to", addr, "-duration", "500ms", "-interval", "100ms", "-warmup", "100ms", "-json"}, tt.args...)
 			var out []byte
 			// The receiver may still be starting: retry while its control port refuses.
 			for attempt := 0; ; attempt++ {
@@ -85,15 +98,33 @@ func TestLoadgenAcrossVeth(t *testing.T) {
 			if tt.complete && r.Lost != 0 {
 				t.Errorf("lost %d of %d paced packets over an idle veth", r.Lost, r.Sent)
 			}
-			if r.LatencyUS.P50 <= 0 || r.LatencyUS.Max < r.LatencyUS.P50 {
-				t.Errorf("latency %+v", r.LatencyUS)
+			if r.LatencyUS.P50 <= 0 || r.LatencyUS.Max < r.LatencyUS.P50 || !r.LatencyValid {
+				t.Errorf("latency %+v, valid %v: want valid figures between namespaces of one host", r.LatencyUS, r.LatencyValid)
+			}
+			if r.JitterUS == nil || *r.JitterUS < 0 {
+				t.Errorf("jitter_us %v, want a figure >= 0", r.JitterUS)
+			}
+			if len(r.Intervals) != 5 {
+				t.Fatalf("%d intervals, want 5 of 100ms: %+v", len(r.Intervals), r.Intervals)
+			}
+			var sent, received uint64
+			for k, iv := range r.Intervals {
+				if iv.End-iv.Start < 0.0999 || iv.End-iv.Start > 0.1001 || iv.JitterUS == nil || iv.Received+iv.Lost != iv.Sent {
+					t.Errorf("interval %d: %+v", k, iv)
+				}
+				sent += iv.Sent
+				received += iv.Received
+			}
+			if sent != r.Sent || received != r.Received {
+				t.Errorf("intervals add up to %d sent, %d received; the totals are %d and %d", sent, received, r.Sent, r.Received)
 			}
 		})
 	}
 	if err := recv.Stop(5 * time.Second); err != nil {
 		t.Errorf("loadgen recv did not exit cleanly on SIGINT: %v\n%s", err, recv.Stderr())
 	}
-	if got := strings.Count(recv.Stdout(), "run "); got != len(tests) {
+	// One summary per run, besides the receiver's interval lines.
+	if got := len(regexp.MustCompile(`(?m)^run \d+: `).FindAllString(recv.Stdout(), -1)); got != len(tests) {
 		t.Errorf("receiver reported %d runs, want %d:\n%s", got, len(tests), recv.Stdout())
 	}
 }

@@ -18,6 +18,16 @@ const (
 // schedule already has the mix's average size.
 var imixPacketSizes = []int{64, 576, 64, 1500, 64, 576, 64, 64, 576, 64, 576, 64}
 
+// DefaultSize is the payload size loadgen sends when not told: what fills
+// a 1500-byte IP packet, the Ethernet MTU, without fragmenting (1472 bytes
+// over IPv4, 1452 over IPv6).
+func DefaultSize(ipv6 bool) int {
+	if ipv6 {
+		return 1500 - udpIPv6Overhead
+	}
+	return 1500 - udpIPv4Overhead
+}
+
 // ParseSizes turns a -size argument into the repeating schedule of payload
 // sizes a sender cycles through, packet by packet:
 //
@@ -52,8 +62,11 @@ func ParseSizes(spec string, ipv6 bool) ([]int, error) {
 	return sizes, nil
 }
 
-// MeanSize is the average payload size of a schedule.
+// MeanSize is the average payload size of a schedule, 0 for an empty one.
 func MeanSize(sizes []int) float64 {
+	if len(sizes) == 0 {
+		return 0
+	}
 	total := 0
 	for _, s := range sizes {
 		total += s

@@ -1,8 +1,9 @@
 // Package receiver counts and checks loadgen traffic: it reads datagrams in
 // batches (recvmmsg, and UDP GRO where the kernel has it), verifies each
-// payload, tracks every flow's sequence numbers (package flow), records
-// one-way latency in an HdrHistogram, and answers a sender's control requests
-// on a TCP socket.
+// payload, tracks every flow's sequence numbers (package flow) and
+// interarrival jitter (package jitter), records one-way latency in an
+// HdrHistogram, counts per sending interval when the sender asks for it, and
+// answers a sender's control requests on a TCP socket.
 //
 // One goroutine reads and accounts; control goroutines read the accounting.
 // Both hold Receiver.mu, the reader once per batch, so the lock is taken a
@@ -18,7 +19,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -29,6 +32,7 @@ import (
 	"github.com/wirebatch/wirebatch/loadgen/internal/clock"
 	"github.com/wirebatch/wirebatch/loadgen/internal/control"
 	"github.com/wirebatch/wirebatch/loadgen/internal/flow"
+	"github.com/wirebatch/wirebatch/loadgen/internal/jitter"
 	"github.com/wirebatch/wirebatch/loadgen/internal/payload"
 	"github.com/wirebatch/wirebatch/loadgen/internal/udpbatch"
 )
@@ -90,20 +94,50 @@ type run struct {
 	id         uint32
 	controlled bool // opened by a sender's start request
 	stopped    bool // closed by a stop request; its packets are now stray
-	flows      []*flow.Tracker
+	flows      []*flowState
 	latency    *hdrhistogram.Histogram
-	result     control.Result // fields other than Counts, Flows and Latency
-	cpuStart   int64
+	// result holds the fields other than Counts, Flows, Latency,
+	// JitterNanos and Intervals, which resultLocked fills in.
+	result   control.Result
+	cpuStart int64
+	// grid and intervals count packets per sending interval; intervals is
+	// empty when the sender asked for none.
+	grid      control.Grid
+	intervals []control.Interval
+	// jitterSum is the sum of the flows' jitter estimates, over the
+	// jitterFlows flows that have one, kept up to date packet by packet so
+	// that the mean is at hand for every interval.
+	jitterSum   float64
+	jitterFlows int
 }
 
-func newRun(id uint32, controlled, gro bool) *run {
+// flowState is the accounting of one flow of a run.
+type flowState struct {
+	seqs   flow.Tracker
+	jitter jitter.Estimator
+}
+
+// newRun opens a run; grid must have passed Check.
+func newRun(id uint32, controlled, gro bool, grid control.Grid) *run {
+	now := clock.Now()
 	return &run{
 		id:         id,
 		controlled: controlled,
 		latency:    hdrhistogram.New(1, maxLatency, latencySigFigures),
-		result:     control.Result{Run: id, GRO: gro},
+		result:     control.Result{Run: id, GRO: gro, StartNanos: now},
 		cpuStart:   clock.ProcessCPU(),
+		grid:       grid,
+		intervals:  make([]control.Interval, grid.Count()),
 	}
+}
+
+// jitter is the mean of the flows' jitter estimates, in nanoseconds.
+func (rn *run) jitter() float64 {
+	if rn.jitterFlows == 0 {
+		return 0
+	}
+	// Updating the sum by differences may leave rounding residue below 0.
+	return max(rn.jitterSum/float64(rn.jitterFlows), 0)
 }
 
 // Listen opens the UDP socket and the control listener.
@@ -217,23 +251,37 @@ func (r *Receiver) acceptControl(ctx context.Context) {
 }
 
 func (r *Receiver) handle(req control.Request) (control.Result, error) {
+	res, err := r.answer(req)
+	// The sender checks that this reading lies between its own before the
+	// request and after the response, which holds only for one clock.
+	res.ClockNanos = clock.Now()
+	return res, err
+}
+
+func (r *Receiver) answer(req control.Request) (control.Result, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	switch req.Op {
 	case control.OpStart:
+		if err := req.Grid.Check(); err != nil {
+			return control.Result{}, err
+		}
 		if r.current != nil && !r.current.stopped {
 			r.endLocked()
 		}
-		r.current = newRun(req.Run, true, r.gro)
-		return r.current.resultLocked(), nil
+		r.current = newRun(req.Run, true, r.gro, req.Grid)
+		return r.current.resultLocked(withoutIntervals), nil
 	case control.OpPoll, control.OpStop:
 		if r.current == nil || r.current.id != req.Run {
 			return control.Result{}, fmt.Errorf("run %d is not open here (another sender took over?)", req.Run)
 		}
-		if req.Op == control.OpStop && !r.current.stopped {
-			return r.endLocked(), nil
+		if req.Op == control.OpStop {
+			if !r.current.stopped {
+				return r.endLocked(), nil
+			}
+			return r.current.resultLocked(0), nil
 		}
-		return r.current.resultLocked(), nil
+		return r.current.resultLocked(req.From), nil
 	}
 	return control.Result{}, fmt.Errorf("unknown request %q", req.Op)
 }
@@ -246,13 +294,13 @@ func (r *Receiver) Current() (result control.Result, ok bool) {
 	if r.current == nil {
 		return control.Result{}, false
 	}
-	return r.current.resultLocked(), true
+	return r.current.resultLocked(withoutIntervals), true
 }
 
 // endLocked marks the current run stopped, reports it, and returns its
 // final result.
 func (r *Receiver) endLocked() control.Result {
-	result := r.current.resultLocked()
+	result := r.current.resultLocked(0)
 	r.current.result.CPUNanos = result.CPUNanos // frozen from now on
 	r.current.stopped = true
 	if r.cfg.OnRunEnd != nil {
@@ -261,13 +309,22 @@ func (r *Receiver) endLocked() control.Result {
 	return result
 }
 
-func (rn *run) resultLocked() control.Result {
+// withoutIntervals, as resultLocked's from, leaves the intervals out.
+const withoutIntervals = math.MaxInt
+
+// resultLocked returns the run's counts so far, with its intervals from
+// index from on.
+func (rn *run) resultLocked(from int) control.Result {
 	res := rn.result
-	for _, t := range rn.flows {
-		if t != nil {
-			res.Counts.Add(t.Counts())
+	for _, f := range rn.flows {
+		if f != nil {
+			res.Counts.Add(f.seqs.Counts())
 			res.Flows++
 		}
+	}
+	res.JitterNanos = rn.jitter()
+	if from = max(from, 0); from < len(rn.intervals) {
+		res.Intervals = slices.Clone(rn.intervals[from:])
 	}
 	h := rn.latency
 	res.Latency = control.Latency{
@@ -339,7 +396,7 @@ func (r *Receiver) accountLocked(p []byte, now int64) {
 		// A corrupt payload's run id can not be trusted; it is charged to
 		// the current run, which is what a sender is measuring.
 		if rn == nil {
-			rn = newRun(payload.WarmupRun, false, r.gro)
+			rn = newRun(payload.WarmupRun, false, r.gro, control.Grid{})
 			r.current = rn
 		}
 		rn.result.Corrupt++
@@ -353,31 +410,62 @@ func (r *Receiver) accountLocked(p []byte, now int64) {
 		if rn != nil && !rn.stopped {
 			r.endLocked()
 		}
-		rn = newRun(h.Run, false, r.gro)
+		rn = newRun(h.Run, false, r.gro, control.Grid{})
 		r.current = rn
 	case rn.id != h.Run || rn.stopped:
 		rn.result.Stray++
 		return
 	}
 	if int(h.Flow) >= len(rn.flows) {
-		rn.flows = append(rn.flows, make([]*flow.Tracker, int(h.Flow)+1-len(rn.flows))...)
+		rn.flows = append(rn.flows, make([]*flowState, int(h.Flow)+1-len(rn.flows))...)
 	}
-	t := rn.flows[h.Flow]
-	if t == nil {
-		t = new(flow.Tracker)
-		rn.flows[h.Flow] = t
+	f := rn.flows[h.Flow]
+	if f == nil {
+		f = new(flowState)
+		rn.flows[h.Flow] = f
 	}
-	before := t.Counts().Received
-	t.Observe(h.Seq)
-	if t.Counts().Received == before {
-		return // a duplicate: counted by the tracker, not measured again
+	var interval *control.Interval
+	if len(rn.intervals) > 0 {
+		interval = &rn.intervals[rn.grid.Index(h.SendNanos)]
+	}
+	before := f.seqs.Counts()
+	f.seqs.Observe(h.Seq)
+	after := f.seqs.Counts()
+	if after.Received == before.Received {
+		// A duplicate: counted by the tracker, not measured again.
+		if interval != nil {
+			interval.Duplicates++
+		}
+		return
 	}
 	if rn.result.FirstNanos == 0 {
 		rn.result.FirstNanos = now
 	}
 	rn.result.LastNanos = now
 	rn.result.Bytes += uint64(len(p))
-	// Clamp to the histogram's range; a negative value could only come from
-	// a sender on another host, whose CLOCK_MONOTONIC is unrelated.
-	rn.latency.RecordValue(min(max(now-h.SendNanos, 1), maxLatency))
+
+	hadJitter, oldJitter := f.jitter.Estimated(), f.jitter.Jitter()
+	f.jitter.Observe(h.SendNanos, now)
+	if f.jitter.Estimated() {
+		if !hadJitter {
+			rn.jitterFlows++
+		}
+		rn.jitterSum += f.jitter.Jitter() - oldJitter
+	}
+	if interval != nil {
+		interval.Received++
+		interval.Bytes += uint64(len(p))
+		interval.Reordered += after.Reordered - before.Reordered
+		interval.JitterNanos = rn.jitter()
+	}
+
+	// A negative latency, or one beyond the histogram's range, comes from a
+	// sender whose CLOCK_MONOTONIC is not this host's: it is counted, so
+	// that reports can say the latency figures are invalid, and recorded at
+	// the nearest end of the range.
+	latency := now - h.SendNanos
+	if latency < 0 || latency > maxLatency {
+		rn.result.LatencyOutOfRange++
+	}
+	rn.latency.RecordValue(min(max(latency, 1), maxLatency))
 }

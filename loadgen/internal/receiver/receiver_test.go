@@ -3,6 +3,7 @@ package receiver
 import (
 	"context"
 	"net"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -38,10 +39,43 @@ func startReceiver(t *testing.T, cfg Config) *Receiver {
 }
 
 func packet(run uint32, flow uint16, seq uint64, size int) []byte {
+	return packetSentAt(run, flow, seq, size, clock.Now())
+}
+
+func packetSentAt(run uint32, flow uint16, seq uint64, size int, send int64) []byte {
 	p := make([]byte, size)
 	payload.Fill(p)
-	payload.Encode(p, payload.Header{Run: run, Flow: flow, Length: uint16(size), Seq: seq, SendNanos: clock.Now()})
+	payload.Encode(p, payload.Header{Run: run, Flow: flow, Length: uint16(size), Seq: seq, SendNanos: send})
 	return p
+}
+
+// sendAndWait writes datagrams to r and polls run until all are accounted.
+func sendAndWait(t *testing.T, r *Receiver, c *control.Client, run uint32, datagrams [][]byte) {
+	t.Helper()
+	conn, err := net.DialUDP("udp", nil, r.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for _, d := range datagrams {
+		if _, err := conn.Write(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := c.Call(control.Request{Op: control.OpPoll, Run: run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Counts.Received+res.Counts.Duplicates+res.Corrupt+res.Stray+res.Warmup == uint64(len(datagrams)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not all datagrams accounted: %+v", res)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // runLog collects the runs a receiver reports as ended.
@@ -62,6 +96,11 @@ func (l *runLog) runs() []control.Result {
 	return slices.Clone(l.ended)
 }
 
+func withClock(res control.Result, clock int64) control.Result {
+	res.ClockNanos = clock
+	return res
+}
+
 func TestAccountingOfCraftedTraffic(t *testing.T) {
 	var log runLog
 	r := startReceiver(t, Config{OnRunEnd: log.add})
@@ -74,14 +113,9 @@ func TestAccountingOfCraftedTraffic(t *testing.T) {
 	if _, err := c.Call(control.Request{Op: control.OpStart, Run: run}); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := net.DialUDP("udp", nil, r.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	corrupt := packet(run, 0, 9, 100)
 	corrupt[60] ^= 1
-	datagrams := [][]byte{
+	sendAndWait(t, r, c, run, [][]byte{
 		packet(payload.WarmupRun, 0, 0, 64),
 		packet(run, 0, 0, 64),
 		packet(run, 0, 1, 64),
@@ -92,27 +126,7 @@ func TestAccountingOfCraftedTraffic(t *testing.T) {
 		packet(run+1, 0, 0, 64), // another run: stray
 		corrupt,
 		[]byte("not loadgen"),
-	}
-	for _, d := range datagrams {
-		if _, err := conn.Write(d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Poll until everything has been read, then close the run.
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		res, err := c.Call(control.Request{Op: control.OpPoll, Run: run})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Counts.Received+res.Counts.Duplicates+res.Corrupt+res.Stray+res.Warmup == uint64(len(datagrams)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not all datagrams accounted: %+v", res)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	})
 	res, err := c.Call(control.Request{Op: control.OpStop, Run: run})
 	if err != nil {
 		t.Fatal(err)
@@ -136,8 +150,13 @@ func TestAccountingOfCraftedTraffic(t *testing.T) {
 	if res.LastNanos < res.FirstNanos || res.FirstNanos == 0 {
 		t.Errorf("arrival times %d..%d", res.FirstNanos, res.LastNanos)
 	}
-	if ended := log.runs(); len(ended) != 1 || ended[0] != res {
-		t.Errorf("OnRunEnd saw %+v, want the stopped run once", log.runs())
+	if res.LatencyOutOfRange != 0 || res.JitterNanos < 0 || res.Intervals != nil {
+		t.Errorf("latency out of range %d, jitter %v, intervals %v: want 0, >= 0, none asked for",
+			res.LatencyOutOfRange, res.JitterNanos, res.Intervals)
+	}
+	// The stop response also carries the receiver's clock reading.
+	if ended := log.runs(); len(ended) != 1 || ended[0].ClockNanos != 0 || !reflect.DeepEqual(withClock(ended[0], res.ClockNanos), res) {
+		t.Errorf("OnRunEnd saw %+v, want the stopped run %+v once", log.runs(), res)
 	}
 	if _, err := c.Call(control.Request{Op: control.OpPoll, Run: run + 7}); err == nil || !strings.Contains(err.Error(), "not open") {
 		t.Errorf("poll of an unknown run: %v, want a 'not open' error", err)
@@ -223,26 +242,28 @@ func TestServeReturnsWithOpenControlConnection(t *testing.T) {
 	}
 }
 
-// TestAccountingAllocatesNothing checks the per-packet path of the reader.
+// TestAccountingAllocatesNothing checks the per-packet path of the reader,
+// with intervals and jitter.
 func TestAccountingAllocatesNothing(t *testing.T) {
-	r := &Receiver{current: newRun(3, true, false)}
+	r := &Receiver{current: newRun(3, true, false, control.Grid{Interval: 1000, Duration: 100_000})}
 	p := packet(3, 0, 0, 1400)
 	var seq uint64
 	allocs := testing.AllocsPerRun(1000, func() {
-		payload.Encode(p, payload.Header{Run: 3, Length: uint16(len(p)), Seq: seq, SendNanos: 1})
-		r.accountLocked(p, 1000)
+		send := int64(seq) * 10
+		payload.Encode(p, payload.Header{Run: 3, Length: uint16(len(p)), Seq: seq, SendNanos: send})
+		r.accountLocked(p, send+1000+int64(seq%7))
 		seq++
 	})
 	if allocs != 0 {
 		t.Errorf("accounting a packet allocates %v times", allocs)
 	}
-	if got := r.current.resultLocked().Counts.Received; got != seq {
+	if got := r.current.resultLocked(withoutIntervals).Counts.Received; got != seq {
 		t.Errorf("accounted %d packets, want %d", got, seq)
 	}
 }
 
 func BenchmarkAccount1400(b *testing.B) {
-	r := &Receiver{current: newRun(3, true, false)}
+	r := &Receiver{current: newRun(3, true, false, control.Grid{})}
 	p := packet(3, 0, 0, 1400)
 	var seq uint64
 	b.SetBytes(int64(len(p)))
@@ -251,5 +272,73 @@ func BenchmarkAccount1400(b *testing.B) {
 		payload.Encode(p, payload.Header{Run: 3, Length: uint16(len(p)), Seq: seq, SendNanos: 1})
 		r.accountLocked(p, 1000)
 		seq++
+	}
+}
+
+// TestIntervalsAndForeignClock opens a run with an interval grid and sends
+// packets stamped by a sender whose clock is an hour ahead of this host's:
+// each packet must count in the interval of its send time, and every
+// latency must be out of range.
+func TestIntervalsAndForeignClock(t *testing.T) {
+	r := startReceiver(t, Config{})
+	c, err := control.Dial(r.ControlAddr().String(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const run = 7
+	origin := clock.Now() + int64(time.Hour)
+	grid := control.Grid{Origin: origin, Interval: 1000, Duration: 3000}
+	before := clock.Now()
+	started, err := c.Call(control.Request{Op: control.OpStart, Run: run, Grid: grid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after := clock.Now(); started.ClockNanos < before || started.ClockNanos > after {
+		t.Errorf("receiver's clock read %d, outside this host's %d..%d", started.ClockNanos, before, after)
+	}
+	sendAndWait(t, r, c, run, [][]byte{
+		packetSentAt(run, 0, 0, 64, origin+10),    // interval 0
+		packetSentAt(run, 0, 1, 64, origin+20),    // interval 0
+		packetSentAt(run, 0, 1, 64, origin+20),    // interval 0, duplicate
+		packetSentAt(run, 0, 3, 100, origin+1500), // interval 1
+		packetSentAt(run, 0, 2, 64, origin+1100),  // interval 1, reordered
+		packetSentAt(run, 1, 0, 64, origin+2500),  // interval 2, another flow
+		packetSentAt(run, 0, 4, 64, origin+9999),  // past the end: interval 2
+	})
+	polled, err := c.Call(control.Request{Op: control.OpPoll, Run: run, From: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(polled.Intervals) != 2 || polled.Intervals[0].Received != 2 {
+		t.Errorf("poll from interval 1 returned %+v, want intervals 1 and 2", polled.Intervals)
+	}
+	res, err := c.Call(control.Request{Op: control.OpStop, Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []control.Interval{
+		{Received: 2, Bytes: 128, Duplicates: 1},
+		{Received: 2, Bytes: 164, Reordered: 1},
+		{Received: 2, Bytes: 128},
+	}
+	if len(res.Intervals) != len(want) {
+		t.Fatalf("intervals %+v, want %d", res.Intervals, len(want))
+	}
+	for k, iv := range res.Intervals {
+		iv.JitterNanos = 0 // arrival times are not controlled here
+		if iv != want[k] {
+			t.Errorf("interval %d: %+v, want %+v", k, iv, want[k])
+		}
+	}
+	// The last packet to arrive was interval 2's: its jitter is the run's.
+	if res.Intervals[2].JitterNanos != res.JitterNanos {
+		t.Errorf("interval 2 jitter %v, run jitter %v: want equal", res.Intervals[2].JitterNanos, res.JitterNanos)
+	}
+	if res.LatencyOutOfRange != 6 {
+		t.Errorf("%d latencies out of range, want all 6 unique packets'", res.LatencyOutOfRange)
+	}
+	if _, err := c.Call(control.Request{Op: control.OpStart, Run: run + 1, Grid: control.Grid{Interval: 1, Duration: 1 << 40}}); err == nil {
+		t.Error("a start request for 2^40 intervals succeeded")
 	}
 }

@@ -1,7 +1,8 @@
 // Package report turns a run's sender and receiver counts into the figures
 // loadgen prints: offered and delivered rates, loss, duplicates, RFC 4737
-// reordering, corruption, latency percentiles and CPU time, as text or as
-// JSON with field names that scripts and the netns tests rely on.
+// reordering, corruption, RFC 3550 jitter, latency percentiles and CPU time,
+// in total and per interval, as text or as JSON with field names that
+// scripts and the netns tests rely on (docs/loadgen.md lists them).
 package report
 
 import (
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wirebatch/wirebatch/loadgen/internal/control"
+	"github.com/wirebatch/wirebatch/loadgen/internal/payload"
 	"github.com/wirebatch/wirebatch/loadgen/internal/sender"
 )
 
@@ -28,11 +30,15 @@ type Latency struct {
 // Lost, Duplicates, Reordered, PPSSent, PPSReceived, GbpsReceived and
 // LatencyUS are a committed interface (DESIGN.md); add fields, never rename.
 type Report struct {
-	// What was asked for.
+	// What was asked for. BitrateAsked is RateAsked in UDP payload bits/s
+	// at the schedule's mean payload size; both are 0 for as fast as
+	// possible.
 	Size         string  `json:"size"`
-	RateAsked    float64 `json:"pps_requested"` // 0: as fast as possible
+	RateAsked    float64 `json:"pps_requested"`
+	BitrateAsked float64 `json:"bitrate_requested"`
 	Flows        int     `json:"flows"`
 	DurationSecs float64 `json:"duration_s"`
+	IntervalSecs float64 `json:"interval_s"` // 0: no intervals
 	Batch        int     `json:"batch"`
 	GSOSegments  int     `json:"gso_segments"`
 	ReceiverGRO  bool    `json:"receiver_gro"`
@@ -60,10 +66,75 @@ type Report struct {
 	GbpsSent     float64 `json:"gbps_sent"`
 	GbpsReceived float64 `json:"gbps_received"`
 
-	LatencyUS Latency `json:"latency_us"`
+	// JitterUS is the RFC 3550 interarrival jitter, the mean over flows.
+	JitterUS float64 `json:"jitter_us"`
+
+	// LatencyUS is one-way latency, meaningful only when LatencyValid: the
+	// two ends shared a clock. LatencyOutOfRange counts packets whose
+	// latency was negative or above a minute (package receiver).
+	LatencyUS         Latency `json:"latency_us"`
+	LatencyValid      bool    `json:"latency_valid"`
+	LatencyOutOfRange uint64  `json:"latency_out_of_range"`
 
 	CPUSenderSecs   float64 `json:"cpu_sender_s"`
 	CPUReceiverSecs float64 `json:"cpu_receiver_s"`
+
+	// Warnings say why a figure can not be trusted.
+	Warnings []string `json:"warnings,omitempty"`
+
+	// Intervals is the run's time series, when -interval asked for one.
+	Intervals []Interval `json:"intervals,omitempty"`
+}
+
+// Interval is one interval of a run. Its packets are those sent in it, by
+// their send stamps, and the rates are their counts over the interval's
+// length: received figures say what became of the interval's packets, so
+// Lost compares like with like.
+type Interval struct {
+	StartSecs    float64 `json:"start"` // after the start of the measured period
+	EndSecs      float64 `json:"end"`
+	Sent         uint64  `json:"sent"`
+	Received     uint64  `json:"received"`
+	Lost         uint64  `json:"lost"`
+	LostPct      float64 `json:"lost_percent"`
+	Duplicates   uint64  `json:"duplicates"`
+	Reordered    uint64  `json:"reordered"`
+	PPSSent      float64 `json:"pps_sent"`
+	PPSReceived  float64 `json:"pps_received"`
+	GbpsSent     float64 `json:"gbps_sent"`
+	GbpsReceived float64 `json:"gbps_received"`
+	// JitterUS is the jitter estimate after the interval's last packet arrived.
+	JitterUS float64 `json:"jitter_us"`
+}
+
+// NewInterval computes the figures of one interval.
+func NewInterval(iv sender.Interval) Interval {
+	rc := iv.Receiver
+	r := Interval{
+		StartSecs: iv.Start.Seconds(), EndSecs: iv.End.Seconds(),
+		Sent: iv.Sent, Received: rc.Received, Duplicates: rc.Duplicates, Reordered: rc.Reordered,
+		Lost:     lost(iv.Sent, rc.Received),
+		JitterUS: rc.JitterNanos / 1e3,
+	}
+	if iv.Sent > 0 {
+		r.LostPct = 100 * float64(r.Lost) / float64(iv.Sent)
+	}
+	if span := (iv.End - iv.Start).Seconds(); span > 0 {
+		r.PPSSent = float64(iv.Sent) / span
+		r.PPSReceived = float64(rc.Received) / span
+		r.GbpsSent = float64(iv.Bytes) * 8 / span / 1e9
+		r.GbpsReceived = float64(rc.Bytes) * 8 / span / 1e9
+	}
+	return r
+}
+
+// lost is how many of sent packets did not arrive; a receiver that counted
+// more (packets of an earlier run with this run's id) loses none.
+func lost(sent, received uint64) uint64 {
+	if sent > received {
+		return sent - received
+	}
+	return 0
 }
 
 // New computes the report of one run. sizeSpec is the -size argument as given.
@@ -72,8 +143,10 @@ func New(cfg sender.Config, sizeSpec string, res sender.Result) Report {
 	r := Report{
 		Size:         sizeSpec,
 		RateAsked:    cfg.Rate,
+		BitrateAsked: cfg.Rate * payload.MeanSize(cfg.Sizes) * 8,
 		Flows:        cfg.Flows,
 		DurationSecs: cfg.Duration.Seconds(),
+		IntervalSecs: cfg.Interval.Seconds(),
 		Batch:        cfg.Batch,
 		GSOSegments:  cfg.GSOSegments,
 		ReceiverGRO:  rc.GRO,
@@ -86,12 +159,26 @@ func New(cfg sender.Config, sizeSpec string, res sender.Result) Report {
 		Corrupt:          rc.Corrupt,
 		Stray:            rc.Stray,
 
-		LatencyUS:       microseconds(rc.Latency),
-		CPUSenderSecs:   time.Duration(res.CPUNanos).Seconds(),
-		CPUReceiverSecs: time.Duration(rc.CPUNanos).Seconds(),
+		JitterUS:          rc.JitterNanos / 1e3,
+		LatencyUS:         microseconds(rc.Latency),
+		LatencyValid:      res.SameClock && rc.LatencyOutOfRange == 0,
+		LatencyOutOfRange: rc.LatencyOutOfRange,
+		CPUSenderSecs:     time.Duration(res.CPUNanos).Seconds(),
+		CPUReceiverSecs:   time.Duration(rc.CPUNanos).Seconds(),
+
+		Lost: lost(res.Sent, rc.Counts.Received),
 	}
-	if res.Sent > r.Received {
-		r.Lost = res.Sent - r.Received
+	switch {
+	case !res.SameClock:
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the receiver's clock is not the sender's (it reads about %v apart): "+
+			"one-way latency can not be measured between them; jitter, loss and rates do not depend on it",
+			res.ClockOffset.Abs().Round(time.Microsecond)))
+	case rc.LatencyOutOfRange > 0:
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d packets arrived before they were sent or over a minute later "+
+			"by the receiver's clock: the latency figures are not valid", rc.LatencyOutOfRange))
+	}
+	for _, iv := range res.Intervals {
+		r.Intervals = append(r.Intervals, NewInterval(iv))
 	}
 	if res.Sent > 0 {
 		r.LostPct = 100 * float64(r.Lost) / float64(res.Sent)
@@ -131,18 +218,53 @@ func (r Report) WriteText(w io.Writer) error {
 	if r.GSOSegments > 1 {
 		gso = fmt.Sprint(r.GSOSegments, " segments")
 	}
+	rate += " packets/s"
+	if r.BitrateAsked > 0 {
+		rate += " (" + Bitrate(r.BitrateAsked) + ")"
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "loadgen: size %s, rate %s packets/s, %d flow(s), %gs (batch %d, gso %s, receiver gro %v)\n",
+	fmt.Fprintf(&b, "loadgen: size %s, rate %s, %d flow(s), %gs (batch %d, gso %s, receiver gro %v)\n",
 		r.Size, rate, r.Flows, r.DurationSecs, r.Batch, gso, r.ReceiverGRO)
-	fmt.Fprintf(&b, "  offered    %12.0f packets/s  %8.3f Gbit/s  (%d sent)\n", r.PPSSent, r.GbpsSent, r.Sent)
-	fmt.Fprintf(&b, "  delivered  %12.0f packets/s  %8.3f Gbit/s  (%d received)\n", r.PPSReceived, r.GbpsReceived, r.Received)
+	fmt.Fprintf(&b, "  offered    %12.0f packets/s  %14s  (%d sent)\n", r.PPSSent, Bitrate(r.GbpsSent*1e9), r.Sent)
+	fmt.Fprintf(&b, "  delivered  %12.0f packets/s  %14s  (%d received)\n", r.PPSReceived, Bitrate(r.GbpsReceived*1e9), r.Received)
 	fmt.Fprintf(&b, "  lost %d (%.4f%%), duplicates %d, reordered %d (ratio %.6f, max extent %d), corrupt %d, stray %d\n",
 		r.Lost, r.LostPct, r.Duplicates, r.Reordered, r.ReorderedRatio, r.ReorderExtentMax, r.Corrupt, r.Stray)
+	fmt.Fprintf(&b, "  jitter     %.1f µs\n", r.JitterUS)
 	l := r.LatencyUS
-	fmt.Fprintf(&b, "  latency µs p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f\n", l.P50, l.P90, l.P99, l.P999, l.Max)
+	validity := ""
+	if !r.LatencyValid {
+		validity = " (not valid: see the warning)"
+	}
+	fmt.Fprintf(&b, "  latency µs p50 %.1f  p90 %.1f  p99 %.1f  p99.9 %.1f  max %.1f%s\n", l.P50, l.P90, l.P99, l.P999, l.Max, validity)
 	fmt.Fprintf(&b, "  cpu        sender %.2fs  receiver %.2fs\n", r.CPUSenderSecs, r.CPUReceiverSecs)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// intervalColumns lays out IntervalHeader and Interval.Line.
+const intervalColumns = "  %-13s %10v %14v %10v %14v %8v %7v %10v"
+
+// IntervalHeader heads the lines of Interval.Line.
+var IntervalHeader = fmt.Sprintf(intervalColumns, "interval s", "sent", "bit rate", "received", "bit rate", "lost", "lost %", "jitter µs")
+
+// Line formats the interval for people, in the columns of IntervalHeader.
+func (iv Interval) Line() string {
+	return fmt.Sprintf(intervalColumns, fmt.Sprintf("%.2f-%.2f", iv.StartSecs, iv.EndSecs),
+		iv.Sent, Bitrate(iv.GbpsSent*1e9), iv.Received, Bitrate(iv.GbpsReceived*1e9),
+		iv.Lost, fmt.Sprintf("%.3g", iv.LostPct), fmt.Sprintf("%.1f", iv.JitterUS))
+}
+
+// Bitrate formats bits/s with a decimal prefix, as iperf3 does for rates.
+func Bitrate(bps float64) string {
+	switch {
+	case bps >= 1e9:
+		return fmt.Sprintf("%.2f Gbit/s", bps/1e9)
+	case bps >= 1e6:
+		return fmt.Sprintf("%.2f Mbit/s", bps/1e6)
+	case bps >= 1e3:
+		return fmt.Sprintf("%.2f Kbit/s", bps/1e3)
+	}
+	return fmt.Sprintf("%.0f bit/s", bps)
 }
 
 // Progress formats the one-line progress display: rates since the previous

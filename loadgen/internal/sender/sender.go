@@ -3,6 +3,13 @@
 // source ports) for a warm-up and then a measured period, and closes the run
 // to collect what the receiver counted.
 //
+// The measured period starts at an origin on the sender's clock that the
+// start request tells the receiver, and is divided into intervals there
+// (control.Grid): both ends count each packet in the interval of its send
+// time, so that an interval's loss compares like with like. While the run
+// goes on, each interval's counts are fetched with a poll once the interval
+// has ended and Drain has passed for its last packets to land.
+//
 // Pipeline of one burst, all on one goroutine locked to its OS thread:
 //
 //	pace.Pacer.Next -> clock.SleepUntil -> fill headers (one timestamp per
@@ -44,6 +51,8 @@ type Config struct {
 	// Sizes is the repeating schedule of payload sizes (payload.ParseSizes).
 	Sizes []int
 	// Warmup is sent before Duration, at the same rate, and not accounted.
+	// It is timed from the start request, so the request's round trip
+	// (microseconds on a LAN) comes out of it.
 	Warmup, Duration time.Duration
 	// Flows is the number of flows, each its own socket and source port.
 	Flows int
@@ -59,9 +68,21 @@ type Config struct {
 	Drain time.Duration
 	// Timeout bounds connecting to the receiver and each control exchange.
 	Timeout time.Duration
+	// Interval > 0 divides the measured period into intervals of that
+	// length (the last one possibly shorter), counted on both ends.
+	Interval time.Duration
 	// Progress, if set, is called about once a second during the run.
 	Progress func(Progress)
+	// OnInterval, if set with Interval, is called with each interval in
+	// order, Drain after its end; intervals still due when the run ends
+	// follow from the receiver's final counts.
+	OnInterval func(Interval)
 }
+
+// keepAlive is the longest the control connection stays silent during a
+// run: a poll this often keeps the receiver from timing it out and notices
+// a receiver that went away.
+const keepAlive = time.Second
 
 // Progress is a snapshot taken during a run.
 type Progress struct {
@@ -70,16 +91,39 @@ type Progress struct {
 	Receiver control.Result
 }
 
+// Interval is one interval of a run: what was sent in it and what the
+// receiver counted of those packets.
+type Interval struct {
+	// Start and End are the interval's bounds after the origin.
+	Start, End time.Duration
+	// Sent and Bytes count the packets stamped in the interval and their
+	// payload bytes.
+	Sent, Bytes uint64
+	Receiver    control.Interval
+}
+
 // Result is one run's outcome.
 type Result struct {
 	// Sent and Bytes count measured packets and their payload bytes.
 	Sent, Bytes uint64
 	// StartNanos and EndNanos bound the measured sending, CLOCK_MONOTONIC.
+	// The sending starts at the origin of the intervals or, without a
+	// warm-up, a control round trip after it.
 	StartNanos, EndNanos int64
 	// CPUNanos is this process's CPU time during the run (getrusage).
 	CPUNanos int64
 	// Receiver is what the receiver counted.
 	Receiver control.Result
+	// Intervals are the run's intervals, when Config.Interval asked for them.
+	Intervals []Interval
+	// SameClock says whether the receiver's CLOCK_MONOTONIC reading in its
+	// answer to the start request lay between this host's readings before
+	// the request and after the answer, as it must for one clock: true on
+	// one host, and between two hosts only if their clocks happen to agree
+	// within that round trip. One-way latency means something only then. ClockOffset estimates the receiver's clock
+	// minus the sender's, give or take half the round trip.
+	SameClock   bool
+	ClockOffset time.Duration
 }
 
 // Validate checks cfg for values that cannot work.
@@ -101,6 +145,11 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("gso %d: want 0 (off) to %d segments", cfg.GSOSegments, udpbatch.MaxSegments)
 	case cfg.Timeout <= 0:
 		return fmt.Errorf("timeout %v: want > 0", cfg.Timeout)
+	case cfg.Interval < 0:
+		return fmt.Errorf("interval %v: want >= 0", cfg.Interval)
+	}
+	if err := cfg.grid(0).Check(); err != nil {
+		return err
 	}
 	for _, s := range cfg.Sizes {
 		if s < payload.HeaderSize || s > payload.MaxSize {
@@ -161,19 +210,30 @@ func (s *Session) Run(ctx context.Context, cfg Config) (Result, error) {
 		}
 	}()
 
+	var res Result
 	runID := rand.Uint32N(1<<32-1) + 1 // any id but payload.WarmupRun
-	if _, err := s.client.Call(control.Request{Op: control.OpStart, Run: runID}); err != nil {
+	// The origin is fixed before the start request so that the receiver
+	// knows the grid before the first measured packet; the warm-up (if
+	// any) fills the time until then.
+	before := clock.Now()
+	origin := before + cfg.Warmup.Nanoseconds()
+	grid := cfg.grid(origin)
+	started, err := s.client.Call(control.Request{Op: control.OpStart, Run: runID, Grid: grid})
+	if err != nil {
 		return Result{}, err
 	}
+	after := clock.Now()
+	res.SameClock = before <= started.ClockNanos && started.ClockNanos <= after
+	res.ClockOffset = time.Duration(started.ClockNanos - (before + (after-before)/2))
 
-	g := newGenerator(cfg, flows)
+	g := newGenerator(cfg, flows, grid)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var wg sync.WaitGroup
 	progressDone := make(chan struct{})
-	wg.Go(func() { s.poll(ctx, cancel, runID, g, cfg.Progress, progressDone) })
+	reported := 0 // intervals passed to cfg.OnInterval
+	wg.Go(func() { s.poll(ctx, cancel, runID, g, cfg, progressDone, &reported) })
 
-	var res Result
 	var sendErr error
 	cpuStart := clock.ProcessCPU()
 	// The sending loop runs on its own thread: it sleeps in clock_nanosleep
@@ -184,16 +244,17 @@ func (s *Session) Run(ctx context.Context, cfg Config) (Result, error) {
 		defer close(sendDone)
 		runtime.LockOSThread()
 		clock.LowerTimerSlack(time.Microsecond) // best effort: only precision suffers
-		start := clock.Now()
-		if cfg.Warmup > 0 {
-			if sendErr = g.send(ctx, payload.WarmupRun, start, start+cfg.Warmup.Nanoseconds()); sendErr != nil {
+		if now := clock.Now(); now < origin {
+			if sendErr = g.send(ctx, payload.WarmupRun, now, origin); sendErr != nil {
 				return
 			}
-			start = clock.Now()
 		}
 		g.resetCounts()
-		res.StartNanos = start
-		sendErr = g.send(ctx, runID, start, start+cfg.Duration.Nanoseconds())
+		// The warm-up ends when its next burst would be due at the origin
+		// or later, which may be before the origin.
+		res.StartNanos = max(clock.Now(), origin)
+		clock.SleepUntil(res.StartNanos)
+		sendErr = g.send(ctx, runID, res.StartNanos, origin+cfg.Duration.Nanoseconds())
 		res.EndNanos = clock.Now()
 	}()
 	<-sendDone
@@ -217,33 +278,79 @@ func (s *Session) Run(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	res.CPUNanos = clock.ProcessCPU() - cpuStart
+	for k := range grid.Count() {
+		var counted control.Interval
+		if k < len(res.Receiver.Intervals) {
+			counted = res.Receiver.Intervals[k]
+		}
+		res.Intervals = append(res.Intervals, g.interval(k, counted))
+	}
+	if cfg.OnInterval != nil {
+		for _, iv := range res.Intervals[reported:] {
+			cfg.OnInterval(iv)
+		}
+	}
 	return res, nil
 }
 
-// poll asks the receiver for its counts once a second until done is closed.
-// Besides feeding progress, this keeps the control connection from going
-// idle and notices a receiver that went away, cancelling the run with the
-// error.
-func (s *Session) poll(ctx context.Context, cancel context.CancelCauseFunc, runID uint32, g *generator, progress func(Progress), done <-chan struct{}) {
+// grid returns the intervals of a run whose measured period starts at
+// origin; the zero Grid when cfg asks for none.
+func (cfg *Config) grid(origin int64) control.Grid {
+	if cfg.Interval <= 0 {
+		return control.Grid{}
+	}
+	return control.Grid{Origin: origin, Interval: cfg.Interval.Nanoseconds(), Duration: cfg.Duration.Nanoseconds()}
+}
+
+// poll asks the receiver for its counts every keepAlive and, with
+// cfg.OnInterval, when an interval is due: Drain after its end, when its
+// packets have landed. It reports the due intervals in order, counting them
+// in *reported, until done is closed. Besides feeding progress and
+// intervals, polling keeps the control connection from going idle and
+// notices a receiver that went away, cancelling the run with the error.
+func (s *Session) poll(ctx context.Context, cancel context.CancelCauseFunc, runID uint32, g *generator, cfg Config, done <-chan struct{}, reported *int) {
 	start := time.Now()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
+	intervals := 0
+	if cfg.OnInterval != nil {
+		intervals = g.grid.Count()
+	}
+	due := func(k int) int64 {
+		_, end := g.grid.Bounds(k)
+		return g.grid.Origin + end + cfg.Drain.Nanoseconds()
+	}
+	timer := time.NewTimer(keepAlive)
+	defer timer.Stop()
+	withheld := false // the receiver did not return an interval that was due
 	for {
+		wait := keepAlive
+		if *reported < intervals && !withheld {
+			wait = min(wait, time.Duration(max(due(*reported)-clock.Now(), 0)))
+		}
+		timer.Reset(wait)
 		select {
 		case <-done:
 			return
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
-		r, err := s.client.Call(control.Request{Op: control.OpPoll, Run: runID})
+		r, err := s.client.Call(control.Request{Op: control.OpPoll, Run: runID, From: *reported})
 		if err != nil {
 			cancel(err)
 			return
 		}
-		if progress != nil {
-			progress(Progress{Elapsed: time.Since(start), Sent: g.sent.Load(), Receiver: r})
+		if cfg.Progress != nil {
+			cfg.Progress(Progress{Elapsed: time.Since(start), Sent: g.sent.Load(), Receiver: r})
 		}
+		now := clock.Now()
+		i := 0
+		for ; *reported < intervals && i < len(r.Intervals) && due(*reported) <= now; i++ {
+			cfg.OnInterval(g.interval(*reported, r.Intervals[i]))
+			*reported++
+		}
+		// Polling again at once would not help a receiver that withholds
+		// intervals; the final counts will have them.
+		withheld = *reported < intervals && due(*reported) <= now && i == len(r.Intervals)
 	}
 }
 
@@ -284,6 +391,7 @@ func openFlows(cfg Config) ([]*udpbatch.Conn, error) {
 // generator owns the sending buffers and sequence numbers of a run.
 type generator struct {
 	cfg      Config
+	grid     control.Grid
 	flows    []*udpbatch.Conn
 	nextFlow int
 	seqs     []uint64 // next sequence number per flow
@@ -298,10 +406,21 @@ type generator struct {
 	filledSegments []int
 	// sent and bytes count packets the kernel accepted; read by the poller.
 	sent, bytes atomic.Uint64
+	// intervals count the measured packets per interval of grid, by their
+	// send stamps; read by the poller.
+	intervals []sentCounts
 }
 
-func newGenerator(cfg Config, flows []*udpbatch.Conn) *generator {
-	g := &generator{cfg: cfg, flows: flows, seqs: make([]uint64, len(flows)), segments: max(1, cfg.GSOSegments)}
+// sentCounts are the packets and payload bytes sent in one interval.
+type sentCounts struct {
+	packets, bytes atomic.Uint64
+}
+
+func newGenerator(cfg Config, flows []*udpbatch.Conn, grid control.Grid) *generator {
+	g := &generator{
+		cfg: cfg, grid: grid, flows: flows, seqs: make([]uint64, len(flows)), segments: max(1, cfg.GSOSegments),
+		intervals: make([]sentCounts, grid.Count()),
+	}
 	bufSize := 0
 	for _, s := range cfg.Sizes {
 		bufSize = max(bufSize, s)
@@ -379,9 +498,24 @@ func (g *generator) sendBurst(run uint32, n int) error {
 		}
 		g.sent.Add(uint64(packets))
 		g.bytes.Add(uint64(bytes))
+		if run != payload.WarmupRun && len(g.intervals) > 0 {
+			counts := &g.intervals[g.grid.Index(stamp)]
+			counts.packets.Add(uint64(packets))
+			counts.bytes.Add(uint64(bytes))
+		}
 		n -= packets
 	}
 	return nil
+}
+
+// interval returns interval k with the receiver's counts of it.
+func (g *generator) interval(k int, counted control.Interval) Interval {
+	start, end := g.grid.Bounds(k)
+	return Interval{
+		Start: time.Duration(start), End: time.Duration(end),
+		Sent: g.intervals[k].packets.Load(), Bytes: g.intervals[k].bytes.Load(),
+		Receiver: counted,
+	}
 }
 
 // build lays out up to n packets of one flow in the message slots, grouping

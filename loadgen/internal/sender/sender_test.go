@@ -1,12 +1,16 @@
 package sender
 
 import (
+	"bufio"
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wirebatch/wirebatch/loadgen/internal/clock"
+	"github.com/wirebatch/wirebatch/loadgen/internal/control"
 	"github.com/wirebatch/wirebatch/loadgen/internal/payload"
 	"github.com/wirebatch/wirebatch/loadgen/internal/receiver"
 )
@@ -31,8 +35,40 @@ func startReceiver(t *testing.T, gro bool) *receiver.Receiver {
 
 func baseConfig(to string) Config {
 	return Config{
-		To: to, Rate: 20_000, Duration: 150 * time.Millisecond, Warmup: 20 * time.Millisecond,
+		To: to, Rate: 20_000, Duration: 150 * time.Millisecond, Warmup: 100 * time.Millisecond, Interval: 40 * time.Millisecond,
 		Flows: 3, Batch: 16, SocketBuffer: 4 << 20, Drain: 50 * time.Millisecond, Timeout: 2 * time.Second,
+	}
+}
+
+// checkIntervals checks a run's intervals (40ms over 150ms: three and a
+// 30ms one) against its totals, and the ones passed to OnInterval.
+func checkIntervals(t *testing.T, cfg Config, res Result, reported []Interval) {
+	t.Helper()
+	bounds := [][2]time.Duration{{0, 40}, {40, 80}, {80, 120}, {120, 150}}
+	if len(res.Intervals) != len(bounds) || len(reported) != len(bounds) {
+		t.Fatalf("%d intervals, %d reported; want %d", len(res.Intervals), len(reported), len(bounds))
+	}
+	var sent, bytes, received uint64
+	for k, iv := range res.Intervals {
+		if iv.Start != bounds[k][0]*time.Millisecond || iv.End != bounds[k][1]*time.Millisecond {
+			t.Errorf("interval %d spans %v-%v, want %vms-%vms", k, iv.Start, iv.End, bounds[k][0], bounds[k][1])
+		}
+		// Paced at 20k packets/s, an interval holds 800 packets (600 the
+		// last), but a busy machine may stall the sender for longer than
+		// an interval: only the sums are certain.
+		if iv.Receiver.Received != iv.Sent || iv.Receiver.JitterNanos < 0 {
+			t.Errorf("interval %d: sent %d, receiver counted %+v", k, iv.Sent, iv.Receiver)
+		}
+		if r := reported[k]; r.Start != iv.Start || r.Sent != iv.Sent {
+			t.Errorf("interval %d reported as %+v, final %+v", k, r, iv)
+		}
+		sent += iv.Sent
+		bytes += iv.Bytes
+		received += iv.Receiver.Received
+	}
+	if sent != res.Sent || bytes != res.Bytes || received != res.Receiver.Counts.Received {
+		t.Errorf("intervals add up to %d sent (%d bytes), %d received; totals %d (%d bytes), %d",
+			sent, bytes, received, res.Sent, res.Bytes, res.Receiver.Counts.Received)
 	}
 }
 
@@ -58,6 +94,8 @@ func TestLoopbackRuns(t *testing.T) {
 			r := startReceiver(t, tt.gro)
 			cfg := baseConfig(r.Addr().String())
 			cfg.Sizes, cfg.GSOSegments = tt.sizes, tt.gso
+			var reported []Interval // on the test's goroutine only after Run returns
+			cfg.OnInterval = func(iv Interval) { reported = append(reported, iv) }
 			res, err := Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -78,9 +116,10 @@ func TestLoopbackRuns(t *testing.T) {
 			if rc.Bytes != res.Bytes {
 				t.Errorf("receiver got %d payload bytes, sender sent %d", rc.Bytes, res.Bytes)
 			}
-			if rc.Latency.P50 <= 0 || rc.Latency.Max > int64(time.Second) {
-				t.Errorf("latency %+v", rc.Latency)
+			if rc.Latency.P50 <= 0 || rc.Latency.Max > int64(time.Second) || !res.SameClock || rc.LatencyOutOfRange != 0 {
+				t.Errorf("latency %+v (%d out of range), same clock %v", rc.Latency, rc.LatencyOutOfRange, res.SameClock)
 			}
+			checkIntervals(t, cfg, res, reported)
 		})
 	}
 }
@@ -154,6 +193,59 @@ func TestLostControlConnection(t *testing.T) {
 	}
 }
 
+// TestForeignClock runs against a control server whose clock reads far
+// from this host's, as another host's would: the run must say so. The
+// server also returns no interval counts: the sender must not poll for
+// them in a tight loop, and still report every interval.
+func TestForeignClock(t *testing.T) {
+	r := startReceiver(t, false) // takes the UDP traffic
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	const foreignClock = 12345
+	requests := make(chan int, 1)
+	go func() {
+		conn, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		n := 0
+		lines := bufio.NewScanner(conn)
+		for lines.Scan() {
+			n++
+			fmt.Fprintf(conn, "{\"result\":{\"clock_ns\":%d}}\n", foreignClock)
+		}
+		requests <- n
+	}()
+	cfg := baseConfig(r.Addr().String())
+	cfg.Control = ln.Addr().String()
+	cfg.Sizes, cfg.Duration, cfg.Warmup, cfg.Interval = []int{64}, 100*time.Millisecond, 0, 10*time.Millisecond
+	reported := 0
+	cfg.OnInterval = func(Interval) { reported++ }
+	before := clock.Now()
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Start, stop and a poll for the first interval that was due, then
+	// polls at most every keepAlive.
+	if n := <-requests; n > 4 {
+		t.Errorf("%d control requests in a 150ms run, want at most 4", n)
+	}
+	if reported != 10 || len(res.Intervals) != 10 {
+		t.Errorf("%d intervals reported, %d in the result; want 10", reported, len(res.Intervals))
+	}
+	if res.SameClock {
+		t.Error("a receiver clock reading 12345ns counts as this host's")
+	}
+	if offset := foreignClock - before; res.ClockOffset > time.Duration(offset) || res.ClockOffset < time.Duration(offset)-time.Second {
+		t.Errorf("clock offset %v, want about %v", res.ClockOffset, time.Duration(offset))
+	}
+}
+
 func TestValidate(t *testing.T) {
 	good := baseConfig("127.0.0.1:1")
 	good.Sizes = []int{64}
@@ -171,6 +263,8 @@ func TestValidate(t *testing.T) {
 		"no timeout":     func(c *Config) { c.Timeout = 0 },
 		"negative warm":  func(c *Config) { c.Warmup = -time.Second },
 		"too many flows": func(c *Config) { c.Flows = 1<<16 + 1 },
+		"negative int.":  func(c *Config) { c.Interval = -time.Second },
+		"tiny interval":  func(c *Config) { c.Interval = time.Nanosecond },
 	} {
 		c := good
 		mutate(&c)
@@ -189,7 +283,7 @@ func TestBuildAllocatesNothing(t *testing.T) {
 	}
 	cfg := baseConfig("127.0.0.1:1")
 	cfg.Sizes, cfg.GSOSegments, cfg.Flows = imix, 8, 1
-	g := newGenerator(cfg, nil)
+	g := newGenerator(cfg, nil, control.Grid{})
 	g.seqs = make([]uint64, 1)
 	allocs := testing.AllocsPerRun(100, func() { g.build(1, 0, 100, 1) })
 	if allocs != 0 {
