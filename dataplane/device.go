@@ -515,10 +515,10 @@ func (d *Device) sendStaged(p *Peer) {
 
 // sendLateStaged sends the packets b staged for peers that can send by now. The encrypt stage
 // reports EventNoKeypair before this sender stages the packets, so a handshake may complete in
-// between, its InstallKeypair (or confirmation) draining the stage before they are in it. Either
-// this check sees the new keypair or that drain sees the packets: the stage's push happens before
-// the Load of current here, and the Store of current before the drain (sequentially consistent
-// atomics and the stage's mutex order them).
+// between, its InstallKeypair (or confirmation) draining the peer's waitQueue before they are in
+// it. Either this check sees the new keypair or that drain sees the packets: the queue's push
+// happens before the Load of current here, and the Store of current before the drain
+// (sequentially consistent atomics and the queue's mutex order them).
 func (d *Device) sendLateStaged(b *unit) {
 	var last *Peer
 	var now time.Time // read once a packet needs it: most batches have none staged
