@@ -19,10 +19,9 @@ package dataplane
 // and one for the control sends (ctl below), (2 x Batches + 1) x batch.BatchBytesFor(bufLen) bytes,
 // capped by Config.MaxMemory. That is the memory bound whatever the load: under overload a reader
 // waits for a free unit and the kernel's queues (TUN, socket) absorb or drop the excess. Besides the
-// pool: on a Linux TUN with virtio-net headers, whose offloads the Device does itself (vnetTUN,
-// tungro.go), a 64 KiB read buffer; on another TUN, groRooms buffers of 64 KiB in tunBatcher for the
-// TUN's own coalescing (tunwrite.go). Nothing is allocated per batch or per packet (the real UDP
-// socket aside, see udp.go).
+// pool: for a TUN that is not a TUNGROWriter, groRooms buffers of 64 KiB in tunBatcher for the TUN's
+// own coalescing (tunwrite.go); and what the TUN and the UDP hold (tunvnet's TUN: a 64 KiB read
+// buffer). Nothing is allocated per batch or per packet (the real UDP socket aside, see udp.go).
 //
 // Why one pool of that size cannot deadlock the two directions: a reader takes a unit before a
 // batch and the committing worker gives the batch back before the unit, so a direction never holds
@@ -228,17 +227,14 @@ func (d *Device) release(u *unit, free *ring.MPMC[*unit]) {
 // Device runs the data plane between a TUN device and a UDP socket.
 type Device struct {
 	tun TUN
-	// vnet does tun's offloads where tun is a Linux TUN with virtio-net headers (see vnetTUN),
-	// else nil.
-	vnet *vnetTUN
-	// The TUN writes' state, one of the two: tunCoalescer where vnet is, else tunBatcher. Used by
-	// the inbound committer only.
-	tunCoalescer *tunCoalescer
-	tunBatcher   *tunBatcher
-	udp          UDP
-	cp           Handshaker
-	mtu          int
-	peers        *PeerSet
+	// How the inbound committer writes to tun, one of the two: groWriter where tun is a
+	// TUNGROWriter, else tunBatcher.
+	groWriter  TUNGROWriter
+	tunBatcher *tunBatcher
+	udp        UDP
+	cp         Handshaker
+	mtu        int
+	peers      *PeerSet
 
 	// pool holds every packet buffer of the Device (see the top of this file). ctx, canceled by
 	// stop in Close, ends the readers' waits for it.
@@ -295,7 +291,10 @@ type handshakeMsg struct {
 	src netip.AddrPort
 }
 
-// NewDevice starts a Device on tun and udp. It owns both from now on and closes them in Close.
+// NewDevice starts a Device on tun and udp. It owns both from now on and closes them in Close. A
+// tun whose file is a Linux TUN with virtio-net headers (golang.zx2c4.com/wireguard/tun's
+// CreateTUN opens it so where the kernel offers offloads) is read and written through package
+// tunvnet (tunvnet.New), which does the offloads itself; tun's Read and Write are not called then.
 func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	if tun == nil || udp == nil {
 		return nil, errors.New("dataplane: NewDevice needs a TUN and a UDP")
@@ -348,14 +347,14 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	d := &Device{
-		tun: tun, vnet: newVnetTUN(tun), udp: udp, cp: cfg.Handshaker, mtu: cfg.MTU,
+		tun: offloadTUN(tun), udp: udp, cp: cfg.Handshaker, mtu: cfg.MTU,
 		pool: pool, ctx: ctx, stop: stop,
 		hs: make(chan handshakeMsg, handshakeQueue), stopped: make(chan struct{}),
 	}
 	d.out = newDirection(cfg.Batches, func(u *unit) { d.send(u); d.release(u, d.out.free) })
 	d.in = newDirection(cfg.Batches, func(u *unit) { d.write(u); d.release(u, d.in.free) })
-	if d.vnet != nil {
-		d.tunCoalescer = newTunCoalescer(d.vnet, d.vnet.udpGSO)
+	if w, ok := d.tun.(TUNGROWriter); ok {
+		d.groWriter = w
 	} else {
 		d.tunBatcher = newTunBatcher()
 	}
@@ -516,10 +515,10 @@ func (d *Device) sendStaged(p *Peer) {
 
 // sendLateStaged sends the packets b staged for peers that can send by now. The encrypt stage
 // reports EventNoKeypair before this sender stages the packets, so a handshake may complete in
-// between, its InstallKeypair (or confirmation) draining the stage before they are in it. Either
-// this check sees the new keypair or that drain sees the packets: the stage's push happens before
-// the Load of current here, and the Store of current before the drain (sequentially consistent
-// atomics and the stage's mutex order them).
+// between, its InstallKeypair (or confirmation) draining the peer's waitQueue before they are in
+// it. Either this check sees the new keypair or that drain sees the packets: the queue's push
+// happens before the Load of current here, and the Store of current before the drain
+// (sequentially consistent atomics and the queue's mutex order them).
 func (d *Device) sendLateStaged(b *unit) {
 	var last *Peer
 	var now time.Time // read once a packet needs it: most batches have none staged
@@ -626,16 +625,13 @@ func (d *Device) tunReader() {
 	defer d.wg.Done()
 	defer d.out.work.Close()
 	burst := min(MaxBatch, max(1, d.tun.BatchSize()))
-	// A TUN read returns one packet unless the kernel handed over a TSO super-packet, so at high
-	// rates of small or UDP packets one read would make a batch of one, each paying the whole
-	// pipeline's hand-offs and a sendmmsg of its own. While packets wait (a poll says so, or a
-	// non-blocking read of a virtio-net-header TUN finds one), more reads top the batch up, as
-	// long as the buffers left can take a super-packet: the TUN splits one into up to 64 KiB / MSS
-	// segments and drops it if they do not fit (the MSS is at least the MTU less 100 bytes of IPv6
-	// and TCP headers with options).
-	var tun tunSource = polledTUN{d.tun, newTunPoller(d.tun)}
-	if d.vnet != nil {
-		tun = d.vnet
+	// While packets wait, more reads top the batch up (see TUNTryReader), as long as the buffers
+	// left can take a super-packet: the TUN splits one into up to 64 KiB / MSS segments and drops it
+	// if they do not fit (the MSS is at least the MTU less 100 bytes of IPv6 and TCP headers with
+	// options).
+	tun, ok := d.tun.(tunSource)
+	if !ok {
+		tun = polledTUN{d.tun, newTunPoller(d.tun)}
 	}
 	room := 65535/max(d.mtu-100, 1) + 1
 	var u [1]*unit
@@ -647,7 +643,7 @@ func (d *Device) tunReader() {
 			n, err := tun.Read(u[0].bufs[:burst], u[0].sizes[:burst], tunOffset)
 			for n > 0 && err == nil && burst-n >= room {
 				var m int
-				if m, err = tun.readMore(u[0].bufs[n:burst], u[0].sizes[n:burst], tunOffset); m == 0 {
+				if m, err = tun.TryRead(u[0].bufs[n:burst], u[0].sizes[n:burst], tunOffset); m == 0 {
 					break
 				}
 				n += m
@@ -673,11 +669,10 @@ func (d *Device) tunReader() {
 	}
 }
 
-// tunSource is how tunReader reads: Read blocks until packets arrive (TUN's Read), readMore reads
-// those that wait, if any, without blocking.
+// tunSource is how tunReader reads: a TUN that is a TUNTryReader, or one made so by polledTUN.
 type tunSource interface {
-	Read(bufs [][]byte, sizes []int, offset int) (int, error)
-	readMore(bufs [][]byte, sizes []int, offset int) (int, error)
+	TUN
+	TUNTryReader
 }
 
 // polledTUN reads more of a TUN only when a poll says packets wait (never without a poller).
@@ -686,7 +681,7 @@ type polledTUN struct {
 	poller *tunPoller
 }
 
-func (t polledTUN) readMore(bufs [][]byte, sizes []int, offset int) (int, error) {
+func (t polledTUN) TryRead(bufs [][]byte, sizes []int, offset int) (int, error) {
 	if t.poller == nil || !t.poller.readable() {
 		return 0, nil
 	}
@@ -874,8 +869,8 @@ func (d *Device) write(b *unit) {
 	failed := 0
 	switch {
 	case k == 0:
-	case d.tunCoalescer != nil:
-		failed = d.tunCoalescer.write(b.view[:k])
+	case d.groWriter != nil:
+		failed, _ = d.groWriter.WriteGRO(b.view[:k], tunOffset)
 	default:
 		failed = d.tunBatcher.write(d.tun, b.view[:k])
 	}

@@ -16,7 +16,9 @@
 //   - Encrypter and Decrypter: the stages, one per worker goroutine, over a Packets batch (the
 //     shape of tun.Device.Read: bufs, sizes, one offset). Every packet gets a Verdict.
 //   - Device: the pipeline between a TUN and a UDP (interfaces; NewUDP is the real socket, packages
-//     tuntest and udptest the in-memory doubles), driven by a Handshaker.
+//     tuntest and udptest the in-memory doubles), driven by a Handshaker. A TUN may offer optional
+//     fast paths (TUNTryReader, TUNGROWriter); package tunvnet's TUN, which NewDevice puts on a
+//     Linux TUN with virtio-net headers, has both.
 //
 // # Driving it from package handshake
 //

@@ -3,10 +3,10 @@ package dataplane
 import "net/netip"
 
 // TUN is the packet side of a Device: what it needs of golang.zx2c4.com/wireguard/tun.Device, which
-// satisfies it. Package tuntest has an in-memory double. A TUN that exposes its file (File() *os.File)
-// and whose file is a Linux TUN with virtio-net headers (as tun.CreateTUN's is where the kernel offers
-// offloads) is read and written through that file instead, the Device splitting and coalescing
-// super-packets itself (vnetTUN); then only BatchSize and Close are called.
+// satisfies it. Package tuntest has an in-memory double. NewDevice reads and writes a Linux TUN with
+// virtio-net headers (as tun.CreateTUN opens it where the kernel offers offloads) through package
+// tunvnet, which does the offloads without copies (see tunvnet.New); a TUN may also have the
+// optional fast paths TUNTryReader and TUNGROWriter below.
 type TUN interface {
 	// Read reads up to len(bufs) packets, packet i into bufs[i][offset:], its length in sizes[i],
 	// blocking until at least one is available. The offset leaves headroom the device may use.
@@ -18,6 +18,32 @@ type TUN interface {
 	BatchSize() int
 	// Close makes blocked and later calls return an error.
 	Close() error
+}
+
+// TUNTryReader is an optional fast path of a TUN's reads. A TUN read returns one packet unless the
+// kernel handed over a super-packet, so at high rates of small or UDP packets one Read would make a
+// batch of one, each paying the pipeline's hand-offs and a send of its own; the Device therefore
+// tops a batch up with more reads while packets wait. Given TryRead, it calls it after each Read
+// while the buffers left can take a super-packet. Without it, a TUN that exposes its file
+// (File() *os.File, as tun.Device does) is polled, and read again while the poll finds a packet
+// (two system calls per read where TryRead takes one); any other TUN is read once per batch.
+type TUNTryReader interface {
+	// TryRead is Read without the wait: it reads the packets that wait, if any, and returns 0 and
+	// nil at once if none does.
+	TryRead(bufs [][]byte, sizes []int, offset int) (n int, err error)
+}
+
+// TUNGROWriter is an optional fast path of a TUN's writes, for a TUN that coalesces the packets of
+// a write into super-packets itself (a receive offload, GRO) where they lie: in place, using the
+// headroom before offset and needing no capacity after the packets (tunvnet's, which gathers each
+// super-packet with one writev). The Device hands it its batches as they are and counts the writes
+// it reports failed. Without it, the Device moves the first packet of each flow of a batch into a
+// 64 KiB buffer, so that a TUN that coalesces by appending to a packet's buffer (tun.Device on
+// Linux) can, writes the batch with Write, and counts a failed Write once.
+type TUNGROWriter interface {
+	// WriteGRO is Write that returns how many writes to the device failed (a super-packet is one
+	// write) and the first error.
+	WriteGRO(bufs [][]byte, offset int) (failed int, err error)
 }
 
 // UDP is the datagram side of a Device. NewUDP opens a real socket; package udptest has an in-memory

@@ -127,7 +127,7 @@ type Peer struct {
 	removed                 bool // under set.mu
 
 	stats  counters
-	staged stage // used by a Device only
+	staged waitQueue // used by a Device only
 }
 
 // PublicKey returns the key the peer was configured with.

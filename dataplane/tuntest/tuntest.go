@@ -4,6 +4,9 @@
 //
 // The queue of sent packets is a fixed ring of packet slots, so a steady stream allocates nothing;
 // Send blocks while the ring is full, which gives a benchmark back-pressure instead of loss.
+//
+// Packet builds the TCP and UDP packets that the tests of TUN writers (the Device's, package
+// tunvnet's) classify and coalesce.
 package tuntest
 
 import (

@@ -2,8 +2,10 @@
 // with IFF_VNET_HDR: the virtio-net header in front of every packet (virtio 1.x spec, section 5.1.6
 // "Device Operation"; include/uapi/linux/virtio_net.h), the Internet checksum (RFC 1071) and its
 // pseudo-headers (RFC 793 section 3.1, RFC 768, RFC 8200 section 8.1), splitting a TSO/USO
-// super-packet the kernel hands over into packets, and finishing a super-packet built by appending
-// segments, for the kernel to take as one. It allocates nothing and does no I/O.
+// super-packet the kernel hands over into packets, finishing a super-packet built by appending
+// segments, for the kernel to take as one, and which packets a GRO coalesces (gro.go). It
+// allocates nothing and does no I/O: package tunvnet reads and writes the TUN with it, and package
+// dataplane's Device uses its GRO classification to feed a TUN that coalesces behind its Write.
 package tunoffload
 
 import (
@@ -55,11 +57,6 @@ func (h *Header) Encode(b []byte) {
 	binary.NativeEndian.PutUint16(b[6:], h.CsumStart)
 	binary.NativeEndian.PutUint16(b[8:], h.CsumOffset)
 }
-
-const (
-	protoTCP = 6
-	protoUDP = 17
-)
 
 // Sum adds b to the unfolded one's-complement sum initial (RFC 1071 section 4.1, with 64-bit words:
 // the end-around carry of each addition goes back into the sum, so a 64-bit sum folds to the same
@@ -275,16 +272,16 @@ func parseSuper(h Header, pkt []byte) (superPacket, error) {
 	}
 	switch {
 	case h.GSOType == GSOTCPv4 && v4, h.GSOType == GSOTCPv6 && v6:
-		sp.proto, sp.thl, sp.csumAt = protoTCP, int(pkt[iphl+12]>>4)*4, 16
+		sp.proto, sp.thl, sp.csumAt = ProtoTCP, int(pkt[iphl+12]>>4)*4, 16
 	case h.GSOType == GSOUDPL4:
-		sp.proto, sp.thl, sp.csumAt = protoUDP, 8, 6
+		sp.proto, sp.thl, sp.csumAt = ProtoUDP, 8, 6
 	default:
 		return sp, ErrMalformed
 	}
 	// The header length is worked out from the headers: the kernel's HdrLen may cover a whole
 	// forwarded packet.
 	sp.v4, sp.iphl, sp.hl = v4, iphl, iphl+sp.thl
-	if sp.thl < 8 || sp.hl >= len(pkt) || (sp.proto == protoTCP && sp.thl < 20) {
+	if sp.thl < 8 || sp.hl >= len(pkt) || (sp.proto == ProtoTCP && sp.thl < 20) {
 		return sp, ErrMalformed
 	}
 	return sp, nil
@@ -316,7 +313,7 @@ func (sp *superPacket) cut(bufs [][]byte, sizes []int, offset, total int, payloa
 		clear(pkt[2:6])         // total length and identification, set per segment
 		pkt[10], pkt[11] = 0, 0 // recomputed per segment
 	}
-	if sp.proto == protoTCP {
+	if sp.proto == ProtoTCP {
 		pkt[iphl+16], pkt[iphl+17] = 0, 0
 		pkt[iphl+13] = 0
 		clear(pkt[iphl+4 : iphl+8])
@@ -354,10 +351,10 @@ func (sp *superPacket) cut(bufs [][]byte, sizes []int, offset, total int, payloa
 		// The per-segment transport header fields, added to thSum as the 16-bit words they sit in.
 		var own uint64
 		l4len := sp.thl + segLen
-		if sp.proto == protoTCP {
+		if sp.proto == ProtoTCP {
 			f := flags
 			if i != n-1 {
-				f &^= tcpFIN | tcpPSH
+				f &^= tcpFIN | TCPFlagPSH
 			}
 			if i != 0 {
 				f &^= tcpCWR
@@ -373,7 +370,7 @@ func (sp *superPacket) cut(bufs [][]byte, sizes []int, offset, total int, payloa
 			own = uint64(l4len)
 		}
 		sum := ^Fold(add(Sum(seg, add(thSum, own)), uint64(l4len)))
-		if sp.proto == protoUDP && sum == 0 {
+		if sp.proto == ProtoUDP && sum == 0 {
 			sum = 0xffff // RFC 768: a computed zero is sent as all ones
 		}
 		binary.BigEndian.PutUint16(th[sp.csumAt:], sum)
@@ -381,12 +378,6 @@ func (sp *superPacket) cut(bufs [][]byte, sizes []int, offset, total int, payloa
 	}
 	return n, nil
 }
-
-const (
-	tcpFIN = 0x01
-	tcpPSH = 0x08
-	tcpCWR = 0x80
-)
 
 // Coalesced finishes a super-packet of length bytes for a write to the TUN and returns its
 // virtio-net header. The super-packet is built from segments of gsoSize payload bytes (the last may
@@ -398,10 +389,10 @@ const (
 // forwarded).
 func Coalesced(first []byte, length, iphl, thl, gsoSize int, udp bool) Header {
 	h := Header{Flags: FlagNeedsCsum, HdrLen: uint16(iphl + thl), GSOSize: uint16(gsoSize), CsumStart: uint16(iphl)}
-	proto := byte(protoTCP)
+	proto := byte(ProtoTCP)
 	h.CsumOffset = 16
 	if udp {
-		proto = protoUDP
+		proto = ProtoUDP
 		h.CsumOffset = 6
 		h.GSOType = GSOUDPL4
 		binary.BigEndian.PutUint16(first[iphl+4:], uint16(length-iphl))

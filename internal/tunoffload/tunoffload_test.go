@@ -98,7 +98,7 @@ func ipPacket(version int, proto byte, thl int, payload []byte, seq uint32, flag
 	if version == 6 {
 		iphl = 40
 	}
-	if proto == protoUDP {
+	if proto == ProtoUDP {
 		thl = 8
 	}
 	p := make([]byte, iphl+thl+len(payload))
@@ -123,7 +123,7 @@ func ipPacket(version int, proto byte, thl int, payload []byte, seq uint32, flag
 	binary.BigEndian.PutUint16(th, 40000)
 	binary.BigEndian.PutUint16(th[2:], 5201)
 	csumAt := 6
-	if proto == protoTCP {
+	if proto == ProtoTCP {
 		binary.BigEndian.PutUint32(th[4:], seq)
 		binary.BigEndian.PutUint32(th[8:], 777)
 		th[12] = byte(thl/4) << 4
@@ -169,15 +169,15 @@ func TestSplitTCP(t *testing.T) {
 	for _, version := range []int{4, 6} {
 		for _, thl := range []int{20, 32} {
 			for _, plen := range []int{mss + 1, 2 * mss, 5000} {
-				flags := byte(0x10 | tcpPSH | tcpCWR | tcpFIN)
-				super := ipPacket(version, protoTCP, thl, payload[:plen], 1000, flags)
+				flags := byte(0x10 | TCPFlagPSH | tcpCWR | tcpFIN)
+				super := ipPacket(version, ProtoTCP, thl, payload[:plen], 1000, flags)
 				iphl := 20
 				gso := GSOTCPv4
 				if version == 6 {
 					iphl, gso = 40, GSOTCPv6
 				}
 				// As the kernel hands it over: NEEDS_CSUM, the pseudo-header sum in the field.
-				binary.BigEndian.PutUint16(super[iphl+16:], Fold(PseudoSum(super, protoTCP, 0)))
+				binary.BigEndian.PutUint16(super[iphl+16:], Fold(PseudoSum(super, ProtoTCP, 0)))
 				in := make([]byte, HeaderLen+len(super))
 				(&Header{Flags: FlagNeedsCsum, GSOType: uint8(gso), HdrLen: uint16(iphl + thl), GSOSize: mss,
 					CsumStart: uint16(iphl), CsumOffset: 16}).Encode(in)
@@ -195,12 +195,12 @@ func TestSplitTCP(t *testing.T) {
 					seg := payload[i*mss : min((i+1)*mss, plen)]
 					f := flags
 					if i < n-1 {
-						f &^= tcpPSH | tcpFIN
+						f &^= TCPFlagPSH | tcpFIN
 					}
 					if i > 0 {
 						f &^= tcpCWR
 					}
-					want := ipPacket(version, protoTCP, thl, seg, 1000+uint32(i*mss), f)
+					want := ipPacket(version, ProtoTCP, thl, seg, 1000+uint32(i*mss), f)
 					if version == 4 {
 						binary.BigEndian.PutUint16(want[4:], 0x1234+uint16(i))
 						want[10], want[11] = 0, 0
@@ -210,7 +210,7 @@ func TestSplitTCP(t *testing.T) {
 					if !bytes.Equal(got, want) {
 						t.Fatalf("v%d thl %d payload %d segment %d:\n got % x\nwant % x", version, thl, plen, i, got[:iphl+thl], want[:iphl+thl])
 					}
-					checkPacket(t, got, protoTCP)
+					checkPacket(t, got, ProtoTCP)
 				}
 			}
 		}
@@ -223,7 +223,7 @@ func TestSplitUDP(t *testing.T) {
 		payload[i] = byte(i)
 	}
 	for _, version := range []int{4, 6} {
-		super := ipPacket(version, protoUDP, 8, payload, 0, 0)
+		super := ipPacket(version, ProtoUDP, 8, payload, 0, 0)
 		iphl := 20
 		if version == 6 {
 			iphl = 40
@@ -243,16 +243,16 @@ func TestSplitUDP(t *testing.T) {
 			if !bytes.Equal(got[iphl+8:], payload[i*1000:(i+1)*1000]) || int(binary.BigEndian.Uint16(got[iphl+4:])) != 1008 {
 				t.Fatalf("v%d datagram %d wrong", version, i)
 			}
-			checkPacket(t, got, protoUDP)
+			checkPacket(t, got, ProtoUDP)
 		}
 	}
 }
 
 // TestSplitNoGSO: a single packet is copied; with NEEDS_CSUM its checksum is completed.
 func TestSplitNoGSO(t *testing.T) {
-	p := ipPacket(4, protoTCP, 20, []byte("hello, world"), 5, 0x18)
+	p := ipPacket(4, ProtoTCP, 20, []byte("hello, world"), 5, 0x18)
 	want := bytes.Clone(p)
-	binary.BigEndian.PutUint16(p[36:], Fold(PseudoSum(p, protoTCP, len(p)-20)))
+	binary.BigEndian.PutUint16(p[36:], Fold(PseudoSum(p, ProtoTCP, len(p)-20)))
 	in := make([]byte, HeaderLen+len(p))
 	(&Header{Flags: FlagNeedsCsum, CsumStart: 20, CsumOffset: 16}).Encode(in)
 	copy(in[HeaderLen:], p)
@@ -265,7 +265,7 @@ func TestSplitNoGSO(t *testing.T) {
 // TestSplitMalformed: headers that do not describe the packet, and too few buffers, are errors, never
 // a panic or a write past a buffer.
 func TestSplitMalformed(t *testing.T) {
-	good := ipPacket(4, protoTCP, 20, make([]byte, 3000), 1, 0x10)
+	good := ipPacket(4, ProtoTCP, 20, make([]byte, 3000), 1, 0x10)
 	r := rand.New(rand.NewPCG(3, 4))
 	bufs := [][]byte{make([]byte, 1500), make([]byte, 1500)}
 	sizes := make([]int, 2)
@@ -292,7 +292,7 @@ func TestSplitMalformed(t *testing.T) {
 // pseudo-header sum complete, as the kernel completes CHECKSUM_PARTIAL, to the valid packet.
 func TestCoalesced(t *testing.T) {
 	for _, version := range []int{4, 6} {
-		for _, proto := range []byte{protoTCP, protoUDP} {
+		for _, proto := range []byte{ProtoTCP, ProtoUDP} {
 			payload := make([]byte, 2500)
 			for i := range payload {
 				payload[i] = byte(i * 3)
@@ -303,10 +303,10 @@ func TestCoalesced(t *testing.T) {
 			if version == 6 {
 				iphl = 40
 			}
-			if proto == protoUDP {
+			if proto == ProtoUDP {
 				thl = 8
 			}
-			h := Coalesced(pkt, len(pkt), iphl, thl, 1000, proto == protoUDP)
+			h := Coalesced(pkt, len(pkt), iphl, thl, 1000, proto == ProtoUDP)
 			if h.Flags != FlagNeedsCsum || h.GSOSize != 1000 || int(h.CsumStart) != iphl || int(h.HdrLen) != iphl+thl {
 				t.Fatalf("v%d proto %d: header %+v", version, proto, h)
 			}
@@ -338,14 +338,14 @@ func BenchmarkSum1420(b *testing.B) {
 // with super-packets as the kernel hands them over.
 func FuzzSplit(f *testing.F) {
 	for _, version := range []int{4, 6} {
-		for _, proto := range []byte{protoTCP, protoUDP} {
+		for _, proto := range []byte{ProtoTCP, ProtoUDP} {
 			p := ipPacket(version, proto, 32, make([]byte, 3000), 7, 0x18)
 			iphl, gso := 20, uint8(GSOTCPv4)
 			if version == 6 {
 				iphl, gso = 40, GSOTCPv6
 			}
 			csumOffset := uint16(16)
-			if proto == protoUDP {
+			if proto == ProtoUDP {
 				gso, csumOffset = GSOUDPL4, 6
 			}
 			binary.BigEndian.PutUint16(p[iphl+int(csumOffset):], Fold(PseudoSum(p, proto, 0)))
@@ -380,9 +380,9 @@ func FuzzSplit(f *testing.F) {
 		if h.GSOType == GSONone {
 			return
 		}
-		proto := byte(protoTCP)
+		proto := byte(ProtoTCP)
 		if h.GSOType == GSOUDPL4 {
-			proto = protoUDP
+			proto = ProtoUDP
 		}
 		for i := range n {
 			p := bufs[i][10 : 10+sizes[i]]
@@ -401,8 +401,8 @@ func FuzzSplit(f *testing.F) {
 // stream through a tunnel of MTU 1420 (32-byte TCP header: timestamps), into its 47 segments.
 func BenchmarkSplit(b *testing.B) {
 	const gsoSize = 1368
-	p := ipPacket(4, protoTCP, 32, make([]byte, 47*gsoSize), 7, 0x10)
-	binary.BigEndian.PutUint16(p[20+16:], Fold(PseudoSum(p, protoTCP, 0)))
+	p := ipPacket(4, ProtoTCP, 32, make([]byte, 47*gsoSize), 7, 0x10)
+	binary.BigEndian.PutUint16(p[20+16:], Fold(PseudoSum(p, ProtoTCP, 0)))
 	in := make([]byte, HeaderLen+len(p))
 	(&Header{Flags: FlagNeedsCsum, GSOType: GSOTCPv4, GSOSize: gsoSize, CsumStart: 20, CsumOffset: 16}).Encode(in)
 	copy(in[HeaderLen:], p)
@@ -450,12 +450,12 @@ func TestSplitScattered(t *testing.T) {
 	wantSizes, gotSizes := make([]int, 64), make([]int, 64)
 	taken := 0
 	for iter := range 2000 {
-		version, proto := 4, byte(protoTCP)
+		version, proto := 4, byte(ProtoTCP)
 		if rng.IntN(2) == 0 {
 			version = 6
 		}
 		if rng.IntN(3) == 0 {
-			proto = protoUDP
+			proto = ProtoUDP
 		}
 		thl := 20 + 4*rng.IntN(4)
 		segSize := 500 + rng.IntN(1000)
@@ -468,7 +468,7 @@ func TestSplitScattered(t *testing.T) {
 		if version == 6 {
 			iphl, gso = 40, GSOTCPv6
 		}
-		if proto == protoUDP {
+		if proto == ProtoUDP {
 			thl, gso, csumOffset = 8, GSOUDPL4, 6
 		}
 		h := Header{Flags: FlagNeedsCsum, GSOType: gso, GSOSize: uint16(segSize), CsumStart: uint16(iphl),

@@ -13,11 +13,11 @@ import "sync"
 // MaxStaged is the number of outbound packets a Device keeps per peer while it has no keypair.
 const MaxStaged = 32
 
-// stage is a peer's queue of staged packets: a ring of MaxStaged slots of slot bytes each, allocated
-// when a packet is staged and freed when the queue empties (drain, drop), so that only peers with
-// packets waiting for a handshake hold one. This memory is outside the Device's pool and MaxMemory:
+// waitQueue is a peer's queue of staged packets, waiting for a handshake: a ring of MaxStaged slots
+// of slot bytes each, allocated when a packet is staged and freed when the queue empties (drain,
+// drop), so that only peers with packets waiting for a handshake hold one. This memory is outside the Device's pool and MaxMemory:
 // at most MaxStaged*MTU bytes (45 KiB at the default MTU) per peer that has packets waiting.
-type stage struct {
+type waitQueue struct {
 	mu      sync.Mutex
 	buf     []byte
 	slot    int
@@ -27,7 +27,7 @@ type stage struct {
 
 // push copies pkt (at most slot bytes long, else it is not staged) into the queue, evicting the oldest
 // packet when full. It reports whether pkt was staged and whether a packet was evicted.
-func (s *stage) push(pkt []byte, slot int) (staged, evicted bool) {
+func (s *waitQueue) push(pkt []byte, slot int) (staged, evicted bool) {
 	if len(pkt) > slot {
 		return false, false
 	}
@@ -50,7 +50,7 @@ func (s *stage) push(pkt []byte, slot int) (staged, evicted bool) {
 
 // drain moves up to len(bufs) packets, oldest first, into bufs[k][offset:], setting sizes[k], and
 // returns how many.
-func (s *stage) drain(bufs [][]byte, sizes []int, offset int) int {
+func (s *waitQueue) drain(bufs [][]byte, sizes []int, offset int) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	k := 0
@@ -66,13 +66,13 @@ func (s *stage) drain(bufs [][]byte, sizes []int, offset int) int {
 }
 
 // free wipes and releases the emptied ring, so that a peer's next wait allocates it again.
-func (s *stage) free() {
+func (s *waitQueue) free() {
 	clear(s.buf)
 	s.buf, s.head = nil, 0
 }
 
 // drop empties the queue and reports how many packets it held.
-func (s *stage) drop() int {
+func (s *waitQueue) drop() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := s.n

@@ -2,12 +2,12 @@ package dataplane
 
 import "testing"
 
-// TestStageMemory: a peer's staging ring exists only while packets wait: allocated by the first
+// TestWaitQueueMemory: a peer's staging ring exists only while packets wait: allocated by the first
 // push, wiped and released when drain or drop empties it (its memory is outside MaxMemory).
-func TestStageMemory(t *testing.T) {
-	var s stage
+func TestWaitQueueMemory(t *testing.T) {
+	var s waitQueue
 	if s.buf != nil {
-		t.Fatal("a new stage holds memory")
+		t.Fatal("a new waitQueue holds memory")
 	}
 	for i := range MaxStaged + 3 {
 		s.push([]byte{byte(i), 1, 2, 3}, 1420)
@@ -25,7 +25,7 @@ func TestStageMemory(t *testing.T) {
 		s.drain(bufs, sizes, 0)
 	}
 	if s.buf != nil {
-		t.Fatal("the drained stage still holds its ring")
+		t.Fatal("the drained waitQueue still holds its ring")
 	}
 	for _, b := range buf {
 		if b != 0 {

@@ -1,15 +1,41 @@
-package dataplane
+package tunvnet
 
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/wirebatch/wirebatch/dataplane/tuntest"
 	"github.com/wirebatch/wirebatch/internal/tunoffload"
 )
 
-// vnetLog is a vnetWriter that keeps a copy of every write (virtio-net header and packet).
+// Short names for the many packets the tests build.
+const (
+	protoTCP = tunoffload.ProtoTCP
+	protoUDP = tunoffload.ProtoUDP
+	tcpACK   = tunoffload.TCPFlagACK
+	tcpPSH   = tunoffload.TCPFlagPSH
+)
+
+// testOffset is the headroom in front of the tests' packets: a virtio-net header and more, as a
+// caller's buffers have.
+const testOffset = 16
+
+// withHeadroom returns pkts in buffers with testOffset bytes in front and no spare capacity after
+// the packet.
+func withHeadroom(pkts ...[]byte) [][]byte {
+	bufs := make([][]byte, len(pkts))
+	for i, p := range pkts {
+		b := make([]byte, testOffset+len(p))
+		copy(b[testOffset:], p)
+		bufs[i] = b[:len(b):len(b)]
+	}
+	return bufs
+}
+
+// vnetLog is a gatherWriter that keeps a copy of every write (virtio-net header and packet).
 type vnetLog struct{ writes [][]byte }
 
 func (l *vnetLog) writev(iov [][]byte) error {
@@ -20,7 +46,7 @@ func (l *vnetLog) writev(iov [][]byte) error {
 // segment builds TCP segment i of a flow from port sport: payload bytes at sequence number seq, with
 // the IPv4 identification a TSO sender gives it and valid checksums.
 func segment(version int, sport uint16, seq uint32, payload int, flags byte, id uint16) []byte {
-	p := testIP(version, protoTCP, sport, payload, flags)
+	p := tuntest.Packet(version, protoTCP, sport, payload, flags)
 	iphl := 20
 	if version == 4 {
 		binary.BigEndian.PutUint16(p[4:], id)
@@ -79,10 +105,10 @@ func resplit(t *testing.T, w []byte) [][]byte {
 	return out
 }
 
-// TestTunCoalescerTCPRoundTrip: consecutive segments of a flow become one super-packet, which the
+// TestCoalescerTCPRoundTrip: consecutive segments of a flow become one super-packet, which the
 // kernel's segmentation turns back into the very same segments; two flows interleaved become two,
 // written in the order of their first segments.
-func TestTunCoalescerTCPRoundTrip(t *testing.T) {
+func TestCoalescerTCPRoundTrip(t *testing.T) {
 	for _, version := range []int{4, 6} {
 		var a, b [][]byte
 		for i := range 10 {
@@ -98,8 +124,9 @@ func TestTunCoalescerTCPRoundTrip(t *testing.T) {
 			in = append(in, a[i], b[i])
 		}
 		log := &vnetLog{}
-		if failed := newTunCoalescer(log, true).write(withHeadroom(in...)); failed != 0 || len(log.writes) != 2 {
-			t.Fatalf("v%d: %d writes, %d failed; want 2, 0", version, len(log.writes), failed)
+		c := &coalescer{w: log, udpGSO: true}
+		if failed, written, _ := c.write(withHeadroom(in...), testOffset); failed != 0 || written != len(in) || len(log.writes) != 2 {
+			t.Fatalf("v%d: %d writes, %d failed, %d packets written; want 2, 0, %d", version, len(log.writes), failed, written, len(in))
 		}
 		for w, want := range [][][]byte{a, b} {
 			var h tunoffload.Header
@@ -120,11 +147,11 @@ func TestTunCoalescerTCPRoundTrip(t *testing.T) {
 	}
 }
 
-// TestTunCoalescerTCPBreaks: a gap in the sequence, a different acknowledgment, window, TTL,
+// TestCoalescerTCPBreaks: a gap in the sequence, a different acknowledgment, window, TTL,
 // IPv4 identification (not the next one) or header length, a wrong TCP or IPv4 header checksum, a
 // segment after PSH or after a shorter one each start a new super-packet, and no segment joins one
 // across a segment of its flow that did not join.
-func TestTunCoalescerTCPBreaks(t *testing.T) {
+func TestCoalescerTCPBreaks(t *testing.T) {
 	// Segment k of the flow: sequence number 1000k, identification k.
 	seg := func(seq uint32, n int, flags byte) []byte { return segment(4, 1000, seq, n, flags, uint16(seq/1000)) }
 	edited := func(seq uint32, edit func(p []byte)) []byte {
@@ -175,7 +202,7 @@ func TestTunCoalescerTCPBreaks(t *testing.T) {
 		{"pure ack between", [][]byte{v6(1000, 1000), v6(2000, 0), v6(2000, 1000)}, []int{2, 1}},
 	} {
 		log := &vnetLog{}
-		newTunCoalescer(log, true).write(withHeadroom(c.pkts...))
+		(&coalescer{w: log, udpGSO: true}).write(withHeadroom(c.pkts...), testOffset)
 		var got []int
 		for _, w := range log.writes {
 			got = append(got, len(resplit(t, w)))
@@ -193,13 +220,13 @@ func TestTunCoalescerTCPBreaks(t *testing.T) {
 	}
 }
 
-// TestTunCoalescerUDP: datagrams of a flow coalesce only where the TUN takes UDP super-packets,
+// TestCoalescerUDP: datagrams of a flow coalesce only where the TUN takes UDP super-packets,
 // with consecutive identifications or, atomic, one fixed identification, and never across a
 // fragment of a UDP flow, which keeps its place.
-func TestTunCoalescerUDP(t *testing.T) {
+func TestCoalescerUDP(t *testing.T) {
 	var id uint16 // the datagrams' identifications count up, as a sender's do
 	udp := func(sport uint16) []byte {
-		p := testIP(4, protoUDP, sport, 100, 0)
+		p := tuntest.Packet(4, protoUDP, sport, 100, 0)
 		id++
 		binary.BigEndian.PutUint16(p[4:], id)
 		p[8] = 64
@@ -218,7 +245,7 @@ func TestTunCoalescerUDP(t *testing.T) {
 		setChecksums(p)
 		return p
 	}
-	fragment := testIP(4, protoUDP, 1, 100, 0)
+	fragment := tuntest.Packet(4, protoUDP, 1, 100, 0)
 	binary.BigEndian.PutUint16(fragment[6:], 0x2000)
 	badLength := udp(1)
 	binary.BigEndian.PutUint16(badLength[24:], 100) // less than the 108 bytes the IP header says
@@ -237,7 +264,7 @@ func TestTunCoalescerUDP(t *testing.T) {
 		{"UDP length", true, [][]byte{udp(1), udp(1), badLength, udp(1), udp(1)}, []int{1, 2, 1, 1, 1, 2}},
 	} {
 		log := &vnetLog{}
-		newTunCoalescer(log, c.udpGSO).write(withHeadroom(c.pkts...))
+		(&coalescer{w: log, udpGSO: c.udpGSO}).write(withHeadroom(c.pkts...), testOffset)
 		var got []int
 		for _, w := range log.writes {
 			n := 1
@@ -266,18 +293,18 @@ func equalInts(a, b []int) bool {
 	return true
 }
 
-// TestTunCoalescerGarbage: whatever the packets, every one is written (alone or in a super-packet)
-// and nothing panics. FuzzTunCoalescer also checks what is written.
-func TestTunCoalescerGarbage(t *testing.T) {
+// TestCoalescerGarbage: whatever the packets, every one is written (alone or in a super-packet)
+// and nothing panics. FuzzCoalescer also checks what is written.
+func TestCoalescerGarbage(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	c := newTunCoalescer(&vnetLog{}, true)
-	out, sizes := make([][]byte, MaxBatch), make([]int, MaxBatch)
+	c := &coalescer{udpGSO: true}
+	out, sizes := make([][]byte, batchSize), make([]int, batchSize)
 	for i := range out {
 		out[i] = make([]byte, 2048)
 	}
 	for range 2000 {
 		var pkts [][]byte
-		for range 1 + r.IntN(MaxBatch) {
+		for range 1 + r.IntN(batchSize) {
 			var p []byte
 			switch r.IntN(3) {
 			case 0:
@@ -288,13 +315,13 @@ func TestTunCoalescerGarbage(t *testing.T) {
 			case 1:
 				p = segment(4+2*r.IntN(2), uint16(r.IntN(3)), uint32(r.IntN(4))*100, r.IntN(200), tcpACK, 0)
 			default:
-				p = testIP(4+2*r.IntN(2), protoUDP, uint16(r.IntN(3)), r.IntN(300), 0)
+				p = tuntest.Packet(4+2*r.IntN(2), protoUDP, uint16(r.IntN(3)), r.IntN(300), 0)
 			}
 			pkts = append(pkts, p)
 		}
 		log := &vnetLog{}
 		c.w = log
-		c.write(withHeadroom(pkts...))
+		c.write(withHeadroom(pkts...), testOffset)
 		written := 0
 		for _, w := range log.writes {
 			n, err := tunoffload.Split(w, out, sizes, 0)
@@ -309,23 +336,54 @@ func TestTunCoalescerGarbage(t *testing.T) {
 	}
 }
 
-// discard is a vnetWriter that drops what it is given.
+// discard is a gatherWriter that drops what it is given.
 type discard struct{}
 
 func (discard) writev([][]byte) error { return nil }
 
-// TestTunCoalescerAllocatesNothing: coalescing and writing a batch allocates nothing.
-func TestTunCoalescerAllocatesNothing(t *testing.T) {
+// failEvery is a gatherWriter whose every second write fails.
+type failEvery struct{ n int }
+
+var errWrite = errors.New("write refused")
+
+func (f *failEvery) writev([][]byte) error {
+	f.n++
+	if f.n%2 == 0 {
+		return errWrite
+	}
+	return nil
+}
+
+// TestCoalescerCountsFailures: write counts the writes that failed and the packets of those that
+// did not, and returns the first error.
+func TestCoalescerCountsFailures(t *testing.T) {
+	// Three flows of 3, 2 and 1 segments, written in that order: the second write fails.
+	var pkts [][]byte
+	for i := range 3 {
+		pkts = append(pkts, segment(4, 1000, uint32(i*1000), 1000, tcpACK, uint16(i)))
+	}
+	for i := range 2 {
+		pkts = append(pkts, segment(4, 2000, uint32(i*1000), 1000, tcpACK, uint16(i)))
+	}
+	pkts = append(pkts, segment(4, 3000, 0, 1000, tcpACK, 0))
+	failed, written, err := (&coalescer{w: &failEvery{}, udpGSO: true}).write(withHeadroom(pkts...), testOffset)
+	if failed != 1 || written != 4 || err != errWrite {
+		t.Fatalf("%d failed, %d packets written, %v; want 1, 4, %v", failed, written, err, errWrite)
+	}
+}
+
+// TestCoalescerAllocatesNothing: coalescing and writing a batch allocates nothing.
+func TestCoalescerAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under the race detector")
 	}
 	var pkts [][]byte
 	for i := range 64 {
-		pkts = append(pkts, segment(4, 1000, uint32(i*1368), 1368, tcpACK, uint16(i)), testIP(6, protoUDP, 7, 1000, 0))
+		pkts = append(pkts, segment(4, 1000, uint32(i*1368), 1368, tcpACK, uint16(i)), tuntest.Packet(6, protoUDP, 7, 1000, 0))
 	}
 	bufs := withHeadroom(pkts...)
-	c := newTunCoalescer(discard{}, true)
-	if allocs := testing.AllocsPerRun(50, func() { c.write(bufs) }); allocs != 0 {
+	c := &coalescer{w: discard{}, udpGSO: true}
+	if allocs := testing.AllocsPerRun(50, func() { c.write(bufs, testOffset) }); allocs != 0 {
 		t.Fatalf("write of a batch allocates %v times", allocs)
 	}
 }
@@ -344,7 +402,7 @@ func groScript(script []byte) [][]byte {
 	sizes := [...]int{0, 1, 7, 100, 500, 999, 1000, 1200, 1368}
 	flagsOf := [...]byte{tcpACK, tcpACK, tcpACK, tcpACK | tcpPSH, tcpACK | 0x01 /* FIN */, tcpACK | 0x80 /* CWR */, 0x04 /* RST */, tcpACK | 0x20 /* URG */}
 	var pkts [][]byte
-	for len(script) >= 3 && len(pkts) < MaxBatch {
+	for len(script) >= 3 && len(pkts) < batchSize {
 		op, size, edit := script[0], sizes[int(script[1])%len(sizes)], script[2]
 		rawLen := int(script[1])
 		script = script[3:]
@@ -361,7 +419,7 @@ func groScript(script []byte) [][]byte {
 			fl.seq += uint32(size)
 		case 2: // UDP
 			fl = &flows[4+f]
-			p = testIP(version, protoUDP, 2000+uint16(f), size+1, 0)
+			p = tuntest.Packet(version, protoUDP, 2000+uint16(f), size+1, 0)
 			for i := range size + 1 {
 				p[len(p)-1-i] = byte(i) ^ edit
 			}
@@ -423,27 +481,27 @@ func groScript(script []byte) [][]byte {
 	return pkts
 }
 
-// FuzzTunCoalescer: whatever the batch, every packet is written exactly once (alone or in a
+// FuzzCoalescer: whatever the batch, every packet is written exactly once (alone or in a
 // super-packet), and segmenting the writes again (tunoffload.Split, as the kernel's GSO would) gives
 // back each packet byte for byte (atomicNormal: but the identification of atomic IPv4 datagrams),
 // the TCP segments and UDP datagrams of each flow in their order.
-func FuzzTunCoalescer(f *testing.F) {
+func FuzzCoalescer(f *testing.F) {
 	f.Add([]byte{0, 7, 0, 0, 7, 1, 0, 7, 1, 16, 8, 1, 16, 8, 1, 2, 3, 1, 2, 3, 1}, true)
 	f.Add([]byte{0, 8, 1, 4, 8, 1, 0, 8, 1, 4, 8, 1, 0, 8, 25, 0, 8, 1}, true)
 	f.Add([]byte{0, 6, 1, 0, 6, 65, 0, 6, 66, 0, 6, 67, 0, 6, 68, 0, 6, 128, 0, 6, 129, 0, 6, 1}, true)
 	f.Add([]byte{2, 4, 1, 2, 4, 1, 2, 4, 128, 2, 4, 1, 18, 4, 1, 18, 4, 1}, false)
 	f.Add([]byte{3, 3, 0, 0x45, 0, 0, 0, 5, 1, 0, 5, 1}, true)
 	f.Add([]byte{0x60, 8, 1, 0x60, 8, 1, 0x62, 4, 1, 0x62, 4, 1, 0x62, 4, 1, 0x20, 8, 1, 0x20, 8, 1}, true)
-	out := make([][]byte, MaxBatch)
+	out := make([][]byte, batchSize)
 	for i := range out {
 		out[i] = make([]byte, 2048)
 	}
-	sizes := make([]int, MaxBatch)
+	sizes := make([]int, batchSize)
 	f.Fuzz(func(t *testing.T, script []byte, udpGSO bool) {
 		in := groScript(script)
 		log := &vnetLog{}
-		if failed := newTunCoalescer(log, udpGSO).write(withHeadroom(in...)); failed != 0 {
-			t.Fatalf("%d writes failed", failed)
+		if failed, written, _ := (&coalescer{w: log, udpGSO: udpGSO}).write(withHeadroom(in...), testOffset); failed != 0 || written != len(in) {
+			t.Fatalf("%d writes failed, %d packets of %d written", failed, written, len(in))
 		}
 		var got [][]byte
 		for _, w := range log.writes {
@@ -479,7 +537,7 @@ func FuzzTunCoalescer(f *testing.F) {
 		order := func(pkts [][]byte) map[string][]string {
 			m := map[string][]string{}
 			for _, p := range pkts {
-				if kind, _ := groKind(p); kind == groTCP || kind == groUDP {
+				if kind, _ := tunoffload.Classify(p); kind == tunoffload.GROTCP || kind == tunoffload.GROUDP {
 					key := string(p[:1]) + flowKey(p)
 					m[key] = append(m[key], string(p))
 				}
@@ -502,7 +560,7 @@ func FuzzTunCoalescer(f *testing.F) {
 
 // atomicNormal returns a copy of packet p in which, if p is an atomic IPv4 datagram (DF set), the
 // identification is zero and the header checksum field says only whether it was valid (0) or not
-// (1): segmentation renumbers such datagrams (see tungro.go) but must not make a wrong checksum right.
+// (1): segmentation renumbers such datagrams (see coalesce.go) but must not make a wrong checksum right.
 func atomicNormal(p []byte) []byte {
 	p = bytes.Clone(p)
 	if len(p) >= 20 && p[0] == 0x45 && p[6]&0x40 != 0 {
@@ -515,7 +573,7 @@ func atomicNormal(p []byte) []byte {
 	return p
 }
 
-// flowKey returns the addresses, protocol and ports of the IP packet p (as sameFlow compares them).
+// flowKey returns the addresses, protocol and ports of the IP packet p (as tunoffload.SameFlow compares them).
 func flowKey(p []byte) string {
 	if p[0]>>4 == 4 {
 		return string(p[9:10]) + string(p[12:24])
@@ -544,7 +602,7 @@ func TestChecksumsValidExact(t *testing.T) {
 		if rng.IntN(2) == 0 {
 			proto = protoUDP
 		}
-		p := testIP(version, proto, uint16(rng.Uint32()), 2+rng.IntN(200), tcpACK)
+		p := tuntest.Packet(version, proto, uint16(rng.Uint32()), 2+rng.IntN(200), tcpACK)
 		iphl, at, thl := 20, 16, 20
 		if version == 6 {
 			iphl = 40

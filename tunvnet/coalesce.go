@@ -1,30 +1,32 @@
-package dataplane
+package tunvnet
 
-// tunCoalescer is the inbound commit's receive offload for a TUN with virtio-net headers (vnetTUN):
-// it coalesces the TCP segments and UDP datagrams of a batch that continue one another into super-
-// packets, as the kernel's GRO would (net/ipv4/af_inet.c inet_gro_receive and tcp_offload.c
-// tcp_gro_receive: same flow, adjacent sequence numbers, consecutive IPv4 identifications (or one
-// fixed identification, for atomic datagrams), the same acknowledgment number, window, options and
-// IP header fields, valid checksums, no segment after a shorter one or after PSH), and writes each
-// with a virtio-net header that asks the kernel to take it as one (VIRTIO_NET_HDR_GSO_TCPV4/TCPV6/
-// UDP_L4 with NEEDS_CSUM, virtio spec 5.1.6.2): one write system call and one pass through the
-// kernel's stack per 64 KiB instead of per packet. Segmenting a super-packet again
-// (tunoffload.Split, or the kernel's GSO if it forwards it) gives back its packets byte for byte,
-// except that atomic IPv4 datagrams sent with one fixed identification (as Linux sends those of
-// unconnected sockets) get consecutive ones: the field means nothing in them (RFC 6864 section
-// 4.1), and the virtio-net header cannot ask for fixed ones.
+// Writing: the coalescer is a TUN's receive offload. It coalesces the TCP segments and UDP
+// datagrams of a batch that continue one another into super-packets, as the kernel's GRO would
+// (net/ipv4/af_inet.c inet_gro_receive and tcp_offload.c tcp_gro_receive: same flow, adjacent
+// sequence numbers, consecutive IPv4 identifications (or one fixed identification, for atomic
+// datagrams), the same acknowledgment number, window, options and IP header fields, valid
+// checksums, no segment after a shorter one or after PSH; which packets it considers at all is
+// tunoffload.Classify), and writes each with a virtio-net header that asks the kernel to take it
+// as one (VIRTIO_NET_HDR_GSO_TCPV4/TCPV6/UDP_L4 with NEEDS_CSUM, virtio spec 5.1.6.2): one write
+// system call and one pass through the kernel's stack per 64 KiB instead of per packet. Segmenting
+// a super-packet again (tunoffload.Split, or the kernel's GSO if it forwards it) gives back its
+// packets byte for byte, except that atomic IPv4 datagrams sent with one fixed identification (as
+// Linux sends those of unconnected sockets) get consecutive ones: the field means nothing in them
+// (RFC 6864 section 4.1), and the virtio-net header cannot ask for fixed ones.
 //
 // Checksums: a super-packet carries NEEDS_CSUM and the pseudo-header sum (tunoffload.Coalesced),
 // which the kernel takes as verified (CHECKSUM_PARTIAL), so a packet joins one only if its IPv4
-// header checksum and its TCP or UDP checksum are the ones its bytes give. AEAD authentication
-// proves only that the peer sent the packet; the checksum is TCP's and UDP's end-to-end check, which
-// also covers the sending host between its stack and its tunnel (wireguard-go's GRO verifies it
-// too). A packet that fails goes alone, with an empty header, and the kernel drops and counts it as
-// it does any (TcpInCsumErrors, UdpInCsumErrors).
+// header checksum and its TCP or UDP checksum are the ones its bytes give. A tunnel's AEAD
+// authentication proves only that the peer sent the packet; the checksum is TCP's and UDP's
+// end-to-end check, which also covers the sending host between its stack and its tunnel
+// (wireguard-go's GRO verifies it too; kernel WireGuard instead marks decrypted packets
+// CHECKSUM_UNNECESSARY, drivers/net/wireguard/receive.c). A packet that fails goes alone, with an
+// empty header, and the kernel drops and counts it as it does any (TcpInCsumErrors,
+// UdpInCsumErrors).
 //
 // Nothing is copied in user space: a super-packet is the first packet, its headers edited in place
-// in its pool buffer and the virtio-net header in the headroom before it, followed by the payloads
-// of the others where they are, gathered by one writev.
+// in its buffer and the virtio-net header in the headroom before it, followed by the payloads of
+// the others where they are, gathered by one writev.
 //
 // Order: packets are written in the order of the first packet of each super-packet; what joins one
 // overtakes the packets in between, which belong to other flows or are TCP segments the GRO leaves
@@ -32,26 +34,33 @@ package dataplane
 // coalesced (an IPv4 fragment, ...) closes the UDP super-packets, so no datagram overtakes it.
 
 import (
+	"cmp"
 	"encoding/binary"
 
 	"github.com/wirebatch/wirebatch/internal/tunoffload"
 )
 
-// vnetWriter writes one packet gathered from iov, whose first slice starts with the virtio-net header.
-type vnetWriter interface {
+// batchSize is the most packets one write of the coalescer takes, and BatchSize: what
+// golang.zx2c4.com/wireguard/tun reports for a TUN with offloads (conn.IdealBatchSize).
+const batchSize = 128
+
+// gatherWriter writes one packet gathered from iov (at most batchSize slices, none empty), whose
+// first slice starts with the virtio-net header: a TUN takes one packet per write.
+type gatherWriter interface {
 	writev(iov [][]byte) error
 }
 
-type tunCoalescer struct {
-	w      vnetWriter
+// coalescer is the state of a TUN's writes, used by one Write at a time.
+type coalescer struct {
+	w      gatherWriter
 	udpGSO bool // the TUN takes UDP super-packets
 	// groups are the packets written, in write order: a packet alone, or a super-packet.
-	groups [MaxBatch]groGroup
+	groups [batchSize]groGroup
 	n      int
 	// next links the packets of a super-packet: next[i] is the index of the packet whose payload
 	// follows packet i's, or -1.
-	next [MaxBatch]int
-	iov  [MaxBatch][]byte
+	next [batchSize]int
+	iov  [batchSize][]byte
 }
 
 // groGroup is one packet, or a super-packet being built.
@@ -71,32 +80,29 @@ type groGroup struct {
 	closed      bool   // a shorter payload, PSH, or a packet of the flow that did not join ended it
 }
 
-func newTunCoalescer(w vnetWriter, udpGSO bool) *tunCoalescer {
-	return &tunCoalescer{w: w, udpGSO: udpGSO}
-}
-
-// write coalesces and writes the packets bufs[i][tunOffset:] (at most MaxBatch, each with tunOffset
-// bytes of headroom) and returns the number of failed writes. It edits the packets' headers.
-func (c *tunCoalescer) write(bufs [][]byte) (failed int) {
+// write coalesces and writes the packets bufs[i][offset:] (at most batchSize; offset at least
+// tunoffload.HeaderLen, the headroom for the virtio-net header). It edits the packets' headers. It
+// returns the number of failed writes and of packets written, and the first error.
+func (c *coalescer) write(bufs [][]byte, offset int) (failed, written int, err error) {
 	for i := range bufs {
-		pkt := bufs[i][tunOffset:]
+		pkt := bufs[i][offset:]
 		c.next[i] = -1
-		kind, payload := groKind(pkt)
+		kind, payload := tunoffload.Classify(pkt)
 		switch {
-		case kind == groUDP && !c.udpGSO:
-			kind = groNone
-		case kind == groUDP && int(binary.BigEndian.Uint16(pkt[len(pkt)-payload-4:])) != payload+8:
+		case kind == tunoffload.GROUDP && !c.udpGSO:
+			kind = tunoffload.GRONone
+		case kind == tunoffload.GROUDP && int(binary.BigEndian.Uint16(pkt[len(pkt)-payload-4:])) != payload+8:
 			// A UDP length that disagrees with the IP length: joined, the bytes it leaves out
 			// would become payload. Written alone, it is the kernel's to judge; nothing of its
 			// flow may overtake it.
-			kind = groBarrier
+			kind = tunoffload.GROBarrier
 		}
 		switch kind {
-		case groBarrier:
+		case tunoffload.GROBarrier:
 			for g := range c.groups[:c.n] {
 				c.groups[g].closed = c.groups[g].closed || c.groups[g].udp
 			}
-		case groTCP, groUDP:
+		case tunoffload.GROTCP, tunoffload.GROUDP:
 			g := c.last(pkt)
 			if g != nil && c.join(g, pkt, payload) {
 				c.next[g.last] = i
@@ -106,10 +112,10 @@ func (c *tunCoalescer) write(bufs [][]byte) (failed int) {
 			if g != nil {
 				g.closed = true // a later packet of the flow must not join across this one
 			}
-			c.open(i, pkt, kind == groUDP, payload)
+			c.open(i, pkt, kind == tunoffload.GROUDP, payload)
 			continue
 		}
-		c.groups[c.n] = groGroup{first: i, last: i, pkt: pkt, length: len(pkt)}
+		c.groups[c.n] = groGroup{first: i, last: i, pkt: pkt, length: len(pkt), segs: 1}
 		c.n++
 	}
 	for gi := range c.groups[:c.n] {
@@ -118,26 +124,29 @@ func (c *tunCoalescer) write(bufs [][]byte) (failed int) {
 		if g.segs > 1 {
 			h = tunoffload.Coalesced(g.pkt, g.length, g.iphl, g.hl-g.iphl, g.seg, g.udp)
 		}
-		first := bufs[g.first][tunOffset-tunoffload.HeaderLen : tunOffset+len(g.pkt)]
+		first := bufs[g.first][offset-tunoffload.HeaderLen : offset+len(g.pkt)]
 		h.Encode(first)
 		c.iov[0] = first
 		k := 1
 		for i := c.next[g.first]; i >= 0; i = c.next[i] {
-			c.iov[k] = bufs[i][tunOffset+g.hl:]
+			c.iov[k] = bufs[i][offset+g.hl:]
 			k++
 		}
-		if c.w.writev(c.iov[:k]) != nil {
+		if werr := c.w.writev(c.iov[:k]); werr != nil {
 			failed++
+			err = cmp.Or(err, werr)
+		} else {
+			written += g.segs
 		}
 		clear(c.iov[:k])
 	}
 	clear(c.groups[:c.n])
 	c.n = 0
-	return failed
+	return failed, written, err
 }
 
-// open starts a group with packet i, pkt, of groKind groTCP or groUDP with payload bytes of payload.
-func (c *tunCoalescer) open(i int, pkt []byte, udp bool, payload int) {
+// open starts a group with packet i, pkt, of class GROTCP or GROUDP with payload bytes of payload.
+func (c *coalescer) open(i int, pkt []byte, udp bool, payload int) {
 	iphl := 20
 	if pkt[0]>>4 == 6 {
 		iphl = 40
@@ -146,14 +155,14 @@ func (c *tunCoalescer) open(i int, pkt []byte, udp bool, payload int) {
 		iphl: iphl, hl: len(pkt) - payload, seg: payload, segs: 1}
 	if !udp {
 		g.nextSeq = binary.BigEndian.Uint32(pkt[iphl+4:]) + uint32(payload)
-		g.closed = pkt[iphl+13]&tcpPSH != 0
+		g.closed = pkt[iphl+13]&tunoffload.TCPFlagPSH != 0
 	}
 	c.groups[c.n] = g
 	c.n++
 }
 
 // join adds pkt to g if the GRO would: see the top of the file.
-func (c *tunCoalescer) join(g *groGroup, pkt []byte, payload int) bool {
+func (c *coalescer) join(g *groGroup, pkt []byte, payload int) bool {
 	head := g.pkt
 	if g.closed || payload > g.seg || g.length+payload > 65535 || len(pkt)-payload != g.hl {
 		return false
@@ -161,7 +170,7 @@ func (c *tunCoalescer) join(g *groGroup, pkt []byte, payload int) bool {
 	fixedID := false
 	if pkt[0]>>4 == 4 {
 		// Same TOS, DF (and reserved) bit, TTL; the next identification, which segmentation
-		// gives each segment, or, in atomic datagrams (DF set: groKind takes no fragments), the
+		// gives each segment, or, in atomic datagrams (DF set: Classify takes no fragments), the
 		// first one's throughout, as the kernel's GRO allows.
 		if pkt[1] != head[1] || pkt[6]>>5 != head[6]>>5 || pkt[8] != head[8] {
 			return false
@@ -178,7 +187,7 @@ func (c *tunCoalescer) join(g *groGroup, pkt []byte, payload int) bool {
 		th, hth := pkt[g.iphl:g.hl], head[g.iphl:g.hl]
 		// Adjacent sequence numbers; the same acknowledgment number, data offset, window, urgent
 		// pointer and options (the header lengths are equal, as hl is). The flags are ACK, and
-		// PSH on the last segment only (groKind, closed).
+		// PSH on the last segment only (Classify, closed).
 		if binary.BigEndian.Uint32(th[4:]) != g.nextSeq || string(th[8:13]) != string(hth[8:13]) ||
 			string(th[14:16]) != string(hth[14:16]) || string(th[18:]) != string(hth[18:]) {
 			return false
@@ -195,8 +204,8 @@ func (c *tunCoalescer) join(g *groGroup, pkt []byte, payload int) bool {
 	}
 	if !g.udp {
 		g.nextSeq += uint32(payload)
-		if pkt[g.iphl+13]&tcpPSH != 0 {
-			head[g.iphl+13] |= tcpPSH
+		if pkt[g.iphl+13]&tunoffload.TCPFlagPSH != 0 {
+			head[g.iphl+13] |= tunoffload.TCPFlagPSH
 			g.closed = true
 		}
 	}
@@ -224,9 +233,9 @@ func checksumsValid(pkt []byte, iphl int, udp bool) bool {
 		binary.BigEndian.Uint16(pkt[10:]) == 0xffff) {
 		return false
 	}
-	proto, at := byte(protoTCP), iphl+16
+	proto, at := byte(tunoffload.ProtoTCP), iphl+16
 	if udp {
-		proto, at = protoUDP, iphl+6
+		proto, at = tunoffload.ProtoUDP, iphl+6
 	}
 	field := binary.BigEndian.Uint16(pkt[at:])
 	if udp && field == 0 || !udp && field == 0xffff {
@@ -236,9 +245,9 @@ func checksumsValid(pkt []byte, iphl int, udp bool) bool {
 }
 
 // last returns the newest group of pkt's flow that packets may join, or nil.
-func (c *tunCoalescer) last(pkt []byte) *groGroup {
+func (c *coalescer) last(pkt []byte) *groGroup {
 	for i := c.n - 1; i >= 0; i-- {
-		if c.groups[i].gro && sameFlow(c.groups[i].pkt, pkt) {
+		if c.groups[i].gro && tunoffload.SameFlow(c.groups[i].pkt, pkt) {
 			return &c.groups[i]
 		}
 	}

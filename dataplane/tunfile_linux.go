@@ -1,11 +1,28 @@
 package dataplane
 
+// What the Device does with a TUN that exposes its file (File() *os.File, as
+// golang.zx2c4.com/wireguard/tun's devices do): read and write it through package tunvnet if it is
+// a TUN with virtio-net headers, else poll it to top batches up (see TUNTryReader).
+
 import (
 	"os"
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebatch/wirebatch/tunvnet"
 )
+
+// offloadTUN returns tunvnet's TUN on t's file if t exposes its file and that file is a TUN with
+// virtio-net headers, else t.
+func offloadTUN(t TUN) TUN {
+	if f, ok := t.(tunvnet.FileTUN); ok {
+		if v, ok := tunvnet.New(f); ok {
+			return v
+		}
+	}
+	return t
+}
 
 // tunPoller tells whether a TUN device's file has a packet waiting, without reading it.
 type tunPoller struct {

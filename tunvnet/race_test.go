@@ -1,0 +1,5 @@
+//go:build race
+
+package tunvnet
+
+const raceEnabled = true
