@@ -34,24 +34,3 @@ type UDP interface {
 	// Close makes blocked and later calls return an error.
 	Close() error
 }
-
-// gatherScattered makes the n bytes that a scattered read put into pieces, and then into spill,
-// contiguous in spill: the part spill took moves to where it belongs, then the pieces are copied
-// in front of it. The UDP and TUN reads scatter into the packet buffers and gather with it when
-// a read is not laid out as they expected.
-func gatherScattered(spill []byte, n int, pieces [][]byte) {
-	in := 0
-	for _, p := range pieces {
-		in += len(p)
-	}
-	if n > in {
-		copy(spill[in:n], spill[:n-in])
-	}
-	at := 0
-	for _, p := range pieces {
-		if at >= n {
-			break
-		}
-		at += copy(spill[at:n], p)
-	}
-}

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wirebatch/wirebatch/internal/sysio"
 	"github.com/wirebatch/wirebatch/internal/tunoffload"
 )
 
@@ -96,7 +97,7 @@ func newVnetFile(f *os.File, rc syscall.RawConn, udpGSO bool) *vnetTUN {
 		return true // done, also on EAGAIN: nothing waits
 	}
 	v.gather = func(fd uintptr) bool {
-		_, e := rawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&v.iovs[0])), uintptr(v.niov), 0)
+		_, e := sysio.RawSyscall(unix.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&v.iovs[0])), uintptr(v.niov), 0)
 		if e == unix.EAGAIN {
 			return false // wait until the TUN's queue takes it
 		}
@@ -110,9 +111,9 @@ func newVnetFile(f *os.File, rc syscall.RawConn, udpGSO bool) *vnetTUN {
 }
 
 // rawRead reads one packet from the non-blocking TUN file into riov[:nriov] (a readv), as a raw
-// system call (see "Raw system calls" in udp_mmsg_linux.go), leaving its result in rn and rerr.
+// system call (see package sysio), leaving its result in rn and rerr.
 func (v *vnetTUN) rawRead(fd uintptr) {
-	n, e := rawSyscall(unix.SYS_READV, fd, uintptr(unsafe.Pointer(&v.riov[0])), uintptr(v.nriov), 0)
+	n, e := sysio.RawSyscall(unix.SYS_READV, fd, uintptr(unsafe.Pointer(&v.riov[0])), uintptr(v.nriov), 0)
 	v.rn, v.rerr = int(n), nil
 	if e != 0 {
 		v.rn, v.rerr = 0, e
@@ -143,7 +144,7 @@ func (v *vnetTUN) Read(bufs [][]byte, sizes []int, offset int) (int, error) {
 // the header and segment sizes of the last super-packet read: a TCP stream's stay the same (its
 // headers and MSS). A packet without GSO up to the headers and a segment long (the MTU, for such a
 // stream) lands whole in bufs[0]: no copy either. A read laid out otherwise (other sizes, more
-// segments than buffers) is gathered into rbuf (gatherScattered) and split from there: one more
+// segments than buffers) is gathered into rbuf (sysio.Gather) and split from there: one more
 // copy than a read into rbuf, and the next read expects its sizes. On the project's 2-core machine,
 // with one TCP stream through two tunnels, the copy was 0.7% of all CPU samples (perf record -a)
 // and is gone from the profile.
@@ -193,7 +194,7 @@ func (v *vnetTUN) split(bufs [][]byte, sizes []int, offset int) (int, error) {
 		if ok {
 			return n, err
 		}
-		gatherScattered(v.rbuf, v.rn, v.pieces[:v.slots])
+		sysio.Gather(v.rbuf, v.rn, v.pieces[:v.slots])
 	}
 	in := v.rbuf[:v.rn]
 	if hl, seg := tunoffload.Layout(in); seg > 0 {

@@ -30,6 +30,8 @@ import (
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
+
+	"github.com/wirebatch/wirebatch/internal/sysio"
 )
 
 // SocketBuffer is the receive and send buffer size NewUDP asks for: several full batches of
@@ -339,7 +341,7 @@ func (c *UDPConn) readInto(bufs [][]byte, offset int, sizes []int, srcs []netip.
 		}
 		if pending >= 0 {
 			if j < scattered {
-				gatherScattered(c.groBufs[j][0], m.N, m.Buffers[:per])
+				sysio.Gather(c.groBufs[j][0], m.N, m.Buffers[:per])
 			}
 			continue
 		}
@@ -362,7 +364,7 @@ func (c *UDPConn) readInto(bufs [][]byte, offset int, sizes []int, srcs []netip.
 				c.groInPlace += uint64(count)
 				continue
 			}
-			gatherScattered(c.groBufs[j][0], m.N, m.Buffers[:per])
+			sysio.Gather(c.groBufs[j][0], m.N, m.Buffers[:per])
 		}
 		// From the message's large buffer, into the buffers up to the next scattered message's.
 		limit := n

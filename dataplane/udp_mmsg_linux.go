@@ -9,27 +9,11 @@ import (
 
 	"golang.org/x/net/ipv4"
 	"golang.org/x/sys/unix"
+
+	"github.com/wirebatch/wirebatch/internal/sysio"
 )
 
-// Raw system calls. The data path's system calls (recvmmsg and sendmmsg here, the TUN's read and
-// writev in tunvnet_linux.go) are issued with RawSyscall, without telling the Go scheduler. The
-// files are non-blocking, so no call waits (one that would fails with EAGAIN, and the goroutine
-// parks in the runtime's poller through RawConn), and each call's work is bounded by a batch.
-//
-// Told of a system call (Syscall), the runtime marks the goroutine's P as in a system call, and
-// sysmon takes a P whose call is still running at its next look, if the P has other goroutines
-// queued or no other P is idle, and hands it to another thread (runtime/proc.go, retake).
-// Every such hand-off sets sysmon's period back to 20 us, where an idle sysmon backs off to 10 ms.
-// Our calls are long enough to be seen: sendmmsg with UDP GSO also runs the receiving socket's
-// path through a veth, and a TUN's writev runs the receiving TCP stack. At 7 Gbit/s of TCP, sysmon
-// woke thousands of times a second, each time taking a CPU from the pipeline, and its hand-offs
-// woke more threads. Raw, a call keeps its P, which the scheduler sees as running: a goroutine
-// readied meanwhile runs when the call returns (tens of microseconds at most) or on another P that
-// is idle, and sysmon backs off. Measured on the project's 2-core machine (README, bench-tunnel,
-// against the same tunnel with the calls through Syscall): one TCP stream 7.06 against 6.37
-// Gbit/s, CPU per Gbit 0.215 against 0.244 s.
-
-// mmsgBatch implements udpBatch over recvmmsg and sendmmsg issued as raw system calls (see above),
+// mmsgBatch implements udpBatch over recvmmsg and sendmmsg issued as raw system calls (sysio.RawSyscall),
 // with the messages' headers, iovecs and addresses in arrays allocated once: no allocation per call
 // or per datagram (x/net's ReadBatch allocates a *net.UDPAddr per received message). Reads and
 // writes may run at once (one reader, writers serialised by UDPConn.wmu).
@@ -83,21 +67,10 @@ func newMmsgBatch(c *net.UDPConn, v4 bool) (*mmsgBatch, error) {
 	return b, nil
 }
 
-// rawSyscall issues a raw system call (see above) of up to four arguments, again if a signal
-// interrupted it.
-func rawSyscall(trap, a1, a2, a3, a4 uintptr) (uintptr, unix.Errno) {
-	for {
-		r, _, e := unix.RawSyscall6(trap, a1, a2, a3, a4, 0, 0)
-		if e != unix.EINTR {
-			return r, e
-		}
-	}
-}
-
 // call issues the system call over hdrs[:n]; it reports false, so that RawConn waits for the
 // socket, only if the call would have blocked.
 func (s *mmsgSide) call(fd uintptr, trap uintptr) bool {
-	got, e := rawSyscall(trap, fd, uintptr(unsafe.Pointer(&s.hdrs[0])), uintptr(s.n), uintptr(s.flags))
+	got, e := sysio.RawSyscall(trap, fd, uintptr(unsafe.Pointer(&s.hdrs[0])), uintptr(s.n), uintptr(s.flags))
 	if e == unix.EAGAIN {
 		return false
 	}
