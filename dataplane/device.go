@@ -21,8 +21,8 @@ package dataplane
 // waits for a free unit and the kernel's queues (TUN, socket) absorb or drop the excess. Besides the
 // pool: on a Linux TUN with virtio-net headers, whose offloads the Device does itself (vnetTUN,
 // tungro.go), a 64 KiB read buffer; on another TUN, groRooms buffers of 64 KiB in tunBatcher for the
-// TUN's own coalescing (tunwrite.go). Nothing is allocated per batch or per packet (the real UDP
-// socket aside, see udp.go).
+// TUN's own coalescing (tunwrite.go). Nothing is allocated per batch or per packet (nor by package
+// udp's socket).
 //
 // Why one pool of that size cannot deadlock the two directions: a reader takes a unit before a
 // batch and the committing worker gives the batch back before the unit, so a direction never holds
@@ -728,23 +728,17 @@ func (d *Device) send(b *unit) {
 	clear(b.peers[:b.n])
 }
 
-// sendReporter is implemented by UDPs that say which datagrams of a batch the socket refused
-// (UDPConn.writeBatch): the Device counts those on their peers.
-type sendReporter interface {
-	writeBatch(bufs [][]byte, dsts []netip.AddrPort, failed []bool) (nfailed int, err error)
-}
-
 // writeSealed sends the k datagrams of b.view and counts the ones the socket refused: on their
-// peers (Stats.TxErrors) where the UDP reports which (sendReporter), else as write errors.
+// peers (Stats.TxErrors) where the UDP reports which (UDPSendReporter), else as write errors.
 func (d *Device) writeSealed(b *unit, k int) {
-	r, ok := d.udp.(sendReporter)
+	r, ok := d.udp.(UDPSendReporter)
 	if !ok {
 		if d.udp.WriteBatch(b.view[:k], b.addrs[:k]) != nil {
 			d.writeErrors.Add(1)
 		}
 		return
 	}
-	nfailed, _ := r.writeBatch(b.view[:k], b.addrs[:k], b.failed[:k])
+	nfailed, _ := r.WriteBatchReport(b.view[:k], b.addrs[:k], b.failed[:k])
 	if nfailed == 0 {
 		return
 	}
@@ -767,7 +761,7 @@ func (d *Device) udpReader() {
 	defer close(d.hs)
 	defer d.in.work.Close()
 	burst := min(MaxBatch, max(1, d.udp.BatchSize()))
-	into, _ := d.udp.(bufferReader)
+	into, _ := d.udp.(UDPBufferReader)
 	var u [1]*unit
 	for seq := uint64(0); ; seq++ {
 		if _, err := d.in.free.Dequeue(u[:]); err != nil || !d.take(u[0]) {
@@ -779,7 +773,7 @@ func (d *Device) udpReader() {
 			var err error
 			if into != nil {
 				// The datagrams land in the buffers, which the read may reorder.
-				n, err = into.readInto(b.bufs[:burst], udpOffset, b.sizes[:burst], b.addrs[:burst])
+				n, err = into.ReadBuffers(b.bufs[:burst], udpOffset, b.sizes[:burst], b.addrs[:burst])
 				for i := range n {
 					b.view[i] = b.bufs[i][udpOffset:]
 				}
