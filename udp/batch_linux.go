@@ -6,7 +6,8 @@ package udp
 // received message, and x/sys's control-message parser allocates too).
 //
 // A Conn's calls are raw system calls (sysio.RawSyscall, which says why) on its non-blocking
-// socket.
+// socket. A BlockingConn's calls block in the kernel, so they are ordinary system calls: the
+// runtime must be able to hand the P of a blocked call to other work.
 
 import (
 	"encoding/binary"
@@ -141,6 +142,21 @@ func (s *mmsgs) result(err error) (int, error) {
 		return 0, err
 	}
 	return s.got, nil
+}
+
+// blockingCall issues trap over hdrs, with flags, as an ordinary system call that may block, again
+// if a signal interrupted it, and returns how many messages it took.
+func blockingCall(fd int, trap uintptr, hdrs []unix.Mmsghdr, flags int) (int, error) {
+	for {
+		n, _, e := unix.Syscall6(trap, uintptr(fd), uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), uintptr(flags), 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0, e
+		}
+		return int(n), nil
+	}
 }
 
 // putName writes dst into name as the socket's family wants it and returns the header's name
