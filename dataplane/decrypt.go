@@ -21,6 +21,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/wirebatch/wirebatch/batch"
 	"github.com/wirebatch/wirebatch/kernels"
 	"github.com/wirebatch/wirebatch/protocol"
 )
@@ -29,12 +30,12 @@ import (
 type Decrypter struct {
 	set *PeerSet
 
-	ops     [MaxBatch]kernels.Op
-	nonces  [MaxBatch][12]byte
-	op      [MaxBatch]uint8 // the op of each packet with a tentative VerdictOK
-	counter [MaxBatch]uint64
-	group   [MaxBatch]uint8
-	groups  [MaxBatch]recvGroup
+	ops     [batch.MaxPackets]kernels.Op
+	nonces  [batch.MaxPackets][12]byte
+	op      [batch.MaxPackets]uint8 // the op of each packet with a tentative VerdictOK
+	counter [batch.MaxPackets]uint64
+	group   [batch.MaxPackets]uint8
+	groups  [batch.MaxPackets]recvGroup
 	ng      int
 	total   tally
 }
@@ -60,8 +61,8 @@ func NewDecrypter(s *PeerSet) *Decrypter { return &Decrypter{set: s} }
 // plaintext) are unspecified, and the packet must be dropped. Any input, of any length and content,
 // gets a verdict; nothing panics.
 func (d *Decrypter) Decrypt(p Packets) {
-	for i := 0; i < len(p.Bufs); i += MaxBatch {
-		d.decrypt(p.sub(i, min(i+MaxBatch, len(p.Bufs))))
+	for i := 0; i < len(p.Bufs); i += batch.MaxPackets {
+		d.decrypt(p.sub(i, min(i+batch.MaxPackets, len(p.Bufs))))
 	}
 }
 

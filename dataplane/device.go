@@ -12,8 +12,8 @@ package dataplane
 //	in.free (ring.MPMC) + pool.Get --> udpReader --> in.work (ring.MPMC) --> Workers x decrypt
 //	                                       '--> handshake queue --> control plane   --> in.commit: write, in read order --> pool.Put + in.free
 //
-// The unit of work is a unit: the per-packet metadata of up to MaxBatch packets, and while it is in
-// flight a *batch.Batch whose MaxBatch buffers hold the packets. Config.Batches units per direction are
+// The unit of work is a unit: the per-packet metadata of up to batch.MaxPackets packets, and while it is in
+// flight a *batch.Batch whose batch.MaxPackets buffers hold the packets. Config.Batches units per direction are
 // made at start and circulate forever; every packet buffer comes from the Device's one batch.Pool,
 // which allocates all its batches at start and never more: 2 x Config.Batches of them for the units
 // and one for the control sends (ctl below), (2 x Batches + 1) x batch.BatchBytesFor(bufLen) bytes,
@@ -21,7 +21,7 @@ package dataplane
 // waits for a free unit and the kernel's queues (TUN, socket) absorb or drop the excess. Besides the
 // pool: for a TUN that is not a TUNGROWriter, groRooms buffers of 64 KiB in tunBatcher for the TUN's
 // own coalescing (tunwrite.go); and what the TUN and the UDP hold (tunvnet's TUN: a 64 KiB read
-// buffer). Nothing is allocated per batch or per packet (the real UDP socket aside, see udp.go).
+// buffer). Nothing is allocated per batch or per packet (nor by package udp's socket).
 //
 // Why one pool of that size cannot deadlock the two directions: a reader takes a unit before a
 // batch and the committing worker gives the batch back before the unit, so a direction never holds
@@ -85,12 +85,12 @@ const (
 	// maxBatches bounds the units per direction so that reordering never pushes a good message out
 	// of the receiver's replay window (ReplayWindow, RFC 6479). A sender's encrypt workers reserve
 	// counters in the order they finish but its committer sends in read order, so its messages
-	// leave up to (Batches+1)*MaxBatch counters out of order (its units and the control sends'
-	// batch); a receiver's decrypt workers check replay in the order they finish, up to Batches*MaxBatch
+	// leave up to (Batches+1)*batch.MaxPackets counters out of order (its units and the control sends'
+	// batch); a receiver's decrypt workers check replay in the order they finish, up to Batches*batch.MaxPackets
 	// counters out of order again. Half the window for each side's share keeps the sum inside it
 	// whatever the peer's configuration, as long as it obeys the same bound: (30+1)*128 = 3968 <=
 	// 8128/2.
-	maxBatches = ReplayWindow/2/MaxBatch - 1
+	maxBatches = ReplayWindow/2/batch.MaxPackets - 1
 
 	// handshakeQueue is how many handshake messages wait for the control plane (wireguard-go's
 	// QueueHandshakeSize); more are dropped and counted (DeviceStats.HandshakesDropped).
@@ -109,7 +109,7 @@ type Config struct {
 	PeerMTU int
 	// Workers is the number of encrypt workers and of decrypt workers. Default GOMAXPROCS, at most 64.
 	Workers int
-	// Batches is the number of batch units per direction: how many batches of MaxBatch packets each
+	// Batches is the number of batch units per direction: how many batches of batch.MaxPackets packets each
 	// direction may have in flight (being read, sealed or opened, written). Default 2*Workers+2, or
 	// as many as MaxMemory holds if that is fewer; at most 30, so that the messages in flight stay
 	// within the replay window however the workers reorder them.
@@ -163,15 +163,15 @@ type DeviceStats struct {
 // unit is the per-packet state of a batch that circulates through one direction, and while in flight
 // the batch of buffers that holds the packets.
 type unit struct {
-	b        *batch.Batch     // from the reader's take to the commit's release; nil in the free ring
-	bufs     [MaxBatch][]byte // b's whole buffers (Batch.Buffers), valid while b is held
-	view     [MaxBatch][]byte // I/O scratch: the slices handed to TUN/UDP calls
-	sizes    [MaxBatch]int
-	addrs    [MaxBatch]netip.AddrPort
-	peers    [MaxBatch]*Peer
-	verdicts [MaxBatch]Verdict
-	from     [MaxBatch]int  // send: the packet index of each datagram of view
-	failed   [MaxBatch]bool // send: the datagrams of view the socket refused
+	b        *batch.Batch             // from the reader's take to the commit's release; nil in the free ring
+	bufs     [batch.MaxPackets][]byte // b's whole buffers (Batch.Buffers), valid while b is held
+	view     [batch.MaxPackets][]byte // I/O scratch: the slices handed to TUN/UDP calls
+	sizes    [batch.MaxPackets]int
+	addrs    [batch.MaxPackets]netip.AddrPort
+	peers    [batch.MaxPackets]*Peer
+	verdicts [batch.MaxPackets]Verdict
+	from     [batch.MaxPackets]int  // send: the packet index of each datagram of view
+	failed   [batch.MaxPackets]bool // send: the datagrams of view the socket refused
 	n        int
 	seq      uint64 // the reader's number for it: its direction's committer commits in this order
 }
@@ -624,7 +624,7 @@ func (d *Device) ctlUnlock() {
 func (d *Device) tunReader() {
 	defer d.wg.Done()
 	defer d.out.work.Close()
-	burst := min(MaxBatch, max(1, d.tun.BatchSize()))
+	burst := min(batch.MaxPackets, max(1, d.tun.BatchSize()))
 	// While packets wait, more reads top the batch up (see TUNTryReader), as long as the buffers
 	// left can take a super-packet: the TUN splits one into up to 64 KiB / MSS segments and drops it
 	// if they do not fit (the MSS is at least the MTU less 100 bytes of IPv6 and TCP headers with
@@ -724,23 +724,17 @@ func (d *Device) send(b *unit) {
 	clear(b.peers[:b.n])
 }
 
-// sendReporter is implemented by UDPs that say which datagrams of a batch the socket refused
-// (UDPConn.writeBatch): the Device counts those on their peers.
-type sendReporter interface {
-	writeBatch(bufs [][]byte, dsts []netip.AddrPort, failed []bool) (nfailed int, err error)
-}
-
 // writeSealed sends the k datagrams of b.view and counts the ones the socket refused: on their
-// peers (Stats.TxErrors) where the UDP reports which (sendReporter), else as write errors.
+// peers (Stats.TxErrors) where the UDP reports which (UDPSendReporter), else as write errors.
 func (d *Device) writeSealed(b *unit, k int) {
-	r, ok := d.udp.(sendReporter)
+	r, ok := d.udp.(UDPSendReporter)
 	if !ok {
 		if d.udp.WriteBatch(b.view[:k], b.addrs[:k]) != nil {
 			d.writeErrors.Add(1)
 		}
 		return
 	}
-	nfailed, _ := r.writeBatch(b.view[:k], b.addrs[:k], b.failed[:k])
+	nfailed, _ := r.WriteBatchReport(b.view[:k], b.addrs[:k], b.failed[:k])
 	if nfailed == 0 {
 		return
 	}
@@ -762,8 +756,8 @@ func (d *Device) udpReader() {
 	defer d.wg.Done()
 	defer close(d.hs)
 	defer d.in.work.Close()
-	burst := min(MaxBatch, max(1, d.udp.BatchSize()))
-	into, _ := d.udp.(bufferReader)
+	burst := min(batch.MaxPackets, max(1, d.udp.BatchSize()))
+	into, _ := d.udp.(UDPBufferReader)
 	var u [1]*unit
 	for seq := uint64(0); ; seq++ {
 		if _, err := d.in.free.Dequeue(u[:]); err != nil || !d.take(u[0]) {
@@ -775,7 +769,7 @@ func (d *Device) udpReader() {
 			var err error
 			if into != nil {
 				// The datagrams land in the buffers, which the read may reorder.
-				n, err = into.readInto(b.bufs[:burst], udpOffset, b.sizes[:burst], b.addrs[:burst])
+				n, err = into.ReadBuffers(b.bufs[:burst], udpOffset, b.sizes[:burst], b.addrs[:burst])
 				for i := range n {
 					b.view[i] = b.bufs[i][udpOffset:]
 				}

@@ -20,6 +20,7 @@ import (
 	"github.com/wirebatch/wirebatch/dataplane"
 	"github.com/wirebatch/wirebatch/dataplane/tuntest"
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/udp"
 )
 
 // The whole in-memory two-device path: packets injected into A's TUN, encrypted, carried to B,
@@ -62,9 +63,9 @@ func benchWirebatch(b *testing.B) {
 }
 
 func benchWirebatchLoopback(b *testing.B) {
-	var udps [2]*dataplane.UDPConn
+	var udps [2]*udp.Conn
 	for i := range udps {
-		u, err := dataplane.NewUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+		u, err := udp.Listen(netip.MustParseAddrPort("127.0.0.1:0"))
 		if err != nil {
 			b.Skipf("no loopback socket: %v", err)
 		}

@@ -95,13 +95,13 @@ func TestDeviceCloseEndsPoolWait(t *testing.T) {
 }
 
 // TestDeviceBatchesWithinReplayWindow: the widest configuration keeps the counters a sender may
-// have in flight out of order ((Batches+1)*MaxBatch: its units and the control sends') and those a
-// receiver's workers may check out of order (Batches*MaxBatch) within the replay window together,
+// have in flight out of order ((Batches+1)*batch.MaxPackets: its units and the control sends') and those a
+// receiver's workers may check out of order (Batches*batch.MaxPackets) within the replay window together,
 // and an explicit Batches beyond the bound is refused.
 func TestDeviceBatchesWithinReplayWindow(t *testing.T) {
 	d := newIdleDevice(t, Config{Workers: maxWorkers})
 	batches := (d.pool.Batches() - 1) / 2
-	if out, in := (batches+1)*MaxBatch, batches*MaxBatch; out+in > ReplayWindow {
+	if out, in := (batches+1)*batch.MaxPackets, batches*batch.MaxPackets; out+in > ReplayWindow {
 		t.Fatalf("%d workers: %d batches per direction put %d+%d counters out of order, past the %d-counter window",
 			maxWorkers, batches, out, in, ReplayWindow)
 	}

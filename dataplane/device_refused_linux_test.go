@@ -7,24 +7,25 @@ import (
 	"github.com/wirebatch/wirebatch/dataplane"
 	"github.com/wirebatch/wirebatch/dataplane/tuntest"
 	"github.com/wirebatch/wirebatch/kernels"
+	"github.com/wirebatch/wirebatch/udp"
 )
 
 // TestDeviceUnreachablePeer: a device on a real UDP socket with two peers, C behind a destination
 // the kernel refuses and B on loopback. Traffic to both, interleaved in the same batches: B gets
 // every datagram, and C's refused datagrams are counted on C (Stats.TxErrors), not as sent only.
 func TestDeviceUnreachablePeer(t *testing.T) {
-	udp, err := dataplane.NewUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+	conn, err := udp.Listen(netip.MustParseAddrPort("127.0.0.1:0"))
 	if err != nil {
 		t.Skipf("no IPv4 loopback socket: %v", err)
 	}
-	sink, err := dataplane.NewUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+	sink, err := udp.Listen(netip.MustParseAddrPort("127.0.0.1:0"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sink.Close()
 	tun := tuntest.New(1500, 1024, func([][]byte) {})
 	cp := &dataplane.StaticKeys{}
-	dev, err := dataplane.NewDevice(tun, udp, dataplane.Config{Workers: 2, Handshaker: cp})
+	dev, err := dataplane.NewDevice(tun, conn, dataplane.Config{Workers: 2, Handshaker: cp})
 	if err != nil {
 		t.Fatal(err)
 	}

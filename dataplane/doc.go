@@ -15,10 +15,17 @@
 //     produces; Observer hears PeerEvents and KeypairRetired.
 //   - Encrypter and Decrypter: the stages, one per worker goroutine, over a Packets batch (the
 //     shape of tun.Device.Read: bufs, sizes, one offset). Every packet gets a Verdict.
-//   - Device: the pipeline between a TUN and a UDP (interfaces; NewUDP is the real socket, packages
-//     tuntest and udptest the in-memory doubles), driven by a Handshaker. A TUN may offer optional
-//     fast paths (TUNTryReader, TUNGROWriter); package tunvnet's TUN, which NewDevice puts on a
-//     Linux TUN with virtio-net headers, has both.
+//   - Device: the pipeline between a TUN and a UDP (interfaces; packages tuntest and udptest have
+//     the in-memory doubles), driven by a Handshaker. A TUN may offer optional fast paths
+//     (TUNTryReader, TUNGROWriter), and so may a UDP: UDPBufferReader (datagrams straight into the
+//     packet buffers) and UDPSendReporter (refused datagrams counted on their peers).
+//
+// # Beside it
+//
+//   - Package udp (github.com/wirebatch/wirebatch/udp) is the UDP socket layer: recvmmsg and
+//     sendmmsg with UDP GSO and GRO on Linux; its Conn is the real UDP, with both fast paths.
+//   - Package tunvnet (github.com/wirebatch/wirebatch/tunvnet) is the TUN offload layer: a Linux TUN
+//     with virtio-net headers as a TUN with both fast paths; NewDevice puts it on such a TUN itself.
 //
 // # Driving it from package handshake
 //

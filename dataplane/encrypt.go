@@ -23,6 +23,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/wirebatch/wirebatch/batch"
 	"github.com/wirebatch/wirebatch/kernels"
 	"github.com/wirebatch/wirebatch/protocol"
 )
@@ -32,12 +33,12 @@ type Encrypter struct {
 	set *PeerSet
 	mtu int
 
-	ops    [MaxBatch]kernels.Op
-	nonces [MaxBatch][12]byte
-	groups [MaxBatch]sendGroup
+	ops    [batch.MaxPackets]kernels.Op
+	nonces [batch.MaxPackets][12]byte
+	groups [batch.MaxPackets]sendGroup
 	ng     int
-	group  [MaxBatch]uint8 // the group of each packet with a tentative VerdictOK
-	total  tally           // the set-wide counts of this batch
+	group  [batch.MaxPackets]uint8 // the group of each packet with a tentative VerdictOK
+	total  tally                   // the set-wide counts of this batch
 
 	// hold, set by a Device for its control sends, keeps events in held instead of reporting
 	// them, so that they can be reported after the Device's lock is released.
@@ -79,8 +80,8 @@ func NewEncrypter(s *PeerSet, mtu int) *Encrypter {
 // were (a Device stages packets of VerdictNoKey and VerdictKeyExpired for after the handshake).
 // Counters and events are updated once per peer.
 func (e *Encrypter) Encrypt(p Packets) {
-	for i := 0; i < len(p.Bufs); i += MaxBatch {
-		e.encrypt(p.sub(i, min(i+MaxBatch, len(p.Bufs))))
+	for i := 0; i < len(p.Bufs); i += batch.MaxPackets {
+		e.encrypt(p.sub(i, min(i+batch.MaxPackets, len(p.Bufs))))
 	}
 }
 
@@ -149,7 +150,7 @@ func (e *Encrypter) encrypt(p Packets) {
 		kp := g.kp
 		// One Add per peer per batch. The check in groupOf saw the counter below
 		// protocol.RejectAfterMessages; between that Load and this Add each other worker can add at most
-		// MaxBatch, and the 2^13 counters between protocol.RejectAfterMessages and 2^64 absorb up to 64
+		// batch.MaxPackets, and the 2^13 counters between protocol.RejectAfterMessages and 2^64 absorb up to 64
 		// such workers (Device caps its workers below that), so the run never wraps.
 		end := kp.sendCounter.Add(uint64(g.n))
 		g.next = end - uint64(g.n)

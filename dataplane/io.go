@@ -46,9 +46,10 @@ type TUNGROWriter interface {
 	WriteGRO(bufs [][]byte, offset int) (failed int, err error)
 }
 
-// UDP is the datagram side of a Device. NewUDP opens a real socket; package udptest has an in-memory
-// double. ReadBatch is called from one goroutine; WriteBatch from several (the pipeline and the
-// control plane's SendHandshake / SendKeepalive), so it must be safe for concurrent use.
+// UDP is the datagram side of a Device. Package udp (github.com/wirebatch/wirebatch/udp) has the
+// real socket, udp.Conn, which also has both optional fast paths below; package udptest an
+// in-memory double. ReadBatch is called from one goroutine; WriteBatch from several (the pipeline
+// and the control plane's SendHandshake / SendKeepalive), so it must be safe for concurrent use.
 type UDP interface {
 	// ReadBatch receives up to len(bufs) datagrams, datagram i into bufs[i] (truncated to its
 	// length), its size in sizes[i] and its source in srcs[i], blocking until at least one arrives.
@@ -61,23 +62,28 @@ type UDP interface {
 	Close() error
 }
 
-// gatherScattered makes the n bytes that a scattered read put into pieces, and then into spill,
-// contiguous in spill: the part spill took moves to where it belongs, then the pieces are copied
-// in front of it. The UDP and TUN reads scatter into the packet buffers and gather with it when
-// a read is not laid out as they expected.
-func gatherScattered(spill []byte, n int, pieces [][]byte) {
-	in := 0
-	for _, p := range pieces {
-		in += len(p)
-	}
-	if n > in {
-		copy(spill[in:n], spill[:n-in])
-	}
-	at := 0
-	for _, p := range pieces {
-		if at >= n {
-			break
-		}
-		at += copy(spill[at:n], p)
-	}
+// UDPBufferReader is an optional fast path of a UDP's reads. The Device reads into the whole
+// buffers of its packet pool, where the decrypt stage works in place; given ReadBuffers, it lets
+// the UDP put datagrams straight into them (with GRO, the kernel scatters a coalesced message over
+// them) and hand them over in the order they filled, with no copy. Without it, the Device calls
+// ReadBatch with views of the same buffers at the same offset, which suits a UDP that receives a
+// datagram per buffer.
+type UDPBufferReader interface {
+	// ReadBuffers is ReadBatch into bufs[i][offset:]: datagram i lands there (truncated to the
+	// room), its size in sizes[i], its source in srcs[i]; the offset is headroom the Device keeps.
+	// It may permute the entries of bufs (swapping slice headers, never moving bytes), so that the
+	// buffers holding datagrams come first, in the datagrams' order; on return bufs holds the
+	// buffers it was given, each whole.
+	ReadBuffers(bufs [][]byte, offset int, sizes []int, srcs []netip.AddrPort) (n int, err error)
+}
+
+// UDPSendReporter is an optional fast path of a UDP's writes: with it, a datagram the socket
+// refuses (an unreachable endpoint) is counted on its peer (Stats.TxErrors, and the Device's
+// WriteErrors once per datagram). Without it, the Device calls WriteBatch and counts an error once
+// per batch in WriteErrors, on no peer. Either way the Device sends a batch once: going on past a
+// refused datagram to the rest of the batch is the UDP's part.
+type UDPSendReporter interface {
+	// WriteBatchReport is WriteBatch that also sets refused[i], for every i < len(bufs), to
+	// whether datagram i did not go out, and returns how many did not and the first error.
+	WriteBatchReport(bufs [][]byte, dsts []netip.AddrPort, refused []bool) (nrefused int, err error)
 }

@@ -2,11 +2,6 @@ package dataplane
 
 import "net/netip"
 
-// MaxBatch is the most packets one stage call seals or opens with a single kernels call; longer
-// batches are processed MaxBatch at a time. It matches the batch package's capacity and Linux's
-// UDP_MAX_SEGMENTS on recent kernels.
-const MaxBatch = 128
-
 // Packets is a batch as the stages see it, in the shape of tun.Device.Read: packet i, for
 // i < len(Bufs), is Bufs[i][Offset : Offset+Sizes[i]], and len(Bufs[i]) is all the buffer the stage may
 // use. Sizes, Verdicts and Peers must be at least len(Bufs) long; Addrs may be nil.

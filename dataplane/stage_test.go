@@ -74,7 +74,7 @@ func TestRoundTrip(t *testing.T) {
 			}
 			// Now B can answer.
 			var back [][]byte
-			for i := range 130 { // more than MaxBatch: two kernel calls
+			for i := range 130 { // more than batch.MaxPackets: two kernel calls
 				back = append(back, ipPacket(addrB4, addrA4, 60+i, byte(i)))
 			}
 			roundTrip(t, b, a, back)

@@ -5,8 +5,13 @@ package device
 // Down/Up). netBind is that one UDP: it forwards to the sockets of the moment, and its reader waits
 // while there are none and carries on with the new ones after a rebind.
 //
-//	dataplane udpReader --ReadBatch--> netBind --> sockets: nativeSockets (dataplane.UDPConn: recvmmsg, GRO)
-//	pipeline, control  --WriteBatch-->         '-> or bindSockets (any conn.Bind: its ReceiveFuncs merged)
+//	dataplane udpReader --ReadBuffers------> netBind --> sockets: nativeSockets (udp.Conn: recvmmsg, GRO)
+//	pipeline, control  --WriteBatchReport-->         '-> or bindSockets (any conn.Bind: its ReceiveFuncs merged)
+//
+// netBind passes the data plane's fast paths (dataplane.UDPBufferReader, dataplane.UDPSendReporter)
+// through to the sockets of the moment: udp.Conn has both, so datagrams land in the packet buffers
+// with no copy and refused datagrams are counted on their peers; bindSockets copy from the bind's
+// own buffers, which its ReceiveFuncs own.
 //
 // Ownership: mu guards the configuration (port, mark) and the switch from one sockets to the next;
 // cur publishes the open sockets to the readers and writers without a lock (a writer that loads
@@ -23,13 +28,18 @@ import (
 
 	"golang.zx2c4.com/wireguard/conn"
 
-	"github.com/wirebatch/wirebatch/dataplane"
+	"github.com/wirebatch/wirebatch/batch"
+	"github.com/wirebatch/wirebatch/udp"
 )
 
-// sockets are the network sockets of one opening of a netBind.
+// sockets are the network sockets of one opening of a netBind. readBuffers and writeReport have
+// the contracts of dataplane.UDPBufferReader and dataplane.UDPSendReporter; read and write those of
+// dataplane.UDP's ReadBatch and WriteBatch.
 type sockets interface {
 	read(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (int, error)
+	readBuffers(bufs [][]byte, offset int, sizes []int, srcs []netip.AddrPort) (int, error)
 	write(bufs [][]byte, dsts []netip.AddrPort) error
+	writeReport(bufs [][]byte, dsts []netip.AddrPort, refused []bool) (int, error)
 	setMark(mark uint32) error
 	close() error
 }
@@ -40,7 +50,7 @@ var errDown = errors.New("device: down, no socket open")
 // netBind is the dataplane.UDP of a Device (see the top of this file).
 type netBind struct {
 	bind   conn.Bind // parses endpoints; with native false, also the sockets
-	native bool      // bind is a *conn.StdNetBind: open dataplane.UDPConn sockets instead
+	native bool      // bind is a *conn.StdNetBind: open udp.Conn sockets instead
 	eps    endpointCache
 	batch  int
 	// rxLen is the receive buffer length of bindSockets: longer than the data plane's own receive
@@ -74,9 +84,9 @@ func newNetBind(bind conn.Bind, maxDatagram int, errorf func(string, ...any)) *n
 	n := &netBind{bind: bind, rxLen: maxDatagram + 128, errorf: errorf, ready: make(chan struct{})}
 	_, n.native = bind.(*conn.StdNetBind)
 	n.eps.bind = bind
-	n.batch = dataplane.MaxBatch
+	n.batch = batch.MaxPackets
 	if !n.native {
-		n.batch = min(max(bind.BatchSize(), 1), dataplane.MaxBatch)
+		n.batch = min(max(bind.BatchSize(), 1), batch.MaxPackets)
 	}
 	return n
 }
@@ -84,10 +94,20 @@ func newNetBind(bind conn.Bind, maxDatagram int, errorf func(string, ...any)) *n
 // BatchSize implements dataplane.UDP.
 func (n *netBind) BatchSize() int { return n.batch }
 
-// ReadBatch implements dataplane.UDP. While no sockets are open it waits; when the sockets it reads
-// from are closed by a rebind or Down it carries on with the next ones. It fails only once the
-// netBind is closed, or with an error of the open sockets.
+// ReadBatch implements dataplane.UDP.
 func (n *netBind) ReadBatch(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (int, error) {
+	return n.readFrom(func(s sockets) (int, error) { return s.read(bufs, sizes, srcs) })
+}
+
+// ReadBuffers implements dataplane.UDPBufferReader.
+func (n *netBind) ReadBuffers(bufs [][]byte, offset int, sizes []int, srcs []netip.AddrPort) (int, error) {
+	return n.readFrom(func(s sockets) (int, error) { return s.readBuffers(bufs, offset, sizes, srcs) })
+}
+
+// readFrom reads with read from the open sockets. While none are open it waits; when the sockets
+// it reads from are closed by a rebind or Down it carries on with the next ones. It fails only once
+// the netBind is closed, or with an error of the open sockets.
+func (n *netBind) readFrom(read func(sockets) (int, error)) (int, error) {
 	for {
 		n.mu.Lock()
 		closed, s, ready := n.closed, n.cur.Load(), n.ready
@@ -99,7 +119,7 @@ func (n *netBind) ReadBatch(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (
 			<-ready
 			continue
 		}
-		k, err := s.s.read(bufs, sizes, srcs)
+		k, err := read(s.s)
 		if err == nil || k > 0 || n.cur.Load() == s {
 			return k, err
 		}
@@ -114,6 +134,18 @@ func (n *netBind) WriteBatch(bufs [][]byte, dsts []netip.AddrPort) error {
 		return errDown
 	}
 	return s.s.write(bufs, dsts)
+}
+
+// WriteBatchReport implements dataplane.UDPSendReporter.
+func (n *netBind) WriteBatchReport(bufs [][]byte, dsts []netip.AddrPort, refused []bool) (int, error) {
+	s := n.cur.Load()
+	if s == nil {
+		for i := range bufs {
+			refused[i] = true
+		}
+		return len(bufs), errDown
+	}
+	return s.s.writeReport(bufs, dsts, refused)
 }
 
 // Close implements dataplane.UDP: it closes the sockets for good.
@@ -233,15 +265,15 @@ func (n *netBind) parseEndpoint(s string) (netip.AddrPort, error) {
 	return a, nil
 }
 
-// nativeSockets are the data plane's own socket, for a Device whose bind is the standard one.
-type nativeSockets struct{ c *dataplane.UDPConn }
+// nativeSockets are our batched socket, for a Device whose bind is the standard one.
+type nativeSockets struct{ c *udp.Conn }
 
 // openNative opens a dual-stack socket on port, or an IPv4 one where IPv6 is unavailable.
 func openNative(port uint16) (sockets, uint16, error) {
-	c, err := dataplane.NewUDP(netip.AddrPortFrom(netip.IPv6Unspecified(), port))
+	c, err := udp.Listen(netip.AddrPortFrom(netip.IPv6Unspecified(), port))
 	if err != nil {
 		var err4 error
-		if c, err4 = dataplane.NewUDP(netip.AddrPortFrom(netip.IPv4Unspecified(), port)); err4 != nil {
+		if c, err4 = udp.Listen(netip.AddrPortFrom(netip.IPv4Unspecified(), port)); err4 != nil {
 			return nil, 0, errors.Join(err, err4)
 		}
 	}
@@ -252,8 +284,16 @@ func (s nativeSockets) read(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (
 	return s.c.ReadBatch(bufs, sizes, srcs)
 }
 
+func (s nativeSockets) readBuffers(bufs [][]byte, offset int, sizes []int, srcs []netip.AddrPort) (int, error) {
+	return s.c.ReadBuffers(bufs, offset, sizes, srcs)
+}
+
 func (s nativeSockets) write(bufs [][]byte, dsts []netip.AddrPort) error {
 	return s.c.WriteBatch(bufs, dsts)
+}
+
+func (s nativeSockets) writeReport(bufs [][]byte, dsts []netip.AddrPort, refused []bool) (int, error) {
+	return s.c.WriteBatchReport(bufs, dsts, refused)
 }
 
 func (s nativeSockets) setMark(mark uint32) error { return s.c.SetMark(mark) }
@@ -351,6 +391,11 @@ func (s *bindSockets) receive(fn conn.ReceiveFunc, rb *rxBatch, errorf func(stri
 }
 
 func (s *bindSockets) read(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (int, error) {
+	return s.readBuffers(bufs, 0, sizes, srcs)
+}
+
+// readBuffers copies the datagrams into bufs[k][offset:] in order; it never permutes bufs.
+func (s *bindSockets) readBuffers(bufs [][]byte, offset int, sizes []int, srcs []netip.AddrPort) (int, error) {
 	if s.pending == nil {
 		select {
 		case s.pending = <-s.rx:
@@ -371,7 +416,7 @@ func (s *bindSockets) read(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (i
 			continue // not an address the data plane can answer to; nothing to count it on
 		}
 		// A datagram longer than bufs[k] fills it, which the data plane drops as truncated.
-		sizes[k] = copy(bufs[k], rb.bufs[i][:min(rb.sizes[i], len(rb.bufs[i]))])
+		sizes[k] = copy(bufs[k][offset:], rb.bufs[i][:min(rb.sizes[i], len(rb.bufs[i]))])
 		srcs[k] = src
 		k++
 	}
@@ -383,9 +428,17 @@ func (s *bindSockets) read(bufs [][]byte, sizes []int, srcs []netip.AddrPort) (i
 	return k, nil
 }
 
-// write sends each run of datagrams to one destination with one Send of at most batch datagrams.
 func (s *bindSockets) write(bufs [][]byte, dsts []netip.AddrPort) error {
+	_, err := s.writeReport(bufs, dsts, nil)
+	return err
+}
+
+// writeReport sends each run of datagrams to one destination with one Send of at most batch
+// datagrams. A Send that fails refuses its whole run: a conn.Bind does not say which datagrams of
+// it went out. refused may be nil.
+func (s *bindSockets) writeReport(bufs [][]byte, dsts []netip.AddrPort, refused []bool) (int, error) {
 	var first error
+	nrefused := 0
 	for i := 0; i < len(bufs); {
 		j := i + 1
 		for j < len(bufs) && j-i < s.batch && dsts[j] == dsts[i] {
@@ -395,12 +448,20 @@ func (s *bindSockets) write(bufs [][]byte, dsts []netip.AddrPort) error {
 		if err == nil {
 			err = s.bind.Send(bufs[i:j], ep)
 		}
-		if err != nil && first == nil {
-			first = err
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			nrefused += j - i
+		}
+		if refused != nil {
+			for k := i; k < j; k++ {
+				refused[k] = err != nil
+			}
 		}
 		i = j
 	}
-	return first
+	return nrefused, first
 }
 
 func (s *bindSockets) setMark(mark uint32) error { return s.bind.SetMark(mark) }

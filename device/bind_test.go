@@ -14,6 +14,7 @@ import (
 	"golang.zx2c4.com/wireguard/conn"
 	"golang.zx2c4.com/wireguard/tun/tuntest"
 
+	"github.com/wirebatch/wirebatch/dataplane"
 	"github.com/wirebatch/wirebatch/handshake"
 )
 
@@ -45,6 +46,8 @@ type chanBind struct {
 	opens int
 	sent  map[chanEP]int
 	mark  uint32
+	// refuse is an endpoint whose Sends fail; zero: none.
+	refuse chanEP
 }
 
 func newChanBind() *chanBind {
@@ -95,10 +98,15 @@ func (b *chanBind) SetMark(mark uint32) error {
 
 func (b *chanBind) Send(bufs [][]byte, ep conn.Endpoint) error {
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	if ep.(chanEP) == b.refuse && b.refuse != 0 {
+		return errRefused
+	}
 	b.sent[ep.(chanEP)] += len(bufs)
-	b.mu.Unlock()
 	return nil
 }
+
+var errRefused = errors.New("chanBind: endpoint refused")
 
 func (b *chanBind) BatchSize() int { return 4 }
 
@@ -302,5 +310,47 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 			t.Fatalf("%d goroutines after Close, %d before:\n%s", runtime.NumGoroutine(), before, buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The data plane's fast paths reach the sockets through the netBind: ReadBuffers puts datagrams at
+// the offset it is given, and WriteBatchReport reports the runs a bind refused, on their datagrams.
+var (
+	_ dataplane.UDPBufferReader = (*netBind)(nil)
+	_ dataplane.UDPSendReporter = (*netBind)(nil)
+)
+
+func TestBindAdapterFastPaths(t *testing.T) {
+	b := newChanBind()
+	b.refuse = 2
+	n := newNetBind(b, 1500, t.Logf)
+	defer n.Close()
+	if err := n.open(); err != nil {
+		t.Fatal(err)
+	}
+	const offset = 16
+	b.in[0] <- datagram{[]byte("fast path"), 7}
+	bufs, sizes, srcs := [][]byte{make([]byte, 64), make([]byte, 64)}, make([]int, 2), make([]netip.AddrPort, 2)
+	k, err := n.ReadBuffers(bufs, offset, sizes, srcs)
+	if err != nil || k != 1 || string(bufs[0][offset:offset+sizes[0]]) != "fast path" || srcs[0].Port() != 7 {
+		t.Fatalf("ReadBuffers: %d datagrams, %q from %v, %v", k, bufs[0][offset:offset+sizes[0]], srcs[0], err)
+	}
+
+	one, two := netip.MustParseAddrPort("192.0.2.1:1"), netip.MustParseAddrPort("192.0.2.1:2")
+	out := [][]byte{[]byte("a"), []byte("b"), []byte("c"), []byte("d")}
+	refused := make([]bool, len(out))
+	nrefused, err := n.WriteBatchReport(out, []netip.AddrPort{one, two, two, one}, refused)
+	if nrefused != 2 || !errors.Is(err, errRefused) || refused[0] || !refused[1] || !refused[2] || refused[3] {
+		t.Fatalf("WriteBatchReport: %d refused %v, %v; want 2, [false true true false], errRefused", nrefused, refused, err)
+	}
+	if b.sent[1] != 2 || b.sent[2] != 0 {
+		t.Fatalf("sent %v, want 2 to port 1 and none to port 2", b.sent)
+	}
+
+	if err := n.down(); err != nil {
+		t.Fatal(err)
+	}
+	if nrefused, err := n.WriteBatchReport(out[:1], []netip.AddrPort{one}, refused); nrefused != 1 || !refused[0] || !errors.Is(err, errDown) {
+		t.Fatalf("WriteBatchReport while down: %d refused, %v", nrefused, err)
 	}
 }

@@ -69,7 +69,7 @@ type peer struct {
 // closes the bind as it goes up and down and changes its port.
 //
 // When bind is the standard bind (conn.NewStdNetBind or conn.NewDefaultBind on Linux), or nil, the
-// Device opens sockets of its own instead (dataplane.NewUDP: batched reads and writes with GRO and
+// Device opens sockets of its own instead (udp.Listen: batched reads and writes with GRO and
 // GSO where the kernel has them), on the same port, with the same fwmark; bind only parses
 // endpoints then. Any other bind carries every datagram. A TUN that exposes a Linux TUN file with
 // virtio-net headers (tun.CreateTUN's) is read and written through its offloads

@@ -17,7 +17,7 @@ import (
 
 	"github.com/wirebatch/wirebatch/loadgen/internal/payload"
 	"github.com/wirebatch/wirebatch/loadgen/internal/sender"
-	"github.com/wirebatch/wirebatch/loadgen/internal/udpbatch"
+	"github.com/wirebatch/wirebatch/udp"
 )
 
 // Defaults shared by the commands.
@@ -65,7 +65,7 @@ func (f *senderFlags) register(fs *flag.FlagSet, duration time.Duration) {
 	fs.IntVar(&f.flows, "flows", 1, "number of flows (UDP source ports)")
 	fs.IntVar(&f.batch, "batch", defaultBatch, "messages per sendmmsg")
 	fs.BoolVar(&f.gso, "gso", false, "pack equal-sized packets into UDP GSO messages")
-	fs.IntVar(&f.gsoSegments, "gso-segments", udpbatch.MaxSegments, "packets per GSO message, with -gso")
+	fs.IntVar(&f.gsoSegments, "gso-segments", udp.MaxGSOSegments, "packets per GSO message, with -gso")
 	fs.IntVar(&f.sockBuf, "sockbuf", defaultSocketBuffer, "socket buffer `bytes`")
 	fs.BoolVar(&f.jsonOut, "json", false, "print the report as JSON")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress display on stderr")
@@ -88,8 +88,8 @@ func (f *senderFlags) config() (sender.Config, error) {
 	}
 	segments := 0
 	if f.gso {
-		if f.gsoSegments < 2 || f.gsoSegments > udpbatch.MaxSegments {
-			return sender.Config{}, fmt.Errorf("-gso-segments %d: want 2 to %d", f.gsoSegments, udpbatch.MaxSegments)
+		if f.gsoSegments < 2 || f.gsoSegments > udp.MaxGSOSegments {
+			return sender.Config{}, fmt.Errorf("-gso-segments %d: want 2 to %d", f.gsoSegments, udp.MaxGSOSegments)
 		}
 		segments = f.gsoSegments
 	}

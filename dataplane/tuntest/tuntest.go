@@ -12,6 +12,8 @@ package tuntest
 import (
 	"os"
 	"sync"
+
+	"github.com/wirebatch/wirebatch/batch"
 )
 
 // TUN implements dataplane.TUN (and the packet methods of golang.zx2c4.com/wireguard/tun.Device).
@@ -30,7 +32,7 @@ type TUN struct {
 }
 
 // BatchSize is what BatchSize reports: Read returns up to this many packets, whatever is queued.
-const BatchSize = 128
+const BatchSize = batch.MaxPackets
 
 // New returns a device whose queue holds depth packets of at most mtu bytes. deliver is called
 // synchronously from every Write with the written packets (headers and offset stripped); the slices

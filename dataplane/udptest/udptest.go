@@ -11,6 +11,8 @@ import (
 	"net/netip"
 	"os"
 	"sync"
+
+	"github.com/wirebatch/wirebatch/batch"
 )
 
 // Network connects Conns by address.
@@ -51,7 +53,7 @@ type Conn struct {
 }
 
 // BatchSize is what BatchSize reports.
-const BatchSize = 128
+const BatchSize = batch.MaxPackets
 
 // LocalAddr returns the address the Conn is bound to.
 func (c *Conn) LocalAddr() netip.AddrPort { return c.addr }

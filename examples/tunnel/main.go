@@ -72,6 +72,7 @@ import (
 	"github.com/wirebatch/wirebatch/examples/tunnel/wgquick"
 	"github.com/wirebatch/wirebatch/handshake"
 	"github.com/wirebatch/wirebatch/protocol"
+	"github.com/wirebatch/wirebatch/udp"
 )
 
 func main() {
@@ -248,17 +249,17 @@ func (t *tunnel) run() error {
 	if err != nil {
 		return err
 	}
-	udp, err := listen(t.cfg.Interface.ListenPort)
+	conn, err := listen(t.cfg.Interface.ListenPort)
 	if err != nil {
 		tun.Close()
 		return err
 	}
 	hs := handshake.NewIdentity(handshake.PrivateKey(t.cfg.Interface.PrivateKey), t.hsConfig)
 	cp := handshake.NewControlPlane(hs, t.log.Printf)
-	dev, err := dataplane.NewDevice(tun, udp, dataplane.Config{MTU: t.cfg.Interface.MTU, Workers: t.workers, Handshaker: cp})
+	dev, err := dataplane.NewDevice(tun, conn, dataplane.Config{MTU: t.cfg.Interface.MTU, Workers: t.workers, Handshaker: cp})
 	if err != nil {
 		tun.Close()
-		udp.Close()
+		conn.Close()
 		return err
 	}
 	// From here on the Device owns the TUN and the socket.
@@ -286,7 +287,7 @@ func (t *tunnel) run() error {
 	if err := wgquick.ConfigureInterface(t.iface, t.cfg); err != nil {
 		return err
 	}
-	t.log.Printf("%s up: public key %v, listening on %v, %d peers", t.iface, hs.PublicKey(), udp.LocalAddr(), len(t.cfg.Peers))
+	t.log.Printf("%s up: public key %v, listening on %v, %d peers", t.iface, hs.PublicKey(), conn.LocalAddr(), len(t.cfg.Peers))
 	watchDone := make(chan struct{})
 	defer close(watchDone)
 	deleted, err := wgquick.WatchDeleted(t.iface, watchDone)
@@ -322,16 +323,16 @@ func (t *tunnel) run() error {
 }
 
 // listen opens the UDP socket: dual-stack on port, or IPv4 only where IPv6 is unavailable.
-func listen(port uint16) (*dataplane.UDPConn, error) {
-	udp, err := dataplane.NewUDP(netip.AddrPortFrom(netip.IPv6Unspecified(), port))
+func listen(port uint16) (*udp.Conn, error) {
+	conn, err := udp.Listen(netip.AddrPortFrom(netip.IPv6Unspecified(), port))
 	if err == nil {
-		return udp, nil
+		return conn, nil
 	}
-	udp, err4 := dataplane.NewUDP(netip.AddrPortFrom(netip.IPv4Unspecified(), port))
+	conn, err4 := udp.Listen(netip.AddrPortFrom(netip.IPv4Unspecified(), port))
 	if err4 != nil {
 		return nil, fmt.Errorf("listening on UDP port %d: IPv6: %w; IPv4: %w", port, err, err4)
 	}
-	return udp, nil
+	return conn, nil
 }
 
 // counters is the JSON line of the command-line contract (see the package documentation).

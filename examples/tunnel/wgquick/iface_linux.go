@@ -38,7 +38,7 @@ func CreateTUN(name string, mtu int) (tun.Device, error) {
 }
 
 // TxQueueLen is the length of the interface's transmit queue: the packets the kernel holds for the
-// tunnel to read. The data plane reads them a batch at a time (up to dataplane.MaxBatch) and keeps
+// tunnel to read. The data plane reads them a batch at a time (up to batch.MaxPackets) and keeps
 // several batches in flight (Config.Batches), so a burst that arrives while they are busy must wait
 // in this queue; the kernel's default of 500 overflowed under bursts well below the pipeline's
 // throughput (1392-byte UDP payloads at 170,000 packets/s from loadgen through bench-tunnel's

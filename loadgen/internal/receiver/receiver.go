@@ -28,13 +28,12 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
-	"github.com/wirebatch/wirebatch/internal/udpoffload"
 	"github.com/wirebatch/wirebatch/loadgen/internal/clock"
 	"github.com/wirebatch/wirebatch/loadgen/internal/control"
 	"github.com/wirebatch/wirebatch/loadgen/internal/flow"
 	"github.com/wirebatch/wirebatch/loadgen/internal/jitter"
 	"github.com/wirebatch/wirebatch/loadgen/internal/payload"
-	"github.com/wirebatch/wirebatch/loadgen/internal/udpbatch"
+	"github.com/wirebatch/wirebatch/udp"
 )
 
 // Latencies are recorded in nanoseconds from 1ns to maxLatency with three
@@ -81,7 +80,7 @@ type Config struct {
 // Receiver is a listening receiver; see the package comment.
 type Receiver struct {
 	cfg     Config
-	conn    *udpbatch.Conn
+	conn    *udp.BlockingConn
 	addr    *net.UDPAddr
 	ln      net.Listener
 	gro     bool
@@ -156,7 +155,7 @@ func Listen(cfg Config) (*Receiver, error) {
 		attempts = 10
 	}
 	for {
-		conn, err := udpbatch.Listen(addr)
+		conn, err := udp.ListenBlocking(addr.AddrPort())
 		if err != nil {
 			return nil, err
 		}
@@ -174,9 +173,7 @@ func Listen(cfg Config) (*Receiver, error) {
 
 func (r *Receiver) setup() error {
 	var err error
-	if r.addr, err = r.conn.LocalAddr(); err != nil {
-		return err
-	}
+	r.addr = net.UDPAddrFromAddrPort(r.conn.LocalAddr())
 	if err := r.conn.SetReadTimeout(readTimeout); err != nil {
 		return err
 	}
@@ -343,11 +340,10 @@ func (rn *run) resultLocked(from int) control.Result {
 // read is the receive loop: one recvmmsg per batch, accounting under one
 // lock hold per batch, until ctx is done.
 func (r *Receiver) read(ctx context.Context) error {
-	ms := make([]udpbatch.Message, r.cfg.Batch)
+	ms := make([]udp.Message, r.cfg.Batch)
 	for i := range ms {
 		// 64 KiB holds the largest datagram and the largest GRO message.
-		ms[i].Buf = make([]byte, 1<<16)
-		ms[i].OOB = make([]byte, udpoffload.GROControlSize)
+		ms[i].Buffers = [][]byte{make([]byte, 1<<16)}
 	}
 	var idleSince time.Time
 	for ctx.Err() == nil {
@@ -361,7 +357,7 @@ func (r *Receiver) read(ctx context.Context) error {
 			}
 			n, err = r.conn.ReadBatch(ms)
 		}
-		if errors.Is(err, udpbatch.ErrTimeout) {
+		if errors.Is(err, udp.ErrTimeout) {
 			continue
 		}
 		if err != nil {
@@ -371,8 +367,8 @@ func (r *Receiver) read(ctx context.Context) error {
 		now := clock.Now()
 		r.mu.Lock()
 		for _, m := range ms[:n] {
-			data := m.Buf[:m.N]
-			size := udpoffload.SegmentSize(m.OOB[:m.NN])
+			data := m.Buffers[0][:m.N]
+			size := m.Segment
 			if size <= 0 {
 				size = len(data)
 			}

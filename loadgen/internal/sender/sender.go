@@ -13,7 +13,7 @@
 // Pipeline of one burst, all on one goroutine locked to its OS thread:
 //
 //	pace.Pacer.Next -> clock.SleepUntil -> fill headers (one timestamp per
-//	burst) into reusable buffers -> udpbatch.Conn.WriteBatch (sendmmsg,
+//	burst) into reusable buffers -> udp.BlockingConn.WriteBatch (sendmmsg,
 //	optionally GSO) on the next flow's socket, round robin
 //
 // Buffers are filled with the payload pattern once and afterwards only
@@ -33,12 +33,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/wirebatch/wirebatch/internal/udpoffload"
 	"github.com/wirebatch/wirebatch/loadgen/internal/clock"
 	"github.com/wirebatch/wirebatch/loadgen/internal/control"
 	"github.com/wirebatch/wirebatch/loadgen/internal/pace"
 	"github.com/wirebatch/wirebatch/loadgen/internal/payload"
-	"github.com/wirebatch/wirebatch/loadgen/internal/udpbatch"
+	"github.com/wirebatch/wirebatch/udp"
 )
 
 // Config configures one run.
@@ -141,8 +140,8 @@ func (cfg *Config) Validate() error {
 		return fmt.Errorf("flows %d: want 1 to 65536", cfg.Flows)
 	case cfg.Batch < 1 || cfg.Batch > 1024:
 		return fmt.Errorf("batch %d: want 1 to 1024", cfg.Batch)
-	case cfg.GSOSegments < 0 || cfg.GSOSegments > udpbatch.MaxSegments:
-		return fmt.Errorf("gso %d: want 0 (off) to %d segments", cfg.GSOSegments, udpbatch.MaxSegments)
+	case cfg.GSOSegments < 0 || cfg.GSOSegments > udp.MaxGSOSegments:
+		return fmt.Errorf("gso %d: want 0 (off) to %d segments", cfg.GSOSegments, udp.MaxGSOSegments)
 	case cfg.Timeout <= 0:
 		return fmt.Errorf("timeout %v: want > 0", cfg.Timeout)
 	case cfg.Interval < 0:
@@ -354,13 +353,13 @@ func (s *Session) poll(ctx context.Context, cancel context.CancelCauseFunc, runI
 	}
 }
 
-func openFlows(cfg Config) ([]*udpbatch.Conn, error) {
+func openFlows(cfg Config) ([]*udp.BlockingConn, error) {
 	to, err := net.ResolveUDPAddr("udp", cfg.To)
 	if err != nil {
 		return nil, fmt.Errorf("receiver address: %w", err)
 	}
-	var flows []*udpbatch.Conn
-	fail := func(err error) ([]*udpbatch.Conn, error) {
+	var flows []*udp.BlockingConn
+	fail := func(err error) ([]*udp.BlockingConn, error) {
 		for _, f := range flows {
 			f.Close()
 		}
@@ -369,7 +368,7 @@ func openFlows(cfg Config) ([]*udpbatch.Conn, error) {
 	for range cfg.Flows {
 		// A connected socket per flow: its own source port, and sendmmsg
 		// needs no destination per message.
-		c, err := udpbatch.Dial(to)
+		c, err := udp.DialBlocking(to.AddrPort())
 		if err != nil {
 			return fail(err)
 		}
@@ -392,14 +391,14 @@ func openFlows(cfg Config) ([]*udpbatch.Conn, error) {
 type generator struct {
 	cfg      Config
 	grid     control.Grid
-	flows    []*udpbatch.Conn
+	flows    []*udp.BlockingConn
 	nextFlow int
 	seqs     []uint64 // next sequence number per flow
 	packets  uint64   // packets built so far, to walk cfg.Sizes
 	segments int      // packets per message, at most
-	ms       []udpbatch.Message
-	bufs     [][]byte // backing store of ms[i]
-	oobs     [][]byte // control message space of ms[i]
+	ms       []udp.Message
+	bufs     [][]byte    // backing store of ms[i]
+	iovs     [][1][]byte // the buffer of ms[i], its one iovec
 	// filledSize and filledSegments say which segment layout of bufs[i]
 	// already holds the payload pattern.
 	filledSize     []int
@@ -416,7 +415,7 @@ type sentCounts struct {
 	packets, bytes atomic.Uint64
 }
 
-func newGenerator(cfg Config, flows []*udpbatch.Conn, grid control.Grid) *generator {
+func newGenerator(cfg Config, flows []*udp.BlockingConn, grid control.Grid) *generator {
 	g := &generator{
 		cfg: cfg, grid: grid, flows: flows, seqs: make([]uint64, len(flows)), segments: max(1, cfg.GSOSegments),
 		intervals: make([]sentCounts, grid.Count()),
@@ -426,16 +425,16 @@ func newGenerator(cfg Config, flows []*udpbatch.Conn, grid control.Grid) *genera
 		bufSize = max(bufSize, s)
 	}
 	if g.segments > 1 {
-		bufSize = max(bufSize, udpbatch.MaxMessage)
+		bufSize = max(bufSize, udp.MaxGSOBytes)
 	}
-	g.ms = make([]udpbatch.Message, cfg.Batch)
+	g.ms = make([]udp.Message, cfg.Batch)
 	g.bufs = make([][]byte, cfg.Batch)
-	g.oobs = make([][]byte, cfg.Batch)
+	g.iovs = make([][1][]byte, cfg.Batch)
 	g.filledSize = make([]int, cfg.Batch)
 	g.filledSegments = make([]int, cfg.Batch)
 	for i := range g.bufs {
 		g.bufs[i] = make([]byte, bufSize)
-		g.oobs[i] = make([]byte, udpoffload.SegmentControlSize)
+		g.ms[i].Buffers = g.iovs[i][:]
 	}
 	return g
 }
@@ -526,7 +525,7 @@ func (g *generator) build(run uint32, flowIndex uint16, n int, stamp int64) (msg
 		size := g.cfg.Sizes[g.packets%uint64(len(g.cfg.Sizes))]
 		segs := 1
 		// Extend the message while the next packets have the same size.
-		for segs < g.segments && packets+segs < n && (segs+1)*size <= udpbatch.MaxMessage &&
+		for segs < g.segments && packets+segs < n && (segs+1)*size <= udp.MaxGSOBytes &&
 			g.cfg.Sizes[(g.packets+uint64(segs))%uint64(len(g.cfg.Sizes))] == size {
 			segs++
 		}
@@ -540,10 +539,10 @@ func (g *generator) build(run uint32, flowIndex uint16, n int, stamp int64) (msg
 			g.seqs[flowIndex]++
 		}
 		m := &g.ms[msgs]
-		m.Buf = buf
-		m.OOB = nil
+		g.iovs[msgs][0] = buf
+		m.Segment = 0
 		if segs > 1 {
-			m.OOB = udpoffload.PutSegmentSize(g.oobs[msgs], size)
+			m.Segment = size
 		}
 		g.packets += uint64(segs)
 		packets += segs

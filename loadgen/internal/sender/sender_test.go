@@ -293,12 +293,13 @@ func TestBuildAllocatesNothing(t *testing.T) {
 	msgs, packets, _ := g.build(1, 0, 40, 1)
 	next := g.seqs[0] - uint64(packets)
 	for _, m := range g.ms[:msgs] {
-		size := len(m.Buf)
-		if len(m.OOB) > 0 {
-			size = int(m.Buf[14])<<8 | int(m.Buf[15]) // the first segment's length field
+		buf := m.Buffers[0]
+		size := len(buf)
+		if m.Segment > 0 {
+			size = m.Segment
 		}
-		for off := 0; off < len(m.Buf); off += size {
-			h, err := payload.Decode(m.Buf[off:min(off+size, len(m.Buf))])
+		for off := 0; off < len(buf); off += size {
+			h, err := payload.Decode(buf[off:min(off+size, len(buf))])
 			if err != nil || h.Seq != next {
 				t.Fatalf("segment at %d: %+v, %v; want seq %d", off, h, err, next)
 			}

@@ -1,4 +1,4 @@
-package dataplane_test
+package udp
 
 import (
 	"bytes"
@@ -6,12 +6,12 @@ import (
 	"testing"
 )
 
-// TestUDPConnAllocatesNothing: on Linux a batch sent and received through UDPConn (recvmmsg and
+// TestConnAllocatesNothing: on Linux a batch sent and received through a Conn (recvmmsg and
 // sendmmsg over arrays made once, sources parsed into addresses kept per message) allocates
 // nothing, for IPv4 and dual-stack sockets, with GSO and GRO where the kernel has them.
-func TestUDPConnAllocatesNothing(t *testing.T) {
+func TestConnAllocatesNothing(t *testing.T) {
 	for _, laddr := range []string{"127.0.0.1:0", "[::1]:0"} {
-		a, b := udpPair(t, laddr)
+		a, b := connPair(t, laddr)
 		const n = 16
 		out, dsts := make([][]byte, n), make([]netip.AddrPort, n)
 		bufs, sizes, srcs := make([][]byte, n), make([]int, n), make([]netip.AddrPort, n)

@@ -1,4 +1,4 @@
-package dataplane
+package udp
 
 import (
 	"net/netip"
@@ -12,7 +12,7 @@ func TestUDPSetMark(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("SO_MARK needs CAP_NET_ADMIN: run as root")
 	}
-	c, err := NewUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+	c, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
 	if err != nil {
 		t.Fatal(err)
 	}

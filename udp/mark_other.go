@@ -1,6 +1,6 @@
 //go:build !linux
 
-package dataplane
+package udp
 
 // SetMark does nothing where the system has no SO_MARK (as wireguard-go's binds there).
-func (c *UDPConn) SetMark(mark uint32) error { return nil }
+func (c *Conn) SetMark(mark uint32) error { return nil }

@@ -1,11 +1,11 @@
-package dataplane
+package udp
 
 import "golang.org/x/sys/unix"
 
 // SetMark sets the socket's SO_MARK (wg(8) fwmark): the datagrams it sends carry mark, so that
 // policy routing can keep them off the tunnel they carry. Zero clears it. Setting it needs
 // CAP_NET_ADMIN.
-func (c *UDPConn) SetMark(mark uint32) error {
+func (c *Conn) SetMark(mark uint32) error {
 	rc, err := c.conn.SyscallConn()
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package dataplane
+package udp
 
 import (
 	"bytes"
@@ -7,19 +7,19 @@ import (
 	"testing"
 )
 
-// TestUDPGSO sends runs of equal-sized datagrams (with a shorter last one, a change of destination
+// TestGSO sends runs of equal-sized datagrams (with a shorter last one, a change of destination
 // and a change of size breaking the runs) and checks that each arrives as its own datagram, in order.
 // Where the kernel has UDP GSO, it also checks that runs went out as segmented messages, and where it
 // has GRO, that the receivers cut coalesced messages apart.
-func TestUDPGSO(t *testing.T) {
-	a, err := NewUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+func TestGSO(t *testing.T) {
+	a, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
 	if err != nil {
 		t.Skipf("no loopback socket: %v", err)
 	}
 	defer a.Close()
-	var rx [2]*UDPConn
+	var rx [2]*Conn
 	for i := range rx {
-		if rx[i], err = NewUDP(netip.MustParseAddrPort("127.0.0.1:0")); err != nil {
+		if rx[i], err = Listen(netip.MustParseAddrPort("127.0.0.1:0")); err != nil {
 			t.Fatal(err)
 		}
 		defer rx[i].Close()
@@ -29,7 +29,7 @@ func TestUDPGSO(t *testing.T) {
 		size int
 	}
 	var plan []dgram
-	for range 70 { // more than maxGSOSegments in one run
+	for range 70 { // more than MaxGSOSegments in one run
 		plan = append(plan, dgram{0, 1452})
 	}
 	plan = append(plan, dgram{0, 100}, dgram{0, 1452}, dgram{1, 1452}, dgram{1, 1452}, dgram{1, 60})
@@ -48,7 +48,7 @@ func TestUDPGSO(t *testing.T) {
 		dsts[i] = rx[d.to].LocalAddr()
 		want[d.to] = append(want[d.to], bufs[i])
 	}
-	// Two calls, so that the last run is not cut by the MaxBatch datagrams one call packs.
+	// Two calls, so that the last run is not cut by the maxBatch datagrams one call packs.
 	cut := len(plan) - 47
 	if err := a.WriteBatch(bufs[:cut], dsts[:cut]); err != nil {
 		t.Fatal(err)
@@ -58,11 +58,11 @@ func TestUDPGSO(t *testing.T) {
 	}
 	for r := range rx {
 		got := 0
-		in := make([][]byte, MaxBatch)
+		in := make([][]byte, maxBatch)
 		for i := range in {
 			in[i] = make([]byte, 2048)
 		}
-		sizes, srcs := make([]int, MaxBatch), make([]netip.AddrPort, MaxBatch)
+		sizes, srcs := make([]int, maxBatch), make([]netip.AddrPort, maxBatch)
 		for got < len(want[r]) {
 			n, err := rx[r].ReadBatch(in, sizes, srcs)
 			if err != nil {
@@ -96,15 +96,15 @@ func TestUDPGSO(t *testing.T) {
 	t.Logf("GSO %v, GRO %v: %d segmented messages sent, %d+%d coalesced received", a.gso, rx[0].gro, a.gsoMessages, rx[0].groCoalesced, rx[1].groCoalesced)
 }
 
-// TestUDPGROWholeMessages: a read hands over a coalesced message whole when it can, stopping before
+// TestGROWholeMessages: a read hands over a coalesced message whole when it can, stopping before
 // one that would not fit in the buffers left rather than cutting it between two reads.
-func TestUDPGROWholeMessages(t *testing.T) {
-	a, err := NewUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+func TestGROWholeMessages(t *testing.T) {
+	a, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
 	if err != nil {
 		t.Skipf("no loopback socket: %v", err)
 	}
 	defer a.Close()
-	rx, err := NewUDP(netip.MustParseAddrPort("127.0.0.1:0"))
+	rx, err := Listen(netip.MustParseAddrPort("127.0.0.1:0"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,22 +134,22 @@ func TestUDPGROWholeMessages(t *testing.T) {
 	}
 }
 
-// TestUDPReadInto: the Device's read (readInto) hands over every datagram once, in order, intact,
+// TestReadBuffers: ReadBuffers hands over every datagram once, in order, intact,
 // at the offset in its buffer, whatever the mix: coalesced messages of the size its iovecs expect
 // (which land in place), of other sizes (gathered and copied apart), single datagrams shorter and
 // longer than that size, empty ones, and more than one call's buffers take (left to the next call);
 // and the buffers it returns are the ones it was given, reordered.
-func TestUDPReadInto(t *testing.T) {
+func TestReadBuffers(t *testing.T) {
 	for _, laddr := range []string{"127.0.0.1:0", "[::1]:0"} {
-		a, rx := udpPairInternal(t, laddr)
+		a, rx := connPair(t, laddr)
 		const offset = 16
-		bufs := make([][]byte, MaxBatch)
+		bufs := make([][]byte, maxBatch)
 		owned := map[*byte]bool{}
 		for i := range bufs {
 			bufs[i] = make([]byte, 1600)
 			owned[&bufs[i][0]] = true
 		}
-		sizes, srcs := make([]int, MaxBatch), make([]netip.AddrPort, MaxBatch)
+		sizes, srcs := make([]int, maxBatch), make([]netip.AddrPort, maxBatch)
 		next, got := 0, 0 // datagrams sent and received
 		payload := func(i, size int) []byte {
 			p := make([]byte, size)
@@ -179,7 +179,7 @@ func TestUDPReadInto(t *testing.T) {
 			}
 			sent = append(sent, out...)
 			for got < next {
-				n, err := rx.readInto(bufs, offset, sizes, srcs)
+				n, err := rx.ReadBuffers(bufs, offset, sizes, srcs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -229,7 +229,7 @@ func TestUDPReadInto(t *testing.T) {
 				t.Fatal(err)
 			}
 			for got := 0; got < len(out); {
-				n, err := rx.readInto(bufs, offset, sizes, srcs)
+				n, err := rx.ReadBuffers(bufs, offset, sizes, srcs)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -241,19 +241,4 @@ func TestUDPReadInto(t *testing.T) {
 			t.Errorf("%s: %.1f allocations per round trip, want 0", laddr, allocs)
 		}
 	}
-}
-
-// udpPairInternal is udpPair for tests inside the package.
-func udpPairInternal(t *testing.T, laddr string) (a, b *UDPConn) {
-	t.Helper()
-	a, err := NewUDP(netip.MustParseAddrPort(laddr))
-	if err != nil {
-		t.Skipf("no %s socket: %v", laddr, err)
-	}
-	t.Cleanup(func() { a.Close() })
-	if b, err = NewUDP(netip.MustParseAddrPort(laddr)); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return a, b
 }
