@@ -80,11 +80,13 @@ bench-ipsecmb: deps
 bench-loadgen: deps
 	scripts/bench-loadgen.sh
 
-## demo: the main job: two hosts in network namespaces, our tunnel at both ends, loadgen through it,
-## the report and the tunnels' counters (root; DEMO_BENCH=1 adds a round of bench-tunnel).
+## demo: the main job: two hosts in network namespaces brought up with wg-quick, our tunnel as the
+## userspace implementation at both ends, loadgen through it, its report and `wg show` (root;
+## DEMO_BENCH=1 adds a round of bench-tunnel).
 demo: deps
 	scripts/demo.sh
 
-## bench-tunnel: our tunnel against wireguard-go on the same two hosts: TCP, UDP 1420 B and 64 B (root).
+## bench-tunnel: our tunnel against wireguard-go, both under wg-quick on the same two hosts: TCP, UDP
+## 1420 B and 64 B (root).
 bench-tunnel: deps
 	scripts/bench-tunnel.sh
