@@ -43,11 +43,7 @@ type Report struct {
 	GSOSegments  int     `json:"gso_segments"`
 	ReceiverGRO  bool    `json:"receiver_gro"`
 
-	Sent       uint64  `json:"sent"`
-	Received   uint64  `json:"received"`
-	Lost       uint64  `json:"lost"`
-	LostPct    float64 `json:"lost_percent"`
-	Duplicates uint64  `json:"duplicates"`
+	Losses
 	// Reordered counts reordered packets and ReorderedRatio is their share
 	// of the received ones (RFC 4737 sections 3.3 and 4.1.3);
 	// ReorderExtentMax is the largest reordering extent (section 4.2.1).
@@ -91,13 +87,9 @@ type Report struct {
 // length: received figures say what became of the interval's packets, so
 // Lost compares like with like.
 type Interval struct {
-	StartSecs    float64 `json:"start"` // after the start of the measured period
-	EndSecs      float64 `json:"end"`
-	Sent         uint64  `json:"sent"`
-	Received     uint64  `json:"received"`
-	Lost         uint64  `json:"lost"`
-	LostPct      float64 `json:"lost_percent"`
-	Duplicates   uint64  `json:"duplicates"`
+	StartSecs float64 `json:"start"` // after the start of the measured period
+	EndSecs   float64 `json:"end"`
+	Losses
 	Reordered    uint64  `json:"reordered"`
 	PPSSent      float64 `json:"pps_sent"`
 	PPSReceived  float64 `json:"pps_received"`
@@ -112,12 +104,9 @@ func NewInterval(iv sender.Interval) Interval {
 	rc := iv.Receiver
 	r := Interval{
 		StartSecs: iv.Start.Seconds(), EndSecs: iv.End.Seconds(),
-		Sent: iv.Sent, Received: rc.Received, Duplicates: rc.Duplicates, Reordered: rc.Reordered,
-		Lost:     lost(iv.Sent, rc.Received),
-		JitterUS: rc.JitterNanos / 1e3,
-	}
-	if iv.Sent > 0 {
-		r.LostPct = 100 * float64(r.Lost) / float64(iv.Sent)
+		Losses:    newLosses(iv.Sent, rc.Received, rc.Duplicates),
+		Reordered: rc.Reordered,
+		JitterUS:  rc.JitterNanos / 1e3,
 	}
 	if span := (iv.End - iv.Start).Seconds(); span > 0 {
 		r.PPSSent = float64(iv.Sent) / span
@@ -128,13 +117,25 @@ func NewInterval(iv sender.Interval) Interval {
 	return r
 }
 
-// lost is how many of sent packets did not arrive; a receiver that counted
-// more (packets of an earlier run with this run's id) loses none.
-func lost(sent, received uint64) uint64 {
+// Losses are what became of the packets sent, in a run or in one interval of it: Lost is Sent less
+// Received (never below zero: duplicates are counted apart) and LostPct its share of Sent.
+type Losses struct {
+	Sent       uint64  `json:"sent"`
+	Received   uint64  `json:"received"`
+	Lost       uint64  `json:"lost"`
+	LostPct    float64 `json:"lost_percent"`
+	Duplicates uint64  `json:"duplicates"`
+}
+
+func newLosses(sent, received, duplicates uint64) Losses {
+	l := Losses{Sent: sent, Received: received, Duplicates: duplicates}
 	if sent > received {
-		return sent - received
+		l.Lost = sent - received
 	}
-	return 0
+	if sent > 0 {
+		l.LostPct = 100 * float64(l.Lost) / float64(sent)
+	}
+	return l
 }
 
 // New computes the report of one run. sizeSpec is the -size argument as given.
@@ -151,9 +152,7 @@ func New(cfg sender.Config, sizeSpec string, res sender.Result) Report {
 		GSOSegments:  cfg.GSOSegments,
 		ReceiverGRO:  rc.GRO,
 
-		Sent:             res.Sent,
-		Received:         rc.Counts.Received,
-		Duplicates:       rc.Counts.Duplicates,
+		Losses:           newLosses(res.Sent, rc.Counts.Received, rc.Counts.Duplicates),
 		Reordered:        rc.Counts.Reordered,
 		ReorderExtentMax: rc.Counts.MaxReorderExtent,
 		Corrupt:          rc.Corrupt,
@@ -165,8 +164,6 @@ func New(cfg sender.Config, sizeSpec string, res sender.Result) Report {
 		LatencyOutOfRange: rc.LatencyOutOfRange,
 		CPUSenderSecs:     time.Duration(res.CPUNanos).Seconds(),
 		CPUReceiverSecs:   time.Duration(rc.CPUNanos).Seconds(),
-
-		Lost: lost(res.Sent, rc.Counts.Received),
 	}
 	switch {
 	case !res.SameClock:
@@ -179,9 +176,6 @@ func New(cfg sender.Config, sizeSpec string, res sender.Result) Report {
 	}
 	for _, iv := range res.Intervals {
 		r.Intervals = append(r.Intervals, NewInterval(iv))
-	}
-	if res.Sent > 0 {
-		r.LostPct = 100 * float64(r.Lost) / float64(res.Sent)
 	}
 	if r.Received > 0 {
 		r.ReorderedRatio = float64(r.Reordered) / float64(r.Received)

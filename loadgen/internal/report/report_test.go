@@ -69,9 +69,9 @@ func TestNew(t *testing.T) {
 		t.Errorf("latency valid %v, warnings %q: want valid, none", r.LatencyValid, r.Warnings)
 	}
 	want := []Interval{
-		{StartSecs: 0, EndSecs: 1, Sent: 1000, Received: 950, Lost: 50, LostPct: 5, Duplicates: 1, Reordered: 9,
+		{StartSecs: 0, EndSecs: 1, Losses: Losses{Sent: 1000, Received: 950, Lost: 50, LostPct: 5, Duplicates: 1}, Reordered: 9,
 			PPSSent: 1000, PPSReceived: 950, GbpsSent: 1000 * 100 * 8 / 1e9, GbpsReceived: 950 * 100 * 8 / 1e9, JitterUS: 1.2},
-		{StartSecs: 1, EndSecs: 2, Sent: 1000, Received: 951, Lost: 49, LostPct: 4.9, Duplicates: 2, Reordered: 10,
+		{StartSecs: 1, EndSecs: 2, Losses: Losses{Sent: 1000, Received: 951, Lost: 49, LostPct: 4.9, Duplicates: 2}, Reordered: 10,
 			PPSSent: 1000, PPSReceived: 951, GbpsSent: 1000 * 100 * 8 / 1e9, GbpsReceived: 951 * 100 * 8 / 1e9, JitterUS: 1.5},
 	}
 	if len(r.Intervals) != len(want) {
