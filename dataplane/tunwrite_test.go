@@ -8,14 +8,6 @@ import (
 	"github.com/wirebatch/wirebatch/internal/tunoffload"
 )
 
-// Short names for the many packets the tests build.
-const (
-	protoTCP = tunoffload.ProtoTCP
-	protoUDP = tunoffload.ProtoUDP
-	tcpACK   = tunoffload.TCPFlagACK
-	tcpPSH   = tunoffload.TCPFlagPSH
-)
-
 // writeLog is a TUN that records the packets of each Write and whether each sat in a buffer with
 // room to coalesce into.
 type writeLog struct {
@@ -57,20 +49,20 @@ func withHeadroom(pkts ...[]byte) [][]byte {
 // starts a new Write when the run before it has a datagram that could be merged, so no datagram is
 // merged across it.
 func TestTunBatcherSplitsAtBarriers(t *testing.T) {
-	fragment := tuntest.Packet(4, protoUDP, 1, 1000, 0)
+	fragment := tuntest.Packet(4, tunoffload.ProtoUDP, 1, 1000, 0)
 	binary.BigEndian.PutUint16(fragment[6:], 0x2000)
 	binary.BigEndian.PutUint16(fragment[20:], 2) // port 2 (tells it apart in the log)
 	w := &writeLog{}
 	tb := newTunBatcher()
 	bufs := withHeadroom(
-		tuntest.Packet(4, protoTCP, 10, 0, tcpACK), // a pure ACK: no UDP before it, no split
+		tuntest.Packet(4, tunoffload.ProtoTCP, 10, 0, tunoffload.TCPFlagACK), // a pure ACK: no UDP before it, no split
 		fragment, // nothing to merge across yet: no split
-		tuntest.Packet(4, protoUDP, 1, 100, 0),
-		tuntest.Packet(4, protoUDP, 1, 100, 0),
+		tuntest.Packet(4, tunoffload.ProtoUDP, 1, 100, 0),
+		tuntest.Packet(4, tunoffload.ProtoUDP, 1, 100, 0),
 		fragment, // splits
-		tuntest.Packet(4, protoUDP, 1, 100, 0),
-		tuntest.Packet(4, protoUDP, 1, 0, 0), // empty: splits
-		tuntest.Packet(4, protoUDP, 1, 100, 0),
+		tuntest.Packet(4, tunoffload.ProtoUDP, 1, 100, 0),
+		tuntest.Packet(4, tunoffload.ProtoUDP, 1, 0, 0), // empty: splits
+		tuntest.Packet(4, tunoffload.ProtoUDP, 1, 100, 0),
 	)
 	if failed := tb.write(w, bufs); failed != 0 {
 		t.Fatalf("%d failed writes", failed)
@@ -108,17 +100,17 @@ func TestTunBatcherRooms(t *testing.T) {
 	seg := 1400
 	full := groMaxLen / seg // segments of one flow that fit in one room, the first with its headers
 	for range full + 1 {
-		pkts = append(pkts, tuntest.Packet(4, protoTCP, 1, seg, tcpACK))
+		pkts = append(pkts, tuntest.Packet(4, tunoffload.ProtoTCP, 1, seg, tunoffload.TCPFlagACK))
 	}
 	pkts = append(pkts,
-		tuntest.Packet(6, protoTCP, 2, seg, tcpACK|tcpPSH), // ends its coalesced packet at once
-		tuntest.Packet(6, protoTCP, 2, seg, tcpACK),
-		tuntest.Packet(4, protoUDP, 3, 500, 0),
-		tuntest.Packet(4, protoUDP, 3, 200, 0), // shorter: ends it
-		tuntest.Packet(4, protoUDP, 3, 200, 0),
+		tuntest.Packet(6, tunoffload.ProtoTCP, 2, seg, tunoffload.TCPFlagACK|tunoffload.TCPFlagPSH), // ends its coalesced packet at once
+		tuntest.Packet(6, tunoffload.ProtoTCP, 2, seg, tunoffload.TCPFlagACK),
+		tuntest.Packet(4, tunoffload.ProtoUDP, 3, 500, 0),
+		tuntest.Packet(4, tunoffload.ProtoUDP, 3, 200, 0), // shorter: ends it
+		tuntest.Packet(4, tunoffload.ProtoUDP, 3, 200, 0),
 	)
 	for p := range groRooms {
-		pkts = append(pkts, tuntest.Packet(6, protoUDP, uint16(100+p), 64, 0))
+		pkts = append(pkts, tuntest.Packet(6, tunoffload.ProtoUDP, uint16(100+p), 64, 0))
 	}
 	want := map[int]bool{0: true, full: true, full + 1: true, full + 2: true, full + 3: true, full + 5: true}
 	// Rooms used so far: 6; the rest go to the first two of the small flows.
