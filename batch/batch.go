@@ -26,6 +26,7 @@ package batch
 import (
 	"unsafe"
 
+	"github.com/wirebatch/wirebatch/internal/sysio"
 	"github.com/wirebatch/wirebatch/kernels"
 	"github.com/wirebatch/wirebatch/protocol"
 )
@@ -66,11 +67,9 @@ const (
 	// tag, rounded up to the cache line.
 	MaxBufferLen = (Headroom + 65535 + protocol.PaddingMultiple + kernels.TagSize + 63) &^ 63
 
-	// MaxPackets is the number of packets a batch holds: wireguard-go's
-	// conn.IdealBatchSize, the most packets one sendmmsg/recvmmsg or one
-	// offloaded TUN read of its tun package hands over, and eight full loads
-	// of the 16 lanes of the widest AEAD kernels.
-	MaxPackets = 128
+	// MaxPackets is the number of packets a batch holds: the data path's
+	// batch size, whose home and reasons are sysio.MaxBatch.
+	MaxPackets = sysio.MaxBatch
 )
 
 // Batch is the memory of MaxPackets packets: one buffer each, slices of one

@@ -37,12 +37,13 @@ import (
 	"cmp"
 	"encoding/binary"
 
+	"github.com/wirebatch/wirebatch/internal/sysio"
 	"github.com/wirebatch/wirebatch/internal/tunoffload"
 )
 
 // batchSize is the most packets one write of the coalescer takes, and BatchSize: what
-// golang.zx2c4.com/wireguard/tun reports for a TUN with offloads (conn.IdealBatchSize).
-const batchSize = 128
+// golang.zx2c4.com/wireguard/tun reports for a TUN with offloads too.
+const batchSize = sysio.MaxBatch
 
 // gatherWriter writes one packet gathered from iov (at most batchSize slices, none empty), whose
 // first slice starts with the virtio-net header: a TUN takes one packet per write.

@@ -26,8 +26,8 @@ import (
 )
 
 // maxBatch is the most datagrams a Conn moves with one system call, and what BatchSize reports:
-// a full batch of the data plane's, whose stages take 128 packets at a time.
-const maxBatch = 128
+// a full batch of the data path's.
+const maxBatch = sysio.MaxBatch
 
 // socketBuffer is the receive and send buffer size Listen asks for: several full batches of
 // full-size datagrams, so that a burst the reader has not taken yet is not dropped by the kernel.
