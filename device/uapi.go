@@ -116,7 +116,8 @@ func (d *Device) IpcSetOperation(r io.Reader) (err error) {
 		}
 		k, v, ok := strings.Cut(text, "=")
 		if !ok {
-			return ipcErrorf(ipc.IpcErrorProtocol, "failed to parse line %q", text)
+			// Not quoted back: a malformed line may hold a key.
+			return ipcErrorf(ipc.IpcErrorProtocol, "failed to parse a line of %d bytes: no '='", len(text))
 		}
 		switch {
 		case k == "public_key":
@@ -293,13 +294,20 @@ func (d *Device) setPeer(cur *setPeer, k, v string) error {
 }
 
 // parseHexKey decodes a key of exactly 64 hex digits into k, leaving k alone on error.
+var (
+	errKeyLength = errors.New("a key is 64 hex digits")
+	errKeyHex    = errors.New("a key is hex digits only")
+)
+
 func parseHexKey(k *[32]byte, s string) error {
+	// The errors name no digit of the value: it may be a private or preshared key, and they are
+	// logged.
+	if len(s) != 2*len(k) {
+		return errKeyLength
+	}
 	b, err := hex.DecodeString(s)
 	if err != nil {
-		return err
-	}
-	if len(b) != len(k) {
-		return errors.New("hex string does not fit the slice")
+		return errKeyHex
 	}
 	copy(k[:], b)
 	clear(b)

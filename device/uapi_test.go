@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -331,6 +332,31 @@ func TestUAPIConformanceRandom(t *testing.T) {
 		}
 		if a, b := normalizedGet(t, ours), normalizedGet(t, theirs); a != b {
 			t.Fatalf("step %d, after set %q:\nours:\n%s\nwireguard-go:\n%s", step, set, a, b)
+		}
+	}
+}
+
+// TestUAPIErrorsHideKeys: a set that fails on a key names no digit of it, in the error or the log
+// (wg(8) sends private and preshared keys this way).
+func TestUAPIErrorsHideKeys(t *testing.T) {
+	var logged strings.Builder
+	logf := func(format string, args ...any) { fmt.Fprintf(&logged, format+"\n", args...) }
+	dev := NewDevice(tuntest.NewChannelTUN().TUN(), &memBind{}, &Logger{Verbosef: logf, Errorf: logf})
+	defer dev.Close()
+	const secret = "5ecae7c0ffee5ecae7c0ffee5ecae7c0ffee5ecae7c0ffee5ecae7c0ffee5ec"
+	for _, conf := range []string{
+		"private_key=" + secret + "g\n",  // 64 digits, one not hex
+		"private_key=" + secret + "\n",   // 63 digits
+		"private_key=" + secret + "00\n", // 65
+		"private_key" + secret + "0\n",   // no '='
+		"public_key=" + secret + "0\npreshared_key=" + secret + "x\n",
+	} {
+		err := dev.IpcSet(conf)
+		if err == nil {
+			t.Fatalf("IpcSet(%q) succeeded", conf)
+		}
+		if strings.Contains(err.Error(), secret[:8]) || strings.Contains(logged.String(), secret[:8]) {
+			t.Errorf("IpcSet(%q): the error %q or the log %q quotes the key", conf, err, logged.String())
 		}
 	}
 }
