@@ -166,11 +166,22 @@ func TestRelayImpairmentsAreCountedAndSeeded(t *testing.T) {
 		h.stop()
 		return h.relay.Stats(), got
 	}
-	st, got := run(42)
-	c := st.LeftToRight
-	if c.Received != 2000 {
-		t.Fatalf("relay received %d of 2000", c.Received)
+	// A loaded machine may drop datagrams on loopback before the relay reads them, and the same
+	// seed makes the same decisions only on the same input: a run is retried until the relay
+	// received all 2000.
+	complete := func(seed uint64) (Stats, [][]byte) {
+		for try := 1; ; try++ {
+			st, got := run(seed)
+			if n := st.LeftToRight.Received; n == 2000 || try == 5 {
+				if n != 2000 {
+					t.Fatalf("relay received %d of 2000, in each of %d runs", n, try)
+				}
+				return st, got
+			}
+		}
 	}
+	st, got := complete(42)
+	c := st.LeftToRight
 	// Every datagram is dropped or forwarded, duplicates twice; the right host saw exactly the forwarded ones.
 	if c.Received-c.Dropped-c.RateLimited+c.Duplicated != c.Forwarded || uint64(len(got)) != c.Forwarded {
 		t.Fatalf("counts do not add up: %+v, right host got %d", c, len(got))
@@ -218,7 +229,7 @@ func TestRelayImpairmentsAreCountedAndSeeded(t *testing.T) {
 	}
 
 	// The same seed makes the same decisions.
-	st2, _ := run(42)
+	st2, _ := complete(42)
 	if st2.LeftToRight != st.LeftToRight {
 		t.Errorf("seed 42 gave %+v, then %+v", st.LeftToRight, st2.LeftToRight)
 	}
