@@ -20,6 +20,10 @@ type Identity struct {
 	// static is replaced as a whole by SetPrivateKey, under mu's write lock; every message Loads it
 	// once, so a message handled across a change sees one identity (and fails to authenticate).
 	static atomic.Pointer[staticIdentity]
+	// keyMu is held for reading wherever a static private key is used (the DH of a handshake), and
+	// for writing by SetPrivateKey to wipe the key it replaced once no handshake uses it. It is
+	// never taken while mu is held, nor mu while it is held for writing.
+	keyMu sync.RWMutex
 
 	indices   *IndexTable
 	limiter   *rateLimiter
@@ -76,15 +80,25 @@ func (d *Identity) PublicKey() PublicKey { return d.static.Load().public }
 // made under the old key stay with the data plane, which must expire them (ControlPlane's
 // SetPrivateKey does); the peers may initiate again at once. It reports the removed peer, if any.
 func (d *Identity) SetPrivateKey(private PrivateKey) (removed *PeerState) {
+	old := d.replaceStatic(private, &removed)
+	// The old key retires: wiped once the handshakes that loaded it are done.
+	d.keyMu.Lock()
+	clear(old.private[:])
+	d.keyMu.Unlock()
+	return removed
+}
+
+// replaceStatic is SetPrivateKey under mu; it returns the identity it replaced.
+func (d *Identity) replaceStatic(private PrivateKey, removed **PeerState) (old *staticIdentity) {
 	s := newStaticIdentity(private, d.cfg.Now)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if p, ok := d.peers[s.public]; ok && !private.IsZero() {
 		delete(d.peers, s.public)
 		d.retirePeer(p)
-		removed = p
+		*removed = p
 	}
-	d.static.Store(s)
+	old = d.static.Swap(s)
 	for _, p := range d.peers {
 		ss, err := dh(&s.private, p.public[:])
 		p.mu.Lock()
@@ -99,7 +113,7 @@ func (d *Identity) SetPrivateKey(private PrivateKey) (removed *PeerState) {
 		p.mu.Unlock()
 		clear(ss[:])
 	}
-	return removed
+	return old
 }
 
 // Indices returns the identity's index table, shared with the data plane (see IndexTable).
@@ -272,7 +286,7 @@ func (d *Identity) screen(msg []byte, src netip.AddrPort) (Result, error) {
 		return res, fmt.Errorf("%w: type %d message of %d bytes, want %d", ErrMessageSize, typ, len(msg), size)
 	}
 	s := d.static.Load()
-	if s.private.IsZero() {
+	if s.public == (PublicKey{}) { // no private key; screening never reads it (keyMu)
 		return res, ErrNoPrivateKey
 	}
 	if !s.cookies.checkMAC1(msg, mac1) {

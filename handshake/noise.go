@@ -63,6 +63,8 @@ func mixKeyPair(ck *[32]byte, input []byte) (k [32]byte) {
 // paper section 6.4) and refuses with ErrInitiationTooSoon when an initiation or response went to
 // p less than REKEY_TIMEOUT ago, so it can be called on every trigger without flooding the peer.
 func (d *Identity) CreateInitiation(p *PeerState) ([]byte, error) {
+	d.keyMu.RLock()
+	defer d.keyMu.RUnlock()
 	s := d.static.Load()
 	if s.private.IsZero() {
 		return nil, ErrNoPrivateKey
@@ -128,6 +130,8 @@ func (d *Identity) CreateInitiation(p *PeerState) ([]byte, error) {
 // success answers it with a response and derives the responder's keypair.
 func (d *Identity) consumeInitiation(msg []byte, src netip.AddrPort) (*PeerState, []byte, *Keypair, error) {
 	// C_r = HASH(CONSTRUCTION); H_r = HASH(HASH(C_r || IDENTIFIER) || S_r^pub)
+	d.keyMu.RLock()
+	defer d.keyMu.RUnlock()
 	s := d.static.Load()
 	ck := initialChainKey
 	h := s.responderHash
@@ -250,6 +254,8 @@ func (d *Identity) createResponse(p *PeerState, ck, h *[32]byte, initiatorEpheme
 // consumeResponse authenticates a response (its length and MAC1 already checked) against our
 // pending initiation and derives the initiator's keypair.
 func (d *Identity) consumeResponse(msg []byte, src netip.AddrPort) (*PeerState, *Keypair, error) {
+	d.keyMu.RLock()
+	defer d.keyMu.RUnlock()
 	receiver := binary.LittleEndian.Uint32(msg[respReceiver:])
 	p, kind, ok := d.indices.Lookup(receiver)
 	if !ok || kind != IndexHandshake {

@@ -118,3 +118,29 @@ func TestNoPrivateKey(t *testing.T) {
 		t.Fatalf("initiation once the key is set: %+v, %v", res, err)
 	}
 }
+
+// TestSetPrivateKeyWipesOldKey: the key SetPrivateKey replaces is wiped, and handshakes running on
+// other goroutines meanwhile (under -race: no access races the wipe) either complete under one
+// identity or fail; none panics.
+func TestSetPrivateKeyWipesOldKey(t *testing.T) {
+	tp := newTestPair(t, PresharedKey{})
+	old := tp.b.static.Load()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 50 {
+			tp.clock.Advance(tp.a.cfg.RekeyTimeout)
+			if init, err := tp.a.CreateInitiation(tp.bOnA); err == nil {
+				tp.b.HandleMessage(init, tp.addrA) // may fail after the change: ErrMAC1
+			}
+		}
+	}()
+	tp.b.SetPrivateKey(mustGenerate(t))
+	<-done
+	if !old.private.IsZero() {
+		t.Fatal("the replaced private key was not wiped")
+	}
+	if tp.b.static.Load().private.IsZero() {
+		t.Fatal("the new private key was wiped")
+	}
+}
