@@ -339,8 +339,15 @@ func TestUAPIConformanceRandom(t *testing.T) {
 // TestUAPIErrorsHideKeys: a set that fails on a key names no digit of it, in the error or the log
 // (wg(8) sends private and preshared keys this way).
 func TestUAPIErrorsHideKeys(t *testing.T) {
-	var logged strings.Builder
-	logf := func(format string, args ...any) { fmt.Fprintf(&logged, format+"\n", args...) }
+	var (
+		mu     sync.Mutex // the Device logs from its own goroutines too
+		logged strings.Builder
+	)
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		fmt.Fprintf(&logged, format+"\n", args...)
+		mu.Unlock()
+	}
 	dev := NewDevice(tuntest.NewChannelTUN().TUN(), &memBind{}, &Logger{Verbosef: logf, Errorf: logf})
 	defer dev.Close()
 	const secret = "5ecae7c0ffee5ecae7c0ffee5ecae7c0ffee5ecae7c0ffee5ecae7c0ffee5ec"
@@ -355,8 +362,11 @@ func TestUAPIErrorsHideKeys(t *testing.T) {
 		if err == nil {
 			t.Fatalf("IpcSet(%q) succeeded", conf)
 		}
-		if strings.Contains(err.Error(), secret[:8]) || strings.Contains(logged.String(), secret[:8]) {
-			t.Errorf("IpcSet(%q): the error %q or the log %q quotes the key", conf, err, logged.String())
+		mu.Lock()
+		log := logged.String()
+		mu.Unlock()
+		if strings.Contains(err.Error(), secret[:8]) || strings.Contains(log, secret[:8]) {
+			t.Errorf("IpcSet(%q): the error %q or the log %q quotes the key", conf, err, log)
 		}
 	}
 }
