@@ -2205,7 +2205,7 @@ done:
 
 // func gcmSealAVX2(d *gcmDesc, count int)
 // Requires: AES, AVX, AVX2, PCLMULQDQ
-TEXT ·gcmSealAVX2(SB), NOSPLIT, $16-16
+TEXT ·gcmSealAVX2(SB), NOSPLIT, $0-16
 	MOVQ           d+0(FP), DI
 	MOVQ           count+8(FP), CX
 	VBROADCASTI128 gcmBswap<>+0(SB), Y10
@@ -2358,19 +2358,43 @@ tail_block_41:
 tail_partial_42:
 	TESTQ   R8, R8
 	JZ      tail_reduce_43
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_44
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_44:
-	MOVB       (SI)(R13*1), R11
-	MOVB       R11, (SP)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_44
-	VMOVDQU    (SP), X1
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_44:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_45
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_45:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_46
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_46:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_47
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_48
+
+partial_short_47:
+	VMOVQ R11, X1
+
+partial_loaded_48:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -2503,7 +2527,7 @@ tail_out_40:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_45
+	JE      aes_last_49
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -2521,7 +2545,7 @@ tail_out_40:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_45
+	JE      aes_last_49
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -2539,7 +2563,7 @@ tail_out_40:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_45:
+aes_last_49:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -2759,7 +2783,7 @@ chunk:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 	CMPQ       R12, $0x0a
-	JE         aes_last_46
+	JE         aes_last_50
 	VAESENC    640(AX), X0, X0
 	VAESENC    640(AX), X1, X1
 	VAESENC    640(AX), X2, X2
@@ -2777,7 +2801,7 @@ chunk:
 	VAESENC    704(AX), X6, X6
 	VAESENC    704(AX), X7, X7
 	CMPQ       R12, $0x0c
-	JE         aes_last_46
+	JE         aes_last_50
 	VAESENC    768(AX), X0, X0
 	VAESENC    768(AX), X1, X1
 	VAESENC    768(AX), X2, X2
@@ -2795,7 +2819,7 @@ chunk:
 	VAESENC    832(AX), X6, X6
 	VAESENC    832(AX), X7, X7
 
-aes_last_46:
+aes_last_50:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -2928,16 +2952,16 @@ text_tail:
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_47
+	JE      no_lens_51
 	SUBQ    $0x10, R10
 
-no_lens_47:
+no_lens_51:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_48
+	JA      ks8_52
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -2987,7 +3011,7 @@ no_lens_47:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_50
+	JE      aes_last_54
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -2997,7 +3021,7 @@ no_lens_47:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_50
+	JE      aes_last_54
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -3007,14 +3031,14 @@ no_lens_47:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_50:
+aes_last_54:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_49
+	JMP         ks_ready_53
 
-ks8_48:
+ks8_52:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -3112,7 +3136,7 @@ ks8_48:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_51
+	JE      aes_last_55
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -3130,7 +3154,7 @@ ks8_48:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_51
+	JE      aes_last_55
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -3148,7 +3172,7 @@ ks8_48:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_51:
+aes_last_55:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -3158,9 +3182,9 @@ aes_last_51:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_49:
+ks_ready_53:
 	CMPQ       R8, $0x10
-	JB         tail_partial_52
+	JB         tail_partial_56
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -3179,7 +3203,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_53
+	JB         tail_partial_57
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -3198,7 +3222,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_54
+	JB         tail_partial_58
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -3217,7 +3241,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_55
+	JB         tail_partial_59
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -3236,7 +3260,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_56
+	JB         tail_partial_60
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -3255,7 +3279,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_57
+	JB         tail_partial_61
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -3274,7 +3298,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_58
+	JB         tail_partial_62
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -3293,74 +3317,117 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_61
+	JZ         tail_reduce_65
 	VMOVDQA    X7, X0
-	JMP        tail_partial_60
+	JMP        tail_partial_64
+
+tail_partial_62:
+	TESTQ   R8, R8
+	JZ      tail_reduce_65
+	VMOVDQA X6, X0
+	JMP     tail_partial_64
+
+tail_partial_61:
+	TESTQ   R8, R8
+	JZ      tail_reduce_65
+	VMOVDQA X5, X0
+	JMP     tail_partial_64
+
+tail_partial_60:
+	TESTQ   R8, R8
+	JZ      tail_reduce_65
+	VMOVDQA X4, X0
+	JMP     tail_partial_64
+
+tail_partial_59:
+	TESTQ   R8, R8
+	JZ      tail_reduce_65
+	VMOVDQA X3, X0
+	JMP     tail_partial_64
 
 tail_partial_58:
 	TESTQ   R8, R8
-	JZ      tail_reduce_61
-	VMOVDQA X6, X0
-	JMP     tail_partial_60
+	JZ      tail_reduce_65
+	VMOVDQA X2, X0
+	JMP     tail_partial_64
 
 tail_partial_57:
 	TESTQ   R8, R8
-	JZ      tail_reduce_61
-	VMOVDQA X5, X0
-	JMP     tail_partial_60
+	JZ      tail_reduce_65
+	VMOVDQA X1, X0
+	JMP     tail_partial_64
 
 tail_partial_56:
-	TESTQ   R8, R8
-	JZ      tail_reduce_61
-	VMOVDQA X4, X0
-	JMP     tail_partial_60
-
-tail_partial_55:
-	TESTQ   R8, R8
-	JZ      tail_reduce_61
-	VMOVDQA X3, X0
-	JMP     tail_partial_60
-
-tail_partial_54:
-	TESTQ   R8, R8
-	JZ      tail_reduce_61
-	VMOVDQA X2, X0
-	JMP     tail_partial_60
-
-tail_partial_53:
-	TESTQ   R8, R8
-	JZ      tail_reduce_61
-	VMOVDQA X1, X0
-	JMP     tail_partial_60
-
-tail_partial_52:
 	TESTQ R8, R8
-	JZ    tail_reduce_61
+	JZ    tail_reduce_65
 
-tail_partial_60:
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+tail_partial_64:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_66
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_62:
-	MOVB    (SI)(R13*1), R11
-	MOVB    R11, (SP)(R13*1)
-	INCQ    R13
-	CMPQ    R13, R8
-	JB      copy_62
-	VMOVDQU (SP), X1
+no_piece_66:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_67
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_67:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_68
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_68:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_69
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_70
+
+partial_short_69:
+	VMOVQ R11, X1
+
+partial_loaded_70:
 	VPXOR   X1, X0, X0
-	VMOVDQU X0, (SP)
+	VMOVQ   X0, R11
 	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_71
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
 
-copy_63:
-	MOVB       (SP)(R13*1), R11
-	MOVB       R11, (DX)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_63
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_71:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_72
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_72:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_73
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_73:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_74
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_74:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -3376,9 +3443,9 @@ copy_63:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_61:
+tail_reduce_65:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_64
+	JE         no_lens_75
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3391,7 +3458,7 @@ tail_reduce_61:
 	VPCLMULQDQ $0x00, 1536(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_64:
+no_lens_75:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -3460,15 +3527,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_65
+	JE      aes_last_76
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_65
+	JE      aes_last_76
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_65:
+aes_last_76:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -3490,7 +3557,7 @@ done:
 
 // func gcmOpenAVX2(d *gcmDesc, count int)
 // Requires: AES, AVX, AVX2, PCLMULQDQ
-TEXT ·gcmOpenAVX2(SB), NOSPLIT, $16-16
+TEXT ·gcmOpenAVX2(SB), NOSPLIT, $0-16
 	MOVQ           d+0(FP), DI
 	MOVQ           count+8(FP), CX
 	VBROADCASTI128 gcmBswap<>+0(SB), Y10
@@ -3609,7 +3676,7 @@ ad_chunk:
 
 ad_tail:
 	TESTQ   R8, R8
-	JZ      tail_out_66
+	JZ      tail_out_77
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -3620,9 +3687,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_67:
+tail_block_78:
 	CMPQ       R8, $0x10
-	JB         tail_partial_68
+	JB         tail_partial_79
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -3638,24 +3705,48 @@ tail_block_67:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_67
+	JMP        tail_block_78
 
-tail_partial_68:
+tail_partial_79:
 	TESTQ   R8, R8
-	JZ      tail_reduce_69
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+	JZ      tail_reduce_80
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_81
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_70:
-	MOVB       (SI)(R13*1), R11
-	MOVB       R11, (SP)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_70
-	VMOVDQU    (SP), X1
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_81:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_82
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_82:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_83
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_83:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_84
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_85
+
+partial_short_84:
+	VMOVQ R11, X1
+
+partial_loaded_85:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3668,7 +3759,7 @@ copy_70:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_69:
+tail_reduce_80:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -3683,7 +3774,7 @@ tail_reduce_69:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_66:
+tail_out_77:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
@@ -3790,7 +3881,7 @@ chunk:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_71
+	JE      aes_last_86
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -3808,7 +3899,7 @@ chunk:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_71
+	JE      aes_last_86
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -3826,7 +3917,7 @@ chunk:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_71:
+aes_last_86:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -3957,16 +4048,16 @@ text_tail:
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_72
+	JE      no_lens_87
 	SUBQ    $0x10, R10
 
-no_lens_72:
+no_lens_87:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_73
+	JA      ks8_88
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4016,7 +4107,7 @@ no_lens_72:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_75
+	JE      aes_last_90
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4026,7 +4117,7 @@ no_lens_72:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_75
+	JE      aes_last_90
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4036,14 +4127,14 @@ no_lens_72:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_75:
+aes_last_90:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_74
+	JMP         ks_ready_89
 
-ks8_73:
+ks8_88:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4141,7 +4232,7 @@ ks8_73:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_76
+	JE      aes_last_91
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4159,7 +4250,7 @@ ks8_73:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_76
+	JE      aes_last_91
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4177,7 +4268,7 @@ ks8_73:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_76:
+aes_last_91:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -4187,9 +4278,9 @@ aes_last_76:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_74:
+ks_ready_89:
 	CMPQ       R8, $0x10
-	JB         tail_partial_77
+	JB         tail_partial_92
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -4209,7 +4300,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_78
+	JB         tail_partial_93
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -4229,7 +4320,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_79
+	JB         tail_partial_94
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -4249,7 +4340,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_80
+	JB         tail_partial_95
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -4269,7 +4360,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_81
+	JB         tail_partial_96
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -4289,7 +4380,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_82
+	JB         tail_partial_97
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -4309,7 +4400,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_83
+	JB         tail_partial_98
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -4329,74 +4420,117 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_86
+	JZ         tail_reduce_101
 	VMOVDQA    X7, X0
-	JMP        tail_partial_85
+	JMP        tail_partial_100
 
-tail_partial_83:
+tail_partial_98:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_101
 	VMOVDQA X6, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_100
 
-tail_partial_82:
+tail_partial_97:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_101
 	VMOVDQA X5, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_100
 
-tail_partial_81:
+tail_partial_96:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_101
 	VMOVDQA X4, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_100
 
-tail_partial_80:
+tail_partial_95:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_101
 	VMOVDQA X3, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_100
 
-tail_partial_79:
+tail_partial_94:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_101
 	VMOVDQA X2, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_100
 
-tail_partial_78:
+tail_partial_93:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_101
 	VMOVDQA X1, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_100
 
-tail_partial_77:
+tail_partial_92:
 	TESTQ R8, R8
-	JZ    tail_reduce_86
+	JZ    tail_reduce_101
 
-tail_partial_85:
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+tail_partial_100:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_102
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_87:
-	MOVB    (SI)(R13*1), R11
-	MOVB    R11, (SP)(R13*1)
-	INCQ    R13
-	CMPQ    R13, R8
-	JB      copy_87
-	VMOVDQU (SP), X1
+no_piece_102:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_103
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_103:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_104
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_104:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_105
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_106
+
+partial_short_105:
+	VMOVQ R11, X1
+
+partial_loaded_106:
 	VPXOR   X1, X0, X0
-	VMOVDQU X0, (SP)
+	VMOVQ   X0, R11
 	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_107
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
 
-copy_88:
-	MOVB       (SP)(R13*1), R11
-	MOVB       R11, (DX)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_88
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_107:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_108
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_108:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_109
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_109:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_110
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_110:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4409,9 +4543,9 @@ copy_88:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_86:
+tail_reduce_101:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_89
+	JE         no_lens_111
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4424,7 +4558,7 @@ tail_reduce_86:
 	VPCLMULQDQ $0x00, 1536(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_89:
+no_lens_111:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -4493,15 +4627,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_90
+	JE      aes_last_112
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_90
+	JE      aes_last_112
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_90:
+aes_last_112:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -4524,7 +4658,7 @@ done:
 
 // func gcmSealAVX2VAES(d *gcmDesc, count int)
 // Requires: AES, AVX, AVX2, PCLMULQDQ, VAES, VPCLMULQDQ
-TEXT ·gcmSealAVX2VAES(SB), NOSPLIT, $16-16
+TEXT ·gcmSealAVX2VAES(SB), NOSPLIT, $0-16
 	MOVQ           d+0(FP), DI
 	MOVQ           count+8(FP), CX
 	VBROADCASTI128 gcmBswap<>+0(SB), Y10
@@ -4607,7 +4741,7 @@ ad_chunk:
 
 ad_tail:
 	TESTQ   R8, R8
-	JZ      tail_out_91
+	JZ      tail_out_113
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -4618,9 +4752,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_92:
+tail_block_114:
 	CMPQ       R8, $0x10
-	JB         tail_partial_93
+	JB         tail_partial_115
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -4636,24 +4770,48 @@ tail_block_92:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_92
+	JMP        tail_block_114
 
-tail_partial_93:
+tail_partial_115:
 	TESTQ   R8, R8
-	JZ      tail_reduce_94
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+	JZ      tail_reduce_116
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_117
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_95:
-	MOVB       (SI)(R13*1), R11
-	MOVB       R11, (SP)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_95
-	VMOVDQU    (SP), X1
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_117:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_118
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_118:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_119
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_119:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_120
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_121
+
+partial_short_120:
+	VMOVQ R11, X1
+
+partial_loaded_121:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4666,7 +4824,7 @@ copy_95:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_94:
+tail_reduce_116:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -4681,7 +4839,7 @@ tail_reduce_94:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_91:
+tail_out_113:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -4739,7 +4897,7 @@ tail_out_91:
 	VAESENC        576(AX), Y2, Y2
 	VAESENC        576(AX), Y3, Y3
 	CMPQ           R12, $0x0a
-	JE             aes_last_96
+	JE             aes_last_122
 	VAESENC        640(AX), Y0, Y0
 	VAESENC        640(AX), Y1, Y1
 	VAESENC        640(AX), Y2, Y2
@@ -4749,7 +4907,7 @@ tail_out_91:
 	VAESENC        704(AX), Y2, Y2
 	VAESENC        704(AX), Y3, Y3
 	CMPQ           R12, $0x0c
-	JE             aes_last_96
+	JE             aes_last_122
 	VAESENC        768(AX), Y0, Y0
 	VAESENC        768(AX), Y1, Y1
 	VAESENC        768(AX), Y2, Y2
@@ -4759,7 +4917,7 @@ tail_out_91:
 	VAESENC        832(AX), Y2, Y2
 	VAESENC        832(AX), Y3, Y3
 
-aes_last_96:
+aes_last_122:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -4879,7 +5037,7 @@ chunk:
 	VAESENC      576(AX), Y2, Y2
 	VAESENC      576(AX), Y3, Y3
 	CMPQ         R12, $0x0a
-	JE           aes_last_97
+	JE           aes_last_123
 	VAESENC      640(AX), Y0, Y0
 	VAESENC      640(AX), Y1, Y1
 	VAESENC      640(AX), Y2, Y2
@@ -4889,7 +5047,7 @@ chunk:
 	VAESENC      704(AX), Y2, Y2
 	VAESENC      704(AX), Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_97
+	JE           aes_last_123
 	VAESENC      768(AX), Y0, Y0
 	VAESENC      768(AX), Y1, Y1
 	VAESENC      768(AX), Y2, Y2
@@ -4899,7 +5057,7 @@ chunk:
 	VAESENC      832(AX), Y2, Y2
 	VAESENC      832(AX), Y3, Y3
 
-aes_last_97:
+aes_last_123:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -4980,16 +5138,16 @@ text_tail:
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_98
+	JE      no_lens_124
 	SUBQ    $0x10, R10
 
-no_lens_98:
+no_lens_124:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_99
+	JA      ks8_125
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -5015,26 +5173,26 @@ no_lens_98:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_101
+	JE      aes_last_127
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_101
+	JE      aes_last_127
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_101:
+aes_last_127:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_100
+	JMP          ks_ready_126
 
-ks8_99:
+ks8_125:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -5084,7 +5242,7 @@ ks8_99:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_102
+	JE      aes_last_128
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -5094,7 +5252,7 @@ ks8_99:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_102
+	JE      aes_last_128
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -5104,7 +5262,7 @@ ks8_99:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_102:
+aes_last_128:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -5114,9 +5272,9 @@ aes_last_102:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_100:
+ks_ready_126:
 	CMPQ       R8, $0x10
-	JB         tail_partial_103
+	JB         tail_partial_129
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -5135,7 +5293,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_104
+	JB         tail_partial_130
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -5154,7 +5312,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_105
+	JB         tail_partial_131
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -5173,7 +5331,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_106
+	JB         tail_partial_132
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -5192,7 +5350,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_107
+	JB         tail_partial_133
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -5211,7 +5369,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_108
+	JB         tail_partial_134
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -5230,7 +5388,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_109
+	JB         tail_partial_135
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -5249,74 +5407,117 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_112
+	JZ         tail_reduce_138
 	VMOVDQA    X7, X0
-	JMP        tail_partial_111
+	JMP        tail_partial_137
 
-tail_partial_109:
+tail_partial_135:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_138
 	VMOVDQA X3, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_137
 
-tail_partial_108:
+tail_partial_134:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_138
 	VMOVDQA X6, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_137
 
-tail_partial_107:
+tail_partial_133:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_138
 	VMOVDQA X2, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_137
 
-tail_partial_106:
+tail_partial_132:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_138
 	VMOVDQA X5, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_137
 
-tail_partial_105:
+tail_partial_131:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_138
 	VMOVDQA X1, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_137
 
-tail_partial_104:
+tail_partial_130:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_138
 	VMOVDQA X4, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_137
 
-tail_partial_103:
+tail_partial_129:
 	TESTQ R8, R8
-	JZ    tail_reduce_112
+	JZ    tail_reduce_138
 
-tail_partial_111:
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+tail_partial_137:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_139
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_113:
-	MOVB    (SI)(R13*1), R11
-	MOVB    R11, (SP)(R13*1)
-	INCQ    R13
-	CMPQ    R13, R8
-	JB      copy_113
-	VMOVDQU (SP), X1
+no_piece_139:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_140
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_140:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_141
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_141:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_142
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_143
+
+partial_short_142:
+	VMOVQ R11, X1
+
+partial_loaded_143:
 	VPXOR   X1, X0, X0
-	VMOVDQU X0, (SP)
+	VMOVQ   X0, R11
 	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_144
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
 
-copy_114:
-	MOVB       (SP)(R13*1), R11
-	MOVB       R11, (DX)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_114
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_144:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_145
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_145:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_146
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_146:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_147
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_147:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -5332,9 +5533,9 @@ copy_114:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_112:
+tail_reduce_138:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_115
+	JE         no_lens_148
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5347,7 +5548,7 @@ tail_reduce_112:
 	VPCLMULQDQ $0x00, 1536(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_115:
+no_lens_148:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -5416,15 +5617,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_116
+	JE      aes_last_149
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_116
+	JE      aes_last_149
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_116:
+aes_last_149:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -5446,7 +5647,7 @@ done:
 
 // func gcmOpenAVX2VAES(d *gcmDesc, count int)
 // Requires: AES, AVX, AVX2, PCLMULQDQ, VAES, VPCLMULQDQ
-TEXT ·gcmOpenAVX2VAES(SB), NOSPLIT, $16-16
+TEXT ·gcmOpenAVX2VAES(SB), NOSPLIT, $0-16
 	MOVQ           d+0(FP), DI
 	MOVQ           count+8(FP), CX
 	VBROADCASTI128 gcmBswap<>+0(SB), Y10
@@ -5529,7 +5730,7 @@ ad_chunk:
 
 ad_tail:
 	TESTQ   R8, R8
-	JZ      tail_out_117
+	JZ      tail_out_150
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -5540,9 +5741,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_118:
+tail_block_151:
 	CMPQ       R8, $0x10
-	JB         tail_partial_119
+	JB         tail_partial_152
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -5558,24 +5759,48 @@ tail_block_118:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_118
+	JMP        tail_block_151
 
-tail_partial_119:
+tail_partial_152:
 	TESTQ   R8, R8
-	JZ      tail_reduce_120
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+	JZ      tail_reduce_153
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_154
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_121:
-	MOVB       (SI)(R13*1), R11
-	MOVB       R11, (SP)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_121
-	VMOVDQU    (SP), X1
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_154:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_155
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_155:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_156
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_156:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_157
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_158
+
+partial_short_157:
+	VMOVQ R11, X1
+
+partial_loaded_158:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5588,7 +5813,7 @@ copy_121:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_120:
+tail_reduce_153:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -5603,7 +5828,7 @@ tail_reduce_120:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_117:
+tail_out_150:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -5663,7 +5888,7 @@ chunk:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_122
+	JE      aes_last_159
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -5673,7 +5898,7 @@ chunk:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_122
+	JE      aes_last_159
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -5683,7 +5908,7 @@ chunk:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_122:
+aes_last_159:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -5766,16 +5991,16 @@ text_tail:
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_123
+	JE      no_lens_160
 	SUBQ    $0x10, R10
 
-no_lens_123:
+no_lens_160:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_124
+	JA      ks8_161
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -5801,26 +6026,26 @@ no_lens_123:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_126
+	JE      aes_last_163
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_126
+	JE      aes_last_163
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_126:
+aes_last_163:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_125
+	JMP          ks_ready_162
 
-ks8_124:
+ks8_161:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -5870,7 +6095,7 @@ ks8_124:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_127
+	JE      aes_last_164
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -5880,7 +6105,7 @@ ks8_124:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_127
+	JE      aes_last_164
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -5890,7 +6115,7 @@ ks8_124:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_127:
+aes_last_164:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -5900,9 +6125,9 @@ aes_last_127:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_125:
+ks_ready_162:
 	CMPQ       R8, $0x10
-	JB         tail_partial_128
+	JB         tail_partial_165
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -5922,7 +6147,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_129
+	JB         tail_partial_166
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -5942,7 +6167,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_130
+	JB         tail_partial_167
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -5962,7 +6187,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_131
+	JB         tail_partial_168
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -5982,7 +6207,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_132
+	JB         tail_partial_169
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -6002,7 +6227,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_133
+	JB         tail_partial_170
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -6022,7 +6247,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_134
+	JB         tail_partial_171
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -6042,74 +6267,117 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_137
+	JZ         tail_reduce_174
 	VMOVDQA    X7, X0
-	JMP        tail_partial_136
+	JMP        tail_partial_173
 
-tail_partial_134:
+tail_partial_171:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_174
 	VMOVDQA X3, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_173
 
-tail_partial_133:
+tail_partial_170:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_174
 	VMOVDQA X6, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_173
 
-tail_partial_132:
+tail_partial_169:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_174
 	VMOVDQA X2, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_173
 
-tail_partial_131:
+tail_partial_168:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_174
 	VMOVDQA X5, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_173
 
-tail_partial_130:
+tail_partial_167:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_174
 	VMOVDQA X1, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_173
 
-tail_partial_129:
+tail_partial_166:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_174
 	VMOVDQA X4, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_173
 
-tail_partial_128:
+tail_partial_165:
 	TESTQ R8, R8
-	JZ    tail_reduce_137
+	JZ    tail_reduce_174
 
-tail_partial_136:
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+tail_partial_173:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_175
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_138:
-	MOVB    (SI)(R13*1), R11
-	MOVB    R11, (SP)(R13*1)
-	INCQ    R13
-	CMPQ    R13, R8
-	JB      copy_138
-	VMOVDQU (SP), X1
+no_piece_175:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_176
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_176:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_177
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_177:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_178
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_179
+
+partial_short_178:
+	VMOVQ R11, X1
+
+partial_loaded_179:
 	VPXOR   X1, X0, X0
-	VMOVDQU X0, (SP)
+	VMOVQ   X0, R11
 	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_180
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
 
-copy_139:
-	MOVB       (SP)(R13*1), R11
-	MOVB       R11, (DX)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_139
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_180:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_181
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_181:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_182
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_182:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_183
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_183:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6122,9 +6390,9 @@ copy_139:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_137:
+tail_reduce_174:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_140
+	JE         no_lens_184
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6137,7 +6405,7 @@ tail_reduce_137:
 	VPCLMULQDQ $0x00, 1536(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_140:
+no_lens_184:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -6206,15 +6474,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_141
+	JE      aes_last_185
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_141
+	JE      aes_last_185
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_141:
+aes_last_185:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -6291,11 +6559,11 @@ group:
 	MOVQ         360(DI), R13
 	MOVQ         1600(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_142
+	JNE          gather_186
 	CMPQ         R11, AX
-	JNE          gather_142
+	JNE          gather_186
 	CMPQ         R13, AX
-	JNE          gather_142
+	JNE          gather_186
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -6350,7 +6618,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_144
+	JE           aes_last_188
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -6362,7 +6630,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_144
+	JE           aes_last_188
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -6374,15 +6642,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_144:
+aes_last_188:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_143
+	JMP         encrypted_187
 
-gather_142:
+gather_186:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -6474,7 +6742,7 @@ gather_142:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_145
+	JE           aes_last_189
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -6494,7 +6762,7 @@ gather_142:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_145
+	JE           aes_last_189
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -6514,7 +6782,7 @@ gather_142:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 
-aes_last_145:
+aes_last_189:
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	VMOVDQU      (AX)(BX*1), X9
@@ -6527,7 +6795,7 @@ aes_last_145:
 	VAESENCLAST  Z9, Z3, Z3
 	VAESENCLAST  Z9, Z4, Z4
 
-encrypted_143:
+encrypted_187:
 	// Ciphertext: the texts in block order, XORed with the key stream, back in packet order.
 	VSHUFI64X2 $0x44, Z6, Z5, Z9
 	VSHUFI64X2 $0xee, Z6, Z5, Z10
@@ -6763,11 +7031,11 @@ group:
 	MOVQ         360(DI), R13
 	MOVQ         1600(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_146
+	JNE          gather_190
 	CMPQ         R11, AX
-	JNE          gather_146
+	JNE          gather_190
 	CMPQ         R13, AX
-	JNE          gather_146
+	JNE          gather_190
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -6822,7 +7090,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_148
+	JE           aes_last_192
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -6834,7 +7102,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_148
+	JE           aes_last_192
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -6846,15 +7114,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_148:
+aes_last_192:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_147
+	JMP         encrypted_191
 
-gather_146:
+gather_190:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -6946,7 +7214,7 @@ gather_146:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_149
+	JE           aes_last_193
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -6966,7 +7234,7 @@ gather_146:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_149
+	JE           aes_last_193
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -6986,7 +7254,7 @@ gather_146:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 
-aes_last_149:
+aes_last_193:
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	VMOVDQU      (AX)(BX*1), X9
@@ -6999,7 +7267,7 @@ aes_last_149:
 	VAESENCLAST  Z9, Z3, Z3
 	VAESENCLAST  Z9, Z4, Z4
 
-encrypted_147:
+encrypted_191:
 	// Ciphertext: the texts in block order, XORed with the key stream, back in packet order.
 	VSHUFI64X2 $0x44, Z6, Z5, Z9
 	VSHUFI64X2 $0xee, Z6, Z5, Z10
@@ -7276,7 +7544,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_150
+	JE      aes_last_194
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -7294,7 +7562,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_150
+	JE      aes_last_194
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -7312,7 +7580,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_150:
+aes_last_194:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -7349,15 +7617,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_151
+	JE      aes_last_195
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_151
+	JE      aes_last_195
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_151:
+aes_last_195:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI
