@@ -41,6 +41,17 @@ type scratch struct {
 
 var scratches = sync.Pool{New: func() any { return new(scratch) }}
 
+// setOp fills ops[i], whose nonce is nonce[i], field by field: a composite literal is built on the
+// stack and copied over in 16-byte moves, each of which would wait for the two 8-byte stores it
+// spans.
+func (s *scratch) setOp(i int, key *kernels.Key, ad, src, dst []byte) {
+	op := &s.ops[i]
+	op.Key = key
+	op.Nonce = s.nonce[i][:]
+	op.AD, op.Src, op.Dst = ad, src, dst
+	op.Err = nil
+}
+
 // wipe clears what the chunk left: references to the caller's buffers and the masks.
 func (s *scratch) wipe(n int) {
 	clear(s.ops[:n])
@@ -83,19 +94,20 @@ func (k *Keys) sealChunk(pkts []Packet, s *scratch) {
 		p := &pkts[i]
 		pnLen := int(p.Buf[0]&3) + 1
 		hdr := p.PNOffset + pnLen
-		for j := range pnLen { // the packet number's low bytes, big endian (RFC 9000 section 17.1)
-			p.Buf[p.PNOffset+j] = byte(p.PN >> (8 * (pnLen - 1 - j)))
-		}
+		// The packet number's low bytes, big endian (RFC 9000 section 17.1), written with the
+		// bytes after them in one word (len(Buf) >= PNOffset+4).
+		f := pnField(pnLen)
+		w := binary.BigEndian.Uint32(p.Buf[p.PNOffset:])
+		binary.BigEndian.PutUint32(p.Buf[p.PNOffset:], w&^f|uint32(p.PN)<<(32-8*pnLen)&f)
 		k.nonce(&s.nonce[i], p.PN)
 		m := len(p.Buf)
-		s.ops[i] = kernels.Op{Key: k.aead, Nonce: s.nonce[i][:], AD: p.Buf[:hdr], Src: p.Buf[hdr:m],
-			Dst: p.Buf[hdr : m+kernels.TagSize]}
+		s.setOp(i, k.aead, p.Buf[:hdr], p.Buf[hdr:m], p.Buf[hdr:m+kernels.TagSize])
 		p.Buf = p.Buf[:m+kernels.TagSize]
 	}
 	kernels.Seal(s.ops[:len(pkts)])
 	for i := range pkts {
 		p := &pkts[i]
-		copy(s.sample[i][:], p.Buf[p.PNOffset+4:])
+		s.sample[i] = [16]byte(p.Buf[p.PNOffset+4:])
 	}
 	k.hp.EncryptBlocks(s.mask[:len(pkts)], s.sample[:len(pkts)])
 	for i := range pkts {
@@ -136,7 +148,7 @@ func (k *Keys) openChunk(pkts []Packet, largest int64, s *scratch) (failed int) 
 			continue
 		}
 		p.Err = nil
-		copy(s.sample[i][:], p.Buf[p.PNOffset+4:])
+		s.sample[i] = [16]byte(p.Buf[p.PNOffset+4:])
 	}
 	k.hp.EncryptBlocks(s.mask[:len(pkts)], s.sample[:len(pkts)])
 	ops := 0
@@ -147,15 +159,11 @@ func (k *Keys) openChunk(pkts []Packet, largest int64, s *scratch) (failed int) 
 		}
 		pnLen := removeMask(p.Buf, p.PNOffset, &s.mask[i])
 		s.pnLen[i] = pnLen
-		var truncated uint64
-		for j := range pnLen {
-			truncated = truncated<<8 | uint64(p.Buf[p.PNOffset+j])
-		}
-		p.PN = decodePN(largest, truncated, pnLen)
+		truncated := binary.BigEndian.Uint32(p.Buf[p.PNOffset:]) >> (32 - 8*pnLen)
+		p.PN = decodePN(largest, uint64(truncated), pnLen)
 		k.nonce(&s.nonce[ops], p.PN)
 		hdr, m := p.PNOffset+pnLen, len(p.Buf)
-		s.ops[ops] = kernels.Op{Key: k.aead, Nonce: s.nonce[ops][:], AD: p.Buf[:hdr], Src: p.Buf[hdr:m],
-			Dst: p.Buf[hdr : m-kernels.TagSize]}
+		s.setOp(ops, k.aead, p.Buf[:hdr], p.Buf[hdr:m], p.Buf[hdr:m-kernels.TagSize])
 		ops++
 	}
 	kernels.Open(s.ops[:ops])
@@ -184,8 +192,10 @@ func (k *Keys) openChunk(pkts []Packet, largest int64, s *scratch) (failed int) 
 // nonce writes the AEAD nonce of packet number pn: the IV XOR the packet number, left-padded to
 // the IV's length (RFC 9001 section 5.3).
 func (k *Keys) nonce(out *[12]byte, pn uint64) {
-	*out = k.iv
-	binary.BigEndian.PutUint64(out[4:], binary.BigEndian.Uint64(out[4:])^pn)
+	// From k.iv, not from out after copying the IV there: a load spanning two fresh stores would
+	// wait for them to retire.
+	copy(out[:4], k.iv[:4])
+	binary.BigEndian.PutUint64(out[4:], binary.BigEndian.Uint64(k.iv[4:])^pn)
 }
 
 // headerBits is the mask of the first byte's protected bits: the low 4 of a long header (form bit
@@ -197,13 +207,16 @@ func headerBits(first byte) byte {
 	return 0x1f
 }
 
+// pnField is the mask of a pnLen-byte packet number field in the big-endian word of the 4 bytes
+// that start at it.
+func pnField(pnLen int) uint32 { return ^uint32(0) << (32 - 8*pnLen) }
+
 // applyMask protects (or, applied again, unprotects) a header whose first byte is in the clear:
-// the first byte's protected bits and the pnLen packet-number bytes at off.
+// the first byte's protected bits and the pnLen packet-number bytes at off (RFC 9001 section
+// 5.4.1), these in one word: buf holds at least 4 bytes at off.
 func applyMask(buf []byte, off, pnLen int, mask *[16]byte) {
 	buf[0] ^= mask[0] & headerBits(buf[0])
-	for j := range pnLen {
-		buf[off+j] ^= mask[1+j]
-	}
+	maskPN(buf[off:], pnLen, mask)
 }
 
 // removeMask unprotects a protected header and returns its packet-number length: the first byte
@@ -211,10 +224,14 @@ func applyMask(buf []byte, off, pnLen int, mask *[16]byte) {
 func removeMask(buf []byte, off int, mask *[16]byte) int {
 	buf[0] ^= mask[0] & headerBits(buf[0]) // the form bit is not protected
 	pnLen := int(buf[0]&3) + 1
-	for j := range pnLen {
-		buf[off+j] ^= mask[1+j]
-	}
+	maskPN(buf[off:], pnLen, mask)
 	return pnLen
+}
+
+// maskPN XORs mask[1:1+pnLen] into the packet number field at pn[0:pnLen].
+func maskPN(pn []byte, pnLen int, mask *[16]byte) {
+	m := binary.BigEndian.Uint32(mask[1:]) & pnField(pnLen)
+	binary.BigEndian.PutUint32(pn, binary.BigEndian.Uint32(pn)^m)
 }
 
 // decodePN recovers a full packet number from its pnLen low bytes, the one closest to largest+1
