@@ -60,18 +60,13 @@ func avx2(name string, open, vaes bool) {
 	SUBQ(U8(128), n)
 	JMP(LabelRef("ad_chunk"))
 	Label("ad_tail")
-	tailAD2()
+	tailAD2(open, vaes)
 
 	Comment("Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.")
-	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
-	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
-	MOVQ(Mem{Base: desc, Disp: dN}, n)
+	textStart(vaes)
 	if vaes {
-		VBROADCASTI128(Mem{Base: desc, Disp: dCtr}, Y8)
-		VPADDD(ctrInit, Y8, Y8)
 		chunksVAES(open, h8)
 	} else {
-		VMOVDQU(Mem{Base: desc, Disp: dCtr}, X8)
 		chunksAESNI(open, h8)
 	}
 
@@ -79,7 +74,7 @@ func avx2(name string, open, vaes bool) {
 	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
 	TESTQ(n, n)
 	JZ(LabelRef("no_tail"))
-	tailText2(open, vaes)
+	tailText2(open, vaes, false)
 	JMP(LabelRef("finish"))
 
 	Label("no_tail")
@@ -96,6 +91,19 @@ func avx2(name string, open, vaes bool) {
 	reduce2(false)
 
 	finishDescriptors(X10, open)
+}
+
+// textStart loads the text's pointers and length and the counter block (VAES: Y8, lane i counter+i).
+func textStart(vaes bool) {
+	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
+	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
+	MOVQ(Mem{Base: desc, Disp: dN}, n)
+	if vaes {
+		VBROADCASTI128(Mem{Base: desc, Disp: dCtr}, Y8)
+		VPADDD(ctrInit, Y8, Y8)
+	} else {
+		VMOVDQU(Mem{Base: desc, Disp: dCtr}, X8)
+	}
 }
 
 // chunksAESNI emits the AES-NI chunk loop: eight xmm blocks per chunk. Open hashes the ciphertext
@@ -316,12 +324,53 @@ func reduce2Steps(ymm bool) []func() {
 // tailAD2 emits the GHASH of the last 0..127 bytes of AD at src (n bytes): whole blocks one at a
 // time, then a partial block zero-padded (section 6.4's 0^v padding), the products summed and
 // reduced once.
-func tailAD2() {
-	out := label("tail_out")
+//
+// A small op's AD and text are both tails: when the descriptor ends the op (it has a tag) and its
+// text is 1..127 bytes, the AD blocks take the powers of H above those of the text and the length
+// block (at most 8 + 8 + 1 = 17, the table's), their products stay in the accumulators, and the
+// text tail follows at once (tailText2 with merged), so the op takes one reduction instead of two
+// and the text's products no longer wait for the AD's.
+func tailAD2(open, vaes bool) {
+	out, separate := label("tail_out"), label("ad_separate")
 	TESTQ(n, n)
 	JZ(LabelRef(out))
-	tailStart2(false)
-	loop, partial, reduce := label("tail_block"), label("tail_partial"), label("tail_reduce")
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+	JE(LabelRef(separate))
+	MOVQ(Mem{Base: desc, Disp: dN}, tmp)
+	TESTQ(tmp, tmp)
+	JZ(LabelRef(separate))
+	CMPQ(tmp, U8(128))
+	JAE(LabelRef(separate))
+	Comment("hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.")
+	ADDQ(U8(15), tmp)
+	SHRQ(U8(4), tmp)
+	LEAQ(Mem{Base: n, Disp: 15}, tmp2)
+	SHRQ(U8(4), tmp2)
+	ADDQ(tmp2, tmp)
+	SHLQ(U8(4), tmp)
+	LEAQ(Mem{Base: tab, Disp: tH + 16*16}, hptr)
+	SUBQ(tmp, hptr)
+	VMOVDQU(X15, X9)
+	VPXOR(X11, X11, X11)
+	VPXOR(X12, X12, X12)
+	VPXOR(X13, X13, X13)
+	adBlocks()
+	textStart(vaes)
+	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
+	tailText2(open, vaes, true)
+	JMP(LabelRef("finish"))
+
+	Label(separate)
+	tailStart2(false, false)
+	adBlocks()
+	reduce2(false)
+	Label(out)
+}
+
+// adBlocks accumulates the n (1..127) bytes of AD at src, zero-padded, with the powers of H from
+// hptr on.
+func adBlocks() {
+	loop, partial, done := label("tail_block"), label("tail_partial"), label("ad_done")
 	Label(loop)
 	CMPQ(n, U8(16))
 	JB(LabelRef(partial))
@@ -335,19 +384,18 @@ func tailAD2() {
 
 	Label(partial)
 	TESTQ(n, n)
-	JZ(LabelRef(reduce))
+	JZ(LabelRef(done))
 	loadPartial(X1)
 	VPSHUFB(X10, X1, X1)
 	accumulate2(X1, Mem{Base: hptr})
-	Label(reduce)
-	reduce2(false)
-	Label(out)
+	Label(done)
 }
 
 // tailStart2 points hptr at the powers of H for the nb = ceil(n/16) blocks of a tail (one further
 // when withLens and the descriptor has a tag: the length block then takes H^1), puts Y in X9 to be
-// added to the first block and clears the accumulators.
-func tailStart2(withLens bool) {
+// added to the first block and clears the accumulators; merged, the accumulators hold the AD's
+// products already (tailAD2), which took Y in, and are kept.
+func tailStart2(withLens, merged bool) {
 	LEAQ(Mem{Base: n, Disp: 15}, tmp)
 	SHRQ(U8(4), tmp)
 	SHLQ(U8(4), tmp)
@@ -359,6 +407,10 @@ func tailStart2(withLens bool) {
 		JE(LabelRef(skip))
 		SUBQ(U8(16), hptr)
 		Label(skip)
+	}
+	if merged {
+		VPXOR(X9, X9, X9)
+		return
 	}
 	VMOVDQU(X15, X9)
 	VPXOR(X11, X11, X11)
@@ -431,10 +483,11 @@ func storePartial(r VecPhysical) {
 
 // tailText2 emits the text tail of 1..127 bytes (n): the key stream of all its blocks at once (4
 // blocks when n <= 64, else 8; VAES: two or four ymm, whose upper lanes go to X4-X7), so that the
-// blocks' AES rounds overlap, then each whole block and the partial one, their products summed with the length block's (when the descriptor has a tag) and reduced
+// blocks' AES rounds overlap, then each whole block and the partial one, their products summed with
+// the length block's (when the descriptor has a tag) and, merged, the AD's (tailAD2), and reduced
 // once.
-func tailText2(open, vaes bool) {
-	tailStart2(true)
+func tailText2(open, vaes, merged bool) {
+	tailStart2(true, merged)
 	order := blocks // order[i] holds block i's key stream
 	if vaes {
 		order = []VecPhysical{X0, X4, X1, X5, X2, X6, X3, X7}
