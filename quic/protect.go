@@ -3,6 +3,7 @@ package quic
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wirebatch/wirebatch/kernels"
 )
@@ -28,36 +29,93 @@ const maxPN = 1 << 62
 // chunk is how many packets one pass of the kernels takes; a batch runs in chunks.
 const chunk = 64
 
-// scratch holds a chunk's AEAD ops, nonces and header-protection samples and masks. Kept in a pool
-// so that a batch allocates nothing: the ops reach the standard library's AEADs through interfaces,
-// so stack copies of them would move to the heap.
+// scratch holds a chunk's AEAD ops, nonces and header-protection samples and masks, each slice as
+// long as the chunks it serves. Made once and reused so that a batch allocates nothing: the ops
+// reach the standard library's AEADs through interfaces, so stack copies of them would move to the
+// heap. Batches take one from the pool, a batch of one packet the one its Keys hold (single).
 type scratch struct {
-	ops    [chunk]kernels.Op
-	nonce  [chunk][12]byte
-	sample [chunk][16]byte
-	mask   [chunk][16]byte
-	pnLen  [chunk]int
+	ops    []kernels.Op
+	nonce  [][12]byte
+	sample [][16]byte
+	mask   [][16]byte
+	pnLen  []int
 }
 
-var scratches = sync.Pool{New: func() any { return new(scratch) }}
+func newScratch(n int) *scratch {
+	return &scratch{ops: make([]kernels.Op, n), nonce: make([][12]byte, n), sample: make([][16]byte, n),
+		mask: make([][16]byte, n), pnLen: make([]int, n)}
+}
+
+var scratches = sync.Pool{New: func() any { return newScratch(chunk) }}
+
+// singleScratch is a Keys' scratch for batches of one packet, taken while busy is set: a
+// compare-and-swap costs a batch of one less than the pool's round trip, which is a few percent of
+// a full-size packet's time. A batch of one that finds it taken (another goroutine's) uses the pool.
+type singleScratch struct {
+	busy atomic.Bool
+	s    *scratch
+}
+
+// getScratch returns a scratch for n packets; putScratch gives it back once wiped.
+func (k *Keys) getScratch(n int) *scratch {
+	if n == 1 && k.single.busy.CompareAndSwap(false, true) {
+		return k.single.s
+	}
+	return scratches.Get().(*scratch)
+}
+
+func (k *Keys) putScratch(s *scratch) {
+	if s == k.single.s {
+		k.single.busy.Store(false) // pairs with the CompareAndSwap of the next getScratch
+		return
+	}
+	scratches.Put(s)
+}
+
+// chunkScratch is a chunk's share of a scratch, n of each, in local slices: the loops then index
+// slices whose length the compiler knows instead of reloading the scratch's.
+type chunkScratch struct {
+	ops    []kernels.Op
+	nonce  [][12]byte
+	sample [][16]byte
+	mask   [][16]byte
+	pnLen  []int
+}
+
+func (s *scratch) chunk(n int) chunkScratch {
+	return chunkScratch{s.ops[:n], s.nonce[:n], s.sample[:n], s.mask[:n], s.pnLen[:n]}
+}
 
 // setOp fills ops[i], whose nonce is nonce[i], field by field: a composite literal is built on the
 // stack and copied over in 16-byte moves, each of which would wait for the two 8-byte stores it
 // spans.
-func (s *scratch) setOp(i int, key *kernels.Key, ad, src, dst []byte) {
-	op := &s.ops[i]
+func (c *chunkScratch) setOp(i int, key *kernels.Key, ad, src, dst []byte) {
+	op := &c.ops[i]
 	op.Key = key
-	op.Nonce = s.nonce[i][:]
+	op.Nonce = c.nonce[i][:]
 	op.AD, op.Src, op.Dst = ad, src, dst
 	op.Err = nil
 }
 
-// wipe clears what the chunk left: references to the caller's buffers and the masks.
-func (s *scratch) wipe(n int) {
-	clear(s.ops[:n])
-	clear(s.nonce[:n])
-	clear(s.sample[:n])
-	clear(s.mask[:n])
+// wipeInline is the largest chunk that wipe clears with inline stores: for a few packets the four
+// calls to clear cost more than the stores themselves; for more, clear's wide stores win.
+const wipeInline = 4
+
+// wipe clears what the chunk left: references to the caller's buffers, the nonces and the masks.
+func (c *chunkScratch) wipe() {
+	if len(c.ops) > wipeInline {
+		clear(c.ops)
+		clear(c.nonce)
+		clear(c.sample)
+		clear(c.mask)
+		return
+	}
+	for i := range c.ops {
+		c.ops[i] = kernels.Op{}
+		c.nonce[i] = [12]byte{}
+		c.sample[i] = [16]byte{}
+		c.mask[i] = [16]byte{}
+	}
 }
 
 // Seal protects every packet: AEAD with the nonce IV XOR PN and the header as associated data (RFC
@@ -80,16 +138,17 @@ func (k *Keys) Seal(pkts []Packet) {
 			panic("quic: packet number past 2^62")
 		}
 	}
-	s := scratches.Get().(*scratch)
+	s := k.getScratch(len(pkts))
 	for len(pkts) > 0 {
 		n := min(len(pkts), chunk)
 		k.sealChunk(pkts[:n], s)
 		pkts = pkts[n:]
 	}
-	scratches.Put(s)
+	k.putScratch(s)
 }
 
-func (k *Keys) sealChunk(pkts []Packet, s *scratch) {
+func (k *Keys) sealChunk(pkts []Packet, sc *scratch) {
+	s := sc.chunk(len(pkts))
 	for i := range pkts {
 		p := &pkts[i]
 		pnLen := int(p.Buf[0]&3) + 1
@@ -104,17 +163,17 @@ func (k *Keys) sealChunk(pkts []Packet, s *scratch) {
 		s.setOp(i, k.aead, p.Buf[:hdr], p.Buf[hdr:m], p.Buf[hdr:m+kernels.TagSize])
 		p.Buf = p.Buf[:m+kernels.TagSize]
 	}
-	kernels.Seal(s.ops[:len(pkts)])
+	kernels.Seal(s.ops)
 	for i := range pkts {
 		p := &pkts[i]
 		s.sample[i] = [16]byte(p.Buf[p.PNOffset+4:])
 	}
-	k.hp.EncryptBlocks(s.mask[:len(pkts)], s.sample[:len(pkts)])
+	k.hp.EncryptBlocks(s.mask, s.sample)
 	for i := range pkts {
 		p := &pkts[i]
 		applyMask(p.Buf, p.PNOffset, int(p.Buf[0]&3)+1, &s.mask[i])
 	}
-	s.wipe(len(pkts))
+	s.wipe()
 }
 
 // Open removes header protection, decodes each packet number against largest (the largest packet
@@ -128,17 +187,18 @@ func (k *Keys) Open(pkts []Packet, largest int64) (failed int) {
 		return 0
 	}
 	k.mustBeLive()
-	s := scratches.Get().(*scratch)
+	s := k.getScratch(len(pkts))
 	for len(pkts) > 0 {
 		n := min(len(pkts), chunk)
 		failed += k.openChunk(pkts[:n], largest, s)
 		pkts = pkts[n:]
 	}
-	scratches.Put(s)
+	k.putScratch(s)
 	return failed
 }
 
-func (k *Keys) openChunk(pkts []Packet, largest int64, s *scratch) (failed int) {
+func (k *Keys) openChunk(pkts []Packet, largest int64, sc *scratch) (failed int) {
+	s := sc.chunk(len(pkts))
 	// Samples of the packets long enough for one; the others fail now and take no lane.
 	for i := range pkts {
 		p := &pkts[i]
@@ -150,7 +210,7 @@ func (k *Keys) openChunk(pkts []Packet, largest int64, s *scratch) (failed int) 
 		p.Err = nil
 		s.sample[i] = [16]byte(p.Buf[p.PNOffset+4:])
 	}
-	k.hp.EncryptBlocks(s.mask[:len(pkts)], s.sample[:len(pkts)])
+	k.hp.EncryptBlocks(s.mask, s.sample)
 	ops := 0
 	for i := range pkts {
 		p := &pkts[i]
@@ -185,7 +245,7 @@ func (k *Keys) openChunk(pkts []Packet, largest int64, s *scratch) (failed int) 
 		}
 		op++
 	}
-	s.wipe(len(pkts))
+	s.wipe()
 	return failed
 }
 
