@@ -2,11 +2,18 @@
 
 package kernels
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"unsafe"
+)
 
 // chachaBlocksLanes is the fewest inputs for which chachaBlocks sets up the lanes: setting up the
 // lane tables costs several 4-block passes, which it repays only when this many inputs share it.
 const chachaBlocksLanes = 4
+
+// chachaSigma is the first row of the ChaCha20 state, the constants (RFC 8439 section 2.3), as one
+// 16-byte value.
+var chachaSigma = [4]uint32{sigma0, sigma1, sigma2, sigma3}
 
 // aesEncryptBlocks is AES-ECB over n blocks with the round keys of tab (gcm_amd64.s).
 //
@@ -38,13 +45,19 @@ func chachaBlocks(k *Key, dst, src [][16]byte) {
 		return
 	}
 	if len(src) < chachaBlocksLanes {
+		// The state is written a row (16 bytes) at a time, as the kernel loads it: a load spanning
+		// several narrower stores in flight would wait for them to retire. An input is exactly the
+		// state's last row, the block counter then the nonce words, little endian (RFC 8439
+		// section 2.3).
 		var st [16]uint32
 		var ks [4 * 64]byte
+		*(*[4]uint32)(st[0:4]) = chachaSigma
+		*(*[8]uint32)(st[4:12]) = k.chacha
+		row3 := (*[16]byte)(unsafe.Pointer(&st[12]))
 		for i := range src {
-			counter, nonce := chachaCounterNonce(&src[i])
-			chachaInit(&st, &k.chacha, counter, &nonce)
+			*row3 = src[i]
 			chachaKS4Tier(t, &st, &ks)
-			copy(dst[i][:], ks[:16])
+			dst[i] = [16]byte(ks[:16])
 		}
 		clear(st[:])
 		clear(ks[:])

@@ -24,8 +24,8 @@ import (
 //     ciphertext and is independent of the AES rounds; Seal's is software-pipelined, the GHASH of
 //     the previous chunk running between the AES rounds of the current one (stitching);
 //  3. finishes the tail with the key stream of all its blocks computed at once (AVX512: masked loads
-//     and stores; AVX2: whole blocks, then a bounce buffer for the partial one) and the length block
-//     folded into the tail's reduction,
+//     and stores; AVX2: whole blocks, then the partial one in pieces of 8, 4, 2 and 1 bytes) and
+//     the length block folded into the tail's reduction,
 //  4. writes E_K(J0) XOR GHASH as the tag, or for Open its difference from the received tag
 //     (section 7.1 step 6), so that no tag copy or comparison loop is left to Go.
 //

@@ -2205,7 +2205,7 @@ done:
 
 // func gcmSealAVX2(d *gcmDesc, count int)
 // Requires: AES, AVX, AVX2, PCLMULQDQ
-TEXT ·gcmSealAVX2(SB), NOSPLIT, $16-16
+TEXT ·gcmSealAVX2(SB), NOSPLIT, $0-16
 	MOVQ           d+0(FP), DI
 	MOVQ           count+8(FP), CX
 	VBROADCASTI128 gcmBswap<>+0(SB), Y10
@@ -2323,21 +2323,33 @@ ad_chunk:
 	JMP        ad_chunk
 
 ad_tail:
-	TESTQ   R8, R8
-	JZ      tail_out_40
-	LEAQ    15(R8), R11
+	TESTQ R8, R8
+	JZ    tail_out_40
+	CMPQ  48(DI), $0x00
+	JE    ad_separate_41
+	MOVQ  24(DI), R11
+	TESTQ R11, R11
+	JZ    ad_separate_41
+	CMPQ  R11, $0x80
+	JAE   ad_separate_41
+
+	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
+	ADDQ    $0x0f, R11
 	SHRQ    $0x04, R11
+	LEAQ    15(R8), R13
+	SHRQ    $0x04, R13
+	ADDQ    R13, R11
 	SHLQ    $0x04, R11
-	LEAQ    1232(AX), R10
+	LEAQ    1216(AX), R10
 	SUBQ    R11, R10
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_41:
+tail_block_42:
 	CMPQ       R8, $0x10
-	JB         tail_partial_42
+	JB         tail_partial_43
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -2353,24 +2365,48 @@ tail_block_41:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_41
+	JMP        tail_block_42
 
-tail_partial_42:
+tail_partial_43:
 	TESTQ   R8, R8
-	JZ      tail_reduce_43
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+	JZ      ad_done_44
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_45
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_44:
-	MOVB       (SI)(R13*1), R11
-	MOVB       R11, (SP)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_44
-	VMOVDQU    (SP), X1
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_45:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_46
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_46:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_47
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_47:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_48
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_49
+
+partial_short_48:
+	VMOVQ R11, X1
+
+partial_loaded_49:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -2383,7 +2419,621 @@ copy_44:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_43:
+ad_done_44:
+	MOVQ    16(DI), SI
+	MOVQ    8(DI), DX
+	MOVQ    24(DI), R8
+	VMOVDQU 88(DI), X8
+	VMOVDQU X8, 88(DI)
+	LEAQ    15(R8), R11
+	SHRQ    $0x04, R11
+	SHLQ    $0x04, R11
+	LEAQ    1232(AX), R10
+	SUBQ    R11, R10
+	CMPQ    48(DI), $0x00
+	JE      no_lens_50
+	SUBQ    $0x10, R10
+
+no_lens_50:
+	VPXOR   X9, X9, X9
+	CMPQ    R8, $0x40
+	JA      ks8_51
+	VPSHUFB X10, X8, X0
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X1
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X2
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X3
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPXOR   (AX), X0, X0
+	VPXOR   (AX), X1, X1
+	VPXOR   (AX), X2, X2
+	VPXOR   (AX), X3, X3
+	VAESENC 64(AX), X0, X0
+	VAESENC 64(AX), X1, X1
+	VAESENC 64(AX), X2, X2
+	VAESENC 64(AX), X3, X3
+	VAESENC 128(AX), X0, X0
+	VAESENC 128(AX), X1, X1
+	VAESENC 128(AX), X2, X2
+	VAESENC 128(AX), X3, X3
+	VAESENC 192(AX), X0, X0
+	VAESENC 192(AX), X1, X1
+	VAESENC 192(AX), X2, X2
+	VAESENC 192(AX), X3, X3
+	VAESENC 256(AX), X0, X0
+	VAESENC 256(AX), X1, X1
+	VAESENC 256(AX), X2, X2
+	VAESENC 256(AX), X3, X3
+	VAESENC 320(AX), X0, X0
+	VAESENC 320(AX), X1, X1
+	VAESENC 320(AX), X2, X2
+	VAESENC 320(AX), X3, X3
+	VAESENC 384(AX), X0, X0
+	VAESENC 384(AX), X1, X1
+	VAESENC 384(AX), X2, X2
+	VAESENC 384(AX), X3, X3
+	VAESENC 448(AX), X0, X0
+	VAESENC 448(AX), X1, X1
+	VAESENC 448(AX), X2, X2
+	VAESENC 448(AX), X3, X3
+	VAESENC 512(AX), X0, X0
+	VAESENC 512(AX), X1, X1
+	VAESENC 512(AX), X2, X2
+	VAESENC 512(AX), X3, X3
+	VAESENC 576(AX), X0, X0
+	VAESENC 576(AX), X1, X1
+	VAESENC 576(AX), X2, X2
+	VAESENC 576(AX), X3, X3
+	CMPQ    R12, $0x0a
+	JE      aes_last_53
+	VAESENC 640(AX), X0, X0
+	VAESENC 640(AX), X1, X1
+	VAESENC 640(AX), X2, X2
+	VAESENC 640(AX), X3, X3
+	VAESENC 704(AX), X0, X0
+	VAESENC 704(AX), X1, X1
+	VAESENC 704(AX), X2, X2
+	VAESENC 704(AX), X3, X3
+	CMPQ    R12, $0x0c
+	JE      aes_last_53
+	VAESENC 768(AX), X0, X0
+	VAESENC 768(AX), X1, X1
+	VAESENC 768(AX), X2, X2
+	VAESENC 768(AX), X3, X3
+	VAESENC 832(AX), X0, X0
+	VAESENC 832(AX), X1, X1
+	VAESENC 832(AX), X2, X2
+	VAESENC 832(AX), X3, X3
+
+aes_last_53:
+	VAESENCLAST (BX), X0, X0
+	VAESENCLAST (BX), X1, X1
+	VAESENCLAST (BX), X2, X2
+	VAESENCLAST (BX), X3, X3
+	JMP         ks_ready_52
+
+ks8_51:
+	VPSHUFB X10, X8, X0
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X1
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X2
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X3
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X4
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X5
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X6
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X7
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPXOR   (AX), X0, X0
+	VPXOR   (AX), X1, X1
+	VPXOR   (AX), X2, X2
+	VPXOR   (AX), X3, X3
+	VPXOR   (AX), X4, X4
+	VPXOR   (AX), X5, X5
+	VPXOR   (AX), X6, X6
+	VPXOR   (AX), X7, X7
+	VAESENC 64(AX), X0, X0
+	VAESENC 64(AX), X1, X1
+	VAESENC 64(AX), X2, X2
+	VAESENC 64(AX), X3, X3
+	VAESENC 64(AX), X4, X4
+	VAESENC 64(AX), X5, X5
+	VAESENC 64(AX), X6, X6
+	VAESENC 64(AX), X7, X7
+	VAESENC 128(AX), X0, X0
+	VAESENC 128(AX), X1, X1
+	VAESENC 128(AX), X2, X2
+	VAESENC 128(AX), X3, X3
+	VAESENC 128(AX), X4, X4
+	VAESENC 128(AX), X5, X5
+	VAESENC 128(AX), X6, X6
+	VAESENC 128(AX), X7, X7
+	VAESENC 192(AX), X0, X0
+	VAESENC 192(AX), X1, X1
+	VAESENC 192(AX), X2, X2
+	VAESENC 192(AX), X3, X3
+	VAESENC 192(AX), X4, X4
+	VAESENC 192(AX), X5, X5
+	VAESENC 192(AX), X6, X6
+	VAESENC 192(AX), X7, X7
+	VAESENC 256(AX), X0, X0
+	VAESENC 256(AX), X1, X1
+	VAESENC 256(AX), X2, X2
+	VAESENC 256(AX), X3, X3
+	VAESENC 256(AX), X4, X4
+	VAESENC 256(AX), X5, X5
+	VAESENC 256(AX), X6, X6
+	VAESENC 256(AX), X7, X7
+	VAESENC 320(AX), X0, X0
+	VAESENC 320(AX), X1, X1
+	VAESENC 320(AX), X2, X2
+	VAESENC 320(AX), X3, X3
+	VAESENC 320(AX), X4, X4
+	VAESENC 320(AX), X5, X5
+	VAESENC 320(AX), X6, X6
+	VAESENC 320(AX), X7, X7
+	VAESENC 384(AX), X0, X0
+	VAESENC 384(AX), X1, X1
+	VAESENC 384(AX), X2, X2
+	VAESENC 384(AX), X3, X3
+	VAESENC 384(AX), X4, X4
+	VAESENC 384(AX), X5, X5
+	VAESENC 384(AX), X6, X6
+	VAESENC 384(AX), X7, X7
+	VAESENC 448(AX), X0, X0
+	VAESENC 448(AX), X1, X1
+	VAESENC 448(AX), X2, X2
+	VAESENC 448(AX), X3, X3
+	VAESENC 448(AX), X4, X4
+	VAESENC 448(AX), X5, X5
+	VAESENC 448(AX), X6, X6
+	VAESENC 448(AX), X7, X7
+	VAESENC 512(AX), X0, X0
+	VAESENC 512(AX), X1, X1
+	VAESENC 512(AX), X2, X2
+	VAESENC 512(AX), X3, X3
+	VAESENC 512(AX), X4, X4
+	VAESENC 512(AX), X5, X5
+	VAESENC 512(AX), X6, X6
+	VAESENC 512(AX), X7, X7
+	VAESENC 576(AX), X0, X0
+	VAESENC 576(AX), X1, X1
+	VAESENC 576(AX), X2, X2
+	VAESENC 576(AX), X3, X3
+	VAESENC 576(AX), X4, X4
+	VAESENC 576(AX), X5, X5
+	VAESENC 576(AX), X6, X6
+	VAESENC 576(AX), X7, X7
+	CMPQ    R12, $0x0a
+	JE      aes_last_54
+	VAESENC 640(AX), X0, X0
+	VAESENC 640(AX), X1, X1
+	VAESENC 640(AX), X2, X2
+	VAESENC 640(AX), X3, X3
+	VAESENC 640(AX), X4, X4
+	VAESENC 640(AX), X5, X5
+	VAESENC 640(AX), X6, X6
+	VAESENC 640(AX), X7, X7
+	VAESENC 704(AX), X0, X0
+	VAESENC 704(AX), X1, X1
+	VAESENC 704(AX), X2, X2
+	VAESENC 704(AX), X3, X3
+	VAESENC 704(AX), X4, X4
+	VAESENC 704(AX), X5, X5
+	VAESENC 704(AX), X6, X6
+	VAESENC 704(AX), X7, X7
+	CMPQ    R12, $0x0c
+	JE      aes_last_54
+	VAESENC 768(AX), X0, X0
+	VAESENC 768(AX), X1, X1
+	VAESENC 768(AX), X2, X2
+	VAESENC 768(AX), X3, X3
+	VAESENC 768(AX), X4, X4
+	VAESENC 768(AX), X5, X5
+	VAESENC 768(AX), X6, X6
+	VAESENC 768(AX), X7, X7
+	VAESENC 832(AX), X0, X0
+	VAESENC 832(AX), X1, X1
+	VAESENC 832(AX), X2, X2
+	VAESENC 832(AX), X3, X3
+	VAESENC 832(AX), X4, X4
+	VAESENC 832(AX), X5, X5
+	VAESENC 832(AX), X6, X6
+	VAESENC 832(AX), X7, X7
+
+aes_last_54:
+	VAESENCLAST (BX), X0, X0
+	VAESENCLAST (BX), X1, X1
+	VAESENCLAST (BX), X2, X2
+	VAESENCLAST (BX), X3, X3
+	VAESENCLAST (BX), X4, X4
+	VAESENCLAST (BX), X5, X5
+	VAESENCLAST (BX), X6, X6
+	VAESENCLAST (BX), X7, X7
+
+ks_ready_52:
+	CMPQ       R8, $0x10
+	JB         tail_partial_55
+	VPXOR      (SI), X0, X0
+	VMOVDQU    X0, (DX)
+	VPSHUFB    X10, X0, X0
+	VPXOR      X9, X0, X0
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X0, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X0, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X0, X14
+	VPXOR      X0, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_56
+	VPXOR      (SI), X1, X1
+	VMOVDQU    X1, (DX)
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_57
+	VPXOR      (SI), X2, X2
+	VMOVDQU    X2, (DX)
+	VPSHUFB    X10, X2, X2
+	VPXOR      X9, X2, X2
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X2, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X2, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X2, X14
+	VPXOR      X2, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_58
+	VPXOR      (SI), X3, X3
+	VMOVDQU    X3, (DX)
+	VPSHUFB    X10, X3, X3
+	VPXOR      X9, X3, X3
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X3, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X3, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X3, X14
+	VPXOR      X3, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_59
+	VPXOR      (SI), X4, X4
+	VMOVDQU    X4, (DX)
+	VPSHUFB    X10, X4, X4
+	VPXOR      X9, X4, X4
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X4, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X4, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X4, X14
+	VPXOR      X4, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_60
+	VPXOR      (SI), X5, X5
+	VMOVDQU    X5, (DX)
+	VPSHUFB    X10, X5, X5
+	VPXOR      X9, X5, X5
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X5, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X5, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X5, X14
+	VPXOR      X5, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_61
+	VPXOR      (SI), X6, X6
+	VMOVDQU    X6, (DX)
+	VPSHUFB    X10, X6, X6
+	VPXOR      X9, X6, X6
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X6, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X6, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X6, X14
+	VPXOR      X6, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	TESTQ      R8, R8
+	JZ         tail_reduce_64
+	VMOVDQA    X7, X0
+	JMP        tail_partial_63
+
+tail_partial_61:
+	TESTQ   R8, R8
+	JZ      tail_reduce_64
+	VMOVDQA X6, X0
+	JMP     tail_partial_63
+
+tail_partial_60:
+	TESTQ   R8, R8
+	JZ      tail_reduce_64
+	VMOVDQA X5, X0
+	JMP     tail_partial_63
+
+tail_partial_59:
+	TESTQ   R8, R8
+	JZ      tail_reduce_64
+	VMOVDQA X4, X0
+	JMP     tail_partial_63
+
+tail_partial_58:
+	TESTQ   R8, R8
+	JZ      tail_reduce_64
+	VMOVDQA X3, X0
+	JMP     tail_partial_63
+
+tail_partial_57:
+	TESTQ   R8, R8
+	JZ      tail_reduce_64
+	VMOVDQA X2, X0
+	JMP     tail_partial_63
+
+tail_partial_56:
+	TESTQ   R8, R8
+	JZ      tail_reduce_64
+	VMOVDQA X1, X0
+	JMP     tail_partial_63
+
+tail_partial_55:
+	TESTQ R8, R8
+	JZ    tail_reduce_64
+
+tail_partial_63:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_65
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_65:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_66
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_66:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_67
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_67:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_68
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_69
+
+partial_short_68:
+	VMOVQ R11, X1
+
+partial_loaded_69:
+	VPXOR   X1, X0, X0
+	VMOVQ   X0, R11
+	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_70
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
+
+no_piece_70:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_71
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_71:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_72
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_72:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_73
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_73:
+	LEAQ       gcmTailMask<>+16(SB), R11
+	SUBQ       R8, R11
+	VPAND      (R11), X0, X1
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+
+tail_reduce_64:
+	CMPQ       48(DI), $0x00
+	JE         no_lens_74
+	VMOVDQU    56(DI), X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, 1216(AX), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, 1216(AX), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 1536(AX), X14, X14
+	VPXOR      X14, X13, X13
+
+no_lens_74:
+	VPXOR      X11, X13, X13
+	VPXOR      X12, X13, X13
+	VPSLLDQ    $0x08, X13, X14
+	VPSRLDQ    $0x08, X13, X13
+	VPXOR      X14, X11, X11
+	VPXOR      X13, X12, X12
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPXOR      X11, X12, X15
+	JMP        finish
+
+ad_separate_41:
+	LEAQ    15(R8), R11
+	SHRQ    $0x04, R11
+	SHLQ    $0x04, R11
+	LEAQ    1232(AX), R10
+	SUBQ    R11, R10
+	VMOVDQU X15, X9
+	VPXOR   X11, X11, X11
+	VPXOR   X12, X12, X12
+	VPXOR   X13, X13, X13
+
+tail_block_75:
+	CMPQ       R8, $0x10
+	JB         tail_partial_76
+	VMOVDQU    (SI), X1
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	JMP        tail_block_75
+
+tail_partial_76:
+	TESTQ   R8, R8
+	JZ      ad_done_77
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_78
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_78:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_79
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_79:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_80
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_80:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_81
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_82
+
+partial_short_81:
+	VMOVQ R11, X1
+
+partial_loaded_82:
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+
+ad_done_77:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -2503,7 +3153,7 @@ tail_out_40:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_45
+	JE      aes_last_83
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -2521,7 +3171,7 @@ tail_out_40:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_45
+	JE      aes_last_83
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -2539,7 +3189,7 @@ tail_out_40:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_45:
+aes_last_83:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -2759,7 +3409,7 @@ chunk:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 	CMPQ       R12, $0x0a
-	JE         aes_last_46
+	JE         aes_last_84
 	VAESENC    640(AX), X0, X0
 	VAESENC    640(AX), X1, X1
 	VAESENC    640(AX), X2, X2
@@ -2777,7 +3427,7 @@ chunk:
 	VAESENC    704(AX), X6, X6
 	VAESENC    704(AX), X7, X7
 	CMPQ       R12, $0x0c
-	JE         aes_last_46
+	JE         aes_last_84
 	VAESENC    768(AX), X0, X0
 	VAESENC    768(AX), X1, X1
 	VAESENC    768(AX), X2, X2
@@ -2795,7 +3445,7 @@ chunk:
 	VAESENC    832(AX), X6, X6
 	VAESENC    832(AX), X7, X7
 
-aes_last_46:
+aes_last_84:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -2928,16 +3578,16 @@ text_tail:
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_47
+	JE      no_lens_85
 	SUBQ    $0x10, R10
 
-no_lens_47:
+no_lens_85:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_48
+	JA      ks8_86
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -2987,7 +3637,7 @@ no_lens_47:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_50
+	JE      aes_last_88
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -2997,7 +3647,7 @@ no_lens_47:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_50
+	JE      aes_last_88
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -3007,14 +3657,14 @@ no_lens_47:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_50:
+aes_last_88:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_49
+	JMP         ks_ready_87
 
-ks8_48:
+ks8_86:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -3112,7 +3762,7 @@ ks8_48:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_51
+	JE      aes_last_89
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -3130,7 +3780,7 @@ ks8_48:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_51
+	JE      aes_last_89
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -3148,7 +3798,7 @@ ks8_48:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_51:
+aes_last_89:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -3158,9 +3808,9 @@ aes_last_51:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_49:
+ks_ready_87:
 	CMPQ       R8, $0x10
-	JB         tail_partial_52
+	JB         tail_partial_90
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -3179,7 +3829,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_53
+	JB         tail_partial_91
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -3198,7 +3848,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_54
+	JB         tail_partial_92
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -3217,7 +3867,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_55
+	JB         tail_partial_93
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -3236,7 +3886,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_56
+	JB         tail_partial_94
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -3255,7 +3905,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_57
+	JB         tail_partial_95
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -3274,7 +3924,7 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_58
+	JB         tail_partial_96
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -3293,74 +3943,117 @@ ks_ready_49:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_61
+	JZ         tail_reduce_99
 	VMOVDQA    X7, X0
-	JMP        tail_partial_60
+	JMP        tail_partial_98
 
-tail_partial_58:
+tail_partial_96:
 	TESTQ   R8, R8
-	JZ      tail_reduce_61
+	JZ      tail_reduce_99
 	VMOVDQA X6, X0
-	JMP     tail_partial_60
+	JMP     tail_partial_98
 
-tail_partial_57:
+tail_partial_95:
 	TESTQ   R8, R8
-	JZ      tail_reduce_61
+	JZ      tail_reduce_99
 	VMOVDQA X5, X0
-	JMP     tail_partial_60
+	JMP     tail_partial_98
 
-tail_partial_56:
+tail_partial_94:
 	TESTQ   R8, R8
-	JZ      tail_reduce_61
+	JZ      tail_reduce_99
 	VMOVDQA X4, X0
-	JMP     tail_partial_60
+	JMP     tail_partial_98
 
-tail_partial_55:
+tail_partial_93:
 	TESTQ   R8, R8
-	JZ      tail_reduce_61
+	JZ      tail_reduce_99
 	VMOVDQA X3, X0
-	JMP     tail_partial_60
+	JMP     tail_partial_98
 
-tail_partial_54:
+tail_partial_92:
 	TESTQ   R8, R8
-	JZ      tail_reduce_61
+	JZ      tail_reduce_99
 	VMOVDQA X2, X0
-	JMP     tail_partial_60
+	JMP     tail_partial_98
 
-tail_partial_53:
+tail_partial_91:
 	TESTQ   R8, R8
-	JZ      tail_reduce_61
+	JZ      tail_reduce_99
 	VMOVDQA X1, X0
-	JMP     tail_partial_60
+	JMP     tail_partial_98
 
-tail_partial_52:
+tail_partial_90:
 	TESTQ R8, R8
-	JZ    tail_reduce_61
+	JZ    tail_reduce_99
 
-tail_partial_60:
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+tail_partial_98:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_100
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_62:
-	MOVB    (SI)(R13*1), R11
-	MOVB    R11, (SP)(R13*1)
-	INCQ    R13
-	CMPQ    R13, R8
-	JB      copy_62
-	VMOVDQU (SP), X1
+no_piece_100:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_101
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_101:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_102
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_102:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_103
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_104
+
+partial_short_103:
+	VMOVQ R11, X1
+
+partial_loaded_104:
 	VPXOR   X1, X0, X0
-	VMOVDQU X0, (SP)
+	VMOVQ   X0, R11
 	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_105
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
 
-copy_63:
-	MOVB       (SP)(R13*1), R11
-	MOVB       R11, (DX)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_63
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_105:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_106
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_106:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_107
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_107:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_108
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_108:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -3376,9 +4069,9 @@ copy_63:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_61:
+tail_reduce_99:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_64
+	JE         no_lens_109
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3391,7 +4084,7 @@ tail_reduce_61:
 	VPCLMULQDQ $0x00, 1536(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_64:
+no_lens_109:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -3460,15 +4153,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_65
+	JE      aes_last_110
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_65
+	JE      aes_last_110
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_65:
+aes_last_110:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -3490,7 +4183,7 @@ done:
 
 // func gcmOpenAVX2(d *gcmDesc, count int)
 // Requires: AES, AVX, AVX2, PCLMULQDQ
-TEXT ·gcmOpenAVX2(SB), NOSPLIT, $16-16
+TEXT ·gcmOpenAVX2(SB), NOSPLIT, $0-16
 	MOVQ           d+0(FP), DI
 	MOVQ           count+8(FP), CX
 	VBROADCASTI128 gcmBswap<>+0(SB), Y10
@@ -3608,21 +4301,33 @@ ad_chunk:
 	JMP        ad_chunk
 
 ad_tail:
-	TESTQ   R8, R8
-	JZ      tail_out_66
-	LEAQ    15(R8), R11
+	TESTQ R8, R8
+	JZ    tail_out_111
+	CMPQ  48(DI), $0x00
+	JE    ad_separate_112
+	MOVQ  24(DI), R11
+	TESTQ R11, R11
+	JZ    ad_separate_112
+	CMPQ  R11, $0x80
+	JAE   ad_separate_112
+
+	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
+	ADDQ    $0x0f, R11
 	SHRQ    $0x04, R11
+	LEAQ    15(R8), R13
+	SHRQ    $0x04, R13
+	ADDQ    R13, R11
 	SHLQ    $0x04, R11
-	LEAQ    1232(AX), R10
+	LEAQ    1216(AX), R10
 	SUBQ    R11, R10
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_67:
+tail_block_113:
 	CMPQ       R8, $0x10
-	JB         tail_partial_68
+	JB         tail_partial_114
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -3638,24 +4343,48 @@ tail_block_67:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_67
+	JMP        tail_block_113
 
-tail_partial_68:
+tail_partial_114:
 	TESTQ   R8, R8
-	JZ      tail_reduce_69
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+	JZ      ad_done_115
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_116
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_70:
-	MOVB       (SI)(R13*1), R11
-	MOVB       R11, (SP)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_70
-	VMOVDQU    (SP), X1
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_116:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_117
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_117:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_118
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_118:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_119
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_120
+
+partial_short_119:
+	VMOVQ R11, X1
+
+partial_loaded_120:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3668,7 +4397,625 @@ copy_70:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_69:
+ad_done_115:
+	MOVQ    16(DI), SI
+	MOVQ    8(DI), DX
+	MOVQ    24(DI), R8
+	VMOVDQU 88(DI), X8
+	VMOVDQU X8, 88(DI)
+	LEAQ    15(R8), R11
+	SHRQ    $0x04, R11
+	SHLQ    $0x04, R11
+	LEAQ    1232(AX), R10
+	SUBQ    R11, R10
+	CMPQ    48(DI), $0x00
+	JE      no_lens_121
+	SUBQ    $0x10, R10
+
+no_lens_121:
+	VPXOR   X9, X9, X9
+	CMPQ    R8, $0x40
+	JA      ks8_122
+	VPSHUFB X10, X8, X0
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X1
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X2
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X3
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPXOR   (AX), X0, X0
+	VPXOR   (AX), X1, X1
+	VPXOR   (AX), X2, X2
+	VPXOR   (AX), X3, X3
+	VAESENC 64(AX), X0, X0
+	VAESENC 64(AX), X1, X1
+	VAESENC 64(AX), X2, X2
+	VAESENC 64(AX), X3, X3
+	VAESENC 128(AX), X0, X0
+	VAESENC 128(AX), X1, X1
+	VAESENC 128(AX), X2, X2
+	VAESENC 128(AX), X3, X3
+	VAESENC 192(AX), X0, X0
+	VAESENC 192(AX), X1, X1
+	VAESENC 192(AX), X2, X2
+	VAESENC 192(AX), X3, X3
+	VAESENC 256(AX), X0, X0
+	VAESENC 256(AX), X1, X1
+	VAESENC 256(AX), X2, X2
+	VAESENC 256(AX), X3, X3
+	VAESENC 320(AX), X0, X0
+	VAESENC 320(AX), X1, X1
+	VAESENC 320(AX), X2, X2
+	VAESENC 320(AX), X3, X3
+	VAESENC 384(AX), X0, X0
+	VAESENC 384(AX), X1, X1
+	VAESENC 384(AX), X2, X2
+	VAESENC 384(AX), X3, X3
+	VAESENC 448(AX), X0, X0
+	VAESENC 448(AX), X1, X1
+	VAESENC 448(AX), X2, X2
+	VAESENC 448(AX), X3, X3
+	VAESENC 512(AX), X0, X0
+	VAESENC 512(AX), X1, X1
+	VAESENC 512(AX), X2, X2
+	VAESENC 512(AX), X3, X3
+	VAESENC 576(AX), X0, X0
+	VAESENC 576(AX), X1, X1
+	VAESENC 576(AX), X2, X2
+	VAESENC 576(AX), X3, X3
+	CMPQ    R12, $0x0a
+	JE      aes_last_124
+	VAESENC 640(AX), X0, X0
+	VAESENC 640(AX), X1, X1
+	VAESENC 640(AX), X2, X2
+	VAESENC 640(AX), X3, X3
+	VAESENC 704(AX), X0, X0
+	VAESENC 704(AX), X1, X1
+	VAESENC 704(AX), X2, X2
+	VAESENC 704(AX), X3, X3
+	CMPQ    R12, $0x0c
+	JE      aes_last_124
+	VAESENC 768(AX), X0, X0
+	VAESENC 768(AX), X1, X1
+	VAESENC 768(AX), X2, X2
+	VAESENC 768(AX), X3, X3
+	VAESENC 832(AX), X0, X0
+	VAESENC 832(AX), X1, X1
+	VAESENC 832(AX), X2, X2
+	VAESENC 832(AX), X3, X3
+
+aes_last_124:
+	VAESENCLAST (BX), X0, X0
+	VAESENCLAST (BX), X1, X1
+	VAESENCLAST (BX), X2, X2
+	VAESENCLAST (BX), X3, X3
+	JMP         ks_ready_123
+
+ks8_122:
+	VPSHUFB X10, X8, X0
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X1
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X2
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X3
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X4
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X5
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X6
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPSHUFB X10, X8, X7
+	VPADDD  gcmCtrOne<>+0(SB), X8, X8
+	VPXOR   (AX), X0, X0
+	VPXOR   (AX), X1, X1
+	VPXOR   (AX), X2, X2
+	VPXOR   (AX), X3, X3
+	VPXOR   (AX), X4, X4
+	VPXOR   (AX), X5, X5
+	VPXOR   (AX), X6, X6
+	VPXOR   (AX), X7, X7
+	VAESENC 64(AX), X0, X0
+	VAESENC 64(AX), X1, X1
+	VAESENC 64(AX), X2, X2
+	VAESENC 64(AX), X3, X3
+	VAESENC 64(AX), X4, X4
+	VAESENC 64(AX), X5, X5
+	VAESENC 64(AX), X6, X6
+	VAESENC 64(AX), X7, X7
+	VAESENC 128(AX), X0, X0
+	VAESENC 128(AX), X1, X1
+	VAESENC 128(AX), X2, X2
+	VAESENC 128(AX), X3, X3
+	VAESENC 128(AX), X4, X4
+	VAESENC 128(AX), X5, X5
+	VAESENC 128(AX), X6, X6
+	VAESENC 128(AX), X7, X7
+	VAESENC 192(AX), X0, X0
+	VAESENC 192(AX), X1, X1
+	VAESENC 192(AX), X2, X2
+	VAESENC 192(AX), X3, X3
+	VAESENC 192(AX), X4, X4
+	VAESENC 192(AX), X5, X5
+	VAESENC 192(AX), X6, X6
+	VAESENC 192(AX), X7, X7
+	VAESENC 256(AX), X0, X0
+	VAESENC 256(AX), X1, X1
+	VAESENC 256(AX), X2, X2
+	VAESENC 256(AX), X3, X3
+	VAESENC 256(AX), X4, X4
+	VAESENC 256(AX), X5, X5
+	VAESENC 256(AX), X6, X6
+	VAESENC 256(AX), X7, X7
+	VAESENC 320(AX), X0, X0
+	VAESENC 320(AX), X1, X1
+	VAESENC 320(AX), X2, X2
+	VAESENC 320(AX), X3, X3
+	VAESENC 320(AX), X4, X4
+	VAESENC 320(AX), X5, X5
+	VAESENC 320(AX), X6, X6
+	VAESENC 320(AX), X7, X7
+	VAESENC 384(AX), X0, X0
+	VAESENC 384(AX), X1, X1
+	VAESENC 384(AX), X2, X2
+	VAESENC 384(AX), X3, X3
+	VAESENC 384(AX), X4, X4
+	VAESENC 384(AX), X5, X5
+	VAESENC 384(AX), X6, X6
+	VAESENC 384(AX), X7, X7
+	VAESENC 448(AX), X0, X0
+	VAESENC 448(AX), X1, X1
+	VAESENC 448(AX), X2, X2
+	VAESENC 448(AX), X3, X3
+	VAESENC 448(AX), X4, X4
+	VAESENC 448(AX), X5, X5
+	VAESENC 448(AX), X6, X6
+	VAESENC 448(AX), X7, X7
+	VAESENC 512(AX), X0, X0
+	VAESENC 512(AX), X1, X1
+	VAESENC 512(AX), X2, X2
+	VAESENC 512(AX), X3, X3
+	VAESENC 512(AX), X4, X4
+	VAESENC 512(AX), X5, X5
+	VAESENC 512(AX), X6, X6
+	VAESENC 512(AX), X7, X7
+	VAESENC 576(AX), X0, X0
+	VAESENC 576(AX), X1, X1
+	VAESENC 576(AX), X2, X2
+	VAESENC 576(AX), X3, X3
+	VAESENC 576(AX), X4, X4
+	VAESENC 576(AX), X5, X5
+	VAESENC 576(AX), X6, X6
+	VAESENC 576(AX), X7, X7
+	CMPQ    R12, $0x0a
+	JE      aes_last_125
+	VAESENC 640(AX), X0, X0
+	VAESENC 640(AX), X1, X1
+	VAESENC 640(AX), X2, X2
+	VAESENC 640(AX), X3, X3
+	VAESENC 640(AX), X4, X4
+	VAESENC 640(AX), X5, X5
+	VAESENC 640(AX), X6, X6
+	VAESENC 640(AX), X7, X7
+	VAESENC 704(AX), X0, X0
+	VAESENC 704(AX), X1, X1
+	VAESENC 704(AX), X2, X2
+	VAESENC 704(AX), X3, X3
+	VAESENC 704(AX), X4, X4
+	VAESENC 704(AX), X5, X5
+	VAESENC 704(AX), X6, X6
+	VAESENC 704(AX), X7, X7
+	CMPQ    R12, $0x0c
+	JE      aes_last_125
+	VAESENC 768(AX), X0, X0
+	VAESENC 768(AX), X1, X1
+	VAESENC 768(AX), X2, X2
+	VAESENC 768(AX), X3, X3
+	VAESENC 768(AX), X4, X4
+	VAESENC 768(AX), X5, X5
+	VAESENC 768(AX), X6, X6
+	VAESENC 768(AX), X7, X7
+	VAESENC 832(AX), X0, X0
+	VAESENC 832(AX), X1, X1
+	VAESENC 832(AX), X2, X2
+	VAESENC 832(AX), X3, X3
+	VAESENC 832(AX), X4, X4
+	VAESENC 832(AX), X5, X5
+	VAESENC 832(AX), X6, X6
+	VAESENC 832(AX), X7, X7
+
+aes_last_125:
+	VAESENCLAST (BX), X0, X0
+	VAESENCLAST (BX), X1, X1
+	VAESENCLAST (BX), X2, X2
+	VAESENCLAST (BX), X3, X3
+	VAESENCLAST (BX), X4, X4
+	VAESENCLAST (BX), X5, X5
+	VAESENCLAST (BX), X6, X6
+	VAESENCLAST (BX), X7, X7
+
+ks_ready_123:
+	CMPQ       R8, $0x10
+	JB         tail_partial_126
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X0, X0
+	VMOVDQU    X0, (DX)
+	VPSHUFB    X10, X14, X0
+	VPXOR      X9, X0, X0
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X0, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X0, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X0, X14
+	VPXOR      X0, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_127
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X1, X1
+	VMOVDQU    X1, (DX)
+	VPSHUFB    X10, X14, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_128
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X2, X2
+	VMOVDQU    X2, (DX)
+	VPSHUFB    X10, X14, X2
+	VPXOR      X9, X2, X2
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X2, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X2, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X2, X14
+	VPXOR      X2, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_129
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X3, X3
+	VMOVDQU    X3, (DX)
+	VPSHUFB    X10, X14, X3
+	VPXOR      X9, X3, X3
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X3, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X3, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X3, X14
+	VPXOR      X3, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_130
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X4, X4
+	VMOVDQU    X4, (DX)
+	VPSHUFB    X10, X14, X4
+	VPXOR      X9, X4, X4
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X4, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X4, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X4, X14
+	VPXOR      X4, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_131
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X5, X5
+	VMOVDQU    X5, (DX)
+	VPSHUFB    X10, X14, X5
+	VPXOR      X9, X5, X5
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X5, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X5, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X5, X14
+	VPXOR      X5, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_132
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X6, X6
+	VMOVDQU    X6, (DX)
+	VPSHUFB    X10, X14, X6
+	VPXOR      X9, X6, X6
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X6, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X6, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X6, X14
+	VPXOR      X6, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	TESTQ      R8, R8
+	JZ         tail_reduce_135
+	VMOVDQA    X7, X0
+	JMP        tail_partial_134
+
+tail_partial_132:
+	TESTQ   R8, R8
+	JZ      tail_reduce_135
+	VMOVDQA X6, X0
+	JMP     tail_partial_134
+
+tail_partial_131:
+	TESTQ   R8, R8
+	JZ      tail_reduce_135
+	VMOVDQA X5, X0
+	JMP     tail_partial_134
+
+tail_partial_130:
+	TESTQ   R8, R8
+	JZ      tail_reduce_135
+	VMOVDQA X4, X0
+	JMP     tail_partial_134
+
+tail_partial_129:
+	TESTQ   R8, R8
+	JZ      tail_reduce_135
+	VMOVDQA X3, X0
+	JMP     tail_partial_134
+
+tail_partial_128:
+	TESTQ   R8, R8
+	JZ      tail_reduce_135
+	VMOVDQA X2, X0
+	JMP     tail_partial_134
+
+tail_partial_127:
+	TESTQ   R8, R8
+	JZ      tail_reduce_135
+	VMOVDQA X1, X0
+	JMP     tail_partial_134
+
+tail_partial_126:
+	TESTQ R8, R8
+	JZ    tail_reduce_135
+
+tail_partial_134:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_136
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_136:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_137
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_137:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_138
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_138:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_139
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_140
+
+partial_short_139:
+	VMOVQ R11, X1
+
+partial_loaded_140:
+	VPXOR   X1, X0, X0
+	VMOVQ   X0, R11
+	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_141
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
+
+no_piece_141:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_142
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_142:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_143
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_143:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_144
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_144:
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+
+tail_reduce_135:
+	CMPQ       48(DI), $0x00
+	JE         no_lens_145
+	VMOVDQU    56(DI), X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, 1216(AX), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, 1216(AX), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 1536(AX), X14, X14
+	VPXOR      X14, X13, X13
+
+no_lens_145:
+	VPXOR      X11, X13, X13
+	VPXOR      X12, X13, X13
+	VPSLLDQ    $0x08, X13, X14
+	VPSRLDQ    $0x08, X13, X13
+	VPXOR      X14, X11, X11
+	VPXOR      X13, X12, X12
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPXOR      X11, X12, X15
+	JMP        finish
+
+ad_separate_112:
+	LEAQ    15(R8), R11
+	SHRQ    $0x04, R11
+	SHLQ    $0x04, R11
+	LEAQ    1232(AX), R10
+	SUBQ    R11, R10
+	VMOVDQU X15, X9
+	VPXOR   X11, X11, X11
+	VPXOR   X12, X12, X12
+	VPXOR   X13, X13, X13
+
+tail_block_146:
+	CMPQ       R8, $0x10
+	JB         tail_partial_147
+	VMOVDQU    (SI), X1
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	JMP        tail_block_146
+
+tail_partial_147:
+	TESTQ   R8, R8
+	JZ      ad_done_148
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_149
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_149:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_150
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_150:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_151
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_151:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_152
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_153
+
+partial_short_152:
+	VMOVQ R11, X1
+
+partial_loaded_153:
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+
+ad_done_148:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -3683,7 +5030,7 @@ tail_reduce_69:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_66:
+tail_out_111:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
@@ -3790,7 +5137,7 @@ chunk:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_71
+	JE      aes_last_154
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -3808,7 +5155,7 @@ chunk:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_71
+	JE      aes_last_154
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -3826,7 +5173,7 @@ chunk:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_71:
+aes_last_154:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -3957,16 +5304,16 @@ text_tail:
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_72
+	JE      no_lens_155
 	SUBQ    $0x10, R10
 
-no_lens_72:
+no_lens_155:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_73
+	JA      ks8_156
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4016,7 +5363,7 @@ no_lens_72:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_75
+	JE      aes_last_158
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4026,7 +5373,7 @@ no_lens_72:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_75
+	JE      aes_last_158
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4036,14 +5383,14 @@ no_lens_72:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_75:
+aes_last_158:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_74
+	JMP         ks_ready_157
 
-ks8_73:
+ks8_156:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4141,7 +5488,7 @@ ks8_73:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_76
+	JE      aes_last_159
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4159,7 +5506,7 @@ ks8_73:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_76
+	JE      aes_last_159
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4177,7 +5524,7 @@ ks8_73:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_76:
+aes_last_159:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -4187,9 +5534,9 @@ aes_last_76:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_74:
+ks_ready_157:
 	CMPQ       R8, $0x10
-	JB         tail_partial_77
+	JB         tail_partial_160
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -4209,7 +5556,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_78
+	JB         tail_partial_161
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -4229,7 +5576,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_79
+	JB         tail_partial_162
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -4249,7 +5596,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_80
+	JB         tail_partial_163
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -4269,7 +5616,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_81
+	JB         tail_partial_164
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -4289,7 +5636,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_82
+	JB         tail_partial_165
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -4309,7 +5656,7 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_83
+	JB         tail_partial_166
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -4329,74 +5676,117 @@ ks_ready_74:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_86
+	JZ         tail_reduce_169
 	VMOVDQA    X7, X0
-	JMP        tail_partial_85
+	JMP        tail_partial_168
 
-tail_partial_83:
+tail_partial_166:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_169
 	VMOVDQA X6, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_168
 
-tail_partial_82:
+tail_partial_165:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_169
 	VMOVDQA X5, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_168
 
-tail_partial_81:
+tail_partial_164:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_169
 	VMOVDQA X4, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_168
 
-tail_partial_80:
+tail_partial_163:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_169
 	VMOVDQA X3, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_168
 
-tail_partial_79:
+tail_partial_162:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_169
 	VMOVDQA X2, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_168
 
-tail_partial_78:
+tail_partial_161:
 	TESTQ   R8, R8
-	JZ      tail_reduce_86
+	JZ      tail_reduce_169
 	VMOVDQA X1, X0
-	JMP     tail_partial_85
+	JMP     tail_partial_168
 
-tail_partial_77:
+tail_partial_160:
 	TESTQ R8, R8
-	JZ    tail_reduce_86
+	JZ    tail_reduce_169
 
-tail_partial_85:
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+tail_partial_168:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_170
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_87:
-	MOVB    (SI)(R13*1), R11
-	MOVB    R11, (SP)(R13*1)
-	INCQ    R13
-	CMPQ    R13, R8
-	JB      copy_87
-	VMOVDQU (SP), X1
+no_piece_170:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_171
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_171:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_172
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_172:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_173
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_174
+
+partial_short_173:
+	VMOVQ R11, X1
+
+partial_loaded_174:
 	VPXOR   X1, X0, X0
-	VMOVDQU X0, (SP)
+	VMOVQ   X0, R11
 	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_175
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
 
-copy_88:
-	MOVB       (SP)(R13*1), R11
-	MOVB       R11, (DX)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_88
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_175:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_176
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_176:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_177
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_177:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_178
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_178:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4409,9 +5799,9 @@ copy_88:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_86:
+tail_reduce_169:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_89
+	JE         no_lens_179
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4424,7 +5814,7 @@ tail_reduce_86:
 	VPCLMULQDQ $0x00, 1536(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_89:
+no_lens_179:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -4493,15 +5883,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_90
+	JE      aes_last_180
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_90
+	JE      aes_last_180
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_90:
+aes_last_180:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -4524,7 +5914,7 @@ done:
 
 // func gcmSealAVX2VAES(d *gcmDesc, count int)
 // Requires: AES, AVX, AVX2, PCLMULQDQ, VAES, VPCLMULQDQ
-TEXT ·gcmSealAVX2VAES(SB), NOSPLIT, $16-16
+TEXT ·gcmSealAVX2VAES(SB), NOSPLIT, $0-16
 	MOVQ           d+0(FP), DI
 	MOVQ           count+8(FP), CX
 	VBROADCASTI128 gcmBswap<>+0(SB), Y10
@@ -4606,21 +5996,33 @@ ad_chunk:
 	JMP          ad_chunk
 
 ad_tail:
-	TESTQ   R8, R8
-	JZ      tail_out_91
-	LEAQ    15(R8), R11
+	TESTQ R8, R8
+	JZ    tail_out_181
+	CMPQ  48(DI), $0x00
+	JE    ad_separate_182
+	MOVQ  24(DI), R11
+	TESTQ R11, R11
+	JZ    ad_separate_182
+	CMPQ  R11, $0x80
+	JAE   ad_separate_182
+
+	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
+	ADDQ    $0x0f, R11
 	SHRQ    $0x04, R11
+	LEAQ    15(R8), R13
+	SHRQ    $0x04, R13
+	ADDQ    R13, R11
 	SHLQ    $0x04, R11
-	LEAQ    1232(AX), R10
+	LEAQ    1216(AX), R10
 	SUBQ    R11, R10
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_92:
+tail_block_183:
 	CMPQ       R8, $0x10
-	JB         tail_partial_93
+	JB         tail_partial_184
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -4636,24 +6038,48 @@ tail_block_92:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_92
+	JMP        tail_block_183
 
-tail_partial_93:
+tail_partial_184:
 	TESTQ   R8, R8
-	JZ      tail_reduce_94
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+	JZ      ad_done_185
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_186
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_95:
-	MOVB       (SI)(R13*1), R11
-	MOVB       R11, (SP)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_95
-	VMOVDQU    (SP), X1
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_186:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_187
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_187:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_188
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_188:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_189
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_190
+
+partial_short_189:
+	VMOVQ R11, X1
+
+partial_loaded_190:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4666,7 +6092,526 @@ copy_95:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_94:
+ad_done_185:
+	MOVQ           16(DI), SI
+	MOVQ           8(DI), DX
+	MOVQ           24(DI), R8
+	VBROADCASTI128 88(DI), Y8
+	VPADDD         gcmCtrInit<>+0(SB), Y8, Y8
+	VMOVDQU        X8, 88(DI)
+	LEAQ           15(R8), R11
+	SHRQ           $0x04, R11
+	SHLQ           $0x04, R11
+	LEAQ           1232(AX), R10
+	SUBQ           R11, R10
+	CMPQ           48(DI), $0x00
+	JE             no_lens_191
+	SUBQ           $0x10, R10
+
+no_lens_191:
+	VPXOR   X9, X9, X9
+	CMPQ    R8, $0x40
+	JA      ks8_192
+	VPSHUFB Y10, Y8, Y0
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y1
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
+	CMPQ    R12, $0x0a
+	JE      aes_last_194
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
+	CMPQ    R12, $0x0c
+	JE      aes_last_194
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
+
+aes_last_194:
+	VAESENCLAST  (BX), Y0, Y0
+	VAESENCLAST  (BX), Y1, Y1
+	VEXTRACTI128 $0x01, Y0, X4
+	VEXTRACTI128 $0x01, Y1, X5
+	JMP          ks_ready_193
+
+ks8_192:
+	VPSHUFB Y10, Y8, Y0
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y1
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y2
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y3
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VPXOR   (AX), Y2, Y2
+	VPXOR   (AX), Y3, Y3
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 64(AX), Y2, Y2
+	VAESENC 64(AX), Y3, Y3
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 128(AX), Y2, Y2
+	VAESENC 128(AX), Y3, Y3
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 192(AX), Y2, Y2
+	VAESENC 192(AX), Y3, Y3
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 256(AX), Y2, Y2
+	VAESENC 256(AX), Y3, Y3
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 320(AX), Y2, Y2
+	VAESENC 320(AX), Y3, Y3
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 384(AX), Y2, Y2
+	VAESENC 384(AX), Y3, Y3
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 448(AX), Y2, Y2
+	VAESENC 448(AX), Y3, Y3
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 512(AX), Y2, Y2
+	VAESENC 512(AX), Y3, Y3
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
+	VAESENC 576(AX), Y2, Y2
+	VAESENC 576(AX), Y3, Y3
+	CMPQ    R12, $0x0a
+	JE      aes_last_195
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 640(AX), Y2, Y2
+	VAESENC 640(AX), Y3, Y3
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
+	VAESENC 704(AX), Y2, Y2
+	VAESENC 704(AX), Y3, Y3
+	CMPQ    R12, $0x0c
+	JE      aes_last_195
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 768(AX), Y2, Y2
+	VAESENC 768(AX), Y3, Y3
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
+	VAESENC 832(AX), Y2, Y2
+	VAESENC 832(AX), Y3, Y3
+
+aes_last_195:
+	VAESENCLAST  (BX), Y0, Y0
+	VAESENCLAST  (BX), Y1, Y1
+	VAESENCLAST  (BX), Y2, Y2
+	VAESENCLAST  (BX), Y3, Y3
+	VEXTRACTI128 $0x01, Y0, X4
+	VEXTRACTI128 $0x01, Y1, X5
+	VEXTRACTI128 $0x01, Y2, X6
+	VEXTRACTI128 $0x01, Y3, X7
+
+ks_ready_193:
+	CMPQ       R8, $0x10
+	JB         tail_partial_196
+	VPXOR      (SI), X0, X0
+	VMOVDQU    X0, (DX)
+	VPSHUFB    X10, X0, X0
+	VPXOR      X9, X0, X0
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X0, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X0, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X0, X14
+	VPXOR      X0, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_197
+	VPXOR      (SI), X4, X4
+	VMOVDQU    X4, (DX)
+	VPSHUFB    X10, X4, X4
+	VPXOR      X9, X4, X4
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X4, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X4, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X4, X14
+	VPXOR      X4, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_198
+	VPXOR      (SI), X1, X1
+	VMOVDQU    X1, (DX)
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_199
+	VPXOR      (SI), X5, X5
+	VMOVDQU    X5, (DX)
+	VPSHUFB    X10, X5, X5
+	VPXOR      X9, X5, X5
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X5, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X5, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X5, X14
+	VPXOR      X5, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_200
+	VPXOR      (SI), X2, X2
+	VMOVDQU    X2, (DX)
+	VPSHUFB    X10, X2, X2
+	VPXOR      X9, X2, X2
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X2, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X2, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X2, X14
+	VPXOR      X2, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_201
+	VPXOR      (SI), X6, X6
+	VMOVDQU    X6, (DX)
+	VPSHUFB    X10, X6, X6
+	VPXOR      X9, X6, X6
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X6, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X6, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X6, X14
+	VPXOR      X6, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_202
+	VPXOR      (SI), X3, X3
+	VMOVDQU    X3, (DX)
+	VPSHUFB    X10, X3, X3
+	VPXOR      X9, X3, X3
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X3, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X3, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X3, X14
+	VPXOR      X3, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	TESTQ      R8, R8
+	JZ         tail_reduce_205
+	VMOVDQA    X7, X0
+	JMP        tail_partial_204
+
+tail_partial_202:
+	TESTQ   R8, R8
+	JZ      tail_reduce_205
+	VMOVDQA X3, X0
+	JMP     tail_partial_204
+
+tail_partial_201:
+	TESTQ   R8, R8
+	JZ      tail_reduce_205
+	VMOVDQA X6, X0
+	JMP     tail_partial_204
+
+tail_partial_200:
+	TESTQ   R8, R8
+	JZ      tail_reduce_205
+	VMOVDQA X2, X0
+	JMP     tail_partial_204
+
+tail_partial_199:
+	TESTQ   R8, R8
+	JZ      tail_reduce_205
+	VMOVDQA X5, X0
+	JMP     tail_partial_204
+
+tail_partial_198:
+	TESTQ   R8, R8
+	JZ      tail_reduce_205
+	VMOVDQA X1, X0
+	JMP     tail_partial_204
+
+tail_partial_197:
+	TESTQ   R8, R8
+	JZ      tail_reduce_205
+	VMOVDQA X4, X0
+	JMP     tail_partial_204
+
+tail_partial_196:
+	TESTQ R8, R8
+	JZ    tail_reduce_205
+
+tail_partial_204:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_206
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_206:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_207
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_207:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_208
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_208:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_209
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_210
+
+partial_short_209:
+	VMOVQ R11, X1
+
+partial_loaded_210:
+	VPXOR   X1, X0, X0
+	VMOVQ   X0, R11
+	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_211
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
+
+no_piece_211:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_212
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_212:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_213
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_213:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_214
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_214:
+	LEAQ       gcmTailMask<>+16(SB), R11
+	SUBQ       R8, R11
+	VPAND      (R11), X0, X1
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+
+tail_reduce_205:
+	CMPQ       48(DI), $0x00
+	JE         no_lens_215
+	VMOVDQU    56(DI), X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, 1216(AX), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, 1216(AX), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 1536(AX), X14, X14
+	VPXOR      X14, X13, X13
+
+no_lens_215:
+	VPXOR      X11, X13, X13
+	VPXOR      X12, X13, X13
+	VPSLLDQ    $0x08, X13, X14
+	VPSRLDQ    $0x08, X13, X13
+	VPXOR      X14, X11, X11
+	VPXOR      X13, X12, X12
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPXOR      X11, X12, X15
+	JMP        finish
+
+ad_separate_182:
+	LEAQ    15(R8), R11
+	SHRQ    $0x04, R11
+	SHLQ    $0x04, R11
+	LEAQ    1232(AX), R10
+	SUBQ    R11, R10
+	VMOVDQU X15, X9
+	VPXOR   X11, X11, X11
+	VPXOR   X12, X12, X12
+	VPXOR   X13, X13, X13
+
+tail_block_216:
+	CMPQ       R8, $0x10
+	JB         tail_partial_217
+	VMOVDQU    (SI), X1
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	JMP        tail_block_216
+
+tail_partial_217:
+	TESTQ   R8, R8
+	JZ      ad_done_218
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_219
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_219:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_220
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_220:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_221
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_221:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_222
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_223
+
+partial_short_222:
+	VMOVQ R11, X1
+
+partial_loaded_223:
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+
+ad_done_218:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -4681,7 +6626,7 @@ tail_reduce_94:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_91:
+tail_out_181:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -4739,7 +6684,7 @@ tail_out_91:
 	VAESENC        576(AX), Y2, Y2
 	VAESENC        576(AX), Y3, Y3
 	CMPQ           R12, $0x0a
-	JE             aes_last_96
+	JE             aes_last_224
 	VAESENC        640(AX), Y0, Y0
 	VAESENC        640(AX), Y1, Y1
 	VAESENC        640(AX), Y2, Y2
@@ -4749,7 +6694,7 @@ tail_out_91:
 	VAESENC        704(AX), Y2, Y2
 	VAESENC        704(AX), Y3, Y3
 	CMPQ           R12, $0x0c
-	JE             aes_last_96
+	JE             aes_last_224
 	VAESENC        768(AX), Y0, Y0
 	VAESENC        768(AX), Y1, Y1
 	VAESENC        768(AX), Y2, Y2
@@ -4759,7 +6704,7 @@ tail_out_91:
 	VAESENC        832(AX), Y2, Y2
 	VAESENC        832(AX), Y3, Y3
 
-aes_last_96:
+aes_last_224:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -4879,7 +6824,7 @@ chunk:
 	VAESENC      576(AX), Y2, Y2
 	VAESENC      576(AX), Y3, Y3
 	CMPQ         R12, $0x0a
-	JE           aes_last_97
+	JE           aes_last_225
 	VAESENC      640(AX), Y0, Y0
 	VAESENC      640(AX), Y1, Y1
 	VAESENC      640(AX), Y2, Y2
@@ -4889,7 +6834,7 @@ chunk:
 	VAESENC      704(AX), Y2, Y2
 	VAESENC      704(AX), Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_97
+	JE           aes_last_225
 	VAESENC      768(AX), Y0, Y0
 	VAESENC      768(AX), Y1, Y1
 	VAESENC      768(AX), Y2, Y2
@@ -4899,7 +6844,7 @@ chunk:
 	VAESENC      832(AX), Y2, Y2
 	VAESENC      832(AX), Y3, Y3
 
-aes_last_97:
+aes_last_225:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -4980,16 +6925,16 @@ text_tail:
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_98
+	JE      no_lens_226
 	SUBQ    $0x10, R10
 
-no_lens_98:
+no_lens_226:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_99
+	JA      ks8_227
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -5015,26 +6960,26 @@ no_lens_98:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_101
+	JE      aes_last_229
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_101
+	JE      aes_last_229
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_101:
+aes_last_229:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_100
+	JMP          ks_ready_228
 
-ks8_99:
+ks8_227:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -5084,7 +7029,7 @@ ks8_99:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_102
+	JE      aes_last_230
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -5094,7 +7039,7 @@ ks8_99:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_102
+	JE      aes_last_230
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -5104,7 +7049,7 @@ ks8_99:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_102:
+aes_last_230:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -5114,9 +7059,9 @@ aes_last_102:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_100:
+ks_ready_228:
 	CMPQ       R8, $0x10
-	JB         tail_partial_103
+	JB         tail_partial_231
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -5135,7 +7080,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_104
+	JB         tail_partial_232
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -5154,7 +7099,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_105
+	JB         tail_partial_233
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -5173,7 +7118,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_106
+	JB         tail_partial_234
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -5192,7 +7137,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_107
+	JB         tail_partial_235
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -5211,7 +7156,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_108
+	JB         tail_partial_236
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -5230,7 +7175,7 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_109
+	JB         tail_partial_237
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -5249,74 +7194,117 @@ ks_ready_100:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_112
+	JZ         tail_reduce_240
 	VMOVDQA    X7, X0
-	JMP        tail_partial_111
+	JMP        tail_partial_239
 
-tail_partial_109:
+tail_partial_237:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_240
 	VMOVDQA X3, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_239
 
-tail_partial_108:
+tail_partial_236:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_240
 	VMOVDQA X6, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_239
 
-tail_partial_107:
+tail_partial_235:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_240
 	VMOVDQA X2, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_239
 
-tail_partial_106:
+tail_partial_234:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_240
 	VMOVDQA X5, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_239
 
-tail_partial_105:
+tail_partial_233:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_240
 	VMOVDQA X1, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_239
 
-tail_partial_104:
+tail_partial_232:
 	TESTQ   R8, R8
-	JZ      tail_reduce_112
+	JZ      tail_reduce_240
 	VMOVDQA X4, X0
-	JMP     tail_partial_111
+	JMP     tail_partial_239
 
-tail_partial_103:
+tail_partial_231:
 	TESTQ R8, R8
-	JZ    tail_reduce_112
+	JZ    tail_reduce_240
 
-tail_partial_111:
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+tail_partial_239:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_241
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_113:
-	MOVB    (SI)(R13*1), R11
-	MOVB    R11, (SP)(R13*1)
-	INCQ    R13
-	CMPQ    R13, R8
-	JB      copy_113
-	VMOVDQU (SP), X1
+no_piece_241:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_242
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_242:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_243
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_243:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_244
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_245
+
+partial_short_244:
+	VMOVQ R11, X1
+
+partial_loaded_245:
 	VPXOR   X1, X0, X0
-	VMOVDQU X0, (SP)
+	VMOVQ   X0, R11
 	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_246
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
 
-copy_114:
-	MOVB       (SP)(R13*1), R11
-	MOVB       R11, (DX)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_114
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_246:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_247
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_247:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_248
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_248:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_249
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_249:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -5332,9 +7320,9 @@ copy_114:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_112:
+tail_reduce_240:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_115
+	JE         no_lens_250
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5347,7 +7335,7 @@ tail_reduce_112:
 	VPCLMULQDQ $0x00, 1536(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_115:
+no_lens_250:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -5416,15 +7404,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_116
+	JE      aes_last_251
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_116
+	JE      aes_last_251
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_116:
+aes_last_251:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -5446,7 +7434,7 @@ done:
 
 // func gcmOpenAVX2VAES(d *gcmDesc, count int)
 // Requires: AES, AVX, AVX2, PCLMULQDQ, VAES, VPCLMULQDQ
-TEXT ·gcmOpenAVX2VAES(SB), NOSPLIT, $16-16
+TEXT ·gcmOpenAVX2VAES(SB), NOSPLIT, $0-16
 	MOVQ           d+0(FP), DI
 	MOVQ           count+8(FP), CX
 	VBROADCASTI128 gcmBswap<>+0(SB), Y10
@@ -5528,21 +7516,33 @@ ad_chunk:
 	JMP          ad_chunk
 
 ad_tail:
-	TESTQ   R8, R8
-	JZ      tail_out_117
-	LEAQ    15(R8), R11
+	TESTQ R8, R8
+	JZ    tail_out_252
+	CMPQ  48(DI), $0x00
+	JE    ad_separate_253
+	MOVQ  24(DI), R11
+	TESTQ R11, R11
+	JZ    ad_separate_253
+	CMPQ  R11, $0x80
+	JAE   ad_separate_253
+
+	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
+	ADDQ    $0x0f, R11
 	SHRQ    $0x04, R11
+	LEAQ    15(R8), R13
+	SHRQ    $0x04, R13
+	ADDQ    R13, R11
 	SHLQ    $0x04, R11
-	LEAQ    1232(AX), R10
+	LEAQ    1216(AX), R10
 	SUBQ    R11, R10
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_118:
+tail_block_254:
 	CMPQ       R8, $0x10
-	JB         tail_partial_119
+	JB         tail_partial_255
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -5558,24 +7558,48 @@ tail_block_118:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_118
+	JMP        tail_block_254
 
-tail_partial_119:
+tail_partial_255:
 	TESTQ   R8, R8
-	JZ      tail_reduce_120
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+	JZ      ad_done_256
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_257
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_121:
-	MOVB       (SI)(R13*1), R11
-	MOVB       R11, (SP)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_121
-	VMOVDQU    (SP), X1
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_257:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_258
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_258:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_259
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_259:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_260
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_261
+
+partial_short_260:
+	VMOVQ R11, X1
+
+partial_loaded_261:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5588,7 +7612,530 @@ copy_121:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_120:
+ad_done_256:
+	MOVQ           16(DI), SI
+	MOVQ           8(DI), DX
+	MOVQ           24(DI), R8
+	VBROADCASTI128 88(DI), Y8
+	VPADDD         gcmCtrInit<>+0(SB), Y8, Y8
+	VMOVDQU        X8, 88(DI)
+	LEAQ           15(R8), R11
+	SHRQ           $0x04, R11
+	SHLQ           $0x04, R11
+	LEAQ           1232(AX), R10
+	SUBQ           R11, R10
+	CMPQ           48(DI), $0x00
+	JE             no_lens_262
+	SUBQ           $0x10, R10
+
+no_lens_262:
+	VPXOR   X9, X9, X9
+	CMPQ    R8, $0x40
+	JA      ks8_263
+	VPSHUFB Y10, Y8, Y0
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y1
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
+	CMPQ    R12, $0x0a
+	JE      aes_last_265
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
+	CMPQ    R12, $0x0c
+	JE      aes_last_265
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
+
+aes_last_265:
+	VAESENCLAST  (BX), Y0, Y0
+	VAESENCLAST  (BX), Y1, Y1
+	VEXTRACTI128 $0x01, Y0, X4
+	VEXTRACTI128 $0x01, Y1, X5
+	JMP          ks_ready_264
+
+ks8_263:
+	VPSHUFB Y10, Y8, Y0
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y1
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y2
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y3
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VPXOR   (AX), Y2, Y2
+	VPXOR   (AX), Y3, Y3
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 64(AX), Y2, Y2
+	VAESENC 64(AX), Y3, Y3
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 128(AX), Y2, Y2
+	VAESENC 128(AX), Y3, Y3
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 192(AX), Y2, Y2
+	VAESENC 192(AX), Y3, Y3
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 256(AX), Y2, Y2
+	VAESENC 256(AX), Y3, Y3
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 320(AX), Y2, Y2
+	VAESENC 320(AX), Y3, Y3
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 384(AX), Y2, Y2
+	VAESENC 384(AX), Y3, Y3
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 448(AX), Y2, Y2
+	VAESENC 448(AX), Y3, Y3
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 512(AX), Y2, Y2
+	VAESENC 512(AX), Y3, Y3
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
+	VAESENC 576(AX), Y2, Y2
+	VAESENC 576(AX), Y3, Y3
+	CMPQ    R12, $0x0a
+	JE      aes_last_266
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 640(AX), Y2, Y2
+	VAESENC 640(AX), Y3, Y3
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
+	VAESENC 704(AX), Y2, Y2
+	VAESENC 704(AX), Y3, Y3
+	CMPQ    R12, $0x0c
+	JE      aes_last_266
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 768(AX), Y2, Y2
+	VAESENC 768(AX), Y3, Y3
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
+	VAESENC 832(AX), Y2, Y2
+	VAESENC 832(AX), Y3, Y3
+
+aes_last_266:
+	VAESENCLAST  (BX), Y0, Y0
+	VAESENCLAST  (BX), Y1, Y1
+	VAESENCLAST  (BX), Y2, Y2
+	VAESENCLAST  (BX), Y3, Y3
+	VEXTRACTI128 $0x01, Y0, X4
+	VEXTRACTI128 $0x01, Y1, X5
+	VEXTRACTI128 $0x01, Y2, X6
+	VEXTRACTI128 $0x01, Y3, X7
+
+ks_ready_264:
+	CMPQ       R8, $0x10
+	JB         tail_partial_267
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X0, X0
+	VMOVDQU    X0, (DX)
+	VPSHUFB    X10, X14, X0
+	VPXOR      X9, X0, X0
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X0, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X0, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X0, X14
+	VPXOR      X0, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_268
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X4, X4
+	VMOVDQU    X4, (DX)
+	VPSHUFB    X10, X14, X4
+	VPXOR      X9, X4, X4
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X4, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X4, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X4, X14
+	VPXOR      X4, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_269
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X1, X1
+	VMOVDQU    X1, (DX)
+	VPSHUFB    X10, X14, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_270
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X5, X5
+	VMOVDQU    X5, (DX)
+	VPSHUFB    X10, X14, X5
+	VPXOR      X9, X5, X5
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X5, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X5, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X5, X14
+	VPXOR      X5, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_271
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X2, X2
+	VMOVDQU    X2, (DX)
+	VPSHUFB    X10, X14, X2
+	VPXOR      X9, X2, X2
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X2, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X2, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X2, X14
+	VPXOR      X2, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_272
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X6, X6
+	VMOVDQU    X6, (DX)
+	VPSHUFB    X10, X14, X6
+	VPXOR      X9, X6, X6
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X6, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X6, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X6, X14
+	VPXOR      X6, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_273
+	VMOVDQU    (SI), X14
+	VPXOR      X14, X3, X3
+	VMOVDQU    X3, (DX)
+	VPSHUFB    X10, X14, X3
+	VPXOR      X9, X3, X3
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X3, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X3, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X3, X14
+	VPXOR      X3, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	TESTQ      R8, R8
+	JZ         tail_reduce_276
+	VMOVDQA    X7, X0
+	JMP        tail_partial_275
+
+tail_partial_273:
+	TESTQ   R8, R8
+	JZ      tail_reduce_276
+	VMOVDQA X3, X0
+	JMP     tail_partial_275
+
+tail_partial_272:
+	TESTQ   R8, R8
+	JZ      tail_reduce_276
+	VMOVDQA X6, X0
+	JMP     tail_partial_275
+
+tail_partial_271:
+	TESTQ   R8, R8
+	JZ      tail_reduce_276
+	VMOVDQA X2, X0
+	JMP     tail_partial_275
+
+tail_partial_270:
+	TESTQ   R8, R8
+	JZ      tail_reduce_276
+	VMOVDQA X5, X0
+	JMP     tail_partial_275
+
+tail_partial_269:
+	TESTQ   R8, R8
+	JZ      tail_reduce_276
+	VMOVDQA X1, X0
+	JMP     tail_partial_275
+
+tail_partial_268:
+	TESTQ   R8, R8
+	JZ      tail_reduce_276
+	VMOVDQA X4, X0
+	JMP     tail_partial_275
+
+tail_partial_267:
+	TESTQ R8, R8
+	JZ    tail_reduce_276
+
+tail_partial_275:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_277
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_277:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_278
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_278:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_279
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_279:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_280
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_281
+
+partial_short_280:
+	VMOVQ R11, X1
+
+partial_loaded_281:
+	VPXOR   X1, X0, X0
+	VMOVQ   X0, R11
+	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_282
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
+
+no_piece_282:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_283
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_283:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_284
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_284:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_285
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_285:
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+
+tail_reduce_276:
+	CMPQ       48(DI), $0x00
+	JE         no_lens_286
+	VMOVDQU    56(DI), X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, 1216(AX), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, 1216(AX), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 1536(AX), X14, X14
+	VPXOR      X14, X13, X13
+
+no_lens_286:
+	VPXOR      X11, X13, X13
+	VPXOR      X12, X13, X13
+	VPSLLDQ    $0x08, X13, X14
+	VPSRLDQ    $0x08, X13, X13
+	VPXOR      X14, X11, X11
+	VPXOR      X13, X12, X12
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X11, X11
+	VPXOR      X11, X12, X15
+	JMP        finish
+
+ad_separate_253:
+	LEAQ    15(R8), R11
+	SHRQ    $0x04, R11
+	SHLQ    $0x04, R11
+	LEAQ    1232(AX), R10
+	SUBQ    R11, R10
+	VMOVDQU X15, X9
+	VPXOR   X11, X11, X11
+	VPXOR   X12, X12, X12
+	VPXOR   X13, X13, X13
+
+tail_block_287:
+	CMPQ       R8, $0x10
+	JB         tail_partial_288
+	VMOVDQU    (SI), X1
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	JMP        tail_block_287
+
+tail_partial_288:
+	TESTQ   R8, R8
+	JZ      ad_done_289
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_290
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_290:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_291
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_291:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_292
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_292:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_293
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_294
+
+partial_short_293:
+	VMOVQ R11, X1
+
+partial_loaded_294:
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 320(R10), X14, X14
+	VPXOR      X14, X13, X13
+
+ad_done_289:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -5603,7 +8150,7 @@ tail_reduce_120:
 	VPXOR      X14, X11, X11
 	VPXOR      X11, X12, X15
 
-tail_out_117:
+tail_out_252:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -5663,7 +8210,7 @@ chunk:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_122
+	JE      aes_last_295
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -5673,7 +8220,7 @@ chunk:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_122
+	JE      aes_last_295
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -5683,7 +8230,7 @@ chunk:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_122:
+aes_last_295:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -5766,16 +8313,16 @@ text_tail:
 	LEAQ    1232(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_123
+	JE      no_lens_296
 	SUBQ    $0x10, R10
 
-no_lens_123:
+no_lens_296:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_124
+	JA      ks8_297
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -5801,26 +8348,26 @@ no_lens_123:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_126
+	JE      aes_last_299
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_126
+	JE      aes_last_299
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_126:
+aes_last_299:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_125
+	JMP          ks_ready_298
 
-ks8_124:
+ks8_297:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -5870,7 +8417,7 @@ ks8_124:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_127
+	JE      aes_last_300
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -5880,7 +8427,7 @@ ks8_124:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_127
+	JE      aes_last_300
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -5890,7 +8437,7 @@ ks8_124:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_127:
+aes_last_300:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -5900,9 +8447,9 @@ aes_last_127:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_125:
+ks_ready_298:
 	CMPQ       R8, $0x10
-	JB         tail_partial_128
+	JB         tail_partial_301
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -5922,7 +8469,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_129
+	JB         tail_partial_302
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -5942,7 +8489,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_130
+	JB         tail_partial_303
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -5962,7 +8509,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_131
+	JB         tail_partial_304
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -5982,7 +8529,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_132
+	JB         tail_partial_305
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -6002,7 +8549,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_133
+	JB         tail_partial_306
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -6022,7 +8569,7 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_134
+	JB         tail_partial_307
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -6042,74 +8589,117 @@ ks_ready_125:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_137
+	JZ         tail_reduce_310
 	VMOVDQA    X7, X0
-	JMP        tail_partial_136
+	JMP        tail_partial_309
 
-tail_partial_134:
+tail_partial_307:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_310
 	VMOVDQA X3, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_309
 
-tail_partial_133:
+tail_partial_306:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_310
 	VMOVDQA X6, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_309
 
-tail_partial_132:
+tail_partial_305:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_310
 	VMOVDQA X2, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_309
 
-tail_partial_131:
+tail_partial_304:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_310
 	VMOVDQA X5, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_309
 
-tail_partial_130:
+tail_partial_303:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_310
 	VMOVDQA X1, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_309
 
-tail_partial_129:
+tail_partial_302:
 	TESTQ   R8, R8
-	JZ      tail_reduce_137
+	JZ      tail_reduce_310
 	VMOVDQA X4, X0
-	JMP     tail_partial_136
+	JMP     tail_partial_309
 
-tail_partial_128:
+tail_partial_301:
 	TESTQ R8, R8
-	JZ    tail_reduce_137
+	JZ    tail_reduce_310
 
-tail_partial_136:
-	VPXOR   X1, X1, X1
-	VMOVDQU X1, (SP)
-	XORQ    R13, R13
+tail_partial_309:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_311
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
 
-copy_138:
-	MOVB    (SI)(R13*1), R11
-	MOVB    R11, (SP)(R13*1)
-	INCQ    R13
-	CMPQ    R13, R8
-	JB      copy_138
-	VMOVDQU (SP), X1
+no_piece_311:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_312
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_312:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_313
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_313:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_314
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_315
+
+partial_short_314:
+	VMOVQ R11, X1
+
+partial_loaded_315:
 	VPXOR   X1, X0, X0
-	VMOVDQU X0, (SP)
+	VMOVQ   X0, R11
 	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_316
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
 
-copy_139:
-	MOVB       (SP)(R13*1), R11
-	MOVB       R11, (DX)(R13*1)
-	INCQ       R13
-	CMPQ       R13, R8
-	JB         copy_139
-	VPXOR      X14, X14, X14
-	VMOVDQU    X14, (SP)
+no_piece_316:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_317
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_317:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_318
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_318:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_319
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_319:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6122,9 +8712,9 @@ copy_139:
 	VPCLMULQDQ $0x00, 320(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_137:
+tail_reduce_310:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_140
+	JE         no_lens_320
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6137,7 +8727,7 @@ tail_reduce_137:
 	VPCLMULQDQ $0x00, 1536(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_140:
+no_lens_320:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPSLLDQ    $0x08, X13, X14
@@ -6206,15 +8796,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_141
+	JE      aes_last_321
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_141
+	JE      aes_last_321
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_141:
+aes_last_321:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -6291,11 +8881,11 @@ group:
 	MOVQ         360(DI), R13
 	MOVQ         1600(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_142
+	JNE          gather_322
 	CMPQ         R11, AX
-	JNE          gather_142
+	JNE          gather_322
 	CMPQ         R13, AX
-	JNE          gather_142
+	JNE          gather_322
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -6350,7 +8940,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_144
+	JE           aes_last_324
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -6362,7 +8952,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_144
+	JE           aes_last_324
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -6374,15 +8964,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_144:
+aes_last_324:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_143
+	JMP         encrypted_323
 
-gather_142:
+gather_322:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -6474,7 +9064,7 @@ gather_142:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_145
+	JE           aes_last_325
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -6494,7 +9084,7 @@ gather_142:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_145
+	JE           aes_last_325
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -6514,7 +9104,7 @@ gather_142:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 
-aes_last_145:
+aes_last_325:
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	VMOVDQU      (AX)(BX*1), X9
@@ -6527,7 +9117,7 @@ aes_last_145:
 	VAESENCLAST  Z9, Z3, Z3
 	VAESENCLAST  Z9, Z4, Z4
 
-encrypted_143:
+encrypted_323:
 	// Ciphertext: the texts in block order, XORed with the key stream, back in packet order.
 	VSHUFI64X2 $0x44, Z6, Z5, Z9
 	VSHUFI64X2 $0xee, Z6, Z5, Z10
@@ -6763,11 +9353,11 @@ group:
 	MOVQ         360(DI), R13
 	MOVQ         1600(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_146
+	JNE          gather_326
 	CMPQ         R11, AX
-	JNE          gather_146
+	JNE          gather_326
 	CMPQ         R13, AX
-	JNE          gather_146
+	JNE          gather_326
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -6822,7 +9412,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_148
+	JE           aes_last_328
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -6834,7 +9424,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_148
+	JE           aes_last_328
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -6846,15 +9436,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_148:
+aes_last_328:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_147
+	JMP         encrypted_327
 
-gather_146:
+gather_326:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -6946,7 +9536,7 @@ gather_146:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_149
+	JE           aes_last_329
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -6966,7 +9556,7 @@ gather_146:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_149
+	JE           aes_last_329
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -6986,7 +9576,7 @@ gather_146:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 
-aes_last_149:
+aes_last_329:
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	VMOVDQU      (AX)(BX*1), X9
@@ -6999,7 +9589,7 @@ aes_last_149:
 	VAESENCLAST  Z9, Z3, Z3
 	VAESENCLAST  Z9, Z4, Z4
 
-encrypted_147:
+encrypted_327:
 	// Ciphertext: the texts in block order, XORed with the key stream, back in packet order.
 	VSHUFI64X2 $0x44, Z6, Z5, Z9
 	VSHUFI64X2 $0xee, Z6, Z5, Z10
@@ -7276,7 +9866,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_150
+	JE      aes_last_330
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -7294,7 +9884,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_150
+	JE      aes_last_330
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -7312,7 +9902,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_150:
+aes_last_330:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -7349,15 +9939,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_151
+	JE      aes_last_331
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_151
+	JE      aes_last_331
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_151:
+aes_last_331:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI

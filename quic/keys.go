@@ -91,6 +91,7 @@ type Keys struct {
 	hpRaw     []byte // the header protection key, for Next's copy of it
 	hp        *kernels.Key
 	destroyed bool
+	single    singleScratch // the scratch of batches of one packet (protect.go)
 }
 
 // NewKeys derives one direction's packet protection key, IV and header protection key from a
@@ -111,6 +112,7 @@ func NewKeys(v Version, s Suite, secret []byte) (*Keys, error) {
 		return nil, errors.New("quic: the traffic secret is shorter than the suite's hash")
 	}
 	k := &Keys{version: v, suite: s, secret: append([]byte(nil), secret...)}
+	k.single.s = newScratch(1)
 	key := expandLabel(h, secret, p.key, keyLen)
 	defer clear(key)
 	copy(k.iv[:], expandLabel(h, secret, p.iv, 12))

@@ -3,6 +3,7 @@ package quic
 import (
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 
 	"github.com/wirebatch/wirebatch/kernels"
 )
@@ -28,25 +29,93 @@ const maxPN = 1 << 62
 // chunk is how many packets one pass of the kernels takes; a batch runs in chunks.
 const chunk = 64
 
-// scratch holds a chunk's AEAD ops, nonces and header-protection samples and masks. Kept in a pool
-// so that a batch allocates nothing: the ops reach the standard library's AEADs through interfaces,
-// so stack copies of them would move to the heap.
+// scratch holds a chunk's AEAD ops, nonces and header-protection samples and masks, each slice as
+// long as the chunks it serves. Made once and reused so that a batch allocates nothing: the ops
+// reach the standard library's AEADs through interfaces, so stack copies of them would move to the
+// heap. Batches take one from the pool, a batch of one packet the one its Keys hold (single).
 type scratch struct {
-	ops    [chunk]kernels.Op
-	nonce  [chunk][12]byte
-	sample [chunk][16]byte
-	mask   [chunk][16]byte
-	pnLen  [chunk]int
+	ops    []kernels.Op
+	nonce  [][12]byte
+	sample [][16]byte
+	mask   [][16]byte
+	pnLen  []int
 }
 
-var scratches = sync.Pool{New: func() any { return new(scratch) }}
+func newScratch(n int) *scratch {
+	return &scratch{ops: make([]kernels.Op, n), nonce: make([][12]byte, n), sample: make([][16]byte, n),
+		mask: make([][16]byte, n), pnLen: make([]int, n)}
+}
 
-// wipe clears what the chunk left: references to the caller's buffers and the masks.
-func (s *scratch) wipe(n int) {
-	clear(s.ops[:n])
-	clear(s.nonce[:n])
-	clear(s.sample[:n])
-	clear(s.mask[:n])
+var scratches = sync.Pool{New: func() any { return newScratch(chunk) }}
+
+// singleScratch is a Keys' scratch for batches of one packet, taken while busy is set: a
+// compare-and-swap costs a batch of one less than the pool's round trip, which is a few percent of
+// a full-size packet's time. A batch of one that finds it taken (another goroutine's) uses the pool.
+type singleScratch struct {
+	busy atomic.Bool
+	s    *scratch
+}
+
+// getScratch returns a scratch for n packets; putScratch gives it back once wiped.
+func (k *Keys) getScratch(n int) *scratch {
+	if n == 1 && k.single.busy.CompareAndSwap(false, true) {
+		return k.single.s
+	}
+	return scratches.Get().(*scratch)
+}
+
+func (k *Keys) putScratch(s *scratch) {
+	if s == k.single.s {
+		k.single.busy.Store(false) // pairs with the CompareAndSwap of the next getScratch
+		return
+	}
+	scratches.Put(s)
+}
+
+// chunkScratch is a chunk's share of a scratch, n of each, in local slices: the loops then index
+// slices whose length the compiler knows instead of reloading the scratch's.
+type chunkScratch struct {
+	ops    []kernels.Op
+	nonce  [][12]byte
+	sample [][16]byte
+	mask   [][16]byte
+	pnLen  []int
+}
+
+func (s *scratch) chunk(n int) chunkScratch {
+	return chunkScratch{s.ops[:n], s.nonce[:n], s.sample[:n], s.mask[:n], s.pnLen[:n]}
+}
+
+// setOp fills ops[i], whose nonce is nonce[i], field by field: a composite literal is built on the
+// stack and copied over in 16-byte moves, each of which would wait for the two 8-byte stores it
+// spans.
+func (c *chunkScratch) setOp(i int, key *kernels.Key, ad, src, dst []byte) {
+	op := &c.ops[i]
+	op.Key = key
+	op.Nonce = c.nonce[i][:]
+	op.AD, op.Src, op.Dst = ad, src, dst
+	op.Err = nil
+}
+
+// wipeInline is the largest chunk that wipe clears with inline stores: for a few packets the four
+// calls to clear cost more than the stores themselves; for more, clear's wide stores win.
+const wipeInline = 4
+
+// wipe clears what the chunk left: references to the caller's buffers, the nonces and the masks.
+func (c *chunkScratch) wipe() {
+	if len(c.ops) > wipeInline {
+		clear(c.ops)
+		clear(c.nonce)
+		clear(c.sample)
+		clear(c.mask)
+		return
+	}
+	for i := range c.ops {
+		c.ops[i] = kernels.Op{}
+		c.nonce[i] = [12]byte{}
+		c.sample[i] = [16]byte{}
+		c.mask[i] = [16]byte{}
+	}
 }
 
 // Seal protects every packet: AEAD with the nonce IV XOR PN and the header as associated data (RFC
@@ -69,40 +138,42 @@ func (k *Keys) Seal(pkts []Packet) {
 			panic("quic: packet number past 2^62")
 		}
 	}
-	s := scratches.Get().(*scratch)
+	s := k.getScratch(len(pkts))
 	for len(pkts) > 0 {
 		n := min(len(pkts), chunk)
 		k.sealChunk(pkts[:n], s)
 		pkts = pkts[n:]
 	}
-	scratches.Put(s)
+	k.putScratch(s)
 }
 
-func (k *Keys) sealChunk(pkts []Packet, s *scratch) {
+func (k *Keys) sealChunk(pkts []Packet, sc *scratch) {
+	s := sc.chunk(len(pkts))
 	for i := range pkts {
 		p := &pkts[i]
 		pnLen := int(p.Buf[0]&3) + 1
 		hdr := p.PNOffset + pnLen
-		for j := range pnLen { // the packet number's low bytes, big endian (RFC 9000 section 17.1)
-			p.Buf[p.PNOffset+j] = byte(p.PN >> (8 * (pnLen - 1 - j)))
-		}
+		// The packet number's low bytes, big endian (RFC 9000 section 17.1), written with the
+		// bytes after them in one word (len(Buf) >= PNOffset+4).
+		f := pnField(pnLen)
+		w := binary.BigEndian.Uint32(p.Buf[p.PNOffset:])
+		binary.BigEndian.PutUint32(p.Buf[p.PNOffset:], w&^f|uint32(p.PN)<<(32-8*pnLen)&f)
 		k.nonce(&s.nonce[i], p.PN)
 		m := len(p.Buf)
-		s.ops[i] = kernels.Op{Key: k.aead, Nonce: s.nonce[i][:], AD: p.Buf[:hdr], Src: p.Buf[hdr:m],
-			Dst: p.Buf[hdr : m+kernels.TagSize]}
+		s.setOp(i, k.aead, p.Buf[:hdr], p.Buf[hdr:m], p.Buf[hdr:m+kernels.TagSize])
 		p.Buf = p.Buf[:m+kernels.TagSize]
 	}
-	kernels.Seal(s.ops[:len(pkts)])
+	kernels.Seal(s.ops)
 	for i := range pkts {
 		p := &pkts[i]
-		copy(s.sample[i][:], p.Buf[p.PNOffset+4:])
+		s.sample[i] = [16]byte(p.Buf[p.PNOffset+4:])
 	}
-	k.hp.EncryptBlocks(s.mask[:len(pkts)], s.sample[:len(pkts)])
+	k.hp.EncryptBlocks(s.mask, s.sample)
 	for i := range pkts {
 		p := &pkts[i]
 		applyMask(p.Buf, p.PNOffset, int(p.Buf[0]&3)+1, &s.mask[i])
 	}
-	s.wipe(len(pkts))
+	s.wipe()
 }
 
 // Open removes header protection, decodes each packet number against largest (the largest packet
@@ -116,17 +187,18 @@ func (k *Keys) Open(pkts []Packet, largest int64) (failed int) {
 		return 0
 	}
 	k.mustBeLive()
-	s := scratches.Get().(*scratch)
+	s := k.getScratch(len(pkts))
 	for len(pkts) > 0 {
 		n := min(len(pkts), chunk)
 		failed += k.openChunk(pkts[:n], largest, s)
 		pkts = pkts[n:]
 	}
-	scratches.Put(s)
+	k.putScratch(s)
 	return failed
 }
 
-func (k *Keys) openChunk(pkts []Packet, largest int64, s *scratch) (failed int) {
+func (k *Keys) openChunk(pkts []Packet, largest int64, sc *scratch) (failed int) {
+	s := sc.chunk(len(pkts))
 	// Samples of the packets long enough for one; the others fail now and take no lane.
 	for i := range pkts {
 		p := &pkts[i]
@@ -136,9 +208,9 @@ func (k *Keys) openChunk(pkts []Packet, largest int64, s *scratch) (failed int) 
 			continue
 		}
 		p.Err = nil
-		copy(s.sample[i][:], p.Buf[p.PNOffset+4:])
+		s.sample[i] = [16]byte(p.Buf[p.PNOffset+4:])
 	}
-	k.hp.EncryptBlocks(s.mask[:len(pkts)], s.sample[:len(pkts)])
+	k.hp.EncryptBlocks(s.mask, s.sample)
 	ops := 0
 	for i := range pkts {
 		p := &pkts[i]
@@ -147,15 +219,11 @@ func (k *Keys) openChunk(pkts []Packet, largest int64, s *scratch) (failed int) 
 		}
 		pnLen := removeMask(p.Buf, p.PNOffset, &s.mask[i])
 		s.pnLen[i] = pnLen
-		var truncated uint64
-		for j := range pnLen {
-			truncated = truncated<<8 | uint64(p.Buf[p.PNOffset+j])
-		}
-		p.PN = decodePN(largest, truncated, pnLen)
+		truncated := binary.BigEndian.Uint32(p.Buf[p.PNOffset:]) >> (32 - 8*pnLen)
+		p.PN = decodePN(largest, uint64(truncated), pnLen)
 		k.nonce(&s.nonce[ops], p.PN)
 		hdr, m := p.PNOffset+pnLen, len(p.Buf)
-		s.ops[ops] = kernels.Op{Key: k.aead, Nonce: s.nonce[ops][:], AD: p.Buf[:hdr], Src: p.Buf[hdr:m],
-			Dst: p.Buf[hdr : m-kernels.TagSize]}
+		s.setOp(ops, k.aead, p.Buf[:hdr], p.Buf[hdr:m], p.Buf[hdr:m-kernels.TagSize])
 		ops++
 	}
 	kernels.Open(s.ops[:ops])
@@ -177,15 +245,17 @@ func (k *Keys) openChunk(pkts []Packet, largest int64, s *scratch) (failed int) 
 		}
 		op++
 	}
-	s.wipe(len(pkts))
+	s.wipe()
 	return failed
 }
 
 // nonce writes the AEAD nonce of packet number pn: the IV XOR the packet number, left-padded to
 // the IV's length (RFC 9001 section 5.3).
 func (k *Keys) nonce(out *[12]byte, pn uint64) {
-	*out = k.iv
-	binary.BigEndian.PutUint64(out[4:], binary.BigEndian.Uint64(out[4:])^pn)
+	// From k.iv, not from out after copying the IV there: a load spanning two fresh stores would
+	// wait for them to retire.
+	copy(out[:4], k.iv[:4])
+	binary.BigEndian.PutUint64(out[4:], binary.BigEndian.Uint64(k.iv[4:])^pn)
 }
 
 // headerBits is the mask of the first byte's protected bits: the low 4 of a long header (form bit
@@ -197,13 +267,16 @@ func headerBits(first byte) byte {
 	return 0x1f
 }
 
+// pnField is the mask of a pnLen-byte packet number field in the big-endian word of the 4 bytes
+// that start at it.
+func pnField(pnLen int) uint32 { return ^uint32(0) << (32 - 8*pnLen) }
+
 // applyMask protects (or, applied again, unprotects) a header whose first byte is in the clear:
-// the first byte's protected bits and the pnLen packet-number bytes at off.
+// the first byte's protected bits and the pnLen packet-number bytes at off (RFC 9001 section
+// 5.4.1), these in one word: buf holds at least 4 bytes at off.
 func applyMask(buf []byte, off, pnLen int, mask *[16]byte) {
 	buf[0] ^= mask[0] & headerBits(buf[0])
-	for j := range pnLen {
-		buf[off+j] ^= mask[1+j]
-	}
+	maskPN(buf[off:], pnLen, mask)
 }
 
 // removeMask unprotects a protected header and returns its packet-number length: the first byte
@@ -211,10 +284,14 @@ func applyMask(buf []byte, off, pnLen int, mask *[16]byte) {
 func removeMask(buf []byte, off int, mask *[16]byte) int {
 	buf[0] ^= mask[0] & headerBits(buf[0]) // the form bit is not protected
 	pnLen := int(buf[0]&3) + 1
-	for j := range pnLen {
-		buf[off+j] ^= mask[1+j]
-	}
+	maskPN(buf[off:], pnLen, mask)
 	return pnLen
+}
+
+// maskPN XORs mask[1:1+pnLen] into the packet number field at pn[0:pnLen].
+func maskPN(pn []byte, pnLen int, mask *[16]byte) {
+	m := binary.BigEndian.Uint32(mask[1:]) & pnField(pnLen)
+	binary.BigEndian.PutUint32(pn, binary.BigEndian.Uint32(pn)^m)
 }
 
 // decodePN recovers a full packet number from its pnLen low bytes, the one closest to largest+1

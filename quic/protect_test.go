@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"golang.org/x/crypto/chacha20"
@@ -421,13 +422,15 @@ func TestAllocs(t *testing.T) {
 			}
 		}
 		reset()
-		allocs := testing.AllocsPerRun(20, func() {
-			reset()
-			k.Seal(pkts)
-			k.Open(pkts, -1)
-		})
-		if allocs != 0 {
-			t.Errorf("%v %v: Seal and Open of a batch allocate %v times", k.version, k.suite, allocs)
+		for _, n := range []int{len(pkts), 1} { // a batch of one takes the Keys' own scratch
+			allocs := testing.AllocsPerRun(20, func() {
+				reset()
+				k.Seal(pkts[:n])
+				k.Open(pkts[:n], -1)
+			})
+			if allocs != 0 {
+				t.Errorf("%v %v: Seal and Open of a batch of %d allocate %v times", k.version, k.suite, n, allocs)
+			}
 		}
 	}
 }
@@ -450,4 +453,67 @@ func ExampleKeys_Seal() {
 	failed := client.Open(batch, 99)
 	fmt.Println(failed, batch[2].PN, len(batch[2].Buf))
 	// Output: 0 102 43
+}
+
+// TestConcurrentUse seals and opens, from several goroutines at once on the same Keys, batches of
+// one packet (which take the Keys' own scratch, one goroutine at a time, or else the pool's) and of
+// three (the pool's); every packet must match the per-packet oracle both ways. Run with -race.
+func TestConcurrentUse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, k := range randomKeys(t, rng) {
+		o := newOracle(t, k)
+		const workers, rounds = 4, 40
+		type batch struct {
+			plain, want [][]byte
+			off         []int
+			first       uint64
+		}
+		jobs := make([][]batch, workers)
+		for w := range jobs {
+			for r := range rounds {
+				b := batch{first: rng.Uint64N(maxPN - 8)}
+				for j := range 1 + 2*(r%2) {
+					buf, off, _ := randomPacket(rng, 200)
+					b.plain = append(b.plain, buf)
+					b.off = append(b.off, off)
+					b.want = append(b.want, o.seal(append(make([]byte, 0, cap(buf)), buf...), off, b.first+uint64(j)))
+				}
+				jobs[w] = append(jobs[w], b)
+			}
+		}
+		errs := make(chan string, workers)
+		var wg sync.WaitGroup
+		for _, job := range jobs {
+			wg.Go(func() {
+				for _, b := range job {
+					pkts := make([]Packet, len(b.plain))
+					for j := range pkts {
+						pkts[j] = Packet{Buf: append(make([]byte, 0, cap(b.plain[j])), b.plain[j]...), PNOffset: b.off[j], PN: b.first + uint64(j)}
+					}
+					k.Seal(pkts)
+					for j := range pkts {
+						if !bytes.Equal(pkts[j].Buf, b.want[j]) {
+							errs <- fmt.Sprintf("%v %v: Seal of a batch of %d differs from the oracle", k.version, k.suite, len(pkts))
+							return
+						}
+					}
+					if k.Open(pkts, int64(b.first)-1) != 0 {
+						errs <- fmt.Sprintf("%v %v: Open of a batch of %d failed", k.version, k.suite, len(pkts))
+						return
+					}
+					for j := range pkts {
+						if pkts[j].PN != b.first+uint64(j) || !bytes.Equal(pkts[j].Buf[b.off[j]+int(b.plain[j][0]&3)+1:], b.plain[j][b.off[j]+int(b.plain[j][0]&3)+1:]) {
+							errs <- fmt.Sprintf("%v %v: Open of a batch of %d gave back other packets", k.version, k.suite, len(pkts))
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+	}
 }

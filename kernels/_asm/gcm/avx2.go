@@ -18,11 +18,10 @@ var (
 
 // avx2 generates an AVX2 kernel: one descriptor at a time, 8 blocks per chunk (eight xmm with
 // AES-NI, or with vaes four ymm of two blocks: VAES and VPCLMULQDQ on ymm), tails one block at a
-// time with a bounce buffer for the last partial block.
+// time, the last partial block read and written in pieces of 8, 4, 2 and 1 bytes.
 func avx2(name string, open, vaes bool) {
 	Implement(name)
 	Attributes(NOSPLIT)
-	buf := AllocLocal(16)
 	Load(Param("d"), desc)
 	Load(Param("count"), count)
 	VBROADCASTI128(bswapMask, Y10)
@@ -61,18 +60,13 @@ func avx2(name string, open, vaes bool) {
 	SUBQ(U8(128), n)
 	JMP(LabelRef("ad_chunk"))
 	Label("ad_tail")
-	tailAD2(buf)
+	tailAD2(open, vaes)
 
 	Comment("Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.")
-	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
-	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
-	MOVQ(Mem{Base: desc, Disp: dN}, n)
+	textStart(vaes)
 	if vaes {
-		VBROADCASTI128(Mem{Base: desc, Disp: dCtr}, Y8)
-		VPADDD(ctrInit, Y8, Y8)
 		chunksVAES(open, h8)
 	} else {
-		VMOVDQU(Mem{Base: desc, Disp: dCtr}, X8)
 		chunksAESNI(open, h8)
 	}
 
@@ -80,7 +74,7 @@ func avx2(name string, open, vaes bool) {
 	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
 	TESTQ(n, n)
 	JZ(LabelRef("no_tail"))
-	tailText2(buf, open, vaes)
+	tailText2(open, vaes, false)
 	JMP(LabelRef("finish"))
 
 	Label("no_tail")
@@ -97,6 +91,19 @@ func avx2(name string, open, vaes bool) {
 	reduce2(false)
 
 	finishDescriptors(X10, open)
+}
+
+// textStart loads the text's pointers and length and the counter block (VAES: Y8, lane i counter+i).
+func textStart(vaes bool) {
+	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
+	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
+	MOVQ(Mem{Base: desc, Disp: dN}, n)
+	if vaes {
+		VBROADCASTI128(Mem{Base: desc, Disp: dCtr}, Y8)
+		VPADDD(ctrInit, Y8, Y8)
+	} else {
+		VMOVDQU(Mem{Base: desc, Disp: dCtr}, X8)
+	}
 }
 
 // chunksAESNI emits the AES-NI chunk loop: eight xmm blocks per chunk. Open hashes the ciphertext
@@ -315,14 +322,55 @@ func reduce2Steps(ymm bool) []func() {
 }
 
 // tailAD2 emits the GHASH of the last 0..127 bytes of AD at src (n bytes): whole blocks one at a
-// time, then a partial block zero-padded (section 6.4's 0^v padding) through the bounce buffer buf,
-// the products summed and reduced once.
-func tailAD2(buf Mem) {
-	out := label("tail_out")
+// time, then a partial block zero-padded (section 6.4's 0^v padding), the products summed and
+// reduced once.
+//
+// A small op's AD and text are both tails: when the descriptor ends the op (it has a tag) and its
+// text is 1..127 bytes, the AD blocks take the powers of H above those of the text and the length
+// block (at most 8 + 8 + 1 = 17, the table's), their products stay in the accumulators, and the
+// text tail follows at once (tailText2 with merged), so the op takes one reduction instead of two
+// and the text's products no longer wait for the AD's.
+func tailAD2(open, vaes bool) {
+	out, separate := label("tail_out"), label("ad_separate")
 	TESTQ(n, n)
 	JZ(LabelRef(out))
-	tailStart2(false)
-	loop, partial, reduce := label("tail_block"), label("tail_partial"), label("tail_reduce")
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+	JE(LabelRef(separate))
+	MOVQ(Mem{Base: desc, Disp: dN}, tmp)
+	TESTQ(tmp, tmp)
+	JZ(LabelRef(separate))
+	CMPQ(tmp, U8(128))
+	JAE(LabelRef(separate))
+	Comment("hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.")
+	ADDQ(U8(15), tmp)
+	SHRQ(U8(4), tmp)
+	LEAQ(Mem{Base: n, Disp: 15}, tmp2)
+	SHRQ(U8(4), tmp2)
+	ADDQ(tmp2, tmp)
+	SHLQ(U8(4), tmp)
+	LEAQ(Mem{Base: tab, Disp: tH + 16*16}, hptr)
+	SUBQ(tmp, hptr)
+	VMOVDQU(X15, X9)
+	VPXOR(X11, X11, X11)
+	VPXOR(X12, X12, X12)
+	VPXOR(X13, X13, X13)
+	adBlocks()
+	textStart(vaes)
+	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
+	tailText2(open, vaes, true)
+	JMP(LabelRef("finish"))
+
+	Label(separate)
+	tailStart2(false, false)
+	adBlocks()
+	reduce2(false)
+	Label(out)
+}
+
+// adBlocks accumulates the n (1..127) bytes of AD at src, zero-padded, with the powers of H from
+// hptr on.
+func adBlocks() {
+	loop, partial, done := label("tail_block"), label("tail_partial"), label("ad_done")
 	Label(loop)
 	CMPQ(n, U8(16))
 	JB(LabelRef(partial))
@@ -336,20 +384,18 @@ func tailAD2(buf Mem) {
 
 	Label(partial)
 	TESTQ(n, n)
-	JZ(LabelRef(reduce))
-	loadPartial(buf, X1)
-	wipe(buf)
+	JZ(LabelRef(done))
+	loadPartial(X1)
 	VPSHUFB(X10, X1, X1)
 	accumulate2(X1, Mem{Base: hptr})
-	Label(reduce)
-	reduce2(false)
-	Label(out)
+	Label(done)
 }
 
 // tailStart2 points hptr at the powers of H for the nb = ceil(n/16) blocks of a tail (one further
 // when withLens and the descriptor has a tag: the length block then takes H^1), puts Y in X9 to be
-// added to the first block and clears the accumulators.
-func tailStart2(withLens bool) {
+// added to the first block and clears the accumulators; merged, the accumulators hold the AD's
+// products already (tailAD2), which took Y in, and are kept.
+func tailStart2(withLens, merged bool) {
 	LEAQ(Mem{Base: n, Disp: 15}, tmp)
 	SHRQ(U8(4), tmp)
 	SHLQ(U8(4), tmp)
@@ -362,33 +408,86 @@ func tailStart2(withLens bool) {
 		SUBQ(U8(16), hptr)
 		Label(skip)
 	}
+	if merged {
+		VPXOR(X9, X9, X9)
+		return
+	}
 	VMOVDQU(X15, X9)
 	VPXOR(X11, X11, X11)
 	VPXOR(X12, X12, X12)
 	VPXOR(X13, X13, X13)
 }
 
-// loadPartial loads the last n (1..15) bytes at src into r, zero-padded, through buf.
-func loadPartial(buf Mem, r VecPhysical) {
-	VPXOR(r, r, r)
-	VMOVDQU(r, buf)
-	copyBytes(buf, Mem{Base: src})
-	VMOVDQU(buf, r)
+// loadPartial loads the last n (1..15) bytes at src into r, zero-padded: the pieces of 8, 4, 2 and 1
+// bytes that n is made of, each read within the n bytes (no read past them, no bounce buffer whose
+// byte stores a vector load would have to wait for). The pieces after the first 8 bytes are
+// gathered in tmp from the last one back, so that every shift is a constant.
+func loadPartial(r VecPhysical) {
+	XORQ(tmp, tmp)
+	// A piece of size bytes starts at n with its bit and the smaller ones cleared.
+	for _, piece := range []struct {
+		size, at int
+		load     func(Op, Op)
+	}{{1, 14, MOVBQZX}, {2, 12, MOVWQZX}, {4, 8, MOVLQZX}} {
+		skip := label("no_piece")
+		TESTQ(U32(piece.size), n)
+		JZ(LabelRef(skip))
+		MOVQ(n, tmp2)
+		ANDQ(U32(piece.at), tmp2)
+		if piece.size > 1 {
+			SHLQ(U8(8*piece.size), tmp)
+		}
+		piece.load(Mem{Base: src, Index: tmp2, Scale: 1}, tmp2)
+		ORQ(tmp2, tmp)
+		Label(skip)
+	}
+	short, out := label("partial_short"), label("partial_loaded")
+	TESTQ(U32(8), n)
+	JZ(LabelRef(short))
+	VMOVQ(Mem{Base: src}, r)
+	VPINSRQ(U8(1), tmp, r, r)
+	JMP(LabelRef(out))
+	Label(short)
+	VMOVQ(tmp, r)
+	Label(out)
 }
 
-// wipe clears the bounce buffer, which held text or key stream.
-func wipe(buf Mem) {
-	VPXOR(X14, X14, X14)
-	VMOVDQU(X14, buf)
+// storePartial stores the first n (1..15) bytes of r at dst: pieces of 8, 4, 2 and 1 bytes, none
+// past the n bytes.
+func storePartial(r VecPhysical) {
+	VMOVQ(r, tmp)
+	XORQ(tmp2, tmp2)
+	eight := label("no_piece")
+	TESTQ(U32(8), n)
+	JZ(LabelRef(eight))
+	MOVQ(tmp, Mem{Base: dst})
+	VPEXTRQ(U8(1), r, tmp)
+	MOVQ(U32(8), tmp2)
+	Label(eight)
+	for _, piece := range []struct {
+		size  int
+		store func(Op, Op)
+		part  Register
+	}{{4, MOVL, tmp.As32()}, {2, MOVW, tmp.As16()}, {1, MOVB, tmp.As8()}} {
+		skip := label("no_piece")
+		TESTQ(U32(piece.size), n)
+		JZ(LabelRef(skip))
+		piece.store(piece.part, Mem{Base: dst, Index: tmp2, Scale: 1})
+		if piece.size > 1 {
+			SHRQ(U8(8*piece.size), tmp)
+			ADDQ(U32(piece.size), tmp2)
+		}
+		Label(skip)
+	}
 }
 
 // tailText2 emits the text tail of 1..127 bytes (n): the key stream of all its blocks at once (4
 // blocks when n <= 64, else 8; VAES: two or four ymm, whose upper lanes go to X4-X7), so that the
-// blocks' AES rounds overlap, then each whole block and the partial one (through the bounce buffer
-// buf), their products summed with the length block's (when the descriptor has a tag) and reduced
+// blocks' AES rounds overlap, then each whole block and the partial one, their products summed with
+// the length block's (when the descriptor has a tag) and, merged, the AD's (tailAD2), and reduced
 // once.
-func tailText2(buf Mem, open, vaes bool) {
-	tailStart2(true)
+func tailText2(open, vaes, merged bool) {
+	tailStart2(true, merged)
 	order := blocks // order[i] holds block i's key stream
 	if vaes {
 		order = []VecPhysical{X0, X4, X1, X5, X2, X6, X3, X7}
@@ -457,11 +556,9 @@ func tailText2(buf Mem, open, vaes bool) {
 	}
 
 	Label(partial)
-	loadPartial(buf, X1)
+	loadPartial(X1)
 	VPXOR(X1, X0, X0)
-	VMOVDQU(X0, buf)
-	copyBytes(Mem{Base: dst}, buf)
-	wipe(buf)
+	storePartial(X0)
 	if !open {
 		// GHASH sees the ciphertext zero-padded: keep its first n bytes.
 		LEAQ(tailMask.Offset(16), tmp)
@@ -479,16 +576,4 @@ func tailText2(buf Mem, open, vaes bool) {
 	accumulate2(X1, Mem{Base: tab, Disp: tH + 16*16})
 	Label(skip)
 	reduce2(false)
-}
-
-// copyBytes copies n (1..15) bytes from from to to, a byte at a time.
-func copyBytes(to, from Mem) {
-	loop := label("copy")
-	XORQ(tmp2, tmp2)
-	Label(loop)
-	MOVB(from.Idx(tmp2, 1), tmp.As8())
-	MOVB(tmp.As8(), to.Idx(tmp2, 1))
-	INCQ(tmp2)
-	CMPQ(tmp2, n)
-	JB(LabelRef(loop))
 }

@@ -15,8 +15,8 @@
 // Kernels. Each generated function walks an array of descriptors (gcmDesc) and, per descriptor,
 // hashes the AD, runs counter mode and GHASH over the text in chunks, finishes the tail, and computes
 // the tag (see gcm_amd64.go for the pipeline and the lane layout). The work of one call is bounded by
-// the Go driver; the AVX512 kernels need no stack, the AVX2 ones a 16-byte bounce buffer, wiped
-// after use. VZEROUPPER precedes every return.
+// the Go driver; no kernel needs stack (the AVX2 ones move a partial block in pieces of 8, 4, 2
+// and 1 bytes rather than through a buffer). VZEROUPPER precedes every return.
 //
 // All branches depend on lengths, round counts and pointers only: no secret-dependent branch or
 // memory index (constant time).
