@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package batch provides the packet memory of the data plane: batches of
 // fixed packet buffers with room in front for the headers written in place
 // and room behind for padding and the AEAD tag, so a packet is never copied

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package dataplane is the WireGuard transport data path: it turns batches of IP packets read from a
 // TUN device into transport data messages for UDP, and batches of received datagrams back into IP
 // packets, with one multi-packet AEAD call (package kernels) per batch and no allocation in the

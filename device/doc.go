@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package device is a WireGuard interface with wireguard-go's API: a Device between any
 // golang.zx2c4.com/wireguard tun.Device and conn.Bind, configured at run time over the cross-platform
 // UAPI (IpcSet, IpcGet, IpcHandle for wg(8)'s socket), brought up and down with Up and Down. An

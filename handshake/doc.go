@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package handshake is the control plane of a WireGuard-compatible VPN: the Noise_IKpsk2 handshake
 // (WireGuard paper section 5.4), MAC1/MAC2 and cookie replies (section 5.4.4 and 5.4.7), handshake
 // rate limiting, and the timers of section 6. It interoperates with wireguard-go and the Linux

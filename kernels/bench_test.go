@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 package kernels_test
 
 // Benchmarks: every suite and workload on every tier in Tiers(), beside the per-packet baseline

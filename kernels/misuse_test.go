@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 package kernels_test
 
 // Misuse panics. Like cipher.AEAD, Seal and Open panic on programming errors (as opposed to forged

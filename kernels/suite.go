@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package kernels runs authenticated encryption (ChaCha20-Poly1305, XChaCha20-Poly1305, AES-GCM) over a
 // slice of independent operations at once. The batch is the unit of work so that SIMD tiers can put one
 // message in each vector lane; ops in one call may mix suites and keys.

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Command loadgen generates UDP packet load and measures what arrives:
 // delivered rate, loss, duplicates, reordering (RFC 4737), corruption,
 // jitter (RFC 3550) and one-way latency, in total and per interval, and

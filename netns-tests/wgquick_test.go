@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 package netnstests
 
 // Our tunnel as wg-quick's userspace implementation (WG_QUICK_USERSPACE_IMPLEMENTATION=tunnel, the

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package protocol holds the constants of the WireGuard protocol that several packages share: the
 // message types and sizes and the transport data header (WireGuard paper, section 5.4), and the key
 // lifetime limits and timers (section 6.1). Package dataplane builds and parses transport data

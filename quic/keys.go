@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package quic protects and unprotects batches of QUIC packets: packet protection (RFC 9001
 // section 5.3) and header protection (section 5.4) for QUIC version 1 and version 2 (RFC 9369).
 //

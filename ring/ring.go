@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package ring provides bounded lock-free queues that hand items between the
 // stages of the data plane a burst at a time: SPSC for one producer and one
 // consumer, MPMC for any number of each.

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package tunvnet is a TUN device with offloads: it reads and writes a Linux TUN device opened with
 // virtio-net headers (IFF_VNET_HDR, as golang.zx2c4.com/wireguard/tun's CreateTUN opens it where
 // the kernel offers offloads) through its file, and does the offloads itself, without copying or

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 package udp
 
 // Conn: one socket, a batch of datagrams per system call (see batch_linux.go), with socket buffers

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package udp moves UDP datagrams a batch per system call: on Linux recvmmsg and sendmmsg, with UDP
 // generic segmentation offload on send (UDP_SEGMENT, Linux 4.18: one message carries a run of
 // datagrams of one size, which the kernel or the NIC cuts apart) and generic receive offload on

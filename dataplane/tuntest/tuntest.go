@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package tuntest is an in-memory TUN device for tests and benchmarks of package dataplane: the test
 // plays the operating system, sending packets into the device (which the data plane reads) and
 // receiving what the data plane writes.

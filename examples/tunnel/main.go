@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Command tunnel is a WireGuard-compatible VPN endpoint built on wirebatch's public API: the
 // dataplane Device moves packets between a TUN interface and a UDP socket, and the handshake
 // ControlPlane completes handshakes and runs the timers. It is a userspace implementation for

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package benchshape holds the batch shapes of `make bench` (kernels/bench_test.go), so that the
 // comparisons run elsewhere (bench/ipsecmb) measure exactly the same batches: each a list of
 // plaintext lengths, one per op, and how many distinct keys the ops cycle through; and Paired, the

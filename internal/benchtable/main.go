@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Command benchtable turns the kernels benchmarks into a comparison table. It reads `go test -bench`
 // output on stdin, echoes it unchanged (so the raw lines stay usable by benchstat), then prints one
 // table per suite, workload and direction: each tier's ns/packet, GB/s and speed-up over the

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package sysio holds what the system calls of the UDP and TUN layers share: the size of their
 // batches (MaxBatch), raw system calls on Linux (RawSyscall) and making a scattered read contiguous
 // again (Gather).

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package tunoffload does the segmentation and coalescing arithmetic of a Linux TUN device opened
 // with IFF_VNET_HDR: the virtio-net header in front of every packet (virtio 1.x spec, section 5.1.6
 // "Device Operation"; include/uapi/linux/virtio_net.h), the Internet checksum (RFC 1071) and its

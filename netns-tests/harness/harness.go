@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package harness runs end-to-end tests across Linux network namespaces:
 // it creates namespaces and veth links with unique names (removing them when
 // the test ends, and removing leftovers of crashed runs), assigns addresses,

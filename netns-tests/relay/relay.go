@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package relay is a seeded UDP impairment relay: it forwards datagrams between a left and a right host
 // and drops, duplicates, reorders, corrupts and rate-limits them with given probabilities. The test
 // kernel has no netem, so end-to-end tests put this relay in a middle network namespace instead. The

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package pipeprobe times how this CPU issues the AVX2 integer instructions of wirebatch's ChaCha20
 // kernels: the latency of one dependent chain, the issue rate of each instruction kind over 12
 // independent chains, and the quarter round's instruction mix over 8 and 12 chains, in lockstep and

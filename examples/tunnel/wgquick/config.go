@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package wgquick reads wg-quick style configuration files and sets up the TUN interface they
 // describe (addresses, MTU, routes for allowed IPs), for the example tunnel and for the wireguard-go
 // peer the end-to-end tests run beside it.

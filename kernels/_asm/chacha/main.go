@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Command chacha generates chacha_amd64.s, the multi-lane ChaCha20 and Poly1305 kernels of package
 // kernels. Run it through go generate in the kernels directory.
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Command gcm generates kernels/gcm_amd64.s: the AES-GCM kernels of the AVX512 and AVX2 tiers
 // (NIST SP 800-38D with 96-bit IVs), the AES-ECB kernel of QUIC's header protection and the AES-NI
 // SubWord helper of the key expansion. Run it through go generate in kernels (see gcm_amd64.go).

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package clock reads and sleeps on CLOCK_MONOTONIC, the clock that loadgen
 // stamps into payloads. It is one clock for all network namespaces of a host
 // (namespaces do not virtualise it; time namespaces only offset it, and

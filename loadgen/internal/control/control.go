@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package control is the conversation between a sender and a receiver on a
 // TCP connection beside the UDP traffic: the sender opens a run, may poll its
 // progress, and closes it to fetch what the receiver counted. Messages are

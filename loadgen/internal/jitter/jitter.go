@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package jitter estimates interarrival jitter as RFC 3550 section 6.4.1
 // defines it for RTP: for packets i and j,
 //

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package pace schedules packets at a fixed rate in bursts: a token bucket
 // whose tokens arrive one per 1/rate seconds and are spent a burst at a time.
 //

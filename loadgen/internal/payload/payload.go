@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package payload defines the bytes loadgen puts in every UDP datagram: a
 // 32-byte header that identifies the packet (run, flow, sequence number),
 // carries its send time, and protects itself with a CRC-32C, followed by a

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package receiver counts and checks loadgen traffic: it reads datagrams in
 // batches (recvmmsg, and UDP GRO where the kernel has it), verifies each
 // payload, tracks every flow's sequence numbers (package flow) and

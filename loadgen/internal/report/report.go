@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package report turns a run's sender and receiver counts into the figures
 // loadgen prints: offered and delivered rates, loss, duplicates, RFC 4737
 // reordering, corruption, RFC 3550 jitter, latency percentiles and CPU time,

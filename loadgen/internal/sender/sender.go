@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package sender generates loadgen traffic: it opens a run on the receiver's
 // control connection, sends packets on one UDP socket per flow (distinct
 // source ports) for a warm-up and then a measured period, and closes the run

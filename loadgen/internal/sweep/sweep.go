@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Package sweep searches for throughput as RFC 2544 section 26.1 defines it:
 // the highest rate at which the device under test forwards all offered
 // packets (here: loses at most a tolerated share), found by a binary search

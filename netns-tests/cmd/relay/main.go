@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Command relay runs the seeded UDP impairment relay of package relay, for end-to-end tests that put it
 // in a middle network namespace between two hosts. It prints its seed on start and its counts as JSON
 // on standard output when interrupted (SIGINT or SIGTERM).

@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Command wgpeer runs wireguard-go (golang.zx2c4.com/wireguard/device) from the same wg-quick style
 // configuration as the example tunnel, so end-to-end tests and benchmarks can put the reference
 // implementation at either end of a link and compare or interoperate with ours.

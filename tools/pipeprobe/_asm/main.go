@@ -1,3 +1,6 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
 // Command pipeprobe generates the assembly of package pipeprobe: loops of AVX2 integer instructions
 // whose dependencies are known, which time how this CPU's vector pipes issue the instruction mix of
 // the AVX2 ChaCha20 kernel (kernels/_asm/chacha/chacha_avx2.go in the root module). Run it through go
