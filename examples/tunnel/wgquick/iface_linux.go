@@ -43,11 +43,10 @@ func CreateTUN(name string, mtu int) (tun.Device, error) {
 // TxQueueLen is the length of the interface's transmit queue: the packets the kernel holds for the
 // tunnel to read. The data plane reads them a batch at a time (up to batch.MaxPackets) and keeps
 // several batches in flight (Config.Batches), so a burst that arrives while they are busy must wait
-// in this queue; the kernel's default of 500 overflowed under bursts well below the pipeline's
-// throughput (1392-byte UDP payloads at 170,000 packets/s from loadgen through bench-tunnel's
-// topology: 0.4-1.1% lost at 500, 1.6-3.4% at 1000, none at 2000). Only bursts queue: a sender
-// above the tunnel's rate fills any queue within a fraction of a second, and TCP keeps its own
-// share of it small (TCP small queues).
+// in this queue; the kernel's default of 500 overflows under bursts well below the pipeline's
+// throughput (docs/experiments.md has the loss at each length). Only bursts queue: a sender above
+// the tunnel's rate fills any queue within a fraction of a second, and TCP keeps its own share of
+// it small (TCP small queues).
 const TxQueueLen = 2000
 
 // CheckRoutes refuses allowed IPs of prefix length 0 (0.0.0.0/0, ::/0), which ConfigureInterface

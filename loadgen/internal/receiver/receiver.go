@@ -56,10 +56,9 @@ const readTimeout = 100 * time.Millisecond
 // pollFor is how long the reader keeps polling an empty socket before it
 // blocks. A reader that sleeps must be woken per arriving batch, and the
 // scheduler then tends to run it on the sender's CPU (wake-affine), where
-// the sender yields to it inside sendmmsg: measured on loopback, that
-// halved a 64-byte sender's rate. Polling through short gaps keeps the
-// reader on its own CPU under load, and costs at most pollFor of CPU per
-// gap when traffic is sparse (8% of a CPU at 100k packets/s in bursts of 64).
+// the sender yields to it inside sendmmsg, which slows a small-packet sender
+// down. Polling through short gaps keeps the reader on its own CPU under
+// load, and costs at most pollFor of CPU per gap when traffic is sparse.
 const pollFor = 50 * time.Microsecond
 
 // Config configures a Receiver.
