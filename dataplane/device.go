@@ -235,9 +235,11 @@ type Device struct {
 	groWriter  TUNGROWriter
 	tunBatcher *tunBatcher
 	udp        UDP
-	cp         Handshaker
-	mtu        int
-	peers      *PeerSet
+	// sendReporter is udp as a UDPSendReporter, nil if it is not one.
+	sendReporter UDPSendReporter
+	cp           Handshaker
+	mtu          int
+	peers        *PeerSet
 
 	// pool holds every packet buffer of the Device (see the top of this file). ctx, canceled by
 	// stop in Close, ends the readers' waits for it.
@@ -356,6 +358,7 @@ func NewDevice(tun TUN, udp UDP, cfg Config) (*Device, error) {
 	}
 	d.out = newDirection(cfg.Batches, func(u *unit) { d.send(u); d.release(u, d.out.free) })
 	d.in = newDirection(cfg.Batches, func(u *unit) { d.write(u); d.release(u, d.in.free) })
+	d.sendReporter, _ = udp.(UDPSendReporter)
 	if w, ok := d.tun.(TUNGROWriter); ok {
 		d.groWriter = w
 	} else {
@@ -730,14 +733,14 @@ func (d *Device) send(b *unit) {
 // writeSealed sends the k datagrams of b.view and counts the ones the socket refused: on their
 // peers (Stats.TxErrors) where the UDP reports which (UDPSendReporter), else as write errors.
 func (d *Device) writeSealed(b *unit, k int) {
-	r, ok := d.udp.(UDPSendReporter)
-	if !ok {
+	if d.sendReporter == nil {
 		if d.udp.WriteBatch(b.view[:k], b.addrs[:k]) != nil {
 			d.writeErrors.Add(1)
 		}
 		return
 	}
-	nfailed, _ := r.WriteBatchReport(b.view[:k], b.addrs[:k], b.failed[:k])
+	// WriteBatchReport sets every entry of b.failed[:k], so no entry of an earlier batch remains.
+	nfailed, _ := d.sendReporter.WriteBatchReport(b.view[:k], b.addrs[:k], b.failed[:k])
 	if nfailed == 0 {
 		return
 	}
@@ -750,7 +753,6 @@ func (d *Device) writeSealed(b *unit, k int) {
 			d.peers.stats.txErrors.Add(1)
 		}
 	}
-	clear(b.failed[:k])
 }
 
 // udpReader reads datagram batches into free units, passes handshake messages to the control plane
