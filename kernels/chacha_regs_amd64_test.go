@@ -202,3 +202,80 @@ func TestPoly1305AVX2Lanes8(t *testing.T) {
 		}
 	}
 }
+
+// TestChaChaOneOpRegs runs the single-message path for 1-cycle cores on every message length up to
+// past chachaRegsOpenMax (both first-pass sizes, every partial last pass, MAC inputs the passes
+// absorb partly or wholly), with and without AD, in place and not, against the portable path; a
+// tampered Open fails with its Dst zeroed.
+func TestChaChaOneOpRegs(t *testing.T) {
+	if !chachaHas(AVX2) {
+		t.Skip("needs AVX2")
+	}
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, s := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+		raw := make([]byte, 32)
+		for i := range raw {
+			raw[i] = byte(rng.Uint32())
+		}
+		key, err := NewKey(s, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nonce := make([]byte, s.NonceSize())
+		for n := 0; n <= chachaRegsOpenMax+80; n += 1 + rng.IntN(3) {
+			for _, adLen := range []int{0, 13} {
+				ad, pt := make([]byte, adLen), make([]byte, n)
+				for i := range pt {
+					pt[i] = byte(rng.Uint32())
+				}
+				for i := range nonce {
+					nonce[i] = byte(rng.Uint32())
+				}
+				want := make([]byte, n+TagSize)
+				ref := Op{Key: key, Nonce: nonce, AD: ad, Src: pt, Dst: want}
+				chachaOpGeneric(&ref, false)
+				inPlace := n%2 == 0
+				got := make([]byte, n+TagSize)
+				src := pt
+				if inPlace {
+					copy(got, pt)
+					src = got[:n]
+				}
+				op := Op{Key: key, Nonce: nonce, AD: ad, Src: src, Dst: got}
+				chachaOneOpRegs(&op, false, n)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%v Seal, %d bytes, AD %d: differs at byte %d", s, n, adLen, firstDiffInternal(got, want))
+				}
+				plain := make([]byte, n)
+				ct := want
+				if inPlace {
+					ct = append([]byte(nil), want...)
+					plain = ct[:n]
+				}
+				op = Op{Key: key, Nonce: nonce, AD: ad, Src: ct, Dst: plain}
+				if !chachaOneOpRegs(&op, true, n) || op.Err != nil || !bytes.Equal(plain, pt) {
+					t.Fatalf("%v Open, %d bytes, AD %d: wrong plaintext or failed", s, n, adLen)
+				}
+				bad := append([]byte(nil), want...)
+				bad[rng.IntN(len(bad))] ^= 1 << rng.IntN(8)
+				plain = make([]byte, n)
+				for i := range plain {
+					plain[i] = 0xaa
+				}
+				op = Op{Key: key, Nonce: nonce, AD: ad, Src: bad, Dst: plain}
+				if chachaOneOpRegs(&op, true, n) || op.Err != ErrAuth || !bytes.Equal(plain, make([]byte, n)) {
+					t.Fatalf("%v Open of a tampered message, %d bytes: not refused with Dst zeroed", s, n)
+				}
+			}
+		}
+	}
+}
+
+func firstDiffInternal(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}

@@ -13,12 +13,16 @@ import "crypto/subtle"
 // (chachaXOR8OneMACAVX2Regs, up to chachaRegsMACPerPass blocks a pass), and what the passes could
 // not take in the same kernel's scalar loop.
 //
-// Seal: the first pass gives the Poly1305 key (block 0, RFC 8439 section 2.6) and the key stream of
-// the first 448 bytes; every later pass encrypts the next 512 bytes while it absorbs ciphertext
-// that the passes before it wrote. Open authenticates before it decrypts: a message of up to
-// chachaRegsOpenMax bytes keeps its whole key stream in a buffer, the passes absorbing the
-// ciphertext as they make it, and is decrypted from the buffer once its tag verified; a longer one
-// is authenticated first (chachaOneMAC) and decrypted by 16-block passes after.
+// The first pass gives the Poly1305 key (block 0, RFC 8439 section 2.6) and the first key-stream
+// blocks: 8 blocks, or 4 (chachaKS4AVX2, about 60% of an 8-block pass's time) when that leaves a
+// whole number of 8-block passes for the rest, so that no pass runs blocks past the message's end.
+// The MAC chain, whose blocks depend one on the next, is what bounds one message; it cannot start
+// before that first pass.
+//
+// Seal: every later pass encrypts the next 512 bytes while it absorbs ciphertext that the passes
+// before it wrote. Open authenticates before it decrypts: a message of up to chachaRegsOpenMax bytes
+// keeps its whole key stream in a buffer, the passes absorbing the ciphertext as they make it, and is
+// decrypted from the buffer once its tag verified; a longer one takes chachaOneOp's general path.
 
 // chachaRegsMACPerPass is the most MAC blocks one 8-block pass absorbs within its rounds (three of
 // its double rounds' eight points: _asm/chacha macPoints).
@@ -28,70 +32,125 @@ const chachaRegsMACPerPass = 30
 // after block 0: a full-size WireGuard packet).
 const chachaRegsOpenMax = 23 * 64
 
+// chachaRegsHead returns how many blocks the first pass of an n-byte message runs: 4 when the
+// message's blocks (block 0 and ceil(n/64) after it) come to a multiple of 8 plus 1 to 4, else 8.
+func chachaRegsHead(n int) int {
+	if b := 1 + (n+63)/64; b > 8 && (b-1)%8 < 4 {
+		return 4
+	}
+	return 8
+}
+
+// chachaHeadPass runs the first pass of chachaRegsHead(n) blocks from block 0 into ks.
+func chachaHeadPass(st *[16]uint32, ks *[8 * 64]byte, head int) {
+	if head == 4 {
+		chachaKS4AVX2(st, (*[4 * 64]byte)(ks[:4*64]))
+		return
+	}
+	chachaXOR8OneAVX2Regs(st, &ks[0], &chachaZeros[0], 8*64)
+}
+
 // chachaOneOpRegs seals or opens op (n bytes of message, more than 3 blocks' worth or a long MAC
 // input) on the AVX2 tier's kernels for 1-cycle cores and reports whether it succeeded.
 func chachaOneOpRegs(op *Op, open bool, n int) bool {
-	if open && n > chachaRegsOpenMax {
-		return chachaOneOp(op, open, AVX2)
+	if open {
+		if n > chachaRegsOpenMax {
+			return chachaOneOp(op, open, AVX2)
+		}
+		return chachaOpenRegs(op, n)
 	}
+	return chachaSealRegs(op, n)
+}
+
+// chachaSealRegs is chachaOneOpRegs's Seal.
+func chachaSealRegs(op *Op, n int) bool {
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
 	key, nonce := chachaOpKey(op, &sub)
 	chachaInit(&st, key, 0, &nonce)
-	var ks [24 * 64]byte // Seal: one pass's key stream; Open: the message's (block 0 first)
-	chachaXOR8OneAVX2Regs(&st, &ks[0], &chachaZeros[0], 8*64)
+	var ks [8 * 64]byte // the first pass's key stream (block 0 first), then the last partial pass's
+	head := chachaRegsHead(n)
+	chachaHeadPass(&st, &ks, head)
 	var mac poly1305
 	mac.init(ks[:32])
 	mac.writePadded(op.AD)
 	src, dst := op.Src[:n], op.Dst[:n]
-	ct := src // what the MAC reads
-	if !open {
-		ct = dst
-	}
-	done := 0            // ciphertext bytes absorbed (whole blocks)
-	ready := min(n, 448) // ciphertext bytes that exist: Seal writes them pass by pass
-	if !open {
-		subtle.XORBytes(dst[:ready], src[:ready], ks[64:])
-	} else {
-		ready = n
-	}
-	for off := 448; off < n; off += 8 * 64 {
+	ready := min(n, 64*head-64) // ciphertext bytes written so far
+	subtle.XORBytes(dst[:ready], src[:ready], ks[64:])
+	done := 0 // ciphertext bytes absorbed (whole blocks)
+	for off := ready; off < n; off += 8 * 64 {
 		st[12] = uint32(off/64 + 1)
 		k := min(n-off, 8*64)
 		blocks := min((ready-done)/16, chachaRegsMACPerPass)
 		var msg *byte
 		if blocks > 0 {
-			msg = &ct[done]
+			msg = &dst[done]
 		}
-		switch {
-		case open:
-			chachaXOR8OneMACAVX2Regs(&st, &ks[off+64], &chachaZeros[0], 8*64, &mac, msg, blocks)
-		case k == 8*64:
+		if k == 8*64 {
 			chachaXOR8OneMACAVX2Regs(&st, &dst[off], &src[off], 8*64, &mac, msg, blocks)
-		default: // the last blocks, through the buffer
+		} else { // the last blocks, through the buffer
 			chachaXOR8OneMACAVX2Regs(&st, &ks[0], &chachaZeros[0], 8*64, &mac, msg, blocks)
 			subtle.XORBytes(dst[off:], src[off:], ks[:k])
 		}
 		done += 16 * blocks
-		if !open {
-			ready = off + k
-		}
+		ready = off + k
 	}
-	for whole := (n - done) / 16; whole > 0; {
+	chachaRegsMACRest(&mac, dst, done)
+	tag := mac.aeadTag(len(op.AD), n)
+	copy(op.Dst[n:], tag[:])
+	clear(ks[:])
+	clear(st[:])
+	clear(sub[:])
+	return true
+}
+
+// chachaOpenRegs is chachaOneOpRegs's Open, for n <= chachaRegsOpenMax.
+func chachaOpenRegs(op *Op, n int) bool {
+	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
+	var sub [8]uint32
+	key, nonce := chachaOpKey(op, &sub)
+	chachaInit(&st, key, 0, &nonce)
+	var ks [24 * 64]byte // the message's key stream, block 0 first
+	head := chachaRegsHead(n)
+	chachaHeadPass(&st, (*[8 * 64]byte)(ks[:8*64]), head)
+	var mac poly1305
+	mac.init(ks[:32])
+	mac.writePadded(op.AD)
+	src := op.Src[:n]
+	done := 0            // ciphertext bytes absorbed (whole blocks)
+	written := 64 * head // key-stream bytes in ks
+	for off := 64*head - 64; off < n; off += 8 * 64 {
+		st[12] = uint32(off/64 + 1)
+		blocks := min((n-done)/16, chachaRegsMACPerPass)
+		var msg *byte
+		if blocks > 0 {
+			msg = &src[done]
+		}
+		chachaXOR8OneMACAVX2Regs(&st, &ks[off+64], &chachaZeros[0], 8*64, &mac, msg, blocks)
+		done += 16 * blocks
+		written = off + 64 + 8*64
+	}
+	chachaRegsMACRest(&mac, src, done)
+	tag := mac.aeadTag(len(op.AD), n)
+	ok := chachaFinishTag(op, n, true, &tag)
+	if ok {
+		subtle.XORBytes(op.Dst[:n], src, ks[64:64+n])
+	}
+	clear(ks[:written])
+	clear(st[:])
+	clear(sub[:])
+	return ok
+}
+
+// chachaRegsMACRest absorbs ct[done:], the ciphertext the passes left, into mac: its whole blocks in
+// the MULX loop of chachaXOR8OneMACAVX2Regs, the last partial block padded (RFC 8439 section 2.8).
+func chachaRegsMACRest(mac *poly1305, ct []byte, done int) {
+	var st [16]uint32 // read by the kernel, not used with n = 0
+	for whole := (len(ct) - done) / 16; whole > 0; {
 		b := min(whole, maxPolyBlocks)
-		chachaXOR8OneMACAVX2Regs(&st, nil, nil, 0, &mac, &ct[done], b)
+		chachaXOR8OneMACAVX2Regs(&st, nil, nil, 0, mac, &ct[done], b)
 		done += 16 * b
 		whole -= b
 	}
 	mac.writePadded(ct[done:])
-	tag := mac.aeadTag(len(op.AD), n)
-	ok := chachaFinishTag(op, n, open, &tag)
-	if open && ok {
-		subtle.XORBytes(dst, src, ks[64:64+n])
-	}
-	clear(ks[:])
-	clear(st[:])
-	clear(sub[:])
-	mac = poly1305{}
-	return ok
 }
