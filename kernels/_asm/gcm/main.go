@@ -43,6 +43,7 @@ func main() {
 	lanes("gcmOpenLanesAVX512", true)
 	pairs("gcmSealPairsAVX2VAES", false)
 	pairs("gcmOpenPairsAVX2VAES", true)
-	aesBlocks()
+	aesBlocks("aesEncryptBlocks", false)
+	aesBlocks("aesEncryptBlocksVAES", true)
 	Generate()
 }
