@@ -23,16 +23,25 @@ var chachaSigma = [4]uint32{sigma0, sigma1, sigma2, sigma3}
 //go:noescape
 func aesEncryptBlocks(tab *gcmTable, dst, src *[16]byte, n int)
 
-// aesBlocks is EncryptBlocks for an AES key: AES-NI eight blocks at a time where the AVX2 AES-GCM
-// kernels run (their round-key table), crypto/aes otherwise.
+// aesEncryptBlocksVAES is aesEncryptBlocks sixteen blocks at a time, on ymm (VAES).
+//
+//go:noescape
+func aesEncryptBlocksVAES(tab *gcmTable, dst, src *[16]byte, n int)
+
+// aesBlocks is EncryptBlocks for an AES key: AES-NI eight blocks at a time (VAES: sixteen) where
+// the AVX2 AES-GCM kernels run (their round-key table), crypto/aes otherwise.
 func aesBlocks(k *Key, dst, src [][16]byte) {
 	if !gcmAVX2OK {
 		aesBlocksGeneric(k, dst, src)
 		return
 	}
+	ecb := aesEncryptBlocks
+	if gcmVAES {
+		ecb = aesEncryptBlocksVAES
+	}
 	for len(src) > 0 {
 		n := min(len(src), maxStreamBlocks) // bounded work per assembly call
-		aesEncryptBlocks(k.gcm.asm.tab, &dst[0], &src[0], n)
+		ecb(k.gcm.asm.tab, &dst[0], &src[0], n)
 		dst, src = dst[n:], src[n:]
 	}
 }

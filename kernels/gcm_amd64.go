@@ -46,6 +46,10 @@ import (
 //     work. So ops of at most 64 bytes of text without AD (WireGuard's keepalives, ACKs, small
 //     datagrams) go to the lane kernels in groups of four, whose keys may differ (round keys are then
 //     gathered per round) but must have one size.
+//   - Per pair (gcmSealPairsAVX2VAES, AVX2 with VAES). The same holds on ymm, and AD is common there
+//     (QUIC's header): ops of at most 64 bytes of text and 32 of AD go to the pair kernels two at a
+//     time, each packet's text in two ymm of its own, the two sharing the ymm of J0, the reduction
+//     and the tag store (see _asm/gcm/pairs.go); keys may differ but must have one size.
 //
 // Successive descriptors are independent, so the out-of-order core also overlaps one packet's GHASH
 // with the next one's AES rounds. BenchmarkGCMKernel against gcmRunTier measures what the Go side
@@ -202,6 +206,9 @@ type gcmDesc struct {
 	y    [2]uint64 // GHASH state, register form; for Open, the tag difference after the last piece
 	ctr  [2]uint64 // next counter block, byte-reversed: the 32-bit counter is the low dword
 	j0   [2]uint64 // J0, byte-reversed
+	// nonce is the op's IV, which the pair kernels read instead of j0, ctr and lens (they take
+	// whole ops only; y starts at zero).
+	nonce *byte
 }
 
 const (
@@ -217,8 +224,10 @@ const (
 	gcmLaneText = 64
 	// gcmLaneGroup is the number of ops that share the lanes of one zmm.
 	gcmLaneGroup = 4
-	// gcmLaneMax is the number of small ops gathered for one call of the lane kernels.
+	// gcmLaneMax is the number of small ops gathered for one call of the lane or pair kernels.
 	gcmLaneMax = 2 * gcmLaneGroup
+	// gcmPairAD is the most AD the pair kernels take: two blocks, a QUIC short header.
+	gcmPairAD = 32
 )
 
 // The kernels process count descriptors starting at d. Seal hashes the text it writes, Open the text
@@ -250,6 +259,16 @@ func gcmSealLanesAVX512(d *gcmDesc, groups int)
 
 //go:noescape
 func gcmOpenLanesAVX512(d *gcmDesc, groups int)
+
+// The pair kernels process pairs of descriptors of whole ops with at most gcmLaneText bytes of text,
+// gcmPairAD of AD and keys of one size, the two packets interleaved (see _asm/gcm/pairs.go). They
+// read tab, dst, src, n, ad, adLen, tag and nonce; Open leaves the tag difference in y.
+//
+//go:noescape
+func gcmSealPairsAVX2VAES(d *gcmDesc, pairs int)
+
+//go:noescape
+func gcmOpenPairsAVX2VAES(d *gcmDesc, pairs int)
 
 // aesSubWord applies the AES S-box to each byte of w (FIPS 197 section 5.2, SubWord) with AESENCLAST:
 // on a state whose four columns are equal ShiftRows moves nothing.
@@ -307,6 +326,8 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 			failed += gcmLong(t, open, op, n)
 		case t == AVX512 && n <= gcmLaneText && len(op.AD) == 0:
 			failed += b.addLane(ops, i, n)
+		case t == AVX2 && gcmVAES && n <= gcmLaneText && len(op.AD) <= gcmPairAD:
+			failed += b.addPair(ops, i, n)
 		default:
 			failed += b.add(ops, i, n)
 		}
@@ -373,21 +394,57 @@ func (b *gcmBatch) addLane(ops []Op, i, n int) (failed int) {
 	return 0
 }
 
-// flushLanes runs the whole groups of small ops on the lane kernels and the rest (fewer than
-// gcmLaneGroup) on the per-packet kernel, whose descriptors have the same form.
+// addPair queues the small op ops[i] for the pair kernels, with only the fields they read; one
+// whose key size differs from that of the pair being filled goes to the per-packet kernels instead.
+func (b *gcmBatch) addPair(ops []Op, i, n int) (failed int) {
+	op := &ops[i]
+	tab := op.Key.gcm.asm.tab
+	if b.laneN%2 == 0 {
+		b.laneNR = tab.nr
+	} else if tab.nr != b.laneNR {
+		return b.add(ops, i, n)
+	}
+	d := &b.lanes[b.laneN]
+	d.tab, d.nonce = tab, unsafe.SliceData(op.Nonce)
+	d.ad, d.adLen = unsafe.SliceData(op.AD), len(op.AD)
+	d.src, d.dst, d.n = unsafe.SliceData(op.Src), unsafe.SliceData(op.Dst), n
+	d.tag = gcmTagPtr(op, n, b.open)
+	b.laneIdx[b.laneN] = i
+	b.laneN++
+	if b.laneN == gcmLaneMax {
+		return b.flushLanes(ops)
+	}
+	return 0
+}
+
+// flushLanes runs the whole groups of small ops on the lane kernels (AVX512: groups of
+// gcmLaneGroup; AVX2: pairs) and the rest on the per-packet kernel.
 func (b *gcmBatch) flushLanes(ops []Op) (failed int) {
 	if b.laneN == 0 {
 		return 0
 	}
-	groups, rest := b.laneN/gcmLaneGroup, b.laneN%gcmLaneGroup
+	group := gcmLaneGroup
+	if b.tier == AVX2 {
+		group = 2
+	}
+	groups, rest := b.laneN/group, b.laneN%group
 	switch {
-	case groups > 0 && b.open:
+	case groups == 0:
+	case b.tier == AVX2 && b.open:
+		gcmOpenPairsAVX2VAES(&b.lanes[0], groups)
+	case b.tier == AVX2:
+		gcmSealPairsAVX2VAES(&b.lanes[0], groups)
+	case b.open:
 		gcmOpenLanesAVX512(&b.lanes[0], groups)
-	case groups > 0:
+	default:
 		gcmSealLanesAVX512(&b.lanes[0], groups)
 	}
 	if rest > 0 {
-		gcmKernel(b.tier, b.open, &b.lanes[groups*gcmLaneGroup], rest)
+		d := &b.lanes[groups*group]
+		if b.tier == AVX2 {
+			gcmFill(d, &ops[b.laneIdx[groups*group]], d.n, b.open) // the per-packet kernel's fields
+		}
+		gcmKernel(b.tier, b.open, d, rest)
 	}
 	for k := range b.laneN {
 		if !gcmFinish(b.open, &ops[b.laneIdx[k]], &b.lanes[k]) {

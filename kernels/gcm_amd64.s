@@ -50,13 +50,49 @@ GLOBL gcmCtrOne<>(SB), RODATA|NOPTR, $16
 
 DATA gcmPoly<>+0(SB)/8, $0xc200000000000000
 DATA gcmPoly<>+8(SB)/8, $0xc200000000000000
-GLOBL gcmPoly<>(SB), RODATA|NOPTR, $16
+DATA gcmPoly<>+16(SB)/8, $0xc200000000000000
+DATA gcmPoly<>+24(SB)/8, $0xc200000000000000
+GLOBL gcmPoly<>(SB), RODATA|NOPTR, $32
+
+DATA gcmPairJ0<>+0(SB)/8, $0x0000000000000000
+DATA gcmPairJ0<>+8(SB)/8, $0x0100000000000000
+DATA gcmPairJ0<>+16(SB)/8, $0x0000000000000000
+DATA gcmPairJ0<>+24(SB)/8, $0x0100000000000000
+GLOBL gcmPairJ0<>(SB), RODATA|NOPTR, $32
+
+DATA gcmPairCtr<>+0(SB)/8, $0x0000000000000001
+DATA gcmPairCtr<>+8(SB)/8, $0x0000000000000000
+DATA gcmPairCtr<>+16(SB)/8, $0x0000000000000002
+DATA gcmPairCtr<>+24(SB)/8, $0x0000000000000000
+DATA gcmPairCtr<>+32(SB)/8, $0x0000000000000003
+DATA gcmPairCtr<>+40(SB)/8, $0x0000000000000000
+DATA gcmPairCtr<>+48(SB)/8, $0x0000000000000004
+DATA gcmPairCtr<>+56(SB)/8, $0x0000000000000000
+GLOBL gcmPairCtr<>(SB), RODATA|NOPTR, $64
 
 DATA gcmTailMask<>+0(SB)/8, $0xffffffffffffffff
 DATA gcmTailMask<>+8(SB)/8, $0xffffffffffffffff
 DATA gcmTailMask<>+16(SB)/8, $0x0000000000000000
 DATA gcmTailMask<>+24(SB)/8, $0x0000000000000000
 GLOBL gcmTailMask<>(SB), RODATA|NOPTR, $32
+
+DATA gcmLenMask<>+0(SB)/8, $0xffffffffffffffff
+DATA gcmLenMask<>+8(SB)/8, $0xffffffffffffffff
+DATA gcmLenMask<>+16(SB)/8, $0xffffffffffffffff
+DATA gcmLenMask<>+24(SB)/8, $0xffffffffffffffff
+DATA gcmLenMask<>+32(SB)/8, $0xffffffffffffffff
+DATA gcmLenMask<>+40(SB)/8, $0xffffffffffffffff
+DATA gcmLenMask<>+48(SB)/8, $0xffffffffffffffff
+DATA gcmLenMask<>+56(SB)/8, $0xffffffffffffffff
+DATA gcmLenMask<>+64(SB)/8, $0x0000000000000000
+DATA gcmLenMask<>+72(SB)/8, $0x0000000000000000
+DATA gcmLenMask<>+80(SB)/8, $0x0000000000000000
+DATA gcmLenMask<>+88(SB)/8, $0x0000000000000000
+DATA gcmLenMask<>+96(SB)/8, $0x0000000000000000
+DATA gcmLenMask<>+104(SB)/8, $0x0000000000000000
+DATA gcmLenMask<>+112(SB)/8, $0x0000000000000000
+DATA gcmLenMask<>+120(SB)/8, $0x0000000000000000
+GLOBL gcmLenMask<>(SB), RODATA|NOPTR, $128
 
 // func aesSubWord(w uint32) uint32
 // Requires: AES, AVX
@@ -1200,7 +1236,7 @@ next:
 	VMOVDQU X15, 72(DI)
 
 advance:
-	ADDQ $0x78, DI
+	ADDQ $0x80, DI
 	DECQ CX
 	JMP  desc
 
@@ -2195,7 +2231,7 @@ next:
 	VMOVDQU X15, 72(DI)
 
 advance:
-	ADDQ $0x78, DI
+	ADDQ $0x80, DI
 	DECQ CX
 	JMP  desc
 
@@ -4173,7 +4209,7 @@ next:
 	VMOVDQU X15, 72(DI)
 
 advance:
-	ADDQ $0x78, DI
+	ADDQ $0x80, DI
 	DECQ CX
 	JMP  desc
 
@@ -5904,7 +5940,7 @@ next:
 	VMOVDQU X15, 72(DI)
 
 advance:
-	ADDQ $0x78, DI
+	ADDQ $0x80, DI
 	DECQ CX
 	JMP  desc
 
@@ -7424,7 +7460,7 @@ next:
 	VMOVDQU X15, 72(DI)
 
 advance:
-	ADDQ $0x78, DI
+	ADDQ $0x80, DI
 	DECQ CX
 	JMP  desc
 
@@ -8817,7 +8853,7 @@ next:
 	VMOVDQU X15, 72(DI)
 
 advance:
-	ADDQ $0x78, DI
+	ADDQ $0x80, DI
 	DECQ CX
 	JMP  desc
 
@@ -8845,27 +8881,27 @@ group:
 	KMOVQ      R8, K1
 	MOVQ       16(DI), SI
 	VMOVDQU8.Z (SI), K1, Z5
-	MOVQ       144(DI), R8
+	MOVQ       152(DI), R8
 	BZHIQ      R8, R9, R8
 	KMOVQ      R8, K2
-	MOVQ       136(DI), SI
+	MOVQ       144(DI), SI
 	VMOVDQU8.Z (SI), K2, Z6
-	MOVQ       264(DI), R8
+	MOVQ       280(DI), R8
 	BZHIQ      R8, R9, R8
 	KMOVQ      R8, K3
-	MOVQ       256(DI), SI
+	MOVQ       272(DI), SI
 	VMOVDQU8.Z (SI), K3, Z7
-	MOVQ       384(DI), R8
+	MOVQ       408(DI), R8
 	BZHIQ      R8, R9, R8
 	KMOVQ      R8, K4
-	MOVQ       376(DI), SI
+	MOVQ       400(DI), SI
 	VMOVDQU8.Z (SI), K4, Z8
 
 	// J0 and counter blocks 1-4 of every packet, block j of packet i in lane i of Z(j).
 	VMOVDQU      104(DI), X0
-	VINSERTI32X4 $0x01, 224(DI), Z0, Z0
-	VINSERTI32X4 $0x02, 344(DI), Z0, Z0
-	VINSERTI32X4 $0x03, 464(DI), Z0, Z0
+	VINSERTI32X4 $0x01, 232(DI), Z0, Z0
+	VINSERTI32X4 $0x02, 360(DI), Z0, Z0
+	VINSERTI32X4 $0x03, 488(DI), Z0, Z0
 	VPADDD       Z18, Z0, Z1
 	VPADDD       Z18, Z1, Z2
 	VPADDD       Z18, Z2, Z3
@@ -8876,9 +8912,9 @@ group:
 	VPSHUFB      Z17, Z3, Z3
 	VPSHUFB      Z17, Z4, Z4
 	MOVQ         (DI), AX
-	MOVQ         120(DI), R10
-	MOVQ         240(DI), R11
-	MOVQ         360(DI), R13
+	MOVQ         128(DI), R10
+	MOVQ         256(DI), R11
+	MOVQ         384(DI), R13
 	MOVQ         1600(AX), R12
 	CMPQ         R10, AX
 	JNE          gather_322
@@ -9143,15 +9179,15 @@ encrypted_323:
 	VMOVDQU8   Z1, K1, (DX)
 	VMOVDQU8.Z Z1, K1, Z1
 	VPSHUFB    Z17, Z1, Z20
-	MOVQ       128(DI), DX
+	MOVQ       136(DI), DX
 	VMOVDQU8   Z2, K2, (DX)
 	VMOVDQU8.Z Z2, K2, Z2
 	VPSHUFB    Z17, Z2, Z21
-	MOVQ       248(DI), DX
+	MOVQ       264(DI), DX
 	VMOVDQU8   Z3, K3, (DX)
 	VMOVDQU8.Z Z3, K3, Z3
 	VPSHUFB    Z17, Z3, Z22
-	MOVQ       368(DI), DX
+	MOVQ       392(DI), DX
 	VMOVDQU8   Z4, K4, (DX)
 	VMOVDQU8.Z Z4, K4, Z4
 	VPSHUFB    Z17, Z4, Z23
@@ -9168,7 +9204,7 @@ encrypted_323:
 	VPSHUFD    $0x4e, Z20, Z13
 	VPXORQ     Z20, Z13, Z13
 	VPCLMULQDQ $0x00, 320(SI), Z13, Z13
-	MOVQ       144(DI), R8
+	MOVQ       152(DI), R8
 	ADDQ       $0x0f, R8
 	SHRQ       $0x04, R8
 	SHLQ       $0x04, R8
@@ -9179,7 +9215,7 @@ encrypted_323:
 	VPSHUFD    $0x4e, Z21, Z14
 	VPXORQ     Z21, Z14, Z14
 	VPCLMULQDQ $0x00, 320(SI), Z14, Z14
-	MOVQ       264(DI), R8
+	MOVQ       280(DI), R8
 	ADDQ       $0x0f, R8
 	SHRQ       $0x04, R8
 	SHLQ       $0x04, R8
@@ -9190,7 +9226,7 @@ encrypted_323:
 	VPSHUFD    $0x4e, Z22, Z15
 	VPXORQ     Z22, Z15, Z15
 	VPCLMULQDQ $0x00, 320(SI), Z15, Z15
-	MOVQ       384(DI), R8
+	MOVQ       408(DI), R8
 	ADDQ       $0x0f, R8
 	SHRQ       $0x04, R8
 	SHLQ       $0x04, R8
@@ -9246,13 +9282,13 @@ encrypted_323:
 	VMOVDQU      56(DI), X11
 	VMOVDQU      1216(AX), X12
 	VMOVDQU      1536(AX), X13
-	VINSERTI32X4 $0x01, 176(DI), Z11, Z11
+	VINSERTI32X4 $0x01, 184(DI), Z11, Z11
 	VINSERTI32X4 $0x01, 1216(R10), Z12, Z12
 	VINSERTI32X4 $0x01, 1536(R10), Z13, Z13
-	VINSERTI32X4 $0x02, 296(DI), Z11, Z11
+	VINSERTI32X4 $0x02, 312(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 1216(R11), Z12, Z12
 	VINSERTI32X4 $0x02, 1536(R11), Z13, Z13
-	VINSERTI32X4 $0x03, 416(DI), Z11, Z11
+	VINSERTI32X4 $0x03, 440(DI), Z11, Z11
 	VINSERTI32X4 $0x03, 1216(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1536(R13), Z13, Z13
 	VPCLMULQDQ   $0x00, Z12, Z11, Z14
@@ -9279,13 +9315,13 @@ encrypted_323:
 	VPXORQ        Z0, Z30, Z30
 	MOVQ          48(DI), DX
 	VEXTRACTI32X4 $0x00, Z30, (DX)
-	MOVQ          168(DI), DX
+	MOVQ          176(DI), DX
 	VEXTRACTI32X4 $0x01, Z30, (DX)
-	MOVQ          288(DI), DX
+	MOVQ          304(DI), DX
 	VEXTRACTI32X4 $0x02, Z30, (DX)
-	MOVQ          408(DI), DX
+	MOVQ          432(DI), DX
 	VEXTRACTI32X4 $0x03, Z30, (DX)
-	ADDQ          $0x000001e0, DI
+	ADDQ          $0x00000200, DI
 	DECQ          CX
 	JMP           group
 
@@ -9313,20 +9349,20 @@ group:
 	KMOVQ      R8, K1
 	MOVQ       16(DI), SI
 	VMOVDQU8.Z (SI), K1, Z5
-	MOVQ       144(DI), R8
+	MOVQ       152(DI), R8
 	BZHIQ      R8, R9, R8
 	KMOVQ      R8, K2
-	MOVQ       136(DI), SI
+	MOVQ       144(DI), SI
 	VMOVDQU8.Z (SI), K2, Z6
-	MOVQ       264(DI), R8
+	MOVQ       280(DI), R8
 	BZHIQ      R8, R9, R8
 	KMOVQ      R8, K3
-	MOVQ       256(DI), SI
+	MOVQ       272(DI), SI
 	VMOVDQU8.Z (SI), K3, Z7
-	MOVQ       384(DI), R8
+	MOVQ       408(DI), R8
 	BZHIQ      R8, R9, R8
 	KMOVQ      R8, K4
-	MOVQ       376(DI), SI
+	MOVQ       400(DI), SI
 	VMOVDQU8.Z (SI), K4, Z8
 	VPSHUFB    Z17, Z5, Z20
 	VPSHUFB    Z17, Z6, Z21
@@ -9335,9 +9371,9 @@ group:
 
 	// J0 and counter blocks 1-4 of every packet, block j of packet i in lane i of Z(j).
 	VMOVDQU      104(DI), X0
-	VINSERTI32X4 $0x01, 224(DI), Z0, Z0
-	VINSERTI32X4 $0x02, 344(DI), Z0, Z0
-	VINSERTI32X4 $0x03, 464(DI), Z0, Z0
+	VINSERTI32X4 $0x01, 232(DI), Z0, Z0
+	VINSERTI32X4 $0x02, 360(DI), Z0, Z0
+	VINSERTI32X4 $0x03, 488(DI), Z0, Z0
 	VPADDD       Z18, Z0, Z1
 	VPADDD       Z18, Z1, Z2
 	VPADDD       Z18, Z2, Z3
@@ -9348,9 +9384,9 @@ group:
 	VPSHUFB      Z17, Z3, Z3
 	VPSHUFB      Z17, Z4, Z4
 	MOVQ         (DI), AX
-	MOVQ         120(DI), R10
-	MOVQ         240(DI), R11
-	MOVQ         360(DI), R13
+	MOVQ         128(DI), R10
+	MOVQ         256(DI), R11
+	MOVQ         384(DI), R13
 	MOVQ         1600(AX), R12
 	CMPQ         R10, AX
 	JNE          gather_326
@@ -9613,11 +9649,11 @@ encrypted_327:
 	VSHUFI64X2 $0xdd, Z12, Z10, Z4
 	MOVQ       8(DI), DX
 	VMOVDQU8   Z1, K1, (DX)
-	MOVQ       128(DI), DX
+	MOVQ       136(DI), DX
 	VMOVDQU8   Z2, K2, (DX)
-	MOVQ       248(DI), DX
+	MOVQ       264(DI), DX
 	VMOVDQU8   Z3, K3, (DX)
-	MOVQ       368(DI), DX
+	MOVQ       392(DI), DX
 	VMOVDQU8   Z4, K4, (DX)
 
 	// GHASH: packet i's blocks times its powers H^(nb+1)..H^2, summed per packet into lane i.
@@ -9632,7 +9668,7 @@ encrypted_327:
 	VPSHUFD    $0x4e, Z20, Z13
 	VPXORQ     Z20, Z13, Z13
 	VPCLMULQDQ $0x00, 320(SI), Z13, Z13
-	MOVQ       144(DI), R8
+	MOVQ       152(DI), R8
 	ADDQ       $0x0f, R8
 	SHRQ       $0x04, R8
 	SHLQ       $0x04, R8
@@ -9643,7 +9679,7 @@ encrypted_327:
 	VPSHUFD    $0x4e, Z21, Z14
 	VPXORQ     Z21, Z14, Z14
 	VPCLMULQDQ $0x00, 320(SI), Z14, Z14
-	MOVQ       264(DI), R8
+	MOVQ       280(DI), R8
 	ADDQ       $0x0f, R8
 	SHRQ       $0x04, R8
 	SHLQ       $0x04, R8
@@ -9654,7 +9690,7 @@ encrypted_327:
 	VPSHUFD    $0x4e, Z22, Z15
 	VPXORQ     Z22, Z15, Z15
 	VPCLMULQDQ $0x00, 320(SI), Z15, Z15
-	MOVQ       384(DI), R8
+	MOVQ       408(DI), R8
 	ADDQ       $0x0f, R8
 	SHRQ       $0x04, R8
 	SHLQ       $0x04, R8
@@ -9710,13 +9746,13 @@ encrypted_327:
 	VMOVDQU      56(DI), X11
 	VMOVDQU      1216(AX), X12
 	VMOVDQU      1536(AX), X13
-	VINSERTI32X4 $0x01, 176(DI), Z11, Z11
+	VINSERTI32X4 $0x01, 184(DI), Z11, Z11
 	VINSERTI32X4 $0x01, 1216(R10), Z12, Z12
 	VINSERTI32X4 $0x01, 1536(R10), Z13, Z13
-	VINSERTI32X4 $0x02, 296(DI), Z11, Z11
+	VINSERTI32X4 $0x02, 312(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 1216(R11), Z12, Z12
 	VINSERTI32X4 $0x02, 1536(R11), Z13, Z13
-	VINSERTI32X4 $0x03, 416(DI), Z11, Z11
+	VINSERTI32X4 $0x03, 440(DI), Z11, Z11
 	VINSERTI32X4 $0x03, 1216(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1536(R13), Z13, Z13
 	VPCLMULQDQ   $0x00, Z12, Z11, Z14
@@ -9743,20 +9779,1625 @@ encrypted_327:
 	VPXORQ        Z0, Z30, Z30
 	MOVQ          48(DI), DX
 	VMOVDQU       (DX), X11
-	MOVQ          168(DI), DX
+	MOVQ          176(DI), DX
 	VINSERTI32X4  $0x01, (DX), Z11, Z11
-	MOVQ          288(DI), DX
+	MOVQ          304(DI), DX
 	VINSERTI32X4  $0x02, (DX), Z11, Z11
-	MOVQ          408(DI), DX
+	MOVQ          432(DI), DX
 	VINSERTI32X4  $0x03, (DX), Z11, Z11
 	VPXORQ        Z11, Z30, Z30
 	VEXTRACTI32X4 $0x00, Z30, 72(DI)
-	VEXTRACTI32X4 $0x01, Z30, 192(DI)
-	VEXTRACTI32X4 $0x02, Z30, 312(DI)
-	VEXTRACTI32X4 $0x03, Z30, 432(DI)
-	ADDQ          $0x000001e0, DI
+	VEXTRACTI32X4 $0x01, Z30, 200(DI)
+	VEXTRACTI32X4 $0x02, Z30, 328(DI)
+	VEXTRACTI32X4 $0x03, Z30, 456(DI)
+	ADDQ          $0x00000200, DI
 	DECQ          CX
 	JMP           group
+
+done:
+	VZEROUPPER
+	RET
+
+// func gcmSealPairsAVX2VAES(d *gcmDesc, pairs int)
+// Requires: AVX, AVX2, PCLMULQDQ, VAES, VPCLMULQDQ
+TEXT ·gcmSealPairsAVX2VAES(SB), NOSPLIT, $0-16
+	MOVQ           d+0(FP), DI
+	MOVQ           pairs+8(FP), CX
+	VBROADCASTI128 gcmBswap<>+0(SB), Y10
+
+pair:
+	TESTQ CX, CX
+	JZ    done
+	MOVQ  (DI), AX
+	MOVQ  128(DI), BX
+	MOVQ  1600(AX), R12
+	SHLQ  $0x06, R12
+
+	// J0 = IV || 0^31 || 1 of both packets in Y4 (section 7.1 step 2), their counter blocks
+	// 1-4 in Y0-Y1 and Y2-Y3.
+	MOVQ        120(DI), SI
+	VMOVQ       (SI), X4
+	VPINSRD     $0x02, 8(SI), X4, X4
+	MOVQ        248(DI), SI
+	VMOVQ       (SI), X5
+	VPINSRD     $0x02, 8(SI), X5, X5
+	VINSERTI128 $0x01, X5, Y4, Y4
+	VPOR        gcmPairJ0<>+0(SB), Y4, Y4
+	VPSHUFB     Y10, Y4, Y5
+	VPERMQ      $0x44, Y5, Y6
+	VPADDD      gcmPairCtr<>+0(SB), Y6, Y0
+	VPADDD      gcmPairCtr<>+32(SB), Y6, Y1
+	VPERMQ      $0xee, Y5, Y6
+	VPADDD      gcmPairCtr<>+0(SB), Y6, Y2
+	VPADDD      gcmPairCtr<>+32(SB), Y6, Y3
+	VPSHUFB     Y10, Y0, Y0
+	VPSHUFB     Y10, Y1, Y1
+	VPSHUFB     Y10, Y2, Y2
+	VPSHUFB     Y10, Y3, Y3
+	VMOVDQU     (AX), Y14
+	VINSERTI128 $0x01, (BX), Y14, Y14
+	VPXOR       (AX), Y0, Y0
+	VPXOR       (AX), Y1, Y1
+	VPXOR       (BX), Y2, Y2
+	VPXOR       (BX), Y3, Y3
+	VPXOR       Y14, Y4, Y4
+	VMOVDQU     64(AX), Y14
+	VINSERTI128 $0x01, 64(BX), Y14, Y14
+	VAESENC     64(AX), Y0, Y0
+	VAESENC     64(AX), Y1, Y1
+	VAESENC     64(BX), Y2, Y2
+	VAESENC     64(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     128(AX), Y14
+	VINSERTI128 $0x01, 128(BX), Y14, Y14
+	VAESENC     128(AX), Y0, Y0
+	VAESENC     128(AX), Y1, Y1
+	VAESENC     128(BX), Y2, Y2
+	VAESENC     128(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     192(AX), Y14
+	VINSERTI128 $0x01, 192(BX), Y14, Y14
+	VAESENC     192(AX), Y0, Y0
+	VAESENC     192(AX), Y1, Y1
+	VAESENC     192(BX), Y2, Y2
+	VAESENC     192(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     256(AX), Y14
+	VINSERTI128 $0x01, 256(BX), Y14, Y14
+	VAESENC     256(AX), Y0, Y0
+	VAESENC     256(AX), Y1, Y1
+	VAESENC     256(BX), Y2, Y2
+	VAESENC     256(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     320(AX), Y14
+	VINSERTI128 $0x01, 320(BX), Y14, Y14
+	VAESENC     320(AX), Y0, Y0
+	VAESENC     320(AX), Y1, Y1
+	VAESENC     320(BX), Y2, Y2
+	VAESENC     320(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     384(AX), Y14
+	VINSERTI128 $0x01, 384(BX), Y14, Y14
+	VAESENC     384(AX), Y0, Y0
+	VAESENC     384(AX), Y1, Y1
+	VAESENC     384(BX), Y2, Y2
+	VAESENC     384(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     448(AX), Y14
+	VINSERTI128 $0x01, 448(BX), Y14, Y14
+	VAESENC     448(AX), Y0, Y0
+	VAESENC     448(AX), Y1, Y1
+	VAESENC     448(BX), Y2, Y2
+	VAESENC     448(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     512(AX), Y14
+	VINSERTI128 $0x01, 512(BX), Y14, Y14
+	VAESENC     512(AX), Y0, Y0
+	VAESENC     512(AX), Y1, Y1
+	VAESENC     512(BX), Y2, Y2
+	VAESENC     512(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     576(AX), Y14
+	VINSERTI128 $0x01, 576(BX), Y14, Y14
+	VAESENC     576(AX), Y0, Y0
+	VAESENC     576(AX), Y1, Y1
+	VAESENC     576(BX), Y2, Y2
+	VAESENC     576(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	CMPQ        R12, $0x00000280
+	JE          aes_last_330
+	VMOVDQU     640(AX), Y14
+	VINSERTI128 $0x01, 640(BX), Y14, Y14
+	VAESENC     640(AX), Y0, Y0
+	VAESENC     640(AX), Y1, Y1
+	VAESENC     640(BX), Y2, Y2
+	VAESENC     640(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     704(AX), Y14
+	VINSERTI128 $0x01, 704(BX), Y14, Y14
+	VAESENC     704(AX), Y0, Y0
+	VAESENC     704(AX), Y1, Y1
+	VAESENC     704(BX), Y2, Y2
+	VAESENC     704(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	CMPQ        R12, $0x00000300
+	JE          aes_last_330
+	VMOVDQU     768(AX), Y14
+	VINSERTI128 $0x01, 768(BX), Y14, Y14
+	VAESENC     768(AX), Y0, Y0
+	VAESENC     768(AX), Y1, Y1
+	VAESENC     768(BX), Y2, Y2
+	VAESENC     768(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     832(AX), Y14
+	VINSERTI128 $0x01, 832(BX), Y14, Y14
+	VAESENC     832(AX), Y0, Y0
+	VAESENC     832(AX), Y1, Y1
+	VAESENC     832(BX), Y2, Y2
+	VAESENC     832(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+
+aes_last_330:
+	VMOVDQU     (AX)(R12*1), Y14
+	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
+	VAESENCLAST (AX)(R12*1), Y0, Y0
+	VAESENCLAST (AX)(R12*1), Y1, Y1
+	VAESENCLAST (BX)(R12*1), Y2, Y2
+	VAESENCLAST (BX)(R12*1), Y3, Y3
+	VAESENCLAST Y14, Y4, Y4
+
+	// Packet 0.
+	MOVQ    16(DI), SI
+	MOVQ    8(DI), DX
+	MOVQ    24(DI), R8
+	LEAQ    15(R8), R11
+	ANDQ    $-16, R11
+	LEAQ    1216(AX), R10
+	SUBQ    R11, R10
+	VPXOR   Y6, Y6, Y6
+	CMPQ    R8, $0x20
+	JB      load_lt32_331
+	VMOVDQU (SI), Y5
+	ADDQ    $0x20, SI
+	SUBQ    $0x20, R8
+	CMPQ    R8, $0x20
+	JB      load_lt32_333
+	VMOVDQU (SI), Y6
+	JMP     load32_done_335
+
+load_lt32_333:
+	CMPQ    R8, $0x10
+	JB      load_lt16_334
+	VMOVDQU (SI), X6
+	SUBQ    $0x10, R8
+	JZ      load32_done_335
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_336
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_336:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_337
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_337:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_338
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_338:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_339
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_340
+
+partial_short_339:
+	VMOVQ R11, X14
+
+partial_loaded_340:
+	VINSERTI128 $0x01, X14, Y6, Y6
+	JMP         load32_done_335
+
+load_lt16_334:
+	VPXOR   Y6, Y6, Y6
+	TESTQ   R8, R8
+	JZ      load32_done_335
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_341
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_341:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_342
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_342:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_343
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_343:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_344
+	VMOVQ   (SI), X6
+	VPINSRQ $0x01, R11, X6, X6
+	JMP     partial_loaded_345
+
+partial_short_344:
+	VMOVQ R11, X6
+
+partial_loaded_345:
+load32_done_335:
+	JMP load_done_332
+
+load_lt32_331:
+	CMPQ    R8, $0x20
+	JB      load_lt32_346
+	VMOVDQU (SI), Y5
+	JMP     load32_done_348
+
+load_lt32_346:
+	CMPQ    R8, $0x10
+	JB      load_lt16_347
+	VMOVDQU (SI), X5
+	SUBQ    $0x10, R8
+	JZ      load32_done_348
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_349
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_349:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_350
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_350:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_351
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_351:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_352
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_353
+
+partial_short_352:
+	VMOVQ R11, X14
+
+partial_loaded_353:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_348
+
+load_lt16_347:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_348
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_354
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_354:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_355
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_355:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_356
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_356:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_357
+	VMOVQ   (SI), X5
+	VPINSRQ $0x01, R11, X5, X5
+	JMP     partial_loaded_358
+
+partial_short_357:
+	VMOVQ R11, X5
+
+partial_loaded_358:
+load32_done_348:
+load_done_332:
+	MOVQ    24(DI), R8
+	VPXOR   Y0, Y5, Y5
+	VPXOR   Y1, Y6, Y6
+	LEAQ    gcmLenMask<>+64(SB), R11
+	SUBQ    R8, R11
+	VPAND   (R11), Y5, Y5
+	VPAND   32(R11), Y6, Y6
+	CMPQ    R8, $0x10
+	JB      blocks_small_359
+	VMOVDQU Y5, (DX)
+	CMPQ    R8, $0x30
+	JB      blocks_mid_360
+	VMOVDQU Y6, 32(DX)
+	JMP     blocks_done_361
+
+blocks_mid_360:
+	CMPQ    R8, $0x20
+	JBE     blocks_done_361
+	VMOVDQU X6, 32(DX)
+	JMP     blocks_done_361
+
+blocks_small_359:
+	TESTQ   R8, R8
+	JZ      blocks_done_361
+	VMOVDQU X5, (DX)
+
+blocks_done_361:
+	VPSHUFB    Y10, Y5, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y12
+	VPSHUFD    $0x4e, Y7, Y13
+	VPXOR      Y7, Y13, Y13
+	VPCLMULQDQ $0x00, 320(R10), Y13, Y13
+	VPSHUFB    Y10, Y6, Y7
+	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 352(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	MOVQ       40(DI), R8
+	TESTQ      R8, R8
+	JZ         no_ad_362
+	MOVQ       32(DI), SI
+	LEAQ       15(R8), R11
+	ANDQ       $-16, R11
+	SUBQ       R11, R10
+	CMPQ       R8, $0x20
+	JB         load_lt32_363
+	VMOVDQU    (SI), Y7
+	JMP        load32_done_365
+
+load_lt32_363:
+	CMPQ    R8, $0x10
+	JB      load_lt16_364
+	VMOVDQU (SI), X7
+	SUBQ    $0x10, R8
+	JZ      load32_done_365
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_366
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_366:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_367
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_367:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_368
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_368:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_369
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_370
+
+partial_short_369:
+	VMOVQ R11, X14
+
+partial_loaded_370:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_365
+
+load_lt16_364:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_365
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_371
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_371:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_372
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_372:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_373
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_373:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_374
+	VMOVQ   (SI), X7
+	VPINSRQ $0x01, R11, X7, X7
+	JMP     partial_loaded_375
+
+partial_short_374:
+	VMOVQ R11, X7
+
+partial_loaded_375:
+load32_done_365:
+	VPSHUFB    Y10, Y7, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 320(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	MOVQ       40(DI), R8
+
+no_ad_362:
+	// Sum the lanes, add the length block times H^1, fold the middle product.
+	VEXTRACTI128 $0x01, Y11, X14
+	VPXOR        X14, X11, X11
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X14, X12, X12
+	VEXTRACTI128 $0x01, Y13, X14
+	VPXOR        X14, X13, X13
+	MOVQ         24(DI), R11
+	SHLQ         $0x03, R11
+	VMOVQ        R11, X7
+	SHLQ         $0x03, R8
+	VPINSRQ      $0x01, R8, X7, X7
+	VPCLMULQDQ   $0x00, 1216(AX), X7, X14
+	VPXOR        X14, X11, X11
+	VPCLMULQDQ   $0x11, 1216(AX), X7, X14
+	VPXOR        X14, X12, X12
+	VPSHUFD      $0x4e, X7, X14
+	VPXOR        X7, X14, X14
+	VPCLMULQDQ   $0x00, 1536(AX), X14, X14
+	VPXOR        X14, X13, X13
+	VPXOR        X11, X13, X13
+	VPXOR        X12, X13, X13
+	VPSLLDQ      $0x08, X13, X14
+	VPSRLDQ      $0x08, X13, X13
+	VPXOR        X14, X11, X8
+	VPXOR        X13, X12, X9
+
+	// Packet 1.
+	MOVQ    144(DI), SI
+	MOVQ    136(DI), DX
+	MOVQ    152(DI), R8
+	LEAQ    15(R8), R11
+	ANDQ    $-16, R11
+	LEAQ    1216(BX), R10
+	SUBQ    R11, R10
+	VPXOR   Y6, Y6, Y6
+	CMPQ    R8, $0x20
+	JB      load_lt32_376
+	VMOVDQU (SI), Y5
+	ADDQ    $0x20, SI
+	SUBQ    $0x20, R8
+	CMPQ    R8, $0x20
+	JB      load_lt32_378
+	VMOVDQU (SI), Y6
+	JMP     load32_done_380
+
+load_lt32_378:
+	CMPQ    R8, $0x10
+	JB      load_lt16_379
+	VMOVDQU (SI), X6
+	SUBQ    $0x10, R8
+	JZ      load32_done_380
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_381
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_381:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_382
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_382:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_383
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_383:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_384
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_385
+
+partial_short_384:
+	VMOVQ R11, X14
+
+partial_loaded_385:
+	VINSERTI128 $0x01, X14, Y6, Y6
+	JMP         load32_done_380
+
+load_lt16_379:
+	VPXOR   Y6, Y6, Y6
+	TESTQ   R8, R8
+	JZ      load32_done_380
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_386
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_386:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_387
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_387:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_388
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_388:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_389
+	VMOVQ   (SI), X6
+	VPINSRQ $0x01, R11, X6, X6
+	JMP     partial_loaded_390
+
+partial_short_389:
+	VMOVQ R11, X6
+
+partial_loaded_390:
+load32_done_380:
+	JMP load_done_377
+
+load_lt32_376:
+	CMPQ    R8, $0x20
+	JB      load_lt32_391
+	VMOVDQU (SI), Y5
+	JMP     load32_done_393
+
+load_lt32_391:
+	CMPQ    R8, $0x10
+	JB      load_lt16_392
+	VMOVDQU (SI), X5
+	SUBQ    $0x10, R8
+	JZ      load32_done_393
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_394
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_394:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_395
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_395:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_396
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_396:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_397
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_398
+
+partial_short_397:
+	VMOVQ R11, X14
+
+partial_loaded_398:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_393
+
+load_lt16_392:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_393
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_399
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_399:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_400
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_400:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_401
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_401:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_402
+	VMOVQ   (SI), X5
+	VPINSRQ $0x01, R11, X5, X5
+	JMP     partial_loaded_403
+
+partial_short_402:
+	VMOVQ R11, X5
+
+partial_loaded_403:
+load32_done_393:
+load_done_377:
+	MOVQ    152(DI), R8
+	VPXOR   Y2, Y5, Y5
+	VPXOR   Y3, Y6, Y6
+	LEAQ    gcmLenMask<>+64(SB), R11
+	SUBQ    R8, R11
+	VPAND   (R11), Y5, Y5
+	VPAND   32(R11), Y6, Y6
+	CMPQ    R8, $0x10
+	JB      blocks_small_404
+	VMOVDQU Y5, (DX)
+	CMPQ    R8, $0x30
+	JB      blocks_mid_405
+	VMOVDQU Y6, 32(DX)
+	JMP     blocks_done_406
+
+blocks_mid_405:
+	CMPQ    R8, $0x20
+	JBE     blocks_done_406
+	VMOVDQU X6, 32(DX)
+	JMP     blocks_done_406
+
+blocks_small_404:
+	TESTQ   R8, R8
+	JZ      blocks_done_406
+	VMOVDQU X5, (DX)
+
+blocks_done_406:
+	VPSHUFB    Y10, Y5, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y12
+	VPSHUFD    $0x4e, Y7, Y13
+	VPXOR      Y7, Y13, Y13
+	VPCLMULQDQ $0x00, 320(R10), Y13, Y13
+	VPSHUFB    Y10, Y6, Y7
+	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 352(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	MOVQ       168(DI), R8
+	TESTQ      R8, R8
+	JZ         no_ad_407
+	MOVQ       160(DI), SI
+	LEAQ       15(R8), R11
+	ANDQ       $-16, R11
+	SUBQ       R11, R10
+	CMPQ       R8, $0x20
+	JB         load_lt32_408
+	VMOVDQU    (SI), Y7
+	JMP        load32_done_410
+
+load_lt32_408:
+	CMPQ    R8, $0x10
+	JB      load_lt16_409
+	VMOVDQU (SI), X7
+	SUBQ    $0x10, R8
+	JZ      load32_done_410
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_411
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_411:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_412
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_412:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_413
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_413:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_414
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_415
+
+partial_short_414:
+	VMOVQ R11, X14
+
+partial_loaded_415:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_410
+
+load_lt16_409:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_410
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_416
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_416:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_417
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_417:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_418
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_418:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_419
+	VMOVQ   (SI), X7
+	VPINSRQ $0x01, R11, X7, X7
+	JMP     partial_loaded_420
+
+partial_short_419:
+	VMOVQ R11, X7
+
+partial_loaded_420:
+load32_done_410:
+	VPSHUFB    Y10, Y7, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 320(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	MOVQ       168(DI), R8
+
+no_ad_407:
+	// Sum the lanes, add the length block times H^1, fold the middle product.
+	VEXTRACTI128 $0x01, Y11, X14
+	VPXOR        X14, X11, X11
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X14, X12, X12
+	VEXTRACTI128 $0x01, Y13, X14
+	VPXOR        X14, X13, X13
+	MOVQ         152(DI), R11
+	SHLQ         $0x03, R11
+	VMOVQ        R11, X7
+	SHLQ         $0x03, R8
+	VPINSRQ      $0x01, R8, X7, X7
+	VPCLMULQDQ   $0x00, 1216(BX), X7, X14
+	VPXOR        X14, X11, X11
+	VPCLMULQDQ   $0x11, 1216(BX), X7, X14
+	VPXOR        X14, X12, X12
+	VPSHUFD      $0x4e, X7, X14
+	VPXOR        X7, X14, X14
+	VPCLMULQDQ   $0x00, 1536(BX), X14, X14
+	VPXOR        X14, X13, X13
+	VPXOR        X11, X13, X13
+	VPXOR        X12, X13, X13
+	VPSLLDQ      $0x08, X13, X14
+	VPSRLDQ      $0x08, X13, X13
+	VPXOR        X14, X11, X11
+	VPXOR        X13, X12, X12
+
+	// Reduce both packets at once; tags = E_K(J0) XOR GHASH.
+	VINSERTI128  $0x01, X11, Y8, Y8
+	VINSERTI128  $0x01, X12, Y9, Y9
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), Y8, Y14
+	VPSHUFD      $0x4e, Y8, Y8
+	VPXOR        Y14, Y8, Y8
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), Y8, Y14
+	VPSHUFD      $0x4e, Y8, Y8
+	VPXOR        Y14, Y8, Y8
+	VPXOR        Y8, Y9, Y15
+	VPSHUFB      Y10, Y15, Y15
+	VPXOR        Y4, Y15, Y15
+	MOVQ         48(DI), R11
+	VMOVDQU      X15, (R11)
+	MOVQ         176(DI), R11
+	VEXTRACTI128 $0x01, Y15, (R11)
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JMP          pair
+
+done:
+	VZEROUPPER
+	RET
+
+// func gcmOpenPairsAVX2VAES(d *gcmDesc, pairs int)
+// Requires: AVX, AVX2, PCLMULQDQ, VAES, VPCLMULQDQ
+TEXT ·gcmOpenPairsAVX2VAES(SB), NOSPLIT, $0-16
+	MOVQ           d+0(FP), DI
+	MOVQ           pairs+8(FP), CX
+	VBROADCASTI128 gcmBswap<>+0(SB), Y10
+
+pair:
+	TESTQ CX, CX
+	JZ    done
+	MOVQ  (DI), AX
+	MOVQ  128(DI), BX
+	MOVQ  1600(AX), R12
+	SHLQ  $0x06, R12
+
+	// J0 = IV || 0^31 || 1 of both packets in Y4 (section 7.1 step 2), their counter blocks
+	// 1-4 in Y0-Y1 and Y2-Y3.
+	MOVQ        120(DI), SI
+	VMOVQ       (SI), X4
+	VPINSRD     $0x02, 8(SI), X4, X4
+	MOVQ        248(DI), SI
+	VMOVQ       (SI), X5
+	VPINSRD     $0x02, 8(SI), X5, X5
+	VINSERTI128 $0x01, X5, Y4, Y4
+	VPOR        gcmPairJ0<>+0(SB), Y4, Y4
+	VPSHUFB     Y10, Y4, Y5
+	VPERMQ      $0x44, Y5, Y6
+	VPADDD      gcmPairCtr<>+0(SB), Y6, Y0
+	VPADDD      gcmPairCtr<>+32(SB), Y6, Y1
+	VPERMQ      $0xee, Y5, Y6
+	VPADDD      gcmPairCtr<>+0(SB), Y6, Y2
+	VPADDD      gcmPairCtr<>+32(SB), Y6, Y3
+	VPSHUFB     Y10, Y0, Y0
+	VPSHUFB     Y10, Y1, Y1
+	VPSHUFB     Y10, Y2, Y2
+	VPSHUFB     Y10, Y3, Y3
+	VMOVDQU     (AX), Y14
+	VINSERTI128 $0x01, (BX), Y14, Y14
+	VPXOR       (AX), Y0, Y0
+	VPXOR       (AX), Y1, Y1
+	VPXOR       (BX), Y2, Y2
+	VPXOR       (BX), Y3, Y3
+	VPXOR       Y14, Y4, Y4
+	VMOVDQU     64(AX), Y14
+	VINSERTI128 $0x01, 64(BX), Y14, Y14
+	VAESENC     64(AX), Y0, Y0
+	VAESENC     64(AX), Y1, Y1
+	VAESENC     64(BX), Y2, Y2
+	VAESENC     64(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     128(AX), Y14
+	VINSERTI128 $0x01, 128(BX), Y14, Y14
+	VAESENC     128(AX), Y0, Y0
+	VAESENC     128(AX), Y1, Y1
+	VAESENC     128(BX), Y2, Y2
+	VAESENC     128(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     192(AX), Y14
+	VINSERTI128 $0x01, 192(BX), Y14, Y14
+	VAESENC     192(AX), Y0, Y0
+	VAESENC     192(AX), Y1, Y1
+	VAESENC     192(BX), Y2, Y2
+	VAESENC     192(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     256(AX), Y14
+	VINSERTI128 $0x01, 256(BX), Y14, Y14
+	VAESENC     256(AX), Y0, Y0
+	VAESENC     256(AX), Y1, Y1
+	VAESENC     256(BX), Y2, Y2
+	VAESENC     256(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     320(AX), Y14
+	VINSERTI128 $0x01, 320(BX), Y14, Y14
+	VAESENC     320(AX), Y0, Y0
+	VAESENC     320(AX), Y1, Y1
+	VAESENC     320(BX), Y2, Y2
+	VAESENC     320(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     384(AX), Y14
+	VINSERTI128 $0x01, 384(BX), Y14, Y14
+	VAESENC     384(AX), Y0, Y0
+	VAESENC     384(AX), Y1, Y1
+	VAESENC     384(BX), Y2, Y2
+	VAESENC     384(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     448(AX), Y14
+	VINSERTI128 $0x01, 448(BX), Y14, Y14
+	VAESENC     448(AX), Y0, Y0
+	VAESENC     448(AX), Y1, Y1
+	VAESENC     448(BX), Y2, Y2
+	VAESENC     448(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     512(AX), Y14
+	VINSERTI128 $0x01, 512(BX), Y14, Y14
+	VAESENC     512(AX), Y0, Y0
+	VAESENC     512(AX), Y1, Y1
+	VAESENC     512(BX), Y2, Y2
+	VAESENC     512(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     576(AX), Y14
+	VINSERTI128 $0x01, 576(BX), Y14, Y14
+	VAESENC     576(AX), Y0, Y0
+	VAESENC     576(AX), Y1, Y1
+	VAESENC     576(BX), Y2, Y2
+	VAESENC     576(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	CMPQ        R12, $0x00000280
+	JE          aes_last_421
+	VMOVDQU     640(AX), Y14
+	VINSERTI128 $0x01, 640(BX), Y14, Y14
+	VAESENC     640(AX), Y0, Y0
+	VAESENC     640(AX), Y1, Y1
+	VAESENC     640(BX), Y2, Y2
+	VAESENC     640(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     704(AX), Y14
+	VINSERTI128 $0x01, 704(BX), Y14, Y14
+	VAESENC     704(AX), Y0, Y0
+	VAESENC     704(AX), Y1, Y1
+	VAESENC     704(BX), Y2, Y2
+	VAESENC     704(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	CMPQ        R12, $0x00000300
+	JE          aes_last_421
+	VMOVDQU     768(AX), Y14
+	VINSERTI128 $0x01, 768(BX), Y14, Y14
+	VAESENC     768(AX), Y0, Y0
+	VAESENC     768(AX), Y1, Y1
+	VAESENC     768(BX), Y2, Y2
+	VAESENC     768(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+	VMOVDQU     832(AX), Y14
+	VINSERTI128 $0x01, 832(BX), Y14, Y14
+	VAESENC     832(AX), Y0, Y0
+	VAESENC     832(AX), Y1, Y1
+	VAESENC     832(BX), Y2, Y2
+	VAESENC     832(BX), Y3, Y3
+	VAESENC     Y14, Y4, Y4
+
+aes_last_421:
+	VMOVDQU     (AX)(R12*1), Y14
+	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
+	VAESENCLAST (AX)(R12*1), Y0, Y0
+	VAESENCLAST (AX)(R12*1), Y1, Y1
+	VAESENCLAST (BX)(R12*1), Y2, Y2
+	VAESENCLAST (BX)(R12*1), Y3, Y3
+	VAESENCLAST Y14, Y4, Y4
+
+	// Packet 0.
+	MOVQ    16(DI), SI
+	MOVQ    8(DI), DX
+	MOVQ    24(DI), R8
+	LEAQ    15(R8), R11
+	ANDQ    $-16, R11
+	LEAQ    1216(AX), R10
+	SUBQ    R11, R10
+	VPXOR   Y6, Y6, Y6
+	CMPQ    R8, $0x10
+	JB      blocks_small_422
+	VMOVDQU (SI), Y5
+	CMPQ    R8, $0x30
+	JB      blocks_mid_423
+	VMOVDQU 32(SI), Y6
+	JMP     blocks_done_424
+
+blocks_mid_423:
+	CMPQ    R8, $0x20
+	JBE     blocks_done_424
+	VMOVDQU 32(SI), X6
+	JMP     blocks_done_424
+
+blocks_small_422:
+	VMOVDQU (SI), X5
+
+blocks_done_424:
+	LEAQ       gcmLenMask<>+64(SB), R11
+	SUBQ       R8, R11
+	VPAND      (R11), Y5, Y5
+	VPAND      32(R11), Y6, Y6
+	VPSHUFB    Y10, Y5, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y12
+	VPSHUFD    $0x4e, Y7, Y13
+	VPXOR      Y7, Y13, Y13
+	VPCLMULQDQ $0x00, 320(R10), Y13, Y13
+	VPSHUFB    Y10, Y6, Y7
+	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 352(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	VPXOR      Y0, Y5, Y5
+	VPXOR      Y1, Y6, Y6
+	CMPQ       R8, $0x20
+	JB         store_lt32_426
+	VMOVDQU    Y5, (DX)
+	CMPQ       R8, $0x40
+	JB         store_hi_425
+	VMOVDQU    Y6, 32(DX)
+	JMP        store_done_428
+
+store_hi_425:
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, R8
+	VMOVDQA Y6, Y5
+
+store_lt32_426:
+	CMPQ         R8, $0x10
+	JB           store_lt16_427
+	VMOVDQU      X5, (DX)
+	VEXTRACTI128 $0x01, Y5, X5
+	ADDQ         $0x10, DX
+	SUBQ         $0x10, R8
+
+store_lt16_427:
+	TESTQ   R8, R8
+	JZ      store_done_428
+	VMOVQ   X5, R11
+	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_429
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X5, R11
+	MOVQ    $0x00000008, R13
+
+no_piece_429:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_430
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_430:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_431
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_431:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_432
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_432:
+store_done_428:
+	MOVQ    40(DI), R8
+	TESTQ   R8, R8
+	JZ      no_ad_433
+	MOVQ    32(DI), SI
+	LEAQ    15(R8), R11
+	ANDQ    $-16, R11
+	SUBQ    R11, R10
+	CMPQ    R8, $0x20
+	JB      load_lt32_434
+	VMOVDQU (SI), Y7
+	JMP     load32_done_436
+
+load_lt32_434:
+	CMPQ    R8, $0x10
+	JB      load_lt16_435
+	VMOVDQU (SI), X7
+	SUBQ    $0x10, R8
+	JZ      load32_done_436
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_437
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_437:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_438
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_438:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_439
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_439:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_440
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_441
+
+partial_short_440:
+	VMOVQ R11, X14
+
+partial_loaded_441:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_436
+
+load_lt16_435:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_436
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_442
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_442:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_443
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_443:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_444
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_444:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_445
+	VMOVQ   (SI), X7
+	VPINSRQ $0x01, R11, X7, X7
+	JMP     partial_loaded_446
+
+partial_short_445:
+	VMOVQ R11, X7
+
+partial_loaded_446:
+load32_done_436:
+	VPSHUFB    Y10, Y7, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 320(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	MOVQ       40(DI), R8
+
+no_ad_433:
+	// Sum the lanes, add the length block times H^1, fold the middle product.
+	VEXTRACTI128 $0x01, Y11, X14
+	VPXOR        X14, X11, X11
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X14, X12, X12
+	VEXTRACTI128 $0x01, Y13, X14
+	VPXOR        X14, X13, X13
+	MOVQ         24(DI), R11
+	SHLQ         $0x03, R11
+	VMOVQ        R11, X7
+	SHLQ         $0x03, R8
+	VPINSRQ      $0x01, R8, X7, X7
+	VPCLMULQDQ   $0x00, 1216(AX), X7, X14
+	VPXOR        X14, X11, X11
+	VPCLMULQDQ   $0x11, 1216(AX), X7, X14
+	VPXOR        X14, X12, X12
+	VPSHUFD      $0x4e, X7, X14
+	VPXOR        X7, X14, X14
+	VPCLMULQDQ   $0x00, 1536(AX), X14, X14
+	VPXOR        X14, X13, X13
+	VPXOR        X11, X13, X13
+	VPXOR        X12, X13, X13
+	VPSLLDQ      $0x08, X13, X14
+	VPSRLDQ      $0x08, X13, X13
+	VPXOR        X14, X11, X8
+	VPXOR        X13, X12, X9
+
+	// Packet 1.
+	MOVQ    144(DI), SI
+	MOVQ    136(DI), DX
+	MOVQ    152(DI), R8
+	LEAQ    15(R8), R11
+	ANDQ    $-16, R11
+	LEAQ    1216(BX), R10
+	SUBQ    R11, R10
+	VPXOR   Y6, Y6, Y6
+	CMPQ    R8, $0x10
+	JB      blocks_small_447
+	VMOVDQU (SI), Y5
+	CMPQ    R8, $0x30
+	JB      blocks_mid_448
+	VMOVDQU 32(SI), Y6
+	JMP     blocks_done_449
+
+blocks_mid_448:
+	CMPQ    R8, $0x20
+	JBE     blocks_done_449
+	VMOVDQU 32(SI), X6
+	JMP     blocks_done_449
+
+blocks_small_447:
+	VMOVDQU (SI), X5
+
+blocks_done_449:
+	LEAQ       gcmLenMask<>+64(SB), R11
+	SUBQ       R8, R11
+	VPAND      (R11), Y5, Y5
+	VPAND      32(R11), Y6, Y6
+	VPSHUFB    Y10, Y5, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y12
+	VPSHUFD    $0x4e, Y7, Y13
+	VPXOR      Y7, Y13, Y13
+	VPCLMULQDQ $0x00, 320(R10), Y13, Y13
+	VPSHUFB    Y10, Y6, Y7
+	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 352(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	VPXOR      Y2, Y5, Y5
+	VPXOR      Y3, Y6, Y6
+	CMPQ       R8, $0x20
+	JB         store_lt32_451
+	VMOVDQU    Y5, (DX)
+	CMPQ       R8, $0x40
+	JB         store_hi_450
+	VMOVDQU    Y6, 32(DX)
+	JMP        store_done_453
+
+store_hi_450:
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, R8
+	VMOVDQA Y6, Y5
+
+store_lt32_451:
+	CMPQ         R8, $0x10
+	JB           store_lt16_452
+	VMOVDQU      X5, (DX)
+	VEXTRACTI128 $0x01, Y5, X5
+	ADDQ         $0x10, DX
+	SUBQ         $0x10, R8
+
+store_lt16_452:
+	TESTQ   R8, R8
+	JZ      store_done_453
+	VMOVQ   X5, R11
+	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_454
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X5, R11
+	MOVQ    $0x00000008, R13
+
+no_piece_454:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_455
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_455:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_456
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_456:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_457
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_457:
+store_done_453:
+	MOVQ    168(DI), R8
+	TESTQ   R8, R8
+	JZ      no_ad_458
+	MOVQ    160(DI), SI
+	LEAQ    15(R8), R11
+	ANDQ    $-16, R11
+	SUBQ    R11, R10
+	CMPQ    R8, $0x20
+	JB      load_lt32_459
+	VMOVDQU (SI), Y7
+	JMP     load32_done_461
+
+load_lt32_459:
+	CMPQ    R8, $0x10
+	JB      load_lt16_460
+	VMOVDQU (SI), X7
+	SUBQ    $0x10, R8
+	JZ      load32_done_461
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_462
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_462:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_463
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_463:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_464
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_464:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_465
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_466
+
+partial_short_465:
+	VMOVQ R11, X14
+
+partial_loaded_466:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_461
+
+load_lt16_460:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_461
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_467
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_467:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_468
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_468:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_469
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_469:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_470
+	VMOVQ   (SI), X7
+	VPINSRQ $0x01, R11, X7, X7
+	JMP     partial_loaded_471
+
+partial_short_470:
+	VMOVQ R11, X7
+
+partial_loaded_471:
+load32_done_461:
+	VPSHUFB    Y10, Y7, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 320(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	MOVQ       168(DI), R8
+
+no_ad_458:
+	// Sum the lanes, add the length block times H^1, fold the middle product.
+	VEXTRACTI128 $0x01, Y11, X14
+	VPXOR        X14, X11, X11
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X14, X12, X12
+	VEXTRACTI128 $0x01, Y13, X14
+	VPXOR        X14, X13, X13
+	MOVQ         152(DI), R11
+	SHLQ         $0x03, R11
+	VMOVQ        R11, X7
+	SHLQ         $0x03, R8
+	VPINSRQ      $0x01, R8, X7, X7
+	VPCLMULQDQ   $0x00, 1216(BX), X7, X14
+	VPXOR        X14, X11, X11
+	VPCLMULQDQ   $0x11, 1216(BX), X7, X14
+	VPXOR        X14, X12, X12
+	VPSHUFD      $0x4e, X7, X14
+	VPXOR        X7, X14, X14
+	VPCLMULQDQ   $0x00, 1536(BX), X14, X14
+	VPXOR        X14, X13, X13
+	VPXOR        X11, X13, X13
+	VPXOR        X12, X13, X13
+	VPSLLDQ      $0x08, X13, X14
+	VPSRLDQ      $0x08, X13, X13
+	VPXOR        X14, X11, X11
+	VPXOR        X13, X12, X12
+
+	// Reduce both packets at once; tags = E_K(J0) XOR GHASH.
+	VINSERTI128  $0x01, X11, Y8, Y8
+	VINSERTI128  $0x01, X12, Y9, Y9
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), Y8, Y14
+	VPSHUFD      $0x4e, Y8, Y8
+	VPXOR        Y14, Y8, Y8
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), Y8, Y14
+	VPSHUFD      $0x4e, Y8, Y8
+	VPXOR        Y14, Y8, Y8
+	VPXOR        Y8, Y9, Y15
+	VPSHUFB      Y10, Y15, Y15
+	VPXOR        Y4, Y15, Y15
+	MOVQ         48(DI), R11
+	VMOVDQU      (R11), X14
+	MOVQ         176(DI), R11
+	VINSERTI128  $0x01, (R11), Y14, Y14
+	VPXOR        Y14, Y15, Y15
+	VMOVDQU      X15, 72(DI)
+	VEXTRACTI128 $0x01, Y15, 200(DI)
+	ADDQ         $0x00000100, DI
+	DECQ         CX
+	JMP          pair
 
 done:
 	VZEROUPPER
@@ -9866,7 +11507,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_330
+	JE      aes_last_472
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -9884,7 +11525,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_330
+	JE      aes_last_472
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -9902,7 +11543,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_330:
+aes_last_472:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -9919,8 +11560,8 @@ aes_last_330:
 	VMOVDQU     X5, 80(DX)
 	VMOVDQU     X6, 96(DX)
 	VMOVDQU     X7, 112(DX)
-	ADDQ        $0x80, SI
-	ADDQ        $0x80, DX
+	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, DX
 	SUBQ        $0x08, R8
 	JMP         ecb8
 
@@ -9939,15 +11580,212 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_331
+	JE      aes_last_473
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_331
+	JE      aes_last_473
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_331:
+aes_last_473:
+	VAESENCLAST (BX), X0, X0
+	VMOVDQU     X0, (DX)
+	ADDQ        $0x10, SI
+	ADDQ        $0x10, DX
+	DECQ        R8
+	JMP         ecb1
+
+ecbdone:
+	VZEROUPPER
+	RET
+
+// func aesEncryptBlocksVAES(tab *gcmTable, dst *[16]byte, src *[16]byte, n int)
+// Requires: AES, AVX, AVX2, VAES
+TEXT ·aesEncryptBlocksVAES(SB), NOSPLIT, $0-32
+	MOVQ tab+0(FP), AX
+	MOVQ dst+8(FP), DX
+	MOVQ src+16(FP), SI
+	MOVQ n+24(FP), R8
+	MOVQ 1600(AX), R12
+	MOVQ R12, BX
+	SHLQ $0x06, BX
+	ADDQ AX, BX
+
+ecb8:
+	CMPQ    R8, $0x10
+	JB      ecb1
+	VMOVDQU (SI), Y0
+	VMOVDQU 32(SI), Y1
+	VMOVDQU 64(SI), Y2
+	VMOVDQU 96(SI), Y3
+	VMOVDQU 128(SI), Y4
+	VMOVDQU 160(SI), Y5
+	VMOVDQU 192(SI), Y6
+	VMOVDQU 224(SI), Y7
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VPXOR   (AX), Y2, Y2
+	VPXOR   (AX), Y3, Y3
+	VPXOR   (AX), Y4, Y4
+	VPXOR   (AX), Y5, Y5
+	VPXOR   (AX), Y6, Y6
+	VPXOR   (AX), Y7, Y7
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 64(AX), Y2, Y2
+	VAESENC 64(AX), Y3, Y3
+	VAESENC 64(AX), Y4, Y4
+	VAESENC 64(AX), Y5, Y5
+	VAESENC 64(AX), Y6, Y6
+	VAESENC 64(AX), Y7, Y7
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 128(AX), Y2, Y2
+	VAESENC 128(AX), Y3, Y3
+	VAESENC 128(AX), Y4, Y4
+	VAESENC 128(AX), Y5, Y5
+	VAESENC 128(AX), Y6, Y6
+	VAESENC 128(AX), Y7, Y7
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 192(AX), Y2, Y2
+	VAESENC 192(AX), Y3, Y3
+	VAESENC 192(AX), Y4, Y4
+	VAESENC 192(AX), Y5, Y5
+	VAESENC 192(AX), Y6, Y6
+	VAESENC 192(AX), Y7, Y7
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 256(AX), Y2, Y2
+	VAESENC 256(AX), Y3, Y3
+	VAESENC 256(AX), Y4, Y4
+	VAESENC 256(AX), Y5, Y5
+	VAESENC 256(AX), Y6, Y6
+	VAESENC 256(AX), Y7, Y7
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 320(AX), Y2, Y2
+	VAESENC 320(AX), Y3, Y3
+	VAESENC 320(AX), Y4, Y4
+	VAESENC 320(AX), Y5, Y5
+	VAESENC 320(AX), Y6, Y6
+	VAESENC 320(AX), Y7, Y7
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 384(AX), Y2, Y2
+	VAESENC 384(AX), Y3, Y3
+	VAESENC 384(AX), Y4, Y4
+	VAESENC 384(AX), Y5, Y5
+	VAESENC 384(AX), Y6, Y6
+	VAESENC 384(AX), Y7, Y7
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 448(AX), Y2, Y2
+	VAESENC 448(AX), Y3, Y3
+	VAESENC 448(AX), Y4, Y4
+	VAESENC 448(AX), Y5, Y5
+	VAESENC 448(AX), Y6, Y6
+	VAESENC 448(AX), Y7, Y7
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 512(AX), Y2, Y2
+	VAESENC 512(AX), Y3, Y3
+	VAESENC 512(AX), Y4, Y4
+	VAESENC 512(AX), Y5, Y5
+	VAESENC 512(AX), Y6, Y6
+	VAESENC 512(AX), Y7, Y7
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
+	VAESENC 576(AX), Y2, Y2
+	VAESENC 576(AX), Y3, Y3
+	VAESENC 576(AX), Y4, Y4
+	VAESENC 576(AX), Y5, Y5
+	VAESENC 576(AX), Y6, Y6
+	VAESENC 576(AX), Y7, Y7
+	CMPQ    R12, $0x0a
+	JE      aes_last_474
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 640(AX), Y2, Y2
+	VAESENC 640(AX), Y3, Y3
+	VAESENC 640(AX), Y4, Y4
+	VAESENC 640(AX), Y5, Y5
+	VAESENC 640(AX), Y6, Y6
+	VAESENC 640(AX), Y7, Y7
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
+	VAESENC 704(AX), Y2, Y2
+	VAESENC 704(AX), Y3, Y3
+	VAESENC 704(AX), Y4, Y4
+	VAESENC 704(AX), Y5, Y5
+	VAESENC 704(AX), Y6, Y6
+	VAESENC 704(AX), Y7, Y7
+	CMPQ    R12, $0x0c
+	JE      aes_last_474
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 768(AX), Y2, Y2
+	VAESENC 768(AX), Y3, Y3
+	VAESENC 768(AX), Y4, Y4
+	VAESENC 768(AX), Y5, Y5
+	VAESENC 768(AX), Y6, Y6
+	VAESENC 768(AX), Y7, Y7
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
+	VAESENC 832(AX), Y2, Y2
+	VAESENC 832(AX), Y3, Y3
+	VAESENC 832(AX), Y4, Y4
+	VAESENC 832(AX), Y5, Y5
+	VAESENC 832(AX), Y6, Y6
+	VAESENC 832(AX), Y7, Y7
+
+aes_last_474:
+	VAESENCLAST (BX), Y0, Y0
+	VAESENCLAST (BX), Y1, Y1
+	VAESENCLAST (BX), Y2, Y2
+	VAESENCLAST (BX), Y3, Y3
+	VAESENCLAST (BX), Y4, Y4
+	VAESENCLAST (BX), Y5, Y5
+	VAESENCLAST (BX), Y6, Y6
+	VAESENCLAST (BX), Y7, Y7
+	VMOVDQU     Y0, (DX)
+	VMOVDQU     Y1, 32(DX)
+	VMOVDQU     Y2, 64(DX)
+	VMOVDQU     Y3, 96(DX)
+	VMOVDQU     Y4, 128(DX)
+	VMOVDQU     Y5, 160(DX)
+	VMOVDQU     Y6, 192(DX)
+	VMOVDQU     Y7, 224(DX)
+	ADDQ        $0x00000100, SI
+	ADDQ        $0x00000100, DX
+	SUBQ        $0x10, R8
+	JMP         ecb8
+
+ecb1:
+	TESTQ   R8, R8
+	JZ      ecbdone
+	VMOVDQU (SI), X0
+	VPXOR   (AX), X0, X0
+	VAESENC 64(AX), X0, X0
+	VAESENC 128(AX), X0, X0
+	VAESENC 192(AX), X0, X0
+	VAESENC 256(AX), X0, X0
+	VAESENC 320(AX), X0, X0
+	VAESENC 384(AX), X0, X0
+	VAESENC 448(AX), X0, X0
+	VAESENC 512(AX), X0, X0
+	VAESENC 576(AX), X0, X0
+	CMPQ    R12, $0x0a
+	JE      aes_last_475
+	VAESENC 640(AX), X0, X0
+	VAESENC 704(AX), X0, X0
+	CMPQ    R12, $0x0c
+	JE      aes_last_475
+	VAESENC 768(AX), X0, X0
+	VAESENC 832(AX), X0, X0
+
+aes_last_475:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI

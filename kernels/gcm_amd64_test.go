@@ -39,7 +39,8 @@ func TestGCMLayout(t *testing.T) {
 		{"gcmDesc.y", unsafe.Offsetof(d.y), 72},
 		{"gcmDesc.ctr", unsafe.Offsetof(d.ctr), 88},
 		{"gcmDesc.j0", unsafe.Offsetof(d.j0), 104},
-		{"sizeof gcmDesc", unsafe.Sizeof(d), 120},
+		{"gcmDesc.nonce", unsafe.Offsetof(d.nonce), 120},
+		{"sizeof gcmDesc", unsafe.Sizeof(d), 128},
 		{"gcmTable.rk", unsafe.Offsetof(tab.rk), 0},
 		{"gcmTable.h", unsafe.Offsetof(tab.h), 960},
 		{"gcmTable.hk", unsafe.Offsetof(tab.hk), 1280},
@@ -363,6 +364,44 @@ func BenchmarkGCMKernel(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ops)), "ns/pkt")
 			})
+		}
+	}
+}
+
+// TestAESBlocksVariants runs both AES-ECB kernels, whichever EncryptBlocks picks on this CPU, against
+// crypto/aes for every key size and 0..40 blocks: every remainder after the passes of eight and
+// sixteen blocks.
+func TestAESBlocksVariants(t *testing.T) {
+	if !gcmAVX2OK {
+		t.Skip("no AES-NI")
+	}
+	variants := map[string]func(*gcmTable, *[16]byte, *[16]byte, int){"AES-NI": aesEncryptBlocks}
+	if gcmVAES {
+		variants["VAES"] = aesEncryptBlocksVAES
+	}
+	for _, size := range []int{16, 24, 32} {
+		raw := bytes.Repeat([]byte{byte(size)}, size)
+		key, _ := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], raw)
+		block, _ := aes.NewCipher(raw)
+		for n := 0; n <= 40; n++ {
+			src, dst := make([][16]byte, n+1), make([][16]byte, n+1)
+			for i := range src {
+				src[i] = [16]byte{byte(i), byte(n), byte(size)}
+			}
+			for name, ecb := range variants {
+				dst[n] = [16]byte{0xee}
+				ecb(key.gcm.asm.tab, &dst[0], &src[0], n)
+				for i := range n {
+					var want [16]byte
+					block.Encrypt(want[:], src[i][:])
+					if dst[i] != want {
+						t.Fatalf("%s AES-%d, %d blocks: block %d = %x, want %x", name, 8*size, n, i, dst[i], want)
+					}
+				}
+				if dst[n] != [16]byte{0xee} {
+					t.Fatalf("%s AES-%d, %d blocks: wrote past the last block", name, 8*size, n)
+				}
+			}
 		}
 	}
 }

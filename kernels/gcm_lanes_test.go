@@ -280,3 +280,59 @@ func TestGCMSmallLanes(t *testing.T) {
 		}
 	}
 }
+
+// TestGCMSmallAD runs batches of 1..40 ops with 0..128 bytes of text and 0..64 of AD, the shapes
+// around those the AVX2 tier gives to its pair kernels (at most 64 bytes of text and 32 of AD,
+// keys of one size per pair): one key, several keys of one size, and mixed sizes, in place and not,
+// sealing and opening, then tampering with one op per batch.
+func TestGCMSmallAD(t *testing.T) {
+	r := newRand(t)
+	pools := map[string][]*testKey{
+		"one key":     gcmKeys(t, r, 1),
+		"AES-128":     nil,
+		"mixed sizes": gcmKeys(t, r, 7),
+	}
+	for range 5 {
+		pools["AES-128"] = append(pools["AES-128"], newTestKey(t, kernels.AES128GCM, randBytes(r, 16)))
+	}
+	for _, tier := range kernels.Tiers() {
+		for name, keys := range pools {
+			t.Run(tier.String()+"/"+name, func(t *testing.T) {
+				for size := 1; size <= 40; size++ {
+					cs := make([]gcmCase, size)
+					for i := range cs {
+						cs[i] = gcmCase{
+							k:       keys[r.IntN(len(keys))],
+							nonce:   randBytes(r, 12),
+							ad:      randBytes(r, r.IntN(65)),
+							pt:      randBytes(r, r.IntN(129)),
+							inPlace: r.IntN(2) == 0,
+							srcOff:  r.IntN(8),
+							dstOff:  r.IntN(8),
+						}
+						if r.IntN(2) == 0 { // most ops within the pair kernels' bounds
+							cs[i].ad, cs[i].pt = cs[i].ad[:len(cs[i].ad)/2], cs[i].pt[:len(cs[i].pt)/2]
+						}
+					}
+					runGCMBatch(t, tier, cs)
+
+					ops := make([]kernels.Op, size)
+					for i, c := range cs {
+						ops[i] = kernels.Op{Key: c.k.key, Nonce: c.nonce, AD: c.ad, Src: bytes.Clone(c.want),
+							Dst: make([]byte, len(c.pt))}
+					}
+					bad := r.IntN(size)
+					ops[bad].Src[r.IntN(len(ops[bad].Src))] ^= 1 << r.IntN(8)
+					if failed := tier.Open(ops); failed != 1 {
+						t.Fatalf("%v: %d of %d tampered ops failed, want 1", tier, failed, size)
+					}
+					for i := range ops {
+						if (i == bad) != (ops[i].Err != nil) || i == bad && !isZero(ops[i].Dst) {
+							t.Fatalf("%v: op %d of %d (tampered: %v) err %v", tier, i, size, i == bad, ops[i].Err)
+						}
+					}
+				}
+			})
+		}
+	}
+}

@@ -9,13 +9,14 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// aesBlocks generates aesEncryptBlocks: AES-ECB over n independent 16-byte blocks (FIPS 197), eight
-// at a time on AES-NI so that the rounds of eight blocks overlap, then the rest one at a time. It is
-// QUIC's header-protection mask function for the AES suites (RFC 9001 section 5.4.3) over a batch.
-func aesBlocks() {
-	Implement("aesEncryptBlocks")
+// aesBlocks generates aesEncryptBlocks (AES-NI) and aesEncryptBlocksVAES: AES-ECB over n
+// independent 16-byte blocks (FIPS 197), eight xmm at a time so that their rounds overlap (VAES: eight
+// ymm, sixteen blocks), then the rest one at a time. It is QUIC's header-protection mask function for
+// the AES suites (RFC 9001 section 5.4.3) over a batch.
+func aesBlocks(name string, vaes bool) {
+	Implement(name)
 	Attributes(NOSPLIT)
-	Doc("aesEncryptBlocks encrypts the n 16-byte blocks at src into dst (src and dst may be equal) with",
+	Doc(name+" encrypts the n 16-byte blocks at src into dst (src and dst may be equal) with",
 		"the round keys of tab.")
 	Load(Param("tab"), tab)
 	Load(Param("dst"), dst)
@@ -26,19 +27,24 @@ func aesBlocks() {
 	SHLQ(U8(6), last)
 	ADDQ(tab, last)
 
+	regs := blocks
+	if vaes {
+		regs = []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7}
+	}
+	per := len(regs) * int(regs[0].Size()) / 16 // blocks per pass
 	Label("ecb8")
-	CMPQ(n, U8(8))
+	CMPQ(n, U8(per))
 	JB(LabelRef("ecb1"))
-	for i, b := range blocks {
-		VMOVDQU(Mem{Base: src, Disp: 16 * i}, b)
+	for i, b := range regs {
+		VMOVDQU(Mem{Base: src, Disp: int(b.Size()) * i}, b)
 	}
-	aesRounds(blocks)
-	for i, b := range blocks {
-		VMOVDQU(b, Mem{Base: dst, Disp: 16 * i})
+	aesRounds(regs)
+	for i, b := range regs {
+		VMOVDQU(b, Mem{Base: dst, Disp: int(b.Size()) * i})
 	}
-	ADDQ(U8(128), src)
-	ADDQ(U8(128), dst)
-	SUBQ(U8(8), n)
+	ADDQ(U32(16*per), src)
+	ADDQ(U32(16*per), dst)
+	SUBQ(U8(per), n)
 	JMP(LabelRef("ecb8"))
 
 	Label("ecb1")

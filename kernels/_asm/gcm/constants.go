@@ -10,7 +10,7 @@ import (
 
 // The read-only data of the kernels, set by constants.
 var (
-	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, laneOne, tailMask Mem
+	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, laneOne, tailMask, pairJ0, pairCtr, lenMask Mem
 )
 
 // constants generates the read-only data: the byte-reversal mask, the counter steps (see Counters in
@@ -43,8 +43,21 @@ func constants() {
 	DATA(8, U64(0))
 
 	polyK = GLOBL("gcmPoly", RODATA|NOPTR)
-	DATA(0, U64(0xc200000000000000))
-	DATA(8, U64(0xc200000000000000))
+	for i := range 4 {
+		DATA(8*i, U64(0xc200000000000000))
+	}
+
+	// The pair kernels' J0 (section 7.1 step 2): the counter field 1, big endian, in the last dword
+	// of both lanes.
+	pairJ0 = GLOBL("gcmPairJ0", RODATA|NOPTR)
+	for i := range 4 {
+		DATA(8*i, U64(uint64(i%2)<<56))
+	}
+	// Counter blocks 1-4 from a byte-reversed J0 in both lanes.
+	pairCtr = GLOBL("gcmPairCtr", RODATA|NOPTR)
+	for i := range 8 {
+		DATA(8*i, U64(uint64(i/2+1)*uint64(1-i%2)))
+	}
 
 	// 16 bytes of ones then 16 of zeros: at offset 16-n, a mask keeping the first n bytes of a block.
 	tailMask = GLOBL("gcmTailMask", RODATA|NOPTR)
@@ -52,4 +65,10 @@ func constants() {
 	DATA(8, U64(^uint64(0)))
 	DATA(16, U64(0))
 	DATA(24, U64(0))
+
+	// 64 bytes of ones then 64 of zeros: at offset 64-n, the mask of a text's first n bytes.
+	lenMask = GLOBL("gcmLenMask", RODATA|NOPTR)
+	for i := range 16 {
+		DATA(8*i, U64(^uint64(0)*uint64(1-i/8)))
+	}
 }

@@ -23,7 +23,8 @@ const (
 	dY      = 72
 	dCtr    = 88
 	dJ0     = 104
-	descLen = 120
+	dNonce  = 120
+	descLen = 128
 )
 
 // gcmTable offsets: rk[15][64], h[20][16], hk[20][16], nr.

@@ -6,7 +6,7 @@
 // SubWord helper of the key expansion. Run it through go generate in kernels (see gcm_amd64.go).
 //
 // A file per kernel family: avx512.go, avx2.go (AES-NI and VAES), lanes.go (AVX512, a packet per
-// lane), blocks.go (AES-ECB), keyschedule.go (SubWord); what they share: aes.go (the rounds),
+// lane), pairs.go (AVX2 with VAES, small packets two at a time), blocks.go (AES-ECB), keyschedule.go (SubWord); what they share: aes.go (the rounds),
 // ghash.go (the field arithmetic), tag.go (the tag and the walk over descriptors), constants.go (the
 // read-only data) and layout.go. The Go side owns the memory layouts; layout.go mirrors
 // gcm_amd64.go's gcmDesc and gcmTable and TestGCMLayout keeps them in step.
@@ -41,6 +41,9 @@ func main() {
 	avx2("gcmOpenAVX2VAES", true, true)
 	lanes("gcmSealLanesAVX512", false)
 	lanes("gcmOpenLanesAVX512", true)
-	aesBlocks()
+	pairs("gcmSealPairsAVX2VAES", false)
+	pairs("gcmOpenPairsAVX2VAES", true)
+	aesBlocks("aesEncryptBlocks", false)
+	aesBlocks("aesEncryptBlocksVAES", true)
 	Generate()
 }
