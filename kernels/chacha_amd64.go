@@ -5,11 +5,7 @@
 
 package kernels
 
-import (
-	"unsafe"
-
-	"golang.org/x/sys/cpu"
-)
+import "golang.org/x/sys/cpu"
 
 //go:generate sh -c "cd _asm/chacha && go run . -out ../../chacha_amd64.s -pkg kernels"
 
@@ -34,14 +30,21 @@ var polyZMM = true
 // that tests run both.
 var chachaAVX2Regs = !ymmLatency2
 
-// streamKernel runs tier t's ChaCha20 kernel; polyKernel runs the Poly1305 kernel of table format
-// radix26 (AVX2) or radix 2^44 (IFMA). On AVX2 both run lanes 0-7 only when upper (some lane of 8-15
-// has work) is false. They call the stubs directly: a call through a func value would
-// make the compiler move the lane tables to the heap.
-func streamKernel(t Tier, tab *streamTable, lanes *chachaPtrs16, n, stride int, upper bool) {
+// chachaLaneKernels returns SIMD tier t's lane kernel set (see laneKernels): AVX512 masks its
+// stream kernel's last blocks and, with IFMA, runs Poly1305 in radix 2^44; AVX2 (and AVX512 without
+// IFMA) runs Poly1305 in radix 2^26.
+func chachaLaneKernels(t Tier) laneKernels {
+	return laneKernels{simd: t, masked: t == AVX512, radix44: t == AVX512 && chachaIFMA, fewOps: chachaFewOps}
+}
+
+// The lane kernel set of amd64 (see laneKernels). On AVX2 the kernels run lanes 0-7 only when upper is
+// false.
+func streamKernel(k laneKernels, tab *streamTable, lanes *chachaPtrs16, n, stride int, upper bool) {
 	switch {
-	case t == AVX512:
+	case k.simd == AVX512:
 		chachaXOR16AVX512(tab, lanes, n, stride)
+	case k.simd == Generic:
+		chachaLanesGeneric(tab, lanes, n, stride, upper)
 	case chachaAVX2Regs && upper:
 		chachaXOR16AVX2Regs(tab, lanes, n, stride)
 	case chachaAVX2Regs:
@@ -51,17 +54,35 @@ func streamKernel(t Tier, tab *streamTable, lanes *chachaPtrs16, n, stride int, 
 	}
 }
 
-func polyKernel(radix26 bool, st *[15][16]uint64, p *polyPtrs16, n, stride int, upper bool) {
+func polyKernel(k laneKernels, st *[15][16]uint64, p *polyPtrs16, n, stride int, upper bool) {
 	switch {
-	case radix26 && upper:
+	case k.simd == Generic && k.radix44:
+		poly1305Lanes44Generic(st, p, n, stride)
+	case k.simd == Generic:
+		poly1305Lanes26Generic(st, p, n, stride, upper)
+	case !k.radix44 && upper:
 		poly1305AVX2(st, p, n, stride)
-	case radix26:
+	case !k.radix44:
 		poly1305AVX2Lanes8(st, p, n, stride)
 	case polyZMM:
 		poly1305IFMAZ(st, p, n, stride)
 	default:
 		poly1305IFMAY(st, p, n, stride)
 	}
+}
+
+func polyFinishKernel(k laneKernels, st *[15][16]uint64) (eq int) {
+	if k.simd == Generic {
+		return poly1305FinishLanes44Generic(st)
+	}
+	return poly1305FinishIFMAZ(st)
+}
+
+func laneOneOp(k laneKernels, op *Op, open bool) bool {
+	if k.simd == Generic {
+		return chachaOpGeneric(op, open)
+	}
+	return chachaOneOp(op, open, k.simd)
 }
 
 // chachaHasSIMD reports whether this build has ChaCha-family code of SIMD tier t that this CPU runs.
@@ -71,22 +92,7 @@ func chachaHasSIMD(t Tier) bool {
 
 // chachaRunSIMD processes the ChaCha-family ops of ops on SIMD tier t (one chachaHasSIMD reports).
 func chachaRunSIMD(t Tier, ops []Op, open bool) (failed int) {
-	return chachaRunLanes(t, ops, open)
-}
-
-// chachaPtrs16 holds the 16 lanes' buffers for chachaXOR16AVX512: lane l reads block k at
-// src[l]+off[l]+k*stride and writes it to dst[l]+off[l]+k*stride. The generator (_asm/chacha)
-// hard-codes this layout.
-type chachaPtrs16 struct {
-	src, dst [16]unsafe.Pointer
-	off      [16]uintptr
-}
-
-// polyPtrs16 holds the 16 lanes' message buffers for poly1305IFMAZ and poly1305IFMAY: lane l reads
-// block k at base[l]+off[l]+k*stride. The generator hard-codes this layout.
-type polyPtrs16 struct {
-	base [16]unsafe.Pointer
-	off  [16]uintptr
+	return chachaRunLanes(chachaLaneKernels(t), ops, open)
 }
 
 //go:noescape

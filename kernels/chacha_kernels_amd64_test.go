@@ -148,7 +148,7 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 					s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
 					s.ptrs.dst[l] = s.ptrs.src[l]
 				}
-				streamKernel(k.tier, t, &s.ptrs, 4096/64, 64, true)
+				streamKernel(chachaLaneKernels(k.tier), t, &s.ptrs, 4096/64, 64, true)
 			}
 		})
 	}
@@ -301,7 +301,7 @@ func TestChaChaKernelCounters(t *testing.T) {
 			continue
 		}
 		var s streamLanes
-		tab := s.start(tier)
+		tab := s.start(chachaLaneKernels(tier))
 		buf := make([]byte, 3*16*64)
 		for l := range 16 {
 			for w := range 8 {
@@ -314,7 +314,7 @@ func TestChaChaKernelCounters(t *testing.T) {
 			s.ptrs.dst[l] = unsafe.Pointer(&buf[0])
 			s.ptrs.off[l] = uintptr(64 * l)
 		}
-		streamKernel(tier, tab, &s.ptrs, 3, 16*64, true)
+		streamKernel(chachaLaneKernels(tier), tab, &s.ptrs, 3, 16*64, true)
 		check(fmt.Sprintf("%v lane kernel", tier), buf)
 	}
 }

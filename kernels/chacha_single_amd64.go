@@ -461,57 +461,12 @@ func (p *poly1305) add130(v0, v1, v2 uint64) {
 	p.h[2] += v2 + c
 }
 
-// start sets lane l's accumulator to 0 and its multiplier to the clamped r of the one-time key
-// (RFC 8439 section 2.5.1), in the table's radix.
-func (p *polyLanes) start(l int, key *[32]byte) {
-	st := &p.tab().st
-	if p.radix26 {
-		lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
-		hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
-		r := [5]uint64{lo & limb26, lo >> 26 & limb26, (lo>>52 | hi<<12) & limb26, hi >> 14 & limb26, hi >> 40}
-		for i := range 5 {
-			st[i][l] = 0
-			st[5+i][l] = r[i]
-		}
-		for i := 1; i < 5; i++ {
-			st[9+i][l] = 5 * r[i]
-		}
-		return
-	}
-	r := poly1305R44(key)
-	st[0][l], st[1][l], st[2][l] = 0, 0, 0
-	st[3][l], st[4][l], st[5][l] = r[0], r[1], r[2]
-	st[6][l], st[7][l] = 20*r[1], 20*r[2]
-}
-
 // from26 converts an accumulator in radix 2^26 with limbs below 2^26 except limb 1 (< 2^26 + 2^11),
 // as the radix-2^26 kernels leave it, to what poly1305Finish44 takes: carry the limbs, then regroup
 // the bits.
 func from26(w [5]uint64) [3]uint64 {
 	w0, w1, w2, w3, w4 := carry26(w[0], w[1], w[2], w[3], w[4])
 	return [3]uint64{(w0 | w1<<26) & mask44, (w1>>18 | w2<<8 | w3<<34) & mask44, w3>>10 | w4<<16}
-}
-
-// carry26 carries radix-2^26 limbs once around, limb 4's carry re-entering limb 0 times 5
-// (2^130 = 5 mod p): limbs below 2^26 after it, except limb 1, which takes limb 0's last carry.
-func carry26(w0, w1, w2, w3, w4 uint64) (uint64, uint64, uint64, uint64, uint64) {
-	w1, w2, w3, w4 = carryUp26(w1, w2, w3, w4)
-	w0 += w4 >> 26 * 5
-	w4 &= limb26
-	w1 += w0 >> 26
-	w0 &= limb26
-	return w0, w1, w2, w3, w4
-}
-
-// carryUp26 carries radix-2^26 limbs 1 to 3 into the next one up, leaving them below 2^26.
-func carryUp26(w1, w2, w3, w4 uint64) (uint64, uint64, uint64, uint64) {
-	w2 += w1 >> 26
-	w1 &= limb26
-	w3 += w2 >> 26
-	w2 &= limb26
-	w4 += w3 >> 26
-	w3 &= limb26
-	return w1, w2, w3, w4
 }
 
 // to26 converts x (radix 2^44, limbs below 2^45) to radix 2^26 with limbs below 2^26, except limb 0
