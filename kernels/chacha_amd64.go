@@ -11,30 +11,18 @@ import "golang.org/x/sys/cpu"
 
 // CPU features of the ChaCha-family SIMD tiers, read once. The AVX2 tier is AVX2 + BMI2 like every
 // AVX2 tier (the kernels need only AVX2). The AVX512 tier needs F for the zmm ChaCha20 lanes (VPROLD,
-// VSHUFI32X4) and VL and BW as every AVX512 tier does; its Poly1305 lanes use IFMA where present and
-// the AVX2 kernel otherwise.
+// VSHUFI32X4) and VL and BW as every AVX512 tier does; its Poly1305 uses IFMA where present
+// (impl.polyIFMA) and the AVX2 kernels otherwise.
 var (
 	chachaAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasBMI2
 	chachaAVX512 = chachaAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
-	chachaIFMA   = chachaAVX512 && cpu.X86.HasAVX512IFMA
 )
-
-// polyZMM selects the IFMA Poly1305 kernel of the AVX512 tier: poly1305IFMAZ (zmm) or poly1305IFMAY
-// (ymm, for CPUs that lower their clock for zmm). zmm by default: twice the lanes per instruction,
-// and AMD's AVX-512 cores keep their clock for it (BenchmarkPoly1305Kernels compares the two). A
-// variable so that tests run both.
-var polyZMM = true
-
-// chachaAVX2Regs selects the AVX2 ChaCha20 lane kernel: chachaXOR16AVX2Regs for cores with a
-// 1-cycle vector latency, chachaXOR16AVX2 for 2 cycles (AMD Zen 5; see ymmLatency2). A variable so
-// that tests run both.
-var chachaAVX2Regs = !ymmLatency2
 
 // chachaLaneKernels returns SIMD tier t's lane kernel set (see laneKernels): AVX512 masks its
 // stream kernel's last blocks and, with IFMA, runs Poly1305 in radix 2^44; AVX2 (and AVX512 without
 // IFMA) runs Poly1305 in radix 2^26.
 func chachaLaneKernels(t Tier) laneKernels {
-	return laneKernels{simd: t, masked: t == AVX512, radix44: t == AVX512 && chachaIFMA, fewOps: chachaFewOps}
+	return laneKernels{simd: t, masked: t == AVX512, radix44: t == AVX512 && impl.polyIFMA, fewOps: chachaFewOps}
 }
 
 // The lane kernel set of amd64 (see laneKernels). On AVX2 the kernels run lanes 0-7 only when upper is
@@ -45,9 +33,9 @@ func streamKernel(k laneKernels, tab *streamTable, lanes *chachaPtrs16, n, strid
 		chachaXOR16AVX512(tab, lanes, n, stride)
 	case k.simd == Generic:
 		chachaLanesGeneric(tab, lanes, n, stride, upper)
-	case chachaAVX2Regs && upper:
+	case impl.chachaAVX2Regs && upper:
 		chachaXOR16AVX2Regs(tab, lanes, n, stride)
-	case chachaAVX2Regs:
+	case impl.chachaAVX2Regs:
 		chachaXOR8AVX2Regs(tab, lanes, n, stride)
 	default:
 		chachaXOR16AVX2(tab, lanes, n, stride)
@@ -64,7 +52,7 @@ func polyKernel(k laneKernels, st *[15][16]uint64, p *polyPtrs16, n, stride int,
 		poly1305AVX2(st, p, n, stride)
 	case !k.radix44:
 		poly1305AVX2Lanes8(st, p, n, stride)
-	case polyZMM:
+	case impl.polyZMM:
 		poly1305IFMAZ(st, p, n, stride)
 	default:
 		poly1305IFMAY(st, p, n, stride)

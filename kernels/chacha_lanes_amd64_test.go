@@ -107,8 +107,8 @@ func TestPolyKernelsPortable(t *testing.T) {
 	}{
 		{"poly1305AVX2", chachaHas(AVX2), false, true, poly1305AVX2},
 		{"poly1305AVX2Lanes8", chachaHas(AVX2), false, false, poly1305AVX2Lanes8},
-		{"poly1305IFMAZ", chachaHas(AVX512) && chachaIFMA, true, true, poly1305IFMAZ},
-		{"poly1305IFMAY", chachaHas(AVX512) && chachaIFMA, true, true, poly1305IFMAY},
+		{"poly1305IFMAZ", chachaHas(AVX512) && impl.polyIFMA, true, true, poly1305IFMAZ},
+		{"poly1305IFMAY", chachaHas(AVX512) && impl.polyIFMA, true, true, poly1305IFMAY},
 	}
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {
@@ -129,7 +129,7 @@ func TestPolyKernelsPortable(t *testing.T) {
 }
 
 func TestPolyFinishKernelPortable(t *testing.T) {
-	if !chachaHas(AVX512) || !chachaIFMA {
+	if !chachaHas(AVX512) || !impl.polyIFMA {
 		t.Skip("needs AVX-512 with IFMA")
 	}
 	rng := rand.New(rand.NewPCG(25, 26))

@@ -78,7 +78,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {
 		return chachaTinyOp(op, open, n, t)
 	}
-	if t == AVX2 && chachaAVX2Regs && (!open || n <= chachaRegsOpenMax) {
+	if t == AVX2 && impl.chachaAVX2Regs && (!open || n <= chachaRegsOpenMax) {
 		return chachaOneOpRegs(op, open, n)
 	}
 	if t == AVX2 && n > 15*64 && n <= 23*64 {
@@ -135,13 +135,13 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 			case k >= 16*64 && t == AVX512:
 				k &^= 16*64 - 1
 				chachaXOR16OneAVX512(&st, &dst[off], &src[off], k)
-			case k >= 16*64 && chachaAVX2Regs:
+			case k >= 16*64 && impl.chachaAVX2Regs:
 				k &^= 16*64 - 1
 				chachaXOR16OneAVX2Regs(&st, &dst[off], &src[off], k)
 			case k >= 16*64:
 				k &^= 16*64 - 1
 				chachaXOR16OneAVX2(&st, &dst[off], &src[off], k)
-			case k >= 8*64 && t == AVX2 && chachaAVX2Regs:
+			case k >= 8*64 && t == AVX2 && impl.chachaAVX2Regs:
 				k = 8 * 64
 				chachaXOR8OneAVX2Regs(&st, &dst[off], &src[off], k)
 			case k >= 8*64 && t == AVX2:
@@ -174,7 +174,7 @@ func chachaOneMAC(t Tier, ad, ct []byte, polyKey *[32]byte) [TagSize]byte {
 	if len(ad)+len(ct) <= chachaShortMAC {
 		return poly1305AEAD(ad, ct, polyKey)
 	}
-	if t == AVX512 && chachaIFMA {
+	if t == AVX512 && impl.polyIFMA {
 		return poly1305One(ad, ct, polyKey)
 	}
 	if len(ad)+len(ct) <= chachaScalarMACAVX2 {
@@ -258,7 +258,7 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	key, nonce := chachaOpKey(op, &sub)
 	chachaInit(&st, key, 0, &nonce)
 	var ks [4 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 1-3: the key stream
-	if t == AVX2 && n <= 64 && !chachaAVX2Regs {
+	if t == AVX2 && n <= 64 && !impl.chachaAVX2Regs {
 		chachaKS2Scalar(&st, (*[2 * 64]byte)(ks[:2*64])) // scalar: shorter chains than 2-cycle AVX2's
 	} else {
 		chachaKS4Tier(t, &st, &ks)
@@ -288,7 +288,7 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 // portable Poly1305; elsewhere all of it in the portable one.
 func poly1305Short(ad, ct []byte, key *[32]byte) [TagSize]byte {
 	whole := len(ct) / 16
-	if !chachaAVX2Regs || whole == 0 {
+	if !impl.chachaAVX2Regs || whole == 0 {
 		return poly1305AEAD(ad, ct, key)
 	}
 	var mac poly1305
@@ -327,11 +327,11 @@ func chachaKeyStream(t Tier, st *[16]uint32, out []byte) {
 	switch {
 	case len(out) <= 4*64:
 		chachaKS4Tier(t, st, (*[4 * 64]byte)(out[:4*64:4*64]))
-	case t == AVX2 && len(out) <= 8*64 && chachaAVX2Regs:
+	case t == AVX2 && len(out) <= 8*64 && impl.chachaAVX2Regs:
 		chachaXOR8OneAVX2Regs(st, &out[:8*64][0], &chachaZeros[0], 8*64)
 	case t == AVX2 && len(out) <= 8*64:
 		chachaXOR8OneAVX2(st, &out[:8*64][0], &chachaZeros[0], 8*64)
-	case t == AVX2 && chachaAVX2Regs:
+	case t == AVX2 && impl.chachaAVX2Regs:
 		chachaXOR16OneAVX2Regs(st, &out[:16*64][0], &chachaZeros[0], 16*64)
 	case t == AVX2:
 		chachaXOR16OneAVX2(st, &out[:16*64][0], &chachaZeros[0], 16*64)
