@@ -76,7 +76,8 @@ func chachaBlocks(k *Key, dst, src [][16]byte) {
 		return
 	}
 	var s streamLanes
-	tab := s.start(t)
+	lk := chachaLaneKernels(t)
+	tab := s.start(lk)
 	for l := range 16 {
 		s.onScratch(l)
 		tab.rows[16][l] = 1
@@ -93,7 +94,7 @@ func chachaBlocks(k *Key, dst, src [][16]byte) {
 			tab.rows[15][l] = binary.LittleEndian.Uint32(src[l][12:])
 		}
 		tab.scratch = [16][128]byte{}
-		streamKernel(t, tab, &s.ptrs, 1, 64, n > 8)
+		streamKernel(lk, tab, &s.ptrs, 1, 64, n > 8)
 		for l := range n {
 			copy(dst[l][:], tab.scratch[l][:16])
 		}

@@ -10,9 +10,10 @@ import (
 
 // The ChaCha20-Poly1305 family (RFC 8439 section 2.8; XChaCha20 per draft-irtf-cfrg-xchacha section 2.3).
 //
-// Per op, every tier computes the same steps; the SIMD tiers (amd64: AVX512 and AVX2, in
-// chacha_amd64.go, chacha_lanes_amd64.go, chacha_single_amd64.go and the generated chacha_amd64.s)
-// run them with one op per lane, or with the lanes sharing one op's blocks when a batch has few ops:
+// Per op, every tier computes the same steps; the SIMD tiers (amd64: AVX512 and AVX2) run them with
+// one op per lane (the shared lane driver, chacha_lanes.go, on the kernels of chacha_amd64.go and the
+// generated chacha_amd64.s), or with the lanes sharing one op's blocks when a batch has few ops
+// (chacha_single_amd64.go):
 //
 //	key, nonce := the op's key and nonce, or (XChaCha) HChaCha20(key, nonce[0:16]) and 0^32 || nonce[16:24]
 //	block 0 of the key stream     -> the one-time Poly1305 key (r, s)           (section 2.6)

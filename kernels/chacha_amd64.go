@@ -5,63 +5,72 @@
 
 package kernels
 
-import (
-	"unsafe"
-
-	"golang.org/x/sys/cpu"
-)
+import "golang.org/x/sys/cpu"
 
 //go:generate sh -c "cd _asm/chacha && go run . -out ../../chacha_amd64.s -pkg kernels"
 
 // CPU features of the ChaCha-family SIMD tiers, read once. The AVX2 tier is AVX2 + BMI2 like every
 // AVX2 tier (the kernels need only AVX2). The AVX512 tier needs F for the zmm ChaCha20 lanes (VPROLD,
-// VSHUFI32X4) and VL and BW as every AVX512 tier does; its Poly1305 lanes use IFMA where present and
-// the AVX2 kernel otherwise.
+// VSHUFI32X4) and VL and BW as every AVX512 tier does; its Poly1305 uses IFMA where present
+// (impl.polyIFMA) and the AVX2 kernels otherwise.
 var (
 	chachaAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasBMI2
 	chachaAVX512 = chachaAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
-	chachaIFMA   = chachaAVX512 && cpu.X86.HasAVX512IFMA
 )
 
-// polyZMM selects the IFMA Poly1305 kernel of the AVX512 tier: poly1305IFMAZ (zmm) or poly1305IFMAY
-// (ymm, for CPUs that lower their clock for zmm). zmm by default: twice the lanes per instruction,
-// and AMD's AVX-512 cores keep their clock for it (BenchmarkPoly1305Kernels compares the two). A
-// variable so that tests run both.
-var polyZMM = true
+// chachaLaneKernels returns SIMD tier t's lane kernel set (see laneKernels): AVX512 masks its
+// stream kernel's last blocks and, with IFMA, runs Poly1305 in radix 2^44; AVX2 (and AVX512 without
+// IFMA) runs Poly1305 in radix 2^26.
+func chachaLaneKernels(t Tier) laneKernels {
+	return laneKernels{simd: t, masked: t == AVX512, radix44: t == AVX512 && impl.polyIFMA, fewOps: chachaFewOps}
+}
 
-// chachaAVX2Regs selects the AVX2 ChaCha20 lane kernel: chachaXOR16AVX2Regs for cores with a
-// 1-cycle vector latency, chachaXOR16AVX2 for 2 cycles (AMD Zen 5; see ymmLatency2). A variable so
-// that tests run both.
-var chachaAVX2Regs = !ymmLatency2
-
-// streamKernel runs tier t's ChaCha20 kernel; polyKernel runs the Poly1305 kernel of table format
-// radix26 (AVX2) or radix 2^44 (IFMA). On AVX2 both run lanes 0-7 only when upper (some lane of 8-15
-// has work) is false. They call the stubs directly: a call through a func value would
-// make the compiler move the lane tables to the heap.
-func streamKernel(t Tier, tab *streamTable, lanes *chachaPtrs16, n, stride int, upper bool) {
+// The lane kernel set of amd64 (see laneKernels). On AVX2 the kernels run lanes 0-7 only when upper is
+// false.
+func streamKernel(k laneKernels, tab *streamTable, lanes *chachaPtrs16, n, stride int, upper bool) {
 	switch {
-	case t == AVX512:
+	case k.simd == AVX512:
 		chachaXOR16AVX512(tab, lanes, n, stride)
-	case chachaAVX2Regs && upper:
+	case k.simd == Generic:
+		chachaLanesGeneric(tab, lanes, n, stride, upper)
+	case impl.chachaAVX2Regs && upper:
 		chachaXOR16AVX2Regs(tab, lanes, n, stride)
-	case chachaAVX2Regs:
+	case impl.chachaAVX2Regs:
 		chachaXOR8AVX2Regs(tab, lanes, n, stride)
 	default:
 		chachaXOR16AVX2(tab, lanes, n, stride)
 	}
 }
 
-func polyKernel(radix26 bool, st *[15][16]uint64, p *polyPtrs16, n, stride int, upper bool) {
+func polyKernel(k laneKernels, st *[15][16]uint64, p *polyPtrs16, n, stride int, upper bool) {
 	switch {
-	case radix26 && upper:
+	case k.simd == Generic && k.radix44:
+		poly1305Lanes44Generic(st, p, n, stride)
+	case k.simd == Generic:
+		poly1305Lanes26Generic(st, p, n, stride, upper)
+	case !k.radix44 && upper:
 		poly1305AVX2(st, p, n, stride)
-	case radix26:
+	case !k.radix44:
 		poly1305AVX2Lanes8(st, p, n, stride)
-	case polyZMM:
+	case impl.polyZMM:
 		poly1305IFMAZ(st, p, n, stride)
 	default:
 		poly1305IFMAY(st, p, n, stride)
 	}
+}
+
+func polyFinishKernel(k laneKernels, st *[15][16]uint64) (eq int) {
+	if k.simd == Generic {
+		return poly1305FinishLanes44Generic(st)
+	}
+	return poly1305FinishIFMAZ(st)
+}
+
+func laneOneOp(k laneKernels, op *Op, open bool) bool {
+	if k.simd == Generic {
+		return chachaOpGeneric(op, open)
+	}
+	return chachaOneOp(op, open, k.simd)
 }
 
 // chachaHasSIMD reports whether this build has ChaCha-family code of SIMD tier t that this CPU runs.
@@ -71,22 +80,7 @@ func chachaHasSIMD(t Tier) bool {
 
 // chachaRunSIMD processes the ChaCha-family ops of ops on SIMD tier t (one chachaHasSIMD reports).
 func chachaRunSIMD(t Tier, ops []Op, open bool) (failed int) {
-	return chachaRunLanes(t, ops, open)
-}
-
-// chachaPtrs16 holds the 16 lanes' buffers for chachaXOR16AVX512: lane l reads block k at
-// src[l]+off[l]+k*stride and writes it to dst[l]+off[l]+k*stride. The generator (_asm/chacha)
-// hard-codes this layout.
-type chachaPtrs16 struct {
-	src, dst [16]unsafe.Pointer
-	off      [16]uintptr
-}
-
-// polyPtrs16 holds the 16 lanes' message buffers for poly1305IFMAZ and poly1305IFMAY: lane l reads
-// block k at base[l]+off[l]+k*stride. The generator hard-codes this layout.
-type polyPtrs16 struct {
-	base [16]unsafe.Pointer
-	off  [16]uintptr
+	return chachaRunLanes(chachaLaneKernels(t), ops, open)
 }
 
 //go:noescape

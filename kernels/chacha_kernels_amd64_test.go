@@ -22,7 +22,7 @@ import (
 )
 
 func TestChaChaKernelVariants(t *testing.T) {
-	if !chachaHas(AVX512) || !chachaIFMA {
+	if !chachaHas(AVX512) || !impl.polyIFMA {
 		t.Skip("needs AVX-512 with IFMA")
 	}
 	variants := []struct {
@@ -31,8 +31,8 @@ func TestChaChaKernelVariants(t *testing.T) {
 	}{{"IFMA-zmm", true, true}, {"IFMA-ymm", false, true}, {"radix26", true, false}}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			defer func(z, i bool) { polyZMM, chachaIFMA = z, i }(polyZMM, chachaIFMA)
-			polyZMM, chachaIFMA = v.zmm, v.ifma
+			defer func(z, i bool) { impl.polyZMM, impl.polyIFMA = z, i }(impl.polyZMM, impl.polyIFMA)
+			impl.polyZMM, impl.polyIFMA = v.zmm, v.ifma
 			rng := rand.New(rand.NewPCG(1, 2))
 			for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
 				raw := make([]byte, 32)
@@ -95,15 +95,15 @@ func checkAgainstGeneric(t *testing.T, tier Tier, key *Key, b int, rng *rand.Ran
 const lanePitch = 4096 + 64
 
 // BenchmarkPoly1305Kernels runs each Poly1305 kernel over 16 lanes x 4 KiB: the measurement behind
-// polyZMM.
+// impl.polyZMM.
 func BenchmarkPoly1305Kernels(b *testing.B) {
 	kernels := []struct {
 		name string
 		ok   bool
 		run  func(*[15][16]uint64, *polyPtrs16, int, int)
 	}{
-		{"IFMA-zmm", chachaIFMA, poly1305IFMAZ},
-		{"IFMA-ymm", chachaIFMA, poly1305IFMAY},
+		{"IFMA-zmm", impl.polyIFMA, poly1305IFMAZ},
+		{"IFMA-ymm", impl.polyIFMA, poly1305IFMAY},
 		{"AVX2", chachaAVX2, poly1305AVX2},
 	}
 	buf := make([]byte, 16*lanePitch)
@@ -126,7 +126,7 @@ func BenchmarkPoly1305Kernels(b *testing.B) {
 }
 
 // BenchmarkChaCha20Kernels runs each ChaCha20 lane kernel over 16 lanes x 4 KiB: the measurement
-// behind chachaAVX2Regs.
+// behind impl.chachaAVX2Regs.
 func BenchmarkChaCha20Kernels(b *testing.B) {
 	buf := make([]byte, 16*lanePitch)
 	for _, k := range []struct {
@@ -138,8 +138,8 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 			if !chachaHas(k.tier) {
 				b.Skip("CPU lacks the features")
 			}
-			defer func(r bool) { chachaAVX2Regs = r }(chachaAVX2Regs)
-			chachaAVX2Regs = k.regs
+			defer func(r bool) { impl.chachaAVX2Regs = r }(impl.chachaAVX2Regs)
+			impl.chachaAVX2Regs = k.regs
 			var s streamLanes
 			t := s.tab()
 			b.SetBytes(int64(len(buf)))
@@ -148,7 +148,7 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 					s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
 					s.ptrs.dst[l] = s.ptrs.src[l]
 				}
-				streamKernel(k.tier, t, &s.ptrs, 4096/64, 64, true)
+				streamKernel(chachaLaneKernels(k.tier), t, &s.ptrs, 4096/64, 64, true)
 			}
 		})
 	}
@@ -163,8 +163,8 @@ func TestChaChaAVX2Kernels(t *testing.T) {
 	}
 	for _, regs := range []bool{false, true} {
 		t.Run(fmt.Sprintf("regs=%v", regs), func(t *testing.T) {
-			defer func(r bool) { chachaAVX2Regs = r }(chachaAVX2Regs)
-			chachaAVX2Regs = regs
+			defer func(r bool) { impl.chachaAVX2Regs = r }(impl.chachaAVX2Regs)
+			impl.chachaAVX2Regs = regs
 			rng := rand.New(rand.NewPCG(3, 4))
 			for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
 				key, _ := NewKey(suite, make([]byte, 32))
@@ -301,7 +301,7 @@ func TestChaChaKernelCounters(t *testing.T) {
 			continue
 		}
 		var s streamLanes
-		tab := s.start(tier)
+		tab := s.start(chachaLaneKernels(tier))
 		buf := make([]byte, 3*16*64)
 		for l := range 16 {
 			for w := range 8 {
@@ -314,7 +314,7 @@ func TestChaChaKernelCounters(t *testing.T) {
 			s.ptrs.dst[l] = unsafe.Pointer(&buf[0])
 			s.ptrs.off[l] = uintptr(64 * l)
 		}
-		streamKernel(tier, tab, &s.ptrs, 3, 16*64, true)
+		streamKernel(chachaLaneKernels(tier), tab, &s.ptrs, 3, 16*64, true)
 		check(fmt.Sprintf("%v lane kernel", tier), buf)
 	}
 }
@@ -372,7 +372,7 @@ func TestChaChaOneMACAVX2(t *testing.T) {
 // before the last, r^16 and r in every lane, each with its two rows of 20 times limbs 1 and 2, for
 // clamped keys with every r bit set, none set, and random ones.
 func TestPoly1305IFMAPowers(t *testing.T) {
-	if !chachaHas(AVX512) || !chachaIFMA {
+	if !chachaHas(AVX512) || !impl.polyIFMA {
 		t.Skip("needs AVX-512 IFMA")
 	}
 	p := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 130), big.NewInt(5))
@@ -428,7 +428,7 @@ func TestPoly1305IFMAPowers(t *testing.T) {
 // against poly1305Mul44 and poly1305Finish44 on accumulators at the kernels' limb bounds, around
 // p = 2^130-5 and random, and its verdict on equal and unequal tags.
 func TestPoly1305FinishZ(t *testing.T) {
-	if !chachaHas(AVX512) || !chachaIFMA {
+	if !chachaHas(AVX512) || !impl.polyIFMA {
 		t.Skip("needs AVX-512 with IFMA")
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -565,7 +565,7 @@ func TestPoly1305One(t *testing.T) {
 		ok   bool
 		mac  func(ad, ct []byte, key *[32]byte) [TagSize]byte
 	}{
-		{"poly1305One", chachaHas(AVX512) && chachaIFMA, poly1305One},
+		{"poly1305One", chachaHas(AVX512) && impl.polyIFMA, poly1305One},
 		{"poly1305OneAVX2", chachaHas(AVX2), poly1305OneAVX2},
 	}
 	for _, m := range impls {

@@ -12,3 +12,24 @@ func chachaHasSIMD(t Tier) bool { return false }
 func chachaRunSIMD(t Tier, ops []Op, open bool) int {
 	panic("kernels: no ChaCha SIMD code in this build")
 }
+
+// The lane kernel set of this build (see laneKernels): the portable kernels, which the tests run
+// the lane driver on. No tier does (see chacha_lanes.go).
+
+func streamKernel(_ laneKernels, tab *streamTable, lanes *chachaPtrs16, n, stride int, upper bool) {
+	chachaLanesGeneric(tab, lanes, n, stride, upper)
+}
+
+func polyKernel(k laneKernels, st *[15][16]uint64, p *polyPtrs16, n, stride int, upper bool) {
+	if k.radix44 {
+		poly1305Lanes44Generic(st, p, n, stride)
+		return
+	}
+	poly1305Lanes26Generic(st, p, n, stride, upper)
+}
+
+func polyFinishKernel(_ laneKernels, st *[15][16]uint64) (eq int) {
+	return poly1305FinishLanes44Generic(st)
+}
+
+func laneOneOp(_ laneKernels, op *Op, open bool) bool { return chachaOpGeneric(op, open) }

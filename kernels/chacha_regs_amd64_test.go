@@ -126,7 +126,7 @@ func TestChaChaLanesAVX2Regs(t *testing.T) {
 			buf[i] = byte(i)
 		}
 		var s streamLanes
-		tab := s.start(AVX2)
+		tab := s.start(chachaLaneKernels(AVX2))
 		r := rand.New(rand.NewPCG(1, 1))
 		for w := range 16 {
 			for l := range 16 {

@@ -78,7 +78,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {
 		return chachaTinyOp(op, open, n, t)
 	}
-	if t == AVX2 && chachaAVX2Regs && (!open || n <= chachaRegsOpenMax) {
+	if t == AVX2 && impl.chachaAVX2Regs && (!open || n <= chachaRegsOpenMax) {
 		return chachaOneOpRegs(op, open, n)
 	}
 	if t == AVX2 && n > 15*64 && n <= 23*64 {
@@ -135,13 +135,13 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 			case k >= 16*64 && t == AVX512:
 				k &^= 16*64 - 1
 				chachaXOR16OneAVX512(&st, &dst[off], &src[off], k)
-			case k >= 16*64 && chachaAVX2Regs:
+			case k >= 16*64 && impl.chachaAVX2Regs:
 				k &^= 16*64 - 1
 				chachaXOR16OneAVX2Regs(&st, &dst[off], &src[off], k)
 			case k >= 16*64:
 				k &^= 16*64 - 1
 				chachaXOR16OneAVX2(&st, &dst[off], &src[off], k)
-			case k >= 8*64 && t == AVX2 && chachaAVX2Regs:
+			case k >= 8*64 && t == AVX2 && impl.chachaAVX2Regs:
 				k = 8 * 64
 				chachaXOR8OneAVX2Regs(&st, &dst[off], &src[off], k)
 			case k >= 8*64 && t == AVX2:
@@ -174,7 +174,7 @@ func chachaOneMAC(t Tier, ad, ct []byte, polyKey *[32]byte) [TagSize]byte {
 	if len(ad)+len(ct) <= chachaShortMAC {
 		return poly1305AEAD(ad, ct, polyKey)
 	}
-	if t == AVX512 && chachaIFMA {
+	if t == AVX512 && impl.polyIFMA {
 		return poly1305One(ad, ct, polyKey)
 	}
 	if len(ad)+len(ct) <= chachaScalarMACAVX2 {
@@ -258,7 +258,7 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	key, nonce := chachaOpKey(op, &sub)
 	chachaInit(&st, key, 0, &nonce)
 	var ks [4 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 1-3: the key stream
-	if t == AVX2 && n <= 64 && !chachaAVX2Regs {
+	if t == AVX2 && n <= 64 && !impl.chachaAVX2Regs {
 		chachaKS2Scalar(&st, (*[2 * 64]byte)(ks[:2*64])) // scalar: shorter chains than 2-cycle AVX2's
 	} else {
 		chachaKS4Tier(t, &st, &ks)
@@ -288,7 +288,7 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 // portable Poly1305; elsewhere all of it in the portable one.
 func poly1305Short(ad, ct []byte, key *[32]byte) [TagSize]byte {
 	whole := len(ct) / 16
-	if !chachaAVX2Regs || whole == 0 {
+	if !impl.chachaAVX2Regs || whole == 0 {
 		return poly1305AEAD(ad, ct, key)
 	}
 	var mac poly1305
@@ -327,11 +327,11 @@ func chachaKeyStream(t Tier, st *[16]uint32, out []byte) {
 	switch {
 	case len(out) <= 4*64:
 		chachaKS4Tier(t, st, (*[4 * 64]byte)(out[:4*64:4*64]))
-	case t == AVX2 && len(out) <= 8*64 && chachaAVX2Regs:
+	case t == AVX2 && len(out) <= 8*64 && impl.chachaAVX2Regs:
 		chachaXOR8OneAVX2Regs(st, &out[:8*64][0], &chachaZeros[0], 8*64)
 	case t == AVX2 && len(out) <= 8*64:
 		chachaXOR8OneAVX2(st, &out[:8*64][0], &chachaZeros[0], 8*64)
-	case t == AVX2 && chachaAVX2Regs:
+	case t == AVX2 && impl.chachaAVX2Regs:
 		chachaXOR16OneAVX2Regs(st, &out[:16*64][0], &chachaZeros[0], 16*64)
 	case t == AVX2:
 		chachaXOR16OneAVX2(st, &out[:16*64][0], &chachaZeros[0], 16*64)
@@ -461,57 +461,12 @@ func (p *poly1305) add130(v0, v1, v2 uint64) {
 	p.h[2] += v2 + c
 }
 
-// start sets lane l's accumulator to 0 and its multiplier to the clamped r of the one-time key
-// (RFC 8439 section 2.5.1), in the table's radix.
-func (p *polyLanes) start(l int, key *[32]byte) {
-	st := &p.tab().st
-	if p.radix26 {
-		lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
-		hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
-		r := [5]uint64{lo & limb26, lo >> 26 & limb26, (lo>>52 | hi<<12) & limb26, hi >> 14 & limb26, hi >> 40}
-		for i := range 5 {
-			st[i][l] = 0
-			st[5+i][l] = r[i]
-		}
-		for i := 1; i < 5; i++ {
-			st[9+i][l] = 5 * r[i]
-		}
-		return
-	}
-	r := poly1305R44(key)
-	st[0][l], st[1][l], st[2][l] = 0, 0, 0
-	st[3][l], st[4][l], st[5][l] = r[0], r[1], r[2]
-	st[6][l], st[7][l] = 20*r[1], 20*r[2]
-}
-
 // from26 converts an accumulator in radix 2^26 with limbs below 2^26 except limb 1 (< 2^26 + 2^11),
 // as the radix-2^26 kernels leave it, to what poly1305Finish44 takes: carry the limbs, then regroup
 // the bits.
 func from26(w [5]uint64) [3]uint64 {
 	w0, w1, w2, w3, w4 := carry26(w[0], w[1], w[2], w[3], w[4])
 	return [3]uint64{(w0 | w1<<26) & mask44, (w1>>18 | w2<<8 | w3<<34) & mask44, w3>>10 | w4<<16}
-}
-
-// carry26 carries radix-2^26 limbs once around, limb 4's carry re-entering limb 0 times 5
-// (2^130 = 5 mod p): limbs below 2^26 after it, except limb 1, which takes limb 0's last carry.
-func carry26(w0, w1, w2, w3, w4 uint64) (uint64, uint64, uint64, uint64, uint64) {
-	w1, w2, w3, w4 = carryUp26(w1, w2, w3, w4)
-	w0 += w4 >> 26 * 5
-	w4 &= limb26
-	w1 += w0 >> 26
-	w0 &= limb26
-	return w0, w1, w2, w3, w4
-}
-
-// carryUp26 carries radix-2^26 limbs 1 to 3 into the next one up, leaving them below 2^26.
-func carryUp26(w1, w2, w3, w4 uint64) (uint64, uint64, uint64, uint64) {
-	w2 += w1 >> 26
-	w1 &= limb26
-	w3 += w2 >> 26
-	w2 &= limb26
-	w4 += w3 >> 26
-	w3 &= limb26
-	return w1, w2, w3, w4
 }
 
 // to26 converts x (radix 2^44, limbs below 2^45) to radix 2^26 with limbs below 2^26, except limb 0

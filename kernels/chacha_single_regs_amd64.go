@@ -8,7 +8,7 @@ package kernels
 import "crypto/subtle"
 
 // The single-message path of the AVX2 tier on cores with a 1-cycle vector latency
-// (chachaAVX2Regs): passes of 8 consecutive blocks with the state in registers
+// (impl.chachaAVX2Regs): passes of 8 consecutive blocks with the state in registers
 // (chachaXOR8OneAVX2Regs), the message's Poly1305 chain run on the scalar pipes inside the passes
 // (chachaXOR8OneMACAVX2Regs, up to chachaRegsMACPerPass blocks a pass), and what the passes could
 // not take in the same kernel's scalar loop.

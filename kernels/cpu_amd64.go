@@ -5,6 +5,8 @@
 
 package kernels
 
+import "golang.org/x/sys/cpu"
+
 //go:generate sh -c "cd _asm/cpuid && go run . -out ../../cpuid_amd64.s -pkg kernels"
 
 // cpuid executes CPUID with EAX = leaf and ECX = sub (cpuid_amd64.s).
@@ -39,11 +41,41 @@ func hasVAESYMM() bool {
 // ymmLatency2 reports a core whose ymm integer instructions take 2 cycles (AMD Zen 5, family 1Ah;
 // tools/pipeprobe measures it): its AVX2 ChaCha20 kernel hides the latency with two groups of
 // lanes in flight (chachaXOR16AVX2); 1-cycle cores keep one group in registers
-// (chachaXOR16AVX2Regs).
+// (chachaXOR16AVX2Regs; impl.chachaAVX2Regs).
 var ymmLatency2 = func() bool {
 	vendor, family, _ := x86Family()
 	return vendor == "AuthenticAMD" && family >= 0x1a
 }()
+
+// impl is the kernel-variant registry: where a tier has more than one kernel for the same job, the
+// one this CPU runs, chosen once from its features. Each field names the measurement behind its
+// choice (the runs are in docs/experiments.md); tests set a field, and restore it, to run each
+// variant the CPU has. Which tier runs at all is the dispatch table's choice (dispatch.go).
+var impl = struct {
+	// polyIFMA: the AVX512 tier's Poly1305, lanes and single messages, in radix 2^44 with IFMA
+	// (poly1305IFMAZ/Y, poly1305FinishIFMAZ, poly1305IFMAOne) where the CPU has IFMA, else the
+	// radix-2^26 AVX2 kernels: three 44-bit limbs and 52-bit multiplies instead of five limbs and
+	// 32-bit ones (BenchmarkPoly1305Kernels runs both on one CPU; no figure was recorded).
+	polyIFMA bool
+	// polyZMM: the IFMA lane kernel on zmm (poly1305IFMAZ) rather than ymm (poly1305IFMAY, for cores
+	// that lower their clock for zmm): 1.75x faster on AMD Zen 5 (BenchmarkPoly1305Kernels).
+	polyZMM bool
+	// chachaAVX2Regs: the AVX2 ChaCha20 kernels of 1-cycle cores, one group of 8 lanes in registers
+	// (chachaXOR16AVX2Regs, chachaXOR8AVX2Regs and the single-message ...Regs kernels), rather than
+	// two groups in flight (chachaXOR16AVX2) for 2-cycle cores (ymmLatency2): 16 x 4 KiB 1.7-2.0 ->
+	// 2.4-2.5 GB/s on AMD Zen 3 (BenchmarkChaCha20Kernels).
+	chachaAVX2Regs bool
+	// gcmVAES: the AVX2 tier's AES-GCM chunks on ymm with VAES and VPCLMULQDQ (gcmSealAVX2VAES,
+	// gcmOpenAVX2VAES), read with CPUID since x/sys/cpu reports them only with AVX-512, else the
+	// AES-NI xmm kernels: 64 x 1420 B AES-128 Seal 1.12x -> 1.66x the standard library, one 1420 B op
+	// 0.72x -> 1.60x, on AMD Zen 3 (BenchmarkGCMKernel compares the two).
+	gcmVAES bool
+}{
+	polyIFMA:       chachaAVX512 && cpu.X86.HasAVX512IFMA,
+	polyZMM:        true,
+	chachaAVX2Regs: !ymmLatency2,
+	gcmVAES:        gcmAVX2OK && hasVAESYMM(),
+}
 
 // thisCPU is the dispatch table's class of this CPU.
 var thisCPU = func() cpuClass {

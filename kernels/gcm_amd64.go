@@ -63,9 +63,6 @@ var (
 	// gcmAVX2OK reports whether the AVX2 tier runs: AVX2 and BMI2 as the tier defines it, AES-NI and
 	// PCLMULQDQ for the xmm kernels (the AVX512 tier builds on it and uses BMI2's BZHI for its masks).
 	gcmAVX2OK = cpu.X86.HasAVX2 && cpu.X86.HasBMI2 && cpu.X86.HasAES && cpu.X86.HasPCLMULQDQ
-	// gcmVAES reports whether the AVX2 tier runs its chunks on ymm: VAES and VPCLMULQDQ (read with
-	// CPUID: x/sys/cpu reports them only on CPUs with AVX-512); others run the AES-NI xmm kernels.
-	gcmVAES = gcmAVX2OK && hasVAESYMM()
 	// gcmAVX512OK reports whether the AVX512 tier runs: VAES and VPCLMULQDQ on zmm, byte masks (BW).
 	gcmAVX512OK = gcmAVX2OK && cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW &&
 		cpu.X86.HasAVX512VAES && cpu.X86.HasAVX512VPCLMULQDQ
@@ -483,9 +480,9 @@ func gcmKernel(t Tier, open bool, d *gcmDesc, count int) {
 		gcmOpenAVX512(d, count)
 	case t == AVX512:
 		gcmSealAVX512(d, count)
-	case gcmVAES && open:
+	case impl.gcmVAES && open:
 		gcmOpenAVX2VAES(d, count)
-	case gcmVAES:
+	case impl.gcmVAES:
 		gcmSealAVX2VAES(d, count)
 	case open:
 		gcmOpenAVX2(d, count)

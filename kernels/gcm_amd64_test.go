@@ -148,7 +148,7 @@ func TestGCMCounterWrap(t *testing.T) {
 					got := make([]byte, n+TagSize)
 					var b gcmBatch
 					b.tier = tier.tier
-					gcmVAES = tier.vaes
+					impl.gcmVAES = tier.vaes
 					op := Op{Key: key, Nonce: nonce, AD: ad, Src: src, Dst: got}
 					d := &b.descs[0]
 					gcmStart(d, &op, n)
@@ -158,7 +158,7 @@ func TestGCMCounterWrap(t *testing.T) {
 					d.tag = &got[n]
 					b.count = 1
 					b.flush([]Op{op})
-					gcmVAES = vaesDefault
+					impl.gcmVAES = vaesDefault
 					if !bytes.Equal(got, want) {
 						t.Fatalf("%v AES-%d, %d bytes, counter starting 2^32-%d: got %x, want %x",
 							tier, 8*size, n, back, got, want)
@@ -169,7 +169,7 @@ func TestGCMCounterWrap(t *testing.T) {
 	}
 }
 
-var vaesDefault = gcmVAES
+var vaesDefault = impl.gcmVAES
 
 // gcmKernelVariant is a tier and, for AVX2, which of its kernels runs.
 type gcmKernelVariant struct {
@@ -275,10 +275,10 @@ func TestGCMAVX2Variants(t *testing.T) {
 		t.Skip("no AVX2 tier on this CPU")
 	}
 	variants := []bool{false}
-	if gcmVAES {
+	if impl.gcmVAES {
 		variants = append(variants, true)
 	}
-	defer func(v bool) { gcmVAES = v }(gcmVAES)
+	defer func(v bool) { impl.gcmVAES = v }(impl.gcmVAES)
 	lengths := []int{1419, 1420, 1421, 16383, 16384, 16385, 40000}
 	for n := range 601 {
 		lengths = append(lengths, n)
@@ -292,7 +292,7 @@ func TestGCMAVX2Variants(t *testing.T) {
 		blk, _ := aes.NewCipher(raw)
 		oracle, _ := cipher.NewGCM(blk)
 		for _, vaes := range variants {
-			gcmVAES = vaes
+			impl.gcmVAES = vaes
 			for i, n := range lengths {
 				nonce := bytes.Repeat([]byte{byte(i)}, 12)
 				ad := bytes.Repeat([]byte{0xad}, i%35)
@@ -330,7 +330,7 @@ func BenchmarkGCMKernel(b *testing.B) {
 	}{
 		{"AVX512", gcmAVX512OK, gcmSealAVX512},
 		{"AVX512lanes", gcmAVX512OK, func(d *gcmDesc, count int) { gcmSealLanesAVX512(d, count/gcmLaneGroup) }},
-		{"AVX2VAES", gcmVAES, gcmSealAVX2VAES},
+		{"AVX2VAES", impl.gcmVAES, gcmSealAVX2VAES},
 		{"AVX2", gcmAVX2OK, gcmSealAVX2},
 	}
 	for _, n := range []int{64, 1420} {

@@ -1,18 +1,6 @@
 // Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
 // license in the LICENSE file at the root of the repository.
 
-// Package kernels runs authenticated encryption (ChaCha20-Poly1305, XChaCha20-Poly1305, AES-GCM) over a
-// slice of independent operations at once. The batch is the unit of work so that SIMD tiers can put one
-// message in each vector lane; ops in one call may mix suites and keys.
-//
-// Results are byte-identical to golang.org/x/crypto/chacha20poly1305 and crypto/cipher's GCM on every
-// tier. The package knows nothing of packets, peers or I/O.
-//
-// Side channels: tags are compared in constant time everywhere, and no branch or memory index
-// depends on secret data in ChaCha20, Poly1305, GHASH (the portable one masks its multiplies) or
-// the SIMD tiers' AES (AES-NI, VAES). The one exception is AES on a CPU without AES instructions:
-// the Generic tier and the Stdlib tier then run crypto/aes's portable block function, which uses
-// lookup tables, as every Go program's AES does there.
 package kernels
 
 import "strconv"

@@ -35,17 +35,14 @@ func (t Tier) String() string {
 	return "Tier(" + strconv.Itoa(int(t)) + ")"
 }
 
-// The implementation registry. Each suite family reports the tiers it has code for on this CPU and
-// build (chachaHas, gcmHas: the features each kernel needs, read once from golang.org/x/sys/cpu and
+// The tier registry. Each suite family reports the tiers it has code for on this CPU and build
+// (chachaHas, gcmHas: the features each kernel needs, read once from golang.org/x/sys/cpu and
 // CPUID); tierAvailable[t] holds where some family has code of tier t, and a family without code
 // for an available tier runs on that tier's fallback chain (runsOn). Which tier the default path
-// takes for a batch is the dispatch table's choice (dispatch.go); tests force each tier through
-// Tier.Seal and Tier.Open, and each kernel variant of a tier through the variables that select it.
-//
-// Adding a tier: a constant here and its place in kernelTiers; per family, an arch-tagged file
-// (x_ARCH.go with the //go:noescape stubs and the features, x_ARCH.s generated from _asm/) whose
-// chachaHasSIMD/gcmHas report it; the tier's entry in the dispatch table with the measurements
-// that justify it. The Go drivers of the lanes stay shared.
+// takes for a batch is the dispatch table's choice (dispatch.go); which kernel variant a tier runs
+// where it has several is the variant registry's (impl, cpu_amd64.go). Tests force each tier
+// through Tier.Seal and Tier.Open, and each variant through impl's fields. Adding a tier: see the
+// package documentation (doc.go).
 var tierAvailable = func() (a [numTiers]bool) {
 	for t := range numTiers {
 		a[t] = t == Generic || t == Stdlib || chachaHas(t) || gcmHas(t)

@@ -1,0 +1,227 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
+//go:build gc && !purego
+
+package kernels
+
+// Each assembly lane kernel against the portable one of its contract (chacha_lanes_generic.go) on
+// random tables: the same outputs, block counters and accumulators, word for word.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+	"unsafe"
+)
+
+func TestStreamKernelsPortable(t *testing.T) {
+	kernels := []struct {
+		name   string
+		has    bool
+		masked bool // random byte masks for the last block
+		upper  bool // the portable kernel's lanes: all 16, or 0-7
+		run    func(*streamTable, *chachaPtrs16, int, int)
+	}{
+		{"chachaXOR16AVX512", chachaHas(AVX512), true, true, chachaXOR16AVX512},
+		{"chachaXOR16AVX2", chachaHas(AVX2), false, true, chachaXOR16AVX2},
+		{"chachaXOR16AVX2Regs", chachaHas(AVX2), false, true, chachaXOR16AVX2Regs},
+		{"chachaXOR8AVX2Regs", chachaHas(AVX2), false, false, chachaXOR8AVX2Regs},
+	}
+	for _, k := range kernels {
+		t.Run(k.name, func(t *testing.T) {
+			if !k.has {
+				t.Skip("not on this CPU")
+			}
+			rng := rand.New(rand.NewPCG(21, 22))
+			for range 200 {
+				n, stride := 1+rng.IntN(20), 64*(1+rng.IntN(2))
+				// One random setup, run twice: by the assembly and by the portable kernel.
+				seed := rng.Uint64()
+				run := func(portable bool) (*streamLanes, [16][]byte) {
+					r := rand.New(rand.NewPCG(seed, 0))
+					s := new(streamLanes)
+					tab := s.start(laneKernels{masked: k.masked})
+					var bufs [16][]byte
+					for w := range 17 {
+						for l := range 16 {
+							tab.rows[w][l] = r.Uint32()
+						}
+					}
+					for l := range 16 {
+						tab.rows[16][l] %= 20
+						if k.masked {
+							tab.mask[l] = r.Uint64()
+						}
+						if n == 1 && r.IntN(3) == 0 { // the lane's scratch block (a nil buffer)
+							s.onScratch(l)
+							for i := range tab.scratch[l] {
+								tab.scratch[l][i] = byte(r.Uint32())
+							}
+							continue
+						}
+						src := randomBytes(r, n*stride)
+						dst := src
+						if r.IntN(2) == 0 {
+							dst = randomBytes(r, n*stride)
+						}
+						s.ptrs.src[l], s.ptrs.dst[l] = unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
+						bufs[l] = dst
+					}
+					if portable {
+						chachaLanesGeneric(tab, &s.ptrs, n, stride, k.upper)
+					} else {
+						k.run(tab, &s.ptrs, n, stride)
+					}
+					return s, bufs
+				}
+				want, wantBufs := run(true)
+				got, gotBufs := run(false)
+				lanes := 16
+				if !k.upper {
+					lanes = 8
+				}
+				wt, gt := want.tab(), got.tab()
+				for l := range lanes {
+					if !bytes.Equal(gotBufs[l], wantBufs[l]) || gt.scratch[l] != wt.scratch[l] {
+						t.Fatalf("n %d stride %d lane %d: output differs", n, stride, l)
+					}
+					for w := range 17 {
+						if gt.rows[w][l] != wt.rows[w][l] {
+							t.Fatalf("n %d stride %d lane %d: row %d is %#x, want %#x", n, stride, l, w, gt.rows[w][l], wt.rows[w][l])
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestPolyKernelsPortable(t *testing.T) {
+	kernels := []struct {
+		name           string
+		has            bool
+		radix44, upper bool
+		run            func(*[15][16]uint64, *polyPtrs16, int, int)
+	}{
+		{"poly1305AVX2", chachaHas(AVX2), false, true, poly1305AVX2},
+		{"poly1305AVX2Lanes8", chachaHas(AVX2), false, false, poly1305AVX2Lanes8},
+		{"poly1305IFMAZ", chachaHas(AVX512) && impl.polyIFMA, true, true, poly1305IFMAZ},
+		{"poly1305IFMAY", chachaHas(AVX512) && impl.polyIFMA, true, true, poly1305IFMAY},
+	}
+	for _, k := range kernels {
+		t.Run(k.name, func(t *testing.T) {
+			if !k.has {
+				t.Skip("not on this CPU")
+			}
+			rng := rand.New(rand.NewPCG(23, 24))
+			for range 200 {
+				n, stride := 1+rng.IntN(40), 16*(1+rng.IntN(2))
+				want, got := randomPolyLanes(rng, k.radix44, n, stride), new(polyLanes)
+				*got.tab(), got.ptrs = *want.tab(), want.ptrs // the tables sit at different offsets of buf
+				poly1305ForPortable(k.radix44, want, n, stride, k.upper)
+				k.run(&got.tab().st, &got.ptrs, n, stride)
+				comparePolyRows(t, got, want, k.radix44, k.upper)
+			}
+		})
+	}
+}
+
+func TestPolyFinishKernelPortable(t *testing.T) {
+	if !chachaHas(AVX512) || !impl.polyIFMA {
+		t.Skip("needs AVX-512 with IFMA")
+	}
+	rng := rand.New(rand.NewPCG(25, 26))
+	for round := range 200 {
+		want := randomPolyLanes(rng, true, 1, 16)
+		wt := want.tab()
+		for l := range 16 {
+			for _, row := range []int{polyRowKeyS, polyRowKeyS + 1, polyRowWant, polyRowWant + 1} {
+				wt.st[row][l] = rng.Uint64()
+			}
+			binary.LittleEndian.PutUint64(wt.scratch[l][32:], rng.Uint64N(1<<20))
+			binary.LittleEndian.PutUint64(wt.scratch[l][40:], rng.Uint64N(1<<20))
+		}
+		if round%2 == 0 { // half the lanes expect their true tags
+			var tmp polyLanes
+			*tmp.tab() = *wt
+			poly1305FinishLanes44Generic(&tmp.tab().st)
+			for l := 0; l < 16; l += 2 {
+				wt.st[polyRowWant][l], wt.st[polyRowWant+1][l] = tmp.tab().st[polyRowTag][l], tmp.tab().st[polyRowTag+1][l]
+			}
+		}
+		var got polyLanes
+		*got.tab() = *wt
+		eqWant := poly1305FinishLanes44Generic(&wt.st)
+		eqGot := poly1305FinishIFMAZ(&got.tab().st)
+		if eqGot != eqWant {
+			t.Fatalf("verdicts %#x, want %#x", eqGot, eqWant)
+		}
+		for _, row := range []int{0, 1, 2, polyRowTag, polyRowTag + 1} {
+			if got.tab().st[row] != wt.st[row] {
+				t.Fatalf("row %d differs", row)
+			}
+		}
+	}
+}
+
+// randomPolyLanes returns lanes with random one-time keys, accumulators at random values within the
+// kernels' limb bounds, and n blocks of stride bytes per lane, a few lanes on their scratch block.
+func randomPolyLanes(rng *rand.Rand, radix44 bool, n, stride int) *polyLanes {
+	p := new(polyLanes)
+	p.radix26 = !radix44
+	st := &p.tab().st
+	for l := range 16 {
+		var key [32]byte
+		copy(key[:], randomBytes(rng, 32))
+		p.start(l, &key)
+		if radix44 {
+			st[0][l], st[1][l], st[2][l] = rng.Uint64N(mask44+1<<17), rng.Uint64N(mask44+1), rng.Uint64N(1<<42)
+		} else {
+			for i := range 5 {
+				st[i][l] = rng.Uint64N(limb26 + 1)
+			}
+			st[1][l] += rng.Uint64N(1 << 11)
+		}
+		if n*stride <= 48 && rng.IntN(3) == 0 {
+			copy(p.tab().scratch[l][:], randomBytes(rng, 48))
+			p.onScratch(l, 0)
+			continue
+		}
+		msg := randomBytes(rng, n*stride)
+		p.ptrs.base[l] = unsafe.Pointer(&msg[0])
+	}
+	return p
+}
+
+// poly1305ForPortable runs the portable kernel of the format on p's lanes.
+func poly1305ForPortable(radix44 bool, p *polyLanes, n, stride int, upper bool) {
+	if radix44 {
+		poly1305Lanes44Generic(&p.tab().st, &p.ptrs, n, stride)
+		return
+	}
+	poly1305Lanes26Generic(&p.tab().st, &p.ptrs, n, stride, upper)
+}
+
+// comparePolyRows fails unless got's accumulator and multiplier rows equal want's in the lanes the
+// kernels ran.
+func comparePolyRows(t *testing.T, got, want *polyLanes, radix44, upper bool) {
+	t.Helper()
+	rows := 14 // h, r and 5r in radix 2^26
+	if radix44 {
+		rows = 8 // h, r, 20r
+	}
+	lanes := 16
+	if !upper {
+		lanes = 8
+	}
+	g, w := &got.tab().st, &want.tab().st
+	for row := range rows {
+		for l := range lanes {
+			if g[row][l] != w[row][l] {
+				t.Fatalf("row %d lane %d: %#x, want %#x", row, l, g[row][l], w[row][l])
+			}
+		}
+	}
+}

@@ -1,0 +1,150 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
+package kernels
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// portableLaneSets are the driver configurations the portable kernels run in the tests: each table
+// format and stream contract the architectures' kernel sets use (amd64: AVX2 unmasked in radix 2^26,
+// AVX512 masked in radix 2^44 with IFMA and in radix 2^26 without), with and without a few-ops path.
+var portableLaneSets = []struct {
+	name string
+	k    laneKernels
+}{
+	{"unmasked-radix26", laneKernels{simd: Generic, fewOps: 7}},
+	{"masked-radix44", laneKernels{simd: Generic, masked: true, radix44: true}},
+	{"masked-radix26", laneKernels{simd: Generic, masked: true, fewOps: 7}},
+	{"unmasked-radix44", laneKernels{simd: Generic, radix44: true}},
+}
+
+// TestChaChaLanesPortable runs the lane driver on the portable kernels, on every build, against the
+// Generic tier: random batches of lengths 0 to 2000 (and batches of short messages of one length
+// without AD, which take the short groups in radix 2^44), mixed keys of both suites, in place or
+// not, and Opens of which some are tampered with.
+func TestChaChaLanesPortable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	var keys []*Key
+	for i := range 6 {
+		raw := make([]byte, 32)
+		for j := range raw {
+			raw[j] = byte(rng.Uint32())
+		}
+		s := ChaCha20Poly1305
+		if i%2 == 1 {
+			s = XChaCha20Poly1305
+		}
+		k, err := NewKey(s, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	rounds := 30
+	if testing.Short() {
+		rounds = 6
+	}
+	for _, set := range portableLaneSets {
+		t.Run(set.name, func(t *testing.T) {
+			for round := range rounds {
+				for _, size := range []int{1, 5, 8, 16, 17, 33, 64, 65, 100} {
+					uniform := round%3 == 2 // short messages of one length, without AD
+					checkLanesPortable(t, set.k, keys, size, uniform, rng)
+				}
+			}
+		})
+	}
+}
+
+// checkLanesPortable seals and opens one random batch of size ops on kernel set k and on the Generic
+// tier and compares every output and verdict.
+func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size int, uniform bool, rng *rand.Rand) {
+	t.Helper()
+	short := rng.IntN(65)
+	type input struct {
+		key            *Key
+		nonce, ad, msg []byte
+		inPlace        bool
+	}
+	in := make([]input, size)
+	for i := range in {
+		key := keys[rng.IntN(len(keys))]
+		n := rng.IntN(2001)
+		switch {
+		case uniform:
+			n = short
+		case rng.IntN(3) == 0:
+			n = rng.IntN(130)
+		}
+		var ad []byte
+		if !uniform && rng.IntN(2) == 0 {
+			ad = randomBytes(rng, rng.IntN(40))
+		}
+		in[i] = input{key, randomBytes(rng, key.suite.NonceSize()), ad, randomBytes(rng, n), rng.IntN(2) == 0}
+	}
+	// ops returns a batch over fresh buffers: srcs (plaintexts or ciphertexts) at an odd offset, Dst
+	// in place or not.
+	ops := func(srcs [][]byte, open bool) []Op {
+		ops := make([]Op, size)
+		for i, c := range in {
+			n := len(srcs[i])
+			out := n + TagSize
+			if open {
+				out = n - TagSize
+			}
+			buf := make([]byte, max(n, out)+3)[3:]
+			copy(buf, srcs[i])
+			dst := buf[:out]
+			if !c.inPlace {
+				dst = make([]byte, out)
+			}
+			ops[i] = Op{Key: c.key, Nonce: c.nonce, AD: c.ad, Src: buf[:n], Dst: dst}
+		}
+		return ops
+	}
+	plains := make([][]byte, size)
+	for i, c := range in {
+		plains[i] = c.msg
+	}
+	got, want := ops(plains, false), ops(plains, false)
+	chachaRunLanes(k, got, false)
+	Generic.Seal(want)
+	cts := make([][]byte, size)
+	for i := range got {
+		if !bytes.Equal(got[i].Dst, want[i].Dst) {
+			t.Fatalf("Seal op %d of %d (%d bytes, AD %d): lanes differ from Generic", i, size, len(plains[i]), len(in[i].ad))
+		}
+		cts[i] = bytes.Clone(want[i].Dst)
+		if rng.IntN(4) == 0 { // tamper with the ciphertext or the tag
+			cts[i][rng.IntN(len(cts[i]))] ^= 1 << rng.IntN(8)
+		}
+	}
+	got, want = ops(cts, true), ops(cts, true)
+	for i := range got {
+		got[i].Err, want[i].Err = fmt.Errorf("unset"), fmt.Errorf("unset")
+	}
+	failedGot := chachaRunLanes(k, got, true)
+	failedWant := Generic.Open(want)
+	if failedGot != failedWant {
+		t.Fatalf("Open: %d failed on the lanes, %d on Generic", failedGot, failedWant)
+	}
+	for i := range got {
+		if (got[i].Err == nil) != (want[i].Err == nil) || !bytes.Equal(got[i].Dst, want[i].Dst) {
+			t.Fatalf("Open op %d of %d (%d bytes): lanes (err %v) differ from Generic (err %v)", i, size,
+				len(cts[i]), got[i].Err, want[i].Err)
+		}
+	}
+}
+
+func randomBytes(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
