@@ -36,7 +36,7 @@ func aesBlocks(k *Key, dst, src [][16]byte) {
 		return
 	}
 	ecb := aesEncryptBlocks
-	if gcmVAES {
+	if impl.gcmVAES {
 		ecb = aesEncryptBlocksVAES
 	}
 	for len(src) > 0 {

@@ -323,7 +323,7 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 			failed += gcmLong(t, open, op, n)
 		case t == AVX512 && n <= gcmLaneText && len(op.AD) == 0:
 			failed += b.addLane(ops, i, n)
-		case t == AVX2 && gcmVAES && n <= gcmLaneText && len(op.AD) <= gcmPairAD:
+		case t == AVX2 && impl.gcmVAES && n <= gcmLaneText && len(op.AD) <= gcmPairAD:
 			failed += b.addPair(ops, i, n)
 		default:
 			failed += b.add(ops, i, n)

@@ -376,7 +376,7 @@ func TestAESBlocksVariants(t *testing.T) {
 		t.Skip("no AES-NI")
 	}
 	variants := map[string]func(*gcmTable, *[16]byte, *[16]byte, int){"AES-NI": aesEncryptBlocks}
-	if gcmVAES {
+	if impl.gcmVAES {
 		variants["VAES"] = aesEncryptBlocksVAES
 	}
 	for _, size := range []int{16, 24, 32} {
