@@ -113,6 +113,15 @@ func chachaKS2Scalar(st *[16]uint32, out *[2 * 64]byte)
 //go:noescape
 func chachaKS4AVX2(st *[16]uint32, out *[4 * 64]byte)
 
+// chachaPoly1305TinyAVX2 is a whole op on a message of at most 3 blocks (chachaTinyMax bytes) in one
+// call: Seal (open false) writes the ciphertext to dst and the tag to tag; Open checks the tag at
+// tag and writes the plaintext to dst only if it matches, and reports whether it did. key and nonce
+// are the ChaCha20 key words and nonce bytes (XChaCha20's subkey and nonce for that suite); ad may be nil when adLen is
+// 0, src and dst when n is 0.
+//
+//go:noescape
+func chachaPoly1305TinyAVX2(key *[8]uint32, nonce *[12]byte, dst, src *byte, n int, ad *byte, adLen int, tag *[TagSize]byte, open bool) bool
+
 //go:noescape
 func chachaXOR16OneAVX512(st *[16]uint32, dst, src *byte, n int)
 

@@ -9,6 +9,7 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"math/bits"
+	"unsafe"
 )
 
 // The few-ops path: with fewer ops than lanes, one op per lane would leave most lanes idle, so the
@@ -47,7 +48,9 @@ import (
 //	           instead of after it.
 //
 // On both, a message within blocks 1-3 with a short MAC input takes chachaTinyOp, and short MACs the
-// portable radix-2^64 Poly1305 (poly1305AEAD).
+// portable radix-2^64 Poly1305 (poly1305AEAD). On AVX2 of 1-cycle cores (chachaAVX2Regs) a message
+// within blocks 1-3 with AD of up to chachaTinyAD bytes takes chachaTinyOpAVX2 instead: the whole op
+// in one call of chachaPoly1305TinyAVX2.
 //
 // chachaFewOps is the largest batch (or last chunk of a batch) that takes this path: up to there it
 // costs less than one op per lane (for 1420-byte messages, 16 lanes run 24 blocks each however few
@@ -74,6 +77,9 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	n := len(op.Src)
 	if open {
 		n -= TagSize
+	}
+	if t == AVX2 && chachaAVX2Regs && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD {
+		return chachaTinyOpAVX2(op, open, n)
 	}
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {
 		return chachaTinyOp(op, open, n, t)
@@ -280,6 +286,49 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	clear(st[:])
 	clear(sub[:])
 	return ok
+}
+
+// chachaTinyMax is the longest message chachaPoly1305TinyAVX2 takes (blocks 1-3 of the key stream);
+// chachaTinyAD is the longest AD chachaTinyOpAVX2 gives it, which bounds the kernel's work (it is
+// not preemptible) and covers a QUIC packet header.
+const (
+	chachaTinyMax = 3 * 64
+	chachaTinyAD  = 64
+)
+
+// chachaTinyOpAVX2 is chachaOneOp on the AVX2 tier of 1-cycle cores for a message of at most
+// chachaTinyMax bytes with at most chachaTinyAD bytes of AD: the whole op is one call of
+// chachaPoly1305TinyAVX2, which writes Dst only once the tag has verified.
+func chachaTinyOpAVX2(op *Op, open bool, n int) bool {
+	var sub [8]uint32
+	var xnonce [12]byte
+	key, nonce := &op.Key.chacha, (*[12]byte)(op.Nonce)
+	if op.Key.suite == XChaCha20Poly1305 {
+		// The subkey and the nonce words of chachaOpKey; ChaCha20's nonce goes to the kernel as the
+		// caller's bytes, which its loads need not wait for this function's stores to reach.
+		var words [3]uint32
+		key, words = chachaOpKey(op, &sub)
+		binary.LittleEndian.PutUint32(xnonce[4:], words[1])
+		binary.LittleEndian.PutUint32(xnonce[8:], words[2])
+		nonce = &xnonce
+	}
+	tagAt := op.Dst // Seal writes the tag after the ciphertext; Open reads it after the ciphertext
+	if open {
+		tagAt = op.Src
+	}
+	tag := (*[TagSize]byte)(tagAt[n:])
+	ok := chachaPoly1305TinyAVX2(key, nonce, unsafe.SliceData(op.Dst), unsafe.SliceData(op.Src), n,
+		unsafe.SliceData(op.AD), len(op.AD), tag, open)
+	clear(sub[:])
+	if !open {
+		return true
+	}
+	if !ok {
+		failOpen(op)
+		return false
+	}
+	op.Err = nil
+	return true
 }
 
 // poly1305Short returns the RFC 8439 section 2.8 tag of ad and ct under key for a short MAC input:

@@ -1,0 +1,389 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// A whole ChaCha20-Poly1305 op (RFC 8439 section 2.8) on a message within blocks 1-3 of the key
+// stream, in one call: at that size the op is one chain of dependent steps (the rounds, then the
+// MAC's blocks), and what it costs beyond the chain is call boundaries and the buffers between them.
+//
+// The key stream runs in the row form of chachaKS4AVX2, one ymm per row of two blocks: blocks 0-1
+// for a message within block 1, blocks 0-3 (two states interleaved) otherwise. One state is not
+// only half the work: on Zen 3 two states in turns take some 30 ns longer (their shifts and
+// shuffles share two pipes), so a message within block 1 does not run blocks 2-3. The Poly1305 key
+// comes out of the registers; the key stream goes to a stack buffer in 32-byte stores, which the
+// XOR's 32-byte loads then take straight from the store queue. The MAC runs on the scalar pipes
+// in radix 2^64 (polyBlock64).
+//
+// The message is staged in a zero-padded stack buffer before the rounds: the MAC reads its padded
+// last block from there, and the staging's narrow stores (a partial block) have retired by the
+// time the MAC's wide loads read them, where forwarding from them would stall. The AD's partial
+// last block is staged the same way.
+
+// chachaSigma holds the four constant words of the ChaCha20 state (section 2.3), "expand 32-byte k".
+var chachaSigma Mem
+
+// tailMask holds 32 bytes 0xff then 32 bytes 0x00: the 32 bytes at 32-k keep the first k bytes of a
+// chunk.
+var tailMask Mem
+
+// polyClamp is the mask that clamps r (RFC 8439 section 2.5.1).
+var polyClamp Mem
+
+func tinyTables() {
+	polyClamp = GLOBL("poly1305Clamp", RODATA|NOPTR)
+	DATA(0, U64(0x0ffffffc0fffffff))
+	DATA(8, U64(0x0ffffffc0ffffffc))
+	chachaSigma = GLOBL("chachaSigma", RODATA|NOPTR)
+	for i, w := range []uint32{0x61707865, 0x3320646e, 0x79622d32, 0x6b206574} {
+		DATA(4*i, U32(w))
+	}
+	tailMask = GLOBL("chachaTailMask", RODATA|NOPTR)
+	for i := range 16 { // the assembler takes the entries in order
+		DATA(4*i, U32(^uint32(0)*uint32(1-i/8)))
+	}
+}
+
+// chachaTinyMax is the longest message chachaPoly1305TinyAVX2 takes: blocks 1-3.
+const chachaTinyMax = 3 * 64
+
+func chachaPoly1305TinyAVX2() {
+	const name = "chachaPoly1305TinyAVX2"
+	Implement(name)
+	Attributes(NOSPLIT)
+	Doc(name+" seals (open false) or opens the n-byte message at src (0 <= n <= 192) with the AD",
+		"of adLen bytes at ad, to dst (src and dst may be equal), under ChaCha20 key and nonce",
+		"(RFC 8439 section 2.8; block 0 the Poly1305 key). Seal writes the tag to tag and reports",
+		"true. Open compares the tag it computes with the one at tag in constant time and reports",
+		"whether they match; it writes dst only when they do. The stack buffers are wiped.")
+	msg := AllocLocal(chachaTinyMax) // the message, zero-padded; after the XOR the ciphertext
+	ks := AllocLocal(chachaTinyMax)  // key-stream blocks 1-3
+	pad := AllocLocal(16)            // the AD's partial last block, zero-padded
+	lens := AllocLocal(16)           // the MAC's lengths block: le64(adLen), le64(n)
+	rk := AllocLocal(32)             // the Poly1305 key: r clamped (section 2.5.1), then s
+
+	n := Load(Param("n"), GP64())
+	adLen := Load(Param("adLen"), GP64())
+	MOVQ(adLen, lens)
+	MOVQ(n, lens.Offset(8))
+
+	Comment("Stage the message and the AD's partial last block, zero-padded.")
+	zero := YMM()
+	VPXOR(zero, zero, zero)
+	for i := range chachaTinyMax / 32 {
+		VMOVDQU(zero, msg.Offset(32*i))
+	}
+	VMOVDQU(zero.AsX(), pad)
+	{
+		src, d, k := Load(Param("src"), GP64()), GP64(), GP64()
+		LEAQ(msg, d)
+		MOVQ(n, k)
+		copyBytes(d, src, k, name+"stage")
+		ad, k2 := Load(Param("ad"), GP64()), GP64()
+		MOVQ(adLen, k2)
+		ANDQ(I32(-16), k2)
+		ADDQ(k2, ad)
+		MOVQ(adLen, k2)
+		ANDQ(U8(15), k2)
+		LEAQ(pad, d)
+		copyBytes(d, ad, k2, name+"adtail")
+	}
+
+	Comment("The key stream: blocks 0-1, or 0-3 when the message goes past block 1.")
+	key := Mem{Base: Load(Param("key"), GP64())}
+	nonce := Mem{Base: Load(Param("nonce"), GP64())}
+	row3 := YMM() // counter 0 and the nonce, in both halves
+	VMOVQ(nonce, row3.AsX())
+	VPINSRD(U8(2), nonce.Offset(8), row3.AsX(), row3.AsX())
+	VPSLLDQ(U8(4), row3.AsX(), row3.AsX())
+	VINSERTI128(U8(1), row3.AsX(), row3, row3)
+	CMPQ(n, U8(64))
+	JA(LabelRef(name + "four"))
+	tinyKeyStream(1, key, row3, ks, rk, name+"rounds2")
+	JMP(LabelRef(name + "mac"))
+	Label(name + "four")
+	tinyKeyStream(2, key, row3, ks, rk, name+"rounds4")
+
+	Label(name + "mac")
+	n = Load(Param("n"), GP64())
+	open := Load(Param("open"), GP8())
+	TESTB(open, open)
+	JNZ(LabelRef(name + "authenticate"))
+	Comment("Seal: XOR the key stream into the staged message; the MAC input's padding stays zero.")
+	tinyXOR(msg, ks, n, true, name+"seal")
+	{
+		d, s, k := Load(Param("dst"), GP64()), GP64(), GP64()
+		LEAQ(msg, s)
+		MOVQ(n, k)
+		copyBytes(d, s, k, name+"sealout")
+	}
+
+	Label(name + "authenticate")
+	Comment("Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).")
+	h0, h1, h2 := GP64(), GP64(), GP64()
+	XORQ(h0, h0)
+	XORQ(h1, h1)
+	XORQ(h2, h2)
+	polyLoop := func(p, blocks Register, label string) {
+		TESTQ(blocks, blocks)
+		JZ(LabelRef(label + "done"))
+		Label(label)
+		polyBlock64(h0, h1, h2, Mem{Base: p}, rk, rk.Offset(8))
+		ADDQ(U8(16), p)
+		DECQ(blocks)
+		JNZ(LabelRef(label))
+		Label(label + "done")
+	}
+	{
+		p, b := Load(Param("ad"), GP64()), Load(Param("adLen"), GP64())
+		SHRQ(U8(4), b)
+		polyLoop(p, b, name+"ad")
+		TESTQ(U32(15), lens)
+		JZ(LabelRef(name + "adpadded"))
+		polyBlock64(h0, h1, h2, pad, rk, rk.Offset(8))
+		Label(name + "adpadded")
+		LEAQ(msg, p)
+		MOVQ(lens.Offset(8), b)
+		ADDQ(U8(15), b)
+		SHRQ(U8(4), b)
+		polyLoop(p, b, name+"ct")
+		polyBlock64(h0, h1, h2, lens, rk, rk.Offset(8))
+	}
+
+	Comment("The tag: h mod p + s mod 2^128 (section 2.5.1). h < 2p, and h + 5 reaches 2^130 exactly",
+		"when h >= p, when h - p and h + 5 agree below 2^128: select h + 5 then, without a branch.")
+	g0, g1 := GP64(), GP64()
+	MOVQ(h0, g0)
+	ADDQ(U8(5), g0)
+	MOVQ(h1, g1)
+	ADCQ(U8(0), g1)
+	ADCQ(U8(0), h2)
+	SHRQ(U8(2), h2)
+	CMOVQNE(g0, h0)
+	CMOVQNE(g1, h1)
+	ADDQ(rk.Offset(16), h0)
+	ADCQ(rk.Offset(24), h1)
+	tag := Mem{Base: Load(Param("tag"), GP64())}
+	ok := GP8()
+	open = Load(Param("open"), GP8())
+	TESTB(open, open)
+	JNZ(LabelRef(name + "verify"))
+	MOVQ(h0, tag)
+	MOVQ(h1, tag.Offset(8))
+	MOVB(U8(1), ok)
+	JMP(LabelRef(name + "wipe"))
+
+	Label(name + "verify")
+	Comment("Open: compare in constant time; decrypt only on a match.")
+	XORQ(tag, h0)
+	XORQ(tag.Offset(8), h1)
+	ORQ(h1, h0)
+	SETEQ(ok)
+	JNE(LabelRef(name + "wipe"))
+	n = Load(Param("n"), GP64())
+	tinyXOR(msg, ks, n, false, name+"open")
+	{
+		d, s := Load(Param("dst"), GP64()), GP64()
+		LEAQ(msg, s)
+		copyBytes(d, s, n, name+"openout")
+	}
+
+	Label(name + "wipe")
+	Comment("Wipe the key stream, the message and the MAC's key from the stack.")
+	zero = YMM()
+	VPXOR(zero, zero, zero)
+	for i := range chachaTinyMax / 32 {
+		VMOVDQU(zero, msg.Offset(32*i))
+		VMOVDQU(zero, ks.Offset(32*i))
+	}
+	VMOVDQU(zero.AsX(), pad)
+	VMOVDQU(zero, rk)
+	VZEROUPPER()
+	Store(ok, ReturnIndex(0))
+	RET()
+}
+
+// tinyKeyStream computes key-stream blocks 0 to 2*states-1 in the row form (chachaKS4AVX2): state s
+// holds blocks 2s and 2s+1 in the low and high halves of its four rows. It writes blocks 1 on to
+// ks in 32-byte stores and block 0's first 32 bytes, the Poly1305 key (section 2.6), to rk, r clamped
+// (section 2.5.1).
+func tinyKeyStream(states int, key Mem, row3 VecVirtual, ks, rk Mem, loop string) {
+	var in [4]VecVirtual
+	for i := range 3 {
+		in[i] = YMM()
+	}
+	VBROADCASTI128(chachaSigma, in[0])
+	VBROADCASTI128(key, in[1])
+	VBROADCASTI128(key.Offset(16), in[2])
+	x := make([][4]VecVirtual, states)
+	for s := range x {
+		for i := range 4 {
+			x[s][i] = YMM()
+			if i < 3 {
+				VMOVDQA(in[i], x[s][i])
+			} else {
+				VPADDD(rowCounters.Offset(32*s), row3, x[s][i])
+			}
+		}
+	}
+	quarter := func() { // section 2.1 on the four columns of each block
+		for _, rot := range [2][2]int{{16, 12}, {8, 7}} {
+			mask := rotMasks
+			if rot[0] == 8 {
+				mask = rotMasks.Offset(32)
+			}
+			for s := range x {
+				a, b, d := x[s][0], x[s][1], x[s][3]
+				VPADDD(b, a, a)
+				VPXOR(a, d, d)
+				VPSHUFB(mask, d, d)
+			}
+			for s := range x {
+				b, c, d := x[s][1], x[s][2], x[s][3]
+				VPADDD(d, c, c)
+				VPXOR(c, b, b)
+				t := YMM()
+				VPSLLD(U8(rot[1]), b, t)
+				VPSRLD(U8(32-rot[1]), b, b)
+				VPOR(t, b, b)
+			}
+		}
+	}
+	shuffle := func(a, c, d uint8) {
+		for s := range x {
+			VPSHUFD(U8(a), x[s][0], x[s][0])
+			VPSHUFD(U8(c), x[s][2], x[s][2])
+			VPSHUFD(U8(d), x[s][3], x[s][3])
+		}
+	}
+	rounds := GP32()
+	MOVL(U32(10), rounds)
+	Label(loop)
+	quarter()
+	Comment("Diagonals to columns, as in chachaKS4AVX512.")
+	shuffle(0x93, 0x39, 0x4e)
+	quarter()
+	shuffle(0x39, 0x93, 0x4e)
+	DECL(rounds)
+	JNZ(LabelRef(loop))
+	Comment("Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.")
+	for s := range x {
+		for i := range 4 {
+			if i < 3 {
+				VPADDD(in[i], x[s][i], x[s][i])
+			} else {
+				c := YMM()
+				VPADDD(rowCounters.Offset(32*s), row3, c)
+				VPADDD(c, x[s][i], x[s][i])
+			}
+		}
+	}
+	r := XMM()
+	VPAND(polyClamp, x[0][0].AsX(), r)
+	VMOVDQU(r, rk)
+	VMOVDQU(x[0][1].AsX(), rk.Offset(16))
+	for s := range x {
+		for _, half := range []int{0, 1} {
+			blk := 2*s + half
+			if blk == 0 {
+				continue
+			}
+			imm := U8(0x20) // the low halves: block 2s
+			if half == 1 {
+				imm = U8(0x31)
+			}
+			for c := range 2 { // bytes 32c..32c+31 of the block: rows 2c and 2c+1
+				t := YMM()
+				VPERM2I128(imm, x[s][2*c+1], x[s][2*c], t)
+				VMOVDQU(t, ks.Offset(64*(blk-1)+32*c))
+			}
+		}
+	}
+}
+
+// tinyXOR XORs the key stream at ks into the first n bytes of the message at msg, in 32-byte chunks.
+// With pad, the bytes of the last chunk past n stay zero (the MAC input's padding).
+func tinyXOR(msg, ks Mem, n Register, pad bool, label string) {
+	var mask GPVirtual
+	if pad {
+		mask = GP64()
+		LEAQ(tailMask, mask)
+	}
+	for c := range chachaTinyMax / 32 {
+		CMPQ(n, U32(32*c))
+		JBE(LabelRef(label + "done"))
+		v := YMM()
+		VMOVDQU(msg.Offset(32*c), v)
+		VPXOR(ks.Offset(32*c), v, v)
+		if pad {
+			Comment(fmt.Sprintf("Bytes past n: 32-byte offset max(0, %d-n) into the tail mask.", 32*(c+1)))
+			off, z := GP64(), GP64()
+			MOVQ(U32(32*(c+1)), off)
+			SUBQ(n, off)
+			XORQ(z, z)
+			CMPQ(off, z)
+			CMOVQLT(z, off)
+			VPAND(Mem{Base: mask, Index: off, Scale: 1}, v, v)
+		}
+		VMOVDQU(v, msg.Offset(32*c))
+	}
+	Label(label + "done")
+}
+
+// copyBytes copies k bytes from src to dst (advancing both, consuming k): 32 bytes at a time, then
+// one move of each power of two below 32 that k's bits call for. Every load and store stays within
+// the k bytes; the branches depend on k, a public length, only.
+func copyBytes(dst, src, k Register, label string) {
+	CMPQ(k, U8(32))
+	JB(LabelRef(label + "tail"))
+	Label(label + "loop")
+	y := YMM()
+	VMOVDQU(Mem{Base: src}, y)
+	VMOVDQU(y, Mem{Base: dst})
+	ADDQ(U8(32), src)
+	ADDQ(U8(32), dst)
+	SUBQ(U8(32), k)
+	CMPQ(k, U8(32))
+	JAE(LabelRef(label + "loop"))
+	Label(label + "tail")
+	for _, w := range []int{16, 8, 4, 2, 1} {
+		skip := fmt.Sprintf("%s%d", label, w)
+		TESTQ(U32(w), k)
+		JZ(LabelRef(skip))
+		switch w {
+		case 16:
+			x := XMM()
+			VMOVDQU(Mem{Base: src}, x)
+			VMOVDQU(x, Mem{Base: dst})
+		case 8:
+			t := GP64()
+			MOVQ(Mem{Base: src}, t)
+			MOVQ(t, Mem{Base: dst})
+		case 4:
+			t := GP32()
+			MOVL(Mem{Base: src}, t)
+			MOVL(t, Mem{Base: dst})
+		case 2:
+			t := GP16()
+			MOVW(Mem{Base: src}, t)
+			MOVW(t, Mem{Base: dst})
+		case 1:
+			t := GP8()
+			MOVB(Mem{Base: src}, t)
+			MOVB(t, Mem{Base: dst})
+		}
+		if w > 1 {
+			ADDQ(U8(w), src)
+			ADDQ(U8(w), dst)
+		}
+		Label(skip)
+	}
+}
