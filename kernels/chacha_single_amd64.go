@@ -48,7 +48,7 @@ import (
 //	           instead of after it.
 //
 // On both, a message within blocks 1-3 with a short MAC input takes chachaTinyOp, and short MACs the
-// portable radix-2^64 Poly1305 (poly1305AEAD). On AVX2 of 1-cycle cores (chachaAVX2Regs) a message
+// portable radix-2^64 Poly1305 (poly1305AEAD). On AVX2 of 1-cycle cores (impl.chachaAVX2Regs) a message
 // within blocks 1-3 with AD of up to chachaTinyAD bytes takes chachaTinyOpAVX2 instead: the whole op
 // in one call of chachaPoly1305TinyAVX2.
 //
@@ -78,7 +78,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	if open {
 		n -= TagSize
 	}
-	if t == AVX2 && chachaAVX2Regs && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD {
+	if t == AVX2 && impl.chachaAVX2Regs && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD {
 		return chachaTinyOpAVX2(op, open, n)
 	}
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {
