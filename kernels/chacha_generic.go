@@ -34,17 +34,23 @@ func quarterRound(a, b, c, d uint32) (uint32, uint32, uint32, uint32) {
 }
 
 // chachaRounds applies the 20 rounds (10 column rounds interleaved with 10 diagonal rounds) to s.
+// The words live in locals during the rounds, which the compiler keeps in registers; indexing s
+// itself would load and store a word of memory at every step.
 func chachaRounds(s *[16]uint32) {
+	x0, x1, x2, x3, x4, x5, x6, x7 := s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]
+	x8, x9, x10, x11, x12, x13, x14, x15 := s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15]
 	for range 10 {
-		s[0], s[4], s[8], s[12] = quarterRound(s[0], s[4], s[8], s[12])
-		s[1], s[5], s[9], s[13] = quarterRound(s[1], s[5], s[9], s[13])
-		s[2], s[6], s[10], s[14] = quarterRound(s[2], s[6], s[10], s[14])
-		s[3], s[7], s[11], s[15] = quarterRound(s[3], s[7], s[11], s[15])
-		s[0], s[5], s[10], s[15] = quarterRound(s[0], s[5], s[10], s[15])
-		s[1], s[6], s[11], s[12] = quarterRound(s[1], s[6], s[11], s[12])
-		s[2], s[7], s[8], s[13] = quarterRound(s[2], s[7], s[8], s[13])
-		s[3], s[4], s[9], s[14] = quarterRound(s[3], s[4], s[9], s[14])
+		x0, x4, x8, x12 = quarterRound(x0, x4, x8, x12)
+		x1, x5, x9, x13 = quarterRound(x1, x5, x9, x13)
+		x2, x6, x10, x14 = quarterRound(x2, x6, x10, x14)
+		x3, x7, x11, x15 = quarterRound(x3, x7, x11, x15)
+		x0, x5, x10, x15 = quarterRound(x0, x5, x10, x15)
+		x1, x6, x11, x12 = quarterRound(x1, x6, x11, x12)
+		x2, x7, x8, x13 = quarterRound(x2, x7, x8, x13)
+		x3, x4, x9, x14 = quarterRound(x3, x4, x9, x14)
 	}
+	s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7] = x0, x1, x2, x3, x4, x5, x6, x7
+	s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15] = x8, x9, x10, x11, x12, x13, x14, x15
 }
 
 // chachaInit lays out the initial state of RFC 8439 section 2.3: constants, key, counter, nonce.
