@@ -27,10 +27,13 @@ const (
 )
 
 // route is a family's entry in the dispatch table: batches with at least minOps of the family's ops
-// run on tier, smaller ones (and every batch when tier is Stdlib) on Stdlib.
+// run on tier, smaller ones (and every batch when tier is Stdlib) on Stdlib. In a batch that runs on
+// Stdlib, the ops small enough for tiny's fused one-call kernel (chachaTinyRun: the ChaCha family's
+// messages of up to three blocks) run there instead, where tiny is not Stdlib.
 type route struct {
 	tier   Tier
 	minOps int
+	tiny   Tier
 }
 
 // routes is the dispatch table: per CPU class, the ChaCha family's and the AES-GCM family's route,
@@ -38,11 +41,12 @@ type route struct {
 // standard library's; the runs are in docs/benchmarks.md).
 var routes = [...]struct{ chacha, gcm route }{
 	// Nothing measured: the standard library.
-	cpuUnmeasured: {route{Stdlib, 0}, route{Stdlib, 0}},
+	cpuUnmeasured: {route{Stdlib, 0, Stdlib}, route{Stdlib, 0, Stdlib}},
 	// AMD Zen 5: 64 x 1420 B 2.6-3.0x, 1 op 1.02x or more, both families. docs/benchmarks.md
-	cpuAVX512: {route{AVX512, 1}, route{AVX512, 1}},
-	// AMD Zen 3: GCM 1.39-2.57x on every shape, 1 op too; ChaCha's AVX2 0.5-0.92x. docs/benchmarks.md
-	cpuAVX2Lat1: {route{Stdlib, 0}, route{AVX2, 1}},
+	cpuAVX512: {route{AVX512, 1, Stdlib}, route{AVX512, 1, Stdlib}},
+	// AMD Zen 3: GCM 1.39-2.57x on every shape, 1 op too; ChaCha's AVX2 lanes and one-message passes
+	// 0.5-0.92x, its fused tiny kernel 1.00-1.17x on ops of up to 192 B (1 x 64 B, 64 x 64 B). docs/benchmarks.md
+	cpuAVX2Lat1: {route{Stdlib, 0, AVX2}, route{AVX2, 1, Stdlib}},
 }
 
 // chachaRoute and gcmRoute are this CPU's routes; tests set them to run the dispatcher's choices.

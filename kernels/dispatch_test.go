@@ -16,18 +16,21 @@ import (
 // TestDispatchTable: this CPU's routes name tiers that run here, and the table has a route for
 // every class.
 func TestDispatchTable(t *testing.T) {
-	t.Logf("CPU class %d: ChaCha family %v from %d ops, AES-GCM %v from %d ops",
-		thisCPU, chachaRoute.tier, chachaRoute.minOps, gcmRoute.tier, gcmRoute.minOps)
+	t.Logf("CPU class %d: ChaCha family %v from %d ops (tiny ops %v), AES-GCM %v from %d ops",
+		thisCPU, chachaRoute.tier, chachaRoute.minOps, chachaRoute.tiny, gcmRoute.tier, gcmRoute.minOps)
 	for c, r := range routes {
 		for _, fr := range []route{r.chacha, r.gcm} {
-			if fr.tier >= numTiers || fr.tier == Generic {
-				t.Errorf("class %d routes to %v: the default path takes a kernel tier or Stdlib", c, fr.tier)
+			if fr.tier >= numTiers || fr.tier == Generic || fr.tiny >= numTiers || fr.tiny == Generic {
+				t.Errorf("class %d routes to %v (tiny %v): the default path takes a kernel tier or Stdlib", c, fr.tier, fr.tiny)
 			}
+		}
+		if r.gcm.tiny != Stdlib {
+			t.Errorf("class %d: the AES-GCM family has no tiny kernels", c)
 		}
 	}
 	for _, r := range []route{chachaRoute, gcmRoute} {
-		if !tierAvailable[r.tier] {
-			t.Errorf("this CPU's route takes %v, which is not available", r.tier)
+		if !tierAvailable[r.tier] || !tierAvailable[r.tiny] {
+			t.Errorf("this CPU's route takes %v (tiny %v), which is not available", r.tier, r.tiny)
 		}
 	}
 }
@@ -49,7 +52,12 @@ func TestDispatchPaths(t *testing.T) {
 	}
 	for _, tier := range Tiers() {
 		for _, minOps := range []int{0, 1, 4, 8} {
-			chachaRoute, gcmRoute = route{tier, minOps}, route{tier, minOps}
+			// Tiny ops on every SIMD tier's fused kernel where it has one (chachaTinyRun).
+			tiny := Stdlib
+			if tier != Stdlib && tier != Generic {
+				tiny = tier
+			}
+			chachaRoute, gcmRoute = route{tier, minOps, tiny}, route{tier, minOps, tiny}
 			t.Run(fmt.Sprintf("%v/from%d", tier, minOps), func(t *testing.T) {
 				for _, n := range []int{1, 2, 3, 4, 7, 8, 9, 16, 33} {
 					checkDefaultAgainstGeneric(t, keys, n, rng)

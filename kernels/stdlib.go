@@ -55,12 +55,24 @@ func wipeStdAEAD(a cipher.AEAD) bool {
 }
 
 // stdRun processes the ops of ops of one family (the AES-GCM family if gcm, else the ChaCha family)
-// through the standard library and returns how many Opens failed. A failed op's Dst is zeroed (the
-// standard library's AEADs clear it too).
-func stdRun(ops []Op, open, gcm bool) (failed int) {
+// through the standard library and returns how many Opens failed; ops small enough for tier tiny's
+// fused kernel run there instead (chachaTinyRun; tiny Stdlib: none). A failed op's Dst is zeroed
+// (the standard library's AEADs clear it too).
+func stdRun(ops []Op, open, gcm bool, tiny Tier) (failed int) {
 	for i := range ops {
 		op := &ops[i]
-		if op.Key.suite.isGCM() == gcm && !stdOp(op, open) {
+		if op.Key.suite.isGCM() != gcm {
+			continue
+		}
+		if tiny != Stdlib {
+			if done, ok := chachaTinyRun(tiny, op, open); done {
+				if !ok {
+					failed++
+				}
+				continue
+			}
+		}
+		if !stdOp(op, open) {
 			failed++
 		}
 	}

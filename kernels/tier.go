@@ -92,14 +92,14 @@ func (t Tier) mustBeAvailable() {
 func (t Tier) Seal(ops []Op) {
 	t.mustBeAvailable()
 	nc, ng := checkOps(ops, false)
-	run(t, t, nc, ng, ops, false)
+	run(t, t, Stdlib, nc, ng, ops, false)
 }
 
 // Open runs every op of ops on tier t (see the package-level Open). It panics if t is not available.
 func (t Tier) Open(ops []Op) (failed int) {
 	t.mustBeAvailable()
 	nc, ng := checkOps(ops, true)
-	return run(t, t, nc, ng, ops, true)
+	return run(t, t, Stdlib, nc, ng, ops, true)
 }
 
 // Seal encrypts and authenticates every op on the path this CPU runs fastest for the batch's shape
@@ -108,7 +108,7 @@ func (t Tier) Open(ops []Op) (failed int) {
 // processed, like cipher.AEAD.
 func Seal(ops []Op) {
 	nc, ng := checkOps(ops, false)
-	run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), nc, ng, ops, false)
+	run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute.tiny, nc, ng, ops, false)
 }
 
 // Open authenticates and decrypts every op on the path this CPU runs fastest for the batch's shape
@@ -117,25 +117,26 @@ func Seal(ops []Op) {
 // not misuse.
 func Open(ops []Op) (failed int) {
 	nc, ng := checkOps(ops, true)
-	return run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), nc, ng, ops, true)
+	return run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute.tiny, nc, ng, ops, true)
 }
 
 // run hands the batch to each suite family that has ops in it (nc ChaCha-family ops, ng AES-GCM
-// ops), the ChaCha family's on tier chacha and the AES-GCM family's on tier gcm. Each family walks
+// ops), the ChaCha family's on tier chacha and the AES-GCM family's on tier gcm; on Stdlib, the
+// ChaCha family's tiny ops on tier tiny's fused kernel (route.tiny; Stdlib: none). Each family walks
 // the batch and takes only its own ops, so a mixed batch is grouped without allocating and every op
 // is processed exactly once.
-func run(chacha, gcm Tier, nc, ng int, ops []Op, open bool) (failed int) {
+func run(chacha, gcm, tiny Tier, nc, ng int, ops []Op, open bool) (failed int) {
 	switch {
 	case nc == 0:
 	case chacha == Stdlib:
-		failed = stdRun(ops, open, false)
+		failed = stdRun(ops, open, false, tiny)
 	default:
 		failed = chachaRun(chacha, ops, open)
 	}
 	switch {
 	case ng == 0:
 	case gcm == Stdlib:
-		failed += stdRun(ops, open, true)
+		failed += stdRun(ops, open, true, Stdlib)
 	default:
 		failed += gcmRun(gcm, ops, open)
 	}
