@@ -8051,11 +8051,11 @@ ks2doubleround1:
 
 // func chachaPoly1305TinyAVX2(key *[8]uint32, nonce *[12]byte, dst *byte, src *byte, n int, ad *byte, adLen int, tag *[16]byte, open bool) bool
 // Requires: AVX, AVX2, BMI2, CMOV
-TEXT ·chachaPoly1305TinyAVX2(SB), NOSPLIT, $448-73
-	MOVQ n+32(FP), AX
-	MOVQ adLen+48(FP), CX
-	MOVQ CX, 400(SP)
-	MOVQ AX, 408(SP)
+TEXT ·chachaPoly1305TinyAVX2(SB), NOSPLIT, $432-73
+	MOVQ n+32(FP), DX
+	MOVQ adLen+48(FP), AX
+	MOVQ AX, 400(SP)
+	MOVQ DX, 408(SP)
 
 	// Stage the message and the AD's partial last block, zero-padded.
 	VPXOR   Y0, Y0, Y0
@@ -8066,16 +8066,16 @@ TEXT ·chachaPoly1305TinyAVX2(SB), NOSPLIT, $448-73
 	VMOVDQU Y0, 128(SP)
 	VMOVDQU Y0, 160(SP)
 	VMOVDQU X0, 384(SP)
-	MOVQ    src+24(FP), DX
+	MOVQ    src+24(FP), CX
 	LEAQ    (SP), BX
-	MOVQ    AX, SI
+	MOVQ    DX, SI
 	CMPQ    SI, $0x20
 	JB      chachaPoly1305TinyAVX2stagetail
 
 chachaPoly1305TinyAVX2stageloop:
-	VMOVDQU (DX), Y0
+	VMOVDQU (CX), Y0
 	VMOVDQU Y0, (BX)
-	ADDQ    $0x20, DX
+	ADDQ    $0x20, CX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, SI
 	CMPQ    SI, $0x20
@@ -8084,56 +8084,56 @@ chachaPoly1305TinyAVX2stageloop:
 chachaPoly1305TinyAVX2stagetail:
 	TESTQ   $0x00000010, SI
 	JZ      chachaPoly1305TinyAVX2stage16
-	VMOVDQU (DX), X0
+	VMOVDQU (CX), X0
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
+	ADDQ    $0x10, CX
 	ADDQ    $0x10, BX
 
 chachaPoly1305TinyAVX2stage16:
 	TESTQ $0x00000008, SI
 	JZ    chachaPoly1305TinyAVX2stage8
-	MOVQ  (DX), DI
+	MOVQ  (CX), DI
 	MOVQ  DI, (BX)
-	ADDQ  $0x08, DX
+	ADDQ  $0x08, CX
 	ADDQ  $0x08, BX
 
 chachaPoly1305TinyAVX2stage8:
 	TESTQ $0x00000004, SI
 	JZ    chachaPoly1305TinyAVX2stage4
-	MOVL  (DX), DI
+	MOVL  (CX), DI
 	MOVL  DI, (BX)
-	ADDQ  $0x04, DX
+	ADDQ  $0x04, CX
 	ADDQ  $0x04, BX
 
 chachaPoly1305TinyAVX2stage4:
 	TESTQ $0x00000002, SI
 	JZ    chachaPoly1305TinyAVX2stage2
-	MOVW  (DX), DI
+	MOVW  (CX), DI
 	MOVW  DI, (BX)
-	ADDQ  $0x02, DX
+	ADDQ  $0x02, CX
 	ADDQ  $0x02, BX
 
 chachaPoly1305TinyAVX2stage2:
 	TESTQ $0x00000001, SI
 	JZ    chachaPoly1305TinyAVX2stage1
-	MOVB  (DX), DL
-	MOVB  DL, (BX)
+	MOVB  (CX), CL
+	MOVB  CL, (BX)
 
 chachaPoly1305TinyAVX2stage1:
-	MOVQ ad+40(FP), DX
-	MOVQ CX, SI
+	MOVQ ad+40(FP), CX
+	MOVQ AX, SI
 	ANDQ $-16, SI
-	ADDQ SI, DX
-	MOVQ CX, SI
+	ADDQ SI, CX
+	MOVQ AX, SI
 	ANDQ $0x0f, SI
 	LEAQ 384(SP), BX
 	CMPQ SI, $0x20
 	JB   chachaPoly1305TinyAVX2adtailtail
 
 chachaPoly1305TinyAVX2adtailloop:
-	VMOVDQU (DX), Y0
+	VMOVDQU (CX), Y0
 	VMOVDQU Y0, (BX)
-	ADDQ    $0x20, DX
+	ADDQ    $0x20, CX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, SI
 	CMPQ    SI, $0x20
@@ -8142,61 +8142,64 @@ chachaPoly1305TinyAVX2adtailloop:
 chachaPoly1305TinyAVX2adtailtail:
 	TESTQ   $0x00000010, SI
 	JZ      chachaPoly1305TinyAVX2adtail16
-	VMOVDQU (DX), X0
+	VMOVDQU (CX), X0
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
+	ADDQ    $0x10, CX
 	ADDQ    $0x10, BX
 
 chachaPoly1305TinyAVX2adtail16:
 	TESTQ $0x00000008, SI
 	JZ    chachaPoly1305TinyAVX2adtail8
-	MOVQ  (DX), CX
-	MOVQ  CX, (BX)
-	ADDQ  $0x08, DX
+	MOVQ  (CX), AX
+	MOVQ  AX, (BX)
+	ADDQ  $0x08, CX
 	ADDQ  $0x08, BX
 
 chachaPoly1305TinyAVX2adtail8:
 	TESTQ $0x00000004, SI
 	JZ    chachaPoly1305TinyAVX2adtail4
-	MOVL  (DX), CX
-	MOVL  CX, (BX)
-	ADDQ  $0x04, DX
+	MOVL  (CX), AX
+	MOVL  AX, (BX)
+	ADDQ  $0x04, CX
 	ADDQ  $0x04, BX
 
 chachaPoly1305TinyAVX2adtail4:
 	TESTQ $0x00000002, SI
 	JZ    chachaPoly1305TinyAVX2adtail2
-	MOVW  (DX), CX
-	MOVW  CX, (BX)
-	ADDQ  $0x02, DX
+	MOVW  (CX), AX
+	MOVW  AX, (BX)
+	ADDQ  $0x02, CX
 	ADDQ  $0x02, BX
 
 chachaPoly1305TinyAVX2adtail2:
 	TESTQ $0x00000001, SI
 	JZ    chachaPoly1305TinyAVX2adtail1
-	MOVB  (DX), CL
-	MOVB  CL, (BX)
+	MOVB  (CX), AL
+	MOVB  AL, (BX)
 
 chachaPoly1305TinyAVX2adtail1:
 	// The key stream: blocks 0-1, or 0-3 when the message goes past block 1.
-	MOVQ           key+0(FP), CX
-	MOVQ           nonce+8(FP), DX
-	VMOVQ          (DX), X1
-	VPINSRD        $0x02, 8(DX), X1, X1
+	MOVQ           key+0(FP), AX
+	MOVQ           nonce+8(FP), CX
+	VMOVQ          (CX), X1
+	VPINSRD        $0x02, 8(CX), X1, X1
 	VPSLLDQ        $0x04, X1, X1
 	VINSERTI128    $0x01, X1, Y1, Y1
-	CMPQ           AX, $0x40
+	MOVB           open+64(FP), CL
+	CMPQ           DX, $0x40
 	JA             chachaPoly1305TinyAVX2four
+	TESTB          CL, CL
+	JNZ            chachaPoly1305TinyAVX2twoopen
 	VBROADCASTI128 chachaSigma<>+0(SB), Y0
-	VBROADCASTI128 (CX), Y2
-	VBROADCASTI128 16(CX), Y3
+	VBROADCASTI128 (AX), Y2
+	VBROADCASTI128 16(AX), Y3
 	VMOVDQA        Y0, Y4
 	VMOVDQA        Y2, Y5
 	VMOVDQA        Y3, Y6
 	VPADDD         chachaRowCounters<>+0(SB), Y1, Y7
 	MOVL           $0x0000000a, AX
 
-chachaPoly1305TinyAVX2rounds2:
+chachaPoly1305TinyAVX2rounds2seal:
 	VPADDD  Y5, Y4, Y4
 	VPXOR   Y4, Y7, Y7
 	VPSHUFB chachaRotMasks<>+0(SB), Y7, Y7
@@ -8238,7 +8241,7 @@ chachaPoly1305TinyAVX2rounds2:
 	VPSHUFD $0x93, Y6, Y6
 	VPSHUFD $0x4e, Y7, Y7
 	DECL    AX
-	JNZ     chachaPoly1305TinyAVX2rounds2
+	JNZ     chachaPoly1305TinyAVX2rounds2seal
 
 	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
 	VPADDD     Y0, Y4, Y4
@@ -8247,18 +8250,116 @@ chachaPoly1305TinyAVX2rounds2:
 	VPADDD     chachaRowCounters<>+0(SB), Y1, Y0
 	VPADDD     Y0, Y7, Y7
 	VPAND      poly1305Clamp<>+0(SB), X4, X0
-	VMOVDQU    X0, 416(SP)
-	VMOVDQU    X5, 432(SP)
+	VMOVQ      X0, AX
+	VPEXTRQ    $0x01, X0, CX
+	VMOVDQU    X5, 416(SP)
+	LEAQ       chachaTailMask<>+0(SB), BX
+	VPERM2I128 $0x31, Y5, Y4, Y0
+	CMPQ       DX, $0x00000000
+	JBE        chachaPoly1305TinyAVX2rounds2sealdone
+	VPXOR      (SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, (SP)
+	VPERM2I128 $0x31, Y7, Y6, Y0
+	CMPQ       DX, $0x00000020
+	JBE        chachaPoly1305TinyAVX2rounds2sealdone
+	VPXOR      32(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ    $0x00000040, SI
+	SUBQ    DX, SI
+	XORQ    DX, DX
+	CMPQ    SI, DX
+	CMOVQLT DX, SI
+	VPAND   (BX)(SI*1), Y0, Y0
+	VMOVDQU Y0, 32(SP)
+
+chachaPoly1305TinyAVX2rounds2sealdone:
+	JMP chachaPoly1305TinyAVX2sealout
+
+chachaPoly1305TinyAVX2twoopen:
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VBROADCASTI128 (AX), Y2
+	VBROADCASTI128 16(AX), Y3
+	VMOVDQA        Y0, Y4
+	VMOVDQA        Y2, Y5
+	VMOVDQA        Y3, Y6
+	VPADDD         chachaRowCounters<>+0(SB), Y1, Y7
+	MOVL           $0x0000000a, AX
+
+chachaPoly1305TinyAVX2rounds2open:
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+0(SB), Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x0c, Y5, Y8
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y8, Y5, Y5
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+32(SB), Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x07, Y5, Y8
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y8, Y5, Y5
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+0(SB), Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x0c, Y5, Y8
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y8, Y5, Y5
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+32(SB), Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x07, Y5, Y8
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y8, Y5, Y5
+	VPSHUFD $0x39, Y4, Y4
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	DECL    AX
+	JNZ     chachaPoly1305TinyAVX2rounds2open
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD     Y0, Y4, Y4
+	VPADDD     Y2, Y5, Y5
+	VPADDD     Y3, Y6, Y6
+	VPADDD     chachaRowCounters<>+0(SB), Y1, Y0
+	VPADDD     Y0, Y7, Y7
+	VPAND      poly1305Clamp<>+0(SB), X4, X0
+	VMOVQ      X0, AX
+	VPEXTRQ    $0x01, X0, CX
+	VMOVDQU    X5, 416(SP)
 	VPERM2I128 $0x31, Y5, Y4, Y0
 	VMOVDQU    Y0, 192(SP)
 	VPERM2I128 $0x31, Y7, Y6, Y0
 	VMOVDQU    Y0, 224(SP)
-	JMP        chachaPoly1305TinyAVX2mac
+	JMP        chachaPoly1305TinyAVX2authenticate
 
 chachaPoly1305TinyAVX2four:
+	TESTB          CL, CL
+	JNZ            chachaPoly1305TinyAVX2fouropen
 	VBROADCASTI128 chachaSigma<>+0(SB), Y0
-	VBROADCASTI128 (CX), Y2
-	VBROADCASTI128 16(CX), Y3
+	VBROADCASTI128 (AX), Y2
+	VBROADCASTI128 16(AX), Y3
 	VMOVDQA        Y0, Y4
 	VMOVDQA        Y2, Y5
 	VMOVDQA        Y3, Y6
@@ -8269,7 +8370,7 @@ chachaPoly1305TinyAVX2four:
 	VPADDD         chachaRowCounters<>+32(SB), Y1, Y11
 	MOVL           $0x0000000a, AX
 
-chachaPoly1305TinyAVX2rounds4:
+chachaPoly1305TinyAVX2rounds4seal:
 	VPADDD  Y5, Y4, Y4
 	VPXOR   Y4, Y7, Y7
 	VPSHUFB chachaRotMasks<>+0(SB), Y7, Y7
@@ -8349,7 +8450,7 @@ chachaPoly1305TinyAVX2rounds4:
 	VPSHUFD $0x93, Y10, Y10
 	VPSHUFD $0x4e, Y11, Y11
 	DECL    AX
-	JNZ     chachaPoly1305TinyAVX2rounds4
+	JNZ     chachaPoly1305TinyAVX2rounds4seal
 
 	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
 	VPADDD     Y0, Y4, Y4
@@ -8363,8 +8464,203 @@ chachaPoly1305TinyAVX2rounds4:
 	VPADDD     chachaRowCounters<>+32(SB), Y1, Y0
 	VPADDD     Y0, Y11, Y11
 	VPAND      poly1305Clamp<>+0(SB), X4, X0
-	VMOVDQU    X0, 416(SP)
-	VMOVDQU    X5, 432(SP)
+	VMOVQ      X0, AX
+	VPEXTRQ    $0x01, X0, CX
+	VMOVDQU    X5, 416(SP)
+	LEAQ       chachaTailMask<>+0(SB), BX
+	VPERM2I128 $0x31, Y5, Y4, Y0
+	CMPQ       DX, $0x00000000
+	JBE        chachaPoly1305TinyAVX2rounds4sealdone
+	VPXOR      (SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, (SP)
+	VPERM2I128 $0x31, Y7, Y6, Y0
+	CMPQ       DX, $0x00000020
+	JBE        chachaPoly1305TinyAVX2rounds4sealdone
+	VPXOR      32(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ       $0x00000040, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, 32(SP)
+	VPERM2I128 $0x20, Y9, Y8, Y0
+	CMPQ       DX, $0x00000040
+	JBE        chachaPoly1305TinyAVX2rounds4sealdone
+	VPXOR      64(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 96-n) into the tail mask.
+	MOVQ       $0x00000060, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, 64(SP)
+	VPERM2I128 $0x20, Y11, Y10, Y0
+	CMPQ       DX, $0x00000060
+	JBE        chachaPoly1305TinyAVX2rounds4sealdone
+	VPXOR      96(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 128-n) into the tail mask.
+	MOVQ       $0x00000080, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, 96(SP)
+	VPERM2I128 $0x31, Y9, Y8, Y0
+	CMPQ       DX, $0x00000080
+	JBE        chachaPoly1305TinyAVX2rounds4sealdone
+	VPXOR      128(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 160-n) into the tail mask.
+	MOVQ       $0x000000a0, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, 128(SP)
+	VPERM2I128 $0x31, Y11, Y10, Y0
+	CMPQ       DX, $0x000000a0
+	JBE        chachaPoly1305TinyAVX2rounds4sealdone
+	VPXOR      160(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 192-n) into the tail mask.
+	MOVQ    $0x000000c0, SI
+	SUBQ    DX, SI
+	XORQ    DX, DX
+	CMPQ    SI, DX
+	CMOVQLT DX, SI
+	VPAND   (BX)(SI*1), Y0, Y0
+	VMOVDQU Y0, 160(SP)
+
+chachaPoly1305TinyAVX2rounds4sealdone:
+	JMP chachaPoly1305TinyAVX2sealout
+
+chachaPoly1305TinyAVX2fouropen:
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VBROADCASTI128 (AX), Y2
+	VBROADCASTI128 16(AX), Y3
+	VMOVDQA        Y0, Y4
+	VMOVDQA        Y2, Y5
+	VMOVDQA        Y3, Y6
+	VPADDD         chachaRowCounters<>+0(SB), Y1, Y7
+	VMOVDQA        Y0, Y8
+	VMOVDQA        Y2, Y9
+	VMOVDQA        Y3, Y10
+	VPADDD         chachaRowCounters<>+32(SB), Y1, Y11
+	MOVL           $0x0000000a, AX
+
+chachaPoly1305TinyAVX2rounds4open:
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+0(SB), Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXOR   Y8, Y11, Y11
+	VPSHUFB chachaRotMasks<>+0(SB), Y11, Y11
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x0c, Y5, Y12
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y9, Y9
+	VPSLLD  $0x0c, Y9, Y12
+	VPSRLD  $0x14, Y9, Y9
+	VPOR    Y12, Y9, Y9
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+32(SB), Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXOR   Y8, Y11, Y11
+	VPSHUFB chachaRotMasks<>+32(SB), Y11, Y11
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x07, Y5, Y12
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y9, Y9
+	VPSLLD  $0x07, Y9, Y12
+	VPSRLD  $0x19, Y9, Y9
+	VPOR    Y12, Y9, Y9
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	VPSHUFD $0x93, Y8, Y8
+	VPSHUFD $0x39, Y10, Y10
+	VPSHUFD $0x4e, Y11, Y11
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+0(SB), Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXOR   Y8, Y11, Y11
+	VPSHUFB chachaRotMasks<>+0(SB), Y11, Y11
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x0c, Y5, Y12
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y9, Y9
+	VPSLLD  $0x0c, Y9, Y12
+	VPSRLD  $0x14, Y9, Y9
+	VPOR    Y12, Y9, Y9
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+32(SB), Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXOR   Y8, Y11, Y11
+	VPSHUFB chachaRotMasks<>+32(SB), Y11, Y11
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x07, Y5, Y12
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y9, Y9
+	VPSLLD  $0x07, Y9, Y12
+	VPSRLD  $0x19, Y9, Y9
+	VPOR    Y12, Y9, Y9
+	VPSHUFD $0x39, Y4, Y4
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	VPSHUFD $0x39, Y8, Y8
+	VPSHUFD $0x93, Y10, Y10
+	VPSHUFD $0x4e, Y11, Y11
+	DECL    AX
+	JNZ     chachaPoly1305TinyAVX2rounds4open
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD     Y0, Y4, Y4
+	VPADDD     Y2, Y5, Y5
+	VPADDD     Y3, Y6, Y6
+	VPADDD     chachaRowCounters<>+0(SB), Y1, Y12
+	VPADDD     Y12, Y7, Y7
+	VPADDD     Y0, Y8, Y8
+	VPADDD     Y2, Y9, Y9
+	VPADDD     Y3, Y10, Y10
+	VPADDD     chachaRowCounters<>+32(SB), Y1, Y0
+	VPADDD     Y0, Y11, Y11
+	VPAND      poly1305Clamp<>+0(SB), X4, X0
+	VMOVQ      X0, AX
+	VPEXTRQ    $0x01, X0, CX
+	VMOVDQU    X5, 416(SP)
 	VPERM2I128 $0x31, Y5, Y4, Y0
 	VMOVDQU    Y0, 192(SP)
 	VPERM2I128 $0x31, Y7, Y6, Y0
@@ -8377,365 +8673,287 @@ chachaPoly1305TinyAVX2rounds4:
 	VMOVDQU    Y0, 320(SP)
 	VPERM2I128 $0x31, Y11, Y10, Y0
 	VMOVDQU    Y0, 352(SP)
+	JMP        chachaPoly1305TinyAVX2authenticate
 
-chachaPoly1305TinyAVX2mac:
-	MOVQ  n+32(FP), AX
-	MOVB  open+64(FP), CL
-	TESTB CL, CL
-	JNZ   chachaPoly1305TinyAVX2authenticate
+chachaPoly1305TinyAVX2sealout:
+	MOVQ n+32(FP), DX
+	MOVQ dst+16(FP), BX
+	LEAQ (SP), SI
+	CMPQ DX, $0x20
+	JB   chachaPoly1305TinyAVX2sealcopytail
 
-	// Seal: XOR the key stream into the staged message; the MAC input's padding stays zero.
-	LEAQ    chachaTailMask<>+0(SB), CX
-	CMPQ    AX, $0x00000000
-	JBE     chachaPoly1305TinyAVX2sealdone
-	VMOVDQU (SP), Y0
-	VPXOR   192(SP), Y0, Y0
+chachaPoly1305TinyAVX2sealcopyloop:
+	VMOVDQU (SI), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305TinyAVX2sealcopyloop
 
-	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
-	MOVQ    $0x00000020, DX
-	SUBQ    AX, DX
-	XORQ    BX, BX
-	CMPQ    DX, BX
-	CMOVQLT BX, DX
-	VPAND   (CX)(DX*1), Y0, Y0
-	VMOVDQU Y0, (SP)
-	CMPQ    AX, $0x00000020
-	JBE     chachaPoly1305TinyAVX2sealdone
-	VMOVDQU 32(SP), Y0
-	VPXOR   224(SP), Y0, Y0
+chachaPoly1305TinyAVX2sealcopytail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305TinyAVX2sealcopy16
+	VMOVDQU (SI), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, SI
+	ADDQ    $0x10, BX
 
-	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
-	MOVQ    $0x00000040, DX
-	SUBQ    AX, DX
-	XORQ    BX, BX
-	CMPQ    DX, BX
-	CMOVQLT BX, DX
-	VPAND   (CX)(DX*1), Y0, Y0
-	VMOVDQU Y0, 32(SP)
-	CMPQ    AX, $0x00000040
-	JBE     chachaPoly1305TinyAVX2sealdone
-	VMOVDQU 64(SP), Y0
-	VPXOR   256(SP), Y0, Y0
+chachaPoly1305TinyAVX2sealcopy16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305TinyAVX2sealcopy8
+	MOVQ  (SI), DI
+	MOVQ  DI, (BX)
+	ADDQ  $0x08, SI
+	ADDQ  $0x08, BX
 
-	// Bytes past n: 32-byte offset max(0, 96-n) into the tail mask.
-	MOVQ    $0x00000060, DX
-	SUBQ    AX, DX
-	XORQ    BX, BX
-	CMPQ    DX, BX
-	CMOVQLT BX, DX
-	VPAND   (CX)(DX*1), Y0, Y0
-	VMOVDQU Y0, 64(SP)
-	CMPQ    AX, $0x00000060
-	JBE     chachaPoly1305TinyAVX2sealdone
-	VMOVDQU 96(SP), Y0
-	VPXOR   288(SP), Y0, Y0
+chachaPoly1305TinyAVX2sealcopy8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305TinyAVX2sealcopy4
+	MOVL  (SI), DI
+	MOVL  DI, (BX)
+	ADDQ  $0x04, SI
+	ADDQ  $0x04, BX
 
-	// Bytes past n: 32-byte offset max(0, 128-n) into the tail mask.
-	MOVQ    $0x00000080, DX
-	SUBQ    AX, DX
-	XORQ    BX, BX
-	CMPQ    DX, BX
-	CMOVQLT BX, DX
-	VPAND   (CX)(DX*1), Y0, Y0
-	VMOVDQU Y0, 96(SP)
-	CMPQ    AX, $0x00000080
-	JBE     chachaPoly1305TinyAVX2sealdone
-	VMOVDQU 128(SP), Y0
-	VPXOR   320(SP), Y0, Y0
+chachaPoly1305TinyAVX2sealcopy4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305TinyAVX2sealcopy2
+	MOVW  (SI), DI
+	MOVW  DI, (BX)
+	ADDQ  $0x02, SI
+	ADDQ  $0x02, BX
 
-	// Bytes past n: 32-byte offset max(0, 160-n) into the tail mask.
-	MOVQ    $0x000000a0, DX
-	SUBQ    AX, DX
-	XORQ    BX, BX
-	CMPQ    DX, BX
-	CMOVQLT BX, DX
-	VPAND   (CX)(DX*1), Y0, Y0
-	VMOVDQU Y0, 128(SP)
-	CMPQ    AX, $0x000000a0
-	JBE     chachaPoly1305TinyAVX2sealdone
-	VMOVDQU 160(SP), Y0
-	VPXOR   352(SP), Y0, Y0
+chachaPoly1305TinyAVX2sealcopy2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305TinyAVX2sealcopy1
+	MOVB  (SI), DL
+	MOVB  DL, (BX)
 
-	// Bytes past n: 32-byte offset max(0, 192-n) into the tail mask.
-	MOVQ    $0x000000c0, DX
-	SUBQ    AX, DX
-	XORQ    BX, BX
-	CMPQ    DX, BX
-	CMOVQLT BX, DX
-	VPAND   (CX)(DX*1), Y0, Y0
-	VMOVDQU Y0, 160(SP)
-
-chachaPoly1305TinyAVX2sealdone:
-	MOVQ dst+16(FP), CX
-	LEAQ (SP), DX
-	CMPQ AX, $0x20
-	JB   chachaPoly1305TinyAVX2sealouttail
-
-chachaPoly1305TinyAVX2sealoutloop:
-	VMOVDQU (DX), Y0
-	VMOVDQU Y0, (CX)
-	ADDQ    $0x20, DX
-	ADDQ    $0x20, CX
-	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305TinyAVX2sealoutloop
-
-chachaPoly1305TinyAVX2sealouttail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305TinyAVX2sealout16
-	VMOVDQU (DX), X0
-	VMOVDQU X0, (CX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, CX
-
-chachaPoly1305TinyAVX2sealout16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305TinyAVX2sealout8
-	MOVQ  (DX), BX
-	MOVQ  BX, (CX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, CX
-
-chachaPoly1305TinyAVX2sealout8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305TinyAVX2sealout4
-	MOVL  (DX), BX
-	MOVL  BX, (CX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, CX
-
-chachaPoly1305TinyAVX2sealout4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305TinyAVX2sealout2
-	MOVW  (DX), BX
-	MOVW  BX, (CX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, CX
-
-chachaPoly1305TinyAVX2sealout2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305TinyAVX2sealout1
-	MOVB  (DX), AL
-	MOVB  AL, (CX)
-
-chachaPoly1305TinyAVX2sealout1:
+chachaPoly1305TinyAVX2sealcopy1:
 chachaPoly1305TinyAVX2authenticate:
 	// Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).
-	XORQ  AX, AX
-	XORQ  CX, CX
 	XORQ  BX, BX
-	MOVQ  ad+40(FP), SI
-	MOVQ  adLen+48(FP), DI
-	SHRQ  $0x04, DI
-	TESTQ DI, DI
+	XORQ  SI, SI
+	XORQ  DI, DI
+	MOVQ  ad+40(FP), R8
+	MOVQ  adLen+48(FP), R9
+	SHRQ  $0x04, R9
+	TESTQ R9, R9
 	JZ    chachaPoly1305TinyAVX2addone
 
 chachaPoly1305TinyAVX2ad:
-	ADDQ (SI), AX
-	ADCQ 8(SI), CX
-	ADCQ $0x01, BX
+	ADDQ (R8), BX
+	ADCQ 8(R8), SI
+	ADCQ $0x01, DI
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  416(SP), DX
-	MULXQ AX, R8, R9
-	MULXQ CX, R11, R10
-	ADDQ  R11, R9
-	ADCQ  $0x00, R10
-	MOVQ  424(SP), DX
-	MULXQ CX, R11, CX
-	ADDQ  R11, R10
-	ADCQ  $0x00, CX
-	MULXQ AX, R11, AX
-	ADDQ  R11, R9
-	ADCQ  AX, R10
-	ADCQ  $0x00, CX
-	MOVQ  BX, R11
-	IMULQ DX, R11
-	ADDQ  R11, CX
-	IMULQ 416(SP), BX
-	ADDQ  BX, R10
-	ADCQ  $0x00, CX
+	MOVQ  AX, DX
+	MULXQ BX, R10, R11
+	MULXQ SI, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  CX, DX
+	MULXQ SI, R13, SI
+	ADDQ  R13, R12
+	ADCQ  $0x00, SI
+	MULXQ BX, R13, BX
+	ADDQ  R13, R11
+	ADCQ  BX, R12
+	ADCQ  $0x00, SI
+	MOVQ  DI, R13
+	IMULQ DX, R13
+	ADDQ  R13, SI
+	IMULQ AX, DI
+	ADDQ  DI, R12
+	ADCQ  $0x00, SI
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, DI
+	ANDQ $0x03, DI
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ SI, R11
+	ADCQ $0x00, DI
+	SHRQ $0x02, SI, R12
+	SHRQ $0x02, SI
+	ADDQ R12, R10
+	ADCQ SI, R11
+	ADCQ $0x00, DI
 	MOVQ R10, BX
-	ANDQ $0x03, BX
-	ANDQ $-4, R10
-	ADDQ R10, R8
-	ADCQ CX, R9
-	ADCQ $0x00, BX
-	SHRQ $0x02, CX, R10
-	SHRQ $0x02, CX
-	ADDQ R10, R8
-	ADCQ CX, R9
-	ADCQ $0x00, BX
-	MOVQ R8, AX
-	MOVQ R9, CX
-	ADDQ $0x10, SI
-	DECQ DI
+	MOVQ R11, SI
+	ADDQ $0x10, R8
+	DECQ R9
 	JNZ  chachaPoly1305TinyAVX2ad
 
 chachaPoly1305TinyAVX2addone:
 	TESTQ $0x0000000f, 400(SP)
 	JZ    chachaPoly1305TinyAVX2adpadded
-	ADDQ  384(SP), AX
-	ADCQ  392(SP), CX
-	ADCQ  $0x01, BX
+	ADDQ  384(SP), BX
+	ADCQ  392(SP), SI
+	ADCQ  $0x01, DI
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  416(SP), DX
-	MULXQ AX, SI, DI
-	MULXQ CX, R9, R8
-	ADDQ  R9, DI
-	ADCQ  $0x00, R8
-	MOVQ  424(SP), DX
-	MULXQ CX, R9, CX
-	ADDQ  R9, R8
-	ADCQ  $0x00, CX
-	MULXQ AX, R9, AX
-	ADDQ  R9, DI
-	ADCQ  AX, R8
-	ADCQ  $0x00, CX
-	MOVQ  BX, R9
-	IMULQ DX, R9
-	ADDQ  R9, CX
-	IMULQ 416(SP), BX
-	ADDQ  BX, R8
-	ADCQ  $0x00, CX
+	MOVQ  AX, DX
+	MULXQ BX, R8, R9
+	MULXQ SI, R11, R10
+	ADDQ  R11, R9
+	ADCQ  $0x00, R10
+	MOVQ  CX, DX
+	MULXQ SI, R11, SI
+	ADDQ  R11, R10
+	ADCQ  $0x00, SI
+	MULXQ BX, R11, BX
+	ADDQ  R11, R9
+	ADCQ  BX, R10
+	ADCQ  $0x00, SI
+	MOVQ  DI, R11
+	IMULQ DX, R11
+	ADDQ  R11, SI
+	IMULQ AX, DI
+	ADDQ  DI, R10
+	ADCQ  $0x00, SI
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R10, DI
+	ANDQ $0x03, DI
+	ANDQ $-4, R10
+	ADDQ R10, R8
+	ADCQ SI, R9
+	ADCQ $0x00, DI
+	SHRQ $0x02, SI, R10
+	SHRQ $0x02, SI
+	ADDQ R10, R8
+	ADCQ SI, R9
+	ADCQ $0x00, DI
 	MOVQ R8, BX
-	ANDQ $0x03, BX
-	ANDQ $-4, R8
-	ADDQ R8, SI
-	ADCQ CX, DI
-	ADCQ $0x00, BX
-	SHRQ $0x02, CX, R8
-	SHRQ $0x02, CX
-	ADDQ R8, SI
-	ADCQ CX, DI
-	ADCQ $0x00, BX
-	MOVQ SI, AX
-	MOVQ DI, CX
+	MOVQ R9, SI
 
 chachaPoly1305TinyAVX2adpadded:
-	LEAQ  (SP), SI
-	MOVQ  408(SP), DI
-	ADDQ  $0x0f, DI
-	SHRQ  $0x04, DI
-	TESTQ DI, DI
+	LEAQ  (SP), R8
+	MOVQ  408(SP), R9
+	ADDQ  $0x0f, R9
+	SHRQ  $0x04, R9
+	TESTQ R9, R9
 	JZ    chachaPoly1305TinyAVX2ctdone
 
 chachaPoly1305TinyAVX2ct:
-	ADDQ (SI), AX
-	ADCQ 8(SI), CX
-	ADCQ $0x01, BX
+	ADDQ (R8), BX
+	ADCQ 8(R8), SI
+	ADCQ $0x01, DI
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  416(SP), DX
-	MULXQ AX, R8, R9
-	MULXQ CX, R11, R10
+	MOVQ  AX, DX
+	MULXQ BX, R10, R11
+	MULXQ SI, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  CX, DX
+	MULXQ SI, R13, SI
+	ADDQ  R13, R12
+	ADCQ  $0x00, SI
+	MULXQ BX, R13, BX
+	ADDQ  R13, R11
+	ADCQ  BX, R12
+	ADCQ  $0x00, SI
+	MOVQ  DI, R13
+	IMULQ DX, R13
+	ADDQ  R13, SI
+	IMULQ AX, DI
+	ADDQ  DI, R12
+	ADCQ  $0x00, SI
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, DI
+	ANDQ $0x03, DI
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ SI, R11
+	ADCQ $0x00, DI
+	SHRQ $0x02, SI, R12
+	SHRQ $0x02, SI
+	ADDQ R12, R10
+	ADCQ SI, R11
+	ADCQ $0x00, DI
+	MOVQ R10, BX
+	MOVQ R11, SI
+	ADDQ $0x10, R8
+	DECQ R9
+	JNZ  chachaPoly1305TinyAVX2ct
+
+chachaPoly1305TinyAVX2ctdone:
+	ADDQ 400(SP), BX
+	ADCQ 408(SP), SI
+	ADCQ $0x01, DI
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  AX, DX
+	MULXQ BX, R8, R9
+	MULXQ SI, R11, R10
 	ADDQ  R11, R9
 	ADCQ  $0x00, R10
-	MOVQ  424(SP), DX
-	MULXQ CX, R11, CX
+	MOVQ  CX, DX
+	MULXQ SI, R11, CX
 	ADDQ  R11, R10
 	ADCQ  $0x00, CX
-	MULXQ AX, R11, AX
+	MULXQ BX, R11, BX
 	ADDQ  R11, R9
-	ADCQ  AX, R10
+	ADCQ  BX, R10
 	ADCQ  $0x00, CX
-	MOVQ  BX, R11
+	MOVQ  DI, R11
 	IMULQ DX, R11
 	ADDQ  R11, CX
-	IMULQ 416(SP), BX
-	ADDQ  BX, R10
+	IMULQ AX, DI
+	ADDQ  DI, R10
 	ADCQ  $0x00, CX
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R10, BX
-	ANDQ $0x03, BX
+	MOVQ R10, DI
+	ANDQ $0x03, DI
 	ANDQ $-4, R10
 	ADDQ R10, R8
 	ADCQ CX, R9
-	ADCQ $0x00, BX
+	ADCQ $0x00, DI
 	SHRQ $0x02, CX, R10
 	SHRQ $0x02, CX
 	ADDQ R10, R8
 	ADCQ CX, R9
-	ADCQ $0x00, BX
-	MOVQ R8, AX
-	MOVQ R9, CX
-	ADDQ $0x10, SI
-	DECQ DI
-	JNZ  chachaPoly1305TinyAVX2ct
-
-chachaPoly1305TinyAVX2ctdone:
-	ADDQ 400(SP), AX
-	ADCQ 408(SP), CX
-	ADCQ $0x01, BX
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  416(SP), DX
-	MULXQ AX, SI, DI
-	MULXQ CX, R9, R8
-	ADDQ  R9, DI
-	ADCQ  $0x00, R8
-	MOVQ  424(SP), DX
-	MULXQ CX, R9, CX
-	ADDQ  R9, R8
-	ADCQ  $0x00, CX
-	MULXQ AX, R9, AX
-	ADDQ  R9, DI
-	ADCQ  AX, R8
-	ADCQ  $0x00, CX
-	MOVQ  BX, R9
-	IMULQ DX, R9
-	ADDQ  R9, CX
-	IMULQ 416(SP), BX
-	ADDQ  BX, R8
-	ADCQ  $0x00, CX
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	ADCQ $0x00, DI
 	MOVQ R8, BX
-	ANDQ $0x03, BX
-	ANDQ $-4, R8
-	ADDQ R8, SI
-	ADCQ CX, DI
-	ADCQ $0x00, BX
-	SHRQ $0x02, CX, R8
-	SHRQ $0x02, CX
-	ADDQ R8, SI
-	ADCQ CX, DI
-	ADCQ $0x00, BX
-	MOVQ SI, AX
-	MOVQ DI, CX
+	MOVQ R9, SI
 
 	// The tag: h mod p + s mod 2^128 (section 2.5.1). h < 2p, and h + 5 reaches 2^130 exactly
 	// when h >= p, when h - p and h + 5 agree below 2^128: select h + 5 then, without a branch.
-	MOVQ    AX, DX
-	ADDQ    $0x05, DX
-	MOVQ    CX, SI
-	ADCQ    $0x00, SI
-	ADCQ    $0x00, BX
-	SHRQ    $0x02, BX
-	CMOVQNE DX, AX
-	CMOVQNE SI, CX
-	ADDQ    432(SP), AX
-	ADCQ    440(SP), CX
-	MOVQ    tag+56(FP), DX
-	MOVB    open+64(FP), BL
-	TESTB   BL, BL
+	MOVQ    BX, AX
+	ADDQ    $0x05, AX
+	MOVQ    SI, CX
+	ADCQ    $0x00, CX
+	ADCQ    $0x00, DI
+	SHRQ    $0x02, DI
+	CMOVQNE AX, BX
+	CMOVQNE CX, SI
+	ADDQ    416(SP), BX
+	ADCQ    424(SP), SI
+	MOVQ    tag+56(FP), AX
+	MOVB    open+64(FP), CL
+	TESTB   CL, CL
 	JNZ     chachaPoly1305TinyAVX2verify
-	MOVQ    AX, (DX)
-	MOVQ    CX, 8(DX)
+	MOVQ    BX, (AX)
+	MOVQ    SI, 8(AX)
 	MOVB    $0x01, AL
-	JMP     chachaPoly1305TinyAVX2wipe
+
+	// Seal: only the MAC's key is left to wipe; the ciphertext replaced the message and the
+	// key stream stayed in registers.
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU X0, 416(SP)
+	VZEROUPPER
+	MOVB    AL, ret+72(FP)
+	RET
 
 chachaPoly1305TinyAVX2verify:
 	// Open: compare in constant time; decrypt only on a match.
-	XORQ    (DX), AX
-	XORQ    8(DX), CX
-	ORQ     CX, AX
+	XORQ    (AX), BX
+	XORQ    8(AX), SI
+	ORQ     SI, BX
 	SETEQ   AL
 	JNE     chachaPoly1305TinyAVX2wipe
 	MOVQ    n+32(FP), CX
@@ -8840,7 +9058,7 @@ chachaPoly1305TinyAVX2wipe:
 	VMOVDQU Y0, 160(SP)
 	VMOVDQU Y0, 352(SP)
 	VMOVDQU X0, 384(SP)
-	VMOVDQU Y0, 416(SP)
+	VMOVDQU X0, 416(SP)
 	VZEROUPPER
 	MOVB    AL, ret+72(FP)
 	RET

@@ -190,11 +190,11 @@ func chachaXOR16AVX2() {
 }
 
 // polyBlock64 absorbs the 16-byte block m into the radix-2^64 Poly1305 accumulator h0, h1, h2 with
-// the clamped multiplier r0, r1 (in memory): h = (h + m + 2^128) * r, partially reduced mod 2^130-5
+// the clamped multiplier r0, r1 (in memory or registers): h = (h + m + 2^128) * r, partially reduced mod 2^130-5
 // (RFC 8439 section 2.5.1), as poly1305.blocks in kernels/poly1305_generic.go, whose bounds hold
 // here. MULX leaves the flags alone, so the four products come first and the additions carry in one
 // pass. Clobbers RDX.
-func polyBlock64(h0, h1, h2 GPVirtual, m, r0, r1 Mem) {
+func polyBlock64(h0, h1, h2 GPVirtual, m Mem, r0, r1 Op) {
 	ADDQ(m, h0)
 	ADCQ(m.Offset(8), h1)
 	ADCQ(U8(1), h2)

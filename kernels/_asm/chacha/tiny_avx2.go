@@ -18,10 +18,12 @@ import (
 // The key stream runs in the row form of chachaKS4AVX2, one ymm per row of two blocks: blocks 0-1
 // for a message within block 1, blocks 0-3 (two states interleaved) otherwise. One state is not
 // only half the work: on Zen 3 two states in turns take some 30 ns longer (their shifts and
-// shuffles share two pipes), so a message within block 1 does not run blocks 2-3. The Poly1305 key
-// comes out of the registers; the key stream goes to a stack buffer in 32-byte stores, which the
-// XOR's 32-byte loads then take straight from the store queue. The MAC runs on the scalar pipes
-// in radix 2^64 (polyBlock64).
+// shuffles share two pipes), so a message within block 1 does not run blocks 2-3. r goes from the
+// rounds' registers to the MAC's (a trip through the stack would put a store-to-load forwarding on
+// the chain). Seal XORs the key stream into the staged message straight from the registers, so the
+// ciphertext the MAC reads is one store away from the rounds, and no key stream is left to wipe;
+// Open, which authenticates first, keeps the key stream in a stack buffer for the XOR after the
+// tag has matched. The MAC runs on the scalar pipes in radix 2^64 (polyBlock64).
 //
 // The message is staged in a zero-padded stack buffer before the rounds: the MAC reads its padded
 // last block from there, and the staging's narrow stores (a partial block) have retired by the
@@ -68,7 +70,7 @@ func chachaPoly1305TinyAVX2() {
 	ks := AllocLocal(chachaTinyMax)  // key-stream blocks 1-3
 	pad := AllocLocal(16)            // the AD's partial last block, zero-padded
 	lens := AllocLocal(16)           // the MAC's lengths block: le64(adLen), le64(n)
-	rk := AllocLocal(32)             // the Poly1305 key: r clamped (section 2.5.1), then s
+	sk := AllocLocal(16)             // s, the second half of the Poly1305 key (section 2.5)
 
 	n := Load(Param("n"), GP64())
 	adLen := Load(Param("adLen"), GP64())
@@ -105,25 +107,32 @@ func chachaPoly1305TinyAVX2() {
 	VPINSRD(U8(2), nonce.Offset(8), row3.AsX(), row3.AsX())
 	VPSLLDQ(U8(4), row3.AsX(), row3.AsX())
 	VINSERTI128(U8(1), row3.AsX(), row3, row3)
+	open := Load(Param("open"), GP8())
+	r0, r1 := GP64(), GP64() // clamped r, straight from the registers of the rounds
 	CMPQ(n, U8(64))
 	JA(LabelRef(name + "four"))
-	tinyKeyStream(1, key, row3, ks, rk, name+"rounds2")
-	JMP(LabelRef(name + "mac"))
-	Label(name + "four")
-	tinyKeyStream(2, key, row3, ks, rk, name+"rounds4")
-
-	Label(name + "mac")
-	n = Load(Param("n"), GP64())
-	open := Load(Param("open"), GP8())
 	TESTB(open, open)
-	JNZ(LabelRef(name + "authenticate"))
-	Comment("Seal: XOR the key stream into the staged message; the MAC input's padding stays zero.")
-	tinyXOR(msg, ks, n, true, name+"seal")
+	JNZ(LabelRef(name + "twoopen"))
+	tinyKeyStream(1, key, row3, sk, r0, r1, tinyOut{msg: msg, n: n}, name+"rounds2seal")
+	JMP(LabelRef(name + "sealout"))
+	Label(name + "twoopen")
+	tinyKeyStream(1, key, row3, sk, r0, r1, tinyOut{ks: ks}, name+"rounds2open")
+	JMP(LabelRef(name + "authenticate"))
+	Label(name + "four")
+	TESTB(open, open)
+	JNZ(LabelRef(name + "fouropen"))
+	tinyKeyStream(2, key, row3, sk, r0, r1, tinyOut{msg: msg, n: n}, name+"rounds4seal")
+	JMP(LabelRef(name + "sealout"))
+	Label(name + "fouropen")
+	tinyKeyStream(2, key, row3, sk, r0, r1, tinyOut{ks: ks}, name+"rounds4open")
+	JMP(LabelRef(name + "authenticate"))
+
+	Label(name + "sealout")
 	{
-		d, s, k := Load(Param("dst"), GP64()), GP64(), GP64()
+		n := Load(Param("n"), GP64())
+		d, s := Load(Param("dst"), GP64()), GP64()
 		LEAQ(msg, s)
-		MOVQ(n, k)
-		copyBytes(d, s, k, name+"sealout")
+		copyBytes(d, s, n, name+"sealcopy")
 	}
 
 	Label(name + "authenticate")
@@ -136,7 +145,7 @@ func chachaPoly1305TinyAVX2() {
 		TESTQ(blocks, blocks)
 		JZ(LabelRef(label + "done"))
 		Label(label)
-		polyBlock64(h0, h1, h2, Mem{Base: p}, rk, rk.Offset(8))
+		polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
 		ADDQ(U8(16), p)
 		DECQ(blocks)
 		JNZ(LabelRef(label))
@@ -148,14 +157,14 @@ func chachaPoly1305TinyAVX2() {
 		polyLoop(p, b, name+"ad")
 		TESTQ(U32(15), lens)
 		JZ(LabelRef(name + "adpadded"))
-		polyBlock64(h0, h1, h2, pad, rk, rk.Offset(8))
+		polyBlock64(h0, h1, h2, pad, r0, r1)
 		Label(name + "adpadded")
 		LEAQ(msg, p)
 		MOVQ(lens.Offset(8), b)
 		ADDQ(U8(15), b)
 		SHRQ(U8(4), b)
 		polyLoop(p, b, name+"ct")
-		polyBlock64(h0, h1, h2, lens, rk, rk.Offset(8))
+		polyBlock64(h0, h1, h2, lens, r0, r1)
 	}
 
 	Comment("The tag: h mod p + s mod 2^128 (section 2.5.1). h < 2p, and h + 5 reaches 2^130 exactly",
@@ -169,8 +178,8 @@ func chachaPoly1305TinyAVX2() {
 	SHRQ(U8(2), h2)
 	CMOVQNE(g0, h0)
 	CMOVQNE(g1, h1)
-	ADDQ(rk.Offset(16), h0)
-	ADCQ(rk.Offset(24), h1)
+	ADDQ(sk, h0)
+	ADCQ(sk.Offset(8), h1)
 	tag := Mem{Base: Load(Param("tag"), GP64())}
 	ok := GP8()
 	open = Load(Param("open"), GP8())
@@ -179,7 +188,14 @@ func chachaPoly1305TinyAVX2() {
 	MOVQ(h0, tag)
 	MOVQ(h1, tag.Offset(8))
 	MOVB(U8(1), ok)
-	JMP(LabelRef(name + "wipe"))
+	Comment("Seal: only the MAC's key is left to wipe; the ciphertext replaced the message and the",
+		"key stream stayed in registers.")
+	zero = YMM()
+	VPXOR(zero, zero, zero)
+	VMOVDQU(zero.AsX(), sk)
+	VZEROUPPER()
+	Store(ok, ReturnIndex(0))
+	RET()
 
 	Label(name + "verify")
 	Comment("Open: compare in constant time; decrypt only on a match.")
@@ -189,7 +205,7 @@ func chachaPoly1305TinyAVX2() {
 	SETEQ(ok)
 	JNE(LabelRef(name + "wipe"))
 	n = Load(Param("n"), GP64())
-	tinyXOR(msg, ks, n, false, name+"open")
+	tinyXOR(msg, ks, n, name+"open")
 	{
 		d, s := Load(Param("dst"), GP64()), GP64()
 		LEAQ(msg, s)
@@ -205,17 +221,26 @@ func chachaPoly1305TinyAVX2() {
 		VMOVDQU(zero, ks.Offset(32*i))
 	}
 	VMOVDQU(zero.AsX(), pad)
-	VMOVDQU(zero, rk)
+	VMOVDQU(zero.AsX(), sk)
 	VZEROUPPER()
 	Store(ok, ReturnIndex(0))
 	RET()
 }
 
+// tinyOut says where tinyKeyStream puts key-stream blocks 1 on: for Open, to the buffer ks; for
+// Seal, XORed into the first n bytes of the staged message msg, the bytes of the last 32-byte chunk
+// past n zeroed (the MAC input's padding), which spares Seal a round trip through memory.
+type tinyOut struct {
+	ks  Mem
+	msg Mem
+	n   Register
+}
+
 // tinyKeyStream computes key-stream blocks 0 to 2*states-1 in the row form (chachaKS4AVX2): state s
-// holds blocks 2s and 2s+1 in the low and high halves of its four rows. It writes blocks 1 on to
-// ks in 32-byte stores and block 0's first 32 bytes, the Poly1305 key (section 2.6), to rk, r clamped
-// (section 2.5.1).
-func tinyKeyStream(states int, key Mem, row3 VecVirtual, ks, rk Mem, loop string) {
+// holds blocks 2s and 2s+1 in the low and high halves of its four rows. It hands blocks 1 on to out
+// in 32-byte chunks. Of block 0's first 32 bytes, the Poly1305 key (section 2.6), it leaves r
+// clamped (section 2.5.1) in r0, r1 and writes s to sk.
+func tinyKeyStream(states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtual, out tinyOut, loop string) {
 	var in [4]VecVirtual
 	for i := range 3 {
 		in[i] = YMM()
@@ -288,8 +313,14 @@ func tinyKeyStream(states int, key Mem, row3 VecVirtual, ks, rk Mem, loop string
 	}
 	r := XMM()
 	VPAND(polyClamp, x[0][0].AsX(), r)
-	VMOVDQU(r, rk)
-	VMOVDQU(x[0][1].AsX(), rk.Offset(16))
+	VMOVQ(r, r0)
+	VPEXTRQ(U8(1), r, r1)
+	VMOVDQU(x[0][1].AsX(), sk)
+	var mask GPVirtual
+	if out.n != nil {
+		mask = GP64()
+		LEAQ(tailMask, mask)
+	}
 	for s := range x {
 		for _, half := range []int{0, 1} {
 			blk := 2*s + half
@@ -303,36 +334,39 @@ func tinyKeyStream(states int, key Mem, row3 VecVirtual, ks, rk Mem, loop string
 			for c := range 2 { // bytes 32c..32c+31 of the block: rows 2c and 2c+1
 				t := YMM()
 				VPERM2I128(imm, x[s][2*c+1], x[s][2*c], t)
-				VMOVDQU(t, ks.Offset(64*(blk-1)+32*c))
+				at := 64*(blk-1) + 32*c
+				if out.n == nil {
+					VMOVDQU(t, out.ks.Offset(at))
+					continue
+				}
+				CMPQ(out.n, U32(at))
+				JBE(LabelRef(loop + "done"))
+				VPXOR(out.msg.Offset(at), t, t)
+				Comment(fmt.Sprintf("Bytes past n: 32-byte offset max(0, %d-n) into the tail mask.", at+32))
+				off, z := GP64(), GP64()
+				MOVQ(U32(at+32), off)
+				SUBQ(out.n, off)
+				XORQ(z, z)
+				CMPQ(off, z)
+				CMOVQLT(z, off)
+				VPAND(Mem{Base: mask, Index: off, Scale: 1}, t, t)
+				VMOVDQU(t, out.msg.Offset(at))
 			}
 		}
+	}
+	if out.n != nil {
+		Label(loop + "done")
 	}
 }
 
 // tinyXOR XORs the key stream at ks into the first n bytes of the message at msg, in 32-byte chunks.
-// With pad, the bytes of the last chunk past n stay zero (the MAC input's padding).
-func tinyXOR(msg, ks Mem, n Register, pad bool, label string) {
-	var mask GPVirtual
-	if pad {
-		mask = GP64()
-		LEAQ(tailMask, mask)
-	}
+func tinyXOR(msg, ks Mem, n Register, label string) {
 	for c := range chachaTinyMax / 32 {
 		CMPQ(n, U32(32*c))
 		JBE(LabelRef(label + "done"))
 		v := YMM()
 		VMOVDQU(msg.Offset(32*c), v)
 		VPXOR(ks.Offset(32*c), v, v)
-		if pad {
-			Comment(fmt.Sprintf("Bytes past n: 32-byte offset max(0, %d-n) into the tail mask.", 32*(c+1)))
-			off, z := GP64(), GP64()
-			MOVQ(U32(32*(c+1)), off)
-			SUBQ(n, off)
-			XORQ(z, z)
-			CMPQ(off, z)
-			CMOVQLT(z, off)
-			VPAND(Mem{Base: mask, Index: off, Scale: 1}, v, v)
-		}
 		VMOVDQU(v, msg.Offset(32*c))
 	}
 	Label(label + "done")
