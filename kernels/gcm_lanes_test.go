@@ -259,22 +259,7 @@ func TestGCMSmallLanes(t *testing.T) {
 						}
 					}
 					runGCMBatch(t, tier, cs)
-
-					ops := make([]kernels.Op, size)
-					for i, c := range cs {
-						ops[i] = kernels.Op{Key: c.k.key, Nonce: c.nonce, Src: bytes.Clone(c.want),
-							Dst: make([]byte, len(c.pt))}
-					}
-					bad := r.IntN(size)
-					ops[bad].Src[r.IntN(len(ops[bad].Src))] ^= 1 << r.IntN(8)
-					if failed := tier.Open(ops); failed != 1 {
-						t.Fatalf("%v: %d of %d tampered ops failed, want 1", tier, failed, size)
-					}
-					for i := range ops {
-						if (i == bad) != (ops[i].Err != nil) || i == bad && !isZero(ops[i].Dst) {
-							t.Fatalf("%v: op %d of %d (tampered: %v) err %v", tier, i, size, i == bad, ops[i].Err)
-						}
-					}
+					openOneTampered(t, tier, cs, r)
 				}
 			})
 		}
@@ -315,24 +300,29 @@ func TestGCMSmallAD(t *testing.T) {
 						}
 					}
 					runGCMBatch(t, tier, cs)
-
-					ops := make([]kernels.Op, size)
-					for i, c := range cs {
-						ops[i] = kernels.Op{Key: c.k.key, Nonce: c.nonce, AD: c.ad, Src: bytes.Clone(c.want),
-							Dst: make([]byte, len(c.pt))}
-					}
-					bad := r.IntN(size)
-					ops[bad].Src[r.IntN(len(ops[bad].Src))] ^= 1 << r.IntN(8)
-					if failed := tier.Open(ops); failed != 1 {
-						t.Fatalf("%v: %d of %d tampered ops failed, want 1", tier, failed, size)
-					}
-					for i := range ops {
-						if (i == bad) != (ops[i].Err != nil) || i == bad && !isZero(ops[i].Dst) {
-							t.Fatalf("%v: op %d of %d (tampered: %v) err %v", tier, i, size, i == bad, ops[i].Err)
-						}
-					}
+					openOneTampered(t, tier, cs, r)
 				}
 			})
+		}
+	}
+}
+
+// openOneTampered opens the sealed ops of cs (runGCMBatch's want) with one bit of one op flipped:
+// exactly that op fails, with its Dst zeroed.
+func openOneTampered(t *testing.T, tier kernels.Tier, cs []gcmCase, r *rand.Rand) {
+	t.Helper()
+	ops := make([]kernels.Op, len(cs))
+	for i, c := range cs {
+		ops[i] = kernels.Op{Key: c.k.key, Nonce: c.nonce, AD: c.ad, Src: bytes.Clone(c.want), Dst: make([]byte, len(c.pt))}
+	}
+	bad := r.IntN(len(ops))
+	ops[bad].Src[r.IntN(len(ops[bad].Src))] ^= 1 << r.IntN(8)
+	if failed := tier.Open(ops); failed != 1 {
+		t.Fatalf("%v: %d of %d tampered ops failed, want 1", tier, failed, len(ops))
+	}
+	for i := range ops {
+		if (i == bad) != (ops[i].Err != nil) || i == bad && !isZero(ops[i].Dst) {
+			t.Fatalf("%v: op %d of %d (tampered: %v) err %v", tier, i, len(ops), i == bad, ops[i].Err)
 		}
 	}
 }

@@ -499,46 +499,7 @@ func chachaKS4AVX2() {
 			initial(s, i, x[s][i])
 		}
 	}
-	quarter := func() { // section 2.1 on the four columns of each block
-		for _, rot := range [2][2]int{{16, 12}, {8, 7}} {
-			mask := rot16
-			if rot[0] == 8 {
-				mask = rot8
-			}
-			for s := range x {
-				a, b, d := x[s][0], x[s][1], x[s][3]
-				VPADDD(b, a, a)
-				VPXOR(a, d, d)
-				VPSHUFB(mask, d, d)
-			}
-			for s := range x {
-				b, c, d := x[s][1], x[s][2], x[s][3]
-				VPADDD(d, c, c)
-				VPXOR(c, b, b)
-				t := YMM()
-				VPSLLD(U8(rot[1]), b, t)
-				VPSRLD(U8(32-rot[1]), b, b)
-				VPOR(t, b, b)
-			}
-		}
-	}
-	shuffle := func(a, c, d uint8) {
-		for s := range x {
-			VPSHUFD(U8(a), x[s][0], x[s][0])
-			VPSHUFD(U8(c), x[s][2], x[s][2])
-			VPSHUFD(U8(d), x[s][3], x[s][3])
-		}
-	}
-	r := GP32()
-	MOVL(U32(10), r)
-	Label("ks4avx2doubleround")
-	quarter()
-	Comment("Diagonals to columns, as in chachaKS4AVX512.")
-	shuffle(0x93, 0x39, 0x4e)
-	quarter()
-	shuffle(0x39, 0x93, 0x4e)
-	DECL(r)
-	JNZ(LabelRef("ks4avx2doubleround"))
+	rowDoubleRounds(x[:], rot16, rot8, "ks4avx2doubleround")
 	for s := range x {
 		for i := range x[s] {
 			in := YMM()
@@ -647,4 +608,51 @@ func chachaKS2Scalar() {
 		}
 	}
 	RET()
+}
+
+// rowDoubleRounds runs the 10 double rounds (RFC 8439 section 2.3) on states in the row form of
+// chachaKS4AVX2, the states side by side: each row holds its word of two blocks, one per 128-bit half.
+// The diagonal round is the column round after rotating the words of rows 0, 2 and 3 within their
+// halves. rot16 and rot8 are the VPSHUFB masks (rotMasks), in registers or memory.
+func rowDoubleRounds(x [][4]VecVirtual, rot16, rot8 Op, loop string) {
+	quarter := func() { // section 2.1 on the four columns of each block
+		for _, rot := range [2][2]int{{16, 12}, {8, 7}} {
+			mask := rot16
+			if rot[0] == 8 {
+				mask = rot8
+			}
+			for s := range x {
+				a, b, d := x[s][0], x[s][1], x[s][3]
+				VPADDD(b, a, a)
+				VPXOR(a, d, d)
+				VPSHUFB(mask, d, d)
+			}
+			for s := range x {
+				b, c, d := x[s][1], x[s][2], x[s][3]
+				VPADDD(d, c, c)
+				VPXOR(c, b, b)
+				t := YMM()
+				VPSLLD(U8(rot[1]), b, t)
+				VPSRLD(U8(32-rot[1]), b, b)
+				VPOR(t, b, b)
+			}
+		}
+	}
+	shuffle := func(a, c, d uint8) {
+		for s := range x {
+			VPSHUFD(U8(a), x[s][0], x[s][0])
+			VPSHUFD(U8(c), x[s][2], x[s][2])
+			VPSHUFD(U8(d), x[s][3], x[s][3])
+		}
+	}
+	r := GP32()
+	MOVL(U32(10), r)
+	Label(loop)
+	quarter()
+	Comment("Diagonals to columns, as in chachaKS4AVX512.")
+	shuffle(0x93, 0x39, 0x4e)
+	quarter()
+	shuffle(0x39, 0x93, 0x4e)
+	DECL(r)
+	JNZ(LabelRef(loop))
 }

@@ -259,46 +259,7 @@ func tinyKeyStream(states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtua
 			}
 		}
 	}
-	quarter := func() { // section 2.1 on the four columns of each block
-		for _, rot := range [2][2]int{{16, 12}, {8, 7}} {
-			mask := rotMasks
-			if rot[0] == 8 {
-				mask = rotMasks.Offset(32)
-			}
-			for s := range x {
-				a, b, d := x[s][0], x[s][1], x[s][3]
-				VPADDD(b, a, a)
-				VPXOR(a, d, d)
-				VPSHUFB(mask, d, d)
-			}
-			for s := range x {
-				b, c, d := x[s][1], x[s][2], x[s][3]
-				VPADDD(d, c, c)
-				VPXOR(c, b, b)
-				t := YMM()
-				VPSLLD(U8(rot[1]), b, t)
-				VPSRLD(U8(32-rot[1]), b, b)
-				VPOR(t, b, b)
-			}
-		}
-	}
-	shuffle := func(a, c, d uint8) {
-		for s := range x {
-			VPSHUFD(U8(a), x[s][0], x[s][0])
-			VPSHUFD(U8(c), x[s][2], x[s][2])
-			VPSHUFD(U8(d), x[s][3], x[s][3])
-		}
-	}
-	rounds := GP32()
-	MOVL(U32(10), rounds)
-	Label(loop)
-	quarter()
-	Comment("Diagonals to columns, as in chachaKS4AVX512.")
-	shuffle(0x93, 0x39, 0x4e)
-	quarter()
-	shuffle(0x39, 0x93, 0x4e)
-	DECL(rounds)
-	JNZ(LabelRef(loop))
+	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), loop)
 	Comment("Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.")
 	for s := range x {
 		for i := range 4 {
