@@ -18,7 +18,7 @@ import (
 // lanes at once. rows[16][l] is the amount lane l's block counter (word 12) advances per block. The
 // driver aligns rows to 64 bytes, so the per-block reloads never split a cache line.
 //
-// chachaPtrs16 (kernels/chacha_lanes_amd64.go) holds, at these offsets, per lane: the source and
+// chachaPtrs16 (kernels/chacha_lanes.go) holds, at these offsets, per lane: the source and
 // destination buffers and the offset of the lane's next 64-byte block in both; the kernel does not
 // update them. The buffers' addresses never point past their ends, so the garbage collector always
 // sees valid pointers. A nil buffer stands for the table itself: the driver keeps its lanes' scratch

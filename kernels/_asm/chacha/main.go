@@ -4,7 +4,7 @@
 // Command chacha generates chacha_amd64.s, the multi-lane ChaCha20 and Poly1305 kernels of package
 // kernels. Run it through go generate in the kernels directory.
 //
-// Every kernel is a small unit driven from Go (kernels/chacha_lanes_amd64.go and
+// Every kernel is a small unit driven from Go (kernels/chacha_lanes.go and
 // chacha_single_amd64.go): the Go driver decides which message runs in which lane and for how many
 // blocks; the assembly only runs n blocks in every lane, bounded per call, and never branches on or
 // indexes memory by secret data. Signatures come from the Go stubs in kernels/chacha_amd64.go

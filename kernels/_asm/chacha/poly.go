@@ -26,7 +26,7 @@ import (
 // lanes' message addresses. The 20 folds products of weight 2^132 back to weight 1, since
 // 2^132 = 4*2^130 = 4*5 (mod 2^130-5).
 //
-// polyPtrs16 (kernels/chacha_lanes_amd64.go) holds per lane a buffer and the offset of the lane's next
+// polyPtrs16 (kernels/chacha_lanes.go) holds per lane a buffer and the offset of the lane's next
 // 16-byte block in it; a nil buffer stands for st, behind which the driver keeps the lanes' scratch
 // blocks (see chachaPtrs16). All lanes advance by the same stride per block.
 const (
@@ -127,7 +127,7 @@ func polyBlock(width int, row func(int) Mem, h [3]VecVirtual, st Mem, first int,
 
 // Rows of st the IFMA kernels leave alone, for poly1305FinishIFMAZ: per lane the key s (RFC 8439 section
 // 2.5) as two little-endian qwords, the tag an Open expects, and the tag the kernel writes. Behind
-// the 15 rows, each lane has a 48-byte scratch block (polyTable in kernels/chacha_lanes_amd64.go)
+// the 15 rows, each lane has a 48-byte scratch block (polyTable in kernels/chacha_lanes.go)
 // whose last 16 bytes are the MAC's lengths block.
 const (
 	polyRowKeyS    = 9
