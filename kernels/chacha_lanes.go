@@ -32,8 +32,8 @@ import (
 //	                                 its tag verified (block 1's key stream kept from the first pass)
 //	stream, Open only                blocks 1.. of the longer ops whose tag verified
 //
-// so that Open releases no plaintext of a forged message. In radix 2^44, the chunk's shortest ops
-// skip the segments: runs of 16 ops of at most one block, without AD and of one MAC block structure
+// so that Open releases no plaintext of a forged message. The chunk's shortest ops skip the
+// segments: runs of 16 ops of at most one block, without AD and of one MAC block structure
 // (runShortGroups), which for such short messages cost more in bookkeeping than in the kernels.
 //
 // Lane layout: ChaCha20 runs one op per 32-bit lane (state word w of lane l in row w, lane l), two
@@ -248,10 +248,7 @@ func (c *chachaChunkState) run() (failed int) {
 		var s streamLanes
 		var p polyLanes
 		p.radix26 = !c.k.radix44
-		c.laned = c.n
-		if !p.radix26 {
-			c.laned = c.shortGroupsStart()
-		}
+		c.laned = c.shortGroupsStart()
 		if c.laned > 0 {
 			s.run(c, !c.open)
 			failed = p.run(c)
@@ -391,10 +388,10 @@ func (c *chachaChunkState) shortGroupsStart() int {
 }
 
 // runShortGroups seals or opens the ops c.order[c.laned:] (see shortGroupsStart), sixteen at a time
-// with one op per lane, radix 2^44 only, and returns the number of failed Opens. Each group costs one
-// ChaCha20 call (blocks 0 and 1 of all sixteen ops), one or two Poly1305 calls and one finishing
-// call, with none of the lanes' segment bookkeeping, which for messages this short costs more than
-// the assembly.
+// with one op per lane, and returns the number of failed Opens. Each group costs one ChaCha20 call
+// (blocks 0 and 1 of all sixteen ops), one or two Poly1305 calls and, in radix 2^44, one finishing
+// call (in radix 2^26 a last Poly1305 call absorbs the lengths and Go finishes the tags), with none
+// of the lanes' segment bookkeeping, which for messages this short costs more than the assembly.
 func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed int) {
 	t := s.start(c.k)
 	pt := p.tab()
@@ -438,9 +435,13 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 			ct := c.ciphertext(int(i))
 			p.start(l, (*[32]byte)(sc[:32]))
 			st := &pt.st
-			st[polyRowKeyS][l] = binary.LittleEndian.Uint64(sc[16:])
-			st[polyRowKeyS+1][l] = binary.LittleEndian.Uint64(sc[24:])
-			if c.open {
+			s0, s1 := binary.LittleEndian.Uint64(sc[16:]), binary.LittleEndian.Uint64(sc[24:])
+			if p.radix26 {
+				p.s[l] = [2]uint64{s0, s1}
+			} else {
+				st[polyRowKeyS][l], st[polyRowKeyS+1][l] = s0, s1
+			}
+			if c.open && !p.radix26 {
 				want := op.Src[n:]
 				st[polyRowWant][l] = binary.LittleEndian.Uint64(want[0:])
 				st[polyRowWant+1][l] = binary.LittleEndian.Uint64(want[8:])
@@ -458,20 +459,42 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 			}
 		}
 		// The lanes share their MAC block structure (lengthClass): the whole blocks in place, then
-		// the partial one from scratch; polyFinishKernel absorbs the lengths and finishes the tags.
+		// the partial one from scratch and, in radix 2^26, the lengths block after it;
+		// polyFinishKernel absorbs the lengths and finishes the tags in radix 2^44.
 		if n0 >= 16 {
 			polyKernel(c.k, &pt.st, &p.ptrs, n0/16, 16, true)
 		}
+		tail, off := 0, uintptr(16)
 		if n0%16 != 0 {
-			for l := range 16 {
-				p.onScratch(l, 16)
-			}
-			polyKernel(c.k, &pt.st, &p.ptrs, 1, 16, true)
+			tail = 1
 		}
-		eq := polyFinishKernel(c.k, &pt.st)
+		if p.radix26 {
+			tail++
+			if n0%16 == 0 {
+				off = 32
+			}
+		}
+		if tail > 0 {
+			for l := range 16 {
+				p.onScratch(l, off)
+			}
+			polyKernel(c.k, &pt.st, &p.ptrs, tail, 16, true)
+		}
+		var eq int
+		if !p.radix26 {
+			eq = polyFinishKernel(c.k, &pt.st)
+		}
 
 		for l, i := range group {
 			op, n := c.op[i], c.msgLen(int(i))
+			if p.radix26 {
+				if !c.finishTag(int(i), p.tag(l)) {
+					failed++
+				} else if c.open { // verified: decrypt (section 2.8: only now)
+					xorKeyBlock(op.Dst, op.Src[:n], (*[64]byte)(t.scratch[l][64:]))
+				}
+				continue
+			}
 			switch {
 			case !c.open:
 				binary.LittleEndian.PutUint64(op.Dst[n:], pt.st[polyRowTag][l])

@@ -98,6 +98,26 @@ func TestStreamKernelsPortable(t *testing.T) {
 	}
 }
 
+// TestChaChaLanesSIMD runs the lane driver on each SIMD kernel set this CPU has against the Generic
+// tier, on the batches of TestChaChaLanesPortable: the driver's paths (segments, short groups) with
+// the assembly's tables.
+func TestChaChaLanesSIMD(t *testing.T) {
+	for _, tier := range []Tier{AVX2, AVX512} {
+		t.Run(tier.String(), func(t *testing.T) {
+			if !chachaHas(tier) {
+				t.Skip("not on this CPU")
+			}
+			rng := rand.New(rand.NewPCG(9, 10))
+			keys := laneTestKeys(t, rng)
+			for round := range 6 {
+				for _, size := range []int{8, 16, 17, 33, 64, 65, 100} {
+					checkLanesPortable(t, chachaLaneKernels(tier), keys, size, round%2 == 1, rng)
+				}
+			}
+		})
+	}
+}
+
 func TestPolyKernelsPortable(t *testing.T) {
 	kernels := []struct {
 		name           string

@@ -25,10 +25,30 @@ var portableLaneSets = []struct {
 
 // TestChaChaLanesPortable runs the lane driver on the portable kernels, on every build, against the
 // Generic tier: random batches of lengths 0 to 2000 (and batches of short messages of one length
-// without AD, which take the short groups in radix 2^44), mixed keys of both suites, in place or
+// without AD, which take the short groups), mixed keys of both suites, in place or
 // not, and Opens of which some are tampered with.
 func TestChaChaLanesPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
+	keys := laneTestKeys(t, rng)
+	rounds := 30
+	if testing.Short() {
+		rounds = 6
+	}
+	for _, set := range portableLaneSets {
+		t.Run(set.name, func(t *testing.T) {
+			for round := range rounds {
+				for _, size := range []int{1, 5, 8, 16, 17, 33, 64, 65, 100} {
+					uniform := round%3 == 2 // short messages of one length, without AD
+					checkLanesPortable(t, set.k, keys, size, uniform, rng)
+				}
+			}
+		})
+	}
+}
+
+// laneTestKeys returns 6 random keys, of both suites.
+func laneTestKeys(t *testing.T, rng *rand.Rand) []*Key {
+	t.Helper()
 	var keys []*Key
 	for i := range 6 {
 		raw := make([]byte, 32)
@@ -45,20 +65,7 @@ func TestChaChaLanesPortable(t *testing.T) {
 		}
 		keys = append(keys, k)
 	}
-	rounds := 30
-	if testing.Short() {
-		rounds = 6
-	}
-	for _, set := range portableLaneSets {
-		t.Run(set.name, func(t *testing.T) {
-			for round := range rounds {
-				for _, size := range []int{1, 5, 8, 16, 17, 33, 64, 65, 100} {
-					uniform := round%3 == 2 // short messages of one length, without AD
-					checkLanesPortable(t, set.k, keys, size, uniform, rng)
-				}
-			}
-		})
-	}
+	return keys
 }
 
 // checkLanesPortable seals and opens one random batch of size ops on kernel set k and on the Generic
