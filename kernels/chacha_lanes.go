@@ -116,16 +116,17 @@ type chachaChunkState struct {
 	ks1     [chachaChunk][64]byte // Open: the key stream of block 1, from the first pass
 	failed  [chachaChunk]bool     // Open: the tag did not verify
 	order   [chachaChunk]uint8    // the order in which lanes take the ops: see sortByLength
-	laned   int                   // ops order[:laned] run through the lanes' segments, the rest in short groups
+	long    int                   // ops order[:long] run in long groups (radix 2^26 only)
+	laned   int                   // ops order[long:laned] run through the lanes' segments, the rest in short groups
 	open    bool
 	used    int         // the most entries a chunk filled: what wipe clears
 	k       laneKernels // the kernels that run the lanes
 	xchacha bool        // some op is XChaCha20: c.key holds its key until c.hchacha
 }
 
-// anyLonger reports whether some op of the chunk is longer than n bytes.
+// anyLonger reports whether some op the lanes' segments run is longer than n bytes.
 func (c *chachaChunkState) anyLonger(n int) bool {
-	for i := range c.n {
+	for _, i := range c.order[c.long:c.laned] {
 		if c.len[i] > n {
 			return true
 		}
@@ -249,9 +250,14 @@ func (c *chachaChunkState) run() (failed int) {
 		var p polyLanes
 		p.radix26 = !c.k.radix44
 		c.laned = c.shortGroupsStart()
-		if c.laned > 0 {
+		c.long = 0
+		if p.radix26 {
+			c.long = c.longGroupsEnd()
+			failed = c.runLongGroups(&s, &p)
+		}
+		if c.long < c.laned {
 			s.run(c, !c.open)
-			failed = p.run(c)
+			failed += p.run(c)
 			if c.open && c.anyLonger(64) {
 				s.run(c, true)
 			}
@@ -385,6 +391,190 @@ func (c *chachaChunkState) shortGroupsStart() int {
 		end -= shortGroupSize
 	}
 	return end
+}
+
+// longGroupsEnd returns where the chunk's long groups end in c.order: up to there, each run of 16
+// ops has messages longer than one block of one length and ADs of one length, which
+// runLongGroups handles.
+func (c *chachaChunkState) longGroupsEnd() int {
+	end := 0
+	for end+16 <= c.laned {
+		group := c.order[end : end+16]
+		n, ad := c.msgLen(int(group[0])), len(c.op[group[0]].AD)
+		if n <= 64 {
+			break
+		}
+		for _, i := range group[1:] {
+			if c.msgLen(int(i)) != n || len(c.op[i].AD) != ad {
+				return end
+			}
+		}
+		end += 16
+	}
+	return end
+}
+
+// runLongGroups seals or opens the ops c.order[:c.long] (see longGroupsEnd), sixteen at a time
+// with one op per lane, radix 2^26 only, and returns the number of failed Opens. The lanes run in
+// lockstep, each stage one kernel call for all sixteen (more only past the bounds of a call):
+// block 0 (the Poly1305 keys), then Seal's blocks 1.. in place and the partial last block through
+// the scratch blocks; the MAC over the AD, its padded tail, the ciphertext, its padded tail and
+// the lengths; the tags; then Open's blocks 1.. of the ops whose tag verified. Uniform batches,
+// the common case, thus skip the segments' per-lane bookkeeping.
+func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed int) {
+	if c.long == 0 {
+		return 0
+	}
+	t := s.start(c.k)
+	for l := range 16 {
+		t.rows[16][l] = 1
+	}
+	for g := 0; g < c.long; g += 16 {
+		group := c.order[g : g+16]
+		n, ad := c.msgLen(int(group[0])), len(c.op[group[0]].AD)
+		for l, i := range group {
+			key := c.keyWords(int(i))
+			rows := &t.rows
+			if k := uintptr(unsafe.Pointer(c.keyOf[i])); k == 0 || k != s.key[l] {
+				for w := range 8 {
+					rows[4+w][l] = key[w]
+				}
+				s.key[l] = k
+			}
+			rows[12][l] = 0
+			nonce := &c.nonce[i]
+			rows[13][l], rows[14][l], rows[15][l] = nonce[0], nonce[1], nonce[2]
+			*(*[64]byte)(t.scratch[l][:64]) = [64]byte{}
+			s.onScratch(l)
+		}
+		// Block 0: the Poly1305 keys (RFC 8439 section 2.6); the counters go on from 1.
+		streamKernel(c.k, t, &s.ptrs, 1, 64, true)
+		for l, i := range group {
+			sc := &t.scratch[l]
+			p.start(l, (*[32]byte)(sc[:32]))
+			p.s[l] = [2]uint64{binary.LittleEndian.Uint64(sc[16:]), binary.LittleEndian.Uint64(sc[24:])}
+			op := c.op[i]
+			p.ad[l], p.ct[l] = op.AD, c.ciphertext(int(i))
+		}
+		if !c.open {
+			c.streamGroup(s, group, n, 0)
+		}
+		p.macGroup(c.k, n, ad)
+		var verified uint32
+		for l, i := range group {
+			if c.finishTag(int(i), p.tag(l)) {
+				verified |= 1 << l
+			} else {
+				failed++
+			}
+		}
+		if c.open {
+			c.streamGroup(s, group, n, verified)
+		}
+	}
+	*t = streamTable{}
+	p.wipe()
+	return failed
+}
+
+// streamGroup XORs the key stream from block 1 on into the n-byte messages of a long group's ops
+// (Seal: all; Open: those of the lanes in verified only, the others idle), in place in their
+// buffers, the partial last block through the lanes' scratch blocks. The counters are at 1.
+func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, verified uint32) {
+	t := s.tab()
+	limit := maxStreamBlocks
+	if c.open && verified != 1<<16-1 {
+		limit = idleBlocks // idle lanes run on the idle blocks
+	}
+	busy := func(l int) bool { return !c.open || verified>>l&1 == 1 }
+	for l, i := range group {
+		if busy(l) {
+			op := c.op[i]
+			s.ptrs.src[l], s.ptrs.dst[l], s.ptrs.off[l] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0]), 0
+		} else {
+			s.onIdle(l)
+		}
+	}
+	for left := n / 64; left > 0; {
+		k := min(left, limit)
+		streamKernel(c.k, t, &s.ptrs, k, 64, true)
+		for l := range 16 {
+			if busy(l) {
+				s.ptrs.off[l] += uintptr(k) * 64
+			}
+		}
+		left -= k
+	}
+	if n%64 == 0 {
+		return
+	}
+	for l, i := range group {
+		if busy(l) {
+			copy(t.scratch[l][:64], c.op[i].Src[n&^63:n])
+			s.onScratch(l)
+		}
+	}
+	streamKernel(c.k, t, &s.ptrs, 1, 64, true)
+	for l, i := range group {
+		if busy(l) {
+			copy(c.op[i].Dst[n&^63:n], t.scratch[l][:])
+		}
+	}
+}
+
+// macGroup absorbs the MAC input of a long group's lanes (section 2.8), whose messages of n bytes
+// and ADs of ad bytes p.ct and p.ad hold: the whole blocks in place, the padded tails and the
+// lengths block through the lanes' scratch.
+func (p *polyLanes) macGroup(k laneKernels, n, ad int) {
+	t := p.tab()
+	for l := range 16 {
+		sc := &t.scratch[l]
+		if ad%16 != 0 {
+			tail := (*[16]byte)(sc[0:16])
+			*tail = [16]byte{}
+			copy(tail[:], p.ad[l][ad&^15:])
+		}
+		if n%16 != 0 {
+			tail := (*[16]byte)(sc[16:32])
+			*tail = [16]byte{}
+			copy(tail[:], p.ct[l][n&^15:])
+		}
+		binary.LittleEndian.PutUint64(sc[32:], uint64(ad))
+		binary.LittleEndian.PutUint64(sc[40:], uint64(n))
+	}
+	// whole runs blocks of each lane's buf in place, within the bounds of a call.
+	whole := func(blocks int, buf *[16][]byte) {
+		for l := range 16 {
+			p.ptrs.base[l], p.ptrs.off[l] = unsafe.Pointer(&buf[l][0]), 0
+		}
+		for blocks > 0 {
+			b := min(blocks, maxPolyBlocks)
+			polyKernel(k, &t.st, &p.ptrs, b, 16, true)
+			for l := range 16 {
+				p.ptrs.off[l] += uintptr(b) * 16
+			}
+			blocks -= b
+		}
+	}
+	// scratch runs blocks of each lane's scratch from byte off.
+	scratch := func(blocks int, off uintptr) {
+		for l := range 16 {
+			p.onScratch(l, off)
+		}
+		polyKernel(k, &t.st, &p.ptrs, blocks, 16, true)
+	}
+	if ad >= 16 {
+		whole(ad/16, &p.ad)
+	}
+	if ad%16 != 0 {
+		scratch(1, 0)
+	}
+	whole(n/16, &p.ct)
+	if n%16 != 0 {
+		scratch(2, 16) // the ciphertext's tail, then the lengths
+	} else {
+		scratch(1, 32)
+	}
 }
 
 // runShortGroups seals or opens the ops c.order[c.laned:] (see shortGroupsStart), sixteen at a time
@@ -598,7 +788,7 @@ func (s *streamLanes) run(c *chachaChunkState, data bool) {
 	for l := range 16 {
 		t.rows[16][l] = 1
 	}
-	next, active := 0, 0
+	next, active := c.long, 0
 	for l := range 16 {
 		s.op[l] = -1
 		next = s.fill(c, l, next, first, last)
@@ -845,7 +1035,7 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 	// In radix 2^44, polyFinishKernel absorbs the lengths block itself: one segment and one kernel call
 	// fewer per op.
 	p.lengthsInFinish = !p.radix26
-	next, active := 0, 0
+	next, active := c.long, 0
 	var done uint32       // lanes whose MAC input is absorbed up to what the finish takes
 	load := func(l int) { // lane l takes the chunk's next op, or idles
 		p.op[l] = -1

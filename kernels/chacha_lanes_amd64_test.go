@@ -109,11 +109,12 @@ func TestChaChaLanesSIMD(t *testing.T) {
 			}
 			rng := rand.New(rand.NewPCG(9, 10))
 			keys := laneTestKeys(t, rng)
-			for round := range 6 {
+			for round := range 3 * shapeCount {
 				for _, size := range []int{8, 16, 17, 33, 64, 65, 100} {
-					checkLanesPortable(t, chachaLaneKernels(tier), keys, size, round%2 == 1, rng)
+					checkLanesPortable(t, chachaLaneKernels(tier), keys, size, round%shapeCount, rng)
 				}
 			}
+			checkLanesPortable(t, chachaLaneKernels(tier), keys, 17, shapeHuge, rng)
 		})
 	}
 }
