@@ -252,7 +252,7 @@ func (c *chachaChunkState) run() (failed int) {
 		c.laned = c.shortGroupsStart()
 		c.long = 0
 		if p.radix26 {
-			c.long = c.longGroupsEnd()
+			c.long = c.longGroupsFirst()
 			failed = c.runLongGroups(&s, &p)
 		}
 		if c.long < c.laned {
@@ -393,28 +393,34 @@ func (c *chachaChunkState) shortGroupsStart() int {
 	return end
 }
 
-// longGroupsEnd returns where the chunk's long groups end in c.order: up to there, each run of 16
-// ops has messages longer than one block of one length and ADs of one length, which
-// runLongGroups handles.
-func (c *chachaChunkState) longGroupsEnd() int {
-	end := 0
-	for end+16 <= c.laned {
-		group := c.order[end : end+16]
-		n, ad := c.msgLen(int(group[0])), len(c.op[group[0]].AD)
-		if n <= 64 {
-			break
+// longGroupsFirst moves the chunk's long groups to the front of c.order[:c.laned] and returns
+// where they end: runs of 16 ops with messages longer than one block of one length and ADs of one
+// length, which runLongGroups handles, taken from the runs of such ops that sortByLength left next
+// to each other. The other ops keep their order behind them.
+func (c *chachaChunkState) longGroupsFirst() int {
+	var rest [chachaChunk]uint8
+	long, nrest := 0, 0
+	for start := 0; start < c.laned; {
+		first := c.order[start]
+		n, ad := c.msgLen(int(first)), len(c.op[first].AD)
+		end := start + 1
+		for end < c.laned && c.msgLen(int(c.order[end])) == n && len(c.op[c.order[end]].AD) == ad {
+			end++
 		}
-		for _, i := range group[1:] {
-			if c.msgLen(int(i)) != n || len(c.op[i].AD) != ad {
-				return end
-			}
+		take := 0
+		if n > 64 {
+			take = (end - start) &^ 15
 		}
-		end += 16
+		// long <= start: the entries this overwrites are in rest already.
+		long += copy(c.order[long:], c.order[start:start+take])
+		nrest += copy(rest[nrest:], c.order[start+take:end])
+		start = end
 	}
-	return end
+	copy(c.order[long:c.laned], rest[:nrest])
+	return long
 }
 
-// runLongGroups seals or opens the ops c.order[:c.long] (see longGroupsEnd), sixteen at a time
+// runLongGroups seals or opens the ops c.order[:c.long] (see longGroupsFirst), sixteen at a time
 // with one op per lane, radix 2^26 only, and returns the number of failed Opens. The lanes run in
 // lockstep, each stage one kernel call for all sixteen (more only past the bounds of a call):
 // block 0 (the Poly1305 keys), then Seal's blocks 1.. in place and the partial last block through
@@ -998,14 +1004,11 @@ func (p *polyLanes) start(l int, key *[32]byte) {
 	if p.radix26 {
 		lo := binary.LittleEndian.Uint64(key[0:]) & 0x0ffffffc0fffffff
 		hi := binary.LittleEndian.Uint64(key[8:]) & 0x0ffffffc0ffffffc
-		r := [5]uint64{lo & limb26, lo >> 26 & limb26, (lo>>52 | hi<<12) & limb26, hi >> 14 & limb26, hi >> 40}
-		for i := range 5 {
-			st[i][l] = 0
-			st[5+i][l] = r[i]
-		}
-		for i := 1; i < 5; i++ {
-			st[9+i][l] = 5 * r[i]
-		}
+		r0, r1, r2, r3, r4 := lo&limb26, lo>>26&limb26, (lo>>52|hi<<12)&limb26, hi>>14&limb26, hi>>40
+		// Unrolled: 14 stores and no loop on every op's path.
+		st[0][l], st[1][l], st[2][l], st[3][l], st[4][l] = 0, 0, 0, 0, 0
+		st[5][l], st[6][l], st[7][l], st[8][l], st[9][l] = r0, r1, r2, r3, r4
+		st[10][l], st[11][l], st[12][l], st[13][l] = 5*r1, 5*r2, 5*r3, 5*r4
 		return
 	}
 	r := poly1305R44(key)
@@ -1171,7 +1174,7 @@ func (c *chachaChunkState) finishTag(i int, tag [TagSize]byte) bool {
 // op's tag (Open), failing the op on a mismatch. It reports whether the op succeeded.
 func chachaFinishTag(op *Op, n int, open bool, tag *[TagSize]byte) bool {
 	if !open {
-		copy(op.Dst[n:], tag[:])
+		*(*[TagSize]byte)(op.Dst[n:]) = *tag // a store, not copy's call
 		return true
 	}
 	if subtle.ConstantTimeCompare(tag[:], op.Src[n:]) != 1 {
