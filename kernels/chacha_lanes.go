@@ -34,7 +34,9 @@ import (
 //
 // so that Open releases no plaintext of a forged message. The chunk's shortest ops skip the
 // segments: runs of 16 ops of at most one block, without AD and of one MAC block structure
-// (runShortGroups), which for such short messages cost more in bookkeeping than in the kernels.
+// (runShortGroups), which for such short messages cost more in bookkeeping than in the kernels. In
+// radix 2^26, runs of 16 ops of one length above one block and one AD length skip them too: their
+// lanes run the same stages in lockstep (runLongGroups).
 //
 // Lane layout: ChaCha20 runs one op per 32-bit lane (state word w of lane l in row w, lane l), two
 // blocks per lane in flight on AVX512; Poly1305 runs one op per 64-bit lane, in radix 2^44 (amd64:
@@ -112,12 +114,14 @@ type chachaChunkState struct {
 	keyOf   [chachaChunk]*Key      // the ChaCha20 ops' Keys, whose words they run on; nil for XChaCha20
 	key     [chachaChunk][8]uint32 // XChaCha20: the Key's words, then the HChaCha20 subkey
 	nonce   [chachaChunk][3]uint32
-	polyKey [chachaChunk][32]byte // one-time Poly1305 keys (r || s)
-	ks1     [chachaChunk][64]byte // Open: the key stream of block 1, from the first pass
-	failed  [chachaChunk]bool     // Open: the tag did not verify
-	order   [chachaChunk]uint8    // the order in which lanes take the ops: see sortByLength
-	long    int                   // ops order[:long] run in long groups (radix 2^26 only)
-	laned   int                   // ops order[long:laned] run through the lanes' segments, the rest in short groups
+	polyKey [chachaChunk][32]byte  // one-time Poly1305 keys (r || s)
+	ks1     [chachaChunk][64]byte  // Open: the key stream of block 1, from the first pass
+	failed  [chachaChunk]bool      // Open: the tag did not verify
+	order   [chachaChunk]uint8     // the order in which lanes take the ops: see sortByLength
+	long    int                    // ops order[:long] run in long groups (radix 2^26 only)
+	groups  [chachaChunk / 8]uint8 // the long groups' sizes, 16 or 8, in order
+	ngroups int
+	laned   int // ops order[long:laned] run through the lanes' segments, the rest in short groups
 	open    bool
 	used    int         // the most entries a chunk filled: what wipe clears
 	k       laneKernels // the kernels that run the lanes
@@ -393,13 +397,15 @@ func (c *chachaChunkState) shortGroupsStart() int {
 	return end
 }
 
-// longGroupsFirst moves the chunk's long groups to the front of c.order[:c.laned] and returns
-// where they end: runs of 16 ops with messages longer than one block of one length and ADs of one
-// length, which runLongGroups handles, taken from the runs of such ops that sortByLength left next
-// to each other. The other ops keep their order behind them.
+// longGroupsFirst moves the chunk's long groups to the front of c.order[:c.laned], sets c.groups
+// and returns where they end: runs of 16 ops (or 8, lanes 0-7, for what is left of a run) with
+// messages longer than one block of one length and ADs of one length, which runLongGroups handles,
+// taken from the runs of such ops that sortByLength left next to each other. The other ops keep
+// their order behind them.
 func (c *chachaChunkState) longGroupsFirst() int {
 	var rest [chachaChunk]uint8
 	long, nrest := 0, 0
+	c.ngroups = 0
 	for start := 0; start < c.laned; {
 		first := c.order[start]
 		n, ad := c.msgLen(int(first)), len(c.op[first].AD)
@@ -408,8 +414,11 @@ func (c *chachaChunkState) longGroupsFirst() int {
 			end++
 		}
 		take := 0
-		if n > 64 {
-			take = (end - start) &^ 15
+		for n > 64 && end-start-take >= 8 {
+			size := min(16, (end-start-take)&^7)
+			c.groups[c.ngroups] = uint8(size)
+			c.ngroups++
+			take += size
 		}
 		// long <= start: the entries this overwrites are in rest already.
 		long += copy(c.order[long:], c.order[start:start+take])
@@ -420,9 +429,10 @@ func (c *chachaChunkState) longGroupsFirst() int {
 	return long
 }
 
-// runLongGroups seals or opens the ops c.order[:c.long] (see longGroupsFirst), sixteen at a time
-// with one op per lane, radix 2^26 only, and returns the number of failed Opens. The lanes run in
-// lockstep, each stage one kernel call for all sixteen (more only past the bounds of a call):
+// runLongGroups seals or opens the ops c.order[:c.long] (see longGroupsFirst), a group at a time
+// with one op per lane (lanes 8-15 idle in a group of 8), radix 2^26 only, and returns the number
+// of failed Opens. The lanes run in lockstep, each stage one kernel call for the group (more only
+// past the bounds of a call):
 // block 0 (the Poly1305 keys), then Seal's blocks 1.. in place and the partial last block through
 // the scratch blocks; the MAC over the AD, its padded tail, the ciphertext, its padded tail and
 // the lengths; the tags; then Open's blocks 1.. of the ops whose tag verified. Uniform batches,
@@ -435,9 +445,15 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 	for l := range 16 {
 		t.rows[16][l] = 1
 	}
-	for g := 0; g < c.long; g += 16 {
-		group := c.order[g : g+16]
+	g := 0
+	for _, size := range c.groups[:c.ngroups] {
+		group := c.order[g : g+int(size)]
+		g += int(size)
+		upper := size > 8
 		n, ad := c.msgLen(int(group[0])), len(c.op[group[0]].AD)
+		for l := len(group); l < 16; l++ {
+			s.onIdle(l)
+		}
 		for l, i := range group {
 			key := c.keyWords(int(i))
 			rows := &t.rows
@@ -454,7 +470,7 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 			s.onScratch(l)
 		}
 		// Block 0: the Poly1305 keys (RFC 8439 section 2.6); the counters go on from 1.
-		streamKernel(c.k, t, &s.ptrs, 1, 64, true)
+		streamKernel(c.k, t, &s.ptrs, 1, 64, upper)
 		for l, i := range group {
 			sc := &t.scratch[l]
 			p.start(l, (*[32]byte)(sc[:32]))
@@ -465,7 +481,7 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 		if !c.open {
 			c.streamGroup(s, group, n, 0)
 		}
-		p.macGroup(c.k, n, ad)
+		p.macGroup(c.k, len(group), n, ad)
 		var verified uint32
 		for l, i := range group {
 			if c.finishTag(int(i), p.tag(l)) {
@@ -485,14 +501,20 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 
 // streamGroup XORs the key stream from block 1 on into the n-byte messages of a long group's ops
 // (Seal: all; Open: those of the lanes in verified only, the others idle), in place in their
-// buffers, the partial last block through the lanes' scratch blocks. The counters are at 1.
+// buffers, the partial last block through the lanes' scratch blocks. The counters are at 1; the
+// lanes past the group are idle.
 func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, verified uint32) {
 	t := s.tab()
+	upper := len(group) > 8
+	all := uint32(1)<<len(group) - 1
+	if !c.open {
+		verified = all
+	}
 	limit := maxStreamBlocks
-	if c.open && verified != 1<<16-1 {
+	if verified != 1<<16-1 {
 		limit = idleBlocks // idle lanes run on the idle blocks
 	}
-	busy := func(l int) bool { return !c.open || verified>>l&1 == 1 }
+	busy := func(l int) bool { return verified>>l&1 == 1 }
 	for l, i := range group {
 		if busy(l) {
 			op := c.op[i]
@@ -503,7 +525,7 @@ func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, ver
 	}
 	for left := n / 64; left > 0; {
 		k := min(left, limit)
-		streamKernel(c.k, t, &s.ptrs, k, 64, true)
+		streamKernel(c.k, t, &s.ptrs, k, 64, upper)
 		for l := range 16 {
 			if busy(l) {
 				s.ptrs.off[l] += uintptr(k) * 64
@@ -520,7 +542,7 @@ func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, ver
 			s.onScratch(l)
 		}
 	}
-	streamKernel(c.k, t, &s.ptrs, 1, 64, true)
+	streamKernel(c.k, t, &s.ptrs, 1, 64, upper)
 	for l, i := range group {
 		if busy(l) {
 			copy(c.op[i].Dst[n&^63:n], t.scratch[l][:])
@@ -528,12 +550,13 @@ func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, ver
 	}
 }
 
-// macGroup absorbs the MAC input of a long group's lanes (section 2.8), whose messages of n bytes
-// and ADs of ad bytes p.ct and p.ad hold: the whole blocks in place, the padded tails and the
-// lengths block through the lanes' scratch.
-func (p *polyLanes) macGroup(k laneKernels, n, ad int) {
+// macGroup absorbs the MAC input of a long group's lanes 0..lanes-1 (section 2.8), whose messages
+// of n bytes and ADs of ad bytes p.ct and p.ad hold: the whole blocks in place, the padded tails
+// and the lengths block through the lanes' scratch. Idle lanes read along with busy ones.
+func (p *polyLanes) macGroup(k laneKernels, lanes, n, ad int) {
 	t := p.tab()
-	for l := range 16 {
+	upper := lanes > 8
+	for l := range lanes {
 		sc := &t.scratch[l]
 		if ad%16 != 0 {
 			tail := (*[16]byte)(sc[0:16])
@@ -551,11 +574,11 @@ func (p *polyLanes) macGroup(k laneKernels, n, ad int) {
 	// whole runs blocks of each lane's buf in place, within the bounds of a call.
 	whole := func(blocks int, buf *[16][]byte) {
 		for l := range 16 {
-			p.ptrs.base[l], p.ptrs.off[l] = unsafe.Pointer(&buf[l][0]), 0
+			p.ptrs.base[l], p.ptrs.off[l] = unsafe.Pointer(&buf[l%lanes][0]), 0
 		}
 		for blocks > 0 {
 			b := min(blocks, maxPolyBlocks)
-			polyKernel(k, &t.st, &p.ptrs, b, 16, true)
+			polyKernel(k, &t.st, &p.ptrs, b, 16, upper)
 			for l := range 16 {
 				p.ptrs.off[l] += uintptr(b) * 16
 			}
@@ -567,7 +590,7 @@ func (p *polyLanes) macGroup(k laneKernels, n, ad int) {
 		for l := range 16 {
 			p.onScratch(l, off)
 		}
-		polyKernel(k, &t.st, &p.ptrs, blocks, 16, true)
+		polyKernel(k, &t.st, &p.ptrs, blocks, 16, upper)
 	}
 	if ad >= 16 {
 		whole(ad/16, &p.ad)
