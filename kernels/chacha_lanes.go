@@ -6,6 +6,7 @@ package kernels
 import (
 	"crypto/subtle"
 	"encoding/binary"
+	"math/bits"
 	"unsafe"
 )
 
@@ -482,14 +483,8 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 			c.streamGroup(s, group, n, 0)
 		}
 		p.macGroup(c.k, len(group), n, ad)
-		var verified uint32
-		for l, i := range group {
-			if c.finishTag(int(i), p.tag(l)) {
-				verified |= 1 << l
-			} else {
-				failed++
-			}
-		}
+		verified := p.finishGroup(c, group)
+		failed += len(group) - bits.OnesCount32(verified)
 		if c.open {
 			c.streamGroup(s, group, n, verified)
 		}
@@ -700,16 +695,18 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 			polyKernel(c.k, &pt.st, &p.ptrs, tail, 16, true)
 		}
 		var eq int
-		if !p.radix26 {
+		var verified uint32
+		if p.radix26 {
+			verified = p.finishGroup(c, group)
+			failed += len(group) - bits.OnesCount32(verified)
+		} else {
 			eq = polyFinishKernel(c.k, &pt.st)
 		}
 
 		for l, i := range group {
 			op, n := c.op[i], c.msgLen(int(i))
 			if p.radix26 {
-				if !c.finishTag(int(i), p.tag(l)) {
-					failed++
-				} else if c.open { // verified: decrypt (section 2.8: only now)
+				if c.open && verified>>l&1 == 1 { // verified: decrypt (section 2.8: only now)
 					xorKeyBlock(op.Dst, op.Src[:n], (*[64]byte)(t.scratch[l][64:]))
 				}
 				continue
@@ -1304,6 +1301,23 @@ func (p *polyLanes) nextSeg(l, seg int) bool {
 		return true
 	}
 	return false
+}
+
+// finishGroup writes (Seal) or checks (Open, failing the ops that do not verify) the tags of a
+// group's ops, lane l holding op group[l], in radix 2^26, and returns the mask of the lanes whose op
+// succeeded: the tags of a group in one loop, without a call per lane.
+func (p *polyLanes) finishGroup(c *chachaChunkState, group []uint8) (ok uint32) {
+	st := &p.tab().st
+	var tag [TagSize]byte
+	for l, i := range group {
+		poly1305Finish26(&tag, st[0][l], st[1][l], st[2][l], st[3][l], st[4][l], p.s[l][0], p.s[l][1])
+		if chachaFinishTag(c.op[i], c.msgLen(int(i)), c.open, &tag) {
+			ok |= 1 << l
+		} else {
+			c.failed[i] = true
+		}
+	}
+	return ok
 }
 
 // tag returns lane l's finished tag (radix 2^26 only: in radix 2^44, polyFinishKernel finishes the tags).
