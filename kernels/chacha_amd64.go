@@ -48,6 +48,10 @@ func polyKernel(k laneKernels, st *[15][16]uint64, p *polyPtrs16, n, stride int,
 		poly1305Lanes44Generic(st, p, n, stride)
 	case k.simd == Generic:
 		poly1305Lanes26Generic(st, p, n, stride, upper)
+	case !k.radix44 && impl.poly26Regs && upper:
+		poly1305AVX2Regs(st, p, n, stride)
+	case !k.radix44 && impl.poly26Regs:
+		poly1305AVX2RegsLanes8(st, p, n, stride)
 	case !k.radix44 && upper:
 		poly1305AVX2(st, p, n, stride)
 	case !k.radix44:
@@ -216,3 +220,12 @@ func chachaXOR16OneAVX2Regs(st *[16]uint32, dst, src *byte, n int)
 
 //go:noescape
 func chachaXOR8OneMACAVX2Regs(st *[16]uint32, dst, src *byte, n int, mac *poly1305, msg *byte, macBlocks int)
+
+// poly1305AVX2Regs and poly1305AVX2RegsLanes8 are poly1305AVX2 and poly1305AVX2Lanes8 for 1-cycle
+// cores (impl.poly26Regs).
+//
+//go:noescape
+func poly1305AVX2Regs(st *[15][16]uint64, p *polyPtrs16, n, stride int)
+
+//go:noescape
+func poly1305AVX2RegsLanes8(st *[15][16]uint64, p *polyPtrs16, n, stride int)

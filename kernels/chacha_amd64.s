@@ -12396,6 +12396,950 @@ poly1305AVX2Lanes8block:
 	VZEROUPPER
 	RET
 
+// func poly1305AVX2Regs(st *[15][16]uint64, p *polyPtrs16, n int, stride int)
+// Requires: AVX, AVX2, CMOV
+TEXT ·poly1305AVX2Regs(SB), NOSPLIT, $288-32
+	MOVQ st+0(FP), AX
+	MOVQ p+8(FP), CX
+	MOVQ n+16(FP), DX
+	MOVQ stride+24(FP), BX
+	XORQ SI, SI
+
+poly1305AVX2Regsgroup:
+	// The group's message addresses (a nil base stands for st).
+	MOVQ    (CX)(SI*1), DI
+	TESTQ   DI, DI
+	CMOVQEQ AX, DI
+	ADDQ    128(CX)(SI*1), DI
+	MOVQ    8(CX)(SI*1), R8
+	TESTQ   R8, R8
+	CMOVQEQ AX, R8
+	ADDQ    136(CX)(SI*1), R8
+	MOVQ    16(CX)(SI*1), R9
+	TESTQ   R9, R9
+	CMOVQEQ AX, R9
+	ADDQ    144(CX)(SI*1), R9
+	MOVQ    24(CX)(SI*1), R10
+	TESTQ   R10, R10
+	CMOVQEQ AX, R10
+	ADDQ    152(CX)(SI*1), R10
+	MOVQ    DX, R11
+	XORQ    R12, R12
+	CMPQ    R11, $0x04
+	JAE     poly1305AVX2Regssquare
+	VMOVDQU (AX)(SI*1), Y0
+	VMOVDQU 128(AX)(SI*1), Y1
+	VMOVDQU 256(AX)(SI*1), Y2
+	VMOVDQU 384(AX)(SI*1), Y3
+	VMOVDQU 512(AX)(SI*1), Y4
+	JMP     poly1305AVX2Regssingle
+
+poly1305AVX2Regssquare:
+	// r^2 from r (limbs below 2^26): limbs below 2^26 + 2^8, 5 times them below 2^29.
+	VMOVDQU 640(AX)(SI*1), Y0
+	VMOVDQU 768(AX)(SI*1), Y1
+	VMOVDQU 896(AX)(SI*1), Y2
+	VMOVDQU 1024(AX)(SI*1), Y3
+	VMOVDQU 1152(AX)(SI*1), Y4
+
+	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5). Each
+	// multiplier row is loaded once, into a register: as memory operands its five uses would be
+	// as many loads, and the loads, not the multiplies, would bound the kernel.
+	VMOVDQU  640(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y7
+	VPMULUDQ Y6, Y1, Y8
+	VPMULUDQ Y6, Y2, Y9
+	VPMULUDQ Y6, Y3, Y10
+	VPMULUDQ Y6, Y4, Y11
+	VMOVDQU  768(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1280(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y7, Y7
+	VMOVDQU  896(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1408(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y8, Y8
+	VMOVDQU  1024(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1536(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y9, Y9
+	VMOVDQU  1152(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1664(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y10, Y10
+
+	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
+	VPSRLQ  $0x1a, Y7, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y7, Y7
+	VPADDQ  Y0, Y8, Y8
+	VPSRLQ  $0x1a, Y8, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y8, Y8
+	VPADDQ  Y0, Y9, Y9
+	VPSRLQ  $0x1a, Y9, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y9, Y9
+	VPADDQ  Y0, Y10, Y10
+	VPSRLQ  $0x1a, Y10, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y10, Y10
+	VPADDQ  Y0, Y11, Y11
+	VPSRLQ  $0x1a, Y11, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y11, Y11
+	VPADDQ  Y0, Y7, Y7
+	VPSLLQ  $0x02, Y0, Y0
+	VPADDQ  Y0, Y7, Y7
+	VPSRLQ  $0x1a, Y7, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y7, Y7
+	VPADDQ  Y0, Y8, Y8
+	VMOVDQU Y7, (SP)
+	VMOVDQU Y8, 32(SP)
+	VMOVDQU Y9, 64(SP)
+	VMOVDQU Y10, 96(SP)
+	VMOVDQU Y11, 128(SP)
+	VPSLLQ  $0x02, Y8, Y0
+	VPADDQ  Y8, Y0, Y0
+	VMOVDQU Y0, 160(SP)
+	VPSLLQ  $0x02, Y9, Y0
+	VPADDQ  Y9, Y0, Y0
+	VMOVDQU Y0, 192(SP)
+	VPSLLQ  $0x02, Y10, Y0
+	VPADDQ  Y10, Y0, Y0
+	VMOVDQU Y0, 224(SP)
+	VPSLLQ  $0x02, Y11, Y0
+	VPADDQ  Y11, Y0, Y0
+	VMOVDQU Y0, 256(SP)
+	VMOVDQU (AX)(SI*1), Y0
+	VMOVDQU 128(AX)(SI*1), Y1
+	VMOVDQU 256(AX)(SI*1), Y2
+	VMOVDQU 384(AX)(SI*1), Y3
+	VMOVDQU 512(AX)(SI*1), Y4
+	MOVQ    BX, R13
+	LEAQ    (BX)(BX*1), R14
+
+poly1305AVX2Regspair:
+	// h = (h + m1) * r^2 + m2 * r. Limbs of h + m1 below 2^27 + 2^11, of m2 below 2^26, of 5*r^2
+	// and 5*r below 2^29: each product below 2^56, the ten of a limb below 2^60.
+	VBROADCASTI128 (DI)(R12*1), Y5
+	VBROADCASTI128 (R8)(R12*1), Y6
+	VINSERTI128    $0x01, (R9)(R12*1), Y5, Y5
+	VINSERTI128    $0x01, (R10)(R12*1), Y6, Y6
+	VPUNPCKLQDQ    Y6, Y5, Y7
+	VPUNPCKHQDQ    Y6, Y5, Y5
+
+	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
+	// below 2^26 + 2^11 before).
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y6
+	VPADDQ Y6, Y0, Y0
+	VPSRLQ $0x1a, Y7, Y6
+	VPAND  poly1305Consts26<>+0(SB), Y6, Y6
+	VPADDQ Y6, Y1, Y1
+	VPSRLQ $0x34, Y7, Y7
+	VPSLLQ $0x0c, Y5, Y6
+	VPOR   Y6, Y7, Y7
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y7
+	VPADDQ Y7, Y2, Y2
+	VPSRLQ $0x0e, Y5, Y6
+	VPAND  poly1305Consts26<>+0(SB), Y6, Y6
+	VPADDQ Y6, Y3, Y3
+	VPSRLQ $0x28, Y5, Y5
+	VPOR   poly1305Consts26<>+32(SB), Y5, Y5
+	VPADDQ Y5, Y4, Y4
+
+	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5). Each
+	// multiplier row is loaded once, into a register: as memory operands its five uses would be
+	// as many loads, and the loads, not the multiplies, would bound the kernel.
+	VMOVDQU        (SP), Y6
+	VPMULUDQ       Y6, Y0, Y7
+	VPMULUDQ       Y6, Y1, Y8
+	VPMULUDQ       Y6, Y2, Y9
+	VPMULUDQ       Y6, Y3, Y10
+	VPMULUDQ       Y6, Y4, Y11
+	VMOVDQU        32(SP), Y6
+	VPMULUDQ       Y6, Y0, Y5
+	VPADDQ         Y5, Y8, Y8
+	VPMULUDQ       Y6, Y1, Y5
+	VPADDQ         Y5, Y9, Y9
+	VPMULUDQ       Y6, Y2, Y5
+	VPADDQ         Y5, Y10, Y10
+	VPMULUDQ       Y6, Y3, Y5
+	VPADDQ         Y5, Y11, Y11
+	VMOVDQU        160(SP), Y6
+	VPMULUDQ       Y6, Y4, Y5
+	VPADDQ         Y5, Y7, Y7
+	VMOVDQU        64(SP), Y6
+	VPMULUDQ       Y6, Y0, Y5
+	VPADDQ         Y5, Y9, Y9
+	VPMULUDQ       Y6, Y1, Y5
+	VPADDQ         Y5, Y10, Y10
+	VPMULUDQ       Y6, Y2, Y5
+	VPADDQ         Y5, Y11, Y11
+	VMOVDQU        192(SP), Y6
+	VPMULUDQ       Y6, Y3, Y5
+	VPADDQ         Y5, Y7, Y7
+	VPMULUDQ       Y6, Y4, Y5
+	VPADDQ         Y5, Y8, Y8
+	VMOVDQU        96(SP), Y6
+	VPMULUDQ       Y6, Y0, Y5
+	VPADDQ         Y5, Y10, Y10
+	VPMULUDQ       Y6, Y1, Y5
+	VPADDQ         Y5, Y11, Y11
+	VMOVDQU        224(SP), Y6
+	VPMULUDQ       Y6, Y2, Y5
+	VPADDQ         Y5, Y7, Y7
+	VPMULUDQ       Y6, Y3, Y5
+	VPADDQ         Y5, Y8, Y8
+	VPMULUDQ       Y6, Y4, Y5
+	VPADDQ         Y5, Y9, Y9
+	VMOVDQU        128(SP), Y6
+	VPMULUDQ       Y6, Y0, Y5
+	VPADDQ         Y5, Y11, Y11
+	VMOVDQU        256(SP), Y6
+	VPMULUDQ       Y6, Y1, Y5
+	VPADDQ         Y5, Y7, Y7
+	VPMULUDQ       Y6, Y2, Y5
+	VPADDQ         Y5, Y8, Y8
+	VPMULUDQ       Y6, Y3, Y5
+	VPADDQ         Y5, Y9, Y9
+	VPMULUDQ       Y6, Y4, Y5
+	VPADDQ         Y5, Y10, Y10
+	VBROADCASTI128 (DI)(R13*1), Y0
+	VBROADCASTI128 (R8)(R13*1), Y1
+	VINSERTI128    $0x01, (R9)(R13*1), Y0, Y0
+	VINSERTI128    $0x01, (R10)(R13*1), Y1, Y1
+	VPUNPCKLQDQ    Y1, Y0, Y2
+	VPUNPCKHQDQ    Y1, Y0, Y0
+
+	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
+	// below 2^26 + 2^11 before).
+	VPAND  poly1305Consts26<>+0(SB), Y2, Y1
+	VPSRLQ $0x1a, Y2, Y3
+	VPAND  poly1305Consts26<>+0(SB), Y3, Y3
+	VPSRLQ $0x34, Y2, Y4
+	VPSLLQ $0x0c, Y0, Y2
+	VPOR   Y2, Y4, Y4
+	VPAND  poly1305Consts26<>+0(SB), Y4, Y4
+	VPSRLQ $0x0e, Y0, Y2
+	VPAND  poly1305Consts26<>+0(SB), Y2, Y2
+	VPSRLQ $0x28, Y0, Y0
+	VPOR   poly1305Consts26<>+32(SB), Y0, Y0
+
+	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5). Each
+	// multiplier row is loaded once, into a register: as memory operands its five uses would be
+	// as many loads, and the loads, not the multiplies, would bound the kernel.
+	VMOVDQU  640(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  768(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1280(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y7, Y7
+	VMOVDQU  896(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1408(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y8, Y8
+	VMOVDQU  1024(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1536(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y9, Y9
+	VMOVDQU  1152(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1664(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y10, Y10
+
+	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
+	VPSRLQ $0x1a, Y7, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y0
+	VPADDQ Y5, Y8, Y8
+	VPSRLQ $0x1a, Y8, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y8, Y1
+	VPADDQ Y5, Y9, Y9
+	VPSRLQ $0x1a, Y9, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y9, Y2
+	VPADDQ Y5, Y10, Y10
+	VPSRLQ $0x1a, Y10, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y10, Y3
+	VPADDQ Y5, Y11, Y11
+	VPSRLQ $0x1a, Y11, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y11, Y4
+	VPADDQ Y5, Y0, Y0
+	VPSLLQ $0x02, Y5, Y5
+	VPADDQ Y5, Y0, Y0
+	VPSRLQ $0x1a, Y0, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y0, Y0
+	VPADDQ Y5, Y1, Y1
+	ADDQ   R14, R12
+	ADDQ   R14, R13
+	SUBQ   $0x02, R11
+	CMPQ   R11, $0x02
+	JAE    poly1305AVX2Regspair
+	TESTQ  R11, R11
+	JZ     poly1305AVX2Regsstore
+
+poly1305AVX2Regssingle:
+	// h = (h + m) * r, one block.
+	VBROADCASTI128 (DI)(R12*1), Y5
+	VBROADCASTI128 (R8)(R12*1), Y6
+	VINSERTI128    $0x01, (R9)(R12*1), Y5, Y5
+	VINSERTI128    $0x01, (R10)(R12*1), Y6, Y6
+	VPUNPCKLQDQ    Y6, Y5, Y7
+	VPUNPCKHQDQ    Y6, Y5, Y5
+
+	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
+	// below 2^26 + 2^11 before).
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y6
+	VPADDQ Y6, Y0, Y0
+	VPSRLQ $0x1a, Y7, Y6
+	VPAND  poly1305Consts26<>+0(SB), Y6, Y6
+	VPADDQ Y6, Y1, Y1
+	VPSRLQ $0x34, Y7, Y7
+	VPSLLQ $0x0c, Y5, Y6
+	VPOR   Y6, Y7, Y7
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y7
+	VPADDQ Y7, Y2, Y2
+	VPSRLQ $0x0e, Y5, Y6
+	VPAND  poly1305Consts26<>+0(SB), Y6, Y6
+	VPADDQ Y6, Y3, Y3
+	VPSRLQ $0x28, Y5, Y5
+	VPOR   poly1305Consts26<>+32(SB), Y5, Y5
+	VPADDQ Y5, Y4, Y4
+
+	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5). Each
+	// multiplier row is loaded once, into a register: as memory operands its five uses would be
+	// as many loads, and the loads, not the multiplies, would bound the kernel.
+	VMOVDQU  640(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y7
+	VPMULUDQ Y6, Y1, Y8
+	VPMULUDQ Y6, Y2, Y9
+	VPMULUDQ Y6, Y3, Y10
+	VPMULUDQ Y6, Y4, Y11
+	VMOVDQU  768(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1280(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y7, Y7
+	VMOVDQU  896(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1408(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y8, Y8
+	VMOVDQU  1024(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1536(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y9, Y9
+	VMOVDQU  1152(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1664(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y10, Y10
+
+	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
+	VPSRLQ $0x1a, Y7, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y0
+	VPADDQ Y5, Y8, Y8
+	VPSRLQ $0x1a, Y8, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y8, Y1
+	VPADDQ Y5, Y9, Y9
+	VPSRLQ $0x1a, Y9, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y9, Y2
+	VPADDQ Y5, Y10, Y10
+	VPSRLQ $0x1a, Y10, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y10, Y3
+	VPADDQ Y5, Y11, Y11
+	VPSRLQ $0x1a, Y11, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y11, Y4
+	VPADDQ Y5, Y0, Y0
+	VPSLLQ $0x02, Y5, Y5
+	VPADDQ Y5, Y0, Y0
+	VPSRLQ $0x1a, Y0, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y0, Y0
+	VPADDQ Y5, Y1, Y1
+	ADDQ   BX, R12
+	DECQ   R11
+	JNZ    poly1305AVX2Regssingle
+
+poly1305AVX2Regsstore:
+	VMOVDQU Y0, (AX)(SI*1)
+	VMOVDQU Y1, 128(AX)(SI*1)
+	VMOVDQU Y2, 256(AX)(SI*1)
+	VMOVDQU Y3, 384(AX)(SI*1)
+	VMOVDQU Y4, 512(AX)(SI*1)
+	ADDQ    $0x20, SI
+	CMPQ    SI, $0x80
+	JB      poly1305AVX2Regsgroup
+	VZEROUPPER
+	RET
+
+// func poly1305AVX2RegsLanes8(st *[15][16]uint64, p *polyPtrs16, n int, stride int)
+// Requires: AVX, AVX2, CMOV
+TEXT ·poly1305AVX2RegsLanes8(SB), NOSPLIT, $288-32
+	MOVQ st+0(FP), AX
+	MOVQ p+8(FP), CX
+	MOVQ n+16(FP), DX
+	MOVQ stride+24(FP), BX
+	XORQ SI, SI
+
+poly1305AVX2RegsLanes8group:
+	// The group's message addresses (a nil base stands for st).
+	MOVQ    (CX)(SI*1), DI
+	TESTQ   DI, DI
+	CMOVQEQ AX, DI
+	ADDQ    128(CX)(SI*1), DI
+	MOVQ    8(CX)(SI*1), R8
+	TESTQ   R8, R8
+	CMOVQEQ AX, R8
+	ADDQ    136(CX)(SI*1), R8
+	MOVQ    16(CX)(SI*1), R9
+	TESTQ   R9, R9
+	CMOVQEQ AX, R9
+	ADDQ    144(CX)(SI*1), R9
+	MOVQ    24(CX)(SI*1), R10
+	TESTQ   R10, R10
+	CMOVQEQ AX, R10
+	ADDQ    152(CX)(SI*1), R10
+	MOVQ    DX, R11
+	XORQ    R12, R12
+	CMPQ    R11, $0x04
+	JAE     poly1305AVX2RegsLanes8square
+	VMOVDQU (AX)(SI*1), Y0
+	VMOVDQU 128(AX)(SI*1), Y1
+	VMOVDQU 256(AX)(SI*1), Y2
+	VMOVDQU 384(AX)(SI*1), Y3
+	VMOVDQU 512(AX)(SI*1), Y4
+	JMP     poly1305AVX2RegsLanes8single
+
+poly1305AVX2RegsLanes8square:
+	// r^2 from r (limbs below 2^26): limbs below 2^26 + 2^8, 5 times them below 2^29.
+	VMOVDQU 640(AX)(SI*1), Y0
+	VMOVDQU 768(AX)(SI*1), Y1
+	VMOVDQU 896(AX)(SI*1), Y2
+	VMOVDQU 1024(AX)(SI*1), Y3
+	VMOVDQU 1152(AX)(SI*1), Y4
+
+	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5). Each
+	// multiplier row is loaded once, into a register: as memory operands its five uses would be
+	// as many loads, and the loads, not the multiplies, would bound the kernel.
+	VMOVDQU  640(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y7
+	VPMULUDQ Y6, Y1, Y8
+	VPMULUDQ Y6, Y2, Y9
+	VPMULUDQ Y6, Y3, Y10
+	VPMULUDQ Y6, Y4, Y11
+	VMOVDQU  768(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1280(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y7, Y7
+	VMOVDQU  896(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1408(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y8, Y8
+	VMOVDQU  1024(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1536(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y9, Y9
+	VMOVDQU  1152(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1664(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y10, Y10
+
+	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
+	VPSRLQ  $0x1a, Y7, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y7, Y7
+	VPADDQ  Y0, Y8, Y8
+	VPSRLQ  $0x1a, Y8, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y8, Y8
+	VPADDQ  Y0, Y9, Y9
+	VPSRLQ  $0x1a, Y9, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y9, Y9
+	VPADDQ  Y0, Y10, Y10
+	VPSRLQ  $0x1a, Y10, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y10, Y10
+	VPADDQ  Y0, Y11, Y11
+	VPSRLQ  $0x1a, Y11, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y11, Y11
+	VPADDQ  Y0, Y7, Y7
+	VPSLLQ  $0x02, Y0, Y0
+	VPADDQ  Y0, Y7, Y7
+	VPSRLQ  $0x1a, Y7, Y0
+	VPAND   poly1305Consts26<>+0(SB), Y7, Y7
+	VPADDQ  Y0, Y8, Y8
+	VMOVDQU Y7, (SP)
+	VMOVDQU Y8, 32(SP)
+	VMOVDQU Y9, 64(SP)
+	VMOVDQU Y10, 96(SP)
+	VMOVDQU Y11, 128(SP)
+	VPSLLQ  $0x02, Y8, Y0
+	VPADDQ  Y8, Y0, Y0
+	VMOVDQU Y0, 160(SP)
+	VPSLLQ  $0x02, Y9, Y0
+	VPADDQ  Y9, Y0, Y0
+	VMOVDQU Y0, 192(SP)
+	VPSLLQ  $0x02, Y10, Y0
+	VPADDQ  Y10, Y0, Y0
+	VMOVDQU Y0, 224(SP)
+	VPSLLQ  $0x02, Y11, Y0
+	VPADDQ  Y11, Y0, Y0
+	VMOVDQU Y0, 256(SP)
+	VMOVDQU (AX)(SI*1), Y0
+	VMOVDQU 128(AX)(SI*1), Y1
+	VMOVDQU 256(AX)(SI*1), Y2
+	VMOVDQU 384(AX)(SI*1), Y3
+	VMOVDQU 512(AX)(SI*1), Y4
+	MOVQ    BX, R13
+	LEAQ    (BX)(BX*1), R14
+
+poly1305AVX2RegsLanes8pair:
+	// h = (h + m1) * r^2 + m2 * r. Limbs of h + m1 below 2^27 + 2^11, of m2 below 2^26, of 5*r^2
+	// and 5*r below 2^29: each product below 2^56, the ten of a limb below 2^60.
+	VBROADCASTI128 (DI)(R12*1), Y5
+	VBROADCASTI128 (R8)(R12*1), Y6
+	VINSERTI128    $0x01, (R9)(R12*1), Y5, Y5
+	VINSERTI128    $0x01, (R10)(R12*1), Y6, Y6
+	VPUNPCKLQDQ    Y6, Y5, Y7
+	VPUNPCKHQDQ    Y6, Y5, Y5
+
+	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
+	// below 2^26 + 2^11 before).
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y6
+	VPADDQ Y6, Y0, Y0
+	VPSRLQ $0x1a, Y7, Y6
+	VPAND  poly1305Consts26<>+0(SB), Y6, Y6
+	VPADDQ Y6, Y1, Y1
+	VPSRLQ $0x34, Y7, Y7
+	VPSLLQ $0x0c, Y5, Y6
+	VPOR   Y6, Y7, Y7
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y7
+	VPADDQ Y7, Y2, Y2
+	VPSRLQ $0x0e, Y5, Y6
+	VPAND  poly1305Consts26<>+0(SB), Y6, Y6
+	VPADDQ Y6, Y3, Y3
+	VPSRLQ $0x28, Y5, Y5
+	VPOR   poly1305Consts26<>+32(SB), Y5, Y5
+	VPADDQ Y5, Y4, Y4
+
+	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5). Each
+	// multiplier row is loaded once, into a register: as memory operands its five uses would be
+	// as many loads, and the loads, not the multiplies, would bound the kernel.
+	VMOVDQU        (SP), Y6
+	VPMULUDQ       Y6, Y0, Y7
+	VPMULUDQ       Y6, Y1, Y8
+	VPMULUDQ       Y6, Y2, Y9
+	VPMULUDQ       Y6, Y3, Y10
+	VPMULUDQ       Y6, Y4, Y11
+	VMOVDQU        32(SP), Y6
+	VPMULUDQ       Y6, Y0, Y5
+	VPADDQ         Y5, Y8, Y8
+	VPMULUDQ       Y6, Y1, Y5
+	VPADDQ         Y5, Y9, Y9
+	VPMULUDQ       Y6, Y2, Y5
+	VPADDQ         Y5, Y10, Y10
+	VPMULUDQ       Y6, Y3, Y5
+	VPADDQ         Y5, Y11, Y11
+	VMOVDQU        160(SP), Y6
+	VPMULUDQ       Y6, Y4, Y5
+	VPADDQ         Y5, Y7, Y7
+	VMOVDQU        64(SP), Y6
+	VPMULUDQ       Y6, Y0, Y5
+	VPADDQ         Y5, Y9, Y9
+	VPMULUDQ       Y6, Y1, Y5
+	VPADDQ         Y5, Y10, Y10
+	VPMULUDQ       Y6, Y2, Y5
+	VPADDQ         Y5, Y11, Y11
+	VMOVDQU        192(SP), Y6
+	VPMULUDQ       Y6, Y3, Y5
+	VPADDQ         Y5, Y7, Y7
+	VPMULUDQ       Y6, Y4, Y5
+	VPADDQ         Y5, Y8, Y8
+	VMOVDQU        96(SP), Y6
+	VPMULUDQ       Y6, Y0, Y5
+	VPADDQ         Y5, Y10, Y10
+	VPMULUDQ       Y6, Y1, Y5
+	VPADDQ         Y5, Y11, Y11
+	VMOVDQU        224(SP), Y6
+	VPMULUDQ       Y6, Y2, Y5
+	VPADDQ         Y5, Y7, Y7
+	VPMULUDQ       Y6, Y3, Y5
+	VPADDQ         Y5, Y8, Y8
+	VPMULUDQ       Y6, Y4, Y5
+	VPADDQ         Y5, Y9, Y9
+	VMOVDQU        128(SP), Y6
+	VPMULUDQ       Y6, Y0, Y5
+	VPADDQ         Y5, Y11, Y11
+	VMOVDQU        256(SP), Y6
+	VPMULUDQ       Y6, Y1, Y5
+	VPADDQ         Y5, Y7, Y7
+	VPMULUDQ       Y6, Y2, Y5
+	VPADDQ         Y5, Y8, Y8
+	VPMULUDQ       Y6, Y3, Y5
+	VPADDQ         Y5, Y9, Y9
+	VPMULUDQ       Y6, Y4, Y5
+	VPADDQ         Y5, Y10, Y10
+	VBROADCASTI128 (DI)(R13*1), Y0
+	VBROADCASTI128 (R8)(R13*1), Y1
+	VINSERTI128    $0x01, (R9)(R13*1), Y0, Y0
+	VINSERTI128    $0x01, (R10)(R13*1), Y1, Y1
+	VPUNPCKLQDQ    Y1, Y0, Y2
+	VPUNPCKHQDQ    Y1, Y0, Y0
+
+	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
+	// below 2^26 + 2^11 before).
+	VPAND  poly1305Consts26<>+0(SB), Y2, Y1
+	VPSRLQ $0x1a, Y2, Y3
+	VPAND  poly1305Consts26<>+0(SB), Y3, Y3
+	VPSRLQ $0x34, Y2, Y4
+	VPSLLQ $0x0c, Y0, Y2
+	VPOR   Y2, Y4, Y4
+	VPAND  poly1305Consts26<>+0(SB), Y4, Y4
+	VPSRLQ $0x0e, Y0, Y2
+	VPAND  poly1305Consts26<>+0(SB), Y2, Y2
+	VPSRLQ $0x28, Y0, Y0
+	VPOR   poly1305Consts26<>+32(SB), Y0, Y0
+
+	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5). Each
+	// multiplier row is loaded once, into a register: as memory operands its five uses would be
+	// as many loads, and the loads, not the multiplies, would bound the kernel.
+	VMOVDQU  640(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  768(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1280(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y7, Y7
+	VMOVDQU  896(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1408(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y8, Y8
+	VMOVDQU  1024(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1536(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y9, Y9
+	VMOVDQU  1152(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1664(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y10, Y10
+
+	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
+	VPSRLQ $0x1a, Y7, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y0
+	VPADDQ Y5, Y8, Y8
+	VPSRLQ $0x1a, Y8, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y8, Y1
+	VPADDQ Y5, Y9, Y9
+	VPSRLQ $0x1a, Y9, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y9, Y2
+	VPADDQ Y5, Y10, Y10
+	VPSRLQ $0x1a, Y10, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y10, Y3
+	VPADDQ Y5, Y11, Y11
+	VPSRLQ $0x1a, Y11, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y11, Y4
+	VPADDQ Y5, Y0, Y0
+	VPSLLQ $0x02, Y5, Y5
+	VPADDQ Y5, Y0, Y0
+	VPSRLQ $0x1a, Y0, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y0, Y0
+	VPADDQ Y5, Y1, Y1
+	ADDQ   R14, R12
+	ADDQ   R14, R13
+	SUBQ   $0x02, R11
+	CMPQ   R11, $0x02
+	JAE    poly1305AVX2RegsLanes8pair
+	TESTQ  R11, R11
+	JZ     poly1305AVX2RegsLanes8store
+
+poly1305AVX2RegsLanes8single:
+	// h = (h + m) * r, one block.
+	VBROADCASTI128 (DI)(R12*1), Y5
+	VBROADCASTI128 (R8)(R12*1), Y6
+	VINSERTI128    $0x01, (R9)(R12*1), Y5, Y5
+	VINSERTI128    $0x01, (R10)(R12*1), Y6, Y6
+	VPUNPCKLQDQ    Y6, Y5, Y7
+	VPUNPCKHQDQ    Y6, Y5, Y5
+
+	// h += m in radix 2^26, the 2^128 bit set: every limb below 2^27 afterwards (h's limbs
+	// below 2^26 + 2^11 before).
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y6
+	VPADDQ Y6, Y0, Y0
+	VPSRLQ $0x1a, Y7, Y6
+	VPAND  poly1305Consts26<>+0(SB), Y6, Y6
+	VPADDQ Y6, Y1, Y1
+	VPSRLQ $0x34, Y7, Y7
+	VPSLLQ $0x0c, Y5, Y6
+	VPOR   Y6, Y7, Y7
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y7
+	VPADDQ Y7, Y2, Y2
+	VPSRLQ $0x0e, Y5, Y6
+	VPAND  poly1305Consts26<>+0(SB), Y6, Y6
+	VPADDQ Y6, Y3, Y3
+	VPSRLQ $0x28, Y5, Y5
+	VPOR   poly1305Consts26<>+32(SB), Y5, Y5
+	VPADDQ Y5, Y4, Y4
+
+	// d = h * r: the products of weight 2^130 and above wrap around times 5 (2^130 = 5). Each
+	// multiplier row is loaded once, into a register: as memory operands its five uses would be
+	// as many loads, and the loads, not the multiplies, would bound the kernel.
+	VMOVDQU  640(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y7
+	VPMULUDQ Y6, Y1, Y8
+	VPMULUDQ Y6, Y2, Y9
+	VPMULUDQ Y6, Y3, Y10
+	VPMULUDQ Y6, Y4, Y11
+	VMOVDQU  768(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1280(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y7, Y7
+	VMOVDQU  896(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1408(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y8, Y8
+	VMOVDQU  1024(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y10, Y10
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1536(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y9, Y9
+	VMOVDQU  1152(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y0, Y5
+	VPADDQ   Y5, Y11, Y11
+	VMOVDQU  1664(AX)(SI*1), Y6
+	VPMULUDQ Y6, Y1, Y5
+	VPADDQ   Y5, Y7, Y7
+	VPMULUDQ Y6, Y2, Y5
+	VPADDQ   Y5, Y8, Y8
+	VPMULUDQ Y6, Y3, Y5
+	VPADDQ   Y5, Y9, Y9
+	VPMULUDQ Y6, Y4, Y5
+	VPADDQ   Y5, Y10, Y10
+
+	// One carry pass, the carry out of limb 4 re-entering limb 0 times 5 (2^130 = 5).
+	VPSRLQ $0x1a, Y7, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y7, Y0
+	VPADDQ Y5, Y8, Y8
+	VPSRLQ $0x1a, Y8, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y8, Y1
+	VPADDQ Y5, Y9, Y9
+	VPSRLQ $0x1a, Y9, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y9, Y2
+	VPADDQ Y5, Y10, Y10
+	VPSRLQ $0x1a, Y10, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y10, Y3
+	VPADDQ Y5, Y11, Y11
+	VPSRLQ $0x1a, Y11, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y11, Y4
+	VPADDQ Y5, Y0, Y0
+	VPSLLQ $0x02, Y5, Y5
+	VPADDQ Y5, Y0, Y0
+	VPSRLQ $0x1a, Y0, Y5
+	VPAND  poly1305Consts26<>+0(SB), Y0, Y0
+	VPADDQ Y5, Y1, Y1
+	ADDQ   BX, R12
+	DECQ   R11
+	JNZ    poly1305AVX2RegsLanes8single
+
+poly1305AVX2RegsLanes8store:
+	VMOVDQU Y0, (AX)(SI*1)
+	VMOVDQU Y1, 128(AX)(SI*1)
+	VMOVDQU Y2, 256(AX)(SI*1)
+	VMOVDQU Y3, 384(AX)(SI*1)
+	VMOVDQU Y4, 512(AX)(SI*1)
+	ADDQ    $0x20, SI
+	CMPQ    SI, $0x40
+	JB      poly1305AVX2RegsLanes8group
+	VZEROUPPER
+	RET
+
 // func poly1305AVX2Eight(st *polyOne26, msg *byte, n int)
 // Requires: AVX, AVX2
 TEXT ·poly1305AVX2Eight(SB), NOSPLIT, $288-24

@@ -105,6 +105,7 @@ func BenchmarkPoly1305Kernels(b *testing.B) {
 		{"IFMA-zmm", impl.polyIFMA, poly1305IFMAZ},
 		{"IFMA-ymm", impl.polyIFMA, poly1305IFMAY},
 		{"AVX2", chachaAVX2, poly1305AVX2},
+		{"AVX2Regs", chachaAVX2, poly1305AVX2Regs},
 	}
 	buf := make([]byte, 16*lanePitch)
 	for _, k := range kernels {
@@ -154,17 +155,17 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 	}
 }
 
-// TestChaChaAVX2Kernels runs the AVX2 tier with each of its ChaCha20 kernels, the one for 2-cycle
-// cores (chachaXOR16AVX2) and the one for 1-cycle cores (chachaXOR16AVX2Regs), whichever this CPU
-// would select, against the Generic tier.
+// TestChaChaAVX2Kernels runs the AVX2 tier with each of its ChaCha20 and Poly1305 kernel sets, the
+// one for 2-cycle cores (chachaXOR16AVX2, poly1305AVX2) and the one for 1-cycle cores
+// (chachaXOR16AVX2Regs, poly1305AVX2Regs), whichever this CPU would select, against the Generic tier.
 func TestChaChaAVX2Kernels(t *testing.T) {
 	if !chachaHas(AVX2) {
 		t.Skip("needs AVX2")
 	}
 	for _, regs := range []bool{false, true} {
 		t.Run(fmt.Sprintf("regs=%v", regs), func(t *testing.T) {
-			defer func(r bool) { impl.chachaAVX2Regs = r }(impl.chachaAVX2Regs)
-			impl.chachaAVX2Regs = regs
+			defer func(r, p bool) { impl.chachaAVX2Regs, impl.poly26Regs = r, p }(impl.chachaAVX2Regs, impl.poly26Regs)
+			impl.chachaAVX2Regs, impl.poly26Regs = regs, regs
 			rng := rand.New(rand.NewPCG(3, 4))
 			for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
 				key, _ := NewKey(suite, make([]byte, 32))

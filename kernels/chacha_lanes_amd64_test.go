@@ -98,17 +98,41 @@ func TestStreamKernelsPortable(t *testing.T) {
 	}
 }
 
+// TestChaChaLanesSIMD runs the lane driver on each SIMD kernel set this CPU has against the Generic
+// tier, on the batches of TestChaChaLanesPortable: the driver's paths (segments, short groups) with
+// the assembly's tables.
+func TestChaChaLanesSIMD(t *testing.T) {
+	for _, tier := range []Tier{AVX2, AVX512} {
+		t.Run(tier.String(), func(t *testing.T) {
+			if !chachaHas(tier) {
+				t.Skip("not on this CPU")
+			}
+			rng := rand.New(rand.NewPCG(9, 10))
+			keys := laneTestKeys(t, rng)
+			for round := range 3 * shapeCount {
+				for _, size := range []int{8, 16, 17, 33, 64, 65, 100} {
+					checkLanesPortable(t, chachaLaneKernels(tier), keys, size, round%shapeCount, rng)
+				}
+			}
+			checkLanesPortable(t, chachaLaneKernels(tier), keys, 17, shapeHuge, rng)
+		})
+	}
+}
+
 func TestPolyKernelsPortable(t *testing.T) {
 	kernels := []struct {
 		name           string
 		has            bool
 		radix44, upper bool
+		byValue        bool // the accumulators equal mod 2^130-5, not limb for limb
 		run            func(*[15][16]uint64, *polyPtrs16, int, int)
 	}{
-		{"poly1305AVX2", chachaHas(AVX2), false, true, poly1305AVX2},
-		{"poly1305AVX2Lanes8", chachaHas(AVX2), false, false, poly1305AVX2Lanes8},
-		{"poly1305IFMAZ", chachaHas(AVX512) && impl.polyIFMA, true, true, poly1305IFMAZ},
-		{"poly1305IFMAY", chachaHas(AVX512) && impl.polyIFMA, true, true, poly1305IFMAY},
+		{"poly1305AVX2", chachaHas(AVX2), false, true, false, poly1305AVX2},
+		{"poly1305AVX2Lanes8", chachaHas(AVX2), false, false, false, poly1305AVX2Lanes8},
+		{"poly1305AVX2Regs", chachaHas(AVX2), false, true, true, poly1305AVX2Regs},
+		{"poly1305AVX2RegsLanes8", chachaHas(AVX2), false, false, true, poly1305AVX2RegsLanes8},
+		{"poly1305IFMAZ", chachaHas(AVX512) && impl.polyIFMA, true, true, false, poly1305IFMAZ},
+		{"poly1305IFMAY", chachaHas(AVX512) && impl.polyIFMA, true, true, false, poly1305IFMAY},
 	}
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {
@@ -118,11 +142,19 @@ func TestPolyKernelsPortable(t *testing.T) {
 			rng := rand.New(rand.NewPCG(23, 24))
 			for range 200 {
 				n, stride := 1+rng.IntN(40), 16*(1+rng.IntN(2))
+				if rng.IntN(8) == 0 { // long calls: the accumulators' bounds must hold throughout
+					n = 1 + rng.IntN(maxPolyBlocks)
+				}
 				want, got := randomPolyLanes(rng, k.radix44, n, stride), new(polyLanes)
 				*got.tab(), got.ptrs = *want.tab(), want.ptrs // the tables sit at different offsets of buf
 				poly1305ForPortable(k.radix44, want, n, stride, k.upper)
+				before := got.tab().st
 				k.run(&got.tab().st, &got.ptrs, n, stride)
-				comparePolyRows(t, got, want, k.radix44, k.upper)
+				if k.byValue {
+					comparePoly26Values(t, got, want, &before, k.upper)
+				} else {
+					comparePolyRows(t, got, want, k.radix44, k.upper)
+				}
 			}
 		})
 	}
@@ -202,6 +234,44 @@ func poly1305ForPortable(radix44 bool, p *polyLanes, n, stride int, upper bool) 
 		return
 	}
 	poly1305Lanes26Generic(&p.tab().st, &p.ptrs, n, stride, upper)
+}
+
+// comparePoly26Values fails unless got's accumulators equal want's mod 2^130-5 and keep the
+// radix-2^26 kernels' bounds (limbs below 2^26, limb 1 below 2^26 + 2^11), in the lanes the kernels
+// ran, and got's other rows and lanes are as they were (before).
+func comparePoly26Values(t *testing.T, got, want *polyLanes, before *[15][16]uint64, upper bool) {
+	t.Helper()
+	g, w := &got.tab().st, &want.tab().st
+	for l := range 16 {
+		if !upper && l >= 8 {
+			for row := range 14 {
+				if g[row][l] != before[row][l] {
+					t.Fatalf("row %d lane %d changed", row, l)
+				}
+			}
+			continue
+		}
+		for row := 5; row < 14; row++ {
+			if g[row][l] != before[row][l] {
+				t.Fatalf("multiplier row %d lane %d changed", row, l)
+			}
+		}
+		for row := range 5 {
+			bound := uint64(limb26)
+			if row == 1 {
+				bound += 1 << 11
+			}
+			if g[row][l] > bound {
+				t.Fatalf("lane %d limb %d: %#x above its bound", l, row, g[row][l])
+			}
+		}
+		var a, b [TagSize]byte // h mod 2^130-5, mod 2^128
+		poly1305Finish26(&a, g[0][l], g[1][l], g[2][l], g[3][l], g[4][l], 0, 0)
+		poly1305Finish26(&b, w[0][l], w[1][l], w[2][l], w[3][l], w[4][l], 0, 0)
+		if a != b {
+			t.Fatalf("lane %d: accumulator %x, want %x", l, a, b)
+		}
+	}
 }
 
 // comparePolyRows fails unless got's accumulator and multiplier rows equal want's in the lanes the

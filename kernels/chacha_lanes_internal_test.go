@@ -24,11 +24,42 @@ var portableLaneSets = []struct {
 }
 
 // TestChaChaLanesPortable runs the lane driver on the portable kernels, on every build, against the
-// Generic tier: random batches of lengths 0 to 2000 (and batches of short messages of one length
-// without AD, which take the short groups in radix 2^44), mixed keys of both suites, in place or
-// not, and Opens of which some are tampered with.
+// Generic tier: random batches of lengths 0 to 2000, and batches of mostly one length that take the
+// short and the long groups; mixed keys of both suites, in place or not, and Opens of which some are
+// tampered with.
 func TestChaChaLanesPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
+	keys := laneTestKeys(t, rng)
+	rounds := 30
+	if testing.Short() {
+		rounds = 6
+	}
+	for _, set := range portableLaneSets {
+		t.Run(set.name, func(t *testing.T) {
+			for round := range rounds {
+				for _, size := range []int{1, 5, 8, 16, 17, 33, 64, 65, 100} {
+					checkLanesPortable(t, set.k, keys, size, round%shapeCount, rng)
+				}
+			}
+		})
+	}
+}
+
+// TestChaChaLongGroupsBounds runs long groups whose messages take more than one kernel call per
+// stage on the portable kernels in radix 2^26.
+func TestChaChaLongGroupsBounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	keys := laneTestKeys(t, rng)
+	for _, set := range portableLaneSets {
+		if !set.k.radix44 {
+			checkLanesPortable(t, set.k, keys, 17, shapeHuge, rng)
+		}
+	}
+}
+
+// laneTestKeys returns 6 random keys, of both suites.
+func laneTestKeys(t *testing.T, rng *rand.Rand) []*Key {
+	t.Helper()
 	var keys []*Key
 	for i := range 6 {
 		raw := make([]byte, 32)
@@ -45,27 +76,32 @@ func TestChaChaLanesPortable(t *testing.T) {
 		}
 		keys = append(keys, k)
 	}
-	rounds := 30
-	if testing.Short() {
-		rounds = 6
-	}
-	for _, set := range portableLaneSets {
-		t.Run(set.name, func(t *testing.T) {
-			for round := range rounds {
-				for _, size := range []int{1, 5, 8, 16, 17, 33, 64, 65, 100} {
-					uniform := round%3 == 2 // short messages of one length, without AD
-					checkLanesPortable(t, set.k, keys, size, uniform, rng)
-				}
-			}
-		})
-	}
+	return keys
 }
 
-// checkLanesPortable seals and opens one random batch of size ops on kernel set k and on the Generic
-// tier and compares every output and verdict.
-func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size int, uniform bool, rng *rand.Rand) {
+// Batch shapes of checkLanesPortable.
+const (
+	shapeRandom = iota // lengths 0 to 2000, a third of them below 130, half with AD
+	shapeShort         // one length of at most one block, without AD: the short groups
+	shapeLong          // mostly one length above one block and one AD length: the long groups
+	shapeCount         // the number of shapes above
+	shapeHuge          // one length past the bounds of one kernel call (64 KiB per lane)
+)
+
+// checkLanesPortable seals and opens one random batch of size ops of the shape on kernel set k and
+// on the Generic tier and compares every output and verdict.
+func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape int, rng *rand.Rand) {
 	t.Helper()
-	short := rng.IntN(65)
+	short, long, adLen := rng.IntN(65), 65+rng.IntN(2000), rng.IntN(40)
+	if rng.IntN(2) == 0 {
+		long &^= 1<<(4+2*rng.IntN(2)) - 1 // whole 16-byte or 64-byte blocks
+		long = max(long, 128)
+	}
+	huge := shape == shapeHuge // all of one length
+	if huge {
+		long += maxPolyBlocks * 16
+		shape = shapeLong
+	}
 	type input struct {
 		key            *Key
 		nonce, ad, msg []byte
@@ -75,14 +111,16 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size int, unif
 	for i := range in {
 		key := keys[rng.IntN(len(keys))]
 		n := rng.IntN(2001)
+		var ad []byte
 		switch {
-		case uniform:
+		case shape == shapeShort:
 			n = short
+		case shape == shapeLong && (huge || rng.IntN(4) != 0):
+			n, ad = long, randomBytes(rng, adLen)
 		case rng.IntN(3) == 0:
 			n = rng.IntN(130)
 		}
-		var ad []byte
-		if !uniform && rng.IntN(2) == 0 {
+		if shape != shapeShort && ad == nil && rng.IntN(2) == 0 {
 			ad = randomBytes(rng, rng.IntN(40))
 		}
 		in[i] = input{key, randomBytes(rng, key.suite.NonceSize()), ad, randomBytes(rng, n), rng.IntN(2) == 0}

@@ -47,6 +47,8 @@ func main() {
 	poly1305IFMA(4)
 	poly1305AVX2(4)
 	poly1305AVX2(2)
+	poly1305AVX2Regs(4)
+	poly1305AVX2Regs(2)
 	poly1305AVX2Eight()
 	poly1305IFMAOne()
 	poly1305IFMAPowers()
