@@ -58,7 +58,7 @@ func chachaOpKey(op *Op, sub *[8]uint32) (key *[8]uint32, nonce [3]uint32) {
 	key = &op.Key.chacha
 	n := op.Nonce
 	if op.Key.suite == XChaCha20Poly1305 {
-		hchacha20(sub, key, n[:16])
+		hchacha20Fast(sub, key, (*[16]byte)(n))
 		return sub, [3]uint32{0, binary.LittleEndian.Uint32(n[16:]), binary.LittleEndian.Uint32(n[20:])}
 	}
 	return key, [3]uint32{binary.LittleEndian.Uint32(n[0:]), binary.LittleEndian.Uint32(n[4:]), binary.LittleEndian.Uint32(n[8:])}

@@ -132,6 +132,21 @@ func chachaKS2Scalar(st *[16]uint32, out *[2 * 64]byte)
 //go:noescape
 func chachaKS4AVX2(st *[16]uint32, out *[4 * 64]byte)
 
+// hchacha20AVX2 is hchacha20 on AVX2: one state through the rounds in four registers.
+//
+//go:noescape
+func hchacha20AVX2(out *[8]uint32, key *[8]uint32, nonce *[16]byte)
+
+// hchacha20Fast is hchacha20 (draft-irtf-cfrg-xchacha section 2.2) through the AVX2 kernel where the
+// AVX2 tier runs.
+func hchacha20Fast(out, key *[8]uint32, nonce *[16]byte) {
+	if chachaAVX2 {
+		hchacha20AVX2(out, key, nonce)
+		return
+	}
+	hchacha20(out, key, nonce[:])
+}
+
 // chachaPoly1305TinyAVX2 is a whole op on a message of at most 3 blocks (chachaTinyMax bytes) in one
 // call: Seal (open false) writes the ciphertext to dst and the tag to tag; Open checks the tag at
 // tag and writes the plaintext to dst only if it matches, and reports whether it did. key and nonce

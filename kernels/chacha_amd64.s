@@ -8049,6 +8049,68 @@ ks2doubleround1:
 	MOVL DX, 124(CX)
 	RET
 
+// func hchacha20AVX2(out *[8]uint32, key *[8]uint32, nonce *[16]byte)
+// Requires: AVX, AVX2
+TEXT ·hchacha20AVX2(SB), NOSPLIT, $0-24
+	MOVQ    key+8(FP), AX
+	MOVQ    nonce+16(FP), CX
+	VMOVDQU chachaSigma<>+0(SB), X0
+	VMOVDQU (AX), X1
+	VMOVDQU 16(AX), X2
+	VMOVDQU (CX), X3
+	VMOVDQU chachaRotMasks<>+0(SB), Y4
+	VMOVDQU chachaRotMasks<>+32(SB), Y5
+	MOVL    $0x0000000a, AX
+
+hchachaavx2doubleround:
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPSHUFB Y4, Y3, Y3
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPSLLD  $0x0c, Y1, Y6
+	VPSRLD  $0x14, Y1, Y1
+	VPOR    Y6, Y1, Y1
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPSHUFB Y5, Y3, Y3
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPSLLD  $0x07, Y1, Y6
+	VPSRLD  $0x19, Y1, Y1
+	VPOR    Y6, Y1, Y1
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y0, Y0
+	VPSHUFD $0x39, Y2, Y2
+	VPSHUFD $0x4e, Y3, Y3
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPSHUFB Y4, Y3, Y3
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPSLLD  $0x0c, Y1, Y6
+	VPSRLD  $0x14, Y1, Y1
+	VPOR    Y6, Y1, Y1
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPSHUFB Y5, Y3, Y3
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPSLLD  $0x07, Y1, Y6
+	VPSRLD  $0x19, Y1, Y1
+	VPOR    Y6, Y1, Y1
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x4e, Y3, Y3
+	DECL    AX
+	JNZ     hchachaavx2doubleround
+	MOVQ    out+0(FP), AX
+	VMOVDQU X0, (AX)
+	VMOVDQU X3, 16(AX)
+	VZEROUPPER
+	RET
+
 // func chachaPoly1305TinyAVX2(key *[8]uint32, nonce *[12]byte, dst *byte, src *byte, n int, ad *byte, adLen int, tag *[16]byte, open bool) bool
 // Requires: AVX, AVX2, BMI2, CMOV
 TEXT ·chachaPoly1305TinyAVX2(SB), NOSPLIT, $432-73

@@ -656,3 +656,33 @@ func rowDoubleRounds(x [][4]VecVirtual, rot16, rot8 Op, loop string) {
 	DECL(r)
 	JNZ(LabelRef(loop))
 }
+
+// hchacha20AVX2 derives the XChaCha20 subkey (draft-irtf-cfrg-xchacha section 2.2): the ChaCha20
+// rounds over one state in chachaKS4AVX2's row form, in the low halves of four ymm registers, and
+// rows 0 and 3 out without the final addition. The key and the state stay in registers; nothing
+// secret touches the stack.
+func hchacha20AVX2() {
+	Implement("hchacha20AVX2")
+	Attributes(NOSPLIT)
+	Doc("hchacha20AVX2 writes the HChaCha20 subkey of key and nonce to out: words 0-3 and 12-15 of the",
+		"ChaCha20 state after its 20 rounds.")
+	key := Mem{Base: Load(Param("key"), GP64())}
+	nonce := Mem{Base: Load(Param("nonce"), GP64())}
+	var x [1][4]VecVirtual
+	for i := range x[0] {
+		x[0][i] = YMM()
+	}
+	VMOVDQU(chachaSigma, x[0][0].AsX())
+	VMOVDQU(key, x[0][1].AsX())
+	VMOVDQU(key.Offset(16), x[0][2].AsX())
+	VMOVDQU(nonce, x[0][3].AsX())
+	rot16, rot8 := YMM(), YMM()
+	VMOVDQU(rotMasks, rot16)
+	VMOVDQU(rotMasks.Offset(32), rot8)
+	rowDoubleRounds(x[:], rot16, rot8, "hchachaavx2doubleround")
+	out := Mem{Base: Load(Param("out"), GP64())}
+	VMOVDQU(x[0][0].AsX(), out)
+	VMOVDQU(x[0][3].AsX(), out.Offset(16))
+	VZEROUPPER()
+	RET()
+}

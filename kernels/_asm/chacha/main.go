@@ -37,6 +37,7 @@ func main() {
 	chachaOneAVX2(1, true)
 	chachaKS4AVX2()
 	chachaKS2Scalar()
+	hchacha20AVX2()
 	chachaPoly1305TinyAVX2()
 	chachaXOR16OneAVX512()
 	chachaKS8AVX512()
