@@ -53,12 +53,18 @@ const (
 )
 
 // chachaOpKey returns the ChaCha20 key and nonce words that encrypt op: for XChaCha20 the HChaCha20
-// subkey, written to sub, and the last 8 nonce bytes behind four zero bytes.
-func chachaOpKey(op *Op, sub *[8]uint32) (key *[8]uint32, nonce [3]uint32) {
+// subkey, written to sub, and the last 8 nonce bytes behind four zero bytes. The SIMD tiers (simd)
+// derive the subkey on this build's HChaCha20 kernel where the CPU has one, the portable paths with
+// the portable function.
+func chachaOpKey(op *Op, sub *[8]uint32, simd bool) (key *[8]uint32, nonce [3]uint32) {
 	key = &op.Key.chacha
 	n := op.Nonce
 	if op.Key.suite == XChaCha20Poly1305 {
-		hchacha20Fast(sub, key, (*[16]byte)(n))
+		if simd {
+			hchacha20SIMD(sub, key, (*[16]byte)(n))
+		} else {
+			hchacha20(sub, key, n[:16])
+		}
 		return sub, [3]uint32{0, binary.LittleEndian.Uint32(n[16:]), binary.LittleEndian.Uint32(n[20:])}
 	}
 	return key, [3]uint32{binary.LittleEndian.Uint32(n[0:]), binary.LittleEndian.Uint32(n[4:]), binary.LittleEndian.Uint32(n[8:])}
@@ -71,7 +77,7 @@ func chachaOpGeneric(op *Op, open bool) bool {
 		return false
 	}
 	var sub [8]uint32
-	key, nonce := chachaOpKey(op, &sub)
+	key, nonce := chachaOpKey(op, &sub, false)
 	defer clear(sub[:])
 
 	var polyKey [64]byte

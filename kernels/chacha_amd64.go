@@ -137,9 +137,9 @@ func chachaKS4AVX2(st *[16]uint32, out *[4 * 64]byte)
 //go:noescape
 func hchacha20AVX2(out *[8]uint32, key *[8]uint32, nonce *[16]byte)
 
-// hchacha20Fast is hchacha20 (draft-irtf-cfrg-xchacha section 2.2) through the AVX2 kernel where the
+// hchacha20SIMD is hchacha20 (draft-irtf-cfrg-xchacha section 2.2) through the AVX2 kernel where the
 // AVX2 tier runs.
-func hchacha20Fast(out, key *[8]uint32, nonce *[16]byte) {
+func hchacha20SIMD(out, key *[8]uint32, nonce *[16]byte) {
 	if chachaAVX2 {
 		hchacha20AVX2(out, key, nonce)
 		return

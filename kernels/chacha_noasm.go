@@ -7,8 +7,8 @@ package kernels
 
 // This build has no ChaCha-family SIMD code: every tier runs the portable code.
 
-// hchacha20Fast is hchacha20: this build has no HChaCha20 kernel.
-func hchacha20Fast(out, key *[8]uint32, nonce *[16]byte) { hchacha20(out, key, nonce[:]) }
+// hchacha20SIMD is hchacha20: this build has no HChaCha20 kernel.
+func hchacha20SIMD(out, key *[8]uint32, nonce *[16]byte) { hchacha20(out, key, nonce[:]) }
 
 func chachaHasSIMD(t Tier) bool { return false }
 

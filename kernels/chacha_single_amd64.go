@@ -95,7 +95,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	}
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
-	key, nonce := chachaOpKey(op, &sub)
+	key, nonce := chachaOpKey(op, &sub, true)
 	chachaInit(&st, key, 0, &nonce)
 	src, dst := op.Src[:n], op.Dst[:n]
 
@@ -196,7 +196,7 @@ func chachaOneMAC(t Tier, ad, ct []byte, polyKey *[32]byte) [TagSize]byte {
 func chachaSealOne24(op *Op, n int) bool {
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
-	key, nonce := chachaOpKey(op, &sub)
+	key, nonce := chachaOpKey(op, &sub, true)
 	chachaInit(&st, key, 0, &nonce)
 	var ks [9 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 16-23 of the key stream
 	src, dst := op.Src[:n], op.Dst[:n]
@@ -219,7 +219,7 @@ func chachaSealOne24(op *Op, n int) bool {
 func chachaStitchedOpAVX2(op *Op, open bool, n int) bool {
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
-	key, nonce := chachaOpKey(op, &sub)
+	key, nonce := chachaOpKey(op, &sub, true)
 	chachaInit(&st, key, 0, &nonce)
 	var ks [24 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 1-23: the key stream
 	chachaXOR16OneAVX2(&st, &ks[0], &chachaZeros[0], 16*64)
@@ -261,7 +261,7 @@ func chachaStitchedOpAVX2(op *Op, open bool, n int) bool {
 func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
-	key, nonce := chachaOpKey(op, &sub)
+	key, nonce := chachaOpKey(op, &sub, true)
 	chachaInit(&st, key, 0, &nonce)
 	var ks [4 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 1-3: the key stream
 	if t == AVX2 && n <= 64 && !impl.chachaAVX2Regs {
@@ -299,7 +299,7 @@ func chachaTinyOpAVX2(op *Op, open bool, n int) bool {
 		// The subkey and the nonce words of chachaOpKey; ChaCha20's nonce goes to the kernel as the
 		// caller's bytes, which its loads need not wait for this function's stores to reach.
 		var words [3]uint32
-		key, words = chachaOpKey(op, &sub)
+		key, words = chachaOpKey(op, &sub, true)
 		binary.LittleEndian.PutUint32(xnonce[4:], words[1])
 		binary.LittleEndian.PutUint32(xnonce[8:], words[2])
 		nonce = &xnonce

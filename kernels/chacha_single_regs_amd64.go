@@ -66,7 +66,7 @@ func chachaOneOpRegs(op *Op, open bool, n int) bool {
 func chachaSealRegs(op *Op, n int) bool {
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
-	key, nonce := chachaOpKey(op, &sub)
+	key, nonce := chachaOpKey(op, &sub, true)
 	chachaInit(&st, key, 0, &nonce)
 	var ks [8 * 64]byte // the first pass's key stream (block 0 first), then the last partial pass's
 	head := chachaRegsHead(n)
@@ -108,7 +108,7 @@ func chachaSealRegs(op *Op, n int) bool {
 func chachaOpenRegs(op *Op, n int) bool {
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
-	key, nonce := chachaOpKey(op, &sub)
+	key, nonce := chachaOpKey(op, &sub, true)
 	chachaInit(&st, key, 0, &nonce)
 	var ks [24 * 64]byte // the message's key stream, block 0 first
 	head := chachaRegsHead(n)

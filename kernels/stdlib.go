@@ -116,7 +116,7 @@ func stdChaChaComposed(op *Op, open bool) bool {
 	var key [32]byte
 	var sub [8]uint32
 	var xnonce [12]byte // the nonce words as bytes (XChaCha20: 0^32 || nonce[16:24])
-	words, nonce := chachaOpKey(op, &sub)
+	words, nonce := chachaOpKey(op, &sub, false)
 	for i, w := range nonce {
 		binary.LittleEndian.PutUint32(xnonce[4*i:], w)
 	}
