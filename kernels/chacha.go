@@ -43,15 +43,6 @@ func chachaRun(t Tier, ops []Op, open bool) (failed int) {
 	return failed
 }
 
-// A tiny op is one whose message and AD a fused one-call kernel takes (chachaTinyRun; amd64's
-// chachaPoly1305TinyAVX2): chachaTinyMax is the longest message (blocks 1-3 of the key stream),
-// chachaTinyAD the longest AD, which bounds the kernel's work (it is not preemptible) and covers a
-// QUIC packet header.
-const (
-	chachaTinyMax = 3 * 64
-	chachaTinyAD  = 64
-)
-
 // chachaOpKey returns the ChaCha20 key and nonce words that encrypt op: for XChaCha20 the HChaCha20
 // subkey, written to sub, and the last 8 nonce bytes behind four zero bytes. The SIMD tiers (simd)
 // derive the subkey on this build's HChaCha20 kernel where the CPU has one, the portable paths with

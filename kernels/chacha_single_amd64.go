@@ -288,6 +288,14 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	return ok
 }
 
+// chachaTinyMax is the longest message chachaPoly1305TinyAVX2 takes (blocks 1-3 of the key stream);
+// chachaTinyAD is the longest AD chachaTinyOpAVX2 gives it, which bounds the kernel's work (it is
+// not preemptible) and covers a QUIC packet header.
+const (
+	chachaTinyMax = 3 * 64
+	chachaTinyAD  = 64
+)
+
 // chachaTinyOpAVX2 is chachaOneOp on the AVX2 tier of 1-cycle cores for a message of at most
 // chachaTinyMax bytes with at most chachaTinyAD bytes of AD: the whole op is one call of
 // chachaPoly1305TinyAVX2, which writes Dst only once the tag has verified.

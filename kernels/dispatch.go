@@ -27,17 +27,13 @@ const (
 )
 
 // route is a family's entry in the dispatch table: batches with at least minOps of the family's ops
-// run on tier, smaller ones (and every batch when tier is Stdlib) on Stdlib. With uniform, tier takes
-// only batches whose ops of the family all have one message length, longer than a tiny op's
-// (chachaTinyMax): the ChaCha lanes run such a batch in lockstep groups (runLongGroups), which beat
-// the standard library where the lanes' per-segment bookkeeping for mixed lengths does not. In a
-// batch that runs on Stdlib, the ops small enough for tiny's fused one-call kernel (chachaTinyRun)
-// run there instead, where tiny is not Stdlib.
+// run on tier, smaller ones (and every batch when tier is Stdlib) on Stdlib. In a batch that runs on
+// Stdlib, the ops small enough for tiny's fused one-call kernel (chachaTinyRun: the ChaCha family's
+// messages of up to three blocks) run there instead, where tiny is not Stdlib.
 type route struct {
-	tier    Tier
-	minOps  int
-	uniform bool
-	tiny    Tier
+	tier   Tier
+	minOps int
+	tiny   Tier
 }
 
 // routes is the dispatch table: per CPU class, the ChaCha family's and the AES-GCM family's route,
@@ -45,22 +41,22 @@ type route struct {
 // standard library's; the runs are in docs/benchmarks.md).
 var routes = [...]struct{ chacha, gcm route }{
 	// Nothing measured: the standard library.
-	cpuUnmeasured: {route{Stdlib, 0, false, Stdlib}, route{Stdlib, 0, false, Stdlib}},
+	cpuUnmeasured: {route{Stdlib, 0, Stdlib}, route{Stdlib, 0, Stdlib}},
 	// AMD Zen 5: 64 x 1420 B 2.6-3.0x, 1 op 1.02x or more, both families. docs/benchmarks.md
-	cpuAVX512: {route{AVX512, 1, false, Stdlib}, route{AVX512, 1, false, Stdlib}},
-	// AMD Zen 3: GCM 1.39-2.57x on every shape, 1 op too. ChaCha: the AVX2 lanes' lockstep groups
-	// 1.04-1.14x on 64 x 1420 B (0.8x on IMIX, 0.8-0.96x on 8 ops), the one-message passes 0.7-0.9x,
-	// the fused tiny kernel 1.00-1.17x on ops of up to 192 B (1 x 64 B, 64 x 64 B). docs/benchmarks.md
-	cpuAVX2Lat1: {route{AVX2, 16, true, AVX2}, route{AVX2, 1, false, Stdlib}},
+	cpuAVX512: {route{AVX512, 1, Stdlib}, route{AVX512, 1, Stdlib}},
+	// AMD Zen 3: GCM 1.49-2.63x on every shape, 1 op too. ChaCha: the fused tiny kernel 1.00-1.17x on
+	// ops of up to 192 B (1 x 64 B, 64 x 64 B); the AVX2 lanes 1.05-1.18x on 64 x 1420 B of one length
+	// but below x/crypto on mixed lengths and in the tunnel's batches (TCP CPU per Gbit 1.05-1.10x);
+	// the one-message passes 0.7-0.9x. docs/benchmarks.md
+	cpuAVX2Lat1: {route{Stdlib, 0, AVX2}, route{AVX2, 1, Stdlib}},
 }
 
 // chachaRoute and gcmRoute are this CPU's routes; tests set them to run the dispatcher's choices.
 var chachaRoute, gcmRoute = routes[thisCPU].chacha, routes[thisCPU].gcm
 
-// tierFor returns the tier that runs n of the family's ops; msgLen is their one message length, or
-// -1 if they differ.
-func (r route) tierFor(n, msgLen int) Tier {
-	if n < r.minOps || r.uniform && (msgLen < 0 || msgLen <= chachaTinyMax) {
+// tierFor returns the tier that runs n of the family's ops.
+func (r route) tierFor(n int) Tier {
+	if n < r.minOps {
 		return Stdlib
 	}
 	return r.tier

@@ -29,19 +29,15 @@ type Op struct {
 var ErrAuth = errors.New("kernels: message authentication failed")
 
 // checkOps panics on misuse, before any op is processed, like cipher.AEAD, and returns how many ops
-// belong to the ChaCha family and to the AES-GCM family, and the ChaCha family's one message length
-// (-1 if its ops differ; what the dispatch table's uniform routes read). Every op takes the few
-// comparisons of the common, valid case; any other op goes through checkOp, which finds the fault
-// and names it.
-func checkOps(ops []Op, open bool) (chacha, gcm, chachaLen int) {
-	chachaLen = -1
+// belong to the ChaCha family and to the AES-GCM family. Every op takes the few comparisons of the
+// common, valid case; any other op goes through checkOp, which finds the fault and names it.
+func checkOps(ops []Op, open bool) (chacha, gcm int) {
 	for i := range ops {
 		op := &ops[i]
 		k := op.Key
-		msg, dst := len(op.Src), len(op.Src)+TagSize // the message length, the Dst length the op needs
+		dst := len(op.Src) + TagSize // the Dst length the op needs
 		if open {
-			msg = len(op.Src) - TagSize
-			dst = msg
+			dst = len(op.Src) - TagSize
 		}
 		if k == nil || k.nonceSize == 0 || k.destroyed || len(op.Nonce) != k.nonceSize || len(op.Dst) != dst ||
 			uint64(dst) > minMaxPlaintext || inexactOverlap(op.Dst, op.Src) || anyOverlap(op.AD, op.Dst) {
@@ -49,17 +45,11 @@ func checkOps(ops []Op, open bool) (chacha, gcm, chachaLen int) {
 		}
 		if k.suite.isGCM() {
 			gcm++
-			continue
+		} else {
+			chacha++
 		}
-		switch {
-		case chacha == 0:
-			chachaLen = msg
-		case msg != chachaLen:
-			chachaLen = -1
-		}
-		chacha++
 	}
-	return chacha, gcm, chachaLen
+	return chacha, gcm
 }
 
 // minMaxPlaintext is the smaller of the suites' maxPlaintext: a Dst no longer passes the length check

@@ -91,14 +91,14 @@ func (t Tier) mustBeAvailable() {
 // Seal runs every op of ops on tier t (see the package-level Seal). It panics if t is not available.
 func (t Tier) Seal(ops []Op) {
 	t.mustBeAvailable()
-	nc, ng, _ := checkOps(ops, false)
+	nc, ng := checkOps(ops, false)
 	run(t, t, Stdlib, nc, ng, ops, false)
 }
 
 // Open runs every op of ops on tier t (see the package-level Open). It panics if t is not available.
 func (t Tier) Open(ops []Op) (failed int) {
 	t.mustBeAvailable()
-	nc, ng, _ := checkOps(ops, true)
+	nc, ng := checkOps(ops, true)
 	return run(t, t, Stdlib, nc, ng, ops, true)
 }
 
@@ -107,8 +107,8 @@ func (t Tier) Open(ops []Op) (failed int) {
 // size, wrong Dst length, inexact overlap of Dst and Src, AD overlapping Dst) panics before any op is
 // processed, like cipher.AEAD.
 func Seal(ops []Op) {
-	nc, ng, chachaLen := checkOps(ops, false)
-	run(chachaRoute.tierFor(nc, chachaLen), gcmRoute.tierFor(ng, -1), chachaRoute.tiny, nc, ng, ops, false)
+	nc, ng := checkOps(ops, false)
+	run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute.tiny, nc, ng, ops, false)
 }
 
 // Open authenticates and decrypts every op on the path this CPU runs fastest for the batch's shape
@@ -116,8 +116,8 @@ func Seal(ops []Op) {
 // one has Err set to nil. Misuse panics as in Seal; ciphertext shorter than the tag is a failed Open,
 // not misuse.
 func Open(ops []Op) (failed int) {
-	nc, ng, chachaLen := checkOps(ops, true)
-	return run(chachaRoute.tierFor(nc, chachaLen), gcmRoute.tierFor(ng, -1), chachaRoute.tiny, nc, ng, ops, true)
+	nc, ng := checkOps(ops, true)
+	return run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute.tiny, nc, ng, ops, true)
 }
 
 // run hands the batch to each suite family that has ops in it (nc ChaCha-family ops, ng AES-GCM
