@@ -456,17 +456,7 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 			s.onIdle(l)
 		}
 		for l, i := range group {
-			key := c.keyWords(int(i))
-			rows := &t.rows
-			if k := uintptr(unsafe.Pointer(c.keyOf[i])); k == 0 || k != s.key[l] {
-				for w := range 8 {
-					rows[4+w][l] = key[w]
-				}
-				s.key[l] = k
-			}
-			rows[12][l] = 0
-			nonce := &c.nonce[i]
-			rows[13][l], rows[14][l], rows[15][l] = nonce[0], nonce[1], nonce[2]
+			s.setState(c, l, int(i), 0)
 			*(*[64]byte)(t.scratch[l][:64]) = [64]byte{}
 			s.onScratch(l)
 		}
@@ -619,17 +609,7 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 		// Blocks 0 (the Poly1305 key, RFC 8439 section 2.6) and 1 (the message's key stream) of every
 		// lane's op into its scratch, which starts zeroed: the kernel XORs the key stream into it.
 		for l, i := range group {
-			key := c.keyWords(int(i))
-			rows := &t.rows
-			if k := uintptr(unsafe.Pointer(c.keyOf[i])); k == 0 || k != s.key[l] {
-				for w := range 8 {
-					rows[4+w][l] = key[w]
-				}
-				s.key[l] = k
-			}
-			rows[12][l] = 0
-			nonce := &c.nonce[i]
-			rows[13][l], rows[14][l], rows[15][l] = nonce[0], nonce[1], nonce[2]
+			s.setState(c, l, int(i), 0)
 			t.scratch[l] = [128]byte{}
 		}
 		blocks := 2
@@ -786,6 +766,23 @@ func (s *streamLanes) tab() *streamTable {
 	return (*streamTable)(unsafe.Add(p, -uintptr(p)&63))
 }
 
+// setState puts op i of the chunk in lane l's rows of the state (RFC 8439 section 2.3) from block
+// counter on: its key words, unless the lane holds them already from an op of the same Key (an
+// XChaCha20 op's subkey is always written), and its nonce words.
+func (s *streamLanes) setState(c *chachaChunkState, l, i int, counter uint32) {
+	rows := &s.tab().rows
+	if k := uintptr(unsafe.Pointer(c.keyOf[i])); k == 0 || k != s.key[l] {
+		key := c.keyWords(i)
+		for w := range 8 {
+			rows[4+w][l] = key[w]
+		}
+		s.key[l] = k
+	}
+	rows[12][l] = counter
+	nonce := &c.nonce[i]
+	rows[13][l], rows[14][l], rows[15][l] = nonce[0], nonce[1], nonce[2]
+}
+
 // onScratch points lane l at its scratch block (see the file comment).
 func (s *streamLanes) onScratch(l int) {
 	s.ptrs.src[l], s.ptrs.dst[l] = nil, nil
@@ -884,20 +881,11 @@ func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
 		if !s.nextSeg(c, l, first, last) {
 			continue // no blocks left for the lanes (a short Open): its rows need not be set
 		}
-		rows := &s.tab().rows
-		if k := uintptr(unsafe.Pointer(c.keyOf[i])); k == 0 || k != s.key[l] {
-			key := c.keyWords(i)
-			for w := range 8 {
-				rows[4+w][l] = key[w]
-			}
-			s.key[l] = k
-		}
-		rows[12][l] = 0 // the Poly1305 key first
+		counter := uint32(0) // the Poly1305 key first
 		if first == segWhole {
-			rows[12][l] = 2
+			counter = 2
 		}
-		nonce := &c.nonce[i]
-		rows[13][l], rows[14][l], rows[15][l] = nonce[0], nonce[1], nonce[2]
+		s.setState(c, l, i, counter)
 		return next + 1
 	}
 	s.op[l] = -1
