@@ -53,9 +53,13 @@ func TestAllocsBatch(t *testing.T) {
 			t.Errorf("%v: Open failed %d ops, want %d", tier, failed, forged)
 		}
 	}
-	// The package-level entry points too.
+	// The package-level entry points too, also on a batch of tiny ops (fused kernels on some CPUs).
 	if n := testing.AllocsPerRun(20, func() { kernels.Seal(seal); kernels.Open(open) }); n != 0 {
 		t.Errorf("package Seal+Open allocate %v times", n)
+	}
+	tiny := sealOps(genDiffOps(r, keys, 64, 64))
+	if n := testing.AllocsPerRun(20, func() { kernels.Seal(tiny) }); n != 0 {
+		t.Errorf("package Seal of 64 ops of up to 64 bytes allocates %v times", n)
 	}
 }
 

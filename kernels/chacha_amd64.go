@@ -77,21 +77,6 @@ func laneOneOp(k laneKernels, op *Op, open bool) bool {
 	return chachaOneOp(op, open, k.simd)
 }
 
-// chachaTinyRun runs op on SIMD tier t's fused one-call kernel when its message and AD fit one
-// (chachaTinyOpAVX2: AVX2 on cores with a 1-cycle vector latency) and reports whether it did and
-// whether the op succeeded. An Open shorter than the tag is left to the caller.
-func chachaTinyRun(t Tier, op *Op, open bool) (done, ok bool) {
-	n := len(op.Src)
-	if open {
-		n -= TagSize
-	}
-	if t != AVX2 || !impl.chachaAVX2Regs || n < 0 || n > chachaTinyMax ||
-		len(op.AD) > chachaTinyAD {
-		return false, false
-	}
-	return true, chachaTinyOpAVX2(op, open, n)
-}
-
 // chachaHasSIMD reports whether this build has ChaCha-family code of SIMD tier t that this CPU runs.
 func chachaHasSIMD(t Tier) bool {
 	return t == AVX512 && chachaAVX512 || t == AVX2 && chachaAVX2

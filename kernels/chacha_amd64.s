@@ -8983,8 +8983,7 @@ chachaPoly1305TinyAVX2ctdone:
 	MOVQ R8, BX
 	MOVQ R9, SI
 
-	// The tag: h mod p + s mod 2^128 (section 2.5.1). h < 2p, and h + 5 reaches 2^130 exactly
-	// when h >= p, when h - p and h + 5 agree below 2^128: select h + 5 then, without a branch.
+	// The tag: h mod p + s mod 2^128 (section 2.5.1).
 	MOVQ    BX, AX
 	ADDQ    $0x05, AX
 	MOVQ    SI, CX
@@ -9123,6 +9122,1737 @@ chachaPoly1305TinyAVX2wipe:
 	VMOVDQU X0, 416(SP)
 	VZEROUPPER
 	MOVB    AL, ret+72(FP)
+	RET
+
+// func chachaPoly1305Tiny3AVX2(lanes *[3]chachaTinyLane, open bool) (ok uint8)
+// Requires: AVX, AVX2, BMI2, CMOV
+TEXT ·chachaPoly1305Tiny3AVX2(SB), NOSPLIT, $576-17
+	MOVQ lanes+0(FP), AX
+
+	// Stage each message and AD's partial last block, zero-padded, and the lengths blocks.
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU Y0, (SP)
+	VMOVDQU Y0, 32(SP)
+	VMOVDQU X0, 128(SP)
+	MOVQ    32(AX), CX
+	MOVQ    48(AX), DX
+	MOVQ    DX, 144(SP)
+	MOVQ    CX, 152(SP)
+	MOVQ    24(AX), BX
+	LEAQ    (SP), SI
+	CMPQ    CX, $0x20
+	JB      chachaPoly1305Tiny3AVX20stagetail
+
+chachaPoly1305Tiny3AVX20stageloop:
+	VMOVDQU (BX), Y1
+	VMOVDQU Y1, (SI)
+	ADDQ    $0x20, BX
+	ADDQ    $0x20, SI
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny3AVX20stageloop
+
+chachaPoly1305Tiny3AVX20stagetail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny3AVX20stage16
+	VMOVDQU (BX), X1
+	VMOVDQU X1, (SI)
+	ADDQ    $0x10, BX
+	ADDQ    $0x10, SI
+
+chachaPoly1305Tiny3AVX20stage16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny3AVX20stage8
+	MOVQ  (BX), DI
+	MOVQ  DI, (SI)
+	ADDQ  $0x08, BX
+	ADDQ  $0x08, SI
+
+chachaPoly1305Tiny3AVX20stage8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny3AVX20stage4
+	MOVL  (BX), DI
+	MOVL  DI, (SI)
+	ADDQ  $0x04, BX
+	ADDQ  $0x04, SI
+
+chachaPoly1305Tiny3AVX20stage4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny3AVX20stage2
+	MOVW  (BX), DI
+	MOVW  DI, (SI)
+	ADDQ  $0x02, BX
+	ADDQ  $0x02, SI
+
+chachaPoly1305Tiny3AVX20stage2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny3AVX20stage1
+	MOVB  (BX), CL
+	MOVB  CL, (SI)
+
+chachaPoly1305Tiny3AVX20stage1:
+	MOVQ 40(AX), CX
+	MOVQ DX, BX
+	ANDQ $-16, BX
+	ADDQ BX, CX
+	ANDQ $0x0f, DX
+	LEAQ 128(SP), SI
+	CMPQ DX, $0x20
+	JB   chachaPoly1305Tiny3AVX20adtailtail
+
+chachaPoly1305Tiny3AVX20adtailloop:
+	VMOVDQU (CX), Y1
+	VMOVDQU Y1, (SI)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, SI
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX20adtailloop
+
+chachaPoly1305Tiny3AVX20adtailtail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX20adtail16
+	VMOVDQU (CX), X1
+	VMOVDQU X1, (SI)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, SI
+
+chachaPoly1305Tiny3AVX20adtail16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX20adtail8
+	MOVQ  (CX), BX
+	MOVQ  BX, (SI)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, SI
+
+chachaPoly1305Tiny3AVX20adtail8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX20adtail4
+	MOVL  (CX), BX
+	MOVL  BX, (SI)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, SI
+
+chachaPoly1305Tiny3AVX20adtail4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX20adtail2
+	MOVW  (CX), BX
+	MOVW  BX, (SI)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, SI
+
+chachaPoly1305Tiny3AVX20adtail2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX20adtail1
+	MOVB  (CX), CL
+	MOVB  CL, (SI)
+
+chachaPoly1305Tiny3AVX20adtail1:
+	VMOVDQU Y0, 192(SP)
+	VMOVDQU Y0, 224(SP)
+	VMOVDQU X0, 320(SP)
+	MOVQ    96(AX), CX
+	MOVQ    112(AX), DX
+	MOVQ    DX, 336(SP)
+	MOVQ    CX, 344(SP)
+	MOVQ    88(AX), BX
+	LEAQ    192(SP), SI
+	CMPQ    CX, $0x20
+	JB      chachaPoly1305Tiny3AVX21stagetail
+
+chachaPoly1305Tiny3AVX21stageloop:
+	VMOVDQU (BX), Y1
+	VMOVDQU Y1, (SI)
+	ADDQ    $0x20, BX
+	ADDQ    $0x20, SI
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny3AVX21stageloop
+
+chachaPoly1305Tiny3AVX21stagetail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny3AVX21stage16
+	VMOVDQU (BX), X1
+	VMOVDQU X1, (SI)
+	ADDQ    $0x10, BX
+	ADDQ    $0x10, SI
+
+chachaPoly1305Tiny3AVX21stage16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny3AVX21stage8
+	MOVQ  (BX), DI
+	MOVQ  DI, (SI)
+	ADDQ  $0x08, BX
+	ADDQ  $0x08, SI
+
+chachaPoly1305Tiny3AVX21stage8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny3AVX21stage4
+	MOVL  (BX), DI
+	MOVL  DI, (SI)
+	ADDQ  $0x04, BX
+	ADDQ  $0x04, SI
+
+chachaPoly1305Tiny3AVX21stage4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny3AVX21stage2
+	MOVW  (BX), DI
+	MOVW  DI, (SI)
+	ADDQ  $0x02, BX
+	ADDQ  $0x02, SI
+
+chachaPoly1305Tiny3AVX21stage2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny3AVX21stage1
+	MOVB  (BX), CL
+	MOVB  CL, (SI)
+
+chachaPoly1305Tiny3AVX21stage1:
+	MOVQ 104(AX), CX
+	MOVQ DX, BX
+	ANDQ $-16, BX
+	ADDQ BX, CX
+	ANDQ $0x0f, DX
+	LEAQ 320(SP), SI
+	CMPQ DX, $0x20
+	JB   chachaPoly1305Tiny3AVX21adtailtail
+
+chachaPoly1305Tiny3AVX21adtailloop:
+	VMOVDQU (CX), Y1
+	VMOVDQU Y1, (SI)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, SI
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX21adtailloop
+
+chachaPoly1305Tiny3AVX21adtailtail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX21adtail16
+	VMOVDQU (CX), X1
+	VMOVDQU X1, (SI)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, SI
+
+chachaPoly1305Tiny3AVX21adtail16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX21adtail8
+	MOVQ  (CX), BX
+	MOVQ  BX, (SI)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, SI
+
+chachaPoly1305Tiny3AVX21adtail8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX21adtail4
+	MOVL  (CX), BX
+	MOVL  BX, (SI)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, SI
+
+chachaPoly1305Tiny3AVX21adtail4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX21adtail2
+	MOVW  (CX), BX
+	MOVW  BX, (SI)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, SI
+
+chachaPoly1305Tiny3AVX21adtail2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX21adtail1
+	MOVB  (CX), CL
+	MOVB  CL, (SI)
+
+chachaPoly1305Tiny3AVX21adtail1:
+	VMOVDQU Y0, 384(SP)
+	VMOVDQU Y0, 416(SP)
+	VMOVDQU X0, 512(SP)
+	MOVQ    160(AX), CX
+	MOVQ    176(AX), DX
+	MOVQ    DX, 528(SP)
+	MOVQ    CX, 536(SP)
+	MOVQ    152(AX), BX
+	LEAQ    384(SP), SI
+	CMPQ    CX, $0x20
+	JB      chachaPoly1305Tiny3AVX22stagetail
+
+chachaPoly1305Tiny3AVX22stageloop:
+	VMOVDQU (BX), Y0
+	VMOVDQU Y0, (SI)
+	ADDQ    $0x20, BX
+	ADDQ    $0x20, SI
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny3AVX22stageloop
+
+chachaPoly1305Tiny3AVX22stagetail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny3AVX22stage16
+	VMOVDQU (BX), X0
+	VMOVDQU X0, (SI)
+	ADDQ    $0x10, BX
+	ADDQ    $0x10, SI
+
+chachaPoly1305Tiny3AVX22stage16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny3AVX22stage8
+	MOVQ  (BX), DI
+	MOVQ  DI, (SI)
+	ADDQ  $0x08, BX
+	ADDQ  $0x08, SI
+
+chachaPoly1305Tiny3AVX22stage8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny3AVX22stage4
+	MOVL  (BX), DI
+	MOVL  DI, (SI)
+	ADDQ  $0x04, BX
+	ADDQ  $0x04, SI
+
+chachaPoly1305Tiny3AVX22stage4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny3AVX22stage2
+	MOVW  (BX), DI
+	MOVW  DI, (SI)
+	ADDQ  $0x02, BX
+	ADDQ  $0x02, SI
+
+chachaPoly1305Tiny3AVX22stage2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny3AVX22stage1
+	MOVB  (BX), CL
+	MOVB  CL, (SI)
+
+chachaPoly1305Tiny3AVX22stage1:
+	MOVQ 168(AX), CX
+	MOVQ DX, BX
+	ANDQ $-16, BX
+	ADDQ BX, CX
+	ANDQ $0x0f, DX
+	LEAQ 512(SP), SI
+	CMPQ DX, $0x20
+	JB   chachaPoly1305Tiny3AVX22adtailtail
+
+chachaPoly1305Tiny3AVX22adtailloop:
+	VMOVDQU (CX), Y0
+	VMOVDQU Y0, (SI)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, SI
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX22adtailloop
+
+chachaPoly1305Tiny3AVX22adtailtail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX22adtail16
+	VMOVDQU (CX), X0
+	VMOVDQU X0, (SI)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, SI
+
+chachaPoly1305Tiny3AVX22adtail16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX22adtail8
+	MOVQ  (CX), BX
+	MOVQ  BX, (SI)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, SI
+
+chachaPoly1305Tiny3AVX22adtail8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX22adtail4
+	MOVL  (CX), BX
+	MOVL  BX, (SI)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, SI
+
+chachaPoly1305Tiny3AVX22adtail4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX22adtail2
+	MOVW  (CX), BX
+	MOVW  BX, (SI)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, SI
+
+chachaPoly1305Tiny3AVX22adtail2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX22adtail1
+	MOVB  (CX), CL
+	MOVB  CL, (SI)
+
+chachaPoly1305Tiny3AVX22adtail1:
+	// The rounds: blocks 0 and 1 of every op, one state each, interleaved.
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	MOVQ           (AX), CX
+	VMOVDQA        Y0, Y1
+	VBROADCASTI128 (CX), Y5
+	VBROADCASTI128 16(CX), Y6
+	MOVQ           8(AX), CX
+	VMOVQ          (CX), X2
+	VPINSRD        $0x02, 8(CX), X2, X2
+	VPSLLDQ        $0x04, X2, X2
+	VINSERTI128    $0x01, X2, Y2, Y2
+	VPADDD         chachaRowCounters<>+0(SB), Y2, Y2
+	MOVQ           64(AX), CX
+	VMOVDQA        Y0, Y7
+	VBROADCASTI128 (CX), Y8
+	VBROADCASTI128 16(CX), Y9
+	MOVQ           72(AX), CX
+	VMOVQ          (CX), X3
+	VPINSRD        $0x02, 8(CX), X3, X3
+	VPSLLDQ        $0x04, X3, X3
+	VINSERTI128    $0x01, X3, Y3, Y3
+	VPADDD         chachaRowCounters<>+0(SB), Y3, Y3
+	MOVQ           128(AX), CX
+	VMOVDQA        Y0, Y0
+	VBROADCASTI128 (CX), Y10
+	VBROADCASTI128 16(CX), Y11
+	MOVQ           136(AX), CX
+	VMOVQ          (CX), X4
+	VPINSRD        $0x02, 8(CX), X4, X4
+	VPSLLDQ        $0x04, X4, X4
+	VINSERTI128    $0x01, X4, Y4, Y4
+	VPADDD         chachaRowCounters<>+0(SB), Y4, Y4
+	MOVL           $0x0000000a, CX
+
+chachaPoly1305Tiny3AVX2rounds:
+	VPADDD  Y5, Y1, Y1
+	VPXOR   Y1, Y2, Y2
+	VPSHUFB chachaRotMasks<>+0(SB), Y2, Y2
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+0(SB), Y3, Y3
+	VPADDD  Y10, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
+	VPADDD  Y2, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x0c, Y5, Y12
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y3, Y9, Y9
+	VPXOR   Y9, Y8, Y8
+	VPSLLD  $0x0c, Y8, Y12
+	VPSRLD  $0x14, Y8, Y8
+	VPOR    Y12, Y8, Y8
+	VPADDD  Y4, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPSLLD  $0x0c, Y10, Y12
+	VPSRLD  $0x14, Y10, Y10
+	VPOR    Y12, Y10, Y10
+	VPADDD  Y5, Y1, Y1
+	VPXOR   Y1, Y2, Y2
+	VPSHUFB chachaRotMasks<>+32(SB), Y2, Y2
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+32(SB), Y3, Y3
+	VPADDD  Y10, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
+	VPADDD  Y2, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x07, Y5, Y12
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y3, Y9, Y9
+	VPXOR   Y9, Y8, Y8
+	VPSLLD  $0x07, Y8, Y12
+	VPSRLD  $0x19, Y8, Y8
+	VPOR    Y12, Y8, Y8
+	VPADDD  Y4, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPSLLD  $0x07, Y10, Y12
+	VPSRLD  $0x19, Y10, Y10
+	VPOR    Y12, Y10, Y10
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y1, Y1
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x4e, Y2, Y2
+	VPSHUFD $0x93, Y7, Y7
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x4e, Y3, Y3
+	VPSHUFD $0x93, Y0, Y0
+	VPSHUFD $0x39, Y11, Y11
+	VPSHUFD $0x4e, Y4, Y4
+	VPADDD  Y5, Y1, Y1
+	VPXOR   Y1, Y2, Y2
+	VPSHUFB chachaRotMasks<>+0(SB), Y2, Y2
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+0(SB), Y3, Y3
+	VPADDD  Y10, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
+	VPADDD  Y2, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x0c, Y5, Y12
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y3, Y9, Y9
+	VPXOR   Y9, Y8, Y8
+	VPSLLD  $0x0c, Y8, Y12
+	VPSRLD  $0x14, Y8, Y8
+	VPOR    Y12, Y8, Y8
+	VPADDD  Y4, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPSLLD  $0x0c, Y10, Y12
+	VPSRLD  $0x14, Y10, Y10
+	VPOR    Y12, Y10, Y10
+	VPADDD  Y5, Y1, Y1
+	VPXOR   Y1, Y2, Y2
+	VPSHUFB chachaRotMasks<>+32(SB), Y2, Y2
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+32(SB), Y3, Y3
+	VPADDD  Y10, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
+	VPADDD  Y2, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x07, Y5, Y12
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y3, Y9, Y9
+	VPXOR   Y9, Y8, Y8
+	VPSLLD  $0x07, Y8, Y12
+	VPSRLD  $0x19, Y8, Y8
+	VPOR    Y12, Y8, Y8
+	VPADDD  Y4, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPSLLD  $0x07, Y10, Y12
+	VPSRLD  $0x19, Y10, Y10
+	VPOR    Y12, Y10, Y10
+	VPSHUFD $0x39, Y1, Y1
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x4e, Y2, Y2
+	VPSHUFD $0x39, Y7, Y7
+	VPSHUFD $0x93, Y9, Y9
+	VPSHUFD $0x4e, Y3, Y3
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x93, Y11, Y11
+	VPSHUFD $0x4e, Y4, Y4
+	DECL    CX
+	JNZ     chachaPoly1305Tiny3AVX2rounds
+
+	// Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;
+	// block 1 is the key stream: XORed into the staged message (Seal, bytes past n zeroed for
+	// the MAC's padding) or kept for after the tag has matched (Open).
+	MOVB           open+8(FP), CL
+	VBROADCASTI128 chachaSigma<>+0(SB), Y12
+	VPADDD         Y12, Y1, Y1
+	MOVQ           (AX), DX
+	VBROADCASTI128 (DX), Y12
+	VPADDD         Y12, Y5, Y5
+	VBROADCASTI128 16(DX), Y12
+	VPADDD         Y12, Y6, Y6
+	MOVQ           8(AX), DX
+	VMOVQ          (DX), X12
+	VPINSRD        $0x02, 8(DX), X12, X12
+	VPSLLDQ        $0x04, X12, X12
+	VINSERTI128    $0x01, X12, Y12, Y12
+	VPADDD         chachaRowCounters<>+0(SB), Y12, Y12
+	VPADDD         Y12, Y2, Y2
+	VPAND          poly1305Clamp<>+0(SB), X1, X12
+	VMOVDQU        X12, 160(SP)
+	VMOVDQU        X5, 176(SP)
+	TESTB          CL, CL
+	JNZ            chachaPoly1305Tiny3AVX20keep
+	MOVQ           32(AX), DX
+	VPERM2I128     $0x31, Y5, Y1, Y1
+	CMPQ           DX, $0x00000000
+	JBE            chachaPoly1305Tiny3AVX20xored
+	VPXOR          (SP), Y1, Y1
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, BX
+	SUBQ       DX, BX
+	XORQ       SI, SI
+	CMPQ       BX, SI
+	CMOVQLT    SI, BX
+	LEAQ       chachaTailMask<>+0(SB), SI
+	VPAND      (SI)(BX*1), Y1, Y1
+	VMOVDQU    Y1, (SP)
+	VPERM2I128 $0x31, Y2, Y6, Y1
+	CMPQ       DX, $0x00000020
+	JBE        chachaPoly1305Tiny3AVX20xored
+	VPXOR      32(SP), Y1, Y1
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ    $0x00000040, BX
+	SUBQ    DX, BX
+	XORQ    DX, DX
+	CMPQ    BX, DX
+	CMOVQLT DX, BX
+	LEAQ    chachaTailMask<>+0(SB), DX
+	VPAND   (DX)(BX*1), Y1, Y1
+	VMOVDQU Y1, 32(SP)
+
+chachaPoly1305Tiny3AVX20xored:
+	JMP chachaPoly1305Tiny3AVX20streamed
+
+chachaPoly1305Tiny3AVX20keep:
+	VPERM2I128 $0x31, Y5, Y1, Y1
+	VMOVDQU    Y1, 64(SP)
+	VPERM2I128 $0x31, Y2, Y6, Y1
+	VMOVDQU    Y1, 96(SP)
+
+chachaPoly1305Tiny3AVX20streamed:
+	VBROADCASTI128 chachaSigma<>+0(SB), Y1
+	VPADDD         Y1, Y7, Y7
+	MOVQ           64(AX), DX
+	VBROADCASTI128 (DX), Y1
+	VPADDD         Y1, Y8, Y8
+	VBROADCASTI128 16(DX), Y1
+	VPADDD         Y1, Y9, Y9
+	MOVQ           72(AX), DX
+	VMOVQ          (DX), X1
+	VPINSRD        $0x02, 8(DX), X1, X1
+	VPSLLDQ        $0x04, X1, X1
+	VINSERTI128    $0x01, X1, Y1, Y1
+	VPADDD         chachaRowCounters<>+0(SB), Y1, Y1
+	VPADDD         Y1, Y3, Y3
+	VPAND          poly1305Clamp<>+0(SB), X7, X1
+	VMOVDQU        X1, 352(SP)
+	VMOVDQU        X8, 368(SP)
+	TESTB          CL, CL
+	JNZ            chachaPoly1305Tiny3AVX21keep
+	MOVQ           96(AX), DX
+	VPERM2I128     $0x31, Y8, Y7, Y1
+	CMPQ           DX, $0x00000000
+	JBE            chachaPoly1305Tiny3AVX21xored
+	VPXOR          192(SP), Y1, Y1
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, BX
+	SUBQ       DX, BX
+	XORQ       SI, SI
+	CMPQ       BX, SI
+	CMOVQLT    SI, BX
+	LEAQ       chachaTailMask<>+0(SB), SI
+	VPAND      (SI)(BX*1), Y1, Y1
+	VMOVDQU    Y1, 192(SP)
+	VPERM2I128 $0x31, Y3, Y9, Y1
+	CMPQ       DX, $0x00000020
+	JBE        chachaPoly1305Tiny3AVX21xored
+	VPXOR      224(SP), Y1, Y1
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ    $0x00000040, BX
+	SUBQ    DX, BX
+	XORQ    DX, DX
+	CMPQ    BX, DX
+	CMOVQLT DX, BX
+	LEAQ    chachaTailMask<>+0(SB), DX
+	VPAND   (DX)(BX*1), Y1, Y1
+	VMOVDQU Y1, 224(SP)
+
+chachaPoly1305Tiny3AVX21xored:
+	JMP chachaPoly1305Tiny3AVX21streamed
+
+chachaPoly1305Tiny3AVX21keep:
+	VPERM2I128 $0x31, Y8, Y7, Y1
+	VMOVDQU    Y1, 256(SP)
+	VPERM2I128 $0x31, Y3, Y9, Y1
+	VMOVDQU    Y1, 288(SP)
+
+chachaPoly1305Tiny3AVX21streamed:
+	VBROADCASTI128 chachaSigma<>+0(SB), Y1
+	VPADDD         Y1, Y0, Y0
+	MOVQ           128(AX), DX
+	VBROADCASTI128 (DX), Y1
+	VPADDD         Y1, Y10, Y10
+	VBROADCASTI128 16(DX), Y1
+	VPADDD         Y1, Y11, Y11
+	MOVQ           136(AX), DX
+	VMOVQ          (DX), X1
+	VPINSRD        $0x02, 8(DX), X1, X1
+	VPSLLDQ        $0x04, X1, X1
+	VINSERTI128    $0x01, X1, Y1, Y1
+	VPADDD         chachaRowCounters<>+0(SB), Y1, Y1
+	VPADDD         Y1, Y4, Y4
+	VPAND          poly1305Clamp<>+0(SB), X0, X1
+	VMOVDQU        X1, 544(SP)
+	VMOVDQU        X10, 560(SP)
+	TESTB          CL, CL
+	JNZ            chachaPoly1305Tiny3AVX22keep
+	MOVQ           160(AX), CX
+	VPERM2I128     $0x31, Y10, Y0, Y0
+	CMPQ           CX, $0x00000000
+	JBE            chachaPoly1305Tiny3AVX22xored
+	VPXOR          384(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, DX
+	SUBQ       CX, DX
+	XORQ       BX, BX
+	CMPQ       DX, BX
+	CMOVQLT    BX, DX
+	LEAQ       chachaTailMask<>+0(SB), BX
+	VPAND      (BX)(DX*1), Y0, Y0
+	VMOVDQU    Y0, 384(SP)
+	VPERM2I128 $0x31, Y4, Y11, Y0
+	CMPQ       CX, $0x00000020
+	JBE        chachaPoly1305Tiny3AVX22xored
+	VPXOR      416(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ    $0x00000040, DX
+	SUBQ    CX, DX
+	XORQ    CX, CX
+	CMPQ    DX, CX
+	CMOVQLT CX, DX
+	LEAQ    chachaTailMask<>+0(SB), CX
+	VPAND   (CX)(DX*1), Y0, Y0
+	VMOVDQU Y0, 416(SP)
+
+chachaPoly1305Tiny3AVX22xored:
+	JMP chachaPoly1305Tiny3AVX22streamed
+
+chachaPoly1305Tiny3AVX22keep:
+	VPERM2I128 $0x31, Y10, Y0, Y0
+	VMOVDQU    Y0, 448(SP)
+	VPERM2I128 $0x31, Y4, Y11, Y0
+	VMOVDQU    Y0, 480(SP)
+
+chachaPoly1305Tiny3AVX22streamed:
+	// Each op's Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8),
+	// then its tag: written (Seal), or compared and, on a match, the message decrypted (Open).
+	XORQ  CX, CX
+	MOVQ  160(SP), BX
+	MOVQ  168(SP), SI
+	XORQ  DI, DI
+	XORQ  R8, R8
+	XORQ  R9, R9
+	MOVQ  40(AX), R10
+	MOVQ  48(AX), R11
+	SHRQ  $0x04, R11
+	TESTQ R11, R11
+	JZ    chachaPoly1305Tiny3AVX20addone
+
+chachaPoly1305Tiny3AVX20ad:
+	ADDQ (R10), DI
+	ADCQ 8(R10), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R12, R13
+	MULXQ R8, R15, R14
+	ADDQ  R15, R13
+	ADCQ  $0x00, R14
+	MOVQ  SI, DX
+	MULXQ R8, R15, R8
+	ADDQ  R15, R14
+	ADCQ  $0x00, R8
+	MULXQ DI, R15, DI
+	ADDQ  R15, R13
+	ADCQ  DI, R14
+	ADCQ  $0x00, R8
+	MOVQ  R9, R15
+	IMULQ DX, R15
+	ADDQ  R15, R8
+	IMULQ BX, R9
+	ADDQ  R9, R14
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R14, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R14
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R14
+	SHRQ $0x02, R8
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	MOVQ R12, DI
+	MOVQ R13, R8
+	ADDQ $0x10, R10
+	DECQ R11
+	JNZ  chachaPoly1305Tiny3AVX20ad
+
+chachaPoly1305Tiny3AVX20addone:
+	TESTQ $0x0000000f, 144(SP)
+	JZ    chachaPoly1305Tiny3AVX20adpadded
+	ADDQ  128(SP), DI
+	ADCQ  136(SP), R8
+	ADCQ  $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R8, R13, R8
+	ADDQ  R13, R12
+	ADCQ  $0x00, R8
+	MULXQ DI, R13, DI
+	ADDQ  R13, R11
+	ADCQ  DI, R12
+	ADCQ  $0x00, R8
+	MOVQ  R9, R13
+	IMULQ DX, R13
+	ADDQ  R13, R8
+	IMULQ BX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R12
+	SHRQ $0x02, R8
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	MOVQ R10, DI
+	MOVQ R11, R8
+
+chachaPoly1305Tiny3AVX20adpadded:
+	LEAQ  (SP), R10
+	MOVQ  152(SP), R11
+	ADDQ  $0x0f, R11
+	SHRQ  $0x04, R11
+	TESTQ R11, R11
+	JZ    chachaPoly1305Tiny3AVX20ctdone
+
+chachaPoly1305Tiny3AVX20ct:
+	ADDQ (R10), DI
+	ADCQ 8(R10), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R12, R13
+	MULXQ R8, R15, R14
+	ADDQ  R15, R13
+	ADCQ  $0x00, R14
+	MOVQ  SI, DX
+	MULXQ R8, R15, R8
+	ADDQ  R15, R14
+	ADCQ  $0x00, R8
+	MULXQ DI, R15, DI
+	ADDQ  R15, R13
+	ADCQ  DI, R14
+	ADCQ  $0x00, R8
+	MOVQ  R9, R15
+	IMULQ DX, R15
+	ADDQ  R15, R8
+	IMULQ BX, R9
+	ADDQ  R9, R14
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R14, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R14
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R14
+	SHRQ $0x02, R8
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	MOVQ R12, DI
+	MOVQ R13, R8
+	ADDQ $0x10, R10
+	DECQ R11
+	JNZ  chachaPoly1305Tiny3AVX20ct
+
+chachaPoly1305Tiny3AVX20ctdone:
+	ADDQ 144(SP), DI
+	ADCQ 152(SP), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R8, R13, SI
+	ADDQ  R13, R12
+	ADCQ  $0x00, SI
+	MULXQ DI, R13, DI
+	ADDQ  R13, R11
+	ADCQ  DI, R12
+	ADCQ  $0x00, SI
+	MOVQ  R9, R13
+	IMULQ DX, R13
+	ADDQ  R13, SI
+	IMULQ BX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, SI
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ    R12, R9
+	ANDQ    $0x03, R9
+	ANDQ    $-4, R12
+	ADDQ    R12, R10
+	ADCQ    SI, R11
+	ADCQ    $0x00, R9
+	SHRQ    $0x02, SI, R12
+	SHRQ    $0x02, SI
+	ADDQ    R12, R10
+	ADCQ    SI, R11
+	ADCQ    $0x00, R9
+	MOVQ    R10, DI
+	MOVQ    R11, R8
+	MOVQ    DI, DX
+	ADDQ    $0x05, DX
+	MOVQ    R8, BX
+	ADCQ    $0x00, BX
+	ADCQ    $0x00, R9
+	SHRQ    $0x02, R9
+	CMOVQNE DX, DI
+	CMOVQNE BX, R8
+	ADDQ    176(SP), DI
+	ADCQ    184(SP), R8
+	MOVQ    56(AX), DX
+	MOVB    open+8(FP), BL
+	TESTB   BL, BL
+	JNZ     chachaPoly1305Tiny3AVX20verify
+	MOVQ    DI, (DX)
+	MOVQ    R8, 8(DX)
+	ORQ     $0x01, CX
+	MOVQ    32(AX), DX
+	MOVQ    16(AX), BX
+	LEAQ    (SP), SI
+	CMPQ    DX, $0x20
+	JB      chachaPoly1305Tiny3AVX20sealouttail
+
+chachaPoly1305Tiny3AVX20sealoutloop:
+	VMOVDQU (SI), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX20sealoutloop
+
+chachaPoly1305Tiny3AVX20sealouttail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX20sealout16
+	VMOVDQU (SI), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, SI
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny3AVX20sealout16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX20sealout8
+	MOVQ  (SI), DI
+	MOVQ  DI, (BX)
+	ADDQ  $0x08, SI
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny3AVX20sealout8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX20sealout4
+	MOVL  (SI), DI
+	MOVL  DI, (BX)
+	ADDQ  $0x04, SI
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny3AVX20sealout4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX20sealout2
+	MOVW  (SI), DI
+	MOVW  DI, (BX)
+	ADDQ  $0x02, SI
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny3AVX20sealout2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX20sealout1
+	MOVB  (SI), DL
+	MOVB  DL, (BX)
+
+chachaPoly1305Tiny3AVX20sealout1:
+	JMP chachaPoly1305Tiny3AVX20done
+
+chachaPoly1305Tiny3AVX20verify:
+	XORQ    (DX), DI
+	XORQ    8(DX), R8
+	ORQ     R8, DI
+	JNE     chachaPoly1305Tiny3AVX20done
+	ORQ     $0x01, CX
+	MOVQ    32(AX), DX
+	CMPQ    DX, $0x00000000
+	JBE     chachaPoly1305Tiny3AVX20opendone
+	VMOVDQU (SP), Y0
+	VPXOR   64(SP), Y0, Y0
+	VMOVDQU Y0, (SP)
+	CMPQ    DX, $0x00000020
+	JBE     chachaPoly1305Tiny3AVX20opendone
+	VMOVDQU 32(SP), Y0
+	VPXOR   96(SP), Y0, Y0
+	VMOVDQU Y0, 32(SP)
+
+chachaPoly1305Tiny3AVX20opendone:
+	MOVQ 16(AX), BX
+	LEAQ (SP), SI
+	CMPQ DX, $0x20
+	JB   chachaPoly1305Tiny3AVX20openouttail
+
+chachaPoly1305Tiny3AVX20openoutloop:
+	VMOVDQU (SI), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX20openoutloop
+
+chachaPoly1305Tiny3AVX20openouttail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX20openout16
+	VMOVDQU (SI), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, SI
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny3AVX20openout16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX20openout8
+	MOVQ  (SI), DI
+	MOVQ  DI, (BX)
+	ADDQ  $0x08, SI
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny3AVX20openout8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX20openout4
+	MOVL  (SI), DI
+	MOVL  DI, (BX)
+	ADDQ  $0x04, SI
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny3AVX20openout4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX20openout2
+	MOVW  (SI), DI
+	MOVW  DI, (BX)
+	ADDQ  $0x02, SI
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny3AVX20openout2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX20openout1
+	MOVB  (SI), DL
+	MOVB  DL, (BX)
+
+chachaPoly1305Tiny3AVX20openout1:
+chachaPoly1305Tiny3AVX20done:
+	MOVQ  352(SP), BX
+	MOVQ  360(SP), SI
+	XORQ  DI, DI
+	XORQ  R8, R8
+	XORQ  R9, R9
+	MOVQ  104(AX), R10
+	MOVQ  112(AX), R11
+	SHRQ  $0x04, R11
+	TESTQ R11, R11
+	JZ    chachaPoly1305Tiny3AVX21addone
+
+chachaPoly1305Tiny3AVX21ad:
+	ADDQ (R10), DI
+	ADCQ 8(R10), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R12, R13
+	MULXQ R8, R15, R14
+	ADDQ  R15, R13
+	ADCQ  $0x00, R14
+	MOVQ  SI, DX
+	MULXQ R8, R15, R8
+	ADDQ  R15, R14
+	ADCQ  $0x00, R8
+	MULXQ DI, R15, DI
+	ADDQ  R15, R13
+	ADCQ  DI, R14
+	ADCQ  $0x00, R8
+	MOVQ  R9, R15
+	IMULQ DX, R15
+	ADDQ  R15, R8
+	IMULQ BX, R9
+	ADDQ  R9, R14
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R14, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R14
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R14
+	SHRQ $0x02, R8
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	MOVQ R12, DI
+	MOVQ R13, R8
+	ADDQ $0x10, R10
+	DECQ R11
+	JNZ  chachaPoly1305Tiny3AVX21ad
+
+chachaPoly1305Tiny3AVX21addone:
+	TESTQ $0x0000000f, 336(SP)
+	JZ    chachaPoly1305Tiny3AVX21adpadded
+	ADDQ  320(SP), DI
+	ADCQ  328(SP), R8
+	ADCQ  $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R8, R13, R8
+	ADDQ  R13, R12
+	ADCQ  $0x00, R8
+	MULXQ DI, R13, DI
+	ADDQ  R13, R11
+	ADCQ  DI, R12
+	ADCQ  $0x00, R8
+	MOVQ  R9, R13
+	IMULQ DX, R13
+	ADDQ  R13, R8
+	IMULQ BX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R12
+	SHRQ $0x02, R8
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	MOVQ R10, DI
+	MOVQ R11, R8
+
+chachaPoly1305Tiny3AVX21adpadded:
+	LEAQ  192(SP), R10
+	MOVQ  344(SP), R11
+	ADDQ  $0x0f, R11
+	SHRQ  $0x04, R11
+	TESTQ R11, R11
+	JZ    chachaPoly1305Tiny3AVX21ctdone
+
+chachaPoly1305Tiny3AVX21ct:
+	ADDQ (R10), DI
+	ADCQ 8(R10), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R12, R13
+	MULXQ R8, R15, R14
+	ADDQ  R15, R13
+	ADCQ  $0x00, R14
+	MOVQ  SI, DX
+	MULXQ R8, R15, R8
+	ADDQ  R15, R14
+	ADCQ  $0x00, R8
+	MULXQ DI, R15, DI
+	ADDQ  R15, R13
+	ADCQ  DI, R14
+	ADCQ  $0x00, R8
+	MOVQ  R9, R15
+	IMULQ DX, R15
+	ADDQ  R15, R8
+	IMULQ BX, R9
+	ADDQ  R9, R14
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R14, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R14
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R14
+	SHRQ $0x02, R8
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	MOVQ R12, DI
+	MOVQ R13, R8
+	ADDQ $0x10, R10
+	DECQ R11
+	JNZ  chachaPoly1305Tiny3AVX21ct
+
+chachaPoly1305Tiny3AVX21ctdone:
+	ADDQ 336(SP), DI
+	ADCQ 344(SP), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R8, R13, SI
+	ADDQ  R13, R12
+	ADCQ  $0x00, SI
+	MULXQ DI, R13, DI
+	ADDQ  R13, R11
+	ADCQ  DI, R12
+	ADCQ  $0x00, SI
+	MOVQ  R9, R13
+	IMULQ DX, R13
+	ADDQ  R13, SI
+	IMULQ BX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, SI
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ    R12, R9
+	ANDQ    $0x03, R9
+	ANDQ    $-4, R12
+	ADDQ    R12, R10
+	ADCQ    SI, R11
+	ADCQ    $0x00, R9
+	SHRQ    $0x02, SI, R12
+	SHRQ    $0x02, SI
+	ADDQ    R12, R10
+	ADCQ    SI, R11
+	ADCQ    $0x00, R9
+	MOVQ    R10, DI
+	MOVQ    R11, R8
+	MOVQ    DI, DX
+	ADDQ    $0x05, DX
+	MOVQ    R8, BX
+	ADCQ    $0x00, BX
+	ADCQ    $0x00, R9
+	SHRQ    $0x02, R9
+	CMOVQNE DX, DI
+	CMOVQNE BX, R8
+	ADDQ    368(SP), DI
+	ADCQ    376(SP), R8
+	MOVQ    120(AX), DX
+	MOVB    open+8(FP), BL
+	TESTB   BL, BL
+	JNZ     chachaPoly1305Tiny3AVX21verify
+	MOVQ    DI, (DX)
+	MOVQ    R8, 8(DX)
+	ORQ     $0x02, CX
+	MOVQ    96(AX), DX
+	MOVQ    80(AX), BX
+	LEAQ    192(SP), SI
+	CMPQ    DX, $0x20
+	JB      chachaPoly1305Tiny3AVX21sealouttail
+
+chachaPoly1305Tiny3AVX21sealoutloop:
+	VMOVDQU (SI), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX21sealoutloop
+
+chachaPoly1305Tiny3AVX21sealouttail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX21sealout16
+	VMOVDQU (SI), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, SI
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny3AVX21sealout16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX21sealout8
+	MOVQ  (SI), DI
+	MOVQ  DI, (BX)
+	ADDQ  $0x08, SI
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny3AVX21sealout8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX21sealout4
+	MOVL  (SI), DI
+	MOVL  DI, (BX)
+	ADDQ  $0x04, SI
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny3AVX21sealout4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX21sealout2
+	MOVW  (SI), DI
+	MOVW  DI, (BX)
+	ADDQ  $0x02, SI
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny3AVX21sealout2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX21sealout1
+	MOVB  (SI), DL
+	MOVB  DL, (BX)
+
+chachaPoly1305Tiny3AVX21sealout1:
+	JMP chachaPoly1305Tiny3AVX21done
+
+chachaPoly1305Tiny3AVX21verify:
+	XORQ    (DX), DI
+	XORQ    8(DX), R8
+	ORQ     R8, DI
+	JNE     chachaPoly1305Tiny3AVX21done
+	ORQ     $0x02, CX
+	MOVQ    96(AX), DX
+	CMPQ    DX, $0x00000000
+	JBE     chachaPoly1305Tiny3AVX21opendone
+	VMOVDQU 192(SP), Y0
+	VPXOR   256(SP), Y0, Y0
+	VMOVDQU Y0, 192(SP)
+	CMPQ    DX, $0x00000020
+	JBE     chachaPoly1305Tiny3AVX21opendone
+	VMOVDQU 224(SP), Y0
+	VPXOR   288(SP), Y0, Y0
+	VMOVDQU Y0, 224(SP)
+
+chachaPoly1305Tiny3AVX21opendone:
+	MOVQ 80(AX), BX
+	LEAQ 192(SP), SI
+	CMPQ DX, $0x20
+	JB   chachaPoly1305Tiny3AVX21openouttail
+
+chachaPoly1305Tiny3AVX21openoutloop:
+	VMOVDQU (SI), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX21openoutloop
+
+chachaPoly1305Tiny3AVX21openouttail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX21openout16
+	VMOVDQU (SI), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, SI
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny3AVX21openout16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX21openout8
+	MOVQ  (SI), DI
+	MOVQ  DI, (BX)
+	ADDQ  $0x08, SI
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny3AVX21openout8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX21openout4
+	MOVL  (SI), DI
+	MOVL  DI, (BX)
+	ADDQ  $0x04, SI
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny3AVX21openout4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX21openout2
+	MOVW  (SI), DI
+	MOVW  DI, (BX)
+	ADDQ  $0x02, SI
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny3AVX21openout2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX21openout1
+	MOVB  (SI), DL
+	MOVB  DL, (BX)
+
+chachaPoly1305Tiny3AVX21openout1:
+chachaPoly1305Tiny3AVX21done:
+	MOVQ  544(SP), BX
+	MOVQ  552(SP), SI
+	XORQ  DI, DI
+	XORQ  R8, R8
+	XORQ  R9, R9
+	MOVQ  168(AX), R10
+	MOVQ  176(AX), R11
+	SHRQ  $0x04, R11
+	TESTQ R11, R11
+	JZ    chachaPoly1305Tiny3AVX22addone
+
+chachaPoly1305Tiny3AVX22ad:
+	ADDQ (R10), DI
+	ADCQ 8(R10), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R12, R13
+	MULXQ R8, R15, R14
+	ADDQ  R15, R13
+	ADCQ  $0x00, R14
+	MOVQ  SI, DX
+	MULXQ R8, R15, R8
+	ADDQ  R15, R14
+	ADCQ  $0x00, R8
+	MULXQ DI, R15, DI
+	ADDQ  R15, R13
+	ADCQ  DI, R14
+	ADCQ  $0x00, R8
+	MOVQ  R9, R15
+	IMULQ DX, R15
+	ADDQ  R15, R8
+	IMULQ BX, R9
+	ADDQ  R9, R14
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R14, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R14
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R14
+	SHRQ $0x02, R8
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	MOVQ R12, DI
+	MOVQ R13, R8
+	ADDQ $0x10, R10
+	DECQ R11
+	JNZ  chachaPoly1305Tiny3AVX22ad
+
+chachaPoly1305Tiny3AVX22addone:
+	TESTQ $0x0000000f, 528(SP)
+	JZ    chachaPoly1305Tiny3AVX22adpadded
+	ADDQ  512(SP), DI
+	ADCQ  520(SP), R8
+	ADCQ  $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R8, R13, R8
+	ADDQ  R13, R12
+	ADCQ  $0x00, R8
+	MULXQ DI, R13, DI
+	ADDQ  R13, R11
+	ADCQ  DI, R12
+	ADCQ  $0x00, R8
+	MOVQ  R9, R13
+	IMULQ DX, R13
+	ADDQ  R13, R8
+	IMULQ BX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R12
+	SHRQ $0x02, R8
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	MOVQ R10, DI
+	MOVQ R11, R8
+
+chachaPoly1305Tiny3AVX22adpadded:
+	LEAQ  384(SP), R10
+	MOVQ  536(SP), R11
+	ADDQ  $0x0f, R11
+	SHRQ  $0x04, R11
+	TESTQ R11, R11
+	JZ    chachaPoly1305Tiny3AVX22ctdone
+
+chachaPoly1305Tiny3AVX22ct:
+	ADDQ (R10), DI
+	ADCQ 8(R10), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R12, R13
+	MULXQ R8, R15, R14
+	ADDQ  R15, R13
+	ADCQ  $0x00, R14
+	MOVQ  SI, DX
+	MULXQ R8, R15, R8
+	ADDQ  R15, R14
+	ADCQ  $0x00, R8
+	MULXQ DI, R15, DI
+	ADDQ  R15, R13
+	ADCQ  DI, R14
+	ADCQ  $0x00, R8
+	MOVQ  R9, R15
+	IMULQ DX, R15
+	ADDQ  R15, R8
+	IMULQ BX, R9
+	ADDQ  R9, R14
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R14, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R14
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R14
+	SHRQ $0x02, R8
+	ADDQ R14, R12
+	ADCQ R8, R13
+	ADCQ $0x00, R9
+	MOVQ R12, DI
+	MOVQ R13, R8
+	ADDQ $0x10, R10
+	DECQ R11
+	JNZ  chachaPoly1305Tiny3AVX22ct
+
+chachaPoly1305Tiny3AVX22ctdone:
+	ADDQ 528(SP), DI
+	ADCQ 536(SP), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R8, R13, SI
+	ADDQ  R13, R12
+	ADCQ  $0x00, SI
+	MULXQ DI, R13, DI
+	ADDQ  R13, R11
+	ADCQ  DI, R12
+	ADCQ  $0x00, SI
+	MOVQ  R9, R13
+	IMULQ DX, R13
+	ADDQ  R13, SI
+	IMULQ BX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, SI
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ    R12, R9
+	ANDQ    $0x03, R9
+	ANDQ    $-4, R12
+	ADDQ    R12, R10
+	ADCQ    SI, R11
+	ADCQ    $0x00, R9
+	SHRQ    $0x02, SI, R12
+	SHRQ    $0x02, SI
+	ADDQ    R12, R10
+	ADCQ    SI, R11
+	ADCQ    $0x00, R9
+	MOVQ    R10, DI
+	MOVQ    R11, R8
+	MOVQ    DI, DX
+	ADDQ    $0x05, DX
+	MOVQ    R8, BX
+	ADCQ    $0x00, BX
+	ADCQ    $0x00, R9
+	SHRQ    $0x02, R9
+	CMOVQNE DX, DI
+	CMOVQNE BX, R8
+	ADDQ    560(SP), DI
+	ADCQ    568(SP), R8
+	MOVQ    184(AX), DX
+	MOVB    open+8(FP), BL
+	TESTB   BL, BL
+	JNZ     chachaPoly1305Tiny3AVX22verify
+	MOVQ    DI, (DX)
+	MOVQ    R8, 8(DX)
+	ORQ     $0x04, CX
+	MOVQ    160(AX), DX
+	MOVQ    144(AX), AX
+	LEAQ    384(SP), BX
+	CMPQ    DX, $0x20
+	JB      chachaPoly1305Tiny3AVX22sealouttail
+
+chachaPoly1305Tiny3AVX22sealoutloop:
+	VMOVDQU (BX), Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x20, BX
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX22sealoutloop
+
+chachaPoly1305Tiny3AVX22sealouttail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX22sealout16
+	VMOVDQU (BX), X0
+	VMOVDQU X0, (AX)
+	ADDQ    $0x10, BX
+	ADDQ    $0x10, AX
+
+chachaPoly1305Tiny3AVX22sealout16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX22sealout8
+	MOVQ  (BX), SI
+	MOVQ  SI, (AX)
+	ADDQ  $0x08, BX
+	ADDQ  $0x08, AX
+
+chachaPoly1305Tiny3AVX22sealout8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX22sealout4
+	MOVL  (BX), SI
+	MOVL  SI, (AX)
+	ADDQ  $0x04, BX
+	ADDQ  $0x04, AX
+
+chachaPoly1305Tiny3AVX22sealout4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX22sealout2
+	MOVW  (BX), SI
+	MOVW  SI, (AX)
+	ADDQ  $0x02, BX
+	ADDQ  $0x02, AX
+
+chachaPoly1305Tiny3AVX22sealout2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX22sealout1
+	MOVB  (BX), DL
+	MOVB  DL, (AX)
+
+chachaPoly1305Tiny3AVX22sealout1:
+	JMP chachaPoly1305Tiny3AVX22done
+
+chachaPoly1305Tiny3AVX22verify:
+	XORQ    (DX), DI
+	XORQ    8(DX), R8
+	ORQ     R8, DI
+	JNE     chachaPoly1305Tiny3AVX22done
+	ORQ     $0x04, CX
+	MOVQ    160(AX), DX
+	CMPQ    DX, $0x00000000
+	JBE     chachaPoly1305Tiny3AVX22opendone
+	VMOVDQU 384(SP), Y0
+	VPXOR   448(SP), Y0, Y0
+	VMOVDQU Y0, 384(SP)
+	CMPQ    DX, $0x00000020
+	JBE     chachaPoly1305Tiny3AVX22opendone
+	VMOVDQU 416(SP), Y0
+	VPXOR   480(SP), Y0, Y0
+	VMOVDQU Y0, 416(SP)
+
+chachaPoly1305Tiny3AVX22opendone:
+	MOVQ 144(AX), AX
+	LEAQ 384(SP), BX
+	CMPQ DX, $0x20
+	JB   chachaPoly1305Tiny3AVX22openouttail
+
+chachaPoly1305Tiny3AVX22openoutloop:
+	VMOVDQU (BX), Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x20, BX
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX22openoutloop
+
+chachaPoly1305Tiny3AVX22openouttail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX22openout16
+	VMOVDQU (BX), X0
+	VMOVDQU X0, (AX)
+	ADDQ    $0x10, BX
+	ADDQ    $0x10, AX
+
+chachaPoly1305Tiny3AVX22openout16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX22openout8
+	MOVQ  (BX), SI
+	MOVQ  SI, (AX)
+	ADDQ  $0x08, BX
+	ADDQ  $0x08, AX
+
+chachaPoly1305Tiny3AVX22openout8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX22openout4
+	MOVL  (BX), SI
+	MOVL  SI, (AX)
+	ADDQ  $0x04, BX
+	ADDQ  $0x04, AX
+
+chachaPoly1305Tiny3AVX22openout4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX22openout2
+	MOVW  (BX), SI
+	MOVW  SI, (AX)
+	ADDQ  $0x02, BX
+	ADDQ  $0x02, AX
+
+chachaPoly1305Tiny3AVX22openout2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX22openout1
+	MOVB  (BX), DL
+	MOVB  DL, (AX)
+
+chachaPoly1305Tiny3AVX22openout1:
+chachaPoly1305Tiny3AVX22done:
+	// Wipe the key streams, the messages and the MACs' keys from the stack.
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU Y0, (SP)
+	VMOVDQU Y0, 32(SP)
+	VMOVDQU Y0, 64(SP)
+	VMOVDQU Y0, 96(SP)
+	VMOVDQU X0, 128(SP)
+	VMOVDQU X0, 160(SP)
+	VMOVDQU X0, 176(SP)
+	VMOVDQU Y0, 192(SP)
+	VMOVDQU Y0, 224(SP)
+	VMOVDQU Y0, 256(SP)
+	VMOVDQU Y0, 288(SP)
+	VMOVDQU X0, 320(SP)
+	VMOVDQU X0, 352(SP)
+	VMOVDQU X0, 368(SP)
+	VMOVDQU Y0, 384(SP)
+	VMOVDQU Y0, 416(SP)
+	VMOVDQU Y0, 448(SP)
+	VMOVDQU Y0, 480(SP)
+	VMOVDQU X0, 512(SP)
+	VMOVDQU X0, 544(SP)
+	VMOVDQU X0, 560(SP)
+	VZEROUPPER
+	MOVB    CL, ok+16(FP)
 	RET
 
 // func chachaXOR16OneAVX512(st *[16]uint32, dst *byte, src *byte, n int)

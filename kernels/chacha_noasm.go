@@ -16,9 +16,13 @@ func chachaRunSIMD(t Tier, ops []Op, open bool) int {
 	panic("kernels: no ChaCha SIMD code in this build")
 }
 
-// chachaTinyRun reports that this build has no fused one-call kernel for tiny ops: no route names
-// a tiny tier here.
-func chachaTinyRun(Tier, *Op, bool) (done, ok bool) { return false, false }
+// tinyOps has nothing to run: this build has no fused one-call kernel for tiny ops, and no route
+// names a tiny tier here.
+type tinyOps struct{}
+
+func newTinyOps(Tier, bool) tinyOps                     { return tinyOps{} }
+func (*tinyOps) run([]Op, int) (taken bool, failed int) { return false, 0 }
+func (*tinyOps) flush([]Op) (failed int)                { return 0 }
 
 // The lane kernel set of this build (see laneKernels): the portable kernels, which the tests run
 // the lane driver on. No tier does (see chacha_lanes.go).

@@ -172,3 +172,139 @@ func BenchmarkChaChaTinyAVX2(b *testing.B) {
 		}
 	}
 }
+
+// TestChaChaTinyLanesAVX2 runs tinyOps's three-op kernel (chachaPoly1305Tiny3AVX2) on random
+// triples against golang.org/x/crypto/chacha20poly1305: each op of its own suite and key, message
+// length (0-64) and AD length (0-64), apart or in place; Open with a random subset forged (tag,
+// ciphertext or AD), which alone fail, with Dst zeroed, while the others decrypt; no byte written
+// outside any Dst.
+func TestChaChaTinyLanesAVX2(t *testing.T) {
+	if !chachaHas(AVX2) || !impl.chachaAVX2Regs {
+		t.Skip("needs the AVX2 tier of 1-cycle cores")
+	}
+	const guard = 32
+	const guardFill = 0x5A
+	guarded := func(n int) (buf, all []byte) {
+		all = bytes.Repeat([]byte{guardFill}, guard+n+guard)
+		return all[guard : guard+n], all
+	}
+	intact := func(all []byte, n int) bool {
+		for i, c := range all {
+			if (i < guard || i >= guard+n) && c != guardFill {
+				return false
+			}
+		}
+		return true
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	type lane struct {
+		oracle      cipher.AEAD
+		key         *Key
+		nonce, ad   []byte
+		msg, sealed []byte
+		inPlace     bool
+	}
+	for iter := range 3000 {
+		var ls [chachaTinyLanes]lane
+		ops := make([]Op, chachaTinyLanes)
+		all := make([][]byte, chachaTinyLanes)
+		for i := range ls {
+			l := &ls[i]
+			suite := []Suite{ChaCha20Poly1305, XChaCha20Poly1305}[rng.IntN(2)]
+			raw := make([]byte, 32)
+			for j := range raw {
+				raw[j] = byte(rng.Uint32())
+			}
+			l.key, _ = NewKey(suite, raw)
+			if suite == XChaCha20Poly1305 {
+				l.oracle, _ = chacha20poly1305.NewX(raw)
+			} else {
+				l.oracle, _ = chacha20poly1305.New(raw)
+			}
+			n := rng.IntN(chachaTinyLaneMax + 1)
+			l.nonce, l.ad, l.msg = make([]byte, suite.NonceSize()), make([]byte, rng.IntN(chachaTinyAD+1)), make([]byte, n)
+			for _, b := range [][]byte{l.nonce, l.ad, l.msg} {
+				for j := range b {
+					b[j] = byte(rng.Uint32())
+				}
+			}
+			l.sealed = l.oracle.Seal(nil, l.nonce, l.msg, l.ad)
+			l.inPlace = rng.IntN(2) == 0
+			dst, a := guarded(n + TagSize)
+			src := l.msg
+			if l.inPlace {
+				copy(dst, l.msg)
+				src = dst[:n]
+			}
+			ops[i], all[i] = Op{Key: l.key, Nonce: l.nonce, AD: l.ad, Src: src, Dst: dst}, a
+		}
+		runTiny := func(open bool) (failed int) {
+			q := newTinyOps(AVX2, open)
+			for i := range ops {
+				if taken, f := q.run(ops, i); !taken {
+					t.Fatalf("iteration %d: op %d not taken", iter, i)
+				} else {
+					failed += f
+				}
+			}
+			if q.n != 0 {
+				t.Fatalf("iteration %d: %d ops left queued after a full call", iter, q.n)
+			}
+			return failed
+		}
+		runTiny(false)
+		for i, l := range ls {
+			if !bytes.Equal(ops[i].Dst, l.sealed) || !intact(all[i], len(ops[i].Dst)) {
+				t.Fatalf("iteration %d, lane %d (%v, %d-byte message, %d-byte AD, in place %v): Seal differs from x/crypto or wrote outside Dst",
+					iter, i, l.key.suite, len(l.msg), len(l.ad), l.inPlace)
+			}
+		}
+
+		forged := rng.IntN(1 << chachaTinyLanes)
+		wantFailed := 0
+		for i := range ls {
+			l := &ls[i]
+			n := len(l.msg)
+			ct := bytes.Clone(l.sealed)
+			ad := l.ad
+			if forged>>i&1 == 1 {
+				wantFailed++
+				switch w := rng.IntN(3); {
+				case w == 1 && n > 0:
+					ct[rng.IntN(n)] ^= 1 << rng.IntN(8)
+				case w == 2 && len(ad) > 0:
+					ad = bytes.Clone(ad)
+					ad[rng.IntN(len(ad))] ^= 1 << rng.IntN(8)
+				default:
+					ct[n+rng.IntN(TagSize)] ^= 1 << rng.IntN(8)
+				}
+			}
+			src, a := guarded(n + TagSize)
+			copy(src, ct)
+			dst := src[:n]
+			if !l.inPlace {
+				dst, a = guarded(n)
+				for j := range dst {
+					dst[j] = 0xEE
+				}
+			}
+			ops[i], all[i] = Op{Key: l.key, Nonce: l.nonce, AD: ad, Src: src, Dst: dst}, a
+		}
+		if failed := runTiny(true); failed != wantFailed {
+			t.Fatalf("iteration %d: Open reported %d failures, want %d (forged lanes %03b)", iter, failed, wantFailed, forged)
+		}
+		for i, l := range ls {
+			op := &ops[i]
+			var ok bool
+			if forged>>i&1 == 1 {
+				ok = op.Err == ErrAuth && isZeroBytes(op.Dst)
+			} else {
+				ok = op.Err == nil && bytes.Equal(op.Dst, l.msg)
+			}
+			if !ok || !intact(all[i], len(op.Src)) && l.inPlace || !l.inPlace && !intact(all[i], len(op.Dst)) {
+				t.Fatalf("iteration %d, lane %d (forged %v, in place %v): err %v, wrong Dst, or a write outside it",
+					iter, i, forged>>i&1 == 1, l.inPlace, op.Err)
+			}
+		}
+	}
+}

@@ -28,7 +28,7 @@ const (
 
 // route is a family's entry in the dispatch table: batches with at least minOps of the family's ops
 // run on tier, smaller ones (and every batch when tier is Stdlib) on Stdlib. In a batch that runs on
-// Stdlib, the ops small enough for tiny's fused one-call kernel (chachaTinyRun: the ChaCha family's
+// Stdlib, the ops small enough for tiny's fused one-call kernels (tinyOps: the ChaCha family's
 // messages of up to three blocks) run there instead, where tiny is not Stdlib.
 type route struct {
 	tier   Tier
@@ -44,10 +44,10 @@ var routes = [...]struct{ chacha, gcm route }{
 	cpuUnmeasured: {route{Stdlib, 0, Stdlib}, route{Stdlib, 0, Stdlib}},
 	// AMD Zen 5: 64 x 1420 B 2.6-3.0x, 1 op 1.02x or more, both families. docs/benchmarks.md
 	cpuAVX512: {route{AVX512, 1, Stdlib}, route{AVX512, 1, Stdlib}},
-	// AMD Zen 3: GCM 1.49-2.63x on every shape, 1 op too. ChaCha: the fused tiny kernel 1.00-1.17x on
-	// ops of up to 192 B (1 x 64 B, 64 x 64 B); the AVX2 lanes 1.05-1.18x on 64 x 1420 B of one length
-	// but below x/crypto on mixed lengths and in the tunnel's batches (TCP CPU per Gbit 1.05-1.10x);
-	// the one-message passes 0.7-0.9x. docs/benchmarks.md
+	// AMD Zen 3: GCM 1.49-2.63x on every shape, 1 op too. ChaCha: the fused tiny kernels on ops of up
+	// to 192 B, 1.40-1.50x on 64 x 64 B (three ops a call), 1.00x on 1 x 64 B; the AVX2 lanes
+	// 1.05-1.18x on 64 x 1420 B of one length but below x/crypto on mixed lengths and in the tunnel's
+	// batches (TCP CPU per Gbit 1.05-1.10x); the one-message passes 0.7-0.9x. docs/benchmarks.md
 	cpuAVX2Lat1: {route{Stdlib, 0, AVX2}, route{AVX2, 1, Stdlib}},
 }
 

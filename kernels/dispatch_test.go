@@ -52,17 +52,25 @@ func TestDispatchPaths(t *testing.T) {
 	}
 	for _, tier := range Tiers() {
 		for _, minOps := range []int{0, 1, 4, 8} {
-			// Tiny ops on every SIMD tier's fused kernel where it has one (chachaTinyRun).
-			tiny := Stdlib
-			if tier != Stdlib && tier != Generic {
-				tiny = tier
+			// Tiny ops on every SIMD tier's fused kernels where it has them (tinyOps); batches
+			// wholly on Stdlib with each SIMD tier's, as routes{Stdlib, 0, tier} runs them.
+			tinies := []Tier{Stdlib}
+			switch tier {
+			case Generic:
+			case Stdlib:
+				tinies = Tiers()
+				tinies = tinies[:len(tinies)-1]
+			default:
+				tinies = []Tier{tier}
 			}
-			chachaRoute, gcmRoute = route{tier, minOps, tiny}, route{tier, minOps, tiny}
-			t.Run(fmt.Sprintf("%v/from%d", tier, minOps), func(t *testing.T) {
-				for _, n := range []int{1, 2, 3, 4, 7, 8, 9, 16, 33} {
-					checkDefaultAgainstGeneric(t, keys, n, rng)
-				}
-			})
+			for _, tiny := range tinies {
+				chachaRoute, gcmRoute = route{tier, minOps, tiny}, route{tier, minOps, Stdlib}
+				t.Run(fmt.Sprintf("%v/from%d/tiny%v", tier, minOps, tiny), func(t *testing.T) {
+					for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 33} {
+						checkDefaultAgainstGeneric(t, keys, n, rng)
+					}
+				})
+			}
 		}
 	}
 }
@@ -74,7 +82,7 @@ func checkDefaultAgainstGeneric(t *testing.T, keys []*Key, n int, rng *mrand.Ran
 	got, want := make([]Op, n), make([]Op, n)
 	for i := range got {
 		k := keys[rng.IntN(len(keys))]
-		m := rng.IntN(1600)
+		m := rng.IntN([]int{65, 193, 1600}[rng.IntN(3)]) // a third within block 1, a third within 3
 		src := make([]byte, m)
 		for j := range src {
 			src[j] = byte(rng.Uint32())

@@ -56,27 +56,24 @@ func wipeStdAEAD(a cipher.AEAD) bool {
 
 // stdRun processes the ops of ops of one family (the AES-GCM family if gcm, else the ChaCha family)
 // through the standard library and returns how many Opens failed; ops small enough for tier tiny's
-// fused kernel run there instead (chachaTinyRun; tiny Stdlib: none). A failed op's Dst is zeroed
-// (the standard library's AEADs clear it too).
+// fused kernels run there instead (tinyOps; tiny Stdlib: none). A failed op's Dst is zeroed (the
+// standard library's AEADs clear it too).
 func stdRun(ops []Op, open, gcm bool, tiny Tier) (failed int) {
+	fused := newTinyOps(tiny, open)
 	for i := range ops {
 		op := &ops[i]
 		if op.Key.suite.isGCM() != gcm {
 			continue
 		}
-		if tiny != Stdlib {
-			if done, ok := chachaTinyRun(tiny, op, open); done {
-				if !ok {
-					failed++
-				}
-				continue
-			}
+		if taken, f := fused.run(ops, i); taken {
+			failed += f
+			continue
 		}
 		if !stdOp(op, open) {
 			failed++
 		}
 	}
-	return failed
+	return failed + fused.flush(ops)
 }
 
 // stdOp seals or opens op with its Key's standard-library AEAD and reports whether it succeeded.

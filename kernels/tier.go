@@ -122,7 +122,7 @@ func Open(ops []Op) (failed int) {
 
 // run hands the batch to each suite family that has ops in it (nc ChaCha-family ops, ng AES-GCM
 // ops), the ChaCha family's on tier chacha and the AES-GCM family's on tier gcm; on Stdlib, the
-// ChaCha family's tiny ops on tier tiny's fused kernel (route.tiny; Stdlib: none). Each family walks
+// ChaCha family's tiny ops on tier tiny's fused kernels (route.tiny; Stdlib: none). Each family walks
 // the batch and takes only its own ops, so a mixed batch is grouped without allocating and every op
 // is processed exactly once.
 func run(chacha, gcm, tiny Tier, nc, ng int, ops []Op, open bool) (failed int) {

@@ -39,6 +39,7 @@ func main() {
 	chachaKS2Scalar()
 	hchacha20AVX2()
 	chachaPoly1305TinyAVX2()
+	chachaPoly1305Tiny3AVX2()
 	chachaXOR16OneAVX512()
 	chachaKS8AVX512()
 	chachaKS4AVX512()

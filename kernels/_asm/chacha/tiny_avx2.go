@@ -167,19 +167,8 @@ func chachaPoly1305TinyAVX2() {
 		polyBlock64(h0, h1, h2, lens, r0, r1)
 	}
 
-	Comment("The tag: h mod p + s mod 2^128 (section 2.5.1). h < 2p, and h + 5 reaches 2^130 exactly",
-		"when h >= p, when h - p and h + 5 agree below 2^128: select h + 5 then, without a branch.")
-	g0, g1 := GP64(), GP64()
-	MOVQ(h0, g0)
-	ADDQ(U8(5), g0)
-	MOVQ(h1, g1)
-	ADCQ(U8(0), g1)
-	ADCQ(U8(0), h2)
-	SHRQ(U8(2), h2)
-	CMOVQNE(g0, h0)
-	CMOVQNE(g1, h1)
-	ADDQ(sk, h0)
-	ADCQ(sk.Offset(8), h1)
+	Comment("The tag: h mod p + s mod 2^128 (section 2.5.1).")
+	polyTag(h0, h1, h2, sk)
 	tag := Mem{Base: Load(Param("tag"), GP64())}
 	ok := GP8()
 	open = Load(Param("open"), GP8())
@@ -205,7 +194,7 @@ func chachaPoly1305TinyAVX2() {
 	SETEQ(ok)
 	JNE(LabelRef(name + "wipe"))
 	n = Load(Param("n"), GP64())
-	tinyXOR(msg, ks, n, name+"open")
+	tinyXOR(msg, ks, n, chachaTinyMax, name+"open")
 	{
 		d, s := Load(Param("dst"), GP64()), GP64()
 		LEAQ(msg, s)
@@ -320,9 +309,10 @@ func tinyKeyStream(states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtua
 	}
 }
 
-// tinyXOR XORs the key stream at ks into the first n bytes of the message at msg, in 32-byte chunks.
-func tinyXOR(msg, ks Mem, n Register, label string) {
-	for c := range chachaTinyMax / 32 {
+// tinyXOR XORs the key stream at ks into the first n bytes of the message at msg, in 32-byte chunks;
+// the buffers hold size bytes.
+func tinyXOR(msg, ks Mem, n Register, size int, label string) {
+	for c := range size / 32 {
 		CMPQ(n, U32(32*c))
 		JBE(LabelRef(label + "done"))
 		v := YMM()

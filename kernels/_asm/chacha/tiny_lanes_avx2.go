@@ -1,0 +1,272 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// Whole ChaCha20-Poly1305 ops on messages within block 1 of the key stream, tinyLanes ops a call.
+// chachaPoly1305TinyAVX2 runs one such op as one chain of dependent steps: its rounds keep one pipe
+// of each kind busy for a cycle in three (Zen 3: a quarter round is a 14-cycle chain), and its
+// MAC's blocks depend one on the next. Here the rounds of tinyLanes ops run interleaved, one state
+// each in the row form (blocks 0 and 1 in the low and high halves of four ymm registers), which
+// takes about the time of one; the ops' MACs then run one after the other in program order, and the
+// out-of-order core overlaps their independent chains.
+//
+// Each op is a chachaTinyLane record (kernels/chacha_tiny_lanes_amd64.go) of 64 bytes:
+const (
+	laneKey   = 0  // *[8]uint32, the ChaCha20 key words
+	laneNonce = 8  // *[12]byte
+	laneDst   = 16 // *byte
+	laneSrc   = 24 // *byte
+	laneN     = 32 // int, 0..64
+	laneAD    = 40 // *byte
+	laneADLen = 48 // int, 0..64
+	laneTag   = 56 // *[16]byte: Seal writes it, Open checks it
+	laneSize  = 64
+)
+
+// tinyLanes is how many ops one call takes: three states of four rows fill twelve of the sixteen
+// ymm registers, and a fourth would leave the rounds no temporaries.
+const tinyLanes = 3
+
+// tinyLaneFrame is one op's stack buffers.
+type tinyLaneFrame struct {
+	msg  Mem // the message, zero-padded to 64 bytes; Seal: then the ciphertext
+	ks   Mem // Open: key-stream block 1
+	pad  Mem // the AD's partial last block, zero-padded
+	lens Mem // the MAC's lengths block: le64(adLen), le64(n)
+	r    Mem // r, clamped (RFC 8439 section 2.5.1)
+	sk   Mem // s, the second half of the Poly1305 key (section 2.5)
+}
+
+func chachaPoly1305Tiny3AVX2() {
+	const name = "chachaPoly1305Tiny3AVX2"
+	Implement(name)
+	Attributes(NOSPLIT)
+	Doc(name+" seals (open false) or opens the three ops of lanes, each a message of 0 to 64",
+		"bytes with 0 to 64 bytes of AD (RFC 8439 section 2.8; block 0 the Poly1305 key). Seal",
+		"writes each ciphertext and tag and returns 7. Open compares each computed tag with the one",
+		"at the lane's tag in constant time, writes a lane's dst only when they match, and returns",
+		"bit i set when lane i's did. src and dst of a lane may be equal. The stack buffers are wiped.")
+	var fr [tinyLanes]tinyLaneFrame
+	for i := range fr {
+		fr[i] = tinyLaneFrame{msg: AllocLocal(64), ks: AllocLocal(64), pad: AllocLocal(16),
+			lens: AllocLocal(16), r: AllocLocal(16), sk: AllocLocal(16)}
+	}
+	lanes := Load(Param("lanes"), GP64())
+	field := func(i, off int) Mem { return Mem{Base: lanes, Disp: laneSize*i + off} }
+	ptr := func(i, off int) GPVirtual {
+		p := GP64()
+		MOVQ(field(i, off), p)
+		return p
+	}
+
+	Comment("Stage each message and AD's partial last block, zero-padded, and the lengths blocks.")
+	zero := YMM()
+	VPXOR(zero, zero, zero)
+	for i := range fr {
+		lbl := fmt.Sprintf("%s%d", name, i)
+		VMOVDQU(zero, fr[i].msg)
+		VMOVDQU(zero, fr[i].msg.Offset(32))
+		VMOVDQU(zero.AsX(), fr[i].pad)
+		n, adLen := ptr(i, laneN), ptr(i, laneADLen)
+		MOVQ(adLen, fr[i].lens)
+		MOVQ(n, fr[i].lens.Offset(8))
+		src, d := ptr(i, laneSrc), GP64()
+		LEAQ(fr[i].msg, d)
+		copyBytes(d, src, n, lbl+"stage")
+		ad, k := ptr(i, laneAD), GP64()
+		MOVQ(adLen, k)
+		ANDQ(I32(-16), k)
+		ADDQ(k, ad)
+		ANDQ(U8(15), adLen)
+		LEAQ(fr[i].pad, d)
+		copyBytes(d, ad, adLen, lbl+"adtail")
+	}
+
+	Comment("The rounds: blocks 0 and 1 of every op, one state each, interleaved.")
+	x := make([][4]VecVirtual, tinyLanes)
+	sigma := YMM()
+	VBROADCASTI128(chachaSigma, sigma)
+	for s := range x {
+		key := ptr(s, laneKey)
+		for i := range 4 {
+			x[s][i] = YMM()
+		}
+		VMOVDQA(sigma, x[s][0])
+		VBROADCASTI128(Mem{Base: key}, x[s][1])
+		VBROADCASTI128(Mem{Base: key, Disp: 16}, x[s][2])
+		tinyLaneRow3(ptr(s, laneNonce), x[s][3])
+	}
+	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), name+"rounds")
+
+	Comment("Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;",
+		"block 1 is the key stream: XORed into the staged message (Seal, bytes past n zeroed for",
+		"the MAC's padding) or kept for after the tag has matched (Open).")
+	open := Load(Param("open"), GP8())
+	for s := range x {
+		lbl := fmt.Sprintf("%s%d", name, s)
+		t := YMM()
+		VBROADCASTI128(chachaSigma, t)
+		VPADDD(t, x[s][0], x[s][0])
+		key := ptr(s, laneKey)
+		VBROADCASTI128(Mem{Base: key}, t)
+		VPADDD(t, x[s][1], x[s][1])
+		VBROADCASTI128(Mem{Base: key, Disp: 16}, t)
+		VPADDD(t, x[s][2], x[s][2])
+		tinyLaneRow3(ptr(s, laneNonce), t)
+		VPADDD(t, x[s][3], x[s][3])
+		r := XMM()
+		VPAND(polyClamp, x[s][0].AsX(), r)
+		VMOVDQU(r, fr[s].r)
+		VMOVDQU(x[s][1].AsX(), fr[s].sk)
+		TESTB(open, open)
+		JNZ(LabelRef(lbl + "keep"))
+		n := ptr(s, laneN)
+		for c := range 2 { // bytes 32c..32c+31 of block 1: the high halves of rows 2c and 2c+1
+			ks := YMM()
+			VPERM2I128(U8(0x31), x[s][2*c+1], x[s][2*c], ks)
+			CMPQ(n, U32(32*c))
+			JBE(LabelRef(lbl + "xored"))
+			VPXOR(fr[s].msg.Offset(32*c), ks, ks)
+			Comment(fmt.Sprintf("Bytes past n: 32-byte offset max(0, %d-n) into the tail mask.", 32*c+32))
+			off, z, mask := GP64(), GP64(), GP64()
+			MOVQ(U32(32*c+32), off)
+			SUBQ(n, off)
+			XORQ(z, z)
+			CMPQ(off, z)
+			CMOVQLT(z, off)
+			LEAQ(tailMask, mask)
+			VPAND(Mem{Base: mask, Index: off, Scale: 1}, ks, ks)
+			VMOVDQU(ks, fr[s].msg.Offset(32*c))
+		}
+		Label(lbl + "xored")
+		JMP(LabelRef(lbl + "streamed"))
+		Label(lbl + "keep")
+		for c := range 2 {
+			ks := YMM()
+			VPERM2I128(U8(0x31), x[s][2*c+1], x[s][2*c], ks)
+			VMOVDQU(ks, fr[s].ks.Offset(32*c))
+		}
+		Label(lbl + "streamed")
+	}
+
+	Comment("Each op's Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8),",
+		"then its tag: written (Seal), or compared and, on a match, the message decrypted (Open).")
+	okAll := GP64()
+	XORQ(okAll, okAll)
+	for s := range fr {
+		lbl := fmt.Sprintf("%s%d", name, s)
+		r0, r1 := GP64(), GP64()
+		MOVQ(fr[s].r, r0)
+		MOVQ(fr[s].r.Offset(8), r1)
+		h0, h1, h2 := GP64(), GP64(), GP64()
+		XORQ(h0, h0)
+		XORQ(h1, h1)
+		XORQ(h2, h2)
+		polyLoop := func(p, blocks Register, label string) {
+			TESTQ(blocks, blocks)
+			JZ(LabelRef(label + "done"))
+			Label(label)
+			polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
+			ADDQ(U8(16), p)
+			DECQ(blocks)
+			JNZ(LabelRef(label))
+			Label(label + "done")
+		}
+		p, b := ptr(s, laneAD), ptr(s, laneADLen)
+		SHRQ(U8(4), b)
+		polyLoop(p, b, lbl+"ad")
+		TESTQ(U32(15), fr[s].lens)
+		JZ(LabelRef(lbl + "adpadded"))
+		polyBlock64(h0, h1, h2, fr[s].pad, r0, r1)
+		Label(lbl + "adpadded")
+		LEAQ(fr[s].msg, p)
+		MOVQ(fr[s].lens.Offset(8), b)
+		ADDQ(U8(15), b)
+		SHRQ(U8(4), b)
+		polyLoop(p, b, lbl+"ct")
+		polyBlock64(h0, h1, h2, fr[s].lens, r0, r1)
+		polyTag(h0, h1, h2, fr[s].sk)
+
+		tag := Mem{Base: ptr(s, laneTag)}
+		open := Load(Param("open"), GP8())
+		TESTB(open, open)
+		JNZ(LabelRef(lbl + "verify"))
+		MOVQ(h0, tag)
+		MOVQ(h1, tag.Offset(8))
+		ORQ(U8(1<<s), okAll)
+		{
+			n, d, src := ptr(s, laneN), ptr(s, laneDst), GP64()
+			LEAQ(fr[s].msg, src)
+			copyBytes(d, src, n, lbl+"sealout")
+		}
+		JMP(LabelRef(lbl + "done"))
+
+		Label(lbl + "verify")
+		XORQ(tag, h0)
+		XORQ(tag.Offset(8), h1)
+		ORQ(h1, h0)
+		JNE(LabelRef(lbl + "done"))
+		ORQ(U8(1<<s), okAll)
+		n := ptr(s, laneN)
+		tinyXOR(fr[s].msg, fr[s].ks, n, 64, lbl+"open")
+		{
+			d, src := ptr(s, laneDst), GP64()
+			LEAQ(fr[s].msg, src)
+			copyBytes(d, src, n, lbl+"openout")
+		}
+		Label(lbl + "done")
+	}
+
+	Comment("Wipe the key streams, the messages and the MACs' keys from the stack.")
+	zero = YMM()
+	VPXOR(zero, zero, zero)
+	for s := range fr {
+		for _, m := range []Mem{fr[s].msg, fr[s].ks} {
+			VMOVDQU(zero, m)
+			VMOVDQU(zero, m.Offset(32))
+		}
+		for _, m := range []Mem{fr[s].pad, fr[s].r, fr[s].sk} {
+			VMOVDQU(zero.AsX(), m)
+		}
+	}
+	VZEROUPPER()
+	Store(okAll.As8(), ReturnIndex(0))
+	RET()
+}
+
+// tinyLaneRow3 sets row to the last state row of blocks 0 and 1 (section 2.3): block counter 0 and
+// the nonce at nonce in the low half, counter 1 and the nonce in the high half. The nonce's bytes
+// come in through two loads that need no store to forward to them.
+func tinyLaneRow3(nonce GPVirtual, row VecVirtual) {
+	VMOVQ(Mem{Base: nonce}, row.AsX())
+	VPINSRD(U8(2), Mem{Base: nonce, Disp: 8}, row.AsX(), row.AsX())
+	VPSLLDQ(U8(4), row.AsX(), row.AsX())
+	VINSERTI128(U8(1), row.AsX(), row, row)
+	VPADDD(rowCounters, row, row)
+}
+
+// polyTag turns the accumulator h0..h2 into the tag h mod p + s mod 2^128 (section 2.5.1) in h0,
+// h1. h < 2p, and h + 5 reaches 2^130 exactly when h >= p, when h - p and h + 5 agree below 2^128:
+// it selects h + 5 then, without a branch.
+func polyTag(h0, h1, h2 GPVirtual, sk Mem) {
+	g0, g1 := GP64(), GP64()
+	MOVQ(h0, g0)
+	ADDQ(U8(5), g0)
+	MOVQ(h1, g1)
+	ADCQ(U8(0), g1)
+	ADCQ(U8(0), h2)
+	SHRQ(U8(2), h2)
+	CMOVQNE(g0, h0)
+	CMOVQNE(g1, h1)
+	ADDQ(sk, h0)
+	ADCQ(sk.Offset(8), h1)
+}

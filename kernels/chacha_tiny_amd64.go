@@ -1,0 +1,147 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
+//go:build gc && !purego
+
+package kernels
+
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
+// Tiny ops on the AVX2 tier of 1-cycle cores (impl.chachaAVX2Regs): a whole op in one call of a
+// fused kernel, key stream, XOR, Poly1305 and tag. An op's rounds are one chain of dependent steps
+// that leaves most of the vector pipes idle, so ops within block 1 of the key stream run
+// chachaTinyLanes to a call (chachaPoly1305Tiny3AVX2, their rounds interleaved); the others, and
+// the last one or two of a batch, one to a call (chachaPoly1305TinyAVX2, up to chachaTinyMax bytes).
+
+// chachaTinyLanes is how many ops chachaPoly1305Tiny3AVX2 takes; chachaTinyLaneMax is the longest
+// message it takes (block 1). Its AD, like chachaPoly1305TinyAVX2's, is at most chachaTinyAD bytes.
+const (
+	chachaTinyLanes   = 3
+	chachaTinyLaneMax = 64
+)
+
+// chachaTinyLane is one op of chachaPoly1305Tiny3AVX2; the generator (_asm/chacha, tiny_lanes_avx2.go)
+// hard-codes its layout.
+type chachaTinyLane struct {
+	key   *[8]uint32 // ChaCha20 key words (XChaCha20: the subkey)
+	nonce *[12]byte
+	dst   *byte
+	src   *byte
+	n     int // message bytes, 0 to chachaTinyLaneMax
+	ad    *byte
+	adLen int // 0 to chachaTinyAD
+	tag   *[TagSize]byte
+}
+
+// chachaPoly1305Tiny3AVX2 seals (open false) or opens the ops of lanes: Seal writes every Dst and tag
+// and returns 7; Open writes lane i's Dst only once its tag has verified and sets bit i of ok then.
+//
+//go:noescape
+func chachaPoly1305Tiny3AVX2(lanes *[chachaTinyLanes]chachaTinyLane, open bool) (ok uint8)
+
+// tinyOps runs the tiny ops of one batch on tier t's fused kernels (only the AVX2 tier of 1-cycle
+// cores has them): run takes an op that fits one, and flush runs what run has queued. It holds the
+// ops' indexes, not pointers to them, so that a batch on the stack stays there.
+type tinyOps struct {
+	fused  bool
+	open   bool
+	queued [chachaTinyLanes]int // ops within block 1, waiting for a full chachaPoly1305Tiny3AVX2 call
+	n      int
+}
+
+func newTinyOps(t Tier, open bool) tinyOps {
+	return tinyOps{fused: t == AVX2 && impl.chachaAVX2Regs, open: open}
+}
+
+// run takes ops[i] if a fused kernel fits it and returns how many ops failed of those run by this
+// call (ops[i] itself may wait in the queue). An Open shorter than the tag is left to the caller.
+func (q *tinyOps) run(ops []Op, i int) (taken bool, failed int) {
+	op := &ops[i]
+	n := len(op.Src)
+	if q.open {
+		n -= TagSize
+	}
+	if !q.fused || n < 0 || n > chachaTinyMax || len(op.AD) > chachaTinyAD {
+		return false, 0
+	}
+	if n > chachaTinyLaneMax {
+		return true, q.one(op, n)
+	}
+	q.queued[q.n] = i
+	if q.n++; q.n < chachaTinyLanes {
+		return true, 0
+	}
+	return true, q.lanes(ops)
+}
+
+// flush runs the queued ops of ops one to a call and returns how many failed.
+func (q *tinyOps) flush(ops []Op) (failed int) {
+	for _, i := range q.queued[:q.n] {
+		op := &ops[i]
+		n := len(op.Src)
+		if q.open {
+			n -= TagSize
+		}
+		failed += q.one(op, n)
+	}
+	q.n = 0
+	return failed
+}
+
+// one runs op (n bytes of message) on chachaPoly1305TinyAVX2 and returns 1 if it failed.
+func (q *tinyOps) one(op *Op, n int) (failed int) {
+	if chachaTinyOpAVX2(op, q.open, n) {
+		return 0
+	}
+	return 1
+}
+
+// lanes runs the chachaTinyLanes queued ops of ops in one call of chachaPoly1305Tiny3AVX2 and
+// returns how many failed.
+func (q *tinyOps) lanes(ops []Op) (failed int) {
+	var lanes [chachaTinyLanes]chachaTinyLane
+	var sub [chachaTinyLanes][8]uint32
+	var xnonce [chachaTinyLanes][12]byte
+	for i, j := range q.queued {
+		op := &ops[j]
+		n, tagAt := len(op.Src), op.Dst // Seal writes the tag after the ciphertext
+		if q.open {
+			n, tagAt = n-TagSize, op.Src // Open reads it after the ciphertext
+		}
+		key, nonce := &op.Key.chacha, (*[12]byte)(op.Nonce)
+		if op.Key.suite == XChaCha20Poly1305 {
+			var words [3]uint32
+			key, words = chachaOpKey(op, &sub[i], true)
+			binary.LittleEndian.PutUint32(xnonce[i][4:], words[1])
+			binary.LittleEndian.PutUint32(xnonce[i][8:], words[2])
+			nonce = &xnonce[i]
+		}
+		// Field by field into the array itself: stores through a pointer to its element would be
+		// taken for stores to the heap (sub and xnonce would move there), and a composite literal
+		// is built on the stack and copied over in 16-byte moves, each waiting for the two 8-byte
+		// stores it spans.
+		lanes[i].key, lanes[i].nonce = key, nonce
+		lanes[i].dst, lanes[i].src, lanes[i].n = unsafe.SliceData(op.Dst), unsafe.SliceData(op.Src), n
+		lanes[i].ad, lanes[i].adLen = unsafe.SliceData(op.AD), len(op.AD)
+		lanes[i].tag = (*[TagSize]byte)(tagAt[n:])
+	}
+	ok := chachaPoly1305Tiny3AVX2(&lanes, q.open)
+	clear(sub[:])
+	q.n = 0
+	if !q.open {
+		return 0
+	}
+	for i, j := range q.queued {
+		op := &ops[j]
+		if ok>>i&1 == 0 {
+			failOpen(op)
+			failed++
+		} else {
+			op.Err = nil
+		}
+	}
+	return failed
+}
