@@ -8052,17 +8052,18 @@ ks2doubleround1:
 // func hchacha20AVX2(out *[8]uint32, key *[8]uint32, nonce *[16]byte)
 // Requires: AVX, AVX2
 TEXT ·hchacha20AVX2(SB), NOSPLIT, $0-24
-	MOVQ    key+8(FP), AX
-	MOVQ    nonce+16(FP), CX
+	MOVQ    out+0(FP), AX
+	MOVQ    key+8(FP), CX
+	MOVQ    nonce+16(FP), DX
 	VMOVDQU chachaSigma<>+0(SB), X0
-	VMOVDQU (AX), X1
-	VMOVDQU 16(AX), X2
-	VMOVDQU (CX), X3
+	VMOVDQU (CX), X1
+	VMOVDQU 16(CX), X2
+	VMOVDQU (DX), X3
 	VMOVDQU chachaRotMasks<>+0(SB), Y4
 	VMOVDQU chachaRotMasks<>+32(SB), Y5
-	MOVL    $0x0000000a, AX
+	MOVL    $0x0000000a, CX
 
-hchachaavx2doubleround:
+hchacha20AVX2doubleround:
 	VPADDD  Y1, Y0, Y0
 	VPXOR   Y0, Y3, Y3
 	VPSHUFB Y4, Y3, Y3
@@ -8103,11 +8104,164 @@ hchachaavx2doubleround:
 	VPSHUFD $0x39, Y0, Y0
 	VPSHUFD $0x93, Y2, Y2
 	VPSHUFD $0x4e, Y3, Y3
-	DECL    AX
-	JNZ     hchachaavx2doubleround
-	MOVQ    out+0(FP), AX
+	DECL    CX
+	JNZ     hchacha20AVX2doubleround
 	VMOVDQU X0, (AX)
 	VMOVDQU X3, 16(AX)
+	VZEROUPPER
+	RET
+
+// func hchacha20x3AVX2(out *[3][8]uint32, keys *[3]*[8]uint32, nonces *[3]*[16]byte)
+// Requires: AVX, AVX2
+TEXT ·hchacha20x3AVX2(SB), NOSPLIT, $0-24
+	MOVQ    out+0(FP), AX
+	MOVQ    keys+8(FP), CX
+	MOVQ    nonces+16(FP), DX
+	MOVQ    (CX), BX
+	MOVQ    (DX), SI
+	VMOVDQU chachaSigma<>+0(SB), X0
+	VMOVDQU (BX), X1
+	VMOVDQU 16(BX), X2
+	VMOVDQU (SI), X3
+	MOVQ    8(CX), BX
+	MOVQ    8(DX), SI
+	VMOVDQU chachaSigma<>+0(SB), X4
+	VMOVDQU (BX), X5
+	VMOVDQU 16(BX), X6
+	VMOVDQU (SI), X7
+	MOVQ    16(CX), CX
+	MOVQ    16(DX), DX
+	VMOVDQU chachaSigma<>+0(SB), X8
+	VMOVDQU (CX), X9
+	VMOVDQU 16(CX), X10
+	VMOVDQU (DX), X11
+	MOVL    $0x0000000a, CX
+
+hchacha20x3AVX2doubleround:
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPSHUFB chachaRotMasks<>+0(SB), Y3, Y3
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+0(SB), Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXOR   Y8, Y11, Y11
+	VPSHUFB chachaRotMasks<>+0(SB), Y11, Y11
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPSLLD  $0x0c, Y1, Y12
+	VPSRLD  $0x14, Y1, Y1
+	VPOR    Y12, Y1, Y1
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x0c, Y5, Y12
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y9, Y9
+	VPSLLD  $0x0c, Y9, Y12
+	VPSRLD  $0x14, Y9, Y9
+	VPOR    Y12, Y9, Y9
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPSHUFB chachaRotMasks<>+32(SB), Y3, Y3
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+32(SB), Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXOR   Y8, Y11, Y11
+	VPSHUFB chachaRotMasks<>+32(SB), Y11, Y11
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPSLLD  $0x07, Y1, Y12
+	VPSRLD  $0x19, Y1, Y1
+	VPOR    Y12, Y1, Y1
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x07, Y5, Y12
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y9, Y9
+	VPSLLD  $0x07, Y9, Y12
+	VPSRLD  $0x19, Y9, Y9
+	VPOR    Y12, Y9, Y9
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y0, Y0
+	VPSHUFD $0x39, Y2, Y2
+	VPSHUFD $0x4e, Y3, Y3
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	VPSHUFD $0x93, Y8, Y8
+	VPSHUFD $0x39, Y10, Y10
+	VPSHUFD $0x4e, Y11, Y11
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPSHUFB chachaRotMasks<>+0(SB), Y3, Y3
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+0(SB), Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXOR   Y8, Y11, Y11
+	VPSHUFB chachaRotMasks<>+0(SB), Y11, Y11
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPSLLD  $0x0c, Y1, Y12
+	VPSRLD  $0x14, Y1, Y1
+	VPOR    Y12, Y1, Y1
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x0c, Y5, Y12
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y9, Y9
+	VPSLLD  $0x0c, Y9, Y12
+	VPSRLD  $0x14, Y9, Y9
+	VPOR    Y12, Y9, Y9
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPSHUFB chachaRotMasks<>+32(SB), Y3, Y3
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y7, Y7
+	VPSHUFB chachaRotMasks<>+32(SB), Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXOR   Y8, Y11, Y11
+	VPSHUFB chachaRotMasks<>+32(SB), Y11, Y11
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPSLLD  $0x07, Y1, Y12
+	VPSRLD  $0x19, Y1, Y1
+	VPOR    Y12, Y1, Y1
+	VPADDD  Y7, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x07, Y5, Y12
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y9, Y9
+	VPSLLD  $0x07, Y9, Y12
+	VPSRLD  $0x19, Y9, Y9
+	VPOR    Y12, Y9, Y9
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x4e, Y3, Y3
+	VPSHUFD $0x39, Y4, Y4
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	VPSHUFD $0x39, Y8, Y8
+	VPSHUFD $0x93, Y10, Y10
+	VPSHUFD $0x4e, Y11, Y11
+	DECL    CX
+	JNZ     hchacha20x3AVX2doubleround
+	VMOVDQU X0, (AX)
+	VMOVDQU X3, 16(AX)
+	VMOVDQU X4, 32(AX)
+	VMOVDQU X7, 48(AX)
+	VMOVDQU X8, 64(AX)
+	VMOVDQU X11, 80(AX)
 	VZEROUPPER
 	RET
 

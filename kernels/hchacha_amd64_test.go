@@ -12,8 +12,8 @@ import (
 	"testing"
 )
 
-// TestHChaCha20AVX2 checks the AVX2 HChaCha20 kernel with the draft's vector and against the portable
-// hchacha20 on random keys and nonces.
+// TestHChaCha20AVX2 checks the AVX2 HChaCha20 kernels with the draft's vector and against the
+// portable hchacha20 on random keys and nonces.
 func TestHChaCha20AVX2(t *testing.T) {
 	if !chachaAVX2 {
 		t.Skip("needs AVX2 and BMI2")
@@ -46,6 +46,31 @@ func TestHChaCha20AVX2(t *testing.T) {
 			t.Fatalf("hchacha20AVX2(%x, %x) = %x, hchacha20 says %x", key, nonce, out, ref)
 		}
 	}
+
+	// hchacha20x3AVX2: three different keys and nonces, each state against the portable one.
+	var keys [chachaTinyLanes]*[8]uint32
+	var nonces [chachaTinyLanes]*[16]byte
+	for i := range keys {
+		keys[i], nonces[i] = new([8]uint32), new([16]byte)
+	}
+	var outs [chachaTinyLanes][8]uint32
+	for range 1000 {
+		for i := range keys {
+			for w := range keys[i] {
+				keys[i][w] = r.Uint32()
+			}
+			for b := range nonces[i] {
+				nonces[i][b] = byte(r.Uint32())
+			}
+		}
+		hchacha20x3AVX2(&outs, &keys, &nonces)
+		for i := range outs {
+			hchacha20(&ref, keys[i], nonces[i][:])
+			if outs[i] != ref {
+				t.Fatalf("hchacha20x3AVX2 state %d (%x, %x) = %x, hchacha20 says %x", i, *keys[i], *nonces[i], outs[i], ref)
+			}
+		}
+	}
 }
 
 // BenchmarkHChaCha20 measures the subkey derivation of an XChaCha20-Poly1305 op outside the SIMD
@@ -64,6 +89,17 @@ func BenchmarkHChaCha20(b *testing.B) {
 		}
 		for range b.N {
 			hchacha20AVX2(&out, &key, &nonce)
+		}
+	})
+	b.Run("AVX2x3", func(b *testing.B) { // three subkeys a call
+		if !chachaAVX2 {
+			b.Skip("needs AVX2 and BMI2")
+		}
+		var outs [chachaTinyLanes][8]uint32
+		keys := [chachaTinyLanes]*[8]uint32{&key, &key, &key}
+		nonces := [chachaTinyLanes]*[16]byte{&nonce, &nonce, &nonce}
+		for range b.N {
+			hchacha20x3AVX2(&outs, &keys, &nonces)
 		}
 	})
 }
