@@ -8948,212 +8948,212 @@ chachaPoly1305TinyAVX2sealcopy2:
 chachaPoly1305TinyAVX2sealcopy1:
 chachaPoly1305TinyAVX2authenticate:
 	// Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).
-	XORQ  BX, BX
-	XORQ  SI, SI
+	MOVQ  ad+40(FP), BX
+	MOVQ  adLen+48(FP), SI
 	XORQ  DI, DI
-	MOVQ  ad+40(FP), R8
-	MOVQ  adLen+48(FP), R9
-	SHRQ  $0x04, R9
-	TESTQ R9, R9
+	XORQ  R8, R8
+	XORQ  R9, R9
+	SHRQ  $0x04, SI
+	TESTQ SI, SI
 	JZ    chachaPoly1305TinyAVX2addone
 
 chachaPoly1305TinyAVX2ad:
-	ADDQ (R8), BX
-	ADCQ 8(R8), SI
-	ADCQ $0x01, DI
+	ADDQ (BX), DI
+	ADCQ 8(BX), R8
+	ADCQ $0x01, R9
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  AX, DX
-	MULXQ BX, R10, R11
-	MULXQ SI, R13, R12
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
 	ADDQ  R13, R11
 	ADCQ  $0x00, R12
 	MOVQ  CX, DX
-	MULXQ SI, R13, SI
+	MULXQ R8, R13, R8
 	ADDQ  R13, R12
-	ADCQ  $0x00, SI
-	MULXQ BX, R13, BX
+	ADCQ  $0x00, R8
+	MULXQ DI, R13, DI
 	ADDQ  R13, R11
-	ADCQ  BX, R12
-	ADCQ  $0x00, SI
-	MOVQ  DI, R13
+	ADCQ  DI, R12
+	ADCQ  $0x00, R8
+	MOVQ  R9, R13
 	IMULQ DX, R13
-	ADDQ  R13, SI
-	IMULQ AX, DI
-	ADDQ  DI, R12
-	ADCQ  $0x00, SI
+	ADDQ  R13, R8
+	IMULQ AX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, R8
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, DI
-	ANDQ $0x03, DI
+	MOVQ R12, R9
+	ANDQ $0x03, R9
 	ANDQ $-4, R12
 	ADDQ R12, R10
-	ADCQ SI, R11
-	ADCQ $0x00, DI
-	SHRQ $0x02, SI, R12
-	SHRQ $0x02, SI
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R12
+	SHRQ $0x02, R8
 	ADDQ R12, R10
-	ADCQ SI, R11
-	ADCQ $0x00, DI
-	MOVQ R10, BX
-	MOVQ R11, SI
-	ADDQ $0x10, R8
-	DECQ R9
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	MOVQ R10, DI
+	MOVQ R11, R8
+	ADDQ $0x10, BX
+	DECQ SI
 	JNZ  chachaPoly1305TinyAVX2ad
 
 chachaPoly1305TinyAVX2addone:
 	TESTQ $0x0000000f, 400(SP)
 	JZ    chachaPoly1305TinyAVX2adpadded
-	ADDQ  384(SP), BX
-	ADCQ  392(SP), SI
-	ADCQ  $0x01, DI
+	ADDQ  384(SP), DI
+	ADCQ  392(SP), R8
+	ADCQ  $0x01, R9
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  AX, DX
-	MULXQ BX, R8, R9
-	MULXQ SI, R11, R10
-	ADDQ  R11, R9
+	MULXQ DI, BX, SI
+	MULXQ R8, R11, R10
+	ADDQ  R11, SI
 	ADCQ  $0x00, R10
 	MOVQ  CX, DX
-	MULXQ SI, R11, SI
+	MULXQ R8, R11, R8
 	ADDQ  R11, R10
-	ADCQ  $0x00, SI
-	MULXQ BX, R11, BX
-	ADDQ  R11, R9
-	ADCQ  BX, R10
-	ADCQ  $0x00, SI
-	MOVQ  DI, R11
-	IMULQ DX, R11
+	ADCQ  $0x00, R8
+	MULXQ DI, R11, DI
 	ADDQ  R11, SI
-	IMULQ AX, DI
-	ADDQ  DI, R10
-	ADCQ  $0x00, SI
+	ADCQ  DI, R10
+	ADCQ  $0x00, R8
+	MOVQ  R9, R11
+	IMULQ DX, R11
+	ADDQ  R11, R8
+	IMULQ AX, R9
+	ADDQ  R9, R10
+	ADCQ  $0x00, R8
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R10, DI
-	ANDQ $0x03, DI
+	MOVQ R10, R9
+	ANDQ $0x03, R9
 	ANDQ $-4, R10
-	ADDQ R10, R8
-	ADCQ SI, R9
-	ADCQ $0x00, DI
-	SHRQ $0x02, SI, R10
-	SHRQ $0x02, SI
-	ADDQ R10, R8
-	ADCQ SI, R9
-	ADCQ $0x00, DI
-	MOVQ R8, BX
-	MOVQ R9, SI
+	ADDQ R10, BX
+	ADCQ R8, SI
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R10
+	SHRQ $0x02, R8
+	ADDQ R10, BX
+	ADCQ R8, SI
+	ADCQ $0x00, R9
+	MOVQ BX, DI
+	MOVQ SI, R8
 
 chachaPoly1305TinyAVX2adpadded:
-	LEAQ  (SP), R8
-	MOVQ  408(SP), R9
-	ADDQ  $0x0f, R9
-	SHRQ  $0x04, R9
-	TESTQ R9, R9
+	LEAQ  (SP), BX
+	MOVQ  408(SP), SI
+	ADDQ  $0x0f, SI
+	SHRQ  $0x04, SI
+	TESTQ SI, SI
 	JZ    chachaPoly1305TinyAVX2ctdone
 
 chachaPoly1305TinyAVX2ct:
-	ADDQ (R8), BX
-	ADCQ 8(R8), SI
-	ADCQ $0x01, DI
+	ADDQ (BX), DI
+	ADCQ 8(BX), R8
+	ADCQ $0x01, R9
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  AX, DX
-	MULXQ BX, R10, R11
-	MULXQ SI, R13, R12
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
 	ADDQ  R13, R11
 	ADCQ  $0x00, R12
 	MOVQ  CX, DX
-	MULXQ SI, R13, SI
+	MULXQ R8, R13, R8
 	ADDQ  R13, R12
-	ADCQ  $0x00, SI
-	MULXQ BX, R13, BX
+	ADCQ  $0x00, R8
+	MULXQ DI, R13, DI
 	ADDQ  R13, R11
-	ADCQ  BX, R12
-	ADCQ  $0x00, SI
-	MOVQ  DI, R13
+	ADCQ  DI, R12
+	ADCQ  $0x00, R8
+	MOVQ  R9, R13
 	IMULQ DX, R13
-	ADDQ  R13, SI
-	IMULQ AX, DI
-	ADDQ  DI, R12
-	ADCQ  $0x00, SI
+	ADDQ  R13, R8
+	IMULQ AX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, R8
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, DI
-	ANDQ $0x03, DI
+	MOVQ R12, R9
+	ANDQ $0x03, R9
 	ANDQ $-4, R12
 	ADDQ R12, R10
-	ADCQ SI, R11
-	ADCQ $0x00, DI
-	SHRQ $0x02, SI, R12
-	SHRQ $0x02, SI
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R12
+	SHRQ $0x02, R8
 	ADDQ R12, R10
-	ADCQ SI, R11
-	ADCQ $0x00, DI
-	MOVQ R10, BX
-	MOVQ R11, SI
-	ADDQ $0x10, R8
-	DECQ R9
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	MOVQ R10, DI
+	MOVQ R11, R8
+	ADDQ $0x10, BX
+	DECQ SI
 	JNZ  chachaPoly1305TinyAVX2ct
 
 chachaPoly1305TinyAVX2ctdone:
-	ADDQ 400(SP), BX
-	ADCQ 408(SP), SI
-	ADCQ $0x01, DI
+	ADDQ 400(SP), DI
+	ADCQ 408(SP), R8
+	ADCQ $0x01, R9
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  AX, DX
-	MULXQ BX, R8, R9
-	MULXQ SI, R11, R10
-	ADDQ  R11, R9
+	MULXQ DI, BX, SI
+	MULXQ R8, R11, R10
+	ADDQ  R11, SI
 	ADCQ  $0x00, R10
 	MOVQ  CX, DX
-	MULXQ SI, R11, CX
+	MULXQ R8, R11, CX
 	ADDQ  R11, R10
 	ADCQ  $0x00, CX
-	MULXQ BX, R11, BX
-	ADDQ  R11, R9
-	ADCQ  BX, R10
+	MULXQ DI, R11, DI
+	ADDQ  R11, SI
+	ADCQ  DI, R10
 	ADCQ  $0x00, CX
-	MOVQ  DI, R11
+	MOVQ  R9, R11
 	IMULQ DX, R11
 	ADDQ  R11, CX
-	IMULQ AX, DI
-	ADDQ  DI, R10
+	IMULQ AX, R9
+	ADDQ  R9, R10
 	ADCQ  $0x00, CX
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R10, DI
-	ANDQ $0x03, DI
+	MOVQ R10, R9
+	ANDQ $0x03, R9
 	ANDQ $-4, R10
-	ADDQ R10, R8
-	ADCQ CX, R9
-	ADCQ $0x00, DI
+	ADDQ R10, BX
+	ADCQ CX, SI
+	ADCQ $0x00, R9
 	SHRQ $0x02, CX, R10
 	SHRQ $0x02, CX
-	ADDQ R10, R8
-	ADCQ CX, R9
-	ADCQ $0x00, DI
-	MOVQ R8, BX
-	MOVQ R9, SI
+	ADDQ R10, BX
+	ADCQ CX, SI
+	ADCQ $0x00, R9
+	MOVQ BX, DI
+	MOVQ SI, R8
 
 	// The tag: h mod p + s mod 2^128 (section 2.5.1).
-	MOVQ    BX, AX
+	MOVQ    DI, AX
 	ADDQ    $0x05, AX
-	MOVQ    SI, CX
+	MOVQ    R8, CX
 	ADCQ    $0x00, CX
-	ADCQ    $0x00, DI
-	SHRQ    $0x02, DI
-	CMOVQNE AX, BX
-	CMOVQNE CX, SI
-	ADDQ    416(SP), BX
-	ADCQ    424(SP), SI
+	ADCQ    $0x00, R9
+	SHRQ    $0x02, R9
+	CMOVQNE AX, DI
+	CMOVQNE CX, R8
+	ADDQ    416(SP), DI
+	ADCQ    424(SP), R8
 	MOVQ    tag+56(FP), AX
 	MOVB    open+64(FP), CL
 	TESTB   CL, CL
 	JNZ     chachaPoly1305TinyAVX2verify
-	MOVQ    BX, (AX)
-	MOVQ    SI, 8(AX)
+	MOVQ    DI, (AX)
+	MOVQ    R8, 8(AX)
 	MOVB    $0x01, AL
 
 	// Seal: only the MAC's key is left to wipe; the ciphertext replaced the message and the
@@ -9166,9 +9166,9 @@ chachaPoly1305TinyAVX2ctdone:
 
 chachaPoly1305TinyAVX2verify:
 	// Open: compare in constant time; decrypt only on a match.
-	XORQ    (AX), BX
-	XORQ    8(AX), SI
-	ORQ     SI, BX
+	XORQ    (AX), DI
+	XORQ    8(AX), R8
+	ORQ     R8, DI
 	SETEQ   AL
 	JNE     chachaPoly1305TinyAVX2wipe
 	MOVQ    n+32(FP), CX
@@ -9976,210 +9976,210 @@ chachaPoly1305Tiny3AVX22streamed:
 	XORQ  CX, CX
 	MOVQ  160(SP), BX
 	MOVQ  168(SP), SI
-	XORQ  DI, DI
-	XORQ  R8, R8
+	MOVQ  40(AX), DI
+	MOVQ  48(AX), R8
 	XORQ  R9, R9
-	MOVQ  40(AX), R10
-	MOVQ  48(AX), R11
-	SHRQ  $0x04, R11
-	TESTQ R11, R11
+	XORQ  R10, R10
+	XORQ  R11, R11
+	SHRQ  $0x04, R8
+	TESTQ R8, R8
 	JZ    chachaPoly1305Tiny3AVX20addone
 
 chachaPoly1305Tiny3AVX20ad:
-	ADDQ (R10), DI
-	ADCQ 8(R10), R8
-	ADCQ $0x01, R9
+	ADDQ (DI), R9
+	ADCQ 8(DI), R10
+	ADCQ $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R12, R13
-	MULXQ R8, R15, R14
+	MULXQ R9, R12, R13
+	MULXQ R10, R15, R14
 	ADDQ  R15, R13
 	ADCQ  $0x00, R14
 	MOVQ  SI, DX
-	MULXQ R8, R15, R8
+	MULXQ R10, R15, R10
 	ADDQ  R15, R14
-	ADCQ  $0x00, R8
-	MULXQ DI, R15, DI
+	ADCQ  $0x00, R10
+	MULXQ R9, R15, R9
 	ADDQ  R15, R13
-	ADCQ  DI, R14
-	ADCQ  $0x00, R8
-	MOVQ  R9, R15
+	ADCQ  R9, R14
+	ADCQ  $0x00, R10
+	MOVQ  R11, R15
 	IMULQ DX, R15
-	ADDQ  R15, R8
-	IMULQ BX, R9
-	ADDQ  R9, R14
-	ADCQ  $0x00, R8
+	ADDQ  R15, R10
+	IMULQ BX, R11
+	ADDQ  R11, R14
+	ADCQ  $0x00, R10
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R9
-	ANDQ $0x03, R9
+	MOVQ R14, R11
+	ANDQ $0x03, R11
 	ANDQ $-4, R14
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	SHRQ $0x02, R8, R14
-	SHRQ $0x02, R8
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R14
+	SHRQ $0x02, R10
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	MOVQ R12, DI
-	MOVQ R13, R8
-	ADDQ $0x10, R10
-	DECQ R11
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	MOVQ R12, R9
+	MOVQ R13, R10
+	ADDQ $0x10, DI
+	DECQ R8
 	JNZ  chachaPoly1305Tiny3AVX20ad
 
 chachaPoly1305Tiny3AVX20addone:
 	TESTQ $0x0000000f, 144(SP)
 	JZ    chachaPoly1305Tiny3AVX20adpadded
-	ADDQ  128(SP), DI
-	ADCQ  136(SP), R8
-	ADCQ  $0x01, R9
+	ADDQ  128(SP), R9
+	ADCQ  136(SP), R10
+	ADCQ  $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R10, R11
-	MULXQ R8, R13, R12
-	ADDQ  R13, R11
+	MULXQ R9, DI, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
 	ADCQ  $0x00, R12
 	MOVQ  SI, DX
-	MULXQ R8, R13, R8
+	MULXQ R10, R13, R10
 	ADDQ  R13, R12
-	ADCQ  $0x00, R8
-	MULXQ DI, R13, DI
-	ADDQ  R13, R11
-	ADCQ  DI, R12
-	ADCQ  $0x00, R8
-	MOVQ  R9, R13
-	IMULQ DX, R13
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
 	ADDQ  R13, R8
-	IMULQ BX, R9
-	ADDQ  R9, R12
-	ADCQ  $0x00, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R9
-	ANDQ $0x03, R9
+	MOVQ R12, R11
+	ANDQ $0x03, R11
 	ANDQ $-4, R12
-	ADDQ R12, R10
-	ADCQ R8, R11
-	ADCQ $0x00, R9
-	SHRQ $0x02, R8, R12
-	SHRQ $0x02, R8
-	ADDQ R12, R10
-	ADCQ R8, R11
-	ADCQ $0x00, R9
-	MOVQ R10, DI
-	MOVQ R11, R8
+	ADDQ R12, DI
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, DI
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ DI, R9
+	MOVQ R8, R10
 
 chachaPoly1305Tiny3AVX20adpadded:
-	LEAQ  (SP), R10
-	MOVQ  152(SP), R11
-	ADDQ  $0x0f, R11
-	SHRQ  $0x04, R11
-	TESTQ R11, R11
+	LEAQ  (SP), DI
+	MOVQ  152(SP), R8
+	ADDQ  $0x0f, R8
+	SHRQ  $0x04, R8
+	TESTQ R8, R8
 	JZ    chachaPoly1305Tiny3AVX20ctdone
 
 chachaPoly1305Tiny3AVX20ct:
-	ADDQ (R10), DI
-	ADCQ 8(R10), R8
-	ADCQ $0x01, R9
+	ADDQ (DI), R9
+	ADCQ 8(DI), R10
+	ADCQ $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R12, R13
-	MULXQ R8, R15, R14
+	MULXQ R9, R12, R13
+	MULXQ R10, R15, R14
 	ADDQ  R15, R13
 	ADCQ  $0x00, R14
 	MOVQ  SI, DX
-	MULXQ R8, R15, R8
+	MULXQ R10, R15, R10
 	ADDQ  R15, R14
-	ADCQ  $0x00, R8
-	MULXQ DI, R15, DI
+	ADCQ  $0x00, R10
+	MULXQ R9, R15, R9
 	ADDQ  R15, R13
-	ADCQ  DI, R14
-	ADCQ  $0x00, R8
-	MOVQ  R9, R15
+	ADCQ  R9, R14
+	ADCQ  $0x00, R10
+	MOVQ  R11, R15
 	IMULQ DX, R15
-	ADDQ  R15, R8
-	IMULQ BX, R9
-	ADDQ  R9, R14
-	ADCQ  $0x00, R8
+	ADDQ  R15, R10
+	IMULQ BX, R11
+	ADDQ  R11, R14
+	ADCQ  $0x00, R10
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R9
-	ANDQ $0x03, R9
+	MOVQ R14, R11
+	ANDQ $0x03, R11
 	ANDQ $-4, R14
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	SHRQ $0x02, R8, R14
-	SHRQ $0x02, R8
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R14
+	SHRQ $0x02, R10
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	MOVQ R12, DI
-	MOVQ R13, R8
-	ADDQ $0x10, R10
-	DECQ R11
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	MOVQ R12, R9
+	MOVQ R13, R10
+	ADDQ $0x10, DI
+	DECQ R8
 	JNZ  chachaPoly1305Tiny3AVX20ct
 
 chachaPoly1305Tiny3AVX20ctdone:
-	ADDQ 144(SP), DI
-	ADCQ 152(SP), R8
-	ADCQ $0x01, R9
+	ADDQ 144(SP), R9
+	ADCQ 152(SP), R10
+	ADCQ $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R10, R11
-	MULXQ R8, R13, R12
-	ADDQ  R13, R11
+	MULXQ R9, DI, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
 	ADCQ  $0x00, R12
 	MOVQ  SI, DX
-	MULXQ R8, R13, SI
+	MULXQ R10, R13, SI
 	ADDQ  R13, R12
 	ADCQ  $0x00, SI
-	MULXQ DI, R13, DI
-	ADDQ  R13, R11
-	ADCQ  DI, R12
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
 	ADCQ  $0x00, SI
-	MOVQ  R9, R13
+	MOVQ  R11, R13
 	IMULQ DX, R13
 	ADDQ  R13, SI
-	IMULQ BX, R9
-	ADDQ  R9, R12
+	IMULQ BX, R11
+	ADDQ  R11, R12
 	ADCQ  $0x00, SI
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ    R12, R9
-	ANDQ    $0x03, R9
+	MOVQ    R12, R11
+	ANDQ    $0x03, R11
 	ANDQ    $-4, R12
-	ADDQ    R12, R10
-	ADCQ    SI, R11
-	ADCQ    $0x00, R9
+	ADDQ    R12, DI
+	ADCQ    SI, R8
+	ADCQ    $0x00, R11
 	SHRQ    $0x02, SI, R12
 	SHRQ    $0x02, SI
-	ADDQ    R12, R10
-	ADCQ    SI, R11
-	ADCQ    $0x00, R9
-	MOVQ    R10, DI
-	MOVQ    R11, R8
-	MOVQ    DI, DX
+	ADDQ    R12, DI
+	ADCQ    SI, R8
+	ADCQ    $0x00, R11
+	MOVQ    DI, R9
+	MOVQ    R8, R10
+	MOVQ    R9, DX
 	ADDQ    $0x05, DX
-	MOVQ    R8, BX
+	MOVQ    R10, BX
 	ADCQ    $0x00, BX
-	ADCQ    $0x00, R9
-	SHRQ    $0x02, R9
-	CMOVQNE DX, DI
-	CMOVQNE BX, R8
-	ADDQ    176(SP), DI
-	ADCQ    184(SP), R8
+	ADCQ    $0x00, R11
+	SHRQ    $0x02, R11
+	CMOVQNE DX, R9
+	CMOVQNE BX, R10
+	ADDQ    176(SP), R9
+	ADCQ    184(SP), R10
 	MOVQ    56(AX), DX
 	MOVB    open+8(FP), BL
 	TESTB   BL, BL
 	JNZ     chachaPoly1305Tiny3AVX20verify
-	MOVQ    DI, (DX)
-	MOVQ    R8, 8(DX)
+	MOVQ    R9, (DX)
+	MOVQ    R10, 8(DX)
 	ORQ     $0x01, CX
 	MOVQ    32(AX), DX
 	MOVQ    16(AX), BX
@@ -10238,9 +10238,9 @@ chachaPoly1305Tiny3AVX20sealout1:
 	JMP chachaPoly1305Tiny3AVX20done
 
 chachaPoly1305Tiny3AVX20verify:
-	XORQ    (DX), DI
-	XORQ    8(DX), R8
-	ORQ     R8, DI
+	XORQ    (DX), R9
+	XORQ    8(DX), R10
+	ORQ     R10, R9
 	JNE     chachaPoly1305Tiny3AVX20done
 	ORQ     $0x01, CX
 	MOVQ    32(AX), DX
@@ -10312,210 +10312,210 @@ chachaPoly1305Tiny3AVX20openout1:
 chachaPoly1305Tiny3AVX20done:
 	MOVQ  352(SP), BX
 	MOVQ  360(SP), SI
-	XORQ  DI, DI
-	XORQ  R8, R8
+	MOVQ  104(AX), DI
+	MOVQ  112(AX), R8
 	XORQ  R9, R9
-	MOVQ  104(AX), R10
-	MOVQ  112(AX), R11
-	SHRQ  $0x04, R11
-	TESTQ R11, R11
+	XORQ  R10, R10
+	XORQ  R11, R11
+	SHRQ  $0x04, R8
+	TESTQ R8, R8
 	JZ    chachaPoly1305Tiny3AVX21addone
 
 chachaPoly1305Tiny3AVX21ad:
-	ADDQ (R10), DI
-	ADCQ 8(R10), R8
-	ADCQ $0x01, R9
+	ADDQ (DI), R9
+	ADCQ 8(DI), R10
+	ADCQ $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R12, R13
-	MULXQ R8, R15, R14
+	MULXQ R9, R12, R13
+	MULXQ R10, R15, R14
 	ADDQ  R15, R13
 	ADCQ  $0x00, R14
 	MOVQ  SI, DX
-	MULXQ R8, R15, R8
+	MULXQ R10, R15, R10
 	ADDQ  R15, R14
-	ADCQ  $0x00, R8
-	MULXQ DI, R15, DI
+	ADCQ  $0x00, R10
+	MULXQ R9, R15, R9
 	ADDQ  R15, R13
-	ADCQ  DI, R14
-	ADCQ  $0x00, R8
-	MOVQ  R9, R15
+	ADCQ  R9, R14
+	ADCQ  $0x00, R10
+	MOVQ  R11, R15
 	IMULQ DX, R15
-	ADDQ  R15, R8
-	IMULQ BX, R9
-	ADDQ  R9, R14
-	ADCQ  $0x00, R8
+	ADDQ  R15, R10
+	IMULQ BX, R11
+	ADDQ  R11, R14
+	ADCQ  $0x00, R10
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R9
-	ANDQ $0x03, R9
+	MOVQ R14, R11
+	ANDQ $0x03, R11
 	ANDQ $-4, R14
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	SHRQ $0x02, R8, R14
-	SHRQ $0x02, R8
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R14
+	SHRQ $0x02, R10
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	MOVQ R12, DI
-	MOVQ R13, R8
-	ADDQ $0x10, R10
-	DECQ R11
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	MOVQ R12, R9
+	MOVQ R13, R10
+	ADDQ $0x10, DI
+	DECQ R8
 	JNZ  chachaPoly1305Tiny3AVX21ad
 
 chachaPoly1305Tiny3AVX21addone:
 	TESTQ $0x0000000f, 336(SP)
 	JZ    chachaPoly1305Tiny3AVX21adpadded
-	ADDQ  320(SP), DI
-	ADCQ  328(SP), R8
-	ADCQ  $0x01, R9
+	ADDQ  320(SP), R9
+	ADCQ  328(SP), R10
+	ADCQ  $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R10, R11
-	MULXQ R8, R13, R12
-	ADDQ  R13, R11
+	MULXQ R9, DI, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
 	ADCQ  $0x00, R12
 	MOVQ  SI, DX
-	MULXQ R8, R13, R8
+	MULXQ R10, R13, R10
 	ADDQ  R13, R12
-	ADCQ  $0x00, R8
-	MULXQ DI, R13, DI
-	ADDQ  R13, R11
-	ADCQ  DI, R12
-	ADCQ  $0x00, R8
-	MOVQ  R9, R13
-	IMULQ DX, R13
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
 	ADDQ  R13, R8
-	IMULQ BX, R9
-	ADDQ  R9, R12
-	ADCQ  $0x00, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R9
-	ANDQ $0x03, R9
+	MOVQ R12, R11
+	ANDQ $0x03, R11
 	ANDQ $-4, R12
-	ADDQ R12, R10
-	ADCQ R8, R11
-	ADCQ $0x00, R9
-	SHRQ $0x02, R8, R12
-	SHRQ $0x02, R8
-	ADDQ R12, R10
-	ADCQ R8, R11
-	ADCQ $0x00, R9
-	MOVQ R10, DI
-	MOVQ R11, R8
+	ADDQ R12, DI
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, DI
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ DI, R9
+	MOVQ R8, R10
 
 chachaPoly1305Tiny3AVX21adpadded:
-	LEAQ  192(SP), R10
-	MOVQ  344(SP), R11
-	ADDQ  $0x0f, R11
-	SHRQ  $0x04, R11
-	TESTQ R11, R11
+	LEAQ  192(SP), DI
+	MOVQ  344(SP), R8
+	ADDQ  $0x0f, R8
+	SHRQ  $0x04, R8
+	TESTQ R8, R8
 	JZ    chachaPoly1305Tiny3AVX21ctdone
 
 chachaPoly1305Tiny3AVX21ct:
-	ADDQ (R10), DI
-	ADCQ 8(R10), R8
-	ADCQ $0x01, R9
+	ADDQ (DI), R9
+	ADCQ 8(DI), R10
+	ADCQ $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R12, R13
-	MULXQ R8, R15, R14
+	MULXQ R9, R12, R13
+	MULXQ R10, R15, R14
 	ADDQ  R15, R13
 	ADCQ  $0x00, R14
 	MOVQ  SI, DX
-	MULXQ R8, R15, R8
+	MULXQ R10, R15, R10
 	ADDQ  R15, R14
-	ADCQ  $0x00, R8
-	MULXQ DI, R15, DI
+	ADCQ  $0x00, R10
+	MULXQ R9, R15, R9
 	ADDQ  R15, R13
-	ADCQ  DI, R14
-	ADCQ  $0x00, R8
-	MOVQ  R9, R15
+	ADCQ  R9, R14
+	ADCQ  $0x00, R10
+	MOVQ  R11, R15
 	IMULQ DX, R15
-	ADDQ  R15, R8
-	IMULQ BX, R9
-	ADDQ  R9, R14
-	ADCQ  $0x00, R8
+	ADDQ  R15, R10
+	IMULQ BX, R11
+	ADDQ  R11, R14
+	ADCQ  $0x00, R10
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R9
-	ANDQ $0x03, R9
+	MOVQ R14, R11
+	ANDQ $0x03, R11
 	ANDQ $-4, R14
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	SHRQ $0x02, R8, R14
-	SHRQ $0x02, R8
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R14
+	SHRQ $0x02, R10
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	MOVQ R12, DI
-	MOVQ R13, R8
-	ADDQ $0x10, R10
-	DECQ R11
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	MOVQ R12, R9
+	MOVQ R13, R10
+	ADDQ $0x10, DI
+	DECQ R8
 	JNZ  chachaPoly1305Tiny3AVX21ct
 
 chachaPoly1305Tiny3AVX21ctdone:
-	ADDQ 336(SP), DI
-	ADCQ 344(SP), R8
-	ADCQ $0x01, R9
+	ADDQ 336(SP), R9
+	ADCQ 344(SP), R10
+	ADCQ $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R10, R11
-	MULXQ R8, R13, R12
-	ADDQ  R13, R11
+	MULXQ R9, DI, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
 	ADCQ  $0x00, R12
 	MOVQ  SI, DX
-	MULXQ R8, R13, SI
+	MULXQ R10, R13, SI
 	ADDQ  R13, R12
 	ADCQ  $0x00, SI
-	MULXQ DI, R13, DI
-	ADDQ  R13, R11
-	ADCQ  DI, R12
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
 	ADCQ  $0x00, SI
-	MOVQ  R9, R13
+	MOVQ  R11, R13
 	IMULQ DX, R13
 	ADDQ  R13, SI
-	IMULQ BX, R9
-	ADDQ  R9, R12
+	IMULQ BX, R11
+	ADDQ  R11, R12
 	ADCQ  $0x00, SI
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ    R12, R9
-	ANDQ    $0x03, R9
+	MOVQ    R12, R11
+	ANDQ    $0x03, R11
 	ANDQ    $-4, R12
-	ADDQ    R12, R10
-	ADCQ    SI, R11
-	ADCQ    $0x00, R9
+	ADDQ    R12, DI
+	ADCQ    SI, R8
+	ADCQ    $0x00, R11
 	SHRQ    $0x02, SI, R12
 	SHRQ    $0x02, SI
-	ADDQ    R12, R10
-	ADCQ    SI, R11
-	ADCQ    $0x00, R9
-	MOVQ    R10, DI
-	MOVQ    R11, R8
-	MOVQ    DI, DX
+	ADDQ    R12, DI
+	ADCQ    SI, R8
+	ADCQ    $0x00, R11
+	MOVQ    DI, R9
+	MOVQ    R8, R10
+	MOVQ    R9, DX
 	ADDQ    $0x05, DX
-	MOVQ    R8, BX
+	MOVQ    R10, BX
 	ADCQ    $0x00, BX
-	ADCQ    $0x00, R9
-	SHRQ    $0x02, R9
-	CMOVQNE DX, DI
-	CMOVQNE BX, R8
-	ADDQ    368(SP), DI
-	ADCQ    376(SP), R8
+	ADCQ    $0x00, R11
+	SHRQ    $0x02, R11
+	CMOVQNE DX, R9
+	CMOVQNE BX, R10
+	ADDQ    368(SP), R9
+	ADCQ    376(SP), R10
 	MOVQ    120(AX), DX
 	MOVB    open+8(FP), BL
 	TESTB   BL, BL
 	JNZ     chachaPoly1305Tiny3AVX21verify
-	MOVQ    DI, (DX)
-	MOVQ    R8, 8(DX)
+	MOVQ    R9, (DX)
+	MOVQ    R10, 8(DX)
 	ORQ     $0x02, CX
 	MOVQ    96(AX), DX
 	MOVQ    80(AX), BX
@@ -10574,9 +10574,9 @@ chachaPoly1305Tiny3AVX21sealout1:
 	JMP chachaPoly1305Tiny3AVX21done
 
 chachaPoly1305Tiny3AVX21verify:
-	XORQ    (DX), DI
-	XORQ    8(DX), R8
-	ORQ     R8, DI
+	XORQ    (DX), R9
+	XORQ    8(DX), R10
+	ORQ     R10, R9
 	JNE     chachaPoly1305Tiny3AVX21done
 	ORQ     $0x02, CX
 	MOVQ    96(AX), DX
@@ -10648,210 +10648,210 @@ chachaPoly1305Tiny3AVX21openout1:
 chachaPoly1305Tiny3AVX21done:
 	MOVQ  544(SP), BX
 	MOVQ  552(SP), SI
-	XORQ  DI, DI
-	XORQ  R8, R8
+	MOVQ  168(AX), DI
+	MOVQ  176(AX), R8
 	XORQ  R9, R9
-	MOVQ  168(AX), R10
-	MOVQ  176(AX), R11
-	SHRQ  $0x04, R11
-	TESTQ R11, R11
+	XORQ  R10, R10
+	XORQ  R11, R11
+	SHRQ  $0x04, R8
+	TESTQ R8, R8
 	JZ    chachaPoly1305Tiny3AVX22addone
 
 chachaPoly1305Tiny3AVX22ad:
-	ADDQ (R10), DI
-	ADCQ 8(R10), R8
-	ADCQ $0x01, R9
+	ADDQ (DI), R9
+	ADCQ 8(DI), R10
+	ADCQ $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R12, R13
-	MULXQ R8, R15, R14
+	MULXQ R9, R12, R13
+	MULXQ R10, R15, R14
 	ADDQ  R15, R13
 	ADCQ  $0x00, R14
 	MOVQ  SI, DX
-	MULXQ R8, R15, R8
+	MULXQ R10, R15, R10
 	ADDQ  R15, R14
-	ADCQ  $0x00, R8
-	MULXQ DI, R15, DI
+	ADCQ  $0x00, R10
+	MULXQ R9, R15, R9
 	ADDQ  R15, R13
-	ADCQ  DI, R14
-	ADCQ  $0x00, R8
-	MOVQ  R9, R15
+	ADCQ  R9, R14
+	ADCQ  $0x00, R10
+	MOVQ  R11, R15
 	IMULQ DX, R15
-	ADDQ  R15, R8
-	IMULQ BX, R9
-	ADDQ  R9, R14
-	ADCQ  $0x00, R8
+	ADDQ  R15, R10
+	IMULQ BX, R11
+	ADDQ  R11, R14
+	ADCQ  $0x00, R10
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R9
-	ANDQ $0x03, R9
+	MOVQ R14, R11
+	ANDQ $0x03, R11
 	ANDQ $-4, R14
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	SHRQ $0x02, R8, R14
-	SHRQ $0x02, R8
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R14
+	SHRQ $0x02, R10
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	MOVQ R12, DI
-	MOVQ R13, R8
-	ADDQ $0x10, R10
-	DECQ R11
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	MOVQ R12, R9
+	MOVQ R13, R10
+	ADDQ $0x10, DI
+	DECQ R8
 	JNZ  chachaPoly1305Tiny3AVX22ad
 
 chachaPoly1305Tiny3AVX22addone:
 	TESTQ $0x0000000f, 528(SP)
 	JZ    chachaPoly1305Tiny3AVX22adpadded
-	ADDQ  512(SP), DI
-	ADCQ  520(SP), R8
-	ADCQ  $0x01, R9
+	ADDQ  512(SP), R9
+	ADCQ  520(SP), R10
+	ADCQ  $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R10, R11
-	MULXQ R8, R13, R12
-	ADDQ  R13, R11
+	MULXQ R9, DI, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
 	ADCQ  $0x00, R12
 	MOVQ  SI, DX
-	MULXQ R8, R13, R8
+	MULXQ R10, R13, R10
 	ADDQ  R13, R12
-	ADCQ  $0x00, R8
-	MULXQ DI, R13, DI
-	ADDQ  R13, R11
-	ADCQ  DI, R12
-	ADCQ  $0x00, R8
-	MOVQ  R9, R13
-	IMULQ DX, R13
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
 	ADDQ  R13, R8
-	IMULQ BX, R9
-	ADDQ  R9, R12
-	ADCQ  $0x00, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R9
-	ANDQ $0x03, R9
+	MOVQ R12, R11
+	ANDQ $0x03, R11
 	ANDQ $-4, R12
-	ADDQ R12, R10
-	ADCQ R8, R11
-	ADCQ $0x00, R9
-	SHRQ $0x02, R8, R12
-	SHRQ $0x02, R8
-	ADDQ R12, R10
-	ADCQ R8, R11
-	ADCQ $0x00, R9
-	MOVQ R10, DI
-	MOVQ R11, R8
+	ADDQ R12, DI
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, DI
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ DI, R9
+	MOVQ R8, R10
 
 chachaPoly1305Tiny3AVX22adpadded:
-	LEAQ  384(SP), R10
-	MOVQ  536(SP), R11
-	ADDQ  $0x0f, R11
-	SHRQ  $0x04, R11
-	TESTQ R11, R11
+	LEAQ  384(SP), DI
+	MOVQ  536(SP), R8
+	ADDQ  $0x0f, R8
+	SHRQ  $0x04, R8
+	TESTQ R8, R8
 	JZ    chachaPoly1305Tiny3AVX22ctdone
 
 chachaPoly1305Tiny3AVX22ct:
-	ADDQ (R10), DI
-	ADCQ 8(R10), R8
-	ADCQ $0x01, R9
+	ADDQ (DI), R9
+	ADCQ 8(DI), R10
+	ADCQ $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R12, R13
-	MULXQ R8, R15, R14
+	MULXQ R9, R12, R13
+	MULXQ R10, R15, R14
 	ADDQ  R15, R13
 	ADCQ  $0x00, R14
 	MOVQ  SI, DX
-	MULXQ R8, R15, R8
+	MULXQ R10, R15, R10
 	ADDQ  R15, R14
-	ADCQ  $0x00, R8
-	MULXQ DI, R15, DI
+	ADCQ  $0x00, R10
+	MULXQ R9, R15, R9
 	ADDQ  R15, R13
-	ADCQ  DI, R14
-	ADCQ  $0x00, R8
-	MOVQ  R9, R15
+	ADCQ  R9, R14
+	ADCQ  $0x00, R10
+	MOVQ  R11, R15
 	IMULQ DX, R15
-	ADDQ  R15, R8
-	IMULQ BX, R9
-	ADDQ  R9, R14
-	ADCQ  $0x00, R8
+	ADDQ  R15, R10
+	IMULQ BX, R11
+	ADDQ  R11, R14
+	ADCQ  $0x00, R10
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R9
-	ANDQ $0x03, R9
+	MOVQ R14, R11
+	ANDQ $0x03, R11
 	ANDQ $-4, R14
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	SHRQ $0x02, R8, R14
-	SHRQ $0x02, R8
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R14
+	SHRQ $0x02, R10
 	ADDQ R14, R12
-	ADCQ R8, R13
-	ADCQ $0x00, R9
-	MOVQ R12, DI
-	MOVQ R13, R8
-	ADDQ $0x10, R10
-	DECQ R11
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	MOVQ R12, R9
+	MOVQ R13, R10
+	ADDQ $0x10, DI
+	DECQ R8
 	JNZ  chachaPoly1305Tiny3AVX22ct
 
 chachaPoly1305Tiny3AVX22ctdone:
-	ADDQ 528(SP), DI
-	ADCQ 536(SP), R8
-	ADCQ $0x01, R9
+	ADDQ 528(SP), R9
+	ADCQ 536(SP), R10
+	ADCQ $0x01, R11
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  BX, DX
-	MULXQ DI, R10, R11
-	MULXQ R8, R13, R12
-	ADDQ  R13, R11
+	MULXQ R9, DI, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
 	ADCQ  $0x00, R12
 	MOVQ  SI, DX
-	MULXQ R8, R13, SI
+	MULXQ R10, R13, SI
 	ADDQ  R13, R12
 	ADCQ  $0x00, SI
-	MULXQ DI, R13, DI
-	ADDQ  R13, R11
-	ADCQ  DI, R12
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
 	ADCQ  $0x00, SI
-	MOVQ  R9, R13
+	MOVQ  R11, R13
 	IMULQ DX, R13
 	ADDQ  R13, SI
-	IMULQ BX, R9
-	ADDQ  R9, R12
+	IMULQ BX, R11
+	ADDQ  R11, R12
 	ADCQ  $0x00, SI
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ    R12, R9
-	ANDQ    $0x03, R9
+	MOVQ    R12, R11
+	ANDQ    $0x03, R11
 	ANDQ    $-4, R12
-	ADDQ    R12, R10
-	ADCQ    SI, R11
-	ADCQ    $0x00, R9
+	ADDQ    R12, DI
+	ADCQ    SI, R8
+	ADCQ    $0x00, R11
 	SHRQ    $0x02, SI, R12
 	SHRQ    $0x02, SI
-	ADDQ    R12, R10
-	ADCQ    SI, R11
-	ADCQ    $0x00, R9
-	MOVQ    R10, DI
-	MOVQ    R11, R8
-	MOVQ    DI, DX
+	ADDQ    R12, DI
+	ADCQ    SI, R8
+	ADCQ    $0x00, R11
+	MOVQ    DI, R9
+	MOVQ    R8, R10
+	MOVQ    R9, DX
 	ADDQ    $0x05, DX
-	MOVQ    R8, BX
+	MOVQ    R10, BX
 	ADCQ    $0x00, BX
-	ADCQ    $0x00, R9
-	SHRQ    $0x02, R9
-	CMOVQNE DX, DI
-	CMOVQNE BX, R8
-	ADDQ    560(SP), DI
-	ADCQ    568(SP), R8
+	ADCQ    $0x00, R11
+	SHRQ    $0x02, R11
+	CMOVQNE DX, R9
+	CMOVQNE BX, R10
+	ADDQ    560(SP), R9
+	ADCQ    568(SP), R10
 	MOVQ    184(AX), DX
 	MOVB    open+8(FP), BL
 	TESTB   BL, BL
 	JNZ     chachaPoly1305Tiny3AVX22verify
-	MOVQ    DI, (DX)
-	MOVQ    R8, 8(DX)
+	MOVQ    R9, (DX)
+	MOVQ    R10, 8(DX)
 	ORQ     $0x04, CX
 	MOVQ    160(AX), DX
 	MOVQ    144(AX), AX
@@ -10910,9 +10910,9 @@ chachaPoly1305Tiny3AVX22sealout1:
 	JMP chachaPoly1305Tiny3AVX22done
 
 chachaPoly1305Tiny3AVX22verify:
-	XORQ    (DX), DI
-	XORQ    8(DX), R8
-	ORQ     R8, DI
+	XORQ    (DX), R9
+	XORQ    8(DX), R10
+	ORQ     R10, R9
 	JNE     chachaPoly1305Tiny3AVX22done
 	ORQ     $0x04, CX
 	MOVQ    160(AX), DX

@@ -137,35 +137,7 @@ func chachaPoly1305TinyAVX2() {
 
 	Label(name + "authenticate")
 	Comment("Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).")
-	h0, h1, h2 := GP64(), GP64(), GP64()
-	XORQ(h0, h0)
-	XORQ(h1, h1)
-	XORQ(h2, h2)
-	polyLoop := func(p, blocks Register, label string) {
-		TESTQ(blocks, blocks)
-		JZ(LabelRef(label + "done"))
-		Label(label)
-		polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
-		ADDQ(U8(16), p)
-		DECQ(blocks)
-		JNZ(LabelRef(label))
-		Label(label + "done")
-	}
-	{
-		p, b := Load(Param("ad"), GP64()), Load(Param("adLen"), GP64())
-		SHRQ(U8(4), b)
-		polyLoop(p, b, name+"ad")
-		TESTQ(U32(15), lens)
-		JZ(LabelRef(name + "adpadded"))
-		polyBlock64(h0, h1, h2, pad, r0, r1)
-		Label(name + "adpadded")
-		LEAQ(msg, p)
-		MOVQ(lens.Offset(8), b)
-		ADDQ(U8(15), b)
-		SHRQ(U8(4), b)
-		polyLoop(p, b, name+"ct")
-		polyBlock64(h0, h1, h2, lens, r0, r1)
-	}
+	h0, h1, h2 := aeadMAC(r0, r1, Load(Param("ad"), GP64()), Load(Param("adLen"), GP64()), pad, msg, lens, name)
 
 	Comment("The tag: h mod p + s mod 2^128 (section 2.5.1).")
 	polyTag(h0, h1, h2, sk)
@@ -214,6 +186,40 @@ func chachaPoly1305TinyAVX2() {
 	VZEROUPPER()
 	Store(ok, ReturnIndex(0))
 	RET()
+}
+
+// aeadMAC runs Poly1305 (radix 2^64, polyBlock64) over AD || pad16 || ciphertext || pad16 ||
+// lengths (RFC 8439 section 2.8) with the clamped r0, r1 and returns the accumulator: the AD's whole
+// blocks from ad (adLen bytes; both consumed), its partial last block from pad, the ciphertext's
+// ceil(n/16) blocks from msg and the lengths block from lens (le64(adLen), le64(n)).
+func aeadMAC(r0, r1 Op, ad, adLen Register, pad, msg, lens Mem, label string) (h0, h1, h2 GPVirtual) {
+	h0, h1, h2 = GP64(), GP64(), GP64()
+	XORQ(h0, h0)
+	XORQ(h1, h1)
+	XORQ(h2, h2)
+	polyLoop := func(p, blocks Register, label string) {
+		TESTQ(blocks, blocks)
+		JZ(LabelRef(label + "done"))
+		Label(label)
+		polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
+		ADDQ(U8(16), p)
+		DECQ(blocks)
+		JNZ(LabelRef(label))
+		Label(label + "done")
+	}
+	SHRQ(U8(4), adLen)
+	polyLoop(ad, adLen, label+"ad")
+	TESTQ(U32(15), lens)
+	JZ(LabelRef(label + "adpadded"))
+	polyBlock64(h0, h1, h2, pad, r0, r1)
+	Label(label + "adpadded")
+	LEAQ(msg, ad)
+	MOVQ(lens.Offset(8), adLen)
+	ADDQ(U8(15), adLen)
+	SHRQ(U8(4), adLen)
+	polyLoop(ad, adLen, label+"ct")
+	polyBlock64(h0, h1, h2, lens, r0, r1)
+	return h0, h1, h2
 }
 
 // tinyOut says where tinyKeyStream puts key-stream blocks 1 on: for Open, to the buffer ks; for
