@@ -115,7 +115,7 @@ func chachaBlocks(k *Key, dst, src [][16]byte) {
 }
 
 // chachaBlockHeads is chachaBlocks on the AVX2 tier below chachaBlocksLanesAVX2 inputs: one state
-// through the rounds per input, three at a time (hchacha20x3AVX2, in about the time of one), the
+// through the rounds per input, three at a time (hchacha20x3AVX2, about 1.4 times one's time), the
 // rest one at a time (chachaBlockHead). Every input is read before its output is written.
 func chachaBlockHeads(k *Key, dst, src [][16]byte) {
 	var out [chachaTinyLanes][8]uint32

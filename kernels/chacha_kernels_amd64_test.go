@@ -227,6 +227,14 @@ func TestChaChaTableLayout(t *testing.T) {
 		{"polyOne26.r8", unsafe.Offsetof(polyOne26{}.r8), 5*8*8 + 5*8},
 		{"poly1305.r1 (chachaXOR8OneMACAVX2)", unsafe.Offsetof(poly1305{}.r1), 8},
 		{"poly1305.h (chachaXOR8OneMACAVX2)", unsafe.Offsetof(poly1305{}.h), 2 * 8},
+		{"chachaTinyLane.nonce", unsafe.Offsetof(chachaTinyLane{}.nonce), 8},
+		{"chachaTinyLane.dst", unsafe.Offsetof(chachaTinyLane{}.dst), 16},
+		{"chachaTinyLane.src", unsafe.Offsetof(chachaTinyLane{}.src), 24},
+		{"chachaTinyLane.n", unsafe.Offsetof(chachaTinyLane{}.n), 32},
+		{"chachaTinyLane.ad", unsafe.Offsetof(chachaTinyLane{}.ad), 40},
+		{"chachaTinyLane.adLen", unsafe.Offsetof(chachaTinyLane{}.adLen), 48},
+		{"chachaTinyLane.tag", unsafe.Offsetof(chachaTinyLane{}.tag), 56},
+		{"chachaTinyLane size", unsafe.Sizeof(chachaTinyLane{}), 64},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s at %d, the kernels expect %d", f.name, f.got, f.want)

@@ -661,7 +661,7 @@ func rowDoubleRounds(x [][4]VecVirtual, rot16, rot8 Op, loop string) {
 // over states in chachaKS4AVX2's row form, each in the low halves of four ymm registers, and rows 0
 // and 3 out without the final addition. The keys and the states stay in registers; nothing secret
 // touches the stack. One state's rounds are one chain of dependent steps that leaves most of the
-// vector pipes idle, so hchacha20x3AVX2 runs three interleaved in about the time of one.
+// vector pipes idle, so hchacha20x3AVX2 runs three interleaved, in about 1.4 times one's time (Zen 3).
 func hchacha20AVX2(states int) {
 	name := "hchacha20AVX2"
 	if states > 1 {

@@ -15,11 +15,12 @@ import (
 // chachaPoly1305TinyAVX2 runs one such op as one chain of dependent steps: its rounds keep one pipe
 // of each kind busy for a cycle in three (Zen 3: a quarter round is a 14-cycle chain), and its
 // MAC's blocks depend one on the next. Here the rounds of tinyLanes ops run interleaved, one state
-// each in the row form (blocks 0 and 1 in the low and high halves of four ymm registers), which
-// takes about the time of one; the ops' MACs then run one after the other in program order, and the
-// out-of-order core overlaps their independent chains.
+// each in the row form (blocks 0 and 1 in the low and high halves of four ymm registers), in about
+// 1.4 times one state's time (Zen 3); the ops' MACs then run one after the other: a scalar
+// Poly1305 step is bound by its multiplications there (about 12 cycles a block), so running the
+// three chains in lockstep gains nothing (docs/experiments.md, 2026-12-02).
 //
-// Each op is a chachaTinyLane record (kernels/chacha_tiny_lanes_amd64.go) of 64 bytes:
+// Each op is a chachaTinyLane record (kernels/chacha_tiny_amd64.go) of 64 bytes:
 const (
 	laneKey   = 0  // *[8]uint32, the ChaCha20 key words
 	laneNonce = 8  // *[12]byte
