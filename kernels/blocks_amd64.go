@@ -10,8 +10,9 @@ import (
 	"unsafe"
 )
 
-// chachaBlocksLanes is the fewest inputs for which chachaBlocks sets up the lanes: setting up the
-// lane tables costs several 4-block passes, which it repays only when this many inputs share it.
+// chachaBlocksLanes is the fewest inputs for which chachaBlocks sets up the lanes on AVX512: setting
+// up the lane tables costs several 4-block passes, which it repays only when this many inputs share
+// it.
 const chachaBlocksLanes = 4
 
 // chachaBlocksLanesAVX2 is chachaBlocksLanes on the AVX2 tier, where the inputs below it run one
@@ -54,9 +55,10 @@ func aesBlocks(k *Key, dst, src [][16]byte) {
 
 // chachaBlocks is EncryptBlocks for a ChaCha20 key: one block per lane of the widest ChaCha20 lane
 // kernel this CPU runs, sixteen inputs per call (fewer fill lanes 0-7 only on AVX2), or the portable
-// block function where there is none. Below chachaBlocksLanes inputs, setting up the lane tables
-// costs more than it saves: on AVX2 each input then runs one state through the rounds
-// (chachaBlockHead), on AVX512 the 4-block kernel (its first block).
+// block function where there is none. Below chachaBlocksLanesAVX2 inputs on AVX2 and
+// chachaBlocksLanes on AVX512, setting up the lane tables costs more than it saves: on AVX2 the
+// inputs then run one state each through the rounds, three a call (chachaBlockHeads), on AVX512
+// each the 4-block kernel (its first block).
 func chachaBlocks(k *Key, dst, src [][16]byte) {
 	t := AVX512.runsOn(chachaHas)
 	if t == Generic {
