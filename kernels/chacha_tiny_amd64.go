@@ -57,10 +57,7 @@ func newTinyOps(t Tier, open bool) tinyOps {
 // call (ops[i] itself may wait in the queue). An Open shorter than the tag is left to the caller.
 func (q *tinyOps) run(ops []Op, i int) (taken bool, failed int) {
 	op := &ops[i]
-	n := len(op.Src)
-	if q.open {
-		n -= TagSize
-	}
+	n := q.msgLen(op)
 	if !q.fused || n < 0 || n > chachaTinyMax || len(op.AD) > chachaTinyAD {
 		return false, 0
 	}
@@ -77,15 +74,18 @@ func (q *tinyOps) run(ops []Op, i int) (taken bool, failed int) {
 // flush runs the queued ops of ops one to a call and returns how many failed.
 func (q *tinyOps) flush(ops []Op) (failed int) {
 	for _, i := range q.queued[:q.n] {
-		op := &ops[i]
-		n := len(op.Src)
-		if q.open {
-			n -= TagSize
-		}
-		failed += q.one(op, n)
+		failed += q.one(&ops[i], q.msgLen(&ops[i]))
 	}
 	q.n = 0
 	return failed
+}
+
+// msgLen is op's message length: its Src less the tag for Open.
+func (q *tinyOps) msgLen(op *Op) int {
+	if q.open {
+		return len(op.Src) - TagSize
+	}
+	return len(op.Src)
 }
 
 // one runs op (n bytes of message) on chachaPoly1305TinyAVX2 and returns 1 if it failed.
@@ -120,9 +120,9 @@ func (q *tinyOps) lanes(ops []Op) (failed int) {
 	}
 	for i, j := range q.queued {
 		op := &ops[j]
-		n, tagAt := len(op.Src), op.Dst // Seal writes the tag after the ciphertext
+		n, tagAt := q.msgLen(op), op.Dst // Seal writes the tag after the ciphertext
 		if q.open {
-			n, tagAt = n-TagSize, op.Src // Open reads it after the ciphertext
+			tagAt = op.Src // Open reads it after the ciphertext
 		}
 		key, nonce := &op.Key.chacha, (*[12]byte)(op.Nonce)
 		if op.Key.suite == XChaCha20Poly1305 {
