@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/crypto/chacha20poly1305"
 
+	"github.com/wirebatch/wirebatch/internal/benchshape"
 	"github.com/wirebatch/wirebatch/kernels"
 )
 
@@ -141,4 +142,28 @@ func BenchmarkChaChaNone(b *testing.B) {
 			gcm.Seal(buf[:0], nonce, buf[:64], nil)
 		}
 	})
+}
+
+// BenchmarkChaChaLengths runs the default path on 64 ChaCha20-Poly1305 ops of one message length
+// with 8 bytes of AD, alternating with x/crypto on the same ops (benchshape.Paired), at lengths
+// either side of where the default path changes kernel on some CPUs: within block 1 (64 B), within
+// blocks 1-3 (192 B) and past them.
+func BenchmarkChaChaLengths(b *testing.B) {
+	raw := make([]byte, 32)
+	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
+	aead, _ := chacha20poly1305.New(raw)
+	for _, n := range []int{16, 64, 65, 128, 192, 193, 256, 512} {
+		ops := make([]kernels.Op, 64)
+		for i := range ops {
+			ops[i] = kernels.Op{Key: key, Nonce: make([]byte, 12), AD: make([]byte, 8),
+				Src: make([]byte, n), Dst: make([]byte, n+kernels.TagSize)}
+		}
+		b.Run(fmt.Sprintf("%d/Seal", n), func(b *testing.B) {
+			benchshape.Paired(b, len(ops), func() { kernels.Seal(ops) }, func() {
+				for i := range ops {
+					aead.Seal(ops[i].Dst[:0], ops[i].Nonce, ops[i].Src, ops[i].AD)
+				}
+			})
+		})
+	}
 }
