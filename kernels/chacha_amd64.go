@@ -122,6 +122,14 @@ func chachaKS4AVX2(st *[16]uint32, out *[4 * 64]byte)
 //go:noescape
 func hchacha20AVX2(out *[8]uint32, key *[8]uint32, nonce *[16]byte)
 
+// chachaHeadsAVX2 writes the first 16 bytes of the ChaCha20 block of key and in[i] to out[i], i < n
+// (n >= 1): RFC 8439 section 2.3's block function with the counter and nonce of in[i], for QUIC's
+// header-protection masks (EncryptBlocks). Two states per register set, up to three sets at once; it
+// reads a pass's inputs before it writes, so out may be in.
+//
+//go:noescape
+func chachaHeadsAVX2(out *[16]byte, key *[8]uint32, in *[16]byte, n int)
+
 // hchacha20SIMD is hchacha20 (draft-irtf-cfrg-xchacha section 2.2) through the AVX2 kernel where the
 // AVX2 tier runs.
 func hchacha20SIMD(out, key *[8]uint32, nonce *[16]byte) {

@@ -87,27 +87,6 @@ func chachaXOR(dst, src []byte, key *[8]uint32, nonce *[3]uint32, counter uint32
 	clear(ks[:])
 }
 
-// chachaBlockHead writes the first 16 bytes of the ChaCha20 block whose last state row (block counter
-// then nonce, little endian) is in: QUIC's header-protection mask (RFC 9001 section 5.4.4). Those
-// are the rounds' words 0..3 plus the constants they started from (RFC 8439 section 2.3), and the
-// rounds are HChaCha20's, whose input is the same state: one state through hchacha20SIMD instead
-// of a whole key-stream pass.
-func chachaBlockHead(out *[16]byte, key *[8]uint32, in *[16]byte) {
-	var h [8]uint32
-	hchacha20SIMD(&h, key, in)
-	chachaHeadFromRounds(out, &h)
-	clear(h[:])
-}
-
-// chachaHeadFromRounds writes the first 16 bytes of a ChaCha20 block from HChaCha20's output h for
-// the block's state: words 0..3 plus the constants.
-func chachaHeadFromRounds(out *[16]byte, h *[8]uint32) {
-	binary.LittleEndian.PutUint32(out[0:], h[0]+sigma0)
-	binary.LittleEndian.PutUint32(out[4:], h[1]+sigma1)
-	binary.LittleEndian.PutUint32(out[8:], h[2]+sigma2)
-	binary.LittleEndian.PutUint32(out[12:], h[3]+sigma3)
-}
-
 // hchacha20 derives the XChaCha20 subkey from key and the first 16 nonce bytes: the ChaCha20 rounds
 // over constants, key and nonce, keeping words 0..3 and 12..15 without the final addition
 // (draft-irtf-cfrg-xchacha section 2.2).

@@ -39,6 +39,7 @@ func main() {
 	chachaKS2Scalar()
 	hchacha20AVX2(1)
 	hchacha20AVX2(3)
+	chachaHeadsAVX2()
 	chachaPoly1305TinyAVX2()
 	chachaPoly1305Tiny3AVX2()
 	chachaXOR16OneAVX512()
