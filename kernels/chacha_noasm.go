@@ -22,6 +22,7 @@ type tinyOps struct{}
 
 func newTinyOps(Tier, bool) tinyOps                     { return tinyOps{} }
 func (*tinyOps) run([]Op, int) (taken bool, failed int) { return false, 0 }
+func (*tinyOps) runAlone(*Op) (taken bool, failed int)  { return false, 0 }
 func (*tinyOps) flush([]Op) (failed int)                { return 0 }
 
 // The lane kernel set of this build (see laneKernels): the portable kernels, which the tests run

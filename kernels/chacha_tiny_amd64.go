@@ -53,12 +53,19 @@ func newTinyOps(t Tier, open bool) tinyOps {
 	return tinyOps{fused: t == AVX2 && impl.chachaAVX2Regs, open: open}
 }
 
+// fits reports whether a fused kernel takes op, and op's message length. An Open shorter than the
+// tag is left to the caller.
+func (q *tinyOps) fits(op *Op) (n int, ok bool) {
+	n = q.msgLen(op)
+	return n, q.fused && n >= 0 && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD
+}
+
 // run takes ops[i] if a fused kernel fits it and returns how many ops failed of those run by this
-// call (ops[i] itself may wait in the queue). An Open shorter than the tag is left to the caller.
+// call (ops[i] itself may wait in the queue).
 func (q *tinyOps) run(ops []Op, i int) (taken bool, failed int) {
 	op := &ops[i]
-	n := q.msgLen(op)
-	if !q.fused || n < 0 || n > chachaTinyMax || len(op.AD) > chachaTinyAD {
+	n, ok := q.fits(op)
+	if !ok {
 		return false, 0
 	}
 	if n > chachaTinyLaneMax {
@@ -69,6 +76,16 @@ func (q *tinyOps) run(ops []Op, i int) (taken bool, failed int) {
 		return true, 0
 	}
 	return true, q.lanes(ops)
+}
+
+// runAlone runs op, a batch's only op, on the one-op fused kernel if it fits it, and returns how
+// many failed: with no other op to share a call, the op does not wait in the queue.
+func (q *tinyOps) runAlone(op *Op) (taken bool, failed int) {
+	n, ok := q.fits(op)
+	if !ok {
+		return false, 0
+	}
+	return true, q.one(op, n)
 }
 
 // flush runs the queued ops of ops one to a call and returns how many failed.

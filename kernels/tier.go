@@ -108,6 +108,11 @@ func (t Tier) Open(ops []Op) (failed int) {
 // processed, like cipher.AEAD.
 func Seal(ops []Op) {
 	nc, ng := checkOps(ops, false)
+	if len(ops) == 1 {
+		if ran, _ := runAlone(&ops[0], false); ran {
+			return
+		}
+	}
 	run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute.tiny, nc, ng, ops, false)
 }
 
@@ -117,7 +122,35 @@ func Seal(ops []Op) {
 // not misuse.
 func Open(ops []Op) (failed int) {
 	nc, ng := checkOps(ops, true)
+	if len(ops) == 1 {
+		if ran, f := runAlone(&ops[0], true); ran {
+			return f
+		}
+	}
 	return run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute.tiny, nc, ng, ops, true)
+}
+
+// runAlone runs op, a batch's only op (every NewAEAD call, and a caller that goes packet by
+// packet), where its family's route puts one op on the standard library: on the tiny-op kernel if
+// it fits one, else through stdOp. It reports whether it ran op, and whether op failed. Going past
+// run's walk over the batch matters there: the calls it saves cost 2-3% of a 1420-byte op on
+// x/crypto (docs/experiments.md, 2026-12-02 third session).
+func runAlone(op *Op, open bool) (ran bool, failed int) {
+	r := chachaRoute
+	if op.Key.suite.isGCM() {
+		r = gcmRoute
+	}
+	if r.tierFor(1) != Stdlib {
+		return false, 0
+	}
+	q := newTinyOps(r.tiny, open)
+	if taken, failed := q.runAlone(op); taken {
+		return true, failed
+	}
+	if stdOp(op, open) {
+		return true, 0
+	}
+	return true, 1
 }
 
 // run hands the batch to each suite family that has ops in it (nc ChaCha-family ops, ng AES-GCM
