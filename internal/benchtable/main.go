@@ -208,7 +208,7 @@ func (t *table) printDefault(w io.Writer, groups []group) {
 			flag = "BELOW 1.00x"
 			below++
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.2fx\t%s\t\n", g.suite, g.workload, g.dir, dn, ratio, flag)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f\t%.3fx\t%s\t\n", g.suite, g.workload, g.dir, dn, ratio, flag)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d row(s) of the default path below the baseline\n", below)
