@@ -20,10 +20,11 @@ func chachaRunSIMD(t Tier, ops []Op, open bool) int {
 // names a tiny tier here.
 type tinyOps struct{}
 
-func newTinyOps(Tier, bool) tinyOps                     { return tinyOps{} }
-func (*tinyOps) run([]Op, int) (taken bool, failed int) { return false, 0 }
-func (*tinyOps) runAlone(*Op) (taken bool, failed int)  { return false, 0 }
-func (*tinyOps) flush([]Op) (failed int)                { return 0 }
+func newTinyOps(Tier, bool) tinyOps                    { return tinyOps{} }
+func (*tinyOps) fits(*Op) (n int, ok bool)             { return 0, false }
+func (*tinyOps) run([]Op, int) (failed int)            { return 0 }
+func (*tinyOps) runAlone(*Op) (taken bool, failed int) { return false, 0 }
+func (*tinyOps) flush([]Op) (failed int)               { return 0 }
 
 // The lane kernel set of this build (see laneKernels): the portable kernels, which the tests run
 // the lane driver on. No tier does (see chacha_lanes.go).

@@ -60,22 +60,19 @@ func (q *tinyOps) fits(op *Op) (n int, ok bool) {
 	return n, q.fused && n >= 0 && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD
 }
 
-// run takes ops[i] if a fused kernel fits it and returns how many ops failed of those run by this
+// run takes ops[i], which fits a fused kernel, and returns how many ops failed of those run by this
 // call (ops[i] itself may wait in the queue).
-func (q *tinyOps) run(ops []Op, i int) (taken bool, failed int) {
+func (q *tinyOps) run(ops []Op, i int) (failed int) {
 	op := &ops[i]
-	n, ok := q.fits(op)
-	if !ok {
-		return false, 0
-	}
+	n := q.msgLen(op)
 	if n > chachaTinyLaneMax {
-		return true, q.one(op, n)
+		return q.one(op, n)
 	}
 	q.queued[q.n] = i
 	if q.n++; q.n < chachaTinyLanes {
-		return true, 0
+		return 0
 	}
-	return true, q.lanes(ops)
+	return q.lanes(ops)
 }
 
 // runAlone runs op, a batch's only op, on the one-op fused kernel if it fits it, and returns how

@@ -65,8 +65,8 @@ func stdRun(ops []Op, open, gcm bool, tiny Tier) (failed int) {
 		if op.Key.suite.isGCM() != gcm {
 			continue
 		}
-		if taken, f := fused.run(ops, i); taken {
-			failed += f
+		if _, ok := fused.fits(op); ok {
+			failed += fused.run(ops, i)
 			continue
 		}
 		if !stdOp(op, open) {
