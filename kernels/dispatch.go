@@ -44,8 +44,8 @@ var routes = [...]struct{ chacha, gcm route }{
 	cpuUnmeasured: {route{Stdlib, 0, Stdlib}, route{Stdlib, 0, Stdlib}},
 	// AMD Zen 5: 64 x 1420 B 2.6-3.0x, 1 op 1.02x or more, both families. docs/benchmarks.md
 	cpuAVX512: {route{AVX512, 1, Stdlib}, route{AVX512, 1, Stdlib}},
-	// AMD Zen 3: GCM 1.42-3.39x on every shape, 1 op too. ChaCha: the fused tiny kernels on ops of up
-	// to 192 B, 1.45-1.74x on 64 x 64 B (three ops a call), 0.98-1.05x on 1 x 64 B; the AVX2 lanes
+	// AMD Zen 3: GCM 1.47-3.36x on every shape, 1 op too. ChaCha: the fused tiny kernels on ops of up
+	// to 192 B, 1.45-1.75x on 64 x 64 B (three ops a call), 1.10x on 1 x 64 B; the AVX2 lanes
 	// 1.05-1.18x on 64 x 1420 B of one length but below x/crypto on mixed lengths and in the tunnel's
 	// batches (TCP CPU per Gbit 1.05-1.10x); the one-message passes 0.7-0.9x. docs/benchmarks.md
 	cpuAVX2Lat1: {route{Stdlib, 0, AVX2}, route{AVX2, 1, Stdlib}},
