@@ -54,8 +54,9 @@ func aesBlocks(k *Key, dst, src [][16]byte) {
 // chachaBlocks is EncryptBlocks for a ChaCha20 key. On AVX2, whole states through the rounds, up to
 // six a pass (chachaHeadsAVX2: two states per register set, three sets interleaved): an input
 // needs only its block's first row, and so it beats the lanes at every batch size (AMD EPYC Zen 3,
-// `go test -run '^$' -bench EncryptBlocks/ChaCha ./kernels/`: 64 inputs 7.5x x/crypto's chacha20
-// against 4.2x through the lanes, 16 inputs 5.7-6.1x against 3.4-3.7x three states a call). On
+// `go test -run '^$' -bench EncryptBlocks/ChaCha ./kernels/` before and after the lanes gave way
+// here: 64 inputs 7.5-7.7x x/crypto's chacha20 against 4.2x through the lanes, 16 inputs 5.7-6.1x
+// against 3.4-3.7x three states a call). On
 // AVX512, one block per lane of the lane kernel, sixteen inputs per call, or below
 // chachaBlocksLanes inputs, where setting up the lane tables costs more than it saves, each the
 // 4-block kernel (its first block). The portable block function where there is neither.

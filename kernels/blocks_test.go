@@ -117,9 +117,9 @@ func TestEncryptBlocksMisuse(t *testing.T) {
 
 // BenchmarkEncryptBlocks times EncryptBlocks (QUIC's header-protection masks) on 1 to 64 inputs
 // (either side of the AVX512 ChaCha20 lanes' threshold, and passes of chachaHeadsAVX2 short of
-// their inputs and full) against the per-input way a QUIC stack computes
-// them, alternately (benchshape.Paired): crypto/aes's Encrypt, or a x/crypto chacha20 cipher per
-// sample whose first 5 bytes of key stream are the mask (RFC 9001 sections 5.4.3 and 5.4.4).
+// their inputs and full) against the per-input way a QUIC stack computes them, alternately
+// (benchshape.Paired): crypto/aes's Encrypt, or a x/crypto chacha20 cipher per sample whose first 5
+// bytes of key stream are the mask (RFC 9001 sections 5.4.3 and 5.4.4).
 func BenchmarkEncryptBlocks(b *testing.B) {
 	for _, s := range []Suite{AES128GCM, ChaCha20Poly1305} {
 		raw := make([]byte, s.KeySize())

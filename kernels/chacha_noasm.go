@@ -22,7 +22,7 @@ type tinyOps struct{}
 
 func newTinyOps(Tier, bool) tinyOps                    { return tinyOps{} }
 func (*tinyOps) fits(*Op) (n int, ok bool)             { return 0, false }
-func (*tinyOps) run([]Op, int) (failed int)            { return 0 }
+func (*tinyOps) run([]Op, int, int) (failed int)       { return 0 }
 func (*tinyOps) runAlone(*Op) (taken bool, failed int) { return false, 0 }
 func (*tinyOps) flush([]Op) (failed int)               { return 0 }
 

@@ -60,13 +60,11 @@ func (q *tinyOps) fits(op *Op) (n int, ok bool) {
 	return n, q.fused && n >= 0 && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD
 }
 
-// run takes ops[i], which fits a fused kernel, and returns how many ops failed of those run by this
-// call (ops[i] itself may wait in the queue).
-func (q *tinyOps) run(ops []Op, i int) (failed int) {
-	op := &ops[i]
-	n := q.msgLen(op)
+// run takes ops[i], which fits a fused kernel with its n-byte message (fits), and returns how many
+// ops failed of those run by this call (ops[i] itself may wait in the queue).
+func (q *tinyOps) run(ops []Op, i, n int) (failed int) {
 	if n > chachaTinyLaneMax {
-		return q.one(op, n)
+		return q.one(&ops[i], n)
 	}
 	q.queued[q.n] = i
 	if q.n++; q.n < chachaTinyLanes {

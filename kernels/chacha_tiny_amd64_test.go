@@ -241,10 +241,11 @@ func TestChaChaTinyLanesAVX2(t *testing.T) {
 		runTiny := func(open bool) (failed int) {
 			q := newTinyOps(AVX2, open)
 			for i := range ops {
-				if _, ok := q.fits(&ops[i]); !ok {
+				n, ok := q.fits(&ops[i])
+				if !ok {
 					t.Fatalf("iteration %d: op %d does not fit", iter, i)
 				}
-				failed += q.run(ops, i)
+				failed += q.run(ops, i, n)
 			}
 			if q.n != 0 {
 				t.Fatalf("iteration %d: %d ops left queued after a full call", iter, q.n)

@@ -6,7 +6,8 @@ package kernels_test
 // Fuzz targets. FuzzSealOracle: batches built from fuzzer-chosen keys, nonces, AD, messages and suites
 // seal byte-identically to the oracle on every tier and open back. FuzzOpen: arbitrary bytes handed to
 // Open under every suite, on the default path and every tier, never panic and fail unless they are a
-// genuine ciphertext (as the oracle judges), in which case the plaintext matches. `go test` runs the seeds; `make fuzz` explores.
+// genuine ciphertext (as the oracle judges), in which case the plaintext matches. `go test` runs the
+// seeds; `make fuzz` explores.
 
 import (
 	"bytes"

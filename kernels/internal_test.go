@@ -123,25 +123,36 @@ func TestRefChaCha20Encryption(t *testing.T) {
 	}
 }
 
-func TestRefHChaCha20(t *testing.T) {
-	// draft-irtf-cfrg-xchacha-03 section 2.2.1.
-	nonce := refHex("000000090000004a0000000031415927")
-	want := refHex("82413b4227b27bfed30e42508a877d73a0f9e4d58a74a853c12ec41326d3ecdc")
+// hchachaDraftNonce and hchachaDraftSubkey are the HChaCha20 test vector of
+// draft-irtf-cfrg-xchacha-03 section 2.2.1, under key00to1f.
+var (
+	hchachaDraftNonce  = refHex("000000090000004a0000000031415927")
+	hchachaDraftSubkey = refHex("82413b4227b27bfed30e42508a877d73a0f9e4d58a74a853c12ec41326d3ecdc")
+)
+
+// checkHChaChaDraft checks an HChaCha20 function (name) against the draft's test vector.
+func checkHChaChaDraft(t *testing.T, name string, hchacha func(out, key *[8]uint32, nonce *[16]byte)) {
+	t.Helper()
 	var out [8]uint32
-	hchacha20(&out, refKeyWords(key00to1f), nonce)
+	hchacha(&out, refKeyWords(key00to1f), (*[16]byte)(hchachaDraftNonce))
 	got := make([]byte, 32)
 	for i, w := range out {
 		binary.LittleEndian.PutUint32(got[4*i:], w)
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("HChaCha20 = %x, want %x", got, want)
+	if !bytes.Equal(got, hchachaDraftSubkey) {
+		t.Errorf("%s = %x, want %x", name, got, hchachaDraftSubkey)
 	}
-	if oracle, err := chacha20.HChaCha20(key00to1f, nonce); err != nil || !bytes.Equal(oracle, want) {
+}
+
+func TestRefHChaCha20(t *testing.T) {
+	checkHChaChaDraft(t, "hchacha20", func(out, key *[8]uint32, nonce *[16]byte) { hchacha20(out, key, nonce[:]) })
+	if oracle, err := chacha20.HChaCha20(key00to1f, hchachaDraftNonce); err != nil || !bytes.Equal(oracle, hchachaDraftSubkey) {
 		t.Errorf("HChaCha20 table disagrees with x/crypto/chacha20: %x, %v", oracle, err)
 	}
 
 	r := rand.New(rand.NewPCG(5, 6))
-	key := make([]byte, 32)
+	key, nonce, got := make([]byte, 32), make([]byte, 16), make([]byte, 32)
+	var out [8]uint32
 	for range 200 {
 		for i := range key {
 			key[i] = byte(r.Uint32())

@@ -65,8 +65,8 @@ func stdRun(ops []Op, open, gcm bool, tiny Tier) (failed int) {
 		if op.Key.suite.isGCM() != gcm {
 			continue
 		}
-		if _, ok := fused.fits(op); ok {
-			failed += fused.run(ops, i)
+		if n, ok := fused.fits(op); ok {
+			failed += fused.run(ops, i, n)
 			continue
 		}
 		if !stdOp(op, open) {
