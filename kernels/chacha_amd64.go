@@ -149,6 +149,12 @@ func hchacha20SIMD(out, key *[8]uint32, nonce *[16]byte) {
 //go:noescape
 func chachaPoly1305TinyAVX2(key *[8]uint32, nonce *[12]byte, dst, src *byte, n int, ad *byte, adLen int, tag *[TagSize]byte, open bool) bool
 
+// xorBytesAVX2 writes the n bytes at a XOR the n bytes at b to dst (dst may equal a): the
+// single-message paths' XOR of a message with key stream from a buffer, on ymm.
+//
+//go:noescape
+func xorBytesAVX2(dst, a, b *byte, n int)
+
 //go:noescape
 func chachaXOR16OneAVX512(st *[16]uint32, dst, src *byte, n int)
 

@@ -7655,6 +7655,75 @@ ks4avx2doubleround:
 	VZEROUPPER
 	RET
 
+// func xorBytesAVX2(dst *byte, a *byte, b *byte, n int)
+// Requires: AVX, AVX2
+TEXT ·xorBytesAVX2(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), AX
+	MOVQ a+8(FP), CX
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), BX
+
+xorBytesAVX2by128:
+	CMPQ    BX, $0x00000080
+	JB      xorBytesAVX2by32
+	VMOVDQU (CX), Y0
+	VPXOR   (DX), Y0, Y0
+	VMOVDQU 32(CX), Y1
+	VPXOR   32(DX), Y1, Y1
+	VMOVDQU 64(CX), Y2
+	VPXOR   64(DX), Y2, Y2
+	VMOVDQU 96(CX), Y3
+	VPXOR   96(DX), Y3, Y3
+	VMOVDQU Y0, (AX)
+	VMOVDQU Y1, 32(AX)
+	VMOVDQU Y2, 64(AX)
+	VMOVDQU Y3, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	ADDQ    $0x00000080, DX
+	SUBQ    $0x00000080, BX
+	JMP     xorBytesAVX2by128
+
+xorBytesAVX2by32:
+	CMPQ    BX, $0x20
+	JB      xorBytesAVX2by8
+	VMOVDQU (CX), Y0
+	VPXOR   (DX), Y0, Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, DX
+	SUBQ    $0x00000020, BX
+	JMP     xorBytesAVX2by32
+
+xorBytesAVX2by8:
+	CMPQ BX, $0x08
+	JB   xorBytesAVX2by1
+	MOVQ (CX), SI
+	XORQ (DX), SI
+	MOVQ SI, (AX)
+	ADDQ $0x00000008, AX
+	ADDQ $0x00000008, CX
+	ADDQ $0x00000008, DX
+	SUBQ $0x00000008, BX
+	JMP  xorBytesAVX2by8
+
+xorBytesAVX2by1:
+	TESTQ BX, BX
+	JZ    xorBytesAVX2done
+	MOVB  (CX), SI
+	XORB  (DX), SI
+	MOVB  SI, (AX)
+	ADDQ  $0x00000001, AX
+	ADDQ  $0x00000001, CX
+	ADDQ  $0x00000001, DX
+	SUBQ  $0x00000001, BX
+	JMP   xorBytesAVX2by1
+
+xorBytesAVX2done:
+	VZEROUPPER
+	RET
+
 // func chachaKS2Scalar(st *[16]uint32, out *[128]byte)
 TEXT ·chachaKS2Scalar(SB), NOSPLIT, $64-16
 	MOVQ st+0(FP), AX

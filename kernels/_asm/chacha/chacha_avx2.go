@@ -792,3 +792,66 @@ func chachaHeadsAVX2() {
 	VZEROUPPER()
 	RET()
 }
+
+// xorBytesAVX2 is the single-message paths' XOR of a message with its key stream from a buffer:
+// 128 bytes a step on ymm, then 32, 8 and 1. Each step loads its bytes of a before it stores those
+// of dst, so dst may equal a (in place); the bytes past n are neither read nor written.
+func xorBytesAVX2() {
+	Implement("xorBytesAVX2")
+	Attributes(NOSPLIT)
+	Doc("xorBytesAVX2 writes the n bytes at a XOR the n bytes at b to dst (dst may equal a), 0 <= n <= 64 KiB.")
+	dst := Load(Param("dst"), GP64())
+	a := Load(Param("a"), GP64())
+	b := Load(Param("b"), GP64())
+	n := Load(Param("n"), GP64())
+	advance := func(k int) {
+		ADDQ(U32(uint32(k)), dst)
+		ADDQ(U32(uint32(k)), a)
+		ADDQ(U32(uint32(k)), b)
+		SUBQ(U32(uint32(k)), n)
+	}
+	Label("xorBytesAVX2by128")
+	CMPQ(n, U32(128))
+	JB(LabelRef("xorBytesAVX2by32"))
+	var y [4]VecVirtual
+	for i := range y {
+		y[i] = YMM()
+		VMOVDQU(Mem{Base: a, Disp: 32 * i}, y[i])
+		VPXOR(Mem{Base: b, Disp: 32 * i}, y[i], y[i])
+	}
+	for i := range y {
+		VMOVDQU(y[i], Mem{Base: dst, Disp: 32 * i})
+	}
+	advance(128)
+	JMP(LabelRef("xorBytesAVX2by128"))
+	Label("xorBytesAVX2by32")
+	CMPQ(n, U8(32))
+	JB(LabelRef("xorBytesAVX2by8"))
+	z := YMM()
+	VMOVDQU(Mem{Base: a}, z)
+	VPXOR(Mem{Base: b}, z, z)
+	VMOVDQU(z, Mem{Base: dst})
+	advance(32)
+	JMP(LabelRef("xorBytesAVX2by32"))
+	Label("xorBytesAVX2by8")
+	CMPQ(n, U8(8))
+	JB(LabelRef("xorBytesAVX2by1"))
+	w := GP64()
+	MOVQ(Mem{Base: a}, w)
+	XORQ(Mem{Base: b}, w)
+	MOVQ(w, Mem{Base: dst})
+	advance(8)
+	JMP(LabelRef("xorBytesAVX2by8"))
+	Label("xorBytesAVX2by1")
+	TESTQ(n, n)
+	JZ(LabelRef("xorBytesAVX2done"))
+	c := GP8()
+	MOVB(Mem{Base: a}, c)
+	XORB(Mem{Base: b}, c)
+	MOVB(c, Mem{Base: dst})
+	advance(1)
+	JMP(LabelRef("xorBytesAVX2by1"))
+	Label("xorBytesAVX2done")
+	VZEROUPPER()
+	RET()
+}

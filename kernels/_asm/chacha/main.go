@@ -36,6 +36,7 @@ func main() {
 	chachaOneAVX2(2, false)
 	chachaOneAVX2(1, true)
 	chachaKS4AVX2()
+	xorBytesAVX2()
 	chachaKS2Scalar()
 	hchacha20AVX2(1)
 	hchacha20AVX2(3)
