@@ -56,17 +56,18 @@ func aesBlocks(k *Key, dst, src [][16]byte) {
 // needs only its block's first row, and so it beats the lanes at every batch size (AMD EPYC Zen 3,
 // `go test -run '^$' -bench EncryptBlocks/ChaCha ./kernels/` before and after the lanes gave way
 // here: 64 inputs 7.5-7.7x x/crypto's chacha20 against 4.2x through the lanes, 16 inputs 5.7-6.1x
-// against 3.4-3.7x three states a call). On
-// AVX512, one block per lane of the lane kernel, sixteen inputs per call, or below
-// chachaBlocksLanes inputs, where setting up the lane tables costs more than it saves, each the
-// 4-block kernel (its first block). The portable block function where there is neither.
+// against 3.4-3.7x three states a call). On AVX512 the same on 1-cycle cores
+// (impl.chachaBlocksHeads); elsewhere one block per lane of the lane kernel, sixteen inputs per
+// call, or below chachaBlocksLanes inputs, where setting up the lane tables costs more than it
+// saves, each the 4-block kernel (its first block). The portable block function where there is
+// neither.
 func chachaBlocks(k *Key, dst, src [][16]byte) {
 	t := AVX512.runsOn(chachaHas)
 	if t == Generic {
 		chachaBlocksGeneric(k, dst, src)
 		return
 	}
-	if t == AVX2 {
+	if t == AVX2 || impl.chachaBlocksHeads {
 		for len(src) > 0 {
 			n := min(len(src), chachaHeadsPerCall)
 			chachaHeadsAVX2(&dst[0], &k.chacha, &src[0], n)

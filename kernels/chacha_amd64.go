@@ -22,7 +22,11 @@ var (
 // stream kernel's last blocks and, with IFMA, runs Poly1305 in radix 2^44; AVX2 (and AVX512 without
 // IFMA) runs Poly1305 in radix 2^26.
 func chachaLaneKernels(t Tier) laneKernels {
-	return laneKernels{simd: t, masked: t == AVX512, radix44: t == AVX512 && impl.polyIFMA, fewOps: chachaFewOps}
+	k := laneKernels{simd: t, masked: t == AVX512, radix44: t == AVX512 && impl.polyIFMA, fewOps: chachaFewOps}
+	if t == AVX512 {
+		k.fewOps = impl.chachaFewOpsAVX512
+	}
+	return k
 }
 
 // The lane kernel set of amd64 (see laneKernels). On AVX2 the kernels run lanes 0-7 only when upper is

@@ -202,6 +202,131 @@ func TestXORStream(t *testing.T) {
 	}
 }
 
+// TestChaChaCoreVariants runs each SIMD tier with the choices impl makes from the core's latencies
+// and zmm width, both ways whatever this CPU would select: tiny ops alone on the fused AVX2 kernel
+// or not (chachaTinyFused), and the AVX512 tier's few-ops bound of full-width and of split zmm
+// (chachaFewOpsAVX512), on batch sizes either side of each bound, against the Generic tier.
+func TestChaChaCoreVariants(t *testing.T) {
+	for _, tier := range kernelTiers {
+		if !chachaHas(tier) {
+			continue
+		}
+		for _, fused := range []bool{false, true} {
+			for _, few := range []int{chachaFewOps, 11} {
+				t.Run(fmt.Sprintf("%v/fused=%v/few=%d", tier, fused, few), func(t *testing.T) {
+					defer func(f bool, n int) {
+						impl.chachaTinyFused, impl.chachaFewOpsAVX512 = f, n
+					}(impl.chachaTinyFused, impl.chachaFewOpsAVX512)
+					impl.chachaTinyFused, impl.chachaFewOpsAVX512 = fused, few
+					rng := rand.New(rand.NewPCG(5, uint64(few)))
+					for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+						key, _ := NewKey(suite, make([]byte, 32))
+						for _, b := range []int{1, 2, 7, 8, 11, 12, 17} {
+							checkAgainstGeneric(t, tier, key, b, rng)
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestChaChaOneOpAVX512 opens single messages on the AVX512 tier's one-op path against the Generic
+// tier: lengths either side of the 24-block pass and of the Poly1305 lanes' groups, AD of 0 to 40
+// bytes (the lanes' first group on either side of a block boundary), random ciphertexts and ones of
+// all one bits (the largest values the accumulator takes), and each tampered with, which must fail
+// and leave Dst zeroed.
+func TestChaChaOneOpAVX512(t *testing.T) {
+	if !chachaHas(AVX512) {
+		t.Skip("needs AVX-512")
+	}
+	rng := rand.New(rand.NewPCG(19, 20))
+	for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+		raw := make([]byte, 32)
+		for i := range raw {
+			raw[i] = byte(rng.Uint32())
+		}
+		key, _ := NewKey(suite, raw)
+		for _, n := range []int{100, 128, 200, 961, 975, 1200, 1420, 1472, 1473, 3000} {
+			for _, adLen := range []int{0, 5, 16, 21, 40} {
+				for _, ones := range []bool{false, true} {
+					nonce := make([]byte, suite.NonceSize())
+					nonce[0], nonce[1] = byte(n), byte(adLen)
+					ad, pt := make([]byte, adLen), make([]byte, n)
+					for i := range ad {
+						ad[i] = byte(rng.Uint32())
+					}
+					for i := range pt {
+						pt[i] = byte(rng.Uint32())
+					}
+					if ones { // the plaintext whose ciphertext is all ones: the key stream, inverted
+						ks := []Op{{Key: key, Nonce: nonce, Src: make([]byte, n), Dst: make([]byte, n+TagSize)}}
+						Generic.Seal(ks)
+						for i := range pt {
+							pt[i] = ^ks[0].Dst[i]
+						}
+					}
+					seal := []Op{{Key: key, Nonce: nonce, AD: ad, Src: pt, Dst: make([]byte, n+TagSize)}}
+					Generic.Seal(seal)
+					ct := seal[0].Dst
+					for _, tamper := range []int{-1, 0, n / 2, n + 3} {
+						src := append([]byte(nil), ct...)
+						if tamper >= 0 {
+							src[tamper] ^= 0x20
+						}
+						open := []Op{{Key: key, Nonce: nonce, AD: ad, Src: src, Dst: make([]byte, n)}}
+						failed := AVX512.Open(open)
+						switch {
+						case tamper < 0 && (failed != 0 || !bytes.Equal(open[0].Dst, pt)):
+							t.Fatalf("%v n=%d ad=%d ones=%v: genuine message failed or differs", suite, n, adLen, ones)
+						case tamper >= 0 && (failed != 1 || !isZeroBytes(open[0].Dst)):
+							t.Fatalf("%v n=%d ad=%d ones=%v: forgery at %d opened", suite, n, adLen, ones, tamper)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestEncryptBlocksHeads runs EncryptBlocks of a ChaCha20 key on the AVX512 tier's zmm lanes and on
+// chachaHeadsAVX2 (impl.chachaBlocksHeads), whichever this CPU would select, against the portable
+// block function, on every input count up to past two lane calls, in place and not.
+func TestEncryptBlocksHeads(t *testing.T) {
+	if !chachaHas(AVX512) {
+		t.Skip("needs AVX-512")
+	}
+	rng := rand.New(rand.NewPCG(17, 18))
+	random := func(b []byte) {
+		for i := range b {
+			b[i] = byte(rng.Uint32())
+		}
+	}
+	raw := make([]byte, 32)
+	random(raw)
+	k, _ := NewKey(ChaCha20Poly1305, raw)
+	defer func(h bool) { impl.chachaBlocksHeads = h }(impl.chachaBlocksHeads)
+	for _, heads := range []bool{false, true} {
+		impl.chachaBlocksHeads = heads
+		for n := range 40 {
+			src := make([][16]byte, n)
+			for i := range src {
+				random(src[i][:])
+			}
+			want, got := make([][16]byte, n), make([][16]byte, n)
+			chachaBlocksGeneric(k, want, src)
+			k.EncryptBlocks(got, src)
+			inPlace := append([][16]byte(nil), src...)
+			k.EncryptBlocks(inPlace, inPlace)
+			for i := range want {
+				if got[i] != want[i] || inPlace[i] != want[i] {
+					t.Fatalf("heads=%v, %d inputs: block %d differs", heads, n, i)
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkChaChaOneMACAVX2 measures an 8-block single-message pass alone, with 60 stitched MAC
 // blocks (what chachaStitchedOpAVX2's Seal stitches), the 60 blocks alone in the kernel's scalar
 // loop, and in the portable Poly1305.

@@ -47,13 +47,14 @@ import (
 //	           instead of after it.
 //
 // On both, a message within blocks 1-3 with a short MAC input takes chachaTinyOp, and short MACs the
-// portable radix-2^64 Poly1305 (poly1305AEAD). On AVX2 of 1-cycle cores (impl.chachaAVX2Regs) a message
-// within blocks 1-3 with AD of up to chachaTinyAD bytes takes chachaTinyOpAVX2 instead: the whole op
-// in one call of chachaPoly1305TinyAVX2.
+// portable radix-2^64 Poly1305 (poly1305AEAD). On 1-cycle cores (impl.chachaTinyFused) a message
+// within blocks 1-3 with AD of up to chachaTinyAD bytes takes chachaTinyOpAVX2 instead, on either
+// tier: the whole op in one call of chachaPoly1305TinyAVX2.
 //
 // chachaFewOps is the largest batch (or last chunk of a batch) that takes this path: up to there it
 // costs less than one op per lane (for 1420-byte messages, 16 lanes run 24 blocks each however few
-// of them are busy).
+// of them are busy). Cores that run zmm in two halves take more on AVX512
+// (impl.chachaFewOpsAVX512).
 const chachaFewOps = 7
 
 // chachaShortMAC is the longest AD plus ciphertext whose tag chachaOneOp computes with the scalar
@@ -77,7 +78,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	if open {
 		n -= TagSize
 	}
-	if t == AVX2 && impl.chachaAVX2Regs && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD {
+	if impl.chachaTinyFused && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD {
 		return chachaTinyOpAVX2(op, open, n)
 	}
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {
@@ -295,7 +296,7 @@ const (
 	chachaTinyAD  = 64
 )
 
-// chachaTinyOpAVX2 is chachaOneOp on the AVX2 tier of 1-cycle cores for a message of at most
+// chachaTinyOpAVX2 is chachaOneOp on 1-cycle cores (impl.chachaTinyFused) for a message of at most
 // chachaTinyMax bytes with at most chachaTinyAD bytes of AD: the whole op is one call of
 // chachaPoly1305TinyAVX2, which writes Dst only once the tag has verified.
 func chachaTinyOpAVX2(op *Op, open bool, n int) bool {

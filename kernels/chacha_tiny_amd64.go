@@ -7,11 +7,11 @@ package kernels
 
 import "unsafe"
 
-// Tiny ops on the AVX2 tier of 1-cycle cores (impl.chachaAVX2Regs): a whole op in one call of a
-// fused kernel, key stream, XOR, Poly1305 and tag. An op's rounds are one chain of dependent steps
-// that leaves most of the vector pipes idle, so ops within block 1 of the key stream run
-// chachaTinyLanes to a call (chachaPoly1305Tiny3AVX2, their rounds interleaved); the others, and
-// the last one or two of a batch, one to a call (chachaPoly1305TinyAVX2, up to chachaTinyMax bytes).
+// Tiny ops on 1-cycle cores (impl.chachaTinyFused): a whole op in one call of a fused kernel, key
+// stream, XOR, Poly1305 and tag. An op's rounds are one chain of dependent steps that leaves most
+// of the vector pipes idle, so ops within block 1 of the key stream run chachaTinyLanes to a call
+// (chachaPoly1305Tiny3AVX2, their rounds interleaved); the others, and the last one or two of a
+// batch, one to a call (chachaPoly1305TinyAVX2, up to chachaTinyMax bytes).
 
 // chachaTinyLanes is how many ops chachaPoly1305Tiny3AVX2 takes; chachaTinyLaneMax is the longest
 // message it takes (block 1). Its AD, like chachaPoly1305TinyAVX2's, is at most chachaTinyAD bytes.
@@ -39,9 +39,10 @@ type chachaTinyLane struct {
 //go:noescape
 func chachaPoly1305Tiny3AVX2(lanes *[chachaTinyLanes]chachaTinyLane, open bool) (ok uint8)
 
-// tinyOps runs the tiny ops of one batch on tier t's fused kernels (only the AVX2 tier of 1-cycle
-// cores has them): run takes an op that fits one, and flush runs what run has queued. It holds the
-// ops' indexes, not pointers to them, so that a batch on the stack stays there.
+// tinyOps runs the tiny ops of one batch that runs on the standard library on tier t's fused
+// kernels (the AVX2 tier's, on 1-cycle cores): run takes an op that fits one, and flush runs what
+// run has queued. It holds the ops' indexes, not pointers to them, so that a batch on the stack
+// stays there.
 type tinyOps struct {
 	fused  bool
 	open   bool
@@ -50,7 +51,7 @@ type tinyOps struct {
 }
 
 func newTinyOps(t Tier, open bool) tinyOps {
-	return tinyOps{fused: t == AVX2 && impl.chachaAVX2Regs, open: open}
+	return tinyOps{fused: t == AVX2 && impl.chachaTinyFused, open: open}
 }
 
 // fits reports whether a fused kernel takes op, and op's message length. An Open shorter than the

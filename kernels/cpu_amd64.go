@@ -47,6 +47,14 @@ var ymmLatency2 = func() bool {
 	return vendor == "AuthenticAMD" && family >= 0x1a
 }()
 
+// zmmHalves reports a core that runs each zmm instruction as two ymm halves (AMD Zen 4, the only
+// family 19h cores with AVX-512): its 16-lane zmm kernels do the work of two 8-lane ymm ones in
+// twice the time, so they repay their fixed cost only on more ops than where zmm runs at full width.
+var zmmHalves = func() bool {
+	vendor, family, _ := x86Family()
+	return vendor == "AuthenticAMD" && family == 0x19 && chachaAVX512
+}()
+
 // impl is the kernel-variant registry: where a tier has more than one kernel for the same job, the
 // one this CPU runs, chosen once from its features. Each field names the measurement behind its
 // choice (the runs are in docs/experiments.md); tests set a field, and restore it, to run each
@@ -65,6 +73,25 @@ var impl = struct {
 	// two groups in flight (chachaXOR16AVX2) for 2-cycle cores (ymmLatency2): 16 x 4 KiB 1.7-2.0 ->
 	// 2.4-2.5 GB/s on AMD Zen 3 (BenchmarkChaCha20Kernels).
 	chachaAVX2Regs bool
+	// chachaTinyFused: an op alone (a batch of one, or one of at most laneKernels.fewOps) within
+	// chachaTinyMax bytes takes the fused AVX2 kernel (chachaTinyOpAVX2) on either SIMD tier, rather
+	// than a 4-block pass and the scalar Poly1305 (chachaTinyOp). Its rounds are one row-form
+	// state, a chain of dependent steps that only 1-cycle cores run fast. 1 x 64 B against x/crypto
+	// (`make bench`): AMD Zen 4 (AVX512 tier) 0.74-0.75x -> 1.02-1.04x, XChaCha20 0.87-0.92x ->
+	// 1.09-1.14x; AMD Zen 3 (AVX2 tier) 1.10x. Intel cores take it by their latency, unmeasured.
+	chachaTinyFused bool
+	// chachaBlocksHeads: EncryptBlocks of a ChaCha20 key on AVX-512 CPUs runs chachaHeadsAVX2 (row
+	// form, six states a pass) as the AVX2 tier does, rather than one block per zmm lane: its
+	// chains are short enough for 1-cycle cores. AMD Zen 4, per call: 1 input 85 ns against
+	// 128-136 ns, 8 inputs 215 against 620-650, 64 inputs 1414 against 1500-1590
+	// (docs/experiments.md, 2026-12-02 Zen 4).
+	chachaBlocksHeads bool
+	// chachaFewOpsAVX512: the AVX512 tier's laneKernels.fewOps, the largest batch that runs one op at
+	// a time rather than in the 16 zmm lanes: 7 where zmm runs at full width, 11 where it runs in
+	// two halves (zmmHalves). AMD Zen 4, 8 x 1420 B: lanes 1060-1180 ns an op, one at a time
+	// 600-770; 12 x 1420 B level; 12 x 576 B lanes 390-440 ns, one at a time 560-620
+	// (docs/experiments.md, 2026-12-02 Zen 4).
+	chachaFewOpsAVX512 int
 	// poly26Regs: the radix-2^26 Poly1305 lane kernels of 1-cycle cores, one group of 4 lanes at a
 	// time with its accumulators in registers and two blocks per step (poly1305AVX2Regs,
 	// poly1305AVX2RegsLanes8), rather than all groups block by block (poly1305AVX2) for 2-cycle
@@ -76,11 +103,19 @@ var impl = struct {
 	// 0.72x -> 1.60x, on AMD Zen 3 (BenchmarkGCMKernel compares the two).
 	gcmVAES bool
 }{
-	polyIFMA:       chachaAVX512 && cpu.X86.HasAVX512IFMA,
-	polyZMM:        true,
-	chachaAVX2Regs: !ymmLatency2,
-	poly26Regs:     !ymmLatency2,
-	gcmVAES:        gcmAVX2OK && hasVAESYMM(),
+	polyIFMA:          chachaAVX512 && cpu.X86.HasAVX512IFMA,
+	polyZMM:           true,
+	chachaAVX2Regs:    !ymmLatency2,
+	poly26Regs:        !ymmLatency2,
+	chachaTinyFused:   !ymmLatency2,
+	chachaBlocksHeads: !ymmLatency2,
+	chachaFewOpsAVX512: func() int {
+		if zmmHalves {
+			return 11
+		}
+		return chachaFewOps
+	}(),
+	gcmVAES: gcmAVX2OK && hasVAESYMM(),
 }
 
 // thisCPU is the dispatch table's class of this CPU.
