@@ -16,6 +16,10 @@ func chachaRunSIMD(t Tier, ops []Op, open bool) int {
 	panic("kernels: no ChaCha SIMD code in this build")
 }
 
+func chachaRunOne(t Tier, op *Op, open bool) int {
+	panic("kernels: no ChaCha SIMD code in this build")
+}
+
 // tinyOps has nothing to run: this build has no fused one-call kernel for tiny ops, and no route
 // names a tiny tier here.
 type tinyOps struct{}

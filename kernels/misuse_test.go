@@ -271,6 +271,15 @@ func TestNotMisuse(t *testing.T) {
 			if open[2].Err != kernels.ErrAuth || !isZero(short) || open[3].Err != kernels.ErrAuth {
 				t.Errorf("%s %v: short ciphertext: Err = %v, %v, Dst %x; want ErrAuth and zeroes", c.name, s, open[2].Err, open[3].Err, short)
 			}
+			// Each short op alone too: a batch of one takes paths of its own (runAlone).
+			for _, op := range open[2:] {
+				fill(short, guardByte)
+				alone := []kernels.Op{{Key: k.key, Nonce: nonce, Src: op.Src, Dst: op.Dst, Err: errSentinel}}
+				if failed := c.open(alone); failed != 1 || alone[0].Err != kernels.ErrAuth || !isZero(short[:len(op.Dst)]) {
+					t.Errorf("%s %v: short ciphertext of %d bytes alone: failed %d, Err %v; want 1, ErrAuth and zeroes",
+						c.name, s, len(op.Src), failed, alone[0].Err)
+				}
+			}
 		}
 	}
 	// An empty batch is a no-op.

@@ -131,17 +131,22 @@ func Open(ops []Op) (failed int) {
 }
 
 // runAlone runs op, a batch's only op (every NewAEAD call, and a caller that goes packet by
-// packet), where its family's route puts one op on the standard library: on the tiny-op kernel if
-// it fits one, else through stdOp. It reports whether it ran op, and whether op failed. Going past
-// run's walk over the batch matters there: the calls it saves cost 2-3% of a 1420-byte op on
-// x/crypto (docs/experiments.md, 2026-12-02 third session).
+// packet), on its family's route for one op: on the standard library (the tiny-op kernel if it
+// fits one, else stdOp), or a ChaCha-family op on a SIMD tier's one-op path (chachaRunOne). It
+// reports whether it ran op, and whether op failed. Going past run's walk over the batch matters
+// there: the calls it saves cost 2-3% of a 1420-byte op on x/crypto (docs/experiments.md,
+// 2026-12-02 third session).
 func runAlone(op *Op, open bool) (ran bool, failed int) {
+	gcm := op.Key.suite.isGCM()
 	r := chachaRoute
-	if op.Key.suite.isGCM() {
+	if gcm {
 		r = gcmRoute
 	}
-	if r.tierFor(1) != Stdlib {
-		return false, 0
+	if t := r.tierFor(1); t != Stdlib {
+		if t = t.runsOn(chachaHas); gcm || t == Generic {
+			return false, 0
+		}
+		return true, chachaRunOne(t, op, open)
 	}
 	q := newTinyOps(r.tiny, open)
 	if taken, failed := q.runAlone(op); taken {
