@@ -203,10 +203,11 @@ func poly1305IFMAZ(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 //go:noescape
 func poly1305IFMAY(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 
-// poly1305IFMAOne absorbs n whole blocks of one message into st.h, eight lanes at a time.
+// poly1305IFMAOne absorbs into st.h headN blocks at head one at a time, n whole blocks of one message
+// eight lanes at a time, and tailN blocks at tail one at a time.
 //
 //go:noescape
-func poly1305IFMAOne(st *polyOne, msg *byte, n int)
+func poly1305IFMAOne(st *polyOne, head *byte, headN int, msg *byte, n int, tail *byte, tailN int)
 
 // poly1305IFMAPowers writes st's multiplier rows for r (radix-2^44 limbs): r^16, the lanes' two
 // sets of final multipliers (polyOneRowEnd, polyOneRowEnd2) in the unpacked block order, and r.

@@ -16057,26 +16057,110 @@ eight26:
 	VZEROUPPER
 	RET
 
-// func poly1305IFMAOne(st *polyOne, msg *byte, n int)
+// func poly1305IFMAOne(st *polyOne, head *byte, headN int, msg *byte, n int, tail *byte, tailN int)
 // Requires: AVX, AVX2, AVX512F, AVX512IFMA
-TEXT ·poly1305IFMAOne(SB), NOSPLIT, $0-24
+TEXT ·poly1305IFMAOne(SB), NOSPLIT, $0-56
 	MOVQ         st+0(FP), AX
-	MOVQ         msg+8(FP), CX
-	MOVQ         n+16(FP), DX
-	MOVQ         $0x00000fffffffffff, BX
-	VPBROADCASTQ BX, Z0
-	MOVQ         $0x000003ffffffffff, BX
-	VPBROADCASTQ BX, Z1
-	MOVQ         $0x0000010000000000, BX
-	VPBROADCASTQ BX, Z2
+	MOVQ         $0x00000fffffffffff, CX
+	VPBROADCASTQ CX, Z0
+	MOVQ         $0x000003ffffffffff, CX
+	VPBROADCASTQ CX, Z1
+	MOVQ         $0x0000010000000000, CX
+	VPBROADCASTQ CX, Z2
 	VMOVDQU64    (AX), Z3
 	VPXORQ       Z4, Z4, Z4
 	VMOVDQU64    64(AX), Z5
 	VPXORQ       Z6, Z6, Z6
 	VMOVDQU64    128(AX), Z7
 	VPXORQ       Z8, Z8, Z8
-	CMPQ         DX, $0x00000008
-	JB           one
+	MOVQ         head+8(FP), CX
+	MOVQ         headN+16(FP), DX
+	TESTQ        DX, DX
+	JZ           headdone
+
+head:
+	VPBROADCASTQ (CX), Z9
+	VPBROADCASTQ 8(CX), Z10
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z9, Z11
+	VPADDQ Z11, Z3, Z3
+	VPSRLQ $0x2c, Z9, Z11
+	VPSLLQ $0x14, Z10, Z9
+	VPORQ  Z9, Z11, Z11
+	VPANDQ Z0, Z11, Z11
+	VPADDQ Z11, Z5, Z5
+	VPSRLQ $0x18, Z10, Z11
+	VPORQ  Z2, Z11, Z11
+	VPADDQ Z11, Z7, Z7
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPXORQ      Z3, Z3, Z13
+	VPXORQ      Z3, Z3, Z14
+	VPXORQ      Z3, Z3, Z15
+	VPMADD52LUQ 1152(AX), Z3, Z9
+	VPMADD52HUQ 1152(AX), Z3, Z10
+	VPMADD52LUQ 1216(AX), Z3, Z11
+	VPMADD52HUQ 1216(AX), Z3, Z13
+	VPMADD52LUQ 1280(AX), Z3, Z14
+	VPMADD52HUQ 1280(AX), Z3, Z15
+	VPMADD52LUQ 1408(AX), Z5, Z9
+	VPMADD52HUQ 1408(AX), Z5, Z10
+	VPMADD52LUQ 1152(AX), Z5, Z11
+	VPMADD52HUQ 1152(AX), Z5, Z13
+	VPMADD52LUQ 1216(AX), Z5, Z14
+	VPMADD52HUQ 1216(AX), Z5, Z15
+	VPMADD52LUQ 1344(AX), Z7, Z9
+	VPMADD52HUQ 1344(AX), Z7, Z10
+	VPMADD52LUQ 1408(AX), Z7, Z11
+	VPMADD52HUQ 1408(AX), Z7, Z13
+	VPMADD52LUQ 1152(AX), Z7, Z14
+	VPMADD52HUQ 1152(AX), Z7, Z15
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z9, Z3
+	VPANDQ Z0, Z9, Z9
+	VPADDQ Z3, Z11, Z11
+	VPSRLQ $0x2c, Z11, Z3
+	VPANDQ Z0, Z11, Z5
+	VPADDQ Z3, Z14, Z14
+	VPSRLQ $0x2a, Z14, Z3
+	VPANDQ Z1, Z14, Z7
+	VPADDQ Z3, Z9, Z9
+	VPSLLQ $0x02, Z3, Z3
+	VPADDQ Z3, Z9, Z3
+	ADDQ   $0x00000010, CX
+	DECQ   DX
+	JNZ    head
+
+headdone:
+	// The groups below start from X's lane 0 and zero in every other lane.
+	MOVL        $0x00000001, CX
+	KMOVW       CX, K1
+	VMOVDQA64.Z Z3, K1, Z3
+	VMOVDQA64.Z Z5, K1, Z5
+	VMOVDQA64.Z Z7, K1, Z7
+	MOVQ        msg+24(FP), CX
+	MOVQ        n+32(FP), DX
+	CMPQ        DX, $0x00000008
+	JB          one
 
 	// Blocks 0-3 and 4-7 of a group of 8: after the unpacks lanes 2c and 2c+1 hold blocks c
 	// and 4+c. X's lane 0 starts from h, every other lane of X and Y from 0.
@@ -16646,7 +16730,7 @@ fold:
 
 one:
 	TESTQ DX, DX
-	JZ    store
+	JZ    after
 
 single:
 	VPBROADCASTQ (CX), Z4
@@ -16720,7 +16804,85 @@ single:
 	DECQ   DX
 	JNZ    single
 
-store:
+after:
+	MOVQ  tail+40(FP), CX
+	MOVQ  tailN+48(FP), DX
+	TESTQ DX, DX
+	JZ    lastdone
+
+last:
+	VPBROADCASTQ (CX), Z4
+	VPBROADCASTQ 8(CX), Z6
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z4, Z8
+	VPADDQ Z8, Z3, Z3
+	VPSRLQ $0x2c, Z4, Z8
+	VPSLLQ $0x14, Z6, Z4
+	VPORQ  Z4, Z8, Z8
+	VPANDQ Z0, Z8, Z8
+	VPADDQ Z8, Z5, Z5
+	VPSRLQ $0x18, Z6, Z8
+	VPORQ  Z2, Z8, Z8
+	VPADDQ Z8, Z7, Z7
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z4
+	VPXORQ      Z3, Z3, Z6
+	VPXORQ      Z3, Z3, Z8
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPMADD52LUQ 1152(AX), Z3, Z4
+	VPMADD52HUQ 1152(AX), Z3, Z6
+	VPMADD52LUQ 1216(AX), Z3, Z8
+	VPMADD52HUQ 1216(AX), Z3, Z9
+	VPMADD52LUQ 1280(AX), Z3, Z10
+	VPMADD52HUQ 1280(AX), Z3, Z11
+	VPMADD52LUQ 1408(AX), Z5, Z4
+	VPMADD52HUQ 1408(AX), Z5, Z6
+	VPMADD52LUQ 1152(AX), Z5, Z8
+	VPMADD52HUQ 1152(AX), Z5, Z9
+	VPMADD52LUQ 1216(AX), Z5, Z10
+	VPMADD52HUQ 1216(AX), Z5, Z11
+	VPMADD52LUQ 1344(AX), Z7, Z4
+	VPMADD52HUQ 1344(AX), Z7, Z6
+	VPMADD52LUQ 1408(AX), Z7, Z8
+	VPMADD52HUQ 1408(AX), Z7, Z9
+	VPMADD52LUQ 1152(AX), Z7, Z10
+	VPMADD52HUQ 1152(AX), Z7, Z11
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z6, Z6
+	VPADDQ Z6, Z8, Z8
+	VPSLLQ $0x08, Z9, Z9
+	VPADDQ Z9, Z10, Z10
+	VPSLLQ $0x0a, Z11, Z11
+	VPADDQ Z11, Z4, Z4
+	VPSLLQ $0x02, Z11, Z11
+	VPADDQ Z11, Z4, Z4
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z4, Z3
+	VPANDQ Z0, Z4, Z4
+	VPADDQ Z3, Z8, Z8
+	VPSRLQ $0x2c, Z8, Z3
+	VPANDQ Z0, Z8, Z5
+	VPADDQ Z3, Z10, Z10
+	VPSRLQ $0x2a, Z10, Z3
+	VPANDQ Z1, Z10, Z7
+	VPADDQ Z3, Z4, Z4
+	VPSLLQ $0x02, Z3, Z3
+	VPADDQ Z3, Z4, Z3
+	ADDQ   $0x00000010, CX
+	DECQ   DX
+	JNZ    last
+
+lastdone:
 	// Only lane 0: the rows' other lanes stay zero for the next call.
 	VMOVQ X3, (AX)
 	VMOVQ X5, 64(AX)

@@ -232,10 +232,10 @@ func TestChaChaCoreVariants(t *testing.T) {
 }
 
 // TestChaChaOneOpAVX512 opens single messages on the AVX512 tier's one-op path against the Generic
-// tier: lengths either side of the 24-block pass and of the Poly1305 lanes' groups, AD of 0 to 40
-// bytes (the lanes' first group on either side of a block boundary), random ciphertexts and ones of
-// all one bits (the largest values the accumulator takes), and each tampered with, which must fail
-// and leave Dst zeroed.
+// tier: lengths either side of the 24-block pass, of the Poly1305 lanes' groups and of a kernel
+// call's bound, AD of 0 to 300 bytes (within the kernel call's head blocks and beyond), random
+// ciphertexts and ones of all one bits (the largest values the accumulator takes), and each
+// tampered with, which must fail and leave Dst zeroed.
 func TestChaChaOneOpAVX512(t *testing.T) {
 	if !chachaHas(AVX512) {
 		t.Skip("needs AVX-512")
@@ -247,8 +247,8 @@ func TestChaChaOneOpAVX512(t *testing.T) {
 			raw[i] = byte(rng.Uint32())
 		}
 		key, _ := NewKey(suite, raw)
-		for _, n := range []int{100, 128, 200, 961, 975, 1200, 1420, 1472, 1473, 3000} {
-			for _, adLen := range []int{0, 5, 16, 21, 40} {
+		for _, n := range []int{0, 10, 100, 128, 200, 961, 975, 1200, 1420, 1472, 1473, 3000, 16*maxPolyBlocks + 30} {
+			for _, adLen := range []int{0, 5, 16, 21, 40, 128, 129, 300} {
 				for _, ones := range []bool{false, true} {
 					nonce := make([]byte, suite.NonceSize())
 					nonce[0], nonce[1] = byte(n), byte(adLen)

@@ -420,8 +420,10 @@ func (st *polyOne) setMul(first, l int, x [3]uint64) {
 	st[first+3][l], st[first+4][l] = 20*x[1], 20*x[2]
 }
 
-// poly1305One returns the RFC 8439 section 2.8 tag of ad and ct under key with poly1305IFMAOne:
-// one message, the lanes sharing its blocks.
+// poly1305One returns the RFC 8439 section 2.8 tag of ad and ct under key with poly1305IFMAOne: one
+// message, the lanes sharing its blocks. A short AD (padded) and the ciphertext's last blocks (its
+// padded partial block, the lengths) go in as the head and tail of the ciphertext's call: a call for
+// a block or two costs about as much as a group of 8 blocks in the lanes.
 func poly1305One(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
 	var st polyOne
 	r := poly1305R44(key)
@@ -432,28 +434,41 @@ func poly1305One(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
 			st.setMul(polyOneRowR, l, r)
 		}
 	}
-	var last [32]byte // a padded partial block, then the lengths block
-	absorb := func(b []byte) {
-		for len(b) >= 16 {
-			n := min(len(b)/16, maxPolyBlocks)
-			poly1305IFMAOne(&st, &b[0], n)
-			b = b[16*n:]
+	var head [8 * 16]byte // the AD, or its partial last block, padded
+	rest := ad
+	if len(ad) > len(head) {
+		whole := ad[:len(ad)&^15]
+		for len(whole) > 0 {
+			n := min(len(whole)/16, maxPolyBlocks)
+			poly1305IFMAOne(&st, nil, 0, &whole[0], n, nil, 0)
+			whole = whole[16*n:]
 		}
+		rest = ad[len(ad)&^15:]
 	}
-	absorb(ad)
-	if len(ad)%16 != 0 {
-		copy(last[:], ad[len(ad)&^15:])
-		absorb(last[:16])
+	copy(head[:], rest)
+	headAt, headN := &head[0], (len(rest)+15)/16
+	var last [32]byte // the ciphertext's partial last block, padded, then the lengths block
+	tailAt, tailN := &last[0], 2
+	if copy(last[:16], ct[len(ct)&^15:]) == 0 {
+		tailAt, tailN = &last[16], 1
 	}
-	absorb(ct)
-	clear(last[:16])
-	n := copy(last[:16], ct[len(ct)&^15:])
 	binary.LittleEndian.PutUint64(last[16:], uint64(len(ad)))
 	binary.LittleEndian.PutUint64(last[24:], uint64(len(ct)))
-	if n > 0 {
-		absorb(last[:])
-	} else {
-		absorb(last[16:])
+	whole := ct[:len(ct)&^15]
+	for {
+		n := min(len(whole)/16, maxPolyBlocks)
+		var msg *byte
+		if n > 0 {
+			msg = &whole[0]
+		}
+		whole = whole[16*n:]
+		if len(whole) > 0 { // more calls to come: the tail goes with the last
+			poly1305IFMAOne(&st, headAt, headN, msg, n, nil, 0)
+			headN = 0
+			continue
+		}
+		poly1305IFMAOne(&st, headAt, headN, msg, n, tailAt, tailN)
+		break
 	}
 	h := [3]uint64{st[0][0], st[1][0], st[2][0]}
 	poly1305Finish44(&tag, h[0], h[1], h[2], binary.LittleEndian.Uint64(key[16:]), binary.LittleEndian.Uint64(key[24:]))

@@ -363,12 +363,13 @@ const (
 func poly1305IFMAOne() {
 	Implement("poly1305IFMAOne")
 	Attributes(NOSPLIT)
-	Doc("poly1305IFMAOne absorbs the n 16-byte blocks at msg into the accumulator st.h (the 2^128 bit",
-		"of each block set): eight blocks at a time across the lanes while at least eight are left, then",
-		"one at a time. n >= 1.")
+	Doc("poly1305IFMAOne absorbs into the accumulator st.h (the 2^128 bit of each block set) the",
+		"headN 16-byte blocks at head one at a time, then the n blocks at msg, eight at a time across",
+		"the lanes while at least eight are left, then one at a time, then the tailN blocks at tail one",
+		"at a time: a short AD before the ciphertext and the last blocks after it (a padded partial",
+		"block, the lengths) in the same call, which costs about as much as a group of 8 blocks.",
+		"Each count may be 0.")
 	st := Mem{Base: Load(Param("st"), GP64())}
-	msg := Load(Param("msg"), GP64())
-	n := Load(Param("n"), GP64())
 	row := func(i int) Mem { return st.Offset(64 * i) }
 	c := polyConstsIn(ZMMv)
 	var x, y [3]VecVirtual
@@ -378,6 +379,34 @@ func poly1305IFMAOne() {
 		VPXORQ(y[i], y[i], y[i])
 	}
 	mulRows := func(first int) func(int) Op { return func(k int) Op { return row(first + k) } }
+	// singles absorbs the count blocks at the pointer parameter from, one at a time into every lane
+	// of X: only lane 0 counts.
+	singles := func(from, count, label string) {
+		p := Load(Param(from), GP64())
+		k := Load(Param(count), GP64())
+		TESTQ(k, k)
+		JZ(LabelRef(label + "done"))
+		Label(label)
+		lo, hi := ZMM(), ZMM()
+		VPBROADCASTQ(Mem{Base: p}, lo)
+		VPBROADCASTQ(Mem{Base: p, Disp: 8}, hi)
+		polyAddMsg(lo, hi, x, c, ZMMv)
+		polyMulReduce(x, mulRows(oneRowR), c, ZMMv)
+		ADDQ(U32(16), p)
+		DECQ(k)
+		JNZ(LabelRef(label))
+		Label(label + "done")
+	}
+	singles("head", "headN", "head")
+	Comment("The groups below start from X's lane 0 and zero in every other lane.")
+	lane0, one := K(), GP32()
+	MOVL(U32(1), one)
+	KMOVW(one, lane0)
+	for i := range x {
+		VMOVDQA64_Z(x[i], lane0, x[i])
+	}
+	msg := Load(Param("msg"), GP64())
+	n := Load(Param("n"), GP64())
 	sumInto := func(h, from [3]VecVirtual) {
 		for i := range h {
 			VPADDQ(from[i], h[i], h[i])
@@ -449,7 +478,7 @@ func poly1305IFMAOne() {
 
 	Label("one")
 	TESTQ(n, n)
-	JZ(LabelRef("store"))
+	JZ(LabelRef("after"))
 	Label("single")
 	lo, hi := ZMM(), ZMM()
 	VPBROADCASTQ(Mem{Base: msg}, lo)
@@ -459,6 +488,9 @@ func poly1305IFMAOne() {
 	ADDQ(U32(16), msg)
 	DECQ(n)
 	JNZ(LabelRef("single"))
+
+	Label("after")
+	singles("tail", "tailN", "last")
 
 	Label("store")
 	Comment("Only lane 0: the rows' other lanes stay zero for the next call.")
