@@ -124,6 +124,8 @@ var thisCPU = func() cpuClass {
 	switch {
 	case vendor != "AuthenticAMD" && vendor != "GenuineIntel":
 		return cpuUnmeasured
+	case chachaHasSIMD(AVX512) && gcmHas(AVX512) && zmmHalves:
+		return cpuAVX512Halves
 	case chachaHasSIMD(AVX512) && gcmHas(AVX512):
 		return cpuAVX512
 	case chachaHasSIMD(AVX2) && gcmHas(AVX2) && !ymmLatency2:

@@ -24,16 +24,41 @@ const (
 	// cpuAVX2Lat1: AVX2 without AVX-512 on a core whose vector integer instructions have a 1-cycle
 	// latency (AMD Zen 2 and 3, Intel cores since Haswell).
 	cpuAVX2Lat1
+	// cpuAVX512Halves: cpuAVX512 on a core that runs each zmm instruction as two ymm halves (AMD Zen
+	// 4; zmmHalves).
+	cpuAVX512Halves
 )
 
 // route is a family's entry in the dispatch table: batches with at least minOps of the family's ops
 // run on tier, smaller ones (and every batch when tier is Stdlib) on Stdlib. In a batch that runs on
 // Stdlib, the ops small enough for tiny's fused one-call kernels (tinyOps: the ChaCha family's
-// messages of up to three blocks) run there instead, where tiny is not Stdlib.
+// messages of up to three blocks) run there instead, where tiny is not Stdlib, and the ChaCha
+// family's ops that one takes on its tier's one-op path.
 type route struct {
 	tier   Tier
 	minOps int
 	tiny   Tier
+	one    oneOps
+}
+
+// oneOps is which ChaCha-family ops of a batch that runs on Stdlib a SIMD tier's one-op path
+// (chachaRunOne) takes instead: messages of sealMin (Seal) or openMin (Open) bytes up to max, and of
+// long bytes or more. Its zero value, tier Generic, takes none.
+type oneOps struct {
+	tier                        Tier
+	sealMin, openMin, max, long int
+}
+
+// takes reports whether o takes an op whose message (plaintext) has n bytes.
+func (o oneOps) takes(n int, open bool) bool {
+	if o.tier == Generic {
+		return false
+	}
+	low := o.sealMin
+	if open {
+		low = o.openMin
+	}
+	return n >= low && n <= o.max || o.long > 0 && n >= o.long
 }
 
 // routes is the dispatch table: per CPU class, the ChaCha family's and the AES-GCM family's route,
@@ -41,14 +66,26 @@ type route struct {
 // standard library's; the runs are in docs/benchmarks.md).
 var routes = [...]struct{ chacha, gcm route }{
 	// Nothing measured: the standard library.
-	cpuUnmeasured: {route{Stdlib, 0, Stdlib}, route{Stdlib, 0, Stdlib}},
+	cpuUnmeasured: {route{tier: Stdlib, tiny: Stdlib}, route{tier: Stdlib, tiny: Stdlib}},
 	// AMD Zen 5: 64 x 1420 B 2.6-3.0x, 1 op 1.02x or more, both families. docs/benchmarks.md
-	cpuAVX512: {route{AVX512, 1, Stdlib}, route{AVX512, 1, Stdlib}},
+	cpuAVX512: {route{tier: AVX512, minOps: 1, tiny: Stdlib}, route{tier: AVX512, minOps: 1, tiny: Stdlib}},
 	// AMD Zen 3: GCM 1.47-3.36x on every shape, 1 op too. ChaCha: the fused tiny kernels on ops of up
 	// to 192 B, 1.45-1.75x on 64 x 64 B (three ops a call), 1.10x on 1 x 64 B; the AVX2 lanes
 	// 1.05-1.18x on 64 x 1420 B of one length but below x/crypto on mixed lengths and in the tunnel's
 	// batches (TCP CPU per Gbit 1.05-1.10x); the one-message passes 0.7-0.9x. docs/benchmarks.md
-	cpuAVX2Lat1: {route{Stdlib, 0, AVX2}, route{AVX2, 1, Stdlib}},
+	cpuAVX2Lat1: {route{tier: Stdlib, tiny: AVX2}, route{tier: AVX2, minOps: 1, tiny: Stdlib}},
+	// AMD Zen 4: GCM 1.76-3.73x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B
+	// level with one op at a time, at 12 x 576 B 1.3x ahead), 1.13-2.29x on batches of 64. Ops on
+	// their own (batches below 12): up to 192 B the fused AVX2 kernels, 1.15x on 1 x 64 B. The
+	// AVX512 one-op path only where its 24-block pass is nearly full or the message long: Seal 1.08x
+	// at 1180 B, 1.25x at 1420 B, Open 0.98-0.99x at 1300-1420 B (the standard library's route the
+	// same), 1.0-1.2x from 3 KiB; elsewhere it lost to the standard library's 0.98x (700 B: 0.78x /
+	// 0.80x, 2500 B: 0.91-0.96x / 0.85-0.90x). docs/benchmarks.md
+	cpuAVX512Halves: {
+		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 18*64 + 1,
+			openMin: 20*64 + 1, max: 23 * 64, long: 3 << 10}},
+		route{tier: AVX512, minOps: 1, tiny: Stdlib},
+	},
 }
 
 // chachaRoute and gcmRoute are this CPU's routes; tests set them to run the dispatcher's choices.

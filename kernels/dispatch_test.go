@@ -16,21 +16,24 @@ import (
 // TestDispatchTable: this CPU's routes name tiers that run here, and the table has a route for
 // every class.
 func TestDispatchTable(t *testing.T) {
-	t.Logf("CPU class %d: ChaCha family %v from %d ops (tiny ops %v), AES-GCM %v from %d ops",
-		thisCPU, chachaRoute.tier, chachaRoute.minOps, chachaRoute.tiny, gcmRoute.tier, gcmRoute.minOps)
+	t.Logf("CPU class %d: ChaCha family %v from %d ops (tiny ops %v, one-op path %+v), AES-GCM %v from %d ops",
+		thisCPU, chachaRoute.tier, chachaRoute.minOps, chachaRoute.tiny, chachaRoute.one, gcmRoute.tier, gcmRoute.minOps)
 	for c, r := range routes {
 		for _, fr := range []route{r.chacha, r.gcm} {
 			if fr.tier >= numTiers || fr.tier == Generic || fr.tiny >= numTiers || fr.tiny == Generic {
 				t.Errorf("class %d routes to %v (tiny %v): the default path takes a kernel tier or Stdlib", c, fr.tier, fr.tiny)
 			}
+			if o := fr.one.tier; o != Generic && o != AVX2 && o != AVX512 {
+				t.Errorf("class %d: one-op path on %v, not a SIMD tier", c, o)
+			}
 		}
-		if r.gcm.tiny != Stdlib {
-			t.Errorf("class %d: the AES-GCM family has no tiny kernels", c)
+		if r.gcm.tiny != Stdlib || r.gcm.one != (oneOps{}) {
+			t.Errorf("class %d: the AES-GCM family has no tiny kernels or one-op paths", c)
 		}
 	}
 	for _, r := range []route{chachaRoute, gcmRoute} {
-		if !tierAvailable[r.tier] || !tierAvailable[r.tiny] {
-			t.Errorf("this CPU's route takes %v (tiny %v), which is not available", r.tier, r.tiny)
+		if !tierAvailable[r.tier] || !tierAvailable[r.tiny] || r.one.tier != Generic && !chachaHas(r.one.tier) {
+			t.Errorf("this CPU's route takes %v (tiny %v, one-op path %v), which is not available", r.tier, r.tiny, r.one.tier)
 		}
 	}
 }
@@ -64,12 +67,22 @@ func TestDispatchPaths(t *testing.T) {
 				tinies = []Tier{tier}
 			}
 			for _, tiny := range tinies {
-				chachaRoute, gcmRoute = route{tier, minOps, tiny}, route{tier, minOps, Stdlib}
-				t.Run(fmt.Sprintf("%v/from%d/tiny%v", tier, minOps, tiny), func(t *testing.T) {
-					for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 33} {
-						checkDefaultAgainstGeneric(t, keys, n, rng)
-					}
-				})
+				// With a SIMD tiny tier, also that tier's one-op path for the ChaCha family's
+				// messages of 101 (Seal) or 201 (Open) to 1000 bytes and from 1300 on, as a
+				// route's oneOps takes them.
+				ones := []oneOps{{}}
+				if tiny != Stdlib {
+					ones = append(ones, oneOps{tier: tiny, sealMin: 101, openMin: 201, max: 1000, long: 1300})
+				}
+				for _, one := range ones {
+					chachaRoute = route{tier: tier, minOps: minOps, tiny: tiny, one: one}
+					gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
+					t.Run(fmt.Sprintf("%v/from%d/tiny%v/one%v", tier, minOps, tiny, one.tier), func(t *testing.T) {
+						for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 33} {
+							checkDefaultAgainstGeneric(t, keys, n, rng)
+						}
+					})
+				}
 			}
 		}
 	}

@@ -56,9 +56,10 @@ func wipeStdAEAD(a cipher.AEAD) bool {
 
 // stdRun processes the ops of ops of one family (the AES-GCM family if gcm, else the ChaCha family)
 // through the standard library and returns how many Opens failed; ops small enough for tier tiny's
-// fused kernels run there instead (tinyOps; tiny Stdlib: none). A failed op's Dst is zeroed (the
-// standard library's AEADs clear it too).
-func stdRun(ops []Op, open, gcm bool, tiny Tier) (failed int) {
+// fused kernels run there instead (tinyOps; tiny Stdlib: none), and ChaCha-family ops that one takes
+// on its tier's one-op path. A failed op's Dst is zeroed (the standard library's AEADs clear it
+// too).
+func stdRun(ops []Op, open, gcm bool, tiny Tier, one oneOps) (failed int) {
 	fused := newTinyOps(tiny, open)
 	for i := range ops {
 		op := &ops[i]
@@ -69,11 +70,24 @@ func stdRun(ops []Op, open, gcm bool, tiny Tier) (failed int) {
 			failed += fused.run(ops, i, n)
 			continue
 		}
+		if !gcm && one.takes(msgLen(op, open), open) {
+			failed += chachaRunOne(one.tier, op, open)
+			continue
+		}
 		if !stdOp(op, open) {
 			failed++
 		}
 	}
 	return failed + fused.flush(ops)
+}
+
+// msgLen is op's message (plaintext) length: its Src, less the tag for Open (negative for an Open
+// shorter than the tag).
+func msgLen(op *Op, open bool) int {
+	if open {
+		return len(op.Src) - TagSize
+	}
+	return len(op.Src)
 }
 
 // stdOp seals or opens op with its Key's standard-library AEAD and reports whether it succeeded.

@@ -92,14 +92,14 @@ func (t Tier) mustBeAvailable() {
 func (t Tier) Seal(ops []Op) {
 	t.mustBeAvailable()
 	nc, ng := checkOps(ops, false)
-	run(t, t, Stdlib, nc, ng, ops, false)
+	run(t, t, route{tiny: Stdlib}, nc, ng, ops, false)
 }
 
 // Open runs every op of ops on tier t (see the package-level Open). It panics if t is not available.
 func (t Tier) Open(ops []Op) (failed int) {
 	t.mustBeAvailable()
 	nc, ng := checkOps(ops, true)
-	return run(t, t, Stdlib, nc, ng, ops, true)
+	return run(t, t, route{tiny: Stdlib}, nc, ng, ops, true)
 }
 
 // Seal encrypts and authenticates every op on the path this CPU runs fastest for the batch's shape
@@ -113,7 +113,7 @@ func Seal(ops []Op) {
 			return
 		}
 	}
-	run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute.tiny, nc, ng, ops, false)
+	run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute, nc, ng, ops, false)
 }
 
 // Open authenticates and decrypts every op on the path this CPU runs fastest for the batch's shape
@@ -127,7 +127,7 @@ func Open(ops []Op) (failed int) {
 			return f
 		}
 	}
-	return run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute.tiny, nc, ng, ops, true)
+	return run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute, nc, ng, ops, true)
 }
 
 // runAlone runs op, a batch's only op (every NewAEAD call, and a caller that goes packet by
@@ -152,6 +152,9 @@ func runAlone(op *Op, open bool) (ran bool, failed int) {
 	if taken, failed := q.runAlone(op); taken {
 		return true, failed
 	}
+	if r.one.takes(msgLen(op, open), open) {
+		return true, chachaRunOne(r.one.tier, op, open)
+	}
 	if stdOp(op, open) {
 		return true, 0
 	}
@@ -160,21 +163,21 @@ func runAlone(op *Op, open bool) (ran bool, failed int) {
 
 // run hands the batch to each suite family that has ops in it (nc ChaCha-family ops, ng AES-GCM
 // ops), the ChaCha family's on tier chacha and the AES-GCM family's on tier gcm; on Stdlib, the
-// ChaCha family's tiny ops on tier tiny's fused kernels (route.tiny; Stdlib: none). Each family walks
-// the batch and takes only its own ops, so a mixed batch is grouped without allocating and every op
-// is processed exactly once.
-func run(chacha, gcm, tiny Tier, nc, ng int, ops []Op, open bool) (failed int) {
+// ChaCha family's tiny ops on the fused kernels of std.tiny (Stdlib: none) and those std.one takes
+// on its tier's one-op path. Each family walks the batch and takes only its own ops, so a mixed
+// batch is grouped without allocating and every op is processed exactly once.
+func run(chacha, gcm Tier, std route, nc, ng int, ops []Op, open bool) (failed int) {
 	switch {
 	case nc == 0:
 	case chacha == Stdlib:
-		failed = stdRun(ops, open, false, tiny)
+		failed = stdRun(ops, open, false, std.tiny, std.one)
 	default:
 		failed = chachaRun(chacha, ops, open)
 	}
 	switch {
 	case ng == 0:
 	case gcm == Stdlib:
-		failed += stdRun(ops, open, true, Stdlib)
+		failed += stdRun(ops, open, true, Stdlib, oneOps{})
 	default:
 		failed += gcmRun(gcm, ops, open)
 	}
