@@ -74,9 +74,9 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 1.05-1.18x on 64 x 1420 B of one length but below x/crypto on mixed lengths and in the tunnel's
 	// batches (TCP CPU per Gbit 1.05-1.10x); the one-message passes 0.7-0.9x. docs/benchmarks.md
 	cpuAVX2Lat1: {route{tier: Stdlib, tiny: AVX2}, route{tier: AVX2, minOps: 1, tiny: Stdlib}},
-	// AMD Zen 4: GCM 1.76-3.73x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B
-	// level with one op at a time, at 12 x 576 B 1.3x ahead), 1.13-2.29x on batches of 64. Ops on
-	// their own (batches below 12): up to 192 B the fused AVX2 kernels, 1.15x on 1 x 64 B. The
+	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B
+	// level with one op at a time, at 12 x 576 B 1.3x ahead), 1.18-2.29x on batches of 64. Ops on
+	// their own (batches below 12): up to 192 B the fused AVX2 kernels, 1.13-1.18x on 1 x 64 B. The
 	// AVX512 one-op path only where its 24-block pass is nearly full or the message long: Seal 1.08x
 	// at 1180 B, 1.25x at 1420 B, Open 0.98-0.99x at 1300-1420 B (the standard library's route the
 	// same), 1.0-1.2x from 3 KiB; elsewhere it lost to the standard library's 0.98x (700 B: 0.78x /
