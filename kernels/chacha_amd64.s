@@ -7665,7 +7665,7 @@ TEXT ·xorBytesAVX2(SB), NOSPLIT, $0-32
 
 xorBytesAVX2by128:
 	CMPQ    BX, $0x00000080
-	JB      xorBytesAVX2by32
+	JB      xorBytesAVX2by128done
 	VMOVDQU (CX), Y0
 	VPXOR   (DX), Y0, Y0
 	VMOVDQU 32(CX), Y1
@@ -7684,9 +7684,10 @@ xorBytesAVX2by128:
 	SUBQ    $0x00000080, BX
 	JMP     xorBytesAVX2by128
 
+xorBytesAVX2by128done:
 xorBytesAVX2by32:
-	CMPQ    BX, $0x20
-	JB      xorBytesAVX2by8
+	CMPQ    BX, $0x00000020
+	JB      xorBytesAVX2by32done
 	VMOVDQU (CX), Y0
 	VPXOR   (DX), Y0, Y0
 	VMOVDQU Y0, (AX)
@@ -7696,9 +7697,10 @@ xorBytesAVX2by32:
 	SUBQ    $0x00000020, BX
 	JMP     xorBytesAVX2by32
 
+xorBytesAVX2by32done:
 xorBytesAVX2by8:
-	CMPQ BX, $0x08
-	JB   xorBytesAVX2by1
+	CMPQ BX, $0x00000008
+	JB   xorBytesAVX2by8done
 	MOVQ (CX), SI
 	XORQ (DX), SI
 	MOVQ SI, (AX)
@@ -7708,19 +7710,20 @@ xorBytesAVX2by8:
 	SUBQ $0x00000008, BX
 	JMP  xorBytesAVX2by8
 
+xorBytesAVX2by8done:
 xorBytesAVX2by1:
-	TESTQ BX, BX
-	JZ    xorBytesAVX2done
-	MOVB  (CX), SI
-	XORB  (DX), SI
-	MOVB  SI, (AX)
-	ADDQ  $0x00000001, AX
-	ADDQ  $0x00000001, CX
-	ADDQ  $0x00000001, DX
-	SUBQ  $0x00000001, BX
-	JMP   xorBytesAVX2by1
+	CMPQ BX, $0x00000001
+	JB   xorBytesAVX2by1done
+	MOVB (CX), SI
+	XORB (DX), SI
+	MOVB SI, (AX)
+	ADDQ $0x00000001, AX
+	ADDQ $0x00000001, CX
+	ADDQ $0x00000001, DX
+	SUBQ $0x00000001, BX
+	JMP  xorBytesAVX2by1
 
-xorBytesAVX2done:
+xorBytesAVX2by1done:
 	VZEROUPPER
 	RET
 
@@ -16730,7 +16733,7 @@ fold:
 
 one:
 	TESTQ DX, DX
-	JZ    after
+	JZ    singledone
 
 single:
 	VPBROADCASTQ (CX), Z4
@@ -16804,7 +16807,7 @@ single:
 	DECQ   DX
 	JNZ    single
 
-after:
+singledone:
 	MOVQ  tail+40(FP), CX
 	MOVQ  tailN+48(FP), DX
 	TESTQ DX, DX

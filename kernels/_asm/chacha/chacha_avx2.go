@@ -804,54 +804,48 @@ func xorBytesAVX2() {
 	a := Load(Param("a"), GP64())
 	b := Load(Param("b"), GP64())
 	n := Load(Param("n"), GP64())
-	advance := func(k int) {
-		ADDQ(U32(uint32(k)), dst)
-		ADDQ(U32(uint32(k)), a)
-		ADDQ(U32(uint32(k)), b)
-		SUBQ(U32(uint32(k)), n)
+	// step emits a loop that XORs size bytes at a time while at least size are left, then falls
+	// through to the next step.
+	step := func(size int, xor func()) {
+		label := fmt.Sprintf("xorBytesAVX2by%d", size)
+		Label(label)
+		CMPQ(n, U32(uint32(size)))
+		JB(LabelRef(label + "done"))
+		xor()
+		for _, r := range []Register{dst, a, b} {
+			ADDQ(U32(uint32(size)), r)
+		}
+		SUBQ(U32(uint32(size)), n)
+		JMP(LabelRef(label))
+		Label(label + "done")
 	}
-	Label("xorBytesAVX2by128")
-	CMPQ(n, U32(128))
-	JB(LabelRef("xorBytesAVX2by32"))
-	var y [4]VecVirtual
-	for i := range y {
-		y[i] = YMM()
-		VMOVDQU(Mem{Base: a, Disp: 32 * i}, y[i])
-		VPXOR(Mem{Base: b, Disp: 32 * i}, y[i], y[i])
+	ymm := func(k int) func() {
+		return func() {
+			y := make([]VecVirtual, k)
+			for i := range y {
+				y[i] = YMM()
+				VMOVDQU(Mem{Base: a, Disp: 32 * i}, y[i])
+				VPXOR(Mem{Base: b, Disp: 32 * i}, y[i], y[i])
+			}
+			for i := range y {
+				VMOVDQU(y[i], Mem{Base: dst, Disp: 32 * i})
+			}
+		}
 	}
-	for i := range y {
-		VMOVDQU(y[i], Mem{Base: dst, Disp: 32 * i})
-	}
-	advance(128)
-	JMP(LabelRef("xorBytesAVX2by128"))
-	Label("xorBytesAVX2by32")
-	CMPQ(n, U8(32))
-	JB(LabelRef("xorBytesAVX2by8"))
-	z := YMM()
-	VMOVDQU(Mem{Base: a}, z)
-	VPXOR(Mem{Base: b}, z, z)
-	VMOVDQU(z, Mem{Base: dst})
-	advance(32)
-	JMP(LabelRef("xorBytesAVX2by32"))
-	Label("xorBytesAVX2by8")
-	CMPQ(n, U8(8))
-	JB(LabelRef("xorBytesAVX2by1"))
-	w := GP64()
-	MOVQ(Mem{Base: a}, w)
-	XORQ(Mem{Base: b}, w)
-	MOVQ(w, Mem{Base: dst})
-	advance(8)
-	JMP(LabelRef("xorBytesAVX2by8"))
-	Label("xorBytesAVX2by1")
-	TESTQ(n, n)
-	JZ(LabelRef("xorBytesAVX2done"))
-	c := GP8()
-	MOVB(Mem{Base: a}, c)
-	XORB(Mem{Base: b}, c)
-	MOVB(c, Mem{Base: dst})
-	advance(1)
-	JMP(LabelRef("xorBytesAVX2by1"))
-	Label("xorBytesAVX2done")
+	step(128, ymm(4))
+	step(32, ymm(1))
+	step(8, func() {
+		w := GP64()
+		MOVQ(Mem{Base: a}, w)
+		XORQ(Mem{Base: b}, w)
+		MOVQ(w, Mem{Base: dst})
+	})
+	step(1, func() {
+		c := GP8()
+		MOVB(Mem{Base: a}, c)
+		XORB(Mem{Base: b}, c)
+		MOVB(c, Mem{Base: dst})
+	})
 	VZEROUPPER()
 	RET()
 }

@@ -379,11 +379,8 @@ func poly1305IFMAOne() {
 		VPXORQ(y[i], y[i], y[i])
 	}
 	mulRows := func(first int) func(int) Op { return func(k int) Op { return row(first + k) } }
-	// singles absorbs the count blocks at the pointer parameter from, one at a time into every lane
-	// of X: only lane 0 counts.
-	singles := func(from, count, label string) {
-		p := Load(Param(from), GP64())
-		k := Load(Param(count), GP64())
+	// singles absorbs the k blocks at p, one at a time into every lane of X: only lane 0 counts.
+	singles := func(p, k Register, label string) {
 		TESTQ(k, k)
 		JZ(LabelRef(label + "done"))
 		Label(label)
@@ -397,7 +394,7 @@ func poly1305IFMAOne() {
 		JNZ(LabelRef(label))
 		Label(label + "done")
 	}
-	singles("head", "headN", "head")
+	singles(Load(Param("head"), GP64()), Load(Param("headN"), GP64()), "head")
 	Comment("The groups below start from X's lane 0 and zero in every other lane.")
 	lane0, one := K(), GP32()
 	MOVL(U32(1), one)
@@ -477,20 +474,8 @@ func poly1305IFMAOne() {
 	}
 
 	Label("one")
-	TESTQ(n, n)
-	JZ(LabelRef("after"))
-	Label("single")
-	lo, hi := ZMM(), ZMM()
-	VPBROADCASTQ(Mem{Base: msg}, lo)
-	VPBROADCASTQ(Mem{Base: msg, Disp: 8}, hi)
-	polyAddMsg(lo, hi, x, c, ZMMv)
-	polyMulReduce(x, mulRows(oneRowR), c, ZMMv)
-	ADDQ(U32(16), msg)
-	DECQ(n)
-	JNZ(LabelRef("single"))
-
-	Label("after")
-	singles("tail", "tailN", "last")
+	singles(msg, n, "single")
+	singles(Load(Param("tail"), GP64()), Load(Param("tailN"), GP64()), "last")
 
 	Label("store")
 	Comment("Only lane 0: the rows' other lanes stay zero for the next call.")
