@@ -94,14 +94,7 @@ func chachaRunSIMD(t Tier, ops []Op, open bool) (failed int) {
 // chachaRunOne is chachaRunSIMD for a batch of one ChaCha-family op: the one-op path, where the lane
 // driver sends a batch this small (laneKernels.fewOps), without the driver's walk over the batch.
 func chachaRunOne(t Tier, op *Op, open bool) (failed int) {
-	if open && len(op.Src) < TagSize {
-		failOpen(op)
-		return 1
-	}
-	if !chachaOneOp(op, open, t) {
-		return 1
-	}
-	return 0
+	return laneRunOne(chachaLaneKernels(t), op, open)
 }
 
 //go:noescape

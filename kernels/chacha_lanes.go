@@ -175,20 +175,26 @@ func chachaRunLanes(k laneKernels, ops []Op, open bool) (failed int) {
 	}
 	if few <= k.fewOps {
 		for i := range ops {
-			op := &ops[i]
-			if !op.Key.suite.isChaCha() {
-				continue
-			}
-			if open && len(op.Src) < TagSize {
-				failOpen(op)
-				failed++
-			} else if !laneOneOp(k, op, open) {
-				failed++
+			if op := &ops[i]; op.Key.suite.isChaCha() {
+				failed += laneRunOne(k, op, open)
 			}
 		}
 		return failed
 	}
 	return chachaRunChunks(k, ops, open)
+}
+
+// laneRunOne runs op on its own on kernel set k's one-op path (laneOneOp) and returns 1 if it
+// failed: an Open shorter than the tag fails without running.
+func laneRunOne(k laneKernels, op *Op, open bool) (failed int) {
+	if open && len(op.Src) < TagSize {
+		failOpen(op)
+		return 1
+	}
+	if !laneOneOp(k, op, open) {
+		return 1
+	}
+	return 0
 }
 
 // chachaRunChunks runs the ChaCha-family ops of ops through the lanes of kernel set k, chunk by chunk.

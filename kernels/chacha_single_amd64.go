@@ -74,10 +74,7 @@ var chachaZeros [1024]byte
 // chachaOneOp seals or opens op on its own on SIMD tier t (AVX512 or AVX2) and reports whether it
 // succeeded. Open authenticates before it decrypts, like every path.
 func chachaOneOp(op *Op, open bool, t Tier) bool {
-	n := len(op.Src)
-	if open {
-		n -= TagSize
-	}
+	n := msgLen(op, open)
 	if impl.chachaTinyFused && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD {
 		return chachaTinyOpAVX2(op, open, n)
 	}

@@ -57,7 +57,7 @@ func newTinyOps(t Tier, open bool) tinyOps {
 // fits reports whether a fused kernel takes op, and op's message length. An Open shorter than the
 // tag is left to the caller.
 func (q *tinyOps) fits(op *Op) (n int, ok bool) {
-	n = q.msgLen(op)
+	n = msgLen(op, q.open)
 	return n, q.fused && n >= 0 && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD
 }
 
@@ -87,18 +87,10 @@ func (q *tinyOps) runAlone(op *Op) (taken bool, failed int) {
 // flush runs the queued ops of ops one to a call and returns how many failed.
 func (q *tinyOps) flush(ops []Op) (failed int) {
 	for _, i := range q.queued[:q.n] {
-		failed += q.one(&ops[i], q.msgLen(&ops[i]))
+		failed += q.one(&ops[i], msgLen(&ops[i], q.open))
 	}
 	q.n = 0
 	return failed
-}
-
-// msgLen is op's message length: its Src less the tag for Open.
-func (q *tinyOps) msgLen(op *Op) int {
-	if q.open {
-		return len(op.Src) - TagSize
-	}
-	return len(op.Src)
 }
 
 // one runs op (n bytes of message) on chachaPoly1305TinyAVX2 and returns 1 if it failed.
@@ -133,7 +125,7 @@ func (q *tinyOps) lanes(ops []Op) (failed int) {
 	}
 	for i, j := range q.queued {
 		op := &ops[j]
-		n, tagAt := q.msgLen(op), op.Dst // Seal writes the tag after the ciphertext
+		n, tagAt := msgLen(op, q.open), op.Dst // Seal writes the tag after the ciphertext
 		if q.open {
 			tagAt = op.Src // Open reads it after the ciphertext
 		}
