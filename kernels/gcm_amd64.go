@@ -43,13 +43,12 @@ import (
 //   - Per lane (gcmSealLanesAVX512, AVX512 only). A small packet in the per-packet kernel spends most
 //     of its instructions on work that serves it alone (a zmm and an xmm of AES rounds, a lane sum
 //     and two reductions, the tail dispatch); four packets per zmm, one per 128-bit lane, share that
-//     work. So ops of at most 64 bytes of text without AD (WireGuard's keepalives, ACKs, small
-//     datagrams) go to the lane kernels in groups of four, whose keys may differ (round keys are then
-//     gathered per round) but must have one size.
-//   - Per pair (gcmSealPairsAVX2VAES, AVX2 with VAES). The same holds on ymm, and AD is common there
-//     (QUIC's header): ops of at most 64 bytes of text and 32 of AD go to the pair kernels two at a
-//     time, each packet's text in two ymm of its own, the two sharing the ymm of J0, the reduction
-//     and the tag store (see _asm/gcm/pairs.go); keys may differ but must have one size.
+//     work. So ops of at most 64 bytes of text and 64 of AD (WireGuard's keepalives, QUIC's ACKs,
+//     small datagrams) go to the lane kernels in groups of four, whose keys may differ (round keys
+//     are then gathered per round) but must have one size.
+//   - Per pair (gcmSealPairsAVX2VAES, AVX2 with VAES). The same holds on ymm: ops of at most 64
+//     bytes of text and 32 of AD go to the pair kernels two at a time, each packet's text in two ymm
+//     of its own, the two sharing the ymm of J0, the reduction and the tag store (see _asm/gcm/pairs.go); keys may differ but must have one size.
 //
 // Successive descriptors are independent, so the out-of-order core also overlaps one packet's GHASH
 // with the next one's AES rounds. BenchmarkGCMKernel against gcmRunTier measures what the Go side
@@ -219,6 +218,9 @@ const (
 
 	// gcmLaneText is the longest text the lane kernels take: one zmm per packet, four blocks.
 	gcmLaneText = 64
+	// gcmLaneAD is the most AD the lane kernels take: one zmm per packet, a QUIC short header or
+	// most long ones.
+	gcmLaneAD = 64
 	// gcmLaneGroup is the number of ops that share the lanes of one zmm.
 	gcmLaneGroup = 4
 	// gcmLaneMax is the number of small ops gathered for one call of the lane or pair kernels.
@@ -248,8 +250,8 @@ func gcmSealAVX2VAES(d *gcmDesc, count int)
 //go:noescape
 func gcmOpenAVX2VAES(d *gcmDesc, count int)
 
-// The lane kernels process groups of four descriptors with at most gcmLaneText bytes of text, no AD
-// and keys of one size, one packet per 128-bit lane (see _asm/gcm/lanes.go).
+// The lane kernels process groups of four descriptors with at most gcmLaneText bytes of text,
+// gcmLaneAD of AD and keys of one size, one packet per 128-bit lane (see _asm/gcm/lanes.go).
 //
 //go:noescape
 func gcmSealLanesAVX512(d *gcmDesc, groups int)
@@ -285,8 +287,9 @@ type gcmBatch struct {
 	// stored through b would make the caller's ops escape to the heap.
 	idx [gcmDescMax]int
 
-	// Small ops (gcmLaneText bytes of text or less, no AD) for the lane kernels, in groups of
-	// gcmLaneGroup whose keys have one size (laneNR rounds: the rounds run on all lanes at once).
+	// Small ops (at most gcmLaneText bytes of text and gcmLaneAD of AD) for the lane kernels, in
+	// groups of gcmLaneGroup whose keys have one size (laneNR rounds: the rounds run on all lanes at
+	// once).
 	laneN   int
 	laneNR  uint64
 	lanes   [gcmLaneMax]gcmDesc
@@ -321,7 +324,7 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 		case n+len(op.AD) > gcmPieceMax:
 			failed += b.flush(ops)
 			failed += gcmLong(t, open, op, n)
-		case t == AVX512 && n <= gcmLaneText && len(op.AD) == 0:
+		case t == AVX512 && n <= gcmLaneText && len(op.AD) <= gcmLaneAD:
 			failed += b.addLane(ops, i, n)
 		case t == AVX2 && impl.gcmVAES && n <= gcmLaneText && len(op.AD) <= gcmPairAD:
 			failed += b.addPair(ops, i, n)

@@ -9237,6 +9237,105 @@ encrypted_323:
 	VPSHUFD    $0x4e, Z23, Z16
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 320(SI), Z16, Z16
+	MOVQ       40(DI), R8
+	ORQ        168(DI), R8
+	ORQ        296(DI), R8
+	ORQ        424(DI), R8
+	JZ         no_ad_326
+	MOVQ       40(DI), R8
+	BZHIQ      R8, R9, DX
+	KMOVQ      DX, K5
+	MOVQ       32(DI), SI
+	VMOVDQU8.Z (SI), K5, Z9
+	VPSHUFB    Z17, Z9, Z9
+	ADDQ       $0x0f, R8
+	SHRQ       $0x04, R8
+	MOVQ       24(DI), DX
+	ADDQ       $0x0f, DX
+	SHRQ       $0x04, DX
+	ADDQ       DX, R8
+	SHLQ       $0x04, R8
+	LEAQ       1216(AX), SI
+	SUBQ       R8, SI
+	VPCLMULQDQ $0x00, (SI), Z9, Z10
+	VPCLMULQDQ $0x11, (SI), Z9, Z11
+	VPSHUFD    $0x4e, Z9, Z12
+	VPXORQ     Z9, Z12, Z12
+	VPCLMULQDQ $0x00, 320(SI), Z12, Z12
+	VPXORQ     Z10, Z24, Z24
+	VPXORQ     Z11, Z28, Z28
+	VPXORQ     Z12, Z13, Z13
+	MOVQ       168(DI), R8
+	BZHIQ      R8, R9, DX
+	KMOVQ      DX, K5
+	MOVQ       160(DI), SI
+	VMOVDQU8.Z (SI), K5, Z9
+	VPSHUFB    Z17, Z9, Z9
+	ADDQ       $0x0f, R8
+	SHRQ       $0x04, R8
+	MOVQ       152(DI), DX
+	ADDQ       $0x0f, DX
+	SHRQ       $0x04, DX
+	ADDQ       DX, R8
+	SHLQ       $0x04, R8
+	LEAQ       1216(R10), SI
+	SUBQ       R8, SI
+	VPCLMULQDQ $0x00, (SI), Z9, Z10
+	VPCLMULQDQ $0x11, (SI), Z9, Z11
+	VPSHUFD    $0x4e, Z9, Z12
+	VPXORQ     Z9, Z12, Z12
+	VPCLMULQDQ $0x00, 320(SI), Z12, Z12
+	VPXORQ     Z10, Z25, Z25
+	VPXORQ     Z11, Z29, Z29
+	VPXORQ     Z12, Z14, Z14
+	MOVQ       296(DI), R8
+	BZHIQ      R8, R9, DX
+	KMOVQ      DX, K5
+	MOVQ       288(DI), SI
+	VMOVDQU8.Z (SI), K5, Z9
+	VPSHUFB    Z17, Z9, Z9
+	ADDQ       $0x0f, R8
+	SHRQ       $0x04, R8
+	MOVQ       280(DI), DX
+	ADDQ       $0x0f, DX
+	SHRQ       $0x04, DX
+	ADDQ       DX, R8
+	SHLQ       $0x04, R8
+	LEAQ       1216(R11), SI
+	SUBQ       R8, SI
+	VPCLMULQDQ $0x00, (SI), Z9, Z10
+	VPCLMULQDQ $0x11, (SI), Z9, Z11
+	VPSHUFD    $0x4e, Z9, Z12
+	VPXORQ     Z9, Z12, Z12
+	VPCLMULQDQ $0x00, 320(SI), Z12, Z12
+	VPXORQ     Z10, Z26, Z26
+	VPXORQ     Z11, Z30, Z30
+	VPXORQ     Z12, Z15, Z15
+	MOVQ       424(DI), R8
+	BZHIQ      R8, R9, DX
+	KMOVQ      DX, K5
+	MOVQ       416(DI), SI
+	VMOVDQU8.Z (SI), K5, Z9
+	VPSHUFB    Z17, Z9, Z9
+	ADDQ       $0x0f, R8
+	SHRQ       $0x04, R8
+	MOVQ       408(DI), DX
+	ADDQ       $0x0f, DX
+	SHRQ       $0x04, DX
+	ADDQ       DX, R8
+	SHLQ       $0x04, R8
+	LEAQ       1216(R13), SI
+	SUBQ       R8, SI
+	VPCLMULQDQ $0x00, (SI), Z9, Z10
+	VPCLMULQDQ $0x11, (SI), Z9, Z11
+	VPSHUFD    $0x4e, Z9, Z12
+	VPXORQ     Z9, Z12, Z12
+	VPCLMULQDQ $0x00, 320(SI), Z12, Z12
+	VPXORQ     Z10, Z27, Z27
+	VPXORQ     Z11, Z31, Z31
+	VPXORQ     Z12, Z16, Z16
+
+no_ad_326:
 	VPTERNLOGQ $0x96, Z24, Z28, Z13
 	VPSLLDQ    $0x08, Z13, Z9
 	VPSRLDQ    $0x08, Z13, Z13
@@ -9389,11 +9488,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         1600(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_326
+	JNE          gather_327
 	CMPQ         R11, AX
-	JNE          gather_326
+	JNE          gather_327
 	CMPQ         R13, AX
-	JNE          gather_326
+	JNE          gather_327
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -9448,7 +9547,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_328
+	JE           aes_last_329
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -9460,7 +9559,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_328
+	JE           aes_last_329
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -9472,15 +9571,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_328:
+aes_last_329:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_327
+	JMP         encrypted_328
 
-gather_326:
+gather_327:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -9572,7 +9671,7 @@ gather_326:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_329
+	JE           aes_last_330
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -9592,7 +9691,7 @@ gather_326:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_329
+	JE           aes_last_330
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -9612,7 +9711,7 @@ gather_326:
 	VAESENC      Z9, Z3, Z3
 	VAESENC      Z9, Z4, Z4
 
-aes_last_329:
+aes_last_330:
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	VMOVDQU      (AX)(BX*1), X9
@@ -9625,7 +9724,7 @@ aes_last_329:
 	VAESENCLAST  Z9, Z3, Z3
 	VAESENCLAST  Z9, Z4, Z4
 
-encrypted_327:
+encrypted_328:
 	// Ciphertext: the texts in block order, XORed with the key stream, back in packet order.
 	VSHUFI64X2 $0x44, Z6, Z5, Z9
 	VSHUFI64X2 $0xee, Z6, Z5, Z10
@@ -9701,6 +9800,105 @@ encrypted_327:
 	VPSHUFD    $0x4e, Z23, Z16
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 320(SI), Z16, Z16
+	MOVQ       40(DI), R8
+	ORQ        168(DI), R8
+	ORQ        296(DI), R8
+	ORQ        424(DI), R8
+	JZ         no_ad_331
+	MOVQ       40(DI), R8
+	BZHIQ      R8, R9, DX
+	KMOVQ      DX, K5
+	MOVQ       32(DI), SI
+	VMOVDQU8.Z (SI), K5, Z9
+	VPSHUFB    Z17, Z9, Z9
+	ADDQ       $0x0f, R8
+	SHRQ       $0x04, R8
+	MOVQ       24(DI), DX
+	ADDQ       $0x0f, DX
+	SHRQ       $0x04, DX
+	ADDQ       DX, R8
+	SHLQ       $0x04, R8
+	LEAQ       1216(AX), SI
+	SUBQ       R8, SI
+	VPCLMULQDQ $0x00, (SI), Z9, Z10
+	VPCLMULQDQ $0x11, (SI), Z9, Z11
+	VPSHUFD    $0x4e, Z9, Z12
+	VPXORQ     Z9, Z12, Z12
+	VPCLMULQDQ $0x00, 320(SI), Z12, Z12
+	VPXORQ     Z10, Z24, Z24
+	VPXORQ     Z11, Z28, Z28
+	VPXORQ     Z12, Z13, Z13
+	MOVQ       168(DI), R8
+	BZHIQ      R8, R9, DX
+	KMOVQ      DX, K5
+	MOVQ       160(DI), SI
+	VMOVDQU8.Z (SI), K5, Z9
+	VPSHUFB    Z17, Z9, Z9
+	ADDQ       $0x0f, R8
+	SHRQ       $0x04, R8
+	MOVQ       152(DI), DX
+	ADDQ       $0x0f, DX
+	SHRQ       $0x04, DX
+	ADDQ       DX, R8
+	SHLQ       $0x04, R8
+	LEAQ       1216(R10), SI
+	SUBQ       R8, SI
+	VPCLMULQDQ $0x00, (SI), Z9, Z10
+	VPCLMULQDQ $0x11, (SI), Z9, Z11
+	VPSHUFD    $0x4e, Z9, Z12
+	VPXORQ     Z9, Z12, Z12
+	VPCLMULQDQ $0x00, 320(SI), Z12, Z12
+	VPXORQ     Z10, Z25, Z25
+	VPXORQ     Z11, Z29, Z29
+	VPXORQ     Z12, Z14, Z14
+	MOVQ       296(DI), R8
+	BZHIQ      R8, R9, DX
+	KMOVQ      DX, K5
+	MOVQ       288(DI), SI
+	VMOVDQU8.Z (SI), K5, Z9
+	VPSHUFB    Z17, Z9, Z9
+	ADDQ       $0x0f, R8
+	SHRQ       $0x04, R8
+	MOVQ       280(DI), DX
+	ADDQ       $0x0f, DX
+	SHRQ       $0x04, DX
+	ADDQ       DX, R8
+	SHLQ       $0x04, R8
+	LEAQ       1216(R11), SI
+	SUBQ       R8, SI
+	VPCLMULQDQ $0x00, (SI), Z9, Z10
+	VPCLMULQDQ $0x11, (SI), Z9, Z11
+	VPSHUFD    $0x4e, Z9, Z12
+	VPXORQ     Z9, Z12, Z12
+	VPCLMULQDQ $0x00, 320(SI), Z12, Z12
+	VPXORQ     Z10, Z26, Z26
+	VPXORQ     Z11, Z30, Z30
+	VPXORQ     Z12, Z15, Z15
+	MOVQ       424(DI), R8
+	BZHIQ      R8, R9, DX
+	KMOVQ      DX, K5
+	MOVQ       416(DI), SI
+	VMOVDQU8.Z (SI), K5, Z9
+	VPSHUFB    Z17, Z9, Z9
+	ADDQ       $0x0f, R8
+	SHRQ       $0x04, R8
+	MOVQ       408(DI), DX
+	ADDQ       $0x0f, DX
+	SHRQ       $0x04, DX
+	ADDQ       DX, R8
+	SHLQ       $0x04, R8
+	LEAQ       1216(R13), SI
+	SUBQ       R8, SI
+	VPCLMULQDQ $0x00, (SI), Z9, Z10
+	VPCLMULQDQ $0x11, (SI), Z9, Z11
+	VPSHUFD    $0x4e, Z9, Z12
+	VPXORQ     Z9, Z12, Z12
+	VPCLMULQDQ $0x00, 320(SI), Z12, Z12
+	VPXORQ     Z10, Z27, Z27
+	VPXORQ     Z11, Z31, Z31
+	VPXORQ     Z12, Z16, Z16
+
+no_ad_331:
 	VPTERNLOGQ $0x96, Z24, Z28, Z13
 	VPSLLDQ    $0x08, Z13, Z9
 	VPSRLDQ    $0x08, Z13, Z13
@@ -9905,7 +10103,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_330
+	JE          aes_last_332
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -9921,7 +10119,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_330
+	JE          aes_last_332
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -9937,7 +10135,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_330:
+aes_last_332:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -9956,202 +10154,202 @@ aes_last_330:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_331
+	JB      load_lt32_333
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_333
+	JB      load_lt32_335
 	VMOVDQU (SI), Y6
-	JMP     load32_done_335
+	JMP     load32_done_337
 
-load_lt32_333:
+load_lt32_335:
 	CMPQ    R8, $0x10
-	JB      load_lt16_334
+	JB      load_lt16_336
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_335
+	JZ      load32_done_337
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_336
+	JZ      no_piece_338
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_336:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_337
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_337:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_338
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_338:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_339
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_340
-
-partial_short_339:
-	VMOVQ R11, X14
-
-partial_loaded_340:
-	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_335
-
-load_lt16_334:
-	VPXOR   Y6, Y6, Y6
-	TESTQ   R8, R8
-	JZ      load32_done_335
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_341
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_341:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_342
+	JZ      no_piece_339
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_342:
+no_piece_339:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_343
+	JZ      no_piece_340
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_340:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_341
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_342
+
+partial_short_341:
+	VMOVQ R11, X14
+
+partial_loaded_342:
+	VINSERTI128 $0x01, X14, Y6, Y6
+	JMP         load32_done_337
+
+load_lt16_336:
+	VPXOR   Y6, Y6, Y6
+	TESTQ   R8, R8
+	JZ      load32_done_337
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_343
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_343:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_344
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_344:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_345
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_345:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_344
+	JZ      partial_short_346
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_345
+	JMP     partial_loaded_347
 
-partial_short_344:
+partial_short_346:
 	VMOVQ R11, X6
 
-partial_loaded_345:
-load32_done_335:
-	JMP load_done_332
+partial_loaded_347:
+load32_done_337:
+	JMP load_done_334
 
-load_lt32_331:
+load_lt32_333:
 	CMPQ    R8, $0x20
-	JB      load_lt32_346
+	JB      load_lt32_348
 	VMOVDQU (SI), Y5
-	JMP     load32_done_348
+	JMP     load32_done_350
 
-load_lt32_346:
+load_lt32_348:
 	CMPQ    R8, $0x10
-	JB      load_lt16_347
+	JB      load_lt16_349
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_348
+	JZ      load32_done_350
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_349
+	JZ      no_piece_351
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_349:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_350
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_350:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_351
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_351:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_352
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_353
-
-partial_short_352:
-	VMOVQ R11, X14
-
-partial_loaded_353:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_348
-
-load_lt16_347:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_348
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_354
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_354:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_355
+	JZ      no_piece_352
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_355:
+no_piece_352:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_356
+	JZ      no_piece_353
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_356:
+no_piece_353:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_357
+	JZ      partial_short_354
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_355
+
+partial_short_354:
+	VMOVQ R11, X14
+
+partial_loaded_355:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_350
+
+load_lt16_349:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_350
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_356
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_356:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_357
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_357:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_358
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_358:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_359
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_358
+	JMP     partial_loaded_360
 
-partial_short_357:
+partial_short_359:
 	VMOVQ R11, X5
 
-partial_loaded_358:
-load32_done_348:
-load_done_332:
+partial_loaded_360:
+load32_done_350:
+load_done_334:
 	MOVQ    24(DI), R8
 	VPXOR   Y0, Y5, Y5
 	VPXOR   Y1, Y6, Y6
@@ -10160,25 +10358,25 @@ load_done_332:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_359
+	JB      blocks_small_361
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_360
+	JB      blocks_mid_362
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_361
+	JMP     blocks_done_363
 
-blocks_mid_360:
+blocks_mid_362:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_361
+	JBE     blocks_done_363
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_361
+	JMP     blocks_done_363
 
-blocks_small_359:
+blocks_small_361:
 	TESTQ   R8, R8
-	JZ      blocks_done_361
+	JZ      blocks_done_363
 	VMOVDQU X5, (DX)
 
-blocks_done_361:
+blocks_done_363:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -10196,105 +10394,105 @@ blocks_done_361:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       40(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_362
+	JZ         no_ad_364
 	MOVQ       32(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_363
+	JB         load_lt32_365
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_365
+	JMP        load32_done_367
 
-load_lt32_363:
+load_lt32_365:
 	CMPQ    R8, $0x10
-	JB      load_lt16_364
+	JB      load_lt16_366
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_365
+	JZ      load32_done_367
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_366
+	JZ      no_piece_368
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_366:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_367
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_367:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_368
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_368:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_369
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_370
-
-partial_short_369:
-	VMOVQ R11, X14
-
-partial_loaded_370:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_365
-
-load_lt16_364:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_365
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_371
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_371:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_372
+	JZ      no_piece_369
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_372:
+no_piece_369:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_373
+	JZ      no_piece_370
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_373:
+no_piece_370:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_374
+	JZ      partial_short_371
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_372
+
+partial_short_371:
+	VMOVQ R11, X14
+
+partial_loaded_372:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_367
+
+load_lt16_366:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_367
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_373
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_373:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_374
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_374:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_375
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_375:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_376
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_375
+	JMP     partial_loaded_377
 
-partial_short_374:
+partial_short_376:
 	VMOVQ R11, X7
 
-partial_loaded_375:
-load32_done_365:
+partial_loaded_377:
+load32_done_367:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -10306,7 +10504,7 @@ load32_done_365:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       40(DI), R8
 
-no_ad_362:
+no_ad_364:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -10344,202 +10542,202 @@ no_ad_362:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_376
+	JB      load_lt32_378
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_378
+	JB      load_lt32_380
 	VMOVDQU (SI), Y6
-	JMP     load32_done_380
+	JMP     load32_done_382
 
-load_lt32_378:
+load_lt32_380:
 	CMPQ    R8, $0x10
-	JB      load_lt16_379
+	JB      load_lt16_381
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_380
+	JZ      load32_done_382
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_381
+	JZ      no_piece_383
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_381:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_382
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_382:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_383
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_383:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_384
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_385
-
-partial_short_384:
-	VMOVQ R11, X14
-
-partial_loaded_385:
-	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_380
-
-load_lt16_379:
-	VPXOR   Y6, Y6, Y6
-	TESTQ   R8, R8
-	JZ      load32_done_380
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_386
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_386:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_387
+	JZ      no_piece_384
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_387:
+no_piece_384:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_388
+	JZ      no_piece_385
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_385:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_386
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_387
+
+partial_short_386:
+	VMOVQ R11, X14
+
+partial_loaded_387:
+	VINSERTI128 $0x01, X14, Y6, Y6
+	JMP         load32_done_382
+
+load_lt16_381:
+	VPXOR   Y6, Y6, Y6
+	TESTQ   R8, R8
+	JZ      load32_done_382
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_388
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_388:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_389
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_389:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_390
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_390:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_389
+	JZ      partial_short_391
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_390
+	JMP     partial_loaded_392
 
-partial_short_389:
+partial_short_391:
 	VMOVQ R11, X6
 
-partial_loaded_390:
-load32_done_380:
-	JMP load_done_377
+partial_loaded_392:
+load32_done_382:
+	JMP load_done_379
 
-load_lt32_376:
+load_lt32_378:
 	CMPQ    R8, $0x20
-	JB      load_lt32_391
+	JB      load_lt32_393
 	VMOVDQU (SI), Y5
-	JMP     load32_done_393
+	JMP     load32_done_395
 
-load_lt32_391:
+load_lt32_393:
 	CMPQ    R8, $0x10
-	JB      load_lt16_392
+	JB      load_lt16_394
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_393
+	JZ      load32_done_395
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_394
+	JZ      no_piece_396
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_394:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_395
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_395:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_396
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_396:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_397
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_398
-
-partial_short_397:
-	VMOVQ R11, X14
-
-partial_loaded_398:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_393
-
-load_lt16_392:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_393
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_399
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_399:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_400
+	JZ      no_piece_397
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_400:
+no_piece_397:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_401
+	JZ      no_piece_398
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_401:
+no_piece_398:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_402
+	JZ      partial_short_399
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_400
+
+partial_short_399:
+	VMOVQ R11, X14
+
+partial_loaded_400:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_395
+
+load_lt16_394:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_395
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_401
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_401:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_402
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_402:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_403
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_403:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_404
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_403
+	JMP     partial_loaded_405
 
-partial_short_402:
+partial_short_404:
 	VMOVQ R11, X5
 
-partial_loaded_403:
-load32_done_393:
-load_done_377:
+partial_loaded_405:
+load32_done_395:
+load_done_379:
 	MOVQ    152(DI), R8
 	VPXOR   Y2, Y5, Y5
 	VPXOR   Y3, Y6, Y6
@@ -10548,25 +10746,25 @@ load_done_377:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_404
+	JB      blocks_small_406
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_405
+	JB      blocks_mid_407
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_406
+	JMP     blocks_done_408
 
-blocks_mid_405:
+blocks_mid_407:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_406
+	JBE     blocks_done_408
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_406
+	JMP     blocks_done_408
 
-blocks_small_404:
+blocks_small_406:
 	TESTQ   R8, R8
-	JZ      blocks_done_406
+	JZ      blocks_done_408
 	VMOVDQU X5, (DX)
 
-blocks_done_406:
+blocks_done_408:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -10584,105 +10782,105 @@ blocks_done_406:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       168(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_407
+	JZ         no_ad_409
 	MOVQ       160(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_408
+	JB         load_lt32_410
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_410
+	JMP        load32_done_412
 
-load_lt32_408:
+load_lt32_410:
 	CMPQ    R8, $0x10
-	JB      load_lt16_409
+	JB      load_lt16_411
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_410
+	JZ      load32_done_412
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_411
+	JZ      no_piece_413
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_411:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_412
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_412:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_413
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_413:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_414
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_415
-
-partial_short_414:
-	VMOVQ R11, X14
-
-partial_loaded_415:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_410
-
-load_lt16_409:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_410
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_416
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_416:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_417
+	JZ      no_piece_414
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_417:
+no_piece_414:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_418
+	JZ      no_piece_415
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_418:
+no_piece_415:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_419
+	JZ      partial_short_416
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_417
+
+partial_short_416:
+	VMOVQ R11, X14
+
+partial_loaded_417:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_412
+
+load_lt16_411:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_412
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_418
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_418:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_419
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_419:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_420
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_420:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_421
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_420
+	JMP     partial_loaded_422
 
-partial_short_419:
+partial_short_421:
 	VMOVQ R11, X7
 
-partial_loaded_420:
-load32_done_410:
+partial_loaded_422:
+load32_done_412:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -10694,7 +10892,7 @@ load32_done_410:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       168(DI), R8
 
-no_ad_407:
+no_ad_409:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -10853,7 +11051,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_421
+	JE          aes_last_423
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -10869,7 +11067,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_421
+	JE          aes_last_423
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -10885,7 +11083,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_421:
+aes_last_423:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -10904,23 +11102,23 @@ aes_last_421:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_422
+	JB      blocks_small_424
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_423
+	JB      blocks_mid_425
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_424
+	JMP     blocks_done_426
 
-blocks_mid_423:
+blocks_mid_425:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_424
+	JBE     blocks_done_426
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_424
+	JMP     blocks_done_426
 
-blocks_small_422:
+blocks_small_424:
 	VMOVDQU (SI), X5
 
-blocks_done_424:
+blocks_done_426:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -10943,159 +11141,159 @@ blocks_done_424:
 	VPXOR      Y0, Y5, Y5
 	VPXOR      Y1, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_426
+	JB         store_lt32_428
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_425
+	JB         store_hi_427
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_428
+	JMP        store_done_430
 
-store_hi_425:
+store_hi_427:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_426:
+store_lt32_428:
 	CMPQ         R8, $0x10
-	JB           store_lt16_427
+	JB           store_lt16_429
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_427:
+store_lt16_429:
 	TESTQ   R8, R8
-	JZ      store_done_428
+	JZ      store_done_430
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_429
+	JZ      no_piece_431
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_429:
+no_piece_431:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_430
+	JZ    no_piece_432
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_430:
+no_piece_432:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_431
+	JZ    no_piece_433
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_431:
+no_piece_433:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_432
+	JZ    no_piece_434
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_432:
-store_done_428:
+no_piece_434:
+store_done_430:
 	MOVQ    40(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_433
+	JZ      no_ad_435
 	MOVQ    32(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_434
+	JB      load_lt32_436
 	VMOVDQU (SI), Y7
-	JMP     load32_done_436
+	JMP     load32_done_438
 
-load_lt32_434:
+load_lt32_436:
 	CMPQ    R8, $0x10
-	JB      load_lt16_435
+	JB      load_lt16_437
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_436
+	JZ      load32_done_438
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_437
+	JZ      no_piece_439
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_437:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_438
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_438:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_439
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_439:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_440
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_441
-
-partial_short_440:
-	VMOVQ R11, X14
-
-partial_loaded_441:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_436
-
-load_lt16_435:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_436
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_442
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_442:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_443
+	JZ      no_piece_440
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_443:
+no_piece_440:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_444
+	JZ      no_piece_441
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_444:
+no_piece_441:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_445
+	JZ      partial_short_442
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_443
+
+partial_short_442:
+	VMOVQ R11, X14
+
+partial_loaded_443:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_438
+
+load_lt16_437:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_438
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_444
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_444:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_445
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_445:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_446
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_446:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_447
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_446
+	JMP     partial_loaded_448
 
-partial_short_445:
+partial_short_447:
 	VMOVQ R11, X7
 
-partial_loaded_446:
-load32_done_436:
+partial_loaded_448:
+load32_done_438:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11107,7 +11305,7 @@ load32_done_436:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       40(DI), R8
 
-no_ad_433:
+no_ad_435:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11145,23 +11343,23 @@ no_ad_433:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_447
+	JB      blocks_small_449
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_448
+	JB      blocks_mid_450
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_449
+	JMP     blocks_done_451
 
-blocks_mid_448:
+blocks_mid_450:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_449
+	JBE     blocks_done_451
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_449
+	JMP     blocks_done_451
 
-blocks_small_447:
+blocks_small_449:
 	VMOVDQU (SI), X5
 
-blocks_done_449:
+blocks_done_451:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11184,159 +11382,159 @@ blocks_done_449:
 	VPXOR      Y2, Y5, Y5
 	VPXOR      Y3, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_451
+	JB         store_lt32_453
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_450
+	JB         store_hi_452
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_453
+	JMP        store_done_455
 
-store_hi_450:
+store_hi_452:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_451:
+store_lt32_453:
 	CMPQ         R8, $0x10
-	JB           store_lt16_452
+	JB           store_lt16_454
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_452:
+store_lt16_454:
 	TESTQ   R8, R8
-	JZ      store_done_453
+	JZ      store_done_455
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_454
+	JZ      no_piece_456
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_454:
+no_piece_456:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_455
+	JZ    no_piece_457
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_455:
+no_piece_457:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_456
+	JZ    no_piece_458
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_456:
+no_piece_458:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_457
+	JZ    no_piece_459
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_457:
-store_done_453:
+no_piece_459:
+store_done_455:
 	MOVQ    168(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_458
+	JZ      no_ad_460
 	MOVQ    160(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_459
+	JB      load_lt32_461
 	VMOVDQU (SI), Y7
-	JMP     load32_done_461
+	JMP     load32_done_463
 
-load_lt32_459:
+load_lt32_461:
 	CMPQ    R8, $0x10
-	JB      load_lt16_460
+	JB      load_lt16_462
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_461
+	JZ      load32_done_463
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_462
+	JZ      no_piece_464
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_462:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_463
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_463:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_464
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_464:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_465
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_466
-
-partial_short_465:
-	VMOVQ R11, X14
-
-partial_loaded_466:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_461
-
-load_lt16_460:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_461
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_467
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_467:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_468
+	JZ      no_piece_465
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_468:
+no_piece_465:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_469
+	JZ      no_piece_466
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_469:
+no_piece_466:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_470
+	JZ      partial_short_467
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_468
+
+partial_short_467:
+	VMOVQ R11, X14
+
+partial_loaded_468:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_463
+
+load_lt16_462:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_463
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_469
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_469:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_470
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_470:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_471
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_471:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_472
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_471
+	JMP     partial_loaded_473
 
-partial_short_470:
+partial_short_472:
 	VMOVQ R11, X7
 
-partial_loaded_471:
-load32_done_461:
+partial_loaded_473:
+load32_done_463:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11348,7 +11546,7 @@ load32_done_461:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       168(DI), R8
 
-no_ad_458:
+no_ad_460:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11507,7 +11705,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_472
+	JE      aes_last_474
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -11525,7 +11723,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_472
+	JE      aes_last_474
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -11543,7 +11741,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_472:
+aes_last_474:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -11580,15 +11778,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_473
+	JE      aes_last_475
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_473
+	JE      aes_last_475
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_473:
+aes_last_475:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI
@@ -11704,7 +11902,7 @@ ecb8:
 	VAESENC 576(AX), Y6, Y6
 	VAESENC 576(AX), Y7, Y7
 	CMPQ    R12, $0x0a
-	JE      aes_last_474
+	JE      aes_last_476
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -11722,7 +11920,7 @@ ecb8:
 	VAESENC 704(AX), Y6, Y6
 	VAESENC 704(AX), Y7, Y7
 	CMPQ    R12, $0x0c
-	JE      aes_last_474
+	JE      aes_last_476
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -11740,7 +11938,7 @@ ecb8:
 	VAESENC 832(AX), Y6, Y6
 	VAESENC 832(AX), Y7, Y7
 
-aes_last_474:
+aes_last_476:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -11777,15 +11975,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_475
+	JE      aes_last_477
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_475
+	JE      aes_last_477
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_475:
+aes_last_477:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI

@@ -10,14 +10,14 @@ import (
 )
 
 // The AVX512 small-packet kernels: one packet per 128-bit lane. A group is four descriptors with at
-// most 64 bytes of text each, no AD and keys of one size; its four J0 and sixteen counter blocks fill
-// five zmm (zmm j lane i: packet i's counter block j), so four packets share every AES instruction
-// instead of each spending a zmm and an xmm of rounds on its own. The packets' bytes are loaded
-// whole (masked to their lengths) and turned into that block order by a 4x4 transpose of 128-bit
-// lanes, and back after the XOR. GHASH multiplies each packet, still in its own zmm, by its own key's
-// powers of H (chosen by its block count, so that its last block meets H^2 and the length block
-// H^1), sums the products of each packet across its lanes with one more transpose, and reduces all
-// four in one zmm.
+// most 64 bytes of text and 64 of AD each (QUIC's header is AD) and keys of one size; its four J0
+// and sixteen counter blocks fill five zmm (zmm j lane i: packet i's counter block j), so four
+// packets share every AES instruction instead of each spending a zmm and an xmm of rounds on its
+// own. The packets' bytes are loaded whole (masked to their lengths) and turned into that block
+// order by a 4x4 transpose of 128-bit lanes, and back after the XOR. GHASH multiplies each packet's
+// AD and text, still in zmm of their own, by its own key's powers of H (chosen by the block counts,
+// so that its last text block meets H^2 and the length block H^1), sums the products of each
+// packet across its lanes with one more transpose, and reduces all four in one zmm.
 //
 // Round keys: when the four descriptors share a key, the memory operands of the key table serve all
 // lanes (it repeats each round key four times); otherwise each round key is gathered from the four
@@ -26,8 +26,8 @@ import (
 // Registers of the lane kernels: Z0 the four J0 (then E_K(J0)), Z1-Z4 counter blocks 1-4 (then the
 // ciphertext), Z5-Z8 the packets' text, Z9-Z12 temporaries, Z20-Z23 the packets' byte-reversed
 // ciphertext, Z24-Z31 and Z13-Z16 the product accumulators, Z17 the byte-reversal mask, Z18 the lane
-// counter step, Z19 the reduction constant; K1-K4 the packets' byte masks. GP: AX, R10, R11, R13 the
-// four key tables, R8 and SI scratch, DX a destination or tag pointer.
+// counter step, Z19 the reduction constant; K1-K4 the packets' byte masks, K5 an AD's. GP: AX, R10,
+// R11, R13 the four key tables, R8 and SI scratch, DX a destination, tag pointer or scratch.
 var (
 	laneTabs = []Register{RAX, R10, R11, R13}
 	laneK    = []Register{K1, K2, K3, K4}
@@ -132,6 +132,7 @@ func lanes(name string, open bool) {
 		VPXORQ(g, laneMid[i], laneMid[i])
 		VPCLMULQDQ(U8(0x00), karatsuba(h), laneMid[i], laneMid[i])
 	}
+	laneAD()
 	for i := range 4 {
 		foldMid(laneLo[i], laneHi[i], laneMid[i], Z9)
 	}
@@ -190,6 +191,48 @@ func lanes(name string, open bool) {
 	Label("done")
 	VZEROUPPER()
 	RET()
+}
+
+// laneAD adds to each packet's product accumulators its AD blocks (up to gcmLaneAD bytes, one zmm,
+// zero-filled past its length) times its key's powers H^(na+nb+1)..H^(nb+2), which precede the
+// text's in GHASH's Horner order (SP 800-38D section 7.1 step 5: the AD, zero-padded, comes first).
+// A group without AD skips it.
+func laneAD() {
+	field := func(i, off int) Mem { return Mem{Base: desc, Disp: descLen*i + off} }
+	skip := label("no_ad")
+	MOVQ(field(0, dADLen), n)
+	for i := 1; i < 4; i++ {
+		ORQ(field(i, dADLen), n)
+	}
+	JZ(LabelRef(skip))
+	for i, t := range laneTabs {
+		MOVQ(field(i, dADLen), n)
+		BZHIQ(n, ones, dst)
+		KMOVQ(dst, K5)
+		MOVQ(field(i, dAD), src)
+		VMOVDQU8_Z(Mem{Base: src}, K5, Z9)
+		VPSHUFB(Z17, Z9, Z9)
+		// SI = &h[16-nb-na], na = ceil(adLen/16), nb = ceil(n/16)
+		ADDQ(U8(15), n)
+		SHRQ(U8(4), n)
+		MOVQ(field(i, dN), dst)
+		ADDQ(U8(15), dst)
+		SHRQ(U8(4), dst)
+		ADDQ(dst, n)
+		SHLQ(U8(4), n)
+		LEAQ(Mem{Base: t, Disp: tH + 16*16}, src)
+		SUBQ(n, src)
+		h := Mem{Base: src}
+		VPCLMULQDQ(U8(0x00), h, Z9, Z10)
+		VPCLMULQDQ(U8(0x11), h, Z9, Z11)
+		VPSHUFD(U8(0x4e), Z9, Z12)
+		VPXORQ(Z9, Z12, Z12)
+		VPCLMULQDQ(U8(0x00), karatsuba(h), Z12, Z12)
+		VPXORQ(Z10, laneLo[i], laneLo[i])
+		VPXORQ(Z11, laneHi[i], laneHi[i])
+		VPXORQ(Z12, laneMid[i], laneMid[i])
+	}
+	Label(skip)
 }
 
 // aesRoundsGathered encrypts regs, lane i with the round keys of the table in laneTabs[i]: each
