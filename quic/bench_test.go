@@ -48,13 +48,15 @@ func benchQUIC(b *testing.B, open bool) {
 
 // benchPaired times the package and the oracle on the same n packets of size bytes of payload
 // (short header, 8-byte connection ID, 2-byte packet numbers), alternating in blocks of at least 64
-// packets. Open benchmarks restore the protected packets before each pass, in both.
+// packets. Seal benchmarks restore the headers before each pass (header protection rewrote their
+// first byte, and with it the packet-number length), Open benchmarks the protected packets, in
+// both.
 func benchPaired(b *testing.B, k *Keys, o *oracle, n, size int, open bool) {
 	rng := rand.New(rand.NewPCG(1, uint64(size)))
-	const pnOff = 9
+	const pnOff, hdrLen = 9, 9 + 2
 	plain := make([][]byte, n)
 	for i := range plain {
-		plain[i] = make([]byte, pnOff+2+size, pnOff+2+size+16)
+		plain[i] = make([]byte, hdrLen+size, hdrLen+size+16)
 		plain[i][0] = 0x41
 		for j := 1; j < len(plain[i]); j++ {
 			plain[i][j] = byte(rng.Uint32())
@@ -80,6 +82,7 @@ func benchPaired(b *testing.B, k *Keys, o *oracle, n, size int, open bool) {
 				copy(work[i], protected[i])
 				p.Buf = work[i]
 			} else {
+				copy(work[i][:hdrLen], plain[i])
 				p.Buf, p.PN = work[i][:len(plain[i])], uint64(1000+i)
 			}
 		}
@@ -95,6 +98,7 @@ func benchPaired(b *testing.B, k *Keys, o *oracle, n, size int, open bool) {
 	base := func() {
 		for i := range work {
 			if !open {
+				copy(work[i][:hdrLen], plain[i])
 				o.seal(work[i][:len(plain[i])], pnOff, uint64(1000+i))
 				continue
 			}
