@@ -262,7 +262,11 @@ func (c *chachaChunkState) run() (failed int) {
 		p.radix26 = !c.k.radix44
 		c.laned = c.shortGroupsStart()
 		c.long = 0
-		if p.radix26 {
+		// Lockstep groups beside the lanes' segments: in radix 2^26 always; in radix 2^44 (the
+		// AVX512 zmm lanes) only where the groups take every laned op, as in uniform batches (64 x
+		// 1420 B Seal about 9% faster on Zen 4): beside a remainder the lanes' segments would run
+		// mostly idle (IMIX about 16% slower). docs/benchmarks.md
+		if p.radix26 || c.allInLongGroups() {
 			c.long = c.longGroupsFirst()
 			failed = c.runLongGroups(&s, &p)
 		}
@@ -406,8 +410,8 @@ func (c *chachaChunkState) shortGroupsStart() int {
 
 // longGroupsFirst moves the chunk's long groups to the front of c.order[:c.laned], sets c.groups
 // and returns where they end: runs of 16 ops (or 8, lanes 0-7, for what is left of a run) with
-// messages longer than one block of one length and ADs of one length, which runLongGroups handles,
-// taken from the runs of such ops that sortByLength left next to each other. The other ops keep
+// messages of one length and ADs of one length (groupable), which runLongGroups handles, taken from
+// the runs of such ops that sortByLength left next to each other. The other ops keep
 // their order behind them.
 func (c *chachaChunkState) longGroupsFirst() int {
 	var rest [chachaChunk]uint8
@@ -421,7 +425,7 @@ func (c *chachaChunkState) longGroupsFirst() int {
 			end++
 		}
 		take := 0
-		for n > 64 && end-start-take >= 8 {
+		for groupable(n, ad) && end-start-take >= 8 {
 			size := min(16, (end-start-take)&^7)
 			c.groups[c.ngroups] = uint8(size)
 			c.ngroups++
@@ -436,9 +440,31 @@ func (c *chachaChunkState) longGroupsFirst() int {
 	return long
 }
 
+// groupable reports whether longGroupsFirst groups ops of n-byte messages with ad bytes of AD:
+// messages over one block, or any with AD (runShortGroups takes short ones without).
+func groupable(n, ad int) bool { return n > 64 || ad > 0 }
+
+// allInLongGroups reports whether longGroupsFirst would put every laned op of the chunk into a long
+// group: one message length and one AD length, groupable, in a multiple of 8 ops.
+func (c *chachaChunkState) allInLongGroups() bool {
+	if c.laned == 0 || c.laned%8 != 0 {
+		return false
+	}
+	first := c.order[0]
+	n, ad := c.msgLen(int(first)), len(c.op[first].AD)
+	if !groupable(n, ad) {
+		return false
+	}
+	for _, i := range c.order[1:c.laned] {
+		if c.msgLen(int(i)) != n || len(c.op[i].AD) != ad {
+			return false
+		}
+	}
+	return true
+}
+
 // runLongGroups seals or opens the ops c.order[:c.long] (see longGroupsFirst), a group at a time
-// with one op per lane (lanes 8-15 idle in a group of 8), radix 2^26 only, and returns the number
-// of failed Opens. The lanes run in lockstep, each stage one kernel call for the group (more only
+// with one op per lane (lanes 8-15 idle in a group of 8), and returns the number of failed Opens. The lanes run in lockstep, each stage one kernel call for the group (more only
 // past the bounds of a call):
 // block 0 (the Poly1305 keys), then Seal's blocks 1.. in place and the partial last block through
 // the scratch blocks; the MAC over the AD, its padded tail, the ciphertext, its padded tail and
@@ -469,11 +495,8 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 		// Block 0: the Poly1305 keys (RFC 8439 section 2.6); the counters go on from 1.
 		streamKernel(c.k, t, &s.ptrs, 1, 64, upper)
 		for l, i := range group {
-			sc := &t.scratch[l]
-			p.start(l, (*[32]byte)(sc[:32]))
-			p.s[l] = [2]uint64{binary.LittleEndian.Uint64(sc[16:]), binary.LittleEndian.Uint64(sc[24:])}
-			op := c.op[i]
-			p.ad[l], p.ct[l] = op.AD, c.ciphertext(int(i))
+			p.setKey(l, (*[32]byte)(t.scratch[l][:32]), c.wantTag(int(i)))
+			p.ad[l], p.ct[l] = c.op[i].AD, c.ciphertext(int(i))
 		}
 		if !c.open {
 			c.streamGroup(s, group, n, 0)
@@ -495,6 +518,9 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 // buffers, the partial last block through the lanes' scratch blocks. The counters are at 1; the
 // lanes past the group are idle.
 func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, verified uint32) {
+	if n == 0 {
+		return
+	}
 	t := s.tab()
 	upper := len(group) > 8
 	all := uint32(1)<<len(group) - 1
@@ -543,7 +569,8 @@ func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, ver
 
 // macGroup absorbs the MAC input of a long group's lanes 0..lanes-1 (section 2.8), whose messages
 // of n bytes and ADs of ad bytes p.ct and p.ad hold: the whole blocks in place, the padded tails
-// and the lengths block through the lanes' scratch. Idle lanes read along with busy ones.
+// and the lengths block through the lanes' scratch (in radix 2^44 the lengths block is left there
+// for polyFinishKernel). Idle lanes read along with busy ones.
 func (p *polyLanes) macGroup(k laneKernels, lanes, n, ad int) {
 	t := p.tab()
 	upper := lanes > 8
@@ -589,10 +616,16 @@ func (p *polyLanes) macGroup(k laneKernels, lanes, n, ad int) {
 	if ad%16 != 0 {
 		scratch(1, 0)
 	}
-	whole(n/16, &p.ct)
-	if n%16 != 0 {
+	if n >= 16 {
+		whole(n/16, &p.ct)
+	}
+	switch {
+	case !p.radix26 && n%16 != 0:
+		scratch(1, 16) // the ciphertext's tail
+	case !p.radix26:
+	case n%16 != 0:
 		scratch(2, 16) // the ciphertext's tail, then the lengths
-	} else {
+	default:
 		scratch(1, 32)
 	}
 }
@@ -633,19 +666,7 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 				xorKeyBlock(op.Dst, op.Src[:n], (*[64]byte)(sc[64:]))
 			}
 			ct := c.ciphertext(int(i))
-			p.start(l, (*[32]byte)(sc[:32]))
-			st := &pt.st
-			s0, s1 := binary.LittleEndian.Uint64(sc[16:]), binary.LittleEndian.Uint64(sc[24:])
-			if p.radix26 {
-				p.s[l] = [2]uint64{s0, s1}
-			} else {
-				st[polyRowKeyS][l], st[polyRowKeyS+1][l] = s0, s1
-			}
-			if c.open && !p.radix26 {
-				want := op.Src[n:]
-				st[polyRowWant][l] = binary.LittleEndian.Uint64(want[0:])
-				st[polyRowWant+1][l] = binary.LittleEndian.Uint64(want[8:])
-			}
+			p.setKey(l, (*[32]byte)(sc[:32]), c.wantTag(int(i)))
 			psc := &pt.scratch[l]
 			if n%16 != 0 {
 				tail := (*[16]byte)(psc[16:32])
@@ -680,34 +701,14 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 			}
 			polyKernel(c.k, &pt.st, &p.ptrs, tail, 16, true)
 		}
-		var eq int
-		var verified uint32
-		if p.radix26 {
-			verified = p.finishGroup(c, group)
-			failed += len(group) - bits.OnesCount32(verified)
-		} else {
-			eq = polyFinishKernel(c.k, &pt.st)
-		}
-
-		for l, i := range group {
-			op, n := c.op[i], c.msgLen(int(i))
-			if p.radix26 {
-				if c.open && verified>>l&1 == 1 { // verified: decrypt (section 2.8: only now)
-					xorKeyBlock(op.Dst, op.Src[:n], (*[64]byte)(t.scratch[l][64:]))
+		verified := p.finishGroup(c, group)
+		failed += len(group) - bits.OnesCount32(verified)
+		if c.open {
+			for l, i := range group {
+				if verified>>l&1 == 1 { // decrypt only now (section 2.8)
+					op := c.op[i]
+					xorKeyBlock(op.Dst, op.Src[:c.msgLen(int(i))], (*[64]byte)(t.scratch[l][64:]))
 				}
-				continue
-			}
-			switch {
-			case !c.open:
-				binary.LittleEndian.PutUint64(op.Dst[n:], pt.st[polyRowTag][l])
-				binary.LittleEndian.PutUint64(op.Dst[n+8:], pt.st[polyRowTag+1][l])
-			case eq>>l&1 == 0:
-				failOpen(op)
-				c.failed[i] = true
-				failed++
-			default: // verified: decrypt (section 2.8: only now)
-				xorKeyBlock(op.Dst, op.Src[:n], (*[64]byte)(t.scratch[l][64:]))
-				op.Err = nil
 			}
 		}
 	}
@@ -1138,17 +1139,8 @@ func (p *polyLanes) finishLane(c *chachaChunkState, l int, eq bool) bool {
 		if !c.finishTag(i, p.tag(l)) {
 			return false
 		}
-	} else if !c.open {
-		st := &p.tab().st
-		binary.LittleEndian.PutUint64(op.Dst[n:], st[polyRowTag][l])
-		binary.LittleEndian.PutUint64(op.Dst[n+8:], st[polyRowTag+1][l])
-		return true
-	} else if !eq {
-		failOpen(op)
-		c.failed[i] = true
+	} else if !p.finish44(c, l, i, eq) {
 		return false
-	} else {
-		op.Err = nil
 	}
 	if c.open && n <= 64 {
 		// The tag verified and the message is within block 1, whose key stream the first pass
@@ -1203,18 +1195,7 @@ func chachaFinishTag(op *Op, n int, open bool, tag *[TagSize]byte) bool {
 // (nil for Seal), which only polyFinishKernel uses. It reports whether the lane has blocks for the
 // kernel: without lengthsInFinish, always (the lengths block).
 func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) bool {
-	p.start(l, key)
-	s0, s1 := binary.LittleEndian.Uint64(key[16:]), binary.LittleEndian.Uint64(key[24:])
-	if p.radix26 {
-		p.s[l] = [2]uint64{s0, s1}
-	} else {
-		st := &p.tab().st
-		st[polyRowKeyS][l], st[polyRowKeyS+1][l] = s0, s1
-		if want != nil {
-			st[polyRowWant][l] = binary.LittleEndian.Uint64(want[0:])
-			st[polyRowWant+1][l] = binary.LittleEndian.Uint64(want[8:])
-		}
-	}
+	p.setKey(l, key, want)
 	p.ad[l], p.ct[l] = ad, ct
 
 	// Scratch: the AD's last partial block padded, then the ciphertext's (where the segments need
@@ -1297,10 +1278,58 @@ func (p *polyLanes) nextSeg(l, seg int) bool {
 	return false
 }
 
+// setKey starts lane l on a MAC under the one-time key (section 2.6): its accumulator and r (start)
+// and its s; in radix 2^44 s and the tag Open expects (want, nil for Seal) go into the table's rows
+// for polyFinishKernel.
+func (p *polyLanes) setKey(l int, key *[32]byte, want []byte) {
+	p.start(l, key)
+	s0, s1 := binary.LittleEndian.Uint64(key[16:]), binary.LittleEndian.Uint64(key[24:])
+	if p.radix26 {
+		p.s[l] = [2]uint64{s0, s1}
+		return
+	}
+	st := &p.tab().st
+	st[polyRowKeyS][l], st[polyRowKeyS+1][l] = s0, s1
+	if want != nil {
+		st[polyRowWant][l] = binary.LittleEndian.Uint64(want[0:])
+		st[polyRowWant+1][l] = binary.LittleEndian.Uint64(want[8:])
+	}
+}
+
+// finish44 writes lane l's tag, which polyFinishKernel left in the table, after op i's ciphertext
+// (Seal) or, for Open, fails op i unless polyFinishKernel found its tag equal to the one it carries
+// (eq). It reports whether the op succeeded.
+func (p *polyLanes) finish44(c *chachaChunkState, l, i int, eq bool) bool {
+	op := c.op[i]
+	if !c.open {
+		st, n := &p.tab().st, c.msgLen(i)
+		binary.LittleEndian.PutUint64(op.Dst[n:], st[polyRowTag][l])
+		binary.LittleEndian.PutUint64(op.Dst[n+8:], st[polyRowTag+1][l])
+		return true
+	}
+	if !eq {
+		failOpen(op)
+		c.failed[i] = true
+		return false
+	}
+	op.Err = nil
+	return true
+}
+
 // finishGroup writes (Seal) or checks (Open, failing the ops that do not verify) the tags of a
-// group's ops, lane l holding op group[l], in radix 2^26, and returns the mask of the lanes whose op
-// succeeded: the tags of a group in one loop, without a call per lane.
+// group's ops, lane l holding op group[l], and returns the mask of the lanes whose op succeeded:
+// the tags of a group in one loop (in radix 2^44 from one polyFinishKernel call), without a call
+// per lane.
 func (p *polyLanes) finishGroup(c *chachaChunkState, group []uint8) (ok uint32) {
+	if !p.radix26 {
+		eq := polyFinishKernel(c.k, &p.tab().st)
+		for l, i := range group {
+			if p.finish44(c, l, int(i), eq>>l&1 == 1) {
+				ok |= 1 << l
+			}
+		}
+		return ok
+	}
 	st := &p.tab().st
 	var tag [TagSize]byte
 	for l, i := range group {

@@ -99,8 +99,8 @@ func TestStreamKernelsPortable(t *testing.T) {
 }
 
 // TestChaChaLanesSIMD runs the lane driver on each SIMD kernel set this CPU has against the Generic
-// tier, on the batches of TestChaChaLanesPortable: the driver's paths (segments, short groups) with
-// the assembly's tables.
+// tier, on the batches of TestChaChaLanesPortable: the driver's paths (segments, short and long
+// groups) with the assembly's tables.
 func TestChaChaLanesSIMD(t *testing.T) {
 	for _, tier := range []Tier{AVX2, AVX512} {
 		t.Run(tier.String(), func(t *testing.T) {
@@ -114,7 +114,9 @@ func TestChaChaLanesSIMD(t *testing.T) {
 					checkLanesPortable(t, chachaLaneKernels(tier), keys, size, round%shapeCount, rng)
 				}
 			}
-			checkLanesPortable(t, chachaLaneKernels(tier), keys, 17, shapeHuge, rng)
+			for _, size := range []int{17, 24} {
+				checkLanesPortable(t, chachaLaneKernels(tier), keys, size, shapeHuge, rng)
+			}
 		})
 	}
 }

@@ -24,8 +24,8 @@ var portableLaneSets = []struct {
 }
 
 // TestChaChaLanesPortable runs the lane driver on the portable kernels, on every build, against the
-// Generic tier: random batches of lengths 0 to 2000, and batches of mostly one length that take the
-// short and the long groups; mixed keys of both suites, in place or not, and Opens of which some are
+// Generic tier: random batches of lengths 0 to 2000, and batches of mostly or only one length that
+// take the short and the long groups; mixed keys of both suites, in place or not, and Opens of which some are
 // tampered with.
 func TestChaChaLanesPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -46,13 +46,14 @@ func TestChaChaLanesPortable(t *testing.T) {
 }
 
 // TestChaChaLongGroupsBounds runs long groups whose messages take more than one kernel call per
-// stage on the portable kernels in radix 2^26.
+// stage on the portable kernels: beside a remainder (17 ops: radix 2^26 only) and alone (24 ops:
+// groups of 16 and 8, both radices).
 func TestChaChaLongGroupsBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	keys := laneTestKeys(t, rng)
 	for _, set := range portableLaneSets {
-		if !set.k.radix44 {
-			checkLanesPortable(t, set.k, keys, 17, shapeHuge, rng)
+		for _, size := range []int{17, 24} {
+			checkLanesPortable(t, set.k, keys, size, shapeHuge, rng)
 		}
 	}
 }
@@ -81,11 +82,12 @@ func laneTestKeys(t *testing.T, rng *rand.Rand) []*Key {
 
 // Batch shapes of checkLanesPortable.
 const (
-	shapeRandom = iota // lengths 0 to 2000, a third of them below 130, half with AD
-	shapeShort         // one length of at most one block, without AD: the short groups
-	shapeLong          // mostly one length above one block and one AD length: the long groups
-	shapeCount         // the number of shapes above
-	shapeHuge          // one length past the bounds of one kernel call (64 KiB per lane)
+	shapeRandom  = iota // lengths 0 to 2000, a third of them below 130, half with AD
+	shapeShort          // one length of at most one block, without AD: the short groups
+	shapeLong           // mostly one length above one block and one AD length: the long groups
+	shapeUniform        // one length and one AD length: long groups in radix 2^44 too
+	shapeCount          // the number of shapes above
+	shapeHuge           // one length past the bounds of one kernel call (64 KiB per lane)
 )
 
 // checkLanesPortable seals and opens one random batch of size ops of the shape on kernel set k and
@@ -100,7 +102,11 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape in
 	huge := shape == shapeHuge // all of one length
 	if huge {
 		long += maxPolyBlocks * 16
-		shape = shapeLong
+		shape = shapeUniform
+	}
+	uniform := long
+	if rng.IntN(3) == 0 {
+		uniform = short
 	}
 	type input struct {
 		key            *Key
@@ -115,7 +121,9 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape in
 		switch {
 		case shape == shapeShort:
 			n = short
-		case shape == shapeLong && (huge || rng.IntN(4) != 0):
+		case shape == shapeUniform:
+			n, ad = uniform, randomBytes(rng, adLen)
+		case shape == shapeLong && rng.IntN(4) != 0:
 			n, ad = long, randomBytes(rng, adLen)
 		case rng.IntN(3) == 0:
 			n = rng.IntN(130)
