@@ -464,12 +464,12 @@ func (c *chachaChunkState) allInLongGroups() bool {
 }
 
 // runLongGroups seals or opens the ops c.order[:c.long] (see longGroupsFirst), a group at a time
-// with one op per lane (lanes 8-15 idle in a group of 8), and returns the number of failed Opens. The lanes run in lockstep, each stage one kernel call for the group (more only
-// past the bounds of a call):
-// block 0 (the Poly1305 keys), then Seal's blocks 1.. in place and the partial last block through
-// the scratch blocks; the MAC over the AD, its padded tail, the ciphertext, its padded tail and
-// the lengths; the tags; then Open's blocks 1.. of the ops whose tag verified. Uniform batches,
-// the common case, thus skip the segments' per-lane bookkeeping.
+// with one op per lane (lanes 8-15 idle in a group of 8), and returns the number of failed Opens.
+// The lanes run in lockstep, each stage one kernel call for the group (more only past the bounds
+// of a call): blocks 0 (the Poly1305 keys) and 1 into the scratch blocks, two states in flight;
+// then Seal's blocks 2.. in place (streamGroup); the MAC over the AD, its padded tail, the
+// ciphertext, its padded tail and the lengths; the tags; then Open's blocks 1.. of the ops whose tag
+// verified. Uniform batches, the common case, thus skip the segments' per-lane bookkeeping.
 func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed int) {
 	if c.long == 0 {
 		return 0
@@ -489,14 +489,26 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 		}
 		for l, i := range group {
 			s.setState(c, l, int(i), 0)
-			*(*[64]byte)(t.scratch[l][:64]) = [64]byte{}
+			t.scratch[l] = [128]byte{} // the kernel XORs the key stream into it
 			s.onScratch(l)
 		}
-		// Block 0: the Poly1305 keys (RFC 8439 section 2.6); the counters go on from 1.
-		streamKernel(c.k, t, &s.ptrs, 1, 64, upper)
+		// Blocks 0 (RFC 8439 section 2.6) and 1 in one call, where block 0 alone would leave the
+		// kernel's second state idle; the counters go on from 2.
+		blocks := 1
+		if n > 0 {
+			blocks = 2
+		}
+		streamKernel(c.k, t, &s.ptrs, blocks, 64, upper)
 		for l, i := range group {
-			p.setKey(l, (*[32]byte)(t.scratch[l][:32]), c.wantTag(int(i)))
-			p.ad[l], p.ct[l] = c.op[i].AD, c.ciphertext(int(i))
+			sc := &t.scratch[l]
+			p.setKey(l, (*[32]byte)(sc[:32]), c.wantTag(int(i)))
+			op := c.op[i]
+			p.ad[l], p.ct[l] = op.AD, c.ciphertext(int(i))
+			if c.open {
+				c.ks1[i] = [64]byte(sc[64:]) // applied once the tag has verified
+			} else if n > 0 {
+				xorKeyBlock(op.Dst, op.Src[:min(n, 64)], (*[64]byte)(sc[64:]))
+			}
 		}
 		if !c.open {
 			c.streamGroup(s, group, n, 0)
@@ -505,6 +517,12 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 		verified := p.finishGroup(c, group)
 		failed += len(group) - bits.OnesCount32(verified)
 		if c.open {
+			for l, i := range group {
+				if verified>>l&1 == 1 && n > 0 { // decrypt only now (section 2.8)
+					op := c.op[i]
+					xorKeyBlock(op.Dst, op.Src[:min(n, 64)], &c.ks1[i])
+				}
+			}
 			c.streamGroup(s, group, n, verified)
 		}
 	}
@@ -513,12 +531,13 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 	return failed
 }
 
-// streamGroup XORs the key stream from block 1 on into the n-byte messages of a long group's ops
+// streamGroup XORs the key stream from block 2 on into the n-byte messages of a long group's ops
 // (Seal: all; Open: those of the lanes in verified only, the others idle), in place in their
-// buffers, the partial last block through the lanes' scratch blocks. The counters are at 1; the
-// lanes past the group are idle.
+// buffers from byte 64 on; the partial last block goes under the lanes' byte masks where the kernel
+// takes them, else through the lanes' scratch blocks. The counters are at 2; the lanes past the
+// group are idle.
 func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, verified uint32) {
-	if n == 0 {
+	if n <= 64 {
 		return
 	}
 	t := s.tab()
@@ -535,13 +554,22 @@ func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, ver
 	for l, i := range group {
 		if busy(l) {
 			op := c.op[i]
-			s.ptrs.src[l], s.ptrs.dst[l], s.ptrs.off[l] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0]), 0
+			s.ptrs.src[l], s.ptrs.dst[l], s.ptrs.off[l] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0]), 64
 		} else {
 			s.onIdle(l)
 		}
 	}
-	for left := n / 64; left > 0; {
+	whole, tail := (n-64)/64, n%64
+	if s.masked && tail != 0 {
+		whole++ // the partial last block in place, under its byte mask
+	}
+	for left := whole; left > 0; {
 		k := min(left, limit)
+		if s.masked && tail != 0 && k == left {
+			for l := range group {
+				t.mask[l] = 1<<tail - 1
+			}
+		}
 		streamKernel(c.k, t, &s.ptrs, k, 64, upper)
 		for l := range 16 {
 			if busy(l) {
@@ -550,7 +578,13 @@ func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, ver
 		}
 		left -= k
 	}
-	if n%64 == 0 {
+	if tail == 0 {
+		return
+	}
+	if s.masked {
+		for l := range group {
+			t.mask[l] = ^uint64(0)
+		}
 		return
 	}
 	for l, i := range group {
