@@ -140,6 +140,12 @@ func hchacha20AVX2(out *[8]uint32, key *[8]uint32, nonce *[16]byte)
 //go:noescape
 func chachaHeadsAVX2(out *[16]byte, key *[8]uint32, in *[16]byte, n int)
 
+// chachaHeadsAVX512 is chachaHeadsAVX2 with AVX-512VL's VPROLD for the rotations (still ymm), for
+// the AVX512 tier.
+//
+//go:noescape
+func chachaHeadsAVX512(out *[16]byte, key *[8]uint32, in *[16]byte, n int)
+
 // hchacha20SIMD is hchacha20 (draft-irtf-cfrg-xchacha section 2.2) through the AVX2 kernel where the
 // AVX2 tier runs.
 func hchacha20SIMD(out, key *[8]uint32, nonce *[16]byte) {

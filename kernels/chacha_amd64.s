@@ -8758,6 +8758,375 @@ chachaHeadsAVX2done:
 	VZEROUPPER
 	RET
 
+// func chachaHeadsAVX512(out *[16]byte, key *[8]uint32, in *[16]byte, n int)
+// Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV
+TEXT ·chachaHeadsAVX512(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), AX
+	MOVQ key+8(FP), CX
+	MOVQ in+16(FP), DX
+	MOVQ n+24(FP), BX
+
+	// n >= 1. Passes of six while more than four remain, then one pass for the rest.
+chachaHeadsAVX512loop:
+	CMPQ           BX, $0x04
+	JA             chachaHeadsAVX512x3
+	CMPQ           BX, $0x02
+	JA             chachaHeadsAVX512x2
+	DECQ           BX
+	SHLQ           $0x04, BX
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VBROADCASTI128 (CX), Y1
+	VBROADCASTI128 16(CX), Y2
+	MOVQ           $0x00000000, CX
+	CMPQ           BX, CX
+	CMOVQLT        BX, CX
+	VMOVDQU        (DX)(CX*1), X3
+	MOVQ           $0x00000010, CX
+	CMPQ           BX, CX
+	CMOVQLT        BX, CX
+	VINSERTI128    $0x01, (DX)(CX*1), Y3, Y3
+	MOVL           $0x0000000a, CX
+
+chachaHeadsAVX512x1doubleround:
+	VPADDD Y1, Y0, Y0
+	VPXOR  Y0, Y3, Y3
+	VPROLD $0x10, Y3, Y3
+	VPADDD Y3, Y2, Y2
+	VPXOR  Y2, Y1, Y1
+	VPROLD $0x0c, Y1, Y1
+	VPADDD Y1, Y0, Y0
+	VPXOR  Y0, Y3, Y3
+	VPROLD $0x08, Y3, Y3
+	VPADDD Y3, Y2, Y2
+	VPXOR  Y2, Y1, Y1
+	VPROLD $0x07, Y1, Y1
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y0, Y0
+	VPSHUFD $0x39, Y2, Y2
+	VPSHUFD $0x4e, Y3, Y3
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPROLD  $0x10, Y3, Y3
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPROLD  $0x0c, Y1, Y1
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPROLD  $0x08, Y3, Y3
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPROLD  $0x07, Y1, Y1
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x4e, Y3, Y3
+	DECL    CX
+	JNZ     chachaHeadsAVX512x1doubleround
+
+	// Words 0-3 plus the constants (section 2.3), each half to its output.
+	VBROADCASTI128 chachaSigma<>+0(SB), Y1
+	VPADDD         Y1, Y0, Y0
+	MOVQ           $0x00000000, CX
+	CMPQ           BX, CX
+	CMOVQLT        BX, CX
+	VMOVDQU        X0, (AX)(CX*1)
+	MOVQ           $0x00000010, CX
+	CMPQ           BX, CX
+	CMOVQLT        BX, CX
+	VEXTRACTI128   $0x01, Y0, (AX)(CX*1)
+	JMP            chachaHeadsAVX512done
+
+chachaHeadsAVX512x2:
+	DECQ           BX
+	SHLQ           $0x04, BX
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VBROADCASTI128 (CX), Y1
+	VBROADCASTI128 16(CX), Y2
+	MOVQ           $0x00000000, SI
+	CMPQ           BX, SI
+	CMOVQLT        BX, SI
+	VMOVDQU        (DX)(SI*1), X3
+	MOVQ           $0x00000010, SI
+	CMPQ           BX, SI
+	CMOVQLT        BX, SI
+	VINSERTI128    $0x01, (DX)(SI*1), Y3, Y3
+	VBROADCASTI128 chachaSigma<>+0(SB), Y4
+	VBROADCASTI128 (CX), Y5
+	VBROADCASTI128 16(CX), Y6
+	MOVQ           $0x00000020, CX
+	CMPQ           BX, CX
+	CMOVQLT        BX, CX
+	VMOVDQU        (DX)(CX*1), X13
+	MOVQ           $0x00000030, CX
+	CMPQ           BX, CX
+	CMOVQLT        BX, CX
+	VINSERTI128    $0x01, (DX)(CX*1), Y13, Y13
+	MOVL           $0x0000000a, CX
+
+chachaHeadsAVX512x2doubleround:
+	VPADDD Y1, Y0, Y0
+	VPXOR  Y0, Y3, Y3
+	VPROLD $0x10, Y3, Y3
+	VPADDD Y5, Y4, Y4
+	VPXOR  Y4, Y13, Y13
+	VPROLD $0x10, Y13, Y13
+	VPADDD Y3, Y2, Y2
+	VPXOR  Y2, Y1, Y1
+	VPROLD $0x0c, Y1, Y1
+	VPADDD Y13, Y6, Y6
+	VPXOR  Y6, Y5, Y5
+	VPROLD $0x0c, Y5, Y5
+	VPADDD Y1, Y0, Y0
+	VPXOR  Y0, Y3, Y3
+	VPROLD $0x08, Y3, Y3
+	VPADDD Y5, Y4, Y4
+	VPXOR  Y4, Y13, Y13
+	VPROLD $0x08, Y13, Y13
+	VPADDD Y3, Y2, Y2
+	VPXOR  Y2, Y1, Y1
+	VPROLD $0x07, Y1, Y1
+	VPADDD Y13, Y6, Y6
+	VPXOR  Y6, Y5, Y5
+	VPROLD $0x07, Y5, Y5
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y0, Y0
+	VPSHUFD $0x39, Y2, Y2
+	VPSHUFD $0x4e, Y3, Y3
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x4e, Y13, Y13
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPROLD  $0x10, Y3, Y3
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y13, Y13
+	VPROLD  $0x10, Y13, Y13
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPROLD  $0x0c, Y1, Y1
+	VPADDD  Y13, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPROLD  $0x0c, Y5, Y5
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y3, Y3
+	VPROLD  $0x08, Y3, Y3
+	VPADDD  Y5, Y4, Y4
+	VPXOR   Y4, Y13, Y13
+	VPROLD  $0x08, Y13, Y13
+	VPADDD  Y3, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPROLD  $0x07, Y1, Y1
+	VPADDD  Y13, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPROLD  $0x07, Y5, Y5
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x4e, Y3, Y3
+	VPSHUFD $0x39, Y4, Y4
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x4e, Y13, Y13
+	DECL    CX
+	JNZ     chachaHeadsAVX512x2doubleround
+
+	// Words 0-3 plus the constants (section 2.3), each half to its output.
+	VBROADCASTI128 chachaSigma<>+0(SB), Y1
+	VPADDD         Y1, Y0, Y0
+	MOVQ           $0x00000000, CX
+	CMPQ           BX, CX
+	CMOVQLT        BX, CX
+	VMOVDQU        X0, (AX)(CX*1)
+	MOVQ           $0x00000010, CX
+	CMPQ           BX, CX
+	CMOVQLT        BX, CX
+	VEXTRACTI128   $0x01, Y0, (AX)(CX*1)
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VPADDD         Y0, Y4, Y4
+	MOVQ           $0x00000020, CX
+	CMPQ           BX, CX
+	CMOVQLT        BX, CX
+	VMOVDQU        X4, (AX)(CX*1)
+	MOVQ           $0x00000030, CX
+	CMPQ           BX, CX
+	CMOVQLT        BX, CX
+	VEXTRACTI128   $0x01, Y4, (AX)(CX*1)
+	JMP            chachaHeadsAVX512done
+
+chachaHeadsAVX512x3:
+	MOVQ           BX, SI
+	DECQ           SI
+	SHLQ           $0x04, SI
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VBROADCASTI128 (CX), Y1
+	VBROADCASTI128 16(CX), Y2
+	MOVQ           $0x00000000, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VMOVDQU        (DX)(DI*1), X4
+	MOVQ           $0x00000010, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VINSERTI128    $0x01, (DX)(DI*1), Y4, Y4
+	VBROADCASTI128 chachaSigma<>+0(SB), Y5
+	VBROADCASTI128 (CX), Y6
+	VBROADCASTI128 16(CX), Y7
+	MOVQ           $0x00000020, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VMOVDQU        (DX)(DI*1), X8
+	MOVQ           $0x00000030, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VINSERTI128    $0x01, (DX)(DI*1), Y8, Y8
+	VBROADCASTI128 chachaSigma<>+0(SB), Y9
+	VBROADCASTI128 (CX), Y10
+	VBROADCASTI128 16(CX), Y11
+	MOVQ           $0x00000040, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VMOVDQU        (DX)(DI*1), X12
+	MOVQ           $0x00000050, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VINSERTI128    $0x01, (DX)(DI*1), Y12, Y12
+	MOVL           $0x0000000a, DI
+
+chachaHeadsAVX512x3doubleround:
+	VPADDD Y1, Y0, Y0
+	VPXOR  Y0, Y4, Y4
+	VPROLD $0x10, Y4, Y4
+	VPADDD Y6, Y5, Y5
+	VPXOR  Y5, Y8, Y8
+	VPROLD $0x10, Y8, Y8
+	VPADDD Y10, Y9, Y9
+	VPXOR  Y9, Y12, Y12
+	VPROLD $0x10, Y12, Y12
+	VPADDD Y4, Y2, Y2
+	VPXOR  Y2, Y1, Y1
+	VPROLD $0x0c, Y1, Y1
+	VPADDD Y8, Y7, Y7
+	VPXOR  Y7, Y6, Y6
+	VPROLD $0x0c, Y6, Y6
+	VPADDD Y12, Y11, Y11
+	VPXOR  Y11, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y1, Y0, Y0
+	VPXOR  Y0, Y4, Y4
+	VPROLD $0x08, Y4, Y4
+	VPADDD Y6, Y5, Y5
+	VPXOR  Y5, Y8, Y8
+	VPROLD $0x08, Y8, Y8
+	VPADDD Y10, Y9, Y9
+	VPXOR  Y9, Y12, Y12
+	VPROLD $0x08, Y12, Y12
+	VPADDD Y4, Y2, Y2
+	VPXOR  Y2, Y1, Y1
+	VPROLD $0x07, Y1, Y1
+	VPADDD Y8, Y7, Y7
+	VPXOR  Y7, Y6, Y6
+	VPROLD $0x07, Y6, Y6
+	VPADDD Y12, Y11, Y11
+	VPXOR  Y11, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y0, Y0
+	VPSHUFD $0x39, Y2, Y2
+	VPSHUFD $0x4e, Y4, Y4
+	VPSHUFD $0x93, Y5, Y5
+	VPSHUFD $0x39, Y7, Y7
+	VPSHUFD $0x4e, Y8, Y8
+	VPSHUFD $0x93, Y9, Y9
+	VPSHUFD $0x39, Y11, Y11
+	VPSHUFD $0x4e, Y12, Y12
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPROLD  $0x10, Y4, Y4
+	VPADDD  Y6, Y5, Y5
+	VPXOR   Y5, Y8, Y8
+	VPROLD  $0x10, Y8, Y8
+	VPADDD  Y10, Y9, Y9
+	VPXOR   Y9, Y12, Y12
+	VPROLD  $0x10, Y12, Y12
+	VPADDD  Y4, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPROLD  $0x0c, Y1, Y1
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y6, Y6
+	VPROLD  $0x0c, Y6, Y6
+	VPADDD  Y12, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPROLD  $0x0c, Y10, Y10
+	VPADDD  Y1, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPROLD  $0x08, Y4, Y4
+	VPADDD  Y6, Y5, Y5
+	VPXOR   Y5, Y8, Y8
+	VPROLD  $0x08, Y8, Y8
+	VPADDD  Y10, Y9, Y9
+	VPXOR   Y9, Y12, Y12
+	VPROLD  $0x08, Y12, Y12
+	VPADDD  Y4, Y2, Y2
+	VPXOR   Y2, Y1, Y1
+	VPROLD  $0x07, Y1, Y1
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y6, Y6
+	VPROLD  $0x07, Y6, Y6
+	VPADDD  Y12, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPROLD  $0x07, Y10, Y10
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x4e, Y4, Y4
+	VPSHUFD $0x39, Y5, Y5
+	VPSHUFD $0x93, Y7, Y7
+	VPSHUFD $0x4e, Y8, Y8
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x93, Y11, Y11
+	VPSHUFD $0x4e, Y12, Y12
+	DECL    DI
+	JNZ     chachaHeadsAVX512x3doubleround
+
+	// Words 0-3 plus the constants (section 2.3), each half to its output.
+	VBROADCASTI128 chachaSigma<>+0(SB), Y1
+	VPADDD         Y1, Y0, Y0
+	MOVQ           $0x00000000, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VMOVDQU        X0, (AX)(DI*1)
+	MOVQ           $0x00000010, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VEXTRACTI128   $0x01, Y0, (AX)(DI*1)
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VPADDD         Y0, Y5, Y5
+	MOVQ           $0x00000020, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VMOVDQU        X5, (AX)(DI*1)
+	MOVQ           $0x00000030, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VEXTRACTI128   $0x01, Y5, (AX)(DI*1)
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VPADDD         Y0, Y9, Y9
+	MOVQ           $0x00000040, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VMOVDQU        X9, (AX)(DI*1)
+	MOVQ           $0x00000050, DI
+	CMPQ           SI, DI
+	CMOVQLT        SI, DI
+	VEXTRACTI128   $0x01, Y9, (AX)(DI*1)
+	ADDQ           $0x60, DX
+	ADDQ           $0x60, AX
+	SUBQ           $0x06, BX
+	JG             chachaHeadsAVX512loop
+
+chachaHeadsAVX512done:
+	VZEROUPPER
+	RET
+
 // func chachaPoly1305TinyAVX2(key *[8]uint32, nonce *[12]byte, dst *byte, src *byte, n int, ad *byte, adLen int, tag *[16]byte, open bool) bool
 // Requires: AVX, AVX2, BMI2, CMOV
 TEXT ·chachaPoly1305TinyAVX2(SB), NOSPLIT, $432-73

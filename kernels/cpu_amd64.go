@@ -80,11 +80,11 @@ var impl = struct {
 	// (`make bench`): AMD Zen 4 (AVX512 tier) 0.74-0.75x -> 1.02-1.04x, XChaCha20 0.87-0.92x ->
 	// 1.09-1.14x; AMD Zen 3 (AVX2 tier) 1.10x. Intel cores take it by their latency, unmeasured.
 	chachaTinyFused bool
-	// chachaBlocksHeads: EncryptBlocks of a ChaCha20 key on AVX-512 CPUs runs chachaHeadsAVX2 (row
-	// form, six states a pass) as the AVX2 tier does, rather than one block per zmm lane: its
-	// chains are short enough for 1-cycle cores. AMD Zen 4, per call: 1 input 85 ns against
-	// 128-136 ns, 8 inputs 215 against 620-650, 64 inputs 1414 against 1500-1590
-	// (docs/experiments.md, 2026-12-02 Zen 4).
+	// chachaBlocksHeads: EncryptBlocks of a ChaCha20 key on AVX-512 CPUs runs the heads kernel (row
+	// form, six states a pass; chachaHeadsAVX512, the AVX2 tier's chachaHeadsAVX2 with VPROLD) rather
+	// than one block per zmm lane: its chains are short enough for 1-cycle cores. AMD Zen 4, per
+	// call: 1 input 85 ns against 128-136 ns, 8 inputs 215 against 620-650, 64 inputs 1414 against
+	// 1500-1590 (docs/experiments.md, 2026-12-02 Zen 4).
 	chachaBlocksHeads bool
 	// chachaFewOpsAVX512: the AVX512 tier's laneKernels.fewOps, the largest batch that runs one op at
 	// a time rather than in the 16 zmm lanes: 7 where zmm runs at full width, 11 where it runs in

@@ -92,40 +92,47 @@ func BenchmarkHChaCha20(b *testing.B) {
 	})
 }
 
-// TestChaChaHeadsAVX2 checks chachaHeadsAVX2 against the portable block function for every count of
-// inputs through three passes (each pass size, and passes short of their inputs), in place and not,
-// and that it writes nothing past out[n-1].
+// TestChaChaHeadsAVX2 checks chachaHeadsAVX2 and, where the AVX512 tier runs, chachaHeadsAVX512
+// against the portable block function for every count of inputs through three passes (each pass
+// size, and passes short of their inputs), in place and not, and that they write nothing past
+// out[n-1].
 func TestChaChaHeadsAVX2(t *testing.T) {
 	if !chachaAVX2 {
 		t.Skip("needs AVX2 and BMI2")
+	}
+	kernels := map[string]func(out *[16]byte, key *[8]uint32, in *[16]byte, n int){"AVX2": chachaHeadsAVX2}
+	if chachaAVX512 {
+		kernels["AVX512"] = chachaHeadsAVX512
 	}
 	r := rand.New(rand.NewPCG(9, 10))
 	k := &Key{}
 	for i := range k.chacha {
 		k.chacha[i] = r.Uint32()
 	}
-	for n := 1; n <= 20; n++ {
-		for range 50 {
-			src := make([][16]byte, n+1) // src[n] stands guard
-			for i := range src {
-				for j := range src[i] {
-					src[i][j] = byte(r.Uint32())
+	for name, heads := range kernels {
+		for n := 1; n <= 20; n++ {
+			for range 50 {
+				src := make([][16]byte, n+1) // src[n] stands guard
+				for i := range src {
+					for j := range src[i] {
+						src[i][j] = byte(r.Uint32())
+					}
 				}
-			}
-			want := make([][16]byte, n)
-			chachaBlocksGeneric(k, want, src[:n])
-			dst := make([][16]byte, n+1)
-			dst[n] = [16]byte{0: 0xa5, 15: 0x5a}
-			chachaHeadsAVX2(&dst[0], &k.chacha, &src[0], n)
-			guard := src[n]
-			chachaHeadsAVX2(&src[0], &k.chacha, &src[0], n)
-			for i := range n {
-				if dst[i] != want[i] || src[i] != want[i] {
-					t.Fatalf("%d inputs: block %d = %x (in place %x), want %x", n, i, dst[i], src[i], want[i])
+				want := make([][16]byte, n)
+				chachaBlocksGeneric(k, want, src[:n])
+				dst := make([][16]byte, n+1)
+				dst[n] = [16]byte{0: 0xa5, 15: 0x5a}
+				heads(&dst[0], &k.chacha, &src[0], n)
+				guard := src[n]
+				heads(&src[0], &k.chacha, &src[0], n)
+				for i := range n {
+					if dst[i] != want[i] || src[i] != want[i] {
+						t.Fatalf("%s, %d inputs: block %d = %x (in place %x), want %x", name, n, i, dst[i], src[i], want[i])
+					}
 				}
-			}
-			if dst[n] != ([16]byte{0: 0xa5, 15: 0x5a}) || src[n] != guard {
-				t.Fatalf("%d inputs: written past the last output", n)
+				if dst[n] != ([16]byte{0: 0xa5, 15: 0x5a}) || src[n] != guard {
+					t.Fatalf("%s, %d inputs: written past the last output", name, n)
+				}
 			}
 		}
 	}

@@ -613,28 +613,38 @@ func chachaKS2Scalar() {
 // rowDoubleRounds runs the 10 double rounds (RFC 8439 section 2.3) on states in the row form of
 // chachaKS4AVX2, the states side by side: each row holds its word of two blocks, one per 128-bit half.
 // The diagonal round is the column round after rotating the words of rows 0, 2 and 3 within their
-// halves. rot16 and rot8 are the VPSHUFB masks (rotMasks), in registers or memory.
+// halves. rot16 and rot8 are the VPSHUFB masks (rotMasks), in registers or memory; nil for VPROLD
+// (AVX-512VL), one instruction of one cycle for every rotation, which shortens each quarter round's
+// chain of dependent steps by two cycles.
 func rowDoubleRounds(x [][4]VecVirtual, rot16, rot8 Op, loop string) {
+	rotate := func(r VecVirtual, n int) {
+		switch {
+		case rot16 == nil:
+			VPROLD(U8(n), r, r)
+		case n == 16:
+			VPSHUFB(rot16, r, r)
+		case n == 8:
+			VPSHUFB(rot8, r, r)
+		default:
+			t := YMM()
+			VPSLLD(U8(n), r, t)
+			VPSRLD(U8(32-n), r, r)
+			VPOR(t, r, r)
+		}
+	}
 	quarter := func() { // section 2.1 on the four columns of each block
 		for _, rot := range [2][2]int{{16, 12}, {8, 7}} {
-			mask := rot16
-			if rot[0] == 8 {
-				mask = rot8
-			}
 			for s := range x {
 				a, b, d := x[s][0], x[s][1], x[s][3]
 				VPADDD(b, a, a)
 				VPXOR(a, d, d)
-				VPSHUFB(mask, d, d)
+				rotate(d, rot[0])
 			}
 			for s := range x {
 				b, c, d := x[s][1], x[s][2], x[s][3]
 				VPADDD(d, c, c)
 				VPXOR(c, b, b)
-				t := YMM()
-				VPSLLD(U8(rot[1]), b, t)
-				VPSRLD(U8(32-rot[1]), b, b)
-				VPOR(t, b, b)
+				rotate(b, rot[1])
 			}
 		}
 	}
@@ -724,14 +734,19 @@ func hchachaState(x *[4]VecVirtual, key, nonce Mem) {
 // hchacha20AVX2). Each pass takes up to six inputs: one set for up to two, two for up to four,
 // three for more. A pass short of its sets' inputs repeats its last one, whose block is then
 // written twice, the same bytes; a pass reads all its inputs before it writes, so out may be in.
-func chachaHeadsAVX2() {
-	Implement("chachaHeadsAVX2")
+// chachaHeadsAVX512 is the same on ymm with AVX-512VL's VPROLD for the rotations.
+func chachaHeads(prold bool) {
+	kernel := "chachaHeadsAVX2"
+	if prold {
+		kernel = "chachaHeadsAVX512"
+	}
+	Implement(kernel)
 	Attributes(NOSPLIT)
-	Doc("chachaHeadsAVX2 writes the first 16 bytes of the ChaCha20 block of key and in[i] to out[i], i < n.")
+	Doc(kernel + " writes the first 16 bytes of the ChaCha20 block of key and in[i] to out[i], i < n.")
 	out, key := Load(Param("out"), GP64()), Load(Param("key"), GP64())
 	in, n := Load(Param("in"), GP64()), Load(Param("n"), GP64())
 	pass := func(sets int) {
-		name := fmt.Sprintf("chachaHeadsAVX2x%d", sets)
+		name := fmt.Sprintf("%sx%d", kernel, sets)
 		Label(name)
 		last := GP64() // the pass's last input, as a byte offset: min(n, 2*sets) - 1, times 16
 		MOVQ(n, last)
@@ -757,7 +772,9 @@ func chachaHeadsAVX2() {
 		}
 		// The rotation masks in registers where they fit beside the states, as in hchacha20AVX2.
 		var rot16, rot8 Op = rotMasks, rotMasks.Offset(32)
-		if sets < 3 {
+		if prold {
+			rot16, rot8 = nil, nil
+		} else if sets < 3 {
 			r16, r8 := YMM(), YMM()
 			VMOVDQU(rotMasks, r16)
 			VMOVDQU(rotMasks.Offset(32), r8)
@@ -774,21 +791,21 @@ func chachaHeadsAVX2() {
 		}
 	}
 	Comment("n >= 1. Passes of six while more than four remain, then one pass for the rest.")
-	Label("chachaHeadsAVX2loop")
+	Label(kernel + "loop")
 	CMPQ(n, U8(4))
-	JA(LabelRef("chachaHeadsAVX2x3"))
+	JA(LabelRef(kernel + "x3"))
 	CMPQ(n, U8(2))
-	JA(LabelRef("chachaHeadsAVX2x2"))
+	JA(LabelRef(kernel + "x2"))
 	pass(1)
-	JMP(LabelRef("chachaHeadsAVX2done"))
+	JMP(LabelRef(kernel + "done"))
 	pass(2)
-	JMP(LabelRef("chachaHeadsAVX2done"))
+	JMP(LabelRef(kernel + "done"))
 	pass(3)
 	ADDQ(U8(6*16), in)
 	ADDQ(U8(6*16), out)
 	SUBQ(U8(6), n)
-	JG(LabelRef("chachaHeadsAVX2loop"))
-	Label("chachaHeadsAVX2done")
+	JG(LabelRef(kernel + "loop"))
+	Label(kernel + "done")
 	VZEROUPPER()
 	RET()
 }
