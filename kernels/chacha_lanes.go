@@ -35,9 +35,10 @@ import (
 //
 // so that Open releases no plaintext of a forged message. The chunk's shortest ops skip the
 // segments: runs of 16 ops of at most one block, without AD and of one MAC block structure
-// (runShortGroups), which for such short messages cost more in bookkeeping than in the kernels. In
-// radix 2^26, runs of 16 ops of one length above one block and one AD length skip them too: their
-// lanes run the same stages in lockstep (runLongGroups).
+// (runShortGroups), which for such short messages cost more in bookkeeping than in the kernels.
+// Runs of 16 (or 8) ops of one length and one AD length skip them too, their lanes running the
+// same stages in lockstep (runLongGroups): in radix 2^26 wherever such runs are, in radix 2^44 only
+// in chunks they make up entirely.
 //
 // Lane layout: ChaCha20 runs one op per 32-bit lane (state word w of lane l in row w, lane l), two
 // blocks per lane in flight on AVX512; Poly1305 runs one op per 64-bit lane, in radix 2^44 (amd64:
@@ -119,7 +120,7 @@ type chachaChunkState struct {
 	ks1     [chachaChunk][64]byte  // Open: the key stream of block 1, from the first pass
 	failed  [chachaChunk]bool      // Open: the tag did not verify
 	order   [chachaChunk]uint8     // the order in which lanes take the ops: see sortByLength
-	long    int                    // ops order[:long] run in long groups (radix 2^26 only)
+	long    int                    // ops order[:long] run in long groups (runLongGroups)
 	groups  [chachaChunk / 8]uint8 // the long groups' sizes, 16 or 8, in order
 	ngroups int
 	laned   int // ops order[long:laned] run through the lanes' segments, the rest in short groups
