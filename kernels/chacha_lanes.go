@@ -36,9 +36,8 @@ import (
 // so that Open releases no plaintext of a forged message. The chunk's shortest ops skip the
 // segments: runs of 16 ops of at most one block, without AD and of one MAC block structure
 // (runShortGroups), which for such short messages cost more in bookkeeping than in the kernels.
-// Runs of 16 (or 8) ops of one length and one AD length skip them too, their lanes running the
-// same stages in lockstep (runLongGroups): in radix 2^26 wherever such runs are, in radix 2^44 only
-// in chunks they make up entirely.
+// Chunks of ops of one length and one AD length, in a multiple of 8, skip them too, 16 (or 8) lanes
+// at a time running the same stages in lockstep (runLongGroups).
 //
 // Lane layout: ChaCha20 runs one op per 32-bit lane (state word w of lane l in row w, lane l), two
 // blocks per lane in flight on AVX512; Poly1305 runs one op per 64-bit lane, in radix 2^44 (amd64:
@@ -262,13 +261,13 @@ func (c *chachaChunkState) run() (failed int) {
 		var p polyLanes
 		p.radix26 = !c.k.radix44
 		c.laned = c.shortGroupsStart()
+		// Lockstep groups only where they take every laned op, as in uniform batches (AVX512 64 x
+		// 1420 B Seal about 9% faster on Zen 4): beside a remainder the lanes' segments run mostly
+		// idle (AVX512 IMIX about 16% slower; AVX2 IMIX Open 8-11% faster without such groups).
+		// docs/experiments.md, 2026-12-02 fifth session.
 		c.long = 0
-		// Lockstep groups beside the lanes' segments: in radix 2^26 always; in radix 2^44 (the
-		// AVX512 zmm lanes) only where the groups take every laned op, as in uniform batches (64 x
-		// 1420 B Seal about 9% faster on Zen 4): beside a remainder the lanes' segments would run
-		// mostly idle (IMIX about 16% slower). docs/benchmarks.md
-		if p.radix26 || c.allInLongGroups() {
-			c.long = c.longGroupsFirst()
+		if c.longGroups() {
+			c.long = c.laned
 			failed = c.runLongGroups(&s, &p)
 		}
 		if c.long < c.laned {
@@ -409,51 +408,17 @@ func (c *chachaChunkState) shortGroupsStart() int {
 	return end
 }
 
-// longGroupsFirst moves the chunk's long groups to the front of c.order[:c.laned], sets c.groups
-// and returns where they end: runs of 16 ops (or 8, lanes 0-7, for what is left of a run) with
-// messages of one length and ADs of one length (groupable), which runLongGroups handles, taken from
-// the runs of such ops that sortByLength left next to each other. The other ops keep
-// their order behind them.
-func (c *chachaChunkState) longGroupsFirst() int {
-	var rest [chachaChunk]uint8
-	long, nrest := 0, 0
-	c.ngroups = 0
-	for start := 0; start < c.laned; {
-		first := c.order[start]
-		n, ad := c.msgLen(int(first)), len(c.op[first].AD)
-		end := start + 1
-		for end < c.laned && c.msgLen(int(c.order[end])) == n && len(c.op[c.order[end]].AD) == ad {
-			end++
-		}
-		take := 0
-		for groupable(n, ad) && end-start-take >= 8 {
-			size := min(16, (end-start-take)&^7)
-			c.groups[c.ngroups] = uint8(size)
-			c.ngroups++
-			take += size
-		}
-		// long <= start: the entries this overwrites are in rest already.
-		long += copy(c.order[long:], c.order[start:start+take])
-		nrest += copy(rest[nrest:], c.order[start+take:end])
-		start = end
-	}
-	copy(c.order[long:c.laned], rest[:nrest])
-	return long
-}
-
-// groupable reports whether longGroupsFirst groups ops of n-byte messages with ad bytes of AD:
-// messages over one block, or any with AD (runShortGroups takes short ones without).
-func groupable(n, ad int) bool { return n > 64 || ad > 0 }
-
-// allInLongGroups reports whether longGroupsFirst would put every laned op of the chunk into a long
-// group: one message length and one AD length, groupable, in a multiple of 8 ops.
-func (c *chachaChunkState) allInLongGroups() bool {
+// longGroups cuts the chunk's laned ops into the long groups runLongGroups runs, where they all
+// share one message length and one AD length, are not runShortGroups' kind (at most one block
+// without AD) and come in a multiple of 8: 16 ops a group, and 8 (lanes 0-7) for what is left. It
+// reports whether it did; otherwise the ops run through the lanes' segments.
+func (c *chachaChunkState) longGroups() bool {
 	if c.laned == 0 || c.laned%8 != 0 {
 		return false
 	}
 	first := c.order[0]
 	n, ad := c.msgLen(int(first)), len(c.op[first].AD)
-	if !groupable(n, ad) {
+	if n <= 64 && ad == 0 {
 		return false
 	}
 	for _, i := range c.order[1:c.laned] {
@@ -461,11 +426,19 @@ func (c *chachaChunkState) allInLongGroups() bool {
 			return false
 		}
 	}
+	c.ngroups = 0
+	for left := c.laned; left > 0; {
+		size := min(16, left)
+		c.groups[c.ngroups] = uint8(size)
+		c.ngroups++
+		left -= size
+	}
 	return true
 }
 
-// runLongGroups seals or opens the ops c.order[:c.long] (see longGroupsFirst), a group at a time
-// with one op per lane (lanes 8-15 idle in a group of 8), and returns the number of failed Opens.
+// runLongGroups seals or opens the ops c.order[:c.long] in the groups longGroups set, a group at a
+// time with one op per lane (lanes 8-15 idle in a group of 8), and returns the number of failed
+// Opens.
 // The lanes run in lockstep, each stage one kernel call for the group (more only past the bounds
 // of a call): blocks 0 (the Poly1305 keys) and 1 into the scratch blocks, two states in flight;
 // then Seal's blocks 2.. in place (streamGroup); the MAC over the AD, its padded tail, the

@@ -45,9 +45,9 @@ func TestChaChaLanesPortable(t *testing.T) {
 	}
 }
 
-// TestChaChaLongGroupsBounds runs long groups whose messages take more than one kernel call per
-// stage on the portable kernels: beside a remainder (17 ops: radix 2^26 only) and alone (24 ops:
-// groups of 16 and 8, both radices).
+// TestChaChaLongGroupsBounds runs messages that take more than one kernel call per stage on the
+// portable kernels: in long groups (24 ops of one length: groups of 16 and 8) and through the
+// lanes' segments (17 ops, which make no whole groups).
 func TestChaChaLongGroupsBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	keys := laneTestKeys(t, rng)
@@ -84,8 +84,8 @@ func laneTestKeys(t *testing.T, rng *rand.Rand) []*Key {
 const (
 	shapeRandom  = iota // lengths 0 to 2000, a third of them below 130, half with AD
 	shapeShort          // one length of at most one block, without AD: the short groups
-	shapeLong           // mostly one length above one block and one AD length: the long groups
-	shapeUniform        // one length and one AD length: long groups in radix 2^44 too
+	shapeLong           // mostly one length above one block and one AD length, the rest random
+	shapeUniform        // one length and one AD length: the long groups, in a multiple of 8 ops
 	shapeCount          // the number of shapes above
 	shapeHuge           // one length past the bounds of one kernel call (64 KiB per lane)
 )
