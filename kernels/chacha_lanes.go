@@ -582,19 +582,7 @@ func (p *polyLanes) macGroup(k laneKernels, lanes, n, ad int) {
 	t := p.tab()
 	upper := lanes > 8
 	for l := range lanes {
-		sc := &t.scratch[l]
-		if ad%16 != 0 {
-			tail := (*[16]byte)(sc[0:16])
-			*tail = [16]byte{}
-			copy(tail[:], p.ad[l][ad&^15:])
-		}
-		if n%16 != 0 {
-			tail := (*[16]byte)(sc[16:32])
-			*tail = [16]byte{}
-			copy(tail[:], p.ct[l][n&^15:])
-		}
-		binary.LittleEndian.PutUint64(sc[32:], uint64(ad))
-		binary.LittleEndian.PutUint64(sc[40:], uint64(n))
+		p.setTails(l, p.ad[l], p.ct[l])
 	}
 	// whole runs blocks of each lane's buf in place, within the bounds of a call.
 	whole := func(blocks int, buf *[16][]byte) {
@@ -626,15 +614,7 @@ func (p *polyLanes) macGroup(k laneKernels, lanes, n, ad int) {
 	if n >= 16 {
 		whole(n/16, &p.ct)
 	}
-	switch {
-	case !p.radix26 && n%16 != 0:
-		scratch(1, 16) // the ciphertext's tail
-	case !p.radix26:
-	case n%16 != 0:
-		scratch(2, 16) // the ciphertext's tail, then the lengths
-	default:
-		scratch(1, 32)
-	}
+	p.macLast(k, n, upper)
 }
 
 // runShortGroups seals or opens the ops c.order[c.laned:] (see shortGroupsStart), sixteen at a time
@@ -674,40 +654,17 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 			}
 			ct := c.ciphertext(int(i))
 			p.setKey(l, (*[32]byte)(sc[:32]), c.wantTag(int(i)))
-			psc := &pt.scratch[l]
-			if n%16 != 0 {
-				tail := (*[16]byte)(psc[16:32])
-				*tail = [16]byte{}
-				copy(tail[:], ct[n&^15:])
-			}
-			binary.LittleEndian.PutUint64(psc[32:], 0)
-			binary.LittleEndian.PutUint64(psc[40:], uint64(n))
+			p.setTails(l, nil, ct)
 			if n >= 16 {
 				p.ptrs.base[l], p.ptrs.off[l] = unsafe.Pointer(&ct[0]), 0
 			}
 		}
 		// The lanes share their MAC block structure (lengthClass): the whole blocks in place, then
-		// the partial one from scratch and, in radix 2^26, the lengths block after it;
-		// polyFinishKernel absorbs the lengths and finishes the tags in radix 2^44.
+		// the last ones from scratch.
 		if n0 >= 16 {
 			polyKernel(c.k, &pt.st, &p.ptrs, n0/16, 16, true)
 		}
-		tail, off := 0, uintptr(16)
-		if n0%16 != 0 {
-			tail = 1
-		}
-		if p.radix26 {
-			tail++
-			if n0%16 == 0 {
-				off = 32
-			}
-		}
-		if tail > 0 {
-			for l := range 16 {
-				p.onScratch(l, off)
-			}
-			polyKernel(c.k, &pt.st, &p.ptrs, tail, 16, true)
-		}
+		p.macLast(c.k, n0, true)
 		verified := p.finishGroup(c, group)
 		failed += len(group) - bits.OnesCount32(verified)
 		if c.open {
@@ -1205,23 +1162,7 @@ func (p *polyLanes) fill(l int, ad, ct []byte, key *[32]byte, want []byte) bool 
 	p.setKey(l, key, want)
 	p.ad[l], p.ct[l] = ad, ct
 
-	// Scratch: the AD's last partial block padded, then the ciphertext's (where the segments need
-	// them), then the lengths block (the last segment's, or what polyFinishKernel absorbs).
-	sc := &p.tab().scratch[l]
-	if len(ad)%16 != 0 {
-		tail := (*[16]byte)(sc[0:16])
-		*tail = [16]byte{}
-		copy(tail[:], ad[len(ad)&^15:])
-	}
-	n := len(ct)
-	if n%16 != 0 {
-		tail := (*[16]byte)(sc[16:32])
-		*tail = [16]byte{}
-		copy(tail[:], ct[n&^15:])
-	}
-	binary.LittleEndian.PutUint64(sc[32:], uint64(len(ad)))
-	binary.LittleEndian.PutUint64(sc[40:], uint64(n))
-
+	p.setTails(l, ad, ct) // the segments macADTail and macCTFinal, or what polyFinishKernel absorbs
 	return p.nextSeg(l, macAD)
 }
 
@@ -1301,6 +1242,47 @@ func (p *polyLanes) setKey(l int, key *[32]byte, want []byte) {
 		st[polyRowWant][l] = binary.LittleEndian.Uint64(want[0:])
 		st[polyRowWant+1][l] = binary.LittleEndian.Uint64(want[8:])
 	}
+}
+
+// setTails writes lane l's scratch block for the MAC's last blocks (section 2.8): the AD's and the
+// ciphertext's partial last blocks, zero padded (bytes 0-15 and 16-31), then the lengths block.
+func (p *polyLanes) setTails(l int, ad, ct []byte) {
+	sc := &p.tab().scratch[l]
+	if len(ad)%16 != 0 {
+		tail := (*[16]byte)(sc[0:16])
+		*tail = [16]byte{}
+		copy(tail[:], ad[len(ad)&^15:])
+	}
+	if n := len(ct); n%16 != 0 {
+		tail := (*[16]byte)(sc[16:32])
+		*tail = [16]byte{}
+		copy(tail[:], ct[n&^15:])
+	}
+	binary.LittleEndian.PutUint64(sc[32:], uint64(len(ad)))
+	binary.LittleEndian.PutUint64(sc[40:], uint64(len(ct)))
+}
+
+// macLast absorbs, for lanes whose ciphertexts have n bytes and whose whole blocks are absorbed,
+// the last blocks setTails left in the scratch: the padded partial block (if n%16 != 0) and, in
+// radix 2^26, the lengths block; in radix 2^44 polyFinishKernel absorbs the lengths.
+func (p *polyLanes) macLast(k laneKernels, n int, upper bool) {
+	blocks, off := 0, uintptr(16)
+	if n%16 != 0 {
+		blocks = 1
+	}
+	if p.radix26 {
+		blocks++
+		if n%16 == 0 {
+			off = 32
+		}
+	}
+	if blocks == 0 {
+		return
+	}
+	for l := range 16 {
+		p.onScratch(l, off)
+	}
+	polyKernel(k, &p.tab().st, &p.ptrs, blocks, 16, upper)
 }
 
 // finish44 writes lane l's tag, which polyFinishKernel left in the table, after op i's ciphertext
