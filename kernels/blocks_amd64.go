@@ -57,10 +57,10 @@ func aesBlocks(k *Key, dst, src [][16]byte) {
 // `go test -run '^$' -bench EncryptBlocks/ChaCha ./kernels/` before and after the lanes gave way
 // here: 64 inputs 7.5-7.7x x/crypto's chacha20 against 4.2x through the lanes, 16 inputs 5.7-6.1x
 // against 3.4-3.7x three states a call). On AVX512 the same on 1-cycle cores
-// (impl.chachaBlocksHeads), with VPROLD for the rotations (chachaHeadsAVX512); elsewhere one block per lane of the lane kernel, sixteen inputs per
-// call, or below chachaBlocksLanes inputs, where setting up the lane tables costs more than it
-// saves, each the 4-block kernel (its first block). The portable block function where there is
-// neither.
+// (impl.chachaBlocksHeads), with VPROLD for the rotations (chachaHeadsAVX512); elsewhere one block
+// per lane of the lane kernel, sixteen inputs per call, or below chachaBlocksLanes inputs, where
+// setting up the lane tables costs more than it saves, each the 4-block kernel (its first block).
+// The portable block function where there is neither.
 func chachaBlocks(k *Key, dst, src [][16]byte) {
 	t := AVX512.runsOn(chachaHas)
 	if t == Generic {

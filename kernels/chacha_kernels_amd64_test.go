@@ -290,8 +290,9 @@ func TestChaChaOneOpAVX512(t *testing.T) {
 }
 
 // TestEncryptBlocksHeads runs EncryptBlocks of a ChaCha20 key on the AVX512 tier's zmm lanes and on
-// chachaHeadsAVX2 (impl.chachaBlocksHeads), whichever this CPU would select, against the portable
-// block function, on every input count up to past two lane calls, in place and not.
+// the heads kernel (impl.chachaBlocksHeads: chachaHeadsAVX512), whichever this CPU would select,
+// against the portable block function, on every input count up to past two lane calls, in place
+// and not.
 func TestEncryptBlocksHeads(t *testing.T) {
 	if !chachaHas(AVX512) {
 		t.Skip("needs AVX-512")

@@ -48,7 +48,8 @@ import (
 //     are then gathered per round) but must have one size.
 //   - Per pair (gcmSealPairsAVX2VAES, AVX2 with VAES). The same holds on ymm: ops of at most 64
 //     bytes of text and 32 of AD go to the pair kernels two at a time, each packet's text in two ymm
-//     of its own, the two sharing the ymm of J0, the reduction and the tag store (see _asm/gcm/pairs.go); keys may differ but must have one size.
+//     of its own, the two sharing the ymm of J0, the reduction and the tag store (see
+//     _asm/gcm/pairs.go); keys may differ but must have one size.
 //
 // Successive descriptors are independent, so the out-of-order core also overlaps one packet's GHASH
 // with the next one's AES rounds. BenchmarkGCMKernel against gcmRunTier measures what the Go side

@@ -92,11 +92,11 @@ func BenchmarkHChaCha20(b *testing.B) {
 	})
 }
 
-// TestChaChaHeadsAVX2 checks chachaHeadsAVX2 and, where the AVX512 tier runs, chachaHeadsAVX512
+// TestChaChaHeads checks chachaHeadsAVX2 and, where the AVX512 tier runs, chachaHeadsAVX512
 // against the portable block function for every count of inputs through three passes (each pass
 // size, and passes short of their inputs), in place and not, and that they write nothing past
 // out[n-1].
-func TestChaChaHeadsAVX2(t *testing.T) {
+func TestChaChaHeads(t *testing.T) {
 	if !chachaAVX2 {
 		t.Skip("needs AVX2 and BMI2")
 	}

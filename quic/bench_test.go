@@ -53,7 +53,8 @@ func benchQUIC(b *testing.B, open bool) {
 // both.
 func benchPaired(b *testing.B, k *Keys, o *oracle, n, size int, open bool) {
 	rng := rand.New(rand.NewPCG(1, uint64(size)))
-	const pnOff, hdrLen = 9, 9 + 2
+	const pnOff = 9
+	const hdrLen = pnOff + 2 // 2-byte packet numbers
 	plain := make([][]byte, n)
 	for i := range plain {
 		plain[i] = make([]byte, hdrLen+size, hdrLen+size+16)

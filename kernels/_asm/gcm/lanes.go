@@ -49,7 +49,7 @@ func lanes(name string, open bool) {
 	VMOVDQU64(laneOne, Z18)
 	VBROADCASTI32X4(polyK, Z19)
 	MOVQ(I32(-1), ones)
-	field := func(i, off int) Mem { return Mem{Base: desc, Disp: descLen*i + off} }
+	field := descField
 
 	Label("group")
 	TESTQ(count, count)
@@ -198,7 +198,7 @@ func lanes(name string, open bool) {
 // text's in GHASH's Horner order (SP 800-38D section 7.1 step 5: the AD, zero-padded, comes first).
 // A group without AD skips it.
 func laneAD() {
-	field := func(i, off int) Mem { return Mem{Base: desc, Disp: descLen*i + off} }
+	field := descField
 	skip := label("no_ad")
 	MOVQ(field(0, dADLen), n)
 	for i := 1; i < 4; i++ {

@@ -35,6 +35,9 @@ const (
 	tNR = 1600
 )
 
+// descField returns the field at offset off of the i-th descriptor from desc.
+func descField(i, off int) Mem { return Mem{Base: desc, Disp: descLen*i + off} }
+
 // karatsuba returns the address of the Karatsuba operand (the XOR of the two quadwords) of the power
 // of H at h.
 func karatsuba(h Mem) Mem { return h.Offset(tHK - tH) }

@@ -31,7 +31,7 @@ func pairs(name string, open bool) {
 	Load(Param("d"), desc)
 	Load(Param("pairs"), count)
 	VBROADCASTI128(bswapMask, Y10)
-	field := func(p, off int) Mem { return Mem{Base: desc, Disp: descLen*p + off} }
+	field := descField
 	tabs := []Register{tab, last} // the two packets' key tables
 	nrOff := nr                   // 64·nr: the offset of the last round key
 
