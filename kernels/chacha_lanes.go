@@ -476,13 +476,10 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 		for l, i := range group {
 			sc := &t.scratch[l]
 			p.setKey(l, (*[32]byte)(sc[:32]), c.wantTag(int(i)))
-			op := c.op[i]
-			p.ad[l], p.ct[l] = op.AD, c.ciphertext(int(i))
-			if !c.open && n > 0 {
-				xorKeyBlock(op.Dst, op.Src[:min(n, 64)], (*[64]byte)(sc[64:]))
-			}
+			p.ad[l], p.ct[l] = c.op[i].AD, c.ciphertext(int(i))
 		}
 		if !c.open {
+			c.xorBlock1(t, group, 1<<len(group)-1)
 			c.streamGroup(s, group, n, 0)
 		}
 		p.macGroup(c.k, len(group), n, ad)
@@ -490,18 +487,25 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 		failed += len(group) - bits.OnesCount32(verified)
 		if c.open {
 			// Decrypt only now (section 2.8): block 1 from the scratch, where the MAC left it.
-			for l, i := range group {
-				if verified>>l&1 == 1 && n > 0 {
-					op := c.op[i]
-					xorKeyBlock(op.Dst, op.Src[:min(n, 64)], (*[64]byte)(t.scratch[l][64:]))
-				}
-			}
+			c.xorBlock1(t, group, verified)
 			c.streamGroup(s, group, n, verified)
 		}
 	}
 	*t = streamTable{}
 	p.wipe()
 	return failed
+}
+
+// xorBlock1 XORs block 1's key stream, which the first call left in lane l's scratch, into the
+// message's first bytes (up to 64) for each op group[l] whose lane is in lanes: Seal's, or Open's
+// whose tag verified.
+func (c *chachaChunkState) xorBlock1(t *streamTable, group []uint8, lanes uint32) {
+	for l, i := range group {
+		if lanes>>l&1 == 1 {
+			op := c.op[i]
+			xorKeyBlock(op.Dst, op.Src[:min(c.msgLen(int(i)), 64)], (*[64]byte)(t.scratch[l][64:]))
+		}
+	}
 }
 
 // streamGroup XORs the key stream from block 2 on into the n-byte messages of a long group's ops
@@ -646,16 +650,14 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 
 		// Seal encrypts now; each lane's MAC starts: r and s from block 0, Open's expected tag, the
 		// ciphertext's partial block padded and the lengths block in the lane's scratch.
+		if !c.open {
+			c.xorBlock1(t, group, 1<<len(group)-1)
+		}
 		for l, i := range group {
-			op, n := c.op[i], c.msgLen(int(i))
-			sc := &t.scratch[l]
-			if !c.open {
-				xorKeyBlock(op.Dst, op.Src[:n], (*[64]byte)(sc[64:]))
-			}
 			ct := c.ciphertext(int(i))
-			p.setKey(l, (*[32]byte)(sc[:32]), c.wantTag(int(i)))
+			p.setKey(l, (*[32]byte)(t.scratch[l][:32]), c.wantTag(int(i)))
 			p.setTails(l, nil, ct)
-			if n >= 16 {
+			if len(ct) >= 16 {
 				p.ptrs.base[l], p.ptrs.off[l] = unsafe.Pointer(&ct[0]), 0
 			}
 		}
@@ -668,12 +670,7 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 		verified := p.finishGroup(c, group)
 		failed += len(group) - bits.OnesCount32(verified)
 		if c.open {
-			for l, i := range group {
-				if verified>>l&1 == 1 { // decrypt only now (section 2.8)
-					op := c.op[i]
-					xorKeyBlock(op.Dst, op.Src[:c.msgLen(int(i))], (*[64]byte)(t.scratch[l][64:]))
-				}
-			}
+			c.xorBlock1(t, group, verified) // decrypt only now (section 2.8)
 		}
 	}
 	*t = streamTable{}

@@ -25,8 +25,8 @@ var portableLaneSets = []struct {
 
 // TestChaChaLanesPortable runs the lane driver on the portable kernels, on every build, against the
 // Generic tier: random batches of lengths 0 to 2000, and batches of mostly or only one length that
-// take the short and the long groups; mixed keys of both suites, in place or not, and Opens of which some are
-// tampered with.
+// take the short and the long groups; mixed keys of both suites, in place or not, and Opens of
+// which some are tampered with.
 func TestChaChaLanesPortable(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	keys := laneTestKeys(t, rng)

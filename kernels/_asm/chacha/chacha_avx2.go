@@ -727,15 +727,15 @@ func hchachaState(x *[4]VecVirtual, key, nonce Mem) {
 }
 
 // chachaHeads generates chachaHeadsAVX2 (prold false) or chachaHeadsAVX512, which write the first
-// 16 bytes of the ChaCha20 blocks of one key (QUIC's ChaCha20
-// header-protection masks, RFC 9001 section 5.4.4): words 0-3 of each block, whose state's last row
-// is the input (block counter, then nonce). A block's rounds are one chain of dependent steps, so
-// the states run in chachaKS4AVX2's row form, two to a register set (one per 128-bit half, at one
-// state's latency), and up to three sets interleaved, in about 1.4 times one set's time (Zen 3;
-// hchacha20AVX2). Each pass takes up to six inputs: one set for up to two, two for up to four,
-// three for more. A pass short of its sets' inputs repeats its last one, whose block is then
-// written twice, the same bytes; a pass reads all its inputs before it writes, so out may be in.
-// chachaHeadsAVX512 rotates with AVX-512VL's VPROLD (rowDoubleRounds), still on ymm.
+// 16 bytes of the ChaCha20 blocks of one key (QUIC's ChaCha20 header-protection masks, RFC 9001
+// section 5.4.4): words 0-3 of each block, whose state's last row is the input (block counter, then
+// nonce). A block's rounds are one chain of dependent steps, so the states run in chachaKS4AVX2's
+// row form, two to a register set (one per 128-bit half, at one state's latency), and up to three
+// sets interleaved, in about 1.4 times one set's time (Zen 3; hchacha20AVX2). Each pass takes up to
+// six inputs: one set for up to two, two for up to four, three for more. A pass short of its sets'
+// inputs repeats its last one, whose block is then written twice, the same bytes; a pass reads all
+// its inputs before it writes, so out may be in. chachaHeadsAVX512 rotates with AVX-512VL's VPROLD
+// (rowDoubleRounds), still on ymm.
 func chachaHeads(prold bool) {
 	kernel := "chachaHeadsAVX2"
 	if prold {
