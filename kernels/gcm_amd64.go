@@ -24,8 +24,9 @@ import (
 //  1. absorbs the additional data into GHASH (zero-padded, SP 800-38D section 7.1 step 5),
 //  2. runs GCTR (section 6.5) and GHASH over the text in chunks: AVX512 16 blocks (four zmm of four
 //     blocks), AVX2 8 blocks (four ymm of two with VAES, else eight xmm). Open's GHASH reads the
-//     ciphertext and is independent of the AES rounds; Seal's is software-pipelined, the GHASH of
-//     the previous chunk running between the AES rounds of the current one (stitching);
+//     ciphertext, so it runs between the AES rounds of the same chunk; Seal's is
+//     software-pipelined, the GHASH of the previous chunk running between the AES rounds of the
+//     current one (stitching either way);
 //  3. finishes the tail with the key stream of all its blocks computed at once (AVX512: masked loads
 //     and stores; AVX2: whole blocks, then the partial one in pieces of 8, 4, 2 and 1 bytes) and
 //     the length block folded into the tail's reduction,

@@ -109,33 +109,16 @@ func textStart(vaes bool) {
 	}
 }
 
-// chunksAESNI emits the AES-NI chunk loop: eight xmm blocks per chunk. Open hashes the ciphertext
-// after the AES rounds (the two are independent); Seal is software-pipelined like the wider kernels,
-// but with eight xmm of key stream there is no room to keep the previous ciphertext in registers:
-// its GHASH reads it back from dst, one block at a time through X9.
+// chunksAESNI emits the AES-NI chunk loop: eight xmm blocks per chunk. Open's GHASH of the chunk's
+// ciphertext runs between the chunk's AES rounds; Seal is software-pipelined like the wider kernels.
+// With eight xmm of key stream there is no room to keep the ciphertext in registers: the GHASH reads
+// it from memory, one block at a time through X9 (Seal: the previous chunk's, back from dst).
 func chunksAESNI(open bool, h8 Mem) {
 	counters := func() {
 		for _, b := range blocks {
 			VPSHUFB(X10, X8, b)
 			VPADDD(ctrOne, X8, X8)
 		}
-	}
-	if open {
-		Label("chunk")
-		CMPQ(n, U8(128))
-		JB(LabelRef("text_tail"))
-		counters()
-		aesRounds(blocks)
-		for i, b := range blocks {
-			VMOVDQU(Mem{Base: src, Disp: 16 * i}, X14)
-			VPXOR(X14, b, b)
-			VMOVDQU(b, Mem{Base: dst, Disp: 16 * i})
-			VPSHUFB(X10, X14, b)
-		}
-		ghash2(blocks, h8)
-		advance2()
-		JMP(LabelRef("chunk"))
-		return
 	}
 	chunk := func(ghash []func()) {
 		counters()
@@ -146,11 +129,12 @@ func chunksAESNI(open bool, h8 Mem) {
 		}
 		advance2()
 	}
-	previous := func() []func() {
+	// hashed returns the steps of the GHASH of the chunk of ciphertext at text.
+	hashed := func(text Mem) []func() {
 		steps := []func(){}
 		for i := range blocks {
 			steps = append(steps,
-				func() { VMOVDQU(Mem{Base: dst, Disp: 16*i - 128}, X9) },
+				func() { VMOVDQU(text.Offset(16*i), X9) },
 				func() { VPSHUFB(X10, X9, X9) })
 			if i == 0 {
 				steps = append(steps, func() { VPXOR(X15, X9, X9) })
@@ -159,16 +143,25 @@ func chunksAESNI(open bool, h8 Mem) {
 		}
 		return append(steps, reduce2Steps(false)...)
 	}
+	if open {
+		Label("chunk")
+		CMPQ(n, U8(128))
+		JB(LabelRef("text_tail"))
+		chunk(hashed(Mem{Base: src}))
+		JMP(LabelRef("chunk"))
+		return
+	}
+	previous := Mem{Base: dst, Disp: -128}
 	CMPQ(n, U8(128))
 	JB(LabelRef("text_tail"))
 	chunk(nil)
 	Label("chunk")
 	CMPQ(n, U8(128))
 	JB(LabelRef("drain"))
-	chunk(previous())
+	chunk(hashed(previous))
 	JMP(LabelRef("chunk"))
 	Label("drain")
-	for _, step := range previous() {
+	for _, step := range hashed(previous) {
 		step()
 	}
 }
@@ -183,18 +176,20 @@ func chunksVAES(open bool, h8 Mem) {
 		}
 	}
 	if open {
+		// The chunk's GHASH runs between its own AES rounds (see avx512).
 		Label("chunk")
 		CMPQ(n, U8(128))
 		JB(LabelRef("text_tail"))
 		counters()
-		aesRounds(ksY)
 		for j := range ksY {
 			VMOVDQU(Mem{Base: src, Disp: 32 * j}, ginY[j])
-			VPXOR(ginY[j], ksY[j], ksY[j])
-			VMOVDQU(ksY[j], Mem{Base: dst, Disp: 32 * j})
 			VPSHUFB(Y10, ginY[j], ginY[j])
 		}
-		ghash2(ginY, h8)
+		aesRounds(ksY, ghash2Steps(ginY, h8)...)
+		for j := range ksY {
+			VPXOR(Mem{Base: src, Disp: 32 * j}, ksY[j], ksY[j])
+			VMOVDQU(ksY[j], Mem{Base: dst, Disp: 32 * j})
+		}
 		advance2()
 		JMP(LabelRef("chunk"))
 		return

@@ -75,20 +75,22 @@ func avx512(name string, open bool) {
 	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
 	MOVQ(Mem{Base: desc, Disp: dN}, n)
 	if open {
-		// Open hashes the ciphertext it reads: GHASH and AES of a chunk are independent.
+		// Open hashes the ciphertext it reads: GHASH and AES of a chunk are independent, so the
+		// chunk's GHASH runs between its own AES rounds, and the XOR reads the ciphertext again.
 		Label("chunk")
 		CMPQ(n, U32(256))
 		JB(LabelRef("text_tail"))
 		counters512(4)
 		VPADDD(Z18, Z23, Z16)
-		aesRounds(ks)
 		for j := range 4 {
 			VMOVDQU64(Mem{Base: src, Disp: 64 * j}, gin[j])
-			VPXORQ(gin[j], ks[j], ks[j])
 			VPSHUFB(Z17, gin[j], gin[j])
+		}
+		aesRounds(ks, ghash512Steps(gin, Mem{Base: tab, Disp: tH + 16}, true)...)
+		for j := range 4 {
+			VPXORQ(Mem{Base: src, Disp: 64 * j}, ks[j], ks[j])
 			VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
 		}
-		ghash512(gin, Mem{Base: tab, Disp: tH + 16}, false)
 		advance512()
 		JMP(LabelRef("chunk"))
 	} else {
