@@ -43,10 +43,11 @@ import (
 //     their limit this way: one packet per lane could not do better there and would add transposes.
 //   - Per lane (gcmSealLanesAVX512, AVX512 only). A small packet in the per-packet kernel spends most
 //     of its instructions on work that serves it alone (a zmm and an xmm of AES rounds, a lane sum
-//     and two reductions, the tail dispatch); four packets per zmm, one per 128-bit lane, share that
-//     work. So ops of at most 64 bytes of text and 64 of AD (WireGuard's keepalives, QUIC's ACKs,
-//     small datagrams) go to the lane kernels in groups of four, whose keys may differ (round keys
-//     are then gathered per round) but must have one size.
+//     and two reductions, the tail dispatch); four packets share that work: their J0 in one zmm,
+//     one per 128-bit lane, and their reductions in another. So ops of at most 64 bytes of text and
+//     64 of AD (WireGuard's keepalives, QUIC's ACKs, small datagrams) go to the lane kernels in
+//     groups of four, whose keys may differ (the J0 zmm's round keys are then gathered per round)
+//     but must have one size.
 //   - Per pair (gcmSealPairsAVX2VAES, AVX2 with VAES). The same holds on ymm: ops of at most 64
 //     bytes of text and 32 of AD go to the pair kernels two at a time, each packet's text in two ymm
 //     of its own, the two sharing the ymm of J0, the reduction and the tag store (see

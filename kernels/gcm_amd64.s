@@ -34,16 +34,6 @@ DATA gcmCtrAdd2<>+16(SB)/8, $0x0000000000000002
 DATA gcmCtrAdd2<>+24(SB)/8, $0x0000000000000000
 GLOBL gcmCtrAdd2<>(SB), RODATA|NOPTR, $32
 
-DATA gcmLaneOne<>+0(SB)/8, $0x0000000000000001
-DATA gcmLaneOne<>+8(SB)/8, $0x0000000000000000
-DATA gcmLaneOne<>+16(SB)/8, $0x0000000000000001
-DATA gcmLaneOne<>+24(SB)/8, $0x0000000000000000
-DATA gcmLaneOne<>+32(SB)/8, $0x0000000000000001
-DATA gcmLaneOne<>+40(SB)/8, $0x0000000000000000
-DATA gcmLaneOne<>+48(SB)/8, $0x0000000000000001
-DATA gcmLaneOne<>+56(SB)/8, $0x0000000000000000
-GLOBL gcmLaneOne<>(SB), RODATA|NOPTR, $64
-
 DATA gcmCtrOne<>+0(SB)/8, $0x0000000000000001
 DATA gcmCtrOne<>+8(SB)/8, $0x0000000000000000
 GLOBL gcmCtrOne<>(SB), RODATA|NOPTR, $16
@@ -8867,7 +8857,6 @@ TEXT ·gcmSealLanesAVX512(SB), NOSPLIT, $0-16
 	MOVQ            d+0(FP), DI
 	MOVQ            groups+8(FP), CX
 	VBROADCASTI32X4 gcmBswap<>+0(SB), Z17
-	VMOVDQU64       gcmLaneOne<>+0(SB), Z18
 	VBROADCASTI32X4 gcmPoly<>+0(SB), Z19
 	MOVQ            $-1, R9
 
@@ -8897,108 +8886,112 @@ group:
 	MOVQ       400(DI), SI
 	VMOVDQU8.Z (SI), K4, Z8
 
-	// J0 and counter blocks 1-4 of every packet, block j of packet i in lane i of Z(j).
-	VMOVDQU      104(DI), X0
-	VINSERTI32X4 $0x01, 232(DI), Z0, Z0
-	VINSERTI32X4 $0x02, 360(DI), Z0, Z0
-	VINSERTI32X4 $0x03, 488(DI), Z0, Z0
-	VPADDD       Z18, Z0, Z1
-	VPADDD       Z18, Z1, Z2
-	VPADDD       Z18, Z2, Z3
-	VPADDD       Z18, Z3, Z4
-	VPSHUFB      Z17, Z0, Z0
-	VPSHUFB      Z17, Z1, Z1
-	VPSHUFB      Z17, Z2, Z2
-	VPSHUFB      Z17, Z3, Z3
-	VPSHUFB      Z17, Z4, Z4
-	MOVQ         (DI), AX
-	MOVQ         128(DI), R10
-	MOVQ         256(DI), R11
-	MOVQ         384(DI), R13
-	MOVQ         1600(AX), R12
-	CMPQ         R10, AX
-	JNE          gather_322
-	CMPQ         R11, AX
-	JNE          gather_322
-	CMPQ         R13, AX
-	JNE          gather_322
-	MOVQ         R12, BX
-	SHLQ         $0x06, BX
-	ADDQ         AX, BX
-	VPXORQ       (AX), Z0, Z0
-	VPXORQ       (AX), Z1, Z1
-	VPXORQ       (AX), Z2, Z2
-	VPXORQ       (AX), Z3, Z3
-	VPXORQ       (AX), Z4, Z4
-	VAESENC      64(AX), Z0, Z0
-	VAESENC      64(AX), Z1, Z1
-	VAESENC      64(AX), Z2, Z2
-	VAESENC      64(AX), Z3, Z3
-	VAESENC      64(AX), Z4, Z4
-	VAESENC      128(AX), Z0, Z0
-	VAESENC      128(AX), Z1, Z1
-	VAESENC      128(AX), Z2, Z2
-	VAESENC      128(AX), Z3, Z3
-	VAESENC      128(AX), Z4, Z4
-	VAESENC      192(AX), Z0, Z0
-	VAESENC      192(AX), Z1, Z1
-	VAESENC      192(AX), Z2, Z2
-	VAESENC      192(AX), Z3, Z3
-	VAESENC      192(AX), Z4, Z4
-	VAESENC      256(AX), Z0, Z0
-	VAESENC      256(AX), Z1, Z1
-	VAESENC      256(AX), Z2, Z2
-	VAESENC      256(AX), Z3, Z3
-	VAESENC      256(AX), Z4, Z4
-	VAESENC      320(AX), Z0, Z0
-	VAESENC      320(AX), Z1, Z1
-	VAESENC      320(AX), Z2, Z2
-	VAESENC      320(AX), Z3, Z3
-	VAESENC      320(AX), Z4, Z4
-	VAESENC      384(AX), Z0, Z0
-	VAESENC      384(AX), Z1, Z1
-	VAESENC      384(AX), Z2, Z2
-	VAESENC      384(AX), Z3, Z3
-	VAESENC      384(AX), Z4, Z4
-	VAESENC      448(AX), Z0, Z0
-	VAESENC      448(AX), Z1, Z1
-	VAESENC      448(AX), Z2, Z2
-	VAESENC      448(AX), Z3, Z3
-	VAESENC      448(AX), Z4, Z4
-	VAESENC      512(AX), Z0, Z0
-	VAESENC      512(AX), Z1, Z1
-	VAESENC      512(AX), Z2, Z2
-	VAESENC      512(AX), Z3, Z3
-	VAESENC      512(AX), Z4, Z4
-	VAESENC      576(AX), Z0, Z0
-	VAESENC      576(AX), Z1, Z1
-	VAESENC      576(AX), Z2, Z2
-	VAESENC      576(AX), Z3, Z3
-	VAESENC      576(AX), Z4, Z4
-	CMPQ         R12, $0x0a
-	JE           aes_last_324
-	VAESENC      640(AX), Z0, Z0
-	VAESENC      640(AX), Z1, Z1
-	VAESENC      640(AX), Z2, Z2
-	VAESENC      640(AX), Z3, Z3
-	VAESENC      640(AX), Z4, Z4
-	VAESENC      704(AX), Z0, Z0
-	VAESENC      704(AX), Z1, Z1
-	VAESENC      704(AX), Z2, Z2
-	VAESENC      704(AX), Z3, Z3
-	VAESENC      704(AX), Z4, Z4
-	CMPQ         R12, $0x0c
-	JE           aes_last_324
-	VAESENC      768(AX), Z0, Z0
-	VAESENC      768(AX), Z1, Z1
-	VAESENC      768(AX), Z2, Z2
-	VAESENC      768(AX), Z3, Z3
-	VAESENC      768(AX), Z4, Z4
-	VAESENC      832(AX), Z0, Z0
-	VAESENC      832(AX), Z1, Z1
-	VAESENC      832(AX), Z2, Z2
-	VAESENC      832(AX), Z3, Z3
-	VAESENC      832(AX), Z4, Z4
+	// The four J0 in Z0 (lane i: packet i's), packet i's counter blocks 1-4 in Z(1+i).
+	VMOVDQU         104(DI), X0
+	VINSERTI32X4    $0x01, 232(DI), Z0, Z0
+	VINSERTI32X4    $0x02, 360(DI), Z0, Z0
+	VINSERTI32X4    $0x03, 488(DI), Z0, Z0
+	VBROADCASTI32X4 104(DI), Z1
+	VPADDD          gcmPairCtr<>+0(SB), Z1, Z1
+	VBROADCASTI32X4 232(DI), Z2
+	VPADDD          gcmPairCtr<>+0(SB), Z2, Z2
+	VBROADCASTI32X4 360(DI), Z3
+	VPADDD          gcmPairCtr<>+0(SB), Z3, Z3
+	VBROADCASTI32X4 488(DI), Z4
+	VPADDD          gcmPairCtr<>+0(SB), Z4, Z4
+	VPSHUFB         Z17, Z0, Z0
+	VPSHUFB         Z17, Z1, Z1
+	VPSHUFB         Z17, Z2, Z2
+	VPSHUFB         Z17, Z3, Z3
+	VPSHUFB         Z17, Z4, Z4
+	MOVQ            (DI), AX
+	MOVQ            128(DI), R10
+	MOVQ            256(DI), R11
+	MOVQ            384(DI), R13
+	MOVQ            1600(AX), R12
+	CMPQ            R10, AX
+	JNE             gather_322
+	CMPQ            R11, AX
+	JNE             gather_322
+	CMPQ            R13, AX
+	JNE             gather_322
+	MOVQ            R12, BX
+	SHLQ            $0x06, BX
+	ADDQ            AX, BX
+	VPXORQ          (AX), Z0, Z0
+	VPXORQ          (AX), Z1, Z1
+	VPXORQ          (AX), Z2, Z2
+	VPXORQ          (AX), Z3, Z3
+	VPXORQ          (AX), Z4, Z4
+	VAESENC         64(AX), Z0, Z0
+	VAESENC         64(AX), Z1, Z1
+	VAESENC         64(AX), Z2, Z2
+	VAESENC         64(AX), Z3, Z3
+	VAESENC         64(AX), Z4, Z4
+	VAESENC         128(AX), Z0, Z0
+	VAESENC         128(AX), Z1, Z1
+	VAESENC         128(AX), Z2, Z2
+	VAESENC         128(AX), Z3, Z3
+	VAESENC         128(AX), Z4, Z4
+	VAESENC         192(AX), Z0, Z0
+	VAESENC         192(AX), Z1, Z1
+	VAESENC         192(AX), Z2, Z2
+	VAESENC         192(AX), Z3, Z3
+	VAESENC         192(AX), Z4, Z4
+	VAESENC         256(AX), Z0, Z0
+	VAESENC         256(AX), Z1, Z1
+	VAESENC         256(AX), Z2, Z2
+	VAESENC         256(AX), Z3, Z3
+	VAESENC         256(AX), Z4, Z4
+	VAESENC         320(AX), Z0, Z0
+	VAESENC         320(AX), Z1, Z1
+	VAESENC         320(AX), Z2, Z2
+	VAESENC         320(AX), Z3, Z3
+	VAESENC         320(AX), Z4, Z4
+	VAESENC         384(AX), Z0, Z0
+	VAESENC         384(AX), Z1, Z1
+	VAESENC         384(AX), Z2, Z2
+	VAESENC         384(AX), Z3, Z3
+	VAESENC         384(AX), Z4, Z4
+	VAESENC         448(AX), Z0, Z0
+	VAESENC         448(AX), Z1, Z1
+	VAESENC         448(AX), Z2, Z2
+	VAESENC         448(AX), Z3, Z3
+	VAESENC         448(AX), Z4, Z4
+	VAESENC         512(AX), Z0, Z0
+	VAESENC         512(AX), Z1, Z1
+	VAESENC         512(AX), Z2, Z2
+	VAESENC         512(AX), Z3, Z3
+	VAESENC         512(AX), Z4, Z4
+	VAESENC         576(AX), Z0, Z0
+	VAESENC         576(AX), Z1, Z1
+	VAESENC         576(AX), Z2, Z2
+	VAESENC         576(AX), Z3, Z3
+	VAESENC         576(AX), Z4, Z4
+	CMPQ            R12, $0x0a
+	JE              aes_last_324
+	VAESENC         640(AX), Z0, Z0
+	VAESENC         640(AX), Z1, Z1
+	VAESENC         640(AX), Z2, Z2
+	VAESENC         640(AX), Z3, Z3
+	VAESENC         640(AX), Z4, Z4
+	VAESENC         704(AX), Z0, Z0
+	VAESENC         704(AX), Z1, Z1
+	VAESENC         704(AX), Z2, Z2
+	VAESENC         704(AX), Z3, Z3
+	VAESENC         704(AX), Z4, Z4
+	CMPQ            R12, $0x0c
+	JE              aes_last_324
+	VAESENC         768(AX), Z0, Z0
+	VAESENC         768(AX), Z1, Z1
+	VAESENC         768(AX), Z2, Z2
+	VAESENC         768(AX), Z3, Z3
+	VAESENC         768(AX), Z4, Z4
+	VAESENC         832(AX), Z0, Z0
+	VAESENC         832(AX), Z1, Z1
+	VAESENC         832(AX), Z2, Z2
+	VAESENC         832(AX), Z3, Z3
+	VAESENC         832(AX), Z4, Z4
 
 aes_last_324:
 	VAESENCLAST (BX), Z0, Z0
@@ -9014,91 +9007,91 @@ gather_322:
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
 	VINSERTI32X4 $0x03, (R13), Z9, Z9
 	VPXORQ       Z9, Z0, Z0
-	VPXORQ       Z9, Z1, Z1
-	VPXORQ       Z9, Z2, Z2
-	VPXORQ       Z9, Z3, Z3
-	VPXORQ       Z9, Z4, Z4
+	VPXORQ       (AX), Z1, Z1
+	VPXORQ       (R10), Z2, Z2
+	VPXORQ       (R11), Z3, Z3
+	VPXORQ       (R13), Z4, Z4
 	VMOVDQU      64(AX), X9
 	VINSERTI32X4 $0x01, 64(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 64(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 64(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      64(AX), Z1, Z1
+	VAESENC      64(R10), Z2, Z2
+	VAESENC      64(R11), Z3, Z3
+	VAESENC      64(R13), Z4, Z4
 	VMOVDQU      128(AX), X9
 	VINSERTI32X4 $0x01, 128(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 128(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 128(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      128(AX), Z1, Z1
+	VAESENC      128(R10), Z2, Z2
+	VAESENC      128(R11), Z3, Z3
+	VAESENC      128(R13), Z4, Z4
 	VMOVDQU      192(AX), X9
 	VINSERTI32X4 $0x01, 192(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 192(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 192(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      192(AX), Z1, Z1
+	VAESENC      192(R10), Z2, Z2
+	VAESENC      192(R11), Z3, Z3
+	VAESENC      192(R13), Z4, Z4
 	VMOVDQU      256(AX), X9
 	VINSERTI32X4 $0x01, 256(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 256(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 256(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      256(AX), Z1, Z1
+	VAESENC      256(R10), Z2, Z2
+	VAESENC      256(R11), Z3, Z3
+	VAESENC      256(R13), Z4, Z4
 	VMOVDQU      320(AX), X9
 	VINSERTI32X4 $0x01, 320(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 320(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 320(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      320(AX), Z1, Z1
+	VAESENC      320(R10), Z2, Z2
+	VAESENC      320(R11), Z3, Z3
+	VAESENC      320(R13), Z4, Z4
 	VMOVDQU      384(AX), X9
 	VINSERTI32X4 $0x01, 384(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 384(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 384(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      384(AX), Z1, Z1
+	VAESENC      384(R10), Z2, Z2
+	VAESENC      384(R11), Z3, Z3
+	VAESENC      384(R13), Z4, Z4
 	VMOVDQU      448(AX), X9
 	VINSERTI32X4 $0x01, 448(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 448(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 448(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      448(AX), Z1, Z1
+	VAESENC      448(R10), Z2, Z2
+	VAESENC      448(R11), Z3, Z3
+	VAESENC      448(R13), Z4, Z4
 	VMOVDQU      512(AX), X9
 	VINSERTI32X4 $0x01, 512(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 512(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 512(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      512(AX), Z1, Z1
+	VAESENC      512(R10), Z2, Z2
+	VAESENC      512(R11), Z3, Z3
+	VAESENC      512(R13), Z4, Z4
 	VMOVDQU      576(AX), X9
 	VINSERTI32X4 $0x01, 576(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 576(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 576(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      576(AX), Z1, Z1
+	VAESENC      576(R10), Z2, Z2
+	VAESENC      576(R11), Z3, Z3
+	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
 	JE           aes_last_325
 	VMOVDQU      640(AX), X9
@@ -9106,19 +9099,19 @@ gather_322:
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 640(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      640(AX), Z1, Z1
+	VAESENC      640(R10), Z2, Z2
+	VAESENC      640(R11), Z3, Z3
+	VAESENC      640(R13), Z4, Z4
 	VMOVDQU      704(AX), X9
 	VINSERTI32X4 $0x01, 704(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 704(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 704(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      704(AX), Z1, Z1
+	VAESENC      704(R10), Z2, Z2
+	VAESENC      704(R11), Z3, Z3
+	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
 	JE           aes_last_325
 	VMOVDQU      768(AX), X9
@@ -9126,19 +9119,19 @@ gather_322:
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 768(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      768(AX), Z1, Z1
+	VAESENC      768(R10), Z2, Z2
+	VAESENC      768(R11), Z3, Z3
+	VAESENC      768(R13), Z4, Z4
 	VMOVDQU      832(AX), X9
 	VINSERTI32X4 $0x01, 832(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 832(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 832(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      832(AX), Z1, Z1
+	VAESENC      832(R10), Z2, Z2
+	VAESENC      832(R11), Z3, Z3
+	VAESENC      832(R13), Z4, Z4
 
 aes_last_325:
 	MOVQ         R12, BX
@@ -9148,33 +9141,17 @@ aes_last_325:
 	VINSERTI32X4 $0x02, (R11)(BX*1), Z9, Z9
 	VINSERTI32X4 $0x03, (R13)(BX*1), Z9, Z9
 	VAESENCLAST  Z9, Z0, Z0
-	VAESENCLAST  Z9, Z1, Z1
-	VAESENCLAST  Z9, Z2, Z2
-	VAESENCLAST  Z9, Z3, Z3
-	VAESENCLAST  Z9, Z4, Z4
+	VAESENCLAST  (AX)(BX*1), Z1, Z1
+	VAESENCLAST  (R10)(BX*1), Z2, Z2
+	VAESENCLAST  (R11)(BX*1), Z3, Z3
+	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
 encrypted_323:
-	// Ciphertext: the texts in block order, XORed with the key stream, back in packet order.
-	VSHUFI64X2 $0x44, Z6, Z5, Z9
-	VSHUFI64X2 $0xee, Z6, Z5, Z10
-	VSHUFI64X2 $0x44, Z8, Z7, Z11
-	VSHUFI64X2 $0xee, Z8, Z7, Z12
-	VSHUFI64X2 $0x88, Z11, Z9, Z5
-	VSHUFI64X2 $0xdd, Z11, Z9, Z6
-	VSHUFI64X2 $0x88, Z12, Z10, Z7
-	VSHUFI64X2 $0xdd, Z12, Z10, Z8
+	// Each packet's text XORed with its key stream.
 	VPXORQ     Z5, Z1, Z1
 	VPXORQ     Z6, Z2, Z2
 	VPXORQ     Z7, Z3, Z3
 	VPXORQ     Z8, Z4, Z4
-	VSHUFI64X2 $0x44, Z2, Z1, Z9
-	VSHUFI64X2 $0xee, Z2, Z1, Z10
-	VSHUFI64X2 $0x44, Z4, Z3, Z11
-	VSHUFI64X2 $0xee, Z4, Z3, Z12
-	VSHUFI64X2 $0x88, Z11, Z9, Z1
-	VSHUFI64X2 $0xdd, Z11, Z9, Z2
-	VSHUFI64X2 $0x88, Z12, Z10, Z3
-	VSHUFI64X2 $0xdd, Z12, Z10, Z4
 	MOVQ       8(DI), DX
 	VMOVDQU8   Z1, K1, (DX)
 	VMOVDQU8.Z Z1, K1, Z1
@@ -9434,7 +9411,6 @@ TEXT ·gcmOpenLanesAVX512(SB), NOSPLIT, $0-16
 	MOVQ            d+0(FP), DI
 	MOVQ            groups+8(FP), CX
 	VBROADCASTI32X4 gcmBswap<>+0(SB), Z17
-	VMOVDQU64       gcmLaneOne<>+0(SB), Z18
 	VBROADCASTI32X4 gcmPoly<>+0(SB), Z19
 	MOVQ            $-1, R9
 
@@ -9468,108 +9444,112 @@ group:
 	VPSHUFB    Z17, Z7, Z22
 	VPSHUFB    Z17, Z8, Z23
 
-	// J0 and counter blocks 1-4 of every packet, block j of packet i in lane i of Z(j).
-	VMOVDQU      104(DI), X0
-	VINSERTI32X4 $0x01, 232(DI), Z0, Z0
-	VINSERTI32X4 $0x02, 360(DI), Z0, Z0
-	VINSERTI32X4 $0x03, 488(DI), Z0, Z0
-	VPADDD       Z18, Z0, Z1
-	VPADDD       Z18, Z1, Z2
-	VPADDD       Z18, Z2, Z3
-	VPADDD       Z18, Z3, Z4
-	VPSHUFB      Z17, Z0, Z0
-	VPSHUFB      Z17, Z1, Z1
-	VPSHUFB      Z17, Z2, Z2
-	VPSHUFB      Z17, Z3, Z3
-	VPSHUFB      Z17, Z4, Z4
-	MOVQ         (DI), AX
-	MOVQ         128(DI), R10
-	MOVQ         256(DI), R11
-	MOVQ         384(DI), R13
-	MOVQ         1600(AX), R12
-	CMPQ         R10, AX
-	JNE          gather_327
-	CMPQ         R11, AX
-	JNE          gather_327
-	CMPQ         R13, AX
-	JNE          gather_327
-	MOVQ         R12, BX
-	SHLQ         $0x06, BX
-	ADDQ         AX, BX
-	VPXORQ       (AX), Z0, Z0
-	VPXORQ       (AX), Z1, Z1
-	VPXORQ       (AX), Z2, Z2
-	VPXORQ       (AX), Z3, Z3
-	VPXORQ       (AX), Z4, Z4
-	VAESENC      64(AX), Z0, Z0
-	VAESENC      64(AX), Z1, Z1
-	VAESENC      64(AX), Z2, Z2
-	VAESENC      64(AX), Z3, Z3
-	VAESENC      64(AX), Z4, Z4
-	VAESENC      128(AX), Z0, Z0
-	VAESENC      128(AX), Z1, Z1
-	VAESENC      128(AX), Z2, Z2
-	VAESENC      128(AX), Z3, Z3
-	VAESENC      128(AX), Z4, Z4
-	VAESENC      192(AX), Z0, Z0
-	VAESENC      192(AX), Z1, Z1
-	VAESENC      192(AX), Z2, Z2
-	VAESENC      192(AX), Z3, Z3
-	VAESENC      192(AX), Z4, Z4
-	VAESENC      256(AX), Z0, Z0
-	VAESENC      256(AX), Z1, Z1
-	VAESENC      256(AX), Z2, Z2
-	VAESENC      256(AX), Z3, Z3
-	VAESENC      256(AX), Z4, Z4
-	VAESENC      320(AX), Z0, Z0
-	VAESENC      320(AX), Z1, Z1
-	VAESENC      320(AX), Z2, Z2
-	VAESENC      320(AX), Z3, Z3
-	VAESENC      320(AX), Z4, Z4
-	VAESENC      384(AX), Z0, Z0
-	VAESENC      384(AX), Z1, Z1
-	VAESENC      384(AX), Z2, Z2
-	VAESENC      384(AX), Z3, Z3
-	VAESENC      384(AX), Z4, Z4
-	VAESENC      448(AX), Z0, Z0
-	VAESENC      448(AX), Z1, Z1
-	VAESENC      448(AX), Z2, Z2
-	VAESENC      448(AX), Z3, Z3
-	VAESENC      448(AX), Z4, Z4
-	VAESENC      512(AX), Z0, Z0
-	VAESENC      512(AX), Z1, Z1
-	VAESENC      512(AX), Z2, Z2
-	VAESENC      512(AX), Z3, Z3
-	VAESENC      512(AX), Z4, Z4
-	VAESENC      576(AX), Z0, Z0
-	VAESENC      576(AX), Z1, Z1
-	VAESENC      576(AX), Z2, Z2
-	VAESENC      576(AX), Z3, Z3
-	VAESENC      576(AX), Z4, Z4
-	CMPQ         R12, $0x0a
-	JE           aes_last_329
-	VAESENC      640(AX), Z0, Z0
-	VAESENC      640(AX), Z1, Z1
-	VAESENC      640(AX), Z2, Z2
-	VAESENC      640(AX), Z3, Z3
-	VAESENC      640(AX), Z4, Z4
-	VAESENC      704(AX), Z0, Z0
-	VAESENC      704(AX), Z1, Z1
-	VAESENC      704(AX), Z2, Z2
-	VAESENC      704(AX), Z3, Z3
-	VAESENC      704(AX), Z4, Z4
-	CMPQ         R12, $0x0c
-	JE           aes_last_329
-	VAESENC      768(AX), Z0, Z0
-	VAESENC      768(AX), Z1, Z1
-	VAESENC      768(AX), Z2, Z2
-	VAESENC      768(AX), Z3, Z3
-	VAESENC      768(AX), Z4, Z4
-	VAESENC      832(AX), Z0, Z0
-	VAESENC      832(AX), Z1, Z1
-	VAESENC      832(AX), Z2, Z2
-	VAESENC      832(AX), Z3, Z3
-	VAESENC      832(AX), Z4, Z4
+	// The four J0 in Z0 (lane i: packet i's), packet i's counter blocks 1-4 in Z(1+i).
+	VMOVDQU         104(DI), X0
+	VINSERTI32X4    $0x01, 232(DI), Z0, Z0
+	VINSERTI32X4    $0x02, 360(DI), Z0, Z0
+	VINSERTI32X4    $0x03, 488(DI), Z0, Z0
+	VBROADCASTI32X4 104(DI), Z1
+	VPADDD          gcmPairCtr<>+0(SB), Z1, Z1
+	VBROADCASTI32X4 232(DI), Z2
+	VPADDD          gcmPairCtr<>+0(SB), Z2, Z2
+	VBROADCASTI32X4 360(DI), Z3
+	VPADDD          gcmPairCtr<>+0(SB), Z3, Z3
+	VBROADCASTI32X4 488(DI), Z4
+	VPADDD          gcmPairCtr<>+0(SB), Z4, Z4
+	VPSHUFB         Z17, Z0, Z0
+	VPSHUFB         Z17, Z1, Z1
+	VPSHUFB         Z17, Z2, Z2
+	VPSHUFB         Z17, Z3, Z3
+	VPSHUFB         Z17, Z4, Z4
+	MOVQ            (DI), AX
+	MOVQ            128(DI), R10
+	MOVQ            256(DI), R11
+	MOVQ            384(DI), R13
+	MOVQ            1600(AX), R12
+	CMPQ            R10, AX
+	JNE             gather_327
+	CMPQ            R11, AX
+	JNE             gather_327
+	CMPQ            R13, AX
+	JNE             gather_327
+	MOVQ            R12, BX
+	SHLQ            $0x06, BX
+	ADDQ            AX, BX
+	VPXORQ          (AX), Z0, Z0
+	VPXORQ          (AX), Z1, Z1
+	VPXORQ          (AX), Z2, Z2
+	VPXORQ          (AX), Z3, Z3
+	VPXORQ          (AX), Z4, Z4
+	VAESENC         64(AX), Z0, Z0
+	VAESENC         64(AX), Z1, Z1
+	VAESENC         64(AX), Z2, Z2
+	VAESENC         64(AX), Z3, Z3
+	VAESENC         64(AX), Z4, Z4
+	VAESENC         128(AX), Z0, Z0
+	VAESENC         128(AX), Z1, Z1
+	VAESENC         128(AX), Z2, Z2
+	VAESENC         128(AX), Z3, Z3
+	VAESENC         128(AX), Z4, Z4
+	VAESENC         192(AX), Z0, Z0
+	VAESENC         192(AX), Z1, Z1
+	VAESENC         192(AX), Z2, Z2
+	VAESENC         192(AX), Z3, Z3
+	VAESENC         192(AX), Z4, Z4
+	VAESENC         256(AX), Z0, Z0
+	VAESENC         256(AX), Z1, Z1
+	VAESENC         256(AX), Z2, Z2
+	VAESENC         256(AX), Z3, Z3
+	VAESENC         256(AX), Z4, Z4
+	VAESENC         320(AX), Z0, Z0
+	VAESENC         320(AX), Z1, Z1
+	VAESENC         320(AX), Z2, Z2
+	VAESENC         320(AX), Z3, Z3
+	VAESENC         320(AX), Z4, Z4
+	VAESENC         384(AX), Z0, Z0
+	VAESENC         384(AX), Z1, Z1
+	VAESENC         384(AX), Z2, Z2
+	VAESENC         384(AX), Z3, Z3
+	VAESENC         384(AX), Z4, Z4
+	VAESENC         448(AX), Z0, Z0
+	VAESENC         448(AX), Z1, Z1
+	VAESENC         448(AX), Z2, Z2
+	VAESENC         448(AX), Z3, Z3
+	VAESENC         448(AX), Z4, Z4
+	VAESENC         512(AX), Z0, Z0
+	VAESENC         512(AX), Z1, Z1
+	VAESENC         512(AX), Z2, Z2
+	VAESENC         512(AX), Z3, Z3
+	VAESENC         512(AX), Z4, Z4
+	VAESENC         576(AX), Z0, Z0
+	VAESENC         576(AX), Z1, Z1
+	VAESENC         576(AX), Z2, Z2
+	VAESENC         576(AX), Z3, Z3
+	VAESENC         576(AX), Z4, Z4
+	CMPQ            R12, $0x0a
+	JE              aes_last_329
+	VAESENC         640(AX), Z0, Z0
+	VAESENC         640(AX), Z1, Z1
+	VAESENC         640(AX), Z2, Z2
+	VAESENC         640(AX), Z3, Z3
+	VAESENC         640(AX), Z4, Z4
+	VAESENC         704(AX), Z0, Z0
+	VAESENC         704(AX), Z1, Z1
+	VAESENC         704(AX), Z2, Z2
+	VAESENC         704(AX), Z3, Z3
+	VAESENC         704(AX), Z4, Z4
+	CMPQ            R12, $0x0c
+	JE              aes_last_329
+	VAESENC         768(AX), Z0, Z0
+	VAESENC         768(AX), Z1, Z1
+	VAESENC         768(AX), Z2, Z2
+	VAESENC         768(AX), Z3, Z3
+	VAESENC         768(AX), Z4, Z4
+	VAESENC         832(AX), Z0, Z0
+	VAESENC         832(AX), Z1, Z1
+	VAESENC         832(AX), Z2, Z2
+	VAESENC         832(AX), Z3, Z3
+	VAESENC         832(AX), Z4, Z4
 
 aes_last_329:
 	VAESENCLAST (BX), Z0, Z0
@@ -9585,91 +9565,91 @@ gather_327:
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
 	VINSERTI32X4 $0x03, (R13), Z9, Z9
 	VPXORQ       Z9, Z0, Z0
-	VPXORQ       Z9, Z1, Z1
-	VPXORQ       Z9, Z2, Z2
-	VPXORQ       Z9, Z3, Z3
-	VPXORQ       Z9, Z4, Z4
+	VPXORQ       (AX), Z1, Z1
+	VPXORQ       (R10), Z2, Z2
+	VPXORQ       (R11), Z3, Z3
+	VPXORQ       (R13), Z4, Z4
 	VMOVDQU      64(AX), X9
 	VINSERTI32X4 $0x01, 64(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 64(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 64(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      64(AX), Z1, Z1
+	VAESENC      64(R10), Z2, Z2
+	VAESENC      64(R11), Z3, Z3
+	VAESENC      64(R13), Z4, Z4
 	VMOVDQU      128(AX), X9
 	VINSERTI32X4 $0x01, 128(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 128(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 128(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      128(AX), Z1, Z1
+	VAESENC      128(R10), Z2, Z2
+	VAESENC      128(R11), Z3, Z3
+	VAESENC      128(R13), Z4, Z4
 	VMOVDQU      192(AX), X9
 	VINSERTI32X4 $0x01, 192(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 192(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 192(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      192(AX), Z1, Z1
+	VAESENC      192(R10), Z2, Z2
+	VAESENC      192(R11), Z3, Z3
+	VAESENC      192(R13), Z4, Z4
 	VMOVDQU      256(AX), X9
 	VINSERTI32X4 $0x01, 256(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 256(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 256(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      256(AX), Z1, Z1
+	VAESENC      256(R10), Z2, Z2
+	VAESENC      256(R11), Z3, Z3
+	VAESENC      256(R13), Z4, Z4
 	VMOVDQU      320(AX), X9
 	VINSERTI32X4 $0x01, 320(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 320(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 320(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      320(AX), Z1, Z1
+	VAESENC      320(R10), Z2, Z2
+	VAESENC      320(R11), Z3, Z3
+	VAESENC      320(R13), Z4, Z4
 	VMOVDQU      384(AX), X9
 	VINSERTI32X4 $0x01, 384(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 384(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 384(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      384(AX), Z1, Z1
+	VAESENC      384(R10), Z2, Z2
+	VAESENC      384(R11), Z3, Z3
+	VAESENC      384(R13), Z4, Z4
 	VMOVDQU      448(AX), X9
 	VINSERTI32X4 $0x01, 448(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 448(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 448(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      448(AX), Z1, Z1
+	VAESENC      448(R10), Z2, Z2
+	VAESENC      448(R11), Z3, Z3
+	VAESENC      448(R13), Z4, Z4
 	VMOVDQU      512(AX), X9
 	VINSERTI32X4 $0x01, 512(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 512(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 512(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      512(AX), Z1, Z1
+	VAESENC      512(R10), Z2, Z2
+	VAESENC      512(R11), Z3, Z3
+	VAESENC      512(R13), Z4, Z4
 	VMOVDQU      576(AX), X9
 	VINSERTI32X4 $0x01, 576(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 576(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 576(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      576(AX), Z1, Z1
+	VAESENC      576(R10), Z2, Z2
+	VAESENC      576(R11), Z3, Z3
+	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
 	JE           aes_last_330
 	VMOVDQU      640(AX), X9
@@ -9677,19 +9657,19 @@ gather_327:
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 640(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      640(AX), Z1, Z1
+	VAESENC      640(R10), Z2, Z2
+	VAESENC      640(R11), Z3, Z3
+	VAESENC      640(R13), Z4, Z4
 	VMOVDQU      704(AX), X9
 	VINSERTI32X4 $0x01, 704(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 704(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 704(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      704(AX), Z1, Z1
+	VAESENC      704(R10), Z2, Z2
+	VAESENC      704(R11), Z3, Z3
+	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
 	JE           aes_last_330
 	VMOVDQU      768(AX), X9
@@ -9697,19 +9677,19 @@ gather_327:
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 768(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      768(AX), Z1, Z1
+	VAESENC      768(R10), Z2, Z2
+	VAESENC      768(R11), Z3, Z3
+	VAESENC      768(R13), Z4, Z4
 	VMOVDQU      832(AX), X9
 	VINSERTI32X4 $0x01, 832(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 832(R11), Z9, Z9
 	VINSERTI32X4 $0x03, 832(R13), Z9, Z9
 	VAESENC      Z9, Z0, Z0
-	VAESENC      Z9, Z1, Z1
-	VAESENC      Z9, Z2, Z2
-	VAESENC      Z9, Z3, Z3
-	VAESENC      Z9, Z4, Z4
+	VAESENC      832(AX), Z1, Z1
+	VAESENC      832(R10), Z2, Z2
+	VAESENC      832(R11), Z3, Z3
+	VAESENC      832(R13), Z4, Z4
 
 aes_last_330:
 	MOVQ         R12, BX
@@ -9719,41 +9699,25 @@ aes_last_330:
 	VINSERTI32X4 $0x02, (R11)(BX*1), Z9, Z9
 	VINSERTI32X4 $0x03, (R13)(BX*1), Z9, Z9
 	VAESENCLAST  Z9, Z0, Z0
-	VAESENCLAST  Z9, Z1, Z1
-	VAESENCLAST  Z9, Z2, Z2
-	VAESENCLAST  Z9, Z3, Z3
-	VAESENCLAST  Z9, Z4, Z4
+	VAESENCLAST  (AX)(BX*1), Z1, Z1
+	VAESENCLAST  (R10)(BX*1), Z2, Z2
+	VAESENCLAST  (R11)(BX*1), Z3, Z3
+	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
 encrypted_328:
-	// Ciphertext: the texts in block order, XORed with the key stream, back in packet order.
-	VSHUFI64X2 $0x44, Z6, Z5, Z9
-	VSHUFI64X2 $0xee, Z6, Z5, Z10
-	VSHUFI64X2 $0x44, Z8, Z7, Z11
-	VSHUFI64X2 $0xee, Z8, Z7, Z12
-	VSHUFI64X2 $0x88, Z11, Z9, Z5
-	VSHUFI64X2 $0xdd, Z11, Z9, Z6
-	VSHUFI64X2 $0x88, Z12, Z10, Z7
-	VSHUFI64X2 $0xdd, Z12, Z10, Z8
-	VPXORQ     Z5, Z1, Z1
-	VPXORQ     Z6, Z2, Z2
-	VPXORQ     Z7, Z3, Z3
-	VPXORQ     Z8, Z4, Z4
-	VSHUFI64X2 $0x44, Z2, Z1, Z9
-	VSHUFI64X2 $0xee, Z2, Z1, Z10
-	VSHUFI64X2 $0x44, Z4, Z3, Z11
-	VSHUFI64X2 $0xee, Z4, Z3, Z12
-	VSHUFI64X2 $0x88, Z11, Z9, Z1
-	VSHUFI64X2 $0xdd, Z11, Z9, Z2
-	VSHUFI64X2 $0x88, Z12, Z10, Z3
-	VSHUFI64X2 $0xdd, Z12, Z10, Z4
-	MOVQ       8(DI), DX
-	VMOVDQU8   Z1, K1, (DX)
-	MOVQ       136(DI), DX
-	VMOVDQU8   Z2, K2, (DX)
-	MOVQ       264(DI), DX
-	VMOVDQU8   Z3, K3, (DX)
-	MOVQ       392(DI), DX
-	VMOVDQU8   Z4, K4, (DX)
+	// Each packet's text XORed with its key stream.
+	VPXORQ   Z5, Z1, Z1
+	VPXORQ   Z6, Z2, Z2
+	VPXORQ   Z7, Z3, Z3
+	VPXORQ   Z8, Z4, Z4
+	MOVQ     8(DI), DX
+	VMOVDQU8 Z1, K1, (DX)
+	MOVQ     136(DI), DX
+	VMOVDQU8 Z2, K2, (DX)
+	MOVQ     264(DI), DX
+	VMOVDQU8 Z3, K3, (DX)
+	MOVQ     392(DI), DX
+	VMOVDQU8 Z4, K4, (DX)
 
 	// GHASH: packet i's blocks times its powers H^(nb+1)..H^2, summed per packet into lane i.
 	MOVQ       24(DI), R8

@@ -317,11 +317,18 @@ func TestGCMAVX2Variants(t *testing.T) {
 
 // BenchmarkGCMKernel times the assembly alone on prepared descriptors (8 per call, as gcmRunTier
 // issues them), against the whole driver: the difference is the Go side's share per op, which is
-// what the choice of lane layout could not reduce (see gcm_amd64.go).
+// what the choice of lane layout could not reduce (see gcm_amd64.go). The small ops also run with
+// four keys in turn (-4keys), which the lane kernels take with a table per packet.
 func BenchmarkGCMKernel(b *testing.B) {
-	key, err := NewKey(AES128GCM, make([]byte, 16))
-	if err != nil {
-		b.Fatal(err)
+	keys := make([]*Key, 4)
+	for i := range keys {
+		raw := make([]byte, 16)
+		raw[0] = byte(i)
+		k, err := NewKey(AES128GCM, raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		keys[i] = k
 	}
 	kernels := []struct {
 		name string
@@ -333,37 +340,49 @@ func BenchmarkGCMKernel(b *testing.B) {
 		{"AVX2VAES", impl.gcmVAES, gcmSealAVX2VAES},
 		{"AVX2", gcmAVX2OK, gcmSealAVX2},
 	}
-	for _, n := range []int{64, 1420} {
+	newOps := func(n, nk int) []Op {
 		ops := make([]Op, 64)
 		for i := range ops {
-			ops[i] = Op{Key: key, Nonce: make([]byte, 12), Src: make([]byte, n), Dst: make([]byte, n+TagSize)}
+			ops[i] = Op{Key: keys[i%nk], Nonce: make([]byte, 12), Src: make([]byte, n), Dst: make([]byte, n+TagSize)}
 		}
-		for _, k := range kernels {
-			if !k.ok || k.name == "AVX512lanes" && n > gcmLaneText {
+		return ops
+	}
+	for _, n := range []int{64, 1420} {
+		for _, nk := range []int{1, 4} {
+			if nk > 1 && n > gcmLaneText {
 				continue
 			}
-			b.Run(fmt.Sprintf("%d/%s/kernel", n, k.name), func(b *testing.B) {
-				var batch gcmBatch
-				for i := range gcmDescMax {
-					d, op := &batch.descs[i], &ops[i]
-					gcmStart(d, op, n)
-					d.src, d.dst, d.n, d.tag = &op.Src[0], &op.Dst[0], n, &op.Dst[n]
+			ops, suffix := newOps(n, nk), ""
+			if nk > 1 {
+				suffix = fmt.Sprintf("-%dkeys", nk)
+			}
+			for _, k := range kernels {
+				if !k.ok || k.name == "AVX512lanes" && n > gcmLaneText {
+					continue
 				}
-				b.SetBytes(int64(n * gcmDescMax))
-				for b.Loop() {
-					k.f(&batch.descs[0], gcmDescMax)
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*gcmDescMax), "ns/pkt")
-			})
-		}
-		for _, t := range gcmAsmTiers() {
-			b.Run(fmt.Sprintf("%d/%s/gcmRunTier", n, t), func(b *testing.B) {
-				b.SetBytes(int64(n * len(ops)))
-				for b.Loop() {
-					gcmRunTier(t, ops, false)
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ops)), "ns/pkt")
-			})
+				b.Run(fmt.Sprintf("%d/%s/kernel%s", n, k.name, suffix), func(b *testing.B) {
+					var batch gcmBatch
+					for i := range gcmDescMax {
+						d, op := &batch.descs[i], &ops[i]
+						gcmStart(d, op, n)
+						d.src, d.dst, d.n, d.tag = &op.Src[0], &op.Dst[0], n, &op.Dst[n]
+					}
+					b.SetBytes(int64(n * gcmDescMax))
+					for b.Loop() {
+						k.f(&batch.descs[0], gcmDescMax)
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*gcmDescMax), "ns/pkt")
+				})
+			}
+			for _, t := range gcmAsmTiers() {
+				b.Run(fmt.Sprintf("%d/%s/gcmRunTier%s", n, t, suffix), func(b *testing.B) {
+					b.SetBytes(int64(n * len(ops)))
+					for b.Loop() {
+						gcmRunTier(t, ops, false)
+					}
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ops)), "ns/pkt")
+				})
+			}
 		}
 	}
 }

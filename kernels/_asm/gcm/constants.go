@@ -10,7 +10,7 @@ import (
 
 // The read-only data of the kernels, set by constants.
 var (
-	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, laneOne, tailMask, pairJ0, pairCtr, lenMask Mem
+	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, tailMask, pairJ0, pairCtr, lenMask Mem
 )
 
 // constants generates the read-only data: the byte-reversal mask, the counter steps (see Counters in
@@ -33,11 +33,6 @@ func constants() {
 	for i := range 4 {
 		DATA(8*i, U64(2*uint64(1-i%2)))
 	}
-	// Every lane's counter + 1: the lane kernels' step from one packet's block to its next.
-	laneOne = GLOBL("gcmLaneOne", RODATA|NOPTR)
-	for i := range 8 {
-		DATA(8*i, U64(uint64(1-i%2)))
-	}
 	ctrOne = GLOBL("gcmCtrOne", RODATA|NOPTR)
 	DATA(0, U64(1))
 	DATA(8, U64(0))
@@ -53,7 +48,8 @@ func constants() {
 	for i := range 4 {
 		DATA(8*i, U64(uint64(i%2)<<56))
 	}
-	// Counter blocks 1-4 from a byte-reversed J0 in both lanes.
+	// Counter blocks 1-4 from a byte-reversed J0 in every lane: two ymm of the pair kernels, a zmm
+	// per packet of the lane kernels.
 	pairCtr = GLOBL("gcmPairCtr", RODATA|NOPTR)
 	for i := range 8 {
 		DATA(8*i, U64(uint64(i/2+1)*uint64(1-i%2)))

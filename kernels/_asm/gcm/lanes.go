@@ -9,25 +9,27 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// The AVX512 small-packet kernels: one packet per 128-bit lane. A group is four descriptors with at
-// most 64 bytes of text and 64 of AD each (QUIC's header is AD) and keys of one size; its four J0
-// and sixteen counter blocks fill five zmm (zmm j lane i: packet i's counter block j), so four
-// packets share every AES instruction instead of each spending a zmm and an xmm of rounds on its
-// own. The packets' bytes are loaded whole (masked to their lengths) and turned into that block
-// order by a 4x4 transpose of 128-bit lanes, and back after the XOR. GHASH multiplies each packet's
-// AD and text, still in zmm of their own, by its own key's powers of H (chosen by the block counts,
-// so that its last text block meets H^2 and the length block H^1), sums the products of each
-// packet across its lanes with one more transpose, and reduces all four in one zmm.
+// The AVX512 small-packet kernels. A group is four descriptors with at most 64 bytes of text and 64
+// of AD each (QUIC's header is AD) and keys of one size; its sixteen counter blocks fill four zmm,
+// one per packet (zmm i lane j: packet i's counter block j+1), and its four J0 a fifth (lane i:
+// packet i's), so four packets share every AES instruction instead of each spending a zmm and an
+// xmm of rounds on its own. A packet's bytes are loaded whole (masked to its length) into a zmm of
+// its own, which meets its key stream without any shuffle across lanes. GHASH multiplies each
+// packet's AD and text by its own key's powers of H (chosen by the block counts, so that its last
+// text block meets H^2 and the length block H^1), sums the products of each packet across its
+// lanes with a 4x4 transpose of 128-bit lanes, and reduces all four in one zmm.
 //
-// Round keys: when the four descriptors share a key, the memory operands of the key table serve all
-// lanes (it repeats each round key four times); otherwise each round key is gathered from the four
-// tables into one zmm, four loads per round.
+// Round keys: a key table repeats each round key four times, so its memory operand serves a whole
+// zmm: packet i's zmm takes packet i's table. The J0 zmm takes the one table when the four
+// descriptors share a key; otherwise each of its round keys is gathered from the four tables into
+// one zmm, four loads per round.
 
-// Registers of the lane kernels: Z0 the four J0 (then E_K(J0)), Z1-Z4 counter blocks 1-4 (then the
-// ciphertext), Z5-Z8 the packets' text, Z9-Z12 temporaries, Z20-Z23 the packets' byte-reversed
-// ciphertext, Z24-Z31 and Z13-Z16 the product accumulators, Z17 the byte-reversal mask, Z18 the lane
-// counter step, Z19 the reduction constant; K1-K4 the packets' byte masks, K5 an AD's. GP: AX, R10,
-// R11, R13 the four key tables, R8 and SI scratch, DX a destination, tag pointer or scratch.
+// Registers of the lane kernels: Z0 the four J0 (then E_K(J0)), Z1-Z4 the packets' counter blocks
+// 1-4 (then their ciphertext or plaintext), Z5-Z8 the packets' text, Z9-Z12 temporaries, Z20-Z23 the
+// packets' byte-reversed ciphertext, Z24-Z31 and Z13-Z16 the product accumulators, Z17 the
+// byte-reversal mask, Z19 the reduction constant; K1-K4 the packets' byte masks, K5 an AD's. GP: AX,
+// R10, R11, R13 the four key tables, R8 and SI scratch, DX a destination, tag pointer or scratch,
+// R12 the round count, BX the last round key's offset or address.
 var (
 	laneTabs = []Register{RAX, R10, R11, R13}
 	laneK    = []Register{K1, K2, K3, K4}
@@ -46,7 +48,6 @@ func lanes(name string, open bool) {
 	Load(Param("d"), desc)
 	Load(Param("groups"), count)
 	VBROADCASTI32X4(bswapMask, Z17)
-	VMOVDQU64(laneOne, Z18)
 	VBROADCASTI32X4(polyK, Z19)
 	MOVQ(I32(-1), ones)
 	field := descField
@@ -69,14 +70,15 @@ func lanes(name string, open bool) {
 		}
 	}
 
-	Comment("J0 and counter blocks 1-4 of every packet, block j of packet i in lane i of Z(j).")
+	Comment("The four J0 in Z0 (lane i: packet i's), packet i's counter blocks 1-4 in Z(1+i).")
 	VMOVDQU(field(0, dJ0), X0)
 	for i := 1; i < 4; i++ {
 		VINSERTI32X4(U8(i), field(i, dJ0), Z0, Z0)
 	}
 	ctr := []VecPhysical{Z0, Z1, Z2, Z3, Z4}
-	for j := 1; j < 5; j++ {
-		VPADDD(Z18, ctr[j-1], ctr[j])
+	for i, c := range ctr[1:] {
+		VBROADCASTI32X4(field(i, dJ0), c)
+		VPADDD(pairCtr, c, c)
 	}
 	for _, c := range ctr {
 		VPSHUFB(Z17, c, c)
@@ -97,15 +99,13 @@ func lanes(name string, open bool) {
 	aesRounds(ctr)
 	JMP(LabelRef(encrypted))
 	Label(gather)
-	aesRoundsGathered(ctr)
+	aesRoundsPerPacket(Z0, ctr[1:])
 	Label(encrypted)
 
-	Comment("Ciphertext: the texts in block order, XORed with the key stream, back in packet order.")
-	transpose(laneText, laneTmp)
-	for j := range 4 {
-		VPXORQ(laneText[j], ctr[j+1], ctr[j+1])
+	Comment("Each packet's text XORed with its key stream.")
+	for i := range 4 {
+		VPXORQ(laneText[i], ctr[i+1], ctr[i+1])
 	}
-	transpose(ctr[1:], laneTmp)
 	for i := range 4 {
 		MOVQ(field(i, dDst), dst)
 		VMOVDQU8(ctr[1+i], laneK[i], Mem{Base: dst})
@@ -235,54 +235,52 @@ func laneAD() {
 	Label(skip)
 }
 
-// aesRoundsGathered encrypts regs, lane i with the round keys of the table in laneTabs[i]: each
-// round key is gathered from the four tables into Z9 first. All four have nr rounds.
-func aesRoundsGathered(regs []VecPhysical) {
-	key := func(r Op) {
-		// r is the round key's offset in a table: a constant or, for the last round, a register.
-		var m []Mem
-		for _, t := range laneTabs {
-			switch off := r.(type) {
-			case Register:
-				m = append(m, Mem{Base: t, Index: off, Scale: 1})
-			case U32:
-				m = append(m, Mem{Base: t, Disp: int(off)})
+// aesRoundsPerPacket encrypts pkts[i] with the round keys of the table in laneTabs[i], memory
+// operands that serve the whole zmm, and j0, lane i with the round keys of laneTabs[i], gathered
+// into Z9 round by round. All four tables have nr rounds.
+func aesRoundsPerPacket(j0 VecPhysical, pkts []VecPhysical) {
+	// round applies round key r to every register: whitening for round 0, VAESENC, or when final
+	// VAESENCLAST and the last round key, at offset nr*64 in each table (in the register last).
+	round := func(r int, final bool) {
+		m := func(t Register) Mem { return Mem{Base: t, Disp: tRK + 64*r} }
+		if final {
+			m = func(t Register) Mem { return Mem{Base: t, Index: last, Scale: 1, Disp: tRK} }
+		}
+		VMOVDQU(m(laneTabs[0]), X9)
+		for i := 1; i < 4; i++ {
+			VINSERTI32X4(U8(i), m(laneTabs[i]), Z9, Z9)
+		}
+		apply := func(k Op, x VecPhysical) {
+			switch {
+			case final:
+				VAESENCLAST(k, x, x)
+			case r == 0:
+				VPXORQ(k, x, x)
+			default:
+				VAESENC(k, x, x)
 			}
 		}
-		VMOVDQU(m[0], X9)
-		for i := 1; i < 4; i++ {
-			VINSERTI32X4(U8(i), m[i], Z9, Z9)
+		apply(Z9, j0)
+		for i, p := range pkts {
+			apply(m(laneTabs[i]), p)
 		}
 	}
-	key(U32(tRK))
-	for _, r := range regs {
-		VPXORQ(Z9, r, r)
-	}
-	round := func(i int) {
-		key(U32(tRK + 64*i))
-		for _, r := range regs {
-			VAESENC(Z9, r, r)
-		}
-	}
-	for i := 1; i <= 9; i++ {
-		round(i)
+	for r := 0; r <= 9; r++ {
+		round(r, false)
 	}
 	done := label("aes_last")
 	CMPQ(nr, U8(10))
 	JE(LabelRef(done))
-	round(10)
-	round(11)
+	round(10, false)
+	round(11, false)
 	CMPQ(nr, U8(12))
 	JE(LabelRef(done))
-	round(12)
-	round(13)
+	round(12, false)
+	round(13, false)
 	Label(done)
 	MOVQ(nr, last)
 	SHLQ(U8(6), last)
-	key(last)
-	for _, r := range regs {
-		VAESENCLAST(Z9, r, r)
-	}
+	round(0, true)
 }
 
 // foldMid completes Karatsuba (mid += lo + hi) and folds the middle product into lo and hi, per lane.
