@@ -9134,6 +9134,7 @@ gather_322:
 	VAESENC      832(R13), Z4, Z4
 
 aes_last_325:
+	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	VMOVDQU      (AX)(BX*1), X9
@@ -9692,6 +9693,7 @@ gather_327:
 	VAESENC      832(R13), Z4, Z4
 
 aes_last_330:
+	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	VMOVDQU      (AX)(BX*1), X9

@@ -239,48 +239,42 @@ func laneAD() {
 // operands that serve the whole zmm, and j0, lane i with the round keys of laneTabs[i], gathered
 // into Z9 round by round. All four tables have nr rounds.
 func aesRoundsPerPacket(j0 VecPhysical, pkts []VecPhysical) {
-	// round applies round key r to every register: whitening for round 0, VAESENC, or when final
-	// VAESENCLAST and the last round key, at offset nr*64 in each table (in the register last).
-	round := func(r int, final bool) {
-		m := func(t Register) Mem { return Mem{Base: t, Disp: tRK + 64*r} }
-		if final {
-			m = func(t Register) Mem { return Mem{Base: t, Index: last, Scale: 1, Disp: tRK} }
-		}
-		VMOVDQU(m(laneTabs[0]), X9)
+	// round applies to every register the round key that key addresses in a table, with op:
+	// VPXORQ (whitening), VAESENC or VAESENCLAST.
+	round := func(key func(t Register) Mem, op func(k Op, x VecPhysical)) {
+		VMOVDQU(key(laneTabs[0]), X9)
 		for i := 1; i < 4; i++ {
-			VINSERTI32X4(U8(i), m(laneTabs[i]), Z9, Z9)
+			VINSERTI32X4(U8(i), key(laneTabs[i]), Z9, Z9)
 		}
-		apply := func(k Op, x VecPhysical) {
-			switch {
-			case final:
-				VAESENCLAST(k, x, x)
-			case r == 0:
-				VPXORQ(k, x, x)
-			default:
-				VAESENC(k, x, x)
-			}
-		}
-		apply(Z9, j0)
+		op(Z9, j0)
 		for i, p := range pkts {
-			apply(m(laneTabs[i]), p)
+			op(key(laneTabs[i]), p)
 		}
 	}
-	for r := 0; r <= 9; r++ {
-		round(r, false)
+	roundKey := func(r int) func(Register) Mem {
+		return func(t Register) Mem { return Mem{Base: t, Disp: tRK + 64*r} }
+	}
+	whiten := func(k Op, x VecPhysical) { VPXORQ(k, x, x) }
+	enc := func(k Op, x VecPhysical) { VAESENC(k, x, x) }
+	round(roundKey(0), whiten)
+	for r := 1; r <= 9; r++ {
+		round(roundKey(r), enc)
 	}
 	done := label("aes_last")
 	CMPQ(nr, U8(10))
 	JE(LabelRef(done))
-	round(10, false)
-	round(11, false)
+	round(roundKey(10), enc)
+	round(roundKey(11), enc)
 	CMPQ(nr, U8(12))
 	JE(LabelRef(done))
-	round(12, false)
-	round(13, false)
+	round(roundKey(12), enc)
+	round(roundKey(13), enc)
 	Label(done)
+	Comment("The last round key, at offset nr*64 in each table.")
 	MOVQ(nr, last)
 	SHLQ(U8(6), last)
-	round(0, true)
+	round(func(t Register) Mem { return Mem{Base: t, Index: last, Scale: 1, Disp: tRK} },
+		func(k Op, x VecPhysical) { VAESENCLAST(k, x, x) })
 }
 
 // foldMid completes Karatsuba (mid += lo + hi) and folds the middle product into lo and hi, per lane.
