@@ -718,14 +718,18 @@ func aeadMACCase(rng *rand.Rand, allOnes bool, adLen, ctLen int) (ad, ct []byte,
 // then the portable Poly1305) against golang.org/x/crypto/poly1305 on the AEAD's MAC input: 84
 // ciphertext lengths up to 1500 bytes (every one up to 16, then steps of a sixteenth, so every count
 // of groups of 8 blocks up to 11) with AD of 0 to 300 bytes, and two lengths beyond one kernel call,
-// with all-ones keys and messages (the largest limbs) in the first round.
+// with all-ones keys and messages (the largest limbs) in the first round. poly1305One's state is
+// reused from call to call, as oneOpScratches reuses it, and must be all zero after each.
 func TestPoly1305One(t *testing.T) {
+	var st polyOne
 	impls := []struct {
 		name string
 		ok   bool
 		mac  func(ad, ct []byte, key *[32]byte) [TagSize]byte
 	}{
-		{"poly1305One", chachaHas(AVX512) && impl.polyIFMA, poly1305One},
+		{"poly1305One", chachaHas(AVX512) && impl.polyIFMA, func(ad, ct []byte, key *[32]byte) [TagSize]byte {
+			return poly1305One(ad, ct, key, &st)
+		}},
 		{"poly1305OneAVX2", chachaHas(AVX2), poly1305OneAVX2},
 	}
 	for _, m := range impls {
@@ -745,6 +749,9 @@ func TestPoly1305One(t *testing.T) {
 						if got := m.mac(ad, ct, &key); got != want {
 							t.Fatalf("round %d, AD %d, ciphertext %d bytes: tag %x, want %x", round, adLen, ctLen, got, want)
 						}
+						if st != (polyOne{}) {
+							t.Fatalf("round %d, AD %d, ciphertext %d bytes: state left behind", round, adLen, ctLen)
+						}
 					}
 				}
 			}
@@ -756,8 +763,17 @@ func TestPoly1305One(t *testing.T) {
 // the Generic tier, at the lengths where it changes kernels: around one block (chachaTinyOp,
 // chachaKS2Scalar), the 4-, 8- and 16-block passes and whole passes after them, and the MAC length at which
 // the AVX2 tier switches to its vector Poly1305 (chachaScalarMACAVX2) or to the stitched MAC
-// (chachaStitchedOpAVX2, 961 to 1472 bytes), with and without AD, apart and in place.
+// (chachaStitchedOpAVX2, 961 to 1472 bytes), with and without AD, apart and in place. After each
+// call the scratch it put back in oneOpScratches (the one the pool returns next) must be all zero.
 func TestChaChaOneOpLengths(t *testing.T) {
+	wiped := func(what string, tier Tier, suite Suite, n, adLen int) {
+		t.Helper()
+		sc := oneOpScratches.Get().(*oneOpScratch)
+		defer oneOpScratches.Put(sc)
+		if *sc != (oneOpScratch{}) {
+			t.Fatalf("%v %v %s of %d bytes, AD %d: scratch not wiped", tier, suite, what, n, adLen)
+		}
+	}
 	var lengths []int
 	for _, b := range []int{0, 64, 192, 256, 448, 512, 960, 1024, 1420, 1472, 1536, 2048, 2560, 3072, 17 * 1024} {
 		for d := -17; d <= 17; d++ {
@@ -794,10 +810,12 @@ func TestChaChaOneOpLengths(t *testing.T) {
 					if !bytes.Equal(got[0].Dst, want.Dst) {
 						t.Fatalf("%v %v Seal of %d bytes, AD %d: differs from Generic", tier, suite, n, adLen)
 					}
+					wiped("Seal", tier, suite, n, adLen)
 					open := []Op{{Key: key, Nonce: nonce, AD: op.AD, Src: got[0].Dst, Dst: make([]byte, n)}}
 					if tier.Open(open) != 0 || !bytes.Equal(open[0].Dst, op.Src) {
 						t.Fatalf("%v %v Open of %d bytes, AD %d: failed or wrong plaintext", tier, suite, n, adLen)
 					}
+					wiped("Open", tier, suite, n, adLen)
 					buf := make([]byte, n+TagSize) // in place: Dst starts at Src's first byte
 					copy(buf, op.Src)
 					tier.Seal([]Op{{Key: key, Nonce: nonce, AD: op.AD, Src: buf[:n], Dst: buf}})
@@ -812,6 +830,7 @@ func TestChaChaOneOpLengths(t *testing.T) {
 					if tier.Open(open) != 1 || open[0].Err == nil || !bytes.Equal(open[0].Dst, make([]byte, n)) {
 						t.Fatalf("%v %v Open of %d bytes, AD %d: forged tag not rejected", tier, suite, n, adLen)
 					}
+					wiped("forged Open", tier, suite, n, adLen)
 				}
 			}
 		}

@@ -8,6 +8,7 @@ package kernels
 import (
 	"encoding/binary"
 	"math/bits"
+	"sync"
 	"unsafe"
 )
 
@@ -71,6 +72,19 @@ const chachaScalarMACAVX2 = 2 << 10
 // written.
 var chachaZeros [1024]byte
 
+// oneOpScratch is a lone op's key-stream buffer and IFMA Poly1305 state. It comes from a pool
+// rather than the stack: Go zeroes a stack array on every call, and for these 3 KiB that cost a
+// lone 1200-1420-byte Open about a tenth of its time on AMD Zen 4 (docs/experiments.md,
+// 2026-12-03). Whoever writes to a scratch wipes what it wrote (key stream, the powers of r, the
+// accumulator) before putting it back, so a scratch from the pool is all zero, as poly1305One's
+// rows must start.
+type oneOpScratch struct {
+	ks   [24 * 64]byte
+	poly polyOne
+}
+
+var oneOpScratches = sync.Pool{New: func() any { return new(oneOpScratch) }}
+
 // chachaOneOp seals or opens op on its own on SIMD tier t (AVX512 or AVX2) and reports whether it
 // succeeded. Open authenticates before it decrypts, like every path.
 func chachaOneOp(op *Op, open bool, t Tier) bool {
@@ -101,6 +115,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	// the message ends there).
 	// A message of up to three blocks gets a small buffer: zeroing and wiping the large one would
 	// cost about as much as its key stream.
+	sc := oneOpScratches.Get().(*oneOpScratch)
 	var ks []byte
 	first := 16 * 64
 	if 64+n <= 4*64 {
@@ -108,11 +123,11 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 		ks, first = small[:], len(small)
 		chachaKS4Tier(t, &st, &small)
 	} else {
-		var large [24 * 64]byte
+		large := &sc.ks
 		ks = large[:]
 		if t == AVX512 && n > first-64 && n <= len(large)-64 {
 			first = len(large)
-			chachaKS24AVX512(&st, &large)
+			chachaKS24AVX512(&st, large)
 		} else {
 			chachaKeyStream(t, &st, large[:min(64+n, first)])
 		}
@@ -120,7 +135,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	var polyKey [32]byte
 	copy(polyKey[:], ks[:32])
 
-	mac := func(ct []byte) [TagSize]byte { return chachaOneMAC(t, op.AD, ct, &polyKey) }
+	mac := func(ct []byte) [TagSize]byte { return chachaOneMAC(t, op.AD, ct, &polyKey, &sc.poly) }
 	ok := true
 	if open {
 		tag := mac(src)
@@ -164,6 +179,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 		chachaFinishTag(op, n, false, &tag)
 	}
 	clear(ks)
+	oneOpScratches.Put(sc)
 	clear(st[:])
 	clear(sub[:])
 	clear(polyKey[:])
@@ -172,13 +188,14 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 
 // chachaOneMAC returns the RFC 8439 section 2.8 tag of ad and ct under the one-time key polyKey with
 // tier t's single-message Poly1305: the portable one for short MAC inputs (and on AVX2 up to
-// chachaScalarMACAVX2), else the IFMA lanes or AVX2's eight radix-2^26 lanes.
-func chachaOneMAC(t Tier, ad, ct []byte, polyKey *[32]byte) [TagSize]byte {
+// chachaScalarMACAVX2), else the IFMA lanes (state in st, all zero) or AVX2's eight radix-2^26
+// lanes.
+func chachaOneMAC(t Tier, ad, ct []byte, polyKey *[32]byte, st *polyOne) [TagSize]byte {
 	if len(ad)+len(ct) <= chachaShortMAC {
 		return poly1305AEAD(ad, ct, polyKey)
 	}
 	if t == AVX512 && impl.polyIFMA {
-		return poly1305One(ad, ct, polyKey)
+		return poly1305One(ad, ct, polyKey, st)
 	}
 	if len(ad)+len(ct) <= chachaScalarMACAVX2 {
 		return poly1305AEAD(ad, ct, polyKey)
@@ -195,13 +212,15 @@ func chachaSealOne24(op *Op, n int) bool {
 	var sub [8]uint32
 	key, nonce := chachaOpKey(op, &sub, true)
 	chachaInit(&st, key, 0, &nonce)
-	var ks [9 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 16-23 of the key stream
+	sc := oneOpScratches.Get().(*oneOpScratch)
+	ks := (*[9 * 64]byte)(sc.ks[:]) // block 0: the Poly1305 key (section 2.6); blocks 16-23 of the key stream
 	src, dst := op.Src[:n], op.Dst[:n]
-	chachaXOR24AVX512(&st, &ks, &dst[0], &src[0])
+	chachaXOR24AVX512(&st, ks, &dst[0], &src[0])
 	xorStream(dst[15*64:], src[15*64:], ks[64:])
-	tag := chachaOneMAC(AVX512, op.AD, dst, (*[32]byte)(ks[:32]))
+	tag := chachaOneMAC(AVX512, op.AD, dst, (*[32]byte)(ks[:32]), &sc.poly)
 	chachaFinishTag(op, n, false, &tag)
 	clear(ks[:])
+	oneOpScratches.Put(sc)
 	clear(st[:])
 	clear(sub[:])
 	return true
@@ -218,7 +237,8 @@ func chachaStitchedOpAVX2(op *Op, open bool, n int) bool {
 	var sub [8]uint32
 	key, nonce := chachaOpKey(op, &sub, true)
 	chachaInit(&st, key, 0, &nonce)
-	var ks [24 * 64]byte // block 0: the Poly1305 key (section 2.6); blocks 1-23: the key stream
+	sc := oneOpScratches.Get().(*oneOpScratch)
+	ks := &sc.ks // block 0: the Poly1305 key (section 2.6); blocks 1-23: the key stream
 	chachaXOR16OneAVX2(&st, &ks[0], &chachaZeros[0], 16*64)
 	var mac poly1305
 	mac.init(ks[:32])
@@ -246,6 +266,7 @@ func chachaStitchedOpAVX2(op *Op, open bool, n int) bool {
 		xorStream(dst, src, ks[64:64+n])
 	}
 	clear(ks[:])
+	oneOpScratches.Put(sc)
 	clear(st[:])
 	clear(sub[:])
 	return ok
@@ -418,14 +439,13 @@ func (st *polyOne) setMul(first, l int, x [3]uint64) {
 }
 
 // poly1305One returns the RFC 8439 section 2.8 tag of ad and ct under key with poly1305IFMAOne: one
-// message, the lanes sharing its blocks. A short AD (padded) and the ciphertext's last blocks (its
+// message, the lanes sharing its blocks, their state in st (all zero on entry, wiped on return). A short AD (padded) and the ciphertext's last blocks (its
 // padded partial block, the lengths) go in as the head and tail of the ciphertext's call: a call for
 // a block or two costs about as much as a group of 8 blocks in the lanes.
-func poly1305One(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
-	var st polyOne
+func poly1305One(ad, ct []byte, key *[32]byte, st *polyOne) (tag [TagSize]byte) {
 	r := poly1305R44(key)
 	if len(ad) >= 8*16 || len(ct) >= 8*16 {
-		poly1305IFMAPowers(&st, &r)
+		poly1305IFMAPowers(st, &r)
 	} else {
 		for l := range 8 {
 			st.setMul(polyOneRowR, l, r)
@@ -437,7 +457,7 @@ func poly1305One(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
 		whole := ad[:len(ad)&^15]
 		for len(whole) > 0 {
 			n := min(len(whole)/16, maxPolyBlocks)
-			poly1305IFMAOne(&st, nil, 0, &whole[0], n, nil, 0)
+			poly1305IFMAOne(st, nil, 0, &whole[0], n, nil, 0)
 			whole = whole[16*n:]
 		}
 		rest = ad[len(ad)&^15:]
@@ -460,11 +480,11 @@ func poly1305One(ad, ct []byte, key *[32]byte) (tag [TagSize]byte) {
 		}
 		whole = whole[16*n:]
 		if len(whole) > 0 { // more calls to come: the tail goes with the last
-			poly1305IFMAOne(&st, headAt, headN, msg, n, nil, 0)
+			poly1305IFMAOne(st, headAt, headN, msg, n, nil, 0)
 			headN = 0
 			continue
 		}
-		poly1305IFMAOne(&st, headAt, headN, msg, n, tailAt, tailN)
+		poly1305IFMAOne(st, headAt, headN, msg, n, tailAt, tailN)
 		break
 	}
 	h := [3]uint64{st[0][0], st[1][0], st[2][0]}

@@ -108,7 +108,8 @@ func chachaOpenRegs(op *Op, n int) bool {
 	var sub [8]uint32
 	key, nonce := chachaOpKey(op, &sub, true)
 	chachaInit(&st, key, 0, &nonce)
-	var ks [24 * 64]byte // the message's key stream, block 0 first
+	sc := oneOpScratches.Get().(*oneOpScratch)
+	ks := &sc.ks // the message's key stream, block 0 first
 	head := chachaRegsHead(n)
 	chachaHeadPass(&st, (*[8 * 64]byte)(ks[:8*64]), head)
 	var mac poly1305
@@ -134,7 +135,8 @@ func chachaOpenRegs(op *Op, n int) bool {
 	if ok {
 		xorStream(op.Dst[:n], src, ks[64:64+n])
 	}
-	clear(ks[:written])
+	clear(ks[:written]) // the rest is zero still: the scratch goes back all zero
+	oneOpScratches.Put(sc)
 	clear(st[:])
 	clear(sub[:])
 	return ok
