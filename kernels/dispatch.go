@@ -77,13 +77,13 @@ var routes = [...]struct{ chacha, gcm route }{
 	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B
 	// level with one op at a time, at 12 x 576 B 1.3x ahead), 1.18-2.29x on batches of 64. Ops on
 	// their own (batches below 12): up to 192 B the fused AVX2 kernels, 1.13-1.18x on 1 x 64 B. The
-	// AVX512 one-op path only where its 24-block pass is nearly full or the message long: Seal 1.08x
-	// at 1180 B, 1.25x at 1420 B, Open 0.98-0.99x at 1300-1420 B (the standard library's route the
-	// same), 1.0-1.2x from 3 KiB; elsewhere it lost to the standard library's 0.98x (700 B: 0.78x /
-	// 0.80x, 2500 B: 0.91-0.96x / 0.85-0.90x). docs/benchmarks.md
+	// AVX512 one-op path only where its 24-block pass is nearly full or the message long, against
+	// x/crypto: Seal 1.08-1.16x at 1152-1280 B, 1.2x at 1408 B; Open 1.06-1.15x at 1184-1280 B, 1.14x
+	// at 1408 B (0.91x at 1088 B); 1.0-1.2x from 3 KiB; elsewhere it lost to the standard library's
+	// 0.98x (700 B: 0.78x / 0.80x, 2500 B: 0.91-0.96x / 0.85-0.90x). docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 18*64 + 1,
-			openMin: 20*64 + 1, max: 23 * 64, long: 3 << 10}},
+			openMin: 18*64 + 1, max: 23 * 64, long: 3 << 10}},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 }
