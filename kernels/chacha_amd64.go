@@ -202,8 +202,9 @@ func poly1305IFMAZ(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 //go:noescape
 func poly1305IFMAY(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 
-// poly1305IFMAOne absorbs into st.h headN blocks at head one at a time, n whole blocks of one message
-// eight lanes at a time, and tailN blocks at tail one at a time.
+// poly1305IFMAOne absorbs into st.h headN (at most 8) blocks at head, n blocks of one message (a
+// multiple of 8) eight lanes at a time, and tailN (at most 9) blocks at tail; the head's and the
+// tail's blocks in one multiplication, or one at a time where there are one or two.
 //
 //go:noescape
 func poly1305IFMAOne(st *polyOne, head *byte, headN int, msg *byte, n int, tail *byte, tailN int)

@@ -76,6 +76,90 @@ DATA chachaRowCounters<>+56(SB)/4, $0x00000000
 DATA chachaRowCounters<>+60(SB)/4, $0x00000000
 GLOBL chachaRowCounters<>(SB), RODATA|NOPTR, $64
 
+DATA poly1305StepIdx<>+0(SB)/8, $0x0000000000000007
+DATA poly1305StepIdx<>+8(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+16(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+24(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+32(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+40(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+48(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+56(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+64(SB)/8, $0x0000000000000005
+DATA poly1305StepIdx<>+72(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+80(SB)/8, $0x0000000000000007
+DATA poly1305StepIdx<>+88(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+96(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+104(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+112(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+120(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+128(SB)/8, $0x0000000000000003
+DATA poly1305StepIdx<>+136(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+144(SB)/8, $0x0000000000000005
+DATA poly1305StepIdx<>+152(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+160(SB)/8, $0x0000000000000007
+DATA poly1305StepIdx<>+168(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+176(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+184(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+192(SB)/8, $0x0000000000000001
+DATA poly1305StepIdx<>+200(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+208(SB)/8, $0x0000000000000003
+DATA poly1305StepIdx<>+216(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+224(SB)/8, $0x0000000000000005
+DATA poly1305StepIdx<>+232(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+240(SB)/8, $0x0000000000000007
+DATA poly1305StepIdx<>+248(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+256(SB)/8, $0x0000000000000006
+DATA poly1305StepIdx<>+264(SB)/8, $0x0000000000000007
+DATA poly1305StepIdx<>+272(SB)/8, $0x0000000000000001
+DATA poly1305StepIdx<>+280(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+288(SB)/8, $0x0000000000000003
+DATA poly1305StepIdx<>+296(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+304(SB)/8, $0x0000000000000005
+DATA poly1305StepIdx<>+312(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+320(SB)/8, $0x0000000000000004
+DATA poly1305StepIdx<>+328(SB)/8, $0x0000000000000005
+DATA poly1305StepIdx<>+336(SB)/8, $0x0000000000000006
+DATA poly1305StepIdx<>+344(SB)/8, $0x0000000000000007
+DATA poly1305StepIdx<>+352(SB)/8, $0x0000000000000001
+DATA poly1305StepIdx<>+360(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+368(SB)/8, $0x0000000000000003
+DATA poly1305StepIdx<>+376(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+384(SB)/8, $0x0000000000000002
+DATA poly1305StepIdx<>+392(SB)/8, $0x0000000000000003
+DATA poly1305StepIdx<>+400(SB)/8, $0x0000000000000004
+DATA poly1305StepIdx<>+408(SB)/8, $0x0000000000000005
+DATA poly1305StepIdx<>+416(SB)/8, $0x0000000000000006
+DATA poly1305StepIdx<>+424(SB)/8, $0x0000000000000007
+DATA poly1305StepIdx<>+432(SB)/8, $0x0000000000000001
+DATA poly1305StepIdx<>+440(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+448(SB)/8, $0x0000000000000000
+DATA poly1305StepIdx<>+456(SB)/8, $0x0000000000000001
+DATA poly1305StepIdx<>+464(SB)/8, $0x0000000000000002
+DATA poly1305StepIdx<>+472(SB)/8, $0x0000000000000003
+DATA poly1305StepIdx<>+480(SB)/8, $0x0000000000000004
+DATA poly1305StepIdx<>+488(SB)/8, $0x0000000000000005
+DATA poly1305StepIdx<>+496(SB)/8, $0x0000000000000006
+DATA poly1305StepIdx<>+504(SB)/8, $0x0000000000000007
+GLOBL poly1305StepIdx<>(SB), RODATA|NOPTR, $512
+
+DATA poly1305StepLanes<>+0(SB)/1, $0x01
+DATA poly1305StepLanes<>+1(SB)/1, $0x05
+DATA poly1305StepLanes<>+2(SB)/1, $0x15
+DATA poly1305StepLanes<>+3(SB)/1, $0x55
+DATA poly1305StepLanes<>+4(SB)/1, $0x57
+DATA poly1305StepLanes<>+5(SB)/1, $0x5f
+DATA poly1305StepLanes<>+6(SB)/1, $0x7f
+DATA poly1305StepLanes<>+7(SB)/1, $0xff
+DATA poly1305StepLanes<>+8(SB)/2, $0x0003
+DATA poly1305StepLanes<>+10(SB)/2, $0x000f
+DATA poly1305StepLanes<>+12(SB)/2, $0x003f
+DATA poly1305StepLanes<>+14(SB)/2, $0x00ff
+DATA poly1305StepLanes<>+16(SB)/2, $0x03ff
+DATA poly1305StepLanes<>+18(SB)/2, $0x0fff
+DATA poly1305StepLanes<>+20(SB)/2, $0x3fff
+DATA poly1305StepLanes<>+22(SB)/2, $0xffff
+GLOBL poly1305StepLanes<>(SB), RODATA|NOPTR, $24
+
 DATA poly1305Clamp<>+0(SB)/8, $0x0ffffffc0fffffff
 DATA poly1305Clamp<>+8(SB)/8, $0x0ffffffc0ffffffc
 GLOBL poly1305Clamp<>(SB), RODATA|NOPTR, $16
@@ -16439,18 +16523,90 @@ TEXT ·poly1305IFMAOne(SB), NOSPLIT, $0-56
 	VPBROADCASTQ CX, Z1
 	MOVQ         $0x0000010000000000, CX
 	VPBROADCASTQ CX, Z2
-	VMOVDQU64    (AX), Z3
+	MOVL         $0x00000001, CX
+	KMOVW        CX, K1
+	VMOVDQU64.Z  (AX), K1, Z3
 	VPXORQ       Z4, Z4, Z4
-	VMOVDQU64    64(AX), Z5
+	VMOVDQU64.Z  64(AX), K1, Z5
 	VPXORQ       Z6, Z6, Z6
-	VMOVDQU64    128(AX), Z7
+	VMOVDQU64.Z  128(AX), K1, Z7
 	VPXORQ       Z8, Z8, Z8
 	MOVQ         head+8(FP), CX
 	MOVQ         headN+16(FP), DX
 	TESTQ        DX, DX
 	JZ           headdone
+	CMPQ         DX, $0x00000002
+	JA           headstep
+	VPBROADCASTQ (CX), Z9
+	VPBROADCASTQ 8(CX), Z10
 
-head:
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z9, Z11
+	VPADDQ Z11, Z3, Z3
+	VPSRLQ $0x2c, Z9, Z11
+	VPSLLQ $0x14, Z10, Z9
+	VPORQ  Z9, Z11, Z11
+	VPANDQ Z0, Z11, Z11
+	VPADDQ Z11, Z5, Z5
+	VPSRLQ $0x18, Z10, Z11
+	VPORQ  Z2, Z11, Z11
+	VPADDQ Z11, Z7, Z7
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPXORQ      Z3, Z3, Z13
+	VPXORQ      Z3, Z3, Z14
+	VPXORQ      Z3, Z3, Z15
+	VPMADD52LUQ 1152(AX), Z3, Z9
+	VPMADD52HUQ 1152(AX), Z3, Z10
+	VPMADD52LUQ 1216(AX), Z3, Z11
+	VPMADD52HUQ 1216(AX), Z3, Z13
+	VPMADD52LUQ 1280(AX), Z3, Z14
+	VPMADD52HUQ 1280(AX), Z3, Z15
+	VPMADD52LUQ 1408(AX), Z5, Z9
+	VPMADD52HUQ 1408(AX), Z5, Z10
+	VPMADD52LUQ 1152(AX), Z5, Z11
+	VPMADD52HUQ 1152(AX), Z5, Z13
+	VPMADD52LUQ 1216(AX), Z5, Z14
+	VPMADD52HUQ 1216(AX), Z5, Z15
+	VPMADD52LUQ 1344(AX), Z7, Z9
+	VPMADD52HUQ 1344(AX), Z7, Z10
+	VPMADD52LUQ 1408(AX), Z7, Z11
+	VPMADD52HUQ 1408(AX), Z7, Z13
+	VPMADD52LUQ 1152(AX), Z7, Z14
+	VPMADD52HUQ 1152(AX), Z7, Z15
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ       $0x2c, Z9, Z3
+	VPANDQ       Z0, Z9, Z9
+	VPADDQ       Z3, Z11, Z11
+	VPSRLQ       $0x2c, Z11, Z3
+	VPANDQ       Z0, Z11, Z5
+	VPADDQ       Z3, Z14, Z14
+	VPSRLQ       $0x2a, Z14, Z3
+	VPANDQ       Z1, Z14, Z7
+	VPADDQ       Z3, Z9, Z9
+	VPSLLQ       $0x02, Z3, Z3
+	VPADDQ       Z3, Z9, Z3
+	CMPQ         DX, $0x00000001
+	JE           headclean
+	ADDQ         $0x00000010, CX
 	VPBROADCASTQ (CX), Z9
 	VPBROADCASTQ 8(CX), Z10
 
@@ -16518,21 +16674,204 @@ head:
 	VPADDQ Z3, Z9, Z9
 	VPSLLQ $0x02, Z3, Z3
 	VPADDQ Z3, Z9, Z3
-	ADDQ   $0x00000010, CX
-	DECQ   DX
-	JNZ    head
 
-headdone:
-	// The groups below start from X's lane 0 and zero in every other lane.
-	MOVL        $0x00000001, CX
-	KMOVW       CX, K1
+headclean:
 	VMOVDQA64.Z Z3, K1, Z3
 	VMOVDQA64.Z Z5, K1, Z5
 	VMOVDQA64.Z Z7, K1, Z7
-	MOVQ        msg+24(FP), CX
-	MOVQ        n+32(FP), DX
-	CMPQ        DX, $0x00000008
-	JB          one
+	JMP         headdone
+
+headstep:
+	CMPQ         DX, $0x00000008
+	JBE          headonce
+	VPBROADCASTQ (CX), Z9
+	VPBROADCASTQ 8(CX), Z10
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z9, Z11
+	VPADDQ Z11, Z3, Z3
+	VPSRLQ $0x2c, Z9, Z11
+	VPSLLQ $0x14, Z10, Z9
+	VPORQ  Z9, Z11, Z11
+	VPANDQ Z0, Z11, Z11
+	VPADDQ Z11, Z5, Z5
+	VPSRLQ $0x18, Z10, Z11
+	VPORQ  Z2, Z11, Z11
+	VPADDQ Z11, Z7, Z7
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPXORQ      Z3, Z3, Z13
+	VPXORQ      Z3, Z3, Z14
+	VPXORQ      Z3, Z3, Z15
+	VPMADD52LUQ 1152(AX), Z3, Z9
+	VPMADD52HUQ 1152(AX), Z3, Z10
+	VPMADD52LUQ 1216(AX), Z3, Z11
+	VPMADD52HUQ 1216(AX), Z3, Z13
+	VPMADD52LUQ 1280(AX), Z3, Z14
+	VPMADD52HUQ 1280(AX), Z3, Z15
+	VPMADD52LUQ 1408(AX), Z5, Z9
+	VPMADD52HUQ 1408(AX), Z5, Z10
+	VPMADD52LUQ 1152(AX), Z5, Z11
+	VPMADD52HUQ 1152(AX), Z5, Z13
+	VPMADD52LUQ 1216(AX), Z5, Z14
+	VPMADD52HUQ 1216(AX), Z5, Z15
+	VPMADD52LUQ 1344(AX), Z7, Z9
+	VPMADD52HUQ 1344(AX), Z7, Z10
+	VPMADD52LUQ 1408(AX), Z7, Z11
+	VPMADD52HUQ 1408(AX), Z7, Z13
+	VPMADD52LUQ 1152(AX), Z7, Z14
+	VPMADD52HUQ 1152(AX), Z7, Z15
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z10, Z10
+	VPADDQ Z10, Z11, Z11
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x0a, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+	VPSLLQ $0x02, Z15, Z15
+	VPADDQ Z15, Z9, Z9
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ      $0x2c, Z9, Z3
+	VPANDQ      Z0, Z9, Z9
+	VPADDQ      Z3, Z11, Z11
+	VPSRLQ      $0x2c, Z11, Z3
+	VPANDQ      Z0, Z11, Z5
+	VPADDQ      Z3, Z14, Z14
+	VPSRLQ      $0x2a, Z14, Z3
+	VPANDQ      Z1, Z14, Z7
+	VPADDQ      Z3, Z9, Z9
+	VPSLLQ      $0x02, Z3, Z3
+	VPADDQ      Z3, Z9, Z3
+	VMOVDQA64.Z Z3, K1, Z3
+	VMOVDQA64.Z Z5, K1, Z5
+	VMOVDQA64.Z Z7, K1, Z7
+	ADDQ        $0x00000010, CX
+	MOVQ        $0x0000000000000008, DX
+
+headonce:
+	// The k blocks' qwords: a mask of 2k bits, the low 8 for blocks 0-3.
+	LEAQ        poly1305StepLanes<>+0(SB), SI
+	MOVWQZX     6(SI)(DX*2), BX
+	KMOVW       BX, K2
+	KSHIFTRW    $0x08, K2, K3
+	VMOVDQU64.Z (CX), K2, Z9
+	VMOVDQU64.Z 64(CX), K3, Z10
+	VPUNPCKLQDQ Z10, Z9, Z11
+	VPUNPCKHQDQ Z10, Z9, Z9
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z11, Z10
+	VPADDQ Z10, Z3, Z3
+	VPSRLQ $0x2c, Z11, Z10
+	VPSLLQ $0x14, Z9, Z11
+	VPORQ  Z11, Z10, Z10
+	VPANDQ Z0, Z10, Z10
+	VPADDQ Z10, Z5, Z5
+	VPSRLQ $0x18, Z9, Z10
+	VPORQ  Z2, Z10, Z10
+	VPADDQ Z10, Z7, Z7
+
+	// The multipliers r^(k-i) from the final ones, zero in the lanes of no block.
+	MOVBQZX   -1(SI)(DX*1), BX
+	KMOVW     BX, K2
+	MOVQ      DX, BX
+	SHLQ      $0x06, BX
+	LEAQ      poly1305StepIdx<>+0(SB), SI
+	VMOVDQU64 -64(SI)(BX*1), Z9
+	VPERMQ.Z  512(AX), Z9, K2, Z10
+	VPERMQ.Z  576(AX), Z9, K2, Z11
+	VPERMQ.Z  640(AX), Z9, K2, Z13
+	VPERMQ.Z  704(AX), Z9, K2, Z14
+	VPERMQ.Z  768(AX), Z9, K2, Z9
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z15
+	VPXORQ      Z3, Z3, Z16
+	VPXORQ      Z3, Z3, Z17
+	VPXORQ      Z3, Z3, Z18
+	VPXORQ      Z3, Z3, Z19
+	VPXORQ      Z3, Z3, Z20
+	VPMADD52LUQ Z10, Z3, Z15
+	VPMADD52HUQ Z10, Z3, Z16
+	VPMADD52LUQ Z11, Z3, Z17
+	VPMADD52HUQ Z11, Z3, Z18
+	VPMADD52LUQ Z13, Z3, Z19
+	VPMADD52HUQ Z13, Z3, Z20
+	VPMADD52LUQ Z9, Z5, Z15
+	VPMADD52HUQ Z9, Z5, Z16
+	VPMADD52LUQ Z10, Z5, Z17
+	VPMADD52HUQ Z10, Z5, Z18
+	VPMADD52LUQ Z11, Z5, Z19
+	VPMADD52HUQ Z11, Z5, Z20
+	VPMADD52LUQ Z14, Z7, Z15
+	VPMADD52HUQ Z14, Z7, Z16
+	VPMADD52LUQ Z9, Z7, Z17
+	VPMADD52HUQ Z9, Z7, Z18
+	VPMADD52LUQ Z10, Z7, Z19
+	VPMADD52HUQ Z10, Z7, Z20
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z16, Z16
+	VPADDQ Z16, Z17, Z17
+	VPSLLQ $0x08, Z18, Z18
+	VPADDQ Z18, Z19, Z19
+	VPSLLQ $0x0a, Z20, Z20
+	VPADDQ Z20, Z15, Z15
+	VPSLLQ $0x02, Z20, Z20
+	VPADDQ Z20, Z15, Z15
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ        $0x2c, Z15, Z3
+	VPANDQ        Z0, Z15, Z15
+	VPADDQ        Z3, Z17, Z17
+	VPSRLQ        $0x2c, Z17, Z3
+	VPANDQ        Z0, Z17, Z5
+	VPADDQ        Z3, Z19, Z19
+	VPSRLQ        $0x2a, Z19, Z3
+	VPANDQ        Z1, Z19, Z7
+	VPADDQ        Z3, Z15, Z15
+	VPSLLQ        $0x02, Z3, Z3
+	VPADDQ        Z3, Z15, Z3
+	VEXTRACTI64X4 $0x01, Z3, Y9
+	VPADDQ        Y3, Y9, Y9
+	VEXTRACTI128  $0x01, Y9, X3
+	VPADDQ        X9, X3, X3
+	VPSHUFD       $0x4e, X3, X12
+	VPADDQ        X12, X3, X12
+	VMOVDQA64.Z   Z12, K1, Z3
+	VEXTRACTI64X4 $0x01, Z5, Y9
+	VPADDQ        Y5, Y9, Y9
+	VEXTRACTI128  $0x01, Y9, X5
+	VPADDQ        X9, X5, X5
+	VPSHUFD       $0x4e, X5, X12
+	VPADDQ        X12, X5, X12
+	VMOVDQA64.Z   Z12, K1, Z5
+	VEXTRACTI64X4 $0x01, Z7, Y9
+	VPADDQ        Y7, Y9, Y9
+	VEXTRACTI128  $0x01, Y9, X7
+	VPADDQ        X9, X7, X7
+	VPSHUFD       $0x4e, X7, X12
+	VPADDQ        X12, X7, X12
+	VMOVDQA64.Z   Z12, K1, Z7
+
+headdone:
+	MOVQ  msg+24(FP), CX
+	MOVQ  n+32(FP), DX
+	TESTQ DX, DX
+	JZ    tail
 
 	// Blocks 0-3 and 4-7 of a group of 8: after the unpacks lanes 2c and 2c+1 hold blocks c
 	// and 4+c. X's lane 0 starts from h, every other lane of X and Y from 0.
@@ -16554,8 +16893,7 @@ headdone:
 	VPADDQ      Z10, Z7, Z7
 	ADDQ        $0x00000080, CX
 	SUBQ        $0x00000008, DX
-	CMPQ        DX, $0x00000008
-	JB          lastX
+	JZ          lastX
 	VMOVDQU64   (CX), Z9
 	VMOVDQU64   64(CX), Z10
 	VPUNPCKLQDQ Z10, Z9, Z11
@@ -16578,7 +16916,7 @@ headdone:
 	// Pairs of groups: X and Y each step by r^16 and take the next group.
 pair:
 	CMPQ DX, $0x00000010
-	JB   tail
+	JB   last
 
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
@@ -16723,9 +17061,9 @@ pair:
 	SUBQ   $0x00000008, DX
 	JMP    pair
 
-tail:
-	CMPQ DX, $0x00000008
-	JB   lastY
+last:
+	TESTQ DX, DX
+	JZ    lastY
 
 	// One group more, X's: X holds the last group, Y the one before it.
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
@@ -17076,35 +17414,35 @@ lastX:
 	VPADDQ Z3, Z4, Z3
 
 fold:
-	// Sum the lanes into lane 0: limbs below 16 * (2^44 + 2^17) < 2^49 (2^49 + 2^44 with the
-	// next block), far within IFMA's 52-bit inputs, and polyMulReduce's sums stay below 2^64.
 	VEXTRACTI64X4 $0x01, Z3, Y4
 	VPADDQ        Y3, Y4, Y4
-	VEXTRACTI128  $0x01, Y4, X12
-	VPADDQ        X4, X12, X12
-	VPSHUFD       $0x4e, X12, X3
-	VPADDQ        X3, X12, X12
-	VMOVDQA64     Z12, Z3
+	VEXTRACTI128  $0x01, Y4, X3
+	VPADDQ        X4, X3, X3
+	VPSHUFD       $0x4e, X3, X12
+	VPADDQ        X12, X3, X12
+	VMOVDQA64.Z   Z12, K1, Z3
 	VEXTRACTI64X4 $0x01, Z5, Y4
 	VPADDQ        Y5, Y4, Y4
-	VEXTRACTI128  $0x01, Y4, X12
-	VPADDQ        X4, X12, X12
-	VPSHUFD       $0x4e, X12, X4
-	VPADDQ        X4, X12, X12
-	VMOVDQA64     Z12, Z5
+	VEXTRACTI128  $0x01, Y4, X5
+	VPADDQ        X4, X5, X5
+	VPSHUFD       $0x4e, X5, X12
+	VPADDQ        X12, X5, X12
+	VMOVDQA64.Z   Z12, K1, Z5
 	VEXTRACTI64X4 $0x01, Z7, Y4
 	VPADDQ        Y7, Y4, Y4
-	VEXTRACTI128  $0x01, Y4, X12
-	VPADDQ        X4, X12, X12
-	VPSHUFD       $0x4e, X12, X4
-	VPADDQ        X4, X12, X12
-	VMOVDQA64     Z12, Z7
+	VEXTRACTI128  $0x01, Y4, X6
+	VPADDQ        X4, X6, X6
+	VPSHUFD       $0x4e, X6, X12
+	VPADDQ        X12, X6, X12
+	VMOVDQA64.Z   Z12, K1, Z7
 
-one:
-	TESTQ DX, DX
-	JZ    singledone
-
-single:
+tail:
+	MOVQ         tail+40(FP), CX
+	MOVQ         tailN+48(FP), DX
+	TESTQ        DX, DX
+	JZ           taildone
+	CMPQ         DX, $0x00000002
+	JA           tailstep
 	VPBROADCASTQ (CX), Z4
 	VPBROADCASTQ 8(CX), Z6
 
@@ -17161,28 +17499,97 @@ single:
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
-	VPSRLQ $0x2c, Z4, Z3
-	VPANDQ Z0, Z4, Z4
-	VPADDQ Z3, Z8, Z8
-	VPSRLQ $0x2c, Z8, Z3
-	VPANDQ Z0, Z8, Z5
-	VPADDQ Z3, Z10, Z10
-	VPSRLQ $0x2a, Z10, Z3
-	VPANDQ Z1, Z10, Z7
-	VPADDQ Z3, Z4, Z4
+	VPSRLQ       $0x2c, Z4, Z3
+	VPANDQ       Z0, Z4, Z4
+	VPADDQ       Z3, Z8, Z8
+	VPSRLQ       $0x2c, Z8, Z3
+	VPANDQ       Z0, Z8, Z5
+	VPADDQ       Z3, Z10, Z10
+	VPSRLQ       $0x2a, Z10, Z3
+	VPANDQ       Z1, Z10, Z7
+	VPADDQ       Z3, Z4, Z4
+	VPSLLQ       $0x02, Z3, Z3
+	VPADDQ       Z3, Z4, Z3
+	CMPQ         DX, $0x00000001
+	JE           tailclean
+	ADDQ         $0x00000010, CX
+	VPBROADCASTQ (CX), Z4
+	VPBROADCASTQ 8(CX), Z6
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z4, Z8
+	VPADDQ Z8, Z3, Z3
+	VPSRLQ $0x2c, Z4, Z8
+	VPSLLQ $0x14, Z6, Z4
+	VPORQ  Z4, Z8, Z8
+	VPANDQ Z0, Z8, Z8
+	VPADDQ Z8, Z5, Z5
+	VPSRLQ $0x18, Z6, Z8
+	VPORQ  Z2, Z8, Z8
+	VPADDQ Z8, Z7, Z7
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z2
+	VPXORQ      Z3, Z3, Z4
+	VPXORQ      Z3, Z3, Z6
+	VPXORQ      Z3, Z3, Z8
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z10
+	VPMADD52LUQ 1152(AX), Z3, Z2
+	VPMADD52HUQ 1152(AX), Z3, Z4
+	VPMADD52LUQ 1216(AX), Z3, Z6
+	VPMADD52HUQ 1216(AX), Z3, Z8
+	VPMADD52LUQ 1280(AX), Z3, Z9
+	VPMADD52HUQ 1280(AX), Z3, Z10
+	VPMADD52LUQ 1408(AX), Z5, Z2
+	VPMADD52HUQ 1408(AX), Z5, Z4
+	VPMADD52LUQ 1152(AX), Z5, Z6
+	VPMADD52HUQ 1152(AX), Z5, Z8
+	VPMADD52LUQ 1216(AX), Z5, Z9
+	VPMADD52HUQ 1216(AX), Z5, Z10
+	VPMADD52LUQ 1344(AX), Z7, Z2
+	VPMADD52HUQ 1344(AX), Z7, Z4
+	VPMADD52LUQ 1408(AX), Z7, Z6
+	VPMADD52HUQ 1408(AX), Z7, Z8
+	VPMADD52LUQ 1152(AX), Z7, Z9
+	VPMADD52HUQ 1152(AX), Z7, Z10
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z4, Z4
+	VPADDQ Z4, Z6, Z6
+	VPSLLQ $0x08, Z8, Z8
+	VPADDQ Z8, Z9, Z9
+	VPSLLQ $0x0a, Z10, Z10
+	VPADDQ Z10, Z2, Z2
+	VPSLLQ $0x02, Z10, Z10
+	VPADDQ Z10, Z2, Z2
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z2, Z3
+	VPANDQ Z0, Z2, Z2
+	VPADDQ Z3, Z6, Z6
+	VPSRLQ $0x2c, Z6, Z3
+	VPANDQ Z0, Z6, Z5
+	VPADDQ Z3, Z9, Z9
+	VPSRLQ $0x2a, Z9, Z3
+	VPANDQ Z1, Z9, Z7
+	VPADDQ Z3, Z2, Z2
 	VPSLLQ $0x02, Z3, Z3
-	VPADDQ Z3, Z4, Z3
-	ADDQ   $0x00000010, CX
-	DECQ   DX
-	JNZ    single
+	VPADDQ Z3, Z2, Z3
 
-singledone:
-	MOVQ  tail+40(FP), CX
-	MOVQ  tailN+48(FP), DX
-	TESTQ DX, DX
-	JZ    lastdone
+tailclean:
+	VMOVDQA64.Z Z3, K1, Z3
+	VMOVDQA64.Z Z5, K1, Z5
+	VMOVDQA64.Z Z7, K1, Z7
+	JMP         taildone
 
-last:
+tailstep:
+	CMPQ         DX, $0x00000008
+	JBE          tailonce
 	VPBROADCASTQ (CX), Z4
 	VPBROADCASTQ 8(CX), Z6
 
@@ -17239,22 +17646,134 @@ last:
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
-	VPSRLQ $0x2c, Z4, Z3
-	VPANDQ Z0, Z4, Z4
-	VPADDQ Z3, Z8, Z8
-	VPSRLQ $0x2c, Z8, Z3
-	VPANDQ Z0, Z8, Z5
-	VPADDQ Z3, Z10, Z10
-	VPSRLQ $0x2a, Z10, Z3
-	VPANDQ Z1, Z10, Z7
-	VPADDQ Z3, Z4, Z4
-	VPSLLQ $0x02, Z3, Z3
-	VPADDQ Z3, Z4, Z3
-	ADDQ   $0x00000010, CX
-	DECQ   DX
-	JNZ    last
+	VPSRLQ      $0x2c, Z4, Z3
+	VPANDQ      Z0, Z4, Z4
+	VPADDQ      Z3, Z8, Z8
+	VPSRLQ      $0x2c, Z8, Z3
+	VPANDQ      Z0, Z8, Z5
+	VPADDQ      Z3, Z10, Z10
+	VPSRLQ      $0x2a, Z10, Z3
+	VPANDQ      Z1, Z10, Z7
+	VPADDQ      Z3, Z4, Z4
+	VPSLLQ      $0x02, Z3, Z3
+	VPADDQ      Z3, Z4, Z3
+	VMOVDQA64.Z Z3, K1, Z3
+	VMOVDQA64.Z Z5, K1, Z5
+	VMOVDQA64.Z Z7, K1, Z7
+	ADDQ        $0x00000010, CX
+	MOVQ        $0x0000000000000008, DX
 
-lastdone:
+tailonce:
+	// The k blocks' qwords: a mask of 2k bits, the low 8 for blocks 0-3.
+	LEAQ        poly1305StepLanes<>+0(SB), SI
+	MOVWQZX     6(SI)(DX*2), BX
+	KMOVW       BX, K2
+	KSHIFTRW    $0x08, K2, K3
+	VMOVDQU64.Z (CX), K2, Z4
+	VMOVDQU64.Z 64(CX), K3, Z6
+	VPUNPCKLQDQ Z6, Z4, Z8
+	VPUNPCKHQDQ Z6, Z4, Z4
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ Z0, Z8, Z6
+	VPADDQ Z6, Z3, Z3
+	VPSRLQ $0x2c, Z8, Z6
+	VPSLLQ $0x14, Z4, Z8
+	VPORQ  Z8, Z6, Z6
+	VPANDQ Z0, Z6, Z6
+	VPADDQ Z6, Z5, Z5
+	VPSRLQ $0x18, Z4, Z6
+	VPORQ  Z2, Z6, Z6
+	VPADDQ Z6, Z7, Z7
+
+	// The multipliers r^(k-i) from the final ones, zero in the lanes of no block.
+	MOVBQZX   -1(SI)(DX*1), BX
+	KMOVW     BX, K2
+	MOVQ      DX, BX
+	SHLQ      $0x06, BX
+	LEAQ      poly1305StepIdx<>+0(SB), SI
+	VMOVDQU64 -64(SI)(BX*1), Z2
+	VPERMQ.Z  512(AX), Z2, K2, Z4
+	VPERMQ.Z  576(AX), Z2, K2, Z6
+	VPERMQ.Z  640(AX), Z2, K2, Z8
+	VPERMQ.Z  704(AX), Z2, K2, Z9
+	VPERMQ.Z  768(AX), Z2, K2, Z2
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z3, Z3, Z10
+	VPXORQ      Z3, Z3, Z11
+	VPXORQ      Z3, Z3, Z13
+	VPXORQ      Z3, Z3, Z14
+	VPXORQ      Z3, Z3, Z15
+	VPXORQ      Z3, Z3, Z16
+	VPMADD52LUQ Z4, Z3, Z10
+	VPMADD52HUQ Z4, Z3, Z11
+	VPMADD52LUQ Z6, Z3, Z13
+	VPMADD52HUQ Z6, Z3, Z14
+	VPMADD52LUQ Z8, Z3, Z15
+	VPMADD52HUQ Z8, Z3, Z16
+	VPMADD52LUQ Z2, Z5, Z10
+	VPMADD52HUQ Z2, Z5, Z11
+	VPMADD52LUQ Z4, Z5, Z13
+	VPMADD52HUQ Z4, Z5, Z14
+	VPMADD52LUQ Z6, Z5, Z15
+	VPMADD52HUQ Z6, Z5, Z16
+	VPMADD52LUQ Z9, Z7, Z10
+	VPMADD52HUQ Z9, Z7, Z11
+	VPMADD52LUQ Z2, Z7, Z13
+	VPMADD52HUQ Z2, Z7, Z14
+	VPMADD52LUQ Z4, Z7, Z15
+	VPMADD52HUQ Z4, Z7, Z16
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z11, Z11
+	VPADDQ Z11, Z13, Z13
+	VPSLLQ $0x08, Z14, Z14
+	VPADDQ Z14, Z15, Z15
+	VPSLLQ $0x0a, Z16, Z16
+	VPADDQ Z16, Z10, Z10
+	VPSLLQ $0x02, Z16, Z16
+	VPADDQ Z16, Z10, Z10
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ        $0x2c, Z10, Z2
+	VPANDQ        Z0, Z10, Z10
+	VPADDQ        Z2, Z13, Z13
+	VPSRLQ        $0x2c, Z13, Z2
+	VPANDQ        Z0, Z13, Z5
+	VPADDQ        Z2, Z15, Z15
+	VPSRLQ        $0x2a, Z15, Z2
+	VPANDQ        Z1, Z15, Z7
+	VPADDQ        Z2, Z10, Z10
+	VPSLLQ        $0x02, Z2, Z2
+	VPADDQ        Z2, Z10, Z3
+	VEXTRACTI64X4 $0x01, Z3, Y0
+	VPADDQ        Y3, Y0, Y0
+	VEXTRACTI128  $0x01, Y0, X1
+	VPADDQ        X0, X1, X1
+	VPSHUFD       $0x4e, X1, X12
+	VPADDQ        X12, X1, X12
+	VMOVDQA64.Z   Z12, K1, Z3
+	VEXTRACTI64X4 $0x01, Z5, Y0
+	VPADDQ        Y5, Y0, Y0
+	VEXTRACTI128  $0x01, Y0, X1
+	VPADDQ        X0, X1, X1
+	VPSHUFD       $0x4e, X1, X12
+	VPADDQ        X12, X1, X12
+	VMOVDQA64.Z   Z12, K1, Z5
+	VEXTRACTI64X4 $0x01, Z7, Y0
+	VPADDQ        Y7, Y0, Y0
+	VEXTRACTI128  $0x01, Y0, X1
+	VPADDQ        X0, X1, X1
+	VPSHUFD       $0x4e, X1, X12
+	VPADDQ        X12, X1, X12
+	VMOVDQA64.Z   Z12, K1, Z7
+
+taildone:
 	// Only lane 0: the rows' other lanes stay zero for the next call.
 	VMOVQ X3, (AX)
 	VMOVQ X5, 64(AX)

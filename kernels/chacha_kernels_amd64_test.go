@@ -627,7 +627,7 @@ func TestPoly1305FinishZ(t *testing.T) {
 			st := &tab.st
 			st[0][l], st[1][l], st[2][l] = h[0], h[1], h[2] // the accumulator rows
 			r := poly1305R44(&key)
-			st[3][l], st[4][l], st[5][l], st[6][l], st[7][l] = r[0], r[1], r[2], 20*r[1], 20*r[2] // as setMul
+			st[3][l], st[4][l], st[5][l], st[6][l], st[7][l] = r[0], r[1], r[2], 20*r[1], 20*r[2] // the multiplier rows
 			st[polyRowKeyS][l], st[polyRowKeyS+1][l] = s0, s1
 			binary.LittleEndian.PutUint64(tab.scratch[l][32:], lenAD)
 			binary.LittleEndian.PutUint64(tab.scratch[l][40:], lenCT)
@@ -839,6 +839,50 @@ func TestChaChaOneOpLengths(t *testing.T) {
 
 // TestPoly1305Finish26 checks the radix-2^26 tag finish against the radix-2^44 one (from26, then
 // poly1305Finish44) on accumulators at the kernels' limb bounds, around p = 2^130-5 and random.
+// TestPoly1305Finish44 checks poly1305Finish44 against math/big on limbs up to its bound (below 2^50),
+// as poly1305IFMAOne's sum of lanes leaves them: random ones, and p, 2^130 and their neighbours with
+// multiples of 2^44 moved from one limb to the one below.
+func TestPoly1305Finish44(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	p := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 130), big.NewInt(5))
+	var edges [][3]uint64
+	for _, v := range []uint64{0, 1, 4, 5, 6} { // 2^130 - v: p + 1, p, p - 1, ...
+		h := [3]uint64{mask44 + 1 - v, mask44, 1<<42 - 1}
+		for _, move := range []uint64{0, 1, 1 << 5, 1<<49>>44 - 1} {
+			edges = append(edges, [3]uint64{h[0] + move<<44, h[1] - move, h[2]},
+				[3]uint64{h[0], h[1] + move<<44, h[2] - move})
+		}
+	}
+	edges = append(edges, [3]uint64{1<<50 - 1, 1<<50 - 1, 1<<50 - 1})
+	for i := range 20000 {
+		h := [3]uint64{rng.Uint64() >> 14, rng.Uint64() >> 14, rng.Uint64() >> 14}
+		if i < len(edges) {
+			h = edges[i]
+		}
+		s0, s1 := rng.Uint64(), rng.Uint64()
+		if i%3 == 0 {
+			s0, s1 = ^uint64(0), ^uint64(0)
+		}
+		var got [TagSize]byte
+		poly1305Finish44(&got, h[0], h[1], h[2], s0, s1)
+		v := new(big.Int).SetUint64(h[2])
+		v.Lsh(v, 44).Add(v, new(big.Int).SetUint64(h[1]))
+		v.Lsh(v, 44).Add(v, new(big.Int).SetUint64(h[0]))
+		v.Mod(v, p)
+		sv := new(big.Int).SetUint64(s1)
+		sv.Lsh(sv, 64).Add(sv, new(big.Int).SetUint64(s0))
+		v.Add(v, sv)
+		var want [TagSize]byte
+		b := v.FillBytes(make([]byte, 32))
+		for j := range TagSize {
+			want[j] = b[31-j] // little endian, mod 2^128
+		}
+		if got != want {
+			t.Fatalf("limbs %x, s %x %x: tag %x, want %x", h, s0, s1, got, want)
+		}
+	}
+}
+
 func TestPoly1305Finish26(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	const m = limb26

@@ -1371,9 +1371,12 @@ func carryUp26(w1, w2, w3, w4 uint64) (uint64, uint64, uint64, uint64) {
 }
 
 // poly1305Finish44 writes (h mod 2^130-5 + s) mod 2^128 (RFC 8439 section 2.5.1) for h = h0 + h1*2^44
-// + h2*2^88 and s = s0 + s1*2^64 as the lanes leave it (h0 < 2^44 + 2^17, h1 < 2^44, h2 < 2^42). Constant time.
+// + h2*2^88 and s = s0 + s1*2^64, limbs below 2^50: the lanes leave h0 < 2^44 + 2^17, h1 < 2^44, h2
+// < 2^42, poly1305IFMAOne the sum of its lanes, limbs below 2^49. Constant time.
 func poly1305Finish44(out *[TagSize]byte, h0, h1, h2, s0, s1 uint64) {
-	// Two carry passes make h < 2^130 with canonical limbs.
+	// The first carry pass leaves h0 < 2^44 + 2^10, h1 < 2^44, h2 < 2^42; the second and the carries
+	// after it canonical limbs but for h2, which may reach 2^42: h < 2^130 + 2^88, below 2p, which
+	// poly1305Tag reduces.
 	for range 2 {
 		h1 += h0 >> 44
 		h0 &= mask44

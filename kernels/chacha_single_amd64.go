@@ -429,49 +429,34 @@ const (
 	polyOneRowR16  = 3  // r^16: limbs 0..2, 20*limb 1, 20*limb 2, in every lane
 	polyOneRowEnd  = 8  // per lane, the last group's multiplier: r^(8-c) in lane 2c, r^(4-c) in 2c+1
 	polyOneRowEnd2 = 13 // per lane, the multiplier of the group before: r^(16-c), r^(12-c)
-	polyOneRowR    = 18 // r in every lane, for the blocks one at a time
+	polyOneRowR    = 18 // r in every lane, for a block on its own
 )
 
-// setMul sets rows first..first+4 of lane l to the multiplier x (radix 2^44, limbs below 2^45).
-func (st *polyOne) setMul(first, l int, x [3]uint64) {
-	st[first][l], st[first+1][l], st[first+2][l] = x[0], x[1], x[2]
-	st[first+3][l], st[first+4][l] = 20*x[1], 20*x[2]
-}
-
 // poly1305One returns the RFC 8439 section 2.8 tag of ad and ct under key with poly1305IFMAOne: one
-// message, the lanes sharing its blocks, their state in st (all zero on entry, wiped on return). A short AD (padded) and the ciphertext's last blocks (its
-// padded partial block, the lengths) go in as the head and tail of the ciphertext's call: a call for
-// a block or two costs about as much as a group of 8 blocks in the lanes.
+// message, the lanes sharing its blocks, their state in st (all zero on entry, wiped on return). The
+// AD's and the ciphertext's whole groups of 8 blocks run in the lanes; the rest of the AD (padded)
+// goes in as the head of the ciphertext's first call, the rest of the ciphertext (padded) and the
+// lengths as the tail of its last, each in one multiplication where it has three blocks or more:
+// one at a time, each block would cost a multiplication's whole chain of dependent steps
+// (docs/experiments.md, 2026-12-03).
 func poly1305One(ad, ct []byte, key *[32]byte, st *polyOne) (tag [TagSize]byte) {
 	r := poly1305R44(key)
-	if len(ad) >= 8*16 || len(ct) >= 8*16 {
-		poly1305IFMAPowers(st, &r)
-	} else {
-		for l := range 8 {
-			st.setMul(polyOneRowR, l, r)
-		}
+	poly1305IFMAPowers(st, &r)
+	for whole := ad[:len(ad)&^127]; len(whole) > 0; {
+		n := min(len(whole)/16, maxPolyBlocks)
+		poly1305IFMAOne(st, nil, 0, &whole[0], n, nil, 0)
+		whole = whole[16*n:]
 	}
-	var head [8 * 16]byte // the AD, or its partial last block, padded
-	rest := ad
-	if len(ad) > len(head) {
-		whole := ad[:len(ad)&^15]
-		for len(whole) > 0 {
-			n := min(len(whole)/16, maxPolyBlocks)
-			poly1305IFMAOne(st, nil, 0, &whole[0], n, nil, 0)
-			whole = whole[16*n:]
-		}
-		rest = ad[len(ad)&^15:]
-	}
+	var head [8 * 16]byte // the rest of the AD, padded
+	rest := ad[len(ad)&^127:]
 	copy(head[:], rest)
 	headAt, headN := &head[0], (len(rest)+15)/16
-	var last [32]byte // the ciphertext's partial last block, padded, then the lengths block
-	tailAt, tailN := &last[0], 2
-	if copy(last[:16], ct[len(ct)&^15:]) == 0 {
-		tailAt, tailN = &last[16], 1
-	}
-	binary.LittleEndian.PutUint64(last[16:], uint64(len(ad)))
-	binary.LittleEndian.PutUint64(last[24:], uint64(len(ct)))
-	whole := ct[:len(ct)&^15]
+	var last [9 * 16]byte // the rest of the ciphertext, padded, then the lengths block
+	tailN := (copy(last[:], ct[len(ct)&^127:]) + 15) / 16
+	binary.LittleEndian.PutUint64(last[16*tailN:], uint64(len(ad)))
+	binary.LittleEndian.PutUint64(last[16*tailN+8:], uint64(len(ct)))
+	tailN++
+	whole := ct[:len(ct)&^127]
 	for {
 		n := min(len(whole)/16, maxPolyBlocks)
 		var msg *byte
@@ -484,11 +469,11 @@ func poly1305One(ad, ct []byte, key *[32]byte, st *polyOne) (tag [TagSize]byte) 
 			headN = 0
 			continue
 		}
-		poly1305IFMAOne(st, headAt, headN, msg, n, tailAt, tailN)
+		poly1305IFMAOne(st, headAt, headN, msg, n, &last[0], tailN)
 		break
 	}
-	h := [3]uint64{st[0][0], st[1][0], st[2][0]}
-	poly1305Finish44(&tag, h[0], h[1], h[2], binary.LittleEndian.Uint64(key[16:]), binary.LittleEndian.Uint64(key[24:]))
+	poly1305Finish44(&tag, st[0][0], st[1][0], st[2][0], binary.LittleEndian.Uint64(key[16:]),
+		binary.LittleEndian.Uint64(key[24:]))
 	clear(st[:])
 	return tag
 }

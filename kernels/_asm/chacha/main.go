@@ -24,6 +24,7 @@ func main() {
 	poly26Tables()
 	iotaTable()
 	rowCounterTable()
+	polyStepTables()
 	tinyTables()
 	chachaXOR16AVX512()
 	chachaXOR16AVX2()

@@ -350,68 +350,172 @@ func polyMulReduce(h [3]VecVirtual, mul func(k int) Op, c polyConsts, vec func()
 // turns (X the even groups, Y the odd ones), each stepping with multiplier r^16, and their chains
 // overlap. At the end the owner of the last group multiplies by r^(8-j) in lane j and the other by
 // r^(16-j); the sum of all their lanes is then the Horner evaluation of those blocks (RFC 8439
-// section 2.5). A message of one group uses X alone; the blocks after the last whole group run one
-// at a time. polyOne (kernels/chacha_single_amd64.go) holds rows of 8 qwords at these indexes.
+// section 2.5). A message of one group uses X alone. The blocks before and after the whole groups
+// (a short AD, the last blocks and the lengths) run k at a time in one multiplication (step in
+// poly1305IFMAOne), or on their own where there are only one or two. polyOne (kernels/chacha_single_amd64.go) holds rows of 8 qwords at these indexes.
 const (
 	oneRowH    = 0  // h0, h1, h2 in lane 0, zero in the other lanes
 	oneRowR16  = 3  // r^16: limbs 0..2, 20*limb 1, 20*limb 2, broadcast
 	oneRowEnd  = 8  // per lane: r^(8-j), the last group's multiplier, same five rows
 	oneRowEnd2 = 13 // per lane: r^(16-j), the multiplier of the group before the last
-	oneRowR    = 18 // r, broadcast, for the blocks one at a time
+	oneRowR    = 18 // r, broadcast, for a block on its own
 )
+
+// polyStepIdx holds, for k = 1..8 blocks absorbed in one step (row k-1, 8 qwords), the lane of the
+// final multipliers (oneRowEnd) that each lane takes: the lane of block i, blockLane(i), takes
+// r^(k-i), which oneRowEnd holds in lane blockLane(i+8-k). polyStepLanes holds, for the same k, the
+// lanes of blocks 0..k-1 (a byte each, at k-1), then the mask of their 2k qwords in memory (a word
+// each, at 8+2(k-1)).
+var polyStepIdx, polyStepLanes Mem
+
+// blockLane is the lane that block i of a group of 8 lands in after poly1305IFMAOne's unpacks.
+func blockLane(i int) int { return 2*(i%4) + i/4 }
+
+func polyStepTables() {
+	polyStepIdx = GLOBL("poly1305StepIdx", RODATA|NOPTR)
+	for k := 1; k <= 8; k++ {
+		for l := range 8 { // lanes of no block take lane 0, zeroed by the mask
+			v := 0
+			for i := range k {
+				if blockLane(i) == l {
+					v = blockLane(i + 8 - k)
+				}
+			}
+			DATA(64*(k-1)+8*l, U64(uint64(v)))
+		}
+	}
+	polyStepLanes = GLOBL("poly1305StepLanes", RODATA|NOPTR)
+	for k := 1; k <= 8; k++ {
+		lanes := 0
+		for i := range k {
+			lanes |= 1 << blockLane(i)
+		}
+		DATA(k-1, U8(lanes))
+	}
+	for k := 1; k <= 8; k++ {
+		DATA(8+2*(k-1), U16(1<<(2*k)-1))
+	}
+}
 
 func poly1305IFMAOne() {
 	Implement("poly1305IFMAOne")
 	Attributes(NOSPLIT)
 	Doc("poly1305IFMAOne absorbs into the accumulator st.h (the 2^128 bit of each block set) the",
-		"headN 16-byte blocks at head one at a time, then the n blocks at msg, eight at a time across",
-		"the lanes while at least eight are left, then one at a time, then the tailN blocks at tail one",
-		"at a time: a short AD before the ciphertext and the last blocks after it (a padded partial",
-		"block, the lengths) in the same call, which costs about as much as a group of 8 blocks.",
-		"Each count may be 0.")
+		"headN (at most 8) 16-byte blocks at head, then the n blocks at msg, a multiple of 8, eight at",
+		"a time across the lanes, then the tailN (at most 9) blocks at tail. Each count may be 0.")
 	st := Mem{Base: Load(Param("st"), GP64())}
 	row := func(i int) Mem { return st.Offset(64 * i) }
 	c := polyConstsIn(ZMMv)
 	var x, y [3]VecVirtual
-	for i := range x {
-		x[i], y[i] = ZMM(), ZMM()
-		VMOVDQU64(row(oneRowH+i), x[i])
-		VPXORQ(y[i], y[i], y[i])
-	}
-	mulRows := func(first int) func(int) Op { return func(k int) Op { return row(first + k) } }
-	// singles absorbs the k blocks at p, one at a time into every lane of X: only lane 0 counts.
-	singles := func(p, k Register, label string) {
-		TESTQ(k, k)
-		JZ(LabelRef(label + "done"))
-		Label(label)
-		lo, hi := ZMM(), ZMM()
-		VPBROADCASTQ(Mem{Base: p}, lo)
-		VPBROADCASTQ(Mem{Base: p, Disp: 8}, hi)
-		polyAddMsg(lo, hi, x, c, ZMMv)
-		polyMulReduce(x, mulRows(oneRowR), c, ZMMv)
-		ADDQ(U32(16), p)
-		DECQ(k)
-		JNZ(LabelRef(label))
-		Label(label + "done")
-	}
-	singles(Load(Param("head"), GP64()), Load(Param("headN"), GP64()), "head")
-	Comment("The groups below start from X's lane 0 and zero in every other lane.")
 	lane0, one := K(), GP32()
 	MOVL(U32(1), one)
 	KMOVW(one, lane0)
 	for i := range x {
-		VMOVDQA64_Z(x[i], lane0, x[i])
+		x[i], y[i] = ZMM(), ZMM()
+		VMOVDQU64_Z(row(oneRowH+i), lane0, x[i])
+		VPXORQ(y[i], y[i], y[i])
 	}
-	msg := Load(Param("msg"), GP64())
-	n := Load(Param("n"), GP64())
+	mulRows := func(first int) func(int) Op { return func(k int) Op { return row(first + k) } }
 	sumInto := func(h, from [3]VecVirtual) {
 		for i := range h {
 			VPADDQ(from[i], h[i], h[i])
 		}
 	}
-
-	CMPQ(n, U32(8))
-	JB(LabelRef("one"))
+	// fold sums x's lanes into lane 0 and zeroes the others: limbs below 16 * (2^44 + 2^17) < 2^49
+	// (2^49 + 2^44 with the next block), far within IFMA's 52-bit inputs, and polyMulReduce's sums
+	// stay below 2^64.
+	fold := func() {
+		for i := range x {
+			yy, xx, t := YMM(), XMM(), XMM()
+			VEXTRACTI64X4(U8(1), x[i], yy)
+			VPADDQ(x[i].AsY(), yy, yy)
+			VEXTRACTI128(U8(1), yy, xx)
+			VPADDQ(yy.AsX(), xx, xx)
+			VPSHUFD(U8(0x4e), xx, t)
+			VPADDQ(t, xx, t)
+			VMOVDQA64_Z(t.AsZ(), lane0, x[i])
+		}
+	}
+	// step absorbs the k blocks at p (1 <= k <= 8, k in a register) in one multiplication: with h in
+	// lane 0 and zero elsewhere, lane blockLane(i) takes block i and then r^(k-i) (zero in the lanes
+	// of no block), and the lanes' sum is (...((h + m_0) r + m_1) r ... + m_(k-1)) r (RFC 8439
+	// section 2.5). A block alone costs a multiplication's whole chain of dependent steps; k blocks
+	// this way cost about as much.
+	steps := 0
+	step := func(p, k Register) {
+		steps++
+		t, tab, klo, khi, kl := GP64(), GP64(), K(), K(), K()
+		Comment("The k blocks' qwords: a mask of 2k bits, the low 8 for blocks 0-3.")
+		LEAQ(polyStepLanes, tab)
+		MOVWQZX(Mem{Base: tab, Index: k, Scale: 2, Disp: 8 - 2}, t)
+		KMOVW(t.As32(), klo)
+		KSHIFTRW(U8(8), klo, khi)
+		a, b, lo, hi := ZMM(), ZMM(), ZMM(), ZMM()
+		VMOVDQU64_Z(Mem{Base: p}, klo, a)
+		VMOVDQU64_Z(Mem{Base: p, Disp: 64}, khi, b)
+		VPUNPCKLQDQ(b, a, lo)
+		VPUNPCKHQDQ(b, a, hi)
+		polyAddMsg(lo, hi, x, c, ZMMv)
+		Comment("The multipliers r^(k-i) from the final ones, zero in the lanes of no block.")
+		idx := ZMM()
+		MOVBQZX(Mem{Base: tab, Index: k, Scale: 1, Disp: -1}, t)
+		KMOVW(t.As32(), kl)
+		MOVQ(k, t)
+		SHLQ(U8(6), t)
+		LEAQ(polyStepIdx, tab)
+		VMOVDQU64(Mem{Base: tab, Index: t, Scale: 1, Disp: -64}, idx)
+		var m [5]VecVirtual
+		for j := range m {
+			m[j] = ZMM()
+			VPERMQ_Z(row(oneRowEnd+j), idx, kl, m[j])
+		}
+		polyMulReduce(x, func(j int) Op { return m[j] }, c, ZMMv)
+		fold()
+	}
+	// single absorbs the block at p on its own: (h + m) r in every lane, of which lane 0 counts.
+	// For one block, and for two, that is quicker than a step.
+	single := func(p Register) {
+		lo, hi := ZMM(), ZMM()
+		VPBROADCASTQ(Mem{Base: p}, lo)
+		VPBROADCASTQ(Mem{Base: p, Disp: 8}, hi)
+		polyAddMsg(lo, hi, x, c, ZMMv)
+		polyMulReduce(x, mulRows(oneRowR), c, ZMMv)
+	}
+	// blocks absorbs the n blocks at p (n <= 9): one or two on their own, more in one step (nine:
+	// one block, then a step of eight). x's lanes other than 0 are zero afterwards.
+	blocks := func(p, n Register, label string) {
+		TESTQ(n, n)
+		JZ(LabelRef(label + "done"))
+		CMPQ(n, U32(2))
+		JA(LabelRef(label + "step"))
+		single(p)
+		CMPQ(n, U32(1))
+		JE(LabelRef(label + "clean"))
+		ADDQ(U32(16), p)
+		single(p)
+		Label(label + "clean")
+		for i := range x {
+			VMOVDQA64_Z(x[i], lane0, x[i])
+		}
+		JMP(LabelRef(label + "done"))
+		Label(label + "step")
+		CMPQ(n, U32(8))
+		JBE(LabelRef(label + "once"))
+		single(p)
+		for i := range x {
+			VMOVDQA64_Z(x[i], lane0, x[i])
+		}
+		ADDQ(U32(16), p)
+		MOVQ(U64(8), n)
+		Label(label + "once")
+		step(p, n)
+		Label(label + "done")
+	}
+	blocks(Load(Param("head"), GP64()), Load(Param("headN"), GP64()), "head")
+	msg := Load(Param("msg"), GP64())
+	n := Load(Param("n"), GP64())
+	TESTQ(n, n)
+	JZ(LabelRef("tail"))
 	Comment("Blocks 0-3 and 4-7 of a group of 8: after the unpacks lanes 2c and 2c+1 hold blocks c",
 		"and 4+c. X's lane 0 starts from h, every other lane of X and Y from 0.")
 	load8 := func(h [3]VecVirtual) {
@@ -425,22 +529,21 @@ func poly1305IFMAOne() {
 		SUBQ(U32(8), n)
 	}
 	load8(x)
-	CMPQ(n, U32(8))
-	JB(LabelRef("lastX"))
+	JZ(LabelRef("lastX"))
 	load8(y)
 	Comment("Pairs of groups: X and Y each step by r^16 and take the next group.")
 	Label("pair")
 	CMPQ(n, U32(16))
-	JB(LabelRef("tail"))
+	JB(LabelRef("last"))
 	polyMulReduce(x, mulRows(oneRowR16), c, ZMMv)
 	polyMulReduce(y, mulRows(oneRowR16), c, ZMMv)
 	load8(x)
 	load8(y)
 	JMP(LabelRef("pair"))
 
-	Label("tail")
-	CMPQ(n, U32(8))
-	JB(LabelRef("lastY"))
+	Label("last")
+	TESTQ(n, n)
+	JZ(LabelRef("lastY"))
 	Comment("One group more, X's: X holds the last group, Y the one before it.")
 	polyMulReduce(x, mulRows(oneRowR16), c, ZMMv)
 	load8(x)
@@ -460,24 +563,11 @@ func poly1305IFMAOne() {
 	polyMulReduce(x, mulRows(oneRowEnd), c, ZMMv)
 
 	Label("fold")
-	Comment("Sum the lanes into lane 0: limbs below 16 * (2^44 + 2^17) < 2^49 (2^49 + 2^44 with the",
-		"next block), far within IFMA's 52-bit inputs, and polyMulReduce's sums stay below 2^64.")
-	for i := range x {
-		yy, xx, t := YMM(), XMM(), XMM()
-		VEXTRACTI64X4(U8(1), x[i], yy)
-		VPADDQ(x[i].AsY(), yy, yy)
-		VEXTRACTI128(U8(1), yy, xx)
-		VPADDQ(yy.AsX(), xx, xx)
-		VPSHUFD(U8(0x4e), xx, t)
-		VPADDQ(t, xx, xx)
-		VMOVDQA64(xx.AsZ(), x[i]) // lanes 1-7 are garbage from here on; only lane 0 is stored
-	}
+	fold()
 
-	Label("one")
-	singles(msg, n, "single")
-	singles(Load(Param("tail"), GP64()), Load(Param("tailN"), GP64()), "last")
+	Label("tail")
+	blocks(Load(Param("tail"), GP64()), Load(Param("tailN"), GP64()), "tail")
 
-	Label("store")
 	Comment("Only lane 0: the rows' other lanes stay zero for the next call.")
 	for i := range x {
 		VMOVQ(x[i].AsX(), row(oneRowH+i))
