@@ -26,7 +26,9 @@ import (
 //	           of a group; two accumulators take the groups in turns, each stepping by r^16, so
 //	           that their chains of dependent multiplications overlap, and end with r^(8-j) (the
 //	           last group's) or r^(16-j), so that the lanes' sum is the Horner evaluation of those
-//	           blocks (RFC 8439 section 2.5); the blocks left over run one at a time.
+//	           blocks (RFC 8439 section 2.5); the blocks before and after the groups (the AD's
+//	           rest, the last blocks, the lengths) go in as one multiplication, block i of k with
+//	           r^(k-i) in its lane, or one at a time where there are one or two.
 //	           poly1305IFMAPowers makes r^2..r^16 in four rounds of lane-wise IFMA
 //	           multiplications: as a chain of dependent scalar multiplications the powers would
 //	           take a large share of a packet-sized MAC.
