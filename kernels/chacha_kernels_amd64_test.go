@@ -837,8 +837,6 @@ func TestChaChaOneOpLengths(t *testing.T) {
 	}
 }
 
-// TestPoly1305Finish26 checks the radix-2^26 tag finish against the radix-2^44 one (from26, then
-// poly1305Finish44) on accumulators at the kernels' limb bounds, around p = 2^130-5 and random.
 // TestPoly1305Finish44 checks poly1305Finish44 against math/big on limbs up to its bound (below 2^50),
 // as poly1305IFMAOne's sum of lanes leaves them: random ones, and p, 2^130 and their neighbours with
 // multiples of 2^44 moved from one limb to the one below.
@@ -883,6 +881,8 @@ func TestPoly1305Finish44(t *testing.T) {
 	}
 }
 
+// TestPoly1305Finish26 checks the radix-2^26 tag finish against the radix-2^44 one (from26, then
+// poly1305Finish44) on accumulators at the kernels' limb bounds, around p = 2^130-5 and random.
 func TestPoly1305Finish26(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	const m = limb26

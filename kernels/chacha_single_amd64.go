@@ -115,8 +115,8 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	// Block 0 (the Poly1305 key) and the key stream of the first bytes in one pass: blocks 0-23
 	// when that covers the message (AVX512: two states in flight), else 0-15 (or 0-7 or 0-3 when
 	// the message ends there).
-	// A message of up to three blocks gets a small buffer: zeroing and wiping the large one would
-	// cost about as much as its key stream.
+	// A message of up to three blocks gets a small buffer: wiping the large one would cost about as
+	// much as its key stream.
 	sc := oneOpScratches.Get().(*oneOpScratch)
 	var ks []byte
 	first := 16 * 64

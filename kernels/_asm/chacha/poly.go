@@ -352,7 +352,8 @@ func polyMulReduce(h [3]VecVirtual, mul func(k int) Op, c polyConsts, vec func()
 // r^(16-j); the sum of all their lanes is then the Horner evaluation of those blocks (RFC 8439
 // section 2.5). A message of one group uses X alone. The blocks before and after the whole groups
 // (a short AD, the last blocks and the lengths) run k at a time in one multiplication (step in
-// poly1305IFMAOne), or on their own where there are only one or two. polyOne (kernels/chacha_single_amd64.go) holds rows of 8 qwords at these indexes.
+// poly1305IFMAOne), or on their own where there are only one or two. polyOne
+// (kernels/chacha_single_amd64.go) holds rows of 8 qwords at these indexes.
 const (
 	oneRowH    = 0  // h0, h1, h2 in lane 0, zero in the other lanes
 	oneRowR16  = 3  // r^16: limbs 0..2, 20*limb 1, 20*limb 2, broadcast
@@ -441,9 +442,7 @@ func poly1305IFMAOne() {
 	// of no block), and the lanes' sum is (...((h + m_0) r + m_1) r ... + m_(k-1)) r (RFC 8439
 	// section 2.5). A block alone costs a multiplication's whole chain of dependent steps; k blocks
 	// this way cost about as much.
-	steps := 0
 	step := func(p, k Register) {
-		steps++
 		t, tab, klo, khi, kl := GP64(), GP64(), K(), K(), K()
 		Comment("The k blocks' qwords: a mask of 2k bits, the low 8 for blocks 0-3.")
 		LEAQ(polyStepLanes, tab)
@@ -481,6 +480,12 @@ func poly1305IFMAOne() {
 		polyAddMsg(lo, hi, x, c, ZMMv)
 		polyMulReduce(x, mulRows(oneRowR), c, ZMMv)
 	}
+	// keepLane0 zeroes x's lanes other than 0, which single leaves holding other products.
+	keepLane0 := func() {
+		for i := range x {
+			VMOVDQA64_Z(x[i], lane0, x[i])
+		}
+	}
 	// blocks absorbs the n blocks at p (n <= 9): one or two on their own, more in one step (nine:
 	// one block, then a step of eight). x's lanes other than 0 are zero afterwards.
 	blocks := func(p, n Register, label string) {
@@ -494,17 +499,13 @@ func poly1305IFMAOne() {
 		ADDQ(U32(16), p)
 		single(p)
 		Label(label + "clean")
-		for i := range x {
-			VMOVDQA64_Z(x[i], lane0, x[i])
-		}
+		keepLane0()
 		JMP(LabelRef(label + "done"))
 		Label(label + "step")
 		CMPQ(n, U32(8))
 		JBE(LabelRef(label + "once"))
 		single(p)
-		for i := range x {
-			VMOVDQA64_Z(x[i], lane0, x[i])
-		}
+		keepLane0()
 		ADDQ(U32(16), p)
 		MOVQ(U64(8), n)
 		Label(label + "once")
