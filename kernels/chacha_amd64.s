@@ -13678,7 +13678,7 @@ chachaXOR24AVX512doubleround:
 
 // func poly1305IFMAZ(st *[15][16]uint64, p *polyPtrs16, n int, stride int)
 // Requires: AVX, AVX512F, AVX512IFMA, CMOV
-TEXT ·poly1305IFMAZ(SB), NOSPLIT, $0-32
+TEXT ·poly1305IFMAZ(SB), NOSPLIT, $640-32
 	MOVQ st+0(FP), AX
 	MOVQ p+8(FP), CX
 	MOVQ n+16(FP), DX
@@ -13778,27 +13778,420 @@ TEXT ·poly1305IFMAZ(SB), NOSPLIT, $0-32
 	VMOVDQA64    192(AX), Z7
 	VMOVDQA64    320(AX), Z8
 	XORQ         CX, CX
+	CMPQ         DX, $0x02
+	JB           one
 
-block:
-	// Group 0: lanes 0 to 7.
-	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
-	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
-	MOVQ            1024(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Z9
-	MOVQ            1032(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Z10
-	MOVQ            1040(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Z9, Z9
-	MOVQ            1048(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Z10, Z10
-	MOVQ            1056(AX), SI
-	VINSERTI32X4    $0x02, (SI)(CX*1), Z9, Z9
-	MOVQ            1064(AX), SI
-	VINSERTI32X4    $0x02, (SI)(CX*1), Z10, Z10
-	MOVQ            1072(AX), SI
-	VINSERTI32X4    $0x03, (SI)(CX*1), Z9, Z9
-	MOVQ            1080(AX), SI
-	VINSERTI32X4    $0x03, (SI)(CX*1), Z10, Z10
+	// r^2 per group (polyMulReduce: limbs below 2^44 + 2^17, 2^44 and 2^42, 20 times limbs 1
+	// and 2 below 2^49).
+	VMOVDQA64 384(AX), Z9
+	VMOVDQA64 512(AX), Z10
+	VMOVDQA64 640(AX), Z11
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z9, Z9, Z12
+	VPXORQ      Z9, Z9, Z13
+	VPXORQ      Z9, Z9, Z14
+	VPXORQ      Z9, Z9, Z15
+	VPXORQ      Z9, Z9, Z16
+	VPXORQ      Z9, Z9, Z17
+	VPMADD52LUQ 384(AX), Z9, Z12
+	VPMADD52HUQ 384(AX), Z9, Z13
+	VPMADD52LUQ 512(AX), Z9, Z14
+	VPMADD52HUQ 512(AX), Z9, Z15
+	VPMADD52LUQ 640(AX), Z9, Z16
+	VPMADD52HUQ 640(AX), Z9, Z17
+	VPMADD52LUQ 896(AX), Z10, Z12
+	VPMADD52HUQ 896(AX), Z10, Z13
+	VPMADD52LUQ 384(AX), Z10, Z14
+	VPMADD52HUQ 384(AX), Z10, Z15
+	VPMADD52LUQ 512(AX), Z10, Z16
+	VPMADD52HUQ 512(AX), Z10, Z17
+	VPMADD52LUQ 768(AX), Z11, Z12
+	VPMADD52HUQ 768(AX), Z11, Z13
+	VPMADD52LUQ 896(AX), Z11, Z14
+	VPMADD52HUQ 896(AX), Z11, Z15
+	VPMADD52LUQ 384(AX), Z11, Z16
+	VPMADD52HUQ 384(AX), Z11, Z17
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x08, Z15, Z15
+	VPADDQ Z15, Z16, Z16
+	VPSLLQ $0x0a, Z17, Z17
+	VPADDQ Z17, Z12, Z12
+	VPSLLQ $0x02, Z17, Z17
+	VPADDQ Z17, Z12, Z12
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ    $0x2c, Z12, Z9
+	VPANDQ    Z0, Z12, Z12
+	VPADDQ    Z9, Z14, Z14
+	VPSRLQ    $0x2c, Z14, Z9
+	VPANDQ    Z0, Z14, Z10
+	VPADDQ    Z9, Z16, Z16
+	VPSRLQ    $0x2a, Z16, Z9
+	VPANDQ    Z1, Z16, Z11
+	VPADDQ    Z9, Z12, Z12
+	VPSLLQ    $0x02, Z9, Z9
+	VPADDQ    Z9, Z12, Z9
+	VMOVDQU64 Z9, (SP)
+	VMOVDQU64 Z10, 64(SP)
+	VMOVDQU64 Z11, 128(SP)
+	VPSLLQ    $0x04, Z10, Z9
+	VPSLLQ    $0x02, Z10, Z10
+	VPADDQ    Z10, Z9, Z9
+	VMOVDQU64 Z9, 192(SP)
+	VPSLLQ    $0x04, Z11, Z9
+	VPSLLQ    $0x02, Z11, Z11
+	VPADDQ    Z11, Z9, Z9
+	VMOVDQU64 Z9, 256(SP)
+	VMOVDQA64 448(AX), Z9
+	VMOVDQA64 576(AX), Z10
+	VMOVDQA64 704(AX), Z11
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Z9, Z9, Z12
+	VPXORQ      Z9, Z9, Z13
+	VPXORQ      Z9, Z9, Z14
+	VPXORQ      Z9, Z9, Z15
+	VPXORQ      Z9, Z9, Z16
+	VPXORQ      Z9, Z9, Z17
+	VPMADD52LUQ 448(AX), Z9, Z12
+	VPMADD52HUQ 448(AX), Z9, Z13
+	VPMADD52LUQ 576(AX), Z9, Z14
+	VPMADD52HUQ 576(AX), Z9, Z15
+	VPMADD52LUQ 704(AX), Z9, Z16
+	VPMADD52HUQ 704(AX), Z9, Z17
+	VPMADD52LUQ 960(AX), Z10, Z12
+	VPMADD52HUQ 960(AX), Z10, Z13
+	VPMADD52LUQ 448(AX), Z10, Z14
+	VPMADD52HUQ 448(AX), Z10, Z15
+	VPMADD52LUQ 576(AX), Z10, Z16
+	VPMADD52HUQ 576(AX), Z10, Z17
+	VPMADD52LUQ 832(AX), Z11, Z12
+	VPMADD52HUQ 832(AX), Z11, Z13
+	VPMADD52LUQ 960(AX), Z11, Z14
+	VPMADD52HUQ 960(AX), Z11, Z15
+	VPMADD52LUQ 448(AX), Z11, Z16
+	VPMADD52HUQ 448(AX), Z11, Z17
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z13, Z13
+	VPADDQ Z13, Z14, Z14
+	VPSLLQ $0x08, Z15, Z15
+	VPADDQ Z15, Z16, Z16
+	VPSLLQ $0x0a, Z17, Z17
+	VPADDQ Z17, Z12, Z12
+	VPSLLQ $0x02, Z17, Z17
+	VPADDQ Z17, Z12, Z12
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ    $0x2c, Z12, Z9
+	VPANDQ    Z0, Z12, Z12
+	VPADDQ    Z9, Z14, Z14
+	VPSRLQ    $0x2c, Z14, Z9
+	VPANDQ    Z0, Z14, Z10
+	VPADDQ    Z9, Z16, Z16
+	VPSRLQ    $0x2a, Z16, Z9
+	VPANDQ    Z1, Z16, Z11
+	VPADDQ    Z9, Z12, Z12
+	VPSLLQ    $0x02, Z9, Z9
+	VPADDQ    Z9, Z12, Z9
+	VMOVDQU64 Z9, 320(SP)
+	VMOVDQU64 Z10, 384(SP)
+	VMOVDQU64 Z11, 448(SP)
+	VPSLLQ    $0x04, Z10, Z9
+	VPSLLQ    $0x02, Z10, Z10
+	VPADDQ    Z10, Z9, Z9
+	VMOVDQU64 Z9, 512(SP)
+	VPSLLQ    $0x04, Z11, Z9
+	VPSLLQ    $0x02, Z11, Z11
+	VPADDQ    Z11, Z9, Z9
+	VMOVDQU64 Z9, 576(SP)
+	LEAQ      (CX)(BX*1), SI
+	LEAQ      (BX)(BX*1), BX
+
+two:
+	// Group 0: lanes 0 to 7, two blocks.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1024(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Z9
+	VBROADCASTI32X4 (DI)(SI*1), Z11
+	MOVQ            1032(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Z10
+	VBROADCASTI32X4 (DI)(SI*1), Z12
+	MOVQ            1040(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Z9, Z9
+	VINSERTI32X4    $0x01, (DI)(SI*1), Z11, Z11
+	MOVQ            1048(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Z10, Z10
+	VINSERTI32X4    $0x01, (DI)(SI*1), Z12, Z12
+	MOVQ            1056(AX), DI
+	VINSERTI32X4    $0x02, (DI)(CX*1), Z9, Z9
+	VINSERTI32X4    $0x02, (DI)(SI*1), Z11, Z11
+	MOVQ            1064(AX), DI
+	VINSERTI32X4    $0x02, (DI)(CX*1), Z10, Z10
+	VINSERTI32X4    $0x02, (DI)(SI*1), Z12, Z12
+	MOVQ            1072(AX), DI
+	VINSERTI32X4    $0x03, (DI)(CX*1), Z9, Z9
+	VINSERTI32X4    $0x03, (DI)(SI*1), Z11, Z11
+	MOVQ            1080(AX), DI
+	VINSERTI32X4    $0x03, (DI)(CX*1), Z10, Z10
+	VINSERTI32X4    $0x03, (DI)(SI*1), Z12, Z12
+	VPUNPCKLQDQ     Z10, Z9, Z13
+	VPUNPCKHQDQ     Z10, Z9, Z9
+	VPUNPCKLQDQ     Z12, Z11, Z10
+	VPUNPCKHQDQ     Z12, Z11, Z11
+
+	// The second block in radix 2^44, the 2^128 bit set.
+	VPANDQ Z0, Z10, Z12
+	VPSRLQ $0x2c, Z10, Z10
+	VPSLLQ $0x14, Z11, Z14
+	VPORQ  Z14, Z10, Z10
+	VPANDQ Z0, Z10, Z10
+	VPSRLQ $0x18, Z11, Z14
+	VPORQ  Z2, Z14, Z14
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ      Z0, Z13, Z11
+	VPADDQ      Z11, Z3, Z3
+	VPSRLQ      $0x2c, Z13, Z11
+	VPSLLQ      $0x14, Z9, Z13
+	VPORQ       Z13, Z11, Z11
+	VPANDQ      Z0, Z11, Z11
+	VPADDQ      Z11, Z4, Z4
+	VPSRLQ      $0x18, Z9, Z11
+	VPORQ       Z2, Z11, Z11
+	VPADDQ      Z11, Z5, Z5
+	VPXORQ      Z3, Z3, Z9
+	VPXORQ      Z3, Z3, Z11
+	VPXORQ      Z3, Z3, Z13
+	VPXORQ      Z3, Z3, Z15
+	VPXORQ      Z3, Z3, Z16
+	VPXORQ      Z3, Z3, Z17
+	VPMADD52LUQ 384(AX), Z12, Z9
+	VPMADD52HUQ 384(AX), Z12, Z11
+	VPMADD52LUQ 512(AX), Z12, Z13
+	VPMADD52HUQ 512(AX), Z12, Z15
+	VPMADD52LUQ 640(AX), Z12, Z16
+	VPMADD52HUQ 640(AX), Z12, Z17
+	VPMADD52LUQ 896(AX), Z10, Z9
+	VPMADD52HUQ 896(AX), Z10, Z11
+	VPMADD52LUQ 384(AX), Z10, Z13
+	VPMADD52HUQ 384(AX), Z10, Z15
+	VPMADD52LUQ 512(AX), Z10, Z16
+	VPMADD52HUQ 512(AX), Z10, Z17
+	VPMADD52LUQ 768(AX), Z14, Z9
+	VPMADD52HUQ 768(AX), Z14, Z11
+	VPMADD52LUQ 896(AX), Z14, Z13
+	VPMADD52HUQ 896(AX), Z14, Z15
+	VPMADD52LUQ 384(AX), Z14, Z16
+	VPMADD52HUQ 384(AX), Z14, Z17
+
+	// d = (h + m_0) * r^2 plus the other block's products, per weight.
+	VPMADD52LUQ (SP), Z3, Z9
+	VPMADD52HUQ (SP), Z3, Z11
+	VPMADD52LUQ 64(SP), Z3, Z13
+	VPMADD52HUQ 64(SP), Z3, Z15
+	VPMADD52LUQ 128(SP), Z3, Z16
+	VPMADD52HUQ 128(SP), Z3, Z17
+	VPMADD52LUQ 256(SP), Z4, Z9
+	VPMADD52HUQ 256(SP), Z4, Z11
+	VPMADD52LUQ (SP), Z4, Z13
+	VPMADD52HUQ (SP), Z4, Z15
+	VPMADD52LUQ 64(SP), Z4, Z16
+	VPMADD52HUQ 64(SP), Z4, Z17
+	VPMADD52LUQ 192(SP), Z5, Z9
+	VPMADD52HUQ 192(SP), Z5, Z11
+	VPMADD52LUQ 256(SP), Z5, Z13
+	VPMADD52HUQ 256(SP), Z5, Z15
+	VPMADD52LUQ (SP), Z5, Z16
+	VPMADD52HUQ (SP), Z5, Z17
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z11, Z11
+	VPADDQ Z11, Z13, Z13
+	VPSLLQ $0x08, Z15, Z15
+	VPADDQ Z15, Z16, Z16
+	VPSLLQ $0x0a, Z17, Z17
+	VPADDQ Z17, Z9, Z9
+	VPSLLQ $0x02, Z17, Z17
+	VPADDQ Z17, Z9, Z9
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z9, Z3
+	VPANDQ Z0, Z9, Z9
+	VPADDQ Z3, Z13, Z13
+	VPSRLQ $0x2c, Z13, Z3
+	VPANDQ Z0, Z13, Z4
+	VPADDQ Z3, Z16, Z16
+	VPSRLQ $0x2a, Z16, Z3
+	VPANDQ Z1, Z16, Z5
+	VPADDQ Z3, Z9, Z9
+	VPSLLQ $0x02, Z3, Z3
+	VPADDQ Z3, Z9, Z3
+
+	// Group 1: lanes 8 to 15, two blocks.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1088(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Z9
+	VBROADCASTI32X4 (DI)(SI*1), Z11
+	MOVQ            1096(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Z10
+	VBROADCASTI32X4 (DI)(SI*1), Z12
+	MOVQ            1104(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Z9, Z9
+	VINSERTI32X4    $0x01, (DI)(SI*1), Z11, Z11
+	MOVQ            1112(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Z10, Z10
+	VINSERTI32X4    $0x01, (DI)(SI*1), Z12, Z12
+	MOVQ            1120(AX), DI
+	VINSERTI32X4    $0x02, (DI)(CX*1), Z9, Z9
+	VINSERTI32X4    $0x02, (DI)(SI*1), Z11, Z11
+	MOVQ            1128(AX), DI
+	VINSERTI32X4    $0x02, (DI)(CX*1), Z10, Z10
+	VINSERTI32X4    $0x02, (DI)(SI*1), Z12, Z12
+	MOVQ            1136(AX), DI
+	VINSERTI32X4    $0x03, (DI)(CX*1), Z9, Z9
+	VINSERTI32X4    $0x03, (DI)(SI*1), Z11, Z11
+	MOVQ            1144(AX), DI
+	VINSERTI32X4    $0x03, (DI)(CX*1), Z10, Z10
+	VINSERTI32X4    $0x03, (DI)(SI*1), Z12, Z12
+	VPUNPCKLQDQ     Z10, Z9, Z13
+	VPUNPCKHQDQ     Z10, Z9, Z9
+	VPUNPCKLQDQ     Z12, Z11, Z10
+	VPUNPCKHQDQ     Z12, Z11, Z11
+
+	// The second block in radix 2^44, the 2^128 bit set.
+	VPANDQ Z0, Z10, Z12
+	VPSRLQ $0x2c, Z10, Z10
+	VPSLLQ $0x14, Z11, Z14
+	VPORQ  Z14, Z10, Z10
+	VPANDQ Z0, Z10, Z10
+	VPSRLQ $0x18, Z11, Z14
+	VPORQ  Z2, Z14, Z14
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ      Z0, Z13, Z11
+	VPADDQ      Z11, Z6, Z6
+	VPSRLQ      $0x2c, Z13, Z11
+	VPSLLQ      $0x14, Z9, Z13
+	VPORQ       Z13, Z11, Z11
+	VPANDQ      Z0, Z11, Z11
+	VPADDQ      Z11, Z7, Z7
+	VPSRLQ      $0x18, Z9, Z11
+	VPORQ       Z2, Z11, Z11
+	VPADDQ      Z11, Z8, Z8
+	VPXORQ      Z6, Z6, Z9
+	VPXORQ      Z6, Z6, Z11
+	VPXORQ      Z6, Z6, Z13
+	VPXORQ      Z6, Z6, Z15
+	VPXORQ      Z6, Z6, Z16
+	VPXORQ      Z6, Z6, Z17
+	VPMADD52LUQ 448(AX), Z12, Z9
+	VPMADD52HUQ 448(AX), Z12, Z11
+	VPMADD52LUQ 576(AX), Z12, Z13
+	VPMADD52HUQ 576(AX), Z12, Z15
+	VPMADD52LUQ 704(AX), Z12, Z16
+	VPMADD52HUQ 704(AX), Z12, Z17
+	VPMADD52LUQ 960(AX), Z10, Z9
+	VPMADD52HUQ 960(AX), Z10, Z11
+	VPMADD52LUQ 448(AX), Z10, Z13
+	VPMADD52HUQ 448(AX), Z10, Z15
+	VPMADD52LUQ 576(AX), Z10, Z16
+	VPMADD52HUQ 576(AX), Z10, Z17
+	VPMADD52LUQ 832(AX), Z14, Z9
+	VPMADD52HUQ 832(AX), Z14, Z11
+	VPMADD52LUQ 960(AX), Z14, Z13
+	VPMADD52HUQ 960(AX), Z14, Z15
+	VPMADD52LUQ 448(AX), Z14, Z16
+	VPMADD52HUQ 448(AX), Z14, Z17
+
+	// d = (h + m_0) * r^2 plus the other block's products, per weight.
+	VPMADD52LUQ 320(SP), Z6, Z9
+	VPMADD52HUQ 320(SP), Z6, Z11
+	VPMADD52LUQ 384(SP), Z6, Z13
+	VPMADD52HUQ 384(SP), Z6, Z15
+	VPMADD52LUQ 448(SP), Z6, Z16
+	VPMADD52HUQ 448(SP), Z6, Z17
+	VPMADD52LUQ 576(SP), Z7, Z9
+	VPMADD52HUQ 576(SP), Z7, Z11
+	VPMADD52LUQ 320(SP), Z7, Z13
+	VPMADD52HUQ 320(SP), Z7, Z15
+	VPMADD52LUQ 384(SP), Z7, Z16
+	VPMADD52HUQ 384(SP), Z7, Z17
+	VPMADD52LUQ 512(SP), Z8, Z9
+	VPMADD52HUQ 512(SP), Z8, Z11
+	VPMADD52LUQ 576(SP), Z8, Z13
+	VPMADD52HUQ 576(SP), Z8, Z15
+	VPMADD52LUQ 320(SP), Z8, Z16
+	VPMADD52HUQ 320(SP), Z8, Z17
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Z11, Z11
+	VPADDQ Z11, Z13, Z13
+	VPSLLQ $0x08, Z15, Z15
+	VPADDQ Z15, Z16, Z16
+	VPSLLQ $0x0a, Z17, Z17
+	VPADDQ Z17, Z9, Z9
+	VPSLLQ $0x02, Z17, Z17
+	VPADDQ Z17, Z9, Z9
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Z9, Z6
+	VPANDQ Z0, Z9, Z9
+	VPADDQ Z6, Z13, Z13
+	VPSRLQ $0x2c, Z13, Z6
+	VPANDQ Z0, Z13, Z7
+	VPADDQ Z6, Z16, Z16
+	VPSRLQ $0x2a, Z16, Z6
+	VPANDQ Z1, Z16, Z8
+	VPADDQ Z6, Z9, Z9
+	VPSLLQ $0x02, Z6, Z6
+	VPADDQ Z6, Z9, Z6
+	ADDQ   BX, CX
+	ADDQ   BX, SI
+	SUBQ   $0x02, DX
+	CMPQ   DX, $0x02
+	JAE    two
+	TESTQ  DX, DX
+	JZ     done
+
+one:
+	// Group 0: lanes 0 to 7, one block.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1024(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Z9
+	MOVQ            1032(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Z10
+	MOVQ            1040(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Z9, Z9
+	MOVQ            1048(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Z10, Z10
+	MOVQ            1056(AX), DX
+	VINSERTI32X4    $0x02, (DX)(CX*1), Z9, Z9
+	MOVQ            1064(AX), DX
+	VINSERTI32X4    $0x02, (DX)(CX*1), Z10, Z10
+	MOVQ            1072(AX), DX
+	VINSERTI32X4    $0x03, (DX)(CX*1), Z9, Z9
+	MOVQ            1080(AX), DX
+	VINSERTI32X4    $0x03, (DX)(CX*1), Z10, Z10
 	VPUNPCKLQDQ     Z10, Z9, Z11
 	VPUNPCKHQDQ     Z10, Z9, Z9
 
@@ -13813,16 +14206,14 @@ block:
 	VPSRLQ $0x18, Z9, Z10
 	VPORQ  Z2, Z10, Z10
 	VPADDQ Z10, Z5, Z5
+	VPXORQ Z3, Z3, Z9
+	VPXORQ Z3, Z3, Z10
+	VPXORQ Z3, Z3, Z11
+	VPXORQ Z3, Z3, Z12
+	VPXORQ Z3, Z3, Z13
+	VPXORQ Z3, Z3, Z14
 
-	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
-	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
-	// 3 * 2^52 and the high ones below 2^47.
-	VPXORQ      Z3, Z3, Z9
-	VPXORQ      Z3, Z3, Z10
-	VPXORQ      Z3, Z3, Z11
-	VPXORQ      Z3, Z3, Z12
-	VPXORQ      Z3, Z3, Z13
-	VPXORQ      Z3, Z3, Z14
+	// d = (h + m_0) * r^1 plus the other block's products, per weight.
 	VPMADD52LUQ 384(AX), Z3, Z9
 	VPMADD52HUQ 384(AX), Z3, Z10
 	VPMADD52LUQ 512(AX), Z3, Z11
@@ -13867,25 +14258,25 @@ block:
 	VPSLLQ $0x02, Z3, Z3
 	VPADDQ Z3, Z9, Z3
 
-	// Group 1: lanes 8 to 15.
-	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
-	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
-	MOVQ            1088(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Z9
-	MOVQ            1096(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Z10
-	MOVQ            1104(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Z9, Z9
-	MOVQ            1112(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Z10, Z10
-	MOVQ            1120(AX), SI
-	VINSERTI32X4    $0x02, (SI)(CX*1), Z9, Z9
-	MOVQ            1128(AX), SI
-	VINSERTI32X4    $0x02, (SI)(CX*1), Z10, Z10
-	MOVQ            1136(AX), SI
-	VINSERTI32X4    $0x03, (SI)(CX*1), Z9, Z9
-	MOVQ            1144(AX), SI
-	VINSERTI32X4    $0x03, (SI)(CX*1), Z10, Z10
+	// Group 1: lanes 8 to 15, one block.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1088(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Z9
+	MOVQ            1096(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Z10
+	MOVQ            1104(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Z9, Z9
+	MOVQ            1112(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Z10, Z10
+	MOVQ            1120(AX), DX
+	VINSERTI32X4    $0x02, (DX)(CX*1), Z9, Z9
+	MOVQ            1128(AX), DX
+	VINSERTI32X4    $0x02, (DX)(CX*1), Z10, Z10
+	MOVQ            1136(AX), DX
+	VINSERTI32X4    $0x03, (DX)(CX*1), Z9, Z9
+	MOVQ            1144(AX), DX
+	VINSERTI32X4    $0x03, (DX)(CX*1), Z10, Z10
 	VPUNPCKLQDQ     Z10, Z9, Z11
 	VPUNPCKHQDQ     Z10, Z9, Z9
 
@@ -13900,62 +14291,59 @@ block:
 	VPSRLQ $0x18, Z9, Z10
 	VPORQ  Z2, Z10, Z10
 	VPADDQ Z10, Z8, Z8
+	VPXORQ Z6, Z6, Z2
+	VPXORQ Z6, Z6, Z9
+	VPXORQ Z6, Z6, Z10
+	VPXORQ Z6, Z6, Z11
+	VPXORQ Z6, Z6, Z12
+	VPXORQ Z6, Z6, Z13
 
-	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
-	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
-	// 3 * 2^52 and the high ones below 2^47.
-	VPXORQ      Z6, Z6, Z9
-	VPXORQ      Z6, Z6, Z10
-	VPXORQ      Z6, Z6, Z11
-	VPXORQ      Z6, Z6, Z12
-	VPXORQ      Z6, Z6, Z13
-	VPXORQ      Z6, Z6, Z14
-	VPMADD52LUQ 448(AX), Z6, Z9
-	VPMADD52HUQ 448(AX), Z6, Z10
-	VPMADD52LUQ 576(AX), Z6, Z11
-	VPMADD52HUQ 576(AX), Z6, Z12
-	VPMADD52LUQ 704(AX), Z6, Z13
-	VPMADD52HUQ 704(AX), Z6, Z14
-	VPMADD52LUQ 960(AX), Z7, Z9
-	VPMADD52HUQ 960(AX), Z7, Z10
-	VPMADD52LUQ 448(AX), Z7, Z11
-	VPMADD52HUQ 448(AX), Z7, Z12
-	VPMADD52LUQ 576(AX), Z7, Z13
-	VPMADD52HUQ 576(AX), Z7, Z14
-	VPMADD52LUQ 832(AX), Z8, Z9
-	VPMADD52HUQ 832(AX), Z8, Z10
-	VPMADD52LUQ 960(AX), Z8, Z11
-	VPMADD52HUQ 960(AX), Z8, Z12
-	VPMADD52LUQ 448(AX), Z8, Z13
-	VPMADD52HUQ 448(AX), Z8, Z14
+	// d = (h + m_0) * r^1 plus the other block's products, per weight.
+	VPMADD52LUQ 448(AX), Z6, Z2
+	VPMADD52HUQ 448(AX), Z6, Z9
+	VPMADD52LUQ 576(AX), Z6, Z10
+	VPMADD52HUQ 576(AX), Z6, Z11
+	VPMADD52LUQ 704(AX), Z6, Z12
+	VPMADD52HUQ 704(AX), Z6, Z13
+	VPMADD52LUQ 960(AX), Z7, Z2
+	VPMADD52HUQ 960(AX), Z7, Z9
+	VPMADD52LUQ 448(AX), Z7, Z10
+	VPMADD52HUQ 448(AX), Z7, Z11
+	VPMADD52LUQ 576(AX), Z7, Z12
+	VPMADD52HUQ 576(AX), Z7, Z13
+	VPMADD52LUQ 832(AX), Z8, Z2
+	VPMADD52HUQ 832(AX), Z8, Z9
+	VPMADD52LUQ 960(AX), Z8, Z10
+	VPMADD52HUQ 960(AX), Z8, Z11
+	VPMADD52LUQ 448(AX), Z8, Z12
+	VPMADD52HUQ 448(AX), Z8, Z13
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Z10, Z10
-	VPADDQ Z10, Z11, Z11
-	VPSLLQ $0x08, Z12, Z12
-	VPADDQ Z12, Z13, Z13
-	VPSLLQ $0x0a, Z14, Z14
-	VPADDQ Z14, Z9, Z9
-	VPSLLQ $0x02, Z14, Z14
-	VPADDQ Z14, Z9, Z9
+	VPSLLQ $0x08, Z9, Z9
+	VPADDQ Z9, Z10, Z10
+	VPSLLQ $0x08, Z11, Z11
+	VPADDQ Z11, Z12, Z12
+	VPSLLQ $0x0a, Z13, Z13
+	VPADDQ Z13, Z2, Z2
+	VPSLLQ $0x02, Z13, Z13
+	VPADDQ Z13, Z2, Z2
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
-	VPSRLQ    $0x2c, Z9, Z6
-	VPANDQ    Z0, Z9, Z9
-	VPADDQ    Z6, Z11, Z11
-	VPSRLQ    $0x2c, Z11, Z6
-	VPANDQ    Z0, Z11, Z7
-	VPADDQ    Z6, Z13, Z13
-	VPSRLQ    $0x2a, Z13, Z6
-	VPANDQ    Z1, Z13, Z8
-	VPADDQ    Z6, Z9, Z9
-	VPSLLQ    $0x02, Z6, Z6
-	VPADDQ    Z6, Z9, Z6
-	ADDQ      BX, CX
-	DECQ      DX
-	JNZ       block
+	VPSRLQ $0x2c, Z2, Z6
+	VPANDQ Z0, Z2, Z2
+	VPADDQ Z6, Z10, Z10
+	VPSRLQ $0x2c, Z10, Z6
+	VPANDQ Z0, Z10, Z7
+	VPADDQ Z6, Z12, Z12
+	VPSRLQ $0x2a, Z12, Z6
+	VPANDQ Z1, Z12, Z8
+	VPADDQ Z6, Z2, Z2
+	VPSLLQ $0x02, Z6, Z6
+	VPADDQ Z6, Z2, Z6
+
+done:
 	VMOVDQA64 Z3, (AX)
 	VMOVDQA64 Z4, 128(AX)
 	VMOVDQA64 Z5, 256(AX)
@@ -13967,7 +14355,7 @@ block:
 
 // func poly1305IFMAY(st *[15][16]uint64, p *polyPtrs16, n int, stride int)
 // Requires: AVX, AVX2, AVX512F, AVX512IFMA, AVX512VL, CMOV
-TEXT ·poly1305IFMAY(SB), NOSPLIT, $0-32
+TEXT ·poly1305IFMAY(SB), NOSPLIT, $640-32
 	MOVQ st+0(FP), AX
 	MOVQ p+8(FP), CX
 	MOVQ n+16(FP), DX
@@ -14073,19 +14461,742 @@ TEXT ·poly1305IFMAY(SB), NOSPLIT, $0-32
 	VMOVDQA64    224(AX), Y13
 	VMOVDQA64    352(AX), Y14
 	XORQ         CX, CX
+	CMPQ         DX, $0x02
+	JB           one
 
-block:
-	// Group 0: lanes 0 to 3.
-	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
-	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
-	MOVQ            1024(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Y15
-	MOVQ            1032(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Y16
-	MOVQ            1040(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Y15, Y15
-	MOVQ            1048(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Y16, Y16
+	// r^2 per group (polyMulReduce: limbs below 2^44 + 2^17, 2^44 and 2^42, 20 times limbs 1
+	// and 2 below 2^49).
+	VMOVDQA64 384(AX), Y15
+	VMOVDQA64 512(AX), Y16
+	VMOVDQA64 640(AX), Y17
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Y15, Y15, Y18
+	VPXORQ      Y15, Y15, Y19
+	VPXORQ      Y15, Y15, Y20
+	VPXORQ      Y15, Y15, Y21
+	VPXORQ      Y15, Y15, Y22
+	VPXORQ      Y15, Y15, Y23
+	VPMADD52LUQ 384(AX), Y15, Y18
+	VPMADD52HUQ 384(AX), Y15, Y19
+	VPMADD52LUQ 512(AX), Y15, Y20
+	VPMADD52HUQ 512(AX), Y15, Y21
+	VPMADD52LUQ 640(AX), Y15, Y22
+	VPMADD52HUQ 640(AX), Y15, Y23
+	VPMADD52LUQ 896(AX), Y16, Y18
+	VPMADD52HUQ 896(AX), Y16, Y19
+	VPMADD52LUQ 384(AX), Y16, Y20
+	VPMADD52HUQ 384(AX), Y16, Y21
+	VPMADD52LUQ 512(AX), Y16, Y22
+	VPMADD52HUQ 512(AX), Y16, Y23
+	VPMADD52LUQ 768(AX), Y17, Y18
+	VPMADD52HUQ 768(AX), Y17, Y19
+	VPMADD52LUQ 896(AX), Y17, Y20
+	VPMADD52HUQ 896(AX), Y17, Y21
+	VPMADD52LUQ 384(AX), Y17, Y22
+	VPMADD52HUQ 384(AX), Y17, Y23
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y19, Y19
+	VPADDQ Y19, Y20, Y20
+	VPSLLQ $0x08, Y21, Y21
+	VPADDQ Y21, Y22, Y22
+	VPSLLQ $0x0a, Y23, Y23
+	VPADDQ Y23, Y18, Y18
+	VPSLLQ $0x02, Y23, Y23
+	VPADDQ Y23, Y18, Y18
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ    $0x2c, Y18, Y15
+	VPANDQ    Y0, Y18, Y18
+	VPADDQ    Y15, Y20, Y20
+	VPSRLQ    $0x2c, Y20, Y15
+	VPANDQ    Y0, Y20, Y16
+	VPADDQ    Y15, Y22, Y22
+	VPSRLQ    $0x2a, Y22, Y15
+	VPANDQ    Y1, Y22, Y17
+	VPADDQ    Y15, Y18, Y18
+	VPSLLQ    $0x02, Y15, Y15
+	VPADDQ    Y15, Y18, Y15
+	VMOVDQU64 Y15, (SP)
+	VMOVDQU64 Y16, 32(SP)
+	VMOVDQU64 Y17, 64(SP)
+	VPSLLQ    $0x04, Y16, Y15
+	VPSLLQ    $0x02, Y16, Y16
+	VPADDQ    Y16, Y15, Y15
+	VMOVDQU64 Y15, 96(SP)
+	VPSLLQ    $0x04, Y17, Y15
+	VPSLLQ    $0x02, Y17, Y17
+	VPADDQ    Y17, Y15, Y15
+	VMOVDQU64 Y15, 128(SP)
+	VMOVDQA64 416(AX), Y15
+	VMOVDQA64 544(AX), Y16
+	VMOVDQA64 672(AX), Y17
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Y15, Y15, Y18
+	VPXORQ      Y15, Y15, Y19
+	VPXORQ      Y15, Y15, Y20
+	VPXORQ      Y15, Y15, Y21
+	VPXORQ      Y15, Y15, Y22
+	VPXORQ      Y15, Y15, Y23
+	VPMADD52LUQ 416(AX), Y15, Y18
+	VPMADD52HUQ 416(AX), Y15, Y19
+	VPMADD52LUQ 544(AX), Y15, Y20
+	VPMADD52HUQ 544(AX), Y15, Y21
+	VPMADD52LUQ 672(AX), Y15, Y22
+	VPMADD52HUQ 672(AX), Y15, Y23
+	VPMADD52LUQ 928(AX), Y16, Y18
+	VPMADD52HUQ 928(AX), Y16, Y19
+	VPMADD52LUQ 416(AX), Y16, Y20
+	VPMADD52HUQ 416(AX), Y16, Y21
+	VPMADD52LUQ 544(AX), Y16, Y22
+	VPMADD52HUQ 544(AX), Y16, Y23
+	VPMADD52LUQ 800(AX), Y17, Y18
+	VPMADD52HUQ 800(AX), Y17, Y19
+	VPMADD52LUQ 928(AX), Y17, Y20
+	VPMADD52HUQ 928(AX), Y17, Y21
+	VPMADD52LUQ 416(AX), Y17, Y22
+	VPMADD52HUQ 416(AX), Y17, Y23
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y19, Y19
+	VPADDQ Y19, Y20, Y20
+	VPSLLQ $0x08, Y21, Y21
+	VPADDQ Y21, Y22, Y22
+	VPSLLQ $0x0a, Y23, Y23
+	VPADDQ Y23, Y18, Y18
+	VPSLLQ $0x02, Y23, Y23
+	VPADDQ Y23, Y18, Y18
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ    $0x2c, Y18, Y15
+	VPANDQ    Y0, Y18, Y18
+	VPADDQ    Y15, Y20, Y20
+	VPSRLQ    $0x2c, Y20, Y15
+	VPANDQ    Y0, Y20, Y16
+	VPADDQ    Y15, Y22, Y22
+	VPSRLQ    $0x2a, Y22, Y15
+	VPANDQ    Y1, Y22, Y17
+	VPADDQ    Y15, Y18, Y18
+	VPSLLQ    $0x02, Y15, Y15
+	VPADDQ    Y15, Y18, Y15
+	VMOVDQU64 Y15, 160(SP)
+	VMOVDQU64 Y16, 192(SP)
+	VMOVDQU64 Y17, 224(SP)
+	VPSLLQ    $0x04, Y16, Y15
+	VPSLLQ    $0x02, Y16, Y16
+	VPADDQ    Y16, Y15, Y15
+	VMOVDQU64 Y15, 256(SP)
+	VPSLLQ    $0x04, Y17, Y15
+	VPSLLQ    $0x02, Y17, Y17
+	VPADDQ    Y17, Y15, Y15
+	VMOVDQU64 Y15, 288(SP)
+	VMOVDQA64 448(AX), Y15
+	VMOVDQA64 576(AX), Y16
+	VMOVDQA64 704(AX), Y17
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Y15, Y15, Y18
+	VPXORQ      Y15, Y15, Y19
+	VPXORQ      Y15, Y15, Y20
+	VPXORQ      Y15, Y15, Y21
+	VPXORQ      Y15, Y15, Y22
+	VPXORQ      Y15, Y15, Y23
+	VPMADD52LUQ 448(AX), Y15, Y18
+	VPMADD52HUQ 448(AX), Y15, Y19
+	VPMADD52LUQ 576(AX), Y15, Y20
+	VPMADD52HUQ 576(AX), Y15, Y21
+	VPMADD52LUQ 704(AX), Y15, Y22
+	VPMADD52HUQ 704(AX), Y15, Y23
+	VPMADD52LUQ 960(AX), Y16, Y18
+	VPMADD52HUQ 960(AX), Y16, Y19
+	VPMADD52LUQ 448(AX), Y16, Y20
+	VPMADD52HUQ 448(AX), Y16, Y21
+	VPMADD52LUQ 576(AX), Y16, Y22
+	VPMADD52HUQ 576(AX), Y16, Y23
+	VPMADD52LUQ 832(AX), Y17, Y18
+	VPMADD52HUQ 832(AX), Y17, Y19
+	VPMADD52LUQ 960(AX), Y17, Y20
+	VPMADD52HUQ 960(AX), Y17, Y21
+	VPMADD52LUQ 448(AX), Y17, Y22
+	VPMADD52HUQ 448(AX), Y17, Y23
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y19, Y19
+	VPADDQ Y19, Y20, Y20
+	VPSLLQ $0x08, Y21, Y21
+	VPADDQ Y21, Y22, Y22
+	VPSLLQ $0x0a, Y23, Y23
+	VPADDQ Y23, Y18, Y18
+	VPSLLQ $0x02, Y23, Y23
+	VPADDQ Y23, Y18, Y18
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ    $0x2c, Y18, Y15
+	VPANDQ    Y0, Y18, Y18
+	VPADDQ    Y15, Y20, Y20
+	VPSRLQ    $0x2c, Y20, Y15
+	VPANDQ    Y0, Y20, Y16
+	VPADDQ    Y15, Y22, Y22
+	VPSRLQ    $0x2a, Y22, Y15
+	VPANDQ    Y1, Y22, Y17
+	VPADDQ    Y15, Y18, Y18
+	VPSLLQ    $0x02, Y15, Y15
+	VPADDQ    Y15, Y18, Y15
+	VMOVDQU64 Y15, 320(SP)
+	VMOVDQU64 Y16, 352(SP)
+	VMOVDQU64 Y17, 384(SP)
+	VPSLLQ    $0x04, Y16, Y15
+	VPSLLQ    $0x02, Y16, Y16
+	VPADDQ    Y16, Y15, Y15
+	VMOVDQU64 Y15, 416(SP)
+	VPSLLQ    $0x04, Y17, Y15
+	VPSLLQ    $0x02, Y17, Y17
+	VPADDQ    Y17, Y15, Y15
+	VMOVDQU64 Y15, 448(SP)
+	VMOVDQA64 480(AX), Y15
+	VMOVDQA64 608(AX), Y16
+	VMOVDQA64 736(AX), Y17
+
+	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
+	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
+	// 3 * 2^52 and the high ones below 2^47.
+	VPXORQ      Y15, Y15, Y18
+	VPXORQ      Y15, Y15, Y19
+	VPXORQ      Y15, Y15, Y20
+	VPXORQ      Y15, Y15, Y21
+	VPXORQ      Y15, Y15, Y22
+	VPXORQ      Y15, Y15, Y23
+	VPMADD52LUQ 480(AX), Y15, Y18
+	VPMADD52HUQ 480(AX), Y15, Y19
+	VPMADD52LUQ 608(AX), Y15, Y20
+	VPMADD52HUQ 608(AX), Y15, Y21
+	VPMADD52LUQ 736(AX), Y15, Y22
+	VPMADD52HUQ 736(AX), Y15, Y23
+	VPMADD52LUQ 992(AX), Y16, Y18
+	VPMADD52HUQ 992(AX), Y16, Y19
+	VPMADD52LUQ 480(AX), Y16, Y20
+	VPMADD52HUQ 480(AX), Y16, Y21
+	VPMADD52LUQ 608(AX), Y16, Y22
+	VPMADD52HUQ 608(AX), Y16, Y23
+	VPMADD52LUQ 864(AX), Y17, Y18
+	VPMADD52HUQ 864(AX), Y17, Y19
+	VPMADD52LUQ 992(AX), Y17, Y20
+	VPMADD52HUQ 992(AX), Y17, Y21
+	VPMADD52LUQ 480(AX), Y17, Y22
+	VPMADD52HUQ 480(AX), Y17, Y23
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y19, Y19
+	VPADDQ Y19, Y20, Y20
+	VPSLLQ $0x08, Y21, Y21
+	VPADDQ Y21, Y22, Y22
+	VPSLLQ $0x0a, Y23, Y23
+	VPADDQ Y23, Y18, Y18
+	VPSLLQ $0x02, Y23, Y23
+	VPADDQ Y23, Y18, Y18
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ    $0x2c, Y18, Y15
+	VPANDQ    Y0, Y18, Y18
+	VPADDQ    Y15, Y20, Y20
+	VPSRLQ    $0x2c, Y20, Y15
+	VPANDQ    Y0, Y20, Y16
+	VPADDQ    Y15, Y22, Y22
+	VPSRLQ    $0x2a, Y22, Y15
+	VPANDQ    Y1, Y22, Y17
+	VPADDQ    Y15, Y18, Y18
+	VPSLLQ    $0x02, Y15, Y15
+	VPADDQ    Y15, Y18, Y15
+	VMOVDQU64 Y15, 480(SP)
+	VMOVDQU64 Y16, 512(SP)
+	VMOVDQU64 Y17, 544(SP)
+	VPSLLQ    $0x04, Y16, Y15
+	VPSLLQ    $0x02, Y16, Y16
+	VPADDQ    Y16, Y15, Y15
+	VMOVDQU64 Y15, 576(SP)
+	VPSLLQ    $0x04, Y17, Y15
+	VPSLLQ    $0x02, Y17, Y17
+	VPADDQ    Y17, Y15, Y15
+	VMOVDQU64 Y15, 608(SP)
+	LEAQ      (CX)(BX*1), SI
+	LEAQ      (BX)(BX*1), BX
+
+two:
+	// Group 0: lanes 0 to 3, two blocks.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1024(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Y15
+	VBROADCASTI32X4 (DI)(SI*1), Y17
+	MOVQ            1032(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Y16
+	VBROADCASTI32X4 (DI)(SI*1), Y18
+	MOVQ            1040(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Y15, Y15
+	VINSERTI32X4    $0x01, (DI)(SI*1), Y17, Y17
+	MOVQ            1048(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Y16, Y16
+	VINSERTI32X4    $0x01, (DI)(SI*1), Y18, Y18
+	VPUNPCKLQDQ     Y16, Y15, Y19
+	VPUNPCKHQDQ     Y16, Y15, Y15
+	VPUNPCKLQDQ     Y18, Y17, Y16
+	VPUNPCKHQDQ     Y18, Y17, Y17
+
+	// The second block in radix 2^44, the 2^128 bit set.
+	VPANDQ Y0, Y16, Y18
+	VPSRLQ $0x2c, Y16, Y16
+	VPSLLQ $0x14, Y17, Y20
+	VPORQ  Y20, Y16, Y16
+	VPANDQ Y0, Y16, Y16
+	VPSRLQ $0x18, Y17, Y20
+	VPORQ  Y2, Y20, Y20
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ      Y0, Y19, Y17
+	VPADDQ      Y17, Y3, Y3
+	VPSRLQ      $0x2c, Y19, Y17
+	VPSLLQ      $0x14, Y15, Y19
+	VPORQ       Y19, Y17, Y17
+	VPANDQ      Y0, Y17, Y17
+	VPADDQ      Y17, Y4, Y4
+	VPSRLQ      $0x18, Y15, Y17
+	VPORQ       Y2, Y17, Y17
+	VPADDQ      Y17, Y5, Y5
+	VPXORQ      Y3, Y3, Y15
+	VPXORQ      Y3, Y3, Y17
+	VPXORQ      Y3, Y3, Y19
+	VPXORQ      Y3, Y3, Y21
+	VPXORQ      Y3, Y3, Y22
+	VPXORQ      Y3, Y3, Y23
+	VPMADD52LUQ 384(AX), Y18, Y15
+	VPMADD52HUQ 384(AX), Y18, Y17
+	VPMADD52LUQ 512(AX), Y18, Y19
+	VPMADD52HUQ 512(AX), Y18, Y21
+	VPMADD52LUQ 640(AX), Y18, Y22
+	VPMADD52HUQ 640(AX), Y18, Y23
+	VPMADD52LUQ 896(AX), Y16, Y15
+	VPMADD52HUQ 896(AX), Y16, Y17
+	VPMADD52LUQ 384(AX), Y16, Y19
+	VPMADD52HUQ 384(AX), Y16, Y21
+	VPMADD52LUQ 512(AX), Y16, Y22
+	VPMADD52HUQ 512(AX), Y16, Y23
+	VPMADD52LUQ 768(AX), Y20, Y15
+	VPMADD52HUQ 768(AX), Y20, Y17
+	VPMADD52LUQ 896(AX), Y20, Y19
+	VPMADD52HUQ 896(AX), Y20, Y21
+	VPMADD52LUQ 384(AX), Y20, Y22
+	VPMADD52HUQ 384(AX), Y20, Y23
+
+	// d = (h + m_0) * r^2 plus the other block's products, per weight.
+	VPMADD52LUQ (SP), Y3, Y15
+	VPMADD52HUQ (SP), Y3, Y17
+	VPMADD52LUQ 32(SP), Y3, Y19
+	VPMADD52HUQ 32(SP), Y3, Y21
+	VPMADD52LUQ 64(SP), Y3, Y22
+	VPMADD52HUQ 64(SP), Y3, Y23
+	VPMADD52LUQ 128(SP), Y4, Y15
+	VPMADD52HUQ 128(SP), Y4, Y17
+	VPMADD52LUQ (SP), Y4, Y19
+	VPMADD52HUQ (SP), Y4, Y21
+	VPMADD52LUQ 32(SP), Y4, Y22
+	VPMADD52HUQ 32(SP), Y4, Y23
+	VPMADD52LUQ 96(SP), Y5, Y15
+	VPMADD52HUQ 96(SP), Y5, Y17
+	VPMADD52LUQ 128(SP), Y5, Y19
+	VPMADD52HUQ 128(SP), Y5, Y21
+	VPMADD52LUQ (SP), Y5, Y22
+	VPMADD52HUQ (SP), Y5, Y23
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y17, Y17
+	VPADDQ Y17, Y19, Y19
+	VPSLLQ $0x08, Y21, Y21
+	VPADDQ Y21, Y22, Y22
+	VPSLLQ $0x0a, Y23, Y23
+	VPADDQ Y23, Y15, Y15
+	VPSLLQ $0x02, Y23, Y23
+	VPADDQ Y23, Y15, Y15
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Y15, Y3
+	VPANDQ Y0, Y15, Y15
+	VPADDQ Y3, Y19, Y19
+	VPSRLQ $0x2c, Y19, Y3
+	VPANDQ Y0, Y19, Y4
+	VPADDQ Y3, Y22, Y22
+	VPSRLQ $0x2a, Y22, Y3
+	VPANDQ Y1, Y22, Y5
+	VPADDQ Y3, Y15, Y15
+	VPSLLQ $0x02, Y3, Y3
+	VPADDQ Y3, Y15, Y3
+
+	// Group 1: lanes 4 to 7, two blocks.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1056(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Y15
+	VBROADCASTI32X4 (DI)(SI*1), Y17
+	MOVQ            1064(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Y16
+	VBROADCASTI32X4 (DI)(SI*1), Y18
+	MOVQ            1072(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Y15, Y15
+	VINSERTI32X4    $0x01, (DI)(SI*1), Y17, Y17
+	MOVQ            1080(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Y16, Y16
+	VINSERTI32X4    $0x01, (DI)(SI*1), Y18, Y18
+	VPUNPCKLQDQ     Y16, Y15, Y19
+	VPUNPCKHQDQ     Y16, Y15, Y15
+	VPUNPCKLQDQ     Y18, Y17, Y16
+	VPUNPCKHQDQ     Y18, Y17, Y17
+
+	// The second block in radix 2^44, the 2^128 bit set.
+	VPANDQ Y0, Y16, Y18
+	VPSRLQ $0x2c, Y16, Y16
+	VPSLLQ $0x14, Y17, Y20
+	VPORQ  Y20, Y16, Y16
+	VPANDQ Y0, Y16, Y16
+	VPSRLQ $0x18, Y17, Y20
+	VPORQ  Y2, Y20, Y20
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ      Y0, Y19, Y17
+	VPADDQ      Y17, Y6, Y6
+	VPSRLQ      $0x2c, Y19, Y17
+	VPSLLQ      $0x14, Y15, Y19
+	VPORQ       Y19, Y17, Y17
+	VPANDQ      Y0, Y17, Y17
+	VPADDQ      Y17, Y7, Y7
+	VPSRLQ      $0x18, Y15, Y17
+	VPORQ       Y2, Y17, Y17
+	VPADDQ      Y17, Y8, Y8
+	VPXORQ      Y6, Y6, Y15
+	VPXORQ      Y6, Y6, Y17
+	VPXORQ      Y6, Y6, Y19
+	VPXORQ      Y6, Y6, Y21
+	VPXORQ      Y6, Y6, Y22
+	VPXORQ      Y6, Y6, Y23
+	VPMADD52LUQ 416(AX), Y18, Y15
+	VPMADD52HUQ 416(AX), Y18, Y17
+	VPMADD52LUQ 544(AX), Y18, Y19
+	VPMADD52HUQ 544(AX), Y18, Y21
+	VPMADD52LUQ 672(AX), Y18, Y22
+	VPMADD52HUQ 672(AX), Y18, Y23
+	VPMADD52LUQ 928(AX), Y16, Y15
+	VPMADD52HUQ 928(AX), Y16, Y17
+	VPMADD52LUQ 416(AX), Y16, Y19
+	VPMADD52HUQ 416(AX), Y16, Y21
+	VPMADD52LUQ 544(AX), Y16, Y22
+	VPMADD52HUQ 544(AX), Y16, Y23
+	VPMADD52LUQ 800(AX), Y20, Y15
+	VPMADD52HUQ 800(AX), Y20, Y17
+	VPMADD52LUQ 928(AX), Y20, Y19
+	VPMADD52HUQ 928(AX), Y20, Y21
+	VPMADD52LUQ 416(AX), Y20, Y22
+	VPMADD52HUQ 416(AX), Y20, Y23
+
+	// d = (h + m_0) * r^2 plus the other block's products, per weight.
+	VPMADD52LUQ 160(SP), Y6, Y15
+	VPMADD52HUQ 160(SP), Y6, Y17
+	VPMADD52LUQ 192(SP), Y6, Y19
+	VPMADD52HUQ 192(SP), Y6, Y21
+	VPMADD52LUQ 224(SP), Y6, Y22
+	VPMADD52HUQ 224(SP), Y6, Y23
+	VPMADD52LUQ 288(SP), Y7, Y15
+	VPMADD52HUQ 288(SP), Y7, Y17
+	VPMADD52LUQ 160(SP), Y7, Y19
+	VPMADD52HUQ 160(SP), Y7, Y21
+	VPMADD52LUQ 192(SP), Y7, Y22
+	VPMADD52HUQ 192(SP), Y7, Y23
+	VPMADD52LUQ 256(SP), Y8, Y15
+	VPMADD52HUQ 256(SP), Y8, Y17
+	VPMADD52LUQ 288(SP), Y8, Y19
+	VPMADD52HUQ 288(SP), Y8, Y21
+	VPMADD52LUQ 160(SP), Y8, Y22
+	VPMADD52HUQ 160(SP), Y8, Y23
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y17, Y17
+	VPADDQ Y17, Y19, Y19
+	VPSLLQ $0x08, Y21, Y21
+	VPADDQ Y21, Y22, Y22
+	VPSLLQ $0x0a, Y23, Y23
+	VPADDQ Y23, Y15, Y15
+	VPSLLQ $0x02, Y23, Y23
+	VPADDQ Y23, Y15, Y15
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Y15, Y6
+	VPANDQ Y0, Y15, Y15
+	VPADDQ Y6, Y19, Y19
+	VPSRLQ $0x2c, Y19, Y6
+	VPANDQ Y0, Y19, Y7
+	VPADDQ Y6, Y22, Y22
+	VPSRLQ $0x2a, Y22, Y6
+	VPANDQ Y1, Y22, Y8
+	VPADDQ Y6, Y15, Y15
+	VPSLLQ $0x02, Y6, Y6
+	VPADDQ Y6, Y15, Y6
+
+	// Group 2: lanes 8 to 11, two blocks.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1088(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Y15
+	VBROADCASTI32X4 (DI)(SI*1), Y17
+	MOVQ            1096(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Y16
+	VBROADCASTI32X4 (DI)(SI*1), Y18
+	MOVQ            1104(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Y15, Y15
+	VINSERTI32X4    $0x01, (DI)(SI*1), Y17, Y17
+	MOVQ            1112(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Y16, Y16
+	VINSERTI32X4    $0x01, (DI)(SI*1), Y18, Y18
+	VPUNPCKLQDQ     Y16, Y15, Y19
+	VPUNPCKHQDQ     Y16, Y15, Y15
+	VPUNPCKLQDQ     Y18, Y17, Y16
+	VPUNPCKHQDQ     Y18, Y17, Y17
+
+	// The second block in radix 2^44, the 2^128 bit set.
+	VPANDQ Y0, Y16, Y18
+	VPSRLQ $0x2c, Y16, Y16
+	VPSLLQ $0x14, Y17, Y20
+	VPORQ  Y20, Y16, Y16
+	VPANDQ Y0, Y16, Y16
+	VPSRLQ $0x18, Y17, Y20
+	VPORQ  Y2, Y20, Y20
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ      Y0, Y19, Y17
+	VPADDQ      Y17, Y9, Y9
+	VPSRLQ      $0x2c, Y19, Y17
+	VPSLLQ      $0x14, Y15, Y19
+	VPORQ       Y19, Y17, Y17
+	VPANDQ      Y0, Y17, Y17
+	VPADDQ      Y17, Y10, Y10
+	VPSRLQ      $0x18, Y15, Y17
+	VPORQ       Y2, Y17, Y17
+	VPADDQ      Y17, Y11, Y11
+	VPXORQ      Y9, Y9, Y15
+	VPXORQ      Y9, Y9, Y17
+	VPXORQ      Y9, Y9, Y19
+	VPXORQ      Y9, Y9, Y21
+	VPXORQ      Y9, Y9, Y22
+	VPXORQ      Y9, Y9, Y23
+	VPMADD52LUQ 448(AX), Y18, Y15
+	VPMADD52HUQ 448(AX), Y18, Y17
+	VPMADD52LUQ 576(AX), Y18, Y19
+	VPMADD52HUQ 576(AX), Y18, Y21
+	VPMADD52LUQ 704(AX), Y18, Y22
+	VPMADD52HUQ 704(AX), Y18, Y23
+	VPMADD52LUQ 960(AX), Y16, Y15
+	VPMADD52HUQ 960(AX), Y16, Y17
+	VPMADD52LUQ 448(AX), Y16, Y19
+	VPMADD52HUQ 448(AX), Y16, Y21
+	VPMADD52LUQ 576(AX), Y16, Y22
+	VPMADD52HUQ 576(AX), Y16, Y23
+	VPMADD52LUQ 832(AX), Y20, Y15
+	VPMADD52HUQ 832(AX), Y20, Y17
+	VPMADD52LUQ 960(AX), Y20, Y19
+	VPMADD52HUQ 960(AX), Y20, Y21
+	VPMADD52LUQ 448(AX), Y20, Y22
+	VPMADD52HUQ 448(AX), Y20, Y23
+
+	// d = (h + m_0) * r^2 plus the other block's products, per weight.
+	VPMADD52LUQ 320(SP), Y9, Y15
+	VPMADD52HUQ 320(SP), Y9, Y17
+	VPMADD52LUQ 352(SP), Y9, Y19
+	VPMADD52HUQ 352(SP), Y9, Y21
+	VPMADD52LUQ 384(SP), Y9, Y22
+	VPMADD52HUQ 384(SP), Y9, Y23
+	VPMADD52LUQ 448(SP), Y10, Y15
+	VPMADD52HUQ 448(SP), Y10, Y17
+	VPMADD52LUQ 320(SP), Y10, Y19
+	VPMADD52HUQ 320(SP), Y10, Y21
+	VPMADD52LUQ 352(SP), Y10, Y22
+	VPMADD52HUQ 352(SP), Y10, Y23
+	VPMADD52LUQ 416(SP), Y11, Y15
+	VPMADD52HUQ 416(SP), Y11, Y17
+	VPMADD52LUQ 448(SP), Y11, Y19
+	VPMADD52HUQ 448(SP), Y11, Y21
+	VPMADD52LUQ 320(SP), Y11, Y22
+	VPMADD52HUQ 320(SP), Y11, Y23
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y17, Y17
+	VPADDQ Y17, Y19, Y19
+	VPSLLQ $0x08, Y21, Y21
+	VPADDQ Y21, Y22, Y22
+	VPSLLQ $0x0a, Y23, Y23
+	VPADDQ Y23, Y15, Y15
+	VPSLLQ $0x02, Y23, Y23
+	VPADDQ Y23, Y15, Y15
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Y15, Y9
+	VPANDQ Y0, Y15, Y15
+	VPADDQ Y9, Y19, Y19
+	VPSRLQ $0x2c, Y19, Y9
+	VPANDQ Y0, Y19, Y10
+	VPADDQ Y9, Y22, Y22
+	VPSRLQ $0x2a, Y22, Y9
+	VPANDQ Y1, Y22, Y11
+	VPADDQ Y9, Y15, Y15
+	VPSLLQ $0x02, Y9, Y9
+	VPADDQ Y9, Y15, Y9
+
+	// Group 3: lanes 12 to 15, two blocks.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1120(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Y15
+	VBROADCASTI32X4 (DI)(SI*1), Y17
+	MOVQ            1128(AX), DI
+	VBROADCASTI32X4 (DI)(CX*1), Y16
+	VBROADCASTI32X4 (DI)(SI*1), Y18
+	MOVQ            1136(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Y15, Y15
+	VINSERTI32X4    $0x01, (DI)(SI*1), Y17, Y17
+	MOVQ            1144(AX), DI
+	VINSERTI32X4    $0x01, (DI)(CX*1), Y16, Y16
+	VINSERTI32X4    $0x01, (DI)(SI*1), Y18, Y18
+	VPUNPCKLQDQ     Y16, Y15, Y19
+	VPUNPCKHQDQ     Y16, Y15, Y15
+	VPUNPCKLQDQ     Y18, Y17, Y16
+	VPUNPCKHQDQ     Y18, Y17, Y17
+
+	// The second block in radix 2^44, the 2^128 bit set.
+	VPANDQ Y0, Y16, Y18
+	VPSRLQ $0x2c, Y16, Y16
+	VPSLLQ $0x14, Y17, Y20
+	VPORQ  Y20, Y16, Y16
+	VPANDQ Y0, Y16, Y16
+	VPSRLQ $0x18, Y17, Y20
+	VPORQ  Y2, Y20, Y20
+
+	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
+	VPANDQ      Y0, Y19, Y17
+	VPADDQ      Y17, Y12, Y12
+	VPSRLQ      $0x2c, Y19, Y17
+	VPSLLQ      $0x14, Y15, Y19
+	VPORQ       Y19, Y17, Y17
+	VPANDQ      Y0, Y17, Y17
+	VPADDQ      Y17, Y13, Y13
+	VPSRLQ      $0x18, Y15, Y17
+	VPORQ       Y2, Y17, Y17
+	VPADDQ      Y17, Y14, Y14
+	VPXORQ      Y12, Y12, Y15
+	VPXORQ      Y12, Y12, Y17
+	VPXORQ      Y12, Y12, Y19
+	VPXORQ      Y12, Y12, Y21
+	VPXORQ      Y12, Y12, Y22
+	VPXORQ      Y12, Y12, Y23
+	VPMADD52LUQ 480(AX), Y18, Y15
+	VPMADD52HUQ 480(AX), Y18, Y17
+	VPMADD52LUQ 608(AX), Y18, Y19
+	VPMADD52HUQ 608(AX), Y18, Y21
+	VPMADD52LUQ 736(AX), Y18, Y22
+	VPMADD52HUQ 736(AX), Y18, Y23
+	VPMADD52LUQ 992(AX), Y16, Y15
+	VPMADD52HUQ 992(AX), Y16, Y17
+	VPMADD52LUQ 480(AX), Y16, Y19
+	VPMADD52HUQ 480(AX), Y16, Y21
+	VPMADD52LUQ 608(AX), Y16, Y22
+	VPMADD52HUQ 608(AX), Y16, Y23
+	VPMADD52LUQ 864(AX), Y20, Y15
+	VPMADD52HUQ 864(AX), Y20, Y17
+	VPMADD52LUQ 992(AX), Y20, Y19
+	VPMADD52HUQ 992(AX), Y20, Y21
+	VPMADD52LUQ 480(AX), Y20, Y22
+	VPMADD52HUQ 480(AX), Y20, Y23
+
+	// d = (h + m_0) * r^2 plus the other block's products, per weight.
+	VPMADD52LUQ 480(SP), Y12, Y15
+	VPMADD52HUQ 480(SP), Y12, Y17
+	VPMADD52LUQ 512(SP), Y12, Y19
+	VPMADD52HUQ 512(SP), Y12, Y21
+	VPMADD52LUQ 544(SP), Y12, Y22
+	VPMADD52HUQ 544(SP), Y12, Y23
+	VPMADD52LUQ 608(SP), Y13, Y15
+	VPMADD52HUQ 608(SP), Y13, Y17
+	VPMADD52LUQ 480(SP), Y13, Y19
+	VPMADD52HUQ 480(SP), Y13, Y21
+	VPMADD52LUQ 512(SP), Y13, Y22
+	VPMADD52HUQ 512(SP), Y13, Y23
+	VPMADD52LUQ 576(SP), Y14, Y15
+	VPMADD52HUQ 576(SP), Y14, Y17
+	VPMADD52LUQ 608(SP), Y14, Y19
+	VPMADD52HUQ 608(SP), Y14, Y21
+	VPMADD52LUQ 480(SP), Y14, Y22
+	VPMADD52HUQ 480(SP), Y14, Y23
+
+	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
+	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
+	VPSLLQ $0x08, Y17, Y17
+	VPADDQ Y17, Y19, Y19
+	VPSLLQ $0x08, Y21, Y21
+	VPADDQ Y21, Y22, Y22
+	VPSLLQ $0x0a, Y23, Y23
+	VPADDQ Y23, Y15, Y15
+	VPSLLQ $0x02, Y23, Y23
+	VPADDQ Y23, Y15, Y15
+
+	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
+	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
+	VPSRLQ $0x2c, Y15, Y12
+	VPANDQ Y0, Y15, Y15
+	VPADDQ Y12, Y19, Y19
+	VPSRLQ $0x2c, Y19, Y12
+	VPANDQ Y0, Y19, Y13
+	VPADDQ Y12, Y22, Y22
+	VPSRLQ $0x2a, Y22, Y12
+	VPANDQ Y1, Y22, Y14
+	VPADDQ Y12, Y15, Y15
+	VPSLLQ $0x02, Y12, Y12
+	VPADDQ Y12, Y15, Y12
+	ADDQ   BX, CX
+	ADDQ   BX, SI
+	SUBQ   $0x02, DX
+	CMPQ   DX, $0x02
+	JAE    two
+	TESTQ  DX, DX
+	JZ     done
+
+one:
+	// Group 0: lanes 0 to 3, one block.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1024(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Y15
+	MOVQ            1032(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Y16
+	MOVQ            1040(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Y15, Y15
+	MOVQ            1048(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Y16, Y16
 	VPUNPCKLQDQ     Y16, Y15, Y17
 	VPUNPCKHQDQ     Y16, Y15, Y15
 
@@ -14100,16 +15211,14 @@ block:
 	VPSRLQ $0x18, Y15, Y16
 	VPORQ  Y2, Y16, Y16
 	VPADDQ Y16, Y5, Y5
+	VPXORQ Y3, Y3, Y15
+	VPXORQ Y3, Y3, Y16
+	VPXORQ Y3, Y3, Y17
+	VPXORQ Y3, Y3, Y18
+	VPXORQ Y3, Y3, Y19
+	VPXORQ Y3, Y3, Y20
 
-	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
-	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
-	// 3 * 2^52 and the high ones below 2^47.
-	VPXORQ      Y3, Y3, Y15
-	VPXORQ      Y3, Y3, Y16
-	VPXORQ      Y3, Y3, Y17
-	VPXORQ      Y3, Y3, Y18
-	VPXORQ      Y3, Y3, Y19
-	VPXORQ      Y3, Y3, Y20
+	// d = (h + m_0) * r^1 plus the other block's products, per weight.
 	VPMADD52LUQ 384(AX), Y3, Y15
 	VPMADD52HUQ 384(AX), Y3, Y16
 	VPMADD52LUQ 512(AX), Y3, Y17
@@ -14154,17 +15263,17 @@ block:
 	VPSLLQ $0x02, Y3, Y3
 	VPADDQ Y3, Y15, Y3
 
-	// Group 1: lanes 4 to 7.
-	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
-	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
-	MOVQ            1056(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Y15
-	MOVQ            1064(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Y16
-	MOVQ            1072(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Y15, Y15
-	MOVQ            1080(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Y16, Y16
+	// Group 1: lanes 4 to 7, one block.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1056(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Y15
+	MOVQ            1064(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Y16
+	MOVQ            1072(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Y15, Y15
+	MOVQ            1080(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Y16, Y16
 	VPUNPCKLQDQ     Y16, Y15, Y17
 	VPUNPCKHQDQ     Y16, Y15, Y15
 
@@ -14179,16 +15288,14 @@ block:
 	VPSRLQ $0x18, Y15, Y16
 	VPORQ  Y2, Y16, Y16
 	VPADDQ Y16, Y8, Y8
+	VPXORQ Y6, Y6, Y15
+	VPXORQ Y6, Y6, Y16
+	VPXORQ Y6, Y6, Y17
+	VPXORQ Y6, Y6, Y18
+	VPXORQ Y6, Y6, Y19
+	VPXORQ Y6, Y6, Y20
 
-	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
-	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
-	// 3 * 2^52 and the high ones below 2^47.
-	VPXORQ      Y6, Y6, Y15
-	VPXORQ      Y6, Y6, Y16
-	VPXORQ      Y6, Y6, Y17
-	VPXORQ      Y6, Y6, Y18
-	VPXORQ      Y6, Y6, Y19
-	VPXORQ      Y6, Y6, Y20
+	// d = (h + m_0) * r^1 plus the other block's products, per weight.
 	VPMADD52LUQ 416(AX), Y6, Y15
 	VPMADD52HUQ 416(AX), Y6, Y16
 	VPMADD52LUQ 544(AX), Y6, Y17
@@ -14233,17 +15340,17 @@ block:
 	VPSLLQ $0x02, Y6, Y6
 	VPADDQ Y6, Y15, Y6
 
-	// Group 2: lanes 8 to 11.
-	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
-	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
-	MOVQ            1088(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Y15
-	MOVQ            1096(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Y16
-	MOVQ            1104(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Y15, Y15
-	MOVQ            1112(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Y16, Y16
+	// Group 2: lanes 8 to 11, one block.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1088(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Y15
+	MOVQ            1096(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Y16
+	MOVQ            1104(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Y15, Y15
+	MOVQ            1112(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Y16, Y16
 	VPUNPCKLQDQ     Y16, Y15, Y17
 	VPUNPCKHQDQ     Y16, Y15, Y15
 
@@ -14258,16 +15365,14 @@ block:
 	VPSRLQ $0x18, Y15, Y16
 	VPORQ  Y2, Y16, Y16
 	VPADDQ Y16, Y11, Y11
+	VPXORQ Y9, Y9, Y15
+	VPXORQ Y9, Y9, Y16
+	VPXORQ Y9, Y9, Y17
+	VPXORQ Y9, Y9, Y18
+	VPXORQ Y9, Y9, Y19
+	VPXORQ Y9, Y9, Y20
 
-	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
-	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
-	// 3 * 2^52 and the high ones below 2^47.
-	VPXORQ      Y9, Y9, Y15
-	VPXORQ      Y9, Y9, Y16
-	VPXORQ      Y9, Y9, Y17
-	VPXORQ      Y9, Y9, Y18
-	VPXORQ      Y9, Y9, Y19
-	VPXORQ      Y9, Y9, Y20
+	// d = (h + m_0) * r^1 plus the other block's products, per weight.
 	VPMADD52LUQ 448(AX), Y9, Y15
 	VPMADD52HUQ 448(AX), Y9, Y16
 	VPMADD52LUQ 576(AX), Y9, Y17
@@ -14312,17 +15417,17 @@ block:
 	VPSLLQ $0x02, Y9, Y9
 	VPADDQ Y9, Y15, Y9
 
-	// Group 3: lanes 12 to 15.
-	// Load the next block of every lane: a holds the even lanes and b the odd ones in their
-	// 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
-	MOVQ            1120(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Y15
-	MOVQ            1128(AX), SI
-	VBROADCASTI32X4 (SI)(CX*1), Y16
-	MOVQ            1136(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Y15, Y15
-	MOVQ            1144(AX), SI
-	VINSERTI32X4    $0x01, (SI)(CX*1), Y16, Y16
+	// Group 3: lanes 12 to 15, one block.
+	// Load the blocks of every lane: one register holds the even lanes and another the odd ones
+	// in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.
+	MOVQ            1120(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Y15
+	MOVQ            1128(AX), DX
+	VBROADCASTI32X4 (DX)(CX*1), Y16
+	MOVQ            1136(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Y15, Y15
+	MOVQ            1144(AX), DX
+	VINSERTI32X4    $0x01, (DX)(CX*1), Y16, Y16
 	VPUNPCKLQDQ     Y16, Y15, Y17
 	VPUNPCKHQDQ     Y16, Y15, Y15
 
@@ -14337,62 +15442,59 @@ block:
 	VPSRLQ $0x18, Y15, Y16
 	VPORQ  Y2, Y16, Y16
 	VPADDQ Y16, Y14, Y14
+	VPXORQ Y12, Y12, Y2
+	VPXORQ Y12, Y12, Y15
+	VPXORQ Y12, Y12, Y16
+	VPXORQ Y12, Y12, Y17
+	VPXORQ Y12, Y12, Y18
+	VPXORQ Y12, Y12, Y19
 
-	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
-	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
-	// 3 * 2^52 and the high ones below 2^47.
-	VPXORQ      Y12, Y12, Y15
-	VPXORQ      Y12, Y12, Y16
-	VPXORQ      Y12, Y12, Y17
-	VPXORQ      Y12, Y12, Y18
-	VPXORQ      Y12, Y12, Y19
-	VPXORQ      Y12, Y12, Y20
-	VPMADD52LUQ 480(AX), Y12, Y15
-	VPMADD52HUQ 480(AX), Y12, Y16
-	VPMADD52LUQ 608(AX), Y12, Y17
-	VPMADD52HUQ 608(AX), Y12, Y18
-	VPMADD52LUQ 736(AX), Y12, Y19
-	VPMADD52HUQ 736(AX), Y12, Y20
-	VPMADD52LUQ 992(AX), Y13, Y15
-	VPMADD52HUQ 992(AX), Y13, Y16
-	VPMADD52LUQ 480(AX), Y13, Y17
-	VPMADD52HUQ 480(AX), Y13, Y18
-	VPMADD52LUQ 608(AX), Y13, Y19
-	VPMADD52HUQ 608(AX), Y13, Y20
-	VPMADD52LUQ 864(AX), Y14, Y15
-	VPMADD52HUQ 864(AX), Y14, Y16
-	VPMADD52LUQ 992(AX), Y14, Y17
-	VPMADD52HUQ 992(AX), Y14, Y18
-	VPMADD52LUQ 480(AX), Y14, Y19
-	VPMADD52HUQ 480(AX), Y14, Y20
+	// d = (h + m_0) * r^1 plus the other block's products, per weight.
+	VPMADD52LUQ 480(AX), Y12, Y2
+	VPMADD52HUQ 480(AX), Y12, Y15
+	VPMADD52LUQ 608(AX), Y12, Y16
+	VPMADD52HUQ 608(AX), Y12, Y17
+	VPMADD52LUQ 736(AX), Y12, Y18
+	VPMADD52HUQ 736(AX), Y12, Y19
+	VPMADD52LUQ 992(AX), Y13, Y2
+	VPMADD52HUQ 992(AX), Y13, Y15
+	VPMADD52LUQ 480(AX), Y13, Y16
+	VPMADD52HUQ 480(AX), Y13, Y17
+	VPMADD52LUQ 608(AX), Y13, Y18
+	VPMADD52HUQ 608(AX), Y13, Y19
+	VPMADD52LUQ 864(AX), Y14, Y2
+	VPMADD52HUQ 864(AX), Y14, Y15
+	VPMADD52LUQ 992(AX), Y14, Y16
+	VPMADD52HUQ 992(AX), Y14, Y17
+	VPMADD52LUQ 480(AX), Y14, Y18
+	VPMADD52HUQ 480(AX), Y14, Y19
 
 	// A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;
 	// the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).
-	VPSLLQ $0x08, Y16, Y16
-	VPADDQ Y16, Y17, Y17
-	VPSLLQ $0x08, Y18, Y18
-	VPADDQ Y18, Y19, Y19
-	VPSLLQ $0x0a, Y20, Y20
-	VPADDQ Y20, Y15, Y15
-	VPSLLQ $0x02, Y20, Y20
-	VPADDQ Y20, Y15, Y15
+	VPSLLQ $0x08, Y15, Y15
+	VPADDQ Y15, Y16, Y16
+	VPSLLQ $0x08, Y17, Y17
+	VPADDQ Y17, Y18, Y18
+	VPSLLQ $0x0a, Y19, Y19
+	VPADDQ Y19, Y2, Y2
+	VPSLLQ $0x02, Y19, Y19
+	VPADDQ Y19, Y2, Y2
 
 	// One carry pass: limbs 0 and 1 below 2^44, limb 2 below 2^42, the carry out of bit 130
 	// re-enters limb 0 times 5 (2^130 = 5), leaving limb 0 below 2^44 + 2^17.
-	VPSRLQ    $0x2c, Y15, Y12
-	VPANDQ    Y0, Y15, Y15
-	VPADDQ    Y12, Y17, Y17
-	VPSRLQ    $0x2c, Y17, Y12
-	VPANDQ    Y0, Y17, Y13
-	VPADDQ    Y12, Y19, Y19
-	VPSRLQ    $0x2a, Y19, Y12
-	VPANDQ    Y1, Y19, Y14
-	VPADDQ    Y12, Y15, Y15
-	VPSLLQ    $0x02, Y12, Y12
-	VPADDQ    Y12, Y15, Y12
-	ADDQ      BX, CX
-	DECQ      DX
-	JNZ       block
+	VPSRLQ $0x2c, Y2, Y12
+	VPANDQ Y0, Y2, Y2
+	VPADDQ Y12, Y16, Y16
+	VPSRLQ $0x2c, Y16, Y12
+	VPANDQ Y0, Y16, Y13
+	VPADDQ Y12, Y18, Y18
+	VPSRLQ $0x2a, Y18, Y12
+	VPANDQ Y1, Y18, Y14
+	VPADDQ Y12, Y2, Y2
+	VPSLLQ $0x02, Y12, Y12
+	VPADDQ Y12, Y2, Y12
+
+done:
 	VMOVDQA64 Y3, (AX)
 	VMOVDQA64 Y4, 128(AX)
 	VMOVDQA64 Y5, 256(AX)
@@ -18138,7 +19240,7 @@ TEXT ·poly1305FinishIFMAZ(SB), NOSPLIT, $0-16
 	VMOVDQA64 128(AX), Z4
 	VMOVDQA64 256(AX), Z5
 
-	// The lanes' lengths blocks, as polyBlock loads blocks, then h = (h + m) * r.
+	// The lanes' lengths blocks, as polyLoad loads blocks, then h = (h + m) * r.
 	VBROADCASTI32X4 1952(AX), Z6
 	VBROADCASTI32X4 2000(AX), Z7
 	VINSERTI32X4    $0x01, 2048(AX), Z6, Z6
@@ -18312,7 +19414,7 @@ TEXT ·poly1305FinishIFMAZ(SB), NOSPLIT, $0-16
 	VMOVDQA64 192(AX), Z4
 	VMOVDQA64 320(AX), Z5
 
-	// The lanes' lengths blocks, as polyBlock loads blocks, then h = (h + m) * r.
+	// The lanes' lengths blocks, as polyLoad loads blocks, then h = (h + m) * r.
 	VBROADCASTI32X4 2336(AX), Z6
 	VBROADCASTI32X4 2384(AX), Z7
 	VINSERTI32X4    $0x01, 2432(AX), Z6, Z6

@@ -133,8 +133,8 @@ func TestPolyKernelsPortable(t *testing.T) {
 		{"poly1305AVX2Lanes8", chachaHas(AVX2), false, false, false, poly1305AVX2Lanes8},
 		{"poly1305AVX2Regs", chachaHas(AVX2), false, true, true, poly1305AVX2Regs},
 		{"poly1305AVX2RegsLanes8", chachaHas(AVX2), false, false, true, poly1305AVX2RegsLanes8},
-		{"poly1305IFMAZ", chachaHas(AVX512) && impl.polyIFMA, true, true, false, poly1305IFMAZ},
-		{"poly1305IFMAY", chachaHas(AVX512) && impl.polyIFMA, true, true, false, poly1305IFMAY},
+		{"poly1305IFMAZ", chachaHas(AVX512) && impl.polyIFMA, true, true, true, poly1305IFMAZ},
+		{"poly1305IFMAY", chachaHas(AVX512) && impl.polyIFMA, true, true, true, poly1305IFMAY},
 	}
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {
@@ -153,7 +153,7 @@ func TestPolyKernelsPortable(t *testing.T) {
 				before := got.tab().st
 				k.run(&got.tab().st, &got.ptrs, n, stride)
 				if k.byValue {
-					comparePoly26Values(t, got, want, &before, k.upper)
+					comparePolyValues(t, got, want, &before, k.radix44, k.upper)
 				} else {
 					comparePolyRows(t, got, want, k.radix44, k.upper)
 				}
@@ -238,38 +238,46 @@ func poly1305ForPortable(radix44 bool, p *polyLanes, n, stride int, upper bool) 
 	poly1305Lanes26Generic(&p.tab().st, &p.ptrs, n, stride, upper)
 }
 
-// comparePoly26Values fails unless got's accumulators equal want's mod 2^130-5 and keep the
-// radix-2^26 kernels' bounds (limbs below 2^26, limb 1 below 2^26 + 2^11), in the lanes the kernels
-// ran, and got's other rows and lanes are as they were (before).
-func comparePoly26Values(t *testing.T, got, want *polyLanes, before *[15][16]uint64, upper bool) {
+// comparePolyValues fails unless got's accumulators equal want's mod 2^130-5 and keep the kernels'
+// bounds between calls (radix 2^26: limbs below 2^26, limb 1 below 2^26 + 2^11; radix 2^44: limbs
+// below 2^44, 2^44 and 2^42, limb 0 below 2^44 + 2^17), in the lanes the kernels ran, and got's other
+// rows and lanes are as they were (before).
+func comparePolyValues(t *testing.T, got, want *polyLanes, before *[15][16]uint64, radix44, upper bool) {
 	t.Helper()
 	g, w := &got.tab().st, &want.tab().st
+	limbs, rows := 5, 14 // h, then r and 5r
+	bounds := []uint64{limb26, limb26 + 1<<11, limb26, limb26, limb26}
+	if radix44 {
+		limbs, rows = 3, 8 // h, then r and 20r
+		bounds = []uint64{mask44 + 1<<17, mask44, 1<<42 - 1}
+	}
 	for l := range 16 {
 		if !upper && l >= 8 {
-			for row := range 14 {
+			for row := range rows {
 				if g[row][l] != before[row][l] {
 					t.Fatalf("row %d lane %d changed", row, l)
 				}
 			}
 			continue
 		}
-		for row := 5; row < 14; row++ {
+		for row := limbs; row < rows; row++ {
 			if g[row][l] != before[row][l] {
 				t.Fatalf("multiplier row %d lane %d changed", row, l)
 			}
 		}
-		for row := range 5 {
-			bound := uint64(limb26)
-			if row == 1 {
-				bound += 1 << 11
-			}
-			if g[row][l] > bound {
+		for row := range limbs {
+			if g[row][l] > bounds[row] {
 				t.Fatalf("lane %d limb %d: %#x above its bound", l, row, g[row][l])
 			}
 		}
 		var a, b [TagSize]byte // h mod 2^130-5, mod 2^128
-		poly1305Finish26(&a, g[0][l], g[1][l], g[2][l], g[3][l], g[4][l], 0, 0)
-		poly1305Finish26(&b, w[0][l], w[1][l], w[2][l], w[3][l], w[4][l], 0, 0)
+		if radix44 {
+			poly1305Finish44(&a, g[0][l], g[1][l], g[2][l], 0, 0)
+			poly1305Finish44(&b, w[0][l], w[1][l], w[2][l], 0, 0)
+		} else {
+			poly1305Finish26(&a, g[0][l], g[1][l], g[2][l], g[3][l], g[4][l], 0, 0)
+			poly1305Finish26(&b, w[0][l], w[1][l], w[2][l], w[3][l], w[4][l], 0, 0)
+		}
 		if a != b {
 			t.Fatalf("lane %d: accumulator %x, want %x", l, a, b)
 		}

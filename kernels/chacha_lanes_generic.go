@@ -125,7 +125,8 @@ func poly1305Lanes26Generic(st *[15][16]uint64, p *polyPtrs16, n, stride int, up
 // poly1305Lanes44Generic is poly1305Lanes26Generic in radix 2^44, on all 16 lanes: st holds per lane
 // h0..h2 in rows 0-2 (below 2^44 + 2^17, 2^44 and 2^42 before and after), r0..r2 in rows 3-5 and
 // 20*r1, 20*r2 in rows 6 and 7. This is the contract of amd64's IFMA kernels poly1305IFMAZ and
-// poly1305IFMAY, step for step.
+// poly1305IFMAY, which leave the same value mod 2^130-5 within the same bounds (they take two blocks
+// a step).
 func poly1305Lanes44Generic(st *[15][16]uint64, p *polyPtrs16, n, stride int) {
 	for l := range 16 {
 		h := [3]uint64{st[0][l], st[1][l], st[2][l]}

@@ -39,7 +39,10 @@ const (
 	polyOff   = polyLanes * 8
 )
 
-// poly1305IFMA generates the kernel with vectors of width lanes (4: ymm, 8: zmm).
+// poly1305IFMA generates the kernel with vectors of width lanes (4: ymm, 8: zmm). It absorbs two
+// blocks a step, h = (h + m1) * r^2 + m2 * r (RFC 8439 section 2.5's Horner evaluation regrouped),
+// with one fold and carry pass where two single steps take two; r^2 is computed per group and call
+// into the frame. A call of one block, and the last block of an odd count, take a single step.
 func poly1305IFMA(width int) {
 	name := fmt.Sprintf("poly1305IFMA%s", map[int]string{4: "Y", 8: "Z"}[width])
 	Implement(name)
@@ -52,6 +55,8 @@ func poly1305IFMA(width int) {
 	n := Load(Param("n"), GP64())
 	stride := Load(Param("stride"), GP64())
 	groups := polyLanes / width
+	// Per group the rows of r^2: limbs 0..2, 20*limb 1 and 20*limb 2.
+	powers := AllocLocal(groups * 5 * 8 * width)
 	vec := func() VecVirtual {
 		if width == 8 {
 			return ZMM()
@@ -59,6 +64,13 @@ func poly1305IFMA(width int) {
 		return YMM()
 	}
 	at := func(row, g int) Mem { return st.Offset(8 * (row*polyLanes + g*width)) }
+	// mulBy returns the operands of r^e (e = 1, 2) for group g: st's rows for r, the frame's for r^2.
+	mulBy := func(e, g int) func(k int) Op {
+		if e == 1 {
+			return func(k int) Op { return at(polyMulRows[k], g) }
+		}
+		return func(k int) Op { return powers.Offset(8 * width * (5*g + k)) }
+	}
 
 	Comment("The lanes' message addresses.")
 	for l := range polyLanes {
@@ -77,18 +89,59 @@ func poly1305IFMA(width int) {
 			VMOVDQA64(at(polyRowH+i, g), h[g][i])
 		}
 	}
-	off := GP64()
-	XORQ(off, off)
-
-	Label("block")
-	for g := range groups {
-		Commentf("Group %d: lanes %d to %d.", g, g*width, g*width+width-1)
-		polyBlock(width, func(row int) Mem { return at(row, g) }, h[g], st, g*width, off, c, vec)
+	var offs [2]GPVirtual // the offsets of a step's blocks
+	for j := range offs {
+		offs[j] = GP64()
 	}
-	ADDQ(stride, off)
-	DECQ(n)
-	JNZ(LabelRef("block"))
+	XORQ(offs[0], offs[0])
+	CMPQ(n, U8(2))
+	JB(LabelRef("one"))
 
+	Comment("r^2 per group (polyMulReduce: limbs below 2^44 + 2^17, 2^44 and 2^42, 20 times limbs 1",
+		"and 2 below 2^49).")
+	for g := range groups {
+		var x [3]VecVirtual
+		for i := range x {
+			x[i] = vec()
+			VMOVDQA64(at(polyRowR+i, g), x[i])
+		}
+		polyMulReduce(x, mulBy(1, g), c, vec)
+		store := mulBy(2, g)
+		for i := range x {
+			VMOVDQU64(x[i], store(i))
+		}
+		for k, i := range []int{1, 2} { // 20x = 16x + 4x
+			t := vec()
+			VPSLLQ(U8(4), x[i], t)
+			VPSLLQ(U8(2), x[i], x[i])
+			VPADDQ(x[i], t, t)
+			VMOVDQU64(t, store(3+k))
+		}
+	}
+	LEAQ(Mem{Base: offs[0], Index: stride, Scale: 1}, offs[1])
+	stride2 := GP64()
+	LEAQ(Mem{Base: stride, Index: stride, Scale: 1}, stride2)
+
+	Label("two")
+	for g := range groups {
+		Commentf("Group %d: lanes %d to %d, two blocks.", g, g*width, g*width+width-1)
+		polyStep(width, 2, mulBy, g, h[g], st, offs[:], c, vec)
+	}
+	ADDQ(stride2, offs[0])
+	ADDQ(stride2, offs[1])
+	SUBQ(U8(2), n)
+	CMPQ(n, U8(2))
+	JAE(LabelRef("two"))
+	TESTQ(n, n)
+	JZ(LabelRef("done"))
+
+	Label("one")
+	for g := range groups {
+		Commentf("Group %d: lanes %d to %d, one block.", g, g*width, g*width+width-1)
+		polyStep(width, 1, mulBy, g, h[g], st, offs[:], c, vec)
+	}
+
+	Label("done")
 	for g := range groups {
 		for i := range 3 {
 			VMOVDQA64(h[g][i], at(polyRowH+i, g))
@@ -98,31 +151,61 @@ func poly1305IFMA(width int) {
 	RET()
 }
 
-// polyBlock absorbs one block in each lane of one group: lanes first..first+width-1, whose rows row
-// returns and whose accumulator h is.
-func polyBlock(width int, row func(int) Mem, h [3]VecVirtual, st Mem, first int, off GPVirtual,
-	c polyConsts, vec func() VecVirtual) {
-	Comment("Load the next block of every lane: a holds the even lanes and b the odd ones in their",
-		"128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.")
-	a, b := vec(), vec()
+// polyLoad loads a 16-byte block of every lane of a group (lanes first..first+width-1) at each
+// offset of offs from the lanes' addresses, and returns the blocks' low and high 64-bit halves in
+// lane order: the loads put the even lanes in one register and the odd ones in another, in their
+// 128-bit chunks, so that the qword unpacks give the halves in lane order.
+func polyLoad(width int, st Mem, first int, offs []GPVirtual, vec func() VecVirtual) (lo, hi []VecVirtual) {
+	even, odd := make([]VecVirtual, len(offs)), make([]VecVirtual, len(offs))
+	for b := range offs {
+		even[b], odd[b] = vec(), vec()
+	}
 	for j := range width / 2 {
-		for k, v := range []VecVirtual{a, b} {
+		for k, v := range [][]VecVirtual{even, odd} {
 			addr := GP64()
 			MOVQ(st.Offset(8*(polyRowA*polyLanes+first+2*j+k)), addr)
-			m := Mem{Base: addr, Index: off, Scale: 1}
-			if j == 0 { // a broadcast, not an xmm load: the allocator must see all of v written
-				VBROADCASTI32X4(m, v)
-			} else {
-				VINSERTI32X4(U8(j), m, v, v)
+			for b, off := range offs {
+				m := Mem{Base: addr, Index: off, Scale: 1}
+				if j == 0 { // a broadcast, not an xmm load: the allocator must see all of v written
+					VBROADCASTI32X4(m, v[b])
+				} else {
+					VINSERTI32X4(U8(j), m, v[b], v[b])
+				}
 			}
 		}
 	}
-	lo, hi := vec(), vec()
-	VPUNPCKLQDQ(b, a, lo)
-	VPUNPCKHQDQ(b, a, hi)
+	for b := range offs {
+		lo, hi = append(lo, vec()), append(hi, vec())
+		VPUNPCKLQDQ(odd[b], even[b], lo[b])
+		VPUNPCKHQDQ(odd[b], even[b], hi[b])
+	}
+	return lo, hi
+}
 
-	polyAddMsg(lo, hi, h, c, vec)
-	polyMulReduce(h, func(k int) Op { return row(polyMulRows[k]) }, c, vec)
+// polyStep absorbs k blocks (1 or 2) in each lane of group g, whose accumulator is h: block j at
+// offs[j] of the lanes' addresses, h = (h + m_0) * r^k + ... + m_(k-1) * r, with the operands of r^e
+// from mulBy(e, g). The second block's products come first: they do not wait for h. With h's limbs
+// below 2^44 + 2^17, 2^44 and 2^42 before, those of h + m_0 are below 2^45 + 2^17, 2^45 and 2^43,
+// the second block's below 2^44, 2^44 and 2^41, and the multipliers' (20 times limbs 1 and 2) below
+// 2^49: at most 6 terms per weight, each half below 2^52 (low) or 2^43 (high), as polyFoldCarry
+// wants.
+func polyStep(width, k int, mulBy func(e, g int) func(int) Op, g int, h [3]VecVirtual, st Mem,
+	offs []GPVirtual, c polyConsts, vec func() VecVirtual) {
+	Comment("Load the blocks of every lane: one register holds the even lanes and another the odd ones",
+		"in their 128-bit chunks, so the qword unpacks give the blocks' low and high halves in lane order.")
+	lo, hi := polyLoad(width, st, g*width, offs[:k], vec)
+	var m [3]VecVirtual
+	if k == 2 {
+		polySplitMsg(lo[1], hi[1], &m, c, vec)
+	}
+	polyAddMsg(lo[0], hi[0], h, c, vec)
+	los, his := polySums(h[0], vec)
+	if k == 2 {
+		polyProducts(m, mulBy(1, g), &los, &his)
+	}
+	Commentf("d = (h + m_0) * r^%d plus the other block's products, per weight.", k)
+	polyProducts(h, mulBy(k, g), &los, &his)
+	polyFoldCarry(los, his, h, c, vec)
 }
 
 // Rows of st the IFMA kernels leave alone, for poly1305FinishIFMAZ: per lane the key s (RFC 8439 section
@@ -162,7 +245,7 @@ func poly1305Finish() {
 		VMOVDQA64(at(polyRowH, g), h0)
 		VMOVDQA64(at(polyRowH+1, g), h1)
 		VMOVDQA64(at(polyRowH+2, g), h2)
-		Comment("The lanes' lengths blocks, as polyBlock loads blocks, then h = (h + m) * r.")
+		Comment("The lanes' lengths blocks, as polyLoad loads blocks, then h = (h + m) * r.")
 		a, b := ZMM(), ZMM()
 		for j := range 4 {
 			for k, v := range []VecVirtual{a, b} {
@@ -288,34 +371,71 @@ func polyAddMsg(lo, hi VecVirtual, h [3]VecVirtual, c polyConsts, vec func() Vec
 	VPADDQ(m, h2, h2)
 }
 
+// polySplitMsg sets m to the radix-2^44 limbs of the blocks whose low and high 64-bit halves are lo
+// and hi, with the 2^128 bit set: below 2^44, 2^44 and 2^41.
+func polySplitMsg(lo, hi VecVirtual, m *[3]VecVirtual, c polyConsts, vec func() VecVirtual) {
+	Comment("The second block in radix 2^44, the 2^128 bit set.")
+	for i := range m {
+		m[i] = vec()
+	}
+	VPANDQ(c.mask44, lo, m[0])
+	VPSRLQ(U8(44), lo, m[1])
+	VPSLLQ(U8(20), hi, m[2])
+	VPORQ(m[2], m[1], m[1])
+	VPANDQ(c.mask44, m[1], m[1])
+	VPSRLQ(U8(24), hi, m[2])
+	VPORQ(c.bit40, m[2], m[2])
+}
+
 // polyMulReduce sets h = h * x mod 2^130-5, partially reduced, where mul(k) is the operand holding
 // x's limb k (k = 0, 1, 2) or 20 times limb 1 or 2 (k = 3, 4).
 func polyMulReduce(h [3]VecVirtual, mul func(k int) Op, c polyConsts, vec func() VecVirtual) {
-	h0, h1, h2 := h[0], h[1], h[2]
-	mask44, mask42 := c.mask44, c.mask42
 	Comment("d = h * x: the low and high 52-bit halves of the limb products, summed per weight.",
 		"With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below",
 		"3 * 2^52 and the high ones below 2^47.")
-	var los, his [3]VecVirtual
-	for w := range 3 { // zeroed from h0, so the allocator sees no use of the accumulators before this
+	los, his := polySums(h[0], vec)
+	polyProducts(h, mul, &los, &his)
+	polyFoldCarry(los, his, h, c, vec)
+}
+
+// polySums returns the six accumulators of a product's low and high half-sums, zeroed from z (a
+// register already written, so that the allocator sees no use of them before this).
+func polySums(z VecVirtual, vec func() VecVirtual) (los, his [3]VecVirtual) {
+	for w := range 3 {
 		los[w], his[w] = vec(), vec()
-		VPXORQ(h0, h0, los[w])
-		VPXORQ(h0, h0, his[w])
+		VPXORQ(z, z, los[w])
+		VPXORQ(z, z, his[w])
 	}
+	return los, his
+}
+
+// polyProducts adds to los and his, per weight 2^(44w), the low and high 52-bit halves of the
+// products of v's limbs and x's (mul as in polyMulReduce), 20 times limb 1 or 2 of x folding the
+// products of weight 2^132 and 2^176 back (2^132 = 20 mod 2^130-5).
+func polyProducts(v [3]VecVirtual, mul func(k int) Op, los, his *[3]VecVirtual) {
 	terms := [3][3]struct {
-		h   VecVirtual
+		v   VecVirtual
 		row int
 	}{
-		{{h0, 0}, {h1, 4}, {h2, 3}}, // weight 1: h0 r0 + h1 20r2 + h2 20r1
-		{{h0, 1}, {h1, 0}, {h2, 4}}, // weight 2^44
-		{{h0, 2}, {h1, 1}, {h2, 0}}, // weight 2^88
+		{{v[0], 0}, {v[1], 4}, {v[2], 3}}, // weight 1: v0 x0 + v1 20x2 + v2 20x1
+		{{v[0], 1}, {v[1], 0}, {v[2], 4}}, // weight 2^44
+		{{v[0], 2}, {v[1], 1}, {v[2], 0}}, // weight 2^88
 	}
 	for i := range 3 { // interleaved so that each accumulator's chain has other work between its steps
 		for w := range 3 {
-			VPMADD52LUQ(mul(terms[w][i].row), terms[w][i].h, los[w])
-			VPMADD52HUQ(mul(terms[w][i].row), terms[w][i].h, his[w])
+			VPMADD52LUQ(mul(terms[w][i].row), terms[w][i].v, los[w])
+			VPMADD52HUQ(mul(terms[w][i].row), terms[w][i].v, his[w])
 		}
 	}
+}
+
+// polyFoldCarry sets h to the sum the half-sums los and his stand for, partially reduced: limbs 0
+// and 1 below 2^44 (limb 0 plus at most 2^17), limb 2 below 2^42. It wants the low half-sums below
+// 2^56 and the high ones below 2^46: limb 0 then stays below 2^56 + 2^46 * 5120 < 2^59, and the carry
+// out of limb 2 below 2^15, so 5 times it below 2^17.
+func polyFoldCarry(los, his, h [3]VecVirtual, c polyConsts, vec func() VecVirtual) {
+	mask44, mask42 := c.mask44, c.mask42
+	h0, h1, h2 := h[0], h[1], h[2]
 	lo0, lo1, lo2, hi0, hi1, hi2 := los[0], los[1], los[2], his[0], his[1], his[2]
 	Comment("A high half has weight 2^52 = 2^8 * 2^44 above its limb: shift it by 8 into the next limb;",
 		"the one of limb 2 wraps to weight 2^132, which is 20 (that is 4*5: shift by 10, times 5).")
