@@ -479,51 +479,64 @@ func TestChaChaKernelCounters(t *testing.T) {
 	}
 }
 
-// TestChaChaOneMACAVX2 checks chachaXOR8OneMACAVX2 against chachaXOR8OneAVX2 and poly1305.blocks:
-// key stream for 0 to 3 passes, each number of MAC blocks around what the passes' steps take (80
-// per pass) and a few beyond, from an accumulator that is not zero.
+// TestChaChaOneMACAVX2 checks each stitched one-message kernel (chachaXOR8OneMACAVX2 and, for
+// 1-cycle cores, chachaXOR8OneMACAVX2Regs) against its plain pass and poly1305.blocks: the plain
+// pass's key stream and the portable Poly1305's accumulator, for 0 to 3 passes, each number of MAC
+// blocks around what the passes' steps take (80 per pass) and a few beyond, from an accumulator that
+// is not zero.
 func TestChaChaOneMACAVX2(t *testing.T) {
 	if !chachaHas(AVX2) {
 		t.Skip("needs AVX2")
 	}
-	rng := rand.New(rand.NewPCG(5, 6))
-	var st [16]uint32
-	for i := range st {
-		st[i] = rng.Uint32()
-	}
-	msg := make([]byte, 300*16)
-	for i := range msg {
-		msg[i] = byte(rng.Uint32())
-	}
-	for passes := range 4 {
-		n := passes * 8 * 64
-		src := make([]byte, max(n, 1))
-		for i := range src {
-			src[i] = byte(i * 7)
-		}
-		want := make([]byte, len(src))
-		if n > 0 {
-			chachaXOR8OneAVX2(&st, &want[0], &src[0], n)
-		}
-		for _, blocks := range []int{0, 1, 2, 79, 80, 81, 80 * passes, 80*passes + 1, 300} {
-			var ref, got poly1305
-			key := make([]byte, 32)
-			for i := range key {
-				key[i] = byte(rng.Uint32())
+	for _, k := range []struct {
+		name  string
+		plain func(*[16]uint32, *byte, *byte, int)
+		mac   func(*[16]uint32, *byte, *byte, int, *poly1305, *byte, int)
+	}{
+		{"chachaXOR8OneMACAVX2", chachaXOR8OneAVX2, chachaXOR8OneMACAVX2},
+		{"chachaXOR8OneMACAVX2Regs", chachaXOR8OneAVX2Regs, chachaXOR8OneMACAVX2Regs},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			var st [16]uint32
+			for i := range st {
+				st[i] = rng.Uint32()
 			}
-			ref.init(key)
-			ref.h = [3]uint64{rng.Uint64(), rng.Uint64(), 4} // within the bounds between blocks
-			got = ref
-			ref.blocks(msg[:16*blocks])
-			dst := make([]byte, len(src))
-			chachaXOR8OneMACAVX2(&st, &dst[0], &src[0], n, &got, &msg[0], blocks)
-			if !bytes.Equal(dst[:n], want[:n]) {
-				t.Fatalf("%d passes, %d MAC blocks: key stream differs", passes, blocks)
+			msg := make([]byte, 300*16)
+			for i := range msg {
+				msg[i] = byte(rng.Uint32())
 			}
-			if got != ref {
-				t.Fatalf("%d passes, %d MAC blocks: accumulator %x, want %x", passes, blocks, got.h, ref.h)
+			for passes := range 4 {
+				n := passes * 8 * 64
+				src := make([]byte, max(n, 1))
+				for i := range src {
+					src[i] = byte(i * 7)
+				}
+				want := make([]byte, len(src))
+				if n > 0 {
+					k.plain(&st, &want[0], &src[0], n)
+				}
+				for _, blocks := range []int{0, 1, 2, 79, 80, 81, 80 * passes, 80*passes + 1, 300} {
+					var ref, got poly1305
+					key := make([]byte, 32)
+					for i := range key {
+						key[i] = byte(rng.Uint32())
+					}
+					ref.init(key)
+					ref.h = [3]uint64{rng.Uint64(), rng.Uint64(), 4} // within the bounds between blocks
+					got = ref
+					ref.blocks(msg[:16*blocks])
+					dst := make([]byte, len(src))
+					k.mac(&st, &dst[0], &src[0], n, &got, &msg[0], blocks)
+					if !bytes.Equal(dst[:n], want[:n]) {
+						t.Fatalf("%d passes, %d MAC blocks: key stream differs", passes, blocks)
+					}
+					if got != ref {
+						t.Fatalf("%d passes, %d MAC blocks: accumulator %x, want %x", passes, blocks, got.h, ref.h)
+					}
+				}
 			}
-		}
+		})
 	}
 }
 

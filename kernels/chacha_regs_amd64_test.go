@@ -65,53 +65,6 @@ func TestChaChaOneAVX2Regs(t *testing.T) {
 	}
 }
 
-// TestChaChaOneMACAVX2Regs: the stitched pass gives the plain pass's key stream and the portable
-// Poly1305's accumulator, for MAC runs shorter and longer than what the passes absorb.
-func TestChaChaOneMACAVX2Regs(t *testing.T) {
-	if !chachaHas(AVX2) {
-		t.Skip("needs AVX2")
-	}
-	rng := rand.New(rand.NewPCG(9, 10))
-	var st [16]uint32
-	for i := range st {
-		st[i] = rng.Uint32()
-	}
-	msg := make([]byte, 300*16)
-	for i := range msg {
-		msg[i] = byte(rng.Uint32())
-	}
-	for passes := range 4 {
-		n := passes * 8 * 64
-		src := make([]byte, max(n, 1))
-		for i := range src {
-			src[i] = byte(i * 7)
-		}
-		want := make([]byte, len(src))
-		if n > 0 {
-			chachaXOR8OneAVX2Regs(&st, &want[0], &src[0], n)
-		}
-		for _, blocks := range []int{0, 1, 2, 79, 80, 81, 80 * passes, 80*passes + 1, 300} {
-			var ref, got poly1305
-			key := make([]byte, 32)
-			for i := range key {
-				key[i] = byte(rng.Uint32())
-			}
-			ref.init(key)
-			ref.h = [3]uint64{rng.Uint64(), rng.Uint64(), 4} // within the bounds between blocks
-			got = ref
-			ref.blocks(msg[:16*blocks])
-			dst := make([]byte, len(src))
-			chachaXOR8OneMACAVX2Regs(&st, &dst[0], &src[0], n, &got, &msg[0], blocks)
-			if !bytes.Equal(dst[:n], want[:n]) {
-				t.Fatalf("%d passes, %d MAC blocks: key stream differs", passes, blocks)
-			}
-			if got != ref {
-				t.Fatalf("%d passes, %d MAC blocks: accumulator %x, want %x", passes, blocks, got.h, ref.h)
-			}
-		}
-	}
-}
-
 // TestChaChaLanesAVX2Regs: the 8-lane kernel gives lanes 0-7 of the 16-lane one (which
 // TestChaChaAVX2Kernels checks against the Generic tier), and leaves lanes 8-15 alone.
 func TestChaChaLanesAVX2Regs(t *testing.T) {

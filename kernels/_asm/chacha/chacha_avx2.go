@@ -189,6 +189,25 @@ func chachaXOR16AVX2() {
 	RET()
 }
 
+// macRest ends a one-message MAC kernel (name): it absorbs the MAC blocks its passes left, from p up
+// to the address end holds, into h0, h1, h2 (polyBlock64, with r from the mac argument), and stores
+// the accumulator in mac's h.
+func macRest(name string, p Register, end Mem, h0, h1, h2 GPVirtual) {
+	Label(name + "rest")
+	Comment("The blocks the passes left.")
+	CMPQ(p, end)
+	JAE(LabelRef(name + "done"))
+	r := Mem{Base: Load(Param("mac"), GP64())}
+	polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
+	ADDQ(U8(16), p)
+	JMP(LabelRef(name + "rest"))
+	Label(name + "done")
+	h := Mem{Base: Load(Param("mac"), GP64())}
+	MOVQ(h0, h.Offset(16))
+	MOVQ(h1, h.Offset(24))
+	MOVQ(h2, h.Offset(32))
+}
+
 // polyBlock64 absorbs the 16-byte block m into the radix-2^64 Poly1305 accumulator h0, h1, h2 with
 // the clamped multiplier r0, r1 (in memory or registers): h = (h + m + 2^128) * r, partially reduced mod 2^130-5
 // (RFC 8439 section 2.5.1), as poly1305.blocks in kernels/poly1305_generic.go, whose bounds hold
@@ -457,19 +476,7 @@ func chachaOneAVX2(groups int, mac bool) {
 	JNZ(LabelRef(name + "pass"))
 	VZEROUPPER()
 	if mac {
-		Label(name + "rest")
-		Comment("The blocks the passes left.")
-		CMPQ(p, end)
-		JAE(LabelRef(name + "done"))
-		r := Mem{Base: Load(Param("mac"), GP64())}
-		polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
-		ADDQ(U8(16), p)
-		JMP(LabelRef(name + "rest"))
-		Label(name + "done")
-		h := Mem{Base: Load(Param("mac"), GP64())}
-		MOVQ(h0, h.Offset(16))
-		MOVQ(h1, h.Offset(24))
-		MOVQ(h2, h.Offset(32))
+		macRest(name, p, end, h0, h1, h2)
 	}
 	RET()
 }

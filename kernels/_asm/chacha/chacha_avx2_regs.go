@@ -277,19 +277,7 @@ func chachaOneAVX2Regs(groups int, mac bool) {
 	JNZ(LabelRef(name + "pass"))
 	VZEROUPPER()
 	if mac {
-		Label(name + "rest")
-		Comment("The blocks the passes left.")
-		CMPQ(p, end)
-		JAE(LabelRef(name + "done"))
-		r := Mem{Base: Load(Param("mac"), GP64())}
-		polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
-		ADDQ(U8(16), p)
-		JMP(LabelRef(name + "rest"))
-		Label(name + "done")
-		h := Mem{Base: Load(Param("mac"), GP64())}
-		MOVQ(h0, h.Offset(16))
-		MOVQ(h1, h.Offset(24))
-		MOVQ(h2, h.Offset(32))
+		macRest(name, p, end, h0, h1, h2)
 	}
 	RET()
 }
