@@ -39,6 +39,20 @@ const (
 	tabMask    = tabSpill + 16*64  // per lane, the byte mask of the call's last block
 )
 
+// laneKernelStart loads a lane kernel's arguments (tab, lanes, n, stride), fills tab's address rows
+// from lanes and returns tab as a memory operand, n, stride and a zeroed offset register, which
+// advances by stride per block.
+func laneKernelStart() (rows Mem, n, stride Register, off GPVirtual) {
+	rows = Mem{Base: Load(Param("tab"), GP64())}
+	lanes := Mem{Base: Load(Param("lanes"), GP64())}
+	n = Load(Param("n"), GP64())
+	stride = Load(Param("stride"), GP64())
+	laneAddresses(rows, lanes)
+	off = GP64()
+	XORQ(off, off)
+	return rows, n, stride, off
+}
+
 // laneAddresses fills the address rows of tab from lanes.
 func laneAddresses(tab, lanes Mem) {
 	for l := range 16 {
@@ -81,13 +95,7 @@ func chachaXOR16AVX512() {
 		"lanes.dst[l]+lanes.off[l]+k*stride (src and dst may be equal), the last one (k = n-1) only the",
 		"bytes of mask tab.mask[l]; each block advances the lane's block counter tab.rows[12][l] by",
 		"tab.rows[16][l]. n >= 1.")
-	rows := Mem{Base: Load(Param("tab"), GP64())}
-	lanes := Mem{Base: Load(Param("lanes"), GP64())}
-	n := Load(Param("n"), GP64())
-	stride := Load(Param("stride"), GP64())
-	laneAddresses(rows, lanes)
-	off := GP64()
-	XORQ(off, off)
+	rows, n, stride, off := laneKernelStart()
 
 	Comment("Two blocks per lane while there are two: the rounds of one state are a chain of dependent",
 		"steps that leaves the core half idle, so a second state in flight comes almost for free. The",

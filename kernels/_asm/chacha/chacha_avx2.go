@@ -136,17 +136,11 @@ func chachaXOR16AVX2() {
 	Implement(name)
 	Attributes(NOSPLIT)
 	Doc(name + " is chachaXOR16AVX512 on AVX2 (same arguments, same result).")
-	rows := Mem{Base: Load(Param("tab"), GP64())}
-	lanes := Mem{Base: Load(Param("lanes"), GP64())}
-	n := Load(Param("n"), GP64())
-	stride := Load(Param("stride"), GP64())
-	laneAddresses(rows, lanes)
-	off := GP64()
-	XORQ(off, off)
+	rows, n, stride, off := laneKernelStart()
 
 	Label(name + "block")
-	slot := func(g, w int) Mem { return rows.Offset(tabSpill + 64*w + 32*g) }
-	row := func(g, w int) Mem { return rows.Offset(64*w + 32*g) }
+	slot := func(g, w int) Mem { return group8Slot(rows, g, w) }
+	row := func(g, w int) Mem { return group8Row(rows, g, w) }
 	var b [2][4]VecVirtual
 	for g := range 2 {
 		for w := range 16 {
@@ -174,19 +168,31 @@ func chachaXOR16AVX2() {
 			VPADDD(row(g, w), x, x)
 			VMOVDQU(x, slot(g, w))
 		}
-		c := YMM()
-		VMOVDQU(row(g, 12), c)
-		VPADDD(row(g, 16), c, c)
-		VMOVDQU(c, row(g, 12))
-		transpose8(func(w int) Op { return slot(g, w) }, func(l, at int, ks VecVirtual) {
-			xorHalf(rows, 8*g+l, off, at, ks)
-		})
+		xorGroup8(rows, g, off)
 	}
 	ADDQ(stride, off)
 	DECQ(n)
 	JNZ(LabelRef(name + "block"))
 	VZEROUPPER()
 	RET()
+}
+
+// group8Row and group8Slot are the addresses of state word w of lane group g (lanes 8g..8g+7) in the
+// lane kernels' table rows: its row (the initial state) and its spill slot.
+func group8Row(rows Mem, g, w int) Mem  { return rows.Offset(64*w + 32*g) }
+func group8Slot(rows Mem, g, w int) Mem { return rows.Offset(tabSpill + 64*w + 32*g) }
+
+// xorGroup8 ends a pass of lane group g, whose words (the initial state added) wait in their slots:
+// it advances the group's block counters by their increments (row 16) and XORs the eight key-stream
+// blocks, transposed, into the lanes' messages at off.
+func xorGroup8(rows Mem, g int, off GPVirtual) {
+	c := YMM()
+	VMOVDQU(group8Row(rows, g, 12), c)
+	VPADDD(group8Row(rows, g, 16), c, c)
+	VMOVDQU(c, group8Row(rows, g, 12))
+	transpose8(func(w int) Op { return group8Slot(rows, g, w) }, func(l, at int, ks VecVirtual) {
+		xorHalf(rows, 8*g+l, off, at, ks)
+	})
 }
 
 // macRest ends a one-message MAC kernel (name): it absorbs the MAC blocks its passes left, from p up

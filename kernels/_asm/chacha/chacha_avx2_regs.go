@@ -110,17 +110,11 @@ func chachaLanesAVX2Regs(groups int) {
 	} else {
 		Doc(name + " is chachaXOR16AVX2Regs on lanes 0-7 only.")
 	}
-	rows := Mem{Base: Load(Param("tab"), GP64())}
-	lanes := Mem{Base: Load(Param("lanes"), GP64())}
-	n := Load(Param("n"), GP64())
-	stride := Load(Param("stride"), GP64())
-	laneAddresses(rows, lanes)
-	off := GP64()
-	XORQ(off, off)
+	rows, n, stride, off := laneKernelStart()
 
 	Label(name + "block")
-	slot := func(g, w int) Mem { return rows.Offset(tabSpill + 64*w + 32*g) }
-	row := func(g, w int) Mem { return rows.Offset(64*w + 32*g) }
+	slot := func(g, w int) Mem { return group8Slot(rows, g, w) }
+	row := func(g, w int) Mem { return group8Row(rows, g, w) }
 	for g := range groups {
 		Commentf("Group %d: lanes %d to %d.", g, 8*g, 8*g+7)
 		var x [16]VecVirtual
@@ -141,13 +135,7 @@ func chachaLanesAVX2Regs(groups int) {
 			VPADDD(row(g, w), x[w], x[w])
 			VMOVDQU(x[w], slot(g, w))
 		}
-		c := YMM()
-		VMOVDQU(row(g, 12), c)
-		VPADDD(row(g, 16), c, c)
-		VMOVDQU(c, row(g, 12))
-		transpose8(func(w int) Op { return slot(g, w) }, func(l, at int, ks VecVirtual) {
-			xorHalf(rows, 8*g+l, off, at, ks)
-		})
+		xorGroup8(rows, g, off)
 	}
 	ADDQ(stride, off)
 	DECQ(n)

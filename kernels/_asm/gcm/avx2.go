@@ -29,15 +29,7 @@ func avx2(name string, open, vaes bool) {
 	Load(Param("count"), count)
 	VBROADCASTI128(bswapMask, Y10)
 
-	Label("desc")
-	TESTQ(count, count)
-	JZ(LabelRef("done"))
-	MOVQ(Mem{Base: desc, Disp: dTab}, tab)
-	MOVQ(Mem{Base: tab, Disp: tNR}, nr)
-	MOVQ(nr, last)
-	SHLQ(U8(6), last)
-	ADDQ(tab, last)
-	VMOVDQU(Mem{Base: desc, Disp: dY}, X15)
+	startDescriptor()
 	h8 := Mem{Base: tab, Disp: tH + 9*16} // H^8..H^1
 
 	Comment("Additional data: GHASH only.")
@@ -394,18 +386,7 @@ func adBlocks() {
 // added to the first block and clears the accumulators; merged, the accumulators hold the AD's
 // products already (tailAD2), which took Y in, and are kept.
 func tailStart2(withLens, merged bool) {
-	LEAQ(Mem{Base: n, Disp: 15}, tmp)
-	SHRQ(U8(4), tmp)
-	SHLQ(U8(4), tmp)
-	LEAQ(Mem{Base: tab, Disp: tH + 17*16}, hptr)
-	SUBQ(tmp, hptr)
-	if withLens {
-		skip := label("no_lens")
-		CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
-		JE(LabelRef(skip))
-		SUBQ(U8(16), hptr)
-		Label(skip)
-	}
+	tailPowers(withLens)
 	if merged {
 		VPXOR(X9, X9, X9)
 		return

@@ -32,15 +32,7 @@ func avx512(name string, open bool) {
 	VMOVDQU64(polyK, X19)
 	MOVQ(I32(-1), ones)
 
-	Label("desc")
-	TESTQ(count, count)
-	JZ(LabelRef("done"))
-	MOVQ(Mem{Base: desc, Disp: dTab}, tab)
-	MOVQ(Mem{Base: tab, Disp: tNR}, nr)
-	MOVQ(nr, last)
-	SHLQ(U8(6), last)
-	ADDQ(tab, last)
-	VMOVDQU(Mem{Base: desc, Disp: dY}, X15)
+	startDescriptor()
 
 	Comment("Additional data: GHASH only.")
 	MOVQ(Mem{Base: desc, Disp: dAD}, src)
@@ -203,19 +195,7 @@ func tail512(withLens bool, body func(m int)) {
 	INCQ(tmp)
 	BZHIQ(tmp, ones, tmp)
 	KMOVQ(tmp, K1)
-	// hptr = &h[17-nb] or &h[16-nb].
-	LEAQ(Mem{Base: n, Disp: 15}, tmp)
-	SHRQ(U8(4), tmp)
-	SHLQ(U8(4), tmp)
-	LEAQ(Mem{Base: tab, Disp: tH + 17*16}, hptr)
-	SUBQ(tmp, hptr)
-	if withLens {
-		skip := label("no_lens")
-		CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
-		JE(LabelRef(skip))
-		SUBQ(U8(16), hptr)
-		Label(skip)
-	}
+	tailPowers(withLens)
 	LEAQ(Mem{Base: n, Disp: 63}, tmp)
 	SHRQ(U8(6), tmp)
 	out := label("tail_done")

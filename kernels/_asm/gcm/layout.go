@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 
+	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
@@ -41,6 +42,23 @@ func descField(i, off int) Mem { return Mem{Base: desc, Disp: descLen*i + off} }
 // karatsuba returns the address of the Karatsuba operand (the XOR of the two quadwords) of the power
 // of H at h.
 func karatsuba(h Mem) Mem { return h.Offset(tHK - tH) }
+
+// tailPowers points hptr at the powers of H for the nb = ceil(n/16) blocks of a tail, &h[17-nb], or
+// with withLens, when the descriptor has a tag, at &h[16-nb]: the length block then takes H^1.
+func tailPowers(withLens bool) {
+	LEAQ(Mem{Base: n, Disp: 15}, tmp)
+	SHRQ(U8(4), tmp)
+	SHLQ(U8(4), tmp)
+	LEAQ(Mem{Base: tab, Disp: tH + 17*16}, hptr)
+	SUBQ(tmp, hptr)
+	if withLens {
+		skip := label("no_lens")
+		CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+		JE(LabelRef(skip))
+		SUBQ(U8(16), hptr)
+		Label(skip)
+	}
+}
 
 // Register use common to both tiers.
 var (

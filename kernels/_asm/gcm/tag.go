@@ -9,6 +9,21 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+// startDescriptor begins the per-descriptor loop of a kernel (finishDescriptors ends it): it returns
+// once count is zero, else loads the descriptor's key table into tab, its round count into nr,
+// &rk[nr] into last and the GHASH state Y into X15.
+func startDescriptor() {
+	Label("desc")
+	TESTQ(count, count)
+	JZ(LabelRef("done"))
+	MOVQ(Mem{Base: desc, Disp: dTab}, tab)
+	MOVQ(Mem{Base: tab, Disp: tNR}, nr)
+	MOVQ(nr, last)
+	SHLQ(U8(6), last)
+	ADDQ(tab, last)
+	VMOVDQU(Mem{Base: desc, Disp: dY}, X15)
+}
+
 // finishDescriptors ends the per-descriptor loop of a kernel: when the descriptor asks for a tag
 // (dTag != 0) it computes Tag = E_K(J0) XOR GHASH (SP 800-38D section 7.1 step 6) from the GHASH
 // accumulator in X15 and stores it (storeTag), then saves the accumulator, moves to the next
