@@ -39,6 +39,40 @@ const (
 	tabMask    = tabSpill + 16*64  // per lane, the byte mask of the call's last block
 )
 
+// Frame encodings for wipeLocal.
+const (
+	wipeScalar = iota // 8-byte stores of general registers
+	wipeVEX           // AVX2 kernels: VEX ymm stores
+	wipeEVEX          // AVX-512 kernels, whose virtual ymm registers may be Y16-Y31
+)
+
+// wipeLocal zeroes size bytes (a multiple of 8) of the frame at m before a kernel returns: what it
+// spilled there (key stream, state words, a one-time key's powers) must not outlive the call on the
+// goroutine stack, as the tiny kernels' buffers do not.
+func wipeLocal(m Mem, size, enc int) {
+	off := 0
+	if enc != wipeScalar {
+		// Loaded from a constant, not zeroed by XOR with itself: the register allocator would take
+		// that for a use and keep z live from the kernel's entry.
+		z := YMM()
+		if enc == wipeEVEX {
+			VMOVDQU64(zero32, z)
+		} else {
+			VMOVDQU(zero32, z)
+		}
+		for ; off+32 <= size; off += 32 {
+			if enc == wipeEVEX {
+				VMOVDQU64(z, m.Offset(off))
+			} else {
+				VMOVDQU(z, m.Offset(off))
+			}
+		}
+	}
+	for ; off < size; off += 8 {
+		MOVQ(U32(0), m.Offset(off))
+	}
+}
+
 // laneKernelStart loads a lane kernel's arguments (tab, lanes, n, stride), fills tab's address rows
 // from lanes and returns tab as a memory operand, n, stride and a zeroed offset register, which
 // advances by stride per block.
@@ -311,6 +345,16 @@ func iotaTable() {
 	}
 }
 
+// zero32 holds 32 zero bytes, for wipeLocal.
+var zero32 Mem
+
+func zeroTable() {
+	zero32 = GLOBL("chachaZero32", RODATA|NOPTR)
+	for i := range 4 {
+		DATA(8*i, U64(0))
+	}
+}
+
 // rowCounters holds the block counter offsets of chachaKS4AVX512's four 128-bit chunks: 0, 1, 2, 3 in
 // their first word (word 12 of the state), zero elsewhere.
 var rowCounters Mem
@@ -504,6 +548,7 @@ func chachaKS24AVX512(xor bool) {
 		y[i] = YMM()
 		VMOVDQU32(spill.Offset(32*i), y[i])
 	}
+	wipeLocal(spill, 16*32, wipeEVEX) // here, where its stores overlap the transposition
 	if xor {
 		storeQuarters(y, out.Offset(64)) // blocks 16-23 after block 0
 	} else {

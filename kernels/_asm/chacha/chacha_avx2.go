@@ -480,6 +480,7 @@ func chachaOneAVX2(groups int, mac bool) {
 	ADDQ(U32(uint32(64*blocks)), dstOp)
 	SUBQ(U32(uint32(64*blocks)), nOp)
 	JNZ(LabelRef(name + "pass"))
+	wipeLocal(slots, groups*12*32, wipeVEX)
 	VZEROUPPER()
 	if mac {
 		macRest(name, p, end, h0, h1, h2)
@@ -620,6 +621,7 @@ func chachaKS2Scalar() {
 			MOVL(t, out.Offset(64*blk+4*w))
 		}
 	}
+	wipeLocal(slots, 16*4, wipeScalar)
 	RET()
 }
 

@@ -263,6 +263,7 @@ func chachaOneAVX2Regs(groups int, mac bool) {
 	ADDQ(U32(uint32(64*blocks)), dstM)
 	SUBQ(U32(uint32(64*blocks)), nM)
 	JNZ(LabelRef(name + "pass"))
+	wipeLocal(slots, 16*32, wipeVEX)
 	VZEROUPPER()
 	if mac {
 		macRest(name, p, end, h0, h1, h2)

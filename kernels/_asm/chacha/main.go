@@ -23,6 +23,7 @@ func main() {
 	rotTables()
 	poly26Tables()
 	iotaTable()
+	zeroTable()
 	rowCounterTable()
 	polyStepTables()
 	tinyTables()

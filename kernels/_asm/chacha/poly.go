@@ -147,6 +147,7 @@ func poly1305IFMA(width int) {
 			VMOVDQA64(h[g][i], at(polyRowH+i, g))
 		}
 	}
+	wipeLocal(powers, groups*5*8*width, wipeEVEX)
 	VZEROUPPER()
 	RET()
 }

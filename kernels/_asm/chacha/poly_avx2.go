@@ -250,6 +250,7 @@ func poly1305AVX2Regs(groups int) {
 	ADDQ(U8(32), g)
 	CMPQ(g, U8(32*groups))
 	JB(LabelRef(name + "group"))
+	wipeLocal(r2, 9*32, wipeVEX)
 	VZEROUPPER()
 	RET()
 }
@@ -407,6 +408,7 @@ func poly1305AVX2Eight() {
 	ADDQ(U32(128), msg)
 	DECQ(n)
 	JNZ(LabelRef("eight26"))
+	wipeLocal(mul, 9*32, wipeVEX)
 	VZEROUPPER()
 	RET()
 }
