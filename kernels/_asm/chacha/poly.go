@@ -64,12 +64,16 @@ func poly1305IFMA(width int) {
 		return YMM()
 	}
 	at := func(row, g int) Mem { return st.Offset(8 * (row*polyLanes + g*width)) }
-	// mulBy returns the operands of r^e (e = 1, 2) for group g: st's rows for r, the frame's for r^2.
+	// sqRows returns the frame's rows of group g's r^2; mulBy the operands of r^e (e = 1, 2) for group
+	// g: st's rows for r, the frame's for r^2.
+	sqRows := func(g int) func(k int) Mem {
+		return func(k int) Mem { return powers.Offset(8 * width * (5*g + k)) }
+	}
 	mulBy := func(e, g int) func(k int) Op {
 		if e == 1 {
 			return func(k int) Op { return at(polyMulRows[k], g) }
 		}
-		return func(k int) Op { return powers.Offset(8 * width * (5*g + k)) }
+		return func(k int) Op { return sqRows(g)(k) }
 	}
 
 	Comment("The lanes' message addresses.")
@@ -106,17 +110,7 @@ func poly1305IFMA(width int) {
 			VMOVDQA64(at(polyRowR+i, g), x[i])
 		}
 		polyMulReduce(x, mulBy(1, g), c, vec)
-		store := mulBy(2, g)
-		for i := range x {
-			VMOVDQU64(x[i], store(i))
-		}
-		for k, i := range []int{1, 2} { // 20x = 16x + 4x
-			t := vec()
-			VPSLLQ(U8(4), x[i], t)
-			VPSLLQ(U8(2), x[i], x[i])
-			VPADDQ(x[i], t, t)
-			VMOVDQU64(t, store(3+k))
-		}
+		storeMultiplier(x, sqRows(g), vec)
 	}
 	LEAQ(Mem{Base: offs[0], Index: stride, Scale: 1}, offs[1])
 	stride2 := GP64()
@@ -348,6 +342,26 @@ func poly1305Finish() {
 
 // polyMulRows are the rows of r0, r1, r2, 20*r1 and 20*r2 in st.
 var polyMulRows = [5]int{polyRowR, polyRowR + 1, polyRowR + 2, polyRowS, polyRowS + 1}
+
+// times20 returns 20x (16x + 4x) in a new register from vec: the multiplier of a limb whose products
+// wrap past 2^130 (polyProducts).
+func times20(x VecVirtual, vec func() VecVirtual) VecVirtual {
+	t, u := vec(), vec()
+	VPSLLQ(U8(4), x, t)
+	VPSLLQ(U8(2), x, u)
+	VPADDQ(u, t, t)
+	return t
+}
+
+// storeMultiplier stores the multiplier x as polyMulReduce's operands read it: limbs 0..2 at row(0..2),
+// 20 times limbs 1 and 2 at row(3) and row(4).
+func storeMultiplier(x [3]VecVirtual, row func(k int) Mem, vec func() VecVirtual) {
+	for i := range x {
+		VMOVDQU64(x[i], row(i))
+	}
+	VMOVDQU64(times20(x[1], vec), row(3))
+	VMOVDQU64(times20(x[2], vec), row(4))
+}
 
 // polyConsts holds broadcast constants of the radix-2^44 code.
 type polyConsts struct{ mask44, mask42, bit40 VecVirtual }
@@ -726,23 +740,12 @@ func poly1305IFMAPowers() {
 		KMOVW(g, k)
 		return k
 	}
-	times20 := func(x VecVirtual) VecVirtual { // 20x = 16x + 4x
-		t, u := ZMM(), ZMM()
-		VPSLLQ(U8(4), x, t)
-		VPSLLQ(U8(2), x, u)
-		VPADDQ(u, t, t)
-		return t
-	}
 	mulOf := func(x [3]VecVirtual) func(int) Op {
-		ops := [5]Op{x[0], x[1], x[2], times20(x[1]), times20(x[2])}
+		ops := [5]Op{x[0], x[1], x[2], times20(x[1], ZMMv), times20(x[2], ZMMv)}
 		return func(k int) Op { return ops[k] }
 	}
 	store := func(first int, x [3]VecVirtual) {
-		for i := range x {
-			VMOVDQU64(x[i], row(first+i))
-		}
-		VMOVDQU64(times20(x[1]), row(first+3))
-		VMOVDQU64(times20(x[2]), row(first+4))
+		storeMultiplier(x, func(k int) Mem { return row(first + k) }, ZMMv)
 	}
 	copyOf := func(x [3]VecVirtual) (y [3]VecVirtual) {
 		for i := range x {
