@@ -193,8 +193,8 @@ type gcmDesc struct {
 	dst   *byte
 	src   *byte
 	n     int // text bytes; a multiple of 256 unless tag is set
-	ad    *byte
 	adLen int // AD bytes; a multiple of 256 unless this piece also starts the text
+	ad    *byte
 	// tag is set for the op's last piece only: the kernel then absorbs the length block and computes
 	// the tag E_K(J0) XOR GHASH. Seal writes it to tag; Open XORs the tag found at tag into it and
 	// leaves the difference in y (all zero when the tag verifies).
@@ -205,8 +205,8 @@ type gcmDesc struct {
 	y    [2]uint64 // GHASH state, register form; for Open, the tag difference after the last piece
 	ctr  [2]uint64 // next counter block, byte-reversed: the 32-bit counter is the low dword
 	j0   [2]uint64 // J0, byte-reversed
-	// nonce is the op's IV, which the pair kernels read instead of j0, ctr and lens (they take
-	// whole ops only; y starts at zero).
+	// nonce is the op's IV, which the small-op kernels (lane and pair) read instead of j0, ctr and
+	// lens (they take whole ops only; y starts at zero).
 	nonce *byte
 }
 
@@ -253,8 +253,10 @@ func gcmSealAVX2VAES(d *gcmDesc, count int)
 //go:noescape
 func gcmOpenAVX2VAES(d *gcmDesc, count int)
 
-// The lane kernels process groups of four descriptors with at most gcmLaneText bytes of text,
-// gcmLaneAD of AD and keys of one size, one packet per 128-bit lane (see _asm/gcm/lanes.go).
+// The small-op kernels read only what gcmFillSmall fills (tab, dst, src, n, adLen, ad, tag and
+// nonce) and Open leaves the tag difference in y. The lane kernels process groups of four
+// descriptors of whole ops with at most gcmLaneText bytes of text, gcmLaneAD of AD and keys of one
+// size, one packet per 128-bit lane (see _asm/gcm/lanes.go).
 //
 //go:noescape
 func gcmSealLanesAVX512(d *gcmDesc, groups int)
@@ -263,8 +265,7 @@ func gcmSealLanesAVX512(d *gcmDesc, groups int)
 func gcmOpenLanesAVX512(d *gcmDesc, groups int)
 
 // The pair kernels process pairs of descriptors of whole ops with at most gcmLaneText bytes of text,
-// gcmPairAD of AD and keys of one size, the two packets interleaved (see _asm/gcm/pairs.go). They
-// read tab, dst, src, n, ad, adLen, tag and nonce; Open leaves the tag difference in y.
+// gcmPairAD of AD and keys of one size, the two packets interleaved (see _asm/gcm/pairs.go).
 //
 //go:noescape
 func gcmSealPairsAVX2VAES(d *gcmDesc, pairs int)
@@ -278,8 +279,8 @@ func gcmOpenPairsAVX2VAES(d *gcmDesc, pairs int)
 //go:noescape
 func aesSubWord(w uint32) uint32
 
-// gcmBatch gathers the descriptors of one assembly call, and on the AVX512 tier those of one call of
-// the lane kernels.
+// gcmBatch gathers the descriptors of one assembly call of the per-packet kernels, and those of one
+// call of the small-op kernels.
 type gcmBatch struct {
 	tier  Tier
 	open  bool
@@ -290,13 +291,25 @@ type gcmBatch struct {
 	// stored through b would make the caller's ops escape to the heap.
 	idx [gcmDescMax]int
 
-	// Small ops (at most gcmLaneText bytes of text and gcmLaneAD of AD) for the lane kernels, in
-	// groups of gcmLaneGroup whose keys have one size (laneNR rounds: the rounds run on all lanes at
-	// once).
+	// Small ops (at most gcmLaneText bytes of text and the AD gcmSmall allows) for the lane
+	// kernels (AVX512, groups of gcmLaneGroup) or the pair kernels (AVX2 with VAES, pairs), in
+	// groups whose keys have one size (laneNR rounds: the rounds run on all lanes at once).
 	laneN   int
 	laneNR  uint64
 	lanes   [gcmLaneMax]gcmDesc
 	laneIdx [gcmLaneMax]int
+}
+
+// gcmSmall returns the size of a group of the small-op kernels of tier t, a power of two, and the
+// most AD they take; zero and -1 where t has none.
+func gcmSmall(t Tier) (group, maxAD int) {
+	switch {
+	case t == AVX512:
+		return gcmLaneGroup, gcmLaneAD
+	case t == AVX2 && impl.gcmVAES:
+		return 2, gcmPairAD
+	}
+	return 0, -1
 }
 
 // gcmRunTier processes the AES-GCM ops of ops on tier t and returns how many Opens failed.
@@ -309,6 +322,7 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 	}
 	var b gcmBatch
 	b.tier, b.open = t, open
+	group, smallAD := gcmSmall(t)
 	for i := range ops {
 		op := &ops[i]
 		if !op.Key.suite.isGCM() {
@@ -327,10 +341,24 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 		case n+len(op.AD) > gcmPieceMax:
 			failed += b.flush(ops)
 			failed += gcmLong(t, open, op, n)
-		case t == AVX512 && n <= gcmLaneText && len(op.AD) <= gcmLaneAD:
-			failed += b.addLane(ops, i, n)
-		case t == AVX2 && impl.gcmVAES && n <= gcmLaneText && len(op.AD) <= gcmPairAD:
-			failed += b.addPair(ops, i, n)
+		case n <= gcmLaneText && len(op.AD) <= smallAD:
+			// Queued here rather than in a method of b: the call and the reloads of b's fields it
+			// forces were about a quarter of what the Go side adds to a 64-byte op
+			// (docs/experiments.md, 2026-12-03 third session).
+			tab := op.Key.gcm.asm.tab
+			k := b.laneN
+			if k&(group-1) == 0 {
+				b.laneNR = tab.nr
+			} else if tab.nr != b.laneNR {
+				failed += b.add(ops, i, n) // a key of another size than its group's
+				continue
+			}
+			gcmFillSmall(&b.lanes[k], op, tab, n, open)
+			b.laneIdx[k] = i
+			b.laneN = k + 1
+			if k+1 == gcmLaneMax {
+				failed += b.flushLanes(ops)
+			}
 		default:
 			failed += b.add(ops, i, n)
 		}
@@ -378,59 +406,23 @@ func (b *gcmBatch) add(ops []Op, i, n int) (failed int) {
 	return failed
 }
 
-// addLane queues the small op ops[i] for the lane kernels; one whose key size differs from that of
-// the group being filled goes to the per-packet kernels instead.
-func (b *gcmBatch) addLane(ops []Op, i, n int) (failed int) {
-	op := &ops[i]
-	nr := op.Key.gcm.asm.tab.nr
-	if b.laneN%gcmLaneGroup == 0 {
-		b.laneNR = nr
-	} else if nr != b.laneNR {
-		return b.add(ops, i, n)
-	}
-	gcmFill(&b.lanes[b.laneN], op, n, b.open)
-	b.laneIdx[b.laneN] = i
-	b.laneN++
-	if b.laneN == gcmLaneMax {
-		return b.flushLanes(ops)
-	}
-	return 0
-}
-
-// addPair queues the small op ops[i] for the pair kernels, with only the fields they read; one
-// whose key size differs from that of the pair being filled goes to the per-packet kernels instead.
-func (b *gcmBatch) addPair(ops []Op, i, n int) (failed int) {
-	op := &ops[i]
-	tab := op.Key.gcm.asm.tab
-	if b.laneN%2 == 0 {
-		b.laneNR = tab.nr
-	} else if tab.nr != b.laneNR {
-		return b.add(ops, i, n)
-	}
-	d := &b.lanes[b.laneN]
+// gcmFillSmall fills the fields of d that the small-op kernels read: they take whole ops only and
+// derive J0, the counter blocks and the length block from the nonce and the lengths themselves.
+func gcmFillSmall(d *gcmDesc, op *Op, tab *gcmTable, n int, open bool) {
 	d.tab, d.nonce = tab, unsafe.SliceData(op.Nonce)
 	d.ad, d.adLen = unsafe.SliceData(op.AD), len(op.AD)
 	d.src, d.dst, d.n = unsafe.SliceData(op.Src), unsafe.SliceData(op.Dst), n
-	d.tag = gcmTagPtr(op, n, b.open)
-	b.laneIdx[b.laneN] = i
-	b.laneN++
-	if b.laneN == gcmLaneMax {
-		return b.flushLanes(ops)
-	}
-	return 0
+	d.tag = gcmTagPtr(op, n, open)
 }
 
-// flushLanes runs the whole groups of small ops on the lane kernels (AVX512: groups of
-// gcmLaneGroup; AVX2: pairs) and the rest on the per-packet kernel.
+// flushLanes runs the whole groups of small ops on the lane or pair kernels and the rest on the
+// per-packet kernel.
 func (b *gcmBatch) flushLanes(ops []Op) (failed int) {
 	if b.laneN == 0 {
 		return 0
 	}
-	group := gcmLaneGroup
-	if b.tier == AVX2 {
-		group = 2
-	}
-	groups, rest := b.laneN/group, b.laneN%group
+	group, _ := gcmSmall(b.tier)
+	groups := b.laneN / group
 	switch {
 	case groups == 0:
 	case b.tier == AVX2 && b.open:
@@ -442,12 +434,11 @@ func (b *gcmBatch) flushLanes(ops []Op) (failed int) {
 	default:
 		gcmSealLanesAVX512(&b.lanes[0], groups)
 	}
-	if rest > 0 {
-		d := &b.lanes[groups*group]
-		if b.tier == AVX2 {
-			gcmFill(d, &ops[b.laneIdx[groups*group]], d.n, b.open) // the per-packet kernel's fields
+	if rest := b.laneN - groups*group; rest > 0 {
+		for k := groups * group; k < b.laneN; k++ {
+			gcmFill(&b.lanes[k], &ops[b.laneIdx[k]], b.lanes[k].n, b.open) // the per-packet kernel's fields
 		}
-		gcmKernel(b.tier, b.open, d, rest)
+		gcmKernel(b.tier, b.open, &b.lanes[groups*group], rest)
 	}
 	for k := range b.laneN {
 		if !gcmFinish(b.open, &ops[b.laneIdx[k]], &b.lanes[k]) {

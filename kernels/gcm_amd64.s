@@ -48,7 +48,11 @@ DATA gcmPairJ0<>+0(SB)/8, $0x0000000000000000
 DATA gcmPairJ0<>+8(SB)/8, $0x0100000000000000
 DATA gcmPairJ0<>+16(SB)/8, $0x0000000000000000
 DATA gcmPairJ0<>+24(SB)/8, $0x0100000000000000
-GLOBL gcmPairJ0<>(SB), RODATA|NOPTR, $32
+DATA gcmPairJ0<>+32(SB)/8, $0x0000000000000000
+DATA gcmPairJ0<>+40(SB)/8, $0x0100000000000000
+DATA gcmPairJ0<>+48(SB)/8, $0x0000000000000000
+DATA gcmPairJ0<>+56(SB)/8, $0x0100000000000000
+GLOBL gcmPairJ0<>(SB), RODATA|NOPTR, $64
 
 DATA gcmPairCtr<>+0(SB)/8, $0x0000000000000001
 DATA gcmPairCtr<>+8(SB)/8, $0x0000000000000000
@@ -118,8 +122,8 @@ desc:
 	VMOVDQU 72(DI), X15
 
 	// Additional data: GHASH only.
-	MOVQ 32(DI), SI
-	MOVQ 40(DI), R8
+	MOVQ 40(DI), SI
+	MOVQ 32(DI), R8
 
 ad_chunk:
 	CMPQ          R8, $0x00000100
@@ -1255,8 +1259,8 @@ desc:
 	VMOVDQU 72(DI), X15
 
 	// Additional data: GHASH only.
-	MOVQ 32(DI), SI
-	MOVQ 40(DI), R8
+	MOVQ 40(DI), SI
+	MOVQ 32(DI), R8
 
 ad_chunk:
 	CMPQ          R8, $0x00000100
@@ -2247,8 +2251,8 @@ desc:
 	VMOVDQU 72(DI), X15
 
 	// Additional data: GHASH only.
-	MOVQ 32(DI), SI
-	MOVQ 40(DI), R8
+	MOVQ 40(DI), SI
+	MOVQ 32(DI), R8
 
 ad_chunk:
 	CMPQ       R8, $0x80
@@ -4225,8 +4229,8 @@ desc:
 	VMOVDQU 72(DI), X15
 
 	// Additional data: GHASH only.
-	MOVQ 32(DI), SI
-	MOVQ 40(DI), R8
+	MOVQ 40(DI), SI
+	MOVQ 32(DI), R8
 
 ad_chunk:
 	CMPQ       R8, $0x80
@@ -5956,8 +5960,8 @@ desc:
 	VMOVDQU 72(DI), X15
 
 	// Additional data: GHASH only.
-	MOVQ 32(DI), SI
-	MOVQ 40(DI), R8
+	MOVQ 40(DI), SI
+	MOVQ 32(DI), R8
 
 ad_chunk:
 	CMPQ         R8, $0x80
@@ -7476,8 +7480,8 @@ desc:
 	VMOVDQU 72(DI), X15
 
 	// Additional data: GHASH only.
-	MOVQ 32(DI), SI
-	MOVQ 40(DI), R8
+	MOVQ 40(DI), SI
+	MOVQ 32(DI), R8
 
 ad_chunk:
 	CMPQ         R8, $0x80
@@ -8886,112 +8890,125 @@ group:
 	MOVQ       400(DI), SI
 	VMOVDQU8.Z (SI), K4, Z8
 
-	// The four J0 in Z0 (lane i: packet i's), packet i's counter blocks 1-4 in Z(1+i).
-	VMOVDQU         104(DI), X0
-	VINSERTI32X4    $0x01, 232(DI), Z0, Z0
-	VINSERTI32X4    $0x02, 360(DI), Z0, Z0
-	VINSERTI32X4    $0x03, 488(DI), Z0, Z0
-	VBROADCASTI32X4 104(DI), Z1
-	VPADDD          gcmPairCtr<>+0(SB), Z1, Z1
-	VBROADCASTI32X4 232(DI), Z2
-	VPADDD          gcmPairCtr<>+0(SB), Z2, Z2
-	VBROADCASTI32X4 360(DI), Z3
-	VPADDD          gcmPairCtr<>+0(SB), Z3, Z3
-	VBROADCASTI32X4 488(DI), Z4
-	VPADDD          gcmPairCtr<>+0(SB), Z4, Z4
-	VPSHUFB         Z17, Z0, Z0
-	VPSHUFB         Z17, Z1, Z1
-	VPSHUFB         Z17, Z2, Z2
-	VPSHUFB         Z17, Z3, Z3
-	VPSHUFB         Z17, Z4, Z4
-	MOVQ            (DI), AX
-	MOVQ            128(DI), R10
-	MOVQ            256(DI), R11
-	MOVQ            384(DI), R13
-	MOVQ            1600(AX), R12
-	CMPQ            R10, AX
-	JNE             gather_322
-	CMPQ            R11, AX
-	JNE             gather_322
-	CMPQ            R13, AX
-	JNE             gather_322
-	MOVQ            R12, BX
-	SHLQ            $0x06, BX
-	ADDQ            AX, BX
-	VPXORQ          (AX), Z0, Z0
-	VPXORQ          (AX), Z1, Z1
-	VPXORQ          (AX), Z2, Z2
-	VPXORQ          (AX), Z3, Z3
-	VPXORQ          (AX), Z4, Z4
-	VAESENC         64(AX), Z0, Z0
-	VAESENC         64(AX), Z1, Z1
-	VAESENC         64(AX), Z2, Z2
-	VAESENC         64(AX), Z3, Z3
-	VAESENC         64(AX), Z4, Z4
-	VAESENC         128(AX), Z0, Z0
-	VAESENC         128(AX), Z1, Z1
-	VAESENC         128(AX), Z2, Z2
-	VAESENC         128(AX), Z3, Z3
-	VAESENC         128(AX), Z4, Z4
-	VAESENC         192(AX), Z0, Z0
-	VAESENC         192(AX), Z1, Z1
-	VAESENC         192(AX), Z2, Z2
-	VAESENC         192(AX), Z3, Z3
-	VAESENC         192(AX), Z4, Z4
-	VAESENC         256(AX), Z0, Z0
-	VAESENC         256(AX), Z1, Z1
-	VAESENC         256(AX), Z2, Z2
-	VAESENC         256(AX), Z3, Z3
-	VAESENC         256(AX), Z4, Z4
-	VAESENC         320(AX), Z0, Z0
-	VAESENC         320(AX), Z1, Z1
-	VAESENC         320(AX), Z2, Z2
-	VAESENC         320(AX), Z3, Z3
-	VAESENC         320(AX), Z4, Z4
-	VAESENC         384(AX), Z0, Z0
-	VAESENC         384(AX), Z1, Z1
-	VAESENC         384(AX), Z2, Z2
-	VAESENC         384(AX), Z3, Z3
-	VAESENC         384(AX), Z4, Z4
-	VAESENC         448(AX), Z0, Z0
-	VAESENC         448(AX), Z1, Z1
-	VAESENC         448(AX), Z2, Z2
-	VAESENC         448(AX), Z3, Z3
-	VAESENC         448(AX), Z4, Z4
-	VAESENC         512(AX), Z0, Z0
-	VAESENC         512(AX), Z1, Z1
-	VAESENC         512(AX), Z2, Z2
-	VAESENC         512(AX), Z3, Z3
-	VAESENC         512(AX), Z4, Z4
-	VAESENC         576(AX), Z0, Z0
-	VAESENC         576(AX), Z1, Z1
-	VAESENC         576(AX), Z2, Z2
-	VAESENC         576(AX), Z3, Z3
-	VAESENC         576(AX), Z4, Z4
-	CMPQ            R12, $0x0a
-	JE              aes_last_324
-	VAESENC         640(AX), Z0, Z0
-	VAESENC         640(AX), Z1, Z1
-	VAESENC         640(AX), Z2, Z2
-	VAESENC         640(AX), Z3, Z3
-	VAESENC         640(AX), Z4, Z4
-	VAESENC         704(AX), Z0, Z0
-	VAESENC         704(AX), Z1, Z1
-	VAESENC         704(AX), Z2, Z2
-	VAESENC         704(AX), Z3, Z3
-	VAESENC         704(AX), Z4, Z4
-	CMPQ            R12, $0x0c
-	JE              aes_last_324
-	VAESENC         768(AX), Z0, Z0
-	VAESENC         768(AX), Z1, Z1
-	VAESENC         768(AX), Z2, Z2
-	VAESENC         768(AX), Z3, Z3
-	VAESENC         768(AX), Z4, Z4
-	VAESENC         832(AX), Z0, Z0
-	VAESENC         832(AX), Z1, Z1
-	VAESENC         832(AX), Z2, Z2
-	VAESENC         832(AX), Z3, Z3
-	VAESENC         832(AX), Z4, Z4
+	// The four J0 = IV || 0^31 || 1 in Z0 (lane i: packet i's; section 7.1 step 2), packet i's
+	// counter blocks 1-4 in Z(1+i).
+	MOVQ         120(DI), SI
+	VMOVQ        (SI), X0
+	VPINSRD      $0x02, 8(SI), X0, X0
+	MOVQ         248(DI), SI
+	VMOVQ        (SI), X9
+	VPINSRD      $0x02, 8(SI), X9, X9
+	VINSERTI32X4 $0x01, X9, Z0, Z0
+	MOVQ         376(DI), SI
+	VMOVQ        (SI), X9
+	VPINSRD      $0x02, 8(SI), X9, X9
+	VINSERTI32X4 $0x02, X9, Z0, Z0
+	MOVQ         504(DI), SI
+	VMOVQ        (SI), X9
+	VPINSRD      $0x02, 8(SI), X9, X9
+	VINSERTI32X4 $0x03, X9, Z0, Z0
+	VPORQ        gcmPairJ0<>+0(SB), Z0, Z0
+	VPSHUFB      Z17, Z0, Z9
+	VSHUFI64X2   $0x00, Z9, Z9, Z1
+	VPADDD       gcmPairCtr<>+0(SB), Z1, Z1
+	VPSHUFB      Z17, Z1, Z1
+	VSHUFI64X2   $0x55, Z9, Z9, Z2
+	VPADDD       gcmPairCtr<>+0(SB), Z2, Z2
+	VPSHUFB      Z17, Z2, Z2
+	VSHUFI64X2   $0xaa, Z9, Z9, Z3
+	VPADDD       gcmPairCtr<>+0(SB), Z3, Z3
+	VPSHUFB      Z17, Z3, Z3
+	VSHUFI64X2   $0xff, Z9, Z9, Z4
+	VPADDD       gcmPairCtr<>+0(SB), Z4, Z4
+	VPSHUFB      Z17, Z4, Z4
+	MOVQ         (DI), AX
+	MOVQ         128(DI), R10
+	MOVQ         256(DI), R11
+	MOVQ         384(DI), R13
+	MOVQ         1600(AX), R12
+	CMPQ         R10, AX
+	JNE          gather_322
+	CMPQ         R11, AX
+	JNE          gather_322
+	CMPQ         R13, AX
+	JNE          gather_322
+	MOVQ         R12, BX
+	SHLQ         $0x06, BX
+	ADDQ         AX, BX
+	VPXORQ       (AX), Z0, Z0
+	VPXORQ       (AX), Z1, Z1
+	VPXORQ       (AX), Z2, Z2
+	VPXORQ       (AX), Z3, Z3
+	VPXORQ       (AX), Z4, Z4
+	VAESENC      64(AX), Z0, Z0
+	VAESENC      64(AX), Z1, Z1
+	VAESENC      64(AX), Z2, Z2
+	VAESENC      64(AX), Z3, Z3
+	VAESENC      64(AX), Z4, Z4
+	VAESENC      128(AX), Z0, Z0
+	VAESENC      128(AX), Z1, Z1
+	VAESENC      128(AX), Z2, Z2
+	VAESENC      128(AX), Z3, Z3
+	VAESENC      128(AX), Z4, Z4
+	VAESENC      192(AX), Z0, Z0
+	VAESENC      192(AX), Z1, Z1
+	VAESENC      192(AX), Z2, Z2
+	VAESENC      192(AX), Z3, Z3
+	VAESENC      192(AX), Z4, Z4
+	VAESENC      256(AX), Z0, Z0
+	VAESENC      256(AX), Z1, Z1
+	VAESENC      256(AX), Z2, Z2
+	VAESENC      256(AX), Z3, Z3
+	VAESENC      256(AX), Z4, Z4
+	VAESENC      320(AX), Z0, Z0
+	VAESENC      320(AX), Z1, Z1
+	VAESENC      320(AX), Z2, Z2
+	VAESENC      320(AX), Z3, Z3
+	VAESENC      320(AX), Z4, Z4
+	VAESENC      384(AX), Z0, Z0
+	VAESENC      384(AX), Z1, Z1
+	VAESENC      384(AX), Z2, Z2
+	VAESENC      384(AX), Z3, Z3
+	VAESENC      384(AX), Z4, Z4
+	VAESENC      448(AX), Z0, Z0
+	VAESENC      448(AX), Z1, Z1
+	VAESENC      448(AX), Z2, Z2
+	VAESENC      448(AX), Z3, Z3
+	VAESENC      448(AX), Z4, Z4
+	VAESENC      512(AX), Z0, Z0
+	VAESENC      512(AX), Z1, Z1
+	VAESENC      512(AX), Z2, Z2
+	VAESENC      512(AX), Z3, Z3
+	VAESENC      512(AX), Z4, Z4
+	VAESENC      576(AX), Z0, Z0
+	VAESENC      576(AX), Z1, Z1
+	VAESENC      576(AX), Z2, Z2
+	VAESENC      576(AX), Z3, Z3
+	VAESENC      576(AX), Z4, Z4
+	CMPQ         R12, $0x0a
+	JE           aes_last_324
+	VAESENC      640(AX), Z0, Z0
+	VAESENC      640(AX), Z1, Z1
+	VAESENC      640(AX), Z2, Z2
+	VAESENC      640(AX), Z3, Z3
+	VAESENC      640(AX), Z4, Z4
+	VAESENC      704(AX), Z0, Z0
+	VAESENC      704(AX), Z1, Z1
+	VAESENC      704(AX), Z2, Z2
+	VAESENC      704(AX), Z3, Z3
+	VAESENC      704(AX), Z4, Z4
+	CMPQ         R12, $0x0c
+	JE           aes_last_324
+	VAESENC      768(AX), Z0, Z0
+	VAESENC      768(AX), Z1, Z1
+	VAESENC      768(AX), Z2, Z2
+	VAESENC      768(AX), Z3, Z3
+	VAESENC      768(AX), Z4, Z4
+	VAESENC      832(AX), Z0, Z0
+	VAESENC      832(AX), Z1, Z1
+	VAESENC      832(AX), Z2, Z2
+	VAESENC      832(AX), Z3, Z3
+	VAESENC      832(AX), Z4, Z4
 
 aes_last_324:
 	VAESENCLAST (BX), Z0, Z0
@@ -9215,15 +9232,15 @@ encrypted_323:
 	VPSHUFD    $0x4e, Z23, Z16
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 320(SI), Z16, Z16
-	MOVQ       40(DI), R8
-	ORQ        168(DI), R8
-	ORQ        296(DI), R8
-	ORQ        424(DI), R8
+	MOVQ       32(DI), R8
+	ORQ        160(DI), R8
+	ORQ        288(DI), R8
+	ORQ        416(DI), R8
 	JZ         no_ad_326
-	MOVQ       40(DI), R8
+	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
-	MOVQ       32(DI), SI
+	MOVQ       40(DI), SI
 	VMOVDQU8.Z (SI), K5, Z9
 	VPSHUFB    Z17, Z9, Z9
 	ADDQ       $0x0f, R8
@@ -9243,10 +9260,10 @@ encrypted_323:
 	VPXORQ     Z10, Z24, Z24
 	VPXORQ     Z11, Z28, Z28
 	VPXORQ     Z12, Z13, Z13
-	MOVQ       168(DI), R8
+	MOVQ       160(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
-	MOVQ       160(DI), SI
+	MOVQ       168(DI), SI
 	VMOVDQU8.Z (SI), K5, Z9
 	VPSHUFB    Z17, Z9, Z9
 	ADDQ       $0x0f, R8
@@ -9266,10 +9283,10 @@ encrypted_323:
 	VPXORQ     Z10, Z25, Z25
 	VPXORQ     Z11, Z29, Z29
 	VPXORQ     Z12, Z14, Z14
-	MOVQ       296(DI), R8
+	MOVQ       288(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
-	MOVQ       288(DI), SI
+	MOVQ       296(DI), SI
 	VMOVDQU8.Z (SI), K5, Z9
 	VPSHUFB    Z17, Z9, Z9
 	ADDQ       $0x0f, R8
@@ -9289,10 +9306,10 @@ encrypted_323:
 	VPXORQ     Z10, Z26, Z26
 	VPXORQ     Z11, Z30, Z30
 	VPXORQ     Z12, Z15, Z15
-	MOVQ       424(DI), R8
+	MOVQ       416(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
-	MOVQ       416(DI), SI
+	MOVQ       424(DI), SI
 	VMOVDQU8.Z (SI), K5, Z9
 	VPSHUFB    Z17, Z9, Z9
 	ADDQ       $0x0f, R8
@@ -9355,19 +9372,21 @@ no_ad_326:
 	VPTERNLOGQ $0x96, Z28, Z29, Z30
 	VPXORQ     Z31, Z30, Z30
 
-	// The length blocks times each key's H^1.
-	VMOVDQU      56(DI), X11
+	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
+	// quadword, the AD's in the high one) times each key's H^1.
+	VMOVDQU      24(DI), X11
 	VMOVDQU      1216(AX), X12
 	VMOVDQU      1536(AX), X13
-	VINSERTI32X4 $0x01, 184(DI), Z11, Z11
+	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x01, 1216(R10), Z12, Z12
 	VINSERTI32X4 $0x01, 1536(R10), Z13, Z13
-	VINSERTI32X4 $0x02, 312(DI), Z11, Z11
+	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 1216(R11), Z12, Z12
 	VINSERTI32X4 $0x02, 1536(R11), Z13, Z13
-	VINSERTI32X4 $0x03, 440(DI), Z11, Z11
+	VINSERTI32X4 $0x03, 408(DI), Z11, Z11
 	VINSERTI32X4 $0x03, 1216(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1536(R13), Z13, Z13
+	VPSLLQ       $0x03, Z11, Z11
 	VPCLMULQDQ   $0x00, Z12, Z11, Z14
 	VPCLMULQDQ   $0x11, Z12, Z11, Z15
 	VPSHUFD      $0x4e, Z11, Z16
@@ -9445,112 +9464,125 @@ group:
 	VPSHUFB    Z17, Z7, Z22
 	VPSHUFB    Z17, Z8, Z23
 
-	// The four J0 in Z0 (lane i: packet i's), packet i's counter blocks 1-4 in Z(1+i).
-	VMOVDQU         104(DI), X0
-	VINSERTI32X4    $0x01, 232(DI), Z0, Z0
-	VINSERTI32X4    $0x02, 360(DI), Z0, Z0
-	VINSERTI32X4    $0x03, 488(DI), Z0, Z0
-	VBROADCASTI32X4 104(DI), Z1
-	VPADDD          gcmPairCtr<>+0(SB), Z1, Z1
-	VBROADCASTI32X4 232(DI), Z2
-	VPADDD          gcmPairCtr<>+0(SB), Z2, Z2
-	VBROADCASTI32X4 360(DI), Z3
-	VPADDD          gcmPairCtr<>+0(SB), Z3, Z3
-	VBROADCASTI32X4 488(DI), Z4
-	VPADDD          gcmPairCtr<>+0(SB), Z4, Z4
-	VPSHUFB         Z17, Z0, Z0
-	VPSHUFB         Z17, Z1, Z1
-	VPSHUFB         Z17, Z2, Z2
-	VPSHUFB         Z17, Z3, Z3
-	VPSHUFB         Z17, Z4, Z4
-	MOVQ            (DI), AX
-	MOVQ            128(DI), R10
-	MOVQ            256(DI), R11
-	MOVQ            384(DI), R13
-	MOVQ            1600(AX), R12
-	CMPQ            R10, AX
-	JNE             gather_327
-	CMPQ            R11, AX
-	JNE             gather_327
-	CMPQ            R13, AX
-	JNE             gather_327
-	MOVQ            R12, BX
-	SHLQ            $0x06, BX
-	ADDQ            AX, BX
-	VPXORQ          (AX), Z0, Z0
-	VPXORQ          (AX), Z1, Z1
-	VPXORQ          (AX), Z2, Z2
-	VPXORQ          (AX), Z3, Z3
-	VPXORQ          (AX), Z4, Z4
-	VAESENC         64(AX), Z0, Z0
-	VAESENC         64(AX), Z1, Z1
-	VAESENC         64(AX), Z2, Z2
-	VAESENC         64(AX), Z3, Z3
-	VAESENC         64(AX), Z4, Z4
-	VAESENC         128(AX), Z0, Z0
-	VAESENC         128(AX), Z1, Z1
-	VAESENC         128(AX), Z2, Z2
-	VAESENC         128(AX), Z3, Z3
-	VAESENC         128(AX), Z4, Z4
-	VAESENC         192(AX), Z0, Z0
-	VAESENC         192(AX), Z1, Z1
-	VAESENC         192(AX), Z2, Z2
-	VAESENC         192(AX), Z3, Z3
-	VAESENC         192(AX), Z4, Z4
-	VAESENC         256(AX), Z0, Z0
-	VAESENC         256(AX), Z1, Z1
-	VAESENC         256(AX), Z2, Z2
-	VAESENC         256(AX), Z3, Z3
-	VAESENC         256(AX), Z4, Z4
-	VAESENC         320(AX), Z0, Z0
-	VAESENC         320(AX), Z1, Z1
-	VAESENC         320(AX), Z2, Z2
-	VAESENC         320(AX), Z3, Z3
-	VAESENC         320(AX), Z4, Z4
-	VAESENC         384(AX), Z0, Z0
-	VAESENC         384(AX), Z1, Z1
-	VAESENC         384(AX), Z2, Z2
-	VAESENC         384(AX), Z3, Z3
-	VAESENC         384(AX), Z4, Z4
-	VAESENC         448(AX), Z0, Z0
-	VAESENC         448(AX), Z1, Z1
-	VAESENC         448(AX), Z2, Z2
-	VAESENC         448(AX), Z3, Z3
-	VAESENC         448(AX), Z4, Z4
-	VAESENC         512(AX), Z0, Z0
-	VAESENC         512(AX), Z1, Z1
-	VAESENC         512(AX), Z2, Z2
-	VAESENC         512(AX), Z3, Z3
-	VAESENC         512(AX), Z4, Z4
-	VAESENC         576(AX), Z0, Z0
-	VAESENC         576(AX), Z1, Z1
-	VAESENC         576(AX), Z2, Z2
-	VAESENC         576(AX), Z3, Z3
-	VAESENC         576(AX), Z4, Z4
-	CMPQ            R12, $0x0a
-	JE              aes_last_329
-	VAESENC         640(AX), Z0, Z0
-	VAESENC         640(AX), Z1, Z1
-	VAESENC         640(AX), Z2, Z2
-	VAESENC         640(AX), Z3, Z3
-	VAESENC         640(AX), Z4, Z4
-	VAESENC         704(AX), Z0, Z0
-	VAESENC         704(AX), Z1, Z1
-	VAESENC         704(AX), Z2, Z2
-	VAESENC         704(AX), Z3, Z3
-	VAESENC         704(AX), Z4, Z4
-	CMPQ            R12, $0x0c
-	JE              aes_last_329
-	VAESENC         768(AX), Z0, Z0
-	VAESENC         768(AX), Z1, Z1
-	VAESENC         768(AX), Z2, Z2
-	VAESENC         768(AX), Z3, Z3
-	VAESENC         768(AX), Z4, Z4
-	VAESENC         832(AX), Z0, Z0
-	VAESENC         832(AX), Z1, Z1
-	VAESENC         832(AX), Z2, Z2
-	VAESENC         832(AX), Z3, Z3
-	VAESENC         832(AX), Z4, Z4
+	// The four J0 = IV || 0^31 || 1 in Z0 (lane i: packet i's; section 7.1 step 2), packet i's
+	// counter blocks 1-4 in Z(1+i).
+	MOVQ         120(DI), SI
+	VMOVQ        (SI), X0
+	VPINSRD      $0x02, 8(SI), X0, X0
+	MOVQ         248(DI), SI
+	VMOVQ        (SI), X9
+	VPINSRD      $0x02, 8(SI), X9, X9
+	VINSERTI32X4 $0x01, X9, Z0, Z0
+	MOVQ         376(DI), SI
+	VMOVQ        (SI), X9
+	VPINSRD      $0x02, 8(SI), X9, X9
+	VINSERTI32X4 $0x02, X9, Z0, Z0
+	MOVQ         504(DI), SI
+	VMOVQ        (SI), X9
+	VPINSRD      $0x02, 8(SI), X9, X9
+	VINSERTI32X4 $0x03, X9, Z0, Z0
+	VPORQ        gcmPairJ0<>+0(SB), Z0, Z0
+	VPSHUFB      Z17, Z0, Z9
+	VSHUFI64X2   $0x00, Z9, Z9, Z1
+	VPADDD       gcmPairCtr<>+0(SB), Z1, Z1
+	VPSHUFB      Z17, Z1, Z1
+	VSHUFI64X2   $0x55, Z9, Z9, Z2
+	VPADDD       gcmPairCtr<>+0(SB), Z2, Z2
+	VPSHUFB      Z17, Z2, Z2
+	VSHUFI64X2   $0xaa, Z9, Z9, Z3
+	VPADDD       gcmPairCtr<>+0(SB), Z3, Z3
+	VPSHUFB      Z17, Z3, Z3
+	VSHUFI64X2   $0xff, Z9, Z9, Z4
+	VPADDD       gcmPairCtr<>+0(SB), Z4, Z4
+	VPSHUFB      Z17, Z4, Z4
+	MOVQ         (DI), AX
+	MOVQ         128(DI), R10
+	MOVQ         256(DI), R11
+	MOVQ         384(DI), R13
+	MOVQ         1600(AX), R12
+	CMPQ         R10, AX
+	JNE          gather_327
+	CMPQ         R11, AX
+	JNE          gather_327
+	CMPQ         R13, AX
+	JNE          gather_327
+	MOVQ         R12, BX
+	SHLQ         $0x06, BX
+	ADDQ         AX, BX
+	VPXORQ       (AX), Z0, Z0
+	VPXORQ       (AX), Z1, Z1
+	VPXORQ       (AX), Z2, Z2
+	VPXORQ       (AX), Z3, Z3
+	VPXORQ       (AX), Z4, Z4
+	VAESENC      64(AX), Z0, Z0
+	VAESENC      64(AX), Z1, Z1
+	VAESENC      64(AX), Z2, Z2
+	VAESENC      64(AX), Z3, Z3
+	VAESENC      64(AX), Z4, Z4
+	VAESENC      128(AX), Z0, Z0
+	VAESENC      128(AX), Z1, Z1
+	VAESENC      128(AX), Z2, Z2
+	VAESENC      128(AX), Z3, Z3
+	VAESENC      128(AX), Z4, Z4
+	VAESENC      192(AX), Z0, Z0
+	VAESENC      192(AX), Z1, Z1
+	VAESENC      192(AX), Z2, Z2
+	VAESENC      192(AX), Z3, Z3
+	VAESENC      192(AX), Z4, Z4
+	VAESENC      256(AX), Z0, Z0
+	VAESENC      256(AX), Z1, Z1
+	VAESENC      256(AX), Z2, Z2
+	VAESENC      256(AX), Z3, Z3
+	VAESENC      256(AX), Z4, Z4
+	VAESENC      320(AX), Z0, Z0
+	VAESENC      320(AX), Z1, Z1
+	VAESENC      320(AX), Z2, Z2
+	VAESENC      320(AX), Z3, Z3
+	VAESENC      320(AX), Z4, Z4
+	VAESENC      384(AX), Z0, Z0
+	VAESENC      384(AX), Z1, Z1
+	VAESENC      384(AX), Z2, Z2
+	VAESENC      384(AX), Z3, Z3
+	VAESENC      384(AX), Z4, Z4
+	VAESENC      448(AX), Z0, Z0
+	VAESENC      448(AX), Z1, Z1
+	VAESENC      448(AX), Z2, Z2
+	VAESENC      448(AX), Z3, Z3
+	VAESENC      448(AX), Z4, Z4
+	VAESENC      512(AX), Z0, Z0
+	VAESENC      512(AX), Z1, Z1
+	VAESENC      512(AX), Z2, Z2
+	VAESENC      512(AX), Z3, Z3
+	VAESENC      512(AX), Z4, Z4
+	VAESENC      576(AX), Z0, Z0
+	VAESENC      576(AX), Z1, Z1
+	VAESENC      576(AX), Z2, Z2
+	VAESENC      576(AX), Z3, Z3
+	VAESENC      576(AX), Z4, Z4
+	CMPQ         R12, $0x0a
+	JE           aes_last_329
+	VAESENC      640(AX), Z0, Z0
+	VAESENC      640(AX), Z1, Z1
+	VAESENC      640(AX), Z2, Z2
+	VAESENC      640(AX), Z3, Z3
+	VAESENC      640(AX), Z4, Z4
+	VAESENC      704(AX), Z0, Z0
+	VAESENC      704(AX), Z1, Z1
+	VAESENC      704(AX), Z2, Z2
+	VAESENC      704(AX), Z3, Z3
+	VAESENC      704(AX), Z4, Z4
+	CMPQ         R12, $0x0c
+	JE           aes_last_329
+	VAESENC      768(AX), Z0, Z0
+	VAESENC      768(AX), Z1, Z1
+	VAESENC      768(AX), Z2, Z2
+	VAESENC      768(AX), Z3, Z3
+	VAESENC      768(AX), Z4, Z4
+	VAESENC      832(AX), Z0, Z0
+	VAESENC      832(AX), Z1, Z1
+	VAESENC      832(AX), Z2, Z2
+	VAESENC      832(AX), Z3, Z3
+	VAESENC      832(AX), Z4, Z4
 
 aes_last_329:
 	VAESENCLAST (BX), Z0, Z0
@@ -9766,15 +9798,15 @@ encrypted_328:
 	VPSHUFD    $0x4e, Z23, Z16
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 320(SI), Z16, Z16
-	MOVQ       40(DI), R8
-	ORQ        168(DI), R8
-	ORQ        296(DI), R8
-	ORQ        424(DI), R8
+	MOVQ       32(DI), R8
+	ORQ        160(DI), R8
+	ORQ        288(DI), R8
+	ORQ        416(DI), R8
 	JZ         no_ad_331
-	MOVQ       40(DI), R8
+	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
-	MOVQ       32(DI), SI
+	MOVQ       40(DI), SI
 	VMOVDQU8.Z (SI), K5, Z9
 	VPSHUFB    Z17, Z9, Z9
 	ADDQ       $0x0f, R8
@@ -9794,10 +9826,10 @@ encrypted_328:
 	VPXORQ     Z10, Z24, Z24
 	VPXORQ     Z11, Z28, Z28
 	VPXORQ     Z12, Z13, Z13
-	MOVQ       168(DI), R8
+	MOVQ       160(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
-	MOVQ       160(DI), SI
+	MOVQ       168(DI), SI
 	VMOVDQU8.Z (SI), K5, Z9
 	VPSHUFB    Z17, Z9, Z9
 	ADDQ       $0x0f, R8
@@ -9817,10 +9849,10 @@ encrypted_328:
 	VPXORQ     Z10, Z25, Z25
 	VPXORQ     Z11, Z29, Z29
 	VPXORQ     Z12, Z14, Z14
-	MOVQ       296(DI), R8
+	MOVQ       288(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
-	MOVQ       288(DI), SI
+	MOVQ       296(DI), SI
 	VMOVDQU8.Z (SI), K5, Z9
 	VPSHUFB    Z17, Z9, Z9
 	ADDQ       $0x0f, R8
@@ -9840,10 +9872,10 @@ encrypted_328:
 	VPXORQ     Z10, Z26, Z26
 	VPXORQ     Z11, Z30, Z30
 	VPXORQ     Z12, Z15, Z15
-	MOVQ       424(DI), R8
+	MOVQ       416(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
-	MOVQ       416(DI), SI
+	MOVQ       424(DI), SI
 	VMOVDQU8.Z (SI), K5, Z9
 	VPSHUFB    Z17, Z9, Z9
 	ADDQ       $0x0f, R8
@@ -9906,19 +9938,21 @@ no_ad_331:
 	VPTERNLOGQ $0x96, Z28, Z29, Z30
 	VPXORQ     Z31, Z30, Z30
 
-	// The length blocks times each key's H^1.
-	VMOVDQU      56(DI), X11
+	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
+	// quadword, the AD's in the high one) times each key's H^1.
+	VMOVDQU      24(DI), X11
 	VMOVDQU      1216(AX), X12
 	VMOVDQU      1536(AX), X13
-	VINSERTI32X4 $0x01, 184(DI), Z11, Z11
+	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x01, 1216(R10), Z12, Z12
 	VINSERTI32X4 $0x01, 1536(R10), Z13, Z13
-	VINSERTI32X4 $0x02, 312(DI), Z11, Z11
+	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 1216(R11), Z12, Z12
 	VINSERTI32X4 $0x02, 1536(R11), Z13, Z13
-	VINSERTI32X4 $0x03, 440(DI), Z11, Z11
+	VINSERTI32X4 $0x03, 408(DI), Z11, Z11
 	VINSERTI32X4 $0x03, 1216(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1536(R13), Z13, Z13
+	VPSLLQ       $0x03, Z11, Z11
 	VPCLMULQDQ   $0x00, Z12, Z11, Z14
 	VPCLMULQDQ   $0x11, Z12, Z11, Z15
 	VPSHUFD      $0x4e, Z11, Z16
@@ -10358,10 +10392,10 @@ blocks_done_363:
 	VPXOR      Y7, Y14, Y14
 	VPCLMULQDQ $0x00, 352(R10), Y14, Y14
 	VPXOR      Y14, Y13, Y13
-	MOVQ       40(DI), R8
+	MOVQ       32(DI), R8
 	TESTQ      R8, R8
 	JZ         no_ad_364
-	MOVQ       32(DI), SI
+	MOVQ       40(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
@@ -10468,7 +10502,7 @@ load32_done_367:
 	VPXOR      Y7, Y14, Y14
 	VPCLMULQDQ $0x00, 320(R10), Y14, Y14
 	VPXOR      Y14, Y13, Y13
-	MOVQ       40(DI), R8
+	MOVQ       32(DI), R8
 
 no_ad_364:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
@@ -10746,10 +10780,10 @@ blocks_done_408:
 	VPXOR      Y7, Y14, Y14
 	VPCLMULQDQ $0x00, 352(R10), Y14, Y14
 	VPXOR      Y14, Y13, Y13
-	MOVQ       168(DI), R8
+	MOVQ       160(DI), R8
 	TESTQ      R8, R8
 	JZ         no_ad_409
-	MOVQ       160(DI), SI
+	MOVQ       168(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
@@ -10856,7 +10890,7 @@ load32_done_412:
 	VPXOR      Y7, Y14, Y14
 	VPCLMULQDQ $0x00, 320(R10), Y14, Y14
 	VPXOR      Y14, Y13, Y13
-	MOVQ       168(DI), R8
+	MOVQ       160(DI), R8
 
 no_ad_409:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
@@ -11159,10 +11193,10 @@ no_piece_433:
 
 no_piece_434:
 store_done_430:
-	MOVQ    40(DI), R8
+	MOVQ    32(DI), R8
 	TESTQ   R8, R8
 	JZ      no_ad_435
-	MOVQ    32(DI), SI
+	MOVQ    40(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
@@ -11269,7 +11303,7 @@ load32_done_438:
 	VPXOR      Y7, Y14, Y14
 	VPCLMULQDQ $0x00, 320(R10), Y14, Y14
 	VPXOR      Y14, Y13, Y13
-	MOVQ       40(DI), R8
+	MOVQ       32(DI), R8
 
 no_ad_435:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
@@ -11400,10 +11434,10 @@ no_piece_458:
 
 no_piece_459:
 store_done_455:
-	MOVQ    168(DI), R8
+	MOVQ    160(DI), R8
 	TESTQ   R8, R8
 	JZ      no_ad_460
-	MOVQ    160(DI), SI
+	MOVQ    168(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
@@ -11510,7 +11544,7 @@ load32_done_463:
 	VPXOR      Y7, Y14, Y14
 	VPCLMULQDQ $0x00, 320(R10), Y14, Y14
 	VPXOR      Y14, Y13, Y13
-	MOVQ       168(DI), R8
+	MOVQ       160(DI), R8
 
 no_ad_460:
 	// Sum the lanes, add the length block times H^1, fold the middle product.

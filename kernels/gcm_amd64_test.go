@@ -32,8 +32,8 @@ func TestGCMLayout(t *testing.T) {
 		{"gcmDesc.dst", unsafe.Offsetof(d.dst), 8},
 		{"gcmDesc.src", unsafe.Offsetof(d.src), 16},
 		{"gcmDesc.n", unsafe.Offsetof(d.n), 24},
-		{"gcmDesc.ad", unsafe.Offsetof(d.ad), 32},
-		{"gcmDesc.adLen", unsafe.Offsetof(d.adLen), 40},
+		{"gcmDesc.adLen", unsafe.Offsetof(d.adLen), 32},
+		{"gcmDesc.ad", unsafe.Offsetof(d.ad), 40},
 		{"gcmDesc.tag", unsafe.Offsetof(d.tag), 48},
 		{"gcmDesc.lens", unsafe.Offsetof(d.lens), 56},
 		{"gcmDesc.y", unsafe.Offsetof(d.y), 72},
@@ -194,58 +194,6 @@ func gcmKernelVariants(tiers []Tier) []gcmKernelVariant {
 		}
 	}
 	return vs
-}
-
-// TestGCMLaneCounterWrap drives the lane kernels with J0's counter near 2^32 (as TestGCMCounterWrap,
-// a state only the test can create), four packets of different lengths and keys per group, so that
-// inc32 wraps at a different block in every lane.
-func TestGCMLaneCounterWrap(t *testing.T) {
-	if !gcmAVX512OK {
-		t.Skip("no AVX512 tier on this CPU")
-	}
-	lengths := []int{64, 1, 33, 16}
-	for _, size := range []int{16, 24, 32} {
-		var b gcmBatch
-		b.tier = AVX512
-		var ops [gcmLaneGroup]Op
-		var want [gcmLaneGroup][]byte
-		for i := range ops {
-			raw := bytes.Repeat([]byte{byte(size + i)}, size)
-			key, err := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := lengths[i]
-			start := -uint32(i + 1) // J0's counter; the text's wraps after i blocks
-			nonce := bytes.Repeat([]byte{byte(i)}, 12)
-			src := bytes.Repeat([]byte{byte(0x30 + i)}, n)
-			ops[i] = Op{Key: key, Nonce: nonce, Src: src, Dst: make([]byte, n+TagSize)}
-
-			g := key.gcm
-			sc := getGCMScratch()
-			copy(sc.j0[:12], nonce)
-			binary.BigEndian.PutUint32(sc.j0[12:], start)
-			g.block.Encrypt(sc.tagMask[:], sc.j0[:])
-			want[i] = make([]byte, n+TagSize)
-			gcmCTR(g, sc, want[i][:n], src, start+1)
-			gcmTag(g, sc, nil, want[i][:n], want[i][n:])
-			putGCMScratch(sc)
-
-			d := &b.lanes[i]
-			gcmStart(d, &ops[i], n)
-			d.j0[0] = d.j0[0]&^0xffffffff | uint64(start)
-			d.src, d.dst, d.n, d.tag = &src[0], &ops[i].Dst[0], n, &ops[i].Dst[n]
-			b.laneIdx[i] = i
-		}
-		b.laneN = gcmLaneGroup
-		b.flushLanes(ops[:])
-		for i := range ops {
-			if !bytes.Equal(ops[i].Dst, want[i]) {
-				t.Fatalf("AES-%d lane %d (%d bytes, J0 counter 2^32-%d): got %x, want %x",
-					8*size, i, lengths[i], i+1, ops[i].Dst, want[i])
-			}
-		}
-	}
 }
 
 // TestGCMKeyDestroy checks that Destroy wipes the round keys and powers of H.

@@ -42,10 +42,10 @@ func constants() {
 		DATA(8*i, U64(0xc200000000000000))
 	}
 
-	// The pair kernels' J0 (section 7.1 step 2): the counter field 1, big endian, in the last dword
-	// of both lanes.
+	// The small-op kernels' J0 (section 7.1 step 2): the counter field 1, big endian, in the last
+	// dword of every lane (the pair kernels read two lanes, the lane kernels four).
 	pairJ0 = GLOBL("gcmPairJ0", RODATA|NOPTR)
-	for i := range 4 {
+	for i := range 8 {
 		DATA(8*i, U64(uint64(i%2)<<56))
 	}
 	// Counter blocks 1-4 from a byte-reversed J0 in every lane: two ymm of the pair kernels, a zmm

@@ -70,17 +70,26 @@ func lanes(name string, open bool) {
 		}
 	}
 
-	Comment("The four J0 in Z0 (lane i: packet i's), packet i's counter blocks 1-4 in Z(1+i).")
-	VMOVDQU(field(0, dJ0), X0)
-	for i := 1; i < 4; i++ {
-		VINSERTI32X4(U8(i), field(i, dJ0), Z0, Z0)
+	Comment("The four J0 = IV || 0^31 || 1 in Z0 (lane i: packet i's; section 7.1 step 2), packet i's",
+		"counter blocks 1-4 in Z(1+i).")
+	for i := range 4 {
+		iv := X9
+		if i == 0 {
+			iv = X0
+		}
+		MOVQ(field(i, dNonce), src)
+		VMOVQ(Mem{Base: src}, iv)
+		VPINSRD(U8(2), Mem{Base: src, Disp: 8}, iv, iv)
+		if i > 0 {
+			VINSERTI32X4(U8(i), iv, Z0, Z0)
+		}
 	}
+	VPORQ(pairJ0, Z0, Z0)
+	VPSHUFB(Z17, Z0, Z9)
 	ctr := []VecPhysical{Z0, Z1, Z2, Z3, Z4}
 	for i, c := range ctr[1:] {
-		VBROADCASTI32X4(field(i, dJ0), c)
+		VSHUFI64X2(U8(0x55*i), Z9, Z9, c) // lane i of the byte-reversed J0 in every lane
 		VPADDD(pairCtr, c, c)
-	}
-	for _, c := range ctr {
 		VPSHUFB(Z17, c, c)
 	}
 
@@ -139,15 +148,17 @@ func lanes(name string, open bool) {
 	laneSum(laneLo) // into Z26
 	laneSum(laneHi) // into Z30
 
-	Comment("The length blocks times each key's H^1.")
-	VMOVDQU(field(0, dLens), X11)
+	Comment("The length blocks len(A) || len(C) in bits (register form: the text's in the low",
+		"quadword, the AD's in the high one) times each key's H^1.")
+	VMOVDQU(field(0, dN), X11)
 	VMOVDQU(Mem{Base: tab, Disp: tH + 16*16}, X12)
 	VMOVDQU(Mem{Base: tab, Disp: tHK + 16*16}, X13)
 	for i := 1; i < 4; i++ {
-		VINSERTI32X4(U8(i), field(i, dLens), Z11, Z11)
+		VINSERTI32X4(U8(i), field(i, dN), Z11, Z11)
 		VINSERTI32X4(U8(i), Mem{Base: laneTabs[i], Disp: tH + 16*16}, Z12, Z12)
 		VINSERTI32X4(U8(i), Mem{Base: laneTabs[i], Disp: tHK + 16*16}, Z13, Z13)
 	}
+	VPSLLQ(U8(3), Z11, Z11)
 	VPCLMULQDQ(U8(0x00), Z12, Z11, Z14)
 	VPCLMULQDQ(U8(0x11), Z12, Z11, Z15)
 	VPSHUFD(U8(0x4e), Z11, Z16)

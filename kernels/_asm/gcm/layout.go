@@ -17,8 +17,8 @@ const (
 	dDst    = 8
 	dSrc    = 16
 	dN      = 24
-	dAD     = 32
-	dADLen  = 40
+	dADLen  = 32 // after dN: one 16-byte load reads both lengths (the lane kernels' length blocks)
+	dAD     = 40
 	dTag    = 48
 	dLens   = 56
 	dY      = 72
