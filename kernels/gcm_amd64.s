@@ -8856,7 +8856,7 @@ done:
 	RET
 
 // func gcmSealLanesAVX512(d *gcmDesc, groups int)
-// Requires: AVX, AVX512BW, AVX512F, BMI2, VAES, VPCLMULQDQ
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, VAES, VPCLMULQDQ
 TEXT ·gcmSealLanesAVX512(SB), NOSPLIT, $0-16
 	MOVQ            d+0(FP), DI
 	MOVQ            groups+8(FP), CX
@@ -9232,11 +9232,17 @@ encrypted_323:
 	VPSHUFD    $0x4e, Z23, Z16
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 320(SI), Z16, Z16
-	MOVQ       32(DI), R8
-	ORQ        160(DI), R8
-	ORQ        288(DI), R8
-	ORQ        416(DI), R8
-	JZ         no_ad_326
+	CMPQ       32(DI), $0x10
+	JA         ad_wide_326
+	CMPQ       160(DI), $0x10
+	JA         ad_wide_326
+	CMPQ       288(DI), $0x10
+	JA         ad_wide_326
+	CMPQ       416(DI), $0x10
+	JA         ad_wide_326
+	JMP        ad_not_wide_327
+
+ad_wide_326:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -9330,7 +9336,7 @@ encrypted_323:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-no_ad_326:
+ad_not_wide_327:
 	VPTERNLOGQ $0x96, Z24, Z28, Z13
 	VPSLLDQ    $0x08, Z13, Z9
 	VPSRLDQ    $0x08, Z13, Z13
@@ -9392,13 +9398,92 @@ no_ad_326:
 	VPSHUFD      $0x4e, Z11, Z16
 	VPXORQ       Z11, Z16, Z16
 	VPCLMULQDQ   $0x00, Z13, Z16, Z16
-	VPTERNLOGQ   $0x96, Z14, Z15, Z16
-	VPSLLDQ      $0x08, Z16, Z12
-	VPSRLDQ      $0x08, Z16, Z16
-	VPXORQ       Z12, Z14, Z14
-	VPXORQ       Z16, Z15, Z15
-	VPXORQ       Z14, Z26, Z26
-	VPXORQ       Z15, Z30, Z30
+	MOVQ         32(DI), R8
+	ORQ          160(DI), R8
+	ORQ          288(DI), R8
+	ORQ          416(DI), R8
+	JZ           ad_not_packed_328
+	CMPQ         32(DI), $0x10
+	JA           ad_not_packed_328
+	CMPQ         160(DI), $0x10
+	JA           ad_not_packed_328
+	CMPQ         288(DI), $0x10
+	JA           ad_not_packed_328
+	CMPQ         416(DI), $0x10
+	JA           ad_not_packed_328
+	MOVQ         32(DI), R8
+	BZHIQ        R8, R9, DX
+	KMOVQ        DX, K5
+	MOVQ         40(DI), SI
+	MOVQ         24(DI), R8
+	ADDQ         $0x0f, R8
+	SHRQ         $0x04, R8
+	SHLQ         $0x04, R8
+	LEAQ         1200(AX), DX
+	SUBQ         R8, DX
+	VMOVDQU8.Z   (SI), K5, X20
+	VMOVDQU64    (DX), X22
+	VMOVDQU64    320(DX), X23
+	MOVQ         160(DI), R8
+	BZHIQ        R8, R9, DX
+	KMOVQ        DX, K5
+	MOVQ         168(DI), SI
+	MOVQ         152(DI), R8
+	ADDQ         $0x0f, R8
+	SHRQ         $0x04, R8
+	SHLQ         $0x04, R8
+	LEAQ         1200(R10), DX
+	SUBQ         R8, DX
+	VMOVDQU8.Z   (SI), K5, X21
+	VINSERTI32X4 $0x01, X21, Z20, Z20
+	VINSERTI32X4 $0x01, (DX), Z22, Z22
+	VINSERTI32X4 $0x01, 320(DX), Z23, Z23
+	MOVQ         288(DI), R8
+	BZHIQ        R8, R9, DX
+	KMOVQ        DX, K5
+	MOVQ         296(DI), SI
+	MOVQ         280(DI), R8
+	ADDQ         $0x0f, R8
+	SHRQ         $0x04, R8
+	SHLQ         $0x04, R8
+	LEAQ         1200(R11), DX
+	SUBQ         R8, DX
+	VMOVDQU8.Z   (SI), K5, X21
+	VINSERTI32X4 $0x02, X21, Z20, Z20
+	VINSERTI32X4 $0x02, (DX), Z22, Z22
+	VINSERTI32X4 $0x02, 320(DX), Z23, Z23
+	MOVQ         416(DI), R8
+	BZHIQ        R8, R9, DX
+	KMOVQ        DX, K5
+	MOVQ         424(DI), SI
+	MOVQ         408(DI), R8
+	ADDQ         $0x0f, R8
+	SHRQ         $0x04, R8
+	SHLQ         $0x04, R8
+	LEAQ         1200(R13), DX
+	SUBQ         R8, DX
+	VMOVDQU8.Z   (SI), K5, X21
+	VINSERTI32X4 $0x03, X21, Z20, Z20
+	VINSERTI32X4 $0x03, (DX), Z22, Z22
+	VINSERTI32X4 $0x03, 320(DX), Z23, Z23
+	VPSHUFB      Z17, Z20, Z20
+	VPCLMULQDQ   $0x00, Z22, Z20, Z24
+	VPCLMULQDQ   $0x11, Z22, Z20, Z25
+	VPSHUFD      $0x4e, Z20, Z21
+	VPXORQ       Z20, Z21, Z21
+	VPCLMULQDQ   $0x00, Z23, Z21, Z21
+	VPXORQ       Z24, Z14, Z14
+	VPXORQ       Z25, Z15, Z15
+	VPXORQ       Z21, Z16, Z16
+
+ad_not_packed_328:
+	VPTERNLOGQ $0x96, Z14, Z15, Z16
+	VPSLLDQ    $0x08, Z16, Z12
+	VPSRLDQ    $0x08, Z16, Z16
+	VPXORQ     Z12, Z14, Z14
+	VPXORQ     Z16, Z15, Z15
+	VPXORQ     Z14, Z26, Z26
+	VPXORQ     Z15, Z30, Z30
 
 	// Reduce the four lanes (Montgomery, as montgomery), tag = E_K(J0) XOR GHASH.
 	VPCLMULQDQ    $0x00, Z19, Z26, Z11
@@ -9426,7 +9511,7 @@ done:
 	RET
 
 // func gcmOpenLanesAVX512(d *gcmDesc, groups int)
-// Requires: AVX, AVX512BW, AVX512F, BMI2, VAES, VPCLMULQDQ
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, VAES, VPCLMULQDQ
 TEXT ·gcmOpenLanesAVX512(SB), NOSPLIT, $0-16
 	MOVQ            d+0(FP), DI
 	MOVQ            groups+8(FP), CX
@@ -9501,11 +9586,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         1600(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_327
+	JNE          gather_329
 	CMPQ         R11, AX
-	JNE          gather_327
+	JNE          gather_329
 	CMPQ         R13, AX
-	JNE          gather_327
+	JNE          gather_329
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -9560,7 +9645,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_329
+	JE           aes_last_331
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -9572,7 +9657,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_329
+	JE           aes_last_331
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -9584,15 +9669,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_329:
+aes_last_331:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_328
+	JMP         encrypted_330
 
-gather_327:
+gather_329:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -9684,7 +9769,7 @@ gather_327:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_330
+	JE           aes_last_332
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -9704,7 +9789,7 @@ gather_327:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_330
+	JE           aes_last_332
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -9724,7 +9809,7 @@ gather_327:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_330:
+aes_last_332:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -9738,7 +9823,7 @@ aes_last_330:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_328:
+encrypted_330:
 	// Each packet's text XORed with its key stream.
 	VPXORQ   Z5, Z1, Z1
 	VPXORQ   Z6, Z2, Z2
@@ -9798,11 +9883,17 @@ encrypted_328:
 	VPSHUFD    $0x4e, Z23, Z16
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 320(SI), Z16, Z16
-	MOVQ       32(DI), R8
-	ORQ        160(DI), R8
-	ORQ        288(DI), R8
-	ORQ        416(DI), R8
-	JZ         no_ad_331
+	CMPQ       32(DI), $0x10
+	JA         ad_wide_333
+	CMPQ       160(DI), $0x10
+	JA         ad_wide_333
+	CMPQ       288(DI), $0x10
+	JA         ad_wide_333
+	CMPQ       416(DI), $0x10
+	JA         ad_wide_333
+	JMP        ad_not_wide_334
+
+ad_wide_333:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -9896,7 +9987,7 @@ encrypted_328:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-no_ad_331:
+ad_not_wide_334:
 	VPTERNLOGQ $0x96, Z24, Z28, Z13
 	VPSLLDQ    $0x08, Z13, Z9
 	VPSRLDQ    $0x08, Z13, Z13
@@ -9958,13 +10049,92 @@ no_ad_331:
 	VPSHUFD      $0x4e, Z11, Z16
 	VPXORQ       Z11, Z16, Z16
 	VPCLMULQDQ   $0x00, Z13, Z16, Z16
-	VPTERNLOGQ   $0x96, Z14, Z15, Z16
-	VPSLLDQ      $0x08, Z16, Z12
-	VPSRLDQ      $0x08, Z16, Z16
-	VPXORQ       Z12, Z14, Z14
-	VPXORQ       Z16, Z15, Z15
-	VPXORQ       Z14, Z26, Z26
-	VPXORQ       Z15, Z30, Z30
+	MOVQ         32(DI), R8
+	ORQ          160(DI), R8
+	ORQ          288(DI), R8
+	ORQ          416(DI), R8
+	JZ           ad_not_packed_335
+	CMPQ         32(DI), $0x10
+	JA           ad_not_packed_335
+	CMPQ         160(DI), $0x10
+	JA           ad_not_packed_335
+	CMPQ         288(DI), $0x10
+	JA           ad_not_packed_335
+	CMPQ         416(DI), $0x10
+	JA           ad_not_packed_335
+	MOVQ         32(DI), R8
+	BZHIQ        R8, R9, DX
+	KMOVQ        DX, K5
+	MOVQ         40(DI), SI
+	MOVQ         24(DI), R8
+	ADDQ         $0x0f, R8
+	SHRQ         $0x04, R8
+	SHLQ         $0x04, R8
+	LEAQ         1200(AX), DX
+	SUBQ         R8, DX
+	VMOVDQU8.Z   (SI), K5, X20
+	VMOVDQU64    (DX), X22
+	VMOVDQU64    320(DX), X23
+	MOVQ         160(DI), R8
+	BZHIQ        R8, R9, DX
+	KMOVQ        DX, K5
+	MOVQ         168(DI), SI
+	MOVQ         152(DI), R8
+	ADDQ         $0x0f, R8
+	SHRQ         $0x04, R8
+	SHLQ         $0x04, R8
+	LEAQ         1200(R10), DX
+	SUBQ         R8, DX
+	VMOVDQU8.Z   (SI), K5, X21
+	VINSERTI32X4 $0x01, X21, Z20, Z20
+	VINSERTI32X4 $0x01, (DX), Z22, Z22
+	VINSERTI32X4 $0x01, 320(DX), Z23, Z23
+	MOVQ         288(DI), R8
+	BZHIQ        R8, R9, DX
+	KMOVQ        DX, K5
+	MOVQ         296(DI), SI
+	MOVQ         280(DI), R8
+	ADDQ         $0x0f, R8
+	SHRQ         $0x04, R8
+	SHLQ         $0x04, R8
+	LEAQ         1200(R11), DX
+	SUBQ         R8, DX
+	VMOVDQU8.Z   (SI), K5, X21
+	VINSERTI32X4 $0x02, X21, Z20, Z20
+	VINSERTI32X4 $0x02, (DX), Z22, Z22
+	VINSERTI32X4 $0x02, 320(DX), Z23, Z23
+	MOVQ         416(DI), R8
+	BZHIQ        R8, R9, DX
+	KMOVQ        DX, K5
+	MOVQ         424(DI), SI
+	MOVQ         408(DI), R8
+	ADDQ         $0x0f, R8
+	SHRQ         $0x04, R8
+	SHLQ         $0x04, R8
+	LEAQ         1200(R13), DX
+	SUBQ         R8, DX
+	VMOVDQU8.Z   (SI), K5, X21
+	VINSERTI32X4 $0x03, X21, Z20, Z20
+	VINSERTI32X4 $0x03, (DX), Z22, Z22
+	VINSERTI32X4 $0x03, 320(DX), Z23, Z23
+	VPSHUFB      Z17, Z20, Z20
+	VPCLMULQDQ   $0x00, Z22, Z20, Z24
+	VPCLMULQDQ   $0x11, Z22, Z20, Z25
+	VPSHUFD      $0x4e, Z20, Z21
+	VPXORQ       Z20, Z21, Z21
+	VPCLMULQDQ   $0x00, Z23, Z21, Z21
+	VPXORQ       Z24, Z14, Z14
+	VPXORQ       Z25, Z15, Z15
+	VPXORQ       Z21, Z16, Z16
+
+ad_not_packed_335:
+	VPTERNLOGQ $0x96, Z14, Z15, Z16
+	VPSLLDQ    $0x08, Z16, Z12
+	VPSRLDQ    $0x08, Z16, Z16
+	VPXORQ     Z12, Z14, Z14
+	VPXORQ     Z16, Z15, Z15
+	VPXORQ     Z14, Z26, Z26
+	VPXORQ     Z15, Z30, Z30
 
 	// Reduce the four lanes (Montgomery, as montgomery), tag = E_K(J0) XOR GHASH.
 	VPCLMULQDQ    $0x00, Z19, Z26, Z11
@@ -10103,7 +10273,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_332
+	JE          aes_last_336
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -10119,7 +10289,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_332
+	JE          aes_last_336
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -10135,7 +10305,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_332:
+aes_last_336:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -10154,202 +10324,202 @@ aes_last_332:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_333
+	JB      load_lt32_337
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_335
+	JB      load_lt32_339
 	VMOVDQU (SI), Y6
-	JMP     load32_done_337
+	JMP     load32_done_341
 
-load_lt32_335:
+load_lt32_339:
 	CMPQ    R8, $0x10
-	JB      load_lt16_336
+	JB      load_lt16_340
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_337
+	JZ      load32_done_341
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_338
+	JZ      no_piece_342
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_338:
+no_piece_342:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_339
+	JZ      no_piece_343
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_339:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_340
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_340:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_341
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_342
-
-partial_short_341:
-	VMOVQ R11, X14
-
-partial_loaded_342:
-	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_337
-
-load_lt16_336:
-	VPXOR   Y6, Y6, Y6
-	TESTQ   R8, R8
-	JZ      load32_done_337
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_343
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_343:
-	TESTQ   $0x00000002, R8
+	TESTQ   $0x00000004, R8
 	JZ      no_piece_344
 	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_344:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_345
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_346
+
+partial_short_345:
+	VMOVQ R11, X14
+
+partial_loaded_346:
+	VINSERTI128 $0x01, X14, Y6, Y6
+	JMP         load32_done_341
+
+load_lt16_340:
+	VPXOR   Y6, Y6, Y6
+	TESTQ   R8, R8
+	JZ      load32_done_341
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_347
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_347:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_348
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_348:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_345
+	JZ      no_piece_349
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_345:
+no_piece_349:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_346
+	JZ      partial_short_350
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_347
+	JMP     partial_loaded_351
 
-partial_short_346:
+partial_short_350:
 	VMOVQ R11, X6
 
-partial_loaded_347:
-load32_done_337:
-	JMP load_done_334
+partial_loaded_351:
+load32_done_341:
+	JMP load_done_338
 
-load_lt32_333:
+load_lt32_337:
 	CMPQ    R8, $0x20
-	JB      load_lt32_348
+	JB      load_lt32_352
 	VMOVDQU (SI), Y5
-	JMP     load32_done_350
+	JMP     load32_done_354
 
-load_lt32_348:
+load_lt32_352:
 	CMPQ    R8, $0x10
-	JB      load_lt16_349
+	JB      load_lt16_353
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_350
+	JZ      load32_done_354
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_351
+	JZ      no_piece_355
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_351:
+no_piece_355:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_352
+	JZ      no_piece_356
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_352:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_353
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_353:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_354
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_355
-
-partial_short_354:
-	VMOVQ R11, X14
-
-partial_loaded_355:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_350
-
-load_lt16_349:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_350
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_356
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_356:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_357
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_357:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_358
+	JZ      no_piece_357
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_358:
+no_piece_357:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_359
+	JZ      partial_short_358
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_359
+
+partial_short_358:
+	VMOVQ R11, X14
+
+partial_loaded_359:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_354
+
+load_lt16_353:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_354
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_360
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_360:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_361
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_361:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_362
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_362:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_363
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_360
+	JMP     partial_loaded_364
 
-partial_short_359:
+partial_short_363:
 	VMOVQ R11, X5
 
-partial_loaded_360:
-load32_done_350:
-load_done_334:
+partial_loaded_364:
+load32_done_354:
+load_done_338:
 	MOVQ    24(DI), R8
 	VPXOR   Y0, Y5, Y5
 	VPXOR   Y1, Y6, Y6
@@ -10358,25 +10528,25 @@ load_done_334:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_361
+	JB      blocks_small_365
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_362
+	JB      blocks_mid_366
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_363
+	JMP     blocks_done_367
 
-blocks_mid_362:
+blocks_mid_366:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_363
+	JBE     blocks_done_367
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_363
+	JMP     blocks_done_367
 
-blocks_small_361:
+blocks_small_365:
 	TESTQ   R8, R8
-	JZ      blocks_done_363
+	JZ      blocks_done_367
 	VMOVDQU X5, (DX)
 
-blocks_done_363:
+blocks_done_367:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -10394,105 +10564,105 @@ blocks_done_363:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_364
+	JZ         no_ad_368
 	MOVQ       40(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_365
+	JB         load_lt32_369
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_367
+	JMP        load32_done_371
 
-load_lt32_365:
+load_lt32_369:
 	CMPQ    R8, $0x10
-	JB      load_lt16_366
+	JB      load_lt16_370
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_367
+	JZ      load32_done_371
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_368
+	JZ      no_piece_372
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_368:
+no_piece_372:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_369
+	JZ      no_piece_373
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_369:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_370
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_370:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_371
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_372
-
-partial_short_371:
-	VMOVQ R11, X14
-
-partial_loaded_372:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_367
-
-load_lt16_366:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_367
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_373
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_373:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_374
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_374:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_375
+	JZ      no_piece_374
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_375:
+no_piece_374:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_376
+	JZ      partial_short_375
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_376
+
+partial_short_375:
+	VMOVQ R11, X14
+
+partial_loaded_376:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_371
+
+load_lt16_370:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_371
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_377
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_377:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_378
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_378:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_379
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_379:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_380
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_377
+	JMP     partial_loaded_381
 
-partial_short_376:
+partial_short_380:
 	VMOVQ R11, X7
 
-partial_loaded_377:
-load32_done_367:
+partial_loaded_381:
+load32_done_371:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -10504,7 +10674,7 @@ load32_done_367:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_364:
+no_ad_368:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -10542,202 +10712,202 @@ no_ad_364:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_378
+	JB      load_lt32_382
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_380
+	JB      load_lt32_384
 	VMOVDQU (SI), Y6
-	JMP     load32_done_382
+	JMP     load32_done_386
 
-load_lt32_380:
+load_lt32_384:
 	CMPQ    R8, $0x10
-	JB      load_lt16_381
+	JB      load_lt16_385
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_382
+	JZ      load32_done_386
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_383
+	JZ      no_piece_387
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_383:
+no_piece_387:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_384
+	JZ      no_piece_388
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_384:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_385
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_385:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_386
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_387
-
-partial_short_386:
-	VMOVQ R11, X14
-
-partial_loaded_387:
-	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_382
-
-load_lt16_381:
-	VPXOR   Y6, Y6, Y6
-	TESTQ   R8, R8
-	JZ      load32_done_382
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_388
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_388:
-	TESTQ   $0x00000002, R8
+	TESTQ   $0x00000004, R8
 	JZ      no_piece_389
 	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_389:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_390
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_391
+
+partial_short_390:
+	VMOVQ R11, X14
+
+partial_loaded_391:
+	VINSERTI128 $0x01, X14, Y6, Y6
+	JMP         load32_done_386
+
+load_lt16_385:
+	VPXOR   Y6, Y6, Y6
+	TESTQ   R8, R8
+	JZ      load32_done_386
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_392
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_392:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_393
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_393:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_390
+	JZ      no_piece_394
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_390:
+no_piece_394:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_391
+	JZ      partial_short_395
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_392
+	JMP     partial_loaded_396
 
-partial_short_391:
+partial_short_395:
 	VMOVQ R11, X6
 
-partial_loaded_392:
-load32_done_382:
-	JMP load_done_379
+partial_loaded_396:
+load32_done_386:
+	JMP load_done_383
 
-load_lt32_378:
+load_lt32_382:
 	CMPQ    R8, $0x20
-	JB      load_lt32_393
+	JB      load_lt32_397
 	VMOVDQU (SI), Y5
-	JMP     load32_done_395
+	JMP     load32_done_399
 
-load_lt32_393:
+load_lt32_397:
 	CMPQ    R8, $0x10
-	JB      load_lt16_394
+	JB      load_lt16_398
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_395
+	JZ      load32_done_399
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_396
+	JZ      no_piece_400
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_396:
+no_piece_400:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_397
+	JZ      no_piece_401
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_397:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_398
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_398:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_399
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_400
-
-partial_short_399:
-	VMOVQ R11, X14
-
-partial_loaded_400:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_395
-
-load_lt16_394:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_395
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_401
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_401:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_402
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_402:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_403
+	JZ      no_piece_402
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_403:
+no_piece_402:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_404
+	JZ      partial_short_403
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_404
+
+partial_short_403:
+	VMOVQ R11, X14
+
+partial_loaded_404:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_399
+
+load_lt16_398:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_399
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_405
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_405:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_406
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_406:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_407
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_407:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_408
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_405
+	JMP     partial_loaded_409
 
-partial_short_404:
+partial_short_408:
 	VMOVQ R11, X5
 
-partial_loaded_405:
-load32_done_395:
-load_done_379:
+partial_loaded_409:
+load32_done_399:
+load_done_383:
 	MOVQ    152(DI), R8
 	VPXOR   Y2, Y5, Y5
 	VPXOR   Y3, Y6, Y6
@@ -10746,25 +10916,25 @@ load_done_379:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_406
+	JB      blocks_small_410
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_407
+	JB      blocks_mid_411
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_408
+	JMP     blocks_done_412
 
-blocks_mid_407:
+blocks_mid_411:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_408
+	JBE     blocks_done_412
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_408
+	JMP     blocks_done_412
 
-blocks_small_406:
+blocks_small_410:
 	TESTQ   R8, R8
-	JZ      blocks_done_408
+	JZ      blocks_done_412
 	VMOVDQU X5, (DX)
 
-blocks_done_408:
+blocks_done_412:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -10782,105 +10952,105 @@ blocks_done_408:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_409
+	JZ         no_ad_413
 	MOVQ       168(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_410
+	JB         load_lt32_414
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_412
+	JMP        load32_done_416
 
-load_lt32_410:
+load_lt32_414:
 	CMPQ    R8, $0x10
-	JB      load_lt16_411
+	JB      load_lt16_415
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_412
+	JZ      load32_done_416
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_413
+	JZ      no_piece_417
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_413:
+no_piece_417:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_414
+	JZ      no_piece_418
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_414:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_415
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_415:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_416
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_417
-
-partial_short_416:
-	VMOVQ R11, X14
-
-partial_loaded_417:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_412
-
-load_lt16_411:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_412
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_418
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_418:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_419
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_419:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_420
+	JZ      no_piece_419
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_420:
+no_piece_419:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_421
+	JZ      partial_short_420
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_421
+
+partial_short_420:
+	VMOVQ R11, X14
+
+partial_loaded_421:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_416
+
+load_lt16_415:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_416
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_422
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_422:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_423
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_423:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_424
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_424:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_425
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_422
+	JMP     partial_loaded_426
 
-partial_short_421:
+partial_short_425:
 	VMOVQ R11, X7
 
-partial_loaded_422:
-load32_done_412:
+partial_loaded_426:
+load32_done_416:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -10892,7 +11062,7 @@ load32_done_412:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_409:
+no_ad_413:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11051,7 +11221,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_423
+	JE          aes_last_427
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -11067,7 +11237,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_423
+	JE          aes_last_427
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -11083,7 +11253,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_423:
+aes_last_427:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -11102,23 +11272,23 @@ aes_last_423:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_424
+	JB      blocks_small_428
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_425
+	JB      blocks_mid_429
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_426
+	JMP     blocks_done_430
 
-blocks_mid_425:
+blocks_mid_429:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_426
+	JBE     blocks_done_430
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_426
+	JMP     blocks_done_430
 
-blocks_small_424:
+blocks_small_428:
 	VMOVDQU (SI), X5
 
-blocks_done_426:
+blocks_done_430:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11141,159 +11311,159 @@ blocks_done_426:
 	VPXOR      Y0, Y5, Y5
 	VPXOR      Y1, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_428
+	JB         store_lt32_432
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_427
+	JB         store_hi_431
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_430
+	JMP        store_done_434
 
-store_hi_427:
+store_hi_431:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_428:
+store_lt32_432:
 	CMPQ         R8, $0x10
-	JB           store_lt16_429
+	JB           store_lt16_433
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_429:
+store_lt16_433:
 	TESTQ   R8, R8
-	JZ      store_done_430
+	JZ      store_done_434
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_431
+	JZ      no_piece_435
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_431:
+no_piece_435:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_432
+	JZ    no_piece_436
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_432:
+no_piece_436:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_433
+	JZ    no_piece_437
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_433:
+no_piece_437:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_434
+	JZ    no_piece_438
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_434:
-store_done_430:
+no_piece_438:
+store_done_434:
 	MOVQ    32(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_435
+	JZ      no_ad_439
 	MOVQ    40(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_436
+	JB      load_lt32_440
 	VMOVDQU (SI), Y7
-	JMP     load32_done_438
+	JMP     load32_done_442
 
-load_lt32_436:
+load_lt32_440:
 	CMPQ    R8, $0x10
-	JB      load_lt16_437
+	JB      load_lt16_441
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_438
+	JZ      load32_done_442
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_439
+	JZ      no_piece_443
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_439:
+no_piece_443:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_440
+	JZ      no_piece_444
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_440:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_441
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_441:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_442
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_443
-
-partial_short_442:
-	VMOVQ R11, X14
-
-partial_loaded_443:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_438
-
-load_lt16_437:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_438
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_444
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_444:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_445
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_445:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_446
+	JZ      no_piece_445
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_446:
+no_piece_445:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_447
+	JZ      partial_short_446
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_447
+
+partial_short_446:
+	VMOVQ R11, X14
+
+partial_loaded_447:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_442
+
+load_lt16_441:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_442
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_448
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_448:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_449
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_449:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_450
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_450:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_451
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_448
+	JMP     partial_loaded_452
 
-partial_short_447:
+partial_short_451:
 	VMOVQ R11, X7
 
-partial_loaded_448:
-load32_done_438:
+partial_loaded_452:
+load32_done_442:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11305,7 +11475,7 @@ load32_done_438:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_435:
+no_ad_439:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11343,23 +11513,23 @@ no_ad_435:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_449
+	JB      blocks_small_453
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_450
+	JB      blocks_mid_454
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_451
+	JMP     blocks_done_455
 
-blocks_mid_450:
+blocks_mid_454:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_451
+	JBE     blocks_done_455
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_451
+	JMP     blocks_done_455
 
-blocks_small_449:
+blocks_small_453:
 	VMOVDQU (SI), X5
 
-blocks_done_451:
+blocks_done_455:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11382,159 +11552,159 @@ blocks_done_451:
 	VPXOR      Y2, Y5, Y5
 	VPXOR      Y3, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_453
+	JB         store_lt32_457
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_452
+	JB         store_hi_456
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_455
+	JMP        store_done_459
 
-store_hi_452:
+store_hi_456:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_453:
+store_lt32_457:
 	CMPQ         R8, $0x10
-	JB           store_lt16_454
+	JB           store_lt16_458
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_454:
+store_lt16_458:
 	TESTQ   R8, R8
-	JZ      store_done_455
+	JZ      store_done_459
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_456
+	JZ      no_piece_460
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_456:
+no_piece_460:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_457
+	JZ    no_piece_461
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_457:
+no_piece_461:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_458
+	JZ    no_piece_462
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_458:
+no_piece_462:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_459
+	JZ    no_piece_463
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_459:
-store_done_455:
+no_piece_463:
+store_done_459:
 	MOVQ    160(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_460
+	JZ      no_ad_464
 	MOVQ    168(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_461
+	JB      load_lt32_465
 	VMOVDQU (SI), Y7
-	JMP     load32_done_463
+	JMP     load32_done_467
 
-load_lt32_461:
+load_lt32_465:
 	CMPQ    R8, $0x10
-	JB      load_lt16_462
+	JB      load_lt16_466
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_463
+	JZ      load32_done_467
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_464
+	JZ      no_piece_468
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_464:
+no_piece_468:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_465
+	JZ      no_piece_469
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_465:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_466
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_466:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_467
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_468
-
-partial_short_467:
-	VMOVQ R11, X14
-
-partial_loaded_468:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_463
-
-load_lt16_462:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_463
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_469
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_469:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_470
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_470:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_471
+	JZ      no_piece_470
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_471:
+no_piece_470:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_472
+	JZ      partial_short_471
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_472
+
+partial_short_471:
+	VMOVQ R11, X14
+
+partial_loaded_472:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_467
+
+load_lt16_466:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_467
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_473
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_473:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_474
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_474:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_475
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_475:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_476
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_473
+	JMP     partial_loaded_477
 
-partial_short_472:
+partial_short_476:
 	VMOVQ R11, X7
 
-partial_loaded_473:
-load32_done_463:
+partial_loaded_477:
+load32_done_467:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11546,7 +11716,7 @@ load32_done_463:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_460:
+no_ad_464:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11705,7 +11875,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_474
+	JE      aes_last_478
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -11723,7 +11893,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_474
+	JE      aes_last_478
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -11741,7 +11911,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_474:
+aes_last_478:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -11778,15 +11948,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_475
+	JE      aes_last_479
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_475
+	JE      aes_last_479
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_475:
+aes_last_479:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI
@@ -11902,7 +12072,7 @@ ecb8:
 	VAESENC 576(AX), Y6, Y6
 	VAESENC 576(AX), Y7, Y7
 	CMPQ    R12, $0x0a
-	JE      aes_last_476
+	JE      aes_last_480
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -11920,7 +12090,7 @@ ecb8:
 	VAESENC 704(AX), Y6, Y6
 	VAESENC 704(AX), Y7, Y7
 	CMPQ    R12, $0x0c
-	JE      aes_last_476
+	JE      aes_last_480
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -11938,7 +12108,7 @@ ecb8:
 	VAESENC 832(AX), Y6, Y6
 	VAESENC 832(AX), Y7, Y7
 
-aes_last_476:
+aes_last_480:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -11975,15 +12145,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_477
+	JE      aes_last_481
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_477
+	JE      aes_last_481
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_477:
+aes_last_481:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI

@@ -164,6 +164,7 @@ func lanes(name string, open bool) {
 	VPSHUFD(U8(0x4e), Z11, Z16)
 	VPXORQ(Z11, Z16, Z16)
 	VPCLMULQDQ(U8(0x00), Z13, Z16, Z16)
+	laneADPacked()
 	foldMid(Z14, Z15, Z16, Z12)
 	VPXORQ(Z14, Z26, Z26)
 	VPXORQ(Z15, Z30, Z30)
@@ -204,18 +205,24 @@ func lanes(name string, open bool) {
 	RET()
 }
 
+// The AD's blocks precede the text's in GHASH's Horner order (SP 800-38D section 7.1 step 5: the
+// AD, zero-padded, comes first): packet i's na = ceil(adLen/16) AD blocks meet its powers
+// H^(na+nb+1)..H^(nb+2). A group whose ADs all fit one block (QUIC short headers with connection
+// IDs of up to 11 bytes) takes them four to a zmm, one packet per lane, in laneADPacked; a group
+// with a longer AD takes them a zmm per packet in laneAD; a group without AD skips both.
+
 // laneAD adds to each packet's product accumulators its AD blocks (up to gcmLaneAD bytes, one zmm,
-// zero-filled past its length) times its key's powers H^(na+nb+1)..H^(nb+2), which precede the
-// text's in GHASH's Horner order (SP 800-38D section 7.1 step 5: the AD, zero-padded, comes first).
-// A group without AD skips it.
+// zero-filled past its length) times its key's powers, when some packet's AD is longer than a
+// block.
 func laneAD() {
 	field := descField
-	skip := label("no_ad")
-	MOVQ(field(0, dADLen), n)
-	for i := 1; i < 4; i++ {
-		ORQ(field(i, dADLen), n)
+	wide, skip := label("ad_wide"), label("ad_not_wide")
+	for i := range 4 {
+		CMPQ(field(i, dADLen), U8(16))
+		JA(LabelRef(wide))
 	}
-	JZ(LabelRef(skip))
+	JMP(LabelRef(skip))
+	Label(wide)
 	for i, t := range laneTabs {
 		MOVQ(field(i, dADLen), n)
 		BZHIQ(n, ones, dst)
@@ -243,6 +250,58 @@ func laneAD() {
 		VPXORQ(Z11, laneHi[i], laneHi[i])
 		VPXORQ(Z12, laneMid[i], laneMid[i])
 	}
+	Label(skip)
+}
+
+// laneADPacked adds the products of the four packets' AD blocks, lane i packet i's, times H^(nb+2)
+// of its key to the length blocks' products (Z14-Z16), when every AD fits one block and some packet
+// has one. Against laneAD it spends 8 inserts of powers on saving 9 carry-less products, 4
+// shuffles and 12 XORs of a zmm each.
+func laneADPacked() {
+	field := descField
+	skip := label("ad_not_packed")
+	MOVQ(field(0, dADLen), n)
+	for i := 1; i < 4; i++ {
+		ORQ(field(i, dADLen), n)
+	}
+	JZ(LabelRef(skip))
+	for i := range 4 {
+		CMPQ(field(i, dADLen), U8(16))
+		JA(LabelRef(skip))
+	}
+	for i, t := range laneTabs {
+		MOVQ(field(i, dADLen), n)
+		BZHIQ(n, ones, dst)
+		KMOVQ(dst, K5)
+		MOVQ(field(i, dAD), src)
+		// SI = &h[15-nb]: H^(nb+2)
+		MOVQ(field(i, dN), n)
+		ADDQ(U8(15), n)
+		SHRQ(U8(4), n)
+		SHLQ(U8(4), n)
+		LEAQ(Mem{Base: t, Disp: tH + 15*16}, dst)
+		SUBQ(n, dst)
+		h := Mem{Base: dst}
+		if i == 0 {
+			VMOVDQU8_Z(Mem{Base: src}, K5, X20)
+			VMOVDQU64(h, X22)
+			VMOVDQU64(karatsuba(h), X23)
+			continue
+		}
+		VMOVDQU8_Z(Mem{Base: src}, K5, X21)
+		VINSERTI32X4(U8(i), X21, Z20, Z20)
+		VINSERTI32X4(U8(i), h, Z22, Z22)
+		VINSERTI32X4(U8(i), karatsuba(h), Z23, Z23)
+	}
+	VPSHUFB(Z17, Z20, Z20)
+	VPCLMULQDQ(U8(0x00), Z22, Z20, Z24)
+	VPCLMULQDQ(U8(0x11), Z22, Z20, Z25)
+	VPSHUFD(U8(0x4e), Z20, Z21)
+	VPXORQ(Z20, Z21, Z21)
+	VPCLMULQDQ(U8(0x00), Z23, Z21, Z21)
+	VPXORQ(Z24, Z14, Z14)
+	VPXORQ(Z25, Z15, Z15)
+	VPXORQ(Z21, Z16, Z16)
 	Label(skip)
 }
 
