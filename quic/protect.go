@@ -104,19 +104,19 @@ func (c *chunkScratch) setOp(i int, key *kernels.Key, ad, src, dst []byte) {
 // calls to clear cost more than the stores themselves; for more, clear's wide stores win.
 const wipeInline = 4
 
-// wipe clears what the chunk left: references to the caller's buffers, the nonces and the masks.
+// wipe clears what the chunk left: references to the caller's buffers, the nonces (with the packet
+// number, which the wire carries, they give away the IV) and the masks. The samples are ciphertext,
+// public already.
 func (c *chunkScratch) wipe() {
 	if len(c.ops) > wipeInline {
 		clear(c.ops)
 		clear(c.nonce)
-		clear(c.sample)
 		clear(c.mask)
 		return
 	}
 	for i := range c.ops {
 		c.ops[i] = kernels.Op{}
 		c.nonce[i] = [12]byte{}
-		c.sample[i] = [16]byte{}
 		c.mask[i] = [16]byte{}
 	}
 }
@@ -220,9 +220,8 @@ func (k *Keys) openChunk(pkts []Packet, largest int64, sc *scratch) (failed int)
 		if p.Err != nil {
 			continue
 		}
-		pnLen := removeMask(p.Buf, p.PNOffset, &s.mask[i])
+		pnLen, truncated := removeMask(p.Buf, p.PNOffset, &s.mask[i])
 		s.pnLen[i] = pnLen
-		truncated := binary.BigEndian.Uint32(p.Buf[p.PNOffset:]) >> (32 - 8*pnLen)
 		p.PN = decodePN(largest, uint64(truncated), pnLen)
 		k.nonce(&s.nonce[ops], p.PN)
 		hdr, m := p.PNOffset+pnLen, len(p.Buf)
@@ -282,19 +281,22 @@ func applyMask(buf []byte, off, pnLen int, mask *[16]byte) {
 	maskPN(buf[off:], pnLen, mask)
 }
 
-// removeMask unprotects a protected header and returns its packet-number length: the first byte
-// first, which tells how many packet-number bytes to unmask (RFC 9001 section 5.4.2).
-func removeMask(buf []byte, off int, mask *[16]byte) int {
-	buf[0] ^= mask[0] & headerBits(buf[0]) // the form bit is not protected
-	pnLen := int(buf[0]&3) + 1
-	maskPN(buf[off:], pnLen, mask)
-	return pnLen
+// removeMask unprotects a protected header and returns its packet-number length and the packet
+// number as sent: the first byte first, which tells how many packet-number bytes to unmask (RFC
+// 9001 section 5.4.2). Both come from registers, not from reloading the bytes just stored.
+func removeMask(buf []byte, off int, mask *[16]byte) (pnLen int, truncated uint32) {
+	first := buf[0] ^ mask[0]&headerBits(buf[0]) // the form bit is not protected
+	buf[0] = first
+	pnLen = int(first&3) + 1
+	return pnLen, maskPN(buf[off:], pnLen, mask) >> (32 - 8*pnLen)
 }
 
-// maskPN XORs mask[1:1+pnLen] into the packet number field at pn[0:pnLen].
-func maskPN(pn []byte, pnLen int, mask *[16]byte) {
-	m := binary.BigEndian.Uint32(mask[1:]) & pnField(pnLen)
-	binary.BigEndian.PutUint32(pn, binary.BigEndian.Uint32(pn)^m)
+// maskPN XORs mask[1:1+pnLen] into the packet number field at pn[0:pnLen] and returns the 4 bytes
+// at pn as a big-endian word.
+func maskPN(pn []byte, pnLen int, mask *[16]byte) uint32 {
+	w := binary.BigEndian.Uint32(pn) ^ binary.BigEndian.Uint32(mask[1:])&pnField(pnLen)
+	binary.BigEndian.PutUint32(pn, w)
+	return w
 }
 
 // decodePN recovers a full packet number from its pnLen low bytes, the one closest to largest+1
