@@ -29,28 +29,67 @@ type Op struct {
 var ErrAuth = errors.New("kernels: message authentication failed")
 
 // checkOps panics on misuse, before any op is processed, like cipher.AEAD, and returns how many ops
-// belong to the ChaCha family and to the AES-GCM family. Every op takes the few comparisons of the
-// common, valid case; any other op goes through checkOp, which finds the fault and names it.
+// belong to the ChaCha family and to the AES-GCM family. validPrefix passes the common, valid ops
+// with a few comparisons each; any other op goes through checkOp, which finds the fault and names
+// it, or passes the op: an Open shorter than a tag.
 func checkOps(ops []Op, open bool) (chacha, gcm int) {
-	for i := range ops {
-		op := &ops[i]
-		k := op.Key
-		dst := len(op.Src) + TagSize // the Dst length the op needs
-		if open {
-			dst = len(op.Src) - TagSize
+	for {
+		n, g := validPrefix(ops, open)
+		chacha, gcm = chacha+n-g, gcm+g
+		if n == len(ops) {
+			return chacha, gcm
 		}
-		if k == nil || k.nonceSize == 0 || k.destroyed || len(op.Nonce) != k.nonceSize || len(op.Dst) != dst ||
-			uint64(dst) > minMaxPlaintext || inexactOverlap(op.Dst, op.Src) || anyOverlap(op.AD, op.Dst) {
-			checkOp(op, open)
-		}
-		if k.suite.isGCM() {
+		op := &ops[n]
+		checkOp(op, open)
+		if op.Key.suite.isGCM() {
 			gcm++
 		} else {
 			chacha++
 		}
+		ops = ops[n+1:]
 	}
-	return chacha, gcm
 }
+
+// validPrefix returns how many ops from the first pass its checks, which every valid op but an
+// Open shorter than a tag passes and no misused op does, and how many of those are AES-GCM ops. It
+// checks a key once for a run of ops that share it, and each overlap with two unsigned
+// comparisons: x and y overlap exactly when y starts less than len(x) bytes after x or x less than
+// len(y) after y (the differences wrap around when the start is before); an empty slice may fail
+// this where checkOp then passes it. It calls nothing, so its loop keeps its state in registers.
+// Per 64-byte op all this is 1.4 times as fast as the plain checks with checkOp's call in the loop
+// (docs/experiments.md, 2026-12-03 third session).
+func validPrefix(ops []Op, open bool) (n, gcm int) {
+	tag := TagSize // len(Dst) - len(Src)
+	if open {
+		tag = -TagSize
+	}
+	var key *Key
+	nonceSize, isGCM := -1, 0 // of key; no nonce length matches -1, so a nil first key stops the pass
+	for i := range ops {
+		op := &ops[i]
+		if k := op.Key; k != key {
+			if k == nil || k.nonceSize == 0 || k.destroyed {
+				return i, gcm
+			}
+			key, nonceSize, isGCM = k, k.nonceSize, 0
+			if k.suite.isGCM() {
+				isGCM = 1
+			}
+		}
+		dst := len(op.Src) + tag
+		d, s, a := sliceAddr(op.Dst), sliceAddr(op.Src), sliceAddr(op.AD)
+		if len(op.Nonce) != nonceSize || len(op.Dst) != dst || uint64(dst) > minMaxPlaintext ||
+			d != s && (d-s < uintptr(len(op.Src)) || s-d < uintptr(dst)) || // Dst and Src, not in place
+			a-d < uintptr(dst) || d-a < uintptr(len(op.AD)) { // AD and Dst
+			return i, gcm
+		}
+		gcm += isGCM
+	}
+	return len(ops), gcm
+}
+
+// sliceAddr is the address of x's first element (of its array, if x is empty), 0 for nil.
+func sliceAddr(x []byte) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(x))) }
 
 // minMaxPlaintext is the smaller of the suites' maxPlaintext: a Dst no longer passes the length check
 // of every suite.
