@@ -314,6 +314,7 @@ func BenchmarkGCMKernel(b *testing.B) {
 						d, op := &batch.descs[i], &ops[i]
 						gcmStart(d, op, n)
 						d.src, d.dst, d.n, d.tag = &op.Src[0], &op.Dst[0], n, &op.Dst[n]
+						d.nonce = &op.Nonce[0] // the lane kernels' J0
 					}
 					b.SetBytes(int64(n * gcmDescMax))
 					for b.Loop() {
