@@ -22,8 +22,12 @@ test: deps check unit race purego arm64 interop
 deps:
 	@scripts/deps.sh $(DEB_PKGS)
 
+## unit: the tests, then every kernels and quic benchmark once (a benchmark that breaks shows here,
+## not in the next make bench).
 unit:
 	$(GO) test -count=1 -timeout 15m $(PKGS)
+	@echo "$(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./kernels/ ./quic/"
+	@out=$$($(GO) test -count=1 -run '^$$' -bench . -benchtime 1x ./kernels/ ./quic/ 2>&1) || { echo "$$out"; exit 1; }
 
 race:
 	$(GO) test -count=1 -race -short -timeout 10m $(RACE_PKGS)

@@ -56,21 +56,34 @@ type table struct {
 	data   map[group]map[string]*samples // group -> tier -> samples
 }
 
+// run echoes in to out, then prints the tables. It fails when go test reported a failure (a
+// benchmark that panics ends its package's run, whose rows would otherwise be missing from the
+// tables without a word), after printing what it has.
 func run(in io.Reader, out io.Writer) error {
 	t := &table{tiers: map[group][]string{}, data: map[group]map[string]*samples{}}
 	w := bufio.NewWriter(out)
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<16), 1<<20)
+	var failed []string
 	for sc.Scan() {
 		line := sc.Text()
 		fmt.Fprintln(w, line)
 		t.add(line)
+		if strings.HasPrefix(line, "FAIL") || strings.HasPrefix(line, "--- FAIL") {
+			failed = append(failed, line)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
 	t.print(w)
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("go test failed, its rows are missing:\n%s", strings.Join(failed, "\n"))
+	}
+	return nil
 }
 
 // add records line if it is a result of one of the kernels benchmarks.

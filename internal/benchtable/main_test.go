@@ -12,6 +12,7 @@ func TestRun(t *testing.T) {
 	for _, c := range []struct {
 		name, in string
 		table    string // what run prints after echoing the input
+		fails    bool   // run reports go test's failure
 	}{
 		{
 			name: "medians, GOMAXPROCS suffix, baseline last",
@@ -77,10 +78,23 @@ ChaCha20-Poly1305  64x64  Seal
 BenchmarkSeal/ChaCha20-Poly1305/1420x64-2   100  5 ns/op  1 ns/pkt
 BenchmarkSeal/X/Y/Z/W-2   100  5 ns/op  1 ns/pkt
 BenchmarkOpen/X/Y/Generic-2   100  5 ns/op
---- FAIL: TestSomething
-FAIL
 `,
 			table: "",
+		},
+		{
+			name: "a failed package is reported after the tables",
+			in: `BenchmarkSeal/AES-128-GCM/64x64/Generic-2   	 1	 1 ns/op	 2.0 ns/pkt
+panic: runtime error: invalid memory address or nil pointer dereference
+FAIL	github.com/wirebatch/wirebatch/kernels	29.903s
+`,
+			table: `
+== kernels vs baseline, medians of 1 run(s); vs baseline = baseline ns/pkt / tier ns/pkt ==
+
+AES-128-GCM  64x64  Seal
+     tier  ns/pkt  GB/s  vs baseline
+  Generic     2.0     -            -
+`,
+			fails: true,
 		},
 		{name: "empty input", in: "", table: ""},
 		{
@@ -114,8 +128,8 @@ AES-128-GCM  64x64  Open
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var out strings.Builder
-			if err := run(strings.NewReader(c.in), &out); err != nil {
-				t.Fatal(err)
+			if err := run(strings.NewReader(c.in), &out); (err != nil) != c.fails {
+				t.Fatalf("run: %v, want failure %v", err, c.fails)
 			}
 			got := out.String()
 			if !strings.HasPrefix(got, c.in) {
