@@ -323,6 +323,8 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 	var b gcmBatch
 	b.tier, b.open = t, open
 	group, smallAD := gcmSmall(t)
+	var key *Key      // the key of the last small op queued
+	var tab *gcmTable // key's table
 	for i := range ops {
 		op := &ops[i]
 		if !op.Key.suite.isGCM() {
@@ -345,7 +347,9 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 			// Queued here rather than in a method of b: the call and the reloads of b's fields it
 			// forces were about a quarter of what the Go side adds to a 64-byte op
 			// (docs/experiments.md, 2026-12-03 third session).
-			tab := op.Key.gcm.asm.tab
+			if op.Key != key {
+				key, tab = op.Key, op.Key.gcm.asm.tab
+			}
 			k := b.laneN
 			if k&(group-1) == 0 {
 				b.laneNR = tab.nr
@@ -440,9 +444,11 @@ func (b *gcmBatch) flushLanes(ops []Op) (failed int) {
 		}
 		gcmKernel(b.tier, b.open, &b.lanes[groups*group], rest)
 	}
-	for k := range b.laneN {
-		if !gcmFinish(b.open, &ops[b.laneIdx[k]], &b.lanes[k]) {
-			failed++
+	if b.open { // a Seal has nothing left to do (gcmFinish)
+		for k := range b.laneN {
+			if !gcmFinish(true, &ops[b.laneIdx[k]], &b.lanes[k]) {
+				failed++
+			}
 		}
 	}
 	b.laneN = 0
