@@ -255,8 +255,8 @@ func laneAD() {
 
 // laneADPacked adds the products of the four packets' AD blocks, lane i packet i's, times H^(nb+2)
 // of its key to the length blocks' products (Z14-Z16), when every AD fits one block and some packet
-// has one. Against laneAD it spends 8 inserts of powers on saving 9 carry-less products, 4
-// shuffles and 12 XORs of a zmm each.
+// has one. Against laneAD it spends 9 inserts (three of the blocks, six of powers) on saving 9
+// carry-less products, 6 shuffles and 12 XORs of a zmm each.
 func laneADPacked() {
 	field := descField
 	skip := label("ad_not_packed")
