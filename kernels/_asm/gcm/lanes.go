@@ -126,14 +126,7 @@ func lanes(name string, open bool) {
 
 	Comment("GHASH: packet i's blocks times its powers H^(nb+1)..H^2, summed per packet into lane i.")
 	for i, t := range laneTabs {
-		// SI = &h[16-nb], nb = ceil(n/16)
-		MOVQ(field(i, dN), n)
-		ADDQ(U8(15), n)
-		SHRQ(U8(4), n)
-		SHLQ(U8(4), n)
-		LEAQ(Mem{Base: t, Disp: tH + 16*16}, src)
-		SUBQ(n, src)
-		h := Mem{Base: src}
+		h := lanePowers(i, t, src, 16) // H^(nb+1)..H^2
 		g := laneG[i]
 		VPCLMULQDQ(U8(0x00), h, g, laneLo[i])
 		VPCLMULQDQ(U8(0x11), h, g, laneHi[i])
@@ -274,14 +267,7 @@ func laneADPacked() {
 		BZHIQ(n, ones, dst)
 		KMOVQ(dst, K5)
 		MOVQ(field(i, dAD), src)
-		// SI = &h[15-nb]: H^(nb+2)
-		MOVQ(field(i, dN), n)
-		ADDQ(U8(15), n)
-		SHRQ(U8(4), n)
-		SHLQ(U8(4), n)
-		LEAQ(Mem{Base: t, Disp: tH + 15*16}, dst)
-		SUBQ(n, dst)
-		h := Mem{Base: dst}
+		h := lanePowers(i, t, dst, 15) // H^(nb+2)
 		if i == 0 {
 			VMOVDQU8_Z(Mem{Base: src}, K5, X20)
 			VMOVDQU64(h, X22)
@@ -303,6 +289,18 @@ func laneADPacked() {
 	VPXORQ(Z25, Z15, Z15)
 	VPXORQ(Z21, Z16, Z16)
 	Label(skip)
+}
+
+// lanePowers points r at &h[top-nb] of table t, nb = ceil(n/16) of descriptor i (h[j] is
+// H^(17-j)), and returns that address.
+func lanePowers(i int, t, r Register, top int) Mem {
+	MOVQ(descField(i, dN), n)
+	ADDQ(U8(15), n)
+	SHRQ(U8(4), n)
+	SHLQ(U8(4), n)
+	LEAQ(Mem{Base: t, Disp: tH + 16*top}, r)
+	SUBQ(n, r)
+	return Mem{Base: r}
 }
 
 // aesRoundsPerPacket encrypts pkts[i] with the round keys of the table in laneTabs[i], memory
