@@ -25,8 +25,9 @@ import (
 // one zmm, four loads per round.
 
 // Registers of the lane kernels: Z0 the four J0 (then E_K(J0)), Z1-Z4 the packets' counter blocks
-// 1-4 (then their ciphertext or plaintext), Z5-Z8 the packets' text, Z9-Z12 temporaries, Z20-Z23 the
-// packets' byte-reversed ciphertext, Z24-Z31 and Z13-Z16 the product accumulators, Z17 the
+// 1-4 (then their ciphertext or plaintext; once it is stored, Z1-Z3 the length blocks' products
+// and Z4-Z8 laneADPacked's), Z5-Z8 the packets' text, Z9-Z12 temporaries, Z20-Z23 the packets'
+// byte-reversed ciphertext, Z24-Z31 and Z13-Z16 the product accumulators, Z17 the
 // byte-reversal mask, Z19 the reduction constant; K1-K4 the packets' byte masks, K5 an AD's. GP: AX,
 // R10, R11, R13 the four key tables, R8 and SI scratch, DX a destination, tag pointer or scratch,
 // R12 the round count, BX the last round key's offset or address.
@@ -135,32 +136,31 @@ func lanes(name string, open bool) {
 		VPCLMULQDQ(U8(0x00), karatsuba(h), laneMid[i], laneMid[i])
 	}
 	laneAD()
-	for i := range 4 {
-		foldMid(laneLo[i], laneHi[i], laneMid[i], Z9)
-	}
-	laneSum(laneLo) // into Z26
-	laneSum(laneHi) // into Z30
 
 	Comment("The length blocks len(A) || len(C) in bits (register form: the text's in the low",
-		"quadword, the AD's in the high one) times each key's H^1.")
+		"quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.")
 	VMOVDQU(field(0, dN), X11)
 	VMOVDQU(Mem{Base: tab, Disp: tH + 16*16}, X12)
-	VMOVDQU(Mem{Base: tab, Disp: tHK + 16*16}, X13)
+	VMOVDQU(Mem{Base: tab, Disp: tHK + 16*16}, X10)
 	for i := 1; i < 4; i++ {
 		VINSERTI32X4(U8(i), field(i, dN), Z11, Z11)
 		VINSERTI32X4(U8(i), Mem{Base: laneTabs[i], Disp: tH + 16*16}, Z12, Z12)
-		VINSERTI32X4(U8(i), Mem{Base: laneTabs[i], Disp: tHK + 16*16}, Z13, Z13)
+		VINSERTI32X4(U8(i), Mem{Base: laneTabs[i], Disp: tHK + 16*16}, Z10, Z10)
 	}
 	VPSLLQ(U8(3), Z11, Z11)
-	VPCLMULQDQ(U8(0x00), Z12, Z11, Z14)
-	VPCLMULQDQ(U8(0x11), Z12, Z11, Z15)
-	VPSHUFD(U8(0x4e), Z11, Z16)
-	VPXORQ(Z11, Z16, Z16)
-	VPCLMULQDQ(U8(0x00), Z13, Z16, Z16)
-	laneADPacked()
-	foldMid(Z14, Z15, Z16, Z12)
-	VPXORQ(Z14, Z26, Z26)
-	VPXORQ(Z15, Z30, Z30)
+	VPCLMULQDQ(U8(0x00), Z12, Z11, Z1)
+	VPCLMULQDQ(U8(0x11), Z12, Z11, Z2)
+	VPSHUFD(U8(0x4e), Z11, Z3)
+	VPXORQ(Z11, Z3, Z3)
+	VPCLMULQDQ(U8(0x00), Z10, Z3, Z3)
+	laneADPacked(Z1, Z2, Z3)
+
+	Comment("Each packet's products summed into lane i with those of Z1-Z3, the middle ones folded",
+		"once for all four (Karatsuba's correction is linear).")
+	laneSum(laneLo, Z1) // into Z26
+	laneSum(laneHi, Z2) // into Z30
+	laneSum(laneMid, Z3)
+	foldMid(Z26, Z30, laneMid[2], Z9)
 
 	Comment("Reduce the four lanes (Montgomery, as montgomery), tag = E_K(J0) XOR GHASH.")
 	VPCLMULQDQ(U8(0x00), Z19, Z26, Z11)
@@ -247,10 +247,10 @@ func laneAD() {
 }
 
 // laneADPacked adds the products of the four packets' AD blocks, lane i packet i's, times H^(nb+2)
-// of its key to the length blocks' products (Z14-Z16), when every AD fits one block and some packet
-// has one. Against laneAD it spends 9 inserts (three of the blocks, six of powers) on saving 9
+// of its key to lo, hi and mid, when every AD fits one block and some packet has one; it takes
+// Z4-Z8 and Z11 (free once the text is stored and the length blocks multiplied). Against laneAD it spends 9 inserts (three of the blocks, six of powers) on saving 9
 // carry-less products, 6 shuffles and 12 XORs of a zmm each.
-func laneADPacked() {
+func laneADPacked(lo, hi, mid VecPhysical) {
 	field := descField
 	skip := label("ad_not_packed")
 	MOVQ(field(0, dADLen), n)
@@ -269,25 +269,25 @@ func laneADPacked() {
 		MOVQ(field(i, dAD), src)
 		h := lanePowers(i, t, dst, 15) // H^(nb+2)
 		if i == 0 {
-			VMOVDQU8_Z(Mem{Base: src}, K5, X20)
-			VMOVDQU64(h, X22)
-			VMOVDQU64(karatsuba(h), X23)
+			VMOVDQU8_Z(Mem{Base: src}, K5, X4)
+			VMOVDQU64(h, X6)
+			VMOVDQU64(karatsuba(h), X7)
 			continue
 		}
-		VMOVDQU8_Z(Mem{Base: src}, K5, X21)
-		VINSERTI32X4(U8(i), X21, Z20, Z20)
-		VINSERTI32X4(U8(i), h, Z22, Z22)
-		VINSERTI32X4(U8(i), karatsuba(h), Z23, Z23)
+		VMOVDQU8_Z(Mem{Base: src}, K5, X5)
+		VINSERTI32X4(U8(i), X5, Z4, Z4)
+		VINSERTI32X4(U8(i), h, Z6, Z6)
+		VINSERTI32X4(U8(i), karatsuba(h), Z7, Z7)
 	}
-	VPSHUFB(Z17, Z20, Z20)
-	VPCLMULQDQ(U8(0x00), Z22, Z20, Z24)
-	VPCLMULQDQ(U8(0x11), Z22, Z20, Z25)
-	VPSHUFD(U8(0x4e), Z20, Z21)
-	VPXORQ(Z20, Z21, Z21)
-	VPCLMULQDQ(U8(0x00), Z23, Z21, Z21)
-	VPXORQ(Z24, Z14, Z14)
-	VPXORQ(Z25, Z15, Z15)
-	VPXORQ(Z21, Z16, Z16)
+	VPSHUFB(Z17, Z4, Z4)
+	VPCLMULQDQ(U8(0x00), Z6, Z4, Z8)
+	VPCLMULQDQ(U8(0x11), Z6, Z4, Z11)
+	VPSHUFD(U8(0x4e), Z4, Z5)
+	VPXORQ(Z4, Z5, Z5)
+	VPCLMULQDQ(U8(0x00), Z7, Z5, Z5)
+	VPXORQ(Z8, lo, lo)
+	VPXORQ(Z11, hi, hi)
+	VPXORQ(Z5, mid, mid)
 	Label(skip)
 }
 
@@ -354,12 +354,12 @@ func foldMid(lo, hi, mid, t VecPhysical) {
 	VPXORQ(mid, hi, hi)
 }
 
-// laneSum leaves in regs[2], lane i, the sum of the four lanes of regs[i] (a transpose and three
-// XORs); the other regs are clobbered.
-func laneSum(regs []VecPhysical) {
+// laneSum leaves in regs[2], lane i, the sum of the four lanes of regs[i] and lane i of extra (a
+// transpose and two three-way XORs); the other regs are clobbered.
+func laneSum(regs []VecPhysical, extra VecPhysical) {
 	transpose(regs, laneTmp)
 	VPTERNLOGQ(U8(0x96), regs[0], regs[1], regs[2])
-	VPXORQ(regs[3], regs[2], regs[2])
+	VPTERNLOGQ(U8(0x96), regs[3], extra, regs[2])
 }
 
 // transpose transposes the 4x4 matrix of 128-bit lanes in p (p[j] lane i becomes p[i] lane j),
