@@ -64,6 +64,16 @@ DATA gcmPairCtr<>+48(SB)/8, $0x0000000000000004
 DATA gcmPairCtr<>+56(SB)/8, $0x0000000000000000
 GLOBL gcmPairCtr<>(SB), RODATA|NOPTR, $64
 
+DATA gcmLaneCtr<>+0(SB)/8, $0x0000000000000000
+DATA gcmLaneCtr<>+8(SB)/8, $0x0200000000000000
+DATA gcmLaneCtr<>+16(SB)/8, $0x0000000000000000
+DATA gcmLaneCtr<>+24(SB)/8, $0x0300000000000000
+DATA gcmLaneCtr<>+32(SB)/8, $0x0000000000000000
+DATA gcmLaneCtr<>+40(SB)/8, $0x0400000000000000
+DATA gcmLaneCtr<>+48(SB)/8, $0x0000000000000000
+DATA gcmLaneCtr<>+56(SB)/8, $0x0500000000000000
+GLOBL gcmLaneCtr<>(SB), RODATA|NOPTR, $64
+
 DATA gcmTailMask<>+0(SB)/8, $0xffffffffffffffff
 DATA gcmTailMask<>+8(SB)/8, $0xffffffffffffffff
 DATA gcmTailMask<>+16(SB)/8, $0x0000000000000000
@@ -8890,8 +8900,9 @@ group:
 	MOVQ       400(DI), SI
 	VMOVDQU8.Z (SI), K4, Z8
 
-	// The four J0 = IV || 0^31 || 1 in Z0 (lane i: packet i's; section 7.1 step 2), packet i's
-	// counter blocks 1-4 in Z(1+i).
+	// The four IVs in Z0 (lane i: packet i's); packet i's counter blocks 1-4 in Z(1+i), its IV
+	// with the counter field 2-5 (inc32 of J0, section 7.1 step 3); then J0 = IV || 0^31 || 1 in
+	// Z0 (section 7.1 step 2).
 	MOVQ         120(DI), SI
 	VMOVQ        (SI), X0
 	VPINSRD      $0x02, 8(SI), X0, X0
@@ -8907,20 +8918,15 @@ group:
 	VMOVQ        (SI), X9
 	VPINSRD      $0x02, 8(SI), X9, X9
 	VINSERTI32X4 $0x03, X9, Z0, Z0
+	VSHUFI64X2   $0x00, Z0, Z0, Z1
+	VPORQ        gcmLaneCtr<>+0(SB), Z1, Z1
+	VSHUFI64X2   $0x55, Z0, Z0, Z2
+	VPORQ        gcmLaneCtr<>+0(SB), Z2, Z2
+	VSHUFI64X2   $0xaa, Z0, Z0, Z3
+	VPORQ        gcmLaneCtr<>+0(SB), Z3, Z3
+	VSHUFI64X2   $0xff, Z0, Z0, Z4
+	VPORQ        gcmLaneCtr<>+0(SB), Z4, Z4
 	VPORQ        gcmPairJ0<>+0(SB), Z0, Z0
-	VPSHUFB      Z17, Z0, Z9
-	VSHUFI64X2   $0x00, Z9, Z9, Z1
-	VPADDD       gcmPairCtr<>+0(SB), Z1, Z1
-	VPSHUFB      Z17, Z1, Z1
-	VSHUFI64X2   $0x55, Z9, Z9, Z2
-	VPADDD       gcmPairCtr<>+0(SB), Z2, Z2
-	VPSHUFB      Z17, Z2, Z2
-	VSHUFI64X2   $0xaa, Z9, Z9, Z3
-	VPADDD       gcmPairCtr<>+0(SB), Z3, Z3
-	VPSHUFB      Z17, Z3, Z3
-	VSHUFI64X2   $0xff, Z9, Z9, Z4
-	VPADDD       gcmPairCtr<>+0(SB), Z4, Z4
-	VPSHUFB      Z17, Z4, Z4
 	MOVQ         (DI), AX
 	MOVQ         128(DI), R10
 	MOVQ         256(DI), R11
@@ -9538,8 +9544,9 @@ group:
 	VPSHUFB    Z17, Z7, Z22
 	VPSHUFB    Z17, Z8, Z23
 
-	// The four J0 = IV || 0^31 || 1 in Z0 (lane i: packet i's; section 7.1 step 2), packet i's
-	// counter blocks 1-4 in Z(1+i).
+	// The four IVs in Z0 (lane i: packet i's); packet i's counter blocks 1-4 in Z(1+i), its IV
+	// with the counter field 2-5 (inc32 of J0, section 7.1 step 3); then J0 = IV || 0^31 || 1 in
+	// Z0 (section 7.1 step 2).
 	MOVQ         120(DI), SI
 	VMOVQ        (SI), X0
 	VPINSRD      $0x02, 8(SI), X0, X0
@@ -9555,20 +9562,15 @@ group:
 	VMOVQ        (SI), X9
 	VPINSRD      $0x02, 8(SI), X9, X9
 	VINSERTI32X4 $0x03, X9, Z0, Z0
+	VSHUFI64X2   $0x00, Z0, Z0, Z1
+	VPORQ        gcmLaneCtr<>+0(SB), Z1, Z1
+	VSHUFI64X2   $0x55, Z0, Z0, Z2
+	VPORQ        gcmLaneCtr<>+0(SB), Z2, Z2
+	VSHUFI64X2   $0xaa, Z0, Z0, Z3
+	VPORQ        gcmLaneCtr<>+0(SB), Z3, Z3
+	VSHUFI64X2   $0xff, Z0, Z0, Z4
+	VPORQ        gcmLaneCtr<>+0(SB), Z4, Z4
 	VPORQ        gcmPairJ0<>+0(SB), Z0, Z0
-	VPSHUFB      Z17, Z0, Z9
-	VSHUFI64X2   $0x00, Z9, Z9, Z1
-	VPADDD       gcmPairCtr<>+0(SB), Z1, Z1
-	VPSHUFB      Z17, Z1, Z1
-	VSHUFI64X2   $0x55, Z9, Z9, Z2
-	VPADDD       gcmPairCtr<>+0(SB), Z2, Z2
-	VPSHUFB      Z17, Z2, Z2
-	VSHUFI64X2   $0xaa, Z9, Z9, Z3
-	VPADDD       gcmPairCtr<>+0(SB), Z3, Z3
-	VPSHUFB      Z17, Z3, Z3
-	VSHUFI64X2   $0xff, Z9, Z9, Z4
-	VPADDD       gcmPairCtr<>+0(SB), Z4, Z4
-	VPSHUFB      Z17, Z4, Z4
 	MOVQ         (DI), AX
 	MOVQ         128(DI), R10
 	MOVQ         256(DI), R11

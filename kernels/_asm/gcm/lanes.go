@@ -71,8 +71,9 @@ func lanes(name string, open bool) {
 		}
 	}
 
-	Comment("The four J0 = IV || 0^31 || 1 in Z0 (lane i: packet i's; section 7.1 step 2), packet i's",
-		"counter blocks 1-4 in Z(1+i).")
+	Comment("The four IVs in Z0 (lane i: packet i's); packet i's counter blocks 1-4 in Z(1+i), its IV",
+		"with the counter field 2-5 (inc32 of J0, section 7.1 step 3); then J0 = IV || 0^31 || 1 in",
+		"Z0 (section 7.1 step 2).")
 	for i := range 4 {
 		iv := X9
 		if i == 0 {
@@ -85,14 +86,12 @@ func lanes(name string, open bool) {
 			VINSERTI32X4(U8(i), iv, Z0, Z0)
 		}
 	}
-	VPORQ(pairJ0, Z0, Z0)
-	VPSHUFB(Z17, Z0, Z9)
 	ctr := []VecPhysical{Z0, Z1, Z2, Z3, Z4}
 	for i, c := range ctr[1:] {
-		VSHUFI64X2(U8(0x55*i), Z9, Z9, c) // lane i of the byte-reversed J0 in every lane
-		VPADDD(pairCtr, c, c)
-		VPSHUFB(Z17, c, c)
+		VSHUFI64X2(U8(0x55*i), Z0, Z0, c) // packet i's IV in every lane
+		VPORQ(laneCtr, c, c)
 	}
+	VPORQ(pairJ0, Z0, Z0)
 
 	for i, t := range laneTabs {
 		MOVQ(field(i, dTab), t)
