@@ -44,35 +44,25 @@ DATA gcmPoly<>+16(SB)/8, $0xc200000000000000
 DATA gcmPoly<>+24(SB)/8, $0xc200000000000000
 GLOBL gcmPoly<>(SB), RODATA|NOPTR, $32
 
-DATA gcmPairJ0<>+0(SB)/8, $0x0000000000000000
-DATA gcmPairJ0<>+8(SB)/8, $0x0100000000000000
-DATA gcmPairJ0<>+16(SB)/8, $0x0000000000000000
-DATA gcmPairJ0<>+24(SB)/8, $0x0100000000000000
-DATA gcmPairJ0<>+32(SB)/8, $0x0000000000000000
-DATA gcmPairJ0<>+40(SB)/8, $0x0100000000000000
-DATA gcmPairJ0<>+48(SB)/8, $0x0000000000000000
-DATA gcmPairJ0<>+56(SB)/8, $0x0100000000000000
-GLOBL gcmPairJ0<>(SB), RODATA|NOPTR, $64
+DATA gcmSmallJ0<>+0(SB)/8, $0x0000000000000000
+DATA gcmSmallJ0<>+8(SB)/8, $0x0100000000000000
+DATA gcmSmallJ0<>+16(SB)/8, $0x0000000000000000
+DATA gcmSmallJ0<>+24(SB)/8, $0x0100000000000000
+DATA gcmSmallJ0<>+32(SB)/8, $0x0000000000000000
+DATA gcmSmallJ0<>+40(SB)/8, $0x0100000000000000
+DATA gcmSmallJ0<>+48(SB)/8, $0x0000000000000000
+DATA gcmSmallJ0<>+56(SB)/8, $0x0100000000000000
+GLOBL gcmSmallJ0<>(SB), RODATA|NOPTR, $64
 
-DATA gcmPairCtr<>+0(SB)/8, $0x0000000000000001
-DATA gcmPairCtr<>+8(SB)/8, $0x0000000000000000
-DATA gcmPairCtr<>+16(SB)/8, $0x0000000000000002
-DATA gcmPairCtr<>+24(SB)/8, $0x0000000000000000
-DATA gcmPairCtr<>+32(SB)/8, $0x0000000000000003
-DATA gcmPairCtr<>+40(SB)/8, $0x0000000000000000
-DATA gcmPairCtr<>+48(SB)/8, $0x0000000000000004
-DATA gcmPairCtr<>+56(SB)/8, $0x0000000000000000
-GLOBL gcmPairCtr<>(SB), RODATA|NOPTR, $64
-
-DATA gcmLaneCtr<>+0(SB)/8, $0x0000000000000000
-DATA gcmLaneCtr<>+8(SB)/8, $0x0200000000000000
-DATA gcmLaneCtr<>+16(SB)/8, $0x0000000000000000
-DATA gcmLaneCtr<>+24(SB)/8, $0x0300000000000000
-DATA gcmLaneCtr<>+32(SB)/8, $0x0000000000000000
-DATA gcmLaneCtr<>+40(SB)/8, $0x0400000000000000
-DATA gcmLaneCtr<>+48(SB)/8, $0x0000000000000000
-DATA gcmLaneCtr<>+56(SB)/8, $0x0500000000000000
-GLOBL gcmLaneCtr<>(SB), RODATA|NOPTR, $64
+DATA gcmSmallCtr<>+0(SB)/8, $0x0000000000000000
+DATA gcmSmallCtr<>+8(SB)/8, $0x0200000000000000
+DATA gcmSmallCtr<>+16(SB)/8, $0x0000000000000000
+DATA gcmSmallCtr<>+24(SB)/8, $0x0300000000000000
+DATA gcmSmallCtr<>+32(SB)/8, $0x0000000000000000
+DATA gcmSmallCtr<>+40(SB)/8, $0x0400000000000000
+DATA gcmSmallCtr<>+48(SB)/8, $0x0000000000000000
+DATA gcmSmallCtr<>+56(SB)/8, $0x0500000000000000
+GLOBL gcmSmallCtr<>(SB), RODATA|NOPTR, $64
 
 DATA gcmTailMask<>+0(SB)/8, $0xffffffffffffffff
 DATA gcmTailMask<>+8(SB)/8, $0xffffffffffffffff
@@ -8919,14 +8909,14 @@ group:
 	VPINSRD      $0x02, 8(SI), X9, X9
 	VINSERTI32X4 $0x03, X9, Z0, Z0
 	VSHUFI64X2   $0x00, Z0, Z0, Z1
-	VPORQ        gcmLaneCtr<>+0(SB), Z1, Z1
+	VPORQ        gcmSmallCtr<>+0(SB), Z1, Z1
 	VSHUFI64X2   $0x55, Z0, Z0, Z2
-	VPORQ        gcmLaneCtr<>+0(SB), Z2, Z2
+	VPORQ        gcmSmallCtr<>+0(SB), Z2, Z2
 	VSHUFI64X2   $0xaa, Z0, Z0, Z3
-	VPORQ        gcmLaneCtr<>+0(SB), Z3, Z3
+	VPORQ        gcmSmallCtr<>+0(SB), Z3, Z3
 	VSHUFI64X2   $0xff, Z0, Z0, Z4
-	VPORQ        gcmLaneCtr<>+0(SB), Z4, Z4
-	VPORQ        gcmPairJ0<>+0(SB), Z0, Z0
+	VPORQ        gcmSmallCtr<>+0(SB), Z4, Z4
+	VPORQ        gcmSmallJ0<>+0(SB), Z0, Z0
 	MOVQ         (DI), AX
 	MOVQ         128(DI), R10
 	MOVQ         256(DI), R11
@@ -9563,14 +9553,14 @@ group:
 	VPINSRD      $0x02, 8(SI), X9, X9
 	VINSERTI32X4 $0x03, X9, Z0, Z0
 	VSHUFI64X2   $0x00, Z0, Z0, Z1
-	VPORQ        gcmLaneCtr<>+0(SB), Z1, Z1
+	VPORQ        gcmSmallCtr<>+0(SB), Z1, Z1
 	VSHUFI64X2   $0x55, Z0, Z0, Z2
-	VPORQ        gcmLaneCtr<>+0(SB), Z2, Z2
+	VPORQ        gcmSmallCtr<>+0(SB), Z2, Z2
 	VSHUFI64X2   $0xaa, Z0, Z0, Z3
-	VPORQ        gcmLaneCtr<>+0(SB), Z3, Z3
+	VPORQ        gcmSmallCtr<>+0(SB), Z3, Z3
 	VSHUFI64X2   $0xff, Z0, Z0, Z4
-	VPORQ        gcmLaneCtr<>+0(SB), Z4, Z4
-	VPORQ        gcmPairJ0<>+0(SB), Z0, Z0
+	VPORQ        gcmSmallCtr<>+0(SB), Z4, Z4
+	VPORQ        gcmSmallJ0<>+0(SB), Z0, Z0
 	MOVQ         (DI), AX
 	MOVQ         128(DI), R10
 	MOVQ         256(DI), R11
@@ -10161,8 +10151,8 @@ pair:
 	MOVQ  1600(AX), R12
 	SHLQ  $0x06, R12
 
-	// J0 = IV || 0^31 || 1 of both packets in Y4 (section 7.1 step 2), their counter blocks
-	// 1-4 in Y0-Y1 and Y2-Y3.
+	// Both packets' counter blocks 1-4 in Y0-Y1 and Y2-Y3, each IV with the counter field 2-5
+	// (inc32 of J0, section 7.1 step 3); J0 = IV || 0^31 || 1 of both in Y4 (step 2).
 	MOVQ        120(DI), SI
 	VMOVQ       (SI), X4
 	VPINSRD     $0x02, 8(SI), X4, X4
@@ -10170,18 +10160,13 @@ pair:
 	VMOVQ       (SI), X5
 	VPINSRD     $0x02, 8(SI), X5, X5
 	VINSERTI128 $0x01, X5, Y4, Y4
-	VPOR        gcmPairJ0<>+0(SB), Y4, Y4
-	VPSHUFB     Y10, Y4, Y5
-	VPERMQ      $0x44, Y5, Y6
-	VPADDD      gcmPairCtr<>+0(SB), Y6, Y0
-	VPADDD      gcmPairCtr<>+32(SB), Y6, Y1
-	VPERMQ      $0xee, Y5, Y6
-	VPADDD      gcmPairCtr<>+0(SB), Y6, Y2
-	VPADDD      gcmPairCtr<>+32(SB), Y6, Y3
-	VPSHUFB     Y10, Y0, Y0
-	VPSHUFB     Y10, Y1, Y1
-	VPSHUFB     Y10, Y2, Y2
-	VPSHUFB     Y10, Y3, Y3
+	VPERMQ      $0x44, Y4, Y6
+	VPOR        gcmSmallCtr<>+0(SB), Y6, Y0
+	VPOR        gcmSmallCtr<>+32(SB), Y6, Y1
+	VPERMQ      $0xee, Y4, Y6
+	VPOR        gcmSmallCtr<>+0(SB), Y6, Y2
+	VPOR        gcmSmallCtr<>+32(SB), Y6, Y3
+	VPOR        gcmSmallJ0<>+0(SB), Y4, Y4
 	VMOVDQU     (AX), Y14
 	VINSERTI128 $0x01, (BX), Y14, Y14
 	VPXOR       (AX), Y0, Y0
@@ -11109,8 +11094,8 @@ pair:
 	MOVQ  1600(AX), R12
 	SHLQ  $0x06, R12
 
-	// J0 = IV || 0^31 || 1 of both packets in Y4 (section 7.1 step 2), their counter blocks
-	// 1-4 in Y0-Y1 and Y2-Y3.
+	// Both packets' counter blocks 1-4 in Y0-Y1 and Y2-Y3, each IV with the counter field 2-5
+	// (inc32 of J0, section 7.1 step 3); J0 = IV || 0^31 || 1 of both in Y4 (step 2).
 	MOVQ        120(DI), SI
 	VMOVQ       (SI), X4
 	VPINSRD     $0x02, 8(SI), X4, X4
@@ -11118,18 +11103,13 @@ pair:
 	VMOVQ       (SI), X5
 	VPINSRD     $0x02, 8(SI), X5, X5
 	VINSERTI128 $0x01, X5, Y4, Y4
-	VPOR        gcmPairJ0<>+0(SB), Y4, Y4
-	VPSHUFB     Y10, Y4, Y5
-	VPERMQ      $0x44, Y5, Y6
-	VPADDD      gcmPairCtr<>+0(SB), Y6, Y0
-	VPADDD      gcmPairCtr<>+32(SB), Y6, Y1
-	VPERMQ      $0xee, Y5, Y6
-	VPADDD      gcmPairCtr<>+0(SB), Y6, Y2
-	VPADDD      gcmPairCtr<>+32(SB), Y6, Y3
-	VPSHUFB     Y10, Y0, Y0
-	VPSHUFB     Y10, Y1, Y1
-	VPSHUFB     Y10, Y2, Y2
-	VPSHUFB     Y10, Y3, Y3
+	VPERMQ      $0x44, Y4, Y6
+	VPOR        gcmSmallCtr<>+0(SB), Y6, Y0
+	VPOR        gcmSmallCtr<>+32(SB), Y6, Y1
+	VPERMQ      $0xee, Y4, Y6
+	VPOR        gcmSmallCtr<>+0(SB), Y6, Y2
+	VPOR        gcmSmallCtr<>+32(SB), Y6, Y3
+	VPOR        gcmSmallJ0<>+0(SB), Y4, Y4
 	VMOVDQU     (AX), Y14
 	VINSERTI128 $0x01, (BX), Y14, Y14
 	VPXOR       (AX), Y0, Y0

@@ -10,7 +10,7 @@ import (
 
 // The read-only data of the kernels, set by constants.
 var (
-	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, tailMask, pairJ0, pairCtr, laneCtr, lenMask Mem
+	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, tailMask, smallJ0, smallCtr, lenMask Mem
 )
 
 // constants generates the read-only data: the byte-reversal mask, the counter steps (see Counters in
@@ -43,19 +43,15 @@ func constants() {
 	}
 
 	// The small-op kernels' J0 (section 7.1 step 2): the counter field 1, big endian, in the last
-	// dword of every lane (the pair kernels read two lanes, the lane kernels four).
-	pairJ0 = GLOBL("gcmPairJ0", RODATA|NOPTR)
+	// byte of every lane (the pair kernels read two lanes, the lane kernels four).
+	smallJ0 = GLOBL("gcmSmallJ0", RODATA|NOPTR)
 	for i := range 8 {
 		DATA(8*i, U64(uint64(i%2)<<56))
 	}
-	// Counter blocks 1-4 from a byte-reversed J0 in every lane: two ymm of the pair kernels.
-	pairCtr = GLOBL("gcmPairCtr", RODATA|NOPTR)
-	for i := range 8 {
-		DATA(8*i, U64(uint64(i/2+1)*uint64(1-i%2)))
-	}
-	// The lane kernels' counter fields 2-5, big endian, in the last byte of lanes 0-3: ORed into an
-	// IV they give counter blocks 1-4 (J0's counter is 1 and the fourth block's 5: no carry).
-	laneCtr = GLOBL("gcmLaneCtr", RODATA|NOPTR)
+	// Their counter fields 2-5, big endian, in the last byte of lanes 0-3: ORed into an IV they
+	// give counter blocks 1-4 (J0's counter is 1 and the fourth block's 5: no carry). A zmm of the
+	// lane kernels, two ymm of the pair kernels.
+	smallCtr = GLOBL("gcmSmallCtr", RODATA|NOPTR)
 	for i := range 8 {
 		DATA(8*i, U64(uint64(i/2+2)<<56*uint64(i%2)))
 	}

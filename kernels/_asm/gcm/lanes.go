@@ -89,9 +89,9 @@ func lanes(name string, open bool) {
 	ctr := []VecPhysical{Z0, Z1, Z2, Z3, Z4}
 	for i, c := range ctr[1:] {
 		VSHUFI64X2(U8(0x55*i), Z0, Z0, c) // packet i's IV in every lane
-		VPORQ(laneCtr, c, c)
+		VPORQ(smallCtr, c, c)
 	}
-	VPORQ(pairJ0, Z0, Z0)
+	VPORQ(smallJ0, Z0, Z0)
 
 	for i, t := range laneTabs {
 		MOVQ(field(i, dTab), t)

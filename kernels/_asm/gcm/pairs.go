@@ -43,25 +43,21 @@ func pairs(name string, open bool) {
 	MOVQ(Mem{Base: tab, Disp: tNR}, nrOff)
 	SHLQ(U8(6), nrOff)
 
-	Comment("J0 = IV || 0^31 || 1 of both packets in Y4 (section 7.1 step 2), their counter blocks",
-		"1-4 in Y0-Y1 and Y2-Y3.")
+	Comment("Both packets' counter blocks 1-4 in Y0-Y1 and Y2-Y3, each IV with the counter field 2-5",
+		"(inc32 of J0, section 7.1 step 3); J0 = IV || 0^31 || 1 of both in Y4 (step 2).")
 	for p, x := range []VecPhysical{X4, X5} {
 		MOVQ(field(p, dNonce), src)
 		VMOVQ(Mem{Base: src}, x)
 		VPINSRD(U8(2), Mem{Base: src, Disp: 8}, x, x)
 	}
 	VINSERTI128(U8(1), X5, Y4, Y4)
-	VPOR(pairJ0, Y4, Y4)
-	VPSHUFB(Y10, Y4, Y5)
 	ks := [][]VecPhysical{{Y0, Y1}, {Y2, Y3}}
 	for p, perm := range []uint8{0x44, 0xee} {
-		VPERMQ(U8(perm), Y5, Y6)
-		VPADDD(pairCtr, Y6, ks[p][0])
-		VPADDD(pairCtr.Offset(32), Y6, ks[p][1])
+		VPERMQ(U8(perm), Y4, Y6) // packet p's IV in both lanes
+		VPOR(smallCtr, Y6, ks[p][0])
+		VPOR(smallCtr.Offset(32), Y6, ks[p][1])
 	}
-	for _, k := range []VecPhysical{Y0, Y1, Y2, Y3} {
-		VPSHUFB(Y10, k, k)
-	}
+	VPOR(smallJ0, Y4, Y4)
 	pairRounds(ks, tabs, nrOff)
 
 	sums := [][]VecPhysical{{X8, X9}, {X11, X12}}
