@@ -17,7 +17,7 @@ import (
 // its own, which meets its key stream without any shuffle across lanes. GHASH multiplies each
 // packet's AD and text by its own key's powers of H (chosen by the block counts, so that its last
 // text block meets H^2 and the length block H^1), sums the products of each packet across its
-// lanes with a 4x4 transpose of 128-bit lanes, and reduces all four in one zmm.
+// lanes into lane i of one zmm (shuffles of 128-bit lanes, laneSum), and reduces all four at once.
 //
 // Round keys: a key table repeats each round key four times, so its memory operand serves a whole
 // zmm: packet i's zmm takes packet i's table. The J0 zmm takes the one table when the four
@@ -353,23 +353,19 @@ func foldMid(lo, hi, mid, t VecPhysical) {
 	VPXORQ(mid, hi, hi)
 }
 
-// laneSum leaves in regs[2], lane i, the sum of the four lanes of regs[i] and lane i of extra (a
-// transpose and two three-way XORs); the other regs are clobbered.
+// laneSum leaves in regs[2], lane i, the sum of the four lanes of regs[i] and lane i of extra; the
+// other regs and laneTmp are clobbered. It adds the lanes in halves: pairing the low halves of two
+// registers with their high halves and adding leaves each register's lanes 0+2 and 1+3, and
+// pairing those again leaves the sums, six shuffles where a full 4x4 transpose takes eight.
 func laneSum(regs []VecPhysical, extra VecPhysical) {
-	transpose(regs, laneTmp)
-	VPTERNLOGQ(U8(0x96), regs[0], regs[1], regs[2])
+	t := laneTmp
+	for k := 0; k < 4; k += 2 {
+		a, b := regs[k], regs[k+1]
+		VSHUFI64X2(U8(0x44), b, a, t[k])   // a.l0 a.l1 b.l0 b.l1
+		VSHUFI64X2(U8(0xee), b, a, t[k+1]) // a.l2 a.l3 b.l2 b.l3
+		VPXORQ(t[k+1], t[k], t[k])         // a.l02 a.l13 b.l02 b.l13
+	}
+	VSHUFI64X2(U8(0x88), t[2], t[0], regs[2]) // the l02 of regs 0-3
+	VSHUFI64X2(U8(0xdd), t[2], t[0], regs[3]) // their l13
 	VPTERNLOGQ(U8(0x96), regs[3], extra, regs[2])
-}
-
-// transpose transposes the 4x4 matrix of 128-bit lanes in p (p[j] lane i becomes p[i] lane j),
-// using t as temporaries.
-func transpose(p, t []VecPhysical) {
-	VSHUFI64X2(U8(0x44), p[1], p[0], t[0]) // p0.l0 p0.l1 p1.l0 p1.l1
-	VSHUFI64X2(U8(0xee), p[1], p[0], t[1]) // p0.l2 p0.l3 p1.l2 p1.l3
-	VSHUFI64X2(U8(0x44), p[3], p[2], t[2]) // p2.l0 p2.l1 p3.l0 p3.l1
-	VSHUFI64X2(U8(0xee), p[3], p[2], t[3]) // p2.l2 p2.l3 p3.l2 p3.l3
-	VSHUFI64X2(U8(0x88), t[2], t[0], p[0]) // p0.l0 p1.l0 p2.l0 p3.l0
-	VSHUFI64X2(U8(0xdd), t[2], t[0], p[1])
-	VSHUFI64X2(U8(0x88), t[3], t[1], p[2])
-	VSHUFI64X2(U8(0xdd), t[3], t[1], p[3])
 }
