@@ -9335,18 +9335,31 @@ ad_wide_326:
 ad_not_wide_327:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
-	VMOVDQU      24(DI), X11
+	CMPQ            R10, AX
+	JNE             lens_per_key_328
+	CMPQ            R11, AX
+	JNE             lens_per_key_328
+	CMPQ            R13, AX
+	JNE             lens_per_key_328
+	VBROADCASTI32X4 1216(AX), Z12
+	VBROADCASTI32X4 1536(AX), Z10
+	JMP             lens_gathered_329
+
+lens_per_key_328:
 	VMOVDQU      1216(AX), X12
 	VMOVDQU      1536(AX), X10
-	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x01, 1216(R10), Z12, Z12
 	VINSERTI32X4 $0x01, 1536(R10), Z10, Z10
-	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 1216(R11), Z12, Z12
 	VINSERTI32X4 $0x02, 1536(R11), Z10, Z10
-	VINSERTI32X4 $0x03, 408(DI), Z11, Z11
 	VINSERTI32X4 $0x03, 1216(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1536(R13), Z10, Z10
+
+lens_gathered_329:
+	VMOVDQU      24(DI), X11
+	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
+	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
+	VINSERTI32X4 $0x03, 408(DI), Z11, Z11
 	VPSLLQ       $0x03, Z11, Z11
 	VPCLMULQDQ   $0x00, Z12, Z11, Z1
 	VPCLMULQDQ   $0x11, Z12, Z11, Z2
@@ -9357,15 +9370,15 @@ ad_not_wide_327:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_328
+	JZ           ad_not_packed_330
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_328
+	JA           ad_not_packed_330
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_328
+	JA           ad_not_packed_330
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_328
+	JA           ad_not_packed_330
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_328
+	JA           ad_not_packed_330
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -9431,7 +9444,7 @@ ad_not_wide_327:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_328:
+ad_not_packed_330:
 	// Each packet's products summed into lane i with those of Z1-Z3, the middle ones folded
 	// once for all four (Karatsuba's correction is linear).
 	VSHUFI64X2 $0x44, Z25, Z24, Z9
@@ -9564,11 +9577,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         1600(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_329
+	JNE          gather_331
 	CMPQ         R11, AX
-	JNE          gather_329
+	JNE          gather_331
 	CMPQ         R13, AX
-	JNE          gather_329
+	JNE          gather_331
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -9623,7 +9636,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_331
+	JE           aes_last_333
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -9635,7 +9648,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_331
+	JE           aes_last_333
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -9647,15 +9660,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_331:
+aes_last_333:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_330
+	JMP         encrypted_332
 
-gather_329:
+gather_331:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -9747,7 +9760,7 @@ gather_329:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_332
+	JE           aes_last_334
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -9767,7 +9780,7 @@ gather_329:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_332
+	JE           aes_last_334
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -9787,7 +9800,7 @@ gather_329:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_332:
+aes_last_334:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -9801,7 +9814,7 @@ aes_last_332:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_330:
+encrypted_332:
 	// Each packet's text XORed with its key stream.
 	VPXORQ   Z5, Z1, Z1
 	VPXORQ   Z6, Z2, Z2
@@ -9862,16 +9875,16 @@ encrypted_330:
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 320(SI), Z16, Z16
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_333
+	JA         ad_wide_335
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_333
+	JA         ad_wide_335
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_333
+	JA         ad_wide_335
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_333
-	JMP        ad_not_wide_334
+	JA         ad_wide_335
+	JMP        ad_not_wide_336
 
-ad_wide_333:
+ad_wide_335:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -9965,21 +9978,34 @@ ad_wide_333:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_334:
+ad_not_wide_336:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
-	VMOVDQU      24(DI), X11
+	CMPQ            R10, AX
+	JNE             lens_per_key_337
+	CMPQ            R11, AX
+	JNE             lens_per_key_337
+	CMPQ            R13, AX
+	JNE             lens_per_key_337
+	VBROADCASTI32X4 1216(AX), Z12
+	VBROADCASTI32X4 1536(AX), Z10
+	JMP             lens_gathered_338
+
+lens_per_key_337:
 	VMOVDQU      1216(AX), X12
 	VMOVDQU      1536(AX), X10
-	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x01, 1216(R10), Z12, Z12
 	VINSERTI32X4 $0x01, 1536(R10), Z10, Z10
-	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 1216(R11), Z12, Z12
 	VINSERTI32X4 $0x02, 1536(R11), Z10, Z10
-	VINSERTI32X4 $0x03, 408(DI), Z11, Z11
 	VINSERTI32X4 $0x03, 1216(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1536(R13), Z10, Z10
+
+lens_gathered_338:
+	VMOVDQU      24(DI), X11
+	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
+	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
+	VINSERTI32X4 $0x03, 408(DI), Z11, Z11
 	VPSLLQ       $0x03, Z11, Z11
 	VPCLMULQDQ   $0x00, Z12, Z11, Z1
 	VPCLMULQDQ   $0x11, Z12, Z11, Z2
@@ -9990,15 +10016,15 @@ ad_not_wide_334:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_335
+	JZ           ad_not_packed_339
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_335
+	JA           ad_not_packed_339
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_335
+	JA           ad_not_packed_339
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_335
+	JA           ad_not_packed_339
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_335
+	JA           ad_not_packed_339
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -10064,7 +10090,7 @@ ad_not_wide_334:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_335:
+ad_not_packed_339:
 	// Each packet's products summed into lane i with those of Z1-Z3, the middle ones folded
 	// once for all four (Karatsuba's correction is linear).
 	VSHUFI64X2 $0x44, Z25, Z24, Z9
@@ -10232,7 +10258,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_336
+	JE          aes_last_340
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -10248,7 +10274,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_336
+	JE          aes_last_340
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -10264,7 +10290,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_336:
+aes_last_340:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -10283,202 +10309,202 @@ aes_last_336:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_337
+	JB      load_lt32_341
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_339
+	JB      load_lt32_343
 	VMOVDQU (SI), Y6
-	JMP     load32_done_341
+	JMP     load32_done_345
 
-load_lt32_339:
+load_lt32_343:
 	CMPQ    R8, $0x10
-	JB      load_lt16_340
+	JB      load_lt16_344
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_341
+	JZ      load32_done_345
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_342
+	JZ      no_piece_346
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_342:
+no_piece_346:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_343
+	JZ      no_piece_347
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_343:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_344
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_344:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_345
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_346
-
-partial_short_345:
-	VMOVQ R11, X14
-
-partial_loaded_346:
-	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_341
-
-load_lt16_340:
-	VPXOR   Y6, Y6, Y6
-	TESTQ   R8, R8
-	JZ      load32_done_341
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_347
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_347:
-	TESTQ   $0x00000002, R8
+	TESTQ   $0x00000004, R8
 	JZ      no_piece_348
 	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_348:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_349
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_350
+
+partial_short_349:
+	VMOVQ R11, X14
+
+partial_loaded_350:
+	VINSERTI128 $0x01, X14, Y6, Y6
+	JMP         load32_done_345
+
+load_lt16_344:
+	VPXOR   Y6, Y6, Y6
+	TESTQ   R8, R8
+	JZ      load32_done_345
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_351
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_351:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_352
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_352:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_349
+	JZ      no_piece_353
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_349:
+no_piece_353:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_350
+	JZ      partial_short_354
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_351
+	JMP     partial_loaded_355
 
-partial_short_350:
+partial_short_354:
 	VMOVQ R11, X6
 
-partial_loaded_351:
-load32_done_341:
-	JMP load_done_338
+partial_loaded_355:
+load32_done_345:
+	JMP load_done_342
 
-load_lt32_337:
+load_lt32_341:
 	CMPQ    R8, $0x20
-	JB      load_lt32_352
+	JB      load_lt32_356
 	VMOVDQU (SI), Y5
-	JMP     load32_done_354
+	JMP     load32_done_358
 
-load_lt32_352:
+load_lt32_356:
 	CMPQ    R8, $0x10
-	JB      load_lt16_353
+	JB      load_lt16_357
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_354
+	JZ      load32_done_358
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_355
+	JZ      no_piece_359
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_355:
+no_piece_359:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_356
+	JZ      no_piece_360
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_356:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_357
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_357:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_358
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_359
-
-partial_short_358:
-	VMOVQ R11, X14
-
-partial_loaded_359:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_354
-
-load_lt16_353:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_354
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_360
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_360:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_361
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_361:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_362
+	JZ      no_piece_361
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_362:
+no_piece_361:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_363
+	JZ      partial_short_362
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_363
+
+partial_short_362:
+	VMOVQ R11, X14
+
+partial_loaded_363:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_358
+
+load_lt16_357:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_358
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_364
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_364:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_365
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_365:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_366
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_366:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_367
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_364
+	JMP     partial_loaded_368
 
-partial_short_363:
+partial_short_367:
 	VMOVQ R11, X5
 
-partial_loaded_364:
-load32_done_354:
-load_done_338:
+partial_loaded_368:
+load32_done_358:
+load_done_342:
 	MOVQ    24(DI), R8
 	VPXOR   Y0, Y5, Y5
 	VPXOR   Y1, Y6, Y6
@@ -10487,25 +10513,25 @@ load_done_338:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_365
+	JB      blocks_small_369
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_366
+	JB      blocks_mid_370
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_367
+	JMP     blocks_done_371
 
-blocks_mid_366:
+blocks_mid_370:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_367
+	JBE     blocks_done_371
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_367
+	JMP     blocks_done_371
 
-blocks_small_365:
+blocks_small_369:
 	TESTQ   R8, R8
-	JZ      blocks_done_367
+	JZ      blocks_done_371
 	VMOVDQU X5, (DX)
 
-blocks_done_367:
+blocks_done_371:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -10523,105 +10549,105 @@ blocks_done_367:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_368
+	JZ         no_ad_372
 	MOVQ       40(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_369
+	JB         load_lt32_373
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_371
+	JMP        load32_done_375
 
-load_lt32_369:
+load_lt32_373:
 	CMPQ    R8, $0x10
-	JB      load_lt16_370
+	JB      load_lt16_374
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_371
+	JZ      load32_done_375
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_372
+	JZ      no_piece_376
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_372:
+no_piece_376:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_373
+	JZ      no_piece_377
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_373:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_374
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_374:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_375
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_376
-
-partial_short_375:
-	VMOVQ R11, X14
-
-partial_loaded_376:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_371
-
-load_lt16_370:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_371
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_377
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_377:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_378
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_378:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_379
+	JZ      no_piece_378
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_379:
+no_piece_378:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_380
+	JZ      partial_short_379
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_380
+
+partial_short_379:
+	VMOVQ R11, X14
+
+partial_loaded_380:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_375
+
+load_lt16_374:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_375
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_381
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_381:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_382
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_382:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_383
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_383:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_384
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_381
+	JMP     partial_loaded_385
 
-partial_short_380:
+partial_short_384:
 	VMOVQ R11, X7
 
-partial_loaded_381:
-load32_done_371:
+partial_loaded_385:
+load32_done_375:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -10633,7 +10659,7 @@ load32_done_371:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_368:
+no_ad_372:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -10671,202 +10697,202 @@ no_ad_368:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_382
+	JB      load_lt32_386
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_384
+	JB      load_lt32_388
 	VMOVDQU (SI), Y6
-	JMP     load32_done_386
+	JMP     load32_done_390
 
-load_lt32_384:
+load_lt32_388:
 	CMPQ    R8, $0x10
-	JB      load_lt16_385
+	JB      load_lt16_389
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_386
+	JZ      load32_done_390
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_387
+	JZ      no_piece_391
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_387:
+no_piece_391:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_388
+	JZ      no_piece_392
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_388:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_389
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_389:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_390
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_391
-
-partial_short_390:
-	VMOVQ R11, X14
-
-partial_loaded_391:
-	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_386
-
-load_lt16_385:
-	VPXOR   Y6, Y6, Y6
-	TESTQ   R8, R8
-	JZ      load32_done_386
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_392
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_392:
-	TESTQ   $0x00000002, R8
+	TESTQ   $0x00000004, R8
 	JZ      no_piece_393
 	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_393:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_394
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_395
+
+partial_short_394:
+	VMOVQ R11, X14
+
+partial_loaded_395:
+	VINSERTI128 $0x01, X14, Y6, Y6
+	JMP         load32_done_390
+
+load_lt16_389:
+	VPXOR   Y6, Y6, Y6
+	TESTQ   R8, R8
+	JZ      load32_done_390
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_396
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_396:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_397
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_397:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_394
+	JZ      no_piece_398
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_394:
+no_piece_398:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_395
+	JZ      partial_short_399
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_396
+	JMP     partial_loaded_400
 
-partial_short_395:
+partial_short_399:
 	VMOVQ R11, X6
 
-partial_loaded_396:
-load32_done_386:
-	JMP load_done_383
+partial_loaded_400:
+load32_done_390:
+	JMP load_done_387
 
-load_lt32_382:
+load_lt32_386:
 	CMPQ    R8, $0x20
-	JB      load_lt32_397
+	JB      load_lt32_401
 	VMOVDQU (SI), Y5
-	JMP     load32_done_399
+	JMP     load32_done_403
 
-load_lt32_397:
+load_lt32_401:
 	CMPQ    R8, $0x10
-	JB      load_lt16_398
+	JB      load_lt16_402
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_399
+	JZ      load32_done_403
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_400
+	JZ      no_piece_404
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_400:
+no_piece_404:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_401
+	JZ      no_piece_405
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_401:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_402
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_402:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_403
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_404
-
-partial_short_403:
-	VMOVQ R11, X14
-
-partial_loaded_404:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_399
-
-load_lt16_398:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_399
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_405
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_405:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_406
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_406:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_407
+	JZ      no_piece_406
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_407:
+no_piece_406:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_408
+	JZ      partial_short_407
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_408
+
+partial_short_407:
+	VMOVQ R11, X14
+
+partial_loaded_408:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_403
+
+load_lt16_402:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_403
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_409
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_409:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_410
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_410:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_411
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_411:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_412
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_409
+	JMP     partial_loaded_413
 
-partial_short_408:
+partial_short_412:
 	VMOVQ R11, X5
 
-partial_loaded_409:
-load32_done_399:
-load_done_383:
+partial_loaded_413:
+load32_done_403:
+load_done_387:
 	MOVQ    152(DI), R8
 	VPXOR   Y2, Y5, Y5
 	VPXOR   Y3, Y6, Y6
@@ -10875,25 +10901,25 @@ load_done_383:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_410
+	JB      blocks_small_414
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_411
+	JB      blocks_mid_415
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_412
+	JMP     blocks_done_416
 
-blocks_mid_411:
+blocks_mid_415:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_412
+	JBE     blocks_done_416
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_412
+	JMP     blocks_done_416
 
-blocks_small_410:
+blocks_small_414:
 	TESTQ   R8, R8
-	JZ      blocks_done_412
+	JZ      blocks_done_416
 	VMOVDQU X5, (DX)
 
-blocks_done_412:
+blocks_done_416:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -10911,105 +10937,105 @@ blocks_done_412:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_413
+	JZ         no_ad_417
 	MOVQ       168(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_414
+	JB         load_lt32_418
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_416
+	JMP        load32_done_420
 
-load_lt32_414:
+load_lt32_418:
 	CMPQ    R8, $0x10
-	JB      load_lt16_415
+	JB      load_lt16_419
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_416
+	JZ      load32_done_420
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_417
+	JZ      no_piece_421
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_417:
+no_piece_421:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_418
+	JZ      no_piece_422
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_418:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_419
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_419:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_420
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_421
-
-partial_short_420:
-	VMOVQ R11, X14
-
-partial_loaded_421:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_416
-
-load_lt16_415:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_416
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_422
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_422:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_423
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_423:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_424
+	JZ      no_piece_423
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_424:
+no_piece_423:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_425
+	JZ      partial_short_424
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_425
+
+partial_short_424:
+	VMOVQ R11, X14
+
+partial_loaded_425:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_420
+
+load_lt16_419:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_420
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_426
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_426:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_427
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_427:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_428
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_428:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_429
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_426
+	JMP     partial_loaded_430
 
-partial_short_425:
+partial_short_429:
 	VMOVQ R11, X7
 
-partial_loaded_426:
-load32_done_416:
+partial_loaded_430:
+load32_done_420:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11021,7 +11047,7 @@ load32_done_416:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_413:
+no_ad_417:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11175,7 +11201,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_427
+	JE          aes_last_431
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -11191,7 +11217,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_427
+	JE          aes_last_431
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -11207,7 +11233,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_427:
+aes_last_431:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -11226,23 +11252,23 @@ aes_last_427:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_428
+	JB      blocks_small_432
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_429
+	JB      blocks_mid_433
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_430
+	JMP     blocks_done_434
 
-blocks_mid_429:
+blocks_mid_433:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_430
+	JBE     blocks_done_434
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_430
+	JMP     blocks_done_434
 
-blocks_small_428:
+blocks_small_432:
 	VMOVDQU (SI), X5
 
-blocks_done_430:
+blocks_done_434:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11265,159 +11291,159 @@ blocks_done_430:
 	VPXOR      Y0, Y5, Y5
 	VPXOR      Y1, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_432
+	JB         store_lt32_436
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_431
+	JB         store_hi_435
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_434
+	JMP        store_done_438
 
-store_hi_431:
+store_hi_435:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_432:
+store_lt32_436:
 	CMPQ         R8, $0x10
-	JB           store_lt16_433
+	JB           store_lt16_437
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_433:
+store_lt16_437:
 	TESTQ   R8, R8
-	JZ      store_done_434
+	JZ      store_done_438
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_435
+	JZ      no_piece_439
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_435:
+no_piece_439:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_436
+	JZ    no_piece_440
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_436:
+no_piece_440:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_437
+	JZ    no_piece_441
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_437:
+no_piece_441:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_438
+	JZ    no_piece_442
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_438:
-store_done_434:
+no_piece_442:
+store_done_438:
 	MOVQ    32(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_439
+	JZ      no_ad_443
 	MOVQ    40(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_440
+	JB      load_lt32_444
 	VMOVDQU (SI), Y7
-	JMP     load32_done_442
+	JMP     load32_done_446
 
-load_lt32_440:
+load_lt32_444:
 	CMPQ    R8, $0x10
-	JB      load_lt16_441
+	JB      load_lt16_445
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_442
+	JZ      load32_done_446
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_443
+	JZ      no_piece_447
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_443:
+no_piece_447:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_444
+	JZ      no_piece_448
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_444:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_445
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_445:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_446
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_447
-
-partial_short_446:
-	VMOVQ R11, X14
-
-partial_loaded_447:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_442
-
-load_lt16_441:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_442
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_448
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_448:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_449
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_449:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_450
+	JZ      no_piece_449
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_450:
+no_piece_449:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_451
+	JZ      partial_short_450
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_451
+
+partial_short_450:
+	VMOVQ R11, X14
+
+partial_loaded_451:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_446
+
+load_lt16_445:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_446
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_452
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_452:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_453
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_453:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_454
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_454:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_455
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_452
+	JMP     partial_loaded_456
 
-partial_short_451:
+partial_short_455:
 	VMOVQ R11, X7
 
-partial_loaded_452:
-load32_done_442:
+partial_loaded_456:
+load32_done_446:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11429,7 +11455,7 @@ load32_done_442:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_439:
+no_ad_443:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11467,23 +11493,23 @@ no_ad_439:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_453
+	JB      blocks_small_457
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_454
+	JB      blocks_mid_458
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_455
+	JMP     blocks_done_459
 
-blocks_mid_454:
+blocks_mid_458:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_455
+	JBE     blocks_done_459
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_455
+	JMP     blocks_done_459
 
-blocks_small_453:
+blocks_small_457:
 	VMOVDQU (SI), X5
 
-blocks_done_455:
+blocks_done_459:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11506,159 +11532,159 @@ blocks_done_455:
 	VPXOR      Y2, Y5, Y5
 	VPXOR      Y3, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_457
+	JB         store_lt32_461
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_456
+	JB         store_hi_460
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_459
+	JMP        store_done_463
 
-store_hi_456:
+store_hi_460:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_457:
+store_lt32_461:
 	CMPQ         R8, $0x10
-	JB           store_lt16_458
+	JB           store_lt16_462
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_458:
+store_lt16_462:
 	TESTQ   R8, R8
-	JZ      store_done_459
+	JZ      store_done_463
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_460
+	JZ      no_piece_464
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_460:
+no_piece_464:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_461
+	JZ    no_piece_465
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_461:
+no_piece_465:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_462
+	JZ    no_piece_466
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_462:
+no_piece_466:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_463
+	JZ    no_piece_467
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_463:
-store_done_459:
+no_piece_467:
+store_done_463:
 	MOVQ    160(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_464
+	JZ      no_ad_468
 	MOVQ    168(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_465
+	JB      load_lt32_469
 	VMOVDQU (SI), Y7
-	JMP     load32_done_467
+	JMP     load32_done_471
 
-load_lt32_465:
+load_lt32_469:
 	CMPQ    R8, $0x10
-	JB      load_lt16_466
+	JB      load_lt16_470
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_467
+	JZ      load32_done_471
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_468
+	JZ      no_piece_472
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_468:
+no_piece_472:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_469
+	JZ      no_piece_473
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_469:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_470
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_470:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_471
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_472
-
-partial_short_471:
-	VMOVQ R11, X14
-
-partial_loaded_472:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_467
-
-load_lt16_466:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_467
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_473
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_473:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_474
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_474:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_475
+	JZ      no_piece_474
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_475:
+no_piece_474:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_476
+	JZ      partial_short_475
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_476
+
+partial_short_475:
+	VMOVQ R11, X14
+
+partial_loaded_476:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_471
+
+load_lt16_470:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_471
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_477
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_477:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_478
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_478:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_479
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_479:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_480
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_477
+	JMP     partial_loaded_481
 
-partial_short_476:
+partial_short_480:
 	VMOVQ R11, X7
 
-partial_loaded_477:
-load32_done_467:
+partial_loaded_481:
+load32_done_471:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11670,7 +11696,7 @@ load32_done_467:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_464:
+no_ad_468:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11829,7 +11855,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_478
+	JE      aes_last_482
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -11847,7 +11873,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_478
+	JE      aes_last_482
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -11865,7 +11891,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_478:
+aes_last_482:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -11902,15 +11928,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_479
+	JE      aes_last_483
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_479
+	JE      aes_last_483
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_479:
+aes_last_483:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI
@@ -12026,7 +12052,7 @@ ecb8:
 	VAESENC 576(AX), Y6, Y6
 	VAESENC 576(AX), Y7, Y7
 	CMPQ    R12, $0x0a
-	JE      aes_last_480
+	JE      aes_last_484
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -12044,7 +12070,7 @@ ecb8:
 	VAESENC 704(AX), Y6, Y6
 	VAESENC 704(AX), Y7, Y7
 	CMPQ    R12, $0x0c
-	JE      aes_last_480
+	JE      aes_last_484
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -12062,7 +12088,7 @@ ecb8:
 	VAESENC 832(AX), Y6, Y6
 	VAESENC 832(AX), Y7, Y7
 
-aes_last_480:
+aes_last_484:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -12099,15 +12125,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_481
+	JE      aes_last_485
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_481
+	JE      aes_last_485
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_481:
+aes_last_485:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI

@@ -138,13 +138,26 @@ func lanes(name string, open bool) {
 
 	Comment("The length blocks len(A) || len(C) in bits (register form: the text's in the low",
 		"quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.")
+	h1 := func(t Register) Mem { return Mem{Base: t, Disp: tH + 16*16} }
+	perKey, gathered := label("lens_per_key"), label("lens_gathered")
+	for _, t := range laneTabs[1:] {
+		CMPQ(t, tab)
+		JNE(LabelRef(perKey))
+	}
+	VBROADCASTI32X4(h1(tab), Z12) // one key: its H^1 in every lane
+	VBROADCASTI32X4(karatsuba(h1(tab)), Z10)
+	JMP(LabelRef(gathered))
+	Label(perKey)
+	VMOVDQU(h1(tab), X12)
+	VMOVDQU(karatsuba(h1(tab)), X10)
+	for i := 1; i < 4; i++ {
+		VINSERTI32X4(U8(i), h1(laneTabs[i]), Z12, Z12)
+		VINSERTI32X4(U8(i), karatsuba(h1(laneTabs[i])), Z10, Z10)
+	}
+	Label(gathered)
 	VMOVDQU(field(0, dN), X11)
-	VMOVDQU(Mem{Base: tab, Disp: tH + 16*16}, X12)
-	VMOVDQU(Mem{Base: tab, Disp: tHK + 16*16}, X10)
 	for i := 1; i < 4; i++ {
 		VINSERTI32X4(U8(i), field(i, dN), Z11, Z11)
-		VINSERTI32X4(U8(i), Mem{Base: laneTabs[i], Disp: tH + 16*16}, Z12, Z12)
-		VINSERTI32X4(U8(i), Mem{Base: laneTabs[i], Disp: tHK + 16*16}, Z10, Z10)
 	}
 	VPSLLQ(U8(3), Z11, Z11)
 	VPCLMULQDQ(U8(0x00), Z12, Z11, Z1)
