@@ -127,12 +127,7 @@ func lanes(name string, open bool) {
 	Comment("GHASH: packet i's blocks times its powers H^(nb+1)..H^2, summed per packet into lane i.")
 	for i, t := range laneTabs {
 		h := lanePowers(i, t, src, 16) // H^(nb+1)..H^2
-		g := laneG[i]
-		VPCLMULQDQ(U8(0x00), h, g, laneLo[i])
-		VPCLMULQDQ(U8(0x11), h, g, laneHi[i])
-		VPSHUFD(U8(0x4e), g, laneMid[i])
-		VPXORQ(g, laneMid[i], laneMid[i])
-		VPCLMULQDQ(U8(0x00), karatsuba(h), laneMid[i], laneMid[i])
+		karatsubaProducts(laneG[i], h, karatsuba(h), laneLo[i], laneHi[i], laneMid[i])
 	}
 	laneAD()
 
@@ -160,11 +155,7 @@ func lanes(name string, open bool) {
 		VINSERTI32X4(U8(i), field(i, dN), Z11, Z11)
 	}
 	VPSLLQ(U8(3), Z11, Z11)
-	VPCLMULQDQ(U8(0x00), Z12, Z11, Z1)
-	VPCLMULQDQ(U8(0x11), Z12, Z11, Z2)
-	VPSHUFD(U8(0x4e), Z11, Z3)
-	VPXORQ(Z11, Z3, Z3)
-	VPCLMULQDQ(U8(0x00), Z10, Z3, Z3)
+	karatsubaProducts(Z11, Z12, Z10, Z1, Z2, Z3)
 	laneADPacked(Z1, Z2, Z3)
 
 	Comment("Each packet's products summed into lane i with those of Z1-Z3, the middle ones folded",
@@ -246,11 +237,7 @@ func laneAD() {
 		LEAQ(Mem{Base: t, Disp: tH + 16*16}, src)
 		SUBQ(n, src)
 		h := Mem{Base: src}
-		VPCLMULQDQ(U8(0x00), h, Z9, Z10)
-		VPCLMULQDQ(U8(0x11), h, Z9, Z11)
-		VPSHUFD(U8(0x4e), Z9, Z12)
-		VPXORQ(Z9, Z12, Z12)
-		VPCLMULQDQ(U8(0x00), karatsuba(h), Z12, Z12)
+		karatsubaProducts(Z9, h, karatsuba(h), Z10, Z11, Z12)
 		VPXORQ(Z10, laneLo[i], laneLo[i])
 		VPXORQ(Z11, laneHi[i], laneHi[i])
 		VPXORQ(Z12, laneMid[i], laneMid[i])
@@ -292,11 +279,7 @@ func laneADPacked(lo, hi, mid VecPhysical) {
 		VINSERTI32X4(U8(i), karatsuba(h), Z7, Z7)
 	}
 	VPSHUFB(Z17, Z4, Z4)
-	VPCLMULQDQ(U8(0x00), Z6, Z4, Z8)
-	VPCLMULQDQ(U8(0x11), Z6, Z4, Z11)
-	VPSHUFD(U8(0x4e), Z4, Z5)
-	VPXORQ(Z4, Z5, Z5)
-	VPCLMULQDQ(U8(0x00), Z7, Z5, Z5)
+	karatsubaProducts(Z4, Z6, Z7, Z8, Z11, Z5)
 	VPXORQ(Z8, lo, lo)
 	VPXORQ(Z11, hi, hi)
 	VPXORQ(Z5, mid, mid)
@@ -364,6 +347,17 @@ func foldMid(lo, hi, mid, t VecPhysical) {
 	VPSRLDQ(U8(8), mid, mid)
 	VPXORQ(t, lo, lo)
 	VPXORQ(mid, hi, hi)
+}
+
+// karatsubaProducts multiplies the blocks in g by the powers of H in h, whose Karatsuba operands
+// (the XOR of each power's halves) are in hk: the low products into lo, the high ones into hi and
+// the middle ones, not yet corrected by lo and hi (foldMid does that), into mid.
+func karatsubaProducts(g VecPhysical, h, hk Op, lo, hi, mid VecPhysical) {
+	VPCLMULQDQ(U8(0x00), h, g, lo)
+	VPCLMULQDQ(U8(0x11), h, g, hi)
+	VPSHUFD(U8(0x4e), g, mid)
+	VPXORQ(g, mid, mid)
+	VPCLMULQDQ(U8(0x00), hk, mid, mid)
 }
 
 // laneSum leaves in regs[2], lane i, the sum of the four lanes of regs[i] and lane i of extra; the
