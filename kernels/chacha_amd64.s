@@ -14114,15 +14114,15 @@ two:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ      Z0, Z13, Z11
+	VPSRLQ      $0x2c, Z13, Z13
+	VPSLLQ      $0x14, Z9, Z15
+	VPORQ       Z15, Z13, Z13
+	VPANDQ      Z0, Z13, Z13
+	VPSRLQ      $0x18, Z9, Z15
+	VPORQ       Z2, Z15, Z15
 	VPADDQ      Z11, Z3, Z3
-	VPSRLQ      $0x2c, Z13, Z11
-	VPSLLQ      $0x14, Z9, Z13
-	VPORQ       Z13, Z11, Z11
-	VPANDQ      Z0, Z11, Z11
-	VPADDQ      Z11, Z4, Z4
-	VPSRLQ      $0x18, Z9, Z11
-	VPORQ       Z2, Z11, Z11
-	VPADDQ      Z11, Z5, Z5
+	VPADDQ      Z13, Z4, Z4
+	VPADDQ      Z15, Z5, Z5
 	VPXORQ      Z3, Z3, Z9
 	VPXORQ      Z3, Z3, Z11
 	VPXORQ      Z3, Z3, Z13
@@ -14236,15 +14236,15 @@ two:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ      Z0, Z13, Z11
+	VPSRLQ      $0x2c, Z13, Z13
+	VPSLLQ      $0x14, Z9, Z15
+	VPORQ       Z15, Z13, Z13
+	VPANDQ      Z0, Z13, Z13
+	VPSRLQ      $0x18, Z9, Z15
+	VPORQ       Z2, Z15, Z15
 	VPADDQ      Z11, Z6, Z6
-	VPSRLQ      $0x2c, Z13, Z11
-	VPSLLQ      $0x14, Z9, Z13
-	VPORQ       Z13, Z11, Z11
-	VPANDQ      Z0, Z11, Z11
-	VPADDQ      Z11, Z7, Z7
-	VPSRLQ      $0x18, Z9, Z11
-	VPORQ       Z2, Z11, Z11
-	VPADDQ      Z11, Z8, Z8
+	VPADDQ      Z13, Z7, Z7
+	VPADDQ      Z15, Z8, Z8
 	VPXORQ      Z6, Z6, Z9
 	VPXORQ      Z6, Z6, Z11
 	VPXORQ      Z6, Z6, Z13
@@ -14347,15 +14347,15 @@ one:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z11, Z10
+	VPSRLQ $0x2c, Z11, Z11
+	VPSLLQ $0x14, Z9, Z12
+	VPORQ  Z12, Z11, Z11
+	VPANDQ Z0, Z11, Z11
+	VPSRLQ $0x18, Z9, Z12
+	VPORQ  Z2, Z12, Z12
 	VPADDQ Z10, Z3, Z3
-	VPSRLQ $0x2c, Z11, Z10
-	VPSLLQ $0x14, Z9, Z11
-	VPORQ  Z11, Z10, Z10
-	VPANDQ Z0, Z10, Z10
-	VPADDQ Z10, Z4, Z4
-	VPSRLQ $0x18, Z9, Z10
-	VPORQ  Z2, Z10, Z10
-	VPADDQ Z10, Z5, Z5
+	VPADDQ Z11, Z4, Z4
+	VPADDQ Z12, Z5, Z5
 	VPXORQ Z3, Z3, Z9
 	VPXORQ Z3, Z3, Z10
 	VPXORQ Z3, Z3, Z11
@@ -14432,15 +14432,15 @@ one:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z11, Z10
+	VPSRLQ $0x2c, Z11, Z11
+	VPSLLQ $0x14, Z9, Z12
+	VPORQ  Z12, Z11, Z11
+	VPANDQ Z0, Z11, Z11
+	VPSRLQ $0x18, Z9, Z12
+	VPORQ  Z2, Z12, Z12
 	VPADDQ Z10, Z6, Z6
-	VPSRLQ $0x2c, Z11, Z10
-	VPSLLQ $0x14, Z9, Z11
-	VPORQ  Z11, Z10, Z10
-	VPANDQ Z0, Z10, Z10
-	VPADDQ Z10, Z7, Z7
-	VPSRLQ $0x18, Z9, Z10
-	VPORQ  Z2, Z10, Z10
-	VPADDQ Z10, Z8, Z8
+	VPADDQ Z11, Z7, Z7
+	VPADDQ Z12, Z8, Z8
 	VPXORQ Z6, Z6, Z2
 	VPXORQ Z6, Z6, Z9
 	VPXORQ Z6, Z6, Z10
@@ -14940,15 +14940,15 @@ two:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ      Y0, Y19, Y17
+	VPSRLQ      $0x2c, Y19, Y19
+	VPSLLQ      $0x14, Y15, Y21
+	VPORQ       Y21, Y19, Y19
+	VPANDQ      Y0, Y19, Y19
+	VPSRLQ      $0x18, Y15, Y21
+	VPORQ       Y2, Y21, Y21
 	VPADDQ      Y17, Y3, Y3
-	VPSRLQ      $0x2c, Y19, Y17
-	VPSLLQ      $0x14, Y15, Y19
-	VPORQ       Y19, Y17, Y17
-	VPANDQ      Y0, Y17, Y17
-	VPADDQ      Y17, Y4, Y4
-	VPSRLQ      $0x18, Y15, Y17
-	VPORQ       Y2, Y17, Y17
-	VPADDQ      Y17, Y5, Y5
+	VPADDQ      Y19, Y4, Y4
+	VPADDQ      Y21, Y5, Y5
 	VPXORQ      Y3, Y3, Y15
 	VPXORQ      Y3, Y3, Y17
 	VPXORQ      Y3, Y3, Y19
@@ -15050,15 +15050,15 @@ two:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ      Y0, Y19, Y17
+	VPSRLQ      $0x2c, Y19, Y19
+	VPSLLQ      $0x14, Y15, Y21
+	VPORQ       Y21, Y19, Y19
+	VPANDQ      Y0, Y19, Y19
+	VPSRLQ      $0x18, Y15, Y21
+	VPORQ       Y2, Y21, Y21
 	VPADDQ      Y17, Y6, Y6
-	VPSRLQ      $0x2c, Y19, Y17
-	VPSLLQ      $0x14, Y15, Y19
-	VPORQ       Y19, Y17, Y17
-	VPANDQ      Y0, Y17, Y17
-	VPADDQ      Y17, Y7, Y7
-	VPSRLQ      $0x18, Y15, Y17
-	VPORQ       Y2, Y17, Y17
-	VPADDQ      Y17, Y8, Y8
+	VPADDQ      Y19, Y7, Y7
+	VPADDQ      Y21, Y8, Y8
 	VPXORQ      Y6, Y6, Y15
 	VPXORQ      Y6, Y6, Y17
 	VPXORQ      Y6, Y6, Y19
@@ -15160,15 +15160,15 @@ two:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ      Y0, Y19, Y17
+	VPSRLQ      $0x2c, Y19, Y19
+	VPSLLQ      $0x14, Y15, Y21
+	VPORQ       Y21, Y19, Y19
+	VPANDQ      Y0, Y19, Y19
+	VPSRLQ      $0x18, Y15, Y21
+	VPORQ       Y2, Y21, Y21
 	VPADDQ      Y17, Y9, Y9
-	VPSRLQ      $0x2c, Y19, Y17
-	VPSLLQ      $0x14, Y15, Y19
-	VPORQ       Y19, Y17, Y17
-	VPANDQ      Y0, Y17, Y17
-	VPADDQ      Y17, Y10, Y10
-	VPSRLQ      $0x18, Y15, Y17
-	VPORQ       Y2, Y17, Y17
-	VPADDQ      Y17, Y11, Y11
+	VPADDQ      Y19, Y10, Y10
+	VPADDQ      Y21, Y11, Y11
 	VPXORQ      Y9, Y9, Y15
 	VPXORQ      Y9, Y9, Y17
 	VPXORQ      Y9, Y9, Y19
@@ -15270,15 +15270,15 @@ two:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ      Y0, Y19, Y17
+	VPSRLQ      $0x2c, Y19, Y19
+	VPSLLQ      $0x14, Y15, Y21
+	VPORQ       Y21, Y19, Y19
+	VPANDQ      Y0, Y19, Y19
+	VPSRLQ      $0x18, Y15, Y21
+	VPORQ       Y2, Y21, Y21
 	VPADDQ      Y17, Y12, Y12
-	VPSRLQ      $0x2c, Y19, Y17
-	VPSLLQ      $0x14, Y15, Y19
-	VPORQ       Y19, Y17, Y17
-	VPANDQ      Y0, Y17, Y17
-	VPADDQ      Y17, Y13, Y13
-	VPSRLQ      $0x18, Y15, Y17
-	VPORQ       Y2, Y17, Y17
-	VPADDQ      Y17, Y14, Y14
+	VPADDQ      Y19, Y13, Y13
+	VPADDQ      Y21, Y14, Y14
 	VPXORQ      Y12, Y12, Y15
 	VPXORQ      Y12, Y12, Y17
 	VPXORQ      Y12, Y12, Y19
@@ -15373,15 +15373,15 @@ one:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Y0, Y17, Y16
+	VPSRLQ $0x2c, Y17, Y17
+	VPSLLQ $0x14, Y15, Y18
+	VPORQ  Y18, Y17, Y17
+	VPANDQ Y0, Y17, Y17
+	VPSRLQ $0x18, Y15, Y18
+	VPORQ  Y2, Y18, Y18
 	VPADDQ Y16, Y3, Y3
-	VPSRLQ $0x2c, Y17, Y16
-	VPSLLQ $0x14, Y15, Y17
-	VPORQ  Y17, Y16, Y16
-	VPANDQ Y0, Y16, Y16
-	VPADDQ Y16, Y4, Y4
-	VPSRLQ $0x18, Y15, Y16
-	VPORQ  Y2, Y16, Y16
-	VPADDQ Y16, Y5, Y5
+	VPADDQ Y17, Y4, Y4
+	VPADDQ Y18, Y5, Y5
 	VPXORQ Y3, Y3, Y15
 	VPXORQ Y3, Y3, Y16
 	VPXORQ Y3, Y3, Y17
@@ -15450,15 +15450,15 @@ one:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Y0, Y17, Y16
+	VPSRLQ $0x2c, Y17, Y17
+	VPSLLQ $0x14, Y15, Y18
+	VPORQ  Y18, Y17, Y17
+	VPANDQ Y0, Y17, Y17
+	VPSRLQ $0x18, Y15, Y18
+	VPORQ  Y2, Y18, Y18
 	VPADDQ Y16, Y6, Y6
-	VPSRLQ $0x2c, Y17, Y16
-	VPSLLQ $0x14, Y15, Y17
-	VPORQ  Y17, Y16, Y16
-	VPANDQ Y0, Y16, Y16
-	VPADDQ Y16, Y7, Y7
-	VPSRLQ $0x18, Y15, Y16
-	VPORQ  Y2, Y16, Y16
-	VPADDQ Y16, Y8, Y8
+	VPADDQ Y17, Y7, Y7
+	VPADDQ Y18, Y8, Y8
 	VPXORQ Y6, Y6, Y15
 	VPXORQ Y6, Y6, Y16
 	VPXORQ Y6, Y6, Y17
@@ -15527,15 +15527,15 @@ one:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Y0, Y17, Y16
+	VPSRLQ $0x2c, Y17, Y17
+	VPSLLQ $0x14, Y15, Y18
+	VPORQ  Y18, Y17, Y17
+	VPANDQ Y0, Y17, Y17
+	VPSRLQ $0x18, Y15, Y18
+	VPORQ  Y2, Y18, Y18
 	VPADDQ Y16, Y9, Y9
-	VPSRLQ $0x2c, Y17, Y16
-	VPSLLQ $0x14, Y15, Y17
-	VPORQ  Y17, Y16, Y16
-	VPANDQ Y0, Y16, Y16
-	VPADDQ Y16, Y10, Y10
-	VPSRLQ $0x18, Y15, Y16
-	VPORQ  Y2, Y16, Y16
-	VPADDQ Y16, Y11, Y11
+	VPADDQ Y17, Y10, Y10
+	VPADDQ Y18, Y11, Y11
 	VPXORQ Y9, Y9, Y15
 	VPXORQ Y9, Y9, Y16
 	VPXORQ Y9, Y9, Y17
@@ -15604,15 +15604,15 @@ one:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Y0, Y17, Y16
+	VPSRLQ $0x2c, Y17, Y17
+	VPSLLQ $0x14, Y15, Y18
+	VPORQ  Y18, Y17, Y17
+	VPANDQ Y0, Y17, Y17
+	VPSRLQ $0x18, Y15, Y18
+	VPORQ  Y2, Y18, Y18
 	VPADDQ Y16, Y12, Y12
-	VPSRLQ $0x2c, Y17, Y16
-	VPSLLQ $0x14, Y15, Y17
-	VPORQ  Y17, Y16, Y16
-	VPANDQ Y0, Y16, Y16
-	VPADDQ Y16, Y13, Y13
-	VPSRLQ $0x18, Y15, Y16
-	VPORQ  Y2, Y16, Y16
-	VPADDQ Y16, Y14, Y14
+	VPADDQ Y17, Y13, Y13
+	VPADDQ Y18, Y14, Y14
 	VPXORQ Y12, Y12, Y2
 	VPXORQ Y12, Y12, Y15
 	VPXORQ Y12, Y12, Y16
@@ -17866,15 +17866,15 @@ TEXT ·poly1305IFMAOne(SB), NOSPLIT, $0-56
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z9, Z11
+	VPSRLQ $0x2c, Z9, Z9
+	VPSLLQ $0x14, Z10, Z13
+	VPORQ  Z13, Z9, Z9
+	VPANDQ Z0, Z9, Z9
+	VPSRLQ $0x18, Z10, Z13
+	VPORQ  Z2, Z13, Z13
 	VPADDQ Z11, Z3, Z3
-	VPSRLQ $0x2c, Z9, Z11
-	VPSLLQ $0x14, Z10, Z9
-	VPORQ  Z9, Z11, Z11
-	VPANDQ Z0, Z11, Z11
-	VPADDQ Z11, Z5, Z5
-	VPSRLQ $0x18, Z10, Z11
-	VPORQ  Z2, Z11, Z11
-	VPADDQ Z11, Z7, Z7
+	VPADDQ Z9, Z5, Z5
+	VPADDQ Z13, Z7, Z7
 
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
@@ -17936,15 +17936,15 @@ TEXT ·poly1305IFMAOne(SB), NOSPLIT, $0-56
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z9, Z11
+	VPSRLQ $0x2c, Z9, Z9
+	VPSLLQ $0x14, Z10, Z13
+	VPORQ  Z13, Z9, Z9
+	VPANDQ Z0, Z9, Z9
+	VPSRLQ $0x18, Z10, Z13
+	VPORQ  Z2, Z13, Z13
 	VPADDQ Z11, Z3, Z3
-	VPSRLQ $0x2c, Z9, Z11
-	VPSLLQ $0x14, Z10, Z9
-	VPORQ  Z9, Z11, Z11
-	VPANDQ Z0, Z11, Z11
-	VPADDQ Z11, Z5, Z5
-	VPSRLQ $0x18, Z10, Z11
-	VPORQ  Z2, Z11, Z11
-	VPADDQ Z11, Z7, Z7
+	VPADDQ Z9, Z5, Z5
+	VPADDQ Z13, Z7, Z7
 
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
@@ -18013,15 +18013,15 @@ headstep:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z9, Z11
+	VPSRLQ $0x2c, Z9, Z9
+	VPSLLQ $0x14, Z10, Z13
+	VPORQ  Z13, Z9, Z9
+	VPANDQ Z0, Z9, Z9
+	VPSRLQ $0x18, Z10, Z13
+	VPORQ  Z2, Z13, Z13
 	VPADDQ Z11, Z3, Z3
-	VPSRLQ $0x2c, Z9, Z11
-	VPSLLQ $0x14, Z10, Z9
-	VPORQ  Z9, Z11, Z11
-	VPANDQ Z0, Z11, Z11
-	VPADDQ Z11, Z5, Z5
-	VPSRLQ $0x18, Z10, Z11
-	VPORQ  Z2, Z11, Z11
-	VPADDQ Z11, Z7, Z7
+	VPADDQ Z9, Z5, Z5
+	VPADDQ Z13, Z7, Z7
 
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
@@ -18094,15 +18094,15 @@ headonce:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z11, Z10
+	VPSRLQ $0x2c, Z11, Z11
+	VPSLLQ $0x14, Z9, Z13
+	VPORQ  Z13, Z11, Z11
+	VPANDQ Z0, Z11, Z11
+	VPSRLQ $0x18, Z9, Z13
+	VPORQ  Z2, Z13, Z13
 	VPADDQ Z10, Z3, Z3
-	VPSRLQ $0x2c, Z11, Z10
-	VPSLLQ $0x14, Z9, Z11
-	VPORQ  Z11, Z10, Z10
-	VPANDQ Z0, Z10, Z10
-	VPADDQ Z10, Z5, Z5
-	VPSRLQ $0x18, Z9, Z10
-	VPORQ  Z2, Z10, Z10
-	VPADDQ Z10, Z7, Z7
+	VPADDQ Z11, Z5, Z5
+	VPADDQ Z13, Z7, Z7
 
 	// The multipliers r^(k-i) from the final ones, zero in the lanes of no block.
 	MOVBQZX   -1(SI)(DX*1), BX
@@ -18206,15 +18206,15 @@ headdone:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ      Z0, Z11, Z10
+	VPSRLQ      $0x2c, Z11, Z11
+	VPSLLQ      $0x14, Z9, Z13
+	VPORQ       Z13, Z11, Z11
+	VPANDQ      Z0, Z11, Z11
+	VPSRLQ      $0x18, Z9, Z13
+	VPORQ       Z2, Z13, Z13
 	VPADDQ      Z10, Z3, Z3
-	VPSRLQ      $0x2c, Z11, Z10
-	VPSLLQ      $0x14, Z9, Z11
-	VPORQ       Z11, Z10, Z10
-	VPANDQ      Z0, Z10, Z10
-	VPADDQ      Z10, Z5, Z5
-	VPSRLQ      $0x18, Z9, Z10
-	VPORQ       Z2, Z10, Z10
-	VPADDQ      Z10, Z7, Z7
+	VPADDQ      Z11, Z5, Z5
+	VPADDQ      Z13, Z7, Z7
 	ADDQ        $0x00000080, CX
 	SUBQ        $0x00000008, DX
 	JZ          lastX
@@ -18225,15 +18225,15 @@ headdone:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z11, Z10
+	VPSRLQ $0x2c, Z11, Z11
+	VPSLLQ $0x14, Z9, Z13
+	VPORQ  Z13, Z11, Z11
+	VPANDQ Z0, Z11, Z11
+	VPSRLQ $0x18, Z9, Z13
+	VPORQ  Z2, Z13, Z13
 	VPADDQ Z10, Z4, Z4
-	VPSRLQ $0x2c, Z11, Z10
-	VPSLLQ $0x14, Z9, Z11
-	VPORQ  Z11, Z10, Z10
-	VPANDQ Z0, Z10, Z10
-	VPADDQ Z10, Z6, Z6
-	VPSRLQ $0x18, Z9, Z10
-	VPORQ  Z2, Z10, Z10
-	VPADDQ Z10, Z8, Z8
+	VPADDQ Z11, Z6, Z6
+	VPADDQ Z13, Z8, Z8
 	ADDQ   $0x00000080, CX
 	SUBQ   $0x00000008, DX
 
@@ -18354,15 +18354,15 @@ pair:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ      Z0, Z11, Z10
+	VPSRLQ      $0x2c, Z11, Z11
+	VPSLLQ      $0x14, Z9, Z13
+	VPORQ       Z13, Z11, Z11
+	VPANDQ      Z0, Z11, Z11
+	VPSRLQ      $0x18, Z9, Z13
+	VPORQ       Z2, Z13, Z13
 	VPADDQ      Z10, Z3, Z3
-	VPSRLQ      $0x2c, Z11, Z10
-	VPSLLQ      $0x14, Z9, Z11
-	VPORQ       Z11, Z10, Z10
-	VPANDQ      Z0, Z10, Z10
-	VPADDQ      Z10, Z5, Z5
-	VPSRLQ      $0x18, Z9, Z10
-	VPORQ       Z2, Z10, Z10
-	VPADDQ      Z10, Z7, Z7
+	VPADDQ      Z11, Z5, Z5
+	VPADDQ      Z13, Z7, Z7
 	ADDQ        $0x00000080, CX
 	SUBQ        $0x00000008, DX
 	VMOVDQU64   (CX), Z9
@@ -18372,15 +18372,15 @@ pair:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z11, Z10
+	VPSRLQ $0x2c, Z11, Z11
+	VPSLLQ $0x14, Z9, Z13
+	VPORQ  Z13, Z11, Z11
+	VPANDQ Z0, Z11, Z11
+	VPSRLQ $0x18, Z9, Z13
+	VPORQ  Z2, Z13, Z13
 	VPADDQ Z10, Z4, Z4
-	VPSRLQ $0x2c, Z11, Z10
-	VPSLLQ $0x14, Z9, Z11
-	VPORQ  Z11, Z10, Z10
-	VPANDQ Z0, Z10, Z10
-	VPADDQ Z10, Z6, Z6
-	VPSRLQ $0x18, Z9, Z10
-	VPORQ  Z2, Z10, Z10
-	VPADDQ Z10, Z8, Z8
+	VPADDQ Z11, Z6, Z6
+	VPADDQ Z13, Z8, Z8
 	ADDQ   $0x00000080, CX
 	SUBQ   $0x00000008, DX
 	JMP    pair
@@ -18449,15 +18449,15 @@ last:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z11, Z10
+	VPSRLQ $0x2c, Z11, Z11
+	VPSLLQ $0x14, Z9, Z13
+	VPORQ  Z13, Z11, Z11
+	VPANDQ Z0, Z11, Z11
+	VPSRLQ $0x18, Z9, Z13
+	VPORQ  Z2, Z13, Z13
 	VPADDQ Z10, Z3, Z3
-	VPSRLQ $0x2c, Z11, Z10
-	VPSLLQ $0x14, Z9, Z11
-	VPORQ  Z11, Z10, Z10
-	VPANDQ Z0, Z10, Z10
-	VPADDQ Z10, Z5, Z5
-	VPSRLQ $0x18, Z9, Z10
-	VPORQ  Z2, Z10, Z10
-	VPADDQ Z10, Z7, Z7
+	VPADDQ Z11, Z5, Z5
+	VPADDQ Z13, Z7, Z7
 	ADDQ   $0x00000080, CX
 	SUBQ   $0x00000008, DX
 
@@ -18772,15 +18772,15 @@ tail:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z4, Z8
+	VPSRLQ $0x2c, Z4, Z4
+	VPSLLQ $0x14, Z6, Z9
+	VPORQ  Z9, Z4, Z4
+	VPANDQ Z0, Z4, Z4
+	VPSRLQ $0x18, Z6, Z9
+	VPORQ  Z2, Z9, Z9
 	VPADDQ Z8, Z3, Z3
-	VPSRLQ $0x2c, Z4, Z8
-	VPSLLQ $0x14, Z6, Z4
-	VPORQ  Z4, Z8, Z8
-	VPANDQ Z0, Z8, Z8
-	VPADDQ Z8, Z5, Z5
-	VPSRLQ $0x18, Z6, Z8
-	VPORQ  Z2, Z8, Z8
-	VPADDQ Z8, Z7, Z7
+	VPADDQ Z4, Z5, Z5
+	VPADDQ Z9, Z7, Z7
 
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
@@ -18842,15 +18842,15 @@ tail:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z4, Z8
+	VPSRLQ $0x2c, Z4, Z4
+	VPSLLQ $0x14, Z6, Z9
+	VPORQ  Z9, Z4, Z4
+	VPANDQ Z0, Z4, Z4
+	VPSRLQ $0x18, Z6, Z9
+	VPORQ  Z2, Z9, Z9
 	VPADDQ Z8, Z3, Z3
-	VPSRLQ $0x2c, Z4, Z8
-	VPSLLQ $0x14, Z6, Z4
-	VPORQ  Z4, Z8, Z8
-	VPANDQ Z0, Z8, Z8
-	VPADDQ Z8, Z5, Z5
-	VPSRLQ $0x18, Z6, Z8
-	VPORQ  Z2, Z8, Z8
-	VPADDQ Z8, Z7, Z7
+	VPADDQ Z4, Z5, Z5
+	VPADDQ Z9, Z7, Z7
 
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
@@ -18919,15 +18919,15 @@ tailstep:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z4, Z8
+	VPSRLQ $0x2c, Z4, Z4
+	VPSLLQ $0x14, Z6, Z9
+	VPORQ  Z9, Z4, Z4
+	VPANDQ Z0, Z4, Z4
+	VPSRLQ $0x18, Z6, Z9
+	VPORQ  Z2, Z9, Z9
 	VPADDQ Z8, Z3, Z3
-	VPSRLQ $0x2c, Z4, Z8
-	VPSLLQ $0x14, Z6, Z4
-	VPORQ  Z4, Z8, Z8
-	VPANDQ Z0, Z8, Z8
-	VPADDQ Z8, Z5, Z5
-	VPSRLQ $0x18, Z6, Z8
-	VPORQ  Z2, Z8, Z8
-	VPADDQ Z8, Z7, Z7
+	VPADDQ Z4, Z5, Z5
+	VPADDQ Z9, Z7, Z7
 
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
@@ -19000,15 +19000,15 @@ tailonce:
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z8, Z6
+	VPSRLQ $0x2c, Z8, Z8
+	VPSLLQ $0x14, Z4, Z9
+	VPORQ  Z9, Z8, Z8
+	VPANDQ Z0, Z8, Z8
+	VPSRLQ $0x18, Z4, Z9
+	VPORQ  Z2, Z9, Z9
 	VPADDQ Z6, Z3, Z3
-	VPSRLQ $0x2c, Z8, Z6
-	VPSLLQ $0x14, Z4, Z8
-	VPORQ  Z8, Z6, Z6
-	VPANDQ Z0, Z6, Z6
-	VPADDQ Z6, Z5, Z5
-	VPSRLQ $0x18, Z4, Z6
-	VPORQ  Z2, Z6, Z6
-	VPADDQ Z6, Z7, Z7
+	VPADDQ Z8, Z5, Z5
+	VPADDQ Z9, Z7, Z7
 
 	// The multipliers r^(k-i) from the final ones, zero in the lanes of no block.
 	MOVBQZX   -1(SI)(DX*1), BX
@@ -19476,15 +19476,15 @@ TEXT ·poly1305FinishIFMAZ(SB), NOSPLIT, $0-16
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z8, Z7
+	VPSRLQ $0x2c, Z8, Z8
+	VPSLLQ $0x14, Z6, Z9
+	VPORQ  Z9, Z8, Z8
+	VPANDQ Z0, Z8, Z8
+	VPSRLQ $0x18, Z6, Z9
+	VPORQ  Z2, Z9, Z9
 	VPADDQ Z7, Z3, Z3
-	VPSRLQ $0x2c, Z8, Z7
-	VPSLLQ $0x14, Z6, Z8
-	VPORQ  Z8, Z7, Z7
-	VPANDQ Z0, Z7, Z7
-	VPADDQ Z7, Z4, Z4
-	VPSRLQ $0x18, Z6, Z7
-	VPORQ  Z2, Z7, Z7
-	VPADDQ Z7, Z5, Z5
+	VPADDQ Z8, Z4, Z4
+	VPADDQ Z9, Z5, Z5
 
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below
@@ -19650,15 +19650,15 @@ TEXT ·poly1305FinishIFMAZ(SB), NOSPLIT, $0-16
 
 	// h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.
 	VPANDQ Z0, Z8, Z7
+	VPSRLQ $0x2c, Z8, Z8
+	VPSLLQ $0x14, Z6, Z9
+	VPORQ  Z9, Z8, Z8
+	VPANDQ Z0, Z8, Z8
+	VPSRLQ $0x18, Z6, Z9
+	VPORQ  Z2, Z9, Z9
 	VPADDQ Z7, Z3, Z3
-	VPSRLQ $0x2c, Z8, Z7
-	VPSLLQ $0x14, Z6, Z8
-	VPORQ  Z8, Z7, Z7
-	VPANDQ Z0, Z7, Z7
-	VPADDQ Z7, Z4, Z4
-	VPSRLQ $0x18, Z6, Z7
-	VPORQ  Z2, Z7, Z7
-	VPADDQ Z7, Z5, Z5
+	VPADDQ Z8, Z4, Z4
+	VPADDQ Z9, Z5, Z5
 
 	// d = h * x: the low and high 52-bit halves of the limb products, summed per weight.
 	// With h's limbs below 2^48 and x's (times 20) below 2^50, the low half-sums are below

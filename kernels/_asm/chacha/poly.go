@@ -191,6 +191,7 @@ func polyStep(width, k int, mulBy func(e, g int) func(int) Op, g int, h [3]VecVi
 	lo, hi := polyLoad(width, st, g*width, offs[:k], vec)
 	var m [3]VecVirtual
 	if k == 2 {
+		Comment("The second block in radix 2^44, the 2^128 bit set.")
 		polySplitMsg(lo[1], hi[1], &m, c, vec)
 	}
 	polyAddMsg(lo[0], hi[0], h, c, vec)
@@ -369,27 +370,17 @@ type polyConsts struct{ mask44, mask42, bit40 VecVirtual }
 // polyAddMsg adds the blocks whose low and high 64-bit halves are lo and hi to h, with the 2^128 bit
 // set (bit 40 of limb 2).
 func polyAddMsg(lo, hi VecVirtual, h [3]VecVirtual, c polyConsts, vec func() VecVirtual) {
-	mask44, bit40 := c.mask44, c.bit40
 	Comment("h += m in radix 2^44; the 2^128 bit is bit 40 of limb 2. h < 2^45 + 2^17 afterwards.")
-	h0, h1, h2 := h[0], h[1], h[2]
-	m := vec()
-	VPANDQ(mask44, lo, m)
-	VPADDQ(m, h0, h0)
-	m1 := vec()
-	VPSRLQ(U8(44), lo, m)
-	VPSLLQ(U8(20), hi, m1)
-	VPORQ(m1, m, m)
-	VPANDQ(mask44, m, m)
-	VPADDQ(m, h1, h1)
-	VPSRLQ(U8(24), hi, m)
-	VPORQ(bit40, m, m)
-	VPADDQ(m, h2, h2)
+	var m [3]VecVirtual
+	polySplitMsg(lo, hi, &m, c, vec)
+	for i := range h {
+		VPADDQ(m[i], h[i], h[i])
+	}
 }
 
 // polySplitMsg sets m to the radix-2^44 limbs of the blocks whose low and high 64-bit halves are lo
 // and hi, with the 2^128 bit set: below 2^44, 2^44 and 2^41.
 func polySplitMsg(lo, hi VecVirtual, m *[3]VecVirtual, c polyConsts, vec func() VecVirtual) {
-	Comment("The second block in radix 2^44, the 2^128 bit set.")
 	for i := range m {
 		m[i] = vec()
 	}
