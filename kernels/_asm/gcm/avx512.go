@@ -12,13 +12,16 @@ import (
 )
 
 // AVX512 registers: Z0-Z3 key stream, Z4-Z7 GHASH input, Z8-Z10 product accumulators (low, high,
-// middle), Z11-Z14 and Z20 temporaries, X15 the GHASH state Y (upper lanes zero), Z16 the counters of
-// the next chunk (lane i: counter+i), Z17 the byte-reversal mask, Z18 the counter step, X19 the
-// reduction constant, K1 the byte mask of a tail's last zmm.
+// middle), Z11-Z13 temporaries, X15 the GHASH state Y (upper lanes zero), Z16 the counters of the
+// next chunk (lane i: counter+i), Z17 the byte-reversal mask, Z18 the counter step, X19 the
+// reduction constant, Z21-Z23 the chunk's further counters, Z24-Z31 and Z20 round keys 1-9, Z14 the
+// last round key, K1 the byte mask of a tail's last zmm.
 var (
-	ks   = []VecPhysical{Z0, Z1, Z2, Z3}
-	gin  = []VecPhysical{Z4, Z5, Z6, Z7}
-	ctrZ = []VecPhysical{Z16, Z21, Z22, Z23}
+	ks      = []VecPhysical{Z0, Z1, Z2, Z3}
+	gin     = []VecPhysical{Z4, Z5, Z6, Z7}
+	ctrZ    = []VecPhysical{Z16, Z21, Z22, Z23}
+	rkZ     = []VecPhysical{Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31, Z20}
+	rkLastZ = Z14
 )
 
 // avx512 generates the AVX512 kernel: one descriptor at a time, 16 blocks (four zmm) per chunk.
@@ -33,6 +36,8 @@ func avx512(name string, open bool) {
 	MOVQ(I32(-1), ones)
 
 	startDescriptor()
+	Comment("Round keys 1-9 and the last in registers: every AES-128 round but the first XOR.")
+	defer keepRoundKeys(rkZ, rkLastZ)()
 
 	Comment("Additional data: GHASH only.")
 	MOVQ(Mem{Base: desc, Disp: dAD}, src)
@@ -268,15 +273,15 @@ func lens512() {
 	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 	JE(LabelRef(skip))
 	h1 := Mem{Base: tab, Disp: tH + 16*16}
-	VMOVDQU64(Mem{Base: desc, Disp: dLens}, X20)
-	VPCLMULQDQ(U8(0x00), h1, X20, X11)
-	VPCLMULQDQ(U8(0x11), h1, X20, X12)
-	VPSHUFD(U8(0x4e), X20, X13)
-	VPXORQ(X20, X13, X13)
-	VPCLMULQDQ(U8(0x00), karatsuba(h1), X13, X13)
-	VPXORQ(Z11, Z8, Z8)
+	VMOVDQU(Mem{Base: desc, Disp: dLens}, X11)
+	VPCLMULQDQ(U8(0x00), h1, X11, X12)
+	VPXORQ(Z12, Z8, Z8)
+	VPCLMULQDQ(U8(0x11), h1, X11, X12)
 	VPXORQ(Z12, Z9, Z9)
-	VPXORQ(Z13, Z10, Z10)
+	VPSHUFD(U8(0x4e), X11, X12)
+	VPXOR(X11, X12, X12)
+	VPCLMULQDQ(U8(0x00), karatsuba(h1), X12, X12)
+	VPXORQ(Z12, Z10, Z10)
 	Label(skip)
 }
 
