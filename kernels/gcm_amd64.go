@@ -37,8 +37,9 @@ import (
 //
 //   - Per packet (gcmSealAVX512 and the AVX2 kernels). One packet occupies whole registers: the
 //     16-byte lanes of a zmm hold consecutive counter blocks of the same packet, so all lanes share
-//     one Key's round keys (memory operands of VAESENC, from a 64-byte aligned table that repeats
-//     each round key per lane) and GHASH multiplies the lanes by consecutive powers of H, summed
+//     one Key's round keys (from a 64-byte aligned table that repeats each round key per lane; the
+//     AVX512 kernels load rounds 1-9 and the last into registers per descriptor, the others are
+//     memory operands of VAESENC) and GHASH multiplies the lanes by consecutive powers of H, summed
 //     before one reduction. A full-size packet keeps the AES and carry-less multiplier ports near
 //     their limit this way: one packet per lane could not do better there and would add transposes.
 //   - Per lane (gcmSealLanesAVX512, AVX512 only). A small packet in the per-packet kernel spends most
@@ -87,7 +88,8 @@ func gcmHas(t Tier) bool {
 // (the generator hard-codes them; TestGCMLayout checks them).
 type gcmTable struct {
 	// rk[i] is AES round key i (FIPS 197 section 5.2) repeated in all four 128-bit lanes, so that a
-	// zmm memory operand of VAESENC reads it for four blocks at once; the xmm kernels read lane 0.
+	// zmm load or memory operand of VAESENC reads it for four blocks at once; the xmm kernels read
+	// lane 0.
 	rk [15][64]byte
 	// h[i] is H^(17-i)·x^-1 for i < 17 in register form (see gcmRegister), h[17:] zero. A chunk of
 	// 16 blocks (AVX512) multiplies its blocks by h[1:17] (H^16..H^1), one of 8 (AVX2) by h[9:17]; a
