@@ -1247,6 +1247,18 @@ advance:
 	JMP  desc
 
 done:
+	// No round key outlives the call in a register: VZEROUPPER would leave Z16-Z31
+	// and the low halves of Z0-Z15.
+	VPXORQ Z24, Z24, Z24
+	VPXORQ Z25, Z25, Z25
+	VPXORQ Z26, Z26, Z26
+	VPXORQ Z27, Z27, Z27
+	VPXORQ Z28, Z28, Z28
+	VPXORQ Z29, Z29, Z29
+	VPXORQ Z30, Z30, Z30
+	VPXORQ Z31, Z31, Z31
+	VPXORQ Z20, Z20, Z20
+	VPXORQ Z14, Z14, Z14
 	VZEROUPPER
 	RET
 
@@ -2254,6 +2266,18 @@ advance:
 	JMP  desc
 
 done:
+	// No round key outlives the call in a register: VZEROUPPER would leave Z16-Z31
+	// and the low halves of Z0-Z15.
+	VPXORQ Z24, Z24, Z24
+	VPXORQ Z25, Z25, Z25
+	VPXORQ Z26, Z26, Z26
+	VPXORQ Z27, Z27, Z27
+	VPXORQ Z28, Z28, Z28
+	VPXORQ Z29, Z29, Z29
+	VPXORQ Z30, Z30, Z30
+	VPXORQ Z31, Z31, Z31
+	VPXORQ Z20, Z20, Z20
+	VPXORQ Z14, Z14, Z14
 	VZEROUPPER
 	RET
 

@@ -48,6 +48,14 @@ func finishDescriptors(bswap VecPhysical, open bool) {
 	JMP(LabelRef("desc"))
 
 	Label("done")
+	if keyRegs.last != nil {
+		Comment("No round key outlives the call in a register: VZEROUPPER would leave Z16-Z31",
+			"and the low halves of Z0-Z15.")
+		for _, r := range keyRegs.rounds {
+			VPXORQ(r, r, r)
+		}
+		VPXORQ(keyRegs.last, keyRegs.last, keyRegs.last)
+	}
 	VZEROUPPER()
 	RET()
 }
