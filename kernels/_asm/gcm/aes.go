@@ -11,16 +11,17 @@ import (
 
 // keyRegs holds, while a kernel that keeps round keys in registers is generated, the registers of
 // round keys 1 to len(keyRegs.rounds) and of the last round key (keepRoundKeys); aesRounds reads
-// the others from the table. A VAESENC with a memory operand costs its load on every block, and on
-// Zen 4 forty zmm rounds took 13.4-14.4 ns with the keys in memory against 11.8-12.1 in registers.
+// the others from the table. A VAESENC with a memory operand pays for its load again on every
+// block, which the AES units' port feels (docs/experiments.md, 2026-12-02 seventh session).
 var keyRegs struct {
 	rounds []VecPhysical
 	last   VecPhysical
 }
 
 // keepRoundKeys loads round keys 1 to len(rounds) and the last one (at last) of the table at tab
-// into registers and has aesRounds use them until the returned function is called. Every kernel
-// that calls it loads them again whenever tab changes.
+// into registers and has aesRounds use them until the returned function is called. A kernel calls
+// it at every descriptor, whose key may differ from the last one's, and clears the registers
+// before it returns (finishDescriptors).
 func keepRoundKeys(rounds []VecPhysical, lastKey VecPhysical) (drop func()) {
 	for i, r := range rounds {
 		VMOVDQU64(Mem{Base: tab, Disp: tRK + 64*(i+1)}, r)
