@@ -346,9 +346,9 @@ func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 			failed += b.flush(ops)
 			failed += gcmLong(t, open, op, n)
 		case n <= gcmLaneText && len(op.AD) <= smallAD:
-			// Queued here rather than in a method of b: the call and the reloads of b's fields it
-			// forces were about a quarter of what the Go side adds to a 64-byte op
-			// (docs/experiments.md, 2026-12-03 third session).
+			// Queued here rather than in a method of b: the call, and the reloads of b's fields it
+			// forces, weighed on what the Go side adds to a small op (docs/experiments.md, 2026-12-03
+			// third session).
 			if op.Key != key {
 				key, tab = op.Key, op.Key.gcm.asm.tab
 			}

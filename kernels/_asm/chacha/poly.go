@@ -354,8 +354,8 @@ func times20(x VecVirtual, vec func() VecVirtual) VecVirtual {
 	return t
 }
 
-// storeMultiplier stores the multiplier x as polyMulReduce's operands read it: limbs 0..2 at row(0..2),
-// 20 times limbs 1 and 2 at row(3) and row(4).
+// storeMultiplier stores the multiplier x as polyMulReduce's operands read it: limbs 0..2 at
+// row(0..2), 20 times limbs 1 and 2 at row(3) and row(4).
 func storeMultiplier(x [3]VecVirtual, row func(k int) Mem, vec func() VecVirtual) {
 	for i := range x {
 		VMOVDQU64(x[i], row(i))

@@ -247,8 +247,9 @@ func laneAD() {
 
 // laneADPacked adds the products of the four packets' AD blocks, lane i packet i's, times H^(nb+2)
 // of its key to lo, hi and mid, when every AD fits one block and some packet has one; it takes
-// Z4-Z8 and Z11 (free once the text is stored and the length blocks multiplied). Against laneAD it spends 9 inserts (three of the blocks, six of powers) on saving 9
-// carry-less products, 6 shuffles and 12 XORs of a zmm each.
+// Z4-Z8 and Z11 (free once the text is stored and the length blocks multiplied). Against laneAD it
+// spends 9 inserts (three of the blocks, six of powers) on saving 9 carry-less products, 6 shuffles
+// and 12 XORs of a zmm each.
 func laneADPacked(lo, hi, mid VecPhysical) {
 	field := descField
 	skip := label("ad_not_packed")
