@@ -3,10 +3,10 @@
 
 // Package pipeprobe times how this CPU issues the AVX2 integer instructions of wirebatch's ChaCha20
 // kernels: the latency of one dependent chain, the issue rate of each instruction kind over 12
-// independent chains, and the quarter round's instruction mix over 8 and 12 chains, in lockstep and
-// skewed, in registers only (the vector pipes and the scheduler alone) and with the spill loads and
-// stores that 16 ymm registers force. The rates are in cycles of the clock a chain of dependent scalar ADDs
-// measures in the same run.
+// independent chains, and the quarter round's instruction mix over 4, 6, 8 and 12 chains, in
+// lockstep and skewed, in registers only (the vector pipes and the scheduler alone) and with the
+// spill loads and stores that 16 ymm registers force. The rates are in cycles of the clock a chain
+// of dependent scalar ADDs measures in the same run.
 //
 //	cd tools/pipeprobe && go test -run '^$' -bench .
 //

@@ -14,6 +14,8 @@ var opsPerIteration = map[string]int{
 	"throughputVPSHUFB":      48,
 	"throughputVPMULUDQ":     48,
 	"throughputShiftShuffle": 48,
+	"quarterRounds4":         64,
+	"quarterRounds6":         96,
 	"quarterRounds8":         128,
 	"quarterRounds8Skewed":   128,
 	"quarterRounds12Skewed":  192,

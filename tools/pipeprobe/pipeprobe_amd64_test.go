@@ -73,6 +73,8 @@ func probes(spill *[2048]byte) []probe {
 		{"throughputVPSHUFB", throughputVPSHUFB},
 		{"throughputVPMULUDQ", throughputVPMULUDQ},
 		{"throughputShiftShuffle", throughputShiftShuffle},
+		{"quarterRounds4", quarterRounds4},
+		{"quarterRounds6", quarterRounds6},
 		{"quarterRounds8", quarterRounds8},
 		{"quarterRounds8Skewed", quarterRounds8Skewed},
 		{"quarterRounds12Skewed", quarterRounds12Skewed},

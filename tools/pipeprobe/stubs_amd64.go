@@ -31,6 +31,12 @@ func throughputVPMULUDQ(n int)
 // throughputShiftShuffle runs 12 independent chains of VPSLLD and VPSHUFB in turn.
 func throughputShiftShuffle(n int)
 
+// quarterRounds4 runs the quarter round's sequence on 4 chains in lockstep: one group of 8 lanes, as the kernel for 1-cycle cores keeps in registers.
+func quarterRounds4(n int)
+
+// quarterRounds6 runs the quarter round's sequence on 6 chains in lockstep: what lies between one group in registers and two.
+func quarterRounds6(n int)
+
 // quarterRounds8 runs the quarter round's sequence on 8 chains in lockstep: the AVX2 kernel's two groups of four chains without avx2GroupSkew.
 func quarterRounds8(n int)
 

@@ -100,6 +100,12 @@ func probes() {
 	}
 	loop("throughputShiftShuffle", "runs 12 independent chains of VPSLLD and VPSHUFB in turn.", false,
 		func(Register) int { return each(chains, 2, sll, shufb) })
+	loop("quarterRounds4", "runs the quarter round's sequence on 4 chains in lockstep: one group of 8 "+
+		"lanes, as the kernel for 1-cycle cores keeps in registers.", false,
+		func(Register) int { return skewed([][]VecPhysical{chains[:4]}, 0, quarterRound) })
+	loop("quarterRounds6", "runs the quarter round's sequence on 6 chains in lockstep: what lies "+
+		"between one group in registers and two.", false,
+		func(Register) int { return skewed([][]VecPhysical{chains[:6]}, 0, quarterRound) })
 	loop("quarterRounds8", "runs the quarter round's sequence on 8 chains in lockstep: the AVX2 "+
 		"kernel's two groups of four chains without avx2GroupSkew.", false,
 		func(Register) int { return skewed([][]VecPhysical{chains[:8]}, 0, quarterRound) })
