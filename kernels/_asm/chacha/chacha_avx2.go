@@ -366,42 +366,16 @@ func chachaOneAVX2(groups int, mac bool) {
 		// dst, src and n advance in their argument slots; the counter and the end of the MAC
 		// blocks take the slots of msg and macBlocks once read, so that the frame stays the
 		// slots' (a NOSPLIT frame has at most about 800 bytes).
-		arg := func(name string) Mem {
-			a, err := Param(name).Resolve()
-			if err != nil {
-				panic(err)
-			}
-			return a.Addr
-		}
-		dstM, srcM, nM := arg("dst"), arg("src"), arg("n")
-		h := Mem{Base: Load(Param("mac"), GP64())}
-		h0, h1, h2 = GP64(), GP64(), GP64()
-		MOVQ(h.Offset(16), h0) // poly1305.h (after r0, r1)
-		MOVQ(h.Offset(24), h1)
-		MOVQ(h.Offset(32), h2)
-		p = Load(Param("msg"), GP64())
-		e := Load(Param("macBlocks"), GP64())
-		SHLQ(U8(4), e)
-		ADDQ(p, e)
-		end = arg("macBlocks")
-		MOVQ(e, end)
-		ctrM := arg("msg") // the counter in its low 32 bits: a 64-bit add keeps them right
+		dstM, srcM, nM := paramAddr("dst"), paramAddr("src"), paramAddr("n")
+		h0, h1, h2, p, end = macStart()
+		ctrM := paramAddr("msg") // the counter in its low 32 bits: a 64-bit add keeps them right
 		c := GP32()
 		MOVL(Mem{Base: Load(Param("st"), GP64())}.Offset(4*12), c)
 		MOVQ(c.As64(), ctrM)
 		ctr = ctrM
 		dstAt = func() Register { r := GP64(); MOVQ(dstM, r); return r }
 		srcAt = func() Register { r := GP64(); MOVQ(srcM, r); return r }
-		step = func(k int) {
-			skip := fmt.Sprintf("%smac%d", name, k)
-			Commentf("MAC step %d: one block while blocks remain.", k)
-			CMPQ(p, end)
-			JAE(LabelRef(skip))
-			r := Mem{Base: Load(Param("mac"), GP64())} // poly1305.r0, r1
-			polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
-			ADDQ(U8(16), p)
-			Label(skip)
-		}
+		step = func(k int) { macStep(k, fmt.Sprintf("%smac%d", name, k), h0, h1, h2, p, end) }
 		dstOp, srcOp, nOp = dstM, srcM, nM
 		CMPQ(nM, U8(0))
 		JE(LabelRef(name + "rest"))

@@ -144,6 +144,37 @@ func chachaLanesAVX2Regs(groups int) {
 	RET()
 }
 
+// macStart begins a single-message MAC kernel's Poly1305 (RFC 8439 section 2.5): it loads the
+// accumulator of mac (poly1305.h, after r0 and r1) into h0, h1 and h2 and msg into p, and stores
+// the end of the macBlocks 16-byte blocks at msg in the argument slot of macBlocks, end, which the
+// MAC steps (macStep) and macRest compare p against.
+func macStart() (h0, h1, h2 GPVirtual, p Register, end Mem) {
+	h := Mem{Base: Load(Param("mac"), GP64())}
+	h0, h1, h2 = GP64(), GP64(), GP64()
+	MOVQ(h.Offset(16), h0)
+	MOVQ(h.Offset(24), h1)
+	MOVQ(h.Offset(32), h2)
+	p = Load(Param("msg"), GP64())
+	e := Load(Param("macBlocks"), GP64())
+	SHLQ(U8(4), e)
+	ADDQ(p, e)
+	end = paramAddr("macBlocks")
+	MOVQ(e, end)
+	return h0, h1, h2, p, end
+}
+
+// macStep emits MAC step k of a pass: the block at p absorbed into h0, h1, h2 (polyBlock64, with r
+// from the mac argument) and p advanced, unless p has reached end; skip labels its end.
+func macStep(k int, skip string, h0, h1, h2 GPVirtual, p Register, end Mem) {
+	Commentf("MAC step %d: one block while blocks remain.", k)
+	CMPQ(p, end)
+	JAE(LabelRef(skip))
+	r := Mem{Base: Load(Param("mac"), GP64())} // poly1305.r0, r1
+	polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
+	ADDQ(U8(16), p)
+	Label(skip)
+}
+
 // paramAddr returns the address of the argument name in the caller's frame.
 func paramAddr(name string) Mem {
 	a, err := Param(name).Resolve()
@@ -189,30 +220,13 @@ func chachaOneAVX2Regs(groups int, mac bool) {
 	MOVL(Mem{Base: Load(Param("st"), GP64())}.Offset(4*12), c)
 	MOVQ(c.As64(), ctr)
 	if mac {
-		h := Mem{Base: Load(Param("mac"), GP64())}
-		h0, h1, h2 = GP64(), GP64(), GP64()
-		MOVQ(h.Offset(16), h0) // poly1305.h (after r0, r1)
-		MOVQ(h.Offset(24), h1)
-		MOVQ(h.Offset(32), h2)
-		p = Load(Param("msg"), GP64())
-		e := Load(Param("macBlocks"), GP64())
-		SHLQ(U8(4), e)
-		ADDQ(p, e)
-		end = paramAddr("macBlocks")
-		MOVQ(e, end)
+		h0, h1, h2, p, end = macStart()
 		step = func(k int) {
 			if !macPoints[k] {
 				return
 			}
 			labels++
-			skip := fmt.Sprintf("%smac%d_%d", name, k, labels)
-			Commentf("MAC step %d: one block while blocks remain.", k)
-			CMPQ(p, end)
-			JAE(LabelRef(skip))
-			r := Mem{Base: Load(Param("mac"), GP64())} // poly1305.r0, r1
-			polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
-			ADDQ(U8(16), p)
-			Label(skip)
+			macStep(k, fmt.Sprintf("%smac%d_%d", name, k, labels), h0, h1, h2, p, end)
 		}
 		CMPQ(nM, U8(0))
 		JE(LabelRef(name + "rest"))
