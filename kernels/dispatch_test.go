@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	mrand "math/rand/v2"
+	"os"
 	"testing"
 
 	"golang.org/x/crypto/chacha20poly1305"
@@ -36,6 +37,19 @@ func TestDispatchTable(t *testing.T) {
 			t.Errorf("this CPU's route takes %v (tiny %v, one-op path %v), which is not available", r.tier, r.tiny, r.one.tier)
 		}
 	}
+}
+
+// TestNoAVX512: where WIREBATCH_NO_AVX512 is set (make noavx512, which runs the tests on an
+// emulated CPU without AVX-512), the CPU must be taken for one without it; else that run would
+// check the AVX512 class's paths again and not the ones that CPUs without AVX-512 take.
+func TestNoAVX512(t *testing.T) {
+	if os.Getenv("WIREBATCH_NO_AVX512") == "" {
+		t.Skip("WIREBATCH_NO_AVX512 not set")
+	}
+	if tierAvailable[AVX512] || thisCPU == cpuAVX512 || thisCPU == cpuAVX512Halves {
+		t.Fatalf("the CPU has the AVX512 tier (class %d): make noavx512 would not run without AVX-512", thisCPU)
+	}
+	t.Logf("CPU class %d, tiers %v", thisCPU, Tiers())
 }
 
 // TestDispatchPaths runs the default Seal and Open with each route this CPU can take, on mixed
