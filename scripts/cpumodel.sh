@@ -11,3 +11,10 @@ if [ -r /proc/cpuinfo ]; then
 else
 	echo "cpu: $(uname -m) (no /proc/cpuinfo)"
 fi
+# GODEBUG=cpu.avx512f=off and the like hide features from Go's feature detection (the standard
+# library's and golang.org/x/sys/cpu, which the kernels' dispatch reads): the figures are then those of
+# a CPU without them, such as the AVX2 class measured on an AVX-512 machine.
+hidden=$(printf '%s' "${GODEBUG:-}" | tr ',' '\n' | grep '^cpu\.' | tr '\n' ' ' || true)
+if [ -n "$hidden" ]; then
+	echo "GODEBUG: ${hidden% } (the kernels, x/crypto and the standard library run as without those features)"
+fi
