@@ -72,7 +72,9 @@ var routes = [...]struct{ chacha, gcm route }{
 	// AMD Zen 3: GCM 1.47-3.36x on every shape, 1 op too. ChaCha: the fused tiny kernels on ops of up
 	// to 192 B, 1.45-1.75x on 64 x 64 B (three ops a call), 1.10x on 1 x 64 B; the AVX2 lanes
 	// 1.05-1.18x on 64 x 1420 B of one length but below x/crypto on mixed lengths and in the tunnel's
-	// batches (TCP CPU per Gbit 1.05-1.10x); the one-message passes 0.7-0.9x. docs/benchmarks.md
+	// batches (TCP CPU per Gbit 1.05-1.10x); the one-message passes 0.7-0.9x. AMD Zen 4 with AVX-512
+	// hidden (GODEBUG=cpu.avx512f=off), a core of this class's latency, measures the same shape.
+	// docs/benchmarks.md
 	cpuAVX2Lat1: {route{tier: Stdlib, tiny: AVX2}, route{tier: AVX2, minOps: 1, tiny: Stdlib}},
 	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B
 	// level with one op at a time, at 12 x 576 B 1.3x ahead), 1.18-2.29x on batches of 64. Ops on
