@@ -39,15 +39,15 @@ func TestDispatchTable(t *testing.T) {
 	}
 }
 
-// TestNoAVX512: where WIREBATCH_NO_AVX512 is set (make noavx512, which runs the tests on an
-// emulated CPU without AVX-512), the CPU must be taken for one without it; else that run would
-// check the AVX512 class's paths again and not the ones that CPUs without AVX-512 take.
+// TestNoAVX512: where WIREBATCH_NO_AVX512 is set (make amd64-cpus, which runs the tests on emulated
+// CPUs without AVX-512), the CPU must be taken for one without it; else that run would check the
+// AVX512 class's paths again and not the ones that CPUs without AVX-512 take.
 func TestNoAVX512(t *testing.T) {
 	if os.Getenv("WIREBATCH_NO_AVX512") == "" {
 		t.Skip("WIREBATCH_NO_AVX512 not set")
 	}
 	if tierAvailable[AVX512] || thisCPU == cpuAVX512 || thisCPU == cpuAVX512Halves {
-		t.Fatalf("the CPU has the AVX512 tier (class %d): make noavx512 would not run without AVX-512", thisCPU)
+		t.Fatalf("the CPU has the AVX512 tier (class %d): make amd64-cpus would not run without AVX-512", thisCPU)
 	}
 	t.Logf("CPU class %d, tiers %v", thisCPU, Tiers())
 }
