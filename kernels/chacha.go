@@ -26,14 +26,15 @@ import (
 // chachaHas reports whether this build has ChaCha-family code of tier t that this CPU runs.
 func chachaHas(t Tier) bool { return t == Generic || chachaHasSIMD(t) }
 
-// chachaRun processes the ChaCha-family ops of ops on tier t and returns how many Opens failed.
-func chachaRun(t Tier, ops []Op, open bool) (failed int) {
+// chachaRun processes the ChaCha-family ops of ops on tier t, but those that beside took (the fused
+// kernels', chachaRunRoute; nil: none), and returns how many Opens failed.
+func chachaRun(t Tier, ops []Op, open bool, beside *tinyOps) (failed int) {
 	if t := t.runsOn(chachaHas); t != Generic {
-		return chachaRunSIMD(t, ops, open)
+		return chachaRunSIMD(t, ops, open, beside)
 	}
 	for i := range ops {
 		op := &ops[i]
-		if !op.Key.suite.isChaCha() {
+		if !op.Key.suite.isChaCha() || beside.took(op) {
 			continue
 		}
 		if !chachaOpGeneric(op, open) {

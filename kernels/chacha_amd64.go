@@ -86,9 +86,10 @@ func chachaHasSIMD(t Tier) bool {
 	return t == AVX512 && chachaAVX512 || t == AVX2 && chachaAVX2
 }
 
-// chachaRunSIMD processes the ChaCha-family ops of ops on SIMD tier t (one chachaHasSIMD reports).
-func chachaRunSIMD(t Tier, ops []Op, open bool) (failed int) {
-	return chachaRunLanes(chachaLaneKernels(t), ops, open)
+// chachaRunSIMD processes the ChaCha-family ops of ops but those beside took on SIMD tier t (one
+// chachaHasSIMD reports).
+func chachaRunSIMD(t Tier, ops []Op, open bool, beside *tinyOps) (failed int) {
+	return chachaRunLanes(chachaLaneKernels(t), ops, open, beside)
 }
 
 // chachaRunOne is chachaRunSIMD for a batch of one ChaCha-family op: the one-op path, where the lane

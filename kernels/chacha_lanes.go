@@ -159,12 +159,13 @@ func (c *chachaChunkState) wipe() {
 	}
 }
 
-// chachaRunLanes runs the ChaCha-family ops of ops on kernel set k: one op at a time when there are
-// at most k.fewOps of them, otherwise through the lanes, chunk by chunk.
-func chachaRunLanes(k laneKernels, ops []Op, open bool) (failed int) {
+// chachaRunLanes runs the ChaCha-family ops of ops but those beside took (nil: none) on kernel set
+// k: one op at a time when there are at most k.fewOps of them, otherwise through the lanes, chunk
+// by chunk.
+func chachaRunLanes(k laneKernels, ops []Op, open bool, beside *tinyOps) (failed int) {
 	few := 0
 	for i := range ops {
-		if ops[i].Key.suite.isChaCha() {
+		if op := &ops[i]; op.Key.suite.isChaCha() && !beside.took(op) {
 			few++
 		}
 	}
@@ -175,13 +176,13 @@ func chachaRunLanes(k laneKernels, ops []Op, open bool) (failed int) {
 	}
 	if few <= k.fewOps {
 		for i := range ops {
-			if op := &ops[i]; op.Key.suite.isChaCha() {
+			if op := &ops[i]; op.Key.suite.isChaCha() && !beside.took(op) {
 				failed += laneRunOne(k, op, open)
 			}
 		}
 		return failed
 	}
-	return chachaRunChunks(k, ops, open)
+	return chachaRunChunks(k, ops, open, beside)
 }
 
 // laneRunOne runs op on its own on kernel set k's one-op path (laneOneOp) and returns 1 if it
@@ -197,14 +198,15 @@ func laneRunOne(k laneKernels, op *Op, open bool) (failed int) {
 	return 0
 }
 
-// chachaRunChunks runs the ChaCha-family ops of ops through the lanes of kernel set k, chunk by chunk.
-func chachaRunChunks(k laneKernels, ops []Op, open bool) (failed int) {
+// chachaRunChunks runs the ChaCha-family ops of ops but those beside took through the lanes of
+// kernel set k, chunk by chunk.
+func chachaRunChunks(k laneKernels, ops []Op, open bool, beside *tinyOps) (failed int) {
 	var c chachaChunkState
 	c.open, c.k = open, k
 	defer c.wipe()
 	for i := range ops {
 		op := &ops[i]
-		if !op.Key.suite.isChaCha() {
+		if !op.Key.suite.isChaCha() || beside.took(op) {
 			continue
 		}
 		if open && len(op.Src) < TagSize {

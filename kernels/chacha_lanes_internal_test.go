@@ -158,7 +158,7 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape in
 		plains[i] = c.msg
 	}
 	got, want := ops(plains, false), ops(plains, false)
-	chachaRunLanes(k, got, false)
+	chachaRunLanes(k, got, false, nil)
 	Generic.Seal(want)
 	cts := make([][]byte, size)
 	for i := range got {
@@ -174,7 +174,7 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape in
 	for i := range got {
 		got[i].Err, want[i].Err = fmt.Errorf("unset"), fmt.Errorf("unset")
 	}
-	failedGot := chachaRunLanes(k, got, true)
+	failedGot := chachaRunLanes(k, got, true, nil)
 	failedWant := Generic.Open(want)
 	if failedGot != failedWant {
 		t.Fatalf("Open: %d failed on the lanes, %d on Generic", failedGot, failedWant)

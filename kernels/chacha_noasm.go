@@ -12,7 +12,7 @@ func hchacha20SIMD(out, key *[8]uint32, nonce *[16]byte) { hchacha20(out, key, n
 
 func chachaHasSIMD(t Tier) bool { return false }
 
-func chachaRunSIMD(t Tier, ops []Op, open bool) int {
+func chachaRunSIMD(Tier, []Op, bool, *tinyOps) int {
 	panic("kernels: no ChaCha SIMD code in this build")
 }
 
@@ -29,6 +29,8 @@ func (*tinyOps) fits(*Op) (n int, ok bool)             { return 0, false }
 func (*tinyOps) run([]Op, int, int) (failed int)       { return 0 }
 func (*tinyOps) runAlone(*Op) (taken bool, failed int) { return false, 0 }
 func (*tinyOps) flush([]Op) (failed int)               { return 0 }
+func (*tinyOps) inTriple(*Op) (n int, ok bool)         { return 0, false }
+func (*tinyOps) took(*Op) bool                         { return false }
 
 // The lane kernel set of this build (see laneKernels): the portable kernels, which the tests run
 // the lane driver on. No tier does (see chacha_lanes.go).

@@ -61,6 +61,23 @@ func (q *tinyOps) fits(op *Op) (n int, ok bool) {
 	return n, q.fused && n >= 0 && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD
 }
 
+// inTriple reports whether the three-op kernel takes op (fits, within block 1), and op's message
+// length.
+func (q *tinyOps) inTriple(op *Op) (n int, ok bool) {
+	n, ok = q.fits(op)
+	return n, ok && n <= chachaTinyLaneMax
+}
+
+// took reports whether q, if not nil, has taken op beside the lanes (chachaRunRoute): the ops
+// within block 1.
+func (q *tinyOps) took(op *Op) bool {
+	if q == nil {
+		return false
+	}
+	_, ok := q.inTriple(op)
+	return ok
+}
+
 // run takes ops[i], which fits a fused kernel with its n-byte message (fits), and returns how many
 // ops failed of those run by this call (ops[i] itself may wait in the queue).
 func (q *tinyOps) run(ops []Op, i, n int) (failed int) {

@@ -33,12 +33,15 @@ const (
 // run on tier, smaller ones (and every batch when tier is Stdlib) on Stdlib. In a batch that runs on
 // Stdlib, the ops small enough for tiny's fused one-call kernels (tinyOps: the ChaCha family's
 // messages of up to three blocks) run there instead, where tiny is not Stdlib, and the ChaCha
-// family's ops that one takes on its tier's one-op path.
+// family's ops that one takes on its tier's one-op path. In a batch of fewer than beside of the
+// family's ops that runs on tier, the ChaCha family's ops within block 1 of the key stream run on
+// tiny's three-op kernel beside the lanes (chachaRunRoute).
 type route struct {
 	tier   Tier
 	minOps int
 	tiny   Tier
 	one    oneOps
+	beside int
 }
 
 // oneOps is which ChaCha-family ops of a batch that runs on Stdlib a SIMD tier's one-op path
@@ -82,10 +85,14 @@ var routes = [...]struct{ chacha, gcm route }{
 	// AVX512 one-op path only where its 24-block pass is nearly full or the message long, against
 	// x/crypto: Seal 1.08-1.16x at 1152-1280 B, 1.2x at 1408 B; Open 1.06-1.15x at 1184-1280 B, 1.14x
 	// at 1408 B (0.91x at 1088 B); 1.0-1.2x from 3 KiB; elsewhere it lost to the standard library's
-	// 0.98x (700 B: 0.78x / 0.80x, 2500 B: 0.91-0.96x / 0.85-0.90x). docs/benchmarks.md
+	// 0.98x (700 B: 0.78x / 0.80x, 2500 B: 0.91-0.96x / 0.85-0.90x). In batches below 48 ops, those
+	// within block 1 on the fused three-op kernel beside the lanes: the lanes fill whole groups of 16
+	// such ops only, and leave the rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the
+	// lanes were below x/crypto's 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and
+	// 10 x 1420 B 345 -> 271; 48 and 64 x 64 B level or better on the lanes. docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 18*64 + 1,
-			openMin: 18*64 + 1, max: 23 * 64, long: 3 << 10}},
+			openMin: 18*64 + 1, max: 23 * 64, long: 3 << 10}, beside: 48},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 }

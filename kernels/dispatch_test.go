@@ -100,6 +100,26 @@ func TestDispatchPaths(t *testing.T) {
 			}
 		}
 	}
+	// Ops within block 1 beside the lanes (route.beside) on each SIMD tier with the AVX2 tier's
+	// fused kernels, batches below and at the bound, with a remainder above and below minOps.
+	if !chachaHas(AVX2) {
+		return
+	}
+	for _, tier := range Tiers() {
+		if tier != AVX512 && tier != AVX2 {
+			continue
+		}
+		for _, minOps := range []int{1, 12} {
+			chachaRoute = route{tier: tier, minOps: minOps, tiny: AVX2, beside: 40,
+				one: oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, long: 1300}}
+			gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
+			t.Run(fmt.Sprintf("%v/from%d/beside40", tier, minOps), func(t *testing.T) {
+				for _, n := range []int{2, 12, 13, 20, 33, 39, 40, 47} {
+					checkDefaultAgainstGeneric(t, keys, n, rng)
+				}
+			})
+		}
+	}
 }
 
 // checkDefaultAgainstGeneric seals and opens a batch of n ops of random suites and lengths with the

@@ -172,7 +172,7 @@ func run(chacha, gcm Tier, std route, nc, ng int, ops []Op, open bool) (failed i
 	case chacha == Stdlib:
 		failed = stdRun(ops, open, false, std.tiny, std.one)
 	default:
-		failed = chachaRun(chacha, ops, open)
+		failed = chachaRunRoute(chacha, std, nc, ops, open)
 	}
 	switch {
 	case ng == 0:
@@ -182,4 +182,32 @@ func run(chacha, gcm Tier, std route, nc, ng int, ops []Op, open bool) (failed i
 		failed += gcmRun(gcm, ops, open)
 	}
 	return failed
+}
+
+// chachaRunRoute runs the nc ChaCha-family ops of ops on tier t, except where route r sets beside
+// and nc is below it: then the ops within block 1 of the key stream run on r.tiny's fused three-op
+// kernel (tinyOps.inTriple) and the lanes take the rest, or, where fewer than r.minOps would be
+// left to them, the batch takes the small batches' route (stdRun with r.tiny and r.one).
+func chachaRunRoute(t Tier, r route, nc int, ops []Op, open bool) (failed int) {
+	if nc >= r.beside {
+		return chachaRun(t, ops, open, nil)
+	}
+	q := newTinyOps(r.tiny, open)
+	tiny := 0
+	for i := range ops {
+		if op := &ops[i]; op.Key.suite.isChaCha() && q.took(op) {
+			tiny++
+		}
+	}
+	if nc-tiny < r.minOps {
+		return stdRun(ops, open, false, r.tiny, r.one)
+	}
+	for i := range ops {
+		if op := &ops[i]; op.Key.suite.isChaCha() {
+			if n, ok := q.inTriple(op); ok {
+				failed += q.run(ops, i, n)
+			}
+		}
+	}
+	return failed + q.flush(ops) + chachaRun(t, ops, open, &q)
 }
