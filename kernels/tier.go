@@ -199,7 +199,10 @@ func chachaRunRoute(t Tier, r route, nc int, ops []Op, open bool) (failed int) {
 			tiny++
 		}
 	}
-	if nc-tiny < r.minOps {
+	switch {
+	case tiny == 0:
+		return chachaRun(t, ops, open, nil)
+	case nc-tiny < r.minOps:
 		return stdRun(ops, open, false, r.tiny, r.one)
 	}
 	for i := range ops {
