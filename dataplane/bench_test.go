@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/crypto/chacha20poly1305"
 
+	"github.com/wirebatch/wirebatch/internal/benchshape"
 	"github.com/wirebatch/wirebatch/kernels"
 	"github.com/wirebatch/wirebatch/protocol"
 )
@@ -27,22 +28,10 @@ type workload struct {
 	mtu   int
 }
 
+// workloads are the shapes of `make bench` (internal/benchshape): a full batch of MTU-sized
+// packets and the simple IMIX, IP packets of 64, 576 and 1500 bytes.
 func workloads() []workload {
-	const n = 64
-	w1420 := make([]int, n)
-	for i := range w1420 {
-		w1420[i] = 1420
-	}
-	// IMIX 7:4:1 of 64, 576 and 1500 bytes, interleaved, 63 packets (nine rounds of twelve is
-	// beyond one batch; the ratio is kept exactly with 63 = 9 x 7).
-	imix := make([]int, 0, 63)
-	for len(imix) < 63 {
-		for _, s := range []int{64, 576, 64, 1500, 64, 576, 64, 576, 64, 64, 576, 64} {
-			imix = append(imix, s)
-		}
-	}
-	imix = imix[:63]
-	return []workload{{"64x1420", w1420, 1420}, {"IMIX", imix, 1500}}
+	return []workload{{"64x1420", benchshape.Repeat(1420, 64), 1420}, {"IMIX", benchshape.IMIX64(), 1500}}
 }
 
 func totalBytes(sizes []int) (n int64) {
