@@ -4,10 +4,10 @@
 package kernels_test
 
 // Fuzz targets. FuzzSealOracle: batches built from fuzzer-chosen keys, nonces, AD, messages and suites
-// seal byte-identically to the oracle on every tier and open back. FuzzOpen: arbitrary bytes handed to
-// Open under every suite, on the default path and every tier, never panic and fail unless they are a
-// genuine ciphertext (as the oracle judges), in which case the plaintext matches. `go test` runs the
-// seeds; `make fuzz` explores.
+// seal byte-identically to the oracle on the default path and every tier, and open back. FuzzOpen:
+// arbitrary bytes handed to Open under every suite, on the default path and every tier, never panic
+// and fail unless they are a genuine ciphertext (as the oracle judges), in which case the plaintext
+// matches. `go test` runs the seeds; `make fuzz` explores.
 
 import (
 	"bytes"
@@ -52,16 +52,25 @@ func FuzzSealOracle(f *testing.F) {
 		f.Add(uint8(i), []byte("a key of any length will do"), []byte("nonce"), []byte("ad"), m, uint16(i*0x1357))
 	}
 	f.Add(uint8(2), []byte{}, []byte{}, []byte{}, make([]byte, 200), uint16(0xffff))
+	// Batches of 64 and 24 ChaCha20-Poly1305 ops: the default path's lanes, and tiny ops beside them.
+	f.Add(uint8(0x82), []byte("k"), []byte("n"), []byte("ad"), fuzzSeedMessages()[3], uint16(0xe007))
+	f.Add(uint8(0x82), []byte("k"), []byte("n"), []byte{}, bytes.Repeat(fuzzSeedMessages()[0], 6), uint16(0x4007))
+	paths := batchPaths()
 	f.Fuzz(func(t *testing.T, suiteSel uint8, key, nonce, ad, msg []byte, split uint16) {
 		if len(msg) > 1<<16 {
 			return
 		}
-		// Up to 8 ops of rotating suites; split's bits choose where msg and ad are cut.
+		// Up to 8 ops of rotating suites (of one suite from suiteSel 0x80 on); split's bits choose
+		// where msg and ad are cut, and its top three repeat the ops up to 8 times, so that batches
+		// of up to 64 ops reach the default path's routes for mid-sized and full batches.
 		nOps := 1 + int(split%8)
 		var ds []diffOp
 		rest := msg
 		for i := range nOps {
 			s := allSuites[(int(suiteSel)+i)%len(allSuites)]
+			if suiteSel >= 0x80 {
+				s = allSuites[int(suiteSel)%len(allSuites)]
+			}
 			n := len(rest)
 			if i < nOps-1 && n > 0 {
 				n = int(split>>3+uint16(i)*0x9e37) % (n + 1)
@@ -78,20 +87,23 @@ func FuzzSealOracle(f *testing.F) {
 			ds = append(ds, d)
 			rest = rest[n:]
 		}
-		for _, tier := range kernels.Tiers() {
-			checkSeal(t, tier, ds)
+		for range split >> 13 {
+			ds = append(ds, ds[:nOps]...)
+		}
+		for _, path := range paths {
+			checkSeal(t, path, ds)
 			ops := sealOps(ds)
-			tier.Seal(ops)
+			path.Seal(ops)
 			open := make([]kernels.Op, len(ops))
 			for i, op := range ops {
 				open[i] = kernels.Op{Key: op.Key, Nonce: op.Nonce, AD: op.AD, Src: op.Dst, Dst: make([]byte, len(ds[i].pt)), Err: errSentinel}
 			}
-			if failed := tier.Open(open); failed != 0 {
-				t.Fatalf("%v: %d of %d sealed ops failed to open", tier, failed, len(open))
+			if failed := path.Open(open); failed != 0 {
+				t.Fatalf("%v: %d of %d sealed ops failed to open", path, failed, len(open))
 			}
 			for i := range open {
 				if open[i].Err != nil || !bytes.Equal(open[i].Dst, ds[i].pt) {
-					t.Fatalf("%v: op %d did not open to its plaintext", tier, i)
+					t.Fatalf("%v: op %d did not open to its plaintext", path, i)
 				}
 			}
 		}
@@ -124,19 +136,12 @@ func FuzzOpen(f *testing.F) {
 		kernels.ChaCha20Poly1305, kernels.XChaCha20Poly1305) {
 		keys = append(keys, newTestKey(f, s, fuzzOpenKey(s)))
 	}
-	type path struct {
-		name string
-		open func([]kernels.Op) int
-	}
-	paths := []path{{"default", kernels.Open}}
-	for _, tier := range kernels.Tiers() {
-		paths = append(paths, path{tier.String(), tier.Open})
-	}
+	paths := batchPaths()
 	f.Fuzz(func(t *testing.T, nonce, ad, data []byte) {
 		if len(nonce) < 24 {
 			nonce = fit(nonce, 24, 0)
 		}
-		for _, tier := range paths {
+		for _, path := range paths {
 			ops := make([]kernels.Op, len(keys))
 			genuine := make([][]byte, len(keys)) // the oracle's plaintext, nil if it rejects the input
 			wantFailed := 0
@@ -155,16 +160,16 @@ func FuzzOpen(f *testing.F) {
 				}
 				ops[i] = op
 			}
-			if failed := tier.open(ops); failed != wantFailed {
-				t.Fatalf("%s: Open failed %d of %d ops, the oracle rejects %d", tier.name, failed, len(ops), wantFailed)
+			if failed := path.Open(ops); failed != wantFailed {
+				t.Fatalf("%v: Open failed %d of %d ops, the oracle rejects %d", path, failed, len(ops), wantFailed)
 			}
 			for i, op := range ops {
 				if genuine[i] == nil {
 					if op.Err != kernels.ErrAuth || !isZero(op.Dst) {
-						t.Fatalf("%s %v: forged input: Err = %v, Dst zeroed = %v", tier.name, keys[i].suite, op.Err, isZero(op.Dst))
+						t.Fatalf("%v %v: forged input: Err = %v, Dst zeroed = %v", path, keys[i].suite, op.Err, isZero(op.Dst))
 					}
 				} else if op.Err != nil || !bytes.Equal(op.Dst, genuine[i]) {
-					t.Fatalf("%s %v: genuine ciphertext: Err = %v or plaintext differs from the oracle's", tier.name, keys[i].suite, op.Err)
+					t.Fatalf("%v %v: genuine ciphertext: Err = %v or plaintext differs from the oracle's", path, keys[i].suite, op.Err)
 				}
 			}
 		}

@@ -30,6 +30,31 @@ var allSuites = []kernels.Suite{
 	kernels.AES256GCM,
 }
 
+// batchPath is one way to run a batch: the default path (kernels.Seal and Open, which route each
+// batch by this CPU's class and its shape, and so mix the tiers' kernels within one call, as users
+// run them) or one forced tier.
+type batchPath interface {
+	Seal(ops []kernels.Op)
+	Open(ops []kernels.Op) (failed int)
+	String() string
+}
+
+// defaultPath is kernels.Seal and kernels.Open as a batchPath.
+type defaultPath struct{}
+
+func (defaultPath) Seal(ops []kernels.Op)              { kernels.Seal(ops) }
+func (defaultPath) Open(ops []kernels.Op) (failed int) { return kernels.Open(ops) }
+func (defaultPath) String() string                     { return "default" }
+
+// batchPaths is the default path, then every tier of Tiers().
+func batchPaths() []batchPath {
+	ps := []batchPath{defaultPath{}}
+	for _, t := range kernels.Tiers() {
+		ps = append(ps, t)
+	}
+	return ps
+}
+
 // oracleAEAD returns the reference implementation of suite s: crypto/cipher's GCM (standard 12-byte
 // nonce, 16-byte tag) or golang.org/x/crypto/chacha20poly1305's New and NewX. Every result of every
 // tier must be byte-identical to it.

@@ -3,8 +3,8 @@
 
 package kernels_test
 
-// Random differential tests: every tier in Tiers() against crypto/cipher's GCM and
-// golang.org/x/crypto/chacha20poly1305 (the oracle) and against the Generic tier, on mixed batches
+// Random differential tests: the default path and every tier in Tiers() against crypto/cipher's GCM
+// and golang.org/x/crypto/chacha20poly1305 (the oracle) and against the Generic tier, on mixed batches
 // shaped like a data plane's: all suites and several keys in one call, packet-sized messages with
 // a tail of GSO-sized ones, in place and not, at every alignment. Open must take the results back,
 // reject every tampered op with its Dst zeroed, and count exactly those.
@@ -68,22 +68,22 @@ func sealOps(ds []diffOp) []kernels.Op {
 	return ops
 }
 
-// checkSeal seals ds on tier and compares every op with the oracle; it returns the ops.
-func checkSeal(t *testing.T, tier kernels.Tier, ds []diffOp) []kernels.Op {
+// checkSeal seals ds on path and compares every op with the oracle; it returns the ops.
+func checkSeal(t *testing.T, path batchPath, ds []diffOp) []kernels.Op {
 	t.Helper()
 	ops := sealOps(ds)
-	tier.Seal(ops)
+	path.Seal(ops)
 	for i, d := range ds {
 		op := &ops[i]
 		if !bytes.Equal(op.Dst, d.want) {
 			t.Errorf("%v Seal op %d/%d (%v, len %d, AD %d, in place %v, offsets %v): output differs from the oracle at byte %d",
-				tier, i, len(ds), d.k.suite, len(d.pt), len(d.ad), d.inPlace, d.offs, firstDiff(op.Dst, d.want))
+				path, i, len(ds), d.k.suite, len(d.pt), len(d.ad), d.inPlace, d.offs, firstDiff(op.Dst, d.want))
 		}
 		if !guardsIntact(op.Dst) {
-			t.Errorf("%v Seal op %d (%v, len %d): wrote past the end of Dst", tier, i, d.k.suite, len(d.pt))
+			t.Errorf("%v Seal op %d (%v, len %d): wrote past the end of Dst", path, i, d.k.suite, len(d.pt))
 		}
 		if !bytes.Equal(op.Nonce, d.nonce) || !bytes.Equal(op.AD, d.ad) || (!d.inPlace && !bytes.Equal(op.Src, d.pt)) {
-			t.Errorf("%v Seal op %d (%v): modified its Nonce, AD or Src", tier, i, d.k.suite)
+			t.Errorf("%v Seal op %d (%v): modified its Nonce, AD or Src", path, i, d.k.suite)
 		}
 	}
 	return ops
@@ -111,9 +111,9 @@ const (
 
 var tamperNames = [numTamper]string{"none", "ciphertext", "tag", "nonce", "AD", "short"}
 
-// checkOpen opens the oracle's ciphertexts of ds on tier, about a third of them tampered with, and
+// checkOpen opens the oracle's ciphertexts of ds on path, about a third of them tampered with, and
 // checks the results, the failure count and that no rejected op releases plaintext.
-func checkOpen(t *testing.T, tier kernels.Tier, ds []diffOp, r *rand.Rand) {
+func checkOpen(t *testing.T, path batchPath, ds []diffOp, r *rand.Rand) {
 	t.Helper()
 	ops := make([]kernels.Op, len(ds))
 	tamper := make([]int, len(ds))
@@ -163,8 +163,8 @@ func checkOpen(t *testing.T, tier kernels.Tier, ds []diffOp, r *rand.Rand) {
 		ops[i] = op
 	}
 
-	if failed := tier.Open(ops); failed != wantFailed {
-		t.Errorf("%v Open of %d ops: failed = %d, want %d", tier, len(ops), failed, wantFailed)
+	if failed := path.Open(ops); failed != wantFailed {
+		t.Errorf("%v Open of %d ops: failed = %d, want %d", path, len(ops), failed, wantFailed)
 	}
 	for i, d := range ds {
 		op := &ops[i]
@@ -172,45 +172,46 @@ func checkOpen(t *testing.T, tier kernels.Tier, ds []diffOp, r *rand.Rand) {
 		if tamper[i] != tamperNone {
 			if op.Err != kernels.ErrAuth || !isZero(op.Dst) {
 				t.Errorf("%v Open op %d (%v, len %d, tampered %s): Err = %v, Dst zeroed = %v; want ErrAuth and zeroes",
-					tier, i, d.k.suite, len(d.pt), what(), op.Err, isZero(op.Dst))
+					path, i, d.k.suite, len(d.pt), what(), op.Err, isZero(op.Dst))
 			}
 			continue
 		}
 		if op.Err != nil || !bytes.Equal(op.Dst, d.pt) {
 			t.Errorf("%v Open op %d (%v, len %d, AD %d, in place %v, offsets %v): Err = %v, plaintext differs at byte %d",
-				tier, i, d.k.suite, len(d.pt), len(d.ad), d.inPlace, d.offs, op.Err, firstDiff(op.Dst, d.pt))
+				path, i, d.k.suite, len(d.pt), len(d.ad), d.inPlace, d.offs, op.Err, firstDiff(op.Dst, d.pt))
 		}
 		if !d.inPlace && (!guardsIntact(op.Dst) || !bytes.Equal(op.Src, d.want)) {
-			t.Errorf("%v Open op %d (%v, len %d): wrote past Dst or modified Src", tier, i, d.k.suite, len(d.pt))
+			t.Errorf("%v Open op %d (%v, len %d): wrote past Dst or modified Src", path, i, d.k.suite, len(d.pt))
 		}
 	}
 }
 
 func TestDifferential(t *testing.T) {
-	// Rounds of up to 64 ops averaging ~3.5 KB: about 20 MB per tier in a normal run (0.3 s on Generic).
+	// Rounds of up to 64 ops averaging ~3.5 KB: about 20 MB per path in a normal run (0.3 s on Generic).
 	rounds, maxLen := scaled(200), 66000
 	if raceEnabled || testing.Short() {
 		maxLen = 20000
 	}
-	for _, tier := range kernels.Tiers() {
-		t.Run(tier.String(), func(t *testing.T) {
+	for _, path := range batchPaths() {
+		t.Run(path.String(), func(t *testing.T) {
 			r := newRand(t)
 			keys := keyPool(t, r, 3)
 			for range rounds {
 				ds := genDiffOps(r, keys, 1+r.IntN(64), maxLen)
-				got := checkSeal(t, tier, ds)
-				if tier != kernels.Generic {
+				got := checkSeal(t, path, ds)
+				if path != kernels.Generic {
 					// The same batch on the Generic tier: beside an oracle mismatch above, this
-					// tells a SIMD-tier bug from a bug shared with the portable code.
+					// tells a bug of the SIMD kernels or the routes from one shared with the
+					// portable code.
 					ref := sealOps(ds)
 					kernels.Generic.Seal(ref)
 					for i := range ref {
 						if !bytes.Equal(got[i].Dst, ref[i].Dst) {
-							t.Errorf("%v and Generic differ on op %d (%v, len %d)", tier, i, ds[i].k.suite, len(ds[i].pt))
+							t.Errorf("%v and Generic differ on op %d (%v, len %d)", path, i, ds[i].k.suite, len(ds[i].pt))
 						}
 					}
 				}
-				checkOpen(t, tier, ds, r)
+				checkOpen(t, path, ds, r)
 				if t.Failed() {
 					return
 				}
@@ -219,9 +220,10 @@ func TestDifferential(t *testing.T) {
 	}
 }
 
-// TestBatchShapes sweeps what SIMD tiers special-case: batch sizes around lane counts (8, 16) and
-// their multiples, equal lengths in every lane, and lengths at each block boundary (16-byte GHASH and
-// AES blocks, 64-byte ChaCha20 blocks, multi-block strides) mixed in one batch.
+// TestBatchShapes sweeps what SIMD tiers and the default path's routes special-case: batch sizes
+// around lane counts (8, 16) and their multiples and around the routes' bounds (12 and 48 ops on
+// Zen 4, kernels/dispatch.go), equal lengths in every lane, and lengths at each block boundary
+// (16-byte GHASH and AES blocks, 64-byte ChaCha20 blocks, multi-block strides) mixed in one batch.
 func TestBatchShapes(t *testing.T) {
 	var boundary []int
 	for n := 0; n <= 130; n++ {
@@ -230,13 +232,13 @@ func TestBatchShapes(t *testing.T) {
 	for _, b := range []int{192, 256, 320, 384, 448, 512, 1024, 2048, 4096} {
 		boundary = append(boundary, b-17, b-16, b-15, b-1, b, b+1, b+15, b+16, b+17)
 	}
-	for _, tier := range kernels.Tiers() {
-		t.Run(tier.String(), func(t *testing.T) {
+	for _, path := range batchPaths() {
+		t.Run(path.String(), func(t *testing.T) {
 			r := newRand(t)
 			keys := keyPool(t, r, 2)
 			for _, s := range allSuites {
 				// One suite, one key, n equal lengths: the "all lanes busy, no retire" path.
-				for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 64, 65, 100} {
+				for _, n := range []int{1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 15, 16, 17, 24, 31, 32, 33, 47, 48, 49, 64, 65, 100} {
 					k := newTestKey(t, s, randBytes(r, s.KeySize()))
 					ds := make([]diffOp, n)
 					length := []int{0, 1, 64, 100, 1420}[n%5]
@@ -244,8 +246,8 @@ func TestBatchShapes(t *testing.T) {
 						ds[i] = diffOp{k: k, nonce: randBytes(r, s.NonceSize()), ad: randBytes(r, 13), pt: randBytes(r, length)}
 						ds[i].want = k.sealOracle(ds[i].nonce, ds[i].ad, ds[i].pt)
 					}
-					checkSeal(t, tier, ds)
-					checkOpen(t, tier, ds, r)
+					checkSeal(t, path, ds)
+					checkOpen(t, path, ds, r)
 				}
 			}
 			// Every boundary length of every suite in one shuffled batch.
@@ -259,8 +261,8 @@ func TestBatchShapes(t *testing.T) {
 				}
 			}
 			r.Shuffle(len(ds), func(i, j int) { ds[i], ds[j] = ds[j], ds[i] })
-			checkSeal(t, tier, ds)
-			checkOpen(t, tier, ds, r)
+			checkSeal(t, path, ds)
+			checkOpen(t, path, ds, r)
 		})
 	}
 }
@@ -275,7 +277,7 @@ func TestConcurrentKeys(t *testing.T) {
 	for w := range batches {
 		batches[w] = genDiffOps(r, keys, 32, 1500)
 	}
-	for _, tier := range kernels.Tiers() {
+	for _, path := range batchPaths() {
 		var wg sync.WaitGroup
 		outs := make([][]kernels.Op, workers)
 		for w := range workers {
@@ -284,7 +286,7 @@ func TestConcurrentKeys(t *testing.T) {
 				defer wg.Done()
 				for range scaled(8) {
 					ops := sealOps(batches[w])
-					tier.Seal(ops)
+					path.Seal(ops)
 					outs[w] = ops
 				}
 			}()
@@ -293,7 +295,7 @@ func TestConcurrentKeys(t *testing.T) {
 		for w, ops := range outs {
 			for i := range ops {
 				if !bytes.Equal(ops[i].Dst, batches[w][i].want) {
-					t.Errorf("%v: concurrent Seal, worker %d op %d differs from the oracle", tier, w, i)
+					t.Errorf("%v: concurrent Seal, worker %d op %d differs from the oracle", path, w, i)
 				}
 			}
 		}
@@ -306,7 +308,7 @@ func TestSharedInputs(t *testing.T) {
 	r := newRand(t)
 	keys := keyPool(t, r, 4)
 	nonce, ad, pt := randBytes(r, 24), randBytes(r, 29), randBytes(r, 1000)
-	for _, tier := range kernels.Tiers() {
+	for _, path := range batchPaths() {
 		var ops []kernels.Op
 		var want [][]byte
 		for i, k := range keys {
@@ -314,10 +316,10 @@ func TestSharedInputs(t *testing.T) {
 			ops = append(ops, kernels.Op{Key: k.key, Nonce: nonce[:k.suite.NonceSize()], AD: ad, Src: pt[:n], Dst: make([]byte, n+kernels.TagSize)})
 			want = append(want, k.sealOracle(nonce[:k.suite.NonceSize()], ad, pt[:n]))
 		}
-		tier.Seal(ops)
+		path.Seal(ops)
 		for i := range ops {
 			if !bytes.Equal(ops[i].Dst, want[i]) {
-				t.Errorf("%v: op %d of a batch sharing its inputs differs from the oracle", tier, i)
+				t.Errorf("%v: op %d of a batch sharing its inputs differs from the oracle", path, i)
 			}
 		}
 		// And Open: every op reads the same ciphertext, only the op with the matching key and length succeeds.
@@ -326,8 +328,8 @@ func TestSharedInputs(t *testing.T) {
 		for i, k := range keys {
 			open[i] = kernels.Op{Key: k.key, Nonce: nonce[:k.suite.NonceSize()], AD: ad, Src: ct, Dst: make([]byte, len(ct)-kernels.TagSize)}
 		}
-		if failed := tier.Open(open); failed != len(keys)-1 || open[0].Err != nil || !bytes.Equal(open[0].Dst, pt) {
-			t.Errorf("%v: Open of one shared ciphertext under %d keys: %d failed, first op %v; want %d and nil", tier, len(keys), failed, open[0].Err, len(keys)-1)
+		if failed := path.Open(open); failed != len(keys)-1 || open[0].Err != nil || !bytes.Equal(open[0].Dst, pt) {
+			t.Errorf("%v: Open of one shared ciphertext under %d keys: %d failed, first op %v; want %d and nil", path, len(keys), failed, open[0].Err, len(keys)-1)
 		}
 	}
 }
@@ -350,8 +352,8 @@ func TestLongOps(t *testing.T) {
 			ds = append(ds, d)
 		}
 	}
-	for _, tier := range kernels.Tiers() {
-		checkSeal(t, tier, ds)
-		checkOpen(t, tier, ds, r)
+	for _, path := range batchPaths() {
+		checkSeal(t, path, ds)
+		checkOpen(t, path, ds, r)
 	}
 }
