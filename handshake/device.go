@@ -105,8 +105,7 @@ func (d *Identity) replaceStatic(private PrivateKey, removed **PeerState) (old *
 	for _, p := range d.peers {
 		ss, err := dh(&s.private, p.public[:])
 		p.mu.Lock()
-		// AddPeer refused low-order keys, so err is nil; were it not, the zero secret makes the
-		// peer's handshakes fail rather than use a stale identity.
+		// A peer of a low-order key gets the zero secret, as in AddPeer.
 		if err != nil {
 			clear(ss[:])
 		}
@@ -139,9 +138,12 @@ func (d *Identity) AddPeer(public PublicKey, psk PresharedKey) (*PeerState, erro
 	if _, ok := d.peers[public]; ok {
 		return nil, fmt.Errorf("%w: %v", ErrPeerExists, public)
 	}
+	// A public key of low order is kept, with a zero static-static secret, as the kernel's
+	// noise.c and wireguard-go keep it (wg set accepts such a peer): every handshake with it then
+	// fails, in createInitiation's DH and consumeInitiation's check of the secret.
 	ss, err := dh(&s.private, public[:])
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidPeerKey, err)
+		clear(ss[:])
 	}
 	p := &PeerState{device: d, public: public, psk: psk, staticStatic: ss}
 	clear(ss[:])

@@ -93,11 +93,8 @@ func TestParseKeyRejectsBadEncodings(t *testing.T) {
 	}
 }
 
-func TestAddPeerRejectsBadKeys(t *testing.T) {
+func TestAddPeerKeys(t *testing.T) {
 	d := NewIdentity(mustGenerate(t), Limits{})
-	if _, err := d.AddPeer(PublicKey{}, PresharedKey{}); !errors.Is(err, ErrInvalidPeerKey) {
-		t.Errorf("all-zero (low-order) public key: %v, want ErrInvalidPeerKey", err)
-	}
 	if _, err := d.AddPeer(d.PublicKey(), PresharedKey{}); !errors.Is(err, ErrInvalidPeerKey) {
 		t.Errorf("own public key: %v, want ErrInvalidPeerKey", err)
 	}
@@ -111,6 +108,44 @@ func TestAddPeerRejectsBadKeys(t *testing.T) {
 	d.RemovePeer(pub)
 	if d.Peer(pub) != nil || len(d.Peers()) != 0 {
 		t.Error("peer still there after RemovePeer")
+	}
+}
+
+// TestLowOrderPeer: a peer whose public key is of low order (here all zero) is added, as the
+// kernel and wireguard-go add it, but no handshake with it completes: we cannot initiate one, and
+// an initiation claiming its key, which anyone can forge (its static-static secret is zero), is
+// refused without moving the peer's endpoint or timestamp.
+func TestLowOrderPeer(t *testing.T) {
+	tp := newTestPair(t, PresharedKey{})
+	low, err := tp.b.AddPeer(PublicKey{}, PresharedKey{})
+	if err != nil {
+		t.Fatalf("AddPeer of a low-order key: %v, want it added", err)
+	}
+	if _, err := tp.b.CreateInitiation(low); !errors.Is(err, ErrInvalidPeerKey) {
+		t.Errorf("CreateInitiation to a low-order peer: %v, want ErrInvalidPeerKey", err)
+	}
+
+	// The forger: an identity that claims the zero public key and uses the zero secret, which is
+	// what b computes for that key.
+	forger := NewIdentity(mustGenerate(t), Limits{Now: tp.clock.Now})
+	bOnForger, err := forger.AddPeer(tp.b.PublicKey(), PresharedKey{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forger.static.Load().public = PublicKey{}
+	bOnForger.staticStatic = [32]byte{}
+	msg, err := forger.CreateInitiation(bOnForger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tp.b.HandleMessage(msg, tp.addrA); !errors.Is(err, ErrInvalidPeerKey) {
+		t.Errorf("forged initiation from the low-order peer: %v, want ErrInvalidPeerKey", err)
+	}
+	low.mu.Lock()
+	endpoint, timestamp := low.endpoint, low.lastTimestamp
+	low.mu.Unlock()
+	if endpoint.IsValid() || timestamp != ([timestampSize]byte{}) {
+		t.Errorf("the refused initiation set the peer's endpoint %v or timestamp %x", endpoint, timestamp)
 	}
 }
 

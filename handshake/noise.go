@@ -169,6 +169,12 @@ func (d *Identity) consumeInitiation(msg []byte, src netip.AddrPort) (*PeerState
 	if p.removed {
 		return nil, nil, nil, fmt.Errorf("%w: initiation from a removed peer", ErrUnknownPeer)
 	}
+	// A peer of a low-order key has a zero static-static secret (AddPeer), which anyone can
+	// compute: its initiations are refused before they touch its state, as the kernel's
+	// mix_precomputed_dh and wireguard-go refuse a zero precomputed secret.
+	if isZero(p.staticStatic[:]) {
+		return nil, nil, nil, fmt.Errorf("%w: initiation from a peer whose key is of low order", ErrInvalidPeerKey)
+	}
 
 	// (C_r, κ) = KDF2(C_r, DH(S_r^priv, S_i^pub)); timestamp = AEAD-open(κ, 0, msg.timestamp, H_r)
 	k = mixKeyPair(&ck, p.staticStatic[:])
