@@ -11,7 +11,9 @@ import "github.com/wirebatch/wirebatch/protocol"
 // When a counter beyond the highest seen arrives, the words between the old and the new highest block
 // are cleared (at most the whole ring) instead of shifting a bitmap (RFC 6479, section 2.3); the
 // highest block's word is always the newest, so one word of the ring is partly "in the future" and
-// the usable window is (replayWords-1)*64 = 8128 counters behind the highest one.
+// the usable window reaches (replayWords-1)*64 = 8128 counters behind the highest one: a counter
+// that far behind lies in the oldest block the ring still holds, one further may not. The kernel's
+// counter_validate and wireguard-go's replay.Filter draw the line at the same counter.
 //
 // The WireGuard paper (section 5.4.6) requires the check to happen only after the message has been
 // authenticated, so that forged counters cannot move the window; the decrypt stage calls Check after
@@ -49,7 +51,7 @@ func (f *ReplayFilter) Check(counter uint64) bool {
 			f.words[(cur+i)%replayWords] = 0
 		}
 		f.highest = counter
-	} else if f.highest-counter >= ReplayWindow {
+	} else if f.highest-counter > ReplayWindow {
 		return false // too old: its word may have been reused by a newer block
 	}
 	w := &f.words[block%replayWords]

@@ -4,9 +4,12 @@
 package dataplane
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"sync"
 	"testing"
+
+	"golang.zx2c4.com/wireguard/replay"
 
 	"github.com/wirebatch/wirebatch/protocol"
 )
@@ -25,12 +28,12 @@ func TestReplayFilterTable(t *testing.T) {
 		{"reordered inside window", []step{{10, true}, {8, true}, {9, true}, {7, true}, {8, false}, {11, true}, {0, true}}},
 		{"window edge", []step{
 			{ReplayWindow + 100, true},
-			{100 + 1, true}, // highest - counter = ReplayWindow - 1: still inside
-			{100, false},    // exactly ReplayWindow behind: outside
-			{99, false},
-			{100 + 1, false},
+			{100 + 1, true}, // highest - counter = ReplayWindow - 1: inside
+			{100, true},     // exactly ReplayWindow behind: the oldest counter inside
+			{99, false},     // one further: outside
+			{100, false},
 		}},
-		{"reordered outside window", []step{{0, true}, {ReplayWindow * 3, true}, {1, false}, {ReplayWindow*2 + 1, true}, {ReplayWindow * 2, false}}},
+		{"reordered outside window", []step{{0, true}, {ReplayWindow * 3, true}, {1, false}, {ReplayWindow*2 + 1, true}, {ReplayWindow * 2, true}, {ReplayWindow*2 - 1, false}}},
 		{"far jump clears the ring", []step{
 			{1, true}, {2, true}, {1 << 40, true}, {1<<40 - 1, true}, {1<<40 - 1, false},
 			{1<<40 - 64*replayWords, false}, // was never seen, but is outside the window now
@@ -64,7 +67,7 @@ func TestReplayFilterTable(t *testing.T) {
 }
 
 // TestReplayFilterModel compares the window with an exact model: a counter is accepted iff it was not
-// accepted before, is below the limit, and is less than ReplayWindow behind the highest accepted one.
+// accepted before, is below the limit, and is at most ReplayWindow behind the highest accepted one.
 func TestReplayFilterModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var f ReplayFilter
@@ -80,7 +83,7 @@ func TestReplayFilterModel(t *testing.T) {
 			base += uint64(rng.IntN(64))
 		}
 		c := base + uint64(rng.IntN(200)) - min(base, uint64(rng.IntN(ReplayWindow+300)))
-		want := !seen[c] && (!any || c > highest || highest-c < ReplayWindow)
+		want := !seen[c] && (!any || c > highest || highest-c <= ReplayWindow)
 		if got := f.Check(c); got != want {
 			t.Fatalf("op %d: Check(%d) = %v, want %v (highest %d)", i, c, got, want, highest)
 		}
@@ -128,4 +131,38 @@ func TestReplayConcurrent(t *testing.T) {
 	if total != perWorker {
 		t.Fatalf("accepted %d counters in all, want exactly %d", total, perWorker)
 	}
+}
+
+// FuzzReplayFilter runs the fuzzer's counters through our window and wireguard-go's (replay.Filter,
+// the same RFC 6479 ring as the kernel's) and wants the same verdict for every one: a counter one
+// accepts and the other drops is a packet lost or replayed on one side of a mixed deployment. Each
+// 8-byte step is a delta from the highest counter so far, so that steps stay near the window.
+func FuzzReplayFilter(f *testing.F) {
+	step := func(deltas ...int64) []byte {
+		var b []byte
+		for _, d := range deltas {
+			b = binary.LittleEndian.AppendUint64(b, uint64(d))
+		}
+		return b
+	}
+	f.Add(step(0, 1, 2, 1, -1, 64, -63))
+	f.Add(step(ReplayWindow+100, -ReplayWindow, -ReplayWindow-1, -ReplayWindow+1))
+	f.Add(step(5, 1<<40, -64*replayWords, 64*replayWords, -64*replayWords-1))
+	limit := protocol.RejectAfterMessages
+	f.Add(step(int64(limit-2), 1, 1, -1, -2, -ReplayWindow))
+	f.Fuzz(func(t *testing.T, steps []byte) {
+		var ours ReplayFilter
+		var theirs replay.Filter
+		var highest uint64
+		for i := 0; i+8 <= len(steps); i += 8 {
+			c := highest + binary.LittleEndian.Uint64(steps[i:]) // wraps: a delta may be negative
+			got, want := ours.Check(c), theirs.ValidateCounter(c, protocol.RejectAfterMessages)
+			if got != want {
+				t.Fatalf("step %d: counter %d (highest %d): ours %v, wireguard-go %v", i/8, c, highest, got, want)
+			}
+			if got && c > highest {
+				highest = c
+			}
+		}
+	})
 }
