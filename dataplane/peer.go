@@ -37,7 +37,9 @@ type Observer interface {
 	KeypairRetired(kp *Keypair)
 }
 
-// Stats are packet counters. Bytes count whole transport messages (header, padding and tag).
+// Stats are packet counters. Packets count transport messages; bytes count them whole (header,
+// padding and tag) and, as wireguard-go and the kernel count them for wg show's transfer line, the
+// handshake initiations and responses the control plane reports (Peer.CountHandshake).
 type Stats struct {
 	TxPackets, TxBytes uint64
 	RxPackets, RxBytes uint64
@@ -152,6 +154,17 @@ func (p *Peer) SetEndpoint(e netip.AddrPort) {
 
 // Stats returns the peer's counters.
 func (p *Peer) Stats() Stats { return p.stats.load() }
+
+// CountHandshake adds a handshake initiation or response of n bytes, sent to the peer or received
+// from it, to its byte counters: the control plane builds and checks those messages, the data
+// plane keeps the counts.
+func (p *Peer) CountHandshake(n int, sent bool) {
+	if sent {
+		p.stats.txBytes.Add(uint64(n))
+	} else {
+		p.stats.rxBytes.Add(uint64(n))
+	}
+}
 
 // Current returns the keypair the peer sends with, or nil.
 func (p *Peer) Current() *Keypair { return p.current.Load() }

@@ -365,6 +365,7 @@ func (c *ControlPlane) HandleHandshake(msg []byte, src netip.AddrPort) {
 		// The message authenticated the peer: its endpoint follows (roaming, paper section 2.1).
 		// HandleMessage moved the PeerState's endpoint already.
 		p.dp.SetEndpoint(src)
+		p.dp.CountHandshake(len(msg), false)
 	}
 	if res.Keypair != nil {
 		// Installed before the response goes out: the initiator sends under the new keypair as
@@ -374,7 +375,9 @@ func (c *ControlPlane) HandleHandshake(msg []byte, src netip.AddrPort) {
 	}
 	if res.Reply != nil {
 		// Send errors are the network's loss: the initiator retransmits after REKEY_TIMEOUT.
-		_ = dp.SendHandshake(src, res.Reply)
+		if dp.SendHandshake(src, res.Reply) == nil {
+			p.dp.CountHandshake(len(res.Reply), true)
+		}
 	}
 }
 
@@ -550,5 +553,7 @@ func (c *ControlPlane) initiate(dp *dataplane.Device, p *cpPeer) {
 	if err := dp.SendHandshake(ep, msg); err != nil {
 		// Retransmitted after REKEY_TIMEOUT; logged, since an unreachable endpoint is worth knowing.
 		c.logf("sending a handshake initiation to peer %v at %v: %v", p.hs.PublicKey(), ep, err)
+	} else {
+		p.dp.CountHandshake(len(msg), true)
 	}
 }
