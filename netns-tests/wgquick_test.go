@@ -579,8 +579,9 @@ func sameConfig(x, y string) bool {
 // TestTunnelDaemon: `tunnel INTERFACE` returns once its detached daemon serves the socket, the
 // daemon holding none of its caller's descriptors (the command's output pipes reach EOF when it
 // returns) in a session of its own; a second `tunnel INTERFACE` is refused while the first runs;
-// SIGTERM ends the daemon, removing its socket and its interface. `tunnel -f INTERFACE` serves in
-// the foreground and exits 0 on SIGINT, also removing both. A daemon whose socket is removed exits,
+// SIGTERM ends the daemon, removing its socket and its interface. `tunnel -f INTERFACE`, and
+// `tunnel INTERFACE` with WG_PROCESS_FOREGROUND=1, serve in the foreground and exit 0 on SIGINT,
+// also removing both. A daemon whose socket is removed exits,
 // and logs to the file TUNNEL_LOG names.
 func TestTunnelDaemon(t *testing.T) {
 	harness.Require(t)
@@ -636,23 +637,29 @@ func TestTunnelDaemon(t *testing.T) {
 	waitExit(t, pid, "SIGTERM")
 	gone("after SIGTERM")
 
-	fg := ns.Start(tunnel, "-f", h.iface)
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(h.socketPath()); err == nil {
-			break
+	for _, cmd := range [][]string{{tunnel, "-f", h.iface}, {"env", "WG_PROCESS_FOREGROUND=1", tunnel, h.iface}} {
+		fg := ns.Start(cmd[0], cmd[1:]...)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat(h.socketPath()); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%q made no socket within 10 s:\n%s", cmd, fg.Stderr())
+			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tunnel -f made no socket within 10 s:\n%s", fg.Stderr())
+		// In the foreground: the process serving is the one started (ip netns exec and env exec it).
+		if pid := h.daemon(t); pid != fg.Cmd.Process.Pid {
+			t.Errorf("%q: the tunnel serving is process %d, not the one started (%d)", cmd, pid, fg.Cmd.Process.Pid)
 		}
+		h.wg(t, "set", h.iface, "listen-port", "51820", "fwmark", "0x1234")
+		if got := h.wg(t, "show", h.iface, "fwmark"); strings.TrimSpace(got) != "0x1234" {
+			t.Errorf("fwmark %q after wg set fwmark 0x1234", got)
+		}
+		if err := fg.Stop(5 * time.Second); err != nil {
+			t.Fatalf("%q on SIGINT: %v\n%s", cmd, err, fg.Stderr())
+		}
+		gone(fmt.Sprintf("after %q exited", cmd))
 	}
-	h.wg(t, "set", h.iface, "listen-port", "51820", "fwmark", "0x1234")
-	if got := h.wg(t, "show", h.iface, "fwmark"); strings.TrimSpace(got) != "0x1234" {
-		t.Errorf("fwmark %q after wg set fwmark 0x1234", got)
-	}
-	if err := fg.Stop(5 * time.Second); err != nil {
-		t.Fatalf("tunnel -f on SIGINT: %v\n%s", err, fg.Stderr())
-	}
-	gone("after tunnel -f exited")
 
 	// Removing the socket stops the daemon too, as it does wireguard-go's; this one logs, verbosely,
 	// to TUNNEL_LOG.

@@ -47,6 +47,9 @@ const (
 	// logLevelEnv is wireguard-go's variable of the same name: verbose (or debug), error (the
 	// default) or silent.
 	logLevelEnv = "LOG_LEVEL"
+	// foregroundEnv is wireguard-go's variable that, set to 1, asks for -f: what a supervisor that
+	// keeps the process itself (systemd, runit) sets.
+	foregroundEnv = "WG_PROCESS_FOREGROUND"
 	// readyLine is what the daemon writes on the readiness pipe once it serves the socket.
 	readyLine = "ready"
 )
@@ -77,7 +80,8 @@ func validInterfaceName(name string) bool {
 	return true
 }
 
-// daemon runs `tunnel [-f|--foreground] INTERFACE` and returns the exit status.
+// daemon runs `tunnel [-f|--foreground] INTERFACE` and returns the exit status; foregroundEnv=1
+// stands for -f.
 func daemon(iface string, foreground bool, stderr io.Writer) int {
 	if !validInterfaceName(iface) {
 		fmt.Fprintf(stderr, "tunnel: %q is not an interface name (1 to 15 of a-z A-Z 0-9 _ = + . -)\n", iface)
@@ -86,6 +90,7 @@ func daemon(iface string, foreground bool, stderr io.Writer) int {
 	if fds, ok := os.LookupEnv(inheritedFDsEnv); ok {
 		return daemonChild(iface, fds)
 	}
+	foreground = foreground || os.Getenv(foregroundEnv) == "1"
 	level, err := logLevel()
 	if err != nil {
 		fmt.Fprintln(stderr, "tunnel:", err)

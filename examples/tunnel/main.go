@@ -21,11 +21,12 @@
 // (MTU 1420, a transmit queue of wgquick.TxQueueLen packets), serves WireGuard's configuration
 // protocol on /var/run/wireguard/wg0.sock with package device (so that wg show, set, setconf,
 // syncconf and showconf work, fwmark included), starts with no key and no peers, and returns once
-// the socket is served, the daemon going on in the background. The daemon exits, removing the socket, on SIGTERM or SIGINT, when the interface is
-// deleted (wg-quick down deletes it) or when the socket is removed. With -f it stays in the
-// foreground and logs to stderr; in the background it logs to the file named by $TUNNEL_LOG
-// (appending), or nowhere. $LOG_LEVEL is verbose, error (the default) or silent, as for
-// wireguard-go.
+// the socket is served, the daemon going on in the background. The daemon exits, removing the
+// socket, on SIGTERM or SIGINT, when the interface is deleted (wg-quick down deletes it) or when the
+// socket is removed. With -f, or $WG_PROCESS_FOREGROUND set to 1, it stays in the foreground and
+// logs to stderr; in the background it logs to the file named by $TUNNEL_LOG (appending), or
+// nowhere. $LOG_LEVEL is verbose, error (the default) or silent. The variables are wireguard-go's,
+// but for $TUNNEL_LOG.
 //
 // # With a configuration file
 //
