@@ -344,16 +344,24 @@ func mustGet(t *testing.T, n *node) string {
 	return out
 }
 
-// TestTrafficChannelBind runs our Device on an in-memory conn.Bind (wireguard-go's bindtest: every
-// datagram through the generic bind adapter) against a wireguard-go peer.
-func TestTrafficChannelBind(t *testing.T) {
+// channelPair returns our Device (a) and wireguard-go's (b), peers of each other on wireguard-go's
+// in-memory binds, after a ping each way.
+func channelPair(t *testing.T) (a, b *node) {
+	t.Helper()
 	binds := bindtest.NewChannelBinds()
-	a := newNode(t, "ours", true, binds[0], "10.0.0.1")
-	b := newNode(t, "wireguard-go", false, binds[1], "10.0.0.2")
+	a = newNode(t, "ours", true, binds[0], "10.0.0.1")
+	b = newNode(t, "wireguard-go", false, binds[1], "10.0.0.2")
 	// bindtest names the other side by port: 1 is b as a sends to it, 2 is a as b sends to it.
 	a.set(t, peerConf(b, "127.0.0.1:1"))
 	b.set(t, peerConf(a, "127.0.0.1:2"))
 	both(t, a, b)
+	return a, b
+}
+
+// TestTrafficChannelBind runs our Device on an in-memory conn.Bind (wireguard-go's bindtest: every
+// datagram through the generic bind adapter) against a wireguard-go peer.
+func TestTrafficChannelBind(t *testing.T) {
+	a, b := channelPair(t)
 
 	t.Run("private key rotated under traffic", func(t *testing.T) {
 		before := lastHandshake(t, a, b)
@@ -381,12 +389,7 @@ func TestTrafficChannelBind(t *testing.T) {
 // what the other counts as received, against wireguard-go, with the handshake in the counts as
 // wireguard-go and the kernel count it: transport messages whole, initiations and responses.
 func TestTransferCounters(t *testing.T) {
-	binds := bindtest.NewChannelBinds()
-	a := newNode(t, "ours", true, binds[0], "10.0.0.1")
-	b := newNode(t, "wireguard-go", false, binds[1], "10.0.0.2")
-	a.set(t, peerConf(b, "127.0.0.1:1"))
-	b.set(t, peerConf(a, "127.0.0.1:2"))
-	both(t, a, b)
+	a, b := channelPair(t)
 	count := func(n, m *node, k string) int64 {
 		v, err := strconv.ParseInt(n.get(t, "public_key="+pubHex(m.key), k), 10, 64)
 		if err != nil {
