@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+	"golang.zx2c4.com/wireguard/ipc"
+	"golang.zx2c4.com/wireguard/tun"
 
 	"github.com/wirebatch/wirebatch/handshake"
 	"github.com/wirebatch/wirebatch/netns-tests/harness"
@@ -214,6 +216,76 @@ func waitExit(t *testing.T, pid int, after string) {
 	for deadline := time.Now().Add(5 * time.Second); alive(pid); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the daemon (pid %d) still runs 5 s after %s", pid, after)
+		}
+	}
+}
+
+// TestTunnelLauncherFDs: `tunnel INTERFACE` serves a TUN and a listening UAPI socket its launcher
+// made, named by wireguard-go's WG_TUN_FD and WG_UAPI_FD, in the background and in the foreground.
+// The launcher here is the test: it creates the TUN in its own namespace, moves the interface into
+// the host's and hands both descriptors over. A tunnel that made its own would fail: the interface
+// and the socket exist already.
+func TestTunnelLauncherFDs(t *testing.T) {
+	harness.Require(t)
+	harness.RequireCommand(t, "wg", "wireguard-tools")
+	tunnel := harness.Build(t, tunnelPkg)
+	ns := harness.NewNamespace(t)
+	h := &wqHost{Host: harness.Host{Namespace: ns}, impl: tunnel, iface: fmt.Sprintf("wl%d-%d", os.Getpid(), wqCounter.Add(1))}
+	for _, foreground := range []string{"0", "1"} {
+		tunDev, err := tun.CreateTUN(h.iface, 1420)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("ip", "link", "set", "dev", h.iface, "netns", ns.Name).CombinedOutput(); err != nil {
+			tunDev.Close()
+			t.Fatalf("moving %s into %s: %v: %s", h.iface, ns.Name, err, out)
+		}
+		uapi, err := ipc.UAPIOpen(h.iface)
+		if err != nil {
+			tunDev.Close()
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		cmd := ns.Command(ctx, "env", "WG_TUN_FD=3", "WG_UAPI_FD=4", "WG_PROCESS_FOREGROUND="+foreground, tunnel, h.iface)
+		cmd.ExtraFiles = []*os.File{tunDev.File(), uapi}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err = cmd.Start()
+		// The daemon holds its own copies now: the interface stays while it runs.
+		tunDev.Close()
+		uapi.Close()
+		if err != nil {
+			cancel()
+			t.Fatal(err)
+		}
+		if foreground == "0" {
+			// In the background: the command returns once the daemon serves.
+			if err := cmd.Wait(); err != nil {
+				cancel()
+				t.Fatalf("tunnel %s with a launcher's descriptors: %v\n%s", h.iface, err, stderr.String())
+			}
+		}
+		if show := h.wg(t, "show", h.iface); !strings.Contains(show, "interface: "+h.iface) {
+			t.Errorf("WG_PROCESS_FOREGROUND=%s: wg show:\n%s", foreground, show)
+		}
+		pid := h.daemon(t)
+		if err := unix.Kill(pid, unix.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		if foreground == "1" {
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("tunnel -f with a launcher's descriptors on SIGTERM: %v\n%s", err, stderr.String())
+			}
+		}
+		waitExit(t, pid, "SIGTERM")
+		cancel()
+		if !waitGone(h.socketPath(), 5*time.Second) {
+			t.Fatalf("%s remains after SIGTERM", h.socketPath())
+		}
+		for deadline := time.Now().Add(5 * time.Second); exec.Command("ip", "-n", ns.Name, "link", "show", h.iface).Run() == nil; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s remains after SIGTERM", h.iface)
+			}
 		}
 	}
 }

@@ -50,6 +50,11 @@ const (
 	// foregroundEnv is wireguard-go's variable that, set to 1, asks for -f: what a supervisor that
 	// keeps the process itself (systemd, runit) sets.
 	foregroundEnv = "WG_PROCESS_FOREGROUND"
+	// tunFDEnv and uapiFDEnv are wireguard-go's variables that hand the daemon, by descriptor
+	// number, an open TUN and a listening UAPI socket its launcher made (a privileged launcher of an
+	// unprivileged daemon), for it to serve instead of creating its own.
+	tunFDEnv  = "WG_TUN_FD"
+	uapiFDEnv = "WG_UAPI_FD"
 	// readyLine is what the daemon writes on the readiness pipe once it serves the socket.
 	readyLine = "ready"
 )
@@ -81,7 +86,8 @@ func validInterfaceName(name string) bool {
 }
 
 // daemon runs `tunnel [-f|--foreground] INTERFACE` and returns the exit status; foregroundEnv=1
-// stands for -f.
+// stands for -f, and tunFDEnv and uapiFDEnv name a TUN and a UAPI socket to serve instead of new
+// ones.
 func daemon(iface string, foreground bool, stderr io.Writer) int {
 	if !validInterfaceName(iface) {
 		fmt.Fprintf(stderr, "tunnel: %q is not an interface name (1 to 15 of a-z A-Z 0-9 _ = + . -)\n", iface)
@@ -96,13 +102,30 @@ func daemon(iface string, foreground bool, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "tunnel:", err)
 		return 2
 	}
-	tunDev, err := wgquick.CreateTUN(iface, wgquick.DefaultMTU)
+	tunFD, tunGiven, err := launcherFD(tunFDEnv)
+	var uapiFD uintptr
+	var uapiGiven bool
+	if err == nil {
+		uapiFD, uapiGiven, err = launcherFD(uapiFDEnv)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "tunnel:", err)
+		return 2
+	}
+	var tunDev tun.Device
+	if tunGiven {
+		tunDev, err = tunFromFD(tunFD)
+	} else {
+		tunDev, err = wgquick.CreateTUN(iface, wgquick.DefaultMTU)
+	}
 	if err != nil {
 		fmt.Fprintln(stderr, "tunnel:", err)
 		return 1
 	}
-	uapi, err := ipc.UAPIOpen(iface)
-	if err != nil {
+	var uapi *os.File
+	if uapiGiven {
+		uapi = os.NewFile(uapiFD, socketPath(iface))
+	} else if uapi, err = ipc.UAPIOpen(iface); err != nil {
 		tunDev.Close()
 		fmt.Fprintf(stderr, "tunnel: opening %s: %v\n", socketPath(iface), err)
 		return 1
@@ -207,12 +230,12 @@ func daemonChild(iface, fds string) int {
 		return 2
 	}
 	for i, p := range parts {
-		n, err := strconv.ParseUint(p, 10, 31)
-		if err != nil || n < 3 {
+		n, ok := parseFD(p)
+		if !ok {
 			fmt.Fprintf(os.Stderr, "tunnel: %s=%q: bad descriptor %q\n", inheritedFDsEnv, fds, p)
 			return 2
 		}
-		fd[i] = uintptr(n)
+		fd[i] = n
 	}
 	ready := os.NewFile(fd[2], "readiness pipe")
 	logger := newLogger(os.Stderr, iface) // the log file, or /dev/null
@@ -229,13 +252,9 @@ func daemonChild(iface, fds string) int {
 	if err != nil {
 		return fail(err)
 	}
-	// Inherited descriptors arrive blocking; the TUN's reads go through Go's poller.
-	if err := unix.SetNonblock(int(fd[0]), true); err != nil {
-		return fail(fmt.Errorf("TUN descriptor: %w", err))
-	}
-	tunDev, err := tun.CreateTUNFromFile(os.NewFile(fd[0], "/dev/net/tun"), wgquick.DefaultMTU)
+	tunDev, err := tunFromFD(fd[0])
 	if err != nil {
-		return fail(fmt.Errorf("TUN descriptor: %w", err))
+		return fail(err)
 	}
 	err = serve(iface, tunDev, os.NewFile(fd[1], socketPath(iface)), level, logger, func() {
 		fmt.Fprintln(ready, readyLine)
@@ -246,6 +265,41 @@ func daemonChild(iface, fds string) int {
 		return fail(err)
 	}
 	return 0
+}
+
+// parseFD reads an inherited descriptor's number: 3 or more (0-2 are the standard streams).
+func parseFD(s string) (uintptr, bool) {
+	n, err := strconv.ParseUint(s, 10, 31)
+	return uintptr(n), err == nil && n >= 3
+}
+
+// launcherFD reads the descriptor the variable env names, if set and not empty (as wireguard-go
+// reads it), and marks it close-on-exec: the background daemon gets it again among the descriptors
+// detach hands it.
+func launcherFD(env string) (fd uintptr, given bool, err error) {
+	s := os.Getenv(env)
+	if s == "" {
+		return 0, false, nil
+	}
+	fd, ok := parseFD(s)
+	if !ok {
+		return 0, true, fmt.Errorf("%s=%q: want the number of an open descriptor, 3 or more", env, s)
+	}
+	unix.CloseOnExec(int(fd))
+	return fd, true, nil
+}
+
+// tunFromFD returns the TUN device of an inherited descriptor.
+func tunFromFD(fd uintptr) (tun.Device, error) {
+	// Inherited descriptors arrive blocking; the TUN's reads go through Go's poller.
+	if err := unix.SetNonblock(int(fd), true); err != nil {
+		return nil, fmt.Errorf("TUN descriptor %d: %w", fd, err)
+	}
+	dev, err := tun.CreateTUNFromFile(os.NewFile(fd, "/dev/net/tun"), wgquick.DefaultMTU)
+	if err != nil {
+		return nil, fmt.Errorf("TUN descriptor %d: %w", fd, err)
+	}
+	return dev, nil
 }
 
 // serve runs the device on tunDev with the UAPI socket uapi, calls ready once it serves, and returns

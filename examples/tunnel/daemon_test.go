@@ -59,3 +59,19 @@ func TestDaemonBadLogLevel(t *testing.T) {
 		t.Fatalf("status %d, stderr %q; want 2 naming LOG_LEVEL", code, errOut)
 	}
 }
+
+// TestDaemonBadLauncherFD: WG_TUN_FD and WG_UAPI_FD must name a descriptor, 3 or more; anything
+// else is a usage error, before the interface is created.
+func TestDaemonBadLauncherFD(t *testing.T) {
+	for _, env := range []string{tunFDEnv, uapiFDEnv} {
+		for _, v := range []string{"x", "2", "-3", "1e3", " 3"} {
+			t.Run(env+"="+v, func(t *testing.T) {
+				t.Setenv(env, v)
+				code, _, errOut := runTunnel("", "wbfd0")
+				if code != 2 || !strings.Contains(errOut, env) {
+					t.Fatalf("status %d, stderr %q; want 2 naming %s", code, errOut, env)
+				}
+			})
+		}
+	}
+}

@@ -25,8 +25,9 @@
 // socket, on SIGTERM or SIGINT, when the interface is deleted (wg-quick down deletes it) or when the
 // socket is removed. With -f, or $WG_PROCESS_FOREGROUND set to 1, it stays in the foreground and
 // logs to stderr; in the background it logs to the file named by $TUNNEL_LOG (appending), or
-// nowhere. $LOG_LEVEL is verbose, error (the default) or silent. The variables are wireguard-go's,
-// but for $TUNNEL_LOG.
+// nowhere. $LOG_LEVEL is verbose, error (the default) or silent. $WG_TUN_FD and $WG_UAPI_FD name an
+// open TUN and a listening UAPI socket its launcher made, to serve instead of creating them. The
+// variables are wireguard-go's, but for $TUNNEL_LOG.
 //
 // # With a configuration file
 //
