@@ -226,11 +226,8 @@ func waitExit(t *testing.T, pid int, after string) {
 // the host's and hands both descriptors over. A tunnel that made its own would fail: the interface
 // and the socket exist already.
 func TestTunnelLauncherFDs(t *testing.T) {
-	harness.Require(t)
-	harness.RequireCommand(t, "wg", "wireguard-tools")
-	tunnel := harness.Build(t, tunnelPkg)
-	ns := harness.NewNamespace(t)
-	h := &wqHost{Host: harness.Host{Namespace: ns}, impl: tunnel, iface: fmt.Sprintf("wl%d-%d", os.Getpid(), wqCounter.Add(1))}
+	h, tunnel := newDaemonHost(t)
+	ns := h.Namespace
 	for _, foreground := range []string{"0", "1"} {
 		tunDev, err := tun.CreateTUN(h.iface, 1420)
 		if err != nil {
@@ -279,13 +276,31 @@ func TestTunnelLauncherFDs(t *testing.T) {
 		}
 		waitExit(t, pid, "SIGTERM")
 		cancel()
-		if !waitGone(h.socketPath(), 5*time.Second) {
-			t.Fatalf("%s remains after SIGTERM", h.socketPath())
-		}
-		for deadline := time.Now().Add(5 * time.Second); exec.Command("ip", "-n", ns.Name, "link", "show", h.iface).Run() == nil; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s remains after SIGTERM", h.iface)
-			}
+		h.waitRemoved(t, "after SIGTERM")
+	}
+}
+
+// newDaemonHost returns a host, in a namespace of its own, for a test of the tunnel's daemon (built
+// as tunnel) on an interface of a fresh name.
+func newDaemonHost(t *testing.T) (h *wqHost, tunnel string) {
+	t.Helper()
+	harness.Require(t)
+	harness.RequireCommand(t, "wg", "wireguard-tools")
+	tunnel = harness.Build(t, tunnelPkg)
+	ns := harness.NewNamespace(t)
+	return &wqHost{Host: harness.Host{Namespace: ns}, impl: tunnel, iface: fmt.Sprintf("wq%d-%d", os.Getpid(), wqCounter.Add(1))}, tunnel
+}
+
+// waitRemoved waits until the daemon has removed its socket and then (with its TUN) its interface,
+// at most 5 s each; what says after what, for the failure.
+func (h *wqHost) waitRemoved(t *testing.T, what string) {
+	t.Helper()
+	if !waitGone(h.socketPath(), 5*time.Second) {
+		t.Fatalf("%s: %s remains", what, h.socketPath())
+	}
+	for deadline := time.Now().Add(5 * time.Second); exec.Command("ip", "-n", h.Name, "link", "show", h.iface).Run() == nil; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s remains", what, h.iface)
 		}
 	}
 }
@@ -653,26 +668,11 @@ func sameConfig(x, y string) bool {
 // returns) in a session of its own; a second `tunnel INTERFACE` is refused while the first runs;
 // SIGTERM ends the daemon, removing its socket and its interface. `tunnel -f INTERFACE`, and
 // `tunnel INTERFACE` with WG_PROCESS_FOREGROUND=1, serve in the foreground and exit 0 on SIGINT,
-// also removing both. A daemon whose socket is removed exits,
-// and logs to the file TUNNEL_LOG names.
+// also removing both. A daemon whose socket is removed exits, and logs to the file TUNNEL_LOG
+// names.
 func TestTunnelDaemon(t *testing.T) {
-	harness.Require(t)
-	harness.RequireCommand(t, "wg", "wireguard-tools")
-	tunnel := harness.Build(t, tunnelPkg)
-	ns := harness.NewNamespace(t)
-	h := &wqHost{Host: harness.Host{Namespace: ns}, impl: tunnel, iface: fmt.Sprintf("wq%d-%d", os.Getpid(), wqCounter.Add(1))}
-	gone := func(what string) {
-		t.Helper()
-		if !waitGone(h.socketPath(), 5*time.Second) {
-			t.Fatalf("%s: %s remains", what, h.socketPath())
-		}
-		// The socket goes first, then the device with its TUN.
-		for deadline := time.Now().Add(5 * time.Second); exec.Command("ip", "-n", ns.Name, "link", "show", h.iface).Run() == nil; time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: %s remains", what, h.iface)
-			}
-		}
-	}
+	h, tunnel := newDaemonHost(t)
+	ns := h.Namespace
 
 	// Run waits for EOF on the command's stdout and stderr: a daemon holding them would hang it.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -707,7 +707,7 @@ func TestTunnelDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitExit(t, pid, "SIGTERM")
-	gone("after SIGTERM")
+	h.waitRemoved(t, "after SIGTERM")
 
 	for _, cmd := range [][]string{{tunnel, "-f", h.iface}, {"env", "WG_PROCESS_FOREGROUND=1", tunnel, h.iface}} {
 		fg := ns.Start(cmd[0], cmd[1:]...)
@@ -730,7 +730,7 @@ func TestTunnelDaemon(t *testing.T) {
 		if err := fg.Stop(5 * time.Second); err != nil {
 			t.Fatalf("%q on SIGINT: %v\n%s", cmd, err, fg.Stderr())
 		}
-		gone(fmt.Sprintf("after %q exited", cmd))
+		h.waitRemoved(t, fmt.Sprintf("after %q exited", cmd))
 	}
 
 	// Removing the socket stops the daemon too, as it does wireguard-go's; this one logs, verbosely,
@@ -742,7 +742,7 @@ func TestTunnelDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitExit(t, pid, "its socket was removed")
-	gone("after its socket was removed")
+	h.waitRemoved(t, "after its socket was removed")
 	log, err := os.ReadFile(logFile)
 	if err != nil {
 		t.Fatal(err)
