@@ -129,7 +129,9 @@ func (q *tinyOps) lanes(ops []Op) (failed int) {
 	allX := true
 	var keys [chachaTinyLanes]*[8]uint32
 	var nonces [chachaTinyLanes]*[16]byte
-	for i, j := range q.queued {
+	// The loops range over q.queued[:], not the array: ranging over an array copies it first, in
+	// 16-byte moves that each wait for the two 8-byte stores that queued the ops.
+	for i, j := range q.queued[:] {
 		op := &ops[j]
 		if op.Key.suite != XChaCha20Poly1305 {
 			allX = false
@@ -140,7 +142,7 @@ func (q *tinyOps) lanes(ops []Op) (failed int) {
 	if allX {
 		hchacha20x3AVX2(&sub, &keys, &nonces)
 	}
-	for i, j := range q.queued {
+	for i, j := range q.queued[:] {
 		op := &ops[j]
 		n, tagAt := msgLen(op, q.open), op.Dst // Seal writes the tag after the ciphertext
 		if q.open {
@@ -171,7 +173,7 @@ func (q *tinyOps) lanes(ops []Op) (failed int) {
 	if !q.open {
 		return 0
 	}
-	for i, j := range q.queued {
+	for i, j := range q.queued[:] {
 		op := &ops[j]
 		if ok>>i&1 == 0 {
 			failOpen(op)

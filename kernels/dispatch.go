@@ -35,7 +35,10 @@ const (
 // messages of up to three blocks) run there instead, where tiny is not Stdlib, and the ChaCha
 // family's ops that one takes on its tier's one-op path. In a batch of fewer than beside of the
 // family's ops that runs on tier, the ChaCha family's ops within block 1 of the key stream run on
-// tiny's three-op kernel beside the lanes (chachaRunRoute).
+// tiny's three-op kernel beside the lanes (chachaRunRoute). Routes travel by pointer: copies of them,
+// moved in overlapping 16-byte pieces that each wait for the stores they partly overlap to retire,
+// cost a batch of one 2-3% of a 1420-byte op on the standard library (docs/experiments.md,
+// 2026-12-03 seventh session).
 type route struct {
 	tier   Tier
 	minOps int
@@ -53,7 +56,7 @@ type oneOps struct {
 }
 
 // takes reports whether o takes an op whose message (plaintext) has n bytes.
-func (o oneOps) takes(n int, open bool) bool {
+func (o *oneOps) takes(n int, open bool) bool {
 	if o.tier == Generic {
 		return false
 	}
@@ -100,8 +103,12 @@ var routes = [...]struct{ chacha, gcm route }{
 // chachaRoute and gcmRoute are this CPU's routes; tests set them to run the dispatcher's choices.
 var chachaRoute, gcmRoute = routes[thisCPU].chacha, routes[thisCPU].gcm
 
+// tierRoute is a forced tier's (Tier.Seal, Tier.Open): on Stdlib no fused kernels and no one-op
+// path, every op through the standard library.
+var tierRoute = route{tier: Stdlib, tiny: Stdlib}
+
 // tierFor returns the tier that runs n of the family's ops.
-func (r route) tierFor(n int) Tier {
+func (r *route) tierFor(n int) Tier {
 	if n < r.minOps {
 		return Stdlib
 	}

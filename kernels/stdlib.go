@@ -55,12 +55,12 @@ func wipeStdAEAD(a cipher.AEAD) bool {
 }
 
 // stdRun processes the ops of ops of one family (the AES-GCM family if gcm, else the ChaCha family)
-// through the standard library and returns how many Opens failed; ops small enough for tier tiny's
-// fused kernels run there instead (tinyOps; tiny Stdlib: none), and ChaCha-family ops that one takes
-// on its tier's one-op path. A failed op's Dst is zeroed (the standard library's AEADs clear it
-// too).
-func stdRun(ops []Op, open, gcm bool, tiny Tier, one oneOps) (failed int) {
-	fused := newTinyOps(tiny, open)
+// through the standard library and returns how many Opens failed; ops small enough for the fused
+// kernels of tier r.tiny run there instead (tinyOps; tiny Stdlib: none), and ChaCha-family ops that
+// r.one takes on its tier's one-op path. A failed op's Dst is zeroed (the standard library's AEADs
+// clear it too).
+func stdRun(ops []Op, open, gcm bool, r *route) (failed int) {
+	fused := newTinyOps(r.tiny, open)
 	for i := range ops {
 		op := &ops[i]
 		if op.Key.suite.isGCM() != gcm {
@@ -70,8 +70,8 @@ func stdRun(ops []Op, open, gcm bool, tiny Tier, one oneOps) (failed int) {
 			failed += fused.run(ops, i, n)
 			continue
 		}
-		if !gcm && one.takes(msgLen(op, open), open) {
-			failed += chachaRunOne(one.tier, op, open)
+		if !gcm && r.one.takes(msgLen(op, open), open) {
+			failed += chachaRunOne(r.one.tier, op, open)
 			continue
 		}
 		if !stdOp(op, open) {

@@ -92,14 +92,14 @@ func (t Tier) mustBeAvailable() {
 func (t Tier) Seal(ops []Op) {
 	t.mustBeAvailable()
 	nc, ng := checkOps(ops, false)
-	run(t, t, route{tiny: Stdlib}, nc, ng, ops, false)
+	run(t, t, &tierRoute, nc, ng, ops, false)
 }
 
 // Open runs every op of ops on tier t (see the package-level Open). It panics if t is not available.
 func (t Tier) Open(ops []Op) (failed int) {
 	t.mustBeAvailable()
 	nc, ng := checkOps(ops, true)
-	return run(t, t, route{tiny: Stdlib}, nc, ng, ops, true)
+	return run(t, t, &tierRoute, nc, ng, ops, true)
 }
 
 // Seal encrypts and authenticates every op on the path this CPU runs fastest for the batch's shape
@@ -113,7 +113,7 @@ func Seal(ops []Op) {
 			return
 		}
 	}
-	run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute, nc, ng, ops, false)
+	run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), &chachaRoute, nc, ng, ops, false)
 }
 
 // Open authenticates and decrypts every op on the path this CPU runs fastest for the batch's shape
@@ -127,7 +127,7 @@ func Open(ops []Op) (failed int) {
 			return f
 		}
 	}
-	return run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), chachaRoute, nc, ng, ops, true)
+	return run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), &chachaRoute, nc, ng, ops, true)
 }
 
 // runAlone runs op, a batch's only op (every NewAEAD call, and a caller that goes packet by
@@ -138,9 +138,9 @@ func Open(ops []Op) (failed int) {
 // 2026-12-02 third session).
 func runAlone(op *Op, open bool) (ran bool, failed int) {
 	gcm := op.Key.suite.isGCM()
-	r := chachaRoute
+	r := &chachaRoute
 	if gcm {
-		r = gcmRoute
+		r = &gcmRoute
 	}
 	if t := r.tierFor(1); t != Stdlib {
 		if t = t.runsOn(chachaHas); gcm || t == Generic {
@@ -166,18 +166,18 @@ func runAlone(op *Op, open bool) (ran bool, failed int) {
 // ChaCha family's tiny ops on the fused kernels of std.tiny (Stdlib: none) and those std.one takes
 // on its tier's one-op path. Each family walks the batch and takes only its own ops, so a mixed
 // batch is grouped without allocating and every op is processed exactly once.
-func run(chacha, gcm Tier, std route, nc, ng int, ops []Op, open bool) (failed int) {
+func run(chacha, gcm Tier, std *route, nc, ng int, ops []Op, open bool) (failed int) {
 	switch {
 	case nc == 0:
 	case chacha == Stdlib:
-		failed = stdRun(ops, open, false, std.tiny, std.one)
+		failed = stdRun(ops, open, false, std)
 	default:
 		failed = chachaRunRoute(chacha, std, nc, ops, open)
 	}
 	switch {
 	case ng == 0:
 	case gcm == Stdlib:
-		failed += stdRun(ops, open, true, Stdlib, oneOps{})
+		failed += stdRun(ops, open, true, &tierRoute)
 	default:
 		failed += gcmRun(gcm, ops, open)
 	}
@@ -188,7 +188,7 @@ func run(chacha, gcm Tier, std route, nc, ng int, ops []Op, open bool) (failed i
 // and nc is below it: then the ops within block 1 of the key stream run on r.tiny's fused three-op
 // kernel (tinyOps.inTriple) and the lanes take the rest, or, where fewer than r.minOps would be
 // left to them, the batch takes the small batches' route (stdRun with r.tiny and r.one).
-func chachaRunRoute(t Tier, r route, nc int, ops []Op, open bool) (failed int) {
+func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) {
 	if nc >= r.beside {
 		return chachaRun(t, ops, open, nil)
 	}
@@ -203,7 +203,7 @@ func chachaRunRoute(t Tier, r route, nc int, ops []Op, open bool) (failed int) {
 	case tiny == 0:
 		return chachaRun(t, ops, open, nil)
 	case nc-tiny < r.minOps:
-		return stdRun(ops, open, false, r.tiny, r.one)
+		return stdRun(ops, open, false, r)
 	}
 	for i := range ops {
 		if op := &ops[i]; op.Key.suite.isChaCha() {
