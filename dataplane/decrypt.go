@@ -105,12 +105,8 @@ func (d *Decrypter) decrypt(p Packets) {
 			continue
 		}
 		putNonce(&d.nonces[m], ctr)
-		d.ops[m] = kernels.Op{
-			Key:   g.kp.recv,
-			Nonce: d.nonces[m][:],
-			Src:   msg[protocol.TransportHeaderSize:],
-			Dst:   msg[protocol.TransportHeaderSize : size-kernels.TagSize],
-		}
+		setOp(&d.ops[m], g.kp.recv, d.nonces[m][:], msg[protocol.TransportHeaderSize:],
+			msg[protocol.TransportHeaderSize:size-kernels.TagSize])
 		d.op[i] = uint8(m)
 		d.counter[i] = ctr
 		d.group[i] = uint8(gi)

@@ -185,12 +185,8 @@ func (e *Encrypter) encrypt(p Packets) {
 		putHeader(buf[p.Offset-protocol.TransportHeaderSize:p.Offset], g.kp.remoteIndex, ctr)
 		clear(buf[p.Offset+size : p.Offset+padded])
 		putNonce(&e.nonces[m], ctr)
-		e.ops[m] = kernels.Op{
-			Key:   g.kp.send,
-			Nonce: e.nonces[m][:],
-			Src:   buf[p.Offset : p.Offset+padded],
-			Dst:   buf[p.Offset : p.Offset+padded+kernels.TagSize],
-		}
+		setOp(&e.ops[m], g.kp.send, e.nonces[m][:], buf[p.Offset:p.Offset+padded],
+			buf[p.Offset:p.Offset+padded+kernels.TagSize])
 		m++
 		n := protocol.TransportHeaderSize + padded + kernels.TagSize
 		p.Sizes[i] = n

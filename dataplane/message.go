@@ -54,6 +54,13 @@ func putNonce(n *[12]byte, counter uint64) {
 	binary.LittleEndian.PutUint64(n[4:12], counter)
 }
 
+// setOp makes op the AEAD op of a transport message's payload (no additional data, section 5.4.6)
+// field by field: a composite literal assigned to it is built on the stack and copied over in
+// 16-byte moves, each of which waits for the two 8-byte stores it spans.
+func setOp(op *kernels.Op, key *kernels.Key, nonce, src, dst []byte) {
+	op.Key, op.Nonce, op.AD, op.Src, op.Dst, op.Err = key, nonce, nil, src, dst, nil
+}
+
 // MessageType returns the WireGuard message type of a datagram, or 0 if it is not one: the first byte
 // is the type and the three reserved bytes must be zero (the 32-bit little-endian word is the type).
 func MessageType(d []byte) uint8 {
