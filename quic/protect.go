@@ -103,22 +103,23 @@ func (c *chunkScratch) setOp(i int, key *kernels.Key, ad, src, dst []byte) {
 	op.Err = nil
 }
 
-// wipeInline is the largest chunk that wipe clears with inline stores: for a few packets the four
-// calls to clear cost more than the stores themselves; for more, clear's wide stores win.
+// wipeInline is the largest chunk that wipe clears with inline stores: for a few packets the calls
+// to clear cost more than the stores themselves; for more, clear's wide stores win.
 const wipeInline = 4
 
-// wipe clears what the chunk left: references to the caller's buffers, the nonces (with the packet
-// number, which the wire carries, they give away the IV) and the masks. The samples are ciphertext,
-// public already.
+// wipe clears the chunk's secrets: the nonces (with the packet number, which the wire carries, they
+// give away the IV) and the masks. The samples are ciphertext, public already. The ops keep their
+// references to the caller's buffers and keys until the next chunk overwrites them or the pool
+// drops the scratch at a garbage collection: clearing 64 of them cost an ACK-sized packet 2-7% of
+// its time (docs/experiments.md, 2026-12-03 seventh session), and the keys they reference are
+// wiped by Destroy as the Keys' own are.
 func (c *chunkScratch) wipe() {
-	if len(c.ops) > wipeInline {
-		clear(c.ops)
+	if len(c.nonce) > wipeInline {
 		clear(c.nonce)
 		clear(c.mask)
 		return
 	}
-	for i := range c.ops {
-		c.ops[i] = kernels.Op{}
+	for i := range c.nonce {
 		c.nonce[i] = [12]byte{}
 		c.mask[i] = [16]byte{}
 	}
