@@ -37,7 +37,7 @@ const (
 // family's ops that runs on tier, the ChaCha family's ops within block 1 of the key stream run on
 // tiny's three-op kernel beside the lanes (chachaRunRoute). Routes travel by pointer: copies of them,
 // moved in overlapping 16-byte pieces that each wait for the stores they partly overlap to retire,
-// cost a batch of one 2-3% of a 1420-byte op on the standard library (docs/experiments.md,
+// cost a batch of one 1-3% of a 1420-byte op on the standard library (docs/experiments.md,
 // 2026-12-03 seventh session).
 type route struct {
 	tier   Tier
