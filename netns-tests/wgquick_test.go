@@ -226,8 +226,8 @@ func waitExit(t *testing.T, pid int, after string) {
 // the host's and hands both descriptors over. A tunnel that made its own would fail: the interface
 // and the socket exist already.
 func TestTunnelLauncherFDs(t *testing.T) {
-	h, tunnel := newDaemonHost(t)
-	ns := h.Namespace
+	h := newDaemonHost(t)
+	ns, tunnel := h.Namespace, h.impl
 	for _, foreground := range []string{"0", "1"} {
 		tunDev, err := tun.CreateTUN(h.iface, 1420)
 		if err != nil {
@@ -281,14 +281,14 @@ func TestTunnelLauncherFDs(t *testing.T) {
 }
 
 // newDaemonHost returns a host, in a namespace of its own, for a test of the tunnel's daemon (built
-// as tunnel) on an interface of a fresh name.
-func newDaemonHost(t *testing.T) (h *wqHost, tunnel string) {
+// as h.impl) on an interface of a fresh name.
+func newDaemonHost(t *testing.T) *wqHost {
 	t.Helper()
 	harness.Require(t)
 	harness.RequireCommand(t, "wg", "wireguard-tools")
-	tunnel = harness.Build(t, tunnelPkg)
+	tunnel := harness.Build(t, tunnelPkg)
 	ns := harness.NewNamespace(t)
-	return &wqHost{Host: harness.Host{Namespace: ns}, impl: tunnel, iface: fmt.Sprintf("wq%d-%d", os.Getpid(), wqCounter.Add(1))}, tunnel
+	return &wqHost{Host: harness.Host{Namespace: ns}, impl: tunnel, iface: fmt.Sprintf("wq%d-%d", os.Getpid(), wqCounter.Add(1))}
 }
 
 // waitRemoved waits until the daemon has removed its socket and then (with its TUN) its interface,
@@ -671,8 +671,8 @@ func sameConfig(x, y string) bool {
 // also removing both. A daemon whose socket is removed exits, and logs to the file TUNNEL_LOG
 // names.
 func TestTunnelDaemon(t *testing.T) {
-	h, tunnel := newDaemonHost(t)
-	ns := h.Namespace
+	h := newDaemonHost(t)
+	ns, tunnel := h.Namespace, h.impl
 
 	// Run waits for EOF on the command's stdout and stderr: a daemon holding them would hang it.
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
