@@ -100,7 +100,8 @@ var impl = struct {
 	// gcmVAES: the AVX2 tier's AES-GCM chunks on ymm with VAES and VPCLMULQDQ (gcmSealAVX2VAES,
 	// gcmOpenAVX2VAES), read with CPUID since x/sys/cpu reports them only with AVX-512, else the
 	// AES-NI xmm kernels: 64 x 1420 B AES-128 Seal 1.12x -> 1.66x the standard library, one 1420 B op
-	// 0.72x -> 1.60x, on AMD Zen 3 (BenchmarkGCMKernel compares the two).
+	// 0.72x -> 1.60x, on AMD Zen 3 (BenchmarkGCMKernel compares the two kernels,
+	// BenchmarkGCMAVX2Variants each against crypto/cipher).
 	gcmVAES bool
 }{
 	polyIFMA:          chachaAVX512 && cpu.X86.HasAVX512IFMA,

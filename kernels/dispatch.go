@@ -80,6 +80,9 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 1.05-1.18x on 64 x 1420 B of one length but below x/crypto on mixed lengths and in the tunnel's
 	// batches (TCP CPU per Gbit 1.05-1.10x); the one-message passes 0.7-0.9x. AMD Zen 4 with AVX-512
 	// hidden (GODEBUG=cpu.avx512f=off), a core of this class's latency, measures the same shape.
+	// CPUs of this class without VAES (AMD Zen 2, Intel before Ice Lake) run GCM on the AES-NI xmm
+	// kernels: on Zen 4 with AVX-512 hidden, against crypto/cipher's AES-NI code, 1.6-2.4x at 64 B,
+	// 1.10-1.17x at 1420 B and 1.01-1.10x at 16 KiB, every key size (BenchmarkGCMAVX2Variants).
 	// docs/benchmarks.md
 	cpuAVX2Lat1: {route{tier: Stdlib, tiny: AVX2}, route{tier: AVX2, minOps: 1, tiny: Stdlib}},
 	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B

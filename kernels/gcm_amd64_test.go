@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"testing"
 	"unsafe"
+
+	"github.com/wirebatch/wirebatch/internal/benchshape"
 )
 
 // TestGCMLayout checks the offsets _asm/gcm/layout.go hard-codes against the Go types.
@@ -368,6 +370,71 @@ func TestAESBlocksVariants(t *testing.T) {
 				}
 				if dst[n] != [16]byte{0xee} {
 					t.Fatalf("%s AES-%d, %d blocks: wrote past the last block", name, 8*size, n)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkGCMAVX2Variants times both AVX2 kernels (AES-NI xmm, and VAES ymm where the CPU has it)
+// through the AVX2 tier against crypto/cipher, alternating (benchshape.Paired), by key size and
+// message length, batches of 8 with 13 bytes of AD: the figures behind impl.gcmVAES and behind the
+// AES-GCM route of CPUs of the AVX2 class without VAES, which any AVX2 CPU can measure.
+func BenchmarkGCMAVX2Variants(b *testing.B) {
+	if !gcmAVX2OK {
+		b.Skip("no AVX2 tier on this CPU")
+	}
+	type variant struct {
+		name string
+		vaes bool
+	}
+	variants := []variant{{"AESNI", false}}
+	if impl.gcmVAES {
+		variants = append(variants, variant{"VAES", true})
+	}
+	defer func(v bool) { impl.gcmVAES = v }(impl.gcmVAES)
+	for _, size := range []int{16, 24, 32} {
+		raw := bytes.Repeat([]byte{byte(size)}, size)
+		key, err := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		blk, _ := aes.NewCipher(raw)
+		std, _ := cipher.NewGCM(blk)
+		for _, n := range []int{64, 512, 1420, 4096, 16384} {
+			seal, open := make([]Op, 8), make([]Op, 8)
+			for i := range seal {
+				nonce, ad := bytes.Repeat([]byte{byte(i)}, 12), make([]byte, 13)
+				ct := make([]byte, n+TagSize)
+				seal[i] = Op{Key: key, Nonce: nonce, AD: ad, Src: make([]byte, n), Dst: ct}
+				open[i] = Op{Key: key, Nonce: nonce, AD: ad, Src: ct, Dst: make([]byte, n)}
+			}
+			Generic.Seal(seal)
+			for _, v := range variants {
+				for _, opening := range []bool{false, true} {
+					ops, dir := seal, "seal"
+					if opening {
+						ops, dir = open, "open"
+					}
+					b.Run(fmt.Sprintf("%s/%v/%d/%s", v.name, key.Suite(), n, dir), func(b *testing.B) {
+						impl.gcmVAES = v.vaes
+						ours := func() {
+							if gcmRunTier(AVX2, ops, opening) != 0 {
+								b.Fatal("Open failed")
+							}
+						}
+						base := func() {
+							for i := range ops {
+								op := &ops[i]
+								if !opening {
+									std.Seal(op.Dst[:0], op.Nonce, op.Src, op.AD)
+								} else if _, err := std.Open(op.Dst[:0], op.Nonce, op.Src, op.AD); err != nil {
+									b.Fatal(err)
+								}
+							}
+						}
+						benchshape.Paired(b, len(ops), ours, base)
+					})
 				}
 			}
 		}

@@ -16,6 +16,7 @@ import (
 var keyRegs struct {
 	rounds []VecPhysical
 	last   VecPhysical
+	stage  VecPhysical // see stageRoundKeys
 }
 
 // keepRoundKeys loads round keys 1 to len(rounds) and the last one (at last) of the table at tab
@@ -29,6 +30,15 @@ func keepRoundKeys(rounds []VecPhysical, lastKey VecPhysical) (drop func()) {
 	VMOVDQU64(Mem{Base: last}, lastKey)
 	keyRegs.rounds, keyRegs.last = rounds, lastKey
 	return func() { keyRegs.rounds, keyRegs.last = nil, nil }
+}
+
+// stageRoundKeys has aesRounds load each round key from the table once into stage and apply it to
+// every block from there, until the returned function is called: for a kernel with no registers to
+// keep the keys in but one to spare, one load a round rather than one with every block's
+// instruction (the AES-NI chunks' eight).
+func stageRoundKeys(stage VecPhysical) (drop func()) {
+	keyRegs.stage = stage
+	return func() { keyRegs.stage = nil }
 }
 
 // sized returns key register k at the width of block register r.
@@ -50,8 +60,17 @@ func aesRounds(regs []VecPhysical, other ...func()) {
 		if i >= 1 && i <= len(keyRegs.rounds) {
 			return sized(keyRegs.rounds[i-1], r)
 		}
+		if keyRegs.stage != nil {
+			return sized(keyRegs.stage, r)
+		}
 		return Mem{Base: tab, Disp: tRK + 64*i}
 	}
+	stage := func(key Mem) {
+		if keyRegs.stage != nil {
+			VMOVDQU(key, keyRegs.stage)
+		}
+	}
+	stage(Mem{Base: tab, Disp: tRK})
 	for _, r := range regs {
 		if r.Size() == 64 {
 			VPXORQ(rk(0, r), r, r)
@@ -60,6 +79,7 @@ func aesRounds(regs []VecPhysical, other ...func()) {
 		}
 	}
 	round := func(i int) {
+		stage(Mem{Base: tab, Disp: tRK + 64*i})
 		for _, r := range regs {
 			VAESENC(rk(i, r), r, r)
 		}
@@ -82,10 +102,14 @@ func aesRounds(regs []VecPhysical, other ...func()) {
 	round(12)
 	round(13)
 	Label(done)
+	stage(Mem{Base: last})
 	for _, r := range regs {
-		if keyRegs.last != nil {
+		switch {
+		case keyRegs.last != nil:
 			VAESENCLAST(sized(keyRegs.last, r), r, r)
-		} else {
+		case keyRegs.stage != nil:
+			VAESENCLAST(sized(keyRegs.stage, r), r, r)
+		default:
 			VAESENCLAST(Mem{Base: last}, r, r)
 		}
 	}

@@ -104,11 +104,15 @@ func textStart(vaes bool) {
 // chunksAESNI emits the AES-NI chunk loop: eight xmm blocks per chunk. Open's GHASH of the chunk's
 // ciphertext runs between the chunk's AES rounds; Seal is software-pipelined like the wider kernels.
 // With eight xmm of key stream there is no room to keep the ciphertext in registers: the GHASH reads
-// it from memory, one block at a time through X9 (Seal: the previous chunk's, back from dst).
+// it from memory, one block at a time through X9 (Seal: the previous chunk's, back from dst). Nor
+// for the round keys: each round's goes through X10 once (stageRoundKeys) rather than being loaded
+// again with each of the eight blocks' instructions, and the loop reads the byte-reversal mask from
+// memory instead, restoring X10 on the way out.
 func chunksAESNI(open bool, h8 Mem) {
+	defer stageRoundKeys(X10)()
 	counters := func() {
 		for _, b := range blocks {
-			VPSHUFB(X10, X8, b)
+			VPSHUFB(bswapMask, X8, b)
 			VPADDD(ctrOne, X8, X8)
 		}
 	}
@@ -127,7 +131,7 @@ func chunksAESNI(open bool, h8 Mem) {
 		for i := range blocks {
 			steps = append(steps,
 				func() { VMOVDQU(text.Offset(16*i), X9) },
-				func() { VPSHUFB(X10, X9, X9) })
+				func() { VPSHUFB(bswapMask, X9, X9) })
 			if i == 0 {
 				steps = append(steps, func() { VPXOR(X15, X9, X9) })
 			}
@@ -138,32 +142,36 @@ func chunksAESNI(open bool, h8 Mem) {
 	if open {
 		Label("chunk")
 		CMPQ(n, U8(128))
-		JB(LabelRef("text_tail"))
+		JB(LabelRef("chunks_done"))
 		chunk(hashed(Mem{Base: src}))
 		JMP(LabelRef("chunk"))
-		return
+	} else {
+		previous := Mem{Base: dst, Disp: -128}
+		CMPQ(n, U8(128))
+		JB(LabelRef("text_tail"))
+		chunk(nil)
+		Label("chunk")
+		CMPQ(n, U8(128))
+		JB(LabelRef("drain"))
+		chunk(hashed(previous))
+		JMP(LabelRef("chunk"))
+		Label("drain")
+		for _, step := range hashed(previous) {
+			step()
+		}
 	}
-	previous := Mem{Base: dst, Disp: -128}
-	CMPQ(n, U8(128))
-	JB(LabelRef("text_tail"))
-	chunk(nil)
-	Label("chunk")
-	CMPQ(n, U8(128))
-	JB(LabelRef("drain"))
-	chunk(hashed(previous))
-	JMP(LabelRef("chunk"))
-	Label("drain")
-	for _, step := range hashed(previous) {
-		step()
-	}
+	Label("chunks_done")
+	VMOVDQU(bswapMask, X10)
 }
 
 // chunksVAES emits the VAES chunk loop: four ymm of two blocks per chunk; Seal is software-pipelined
-// as on AVX512 (the GHASH of the previous chunk, waiting in Y4-Y7, runs between the AES rounds).
+// as on AVX512 (the GHASH of the previous chunk, waiting in Y4-Y7, runs between the AES rounds). The
+// round keys go through Y10 as in chunksAESNI.
 func chunksVAES(open bool, h8 Mem) {
+	defer stageRoundKeys(Y10)()
 	counters := func() {
 		for _, k := range ksY {
-			VPSHUFB(Y10, Y8, k)
+			VPSHUFB(bswapMask, Y8, k)
 			VPADDD(ctrAdd2, Y8, Y8)
 		}
 	}
@@ -171,11 +179,11 @@ func chunksVAES(open bool, h8 Mem) {
 		// The chunk's GHASH runs between its own AES rounds (see avx512).
 		Label("chunk")
 		CMPQ(n, U8(128))
-		JB(LabelRef("text_tail"))
+		JB(LabelRef("chunks_done"))
 		counters()
 		for j := range ksY {
 			VMOVDQU(Mem{Base: src, Disp: 32 * j}, ginY[j])
-			VPSHUFB(Y10, ginY[j], ginY[j])
+			VPSHUFB(bswapMask, ginY[j], ginY[j])
 		}
 		aesRounds(ksY, ghash2Steps(ginY, h8)...)
 		for j := range ksY {
@@ -184,6 +192,8 @@ func chunksVAES(open bool, h8 Mem) {
 		}
 		advance2()
 		JMP(LabelRef("chunk"))
+		Label("chunks_done")
+		VBROADCASTI128(bswapMask, Y10)
 		return
 	}
 	chunk := func(ghash []func()) {
@@ -192,7 +202,7 @@ func chunksVAES(open bool, h8 Mem) {
 		for j := range ksY {
 			VPXOR(Mem{Base: src, Disp: 32 * j}, ksY[j], ksY[j])
 			VMOVDQU(ksY[j], Mem{Base: dst, Disp: 32 * j})
-			VPSHUFB(Y10, ksY[j], ginY[j])
+			VPSHUFB(bswapMask, ksY[j], ginY[j])
 		}
 		advance2()
 	}
@@ -206,6 +216,7 @@ func chunksVAES(open bool, h8 Mem) {
 	JMP(LabelRef("chunk"))
 	Label("drain")
 	ghash2(ginY, h8)
+	VBROADCASTI128(bswapMask, Y10)
 	// The tail continues from the counter in lane 0 of Y8.
 	JMP(LabelRef("text_tail"))
 }

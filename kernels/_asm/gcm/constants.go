@@ -16,9 +16,11 @@ var (
 // constants generates the read-only data: the byte-reversal mask, the counter steps (see Counters in
 // main.go), the reduction constant (ghash.go) and the mask of a partial block.
 func constants() {
-	bswapMask = GLOBL("gcmBswap", RODATA|NOPTR)
-	DATA(0, U64(0x08090a0b0c0d0e0f))
-	DATA(8, U64(0x0001020304050607))
+	bswapMask = GLOBL("gcmBswap", RODATA|NOPTR) // twice: the ymm chunk loops read it whole
+	for i := range 2 {
+		DATA(16*i, U64(0x08090a0b0c0d0e0f))
+		DATA(16*i+8, U64(0x0001020304050607))
+	}
 
 	// Lane i of the first zmm of a chunk holds counter+i.
 	ctrInit = GLOBL("gcmCtrInit", RODATA|NOPTR)
