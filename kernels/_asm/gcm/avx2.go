@@ -147,18 +147,11 @@ func chunksAESNI(open bool, h8 Mem) {
 		JMP(LabelRef("chunk"))
 	} else {
 		previous := Mem{Base: dst, Disp: -128}
-		CMPQ(n, U8(128))
-		JB(LabelRef("text_tail"))
-		chunk(nil)
-		Label("chunk")
-		CMPQ(n, U8(128))
-		JB(LabelRef("drain"))
-		chunk(hashed(previous))
-		JMP(LabelRef("chunk"))
-		Label("drain")
-		for _, step := range hashed(previous) {
-			step()
-		}
+		pipelinedSeal(U8(128), chunk, func() []func() { return hashed(previous) }, func() {
+			for _, step := range hashed(previous) {
+				step()
+			}
+		})
 	}
 	Label("chunks_done")
 	VMOVDQU(bswapMask, X10)
@@ -206,17 +199,10 @@ func chunksVAES(open bool, h8 Mem) {
 		}
 		advance2()
 	}
-	CMPQ(n, U8(128))
-	JB(LabelRef("text_tail"))
-	chunk(nil)
-	Label("chunk")
-	CMPQ(n, U8(128))
-	JB(LabelRef("drain"))
-	chunk(ghash2Steps(ginY, h8))
-	JMP(LabelRef("chunk"))
-	Label("drain")
-	ghash2(ginY, h8)
-	VBROADCASTI128(bswapMask, Y10)
+	pipelinedSeal(U8(128), chunk, func() []func() { return ghash2Steps(ginY, h8) }, func() {
+		ghash2(ginY, h8)
+		VBROADCASTI128(bswapMask, Y10)
+	})
 	// The tail continues from the counter in lane 0 of Y8.
 	JMP(LabelRef("text_tail"))
 }

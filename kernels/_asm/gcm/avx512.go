@@ -93,16 +93,9 @@ func avx512(name string, open bool) {
 	} else {
 		// Seal hashes the ciphertext it writes: software-pipelined, the GHASH of chunk i-1 (waiting
 		// in Z4-Z7) is spread between the AES rounds of chunk i, so neither waits for the other.
-		CMPQ(n, U32(256))
-		JB(LabelRef("text_tail"))
-		sealChunk512(nil)
-		Label("chunk")
-		CMPQ(n, U32(256))
-		JB(LabelRef("drain"))
-		sealChunk512(ghash512Steps(gin, Mem{Base: tab, Disp: tH + 16}, true))
-		JMP(LabelRef("chunk"))
-		Label("drain")
-		ghash512(gin, Mem{Base: tab, Disp: tH + 16}, false)
+		h := Mem{Base: tab, Disp: tH + 16}
+		pipelinedSeal(U32(256), sealChunk512, func() []func() { return ghash512Steps(gin, h, true) },
+			func() { ghash512(gin, h, false) })
 	}
 
 	Label("text_tail")

@@ -22,6 +22,23 @@ import (
 // lets 16 (AVX512) or 8 (AVX2) blocks share one reduction: GHASH's Y_n = sum X_i·H^(n-i+1) (SP
 // 800-38D section 6.4).
 
+// pipelinedSeal emits Seal's software-pipelined chunk loop: the first chunk on its own, then each
+// next one with the GHASH of the one before spread between its AES rounds (the instructions steps
+// returns), and the last one's GHASH after the loop (drain). A chunk is chunkBytes, an immediate;
+// fewer bytes left go to text_tail.
+func pipelinedSeal(chunkBytes Op, chunk func(ghash []func()), steps func() []func(), drain func()) {
+	CMPQ(n, chunkBytes)
+	JB(LabelRef("text_tail"))
+	chunk(nil)
+	Label("chunk")
+	CMPQ(n, chunkBytes)
+	JB(LabelRef("drain"))
+	chunk(steps())
+	JMP(LabelRef("chunk"))
+	Label("drain")
+	drain()
+}
+
 // montgomery reduces the 256-bit product hi:lo to X15 = (hi:lo)·y^-128 mod P' (see above):
 // two folds of the low quadword by the constant in k (either quadword), each a quadword swap.
 func montgomery(lo, hi, t VecPhysical, k Op) {
