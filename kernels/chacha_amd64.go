@@ -24,7 +24,7 @@ var (
 func chachaLaneKernels(t Tier) laneKernels {
 	k := laneKernels{simd: t, masked: t == AVX512, radix44: t == AVX512 && impl.polyIFMA, fewOps: chachaFewOps}
 	if t == AVX512 {
-		k.fewOps = impl.chachaFewOpsAVX512
+		k.fewOps, k.longAlone = impl.chachaFewOpsAVX512, impl.chachaLongAloneAVX512
 	}
 	return k
 }

@@ -167,3 +167,50 @@ func BenchmarkChaChaLengths(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkChaChaLong runs the default path on batches of long messages of one length (8 bytes of
+// AD), alternating with x/crypto on the same ops (benchshape.Paired): where 16 messages streamed
+// side by side in the lanes outgrow the caches, and the one-op path takes them instead on some
+// CPUs (laneKernels.longAlone).
+func BenchmarkChaChaLong(b *testing.B) {
+	raw := make([]byte, 32)
+	for _, s := range []kernels.Suite{kernels.ChaCha20Poly1305, kernels.XChaCha20Poly1305} {
+		key, _ := kernels.NewKey(s, raw)
+		aead, _ := chacha20poly1305.New(raw)
+		if s == kernels.XChaCha20Poly1305 {
+			aead, _ = chacha20poly1305.NewX(raw)
+		}
+		for _, n := range []int{8 << 10, 16 << 10, 32 << 10, 64 << 10} {
+			for _, count := range []int{16, 64} {
+				seal, open := make([]kernels.Op, count), make([]kernels.Op, count)
+				for i := range seal {
+					nonce, ct := make([]byte, s.NonceSize()), make([]byte, n+kernels.TagSize)
+					nonce[0] = byte(i)
+					seal[i] = kernels.Op{Key: key, Nonce: nonce, AD: make([]byte, 8), Src: make([]byte, n), Dst: ct}
+					open[i] = kernels.Op{Key: key, Nonce: nonce, AD: seal[i].AD, Src: ct, Dst: make([]byte, n)}
+				}
+				kernels.Seal(seal)
+				b.Run(fmt.Sprintf("%v/%dx%d/Seal", s, count, n), func(b *testing.B) {
+					benchshape.Paired(b, count, func() { kernels.Seal(seal) }, func() {
+						for i := range seal {
+							aead.Seal(seal[i].Dst[:0], seal[i].Nonce, seal[i].Src, seal[i].AD)
+						}
+					})
+				})
+				b.Run(fmt.Sprintf("%v/%dx%d/Open", s, count, n), func(b *testing.B) {
+					benchshape.Paired(b, count, func() {
+						if kernels.Open(open) != 0 {
+							b.Fatal("Open failed")
+						}
+					}, func() {
+						for i := range open {
+							if _, err := aead.Open(open[i].Dst[:0], open[i].Nonce, open[i].Src, open[i].AD); err != nil {
+								b.Fatal(err)
+							}
+						}
+					})
+				})
+			}
+		}
+	}
+}

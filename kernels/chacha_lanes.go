@@ -71,6 +71,7 @@ import (
 //	                                                poly1305Lanes26Generic's or poly1305Lanes44Generic's
 //	polyFinishKernel(k, st) eq                      radix 2^44 only: poly1305FinishLanes44Generic's
 //	laneOneOp(k, op, open) ok                       one op on its own, for chunks of at most fewOps ops
+//	                                                and for messages of longAlone bytes or more
 //
 // Each runs the portable kernels when k.simd is Generic (the tests' reference runs). upper reports
 // that some lane of 8-15 has work: a kernel may then skip lanes 8-15, whose rows and buffers are
@@ -80,6 +81,9 @@ type laneKernels struct {
 	masked  bool // the stream kernel stores a call's last block under tab.mask: no tail segment
 	radix44 bool // the Poly1305 table is in radix 2^44 and polyFinishKernel finishes it; else radix 2^26
 	fewOps  int  // batches and chunks of at most this many ops run one op at a time (laneOneOp)
+	// longAlone, where not zero: messages of at least this many bytes run one at a time (laneOneOp)
+	// in any batch, since 16 of them streamed side by side no longer stay in the caches.
+	longAlone int
 }
 
 // chachaPtrs16 holds the 16 lanes' buffers for the stream kernels: lane l reads block k at
@@ -212,6 +216,10 @@ func chachaRunChunks(k laneKernels, ops []Op, open bool, beside *tinyOps) (faile
 		if open && len(op.Src) < TagSize {
 			failOpen(op)
 			failed++
+			continue
+		}
+		if c.k.longAlone > 0 && msgLen(op, open) >= c.k.longAlone {
+			failed += laneRunOne(c.k, op, open)
 			continue
 		}
 		k := c.n

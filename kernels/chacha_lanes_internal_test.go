@@ -12,7 +12,8 @@ import (
 
 // portableLaneSets are the driver configurations the portable kernels run in the tests: each table
 // format and stream contract the architectures' kernel sets use (amd64: AVX2 unmasked in radix 2^26,
-// AVX512 masked in radix 2^44 with IFMA and in radix 2^26 without), with and without a few-ops path.
+// AVX512 masked in radix 2^44 with IFMA and in radix 2^26 without), with and without a few-ops path,
+// and with long messages taken one at a time beside the lanes (longAlone).
 var portableLaneSets = []struct {
 	name string
 	k    laneKernels
@@ -21,6 +22,7 @@ var portableLaneSets = []struct {
 	{"masked-radix44", laneKernels{simd: Generic, masked: true, radix44: true}},
 	{"masked-radix26", laneKernels{simd: Generic, masked: true, fewOps: 7}},
 	{"unmasked-radix44", laneKernels{simd: Generic, radix44: true}},
+	{"masked-radix44-longalone", laneKernels{simd: Generic, masked: true, radix44: true, fewOps: 7, longAlone: 1000}},
 }
 
 // TestChaChaLanesPortable runs the lane driver on the portable kernels, on every build, against the

@@ -92,6 +92,14 @@ var impl = struct {
 	// 600-770; 12 x 1420 B level; 12 x 576 B lanes 390-440 ns, one at a time 560-620
 	// (docs/experiments.md, 2026-12-02 Zen 4).
 	chachaFewOpsAVX512 int
+	// chachaLongAloneAVX512: the AVX512 tier's laneKernels.longAlone, the shortest message that runs
+	// on the one-op path in any batch rather than in the 16 zmm lanes: 16 KiB where zmm runs in two
+	// halves (zmmHalves), none elsewhere (unmeasured). AMD Zen 4, 16 and 64 ops of one length
+	// against x/crypto (BenchmarkChaChaLong, both suites, medians), seal / open, lanes -> one at a
+	// time: 8 KiB 1.22-1.32x / 1.24-1.30x -> 1.22x / 1.15-1.17x (the lanes ahead); 16 KiB
+	// 1.13-1.15x / 1.14-1.26x -> 1.20-1.36x / 1.17-1.20x; 32 KiB 0.98-1.16x / 1.04-1.08x ->
+	// 1.21-1.24x / 1.19-1.26x; 64 KiB 0.96-1.04x / 1.01-1.06x -> 1.22-1.23x / 1.18-1.34x.
+	chachaLongAloneAVX512 int
 	// poly26Regs: the radix-2^26 Poly1305 lane kernels of 1-cycle cores, one group of 4 lanes at a
 	// time with its accumulators in registers and two blocks per step (poly1305AVX2Regs,
 	// poly1305AVX2RegsLanes8), rather than all groups block by block (poly1305AVX2) for 2-cycle
@@ -115,6 +123,12 @@ var impl = struct {
 			return 11
 		}
 		return chachaFewOps
+	}(),
+	chachaLongAloneAVX512: func() int {
+		if zmmHalves {
+			return 16 << 10
+		}
+		return 0
 	}(),
 	gcmVAES: gcmAVX2OK && hasVAESYMM(),
 }

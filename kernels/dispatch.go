@@ -95,7 +95,8 @@ var routes = [...]struct{ chacha, gcm route }{
 	// within block 1 on the fused three-op kernel beside the lanes: the lanes fill whole groups of 16
 	// such ops only, and leave the rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the
 	// lanes were below x/crypto's 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and
-	// 10 x 1420 B 345 -> 271; 48 and 64 x 64 B level or better on the lanes. docs/benchmarks.md
+	// 10 x 1420 B 345 -> 271; 48 and 64 x 64 B level or better on the lanes. Messages of 16 KiB or
+	// more run op by op in any batch (impl.chachaLongAloneAVX512). docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 18*64 + 1,
 			openMin: 18*64 + 1, max: 23 * 64, long: 3 << 10}, beside: 48},
