@@ -152,7 +152,7 @@ func runAlone(op *Op, open bool) (ran bool, failed int) {
 	if taken, failed := q.runAlone(op); taken {
 		return true, failed
 	}
-	if r.one.takes(msgLen(op, open), open) {
+	if r.one.takes(op, open) {
 		return true, chachaRunOne(r.one.tier, op, open)
 	}
 	if stdOp(op, open) {
