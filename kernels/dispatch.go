@@ -30,7 +30,9 @@ const (
 )
 
 // route is a family's entry in the dispatch table: batches with at least minOps of the family's ops
-// run on tier, smaller ones (and every batch when tier is Stdlib) on Stdlib. In a batch that runs on
+// run on tier, smaller ones (and every batch when tier is Stdlib) on Stdlib; of a ChaCha-family batch
+// on tier, the lanes take whole groups of 16 and a remainder of at least minOps, and a smaller
+// remainder runs as the ops of a small batch do (chachaRunRoute). In a batch that runs on
 // Stdlib, the ops small enough for tiny's fused one-call kernels (tinyOps: the ChaCha family's
 // messages of up to three blocks) run there instead, where tiny is not Stdlib, and the ChaCha
 // family's ops that one takes on its tier's one-op path. In a batch of fewer than beside of the

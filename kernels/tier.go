@@ -148,17 +148,24 @@ func runAlone(op *Op, open bool) (ran bool, failed int) {
 		}
 		return true, chachaRunOne(t, op, open)
 	}
+	return true, runSmall(r, op, open)
+}
+
+// runSmall runs op as route r runs the ops of a batch on Stdlib: on r.tiny's one-op fused kernel if
+// it fits one, on r.one's one-op path if that takes it, else through the standard library. It
+// returns 1 if op failed.
+func runSmall(r *route, op *Op, open bool) (failed int) {
 	q := newTinyOps(r.tiny, open)
 	if taken, failed := q.runAlone(op); taken {
-		return true, failed
+		return failed
 	}
 	if r.one.takes(op, open) {
-		return true, chachaRunOne(r.one.tier, op, open)
+		return chachaRunOne(r.one.tier, op, open)
 	}
 	if stdOp(op, open) {
-		return true, 0
+		return 0
 	}
-	return true, 1
+	return 1
 }
 
 // run hands the batch to each suite family that has ops in it (nc ChaCha-family ops, ng AES-GCM
@@ -187,30 +194,56 @@ func run(chacha, gcm Tier, std *route, nc, ng int, ops []Op, open bool) (failed 
 // chachaRunRoute runs the nc ChaCha-family ops of ops on tier t, except where route r sets beside
 // and nc is below it: then the ops within block 1 of the key stream run on r.tiny's fused three-op
 // kernel (tinyOps.inTriple) and the lanes take the rest, or, where fewer than r.minOps would be
-// left to them, the batch takes the small batches' route (stdRun with r.tiny and r.one).
+// left to them, the batch takes the small batches' route (stdRun with r.tiny and r.one). The lanes
+// take whole groups of 16 and a remainder of r.minOps ops or more; a smaller remainder (the last
+// ops of the batch) runs op by op as in a small batch (runSmall): the lanes cost as much for a few
+// ops as for 16.
 func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) {
-	if nc >= r.beside {
-		return chachaRun(t, ops, open, nil)
-	}
-	q := newTinyOps(r.tiny, open)
-	tiny := 0
-	for i := range ops {
-		if op := &ops[i]; op.Key.suite.isChaCha() && q.took(op) {
-			tiny++
+	var beside *tinyOps // the ops within block 1 on the fused kernels, or nil
+	if nc < r.beside {
+		q := newTinyOps(r.tiny, open)
+		tiny := 0
+		for i := range ops {
+			if op := &ops[i]; op.Key.suite.isChaCha() && q.took(op) {
+				tiny++
+			}
+		}
+		if tiny > 0 {
+			if nc-tiny < r.minOps {
+				return stdRun(ops, open, false, r)
+			}
+			for i := range ops {
+				if op := &ops[i]; op.Key.suite.isChaCha() {
+					if n, ok := q.inTriple(op); ok {
+						failed += q.run(ops, i, n)
+					}
+				}
+			}
+			failed += q.flush(ops)
+			beside, nc = &q, nc-tiny
 		}
 	}
-	switch {
-	case tiny == 0:
-		return chachaRun(t, ops, open, nil)
-	case nc-tiny < r.minOps:
-		return stdRun(ops, open, false, r)
+	cut := len(ops)
+	if rest := nc % 16; rest > 0 && rest < r.minOps && nc > rest {
+		cut = laneCut(ops, beside, nc-rest)
 	}
+	failed += chachaRun(t, ops[:cut], open, beside)
+	for i := cut; i < len(ops); i++ {
+		if op := &ops[i]; op.Key.suite.isChaCha() && !beside.took(op) {
+			failed += runSmall(r, op, open)
+		}
+	}
+	return failed
+}
+
+// laneCut returns the index in ops just past the k-th ChaCha-family op that beside did not take.
+func laneCut(ops []Op, beside *tinyOps, k int) int {
 	for i := range ops {
-		if op := &ops[i]; op.Key.suite.isChaCha() {
-			if n, ok := q.inTriple(op); ok {
-				failed += q.run(ops, i, n)
+		if op := &ops[i]; op.Key.suite.isChaCha() && !beside.took(op) {
+			if k--; k == 0 {
+				return i + 1
 			}
 		}
 	}
-	return failed + q.flush(ops) + chachaRun(t, ops, open, &q)
+	return len(ops)
 }
