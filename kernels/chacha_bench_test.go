@@ -158,13 +158,7 @@ func BenchmarkChaChaLengths(b *testing.B) {
 			ops[i] = kernels.Op{Key: key, Nonce: make([]byte, 12), AD: make([]byte, 8),
 				Src: make([]byte, n), Dst: make([]byte, n+kernels.TagSize)}
 		}
-		b.Run(fmt.Sprintf("%d/Seal", n), func(b *testing.B) {
-			benchshape.Paired(b, len(ops), func() { kernels.Seal(ops) }, func() {
-				for i := range ops {
-					aead.Seal(ops[i].Dst[:0], ops[i].Nonce, ops[i].Src, ops[i].AD)
-				}
-			})
-		})
+		b.Run(fmt.Sprintf("%d/Seal", n), func(b *testing.B) { pairedWithAEAD(b, ops, aead, false) })
 	}
 }
 
@@ -182,34 +176,9 @@ func BenchmarkChaChaLong(b *testing.B) {
 		}
 		for _, n := range []int{8 << 10, 16 << 10, 32 << 10, 64 << 10} {
 			for _, count := range []int{16, 64} {
-				seal, open := make([]kernels.Op, count), make([]kernels.Op, count)
-				for i := range seal {
-					nonce, ct := make([]byte, s.NonceSize()), make([]byte, n+kernels.TagSize)
-					nonce[0] = byte(i)
-					seal[i] = kernels.Op{Key: key, Nonce: nonce, AD: make([]byte, 8), Src: make([]byte, n), Dst: ct}
-					open[i] = kernels.Op{Key: key, Nonce: nonce, AD: seal[i].AD, Src: ct, Dst: make([]byte, n)}
-				}
-				kernels.Seal(seal)
-				b.Run(fmt.Sprintf("%v/%dx%d/Seal", s, count, n), func(b *testing.B) {
-					benchshape.Paired(b, count, func() { kernels.Seal(seal) }, func() {
-						for i := range seal {
-							aead.Seal(seal[i].Dst[:0], seal[i].Nonce, seal[i].Src, seal[i].AD)
-						}
-					})
-				})
-				b.Run(fmt.Sprintf("%v/%dx%d/Open", s, count, n), func(b *testing.B) {
-					benchshape.Paired(b, count, func() {
-						if kernels.Open(open) != 0 {
-							b.Fatal("Open failed")
-						}
-					}, func() {
-						for i := range open {
-							if _, err := aead.Open(open[i].Dst[:0], open[i].Nonce, open[i].Src, open[i].AD); err != nil {
-								b.Fatal(err)
-							}
-						}
-					})
-				})
+				seal, open := sealedOps(key, count, n, 8)
+				b.Run(fmt.Sprintf("%v/%dx%d/Seal", s, count, n), func(b *testing.B) { pairedWithAEAD(b, seal, aead, false) })
+				b.Run(fmt.Sprintf("%v/%dx%d/Open", s, count, n), func(b *testing.B) { pairedWithAEAD(b, open, aead, true) })
 			}
 		}
 	}
@@ -225,34 +194,9 @@ func BenchmarkChaChaLongAD(b *testing.B) {
 	for _, ad := range []int{256, 768, 2048} {
 		for _, n := range []int{64, 700, 2048} {
 			for _, count := range []int{1, 4} {
-				seal, open := make([]kernels.Op, count), make([]kernels.Op, count)
-				for i := range seal {
-					nonce, ct := make([]byte, 12), make([]byte, n+kernels.TagSize)
-					nonce[0] = byte(i)
-					seal[i] = kernels.Op{Key: key, Nonce: nonce, AD: make([]byte, ad), Src: make([]byte, n), Dst: ct}
-					open[i] = kernels.Op{Key: key, Nonce: nonce, AD: seal[i].AD, Src: ct, Dst: make([]byte, n)}
-				}
-				kernels.Seal(seal)
-				b.Run(fmt.Sprintf("%dx%d+%dAD/Seal", count, n, ad), func(b *testing.B) {
-					benchshape.Paired(b, count, func() { kernels.Seal(seal) }, func() {
-						for i := range seal {
-							aead.Seal(seal[i].Dst[:0], seal[i].Nonce, seal[i].Src, seal[i].AD)
-						}
-					})
-				})
-				b.Run(fmt.Sprintf("%dx%d+%dAD/Open", count, n, ad), func(b *testing.B) {
-					benchshape.Paired(b, count, func() {
-						if kernels.Open(open) != 0 {
-							b.Fatal("Open failed")
-						}
-					}, func() {
-						for i := range open {
-							if _, err := aead.Open(open[i].Dst[:0], open[i].Nonce, open[i].Src, open[i].AD); err != nil {
-								b.Fatal(err)
-							}
-						}
-					})
-				})
+				seal, open := sealedOps(key, count, n, ad)
+				b.Run(fmt.Sprintf("%dx%d+%dAD/Seal", count, n, ad), func(b *testing.B) { pairedWithAEAD(b, seal, aead, false) })
+				b.Run(fmt.Sprintf("%dx%d+%dAD/Open", count, n, ad), func(b *testing.B) { pairedWithAEAD(b, open, aead, true) })
 			}
 		}
 	}
@@ -268,20 +212,46 @@ func BenchmarkChaChaBatchSizes(b *testing.B) {
 	aead, _ := chacha20poly1305.New(raw)
 	for _, n := range []int{100, 512, 1420} {
 		for _, count := range []int{12, 16, 20, 24, 28, 33, 40, 47} {
-			ops := make([]kernels.Op, count)
-			for i := range ops {
-				nonce := make([]byte, 12)
-				nonce[0] = byte(i)
-				ops[i] = kernels.Op{Key: key, Nonce: nonce, AD: make([]byte, 8), Src: make([]byte, n),
-					Dst: make([]byte, n+kernels.TagSize)}
-			}
-			b.Run(fmt.Sprintf("%dx%d/Seal", count, n), func(b *testing.B) {
-				benchshape.Paired(b, count, func() { kernels.Seal(ops) }, func() {
-					for i := range ops {
-						aead.Seal(ops[i].Dst[:0], ops[i].Nonce, ops[i].Src, ops[i].AD)
-					}
-				})
-			})
+			seal, _ := sealedOps(key, count, n, 8)
+			b.Run(fmt.Sprintf("%dx%d/Seal", count, n), func(b *testing.B) { pairedWithAEAD(b, seal, aead, false) })
 		}
 	}
+}
+
+// sealedOps returns count ops sealing n-byte messages with ad bytes of AD under key, nonces differing
+// in their first byte, and the ops opening what those seal, sealed already.
+func sealedOps(key *kernels.Key, count, n, ad int) (seal, open []kernels.Op) {
+	seal, open = make([]kernels.Op, count), make([]kernels.Op, count)
+	for i := range seal {
+		nonce, ct := make([]byte, key.Suite().NonceSize()), make([]byte, n+kernels.TagSize)
+		nonce[0] = byte(i)
+		seal[i] = kernels.Op{Key: key, Nonce: nonce, AD: make([]byte, ad), Src: make([]byte, n), Dst: ct}
+		open[i] = kernels.Op{Key: key, Nonce: nonce, AD: seal[i].AD, Src: ct, Dst: make([]byte, n)}
+	}
+	kernels.Seal(seal)
+	return seal, open
+}
+
+// pairedWithAEAD times the default path's Seal (or Open) of ops against aead's, one op at a time on
+// the same ops, alternating (benchshape.Paired).
+func pairedWithAEAD(b *testing.B, ops []kernels.Op, aead cipher.AEAD, open bool) {
+	if !open {
+		benchshape.Paired(b, len(ops), func() { kernels.Seal(ops) }, func() {
+			for i := range ops {
+				aead.Seal(ops[i].Dst[:0], ops[i].Nonce, ops[i].Src, ops[i].AD)
+			}
+		})
+		return
+	}
+	benchshape.Paired(b, len(ops), func() {
+		if kernels.Open(ops) != 0 {
+			b.Fatal("Open failed")
+		}
+	}, func() {
+		for i := range ops {
+			if _, err := aead.Open(ops[i].Dst[:0], ops[i].Nonce, ops[i].Src, ops[i].AD); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

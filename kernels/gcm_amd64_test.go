@@ -234,13 +234,7 @@ func TestGCMAVX2Variants(t *testing.T) {
 		lengths = append(lengths, n)
 	}
 	for _, size := range []int{16, 24, 32} {
-		raw := bytes.Repeat([]byte{byte(size)}, size)
-		key, err := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		blk, _ := aes.NewCipher(raw)
-		oracle, _ := cipher.NewGCM(blk)
+		key, oracle := avx2VariantKey(t, size)
 		for _, vaes := range variants {
 			impl.gcmVAES = vaes
 			for i, n := range lengths {
@@ -394,13 +388,7 @@ func BenchmarkGCMAVX2Variants(b *testing.B) {
 	}
 	defer func(v bool) { impl.gcmVAES = v }(impl.gcmVAES)
 	for _, size := range []int{16, 24, 32} {
-		raw := bytes.Repeat([]byte{byte(size)}, size)
-		key, err := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], raw)
-		if err != nil {
-			b.Fatal(err)
-		}
-		blk, _ := aes.NewCipher(raw)
-		std, _ := cipher.NewGCM(blk)
+		key, std := avx2VariantKey(b, size)
 		for _, n := range []int{64, 512, 1420, 4096, 16384} {
 			seal, open := make([]Op, 8), make([]Op, 8)
 			for i := range seal {
@@ -439,4 +427,18 @@ func BenchmarkGCMAVX2Variants(b *testing.B) {
 			}
 		}
 	}
+}
+
+// avx2VariantKey returns an AES-GCM key of size bytes and crypto/cipher's GCM under it, for the
+// tests and benchmarks of the AVX2 kernel variants.
+func avx2VariantKey(tb testing.TB, size int) (*Key, cipher.AEAD) {
+	tb.Helper()
+	raw := bytes.Repeat([]byte{byte(size)}, size)
+	key, err := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	blk, _ := aes.NewCipher(raw)
+	std, _ := cipher.NewGCM(blk)
+	return key, std
 }
