@@ -57,6 +57,13 @@ func TestAllocsBatch(t *testing.T) {
 	if n := testing.AllocsPerRun(20, func() { kernels.Seal(seal); kernels.Open(open) }); n != 0 {
 		t.Errorf("package Seal+Open allocate %v times", n)
 	}
+	// Batches of other sizes, where some CPUs' routes split a batch between the lanes, the ops
+	// beside them and the ops run one at a time.
+	for _, size := range []int{1, 5, 12, 15, 20, 30, 47} {
+		if n := testing.AllocsPerRun(20, func() { kernels.Seal(seal[:size]); kernels.Open(open[:size]) }); n != 0 {
+			t.Errorf("package Seal+Open of %d ops allocate %v times", size, n)
+		}
+	}
 	tiny := sealOps(genDiffOps(r, keys, 64, 64))
 	if n := testing.AllocsPerRun(20, func() { kernels.Seal(tiny) }); n != 0 {
 		t.Errorf("package Seal of 64 ops of up to 64 bytes allocates %v times", n)

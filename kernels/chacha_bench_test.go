@@ -218,11 +218,45 @@ func BenchmarkChaChaBatchSizes(b *testing.B) {
 	}
 }
 
+// BenchmarkChaChaMixed runs the default path on ChaCha20-Poly1305 batches of short and 1420-byte
+// messages interleaved, as a tunnel's batches hold ACKs among full packets, alternating with
+// x/crypto on the same ops (benchshape.Paired): a short message that shares a lane group with long
+// ones holds its lane for their whole pass.
+func BenchmarkChaChaMixed(b *testing.B) {
+	raw := make([]byte, 32)
+	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
+	aead, _ := chacha20poly1305.New(raw)
+	for _, short := range []int{64, 150} {
+		for _, mix := range [][2]int{{8, 8}, {5, 25}, {10, 20}, {15, 15}, {20, 20}} {
+			lens := make([]int, mix[0]+mix[1])
+			for i := range lens {
+				lens[i] = 1420
+				if i*mix[0]/len(lens) != (i+1)*mix[0]/len(lens) {
+					lens[i] = short
+				}
+			}
+			seal, open := sealedOpsOf(key, lens, 0)
+			name := fmt.Sprintf("%dx%d+%dx1420", mix[0], short, mix[1])
+			b.Run(name+"/Seal", func(b *testing.B) { pairedWithAEAD(b, seal, aead, false) })
+			b.Run(name+"/Open", func(b *testing.B) { pairedWithAEAD(b, open, aead, true) })
+		}
+	}
+}
+
 // sealedOps returns count ops sealing n-byte messages with ad bytes of AD under key, nonces differing
 // in their first byte, and the ops opening what those seal, sealed already.
 func sealedOps(key *kernels.Key, count, n, ad int) (seal, open []kernels.Op) {
-	seal, open = make([]kernels.Op, count), make([]kernels.Op, count)
-	for i := range seal {
+	lens := make([]int, count)
+	for i := range lens {
+		lens[i] = n
+	}
+	return sealedOpsOf(key, lens, ad)
+}
+
+// sealedOpsOf is sealedOps with a message of each length of lens.
+func sealedOpsOf(key *kernels.Key, lens []int, ad int) (seal, open []kernels.Op) {
+	seal, open = make([]kernels.Op, len(lens)), make([]kernels.Op, len(lens))
+	for i, n := range lens {
 		nonce, ct := make([]byte, key.Suite().NonceSize()), make([]byte, n+kernels.TagSize)
 		nonce[0] = byte(i)
 		seal[i] = kernels.Op{Key: key, Nonce: nonce, AD: make([]byte, ad), Src: make([]byte, n), Dst: ct}

@@ -31,6 +31,7 @@ func (*tinyOps) runAlone(*Op) (taken bool, failed int) { return false, 0 }
 func (*tinyOps) flush([]Op) (failed int)               { return 0 }
 func (*tinyOps) inTriple(*Op) (n int, ok bool)         { return 0, false }
 func (*tinyOps) took(*Op) bool                         { return false }
+func (*tinyOps) chooseBeside([]Op) (n int)             { return 0 }
 
 // The lane kernel set of this build (see laneKernels): the portable kernels, which the tests run
 // the lane driver on. No tier does (see chacha_lanes.go).

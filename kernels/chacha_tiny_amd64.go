@@ -46,6 +46,7 @@ func chachaPoly1305Tiny3AVX2(lanes *[chachaTinyLanes]chachaTinyLane, open bool) 
 type tinyOps struct {
 	fused  bool
 	open   bool
+	wide   bool                 // took beside the lanes: every op that fits, not only within block 1
 	queued [chachaTinyLanes]int // ops within block 1, waiting for a full chachaPoly1305Tiny3AVX2 call
 	n      int
 }
@@ -69,13 +70,38 @@ func (q *tinyOps) inTriple(op *Op) (n int, ok bool) {
 }
 
 // took reports whether q, if not nil, has taken op beside the lanes (chachaRunRoute): the ops
-// within block 1.
+// within block 1, and if q is wide every op that fits.
 func (q *tinyOps) took(op *Op) bool {
 	if q == nil {
 		return false
 	}
+	if q.wide {
+		_, ok := q.fits(op)
+		return ok
+	}
 	_, ok := q.inTriple(op)
 	return ok
+}
+
+// chooseBeside decides which of the ChaCha-family ops of ops q takes beside the lanes and returns
+// how many: those within block 1, and where fewer than 16 others fit, those too (q becomes wide).
+// Sixteen of them fill a lane group, where the lanes run them faster than the one-op kernel does;
+// fewer share their groups with longer messages and hold a lane each for the longest one's pass.
+func (q *tinyOps) chooseBeside(ops []Op) (n int) {
+	past := 0
+	for i := range ops {
+		if op := &ops[i]; op.Key.suite.isChaCha() {
+			if m, ok := q.fits(op); ok && m <= chachaTinyLaneMax {
+				n++
+			} else if ok {
+				past++
+			}
+		}
+	}
+	if past < 16 {
+		q.wide, n = true, n+past
+	}
+	return n
 }
 
 // run takes ops[i], which fits a fused kernel with its n-byte message (fits), and returns how many

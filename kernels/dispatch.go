@@ -30,23 +30,29 @@ const (
 )
 
 // route is a family's entry in the dispatch table: batches with at least minOps of the family's ops
-// run on tier, smaller ones (and every batch when tier is Stdlib) on Stdlib; of a ChaCha-family batch
-// on tier, the lanes take whole groups of 16 and a remainder of at least minOps, and a smaller
-// remainder runs as the ops of a small batch do (chachaRunRoute). In a batch that runs on
-// Stdlib, the ops small enough for tiny's fused one-call kernels (tinyOps: the ChaCha family's
-// messages of up to three blocks) run there instead, where tiny is not Stdlib, and the ChaCha
-// family's ops that one takes on its tier's one-op path. In a batch of fewer than beside of the
-// family's ops that runs on tier, the ChaCha family's ops within block 1 of the key stream run on
-// tiny's three-op kernel beside the lanes (chachaRunRoute). Routes travel by pointer: copies of them,
-// moved in overlapping 16-byte pieces that each wait for the stores they partly overlap to retire,
-// cost a batch of one 1-3% of a 1420-byte op on the standard library (docs/experiments.md,
-// 2026-12-03 seventh session).
+// run on tier, smaller ones (and every batch when tier is Stdlib) on Stdlib; of a ChaCha-family
+// batch on tier, the lanes take whole groups of 16 and a remainder of at least minOps (unless alone
+// sends it op by op), and a smaller remainder runs as the ops of a small batch do (chachaRunRoute).
+// In a batch that runs on Stdlib, the ops small enough for tiny's fused one-call kernels (tinyOps:
+// the ChaCha family's messages of up to three blocks) run there instead, where tiny is not Stdlib,
+// and the ChaCha family's ops that one takes on its tier's one-op path. In a batch of fewer than
+// beside of the family's ops that runs on tier, the ChaCha family's ops within block 1 of the key
+// stream run on tiny's three-op kernel beside the lanes, and the others tiny's kernels fit there
+// too where fewer than 16 of them are in the batch (tinyOps.chooseBeside). Routes travel by
+// pointer: copies of them, moved in overlapping 16-byte pieces that each wait for the stores they
+// partly overlap to retire, cost a batch of one 1-3% of a 1420-byte op on the standard library
+// (docs/experiments.md, 2026-12-03 seventh session).
 type route struct {
 	tier   Tier
 	minOps int
 	tiny   Tier
 	one    oneOps
 	beside int
+	// alone, where set, sends the minOps to 15 ChaCha-family ops beyond the lanes' whole groups (a
+	// batch's last, or all of a batch of fewer than 16) op by op (runSmall) when each message is
+	// shorter than alone bytes or one takes it: a partly filled lane pass costs those more than
+	// their own kernels or the standard library do.
+	alone int
 }
 
 // oneOps is which ChaCha-family ops of a batch that runs on Stdlib a SIMD tier's one-op path
@@ -98,16 +104,22 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 0.98x (700 B: 0.78x / 0.80x, 2500 B: 0.91-0.96x / 0.85-0.90x). In batches below 48 ops, those
 	// within block 1 on the fused three-op kernel beside the lanes: the lanes fill whole groups of 16
 	// such ops only, and leave the rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the
-	// lanes were below x/crypto's 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and
-	// 10 x 1420 B 345 -> 271; 48 and 64 x 64 B level or better on the lanes. Messages of 16 KiB or
-	// more run op by op in any batch (impl.chachaLongAloneAVX512). Ops with 768 B of AD or more take
-	// the one-op path whatever their length, its IFMA MAC ahead of x/crypto's on long AD (x/crypto
-	// 0.96-0.99x there through the batch API), seal / open: 64 B + 768 B of AD 1.13x / 1.11x, 700 B +
-	// 1 KiB 1.39x / 1.38x, 2 KiB + 2 KiB 1.48x / 1.41x; 64 B + 512 B level, 64 B + 256 B 0.79x.
-	// docs/benchmarks.md
+	// lanes were below x/crypto's 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and 10
+	// x 1420 B 345 -> 271; 48 and 64 x 64 B level or better on the lanes. Messages of 65-192 B beside
+	// them too where fewer than 16 are in the batch (more fill lane groups of their own, 16-47 x 192 B
+	// 1.13-1.39x on the lanes against 0.98-1.05x beside), seal / open: 8 x 150 B and 8 x 1420 B 0.81x
+	// / 0.73x -> 1.22x / 1.08x, 10 x 150 B and 20 x 1420 B 0.96x / 0.87x -> 1.32x / 1.19x. A remainder
+	// of 12-15 ops (or a batch of 12-15) runs op by op where each message is below 384 B or taken by
+	// the one-op path (alone): 12 x 100 B 0.71x / 0.62x -> 1.10x / 1.03x, 28 x 192 B 1.03x / 0.85x ->
+	// 1.07x / 1.01x, 12 x 256 B 0.92x / 0.80x -> 0.94x / 0.93x, 12 x 1420 B 1.04x / 0.93x -> 1.23x /
+	// 1.10x; at 512-1024 B the lanes and x/crypto are level there. Messages of 16 KiB or more run op
+	// by op in any batch (impl.chachaLongAloneAVX512). Ops with 768 B of AD or more take the one-op
+	// path whatever their length, its IFMA MAC ahead of x/crypto's on long AD (x/crypto 0.96-0.99x
+	// there through the batch API), seal / open: 64 B + 768 B of AD 1.13x / 1.11x, 700 B + 1 KiB 1.39x
+	// / 1.38x, 2 KiB + 2 KiB 1.48x / 1.41x; 64 B + 512 B level, 64 B + 256 B 0.79x. docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 18*64 + 1,
-			openMin: 18*64 + 1, max: 23 * 64, long: 3 << 10, adMin: 768}, beside: 48},
+			openMin: 18*64 + 1, max: 23 * 64, long: 3 << 10, adMin: 768}, beside: 48, alone: 384},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 }
@@ -118,6 +130,28 @@ var chachaRoute, gcmRoute = routes[thisCPU].chacha, routes[thisCPU].gcm
 // tierRoute is a forced tier's (Tier.Seal, Tier.Open): on Stdlib no fused kernels and no one-op
 // path, every op through the standard library.
 var tierRoute = route{tier: Stdlib, tiny: Stdlib}
+
+// aloneFaster reports whether r.alone sends the ChaCha-family ops of ops that beside did not take,
+// past the first k of them (the lanes' whole groups), op by op.
+func (r *route) aloneFaster(ops []Op, beside *tinyOps, k int, open bool) bool {
+	if r.alone == 0 {
+		return false
+	}
+	for i := range ops {
+		op := &ops[i]
+		if !op.Key.suite.isChaCha() || beside.took(op) {
+			continue
+		}
+		if k > 0 {
+			k--
+			continue
+		}
+		if msgLen(op, open) >= r.alone && !r.one.takes(op, open) {
+			return false
+		}
+	}
+	return true
+}
 
 // tierFor returns the tier that runs n of the family's ops.
 func (r *route) tierFor(n int) Tier {

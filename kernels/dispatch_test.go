@@ -109,36 +109,68 @@ func TestDispatchPaths(t *testing.T) {
 		if tier != AVX512 && tier != AVX2 {
 			continue
 		}
-		for _, minOps := range []int{1, 12} {
-			chachaRoute = route{tier: tier, minOps: minOps, tiny: AVX2, beside: 40,
-				one: oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, long: 1300}}
-			gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
-			t.Run(fmt.Sprintf("%v/from%d/beside40", tier, minOps), func(t *testing.T) {
-				for _, n := range []int{2, 12, 13, 20, 33, 39, 40, 47} {
-					checkDefaultAgainstGeneric(t, keys, n, rng)
-				}
-			})
+		// With alone 1000, remainders of minOps or more op by op where their ops allow it.
+		for _, alone := range []int{0, 1000} {
+			for _, minOps := range []int{1, 12} {
+				chachaRoute = route{tier: tier, minOps: minOps, tiny: AVX2, beside: 40, alone: alone,
+					one: oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, long: 1300}}
+				gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
+				t.Run(fmt.Sprintf("%v/from%d/beside40/alone%d", tier, minOps, alone), func(t *testing.T) {
+					for _, n := range []int{2, 12, 13, 15, 20, 28, 31, 33, 39, 40, 47} {
+						checkDefaultAgainstGeneric(t, keys, n, rng)
+					}
+					// ChaCha-family ops of 65-192 B beside the lanes where fewer than 16 of
+					// them are in the batch, in the lanes where more.
+					for _, short := range []int{10, 15, 16, 19} {
+						var lens []int
+						for i := range 20 {
+							lens = append(lens, 1420-i)
+							if i < short {
+								lens = append(lens, 65+i)
+							}
+						}
+						checkLensAgainstGeneric(t, keys[:2], lens, rng)
+					}
+				})
+			}
 		}
 	}
 }
 
 // checkDefaultAgainstGeneric seals and opens a batch of n ops of random suites and lengths with the
-// default path and with the Generic tier.
+// default path and with the Generic tier; every third op in place, where an op run twice would
+// show.
 func checkDefaultAgainstGeneric(t *testing.T, keys []*Key, n int, rng *mrand.Rand) {
 	t.Helper()
+	lens := make([]int, n)
+	for i := range lens {
+		lens[i] = rng.IntN([]int{65, 193, 1600}[rng.IntN(3)]) // a third within block 1, a third within 3
+	}
+	checkLensAgainstGeneric(t, keys, lens, rng)
+}
+
+// checkLensAgainstGeneric is checkDefaultAgainstGeneric on messages of the given lengths.
+func checkLensAgainstGeneric(t *testing.T, keys []*Key, lens []int, rng *mrand.Rand) {
+	t.Helper()
+	n := len(lens)
 	got, want := make([]Op, n), make([]Op, n)
 	for i := range got {
 		k := keys[rng.IntN(len(keys))]
-		m := rng.IntN([]int{65, 193, 1600}[rng.IntN(3)]) // a third within block 1, a third within 3
+		m := lens[i]
 		src := make([]byte, m)
 		for j := range src {
 			src[j] = byte(rng.Uint32())
 		}
 		nonce := make([]byte, k.suite.NonceSize())
 		nonce[0] = byte(i)
-		got[i] = Op{Key: k, Nonce: nonce, AD: src[:rng.IntN(min(m, 40)+1)], Src: src, Dst: make([]byte, m+TagSize)}
-		want[i] = got[i]
-		want[i].Dst = make([]byte, m+TagSize)
+		ad := src[:rng.IntN(min(m, 40)+1)]
+		want[i] = Op{Key: k, Nonce: nonce, AD: ad, Src: src, Dst: make([]byte, m+TagSize)}
+		got[i] = want[i]
+		got[i].Dst = make([]byte, m+TagSize)
+		if i%3 == 0 { // in place: Src in Dst's buffer, AD apart from it
+			got[i].Src, got[i].AD = got[i].Dst[:m], bytes.Clone(got[i].AD)
+			copy(got[i].Src, src)
+		}
 	}
 	Seal(got)
 	Generic.Seal(want)
@@ -147,6 +179,9 @@ func checkDefaultAgainstGeneric(t *testing.T, keys []*Key, n int, rng *mrand.Ran
 			t.Fatalf("batch of %d: Seal of op %d (%v, %d bytes) differs from Generic", n, i, got[i].Key.suite, len(got[i].Src))
 		}
 		got[i].Src, got[i].Dst = got[i].Dst, make([]byte, len(got[i].Src))
+		if i%3 == 0 {
+			got[i].Dst = got[i].Src[:len(got[i].Dst)]
+		}
 	}
 	// One forgery in every batch but those of two, which stay genuine; a batch of one takes
 	// runAlone's way.

@@ -192,42 +192,38 @@ func run(chacha, gcm Tier, std *route, nc, ng int, ops []Op, open bool) (failed 
 }
 
 // chachaRunRoute runs the nc ChaCha-family ops of ops on tier t, except where route r sets beside
-// and nc is below it: then the ops within block 1 of the key stream run on r.tiny's fused three-op
-// kernel (tinyOps.inTriple) and the lanes take the rest, or, where fewer than r.minOps would be
-// left to them, the batch takes the small batches' route (stdRun with r.tiny and r.one). The lanes
-// take whole groups of 16 and a remainder of r.minOps ops or more; a smaller remainder (the last
-// ops of the batch) runs op by op as in a small batch (runSmall): the lanes cost as much for a few
-// ops as for 16.
+// and nc is below it: then the ops that r.tiny's fused kernels take beside the lanes run there
+// (tinyOps.chooseBeside: those within block 1 of the key stream three to a call, and where fewer
+// than 16 others fit, those one to a call) and the lanes take the rest, or, where fewer than
+// r.minOps would be left to them, the batch takes the small batches' route (stdRun with r.tiny and
+// r.one). The lanes take whole groups of 16 and a remainder of r.minOps ops or more, unless r.alone
+// sets that the remainder's ops run faster on their own (route.aloneFaster); a smaller remainder
+// (the last ops of the batch) runs op by op as in a small batch (runSmall): the lanes cost as much
+// for a few ops as for 16.
 func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) {
-	var beside *tinyOps // the ops within block 1 on the fused kernels, or nil
+	var beside *tinyOps // the ops on the fused kernels beside the lanes, or nil
 	if nc < r.beside {
 		q := newTinyOps(r.tiny, open)
-		tiny := 0
-		for i := range ops {
-			if op := &ops[i]; op.Key.suite.isChaCha() && q.took(op) {
-				tiny++
-			}
-		}
-		if tiny > 0 {
+		if tiny := q.chooseBeside(ops); tiny > 0 {
 			if nc-tiny < r.minOps {
 				return stdRun(ops, open, false, r)
 			}
 			for i := range ops {
-				if op := &ops[i]; op.Key.suite.isChaCha() {
-					if n, ok := q.inTriple(op); ok {
-						failed += q.run(ops, i, n)
-					}
+				if op := &ops[i]; op.Key.suite.isChaCha() && q.took(op) {
+					failed += q.run(ops, i, msgLen(op, open))
 				}
 			}
 			failed += q.flush(ops)
 			beside, nc = &q, nc-tiny
 		}
 	}
-	cut := len(ops)
-	if rest := nc % 16; rest > 0 && rest < r.minOps && nc > rest {
+	cut, rest := len(ops), nc%16
+	if rest > 0 && (rest < r.minOps && nc > rest || r.aloneFaster(ops, beside, nc-rest, open)) {
 		cut = laneCut(ops, beside, nc-rest)
 	}
-	failed += chachaRun(t, ops[:cut], open, beside)
+	if cut > 0 {
+		failed += chachaRun(t, ops[:cut], open, beside)
+	}
 	for i := cut; i < len(ops); i++ {
 		if op := &ops[i]; op.Key.suite.isChaCha() && !beside.took(op) {
 			failed += runSmall(r, op, open)
@@ -238,6 +234,9 @@ func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) 
 
 // laneCut returns the index in ops just past the k-th ChaCha-family op that beside did not take.
 func laneCut(ops []Op, beside *tinyOps, k int) int {
+	if k == 0 {
+		return 0
+	}
 	for i := range ops {
 		if op := &ops[i]; op.Key.suite.isChaCha() && !beside.took(op) {
 			if k--; k == 0 {
