@@ -314,17 +314,23 @@ func gcmSmall(t Tier) (group, maxAD int) {
 	return 0, -1
 }
 
-// gcmRunTier processes the AES-GCM ops of ops on tier t and returns how many Opens failed.
+// gcmRunTier processes the AES-GCM ops of ops on tier t and returns how many Opens failed. A batch
+// with fewer ops than a small-op group runs op by op (gcmRunOne): zeroing a gcmBatch, some 2 KiB,
+// cost a batch of two 16-byte ops about a third of its time (docs/experiments.md, 2026-12-04 second
+// session).
 func gcmRunTier(t Tier, ops []Op, open bool) (failed int) {
 	if t == Generic {
 		return gcmRunGeneric(ops, open)
 	}
-	if len(ops) == 1 {
-		return gcmRunOne(t, &ops[0], open)
+	group, smallAD := gcmSmall(t)
+	if len(ops) < max(group, 2) {
+		for i := range ops {
+			failed += gcmRunOne(t, &ops[i], open)
+		}
+		return failed
 	}
 	var b gcmBatch
 	b.tier, b.open = t, open
-	group, smallAD := gcmSmall(t)
 	var key *Key      // the key of the last small op queued
 	var tab *gcmTable // key's table
 	for i := range ops {

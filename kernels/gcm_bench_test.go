@@ -10,6 +10,7 @@ package kernels_test
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"fmt"
 	"testing"
 	"time"
 
@@ -168,6 +169,26 @@ func BenchmarkGCMPaired(b *testing.B) {
 					b.ReportMetric(float64(minOurs.Nanoseconds())/n, "ns/pkt")
 					b.ReportMetric(float64(minStd)/float64(minOurs), "x-stdlib")
 				})
+			}
+		}
+	}
+}
+
+// BenchmarkGCMSmallBatches runs the default path on batches of two to five AES-GCM ops with 13 bytes
+// of AD (a TLS record header's length), alternating with crypto/cipher on the same ops
+// (benchshape.Paired): batches below a small-op lane group run op by op, where what the batch
+// bookkeeping costs weighs most.
+func BenchmarkGCMSmallBatches(b *testing.B) {
+	for _, s := range []kernels.Suite{kernels.AES128GCM, kernels.AES256GCM} {
+		raw := make([]byte, s.KeySize())
+		key, _ := kernels.NewKey(s, raw)
+		block, _ := aes.NewCipher(raw)
+		aead, _ := cipher.NewGCM(block)
+		for _, n := range []int{16, 64, 512, 1420} {
+			for _, count := range []int{2, 3, 5} {
+				seal, open := sealedOps(key, count, n, 13)
+				b.Run(fmt.Sprintf("%v/%dx%d/Seal", s, count, n), func(b *testing.B) { pairedWithAEAD(b, seal, aead, false) })
+				b.Run(fmt.Sprintf("%v/%dx%d/Open", s, count, n), func(b *testing.B) { pairedWithAEAD(b, open, aead, true) })
 			}
 		}
 	}
