@@ -104,19 +104,20 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 0.98x (700 B: 0.78x / 0.80x, 2500 B: 0.91-0.96x / 0.85-0.90x). In batches below 48 ops, those
 	// within block 1 on the fused three-op kernel beside the lanes: the lanes fill whole groups of 16
 	// such ops only, and leave the rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the
-	// lanes were below x/crypto's 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and 10
-	// x 1420 B 345 -> 271; 48 and 64 x 64 B level or better on the lanes. Messages of 65-192 B beside
-	// them too where fewer than 16 are in the batch (more fill lane groups of their own, 16-47 x 192 B
-	// 1.13-1.39x on the lanes against 0.98-1.05x beside), seal / open: 8 x 150 B and 8 x 1420 B 0.81x
-	// / 0.73x -> 1.22x / 1.08x, 10 x 150 B and 20 x 1420 B 0.96x / 0.87x -> 1.32x / 1.19x. A remainder
-	// of 12-15 ops (or a batch of 12-15) runs op by op where each message is below 384 B or taken by
-	// the one-op path (alone): 12 x 100 B 0.71x / 0.62x -> 1.10x / 1.03x, 28 x 192 B 1.03x / 0.85x ->
-	// 1.07x / 1.01x, 12 x 256 B 0.92x / 0.80x -> 0.94x / 0.93x, 12 x 1420 B 1.04x / 0.93x -> 1.23x /
-	// 1.10x; at 512-1024 B the lanes and x/crypto are level there. Messages of 16 KiB or more run op
-	// by op in any batch (impl.chachaLongAloneAVX512). Ops with 768 B of AD or more take the one-op
-	// path whatever their length, its IFMA MAC ahead of x/crypto's on long AD (x/crypto 0.96-0.99x
-	// there through the batch API), seal / open: 64 B + 768 B of AD 1.13x / 1.11x, 700 B + 1 KiB 1.39x
-	// / 1.38x, 2 KiB + 2 KiB 1.48x / 1.41x; 64 B + 512 B level, 64 B + 256 B 0.79x. docs/benchmarks.md
+	// lanes were below x/crypto's 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs
+	// and 10 x 1420 B 345 -> 271; 48 and 64 x 64 B level or better on the lanes. Messages of 65-192
+	// B beside them too where fewer than 16 are in the batch (more fill lane groups of their own,
+	// 16-47 x 192 B 1.13-1.39x on the lanes against 0.98-1.05x beside), seal / open: 8 x 150 B and
+	// 8 x 1420 B 0.81x / 0.73x -> 1.22x / 1.08x, 10 x 150 B and 20 x 1420 B 0.96x / 0.87x -> 1.32x /
+	// 1.19x. A remainder of 12-15 ops (or a batch of 12-15) runs op by op where each message is
+	// below 384 B or taken by the one-op path (alone): 12 x 100 B 0.71x / 0.62x -> 1.10x / 1.03x,
+	// 28 x 192 B 1.03x / 0.85x -> 1.07x / 1.01x, 12 x 256 B 0.92x / 0.80x -> 0.94x / 0.93x, 12 x
+	// 1420 B 1.04x / 0.93x -> 1.23x / 1.10x; at 512-1024 B the lanes and x/crypto are level there.
+	// Messages of 16 KiB or more run op by op in any batch (impl.chachaLongAloneAVX512). Ops with
+	// 768 B of AD or more take the one-op path whatever their length, its IFMA MAC ahead of
+	// x/crypto's on long AD (x/crypto 0.96-0.99x there through the batch API), seal / open: 64 B +
+	// 768 B of AD 1.13x / 1.11x, 700 B + 1 KiB 1.39x / 1.38x, 2 KiB + 2 KiB 1.48x / 1.41x; 64 B +
+	// 512 B level, 64 B + 256 B 0.79x. docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 18*64 + 1,
 			openMin: 18*64 + 1, max: 23 * 64, long: 3 << 10, adMin: 768}, beside: 48, alone: 384},
