@@ -49,9 +49,12 @@ type route struct {
 	one    oneOps
 	beside int
 	// alone, where set, sends the minOps to 15 ChaCha-family ops beyond the lanes' whole groups (a
-	// batch's last, or all of a batch of fewer than 16) op by op (runSmall) when each message is
-	// shorter than alone bytes or one takes it: a partly filled lane pass costs those more than
-	// their own kernels or the standard library do.
+	// batch's last, or all of a batch of fewer than 16) op by op (runSmall) when each op has a
+	// kernel of its own there (tiny's fused kernels fit it, or one takes it and the remainder is at
+	// most 14: aloneFaster) or is a ChaCha20 op of fewer than alone bytes: a partly filled lane pass
+	// costs those more than their own kernels or the standard library do. XChaCha20's lanes derive
+	// the subkeys faster than x/crypto does op by op, so its ops without a kernel of their own stay
+	// in the lanes.
 	alone int
 }
 
@@ -109,10 +112,12 @@ var routes = [...]struct{ chacha, gcm route }{
 	// B beside them too where fewer than 16 are in the batch (more fill lane groups of their own,
 	// 16-47 x 192 B 1.13-1.39x on the lanes against 0.98-1.05x beside), seal / open: 8 x 150 B and
 	// 8 x 1420 B 0.81x / 0.73x -> 1.22x / 1.08x, 10 x 150 B and 20 x 1420 B 0.96x / 0.87x -> 1.32x /
-	// 1.19x. A remainder of 12-15 ops (or a batch of 12-15) runs op by op where each message is
-	// below 384 B or taken by the one-op path (alone): 12 x 100 B 0.71x / 0.62x -> 1.10x / 1.03x,
-	// 28 x 192 B 1.03x / 0.85x -> 1.07x / 1.01x, 12 x 256 B 0.92x / 0.80x -> 0.94x / 0.93x, 12 x
-	// 1420 B 1.04x / 0.93x -> 1.23x / 1.10x; at 512-1024 B the lanes and x/crypto are level there.
+	// 1.19x. A remainder of 12-15 ops (or a batch of 12-15) runs op by op where each op has a
+	// kernel of its own (the one-op path: up to 14) or is a ChaCha20 op below 384 B (alone): 12 x
+	// 100 B 0.71x / 0.62x -> 1.10x / 1.03x, 28 x 192 B 1.03x / 0.85x -> 1.07x / 1.01x, 12 x 256 B
+	// 0.92x / 0.80x -> 0.94x / 0.93x, 12 x 1420 B 1.04x / 0.93x -> 1.23x / 1.10x; at 512-1024 B the
+	// lanes and x/crypto are level there; XChaCha20 at 256-320 B 0.99-1.28x in the lanes against
+	// 0.95x on x/crypto.
 	// Messages of 16 KiB or more run op by op in any batch (impl.chachaLongAloneAVX512). Ops with
 	// 768 B of AD or more take the one-op path whatever their length, its IFMA MAC ahead of
 	// x/crypto's on long AD (x/crypto 0.96-0.99x there through the batch API), seal / open: 64 B +
@@ -132,12 +137,16 @@ var chachaRoute, gcmRoute = routes[thisCPU].chacha, routes[thisCPU].gcm
 // path, every op through the standard library.
 var tierRoute = route{tier: Stdlib, tiny: Stdlib}
 
-// aloneFaster reports whether r.alone sends the ChaCha-family ops of ops that beside did not take,
-// past the first k of them (the lanes' whole groups), op by op.
-func (r *route) aloneFaster(ops []Op, beside *tinyOps, k int, open bool) bool {
+// aloneFaster reports whether r.alone sends the rest ChaCha-family ops of ops that beside did not
+// take, past the first k of them (the lanes' whole groups), op by op. Ops that one takes go only in
+// a remainder of up to 14: in a pass with 15 of its 16 lanes filled the lanes keep up with the
+// one-op path or beat it (15 x 1200 B 1.24x / 1.25x against 1.10x / 1.06x; 14 x 1420 B 1.17x /
+// 1.04x against 1.32x / 1.18x).
+func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) bool {
 	if r.alone == 0 {
 		return false
 	}
+	q := newTinyOps(r.tiny, open)
 	for i := range ops {
 		op := &ops[i]
 		if !op.Key.suite.isChaCha() || beside.took(op) {
@@ -147,7 +156,10 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k int, open bool) bool {
 			k--
 			continue
 		}
-		if msgLen(op, open) >= r.alone && !r.one.takes(op, open) {
+		if _, fits := q.fits(op); fits || rest < 15 && r.one.takes(op, open) {
+			continue
+		}
+		if op.Key.suite != ChaCha20Poly1305 || msgLen(op, open) >= r.alone {
 			return false
 		}
 	}

@@ -218,7 +218,7 @@ func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) 
 		}
 	}
 	cut, rest := len(ops), nc%16
-	if rest > 0 && (rest < r.minOps && nc > rest || r.aloneFaster(ops, beside, nc-rest, open)) {
+	if rest > 0 && (rest < r.minOps && nc > rest || r.aloneFaster(ops, beside, nc-rest, rest, open)) {
 		cut = laneCut(ops, beside, nc-rest)
 	}
 	if cut > 0 {
