@@ -177,8 +177,7 @@ func BenchmarkChaChaLong(b *testing.B) {
 		for _, n := range []int{8 << 10, 16 << 10, 32 << 10, 64 << 10} {
 			for _, count := range []int{16, 64} {
 				seal, open := sealedOps(key, count, n, 8)
-				b.Run(fmt.Sprintf("%v/%dx%d/Seal", s, count, n), func(b *testing.B) { pairedWithAEAD(b, seal, aead, false) })
-				b.Run(fmt.Sprintf("%v/%dx%d/Open", s, count, n), func(b *testing.B) { pairedWithAEAD(b, open, aead, true) })
+				pairedSealOpen(b, fmt.Sprintf("%v/%dx%d", s, count, n), seal, open, aead)
 			}
 		}
 	}
@@ -195,8 +194,7 @@ func BenchmarkChaChaLongAD(b *testing.B) {
 		for _, n := range []int{64, 700, 2048} {
 			for _, count := range []int{1, 4} {
 				seal, open := sealedOps(key, count, n, ad)
-				b.Run(fmt.Sprintf("%dx%d+%dAD/Seal", count, n, ad), func(b *testing.B) { pairedWithAEAD(b, seal, aead, false) })
-				b.Run(fmt.Sprintf("%dx%d+%dAD/Open", count, n, ad), func(b *testing.B) { pairedWithAEAD(b, open, aead, true) })
+				pairedSealOpen(b, fmt.Sprintf("%dx%d+%dAD", count, n, ad), seal, open, aead)
 			}
 		}
 	}
@@ -236,9 +234,7 @@ func BenchmarkChaChaMixed(b *testing.B) {
 				}
 			}
 			seal, open := sealedOpsOf(key, lens, 0)
-			name := fmt.Sprintf("%dx%d+%dx1420", mix[0], short, mix[1])
-			b.Run(name+"/Seal", func(b *testing.B) { pairedWithAEAD(b, seal, aead, false) })
-			b.Run(name+"/Open", func(b *testing.B) { pairedWithAEAD(b, open, aead, true) })
+			pairedSealOpen(b, fmt.Sprintf("%dx%d+%dx1420", mix[0], short, mix[1]), seal, open, aead)
 		}
 	}
 }
@@ -264,6 +260,13 @@ func sealedOpsOf(key *kernels.Key, lens []int, ad int) (seal, open []kernels.Op)
 	}
 	kernels.Seal(seal)
 	return seal, open
+}
+
+// pairedSealOpen runs pairedWithAEAD on seal and on open as the sub-benchmarks name/Seal and
+// name/Open.
+func pairedSealOpen(b *testing.B, name string, seal, open []kernels.Op, aead cipher.AEAD) {
+	b.Run(name+"/Seal", func(b *testing.B) { pairedWithAEAD(b, seal, aead, false) })
+	b.Run(name+"/Open", func(b *testing.B) { pairedWithAEAD(b, open, aead, true) })
 }
 
 // pairedWithAEAD times the default path's Seal (or Open) of ops against aead's, one op at a time on

@@ -187,8 +187,7 @@ func BenchmarkGCMSmallBatches(b *testing.B) {
 		for _, n := range []int{16, 64, 512, 1420} {
 			for _, count := range []int{2, 3, 5} {
 				seal, open := sealedOps(key, count, n, 13)
-				b.Run(fmt.Sprintf("%v/%dx%d/Seal", s, count, n), func(b *testing.B) { pairedWithAEAD(b, seal, aead, false) })
-				b.Run(fmt.Sprintf("%v/%dx%d/Open", s, count, n), func(b *testing.B) { pairedWithAEAD(b, open, aead, true) })
+				pairedSealOpen(b, fmt.Sprintf("%v/%dx%d", s, count, n), seal, open, aead)
 			}
 		}
 	}
