@@ -200,6 +200,22 @@ func BenchmarkChaChaLongAD(b *testing.B) {
 	}
 }
 
+// BenchmarkChaChaFewOps runs the default path on batches of 1 and 4 ChaCha20-Poly1305 ops of
+// 800-1104 bytes (8 bytes of AD), alternating with x/crypto on the same ops (benchshape.Paired):
+// batches this small run op by op, and below a full-sized packet some CPUs' one-op paths
+// (oneOps.sealMin and openMin) beat x/crypto.
+func BenchmarkChaChaFewOps(b *testing.B) {
+	raw := make([]byte, 32)
+	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
+	aead, _ := chacha20poly1305.New(raw)
+	for _, count := range []int{1, 4} {
+		for _, n := range []int{800, 960, 1104} {
+			seal, open := sealedOps(key, count, n, 8)
+			pairedSealOpen(b, fmt.Sprintf("%dx%d", count, n), seal, open, aead)
+		}
+	}
+}
+
 // BenchmarkChaChaBatchSizes runs the default path on ChaCha20-Poly1305 batches of sizes that are not
 // multiples of the 16 lanes, alternating with x/crypto on the same ops (benchshape.Paired): the
 // lanes cost as much for a few ops as for 16, so what a batch leaves beyond its whole groups

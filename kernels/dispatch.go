@@ -59,17 +59,20 @@ type route struct {
 }
 
 // oneOps is which ChaCha-family ops of a batch that runs on Stdlib a SIMD tier's one-op path
-// (chachaRunOne) takes instead: messages of sealMin (Seal) or openMin (Open) bytes up to max, and of
-// long bytes or more, and any op with adMin bytes of AD or more. Its zero value, tier Generic, takes
-// none.
+// (chachaRunOne) takes instead: messages of sealMin (Seal) or openMin (Open) bytes up to max, but
+// for Open none of openGap[0] to openGap[1] bytes, and in a remainder beside the lanes' groups
+// (aloneFaster) none below remainderMin; messages of long bytes or more, and any op with adMin
+// bytes of AD or more. Its zero value, tier Generic, takes none.
 type oneOps struct {
 	tier                        Tier
 	sealMin, openMin, max, long int
+	openGap                     [2]int
+	remainderMin                int
 	adMin                       int
 }
 
-// takes reports whether o takes op.
-func (o *oneOps) takes(op *Op, open bool) bool {
+// takes reports whether o takes op; remainder says op is in a remainder beside the lanes' groups.
+func (o *oneOps) takes(op *Op, open, remainder bool) bool {
 	if o.tier == Generic {
 		return false
 	}
@@ -77,7 +80,11 @@ func (o *oneOps) takes(op *Op, open bool) bool {
 	if open {
 		low = o.openMin
 	}
-	return n >= low && n <= o.max || o.long > 0 && n >= o.long || o.adMin > 0 && len(op.AD) >= o.adMin
+	if remainder {
+		low = max(low, o.remainderMin)
+	}
+	inGap := open && n >= o.openGap[0] && n <= o.openGap[1]
+	return n >= low && n <= o.max && !inGap || o.long > 0 && n >= o.long || o.adMin > 0 && len(op.AD) >= o.adMin
 }
 
 // routes is the dispatch table: per CPU class, the ChaCha family's and the AES-GCM family's route,
@@ -101,10 +108,15 @@ var routes = [...]struct{ chacha, gcm route }{
 	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B
 	// level with one op at a time, at 12 x 576 B 1.3x ahead), 1.18-2.29x on batches of 64. Ops on
 	// their own (batches below 12): up to 192 B the fused AVX2 kernels, 1.13-1.18x on 1 x 64 B. The
-	// AVX512 one-op path only where its 24-block pass is nearly full or the message long, against
-	// x/crypto: Seal 1.08-1.16x at 1152-1280 B, 1.2x at 1408 B; Open 1.06-1.15x at 1184-1280 B, 1.14x
-	// at 1408 B (0.91x at 1088 B); 1.0-1.2x from 3 KiB; elsewhere it lost to the standard library's
-	// 0.98x (700 B: 0.78x / 0.80x, 2500 B: 0.91-0.96x / 0.85-0.90x). In batches below 48 ops, those
+	// AVX512 one-op path where it beat x/crypto: Seal 1.08-1.16x at 1152-1280 B, 1.2x at 1408 B;
+	// Open 1.06-1.15x at 1184-1280 B, 1.14x at 1408 B; 1.0-1.2x from 3 KiB. Below 1152 B, against
+	// x/crypto called directly (1 op): Seal 0.95x at 704 B, 1.02-1.04x at 768-800 B, 1.05-1.17x at
+	// 832-1120 B; Open 1.00x at 704 B, 1.05-1.10x at 736-960 B, 0.92-0.95x at 976-1088 B (so those
+	// stay there), 1.10-1.12x at 1104-1136 B. Through the batch API, 1 / 4 / 11 ops, seal / open:
+	// 960 B 0.99x / 0.97x -> 1.12-1.13x / 1.03-1.06x, 1104 B 0.98x / 0.98-0.99x -> 1.05x /
+	// 1.06-1.13x. In a remainder of 12-14 ops beside the lanes only from 1153 B (remainderMin):
+	// below, 13-14 x 800-1104 B ran 0.86-0.98x of the lanes op by op. Elsewhere it lost to the
+	// standard library's 0.98x (2500 B: 0.91-0.96x / 0.85-0.90x). In batches below 48 ops, those
 	// within block 1 on the fused three-op kernel beside the lanes: the lanes fill whole groups of 16
 	// such ops only, and leave the rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the
 	// lanes were below x/crypto's 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs
@@ -124,8 +136,9 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 768 B of AD 1.13x / 1.11x, 700 B + 1 KiB 1.39x / 1.38x, 2 KiB + 2 KiB 1.48x / 1.41x; 64 B +
 	// 512 B level, 64 B + 256 B 0.79x. docs/benchmarks.md
 	cpuAVX512Halves: {
-		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 18*64 + 1,
-			openMin: 18*64 + 1, max: 23 * 64, long: 3 << 10, adMin: 768}, beside: 48, alone: 384},
+		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
+			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
+			remainderMin: 18*64 + 1, long: 3 << 10, adMin: 768}, beside: 48, alone: 384},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 }
@@ -156,7 +169,7 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 			k--
 			continue
 		}
-		if _, fits := q.fits(op); fits || rest < 15 && r.one.takes(op, open) {
+		if _, fits := q.fits(op); fits || rest < 15 && r.one.takes(op, open, true) {
 			continue
 		}
 		if op.Key.suite != ChaCha20Poly1305 || msgLen(op, open) >= r.alone {

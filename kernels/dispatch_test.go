@@ -82,11 +82,13 @@ func TestDispatchPaths(t *testing.T) {
 			}
 			for _, tiny := range tinies {
 				// With a SIMD tiny tier, also that tier's one-op path for the ChaCha family's
-				// messages of 101 (Seal) or 201 (Open) to 1000 bytes and from 1300 on, and for
-				// ops with 30 bytes of AD or more, as a route's oneOps takes them.
+				// messages of 101 (Seal) or 201 (Open) to 1000 bytes but Opens of 400-600, and
+				// from 1300 on, and for ops with 30 bytes of AD or more, as a route's oneOps
+				// takes them.
 				ones := []oneOps{{}}
 				if tiny != Stdlib {
-					ones = append(ones, oneOps{tier: tiny, sealMin: 101, openMin: 201, max: 1000, long: 1300, adMin: 30})
+					ones = append(ones, oneOps{tier: tiny, sealMin: 101, openMin: 201, max: 1000,
+						openGap: [2]int{400, 600}, long: 1300, adMin: 30})
 				}
 				for _, one := range ones {
 					chachaRoute = route{tier: tier, minOps: minOps, tiny: tiny, one: one}
@@ -109,11 +111,12 @@ func TestDispatchPaths(t *testing.T) {
 		if tier != AVX512 && tier != AVX2 {
 			continue
 		}
-		// With alone 1000, remainders of minOps or more op by op where their ops allow it.
+		// With alone 1000, remainders of minOps or more op by op where their ops allow it; the
+		// one-op path takes messages of 101-699 bytes in small batches but not in remainders.
 		for _, alone := range []int{0, 1000} {
 			for _, minOps := range []int{1, 12} {
 				chachaRoute = route{tier: tier, minOps: minOps, tiny: AVX2, beside: 40, alone: alone,
-					one: oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, long: 1300}}
+					one: oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, remainderMin: 700, long: 1300}}
 				gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
 				t.Run(fmt.Sprintf("%v/from%d/beside40/alone%d", tier, minOps, alone), func(t *testing.T) {
 					for _, n := range []int{2, 12, 13, 15, 20, 28, 31, 33, 39, 40, 47} {

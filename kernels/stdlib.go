@@ -70,7 +70,7 @@ func stdRun(ops []Op, open, gcm bool, r *route) (failed int) {
 			failed += fused.run(ops, i, n)
 			continue
 		}
-		if !gcm && r.one.takes(op, open) {
+		if !gcm && r.one.takes(op, open, false) {
 			failed += chachaRunOne(r.one.tier, op, open)
 			continue
 		}

@@ -159,7 +159,7 @@ func runSmall(r *route, op *Op, open bool) (failed int) {
 	if taken, failed := q.runAlone(op); taken {
 		return failed
 	}
-	if r.one.takes(op, open) {
+	if r.one.takes(op, open, false) {
 		return chachaRunOne(r.one.tier, op, open)
 	}
 	if stdOp(op, open) {
