@@ -166,6 +166,13 @@ func hchacha20SIMD(out, key *[8]uint32, nonce *[16]byte) {
 //go:noescape
 func chachaPoly1305TinyAVX2(key *[8]uint32, nonce *[12]byte, dst, src *byte, n int, ad *byte, adLen int, tag *[TagSize]byte, open bool) bool
 
+// chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2 for a message of up to 7 blocks
+// (chachaSmallMax bytes), on AVX-512 (AVX512F, VL, BW): the key stream's blocks 0-7 in two
+// four-block states of zmm rows.
+//
+//go:noescape
+func chachaPoly1305SmallAVX512(key *[8]uint32, nonce *[12]byte, dst, src *byte, n int, ad *byte, adLen int, tag *[TagSize]byte, open bool) bool
+
 // xorBytesAVX2 writes the n bytes at a XOR the n bytes at b to dst (dst may equal a): the
 // single-message paths' XOR of a message with key stream from a buffer, on ymm.
 //

@@ -80,7 +80,23 @@ DATA chachaRowCounters<>+48(SB)/4, $0x00000003
 DATA chachaRowCounters<>+52(SB)/4, $0x00000000
 DATA chachaRowCounters<>+56(SB)/4, $0x00000000
 DATA chachaRowCounters<>+60(SB)/4, $0x00000000
-GLOBL chachaRowCounters<>(SB), RODATA|NOPTR, $64
+DATA chachaRowCounters<>+64(SB)/4, $0x00000004
+DATA chachaRowCounters<>+68(SB)/4, $0x00000000
+DATA chachaRowCounters<>+72(SB)/4, $0x00000000
+DATA chachaRowCounters<>+76(SB)/4, $0x00000000
+DATA chachaRowCounters<>+80(SB)/4, $0x00000005
+DATA chachaRowCounters<>+84(SB)/4, $0x00000000
+DATA chachaRowCounters<>+88(SB)/4, $0x00000000
+DATA chachaRowCounters<>+92(SB)/4, $0x00000000
+DATA chachaRowCounters<>+96(SB)/4, $0x00000006
+DATA chachaRowCounters<>+100(SB)/4, $0x00000000
+DATA chachaRowCounters<>+104(SB)/4, $0x00000000
+DATA chachaRowCounters<>+108(SB)/4, $0x00000000
+DATA chachaRowCounters<>+112(SB)/4, $0x00000007
+DATA chachaRowCounters<>+116(SB)/4, $0x00000000
+DATA chachaRowCounters<>+120(SB)/4, $0x00000000
+DATA chachaRowCounters<>+124(SB)/4, $0x00000000
+GLOBL chachaRowCounters<>(SB), RODATA|NOPTR, $128
 
 DATA poly1305StepIdx<>+0(SB)/8, $0x0000000000000007
 DATA poly1305StepIdx<>+8(SB)/8, $0x0000000000000000
@@ -12069,6 +12085,707 @@ chachaPoly1305Tiny3AVX22done:
 	VMOVDQU X0, 560(SP)
 	VZEROUPPER
 	MOVB    CL, ok+16(FP)
+	RET
+
+// func chachaPoly1305SmallAVX512(key *[8]uint32, nonce *[12]byte, dst *byte, src *byte, n int, ad *byte, adLen int, tag *[16]byte, open bool) bool
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·chachaPoly1305SmallAVX512(SB), NOSPLIT, $496-73
+	MOVQ n+32(FP), DX
+	MOVQ adLen+48(FP), AX
+	MOVQ AX, 464(SP)
+	MOVQ DX, 472(SP)
+
+	// Stage the AD's partial last block, zero-padded.
+	VPXORD    X0, X0, X0
+	VMOVDQU32 X0, 448(SP)
+	MOVQ      ad+40(FP), CX
+	MOVQ      AX, BX
+	ANDQ      $-16, BX
+	ADDQ      BX, CX
+	MOVQ      AX, BX
+	ANDQ      $0x0f, BX
+	LEAQ      448(SP), AX
+	CMPQ      BX, $0x20
+	JB        chachaPoly1305SmallAVX512adtailtail
+
+chachaPoly1305SmallAVX512adtailloop:
+	VMOVDQU (CX), Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, BX
+	CMPQ    BX, $0x20
+	JAE     chachaPoly1305SmallAVX512adtailloop
+
+chachaPoly1305SmallAVX512adtailtail:
+	TESTQ   $0x00000010, BX
+	JZ      chachaPoly1305SmallAVX512adtail16
+	VMOVDQU (CX), X0
+	VMOVDQU X0, (AX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, AX
+
+chachaPoly1305SmallAVX512adtail16:
+	TESTQ $0x00000008, BX
+	JZ    chachaPoly1305SmallAVX512adtail8
+	MOVQ  (CX), SI
+	MOVQ  SI, (AX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, AX
+
+chachaPoly1305SmallAVX512adtail8:
+	TESTQ $0x00000004, BX
+	JZ    chachaPoly1305SmallAVX512adtail4
+	MOVL  (CX), SI
+	MOVL  SI, (AX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, AX
+
+chachaPoly1305SmallAVX512adtail4:
+	TESTQ $0x00000002, BX
+	JZ    chachaPoly1305SmallAVX512adtail2
+	MOVW  (CX), SI
+	MOVW  SI, (AX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, AX
+
+chachaPoly1305SmallAVX512adtail2:
+	TESTQ $0x00000001, BX
+	JZ    chachaPoly1305SmallAVX512adtail1
+	MOVB  (CX), CL
+	MOVB  CL, (AX)
+
+chachaPoly1305SmallAVX512adtail1:
+	// The key stream, blocks 0-7: rows 0-2 the constants and the key, row 3 the counter
+	// (0-3, 4-7 in the chunks) and the nonce (section 2.3).
+	MOVQ            key+0(FP), AX
+	MOVQ            nonce+8(FP), CX
+	VMOVQ           (CX), X2
+	VPINSRD         $0x02, 8(CX), X2, X2
+	VPSLLDQ         $0x04, X2, X2
+	VSHUFI32X4      $0x00, Z2, Z2, Z0
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Z2
+	VBROADCASTI32X4 (AX), Z3
+	VBROADCASTI32X4 16(AX), Z4
+	VMOVDQA32       Z2, Z5
+	VMOVDQA32       Z3, Z6
+	VMOVDQA32       Z4, Z7
+	VPADDD          chachaRowCounters<>+0(SB), Z0, Z8
+	VMOVDQA32       Z2, Z9
+	VMOVDQA32       Z3, Z10
+	VMOVDQA32       Z4, Z11
+	VPADDD          chachaRowCounters<>+64(SB), Z0, Z12
+	MOVL            $0x0000000a, AX
+
+chachaPoly1305SmallAVX512rounds:
+	VPADDD Z6, Z5, Z5
+	VPXORD Z5, Z8, Z8
+	VPROLD $0x10, Z8, Z8
+	VPADDD Z10, Z9, Z9
+	VPXORD Z9, Z12, Z12
+	VPROLD $0x10, Z12, Z12
+	VPADDD Z8, Z7, Z7
+	VPXORD Z7, Z6, Z6
+	VPROLD $0x0c, Z6, Z6
+	VPADDD Z12, Z11, Z11
+	VPXORD Z11, Z10, Z10
+	VPROLD $0x0c, Z10, Z10
+	VPADDD Z6, Z5, Z5
+	VPXORD Z5, Z8, Z8
+	VPROLD $0x08, Z8, Z8
+	VPADDD Z10, Z9, Z9
+	VPXORD Z9, Z12, Z12
+	VPROLD $0x08, Z12, Z12
+	VPADDD Z8, Z7, Z7
+	VPXORD Z7, Z6, Z6
+	VPROLD $0x07, Z6, Z6
+	VPADDD Z12, Z11, Z11
+	VPXORD Z11, Z10, Z10
+	VPROLD $0x07, Z10, Z10
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Z5, Z5
+	VPSHUFD $0x39, Z7, Z7
+	VPSHUFD $0x4e, Z8, Z8
+	VPSHUFD $0x93, Z9, Z9
+	VPSHUFD $0x39, Z11, Z11
+	VPSHUFD $0x4e, Z12, Z12
+	VPADDD  Z6, Z5, Z5
+	VPXORD  Z5, Z8, Z8
+	VPROLD  $0x10, Z8, Z8
+	VPADDD  Z10, Z9, Z9
+	VPXORD  Z9, Z12, Z12
+	VPROLD  $0x10, Z12, Z12
+	VPADDD  Z8, Z7, Z7
+	VPXORD  Z7, Z6, Z6
+	VPROLD  $0x0c, Z6, Z6
+	VPADDD  Z12, Z11, Z11
+	VPXORD  Z11, Z10, Z10
+	VPROLD  $0x0c, Z10, Z10
+	VPADDD  Z6, Z5, Z5
+	VPXORD  Z5, Z8, Z8
+	VPROLD  $0x08, Z8, Z8
+	VPADDD  Z10, Z9, Z9
+	VPXORD  Z9, Z12, Z12
+	VPROLD  $0x08, Z12, Z12
+	VPADDD  Z8, Z7, Z7
+	VPXORD  Z7, Z6, Z6
+	VPROLD  $0x07, Z6, Z6
+	VPADDD  Z12, Z11, Z11
+	VPXORD  Z11, Z10, Z10
+	VPROLD  $0x07, Z10, Z10
+	VPSHUFD $0x39, Z5, Z5
+	VPSHUFD $0x93, Z7, Z7
+	VPSHUFD $0x4e, Z8, Z8
+	VPSHUFD $0x39, Z9, Z9
+	VPSHUFD $0x93, Z11, Z11
+	VPSHUFD $0x4e, Z12, Z12
+	DECL    AX
+	JNZ     chachaPoly1305SmallAVX512rounds
+
+	// Add the initial state; block 0's rows 0 and 1 are the Poly1305 key (section 2.6).
+	VPADDD     Z2, Z5, Z5
+	VPADDD     Z3, Z6, Z6
+	VPADDD     Z4, Z7, Z7
+	VPADDD     chachaRowCounters<>+0(SB), Z0, Z13
+	VPADDD     Z13, Z8, Z8
+	VPADDD     Z2, Z9, Z9
+	VPADDD     Z3, Z10, Z10
+	VPADDD     Z4, Z11, Z11
+	VPADDD     chachaRowCounters<>+64(SB), Z0, Z0
+	VPADDD     Z0, Z12, Z12
+	VPANDD     poly1305Clamp<>+0(SB), X5, X0
+	VMOVQ      X0, AX
+	VPEXTRQ    $0x01, X0, CX
+	VMOVDQU32  X6, 480(SP)
+	VSHUFI64X2 $0x44, Z6, Z5, Z0
+	VSHUFI64X2 $0xee, Z6, Z5, Z2
+	VSHUFI64X2 $0x44, Z8, Z7, Z3
+	VSHUFI64X2 $0xee, Z8, Z7, Z4
+	VSHUFI64X2 $0x88, Z3, Z0, Z5
+	VSHUFI64X2 $0xdd, Z3, Z0, Z0
+	VSHUFI64X2 $0x88, Z4, Z2, Z3
+	VSHUFI64X2 $0xdd, Z4, Z2, Z2
+	VSHUFI64X2 $0x44, Z10, Z9, Z4
+	VSHUFI64X2 $0xee, Z10, Z9, Z5
+	VSHUFI64X2 $0x44, Z12, Z11, Z6
+	VSHUFI64X2 $0xee, Z12, Z11, Z7
+	VSHUFI64X2 $0x88, Z6, Z4, Z8
+	VSHUFI64X2 $0xdd, Z6, Z4, Z4
+	VSHUFI64X2 $0x88, Z7, Z5, Z6
+	VSHUFI64X2 $0xdd, Z7, Z5, Z5
+
+	// 8 key-stream blocks, one zmm each.
+	// The message block by block, each under a byte mask of its first n-64(b-1) bytes.
+	MOVQ       src+24(FP), BX
+	MOVB       open+64(FP), SI
+	TESTB      SI, SI
+	JNZ        chachaPoly1305SmallAVX512openblocks
+	MOVQ       dst+16(FP), SI
+	CMPQ       DX, $0x00000000
+	JBE        chachaPoly1305SmallAVX512sealdone
+	MOVQ       DX, DI
+	SUBQ       $0x00000000, DI
+	MOVQ       $0x00000040, R8
+	CMPQ       DI, R8
+	CMOVQGT    R8, DI
+	MOVQ       $-1, R8
+	BZHIQ      DI, R8, DI
+	KMOVQ      DI, K1
+	VMOVDQU8.Z (BX), K1, Z7
+	VPXORD     Z0, Z7, Z7
+	VMOVDQU8.Z Z7, K1, Z7
+	VMOVDQU8   Z7, K1, (SI)
+	VMOVDQU64  Z7, (SP)
+	CMPQ       DX, $0x00000040
+	JBE        chachaPoly1305SmallAVX512sealdone
+	MOVQ       DX, DI
+	SUBQ       $0x00000040, DI
+	MOVQ       $0x00000040, R8
+	CMPQ       DI, R8
+	CMOVQGT    R8, DI
+	MOVQ       $-1, R8
+	BZHIQ      DI, R8, DI
+	KMOVQ      DI, K1
+	VMOVDQU8.Z 64(BX), K1, Z7
+	VPXORD     Z3, Z7, Z7
+	VMOVDQU8.Z Z7, K1, Z7
+	VMOVDQU8   Z7, K1, 64(SI)
+	VMOVDQU64  Z7, 64(SP)
+	CMPQ       DX, $0x00000080
+	JBE        chachaPoly1305SmallAVX512sealdone
+	MOVQ       DX, DI
+	SUBQ       $0x00000080, DI
+	MOVQ       $0x00000040, R8
+	CMPQ       DI, R8
+	CMOVQGT    R8, DI
+	MOVQ       $-1, R8
+	BZHIQ      DI, R8, DI
+	KMOVQ      DI, K1
+	VMOVDQU8.Z 128(BX), K1, Z7
+	VPXORD     Z2, Z7, Z7
+	VMOVDQU8.Z Z7, K1, Z7
+	VMOVDQU8   Z7, K1, 128(SI)
+	VMOVDQU64  Z7, 128(SP)
+	CMPQ       DX, $0x000000c0
+	JBE        chachaPoly1305SmallAVX512sealdone
+	MOVQ       DX, DI
+	SUBQ       $0x000000c0, DI
+	MOVQ       $0x00000040, R8
+	CMPQ       DI, R8
+	CMOVQGT    R8, DI
+	MOVQ       $-1, R8
+	BZHIQ      DI, R8, DI
+	KMOVQ      DI, K1
+	VMOVDQU8.Z 192(BX), K1, Z7
+	VPXORD     Z8, Z7, Z7
+	VMOVDQU8.Z Z7, K1, Z7
+	VMOVDQU8   Z7, K1, 192(SI)
+	VMOVDQU64  Z7, 192(SP)
+	CMPQ       DX, $0x00000100
+	JBE        chachaPoly1305SmallAVX512sealdone
+	MOVQ       DX, DI
+	SUBQ       $0x00000100, DI
+	MOVQ       $0x00000040, R8
+	CMPQ       DI, R8
+	CMOVQGT    R8, DI
+	MOVQ       $-1, R8
+	BZHIQ      DI, R8, DI
+	KMOVQ      DI, K1
+	VMOVDQU8.Z 256(BX), K1, Z7
+	VPXORD     Z4, Z7, Z7
+	VMOVDQU8.Z Z7, K1, Z7
+	VMOVDQU8   Z7, K1, 256(SI)
+	VMOVDQU64  Z7, 256(SP)
+	CMPQ       DX, $0x00000140
+	JBE        chachaPoly1305SmallAVX512sealdone
+	MOVQ       DX, DI
+	SUBQ       $0x00000140, DI
+	MOVQ       $0x00000040, R8
+	CMPQ       DI, R8
+	CMOVQGT    R8, DI
+	MOVQ       $-1, R8
+	BZHIQ      DI, R8, DI
+	KMOVQ      DI, K1
+	VMOVDQU8.Z 320(BX), K1, Z7
+	VPXORD     Z6, Z7, Z7
+	VMOVDQU8.Z Z7, K1, Z7
+	VMOVDQU8   Z7, K1, 320(SI)
+	VMOVDQU64  Z7, 320(SP)
+	CMPQ       DX, $0x00000180
+	JBE        chachaPoly1305SmallAVX512sealdone
+	SUBQ       $0x00000180, DX
+	MOVQ       $0x00000040, DI
+	CMPQ       DX, DI
+	CMOVQGT    DI, DX
+	MOVQ       $-1, DI
+	BZHIQ      DX, DI, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 384(BX), K1, Z7
+	VPXORD     Z5, Z7, Z7
+	VMOVDQU8.Z Z7, K1, Z7
+	VMOVDQU8   Z7, K1, 384(SI)
+	VMOVDQU64  Z7, 384(SP)
+
+chachaPoly1305SmallAVX512sealdone:
+	JMP chachaPoly1305SmallAVX512authenticate
+
+chachaPoly1305SmallAVX512openblocks:
+	CMPQ       DX, $0x00000000
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       DX, SI
+	SUBQ       $0x00000000, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z (BX), K1, Z7
+	VMOVDQU64  Z7, (SP)
+	CMPQ       DX, $0x00000040
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       DX, SI
+	SUBQ       $0x00000040, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 64(BX), K1, Z7
+	VMOVDQU64  Z7, 64(SP)
+	CMPQ       DX, $0x00000080
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       DX, SI
+	SUBQ       $0x00000080, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 128(BX), K1, Z7
+	VMOVDQU64  Z7, 128(SP)
+	CMPQ       DX, $0x000000c0
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       DX, SI
+	SUBQ       $0x000000c0, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 192(BX), K1, Z7
+	VMOVDQU64  Z7, 192(SP)
+	CMPQ       DX, $0x00000100
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       DX, SI
+	SUBQ       $0x00000100, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 256(BX), K1, Z7
+	VMOVDQU64  Z7, 256(SP)
+	CMPQ       DX, $0x00000140
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       DX, SI
+	SUBQ       $0x00000140, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 320(BX), K1, Z7
+	VMOVDQU64  Z7, 320(SP)
+	CMPQ       DX, $0x00000180
+	JBE        chachaPoly1305SmallAVX512authenticate
+	SUBQ       $0x00000180, DX
+	MOVQ       $0x00000040, SI
+	CMPQ       DX, SI
+	CMOVQGT    SI, DX
+	MOVQ       $-1, SI
+	BZHIQ      DX, SI, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 384(BX), K1, Z7
+	VMOVDQU64  Z7, 384(SP)
+
+chachaPoly1305SmallAVX512authenticate:
+	// Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).
+	MOVQ  ad+40(FP), BX
+	MOVQ  adLen+48(FP), SI
+	XORQ  DI, DI
+	XORQ  R8, R8
+	XORQ  R9, R9
+	SHRQ  $0x04, SI
+	TESTQ SI, SI
+	JZ    chachaPoly1305SmallAVX512addone
+
+chachaPoly1305SmallAVX512ad:
+	ADDQ (BX), DI
+	ADCQ 8(BX), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  AX, DX
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  CX, DX
+	MULXQ R8, R13, R8
+	ADDQ  R13, R12
+	ADCQ  $0x00, R8
+	MULXQ DI, R13, DI
+	ADDQ  R13, R11
+	ADCQ  DI, R12
+	ADCQ  $0x00, R8
+	MOVQ  R9, R13
+	IMULQ DX, R13
+	ADDQ  R13, R8
+	IMULQ AX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R12
+	SHRQ $0x02, R8
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	MOVQ R10, DI
+	MOVQ R11, R8
+	ADDQ $0x10, BX
+	DECQ SI
+	JNZ  chachaPoly1305SmallAVX512ad
+
+chachaPoly1305SmallAVX512addone:
+	TESTQ $0x0000000f, 464(SP)
+	JZ    chachaPoly1305SmallAVX512adpadded
+	ADDQ  448(SP), DI
+	ADCQ  456(SP), R8
+	ADCQ  $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  AX, DX
+	MULXQ DI, BX, SI
+	MULXQ R8, R11, R10
+	ADDQ  R11, SI
+	ADCQ  $0x00, R10
+	MOVQ  CX, DX
+	MULXQ R8, R11, R8
+	ADDQ  R11, R10
+	ADCQ  $0x00, R8
+	MULXQ DI, R11, DI
+	ADDQ  R11, SI
+	ADCQ  DI, R10
+	ADCQ  $0x00, R8
+	MOVQ  R9, R11
+	IMULQ DX, R11
+	ADDQ  R11, R8
+	IMULQ AX, R9
+	ADDQ  R9, R10
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R10, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R10
+	ADDQ R10, BX
+	ADCQ R8, SI
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R10
+	SHRQ $0x02, R8
+	ADDQ R10, BX
+	ADCQ R8, SI
+	ADCQ $0x00, R9
+	MOVQ BX, DI
+	MOVQ SI, R8
+
+chachaPoly1305SmallAVX512adpadded:
+	LEAQ  (SP), BX
+	MOVQ  472(SP), SI
+	ADDQ  $0x0f, SI
+	SHRQ  $0x04, SI
+	TESTQ SI, SI
+	JZ    chachaPoly1305SmallAVX512ctdone
+
+chachaPoly1305SmallAVX512ct:
+	ADDQ (BX), DI
+	ADCQ 8(BX), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  AX, DX
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  CX, DX
+	MULXQ R8, R13, R8
+	ADDQ  R13, R12
+	ADCQ  $0x00, R8
+	MULXQ DI, R13, DI
+	ADDQ  R13, R11
+	ADCQ  DI, R12
+	ADCQ  $0x00, R8
+	MOVQ  R9, R13
+	IMULQ DX, R13
+	ADDQ  R13, R8
+	IMULQ AX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R12
+	SHRQ $0x02, R8
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	MOVQ R10, DI
+	MOVQ R11, R8
+	ADDQ $0x10, BX
+	DECQ SI
+	JNZ  chachaPoly1305SmallAVX512ct
+
+chachaPoly1305SmallAVX512ctdone:
+	ADDQ 464(SP), DI
+	ADCQ 472(SP), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  AX, DX
+	MULXQ DI, BX, SI
+	MULXQ R8, R11, R10
+	ADDQ  R11, SI
+	ADCQ  $0x00, R10
+	MOVQ  CX, DX
+	MULXQ R8, R11, CX
+	ADDQ  R11, R10
+	ADCQ  $0x00, CX
+	MULXQ DI, R11, DI
+	ADDQ  R11, SI
+	ADCQ  DI, R10
+	ADCQ  $0x00, CX
+	MOVQ  R9, R11
+	IMULQ DX, R11
+	ADDQ  R11, CX
+	IMULQ AX, R9
+	ADDQ  R9, R10
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R10, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R10
+	ADDQ R10, BX
+	ADCQ CX, SI
+	ADCQ $0x00, R9
+	SHRQ $0x02, CX, R10
+	SHRQ $0x02, CX
+	ADDQ R10, BX
+	ADCQ CX, SI
+	ADCQ $0x00, R9
+	MOVQ BX, DI
+	MOVQ SI, R8
+
+	// The tag: h mod p + s mod 2^128 (section 2.5.1).
+	MOVQ    DI, AX
+	ADDQ    $0x05, AX
+	MOVQ    R8, CX
+	ADCQ    $0x00, CX
+	ADCQ    $0x00, R9
+	SHRQ    $0x02, R9
+	CMOVQNE AX, DI
+	CMOVQNE CX, R8
+	ADDQ    480(SP), DI
+	ADCQ    488(SP), R8
+	MOVQ    tag+56(FP), AX
+	MOVB    open+64(FP), CL
+	TESTB   CL, CL
+	JNZ     chachaPoly1305SmallAVX512verify
+	MOVQ    DI, (AX)
+	MOVQ    R8, 8(AX)
+	MOVB    $0x01, AL
+	JMP     chachaPoly1305SmallAVX512wipe
+
+chachaPoly1305SmallAVX512verify:
+	// Open: compare in constant time; decrypt only on a match, from the staged ciphertext.
+	XORQ     (AX), DI
+	XORQ     8(AX), R8
+	ORQ      R8, DI
+	SETEQ    AL
+	JNE      chachaPoly1305SmallAVX512wipe
+	MOVQ     n+32(FP), CX
+	MOVQ     dst+16(FP), DX
+	CMPQ     CX, $0x00000000
+	JBE      chachaPoly1305SmallAVX512wipe
+	MOVQ     CX, BX
+	SUBQ     $0x00000000, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   (SP), Z0, Z0
+	VMOVDQU8 Z0, K1, (DX)
+	CMPQ     CX, $0x00000040
+	JBE      chachaPoly1305SmallAVX512wipe
+	MOVQ     CX, BX
+	SUBQ     $0x00000040, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   64(SP), Z3, Z0
+	VMOVDQU8 Z0, K1, 64(DX)
+	CMPQ     CX, $0x00000080
+	JBE      chachaPoly1305SmallAVX512wipe
+	MOVQ     CX, BX
+	SUBQ     $0x00000080, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   128(SP), Z2, Z0
+	VMOVDQU8 Z0, K1, 128(DX)
+	CMPQ     CX, $0x000000c0
+	JBE      chachaPoly1305SmallAVX512wipe
+	MOVQ     CX, BX
+	SUBQ     $0x000000c0, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   192(SP), Z8, Z0
+	VMOVDQU8 Z0, K1, 192(DX)
+	CMPQ     CX, $0x00000100
+	JBE      chachaPoly1305SmallAVX512wipe
+	MOVQ     CX, BX
+	SUBQ     $0x00000100, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   256(SP), Z4, Z0
+	VMOVDQU8 Z0, K1, 256(DX)
+	CMPQ     CX, $0x00000140
+	JBE      chachaPoly1305SmallAVX512wipe
+	MOVQ     CX, BX
+	SUBQ     $0x00000140, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   320(SP), Z6, Z0
+	VMOVDQU8 Z0, K1, 320(DX)
+	CMPQ     CX, $0x00000180
+	JBE      chachaPoly1305SmallAVX512wipe
+	SUBQ     $0x00000180, CX
+	MOVQ     $0x00000040, BX
+	CMPQ     CX, BX
+	CMOVQGT  BX, CX
+	MOVQ     $-1, BX
+	BZHIQ    CX, BX, CX
+	KMOVQ    CX, K1
+	VPXORD   384(SP), Z5, Z0
+	VMOVDQU8 Z0, K1, 384(DX)
+
+chachaPoly1305SmallAVX512wipe:
+	// Wipe the MAC's key from the stack; the key stream stayed in registers, and the
+	// buffer holds only ciphertext.
+	VPXORD    X1, X1, X1
+	VMOVDQU32 X1, 480(SP)
+	VZEROUPPER
+	MOVB      AL, ret+72(FP)
 	RET
 
 // func chachaXOR16OneAVX512(st *[16]uint32, dst *byte, src *byte, n int)

@@ -52,7 +52,8 @@ import (
 // On both, a message within blocks 1-3 with a short MAC input takes chachaTinyOp, and short MACs the
 // portable radix-2^64 Poly1305 (poly1305AEAD). On 1-cycle cores (impl.chachaTinyFused) a message
 // within blocks 1-3 with AD of up to chachaTinyAD bytes takes chachaTinyOpAVX2 instead, on either
-// tier: the whole op in one call of chachaPoly1305TinyAVX2.
+// tier: the whole op in one call of chachaPoly1305TinyAVX2; where impl.chachaSmallFused, a message
+// within blocks 4-7 with such AD takes chachaSmallOpAVX512 on AVX512 (chachaPoly1305SmallAVX512).
 //
 // chachaFewOps is the largest batch (or last chunk of a batch) that takes this path: up to there it
 // costs less than one op per lane (for 1420-byte messages, 16 lanes run 24 blocks each however few
@@ -93,6 +94,9 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	n := msgLen(op, open)
 	if impl.chachaTinyFused && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD {
 		return chachaTinyOpAVX2(op, open, n)
+	}
+	if impl.chachaSmallFused && t == AVX512 && n <= chachaSmallMax && len(op.AD) <= chachaTinyAD {
+		return chachaSmallOpAVX512(op, open, n)
 	}
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {
 		return chachaTinyOp(op, open, n, t)
@@ -308,18 +312,18 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	return ok
 }
 
-// chachaTinyMax is the longest message chachaPoly1305TinyAVX2 takes (blocks 1-3 of the key stream);
-// chachaTinyAD is the longest AD chachaTinyOpAVX2 gives it, which bounds the kernel's work (it is
-// not preemptible) and covers a QUIC packet header.
-const (
-	chachaTinyMax = 3 * 64
-	chachaTinyAD  = 64
-)
-
 // chachaTinyOpAVX2 is chachaOneOp on 1-cycle cores (impl.chachaTinyFused) for a message of at most
 // chachaTinyMax bytes with at most chachaTinyAD bytes of AD: the whole op is one call of
 // chachaPoly1305TinyAVX2, which writes Dst only once the tag has verified.
-func chachaTinyOpAVX2(op *Op, open bool, n int) bool {
+func chachaTinyOpAVX2(op *Op, open bool, n int) bool { return chachaFusedOp(op, open, n, false) }
+
+// chachaSmallOpAVX512 is chachaTinyOpAVX2 for a message of up to chachaSmallMax bytes, on
+// chachaPoly1305SmallAVX512 (impl.chachaSmallFused).
+func chachaSmallOpAVX512(op *Op, open bool, n int) bool { return chachaFusedOp(op, open, n, true) }
+
+// chachaFusedOp runs op, n bytes of message and at most chachaTinyAD bytes of AD, in one call of
+// chachaPoly1305SmallAVX512 (small) or chachaPoly1305TinyAVX2.
+func chachaFusedOp(op *Op, open bool, n int, small bool) bool {
 	var sub [8]uint32
 	var xnonce [12]byte
 	key, nonce := &op.Key.chacha, (*[12]byte)(op.Nonce)
@@ -337,8 +341,13 @@ func chachaTinyOpAVX2(op *Op, open bool, n int) bool {
 		tagAt = op.Src
 	}
 	tag := (*[TagSize]byte)(tagAt[n:])
-	ok := chachaPoly1305TinyAVX2(key, nonce, unsafe.SliceData(op.Dst), unsafe.SliceData(op.Src), n,
-		unsafe.SliceData(op.AD), len(op.AD), tag, open)
+	dst, src, ad := unsafe.SliceData(op.Dst), unsafe.SliceData(op.Src), unsafe.SliceData(op.AD)
+	var ok bool
+	if small {
+		ok = chachaPoly1305SmallAVX512(key, nonce, dst, src, n, ad, len(op.AD), tag, open)
+	} else {
+		ok = chachaPoly1305TinyAVX2(key, nonce, dst, src, n, ad, len(op.AD), tag, open)
+	}
 	clear(sub[:])
 	if !open {
 		return true

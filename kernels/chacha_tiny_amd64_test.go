@@ -16,14 +16,52 @@ import (
 	"golang.org/x/crypto/chacha20poly1305"
 )
 
-// TestChaChaTinyAVX2 runs chachaTinyOpAVX2 (one call of chachaPoly1305TinyAVX2) against
-// golang.org/x/crypto/chacha20poly1305 at every message length it takes and AD lengths around its
-// block boundaries: Seal and Open, apart (at every alignment 0..7) and in place, forged tags,
-// ciphertexts and AD rejected with Dst zeroed, and no byte written outside Dst.
-func TestChaChaTinyAVX2(t *testing.T) {
-	if !chachaHas(AVX2) {
-		t.Skip("needs AVX2")
+// TestChaChaFusedOps runs the fused one-call kernels, chachaTinyOpAVX2 (chachaPoly1305TinyAVX2)
+// and chachaSmallOpAVX512 (chachaPoly1305SmallAVX512), against golang.org/x/crypto/chacha20poly1305
+// at every message length each takes and AD lengths around its block boundaries: Seal and Open,
+// apart (at every alignment 0..7) and in place, forged tags, ciphertexts and AD rejected with Dst
+// zeroed, and no byte written outside Dst.
+func TestChaChaFusedOps(t *testing.T) {
+	for _, k := range []struct {
+		name string
+		tier Tier
+		max  int
+		run  func(op *Op, open bool, n int) bool
+	}{
+		{"TinyAVX2", AVX2, chachaTinyMax, chachaTinyOpAVX2},
+		{"SmallAVX512", AVX512, chachaSmallMax, chachaSmallOpAVX512},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			if !chachaHas(k.tier) {
+				t.Skip("CPU lacks the features")
+			}
+			testFusedOp(t, k.max, k.run)
+		})
 	}
+}
+
+// TestChaChaSmallFused runs the AVX512 tier's few-ops path with and without the fused kernel for
+// messages within blocks 4-7 (impl.chachaSmallFused), whichever this CPU would select, against the
+// Generic tier.
+func TestChaChaSmallFused(t *testing.T) {
+	if !chachaHas(AVX512) {
+		t.Skip("needs AVX-512")
+	}
+	defer func(f bool) { impl.chachaSmallFused = f }(impl.chachaSmallFused)
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, fused := range []bool{false, true} {
+		impl.chachaSmallFused = fused
+		for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+			key, _ := NewKey(suite, make([]byte, 32))
+			for _, b := range []int{1, 2, 5, 11} {
+				checkAgainstGeneric(t, AVX512, key, b, rng)
+			}
+		}
+	}
+}
+
+// testFusedOp is TestChaChaFusedOps for one kernel, run, on messages of up to maxLen bytes.
+func testFusedOp(t *testing.T, maxLen int, run func(op *Op, open bool, n int) bool) {
 	const guard = 32 // bytes on each side of every buffer
 	const guardFill = 0xA5
 	// buffer returns n bytes at offset guard+off of a fresh array, all of it guardFill; intact
@@ -61,7 +99,7 @@ func TestChaChaTinyAVX2(t *testing.T) {
 			oracle, _ = chacha20poly1305.New(raw)
 		}
 		for _, adLen := range []int{0, 1, 15, 16, 17, 33, 64} {
-			for n := 0; n <= chachaTinyMax; n++ {
+			for n := 0; n <= maxLen; n++ {
 				off := n % 8
 				ad, msg := buffer(adLen, off), buffer(n, off)
 				nonce := make([]byte, suite.NonceSize())
@@ -78,7 +116,7 @@ func TestChaChaTinyAVX2(t *testing.T) {
 
 				sealed := buffer(n+TagSize, off)
 				op := Op{Key: key, Nonce: nonce, AD: ad, Src: msg, Dst: sealed}
-				if !chachaTinyOpAVX2(&op, false, n) || !bytes.Equal(sealed, want) {
+				if !run(&op, false, n) || !bytes.Equal(sealed, want) {
 					fail("Seal differs from x/crypto")
 				}
 				if !intact(sealed, off) || !intact(msg, off) || !intact(ad, off) {
@@ -87,17 +125,17 @@ func TestChaChaTinyAVX2(t *testing.T) {
 				inPlace := buffer(n+TagSize, off)
 				copy(inPlace, msg)
 				op = Op{Key: key, Nonce: nonce, AD: ad, Src: inPlace[:n], Dst: inPlace}
-				if !chachaTinyOpAVX2(&op, false, n) || !bytes.Equal(inPlace, want) || !intact(inPlace, off) {
+				if !run(&op, false, n) || !bytes.Equal(inPlace, want) || !intact(inPlace, off) {
 					fail("Seal in place differs from x/crypto or wrote outside Dst")
 				}
 
 				opened := buffer(n, off)
 				op = Op{Key: key, Nonce: nonce, AD: ad, Src: sealed, Dst: opened}
-				if !chachaTinyOpAVX2(&op, true, n) || op.Err != nil || !bytes.Equal(opened, msg) || !intact(opened, off) {
+				if !run(&op, true, n) || op.Err != nil || !bytes.Equal(opened, msg) || !intact(opened, off) {
 					fail("Open failed, or wrong plaintext, or wrote outside Dst")
 				}
 				op = Op{Key: key, Nonce: nonce, AD: ad, Src: inPlace, Dst: inPlace[:n]}
-				if !chachaTinyOpAVX2(&op, true, n) || !bytes.Equal(inPlace[:n], msg) || !intact(inPlace, off) {
+				if !run(&op, true, n) || !bytes.Equal(inPlace[:n], msg) || !intact(inPlace, off) {
 					fail("Open in place failed or wrong plaintext")
 				}
 
@@ -121,7 +159,7 @@ func TestChaChaTinyAVX2(t *testing.T) {
 				for _, f := range forged {
 					dst := buffer(n, off)
 					op = Op{Key: key, Nonce: nonce, AD: f.ad, Src: f.ct, Dst: dst}
-					if chachaTinyOpAVX2(&op, true, n) || op.Err != ErrAuth || !isZeroBytes(dst) || !intact(dst, off) {
+					if run(&op, true, n) || op.Err != ErrAuth || !isZeroBytes(dst) || !intact(dst, off) {
 						fail("forged " + f.what + " not rejected with Dst zeroed")
 					}
 				}

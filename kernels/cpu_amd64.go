@@ -80,6 +80,15 @@ var impl = struct {
 	// (`make bench`): AMD Zen 4 (AVX512 tier) 0.74-0.75x -> 1.02-1.04x, XChaCha20 0.87-0.92x ->
 	// 1.09-1.14x; AMD Zen 3 (AVX2 tier) 1.10x. Intel cores take it by their latency, unmeasured.
 	chachaTinyFused bool
+	// chachaSmallFused: an op alone on the AVX512 tier's one-op path (chachaOneOp) with a message
+	// within blocks 4-7 (193-448 bytes) and at most chachaTinyAD bytes of AD takes the fused
+	// AVX-512 kernel (chachaSmallOpAVX512: blocks 0-7 in two row-form zmm states, then the scalar
+	// MAC) rather than an 8- or 16-lane key-stream pass and the IFMA Poly1305. AMD Zen 4, a 256-byte
+	// Seal with 8 bytes of AD alone: 298-305 ns -> 229-231; against x/crypto called directly, seal
+	// / open, 193-320 B 1.00-1.05x / 0.99-1.02x, 336-448 B 1.10-1.14x / 1.02-1.09x
+	// (docs/experiments.md, 2026-12-04 third session). Other AVX-512 cores unmeasured: Zen 5's
+	// 2-cycle latency makes its row-form chain twice as long.
+	chachaSmallFused bool
 	// chachaBlocksHeads: EncryptBlocks of a ChaCha20 key on AVX-512 CPUs runs the heads kernel (row
 	// form, six states a pass; chachaHeadsAVX512, the AVX2 tier's chachaHeadsAVX2 with VPROLD) rather
 	// than one block per zmm lane: its chains are short enough for 1-cycle cores. AMD Zen 4, per
@@ -117,6 +126,7 @@ var impl = struct {
 	chachaAVX2Regs:    !ymmLatency2,
 	poly26Regs:        !ymmLatency2,
 	chachaTinyFused:   !ymmLatency2,
+	chachaSmallFused:  zmmHalves,
 	chachaBlocksHeads: !ymmLatency2,
 	chachaFewOpsAVX512: func() int {
 		if zmmHalves {

@@ -61,13 +61,16 @@ type route struct {
 // oneOps is which ChaCha-family ops of a batch that runs on Stdlib a SIMD tier's one-op path
 // (chachaRunOne) takes instead: messages of sealMin (Seal) or openMin (Open) bytes up to max, but
 // for Open none of openGap[0] to openGap[1] bytes, and in a remainder beside the lanes' groups
-// (aloneFaster) none below remainderMin; messages of long bytes or more, and any op with adMin
-// bytes of AD or more. Its zero value, tier Generic, takes none.
+// (aloneFaster) none below remainderMin; outside remainders, Seal's messages of smallSealMin to
+// chachaSmallMax bytes with at most chachaTinyAD bytes of AD (the fused kernel's, where
+// impl.chachaSmallFused); messages of long bytes or more, and any op with adMin bytes of AD or
+// more. Its zero value, tier Generic, takes none.
 type oneOps struct {
 	tier                        Tier
 	sealMin, openMin, max, long int
 	openGap                     [2]int
 	remainderMin                int
+	smallSealMin                int
 	adMin                       int
 }
 
@@ -84,7 +87,10 @@ func (o *oneOps) takes(op *Op, open, remainder bool) bool {
 		low = max(low, o.remainderMin)
 	}
 	inGap := open && n >= o.openGap[0] && n <= o.openGap[1]
-	return n >= low && n <= o.max && !inGap || o.long > 0 && n >= o.long || o.adMin > 0 && len(op.AD) >= o.adMin
+	small := o.smallSealMin > 0 && !open && !remainder && n >= o.smallSealMin && n <= chachaSmallMax &&
+		len(op.AD) <= chachaTinyAD
+	return n >= low && n <= o.max && !inGap || small || o.long > 0 && n >= o.long ||
+		o.adMin > 0 && len(op.AD) >= o.adMin
 }
 
 // routes is the dispatch table: per CPU class, the ChaCha family's and the AES-GCM family's route,
@@ -116,7 +122,10 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 960 B 0.99x / 0.97x -> 1.12-1.13x / 1.03-1.06x, 1104 B 0.98x / 0.98-0.99x -> 1.05x /
 	// 1.06-1.13x. In a remainder of 12-14 ops beside the lanes only from 1153 B (remainderMin):
 	// below, 13-14 x 800-1104 B ran 0.86-0.98x of the lanes op by op. Elsewhere it lost to the
-	// standard library's 0.98x (2500 B: 0.91-0.96x / 0.85-0.90x). In batches below 48 ops, those
+	// standard library's 0.98x (2500 B: 0.91-0.96x / 0.85-0.90x). Seals of 321-448 B with short AD
+	// on the fused kernel of blocks 4-7 (impl.chachaSmallFused; x/crypto's own short path ends at
+	// 320 B): 1, 4 and 11 ops 0.96-0.98x -> 1.00-1.05x, 13 x 336 B 0.94x -> 1.01x; their Opens
+	// stay on x/crypto (the kernel 0.93-1.01x there against 0.95-0.97x). In batches below 48 ops, those
 	// within block 1 on the fused three-op kernel beside the lanes: the lanes fill whole groups of 16
 	// such ops only, and leave the rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the
 	// lanes were below x/crypto's 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs
@@ -138,7 +147,8 @@ var routes = [...]struct{ chacha, gcm route }{
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
 			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
-			remainderMin: 18*64 + 1, long: 3 << 10, adMin: 768}, beside: 48, alone: 384},
+			remainderMin: 18*64 + 1, smallSealMin: 5*64 + 1, long: 3 << 10, adMin: 768}, beside: 48,
+			alone: 384},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 }

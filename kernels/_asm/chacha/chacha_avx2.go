@@ -621,18 +621,25 @@ func rowDoubleRounds(x [][4]VecVirtual, rot16, rot8 Op, loop string) {
 			VPOR(t, r, r)
 		}
 	}
+	xor := func(a, d VecVirtual) { // d ^= a; zmm rows (chachaPoly1305SmallAVX512) need EVEX
+		if a.Size() == 64 {
+			VPXORD(a, d, d)
+		} else {
+			VPXOR(a, d, d)
+		}
+	}
 	quarter := func() { // section 2.1 on the four columns of each block
 		for _, rot := range [2][2]int{{16, 12}, {8, 7}} {
 			for s := range x {
 				a, b, d := x[s][0], x[s][1], x[s][3]
 				VPADDD(b, a, a)
-				VPXOR(a, d, d)
+				xor(a, d)
 				rotate(d, rot[0])
 			}
 			for s := range x {
 				b, c, d := x[s][1], x[s][2], x[s][3]
 				VPADDD(d, c, c)
-				VPXOR(c, b, b)
+				xor(c, b)
 				rotate(b, rot[1])
 			}
 		}

@@ -46,6 +46,7 @@ func main() {
 	chachaHeads(true)
 	chachaPoly1305TinyAVX2()
 	chachaPoly1305Tiny3AVX2()
+	chachaPoly1305SmallAVX512()
 	chachaXOR16OneAVX512()
 	chachaKS8AVX512()
 	chachaKS4AVX512()

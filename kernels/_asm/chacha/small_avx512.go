@@ -1,0 +1,236 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// chachaSmallMax is the longest message chachaPoly1305SmallAVX512 takes: blocks 1-7.
+const chachaSmallMax = 7 * 64
+
+// chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2's whole op for messages past block 3 and
+// within block 7, on AVX-512: blocks 0-7 of the key stream in the row form of chachaKS4AVX512, two
+// states of four blocks (one zmm per row, one block per 128-bit chunk) interleaved, rotations by
+// VPROLD. A lone message of this size is still mostly one chain of dependent steps, the rounds
+// and then the MAC's blocks, which one call runs with nothing between them; the one-op path spends
+// a 16-lane pass (or an 8-lane one) on its 5-8 blocks and sets up the vector MAC's powers of r on
+// top. The rows go to whole blocks by a 4x4 transpose of
+// 128-bit chunks in registers; the message is read and the result written with byte masks (K
+// registers from the length, a public value), so nothing is staged for the XOR and nothing is
+// written past n. The MAC reads the ciphertext, zero-padded, from a stack buffer that the whole-block
+// stores fill (Seal: after the XOR; Open: before it, which waits for the tag).
+func chachaPoly1305SmallAVX512() {
+	const name = "chachaPoly1305SmallAVX512"
+	Implement(name)
+	Attributes(NOSPLIT)
+	Doc(name+" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= 448 bytes: it seals (open",
+		"false) or opens the n-byte message at src with the AD of adLen bytes at ad, to dst (src and",
+		"dst may be equal), under ChaCha20 key and nonce (RFC 8439 section 2.8). Seal writes the",
+		"tag to tag and reports true. Open compares the tag it computes with the one at tag in",
+		"constant time and reports whether they match; it writes dst only when they do. The stack",
+		"buffers are wiped.")
+	ct := AllocLocal(chachaSmallMax) // the ciphertext, zero-padded to whole blocks
+	pad := AllocLocal(16)            // the AD's partial last block, zero-padded
+	lens := AllocLocal(16)           // the MAC's lengths block: le64(adLen), le64(n)
+	sk := AllocLocal(16)             // s, the second half of the Poly1305 key (section 2.5)
+
+	n := Load(Param("n"), GP64())
+	adLen := Load(Param("adLen"), GP64())
+	MOVQ(adLen, lens)
+	MOVQ(n, lens.Offset(8))
+
+	Comment("Stage the AD's partial last block, zero-padded.")
+	{
+		zero := XMM()
+		VPXORD(zero, zero, zero)
+		VMOVDQU32(zero, pad)
+		ad, k, d := Load(Param("ad"), GP64()), GP64(), GP64()
+		MOVQ(adLen, k)
+		ANDQ(I32(-16), k)
+		ADDQ(k, ad)
+		MOVQ(adLen, k)
+		ANDQ(U8(15), k)
+		LEAQ(pad, d)
+		copyBytes(d, ad, k, name+"adtail")
+	}
+
+	Comment("The key stream, blocks 0-7: rows 0-2 the constants and the key, row 3 the counter",
+		"(0-3, 4-7 in the chunks) and the nonce (section 2.3).")
+	key := Mem{Base: Load(Param("key"), GP64())}
+	nonce := Mem{Base: Load(Param("nonce"), GP64())}
+	row3x := XMM()
+	VMOVQ(nonce, row3x)
+	VPINSRD(U8(2), nonce.Offset(8), row3x, row3x)
+	VPSLLDQ(U8(4), row3x, row3x)
+	row3 := ZMM()
+	VSHUFI32X4(U8(0), row3x.AsZ(), row3x.AsZ(), row3)
+	var in [3]VecVirtual
+	for i := range in {
+		in[i] = ZMM()
+	}
+	VBROADCASTI32X4(chachaSigma, in[0])
+	VBROADCASTI32X4(key, in[1])
+	VBROADCASTI32X4(key.Offset(16), in[2])
+	x := make([][4]VecVirtual, 2)
+	for s := range x {
+		for i := range 4 {
+			x[s][i] = ZMM()
+			if i < 3 {
+				VMOVDQA32(in[i], x[s][i])
+			} else {
+				VPADDD(rowCounters.Offset(64*s), row3, x[s][i])
+			}
+		}
+	}
+	rowDoubleRounds(x, nil, nil, name+"rounds")
+	Comment("Add the initial state; block 0's rows 0 and 1 are the Poly1305 key (section 2.6).")
+	for s := range x {
+		for i := range 4 {
+			if i < 3 {
+				VPADDD(in[i], x[s][i], x[s][i])
+			} else {
+				c := ZMM()
+				VPADDD(rowCounters.Offset(64*s), row3, c)
+				VPADDD(c, x[s][i], x[s][i])
+			}
+		}
+	}
+	r0, r1 := GP64(), GP64() // clamped r, straight from the registers of the rounds
+	{
+		r := XMM()
+		VPANDD(polyClamp, x[0][0].AsX(), r)
+		VMOVQ(r, r0)
+		VPEXTRQ(U8(1), r, r1)
+		VMOVDQU32(x[0][1].AsX(), sk)
+	}
+	blocks := rowsToBlocks(x) // key-stream blocks 0-7
+
+	Comment("The message block by block, each under a byte mask of its first n-64(b-1) bytes.")
+	src := Load(Param("src"), GP64())
+	open := Load(Param("open"), GP8())
+	TESTB(open, open)
+	JNZ(LabelRef(name + "openblocks"))
+	{
+		dst := Load(Param("dst"), GP64())
+		for b := 1; b < 8; b++ {
+			CMPQ(n, U32(64*(b-1)))
+			JBE(LabelRef(name + "sealdone"))
+			blockMask(n, b)
+			m := ZMM()
+			VMOVDQU8_Z(Mem{Base: src, Disp: 64 * (b - 1)}, K1, m)
+			VPXORD(blocks[b], m, m)
+			VMOVDQU8_Z(m, K1, m) // past n: zero, the MAC input's padding
+			VMOVDQU8(m, K1, Mem{Base: dst, Disp: 64 * (b - 1)})
+			VMOVDQU64(m, ct.Offset(64*(b-1)))
+		}
+		Label(name + "sealdone")
+		JMP(LabelRef(name + "authenticate"))
+	}
+	Label(name + "openblocks")
+	for b := 1; b < 8; b++ {
+		CMPQ(n, U32(64*(b-1)))
+		JBE(LabelRef(name + "authenticate"))
+		blockMask(n, b)
+		m := ZMM()
+		VMOVDQU8_Z(Mem{Base: src, Disp: 64 * (b - 1)}, K1, m)
+		VMOVDQU64(m, ct.Offset(64*(b-1)))
+	}
+
+	Label(name + "authenticate")
+	Comment("Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).")
+	h0, h1, h2 := aeadMAC(r0, r1, Load(Param("ad"), GP64()), Load(Param("adLen"), GP64()), pad, ct, lens, name)
+
+	Comment("The tag: h mod p + s mod 2^128 (section 2.5.1).")
+	polyTag(h0, h1, h2, sk)
+	tag := Mem{Base: Load(Param("tag"), GP64())}
+	ok := GP8()
+	open = Load(Param("open"), GP8())
+	TESTB(open, open)
+	JNZ(LabelRef(name + "verify"))
+	MOVQ(h0, tag)
+	MOVQ(h1, tag.Offset(8))
+	MOVB(U8(1), ok)
+	JMP(LabelRef(name + "wipe"))
+
+	Label(name + "verify")
+	Comment("Open: compare in constant time; decrypt only on a match, from the staged ciphertext.")
+	XORQ(tag, h0)
+	XORQ(tag.Offset(8), h1)
+	ORQ(h1, h0)
+	SETEQ(ok)
+	JNE(LabelRef(name + "wipe"))
+	{
+		n := Load(Param("n"), GP64())
+		dst := Load(Param("dst"), GP64())
+		for b := 1; b < 8; b++ {
+			CMPQ(n, U32(64*(b-1)))
+			JBE(LabelRef(name + "wipe"))
+			blockMask(n, b)
+			m := ZMM()
+			VPXORD(ct.Offset(64*(b-1)), blocks[b], m)
+			VMOVDQU8(m, K1, Mem{Base: dst, Disp: 64 * (b - 1)})
+		}
+	}
+
+	Label(name + "wipe")
+	Comment("Wipe the MAC's key from the stack; the key stream stayed in registers, and the",
+		"buffer holds only ciphertext.")
+	{
+		zero := XMM()
+		VPXORD(zero, zero, zero)
+		VMOVDQU32(zero, sk)
+	}
+	VZEROUPPER()
+	Store(ok, ReturnIndex(0))
+	RET()
+}
+
+// blockMask sets K1 to the bytes of key-stream block b that the n-byte message covers: its first
+// min(n-64(b-1), 64), for n > 64(b-1). n is public.
+func blockMask(n Register, b int) {
+	cnt, full := GP64(), GP64()
+	MOVQ(n, cnt)
+	SUBQ(U32(64*(b-1)), cnt)
+	MOVQ(U32(64), full)
+	CMPQ(cnt, full)
+	CMOVQGT(full, cnt)
+	ones := GP64()
+	MOVQ(I32(-1), ones)
+	BZHIQ(cnt, ones, cnt) // a count of 64 keeps all 64 bits
+	KMOVQ(cnt, K1)
+}
+
+// rowsToBlocks turns states in the row form of chachaKS4AVX512 (x[s][i]: row i of blocks 4s..4s+3,
+// block 4s+j in 128-bit chunk j) into whole key-stream blocks, one zmm each, by a 4x4 transpose of
+// 128-bit chunks per state.
+func rowsToBlocks(x [][4]VecVirtual) []VecVirtual {
+	var out []VecVirtual
+	for s := range x {
+		a, b, c, d := x[s][0], x[s][1], x[s][2], x[s][3]
+		lo, hi := func(p, q VecVirtual) VecVirtual { // chunks 0, 1 of p then of q
+			t := ZMM()
+			VSHUFI64X2(U8(0x44), q, p, t)
+			return t
+		}, func(p, q VecVirtual) VecVirtual { // chunks 2, 3 of p then of q
+			t := ZMM()
+			VSHUFI64X2(U8(0xee), q, p, t)
+			return t
+		}
+		ab01, ab23, cd01, cd23 := lo(a, b), hi(a, b), lo(c, d), hi(c, d)
+		for _, pair := range [][2]VecVirtual{{ab01, cd01}, {ab23, cd23}} {
+			for _, imm := range []uint8{0x88, 0xdd} { // even chunks (block 0 or 2), odd (1 or 3)
+				t := ZMM()
+				VSHUFI64X2(U8(imm), pair[1], pair[0], t)
+				out = append(out, t)
+			}
+		}
+	}
+	Comment(fmt.Sprintf("%d key-stream blocks, one zmm each.", len(out)))
+	return out
+}
