@@ -61,7 +61,7 @@ type route struct {
 // oneOps is which ChaCha-family ops of a batch that runs on Stdlib a SIMD tier's one-op path
 // (chachaRunOne) takes instead: messages of sealMin (Seal) or openMin (Open) bytes up to max, but
 // for Open none of openGap[0] to openGap[1] bytes, and in a remainder beside the lanes' groups
-// (aloneFaster) none below remainderMin; outside remainders, Seal's messages of smallSealMin to
+// (aloneFaster) none below remainderMin; outside remainders, messages of smallMin to
 // chachaSmallMax bytes with at most chachaTinyAD bytes of AD (the fused kernel's, where
 // impl.chachaSmallFused); messages of long bytes or more, and any op with adMin bytes of AD or
 // more. Its zero value, tier Generic, takes none.
@@ -70,7 +70,7 @@ type oneOps struct {
 	sealMin, openMin, max, long int
 	openGap                     [2]int
 	remainderMin                int
-	smallSealMin                int
+	smallMin                    int
 	adMin                       int
 }
 
@@ -87,8 +87,7 @@ func (o *oneOps) takes(op *Op, open, remainder bool) bool {
 		low = max(low, o.remainderMin)
 	}
 	inGap := open && n >= o.openGap[0] && n <= o.openGap[1]
-	small := o.smallSealMin > 0 && !open && !remainder && n >= o.smallSealMin && n <= chachaSmallMax &&
-		len(op.AD) <= chachaTinyAD
+	small := o.smallMin > 0 && !remainder && n >= o.smallMin && n <= chachaSmallMax && len(op.AD) <= chachaTinyAD
 	return n >= low && n <= o.max && !inGap || small || o.long > 0 && n >= o.long ||
 		o.adMin > 0 && len(op.AD) >= o.adMin
 }
@@ -114,40 +113,40 @@ var routes = [...]struct{ chacha, gcm route }{
 	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B
 	// level with one op at a time, at 12 x 576 B 1.3x ahead), 1.18-2.29x on batches of 64. Ops on
 	// their own (batches below 12): up to 192 B the fused AVX2 kernels, 1.13-1.18x on 1 x 64 B. The
-	// AVX512 one-op path where it beat x/crypto: Seal 1.08-1.16x at 1152-1280 B, 1.2x at 1408 B;
-	// Open 1.06-1.15x at 1184-1280 B, 1.14x at 1408 B; 1.0-1.2x from 3 KiB. Below 1152 B, against
-	// x/crypto called directly (1 op): Seal 0.95x at 704 B, 1.02-1.04x at 768-800 B, 1.05-1.17x at
-	// 832-1120 B; Open 1.00x at 704 B, 1.05-1.10x at 736-960 B, 0.92-0.95x at 976-1088 B (so those
-	// stay there), 1.10-1.12x at 1104-1136 B. Through the batch API, 1 / 4 / 11 ops, seal / open:
-	// 960 B 0.99x / 0.97x -> 1.12-1.13x / 1.03-1.06x, 1104 B 0.98x / 0.98-0.99x -> 1.05x /
-	// 1.06-1.13x. In a remainder of 12-14 ops beside the lanes only from 1153 B (remainderMin):
-	// below, 13-14 x 800-1104 B ran 0.86-0.98x of the lanes op by op. Elsewhere it lost to the
-	// standard library's 0.98x (2500 B: 0.91-0.96x / 0.85-0.90x). Seals of 321-448 B with short AD
-	// on the fused kernel of blocks 4-7 (impl.chachaSmallFused; x/crypto's own short path ends at
-	// 320 B): 1, 4 and 11 ops 0.96-0.98x -> 1.00-1.05x, 13 x 336 B 0.94x -> 1.01x; their Opens
-	// stay on x/crypto (the kernel 0.93-1.01x there against 0.95-0.97x). In batches below 48 ops, those
-	// within block 1 on the fused three-op kernel beside the lanes: the lanes fill whole groups of 16
-	// such ops only, and leave the rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the
-	// lanes were below x/crypto's 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs
-	// and 10 x 1420 B 345 -> 271; 48 and 64 x 64 B level or better on the lanes. Messages of 65-192
-	// B beside them too where fewer than 16 are in the batch (more fill lane groups of their own,
-	// 16-47 x 192 B 1.13-1.39x on the lanes against 0.98-1.05x beside), seal / open: 8 x 150 B and
-	// 8 x 1420 B 0.81x / 0.73x -> 1.22x / 1.08x, 10 x 150 B and 20 x 1420 B 0.96x / 0.87x -> 1.32x /
-	// 1.19x. A remainder of 12-15 ops (or a batch of 12-15) runs op by op where each op has a
-	// kernel of its own (the one-op path: up to 14) or is a ChaCha20 op below 384 B (alone): 12 x
-	// 100 B 0.71x / 0.62x -> 1.10x / 1.03x, 28 x 192 B 1.03x / 0.85x -> 1.07x / 1.01x, 12 x 256 B
-	// 0.92x / 0.80x -> 0.94x / 0.93x, 12 x 1420 B 1.04x / 0.93x -> 1.23x / 1.10x; at 512-1024 B the
-	// lanes and x/crypto are level there; XChaCha20 at 256-320 B 0.99-1.28x in the lanes against
-	// 0.95x on x/crypto.
-	// Messages of 16 KiB or more run op by op in any batch (impl.chachaLongAloneAVX512). Ops with
-	// 768 B of AD or more take the one-op path whatever their length, its IFMA MAC ahead of
-	// x/crypto's on long AD (x/crypto 0.96-0.99x there through the batch API), seal / open: 64 B +
-	// 768 B of AD 1.13x / 1.11x, 700 B + 1 KiB 1.39x / 1.38x, 2 KiB + 2 KiB 1.48x / 1.41x; 64 B +
-	// 512 B level, 64 B + 256 B 0.79x. docs/benchmarks.md
+	// AVX512 one-op path where it beat x/crypto: Seal 1.08-1.16x at 1152-1280 B, 1.2x at 1408 B; Open
+	// 1.06-1.15x at 1184-1280 B, 1.14x at 1408 B; 1.0-1.2x from 3 KiB. Below 1152 B, against x/crypto
+	// called directly (1 op): Seal 0.95x at 704 B, 1.02-1.04x at 768-800 B, 1.05-1.17x at 832-1120 B;
+	// Open 1.00x at 704 B, 1.05-1.10x at 736-960 B, 0.92-0.95x at 976-1088 B (so those stay there),
+	// 1.10-1.12x at 1104-1136 B. Through the batch API, 1 / 4 / 11 ops, seal / open: 960 B 0.99x /
+	// 0.97x -> 1.12-1.13x / 1.03-1.06x, 1104 B 0.98x / 0.98-0.99x -> 1.05x / 1.06-1.13x. In a
+	// remainder of 12-14 ops beside the lanes only from 1153 B (remainderMin): below, 13-14 x 800-1104
+	// B ran 0.86-0.98x of the lanes op by op. Elsewhere it lost to the standard library's 0.98x (2500
+	// B: 0.91-0.96x / 0.85-0.90x). Messages of 193-448 B with short AD on the fused kernel of blocks
+	// 4-7 (impl.chachaSmallFused), 1 and 4 ops, seal / open: 200 B 0.96x / 0.95x -> 1.07-1.10x /
+	// 1.03-1.05x, 256-320 B 0.95-0.98x / 0.94-0.96x -> 1.02-1.04x / 1.00-1.02x, 384-448 B (Seal there
+	// since 632ad0f) 1.04-1.06x / 0.96-0.97x -> 1.05-1.07x / 0.97-1.00x; 13 x 200-320 B (op by op:
+	// alone) 0.92-0.93x -> 0.97-1.04x. In batches below 48 ops, those within block 1 on the fused
+	// three-op kernel beside the lanes: the lanes fill whole groups of 16 such ops only, and leave the
+	// rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the lanes were below x/crypto's
+	// 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and 10 x 1420 B 345 -> 271; 48 and
+	// 64 x 64 B level or better on the lanes. Messages of 65-192 B beside them too where fewer than 16
+	// are in the batch (more fill lane groups of their own, 16-47 x 192 B 1.13-1.39x on the lanes
+	// against 0.98-1.05x beside), seal / open: 8 x 150 B and 8 x 1420 B 0.81x / 0.73x -> 1.22x /
+	// 1.08x, 10 x 150 B and 20 x 1420 B 0.96x / 0.87x -> 1.32x / 1.19x. A remainder of 12-15 ops (or a
+	// batch of 12-15) runs op by op where each op has a kernel of its own (the one-op path: up to 14)
+	// or is a ChaCha20 op below 384 B (alone): 12 x 100 B 0.71x / 0.62x -> 1.10x / 1.03x, 28 x 192 B
+	// 1.03x / 0.85x -> 1.07x / 1.01x, 12 x 256 B 0.92x / 0.80x -> 0.94x / 0.93x, 12 x 1420 B 1.04x /
+	// 0.93x -> 1.23x / 1.10x; at 512-1024 B the lanes and x/crypto are level there; XChaCha20 at
+	// 256-320 B 0.99-1.28x in the lanes against 0.95x on x/crypto.
+	// Messages of 16 KiB or more run op by op in any batch (impl.chachaLongAloneAVX512). Ops with 768
+	// B of AD or more take the one-op path whatever their length, its IFMA MAC ahead of x/crypto's on
+	// long AD (x/crypto 0.96-0.99x there through the batch API), seal / open: 64 B + 768 B of AD 1.13x
+	// / 1.11x, 700 B + 1 KiB 1.39x / 1.38x, 2 KiB + 2 KiB 1.48x / 1.41x; 64 B + 512 B level, 64 B +
+	// 256 B 0.79x. docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
 			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
-			remainderMin: 18*64 + 1, smallSealMin: 5*64 + 1, long: 3 << 10, adMin: 768}, beside: 48,
+			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, long: 3 << 10, adMin: 768}, beside: 48,
 			alone: 384},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},

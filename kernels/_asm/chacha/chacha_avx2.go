@@ -621,8 +621,8 @@ func rowDoubleRounds(x [][4]VecVirtual, rot16, rot8 Op, loop string) {
 			VPOR(t, r, r)
 		}
 	}
-	xor := func(a, d VecVirtual) { // d ^= a; zmm rows (chachaPoly1305SmallAVX512) need EVEX
-		if a.Size() == 64 {
+	xor := func(a, d VecVirtual) { // d ^= a; with VPROLD, EVEX (any of 32 registers)
+		if rot16 == nil {
 			VPXORD(a, d, d)
 		} else {
 			VPXOR(a, d, d)

@@ -4,8 +4,6 @@
 package main
 
 import (
-	"fmt"
-
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -15,16 +13,15 @@ import (
 const chachaSmallMax = 7 * 64
 
 // chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2's whole op for messages past block 3 and
-// within block 7, on AVX-512: blocks 0-7 of the key stream in the row form of chachaKS4AVX512, two
-// states of four blocks (one zmm per row, one block per 128-bit chunk) interleaved, rotations by
-// VPROLD. A lone message of this size is still mostly one chain of dependent steps, the rounds
-// and then the MAC's blocks, which one call runs with nothing between them; the one-op path spends
-// a 16-lane pass (or an 8-lane one) on its 5-8 blocks and sets up the vector MAC's powers of r on
-// top. The rows go to whole blocks by a 4x4 transpose of
-// 128-bit chunks in registers; the message is read and the result written with byte masks (K
-// registers from the length, a public value), so nothing is staged for the XOR and nothing is
-// written past n. The MAC reads the ciphertext, zero-padded, from a stack buffer that the whole-block
-// stores fill (Seal: after the XOR; Open: before it, which waits for the tag).
+// within block 7, on AVX-512: key-stream blocks 0-5 (a message within block 5) or 0-7 in three or
+// four interleaved row-form states of two blocks (smallKeyStream), rotations by VPROLD, each block
+// then one zmm. A lone message of this size is still mostly one chain of dependent steps, the
+// rounds and then the MAC's blocks, which one call runs with nothing between them; the one-op path
+// spends a 16-lane pass (or an 8-lane one) on its 5-8 blocks and sets up the vector MAC's powers of
+// r on top. The message is read and the result written with byte masks (K registers from the
+// length, a public value), so nothing is staged for the XOR and nothing is written past n. The MAC
+// reads the ciphertext, zero-padded, from a stack buffer that the whole-block stores fill (Seal:
+// after the XOR; Open: before it, which waits for the tag).
 func chachaPoly1305SmallAVX512() {
 	const name = "chachaPoly1305SmallAVX512"
 	Implement(name)
@@ -60,56 +57,21 @@ func chachaPoly1305SmallAVX512() {
 		copyBytes(d, ad, k, name+"adtail")
 	}
 
-	Comment("The key stream, blocks 0-7: rows 0-2 the constants and the key, row 3 the counter",
-		"(0-3, 4-7 in the chunks) and the nonce (section 2.3).")
+	Comment("The key stream: blocks 0-5 (three states) for a message within block 5, else 0-7.")
 	key := Mem{Base: Load(Param("key"), GP64())}
 	nonce := Mem{Base: Load(Param("nonce"), GP64())}
-	row3x := XMM()
-	VMOVQ(nonce, row3x)
-	VPINSRD(U8(2), nonce.Offset(8), row3x, row3x)
-	VPSLLDQ(U8(4), row3x, row3x)
-	row3 := ZMM()
-	VSHUFI32X4(U8(0), row3x.AsZ(), row3x.AsZ(), row3)
-	var in [3]VecVirtual
-	for i := range in {
-		in[i] = ZMM()
+	r0, r1 := GP64(), GP64()        // clamped r, straight from the registers of the rounds
+	blocks := make([]VecVirtual, 8) // key-stream blocks 1-7, one zmm each
+	for b := 1; b < len(blocks); b++ {
+		blocks[b] = ZMM()
 	}
-	VBROADCASTI32X4(chachaSigma, in[0])
-	VBROADCASTI32X4(key, in[1])
-	VBROADCASTI32X4(key.Offset(16), in[2])
-	x := make([][4]VecVirtual, 2)
-	for s := range x {
-		for i := range 4 {
-			x[s][i] = ZMM()
-			if i < 3 {
-				VMOVDQA32(in[i], x[s][i])
-			} else {
-				VPADDD(rowCounters.Offset(64*s), row3, x[s][i])
-			}
-		}
-	}
-	rowDoubleRounds(x, nil, nil, name+"rounds")
-	Comment("Add the initial state; block 0's rows 0 and 1 are the Poly1305 key (section 2.6).")
-	for s := range x {
-		for i := range 4 {
-			if i < 3 {
-				VPADDD(in[i], x[s][i], x[s][i])
-			} else {
-				c := ZMM()
-				VPADDD(rowCounters.Offset(64*s), row3, c)
-				VPADDD(c, x[s][i], x[s][i])
-			}
-		}
-	}
-	r0, r1 := GP64(), GP64() // clamped r, straight from the registers of the rounds
-	{
-		r := XMM()
-		VPANDD(polyClamp, x[0][0].AsX(), r)
-		VMOVQ(r, r0)
-		VPEXTRQ(U8(1), r, r1)
-		VMOVDQU32(x[0][1].AsX(), sk)
-	}
-	blocks := rowsToBlocks(x) // key-stream blocks 0-7
+	CMPQ(n, U32(5*64))
+	JA(LabelRef(name + "four"))
+	smallKeyStream(3, key, nonce, sk, r0, r1, blocks, name+"rounds3")
+	JMP(LabelRef(name + "keyed"))
+	Label(name + "four")
+	smallKeyStream(4, key, nonce, sk, r0, r1, blocks, name+"rounds4")
+	Label(name + "keyed")
 
 	Comment("The message block by block, each under a byte mask of its first n-64(b-1) bytes.")
 	src := Load(Param("src"), GP64())
@@ -206,31 +168,66 @@ func blockMask(n Register, b int) {
 	KMOVQ(cnt, K1)
 }
 
-// rowsToBlocks turns states in the row form of chachaKS4AVX512 (x[s][i]: row i of blocks 4s..4s+3,
-// block 4s+j in 128-bit chunk j) into whole key-stream blocks, one zmm each, by a 4x4 transpose of
-// 128-bit chunks per state.
-func rowsToBlocks(x [][4]VecVirtual) []VecVirtual {
-	var out []VecVirtual
+// smallKeyStream computes key-stream blocks 0 to 2*states-1 in the row form of chachaKS4AVX2 (state
+// s: blocks 2s and 2s+1 in the low and high 128-bit halves of its four ymm rows), rotations by
+// VPROLD. It leaves r of block 0's Poly1305 key clamped in r0, r1, writes s to sk, and puts blocks 1
+// on into blocks, one zmm each. Zen 4 runs a zmm instruction as two ymm halves, so ymm states do the
+// same work as zmm ones, and a message within block 5 runs three of them rather than four.
+func smallKeyStream(states int, key, nonce, sk Mem, r0, r1 GPVirtual, blocks []VecVirtual, loop string) {
+	row3x := XMM() // counter 0 and the nonce (section 2.3)
+	VMOVQ(nonce, row3x)
+	VPINSRD(U8(2), nonce.Offset(8), row3x, row3x)
+	VPSLLDQ(U8(4), row3x, row3x)
+	row3 := YMM()
+	VSHUFI32X4(U8(0), row3x.AsY(), row3x.AsY(), row3)
+	var in [3]VecVirtual
+	for i := range in {
+		in[i] = YMM()
+	}
+	VBROADCASTI32X4(chachaSigma, in[0])
+	VBROADCASTI32X4(key, in[1])
+	VBROADCASTI32X4(key.Offset(16), in[2])
+	x := make([][4]VecVirtual, states)
 	for s := range x {
-		a, b, c, d := x[s][0], x[s][1], x[s][2], x[s][3]
-		lo, hi := func(p, q VecVirtual) VecVirtual { // chunks 0, 1 of p then of q
-			t := ZMM()
-			VSHUFI64X2(U8(0x44), q, p, t)
-			return t
-		}, func(p, q VecVirtual) VecVirtual { // chunks 2, 3 of p then of q
-			t := ZMM()
-			VSHUFI64X2(U8(0xee), q, p, t)
-			return t
-		}
-		ab01, ab23, cd01, cd23 := lo(a, b), hi(a, b), lo(c, d), hi(c, d)
-		for _, pair := range [][2]VecVirtual{{ab01, cd01}, {ab23, cd23}} {
-			for _, imm := range []uint8{0x88, 0xdd} { // even chunks (block 0 or 2), odd (1 or 3)
-				t := ZMM()
-				VSHUFI64X2(U8(imm), pair[1], pair[0], t)
-				out = append(out, t)
+		for i := range 4 {
+			x[s][i] = YMM()
+			if i < 3 {
+				VMOVDQA32(in[i], x[s][i])
+			} else {
+				VPADDD(rowCounters.Offset(32*s), row3, x[s][i])
 			}
 		}
 	}
-	Comment(fmt.Sprintf("%d key-stream blocks, one zmm each.", len(out)))
-	return out
+	rowDoubleRounds(x, nil, nil, loop)
+	Comment("Add the initial state; block 0's rows 0 and 1 are the Poly1305 key (section 2.6).")
+	for s := range x {
+		for i := range 4 {
+			if i < 3 {
+				VPADDD(in[i], x[s][i], x[s][i])
+			} else {
+				c := YMM()
+				VPADDD(rowCounters.Offset(32*s), row3, c)
+				VPADDD(c, x[s][i], x[s][i])
+			}
+		}
+	}
+	r := XMM()
+	VPANDD(polyClamp, x[0][0].AsX(), r)
+	VMOVQ(r, r0)
+	VPEXTRQ(U8(1), r, r1)
+	VMOVDQU32(x[0][1].AsX(), sk)
+	Comment("Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.")
+	for s := range x {
+		for h := range 2 {
+			b := 2*s + h
+			if b == 0 {
+				continue
+			}
+			imm := U8(h | h<<1) // half h of the first source, then of the second
+			lo, hi := YMM(), YMM()
+			VSHUFI64X2(imm, x[s][1], x[s][0], lo)
+			VSHUFI64X2(imm, x[s][3], x[s][2], hi)
+			VINSERTI64X4(U8(1), hi, lo.AsZ(), blocks[b])
+		}
+	}
 }
