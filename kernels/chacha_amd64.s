@@ -10356,6 +10356,971 @@ chachaPoly1305TinyAVX2wipe:
 	MOVB    AL, ret+72(FP)
 	RET
 
+// func chachaPoly1305TinyAVX512(key *[8]uint32, nonce *[12]byte, dst *byte, src *byte, n int, ad *byte, adLen int, tag *[16]byte, open bool) bool
+// Requires: AVX, AVX2, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·chachaPoly1305TinyAVX512(SB), NOSPLIT, $432-73
+	MOVQ n+32(FP), DX
+	MOVQ adLen+48(FP), AX
+	MOVQ AX, 400(SP)
+	MOVQ DX, 408(SP)
+
+	// Stage the message and the AD's partial last block, zero-padded.
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU Y0, (SP)
+	VMOVDQU Y0, 32(SP)
+	VMOVDQU Y0, 64(SP)
+	VMOVDQU Y0, 96(SP)
+	VMOVDQU Y0, 128(SP)
+	VMOVDQU Y0, 160(SP)
+	VMOVDQU X0, 384(SP)
+	MOVQ    src+24(FP), CX
+	LEAQ    (SP), BX
+	MOVQ    DX, SI
+	CMPQ    SI, $0x20
+	JB      chachaPoly1305TinyAVX512stagetail
+
+chachaPoly1305TinyAVX512stageloop:
+	VMOVDQU (CX), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, SI
+	CMPQ    SI, $0x20
+	JAE     chachaPoly1305TinyAVX512stageloop
+
+chachaPoly1305TinyAVX512stagetail:
+	TESTQ   $0x00000010, SI
+	JZ      chachaPoly1305TinyAVX512stage16
+	VMOVDQU (CX), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, BX
+
+chachaPoly1305TinyAVX512stage16:
+	TESTQ $0x00000008, SI
+	JZ    chachaPoly1305TinyAVX512stage8
+	MOVQ  (CX), DI
+	MOVQ  DI, (BX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, BX
+
+chachaPoly1305TinyAVX512stage8:
+	TESTQ $0x00000004, SI
+	JZ    chachaPoly1305TinyAVX512stage4
+	MOVL  (CX), DI
+	MOVL  DI, (BX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, BX
+
+chachaPoly1305TinyAVX512stage4:
+	TESTQ $0x00000002, SI
+	JZ    chachaPoly1305TinyAVX512stage2
+	MOVW  (CX), DI
+	MOVW  DI, (BX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, BX
+
+chachaPoly1305TinyAVX512stage2:
+	TESTQ $0x00000001, SI
+	JZ    chachaPoly1305TinyAVX512stage1
+	MOVB  (CX), CL
+	MOVB  CL, (BX)
+
+chachaPoly1305TinyAVX512stage1:
+	MOVQ ad+40(FP), CX
+	MOVQ AX, SI
+	ANDQ $-16, SI
+	ADDQ SI, CX
+	MOVQ AX, SI
+	ANDQ $0x0f, SI
+	LEAQ 384(SP), BX
+	CMPQ SI, $0x20
+	JB   chachaPoly1305TinyAVX512adtailtail
+
+chachaPoly1305TinyAVX512adtailloop:
+	VMOVDQU (CX), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, SI
+	CMPQ    SI, $0x20
+	JAE     chachaPoly1305TinyAVX512adtailloop
+
+chachaPoly1305TinyAVX512adtailtail:
+	TESTQ   $0x00000010, SI
+	JZ      chachaPoly1305TinyAVX512adtail16
+	VMOVDQU (CX), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, BX
+
+chachaPoly1305TinyAVX512adtail16:
+	TESTQ $0x00000008, SI
+	JZ    chachaPoly1305TinyAVX512adtail8
+	MOVQ  (CX), AX
+	MOVQ  AX, (BX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, BX
+
+chachaPoly1305TinyAVX512adtail8:
+	TESTQ $0x00000004, SI
+	JZ    chachaPoly1305TinyAVX512adtail4
+	MOVL  (CX), AX
+	MOVL  AX, (BX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, BX
+
+chachaPoly1305TinyAVX512adtail4:
+	TESTQ $0x00000002, SI
+	JZ    chachaPoly1305TinyAVX512adtail2
+	MOVW  (CX), AX
+	MOVW  AX, (BX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, BX
+
+chachaPoly1305TinyAVX512adtail2:
+	TESTQ $0x00000001, SI
+	JZ    chachaPoly1305TinyAVX512adtail1
+	MOVB  (CX), AL
+	MOVB  AL, (BX)
+
+chachaPoly1305TinyAVX512adtail1:
+	// The key stream: blocks 0-1, or 0-3 when the message goes past block 1.
+	MOVQ           key+0(FP), AX
+	MOVQ           nonce+8(FP), CX
+	VMOVQ          (CX), X1
+	VPINSRD        $0x02, 8(CX), X1, X1
+	VPSLLDQ        $0x04, X1, X1
+	VINSERTI128    $0x01, X1, Y1, Y1
+	MOVB           open+64(FP), CL
+	CMPQ           DX, $0x40
+	JA             chachaPoly1305TinyAVX512four
+	TESTB          CL, CL
+	JNZ            chachaPoly1305TinyAVX512twoopen
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VBROADCASTI128 (AX), Y2
+	VBROADCASTI128 16(AX), Y3
+	VMOVDQA        Y0, Y4
+	VMOVDQA        Y2, Y5
+	VMOVDQA        Y3, Y6
+	VPADDD         chachaRowCounters<>+0(SB), Y1, Y7
+	MOVL           $0x0000000a, AX
+
+chachaPoly1305TinyAVX512rounds2seal:
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y7, Y7
+	VPROLD $0x10, Y7, Y7
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y5, Y5
+	VPROLD $0x0c, Y5, Y5
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y7, Y7
+	VPROLD $0x08, Y7, Y7
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y5, Y5
+	VPROLD $0x07, Y5, Y5
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	VPADDD  Y5, Y4, Y4
+	VPXORD  Y4, Y7, Y7
+	VPROLD  $0x10, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y5, Y5
+	VPROLD  $0x0c, Y5, Y5
+	VPADDD  Y5, Y4, Y4
+	VPXORD  Y4, Y7, Y7
+	VPROLD  $0x08, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y5, Y5
+	VPROLD  $0x07, Y5, Y5
+	VPSHUFD $0x39, Y4, Y4
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	DECL    AX
+	JNZ     chachaPoly1305TinyAVX512rounds2seal
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD     Y0, Y4, Y4
+	VPADDD     Y2, Y5, Y5
+	VPADDD     Y3, Y6, Y6
+	VPADDD     chachaRowCounters<>+0(SB), Y1, Y0
+	VPADDD     Y0, Y7, Y7
+	VPAND      poly1305Clamp<>+0(SB), X4, X0
+	VMOVQ      X0, AX
+	VPEXTRQ    $0x01, X0, CX
+	VMOVDQU    X5, 416(SP)
+	LEAQ       chachaTailMask<>+0(SB), BX
+	VPERM2I128 $0x31, Y5, Y4, Y0
+	CMPQ       DX, $0x00000000
+	JBE        chachaPoly1305TinyAVX512rounds2sealdone
+	VPXOR      (SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, (SP)
+	VPERM2I128 $0x31, Y7, Y6, Y0
+	CMPQ       DX, $0x00000020
+	JBE        chachaPoly1305TinyAVX512rounds2sealdone
+	VPXOR      32(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ    $0x00000040, SI
+	SUBQ    DX, SI
+	XORQ    DX, DX
+	CMPQ    SI, DX
+	CMOVQLT DX, SI
+	VPAND   (BX)(SI*1), Y0, Y0
+	VMOVDQU Y0, 32(SP)
+
+chachaPoly1305TinyAVX512rounds2sealdone:
+	JMP chachaPoly1305TinyAVX512sealout
+
+chachaPoly1305TinyAVX512twoopen:
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VBROADCASTI128 (AX), Y2
+	VBROADCASTI128 16(AX), Y3
+	VMOVDQA        Y0, Y4
+	VMOVDQA        Y2, Y5
+	VMOVDQA        Y3, Y6
+	VPADDD         chachaRowCounters<>+0(SB), Y1, Y7
+	MOVL           $0x0000000a, AX
+
+chachaPoly1305TinyAVX512rounds2open:
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y7, Y7
+	VPROLD $0x10, Y7, Y7
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y5, Y5
+	VPROLD $0x0c, Y5, Y5
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y7, Y7
+	VPROLD $0x08, Y7, Y7
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y5, Y5
+	VPROLD $0x07, Y5, Y5
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	VPADDD  Y5, Y4, Y4
+	VPXORD  Y4, Y7, Y7
+	VPROLD  $0x10, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y5, Y5
+	VPROLD  $0x0c, Y5, Y5
+	VPADDD  Y5, Y4, Y4
+	VPXORD  Y4, Y7, Y7
+	VPROLD  $0x08, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y5, Y5
+	VPROLD  $0x07, Y5, Y5
+	VPSHUFD $0x39, Y4, Y4
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	DECL    AX
+	JNZ     chachaPoly1305TinyAVX512rounds2open
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD     Y0, Y4, Y4
+	VPADDD     Y2, Y5, Y5
+	VPADDD     Y3, Y6, Y6
+	VPADDD     chachaRowCounters<>+0(SB), Y1, Y0
+	VPADDD     Y0, Y7, Y7
+	VPAND      poly1305Clamp<>+0(SB), X4, X0
+	VMOVQ      X0, AX
+	VPEXTRQ    $0x01, X0, CX
+	VMOVDQU    X5, 416(SP)
+	VPERM2I128 $0x31, Y5, Y4, Y0
+	VMOVDQU    Y0, 192(SP)
+	VPERM2I128 $0x31, Y7, Y6, Y0
+	VMOVDQU    Y0, 224(SP)
+	JMP        chachaPoly1305TinyAVX512authenticate
+
+chachaPoly1305TinyAVX512four:
+	TESTB          CL, CL
+	JNZ            chachaPoly1305TinyAVX512fouropen
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VBROADCASTI128 (AX), Y2
+	VBROADCASTI128 16(AX), Y3
+	VMOVDQA        Y0, Y4
+	VMOVDQA        Y2, Y5
+	VMOVDQA        Y3, Y6
+	VPADDD         chachaRowCounters<>+0(SB), Y1, Y7
+	VMOVDQA        Y0, Y8
+	VMOVDQA        Y2, Y9
+	VMOVDQA        Y3, Y10
+	VPADDD         chachaRowCounters<>+32(SB), Y1, Y11
+	MOVL           $0x0000000a, AX
+
+chachaPoly1305TinyAVX512rounds4seal:
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y7, Y7
+	VPROLD $0x10, Y7, Y7
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y11, Y11
+	VPROLD $0x10, Y11, Y11
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y5, Y5
+	VPROLD $0x0c, Y5, Y5
+	VPADDD Y11, Y10, Y10
+	VPXORD Y10, Y9, Y9
+	VPROLD $0x0c, Y9, Y9
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y7, Y7
+	VPROLD $0x08, Y7, Y7
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y11, Y11
+	VPROLD $0x08, Y11, Y11
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y5, Y5
+	VPROLD $0x07, Y5, Y5
+	VPADDD Y11, Y10, Y10
+	VPXORD Y10, Y9, Y9
+	VPROLD $0x07, Y9, Y9
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	VPSHUFD $0x93, Y8, Y8
+	VPSHUFD $0x39, Y10, Y10
+	VPSHUFD $0x4e, Y11, Y11
+	VPADDD  Y5, Y4, Y4
+	VPXORD  Y4, Y7, Y7
+	VPROLD  $0x10, Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXORD  Y8, Y11, Y11
+	VPROLD  $0x10, Y11, Y11
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y5, Y5
+	VPROLD  $0x0c, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXORD  Y10, Y9, Y9
+	VPROLD  $0x0c, Y9, Y9
+	VPADDD  Y5, Y4, Y4
+	VPXORD  Y4, Y7, Y7
+	VPROLD  $0x08, Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXORD  Y8, Y11, Y11
+	VPROLD  $0x08, Y11, Y11
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y5, Y5
+	VPROLD  $0x07, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXORD  Y10, Y9, Y9
+	VPROLD  $0x07, Y9, Y9
+	VPSHUFD $0x39, Y4, Y4
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	VPSHUFD $0x39, Y8, Y8
+	VPSHUFD $0x93, Y10, Y10
+	VPSHUFD $0x4e, Y11, Y11
+	DECL    AX
+	JNZ     chachaPoly1305TinyAVX512rounds4seal
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD     Y0, Y4, Y4
+	VPADDD     Y2, Y5, Y5
+	VPADDD     Y3, Y6, Y6
+	VPADDD     chachaRowCounters<>+0(SB), Y1, Y12
+	VPADDD     Y12, Y7, Y7
+	VPADDD     Y0, Y8, Y8
+	VPADDD     Y2, Y9, Y9
+	VPADDD     Y3, Y10, Y10
+	VPADDD     chachaRowCounters<>+32(SB), Y1, Y0
+	VPADDD     Y0, Y11, Y11
+	VPAND      poly1305Clamp<>+0(SB), X4, X0
+	VMOVQ      X0, AX
+	VPEXTRQ    $0x01, X0, CX
+	VMOVDQU    X5, 416(SP)
+	LEAQ       chachaTailMask<>+0(SB), BX
+	VPERM2I128 $0x31, Y5, Y4, Y0
+	CMPQ       DX, $0x00000000
+	JBE        chachaPoly1305TinyAVX512rounds4sealdone
+	VPXOR      (SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, (SP)
+	VPERM2I128 $0x31, Y7, Y6, Y0
+	CMPQ       DX, $0x00000020
+	JBE        chachaPoly1305TinyAVX512rounds4sealdone
+	VPXOR      32(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ       $0x00000040, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, 32(SP)
+	VPERM2I128 $0x20, Y9, Y8, Y0
+	CMPQ       DX, $0x00000040
+	JBE        chachaPoly1305TinyAVX512rounds4sealdone
+	VPXOR      64(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 96-n) into the tail mask.
+	MOVQ       $0x00000060, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, 64(SP)
+	VPERM2I128 $0x20, Y11, Y10, Y0
+	CMPQ       DX, $0x00000060
+	JBE        chachaPoly1305TinyAVX512rounds4sealdone
+	VPXOR      96(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 128-n) into the tail mask.
+	MOVQ       $0x00000080, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, 96(SP)
+	VPERM2I128 $0x31, Y9, Y8, Y0
+	CMPQ       DX, $0x00000080
+	JBE        chachaPoly1305TinyAVX512rounds4sealdone
+	VPXOR      128(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 160-n) into the tail mask.
+	MOVQ       $0x000000a0, SI
+	SUBQ       DX, SI
+	XORQ       DI, DI
+	CMPQ       SI, DI
+	CMOVQLT    DI, SI
+	VPAND      (BX)(SI*1), Y0, Y0
+	VMOVDQU    Y0, 128(SP)
+	VPERM2I128 $0x31, Y11, Y10, Y0
+	CMPQ       DX, $0x000000a0
+	JBE        chachaPoly1305TinyAVX512rounds4sealdone
+	VPXOR      160(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 192-n) into the tail mask.
+	MOVQ    $0x000000c0, SI
+	SUBQ    DX, SI
+	XORQ    DX, DX
+	CMPQ    SI, DX
+	CMOVQLT DX, SI
+	VPAND   (BX)(SI*1), Y0, Y0
+	VMOVDQU Y0, 160(SP)
+
+chachaPoly1305TinyAVX512rounds4sealdone:
+	JMP chachaPoly1305TinyAVX512sealout
+
+chachaPoly1305TinyAVX512fouropen:
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	VBROADCASTI128 (AX), Y2
+	VBROADCASTI128 16(AX), Y3
+	VMOVDQA        Y0, Y4
+	VMOVDQA        Y2, Y5
+	VMOVDQA        Y3, Y6
+	VPADDD         chachaRowCounters<>+0(SB), Y1, Y7
+	VMOVDQA        Y0, Y8
+	VMOVDQA        Y2, Y9
+	VMOVDQA        Y3, Y10
+	VPADDD         chachaRowCounters<>+32(SB), Y1, Y11
+	MOVL           $0x0000000a, AX
+
+chachaPoly1305TinyAVX512rounds4open:
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y7, Y7
+	VPROLD $0x10, Y7, Y7
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y11, Y11
+	VPROLD $0x10, Y11, Y11
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y5, Y5
+	VPROLD $0x0c, Y5, Y5
+	VPADDD Y11, Y10, Y10
+	VPXORD Y10, Y9, Y9
+	VPROLD $0x0c, Y9, Y9
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y7, Y7
+	VPROLD $0x08, Y7, Y7
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y11, Y11
+	VPROLD $0x08, Y11, Y11
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y5, Y5
+	VPROLD $0x07, Y5, Y5
+	VPADDD Y11, Y10, Y10
+	VPXORD Y10, Y9, Y9
+	VPROLD $0x07, Y9, Y9
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	VPSHUFD $0x93, Y8, Y8
+	VPSHUFD $0x39, Y10, Y10
+	VPSHUFD $0x4e, Y11, Y11
+	VPADDD  Y5, Y4, Y4
+	VPXORD  Y4, Y7, Y7
+	VPROLD  $0x10, Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXORD  Y8, Y11, Y11
+	VPROLD  $0x10, Y11, Y11
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y5, Y5
+	VPROLD  $0x0c, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXORD  Y10, Y9, Y9
+	VPROLD  $0x0c, Y9, Y9
+	VPADDD  Y5, Y4, Y4
+	VPXORD  Y4, Y7, Y7
+	VPROLD  $0x08, Y7, Y7
+	VPADDD  Y9, Y8, Y8
+	VPXORD  Y8, Y11, Y11
+	VPROLD  $0x08, Y11, Y11
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y5, Y5
+	VPROLD  $0x07, Y5, Y5
+	VPADDD  Y11, Y10, Y10
+	VPXORD  Y10, Y9, Y9
+	VPROLD  $0x07, Y9, Y9
+	VPSHUFD $0x39, Y4, Y4
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x4e, Y7, Y7
+	VPSHUFD $0x39, Y8, Y8
+	VPSHUFD $0x93, Y10, Y10
+	VPSHUFD $0x4e, Y11, Y11
+	DECL    AX
+	JNZ     chachaPoly1305TinyAVX512rounds4open
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD     Y0, Y4, Y4
+	VPADDD     Y2, Y5, Y5
+	VPADDD     Y3, Y6, Y6
+	VPADDD     chachaRowCounters<>+0(SB), Y1, Y12
+	VPADDD     Y12, Y7, Y7
+	VPADDD     Y0, Y8, Y8
+	VPADDD     Y2, Y9, Y9
+	VPADDD     Y3, Y10, Y10
+	VPADDD     chachaRowCounters<>+32(SB), Y1, Y0
+	VPADDD     Y0, Y11, Y11
+	VPAND      poly1305Clamp<>+0(SB), X4, X0
+	VMOVQ      X0, AX
+	VPEXTRQ    $0x01, X0, CX
+	VMOVDQU    X5, 416(SP)
+	VPERM2I128 $0x31, Y5, Y4, Y0
+	VMOVDQU    Y0, 192(SP)
+	VPERM2I128 $0x31, Y7, Y6, Y0
+	VMOVDQU    Y0, 224(SP)
+	VPERM2I128 $0x20, Y9, Y8, Y0
+	VMOVDQU    Y0, 256(SP)
+	VPERM2I128 $0x20, Y11, Y10, Y0
+	VMOVDQU    Y0, 288(SP)
+	VPERM2I128 $0x31, Y9, Y8, Y0
+	VMOVDQU    Y0, 320(SP)
+	VPERM2I128 $0x31, Y11, Y10, Y0
+	VMOVDQU    Y0, 352(SP)
+	JMP        chachaPoly1305TinyAVX512authenticate
+
+chachaPoly1305TinyAVX512sealout:
+	MOVQ n+32(FP), DX
+	MOVQ dst+16(FP), BX
+	LEAQ (SP), SI
+	CMPQ DX, $0x20
+	JB   chachaPoly1305TinyAVX512sealcopytail
+
+chachaPoly1305TinyAVX512sealcopyloop:
+	VMOVDQU (SI), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, SI
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305TinyAVX512sealcopyloop
+
+chachaPoly1305TinyAVX512sealcopytail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305TinyAVX512sealcopy16
+	VMOVDQU (SI), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, SI
+	ADDQ    $0x10, BX
+
+chachaPoly1305TinyAVX512sealcopy16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305TinyAVX512sealcopy8
+	MOVQ  (SI), DI
+	MOVQ  DI, (BX)
+	ADDQ  $0x08, SI
+	ADDQ  $0x08, BX
+
+chachaPoly1305TinyAVX512sealcopy8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305TinyAVX512sealcopy4
+	MOVL  (SI), DI
+	MOVL  DI, (BX)
+	ADDQ  $0x04, SI
+	ADDQ  $0x04, BX
+
+chachaPoly1305TinyAVX512sealcopy4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305TinyAVX512sealcopy2
+	MOVW  (SI), DI
+	MOVW  DI, (BX)
+	ADDQ  $0x02, SI
+	ADDQ  $0x02, BX
+
+chachaPoly1305TinyAVX512sealcopy2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305TinyAVX512sealcopy1
+	MOVB  (SI), DL
+	MOVB  DL, (BX)
+
+chachaPoly1305TinyAVX512sealcopy1:
+chachaPoly1305TinyAVX512authenticate:
+	// Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).
+	MOVQ  ad+40(FP), BX
+	MOVQ  adLen+48(FP), SI
+	XORQ  DI, DI
+	XORQ  R8, R8
+	XORQ  R9, R9
+	SHRQ  $0x04, SI
+	TESTQ SI, SI
+	JZ    chachaPoly1305TinyAVX512addone
+
+chachaPoly1305TinyAVX512ad:
+	ADDQ (BX), DI
+	ADCQ 8(BX), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  AX, DX
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  CX, DX
+	MULXQ R8, R13, R8
+	ADDQ  R13, R12
+	ADCQ  $0x00, R8
+	MULXQ DI, R13, DI
+	ADDQ  R13, R11
+	ADCQ  DI, R12
+	ADCQ  $0x00, R8
+	MOVQ  R9, R13
+	IMULQ DX, R13
+	ADDQ  R13, R8
+	IMULQ AX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R12
+	SHRQ $0x02, R8
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	MOVQ R10, DI
+	MOVQ R11, R8
+	ADDQ $0x10, BX
+	DECQ SI
+	JNZ  chachaPoly1305TinyAVX512ad
+
+chachaPoly1305TinyAVX512addone:
+	TESTQ $0x0000000f, 400(SP)
+	JZ    chachaPoly1305TinyAVX512adpadded
+	ADDQ  384(SP), DI
+	ADCQ  392(SP), R8
+	ADCQ  $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  AX, DX
+	MULXQ DI, BX, SI
+	MULXQ R8, R11, R10
+	ADDQ  R11, SI
+	ADCQ  $0x00, R10
+	MOVQ  CX, DX
+	MULXQ R8, R11, R8
+	ADDQ  R11, R10
+	ADCQ  $0x00, R8
+	MULXQ DI, R11, DI
+	ADDQ  R11, SI
+	ADCQ  DI, R10
+	ADCQ  $0x00, R8
+	MOVQ  R9, R11
+	IMULQ DX, R11
+	ADDQ  R11, R8
+	IMULQ AX, R9
+	ADDQ  R9, R10
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R10, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R10
+	ADDQ R10, BX
+	ADCQ R8, SI
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R10
+	SHRQ $0x02, R8
+	ADDQ R10, BX
+	ADCQ R8, SI
+	ADCQ $0x00, R9
+	MOVQ BX, DI
+	MOVQ SI, R8
+
+chachaPoly1305TinyAVX512adpadded:
+	LEAQ  (SP), BX
+	MOVQ  408(SP), SI
+	ADDQ  $0x0f, SI
+	SHRQ  $0x04, SI
+	TESTQ SI, SI
+	JZ    chachaPoly1305TinyAVX512ctdone
+
+chachaPoly1305TinyAVX512ct:
+	ADDQ (BX), DI
+	ADCQ 8(BX), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  AX, DX
+	MULXQ DI, R10, R11
+	MULXQ R8, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  CX, DX
+	MULXQ R8, R13, R8
+	ADDQ  R13, R12
+	ADCQ  $0x00, R8
+	MULXQ DI, R13, DI
+	ADDQ  R13, R11
+	ADCQ  DI, R12
+	ADCQ  $0x00, R8
+	MOVQ  R9, R13
+	IMULQ DX, R13
+	ADDQ  R13, R8
+	IMULQ AX, R9
+	ADDQ  R9, R12
+	ADCQ  $0x00, R8
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	SHRQ $0x02, R8, R12
+	SHRQ $0x02, R8
+	ADDQ R12, R10
+	ADCQ R8, R11
+	ADCQ $0x00, R9
+	MOVQ R10, DI
+	MOVQ R11, R8
+	ADDQ $0x10, BX
+	DECQ SI
+	JNZ  chachaPoly1305TinyAVX512ct
+
+chachaPoly1305TinyAVX512ctdone:
+	ADDQ 400(SP), DI
+	ADCQ 408(SP), R8
+	ADCQ $0x01, R9
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  AX, DX
+	MULXQ DI, BX, SI
+	MULXQ R8, R11, R10
+	ADDQ  R11, SI
+	ADCQ  $0x00, R10
+	MOVQ  CX, DX
+	MULXQ R8, R11, CX
+	ADDQ  R11, R10
+	ADCQ  $0x00, CX
+	MULXQ DI, R11, DI
+	ADDQ  R11, SI
+	ADCQ  DI, R10
+	ADCQ  $0x00, CX
+	MOVQ  R9, R11
+	IMULQ DX, R11
+	ADDQ  R11, CX
+	IMULQ AX, R9
+	ADDQ  R9, R10
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R10, R9
+	ANDQ $0x03, R9
+	ANDQ $-4, R10
+	ADDQ R10, BX
+	ADCQ CX, SI
+	ADCQ $0x00, R9
+	SHRQ $0x02, CX, R10
+	SHRQ $0x02, CX
+	ADDQ R10, BX
+	ADCQ CX, SI
+	ADCQ $0x00, R9
+	MOVQ BX, DI
+	MOVQ SI, R8
+
+	// The tag: h mod p + s mod 2^128 (section 2.5.1).
+	MOVQ    DI, AX
+	ADDQ    $0x05, AX
+	MOVQ    R8, CX
+	ADCQ    $0x00, CX
+	ADCQ    $0x00, R9
+	SHRQ    $0x02, R9
+	CMOVQNE AX, DI
+	CMOVQNE CX, R8
+	ADDQ    416(SP), DI
+	ADCQ    424(SP), R8
+	MOVQ    tag+56(FP), AX
+	MOVB    open+64(FP), CL
+	TESTB   CL, CL
+	JNZ     chachaPoly1305TinyAVX512verify
+	MOVQ    DI, (AX)
+	MOVQ    R8, 8(AX)
+	MOVB    $0x01, AL
+
+	// Seal: only the MAC's key is left to wipe; the ciphertext replaced the message and the
+	// key stream stayed in registers.
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU X0, 416(SP)
+	VZEROUPPER
+	MOVB    AL, ret+72(FP)
+	RET
+
+chachaPoly1305TinyAVX512verify:
+	// Open: compare in constant time; decrypt only on a match.
+	XORQ    (AX), DI
+	XORQ    8(AX), R8
+	ORQ     R8, DI
+	SETEQ   AL
+	JNE     chachaPoly1305TinyAVX512wipe
+	MOVQ    n+32(FP), CX
+	CMPQ    CX, $0x00000000
+	JBE     chachaPoly1305TinyAVX512opendone
+	VMOVDQU (SP), Y0
+	VPXOR   192(SP), Y0, Y0
+	VMOVDQU Y0, (SP)
+	CMPQ    CX, $0x00000020
+	JBE     chachaPoly1305TinyAVX512opendone
+	VMOVDQU 32(SP), Y0
+	VPXOR   224(SP), Y0, Y0
+	VMOVDQU Y0, 32(SP)
+	CMPQ    CX, $0x00000040
+	JBE     chachaPoly1305TinyAVX512opendone
+	VMOVDQU 64(SP), Y0
+	VPXOR   256(SP), Y0, Y0
+	VMOVDQU Y0, 64(SP)
+	CMPQ    CX, $0x00000060
+	JBE     chachaPoly1305TinyAVX512opendone
+	VMOVDQU 96(SP), Y0
+	VPXOR   288(SP), Y0, Y0
+	VMOVDQU Y0, 96(SP)
+	CMPQ    CX, $0x00000080
+	JBE     chachaPoly1305TinyAVX512opendone
+	VMOVDQU 128(SP), Y0
+	VPXOR   320(SP), Y0, Y0
+	VMOVDQU Y0, 128(SP)
+	CMPQ    CX, $0x000000a0
+	JBE     chachaPoly1305TinyAVX512opendone
+	VMOVDQU 160(SP), Y0
+	VPXOR   352(SP), Y0, Y0
+	VMOVDQU Y0, 160(SP)
+
+chachaPoly1305TinyAVX512opendone:
+	MOVQ dst+16(FP), DX
+	LEAQ (SP), BX
+	CMPQ CX, $0x20
+	JB   chachaPoly1305TinyAVX512openouttail
+
+chachaPoly1305TinyAVX512openoutloop:
+	VMOVDQU (BX), Y0
+	VMOVDQU Y0, (DX)
+	ADDQ    $0x20, BX
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305TinyAVX512openoutloop
+
+chachaPoly1305TinyAVX512openouttail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305TinyAVX512openout16
+	VMOVDQU (BX), X0
+	VMOVDQU X0, (DX)
+	ADDQ    $0x10, BX
+	ADDQ    $0x10, DX
+
+chachaPoly1305TinyAVX512openout16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305TinyAVX512openout8
+	MOVQ  (BX), SI
+	MOVQ  SI, (DX)
+	ADDQ  $0x08, BX
+	ADDQ  $0x08, DX
+
+chachaPoly1305TinyAVX512openout8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305TinyAVX512openout4
+	MOVL  (BX), SI
+	MOVL  SI, (DX)
+	ADDQ  $0x04, BX
+	ADDQ  $0x04, DX
+
+chachaPoly1305TinyAVX512openout4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305TinyAVX512openout2
+	MOVW  (BX), SI
+	MOVW  SI, (DX)
+	ADDQ  $0x02, BX
+	ADDQ  $0x02, DX
+
+chachaPoly1305TinyAVX512openout2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305TinyAVX512openout1
+	MOVB  (BX), CL
+	MOVB  CL, (DX)
+
+chachaPoly1305TinyAVX512openout1:
+chachaPoly1305TinyAVX512wipe:
+	// Wipe the key stream, the message and the MAC's key from the stack.
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU Y0, (SP)
+	VMOVDQU Y0, 192(SP)
+	VMOVDQU Y0, 32(SP)
+	VMOVDQU Y0, 224(SP)
+	VMOVDQU Y0, 64(SP)
+	VMOVDQU Y0, 256(SP)
+	VMOVDQU Y0, 96(SP)
+	VMOVDQU Y0, 288(SP)
+	VMOVDQU Y0, 128(SP)
+	VMOVDQU Y0, 320(SP)
+	VMOVDQU Y0, 160(SP)
+	VMOVDQU Y0, 352(SP)
+	VMOVDQU X0, 384(SP)
+	VMOVDQU X0, 416(SP)
+	VZEROUPPER
+	MOVB    AL, ret+72(FP)
+	RET
+
 // func chachaPoly1305Tiny3AVX2(lanes *[3]chachaTinyLane, open bool) (ok uint8)
 // Requires: AVX, AVX2, BMI2, CMOV
 TEXT ·chachaPoly1305Tiny3AVX2(SB), NOSPLIT, $576-17

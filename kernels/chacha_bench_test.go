@@ -201,15 +201,15 @@ func BenchmarkChaChaLongAD(b *testing.B) {
 }
 
 // BenchmarkChaChaFewOps runs the default path on batches of 1 and 4 ChaCha20-Poly1305 ops of
-// 384-1104 bytes (8 bytes of AD), alternating with x/crypto on the same ops (benchshape.Paired):
-// batches this small run op by op, and below a full-sized packet some CPUs' one-op paths
-// (oneOps.sealMin, openMin and smallSealMin) beat x/crypto.
+// 128-1104 bytes (8 bytes of AD), alternating with x/crypto on the same ops (benchshape.Paired):
+// batches this small run op by op, where some CPUs' fused kernels and one-op paths (chachaOneOp;
+// oneOps.sealMin, openMin and smallMin) beat x/crypto below a full-sized packet.
 func BenchmarkChaChaFewOps(b *testing.B) {
 	raw := make([]byte, 32)
 	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
 	aead, _ := chacha20poly1305.New(raw)
 	for _, count := range []int{1, 4} {
-		for _, n := range []int{384, 800, 960, 1104} {
+		for _, n := range []int{128, 256, 384, 800, 960, 1104} {
 			seal, open := sealedOps(key, count, n, 8)
 			pairedSealOpen(b, fmt.Sprintf("%dx%d", count, n), seal, open, aead)
 		}

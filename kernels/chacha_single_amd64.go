@@ -51,7 +51,7 @@ import (
 //
 // On both, a message within blocks 1-3 with a short MAC input takes chachaTinyOp, and short MACs the
 // portable radix-2^64 Poly1305 (poly1305AEAD). On 1-cycle cores (impl.chachaTinyFused) a message
-// within blocks 1-3 with AD of up to chachaTinyAD bytes takes chachaTinyOpAVX2 instead, on either
+// within blocks 1-3 with AD of up to chachaTinyAD bytes takes chachaTinyFusedOp instead, on either
 // tier: the whole op in one call of chachaPoly1305TinyAVX2; where impl.chachaSmallFused, a message
 // within blocks 4-7 with such AD takes chachaSmallOpAVX512 on AVX512 (chachaPoly1305SmallAVX512).
 //
@@ -93,7 +93,7 @@ var oneOpScratches = sync.Pool{New: func() any { return new(oneOpScratch) }}
 func chachaOneOp(op *Op, open bool, t Tier) bool {
 	n := msgLen(op, open)
 	if impl.chachaTinyFused && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD {
-		return chachaTinyOpAVX2(op, open, n)
+		return chachaTinyFusedOp(op, open, n)
 	}
 	if impl.chachaSmallFused && t == AVX512 && n <= chachaSmallMax && len(op.AD) <= chachaTinyAD {
 		return chachaSmallOpAVX512(op, open, n)
@@ -312,18 +312,35 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 	return ok
 }
 
-// chachaTinyOpAVX2 is chachaOneOp on 1-cycle cores (impl.chachaTinyFused) for a message of at most
+// chachaTinyFusedOp is chachaOneOp on 1-cycle cores (impl.chachaTinyFused) for a message of at most
 // chachaTinyMax bytes with at most chachaTinyAD bytes of AD: the whole op is one call of
-// chachaPoly1305TinyAVX2, which writes Dst only once the tag has verified.
-func chachaTinyOpAVX2(op *Op, open bool, n int) bool { return chachaFusedOp(op, open, n, false) }
+// chachaPoly1305TinyAVX2 (chachaPoly1305TinyAVX512 where impl.chachaTinyProld), which writes Dst
+// only once the tag has verified.
+func chachaTinyFusedOp(op *Op, open bool, n int) bool {
+	if impl.chachaTinyProld {
+		return chachaFusedOp(op, open, n, fusedTinyAVX512)
+	}
+	return chachaFusedOp(op, open, n, fusedTinyAVX2)
+}
 
-// chachaSmallOpAVX512 is chachaTinyOpAVX2 for a message of up to chachaSmallMax bytes, on
+// chachaSmallOpAVX512 is chachaTinyFusedOp for a message of up to chachaSmallMax bytes, on
 // chachaPoly1305SmallAVX512 (impl.chachaSmallFused).
-func chachaSmallOpAVX512(op *Op, open bool, n int) bool { return chachaFusedOp(op, open, n, true) }
+func chachaSmallOpAVX512(op *Op, open bool, n int) bool {
+	return chachaFusedOp(op, open, n, fusedSmallAVX512)
+}
+
+// fusedKernel names a fused one-call kernel.
+type fusedKernel uint8
+
+const (
+	fusedTinyAVX2    fusedKernel = iota // chachaPoly1305TinyAVX2
+	fusedTinyAVX512                     // chachaPoly1305TinyAVX512
+	fusedSmallAVX512                    // chachaPoly1305SmallAVX512
+)
 
 // chachaFusedOp runs op, n bytes of message and at most chachaTinyAD bytes of AD, in one call of
-// chachaPoly1305SmallAVX512 (small) or chachaPoly1305TinyAVX2.
-func chachaFusedOp(op *Op, open bool, n int, small bool) bool {
+// the fused kernel k.
+func chachaFusedOp(op *Op, open bool, n int, k fusedKernel) bool {
 	var sub [8]uint32
 	var xnonce [12]byte
 	key, nonce := &op.Key.chacha, (*[12]byte)(op.Nonce)
@@ -343,9 +360,12 @@ func chachaFusedOp(op *Op, open bool, n int, small bool) bool {
 	tag := (*[TagSize]byte)(tagAt[n:])
 	dst, src, ad := unsafe.SliceData(op.Dst), unsafe.SliceData(op.Src), unsafe.SliceData(op.AD)
 	var ok bool
-	if small {
+	switch k {
+	case fusedSmallAVX512:
 		ok = chachaPoly1305SmallAVX512(key, nonce, dst, src, n, ad, len(op.AD), tag, open)
-	} else {
+	case fusedTinyAVX512:
+		ok = chachaPoly1305TinyAVX512(key, nonce, dst, src, n, ad, len(op.AD), tag, open)
+	default:
 		ok = chachaPoly1305TinyAVX2(key, nonce, dst, src, n, ad, len(op.AD), tag, open)
 	}
 	clear(sub[:])

@@ -138,7 +138,7 @@ func (q *tinyOps) flush(ops []Op) (failed int) {
 
 // one runs op (n bytes of message) on chachaPoly1305TinyAVX2 and returns 1 if it failed.
 func (q *tinyOps) one(op *Op, n int) (failed int) {
-	if chachaTinyOpAVX2(op, q.open, n) {
+	if chachaTinyFusedOp(op, q.open, n) {
 		return 0
 	}
 	return 1

@@ -16,45 +16,49 @@ import (
 	"golang.org/x/crypto/chacha20poly1305"
 )
 
-// TestChaChaFusedOps runs the fused one-call kernels, chachaTinyOpAVX2 (chachaPoly1305TinyAVX2)
-// and chachaSmallOpAVX512 (chachaPoly1305SmallAVX512), against golang.org/x/crypto/chacha20poly1305
+// TestChaChaFusedOps runs the fused one-call kernels (chachaFusedOp: chachaPoly1305TinyAVX2,
+// chachaPoly1305TinyAVX512 and chachaPoly1305SmallAVX512) against golang.org/x/crypto/chacha20poly1305
 // at every message length each takes and AD lengths around its block boundaries: Seal and Open,
 // apart (at every alignment 0..7) and in place, forged tags, ciphertexts and AD rejected with Dst
 // zeroed, and no byte written outside Dst.
 func TestChaChaFusedOps(t *testing.T) {
 	for _, k := range []struct {
-		name string
-		tier Tier
-		max  int
-		run  func(op *Op, open bool, n int) bool
+		name   string
+		tier   Tier
+		max    int
+		kernel fusedKernel
 	}{
-		{"TinyAVX2", AVX2, chachaTinyMax, chachaTinyOpAVX2},
-		{"SmallAVX512", AVX512, chachaSmallMax, chachaSmallOpAVX512},
+		{"TinyAVX2", AVX2, chachaTinyMax, fusedTinyAVX2},
+		{"TinyAVX512", AVX512, chachaTinyMax, fusedTinyAVX512},
+		{"SmallAVX512", AVX512, chachaSmallMax, fusedSmallAVX512},
 	} {
 		t.Run(k.name, func(t *testing.T) {
 			if !chachaHas(k.tier) {
 				t.Skip("CPU lacks the features")
 			}
-			testFusedOp(t, k.max, k.run)
+			testFusedOp(t, k.max, func(op *Op, open bool, n int) bool { return chachaFusedOp(op, open, n, k.kernel) })
 		})
 	}
 }
 
-// TestChaChaSmallFused runs the AVX512 tier's few-ops path with and without the fused kernel for
-// messages within blocks 4-7 (impl.chachaSmallFused), whichever this CPU would select, against the
-// Generic tier.
-func TestChaChaSmallFused(t *testing.T) {
+// TestChaChaFusedVariants runs the few-ops paths of the SIMD tiers with each variant of the fused
+// kernels this CPU has (impl.chachaTinyProld, impl.chachaSmallFused), against the Generic tier.
+func TestChaChaFusedVariants(t *testing.T) {
 	if !chachaHas(AVX512) {
 		t.Skip("needs AVX-512")
 	}
-	defer func(f bool) { impl.chachaSmallFused = f }(impl.chachaSmallFused)
+	defer func(p, f bool) { impl.chachaTinyProld, impl.chachaSmallFused = p, f }(impl.chachaTinyProld, impl.chachaSmallFused)
 	rng := rand.New(rand.NewPCG(23, 24))
-	for _, fused := range []bool{false, true} {
-		impl.chachaSmallFused = fused
-		for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
-			key, _ := NewKey(suite, make([]byte, 32))
-			for _, b := range []int{1, 2, 5, 11} {
-				checkAgainstGeneric(t, AVX512, key, b, rng)
+	for _, prold := range []bool{false, true} {
+		for _, small := range []bool{false, true} {
+			impl.chachaTinyProld, impl.chachaSmallFused = prold, small
+			for _, tier := range []Tier{AVX512, AVX2} {
+				for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+					key, _ := NewKey(suite, make([]byte, 32))
+					for _, b := range []int{1, 2, 5, 11} {
+						checkAgainstGeneric(t, tier, key, b, rng)
+					}
+				}
 			}
 		}
 	}

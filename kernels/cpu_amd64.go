@@ -74,12 +74,17 @@ var impl = struct {
 	// 2.4-2.5 GB/s on AMD Zen 3 (BenchmarkChaCha20Kernels).
 	chachaAVX2Regs bool
 	// chachaTinyFused: an op alone (a batch of one, or one of at most laneKernels.fewOps) within
-	// chachaTinyMax bytes takes the fused AVX2 kernel (chachaTinyOpAVX2) on either SIMD tier, rather
+	// chachaTinyMax bytes takes the fused AVX2 kernel (chachaTinyFusedOp) on either SIMD tier, rather
 	// than a 4-block pass and the scalar Poly1305 (chachaTinyOp). Its rounds are one row-form
 	// state, a chain of dependent steps that only 1-cycle cores run fast. 1 x 64 B against x/crypto
 	// (`make bench`): AMD Zen 4 (AVX512 tier) 0.74-0.75x -> 1.02-1.04x, XChaCha20 0.87-0.92x ->
 	// 1.09-1.14x; AMD Zen 3 (AVX2 tier) 1.10x. Intel cores take it by their latency, unmeasured.
 	chachaTinyFused bool
+	// chachaTinyProld: the fused tiny kernel with its rotations by VPROLD (chachaPoly1305TinyAVX512)
+	// where the CPU has AVX-512VL: one instruction, and one step of the rounds' chain, where a
+	// rotation by 12 or 7 takes three and two. AMD Zen 4, against x/crypto called directly
+	// (docs/experiments.md, 2026-12-04 third session): see chachaSmallFused's entry there.
+	chachaTinyProld bool
 	// chachaSmallFused: an op alone on the AVX512 tier's one-op path (chachaOneOp) with a message
 	// within blocks 4-7 (193-448 bytes) and at most chachaTinyAD bytes of AD takes the fused
 	// AVX-512 kernel (chachaSmallOpAVX512: blocks 0-5 or 0-7 in three or four row-form states, then
@@ -127,6 +132,7 @@ var impl = struct {
 	poly26Regs:        !ymmLatency2,
 	chachaTinyFused:   !ymmLatency2,
 	chachaSmallFused:  zmmHalves,
+	chachaTinyProld:   chachaAVX512,
 	chachaBlocksHeads: !ymmLatency2,
 	chachaFewOpsAVX512: func() int {
 		if zmmHalves {

@@ -57,8 +57,14 @@ func tinyTables() {
 // chachaTinyMax is the longest message chachaPoly1305TinyAVX2 takes: blocks 1-3.
 const chachaTinyMax = 3 * 64
 
-func chachaPoly1305TinyAVX2() {
-	const name = "chachaPoly1305TinyAVX2"
+// chachaPoly1305Tiny generates chachaPoly1305TinyAVX2, or with prold chachaPoly1305TinyAVX512: the
+// same op with its rotations by VPROLD (AVX-512VL) instead of byte shuffles and shift pairs, one
+// instruction and one step of the rounds' chain where a rotation by 12 or 7 took three and two.
+func chachaPoly1305Tiny(prold bool) {
+	name := "chachaPoly1305TinyAVX2"
+	if prold {
+		name = "chachaPoly1305TinyAVX512"
+	}
 	Implement(name)
 	Attributes(NOSPLIT)
 	Doc(name+" seals (open false) or opens the n-byte message at src (0 <= n <= 192) with the AD",
@@ -113,18 +119,18 @@ func chachaPoly1305TinyAVX2() {
 	JA(LabelRef(name + "four"))
 	TESTB(open, open)
 	JNZ(LabelRef(name + "twoopen"))
-	tinyKeyStream(1, key, row3, sk, r0, r1, tinyOut{msg: msg, n: n}, name+"rounds2seal")
+	tinyKeyStream(1, key, row3, sk, r0, r1, tinyOut{prold: prold, msg: msg, n: n}, name+"rounds2seal")
 	JMP(LabelRef(name + "sealout"))
 	Label(name + "twoopen")
-	tinyKeyStream(1, key, row3, sk, r0, r1, tinyOut{ks: ks}, name+"rounds2open")
+	tinyKeyStream(1, key, row3, sk, r0, r1, tinyOut{prold: prold, ks: ks}, name+"rounds2open")
 	JMP(LabelRef(name + "authenticate"))
 	Label(name + "four")
 	TESTB(open, open)
 	JNZ(LabelRef(name + "fouropen"))
-	tinyKeyStream(2, key, row3, sk, r0, r1, tinyOut{msg: msg, n: n}, name+"rounds4seal")
+	tinyKeyStream(2, key, row3, sk, r0, r1, tinyOut{prold: prold, msg: msg, n: n}, name+"rounds4seal")
 	JMP(LabelRef(name + "sealout"))
 	Label(name + "fouropen")
-	tinyKeyStream(2, key, row3, sk, r0, r1, tinyOut{ks: ks}, name+"rounds4open")
+	tinyKeyStream(2, key, row3, sk, r0, r1, tinyOut{prold: prold, ks: ks}, name+"rounds4open")
 	JMP(LabelRef(name + "authenticate"))
 
 	Label(name + "sealout")
@@ -226,9 +232,10 @@ func aeadMAC(r0, r1 Op, ad, adLen Register, pad, msg, lens Mem, label string) (h
 // Seal, XORed into the first n bytes of the staged message msg, the bytes of the last 32-byte chunk
 // past n zeroed (the MAC input's padding), which spares Seal a round trip through memory.
 type tinyOut struct {
-	ks  Mem
-	msg Mem
-	n   Register
+	ks    Mem
+	msg   Mem
+	n     Register
+	prold bool // rotate with VPROLD (chachaPoly1305TinyAVX512)
 }
 
 // tinyKeyStream computes key-stream blocks 0 to 2*states-1 in the row form (chachaKS4AVX2): state s
@@ -254,7 +261,11 @@ func tinyKeyStream(states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtua
 			}
 		}
 	}
-	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), loop)
+	if out.prold {
+		rowDoubleRounds(x, nil, nil, loop)
+	} else {
+		rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), loop)
+	}
 	Comment("Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.")
 	for s := range x {
 		for i := range 4 {
