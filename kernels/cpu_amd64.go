@@ -82,8 +82,10 @@ var impl = struct {
 	chachaTinyFused bool
 	// chachaTinyProld: the fused tiny kernel with its rotations by VPROLD (chachaPoly1305TinyAVX512)
 	// where the CPU has AVX-512VL: one instruction, and one step of the rounds' chain, where a
-	// rotation by 12 or 7 takes three and two. AMD Zen 4, against x/crypto called directly
-	// (docs/experiments.md, 2026-12-04 third session): see chachaSmallFused's entry there.
+	// rotation by 12 or 7 takes three and two. AMD Zen 4, lone ops of 100-192 B through the batch
+	// API against x/crypto, 1-3% faster than the AVX2 kernel (Opens of 128-192 B 0.99-1.00x ->
+	// 1.01-1.04x), up to 64 B level (docs/experiments.md, 2026-12-04 third session). Intel AVX-512
+	// cores take it by their latency, unmeasured.
 	chachaTinyProld bool
 	// chachaSmallFused: an op alone on the AVX512 tier's one-op path (chachaOneOp) with a message
 	// within blocks 4-7 (193-448 bytes) and at most chachaTinyAD bytes of AD takes the fused
