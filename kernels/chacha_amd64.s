@@ -13243,7 +13243,7 @@ chachaPoly1305SmallAVX512rounds3:
 	DECL    AX
 	JNZ     chachaPoly1305SmallAVX512rounds3
 
-	// Add the initial state; block 0's rows 0 and 1 are the Poly1305 key (section 2.6).
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
 	VPADDD    Y4, Y15, Y15
 	VPADDD    Y13, Y16, Y16
 	VPADDD    Y14, Y17, Y17
@@ -13434,7 +13434,7 @@ chachaPoly1305SmallAVX512rounds4:
 	DECL    AX
 	JNZ     chachaPoly1305SmallAVX512rounds4
 
-	// Add the initial state; block 0's rows 0 and 1 are the Poly1305 key (section 2.6).
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
 	VPADDD    Y4, Y17, Y17
 	VPADDD    Y15, Y18, Y18
 	VPADDD    Y16, Y19, Y19

@@ -80,29 +80,23 @@ func chachaPoly1305SmallAVX512() {
 	JNZ(LabelRef(name + "openblocks"))
 	{
 		dst := Load(Param("dst"), GP64())
-		for b := 1; b < 8; b++ {
-			CMPQ(n, U32(64*(b-1)))
-			JBE(LabelRef(name + "sealdone"))
-			blockMask(n, b)
+		messageBlocks(n, name+"sealdone", func(b, at int) {
 			m := ZMM()
-			VMOVDQU8_Z(Mem{Base: src, Disp: 64 * (b - 1)}, K1, m)
+			VMOVDQU8_Z(Mem{Base: src, Disp: at}, K1, m)
 			VPXORD(blocks[b], m, m)
 			VMOVDQU8_Z(m, K1, m) // past n: zero, the MAC input's padding
-			VMOVDQU8(m, K1, Mem{Base: dst, Disp: 64 * (b - 1)})
-			VMOVDQU64(m, ct.Offset(64*(b-1)))
-		}
+			VMOVDQU8(m, K1, Mem{Base: dst, Disp: at})
+			VMOVDQU64(m, ct.Offset(at))
+		})
 		Label(name + "sealdone")
 		JMP(LabelRef(name + "authenticate"))
 	}
 	Label(name + "openblocks")
-	for b := 1; b < 8; b++ {
-		CMPQ(n, U32(64*(b-1)))
-		JBE(LabelRef(name + "authenticate"))
-		blockMask(n, b)
+	messageBlocks(n, name+"authenticate", func(b, at int) {
 		m := ZMM()
-		VMOVDQU8_Z(Mem{Base: src, Disp: 64 * (b - 1)}, K1, m)
-		VMOVDQU64(m, ct.Offset(64*(b-1)))
-	}
+		VMOVDQU8_Z(Mem{Base: src, Disp: at}, K1, m)
+		VMOVDQU64(m, ct.Offset(at))
+	})
 
 	Label(name + "authenticate")
 	Comment("Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).")
@@ -130,14 +124,11 @@ func chachaPoly1305SmallAVX512() {
 	{
 		n := Load(Param("n"), GP64())
 		dst := Load(Param("dst"), GP64())
-		for b := 1; b < 8; b++ {
-			CMPQ(n, U32(64*(b-1)))
-			JBE(LabelRef(name + "wipe"))
-			blockMask(n, b)
+		messageBlocks(n, name+"wipe", func(b, at int) {
 			m := ZMM()
-			VPXORD(ct.Offset(64*(b-1)), blocks[b], m)
-			VMOVDQU8(m, K1, Mem{Base: dst, Disp: 64 * (b - 1)})
-		}
+			VPXORD(ct.Offset(at), blocks[b], m)
+			VMOVDQU8(m, K1, Mem{Base: dst, Disp: at})
+		})
 	}
 
 	Label(name + "wipe")
@@ -151,6 +142,18 @@ func chachaPoly1305SmallAVX512() {
 	VZEROUPPER()
 	Store(ok, ReturnIndex(0))
 	RET()
+}
+
+// messageBlocks runs body(b, at) for key-stream blocks b = 1-7 while the n-byte message reaches
+// them (at: the message offset of block b, 64(b-1)), with K1 the bytes of the block it covers
+// (blockMask); past the message's last block it jumps to done.
+func messageBlocks(n Register, done string, body func(b, at int)) {
+	for b := 1; b < 8; b++ {
+		CMPQ(n, U32(64*(b-1)))
+		JBE(LabelRef(done))
+		blockMask(n, b)
+		body(b, 64*(b-1))
+	}
 }
 
 // blockMask sets K1 to the bytes of key-stream block b that the n-byte message covers: its first
@@ -168,11 +171,10 @@ func blockMask(n Register, b int) {
 	KMOVQ(cnt, K1)
 }
 
-// smallKeyStream computes key-stream blocks 0 to 2*states-1 in the row form of chachaKS4AVX2 (state
-// s: blocks 2s and 2s+1 in the low and high 128-bit halves of its four ymm rows), rotations by
-// VPROLD. It leaves r of block 0's Poly1305 key clamped in r0, r1, writes s to sk, and puts blocks 1
-// on into blocks, one zmm each. Zen 4 runs a zmm instruction as two ymm halves, so ymm states do the
-// same work as zmm ones, and a message within block 5 runs three of them rather than four.
+// smallKeyStream computes key-stream blocks 0 to 2*states-1 in the row form (rowStates, VPROLD),
+// leaves r in r0, r1 and s in sk, and puts blocks 1 on into blocks, one zmm each. Zen 4 runs a zmm
+// instruction as two ymm halves, so ymm states do the same work as zmm ones, and a message within
+// block 5 runs three of them rather than four.
 func smallKeyStream(states int, key, nonce, sk Mem, r0, r1 GPVirtual, blocks []VecVirtual, loop string) {
 	row3x := XMM() // counter 0 and the nonce (section 2.3)
 	VMOVQ(nonce, row3x)
@@ -180,42 +182,7 @@ func smallKeyStream(states int, key, nonce, sk Mem, r0, r1 GPVirtual, blocks []V
 	VPSLLDQ(U8(4), row3x, row3x)
 	row3 := YMM()
 	VSHUFI32X4(U8(0), row3x.AsY(), row3x.AsY(), row3)
-	var in [3]VecVirtual
-	for i := range in {
-		in[i] = YMM()
-	}
-	VBROADCASTI32X4(chachaSigma, in[0])
-	VBROADCASTI32X4(key, in[1])
-	VBROADCASTI32X4(key.Offset(16), in[2])
-	x := make([][4]VecVirtual, states)
-	for s := range x {
-		for i := range 4 {
-			x[s][i] = YMM()
-			if i < 3 {
-				VMOVDQA32(in[i], x[s][i])
-			} else {
-				VPADDD(rowCounters.Offset(32*s), row3, x[s][i])
-			}
-		}
-	}
-	rowDoubleRounds(x, nil, nil, loop)
-	Comment("Add the initial state; block 0's rows 0 and 1 are the Poly1305 key (section 2.6).")
-	for s := range x {
-		for i := range 4 {
-			if i < 3 {
-				VPADDD(in[i], x[s][i], x[s][i])
-			} else {
-				c := YMM()
-				VPADDD(rowCounters.Offset(32*s), row3, c)
-				VPADDD(c, x[s][i], x[s][i])
-			}
-		}
-	}
-	r := XMM()
-	VPANDD(polyClamp, x[0][0].AsX(), r)
-	VMOVQ(r, r0)
-	VPEXTRQ(U8(1), r, r1)
-	VMOVDQU32(x[0][1].AsX(), sk)
+	x := rowStates(states, key, row3, sk, r0, r1, true, true, loop)
 	Comment("Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.")
 	for s := range x {
 		for h := range 2 {

@@ -238,51 +238,10 @@ type tinyOut struct {
 	prold bool // rotate with VPROLD (chachaPoly1305TinyAVX512)
 }
 
-// tinyKeyStream computes key-stream blocks 0 to 2*states-1 in the row form (chachaKS4AVX2): state s
-// holds blocks 2s and 2s+1 in the low and high halves of its four rows. It hands blocks 1 on to out
-// in 32-byte chunks. Of block 0's first 32 bytes, the Poly1305 key (section 2.6), it leaves r
-// clamped (section 2.5.1) in r0, r1 and writes s to sk.
+// tinyKeyStream computes key-stream blocks 0 to 2*states-1 in the row form (rowStates) and hands
+// blocks 1 on to out in 32-byte chunks, leaving r in r0, r1 and s in sk.
 func tinyKeyStream(states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtual, out tinyOut, loop string) {
-	var in [4]VecVirtual
-	for i := range 3 {
-		in[i] = YMM()
-	}
-	VBROADCASTI128(chachaSigma, in[0])
-	VBROADCASTI128(key, in[1])
-	VBROADCASTI128(key.Offset(16), in[2])
-	x := make([][4]VecVirtual, states)
-	for s := range x {
-		for i := range 4 {
-			x[s][i] = YMM()
-			if i < 3 {
-				VMOVDQA(in[i], x[s][i])
-			} else {
-				VPADDD(rowCounters.Offset(32*s), row3, x[s][i])
-			}
-		}
-	}
-	if out.prold {
-		rowDoubleRounds(x, nil, nil, loop)
-	} else {
-		rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), loop)
-	}
-	Comment("Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.")
-	for s := range x {
-		for i := range 4 {
-			if i < 3 {
-				VPADDD(in[i], x[s][i], x[s][i])
-			} else {
-				c := YMM()
-				VPADDD(rowCounters.Offset(32*s), row3, c)
-				VPADDD(c, x[s][i], x[s][i])
-			}
-		}
-	}
-	r := XMM()
-	VPAND(polyClamp, x[0][0].AsX(), r)
-	VMOVQ(r, r0)
-	VPEXTRQ(U8(1), r, r1)
-	VMOVDQU(x[0][1].AsX(), sk)
+	x := rowStates(states, key, row3, sk, r0, r1, out.prold, false, loop)
 	var mask GPVirtual
 	if out.n != nil {
 		mask = GP64()
@@ -324,6 +283,65 @@ func tinyKeyStream(states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtua
 	if out.n != nil {
 		Label(loop + "done")
 	}
+}
+
+// rowStates computes key-stream blocks 0 to 2*states-1 in the row form (chachaKS4AVX2): state s
+// holds blocks 2s and 2s+1 in the low and high halves of its four ymm rows (row3: counter 0 and the
+// nonce in both halves), rotations by VPROLD where prold. Of block 0's first 32 bytes, the Poly1305
+// key (section 2.6), it leaves r clamped (section 2.5.1) in r0, r1 and writes s to sk. evex takes
+// the EVEX forms of its moves, for kernels whose registers run past 15; the AVX2 kernel keeps VEX.
+func rowStates(states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtual, prold, evex bool, loop string) [][4]VecVirtual {
+	broadcast := func(m Mem, y VecVirtual) { VBROADCASTI128(m, y) }
+	move := func(a, b Op) { VMOVDQA(a, b) }
+	and := func(a, b, c Op) { VPAND(a, b, c) }
+	store := func(a, b Op) { VMOVDQU(a, b) }
+	if evex {
+		broadcast = func(m Mem, y VecVirtual) { VBROADCASTI32X4(m, y) }
+		move = func(a, b Op) { VMOVDQA32(a, b) }
+		and = func(a, b, c Op) { VPANDD(a, b, c) }
+		store = func(a, b Op) { VMOVDQU32(a, b) }
+	}
+	var in [3]VecVirtual
+	for i := range in {
+		in[i] = YMM()
+	}
+	broadcast(chachaSigma, in[0])
+	broadcast(key, in[1])
+	broadcast(key.Offset(16), in[2])
+	x := make([][4]VecVirtual, states)
+	for s := range x {
+		for i := range 4 {
+			x[s][i] = YMM()
+			if i < 3 {
+				move(in[i], x[s][i])
+			} else {
+				VPADDD(rowCounters.Offset(32*s), row3, x[s][i])
+			}
+		}
+	}
+	if prold {
+		rowDoubleRounds(x, nil, nil, loop)
+	} else {
+		rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), loop)
+	}
+	Comment("Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.")
+	for s := range x {
+		for i := range 4 {
+			if i < 3 {
+				VPADDD(in[i], x[s][i], x[s][i])
+			} else {
+				c := YMM()
+				VPADDD(rowCounters.Offset(32*s), row3, c)
+				VPADDD(c, x[s][i], x[s][i])
+			}
+		}
+	}
+	r := XMM()
+	and(polyClamp, x[0][0].AsX(), r)
+	VMOVQ(r, r0)
+	VPEXTRQ(U8(1), r, r1)
+	store(x[0][1].AsX(), sk)
+	return x
 }
 
 // tinyXOR XORs the key stream at ks into the first n bytes of the message at msg, in 32-byte chunks;
