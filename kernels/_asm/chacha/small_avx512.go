@@ -30,8 +30,8 @@ func chachaPoly1305SmallAVX512() {
 		"false) or opens the n-byte message at src with the AD of adLen bytes at ad, to dst (src and",
 		"dst may be equal), under ChaCha20 key and nonce (RFC 8439 section 2.8). Seal writes the",
 		"tag to tag and reports true. Open compares the tag it computes with the one at tag in",
-		"constant time and reports whether they match; it writes dst only when they do. The stack",
-		"buffers are wiped.")
+		"constant time and reports whether they match; it writes dst only when they do. Of what it",
+		"puts on the stack only the MAC key's second half is secret, and it is wiped.")
 	ct := AllocLocal(chachaSmallMax) // the ciphertext, zero-padded to whole blocks
 	pad := AllocLocal(16)            // the AD's partial last block, zero-padded
 	lens := AllocLocal(16)           // the MAC's lengths block: le64(adLen), le64(n)
