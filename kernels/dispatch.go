@@ -51,11 +51,11 @@ type route struct {
 	// alone, where set, sends the minOps to 15 ChaCha-family ops beyond the lanes' whole groups (a
 	// batch's last, or all of a batch of fewer than 16) op by op (runSmall) when each op has a
 	// kernel of its own there (tiny's fused kernels fit it, or one takes it and the remainder is at
-	// most 14: aloneFaster) or is a ChaCha20 op of fewer than alone bytes: a partly filled lane pass
-	// costs those more than their own kernels or the standard library do. XChaCha20's lanes derive
-	// the subkeys faster than x/crypto does op by op, so its ops without a kernel of their own stay
-	// in the lanes.
-	alone int
+	// most 14: aloneFaster) or is a ChaCha20 op of fewer than alone bytes (aloneAtMin in a remainder
+	// of just minOps ops, the emptiest pass): a partly filled lane pass costs those more than their
+	// own kernels or the standard library do. XChaCha20's lanes derive the subkeys faster than
+	// x/crypto does op by op, so its ops without a kernel of their own stay in the lanes.
+	alone, aloneAtMin int
 }
 
 // oneOps is which ChaCha-family ops of a batch that runs on Stdlib a SIMD tier's one-op path
@@ -137,7 +137,11 @@ var routes = [...]struct{ chacha, gcm route }{
 	// or is a ChaCha20 op below 384 B (alone): 12 x 100 B 0.71x / 0.62x -> 1.10x / 1.03x, 28 x 192 B
 	// 1.03x / 0.85x -> 1.07x / 1.01x, 12 x 256 B 0.92x / 0.80x -> 0.94x / 0.93x, 12 x 1420 B 1.04x /
 	// 0.93x -> 1.23x / 1.10x; at 512-1024 B the lanes and x/crypto are level there; XChaCha20 at
-	// 256-320 B 0.99-1.28x in the lanes against 0.95x on x/crypto.
+	// 256-320 B 0.99-1.28x in the lanes against 0.95x on x/crypto. In a remainder of just 12, ChaCha20
+	// ops below 449 B op by op (aloneAtMin; the fused kernel of blocks 4-7 takes 193-448 B): 12 x
+	// 384-448 B 0.99-1.00x / 0.86-0.88x -> 1.02-1.03x / 0.94-0.97x, 44 x 384-448 B 1.29x / 1.14-1.15x
+	// -> 1.34-1.36x / 1.24-1.28x; with 13 or 14 the lanes keep them (op by op 13 x 384-448 B Seal
+	// 0.95-0.96x, 14 x 0.89-0.91x of the lanes).
 	// Messages of 16 KiB or more run op by op in any batch (impl.chachaLongAloneAVX512). Ops with 768
 	// B of AD or more take the one-op path whatever their length, its IFMA MAC ahead of x/crypto's on
 	// long AD (x/crypto 0.96-0.99x there through the batch API), seal / open: 64 B + 768 B of AD 1.13x
@@ -147,7 +151,7 @@ var routes = [...]struct{ chacha, gcm route }{
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
 			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
 			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, long: 3 << 10, adMin: 768}, beside: 48,
-			alone: 384},
+			alone: 384, aloneAtMin: 7*64 + 1},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 }
@@ -168,6 +172,10 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 	if r.alone == 0 {
 		return false
 	}
+	limit := r.alone
+	if rest == r.minOps {
+		limit = max(limit, r.aloneAtMin)
+	}
 	q := newTinyOps(r.tiny, open)
 	for i := range ops {
 		op := &ops[i]
@@ -181,7 +189,7 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 		if _, fits := q.fits(op); fits || rest < 15 && r.one.takes(op, open, true) {
 			continue
 		}
-		if op.Key.suite != ChaCha20Poly1305 || msgLen(op, open) >= r.alone {
+		if op.Key.suite != ChaCha20Poly1305 || msgLen(op, open) >= limit {
 			return false
 		}
 	}

@@ -111,12 +111,14 @@ func TestDispatchPaths(t *testing.T) {
 		if tier != AVX512 && tier != AVX2 {
 			continue
 		}
-		// With alone 1000, remainders of minOps or more op by op where their ops allow it; the
-		// one-op path takes messages of 101-699 bytes in small batches but not in remainders.
+		// With alone 1000 (1500 in a remainder of just minOps), remainders of minOps or more op by
+		// op where their ops allow it; the one-op path takes messages of 101-699 bytes in small
+		// batches but not in remainders.
 		for _, alone := range []int{0, 1000} {
 			for _, minOps := range []int{1, 12} {
 				chachaRoute = route{tier: tier, minOps: minOps, tiny: AVX2, beside: 40, alone: alone,
-					one: oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, remainderMin: 700, long: 1300}}
+					aloneAtMin: alone * 3 / 2,
+					one:        oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, remainderMin: 700, long: 1300}}
 				gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
 				t.Run(fmt.Sprintf("%v/from%d/beside40/alone%d", tier, minOps, alone), func(t *testing.T) {
 					for _, n := range []int{2, 12, 13, 15, 20, 28, 31, 33, 39, 40, 47} {
