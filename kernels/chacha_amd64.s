@@ -13895,12 +13895,14 @@ chachaPoly1305SmallAVX512ctdone:
 	JMP     chachaPoly1305SmallAVX512wipe
 
 chachaPoly1305SmallAVX512verify:
-	// Open: compare in constant time; decrypt only on a match, from the staged ciphertext.
-	XORQ     (AX), DI
-	XORQ     8(AX), R8
-	ORQ      R8, DI
-	SETEQ    AL
-	JNE      chachaPoly1305SmallAVX512wipe
+	// Open: compare in constant time; decrypt only on a match.
+	XORQ  (AX), DI
+	XORQ  8(AX), R8
+	ORQ   R8, DI
+	SETEQ AL
+	JNE   chachaPoly1305SmallAVX512wipe
+
+	// Decrypt from the staged ciphertext.
 	MOVQ     n+32(FP), CX
 	MOVQ     dst+16(FP), DX
 	CMPQ     CX, $0x00000000

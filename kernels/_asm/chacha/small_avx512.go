@@ -99,28 +99,8 @@ func chachaPoly1305SmallAVX512() {
 	})
 
 	Label(name + "authenticate")
-	Comment("Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).")
-	h0, h1, h2 := aeadMAC(r0, r1, Load(Param("ad"), GP64()), Load(Param("adLen"), GP64()), pad, ct, lens, name)
-
-	Comment("The tag: h mod p + s mod 2^128 (section 2.5.1).")
-	polyTag(h0, h1, h2, sk)
-	tag := Mem{Base: Load(Param("tag"), GP64())}
-	ok := GP8()
-	open = Load(Param("open"), GP8())
-	TESTB(open, open)
-	JNZ(LabelRef(name + "verify"))
-	MOVQ(h0, tag)
-	MOVQ(h1, tag.Offset(8))
-	MOVB(U8(1), ok)
-	JMP(LabelRef(name + "wipe"))
-
-	Label(name + "verify")
-	Comment("Open: compare in constant time; decrypt only on a match, from the staged ciphertext.")
-	XORQ(tag, h0)
-	XORQ(tag.Offset(8), h1)
-	ORQ(h1, h0)
-	SETEQ(ok)
-	JNE(LabelRef(name + "wipe"))
+	ok := authenticate(name, r0, r1, pad, ct, lens, sk, name+"wipe", func(GPVirtual) { JMP(LabelRef(name + "wipe")) })
+	Comment("Decrypt from the staged ciphertext.")
 	{
 		n := Load(Param("n"), GP64())
 		dst := Load(Param("dst"), GP64())

@@ -142,35 +142,16 @@ func chachaPoly1305Tiny(prold bool) {
 	}
 
 	Label(name + "authenticate")
-	Comment("Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).")
-	h0, h1, h2 := aeadMAC(r0, r1, Load(Param("ad"), GP64()), Load(Param("adLen"), GP64()), pad, msg, lens, name)
-
-	Comment("The tag: h mod p + s mod 2^128 (section 2.5.1).")
-	polyTag(h0, h1, h2, sk)
-	tag := Mem{Base: Load(Param("tag"), GP64())}
-	ok := GP8()
-	open = Load(Param("open"), GP8())
-	TESTB(open, open)
-	JNZ(LabelRef(name + "verify"))
-	MOVQ(h0, tag)
-	MOVQ(h1, tag.Offset(8))
-	MOVB(U8(1), ok)
-	Comment("Seal: only the MAC's key is left to wipe; the ciphertext replaced the message and the",
-		"key stream stayed in registers.")
-	zero = YMM()
-	VPXOR(zero, zero, zero)
-	VMOVDQU(zero.AsX(), sk)
-	VZEROUPPER()
-	Store(ok, ReturnIndex(0))
-	RET()
-
-	Label(name + "verify")
-	Comment("Open: compare in constant time; decrypt only on a match.")
-	XORQ(tag, h0)
-	XORQ(tag.Offset(8), h1)
-	ORQ(h1, h0)
-	SETEQ(ok)
-	JNE(LabelRef(name + "wipe"))
+	ok := authenticate(name, r0, r1, pad, msg, lens, sk, name+"wipe", func(ok GPVirtual) {
+		Comment("Seal: only the MAC's key is left to wipe; the ciphertext replaced the message and the",
+			"key stream stayed in registers.")
+		zero := YMM()
+		VPXOR(zero, zero, zero)
+		VMOVDQU(zero.AsX(), sk)
+		VZEROUPPER()
+		Store(ok, ReturnIndex(0))
+		RET()
+	})
 	n = Load(Param("n"), GP64())
 	tinyXOR(msg, ks, n, chachaTinyMax, name+"open")
 	{
@@ -192,6 +173,37 @@ func chachaPoly1305Tiny(prold bool) {
 	VZEROUPPER()
 	Store(ok, ReturnIndex(0))
 	RET()
+}
+
+// authenticate emits the MAC over the op's AD and the ciphertext staged in buf (aeadMAC) and its tag
+// (polyTag), and returns the register of the kernel's result. Seal stores the tag at the tag
+// parameter, sets ok and runs sealed, which must leave the kernel; Open compares the tag with the
+// one at the tag parameter in constant time, sets ok to whether they match and jumps to mismatch
+// unless they do, falling through to the decryption where they do.
+func authenticate(name string, r0, r1 GPVirtual, pad, buf, lens, sk Mem, mismatch string, sealed func(ok GPVirtual)) GPVirtual {
+	Comment("Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).")
+	h0, h1, h2 := aeadMAC(r0, r1, Load(Param("ad"), GP64()), Load(Param("adLen"), GP64()), pad, buf, lens, name)
+
+	Comment("The tag: h mod p + s mod 2^128 (section 2.5.1).")
+	polyTag(h0, h1, h2, sk)
+	tag := Mem{Base: Load(Param("tag"), GP64())}
+	ok := GP8()
+	open := Load(Param("open"), GP8())
+	TESTB(open, open)
+	JNZ(LabelRef(name + "verify"))
+	MOVQ(h0, tag)
+	MOVQ(h1, tag.Offset(8))
+	MOVB(U8(1), ok)
+	sealed(ok)
+
+	Label(name + "verify")
+	Comment("Open: compare in constant time; decrypt only on a match.")
+	XORQ(tag, h0)
+	XORQ(tag.Offset(8), h1)
+	ORQ(h1, h0)
+	SETEQ(ok)
+	JNE(LabelRef(mismatch))
+	return ok
 }
 
 // aeadMAC runs Poly1305 (radix 2^64, polyBlock64) over AD || pad16 || ciphertext || pad16 ||
