@@ -9415,61 +9415,61 @@ chachaPoly1305TinyAVX2stage2:
 
 chachaPoly1305TinyAVX2stage1:
 	MOVQ ad+40(FP), CX
-	MOVQ AX, SI
-	ANDQ $-16, SI
-	ADDQ SI, CX
-	MOVQ AX, SI
-	ANDQ $0x0f, SI
-	LEAQ 384(SP), BX
-	CMPQ SI, $0x20
+	MOVQ AX, BX
+	ANDQ $-16, BX
+	ADDQ BX, CX
+	MOVQ AX, BX
+	ANDQ $0x0f, BX
+	LEAQ 384(SP), AX
+	CMPQ BX, $0x20
 	JB   chachaPoly1305TinyAVX2adtailtail
 
 chachaPoly1305TinyAVX2adtailloop:
 	VMOVDQU (CX), Y0
-	VMOVDQU Y0, (BX)
+	VMOVDQU Y0, (AX)
 	ADDQ    $0x20, CX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, SI
-	CMPQ    SI, $0x20
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, BX
+	CMPQ    BX, $0x20
 	JAE     chachaPoly1305TinyAVX2adtailloop
 
 chachaPoly1305TinyAVX2adtailtail:
-	TESTQ   $0x00000010, SI
+	TESTQ   $0x00000010, BX
 	JZ      chachaPoly1305TinyAVX2adtail16
 	VMOVDQU (CX), X0
-	VMOVDQU X0, (BX)
+	VMOVDQU X0, (AX)
 	ADDQ    $0x10, CX
-	ADDQ    $0x10, BX
+	ADDQ    $0x10, AX
 
 chachaPoly1305TinyAVX2adtail16:
-	TESTQ $0x00000008, SI
+	TESTQ $0x00000008, BX
 	JZ    chachaPoly1305TinyAVX2adtail8
-	MOVQ  (CX), AX
-	MOVQ  AX, (BX)
+	MOVQ  (CX), SI
+	MOVQ  SI, (AX)
 	ADDQ  $0x08, CX
-	ADDQ  $0x08, BX
+	ADDQ  $0x08, AX
 
 chachaPoly1305TinyAVX2adtail8:
-	TESTQ $0x00000004, SI
+	TESTQ $0x00000004, BX
 	JZ    chachaPoly1305TinyAVX2adtail4
-	MOVL  (CX), AX
-	MOVL  AX, (BX)
+	MOVL  (CX), SI
+	MOVL  SI, (AX)
 	ADDQ  $0x04, CX
-	ADDQ  $0x04, BX
+	ADDQ  $0x04, AX
 
 chachaPoly1305TinyAVX2adtail4:
-	TESTQ $0x00000002, SI
+	TESTQ $0x00000002, BX
 	JZ    chachaPoly1305TinyAVX2adtail2
-	MOVW  (CX), AX
-	MOVW  AX, (BX)
+	MOVW  (CX), SI
+	MOVW  SI, (AX)
 	ADDQ  $0x02, CX
-	ADDQ  $0x02, BX
+	ADDQ  $0x02, AX
 
 chachaPoly1305TinyAVX2adtail2:
-	TESTQ $0x00000001, SI
+	TESTQ $0x00000001, BX
 	JZ    chachaPoly1305TinyAVX2adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (BX)
+	MOVB  (CX), CL
+	MOVB  CL, (AX)
 
 chachaPoly1305TinyAVX2adtail1:
 	// The key stream: blocks 0-1, or 0-3 when the message goes past block 1.
@@ -10428,61 +10428,61 @@ chachaPoly1305TinyAVX512stage2:
 
 chachaPoly1305TinyAVX512stage1:
 	MOVQ ad+40(FP), CX
-	MOVQ AX, SI
-	ANDQ $-16, SI
-	ADDQ SI, CX
-	MOVQ AX, SI
-	ANDQ $0x0f, SI
-	LEAQ 384(SP), BX
-	CMPQ SI, $0x20
+	MOVQ AX, BX
+	ANDQ $-16, BX
+	ADDQ BX, CX
+	MOVQ AX, BX
+	ANDQ $0x0f, BX
+	LEAQ 384(SP), AX
+	CMPQ BX, $0x20
 	JB   chachaPoly1305TinyAVX512adtailtail
 
 chachaPoly1305TinyAVX512adtailloop:
 	VMOVDQU (CX), Y0
-	VMOVDQU Y0, (BX)
+	VMOVDQU Y0, (AX)
 	ADDQ    $0x20, CX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, SI
-	CMPQ    SI, $0x20
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, BX
+	CMPQ    BX, $0x20
 	JAE     chachaPoly1305TinyAVX512adtailloop
 
 chachaPoly1305TinyAVX512adtailtail:
-	TESTQ   $0x00000010, SI
+	TESTQ   $0x00000010, BX
 	JZ      chachaPoly1305TinyAVX512adtail16
 	VMOVDQU (CX), X0
-	VMOVDQU X0, (BX)
+	VMOVDQU X0, (AX)
 	ADDQ    $0x10, CX
-	ADDQ    $0x10, BX
+	ADDQ    $0x10, AX
 
 chachaPoly1305TinyAVX512adtail16:
-	TESTQ $0x00000008, SI
+	TESTQ $0x00000008, BX
 	JZ    chachaPoly1305TinyAVX512adtail8
-	MOVQ  (CX), AX
-	MOVQ  AX, (BX)
+	MOVQ  (CX), SI
+	MOVQ  SI, (AX)
 	ADDQ  $0x08, CX
-	ADDQ  $0x08, BX
+	ADDQ  $0x08, AX
 
 chachaPoly1305TinyAVX512adtail8:
-	TESTQ $0x00000004, SI
+	TESTQ $0x00000004, BX
 	JZ    chachaPoly1305TinyAVX512adtail4
-	MOVL  (CX), AX
-	MOVL  AX, (BX)
+	MOVL  (CX), SI
+	MOVL  SI, (AX)
 	ADDQ  $0x04, CX
-	ADDQ  $0x04, BX
+	ADDQ  $0x04, AX
 
 chachaPoly1305TinyAVX512adtail4:
-	TESTQ $0x00000002, SI
+	TESTQ $0x00000002, BX
 	JZ    chachaPoly1305TinyAVX512adtail2
-	MOVW  (CX), AX
-	MOVW  AX, (BX)
+	MOVW  (CX), SI
+	MOVW  SI, (AX)
 	ADDQ  $0x02, CX
-	ADDQ  $0x02, BX
+	ADDQ  $0x02, AX
 
 chachaPoly1305TinyAVX512adtail2:
-	TESTQ $0x00000001, SI
+	TESTQ $0x00000001, BX
 	JZ    chachaPoly1305TinyAVX512adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (BX)
+	MOVB  (CX), CL
+	MOVB  CL, (AX)
 
 chachaPoly1305TinyAVX512adtail1:
 	// The key stream: blocks 0-1, or 0-3 when the message goes past block 1.

@@ -47,14 +47,7 @@ func chachaPoly1305SmallAVX512() {
 		zero := XMM()
 		VPXORD(zero, zero, zero)
 		VMOVDQU32(zero, pad)
-		ad, k, d := Load(Param("ad"), GP64()), GP64(), GP64()
-		MOVQ(adLen, k)
-		ANDQ(I32(-16), k)
-		ADDQ(k, ad)
-		MOVQ(adLen, k)
-		ANDQ(U8(15), k)
-		LEAQ(pad, d)
-		copyBytes(d, ad, k, name+"adtail")
+		stageADTail(adLen, pad, name+"adtail")
 	}
 
 	Comment("The key stream: blocks 0-5 (three states) for a message within block 5, else 0-7.")

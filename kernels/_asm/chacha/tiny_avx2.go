@@ -95,14 +95,7 @@ func chachaPoly1305Tiny(prold bool) {
 		LEAQ(msg, d)
 		MOVQ(n, k)
 		copyBytes(d, src, k, name+"stage")
-		ad, k2 := Load(Param("ad"), GP64()), GP64()
-		MOVQ(adLen, k2)
-		ANDQ(I32(-16), k2)
-		ADDQ(k2, ad)
-		MOVQ(adLen, k2)
-		ANDQ(U8(15), k2)
-		LEAQ(pad, d)
-		copyBytes(d, ad, k2, name+"adtail")
+		stageADTail(adLen, pad, name+"adtail")
 	}
 
 	Comment("The key stream: blocks 0-1, or 0-3 when the message goes past block 1.")
@@ -173,6 +166,19 @@ func chachaPoly1305Tiny(prold bool) {
 	VZEROUPPER()
 	Store(ok, ReturnIndex(0))
 	RET()
+}
+
+// stageADTail copies the AD's partial last block (the last adLen mod 16 bytes at the ad parameter)
+// to pad, which the caller has zeroed: the MAC reads it there zero-padded (aeadMAC).
+func stageADTail(adLen Register, pad Mem, label string) {
+	ad, k, d := Load(Param("ad"), GP64()), GP64(), GP64()
+	MOVQ(adLen, k)
+	ANDQ(I32(-16), k)
+	ADDQ(k, ad)
+	MOVQ(adLen, k)
+	ANDQ(U8(15), k)
+	LEAQ(pad, d)
+	copyBytes(d, ad, k, label)
 }
 
 // authenticate emits the MAC over the op's AD and the ciphertext staged in buf (aeadMAC) and its tag
