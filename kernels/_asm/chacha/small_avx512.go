@@ -33,14 +33,7 @@ func chachaPoly1305SmallAVX512() {
 		"constant time and reports whether they match; it writes dst only when they do. Of what it",
 		"puts on the stack only the MAC key's second half is secret, and it is wiped.")
 	ct := AllocLocal(chachaSmallMax) // the ciphertext, zero-padded to whole blocks
-	pad := AllocLocal(16)            // the AD's partial last block, zero-padded
-	lens := AllocLocal(16)           // the MAC's lengths block: le64(adLen), le64(n)
-	sk := AllocLocal(16)             // s, the second half of the Poly1305 key (section 2.5)
-
-	n := Load(Param("n"), GP64())
-	adLen := Load(Param("adLen"), GP64())
-	MOVQ(adLen, lens)
-	MOVQ(n, lens.Offset(8))
+	pad, lens, sk, n, adLen := macBuffers()
 
 	Comment("Stage the AD's partial last block, zero-padded.")
 	{

@@ -74,14 +74,7 @@ func chachaPoly1305Tiny(prold bool) {
 		"whether they match; it writes dst only when they do. The stack buffers are wiped.")
 	msg := AllocLocal(chachaTinyMax) // the message, zero-padded; after the XOR the ciphertext
 	ks := AllocLocal(chachaTinyMax)  // key-stream blocks 1-3
-	pad := AllocLocal(16)            // the AD's partial last block, zero-padded
-	lens := AllocLocal(16)           // the MAC's lengths block: le64(adLen), le64(n)
-	sk := AllocLocal(16)             // s, the second half of the Poly1305 key (section 2.5)
-
-	n := Load(Param("n"), GP64())
-	adLen := Load(Param("adLen"), GP64())
-	MOVQ(adLen, lens)
-	MOVQ(n, lens.Offset(8))
+	pad, lens, sk, n, adLen := macBuffers()
 
 	Comment("Stage the message and the AD's partial last block, zero-padded.")
 	zero := YMM()
@@ -166,6 +159,19 @@ func chachaPoly1305Tiny(prold bool) {
 	VZEROUPPER()
 	Store(ok, ReturnIndex(0))
 	RET()
+}
+
+// macBuffers allocates the stack buffers a fused kernel's MAC needs: pad, the AD's partial last
+// block (stageADTail); lens, the lengths block le64(adLen) || le64(n), which it fills; and sk for s,
+// the second half of the Poly1305 key (section 2.5). It returns them with the n and adLen
+// parameters loaded.
+func macBuffers() (pad, lens, sk Mem, n, adLen Register) {
+	pad, lens, sk = AllocLocal(16), AllocLocal(16), AllocLocal(16)
+	n = Load(Param("n"), GP64())
+	adLen = Load(Param("adLen"), GP64())
+	MOVQ(adLen, lens)
+	MOVQ(n, lens.Offset(8))
+	return pad, lens, sk, n, adLen
 }
 
 // stageADTail copies the AD's partial last block (the last adLen mod 16 bytes at the ad parameter)
