@@ -205,15 +205,7 @@ func BenchmarkChaChaLongAD(b *testing.B) {
 // batches this small run op by op, where some CPUs' fused kernels and one-op paths (chachaOneOp;
 // oneOps.sealMin, openMin and smallMin) beat x/crypto below a full-sized packet.
 func BenchmarkChaChaFewOps(b *testing.B) {
-	raw := make([]byte, 32)
-	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
-	aead, _ := chacha20poly1305.New(raw)
-	for _, count := range []int{1, 4} {
-		for _, n := range []int{128, 256, 384, 800, 960, 1104} {
-			seal, open := sealedOps(key, count, n, 8)
-			pairedSealOpen(b, fmt.Sprintf("%dx%d", count, n), seal, open, aead)
-		}
-	}
+	pairedBatches(b, []int{1, 4}, []int{128, 256, 384, 800, 960, 1104})
 }
 
 // BenchmarkChaChaBatchSizes runs the default path on ChaCha20-Poly1305 batches of sizes that are not
@@ -221,11 +213,17 @@ func BenchmarkChaChaFewOps(b *testing.B) {
 // lanes cost as much for a few ops as for 16, so what a batch leaves beyond its whole groups
 // decides how it fares.
 func BenchmarkChaChaBatchSizes(b *testing.B) {
+	pairedBatches(b, []int{12, 16, 20, 24, 28, 33, 40, 47}, []int{100, 448, 512, 1420})
+}
+
+// pairedBatches runs pairedSealOpen on ChaCha20-Poly1305 batches of each count of ops of each
+// length of lens, with 8 bytes of AD, as the sub-benchmarks <count>x<length>/Seal and /Open.
+func pairedBatches(b *testing.B, counts, lens []int) {
 	raw := make([]byte, 32)
 	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
 	aead, _ := chacha20poly1305.New(raw)
-	for _, n := range []int{100, 448, 512, 1420} {
-		for _, count := range []int{12, 16, 20, 24, 28, 33, 40, 47} {
+	for _, n := range lens {
+		for _, count := range counts {
 			seal, open := sealedOps(key, count, n, 8)
 			pairedSealOpen(b, fmt.Sprintf("%dx%d", count, n), seal, open, aead)
 		}
