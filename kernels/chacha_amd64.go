@@ -74,11 +74,11 @@ func polyFinishKernel(k laneKernels, st *[15][16]uint64) (eq int) {
 	return poly1305FinishIFMAZ(st)
 }
 
-func laneOneOp(k laneKernels, op *Op, open bool) bool {
-	if k.simd == Generic {
+func laneOneOp(t Tier, op *Op, open bool) bool {
+	if t == Generic {
 		return chachaOpGeneric(op, open)
 	}
-	return chachaOneOp(op, open, k.simd)
+	return chachaOneOp(op, open, t)
 }
 
 // chachaHasSIMD reports whether this build has ChaCha-family code of SIMD tier t that this CPU runs.
@@ -93,9 +93,11 @@ func chachaRunSIMD(t Tier, ops []Op, open bool, beside *tinyOps) (failed int) {
 }
 
 // chachaRunOne is chachaRunSIMD for a batch of one ChaCha-family op: the one-op path, where the lane
-// driver sends a batch this small (laneKernels.fewOps), without the driver's walk over the batch.
+// driver sends a batch this small (laneKernels.fewOps), without the driver's walk over the batch or
+// its kernel set: building one to pass on cost a lone op about 10 ns, its copy waiting for the stores
+// that made it (AMD Zen 4).
 func chachaRunOne(t Tier, op *Op, open bool) (failed int) {
-	return laneRunOne(chachaLaneKernels(t), op, open)
+	return laneRunOne(t, op, open)
 }
 
 //go:noescape

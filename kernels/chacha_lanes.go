@@ -70,7 +70,7 @@ import (
 //	polyKernel(k, st, p, n, stride, upper)          the Poly1305 lane kernel of k's radix:
 //	                                                poly1305Lanes26Generic's or poly1305Lanes44Generic's
 //	polyFinishKernel(k, st) eq                      radix 2^44 only: poly1305FinishLanes44Generic's
-//	laneOneOp(k, op, open) ok                       one op on its own, for chunks of at most fewOps ops
+//	laneOneOp(k.simd, op, open) ok                  one op on its own, for chunks of at most fewOps ops
 //	                                                and for messages of longAlone bytes or more
 //
 // Each runs the portable kernels when k.simd is Generic (the tests' reference runs). upper reports
@@ -181,7 +181,7 @@ func chachaRunLanes(k laneKernels, ops []Op, open bool, beside *tinyOps) (failed
 	if few <= k.fewOps {
 		for i := range ops {
 			if op := &ops[i]; op.Key.suite.isChaCha() && !beside.took(op) {
-				failed += laneRunOne(k, op, open)
+				failed += laneRunOne(k.simd, op, open)
 			}
 		}
 		return failed
@@ -189,14 +189,14 @@ func chachaRunLanes(k laneKernels, ops []Op, open bool, beside *tinyOps) (failed
 	return chachaRunChunks(k, ops, open, beside)
 }
 
-// laneRunOne runs op on its own on kernel set k's one-op path (laneOneOp) and returns 1 if it
+// laneRunOne runs op on its own on tier t's one-op path (laneOneOp) and returns 1 if it
 // failed: an Open shorter than the tag fails without running.
-func laneRunOne(k laneKernels, op *Op, open bool) (failed int) {
+func laneRunOne(t Tier, op *Op, open bool) (failed int) {
 	if open && len(op.Src) < TagSize {
 		failOpen(op)
 		return 1
 	}
-	if !laneOneOp(k, op, open) {
+	if !laneOneOp(t, op, open) {
 		return 1
 	}
 	return 0
@@ -219,7 +219,7 @@ func chachaRunChunks(k laneKernels, ops []Op, open bool, beside *tinyOps) (faile
 			continue
 		}
 		if c.k.longAlone > 0 && msgLen(op, open) >= c.k.longAlone {
-			failed += laneRunOne(c.k, op, open)
+			failed += laneRunOne(c.k.simd, op, open)
 			continue
 		}
 		k := c.n
@@ -257,7 +257,7 @@ func (c *chachaChunkState) run() (failed int) {
 	c.used = max(c.used, c.n)
 	if c.n <= c.k.fewOps {
 		for i := range c.n {
-			if !laneOneOp(c.k, c.op[i], c.open) {
+			if !laneOneOp(c.k.simd, c.op[i], c.open) {
 				failed++
 			}
 		}

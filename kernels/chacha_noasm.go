@@ -24,14 +24,15 @@ func chachaRunOne(t Tier, op *Op, open bool) int {
 // names a tiny tier here.
 type tinyOps struct{}
 
-func newTinyOps(Tier, bool) tinyOps                    { return tinyOps{} }
-func (*tinyOps) fits(*Op) (n int, ok bool)             { return 0, false }
-func (*tinyOps) run([]Op, int, int) (failed int)       { return 0 }
-func (*tinyOps) runAlone(*Op) (taken bool, failed int) { return false, 0 }
-func (*tinyOps) flush([]Op) (failed int)               { return 0 }
-func (*tinyOps) inTriple(*Op) (n int, ok bool)         { return 0, false }
-func (*tinyOps) took(*Op) bool                         { return false }
-func (*tinyOps) chooseBeside([]Op) (n int)             { return 0 }
+func newTinyOps(Tier, bool) tinyOps              { return tinyOps{} }
+func (*tinyOps) fits(*Op) (n int, ok bool)       { return 0, false }
+func (*tinyOps) run([]Op, int, int) (failed int) { return 0 }
+func (*tinyOps) flush([]Op) (failed int)         { return 0 }
+func (*tinyOps) inTriple(*Op) (n int, ok bool)   { return 0, false }
+func (*tinyOps) took(*Op) bool                   { return false }
+func (*tinyOps) chooseBeside([]Op) (n int)       { return 0 }
+
+func (*route) runFusedAlone(*Op, bool) (taken bool, failed int) { return false, 0 }
 
 // The lane kernel set of this build (see laneKernels): the portable kernels, which the tests run
 // the lane driver on. No tier does (see chacha_lanes.go).
@@ -52,4 +53,4 @@ func polyFinishKernel(_ laneKernels, st *[15][16]uint64) (eq int) {
 	return poly1305FinishLanes44Generic(st)
 }
 
-func laneOneOp(_ laneKernels, op *Op, open bool) bool { return chachaOpGeneric(op, open) }
+func laneOneOp(_ Tier, op *Op, open bool) bool { return chachaOpGeneric(op, open) }

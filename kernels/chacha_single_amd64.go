@@ -317,10 +317,16 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 // chachaPoly1305TinyAVX2 (chachaPoly1305TinyAVX512 where impl.chachaTinyProld), which writes Dst
 // only once the tag has verified.
 func chachaTinyFusedOp(op *Op, open bool, n int) bool {
+	return chachaFusedOp(op, open, n, tinyFusedKernel())
+}
+
+// tinyFusedKernel is the fused kernel of blocks 1-3 this CPU runs: with VPROLD where it has
+// AVX-512VL (impl.chachaTinyProld).
+func tinyFusedKernel() fusedKernel {
 	if impl.chachaTinyProld {
-		return chachaFusedOp(op, open, n, fusedTinyAVX512)
+		return fusedTinyAVX512
 	}
-	return chachaFusedOp(op, open, n, fusedTinyAVX2)
+	return fusedTinyAVX2
 }
 
 // chachaSmallOpAVX512 is chachaTinyFusedOp for a message of up to chachaSmallMax bytes, on

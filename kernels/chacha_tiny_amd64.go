@@ -117,14 +117,26 @@ func (q *tinyOps) run(ops []Op, i, n int) (failed int) {
 	return q.lanes(ops)
 }
 
-// runAlone runs op, a batch's only op, on the one-op fused kernel if it fits it, and returns how
-// many failed: with no other op to share a call, the op does not wait in the queue.
-func (q *tinyOps) runAlone(op *Op) (taken bool, failed int) {
+// runFusedAlone runs op, a ChaCha-family op on its own on route r (runSmall), on a fused one-call
+// kernel if one takes it, and returns how many failed: r.tiny's where op fits it (tinyOps.fits; with
+// no other op to share a call, op does not wait in the queue), or the kernel of blocks 4-7 where r's
+// one-op path takes op for it (oneOps.takesSmall). Going straight to the kernel rather than through
+// the one-op path's layers saves a lone 256-byte op about 16 ns of 225 (AMD Zen 4,
+// docs/experiments.md, 2026-12-04 fourth session).
+func (r *route) runFusedAlone(op *Op, open bool) (taken bool, failed int) {
+	q := newTinyOps(r.tiny, open)
 	n, ok := q.fits(op)
+	k := tinyFusedKernel()
 	if !ok {
-		return false, 0
+		if r.one.tier != AVX512 || !impl.chachaSmallFused || !r.one.takesSmall(op, n, false) {
+			return false, 0
+		}
+		k = fusedSmallAVX512
 	}
-	return true, q.one(op, n)
+	if chachaFusedOp(op, open, n, k) {
+		return true, 0
+	}
+	return true, 1
 }
 
 // flush runs the queued ops of ops one to a call and returns how many failed.

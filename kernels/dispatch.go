@@ -87,9 +87,13 @@ func (o *oneOps) takes(op *Op, open, remainder bool) bool {
 		low = max(low, o.remainderMin)
 	}
 	inGap := open && n >= o.openGap[0] && n <= o.openGap[1]
-	small := o.smallMin > 0 && !remainder && n >= o.smallMin && n <= chachaSmallMax && len(op.AD) <= chachaTinyAD
-	return n >= low && n <= o.max && !inGap || small || o.long > 0 && n >= o.long ||
+	return n >= low && n <= o.max && !inGap || o.takesSmall(op, n, remainder) || o.long > 0 && n >= o.long ||
 		o.adMin > 0 && len(op.AD) >= o.adMin
+}
+
+// takesSmall reports whether o takes op, of an n-byte message, for the fused kernel of blocks 4-7.
+func (o *oneOps) takesSmall(op *Op, n int, remainder bool) bool {
+	return o.smallMin > 0 && !remainder && n >= o.smallMin && n <= chachaSmallMax && len(op.AD) <= chachaTinyAD
 }
 
 // routes is the dispatch table: per CPU class, the ChaCha family's and the AES-GCM family's route,
