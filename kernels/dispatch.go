@@ -61,9 +61,10 @@ type route struct {
 // oneOps is which ChaCha-family ops of a batch that runs on Stdlib a SIMD tier's one-op path
 // (chachaRunOne) takes instead: messages of sealMin (Seal) or openMin (Open) bytes up to max, but
 // for Open none of openGap[0] to openGap[1] bytes, and in a remainder beside the lanes' groups
-// (aloneFaster) none below remainderMin; outside remainders, messages of smallMin to
-// chachaSmallMax bytes with at most chachaTinyAD bytes of AD (the fused kernel's, where
-// impl.chachaSmallFused); messages of long bytes or more, and any op with adMin bytes of AD or
+// (aloneFaster) none below remainderMin; outside remainders, messages of smallMin to smallMax[0]
+// (Seal) or smallMax[1] (Open) bytes, at most chachaSmallMax, with at most chachaTinyAD bytes of
+// AD (the fused kernel's, where impl.chachaSmallFused), but for Open none of smallOpenGap[0] to
+// smallOpenGap[1] bytes; messages of long bytes or more, and any op with adMin bytes of AD or
 // more. Its zero value, tier Generic, takes none.
 type oneOps struct {
 	tier                        Tier
@@ -71,6 +72,7 @@ type oneOps struct {
 	openGap                     [2]int
 	remainderMin                int
 	smallMin                    int
+	smallMax, smallOpenGap      [2]int
 	adMin                       int
 }
 
@@ -87,13 +89,19 @@ func (o *oneOps) takes(op *Op, open, remainder bool) bool {
 		low = max(low, o.remainderMin)
 	}
 	inGap := open && n >= o.openGap[0] && n <= o.openGap[1]
-	return n >= low && n <= o.max && !inGap || o.takesSmall(op, n, remainder) || o.long > 0 && n >= o.long ||
+	return n >= low && n <= o.max && !inGap || o.takesSmall(op, n, open, remainder) || o.long > 0 && n >= o.long ||
 		o.adMin > 0 && len(op.AD) >= o.adMin
 }
 
-// takesSmall reports whether o takes op, of an n-byte message, for the fused kernel of blocks 4-7.
-func (o *oneOps) takesSmall(op *Op, n int, remainder bool) bool {
-	return o.smallMin > 0 && !remainder && n >= o.smallMin && n <= chachaSmallMax && len(op.AD) <= chachaTinyAD
+// takesSmall reports whether o takes op, of an n-byte message, for the fused kernel of blocks 4-11.
+func (o *oneOps) takesSmall(op *Op, n int, open, remainder bool) bool {
+	high := o.smallMax[0]
+	if open {
+		high = o.smallMax[1]
+	}
+	inGap := open && n >= o.smallOpenGap[0] && n <= o.smallOpenGap[1]
+	return o.smallMin > 0 && !remainder && n >= o.smallMin && n <= min(high, chachaSmallMax) && !inGap &&
+		len(op.AD) <= chachaTinyAD
 }
 
 // routes is the dispatch table: per CPU class, the ChaCha family's and the AES-GCM family's route,
@@ -125,11 +133,15 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 0.97x -> 1.12-1.13x / 1.03-1.06x, 1104 B 0.98x / 0.98-0.99x -> 1.05x / 1.06-1.13x. In a
 	// remainder of 12-14 ops beside the lanes only from 1153 B (remainderMin): below, 13-14 x 800-1104
 	// B ran 0.86-0.98x of the lanes op by op. Elsewhere it lost to the standard library's 0.98x (2500
-	// B: 0.91-0.96x / 0.85-0.90x). Messages of 193-448 B with short AD on the fused kernel of blocks
-	// 4-7 (impl.chachaSmallFused), 1 and 4 ops, seal / open: 200 B 0.96x / 0.95x -> 1.07-1.10x /
+	// B: 0.91-0.96x / 0.85-0.90x). Messages of 193-704 B with short AD on the fused kernel of blocks
+	// 4-11 (impl.chachaSmallFused), 1 and 4 ops, seal / open: 200 B 0.96x / 0.95x -> 1.07-1.10x /
 	// 1.03-1.05x, 256-320 B 0.95-0.98x / 0.94-0.96x -> 1.02-1.04x / 1.00-1.02x, 384-448 B (Seal there
 	// since 632ad0f) 1.04-1.06x / 0.96-0.97x -> 1.05-1.07x / 0.97-1.00x; 13 x 200-320 B (op by op:
-	// alone) 0.92-0.93x -> 0.97-1.04x. In batches below 48 ops, those within block 1 on the fused
+	// alone) 0.92-0.93x -> 0.97-1.04x; 1 and 4 ops, Seals of 449-576 B 0.96-0.98x -> 1.01-1.03x,
+	// Opens of 449-575 B 0.96-0.97x -> 0.98-0.99x, of 577-704 B 0.97-0.99x -> 1.00-1.11x
+	// (smallMax); not Seals of 577-704 B (640-704 B 0.95-0.97x against 0.97-0.99x on x/crypto), nor
+	// Opens of exactly 576 B, where x/crypto has a path of its own (0.96-0.97x on x/crypto against
+	// 0.89-0.91x: smallOpenGap). In batches below 48 ops, those within block 1 on the fused
 	// three-op kernel beside the lanes: the lanes fill whole groups of 16 such ops only, and leave the
 	// rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the lanes were below x/crypto's
 	// 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and 10 x 1420 B 345 -> 271; 48 and
@@ -154,7 +166,8 @@ var routes = [...]struct{ chacha, gcm route }{
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
 			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
-			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, long: 3 << 10, adMin: 768}, beside: 48,
+			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, smallMax: [2]int{9 * 64, 11 * 64},
+			smallOpenGap: [2]int{9 * 64, 9 * 64}, long: 3 << 10, adMin: 768}, beside: 48,
 			alone: 384, aloneAtMin: 7*64 + 1},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},

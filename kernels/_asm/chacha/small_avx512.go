@@ -4,21 +4,29 @@
 package main
 
 import (
+	"fmt"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// chachaSmallMax is the longest message chachaPoly1305SmallAVX512 takes: blocks 1-7.
-const chachaSmallMax = 7 * 64
+// smallStates is the most row-form states of two blocks chachaPoly1305SmallAVX512 runs at once:
+// with VPROLD the rounds need no register of their own, so the 32 vector registers hold the rows of
+// six (24) beside the initial state's three and the counters' row. chachaSmallMax is the longest
+// message it takes: blocks 1 to 2*smallStates-1.
+const (
+	smallStates    = 6
+	chachaSmallMax = (2*smallStates - 1) * 64
+)
 
 // chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2's whole op for messages past block 3 and
-// within block 7, on AVX-512: key-stream blocks 0-5 (a message within block 5) or 0-7 in three or
-// four interleaved row-form states of two blocks (smallKeyStream), rotations by VPROLD, each block
-// then one zmm. A lone message of this size is still mostly one chain of dependent steps, the
-// rounds and then the MAC's blocks, which one call runs with nothing between them; the one-op path
-// spends a 16-lane pass (or an 8-lane one) on its 5-8 blocks and sets up the vector MAC's powers of
-// r on top. The message is read and the result written with byte masks (K registers from the
+// within block 11, on AVX-512: key-stream blocks 0 to 2s-1 in s interleaved row-form states of two
+// blocks (smallKeyStream), the fewest of three to six that cover the message, rotations by VPROLD,
+// each block then one zmm. A lone message of this size is still mostly one chain of dependent
+// steps, the rounds and then the MAC's blocks, which one call runs with nothing between them; the
+// one-op path spends a 16-lane pass (or an 8-lane one) on its 5-12 blocks and sets up the vector
+// MAC's powers of r on top. The message is read and the result written with byte masks (K registers from the
 // length, a public value), so nothing is staged for the XOR and nothing is written past n. The MAC
 // reads the ciphertext, zero-padded, from a stack buffer that the whole-block stores fill (Seal:
 // after the XOR; Open: before it, which waits for the tag).
@@ -26,7 +34,7 @@ func chachaPoly1305SmallAVX512() {
 	const name = "chachaPoly1305SmallAVX512"
 	Implement(name)
 	Attributes(NOSPLIT)
-	Doc(name+" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= 448 bytes: it seals (open",
+	Doc(name+" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= 704 bytes: it seals (open",
 		"false) or opens the n-byte message at src with the AD of adLen bytes at ad, to dst (src and",
 		"dst may be equal), under ChaCha20 key and nonce (RFC 8439 section 2.8). Seal writes the",
 		"tag to tag and reports true. Open compares the tag it computes with the one at tag in",
@@ -43,20 +51,26 @@ func chachaPoly1305SmallAVX512() {
 		stageADTail(adLen, pad, name+"adtail")
 	}
 
-	Comment("The key stream: blocks 0-5 (three states) for a message within block 5, else 0-7.")
+	Comment("The key stream: blocks 0 to 2s-1 in s states, the fewest that cover the message.")
 	key := Mem{Base: Load(Param("key"), GP64())}
 	nonce := Mem{Base: Load(Param("nonce"), GP64())}
-	r0, r1 := GP64(), GP64()        // clamped r, straight from the registers of the rounds
-	blocks := make([]VecVirtual, 8) // key-stream blocks 1-7, one zmm each
+	r0, r1 := GP64(), GP64()                    // clamped r, straight from the registers of the rounds
+	blocks := make([]VecVirtual, smallStates*2) // key-stream blocks 1 on, one zmm each
 	for b := 1; b < len(blocks); b++ {
 		blocks[b] = ZMM()
 	}
-	CMPQ(n, U32(5*64))
-	JA(LabelRef(name + "four"))
-	smallKeyStream(3, key, nonce, sk, r0, r1, blocks, name+"rounds3")
-	JMP(LabelRef(name + "keyed"))
-	Label(name + "four")
-	smallKeyStream(4, key, nonce, sk, r0, r1, blocks, name+"rounds4")
+	for states := 3; states <= smallStates; states++ {
+		next := fmt.Sprintf("%sstates%d", name, states+1)
+		if states < smallStates {
+			CMPQ(n, U32((2*states-1)*64))
+			JA(LabelRef(next))
+		}
+		smallKeyStream(states, key, nonce, sk, r0, r1, blocks, fmt.Sprintf("%srounds%d", name, states))
+		if states < smallStates {
+			JMP(LabelRef(name + "keyed"))
+			Label(next)
+		}
+	}
 	Label(name + "keyed")
 
 	Comment("The message block by block, each under a byte mask of its first n-64(b-1) bytes.")
@@ -110,11 +124,11 @@ func chachaPoly1305SmallAVX512() {
 	RET()
 }
 
-// messageBlocks runs body(b, at) for key-stream blocks b = 1-7 while the n-byte message reaches
+// messageBlocks runs body(b, at) for key-stream blocks b = 1 to 2*smallStates-1 while the n-byte message reaches
 // them (at: the message offset of block b, 64(b-1)), with K1 the bytes of the block it covers
 // (blockMask); past the message's last block it jumps to done.
 func messageBlocks(n Register, done string, body func(b, at int)) {
-	for b := 1; b < 8; b++ {
+	for b := 1; b < 2*smallStates; b++ {
 		CMPQ(n, U32(64*(b-1)))
 		JBE(LabelRef(done))
 		blockMask(n, b)
@@ -139,8 +153,8 @@ func blockMask(n Register, b int) {
 
 // smallKeyStream computes key-stream blocks 0 to 2*states-1 in the row form (rowStates, VPROLD),
 // leaves r in r0, r1 and s in sk, and puts blocks 1 on into blocks, one zmm each. Zen 4 runs a zmm
-// instruction as two ymm halves, so ymm states do the same work as zmm ones, and a message within
-// block 5 runs three of them rather than four.
+// instruction as two ymm halves, so ymm states do the same work as zmm ones, and each message runs
+// no more of them than its blocks need.
 func smallKeyStream(states int, key, nonce, sk Mem, r0, r1 GPVirtual, blocks []VecVirtual, loop string) {
 	row3x := XMM() // counter 0 and the nonce (section 2.3)
 	VMOVQ(nonce, row3x)
