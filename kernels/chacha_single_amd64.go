@@ -53,7 +53,7 @@ import (
 // portable radix-2^64 Poly1305 (poly1305AEAD). On 1-cycle cores (impl.chachaTinyFused) a message
 // within blocks 1-3 with AD of up to chachaTinyAD bytes takes chachaTinyFusedOp instead, on either
 // tier: the whole op in one call of chachaPoly1305TinyAVX2; where impl.chachaSmallFused, a message
-// within blocks 4-11 with such AD takes chachaSmallOpAVX512 on AVX512 (chachaPoly1305SmallAVX512).
+// within blocks 4-11 with such AD takes chachaPoly1305SmallAVX512 on AVX512 (chachaFusedOp).
 //
 // chachaFewOps is the largest batch (or last chunk of a batch) that takes this path: up to there it
 // costs less than one op per lane (for 1420-byte messages, 16 lanes run 24 blocks each however few
@@ -96,7 +96,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 		return chachaTinyFusedOp(op, open, n)
 	}
 	if impl.chachaSmallFused && t == AVX512 && n <= chachaSmallMax && len(op.AD) <= chachaTinyAD {
-		return chachaSmallOpAVX512(op, open, n)
+		return chachaFusedOp(op, open, n, fusedSmallAVX512)
 	}
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {
 		return chachaTinyOp(op, open, n, t)
@@ -327,12 +327,6 @@ func tinyFusedKernel() fusedKernel {
 		return fusedTinyAVX512
 	}
 	return fusedTinyAVX2
-}
-
-// chachaSmallOpAVX512 is chachaTinyFusedOp for a message of up to chachaSmallMax bytes, on
-// chachaPoly1305SmallAVX512 (impl.chachaSmallFused).
-func chachaSmallOpAVX512(op *Op, open bool, n int) bool {
-	return chachaFusedOp(op, open, n, fusedSmallAVX512)
 }
 
 // fusedKernel names a fused one-call kernel.

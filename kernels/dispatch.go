@@ -154,7 +154,7 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 1.03x / 0.85x -> 1.07x / 1.01x, 12 x 256 B 0.92x / 0.80x -> 0.94x / 0.93x, 12 x 1420 B 1.04x /
 	// 0.93x -> 1.23x / 1.10x; at 512-1024 B the lanes and x/crypto are level there; XChaCha20 at
 	// 256-320 B 0.99-1.28x in the lanes against 0.95x on x/crypto. In a remainder of just 12, ChaCha20
-	// ops below 449 B op by op (aloneAtMin; the fused kernel of blocks 4-7 takes 193-448 B): 12 x
+	// ops below 449 B op by op (aloneAtMin; measured when the fused kernel took 193-448 B): 12 x
 	// 384-448 B 0.99-1.00x / 0.86-0.88x -> 1.02-1.03x / 0.94-0.97x, 44 x 384-448 B 1.29x / 1.14-1.15x
 	// -> 1.34-1.36x / 1.24-1.28x; with 13 or 14 the lanes keep them (op by op 13 x 384-448 B Seal
 	// 0.95-0.96x, 14 x 0.89-0.91x of the lanes).
