@@ -23,6 +23,7 @@ var (
 // IFMA) runs Poly1305 in radix 2^26.
 func chachaLaneKernels(t Tier) laneKernels {
 	k := laneKernels{simd: t, masked: t == AVX512, radix44: t == AVX512 && impl.polyIFMA, fewOps: chachaFewOps}
+	k.stitchedMAC = t == AVX2 && impl.chachaAVX2Regs && impl.chachaStitchedMAC
 	if t == AVX512 {
 		k.fewOps, k.longAlone = impl.chachaFewOpsAVX512, impl.chachaLongAloneAVX512
 	}
@@ -43,6 +44,17 @@ func streamKernel(k laneKernels, tab *streamTable, lanes *chachaPtrs16, n, strid
 		chachaXOR8AVX2Regs(tab, lanes, n, stride)
 	default:
 		chachaXOR16AVX2(tab, lanes, n, stride)
+	}
+}
+
+func streamMACKernel(k laneKernels, tab *streamTable, lanes *chachaPtrs16, n, stride int, upper bool, mac *laneMAC) {
+	switch {
+	case k.simd == Generic:
+		streamMACGeneric(tab, lanes, n, stride, upper, mac)
+	case upper:
+		chachaXOR16MACAVX2Regs(tab, lanes, n, stride, mac)
+	default:
+		chachaXOR8MACAVX2Regs(tab, lanes, n, stride, mac)
 	}
 }
 
@@ -277,3 +289,13 @@ func poly1305AVX2Regs(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 
 //go:noescape
 func poly1305AVX2RegsLanes8(st *[15][16]uint64, p *polyPtrs16, n, stride int)
+
+// chachaXOR16MACAVX2Regs and chachaXOR8MACAVX2Regs are chachaXOR16AVX2Regs and chachaXOR8AVX2Regs
+// that also absorb mac's blocks, some beside their rounds (n >= 1) or all that are left (n = 0,
+// when tab and lanes are not read): streamMACGeneric's contract.
+//
+//go:noescape
+func chachaXOR16MACAVX2Regs(tab *streamTable, lanes *chachaPtrs16, n, stride int, mac *laneMAC)
+
+//go:noescape
+func chachaXOR8MACAVX2Regs(tab *streamTable, lanes *chachaPtrs16, n, stride int, mac *laneMAC)

@@ -4123,6 +4123,2152 @@ chachaXOR8AVX2Regsrounds0:
 	VZEROUPPER
 	RET
 
+// func chachaXOR16MACAVX2Regs(tab *streamTable, lanes *chachaPtrs16, n int, stride int, mac *laneMAC)
+// Requires: AVX, AVX2, BMI2, CMOV
+TEXT ·chachaXOR16MACAVX2Regs(SB), NOSPLIT, $8-40
+	MOVQ    mac+32(FP), DX
+	MOVQ    8(DX), SI
+	IMUL3Q  $0x38, SI, BX
+	ADDQ    DX, BX
+	MOVQ    56(BX), AX
+	MOVQ    64(BX), CX
+	MOVQ    72(BX), BX
+	MOVQ    936(DX)(SI*8), SI
+	MOVQ    SI, DI
+	ADDQ    24(DX), DI
+	MOVQ    DI, 32(DX)
+	ADDQ    (DX), SI
+	CMPQ    n+16(FP), $0x00
+	JE      chachaXOR16MACAVX2Regsrest
+	MOVQ    tab+0(FP), DI
+	MOVQ    lanes+8(FP), DX
+	MOVQ    (DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    256(DX), R8
+	MOVQ    R8, 1088(DI)
+	MOVQ    128(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    256(DX), R8
+	MOVQ    R8, 1216(DI)
+	MOVQ    8(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    264(DX), R8
+	MOVQ    R8, 1096(DI)
+	MOVQ    136(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    264(DX), R8
+	MOVQ    R8, 1224(DI)
+	MOVQ    16(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    272(DX), R8
+	MOVQ    R8, 1104(DI)
+	MOVQ    144(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    272(DX), R8
+	MOVQ    R8, 1232(DI)
+	MOVQ    24(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    280(DX), R8
+	MOVQ    R8, 1112(DI)
+	MOVQ    152(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    280(DX), R8
+	MOVQ    R8, 1240(DI)
+	MOVQ    32(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    288(DX), R8
+	MOVQ    R8, 1120(DI)
+	MOVQ    160(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    288(DX), R8
+	MOVQ    R8, 1248(DI)
+	MOVQ    40(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    296(DX), R8
+	MOVQ    R8, 1128(DI)
+	MOVQ    168(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    296(DX), R8
+	MOVQ    R8, 1256(DI)
+	MOVQ    48(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    304(DX), R8
+	MOVQ    R8, 1136(DI)
+	MOVQ    176(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    304(DX), R8
+	MOVQ    R8, 1264(DI)
+	MOVQ    56(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    312(DX), R8
+	MOVQ    R8, 1144(DI)
+	MOVQ    184(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    312(DX), R8
+	MOVQ    R8, 1272(DI)
+	MOVQ    64(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    320(DX), R8
+	MOVQ    R8, 1152(DI)
+	MOVQ    192(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    320(DX), R8
+	MOVQ    R8, 1280(DI)
+	MOVQ    72(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    328(DX), R8
+	MOVQ    R8, 1160(DI)
+	MOVQ    200(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    328(DX), R8
+	MOVQ    R8, 1288(DI)
+	MOVQ    80(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    336(DX), R8
+	MOVQ    R8, 1168(DI)
+	MOVQ    208(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    336(DX), R8
+	MOVQ    R8, 1296(DI)
+	MOVQ    88(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    344(DX), R8
+	MOVQ    R8, 1176(DI)
+	MOVQ    216(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    344(DX), R8
+	MOVQ    R8, 1304(DI)
+	MOVQ    96(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    352(DX), R8
+	MOVQ    R8, 1184(DI)
+	MOVQ    224(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    352(DX), R8
+	MOVQ    R8, 1312(DI)
+	MOVQ    104(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    360(DX), R8
+	MOVQ    R8, 1192(DI)
+	MOVQ    232(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    360(DX), R8
+	MOVQ    R8, 1320(DI)
+	MOVQ    112(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    368(DX), R8
+	MOVQ    R8, 1200(DI)
+	MOVQ    240(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    368(DX), R8
+	MOVQ    R8, 1328(DI)
+	MOVQ    120(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    376(DX), R8
+	MOVQ    R8, 1208(DI)
+	MOVQ    248(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    376(DX), R8
+	MOVQ    R8, 1336(DI)
+	MOVQ    $0x00000000, (SP)
+
+chachaXOR16MACAVX2Regsblock:
+	// Group 0: lanes 0 to 7.
+	VMOVDQU (DI), Y0
+	VMOVDQU Y0, 1344(DI)
+	VMOVDQU 64(DI), Y1
+	VMOVDQU 128(DI), Y2
+	VMOVDQU 192(DI), Y3
+	VMOVDQU 256(DI), Y4
+	VMOVDQU 320(DI), Y5
+	VMOVDQU 384(DI), Y6
+	VMOVDQU 448(DI), Y7
+	VMOVDQU 512(DI), Y8
+	VMOVDQU 576(DI), Y9
+	VMOVDQU 640(DI), Y10
+	VMOVDQU 704(DI), Y11
+	VMOVDQU 768(DI), Y12
+	VMOVDQU 832(DI), Y13
+	VMOVDQU 896(DI), Y14
+	VMOVDQU 960(DI), Y15
+
+	// Ten double rounds (RFC 8439 section 2.3).
+	MOVL $0x0000000a, R8
+
+chachaXOR16MACAVX2Regsrounds0:
+	VPADDD  1344(DI), Y4, Y0
+	VPXOR   Y0, Y12, Y12
+	VMOVDQU Y0, 1344(DI)
+	VPADDD  Y5, Y1, Y1
+	VPADDD  Y6, Y2, Y2
+	VPADDD  Y7, Y3, Y3
+	VPXOR   Y1, Y13, Y13
+	VPXOR   Y2, Y14, Y14
+	VPXOR   Y3, Y15, Y15
+	VPSHUFB chachaRotMasks<>+0(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+0(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+0(SB), Y14, Y14
+	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
+	MOVQ    mac+32(FP), DX
+	CMPQ    SI, 32(DX)
+	JB      chachaXOR16MACAVX2Regsmac0_4absorb
+	MOVQ    8(DX), R9
+	LEAQ    1(R9), R10
+	CMPQ    R10, 16(DX)
+	JAE     chachaXOR16MACAVX2Regsmac0_4
+
+	// The lane's blocks are done: its accumulator back, the next lane's in.
+	IMUL3Q $0x38, R9, SI
+	ADDQ   DX, SI
+	MOVQ   AX, 56(SI)
+	MOVQ   CX, 64(SI)
+	MOVQ   BX, 72(SI)
+	MOVQ   R10, 8(DX)
+	IMUL3Q $0x38, R10, BX
+	ADDQ   DX, BX
+	MOVQ   56(BX), AX
+	MOVQ   64(BX), CX
+	MOVQ   72(BX), BX
+	MOVQ   936(DX)(R10*8), SI
+	MOVQ   SI, R9
+	ADDQ   24(DX), R9
+	MOVQ   R9, 32(DX)
+
+chachaXOR16MACAVX2Regsmac0_4absorb:
+	MOVQ   8(DX), R9
+	IMUL3Q $0x38, R9, R9
+	ADDQ   DX, R9
+	ADDQ   (SI), AX
+	ADCQ   8(SI), CX
+	ADCQ   $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  40(R9), DX
+	MULXQ AX, R10, R11
+	MULXQ CX, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  48(R9), DX
+	MULXQ CX, R13, CX
+	ADDQ  R13, R12
+	ADCQ  $0x00, CX
+	MULXQ AX, R13, AX
+	ADDQ  R13, R11
+	ADCQ  AX, R12
+	ADCQ  $0x00, CX
+	MOVQ  BX, R13
+	IMULQ DX, R13
+	ADDQ  R13, CX
+	IMULQ 40(R9), BX
+	ADDQ  BX, R12
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R12
+	SHRQ $0x02, CX
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	MOVQ R10, AX
+	MOVQ R11, CX
+	ADDQ $0x10, SI
+
+chachaXOR16MACAVX2Regsmac0_4:
+	VPADDD  Y12, Y8, Y8
+	VPADDD  Y13, Y9, Y9
+	VPADDD  Y14, Y10, Y10
+	VPADDD  Y15, Y11, Y11
+	VPXOR   Y8, Y4, Y4
+	VPXOR   Y9, Y5, Y5
+	VPXOR   Y10, Y6, Y6
+	VPXOR   Y11, Y7, Y7
+	VPSLLD  $0x0c, Y4, Y0
+	VPSRLD  $0x14, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	VPSLLD  $0x0c, Y5, Y0
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x0c, Y6, Y0
+	VPSRLD  $0x14, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x0c, Y7, Y0
+	VPSRLD  $0x14, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	VPADDD  1344(DI), Y4, Y0
+	VPXOR   Y0, Y12, Y12
+	VMOVDQU Y0, 1344(DI)
+	VPADDD  Y5, Y1, Y1
+	VPADDD  Y6, Y2, Y2
+	VPADDD  Y7, Y3, Y3
+	VPXOR   Y1, Y13, Y13
+	VPXOR   Y2, Y14, Y14
+	VPXOR   Y3, Y15, Y15
+	VPSHUFB chachaRotMasks<>+32(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+32(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+32(SB), Y14, Y14
+	VPSHUFB chachaRotMasks<>+32(SB), Y15, Y15
+	VPADDD  Y12, Y8, Y8
+	VPADDD  Y13, Y9, Y9
+	VPADDD  Y14, Y10, Y10
+	VPADDD  Y15, Y11, Y11
+	VPXOR   Y8, Y4, Y4
+	VPXOR   Y9, Y5, Y5
+	VPXOR   Y10, Y6, Y6
+	VPXOR   Y11, Y7, Y7
+	VPSLLD  $0x07, Y4, Y0
+	VPSRLD  $0x19, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	VPSLLD  $0x07, Y5, Y0
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x07, Y6, Y0
+	VPSRLD  $0x19, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x07, Y7, Y0
+	VPSRLD  $0x19, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	MOVQ    mac+32(FP), DX
+	CMPQ    SI, 32(DX)
+	JB      chachaXOR16MACAVX2Regsmac3_5absorb
+	MOVQ    8(DX), R9
+	LEAQ    1(R9), R10
+	CMPQ    R10, 16(DX)
+	JAE     chachaXOR16MACAVX2Regsmac3_5
+
+	// The lane's blocks are done: its accumulator back, the next lane's in.
+	IMUL3Q $0x38, R9, SI
+	ADDQ   DX, SI
+	MOVQ   AX, 56(SI)
+	MOVQ   CX, 64(SI)
+	MOVQ   BX, 72(SI)
+	MOVQ   R10, 8(DX)
+	IMUL3Q $0x38, R10, BX
+	ADDQ   DX, BX
+	MOVQ   56(BX), AX
+	MOVQ   64(BX), CX
+	MOVQ   72(BX), BX
+	MOVQ   936(DX)(R10*8), SI
+	MOVQ   SI, R9
+	ADDQ   24(DX), R9
+	MOVQ   R9, 32(DX)
+
+chachaXOR16MACAVX2Regsmac3_5absorb:
+	MOVQ   8(DX), R9
+	IMUL3Q $0x38, R9, R9
+	ADDQ   DX, R9
+	ADDQ   (SI), AX
+	ADCQ   8(SI), CX
+	ADCQ   $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  40(R9), DX
+	MULXQ AX, R10, R11
+	MULXQ CX, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  48(R9), DX
+	MULXQ CX, R13, CX
+	ADDQ  R13, R12
+	ADCQ  $0x00, CX
+	MULXQ AX, R13, AX
+	ADDQ  R13, R11
+	ADCQ  AX, R12
+	ADCQ  $0x00, CX
+	MOVQ  BX, R13
+	IMULQ DX, R13
+	ADDQ  R13, CX
+	IMULQ 40(R9), BX
+	ADDQ  BX, R12
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R12
+	SHRQ $0x02, CX
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	MOVQ R10, AX
+	MOVQ R11, CX
+	ADDQ $0x10, SI
+
+chachaXOR16MACAVX2Regsmac3_5:
+	VPADDD  1344(DI), Y5, Y0
+	VPXOR   Y0, Y15, Y15
+	VMOVDQU Y0, 1344(DI)
+	VPADDD  Y6, Y1, Y1
+	VPADDD  Y7, Y2, Y2
+	VPADDD  Y4, Y3, Y3
+	VPXOR   Y1, Y12, Y12
+	VPXOR   Y2, Y13, Y13
+	VPXOR   Y3, Y14, Y14
+	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
+	VPSHUFB chachaRotMasks<>+0(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+0(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+0(SB), Y14, Y14
+	VPADDD  Y15, Y10, Y10
+	VPADDD  Y12, Y11, Y11
+	VPADDD  Y13, Y8, Y8
+	VPADDD  Y14, Y9, Y9
+	VPXOR   Y10, Y5, Y5
+	VPXOR   Y11, Y6, Y6
+	VPXOR   Y8, Y7, Y7
+	VPXOR   Y9, Y4, Y4
+	VPSLLD  $0x0c, Y5, Y0
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x0c, Y6, Y0
+	VPSRLD  $0x14, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x0c, Y7, Y0
+	VPSRLD  $0x14, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	VPSLLD  $0x0c, Y4, Y0
+	VPSRLD  $0x14, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	MOVQ    mac+32(FP), DX
+	CMPQ    SI, 32(DX)
+	JB      chachaXOR16MACAVX2Regsmac5_6absorb
+	MOVQ    8(DX), R9
+	LEAQ    1(R9), R10
+	CMPQ    R10, 16(DX)
+	JAE     chachaXOR16MACAVX2Regsmac5_6
+
+	// The lane's blocks are done: its accumulator back, the next lane's in.
+	IMUL3Q $0x38, R9, SI
+	ADDQ   DX, SI
+	MOVQ   AX, 56(SI)
+	MOVQ   CX, 64(SI)
+	MOVQ   BX, 72(SI)
+	MOVQ   R10, 8(DX)
+	IMUL3Q $0x38, R10, BX
+	ADDQ   DX, BX
+	MOVQ   56(BX), AX
+	MOVQ   64(BX), CX
+	MOVQ   72(BX), BX
+	MOVQ   936(DX)(R10*8), SI
+	MOVQ   SI, R9
+	ADDQ   24(DX), R9
+	MOVQ   R9, 32(DX)
+
+chachaXOR16MACAVX2Regsmac5_6absorb:
+	MOVQ   8(DX), R9
+	IMUL3Q $0x38, R9, R9
+	ADDQ   DX, R9
+	ADDQ   (SI), AX
+	ADCQ   8(SI), CX
+	ADCQ   $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  40(R9), DX
+	MULXQ AX, R10, R11
+	MULXQ CX, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  48(R9), DX
+	MULXQ CX, R13, CX
+	ADDQ  R13, R12
+	ADCQ  $0x00, CX
+	MULXQ AX, R13, AX
+	ADDQ  R13, R11
+	ADCQ  AX, R12
+	ADCQ  $0x00, CX
+	MOVQ  BX, R13
+	IMULQ DX, R13
+	ADDQ  R13, CX
+	IMULQ 40(R9), BX
+	ADDQ  BX, R12
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R12
+	SHRQ $0x02, CX
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	MOVQ R10, AX
+	MOVQ R11, CX
+	ADDQ $0x10, SI
+
+chachaXOR16MACAVX2Regsmac5_6:
+	VPADDD  1344(DI), Y5, Y0
+	VPXOR   Y0, Y15, Y15
+	VMOVDQU Y0, 1344(DI)
+	VPADDD  Y6, Y1, Y1
+	VPADDD  Y7, Y2, Y2
+	VPADDD  Y4, Y3, Y3
+	VPXOR   Y1, Y12, Y12
+	VPXOR   Y2, Y13, Y13
+	VPXOR   Y3, Y14, Y14
+	VPSHUFB chachaRotMasks<>+32(SB), Y15, Y15
+	VPSHUFB chachaRotMasks<>+32(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+32(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+32(SB), Y14, Y14
+	VPADDD  Y15, Y10, Y10
+	VPADDD  Y12, Y11, Y11
+	VPADDD  Y13, Y8, Y8
+	VPADDD  Y14, Y9, Y9
+	VPXOR   Y10, Y5, Y5
+	VPXOR   Y11, Y6, Y6
+	VPXOR   Y8, Y7, Y7
+	VPXOR   Y9, Y4, Y4
+	VPSLLD  $0x07, Y5, Y0
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x07, Y6, Y0
+	VPSRLD  $0x19, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x07, Y7, Y0
+	VPSRLD  $0x19, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	VPSLLD  $0x07, Y4, Y0
+	VPSRLD  $0x19, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	DECL    R8
+	JNZ     chachaXOR16MACAVX2Regsrounds0
+
+	// Add the initial state (section 2.3); every word goes to its slot for the transpose.
+	VMOVDQU 1344(DI), Y0
+	VPADDD  (DI), Y0, Y0
+	VMOVDQU Y0, 1344(DI)
+	VPADDD  64(DI), Y1, Y1
+	VMOVDQU Y1, 1408(DI)
+	VPADDD  128(DI), Y2, Y2
+	VMOVDQU Y2, 1472(DI)
+	VPADDD  192(DI), Y3, Y3
+	VMOVDQU Y3, 1536(DI)
+	VPADDD  256(DI), Y4, Y4
+	VMOVDQU Y4, 1600(DI)
+	VPADDD  320(DI), Y5, Y5
+	VMOVDQU Y5, 1664(DI)
+	VPADDD  384(DI), Y6, Y6
+	VMOVDQU Y6, 1728(DI)
+	VPADDD  448(DI), Y7, Y7
+	VMOVDQU Y7, 1792(DI)
+	VPADDD  512(DI), Y8, Y8
+	VMOVDQU Y8, 1856(DI)
+	VPADDD  576(DI), Y9, Y9
+	VMOVDQU Y9, 1920(DI)
+	VPADDD  640(DI), Y10, Y10
+	VMOVDQU Y10, 1984(DI)
+	VPADDD  704(DI), Y11, Y11
+	VMOVDQU Y11, 2048(DI)
+	VPADDD  768(DI), Y12, Y12
+	VMOVDQU Y12, 2112(DI)
+	VPADDD  832(DI), Y13, Y13
+	VMOVDQU Y13, 2176(DI)
+	VPADDD  896(DI), Y14, Y14
+	VMOVDQU Y14, 2240(DI)
+	VPADDD  960(DI), Y15, Y15
+	VMOVDQU Y15, 2304(DI)
+	MOVQ    (SP), DX
+	VMOVDQU 768(DI), Y0
+	VPADDD  1024(DI), Y0, Y0
+	VMOVDQU Y0, 768(DI)
+
+	// Transpose words 0-7, then 8-15, of the 8 lanes.
+	VMOVDQU     1344(DI), Y0
+	VPUNPCKLDQ  1408(DI), Y0, Y1
+	VPUNPCKHDQ  1408(DI), Y0, Y0
+	VMOVDQU     1472(DI), Y2
+	VPUNPCKLDQ  1536(DI), Y2, Y3
+	VPUNPCKHDQ  1536(DI), Y2, Y2
+	VMOVDQU     1600(DI), Y4
+	VPUNPCKLDQ  1664(DI), Y4, Y5
+	VPUNPCKHDQ  1664(DI), Y4, Y4
+	VMOVDQU     1728(DI), Y6
+	VPUNPCKLDQ  1792(DI), Y6, Y7
+	VPUNPCKHDQ  1792(DI), Y6, Y6
+	VPUNPCKLQDQ Y3, Y1, Y8
+	VPUNPCKHQDQ Y3, Y1, Y1
+	VPUNPCKLQDQ Y2, Y0, Y3
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y5
+	VPUNPCKLQDQ Y6, Y4, Y7
+	VPUNPCKHQDQ Y6, Y4, Y4
+	VPERM2I128  $0x20, Y2, Y8, Y6
+	VPERM2I128  $0x31, Y2, Y8, Y2
+	MOVQ        1088(DI), R8
+	MOVQ        1216(DI), R9
+	VPXOR       (R8)(DX*1), Y6, Y6
+	VMOVDQU     Y6, (R9)(DX*1)
+	MOVQ        1120(DI), R8
+	MOVQ        1248(DI), R9
+	VPXOR       (R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, (R9)(DX*1)
+	VPERM2I128  $0x20, Y5, Y1, Y2
+	VPERM2I128  $0x31, Y5, Y1, Y1
+	MOVQ        1096(DI), R8
+	MOVQ        1224(DI), R9
+	VPXOR       (R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, (R9)(DX*1)
+	MOVQ        1128(DI), R8
+	MOVQ        1256(DI), R9
+	VPXOR       (R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, (R9)(DX*1)
+	VPERM2I128  $0x20, Y7, Y3, Y1
+	VPERM2I128  $0x31, Y7, Y3, Y2
+	MOVQ        1104(DI), R8
+	MOVQ        1232(DI), R9
+	VPXOR       (R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, (R9)(DX*1)
+	MOVQ        1136(DI), R8
+	MOVQ        1264(DI), R9
+	VPXOR       (R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, (R9)(DX*1)
+	VPERM2I128  $0x20, Y4, Y0, Y1
+	VPERM2I128  $0x31, Y4, Y0, Y0
+	MOVQ        1112(DI), R8
+	MOVQ        1240(DI), R9
+	VPXOR       (R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, (R9)(DX*1)
+	MOVQ        1144(DI), R8
+	MOVQ        1272(DI), R9
+	VPXOR       (R8)(DX*1), Y0, Y0
+	VMOVDQU     Y0, (R9)(DX*1)
+	VMOVDQU     1856(DI), Y0
+	VPUNPCKLDQ  1920(DI), Y0, Y1
+	VPUNPCKHDQ  1920(DI), Y0, Y0
+	VMOVDQU     1984(DI), Y2
+	VPUNPCKLDQ  2048(DI), Y2, Y3
+	VPUNPCKHDQ  2048(DI), Y2, Y2
+	VMOVDQU     2112(DI), Y4
+	VPUNPCKLDQ  2176(DI), Y4, Y5
+	VPUNPCKHDQ  2176(DI), Y4, Y4
+	VMOVDQU     2240(DI), Y6
+	VPUNPCKLDQ  2304(DI), Y6, Y7
+	VPUNPCKHDQ  2304(DI), Y6, Y6
+	VPUNPCKLQDQ Y3, Y1, Y8
+	VPUNPCKHQDQ Y3, Y1, Y1
+	VPUNPCKLQDQ Y2, Y0, Y3
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y5
+	VPUNPCKLQDQ Y6, Y4, Y7
+	VPUNPCKHQDQ Y6, Y4, Y4
+	VPERM2I128  $0x20, Y2, Y8, Y6
+	VPERM2I128  $0x31, Y2, Y8, Y2
+	MOVQ        1088(DI), R8
+	MOVQ        1216(DI), R9
+	VPXOR       32(R8)(DX*1), Y6, Y6
+	VMOVDQU     Y6, 32(R9)(DX*1)
+	MOVQ        1120(DI), R8
+	MOVQ        1248(DI), R9
+	VPXOR       32(R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, 32(R9)(DX*1)
+	VPERM2I128  $0x20, Y5, Y1, Y2
+	VPERM2I128  $0x31, Y5, Y1, Y1
+	MOVQ        1096(DI), R8
+	MOVQ        1224(DI), R9
+	VPXOR       32(R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, 32(R9)(DX*1)
+	MOVQ        1128(DI), R8
+	MOVQ        1256(DI), R9
+	VPXOR       32(R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, 32(R9)(DX*1)
+	VPERM2I128  $0x20, Y7, Y3, Y1
+	VPERM2I128  $0x31, Y7, Y3, Y2
+	MOVQ        1104(DI), R8
+	MOVQ        1232(DI), R9
+	VPXOR       32(R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, 32(R9)(DX*1)
+	MOVQ        1136(DI), R8
+	MOVQ        1264(DI), R9
+	VPXOR       32(R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, 32(R9)(DX*1)
+	VPERM2I128  $0x20, Y4, Y0, Y1
+	VPERM2I128  $0x31, Y4, Y0, Y0
+	MOVQ        1112(DI), R8
+	MOVQ        1240(DI), R9
+	VPXOR       32(R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, 32(R9)(DX*1)
+	MOVQ        1144(DI), R8
+	MOVQ        1272(DI), R9
+	VPXOR       32(R8)(DX*1), Y0, Y0
+	VMOVDQU     Y0, 32(R9)(DX*1)
+
+	// Group 1: lanes 8 to 15.
+	VMOVDQU 32(DI), Y0
+	VMOVDQU Y0, 1376(DI)
+	VMOVDQU 96(DI), Y1
+	VMOVDQU 160(DI), Y2
+	VMOVDQU 224(DI), Y3
+	VMOVDQU 288(DI), Y4
+	VMOVDQU 352(DI), Y5
+	VMOVDQU 416(DI), Y6
+	VMOVDQU 480(DI), Y7
+	VMOVDQU 544(DI), Y8
+	VMOVDQU 608(DI), Y9
+	VMOVDQU 672(DI), Y10
+	VMOVDQU 736(DI), Y11
+	VMOVDQU 800(DI), Y12
+	VMOVDQU 864(DI), Y13
+	VMOVDQU 928(DI), Y14
+	VMOVDQU 992(DI), Y15
+
+	// Ten double rounds (RFC 8439 section 2.3).
+	MOVL $0x0000000a, R8
+
+chachaXOR16MACAVX2Regsrounds1:
+	VPADDD  1376(DI), Y4, Y0
+	VPXOR   Y0, Y12, Y12
+	VMOVDQU Y0, 1376(DI)
+	VPADDD  Y5, Y1, Y1
+	VPADDD  Y6, Y2, Y2
+	VPADDD  Y7, Y3, Y3
+	VPXOR   Y1, Y13, Y13
+	VPXOR   Y2, Y14, Y14
+	VPXOR   Y3, Y15, Y15
+	VPSHUFB chachaRotMasks<>+0(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+0(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+0(SB), Y14, Y14
+	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
+	MOVQ    mac+32(FP), DX
+	CMPQ    SI, 32(DX)
+	JB      chachaXOR16MACAVX2Regsmac0_7absorb
+	MOVQ    8(DX), R9
+	LEAQ    1(R9), R10
+	CMPQ    R10, 16(DX)
+	JAE     chachaXOR16MACAVX2Regsmac0_7
+
+	// The lane's blocks are done: its accumulator back, the next lane's in.
+	IMUL3Q $0x38, R9, SI
+	ADDQ   DX, SI
+	MOVQ   AX, 56(SI)
+	MOVQ   CX, 64(SI)
+	MOVQ   BX, 72(SI)
+	MOVQ   R10, 8(DX)
+	IMUL3Q $0x38, R10, BX
+	ADDQ   DX, BX
+	MOVQ   56(BX), AX
+	MOVQ   64(BX), CX
+	MOVQ   72(BX), BX
+	MOVQ   936(DX)(R10*8), SI
+	MOVQ   SI, R9
+	ADDQ   24(DX), R9
+	MOVQ   R9, 32(DX)
+
+chachaXOR16MACAVX2Regsmac0_7absorb:
+	MOVQ   8(DX), R9
+	IMUL3Q $0x38, R9, R9
+	ADDQ   DX, R9
+	ADDQ   (SI), AX
+	ADCQ   8(SI), CX
+	ADCQ   $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  40(R9), DX
+	MULXQ AX, R10, R11
+	MULXQ CX, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  48(R9), DX
+	MULXQ CX, R13, CX
+	ADDQ  R13, R12
+	ADCQ  $0x00, CX
+	MULXQ AX, R13, AX
+	ADDQ  R13, R11
+	ADCQ  AX, R12
+	ADCQ  $0x00, CX
+	MOVQ  BX, R13
+	IMULQ DX, R13
+	ADDQ  R13, CX
+	IMULQ 40(R9), BX
+	ADDQ  BX, R12
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R12
+	SHRQ $0x02, CX
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	MOVQ R10, AX
+	MOVQ R11, CX
+	ADDQ $0x10, SI
+
+chachaXOR16MACAVX2Regsmac0_7:
+	VPADDD  Y12, Y8, Y8
+	VPADDD  Y13, Y9, Y9
+	VPADDD  Y14, Y10, Y10
+	VPADDD  Y15, Y11, Y11
+	VPXOR   Y8, Y4, Y4
+	VPXOR   Y9, Y5, Y5
+	VPXOR   Y10, Y6, Y6
+	VPXOR   Y11, Y7, Y7
+	VPSLLD  $0x0c, Y4, Y0
+	VPSRLD  $0x14, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	VPSLLD  $0x0c, Y5, Y0
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x0c, Y6, Y0
+	VPSRLD  $0x14, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x0c, Y7, Y0
+	VPSRLD  $0x14, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	VPADDD  1376(DI), Y4, Y0
+	VPXOR   Y0, Y12, Y12
+	VMOVDQU Y0, 1376(DI)
+	VPADDD  Y5, Y1, Y1
+	VPADDD  Y6, Y2, Y2
+	VPADDD  Y7, Y3, Y3
+	VPXOR   Y1, Y13, Y13
+	VPXOR   Y2, Y14, Y14
+	VPXOR   Y3, Y15, Y15
+	VPSHUFB chachaRotMasks<>+32(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+32(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+32(SB), Y14, Y14
+	VPSHUFB chachaRotMasks<>+32(SB), Y15, Y15
+	VPADDD  Y12, Y8, Y8
+	VPADDD  Y13, Y9, Y9
+	VPADDD  Y14, Y10, Y10
+	VPADDD  Y15, Y11, Y11
+	VPXOR   Y8, Y4, Y4
+	VPXOR   Y9, Y5, Y5
+	VPXOR   Y10, Y6, Y6
+	VPXOR   Y11, Y7, Y7
+	VPSLLD  $0x07, Y4, Y0
+	VPSRLD  $0x19, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	VPSLLD  $0x07, Y5, Y0
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x07, Y6, Y0
+	VPSRLD  $0x19, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x07, Y7, Y0
+	VPSRLD  $0x19, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	MOVQ    mac+32(FP), DX
+	CMPQ    SI, 32(DX)
+	JB      chachaXOR16MACAVX2Regsmac3_8absorb
+	MOVQ    8(DX), R9
+	LEAQ    1(R9), R10
+	CMPQ    R10, 16(DX)
+	JAE     chachaXOR16MACAVX2Regsmac3_8
+
+	// The lane's blocks are done: its accumulator back, the next lane's in.
+	IMUL3Q $0x38, R9, SI
+	ADDQ   DX, SI
+	MOVQ   AX, 56(SI)
+	MOVQ   CX, 64(SI)
+	MOVQ   BX, 72(SI)
+	MOVQ   R10, 8(DX)
+	IMUL3Q $0x38, R10, BX
+	ADDQ   DX, BX
+	MOVQ   56(BX), AX
+	MOVQ   64(BX), CX
+	MOVQ   72(BX), BX
+	MOVQ   936(DX)(R10*8), SI
+	MOVQ   SI, R9
+	ADDQ   24(DX), R9
+	MOVQ   R9, 32(DX)
+
+chachaXOR16MACAVX2Regsmac3_8absorb:
+	MOVQ   8(DX), R9
+	IMUL3Q $0x38, R9, R9
+	ADDQ   DX, R9
+	ADDQ   (SI), AX
+	ADCQ   8(SI), CX
+	ADCQ   $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  40(R9), DX
+	MULXQ AX, R10, R11
+	MULXQ CX, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  48(R9), DX
+	MULXQ CX, R13, CX
+	ADDQ  R13, R12
+	ADCQ  $0x00, CX
+	MULXQ AX, R13, AX
+	ADDQ  R13, R11
+	ADCQ  AX, R12
+	ADCQ  $0x00, CX
+	MOVQ  BX, R13
+	IMULQ DX, R13
+	ADDQ  R13, CX
+	IMULQ 40(R9), BX
+	ADDQ  BX, R12
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R12
+	SHRQ $0x02, CX
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	MOVQ R10, AX
+	MOVQ R11, CX
+	ADDQ $0x10, SI
+
+chachaXOR16MACAVX2Regsmac3_8:
+	VPADDD  1376(DI), Y5, Y0
+	VPXOR   Y0, Y15, Y15
+	VMOVDQU Y0, 1376(DI)
+	VPADDD  Y6, Y1, Y1
+	VPADDD  Y7, Y2, Y2
+	VPADDD  Y4, Y3, Y3
+	VPXOR   Y1, Y12, Y12
+	VPXOR   Y2, Y13, Y13
+	VPXOR   Y3, Y14, Y14
+	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
+	VPSHUFB chachaRotMasks<>+0(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+0(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+0(SB), Y14, Y14
+	VPADDD  Y15, Y10, Y10
+	VPADDD  Y12, Y11, Y11
+	VPADDD  Y13, Y8, Y8
+	VPADDD  Y14, Y9, Y9
+	VPXOR   Y10, Y5, Y5
+	VPXOR   Y11, Y6, Y6
+	VPXOR   Y8, Y7, Y7
+	VPXOR   Y9, Y4, Y4
+	VPSLLD  $0x0c, Y5, Y0
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x0c, Y6, Y0
+	VPSRLD  $0x14, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x0c, Y7, Y0
+	VPSRLD  $0x14, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	VPSLLD  $0x0c, Y4, Y0
+	VPSRLD  $0x14, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	MOVQ    mac+32(FP), DX
+	CMPQ    SI, 32(DX)
+	JB      chachaXOR16MACAVX2Regsmac5_9absorb
+	MOVQ    8(DX), R9
+	LEAQ    1(R9), R10
+	CMPQ    R10, 16(DX)
+	JAE     chachaXOR16MACAVX2Regsmac5_9
+
+	// The lane's blocks are done: its accumulator back, the next lane's in.
+	IMUL3Q $0x38, R9, SI
+	ADDQ   DX, SI
+	MOVQ   AX, 56(SI)
+	MOVQ   CX, 64(SI)
+	MOVQ   BX, 72(SI)
+	MOVQ   R10, 8(DX)
+	IMUL3Q $0x38, R10, BX
+	ADDQ   DX, BX
+	MOVQ   56(BX), AX
+	MOVQ   64(BX), CX
+	MOVQ   72(BX), BX
+	MOVQ   936(DX)(R10*8), SI
+	MOVQ   SI, R9
+	ADDQ   24(DX), R9
+	MOVQ   R9, 32(DX)
+
+chachaXOR16MACAVX2Regsmac5_9absorb:
+	MOVQ   8(DX), R9
+	IMUL3Q $0x38, R9, R9
+	ADDQ   DX, R9
+	ADDQ   (SI), AX
+	ADCQ   8(SI), CX
+	ADCQ   $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  40(R9), DX
+	MULXQ AX, R10, R11
+	MULXQ CX, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  48(R9), DX
+	MULXQ CX, R13, CX
+	ADDQ  R13, R12
+	ADCQ  $0x00, CX
+	MULXQ AX, R13, AX
+	ADDQ  R13, R11
+	ADCQ  AX, R12
+	ADCQ  $0x00, CX
+	MOVQ  BX, R13
+	IMULQ DX, R13
+	ADDQ  R13, CX
+	IMULQ 40(R9), BX
+	ADDQ  BX, R12
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R12
+	SHRQ $0x02, CX
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	MOVQ R10, AX
+	MOVQ R11, CX
+	ADDQ $0x10, SI
+
+chachaXOR16MACAVX2Regsmac5_9:
+	VPADDD  1376(DI), Y5, Y0
+	VPXOR   Y0, Y15, Y15
+	VMOVDQU Y0, 1376(DI)
+	VPADDD  Y6, Y1, Y1
+	VPADDD  Y7, Y2, Y2
+	VPADDD  Y4, Y3, Y3
+	VPXOR   Y1, Y12, Y12
+	VPXOR   Y2, Y13, Y13
+	VPXOR   Y3, Y14, Y14
+	VPSHUFB chachaRotMasks<>+32(SB), Y15, Y15
+	VPSHUFB chachaRotMasks<>+32(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+32(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+32(SB), Y14, Y14
+	VPADDD  Y15, Y10, Y10
+	VPADDD  Y12, Y11, Y11
+	VPADDD  Y13, Y8, Y8
+	VPADDD  Y14, Y9, Y9
+	VPXOR   Y10, Y5, Y5
+	VPXOR   Y11, Y6, Y6
+	VPXOR   Y8, Y7, Y7
+	VPXOR   Y9, Y4, Y4
+	VPSLLD  $0x07, Y5, Y0
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x07, Y6, Y0
+	VPSRLD  $0x19, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x07, Y7, Y0
+	VPSRLD  $0x19, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	VPSLLD  $0x07, Y4, Y0
+	VPSRLD  $0x19, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	DECL    R8
+	JNZ     chachaXOR16MACAVX2Regsrounds1
+
+	// Add the initial state (section 2.3); every word goes to its slot for the transpose.
+	VMOVDQU 1376(DI), Y0
+	VPADDD  32(DI), Y0, Y0
+	VMOVDQU Y0, 1376(DI)
+	VPADDD  96(DI), Y1, Y1
+	VMOVDQU Y1, 1440(DI)
+	VPADDD  160(DI), Y2, Y2
+	VMOVDQU Y2, 1504(DI)
+	VPADDD  224(DI), Y3, Y3
+	VMOVDQU Y3, 1568(DI)
+	VPADDD  288(DI), Y4, Y4
+	VMOVDQU Y4, 1632(DI)
+	VPADDD  352(DI), Y5, Y5
+	VMOVDQU Y5, 1696(DI)
+	VPADDD  416(DI), Y6, Y6
+	VMOVDQU Y6, 1760(DI)
+	VPADDD  480(DI), Y7, Y7
+	VMOVDQU Y7, 1824(DI)
+	VPADDD  544(DI), Y8, Y8
+	VMOVDQU Y8, 1888(DI)
+	VPADDD  608(DI), Y9, Y9
+	VMOVDQU Y9, 1952(DI)
+	VPADDD  672(DI), Y10, Y10
+	VMOVDQU Y10, 2016(DI)
+	VPADDD  736(DI), Y11, Y11
+	VMOVDQU Y11, 2080(DI)
+	VPADDD  800(DI), Y12, Y12
+	VMOVDQU Y12, 2144(DI)
+	VPADDD  864(DI), Y13, Y13
+	VMOVDQU Y13, 2208(DI)
+	VPADDD  928(DI), Y14, Y14
+	VMOVDQU Y14, 2272(DI)
+	VPADDD  992(DI), Y15, Y15
+	VMOVDQU Y15, 2336(DI)
+	MOVQ    (SP), DX
+	VMOVDQU 800(DI), Y0
+	VPADDD  1056(DI), Y0, Y0
+	VMOVDQU Y0, 800(DI)
+
+	// Transpose words 0-7, then 8-15, of the 8 lanes.
+	VMOVDQU     1376(DI), Y0
+	VPUNPCKLDQ  1440(DI), Y0, Y1
+	VPUNPCKHDQ  1440(DI), Y0, Y0
+	VMOVDQU     1504(DI), Y2
+	VPUNPCKLDQ  1568(DI), Y2, Y3
+	VPUNPCKHDQ  1568(DI), Y2, Y2
+	VMOVDQU     1632(DI), Y4
+	VPUNPCKLDQ  1696(DI), Y4, Y5
+	VPUNPCKHDQ  1696(DI), Y4, Y4
+	VMOVDQU     1760(DI), Y6
+	VPUNPCKLDQ  1824(DI), Y6, Y7
+	VPUNPCKHDQ  1824(DI), Y6, Y6
+	VPUNPCKLQDQ Y3, Y1, Y8
+	VPUNPCKHQDQ Y3, Y1, Y1
+	VPUNPCKLQDQ Y2, Y0, Y3
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y5
+	VPUNPCKLQDQ Y6, Y4, Y7
+	VPUNPCKHQDQ Y6, Y4, Y4
+	VPERM2I128  $0x20, Y2, Y8, Y6
+	VPERM2I128  $0x31, Y2, Y8, Y2
+	MOVQ        1152(DI), R8
+	MOVQ        1280(DI), R9
+	VPXOR       (R8)(DX*1), Y6, Y6
+	VMOVDQU     Y6, (R9)(DX*1)
+	MOVQ        1184(DI), R8
+	MOVQ        1312(DI), R9
+	VPXOR       (R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, (R9)(DX*1)
+	VPERM2I128  $0x20, Y5, Y1, Y2
+	VPERM2I128  $0x31, Y5, Y1, Y1
+	MOVQ        1160(DI), R8
+	MOVQ        1288(DI), R9
+	VPXOR       (R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, (R9)(DX*1)
+	MOVQ        1192(DI), R8
+	MOVQ        1320(DI), R9
+	VPXOR       (R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, (R9)(DX*1)
+	VPERM2I128  $0x20, Y7, Y3, Y1
+	VPERM2I128  $0x31, Y7, Y3, Y2
+	MOVQ        1168(DI), R8
+	MOVQ        1296(DI), R9
+	VPXOR       (R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, (R9)(DX*1)
+	MOVQ        1200(DI), R8
+	MOVQ        1328(DI), R9
+	VPXOR       (R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, (R9)(DX*1)
+	VPERM2I128  $0x20, Y4, Y0, Y1
+	VPERM2I128  $0x31, Y4, Y0, Y0
+	MOVQ        1176(DI), R8
+	MOVQ        1304(DI), R9
+	VPXOR       (R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, (R9)(DX*1)
+	MOVQ        1208(DI), R8
+	MOVQ        1336(DI), R9
+	VPXOR       (R8)(DX*1), Y0, Y0
+	VMOVDQU     Y0, (R9)(DX*1)
+	VMOVDQU     1888(DI), Y0
+	VPUNPCKLDQ  1952(DI), Y0, Y1
+	VPUNPCKHDQ  1952(DI), Y0, Y0
+	VMOVDQU     2016(DI), Y2
+	VPUNPCKLDQ  2080(DI), Y2, Y3
+	VPUNPCKHDQ  2080(DI), Y2, Y2
+	VMOVDQU     2144(DI), Y4
+	VPUNPCKLDQ  2208(DI), Y4, Y5
+	VPUNPCKHDQ  2208(DI), Y4, Y4
+	VMOVDQU     2272(DI), Y6
+	VPUNPCKLDQ  2336(DI), Y6, Y7
+	VPUNPCKHDQ  2336(DI), Y6, Y6
+	VPUNPCKLQDQ Y3, Y1, Y8
+	VPUNPCKHQDQ Y3, Y1, Y1
+	VPUNPCKLQDQ Y2, Y0, Y3
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y5
+	VPUNPCKLQDQ Y6, Y4, Y7
+	VPUNPCKHQDQ Y6, Y4, Y4
+	VPERM2I128  $0x20, Y2, Y8, Y6
+	VPERM2I128  $0x31, Y2, Y8, Y2
+	MOVQ        1152(DI), R8
+	MOVQ        1280(DI), R9
+	VPXOR       32(R8)(DX*1), Y6, Y6
+	VMOVDQU     Y6, 32(R9)(DX*1)
+	MOVQ        1184(DI), R8
+	MOVQ        1312(DI), R9
+	VPXOR       32(R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, 32(R9)(DX*1)
+	VPERM2I128  $0x20, Y5, Y1, Y2
+	VPERM2I128  $0x31, Y5, Y1, Y1
+	MOVQ        1160(DI), R8
+	MOVQ        1288(DI), R9
+	VPXOR       32(R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, 32(R9)(DX*1)
+	MOVQ        1192(DI), R8
+	MOVQ        1320(DI), R9
+	VPXOR       32(R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, 32(R9)(DX*1)
+	VPERM2I128  $0x20, Y7, Y3, Y1
+	VPERM2I128  $0x31, Y7, Y3, Y2
+	MOVQ        1168(DI), R8
+	MOVQ        1296(DI), R9
+	VPXOR       32(R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, 32(R9)(DX*1)
+	MOVQ        1200(DI), R8
+	MOVQ        1328(DI), R9
+	VPXOR       32(R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, 32(R9)(DX*1)
+	VPERM2I128  $0x20, Y4, Y0, Y1
+	VPERM2I128  $0x31, Y4, Y0, Y0
+	MOVQ        1176(DI), R8
+	MOVQ        1304(DI), R9
+	VPXOR       32(R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, 32(R9)(DX*1)
+	MOVQ        1208(DI), R8
+	MOVQ        1336(DI), R9
+	VPXOR       32(R8)(DX*1), Y0, Y0
+	VMOVDQU     Y0, 32(R9)(DX*1)
+	MOVQ        (SP), DX
+	ADDQ        stride+24(FP), DX
+	MOVQ        DX, (SP)
+	DECQ        n+16(FP)
+	JNZ         chachaXOR16MACAVX2Regsblock
+	VZEROUPPER
+	JMP         chachaXOR16MACAVX2Regssave
+
+chachaXOR16MACAVX2Regsrest:
+	// No stream blocks: every lane's remaining MAC blocks.
+	MOVQ mac+32(FP), DX
+	CMPQ SI, 32(DX)
+	JB   chachaXOR16MACAVX2Regsreststepabsorb
+	MOVQ 8(DX), DI
+	LEAQ 1(DI), R8
+	CMPQ R8, 16(DX)
+	JAE  chachaXOR16MACAVX2Regssave
+
+	// The lane's blocks are done: its accumulator back, the next lane's in.
+	IMUL3Q $0x38, DI, SI
+	ADDQ   DX, SI
+	MOVQ   AX, 56(SI)
+	MOVQ   CX, 64(SI)
+	MOVQ   BX, 72(SI)
+	MOVQ   R8, 8(DX)
+	IMUL3Q $0x38, R8, BX
+	ADDQ   DX, BX
+	MOVQ   56(BX), AX
+	MOVQ   64(BX), CX
+	MOVQ   72(BX), BX
+	MOVQ   936(DX)(R8*8), SI
+	MOVQ   SI, DI
+	ADDQ   24(DX), DI
+	MOVQ   DI, 32(DX)
+
+chachaXOR16MACAVX2Regsreststepabsorb:
+	MOVQ   8(DX), DI
+	IMUL3Q $0x38, DI, DI
+	ADDQ   DX, DI
+	ADDQ   (SI), AX
+	ADCQ   8(SI), CX
+	ADCQ   $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  40(DI), DX
+	MULXQ AX, R8, R9
+	MULXQ CX, R11, R10
+	ADDQ  R11, R9
+	ADCQ  $0x00, R10
+	MOVQ  48(DI), DX
+	MULXQ CX, R11, CX
+	ADDQ  R11, R10
+	ADCQ  $0x00, CX
+	MULXQ AX, R11, AX
+	ADDQ  R11, R9
+	ADCQ  AX, R10
+	ADCQ  $0x00, CX
+	MOVQ  BX, R11
+	IMULQ DX, R11
+	ADDQ  R11, CX
+	IMULQ 40(DI), BX
+	ADDQ  BX, R10
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R10, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R10
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R10
+	SHRQ $0x02, CX
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	MOVQ R8, AX
+	MOVQ R9, CX
+	ADDQ $0x10, SI
+	JMP  chachaXOR16MACAVX2Regsrest
+
+chachaXOR16MACAVX2Regssave:
+	// The chain's state back into mac.
+	MOVQ   mac+32(FP), DX
+	MOVQ   8(DX), DI
+	IMUL3Q $0x38, DI, R8
+	ADDQ   DX, R8
+	MOVQ   AX, 56(R8)
+	MOVQ   CX, 64(R8)
+	MOVQ   BX, 72(R8)
+	SUBQ   936(DX)(DI*8), SI
+	MOVQ   SI, (DX)
+	RET
+
+// func chachaXOR8MACAVX2Regs(tab *streamTable, lanes *chachaPtrs16, n int, stride int, mac *laneMAC)
+// Requires: AVX, AVX2, BMI2, CMOV
+TEXT ·chachaXOR8MACAVX2Regs(SB), NOSPLIT, $8-40
+	MOVQ    mac+32(FP), DX
+	MOVQ    8(DX), SI
+	IMUL3Q  $0x38, SI, BX
+	ADDQ    DX, BX
+	MOVQ    56(BX), AX
+	MOVQ    64(BX), CX
+	MOVQ    72(BX), BX
+	MOVQ    936(DX)(SI*8), SI
+	MOVQ    SI, DI
+	ADDQ    24(DX), DI
+	MOVQ    DI, 32(DX)
+	ADDQ    (DX), SI
+	CMPQ    n+16(FP), $0x00
+	JE      chachaXOR8MACAVX2Regsrest
+	MOVQ    tab+0(FP), DI
+	MOVQ    lanes+8(FP), DX
+	MOVQ    (DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    256(DX), R8
+	MOVQ    R8, 1088(DI)
+	MOVQ    128(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    256(DX), R8
+	MOVQ    R8, 1216(DI)
+	MOVQ    8(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    264(DX), R8
+	MOVQ    R8, 1096(DI)
+	MOVQ    136(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    264(DX), R8
+	MOVQ    R8, 1224(DI)
+	MOVQ    16(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    272(DX), R8
+	MOVQ    R8, 1104(DI)
+	MOVQ    144(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    272(DX), R8
+	MOVQ    R8, 1232(DI)
+	MOVQ    24(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    280(DX), R8
+	MOVQ    R8, 1112(DI)
+	MOVQ    152(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    280(DX), R8
+	MOVQ    R8, 1240(DI)
+	MOVQ    32(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    288(DX), R8
+	MOVQ    R8, 1120(DI)
+	MOVQ    160(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    288(DX), R8
+	MOVQ    R8, 1248(DI)
+	MOVQ    40(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    296(DX), R8
+	MOVQ    R8, 1128(DI)
+	MOVQ    168(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    296(DX), R8
+	MOVQ    R8, 1256(DI)
+	MOVQ    48(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    304(DX), R8
+	MOVQ    R8, 1136(DI)
+	MOVQ    176(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    304(DX), R8
+	MOVQ    R8, 1264(DI)
+	MOVQ    56(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    312(DX), R8
+	MOVQ    R8, 1144(DI)
+	MOVQ    184(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    312(DX), R8
+	MOVQ    R8, 1272(DI)
+	MOVQ    64(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    320(DX), R8
+	MOVQ    R8, 1152(DI)
+	MOVQ    192(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    320(DX), R8
+	MOVQ    R8, 1280(DI)
+	MOVQ    72(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    328(DX), R8
+	MOVQ    R8, 1160(DI)
+	MOVQ    200(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    328(DX), R8
+	MOVQ    R8, 1288(DI)
+	MOVQ    80(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    336(DX), R8
+	MOVQ    R8, 1168(DI)
+	MOVQ    208(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    336(DX), R8
+	MOVQ    R8, 1296(DI)
+	MOVQ    88(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    344(DX), R8
+	MOVQ    R8, 1176(DI)
+	MOVQ    216(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    344(DX), R8
+	MOVQ    R8, 1304(DI)
+	MOVQ    96(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    352(DX), R8
+	MOVQ    R8, 1184(DI)
+	MOVQ    224(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    352(DX), R8
+	MOVQ    R8, 1312(DI)
+	MOVQ    104(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    360(DX), R8
+	MOVQ    R8, 1192(DI)
+	MOVQ    232(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    360(DX), R8
+	MOVQ    R8, 1320(DI)
+	MOVQ    112(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    368(DX), R8
+	MOVQ    R8, 1200(DI)
+	MOVQ    240(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    368(DX), R8
+	MOVQ    R8, 1328(DI)
+	MOVQ    120(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    376(DX), R8
+	MOVQ    R8, 1208(DI)
+	MOVQ    248(DX), R8
+	TESTQ   R8, R8
+	CMOVQEQ DI, R8
+	ADDQ    376(DX), R8
+	MOVQ    R8, 1336(DI)
+	MOVQ    $0x00000000, (SP)
+
+chachaXOR8MACAVX2Regsblock:
+	// Group 0: lanes 0 to 7.
+	VMOVDQU (DI), Y0
+	VMOVDQU Y0, 1344(DI)
+	VMOVDQU 64(DI), Y1
+	VMOVDQU 128(DI), Y2
+	VMOVDQU 192(DI), Y3
+	VMOVDQU 256(DI), Y4
+	VMOVDQU 320(DI), Y5
+	VMOVDQU 384(DI), Y6
+	VMOVDQU 448(DI), Y7
+	VMOVDQU 512(DI), Y8
+	VMOVDQU 576(DI), Y9
+	VMOVDQU 640(DI), Y10
+	VMOVDQU 704(DI), Y11
+	VMOVDQU 768(DI), Y12
+	VMOVDQU 832(DI), Y13
+	VMOVDQU 896(DI), Y14
+	VMOVDQU 960(DI), Y15
+
+	// Ten double rounds (RFC 8439 section 2.3).
+	MOVL $0x0000000a, R8
+
+chachaXOR8MACAVX2Regsrounds0:
+	VPADDD  1344(DI), Y4, Y0
+	VPXOR   Y0, Y12, Y12
+	VMOVDQU Y0, 1344(DI)
+	VPADDD  Y5, Y1, Y1
+	VPADDD  Y6, Y2, Y2
+	VPADDD  Y7, Y3, Y3
+	VPXOR   Y1, Y13, Y13
+	VPXOR   Y2, Y14, Y14
+	VPXOR   Y3, Y15, Y15
+	VPSHUFB chachaRotMasks<>+0(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+0(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+0(SB), Y14, Y14
+	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
+	MOVQ    mac+32(FP), DX
+	CMPQ    SI, 32(DX)
+	JB      chachaXOR8MACAVX2Regsmac0_10absorb
+	MOVQ    8(DX), R9
+	LEAQ    1(R9), R10
+	CMPQ    R10, 16(DX)
+	JAE     chachaXOR8MACAVX2Regsmac0_10
+
+	// The lane's blocks are done: its accumulator back, the next lane's in.
+	IMUL3Q $0x38, R9, SI
+	ADDQ   DX, SI
+	MOVQ   AX, 56(SI)
+	MOVQ   CX, 64(SI)
+	MOVQ   BX, 72(SI)
+	MOVQ   R10, 8(DX)
+	IMUL3Q $0x38, R10, BX
+	ADDQ   DX, BX
+	MOVQ   56(BX), AX
+	MOVQ   64(BX), CX
+	MOVQ   72(BX), BX
+	MOVQ   936(DX)(R10*8), SI
+	MOVQ   SI, R9
+	ADDQ   24(DX), R9
+	MOVQ   R9, 32(DX)
+
+chachaXOR8MACAVX2Regsmac0_10absorb:
+	MOVQ   8(DX), R9
+	IMUL3Q $0x38, R9, R9
+	ADDQ   DX, R9
+	ADDQ   (SI), AX
+	ADCQ   8(SI), CX
+	ADCQ   $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  40(R9), DX
+	MULXQ AX, R10, R11
+	MULXQ CX, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  48(R9), DX
+	MULXQ CX, R13, CX
+	ADDQ  R13, R12
+	ADCQ  $0x00, CX
+	MULXQ AX, R13, AX
+	ADDQ  R13, R11
+	ADCQ  AX, R12
+	ADCQ  $0x00, CX
+	MOVQ  BX, R13
+	IMULQ DX, R13
+	ADDQ  R13, CX
+	IMULQ 40(R9), BX
+	ADDQ  BX, R12
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R12
+	SHRQ $0x02, CX
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	MOVQ R10, AX
+	MOVQ R11, CX
+	ADDQ $0x10, SI
+
+chachaXOR8MACAVX2Regsmac0_10:
+	VPADDD  Y12, Y8, Y8
+	VPADDD  Y13, Y9, Y9
+	VPADDD  Y14, Y10, Y10
+	VPADDD  Y15, Y11, Y11
+	VPXOR   Y8, Y4, Y4
+	VPXOR   Y9, Y5, Y5
+	VPXOR   Y10, Y6, Y6
+	VPXOR   Y11, Y7, Y7
+	VPSLLD  $0x0c, Y4, Y0
+	VPSRLD  $0x14, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	VPSLLD  $0x0c, Y5, Y0
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x0c, Y6, Y0
+	VPSRLD  $0x14, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x0c, Y7, Y0
+	VPSRLD  $0x14, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	VPADDD  1344(DI), Y4, Y0
+	VPXOR   Y0, Y12, Y12
+	VMOVDQU Y0, 1344(DI)
+	VPADDD  Y5, Y1, Y1
+	VPADDD  Y6, Y2, Y2
+	VPADDD  Y7, Y3, Y3
+	VPXOR   Y1, Y13, Y13
+	VPXOR   Y2, Y14, Y14
+	VPXOR   Y3, Y15, Y15
+	VPSHUFB chachaRotMasks<>+32(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+32(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+32(SB), Y14, Y14
+	VPSHUFB chachaRotMasks<>+32(SB), Y15, Y15
+	VPADDD  Y12, Y8, Y8
+	VPADDD  Y13, Y9, Y9
+	VPADDD  Y14, Y10, Y10
+	VPADDD  Y15, Y11, Y11
+	VPXOR   Y8, Y4, Y4
+	VPXOR   Y9, Y5, Y5
+	VPXOR   Y10, Y6, Y6
+	VPXOR   Y11, Y7, Y7
+	VPSLLD  $0x07, Y4, Y0
+	VPSRLD  $0x19, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	VPSLLD  $0x07, Y5, Y0
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x07, Y6, Y0
+	VPSRLD  $0x19, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x07, Y7, Y0
+	VPSRLD  $0x19, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	MOVQ    mac+32(FP), DX
+	CMPQ    SI, 32(DX)
+	JB      chachaXOR8MACAVX2Regsmac3_11absorb
+	MOVQ    8(DX), R9
+	LEAQ    1(R9), R10
+	CMPQ    R10, 16(DX)
+	JAE     chachaXOR8MACAVX2Regsmac3_11
+
+	// The lane's blocks are done: its accumulator back, the next lane's in.
+	IMUL3Q $0x38, R9, SI
+	ADDQ   DX, SI
+	MOVQ   AX, 56(SI)
+	MOVQ   CX, 64(SI)
+	MOVQ   BX, 72(SI)
+	MOVQ   R10, 8(DX)
+	IMUL3Q $0x38, R10, BX
+	ADDQ   DX, BX
+	MOVQ   56(BX), AX
+	MOVQ   64(BX), CX
+	MOVQ   72(BX), BX
+	MOVQ   936(DX)(R10*8), SI
+	MOVQ   SI, R9
+	ADDQ   24(DX), R9
+	MOVQ   R9, 32(DX)
+
+chachaXOR8MACAVX2Regsmac3_11absorb:
+	MOVQ   8(DX), R9
+	IMUL3Q $0x38, R9, R9
+	ADDQ   DX, R9
+	ADDQ   (SI), AX
+	ADCQ   8(SI), CX
+	ADCQ   $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  40(R9), DX
+	MULXQ AX, R10, R11
+	MULXQ CX, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  48(R9), DX
+	MULXQ CX, R13, CX
+	ADDQ  R13, R12
+	ADCQ  $0x00, CX
+	MULXQ AX, R13, AX
+	ADDQ  R13, R11
+	ADCQ  AX, R12
+	ADCQ  $0x00, CX
+	MOVQ  BX, R13
+	IMULQ DX, R13
+	ADDQ  R13, CX
+	IMULQ 40(R9), BX
+	ADDQ  BX, R12
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R12
+	SHRQ $0x02, CX
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	MOVQ R10, AX
+	MOVQ R11, CX
+	ADDQ $0x10, SI
+
+chachaXOR8MACAVX2Regsmac3_11:
+	VPADDD  1344(DI), Y5, Y0
+	VPXOR   Y0, Y15, Y15
+	VMOVDQU Y0, 1344(DI)
+	VPADDD  Y6, Y1, Y1
+	VPADDD  Y7, Y2, Y2
+	VPADDD  Y4, Y3, Y3
+	VPXOR   Y1, Y12, Y12
+	VPXOR   Y2, Y13, Y13
+	VPXOR   Y3, Y14, Y14
+	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
+	VPSHUFB chachaRotMasks<>+0(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+0(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+0(SB), Y14, Y14
+	VPADDD  Y15, Y10, Y10
+	VPADDD  Y12, Y11, Y11
+	VPADDD  Y13, Y8, Y8
+	VPADDD  Y14, Y9, Y9
+	VPXOR   Y10, Y5, Y5
+	VPXOR   Y11, Y6, Y6
+	VPXOR   Y8, Y7, Y7
+	VPXOR   Y9, Y4, Y4
+	VPSLLD  $0x0c, Y5, Y0
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x0c, Y6, Y0
+	VPSRLD  $0x14, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x0c, Y7, Y0
+	VPSRLD  $0x14, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	VPSLLD  $0x0c, Y4, Y0
+	VPSRLD  $0x14, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	MOVQ    mac+32(FP), DX
+	CMPQ    SI, 32(DX)
+	JB      chachaXOR8MACAVX2Regsmac5_12absorb
+	MOVQ    8(DX), R9
+	LEAQ    1(R9), R10
+	CMPQ    R10, 16(DX)
+	JAE     chachaXOR8MACAVX2Regsmac5_12
+
+	// The lane's blocks are done: its accumulator back, the next lane's in.
+	IMUL3Q $0x38, R9, SI
+	ADDQ   DX, SI
+	MOVQ   AX, 56(SI)
+	MOVQ   CX, 64(SI)
+	MOVQ   BX, 72(SI)
+	MOVQ   R10, 8(DX)
+	IMUL3Q $0x38, R10, BX
+	ADDQ   DX, BX
+	MOVQ   56(BX), AX
+	MOVQ   64(BX), CX
+	MOVQ   72(BX), BX
+	MOVQ   936(DX)(R10*8), SI
+	MOVQ   SI, R9
+	ADDQ   24(DX), R9
+	MOVQ   R9, 32(DX)
+
+chachaXOR8MACAVX2Regsmac5_12absorb:
+	MOVQ   8(DX), R9
+	IMUL3Q $0x38, R9, R9
+	ADDQ   DX, R9
+	ADDQ   (SI), AX
+	ADCQ   8(SI), CX
+	ADCQ   $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  40(R9), DX
+	MULXQ AX, R10, R11
+	MULXQ CX, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  48(R9), DX
+	MULXQ CX, R13, CX
+	ADDQ  R13, R12
+	ADCQ  $0x00, CX
+	MULXQ AX, R13, AX
+	ADDQ  R13, R11
+	ADCQ  AX, R12
+	ADCQ  $0x00, CX
+	MOVQ  BX, R13
+	IMULQ DX, R13
+	ADDQ  R13, CX
+	IMULQ 40(R9), BX
+	ADDQ  BX, R12
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R12
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R12
+	SHRQ $0x02, CX
+	ADDQ R12, R10
+	ADCQ CX, R11
+	ADCQ $0x00, BX
+	MOVQ R10, AX
+	MOVQ R11, CX
+	ADDQ $0x10, SI
+
+chachaXOR8MACAVX2Regsmac5_12:
+	VPADDD  1344(DI), Y5, Y0
+	VPXOR   Y0, Y15, Y15
+	VMOVDQU Y0, 1344(DI)
+	VPADDD  Y6, Y1, Y1
+	VPADDD  Y7, Y2, Y2
+	VPADDD  Y4, Y3, Y3
+	VPXOR   Y1, Y12, Y12
+	VPXOR   Y2, Y13, Y13
+	VPXOR   Y3, Y14, Y14
+	VPSHUFB chachaRotMasks<>+32(SB), Y15, Y15
+	VPSHUFB chachaRotMasks<>+32(SB), Y12, Y12
+	VPSHUFB chachaRotMasks<>+32(SB), Y13, Y13
+	VPSHUFB chachaRotMasks<>+32(SB), Y14, Y14
+	VPADDD  Y15, Y10, Y10
+	VPADDD  Y12, Y11, Y11
+	VPADDD  Y13, Y8, Y8
+	VPADDD  Y14, Y9, Y9
+	VPXOR   Y10, Y5, Y5
+	VPXOR   Y11, Y6, Y6
+	VPXOR   Y8, Y7, Y7
+	VPXOR   Y9, Y4, Y4
+	VPSLLD  $0x07, Y5, Y0
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y0, Y5, Y5
+	VPSLLD  $0x07, Y6, Y0
+	VPSRLD  $0x19, Y6, Y6
+	VPOR    Y0, Y6, Y6
+	VPSLLD  $0x07, Y7, Y0
+	VPSRLD  $0x19, Y7, Y7
+	VPOR    Y0, Y7, Y7
+	VPSLLD  $0x07, Y4, Y0
+	VPSRLD  $0x19, Y4, Y4
+	VPOR    Y0, Y4, Y4
+	DECL    R8
+	JNZ     chachaXOR8MACAVX2Regsrounds0
+
+	// Add the initial state (section 2.3); every word goes to its slot for the transpose.
+	VMOVDQU 1344(DI), Y0
+	VPADDD  (DI), Y0, Y0
+	VMOVDQU Y0, 1344(DI)
+	VPADDD  64(DI), Y1, Y1
+	VMOVDQU Y1, 1408(DI)
+	VPADDD  128(DI), Y2, Y2
+	VMOVDQU Y2, 1472(DI)
+	VPADDD  192(DI), Y3, Y3
+	VMOVDQU Y3, 1536(DI)
+	VPADDD  256(DI), Y4, Y4
+	VMOVDQU Y4, 1600(DI)
+	VPADDD  320(DI), Y5, Y5
+	VMOVDQU Y5, 1664(DI)
+	VPADDD  384(DI), Y6, Y6
+	VMOVDQU Y6, 1728(DI)
+	VPADDD  448(DI), Y7, Y7
+	VMOVDQU Y7, 1792(DI)
+	VPADDD  512(DI), Y8, Y8
+	VMOVDQU Y8, 1856(DI)
+	VPADDD  576(DI), Y9, Y9
+	VMOVDQU Y9, 1920(DI)
+	VPADDD  640(DI), Y10, Y10
+	VMOVDQU Y10, 1984(DI)
+	VPADDD  704(DI), Y11, Y11
+	VMOVDQU Y11, 2048(DI)
+	VPADDD  768(DI), Y12, Y12
+	VMOVDQU Y12, 2112(DI)
+	VPADDD  832(DI), Y13, Y13
+	VMOVDQU Y13, 2176(DI)
+	VPADDD  896(DI), Y14, Y14
+	VMOVDQU Y14, 2240(DI)
+	VPADDD  960(DI), Y15, Y15
+	VMOVDQU Y15, 2304(DI)
+	MOVQ    (SP), DX
+	VMOVDQU 768(DI), Y0
+	VPADDD  1024(DI), Y0, Y0
+	VMOVDQU Y0, 768(DI)
+
+	// Transpose words 0-7, then 8-15, of the 8 lanes.
+	VMOVDQU     1344(DI), Y0
+	VPUNPCKLDQ  1408(DI), Y0, Y1
+	VPUNPCKHDQ  1408(DI), Y0, Y0
+	VMOVDQU     1472(DI), Y2
+	VPUNPCKLDQ  1536(DI), Y2, Y3
+	VPUNPCKHDQ  1536(DI), Y2, Y2
+	VMOVDQU     1600(DI), Y4
+	VPUNPCKLDQ  1664(DI), Y4, Y5
+	VPUNPCKHDQ  1664(DI), Y4, Y4
+	VMOVDQU     1728(DI), Y6
+	VPUNPCKLDQ  1792(DI), Y6, Y7
+	VPUNPCKHDQ  1792(DI), Y6, Y6
+	VPUNPCKLQDQ Y3, Y1, Y8
+	VPUNPCKHQDQ Y3, Y1, Y1
+	VPUNPCKLQDQ Y2, Y0, Y3
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y5
+	VPUNPCKLQDQ Y6, Y4, Y7
+	VPUNPCKHQDQ Y6, Y4, Y4
+	VPERM2I128  $0x20, Y2, Y8, Y6
+	VPERM2I128  $0x31, Y2, Y8, Y2
+	MOVQ        1088(DI), R8
+	MOVQ        1216(DI), R9
+	VPXOR       (R8)(DX*1), Y6, Y6
+	VMOVDQU     Y6, (R9)(DX*1)
+	MOVQ        1120(DI), R8
+	MOVQ        1248(DI), R9
+	VPXOR       (R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, (R9)(DX*1)
+	VPERM2I128  $0x20, Y5, Y1, Y2
+	VPERM2I128  $0x31, Y5, Y1, Y1
+	MOVQ        1096(DI), R8
+	MOVQ        1224(DI), R9
+	VPXOR       (R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, (R9)(DX*1)
+	MOVQ        1128(DI), R8
+	MOVQ        1256(DI), R9
+	VPXOR       (R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, (R9)(DX*1)
+	VPERM2I128  $0x20, Y7, Y3, Y1
+	VPERM2I128  $0x31, Y7, Y3, Y2
+	MOVQ        1104(DI), R8
+	MOVQ        1232(DI), R9
+	VPXOR       (R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, (R9)(DX*1)
+	MOVQ        1136(DI), R8
+	MOVQ        1264(DI), R9
+	VPXOR       (R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, (R9)(DX*1)
+	VPERM2I128  $0x20, Y4, Y0, Y1
+	VPERM2I128  $0x31, Y4, Y0, Y0
+	MOVQ        1112(DI), R8
+	MOVQ        1240(DI), R9
+	VPXOR       (R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, (R9)(DX*1)
+	MOVQ        1144(DI), R8
+	MOVQ        1272(DI), R9
+	VPXOR       (R8)(DX*1), Y0, Y0
+	VMOVDQU     Y0, (R9)(DX*1)
+	VMOVDQU     1856(DI), Y0
+	VPUNPCKLDQ  1920(DI), Y0, Y1
+	VPUNPCKHDQ  1920(DI), Y0, Y0
+	VMOVDQU     1984(DI), Y2
+	VPUNPCKLDQ  2048(DI), Y2, Y3
+	VPUNPCKHDQ  2048(DI), Y2, Y2
+	VMOVDQU     2112(DI), Y4
+	VPUNPCKLDQ  2176(DI), Y4, Y5
+	VPUNPCKHDQ  2176(DI), Y4, Y4
+	VMOVDQU     2240(DI), Y6
+	VPUNPCKLDQ  2304(DI), Y6, Y7
+	VPUNPCKHDQ  2304(DI), Y6, Y6
+	VPUNPCKLQDQ Y3, Y1, Y8
+	VPUNPCKHQDQ Y3, Y1, Y1
+	VPUNPCKLQDQ Y2, Y0, Y3
+	VPUNPCKHQDQ Y2, Y0, Y0
+	VPUNPCKLQDQ Y7, Y5, Y2
+	VPUNPCKHQDQ Y7, Y5, Y5
+	VPUNPCKLQDQ Y6, Y4, Y7
+	VPUNPCKHQDQ Y6, Y4, Y4
+	VPERM2I128  $0x20, Y2, Y8, Y6
+	VPERM2I128  $0x31, Y2, Y8, Y2
+	MOVQ        1088(DI), R8
+	MOVQ        1216(DI), R9
+	VPXOR       32(R8)(DX*1), Y6, Y6
+	VMOVDQU     Y6, 32(R9)(DX*1)
+	MOVQ        1120(DI), R8
+	MOVQ        1248(DI), R9
+	VPXOR       32(R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, 32(R9)(DX*1)
+	VPERM2I128  $0x20, Y5, Y1, Y2
+	VPERM2I128  $0x31, Y5, Y1, Y1
+	MOVQ        1096(DI), R8
+	MOVQ        1224(DI), R9
+	VPXOR       32(R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, 32(R9)(DX*1)
+	MOVQ        1128(DI), R8
+	MOVQ        1256(DI), R9
+	VPXOR       32(R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, 32(R9)(DX*1)
+	VPERM2I128  $0x20, Y7, Y3, Y1
+	VPERM2I128  $0x31, Y7, Y3, Y2
+	MOVQ        1104(DI), R8
+	MOVQ        1232(DI), R9
+	VPXOR       32(R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, 32(R9)(DX*1)
+	MOVQ        1136(DI), R8
+	MOVQ        1264(DI), R9
+	VPXOR       32(R8)(DX*1), Y2, Y2
+	VMOVDQU     Y2, 32(R9)(DX*1)
+	VPERM2I128  $0x20, Y4, Y0, Y1
+	VPERM2I128  $0x31, Y4, Y0, Y0
+	MOVQ        1112(DI), R8
+	MOVQ        1240(DI), R9
+	VPXOR       32(R8)(DX*1), Y1, Y1
+	VMOVDQU     Y1, 32(R9)(DX*1)
+	MOVQ        1144(DI), R8
+	MOVQ        1272(DI), R9
+	VPXOR       32(R8)(DX*1), Y0, Y0
+	VMOVDQU     Y0, 32(R9)(DX*1)
+	MOVQ        (SP), DX
+	ADDQ        stride+24(FP), DX
+	MOVQ        DX, (SP)
+	DECQ        n+16(FP)
+	JNZ         chachaXOR8MACAVX2Regsblock
+	VZEROUPPER
+	JMP         chachaXOR8MACAVX2Regssave
+
+chachaXOR8MACAVX2Regsrest:
+	// No stream blocks: every lane's remaining MAC blocks.
+	MOVQ mac+32(FP), DX
+	CMPQ SI, 32(DX)
+	JB   chachaXOR8MACAVX2Regsreststepabsorb
+	MOVQ 8(DX), DI
+	LEAQ 1(DI), R8
+	CMPQ R8, 16(DX)
+	JAE  chachaXOR8MACAVX2Regssave
+
+	// The lane's blocks are done: its accumulator back, the next lane's in.
+	IMUL3Q $0x38, DI, SI
+	ADDQ   DX, SI
+	MOVQ   AX, 56(SI)
+	MOVQ   CX, 64(SI)
+	MOVQ   BX, 72(SI)
+	MOVQ   R8, 8(DX)
+	IMUL3Q $0x38, R8, BX
+	ADDQ   DX, BX
+	MOVQ   56(BX), AX
+	MOVQ   64(BX), CX
+	MOVQ   72(BX), BX
+	MOVQ   936(DX)(R8*8), SI
+	MOVQ   SI, DI
+	ADDQ   24(DX), DI
+	MOVQ   DI, 32(DX)
+
+chachaXOR8MACAVX2Regsreststepabsorb:
+	MOVQ   8(DX), DI
+	IMUL3Q $0x38, DI, DI
+	ADDQ   DX, DI
+	ADDQ   (SI), AX
+	ADCQ   8(SI), CX
+	ADCQ   $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  40(DI), DX
+	MULXQ AX, R8, R9
+	MULXQ CX, R11, R10
+	ADDQ  R11, R9
+	ADCQ  $0x00, R10
+	MOVQ  48(DI), DX
+	MULXQ CX, R11, CX
+	ADDQ  R11, R10
+	ADCQ  $0x00, CX
+	MULXQ AX, R11, AX
+	ADDQ  R11, R9
+	ADCQ  AX, R10
+	ADCQ  $0x00, CX
+	MOVQ  BX, R11
+	IMULQ DX, R11
+	ADDQ  R11, CX
+	IMULQ 40(DI), BX
+	ADDQ  BX, R10
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R10, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R10
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R10
+	SHRQ $0x02, CX
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	MOVQ R8, AX
+	MOVQ R9, CX
+	ADDQ $0x10, SI
+	JMP  chachaXOR8MACAVX2Regsrest
+
+chachaXOR8MACAVX2Regssave:
+	// The chain's state back into mac.
+	MOVQ   mac+32(FP), DX
+	MOVQ   8(DX), DI
+	IMUL3Q $0x38, DI, R8
+	ADDQ   DX, R8
+	MOVQ   AX, 56(R8)
+	MOVQ   CX, 64(R8)
+	MOVQ   BX, 72(R8)
+	SUBQ   936(DX)(DI*8), SI
+	MOVQ   SI, (DX)
+	RET
+
 // func chachaXOR8OneAVX2Regs(st *[16]uint32, dst *byte, src *byte, n int)
 // Requires: AVX, AVX2
 TEXT ·chachaXOR8OneAVX2Regs(SB), NOSPLIT, $520-32
@@ -5257,7 +7403,7 @@ chachaXOR8OneMACAVX2Regsrounds0:
 
 	// MAC step 0: one block while blocks remain.
 	CMPQ SI, macBlocks+48(FP)
-	JAE  chachaXOR8OneMACAVX2Regsmac0_4
+	JAE  chachaXOR8OneMACAVX2Regsmac0_13
 	MOVQ mac+32(FP), R8
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
@@ -5300,7 +7446,7 @@ chachaXOR8OneMACAVX2Regsrounds0:
 	MOVQ R10, CX
 	ADDQ $0x10, SI
 
-chachaXOR8OneMACAVX2Regsmac0_4:
+chachaXOR8OneMACAVX2Regsmac0_13:
 	VPADDD  Y12, Y8, Y8
 	VPADDD  Y13, Y9, Y9
 	VPADDD  Y14, Y10, Y10
@@ -5357,7 +7503,7 @@ chachaXOR8OneMACAVX2Regsmac0_4:
 
 	// MAC step 3: one block while blocks remain.
 	CMPQ SI, macBlocks+48(FP)
-	JAE  chachaXOR8OneMACAVX2Regsmac3_5
+	JAE  chachaXOR8OneMACAVX2Regsmac3_14
 	MOVQ mac+32(FP), R8
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
@@ -5400,7 +7546,7 @@ chachaXOR8OneMACAVX2Regsmac0_4:
 	MOVQ R10, CX
 	ADDQ $0x10, SI
 
-chachaXOR8OneMACAVX2Regsmac3_5:
+chachaXOR8OneMACAVX2Regsmac3_14:
 	VPADDD  (SP), Y5, Y0
 	VPXOR   Y0, Y15, Y15
 	VMOVDQU Y0, (SP)
@@ -5437,7 +7583,7 @@ chachaXOR8OneMACAVX2Regsmac3_5:
 
 	// MAC step 5: one block while blocks remain.
 	CMPQ SI, macBlocks+48(FP)
-	JAE  chachaXOR8OneMACAVX2Regsmac5_6
+	JAE  chachaXOR8OneMACAVX2Regsmac5_15
 	MOVQ mac+32(FP), R8
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
@@ -5480,7 +7626,7 @@ chachaXOR8OneMACAVX2Regsmac3_5:
 	MOVQ R10, CX
 	ADDQ $0x10, SI
 
-chachaXOR8OneMACAVX2Regsmac5_6:
+chachaXOR8OneMACAVX2Regsmac5_15:
 	VPADDD  (SP), Y5, Y0
 	VPXOR   Y0, Y15, Y15
 	VMOVDQU Y0, (SP)

@@ -155,6 +155,54 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 	}
 }
 
+// BenchmarkChaChaStitchedMAC measures what the stitched MAC saves a long group of the AVX2 lanes:
+// 16 lanes x 22 blocks of key stream and 16 x 88 MAC blocks (1420-byte messages), the stream and
+// then the vector Poly1305 lanes against chachaXOR16MACAVX2Regs and its last call, and the stream
+// alone: the measurement behind impl.chachaStitchedMAC.
+func BenchmarkChaChaStitchedMAC(b *testing.B) {
+	if !chachaHas(AVX2) {
+		b.Skip("needs AVX2")
+	}
+	const streamBlocks, macBlocks = 22, 88
+	buf, macBuf := make([]byte, 16*lanePitch), make([]byte, 16*lanePitch)
+	var s streamLanes
+	t := s.tab()
+	var p polyLanes
+	pt := p.tab()
+	for l := range 16 {
+		p.ptrs.base[l] = unsafe.Pointer(&macBuf[l*lanePitch])
+	}
+	lanes := func() *chachaPtrs16 {
+		for l := range 16 {
+			s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
+			s.ptrs.dst[l] = s.ptrs.src[l]
+		}
+		return &s.ptrs
+	}
+	b.Run("stream+vectorMAC", func(b *testing.B) {
+		for b.Loop() {
+			chachaXOR16AVX2Regs(t, lanes(), streamBlocks, 64)
+			poly1305AVX2Regs(&pt.st, &p.ptrs, macBlocks, 16)
+		}
+	})
+	b.Run("stitched", func(b *testing.B) {
+		var m laneMAC
+		for b.Loop() {
+			m = laneMAC{lanes: 16, size: 16 * macBlocks}
+			for l := range 16 {
+				m.msg[l] = unsafe.Pointer(&macBuf[l*lanePitch])
+			}
+			chachaXOR16MACAVX2Regs(t, lanes(), streamBlocks, 64, &m)
+			chachaXOR16MACAVX2Regs(nil, nil, 0, 0, &m)
+		}
+	})
+	b.Run("stream", func(b *testing.B) {
+		for b.Loop() {
+			chachaXOR16AVX2Regs(t, lanes(), streamBlocks, 64)
+		}
+	})
+}
+
 // TestChaChaAVX2Kernels runs the AVX2 tier with each of its ChaCha20 and Poly1305 kernel sets, the
 // one for 2-cycle cores (chachaXOR16AVX2, poly1305AVX2) and the one for 1-cycle cores
 // (chachaXOR16AVX2Regs, poly1305AVX2Regs), whichever this CPU would select, against the Generic tier.
@@ -386,6 +434,13 @@ func TestChaChaTableLayout(t *testing.T) {
 		{"chachaTinyLane.adLen", unsafe.Offsetof(chachaTinyLane{}.adLen), 48},
 		{"chachaTinyLane.tag", unsafe.Offsetof(chachaTinyLane{}.tag), 56},
 		{"chachaTinyLane size", unsafe.Sizeof(chachaTinyLane{}), 64},
+		{"laneMAC.lane", unsafe.Offsetof(laneMAC{}.lane), 8},
+		{"laneMAC.lanes", unsafe.Offsetof(laneMAC{}.lanes), 16},
+		{"laneMAC.size", unsafe.Offsetof(laneMAC{}.size), 24},
+		{"laneMAC.end", unsafe.Offsetof(laneMAC{}.end), 32},
+		{"laneMAC.mac", unsafe.Offsetof(laneMAC{}.mac), 40},
+		{"poly1305 size (laneMAC.mac)", unsafe.Sizeof(poly1305{}), 56},
+		{"laneMAC.msg", unsafe.Offsetof(laneMAC{}.msg), 40 + 16*56},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s at %d, the kernels expect %d", f.name, f.got, f.want)

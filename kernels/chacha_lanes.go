@@ -70,6 +70,8 @@ import (
 //	polyKernel(k, st, p, n, stride, upper)          the Poly1305 lane kernel of k's radix:
 //	                                                poly1305Lanes26Generic's or poly1305Lanes44Generic's
 //	polyFinishKernel(k, st) eq                      radix 2^44 only: poly1305FinishLanes44Generic's
+//	streamMACKernel(k, tab, lanes, n, stride, upper, mac)
+//	                                                k.stitchedMAC only: streamMACGeneric's contract
 //	laneOneOp(k.simd, op, open) ok                  one op on its own, for chunks of at most fewOps ops
 //	                                                and for messages of longAlone bytes or more
 //
@@ -84,6 +86,9 @@ type laneKernels struct {
 	// longAlone, where not zero: messages of at least this many bytes run one at a time (laneOneOp)
 	// in any batch, since 16 of them streamed side by side no longer stay in the caches.
 	longAlone int
+	// stitchedMAC: long groups pipeline, one group's Poly1305 in the next group's stream calls
+	// (streamMACKernel; runLongGroupsStitched).
+	stitchedMAC bool
 }
 
 // chachaPtrs16 holds the 16 lanes' buffers for the stream kernels: lane l reads block k at
@@ -458,31 +463,16 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 	if c.long == 0 {
 		return 0
 	}
-	t := s.start(c.k)
-	for l := range 16 {
-		t.rows[16][l] = 1
+	if c.k.stitchedMAC && c.ngroups > 1 {
+		return c.runLongGroupsStitched(s, p)
 	}
+	t := s.start(c.k)
 	g := 0
 	for _, size := range c.groups[:c.ngroups] {
 		group := c.order[g : g+int(size)]
 		g += int(size)
-		upper := size > 8
 		n, ad := c.msgLen(int(group[0])), len(c.op[group[0]].AD)
-		for l := len(group); l < 16; l++ {
-			s.onIdle(l)
-		}
-		for l, i := range group {
-			s.setState(c, l, int(i), 0)
-			t.scratch[l] = [128]byte{} // the kernel XORs the key stream into it
-			s.onScratch(l)
-		}
-		// Blocks 0 (RFC 8439 section 2.6) and 1 in one call, where block 0 alone would leave the
-		// kernel's second state idle; the counters go on from 2.
-		blocks := 1
-		if n > 0 {
-			blocks = 2
-		}
-		streamKernel(c.k, t, &s.ptrs, blocks, 64, upper)
+		c.keyBlocks(s, group, n, nil)
 		for l, i := range group {
 			sc := &t.scratch[l]
 			p.setKey(l, (*[32]byte)(sc[:32]), c.wantTag(int(i)))
@@ -490,7 +480,7 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 		}
 		if !c.open {
 			c.xorBlock1(t, group, 1<<len(group)-1)
-			c.streamGroup(s, group, n, 0)
+			c.streamGroup(s, group, n, 0, nil)
 		}
 		p.macGroup(c.k, len(group), n, ad)
 		verified := p.finishGroup(c, group)
@@ -498,12 +488,40 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 		if c.open {
 			// Decrypt only now (section 2.8): block 1 from the scratch, where the MAC left it.
 			c.xorBlock1(t, group, verified)
-			c.streamGroup(s, group, n, verified)
+			c.streamGroup(s, group, n, verified, nil)
 		}
 	}
 	*t = streamTable{}
 	p.wipe()
 	return failed
+}
+
+// keyBlocks starts a long group's ops (of n bytes) in the lanes of s, which start readied, one op
+// per lane, and runs blocks 0 (RFC 8439 section 2.6, the Poly1305 keys) and 1 into the lanes'
+// scratch blocks in one call, where block 0 alone would leave the kernel's second state idle; the
+// counters go on from 2. With mac (not nil) the call also absorbs mac's blocks (streamMACKernel).
+func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, mac *laneMAC) {
+	t := s.tab()
+	for l := range 16 {
+		t.rows[16][l] = 1
+	}
+	for l := len(group); l < 16; l++ {
+		s.onIdle(l)
+	}
+	for l, i := range group {
+		s.setState(c, l, int(i), 0)
+		t.scratch[l] = [128]byte{} // the kernel XORs the key stream into it
+		s.onScratch(l)
+	}
+	blocks := 1
+	if n > 0 {
+		blocks = 2
+	}
+	if mac != nil {
+		streamMACKernel(c.k, t, &s.ptrs, blocks, 64, len(group) > 8, mac)
+		return
+	}
+	streamKernel(c.k, t, &s.ptrs, blocks, 64, len(group) > 8)
 }
 
 // xorBlock1 XORs block 1's key stream, which the first call left in lane l's scratch, into the
@@ -522,8 +540,9 @@ func (c *chachaChunkState) xorBlock1(t *streamTable, group []uint8, lanes uint32
 // (Seal: all; Open: those of the lanes in verified only, the others idle), in place in their
 // buffers from byte 64 on; the partial last block goes under the lanes' byte masks where the kernel
 // takes them, else through the lanes' scratch blocks. The counters are at 2; the lanes past the
-// group are idle.
-func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, verified uint32) {
+// group are idle. With mac (not nil), the calls over whole blocks also absorb mac's blocks
+// (streamMACKernel).
+func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, verified uint32, mac *laneMAC) {
 	if n <= 64 {
 		return
 	}
@@ -557,7 +576,11 @@ func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, ver
 				t.mask[l] = 1<<tail - 1
 			}
 		}
-		streamKernel(c.k, t, &s.ptrs, k, 64, upper)
+		if mac != nil {
+			streamMACKernel(c.k, t, &s.ptrs, k, 64, upper, mac)
+		} else {
+			streamKernel(c.k, t, &s.ptrs, k, 64, upper)
+		}
 		for l := range 16 {
 			if busy(l) {
 				s.ptrs.off[l] += uintptr(k) * 64

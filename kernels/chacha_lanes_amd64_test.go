@@ -11,6 +11,7 @@ package kernels
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 	"unsafe"
@@ -100,22 +101,29 @@ func TestStreamKernelsPortable(t *testing.T) {
 
 // TestChaChaLanesSIMD runs the lane driver on each SIMD kernel set this CPU has against the Generic
 // tier, on the batches of TestChaChaLanesPortable: the driver's paths (segments, short and long
-// groups) with the assembly's tables.
+// groups, the latter with and without the stitched MAC where the CPU has it) with the assembly's
+// tables.
 func TestChaChaLanesSIMD(t *testing.T) {
-	for _, tier := range []Tier{AVX2, AVX512} {
-		t.Run(tier.String(), func(t *testing.T) {
-			if !chachaHas(tier) {
+	defer func(s bool) { impl.chachaStitchedMAC = s }(impl.chachaStitchedMAC)
+	for _, v := range []struct {
+		tier     Tier
+		stitched bool
+	}{{AVX2, false}, {AVX2, true}, {AVX512, false}} {
+		t.Run(fmt.Sprintf("%v/stitched=%v", v.tier, v.stitched), func(t *testing.T) {
+			if !chachaHas(v.tier) || v.stitched && !impl.chachaAVX2Regs {
 				t.Skip("not on this CPU")
 			}
+			impl.chachaStitchedMAC = v.stitched
+			k := chachaLaneKernels(v.tier)
 			rng := rand.New(rand.NewPCG(9, 10))
 			keys := laneTestKeys(t, rng)
 			for round := range 3 * shapeCount {
 				for _, size := range []int{8, 16, 17, 33, 64, 65, 100} {
-					checkLanesPortable(t, chachaLaneKernels(tier), keys, size, round%shapeCount, rng)
+					checkLanesPortable(t, k, keys, size, round%shapeCount, rng)
 				}
 			}
 			for _, size := range []int{17, 24} {
-				checkLanesPortable(t, chachaLaneKernels(tier), keys, size, shapeHuge, rng)
+				checkLanesPortable(t, k, keys, size, shapeHuge, rng)
 			}
 		})
 	}
@@ -301,6 +309,80 @@ func comparePolyRows(t *testing.T, got, want *polyLanes, radix44, upper bool) {
 		for l := range lanes {
 			if g[row][l] != w[row][l] {
 				t.Fatalf("row %d lane %d: %#x, want %#x", row, l, g[row][l], w[row][l])
+			}
+		}
+	}
+}
+
+// TestStreamMACKernels runs chachaXOR16MACAVX2Regs and chachaXOR8MACAVX2Regs against the register
+// stream kernels and the portable Poly1305: random lanes' messages and states, 1 to 16 MAC lanes of
+// 1 to 200 blocks, spread over stream calls of several sizes and a last call with n = 0, so that
+// chains start, pause and resume in every position.
+func TestStreamMACKernels(t *testing.T) {
+	if !chachaHas(AVX2) {
+		t.Skip("needs AVX2")
+	}
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, k := range []struct {
+		name  string
+		upper bool
+		mac   func(*streamTable, *chachaPtrs16, int, int, *laneMAC)
+		plain func(*streamTable, *chachaPtrs16, int, int)
+	}{
+		{"chachaXOR16MACAVX2Regs", true, chachaXOR16MACAVX2Regs, chachaXOR16AVX2Regs},
+		{"chachaXOR8MACAVX2Regs", false, chachaXOR8MACAVX2Regs, chachaXOR8AVX2Regs},
+	} {
+		for round := range 40 {
+			lanes, blocks := 1+rng.IntN(16), 1+rng.IntN(200)
+			if round%4 == 0 {
+				lanes = 16
+			}
+			calls := []int{1 + rng.IntN(3), 1 + rng.IntN(40)}
+			macBuf, got := randomBytes(rng, 16*lanePitch), randomBytes(rng, 16*lanePitch)
+			want := bytes.Clone(got)
+			var m laneMAC
+			m.lanes, m.size = lanes, uintptr(16*blocks)
+			var ref [16]poly1305
+			for l := range lanes {
+				m.mac[l].r0 = rng.Uint64() & 0x0ffffffc0fffffff
+				m.mac[l].r1 = rng.Uint64() & 0x0ffffffc0ffffffc
+				m.mac[l].h = [3]uint64{rng.Uint64(), rng.Uint64(), uint64(rng.IntN(4))}
+				m.msg[l] = unsafe.Pointer(&macBuf[l*lanePitch])
+				ref[l] = m.mac[l]
+				ref[l].blocks(macBuf[l*lanePitch:][:16*blocks])
+			}
+			var sGot, sWant streamLanes
+			tGot, tWant := sGot.tab(), sWant.tab()
+			for w := range 17 {
+				for l := range 16 {
+					tGot.rows[w][l] = rng.Uint32()
+				}
+			}
+			for l := range 16 {
+				tGot.rows[16][l] = 1
+			}
+			tWant.rows = tGot.rows
+			off := 0
+			for _, n := range calls {
+				for l := range 16 {
+					sGot.ptrs.src[l] = unsafe.Pointer(&got[l*lanePitch])
+					sGot.ptrs.dst[l], sGot.ptrs.off[l] = sGot.ptrs.src[l], uintptr(off)
+					sWant.ptrs.src[l] = unsafe.Pointer(&want[l*lanePitch])
+					sWant.ptrs.dst[l], sWant.ptrs.off[l] = sWant.ptrs.src[l], uintptr(off)
+				}
+				k.mac(tGot, &sGot.ptrs, n, 64, &m)
+				k.plain(tWant, &sWant.ptrs, n, 64)
+				off += 64 * n
+			}
+			k.mac(nil, nil, 0, 0, &m)
+			if !bytes.Equal(got, want) || tGot.rows != tWant.rows {
+				t.Fatalf("%s, calls %v: key stream or counters differ from the plain kernel", k.name, calls)
+			}
+			for l := range lanes {
+				if m.mac[l].h != ref[l].h || m.mac[l].r0 != ref[l].r0 || m.mac[l].r1 != ref[l].r1 {
+					t.Fatalf("%s, %d lanes of %d blocks, calls %v: lane %d accumulator %x, want %x",
+						k.name, lanes, blocks, calls, l, m.mac[l].h, ref[l].h)
+				}
 			}
 		}
 	}

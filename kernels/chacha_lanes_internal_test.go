@@ -19,6 +19,7 @@ var portableLaneSets = []struct {
 	k    laneKernels
 }{
 	{"unmasked-radix26", laneKernels{simd: Generic, fewOps: 7}},
+	{"unmasked-radix26-stitched", laneKernels{simd: Generic, fewOps: 7, stitchedMAC: true}},
 	{"masked-radix44", laneKernels{simd: Generic, masked: true, radix44: true}},
 	{"masked-radix26", laneKernels{simd: Generic, masked: true, fewOps: 7}},
 	{"unmasked-radix44", laneKernels{simd: Generic, radix44: true}},

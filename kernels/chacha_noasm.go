@@ -41,6 +41,10 @@ func streamKernel(_ laneKernels, tab *streamTable, lanes *chachaPtrs16, n, strid
 	chachaLanesGeneric(tab, lanes, n, stride, upper)
 }
 
+func streamMACKernel(_ laneKernels, tab *streamTable, lanes *chachaPtrs16, n, stride int, upper bool, mac *laneMAC) {
+	streamMACGeneric(tab, lanes, n, stride, upper, mac)
+}
+
 func polyKernel(k laneKernels, st *[15][16]uint64, p *polyPtrs16, n, stride int, upper bool) {
 	if k.radix44 {
 		poly1305Lanes44Generic(st, p, n, stride)

@@ -113,28 +113,8 @@ func chachaLanesAVX2Regs(groups int) {
 	rows, n, stride, off := laneKernelStart()
 
 	Label(name + "block")
-	slot := func(g, w int) Mem { return group8Slot(rows, g, w) }
-	row := func(g, w int) Mem { return group8Row(rows, g, w) }
 	for g := range groups {
-		Commentf("Group %d: lanes %d to %d.", g, 8*g, 8*g+7)
-		var x [16]VecVirtual
-		a0 := slot(g, 0)
-		t := YMM()
-		VMOVDQU(row(g, 0), t)
-		VMOVDQU(t, a0)
-		for w := 1; w < 16; w++ {
-			x[w] = YMM()
-			VMOVDQU(row(g, w), x[w])
-		}
-		regsDoubleRounds(&x, a0, t, fmt.Sprintf("%srounds%d", name, g), nil)
-		Comment("Add the initial state (section 2.3); every word goes to its slot for the transpose.")
-		VMOVDQU(a0, t)
-		VPADDD(row(g, 0), t, t)
-		VMOVDQU(t, a0)
-		for w := 1; w < 16; w++ {
-			VPADDD(row(g, w), x[w], x[w])
-			VMOVDQU(x[w], slot(g, w))
-		}
+		regsGroup(rows, g, fmt.Sprintf("%srounds%d", name, g), nil)
 		xorGroup8(rows, g, off)
 	}
 	ADDQ(stride, off)
@@ -142,6 +122,31 @@ func chachaLanesAVX2Regs(groups int) {
 	JNZ(LabelRef(name + "block"))
 	VZEROUPPER()
 	RET()
+}
+
+// regsGroup runs the rounds of lane group g (lanes 8g to 8g+7) from its rows of tab at rows, hook
+// as regsDoubleRounds', and leaves its words, the initial state added, in the group's slots for
+// the transpose (xorGroup8).
+func regsGroup(rows Mem, g int, loop string, hook func(k int)) {
+	Commentf("Group %d: lanes %d to %d.", g, 8*g, 8*g+7)
+	var x [16]VecVirtual
+	a0 := group8Slot(rows, g, 0)
+	t := YMM()
+	VMOVDQU(group8Row(rows, g, 0), t)
+	VMOVDQU(t, a0)
+	for w := 1; w < 16; w++ {
+		x[w] = YMM()
+		VMOVDQU(group8Row(rows, g, w), x[w])
+	}
+	regsDoubleRounds(&x, a0, t, loop, hook)
+	Comment("Add the initial state (section 2.3); every word goes to its slot for the transpose.")
+	VMOVDQU(a0, t)
+	VPADDD(group8Row(rows, g, 0), t, t)
+	VMOVDQU(t, a0)
+	for w := 1; w < 16; w++ {
+		VPADDD(group8Row(rows, g, w), x[w], x[w])
+		VMOVDQU(x[w], group8Slot(rows, g, w))
+	}
 }
 
 // macStart begins a single-message MAC kernel's Poly1305 (RFC 8439 section 2.5): it loads the

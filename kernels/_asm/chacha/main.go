@@ -31,6 +31,8 @@ func main() {
 	chachaXOR16AVX2()
 	chachaLanesAVX2Regs(2)
 	chachaLanesAVX2Regs(1)
+	chachaLanesMACAVX2Regs(2)
+	chachaLanesMACAVX2Regs(1)
 	chachaOneAVX2Regs(1, false)
 	chachaOneAVX2Regs(2, false)
 	chachaOneAVX2Regs(1, true)

@@ -1,0 +1,171 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
+package kernels
+
+import (
+	"math/bits"
+	"unsafe"
+)
+
+// Long groups with the MAC beside the stream (laneKernels.stitchedMAC). On cores whose vector
+// integer instructions have a 1-cycle latency, the AVX2 register lane kernel keeps the vector pipes
+// busy and leaves the scalar ones idle, and one Poly1305 chain of radix-2^64 steps (MULX) fits
+// beside its rounds at about three blocks a double round, nearly as many as a group's stream
+// produces: the ciphertext blocks of a group of 16 ops ride along with another group's stream
+// calls, where the vector Poly1305 lanes would take some 30% of the group's time on their own
+// (docs/experiments.md, 2026-12-05). So the long groups run as a pipeline:
+//
+//	Seal: group g's key blocks (0 and 1) and stream with MAC(g-1) beside them, then MAC(g-1)'s
+//	      rest and tags; the last group's MAC on the vector lanes.
+//	Open: group 0's MAC on the vector lanes; stream(g-1) (its ops verified) and group g+1's key
+//	      blocks with MAC(g) beside them, then MAC(g)'s rest and tags; the last group's stream alone.
+//
+// Open thus still authenticates each op before any of its plaintext is written (section 2.8). Open
+// keeps two lane tables, since group g+1's key blocks are computed while group g's lanes wait to
+// be decrypted. The AD, the ciphertext's padded tail and the lengths block are absorbed in Go (a few
+// blocks an op).
+
+// laneMAC is the Poly1305 state streamMACKernel runs beside its lanes: the whole blocks of lanes
+// messages, size bytes each, one chain after the other. The generator (_asm/chacha) hard-codes
+// this layout.
+type laneMAC struct {
+	done  uintptr            // bytes of lane's blocks absorbed
+	lane  int                // the lane whose chain runs
+	lanes int                // lanes with blocks
+	size  uintptr            // bytes of blocks per lane, a multiple of 16
+	end   uintptr            // the kernels' own: the end of lane's blocks while a call runs
+	mac   [16]poly1305       // each lane's one-time key and accumulator
+	msg   [16]unsafe.Pointer // each lane's first block
+}
+
+// streamMACGeneric is the portable contract of streamMACKernel: chachaLanesGeneric's with n >= 1
+// (absorbing none of mac's blocks, which a kernel may absorb any number of, in order); with n = 0
+// it absorbs all of mac's blocks that are left.
+func streamMACGeneric(tab *streamTable, lanes *chachaPtrs16, n, stride int, upper bool, m *laneMAC) {
+	if n > 0 {
+		chachaLanesGeneric(tab, lanes, n, stride, upper)
+		return
+	}
+	for ; m.lane < m.lanes; m.lane, m.done = m.lane+1, 0 {
+		blocks := unsafe.Slice((*byte)(m.msg[m.lane]), m.size)
+		m.mac[m.lane].blocks(blocks[m.done:])
+	}
+	m.lane, m.done = m.lanes-1, m.size
+}
+
+// startMAC readies m for the group's ops (of n bytes with ad bytes of AD), whose one-time keys
+// the lanes' scratch blocks of t hold: their keys and padded ADs absorbed, their ciphertexts'
+// whole blocks for the kernels.
+func (c *chachaChunkState) startMAC(m *laneMAC, t *streamTable, group []uint8, n int) {
+	*m = laneMAC{lanes: len(group), size: uintptr(n &^ 15)}
+	if n < 16 {
+		m.lanes = 0
+	}
+	for l, i := range group {
+		mac := &m.mac[l]
+		mac.init(t.scratch[l][:32])
+		mac.writePadded(c.op[i].AD)
+		if n >= 16 {
+			m.msg[l] = unsafe.Pointer(&c.ciphertext(int(i))[0])
+		}
+	}
+}
+
+// finishMAC absorbs what is left of m's blocks, each op's padded tail and lengths, and writes
+// (Seal) or checks (Open) the group's tags. It returns the lanes whose op succeeded and wipes m.
+func (c *chachaChunkState) finishMAC(m *laneMAC, group []uint8, n int) (ok uint32) {
+	streamMACKernel(c.k, nil, nil, 0, 0, len(group) > 8, m)
+	for l, i := range group {
+		mac := &m.mac[l]
+		ct := c.ciphertext(int(i))
+		mac.writePadded(ct[n&^15:])
+		if c.finishTag(int(i), mac.aeadTag(len(c.op[i].AD), n)) {
+			ok |= 1 << l
+		}
+	}
+	*m = laneMAC{}
+	return ok
+}
+
+// runLongGroupsStitched is runLongGroups as the pipeline above, for two groups or more.
+func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (failed int) {
+	var starts [chachaChunk/8 + 1]int
+	for k, size := range c.groups[:c.ngroups] {
+		starts[k+1] = starts[k] + int(size)
+	}
+	group := func(k int) []uint8 { return c.order[starts[k]:starts[k+1]] }
+	n, ad := c.msgLen(int(c.order[0])), len(c.op[c.order[0]].AD) // every long group's
+	last := c.ngroups - 1
+	var macs [2]laneMAC
+	// vectorKeys readies the vector lanes for group k's MAC from its keys in t's scratch (which a
+	// stream's tail may overwrite); vectorMAC then runs it.
+	vectorKeys := func(k int, t *streamTable) {
+		for l, i := range group(k) {
+			p.setKey(l, (*[32]byte)(t.scratch[l][:32]), c.wantTag(int(i)))
+			p.ad[l], p.ct[l] = c.op[i].AD, c.ciphertext(int(i))
+		}
+	}
+	vectorMAC := func(k int) (ok uint32) {
+		p.macGroup(c.k, len(group(k)), n, ad)
+		return p.finishGroup(c, group(k))
+	}
+	s.start(c.k)
+	if !c.open {
+		// Group k's key blocks and stream with group k-1's MAC beside them; the last group's MAC
+		// on the vector lanes.
+		for k := range c.ngroups {
+			var beside *laneMAC
+			if k > 0 {
+				beside = &macs[(k-1)%2]
+			}
+			c.keyBlocks(s, group(k), n, beside)
+			t := s.tab()
+			if k < last {
+				c.startMAC(&macs[k%2], t, group(k), n)
+			} else {
+				vectorKeys(k, t)
+			}
+			c.xorBlock1(t, group(k), 1<<len(group(k))-1)
+			c.streamGroup(s, group(k), n, 0, beside)
+			if k > 0 {
+				failed += len(group(k-1)) - bits.OnesCount32(c.finishMAC(beside, group(k-1), n))
+			}
+			if k == last {
+				failed += len(group(k)) - bits.OnesCount32(vectorMAC(k))
+			}
+		}
+	} else {
+		// Group 0's MAC on the vector lanes; group k's MAC beside group k-1's stream (its ops
+		// verified) and group k+1's key blocks; the last group's stream on its own. Group k's
+		// lanes are lanes[k%2]: group k+1's key blocks come before group k's stream.
+		var s2 streamLanes
+		s2.start(c.k)
+		lanes := [2]*streamLanes{s, &s2}
+		c.keyBlocks(s, group(0), n, nil)
+		vectorKeys(0, s.tab())
+		verified := vectorMAC(0)
+		failed += len(group(0)) - bits.OnesCount32(verified)
+		c.keyBlocks(&s2, group(1), n, nil)
+		c.startMAC(&macs[1], s2.tab(), group(1), n)
+		for k := 1; k <= last; k++ {
+			mac := &macs[k%2]
+			ls := lanes[(k-1)%2]
+			c.xorBlock1(ls.tab(), group(k-1), verified)
+			c.streamGroup(ls, group(k-1), n, verified, mac)
+			if k < last {
+				c.keyBlocks(ls, group(k+1), n, mac)
+				c.startMAC(&macs[(k+1)%2], ls.tab(), group(k+1), n)
+			}
+			verified = c.finishMAC(mac, group(k), n)
+			failed += len(group(k)) - bits.OnesCount32(verified)
+		}
+		ls := lanes[last%2]
+		c.xorBlock1(ls.tab(), group(last), verified)
+		c.streamGroup(ls, group(last), n, verified, nil)
+		*s2.tab() = streamTable{}
+	}
+	*s.tab() = streamTable{}
+	p.wipe()
+	return failed
+}
