@@ -208,6 +208,14 @@ func BenchmarkChaChaFewOps(b *testing.B) {
 	pairedBatches(b, []int{1, 4}, []int{128, 256, 384, 800, 960, 1104})
 }
 
+// BenchmarkChaChaUniform runs the default path on batches of 32 and 64 ChaCha20-Poly1305 ops of one
+// length (8 bytes of AD), alternating with x/crypto on the same ops (benchshape.Paired): the shapes
+// that some CPUs send to the lanes' long groups where the rest of their batches run on the standard
+// library (uniformLanes).
+func BenchmarkChaChaUniform(b *testing.B) {
+	pairedBatches(b, []int{32, 64}, []int{128, 512, 1024})
+}
+
 // BenchmarkChaChaBatchSizes runs the default path on ChaCha20-Poly1305 batches of sizes that are not
 // multiples of the 16 lanes, alternating with x/crypto on the same ops (benchshape.Paired): the
 // lanes cost as much for a few ops as for 16, so what a batch leaves beyond its whole groups

@@ -56,6 +56,49 @@ type route struct {
 	// own kernels or the standard library do. XChaCha20's lanes derive the subkeys faster than
 	// x/crypto does op by op, so its ops without a kernel of their own stay in the lanes.
 	alone, aloneAtMin int
+	// uniform sends a ChaCha-family batch that would run on Stdlib to the lanes of a SIMD tier
+	// where its shape is the lanes' long groups (uniformLanes).
+	uniform uniformLanes
+}
+
+// uniformLanes is which ChaCha-family batches of a route whose tier is Stdlib run on tier's lanes
+// instead: batches whose ChaCha-family ops all have one AD length and one message length, of
+// minLen[0] to maxLen[0] bytes for Seal (minLen[1] to maxLen[1] for Open), and that number at least
+// minOps[0] (Seal) or minOps[1] (Open), in lane groups of 8 or 16: a multiple of 8, with at least
+// that many in a last chunk that is not whole. Each chunk of them then runs as the lanes' long
+// groups (runLongGroups): every lane busy, no per-lane bookkeeping. Its zero value, tier Generic,
+// takes none.
+type uniformLanes struct {
+	tier                   Tier
+	minOps, minLen, maxLen [2]int // Seal, Open
+}
+
+// takes reports whether u takes the batch ops, of nc ChaCha-family ops.
+func (u *uniformLanes) takes(ops []Op, nc int, open bool) bool {
+	d := 0
+	if open {
+		d = 1
+	}
+	minOps := u.minOps[d]
+	if u.tier == Generic || nc < minOps || nc%8 != 0 || nc%chachaChunk != 0 && nc%chachaChunk < minOps {
+		return false
+	}
+	n, ad := -1, 0
+	for i := range ops {
+		op := &ops[i]
+		if !op.Key.suite.isChaCha() {
+			continue
+		}
+		if n < 0 {
+			n, ad = msgLen(op, open), len(op.AD)
+			if n < u.minLen[d] || n > u.maxLen[d] {
+				return false
+			}
+		} else if msgLen(op, open) != n || len(op.AD) != ad {
+			return false
+		}
+	}
+	return true
 }
 
 // oneOps is which ChaCha-family ops of a batch that runs on Stdlib a SIMD tier's one-op path
@@ -120,8 +163,18 @@ var routes = [...]struct{ chacha, gcm route }{
 	// CPUs of this class without VAES (AMD Zen 2, Intel before Ice Lake) run GCM on the AES-NI xmm
 	// kernels: on Zen 4 with AVX-512 hidden, against crypto/cipher's AES-NI code, 1.6-2.4x at 64 B,
 	// 1.10-1.17x at 1420 B and 1.01-1.10x at 16 KiB, every key size (BenchmarkGCMAVX2Variants).
+	// Batches of one shape on the AVX2 lanes with the stitched MAC (uniform; Zen 4 with AVX-512
+	// hidden, against x/crypto, x/crypto's own through the batch API 0.97-0.99x there): Seals of
+	// 32-64 ops of 65-1024 B 1.03-1.30x (32 x 1152 B 0.98-1.03x, 32 x 1420 B 0.99x, 32 x 2048 B
+	// 0.88-0.93x: not those);
+	// Opens of 48-64 ops of 128-768 B 1.05-1.20x (32 x 512 B 0.98x, 48 x 100 B 0.96x, 64 x 896 B
+	// 0.94x, 64 x 1420 B 0.93x: not those). Tunnel batches (at most 30 packets) never qualify.
 	// docs/benchmarks.md
-	cpuAVX2Lat1: {route{tier: Stdlib, tiny: AVX2}, route{tier: AVX2, minOps: 1, tiny: Stdlib}},
+	cpuAVX2Lat1: {
+		route{tier: Stdlib, tiny: AVX2, uniform: uniformLanes{tier: AVX2,
+			minOps: [2]int{32, 48}, minLen: [2]int{65, 128}, maxLen: [2]int{1024, 768}}},
+		route{tier: AVX2, minOps: 1, tiny: Stdlib},
+	},
 	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B
 	// level with one op at a time, at 12 x 576 B 1.3x ahead), 1.18-2.29x on batches of 64. Ops on
 	// their own (batches below 12): up to 192 B the fused AVX2 kernels, 1.13-1.18x on 1 x 64 B. The
@@ -211,6 +264,15 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 		}
 	}
 	return true
+}
+
+// chachaTier returns the tier that runs the batch ops, of nc ChaCha-family ops: tierFor(nc), or the
+// lanes' tier where r.uniform takes the batch.
+func (r *route) chachaTier(ops []Op, nc int, open bool) Tier {
+	if r.tier == Stdlib && r.uniform.takes(ops, nc, open) {
+		return r.uniform.tier
+	}
+	return r.tierFor(nc)
 }
 
 // tierFor returns the tier that runs n of the family's ops.

@@ -27,14 +27,19 @@ func TestDispatchTable(t *testing.T) {
 			if o := fr.one.tier; o != Generic && o != AVX2 && o != AVX512 {
 				t.Errorf("class %d: one-op path on %v, not a SIMD tier", c, o)
 			}
+			if u := fr.uniform.tier; u != Generic && (u != AVX2 && u != AVX512 || fr.tier != Stdlib) {
+				t.Errorf("class %d: uniform batches on %v beside %v, not a SIMD tier beside Stdlib", c, u, fr.tier)
+			}
 		}
-		if r.gcm.tiny != Stdlib || r.gcm.one != (oneOps{}) {
-			t.Errorf("class %d: the AES-GCM family has no tiny kernels or one-op paths", c)
+		if r.gcm.tiny != Stdlib || r.gcm.one != (oneOps{}) || r.gcm.uniform != (uniformLanes{}) {
+			t.Errorf("class %d: the AES-GCM family has no tiny kernels, one-op paths or uniform lanes", c)
 		}
 	}
 	for _, r := range []route{chachaRoute, gcmRoute} {
-		if !tierAvailable[r.tier] || !tierAvailable[r.tiny] || r.one.tier != Generic && !chachaHas(r.one.tier) {
-			t.Errorf("this CPU's route takes %v (tiny %v, one-op path %v), which is not available", r.tier, r.tiny, r.one.tier)
+		if !tierAvailable[r.tier] || !tierAvailable[r.tiny] || r.one.tier != Generic && !chachaHas(r.one.tier) ||
+			r.uniform.tier != Generic && !chachaHas(r.uniform.tier) {
+			t.Errorf("this CPU's route takes %v (tiny %v, one-op path %v, uniform %v), which is not available",
+				r.tier, r.tiny, r.one.tier, r.uniform.tier)
 		}
 	}
 }
@@ -136,11 +141,87 @@ func TestDispatchPaths(t *testing.T) {
 								lens = append(lens, 65+i)
 							}
 						}
-						checkLensAgainstGeneric(t, keys[:2], lens, rng)
+						checkLensAgainstGeneric(t, keys[:2], lens, -1, rng)
 					}
 				})
 			}
 		}
+	}
+}
+
+// TestDispatchUniform runs the default Seal and Open on a Stdlib route that sends batches of one
+// shape to each SIMD tier's lanes (uniformLanes), on batches around its bounds, against the Generic
+// tier, and checks which batches it takes.
+func TestDispatchUniform(t *testing.T) {
+	defer func(c route) { chachaRoute = c }(chachaRoute)
+	rng := mrand.New(mrand.NewPCG(15, 16))
+	var keys []*Key
+	for _, s := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+		raw := make([]byte, 32)
+		rand.Read(raw)
+		k, err := NewKey(s, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	u := uniformLanes{minOps: [2]int{16, 24}, minLen: [2]int{65, 128}, maxLen: [2]int{1152, 768}}
+	uniform := func(n, m, ad int) []Op {
+		ops := make([]Op, n)
+		for i := range ops {
+			ops[i] = Op{Key: keys[i%2], AD: make([]byte, ad), Src: make([]byte, m)}
+		}
+		return ops
+	}
+	for _, c := range []struct {
+		ops        []Op
+		seal, open bool
+	}{
+		{uniform(16, 65, 0), true, false},
+		{uniform(24, 128, 5), true, true},
+		{uniform(24, 64, 0), false, false},
+		{uniform(64, 768, 0), true, true},
+		{uniform(64, 769, 0), true, false},
+		{uniform(64, 1153, 0), false, false},
+		{uniform(20, 200, 0), false, false}, // not a multiple of 8
+		{uniform(72, 200, 0), false, false}, // a last chunk of 8
+		{uniform(96, 200, 0), true, true},   // a last chunk of 32
+		{append(uniform(31, 200, 0), uniform(1, 201, 0)...), false, false},
+		{append(uniform(31, 200, 0), uniform(1, 200, 1)...), false, false},
+	} {
+		// takes reads the message length as Open does, the tag off Src.
+		open := make([]Op, len(c.ops))
+		for i, op := range c.ops {
+			op.Src = make([]byte, len(op.Src)+TagSize)
+			open[i] = op
+		}
+		u.tier = AVX2
+		if got := u.takes(c.ops, len(c.ops), false); got != c.seal {
+			t.Errorf("%d ops of %d bytes: Seal taken %v, want %v", len(c.ops), len(c.ops[0].Src), got, c.seal)
+		}
+		if got := u.takes(open, len(open), true); got != c.open {
+			t.Errorf("%d ops of %d bytes: Open taken %v, want %v", len(c.ops), len(c.ops[0].Src), got, c.open)
+		}
+		u.tier = Generic
+		if u.takes(c.ops, len(c.ops), false) {
+			t.Errorf("the zero uniformLanes takes a batch")
+		}
+	}
+	for _, tier := range []Tier{AVX2, AVX512} {
+		if !chachaHas(tier) {
+			continue
+		}
+		u.tier = tier
+		chachaRoute = route{tier: Stdlib, tiny: Stdlib, uniform: u}
+		t.Run(tier.String(), func(t *testing.T) {
+			for _, shape := range [][3]int{{16, 65, 0}, {24, 128, 13}, {40, 768, 0}, {32, 1152, 20}, {48, 100, 0}, {80, 300, 0}, {96, 500, 7}} {
+				lens := make([]int, shape[0])
+				for i := range lens {
+					lens[i] = shape[1]
+				}
+				checkLensAgainstGeneric(t, keys, lens, shape[2], rng)
+			}
+		})
 	}
 }
 
@@ -153,11 +234,12 @@ func checkDefaultAgainstGeneric(t *testing.T, keys []*Key, n int, rng *mrand.Ran
 	for i := range lens {
 		lens[i] = rng.IntN([]int{65, 193, 1600}[rng.IntN(3)]) // a third within block 1, a third within 3
 	}
-	checkLensAgainstGeneric(t, keys, lens, rng)
+	checkLensAgainstGeneric(t, keys, lens, -1, rng)
 }
 
-// checkLensAgainstGeneric is checkDefaultAgainstGeneric on messages of the given lengths.
-func checkLensAgainstGeneric(t *testing.T, keys []*Key, lens []int, rng *mrand.Rand) {
+// checkLensAgainstGeneric is checkDefaultAgainstGeneric on messages of the given lengths, with adLen
+// bytes of AD each (below 0: random lengths).
+func checkLensAgainstGeneric(t *testing.T, keys []*Key, lens []int, adLen int, rng *mrand.Rand) {
 	t.Helper()
 	n := len(lens)
 	got, want := make([]Op, n), make([]Op, n)
@@ -171,6 +253,9 @@ func checkLensAgainstGeneric(t *testing.T, keys []*Key, lens []int, rng *mrand.R
 		nonce := make([]byte, k.suite.NonceSize())
 		nonce[0] = byte(i)
 		ad := src[:rng.IntN(min(m, 40)+1)]
+		if adLen >= 0 {
+			ad = make([]byte, adLen)
+		}
 		want[i] = Op{Key: k, Nonce: nonce, AD: ad, Src: src, Dst: make([]byte, m+TagSize)}
 		got[i] = want[i]
 		got[i].Dst = make([]byte, m+TagSize)

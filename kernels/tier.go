@@ -113,7 +113,7 @@ func Seal(ops []Op) {
 			return
 		}
 	}
-	run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), &chachaRoute, nc, ng, ops, false)
+	run(chachaRoute.chachaTier(ops, nc, false), gcmRoute.tierFor(ng), &chachaRoute, nc, ng, ops, false)
 }
 
 // Open authenticates and decrypts every op on the path this CPU runs fastest for the batch's shape
@@ -127,7 +127,7 @@ func Open(ops []Op) (failed int) {
 			return f
 		}
 	}
-	return run(chachaRoute.tierFor(nc), gcmRoute.tierFor(ng), &chachaRoute, nc, ng, ops, true)
+	return run(chachaRoute.chachaTier(ops, nc, true), gcmRoute.tierFor(ng), &chachaRoute, nc, ng, ops, true)
 }
 
 // runAlone runs op, a batch's only op (every NewAEAD call, and a caller that goes packet by
