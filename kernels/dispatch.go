@@ -62,25 +62,29 @@ type route struct {
 }
 
 // uniformLanes is which ChaCha-family batches of a route whose tier is Stdlib run on tier's lanes
-// instead: batches whose ChaCha-family ops all have one AD length and one message length, of
-// minLen[0] to maxLen[0] bytes for Seal (minLen[1] to maxLen[1] for Open), and that number at least
-// minOps[0] (Seal) or minOps[1] (Open), in lane groups of 8 or 16: a multiple of 8, with at least
-// that many in a last chunk that is not whole. Each chunk of them then runs as the lanes' long
-// groups (runLongGroups): every lane busy, no per-lane bookkeeping. Its zero value, tier Generic,
-// takes none.
+// instead: batches whose ChaCha-family ops all have one AD length and one message length, where
+// one of the bounds of the direction (seal or open) takes them: at least minOps ops (in lane groups
+// of 8 or 16: a multiple of 8, with at least minOps in a last chunk that is not whole) of minLen to
+// maxLen bytes. Each chunk of them then runs as the lanes' long groups (runLongGroups): every lane
+// busy, no per-lane bookkeeping. Its zero value, tier Generic, takes none.
 type uniformLanes struct {
-	tier                   Tier
-	minOps, minLen, maxLen [2]int // Seal, Open
+	tier       Tier
+	seal, open [2]uniformBound
 }
+
+// uniformBound is one bound of uniformLanes; its zero value takes none.
+type uniformBound struct{ minOps, minLen, maxLen int }
 
 // takes reports whether u takes the batch ops, of nc ChaCha-family ops.
 func (u *uniformLanes) takes(ops []Op, nc int, open bool) bool {
-	d := 0
+	bounds := &u.seal
 	if open {
-		d = 1
+		bounds = &u.open
 	}
-	minOps := u.minOps[d]
-	if u.tier == Generic || nc < minOps || nc%8 != 0 || nc%chachaChunk != 0 && nc%chachaChunk < minOps {
+	counts := func(b *uniformBound) bool { // the batch fills lane groups as b needs
+		return b.minOps > 0 && nc >= b.minOps && nc%8 == 0 && (nc%chachaChunk == 0 || nc%chachaChunk >= b.minOps)
+	}
+	if u.tier == Generic || !counts(&bounds[0]) && !counts(&bounds[1]) {
 		return false
 	}
 	n, ad := -1, 0
@@ -91,14 +95,16 @@ func (u *uniformLanes) takes(ops []Op, nc int, open bool) bool {
 		}
 		if n < 0 {
 			n, ad = msgLen(op, open), len(op.AD)
-			if n < u.minLen[d] || n > u.maxLen[d] {
-				return false
-			}
 		} else if msgLen(op, open) != n || len(op.AD) != ad {
 			return false
 		}
 	}
-	return true
+	for i := range bounds {
+		if b := &bounds[i]; counts(b) && n >= b.minLen && n <= b.maxLen {
+			return true
+		}
+	}
+	return false
 }
 
 // oneOps is which ChaCha-family ops of a batch that runs on Stdlib a SIMD tier's one-op path
@@ -165,14 +171,15 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 1.10-1.17x at 1420 B and 1.01-1.10x at 16 KiB, every key size (BenchmarkGCMAVX2Variants).
 	// Batches of one shape on the AVX2 lanes with the stitched MAC (uniform; Zen 4 with AVX-512
 	// hidden, against x/crypto, x/crypto's own through the batch API 0.97-0.99x there): Seals of
-	// 32-64 ops of 65-1024 B 1.03-1.30x (32 x 1152 B 0.98-1.03x, 32 x 1420 B 0.99x, 32 x 2048 B
-	// 0.88-0.93x: not those);
+	// 32-64 ops of 65-1024 B 1.03-1.30x, of 48-64 ops up to 1420 B 1.02-1.06x (XChaCha20 1.11x;
+	// 32 x 1152-1280 B 0.98-1.03x, 32 x 1420 B 0.99x, 32 x 2048 B 0.88-0.93x: not those);
 	// Opens of 48-64 ops of 128-768 B 1.05-1.20x (32 x 512 B 0.98x, 48 x 100 B 0.96x, 64 x 896 B
 	// 0.94x, 64 x 1420 B 0.93x: not those). Tunnel batches (at most 30 packets) never qualify.
 	// docs/benchmarks.md
 	cpuAVX2Lat1: {
 		route{tier: Stdlib, tiny: AVX2, uniform: uniformLanes{tier: AVX2,
-			minOps: [2]int{32, 48}, minLen: [2]int{65, 128}, maxLen: [2]int{1024, 768}}},
+			seal: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1024}, {minOps: 48, minLen: 65, maxLen: 1420}},
+			open: [2]uniformBound{{minOps: 48, minLen: 128, maxLen: 768}}}},
 		route{tier: AVX2, minOps: 1, tiny: Stdlib},
 	},
 	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B

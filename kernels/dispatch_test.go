@@ -165,7 +165,8 @@ func TestDispatchUniform(t *testing.T) {
 		}
 		keys = append(keys, k)
 	}
-	u := uniformLanes{minOps: [2]int{16, 24}, minLen: [2]int{65, 128}, maxLen: [2]int{1152, 768}}
+	u := uniformLanes{seal: [2]uniformBound{{minOps: 16, minLen: 65, maxLen: 1152}, {minOps: 48, minLen: 65, maxLen: 1420}},
+		open: [2]uniformBound{{minOps: 24, minLen: 128, maxLen: 768}}}
 	uniform := func(n, m, ad int) []Op {
 		ops := make([]Op, n)
 		for i := range ops {
@@ -182,7 +183,10 @@ func TestDispatchUniform(t *testing.T) {
 		{uniform(24, 64, 0), false, false},
 		{uniform(64, 768, 0), true, true},
 		{uniform(64, 769, 0), true, false},
-		{uniform(64, 1153, 0), false, false},
+		{uniform(64, 1153, 0), true, false},
+		{uniform(40, 1153, 0), false, false}, // the second Seal bound needs 48
+		{uniform(48, 1420, 0), true, false},
+		{uniform(64, 1421, 0), false, false},
 		{uniform(20, 200, 0), false, false}, // not a multiple of 8
 		{uniform(72, 200, 0), false, false}, // a last chunk of 8
 		{uniform(96, 200, 0), true, true},   // a last chunk of 32
@@ -214,7 +218,7 @@ func TestDispatchUniform(t *testing.T) {
 		u.tier = tier
 		chachaRoute = route{tier: Stdlib, tiny: Stdlib, uniform: u}
 		t.Run(tier.String(), func(t *testing.T) {
-			for _, shape := range [][3]int{{16, 65, 0}, {24, 128, 13}, {40, 768, 0}, {32, 1152, 20}, {48, 100, 0}, {80, 300, 0}, {96, 500, 7}} {
+			for _, shape := range [][3]int{{16, 65, 0}, {24, 128, 13}, {40, 768, 0}, {32, 1152, 20}, {48, 100, 0}, {48, 1420, 0}, {80, 300, 0}, {96, 500, 7}} {
 				lens := make([]int, shape[0])
 				for i := range lens {
 					lens[i] = shape[1]
