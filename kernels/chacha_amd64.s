@@ -4128,15 +4128,19 @@ chachaXOR8AVX2Regsrounds0:
 TEXT ·chachaXOR16MACAVX2Regs(SB), NOSPLIT, $8-40
 	MOVQ    mac+32(FP), DX
 	MOVQ    8(DX), SI
-	IMUL3Q  $0x38, SI, BX
-	ADDQ    DX, BX
-	MOVQ    56(BX), AX
-	MOVQ    64(BX), CX
-	MOVQ    72(BX), BX
-	MOVQ    936(DX)(SI*8), SI
-	MOVQ    SI, DI
-	ADDQ    24(DX), DI
-	MOVQ    DI, 32(DX)
+	IMUL3Q  $0x38, SI, DI
+	ADDQ    DX, DI
+	MOVQ    72(DI), AX
+	MOVQ    80(DI), CX
+	MOVQ    88(DI), BX
+	MOVQ    952(DX)(SI*8), SI
+	MOVQ    SI, R8
+	ADDQ    24(DX), R8
+	MOVQ    R8, 32(DX)
+	MOVQ    56(DI), R8
+	MOVQ    R8, 40(DX)
+	MOVQ    64(DI), DI
+	MOVQ    DI, 48(DX)
 	ADDQ    (DX), SI
 	CMPQ    n+16(FP), $0x00
 	JE      chachaXOR16MACAVX2Regsrest
@@ -4341,38 +4345,39 @@ chachaXOR16MACAVX2Regsrounds0:
 	VPSHUFB chachaRotMasks<>+0(SB), Y13, Y13
 	VPSHUFB chachaRotMasks<>+0(SB), Y14, Y14
 	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
-	MOVQ    mac+32(FP), DX
-	CMPQ    SI, 32(DX)
+	MOVQ    mac+32(FP), R9
+	CMPQ    SI, 32(R9)
 	JB      chachaXOR16MACAVX2Regsmac0_4absorb
-	MOVQ    8(DX), R9
-	LEAQ    1(R9), R10
-	CMPQ    R10, 16(DX)
+	MOVQ    8(R9), DX
+	LEAQ    1(DX), R10
+	CMPQ    R10, 16(R9)
 	JAE     chachaXOR16MACAVX2Regsmac0_4
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
-	IMUL3Q $0x38, R9, SI
-	ADDQ   DX, SI
-	MOVQ   AX, 56(SI)
-	MOVQ   CX, 64(SI)
-	MOVQ   BX, 72(SI)
-	MOVQ   R10, 8(DX)
-	IMUL3Q $0x38, R10, BX
-	ADDQ   DX, BX
-	MOVQ   56(BX), AX
-	MOVQ   64(BX), CX
-	MOVQ   72(BX), BX
-	MOVQ   936(DX)(R10*8), SI
-	MOVQ   SI, R9
-	ADDQ   24(DX), R9
-	MOVQ   R9, 32(DX)
+	IMUL3Q $0x38, DX, DX
+	ADDQ   R9, DX
+	MOVQ   AX, 72(DX)
+	MOVQ   CX, 80(DX)
+	MOVQ   BX, 88(DX)
+	MOVQ   R10, 8(R9)
+	IMUL3Q $0x38, R10, DX
+	ADDQ   R9, DX
+	MOVQ   72(DX), AX
+	MOVQ   80(DX), CX
+	MOVQ   88(DX), BX
+	MOVQ   952(R9)(R10*8), SI
+	MOVQ   SI, R10
+	ADDQ   24(R9), R10
+	MOVQ   R10, 32(R9)
+	MOVQ   56(DX), R10
+	MOVQ   R10, 40(R9)
+	MOVQ   64(DX), DX
+	MOVQ   DX, 48(R9)
 
 chachaXOR16MACAVX2Regsmac0_4absorb:
-	MOVQ   8(DX), R9
-	IMUL3Q $0x38, R9, R9
-	ADDQ   DX, R9
-	ADDQ   (SI), AX
-	ADCQ   8(SI), CX
-	ADCQ   $0x01, BX
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  40(R9), DX
@@ -4465,38 +4470,39 @@ chachaXOR16MACAVX2Regsmac0_4:
 	VPSLLD  $0x07, Y7, Y0
 	VPSRLD  $0x19, Y7, Y7
 	VPOR    Y0, Y7, Y7
-	MOVQ    mac+32(FP), DX
-	CMPQ    SI, 32(DX)
+	MOVQ    mac+32(FP), R9
+	CMPQ    SI, 32(R9)
 	JB      chachaXOR16MACAVX2Regsmac3_5absorb
-	MOVQ    8(DX), R9
-	LEAQ    1(R9), R10
-	CMPQ    R10, 16(DX)
+	MOVQ    8(R9), DX
+	LEAQ    1(DX), R10
+	CMPQ    R10, 16(R9)
 	JAE     chachaXOR16MACAVX2Regsmac3_5
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
-	IMUL3Q $0x38, R9, SI
-	ADDQ   DX, SI
-	MOVQ   AX, 56(SI)
-	MOVQ   CX, 64(SI)
-	MOVQ   BX, 72(SI)
-	MOVQ   R10, 8(DX)
-	IMUL3Q $0x38, R10, BX
-	ADDQ   DX, BX
-	MOVQ   56(BX), AX
-	MOVQ   64(BX), CX
-	MOVQ   72(BX), BX
-	MOVQ   936(DX)(R10*8), SI
-	MOVQ   SI, R9
-	ADDQ   24(DX), R9
-	MOVQ   R9, 32(DX)
+	IMUL3Q $0x38, DX, DX
+	ADDQ   R9, DX
+	MOVQ   AX, 72(DX)
+	MOVQ   CX, 80(DX)
+	MOVQ   BX, 88(DX)
+	MOVQ   R10, 8(R9)
+	IMUL3Q $0x38, R10, DX
+	ADDQ   R9, DX
+	MOVQ   72(DX), AX
+	MOVQ   80(DX), CX
+	MOVQ   88(DX), BX
+	MOVQ   952(R9)(R10*8), SI
+	MOVQ   SI, R10
+	ADDQ   24(R9), R10
+	MOVQ   R10, 32(R9)
+	MOVQ   56(DX), R10
+	MOVQ   R10, 40(R9)
+	MOVQ   64(DX), DX
+	MOVQ   DX, 48(R9)
 
 chachaXOR16MACAVX2Regsmac3_5absorb:
-	MOVQ   8(DX), R9
-	IMUL3Q $0x38, R9, R9
-	ADDQ   DX, R9
-	ADDQ   (SI), AX
-	ADCQ   8(SI), CX
-	ADCQ   $0x01, BX
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  40(R9), DX
@@ -4569,38 +4575,39 @@ chachaXOR16MACAVX2Regsmac3_5:
 	VPSLLD  $0x0c, Y4, Y0
 	VPSRLD  $0x14, Y4, Y4
 	VPOR    Y0, Y4, Y4
-	MOVQ    mac+32(FP), DX
-	CMPQ    SI, 32(DX)
+	MOVQ    mac+32(FP), R9
+	CMPQ    SI, 32(R9)
 	JB      chachaXOR16MACAVX2Regsmac5_6absorb
-	MOVQ    8(DX), R9
-	LEAQ    1(R9), R10
-	CMPQ    R10, 16(DX)
+	MOVQ    8(R9), DX
+	LEAQ    1(DX), R10
+	CMPQ    R10, 16(R9)
 	JAE     chachaXOR16MACAVX2Regsmac5_6
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
-	IMUL3Q $0x38, R9, SI
-	ADDQ   DX, SI
-	MOVQ   AX, 56(SI)
-	MOVQ   CX, 64(SI)
-	MOVQ   BX, 72(SI)
-	MOVQ   R10, 8(DX)
-	IMUL3Q $0x38, R10, BX
-	ADDQ   DX, BX
-	MOVQ   56(BX), AX
-	MOVQ   64(BX), CX
-	MOVQ   72(BX), BX
-	MOVQ   936(DX)(R10*8), SI
-	MOVQ   SI, R9
-	ADDQ   24(DX), R9
-	MOVQ   R9, 32(DX)
+	IMUL3Q $0x38, DX, DX
+	ADDQ   R9, DX
+	MOVQ   AX, 72(DX)
+	MOVQ   CX, 80(DX)
+	MOVQ   BX, 88(DX)
+	MOVQ   R10, 8(R9)
+	IMUL3Q $0x38, R10, DX
+	ADDQ   R9, DX
+	MOVQ   72(DX), AX
+	MOVQ   80(DX), CX
+	MOVQ   88(DX), BX
+	MOVQ   952(R9)(R10*8), SI
+	MOVQ   SI, R10
+	ADDQ   24(R9), R10
+	MOVQ   R10, 32(R9)
+	MOVQ   56(DX), R10
+	MOVQ   R10, 40(R9)
+	MOVQ   64(DX), DX
+	MOVQ   DX, 48(R9)
 
 chachaXOR16MACAVX2Regsmac5_6absorb:
-	MOVQ   8(DX), R9
-	IMUL3Q $0x38, R9, R9
-	ADDQ   DX, R9
-	ADDQ   (SI), AX
-	ADCQ   8(SI), CX
-	ADCQ   $0x01, BX
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  40(R9), DX
@@ -4873,38 +4880,39 @@ chachaXOR16MACAVX2Regsrounds1:
 	VPSHUFB chachaRotMasks<>+0(SB), Y13, Y13
 	VPSHUFB chachaRotMasks<>+0(SB), Y14, Y14
 	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
-	MOVQ    mac+32(FP), DX
-	CMPQ    SI, 32(DX)
+	MOVQ    mac+32(FP), R9
+	CMPQ    SI, 32(R9)
 	JB      chachaXOR16MACAVX2Regsmac0_7absorb
-	MOVQ    8(DX), R9
-	LEAQ    1(R9), R10
-	CMPQ    R10, 16(DX)
+	MOVQ    8(R9), DX
+	LEAQ    1(DX), R10
+	CMPQ    R10, 16(R9)
 	JAE     chachaXOR16MACAVX2Regsmac0_7
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
-	IMUL3Q $0x38, R9, SI
-	ADDQ   DX, SI
-	MOVQ   AX, 56(SI)
-	MOVQ   CX, 64(SI)
-	MOVQ   BX, 72(SI)
-	MOVQ   R10, 8(DX)
-	IMUL3Q $0x38, R10, BX
-	ADDQ   DX, BX
-	MOVQ   56(BX), AX
-	MOVQ   64(BX), CX
-	MOVQ   72(BX), BX
-	MOVQ   936(DX)(R10*8), SI
-	MOVQ   SI, R9
-	ADDQ   24(DX), R9
-	MOVQ   R9, 32(DX)
+	IMUL3Q $0x38, DX, DX
+	ADDQ   R9, DX
+	MOVQ   AX, 72(DX)
+	MOVQ   CX, 80(DX)
+	MOVQ   BX, 88(DX)
+	MOVQ   R10, 8(R9)
+	IMUL3Q $0x38, R10, DX
+	ADDQ   R9, DX
+	MOVQ   72(DX), AX
+	MOVQ   80(DX), CX
+	MOVQ   88(DX), BX
+	MOVQ   952(R9)(R10*8), SI
+	MOVQ   SI, R10
+	ADDQ   24(R9), R10
+	MOVQ   R10, 32(R9)
+	MOVQ   56(DX), R10
+	MOVQ   R10, 40(R9)
+	MOVQ   64(DX), DX
+	MOVQ   DX, 48(R9)
 
 chachaXOR16MACAVX2Regsmac0_7absorb:
-	MOVQ   8(DX), R9
-	IMUL3Q $0x38, R9, R9
-	ADDQ   DX, R9
-	ADDQ   (SI), AX
-	ADCQ   8(SI), CX
-	ADCQ   $0x01, BX
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  40(R9), DX
@@ -4997,38 +5005,39 @@ chachaXOR16MACAVX2Regsmac0_7:
 	VPSLLD  $0x07, Y7, Y0
 	VPSRLD  $0x19, Y7, Y7
 	VPOR    Y0, Y7, Y7
-	MOVQ    mac+32(FP), DX
-	CMPQ    SI, 32(DX)
+	MOVQ    mac+32(FP), R9
+	CMPQ    SI, 32(R9)
 	JB      chachaXOR16MACAVX2Regsmac3_8absorb
-	MOVQ    8(DX), R9
-	LEAQ    1(R9), R10
-	CMPQ    R10, 16(DX)
+	MOVQ    8(R9), DX
+	LEAQ    1(DX), R10
+	CMPQ    R10, 16(R9)
 	JAE     chachaXOR16MACAVX2Regsmac3_8
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
-	IMUL3Q $0x38, R9, SI
-	ADDQ   DX, SI
-	MOVQ   AX, 56(SI)
-	MOVQ   CX, 64(SI)
-	MOVQ   BX, 72(SI)
-	MOVQ   R10, 8(DX)
-	IMUL3Q $0x38, R10, BX
-	ADDQ   DX, BX
-	MOVQ   56(BX), AX
-	MOVQ   64(BX), CX
-	MOVQ   72(BX), BX
-	MOVQ   936(DX)(R10*8), SI
-	MOVQ   SI, R9
-	ADDQ   24(DX), R9
-	MOVQ   R9, 32(DX)
+	IMUL3Q $0x38, DX, DX
+	ADDQ   R9, DX
+	MOVQ   AX, 72(DX)
+	MOVQ   CX, 80(DX)
+	MOVQ   BX, 88(DX)
+	MOVQ   R10, 8(R9)
+	IMUL3Q $0x38, R10, DX
+	ADDQ   R9, DX
+	MOVQ   72(DX), AX
+	MOVQ   80(DX), CX
+	MOVQ   88(DX), BX
+	MOVQ   952(R9)(R10*8), SI
+	MOVQ   SI, R10
+	ADDQ   24(R9), R10
+	MOVQ   R10, 32(R9)
+	MOVQ   56(DX), R10
+	MOVQ   R10, 40(R9)
+	MOVQ   64(DX), DX
+	MOVQ   DX, 48(R9)
 
 chachaXOR16MACAVX2Regsmac3_8absorb:
-	MOVQ   8(DX), R9
-	IMUL3Q $0x38, R9, R9
-	ADDQ   DX, R9
-	ADDQ   (SI), AX
-	ADCQ   8(SI), CX
-	ADCQ   $0x01, BX
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  40(R9), DX
@@ -5101,38 +5110,39 @@ chachaXOR16MACAVX2Regsmac3_8:
 	VPSLLD  $0x0c, Y4, Y0
 	VPSRLD  $0x14, Y4, Y4
 	VPOR    Y0, Y4, Y4
-	MOVQ    mac+32(FP), DX
-	CMPQ    SI, 32(DX)
+	MOVQ    mac+32(FP), R9
+	CMPQ    SI, 32(R9)
 	JB      chachaXOR16MACAVX2Regsmac5_9absorb
-	MOVQ    8(DX), R9
-	LEAQ    1(R9), R10
-	CMPQ    R10, 16(DX)
+	MOVQ    8(R9), DX
+	LEAQ    1(DX), R10
+	CMPQ    R10, 16(R9)
 	JAE     chachaXOR16MACAVX2Regsmac5_9
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
-	IMUL3Q $0x38, R9, SI
-	ADDQ   DX, SI
-	MOVQ   AX, 56(SI)
-	MOVQ   CX, 64(SI)
-	MOVQ   BX, 72(SI)
-	MOVQ   R10, 8(DX)
-	IMUL3Q $0x38, R10, BX
-	ADDQ   DX, BX
-	MOVQ   56(BX), AX
-	MOVQ   64(BX), CX
-	MOVQ   72(BX), BX
-	MOVQ   936(DX)(R10*8), SI
-	MOVQ   SI, R9
-	ADDQ   24(DX), R9
-	MOVQ   R9, 32(DX)
+	IMUL3Q $0x38, DX, DX
+	ADDQ   R9, DX
+	MOVQ   AX, 72(DX)
+	MOVQ   CX, 80(DX)
+	MOVQ   BX, 88(DX)
+	MOVQ   R10, 8(R9)
+	IMUL3Q $0x38, R10, DX
+	ADDQ   R9, DX
+	MOVQ   72(DX), AX
+	MOVQ   80(DX), CX
+	MOVQ   88(DX), BX
+	MOVQ   952(R9)(R10*8), SI
+	MOVQ   SI, R10
+	ADDQ   24(R9), R10
+	MOVQ   R10, 32(R9)
+	MOVQ   56(DX), R10
+	MOVQ   R10, 40(R9)
+	MOVQ   64(DX), DX
+	MOVQ   DX, 48(R9)
 
 chachaXOR16MACAVX2Regsmac5_9absorb:
-	MOVQ   8(DX), R9
-	IMUL3Q $0x38, R9, R9
-	ADDQ   DX, R9
-	ADDQ   (SI), AX
-	ADCQ   8(SI), CX
-	ADCQ   $0x01, BX
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  40(R9), DX
@@ -5378,38 +5388,39 @@ chachaXOR16MACAVX2Regsmac5_9:
 
 chachaXOR16MACAVX2Regsrest:
 	// No stream blocks: every lane's remaining MAC blocks.
-	MOVQ mac+32(FP), DX
-	CMPQ SI, 32(DX)
+	MOVQ mac+32(FP), DI
+	CMPQ SI, 32(DI)
 	JB   chachaXOR16MACAVX2Regsreststepabsorb
-	MOVQ 8(DX), DI
-	LEAQ 1(DI), R8
-	CMPQ R8, 16(DX)
+	MOVQ 8(DI), DX
+	LEAQ 1(DX), R8
+	CMPQ R8, 16(DI)
 	JAE  chachaXOR16MACAVX2Regssave
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
-	IMUL3Q $0x38, DI, SI
-	ADDQ   DX, SI
-	MOVQ   AX, 56(SI)
-	MOVQ   CX, 64(SI)
-	MOVQ   BX, 72(SI)
-	MOVQ   R8, 8(DX)
-	IMUL3Q $0x38, R8, BX
-	ADDQ   DX, BX
-	MOVQ   56(BX), AX
-	MOVQ   64(BX), CX
-	MOVQ   72(BX), BX
-	MOVQ   936(DX)(R8*8), SI
-	MOVQ   SI, DI
-	ADDQ   24(DX), DI
-	MOVQ   DI, 32(DX)
+	IMUL3Q $0x38, DX, DX
+	ADDQ   DI, DX
+	MOVQ   AX, 72(DX)
+	MOVQ   CX, 80(DX)
+	MOVQ   BX, 88(DX)
+	MOVQ   R8, 8(DI)
+	IMUL3Q $0x38, R8, DX
+	ADDQ   DI, DX
+	MOVQ   72(DX), AX
+	MOVQ   80(DX), CX
+	MOVQ   88(DX), BX
+	MOVQ   952(DI)(R8*8), SI
+	MOVQ   SI, R8
+	ADDQ   24(DI), R8
+	MOVQ   R8, 32(DI)
+	MOVQ   56(DX), R8
+	MOVQ   R8, 40(DI)
+	MOVQ   64(DX), DX
+	MOVQ   DX, 48(DI)
 
 chachaXOR16MACAVX2Regsreststepabsorb:
-	MOVQ   8(DX), DI
-	IMUL3Q $0x38, DI, DI
-	ADDQ   DX, DI
-	ADDQ   (SI), AX
-	ADCQ   8(SI), CX
-	ADCQ   $0x01, BX
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  40(DI), DX
@@ -5455,10 +5466,10 @@ chachaXOR16MACAVX2Regssave:
 	MOVQ   8(DX), DI
 	IMUL3Q $0x38, DI, R8
 	ADDQ   DX, R8
-	MOVQ   AX, 56(R8)
-	MOVQ   CX, 64(R8)
-	MOVQ   BX, 72(R8)
-	SUBQ   936(DX)(DI*8), SI
+	MOVQ   AX, 72(R8)
+	MOVQ   CX, 80(R8)
+	MOVQ   BX, 88(R8)
+	SUBQ   952(DX)(DI*8), SI
 	MOVQ   SI, (DX)
 	RET
 
@@ -5467,15 +5478,19 @@ chachaXOR16MACAVX2Regssave:
 TEXT ·chachaXOR8MACAVX2Regs(SB), NOSPLIT, $8-40
 	MOVQ    mac+32(FP), DX
 	MOVQ    8(DX), SI
-	IMUL3Q  $0x38, SI, BX
-	ADDQ    DX, BX
-	MOVQ    56(BX), AX
-	MOVQ    64(BX), CX
-	MOVQ    72(BX), BX
-	MOVQ    936(DX)(SI*8), SI
-	MOVQ    SI, DI
-	ADDQ    24(DX), DI
-	MOVQ    DI, 32(DX)
+	IMUL3Q  $0x38, SI, DI
+	ADDQ    DX, DI
+	MOVQ    72(DI), AX
+	MOVQ    80(DI), CX
+	MOVQ    88(DI), BX
+	MOVQ    952(DX)(SI*8), SI
+	MOVQ    SI, R8
+	ADDQ    24(DX), R8
+	MOVQ    R8, 32(DX)
+	MOVQ    56(DI), R8
+	MOVQ    R8, 40(DX)
+	MOVQ    64(DI), DI
+	MOVQ    DI, 48(DX)
 	ADDQ    (DX), SI
 	CMPQ    n+16(FP), $0x00
 	JE      chachaXOR8MACAVX2Regsrest
@@ -5680,38 +5695,39 @@ chachaXOR8MACAVX2Regsrounds0:
 	VPSHUFB chachaRotMasks<>+0(SB), Y13, Y13
 	VPSHUFB chachaRotMasks<>+0(SB), Y14, Y14
 	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
-	MOVQ    mac+32(FP), DX
-	CMPQ    SI, 32(DX)
+	MOVQ    mac+32(FP), R9
+	CMPQ    SI, 32(R9)
 	JB      chachaXOR8MACAVX2Regsmac0_10absorb
-	MOVQ    8(DX), R9
-	LEAQ    1(R9), R10
-	CMPQ    R10, 16(DX)
+	MOVQ    8(R9), DX
+	LEAQ    1(DX), R10
+	CMPQ    R10, 16(R9)
 	JAE     chachaXOR8MACAVX2Regsmac0_10
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
-	IMUL3Q $0x38, R9, SI
-	ADDQ   DX, SI
-	MOVQ   AX, 56(SI)
-	MOVQ   CX, 64(SI)
-	MOVQ   BX, 72(SI)
-	MOVQ   R10, 8(DX)
-	IMUL3Q $0x38, R10, BX
-	ADDQ   DX, BX
-	MOVQ   56(BX), AX
-	MOVQ   64(BX), CX
-	MOVQ   72(BX), BX
-	MOVQ   936(DX)(R10*8), SI
-	MOVQ   SI, R9
-	ADDQ   24(DX), R9
-	MOVQ   R9, 32(DX)
+	IMUL3Q $0x38, DX, DX
+	ADDQ   R9, DX
+	MOVQ   AX, 72(DX)
+	MOVQ   CX, 80(DX)
+	MOVQ   BX, 88(DX)
+	MOVQ   R10, 8(R9)
+	IMUL3Q $0x38, R10, DX
+	ADDQ   R9, DX
+	MOVQ   72(DX), AX
+	MOVQ   80(DX), CX
+	MOVQ   88(DX), BX
+	MOVQ   952(R9)(R10*8), SI
+	MOVQ   SI, R10
+	ADDQ   24(R9), R10
+	MOVQ   R10, 32(R9)
+	MOVQ   56(DX), R10
+	MOVQ   R10, 40(R9)
+	MOVQ   64(DX), DX
+	MOVQ   DX, 48(R9)
 
 chachaXOR8MACAVX2Regsmac0_10absorb:
-	MOVQ   8(DX), R9
-	IMUL3Q $0x38, R9, R9
-	ADDQ   DX, R9
-	ADDQ   (SI), AX
-	ADCQ   8(SI), CX
-	ADCQ   $0x01, BX
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  40(R9), DX
@@ -5804,38 +5820,39 @@ chachaXOR8MACAVX2Regsmac0_10:
 	VPSLLD  $0x07, Y7, Y0
 	VPSRLD  $0x19, Y7, Y7
 	VPOR    Y0, Y7, Y7
-	MOVQ    mac+32(FP), DX
-	CMPQ    SI, 32(DX)
+	MOVQ    mac+32(FP), R9
+	CMPQ    SI, 32(R9)
 	JB      chachaXOR8MACAVX2Regsmac3_11absorb
-	MOVQ    8(DX), R9
-	LEAQ    1(R9), R10
-	CMPQ    R10, 16(DX)
+	MOVQ    8(R9), DX
+	LEAQ    1(DX), R10
+	CMPQ    R10, 16(R9)
 	JAE     chachaXOR8MACAVX2Regsmac3_11
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
-	IMUL3Q $0x38, R9, SI
-	ADDQ   DX, SI
-	MOVQ   AX, 56(SI)
-	MOVQ   CX, 64(SI)
-	MOVQ   BX, 72(SI)
-	MOVQ   R10, 8(DX)
-	IMUL3Q $0x38, R10, BX
-	ADDQ   DX, BX
-	MOVQ   56(BX), AX
-	MOVQ   64(BX), CX
-	MOVQ   72(BX), BX
-	MOVQ   936(DX)(R10*8), SI
-	MOVQ   SI, R9
-	ADDQ   24(DX), R9
-	MOVQ   R9, 32(DX)
+	IMUL3Q $0x38, DX, DX
+	ADDQ   R9, DX
+	MOVQ   AX, 72(DX)
+	MOVQ   CX, 80(DX)
+	MOVQ   BX, 88(DX)
+	MOVQ   R10, 8(R9)
+	IMUL3Q $0x38, R10, DX
+	ADDQ   R9, DX
+	MOVQ   72(DX), AX
+	MOVQ   80(DX), CX
+	MOVQ   88(DX), BX
+	MOVQ   952(R9)(R10*8), SI
+	MOVQ   SI, R10
+	ADDQ   24(R9), R10
+	MOVQ   R10, 32(R9)
+	MOVQ   56(DX), R10
+	MOVQ   R10, 40(R9)
+	MOVQ   64(DX), DX
+	MOVQ   DX, 48(R9)
 
 chachaXOR8MACAVX2Regsmac3_11absorb:
-	MOVQ   8(DX), R9
-	IMUL3Q $0x38, R9, R9
-	ADDQ   DX, R9
-	ADDQ   (SI), AX
-	ADCQ   8(SI), CX
-	ADCQ   $0x01, BX
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  40(R9), DX
@@ -5908,38 +5925,39 @@ chachaXOR8MACAVX2Regsmac3_11:
 	VPSLLD  $0x0c, Y4, Y0
 	VPSRLD  $0x14, Y4, Y4
 	VPOR    Y0, Y4, Y4
-	MOVQ    mac+32(FP), DX
-	CMPQ    SI, 32(DX)
+	MOVQ    mac+32(FP), R9
+	CMPQ    SI, 32(R9)
 	JB      chachaXOR8MACAVX2Regsmac5_12absorb
-	MOVQ    8(DX), R9
-	LEAQ    1(R9), R10
-	CMPQ    R10, 16(DX)
+	MOVQ    8(R9), DX
+	LEAQ    1(DX), R10
+	CMPQ    R10, 16(R9)
 	JAE     chachaXOR8MACAVX2Regsmac5_12
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
-	IMUL3Q $0x38, R9, SI
-	ADDQ   DX, SI
-	MOVQ   AX, 56(SI)
-	MOVQ   CX, 64(SI)
-	MOVQ   BX, 72(SI)
-	MOVQ   R10, 8(DX)
-	IMUL3Q $0x38, R10, BX
-	ADDQ   DX, BX
-	MOVQ   56(BX), AX
-	MOVQ   64(BX), CX
-	MOVQ   72(BX), BX
-	MOVQ   936(DX)(R10*8), SI
-	MOVQ   SI, R9
-	ADDQ   24(DX), R9
-	MOVQ   R9, 32(DX)
+	IMUL3Q $0x38, DX, DX
+	ADDQ   R9, DX
+	MOVQ   AX, 72(DX)
+	MOVQ   CX, 80(DX)
+	MOVQ   BX, 88(DX)
+	MOVQ   R10, 8(R9)
+	IMUL3Q $0x38, R10, DX
+	ADDQ   R9, DX
+	MOVQ   72(DX), AX
+	MOVQ   80(DX), CX
+	MOVQ   88(DX), BX
+	MOVQ   952(R9)(R10*8), SI
+	MOVQ   SI, R10
+	ADDQ   24(R9), R10
+	MOVQ   R10, 32(R9)
+	MOVQ   56(DX), R10
+	MOVQ   R10, 40(R9)
+	MOVQ   64(DX), DX
+	MOVQ   DX, 48(R9)
 
 chachaXOR8MACAVX2Regsmac5_12absorb:
-	MOVQ   8(DX), R9
-	IMUL3Q $0x38, R9, R9
-	ADDQ   DX, R9
-	ADDQ   (SI), AX
-	ADCQ   8(SI), CX
-	ADCQ   $0x01, BX
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  40(R9), DX
@@ -6185,38 +6203,39 @@ chachaXOR8MACAVX2Regsmac5_12:
 
 chachaXOR8MACAVX2Regsrest:
 	// No stream blocks: every lane's remaining MAC blocks.
-	MOVQ mac+32(FP), DX
-	CMPQ SI, 32(DX)
+	MOVQ mac+32(FP), DI
+	CMPQ SI, 32(DI)
 	JB   chachaXOR8MACAVX2Regsreststepabsorb
-	MOVQ 8(DX), DI
-	LEAQ 1(DI), R8
-	CMPQ R8, 16(DX)
+	MOVQ 8(DI), DX
+	LEAQ 1(DX), R8
+	CMPQ R8, 16(DI)
 	JAE  chachaXOR8MACAVX2Regssave
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
-	IMUL3Q $0x38, DI, SI
-	ADDQ   DX, SI
-	MOVQ   AX, 56(SI)
-	MOVQ   CX, 64(SI)
-	MOVQ   BX, 72(SI)
-	MOVQ   R8, 8(DX)
-	IMUL3Q $0x38, R8, BX
-	ADDQ   DX, BX
-	MOVQ   56(BX), AX
-	MOVQ   64(BX), CX
-	MOVQ   72(BX), BX
-	MOVQ   936(DX)(R8*8), SI
-	MOVQ   SI, DI
-	ADDQ   24(DX), DI
-	MOVQ   DI, 32(DX)
+	IMUL3Q $0x38, DX, DX
+	ADDQ   DI, DX
+	MOVQ   AX, 72(DX)
+	MOVQ   CX, 80(DX)
+	MOVQ   BX, 88(DX)
+	MOVQ   R8, 8(DI)
+	IMUL3Q $0x38, R8, DX
+	ADDQ   DI, DX
+	MOVQ   72(DX), AX
+	MOVQ   80(DX), CX
+	MOVQ   88(DX), BX
+	MOVQ   952(DI)(R8*8), SI
+	MOVQ   SI, R8
+	ADDQ   24(DI), R8
+	MOVQ   R8, 32(DI)
+	MOVQ   56(DX), R8
+	MOVQ   R8, 40(DI)
+	MOVQ   64(DX), DX
+	MOVQ   DX, 48(DI)
 
 chachaXOR8MACAVX2Regsreststepabsorb:
-	MOVQ   8(DX), DI
-	IMUL3Q $0x38, DI, DI
-	ADDQ   DX, DI
-	ADDQ   (SI), AX
-	ADCQ   8(SI), CX
-	ADCQ   $0x01, BX
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
 	MOVQ  40(DI), DX
@@ -6262,10 +6281,10 @@ chachaXOR8MACAVX2Regssave:
 	MOVQ   8(DX), DI
 	IMUL3Q $0x38, DI, R8
 	ADDQ   DX, R8
-	MOVQ   AX, 56(R8)
-	MOVQ   CX, 64(R8)
-	MOVQ   BX, 72(R8)
-	SUBQ   936(DX)(DI*8), SI
+	MOVQ   AX, 72(R8)
+	MOVQ   CX, 80(R8)
+	MOVQ   BX, 88(R8)
+	SUBQ   952(DX)(DI*8), SI
 	MOVQ   SI, (DX)
 	RET
 

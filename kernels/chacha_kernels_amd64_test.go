@@ -438,9 +438,10 @@ func TestChaChaTableLayout(t *testing.T) {
 		{"laneMAC.lanes", unsafe.Offsetof(laneMAC{}.lanes), 16},
 		{"laneMAC.size", unsafe.Offsetof(laneMAC{}.size), 24},
 		{"laneMAC.end", unsafe.Offsetof(laneMAC{}.end), 32},
-		{"laneMAC.mac", unsafe.Offsetof(laneMAC{}.mac), 40},
+		{"laneMAC.r", unsafe.Offsetof(laneMAC{}.r), 40},
+		{"laneMAC.mac", unsafe.Offsetof(laneMAC{}.mac), 56},
 		{"poly1305 size (laneMAC.mac)", unsafe.Sizeof(poly1305{}), 56},
-		{"laneMAC.msg", unsafe.Offsetof(laneMAC{}.msg), 40 + 16*56},
+		{"laneMAC.msg", unsafe.Offsetof(laneMAC{}.msg), 56 + 16*56},
 	} {
 		if f.got != f.want {
 			t.Errorf("%s at %d, the kernels expect %d", f.name, f.got, f.want)

@@ -34,7 +34,8 @@ type laneMAC struct {
 	lane  int                // the lane whose chain runs
 	lanes int                // lanes with blocks
 	size  uintptr            // bytes of blocks per lane, a multiple of 16
-	end   uintptr            // the kernels' own: the end of lane's blocks while a call runs
+	end   uintptr            // the kernels' own, while a call runs: the end of lane's blocks,
+	r     [2]uint64          // and lane's r
 	mac   [16]poly1305       // each lane's one-time key and accumulator
 	msg   [16]unsafe.Pointer // each lane's first block
 }

@@ -76,7 +76,7 @@ var impl = struct {
 	// chachaStitchedMAC: with chachaAVX2Regs, long groups of the AVX2 lanes absorb one group's
 	// ciphertext in scalar Poly1305 steps beside another group's stream (chachaXOR16MACAVX2Regs;
 	// runLongGroupsStitched) rather than in the vector Poly1305 lanes after their own: 16 lanes x
-	// 22 blocks with 88 MAC blocks each 9.44 -> 7.65 us (the stream alone 6.72;
+	// 22 blocks with 88 MAC blocks each 9.44 -> 7.53 us (the stream alone 6.70;
 	// BenchmarkChaChaStitchedMAC), Tier AVX2 64 x 1420 B 1.12x faster to seal, 1.11x to open, 64 x
 	// 512 B 1.10x and 1.07x, on AMD Zen 4 (the AVX2 kernels, 1-cycle ymm latency).
 	chachaStitchedMAC bool

@@ -17,9 +17,9 @@ const (
 	laneMACLane  = 8          // the current lane
 	laneMACLanes = 16         // lanes with blocks
 	laneMACSize  = 24         // bytes of blocks per lane
-	laneMACEnd   = 32         // the end of the current lane's blocks, while a call runs
-	laneMACState = 40         // [16]poly1305, 56 bytes each
-	laneMACMsg   = 40 + 16*56 // [16] the lanes' first blocks
+	laneMACEnd   = 32         // the end of the current lane's blocks, then its r0 and r1, while a call runs
+	laneMACState = 56         // [16]poly1305, 56 bytes each
+	laneMACMsg   = 56 + 16*56 // [16] the lanes' first blocks
 	poly1305Size = 7 * 8      // r0, r1, h[3], s0, s1
 	poly1305H    = 2 * 8      // offset of h in poly1305
 )
@@ -66,9 +66,7 @@ func chachaLanesMACAVX2Regs(groups int) {
 		MOVQ(next, m.Offset(laneMACLane))
 		startChain(m, next, h, p)
 		Label(absorb)
-		lane = GP64()
-		MOVQ(m.Offset(laneMACLane), lane)
-		r := laneMACPoly(m, lane) // poly1305.r0, r1
+		r := Mem{Base: m.Base, Disp: laneMACEnd + 8} // the current lane's r0, r1
 		polyBlock64(h[0], h[1], h[2], Mem{Base: p}, r, r.Offset(8))
 		ADDQ(U8(16), p)
 		Label(skip)
@@ -130,7 +128,7 @@ func laneMACPoly(m Mem, lane Register) Mem {
 }
 
 // startChain loads lane's accumulator into h and the address of its first block into p, and
-// stores the end of its blocks in m's end.
+// stores the end of its blocks and its r in m, where the MAC steps read them.
 func startChain(m Mem, lane Register, h [3]GPVirtual, p GPVirtual) {
 	st := laneMACPoly(m, lane)
 	for i := range h {
@@ -141,6 +139,11 @@ func startChain(m Mem, lane Register, h [3]GPVirtual, p GPVirtual) {
 	MOVQ(p, end)
 	ADDQ(m.Offset(laneMACSize), end)
 	MOVQ(end, m.Offset(laneMACEnd))
+	for i := range 2 {
+		r := GP64()
+		MOVQ(st.Offset(8*i), r)
+		MOVQ(r, m.Offset(laneMACEnd+8+8*i))
+	}
 }
 
 // storeAccumulator stores h into the poly1305 at st.
