@@ -86,7 +86,7 @@ type laneKernels struct {
 	// longAlone, where not zero: messages of at least this many bytes run one at a time (laneOneOp)
 	// in any batch, since 16 of them streamed side by side no longer stay in the caches.
 	longAlone int
-	// stitchedMAC: long groups pipeline, one group's Poly1305 in the next group's stream calls
+	// stitchedMAC: long groups pipeline, one group's Poly1305 beside another group's stream calls
 	// (streamMACKernel; runLongGroupsStitched).
 	stitchedMAC bool
 }
