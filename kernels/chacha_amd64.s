@@ -15235,7 +15235,7 @@ chachaPoly1305Tiny3AVX22done:
 
 // func chachaPoly1305SmallAVX512(key *[8]uint32, nonce *[12]byte, dst *byte, src *byte, n int, ad *byte, adLen int, tag *[16]byte, open bool) bool
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
-TEXT ·chachaPoly1305SmallAVX512(SB), NOSPLIT, $752-73
+TEXT ·chachaPoly1305SmallAVX512(SB), NOSPLIT, $760-73
 	MOVQ n+32(FP), DX
 	MOVQ adLen+48(FP), AX
 	MOVQ AX, 720(SP)
@@ -15302,9 +15302,16 @@ chachaPoly1305SmallAVX512adtail2:
 	MOVB  CL, (AX)
 
 chachaPoly1305SmallAVX512adtail1:
+	MOVQ  key+0(FP), AX
+	MOVQ  nonce+8(FP), CX
+	MOVB  open+64(FP), BL
+	TESTB BL, BL
+	JZ    chachaPoly1305SmallAVX512keystream
+	CMPQ  DX, $0x00000140
+	JA    chachaPoly1305SmallAVX512open
+
+chachaPoly1305SmallAVX512keystream:
 	// The key stream: blocks 0 to 2s-1 in s states, the fewest that cover the message.
-	MOVQ            key+0(FP), AX
-	MOVQ            nonce+8(FP), CX
 	CMPQ            DX, $0x00000140
 	JA              chachaPoly1305SmallAVX512states4
 	VMOVQ           (CX), X8
@@ -15441,8 +15448,8 @@ chachaPoly1305SmallAVX512rounds3:
 	VPADDD    chachaRowCounters<>+64(SB), Y0, Y0
 	VPADDD    Y0, Y14, Y14
 	VPANDD    poly1305Clamp<>+0(SB), X19, X0
-	VMOVQ     X0, AX
-	VPEXTRQ   $0x01, X0, CX
+	VMOVQ     X0, BX
+	VPEXTRQ   $0x01, X0, SI
 	VMOVDQU32 X20, 736(SP)
 
 	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
@@ -15639,8 +15646,8 @@ chachaPoly1305SmallAVX512rounds4:
 	VPADDD    chachaRowCounters<>+96(SB), Y0, Y0
 	VPADDD    Y0, Y14, Y14
 	VPANDD    poly1305Clamp<>+0(SB), X21, X0
-	VMOVQ     X0, AX
-	VPEXTRQ   $0x01, X0, CX
+	VMOVQ     X0, BX
+	VPEXTRQ   $0x01, X0, SI
 	VMOVDQU32 X22, 736(SP)
 
 	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
@@ -15882,8 +15889,8 @@ chachaPoly1305SmallAVX512rounds5:
 	VPADDD    chachaRowCounters<>+128(SB), Y0, Y0
 	VPADDD    Y0, Y14, Y14
 	VPANDD    poly1305Clamp<>+0(SB), X23, X0
-	VMOVQ     X0, AX
-	VPEXTRQ   $0x01, X0, CX
+	VMOVQ     X0, BX
+	VPEXTRQ   $0x01, X0, SI
 	VMOVDQU32 X24, 736(SP)
 
 	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
@@ -16168,8 +16175,8 @@ chachaPoly1305SmallAVX512rounds6:
 	VPADDD    chachaRowCounters<>+160(SB), Y0, Y0
 	VPADDD    Y0, Y14, Y14
 	VPANDD    poly1305Clamp<>+0(SB), X25, X0
-	VMOVQ     X0, AX
-	VPEXTRQ   $0x01, X0, CX
+	VMOVQ     X0, BX
+	VPEXTRQ   $0x01, X0, SI
 	VMOVDQU32 X26, 736(SP)
 
 	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
@@ -16209,11 +16216,11 @@ chachaPoly1305SmallAVX512rounds6:
 
 chachaPoly1305SmallAVX512keyed:
 	// The message block by block, each under a byte mask of its first n-64(b-1) bytes.
-	MOVQ       src+24(FP), BX
-	MOVB       open+64(FP), SI
-	TESTB      SI, SI
+	MOVQ       src+24(FP), AX
+	MOVB       open+64(FP), CL
+	TESTB      CL, CL
 	JNZ        chachaPoly1305SmallAVX512openblocks
-	MOVQ       dst+16(FP), SI
+	MOVQ       dst+16(FP), CX
 	CMPQ       DX, $0x00000000
 	JBE        chachaPoly1305SmallAVX512sealdone
 	MOVQ       DX, DI
@@ -16224,10 +16231,10 @@ chachaPoly1305SmallAVX512keyed:
 	MOVQ       $-1, R8
 	BZHIQ      DI, R8, DI
 	KMOVQ      DI, K1
-	VMOVDQU8.Z (BX), K1, Z12
+	VMOVDQU8.Z (AX), K1, Z12
 	VPXORD     Z0, Z12, Z12
 	VMOVDQU8.Z Z12, K1, Z12
-	VMOVDQU8   Z12, K1, (SI)
+	VMOVDQU8   Z12, K1, (CX)
 	VMOVDQU64  Z12, (SP)
 	CMPQ       DX, $0x00000040
 	JBE        chachaPoly1305SmallAVX512sealdone
@@ -16239,10 +16246,10 @@ chachaPoly1305SmallAVX512keyed:
 	MOVQ       $-1, R8
 	BZHIQ      DI, R8, DI
 	KMOVQ      DI, K1
-	VMOVDQU8.Z 64(BX), K1, Z12
+	VMOVDQU8.Z 64(AX), K1, Z12
 	VPXORD     Z8, Z12, Z12
 	VMOVDQU8.Z Z12, K1, Z12
-	VMOVDQU8   Z12, K1, 64(SI)
+	VMOVDQU8   Z12, K1, 64(CX)
 	VMOVDQU64  Z12, 64(SP)
 	CMPQ       DX, $0x00000080
 	JBE        chachaPoly1305SmallAVX512sealdone
@@ -16254,10 +16261,10 @@ chachaPoly1305SmallAVX512keyed:
 	MOVQ       $-1, R8
 	BZHIQ      DI, R8, DI
 	KMOVQ      DI, K1
-	VMOVDQU8.Z 128(BX), K1, Z12
+	VMOVDQU8.Z 128(AX), K1, Z12
 	VPXORD     Z9, Z12, Z12
 	VMOVDQU8.Z Z12, K1, Z12
-	VMOVDQU8   Z12, K1, 128(SI)
+	VMOVDQU8   Z12, K1, 128(CX)
 	VMOVDQU64  Z12, 128(SP)
 	CMPQ       DX, $0x000000c0
 	JBE        chachaPoly1305SmallAVX512sealdone
@@ -16269,10 +16276,10 @@ chachaPoly1305SmallAVX512keyed:
 	MOVQ       $-1, R8
 	BZHIQ      DI, R8, DI
 	KMOVQ      DI, K1
-	VMOVDQU8.Z 192(BX), K1, Z12
+	VMOVDQU8.Z 192(AX), K1, Z12
 	VPXORD     Z10, Z12, Z12
 	VMOVDQU8.Z Z12, K1, Z12
-	VMOVDQU8   Z12, K1, 192(SI)
+	VMOVDQU8   Z12, K1, 192(CX)
 	VMOVDQU64  Z12, 192(SP)
 	CMPQ       DX, $0x00000100
 	JBE        chachaPoly1305SmallAVX512sealdone
@@ -16284,10 +16291,10 @@ chachaPoly1305SmallAVX512keyed:
 	MOVQ       $-1, R8
 	BZHIQ      DI, R8, DI
 	KMOVQ      DI, K1
-	VMOVDQU8.Z 256(BX), K1, Z12
+	VMOVDQU8.Z 256(AX), K1, Z12
 	VPXORD     Z11, Z12, Z12
 	VMOVDQU8.Z Z12, K1, Z12
-	VMOVDQU8   Z12, K1, 256(SI)
+	VMOVDQU8   Z12, K1, 256(CX)
 	VMOVDQU64  Z12, 256(SP)
 	CMPQ       DX, $0x00000140
 	JBE        chachaPoly1305SmallAVX512sealdone
@@ -16299,10 +16306,10 @@ chachaPoly1305SmallAVX512keyed:
 	MOVQ       $-1, R8
 	BZHIQ      DI, R8, DI
 	KMOVQ      DI, K1
-	VMOVDQU8.Z 320(BX), K1, Z12
+	VMOVDQU8.Z 320(AX), K1, Z12
 	VPXORD     Z1, Z12, Z12
 	VMOVDQU8.Z Z12, K1, Z12
-	VMOVDQU8   Z12, K1, 320(SI)
+	VMOVDQU8   Z12, K1, 320(CX)
 	VMOVDQU64  Z12, 320(SP)
 	CMPQ       DX, $0x00000180
 	JBE        chachaPoly1305SmallAVX512sealdone
@@ -16314,10 +16321,10 @@ chachaPoly1305SmallAVX512keyed:
 	MOVQ       $-1, R8
 	BZHIQ      DI, R8, DI
 	KMOVQ      DI, K1
-	VMOVDQU8.Z 384(BX), K1, Z12
+	VMOVDQU8.Z 384(AX), K1, Z12
 	VPXORD     Z2, Z12, Z12
 	VMOVDQU8.Z Z12, K1, Z12
-	VMOVDQU8   Z12, K1, 384(SI)
+	VMOVDQU8   Z12, K1, 384(CX)
 	VMOVDQU64  Z12, 384(SP)
 	CMPQ       DX, $0x000001c0
 	JBE        chachaPoly1305SmallAVX512sealdone
@@ -16329,10 +16336,10 @@ chachaPoly1305SmallAVX512keyed:
 	MOVQ       $-1, R8
 	BZHIQ      DI, R8, DI
 	KMOVQ      DI, K1
-	VMOVDQU8.Z 448(BX), K1, Z12
+	VMOVDQU8.Z 448(AX), K1, Z12
 	VPXORD     Z3, Z12, Z12
 	VMOVDQU8.Z Z12, K1, Z12
-	VMOVDQU8   Z12, K1, 448(SI)
+	VMOVDQU8   Z12, K1, 448(CX)
 	VMOVDQU64  Z12, 448(SP)
 	CMPQ       DX, $0x00000200
 	JBE        chachaPoly1305SmallAVX512sealdone
@@ -16344,10 +16351,10 @@ chachaPoly1305SmallAVX512keyed:
 	MOVQ       $-1, R8
 	BZHIQ      DI, R8, DI
 	KMOVQ      DI, K1
-	VMOVDQU8.Z 512(BX), K1, Z12
+	VMOVDQU8.Z 512(AX), K1, Z12
 	VPXORD     Z4, Z12, Z12
 	VMOVDQU8.Z Z12, K1, Z12
-	VMOVDQU8   Z12, K1, 512(SI)
+	VMOVDQU8   Z12, K1, 512(CX)
 	VMOVDQU64  Z12, 512(SP)
 	CMPQ       DX, $0x00000240
 	JBE        chachaPoly1305SmallAVX512sealdone
@@ -16359,10 +16366,10 @@ chachaPoly1305SmallAVX512keyed:
 	MOVQ       $-1, R8
 	BZHIQ      DI, R8, DI
 	KMOVQ      DI, K1
-	VMOVDQU8.Z 576(BX), K1, Z12
+	VMOVDQU8.Z 576(AX), K1, Z12
 	VPXORD     Z5, Z12, Z12
 	VMOVDQU8.Z Z12, K1, Z12
-	VMOVDQU8   Z12, K1, 576(SI)
+	VMOVDQU8   Z12, K1, 576(CX)
 	VMOVDQU64  Z12, 576(SP)
 	CMPQ       DX, $0x00000280
 	JBE        chachaPoly1305SmallAVX512sealdone
@@ -16373,171 +16380,171 @@ chachaPoly1305SmallAVX512keyed:
 	MOVQ       $-1, DI
 	BZHIQ      DX, DI, DX
 	KMOVQ      DX, K1
-	VMOVDQU8.Z 640(BX), K1, Z12
+	VMOVDQU8.Z 640(AX), K1, Z12
 	VPXORD     Z6, Z12, Z12
 	VMOVDQU8.Z Z12, K1, Z12
-	VMOVDQU8   Z12, K1, 640(SI)
+	VMOVDQU8   Z12, K1, 640(CX)
 	VMOVDQU64  Z12, 640(SP)
 
 chachaPoly1305SmallAVX512sealdone:
 	JMP chachaPoly1305SmallAVX512authenticate
 
 chachaPoly1305SmallAVX512openblocks:
-	CMPQ       DX, $0x00000000
+	MOVQ       n+32(FP), CX
+	CMPQ       CX, $0x00000000
 	JBE        chachaPoly1305SmallAVX512authenticate
-	MOVQ       DX, SI
-	SUBQ       $0x00000000, SI
+	MOVQ       CX, DX
+	SUBQ       $0x00000000, DX
 	MOVQ       $0x00000040, DI
-	CMPQ       SI, DI
-	CMOVQGT    DI, SI
+	CMPQ       DX, DI
+	CMOVQGT    DI, DX
 	MOVQ       $-1, DI
-	BZHIQ      SI, DI, SI
-	KMOVQ      SI, K1
-	VMOVDQU8.Z (BX), K1, Z12
-	VMOVDQU64  Z12, (SP)
-	CMPQ       DX, $0x00000040
-	JBE        chachaPoly1305SmallAVX512authenticate
-	MOVQ       DX, SI
-	SUBQ       $0x00000040, SI
-	MOVQ       $0x00000040, DI
-	CMPQ       SI, DI
-	CMOVQGT    DI, SI
-	MOVQ       $-1, DI
-	BZHIQ      SI, DI, SI
-	KMOVQ      SI, K1
-	VMOVDQU8.Z 64(BX), K1, Z12
-	VMOVDQU64  Z12, 64(SP)
-	CMPQ       DX, $0x00000080
-	JBE        chachaPoly1305SmallAVX512authenticate
-	MOVQ       DX, SI
-	SUBQ       $0x00000080, SI
-	MOVQ       $0x00000040, DI
-	CMPQ       SI, DI
-	CMOVQGT    DI, SI
-	MOVQ       $-1, DI
-	BZHIQ      SI, DI, SI
-	KMOVQ      SI, K1
-	VMOVDQU8.Z 128(BX), K1, Z12
-	VMOVDQU64  Z12, 128(SP)
-	CMPQ       DX, $0x000000c0
-	JBE        chachaPoly1305SmallAVX512authenticate
-	MOVQ       DX, SI
-	SUBQ       $0x000000c0, SI
-	MOVQ       $0x00000040, DI
-	CMPQ       SI, DI
-	CMOVQGT    DI, SI
-	MOVQ       $-1, DI
-	BZHIQ      SI, DI, SI
-	KMOVQ      SI, K1
-	VMOVDQU8.Z 192(BX), K1, Z12
-	VMOVDQU64  Z12, 192(SP)
-	CMPQ       DX, $0x00000100
-	JBE        chachaPoly1305SmallAVX512authenticate
-	MOVQ       DX, SI
-	SUBQ       $0x00000100, SI
-	MOVQ       $0x00000040, DI
-	CMPQ       SI, DI
-	CMOVQGT    DI, SI
-	MOVQ       $-1, DI
-	BZHIQ      SI, DI, SI
-	KMOVQ      SI, K1
-	VMOVDQU8.Z 256(BX), K1, Z12
-	VMOVDQU64  Z12, 256(SP)
-	CMPQ       DX, $0x00000140
-	JBE        chachaPoly1305SmallAVX512authenticate
-	MOVQ       DX, SI
-	SUBQ       $0x00000140, SI
-	MOVQ       $0x00000040, DI
-	CMPQ       SI, DI
-	CMOVQGT    DI, SI
-	MOVQ       $-1, DI
-	BZHIQ      SI, DI, SI
-	KMOVQ      SI, K1
-	VMOVDQU8.Z 320(BX), K1, Z12
-	VMOVDQU64  Z12, 320(SP)
-	CMPQ       DX, $0x00000180
-	JBE        chachaPoly1305SmallAVX512authenticate
-	MOVQ       DX, SI
-	SUBQ       $0x00000180, SI
-	MOVQ       $0x00000040, DI
-	CMPQ       SI, DI
-	CMOVQGT    DI, SI
-	MOVQ       $-1, DI
-	BZHIQ      SI, DI, SI
-	KMOVQ      SI, K1
-	VMOVDQU8.Z 384(BX), K1, Z12
-	VMOVDQU64  Z12, 384(SP)
-	CMPQ       DX, $0x000001c0
-	JBE        chachaPoly1305SmallAVX512authenticate
-	MOVQ       DX, SI
-	SUBQ       $0x000001c0, SI
-	MOVQ       $0x00000040, DI
-	CMPQ       SI, DI
-	CMOVQGT    DI, SI
-	MOVQ       $-1, DI
-	BZHIQ      SI, DI, SI
-	KMOVQ      SI, K1
-	VMOVDQU8.Z 448(BX), K1, Z12
-	VMOVDQU64  Z12, 448(SP)
-	CMPQ       DX, $0x00000200
-	JBE        chachaPoly1305SmallAVX512authenticate
-	MOVQ       DX, SI
-	SUBQ       $0x00000200, SI
-	MOVQ       $0x00000040, DI
-	CMPQ       SI, DI
-	CMOVQGT    DI, SI
-	MOVQ       $-1, DI
-	BZHIQ      SI, DI, SI
-	KMOVQ      SI, K1
-	VMOVDQU8.Z 512(BX), K1, Z12
-	VMOVDQU64  Z12, 512(SP)
-	CMPQ       DX, $0x00000240
-	JBE        chachaPoly1305SmallAVX512authenticate
-	MOVQ       DX, SI
-	SUBQ       $0x00000240, SI
-	MOVQ       $0x00000040, DI
-	CMPQ       SI, DI
-	CMOVQGT    DI, SI
-	MOVQ       $-1, DI
-	BZHIQ      SI, DI, SI
-	KMOVQ      SI, K1
-	VMOVDQU8.Z 576(BX), K1, Z12
-	VMOVDQU64  Z12, 576(SP)
-	CMPQ       DX, $0x00000280
-	JBE        chachaPoly1305SmallAVX512authenticate
-	SUBQ       $0x00000280, DX
-	MOVQ       $0x00000040, SI
-	CMPQ       DX, SI
-	CMOVQGT    SI, DX
-	MOVQ       $-1, SI
-	BZHIQ      DX, SI, DX
+	BZHIQ      DX, DI, DX
 	KMOVQ      DX, K1
-	VMOVDQU8.Z 640(BX), K1, Z12
+	VMOVDQU8.Z (AX), K1, Z12
+	VMOVDQU64  Z12, (SP)
+	CMPQ       CX, $0x00000040
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       CX, DX
+	SUBQ       $0x00000040, DX
+	MOVQ       $0x00000040, DI
+	CMPQ       DX, DI
+	CMOVQGT    DI, DX
+	MOVQ       $-1, DI
+	BZHIQ      DX, DI, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 64(AX), K1, Z12
+	VMOVDQU64  Z12, 64(SP)
+	CMPQ       CX, $0x00000080
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       CX, DX
+	SUBQ       $0x00000080, DX
+	MOVQ       $0x00000040, DI
+	CMPQ       DX, DI
+	CMOVQGT    DI, DX
+	MOVQ       $-1, DI
+	BZHIQ      DX, DI, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 128(AX), K1, Z12
+	VMOVDQU64  Z12, 128(SP)
+	CMPQ       CX, $0x000000c0
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       CX, DX
+	SUBQ       $0x000000c0, DX
+	MOVQ       $0x00000040, DI
+	CMPQ       DX, DI
+	CMOVQGT    DI, DX
+	MOVQ       $-1, DI
+	BZHIQ      DX, DI, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 192(AX), K1, Z12
+	VMOVDQU64  Z12, 192(SP)
+	CMPQ       CX, $0x00000100
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       CX, DX
+	SUBQ       $0x00000100, DX
+	MOVQ       $0x00000040, DI
+	CMPQ       DX, DI
+	CMOVQGT    DI, DX
+	MOVQ       $-1, DI
+	BZHIQ      DX, DI, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 256(AX), K1, Z12
+	VMOVDQU64  Z12, 256(SP)
+	CMPQ       CX, $0x00000140
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       CX, DX
+	SUBQ       $0x00000140, DX
+	MOVQ       $0x00000040, DI
+	CMPQ       DX, DI
+	CMOVQGT    DI, DX
+	MOVQ       $-1, DI
+	BZHIQ      DX, DI, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 320(AX), K1, Z12
+	VMOVDQU64  Z12, 320(SP)
+	CMPQ       CX, $0x00000180
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       CX, DX
+	SUBQ       $0x00000180, DX
+	MOVQ       $0x00000040, DI
+	CMPQ       DX, DI
+	CMOVQGT    DI, DX
+	MOVQ       $-1, DI
+	BZHIQ      DX, DI, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 384(AX), K1, Z12
+	VMOVDQU64  Z12, 384(SP)
+	CMPQ       CX, $0x000001c0
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       CX, DX
+	SUBQ       $0x000001c0, DX
+	MOVQ       $0x00000040, DI
+	CMPQ       DX, DI
+	CMOVQGT    DI, DX
+	MOVQ       $-1, DI
+	BZHIQ      DX, DI, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 448(AX), K1, Z12
+	VMOVDQU64  Z12, 448(SP)
+	CMPQ       CX, $0x00000200
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       CX, DX
+	SUBQ       $0x00000200, DX
+	MOVQ       $0x00000040, DI
+	CMPQ       DX, DI
+	CMOVQGT    DI, DX
+	MOVQ       $-1, DI
+	BZHIQ      DX, DI, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 512(AX), K1, Z12
+	VMOVDQU64  Z12, 512(SP)
+	CMPQ       CX, $0x00000240
+	JBE        chachaPoly1305SmallAVX512authenticate
+	MOVQ       CX, DX
+	SUBQ       $0x00000240, DX
+	MOVQ       $0x00000040, DI
+	CMPQ       DX, DI
+	CMOVQGT    DI, DX
+	MOVQ       $-1, DI
+	BZHIQ      DX, DI, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 576(AX), K1, Z12
+	VMOVDQU64  Z12, 576(SP)
+	CMPQ       CX, $0x00000280
+	JBE        chachaPoly1305SmallAVX512authenticate
+	SUBQ       $0x00000280, CX
+	MOVQ       $0x00000040, DX
+	CMPQ       CX, DX
+	CMOVQGT    DX, CX
+	MOVQ       $-1, DX
+	BZHIQ      CX, DX, CX
+	KMOVQ      CX, K1
+	VMOVDQU8.Z 640(AX), K1, Z12
 	VMOVDQU64  Z12, 640(SP)
 
 chachaPoly1305SmallAVX512authenticate:
-	// Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).
-	MOVQ  ad+40(FP), BX
-	MOVQ  adLen+48(FP), SI
+	MOVQ  ad+40(FP), AX
+	MOVQ  adLen+48(FP), CX
 	XORQ  DI, DI
 	XORQ  R8, R8
 	XORQ  R9, R9
-	SHRQ  $0x04, SI
-	TESTQ SI, SI
+	SHRQ  $0x04, CX
+	TESTQ CX, CX
 	JZ    chachaPoly1305SmallAVX512addone
 
 chachaPoly1305SmallAVX512ad:
-	ADDQ (BX), DI
-	ADCQ 8(BX), R8
+	ADDQ (AX), DI
+	ADCQ 8(AX), R8
 	ADCQ $0x01, R9
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  AX, DX
+	MOVQ  BX, DX
 	MULXQ DI, R10, R11
 	MULXQ R8, R13, R12
 	ADDQ  R13, R11
 	ADCQ  $0x00, R12
-	MOVQ  CX, DX
+	MOVQ  SI, DX
 	MULXQ R8, R13, R8
 	ADDQ  R13, R12
 	ADCQ  $0x00, R8
@@ -16548,7 +16555,7 @@ chachaPoly1305SmallAVX512ad:
 	MOVQ  R9, R13
 	IMULQ DX, R13
 	ADDQ  R13, R8
-	IMULQ AX, R9
+	IMULQ BX, R9
 	ADDQ  R9, R12
 	ADCQ  $0x00, R8
 
@@ -16566,8 +16573,8 @@ chachaPoly1305SmallAVX512ad:
 	ADCQ $0x00, R9
 	MOVQ R10, DI
 	MOVQ R11, R8
-	ADDQ $0x10, BX
-	DECQ SI
+	ADDQ $0x10, AX
+	DECQ CX
 	JNZ  chachaPoly1305SmallAVX512ad
 
 chachaPoly1305SmallAVX512addone:
@@ -16578,23 +16585,23 @@ chachaPoly1305SmallAVX512addone:
 	ADCQ  $0x01, R9
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  AX, DX
-	MULXQ DI, BX, SI
+	MOVQ  BX, DX
+	MULXQ DI, AX, CX
 	MULXQ R8, R11, R10
-	ADDQ  R11, SI
+	ADDQ  R11, CX
 	ADCQ  $0x00, R10
-	MOVQ  CX, DX
+	MOVQ  SI, DX
 	MULXQ R8, R11, R8
 	ADDQ  R11, R10
 	ADCQ  $0x00, R8
 	MULXQ DI, R11, DI
-	ADDQ  R11, SI
+	ADDQ  R11, CX
 	ADCQ  DI, R10
 	ADCQ  $0x00, R8
 	MOVQ  R9, R11
 	IMULQ DX, R11
 	ADDQ  R11, R8
-	IMULQ AX, R9
+	IMULQ BX, R9
 	ADDQ  R9, R10
 	ADCQ  $0x00, R8
 
@@ -16602,37 +16609,37 @@ chachaPoly1305SmallAVX512addone:
 	MOVQ R10, R9
 	ANDQ $0x03, R9
 	ANDQ $-4, R10
-	ADDQ R10, BX
-	ADCQ R8, SI
+	ADDQ R10, AX
+	ADCQ R8, CX
 	ADCQ $0x00, R9
 	SHRQ $0x02, R8, R10
 	SHRQ $0x02, R8
-	ADDQ R10, BX
-	ADCQ R8, SI
+	ADDQ R10, AX
+	ADCQ R8, CX
 	ADCQ $0x00, R9
-	MOVQ BX, DI
-	MOVQ SI, R8
+	MOVQ AX, DI
+	MOVQ CX, R8
 
 chachaPoly1305SmallAVX512adpadded:
-	LEAQ  (SP), BX
-	MOVQ  728(SP), SI
-	ADDQ  $0x0f, SI
-	SHRQ  $0x04, SI
-	TESTQ SI, SI
+	LEAQ  (SP), AX
+	MOVQ  728(SP), CX
+	ADDQ  $0x0f, CX
+	SHRQ  $0x04, CX
+	TESTQ CX, CX
 	JZ    chachaPoly1305SmallAVX512ctdone
 
 chachaPoly1305SmallAVX512ct:
-	ADDQ (BX), DI
-	ADCQ 8(BX), R8
+	ADDQ (AX), DI
+	ADCQ 8(AX), R8
 	ADCQ $0x01, R9
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  AX, DX
+	MOVQ  BX, DX
 	MULXQ DI, R10, R11
 	MULXQ R8, R13, R12
 	ADDQ  R13, R11
 	ADCQ  $0x00, R12
-	MOVQ  CX, DX
+	MOVQ  SI, DX
 	MULXQ R8, R13, R8
 	ADDQ  R13, R12
 	ADCQ  $0x00, R8
@@ -16643,7 +16650,7 @@ chachaPoly1305SmallAVX512ct:
 	MOVQ  R9, R13
 	IMULQ DX, R13
 	ADDQ  R13, R8
-	IMULQ AX, R9
+	IMULQ BX, R9
 	ADDQ  R9, R12
 	ADCQ  $0x00, R8
 
@@ -16661,8 +16668,8 @@ chachaPoly1305SmallAVX512ct:
 	ADCQ $0x00, R9
 	MOVQ R10, DI
 	MOVQ R11, R8
-	ADDQ $0x10, BX
-	DECQ SI
+	ADDQ $0x10, AX
+	DECQ CX
 	JNZ  chachaPoly1305SmallAVX512ct
 
 chachaPoly1305SmallAVX512ctdone:
@@ -16671,40 +16678,40 @@ chachaPoly1305SmallAVX512ctdone:
 	ADCQ $0x01, R9
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  AX, DX
-	MULXQ DI, BX, SI
+	MOVQ  BX, DX
+	MULXQ DI, AX, CX
 	MULXQ R8, R11, R10
-	ADDQ  R11, SI
+	ADDQ  R11, CX
 	ADCQ  $0x00, R10
-	MOVQ  CX, DX
-	MULXQ R8, R11, CX
+	MOVQ  SI, DX
+	MULXQ R8, R11, SI
 	ADDQ  R11, R10
-	ADCQ  $0x00, CX
+	ADCQ  $0x00, SI
 	MULXQ DI, R11, DI
-	ADDQ  R11, SI
+	ADDQ  R11, CX
 	ADCQ  DI, R10
-	ADCQ  $0x00, CX
+	ADCQ  $0x00, SI
 	MOVQ  R9, R11
 	IMULQ DX, R11
-	ADDQ  R11, CX
-	IMULQ AX, R9
+	ADDQ  R11, SI
+	IMULQ BX, R9
 	ADDQ  R9, R10
-	ADCQ  $0x00, CX
+	ADCQ  $0x00, SI
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
 	MOVQ R10, R9
 	ANDQ $0x03, R9
 	ANDQ $-4, R10
-	ADDQ R10, BX
-	ADCQ CX, SI
+	ADDQ R10, AX
+	ADCQ SI, CX
 	ADCQ $0x00, R9
-	SHRQ $0x02, CX, R10
-	SHRQ $0x02, CX
-	ADDQ R10, BX
-	ADCQ CX, SI
+	SHRQ $0x02, SI, R10
+	SHRQ $0x02, SI
+	ADDQ R10, AX
+	ADCQ SI, CX
 	ADCQ $0x00, R9
-	MOVQ BX, DI
-	MOVQ SI, R8
+	MOVQ AX, DI
+	MOVQ CX, R8
 
 	// The tag: h mod p + s mod 2^128 (section 2.5.1).
 	MOVQ    DI, AX
@@ -16734,6 +16741,7 @@ chachaPoly1305SmallAVX512verify:
 	SETEQ AL
 	JNE   chachaPoly1305SmallAVX512wipe
 
+chachaPoly1305SmallAVX512decrypt:
 	// Decrypt from the staged ciphertext.
 	MOVQ     n+32(FP), CX
 	MOVQ     dst+16(FP), DX
@@ -16877,6 +16885,1430 @@ chachaPoly1305SmallAVX512wipe:
 	VZEROUPPER
 	MOVB      AL, ret+72(FP)
 	RET
+
+chachaPoly1305SmallAVX512open:
+	// Open of more than five blocks: the MAC reads only the ciphertext, which is there before
+	// the key stream, so block 0 (the MAC key) comes first, with block 1, in one state, and the
+	// MAC runs beside the rounds of the states of blocks 2 on, three blocks a double round, where
+	// it would wait for all of them. Below six blocks the MAC is shorter than those rounds, which
+	// then come to more than the wait.
+	MOVQ       src+24(FP), DX
+	MOVQ       n+32(FP), BX
+	CMPQ       BX, $0x00000000
+	JBE        chachaPoly1305SmallAVX512openstaged
+	MOVQ       BX, SI
+	SUBQ       $0x00000000, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z (DX), K1, Z0
+	VMOVDQU64  Z0, (SP)
+	CMPQ       BX, $0x00000040
+	JBE        chachaPoly1305SmallAVX512openstaged
+	MOVQ       BX, SI
+	SUBQ       $0x00000040, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 64(DX), K1, Z0
+	VMOVDQU64  Z0, 64(SP)
+	CMPQ       BX, $0x00000080
+	JBE        chachaPoly1305SmallAVX512openstaged
+	MOVQ       BX, SI
+	SUBQ       $0x00000080, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 128(DX), K1, Z0
+	VMOVDQU64  Z0, 128(SP)
+	CMPQ       BX, $0x000000c0
+	JBE        chachaPoly1305SmallAVX512openstaged
+	MOVQ       BX, SI
+	SUBQ       $0x000000c0, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 192(DX), K1, Z0
+	VMOVDQU64  Z0, 192(SP)
+	CMPQ       BX, $0x00000100
+	JBE        chachaPoly1305SmallAVX512openstaged
+	MOVQ       BX, SI
+	SUBQ       $0x00000100, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 256(DX), K1, Z0
+	VMOVDQU64  Z0, 256(SP)
+	CMPQ       BX, $0x00000140
+	JBE        chachaPoly1305SmallAVX512openstaged
+	MOVQ       BX, SI
+	SUBQ       $0x00000140, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 320(DX), K1, Z0
+	VMOVDQU64  Z0, 320(SP)
+	CMPQ       BX, $0x00000180
+	JBE        chachaPoly1305SmallAVX512openstaged
+	MOVQ       BX, SI
+	SUBQ       $0x00000180, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 384(DX), K1, Z0
+	VMOVDQU64  Z0, 384(SP)
+	CMPQ       BX, $0x000001c0
+	JBE        chachaPoly1305SmallAVX512openstaged
+	MOVQ       BX, SI
+	SUBQ       $0x000001c0, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 448(DX), K1, Z0
+	VMOVDQU64  Z0, 448(SP)
+	CMPQ       BX, $0x00000200
+	JBE        chachaPoly1305SmallAVX512openstaged
+	MOVQ       BX, SI
+	SUBQ       $0x00000200, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 512(DX), K1, Z0
+	VMOVDQU64  Z0, 512(SP)
+	CMPQ       BX, $0x00000240
+	JBE        chachaPoly1305SmallAVX512openstaged
+	MOVQ       BX, SI
+	SUBQ       $0x00000240, SI
+	MOVQ       $0x00000040, DI
+	CMPQ       SI, DI
+	CMOVQGT    DI, SI
+	MOVQ       $-1, DI
+	BZHIQ      SI, DI, SI
+	KMOVQ      SI, K1
+	VMOVDQU8.Z 576(DX), K1, Z0
+	VMOVDQU64  Z0, 576(SP)
+	CMPQ       BX, $0x00000280
+	JBE        chachaPoly1305SmallAVX512openstaged
+	SUBQ       $0x00000280, BX
+	MOVQ       $0x00000040, SI
+	CMPQ       BX, SI
+	CMOVQGT    SI, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z 640(DX), K1, Z0
+	VMOVDQU64  Z0, 640(SP)
+
+chachaPoly1305SmallAVX512openstaged:
+	VMOVQ           (CX), X1
+	VPINSRD         $0x02, 8(CX), X1, X1
+	VPSLLDQ         $0x04, X1, X1
+	VSHUFI32X4      $0x00, Y1, Y1, Y1
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y9
+	VBROADCASTI32X4 (AX), Y10
+	VBROADCASTI32X4 16(AX), Y11
+	VMOVDQA32       Y9, Y12
+	VMOVDQA32       Y10, Y13
+	VMOVDQA32       Y11, Y0
+	VPADDD          chachaRowCounters<>+0(SB), Y1, Y8
+	MOVL            $0x0000000a, DX
+
+chachaPoly1305SmallAVX512openrounds1:
+	VPADDD Y13, Y12, Y12
+	VPXORD Y12, Y8, Y8
+	VPROLD $0x10, Y8, Y8
+	VPADDD Y8, Y0, Y0
+	VPXORD Y0, Y13, Y13
+	VPROLD $0x0c, Y13, Y13
+	VPADDD Y13, Y12, Y12
+	VPXORD Y12, Y8, Y8
+	VPROLD $0x08, Y8, Y8
+	VPADDD Y8, Y0, Y0
+	VPXORD Y0, Y13, Y13
+	VPROLD $0x07, Y13, Y13
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y12, Y12
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x4e, Y8, Y8
+	VPADDD  Y13, Y12, Y12
+	VPXORD  Y12, Y8, Y8
+	VPROLD  $0x10, Y8, Y8
+	VPADDD  Y8, Y0, Y0
+	VPXORD  Y0, Y13, Y13
+	VPROLD  $0x0c, Y13, Y13
+	VPADDD  Y13, Y12, Y12
+	VPXORD  Y12, Y8, Y8
+	VPROLD  $0x08, Y8, Y8
+	VPADDD  Y8, Y0, Y0
+	VPXORD  Y0, Y13, Y13
+	VPROLD  $0x07, Y13, Y13
+	VPSHUFD $0x39, Y12, Y12
+	VPSHUFD $0x93, Y0, Y0
+	VPSHUFD $0x4e, Y8, Y8
+	DECL    DX
+	JNZ     chachaPoly1305SmallAVX512openrounds1
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD    Y9, Y12, Y12
+	VPADDD    Y10, Y13, Y13
+	VPADDD    Y11, Y0, Y0
+	VPADDD    chachaRowCounters<>+0(SB), Y1, Y1
+	VPADDD    Y1, Y8, Y8
+	VPANDD    poly1305Clamp<>+0(SB), X12, X1
+	VMOVQ     X1, BX
+	VPEXTRQ   $0x01, X1, SI
+	VMOVDQU32 X13, 736(SP)
+
+	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
+	VSHUFI64X2   $0x03, Y13, Y12, Y1
+	VSHUFI64X2   $0x03, Y8, Y0, Y0
+	VINSERTI64X4 $0x01, Y0, Z1, Z0
+	MOVQ         ad+40(FP), DI
+	MOVQ         adLen+48(FP), R8
+	XORQ         R9, R9
+	XORQ         R10, R10
+	XORQ         R11, R11
+	SHRQ         $0x04, R8
+	TESTQ        R8, R8
+	JZ           chachaPoly1305SmallAVX512openaddone
+
+chachaPoly1305SmallAVX512openad:
+	ADDQ (DI), R9
+	ADCQ 8(DI), R10
+	ADCQ $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, R12, R13
+	MULXQ R10, R15, R14
+	ADDQ  R15, R13
+	ADCQ  $0x00, R14
+	MOVQ  SI, DX
+	MULXQ R10, R15, R10
+	ADDQ  R15, R14
+	ADCQ  $0x00, R10
+	MULXQ R9, R15, R9
+	ADDQ  R15, R13
+	ADCQ  R9, R14
+	ADCQ  $0x00, R10
+	MOVQ  R11, R15
+	IMULQ DX, R15
+	ADDQ  R15, R10
+	IMULQ BX, R11
+	ADDQ  R11, R14
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R14, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R14
+	ADDQ R14, R12
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R14
+	SHRQ $0x02, R10
+	ADDQ R14, R12
+	ADCQ R10, R13
+	ADCQ $0x00, R11
+	MOVQ R12, R9
+	MOVQ R13, R10
+	ADDQ $0x10, DI
+	DECQ R8
+	JNZ  chachaPoly1305SmallAVX512openad
+
+chachaPoly1305SmallAVX512openaddone:
+	TESTQ $0x0000000f, 720(SP)
+	JZ    chachaPoly1305SmallAVX512openadpadded
+	ADDQ  704(SP), R9
+	ADCQ  712(SP), R10
+	ADCQ  $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, DI, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, DI
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, DI
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ DI, R9
+	MOVQ R8, R10
+
+chachaPoly1305SmallAVX512openadpadded:
+	MOVQ            n+32(FP), DX
+	LEAQ            (SP), DI
+	ADDQ            $0x0f, DX
+	ANDQ            $-16, DX
+	ADDQ            DI, DX
+	MOVQ            DX, 752(SP)
+	MOVQ            n+32(FP), DX
+	CMPQ            DX, $0x000001c0
+	JA              chachaPoly1305SmallAVX512openstates5
+	VMOVQ           (CX), X2
+	VPINSRD         $0x02, 8(CX), X2, X2
+	VPSLLDQ         $0x04, X2, X2
+	VSHUFI32X4      $0x00, Y2, Y2, Y8
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y19
+	VBROADCASTI32X4 (AX), Y20
+	VBROADCASTI32X4 16(AX), Y21
+	VMOVDQA32       Y19, Y9
+	VMOVDQA32       Y20, Y10
+	VMOVDQA32       Y21, Y17
+	VPADDD          chachaRowCounters<>+32(SB), Y8, Y18
+	VMOVDQA32       Y19, Y1
+	VMOVDQA32       Y20, Y11
+	VMOVDQA32       Y21, Y15
+	VPADDD          chachaRowCounters<>+64(SB), Y8, Y16
+	VMOVDQA32       Y19, Y2
+	VMOVDQA32       Y20, Y12
+	VMOVDQA32       Y21, Y13
+	VPADDD          chachaRowCounters<>+96(SB), Y8, Y14
+	MOVL            $0x0000000a, AX
+
+chachaPoly1305SmallAVX512openrounds4:
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y18, Y18
+	VPROLD $0x10, Y18, Y18
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y16, Y16
+	VPROLD $0x10, Y16, Y16
+	VPADDD Y12, Y2, Y2
+	VPXORD Y2, Y14, Y14
+	VPROLD $0x10, Y14, Y14
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y11, Y11
+	VPROLD $0x0c, Y11, Y11
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y18, Y18
+	VPROLD $0x08, Y18, Y18
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y16, Y16
+	VPROLD $0x08, Y16, Y16
+	VPADDD Y12, Y2, Y2
+	VPXORD Y2, Y14, Y14
+	VPROLD $0x08, Y14, Y14
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y11, Y11
+	VPROLD $0x07, Y11, Y11
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	CMPQ   DI, 752(SP)
+	JAE    chachaPoly1305SmallAVX512openmac16
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac16:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y9, Y9
+	VPSHUFD $0x39, Y17, Y17
+	VPSHUFD $0x4e, Y18, Y18
+	VPSHUFD $0x93, Y1, Y1
+	VPSHUFD $0x39, Y15, Y15
+	VPSHUFD $0x4e, Y16, Y16
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x39, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	CMPQ    DI, 752(SP)
+	JAE     chachaPoly1305SmallAVX512openmac17
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac17:
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y18, Y18
+	VPROLD $0x10, Y18, Y18
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y16, Y16
+	VPROLD $0x10, Y16, Y16
+	VPADDD Y12, Y2, Y2
+	VPXORD Y2, Y14, Y14
+	VPROLD $0x10, Y14, Y14
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y11, Y11
+	VPROLD $0x0c, Y11, Y11
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y18, Y18
+	VPROLD $0x08, Y18, Y18
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y16, Y16
+	VPROLD $0x08, Y16, Y16
+	VPADDD Y12, Y2, Y2
+	VPXORD Y2, Y14, Y14
+	VPROLD $0x08, Y14, Y14
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y11, Y11
+	VPROLD $0x07, Y11, Y11
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	CMPQ   DI, 752(SP)
+	JAE    chachaPoly1305SmallAVX512openmac18
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac18:
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x93, Y17, Y17
+	VPSHUFD $0x4e, Y18, Y18
+	VPSHUFD $0x39, Y1, Y1
+	VPSHUFD $0x93, Y15, Y15
+	VPSHUFD $0x4e, Y16, Y16
+	VPSHUFD $0x39, Y2, Y2
+	VPSHUFD $0x93, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	DECL    AX
+	JNZ     chachaPoly1305SmallAVX512openrounds4
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD Y19, Y9, Y9
+	VPADDD Y20, Y10, Y10
+	VPADDD Y21, Y17, Y17
+	VPADDD chachaRowCounters<>+32(SB), Y8, Y22
+	VPADDD Y22, Y18, Y18
+	VPADDD Y19, Y1, Y1
+	VPADDD Y20, Y11, Y11
+	VPADDD Y21, Y15, Y15
+	VPADDD chachaRowCounters<>+64(SB), Y8, Y22
+	VPADDD Y22, Y16, Y16
+	VPADDD Y19, Y2, Y2
+	VPADDD Y20, Y12, Y12
+	VPADDD Y21, Y13, Y13
+	VPADDD chachaRowCounters<>+96(SB), Y8, Y8
+	VPADDD Y8, Y14, Y14
+
+	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
+	VSHUFI64X2   $0x00, Y10, Y9, Y8
+	VSHUFI64X2   $0x00, Y18, Y17, Y19
+	VINSERTI64X4 $0x01, Y19, Z8, Z8
+	VSHUFI64X2   $0x03, Y10, Y9, Y9
+	VSHUFI64X2   $0x03, Y18, Y17, Y10
+	VINSERTI64X4 $0x01, Y10, Z9, Z9
+	VSHUFI64X2   $0x00, Y11, Y1, Y10
+	VSHUFI64X2   $0x00, Y16, Y15, Y17
+	VINSERTI64X4 $0x01, Y17, Z10, Z10
+	VSHUFI64X2   $0x03, Y11, Y1, Y1
+	VSHUFI64X2   $0x03, Y16, Y15, Y11
+	VINSERTI64X4 $0x01, Y11, Z1, Z11
+	VSHUFI64X2   $0x00, Y12, Y2, Y1
+	VSHUFI64X2   $0x00, Y14, Y13, Y15
+	VINSERTI64X4 $0x01, Y15, Z1, Z1
+	VSHUFI64X2   $0x03, Y12, Y2, Y2
+	VSHUFI64X2   $0x03, Y14, Y13, Y12
+	VINSERTI64X4 $0x01, Y12, Z2, Z2
+	JMP          chachaPoly1305SmallAVX512openkeyed
+
+chachaPoly1305SmallAVX512openstates5:
+	MOVQ            n+32(FP), DX
+	CMPQ            DX, $0x00000240
+	JA              chachaPoly1305SmallAVX512openstates6
+	VMOVQ           (CX), X2
+	VPINSRD         $0x02, 8(CX), X2, X2
+	VPSLLDQ         $0x04, X2, X2
+	VSHUFI32X4      $0x00, Y2, Y2, Y8
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y21
+	VBROADCASTI32X4 (AX), Y22
+	VBROADCASTI32X4 16(AX), Y23
+	VMOVDQA32       Y21, Y9
+	VMOVDQA32       Y22, Y10
+	VMOVDQA32       Y23, Y19
+	VPADDD          chachaRowCounters<>+32(SB), Y8, Y20
+	VMOVDQA32       Y21, Y1
+	VMOVDQA32       Y22, Y11
+	VMOVDQA32       Y23, Y17
+	VPADDD          chachaRowCounters<>+64(SB), Y8, Y18
+	VMOVDQA32       Y21, Y2
+	VMOVDQA32       Y22, Y3
+	VMOVDQA32       Y23, Y15
+	VPADDD          chachaRowCounters<>+96(SB), Y8, Y16
+	VMOVDQA32       Y21, Y4
+	VMOVDQA32       Y22, Y12
+	VMOVDQA32       Y23, Y13
+	VPADDD          chachaRowCounters<>+128(SB), Y8, Y14
+	MOVL            $0x0000000a, AX
+
+chachaPoly1305SmallAVX512openrounds5:
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y18, Y18
+	VPROLD $0x10, Y18, Y18
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y16, Y16
+	VPROLD $0x10, Y16, Y16
+	VPADDD Y12, Y4, Y4
+	VPXORD Y4, Y14, Y14
+	VPROLD $0x10, Y14, Y14
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y11, Y11
+	VPROLD $0x0c, Y11, Y11
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y3, Y3
+	VPROLD $0x0c, Y3, Y3
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y18, Y18
+	VPROLD $0x08, Y18, Y18
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y16, Y16
+	VPROLD $0x08, Y16, Y16
+	VPADDD Y12, Y4, Y4
+	VPXORD Y4, Y14, Y14
+	VPROLD $0x08, Y14, Y14
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y11, Y11
+	VPROLD $0x07, Y11, Y11
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y3, Y3
+	VPROLD $0x07, Y3, Y3
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	CMPQ   DI, 752(SP)
+	JAE    chachaPoly1305SmallAVX512openmac19
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac19:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y9, Y9
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	VPSHUFD $0x93, Y1, Y1
+	VPSHUFD $0x39, Y17, Y17
+	VPSHUFD $0x4e, Y18, Y18
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x39, Y15, Y15
+	VPSHUFD $0x4e, Y16, Y16
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	CMPQ    DI, 752(SP)
+	JAE     chachaPoly1305SmallAVX512openmac20
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac20:
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y18, Y18
+	VPROLD $0x10, Y18, Y18
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y16, Y16
+	VPROLD $0x10, Y16, Y16
+	VPADDD Y12, Y4, Y4
+	VPXORD Y4, Y14, Y14
+	VPROLD $0x10, Y14, Y14
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y11, Y11
+	VPROLD $0x0c, Y11, Y11
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y3, Y3
+	VPROLD $0x0c, Y3, Y3
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y18, Y18
+	VPROLD $0x08, Y18, Y18
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y16, Y16
+	VPROLD $0x08, Y16, Y16
+	VPADDD Y12, Y4, Y4
+	VPXORD Y4, Y14, Y14
+	VPROLD $0x08, Y14, Y14
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y11, Y11
+	VPROLD $0x07, Y11, Y11
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y3, Y3
+	VPROLD $0x07, Y3, Y3
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	CMPQ   DI, 752(SP)
+	JAE    chachaPoly1305SmallAVX512openmac21
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac21:
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x93, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	VPSHUFD $0x39, Y1, Y1
+	VPSHUFD $0x93, Y17, Y17
+	VPSHUFD $0x4e, Y18, Y18
+	VPSHUFD $0x39, Y2, Y2
+	VPSHUFD $0x93, Y15, Y15
+	VPSHUFD $0x4e, Y16, Y16
+	VPSHUFD $0x39, Y4, Y4
+	VPSHUFD $0x93, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	DECL    AX
+	JNZ     chachaPoly1305SmallAVX512openrounds5
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD Y21, Y9, Y9
+	VPADDD Y22, Y10, Y10
+	VPADDD Y23, Y19, Y19
+	VPADDD chachaRowCounters<>+32(SB), Y8, Y24
+	VPADDD Y24, Y20, Y20
+	VPADDD Y21, Y1, Y1
+	VPADDD Y22, Y11, Y11
+	VPADDD Y23, Y17, Y17
+	VPADDD chachaRowCounters<>+64(SB), Y8, Y24
+	VPADDD Y24, Y18, Y18
+	VPADDD Y21, Y2, Y2
+	VPADDD Y22, Y3, Y3
+	VPADDD Y23, Y15, Y15
+	VPADDD chachaRowCounters<>+96(SB), Y8, Y24
+	VPADDD Y24, Y16, Y16
+	VPADDD Y21, Y4, Y4
+	VPADDD Y22, Y12, Y12
+	VPADDD Y23, Y13, Y13
+	VPADDD chachaRowCounters<>+128(SB), Y8, Y8
+	VPADDD Y8, Y14, Y14
+
+	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
+	VSHUFI64X2   $0x00, Y10, Y9, Y8
+	VSHUFI64X2   $0x00, Y20, Y19, Y21
+	VINSERTI64X4 $0x01, Y21, Z8, Z8
+	VSHUFI64X2   $0x03, Y10, Y9, Y9
+	VSHUFI64X2   $0x03, Y20, Y19, Y10
+	VINSERTI64X4 $0x01, Y10, Z9, Z9
+	VSHUFI64X2   $0x00, Y11, Y1, Y10
+	VSHUFI64X2   $0x00, Y18, Y17, Y19
+	VINSERTI64X4 $0x01, Y19, Z10, Z10
+	VSHUFI64X2   $0x03, Y11, Y1, Y1
+	VSHUFI64X2   $0x03, Y18, Y17, Y11
+	VINSERTI64X4 $0x01, Y11, Z1, Z11
+	VSHUFI64X2   $0x00, Y3, Y2, Y1
+	VSHUFI64X2   $0x00, Y16, Y15, Y17
+	VINSERTI64X4 $0x01, Y17, Z1, Z1
+	VSHUFI64X2   $0x03, Y3, Y2, Y2
+	VSHUFI64X2   $0x03, Y16, Y15, Y3
+	VINSERTI64X4 $0x01, Y3, Z2, Z2
+	VSHUFI64X2   $0x00, Y12, Y4, Y3
+	VSHUFI64X2   $0x00, Y14, Y13, Y15
+	VINSERTI64X4 $0x01, Y15, Z3, Z3
+	VSHUFI64X2   $0x03, Y12, Y4, Y4
+	VSHUFI64X2   $0x03, Y14, Y13, Y12
+	VINSERTI64X4 $0x01, Y12, Z4, Z4
+	JMP          chachaPoly1305SmallAVX512openkeyed
+
+chachaPoly1305SmallAVX512openstates6:
+	VMOVQ           (CX), X2
+	VPINSRD         $0x02, 8(CX), X2, X2
+	VPSLLDQ         $0x04, X2, X2
+	VSHUFI32X4      $0x00, Y2, Y2, Y8
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y23
+	VBROADCASTI32X4 (AX), Y24
+	VBROADCASTI32X4 16(AX), Y25
+	VMOVDQA32       Y23, Y9
+	VMOVDQA32       Y24, Y10
+	VMOVDQA32       Y25, Y21
+	VPADDD          chachaRowCounters<>+32(SB), Y8, Y22
+	VMOVDQA32       Y23, Y1
+	VMOVDQA32       Y24, Y11
+	VMOVDQA32       Y25, Y19
+	VPADDD          chachaRowCounters<>+64(SB), Y8, Y20
+	VMOVDQA32       Y23, Y2
+	VMOVDQA32       Y24, Y3
+	VMOVDQA32       Y25, Y17
+	VPADDD          chachaRowCounters<>+96(SB), Y8, Y18
+	VMOVDQA32       Y23, Y4
+	VMOVDQA32       Y24, Y5
+	VMOVDQA32       Y25, Y15
+	VPADDD          chachaRowCounters<>+128(SB), Y8, Y16
+	VMOVDQA32       Y23, Y6
+	VMOVDQA32       Y24, Y12
+	VMOVDQA32       Y25, Y13
+	VPADDD          chachaRowCounters<>+160(SB), Y8, Y14
+	MOVL            $0x0000000a, AX
+
+chachaPoly1305SmallAVX512openrounds6:
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y22, Y22
+	VPROLD $0x10, Y22, Y22
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y18, Y18
+	VPROLD $0x10, Y18, Y18
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y16, Y16
+	VPROLD $0x10, Y16, Y16
+	VPADDD Y12, Y6, Y6
+	VPXORD Y6, Y14, Y14
+	VPROLD $0x10, Y14, Y14
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y11, Y11
+	VPROLD $0x0c, Y11, Y11
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y3, Y3
+	VPROLD $0x0c, Y3, Y3
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y5, Y5
+	VPROLD $0x0c, Y5, Y5
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y22, Y22
+	VPROLD $0x08, Y22, Y22
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y18, Y18
+	VPROLD $0x08, Y18, Y18
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y16, Y16
+	VPROLD $0x08, Y16, Y16
+	VPADDD Y12, Y6, Y6
+	VPXORD Y6, Y14, Y14
+	VPROLD $0x08, Y14, Y14
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y11, Y11
+	VPROLD $0x07, Y11, Y11
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y3, Y3
+	VPROLD $0x07, Y3, Y3
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y5, Y5
+	VPROLD $0x07, Y5, Y5
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	CMPQ   DI, 752(SP)
+	JAE    chachaPoly1305SmallAVX512openmac22
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac22:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y9, Y9
+	VPSHUFD $0x39, Y21, Y21
+	VPSHUFD $0x4e, Y22, Y22
+	VPSHUFD $0x93, Y1, Y1
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x39, Y17, Y17
+	VPSHUFD $0x4e, Y18, Y18
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y15, Y15
+	VPSHUFD $0x4e, Y16, Y16
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x39, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	CMPQ    DI, 752(SP)
+	JAE     chachaPoly1305SmallAVX512openmac23
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac23:
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y22, Y22
+	VPROLD $0x10, Y22, Y22
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y18, Y18
+	VPROLD $0x10, Y18, Y18
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y16, Y16
+	VPROLD $0x10, Y16, Y16
+	VPADDD Y12, Y6, Y6
+	VPXORD Y6, Y14, Y14
+	VPROLD $0x10, Y14, Y14
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y11, Y11
+	VPROLD $0x0c, Y11, Y11
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y3, Y3
+	VPROLD $0x0c, Y3, Y3
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y5, Y5
+	VPROLD $0x0c, Y5, Y5
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y22, Y22
+	VPROLD $0x08, Y22, Y22
+	VPADDD Y11, Y1, Y1
+	VPXORD Y1, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y18, Y18
+	VPROLD $0x08, Y18, Y18
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y16, Y16
+	VPROLD $0x08, Y16, Y16
+	VPADDD Y12, Y6, Y6
+	VPXORD Y6, Y14, Y14
+	VPROLD $0x08, Y14, Y14
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y11, Y11
+	VPROLD $0x07, Y11, Y11
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y3, Y3
+	VPROLD $0x07, Y3, Y3
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y5, Y5
+	VPROLD $0x07, Y5, Y5
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	CMPQ   DI, 752(SP)
+	JAE    chachaPoly1305SmallAVX512openmac24
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac24:
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x93, Y21, Y21
+	VPSHUFD $0x4e, Y22, Y22
+	VPSHUFD $0x39, Y1, Y1
+	VPSHUFD $0x93, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	VPSHUFD $0x39, Y2, Y2
+	VPSHUFD $0x93, Y17, Y17
+	VPSHUFD $0x4e, Y18, Y18
+	VPSHUFD $0x39, Y4, Y4
+	VPSHUFD $0x93, Y15, Y15
+	VPSHUFD $0x4e, Y16, Y16
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x93, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	DECL    AX
+	JNZ     chachaPoly1305SmallAVX512openrounds6
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD Y23, Y9, Y9
+	VPADDD Y24, Y10, Y10
+	VPADDD Y25, Y21, Y21
+	VPADDD chachaRowCounters<>+32(SB), Y8, Y26
+	VPADDD Y26, Y22, Y22
+	VPADDD Y23, Y1, Y1
+	VPADDD Y24, Y11, Y11
+	VPADDD Y25, Y19, Y19
+	VPADDD chachaRowCounters<>+64(SB), Y8, Y26
+	VPADDD Y26, Y20, Y20
+	VPADDD Y23, Y2, Y2
+	VPADDD Y24, Y3, Y3
+	VPADDD Y25, Y17, Y17
+	VPADDD chachaRowCounters<>+96(SB), Y8, Y26
+	VPADDD Y26, Y18, Y18
+	VPADDD Y23, Y4, Y4
+	VPADDD Y24, Y5, Y5
+	VPADDD Y25, Y15, Y15
+	VPADDD chachaRowCounters<>+128(SB), Y8, Y26
+	VPADDD Y26, Y16, Y16
+	VPADDD Y23, Y6, Y6
+	VPADDD Y24, Y12, Y12
+	VPADDD Y25, Y13, Y13
+	VPADDD chachaRowCounters<>+160(SB), Y8, Y8
+	VPADDD Y8, Y14, Y14
+
+	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
+	VSHUFI64X2   $0x00, Y10, Y9, Y8
+	VSHUFI64X2   $0x00, Y22, Y21, Y23
+	VINSERTI64X4 $0x01, Y23, Z8, Z8
+	VSHUFI64X2   $0x03, Y10, Y9, Y9
+	VSHUFI64X2   $0x03, Y22, Y21, Y10
+	VINSERTI64X4 $0x01, Y10, Z9, Z9
+	VSHUFI64X2   $0x00, Y11, Y1, Y10
+	VSHUFI64X2   $0x00, Y20, Y19, Y21
+	VINSERTI64X4 $0x01, Y21, Z10, Z10
+	VSHUFI64X2   $0x03, Y11, Y1, Y1
+	VSHUFI64X2   $0x03, Y20, Y19, Y11
+	VINSERTI64X4 $0x01, Y11, Z1, Z11
+	VSHUFI64X2   $0x00, Y3, Y2, Y1
+	VSHUFI64X2   $0x00, Y18, Y17, Y19
+	VINSERTI64X4 $0x01, Y19, Z1, Z1
+	VSHUFI64X2   $0x03, Y3, Y2, Y2
+	VSHUFI64X2   $0x03, Y18, Y17, Y3
+	VINSERTI64X4 $0x01, Y3, Z2, Z2
+	VSHUFI64X2   $0x00, Y5, Y4, Y3
+	VSHUFI64X2   $0x00, Y16, Y15, Y17
+	VINSERTI64X4 $0x01, Y17, Z3, Z3
+	VSHUFI64X2   $0x03, Y5, Y4, Y4
+	VSHUFI64X2   $0x03, Y16, Y15, Y5
+	VINSERTI64X4 $0x01, Y5, Z4, Z4
+	VSHUFI64X2   $0x00, Y12, Y6, Y5
+	VSHUFI64X2   $0x00, Y14, Y13, Y15
+	VINSERTI64X4 $0x01, Y15, Z5, Z5
+	VSHUFI64X2   $0x03, Y12, Y6, Y6
+	VSHUFI64X2   $0x03, Y14, Y13, Y12
+	VINSERTI64X4 $0x01, Y12, Z6, Z6
+
+chachaPoly1305SmallAVX512openkeyed:
+	// The ciphertext blocks the rounds left, then the lengths block.
+chachaPoly1305SmallAVX512openrest:
+	CMPQ DI, 752(SP)
+	JAE  chachaPoly1305SmallAVX512openlens
+	ADDQ (DI), R9
+	ADCQ 8(DI), R10
+	ADCQ $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, AX, CX
+	MULXQ R10, R12, R8
+	ADDQ  R12, CX
+	ADCQ  $0x00, R8
+	MOVQ  SI, DX
+	MULXQ R10, R12, R10
+	ADDQ  R12, R8
+	ADCQ  $0x00, R10
+	MULXQ R9, R12, R9
+	ADDQ  R12, CX
+	ADCQ  R9, R8
+	ADCQ  $0x00, R10
+	MOVQ  R11, R12
+	IMULQ DX, R12
+	ADDQ  R12, R10
+	IMULQ BX, R11
+	ADDQ  R11, R8
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R8, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R8
+	ADDQ R8, AX
+	ADCQ R10, CX
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R8
+	SHRQ $0x02, R10
+	ADDQ R8, AX
+	ADCQ R10, CX
+	ADCQ $0x00, R11
+	MOVQ AX, R9
+	MOVQ CX, R10
+	ADDQ $0x10, DI
+	JMP  chachaPoly1305SmallAVX512openrest
+
+chachaPoly1305SmallAVX512openlens:
+	ADDQ 720(SP), R9
+	ADCQ 728(SP), R10
+	ADCQ $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, AX, CX
+	MULXQ R10, R8, DI
+	ADDQ  R8, CX
+	ADCQ  $0x00, DI
+	MOVQ  SI, DX
+	MULXQ R10, R8, SI
+	ADDQ  R8, DI
+	ADCQ  $0x00, SI
+	MULXQ R9, R8, R9
+	ADDQ  R8, CX
+	ADCQ  R9, DI
+	ADCQ  $0x00, SI
+	MOVQ  R11, R8
+	IMULQ DX, R8
+	ADDQ  R8, SI
+	IMULQ BX, R11
+	ADDQ  R11, DI
+	ADCQ  $0x00, SI
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ DI, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, DI
+	ADDQ DI, AX
+	ADCQ SI, CX
+	ADCQ $0x00, R11
+	SHRQ $0x02, SI, DI
+	SHRQ $0x02, SI
+	ADDQ DI, AX
+	ADCQ SI, CX
+	ADCQ $0x00, R11
+	MOVQ AX, R9
+	MOVQ CX, R10
+
+	// The tag: h mod p + s mod 2^128 (section 2.5.1).
+	MOVQ    R9, AX
+	ADDQ    $0x05, AX
+	MOVQ    R10, CX
+	ADCQ    $0x00, CX
+	ADCQ    $0x00, R11
+	SHRQ    $0x02, R11
+	CMOVQNE AX, R9
+	CMOVQNE CX, R10
+	ADDQ    736(SP), R9
+	ADCQ    744(SP), R10
+	MOVQ    tag+56(FP), CX
+	MOVB    open+64(FP), AL
+	TESTB   AL, AL
+	JNZ     chachaPoly1305SmallAVX512openverify
+	MOVQ    R9, (CX)
+	MOVQ    R10, 8(CX)
+	MOVB    $0x01, AL
+
+chachaPoly1305SmallAVX512openverify:
+	// Open: compare in constant time; decrypt only on a match.
+	XORQ  (CX), R9
+	XORQ  8(CX), R10
+	ORQ   R10, R9
+	SETEQ AL
+	JNE   chachaPoly1305SmallAVX512wipe
+	JMP   chachaPoly1305SmallAVX512decrypt
 
 // func chachaXOR16OneAVX512(st *[16]uint32, dst *byte, src *byte, n int)
 // Requires: AVX, AVX512BW, AVX512F, BMI2

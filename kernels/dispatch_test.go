@@ -88,14 +88,13 @@ func TestDispatchPaths(t *testing.T) {
 			for _, tiny := range tinies {
 				// With a SIMD tiny tier, also that tier's one-op path for the ChaCha family's
 				// messages of 101 (Seal) or 201 (Open) to 1000 bytes but Opens of 400-600, and
-				// from 1300 on, of 60 to 300 (Seal) or chachaSmallMax (Open) bytes with short AD but
-				// Opens of 150-250, and ops with 30 bytes of AD or more, as a route's oneOps takes
-				// them.
+				// from 1300 on, of 60 to 300 (Seal) or chachaSmallMax (Open) bytes with short AD,
+				// and ops with 30 bytes of AD or more, as a route's oneOps takes them.
 				ones := []oneOps{{}}
 				if tiny != Stdlib {
 					ones = append(ones, oneOps{tier: tiny, sealMin: 101, openMin: 201, max: 1000,
 						openGap: [2]int{400, 600}, smallMin: 60, smallMax: [2]int{300, chachaSmallMax},
-						smallOpenGap: [2]int{150, 250}, long: 1300, adMin: 30})
+						long: 1300, adMin: 30})
 				}
 				for _, one := range ones {
 					chachaRoute = route{tier: tier, minOps: minOps, tiny: tiny, one: one}

@@ -487,7 +487,7 @@ func chachaKS4AVX2() {
 			initial(s, i, x[s][i])
 		}
 	}
-	rowDoubleRounds(x[:], rot16, rot8, "ks4avx2doubleround")
+	rowDoubleRounds(x[:], rot16, rot8, "ks4avx2doubleround", nil)
 	for s := range x {
 		for i := range x[s] {
 			in := YMM()
@@ -604,8 +604,9 @@ func chachaKS2Scalar() {
 // The diagonal round is the column round after rotating the words of rows 0, 2 and 3 within their
 // halves. rot16 and rot8 are the VPSHUFB masks (rotMasks), in registers or memory; nil for VPROLD
 // (AVX-512VL), one instruction of one cycle for every rotation, which shortens each quarter round's
-// chain of dependent steps by two cycles.
-func rowDoubleRounds(x [][4]VecVirtual, rot16, rot8 Op, loop string) {
+// chain of dependent steps by two cycles. hook, if not nil, is called after each of the double
+// round's two quarter rounds and after its first shuffle (points 0 to 2).
+func rowDoubleRounds(x [][4]VecVirtual, rot16, rot8 Op, loop string, hook func(k int)) {
 	rotate := func(r VecVirtual, n int) {
 		switch {
 		case rot16 == nil:
@@ -651,13 +652,21 @@ func rowDoubleRounds(x [][4]VecVirtual, rot16, rot8 Op, loop string) {
 			VPSHUFD(U8(d), x[s][3], x[s][3])
 		}
 	}
+	at := func(k int) {
+		if hook != nil {
+			hook(k)
+		}
+	}
 	r := GP32()
 	MOVL(U32(10), r)
 	Label(loop)
 	quarter()
+	at(0)
 	Comment("Diagonals to columns, as in chachaKS4AVX512.")
 	shuffle(0x93, 0x39, 0x4e)
+	at(1)
 	quarter()
+	at(2)
 	shuffle(0x39, 0x93, 0x4e)
 	DECL(r)
 	JNZ(LabelRef(loop))
@@ -702,7 +711,7 @@ func hchacha20AVX2(states int) {
 		VMOVDQU(rotMasks.Offset(32), r8)
 		rot16, rot8 = r16, r8
 	}
-	rowDoubleRounds(x, rot16, rot8, name+"doubleround")
+	rowDoubleRounds(x, rot16, rot8, name+"doubleround", nil)
 	for i := range x {
 		VMOVDQU(x[i][0].AsX(), out.Offset(32*i))
 		VMOVDQU(x[i][3].AsX(), out.Offset(32*i+16))
@@ -777,7 +786,7 @@ func chachaHeads(prold bool) {
 			VMOVDQU(rotMasks.Offset(32), r8)
 			rot16, rot8 = r16, r8
 		}
-		rowDoubleRounds(x, rot16, rot8, name+"doubleround")
+		rowDoubleRounds(x, rot16, rot8, name+"doubleround", nil)
 		Comment("Words 0-3 plus the constants (section 2.3), each half to its output.")
 		for s := range x {
 			sigma := YMM()

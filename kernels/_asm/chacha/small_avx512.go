@@ -29,7 +29,8 @@ const (
 // MAC's powers of r on top. The message is read and the result written with byte masks (K registers from the
 // length, a public value), so nothing is staged for the XOR and nothing is written past n. The MAC
 // reads the ciphertext, zero-padded, from a stack buffer that the whole-block stores fill (Seal:
-// after the XOR; Open: before it, which waits for the tag).
+// after the XOR; Open: before it, which waits for the tag). An Open of more than five blocks runs
+// its MAC beside the rounds of blocks 2 on, after those of blocks 0 and 1 (the MAC key).
 func chachaPoly1305SmallAVX512() {
 	const name = "chachaPoly1305SmallAVX512"
 	Implement(name)
@@ -51,7 +52,6 @@ func chachaPoly1305SmallAVX512() {
 		stageADTail(adLen, pad, name+"adtail")
 	}
 
-	Comment("The key stream: blocks 0 to 2s-1 in s states, the fewest that cover the message.")
 	key := Mem{Base: Load(Param("key"), GP64())}
 	nonce := Mem{Base: Load(Param("nonce"), GP64())}
 	r0, r1 := GP64(), GP64()                    // clamped r, straight from the registers of the rounds
@@ -59,13 +59,22 @@ func chachaPoly1305SmallAVX512() {
 	for b := 1; b < len(blocks); b++ {
 		blocks[b] = ZMM()
 	}
+	ok := GP8() // the result
+	open := Load(Param("open"), GP8())
+	TESTB(open, open)
+	JZ(LabelRef(name + "keystream"))
+	CMPQ(n, U32((2*3-1)*64))
+	JA(LabelRef(name + "open"))
+
+	Label(name + "keystream")
+	Comment("The key stream: blocks 0 to 2s-1 in s states, the fewest that cover the message.")
 	for states := 3; states <= smallStates; states++ {
 		next := fmt.Sprintf("%sstates%d", name, states+1)
 		if states < smallStates {
 			CMPQ(n, U32((2*states-1)*64))
 			JA(LabelRef(next))
 		}
-		smallKeyStream(states, key, nonce, sk, r0, r1, blocks, fmt.Sprintf("%srounds%d", name, states))
+		smallKeyStream(0, states, key, nonce, sk, r0, r1, blocks, fmt.Sprintf("%srounds%d", name, states), nil)
 		if states < smallStates {
 			JMP(LabelRef(name + "keyed"))
 			Label(next)
@@ -75,7 +84,7 @@ func chachaPoly1305SmallAVX512() {
 
 	Comment("The message block by block, each under a byte mask of its first n-64(b-1) bytes.")
 	src := Load(Param("src"), GP64())
-	open := Load(Param("open"), GP8())
+	open = Load(Param("open"), GP8())
 	TESTB(open, open)
 	JNZ(LabelRef(name + "openblocks"))
 	{
@@ -92,14 +101,14 @@ func chachaPoly1305SmallAVX512() {
 		JMP(LabelRef(name + "authenticate"))
 	}
 	Label(name + "openblocks")
-	messageBlocks(n, name+"authenticate", func(b, at int) {
-		m := ZMM()
-		VMOVDQU8_Z(Mem{Base: src, Disp: at}, K1, m)
-		VMOVDQU64(m, ct.Offset(at))
-	})
+	stageCiphertext(src, Load(Param("n"), GP64()), ct, name+"authenticate")
 
 	Label(name + "authenticate")
-	ok := authenticate(name, r0, r1, pad, ct, lens, sk, name+"wipe", func(GPVirtual) { JMP(LabelRef(name + "wipe")) })
+	{
+		h0, h1, h2 := aeadMAC(r0, r1, Load(Param("ad"), GP64()), Load(Param("adLen"), GP64()), pad, ct, lens, name)
+		tagOrVerify(name, h0, h1, h2, sk, name+"wipe", func(GPVirtual) { JMP(LabelRef(name + "wipe")) }, ok)
+	}
+	Label(name + "decrypt")
 	Comment("Decrypt from the staged ciphertext.")
 	{
 		n := Load(Param("n"), GP64())
@@ -122,6 +131,74 @@ func chachaPoly1305SmallAVX512() {
 	VZEROUPPER()
 	Store(ok, ReturnIndex(0))
 	RET()
+
+	Label(name + "open")
+	Comment("Open of more than five blocks: the MAC reads only the ciphertext, which is there before",
+		"the key stream, so block 0 (the MAC key) comes first, with block 1, in one state, and the",
+		"MAC runs beside the rounds of the states of blocks 2 on, three blocks a double round, where",
+		"it would wait for all of them. Below six blocks the MAC is shorter than those rounds, which",
+		"then come to more than the wait.")
+	stageCiphertext(Load(Param("src"), GP64()), Load(Param("n"), GP64()), ct, name+"openstaged")
+	Label(name + "openstaged")
+	smallKeyStream(0, 1, key, nonce, sk, r0, r1, blocks, name+"openrounds1", nil)
+	var h0, h1, h2 GPVirtual
+	{
+		ad, adLen := Load(Param("ad"), GP64()), Load(Param("adLen"), GP64())
+		h0, h1, h2 = macAD(r0, r1, ad, adLen, pad, lens, name+"open")
+	}
+	p, end := GP64(), AllocLocal(8)
+	{
+		nb := Load(Param("n"), GP64())
+		LEAQ(ct, p)
+		ADDQ(U8(15), nb)
+		ANDQ(I8(-16), nb)
+		ADDQ(p, nb)
+		MOVQ(nb, end)
+	}
+	hook := func(k int) {
+		labels++
+		skip := fmt.Sprintf("%sopenmac%d", name, labels)
+		CMPQ(p, end)
+		JAE(LabelRef(skip))
+		polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
+		ADDQ(U8(16), p)
+		Label(skip)
+	}
+	for states := 4; states <= smallStates; states++ {
+		next := fmt.Sprintf("%sopenstates%d", name, states+1)
+		if states < smallStates {
+			CMPQ(Load(Param("n"), GP64()), U32((2*states-1)*64))
+			JA(LabelRef(next))
+		}
+		smallKeyStream(1, states-1, key, nonce, Mem{}, nil, nil, blocks, fmt.Sprintf("%sopenrounds%d", name, states), hook)
+		if states < smallStates {
+			JMP(LabelRef(name + "openkeyed"))
+			Label(next)
+		}
+	}
+	Label(name + "openkeyed")
+	Comment("The ciphertext blocks the rounds left, then the lengths block.")
+	Label(name + "openrest")
+	CMPQ(p, end)
+	JAE(LabelRef(name + "openlens"))
+	polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
+	ADDQ(U8(16), p)
+	JMP(LabelRef(name + "openrest"))
+	Label(name + "openlens")
+	polyBlock64(h0, h1, h2, lens, r0, r1)
+	tagOrVerify(name+"open", h0, h1, h2, sk, name+"wipe", func(GPVirtual) {}, ok)
+	JMP(LabelRef(name + "decrypt"))
+}
+
+// stageCiphertext copies the n-byte ciphertext at src to ct, zero-padded to whole blocks (the MAC
+// input, and the decryption's source), and jumps to done.
+func stageCiphertext(src, n Register, ct Mem, done string) {
+	messageBlocks(n, done, func(b, at int) {
+		m := ZMM()
+		VMOVDQU8_Z(Mem{Base: src, Disp: at}, K1, m)
+		VMOVDQU64(m, ct.Offset(at))
+	})
+	JMP(LabelRef(done))
 }
 
 // messageBlocks runs body(b, at) for key-stream blocks b = 1 to 2*smallStates-1 while the n-byte message reaches
@@ -155,18 +232,18 @@ func blockMask(n Register, b int) {
 // leaves r in r0, r1 and s in sk, and puts blocks 1 on into blocks, one zmm each. Zen 4 runs a zmm
 // instruction as two ymm halves, so ymm states do the same work as zmm ones, and each message runs
 // no more of them than its blocks need.
-func smallKeyStream(states int, key, nonce, sk Mem, r0, r1 GPVirtual, blocks []VecVirtual, loop string) {
+func smallKeyStream(first, states int, key, nonce, sk Mem, r0, r1 GPVirtual, blocks []VecVirtual, loop string, hook func(k int)) {
 	row3x := XMM() // counter 0 and the nonce (section 2.3)
 	VMOVQ(nonce, row3x)
 	VPINSRD(U8(2), nonce.Offset(8), row3x, row3x)
 	VPSLLDQ(U8(4), row3x, row3x)
 	row3 := YMM()
 	VSHUFI32X4(U8(0), row3x.AsY(), row3x.AsY(), row3)
-	x := rowStates(states, key, row3, sk, r0, r1, true, true, loop)
+	x := rowStatesFrom(first, states, key, row3, sk, r0, r1, true, true, loop, hook)
 	Comment("Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.")
 	for s := range x {
 		for h := range 2 {
-			b := 2*s + h
+			b := 2*(first+s) + h
 			if b == 0 {
 				continue
 			}

@@ -195,11 +195,17 @@ func stageADTail(adLen Register, pad Mem, label string) {
 func authenticate(name string, r0, r1 GPVirtual, pad, buf, lens, sk Mem, mismatch string, sealed func(ok GPVirtual)) GPVirtual {
 	Comment("Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).")
 	h0, h1, h2 := aeadMAC(r0, r1, Load(Param("ad"), GP64()), Load(Param("adLen"), GP64()), pad, buf, lens, name)
+	ok := GP8()
+	tagOrVerify(name, h0, h1, h2, sk, mismatch, sealed, ok)
+	return ok
+}
 
+// tagOrVerify finishes authenticate from the accumulator h0, h1, h2 of the whole MAC input, the
+// result in ok.
+func tagOrVerify(name string, h0, h1, h2 GPVirtual, sk Mem, mismatch string, sealed func(ok GPVirtual), ok GPVirtual) {
 	Comment("The tag: h mod p + s mod 2^128 (section 2.5.1).")
 	polyTag(h0, h1, h2, sk)
 	tag := Mem{Base: Load(Param("tag"), GP64())}
-	ok := GP8()
 	open := Load(Param("open"), GP8())
 	TESTB(open, open)
 	JNZ(LabelRef(name + "verify"))
@@ -215,7 +221,6 @@ func authenticate(name string, r0, r1 GPVirtual, pad, buf, lens, sk Mem, mismatc
 	ORQ(h1, h0)
 	SETEQ(ok)
 	JNE(LabelRef(mismatch))
-	return ok
 }
 
 // aeadMAC runs Poly1305 (radix 2^64, polyBlock64) over AD || pad16 || ciphertext || pad16 ||
@@ -223,10 +228,7 @@ func authenticate(name string, r0, r1 GPVirtual, pad, buf, lens, sk Mem, mismatc
 // blocks from ad (adLen bytes; both consumed), its partial last block from pad, the ciphertext's
 // ceil(n/16) blocks from msg and the lengths block from lens (le64(adLen), le64(n)).
 func aeadMAC(r0, r1 Op, ad, adLen Register, pad, msg, lens Mem, label string) (h0, h1, h2 GPVirtual) {
-	h0, h1, h2 = GP64(), GP64(), GP64()
-	XORQ(h0, h0)
-	XORQ(h1, h1)
-	XORQ(h2, h2)
+	h0, h1, h2 = macAD(r0, r1, ad, adLen, pad, lens, label)
 	polyLoop := func(p, blocks Register, label string) {
 		TESTQ(blocks, blocks)
 		JZ(LabelRef(label + "done"))
@@ -237,18 +239,35 @@ func aeadMAC(r0, r1 Op, ad, adLen Register, pad, msg, lens Mem, label string) (h
 		JNZ(LabelRef(label))
 		Label(label + "done")
 	}
-	SHRQ(U8(4), adLen)
-	polyLoop(ad, adLen, label+"ad")
-	TESTQ(U32(15), lens)
-	JZ(LabelRef(label + "adpadded"))
-	polyBlock64(h0, h1, h2, pad, r0, r1)
-	Label(label + "adpadded")
 	LEAQ(msg, ad)
 	MOVQ(lens.Offset(8), adLen)
 	ADDQ(U8(15), adLen)
 	SHRQ(U8(4), adLen)
 	polyLoop(ad, adLen, label+"ct")
 	polyBlock64(h0, h1, h2, lens, r0, r1)
+	return h0, h1, h2
+}
+
+// macAD starts aeadMAC: a zero accumulator, then the AD's whole blocks from ad (adLen bytes; both
+// consumed) and its partial last block from pad (lens holds le64(adLen)).
+func macAD(r0, r1 Op, ad, adLen Register, pad, lens Mem, label string) (h0, h1, h2 GPVirtual) {
+	h0, h1, h2 = GP64(), GP64(), GP64()
+	XORQ(h0, h0)
+	XORQ(h1, h1)
+	XORQ(h2, h2)
+	SHRQ(U8(4), adLen)
+	TESTQ(adLen, adLen)
+	JZ(LabelRef(label + "addone"))
+	Label(label + "ad")
+	polyBlock64(h0, h1, h2, Mem{Base: ad}, r0, r1)
+	ADDQ(U8(16), ad)
+	DECQ(adLen)
+	JNZ(LabelRef(label + "ad"))
+	Label(label + "addone")
+	TESTQ(U32(15), lens)
+	JZ(LabelRef(label + "adpadded"))
+	polyBlock64(h0, h1, h2, pad, r0, r1)
+	Label(label + "adpadded")
 	return h0, h1, h2
 }
 
@@ -315,6 +334,14 @@ func tinyKeyStream(states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtua
 // key (section 2.6), it leaves r clamped (section 2.5.1) in r0, r1 and writes s to sk. evex takes
 // the EVEX forms of its moves, for kernels whose registers run past 15; the AVX2 kernel keeps VEX.
 func rowStates(states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtual, prold, evex bool, loop string) [][4]VecVirtual {
+	return rowStatesFrom(0, states, key, row3, sk, r0, r1, prold, evex, loop, nil)
+}
+
+// rowStatesFrom is rowStates for states first to first+states-1 (blocks 2*first on), hook as
+// rowDoubleRounds'; only state 0 gives the Poly1305 key, so with first > 0 r0, r1 and sk are not
+// touched (and may be nil).
+func rowStatesFrom(first, states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtual, prold, evex bool,
+	loop string, hook func(k int)) [][4]VecVirtual {
 	broadcast := func(m Mem, y VecVirtual) { VBROADCASTI128(m, y) }
 	move := func(a, b Op) { VMOVDQA(a, b) }
 	and := func(a, b, c Op) { VPAND(a, b, c) }
@@ -339,14 +366,14 @@ func rowStates(states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtual, p
 			if i < 3 {
 				move(in[i], x[s][i])
 			} else {
-				VPADDD(rowCounters.Offset(32*s), row3, x[s][i])
+				VPADDD(rowCounters.Offset(32*(first+s)), row3, x[s][i])
 			}
 		}
 	}
 	if prold {
-		rowDoubleRounds(x, nil, nil, loop)
+		rowDoubleRounds(x, nil, nil, loop, hook)
 	} else {
-		rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), loop)
+		rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), loop, hook)
 	}
 	Comment("Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.")
 	for s := range x {
@@ -355,10 +382,13 @@ func rowStates(states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtual, p
 				VPADDD(in[i], x[s][i], x[s][i])
 			} else {
 				c := YMM()
-				VPADDD(rowCounters.Offset(32*s), row3, c)
+				VPADDD(rowCounters.Offset(32*(first+s)), row3, c)
 				VPADDD(c, x[s][i], x[s][i])
 			}
 		}
+	}
+	if first > 0 {
+		return x
 	}
 	r := XMM()
 	and(polyClamp, x[0][0].AsX(), r)

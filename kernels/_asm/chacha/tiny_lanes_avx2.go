@@ -106,7 +106,7 @@ func chachaPoly1305Tiny3AVX2() {
 		VBROADCASTI128(Mem{Base: key, Disp: 16}, x[s][2])
 		tinyLaneRow3(ptr(s, laneNonce), x[s][3])
 	}
-	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), name+"rounds")
+	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), name+"rounds", nil)
 
 	Comment("Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;",
 		"block 1 is the key stream: XORed into the staged message (Seal, bytes past n zeroed for",
