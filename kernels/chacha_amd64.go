@@ -186,9 +186,9 @@ func chachaPoly1305TinyAVX2(key *[8]uint32, nonce *[12]byte, dst, src *byte, n i
 func chachaPoly1305TinyAVX512(key *[8]uint32, nonce *[12]byte, dst, src *byte, n int, ad *byte, adLen int, tag *[TagSize]byte, open bool) bool
 
 // chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2 for a message of up to 11 blocks
-// (chachaSmallMax bytes), on AVX-512 (AVX512F, VL, BW): the key stream's blocks 0 to 2s-1 in s
-// row-form states of two blocks, the fewest of three to six that cover the message, rotations by
-// VPROLD.
+// (chachaSmallMax bytes; Open: 17, chachaSmallOpenMax), on AVX-512 (AVX512F, VL, BW): the key
+// stream's blocks 0 to 2s-1 in s row-form states of two blocks, the fewest of three to six (Open:
+// to nine) that cover the message, rotations by VPROLD.
 //
 //go:noescape
 func chachaPoly1305SmallAVX512(key *[8]uint32, nonce *[12]byte, dst, src *byte, n int, ad *byte, adLen int, tag *[TagSize]byte, open bool) bool

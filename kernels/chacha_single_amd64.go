@@ -95,7 +95,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	if impl.chachaTinyFused && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD {
 		return chachaTinyFusedOp(op, open, n)
 	}
-	if impl.chachaSmallFused && t == AVX512 && n <= chachaSmallMax && len(op.AD) <= chachaTinyAD {
+	if impl.chachaSmallFused && t == AVX512 && n <= smallFusedMax(open) && len(op.AD) <= chachaTinyAD {
 		return chachaFusedOp(op, open, n, fusedSmallAVX512)
 	}
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {

@@ -111,7 +111,7 @@ func (u *uniformLanes) takes(ops []Op, nc int, open bool) bool {
 // (chachaRunOne) takes instead: messages of sealMin (Seal) or openMin (Open) bytes up to max, but
 // for Open none of openGap[0] to openGap[1] bytes, and in a remainder beside the lanes' groups
 // (aloneFaster) none below remainderMin; outside remainders, messages of smallMin to smallMax[0]
-// (Seal) or smallMax[1] (Open) bytes, at most chachaSmallMax, with at most chachaTinyAD bytes of
+// (Seal) or smallMax[1] (Open) bytes, at most smallFusedMax, with at most chachaTinyAD bytes of
 // AD (the fused kernel's, where impl.chachaSmallFused); messages of long bytes or more, and any op
 // with adMin bytes of AD or more. Its zero value, tier Generic, takes none.
 type oneOps struct {
@@ -147,7 +147,7 @@ func (o *oneOps) takesSmall(op *Op, n int, open, remainder bool) bool {
 	if open {
 		high = o.smallMax[1]
 	}
-	return o.smallMin > 0 && !remainder && n >= o.smallMin && n <= min(high, chachaSmallMax) &&
+	return o.smallMin > 0 && !remainder && n >= o.smallMin && n <= min(high, smallFusedMax(open)) &&
 		len(op.AD) <= chachaTinyAD
 }
 
@@ -198,9 +198,11 @@ var routes = [...]struct{ chacha, gcm route }{
 	// alone) 0.92-0.93x -> 0.97-1.04x; 1 and 4 ops, Seals of 449-576 B 0.96-0.98x -> 1.01-1.03x,
 	// Opens of 449-704 B 0.96-0.99x -> 0.98-1.11x (smallMax), and since the kernel's Open runs its
 	// MAC beside the rounds of blocks 2 on (more than five blocks), 1 and 4 ops, Opens of 321-575
-	// B 1.13-1.19x, 576 B 1.04-1.07x (x/crypto has a path of its own there), 577-704 B 1.18-1.29x;
-	// not Seals of 577-704 B (640-704 B 0.95-0.97x against 0.97-0.99x on x/crypto). In batches
-	// below 48 ops, those within block 1 on the fused
+	// B 1.13-1.19x, 576 B 1.04-1.07x (x/crypto has a path of its own there), 577-704 B 1.18-1.29x,
+	// and up to 1088 B (chachaSmallOpenMax) 705-832 B 1.18-1.21x (1.02-1.08x on the one-op path),
+	// 896-960 B 1.11-1.12x (1.00-1.04x), 961-1024 B 1.12-1.15x (0.96-0.98x on x/crypto), 1088 B
+	// 1.04-1.05x (0.97-0.98x); not Seals of 577-704 B (640-704 B 0.95-0.97x against 0.97-0.99x on
+	// x/crypto). In batches below 48 ops, those within block 1 on the fused
 	// three-op kernel beside the lanes: the lanes fill whole groups of 16 such ops only, and leave the
 	// rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the lanes were below x/crypto's
 	// 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and 10 x 1420 B 345 -> 271; 48 and
@@ -225,7 +227,7 @@ var routes = [...]struct{ chacha, gcm route }{
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
 			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
-			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, smallMax: [2]int{9 * 64, 11 * 64},
+			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, smallMax: [2]int{9 * 64, 17 * 64},
 			long: 3 << 10, adMin: 768}, beside: 48,
 			alone: 384, aloneAtMin: 7*64 + 1},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},

@@ -357,12 +357,12 @@ func zeroTable() {
 
 // rowCounters holds the block counter offsets of chachaKS4AVX512's four 128-bit chunks: 0, 1, 2, 3 in
 // their first word (word 12 of the state), zero elsewhere; then 4, 5, 6, 7 and on, two a row-form
-// state, for the states of chachaPoly1305SmallAVX512 (smallStates).
+// state, for the states of chachaPoly1305SmallAVX512 (smallOpenStates).
 var rowCounters Mem
 
 func rowCounterTable() {
 	rowCounters = GLOBL("chachaRowCounters", RODATA|NOPTR)
-	for i := range 4 * 2 * smallStates {
+	for i := range 4 * 2 * smallOpenStates {
 		v := 0
 		if i%4 == 0 {
 			v = i / 4

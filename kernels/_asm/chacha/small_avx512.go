@@ -20,8 +20,18 @@ const (
 	chachaSmallMax = (2*smallStates - 1) * 64
 )
 
+// smallOpenStates is the most states an Open of chachaPoly1305SmallAVX512 runs (blocks 0 to 17),
+// and chachaSmallOpenMax the longest message it opens: past chachaSmallMax its rounds run in sets
+// of at most openSet states (block 0 and 1's state first), the key stream's blocks kept in zmm
+// registers until the tag is checked.
+const (
+	smallOpenStates    = 9
+	chachaSmallOpenMax = (2*smallOpenStates - 1) * 64
+	openSet            = 4
+)
+
 // chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2's whole op for messages past block 3 and
-// within block 11, on AVX-512: key-stream blocks 0 to 2s-1 in s interleaved row-form states of two
+// within block 11 (Open: block 17), on AVX-512: key-stream blocks 0 to 2s-1 in s interleaved row-form states of two
 // blocks (smallKeyStream), the fewest of three to six that cover the message, rotations by VPROLD,
 // each block then one zmm. A lone message of this size is still mostly one chain of dependent
 // steps, the rounds and then the MAC's blocks, which one call runs with nothing between them; the
@@ -35,7 +45,7 @@ func chachaPoly1305SmallAVX512() {
 	const name = "chachaPoly1305SmallAVX512"
 	Implement(name)
 	Attributes(NOSPLIT)
-	Doc(name+" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= 704 bytes: it seals (open",
+	Doc(name+" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= 704 bytes (open: 1088): it seals (open",
 		"false) or opens the n-byte message at src with the AD of adLen bytes at ad, to dst (src and",
 		"dst may be equal), under ChaCha20 key and nonce (RFC 8439 section 2.8). Seal writes the",
 		"tag to tag and reports true. Open compares the tag it computes with the one at tag in",
@@ -54,8 +64,8 @@ func chachaPoly1305SmallAVX512() {
 
 	key := Mem{Base: Load(Param("key"), GP64())}
 	nonce := Mem{Base: Load(Param("nonce"), GP64())}
-	r0, r1 := GP64(), GP64()                    // clamped r, straight from the registers of the rounds
-	blocks := make([]VecVirtual, smallStates*2) // key-stream blocks 1 on, one zmm each
+	r0, r1 := GP64(), GP64()                        // clamped r, straight from the registers of the rounds
+	blocks := make([]VecVirtual, smallOpenStates*2) // key-stream blocks 1 on, one zmm each
 	for b := 1; b < len(blocks); b++ {
 		blocks[b] = ZMM()
 	}
@@ -137,9 +147,25 @@ func chachaPoly1305SmallAVX512() {
 		"the key stream, so block 0 (the MAC key) comes first, with block 1, in one state, and the",
 		"MAC runs beside the rounds of the states of blocks 2 on, three blocks a double round, where",
 		"it would wait for all of them. Below six blocks the MAC is shorter than those rounds, which",
-		"then come to more than the wait.")
-	stageCiphertext(Load(Param("src"), GP64()), Load(Param("n"), GP64()), ct, name+"openstaged")
-	Label(name + "openstaged")
+		"then come to more than the wait. The MAC reads the ciphertext's whole blocks in place and",
+		"its partial last block from pad2, zero-padded; the decryption reads it in place too, each",
+		"block before it writes that block (src and dst may be equal).")
+	pad2 := AllocLocal(16)
+	{
+		src, n := Load(Param("src"), GP64()), Load(Param("n"), GP64())
+		cnt, at := GP64(), GP64()
+		MOVQ(n, cnt)
+		ANDQ(U8(15), cnt)
+		MOVQ(n, at)
+		ANDQ(I8(-16), at)
+		ones := GP64()
+		MOVQ(I32(-1), ones)
+		BZHIQ(cnt, ones, cnt)
+		KMOVQ(cnt, K1)
+		tail := XMM()
+		VMOVDQU8_Z(Mem{Base: src, Index: at, Scale: 1}, K1, tail)
+		VMOVDQU64(tail, pad2)
+	}
 	smallKeyStream(0, 1, key, nonce, sk, r0, r1, blocks, name+"openrounds1", nil)
 	var h0, h1, h2 GPVirtual
 	{
@@ -149,8 +175,7 @@ func chachaPoly1305SmallAVX512() {
 	p, end := GP64(), AllocLocal(8)
 	{
 		nb := Load(Param("n"), GP64())
-		LEAQ(ct, p)
-		ADDQ(U8(15), nb)
+		Load(Param("src"), p)
 		ANDQ(I8(-16), nb)
 		ADDQ(p, nb)
 		MOVQ(nb, end)
@@ -164,30 +189,55 @@ func chachaPoly1305SmallAVX512() {
 		ADDQ(U8(16), p)
 		Label(skip)
 	}
-	for states := 4; states <= smallStates; states++ {
+	// keyStream runs the states of blocks 2 on for s states in all, in sets of at most openSet
+	// after block 0 and 1's.
+	keyStream := func(states int) {
+		for first := 1; first < states; first += openSet {
+			k := min(openSet, states-first)
+			smallKeyStream(first, k, key, nonce, Mem{}, nil, nil, blocks,
+				fmt.Sprintf("%sopenrounds%d_%d", name, states, first), hook)
+		}
+	}
+	for states := 4; states <= smallOpenStates; states++ {
 		next := fmt.Sprintf("%sopenstates%d", name, states+1)
-		if states < smallStates {
+		if states < smallOpenStates {
 			CMPQ(Load(Param("n"), GP64()), U32((2*states-1)*64))
 			JA(LabelRef(next))
 		}
-		smallKeyStream(1, states-1, key, nonce, Mem{}, nil, nil, blocks, fmt.Sprintf("%sopenrounds%d", name, states), hook)
-		if states < smallStates {
+		keyStream(states)
+		if states < smallOpenStates {
 			JMP(LabelRef(name + "openkeyed"))
 			Label(next)
 		}
 	}
 	Label(name + "openkeyed")
-	Comment("The ciphertext blocks the rounds left, then the lengths block.")
+	Comment("The ciphertext's whole blocks the rounds left, its padded tail, then the lengths block.")
 	Label(name + "openrest")
 	CMPQ(p, end)
-	JAE(LabelRef(name + "openlens"))
+	JAE(LabelRef(name + "opentail"))
 	polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
 	ADDQ(U8(16), p)
 	JMP(LabelRef(name + "openrest"))
+	Label(name + "opentail")
+	TESTQ(U32(15), Load(Param("n"), GP64()))
+	JZ(LabelRef(name + "openlens"))
+	polyBlock64(h0, h1, h2, pad2, r0, r1)
 	Label(name + "openlens")
 	polyBlock64(h0, h1, h2, lens, r0, r1)
 	tagOrVerify(name+"open", h0, h1, h2, sk, name+"wipe", func(GPVirtual) {}, ok)
-	JMP(LabelRef(name + "decrypt"))
+	Comment("Decrypt in place of the ciphertext, block by block.")
+	{
+		n := Load(Param("n"), GP64())
+		src := Load(Param("src"), GP64())
+		dst := Load(Param("dst"), GP64())
+		messageBlocksUpTo(2*smallOpenStates, n, name+"wipe", func(b, at int) {
+			m := ZMM()
+			VMOVDQU8_Z(Mem{Base: src, Disp: at}, K1, m)
+			VPXORD(blocks[b], m, m)
+			VMOVDQU8(m, K1, Mem{Base: dst, Disp: at})
+		})
+	}
+	JMP(LabelRef(name + "wipe"))
 }
 
 // stageCiphertext copies the n-byte ciphertext at src to ct, zero-padded to whole blocks (the MAC
@@ -205,7 +255,12 @@ func stageCiphertext(src, n Register, ct Mem, done string) {
 // them (at: the message offset of block b, 64(b-1)), with K1 the bytes of the block it covers
 // (blockMask); past the message's last block it jumps to done.
 func messageBlocks(n Register, done string, body func(b, at int)) {
-	for b := 1; b < 2*smallStates; b++ {
+	messageBlocksUpTo(2*smallStates, n, done, body)
+}
+
+// messageBlocksUpTo is messageBlocks for key-stream blocks 1 to last-1.
+func messageBlocksUpTo(last int, n Register, done string, body func(b, at int)) {
+	for b := 1; b < last; b++ {
 		CMPQ(n, U32(64*(b-1)))
 		JBE(LabelRef(done))
 		blockMask(n, b)
