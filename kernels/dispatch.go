@@ -110,10 +110,10 @@ func (u *uniformLanes) takes(ops []Op, nc int, open bool) bool {
 // oneOps is which ChaCha-family ops of a batch that runs on Stdlib a SIMD tier's one-op path
 // (chachaRunOne) takes instead: messages of sealMin (Seal) or openMin (Open) bytes up to max, but
 // for Open none of openGap[0] to openGap[1] bytes, and in a remainder beside the lanes' groups
-// (aloneFaster) none below remainderMin; outside remainders, messages of smallMin to smallMax[0]
-// (Seal) or smallMax[1] (Open) bytes, at most smallFusedMax, with at most chachaTinyAD bytes of
-// AD (the fused kernel's, where impl.chachaSmallFused); messages of long bytes or more, and any op
-// with adMin bytes of AD or more. Its zero value, tier Generic, takes none.
+// (aloneFaster) none below remainderMin; Seals outside remainders and Opens of smallMin to
+// smallMax[0] (Seal) or smallMax[1] (Open) bytes, at most smallFusedMax, with at most chachaTinyAD
+// bytes of AD (the fused kernel's, where impl.chachaSmallFused); messages of long bytes or more,
+// and any op with adMin bytes of AD or more. Its zero value, tier Generic, takes none.
 type oneOps struct {
 	tier                        Tier
 	sealMin, openMin, max, long int
@@ -147,7 +147,7 @@ func (o *oneOps) takesSmall(op *Op, n int, open, remainder bool) bool {
 	if open {
 		high = o.smallMax[1]
 	}
-	return o.smallMin > 0 && !remainder && n >= o.smallMin && n <= min(high, smallFusedMax(open)) &&
+	return o.smallMin > 0 && (open || !remainder) && n >= o.smallMin && n <= min(high, smallFusedMax(open)) &&
 		len(op.AD) <= chachaTinyAD
 }
 
@@ -202,7 +202,10 @@ var routes = [...]struct{ chacha, gcm route }{
 	// and up to 1088 B (chachaSmallOpenMax) 705-832 B 1.18-1.21x (1.02-1.08x on the one-op path),
 	// 896-960 B 1.11-1.12x (1.00-1.04x), 961-1024 B 1.12-1.15x (0.96-0.98x on x/crypto), 1088 B
 	// 1.04-1.05x (0.97-0.98x); not Seals of 577-704 B (640-704 B 0.95-0.97x against 0.97-0.99x on
-	// x/crypto). In batches below 48 ops, those within block 1 on the fused
+	// x/crypto). Such Opens in a remainder of 12-14 ops op by op too (Seals not: 14 x 384-512 B
+	// 1.11-1.12x in the lanes, 1.02-1.06x op by op): 12-13 x 384-512 B 0.88-0.95x -> 1.11-1.18x,
+	// 12 x 900-1088 B 0.86-0.89x -> 1.03-1.11x, 14 x 900-1088 B 0.97-1.01x -> 1.03-1.11x, 30 x 900 B
+	// 1.08-1.10x -> 1.16-1.18x. In batches below 48 ops, those within block 1 on the fused
 	// three-op kernel beside the lanes: the lanes fill whole groups of 16 such ops only, and leave the
 	// rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the lanes were below x/crypto's
 	// 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and 10 x 1420 B 345 -> 271; 48 and
