@@ -31,8 +31,9 @@ const (
 )
 
 // chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2's whole op for messages past block 3 and
-// within block 11 (Open: block 17), on AVX-512: key-stream blocks 0 to 2s-1 in s interleaved row-form states of two
-// blocks (smallKeyStream), the fewest of three to six that cover the message, rotations by VPROLD,
+// within block 11 (Open: block 17), on AVX-512: key-stream blocks 0 to 2s-1 in s interleaved
+// row-form states of two blocks (smallKeyStream), the fewest of three to six (Open: nine) that
+// cover the message, rotations by VPROLD,
 // each block then one zmm. A lone message of this size is still mostly one chain of dependent
 // steps, the rounds and then the MAC's blocks, which one call runs with nothing between them; the
 // one-op path spends a 16-lane pass (or an 8-lane one) on its 5-12 blocks and sets up the vector
@@ -45,8 +46,8 @@ func chachaPoly1305SmallAVX512() {
 	const name = "chachaPoly1305SmallAVX512"
 	Implement(name)
 	Attributes(NOSPLIT)
-	Doc(name+" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= 704 bytes (open: 1088): it seals (open",
-		"false) or opens the n-byte message at src with the AD of adLen bytes at ad, to dst (src and",
+	Doc(name+" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= 704 bytes (Open: 1088): it",
+		"seals (open false) or opens the n-byte message at src with the AD of adLen bytes at ad, to dst (src and",
 		"dst may be equal), under ChaCha20 key and nonce (RFC 8439 section 2.8). Seal writes the",
 		"tag to tag and reports true. Open compares the tag it computes with the one at tag in",
 		"constant time and reports whether they match; it writes dst only when they do. Of what it",
@@ -73,7 +74,7 @@ func chachaPoly1305SmallAVX512() {
 	open := Load(Param("open"), GP8())
 	TESTB(open, open)
 	JZ(LabelRef(name + "keystream"))
-	CMPQ(n, U32((2*3-1)*64))
+	CMPQ(n, U32((2*3-1)*64)) // past three states' blocks
 	JA(LabelRef(name + "open"))
 
 	Label(name + "keystream")
