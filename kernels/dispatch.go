@@ -221,7 +221,10 @@ var routes = [...]struct{ chacha, gcm route }{
 	// ops below 449 B op by op (aloneAtMin; measured when the fused kernel took 193-448 B): 12 x
 	// 384-448 B 0.99-1.00x / 0.86-0.88x -> 1.02-1.03x / 0.94-0.97x, 44 x 384-448 B 1.29x / 1.14-1.15x
 	// -> 1.34-1.36x / 1.24-1.28x; with 13 or 14 the lanes keep them (op by op 13 x 384-448 B Seal
-	// 0.95-0.96x, 14 x 0.89-0.91x of the lanes).
+	// 0.95-0.96x, 14 x 0.89-0.91x of the lanes). Since the fused kernel seals to 576 B, below 577 B
+	// (Seals; Opens take remainders on their own): 12 x 460 B 0.93-0.96x -> 1.05x, 12 x 512 B
+	// 0.97-0.99x -> 1.01-1.02x, 12 x 576 B 0.98-0.99x -> 1.00-1.01x, 44 x 460-576 B 1.23-1.27x ->
+	// 1.30-1.32x; not beyond (12 x 600-768 B on x/crypto 0.94-0.95x against 0.96-0.99x in the lanes).
 	// Messages of 16 KiB or more run op by op in any batch (impl.chachaLongAloneAVX512). Ops with 768
 	// B of AD or more take the one-op path whatever their length, its IFMA MAC ahead of x/crypto's on
 	// long AD (x/crypto 0.96-0.99x there through the batch API), seal / open: 64 B + 768 B of AD 1.13x
@@ -232,7 +235,7 @@ var routes = [...]struct{ chacha, gcm route }{
 			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
 			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, smallMax: [2]int{9 * 64, 17 * 64},
 			long: 3 << 10, adMin: 768}, beside: 48,
-			alone: 384, aloneAtMin: 7*64 + 1},
+			alone: 384, aloneAtMin: 9*64 + 1},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 }
