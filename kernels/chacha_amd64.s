@@ -7887,8 +7887,8 @@ chachaXOR8OneMACAVX2Regsmac5_15:
 	VMOVDQU     Y0, 480(SP)
 	VZEROUPPER
 
-chachaXOR8OneMACAVX2Regsrest:
 	// The blocks the passes left.
+chachaXOR8OneMACAVX2Regsrest:
 	CMPQ SI, macBlocks+48(FP)
 	JAE  chachaXOR8OneMACAVX2Regsdone
 	MOVQ mac+32(FP), DI
@@ -9877,8 +9877,8 @@ chachaXOR8OneMACAVX2mac7:
 	VMOVDQU     Y0, 352(SP)
 	VZEROUPPER
 
-chachaXOR8OneMACAVX2rest:
 	// The blocks the passes left.
+chachaXOR8OneMACAVX2rest:
 	CMPQ SI, macBlocks+48(FP)
 	JAE  chachaXOR8OneMACAVX2done
 	MOVQ mac+32(FP), DI

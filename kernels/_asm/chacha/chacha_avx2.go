@@ -199,19 +199,42 @@ func xorGroup8(rows Mem, g int, off GPVirtual) {
 // to the address end holds, into h0, h1, h2 (polyBlock64, with r from the mac argument), and stores
 // the accumulator in mac's h.
 func macRest(name string, p Register, end Mem, h0, h1, h2 GPVirtual) {
-	Label(name + "rest")
 	Comment("The blocks the passes left.")
-	CMPQ(p, end)
-	JAE(LabelRef(name + "done"))
-	r := Mem{Base: Load(Param("mac"), GP64())}
-	polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
-	ADDQ(U8(16), p)
-	JMP(LabelRef(name + "rest"))
-	Label(name + "done")
+	macBlocksBelow(name+"rest", name+"done", h0, h1, h2, p, end, macArgR)
 	h := Mem{Base: Load(Param("mac"), GP64())}
 	MOVQ(h0, h.Offset(16))
 	MOVQ(h1, h.Offset(24))
 	MOVQ(h2, h.Offset(32))
+}
+
+// macArgR returns r0 and r1 of the mac argument (poly1305.r0, r1) as memory operands.
+func macArgR() (Op, Op) {
+	r := Mem{Base: Load(Param("mac"), GP64())}
+	return r, r.Offset(8)
+}
+
+// macBlockBelow absorbs the 16-byte block at p into h0, h1, h2 (polyBlock64, with the r0, r1 that
+// r returns) and advances p, unless p has reached end; skip labels its end.
+func macBlockBelow(skip string, h0, h1, h2 GPVirtual, p Register, end Op, r func() (r0, r1 Op)) {
+	CMPQ(p, end)
+	JAE(LabelRef(skip))
+	r0, r1 := r()
+	polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
+	ADDQ(U8(16), p)
+	Label(skip)
+}
+
+// macBlocksBelow absorbs the 16-byte blocks from p up to end into h0, h1, h2 (polyBlock64, with
+// the r0, r1 that r returns), in a loop labelled loop that leaves for done, which it labels.
+func macBlocksBelow(loop, done string, h0, h1, h2 GPVirtual, p Register, end Op, r func() (r0, r1 Op)) {
+	Label(loop)
+	CMPQ(p, end)
+	JAE(LabelRef(done))
+	r0, r1 := r()
+	polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
+	ADDQ(U8(16), p)
+	JMP(LabelRef(loop))
+	Label(done)
 }
 
 // polyBlock64 absorbs the 16-byte block m into the radix-2^64 Poly1305 accumulator h0, h1, h2 with

@@ -172,12 +172,7 @@ func macStart() (h0, h1, h2 GPVirtual, p Register, end Mem) {
 // from the mac argument) and p advanced, unless p has reached end; skip labels its end.
 func macStep(k int, skip string, h0, h1, h2 GPVirtual, p Register, end Mem) {
 	Commentf("MAC step %d: one block while blocks remain.", k)
-	CMPQ(p, end)
-	JAE(LabelRef(skip))
-	r := Mem{Base: Load(Param("mac"), GP64())} // poly1305.r0, r1
-	polyBlock64(h0, h1, h2, Mem{Base: p}, r, r.Offset(8))
-	ADDQ(U8(16), p)
-	Label(skip)
+	macBlockBelow(skip, h0, h1, h2, p, end, macArgR)
 }
 
 // paramAddr returns the address of the argument name in the caller's frame.

@@ -33,22 +33,22 @@ const (
 // chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2's whole op for messages past block 3 and
 // within block 11 (Open: block 17), on AVX-512: key-stream blocks 0 to 2s-1 in s interleaved
 // row-form states of two blocks (smallKeyStream), the fewest of three to six (Open: nine) that
-// cover the message, rotations by VPROLD,
-// each block then one zmm. A lone message of this size is still mostly one chain of dependent
-// steps, the rounds and then the MAC's blocks, which one call runs with nothing between them; the
-// one-op path spends a 16-lane pass (or an 8-lane one) on its 5-12 blocks and sets up the vector
-// MAC's powers of r on top. The message is read and the result written with byte masks (K registers from the
-// length, a public value), so nothing is staged for the XOR and nothing is written past n. The MAC
-// reads the ciphertext, zero-padded, from a stack buffer that the whole-block stores fill (Seal:
-// after the XOR; Open: before it, which waits for the tag). An Open of more than five blocks runs
-// its MAC beside the rounds of blocks 2 on, after those of blocks 0 and 1 (the MAC key).
+// cover the message, rotations by VPROLD, each block then one zmm. A lone message of this size is
+// still mostly one chain of dependent steps, the rounds and then the MAC's blocks, which one call
+// runs with nothing between them; the one-op path spends a 16-lane pass (or an 8-lane one) on its
+// 5-18 blocks and sets up the vector MAC's powers of r on top. The message is read and the result
+// written with byte masks (K registers from the length, a public value), so nothing is staged for
+// the XOR and nothing is written past n. The MAC reads the ciphertext, zero-padded, from a stack
+// buffer that the whole-block stores fill (Seal: after the XOR; Open: before it, which waits for
+// the tag). An Open of more than five blocks runs its MAC beside the rounds of blocks 2 on, after
+// those of blocks 0 and 1 (the MAC key), and reads the ciphertext in place.
 func chachaPoly1305SmallAVX512() {
 	const name = "chachaPoly1305SmallAVX512"
 	Implement(name)
 	Attributes(NOSPLIT)
 	Doc(name+" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= 704 bytes (Open: 1088): it",
-		"seals (open false) or opens the n-byte message at src with the AD of adLen bytes at ad, to dst (src and",
-		"dst may be equal), under ChaCha20 key and nonce (RFC 8439 section 2.8). Seal writes the",
+		"seals (open false) or opens the n-byte message at src with the AD of adLen bytes at ad, to",
+		"dst (src and dst may be equal), under ChaCha20 key and nonce (RFC 8439 section 2.8). Seal writes the",
 		"tag to tag and reports true. Open compares the tag it computes with the one at tag in",
 		"constant time and reports whether they match; it writes dst only when they do. Of what it",
 		"puts on the stack only the MAC key's second half is secret, and it is wiped.")
@@ -159,10 +159,7 @@ func chachaPoly1305SmallAVX512() {
 		ANDQ(U8(15), cnt)
 		MOVQ(n, at)
 		ANDQ(I8(-16), at)
-		ones := GP64()
-		MOVQ(I32(-1), ones)
-		BZHIQ(cnt, ones, cnt)
-		KMOVQ(cnt, K1)
+		byteMask(cnt)
 		tail := XMM()
 		VMOVDQU8_Z(Mem{Base: src, Index: at, Scale: 1}, K1, tail)
 		VMOVDQU64(tail, pad2)
@@ -181,14 +178,10 @@ func chachaPoly1305SmallAVX512() {
 		ADDQ(p, nb)
 		MOVQ(nb, end)
 	}
+	r := func() (Op, Op) { return r0, r1 }
 	hook := func(k int) {
 		labels++
-		skip := fmt.Sprintf("%sopenmac%d", name, labels)
-		CMPQ(p, end)
-		JAE(LabelRef(skip))
-		polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
-		ADDQ(U8(16), p)
-		Label(skip)
+		macBlockBelow(fmt.Sprintf("%sopenmac%d", name, labels), h0, h1, h2, p, end, r)
 	}
 	// keyStream runs the states of blocks 2 on for s states in all, in sets of at most openSet
 	// after block 0 and 1's.
@@ -213,13 +206,7 @@ func chachaPoly1305SmallAVX512() {
 	}
 	Label(name + "openkeyed")
 	Comment("The ciphertext's whole blocks the rounds left, its padded tail, then the lengths block.")
-	Label(name + "openrest")
-	CMPQ(p, end)
-	JAE(LabelRef(name + "opentail"))
-	polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
-	ADDQ(U8(16), p)
-	JMP(LabelRef(name + "openrest"))
-	Label(name + "opentail")
+	macBlocksBelow(name+"openrest", name+"opentail", h0, h1, h2, p, end, r)
 	TESTQ(U32(15), Load(Param("n"), GP64()))
 	JZ(LabelRef(name + "openlens"))
 	polyBlock64(h0, h1, h2, pad2, r0, r1)
@@ -252,9 +239,9 @@ func stageCiphertext(src, n Register, ct Mem, done string) {
 	JMP(LabelRef(done))
 }
 
-// messageBlocks runs body(b, at) for key-stream blocks b = 1 to 2*smallStates-1 while the n-byte message reaches
-// them (at: the message offset of block b, 64(b-1)), with K1 the bytes of the block it covers
-// (blockMask); past the message's last block it jumps to done.
+// messageBlocks runs body(b, at) for key-stream blocks b = 1 to 2*smallStates-1 while the n-byte
+// message reaches them (at: the message offset of block b, 64(b-1)), with K1 the bytes of the block
+// it covers (blockMask); past the message's last block it jumps to done.
 func messageBlocks(n Register, done string, body func(b, at int)) {
 	messageBlocksUpTo(2*smallStates, n, done, body)
 }
@@ -278,9 +265,15 @@ func blockMask(n Register, b int) {
 	MOVQ(U32(64), full)
 	CMPQ(cnt, full)
 	CMOVQGT(full, cnt)
+	byteMask(cnt)
+}
+
+// byteMask sets K1 to the first cnt bytes (cnt <= 64, public; a count of 64 keeps all 64 bits),
+// clobbering cnt.
+func byteMask(cnt GPVirtual) {
 	ones := GP64()
 	MOVQ(I32(-1), ones)
-	BZHIQ(cnt, ones, cnt) // a count of 64 keeps all 64 bits
+	BZHIQ(cnt, ones, cnt)
 	KMOVQ(cnt, K1)
 }
 
