@@ -52,7 +52,6 @@ func streamMACGeneric(tab *streamTable, lanes *chachaPtrs16, n, stride int, uppe
 		blocks := unsafe.Slice((*byte)(m.msg[m.lane]), m.size)
 		m.mac[m.lane].blocks(blocks[m.done:])
 	}
-	m.lane, m.done = m.lanes-1, m.size
 }
 
 // startMAC readies m for the group's ops (of n bytes with ad bytes of AD), whose one-time keys

@@ -154,16 +154,7 @@ func TestDispatchPaths(t *testing.T) {
 func TestDispatchUniform(t *testing.T) {
 	defer func(c route) { chachaRoute = c }(chachaRoute)
 	rng := mrand.New(mrand.NewPCG(15, 16))
-	var keys []*Key
-	for _, s := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
-		raw := make([]byte, 32)
-		rand.Read(raw)
-		k, err := NewKey(s, raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, k)
-	}
+	keys := laneTestKeys(t, rng) // both ChaCha suites in turn
 	u := uniformLanes{seal: [2]uniformBound{{minOps: 16, minLen: 65, maxLen: 1152}, {minOps: 48, minLen: 65, maxLen: 1420}},
 		open: [2]uniformBound{{minOps: 24, minLen: 128, maxLen: 768}}}
 	uniform := func(n, m, ad int) []Op {
