@@ -107,12 +107,12 @@ func poly1305AEAD(ad, ciphertext []byte, key *[32]byte) (tag [TagSize]byte) {
 
 // The fused one-call kernels' limits (amd64; the dispatch table names them): chachaTinyMax is the
 // longest message chachaPoly1305TinyAVX2 takes (blocks 1-3 of the key stream), chachaSmallMax
-// chachaPoly1305SmallAVX512's (blocks 1-11) and chachaSmallOpenMax its longest Open (blocks 1-17);
-// chachaTinyAD is the longest AD either is given, which bounds the kernel's work (it is not
-// preemptible) and covers a QUIC packet header.
+// chachaPoly1305SmallAVX512's longest Seal (blocks 1-13) and chachaSmallOpenMax its longest Open
+// (blocks 1-17); chachaTinyAD is the longest AD either is given, which bounds the kernel's work (it
+// is not preemptible) and covers a QUIC packet header.
 const (
 	chachaTinyMax      = 3 * 64
-	chachaSmallMax     = 11 * 64
+	chachaSmallMax     = 13 * 64
 	chachaSmallOpenMax = 17 * 64
 	chachaTinyAD       = 64
 )

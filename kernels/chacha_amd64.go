@@ -185,9 +185,9 @@ func chachaPoly1305TinyAVX2(key *[8]uint32, nonce *[12]byte, dst, src *byte, n i
 //go:noescape
 func chachaPoly1305TinyAVX512(key *[8]uint32, nonce *[12]byte, dst, src *byte, n int, ad *byte, adLen int, tag *[TagSize]byte, open bool) bool
 
-// chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2 for a message of up to 11 blocks
+// chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2 for a message of up to 13 blocks
 // (chachaSmallMax bytes; Open: 17, chachaSmallOpenMax), on AVX-512 (AVX512F, VL, BW): the key
-// stream's blocks 0 to 2s-1 in s row-form states of two blocks, the fewest of three to six (Open:
+// stream's blocks 0 to 2s-1 in s row-form states of two blocks, the fewest of three to seven (Open:
 // to nine) that cover the message, rotations by VPROLD.
 //
 //go:noescape

@@ -53,7 +53,7 @@ import (
 // portable radix-2^64 Poly1305 (poly1305AEAD). On 1-cycle cores (impl.chachaTinyFused) a message
 // within blocks 1-3 with AD of up to chachaTinyAD bytes takes chachaTinyFusedOp instead, on either
 // tier: the whole op in one call of chachaPoly1305TinyAVX2; where impl.chachaSmallFused, a message
-// within blocks 4-11 (an Open: 4-17) with such AD takes chachaPoly1305SmallAVX512 on AVX512
+// within blocks 4-13 (an Open: 4-17) with such AD takes chachaPoly1305SmallAVX512 on AVX512
 // (chachaFusedOp).
 //
 // chachaFewOps is the largest batch (or last chunk of a batch) that takes this path: up to there it

@@ -141,7 +141,7 @@ func (o *oneOps) takes(op *Op, open, remainder bool) bool {
 		o.adMin > 0 && len(op.AD) >= o.adMin
 }
 
-// takesSmall reports whether o takes op, of an n-byte message, for the fused kernel of blocks 4-11.
+// takesSmall reports whether o takes op, of an n-byte message, for the fused kernel of blocks 4-13 (Open: 4-17).
 func (o *oneOps) takesSmall(op *Op, n int, open, remainder bool) bool {
 	high := o.smallMax[0]
 	if open {
@@ -201,8 +201,10 @@ var routes = [...]struct{ chacha, gcm route }{
 	// B 1.13-1.19x, 576 B 1.04-1.07x (x/crypto has a path of its own there), 577-704 B 1.18-1.29x,
 	// and up to 1088 B (chachaSmallOpenMax) 705-832 B 1.18-1.21x (1.02-1.08x on the one-op path),
 	// 896-960 B 1.11-1.12x (1.00-1.04x), 961-1024 B 1.12-1.15x (0.96-0.98x on x/crypto), 1088 B
-	// 1.04-1.05x (0.97-0.98x); not Seals of 577-704 B (640-704 B 0.95-0.97x against 0.97-0.99x on
-	// x/crypto). Such Opens in a remainder of 12-14 ops op by op too (Seals not: 14 x 384-512 B
+	// 1.04-1.05x (0.97-0.98x); and since its Seal of more than seven blocks runs the MAC of blocks
+	// 1-7 beside the rounds of blocks 8 on, Seals up to 832 B (chachaSmallMax), 1 and 4 ops, 577-768
+	// B 0.97-0.98x (x/crypto) -> 1.06-1.12x, 769-832 B 1.00-1.04x (the one-op path) -> 1.07-1.09x
+	// (896-960 B on the kernel 1.10-1.11x against 1.12-1.16x there: not those). Such Opens in a remainder of 12-14 ops op by op too (Seals not: 14 x 384-512 B
 	// 1.11-1.12x in the lanes, 1.02-1.06x op by op): 12-13 x 384-512 B 0.88-0.95x -> 1.11-1.18x,
 	// 12 x 900-1088 B 0.86-0.89x -> 1.03-1.11x, 14 x 900-1088 B 0.97-1.01x -> 1.03-1.11x, 30 x 900 B
 	// 1.08-1.10x -> 1.16-1.18x. In batches below 48 ops, those within block 1 on the fused
@@ -224,7 +226,8 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 0.95-0.96x, 14 x 0.89-0.91x of the lanes). Since the fused kernel seals to 576 B, below 577 B
 	// (Seals; Opens take remainders on their own): 12 x 460 B 0.93-0.96x -> 1.05x, 12 x 512 B
 	// 0.97-0.99x -> 1.01-1.02x, 12 x 576 B 0.98-0.99x -> 1.00-1.01x, 44 x 460-576 B 1.23-1.27x ->
-	// 1.30-1.32x; not beyond (12 x 600-768 B on x/crypto 0.94-0.95x against 0.96-0.99x in the lanes).
+	// 1.30-1.32x; since it seals to 832 B, below 833 B: 12 x 600-832 B 0.96-0.99x -> 1.04-1.08x, 28
+	// and 44 x 600-832 B 1.16-1.25x -> 1.19-1.33x (13 and 14 x 600-832 B level either way).
 	// Messages of 16 KiB or more run op by op in any batch (impl.chachaLongAloneAVX512). Ops with 768
 	// B of AD or more take the one-op path whatever their length, its IFMA MAC ahead of x/crypto's on
 	// long AD (x/crypto 0.96-0.99x there through the batch API), seal / open: 64 B + 768 B of AD 1.13x
@@ -233,9 +236,9 @@ var routes = [...]struct{ chacha, gcm route }{
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
 			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
-			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, smallMax: [2]int{9 * 64, 17 * 64},
+			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, smallMax: [2]int{13 * 64, 17 * 64},
 			long: 3 << 10, adMin: 768}, beside: 48,
-			alone: 384, aloneAtMin: 9*64 + 1},
+			alone: 384, aloneAtMin: 13*64 + 1},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 }

@@ -11,49 +11,58 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
-// smallStates is the most row-form states of two blocks chachaPoly1305SmallAVX512 runs at once:
-// with VPROLD the rounds need no register of their own, so the 32 vector registers hold the rows of
-// six (24) beside the initial state's three and the counters' row. chachaSmallMax is the longest
-// message it takes: blocks 1 to 2*smallStates-1.
+// oneSetStates is the most row-form states of two blocks chachaPoly1305SmallAVX512 runs in one
+// set, the whole key stream before the MAC: blocks 1 to 2*oneSetStates-1, oneSetMax bytes. With
+// VPROLD the rounds need no register of their own, so the 32 vector registers could hold six.
+// Longer messages run their rounds in sets with the MAC beside them (smallSealStates,
+// smallOpenStates).
 const (
-	smallStates    = 6
-	chachaSmallMax = (2*smallStates - 1) * 64
+	oneSetStates = 4
+	oneSetMax    = (2*oneSetStates - 1) * 64
 )
 
-// smallOpenStates is the most states an Open of chachaPoly1305SmallAVX512 runs (blocks 0 to 17),
-// and chachaSmallOpenMax the longest message it opens: past chachaSmallMax its rounds run in sets
-// of at most openSet states (block 0 and 1's state first), the key stream's blocks kept in zmm
-// registers until the tag is checked.
+// smallSealStates and smallOpenStates are the most states a Seal and an Open of
+// chachaPoly1305SmallAVX512 run (blocks 0 to 15 and 0 to 17), and chachaSmallMax and
+// chachaSmallOpenMax the longest messages it seals and opens: past oneSetMax (Open: five blocks)
+// its rounds run in sets of at most openSet states, the key stream's blocks kept in zmm registers
+// until they are used.
 const (
+	smallSealStates    = 7
+	chachaSmallMax     = (2*smallSealStates - 1) * 64
 	smallOpenStates    = 9
 	chachaSmallOpenMax = (2*smallOpenStates - 1) * 64
 	openSet            = 4
 )
 
 // chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2's whole op for messages past block 3 and
-// within block 11 (Open: block 17), on AVX-512: key-stream blocks 0 to 2s-1 in s interleaved
-// row-form states of two blocks (smallKeyStream), the fewest of three to six (Open: nine) that
+// within block 13 (Open: block 17), on AVX-512: key-stream blocks 0 to 2s-1 in s interleaved
+// row-form states of two blocks (smallKeyStream), the fewest of three to seven (Open: nine) that
 // cover the message, rotations by VPROLD, each block then one zmm. A lone message of this size is
 // still mostly one chain of dependent steps, the rounds and then the MAC's blocks, which one call
 // runs with nothing between them; the one-op path spends a 16-lane pass (or an 8-lane one) on its
 // 5-18 blocks and sets up the vector MAC's powers of r on top. The message is read and the result
 // written with byte masks (K registers from the length, a public value), so nothing is staged for
-// the XOR and nothing is written past n. The MAC reads the ciphertext, zero-padded, from a stack
-// buffer that the whole-block stores fill (Seal: after the XOR; Open: before it, which waits for
-// the tag). An Open of more than five blocks runs its MAC beside the rounds of blocks 2 on, after
-// those of blocks 0 and 1 (the MAC key), and reads the ciphertext in place.
+// the XOR and nothing is written past n. Up to oneSetMax (Open: five blocks) the rounds run in one
+// set and the MAC reads the ciphertext, zero-padded, from a stack buffer that the whole-block
+// stores fill (Seal: after the XOR; Open: before it, which waits for the tag). Longer messages run
+// the MAC beside later rounds and read the ciphertext in place: an Open beside the rounds of
+// blocks 2 on, after those of blocks 0 and 1 (the MAC key); a Seal, whose MAC needs the key
+// stream first, blocks 1 to 7's beside the rounds of blocks 8 on.
 func chachaPoly1305SmallAVX512() {
 	const name = "chachaPoly1305SmallAVX512"
 	Implement(name)
 	Attributes(NOSPLIT)
-	Doc(name+" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= 704 bytes (Open: 1088): it",
+	Doc(name+" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= 832 bytes (Open: 1088): it",
 		"seals (open false) or opens the n-byte message at src with the AD of adLen bytes at ad, to",
 		"dst (src and dst may be equal), under ChaCha20 key and nonce (RFC 8439 section 2.8). Seal writes the",
 		"tag to tag and reports true. Open compares the tag it computes with the one at tag in",
 		"constant time and reports whether they match; it writes dst only when they do. Of what it",
 		"puts on the stack only the MAC key's second half is secret, and it is wiped.")
-	ct := AllocLocal(chachaSmallMax) // the ciphertext, zero-padded to whole blocks
+	ct := AllocLocal(oneSetMax) // one set's: the ciphertext, zero-padded to whole blocks
 	pad, lens, sk, n, adLen := macBuffers()
+	// The sets': the ciphertext's partial last block, zero-padded, and the end of the blocks the
+	// MAC may absorb.
+	pad2, end := AllocLocal(16), AllocLocal(8)
 
 	Comment("Stage the AD's partial last block, zero-padded.")
 	{
@@ -73,20 +82,24 @@ func chachaPoly1305SmallAVX512() {
 	ok := GP8() // the result
 	open := Load(Param("open"), GP8())
 	TESTB(open, open)
-	JZ(LabelRef(name + "keystream"))
+	JNZ(LabelRef(name + "opensize"))
+	CMPQ(n, U32(oneSetMax))
+	JA(LabelRef(name + "seal"))
+	JMP(LabelRef(name + "keystream"))
+	Label(name + "opensize")
 	CMPQ(n, U32((2*3-1)*64)) // past three states' blocks
 	JA(LabelRef(name + "open"))
 
 	Label(name + "keystream")
 	Comment("The key stream: blocks 0 to 2s-1 in s states, the fewest that cover the message.")
-	for states := 3; states <= smallStates; states++ {
+	for states := 3; states <= oneSetStates; states++ {
 		next := fmt.Sprintf("%sstates%d", name, states+1)
-		if states < smallStates {
+		if states < oneSetStates {
 			CMPQ(n, U32((2*states-1)*64))
 			JA(LabelRef(next))
 		}
 		smallKeyStream(0, states, key, nonce, sk, r0, r1, blocks, fmt.Sprintf("%srounds%d", name, states), nil)
-		if states < smallStates {
+		if states < oneSetStates {
 			JMP(LabelRef(name + "keyed"))
 			Label(next)
 		}
@@ -151,38 +164,16 @@ func chachaPoly1305SmallAVX512() {
 		"then come to more than the wait. The MAC reads the ciphertext's whole blocks in place and",
 		"its partial last block from pad2, zero-padded; the decryption reads it in place too, each",
 		"block before it writes that block (src and dst may be equal).")
-	pad2 := AllocLocal(16)
-	{
-		src, n := Load(Param("src"), GP64()), Load(Param("n"), GP64())
-		cnt, at := GP64(), GP64()
-		MOVQ(n, cnt)
-		ANDQ(U8(15), cnt)
-		MOVQ(n, at)
-		ANDQ(I8(-16), at)
-		byteMask(cnt)
-		tail := XMM()
-		VMOVDQU8_Z(Mem{Base: src, Index: at, Scale: 1}, K1, tail)
-		VMOVDQU64(tail, pad2)
-	}
+	stageTail(Load(Param("src"), GP64()), pad2)
 	smallKeyStream(0, 1, key, nonce, sk, r0, r1, blocks, name+"openrounds1", nil)
 	var h0, h1, h2 GPVirtual
 	{
 		ad, adLen := Load(Param("ad"), GP64()), Load(Param("adLen"), GP64())
 		h0, h1, h2 = macAD(r0, r1, ad, adLen, pad, lens, name+"open")
 	}
-	p, end := GP64(), AllocLocal(8)
-	{
-		nb := Load(Param("n"), GP64())
-		Load(Param("src"), p)
-		ANDQ(I8(-16), nb)
-		ADDQ(p, nb)
-		MOVQ(nb, end)
-	}
-	r := func() (Op, Op) { return r0, r1 }
-	hook := func(k int) {
-		labels++
-		macBlockBelow(fmt.Sprintf("%sopenmac%d", name, labels), h0, h1, h2, p, end, r)
-	}
+	p := Load(Param("src"), GP64())
+	wholeBlocksEnd(p, end)
+	hook := macBeside(name+"openmac", h0, h1, h2, p, end, r0, r1)
 	// keyStream runs the states of blocks 2 on for s states in all, in sets of at most openSet
 	// after block 0 and 1's.
 	keyStream := func(states int) {
@@ -205,20 +196,14 @@ func chachaPoly1305SmallAVX512() {
 		}
 	}
 	Label(name + "openkeyed")
-	Comment("The ciphertext's whole blocks the rounds left, its padded tail, then the lengths block.")
-	macBlocksBelow(name+"openrest", name+"opentail", h0, h1, h2, p, end, r)
-	TESTQ(U32(15), Load(Param("n"), GP64()))
-	JZ(LabelRef(name + "openlens"))
-	polyBlock64(h0, h1, h2, pad2, r0, r1)
-	Label(name + "openlens")
-	polyBlock64(h0, h1, h2, lens, r0, r1)
+	macFinish(name+"open", h0, h1, h2, p, end, pad2, lens, r0, r1)
 	tagOrVerify(name+"open", h0, h1, h2, sk, name+"wipe", func(GPVirtual) {}, ok)
 	Comment("Decrypt in place of the ciphertext, block by block.")
 	{
 		n := Load(Param("n"), GP64())
 		src := Load(Param("src"), GP64())
 		dst := Load(Param("dst"), GP64())
-		messageBlocksUpTo(2*smallOpenStates, n, name+"wipe", func(b, at int) {
+		messageBlocksFrom(1, 2*smallOpenStates, n, name+"wipe", func(b, at int) {
 			m := ZMM()
 			VMOVDQU8_Z(Mem{Base: src, Disp: at}, K1, m)
 			VPXORD(blocks[b], m, m)
@@ -226,6 +211,116 @@ func chachaPoly1305SmallAVX512() {
 		})
 	}
 	JMP(LabelRef(name + "wipe"))
+
+	Label(name + "seal")
+	Comment("Seal of more than oneSetMax bytes: the MAC reads the ciphertext, which comes only with",
+		"the key stream, so the rounds run in two sets, blocks 0 to 7 (the MAC key and the",
+		"message's first 448 bytes) and then the rest, with the MAC of blocks 1 to 7's ciphertext",
+		"beside the second set's rounds, three blocks a double round, where it would wait for all",
+		"of them. It reads the ciphertext in place, its partial last block from pad2, zero-padded.")
+	smallKeyStream(0, openSet, key, nonce, sk, r0, r1, blocks, name+"sealrounds", nil)
+	{
+		src, dst := Load(Param("src"), GP64()), Load(Param("dst"), GP64())
+		for b := 1; b < 2*openSet; b++ { // whole blocks: n > oneSetMax >= 7*64
+			m := ZMM()
+			VPXORD(Mem{Base: src, Disp: 64 * (b - 1)}, blocks[b], m)
+			VMOVDQU64(m, Mem{Base: dst, Disp: 64 * (b - 1)})
+		}
+	}
+	{
+		ad, adLen := Load(Param("ad"), GP64()), Load(Param("adLen"), GP64())
+		h0, h1, h2 = macAD(r0, r1, ad, adLen, pad, lens, name+"seal")
+	}
+	p = Load(Param("dst"), GP64())
+	{
+		e := GP64()
+		LEAQ(Mem{Base: p, Disp: 64 * (2*openSet - 1)}, e)
+		MOVQ(e, end)
+	}
+	hook = macBeside(name+"sealmac", h0, h1, h2, p, end, r0, r1)
+	for states := openSet + 1; states <= smallSealStates; states++ {
+		next := fmt.Sprintf("%ssealstates%d", name, states+1)
+		if states < smallSealStates {
+			CMPQ(Load(Param("n"), GP64()), U32((2*states-1)*64))
+			JA(LabelRef(next))
+		}
+		smallKeyStream(openSet, states-openSet, key, nonce, Mem{}, nil, nil, blocks,
+			fmt.Sprintf("%ssealrounds%d", name, states), hook)
+		if states < smallSealStates {
+			JMP(LabelRef(name + "sealkeyed"))
+			Label(next)
+		}
+	}
+	Label(name + "sealkeyed")
+	{
+		n := Load(Param("n"), GP64())
+		src, dst := Load(Param("src"), GP64()), Load(Param("dst"), GP64())
+		messageBlocksFrom(2*openSet, 2*smallSealStates, n, name+"sealxored", func(b, at int) {
+			m := ZMM()
+			VMOVDQU8_Z(Mem{Base: src, Disp: at}, K1, m)
+			VPXORD(blocks[b], m, m)
+			VMOVDQU8(m, K1, Mem{Base: dst, Disp: at})
+		})
+		Label(name + "sealxored")
+	}
+	{
+		dst := Load(Param("dst"), GP64())
+		stageTail(dst, pad2)
+		wholeBlocksEnd(dst, end)
+	}
+	macFinish(name+"seal", h0, h1, h2, p, end, pad2, lens, r0, r1)
+	polyTag(h0, h1, h2, sk)
+	tag := Mem{Base: Load(Param("tag"), GP64())}
+	MOVQ(h0, tag)
+	MOVQ(h1, tag.Offset(8))
+	MOVB(U8(1), ok)
+	JMP(LabelRef(name + "wipe"))
+}
+
+// stageTail copies the partial last block of the n-byte message at buf (the n mod 16 bytes past
+// its whole blocks) to pad2, zero-padded.
+func stageTail(buf Register, pad2 Mem) {
+	n := Load(Param("n"), GP64())
+	cnt, at := GP64(), GP64()
+	MOVQ(n, cnt)
+	ANDQ(U8(15), cnt)
+	MOVQ(n, at)
+	ANDQ(I8(-16), at)
+	byteMask(cnt)
+	tail := XMM()
+	VMOVDQU8_Z(Mem{Base: buf, Index: at, Scale: 1}, K1, tail)
+	VMOVDQU64(tail, pad2)
+}
+
+// wholeBlocksEnd stores in end the end of the whole blocks of the n-byte message at buf.
+func wholeBlocksEnd(buf Register, end Mem) {
+	e := Load(Param("n"), GP64())
+	ANDQ(I8(-16), e)
+	ADDQ(buf, e)
+	MOVQ(e, end)
+}
+
+// macBeside returns the hook of the rounds (rowDoubleRounds') that absorbs the block at p into h0,
+// h1, h2 at each of its points, unless p has reached end.
+func macBeside(label string, h0, h1, h2 GPVirtual, p Register, end Mem, r0, r1 GPVirtual) func(k int) {
+	r := func() (Op, Op) { return r0, r1 }
+	return func(int) {
+		labels++
+		macBlockBelow(fmt.Sprintf("%s%d", label, labels), h0, h1, h2, p, end, r)
+	}
+}
+
+// macFinish absorbs the message's whole blocks from p up to end that the rounds left, its partial
+// last block from pad2, zero-padded, if it has one, then the lengths block.
+func macFinish(label string, h0, h1, h2 GPVirtual, p Register, end, pad2, lens Mem, r0, r1 GPVirtual) {
+	Comment("The ciphertext's whole blocks the rounds left, its padded tail, then the lengths block.")
+	r := func() (Op, Op) { return r0, r1 }
+	macBlocksBelow(label+"rest", label+"tail", h0, h1, h2, p, end, r)
+	TESTQ(U32(15), Load(Param("n"), GP64()))
+	JZ(LabelRef(label + "lens"))
+	polyBlock64(h0, h1, h2, pad2, r0, r1)
+	Label(label + "lens")
+	polyBlock64(h0, h1, h2, lens, r0, r1)
 }
 
 // stageCiphertext copies the n-byte ciphertext at src to ct, zero-padded to whole blocks (the MAC
@@ -239,16 +334,16 @@ func stageCiphertext(src, n Register, ct Mem, done string) {
 	JMP(LabelRef(done))
 }
 
-// messageBlocks runs body(b, at) for key-stream blocks b = 1 to 2*smallStates-1 while the n-byte
+// messageBlocks runs body(b, at) for key-stream blocks b = 1 to 2*oneSetStates-1 while the n-byte
 // message reaches them (at: the message offset of block b, 64(b-1)), with K1 the bytes of the block
 // it covers (blockMask); past the message's last block it jumps to done.
 func messageBlocks(n Register, done string, body func(b, at int)) {
-	messageBlocksUpTo(2*smallStates, n, done, body)
+	messageBlocksFrom(1, 2*oneSetStates, n, done, body)
 }
 
-// messageBlocksUpTo is messageBlocks for key-stream blocks 1 to last-1.
-func messageBlocksUpTo(last int, n Register, done string, body func(b, at int)) {
-	for b := 1; b < last; b++ {
+// messageBlocksFrom is messageBlocks for key-stream blocks first to last-1.
+func messageBlocksFrom(first, last int, n Register, done string, body func(b, at int)) {
+	for b := first; b < last; b++ {
 		CMPQ(n, U32(64*(b-1)))
 		JBE(LabelRef(done))
 		blockMask(n, b)
