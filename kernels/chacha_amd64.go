@@ -193,6 +193,14 @@ func chachaPoly1305TinyAVX512(key *[8]uint32, nonce *[12]byte, dst, src *byte, n
 //go:noescape
 func chachaPoly1305SmallAVX512(key *[8]uint32, nonce *[12]byte, dst, src *byte, n int, ad *byte, adLen int, tag *[TagSize]byte, open bool) bool
 
+// chachaPoly1305LongAVX512 is chachaPoly1305SmallAVX512's design for a message of more than 512
+// bytes: after block 0 and 1's state, sets of four states (eight blocks) in a loop, each with the
+// MAC beside its rounds. Open writes dst before the tag is checked; the caller zeroes it where the
+// tag does not match.
+//
+//go:noescape
+func chachaPoly1305LongAVX512(key *[8]uint32, nonce *[12]byte, dst, src *byte, n int, ad *byte, adLen int, tag *[TagSize]byte, open bool) bool
+
 // xorBytesAVX2 writes the n bytes at a XOR the n bytes at b to dst (dst may equal a): the
 // single-message paths' XOR of a message with key stream from a buffer, on ymm.
 //

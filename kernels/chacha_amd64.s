@@ -21085,6 +21085,1150 @@ chachaPoly1305SmallAVX512seallens:
 	MOVB    $0x01, AL
 	JMP     chachaPoly1305SmallAVX512wipe
 
+// func chachaPoly1305LongAVX512(key *[8]uint32, nonce *[12]byte, dst *byte, src *byte, n int, ad *byte, adLen int, tag *[16]byte, open bool) bool
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·chachaPoly1305LongAVX512(SB), NOSPLIT, $80-73
+	MOVQ n+32(FP), AX
+	MOVQ adLen+48(FP), CX
+	MOVQ CX, 16(SP)
+	MOVQ AX, 24(SP)
+
+	// Stage the AD's partial last block, zero-padded, and an Open's ciphertext's partial last
+	// block, before the decryption overwrites it.
+	VPXORD    X0, X0, X0
+	VMOVDQU32 X0, (SP)
+	MOVQ      ad+40(FP), AX
+	MOVQ      CX, DX
+	ANDQ      $-16, DX
+	ADDQ      DX, AX
+	MOVQ      CX, DX
+	ANDQ      $0x0f, DX
+	LEAQ      (SP), CX
+	CMPQ      DX, $0x20
+	JB        chachaPoly1305LongAVX512adtailtail
+
+chachaPoly1305LongAVX512adtailloop:
+	VMOVDQU (AX), Y0
+	VMOVDQU Y0, (CX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, CX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305LongAVX512adtailloop
+
+chachaPoly1305LongAVX512adtailtail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305LongAVX512adtail16
+	VMOVDQU (AX), X0
+	VMOVDQU X0, (CX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, CX
+
+chachaPoly1305LongAVX512adtail16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305LongAVX512adtail8
+	MOVQ  (AX), BX
+	MOVQ  BX, (CX)
+	ADDQ  $0x08, AX
+	ADDQ  $0x08, CX
+
+chachaPoly1305LongAVX512adtail8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305LongAVX512adtail4
+	MOVL  (AX), BX
+	MOVL  BX, (CX)
+	ADDQ  $0x04, AX
+	ADDQ  $0x04, CX
+
+chachaPoly1305LongAVX512adtail4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305LongAVX512adtail2
+	MOVW  (AX), BX
+	MOVW  BX, (CX)
+	ADDQ  $0x02, AX
+	ADDQ  $0x02, CX
+
+chachaPoly1305LongAVX512adtail2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305LongAVX512adtail1
+	MOVB  (AX), AL
+	MOVB  AL, (CX)
+
+chachaPoly1305LongAVX512adtail1:
+	MOVB       open+64(FP), AL
+	MOVB       open+64(FP), CL
+	TESTB      AL, CL
+	JZ         chachaPoly1305LongAVX512keyed
+	MOVQ       src+24(FP), AX
+	MOVQ       n+32(FP), CX
+	MOVQ       CX, DX
+	ANDQ       $0x0f, DX
+	ANDQ       $-16, CX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z (AX)(CX*1), K1, X0
+	VMOVDQU64  X0, 48(SP)
+
+chachaPoly1305LongAVX512keyed:
+	MOVQ            key+0(FP), AX
+	MOVQ            nonce+8(FP), CX
+	VMOVQ           (CX), X2
+	VPINSRD         $0x02, 8(CX), X2, X2
+	VPSLLDQ         $0x04, X2, X2
+	VSHUFI32X4      $0x00, Y2, Y2, Y0
+	VMOVDQU         chachaRowCounters<>+128(SB), Y2
+	VPSUBD          chachaRowCounters<>+0(SB), Y2, Y2
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y3
+	VBROADCASTI32X4 (AX), Y4
+	VBROADCASTI32X4 16(AX), Y5
+	VMOVDQA32       Y3, Y6
+	VMOVDQA32       Y4, Y7
+	VMOVDQA32       Y5, Y8
+	VPADDD          chachaRowCounters<>+0(SB), Y0, Y9
+	MOVL            $0x0000000a, CX
+
+chachaPoly1305LongAVX512rounds0:
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y9, Y9
+	VPROLD $0x10, Y9, Y9
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y7, Y7
+	VPROLD $0x0c, Y7, Y7
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y9, Y9
+	VPROLD $0x08, Y9, Y9
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y7, Y7
+	VPROLD $0x07, Y7, Y7
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x39, Y8, Y8
+	VPSHUFD $0x4e, Y9, Y9
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y9, Y9
+	VPROLD  $0x10, Y9, Y9
+	VPADDD  Y9, Y8, Y8
+	VPXORD  Y8, Y7, Y7
+	VPROLD  $0x0c, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y9, Y9
+	VPROLD  $0x08, Y9, Y9
+	VPADDD  Y9, Y8, Y8
+	VPXORD  Y8, Y7, Y7
+	VPROLD  $0x07, Y7, Y7
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x93, Y8, Y8
+	VPSHUFD $0x4e, Y9, Y9
+	DECL    CX
+	JNZ     chachaPoly1305LongAVX512rounds0
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD    Y3, Y6, Y6
+	VPADDD    Y4, Y7, Y7
+	VPADDD    Y5, Y8, Y8
+	VPADDD    chachaRowCounters<>+0(SB), Y0, Y3
+	VPADDD    Y3, Y9, Y9
+	VPANDD    poly1305Clamp<>+0(SB), X6, X3
+	VMOVQ     X3, CX
+	VPEXTRQ   $0x01, X3, BX
+	VMOVDQU32 X7, 32(SP)
+
+	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
+	VSHUFI64X2   $0x03, Y7, Y6, Y3
+	VSHUFI64X2   $0x03, Y9, Y8, Y4
+	VINSERTI64X4 $0x01, Y4, Z3, Z3
+	MOVQ         ad+40(FP), SI
+	MOVQ         adLen+48(FP), DI
+	XORQ         R8, R8
+	XORQ         R9, R9
+	XORQ         R10, R10
+	SHRQ         $0x04, DI
+	TESTQ        DI, DI
+	JZ           chachaPoly1305LongAVX512addone
+
+chachaPoly1305LongAVX512ad:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305LongAVX512ad
+
+chachaPoly1305LongAVX512addone:
+	TESTQ $0x0000000f, 16(SP)
+	JZ    chachaPoly1305LongAVX512adpadded
+	ADDQ  (SP), R8
+	ADCQ  8(SP), R9
+	ADCQ  $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
+	MOVQ DI, R9
+
+chachaPoly1305LongAVX512adpadded:
+	// Block 1, whole (n > 512): Seal writes its ciphertext for the first set's MAC; Open absorbs
+	// its ciphertext, then writes its plaintext.
+	MOVQ      src+24(FP), DI
+	MOVQ      dst+16(FP), DX
+	MOVB      open+64(FP), SI
+	TESTB     SI, SI
+	JNZ       chachaPoly1305LongAVX512openblock1
+	VPXORD    (DI), Z3, Z3
+	VMOVDQU64 Z3, (DX)
+	MOVQ      DX, SI
+	JMP       chachaPoly1305LongAVX512sets
+
+chachaPoly1305LongAVX512openblock1:
+	MOVQ DI, SI
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ      R13, R10
+	ANDQ      $0x03, R10
+	ANDQ      $-4, R13
+	ADDQ      R13, R11
+	ADCQ      R9, R12
+	ADCQ      $0x00, R10
+	SHRQ      $0x02, R9, R13
+	SHRQ      $0x02, R9
+	ADDQ      R13, R11
+	ADCQ      R9, R12
+	ADCQ      $0x00, R10
+	MOVQ      R11, R8
+	MOVQ      R12, R9
+	ADDQ      $0x10, SI
+	VPXORD    (DI), Z3, Z3
+	MOVQ      dst+16(FP), DX
+	VMOVDQU64 Z3, (DX)
+
+chachaPoly1305LongAVX512sets:
+	MOVQ $0x00000040, 72(SP)
+
+chachaPoly1305LongAVX512set:
+	// The MAC's blocks beside this set's rounds: Seal's up to the ciphertext written, Open's
+	// to the set's last whole block.
+	MOVQ  72(SP), DX
+	MOVB  open+64(FP), DI
+	TESTB DI, DI
+	JNZ   chachaPoly1305LongAVX512openend
+	MOVQ  dst+16(FP), DI
+	ADDQ  DX, DI
+	MOVQ  DI, 64(SP)
+	JMP   chachaPoly1305LongAVX512rounds
+
+chachaPoly1305LongAVX512openend:
+	MOVQ    n+32(FP), DI
+	ANDQ    $-16, DI
+	ADDQ    $0x00000200, DX
+	CMPQ    DX, DI
+	CMOVQGT DI, DX
+	MOVQ    src+24(FP), DI
+	ADDQ    DI, DX
+	MOVQ    DX, 64(SP)
+
+chachaPoly1305LongAVX512rounds:
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y3
+	VBROADCASTI32X4 (AX), Y4
+	VBROADCASTI32X4 16(AX), Y21
+	VMOVDQA32       Y3, Y5
+	VMOVDQA32       Y4, Y6
+	VMOVDQA32       Y21, Y19
+	VPADDD          chachaRowCounters<>+32(SB), Y0, Y20
+	VMOVDQA32       Y3, Y7
+	VMOVDQA32       Y4, Y8
+	VMOVDQA32       Y21, Y17
+	VPADDD          chachaRowCounters<>+64(SB), Y0, Y18
+	VMOVDQA32       Y3, Y9
+	VMOVDQA32       Y4, Y10
+	VMOVDQA32       Y21, Y15
+	VPADDD          chachaRowCounters<>+96(SB), Y0, Y16
+	VMOVDQA32       Y3, Y11
+	VMOVDQA32       Y4, Y12
+	VMOVDQA32       Y21, Y13
+	VPADDD          chachaRowCounters<>+128(SB), Y0, Y14
+	MOVL            $0x0000000a, DI
+
+chachaPoly1305LongAVX512setrounds:
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y18, Y18
+	VPROLD $0x10, Y18, Y18
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y16, Y16
+	VPROLD $0x10, Y16, Y16
+	VPADDD Y12, Y11, Y11
+	VPXORD Y11, Y14, Y14
+	VPROLD $0x10, Y14, Y14
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y6, Y6
+	VPROLD $0x0c, Y6, Y6
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y8, Y8
+	VPROLD $0x0c, Y8, Y8
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y18, Y18
+	VPROLD $0x08, Y18, Y18
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y16, Y16
+	VPROLD $0x08, Y16, Y16
+	VPADDD Y12, Y11, Y11
+	VPXORD Y11, Y14, Y14
+	VPROLD $0x08, Y14, Y14
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y6, Y6
+	VPROLD $0x07, Y6, Y6
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y8, Y8
+	VPROLD $0x07, Y8, Y8
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	CMPQ   SI, 64(SP)
+	JAE    chachaPoly1305LongAVX512mac55
+	ADDQ   (SI), R8
+	ADCQ   8(SI), R9
+	ADCQ   $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+
+chachaPoly1305LongAVX512mac55:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y5, Y5
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	VPSHUFD $0x93, Y7, Y7
+	VPSHUFD $0x39, Y17, Y17
+	VPSHUFD $0x4e, Y18, Y18
+	VPSHUFD $0x93, Y9, Y9
+	VPSHUFD $0x39, Y15, Y15
+	VPSHUFD $0x4e, Y16, Y16
+	VPSHUFD $0x93, Y11, Y11
+	VPSHUFD $0x39, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	CMPQ    SI, 64(SP)
+	JAE     chachaPoly1305LongAVX512mac56
+	ADDQ    (SI), R8
+	ADCQ    8(SI), R9
+	ADCQ    $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+
+chachaPoly1305LongAVX512mac56:
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y18, Y18
+	VPROLD $0x10, Y18, Y18
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y16, Y16
+	VPROLD $0x10, Y16, Y16
+	VPADDD Y12, Y11, Y11
+	VPXORD Y11, Y14, Y14
+	VPROLD $0x10, Y14, Y14
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y6, Y6
+	VPROLD $0x0c, Y6, Y6
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y8, Y8
+	VPROLD $0x0c, Y8, Y8
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y18, Y18
+	VPROLD $0x08, Y18, Y18
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y16, Y16
+	VPROLD $0x08, Y16, Y16
+	VPADDD Y12, Y11, Y11
+	VPXORD Y11, Y14, Y14
+	VPROLD $0x08, Y14, Y14
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y6, Y6
+	VPROLD $0x07, Y6, Y6
+	VPADDD Y18, Y17, Y17
+	VPXORD Y17, Y8, Y8
+	VPROLD $0x07, Y8, Y8
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	CMPQ   SI, 64(SP)
+	JAE    chachaPoly1305LongAVX512mac57
+	ADDQ   (SI), R8
+	ADCQ   8(SI), R9
+	ADCQ   $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+
+chachaPoly1305LongAVX512mac57:
+	VPSHUFD $0x39, Y5, Y5
+	VPSHUFD $0x93, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	VPSHUFD $0x39, Y7, Y7
+	VPSHUFD $0x93, Y17, Y17
+	VPSHUFD $0x4e, Y18, Y18
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x93, Y15, Y15
+	VPSHUFD $0x4e, Y16, Y16
+	VPSHUFD $0x39, Y11, Y11
+	VPSHUFD $0x93, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	DECL    DI
+	JNZ     chachaPoly1305LongAVX512setrounds
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD Y3, Y5, Y5
+	VPADDD Y4, Y6, Y6
+	VPADDD Y21, Y19, Y19
+	VPADDD chachaRowCounters<>+32(SB), Y0, Y22
+	VPADDD Y22, Y20, Y20
+	VPADDD Y3, Y7, Y7
+	VPADDD Y4, Y8, Y8
+	VPADDD Y21, Y17, Y17
+	VPADDD chachaRowCounters<>+64(SB), Y0, Y22
+	VPADDD Y22, Y18, Y18
+	VPADDD Y3, Y9, Y9
+	VPADDD Y4, Y10, Y10
+	VPADDD Y21, Y15, Y15
+	VPADDD chachaRowCounters<>+96(SB), Y0, Y22
+	VPADDD Y22, Y16, Y16
+	VPADDD Y3, Y11, Y11
+	VPADDD Y4, Y12, Y12
+	VPADDD Y21, Y13, Y13
+	VPADDD chachaRowCounters<>+128(SB), Y0, Y3
+	VPADDD Y3, Y14, Y14
+
+	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
+	VSHUFI64X2   $0x00, Y6, Y5, Y4
+	VSHUFI64X2   $0x00, Y20, Y19, Y3
+	VINSERTI64X4 $0x01, Y3, Z4, Z3
+	VSHUFI64X2   $0x03, Y6, Y5, Y4
+	VSHUFI64X2   $0x03, Y20, Y19, Y5
+	VINSERTI64X4 $0x01, Y5, Z4, Z5
+	VSHUFI64X2   $0x00, Y8, Y7, Y4
+	VSHUFI64X2   $0x00, Y18, Y17, Y6
+	VINSERTI64X4 $0x01, Y6, Z4, Z6
+	VSHUFI64X2   $0x03, Y8, Y7, Y4
+	VSHUFI64X2   $0x03, Y18, Y17, Y7
+	VINSERTI64X4 $0x01, Y7, Z4, Z7
+	VSHUFI64X2   $0x00, Y10, Y9, Y4
+	VSHUFI64X2   $0x00, Y16, Y15, Y8
+	VINSERTI64X4 $0x01, Y8, Z4, Z8
+	VSHUFI64X2   $0x03, Y10, Y9, Y4
+	VSHUFI64X2   $0x03, Y16, Y15, Y9
+	VINSERTI64X4 $0x01, Y9, Z4, Z9
+	VSHUFI64X2   $0x00, Y12, Y11, Y4
+	VSHUFI64X2   $0x00, Y14, Y13, Y10
+	VINSERTI64X4 $0x01, Y10, Z4, Z10
+	VSHUFI64X2   $0x03, Y12, Y11, Y4
+	VSHUFI64X2   $0x03, Y14, Y13, Y11
+	VINSERTI64X4 $0x01, Y11, Z4, Z11
+
+	// Open: the set's MAC blocks the rounds left, before its plaintext overwrites them.
+chachaPoly1305LongAVX512catchup:
+	CMPQ SI, 64(SP)
+	JAE  chachaPoly1305LongAVX512caughtup
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, DI, R11
+	MULXQ R9, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  BX, DX
+	MULXQ R9, R13, R9
+	ADDQ  R13, R12
+	ADCQ  $0x00, R9
+	MULXQ R8, R13, R8
+	ADDQ  R13, R11
+	ADCQ  R8, R12
+	ADCQ  $0x00, R9
+	MOVQ  R10, R13
+	IMULQ DX, R13
+	ADDQ  R13, R9
+	IMULQ CX, R10
+	ADDQ  R10, R12
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R12
+	ADDQ R12, DI
+	ADCQ R9, R11
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R12
+	SHRQ $0x02, R9
+	ADDQ R12, DI
+	ADCQ R9, R11
+	ADCQ $0x00, R10
+	MOVQ DI, R8
+	MOVQ R11, R9
+	ADDQ $0x10, SI
+	JMP  chachaPoly1305LongAVX512catchup
+
+chachaPoly1305LongAVX512caughtup:
+	// The set's blocks, each under a byte mask of the message bytes it covers.
+	MOVQ       72(SP), DX
+	MOVQ       src+24(FP), DI
+	MOVQ       dst+16(FP), R11
+	ADDQ       DX, DI
+	ADDQ       DX, R11
+	MOVQ       n+32(FP), R12
+	SUBQ       DX, R12
+	CMPQ       R12, $0x00000000
+	JBE        chachaPoly1305LongAVX512setdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000000, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z (DI), K1, Z12
+	VPXORD     Z3, Z12, Z12
+	VMOVDQU8   Z12, K1, (R11)
+	CMPQ       R12, $0x00000040
+	JBE        chachaPoly1305LongAVX512setdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000040, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 64(DI), K1, Z3
+	VPXORD     Z5, Z3, Z3
+	VMOVDQU8   Z3, K1, 64(R11)
+	CMPQ       R12, $0x00000080
+	JBE        chachaPoly1305LongAVX512setdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000080, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 128(DI), K1, Z3
+	VPXORD     Z6, Z3, Z3
+	VMOVDQU8   Z3, K1, 128(R11)
+	CMPQ       R12, $0x000000c0
+	JBE        chachaPoly1305LongAVX512setdone
+	MOVQ       R12, DX
+	SUBQ       $0x000000c0, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 192(DI), K1, Z3
+	VPXORD     Z7, Z3, Z3
+	VMOVDQU8   Z3, K1, 192(R11)
+	CMPQ       R12, $0x00000100
+	JBE        chachaPoly1305LongAVX512setdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000100, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 256(DI), K1, Z3
+	VPXORD     Z8, Z3, Z3
+	VMOVDQU8   Z3, K1, 256(R11)
+	CMPQ       R12, $0x00000140
+	JBE        chachaPoly1305LongAVX512setdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000140, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 320(DI), K1, Z3
+	VPXORD     Z9, Z3, Z3
+	VMOVDQU8   Z3, K1, 320(R11)
+	CMPQ       R12, $0x00000180
+	JBE        chachaPoly1305LongAVX512setdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000180, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 384(DI), K1, Z3
+	VPXORD     Z10, Z3, Z3
+	VMOVDQU8   Z3, K1, 384(R11)
+	CMPQ       R12, $0x000001c0
+	JBE        chachaPoly1305LongAVX512setdone
+	MOVQ       R12, DX
+	SUBQ       $0x000001c0, DX
+	MOVQ       $0x00000040, R12
+	CMPQ       DX, R12
+	CMOVQGT    R12, DX
+	MOVQ       $-1, R12
+	BZHIQ      DX, R12, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 448(DI), K1, Z3
+	VPXORD     Z11, Z3, Z3
+	VMOVDQU8   Z3, K1, 448(R11)
+
+chachaPoly1305LongAVX512setdone:
+	VPADDD Y2, Y0, Y0
+	MOVQ   72(SP), DX
+	ADDQ   $0x00000200, DX
+	MOVQ   DX, 72(SP)
+	MOVQ   n+32(FP), DI
+	CMPQ   DI, DX
+	JA     chachaPoly1305LongAVX512set
+
+	// Seal: its partial last block from dst; both: what is left of the MAC, the tag.
+	MOVB       open+64(FP), AL
+	TESTB      AL, AL
+	JNZ        chachaPoly1305LongAVX512finish
+	MOVQ       dst+16(FP), DX
+	MOVQ       n+32(FP), DI
+	MOVQ       DI, R11
+	ANDQ       $0x0f, R11
+	ANDQ       $-16, DI
+	MOVQ       $-1, R12
+	BZHIQ      R11, R12, R11
+	KMOVQ      R11, K1
+	VMOVDQU8.Z (DX)(DI*1), K1, X0
+	VMOVDQU64  X0, 48(SP)
+
+chachaPoly1305LongAVX512finish:
+	MOVQ  dst+16(FP), DX
+	TESTB AL, AL
+	JZ    chachaPoly1305LongAVX512finishend
+	MOVQ  src+24(FP), DX
+
+chachaPoly1305LongAVX512finishend:
+	MOVQ n+32(FP), AX
+	ANDQ $-16, AX
+	ADDQ DX, AX
+	MOVQ AX, 64(SP)
+
+	// The ciphertext's whole blocks the rounds left, its padded tail, then the lengths block.
+chachaPoly1305LongAVX512rest:
+	CMPQ SI, 64(SP)
+	JAE  chachaPoly1305LongAVX512tail
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, AX, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, AX
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, AX
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ AX, R8
+	MOVQ DI, R9
+	ADDQ $0x10, SI
+	JMP  chachaPoly1305LongAVX512rest
+
+chachaPoly1305LongAVX512tail:
+	MOVQ  n+32(FP), AX
+	TESTQ $0x0000000f, AX
+	JZ    chachaPoly1305LongAVX512lens
+	ADDQ  48(SP), R8
+	ADCQ  56(SP), R9
+	ADCQ  $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, AX, SI
+	MULXQ R9, R11, DI
+	ADDQ  R11, SI
+	ADCQ  $0x00, DI
+	MOVQ  BX, DX
+	MULXQ R9, R11, R9
+	ADDQ  R11, DI
+	ADCQ  $0x00, R9
+	MULXQ R8, R11, R8
+	ADDQ  R11, SI
+	ADCQ  R8, DI
+	ADCQ  $0x00, R9
+	MOVQ  R10, R11
+	IMULQ DX, R11
+	ADDQ  R11, R9
+	IMULQ CX, R10
+	ADDQ  R10, DI
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ DI, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, DI
+	ADDQ DI, AX
+	ADCQ R9, SI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, DI
+	SHRQ $0x02, R9
+	ADDQ DI, AX
+	ADCQ R9, SI
+	ADCQ $0x00, R10
+	MOVQ AX, R8
+	MOVQ SI, R9
+
+chachaPoly1305LongAVX512lens:
+	ADDQ 16(SP), R8
+	ADCQ 24(SP), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, AX, SI
+	MULXQ R9, R11, DI
+	ADDQ  R11, SI
+	ADCQ  $0x00, DI
+	MOVQ  BX, DX
+	MULXQ R9, R11, BX
+	ADDQ  R11, DI
+	ADCQ  $0x00, BX
+	MULXQ R8, R11, R8
+	ADDQ  R11, SI
+	ADCQ  R8, DI
+	ADCQ  $0x00, BX
+	MOVQ  R10, R11
+	IMULQ DX, R11
+	ADDQ  R11, BX
+	IMULQ CX, R10
+	ADDQ  R10, DI
+	ADCQ  $0x00, BX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ DI, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, DI
+	ADDQ DI, AX
+	ADCQ BX, SI
+	ADCQ $0x00, R10
+	SHRQ $0x02, BX, DI
+	SHRQ $0x02, BX
+	ADDQ DI, AX
+	ADCQ BX, SI
+	ADCQ $0x00, R10
+	MOVQ AX, R8
+	MOVQ SI, R9
+
+	// The tag: h mod p + s mod 2^128 (section 2.5.1).
+	MOVQ    R8, AX
+	ADDQ    $0x05, AX
+	MOVQ    R9, CX
+	ADCQ    $0x00, CX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE AX, R8
+	CMOVQNE CX, R9
+	ADDQ    32(SP), R8
+	ADCQ    40(SP), R9
+	MOVQ    tag+56(FP), AX
+	MOVB    open+64(FP), CL
+	TESTB   CL, CL
+	JNZ     chachaPoly1305LongAVX512verify
+	MOVQ    R8, (AX)
+	MOVQ    R9, 8(AX)
+	MOVB    $0x01, AL
+	JMP     chachaPoly1305LongAVX512wipe
+
+chachaPoly1305LongAVX512verify:
+	// Open: compare in constant time; decrypt only on a match.
+	XORQ  (AX), R8
+	XORQ  8(AX), R9
+	ORQ   R9, R8
+	SETEQ AL
+	JNE   chachaPoly1305LongAVX512wipe
+
+chachaPoly1305LongAVX512wipe:
+	// Wipe the MAC's key from the stack; the key stream stayed in registers.
+	VPXORD    X1, X1, X1
+	VMOVDQU32 X1, 32(SP)
+	VZEROUPPER
+	MOVB      AL, ret+72(FP)
+	RET
+
 // func chachaXOR16OneAVX512(st *[16]uint32, dst *byte, src *byte, n int)
 // Requires: AVX, AVX512BW, AVX512F, BMI2
 TEXT ·chachaXOR16OneAVX512(SB), NOSPLIT, $0-32

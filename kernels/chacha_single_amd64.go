@@ -54,7 +54,8 @@ import (
 // within blocks 1-3 with AD of up to chachaTinyAD bytes takes chachaTinyFusedOp instead, on either
 // tier: the whole op in one call of chachaPoly1305TinyAVX2; where impl.chachaSmallFused, a message
 // within blocks 4-13 (an Open: 4-17) with such AD takes chachaPoly1305SmallAVX512 on AVX512
-// (chachaFusedOp).
+// (chachaFusedOp), and one of the lengths that this CPU's route gives the fused long kernel
+// (oneOps.takesLong) chachaPoly1305LongAVX512.
 //
 // chachaFewOps is the largest batch (or last chunk of a batch) that takes this path: up to there it
 // costs less than one op per lane (for 1420-byte messages, 16 lanes run 24 blocks each however few
@@ -98,6 +99,9 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	}
 	if impl.chachaSmallFused && t == AVX512 && n <= smallFusedMax(open) && len(op.AD) <= chachaTinyAD {
 		return chachaFusedOp(op, open, n, fusedSmallAVX512)
+	}
+	if t == AVX512 && chachaRoute.one.takesLong(op, n, open, false) {
+		return chachaFusedOp(op, open, n, fusedLongAVX512)
 	}
 	if 64+n <= 4*64 && len(op.AD)+n <= chachaShortMAC {
 		return chachaTinyOp(op, open, n, t)
@@ -337,6 +341,7 @@ const (
 	fusedTinyAVX2    fusedKernel = iota // chachaPoly1305TinyAVX2
 	fusedTinyAVX512                     // chachaPoly1305TinyAVX512
 	fusedSmallAVX512                    // chachaPoly1305SmallAVX512
+	fusedLongAVX512                     // chachaPoly1305LongAVX512
 )
 
 // chachaFusedOp runs op, n bytes of message and at most chachaTinyAD bytes of AD, in one call of
@@ -364,6 +369,8 @@ func chachaFusedOp(op *Op, open bool, n int, k fusedKernel) bool {
 	switch k {
 	case fusedSmallAVX512:
 		ok = chachaPoly1305SmallAVX512(key, nonce, dst, src, n, ad, len(op.AD), tag, open)
+	case fusedLongAVX512:
+		ok = chachaPoly1305LongAVX512(key, nonce, dst, src, n, ad, len(op.AD), tag, open)
 	case fusedTinyAVX512:
 		ok = chachaPoly1305TinyAVX512(key, nonce, dst, src, n, ad, len(op.AD), tag, open)
 	default:

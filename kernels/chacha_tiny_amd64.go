@@ -119,8 +119,8 @@ func (q *tinyOps) run(ops []Op, i, n int) (failed int) {
 
 // runFusedAlone runs op, a ChaCha-family op on its own on route r (runSmall), on a fused one-call
 // kernel if one takes it, and returns how many failed: r.tiny's where op fits it (tinyOps.fits; with
-// no other op to share a call, op does not wait in the queue), or the kernel of blocks 4-11 where r's
-// one-op path takes op for it (oneOps.takesSmall). Going straight to the kernel rather than through
+// no other op to share a call, op does not wait in the queue), or the kernel of blocks 4-13 (Open:
+// 4-17) or the long one where r's one-op path takes op for it (oneOps.takesSmall, takesLong). Going straight to the kernel rather than through
 // the one-op path's layers saves a lone 256-byte op about 16 ns of 225 (AMD Zen 4,
 // docs/experiments.md, 2026-12-04 fourth session).
 func (r *route) runFusedAlone(op *Op, open bool) (taken bool, failed int) {
@@ -128,10 +128,16 @@ func (r *route) runFusedAlone(op *Op, open bool) (taken bool, failed int) {
 	n, ok := q.fits(op)
 	k := tinyFusedKernel()
 	if !ok {
-		if r.one.tier != AVX512 || !impl.chachaSmallFused || !r.one.takesSmall(op, n, open, false) {
+		switch {
+		case r.one.tier != AVX512:
+			return false, 0
+		case impl.chachaSmallFused && r.one.takesSmall(op, n, open, false):
+			k = fusedSmallAVX512
+		case r.one.takesLong(op, n, open, false):
+			k = fusedLongAVX512
+		default:
 			return false, 0
 		}
-		k = fusedSmallAVX512
 	}
 	if chachaFusedOp(op, open, n, k) {
 		return true, 0

@@ -112,8 +112,10 @@ func (u *uniformLanes) takes(ops []Op, nc int, open bool) bool {
 // for Open none of openGap[0] to openGap[1] bytes, and in a remainder beside the lanes' groups
 // (aloneFaster) none below remainderMin; Seals outside remainders and Opens of smallMin to
 // smallMax[0] (Seal) or smallMax[1] (Open) bytes, at most smallFusedMax, with at most chachaTinyAD
-// bytes of AD (the fused kernel's, where impl.chachaSmallFused); messages of long bytes or more,
-// and any op with adMin bytes of AD or more. Its zero value, tier Generic, takes none.
+// bytes of AD (the fused kernel's, where impl.chachaSmallFused); messages of longFused's lengths,
+// Seals outside remainders, with at most chachaTinyAD bytes of AD (the fused long kernel's);
+// messages of long bytes or more, and any op with adMin bytes of AD or more. Its zero value, tier
+// Generic, takes none.
 type oneOps struct {
 	tier                        Tier
 	sealMin, openMin, max, long int
@@ -121,8 +123,12 @@ type oneOps struct {
 	remainderMin                int
 	smallMin                    int
 	smallMax                    [2]int
+	longFused                   lengths
 	adMin                       int
 }
+
+// lengths is a range of message lengths, min to max bytes; its zero value holds none.
+type lengths struct{ min, max int }
 
 // takes reports whether o takes op; remainder says op is in a remainder beside the lanes' groups.
 func (o *oneOps) takes(op *Op, open, remainder bool) bool {
@@ -137,11 +143,20 @@ func (o *oneOps) takes(op *Op, open, remainder bool) bool {
 		low = max(low, o.remainderMin)
 	}
 	inGap := open && n >= o.openGap[0] && n <= o.openGap[1]
-	return n >= low && n <= o.max && !inGap || o.takesSmall(op, n, open, remainder) || o.long > 0 && n >= o.long ||
-		o.adMin > 0 && len(op.AD) >= o.adMin
+	return n >= low && n <= o.max && !inGap || o.takesSmall(op, n, open, remainder) ||
+		o.takesLong(op, n, open, remainder) || o.long > 0 && n >= o.long || o.adMin > 0 && len(op.AD) >= o.adMin
 }
 
-// takesSmall reports whether o takes op, of an n-byte message, for the fused kernel of blocks 4-13 (Open: 4-17).
+// takesLong reports whether o takes op, of an n-byte message, for the fused long kernel (within
+// chachaLongMin to chachaLongMax bytes).
+func (o *oneOps) takesLong(op *Op, n int, open, remainder bool) bool {
+	r := o.longFused
+	return r.min > 0 && (open || !remainder) && n >= max(r.min, chachaLongMin) && n <= min(r.max, chachaLongMax) &&
+		len(op.AD) <= chachaTinyAD
+}
+
+// takesSmall reports whether o takes op, of an n-byte message, for the fused kernel of blocks 4-13
+// (Open: 4-17).
 func (o *oneOps) takesSmall(op *Op, n int, open, remainder bool) bool {
 	high := o.smallMax[0]
 	if open {
@@ -204,10 +219,17 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 1.04-1.05x (0.97-0.98x); and since its Seal of more than seven blocks runs the MAC of blocks
 	// 1-7 beside the rounds of blocks 8 on, Seals up to 832 B (chachaSmallMax), 1 and 4 ops, 577-768
 	// B 0.97-0.98x (x/crypto) -> 1.06-1.12x, 769-832 B 1.00-1.04x (the one-op path) -> 1.07-1.09x
-	// (896-960 B on the kernel 1.10-1.11x against 1.12-1.16x there: not those). Such Opens in a remainder of 12-14 ops op by op too (Seals not: 14 x 384-512 B
-	// 1.11-1.12x in the lanes, 1.02-1.06x op by op): 12-13 x 384-512 B 0.88-0.95x -> 1.11-1.18x,
+	// (896-960 B on the kernel 1.10-1.11x against 1.12-1.16x there: not those). Such Opens in a
+	// remainder of 12-14 ops op by op too (Seals not: 14 x 384-512 B 1.11-1.12x in the lanes,
+	// 1.02-1.06x op by op): 12-13 x 384-512 B 0.88-0.95x -> 1.11-1.18x,
 	// 12 x 900-1088 B 0.86-0.89x -> 1.03-1.11x, 14 x 900-1088 B 0.97-1.01x -> 1.03-1.11x, 30 x 900 B
-	// 1.08-1.10x -> 1.16-1.18x. In batches below 48 ops, those within block 1 on the fused
+	// 1.08-1.10x -> 1.16-1.18x. Messages of 1473-3071 B, between the one-op path's ranges, on the
+	// fused long kernel (longFused: sets of eight blocks, the MAC beside their rounds), 1 and 4 ops,
+	// 1500-3000 B Seal 0.98-0.99x (x/crypto) -> 1.00-1.05x, Open 0.98-0.99x -> 1.09-1.14x; Opens in
+	// remainders too, 12-14 x 1500-2048 B 0.91-1.08x -> 1.10-1.12x, 28 x 1500-2048 B 1.06-1.10x ->
+	// 1.18-1.23x (not Opens of 1089-1472 B, 1.02-1.09x there against 1.05-1.11x on the one-op path;
+	// not Seals in remainders, 12 x 2048 B 0.96-1.00x either way). In batches below 48 ops, those
+	// within block 1 on the fused
 	// three-op kernel beside the lanes: the lanes fill whole groups of 16 such ops only, and leave the
 	// rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the lanes were below x/crypto's
 	// 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and 10 x 1420 B 345 -> 271; 48 and
@@ -237,7 +259,7 @@ var routes = [...]struct{ chacha, gcm route }{
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
 			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
 			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, smallMax: [2]int{13 * 64, 17 * 64},
-			long: 3 << 10, adMin: 768}, beside: 48,
+			longFused: lengths{23*64 + 1, 3<<10 - 1}, long: 3 << 10, adMin: 768}, beside: 48,
 			alone: 384, aloneAtMin: 13*64 + 1},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},

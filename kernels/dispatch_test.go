@@ -88,13 +88,14 @@ func TestDispatchPaths(t *testing.T) {
 			for _, tiny := range tinies {
 				// With a SIMD tiny tier, also that tier's one-op path for the ChaCha family's
 				// messages of 101 (Seal) or 201 (Open) to 1000 bytes but Opens of 400-600, and
-				// from 1300 on, of 60 to 300 (Seal) or chachaSmallMax (Open) bytes with short AD,
-				// and ops with 30 bytes of AD or more, as a route's oneOps takes them.
+				// from 1300 on, of 60 to 300 (Seal) or chachaSmallMax (Open) bytes and of 1001 to
+				// 1299 bytes (the fused long kernel on AVX512) with short AD, and ops with 30 bytes
+				// of AD or more, as a route's oneOps takes them.
 				ones := []oneOps{{}}
 				if tiny != Stdlib {
 					ones = append(ones, oneOps{tier: tiny, sealMin: 101, openMin: 201, max: 1000,
 						openGap: [2]int{400, 600}, smallMin: 60, smallMax: [2]int{300, chachaSmallMax},
-						long: 1300, adMin: 30})
+						longFused: lengths{1001, 1299}, long: 1300, adMin: 30})
 				}
 				for _, one := range ones {
 					chachaRoute = route{tier: tier, minOps: minOps, tiny: tiny, one: one}
@@ -119,12 +120,13 @@ func TestDispatchPaths(t *testing.T) {
 		}
 		// With alone 1000 (1500 in a remainder of just minOps), remainders of minOps or more op by
 		// op where their ops allow it; the one-op path takes messages of 101-699 bytes in small
-		// batches but not in remainders.
+		// batches but not in remainders, and Opens of 1001-1299 bytes with short AD in both.
 		for _, alone := range []int{0, 1000} {
 			for _, minOps := range []int{1, 12} {
 				chachaRoute = route{tier: tier, minOps: minOps, tiny: AVX2, beside: 40, alone: alone,
 					aloneAtMin: alone * 3 / 2,
-					one:        oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, remainderMin: 700, long: 1300}}
+					one: oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, remainderMin: 700,
+						longFused: lengths{1001, 1299}, long: 1300}}
 				gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
 				t.Run(fmt.Sprintf("%v/from%d/beside40/alone%d", tier, minOps, alone), func(t *testing.T) {
 					for _, n := range []int{2, 12, 13, 15, 20, 28, 31, 33, 39, 40, 47} {

@@ -50,6 +50,7 @@ func main() {
 	chachaPoly1305Tiny(true)
 	chachaPoly1305Tiny3AVX2()
 	chachaPoly1305SmallAVX512()
+	chachaPoly1305LongAVX512()
 	chachaXOR16OneAVX512()
 	chachaKS8AVX512()
 	chachaKS4AVX512()

@@ -372,17 +372,29 @@ func byteMask(cnt GPVirtual) {
 	KMOVQ(cnt, K1)
 }
 
-// smallKeyStream computes key-stream blocks 0 to 2*states-1 in the row form (rowStates, VPROLD),
-// leaves r in r0, r1 and s in sk, and puts blocks 1 on into blocks, one zmm each. Zen 4 runs a zmm
-// instruction as two ymm halves, so ymm states do the same work as zmm ones, and each message runs
-// no more of them than its blocks need.
+// smallKeyStream computes key-stream blocks 2*first to 2*(first+states)-1 in the row form
+// (rowStates, VPROLD) and puts them, but block 0, into blocks, one zmm each; with first = 0 it
+// leaves r in r0, r1 and s in sk. Zen 4 runs a zmm instruction as two ymm halves, so ymm states do
+// the same work as zmm ones, and each message runs no more of them than its blocks need.
 func smallKeyStream(first, states int, key, nonce, sk Mem, r0, r1 GPVirtual, blocks []VecVirtual, loop string, hook func(k int)) {
-	row3x := XMM() // counter 0 and the nonce (section 2.3)
+	keyStreamAt(first, states, key, nonceRow(nonce), sk, r0, r1, blocks, loop, hook)
+}
+
+// nonceRow returns row 3 of the state of block counter 0 (section 2.3: the counter, then the nonce)
+// in both 128-bit halves of a ymm register.
+func nonceRow(nonce Mem) VecVirtual {
+	row3x := XMM()
 	VMOVQ(nonce, row3x)
 	VPINSRD(U8(2), nonce.Offset(8), row3x, row3x)
 	VPSLLDQ(U8(4), row3x, row3x)
 	row3 := YMM()
 	VSHUFI32X4(U8(0), row3x.AsY(), row3x.AsY(), row3)
+	return row3
+}
+
+// keyStreamAt is smallKeyStream with row 3 given (nonceRow, its counters advanced by a multiple of
+// two for later blocks).
+func keyStreamAt(first, states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPVirtual, blocks []VecVirtual, loop string, hook func(k int)) {
 	x := rowStatesFrom(first, states, key, row3, sk, r0, r1, true, true, loop, hook)
 	Comment("Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.")
 	for s := range x {
