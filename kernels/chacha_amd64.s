@@ -21093,8 +21093,7 @@ TEXT ·chachaPoly1305LongAVX512(SB), NOSPLIT, $80-73
 	MOVQ CX, 16(SP)
 	MOVQ AX, 24(SP)
 
-	// Stage the AD's partial last block, zero-padded, and an Open's ciphertext's partial last
-	// block, before the decryption overwrites it.
+	// Stage the AD's partial last block, zero-padded.
 	VPXORD    X0, X0, X0
 	VMOVDQU32 X0, (SP)
 	MOVQ      ad+40(FP), AX
@@ -21155,90 +21154,179 @@ chachaPoly1305LongAVX512adtail2:
 	MOVB  AL, (CX)
 
 chachaPoly1305LongAVX512adtail1:
-	MOVB       open+64(FP), AL
-	MOVB       open+64(FP), CL
-	TESTB      AL, CL
-	JZ         chachaPoly1305LongAVX512keyed
-	MOVQ       src+24(FP), AX
-	MOVQ       n+32(FP), CX
-	MOVQ       CX, DX
-	ANDQ       $0x0f, DX
-	ANDQ       $-16, CX
-	MOVQ       $-1, BX
-	BZHIQ      DX, BX, DX
-	KMOVQ      DX, K1
-	VMOVDQU8.Z (AX)(CX*1), K1, X0
-	VMOVDQU64  X0, 48(SP)
-
-chachaPoly1305LongAVX512keyed:
+	MOVB            open+64(FP), AL
+	TESTB           AL, AL
+	JNZ             chachaPoly1305LongAVX512open
 	MOVQ            key+0(FP), AX
 	MOVQ            nonce+8(FP), CX
 	VMOVQ           (CX), X2
 	VPINSRD         $0x02, 8(CX), X2, X2
 	VPSLLDQ         $0x04, X2, X2
-	VSHUFI32X4      $0x00, Y2, Y2, Y0
-	VMOVDQU         chachaRowCounters<>+128(SB), Y2
-	VPSUBD          chachaRowCounters<>+0(SB), Y2, Y2
-	VBROADCASTI32X4 chachaSigma<>+0(SB), Y3
-	VBROADCASTI32X4 (AX), Y4
-	VBROADCASTI32X4 16(AX), Y5
-	VMOVDQA32       Y3, Y6
-	VMOVDQA32       Y4, Y7
-	VMOVDQA32       Y5, Y8
-	VPADDD          chachaRowCounters<>+0(SB), Y0, Y9
+	VSHUFI32X4      $0x00, Y2, Y2, Y6
+	VMOVDQU         chachaRowCounters<>+128(SB), Y7
+	VPSUBD          chachaRowCounters<>+0(SB), Y7, Y7
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y0
+	VBROADCASTI32X4 (AX), Y2
+	VBROADCASTI32X4 16(AX), Y13
+	VMOVDQA32       Y0, Y14
+	VMOVDQA32       Y2, Y15
+	VMOVDQA32       Y13, Y16
+	VPADDD          chachaRowCounters<>+0(SB), Y6, Y17
+	VMOVDQA32       Y0, Y3
+	VMOVDQA32       Y2, Y4
+	VMOVDQA32       Y13, Y11
+	VPADDD          chachaRowCounters<>+32(SB), Y6, Y12
+	VMOVDQA32       Y0, Y5
+	VMOVDQA32       Y2, Y8
+	VMOVDQA32       Y13, Y9
+	VPADDD          chachaRowCounters<>+64(SB), Y6, Y10
 	MOVL            $0x0000000a, CX
 
-chachaPoly1305LongAVX512rounds0:
-	VPADDD Y7, Y6, Y6
-	VPXORD Y6, Y9, Y9
-	VPROLD $0x10, Y9, Y9
-	VPADDD Y9, Y8, Y8
-	VPXORD Y8, Y7, Y7
-	VPROLD $0x0c, Y7, Y7
-	VPADDD Y7, Y6, Y6
-	VPXORD Y6, Y9, Y9
-	VPROLD $0x08, Y9, Y9
-	VPADDD Y9, Y8, Y8
-	VPXORD Y8, Y7, Y7
-	VPROLD $0x07, Y7, Y7
+chachaPoly1305LongAVX512sealrounds0:
+	VPADDD Y15, Y14, Y14
+	VPXORD Y14, Y17, Y17
+	VPROLD $0x10, Y17, Y17
+	VPADDD Y4, Y3, Y3
+	VPXORD Y3, Y12, Y12
+	VPROLD $0x10, Y12, Y12
+	VPADDD Y8, Y5, Y5
+	VPXORD Y5, Y10, Y10
+	VPROLD $0x10, Y10, Y10
+	VPADDD Y17, Y16, Y16
+	VPXORD Y16, Y15, Y15
+	VPROLD $0x0c, Y15, Y15
+	VPADDD Y12, Y11, Y11
+	VPXORD Y11, Y4, Y4
+	VPROLD $0x0c, Y4, Y4
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y8, Y8
+	VPROLD $0x0c, Y8, Y8
+	VPADDD Y15, Y14, Y14
+	VPXORD Y14, Y17, Y17
+	VPROLD $0x08, Y17, Y17
+	VPADDD Y4, Y3, Y3
+	VPXORD Y3, Y12, Y12
+	VPROLD $0x08, Y12, Y12
+	VPADDD Y8, Y5, Y5
+	VPXORD Y5, Y10, Y10
+	VPROLD $0x08, Y10, Y10
+	VPADDD Y17, Y16, Y16
+	VPXORD Y16, Y15, Y15
+	VPROLD $0x07, Y15, Y15
+	VPADDD Y12, Y11, Y11
+	VPXORD Y11, Y4, Y4
+	VPROLD $0x07, Y4, Y4
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y8, Y8
+	VPROLD $0x07, Y8, Y8
 
 	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y6, Y6
-	VPSHUFD $0x39, Y8, Y8
-	VPSHUFD $0x4e, Y9, Y9
-	VPADDD  Y7, Y6, Y6
-	VPXORD  Y6, Y9, Y9
-	VPROLD  $0x10, Y9, Y9
-	VPADDD  Y9, Y8, Y8
-	VPXORD  Y8, Y7, Y7
-	VPROLD  $0x0c, Y7, Y7
-	VPADDD  Y7, Y6, Y6
-	VPXORD  Y6, Y9, Y9
-	VPROLD  $0x08, Y9, Y9
-	VPADDD  Y9, Y8, Y8
-	VPXORD  Y8, Y7, Y7
-	VPROLD  $0x07, Y7, Y7
-	VPSHUFD $0x39, Y6, Y6
-	VPSHUFD $0x93, Y8, Y8
-	VPSHUFD $0x4e, Y9, Y9
+	VPSHUFD $0x93, Y14, Y14
+	VPSHUFD $0x39, Y16, Y16
+	VPSHUFD $0x4e, Y17, Y17
+	VPSHUFD $0x93, Y3, Y3
+	VPSHUFD $0x39, Y11, Y11
+	VPSHUFD $0x4e, Y12, Y12
+	VPSHUFD $0x93, Y5, Y5
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x4e, Y10, Y10
+	VPADDD  Y15, Y14, Y14
+	VPXORD  Y14, Y17, Y17
+	VPROLD  $0x10, Y17, Y17
+	VPADDD  Y4, Y3, Y3
+	VPXORD  Y3, Y12, Y12
+	VPROLD  $0x10, Y12, Y12
+	VPADDD  Y8, Y5, Y5
+	VPXORD  Y5, Y10, Y10
+	VPROLD  $0x10, Y10, Y10
+	VPADDD  Y17, Y16, Y16
+	VPXORD  Y16, Y15, Y15
+	VPROLD  $0x0c, Y15, Y15
+	VPADDD  Y12, Y11, Y11
+	VPXORD  Y11, Y4, Y4
+	VPROLD  $0x0c, Y4, Y4
+	VPADDD  Y10, Y9, Y9
+	VPXORD  Y9, Y8, Y8
+	VPROLD  $0x0c, Y8, Y8
+	VPADDD  Y15, Y14, Y14
+	VPXORD  Y14, Y17, Y17
+	VPROLD  $0x08, Y17, Y17
+	VPADDD  Y4, Y3, Y3
+	VPXORD  Y3, Y12, Y12
+	VPROLD  $0x08, Y12, Y12
+	VPADDD  Y8, Y5, Y5
+	VPXORD  Y5, Y10, Y10
+	VPROLD  $0x08, Y10, Y10
+	VPADDD  Y17, Y16, Y16
+	VPXORD  Y16, Y15, Y15
+	VPROLD  $0x07, Y15, Y15
+	VPADDD  Y12, Y11, Y11
+	VPXORD  Y11, Y4, Y4
+	VPROLD  $0x07, Y4, Y4
+	VPADDD  Y10, Y9, Y9
+	VPXORD  Y9, Y8, Y8
+	VPROLD  $0x07, Y8, Y8
+	VPSHUFD $0x39, Y14, Y14
+	VPSHUFD $0x93, Y16, Y16
+	VPSHUFD $0x4e, Y17, Y17
+	VPSHUFD $0x39, Y3, Y3
+	VPSHUFD $0x93, Y11, Y11
+	VPSHUFD $0x4e, Y12, Y12
+	VPSHUFD $0x39, Y5, Y5
+	VPSHUFD $0x93, Y9, Y9
+	VPSHUFD $0x4e, Y10, Y10
 	DECL    CX
-	JNZ     chachaPoly1305LongAVX512rounds0
+	JNZ     chachaPoly1305LongAVX512sealrounds0
 
 	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
-	VPADDD    Y3, Y6, Y6
-	VPADDD    Y4, Y7, Y7
-	VPADDD    Y5, Y8, Y8
-	VPADDD    chachaRowCounters<>+0(SB), Y0, Y3
-	VPADDD    Y3, Y9, Y9
-	VPANDD    poly1305Clamp<>+0(SB), X6, X3
-	VMOVQ     X3, CX
-	VPEXTRQ   $0x01, X3, BX
-	VMOVDQU32 X7, 32(SP)
+	VPADDD    Y0, Y14, Y14
+	VPADDD    Y2, Y15, Y15
+	VPADDD    Y13, Y16, Y16
+	VPADDD    chachaRowCounters<>+0(SB), Y6, Y18
+	VPADDD    Y18, Y17, Y17
+	VPADDD    Y0, Y3, Y3
+	VPADDD    Y2, Y4, Y4
+	VPADDD    Y13, Y11, Y11
+	VPADDD    chachaRowCounters<>+32(SB), Y6, Y18
+	VPADDD    Y18, Y12, Y12
+	VPADDD    Y0, Y5, Y5
+	VPADDD    Y2, Y8, Y8
+	VPADDD    Y13, Y9, Y9
+	VPADDD    chachaRowCounters<>+64(SB), Y6, Y0
+	VPADDD    Y0, Y10, Y10
+	VPANDD    poly1305Clamp<>+0(SB), X14, X0
+	VMOVQ     X0, CX
+	VPEXTRQ   $0x01, X0, BX
+	VMOVDQU32 X15, 32(SP)
 
 	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
-	VSHUFI64X2   $0x03, Y7, Y6, Y3
-	VSHUFI64X2   $0x03, Y9, Y8, Y4
+	VSHUFI64X2   $0x03, Y15, Y14, Y0
+	VSHUFI64X2   $0x03, Y17, Y16, Y2
+	VINSERTI64X4 $0x01, Y2, Z0, Z0
+	VSHUFI64X2   $0x00, Y4, Y3, Y2
+	VSHUFI64X2   $0x00, Y12, Y11, Y13
+	VINSERTI64X4 $0x01, Y13, Z2, Z2
+	VSHUFI64X2   $0x03, Y4, Y3, Y3
+	VSHUFI64X2   $0x03, Y12, Y11, Y4
 	VINSERTI64X4 $0x01, Y4, Z3, Z3
+	VSHUFI64X2   $0x00, Y8, Y5, Y4
+	VSHUFI64X2   $0x00, Y10, Y9, Y11
+	VINSERTI64X4 $0x01, Y11, Z4, Z4
+	VSHUFI64X2   $0x03, Y8, Y5, Y5
+	VSHUFI64X2   $0x03, Y10, Y9, Y8
+	VINSERTI64X4 $0x01, Y8, Z5, Z5
+	MOVQ         src+24(FP), DX
+	MOVQ         dst+16(FP), SI
+	VPXORD       (DX), Z0, Z0
+	VMOVDQU64    Z0, (SI)
+	VPXORD       64(DX), Z2, Z0
+	VMOVDQU64    Z0, 64(SI)
+	VPXORD       128(DX), Z3, Z0
+	VMOVDQU64    Z0, 128(SI)
+	VPXORD       192(DX), Z4, Z0
+	VMOVDQU64    Z0, 192(SI)
+	VPXORD       256(DX), Z5, Z0
+	VMOVDQU64    Z0, 256(SI)
 	MOVQ         ad+40(FP), SI
 	MOVQ         adLen+48(FP), DI
 	XORQ         R8, R8
@@ -21246,9 +21334,9 @@ chachaPoly1305LongAVX512rounds0:
 	XORQ         R10, R10
 	SHRQ         $0x04, DI
 	TESTQ        DI, DI
-	JZ           chachaPoly1305LongAVX512addone
+	JZ           chachaPoly1305LongAVX512sealaddone
 
-chachaPoly1305LongAVX512ad:
+chachaPoly1305LongAVX512sealad:
 	ADDQ (SI), R8
 	ADCQ 8(SI), R9
 	ADCQ $0x01, R10
@@ -21290,11 +21378,11 @@ chachaPoly1305LongAVX512ad:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 	DECQ DI
-	JNZ  chachaPoly1305LongAVX512ad
+	JNZ  chachaPoly1305LongAVX512sealad
 
-chachaPoly1305LongAVX512addone:
+chachaPoly1305LongAVX512sealaddone:
 	TESTQ $0x0000000f, 16(SP)
-	JZ    chachaPoly1305LongAVX512adpadded
+	JZ    chachaPoly1305LongAVX512sealadpadded
 	ADDQ  (SP), R8
 	ADCQ  8(SP), R9
 	ADCQ  $0x01, R10
@@ -21335,238 +21423,43 @@ chachaPoly1305LongAVX512addone:
 	MOVQ SI, R8
 	MOVQ DI, R9
 
-chachaPoly1305LongAVX512adpadded:
-	// Block 1, whole (n > 512): Seal writes its ciphertext for the first set's MAC; Open absorbs
-	// its ciphertext, then writes its plaintext.
-	MOVQ      src+24(FP), DI
-	MOVQ      dst+16(FP), DX
-	MOVB      open+64(FP), SI
-	TESTB     SI, SI
-	JNZ       chachaPoly1305LongAVX512openblock1
-	VPXORD    (DI), Z3, Z3
-	VMOVDQU64 Z3, (DX)
-	MOVQ      DX, SI
-	JMP       chachaPoly1305LongAVX512sets
+chachaPoly1305LongAVX512sealadpadded:
+	MOVQ dst+16(FP), SI
+	MOVQ $0x00000140, 72(SP)
 
-chachaPoly1305LongAVX512openblock1:
-	MOVQ DI, SI
-	ADDQ (SI), R8
-	ADCQ 8(SI), R9
-	ADCQ $0x01, R10
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  CX, DX
-	MULXQ R8, R11, R12
-	MULXQ R9, R14, R13
-	ADDQ  R14, R12
-	ADCQ  $0x00, R13
-	MOVQ  BX, DX
-	MULXQ R9, R14, R9
-	ADDQ  R14, R13
-	ADCQ  $0x00, R9
-	MULXQ R8, R14, R8
-	ADDQ  R14, R12
-	ADCQ  R8, R13
-	ADCQ  $0x00, R9
-	MOVQ  R10, R14
-	IMULQ DX, R14
-	ADDQ  R14, R9
-	IMULQ CX, R10
-	ADDQ  R10, R13
-	ADCQ  $0x00, R9
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R13, R10
-	ANDQ $0x03, R10
-	ANDQ $-4, R13
-	ADDQ R13, R11
-	ADCQ R9, R12
-	ADCQ $0x00, R10
-	SHRQ $0x02, R9, R13
-	SHRQ $0x02, R9
-	ADDQ R13, R11
-	ADCQ R9, R12
-	ADCQ $0x00, R10
-	MOVQ R11, R8
-	MOVQ R12, R9
-	ADDQ $0x10, SI
-	ADDQ (SI), R8
-	ADCQ 8(SI), R9
-	ADCQ $0x01, R10
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  CX, DX
-	MULXQ R8, R11, R12
-	MULXQ R9, R14, R13
-	ADDQ  R14, R12
-	ADCQ  $0x00, R13
-	MOVQ  BX, DX
-	MULXQ R9, R14, R9
-	ADDQ  R14, R13
-	ADCQ  $0x00, R9
-	MULXQ R8, R14, R8
-	ADDQ  R14, R12
-	ADCQ  R8, R13
-	ADCQ  $0x00, R9
-	MOVQ  R10, R14
-	IMULQ DX, R14
-	ADDQ  R14, R9
-	IMULQ CX, R10
-	ADDQ  R10, R13
-	ADCQ  $0x00, R9
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R13, R10
-	ANDQ $0x03, R10
-	ANDQ $-4, R13
-	ADDQ R13, R11
-	ADCQ R9, R12
-	ADCQ $0x00, R10
-	SHRQ $0x02, R9, R13
-	SHRQ $0x02, R9
-	ADDQ R13, R11
-	ADCQ R9, R12
-	ADCQ $0x00, R10
-	MOVQ R11, R8
-	MOVQ R12, R9
-	ADDQ $0x10, SI
-	ADDQ (SI), R8
-	ADCQ 8(SI), R9
-	ADCQ $0x01, R10
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  CX, DX
-	MULXQ R8, R11, R12
-	MULXQ R9, R14, R13
-	ADDQ  R14, R12
-	ADCQ  $0x00, R13
-	MOVQ  BX, DX
-	MULXQ R9, R14, R9
-	ADDQ  R14, R13
-	ADCQ  $0x00, R9
-	MULXQ R8, R14, R8
-	ADDQ  R14, R12
-	ADCQ  R8, R13
-	ADCQ  $0x00, R9
-	MOVQ  R10, R14
-	IMULQ DX, R14
-	ADDQ  R14, R9
-	IMULQ CX, R10
-	ADDQ  R10, R13
-	ADCQ  $0x00, R9
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R13, R10
-	ANDQ $0x03, R10
-	ANDQ $-4, R13
-	ADDQ R13, R11
-	ADCQ R9, R12
-	ADCQ $0x00, R10
-	SHRQ $0x02, R9, R13
-	SHRQ $0x02, R9
-	ADDQ R13, R11
-	ADCQ R9, R12
-	ADCQ $0x00, R10
-	MOVQ R11, R8
-	MOVQ R12, R9
-	ADDQ $0x10, SI
-	ADDQ (SI), R8
-	ADCQ 8(SI), R9
-	ADCQ $0x01, R10
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  CX, DX
-	MULXQ R8, R11, R12
-	MULXQ R9, R14, R13
-	ADDQ  R14, R12
-	ADCQ  $0x00, R13
-	MOVQ  BX, DX
-	MULXQ R9, R14, R9
-	ADDQ  R14, R13
-	ADCQ  $0x00, R9
-	MULXQ R8, R14, R8
-	ADDQ  R14, R12
-	ADCQ  R8, R13
-	ADCQ  $0x00, R9
-	MOVQ  R10, R14
-	IMULQ DX, R14
-	ADDQ  R14, R9
-	IMULQ CX, R10
-	ADDQ  R10, R13
-	ADCQ  $0x00, R9
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ      R13, R10
-	ANDQ      $0x03, R10
-	ANDQ      $-4, R13
-	ADDQ      R13, R11
-	ADCQ      R9, R12
-	ADCQ      $0x00, R10
-	SHRQ      $0x02, R9, R13
-	SHRQ      $0x02, R9
-	ADDQ      R13, R11
-	ADCQ      R9, R12
-	ADCQ      $0x00, R10
-	MOVQ      R11, R8
-	MOVQ      R12, R9
-	ADDQ      $0x10, SI
-	VPXORD    (DI), Z3, Z3
-	MOVQ      dst+16(FP), DX
-	VMOVDQU64 Z3, (DX)
-
-chachaPoly1305LongAVX512sets:
-	MOVQ $0x00000040, 72(SP)
-
-chachaPoly1305LongAVX512set:
-	// The MAC's blocks beside this set's rounds: Seal's up to the ciphertext written, Open's
-	// to the set's last whole block.
-	MOVQ  72(SP), DX
-	MOVB  open+64(FP), DI
-	TESTB DI, DI
-	JNZ   chachaPoly1305LongAVX512openend
-	MOVQ  dst+16(FP), DI
-	ADDQ  DX, DI
-	MOVQ  DI, 64(SP)
-	JMP   chachaPoly1305LongAVX512rounds
-
-chachaPoly1305LongAVX512openend:
-	MOVQ    n+32(FP), DI
-	ANDQ    $-16, DI
-	ADDQ    $0x00000200, DX
-	CMPQ    DX, DI
-	CMOVQGT DI, DX
-	MOVQ    src+24(FP), DI
-	ADDQ    DI, DX
-	MOVQ    DX, 64(SP)
-
-chachaPoly1305LongAVX512rounds:
-	VBROADCASTI32X4 chachaSigma<>+0(SB), Y3
-	VBROADCASTI32X4 (AX), Y4
+chachaPoly1305LongAVX512sealset:
+	// The MAC beside the set's rounds: the ciphertext written so far.
+	MOVQ            dst+16(FP), DI
+	MOVQ            72(SP), DX
+	ADDQ            DX, DI
+	MOVQ            DI, 64(SP)
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y0
+	VBROADCASTI32X4 (AX), Y8
 	VBROADCASTI32X4 16(AX), Y21
-	VMOVDQA32       Y3, Y5
-	VMOVDQA32       Y4, Y6
+	VMOVDQA32       Y0, Y2
+	VMOVDQA32       Y8, Y3
 	VMOVDQA32       Y21, Y19
-	VPADDD          chachaRowCounters<>+32(SB), Y0, Y20
-	VMOVDQA32       Y3, Y7
-	VMOVDQA32       Y4, Y8
+	VPADDD          chachaRowCounters<>+96(SB), Y6, Y20
+	VMOVDQA32       Y0, Y4
+	VMOVDQA32       Y8, Y5
 	VMOVDQA32       Y21, Y17
-	VPADDD          chachaRowCounters<>+64(SB), Y0, Y18
-	VMOVDQA32       Y3, Y9
-	VMOVDQA32       Y4, Y10
+	VPADDD          chachaRowCounters<>+128(SB), Y6, Y18
+	VMOVDQA32       Y0, Y9
+	VMOVDQA32       Y8, Y10
 	VMOVDQA32       Y21, Y15
-	VPADDD          chachaRowCounters<>+96(SB), Y0, Y16
-	VMOVDQA32       Y3, Y11
-	VMOVDQA32       Y4, Y12
+	VPADDD          chachaRowCounters<>+160(SB), Y6, Y16
+	VMOVDQA32       Y0, Y11
+	VMOVDQA32       Y8, Y12
 	VMOVDQA32       Y21, Y13
-	VPADDD          chachaRowCounters<>+128(SB), Y0, Y14
+	VPADDD          chachaRowCounters<>+192(SB), Y6, Y14
 	MOVL            $0x0000000a, DI
 
-chachaPoly1305LongAVX512setrounds:
-	VPADDD Y6, Y5, Y5
-	VPXORD Y5, Y20, Y20
+chachaPoly1305LongAVX512sealsetrounds:
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y20, Y20
 	VPROLD $0x10, Y20, Y20
-	VPADDD Y8, Y7, Y7
-	VPXORD Y7, Y18, Y18
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y18, Y18
 	VPROLD $0x10, Y18, Y18
 	VPADDD Y10, Y9, Y9
 	VPXORD Y9, Y16, Y16
@@ -21575,22 +21468,22 @@ chachaPoly1305LongAVX512setrounds:
 	VPXORD Y11, Y14, Y14
 	VPROLD $0x10, Y14, Y14
 	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y6, Y6
-	VPROLD $0x0c, Y6, Y6
+	VPXORD Y19, Y3, Y3
+	VPROLD $0x0c, Y3, Y3
 	VPADDD Y18, Y17, Y17
-	VPXORD Y17, Y8, Y8
-	VPROLD $0x0c, Y8, Y8
+	VPXORD Y17, Y5, Y5
+	VPROLD $0x0c, Y5, Y5
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y10, Y10
 	VPROLD $0x0c, Y10, Y10
 	VPADDD Y14, Y13, Y13
 	VPXORD Y13, Y12, Y12
 	VPROLD $0x0c, Y12, Y12
-	VPADDD Y6, Y5, Y5
-	VPXORD Y5, Y20, Y20
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y20, Y20
 	VPROLD $0x08, Y20, Y20
-	VPADDD Y8, Y7, Y7
-	VPXORD Y7, Y18, Y18
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y18, Y18
 	VPROLD $0x08, Y18, Y18
 	VPADDD Y10, Y9, Y9
 	VPXORD Y9, Y16, Y16
@@ -21599,11 +21492,11 @@ chachaPoly1305LongAVX512setrounds:
 	VPXORD Y11, Y14, Y14
 	VPROLD $0x08, Y14, Y14
 	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y6, Y6
-	VPROLD $0x07, Y6, Y6
+	VPXORD Y19, Y3, Y3
+	VPROLD $0x07, Y3, Y3
 	VPADDD Y18, Y17, Y17
-	VPXORD Y17, Y8, Y8
-	VPROLD $0x07, Y8, Y8
+	VPXORD Y17, Y5, Y5
+	VPROLD $0x07, Y5, Y5
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y10, Y10
 	VPROLD $0x07, Y10, Y10
@@ -21611,7 +21504,7 @@ chachaPoly1305LongAVX512setrounds:
 	VPXORD Y13, Y12, Y12
 	VPROLD $0x07, Y12, Y12
 	CMPQ   SI, 64(SP)
-	JAE    chachaPoly1305LongAVX512mac55
+	JAE    chachaPoly1305LongAVX512sealmac55
 	ADDQ   (SI), R8
 	ADCQ   8(SI), R9
 	ADCQ   $0x01, R10
@@ -21653,12 +21546,12 @@ chachaPoly1305LongAVX512setrounds:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512mac55:
+chachaPoly1305LongAVX512sealmac55:
 	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y5, Y5
+	VPSHUFD $0x93, Y2, Y2
 	VPSHUFD $0x39, Y19, Y19
 	VPSHUFD $0x4e, Y20, Y20
-	VPSHUFD $0x93, Y7, Y7
+	VPSHUFD $0x93, Y4, Y4
 	VPSHUFD $0x39, Y17, Y17
 	VPSHUFD $0x4e, Y18, Y18
 	VPSHUFD $0x93, Y9, Y9
@@ -21668,7 +21561,7 @@ chachaPoly1305LongAVX512mac55:
 	VPSHUFD $0x39, Y13, Y13
 	VPSHUFD $0x4e, Y14, Y14
 	CMPQ    SI, 64(SP)
-	JAE     chachaPoly1305LongAVX512mac56
+	JAE     chachaPoly1305LongAVX512sealmac56
 	ADDQ    (SI), R8
 	ADCQ    8(SI), R9
 	ADCQ    $0x01, R10
@@ -21710,12 +21603,12 @@ chachaPoly1305LongAVX512mac55:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512mac56:
-	VPADDD Y6, Y5, Y5
-	VPXORD Y5, Y20, Y20
+chachaPoly1305LongAVX512sealmac56:
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y20, Y20
 	VPROLD $0x10, Y20, Y20
-	VPADDD Y8, Y7, Y7
-	VPXORD Y7, Y18, Y18
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y18, Y18
 	VPROLD $0x10, Y18, Y18
 	VPADDD Y10, Y9, Y9
 	VPXORD Y9, Y16, Y16
@@ -21724,22 +21617,22 @@ chachaPoly1305LongAVX512mac56:
 	VPXORD Y11, Y14, Y14
 	VPROLD $0x10, Y14, Y14
 	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y6, Y6
-	VPROLD $0x0c, Y6, Y6
+	VPXORD Y19, Y3, Y3
+	VPROLD $0x0c, Y3, Y3
 	VPADDD Y18, Y17, Y17
-	VPXORD Y17, Y8, Y8
-	VPROLD $0x0c, Y8, Y8
+	VPXORD Y17, Y5, Y5
+	VPROLD $0x0c, Y5, Y5
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y10, Y10
 	VPROLD $0x0c, Y10, Y10
 	VPADDD Y14, Y13, Y13
 	VPXORD Y13, Y12, Y12
 	VPROLD $0x0c, Y12, Y12
-	VPADDD Y6, Y5, Y5
-	VPXORD Y5, Y20, Y20
+	VPADDD Y3, Y2, Y2
+	VPXORD Y2, Y20, Y20
 	VPROLD $0x08, Y20, Y20
-	VPADDD Y8, Y7, Y7
-	VPXORD Y7, Y18, Y18
+	VPADDD Y5, Y4, Y4
+	VPXORD Y4, Y18, Y18
 	VPROLD $0x08, Y18, Y18
 	VPADDD Y10, Y9, Y9
 	VPXORD Y9, Y16, Y16
@@ -21748,11 +21641,11 @@ chachaPoly1305LongAVX512mac56:
 	VPXORD Y11, Y14, Y14
 	VPROLD $0x08, Y14, Y14
 	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y6, Y6
-	VPROLD $0x07, Y6, Y6
+	VPXORD Y19, Y3, Y3
+	VPROLD $0x07, Y3, Y3
 	VPADDD Y18, Y17, Y17
-	VPXORD Y17, Y8, Y8
-	VPROLD $0x07, Y8, Y8
+	VPXORD Y17, Y5, Y5
+	VPROLD $0x07, Y5, Y5
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y10, Y10
 	VPROLD $0x07, Y10, Y10
@@ -21760,7 +21653,7 @@ chachaPoly1305LongAVX512mac56:
 	VPXORD Y13, Y12, Y12
 	VPROLD $0x07, Y12, Y12
 	CMPQ   SI, 64(SP)
-	JAE    chachaPoly1305LongAVX512mac57
+	JAE    chachaPoly1305LongAVX512sealmac57
 	ADDQ   (SI), R8
 	ADCQ   8(SI), R9
 	ADCQ   $0x01, R10
@@ -21802,11 +21695,11 @@ chachaPoly1305LongAVX512mac56:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512mac57:
-	VPSHUFD $0x39, Y5, Y5
+chachaPoly1305LongAVX512sealmac57:
+	VPSHUFD $0x39, Y2, Y2
 	VPSHUFD $0x93, Y19, Y19
 	VPSHUFD $0x4e, Y20, Y20
-	VPSHUFD $0x39, Y7, Y7
+	VPSHUFD $0x39, Y4, Y4
 	VPSHUFD $0x93, Y17, Y17
 	VPSHUFD $0x4e, Y18, Y18
 	VPSHUFD $0x39, Y9, Y9
@@ -21816,256 +21709,196 @@ chachaPoly1305LongAVX512mac57:
 	VPSHUFD $0x93, Y13, Y13
 	VPSHUFD $0x4e, Y14, Y14
 	DECL    DI
-	JNZ     chachaPoly1305LongAVX512setrounds
+	JNZ     chachaPoly1305LongAVX512sealsetrounds
 
 	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
-	VPADDD Y3, Y5, Y5
-	VPADDD Y4, Y6, Y6
+	VPADDD Y0, Y2, Y2
+	VPADDD Y8, Y3, Y3
 	VPADDD Y21, Y19, Y19
-	VPADDD chachaRowCounters<>+32(SB), Y0, Y22
+	VPADDD chachaRowCounters<>+96(SB), Y6, Y22
 	VPADDD Y22, Y20, Y20
-	VPADDD Y3, Y7, Y7
-	VPADDD Y4, Y8, Y8
+	VPADDD Y0, Y4, Y4
+	VPADDD Y8, Y5, Y5
 	VPADDD Y21, Y17, Y17
-	VPADDD chachaRowCounters<>+64(SB), Y0, Y22
+	VPADDD chachaRowCounters<>+128(SB), Y6, Y22
 	VPADDD Y22, Y18, Y18
-	VPADDD Y3, Y9, Y9
-	VPADDD Y4, Y10, Y10
+	VPADDD Y0, Y9, Y9
+	VPADDD Y8, Y10, Y10
 	VPADDD Y21, Y15, Y15
-	VPADDD chachaRowCounters<>+96(SB), Y0, Y22
+	VPADDD chachaRowCounters<>+160(SB), Y6, Y22
 	VPADDD Y22, Y16, Y16
-	VPADDD Y3, Y11, Y11
-	VPADDD Y4, Y12, Y12
+	VPADDD Y0, Y11, Y11
+	VPADDD Y8, Y12, Y12
 	VPADDD Y21, Y13, Y13
-	VPADDD chachaRowCounters<>+128(SB), Y0, Y3
-	VPADDD Y3, Y14, Y14
+	VPADDD chachaRowCounters<>+192(SB), Y6, Y0
+	VPADDD Y0, Y14, Y14
 
 	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
-	VSHUFI64X2   $0x00, Y6, Y5, Y4
-	VSHUFI64X2   $0x00, Y20, Y19, Y3
-	VINSERTI64X4 $0x01, Y3, Z4, Z3
-	VSHUFI64X2   $0x03, Y6, Y5, Y4
-	VSHUFI64X2   $0x03, Y20, Y19, Y5
-	VINSERTI64X4 $0x01, Y5, Z4, Z5
-	VSHUFI64X2   $0x00, Y8, Y7, Y4
-	VSHUFI64X2   $0x00, Y18, Y17, Y6
-	VINSERTI64X4 $0x01, Y6, Z4, Z6
-	VSHUFI64X2   $0x03, Y8, Y7, Y4
-	VSHUFI64X2   $0x03, Y18, Y17, Y7
-	VINSERTI64X4 $0x01, Y7, Z4, Z7
-	VSHUFI64X2   $0x00, Y10, Y9, Y4
-	VSHUFI64X2   $0x00, Y16, Y15, Y8
-	VINSERTI64X4 $0x01, Y8, Z4, Z8
-	VSHUFI64X2   $0x03, Y10, Y9, Y4
+	VSHUFI64X2   $0x00, Y3, Y2, Y8
+	VSHUFI64X2   $0x00, Y20, Y19, Y0
+	VINSERTI64X4 $0x01, Y0, Z8, Z0
+	VSHUFI64X2   $0x03, Y3, Y2, Y8
+	VSHUFI64X2   $0x03, Y20, Y19, Y2
+	VINSERTI64X4 $0x01, Y2, Z8, Z2
+	VSHUFI64X2   $0x00, Y5, Y4, Y8
+	VSHUFI64X2   $0x00, Y18, Y17, Y3
+	VINSERTI64X4 $0x01, Y3, Z8, Z3
+	VSHUFI64X2   $0x03, Y5, Y4, Y8
+	VSHUFI64X2   $0x03, Y18, Y17, Y4
+	VINSERTI64X4 $0x01, Y4, Z8, Z4
+	VSHUFI64X2   $0x00, Y10, Y9, Y8
+	VSHUFI64X2   $0x00, Y16, Y15, Y5
+	VINSERTI64X4 $0x01, Y5, Z8, Z5
+	VSHUFI64X2   $0x03, Y10, Y9, Y8
 	VSHUFI64X2   $0x03, Y16, Y15, Y9
-	VINSERTI64X4 $0x01, Y9, Z4, Z9
-	VSHUFI64X2   $0x00, Y12, Y11, Y4
+	VINSERTI64X4 $0x01, Y9, Z8, Z9
+	VSHUFI64X2   $0x00, Y12, Y11, Y8
 	VSHUFI64X2   $0x00, Y14, Y13, Y10
-	VINSERTI64X4 $0x01, Y10, Z4, Z10
-	VSHUFI64X2   $0x03, Y12, Y11, Y4
+	VINSERTI64X4 $0x01, Y10, Z8, Z10
+	VSHUFI64X2   $0x03, Y12, Y11, Y8
 	VSHUFI64X2   $0x03, Y14, Y13, Y11
-	VINSERTI64X4 $0x01, Y11, Z4, Z11
+	VINSERTI64X4 $0x01, Y11, Z8, Z11
+	MOVQ         72(SP), DX
+	MOVQ         src+24(FP), DI
+	MOVQ         dst+16(FP), R11
+	ADDQ         DX, DI
+	ADDQ         DX, R11
+	MOVQ         n+32(FP), R12
+	SUBQ         DX, R12
+	CMPQ         R12, $0x00000000
+	JLE          chachaPoly1305LongAVX512sealsetdone
+	MOVQ         R12, DX
+	SUBQ         $0x00000000, DX
+	MOVQ         $0x00000040, R13
+	CMPQ         DX, R13
+	CMOVQGT      R13, DX
+	MOVQ         $-1, R13
+	BZHIQ        DX, R13, DX
+	KMOVQ        DX, K1
+	VMOVDQU8.Z   (DI), K1, Z12
+	VPXORD       Z0, Z12, Z12
+	VMOVDQU8     Z12, K1, (R11)
+	CMPQ         R12, $0x00000040
+	JLE          chachaPoly1305LongAVX512sealsetdone
+	MOVQ         R12, DX
+	SUBQ         $0x00000040, DX
+	MOVQ         $0x00000040, R13
+	CMPQ         DX, R13
+	CMOVQGT      R13, DX
+	MOVQ         $-1, R13
+	BZHIQ        DX, R13, DX
+	KMOVQ        DX, K1
+	VMOVDQU8.Z   64(DI), K1, Z0
+	VPXORD       Z2, Z0, Z0
+	VMOVDQU8     Z0, K1, 64(R11)
+	CMPQ         R12, $0x00000080
+	JLE          chachaPoly1305LongAVX512sealsetdone
+	MOVQ         R12, DX
+	SUBQ         $0x00000080, DX
+	MOVQ         $0x00000040, R13
+	CMPQ         DX, R13
+	CMOVQGT      R13, DX
+	MOVQ         $-1, R13
+	BZHIQ        DX, R13, DX
+	KMOVQ        DX, K1
+	VMOVDQU8.Z   128(DI), K1, Z0
+	VPXORD       Z3, Z0, Z0
+	VMOVDQU8     Z0, K1, 128(R11)
+	CMPQ         R12, $0x000000c0
+	JLE          chachaPoly1305LongAVX512sealsetdone
+	MOVQ         R12, DX
+	SUBQ         $0x000000c0, DX
+	MOVQ         $0x00000040, R13
+	CMPQ         DX, R13
+	CMOVQGT      R13, DX
+	MOVQ         $-1, R13
+	BZHIQ        DX, R13, DX
+	KMOVQ        DX, K1
+	VMOVDQU8.Z   192(DI), K1, Z0
+	VPXORD       Z4, Z0, Z0
+	VMOVDQU8     Z0, K1, 192(R11)
+	CMPQ         R12, $0x00000100
+	JLE          chachaPoly1305LongAVX512sealsetdone
+	MOVQ         R12, DX
+	SUBQ         $0x00000100, DX
+	MOVQ         $0x00000040, R13
+	CMPQ         DX, R13
+	CMOVQGT      R13, DX
+	MOVQ         $-1, R13
+	BZHIQ        DX, R13, DX
+	KMOVQ        DX, K1
+	VMOVDQU8.Z   256(DI), K1, Z0
+	VPXORD       Z5, Z0, Z0
+	VMOVDQU8     Z0, K1, 256(R11)
+	CMPQ         R12, $0x00000140
+	JLE          chachaPoly1305LongAVX512sealsetdone
+	MOVQ         R12, DX
+	SUBQ         $0x00000140, DX
+	MOVQ         $0x00000040, R13
+	CMPQ         DX, R13
+	CMOVQGT      R13, DX
+	MOVQ         $-1, R13
+	BZHIQ        DX, R13, DX
+	KMOVQ        DX, K1
+	VMOVDQU8.Z   320(DI), K1, Z0
+	VPXORD       Z9, Z0, Z0
+	VMOVDQU8     Z0, K1, 320(R11)
+	CMPQ         R12, $0x00000180
+	JLE          chachaPoly1305LongAVX512sealsetdone
+	MOVQ         R12, DX
+	SUBQ         $0x00000180, DX
+	MOVQ         $0x00000040, R13
+	CMPQ         DX, R13
+	CMOVQGT      R13, DX
+	MOVQ         $-1, R13
+	BZHIQ        DX, R13, DX
+	KMOVQ        DX, K1
+	VMOVDQU8.Z   384(DI), K1, Z0
+	VPXORD       Z10, Z0, Z0
+	VMOVDQU8     Z0, K1, 384(R11)
+	CMPQ         R12, $0x000001c0
+	JLE          chachaPoly1305LongAVX512sealsetdone
+	MOVQ         R12, DX
+	SUBQ         $0x000001c0, DX
+	MOVQ         $0x00000040, R12
+	CMPQ         DX, R12
+	CMOVQGT      R12, DX
+	MOVQ         $-1, R12
+	BZHIQ        DX, R12, DX
+	KMOVQ        DX, K1
+	VMOVDQU8.Z   448(DI), K1, Z0
+	VPXORD       Z11, Z0, Z0
+	VMOVDQU8     Z0, K1, 448(R11)
 
-	// Open: the set's MAC blocks the rounds left, before its plaintext overwrites them.
-chachaPoly1305LongAVX512catchup:
-	CMPQ SI, 64(SP)
-	JAE  chachaPoly1305LongAVX512caughtup
-	ADDQ (SI), R8
-	ADCQ 8(SI), R9
-	ADCQ $0x01, R10
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  CX, DX
-	MULXQ R8, DI, R11
-	MULXQ R9, R13, R12
-	ADDQ  R13, R11
-	ADCQ  $0x00, R12
-	MOVQ  BX, DX
-	MULXQ R9, R13, R9
-	ADDQ  R13, R12
-	ADCQ  $0x00, R9
-	MULXQ R8, R13, R8
-	ADDQ  R13, R11
-	ADCQ  R8, R12
-	ADCQ  $0x00, R9
-	MOVQ  R10, R13
-	IMULQ DX, R13
-	ADDQ  R13, R9
-	IMULQ CX, R10
-	ADDQ  R10, R12
-	ADCQ  $0x00, R9
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R10
-	ANDQ $0x03, R10
-	ANDQ $-4, R12
-	ADDQ R12, DI
-	ADCQ R9, R11
-	ADCQ $0x00, R10
-	SHRQ $0x02, R9, R12
-	SHRQ $0x02, R9
-	ADDQ R12, DI
-	ADCQ R9, R11
-	ADCQ $0x00, R10
-	MOVQ DI, R8
-	MOVQ R11, R9
-	ADDQ $0x10, SI
-	JMP  chachaPoly1305LongAVX512catchup
-
-chachaPoly1305LongAVX512caughtup:
-	// The set's blocks, each under a byte mask of the message bytes it covers.
-	MOVQ       72(SP), DX
-	MOVQ       src+24(FP), DI
-	MOVQ       dst+16(FP), R11
-	ADDQ       DX, DI
-	ADDQ       DX, R11
-	MOVQ       n+32(FP), R12
-	SUBQ       DX, R12
-	CMPQ       R12, $0x00000000
-	JBE        chachaPoly1305LongAVX512setdone
-	MOVQ       R12, DX
-	SUBQ       $0x00000000, DX
-	MOVQ       $0x00000040, R13
-	CMPQ       DX, R13
-	CMOVQGT    R13, DX
-	MOVQ       $-1, R13
-	BZHIQ      DX, R13, DX
-	KMOVQ      DX, K1
-	VMOVDQU8.Z (DI), K1, Z12
-	VPXORD     Z3, Z12, Z12
-	VMOVDQU8   Z12, K1, (R11)
-	CMPQ       R12, $0x00000040
-	JBE        chachaPoly1305LongAVX512setdone
-	MOVQ       R12, DX
-	SUBQ       $0x00000040, DX
-	MOVQ       $0x00000040, R13
-	CMPQ       DX, R13
-	CMOVQGT    R13, DX
-	MOVQ       $-1, R13
-	BZHIQ      DX, R13, DX
-	KMOVQ      DX, K1
-	VMOVDQU8.Z 64(DI), K1, Z3
-	VPXORD     Z5, Z3, Z3
-	VMOVDQU8   Z3, K1, 64(R11)
-	CMPQ       R12, $0x00000080
-	JBE        chachaPoly1305LongAVX512setdone
-	MOVQ       R12, DX
-	SUBQ       $0x00000080, DX
-	MOVQ       $0x00000040, R13
-	CMPQ       DX, R13
-	CMOVQGT    R13, DX
-	MOVQ       $-1, R13
-	BZHIQ      DX, R13, DX
-	KMOVQ      DX, K1
-	VMOVDQU8.Z 128(DI), K1, Z3
-	VPXORD     Z6, Z3, Z3
-	VMOVDQU8   Z3, K1, 128(R11)
-	CMPQ       R12, $0x000000c0
-	JBE        chachaPoly1305LongAVX512setdone
-	MOVQ       R12, DX
-	SUBQ       $0x000000c0, DX
-	MOVQ       $0x00000040, R13
-	CMPQ       DX, R13
-	CMOVQGT    R13, DX
-	MOVQ       $-1, R13
-	BZHIQ      DX, R13, DX
-	KMOVQ      DX, K1
-	VMOVDQU8.Z 192(DI), K1, Z3
-	VPXORD     Z7, Z3, Z3
-	VMOVDQU8   Z3, K1, 192(R11)
-	CMPQ       R12, $0x00000100
-	JBE        chachaPoly1305LongAVX512setdone
-	MOVQ       R12, DX
-	SUBQ       $0x00000100, DX
-	MOVQ       $0x00000040, R13
-	CMPQ       DX, R13
-	CMOVQGT    R13, DX
-	MOVQ       $-1, R13
-	BZHIQ      DX, R13, DX
-	KMOVQ      DX, K1
-	VMOVDQU8.Z 256(DI), K1, Z3
-	VPXORD     Z8, Z3, Z3
-	VMOVDQU8   Z3, K1, 256(R11)
-	CMPQ       R12, $0x00000140
-	JBE        chachaPoly1305LongAVX512setdone
-	MOVQ       R12, DX
-	SUBQ       $0x00000140, DX
-	MOVQ       $0x00000040, R13
-	CMPQ       DX, R13
-	CMOVQGT    R13, DX
-	MOVQ       $-1, R13
-	BZHIQ      DX, R13, DX
-	KMOVQ      DX, K1
-	VMOVDQU8.Z 320(DI), K1, Z3
-	VPXORD     Z9, Z3, Z3
-	VMOVDQU8   Z3, K1, 320(R11)
-	CMPQ       R12, $0x00000180
-	JBE        chachaPoly1305LongAVX512setdone
-	MOVQ       R12, DX
-	SUBQ       $0x00000180, DX
-	MOVQ       $0x00000040, R13
-	CMPQ       DX, R13
-	CMOVQGT    R13, DX
-	MOVQ       $-1, R13
-	BZHIQ      DX, R13, DX
-	KMOVQ      DX, K1
-	VMOVDQU8.Z 384(DI), K1, Z3
-	VPXORD     Z10, Z3, Z3
-	VMOVDQU8   Z3, K1, 384(R11)
-	CMPQ       R12, $0x000001c0
-	JBE        chachaPoly1305LongAVX512setdone
-	MOVQ       R12, DX
-	SUBQ       $0x000001c0, DX
-	MOVQ       $0x00000040, R12
-	CMPQ       DX, R12
-	CMOVQGT    R12, DX
-	MOVQ       $-1, R12
-	BZHIQ      DX, R12, DX
-	KMOVQ      DX, K1
-	VMOVDQU8.Z 448(DI), K1, Z3
-	VPXORD     Z11, Z3, Z3
-	VMOVDQU8   Z3, K1, 448(R11)
-
-chachaPoly1305LongAVX512setdone:
-	VPADDD Y2, Y0, Y0
+chachaPoly1305LongAVX512sealsetdone:
+	VPADDD Y7, Y6, Y6
 	MOVQ   72(SP), DX
 	ADDQ   $0x00000200, DX
 	MOVQ   DX, 72(SP)
 	MOVQ   n+32(FP), DI
 	CMPQ   DI, DX
-	JA     chachaPoly1305LongAVX512set
+	JA     chachaPoly1305LongAVX512sealset
 
-	// Seal: its partial last block from dst; both: what is left of the MAC, the tag.
-	MOVB       open+64(FP), AL
-	TESTB      AL, AL
-	JNZ        chachaPoly1305LongAVX512finish
-	MOVQ       dst+16(FP), DX
-	MOVQ       n+32(FP), DI
-	MOVQ       DI, R11
-	ANDQ       $0x0f, R11
-	ANDQ       $-16, DI
-	MOVQ       $-1, R12
-	BZHIQ      R11, R12, R11
-	KMOVQ      R11, K1
-	VMOVDQU8.Z (DX)(DI*1), K1, X0
+	// The ciphertext's partial last block, what is left of the MAC, the tag.
+	MOVQ       dst+16(FP), AX
+	MOVQ       n+32(FP), DX
+	MOVQ       DX, DI
+	ANDQ       $0x0f, DI
+	ANDQ       $-16, DX
+	MOVQ       $-1, R11
+	BZHIQ      DI, R11, DI
+	KMOVQ      DI, K1
+	VMOVDQU8.Z (AX)(DX*1), K1, X0
 	VMOVDQU64  X0, 48(SP)
-
-chachaPoly1305LongAVX512finish:
-	MOVQ  dst+16(FP), DX
-	TESTB AL, AL
-	JZ    chachaPoly1305LongAVX512finishend
-	MOVQ  src+24(FP), DX
-
-chachaPoly1305LongAVX512finishend:
-	MOVQ n+32(FP), AX
-	ANDQ $-16, AX
-	ADDQ DX, AX
-	MOVQ AX, 64(SP)
+	MOVQ       n+32(FP), DX
+	ANDQ       $-16, DX
+	ADDQ       AX, DX
+	MOVQ       DX, 64(SP)
 
 	// The ciphertext's whole blocks the rounds left, its padded tail, then the lengths block.
-chachaPoly1305LongAVX512rest:
+chachaPoly1305LongAVX512sealrest:
 	CMPQ SI, 64(SP)
-	JAE  chachaPoly1305LongAVX512tail
+	JAE  chachaPoly1305LongAVX512sealtail
 	ADDQ (SI), R8
 	ADCQ 8(SI), R9
 	ADCQ $0x01, R10
@@ -22106,12 +21939,12 @@ chachaPoly1305LongAVX512rest:
 	MOVQ AX, R8
 	MOVQ DI, R9
 	ADDQ $0x10, SI
-	JMP  chachaPoly1305LongAVX512rest
+	JMP  chachaPoly1305LongAVX512sealrest
 
-chachaPoly1305LongAVX512tail:
+chachaPoly1305LongAVX512sealtail:
 	MOVQ  n+32(FP), AX
 	TESTQ $0x0000000f, AX
-	JZ    chachaPoly1305LongAVX512lens
+	JZ    chachaPoly1305LongAVX512seallens
 	ADDQ  48(SP), R8
 	ADCQ  56(SP), R9
 	ADCQ  $0x01, R10
@@ -22152,7 +21985,849 @@ chachaPoly1305LongAVX512tail:
 	MOVQ AX, R8
 	MOVQ SI, R9
 
-chachaPoly1305LongAVX512lens:
+chachaPoly1305LongAVX512seallens:
+	ADDQ 16(SP), R8
+	ADCQ 24(SP), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, AX, SI
+	MULXQ R9, R11, DI
+	ADDQ  R11, SI
+	ADCQ  $0x00, DI
+	MOVQ  BX, DX
+	MULXQ R9, R11, BX
+	ADDQ  R11, DI
+	ADCQ  $0x00, BX
+	MULXQ R8, R11, R8
+	ADDQ  R11, SI
+	ADCQ  R8, DI
+	ADCQ  $0x00, BX
+	MOVQ  R10, R11
+	IMULQ DX, R11
+	ADDQ  R11, BX
+	IMULQ CX, R10
+	ADDQ  R10, DI
+	ADCQ  $0x00, BX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ    DI, R10
+	ANDQ    $0x03, R10
+	ANDQ    $-4, DI
+	ADDQ    DI, AX
+	ADCQ    BX, SI
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, BX, DI
+	SHRQ    $0x02, BX
+	ADDQ    DI, AX
+	ADCQ    BX, SI
+	ADCQ    $0x00, R10
+	MOVQ    AX, R8
+	MOVQ    SI, R9
+	MOVQ    R8, AX
+	ADDQ    $0x05, AX
+	MOVQ    R9, CX
+	ADCQ    $0x00, CX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE AX, R8
+	CMOVQNE CX, R9
+	ADDQ    32(SP), R8
+	ADCQ    40(SP), R9
+	MOVQ    tag+56(FP), AX
+	MOVQ    R8, (AX)
+	MOVQ    R9, 8(AX)
+	MOVB    $0x01, AL
+	JMP     chachaPoly1305LongAVX512wipe
+
+chachaPoly1305LongAVX512open:
+	// The ciphertext's partial last block, before the decryption overwrites it.
+	MOVQ            src+24(FP), AX
+	MOVQ            n+32(FP), CX
+	MOVQ            CX, DX
+	ANDQ            $0x0f, DX
+	ANDQ            $-16, CX
+	MOVQ            $-1, BX
+	BZHIQ           DX, BX, DX
+	KMOVQ           DX, K1
+	VMOVDQU8.Z      (AX)(CX*1), K1, X0
+	VMOVDQU64       X0, 48(SP)
+	MOVQ            key+0(FP), AX
+	MOVQ            nonce+8(FP), CX
+	VMOVQ           (CX), X2
+	VPINSRD         $0x02, 8(CX), X2, X2
+	VPSLLDQ         $0x04, X2, X2
+	VSHUFI32X4      $0x00, Y2, Y2, Y2
+	VMOVDQU         chachaRowCounters<>+128(SB), Y3
+	VPSUBD          chachaRowCounters<>+0(SB), Y3, Y3
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y0
+	VBROADCASTI32X4 (AX), Y4
+	VBROADCASTI32X4 16(AX), Y5
+	VMOVDQA32       Y0, Y6
+	VMOVDQA32       Y4, Y7
+	VMOVDQA32       Y5, Y8
+	VPADDD          chachaRowCounters<>+0(SB), Y2, Y9
+	MOVL            $0x0000000a, CX
+
+chachaPoly1305LongAVX512openrounds0:
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y9, Y9
+	VPROLD $0x10, Y9, Y9
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y7, Y7
+	VPROLD $0x0c, Y7, Y7
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y9, Y9
+	VPROLD $0x08, Y9, Y9
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y7, Y7
+	VPROLD $0x07, Y7, Y7
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x39, Y8, Y8
+	VPSHUFD $0x4e, Y9, Y9
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y9, Y9
+	VPROLD  $0x10, Y9, Y9
+	VPADDD  Y9, Y8, Y8
+	VPXORD  Y8, Y7, Y7
+	VPROLD  $0x0c, Y7, Y7
+	VPADDD  Y7, Y6, Y6
+	VPXORD  Y6, Y9, Y9
+	VPROLD  $0x08, Y9, Y9
+	VPADDD  Y9, Y8, Y8
+	VPXORD  Y8, Y7, Y7
+	VPROLD  $0x07, Y7, Y7
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x93, Y8, Y8
+	VPSHUFD $0x4e, Y9, Y9
+	DECL    CX
+	JNZ     chachaPoly1305LongAVX512openrounds0
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD    Y0, Y6, Y6
+	VPADDD    Y4, Y7, Y7
+	VPADDD    Y5, Y8, Y8
+	VPADDD    chachaRowCounters<>+0(SB), Y2, Y0
+	VPADDD    Y0, Y9, Y9
+	VPANDD    poly1305Clamp<>+0(SB), X6, X0
+	VMOVQ     X0, CX
+	VPEXTRQ   $0x01, X0, BX
+	VMOVDQU32 X7, 32(SP)
+
+	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
+	VSHUFI64X2   $0x03, Y7, Y6, Y0
+	VSHUFI64X2   $0x03, Y9, Y8, Y4
+	VINSERTI64X4 $0x01, Y4, Z0, Z0
+	VMOVDQA64    Z0, Z12
+	MOVQ         ad+40(FP), SI
+	MOVQ         adLen+48(FP), DI
+	XORQ         R8, R8
+	XORQ         R9, R9
+	XORQ         R10, R10
+	SHRQ         $0x04, DI
+	TESTQ        DI, DI
+	JZ           chachaPoly1305LongAVX512openaddone
+
+chachaPoly1305LongAVX512openad:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305LongAVX512openad
+
+chachaPoly1305LongAVX512openaddone:
+	TESTQ $0x0000000f, 16(SP)
+	JZ    chachaPoly1305LongAVX512openadpadded
+	ADDQ  (SP), R8
+	ADCQ  8(SP), R9
+	ADCQ  $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
+	MOVQ DI, R9
+
+chachaPoly1305LongAVX512openadpadded:
+	MOVQ src+24(FP), SI
+	MOVQ $0x00000000, 72(SP)
+
+chachaPoly1305LongAVX512openset:
+	// The MAC beside the set's rounds: the pending block and the set's but its last,
+	// its whole blocks.
+	MOVQ            n+32(FP), DI
+	MOVQ            72(SP), DX
+	ANDQ            $-16, DI
+	ADDQ            $0x00000200, DX
+	CMPQ            DX, DI
+	CMOVQGT         DI, DX
+	MOVQ            src+24(FP), DI
+	ADDQ            DI, DX
+	MOVQ            DX, 64(SP)
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y0
+	VBROADCASTI32X4 (AX), Y4
+	VBROADCASTI32X4 16(AX), Y22
+	VMOVDQA32       Y0, Y5
+	VMOVDQA32       Y4, Y6
+	VMOVDQA32       Y22, Y20
+	VPADDD          chachaRowCounters<>+32(SB), Y2, Y21
+	VMOVDQA32       Y0, Y7
+	VMOVDQA32       Y4, Y8
+	VMOVDQA32       Y22, Y18
+	VPADDD          chachaRowCounters<>+64(SB), Y2, Y19
+	VMOVDQA32       Y0, Y9
+	VMOVDQA32       Y4, Y10
+	VMOVDQA32       Y22, Y16
+	VPADDD          chachaRowCounters<>+96(SB), Y2, Y17
+	VMOVDQA32       Y0, Y11
+	VMOVDQA32       Y4, Y13
+	VMOVDQA32       Y22, Y14
+	VPADDD          chachaRowCounters<>+128(SB), Y2, Y15
+	MOVL            $0x0000000a, DI
+
+chachaPoly1305LongAVX512opensetrounds:
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y21, Y21
+	VPROLD $0x10, Y21, Y21
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y19, Y19
+	VPROLD $0x10, Y19, Y19
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y17, Y17
+	VPROLD $0x10, Y17, Y17
+	VPADDD Y13, Y11, Y11
+	VPXORD Y11, Y15, Y15
+	VPROLD $0x10, Y15, Y15
+	VPADDD Y21, Y20, Y20
+	VPXORD Y20, Y6, Y6
+	VPROLD $0x0c, Y6, Y6
+	VPADDD Y19, Y18, Y18
+	VPXORD Y18, Y8, Y8
+	VPROLD $0x0c, Y8, Y8
+	VPADDD Y17, Y16, Y16
+	VPXORD Y16, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y15, Y14, Y14
+	VPXORD Y14, Y13, Y13
+	VPROLD $0x0c, Y13, Y13
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y21, Y21
+	VPROLD $0x08, Y21, Y21
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y19, Y19
+	VPROLD $0x08, Y19, Y19
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y17, Y17
+	VPROLD $0x08, Y17, Y17
+	VPADDD Y13, Y11, Y11
+	VPXORD Y11, Y15, Y15
+	VPROLD $0x08, Y15, Y15
+	VPADDD Y21, Y20, Y20
+	VPXORD Y20, Y6, Y6
+	VPROLD $0x07, Y6, Y6
+	VPADDD Y19, Y18, Y18
+	VPXORD Y18, Y8, Y8
+	VPROLD $0x07, Y8, Y8
+	VPADDD Y17, Y16, Y16
+	VPXORD Y16, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y15, Y14, Y14
+	VPXORD Y14, Y13, Y13
+	VPROLD $0x07, Y13, Y13
+	CMPQ   SI, 64(SP)
+	JAE    chachaPoly1305LongAVX512openmac58
+	ADDQ   (SI), R8
+	ADCQ   8(SI), R9
+	ADCQ   $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+
+chachaPoly1305LongAVX512openmac58:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y5, Y5
+	VPSHUFD $0x39, Y20, Y20
+	VPSHUFD $0x4e, Y21, Y21
+	VPSHUFD $0x93, Y7, Y7
+	VPSHUFD $0x39, Y18, Y18
+	VPSHUFD $0x4e, Y19, Y19
+	VPSHUFD $0x93, Y9, Y9
+	VPSHUFD $0x39, Y16, Y16
+	VPSHUFD $0x4e, Y17, Y17
+	VPSHUFD $0x93, Y11, Y11
+	VPSHUFD $0x39, Y14, Y14
+	VPSHUFD $0x4e, Y15, Y15
+	CMPQ    SI, 64(SP)
+	JAE     chachaPoly1305LongAVX512openmac59
+	ADDQ    (SI), R8
+	ADCQ    8(SI), R9
+	ADCQ    $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+
+chachaPoly1305LongAVX512openmac59:
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y21, Y21
+	VPROLD $0x10, Y21, Y21
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y19, Y19
+	VPROLD $0x10, Y19, Y19
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y17, Y17
+	VPROLD $0x10, Y17, Y17
+	VPADDD Y13, Y11, Y11
+	VPXORD Y11, Y15, Y15
+	VPROLD $0x10, Y15, Y15
+	VPADDD Y21, Y20, Y20
+	VPXORD Y20, Y6, Y6
+	VPROLD $0x0c, Y6, Y6
+	VPADDD Y19, Y18, Y18
+	VPXORD Y18, Y8, Y8
+	VPROLD $0x0c, Y8, Y8
+	VPADDD Y17, Y16, Y16
+	VPXORD Y16, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y15, Y14, Y14
+	VPXORD Y14, Y13, Y13
+	VPROLD $0x0c, Y13, Y13
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y21, Y21
+	VPROLD $0x08, Y21, Y21
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y19, Y19
+	VPROLD $0x08, Y19, Y19
+	VPADDD Y10, Y9, Y9
+	VPXORD Y9, Y17, Y17
+	VPROLD $0x08, Y17, Y17
+	VPADDD Y13, Y11, Y11
+	VPXORD Y11, Y15, Y15
+	VPROLD $0x08, Y15, Y15
+	VPADDD Y21, Y20, Y20
+	VPXORD Y20, Y6, Y6
+	VPROLD $0x07, Y6, Y6
+	VPADDD Y19, Y18, Y18
+	VPXORD Y18, Y8, Y8
+	VPROLD $0x07, Y8, Y8
+	VPADDD Y17, Y16, Y16
+	VPXORD Y16, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y15, Y14, Y14
+	VPXORD Y14, Y13, Y13
+	VPROLD $0x07, Y13, Y13
+	CMPQ   SI, 64(SP)
+	JAE    chachaPoly1305LongAVX512openmac60
+	ADDQ   (SI), R8
+	ADCQ   8(SI), R9
+	ADCQ   $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+
+chachaPoly1305LongAVX512openmac60:
+	VPSHUFD $0x39, Y5, Y5
+	VPSHUFD $0x93, Y20, Y20
+	VPSHUFD $0x4e, Y21, Y21
+	VPSHUFD $0x39, Y7, Y7
+	VPSHUFD $0x93, Y18, Y18
+	VPSHUFD $0x4e, Y19, Y19
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x93, Y16, Y16
+	VPSHUFD $0x4e, Y17, Y17
+	VPSHUFD $0x39, Y11, Y11
+	VPSHUFD $0x93, Y14, Y14
+	VPSHUFD $0x4e, Y15, Y15
+	DECL    DI
+	JNZ     chachaPoly1305LongAVX512opensetrounds
+
+	// Add the initial state (section 2.3); block 0's rows 0 and 1 are the Poly1305 key.
+	VPADDD Y0, Y5, Y5
+	VPADDD Y4, Y6, Y6
+	VPADDD Y22, Y20, Y20
+	VPADDD chachaRowCounters<>+32(SB), Y2, Y23
+	VPADDD Y23, Y21, Y21
+	VPADDD Y0, Y7, Y7
+	VPADDD Y4, Y8, Y8
+	VPADDD Y22, Y18, Y18
+	VPADDD chachaRowCounters<>+64(SB), Y2, Y23
+	VPADDD Y23, Y19, Y19
+	VPADDD Y0, Y9, Y9
+	VPADDD Y4, Y10, Y10
+	VPADDD Y22, Y16, Y16
+	VPADDD chachaRowCounters<>+96(SB), Y2, Y23
+	VPADDD Y23, Y17, Y17
+	VPADDD Y0, Y11, Y11
+	VPADDD Y4, Y13, Y13
+	VPADDD Y22, Y14, Y14
+	VPADDD chachaRowCounters<>+128(SB), Y2, Y0
+	VPADDD Y0, Y15, Y15
+
+	// Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.
+	VSHUFI64X2   $0x00, Y6, Y5, Y4
+	VSHUFI64X2   $0x00, Y21, Y20, Y0
+	VINSERTI64X4 $0x01, Y0, Z4, Z0
+	VSHUFI64X2   $0x03, Y6, Y5, Y4
+	VSHUFI64X2   $0x03, Y21, Y20, Y5
+	VINSERTI64X4 $0x01, Y5, Z4, Z5
+	VSHUFI64X2   $0x00, Y8, Y7, Y4
+	VSHUFI64X2   $0x00, Y19, Y18, Y6
+	VINSERTI64X4 $0x01, Y6, Z4, Z6
+	VSHUFI64X2   $0x03, Y8, Y7, Y4
+	VSHUFI64X2   $0x03, Y19, Y18, Y7
+	VINSERTI64X4 $0x01, Y7, Z4, Z7
+	VSHUFI64X2   $0x00, Y10, Y9, Y4
+	VSHUFI64X2   $0x00, Y17, Y16, Y8
+	VINSERTI64X4 $0x01, Y8, Z4, Z8
+	VSHUFI64X2   $0x03, Y10, Y9, Y4
+	VSHUFI64X2   $0x03, Y17, Y16, Y9
+	VINSERTI64X4 $0x01, Y9, Z4, Z9
+	VSHUFI64X2   $0x00, Y13, Y11, Y4
+	VSHUFI64X2   $0x00, Y15, Y14, Y10
+	VINSERTI64X4 $0x01, Y10, Z4, Z10
+	VSHUFI64X2   $0x03, Y13, Y11, Y4
+	VSHUFI64X2   $0x03, Y15, Y14, Y11
+	VINSERTI64X4 $0x01, Y11, Z4, Z11
+
+	// The MAC blocks the rounds left, before the plaintext overwrites them.
+chachaPoly1305LongAVX512opencatchup:
+	CMPQ SI, 64(SP)
+	JAE  chachaPoly1305LongAVX512opencaughtup
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, DI, R11
+	MULXQ R9, R13, R12
+	ADDQ  R13, R11
+	ADCQ  $0x00, R12
+	MOVQ  BX, DX
+	MULXQ R9, R13, R9
+	ADDQ  R13, R12
+	ADCQ  $0x00, R9
+	MULXQ R8, R13, R8
+	ADDQ  R13, R11
+	ADCQ  R8, R12
+	ADCQ  $0x00, R9
+	MOVQ  R10, R13
+	IMULQ DX, R13
+	ADDQ  R13, R9
+	IMULQ CX, R10
+	ADDQ  R10, R12
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R12
+	ADDQ R12, DI
+	ADCQ R9, R11
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R12
+	SHRQ $0x02, R9
+	ADDQ R12, DI
+	ADCQ R9, R11
+	ADCQ $0x00, R10
+	MOVQ DI, R8
+	MOVQ R11, R9
+	ADDQ $0x10, SI
+	JMP  chachaPoly1305LongAVX512opencatchup
+
+chachaPoly1305LongAVX512opencaughtup:
+	MOVQ       72(SP), DX
+	MOVQ       src+24(FP), DI
+	MOVQ       dst+16(FP), R11
+	ADDQ       DX, DI
+	ADDQ       DX, R11
+	MOVQ       n+32(FP), R12
+	SUBQ       DX, R12
+	CMPQ       R12, $0x00000000
+	JLE        chachaPoly1305LongAVX512opensetdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000000, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z (DI), K1, Z13
+	VPXORD     Z12, Z13, Z13
+	VMOVDQU8   Z13, K1, (R11)
+	CMPQ       R12, $0x00000040
+	JLE        chachaPoly1305LongAVX512opensetdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000040, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 64(DI), K1, Z12
+	VPXORD     Z0, Z12, Z12
+	VMOVDQU8   Z12, K1, 64(R11)
+	CMPQ       R12, $0x00000080
+	JLE        chachaPoly1305LongAVX512opensetdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000080, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 128(DI), K1, Z0
+	VPXORD     Z5, Z0, Z0
+	VMOVDQU8   Z0, K1, 128(R11)
+	CMPQ       R12, $0x000000c0
+	JLE        chachaPoly1305LongAVX512opensetdone
+	MOVQ       R12, DX
+	SUBQ       $0x000000c0, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 192(DI), K1, Z0
+	VPXORD     Z6, Z0, Z0
+	VMOVDQU8   Z0, K1, 192(R11)
+	CMPQ       R12, $0x00000100
+	JLE        chachaPoly1305LongAVX512opensetdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000100, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 256(DI), K1, Z0
+	VPXORD     Z7, Z0, Z0
+	VMOVDQU8   Z0, K1, 256(R11)
+	CMPQ       R12, $0x00000140
+	JLE        chachaPoly1305LongAVX512opensetdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000140, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 320(DI), K1, Z0
+	VPXORD     Z8, Z0, Z0
+	VMOVDQU8   Z0, K1, 320(R11)
+	CMPQ       R12, $0x00000180
+	JLE        chachaPoly1305LongAVX512opensetdone
+	MOVQ       R12, DX
+	SUBQ       $0x00000180, DX
+	MOVQ       $0x00000040, R13
+	CMPQ       DX, R13
+	CMOVQGT    R13, DX
+	MOVQ       $-1, R13
+	BZHIQ      DX, R13, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 384(DI), K1, Z0
+	VPXORD     Z9, Z0, Z0
+	VMOVDQU8   Z0, K1, 384(R11)
+	CMPQ       R12, $0x000001c0
+	JLE        chachaPoly1305LongAVX512opensetdone
+	MOVQ       R12, DX
+	SUBQ       $0x000001c0, DX
+	MOVQ       $0x00000040, R12
+	CMPQ       DX, R12
+	CMOVQGT    R12, DX
+	MOVQ       $-1, R12
+	BZHIQ      DX, R12, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 448(DI), K1, Z0
+	VPXORD     Z10, Z0, Z0
+	VMOVDQU8   Z0, K1, 448(R11)
+
+chachaPoly1305LongAVX512opensetdone:
+	VMOVDQA64 Z11, Z12
+	VPADDD    Y3, Y2, Y2
+	MOVQ      72(SP), DX
+	ADDQ      $0x00000200, DX
+	MOVQ      DX, 72(SP)
+	ADDQ      $0x40, DX
+	MOVQ      n+32(FP), DI
+	CMPQ      DI, DX
+	JA        chachaPoly1305LongAVX512openset
+
+	// What is left of the MAC, the tag, then the pending block's plaintext.
+	MOVQ src+24(FP), AX
+	MOVQ n+32(FP), DX
+	ANDQ $-16, DX
+	ADDQ AX, DX
+	MOVQ DX, 64(SP)
+
+	// The ciphertext's whole blocks the rounds left, its padded tail, then the lengths block.
+chachaPoly1305LongAVX512openrest:
+	CMPQ SI, 64(SP)
+	JAE  chachaPoly1305LongAVX512opentail
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, AX, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, AX
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, AX
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ AX, R8
+	MOVQ DI, R9
+	ADDQ $0x10, SI
+	JMP  chachaPoly1305LongAVX512openrest
+
+chachaPoly1305LongAVX512opentail:
+	MOVQ  n+32(FP), AX
+	TESTQ $0x0000000f, AX
+	JZ    chachaPoly1305LongAVX512openlens
+	ADDQ  48(SP), R8
+	ADCQ  56(SP), R9
+	ADCQ  $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, AX, SI
+	MULXQ R9, R11, DI
+	ADDQ  R11, SI
+	ADCQ  $0x00, DI
+	MOVQ  BX, DX
+	MULXQ R9, R11, R9
+	ADDQ  R11, DI
+	ADCQ  $0x00, R9
+	MULXQ R8, R11, R8
+	ADDQ  R11, SI
+	ADCQ  R8, DI
+	ADCQ  $0x00, R9
+	MOVQ  R10, R11
+	IMULQ DX, R11
+	ADDQ  R11, R9
+	IMULQ CX, R10
+	ADDQ  R10, DI
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ DI, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, DI
+	ADDQ DI, AX
+	ADCQ R9, SI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, DI
+	SHRQ $0x02, R9
+	ADDQ DI, AX
+	ADCQ R9, SI
+	ADCQ $0x00, R10
+	MOVQ AX, R8
+	MOVQ SI, R9
+
+chachaPoly1305LongAVX512openlens:
 	ADDQ 16(SP), R8
 	ADCQ 24(SP), R9
 	ADCQ $0x01, R10
@@ -22204,22 +22879,43 @@ chachaPoly1305LongAVX512lens:
 	CMOVQNE CX, R9
 	ADDQ    32(SP), R8
 	ADCQ    40(SP), R9
-	MOVQ    tag+56(FP), AX
-	MOVB    open+64(FP), CL
-	TESTB   CL, CL
-	JNZ     chachaPoly1305LongAVX512verify
-	MOVQ    R8, (AX)
-	MOVQ    R9, 8(AX)
+	MOVQ    tag+56(FP), CX
+	MOVB    open+64(FP), AL
+	TESTB   AL, AL
+	JNZ     chachaPoly1305LongAVX512openverify
+	MOVQ    R8, (CX)
+	MOVQ    R9, 8(CX)
 	MOVB    $0x01, AL
-	JMP     chachaPoly1305LongAVX512wipe
 
-chachaPoly1305LongAVX512verify:
+chachaPoly1305LongAVX512openverify:
 	// Open: compare in constant time; decrypt only on a match.
-	XORQ  (AX), R8
-	XORQ  8(AX), R9
+	XORQ  (CX), R8
+	XORQ  8(CX), R9
 	ORQ   R9, R8
 	SETEQ AL
-	JNE   chachaPoly1305LongAVX512wipe
+	JNE   chachaPoly1305LongAVX512openlast
+
+chachaPoly1305LongAVX512openlast:
+	MOVQ       72(SP), CX
+	MOVQ       src+24(FP), DX
+	MOVQ       dst+16(FP), BX
+	ADDQ       CX, DX
+	ADDQ       CX, BX
+	MOVQ       n+32(FP), SI
+	SUBQ       CX, SI
+	CMPQ       SI, $0x00000000
+	JLE        chachaPoly1305LongAVX512wipe
+	MOVQ       SI, CX
+	SUBQ       $0x00000000, CX
+	MOVQ       $0x00000040, SI
+	CMPQ       CX, SI
+	CMOVQGT    SI, CX
+	MOVQ       $-1, SI
+	BZHIQ      CX, SI, CX
+	KMOVQ      CX, K1
+	VMOVDQU8.Z (DX), K1, Z0
+	VPXORD     Z12, Z0, Z0
+	VMOVDQU8   Z0, K1, (BX)
 
 chachaPoly1305LongAVX512wipe:
 	// Wipe the MAC's key from the stack; the key stream stayed in registers.

@@ -205,7 +205,7 @@ func BenchmarkChaChaLongAD(b *testing.B) {
 // batches this small run op by op, where some CPUs' fused kernels and one-op paths (chachaOneOp;
 // oneOps.sealMin, openMin and smallMin) beat x/crypto below a full-sized packet.
 func BenchmarkChaChaFewOps(b *testing.B) {
-	pairedBatches(b, []int{1, 4}, []int{128, 256, 384, 640, 800, 960, 1104})
+	pairedBatches(b, []int{1, 4}, []int{128, 256, 384, 640, 800, 960, 1104, 2048})
 }
 
 // BenchmarkChaChaUniform runs the default path on batches of 32 and 64 ChaCha20-Poly1305 ops of one

@@ -225,15 +225,15 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 12 x 900-1088 B 0.86-0.89x -> 1.03-1.11x, 14 x 900-1088 B 0.97-1.01x -> 1.03-1.11x, 30 x 900 B
 	// 1.08-1.10x -> 1.16-1.18x. Messages of 1473-3071 B, between the one-op path's ranges, on the
 	// fused long kernel (longFused: sets of eight blocks, the MAC beside their rounds), 1 and 4 ops,
-	// 1500-3000 B Seal 0.98-0.99x (x/crypto) -> 1.00-1.05x, Open 0.98-0.99x -> 1.09-1.14x; Opens in
+	// 1500-3000 B Seal 0.98-0.99x (x/crypto) -> 1.07-1.09x, Open 0.98-0.99x -> 1.09-1.14x; Opens in
 	// remainders too, 12-14 x 1500-2048 B 0.91-1.08x -> 1.10-1.12x, 28 x 1500-2048 B 1.06-1.10x ->
-	// 1.18-1.23x (not Opens of 1089-1472 B, 1.02-1.09x there against 1.05-1.11x on the one-op path;
-	// not Seals in remainders, 12 x 2048 B 0.96-1.00x either way). In batches below 48 ops, those
-	// within block 1 on the fused
-	// three-op kernel beside the lanes: the lanes fill whole groups of 16 such ops only, and leave the
-	// rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the lanes were below x/crypto's
-	// 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and 10 x 1420 B 345 -> 271; 48 and
-	// 64 x 64 B level or better on the lanes. Messages of 65-192 B beside them too where fewer than 16
+	// 1.18-1.23x, and Seals in a remainder of just 12, 12 x 1500-3000 B 0.96-1.00x -> 1.06-1.09x, 28 x
+	// 1500-3000 B 1.16-1.20x -> 1.19-1.24x (13 x 1.02-1.10x in the lanes); not Opens of 1089-1472 B,
+	// 1.02-1.09x there against 1.05-1.11x on the one-op path. In batches below 48 ops, those within
+	// block 1 on the fused three-op kernel beside the lanes: the lanes fill whole groups of 16 such
+	// ops only, and leave the rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the lanes
+	// were below x/crypto's 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and 10 x
+	// 1420 B 345 -> 271; 48 and 64 x 64 B level or better on the lanes. Messages of 65-192 B beside them too where fewer than 16
 	// are in the batch (more fill lane groups of their own, 16-47 x 192 B 1.13-1.39x on the lanes
 	// against 0.98-1.05x beside), seal / open: 8 x 150 B and 8 x 1420 B 0.81x / 0.73x -> 1.22x /
 	// 1.08x, 10 x 150 B and 20 x 1420 B 0.96x / 0.87x -> 1.32x / 1.19x. A remainder of 12-15 ops (or a
@@ -276,13 +276,13 @@ var tierRoute = route{tier: Stdlib, tiny: Stdlib}
 // take, past the first k of them (the lanes' whole groups), op by op. Ops that one takes go only in
 // a remainder of up to 14: in a pass with 15 of its 16 lanes filled the lanes keep up with the
 // one-op path or beat it (15 x 1200 B 1.24x / 1.25x against 1.10x / 1.06x; 14 x 1420 B 1.17x /
-// 1.04x against 1.32x / 1.18x).
+// 1.04x against 1.32x / 1.18x); Seals for the fused long kernel only in a remainder of just minOps.
 func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) bool {
 	if r.alone == 0 {
 		return false
 	}
-	limit := r.alone
-	if rest == r.minOps {
+	limit, atMin := r.alone, rest == r.minOps
+	if atMin {
 		limit = max(limit, r.aloneAtMin)
 	}
 	q := newTinyOps(r.tiny, open)
@@ -295,7 +295,8 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 			k--
 			continue
 		}
-		if _, fits := q.fits(op); fits || rest < 15 && r.one.takes(op, open, true) {
+		if _, fits := q.fits(op); fits || rest < 15 && r.one.takes(op, open, true) ||
+			atMin && r.one.takesLong(op, msgLen(op, open), open, false) {
 			continue
 		}
 		if op.Key.suite != ChaCha20Poly1305 || msgLen(op, open) >= limit {

@@ -9,13 +9,22 @@ import (
 	. "github.com/mmcloughlin/avo/reg"
 )
 
+// The fused long kernel's first sets: a Seal's first states (blocks 0 to 2*longSealFirst-1), whose
+// ciphertext keeps the MAC busy beside the second set's rounds; an Open's (blocks 0 and 1), after
+// which its MAC can start at once, the ciphertext being there.
+const (
+	longSealFirst = 3
+	longOpenFirst = 1
+)
+
 // chachaPoly1305LongAVX512 is chachaPoly1305SmallAVX512's design for messages of any length past
-// block 8: block 0 and 1's state first (the MAC key), then sets of four row-form states (key-stream
-// blocks 8k+2 to 8k+9) in a loop, each with the MAC beside its rounds, three blocks a double round:
-// a Seal's MAC absorbs the ciphertext the sets before wrote, an Open's the set's own ciphertext,
-// which it finishes before it writes the set's plaintext (src and dst may be equal). An Open thus
-// writes its plaintext before the tag is checked, as crypto/cipher's GCM and x/crypto's AEADs do;
-// the caller zeroes dst where it fails (failOpen).
+// block 8: a first set of states with the MAC key, then sets of four row-form states (eight
+// blocks) in a loop, each with the MAC beside its rounds, three blocks a double round. A Seal's MAC
+// absorbs the ciphertext the sets before wrote. An Open's absorbs the ciphertext one block behind
+// the key stream, from block 1 on, and finishes each set's blocks before it writes their plaintext
+// (src and dst may be equal), the set's last key-stream block waiting in a register for the next
+// set. An Open thus writes its plaintext before the tag is checked, as crypto/cipher's GCM and
+// x/crypto's AEADs do; the caller zeroes dst where it fails (failOpen).
 func chachaPoly1305LongAVX512() {
 	const name = "chachaPoly1305LongAVX512"
 	Implement(name)
@@ -28,108 +37,117 @@ func chachaPoly1305LongAVX512() {
 		"not. Of what it puts on the stack only the MAC key's second half is secret, and it is wiped.")
 	pad, lens, sk, _, adLen := macBuffers()
 	pad2, end := AllocLocal(16), AllocLocal(8)
-	at := AllocLocal(8) // the message offset of the set's first block: 64 + 512k
+	at := AllocLocal(8) // the message offset of the set's first block
 
-	Comment("Stage the AD's partial last block, zero-padded, and an Open's ciphertext's partial last",
-		"block, before the decryption overwrites it.")
+	Comment("Stage the AD's partial last block, zero-padded.")
 	{
 		zero := XMM()
 		VPXORD(zero, zero, zero)
 		VMOVDQU32(zero, pad)
 		stageADTail(adLen, pad, name+"adtail")
-		TESTB(Load(Param("open"), GP8()), Load(Param("open"), GP8()))
-		JZ(LabelRef(name + "keyed"))
-		stageTail(Load(Param("src"), GP64()), pad2)
-		Label(name + "keyed")
 	}
+	ok := GP8()
+	open := Load(Param("open"), GP8())
+	TESTB(open, open)
+	JNZ(LabelRef(name + "open"))
+	longSeal(name, pad, lens, sk, pad2, end, at, ok)
+	Label(name + "open")
+	longOpen(name, pad, lens, sk, pad2, end, at, ok)
 
-	key := Mem{Base: Load(Param("key"), GP64())}
-	row3 := nonceRow(Mem{Base: Load(Param("nonce"), GP64())})
-	eight := YMM() // the counters' step from one set to the next
+	Label(name + "wipe")
+	Comment("Wipe the MAC's key from the stack; the key stream stayed in registers.")
+	{
+		zero := XMM()
+		VPXORD(zero, zero, zero)
+		VMOVDQU32(zero, sk)
+	}
+	VZEROUPPER()
+	Store(ok, ReturnIndex(0))
+	RET()
+}
+
+// longState is what both directions of the long kernel start from: row 3 of block counter 0, the
+// counters' step from one set to the next, and the first set's key-stream blocks in blocks, with
+// r in r0, r1 and s in sk.
+func longState(first int, loop string, sk Mem, blocks []VecVirtual) (key Mem, row3, eight VecVirtual, r0, r1 GPVirtual) {
+	key = Mem{Base: Load(Param("key"), GP64())}
+	row3 = nonceRow(Mem{Base: Load(Param("nonce"), GP64())})
+	eight = YMM()
 	VMOVDQU(rowCounters.Offset(32*4), eight)
 	VPSUBD(rowCounters, eight, eight)
-	r0, r1 := GP64(), GP64()
-	blocks := make([]VecVirtual, 10) // key-stream blocks 1 to 9, one zmm each
+	r0, r1 = GP64(), GP64()
+	keyStreamAt(0, first, key, row3, sk, r0, r1, blocks, loop, nil)
+	return key, row3, eight, r0, r1
+}
+
+// longBlocks returns registers for key-stream blocks 1 to 2*first+7, one zmm each.
+func longBlocks(first int) []VecVirtual {
+	blocks := make([]VecVirtual, 2*first+8)
 	for b := 1; b < len(blocks); b++ {
 		blocks[b] = ZMM()
 	}
-	keyStreamAt(0, 1, key, row3, sk, r0, r1, blocks, name+"rounds0", nil)
-	var h0, h1, h2 GPVirtual
-	{
-		ad, adLen := Load(Param("ad"), GP64()), Load(Param("adLen"), GP64())
-		h0, h1, h2 = macAD(r0, r1, ad, adLen, pad, lens, name)
+	return blocks
+}
+
+// longAD starts the MAC: the AD, whole blocks and its padded tail (macAD).
+func longAD(r0, r1 GPVirtual, pad, lens Mem, label string) (h0, h1, h2 GPVirtual) {
+	ad, adLen := Load(Param("ad"), GP64()), Load(Param("adLen"), GP64())
+	return macAD(r0, r1, ad, adLen, pad, lens, label)
+}
+
+// longXOR XORs key-stream blocks ks into the message at offset a (a register) of src, to dst, each
+// under a byte mask of the message bytes it covers; past n (a > n included) it jumps to done.
+func longXOR(a Register, ks []VecVirtual, done string) {
+	src, dst := Load(Param("src"), GP64()), Load(Param("dst"), GP64())
+	ADDQ(a, src)
+	ADDQ(a, dst)
+	left := Load(Param("n"), GP64())
+	SUBQ(a, left)
+	for b, k := range ks {
+		CMPQ(left, U32(64*b))
+		JLE(LabelRef(done))
+		blockMask(left, b+1)
+		m := ZMM()
+		VMOVDQU8_Z(Mem{Base: src, Disp: 64 * b}, K1, m)
+		VPXORD(k, m, m)
+		VMOVDQU8(m, K1, Mem{Base: dst, Disp: 64 * b})
 	}
-	Comment("Block 1, whole (n > 512): Seal writes its ciphertext for the first set's MAC; Open absorbs",
-		"its ciphertext, then writes its plaintext.")
-	p := GP64()
+}
+
+// longSeal is the kernel's Seal: blocks 0 to 2*longSealFirst-1, their XOR (whole blocks: n > 512),
+// then sets of eight blocks with the MAC of the ciphertext before them beside their rounds, and
+// the rest of the MAC. It leaves for the kernel's wipe.
+func longSeal(kernel string, pad, lens, sk, pad2, end, at Mem, ok GPVirtual) {
+	const first = longSealFirst
+	name := kernel + "seal"
+	blocks := longBlocks(first)
+	key, row3, eight, r0, r1 := longState(first, name+"rounds0", sk, blocks)
 	{
 		src, dst := Load(Param("src"), GP64()), Load(Param("dst"), GP64())
-		open := Load(Param("open"), GP8())
-		TESTB(open, open)
-		JNZ(LabelRef(name + "openblock1"))
-		m := ZMM()
-		VPXORD(Mem{Base: src}, blocks[1], m)
-		VMOVDQU64(m, Mem{Base: dst})
-		MOVQ(dst, p)
-		JMP(LabelRef(name + "sets"))
-		Label(name + "openblock1")
-		MOVQ(src, p)
-		for range 4 {
-			polyBlock64(h0, h1, h2, Mem{Base: p}, r0, r1)
-			ADDQ(U8(16), p)
+		for b := 1; b < 2*first; b++ {
+			m := ZMM()
+			VPXORD(Mem{Base: src, Disp: 64 * (b - 1)}, blocks[b], m)
+			VMOVDQU64(m, Mem{Base: dst, Disp: 64 * (b - 1)})
 		}
-		m = ZMM()
-		VPXORD(Mem{Base: src}, blocks[1], m)
-		VMOVDQU64(m, Mem{Base: Load(Param("dst"), GP64())})
 	}
-	Label(name + "sets")
-	MOVQ(U32(64), at)
+	h0, h1, h2 := longAD(r0, r1, pad, lens, name)
+	p := Load(Param("dst"), GP64())
+	MOVQ(U32(64*(2*first-1)), at)
 	hook := macBeside(name+"mac", h0, h1, h2, p, end, r0, r1)
 
 	Label(name + "set")
-	Comment("The MAC's blocks beside this set's rounds: Seal's up to the ciphertext written, Open's",
-		"to the set's last whole block.")
+	Comment("The MAC beside the set's rounds: the ciphertext written so far.")
 	{
-		a := GP64()
+		a, e := GP64(), Load(Param("dst"), GP64())
 		MOVQ(at, a)
-		open := Load(Param("open"), GP8())
-		TESTB(open, open)
-		JNZ(LabelRef(name + "openend"))
-		e := Load(Param("dst"), GP64())
 		ADDQ(a, e)
 		MOVQ(e, end)
-		JMP(LabelRef(name + "rounds"))
-		Label(name + "openend")
-		whole := Load(Param("n"), GP64())
-		ANDQ(I8(-16), whole)
-		ADDQ(U32(512), a)
-		CMPQ(a, whole)
-		CMOVQGT(whole, a)
-		ADDQ(Load(Param("src"), GP64()), a)
-		MOVQ(a, end)
 	}
-	Label(name + "rounds")
-	keyStreamAt(1, 4, key, row3, Mem{}, nil, nil, blocks, name+"setrounds", hook)
-	Comment("Open: the set's MAC blocks the rounds left, before its plaintext overwrites them.")
-	macBlocksBelow(name+"catchup", name+"caughtup", h0, h1, h2, p, end, func() (Op, Op) { return r0, r1 })
-	Comment("The set's blocks, each under a byte mask of the message bytes it covers.")
+	keyStreamAt(first, 4, key, row3, Mem{}, nil, nil, blocks, name+"setrounds", hook)
 	{
 		a := GP64()
 		MOVQ(at, a)
-		src, dst := Load(Param("src"), GP64()), Load(Param("dst"), GP64())
-		ADDQ(a, src)
-		ADDQ(a, dst)
-		left := Load(Param("n"), GP64())
-		SUBQ(a, left)
-		for b := range 8 {
-			CMPQ(left, U32(64*b))
-			JBE(LabelRef(name + "setdone"))
-			blockMask(left, b+1)
-			m := ZMM()
-			VMOVDQU8_Z(Mem{Base: src, Disp: 64 * b}, K1, m)
-			VPXORD(blocks[b+2], m, m)
-			VMOVDQU8(m, K1, Mem{Base: dst, Disp: 64 * b})
-		}
+		longXOR(a, blocks[2*first:], name+"setdone")
 	}
 	Label(name + "setdone")
 	VPADDD(eight, row3, row3)
@@ -142,32 +160,84 @@ func chachaPoly1305LongAVX512() {
 		JA(LabelRef(name + "set"))
 	}
 
-	ok := GP8()
-	Comment("Seal: its partial last block from dst; both: what is left of the MAC, the tag.")
+	Comment("The ciphertext's partial last block, what is left of the MAC, the tag.")
 	{
-		open := Load(Param("open"), GP8())
-		TESTB(open, open)
-		JNZ(LabelRef(name + "finish"))
-		stageTail(Load(Param("dst"), GP64()), pad2)
-		Label(name + "finish")
-		buf := Load(Param("dst"), GP64())
-		TESTB(open, open)
-		JZ(LabelRef(name + "finishend"))
-		Load(Param("src"), buf)
-		Label(name + "finishend")
-		wholeBlocksEnd(buf, end)
+		dst := Load(Param("dst"), GP64())
+		stageTail(dst, pad2)
+		wholeBlocksEnd(dst, end)
 	}
 	macFinish(name, h0, h1, h2, p, end, pad2, lens, r0, r1)
-	tagOrVerify(name, h0, h1, h2, sk, name+"wipe", func(GPVirtual) { JMP(LabelRef(name + "wipe")) }, ok)
+	polyTag(h0, h1, h2, sk)
+	tag := Mem{Base: Load(Param("tag"), GP64())}
+	MOVQ(h0, tag)
+	MOVQ(h1, tag.Offset(8))
+	MOVB(U8(1), ok)
+	JMP(LabelRef(kernel + "wipe"))
+}
 
-	Label(name + "wipe")
-	Comment("Wipe the MAC's key from the stack; the key stream stayed in registers.")
+// longOpen is the long kernel's Open: block 0 and 1's state, then sets of eight blocks, each with
+// the MAC of the ciphertext one block behind beside its rounds, the set's blocks finished before
+// their plaintext is written and its last block waiting for the next set; then the rest of the MAC
+// and the last block's plaintext (written whether the tag matches or not). It leaves for the
+// kernel's wipe.
+func longOpen(kernel string, pad, lens, sk, pad2, end, at Mem, ok GPVirtual) {
+	const first = longOpenFirst
+	name := kernel + "open"
+	Comment("The ciphertext's partial last block, before the decryption overwrites it.")
+	stageTail(Load(Param("src"), GP64()), pad2)
+	blocks := longBlocks(first)
+	key, row3, eight, r0, r1 := longState(first, name+"rounds0", sk, blocks)
+	pending := ZMM() // the key stream's block after the XORed ones
+	VMOVDQA64(blocks[1], pending)
+	h0, h1, h2 := longAD(r0, r1, pad, lens, name)
+	p := Load(Param("src"), GP64())
+	MOVQ(U32(0), at)
+	hook := macBeside(name+"mac", h0, h1, h2, p, end, r0, r1)
+
+	Label(name + "set")
+	Comment("The MAC beside the set's rounds: the pending block and the set's but its last,",
+		"its whole blocks.")
 	{
-		zero := XMM()
-		VPXORD(zero, zero, zero)
-		VMOVDQU32(zero, sk)
+		a, whole := GP64(), Load(Param("n"), GP64())
+		MOVQ(at, a)
+		ANDQ(I8(-16), whole)
+		ADDQ(U32(512), a)
+		CMPQ(a, whole)
+		CMOVQGT(whole, a)
+		ADDQ(Load(Param("src"), GP64()), a)
+		MOVQ(a, end)
 	}
-	VZEROUPPER()
-	Store(ok, ReturnIndex(0))
-	RET()
+	keyStreamAt(first, 4, key, row3, Mem{}, nil, nil, blocks, name+"setrounds", hook)
+	Comment("The MAC blocks the rounds left, before the plaintext overwrites them.")
+	macBlocksBelow(name+"catchup", name+"caughtup", h0, h1, h2, p, end, func() (Op, Op) { return r0, r1 })
+	{
+		a := GP64()
+		MOVQ(at, a)
+		ks := append([]VecVirtual{pending}, blocks[2*first:2*first+7]...)
+		longXOR(a, ks, name+"setdone")
+	}
+	Label(name + "setdone")
+	VMOVDQA64(blocks[2*first+7], pending)
+	VPADDD(eight, row3, row3)
+	{
+		a := GP64()
+		MOVQ(at, a)
+		ADDQ(U32(512), a)
+		MOVQ(a, at)
+		ADDQ(U8(64), a) // the key stream runs one block ahead
+		CMPQ(Load(Param("n"), GP64()), a)
+		JA(LabelRef(name + "set"))
+	}
+
+	Comment("What is left of the MAC, the tag, then the pending block's plaintext.")
+	wholeBlocksEnd(Load(Param("src"), GP64()), end)
+	macFinish(name, h0, h1, h2, p, end, pad2, lens, r0, r1)
+	tagOrVerify(name, h0, h1, h2, sk, name+"last", func(GPVirtual) {}, ok)
+	Label(name + "last")
+	{
+		a := GP64()
+		MOVQ(at, a)
+		longXOR(a, []VecVirtual{pending}, kernel+"wipe")
+	}
+	JMP(LabelRef(kernel + "wipe"))
 }
