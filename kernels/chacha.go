@@ -109,13 +109,15 @@ func poly1305AEAD(ad, ciphertext []byte, key *[32]byte) (tag [TagSize]byte) {
 // longest message chachaPoly1305TinyAVX2 takes (blocks 1-3 of the key stream), chachaSmallMax
 // chachaPoly1305SmallAVX512's longest Seal (blocks 1-13) and chachaSmallOpenMax its longest Open
 // (blocks 1-17); chachaLongMin and chachaLongMax the shortest and longest message
-// chachaPoly1305LongAVX512 takes; chachaTinyAD is the longest AD any of them is given. The upper
-// bounds bound a kernel's work (it is not preemptible); chachaTinyAD covers a QUIC packet header.
+// chachaPoly1305LongAVX512 takes; chachaFusedAD is the longest AD any of them is given, and
+// chachaTinyAD the longest of an op beside the lanes (tinyOps.chooseBeside), which covers a QUIC
+// packet header. The upper bounds bound a kernel's work (it is not preemptible).
 const (
 	chachaTinyMax      = 3 * 64
 	chachaSmallMax     = 13 * 64
 	chachaSmallOpenMax = 17 * 64
 	chachaTinyAD       = 64
+	chachaFusedAD      = 767
 	chachaLongMin      = 8*64 + 1
 	chachaLongMax      = 4 << 10
 )

@@ -51,7 +51,7 @@ import (
 //
 // On both, a message within blocks 1-3 with a short MAC input takes chachaTinyOp, and short MACs the
 // portable radix-2^64 Poly1305 (poly1305AEAD). On 1-cycle cores (impl.chachaTinyFused) a message
-// within blocks 1-3 with AD of up to chachaTinyAD bytes takes chachaTinyFusedOp instead, on either
+// within blocks 1-3 with AD of up to chachaFusedAD bytes takes chachaTinyFusedOp instead, on either
 // tier: the whole op in one call of chachaPoly1305TinyAVX2; where impl.chachaSmallFused, a message
 // within blocks 4-13 (an Open: 4-17) with such AD takes chachaPoly1305SmallAVX512 on AVX512
 // (chachaFusedOp), and one of the lengths that this CPU's route gives the fused long kernel
@@ -94,10 +94,10 @@ var oneOpScratches = sync.Pool{New: func() any { return new(oneOpScratch) }}
 // succeeded. Open authenticates before it decrypts, like every path.
 func chachaOneOp(op *Op, open bool, t Tier) bool {
 	n := msgLen(op, open)
-	if impl.chachaTinyFused && n <= chachaTinyMax && len(op.AD) <= chachaTinyAD {
+	if impl.chachaTinyFused && n <= chachaTinyMax && len(op.AD) <= chachaFusedAD {
 		return chachaTinyFusedOp(op, open, n)
 	}
-	if impl.chachaSmallFused && t == AVX512 && n <= smallFusedMax(open) && len(op.AD) <= chachaTinyAD {
+	if impl.chachaSmallFused && t == AVX512 && n <= smallFusedMax(open) && len(op.AD) <= chachaFusedAD {
 		return chachaFusedOp(op, open, n, fusedSmallAVX512)
 	}
 	if t == AVX512 && chachaRoute.one.takesLong(op, n, open, false) {
@@ -318,7 +318,7 @@ func chachaTinyOp(op *Op, open bool, n int, t Tier) bool {
 }
 
 // chachaTinyFusedOp is chachaOneOp on 1-cycle cores (impl.chachaTinyFused) for a message of at most
-// chachaTinyMax bytes with at most chachaTinyAD bytes of AD: the whole op is one call of
+// chachaTinyMax bytes with at most chachaFusedAD bytes of AD: the whole op is one call of
 // chachaPoly1305TinyAVX2 (chachaPoly1305TinyAVX512 where impl.chachaTinyProld), which writes Dst
 // only once the tag has verified.
 func chachaTinyFusedOp(op *Op, open bool, n int) bool {
@@ -344,7 +344,7 @@ const (
 	fusedLongAVX512                     // chachaPoly1305LongAVX512
 )
 
-// chachaFusedOp runs op, n bytes of message and at most chachaTinyAD bytes of AD, in one call of
+// chachaFusedOp runs op, n bytes of message and at most chachaFusedAD bytes of AD, in one call of
 // the fused kernel k.
 func chachaFusedOp(op *Op, open bool, n int, k fusedKernel) bool {
 	var sub [8]uint32

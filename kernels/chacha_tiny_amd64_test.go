@@ -104,7 +104,7 @@ func testFusedOp(t *testing.T, min, sealMax, openMax int, run func(op *Op, open 
 		} else {
 			oracle, _ = chacha20poly1305.New(raw)
 		}
-		for _, adLen := range []int{0, 1, 15, 16, 17, 33, 64} {
+		for _, adLen := range []int{0, 1, 15, 16, 17, 33, 64, 200, chachaFusedAD} {
 			for n := min; n <= openMax; n++ {
 				off := n % 8
 				ad, msg := buffer(adLen, off), buffer(n, off)
@@ -271,7 +271,7 @@ func TestChaChaTinyLanesAVX2(t *testing.T) {
 				l.oracle, _ = chacha20poly1305.New(raw)
 			}
 			n := rng.IntN(chachaTinyLaneMax + 1)
-			l.nonce, l.ad, l.msg = make([]byte, suite.NonceSize()), make([]byte, rng.IntN(chachaTinyAD+1)), make([]byte, n)
+			l.nonce, l.ad, l.msg = make([]byte, suite.NonceSize()), make([]byte, rng.IntN(chachaFusedAD+1)), make([]byte, n)
 			for _, b := range [][]byte{l.nonce, l.ad, l.msg} {
 				for j := range b {
 					b[j] = byte(rng.Uint32())

@@ -95,7 +95,7 @@ var impl = struct {
 	// cores take it by their latency, unmeasured.
 	chachaTinyProld bool
 	// chachaSmallFused: an op alone on the AVX512 tier's one-op path (chachaOneOp) with a message
-	// within blocks 4-13 (193-832 bytes; Opens to block 17, 1088 bytes) and at most chachaTinyAD
+	// within blocks 4-13 (193-832 bytes; Opens to block 17, 1088 bytes) and at most chachaFusedAD
 	// bytes of AD takes the fused AVX-512 kernel (chachaPoly1305SmallAVX512: blocks 0 to 2s-1 in
 	// row-form states, then the scalar MAC; an Open of more than five blocks runs the MAC beside
 	// the rounds of blocks 2 on, a Seal of more than seven the MAC of blocks 1-7 beside the rounds

@@ -111,9 +111,9 @@ func (u *uniformLanes) takes(ops []Op, nc int, open bool) bool {
 // (chachaRunOne) takes instead: messages of sealMin (Seal) or openMin (Open) bytes up to max, but
 // for Open none of openGap[0] to openGap[1] bytes, and in a remainder beside the lanes' groups
 // (aloneFaster) none below remainderMin; Seals outside remainders and Opens of smallMin to
-// smallMax[0] (Seal) or smallMax[1] (Open) bytes, at most smallFusedMax, with at most chachaTinyAD
+// smallMax[0] (Seal) or smallMax[1] (Open) bytes, at most smallFusedMax, with at most chachaFusedAD
 // bytes of AD (the fused kernel's, where impl.chachaSmallFused); messages of longFused's lengths,
-// Seals outside remainders, with at most chachaTinyAD bytes of AD (the fused long kernel's);
+// Seals outside remainders, with at most chachaFusedAD bytes of AD (the fused long kernel's);
 // messages of long bytes or more, and any op with adMin bytes of AD or more. Its zero value, tier
 // Generic, takes none.
 type oneOps struct {
@@ -152,7 +152,7 @@ func (o *oneOps) takes(op *Op, open, remainder bool) bool {
 func (o *oneOps) takesLong(op *Op, n int, open, remainder bool) bool {
 	r := o.longFused
 	return r.min > 0 && (open || !remainder) && n >= max(r.min, chachaLongMin) && n <= min(r.max, chachaLongMax) &&
-		len(op.AD) <= chachaTinyAD
+		len(op.AD) <= chachaFusedAD
 }
 
 // takesSmall reports whether o takes op, of an n-byte message, for the fused kernel of blocks 4-13
@@ -163,7 +163,7 @@ func (o *oneOps) takesSmall(op *Op, n int, open, remainder bool) bool {
 		high = o.smallMax[1]
 	}
 	return o.smallMin > 0 && (open || !remainder) && n >= o.smallMin && n <= min(high, smallFusedMax(open)) &&
-		len(op.AD) <= chachaTinyAD
+		len(op.AD) <= chachaFusedAD
 }
 
 // routes is the dispatch table: per CPU class, the ChaCha family's and the AES-GCM family's route,
@@ -276,7 +276,8 @@ var tierRoute = route{tier: Stdlib, tiny: Stdlib}
 // take, past the first k of them (the lanes' whole groups), op by op. Ops that one takes go only in
 // a remainder of up to 14: in a pass with 15 of its 16 lanes filled the lanes keep up with the
 // one-op path or beat it (15 x 1200 B 1.24x / 1.25x against 1.10x / 1.06x; 14 x 1420 B 1.17x /
-// 1.04x against 1.32x / 1.18x); Seals for the fused long kernel only in a remainder of just minOps.
+// 1.04x against 1.32x / 1.18x); Seals for the fused long kernel only in a remainder of just minOps,
+// with short AD (12 x 1500 B with 256-512 B of AD 1.06-1.14x in the lanes, 1.03-1.05x op by op).
 func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) bool {
 	if r.alone == 0 {
 		return false
@@ -296,7 +297,7 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 			continue
 		}
 		if _, fits := q.fits(op); fits || rest < 15 && r.one.takes(op, open, true) ||
-			atMin && r.one.takesLong(op, msgLen(op, open), open, false) {
+			atMin && len(op.AD) <= chachaTinyAD && r.one.takesLong(op, msgLen(op, open), open, false) {
 			continue
 		}
 		if op.Key.suite != ChaCha20Poly1305 || msgLen(op, open) >= limit {
