@@ -276,8 +276,11 @@ var tierRoute = route{tier: Stdlib, tiny: Stdlib}
 // take, past the first k of them (the lanes' whole groups), op by op. Ops that one takes go only in
 // a remainder of up to 14: in a pass with 15 of its 16 lanes filled the lanes keep up with the
 // one-op path or beat it (15 x 1200 B 1.24x / 1.25x against 1.10x / 1.06x; 14 x 1420 B 1.17x /
-// 1.04x against 1.32x / 1.18x); Seals for the fused long kernel only in a remainder of just minOps,
-// with short AD (12 x 1500 B with 256-512 B of AD 1.06-1.14x in the lanes, 1.03-1.05x op by op).
+// 1.04x against 1.32x / 1.18x). In a remainder of just minOps, with one lane group in four idle,
+// every op that one takes outside remainders goes (AMD Zen 4, 12 x 900-1152 B 0.99-1.02x in the
+// lanes, 1.06-1.11x op by op; 44 x 1.25-1.28x -> 1.31-1.36x), and so do Seals for the fused long
+// kernel with short AD (12 x 1500 B with 256-512 B of AD 1.06-1.14x in the lanes, 1.03-1.05x op by
+// op).
 func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) bool {
 	if r.alone == 0 {
 		return false
@@ -296,7 +299,7 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 			k--
 			continue
 		}
-		if _, fits := q.fits(op); fits || rest < 15 && r.one.takes(op, open, true) ||
+		if _, fits := q.fits(op); fits || rest < 15 && r.one.takes(op, open, !atMin) ||
 			atMin && len(op.AD) <= chachaTinyAD && r.one.takesLong(op, msgLen(op, open), open, false) {
 			continue
 		}
