@@ -16207,8 +16207,8 @@ chachaPoly1305SmallAVX512verify:
 	VMOVDQU8 Z0, K1, 384(DX)
 
 chachaPoly1305SmallAVX512wipe:
-	// Wipe the MAC's key from the stack; the key stream stayed in registers, and the
-	// buffer holds only ciphertext.
+	// The stack buffer holds only ciphertext.
+	// Wipe the MAC's key from the stack; the key stream stayed in registers.
 	VPXORD    X13, X13, X13
 	VMOVDQU32 X13, 480(SP)
 	VZEROUPPER

@@ -39,13 +39,7 @@ func chachaPoly1305LongAVX512() {
 	pad2, end := AllocLocal(16), AllocLocal(8)
 	at := AllocLocal(8) // the message offset of the set's first block
 
-	Comment("Stage the AD's partial last block, zero-padded.")
-	{
-		zero := XMM()
-		VPXORD(zero, zero, zero)
-		VMOVDQU32(zero, pad)
-		stageADTail(adLen, pad, name+"adtail")
-	}
+	stagePaddedAD(adLen, pad, name)
 	ok := GP8()
 	open := Load(Param("open"), GP8())
 	TESTB(open, open)
@@ -55,15 +49,7 @@ func chachaPoly1305LongAVX512() {
 	longOpen(name, pad, lens, sk, pad2, end, at, ok)
 
 	Label(name + "wipe")
-	Comment("Wipe the MAC's key from the stack; the key stream stayed in registers.")
-	{
-		zero := XMM()
-		VPXORD(zero, zero, zero)
-		VMOVDQU32(zero, sk)
-	}
-	VZEROUPPER()
-	Store(ok, ReturnIndex(0))
-	RET()
+	wipeAndReturn(sk, ok)
 }
 
 // longState is what both directions of the long kernel start from: row 3 of block counter 0, the

@@ -64,13 +64,7 @@ func chachaPoly1305SmallAVX512() {
 	// MAC may absorb.
 	pad2, end := AllocLocal(16), AllocLocal(8)
 
-	Comment("Stage the AD's partial last block, zero-padded.")
-	{
-		zero := XMM()
-		VPXORD(zero, zero, zero)
-		VMOVDQU32(zero, pad)
-		stageADTail(adLen, pad, name+"adtail")
-	}
+	stagePaddedAD(adLen, pad, name)
 
 	key := Mem{Base: Load(Param("key"), GP64())}
 	nonce := Mem{Base: Load(Param("nonce"), GP64())}
@@ -145,16 +139,8 @@ func chachaPoly1305SmallAVX512() {
 	}
 
 	Label(name + "wipe")
-	Comment("Wipe the MAC's key from the stack; the key stream stayed in registers, and the",
-		"buffer holds only ciphertext.")
-	{
-		zero := XMM()
-		VPXORD(zero, zero, zero)
-		VMOVDQU32(zero, sk)
-	}
-	VZEROUPPER()
-	Store(ok, ReturnIndex(0))
-	RET()
+	Comment("The stack buffer holds only ciphertext.")
+	wipeAndReturn(sk, ok)
 
 	Label(name + "open")
 	Comment("Open of more than five blocks: the MAC reads only the ciphertext, which is there before",
@@ -275,6 +261,27 @@ func chachaPoly1305SmallAVX512() {
 	MOVQ(h1, tag.Offset(8))
 	MOVB(U8(1), ok)
 	JMP(LabelRef(name + "wipe"))
+}
+
+// stagePaddedAD copies the AD's partial last block to pad, zero-padded (stageADTail).
+func stagePaddedAD(adLen Register, pad Mem, name string) {
+	Comment("Stage the AD's partial last block, zero-padded.")
+	zero := XMM()
+	VPXORD(zero, zero, zero)
+	VMOVDQU32(zero, pad)
+	stageADTail(adLen, pad, name+"adtail")
+}
+
+// wipeAndReturn ends a fused AVX-512 kernel: it wipes s, the MAC key's second half, from sk (the
+// key stream stays in registers), and returns ok.
+func wipeAndReturn(sk Mem, ok GPVirtual) {
+	Comment("Wipe the MAC's key from the stack; the key stream stayed in registers.")
+	zero := XMM()
+	VPXORD(zero, zero, zero)
+	VMOVDQU32(zero, sk)
+	VZEROUPPER()
+	Store(ok, ReturnIndex(0))
+	RET()
 }
 
 // stageTail copies the partial last block of the n-byte message at buf (the n mod 16 bytes past
