@@ -44,9 +44,10 @@ func chachaPoly1305Tiny3AVX2(lanes *[chachaTinyLanes]chachaTinyLane, open bool) 
 // run has queued. It holds the ops' indexes, not pointers to them, so that a batch on the stack
 // stays there.
 type tinyOps struct {
-	fused  bool
-	open   bool
-	maxAD  int                  // the longest AD of an op that fits: chachaFusedAD, beside the lanes chachaTinyAD
+	fused bool
+	open  bool
+	// maxAD is the longest AD of an op that fits: chachaFusedAD, beside the lanes chachaTinyAD.
+	maxAD  int
 	wide   bool                 // took beside the lanes: every op that fits, not only within block 1
 	queued [chachaTinyLanes]int // ops within block 1, waiting for a full chachaPoly1305Tiny3AVX2 call
 	n      int
@@ -124,9 +125,9 @@ func (q *tinyOps) run(ops []Op, i, n int) (failed int) {
 // runFusedAlone runs op, a ChaCha-family op on its own on route r (runSmall), on a fused one-call
 // kernel if one takes it, and returns how many failed: r.tiny's where op fits it (tinyOps.fits; with
 // no other op to share a call, op does not wait in the queue), or the kernel of blocks 4-13 (Open:
-// 4-17) or the long one where r's one-op path takes op for it (oneOps.takesSmall, takesLong). Going straight to the kernel rather than through
-// the one-op path's layers saves a lone 256-byte op about 16 ns of 225 (AMD Zen 4,
-// docs/experiments.md, 2026-12-04 fourth session).
+// 4-17) or the long one where r's one-op path takes op for it (oneOps.takesSmall, takesLong).
+// Going straight to the kernel rather than through the one-op path's layers saves a lone 256-byte
+// op about 16 ns of 225 (AMD Zen 4, docs/experiments.md, 2026-12-04 fourth session).
 func (r *route) runFusedAlone(op *Op, open bool) (taken bool, failed int) {
 	q := newTinyOps(r.tiny, open)
 	n, ok := q.fits(op)

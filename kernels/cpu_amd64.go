@@ -99,16 +99,16 @@ var impl = struct {
 	// bytes of AD takes the fused AVX-512 kernel (chachaPoly1305SmallAVX512: blocks 0 to 2s-1 in
 	// row-form states, then the scalar MAC; an Open of more than five blocks runs the MAC beside
 	// the rounds of blocks 2 on, a Seal of more than seven the MAC of blocks 1-7 beside the rounds
-	// of blocks 8 on) rather than an 8- or 16-lane key-stream pass and the IFMA
-	// Poly1305. AMD Zen 4, a 256-byte Seal with 8 bytes of AD alone: 298-305 ns -> 207; against
-	// x/crypto called directly, seal / open, 193 B 1.18x / 1.14x, 256-320 B 1.10-1.12x / 1.11x,
-	// 384-448 B 1.14-1.15x / 1.08-1.13x, 512-576 B 1.04-1.06x / 0.92-1.01x, 608-704 B 0.99-1.00x /
-	// 1.03-1.11x (docs/experiments.md, 2026-12-04 third and fourth sessions); through kernels.Open,
-	// one op, Opens of 321-704 B 1.13-1.29x with the MAC beside the rounds, 0.96-1.06x without, and
-	// of 705-1088 B 1.04-1.21x (docs/experiments.md, 2026-12-05); Seals of 577-832 B with the
-	// MAC beside the second set's rounds, against x/crypto called directly, 0.99-1.04x -> 1.07-1.16x
-	// (docs/experiments.md, 2026-12-05 second session). Other AVX-512 cores unmeasured:
-	// Zen 5's 2-cycle latency makes its row-form chains twice as long.
+	// of blocks 8 on) rather than an 8- or 16-lane key-stream pass and the IFMA Poly1305. AMD Zen
+	// 4, a 256-byte Seal with 8 bytes of AD alone: 298-305 ns -> 207; against x/crypto called
+	// directly, seal / open, 193 B 1.18x / 1.14x, 256-320 B 1.10-1.12x / 1.11x, 384-448 B
+	// 1.14-1.15x / 1.08-1.13x, 512-576 B 1.04-1.06x / 0.92-1.01x, 608-704 B 0.99-1.00x / 1.03-1.11x
+	// (docs/experiments.md, 2026-12-04 third and fourth sessions); through kernels.Open, one op,
+	// Opens of 321-704 B 1.13-1.29x with the MAC beside the rounds, 0.96-1.06x without, and of
+	// 705-1088 B 1.04-1.21x (docs/experiments.md, 2026-12-05); Seals of 577-832 B with the MAC
+	// beside the second set's rounds, against x/crypto called directly, 0.99-1.04x -> 1.07-1.16x
+	// (docs/experiments.md, 2026-12-05 second session). Other AVX-512 cores unmeasured: Zen 5's
+	// 2-cycle latency makes its row-form chains twice as long.
 	chachaSmallFused bool
 	// chachaBlocksHeads: EncryptBlocks of a ChaCha20 key on AVX-512 CPUs runs the heads kernel (row
 	// form, six states a pass; chachaHeadsAVX512, the AVX2 tier's chachaHeadsAVX2 with VPROLD) rather

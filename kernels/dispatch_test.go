@@ -143,6 +143,9 @@ func TestDispatchPaths(t *testing.T) {
 							}
 						}
 						checkLensAgainstGeneric(t, keys[:2], lens, -1, rng)
+						// AD past chachaTinyAD: not beside the lanes, but on the fused
+						// kernels where the batch runs on Stdlib.
+						checkLensAgainstGeneric(t, keys[:2], lens, 300, rng)
 					}
 				})
 			}

@@ -22,16 +22,16 @@ const (
 )
 
 // smallSealStates and smallOpenStates are the most states a Seal and an Open of
-// chachaPoly1305SmallAVX512 run (blocks 0 to 15 and 0 to 17), and chachaSmallMax and
+// chachaPoly1305SmallAVX512 run (blocks 0 to 13 and 0 to 17), and chachaSmallMax and
 // chachaSmallOpenMax the longest messages it seals and opens: past oneSetMax (Open: five blocks)
-// its rounds run in sets of at most openSet states, the key stream's blocks kept in zmm registers
+// its rounds run in sets of at most setStates states, the key stream's blocks kept in zmm registers
 // until they are used.
 const (
 	smallSealStates    = 7
 	chachaSmallMax     = (2*smallSealStates - 1) * 64
 	smallOpenStates    = 9
 	chachaSmallOpenMax = (2*smallOpenStates - 1) * 64
-	openSet            = 4
+	setStates          = 4
 )
 
 // chachaPoly1305SmallAVX512 is chachaPoly1305TinyAVX2's whole op for messages past block 3 and
@@ -52,7 +52,8 @@ func chachaPoly1305SmallAVX512() {
 	const name = "chachaPoly1305SmallAVX512"
 	Implement(name)
 	Attributes(NOSPLIT)
-	Doc(name+" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= 832 bytes (Open: 1088): it",
+	Doc(name+fmt.Sprintf(" is chachaPoly1305TinyAVX2 for a message of 0 <= n <= %d bytes (Open: %d): it",
+		chachaSmallMax, chachaSmallOpenMax),
 		"seals (open false) or opens the n-byte message at src with the AD of adLen bytes at ad, to",
 		"dst (src and dst may be equal), under ChaCha20 key and nonce (RFC 8439 section 2.8). Seal writes the",
 		"tag to tag and reports true. Open compares the tag it computes with the one at tag in",
@@ -160,11 +161,11 @@ func chachaPoly1305SmallAVX512() {
 	p := Load(Param("src"), GP64())
 	wholeBlocksEnd(p, end)
 	hook := macBeside(name+"openmac", h0, h1, h2, p, end, r0, r1)
-	// keyStream runs the states of blocks 2 on for s states in all, in sets of at most openSet
+	// keyStream runs the states of blocks 2 on for s states in all, in sets of at most setStates
 	// after block 0 and 1's.
 	keyStream := func(states int) {
-		for first := 1; first < states; first += openSet {
-			k := min(openSet, states-first)
+		for first := 1; first < states; first += setStates {
+			k := min(setStates, states-first)
 			smallKeyStream(first, k, key, nonce, Mem{}, nil, nil, blocks,
 				fmt.Sprintf("%sopenrounds%d_%d", name, states, first), hook)
 		}
@@ -204,10 +205,10 @@ func chachaPoly1305SmallAVX512() {
 		"message's first 448 bytes) and then the rest, with the MAC of blocks 1 to 7's ciphertext",
 		"beside the second set's rounds, three blocks a double round, where it would wait for all",
 		"of them. It reads the ciphertext in place, its partial last block from pad2, zero-padded.")
-	smallKeyStream(0, openSet, key, nonce, sk, r0, r1, blocks, name+"sealrounds", nil)
+	smallKeyStream(0, setStates, key, nonce, sk, r0, r1, blocks, name+"sealrounds", nil)
 	{
 		src, dst := Load(Param("src"), GP64()), Load(Param("dst"), GP64())
-		for b := 1; b < 2*openSet; b++ { // whole blocks: n > oneSetMax >= 7*64
+		for b := 1; b < 2*setStates; b++ { // whole blocks: n > oneSetMax >= 7*64
 			m := ZMM()
 			VPXORD(Mem{Base: src, Disp: 64 * (b - 1)}, blocks[b], m)
 			VMOVDQU64(m, Mem{Base: dst, Disp: 64 * (b - 1)})
@@ -220,17 +221,17 @@ func chachaPoly1305SmallAVX512() {
 	p = Load(Param("dst"), GP64())
 	{
 		e := GP64()
-		LEAQ(Mem{Base: p, Disp: 64 * (2*openSet - 1)}, e)
+		LEAQ(Mem{Base: p, Disp: 64 * (2*setStates - 1)}, e)
 		MOVQ(e, end)
 	}
 	hook = macBeside(name+"sealmac", h0, h1, h2, p, end, r0, r1)
-	for states := openSet + 1; states <= smallSealStates; states++ {
+	for states := setStates + 1; states <= smallSealStates; states++ {
 		next := fmt.Sprintf("%ssealstates%d", name, states+1)
 		if states < smallSealStates {
 			CMPQ(Load(Param("n"), GP64()), U32((2*states-1)*64))
 			JA(LabelRef(next))
 		}
-		smallKeyStream(openSet, states-openSet, key, nonce, Mem{}, nil, nil, blocks,
+		smallKeyStream(setStates, states-setStates, key, nonce, Mem{}, nil, nil, blocks,
 			fmt.Sprintf("%ssealrounds%d", name, states), hook)
 		if states < smallSealStates {
 			JMP(LabelRef(name + "sealkeyed"))
@@ -241,7 +242,7 @@ func chachaPoly1305SmallAVX512() {
 	{
 		n := Load(Param("n"), GP64())
 		src, dst := Load(Param("src"), GP64()), Load(Param("dst"), GP64())
-		messageBlocksFrom(2*openSet, 2*smallSealStates, n, name+"sealxored", func(b, at int) {
+		messageBlocksFrom(2*setStates, 2*smallSealStates, n, name+"sealxored", func(b, at int) {
 			m := ZMM()
 			VMOVDQU8_Z(Mem{Base: src, Disp: at}, K1, m)
 			VPXORD(blocks[b], m, m)
