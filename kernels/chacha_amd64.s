@@ -20924,6 +20924,7 @@ chachaPoly1305SmallAVX512sealkeyed:
 	VMOVDQU8   Z0, K1, 768(DX)
 
 chachaPoly1305SmallAVX512sealxored:
+	// The ciphertext's partial last block, what is left of the MAC, the tag.
 	MOVQ       dst+16(FP), AX
 	MOVQ       n+32(FP), CX
 	MOVQ       CX, DX

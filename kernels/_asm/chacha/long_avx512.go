@@ -146,19 +146,7 @@ func longSeal(kernel string, pad, lens, sk, pad2, end, at Mem, ok GPVirtual) {
 		JA(LabelRef(name + "set"))
 	}
 
-	Comment("The ciphertext's partial last block, what is left of the MAC, the tag.")
-	{
-		dst := Load(Param("dst"), GP64())
-		stageTail(dst, pad2)
-		wholeBlocksEnd(dst, end)
-	}
-	macFinish(name, h0, h1, h2, p, end, pad2, lens, r0, r1)
-	polyTag(h0, h1, h2, sk)
-	tag := Mem{Base: Load(Param("tag"), GP64())}
-	MOVQ(h0, tag)
-	MOVQ(h1, tag.Offset(8))
-	MOVB(U8(1), ok)
-	JMP(LabelRef(kernel + "wipe"))
+	sealTag(name, kernel+"wipe", h0, h1, h2, p, end, pad2, lens, sk, r0, r1, ok)
 }
 
 // longOpen is the long kernel's Open: block 0 and 1's state, then sets of eight blocks, each with

@@ -250,18 +250,26 @@ func chachaPoly1305SmallAVX512() {
 		})
 		Label(name + "sealxored")
 	}
+	sealTag(name+"seal", name+"wipe", h0, h1, h2, p, end, pad2, lens, sk, r0, r1, ok)
+}
+
+// sealTag ends a fused AVX-512 kernel's Seal once its ciphertext is written: the ciphertext's
+// partial last block staged from dst to pad2, the MAC blocks the rounds left from p on
+// (macFinish), the tag stored at the tag parameter, ok set; then it jumps to wipe.
+func sealTag(label, wipe string, h0, h1, h2 GPVirtual, p Register, end, pad2, lens, sk Mem, r0, r1, ok GPVirtual) {
+	Comment("The ciphertext's partial last block, what is left of the MAC, the tag.")
 	{
 		dst := Load(Param("dst"), GP64())
 		stageTail(dst, pad2)
 		wholeBlocksEnd(dst, end)
 	}
-	macFinish(name+"seal", h0, h1, h2, p, end, pad2, lens, r0, r1)
+	macFinish(label, h0, h1, h2, p, end, pad2, lens, r0, r1)
 	polyTag(h0, h1, h2, sk)
 	tag := Mem{Base: Load(Param("tag"), GP64())}
 	MOVQ(h0, tag)
 	MOVQ(h1, tag.Offset(8))
 	MOVB(U8(1), ok)
-	JMP(LabelRef(name + "wipe"))
+	JMP(LabelRef(wipe))
 }
 
 // stagePaddedAD copies the AD's partial last block to pad, zero-padded (stageADTail).
