@@ -233,23 +233,23 @@ var routes = [...]struct{ chacha, gcm route }{
 	// block 1 on the fused three-op kernel beside the lanes: the lanes fill whole groups of 16 such
 	// ops only, and leave the rest to their segments. Seal, ns an op: 12 x 64 B 202 -> 103 (the lanes
 	// were below x/crypto's 176 there), 20 x 64 B 179 -> 98, 40 x 64 B 122 -> 93, 20 ACKs and 10 x
-	// 1420 B 345 -> 271; 48 and 64 x 64 B level or better on the lanes. Messages of 65-192 B beside them too where fewer than 16
-	// are in the batch (more fill lane groups of their own, 16-47 x 192 B 1.13-1.39x on the lanes
-	// against 0.98-1.05x beside), seal / open: 8 x 150 B and 8 x 1420 B 0.81x / 0.73x -> 1.22x /
-	// 1.08x, 10 x 150 B and 20 x 1420 B 0.96x / 0.87x -> 1.32x / 1.19x. A remainder of 12-15 ops (or a
-	// batch of 12-15) runs op by op where each op has a kernel of its own (the one-op path: up to 14)
-	// or is a ChaCha20 op below 384 B (alone): 12 x 100 B 0.71x / 0.62x -> 1.10x / 1.03x, 28 x 192 B
-	// 1.03x / 0.85x -> 1.07x / 1.01x, 12 x 256 B 0.92x / 0.80x -> 0.94x / 0.93x, 12 x 1420 B 1.04x /
-	// 0.93x -> 1.23x / 1.10x; at 512-1024 B the lanes and x/crypto are level there; XChaCha20 at
-	// 256-320 B 0.99-1.28x in the lanes against 0.95x on x/crypto. In a remainder of just 12, ChaCha20
-	// ops below 449 B op by op (aloneAtMin; measured when the fused kernel took 193-448 B): 12 x
-	// 384-448 B 0.99-1.00x / 0.86-0.88x -> 1.02-1.03x / 0.94-0.97x, 44 x 384-448 B 1.29x / 1.14-1.15x
-	// -> 1.34-1.36x / 1.24-1.28x; with 13 or 14 the lanes keep them (op by op 13 x 384-448 B Seal
-	// 0.95-0.96x, 14 x 0.89-0.91x of the lanes). Since the fused kernel seals to 576 B, below 577 B
-	// (Seals; Opens take remainders on their own): 12 x 460 B 0.93-0.96x -> 1.05x, 12 x 512 B
+	// 1420 B 345 -> 271; 48 and 64 x 64 B level or better on the lanes. Messages of 65-192 B beside
+	// them too where fewer than 16 are in the batch (more fill lane groups of their own, 16-47 x 192
+	// B 1.13-1.39x on the lanes against 0.98-1.05x beside), seal / open: 8 x 150 B and 8 x 1420 B 0.81x
+	// / 0.73x -> 1.22x / 1.08x, 10 x 150 B and 20 x 1420 B 0.96x / 0.87x -> 1.32x / 1.19x. A remainder
+	// of 12-15 ops (or a batch of 12-15) runs op by op where each op has a kernel of its own (the
+	// one-op path: up to 14) or is a ChaCha20 op below 384 B (alone): 12 x 100 B 0.71x / 0.62x -> 1.10x
+	// / 1.03x, 28 x 192 B 1.03x / 0.85x -> 1.07x / 1.01x, 12 x 256 B 0.92x / 0.80x -> 0.94x / 0.93x, 12
+	// x 1420 B 1.04x / 0.93x -> 1.23x / 1.10x; at 512-1024 B the lanes and x/crypto are level there;
+	// XChaCha20 at 256-320 B 0.99-1.28x in the lanes against 0.95x on x/crypto. In a remainder of just
+	// 12, ChaCha20 ops below 449 B op by op (aloneAtMin; measured when the fused kernel took 193-448
+	// B): 12 x 384-448 B 0.99-1.00x / 0.86-0.88x -> 1.02-1.03x / 0.94-0.97x, 44 x 384-448 B 1.29x /
+	// 1.14-1.15x -> 1.34-1.36x / 1.24-1.28x; with 13 or 14 the lanes keep them (op by op 13 x 384-448 B
+	// Seal 0.95-0.96x, 14 x 0.89-0.91x of the lanes). Since the fused kernel seals to 576 B, below 577
+	// B (Seals; Opens take remainders on their own): 12 x 460 B 0.93-0.96x -> 1.05x, 12 x 512 B
 	// 0.97-0.99x -> 1.01-1.02x, 12 x 576 B 0.98-0.99x -> 1.00-1.01x, 44 x 460-576 B 1.23-1.27x ->
-	// 1.30-1.32x; since it seals to 832 B, below 833 B: 12 x 600-832 B 0.96-0.99x -> 1.04-1.08x, 28
-	// and 44 x 600-832 B 1.16-1.25x -> 1.19-1.33x (13 and 14 x 600-832 B level either way).
+	// 1.30-1.32x; since it seals to 832 B, below 833 B: 12 x 600-832 B 0.96-0.99x -> 1.04-1.08x, 28 and
+	// 44 x 600-832 B 1.16-1.25x -> 1.19-1.33x (13 and 14 x 600-832 B level either way).
 	// Messages of 16 KiB or more run op by op in any batch (impl.chachaLongAloneAVX512). Ops with 768
 	// B of AD or more take the one-op path whatever their length, its IFMA MAC ahead of x/crypto's on
 	// long AD (x/crypto 0.96-0.99x there through the batch API), seal / open: 64 B + 768 B of AD 1.13x
