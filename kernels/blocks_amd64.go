@@ -5,18 +5,10 @@
 
 package kernels
 
-import (
-	"encoding/binary"
-	"unsafe"
-)
+import "unsafe"
 
-// chachaBlocksLanes is the fewest inputs for which chachaBlocks sets up the lanes on AVX512: setting
-// up the lane tables costs several 4-block passes, which it repays only when this many inputs share
-// it.
-const chachaBlocksLanes = 4
-
-// chachaHeadsPerCall bounds the inputs of one chachaHeadsAVX2 call (about 1.5 us on AMD EPYC Zen 3):
-// assembly cannot be preempted.
+// chachaHeadsPerCall bounds the inputs of one call of a heads kernel (chachaHeadsAVX2 about 1.5 us on
+// AMD EPYC Zen 3, chachaHeads16AVX512 about 0.75 us on Zen 4): assembly cannot be preempted.
 const chachaHeadsPerCall = 64
 
 // chachaSigma is the first row of the ChaCha20 state, the constants (RFC 8439 section 2.3), as one
@@ -51,35 +43,27 @@ func aesBlocks(k *Key, dst, src [][16]byte) {
 	}
 }
 
-// chachaBlocks is EncryptBlocks for a ChaCha20 key. On AVX2, whole states through the rounds, up to
+// chachaBlocks is EncryptBlocks for a ChaCha20 key: on AVX2, whole states through the rounds, up to
 // six a pass (chachaHeadsAVX2: two states per register set, three sets interleaved): an input
 // needs only its block's first row, and so it beats the lanes at every batch size (AMD EPYC Zen 3,
 // `go test -run '^$' -bench EncryptBlocks/ChaCha ./kernels/` before and after the lanes gave way
 // here: 64 inputs 7.5-7.7x x/crypto's chacha20 against 4.2x through the lanes, 16 inputs 5.7-6.1x
-// against 3.4-3.7x three states a call). On AVX512 the same on 1-cycle cores
-// (impl.chachaBlocksHeads), with VPROLD for the rotations (chachaHeadsAVX512); elsewhere one block
-// per lane of the lane kernel, sixteen inputs per call, or below chachaBlocksLanes inputs, where
-// setting up the lane tables costs more than it saves, each the 4-block kernel (its first block).
-// The portable block function where there is neither.
+// against 3.4-3.7x three states a call). On AVX512, from impl.chachaBlocksLanes inputs on, one
+// input per zmm lane (chachaHeads16AVX512); below that the heads kernel with VPROLD
+// (chachaHeadsAVX512) on 1-cycle cores (impl.chachaBlocksHeads), elsewhere each input's block
+// through the 4-block kernel. The portable block function where there is neither.
 func chachaBlocks(k *Key, dst, src [][16]byte) {
 	t := AVX512.runsOn(chachaHas)
-	if t == Generic {
+	heads := chachaHeadsAVX2
+	switch {
+	case t == Generic:
 		chachaBlocksGeneric(k, dst, src)
 		return
-	}
-	if t == AVX2 || impl.chachaBlocksHeads {
-		for len(src) > 0 {
-			n := min(len(src), chachaHeadsPerCall)
-			if t == AVX512 {
-				chachaHeadsAVX512(&dst[0], &k.chacha, &src[0], n)
-			} else {
-				chachaHeadsAVX2(&dst[0], &k.chacha, &src[0], n)
-			}
-			dst, src = dst[n:], src[n:]
-		}
-		return
-	}
-	if len(src) < chachaBlocksLanes {
+	case t == AVX512 && len(src) >= impl.chachaBlocksLanes:
+		heads = chachaHeads16AVX512
+	case t == AVX512 && impl.chachaBlocksHeads:
+		heads = chachaHeadsAVX512
+	case t == AVX512:
 		// The state is written a row (16 bytes) at a time, as the kernel loads it: a load spanning
 		// several narrower stores in flight would wait for them to retire. An input is exactly the
 		// state's last row, the block counter then the nonce words, little endian (RFC 8439
@@ -98,30 +82,9 @@ func chachaBlocks(k *Key, dst, src [][16]byte) {
 		clear(ks[:])
 		return
 	}
-	var s streamLanes
-	lk := chachaLaneKernels(t)
-	tab := s.start(lk)
-	for l := range 16 {
-		s.onScratch(l)
-		tab.rows[16][l] = 1
-		for w := range 8 {
-			tab.rows[4+w][l] = k.chacha[w]
-		}
-	}
 	for len(src) > 0 {
-		n := min(len(src), 16)
-		for l := range n {
-			tab.rows[12][l] = binary.LittleEndian.Uint32(src[l][0:])
-			tab.rows[13][l] = binary.LittleEndian.Uint32(src[l][4:])
-			tab.rows[14][l] = binary.LittleEndian.Uint32(src[l][8:])
-			tab.rows[15][l] = binary.LittleEndian.Uint32(src[l][12:])
-		}
-		tab.scratch = [16][128]byte{}
-		streamKernel(lk, tab, &s.ptrs, 1, 64, n > 8)
-		for l := range n {
-			copy(dst[l][:], tab.scratch[l][:16])
-		}
+		n := min(len(src), chachaHeadsPerCall)
+		heads(&dst[0], &k.chacha, &src[0], n)
 		dst, src = dst[n:], src[n:]
 	}
-	*tab = streamTable{}
 }

@@ -337,10 +337,11 @@ func TestChaChaOneOpAVX512(t *testing.T) {
 	}
 }
 
-// TestEncryptBlocksHeads runs EncryptBlocks of a ChaCha20 key on the AVX512 tier's zmm lanes and on
-// the heads kernel (impl.chachaBlocksHeads: chachaHeadsAVX512), whichever this CPU would select,
-// against the portable block function, on every input count up to past two lane calls, in place
-// and not.
+// TestEncryptBlocksHeads runs EncryptBlocks of a ChaCha20 key on each AVX512 route, forced for every
+// input count: the zmm lanes (chachaHeads16AVX512), the heads kernel (chachaHeadsAVX512) and the
+// 4-block kernel, against the portable block function, on every input count up to past two calls
+// (chachaHeadsPerCall), in place and not, with the bytes after the last output checked untouched
+// (a part-filled lane pass stores under a mask).
 func TestEncryptBlocksHeads(t *testing.T) {
 	if !chachaHas(AVX512) {
 		t.Skip("needs AVX-512")
@@ -354,23 +355,36 @@ func TestEncryptBlocksHeads(t *testing.T) {
 	raw := make([]byte, 32)
 	random(raw)
 	k, _ := NewKey(ChaCha20Poly1305, raw)
-	defer func(h bool) { impl.chachaBlocksHeads = h }(impl.chachaBlocksHeads)
-	for _, heads := range []bool{false, true} {
-		impl.chachaBlocksHeads = heads
-		for n := range 40 {
+	defer func(h bool, l int) { impl.chachaBlocksHeads, impl.chachaBlocksLanes = h, l }(
+		impl.chachaBlocksHeads, impl.chachaBlocksLanes)
+	for _, route := range []struct {
+		name  string
+		heads bool
+		lanes int
+	}{{"lanes", false, 1}, {"heads", true, 1 << 30}, {"4-block", false, 1 << 30}} {
+		impl.chachaBlocksHeads, impl.chachaBlocksLanes = route.heads, route.lanes
+		for n := range 2*chachaHeadsPerCall + 20 {
 			src := make([][16]byte, n)
 			for i := range src {
 				random(src[i][:])
 			}
-			want, got := make([][16]byte, n), make([][16]byte, n)
+			want := make([][16]byte, n)
 			chachaBlocksGeneric(k, want, src)
-			k.EncryptBlocks(got, src)
-			inPlace := append([][16]byte(nil), src...)
-			k.EncryptBlocks(inPlace, inPlace)
+			const guard = 2
+			got := make([][16]byte, n+guard)
+			random(got[n][:])
+			random(got[n+1][:])
+			after := [guard][16]byte(got[n:])
+			k.EncryptBlocks(got[:n], src)
+			inPlace := append(append([][16]byte(nil), src...), after[:]...)
+			k.EncryptBlocks(inPlace[:n], inPlace[:n])
 			for i := range want {
 				if got[i] != want[i] || inPlace[i] != want[i] {
-					t.Fatalf("heads=%v, %d inputs: block %d differs", heads, n, i)
+					t.Fatalf("%s, %d inputs: block %d differs", route.name, n, i)
 				}
+			}
+			if [guard][16]byte(got[n:]) != after || [guard][16]byte(inPlace[n:]) != after {
+				t.Fatalf("%s, %d inputs: wrote past the last output", route.name, n)
 			}
 		}
 	}

@@ -110,12 +110,20 @@ var impl = struct {
 	// (docs/experiments.md, 2026-12-05 second session). Other AVX-512 cores unmeasured: Zen 5's
 	// 2-cycle latency makes its row-form chains twice as long.
 	chachaSmallFused bool
-	// chachaBlocksHeads: EncryptBlocks of a ChaCha20 key on AVX-512 CPUs runs the heads kernel (row
-	// form, six states a pass; chachaHeadsAVX512, the AVX2 tier's chachaHeadsAVX2 with VPROLD) rather
-	// than one block per zmm lane: its chains are short enough for 1-cycle cores. AMD Zen 4, per
-	// call: 1 input 85 ns against 128-136 ns, 8 inputs 215 against 620-650, 64 inputs 1414 against
-	// 1500-1590 (docs/experiments.md, 2026-12-02 Zen 4).
+	// chachaBlocksHeads: EncryptBlocks of a ChaCha20 key on AVX-512 CPUs runs fewer than
+	// chachaBlocksLanes inputs on the heads kernel (row form, six states a pass; chachaHeadsAVX512,
+	// the AVX2 tier's chachaHeadsAVX2 with VPROLD) rather than each through the 4-block kernel: its
+	// chains are short enough for 1-cycle cores. AMD Zen 4, per call: 1 input 85 ns against 128-136
+	// ns, 8 inputs 215 against 620-650 for the lanes of that day (docs/experiments.md, 2026-12-02 Zen
+	// 4).
 	chachaBlocksHeads bool
+	// chachaBlocksLanes: the fewest inputs for which EncryptBlocks of a ChaCha20 key runs one input
+	// per zmm lane (chachaHeads16AVX512) on AVX-512 CPUs. AMD Zen 4, the lanes against the heads
+	// kernel, ns an input: 4 inputs 46 against 26, 6 31 against 19, 8 23.2 against 23.8, 10 18.6
+	// against 21-22, 16 11.5 against 20.1, 64 11.4 against 18.9 (docs/experiments.md, 2026-12-05
+	// fourth session). Zen 5 keeps the 4 that the lane kernel's one block a lane measured there
+	// against the 4-block kernel: chachaHeads16AVX512 runs the same rounds with less around them.
+	chachaBlocksLanes int
 	// chachaFewOpsAVX512: the AVX512 tier's laneKernels.fewOps, the largest batch that runs one op at
 	// a time rather than in the 16 zmm lanes: 7 where zmm runs at full width, 11 where it runs in
 	// two halves (zmmHalves). AMD Zen 4, 8 x 1420 B: lanes 1060-1180 ns an op, one at a time
@@ -151,6 +159,12 @@ var impl = struct {
 	chachaSmallFused:  zmmHalves,
 	chachaTinyProld:   chachaAVX512,
 	chachaBlocksHeads: !ymmLatency2,
+	chachaBlocksLanes: func() int {
+		if ymmLatency2 {
+			return 4
+		}
+		return 8
+	}(),
 	chachaFewOpsAVX512: func() int {
 		if zmmHalves {
 			return 11

@@ -447,13 +447,7 @@ func oneMessageBlocks(st Mem, newVec func() VecVirtual, broadcastCounter func(Ve
 		}
 		VPBROADCASTD(st.Offset(4*i), x[i])
 	}
-	r := GP32()
-	MOVL(U32(10), r)
-	Label(loop)
-	quarterRounds(x, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
-	quarterRounds(x, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
-	DECL(r)
-	JNZ(LabelRef(loop))
+	laneDoubleRounds(x, loop)
 	for i := range x {
 		if i == 12 {
 			c := newVec()
@@ -464,6 +458,97 @@ func oneMessageBlocks(st Mem, newVec func() VecVirtual, broadcastCounter func(Ve
 		VPADDD_BCST(st.Offset(4*i), x[i], x[i])
 	}
 	return x
+}
+
+// laneDoubleRounds emits the ten double rounds (RFC 8439 section 2.3) of states held one word per
+// register, x[w] word w of every lane, as a loop labelled loop.
+func laneDoubleRounds(x []VecVirtual, loop string) {
+	r := GP32()
+	MOVL(U32(10), r)
+	Label(loop)
+	quarterRounds(x, [4][4]int{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}})
+	quarterRounds(x, [4][4]int{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}})
+	DECL(r)
+	JNZ(LabelRef(loop))
+}
+
+// chachaHeads16AVX512 computes what chachaHeadsAVX512 does, sixteen inputs a pass, one per 32-bit
+// lane of zmm: for a batch of header-protection samples (RFC 9001 section 5.4.4) the lanes' wide
+// rounds beat row-form states, whose diagonal shuffles and quarter-filled rows cost more per block.
+// An input is exactly the state's last row (the block counter, then the nonce words), so four zmm
+// of inputs (input 4j+c in 128-bit chunk c of zmm j), transposed 4x4 within their chunks, are rows
+// 12-15 with input 4j+c in lane 4c+j; rows 0-11 are the same in every lane. Only words 0-3 are
+// outputs, and the same transposition takes them back to input order. A pass of fewer than sixteen
+// inputs loads and stores under a mask, so nothing past input n-1 is read or written; a pass reads
+// all its inputs before it writes, so out may be in. The rows that could be run back to the key
+// (words 4-15 before the final addition) are zeroed before the next pass or the return.
+func chachaHeads16AVX512() {
+	Implement("chachaHeads16AVX512")
+	Attributes(NOSPLIT)
+	Doc("chachaHeads16AVX512 writes the first 16 bytes of the ChaCha20 block of key and in[i] to out[i], i < n.")
+	out, key := Load(Param("out"), GP64()), Load(Param("key"), GP64())
+	in, n := Load(Param("in"), GP64()), Load(Param("n"), GP64())
+	Label("heads16pass")
+	Comment("The pass's inputs as a dword mask: min(n, 16) inputs of four words, a 16-bit mask per zmm.")
+	bits, sixteen, ones, mask := GP64(), GP64(), GP64(), GP64()
+	MOVQ(n, bits)
+	MOVQ(U32(16), sixteen)
+	CMPQ(bits, sixteen)
+	CMOVQGT(sixteen, bits)
+	SHLQ(U8(2), bits)
+	MOVQ(I64(-1), ones)
+	BZHIQ(bits, ones, mask)
+	ks := []Register{K1, K2, K3, K4}
+	for j, k := range ks {
+		m := GP64()
+		MOVQ(mask, m)
+		if j > 0 {
+			SHRQ(U8(16*j), m)
+		}
+		KMOVW(m.As32(), k)
+	}
+	var rows [4]VecVirtual
+	for j := range rows {
+		rows[j] = ZMM()
+		VMOVDQU32_Z(Mem{Base: in, Disp: 64 * j}, ks[j], rows[j])
+	}
+	x := make([]VecVirtual, 16)
+	last := transposeChunks4(rows)
+	copy(x[12:], last[:])
+	for i := range 12 {
+		x[i] = ZMM()
+		if i < 4 {
+			VPBROADCASTD(chachaSigma.Offset(4*i), x[i])
+		} else {
+			VPBROADCASTD(Mem{Base: key, Disp: 4 * (i - 4)}, x[i])
+		}
+	}
+	laneDoubleRounds(x, "heads16doubleround")
+	Comment("Words 0-3 plus the constants (section 2.3), back in input order.")
+	for i := range 4 {
+		VPADDD_BCST(chachaSigma.Offset(4*i), x[i], x[i])
+	}
+	for j, blk := range transposeChunks4([4]VecVirtual(x[:4])) {
+		VMOVDQU32(blk, ks[j], Mem{Base: out, Disp: 64 * j})
+	}
+	for _, w := range x[4:] {
+		VPXORD(w, w, w)
+	}
+	ADDQ(U32(256), in)
+	ADDQ(U32(256), out)
+	SUBQ(U32(16), n)
+	JG(LabelRef("heads16pass"))
+	VZEROUPPER()
+	RET()
+}
+
+// transposeChunks4 transposes four registers' words 4x4 within each 128-bit chunk: word w of chunk c
+// of result a is word a of chunk c of r[w].
+func transposeChunks4(r [4]VecVirtual) [4]VecVirtual {
+	var t [4]VecVirtual
+	t[0], t[1] = unpackDwords(r[0], r[1], ZMMv)
+	t[2], t[3] = unpackDwords(r[2], r[3], ZMMv)
+	return unpackQwords(t, ZMMv)
 }
 
 // chachaKS8AVX512 writes the key stream of 8 consecutive blocks of one message on ymm lanes (AVX-512VL for

@@ -46,6 +46,7 @@ func main() {
 	hchacha20AVX2(3)
 	chachaHeads(false)
 	chachaHeads(true)
+	chachaHeads16AVX512()
 	chachaPoly1305Tiny(false)
 	chachaPoly1305Tiny(true)
 	chachaPoly1305Tiny3AVX2()
