@@ -121,8 +121,10 @@ var impl = struct {
 	// per zmm lane (chachaHeads16AVX512) on AVX-512 CPUs. AMD Zen 4, the lanes against the heads
 	// kernel, ns an input: 4 inputs 46 against 26, 6 31 against 19, 8 23.2 against 23.8, 10 18.6
 	// against 21-22, 16 11.5 against 20.1, 64 11.4 against 18.9 (docs/experiments.md, 2026-12-05
-	// fourth session). Zen 5 keeps the 4 that the lane kernel's one block a lane measured there
-	// against the 4-block kernel: chachaHeads16AVX512 runs the same rounds with less around them.
+	// fourth session). Zen 5 (unmeasured) keeps the 4 of the lane route this kernel replaced there
+	// (measured on Zen 3's AVX2 lanes: one input 880 ns through the lanes, 130 through the 4-block
+	// kernel, four 209 ns each): the kernel runs the lane kernel's rounds with less around them, so
+	// its break-even can only be lower.
 	chachaBlocksLanes int
 	// chachaFewOpsAVX512: the AVX512 tier's laneKernels.fewOps, the largest batch that runs one op at
 	// a time rather than in the 16 zmm lanes: 7 where zmm runs at full width, 11 where it runs in
