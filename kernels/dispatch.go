@@ -268,6 +268,15 @@ var routes = [...]struct{ chacha, gcm route }{
 // chachaRoute and gcmRoute are this CPU's routes; tests set them to run the dispatcher's choices.
 var chachaRoute, gcmRoute = routes[thisCPU].chacha, routes[thisCPU].gcm
 
+// longSealLanesAD is the shortest AD with which a Seal that the fused long kernel would take stays
+// in the lanes in a remainder of just minOps (aloneFaster): the lanes' vector MAC absorbs the AD
+// where the kernel's MAC is one chain. AMD Zen 4, 12 ops against x/crypto, op by op -> in the lanes,
+// three rounds each: 1500 B with 320-384 B of AD 1.06x -> 1.08-1.10x, 448 B 1.06x -> 1.11x, 640-767 B
+// 1.04-1.07x -> 1.16-1.20x; 2048 B with 320 B 1.05x -> 1.02x, 448 B 1.05x -> 1.07x, 640-767 B
+// 1.04-1.05x -> 1.13-1.15x; 3000 B with 384 B 1.07x -> 1.03x, 448 B 1.07x -> 1.06x, 640-767 B 1.06x
+// -> 1.09-1.11x (docs/experiments.md, 2026-12-05 fourth session).
+const longSealLanesAD = 448
+
 // tierRoute is a forced tier's (Tier.Seal, Tier.Open): on Stdlib no fused kernels and no one-op
 // path, every op through the standard library.
 var tierRoute = route{tier: Stdlib, tiny: Stdlib}
@@ -278,9 +287,8 @@ var tierRoute = route{tier: Stdlib, tiny: Stdlib}
 // one-op path or beat it (15 x 1200 B 1.24x / 1.25x against 1.10x / 1.06x; 14 x 1420 B 1.17x /
 // 1.04x against 1.32x / 1.18x). In a remainder of just minOps, with one lane group in four idle,
 // every op that one takes outside remainders goes (AMD Zen 4, 12 x 900-1152 B 0.99-1.02x in the
-// lanes, 1.06-1.11x op by op; 44 x 1.25-1.28x -> 1.31-1.36x), and so do Seals for the fused long
-// kernel with short AD (12 x 1500 B with 256-512 B of AD 1.06-1.14x in the lanes, 1.03-1.05x op by
-// op).
+// lanes, 1.06-1.11x op by op; 44 x 1.25-1.28x -> 1.31-1.36x), but Seals for the fused long kernel
+// with longSealLanesAD bytes of AD or more.
 func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) bool {
 	if r.alone == 0 {
 		return false
@@ -299,11 +307,12 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 			k--
 			continue
 		}
-		if _, fits := q.fits(op); fits || rest < 15 && r.one.takes(op, open, !atMin) ||
-			atMin && len(op.AD) <= chachaTinyAD && r.one.takesLong(op, msgLen(op, open), open, false) {
+		n := msgLen(op, open)
+		longSealAD := atMin && !open && len(op.AD) >= longSealLanesAD && r.one.takesLong(op, n, open, false)
+		if _, fits := q.fits(op); fits || rest < 15 && !longSealAD && r.one.takes(op, open, !atMin) {
 			continue
 		}
-		if op.Key.suite != ChaCha20Poly1305 || msgLen(op, open) >= limit {
+		if op.Key.suite != ChaCha20Poly1305 || n >= limit {
 			return false
 		}
 	}

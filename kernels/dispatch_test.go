@@ -153,6 +153,42 @@ func TestDispatchPaths(t *testing.T) {
 	}
 }
 
+// TestAloneFasterLongSealAD: in a remainder of just minOps, ops that the fused long kernel takes go
+// op by op, but Seals with longSealLanesAD bytes of AD or more stay in the lanes (routing only; the
+// outputs are TestDispatchPaths').
+func TestAloneFasterLongSealAD(t *testing.T) {
+	r := route{tier: AVX512, minOps: 12, tiny: AVX2, alone: 384, aloneAtMin: 13*64 + 1,
+		one: oneOps{tier: AVX512, longFused: lengths{23*64 + 1, 3<<10 - 1}}}
+	key, err := NewKey(ChaCha20Poly1305, make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		open bool
+		ad   int
+		want bool
+	}{
+		{false, 8, true}, {false, longSealLanesAD - 1, true}, {false, longSealLanesAD, false},
+		{false, chachaFusedAD, false}, {true, longSealLanesAD, true}, {true, chachaFusedAD, true},
+	} {
+		ops := make([]Op, r.minOps)
+		for i := range ops {
+			src := make([]byte, 1500)
+			if c.open {
+				src = make([]byte, 1500+TagSize)
+			}
+			ops[i] = Op{Key: key, Src: src, AD: make([]byte, c.ad)}
+		}
+		if got := r.aloneFaster(ops, nil, 0, len(ops), c.open); got != c.want {
+			t.Errorf("12 x 1500 B, open %v, %d B of AD: op by op %v, want %v", c.open, c.ad, got, c.want)
+		}
+		// Past minOps such Seals are never the one-op path's, whatever their AD.
+		if got := r.aloneFaster(append(ops, ops[0]), nil, 0, len(ops)+1, c.open); got != c.open {
+			t.Errorf("13 x 1500 B, open %v, %d B of AD: op by op %v, want %v", c.open, c.ad, got, c.open)
+		}
+	}
+}
+
 // TestDispatchUniform runs the default Seal and Open on a Stdlib route that sends batches of one
 // shape to each SIMD tier's lanes (uniformLanes), on batches around its bounds, against the Generic
 // tier, and checks which batches it takes.
