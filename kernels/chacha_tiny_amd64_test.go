@@ -23,10 +23,10 @@ import (
 // zeroed, and no byte written outside Dst.
 func TestChaChaFusedOps(t *testing.T) {
 	for _, k := range []struct {
-		name                  string
-		tier                  Tier
-		min, sealMax, openMax int
-		kernel                fusedKernel
+		name                       string
+		tier                       Tier
+		shortest, sealMax, openMax int
+		kernel                     fusedKernel
 	}{
 		{"TinyAVX2", AVX2, 0, chachaTinyMax, chachaTinyMax, fusedTinyAVX2},
 		{"TinyAVX512", AVX512, 0, chachaTinyMax, chachaTinyMax, fusedTinyAVX512},
@@ -37,7 +37,7 @@ func TestChaChaFusedOps(t *testing.T) {
 			if !chachaHas(k.tier) {
 				t.Skip("CPU lacks the features")
 			}
-			testFusedOp(t, k.min, k.sealMax, k.openMax, func(op *Op, open bool, n int) bool { return chachaFusedOp(op, open, n, k.kernel) })
+			testFusedOp(t, k.shortest, k.sealMax, k.openMax, func(op *Op, open bool, n int) bool { return chachaFusedOp(op, open, n, k.kernel) })
 		})
 	}
 }
@@ -65,9 +65,10 @@ func TestChaChaFusedVariants(t *testing.T) {
 	}
 }
 
-// testFusedOp is TestChaChaFusedOps for one kernel, run, on messages of min up to sealMax bytes
-// (Seal) and openMax (Open; openMax >= sealMax: the Opens past sealMax take x/crypto's ciphertexts).
-func testFusedOp(t *testing.T, min, sealMax, openMax int, run func(op *Op, open bool, n int) bool) {
+// testFusedOp is TestChaChaFusedOps for one kernel, run, on messages of shortest up to sealMax
+// bytes (Seal) and openMax (Open; openMax >= sealMax: the Opens past sealMax take x/crypto's
+// ciphertexts).
+func testFusedOp(t *testing.T, shortest, sealMax, openMax int, run func(op *Op, open bool, n int) bool) {
 	const guard = 32 // bytes on each side of every buffer
 	const guardFill = 0xA5
 	// buffer returns n bytes at offset guard+off of a fresh array, all of it guardFill; intact
@@ -105,7 +106,7 @@ func testFusedOp(t *testing.T, min, sealMax, openMax int, run func(op *Op, open 
 			oracle, _ = chacha20poly1305.New(raw)
 		}
 		for _, adLen := range []int{0, 1, 15, 16, 17, 33, 64, 200, chachaFusedAD} {
-			for n := min; n <= openMax; n++ {
+			for n := shortest; n <= openMax; n++ {
 				off := n % 8
 				ad, msg := buffer(adLen, off), buffer(n, off)
 				nonce := make([]byte, suite.NonceSize())

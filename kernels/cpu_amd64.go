@@ -114,8 +114,8 @@ var impl = struct {
 	// chachaBlocksLanes inputs on the heads kernel (row form, six states a pass; chachaHeadsAVX512,
 	// the AVX2 tier's chachaHeadsAVX2 with VPROLD) rather than each through the 4-block kernel: its
 	// chains are short enough for 1-cycle cores. AMD Zen 4, per call: 1 input 85 ns against 128-136
-	// ns, 8 inputs 215 against 620-650 for the lanes of that day (docs/experiments.md, 2026-12-02 Zen
-	// 4).
+	// on the 4-block kernel, and 8 inputs 215 against 620-650 on the lane route of that day
+	// (docs/experiments.md, 2026-12-02 Zen 4).
 	chachaBlocksHeads bool
 	// chachaBlocksLanes: the fewest inputs for which EncryptBlocks of a ChaCha20 key runs one input
 	// per zmm lane (chachaHeads16AVX512) on AVX-512 CPUs. AMD Zen 4, the lanes against the heads
