@@ -200,6 +200,22 @@ func BenchmarkChaChaLongAD(b *testing.B) {
 	}
 }
 
+// BenchmarkChaChaRemainderAD runs the default path on batches of 12 ChaCha20-Poly1305 ops of 1500
+// and 3000 bytes with 256 and 512 bytes of AD, alternating with x/crypto on the same ops
+// (benchshape.Paired): a remainder of just minOps that some CPUs run op by op on the fused long
+// kernel, whose Seals with longer AD stay in the lanes (longSealLanesAD).
+func BenchmarkChaChaRemainderAD(b *testing.B) {
+	raw := make([]byte, 32)
+	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
+	aead, _ := chacha20poly1305.New(raw)
+	for _, ad := range []int{256, 512} {
+		for _, n := range []int{1500, 3000} {
+			seal, open := sealedOps(key, 12, n, ad)
+			pairedSealOpen(b, fmt.Sprintf("12x%d+%dAD", n, ad), seal, open, aead)
+		}
+	}
+}
+
 // BenchmarkChaChaFewOps runs the default path on batches of 1 and 4 ChaCha20-Poly1305 ops of
 // 128-1104 bytes (8 bytes of AD), alternating with x/crypto on the same ops (benchshape.Paired):
 // batches this small run op by op, where some CPUs' fused kernels and one-op paths (chachaOneOp;
