@@ -26,6 +26,9 @@ func chachaLaneKernels(t Tier) laneKernels {
 	k.stitchedMAC = t == AVX2 && impl.chachaAVX2Regs && impl.chachaStitchedMAC
 	if t == AVX512 {
 		k.fewOps, k.longAlone = impl.chachaFewOpsAVX512, impl.chachaLongAloneAVX512
+		if k.radix44 && impl.chachaStitchedMACZMM {
+			k.stitchedMAC, k.vectorLanes = true, 8
+		}
 	}
 	return k
 }
@@ -51,6 +54,8 @@ func streamMACKernel(k laneKernels, tab *streamTable, lanes *chachaPtrs16, n, st
 	switch {
 	case k.simd == Generic:
 		streamMACGeneric(tab, lanes, n, stride, upper, mac)
+	case k.simd == AVX512:
+		chachaXOR16MACAVX512(tab, lanes, n, stride, mac)
 	case upper:
 		chachaXOR16MACAVX2Regs(tab, lanes, n, stride, mac)
 	default:
@@ -72,6 +77,8 @@ func polyKernel(k laneKernels, st *[15][16]uint64, p *polyPtrs16, n, stride int,
 		poly1305AVX2(st, p, n, stride)
 	case !k.radix44:
 		poly1305AVX2Lanes8(st, p, n, stride)
+	case !upper:
+		poly1305IFMAYLanes8(st, p, n, stride)
 	case impl.polyZMM:
 		poly1305IFMAZ(st, p, n, stride)
 	default:
@@ -236,13 +243,16 @@ func chachaKS24AVX512(st *[16]uint32, out *[24 * 64]byte)
 func chachaXOR24AVX512(st *[16]uint32, out *[9 * 64]byte, dst, src *byte)
 
 // poly1305IFMAZ and poly1305IFMAY are the same kernel on zmm (two groups of 8 lanes) and on ymm (four
-// groups of 4 lanes).
+// groups of 4 lanes); poly1305IFMAYLanes8 is poly1305IFMAY on lanes 0-7 only.
 //
 //go:noescape
 func poly1305IFMAZ(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 
 //go:noescape
 func poly1305IFMAY(st *[15][16]uint64, p *polyPtrs16, n, stride int)
+
+//go:noescape
+func poly1305IFMAYLanes8(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 
 // poly1305IFMAOne absorbs into st.h headN (at most 8) blocks at head, n blocks of one message (a
 // multiple of 8) eight lanes at a time, and tailN (at most 9) blocks at tail; the head's and the
@@ -304,12 +314,16 @@ func poly1305AVX2Regs(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 //go:noescape
 func poly1305AVX2RegsLanes8(st *[15][16]uint64, p *polyPtrs16, n, stride int)
 
-// chachaXOR16MACAVX2Regs and chachaXOR8MACAVX2Regs are chachaXOR16AVX2Regs and chachaXOR8AVX2Regs
-// that also absorb mac's blocks, some beside their rounds (n >= 1) or all that are left (n = 0,
-// when tab and lanes are not read): streamMACGeneric's contract.
+// chachaXOR16MACAVX2Regs, chachaXOR8MACAVX2Regs and chachaXOR16MACAVX512 are chachaXOR16AVX2Regs,
+// chachaXOR8AVX2Regs and chachaXOR16AVX512 that also absorb mac's blocks, some beside their rounds
+// (n >= 1) or all that are left (n = 0, when tab and lanes are not read): streamMACGeneric's
+// contract.
 //
 //go:noescape
 func chachaXOR16MACAVX2Regs(tab *streamTable, lanes *chachaPtrs16, n, stride int, mac *laneMAC)
+
+//go:noescape
+func chachaXOR16MACAVX512(tab *streamTable, lanes *chachaPtrs16, n, stride int, mac *laneMAC)
 
 //go:noescape
 func chachaXOR8MACAVX2Regs(tab *streamTable, lanes *chachaPtrs16, n, stride int, mac *laneMAC)

@@ -89,6 +89,11 @@ type laneKernels struct {
 	// stitchedMAC: long groups pipeline, one group's Poly1305 beside another group's stream calls
 	// (streamMACKernel; runLongGroupsStitched).
 	stitchedMAC bool
+	// vectorLanes: with stitchedMAC, the number of a Seal group's lanes (0 to 8) whose MAC runs on
+	// the vector Poly1305 lanes (polyKernel with upper false) rather than beside a stream, for a
+	// stream kernel too fast for one chain to keep up with all 16 lanes. Such a set pipelines only
+	// the Seals that gain from it (stitchedGroups).
+	vectorLanes int
 }
 
 // chachaPtrs16 holds the 16 lanes' buffers for the stream kernels: lane l reads block k at
@@ -463,7 +468,7 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 	if c.long == 0 {
 		return 0
 	}
-	if c.k.stitchedMAC && c.ngroups > 1 {
+	if c.stitchedGroups() {
 		return c.runLongGroupsStitched(s, p)
 	}
 	t := s.start(c.k)

@@ -143,6 +143,7 @@ func TestPolyKernelsPortable(t *testing.T) {
 		{"poly1305AVX2RegsLanes8", chachaHas(AVX2), false, false, true, poly1305AVX2RegsLanes8},
 		{"poly1305IFMAZ", chachaHas(AVX512) && impl.polyIFMA, true, true, true, poly1305IFMAZ},
 		{"poly1305IFMAY", chachaHas(AVX512) && impl.polyIFMA, true, true, true, poly1305IFMAY},
+		{"poly1305IFMAYLanes8", chachaHas(AVX512) && impl.polyIFMA, true, false, true, poly1305IFMAYLanes8},
 	}
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {
@@ -314,24 +315,30 @@ func comparePolyRows(t *testing.T, got, want *polyLanes, radix44, upper bool) {
 	}
 }
 
-// TestStreamMACKernels runs chachaXOR16MACAVX2Regs and chachaXOR8MACAVX2Regs against the register
-// stream kernels and the portable Poly1305: random lanes' messages and states, 1 to 16 MAC lanes of
-// 1 to 200 blocks, spread over stream calls of several sizes and a last call with n = 0, so that
-// chains start, pause and resume in every position.
+// TestStreamMACKernels runs chachaXOR16MACAVX2Regs, chachaXOR8MACAVX2Regs and
+// chachaXOR16MACAVX512 against their plain stream kernels and the portable Poly1305: random lanes'
+// messages and states (and byte masks of the last block), 1 to 16 MAC lanes of 1 to 200 blocks,
+// spread over stream calls of several sizes and a last call with n = 0, so that chains start,
+// pause and resume in every position.
 func TestStreamMACKernels(t *testing.T) {
 	if !chachaHas(AVX2) {
 		t.Skip("needs AVX2")
 	}
 	rng := rand.New(rand.NewPCG(21, 22))
 	for _, k := range []struct {
-		name  string
-		upper bool
-		mac   func(*streamTable, *chachaPtrs16, int, int, *laneMAC)
-		plain func(*streamTable, *chachaPtrs16, int, int)
+		name   string
+		has    bool
+		masked bool
+		mac    func(*streamTable, *chachaPtrs16, int, int, *laneMAC)
+		plain  func(*streamTable, *chachaPtrs16, int, int)
 	}{
-		{"chachaXOR16MACAVX2Regs", true, chachaXOR16MACAVX2Regs, chachaXOR16AVX2Regs},
-		{"chachaXOR8MACAVX2Regs", false, chachaXOR8MACAVX2Regs, chachaXOR8AVX2Regs},
+		{"chachaXOR16MACAVX2Regs", true, false, chachaXOR16MACAVX2Regs, chachaXOR16AVX2Regs},
+		{"chachaXOR8MACAVX2Regs", true, false, chachaXOR8MACAVX2Regs, chachaXOR8AVX2Regs},
+		{"chachaXOR16MACAVX512", chachaHas(AVX512), true, chachaXOR16MACAVX512, chachaXOR16AVX512},
 	} {
+		if !k.has {
+			continue
+		}
 		for round := range 40 {
 			lanes, blocks := 1+rng.IntN(16), 1+rng.IntN(200)
 			if round%4 == 0 {
@@ -360,8 +367,11 @@ func TestStreamMACKernels(t *testing.T) {
 			}
 			for l := range 16 {
 				tGot.rows[16][l] = 1
+				if k.masked {
+					tGot.mask[l] = rng.Uint64()
+				}
 			}
-			tWant.rows = tGot.rows
+			tWant.rows, tWant.mask = tGot.rows, tGot.mask
 			off := 0
 			for _, n := range calls {
 				for l := range 16 {

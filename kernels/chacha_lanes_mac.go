@@ -17,7 +17,8 @@ import (
 // (docs/experiments.md, 2026-12-05). So the long groups run as a pipeline:
 //
 //	Seal: group g's key blocks (0 and 1) and stream with MAC(g-1) beside them, then MAC(g-1)'s
-//	      rest and tags; the last group's MAC on the vector lanes.
+//	      rest and tags; the last group's MAC on the vector lanes, and with vectorLanes each
+//	      group's first lanes' MAC (the zmm stream is too fast for one chain to keep up with all).
 //	Open: group 0's MAC on the vector lanes; stream(g-1) (its ops verified) and group g+1's key
 //	      blocks with MAC(g) beside them, then MAC(g)'s rest and tags; the last group's stream alone.
 //
@@ -54,38 +55,62 @@ func streamMACGeneric(tab *streamTable, lanes *chachaPtrs16, n, stride int, uppe
 	}
 }
 
-// startMAC readies m for the group's ops (of n bytes with ad bytes of AD), whose one-time keys
+// startMAC readies m for the ops of group from lane first on (of n bytes), whose one-time keys
 // the lanes' scratch blocks of t hold: their keys and padded ADs absorbed, their ciphertexts'
-// whole blocks for the kernels.
-func (c *chachaChunkState) startMAC(m *laneMAC, t *streamTable, group []uint8, n int) {
-	*m = laneMAC{lanes: len(group), size: uintptr(n &^ 15)}
-	if n < 16 {
-		m.lanes = 0
+// whole blocks for the kernels. Chain lane j is the group's lane first+j.
+func (c *chachaChunkState) startMAC(m *laneMAC, t *streamTable, group []uint8, first, n int) {
+	*m = laneMAC{lanes: len(group) - first, size: uintptr(n &^ 15)}
+	if n < 16 || m.lanes == 0 {
+		m.lanes, m.size = 0, 0
 	}
-	for l, i := range group {
-		mac := &m.mac[l]
-		mac.init(t.scratch[l][:32])
+	for j, i := range group[first:] {
+		mac := &m.mac[j]
+		mac.init(t.scratch[first+j][:32])
 		mac.writePadded(c.op[i].AD)
 		if n >= 16 {
-			m.msg[l] = unsafe.Pointer(&c.ciphertext(int(i))[0])
+			m.msg[j] = unsafe.Pointer(&c.ciphertext(int(i))[0])
 		}
 	}
 }
 
 // finishMAC absorbs what is left of m's blocks, each op's padded tail and lengths, and writes
-// (Seal) or checks (Open) the group's tags. It returns the lanes whose op succeeded and wipes m.
-func (c *chachaChunkState) finishMAC(m *laneMAC, group []uint8, n int) (ok uint32) {
+// (Seal) or checks (Open) the tags of group's ops from lane first on (startMAC's). It returns the
+// group's lanes whose op succeeded and wipes m.
+func (c *chachaChunkState) finishMAC(m *laneMAC, group []uint8, first, n int) (ok uint32) {
 	streamMACKernel(c.k, nil, nil, 0, 0, len(group) > 8, m)
-	for l, i := range group {
-		mac := &m.mac[l]
+	for j, i := range group[first:] {
+		mac := &m.mac[j]
 		ct := c.ciphertext(int(i))
 		mac.writePadded(ct[n&^15:])
 		if c.finishTag(int(i), mac.aeadTag(len(c.op[i].AD), n)) {
-			ok |= 1 << l
+			ok |= 1 << (first + j)
 		}
 	}
 	*m = laneMAC{}
 	return ok
+}
+
+// Where the chain takes only some of a group's lanes (laneKernels.vectorLanes), the pipeline
+// gains on Seals of long messages alone: each chained op costs some Go (its AD, tail and tag through
+// poly1305) that short messages do not repay, and an Open's chain waits for its own key blocks.
+// AMD Zen 4, 64 ops against x/crypto, unpipelined -> pipelined, seal / open: 1152-1420 B with 16-128
+// B of AD 1.49-1.61x -> 1.55-1.61x / 1.39-1.64x -> 1.41-1.60x, 256 B 1.54-1.63x -> 1.43-1.48x /
+// 1.51-1.66x -> 1.37-1.42x, 1420 B with 1024 B of AD 1.84x -> 1.55x / 1.75x -> 1.47x
+// (docs/experiments.md, 2026-12-05 fifth session).
+const (
+	vectorLanesMinLen = 1152 // the shortest message whose Seals pipeline with vectorLanes
+	vectorLanesMaxAD  = 128  // and the most AD
+)
+
+// stitchedGroups reports whether the chunk's long groups run as the pipeline above: two or more,
+// on a kernel set with the stitched MAC, and with vectorLanes only Seals of vectorLanesMinLen bytes
+// or more with at most vectorLanesMaxAD bytes of AD.
+func (c *chachaChunkState) stitchedGroups() bool {
+	if !c.k.stitchedMAC || c.ngroups < 2 {
+		return false
+	}
+	i := int(c.order[0])
+	return c.k.vectorLanes == 0 || !c.open && c.msgLen(i) >= vectorLanesMinLen && len(c.op[i].AD) <= vectorLanesMaxAD
 }
 
 // runLongGroupsStitched is runLongGroups as the pipeline above, for two groups or more.
@@ -97,23 +122,29 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 	group := func(k int) []uint8 { return c.order[starts[k]:starts[k+1]] }
 	n, ad := c.msgLen(int(c.order[0])), len(c.op[c.order[0]].AD) // every long group's
 	last := c.ngroups - 1
+	// Group k's lanes below split(k) take the vector lanes (laneKernels.vectorLanes), the others
+	// the chain.
+	split := func(k int) int { return min(c.k.vectorLanes, len(group(k))) }
 	var macs [2]laneMAC
-	// vectorKeys readies the vector lanes for group k's MAC from its keys in t's scratch (which a
-	// stream's tail may overwrite); vectorMAC then runs it.
-	vectorKeys := func(k int, t *streamTable) {
-		for l, i := range group(k) {
+	// vectorKeys readies the vector lanes for the MAC of group k's lanes below m from their keys in
+	// t's scratch (which a stream's tail may overwrite); vectorMAC then runs it.
+	vectorKeys := func(k, m int, t *streamTable) {
+		for l, i := range group(k)[:m] {
 			p.setKey(l, (*[32]byte)(t.scratch[l][:32]), c.wantTag(int(i)))
 			p.ad[l], p.ct[l] = c.op[i].AD, c.ciphertext(int(i))
 		}
 	}
-	vectorMAC := func(k int) (ok uint32) {
-		p.macGroup(c.k, len(group(k)), n, ad)
-		return p.finishGroup(c, group(k))
+	vectorMAC := func(k, m int) (ok uint32) {
+		if m == 0 {
+			return 0
+		}
+		p.macGroup(c.k, m, n, ad)
+		return p.finishGroup(c, group(k)[:m])
 	}
 	s.start(c.k)
 	if !c.open {
-		// Group k's key blocks and stream with group k-1's MAC beside them; the last group's MAC
-		// on the vector lanes.
+		// Group k's key blocks and stream with group k-1's chain beside them; the last group's MAC
+		// on the vector lanes, and so the other groups' lanes below split.
 		for k := range c.ngroups {
 			var beside *laneMAC
 			if k > 0 {
@@ -121,19 +152,18 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 			}
 			c.keyBlocks(s, group(k), n, beside)
 			t := s.tab()
+			vector := len(group(k))
 			if k < last {
-				c.startMAC(&macs[k%2], t, group(k), n)
-			} else {
-				vectorKeys(k, t)
+				vector = split(k)
+				c.startMAC(&macs[k%2], t, group(k), vector, n)
 			}
+			vectorKeys(k, vector, t)
 			c.xorBlock1(t, group(k), 1<<len(group(k))-1)
 			c.streamGroup(s, group(k), n, 0, beside)
 			if k > 0 {
-				failed += len(group(k-1)) - bits.OnesCount32(c.finishMAC(beside, group(k-1), n))
+				failed += len(group(k-1)) - split(k-1) - bits.OnesCount32(c.finishMAC(beside, group(k-1), split(k-1), n))
 			}
-			if k == last {
-				failed += len(group(k)) - bits.OnesCount32(vectorMAC(k))
-			}
+			failed += vector - bits.OnesCount32(vectorMAC(k, vector))
 		}
 	} else {
 		// Group 0's MAC on the vector lanes; group k's MAC beside group k-1's stream (its ops
@@ -143,11 +173,11 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 		s2.start(c.k)
 		lanes := [2]*streamLanes{s, &s2}
 		c.keyBlocks(s, group(0), n, nil)
-		vectorKeys(0, s.tab())
-		verified := vectorMAC(0)
+		vectorKeys(0, len(group(0)), s.tab())
+		verified := vectorMAC(0, len(group(0)))
 		failed += len(group(0)) - bits.OnesCount32(verified)
 		c.keyBlocks(&s2, group(1), n, nil)
-		c.startMAC(&macs[1], s2.tab(), group(1), n)
+		c.startMAC(&macs[1], s2.tab(), group(1), 0, n)
 		for k := 1; k <= last; k++ {
 			mac := &macs[k%2]
 			ls := lanes[(k-1)%2]
@@ -155,9 +185,9 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 			c.streamGroup(ls, group(k-1), n, verified, mac)
 			if k < last {
 				c.keyBlocks(ls, group(k+1), n, mac)
-				c.startMAC(&macs[(k+1)%2], ls.tab(), group(k+1), n)
+				c.startMAC(&macs[(k+1)%2], ls.tab(), group(k+1), 0, n)
 			}
-			verified = c.finishMAC(mac, group(k), n)
+			verified = c.finishMAC(mac, group(k), 0, n)
 			failed += len(group(k)) - bits.OnesCount32(verified)
 		}
 		ls := lanes[last%2]

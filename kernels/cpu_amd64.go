@@ -80,6 +80,15 @@ var impl = struct {
 	// BenchmarkChaChaStitchedMAC), Tier AVX2 64 x 1420 B 1.12x faster to seal, 1.11x to open, 64 x
 	// 512 B 1.10x and 1.07x, on AMD Zen 4 (the AVX2 kernels, 1-cycle ymm latency).
 	chachaStitchedMAC bool
+	// chachaStitchedMACZMM: the AVX512 tier's long groups (with IFMA) pipeline their Seals as
+	// chachaStitchedMAC does, the chain beside the zmm stream (chachaXOR16MACAVX512) taking lanes
+	// 8-15 and the IFMA lanes on ymm lanes 0-7 (poly1305IFMAYLanes8), where one chain keeps up with
+	// about half of what the zmm lanes stream. AMD Zen 4, 16 lanes x 19 blocks with 76 MAC blocks
+	// each: the stream 3.33 us, with 570 of the MAC blocks beside it 3.38, the IFMA lanes 1.46 for
+	// 16 lanes and 0.75 for 8; 64 x 1420 B Seal against x/crypto 1.57x -> 1.58x, with 64 keys
+	// 1.53x -> 1.57x, XChaCha20 1.59x -> 1.66x, QUIC 64 x 1200 B 1.72x -> 1.76x (medians of 3;
+	// which Seals, stitchedGroups). Zen 5 and Intel unmeasured.
+	chachaStitchedMACZMM bool
 	// chachaTinyFused: an op alone (a batch of one, or one of at most laneKernels.fewOps) within
 	// chachaTinyMax bytes takes the fused AVX2 kernel (chachaTinyFusedOp) on either SIMD tier, rather
 	// than a 4-block pass and the scalar Poly1305 (chachaTinyOp). Its rounds are one row-form
@@ -152,15 +161,16 @@ var impl = struct {
 	// BenchmarkGCMAVX2Variants each against crypto/cipher).
 	gcmVAES bool
 }{
-	polyIFMA:          chachaAVX512 && cpu.X86.HasAVX512IFMA,
-	polyZMM:           true,
-	chachaAVX2Regs:    !ymmLatency2,
-	chachaStitchedMAC: !ymmLatency2,
-	poly26Regs:        !ymmLatency2,
-	chachaTinyFused:   !ymmLatency2,
-	chachaSmallFused:  zmmHalves,
-	chachaTinyProld:   chachaAVX512,
-	chachaBlocksHeads: !ymmLatency2,
+	polyIFMA:             chachaAVX512 && cpu.X86.HasAVX512IFMA,
+	polyZMM:              true,
+	chachaAVX2Regs:       !ymmLatency2,
+	chachaStitchedMAC:    !ymmLatency2,
+	chachaStitchedMACZMM: zmmHalves,
+	poly26Regs:           !ymmLatency2,
+	chachaTinyFused:      !ymmLatency2,
+	chachaSmallFused:     zmmHalves,
+	chachaTinyProld:      chachaAVX512,
+	chachaBlocksHeads:    !ymmLatency2,
 	chachaBlocksLanes: func() int {
 		if ymmLatency2 {
 			return 4

@@ -103,7 +103,11 @@ func laneAddresses(tab, lanes Mem) {
 
 // quarterRounds runs RFC 8439 section 2.1's quarter round on four independent (a, b, c, d) columns,
 // interleaved so that consecutive instructions do not depend on each other.
-func quarterRounds(x []VecVirtual, cols [4][4]int) {
+func quarterRounds(x []VecVirtual, cols [4][4]int) { quarterRoundsHook(x, cols, nil) }
+
+// quarterRoundsHook is quarterRounds with hook (if not nil) called after each of the quarter
+// round's four add, XOR and rotate steps, numbered 0 to 3.
+func quarterRoundsHook(x []VecVirtual, cols [4][4]int, hook func(k int)) {
 	step := func(a, b, d int, rot uint8) {
 		for _, c := range cols {
 			VPADDD(x[c[b]], x[c[a]], x[c[a]])
@@ -115,10 +119,20 @@ func quarterRounds(x []VecVirtual, cols [4][4]int) {
 			VPROLD(U8(rot), x[c[d]], x[c[d]])
 		}
 	}
-	step(0, 1, 3, 16) // a += b; d ^= a; d <<<= 16
-	step(2, 3, 1, 12) // c += d; b ^= c; b <<<= 12
-	step(0, 1, 3, 8)  // a += b; d ^= a; d <<<= 8
-	step(2, 3, 1, 7)  // c += d; b ^= c; b <<<= 7
+	for k, s := range [4]struct {
+		a, b, d int
+		rot     uint8
+	}{
+		{0, 1, 3, 16}, // a += b; d ^= a; d <<<= 16
+		{2, 3, 1, 12}, // c += d; b ^= c; b <<<= 12
+		{0, 1, 3, 8},  // a += b; d ^= a; d <<<= 8
+		{2, 3, 1, 7},  // c += d; b ^= c; b <<<= 7
+	} {
+		step(s.a, s.b, s.d, s.rot)
+		if hook != nil {
+			hook(k)
+		}
+	}
 }
 
 func chachaXOR16AVX512() {
@@ -137,15 +151,15 @@ func chachaXOR16AVX512() {
 	Label("two")
 	CMPQ(n, U32(2))
 	JBE(LabelRef("last"))
-	xorBlocks(rows, off, stride, 2, false)
+	xorBlocks(rows, off, stride, 2, false, nil)
 	SUBQ(U32(2), n)
 	JMP(LabelRef("two"))
 	Label("last")
 	JB(LabelRef("one"))
-	xorBlocks(rows, off, stride, 2, true)
+	xorBlocks(rows, off, stride, 2, true, nil)
 	JMP(LabelRef("done"))
 	Label("one")
-	xorBlocks(rows, off, stride, 1, true)
+	xorBlocks(rows, off, stride, 1, true, nil)
 	Label("done")
 	VZEROUPPER()
 	RET()
@@ -157,8 +171,10 @@ var labels int
 // xorBlocks emits the next states (one or two) blocks of all 16 lanes: the rounds of the states
 // interleaved, then each state's transposition and XOR. The second state waits in tab's spill rows
 // while the first one's transposition needs the registers. off advances by stride per block. With
-// masked, the last state's block goes through the lanes' byte masks.
-func xorBlocks(rows Mem, off GPVirtual, stride Register, states int, masked bool) {
+// masked, the last state's block goes through the lanes' byte masks. hook, if not nil, is called
+// at 8 points of each double round per state, numbered 0 to 8*states-1: after each step of each
+// quarter-round set (quarterRoundsHook), the column round's sets first.
+func xorBlocks(rows Mem, off Op, stride Op, states int, masked bool, hook func(k int)) {
 	var x [2][]VecVirtual
 	for s := range states {
 		x[s] = make([]VecVirtual, 16)
@@ -176,12 +192,18 @@ func xorBlocks(rows Mem, off GPVirtual, stride Register, states int, masked bool
 	labels++
 	loop := fmt.Sprintf("doubleround%d", labels)
 	Label(loop)
+	point := 0
 	for _, cols := range [][4][4]int{
 		{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}},
 		{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}},
 	} {
 		for s := range states {
-			quarterRounds(x[s], cols)
+			quarterRoundsHook(x[s], cols, func(k int) {
+				if hook != nil {
+					hook(point + k)
+				}
+			})
+			point += 4
 		}
 	}
 	DECL(r)
@@ -215,14 +237,25 @@ func xorBlocks(rows Mem, off GPVirtual, stride Register, states int, masked bool
 		}
 		Comment("Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it",
 			"with that lane's source into its destination.")
+		o, inMem := off.(Mem)
+		var at GPVirtual
+		if inMem {
+			at = GP64()
+			MOVQ(o, at)
+		} else {
+			at = off.(GPVirtual)
+		}
 		for l, blk := range transpose16(x[s]) {
 			if masked && s == states-1 {
-				xorLaneMasked(rows, l, off, blk)
+				xorLaneMasked(rows, l, at, blk)
 			} else {
-				xorLane(rows, l, off, blk)
+				xorLane(rows, l, at, blk)
 			}
 		}
-		ADDQ(stride, off)
+		ADDQ(stride, at)
+		if inMem {
+			MOVQ(at, o)
+		}
 	}
 }
 

@@ -37,40 +37,7 @@ func chachaLanesMACAVX2Regs(groups int) {
 	Doc(name+fmt.Sprintf(" is chachaXOR%dAVX2Regs that also absorbs the blocks of mac's lanes", 8*groups),
 		"beside its rounds; with n = 0, all that are left.")
 	nM, strideM := paramAddr("n"), paramAddr("stride")
-	// The chain's state in registers for the whole call: the accumulator h and p, the next block.
-	h := [3]GPVirtual{GP64(), GP64(), GP64()}
-	p := GP64()
-	{
-		m := laneMACArg()
-		lane := GP64()
-		MOVQ(m.Offset(laneMACLane), lane)
-		startChain(m, lane, h, p)
-		ADDQ(m.Offset(laneMACDone), p)
-	}
-
-	// step absorbs the next block of the chain, moving to the next lane at the end of one, unless
-	// every lane is done: then it jumps to finished (skip, which labels its end, in the rounds).
-	step := func(skip, finished string) {
-		m := laneMACArg()
-		absorb := skip + "absorb"
-		CMPQ(p, m.Offset(laneMACEnd))
-		JB(LabelRef(absorb))
-		lane := GP64()
-		MOVQ(m.Offset(laneMACLane), lane)
-		next := GP64()
-		LEAQ(Mem{Base: lane, Disp: 1}, next)
-		CMPQ(next, m.Offset(laneMACLanes))
-		JAE(LabelRef(finished))
-		Comment("The lane's blocks are done: its accumulator back, the next lane's in.")
-		storeAccumulator(laneMACPoly(m, lane), h)
-		MOVQ(next, m.Offset(laneMACLane))
-		startChain(m, next, h, p)
-		Label(absorb)
-		r := Mem{Base: m.Base, Disp: laneMACEnd + 8} // the current lane's r0, r1
-		polyBlock64(h[0], h[1], h[2], Mem{Base: p}, r, r.Offset(8))
-		ADDQ(U8(16), p)
-		Label(skip)
-	}
+	c := startLaneChain()
 
 	CMPQ(nM, U8(0))
 	JE(LabelRef(name + "rest"))
@@ -84,7 +51,7 @@ func chachaLanesMACAVX2Regs(groups int) {
 			if macPoints[k] {
 				labels++
 				skip := fmt.Sprintf("%smac%d_%d", name, k, labels)
-				step(skip, skip)
+				c.step(skip, skip)
 			}
 		})
 		o := GP64()
@@ -102,18 +69,66 @@ func chachaLanesMACAVX2Regs(groups int) {
 
 	Label(name + "rest")
 	Comment("No stream blocks: every lane's remaining MAC blocks.")
-	step(name+"reststep", name+"save")
+	c.step(name+"reststep", name+"save")
 	JMP(LabelRef(name + "rest"))
 
 	Label(name + "save")
+	c.save()
+	RET()
+}
+
+// laneChain is the Poly1305 chain of a stitched lane kernel in registers for the whole call: the
+// accumulator h of the laneMAC's current lane and p, its next block.
+type laneChain struct {
+	h [3]GPVirtual
+	p GPVirtual
+}
+
+// startLaneChain loads the chain where the laneMAC argument mac left it.
+func startLaneChain() laneChain {
+	c := laneChain{h: [3]GPVirtual{GP64(), GP64(), GP64()}, p: GP64()}
+	m := laneMACArg()
+	lane := GP64()
+	MOVQ(m.Offset(laneMACLane), lane)
+	startChain(m, lane, c.h, c.p)
+	ADDQ(m.Offset(laneMACDone), c.p)
+	return c
+}
+
+// step absorbs the next block of the chain, moving to the next lane at the end of one, unless
+// every lane is done: then it jumps to finished (skip, which labels its end, in the rounds).
+func (c laneChain) step(skip, finished string) {
+	h, p := c.h, c.p
+	m := laneMACArg()
+	absorb := skip + "absorb"
+	CMPQ(p, m.Offset(laneMACEnd))
+	JB(LabelRef(absorb))
+	lane := GP64()
+	MOVQ(m.Offset(laneMACLane), lane)
+	next := GP64()
+	LEAQ(Mem{Base: lane, Disp: 1}, next)
+	CMPQ(next, m.Offset(laneMACLanes))
+	JAE(LabelRef(finished))
+	Comment("The lane's blocks are done: its accumulator back, the next lane's in.")
+	storeAccumulator(laneMACPoly(m, lane), h)
+	MOVQ(next, m.Offset(laneMACLane))
+	startChain(m, next, h, p)
+	Label(absorb)
+	r := Mem{Base: m.Base, Disp: laneMACEnd + 8} // the current lane's r0, r1
+	polyBlock64(h[0], h[1], h[2], Mem{Base: p}, r, r.Offset(8))
+	ADDQ(U8(16), p)
+	Label(skip)
+}
+
+// save stores the chain's state back into mac.
+func (c laneChain) save() {
 	Comment("The chain's state back into mac.")
 	m := laneMACArg()
 	lane := GP64()
 	MOVQ(m.Offset(laneMACLane), lane)
-	storeAccumulator(laneMACPoly(m, lane), h)
-	SUBQ(Mem{Base: m.Base, Index: lane, Scale: 8, Disp: laneMACMsg}, p)
-	MOVQ(p, m.Offset(laneMACDone))
-	RET()
+	storeAccumulator(laneMACPoly(m, lane), c.h)
+	SUBQ(Mem{Base: m.Base, Index: lane, Scale: 8, Disp: laneMACMsg}, c.p)
+	MOVQ(c.p, m.Offset(laneMACDone))
 }
 
 // laneMACArg returns the laneMAC argument mac as a memory operand.

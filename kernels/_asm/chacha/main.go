@@ -57,8 +57,8 @@ func main() {
 	chachaKS4AVX512()
 	chachaKS24AVX512(false)
 	chachaKS24AVX512(true)
-	poly1305IFMA(8)
-	poly1305IFMA(4)
+	poly1305IFMA(8, 16)
+	poly1305IFMA(4, 16)
 	poly1305AVX2(4)
 	poly1305AVX2(2)
 	poly1305AVX2Regs(4)
@@ -67,6 +67,8 @@ func main() {
 	poly1305IFMAOne()
 	poly1305IFMAPowers()
 	poly1305Finish()
+	chachaLanesMACAVX512()
+	poly1305IFMA(4, 8)
 
 	Generate()
 }

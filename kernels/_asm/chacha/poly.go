@@ -39,22 +39,27 @@ const (
 	polyOff   = polyLanes * 8
 )
 
-// poly1305IFMA generates the kernel with vectors of width lanes (4: ymm, 8: zmm). It absorbs two
-// blocks a step, h = (h + m1) * r^2 + m2 * r (RFC 8439 section 2.5's Horner evaluation regrouped),
-// with one fold and carry pass where two single steps take two; r^2 is computed per group and call
-// into the frame. A call of one block, and the last block of an odd count, take a single step.
-func poly1305IFMA(width int) {
+// poly1305IFMA generates the kernel with vectors of width lanes (4: ymm, 8: zmm) for lanes 0 to
+// lanes-1 (16, or 8 with ymm: half the work of 16 on zmm, still two groups in flight). It absorbs
+// two blocks a step, h = (h + m1) * r^2 + m2 * r (RFC 8439 section 2.5's Horner evaluation
+// regrouped), with one fold and carry pass where two single steps take two; r^2 is computed per
+// group and call into the frame. A call of one block, and the last block of an odd count, take a
+// single step.
+func poly1305IFMA(width, lanes int) {
 	name := fmt.Sprintf("poly1305IFMA%s", map[int]string{4: "Y", 8: "Z"}[width])
+	if lanes != polyLanes {
+		name += fmt.Sprintf("Lanes%d", lanes)
+	}
 	Implement(name)
 	Attributes(NOSPLIT)
-	Doc(name+" absorbs n 16-byte blocks in each of 16 lanes: per block, lane l computes",
+	Doc(name+fmt.Sprintf(" absorbs n 16-byte blocks in each of lanes 0 to %d: per block, lane l computes", lanes-1),
 		"h = (h + m) * r mod 2^130-5 (the 2^128 bit of m set; h not fully reduced) with m read at",
 		"p.base[l]+p.off[l]+k*stride for the k-th block. n >= 1; p.off is not updated.")
 	st := Mem{Base: Load(Param("st"), GP64())}
 	p := Mem{Base: Load(Param("p"), GP64())}
 	n := Load(Param("n"), GP64())
 	stride := Load(Param("stride"), GP64())
-	groups := polyLanes / width
+	groups := lanes / width
 	// Per group the rows of r^2: limbs 0..2, 20*limb 1 and 20*limb 2.
 	powers := AllocLocal(groups * 5 * 8 * width)
 	vec := func() VecVirtual {
@@ -77,7 +82,7 @@ func poly1305IFMA(width int) {
 	}
 
 	Comment("The lanes' message addresses.")
-	for l := range polyLanes {
+	for l := range lanes {
 		a := GP64()
 		MOVQ(p.Offset(polyBase+8*l), a)
 		TESTQ(a, a)
