@@ -468,7 +468,7 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 	if c.long == 0 {
 		return 0
 	}
-	if c.stitchedGroups() {
+	if i := int(c.order[0]); stitchedGroups(c.k, c.ngroups, c.open, c.msgLen(i), len(c.op[i].AD)) {
 		return c.runLongGroupsStitched(s, p)
 	}
 	t := s.start(c.k)

@@ -199,3 +199,34 @@ func randomBytes(rng *rand.Rand, n int) []byte {
 	}
 	return b
 }
+
+// TestStitchedGroups checks which long groups pipeline: on the AVX2 class's set (all lanes on the
+// chain) every chunk of two groups or more; with vector lanes beside the chain only Seals of
+// vectorLanesMinLen bytes or more with at most vectorLanesMaxAD bytes of AD.
+func TestStitchedGroups(t *testing.T) {
+	chain := laneKernels{simd: Generic, stitchedMAC: true}
+	beside := laneKernels{simd: Generic, masked: true, radix44: true, stitchedMAC: true, vectorLanes: 8}
+	for _, c := range []struct {
+		k      laneKernels
+		groups int
+		open   bool
+		n, ad  int
+		want   bool
+	}{
+		{laneKernels{simd: Generic}, 4, false, 1420, 0, false},
+		{chain, 1, false, 1420, 0, false},
+		{chain, 2, false, 256, 1024, true},
+		{chain, 4, true, 64, 0, true},
+		{beside, 1, false, 1420, 0, false},
+		{beside, 4, false, vectorLanesMinLen, vectorLanesMaxAD, true},
+		{beside, 2, false, 1420, 0, true},
+		{beside, 4, false, vectorLanesMinLen - 1, 0, false},
+		{beside, 4, false, 1420, vectorLanesMaxAD + 1, false},
+		{beside, 4, true, 1420, 0, false},
+	} {
+		if got := stitchedGroups(c.k, c.groups, c.open, c.n, c.ad); got != c.want {
+			t.Errorf("vector lanes %d, %d groups of %d B with %d B of AD, open %v: pipelined %v, want %v",
+				c.k.vectorLanes, c.groups, c.n, c.ad, c.open, got, c.want)
+		}
+	}
+}

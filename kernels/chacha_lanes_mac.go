@@ -102,15 +102,14 @@ const (
 	vectorLanesMaxAD  = 128  // and the most AD
 )
 
-// stitchedGroups reports whether the chunk's long groups run as the pipeline above: two or more,
-// on a kernel set with the stitched MAC, and with vectorLanes only Seals of vectorLanesMinLen bytes
-// or more with at most vectorLanesMaxAD bytes of AD.
-func (c *chachaChunkState) stitchedGroups() bool {
-	if !c.k.stitchedMAC || c.ngroups < 2 {
+// stitchedGroups reports whether a chunk's long groups (of n-byte messages with ad bytes of AD)
+// run as the pipeline above on kernel set k: two groups or more, with the stitched MAC, and with
+// vectorLanes only Seals of vectorLanesMinLen bytes or more with at most vectorLanesMaxAD of AD.
+func stitchedGroups(k laneKernels, groups int, open bool, n, ad int) bool {
+	if !k.stitchedMAC || groups < 2 {
 		return false
 	}
-	i := int(c.order[0])
-	return c.k.vectorLanes == 0 || !c.open && c.msgLen(i) >= vectorLanesMinLen && len(c.op[i].AD) <= vectorLanesMaxAD
+	return k.vectorLanes == 0 || !open && n >= vectorLanesMinLen && ad <= vectorLanesMaxAD
 }
 
 // runLongGroupsStitched is runLongGroups as the pipeline above, for two groups or more.
