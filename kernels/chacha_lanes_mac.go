@@ -92,7 +92,7 @@ func (c *chachaChunkState) finishMAC(m *laneMAC, group []uint8, first, n int) (o
 
 // Where the chain takes only some of a group's lanes (laneKernels.vectorLanes), the pipeline
 // gains on Seals of long messages alone: each chained op costs some Go (its AD, tail and tag through
-// poly1305) that short messages do not repay, and an Open's chain waits for its own key blocks.
+// poly1305) that short messages do not repay, and Opens measured no faster pipelined.
 // AMD Zen 4, 64 ops against x/crypto, unpipelined -> pipelined, seal / open: 1152-1420 B with 16-128
 // B of AD 1.49-1.61x -> 1.55-1.61x / 1.39-1.64x -> 1.41-1.60x, 256 B 1.54-1.63x -> 1.43-1.48x /
 // 1.51-1.66x -> 1.37-1.42x, 1420 B with 1024 B of AD 1.84x -> 1.55x / 1.75x -> 1.47x
