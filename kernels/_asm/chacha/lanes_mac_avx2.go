@@ -67,14 +67,7 @@ func chachaLanesMACAVX2Regs(groups int) {
 	VZEROUPPER()
 	JMP(LabelRef(name + "save"))
 
-	Label(name + "rest")
-	Comment("No stream blocks: every lane's remaining MAC blocks.")
-	c.step(name+"reststep", name+"save")
-	JMP(LabelRef(name + "rest"))
-
-	Label(name + "save")
-	c.save()
-	RET()
+	c.finish(name)
 }
 
 // laneChain is the Poly1305 chain of a stitched lane kernel in registers for the whole call: the
@@ -118,6 +111,19 @@ func (c laneChain) step(skip, finished string) {
 	polyBlock64(h[0], h[1], h[2], Mem{Base: p}, r, r.Offset(8))
 	ADDQ(U8(16), p)
 	Label(skip)
+}
+
+// finish ends stitched kernel name: the n = 0 entry (name+"rest") absorbs every lane's remaining
+// blocks, then name+"save" stores the chain's state back into mac and returns.
+func (c laneChain) finish(name string) {
+	Label(name + "rest")
+	Comment("No stream blocks: every lane's remaining MAC blocks.")
+	c.step(name+"reststep", name+"save")
+	JMP(LabelRef(name + "rest"))
+
+	Label(name + "save")
+	c.save()
+	RET()
 }
 
 // save stores the chain's state back into mac.

@@ -61,12 +61,5 @@ func chachaLanesMACAVX512() {
 	VZEROUPPER()
 	JMP(LabelRef(name + "save"))
 
-	Label(name + "rest")
-	Comment("No stream blocks: every lane's remaining MAC blocks.")
-	c.step(name+"reststep", name+"save")
-	JMP(LabelRef(name + "rest"))
-
-	Label(name + "save")
-	c.save()
-	RET()
+	c.finish(name)
 }
