@@ -39,12 +39,7 @@ func chachaLanesMACAVX2Regs(groups int) {
 	nM, strideM := paramAddr("n"), paramAddr("stride")
 	c := startLaneChain()
 
-	CMPQ(nM, U8(0))
-	JE(LabelRef(name + "rest"))
-	rows := Mem{Base: Load(Param("tab"), GP64())}
-	laneAddresses(rows, Mem{Base: Load(Param("lanes"), GP64())})
-	off := AllocLocal(8)
-	MOVQ(U32(0), off)
+	rows, off := stitchedStreamStart(name, nM)
 	Label(name + "block")
 	for g := range groups {
 		regsGroup(rows, g, fmt.Sprintf("%srounds%d", name, g), func(k int) {
@@ -111,6 +106,19 @@ func (c laneChain) step(skip, finished string) {
 	polyBlock64(h[0], h[1], h[2], Mem{Base: p}, r, r.Offset(8))
 	ADDQ(U8(16), p)
 	Label(skip)
+}
+
+// stitchedStreamStart begins stitched kernel name's stream unless its argument n (at nM) is 0, when it
+// jumps to the last-call loop (finish): it fills tab's address rows and returns tab and a zeroed
+// offset in the frame, which advances by stride per block.
+func stitchedStreamStart(name string, nM Mem) (rows, off Mem) {
+	CMPQ(nM, U8(0))
+	JE(LabelRef(name + "rest"))
+	rows = Mem{Base: Load(Param("tab"), GP64())}
+	laneAddresses(rows, Mem{Base: Load(Param("lanes"), GP64())})
+	off = AllocLocal(8)
+	MOVQ(U32(0), off)
+	return rows, off
 }
 
 // finish ends stitched kernel name: the n = 0 entry (name+"rest") absorbs every lane's remaining

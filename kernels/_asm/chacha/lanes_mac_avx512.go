@@ -39,12 +39,7 @@ func chachaLanesMACAVX512() {
 		}
 	}
 
-	CMPQ(nM, U8(0))
-	JE(LabelRef(name + "rest"))
-	rows := Mem{Base: Load(Param("tab"), GP64())}
-	laneAddresses(rows, Mem{Base: Load(Param("lanes"), GP64())})
-	off := AllocLocal(8)
-	MOVQ(U32(0), off)
+	rows, off := stitchedStreamStart(name, nM)
 	Label(name + "two")
 	CMPQ(nM, U32(2))
 	JBE(LabelRef(name + "last"))
