@@ -203,6 +203,62 @@ func BenchmarkChaChaStitchedMAC(b *testing.B) {
 	})
 }
 
+// BenchmarkChaChaStitchedMACZMM is BenchmarkChaChaStitchedMAC for the zmm lanes on a QUIC-sized
+// group (16 lanes x 19 blocks, 76 MAC blocks a lane): the stream, then the IFMA lanes on all 16;
+// the stream with the chain on lanes 8-15 (its last call included), then the IFMA lanes on 0-7;
+// and the stream alone. The MAC blocks the chain absorbs beside the stream are reported: the
+// measurement behind impl.chachaStitchedMACZMM.
+func BenchmarkChaChaStitchedMACZMM(b *testing.B) {
+	if !chachaHas(AVX512) || !impl.polyIFMA {
+		b.Skip("needs AVX-512 with IFMA")
+	}
+	const streamBlocks, macBlocks = 19, 76
+	buf, macBuf := make([]byte, 16*lanePitch), make([]byte, 16*lanePitch)
+	var s streamLanes
+	t := s.tab()
+	for l := range 16 {
+		t.mask[l] = ^uint64(0)
+	}
+	var p polyLanes
+	pt := p.tab()
+	for l := range 16 {
+		p.ptrs.base[l] = unsafe.Pointer(&macBuf[l*lanePitch])
+	}
+	lanes := func() *chachaPtrs16 {
+		for l := range 16 {
+			s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
+			s.ptrs.dst[l] = s.ptrs.src[l]
+		}
+		return &s.ptrs
+	}
+	b.Run("stream+IFMA16", func(b *testing.B) {
+		for b.Loop() {
+			chachaXOR16AVX512(t, lanes(), streamBlocks, 64)
+			poly1305IFMAZ(&pt.st, &p.ptrs, macBlocks, 16)
+		}
+	})
+	b.Run("stitched+IFMA8", func(b *testing.B) {
+		var m laneMAC
+		beside := 0
+		for b.Loop() {
+			m = laneMAC{lanes: 8, size: 16 * macBlocks}
+			for l := range 8 {
+				m.msg[l] = unsafe.Pointer(&macBuf[(8+l)*lanePitch])
+			}
+			chachaXOR16MACAVX512(t, lanes(), streamBlocks, 64, &m)
+			beside = m.lane*macBlocks + int(m.done)/16
+			chachaXOR16MACAVX512(nil, nil, 0, 0, &m)
+			poly1305IFMAYLanes8(&pt.st, &p.ptrs, macBlocks, 16)
+		}
+		b.ReportMetric(float64(beside), "blocks-beside")
+	})
+	b.Run("stream", func(b *testing.B) {
+		for b.Loop() {
+			chachaXOR16AVX512(t, lanes(), streamBlocks, 64)
+		}
+	})
+}
+
 // TestChaChaAVX2Kernels runs the AVX2 tier with each of its ChaCha20 and Poly1305 kernel sets, the
 // one for 2-cycle cores (chachaXOR16AVX2, poly1305AVX2) and the one for 1-cycle cores
 // (chachaXOR16AVX2Regs, poly1305AVX2Regs), whichever this CPU would select, against the Generic tier.

@@ -85,7 +85,9 @@ var impl = struct {
 	// 8-15 and the IFMA lanes on ymm lanes 0-7 (poly1305IFMAYLanes8), where one chain keeps up with
 	// about half of what the zmm lanes stream. AMD Zen 4, 16 lanes x 19 blocks with 76 MAC blocks
 	// each: the stream 3.33 us, with 570 of the MAC blocks beside it 3.38, the IFMA lanes 1.46 for
-	// 16 lanes and 0.75 for 8; 64 x 1420 B Seal against x/crypto 1.57x -> 1.58x, with 64 keys
+	// 16 lanes and 0.75 for 8 (BenchmarkChaChaStitchedMACZMM: the stream and IFMA on 16 lanes 4.83
+	// us, the chain on 8 with IFMA on the other 8 4.56, medians of 5); 64 x 1420 B Seal against
+	// x/crypto 1.57x -> 1.58x, with 64 keys
 	// 1.53x -> 1.57x, XChaCha20 1.59x -> 1.66x, QUIC 64 x 1200 B 1.72x -> 1.76x (medians of 3;
 	// which Seals, stitchedGroups). Zen 5 and Intel unmeasured.
 	chachaStitchedMACZMM bool
