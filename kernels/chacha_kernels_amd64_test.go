@@ -164,34 +164,18 @@ func BenchmarkChaChaStitchedMAC(b *testing.B) {
 		b.Skip("needs AVX2")
 	}
 	const streamBlocks, macBlocks = 22, 88
-	buf, macBuf := make([]byte, 16*lanePitch), make([]byte, 16*lanePitch)
-	var s streamLanes
-	t := s.tab()
-	var p polyLanes
-	pt := p.tab()
-	for l := range 16 {
-		p.ptrs.base[l] = unsafe.Pointer(&macBuf[l*lanePitch])
-	}
-	lanes := func() *chachaPtrs16 {
-		for l := range 16 {
-			s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
-			s.ptrs.dst[l] = s.ptrs.src[l]
-		}
-		return &s.ptrs
-	}
+	x := newStitchedMACLanes()
+	t, pt, lanes := x.s.tab(), x.p.tab(), x.lanes
 	b.Run("stream+vectorMAC", func(b *testing.B) {
 		for b.Loop() {
 			chachaXOR16AVX2Regs(t, lanes(), streamBlocks, 64)
-			poly1305AVX2Regs(&pt.st, &p.ptrs, macBlocks, 16)
+			poly1305AVX2Regs(&pt.st, &x.p.ptrs, macBlocks, 16)
 		}
 	})
 	b.Run("stitched", func(b *testing.B) {
 		var m laneMAC
 		for b.Loop() {
-			m = laneMAC{lanes: 16, size: 16 * macBlocks}
-			for l := range 16 {
-				m.msg[l] = unsafe.Pointer(&macBuf[l*lanePitch])
-			}
+			m = x.chain(0, 16, macBlocks)
 			chachaXOR16MACAVX2Regs(t, lanes(), streamBlocks, 64, &m)
 			chachaXOR16MACAVX2Regs(nil, nil, 0, 0, &m)
 		}
@@ -201,6 +185,40 @@ func BenchmarkChaChaStitchedMAC(b *testing.B) {
 			chachaXOR16AVX2Regs(t, lanes(), streamBlocks, 64)
 		}
 	})
+}
+
+// stitchedMACLanes is what the stitched-MAC benchmarks share: 16 stream lanes over buf, in place,
+// and 16 vector Poly1305 lanes over macBuf, lanePitch bytes a lane.
+type stitchedMACLanes struct {
+	s           streamLanes
+	p           polyLanes
+	buf, macBuf []byte
+}
+
+func newStitchedMACLanes() *stitchedMACLanes {
+	x := &stitchedMACLanes{buf: make([]byte, 16*lanePitch), macBuf: make([]byte, 16*lanePitch)}
+	for l := range 16 {
+		x.p.ptrs.base[l] = unsafe.Pointer(&x.macBuf[l*lanePitch])
+	}
+	return x
+}
+
+// lanes points the stream lanes at the start of their buffers and returns them.
+func (x *stitchedMACLanes) lanes() *chachaPtrs16 {
+	for l := range 16 {
+		x.s.ptrs.src[l] = unsafe.Pointer(&x.buf[l*lanePitch])
+		x.s.ptrs.dst[l] = x.s.ptrs.src[l]
+	}
+	return &x.s.ptrs
+}
+
+// chain returns a laneMAC over n lanes' blocks of macBuf from lane first on, blocks each.
+func (x *stitchedMACLanes) chain(first, n, blocks int) laneMAC {
+	m := laneMAC{lanes: n, size: uintptr(16 * blocks)}
+	for l := range n {
+		m.msg[l] = unsafe.Pointer(&x.macBuf[(first+l)*lanePitch])
+	}
+	return m
 }
 
 // BenchmarkChaChaStitchedMACZMM is BenchmarkChaChaStitchedMAC for the zmm lanes on a QUIC-sized
@@ -213,42 +231,26 @@ func BenchmarkChaChaStitchedMACZMM(b *testing.B) {
 		b.Skip("needs AVX-512 with IFMA")
 	}
 	const streamBlocks, macBlocks = 19, 76
-	buf, macBuf := make([]byte, 16*lanePitch), make([]byte, 16*lanePitch)
-	var s streamLanes
-	t := s.tab()
+	x := newStitchedMACLanes()
+	t, pt, lanes := x.s.tab(), x.p.tab(), x.lanes
 	for l := range 16 {
 		t.mask[l] = ^uint64(0)
-	}
-	var p polyLanes
-	pt := p.tab()
-	for l := range 16 {
-		p.ptrs.base[l] = unsafe.Pointer(&macBuf[l*lanePitch])
-	}
-	lanes := func() *chachaPtrs16 {
-		for l := range 16 {
-			s.ptrs.src[l] = unsafe.Pointer(&buf[l*lanePitch])
-			s.ptrs.dst[l] = s.ptrs.src[l]
-		}
-		return &s.ptrs
 	}
 	b.Run("stream+IFMA16", func(b *testing.B) {
 		for b.Loop() {
 			chachaXOR16AVX512(t, lanes(), streamBlocks, 64)
-			poly1305IFMAZ(&pt.st, &p.ptrs, macBlocks, 16)
+			poly1305IFMAZ(&pt.st, &x.p.ptrs, macBlocks, 16)
 		}
 	})
 	b.Run("stitched+IFMA8", func(b *testing.B) {
 		var m laneMAC
 		beside := 0
 		for b.Loop() {
-			m = laneMAC{lanes: 8, size: 16 * macBlocks}
-			for l := range 8 {
-				m.msg[l] = unsafe.Pointer(&macBuf[(8+l)*lanePitch])
-			}
+			m = x.chain(8, 8, macBlocks)
 			chachaXOR16MACAVX512(t, lanes(), streamBlocks, 64, &m)
 			beside = m.lane*macBlocks + int(m.done)/16
 			chachaXOR16MACAVX512(nil, nil, 0, 0, &m)
-			poly1305IFMAYLanes8(&pt.st, &p.ptrs, macBlocks, 16)
+			poly1305IFMAYLanes8(&pt.st, &x.p.ptrs, macBlocks, 16)
 		}
 		b.ReportMetric(float64(beside), "blocks-beside")
 	})

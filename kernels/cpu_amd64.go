@@ -87,9 +87,9 @@ var impl = struct {
 	// each: the stream 3.33 us, with 570 of the MAC blocks beside it 3.38, the IFMA lanes 1.46 for
 	// 16 lanes and 0.75 for 8 (BenchmarkChaChaStitchedMACZMM: the stream and IFMA on 16 lanes 4.83
 	// us, the chain on 8 with IFMA on the other 8 4.56, medians of 5); 64 x 1420 B Seal against
-	// x/crypto 1.57x -> 1.58x, with 64 keys
-	// 1.53x -> 1.57x, XChaCha20 1.59x -> 1.66x, QUIC 64 x 1200 B 1.72x -> 1.76x (medians of 3;
-	// which Seals, stitchedGroups). Zen 5 and Intel unmeasured.
+	// x/crypto 1.57x -> 1.58x, with 64 keys 1.53x -> 1.57x, XChaCha20 1.59x -> 1.66x, QUIC 64 x
+	// 1200 B 1.72x -> 1.76x (medians of 3; which Seals, stitchedGroups). Zen 5 and Intel
+	// unmeasured.
 	chachaStitchedMACZMM bool
 	// chachaTinyFused: an op alone (a batch of one, or one of at most laneKernels.fewOps) within
 	// chachaTinyMax bytes takes the fused AVX2 kernel (chachaTinyFusedOp) on either SIMD tier, rather
