@@ -328,6 +328,11 @@ func (r *route) chachaTier(ops []Op, nc int, open bool) Tier {
 	return r.tierFor(nc)
 }
 
+// offStd reports whether r runs some of a Stdlib batch's ops elsewhere: on its fused tiny kernels or
+// its one-op path. Where it does not, those batches skip the checks for them, which cost a 64-byte
+// op several percent (docs/experiments.md, 2026-12-05 sixth session).
+func (r *route) offStd() bool { return r.tiny != Stdlib || r.one.tier != Generic }
+
 // tierFor returns the tier that runs n of the family's ops.
 func (r *route) tierFor(n int) Tier {
 	if n < r.minOps {

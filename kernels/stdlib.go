@@ -57,9 +57,18 @@ func wipeStdAEAD(a cipher.AEAD) bool {
 // stdRun processes the ops of ops of one family (the AES-GCM family if gcm, else the ChaCha family)
 // through the standard library and returns how many Opens failed; ops small enough for the fused
 // kernels of tier r.tiny run there instead (tinyOps; tiny Stdlib: none), and ChaCha-family ops that
-// r.one takes on its tier's one-op path. A failed op's Dst is zeroed (the standard library's AEADs
-// clear it too).
+// r.one takes on its tier's one-op path; where r takes none (route.offStd) and for the AES-GCM family,
+// which has neither, the loop is the standard library's calls alone. A failed op's Dst is zeroed
+// (the standard library's AEADs clear it too).
 func stdRun(ops []Op, open, gcm bool, r *route) (failed int) {
+	if gcm || !r.offStd() {
+		for i := range ops {
+			if op := &ops[i]; op.Key.suite.isGCM() == gcm && !stdOp(op, open) {
+				failed++
+			}
+		}
+		return failed
+	}
 	fused := newTinyOps(r.tiny, open)
 	for i := range ops {
 		op := &ops[i]

@@ -155,11 +155,13 @@ func runAlone(op *Op, open bool) (ran bool, failed int) {
 // it fits one, on r.one's one-op path if that takes it, else through the standard library. It
 // returns 1 if op failed.
 func runSmall(r *route, op *Op, open bool) (failed int) {
-	if taken, failed := r.runFusedAlone(op, open); taken {
-		return failed
-	}
-	if r.one.takes(op, open, false) {
-		return chachaRunOne(r.one.tier, op, open)
+	if r.offStd() {
+		if taken, failed := r.runFusedAlone(op, open); taken {
+			return failed
+		}
+		if r.one.takes(op, open, false) {
+			return chachaRunOne(r.one.tier, op, open)
+		}
 	}
 	if stdOp(op, open) {
 		return 0
