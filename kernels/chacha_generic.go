@@ -62,15 +62,23 @@ func chachaInit(s *[16]uint32, key *[8]uint32, counter uint32, nonce *[3]uint32)
 }
 
 // chachaBlock writes key-stream block number counter to out (RFC 8439 section 2.3.1).
+// The final addition takes the input words from the arguments again: a copy of the initial state to
+// add back cost the portable block some 12% (docs/experiments.md, 2026-12-05 sixth session).
 func chachaBlock(out *[64]byte, key *[8]uint32, counter uint32, nonce *[3]uint32) {
-	var in, s [16]uint32
-	chachaInit(&in, key, counter, nonce)
-	s = in
+	var s [16]uint32
+	chachaInit(&s, key, counter, nonce)
 	chachaRounds(&s)
-	for i := range s {
-		binary.LittleEndian.PutUint32(out[4*i:], s[i]+in[i])
+	binary.LittleEndian.PutUint32(out[0:], s[0]+sigma0)
+	binary.LittleEndian.PutUint32(out[4:], s[1]+sigma1)
+	binary.LittleEndian.PutUint32(out[8:], s[2]+sigma2)
+	binary.LittleEndian.PutUint32(out[12:], s[3]+sigma3)
+	for i, k := range key {
+		binary.LittleEndian.PutUint32(out[16+4*i:], s[4+i]+k)
 	}
-	clear(in[:])
+	binary.LittleEndian.PutUint32(out[48:], s[12]+counter)
+	for i, n := range nonce {
+		binary.LittleEndian.PutUint32(out[52+4*i:], s[13+i]+n)
+	}
 	clear(s[:])
 }
 
