@@ -70,6 +70,10 @@ type route struct {
 type uniformLanes struct {
 	tier       Tier
 	seal, open [2]uniformBound
+	// xseal and xopen, where set, are the bounds instead of seal and open for a batch whose
+	// ChaCha-family ops are all XChaCha20-Poly1305: x/crypto derives each op's subkey with a
+	// portable HChaCha20, the lanes a group's subkeys in one pass, so the lanes lead on more shapes.
+	xseal, xopen [2]uniformBound
 }
 
 // uniformBound is one bound of uniformLanes; its zero value takes none.
@@ -77,27 +81,31 @@ type uniformBound struct{ minOps, minLen, maxLen int }
 
 // takes reports whether u takes the batch ops, of nc ChaCha-family ops.
 func (u *uniformLanes) takes(ops []Op, nc int, open bool) bool {
-	bounds := &u.seal
+	bounds, xbounds := &u.seal, &u.xseal
 	if open {
-		bounds = &u.open
+		bounds, xbounds = &u.open, &u.xopen
 	}
 	counts := func(b *uniformBound) bool { // the batch fills lane groups as b needs
 		return b.minOps > 0 && nc >= b.minOps && nc%8 == 0 && (nc%chachaChunk == 0 || nc%chachaChunk >= b.minOps)
 	}
-	if u.tier == Generic || !counts(&bounds[0]) && !counts(&bounds[1]) {
+	if u.tier == Generic || !counts(&bounds[0]) && !counts(&bounds[1]) && !counts(&xbounds[0]) && !counts(&xbounds[1]) {
 		return false
 	}
-	n, ad := -1, 0
+	n, ad, x := -1, 0, true
 	for i := range ops {
 		op := &ops[i]
 		if !op.Key.suite.isChaCha() {
 			continue
 		}
+		x = x && op.Key.suite == XChaCha20Poly1305
 		if n < 0 {
 			n, ad = msgLen(op, open), len(op.AD)
 		} else if msgLen(op, open) != n || len(op.AD) != ad {
 			return false
 		}
+	}
+	if x && *xbounds != ([2]uniformBound{}) {
+		bounds = xbounds
 	}
 	for i := range bounds {
 		if b := &bounds[i]; counts(b) && n >= b.minLen && n <= b.maxLen {
@@ -188,11 +196,19 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 32 x 1152-1280 B 0.98-1.03x, 32 x 1420 B 0.99x, 32 x 2048 B 0.88-0.93x: not those);
 	// Opens of 48-64 ops of 128-768 B 1.05-1.20x (32 x 512 B 0.98x, 48 x 100 B 0.96x, 64 x 896 B
 	// 0.94x, 64 x 1420 B 0.93x: not those). Tunnel batches (at most 30 packets) never qualify.
+	// Batches of XChaCha20 alone, where x/crypto derives each subkey in portable Go, on wider bounds
+	// (xseal, xopen; Zen 4 with AVX-512 hidden, against x/crypto, 8 bytes of AD, the route before ->
+	// the lanes, medians of 3): Seals of 32 ops of 1088-1420 B 0.99x -> 1.06-1.12x; Opens of 32 ops
+	// of 100-192 B and 48-64 of 100 B 1.00-1.01x -> 1.11-1.19x, of 48-64 ops of 1088-1344 B 0.99x
+	// -> 1.02-1.16x, 64 x 1420 B 0.99x -> 1.01-1.02x (48 x 1420 B level, 0.99x either way); not
+	// Opens of 32 ops past 1024 B (32 x 1088 B 0.97x, 32 x 1420 B 0.95x on the lanes).
 	// docs/benchmarks.md
 	cpuAVX2Lat1: {
 		route{tier: Stdlib, tiny: AVX2, uniform: uniformLanes{tier: AVX2,
-			seal: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1024}, {minOps: 48, minLen: 65, maxLen: 1420}},
-			open: [2]uniformBound{{minOps: 48, minLen: 128, maxLen: 768}}}},
+			seal:  [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1024}, {minOps: 48, minLen: 65, maxLen: 1420}},
+			open:  [2]uniformBound{{minOps: 48, minLen: 128, maxLen: 768}},
+			xseal: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1420}},
+			xopen: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1024}, {minOps: 48, minLen: 65, maxLen: 1420}}}},
 		route{tier: AVX2, minOps: 1, tiny: Stdlib},
 	},
 	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B

@@ -195,16 +195,21 @@ func TestAloneFasterLongSealAD(t *testing.T) {
 func TestDispatchUniform(t *testing.T) {
 	defer func(c route) { chachaRoute = c }(chachaRoute)
 	rng := mrand.New(mrand.NewPCG(15, 16))
-	keys := laneTestKeys(t, rng) // both ChaCha suites in turn
+	keys := laneTestKeys(t, rng)               // both ChaCha suites in turn
+	xkeys := []*Key{keys[1], keys[3], keys[5]} // XChaCha20-Poly1305 alone
 	u := uniformLanes{seal: [2]uniformBound{{minOps: 16, minLen: 65, maxLen: 1152}, {minOps: 48, minLen: 65, maxLen: 1420}},
-		open: [2]uniformBound{{minOps: 24, minLen: 128, maxLen: 768}}}
-	uniform := func(n, m, ad int) []Op {
+		open:  [2]uniformBound{{minOps: 24, minLen: 128, maxLen: 768}},
+		xseal: [2]uniformBound{{minOps: 24, minLen: 65, maxLen: 1420}},
+		xopen: [2]uniformBound{{minOps: 16, minLen: 100, maxLen: 1024}}}
+	batch := func(keys []*Key, n, m, ad int) []Op {
 		ops := make([]Op, n)
 		for i := range ops {
-			ops[i] = Op{Key: keys[i%2], AD: make([]byte, ad), Src: make([]byte, m)}
+			ops[i] = Op{Key: keys[i%len(keys)], AD: make([]byte, ad), Src: make([]byte, m)}
 		}
 		return ops
 	}
+	uniform := func(n, m, ad int) []Op { return batch(keys[:2], n, m, ad) } // both suites
+	xuniform := func(n, m, ad int) []Op { return batch(xkeys, n, m, ad) }
 	for _, c := range []struct {
 		ops        []Op
 		seal, open bool
@@ -223,6 +228,15 @@ func TestDispatchUniform(t *testing.T) {
 		{uniform(96, 200, 0), true, true},   // a last chunk of 32
 		{append(uniform(31, 200, 0), uniform(1, 201, 0)...), false, false},
 		{append(uniform(31, 200, 0), uniform(1, 200, 1)...), false, false},
+		// XChaCha20 alone: xseal and xopen instead of seal and open.
+		{xuniform(24, 1420, 0), true, false},
+		{xuniform(16, 100, 5), false, true},
+		{xuniform(16, 99, 0), false, false},
+		{xuniform(16, 65, 0), false, false}, // seal's first bound would take it
+		{xuniform(24, 1024, 3), true, true},
+		{xuniform(24, 1025, 0), true, false},
+		{xuniform(64, 1421, 0), false, false},
+		{append(xuniform(23, 1420, 0), uniform(1, 1420, 0)...), false, false}, // a ChaCha20 op: seal's bounds
 	} {
 		// takes reads the message length as Open does, the tag off Src.
 		open := make([]Op, len(c.ops))
@@ -249,12 +263,17 @@ func TestDispatchUniform(t *testing.T) {
 		u.tier = tier
 		chachaRoute = route{tier: Stdlib, tiny: Stdlib, uniform: u}
 		t.Run(tier.String(), func(t *testing.T) {
-			for _, shape := range [][3]int{{16, 65, 0}, {24, 128, 13}, {40, 768, 0}, {32, 1152, 20}, {48, 100, 0}, {48, 1420, 0}, {80, 300, 0}, {96, 500, 7}} {
+			for _, shape := range [][4]int{{16, 65, 0}, {24, 128, 13}, {40, 768, 0}, {32, 1152, 20}, {48, 100, 0}, {48, 1420, 0}, {80, 300, 0}, {96, 500, 7},
+				{24, 1420, 0, 1}, {16, 100, 5, 1}, {40, 1024, 16, 1}} { // the last: XChaCha20 alone
 				lens := make([]int, shape[0])
 				for i := range lens {
 					lens[i] = shape[1]
 				}
-				checkLensAgainstGeneric(t, keys, lens, shape[2], rng)
+				ks := keys
+				if shape[3] == 1 {
+					ks = xkeys
+				}
+				checkLensAgainstGeneric(t, ks, lens, shape[2], rng)
 			}
 		})
 	}
