@@ -5,12 +5,15 @@ package kernels
 
 import (
 	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/rand"
 	"fmt"
 	mrand "math/rand/v2"
 	"os"
 	"testing"
 
+	"github.com/wirebatch/wirebatch/internal/benchshape"
 	"golang.org/x/crypto/chacha20poly1305"
 )
 
@@ -410,6 +413,62 @@ func BenchmarkChaChaBeside(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(s.ops)), "ns/op-each")
 			})
+		}
+	}
+}
+
+// BenchmarkFloor runs the default Seal and Open with the routes of CPUs the dispatch table has not
+// measured (arm64, amd64 without AVX2, purego: the standard library throughout) on any CPU,
+// alternating with crypto/cipher's or x/crypto's AEAD called directly on the same ops
+// (benchshape.Paired): what the batch API's own checks cost where the standard library is the whole
+// path. Its names are not make bench's Seal/Open rows: this path stays just below 1.00x by design.
+func BenchmarkFloor(b *testing.B) {
+	raw := make([]byte, 32)
+	for _, s := range []Suite{AES128GCM, ChaCha20Poly1305} {
+		key, _ := NewKey(s, raw[:s.KeySize()])
+		var std cipher.AEAD
+		if s == AES128GCM {
+			block, _ := aes.NewCipher(raw[:s.KeySize()])
+			std, _ = cipher.NewGCM(block)
+		} else {
+			std, _ = chacha20poly1305.New(raw)
+		}
+		for _, shape := range []struct{ count, n int }{{1, 64}, {64, 64}, {1, 1420}} {
+			for _, open := range []bool{false, true} {
+				seal := make([]Op, shape.count)
+				for i := range seal {
+					buf := make([]byte, shape.n+TagSize)
+					seal[i] = Op{Key: key, Nonce: make([]byte, s.NonceSize()), Src: buf[:shape.n], Dst: buf}
+				}
+				Seal(seal)
+				ops, dir := seal, "Seal"
+				if open {
+					ops, dir = make([]Op, shape.count), "Open"
+					for i, op := range seal {
+						ops[i] = Op{Key: key, Nonce: op.Nonce, Src: op.Dst, Dst: make([]byte, shape.n)}
+					}
+				}
+				b.Run(fmt.Sprintf("%v/%dx%d/%s", s, shape.count, shape.n, dir), func(b *testing.B) {
+					defer func(c, g route) { chachaRoute, gcmRoute = c, g }(chachaRoute, gcmRoute)
+					chachaRoute, gcmRoute = routes[cpuUnmeasured].chacha, routes[cpuUnmeasured].gcm
+					dst := make([]byte, 0, shape.n+TagSize)
+					benchshape.Paired(b, len(ops), func() {
+						if open {
+							Open(ops)
+						} else {
+							Seal(ops)
+						}
+					}, func() {
+						for i := range ops {
+							if open {
+								std.Open(dst, ops[i].Nonce, ops[i].Src, nil)
+							} else {
+								std.Seal(dst, ops[i].Nonce, ops[i].Src, nil)
+							}
+						}
+					})
+				})
+			}
 		}
 	}
 }
