@@ -169,13 +169,15 @@ func TestRelayImpairmentsAreCountedAndSeeded(t *testing.T) {
 		h.stop()
 		return h.relay.Stats(), got
 	}
-	// A loaded machine may drop datagrams on loopback before the relay reads them, and the same
-	// seed makes the same decisions only on the same input: a run is retried until the relay
-	// received all 2000.
+	// A loaded machine may drop datagrams on loopback before the relay reads them or after it
+	// forwards them, and the same seed makes the same decisions only on the same input: a run is
+	// retried until the relay received all 2000 and the right host all the relay forwarded (a relay
+	// that miscounts still fails the checks below after the last try).
 	complete := func(seed uint64) (Stats, [][]byte) {
 		for try := 1; ; try++ {
 			st, got := run(seed)
-			if n := st.LeftToRight.Received; n == 2000 || try == 5 {
+			c := st.LeftToRight
+			if n := c.Received; n == 2000 && uint64(len(got)) == c.Forwarded || try == 5 {
 				if n != 2000 {
 					t.Fatalf("relay received %d of 2000, in each of %d runs", n, try)
 				}
