@@ -39,9 +39,12 @@ import (
 //     16-byte lanes of a zmm hold consecutive counter blocks of the same packet, so all lanes share
 //     one Key's round keys (from a 64-byte aligned table that repeats each round key per lane; the
 //     AVX512 kernels load rounds 1-9 and the last into registers per descriptor, the others are
-//     memory operands of VAESENC) and GHASH multiplies the lanes by consecutive powers of H, summed
-//     before one reduction. A full-size packet keeps the AES and carry-less multiplier ports near
-//     their limit this way: one packet per lane could not do better there and would add transposes.
+//     memory operands of VAESENC). GHASH on AVX2 multiplies a chunk's lanes by consecutive powers of
+//     H, summed before one reduction; on AVX512 each lane keeps its own sum across the chunks
+//     (Horner's rule with step H^16, reduced lane by lane, see _asm/gcm/avx512.go's lanesSteps), and
+//     the lanes meet once, in the tail. A full-size packet keeps the AES and carry-less multiplier
+//     ports near their limit this way: one packet per lane could not do better there and would add
+//     transposes.
 //   - Per lane (gcmSealLanesAVX512, AVX512 only). A small packet in the per-packet kernel spends most
 //     of its instructions on work that serves it alone (a zmm and an xmm of AES rounds, a lane sum
 //     and two reductions, the tail dispatch); four packets share that work: their J0 in one zmm,
@@ -91,13 +94,19 @@ type gcmTable struct {
 	// zmm load or memory operand of VAESENC reads it for four blocks at once; the xmm kernels read
 	// lane 0.
 	rk [15][64]byte
-	// h[i] is H^(17-i)·x^-1 for i < 17 in register form (see gcmRegister), h[17:] zero. A chunk of
-	// 16 blocks (AVX512) multiplies its blocks by h[1:17] (H^16..H^1), one of 8 (AVX2) by h[9:17]; a
-	// tail of nb blocks by h[17-nb:] or, when the length block follows it, by h[16-nb:] with the
-	// length block on h[16]. Lanes past the data read zeros or unused powers and multiply zero.
-	h [20][16]byte
-	// hk[i] is the XOR of h[i]'s two quadwords, in both: the Karatsuba operand of the middle product.
-	hk [20][16]byte
+	// h[i] is H^(21-i)·x^-1 for i < 21 in register form (see gcmRegister), h[21:] zero. A chunk of
+	// 16 blocks (AVX512) multiplies its blocks by H^16..H^1, one of 8 (AVX2) by H^8..H^1; a tail of
+	// nb blocks by H^nb.. or, when the length block follows it, by H^(nb+1).. with the length block
+	// on H^1, and the AVX512 chunk loop's lanes by the four powers above the tail's. Lanes past the
+	// data read zeros or unused powers and multiply zero.
+	h [24][16]byte
+	// stride[s] is h's H^(16-4s) in all four lanes: the AVX512 chunk loop's lanes step by H^16 and
+	// take the chunk's four zmm by H^12, H^8, H^4 and 1.
+	stride [4][64]byte
+	// hk[i] is the XOR of h[i]'s two quadwords, in both: the Karatsuba operand of the middle product;
+	// strideK likewise for stride. Each lies as far from its power as hk from h.
+	hk      [24][16]byte
+	strideK [4][64]byte
 	// nr is the number of AES rounds: 10, 12 or 14.
 	nr uint64
 }
@@ -120,7 +129,7 @@ func (a *gcmAsmKey) init(key []byte, h *ghashKey) {
 	t.nr = uint64(expandAESKey(key, &t.rk))
 
 	p := h.h
-	for i := 16; i >= 0; i-- {
+	for i := 20; i >= 0; i-- {
 		gcmRegister(gcmDivX(p), &t.h[i])
 		k := binary.LittleEndian.Uint64(t.h[i][0:]) ^ binary.LittleEndian.Uint64(t.h[i][8:])
 		binary.LittleEndian.PutUint64(t.hk[i][0:], k)
@@ -128,6 +137,12 @@ func (a *gcmAsmKey) init(key []byte, h *ghashKey) {
 		p = h.mul(p)
 	}
 	p = ghashElem{} // the last power computed: key material
+	for s := range t.stride {
+		for lane := range 4 {
+			copy(t.stride[s][16*lane:], t.h[5+4*s][:])
+			copy(t.strideK[s][16*lane:], t.hk[5+4*s][:])
+		}
+	}
 	a.tab = t
 }
 

@@ -45,8 +45,10 @@ func TestGCMLayout(t *testing.T) {
 		{"sizeof gcmDesc", unsafe.Sizeof(d), 128},
 		{"gcmTable.rk", unsafe.Offsetof(tab.rk), 0},
 		{"gcmTable.h", unsafe.Offsetof(tab.h), 960},
-		{"gcmTable.hk", unsafe.Offsetof(tab.hk), 1280},
-		{"gcmTable.nr", unsafe.Offsetof(tab.nr), 1600},
+		{"gcmTable.stride", unsafe.Offsetof(tab.stride), 1344},
+		{"gcmTable.hk", unsafe.Offsetof(tab.hk), 1600},
+		{"gcmTable.strideK", unsafe.Offsetof(tab.strideK), 1984},
+		{"gcmTable.nr", unsafe.Offsetof(tab.nr), 2240},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s at %d, the generator assumes %d", c.name, c.got, c.want)
@@ -217,42 +219,56 @@ func TestGCMKeyDestroy(t *testing.T) {
 	}
 }
 
-// TestGCMAVX2Variants runs both AVX2 kernels, the VAES ymm one this CPU may pick and the AES-NI xmm
-// one older CPUs run, against crypto/cipher on every length 0..600 and the chunk boundaries around
-// 1420 and 16 KiB, with AD of every tail length, sealing and opening.
-func TestGCMAVX2Variants(t *testing.T) {
+// TestGCMKernelLengths runs every per-packet kernel this CPU has (AVX512, the AVX2 tier's VAES ymm
+// kernel and the AES-NI xmm one older CPUs run) against crypto/cipher on every length 0..1100 and
+// the chunk boundaries around 4 KiB (where a counter's low byte wraps), 16 KiB (a kernel call) and
+// beyond, with AD of every tail length and, every seventh length, AD past the 256-byte chunks,
+// sealing and opening. Lengths of whole chunks end the AVX512 kernel's lanes without a tail.
+func TestGCMKernelLengths(t *testing.T) {
 	if !gcmAVX2OK {
-		t.Skip("no AVX2 tier on this CPU")
+		t.Skip("no assembly tier on this CPU")
 	}
-	variants := []bool{false}
+	type variant struct {
+		tier Tier
+		vaes bool
+	}
+	variants := []variant{{AVX2, false}}
 	if impl.gcmVAES {
-		variants = append(variants, true)
+		variants = append(variants, variant{AVX2, true})
+	}
+	if gcmAVX512OK {
+		variants = append(variants, variant{AVX512, impl.gcmVAES})
 	}
 	defer func(v bool) { impl.gcmVAES = v }(impl.gcmVAES)
-	lengths := []int{1419, 1420, 1421, 16383, 16384, 16385, 40000}
-	for n := range 601 {
+	lengths := []int{1419, 1420, 1421, 4095, 4096, 4097, 16383, 16384, 16385, 40000}
+	for n := range 1101 {
 		lengths = append(lengths, n)
 	}
 	for _, size := range []int{16, 24, 32} {
-		key, oracle := avx2VariantKey(t, size)
-		for _, vaes := range variants {
-			impl.gcmVAES = vaes
+		key, oracle := gcmTestKey(t, size)
+		for _, v := range variants {
+			impl.gcmVAES = v.vaes
 			for i, n := range lengths {
 				nonce := bytes.Repeat([]byte{byte(i)}, 12)
-				ad := bytes.Repeat([]byte{0xad}, i%35)
+				adLen := i % 35
+				if i%7 == 0 {
+					adLen = 256 + i%300
+				}
+				ad := bytes.Repeat([]byte{0xad}, adLen)
 				pt := make([]byte, n)
 				for j := range pt {
 					pt[j] = byte(j * (i + 1))
 				}
 				want := oracle.Seal(nil, nonce, pt, ad)
 				ops := []Op{{Key: key, Nonce: nonce, AD: ad, Src: pt, Dst: make([]byte, n+TagSize)}}
-				gcmRunTier(AVX2, ops, false)
+				gcmRunTier(v.tier, ops, false)
 				if !bytes.Equal(ops[0].Dst, want) {
-					t.Fatalf("AVX2 (VAES %v) AES-%d Seal of %d bytes differs from crypto/cipher", vaes, 8*size, n)
+					t.Fatalf("%s (VAES %v) AES-%d Seal of %d bytes, AD %d, differs from crypto/cipher",
+						v.tier, v.vaes, 8*size, n, adLen)
 				}
 				ops[0] = Op{Key: key, Nonce: nonce, AD: ad, Src: want, Dst: make([]byte, n)}
-				if gcmRunTier(AVX2, ops, true) != 0 || !bytes.Equal(ops[0].Dst, pt) {
-					t.Fatalf("AVX2 (VAES %v) AES-%d Open of %d bytes failed", vaes, 8*size, n)
+				if gcmRunTier(v.tier, ops, true) != 0 || !bytes.Equal(ops[0].Dst, pt) {
+					t.Fatalf("%s (VAES %v) AES-%d Open of %d bytes, AD %d, failed", v.tier, v.vaes, 8*size, n, adLen)
 				}
 			}
 		}
@@ -388,7 +404,7 @@ func BenchmarkGCMAVX2Variants(b *testing.B) {
 	}
 	defer func(v bool) { impl.gcmVAES = v }(impl.gcmVAES)
 	for _, size := range []int{16, 24, 32} {
-		key, std := avx2VariantKey(b, size)
+		key, std := gcmTestKey(b, size)
 		for _, n := range []int{64, 512, 1420, 4096, 16384} {
 			seal, open := make([]Op, 8), make([]Op, 8)
 			for i := range seal {
@@ -429,9 +445,9 @@ func BenchmarkGCMAVX2Variants(b *testing.B) {
 	}
 }
 
-// avx2VariantKey returns an AES-GCM key of size bytes and crypto/cipher's GCM under it, for the
+// gcmTestKey returns an AES-GCM key of size bytes and crypto/cipher's GCM under it, for the
 // tests and benchmarks of the AVX2 kernel variants.
-func avx2VariantKey(tb testing.TB, size int) (*Key, cipher.AEAD) {
+func gcmTestKey(tb testing.TB, size int) (*Key, cipher.AEAD) {
 	tb.Helper()
 	raw := bytes.Repeat([]byte{byte(size)}, size)
 	key, err := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], raw)

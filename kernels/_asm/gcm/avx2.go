@@ -30,7 +30,7 @@ func avx2(name string, open, vaes bool) {
 	VBROADCASTI128(bswapMask, Y10)
 
 	startDescriptor()
-	h8 := Mem{Base: tab, Disp: tH + 9*16} // H^8..H^1
+	h8 := Mem{Base: tab, Disp: hOf(8)} // H^8..H^1
 
 	Comment("Additional data: GHASH only.")
 	MOVQ(Mem{Base: desc, Disp: dAD}, src)
@@ -82,7 +82,7 @@ func avx2(name string, open, vaes bool) {
 	VPXOR(X11, X11, X11)
 	VPXOR(X12, X12, X12)
 	VPXOR(X13, X13, X13)
-	accumulate2(X0, Mem{Base: tab, Disp: tH + 16*16})
+	accumulate2(X0, Mem{Base: tab, Disp: hOf(1)})
 	reduce2(false)
 
 	finishDescriptors(X10, open)
@@ -222,7 +222,7 @@ func ghash2(regs []VecPhysical, h Mem) {
 	}
 }
 
-// ghash2Steps returns ghash2's instructions one by one (see ghash512Steps).
+// ghash2Steps returns ghash2's instructions one by one (see lanesSteps).
 func ghash2Steps(regs []VecPhysical, h Mem) []func() {
 	ymm := regs[0].Size() == 32
 	steps := []func(){func() { VPXOR(Y15, regs[0], regs[0]) }}
@@ -281,7 +281,7 @@ func reduce2(ymm bool) {
 	}
 }
 
-// reduce2Steps returns reduce2's instructions one by one (see ghash512Steps).
+// reduce2Steps returns reduce2's instructions one by one (see lanesSteps).
 func reduce2Steps(ymm bool) []func() {
 	steps := []func(){
 		func() { VPXOR(X11, X13, X13) }, // Karatsuba: middle += low + high
@@ -335,7 +335,7 @@ func tailAD2(open, vaes bool) {
 	SHRQ(U8(4), tmp2)
 	ADDQ(tmp2, tmp)
 	SHLQ(U8(4), tmp)
-	LEAQ(Mem{Base: tab, Disp: tH + 16*16}, hptr)
+	LEAQ(Mem{Base: tab, Disp: hOf(1)}, hptr)
 	SUBQ(tmp, hptr)
 	VMOVDQU(X15, X9)
 	VPXOR(X11, X11, X11)
@@ -549,7 +549,7 @@ func tailText2(open, vaes, merged bool) {
 	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 	JE(LabelRef(skip))
 	VMOVDQU(Mem{Base: desc, Disp: dLens}, X1)
-	accumulate2(X1, Mem{Base: tab, Disp: tH + 16*16})
+	accumulate2(X1, Mem{Base: tab, Disp: hOf(1)})
 	Label(skip)
 	reduce2(false)
 }

@@ -12,10 +12,11 @@ import (
 )
 
 // AVX512 registers: Z0-Z3 key stream, Z4-Z7 GHASH input, Z8-Z10 product accumulators (low, high,
-// middle), Z11-Z13 temporaries, X15 the GHASH state Y (upper lanes zero), Z16 the counters of the
-// next chunk (lane i: counter+i), Z17 the byte-reversal mask, Z18 the counter step, X19 the
-// reduction constant, Z21-Z23 the chunk's further counters, Z24-Z31 and Z20 round keys 1-9, Z14 the
-// last round key, K1 the byte mask of a tail's last zmm.
+// middle; in the text's chunk loop Z9 is also the lane accumulator, see lanesSteps), Z11-Z13
+// temporaries, X15 the GHASH state Y (upper lanes zero), Z16 the counters of the next chunk (lane
+// i: counter+i), Z17 the byte-reversal mask, Z18 the counter step, Z19 the reduction constant,
+// Z21-Z23 the chunk's further counters, Z24-Z31 and Z20 round keys 1-9, Z14 the last round key, K1
+// the byte mask of a tail's last zmm.
 var (
 	ks      = []VecPhysical{Z0, Z1, Z2, Z3}
 	gin     = []VecPhysical{Z4, Z5, Z6, Z7}
@@ -32,7 +33,7 @@ func avx512(name string, open bool) {
 	Load(Param("count"), count)
 	VBROADCASTI32X4(bswapMask, Z17)
 	VMOVDQU64(ctrAdd4, Z18)
-	VMOVDQU64(polyK, X19)
+	VBROADCASTI32X4(polyK, Z19)
 	MOVQ(I32(-1), ones)
 
 	startDescriptor()
@@ -49,7 +50,8 @@ func avx512(name string, open bool) {
 		VMOVDQU64(Mem{Base: src, Disp: 64 * j}, g)
 		VPSHUFB(Z17, g, g)
 	}
-	ghash512(gin, Mem{Base: tab, Disp: tH + 16}, false)
+	ghash512(gin, Mem{Base: tab, Disp: hOf(16)}, false)
+	reduce512()
 	ADDQ(U32(256), src)
 	SUBQ(U32(256), n)
 	JMP(LabelRef("ad_chunk"))
@@ -61,7 +63,7 @@ func avx512(name string, open bool) {
 			loadIn(gin[j], j, m)
 			VPSHUFB(Z17, gin[j], gin[j])
 		}
-		ghash512(gin[:m], Mem{Base: hptr}, true)
+		ghash512(gin[:m], Mem{Base: hptr}, false)
 	})
 
 	Label("text")
@@ -71,6 +73,7 @@ func avx512(name string, open bool) {
 	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
 	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
 	MOVQ(Mem{Base: desc, Disp: dN}, n)
+	VPXORQ(Z9, Z9, Z9) // the lane accumulator
 	if open {
 		// Open hashes the ciphertext it reads: GHASH and AES of a chunk are independent, so the
 		// chunk's GHASH runs between its own AES rounds, and the XOR reads the ciphertext again.
@@ -83,7 +86,7 @@ func avx512(name string, open bool) {
 			VMOVDQU64(Mem{Base: src, Disp: 64 * j}, gin[j])
 			VPSHUFB(Z17, gin[j], gin[j])
 		}
-		aesRounds(ks, ghash512Steps(gin, Mem{Base: tab, Disp: tH + 16}, true)...)
+		aesRounds(ks, lanesSteps()...)
 		for j := range 4 {
 			VPXORQ(Mem{Base: src, Disp: 64 * j}, ks[j], ks[j])
 			VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
@@ -93,9 +96,11 @@ func avx512(name string, open bool) {
 	} else {
 		// Seal hashes the ciphertext it writes: software-pipelined, the GHASH of chunk i-1 (waiting
 		// in Z4-Z7) is spread between the AES rounds of chunk i, so neither waits for the other.
-		h := Mem{Base: tab, Disp: tH + 16}
-		pipelinedSeal(U32(256), sealChunk512, func() []func() { return ghash512Steps(gin, h, true) },
-			func() { ghash512(gin, h, false) })
+		pipelinedSeal(U32(256), sealChunk512, lanesSteps, func() {
+			for _, step := range lanesSteps() {
+				step()
+			}
+		})
 	}
 
 	Label("text_tail")
@@ -103,6 +108,7 @@ func avx512(name string, open bool) {
 	TESTQ(n, n)
 	JZ(LabelRef("no_tail"))
 	tail512(true, func(m int) {
+		// Past the chunk loop's lanes (tail512 multiplied them): the text tail's products.
 		counters512(m)
 		aesRounds(ks[:m])
 		for j := range m {
@@ -127,18 +133,31 @@ func avx512(name string, open bool) {
 	JMP(LabelRef("finish"))
 
 	Label("no_tail")
-	Comment("No text tail: the length block alone, times H.")
+	CMPQ(Mem{Base: desc, Disp: dN}, U8(0))
+	JNE(LabelRef("close_lanes"))
+	Comment("No text: the length block alone, times H.")
 	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 	JE(LabelRef("next"))
 	VMOVDQU(Mem{Base: desc, Disp: dLens}, X4)
 	VPXOR(X15, X4, X4)
-	h1 := Mem{Base: tab, Disp: tH + 16*16}
+	h1 := Mem{Base: tab, Disp: hOf(1)}
 	VPCLMULQDQ(U8(0x00), h1, X4, X8)
 	VPCLMULQDQ(U8(0x11), h1, X4, X9)
 	VPSHUFD(U8(0x4e), X4, X10)
 	VPXOR(X4, X10, X10)
 	VPCLMULQDQ(U8(0x00), karatsuba(h1), X10, X10)
-	reduce128()
+	for _, step := range karatsubaReduceSteps(X8, X10, X9, X11, X19) {
+		step()
+	}
+	VMOVDQA(X9, X15)
+	JMP(LabelRef("finish"))
+
+	Label("close_lanes")
+	Comment("Whole chunks only: the lanes, then the length block when there is a tag.")
+	tailPowers(true)
+	closeLanes()
+	lens512()
+	reduce512()
 
 	finishDescriptors(X17, open)
 }
@@ -185,15 +204,20 @@ func loadIn(r VecPhysical, j, m int) {
 }
 
 // tail512 emits the tail of 1..255 bytes at src (n bytes): it sets K1 to the bytes of the last zmm and
-// hptr to the powers of H for nb = ceil(n/16) blocks (one further when withLens and the descriptor
-// has a tag, for the length block on H^1), then runs body(m) for m = ceil(n/64) zmm.
-func tail512(withLens bool, body func(m int)) {
+// hptr to the powers of H for nb = ceil(n/16) blocks, then runs body(m) for m = ceil(n/64) zmm. The
+// text's tail (text) follows the chunk loop: hptr leaves H^1 to the length block when the
+// descriptor has a tag, the loop's lanes are multiplied first (closeLanes) and body adds its
+// products to theirs.
+func tail512(text bool, body func(m int)) {
 	LEAQ(Mem{Base: n, Disp: -1}, tmp)
 	ANDQ(U8(63), tmp)
 	INCQ(tmp)
 	BZHIQ(tmp, ones, tmp)
 	KMOVQ(tmp, K1)
-	tailPowers(withLens)
+	tailPowers(text)
+	if text {
+		closeLanes()
+	}
 	LEAQ(Mem{Base: n, Disp: 63}, tmp)
 	SHRQ(U8(6), tmp)
 	out := label("tail_done")
@@ -208,7 +232,7 @@ func tail512(withLens bool, body func(m int)) {
 			Label(cases[m])
 		}
 		body(m)
-		if withLens {
+		if text {
 			lens512()
 		}
 		reduce512()
@@ -220,44 +244,81 @@ func tail512(withLens bool, body func(m int)) {
 }
 
 // ghash512 multiplies the byte-reversed blocks in regs by the powers of H at h (64 bytes per zmm),
-// Y XORed into the first block, and accumulates into Z8-Z10. Unless more products follow (the caller
-// adds them and reduces), it reduces into X15.
-func ghash512(regs []VecPhysical, h Mem, more bool) {
-	for _, step := range ghash512Steps(regs, h, !more) {
-		step()
+// Y XORed into the first block, and sets Z8-Z10 to the products or, with add, adds them; the
+// caller reduces (reduce512).
+func ghash512(regs []VecPhysical, h Mem, add bool) {
+	VPXORQ(Z15, regs[0], regs[0])
+	for j, d := range regs {
+		for _, step := range mulSteps(d, h.Offset(64*j), add || j > 0) {
+			step()
+		}
 	}
 }
 
-// ghash512Steps returns ghash512's instructions one by one, so that the stitched loop can spread
-// them between AES rounds.
-func ghash512Steps(regs []VecPhysical, h Mem, reduce bool) []func() {
-	steps := []func(){func() { VPXORQ(Z15, regs[0], regs[0]) }}
-	for j, d := range regs {
-		hm := h.Offset(64 * j)
-		km := karatsuba(hm)
-		if j == 0 {
-			steps = append(steps,
-				func() { VPCLMULQDQ(U8(0x00), hm, d, Z8) },
-				func() { VPCLMULQDQ(U8(0x11), hm, d, Z9) },
-				func() { VPSHUFD(U8(0x4e), d, Z10) },
-				func() { VPXORQ(d, Z10, Z10) },
-				func() { VPCLMULQDQ(U8(0x00), km, Z10, Z10) })
-			continue
+// mulSteps returns the instructions that multiply the four blocks in d by the four powers of H at
+// h, Karatsuba's three carry-less products, and set Z8-Z10 (low, high, middle) to them or with add
+// add them (through Z11-Z13). Setting, d may be Z9: it is read before Z9 is written.
+func mulSteps(d VecPhysical, h Mem, add bool) []func() {
+	km := karatsuba(h)
+	if !add {
+		return []func(){
+			func() { VPSHUFD(U8(0x4e), d, Z10) },
+			func() { VPXORQ(d, Z10, Z10) },
+			func() { VPCLMULQDQ(U8(0x00), h, d, Z8) },
+			func() { VPCLMULQDQ(U8(0x00), km, Z10, Z10) },
+			func() { VPCLMULQDQ(U8(0x11), h, d, Z9) },
 		}
-		steps = append(steps,
-			func() { VPCLMULQDQ(U8(0x00), hm, d, Z11) },
-			func() { VPCLMULQDQ(U8(0x11), hm, d, Z12) },
-			func() { VPSHUFD(U8(0x4e), d, Z13) },
-			func() { VPXORQ(d, Z13, Z13) },
-			func() { VPCLMULQDQ(U8(0x00), km, Z13, Z13) },
-			func() { VPXORQ(Z11, Z8, Z8) },
-			func() { VPXORQ(Z12, Z9, Z9) },
-			func() { VPXORQ(Z13, Z10, Z10) })
 	}
-	if reduce {
-		steps = append(steps, reduce512Steps()...)
+	return []func(){
+		func() { VPCLMULQDQ(U8(0x00), h, d, Z11) },
+		func() { VPCLMULQDQ(U8(0x11), h, d, Z12) },
+		func() { VPSHUFD(U8(0x4e), d, Z13) },
+		func() { VPXORQ(d, Z13, Z13) },
+		func() { VPCLMULQDQ(U8(0x00), km, Z13, Z13) },
+		func() { VPXORQ(Z11, Z8, Z8) },
+		func() { VPXORQ(Z12, Z9, Z9) },
+		func() { VPXORQ(Z13, Z10, Z10) },
 	}
-	return steps
+}
+
+// lanesSteps returns, one by one for the stitched loops, the GHASH of a chunk of text in Z4-Z7 into
+// the lane accumulator Z9. Lane i of Z9 sums the blocks at positions i mod 4 of the chunks so far,
+// Horner's rule with step H^16 on each lane: Z9 = Z9·H^16 + Z4·H^12 + Z5·H^8 + Z6·H^4 + Z7, each
+// power in all four lanes, reduced lane by lane. Unlike the aggregated sum (a chunk's blocks times
+// H^16..H^1, then one reduction of the lanes' sum), this leaves no lane sum to the chunk: the lanes
+// meet once, when closeLanes multiplies lane i by H^(4-i) and what follows. The Y before the text
+// enters the first chunk's first block, after which X15 is zero.
+func lanesSteps() []func() {
+	steps := []func(){
+		func() { VPXORQ(Z15, gin[0], gin[0]) },
+		func() { VPXORQ(Z15, Z15, Z15) },
+	}
+	steps = append(steps, mulSteps(Z9, stridePower(0), false)...)
+	for j := range 3 {
+		steps = append(steps, mulSteps(gin[j], stridePower(j+1), true)...)
+	}
+	// Z7 times H^0 is Z7 as the high half (y^128 before the reduction's y^-128); it joins after
+	// Karatsuba's correction (the first step), which needs the products' high half alone.
+	reduce := karatsubaReduceSteps(Z8, Z10, Z9, Z11, Z19)
+	steps = append(steps, reduce[0], func() { VPXORQ(gin[3], Z9, Z9) })
+	return append(steps, reduce[1:]...)
+}
+
+// closeLanes sets Z8-Z10 to the products of the lane accumulator Z9 with the four powers of H below
+// hptr, H^(nb+4)..H^(nb+1) where hptr holds H^nb for what follows, when the chunk loop ran (n is
+// below the descriptor's text length); else it zeroes them (Z9 is zero).
+func closeLanes() {
+	none, done := label("no_lanes"), label("lanes_closed")
+	CMPQ(n, Mem{Base: desc, Disp: dN})
+	JE(LabelRef(none))
+	for _, step := range mulSteps(Z9, Mem{Base: hptr, Disp: -64}, false) {
+		step()
+	}
+	JMP(LabelRef(done))
+	Label(none)
+	VPXORQ(Z8, Z8, Z8)
+	VPXORQ(Z10, Z10, Z10)
+	Label(done)
 }
 
 // lens512 adds the length block times H^1 to the accumulators when the descriptor has a tag.
@@ -265,7 +326,7 @@ func lens512() {
 	skip := label("no_lens")
 	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 	JE(LabelRef(skip))
-	h1 := Mem{Base: tab, Disp: tH + 16*16}
+	h1 := Mem{Base: tab, Disp: hOf(1)}
 	VMOVDQU(Mem{Base: desc, Disp: dLens}, X11)
 	VPCLMULQDQ(U8(0x00), h1, X11, X12)
 	VPXORQ(Z12, Z8, Z8)
@@ -278,39 +339,13 @@ func lens512() {
 	Label(skip)
 }
 
-// reduce512 sums the four lanes of the accumulators and reduces into X15.
+// reduce512 reduces the accumulators lane by lane and sums the four lanes into X15.
 func reduce512() {
-	for _, step := range reduce512Steps() {
+	for _, step := range karatsubaReduceSteps(Z8, Z10, Z9, Z11, Z19) {
 		step()
 	}
-}
-
-// reduce512Steps returns reduce512's instructions one by one (see ghash512Steps).
-func reduce512Steps() []func() {
-	return append([]func(){
-		func() { VPTERNLOGQ(U8(0x96), Z8, Z9, Z10) }, // Karatsuba: middle += low + high
-		func() { VPSLLDQ(U8(8), Z10, Z11) },
-		func() { VPSRLDQ(U8(8), Z10, Z10) },
-		func() { VPXORQ(Z11, Z8, Z8) },
-		func() { VPXORQ(Z10, Z9, Z9) },
-		func() { VEXTRACTI64X4(U8(1), Z8, Y11) },
-		func() { VEXTRACTI64X4(U8(1), Z9, Y12) },
-		func() { VPXORQ(Y11, Y8, Y8) },
-		func() { VPXORQ(Y12, Y9, Y9) },
-		func() { VEXTRACTI128(U8(1), Y8, X11) },
-		func() { VEXTRACTI128(U8(1), Y9, X12) },
-		func() { VPXOR(X11, X8, X8) },
-		func() { VPXOR(X12, X9, X9) },
-	}, montgomerySteps(X8, X9, X11, X19)...)
-}
-
-// reduce128 folds the middle product X10 into X8:X9 and reduces into X15 (xmm accumulators).
-func reduce128() {
-	VPXOR(X8, X10, X10) // Karatsuba: middle += low + high
-	VPXOR(X9, X10, X10)
-	VPSLLDQ(U8(8), X10, X11)
-	VPSRLDQ(U8(8), X10, X10)
-	VPXOR(X11, X8, X8)
-	VPXOR(X10, X9, X9)
-	montgomery(X8, X9, X11, X19)
+	VEXTRACTI64X4(U8(1), Z9, Y11)
+	VPXORQ(Y11, Y9, Y9)
+	VEXTRACTI128(U8(1), Y9, X11)
+	VPXOR(X11, X9, X15)
 }

@@ -47,7 +47,7 @@ func montgomery(lo, hi, t VecPhysical, k Op) {
 	}
 }
 
-// montgomerySteps returns montgomery's instructions one by one (see ghash512Steps).
+// montgomerySteps returns montgomery's instructions one by one (see lanesSteps).
 func montgomerySteps(lo, hi, t VecPhysical, k Op) []func() {
 	return []func(){
 		func() { VPCLMULQDQ(U8(0x00), k, lo, t) },
@@ -57,5 +57,24 @@ func montgomerySteps(lo, hi, t VecPhysical, k Op) []func() {
 		func() { VPSHUFD(U8(0x4e), lo, lo) },
 		func() { VPXOR(t, lo, lo) },
 		func() { VPXOR(lo, hi, X15) },
+	}
+}
+
+// karatsubaReduceSteps returns the instructions that reduce lo + mid·y^64 + hi·y^128 into hi (any
+// width, each 128-bit lane on its own), mid being Karatsuba's middle product before its correction:
+// montgomery's two folds, each cancelling the low quadword of the value (first lo's, then the
+// middle's) into the quadwords above it, with the correction and the folds' additions as three-way
+// XORs. The middle product is never split into halves, so the sum costs three instructions fewer
+// than the correction, split and montgomery. AVX-512 (VPTERNLOGQ) only; t is a temporary and k
+// holds the reduction constant in every lane.
+func karatsubaReduceSteps(lo, mid, hi, t VecPhysical, k Op) []func() {
+	return []func(){
+		func() { VPTERNLOGQ(U8(0x96), lo, hi, mid) }, // Karatsuba: middle += low + high
+		func() { VPCLMULQDQ(U8(0x00), k, lo, t) },
+		func() { VPSHUFD(U8(0x4e), lo, lo) },
+		func() { VPTERNLOGQ(U8(0x96), t, lo, mid) },
+		func() { VPCLMULQDQ(U8(0x00), k, mid, t) },
+		func() { VPSHUFD(U8(0x4e), mid, mid) },
+		func() { VPTERNLOGQ(U8(0x96), t, mid, hi) },
 	}
 }

@@ -126,14 +126,14 @@ func lanes(name string, open bool) {
 
 	Comment("GHASH: packet i's blocks times its powers H^(nb+1)..H^2, summed per packet into lane i.")
 	for i, t := range laneTabs {
-		h := lanePowers(i, t, src, 16) // H^(nb+1)..H^2
+		h := lanePowers(i, t, src, 1) // H^(nb+1)..H^2
 		karatsubaProducts(laneG[i], h, karatsuba(h), laneLo[i], laneHi[i], laneMid[i])
 	}
 	laneAD()
 
 	Comment("The length blocks len(A) || len(C) in bits (register form: the text's in the low",
 		"quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.")
-	h1 := func(t Register) Mem { return Mem{Base: t, Disp: tH + 16*16} }
+	h1 := func(t Register) Mem { return Mem{Base: t, Disp: hOf(1)} }
 	perKey, gathered := label("lens_per_key"), label("lens_gathered")
 	for _, t := range laneTabs[1:] {
 		CMPQ(t, tab)
@@ -158,20 +158,14 @@ func lanes(name string, open bool) {
 	karatsubaProducts(Z11, Z12, Z10, Z1, Z2, Z3)
 	laneADPacked(Z1, Z2, Z3)
 
-	Comment("Each packet's products summed into lane i with those of Z1-Z3, the middle ones folded",
-		"once for all four (Karatsuba's correction is linear).")
+	Comment("Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle",
+		"ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.")
 	laneSum(laneLo, Z1) // into Z26
 	laneSum(laneHi, Z2) // into Z30
 	laneSum(laneMid, Z3)
-	foldMid(Z26, Z30, laneMid[2], Z9)
-
-	Comment("Reduce the four lanes (Montgomery, as montgomery), tag = E_K(J0) XOR GHASH.")
-	VPCLMULQDQ(U8(0x00), Z19, Z26, Z11)
-	VPSHUFD(U8(0x4e), Z26, Z26)
-	VPXORQ(Z11, Z26, Z26)
-	VPCLMULQDQ(U8(0x00), Z19, Z26, Z11)
-	VPSHUFD(U8(0x4e), Z26, Z26)
-	VPTERNLOGQ(U8(0x96), Z11, Z26, Z30)
+	for _, step := range karatsubaReduceSteps(Z26, laneMid[2], Z30, Z11, Z19) {
+		step()
+	}
 	VPSHUFB(Z17, Z30, Z30)
 	VPXORQ(Z0, Z30, Z30)
 	if open {
@@ -226,7 +220,7 @@ func laneAD() {
 		MOVQ(field(i, dAD), src)
 		VMOVDQU8_Z(Mem{Base: src}, K5, Z9)
 		VPSHUFB(Z17, Z9, Z9)
-		// SI = &h[16-nb-na], na = ceil(adLen/16), nb = ceil(n/16)
+		// SI = &H^(nb+na+1), na = ceil(adLen/16), nb = ceil(n/16)
 		ADDQ(U8(15), n)
 		SHRQ(U8(4), n)
 		MOVQ(field(i, dN), dst)
@@ -234,7 +228,7 @@ func laneAD() {
 		SHRQ(U8(4), dst)
 		ADDQ(dst, n)
 		SHLQ(U8(4), n)
-		LEAQ(Mem{Base: t, Disp: tH + 16*16}, src)
+		LEAQ(Mem{Base: t, Disp: hOf(1)}, src)
 		SUBQ(n, src)
 		h := Mem{Base: src}
 		karatsubaProducts(Z9, h, karatsuba(h), Z10, Z11, Z12)
@@ -267,7 +261,7 @@ func laneADPacked(lo, hi, mid VecPhysical) {
 		BZHIQ(n, ones, dst)
 		KMOVQ(dst, K5)
 		MOVQ(field(i, dAD), src)
-		h := lanePowers(i, t, dst, 15) // H^(nb+2)
+		h := lanePowers(i, t, dst, 2) // H^(nb+2)
 		if i == 0 {
 			VMOVDQU8_Z(Mem{Base: src}, K5, X4)
 			VMOVDQU64(h, X6)
@@ -287,14 +281,14 @@ func laneADPacked(lo, hi, mid VecPhysical) {
 	Label(skip)
 }
 
-// lanePowers points r at &h[top-nb] of table t, nb = ceil(n/16) of descriptor i (h[j] is
-// H^(17-j)), and returns that address.
-func lanePowers(i int, t, r Register, top int) Mem {
+// lanePowers points r at H^(nb+low) of table t, nb = ceil(n/16) of descriptor i, and returns that
+// address.
+func lanePowers(i int, t, r Register, low int) Mem {
 	MOVQ(descField(i, dN), n)
 	ADDQ(U8(15), n)
 	SHRQ(U8(4), n)
 	SHLQ(U8(4), n)
-	LEAQ(Mem{Base: t, Disp: tH + 16*top}, r)
+	LEAQ(Mem{Base: t, Disp: hOf(low)}, r)
 	SUBQ(n, r)
 	return Mem{Base: r}
 }
@@ -341,18 +335,9 @@ func aesRoundsPerPacket(j0 VecPhysical, pkts []VecPhysical) {
 		func(k Op, x VecPhysical) { VAESENCLAST(k, x, x) })
 }
 
-// foldMid completes Karatsuba (mid += lo + hi) and folds the middle product into lo and hi, per lane.
-func foldMid(lo, hi, mid, t VecPhysical) {
-	VPTERNLOGQ(U8(0x96), lo, hi, mid)
-	VPSLLDQ(U8(8), mid, t)
-	VPSRLDQ(U8(8), mid, mid)
-	VPXORQ(t, lo, lo)
-	VPXORQ(mid, hi, hi)
-}
-
 // karatsubaProducts multiplies the blocks in g by the powers of H in h, whose Karatsuba operands
 // (the XOR of each power's halves) are in hk: the low products into lo, the high ones into hi and
-// the middle ones, not yet corrected by lo and hi (foldMid does that), into mid.
+// the middle ones, not yet corrected by lo and hi (karatsubaReduceSteps does that), into mid.
 func karatsubaProducts(g VecPhysical, h, hk Op, lo, hi, mid VecPhysical) {
 	VPCLMULQDQ(U8(0x00), h, g, lo)
 	VPCLMULQDQ(U8(0x11), h, g, hi)

@@ -28,13 +28,24 @@ const (
 	descLen = 128
 )
 
-// gcmTable offsets: rk[15][64], h[20][16], hk[20][16], nr.
+// gcmTable offsets: rk[15][64], h[24][16], stride[4][64], hk[24][16], strideK[4][64], nr. Each
+// Karatsuba operand lies tHK-tH bytes after its power (karatsuba).
 const (
-	tRK = 0
-	tH  = 960
-	tHK = 1280
-	tNR = 1600
+	tRK      = 0
+	tH       = 960
+	tStride  = 1344
+	tHK      = 1600
+	tStrideK = 1984
+	tNR      = 2240
+	hTop     = 21 // h[i] is H^(hTop-i)
 )
+
+// hOf returns the table offset of H^k (0 <= k <= hTop; H^0 is the zero entry after H^1).
+func hOf(k int) int { return tH + 16*(hTop-k) }
+
+// stridePower returns the address of H^(16-4s) in all four lanes, s = 0..3: the lane accumulator's
+// multipliers (see lanesSteps).
+func stridePower(s int) Mem { return Mem{Base: tab, Disp: tStride + 64*s} }
 
 // descField returns the field at offset off of the i-th descriptor from desc.
 func descField(i, off int) Mem { return Mem{Base: desc, Disp: descLen*i + off} }
@@ -43,13 +54,13 @@ func descField(i, off int) Mem { return Mem{Base: desc, Disp: descLen*i + off} }
 // of H at h.
 func karatsuba(h Mem) Mem { return h.Offset(tHK - tH) }
 
-// tailPowers points hptr at the powers of H for the nb = ceil(n/16) blocks of a tail, &h[17-nb], or
-// with withLens, when the descriptor has a tag, at &h[16-nb]: the length block then takes H^1.
+// tailPowers points hptr at the powers of H for the nb = ceil(n/16) blocks of a tail, H^nb, or with
+// withLens, when the descriptor has a tag, at H^(nb+1): the length block then takes H^1.
 func tailPowers(withLens bool) {
 	LEAQ(Mem{Base: n, Disp: 15}, tmp)
 	SHRQ(U8(4), tmp)
 	SHLQ(U8(4), tmp)
-	LEAQ(Mem{Base: tab, Disp: tH + 17*16}, hptr)
+	LEAQ(Mem{Base: tab, Disp: hOf(0)}, hptr)
 	SUBQ(tmp, hptr)
 	if withLens {
 		skip := label("no_lens")

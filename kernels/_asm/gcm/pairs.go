@@ -159,10 +159,10 @@ func pairPacket(open bool, field func(p, off int) Mem, p int, t Register, ks, su
 	MOVQ(field(p, dSrc), src)
 	MOVQ(field(p, dDst), dst)
 	MOVQ(field(p, dN), n)
-	// hptr = &h[16-nt]: the power for the text's first block.
+	// hptr = &H^(nt+1): the power for the text's first block.
 	LEAQ(Mem{Base: n, Disp: 15}, tmp)
 	ANDQ(I8(-16), tmp)
-	LEAQ(Mem{Base: t, Disp: tH + 16*16}, hptr)
+	LEAQ(Mem{Base: t, Disp: hOf(1)}, hptr)
 	SUBQ(tmp, hptr)
 	text := []VecPhysical{Y5, Y6}
 	textX := []VecPhysical{X5, X6}
@@ -225,7 +225,7 @@ func pairPacket(open bool, field func(p, off int) Mem, p int, t Register, ks, su
 	VMOVQ(tmp, X7)
 	SHLQ(U8(3), n)
 	VPINSRQ(U8(1), n, X7, X7)
-	for _, step := range productSteps(X7, Mem{Base: t, Disp: tH + 16*16}, false) {
+	for _, step := range productSteps(X7, Mem{Base: t, Disp: hOf(1)}, false) {
 		step()
 	}
 	VPXOR(X11, X13, X13)
