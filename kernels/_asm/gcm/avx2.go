@@ -274,7 +274,7 @@ func accumulate2(d VecPhysical, h Mem) {
 	}
 }
 
-// reduce2 folds the middle product into X11:X12 (ymm: then sums the two lanes) and reduces into X15.
+// reduce2 reduces the accumulators X11-X13 (ymm: lane by lane, then sums the two lanes) into X15.
 func reduce2(ymm bool) {
 	for _, step := range reduce2Steps(ymm) {
 		step()
@@ -283,29 +283,13 @@ func reduce2(ymm bool) {
 
 // reduce2Steps returns reduce2's instructions one by one (see lanesSteps).
 func reduce2Steps(ymm bool) []func() {
-	steps := []func(){
-		func() { VPXOR(X11, X13, X13) }, // Karatsuba: middle += low + high
-		func() { VPXOR(X12, X13, X13) },
-		func() { VPSLLDQ(U8(8), X13, X14) },
-		func() { VPSRLDQ(U8(8), X13, X13) },
-		func() { VPXOR(X14, X11, X11) },
-		func() { VPXOR(X13, X12, X12) },
+	if !ymm {
+		steps := reduceSteps(X11, X13, X12, X14, polyK, false)
+		return append(steps, func() { VMOVDQA(X12, X15) })
 	}
-	if ymm {
-		steps = []func(){
-			func() { VPXOR(Y11, Y13, Y13) },
-			func() { VPXOR(Y12, Y13, Y13) },
-			func() { VPSLLDQ(U8(8), Y13, Y14) },
-			func() { VPSRLDQ(U8(8), Y13, Y13) },
-			func() { VPXOR(Y14, Y11, Y11) },
-			func() { VPXOR(Y13, Y12, Y12) },
-			func() { VEXTRACTI128(U8(1), Y11, X13) },
-			func() { VEXTRACTI128(U8(1), Y12, X14) },
-			func() { VPXOR(X13, X11, X11) },
-			func() { VPXOR(X14, X12, X12) },
-		}
-	}
-	return append(steps, montgomerySteps(X11, X12, X14, polyK)...)
+	return append(reduceSteps(Y11, Y13, Y12, Y14, polyK, false),
+		func() { VEXTRACTI128(U8(1), Y12, X14) },
+		func() { VPXOR(X14, X12, X15) })
 }
 
 // tailAD2 emits the GHASH of the last 0..127 bytes of AD at src (n bytes): whole blocks one at a

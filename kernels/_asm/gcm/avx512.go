@@ -146,7 +146,7 @@ func avx512(name string, open bool) {
 	VPSHUFD(U8(0x4e), X4, X10)
 	VPXOR(X4, X10, X10)
 	VPCLMULQDQ(U8(0x00), karatsuba(h1), X10, X10)
-	for _, step := range karatsubaReduceSteps(X8, X10, X9, X11, X19) {
+	for _, step := range reduceSteps(X8, X10, X9, X11, X19, true) {
 		step()
 	}
 	VMOVDQA(X9, X15)
@@ -299,7 +299,7 @@ func lanesSteps() []func() {
 	}
 	// Z7 times H^0 is Z7 as the high half (y^128 before the reduction's y^-128); it joins after
 	// Karatsuba's correction (the first step), which needs the products' high half alone.
-	reduce := karatsubaReduceSteps(Z8, Z10, Z9, Z11, Z19)
+	reduce := reduceSteps(Z8, Z10, Z9, Z11, Z19, true)
 	steps = append(steps, reduce[0], func() { VPXORQ(gin[3], Z9, Z9) })
 	return append(steps, reduce[1:]...)
 }
@@ -341,7 +341,7 @@ func lens512() {
 
 // reduce512 reduces the accumulators lane by lane and sums the four lanes into X15.
 func reduce512() {
-	for _, step := range karatsubaReduceSteps(Z8, Z10, Z9, Z11, Z19) {
+	for _, step := range reduceSteps(Z8, Z10, Z9, Z11, Z19, true) {
 		step()
 	}
 	VEXTRACTI64X4(U8(1), Z9, Y11)

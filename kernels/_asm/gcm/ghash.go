@@ -39,42 +39,27 @@ func pipelinedSeal(chunkBytes Op, chunk func(ghash []func()), steps func() []fun
 	drain()
 }
 
-// montgomery reduces the 256-bit product hi:lo to X15 = (hi:lo)·y^-128 mod P' (see above):
-// two folds of the low quadword by the constant in k (either quadword), each a quadword swap.
-func montgomery(lo, hi, t VecPhysical, k Op) {
-	for _, step := range montgomerySteps(lo, hi, t, k) {
-		step()
+// reduceSteps returns the instructions that reduce lo + mid·y^64 + hi·y^128 into hi, each 128-bit
+// lane on its own (any width), mid being Karatsuba's middle product before its correction: two
+// folds (see above), the first cancelling lo's low quadword into the quadwords above it, the second
+// the middle's. The middle product is never split into halves. t is a temporary and k holds the
+// reduction constant in either quadword of every lane. With avx512 the three-way XORs are
+// VPTERNLOGQ (seven instructions), else pairs of VPXOR (ten).
+func reduceSteps(lo, mid, hi, t VecPhysical, k Op, avx512 bool) []func() {
+	xor3 := func(a, b, dst VecPhysical) []func() {
+		if avx512 {
+			return []func(){func() { VPTERNLOGQ(U8(0x96), a, b, dst) }}
+		}
+		return []func(){func() { VPXOR(a, dst, dst) }, func() { VPXOR(b, dst, dst) }}
 	}
-}
-
-// montgomerySteps returns montgomery's instructions one by one (see lanesSteps).
-func montgomerySteps(lo, hi, t VecPhysical, k Op) []func() {
-	return []func(){
+	var steps []func()
+	steps = append(steps, xor3(lo, hi, mid)...) // Karatsuba: middle += low + high
+	steps = append(steps,
 		func() { VPCLMULQDQ(U8(0x00), k, lo, t) },
-		func() { VPSHUFD(U8(0x4e), lo, lo) },
-		func() { VPXOR(t, lo, lo) },
-		func() { VPCLMULQDQ(U8(0x00), k, lo, t) },
-		func() { VPSHUFD(U8(0x4e), lo, lo) },
-		func() { VPXOR(t, lo, lo) },
-		func() { VPXOR(lo, hi, X15) },
-	}
-}
-
-// karatsubaReduceSteps returns the instructions that reduce lo + mid·y^64 + hi·y^128 into hi (any
-// width, each 128-bit lane on its own), mid being Karatsuba's middle product before its correction:
-// montgomery's two folds, each cancelling the low quadword of the value (first lo's, then the
-// middle's) into the quadwords above it, with the correction and the folds' additions as three-way
-// XORs. The middle product is never split into halves, so the sum costs three instructions fewer
-// than the correction, split and montgomery. AVX-512 (VPTERNLOGQ) only; t is a temporary and k
-// holds the reduction constant in every lane.
-func karatsubaReduceSteps(lo, mid, hi, t VecPhysical, k Op) []func() {
-	return []func(){
-		func() { VPTERNLOGQ(U8(0x96), lo, hi, mid) }, // Karatsuba: middle += low + high
-		func() { VPCLMULQDQ(U8(0x00), k, lo, t) },
-		func() { VPSHUFD(U8(0x4e), lo, lo) },
-		func() { VPTERNLOGQ(U8(0x96), t, lo, mid) },
+		func() { VPSHUFD(U8(0x4e), lo, lo) })
+	steps = append(steps, xor3(t, lo, mid)...)
+	steps = append(steps,
 		func() { VPCLMULQDQ(U8(0x00), k, mid, t) },
-		func() { VPSHUFD(U8(0x4e), mid, mid) },
-		func() { VPTERNLOGQ(U8(0x96), t, mid, hi) },
-	}
+		func() { VPSHUFD(U8(0x4e), mid, mid) })
+	return append(steps, xor3(t, mid, hi)...)
 }

@@ -163,7 +163,7 @@ func lanes(name string, open bool) {
 	laneSum(laneLo, Z1) // into Z26
 	laneSum(laneHi, Z2) // into Z30
 	laneSum(laneMid, Z3)
-	for _, step := range karatsubaReduceSteps(Z26, laneMid[2], Z30, Z11, Z19) {
+	for _, step := range reduceSteps(Z26, laneMid[2], Z30, Z11, Z19, true) {
 		step()
 	}
 	VPSHUFB(Z17, Z30, Z30)
@@ -337,7 +337,7 @@ func aesRoundsPerPacket(j0 VecPhysical, pkts []VecPhysical) {
 
 // karatsubaProducts multiplies the blocks in g by the powers of H in h, whose Karatsuba operands
 // (the XOR of each power's halves) are in hk: the low products into lo, the high ones into hi and
-// the middle ones, not yet corrected by lo and hi (karatsubaReduceSteps does that), into mid.
+// the middle ones, not yet corrected by lo and hi (reduceSteps does that), into mid.
 func karatsubaProducts(g VecPhysical, h, hk Op, lo, hi, mid VecPhysical) {
 	VPCLMULQDQ(U8(0x00), h, g, lo)
 	VPCLMULQDQ(U8(0x11), h, g, hi)
