@@ -14,13 +14,12 @@ import (
 // AVX512 registers: Z0-Z3 key stream, Z4-Z7 GHASH input, Z8-Z10 product accumulators (low, high,
 // middle; in the text's chunk loop Z9 is also the lane accumulator, see lanesSteps), Z11-Z13
 // temporaries, X15 the GHASH state Y (upper lanes zero), Z16 the counters of the next chunk (lane
-// i: counter+i), Z17 the byte-reversal mask, Z18 the counter step, Z19 the reduction constant,
-// Z21-Z23 the chunk's further counters, Z24-Z31 and Z20 round keys 1-9, Z14 the last round key, K1
-// the byte mask of a tail's last zmm.
+// i: counter+i), Z17 the byte-reversal mask, Z18 the counter step of a chunk, Z19 the reduction
+// constant, Z21-Z23 temporaries of the chunk loop's GHASH, Z24-Z31 and Z20 round keys 1-9, Z14 the
+// last round key, K1 the byte mask of a tail's last zmm.
 var (
 	ks      = []VecPhysical{Z0, Z1, Z2, Z3}
 	gin     = []VecPhysical{Z4, Z5, Z6, Z7}
-	ctrZ    = []VecPhysical{Z16, Z21, Z22, Z23}
 	rkZ     = []VecPhysical{Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31, Z20}
 	rkLastZ = Z14
 )
@@ -32,7 +31,7 @@ func avx512(name string, open bool) {
 	Load(Param("d"), desc)
 	Load(Param("count"), count)
 	VBROADCASTI32X4(bswapMask, Z17)
-	VMOVDQU64(ctrAdd4, Z18)
+	VMOVDQU64(ctrStep.Offset(3*64), Z18)
 	VBROADCASTI32X4(polyK, Z19)
 	MOVQ(I32(-1), ones)
 
@@ -58,6 +57,13 @@ func avx512(name string, open bool) {
 	Label("ad_tail")
 	TESTQ(n, n)
 	JZ(LabelRef("text"))
+	CMPQ(n, U8(64))
+	JA(LabelRef("ad_tail_hashed"))
+	CMPQ(Mem{Base: desc, Disp: dN}, U8(0))
+	JE(LabelRef("ad_tail_hashed"))
+	adIntoLanes()
+	JMP(LabelRef("text_lanes_set"))
+	Label("ad_tail_hashed")
 	tail512(false, func(m int) {
 		for j := range m {
 			loadIn(gin[j], j, m)
@@ -67,13 +73,14 @@ func avx512(name string, open bool) {
 	})
 
 	Label("text")
+	VPXORQ(Z9, Z9, Z9) // the lane accumulator (see lanesSteps)
+	Label("text_lanes_set")
 	Comment("Text: counter mode and GHASH of the ciphertext, 16 blocks per chunk.")
 	VBROADCASTI32X4(Mem{Base: desc, Disp: dCtr}, Z16)
 	VPADDD(ctrInit, Z16, Z16)
 	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
 	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
 	MOVQ(Mem{Base: desc, Disp: dN}, n)
-	VPXORQ(Z9, Z9, Z9) // the lane accumulator
 	if open {
 		// Open hashes the ciphertext it reads: GHASH and AES of a chunk are independent, so the
 		// chunk's GHASH runs between its own AES rounds, and the XOR reads the ciphertext again.
@@ -81,12 +88,12 @@ func avx512(name string, open bool) {
 		CMPQ(n, U32(256))
 		JB(LabelRef("text_tail"))
 		counters512(4)
-		VPADDD(Z18, Z23, Z16)
+		VPADDD(Z18, Z16, Z16)
 		for j := range 4 {
 			VMOVDQU64(Mem{Base: src, Disp: 64 * j}, gin[j])
 			VPSHUFB(Z17, gin[j], gin[j])
 		}
-		aesRounds(ks, lanesSteps()...)
+		aesRounds(ks, lanesSteps(true)...)
 		for j := range 4 {
 			VPXORQ(Mem{Base: src, Disp: 64 * j}, ks[j], ks[j])
 			VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
@@ -96,8 +103,9 @@ func avx512(name string, open bool) {
 	} else {
 		// Seal hashes the ciphertext it writes: software-pipelined, the GHASH of chunk i-1 (waiting
 		// in Z4-Z7) is spread between the AES rounds of chunk i, so neither waits for the other.
-		pipelinedSeal(U32(256), sealChunk512, lanesSteps, func() {
-			for _, step := range lanesSteps() {
+		steps := func() []func() { return lanesSteps(false) }
+		pipelinedSeal(U32(256), sealChunk512, steps, func() {
+			for _, step := range steps() {
 				step()
 			}
 		})
@@ -163,15 +171,20 @@ func avx512(name string, open bool) {
 }
 
 // sealChunk512 encrypts the 256 bytes at src into dst, running the instructions of ghash between
-// its AES rounds, and leaves the byte-reversed ciphertext in Z4-Z7 for the next GHASH.
+// its AES rounds, and leaves the byte-reversed ciphertext in Z4-Z7 for the next GHASH. The first
+// chunk (no ghash) adds the Y before the text to its first block (see lanesSteps).
 func sealChunk512(ghash []func()) {
 	counters512(4)
-	VPADDD(Z18, Z23, Z16)
+	VPADDD(Z18, Z16, Z16)
 	aesRounds(ks, ghash...)
 	for j := range 4 {
 		VPXORQ(Mem{Base: src, Disp: 64 * j}, ks[j], ks[j])
 		VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
 		VPSHUFB(Z17, ks[j], gin[j])
+	}
+	if ghash == nil {
+		VPXORQ(Z15, gin[0], gin[0])
+		VPXORQ(Z15, Z15, Z15)
 	}
 	advance512()
 }
@@ -184,13 +197,15 @@ func advance512() {
 }
 
 // counters512 puts the next m zmm of counter blocks, in block order, into ks; Z16 holds the first
-// (lane i: counter+i) and Z21-Z23 receive the following ones.
+// (lane i: counter+i).
 func counters512(m int) {
-	for j := 1; j < m; j++ {
-		VPADDD(Z18, ctrZ[j-1], ctrZ[j])
-	}
 	for j := range m {
-		VPSHUFB(Z17, ctrZ[j], ks[j])
+		if j == 0 {
+			VPSHUFB(Z17, Z16, ks[j])
+			continue
+		}
+		VPADDD(ctrStep.Offset(64*(j-1)), Z16, ks[j])
+		VPSHUFB(Z17, ks[j], ks[j])
 	}
 }
 
@@ -257,27 +272,27 @@ func ghash512(regs []VecPhysical, h Mem, add bool) {
 
 // mulSteps returns the instructions that multiply the four blocks in d by the four powers of H at
 // h, Karatsuba's three carry-less products, and set Z8-Z10 (low, high, middle) to them or with add
-// add them (through Z11-Z13). Setting, d may be Z9: it is read before Z9 is written.
+// add them (through Z11-Z13). Setting, d may be Z9.
 func mulSteps(d VecPhysical, h Mem, add bool) []func() {
-	km := karatsuba(h)
 	if !add {
-		return []func(){
-			func() { VPSHUFD(U8(0x4e), d, Z10) },
-			func() { VPXORQ(d, Z10, Z10) },
-			func() { VPCLMULQDQ(U8(0x00), h, d, Z8) },
-			func() { VPCLMULQDQ(U8(0x00), km, Z10, Z10) },
-			func() { VPCLMULQDQ(U8(0x11), h, d, Z9) },
-		}
+		return productSteps512(d, h, Z8, Z9, Z10)
 	}
-	return []func(){
-		func() { VPCLMULQDQ(U8(0x00), h, d, Z11) },
-		func() { VPCLMULQDQ(U8(0x11), h, d, Z12) },
-		func() { VPSHUFD(U8(0x4e), d, Z13) },
-		func() { VPXORQ(d, Z13, Z13) },
-		func() { VPCLMULQDQ(U8(0x00), km, Z13, Z13) },
+	return append(productSteps512(d, h, Z11, Z12, Z13),
 		func() { VPXORQ(Z11, Z8, Z8) },
 		func() { VPXORQ(Z12, Z9, Z9) },
-		func() { VPXORQ(Z13, Z10, Z10) },
+		func() { VPXORQ(Z13, Z10, Z10) })
+}
+
+// productSteps512 returns the instructions that put the products of the four blocks in d with the
+// four powers of H at h into lo, hi and mid (Karatsuba's, the middle one uncorrected). d is read
+// before hi is written, so d may be hi.
+func productSteps512(d VecPhysical, h Mem, lo, hi, mid VecPhysical) []func() {
+	return []func(){
+		func() { VPSHUFD(U8(0x4e), d, mid) },
+		func() { VPXORQ(d, mid, mid) },
+		func() { VPCLMULQDQ(U8(0x00), h, d, lo) },
+		func() { VPCLMULQDQ(U8(0x00), karatsuba(h), mid, mid) },
+		func() { VPCLMULQDQ(U8(0x11), h, d, hi) },
 	}
 }
 
@@ -287,38 +302,73 @@ func mulSteps(d VecPhysical, h Mem, add bool) []func() {
 // power in all four lanes, reduced lane by lane. Unlike the aggregated sum (a chunk's blocks times
 // H^16..H^1, then one reduction of the lanes' sum), this leaves no lane sum to the chunk: the lanes
 // meet once, when closeLanes multiplies lane i by H^(4-i) and what follows. The Y before the text
-// enters the first chunk's first block, after which X15 is zero.
-func lanesSteps() []func() {
-	steps := []func(){
-		func() { VPXORQ(Z15, gin[0], gin[0]) },
-		func() { VPXORQ(Z15, Z15, Z15) },
+// (X15) enters the first chunk's first block, and X15 is zero after: with pending here, else the
+// caller has done both (Seal's first chunk). Two blocks' products at a time (Z11-Z13, Z21-Z23) are
+// added with three-way XORs.
+func lanesSteps(pending bool) []func() {
+	xor3 := func(a, b, dst VecPhysical) func() { return func() { VPTERNLOGQ(U8(0x96), a, b, dst) } }
+	var steps []func()
+	if pending {
+		steps = []func(){
+			func() { VPXORQ(Z15, gin[0], gin[0]) },
+			func() { VPXORQ(Z15, Z15, Z15) },
+		}
 	}
-	steps = append(steps, mulSteps(Z9, stridePower(0), false)...)
-	for j := range 3 {
-		steps = append(steps, mulSteps(gin[j], stridePower(j+1), true)...)
-	}
-	// Z7 times H^0 is Z7 as the high half (y^128 before the reduction's y^-128); it joins after
-	// Karatsuba's correction (the first step), which needs the products' high half alone.
-	reduce := reduceSteps(Z8, Z10, Z9, Z11, Z19, true)
-	steps = append(steps, reduce[0], func() { VPXORQ(gin[3], Z9, Z9) })
-	return append(steps, reduce[1:]...)
+	steps = append(steps, productSteps512(Z9, stridePower(0), Z8, Z9, Z10)...)
+	steps = append(steps, productSteps512(gin[0], stridePower(1), Z11, Z12, Z13)...)
+	steps = append(steps, productSteps512(gin[1], stridePower(2), Z21, Z22, Z23)...)
+	steps = append(steps, xor3(Z11, Z21, Z8), xor3(Z12, Z22, Z9), xor3(Z13, Z23, Z10))
+	steps = append(steps, productSteps512(gin[2], stridePower(3), Z11, Z12, Z13)...)
+	// Z7 times H^0 is Z7·y^128 before the reduction's y^-128: it joins the high half, and the
+	// middle one so that Karatsuba's correction (middle += low + high) leaves it out there.
+	steps = append(steps, func() { VPXORQ(Z11, Z8, Z8) }, xor3(Z12, gin[3], Z9), xor3(Z13, gin[3], Z10))
+	return append(steps, reduceSteps(Z8, Z10, Z9, Z11, Z19, true)...)
 }
 
 // closeLanes sets Z8-Z10 to the products of the lane accumulator Z9 with the four powers of H below
-// hptr, H^(nb+4)..H^(nb+1) where hptr holds H^nb for what follows, when the chunk loop ran (n is
-// below the descriptor's text length); else it zeroes them (Z9 is zero).
+// hptr, H^(nb+4)..H^(nb+1) where hptr holds H^nb for what follows; where Z9 is zero for certain (no
+// chunk ran, n being the descriptor's text length, and no AD) it zeroes them instead.
 func closeLanes() {
-	none, done := label("no_lanes"), label("lanes_closed")
+	mul, done := label("lanes_mul"), label("lanes_closed")
 	CMPQ(n, Mem{Base: desc, Disp: dN})
-	JE(LabelRef(none))
+	JNE(LabelRef(mul))
+	CMPQ(Mem{Base: desc, Disp: dADLen}, U8(0))
+	JNE(LabelRef(mul))
+	VPXORQ(Z8, Z8, Z8)
+	VPXORQ(Z10, Z10, Z10)
+	JMP(LabelRef(done))
+	Label(mul)
 	for _, step := range mulSteps(Z9, Mem{Base: hptr, Disp: -64}, false) {
 		step()
 	}
-	JMP(LabelRef(done))
-	Label(none)
-	VPXORQ(Z8, Z8, Z8)
-	VPXORQ(Z10, Z10, Z10)
 	Label(done)
+}
+
+// adIntoLanes starts the lane accumulator Z9 from the AD's last n = 1..64 bytes at src, k =
+// ceil(n/16) blocks, with Y (X15) added to the first of them, and zeroes X15, where the AD's tail
+// would otherwise take a multiplication and a reduction of its own. The blocks go to lanes 4-k..3,
+// zero-padded: the lanes' powers (closeLanes: lane i takes H^(4-i) times the rest) then weigh block
+// j, as GHASH does, by H^(k-j) times the powers of the text and the length block after it. The
+// load starts 64-16k bytes before src, under a byte mask of the n bytes (masked-out bytes do not
+// fault).
+func adIntoLanes() {
+	LEAQ(Mem{Base: n, Disp: 15}, tmp)
+	ANDQ(I8(-16), tmp)
+	NEGQ(tmp)
+	ADDQ(U8(64), tmp) // 64-16k
+	BZHIQ(n, ones, hptr)
+	SHLXQ(tmp, hptr, hptr)
+	KMOVQ(hptr, K2)
+	SUBQ(tmp, src)
+	VMOVDQU8_Z(Mem{Base: src}, K2, Z9)
+	VPSHUFB(Z17, Z9, Z9)
+	SHRQ(U8(3), tmp) // the quadword of lane 4-k
+	MOVL(U32(3), hptr.As32())
+	SHLXQ(tmp, hptr, hptr)
+	KMOVQ(hptr, K2)
+	VSHUFI64X2(U8(0), Z15, Z15, Z11)
+	VPXORQ(Z11, Z9, K2, Z9)
+	VPXOR(X15, X15, X15)
 }
 
 // lens512 adds the length block times H^1 to the accumulators when the descriptor has a tag.

@@ -10,7 +10,7 @@ import (
 
 // The read-only data of the kernels, set by constants.
 var (
-	bswapMask, ctrInit, ctrAdd4, ctrAdd2, polyK, ctrOne, tailMask, smallJ0, smallCtr, lenMask Mem
+	bswapMask, ctrInit, ctrStep, ctrAdd2, polyK, ctrOne, tailMask, smallJ0, smallCtr, lenMask Mem
 )
 
 // constants generates the read-only data: the byte-reversal mask, the counter steps (see Counters in
@@ -27,9 +27,11 @@ func constants() {
 	for i := range 8 {
 		DATA(8*i, U64(uint64(i/2)*uint64(1-i%2)))
 	}
-	ctrAdd4 = GLOBL("gcmCtrAdd4", RODATA|NOPTR)
-	for i := range 8 {
-		DATA(8*i, U64(4*uint64(1-i%2)))
+	// Every lane of zmm j: 4(j+1), the counter steps of a chunk's second to fourth zmm and, the
+	// last, from one chunk to the next.
+	ctrStep = GLOBL("gcmCtrStep", RODATA|NOPTR)
+	for i := range 32 {
+		DATA(8*i, U64(4*uint64(i/8+1)*uint64(1-i%2)))
 	}
 	ctrAdd2 = GLOBL("gcmCtrAdd2", RODATA|NOPTR)
 	for i := range 4 {
