@@ -54,6 +54,40 @@ DATA gcmCtrStep<>+240(SB)/8, $0x0000000000000010
 DATA gcmCtrStep<>+248(SB)/8, $0x0000000000000000
 GLOBL gcmCtrStep<>(SB), RODATA|NOPTR, $256
 
+DATA gcmCtrStepBE<>+0(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+8(SB)/8, $0x0400000000000000
+DATA gcmCtrStepBE<>+16(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+24(SB)/8, $0x0400000000000000
+DATA gcmCtrStepBE<>+32(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+40(SB)/8, $0x0400000000000000
+DATA gcmCtrStepBE<>+48(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+56(SB)/8, $0x0400000000000000
+DATA gcmCtrStepBE<>+64(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+72(SB)/8, $0x0800000000000000
+DATA gcmCtrStepBE<>+80(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+88(SB)/8, $0x0800000000000000
+DATA gcmCtrStepBE<>+96(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+104(SB)/8, $0x0800000000000000
+DATA gcmCtrStepBE<>+112(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+120(SB)/8, $0x0800000000000000
+DATA gcmCtrStepBE<>+128(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+136(SB)/8, $0x0c00000000000000
+DATA gcmCtrStepBE<>+144(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+152(SB)/8, $0x0c00000000000000
+DATA gcmCtrStepBE<>+160(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+168(SB)/8, $0x0c00000000000000
+DATA gcmCtrStepBE<>+176(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+184(SB)/8, $0x0c00000000000000
+DATA gcmCtrStepBE<>+192(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+200(SB)/8, $0x1000000000000000
+DATA gcmCtrStepBE<>+208(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+216(SB)/8, $0x1000000000000000
+DATA gcmCtrStepBE<>+224(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+232(SB)/8, $0x1000000000000000
+DATA gcmCtrStepBE<>+240(SB)/8, $0x0000000000000000
+DATA gcmCtrStepBE<>+248(SB)/8, $0x1000000000000000
+GLOBL gcmCtrStepBE<>(SB), RODATA|NOPTR, $256
+
 DATA gcmCtrAdd2<>+0(SB)/8, $0x0000000000000002
 DATA gcmCtrAdd2<>+8(SB)/8, $0x0000000000000000
 DATA gcmCtrAdd2<>+16(SB)/8, $0x0000000000000002
@@ -133,7 +167,7 @@ TEXT ·gcmSealAVX512(SB), NOSPLIT, $0-16
 	MOVQ            d+0(FP), DI
 	MOVQ            count+8(FP), CX
 	VBROADCASTI32X4 gcmBswap<>+0(SB), Z17
-	VMOVDQU64       gcmCtrStep<>+192(SB), Z18
+	VMOVDQU64       gcmCtrStepBE<>+192(SB), Z18
 	VBROADCASTI32X4 gcmPoly<>+0(SB), Z19
 	MOVQ            $-1, R9
 
@@ -418,81 +452,99 @@ text_lanes_set:
 	// Text: counter mode and GHASH of the ciphertext, 16 blocks per chunk.
 	VBROADCASTI32X4 88(DI), Z16
 	VPADDD          gcmCtrInit<>+0(SB), Z16, Z16
+	VPSHUFB         Z17, Z16, Z16
+	MOVBQZX         88(DI), R13
 	MOVQ            16(DI), SI
 	MOVQ            8(DI), DX
 	MOVQ            24(DI), R8
 	CMPQ            R8, $0x00000100
 	JB              text_tail
-	VPSHUFB         Z17, Z16, Z0
-	VPADDD          gcmCtrStep<>+0(SB), Z16, Z1
-	VPSHUFB         Z17, Z1, Z1
-	VPADDD          gcmCtrStep<>+64(SB), Z16, Z2
-	VPSHUFB         Z17, Z2, Z2
-	VPADDD          gcmCtrStep<>+128(SB), Z16, Z3
-	VPSHUFB         Z17, Z3, Z3
+	CMPQ            R13, $0xec
+	JA              ctr_carry_5
+	VMOVDQA64       Z16, Z0
+	VPADDD          gcmCtrStepBE<>+0(SB), Z16, Z1
+	VPADDD          gcmCtrStepBE<>+64(SB), Z16, Z2
+	VPADDD          gcmCtrStepBE<>+128(SB), Z16, Z3
 	VPADDD          Z18, Z16, Z16
-	VPXORQ          (AX), Z0, Z0
-	VPXORQ          (AX), Z1, Z1
-	VPXORQ          (AX), Z2, Z2
-	VPXORQ          (AX), Z3, Z3
-	VAESENC         Z24, Z0, Z0
-	VAESENC         Z24, Z1, Z1
-	VAESENC         Z24, Z2, Z2
-	VAESENC         Z24, Z3, Z3
-	VAESENC         Z25, Z0, Z0
-	VAESENC         Z25, Z1, Z1
-	VAESENC         Z25, Z2, Z2
-	VAESENC         Z25, Z3, Z3
-	VAESENC         Z26, Z0, Z0
-	VAESENC         Z26, Z1, Z1
-	VAESENC         Z26, Z2, Z2
-	VAESENC         Z26, Z3, Z3
-	VAESENC         Z27, Z0, Z0
-	VAESENC         Z27, Z1, Z1
-	VAESENC         Z27, Z2, Z2
-	VAESENC         Z27, Z3, Z3
-	VAESENC         Z28, Z0, Z0
-	VAESENC         Z28, Z1, Z1
-	VAESENC         Z28, Z2, Z2
-	VAESENC         Z28, Z3, Z3
-	VAESENC         Z29, Z0, Z0
-	VAESENC         Z29, Z1, Z1
-	VAESENC         Z29, Z2, Z2
-	VAESENC         Z29, Z3, Z3
-	VAESENC         Z30, Z0, Z0
-	VAESENC         Z30, Z1, Z1
-	VAESENC         Z30, Z2, Z2
-	VAESENC         Z30, Z3, Z3
-	VAESENC         Z31, Z0, Z0
-	VAESENC         Z31, Z1, Z1
-	VAESENC         Z31, Z2, Z2
-	VAESENC         Z31, Z3, Z3
-	VAESENC         Z20, Z0, Z0
-	VAESENC         Z20, Z1, Z1
-	VAESENC         Z20, Z2, Z2
-	VAESENC         Z20, Z3, Z3
-	CMPQ            R12, $0x0a
-	JE              aes_last_5
-	VAESENC         640(AX), Z0, Z0
-	VAESENC         640(AX), Z1, Z1
-	VAESENC         640(AX), Z2, Z2
-	VAESENC         640(AX), Z3, Z3
-	VAESENC         704(AX), Z0, Z0
-	VAESENC         704(AX), Z1, Z1
-	VAESENC         704(AX), Z2, Z2
-	VAESENC         704(AX), Z3, Z3
-	CMPQ            R12, $0x0c
-	JE              aes_last_5
-	VAESENC         768(AX), Z0, Z0
-	VAESENC         768(AX), Z1, Z1
-	VAESENC         768(AX), Z2, Z2
-	VAESENC         768(AX), Z3, Z3
-	VAESENC         832(AX), Z0, Z0
-	VAESENC         832(AX), Z1, Z1
-	VAESENC         832(AX), Z2, Z2
-	VAESENC         832(AX), Z3, Z3
+	JMP             ctr_done_6
 
-aes_last_5:
+ctr_carry_5:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
+	VPSHUFB   Z17, Z2, Z2
+	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
+	VPSHUFB   Z17, Z3, Z3
+	VPADDD    gcmCtrStep<>+192(SB), Z11, Z16
+	VPSHUFB   Z17, Z16, Z16
+
+ctr_done_6:
+	ADDQ    $0x10, R13
+	MOVBQZX R13, R13
+	VPXORQ  (AX), Z0, Z0
+	VPXORQ  (AX), Z1, Z1
+	VPXORQ  (AX), Z2, Z2
+	VPXORQ  (AX), Z3, Z3
+	VAESENC Z24, Z0, Z0
+	VAESENC Z24, Z1, Z1
+	VAESENC Z24, Z2, Z2
+	VAESENC Z24, Z3, Z3
+	VAESENC Z25, Z0, Z0
+	VAESENC Z25, Z1, Z1
+	VAESENC Z25, Z2, Z2
+	VAESENC Z25, Z3, Z3
+	VAESENC Z26, Z0, Z0
+	VAESENC Z26, Z1, Z1
+	VAESENC Z26, Z2, Z2
+	VAESENC Z26, Z3, Z3
+	VAESENC Z27, Z0, Z0
+	VAESENC Z27, Z1, Z1
+	VAESENC Z27, Z2, Z2
+	VAESENC Z27, Z3, Z3
+	VAESENC Z28, Z0, Z0
+	VAESENC Z28, Z1, Z1
+	VAESENC Z28, Z2, Z2
+	VAESENC Z28, Z3, Z3
+	VAESENC Z29, Z0, Z0
+	VAESENC Z29, Z1, Z1
+	VAESENC Z29, Z2, Z2
+	VAESENC Z29, Z3, Z3
+	VAESENC Z30, Z0, Z0
+	VAESENC Z30, Z1, Z1
+	VAESENC Z30, Z2, Z2
+	VAESENC Z30, Z3, Z3
+	VAESENC Z31, Z0, Z0
+	VAESENC Z31, Z1, Z1
+	VAESENC Z31, Z2, Z2
+	VAESENC Z31, Z3, Z3
+	VAESENC Z20, Z0, Z0
+	VAESENC Z20, Z1, Z1
+	VAESENC Z20, Z2, Z2
+	VAESENC Z20, Z3, Z3
+	CMPQ    R12, $0x0a
+	JE      aes_last_7
+	VAESENC 640(AX), Z0, Z0
+	VAESENC 640(AX), Z1, Z1
+	VAESENC 640(AX), Z2, Z2
+	VAESENC 640(AX), Z3, Z3
+	VAESENC 704(AX), Z0, Z0
+	VAESENC 704(AX), Z1, Z1
+	VAESENC 704(AX), Z2, Z2
+	VAESENC 704(AX), Z3, Z3
+	CMPQ    R12, $0x0c
+	JE      aes_last_7
+	VAESENC 768(AX), Z0, Z0
+	VAESENC 768(AX), Z1, Z1
+	VAESENC 768(AX), Z2, Z2
+	VAESENC 768(AX), Z3, Z3
+	VAESENC 832(AX), Z0, Z0
+	VAESENC 832(AX), Z1, Z1
+	VAESENC 832(AX), Z2, Z2
+	VAESENC 832(AX), Z3, Z3
+
+aes_last_7:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -516,16 +568,32 @@ aes_last_5:
 	SUBQ        $0x00000100, R8
 
 chunk:
-	CMPQ       R8, $0x00000100
-	JB         drain
-	VPSHUFB    Z17, Z16, Z0
-	VPADDD     gcmCtrStep<>+0(SB), Z16, Z1
-	VPSHUFB    Z17, Z1, Z1
-	VPADDD     gcmCtrStep<>+64(SB), Z16, Z2
-	VPSHUFB    Z17, Z2, Z2
-	VPADDD     gcmCtrStep<>+128(SB), Z16, Z3
-	VPSHUFB    Z17, Z3, Z3
-	VPADDD     Z18, Z16, Z16
+	CMPQ      R8, $0x00000100
+	JB        drain
+	CMPQ      R13, $0xec
+	JA        ctr_carry_8
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
+	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
+	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
+	VPADDD    Z18, Z16, Z16
+	JMP       ctr_done_9
+
+ctr_carry_8:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
+	VPSHUFB   Z17, Z2, Z2
+	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
+	VPSHUFB   Z17, Z3, Z3
+	VPADDD    gcmCtrStep<>+192(SB), Z11, Z16
+	VPSHUFB   Z17, Z16, Z16
+
+ctr_done_9:
+	ADDQ       $0x10, R13
+	MOVBQZX    R13, R13
 	VPXORQ     (AX), Z0, Z0
 	VPXORQ     (AX), Z1, Z1
 	VPXORQ     (AX), Z2, Z2
@@ -600,7 +668,7 @@ chunk:
 	VAESENC    Z20, Z3, Z3
 	VPTERNLOGQ $0x96, Z11, Z10, Z9
 	CMPQ       R12, $0x0a
-	JE         aes_last_6
+	JE         aes_last_10
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    640(AX), Z2, Z2
@@ -610,7 +678,7 @@ chunk:
 	VAESENC    704(AX), Z2, Z2
 	VAESENC    704(AX), Z3, Z3
 	CMPQ       R12, $0x0c
-	JE         aes_last_6
+	JE         aes_last_10
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    768(AX), Z2, Z2
@@ -620,7 +688,7 @@ chunk:
 	VAESENC    832(AX), Z2, Z2
 	VAESENC    832(AX), Z3, Z3
 
-aes_last_6:
+aes_last_10:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -678,7 +746,8 @@ drain:
 	VPTERNLOGQ $0x96, Z11, Z10, Z9
 
 text_tail:
-	VMOVDQU64 X16, 88(DI)
+	VPSHUFB   X17, X16, X11
+	VMOVDQU64 X11, 88(DI)
 	TESTQ     R8, R8
 	JZ        no_tail
 	LEAQ      -1(R8), R11
@@ -692,41 +761,53 @@ text_tail:
 	LEAQ      1296(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_7
+	JE        no_lens_11
 	SUBQ      $0x10, R10
 
-no_lens_7:
+no_lens_11:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_8
+	JNE    lanes_mul_12
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_8
+	JNE    lanes_mul_12
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_9
+	JMP    lanes_closed_13
 
-lanes_mul_8:
+lanes_mul_12:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_9:
-	LEAQ    63(R8), R11
-	SHRQ    $0x06, R11
-	CMPQ    R11, $0x01
-	JE      tail1_11
-	CMPQ    R11, $0x02
-	JE      tail2_12
-	CMPQ    R11, $0x03
-	JE      tail3_13
-	VPSHUFB Z17, Z16, Z0
-	VPADDD  gcmCtrStep<>+0(SB), Z16, Z1
-	VPSHUFB Z17, Z1, Z1
-	VPADDD  gcmCtrStep<>+64(SB), Z16, Z2
-	VPSHUFB Z17, Z2, Z2
-	VPADDD  gcmCtrStep<>+128(SB), Z16, Z3
-	VPSHUFB Z17, Z3, Z3
+lanes_closed_13:
+	LEAQ      63(R8), R11
+	SHRQ      $0x06, R11
+	CMPQ      R11, $0x01
+	JE        tail1_15
+	CMPQ      R11, $0x02
+	JE        tail2_16
+	CMPQ      R11, $0x03
+	JE        tail3_17
+	CMPQ      R13, $0xec
+	JA        ctr_carry_18
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
+	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
+	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
+	JMP       ctr_done_19
+
+ctr_carry_18:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
+	VPSHUFB   Z17, Z2, Z2
+	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
+	VPSHUFB   Z17, Z3, Z3
+
+ctr_done_19:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VPXORQ  (AX), Z2, Z2
@@ -768,7 +849,7 @@ lanes_closed_9:
 	VAESENC Z20, Z2, Z2
 	VAESENC Z20, Z3, Z3
 	CMPQ    R12, $0x0a
-	JE      aes_last_14
+	JE      aes_last_20
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -778,7 +859,7 @@ lanes_closed_9:
 	VAESENC 704(AX), Z2, Z2
 	VAESENC 704(AX), Z3, Z3
 	CMPQ    R12, $0x0c
-	JE      aes_last_14
+	JE      aes_last_20
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -788,7 +869,7 @@ lanes_closed_9:
 	VAESENC 832(AX), Z2, Z2
 	VAESENC 832(AX), Z3, Z3
 
-aes_last_14:
+aes_last_20:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -844,7 +925,7 @@ aes_last_14:
 	VPXORQ      Z12, Z9, Z9
 	VPXORQ      Z13, Z10, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_15
+	JE          no_lens_21
 	VMOVDQU     56(DI), X11
 	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
 	VPXORQ      Z12, Z8, Z8
@@ -855,7 +936,7 @@ aes_last_14:
 	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
 	VPXORQ      Z12, Z10, Z10
 
-no_lens_15:
+no_lens_21:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -867,14 +948,25 @@ no_lens_15:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_10
+	JMP           tail_done_14
 
-tail3_13:
-	VPSHUFB Z17, Z16, Z0
-	VPADDD  gcmCtrStep<>+0(SB), Z16, Z1
-	VPSHUFB Z17, Z1, Z1
-	VPADDD  gcmCtrStep<>+64(SB), Z16, Z2
-	VPSHUFB Z17, Z2, Z2
+tail3_17:
+	CMPQ      R13, $0xec
+	JA        ctr_carry_22
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
+	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
+	JMP       ctr_done_23
+
+ctr_carry_22:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
+	VPSHUFB   Z17, Z2, Z2
+
+ctr_done_23:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VPXORQ  (AX), Z2, Z2
@@ -906,7 +998,7 @@ tail3_13:
 	VAESENC Z20, Z1, Z1
 	VAESENC Z20, Z2, Z2
 	CMPQ    R12, $0x0a
-	JE      aes_last_16
+	JE      aes_last_24
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -914,7 +1006,7 @@ tail3_13:
 	VAESENC 704(AX), Z1, Z1
 	VAESENC 704(AX), Z2, Z2
 	CMPQ    R12, $0x0c
-	JE      aes_last_16
+	JE      aes_last_24
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -922,7 +1014,7 @@ tail3_13:
 	VAESENC 832(AX), Z1, Z1
 	VAESENC 832(AX), Z2, Z2
 
-aes_last_16:
+aes_last_24:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -965,7 +1057,7 @@ aes_last_16:
 	VPXORQ      Z12, Z9, Z9
 	VPXORQ      Z13, Z10, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_17
+	JE          no_lens_25
 	VMOVDQU     56(DI), X11
 	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
 	VPXORQ      Z12, Z8, Z8
@@ -976,7 +1068,7 @@ aes_last_16:
 	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
 	VPXORQ      Z12, Z10, Z10
 
-no_lens_17:
+no_lens_25:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -988,12 +1080,22 @@ no_lens_17:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_10
+	JMP           tail_done_14
 
-tail2_12:
-	VPSHUFB Z17, Z16, Z0
-	VPADDD  gcmCtrStep<>+0(SB), Z16, Z1
-	VPSHUFB Z17, Z1, Z1
+tail2_16:
+	CMPQ      R13, $0xec
+	JA        ctr_carry_26
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
+	JMP       ctr_done_27
+
+ctr_carry_26:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+
+ctr_done_27:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VAESENC Z24, Z0, Z0
@@ -1015,19 +1117,19 @@ tail2_12:
 	VAESENC Z20, Z0, Z0
 	VAESENC Z20, Z1, Z1
 	CMPQ    R12, $0x0a
-	JE      aes_last_18
+	JE      aes_last_28
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 704(AX), Z0, Z0
 	VAESENC 704(AX), Z1, Z1
 	CMPQ    R12, $0x0c
-	JE      aes_last_18
+	JE      aes_last_28
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 832(AX), Z0, Z0
 	VAESENC 832(AX), Z1, Z1
 
-aes_last_18:
+aes_last_28:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VMOVDQU64   (SI), Z4
@@ -1057,7 +1159,7 @@ aes_last_18:
 	VPXORQ      Z12, Z9, Z9
 	VPXORQ      Z13, Z10, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_19
+	JE          no_lens_29
 	VMOVDQU     56(DI), X11
 	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
 	VPXORQ      Z12, Z8, Z8
@@ -1068,7 +1170,7 @@ aes_last_18:
 	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
 	VPXORQ      Z12, Z10, Z10
 
-no_lens_19:
+no_lens_29:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1080,10 +1182,19 @@ no_lens_19:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_10
+	JMP           tail_done_14
 
-tail1_11:
-	VPSHUFB Z17, Z16, Z0
+tail1_15:
+	CMPQ      R13, $0xec
+	JA        ctr_carry_30
+	VMOVDQA64 Z16, Z0
+	JMP       ctr_done_31
+
+ctr_carry_30:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+
+ctr_done_31:
 	VPXORQ  (AX), Z0, Z0
 	VAESENC Z24, Z0, Z0
 	VAESENC Z25, Z0, Z0
@@ -1095,15 +1206,15 @@ tail1_11:
 	VAESENC Z31, Z0, Z0
 	VAESENC Z20, Z0, Z0
 	CMPQ    R12, $0x0a
-	JE      aes_last_20
+	JE      aes_last_32
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 704(AX), Z0, Z0
 	CMPQ    R12, $0x0c
-	JE      aes_last_20
+	JE      aes_last_32
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 832(AX), Z0, Z0
 
-aes_last_20:
+aes_last_32:
 	VAESENCLAST Z14, Z0, Z0
 	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORQ      Z4, Z0, Z0
@@ -1120,7 +1231,7 @@ aes_last_20:
 	VPXORQ      Z12, Z9, Z9
 	VPXORQ      Z13, Z10, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_21
+	JE          no_lens_33
 	VMOVDQU     56(DI), X11
 	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
 	VPXORQ      Z12, Z8, Z8
@@ -1131,7 +1242,7 @@ aes_last_20:
 	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
 	VPXORQ      Z12, Z10, Z10
 
-no_lens_21:
+no_lens_33:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1144,7 +1255,7 @@ no_lens_21:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_10:
+tail_done_14:
 	JMP finish
 
 no_tail:
@@ -1179,28 +1290,28 @@ close_lanes:
 	LEAQ 1296(AX), R10
 	SUBQ R11, R10
 	CMPQ 48(DI), $0x00
-	JE   no_lens_22
+	JE   no_lens_34
 	SUBQ $0x10, R10
 
-no_lens_22:
+no_lens_34:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_23
+	JNE    lanes_mul_35
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_23
+	JNE    lanes_mul_35
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_24
+	JMP    lanes_closed_36
 
-lanes_mul_23:
+lanes_mul_35:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_24:
+lanes_closed_36:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_25
+	JE         no_lens_37
 	VMOVDQU    56(DI), X11
 	VPCLMULQDQ $0x00, 1280(AX), X11, X12
 	VPXORQ     Z12, Z8, Z8
@@ -1211,7 +1322,7 @@ lanes_closed_24:
 	VPCLMULQDQ $0x00, 1920(AX), X12, X12
 	VPXORQ     Z12, Z10, Z10
 
-no_lens_25:
+no_lens_37:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1242,15 +1353,15 @@ finish:
 	VAESENC X31, X0, X0
 	VAESENC X20, X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_26
+	JE      aes_last_38
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_26
+	JE      aes_last_38
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_26:
+aes_last_38:
 	VAESENCLAST X14, X0, X0
 	VPSHUFB     X17, X15, X1
 	VPXOR       X1, X0, X0
@@ -1288,7 +1399,7 @@ TEXT ·gcmOpenAVX512(SB), NOSPLIT, $0-16
 	MOVQ            d+0(FP), DI
 	MOVQ            count+8(FP), CX
 	VBROADCASTI32X4 gcmBswap<>+0(SB), Z17
-	VMOVDQU64       gcmCtrStep<>+192(SB), Z18
+	VMOVDQU64       gcmCtrStepBE<>+192(SB), Z18
 	VBROADCASTI32X4 gcmPoly<>+0(SB), Z19
 	MOVQ            $-1, R9
 
@@ -1414,11 +1525,11 @@ ad_tail_hashed:
 	LEAQ          63(R8), R11
 	SHRQ          $0x06, R11
 	CMPQ          R11, $0x01
-	JE            tail1_28
+	JE            tail1_40
 	CMPQ          R11, $0x02
-	JE            tail2_29
+	JE            tail2_41
 	CMPQ          R11, $0x03
-	JE            tail3_30
+	JE            tail3_42
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -1468,9 +1579,9 @@ ad_tail_hashed:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_27
+	JMP           tail_done_39
 
-tail3_30:
+tail3_42:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -1510,9 +1621,9 @@ tail3_30:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_27
+	JMP           tail_done_39
 
-tail2_29:
+tail2_41:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU8.Z    64(SI), K1, Z5
@@ -1542,9 +1653,9 @@ tail2_29:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_27
+	JMP           tail_done_39
 
-tail1_28:
+tail1_40:
 	VMOVDQU8.Z    (SI), K1, Z4
 	VPSHUFB       Z17, Z4, Z4
 	VPXORQ        Z15, Z4, Z4
@@ -1565,7 +1676,7 @@ tail1_28:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_27:
+tail_done_39:
 text:
 	VPXORQ Z9, Z9, Z9
 
@@ -1573,21 +1684,39 @@ text_lanes_set:
 	// Text: counter mode and GHASH of the ciphertext, 16 blocks per chunk.
 	VBROADCASTI32X4 88(DI), Z16
 	VPADDD          gcmCtrInit<>+0(SB), Z16, Z16
+	VPSHUFB         Z17, Z16, Z16
+	MOVBQZX         88(DI), R13
 	MOVQ            16(DI), SI
 	MOVQ            8(DI), DX
 	MOVQ            24(DI), R8
 
 chunk:
-	CMPQ       R8, $0x00000100
-	JB         text_tail
-	VPSHUFB    Z17, Z16, Z0
-	VPADDD     gcmCtrStep<>+0(SB), Z16, Z1
-	VPSHUFB    Z17, Z1, Z1
-	VPADDD     gcmCtrStep<>+64(SB), Z16, Z2
-	VPSHUFB    Z17, Z2, Z2
-	VPADDD     gcmCtrStep<>+128(SB), Z16, Z3
-	VPSHUFB    Z17, Z3, Z3
-	VPADDD     Z18, Z16, Z16
+	CMPQ      R8, $0x00000100
+	JB        text_tail
+	CMPQ      R13, $0xec
+	JA        ctr_carry_43
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
+	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
+	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
+	VPADDD    Z18, Z16, Z16
+	JMP       ctr_done_44
+
+ctr_carry_43:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
+	VPSHUFB   Z17, Z2, Z2
+	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
+	VPSHUFB   Z17, Z3, Z3
+	VPADDD    gcmCtrStep<>+192(SB), Z11, Z16
+	VPSHUFB   Z17, Z16, Z16
+
+ctr_done_44:
+	ADDQ       $0x10, R13
+	MOVBQZX    R13, R13
 	VMOVDQU64  (SI), Z4
 	VPSHUFB    Z17, Z4, Z4
 	VMOVDQU64  64(SI), Z5
@@ -1672,7 +1801,7 @@ chunk:
 	VPSHUFD    $0x4e, Z10, Z10
 	VPTERNLOGQ $0x96, Z11, Z10, Z9
 	CMPQ       R12, $0x0a
-	JE         aes_last_31
+	JE         aes_last_45
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    640(AX), Z2, Z2
@@ -1682,7 +1811,7 @@ chunk:
 	VAESENC    704(AX), Z2, Z2
 	VAESENC    704(AX), Z3, Z3
 	CMPQ       R12, $0x0c
-	JE         aes_last_31
+	JE         aes_last_45
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    768(AX), Z2, Z2
@@ -1692,7 +1821,7 @@ chunk:
 	VAESENC    832(AX), Z2, Z2
 	VAESENC    832(AX), Z3, Z3
 
-aes_last_31:
+aes_last_45:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -1711,7 +1840,8 @@ aes_last_31:
 	JMP         chunk
 
 text_tail:
-	VMOVDQU64 X16, 88(DI)
+	VPSHUFB   X17, X16, X11
+	VMOVDQU64 X11, 88(DI)
 	TESTQ     R8, R8
 	JZ        no_tail
 	LEAQ      -1(R8), R11
@@ -1725,41 +1855,53 @@ text_tail:
 	LEAQ      1296(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_32
+	JE        no_lens_46
 	SUBQ      $0x10, R10
 
-no_lens_32:
+no_lens_46:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_33
+	JNE    lanes_mul_47
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_33
+	JNE    lanes_mul_47
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_34
+	JMP    lanes_closed_48
 
-lanes_mul_33:
+lanes_mul_47:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_34:
-	LEAQ    63(R8), R11
-	SHRQ    $0x06, R11
-	CMPQ    R11, $0x01
-	JE      tail1_36
-	CMPQ    R11, $0x02
-	JE      tail2_37
-	CMPQ    R11, $0x03
-	JE      tail3_38
-	VPSHUFB Z17, Z16, Z0
-	VPADDD  gcmCtrStep<>+0(SB), Z16, Z1
-	VPSHUFB Z17, Z1, Z1
-	VPADDD  gcmCtrStep<>+64(SB), Z16, Z2
-	VPSHUFB Z17, Z2, Z2
-	VPADDD  gcmCtrStep<>+128(SB), Z16, Z3
-	VPSHUFB Z17, Z3, Z3
+lanes_closed_48:
+	LEAQ      63(R8), R11
+	SHRQ      $0x06, R11
+	CMPQ      R11, $0x01
+	JE        tail1_50
+	CMPQ      R11, $0x02
+	JE        tail2_51
+	CMPQ      R11, $0x03
+	JE        tail3_52
+	CMPQ      R13, $0xec
+	JA        ctr_carry_53
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
+	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
+	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
+	JMP       ctr_done_54
+
+ctr_carry_53:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
+	VPSHUFB   Z17, Z2, Z2
+	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
+	VPSHUFB   Z17, Z3, Z3
+
+ctr_done_54:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VPXORQ  (AX), Z2, Z2
@@ -1801,7 +1943,7 @@ lanes_closed_34:
 	VAESENC Z20, Z2, Z2
 	VAESENC Z20, Z3, Z3
 	CMPQ    R12, $0x0a
-	JE      aes_last_39
+	JE      aes_last_55
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -1811,7 +1953,7 @@ lanes_closed_34:
 	VAESENC 704(AX), Z2, Z2
 	VAESENC 704(AX), Z3, Z3
 	CMPQ    R12, $0x0c
-	JE      aes_last_39
+	JE      aes_last_55
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -1821,7 +1963,7 @@ lanes_closed_34:
 	VAESENC 832(AX), Z2, Z2
 	VAESENC 832(AX), Z3, Z3
 
-aes_last_39:
+aes_last_55:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -1876,7 +2018,7 @@ aes_last_39:
 	VPXORQ      Z12, Z9, Z9
 	VPXORQ      Z13, Z10, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_40
+	JE          no_lens_56
 	VMOVDQU     56(DI), X11
 	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
 	VPXORQ      Z12, Z8, Z8
@@ -1887,7 +2029,7 @@ aes_last_39:
 	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
 	VPXORQ      Z12, Z10, Z10
 
-no_lens_40:
+no_lens_56:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1899,14 +2041,25 @@ no_lens_40:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_35
+	JMP           tail_done_49
 
-tail3_38:
-	VPSHUFB Z17, Z16, Z0
-	VPADDD  gcmCtrStep<>+0(SB), Z16, Z1
-	VPSHUFB Z17, Z1, Z1
-	VPADDD  gcmCtrStep<>+64(SB), Z16, Z2
-	VPSHUFB Z17, Z2, Z2
+tail3_52:
+	CMPQ      R13, $0xec
+	JA        ctr_carry_57
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
+	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
+	JMP       ctr_done_58
+
+ctr_carry_57:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
+	VPSHUFB   Z17, Z2, Z2
+
+ctr_done_58:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VPXORQ  (AX), Z2, Z2
@@ -1938,7 +2091,7 @@ tail3_38:
 	VAESENC Z20, Z1, Z1
 	VAESENC Z20, Z2, Z2
 	CMPQ    R12, $0x0a
-	JE      aes_last_41
+	JE      aes_last_59
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -1946,7 +2099,7 @@ tail3_38:
 	VAESENC 704(AX), Z1, Z1
 	VAESENC 704(AX), Z2, Z2
 	CMPQ    R12, $0x0c
-	JE      aes_last_41
+	JE      aes_last_59
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -1954,7 +2107,7 @@ tail3_38:
 	VAESENC 832(AX), Z1, Z1
 	VAESENC 832(AX), Z2, Z2
 
-aes_last_41:
+aes_last_59:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -1996,7 +2149,7 @@ aes_last_41:
 	VPXORQ      Z12, Z9, Z9
 	VPXORQ      Z13, Z10, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_42
+	JE          no_lens_60
 	VMOVDQU     56(DI), X11
 	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
 	VPXORQ      Z12, Z8, Z8
@@ -2007,7 +2160,7 @@ aes_last_41:
 	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
 	VPXORQ      Z12, Z10, Z10
 
-no_lens_42:
+no_lens_60:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2019,12 +2172,22 @@ no_lens_42:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_35
+	JMP           tail_done_49
 
-tail2_37:
-	VPSHUFB Z17, Z16, Z0
-	VPADDD  gcmCtrStep<>+0(SB), Z16, Z1
-	VPSHUFB Z17, Z1, Z1
+tail2_51:
+	CMPQ      R13, $0xec
+	JA        ctr_carry_61
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
+	JMP       ctr_done_62
+
+ctr_carry_61:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+
+ctr_done_62:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VAESENC Z24, Z0, Z0
@@ -2046,19 +2209,19 @@ tail2_37:
 	VAESENC Z20, Z0, Z0
 	VAESENC Z20, Z1, Z1
 	CMPQ    R12, $0x0a
-	JE      aes_last_43
+	JE      aes_last_63
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 704(AX), Z0, Z0
 	VAESENC 704(AX), Z1, Z1
 	CMPQ    R12, $0x0c
-	JE      aes_last_43
+	JE      aes_last_63
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 832(AX), Z0, Z0
 	VAESENC 832(AX), Z1, Z1
 
-aes_last_43:
+aes_last_63:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VMOVDQU64   (SI), Z4
@@ -2087,7 +2250,7 @@ aes_last_43:
 	VPXORQ      Z12, Z9, Z9
 	VPXORQ      Z13, Z10, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_44
+	JE          no_lens_64
 	VMOVDQU     56(DI), X11
 	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
 	VPXORQ      Z12, Z8, Z8
@@ -2098,7 +2261,7 @@ aes_last_43:
 	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
 	VPXORQ      Z12, Z10, Z10
 
-no_lens_44:
+no_lens_64:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2110,10 +2273,19 @@ no_lens_44:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_35
+	JMP           tail_done_49
 
-tail1_36:
-	VPSHUFB Z17, Z16, Z0
+tail1_50:
+	CMPQ      R13, $0xec
+	JA        ctr_carry_65
+	VMOVDQA64 Z16, Z0
+	JMP       ctr_done_66
+
+ctr_carry_65:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+
+ctr_done_66:
 	VPXORQ  (AX), Z0, Z0
 	VAESENC Z24, Z0, Z0
 	VAESENC Z25, Z0, Z0
@@ -2125,15 +2297,15 @@ tail1_36:
 	VAESENC Z31, Z0, Z0
 	VAESENC Z20, Z0, Z0
 	CMPQ    R12, $0x0a
-	JE      aes_last_45
+	JE      aes_last_67
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 704(AX), Z0, Z0
 	CMPQ    R12, $0x0c
-	JE      aes_last_45
+	JE      aes_last_67
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 832(AX), Z0, Z0
 
-aes_last_45:
+aes_last_67:
 	VAESENCLAST Z14, Z0, Z0
 	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORQ      Z4, Z0, Z0
@@ -2149,7 +2321,7 @@ aes_last_45:
 	VPXORQ      Z12, Z9, Z9
 	VPXORQ      Z13, Z10, Z10
 	CMPQ        48(DI), $0x00
-	JE          no_lens_46
+	JE          no_lens_68
 	VMOVDQU     56(DI), X11
 	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
 	VPXORQ      Z12, Z8, Z8
@@ -2160,7 +2332,7 @@ aes_last_45:
 	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
 	VPXORQ      Z12, Z10, Z10
 
-no_lens_46:
+no_lens_68:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2173,7 +2345,7 @@ no_lens_46:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_35:
+tail_done_49:
 	JMP finish
 
 no_tail:
@@ -2208,28 +2380,28 @@ close_lanes:
 	LEAQ 1296(AX), R10
 	SUBQ R11, R10
 	CMPQ 48(DI), $0x00
-	JE   no_lens_47
+	JE   no_lens_69
 	SUBQ $0x10, R10
 
-no_lens_47:
+no_lens_69:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_48
+	JNE    lanes_mul_70
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_48
+	JNE    lanes_mul_70
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_49
+	JMP    lanes_closed_71
 
-lanes_mul_48:
+lanes_mul_70:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_49:
+lanes_closed_71:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_50
+	JE         no_lens_72
 	VMOVDQU    56(DI), X11
 	VPCLMULQDQ $0x00, 1280(AX), X11, X12
 	VPXORQ     Z12, Z8, Z8
@@ -2240,7 +2412,7 @@ lanes_closed_49:
 	VPCLMULQDQ $0x00, 1920(AX), X12, X12
 	VPXORQ     Z12, Z10, Z10
 
-no_lens_50:
+no_lens_72:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2271,15 +2443,15 @@ finish:
 	VAESENC X31, X0, X0
 	VAESENC X20, X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_51
+	JE      aes_last_73
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_51
+	JE      aes_last_73
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_51:
+aes_last_73:
 	VAESENCLAST X14, X0, X0
 	VPSHUFB     X17, X15, X1
 	VPXOR       X1, X0, X0
@@ -2431,14 +2603,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_52
+	JZ    tail_out_74
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_53
+	JE    ad_separate_75
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_53
+	JZ    ad_separate_75
 	CMPQ  R11, $0x80
-	JAE   ad_separate_53
+	JAE   ad_separate_75
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -2454,9 +2626,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_54:
+tail_block_76:
 	CMPQ       R8, $0x10
-	JB         tail_partial_55
+	JB         tail_partial_77
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -2472,48 +2644,48 @@ tail_block_54:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_54
+	JMP        tail_block_76
 
-tail_partial_55:
+tail_partial_77:
 	TESTQ   R8, R8
-	JZ      ad_done_56
+	JZ      ad_done_78
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_57
+	JZ      no_piece_79
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_57:
+no_piece_79:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_58
+	JZ      no_piece_80
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_58:
+no_piece_80:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_59
+	JZ      no_piece_81
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_59:
+no_piece_81:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_60
+	JZ      partial_short_82
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_61
+	JMP     partial_loaded_83
 
-partial_short_60:
+partial_short_82:
 	VMOVQ R11, X1
 
-partial_loaded_61:
+partial_loaded_83:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -2526,7 +2698,7 @@ partial_loaded_61:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_56:
+ad_done_78:
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
 	MOVQ    24(DI), R8
@@ -2538,13 +2710,13 @@ ad_done_56:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_62
+	JE      no_lens_84
 	SUBQ    $0x10, R10
 
-no_lens_62:
+no_lens_84:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_63
+	JA      ks8_85
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -2594,7 +2766,7 @@ no_lens_62:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_65
+	JE      aes_last_87
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -2604,7 +2776,7 @@ no_lens_62:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_65
+	JE      aes_last_87
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -2614,14 +2786,14 @@ no_lens_62:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_65:
+aes_last_87:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_64
+	JMP         ks_ready_86
 
-ks8_63:
+ks8_85:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -2719,7 +2891,7 @@ ks8_63:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_66
+	JE      aes_last_88
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -2737,7 +2909,7 @@ ks8_63:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_66
+	JE      aes_last_88
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -2755,7 +2927,7 @@ ks8_63:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_66:
+aes_last_88:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -2765,9 +2937,9 @@ aes_last_66:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_64:
+ks_ready_86:
 	CMPQ       R8, $0x10
-	JB         tail_partial_67
+	JB         tail_partial_89
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -2786,7 +2958,7 @@ ks_ready_64:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_68
+	JB         tail_partial_90
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -2805,7 +2977,7 @@ ks_ready_64:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_69
+	JB         tail_partial_91
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -2824,7 +2996,7 @@ ks_ready_64:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_70
+	JB         tail_partial_92
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -2843,7 +3015,7 @@ ks_ready_64:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_71
+	JB         tail_partial_93
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -2862,7 +3034,7 @@ ks_ready_64:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_72
+	JB         tail_partial_94
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -2881,7 +3053,7 @@ ks_ready_64:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_73
+	JB         tail_partial_95
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -2900,117 +3072,117 @@ ks_ready_64:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_76
+	JZ         tail_reduce_98
 	VMOVDQA    X7, X0
-	JMP        tail_partial_75
+	JMP        tail_partial_97
 
-tail_partial_73:
+tail_partial_95:
 	TESTQ   R8, R8
-	JZ      tail_reduce_76
+	JZ      tail_reduce_98
 	VMOVDQA X6, X0
-	JMP     tail_partial_75
+	JMP     tail_partial_97
 
-tail_partial_72:
+tail_partial_94:
 	TESTQ   R8, R8
-	JZ      tail_reduce_76
+	JZ      tail_reduce_98
 	VMOVDQA X5, X0
-	JMP     tail_partial_75
+	JMP     tail_partial_97
 
-tail_partial_71:
+tail_partial_93:
 	TESTQ   R8, R8
-	JZ      tail_reduce_76
+	JZ      tail_reduce_98
 	VMOVDQA X4, X0
-	JMP     tail_partial_75
+	JMP     tail_partial_97
 
-tail_partial_70:
+tail_partial_92:
 	TESTQ   R8, R8
-	JZ      tail_reduce_76
+	JZ      tail_reduce_98
 	VMOVDQA X3, X0
-	JMP     tail_partial_75
+	JMP     tail_partial_97
 
-tail_partial_69:
+tail_partial_91:
 	TESTQ   R8, R8
-	JZ      tail_reduce_76
+	JZ      tail_reduce_98
 	VMOVDQA X2, X0
-	JMP     tail_partial_75
+	JMP     tail_partial_97
 
-tail_partial_68:
+tail_partial_90:
 	TESTQ   R8, R8
-	JZ      tail_reduce_76
+	JZ      tail_reduce_98
 	VMOVDQA X1, X0
-	JMP     tail_partial_75
+	JMP     tail_partial_97
 
-tail_partial_67:
+tail_partial_89:
 	TESTQ R8, R8
-	JZ    tail_reduce_76
+	JZ    tail_reduce_98
 
-tail_partial_75:
+tail_partial_97:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_77
+	JZ      no_piece_99
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_77:
+no_piece_99:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_78
+	JZ      no_piece_100
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_78:
+no_piece_100:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_79
+	JZ      no_piece_101
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_79:
+no_piece_101:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_80
+	JZ      partial_short_102
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_81
+	JMP     partial_loaded_103
 
-partial_short_80:
+partial_short_102:
 	VMOVQ R11, X1
 
-partial_loaded_81:
+partial_loaded_103:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_82
+	JZ      no_piece_104
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_82:
+no_piece_104:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_83
+	JZ    no_piece_105
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_83:
+no_piece_105:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_84
+	JZ    no_piece_106
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_84:
+no_piece_106:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_85
+	JZ    no_piece_107
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_85:
+no_piece_107:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -3026,9 +3198,9 @@ no_piece_85:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_76:
+tail_reduce_98:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_86
+	JE         no_lens_108
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3041,7 +3213,7 @@ tail_reduce_76:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_86:
+no_lens_108:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -3055,7 +3227,7 @@ no_lens_86:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_53:
+ad_separate_75:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -3066,9 +3238,9 @@ ad_separate_53:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_87:
+tail_block_109:
 	CMPQ       R8, $0x10
-	JB         tail_partial_88
+	JB         tail_partial_110
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -3084,48 +3256,48 @@ tail_block_87:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_87
+	JMP        tail_block_109
 
-tail_partial_88:
+tail_partial_110:
 	TESTQ   R8, R8
-	JZ      ad_done_89
+	JZ      ad_done_111
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_90
+	JZ      no_piece_112
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_90:
+no_piece_112:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_91
+	JZ      no_piece_113
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_91:
+no_piece_113:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_92
+	JZ      no_piece_114
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_92:
+no_piece_114:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_93
+	JZ      partial_short_115
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_94
+	JMP     partial_loaded_116
 
-partial_short_93:
+partial_short_115:
 	VMOVQ R11, X1
 
-partial_loaded_94:
+partial_loaded_116:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3138,7 +3310,7 @@ partial_loaded_94:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_89:
+ad_done_111:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -3151,7 +3323,7 @@ ad_done_89:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_52:
+tail_out_74:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
@@ -3266,7 +3438,7 @@ tail_out_52:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_95
+	JE      aes_last_117
 	VMOVDQU 640(AX), X10
 	VAESENC X10, X0, X0
 	VAESENC X10, X1, X1
@@ -3286,7 +3458,7 @@ tail_out_52:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_95
+	JE      aes_last_117
 	VMOVDQU 768(AX), X10
 	VAESENC X10, X0, X0
 	VAESENC X10, X1, X1
@@ -3306,7 +3478,7 @@ tail_out_52:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 
-aes_last_95:
+aes_last_117:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -3535,7 +3707,7 @@ chunk:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 	CMPQ       R12, $0x0a
-	JE         aes_last_96
+	JE         aes_last_118
 	VMOVDQU    640(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -3555,7 +3727,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 	CMPQ       R12, $0x0c
-	JE         aes_last_96
+	JE         aes_last_118
 	VMOVDQU    768(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -3575,7 +3747,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 
-aes_last_96:
+aes_last_118:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -3708,16 +3880,16 @@ text_tail:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_97
+	JE      no_lens_119
 	SUBQ    $0x10, R10
 
-no_lens_97:
+no_lens_119:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_98
+	JA      ks8_120
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -3767,7 +3939,7 @@ no_lens_97:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_100
+	JE      aes_last_122
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -3777,7 +3949,7 @@ no_lens_97:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_100
+	JE      aes_last_122
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -3787,14 +3959,14 @@ no_lens_97:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_100:
+aes_last_122:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_99
+	JMP         ks_ready_121
 
-ks8_98:
+ks8_120:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -3892,7 +4064,7 @@ ks8_98:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_101
+	JE      aes_last_123
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -3910,7 +4082,7 @@ ks8_98:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_101
+	JE      aes_last_123
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -3928,7 +4100,7 @@ ks8_98:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_101:
+aes_last_123:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -3938,9 +4110,9 @@ aes_last_101:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_99:
+ks_ready_121:
 	CMPQ       R8, $0x10
-	JB         tail_partial_102
+	JB         tail_partial_124
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -3959,7 +4131,7 @@ ks_ready_99:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_103
+	JB         tail_partial_125
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -3978,7 +4150,7 @@ ks_ready_99:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_104
+	JB         tail_partial_126
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -3997,7 +4169,7 @@ ks_ready_99:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_105
+	JB         tail_partial_127
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -4016,7 +4188,7 @@ ks_ready_99:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_106
+	JB         tail_partial_128
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -4035,7 +4207,7 @@ ks_ready_99:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_107
+	JB         tail_partial_129
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -4054,7 +4226,7 @@ ks_ready_99:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_108
+	JB         tail_partial_130
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -4073,117 +4245,117 @@ ks_ready_99:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_111
+	JZ         tail_reduce_133
 	VMOVDQA    X7, X0
-	JMP        tail_partial_110
+	JMP        tail_partial_132
 
-tail_partial_108:
+tail_partial_130:
 	TESTQ   R8, R8
-	JZ      tail_reduce_111
+	JZ      tail_reduce_133
 	VMOVDQA X6, X0
-	JMP     tail_partial_110
+	JMP     tail_partial_132
 
-tail_partial_107:
+tail_partial_129:
 	TESTQ   R8, R8
-	JZ      tail_reduce_111
+	JZ      tail_reduce_133
 	VMOVDQA X5, X0
-	JMP     tail_partial_110
+	JMP     tail_partial_132
 
-tail_partial_106:
+tail_partial_128:
 	TESTQ   R8, R8
-	JZ      tail_reduce_111
+	JZ      tail_reduce_133
 	VMOVDQA X4, X0
-	JMP     tail_partial_110
+	JMP     tail_partial_132
 
-tail_partial_105:
+tail_partial_127:
 	TESTQ   R8, R8
-	JZ      tail_reduce_111
+	JZ      tail_reduce_133
 	VMOVDQA X3, X0
-	JMP     tail_partial_110
+	JMP     tail_partial_132
 
-tail_partial_104:
+tail_partial_126:
 	TESTQ   R8, R8
-	JZ      tail_reduce_111
+	JZ      tail_reduce_133
 	VMOVDQA X2, X0
-	JMP     tail_partial_110
+	JMP     tail_partial_132
 
-tail_partial_103:
+tail_partial_125:
 	TESTQ   R8, R8
-	JZ      tail_reduce_111
+	JZ      tail_reduce_133
 	VMOVDQA X1, X0
-	JMP     tail_partial_110
+	JMP     tail_partial_132
 
-tail_partial_102:
+tail_partial_124:
 	TESTQ R8, R8
-	JZ    tail_reduce_111
+	JZ    tail_reduce_133
 
-tail_partial_110:
+tail_partial_132:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_112
+	JZ      no_piece_134
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_112:
+no_piece_134:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_113
+	JZ      no_piece_135
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_113:
+no_piece_135:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_114
+	JZ      no_piece_136
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_114:
+no_piece_136:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_115
+	JZ      partial_short_137
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_116
+	JMP     partial_loaded_138
 
-partial_short_115:
+partial_short_137:
 	VMOVQ R11, X1
 
-partial_loaded_116:
+partial_loaded_138:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_117
+	JZ      no_piece_139
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_117:
+no_piece_139:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_118
+	JZ    no_piece_140
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_118:
+no_piece_140:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_119
+	JZ    no_piece_141
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_119:
+no_piece_141:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_120
+	JZ    no_piece_142
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_120:
+no_piece_142:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -4199,9 +4371,9 @@ no_piece_120:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_111:
+tail_reduce_133:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_121
+	JE         no_lens_143
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4214,7 +4386,7 @@ tail_reduce_111:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_121:
+no_lens_143:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -4279,15 +4451,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_122
+	JE      aes_last_144
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_122
+	JE      aes_last_144
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_122:
+aes_last_144:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -4426,14 +4598,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_123
+	JZ    tail_out_145
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_124
+	JE    ad_separate_146
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_124
+	JZ    ad_separate_146
 	CMPQ  R11, $0x80
-	JAE   ad_separate_124
+	JAE   ad_separate_146
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -4449,9 +4621,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_125:
+tail_block_147:
 	CMPQ       R8, $0x10
-	JB         tail_partial_126
+	JB         tail_partial_148
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -4467,48 +4639,48 @@ tail_block_125:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_125
+	JMP        tail_block_147
 
-tail_partial_126:
+tail_partial_148:
 	TESTQ   R8, R8
-	JZ      ad_done_127
+	JZ      ad_done_149
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_128
+	JZ      no_piece_150
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_128:
+no_piece_150:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_129
+	JZ      no_piece_151
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_129:
+no_piece_151:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_130
+	JZ      no_piece_152
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_130:
+no_piece_152:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_131
+	JZ      partial_short_153
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_132
+	JMP     partial_loaded_154
 
-partial_short_131:
+partial_short_153:
 	VMOVQ R11, X1
 
-partial_loaded_132:
+partial_loaded_154:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4521,7 +4693,7 @@ partial_loaded_132:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_127:
+ad_done_149:
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
 	MOVQ    24(DI), R8
@@ -4533,13 +4705,13 @@ ad_done_127:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_133
+	JE      no_lens_155
 	SUBQ    $0x10, R10
 
-no_lens_133:
+no_lens_155:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_134
+	JA      ks8_156
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4589,7 +4761,7 @@ no_lens_133:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_136
+	JE      aes_last_158
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4599,7 +4771,7 @@ no_lens_133:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_136
+	JE      aes_last_158
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4609,14 +4781,14 @@ no_lens_133:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_136:
+aes_last_158:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_135
+	JMP         ks_ready_157
 
-ks8_134:
+ks8_156:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4714,7 +4886,7 @@ ks8_134:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_137
+	JE      aes_last_159
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4732,7 +4904,7 @@ ks8_134:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_137
+	JE      aes_last_159
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4750,7 +4922,7 @@ ks8_134:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_137:
+aes_last_159:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -4760,9 +4932,9 @@ aes_last_137:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_135:
+ks_ready_157:
 	CMPQ       R8, $0x10
-	JB         tail_partial_138
+	JB         tail_partial_160
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -4782,7 +4954,7 @@ ks_ready_135:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_139
+	JB         tail_partial_161
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -4802,7 +4974,7 @@ ks_ready_135:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_140
+	JB         tail_partial_162
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -4822,7 +4994,7 @@ ks_ready_135:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_141
+	JB         tail_partial_163
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -4842,7 +5014,7 @@ ks_ready_135:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_142
+	JB         tail_partial_164
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -4862,7 +5034,7 @@ ks_ready_135:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_143
+	JB         tail_partial_165
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -4882,7 +5054,7 @@ ks_ready_135:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_144
+	JB         tail_partial_166
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -4902,117 +5074,117 @@ ks_ready_135:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_147
+	JZ         tail_reduce_169
 	VMOVDQA    X7, X0
-	JMP        tail_partial_146
+	JMP        tail_partial_168
 
-tail_partial_144:
+tail_partial_166:
 	TESTQ   R8, R8
-	JZ      tail_reduce_147
+	JZ      tail_reduce_169
 	VMOVDQA X6, X0
-	JMP     tail_partial_146
+	JMP     tail_partial_168
 
-tail_partial_143:
+tail_partial_165:
 	TESTQ   R8, R8
-	JZ      tail_reduce_147
+	JZ      tail_reduce_169
 	VMOVDQA X5, X0
-	JMP     tail_partial_146
+	JMP     tail_partial_168
 
-tail_partial_142:
+tail_partial_164:
 	TESTQ   R8, R8
-	JZ      tail_reduce_147
+	JZ      tail_reduce_169
 	VMOVDQA X4, X0
-	JMP     tail_partial_146
+	JMP     tail_partial_168
 
-tail_partial_141:
+tail_partial_163:
 	TESTQ   R8, R8
-	JZ      tail_reduce_147
+	JZ      tail_reduce_169
 	VMOVDQA X3, X0
-	JMP     tail_partial_146
+	JMP     tail_partial_168
 
-tail_partial_140:
+tail_partial_162:
 	TESTQ   R8, R8
-	JZ      tail_reduce_147
+	JZ      tail_reduce_169
 	VMOVDQA X2, X0
-	JMP     tail_partial_146
+	JMP     tail_partial_168
 
-tail_partial_139:
+tail_partial_161:
 	TESTQ   R8, R8
-	JZ      tail_reduce_147
+	JZ      tail_reduce_169
 	VMOVDQA X1, X0
-	JMP     tail_partial_146
+	JMP     tail_partial_168
 
-tail_partial_138:
+tail_partial_160:
 	TESTQ R8, R8
-	JZ    tail_reduce_147
+	JZ    tail_reduce_169
 
-tail_partial_146:
+tail_partial_168:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_148
+	JZ      no_piece_170
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_148:
+no_piece_170:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_149
+	JZ      no_piece_171
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_149:
+no_piece_171:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_150
+	JZ      no_piece_172
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_150:
+no_piece_172:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_151
+	JZ      partial_short_173
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_152
+	JMP     partial_loaded_174
 
-partial_short_151:
+partial_short_173:
 	VMOVQ R11, X1
 
-partial_loaded_152:
+partial_loaded_174:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_153
+	JZ      no_piece_175
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_153:
+no_piece_175:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_154
+	JZ    no_piece_176
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_154:
+no_piece_176:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_155
+	JZ    no_piece_177
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_155:
+no_piece_177:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_156
+	JZ    no_piece_178
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_156:
+no_piece_178:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5025,9 +5197,9 @@ no_piece_156:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_147:
+tail_reduce_169:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_157
+	JE         no_lens_179
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5040,7 +5212,7 @@ tail_reduce_147:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_157:
+no_lens_179:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -5054,7 +5226,7 @@ no_lens_157:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_124:
+ad_separate_146:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -5065,9 +5237,9 @@ ad_separate_124:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_158:
+tail_block_180:
 	CMPQ       R8, $0x10
-	JB         tail_partial_159
+	JB         tail_partial_181
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -5083,48 +5255,48 @@ tail_block_158:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_158
+	JMP        tail_block_180
 
-tail_partial_159:
+tail_partial_181:
 	TESTQ   R8, R8
-	JZ      ad_done_160
+	JZ      ad_done_182
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_161
+	JZ      no_piece_183
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_161:
+no_piece_183:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_162
+	JZ      no_piece_184
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_162:
+no_piece_184:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_163
+	JZ      no_piece_185
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_163:
+no_piece_185:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_164
+	JZ      partial_short_186
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_165
+	JMP     partial_loaded_187
 
-partial_short_164:
+partial_short_186:
 	VMOVQ R11, X1
 
-partial_loaded_165:
+partial_loaded_187:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5137,7 +5309,7 @@ partial_loaded_165:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_160:
+ad_done_182:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -5150,7 +5322,7 @@ ad_done_160:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_123:
+tail_out_145:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
@@ -5356,7 +5528,7 @@ chunk:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 	CMPQ       R12, $0x0a
-	JE         aes_last_166
+	JE         aes_last_188
 	VMOVDQU    640(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -5376,7 +5548,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 	CMPQ       R12, $0x0c
-	JE         aes_last_166
+	JE         aes_last_188
 	VMOVDQU    768(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -5396,7 +5568,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 
-aes_last_166:
+aes_last_188:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -5438,16 +5610,16 @@ chunks_done:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_167
+	JE      no_lens_189
 	SUBQ    $0x10, R10
 
-no_lens_167:
+no_lens_189:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_168
+	JA      ks8_190
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -5497,7 +5669,7 @@ no_lens_167:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_170
+	JE      aes_last_192
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -5507,7 +5679,7 @@ no_lens_167:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_170
+	JE      aes_last_192
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -5517,14 +5689,14 @@ no_lens_167:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_170:
+aes_last_192:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_169
+	JMP         ks_ready_191
 
-ks8_168:
+ks8_190:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -5622,7 +5794,7 @@ ks8_168:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_171
+	JE      aes_last_193
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -5640,7 +5812,7 @@ ks8_168:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_171
+	JE      aes_last_193
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -5658,7 +5830,7 @@ ks8_168:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_171:
+aes_last_193:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -5668,9 +5840,9 @@ aes_last_171:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_169:
+ks_ready_191:
 	CMPQ       R8, $0x10
-	JB         tail_partial_172
+	JB         tail_partial_194
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -5690,7 +5862,7 @@ ks_ready_169:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_173
+	JB         tail_partial_195
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -5710,7 +5882,7 @@ ks_ready_169:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_174
+	JB         tail_partial_196
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -5730,7 +5902,7 @@ ks_ready_169:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_175
+	JB         tail_partial_197
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -5750,7 +5922,7 @@ ks_ready_169:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_176
+	JB         tail_partial_198
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -5770,7 +5942,7 @@ ks_ready_169:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_177
+	JB         tail_partial_199
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -5790,7 +5962,7 @@ ks_ready_169:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_178
+	JB         tail_partial_200
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -5810,117 +5982,117 @@ ks_ready_169:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_181
+	JZ         tail_reduce_203
 	VMOVDQA    X7, X0
-	JMP        tail_partial_180
+	JMP        tail_partial_202
 
-tail_partial_178:
+tail_partial_200:
 	TESTQ   R8, R8
-	JZ      tail_reduce_181
+	JZ      tail_reduce_203
 	VMOVDQA X6, X0
-	JMP     tail_partial_180
+	JMP     tail_partial_202
 
-tail_partial_177:
+tail_partial_199:
 	TESTQ   R8, R8
-	JZ      tail_reduce_181
+	JZ      tail_reduce_203
 	VMOVDQA X5, X0
-	JMP     tail_partial_180
+	JMP     tail_partial_202
 
-tail_partial_176:
+tail_partial_198:
 	TESTQ   R8, R8
-	JZ      tail_reduce_181
+	JZ      tail_reduce_203
 	VMOVDQA X4, X0
-	JMP     tail_partial_180
+	JMP     tail_partial_202
 
-tail_partial_175:
+tail_partial_197:
 	TESTQ   R8, R8
-	JZ      tail_reduce_181
+	JZ      tail_reduce_203
 	VMOVDQA X3, X0
-	JMP     tail_partial_180
+	JMP     tail_partial_202
 
-tail_partial_174:
+tail_partial_196:
 	TESTQ   R8, R8
-	JZ      tail_reduce_181
+	JZ      tail_reduce_203
 	VMOVDQA X2, X0
-	JMP     tail_partial_180
+	JMP     tail_partial_202
 
-tail_partial_173:
+tail_partial_195:
 	TESTQ   R8, R8
-	JZ      tail_reduce_181
+	JZ      tail_reduce_203
 	VMOVDQA X1, X0
-	JMP     tail_partial_180
+	JMP     tail_partial_202
 
-tail_partial_172:
+tail_partial_194:
 	TESTQ R8, R8
-	JZ    tail_reduce_181
+	JZ    tail_reduce_203
 
-tail_partial_180:
+tail_partial_202:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_182
+	JZ      no_piece_204
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_182:
+no_piece_204:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_183
+	JZ      no_piece_205
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_183:
+no_piece_205:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_184
+	JZ      no_piece_206
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_184:
+no_piece_206:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_185
+	JZ      partial_short_207
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_186
+	JMP     partial_loaded_208
 
-partial_short_185:
+partial_short_207:
 	VMOVQ R11, X1
 
-partial_loaded_186:
+partial_loaded_208:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_187
+	JZ      no_piece_209
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_187:
+no_piece_209:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_188
+	JZ    no_piece_210
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_188:
+no_piece_210:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_189
+	JZ    no_piece_211
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_189:
+no_piece_211:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_190
+	JZ    no_piece_212
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_190:
+no_piece_212:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5933,9 +6105,9 @@ no_piece_190:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_181:
+tail_reduce_203:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_191
+	JE         no_lens_213
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5948,7 +6120,7 @@ tail_reduce_181:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_191:
+no_lens_213:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -6013,15 +6185,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_192
+	JE      aes_last_214
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_192
+	JE      aes_last_214
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_192:
+aes_last_214:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -6122,14 +6294,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_193
+	JZ    tail_out_215
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_194
+	JE    ad_separate_216
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_194
+	JZ    ad_separate_216
 	CMPQ  R11, $0x80
-	JAE   ad_separate_194
+	JAE   ad_separate_216
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -6145,9 +6317,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_195:
+tail_block_217:
 	CMPQ       R8, $0x10
-	JB         tail_partial_196
+	JB         tail_partial_218
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -6163,48 +6335,48 @@ tail_block_195:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_195
+	JMP        tail_block_217
 
-tail_partial_196:
+tail_partial_218:
 	TESTQ   R8, R8
-	JZ      ad_done_197
+	JZ      ad_done_219
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_198
+	JZ      no_piece_220
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_198:
+no_piece_220:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_199
+	JZ      no_piece_221
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_199:
+no_piece_221:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_200
+	JZ      no_piece_222
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_200:
+no_piece_222:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_201
+	JZ      partial_short_223
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_202
+	JMP     partial_loaded_224
 
-partial_short_201:
+partial_short_223:
 	VMOVQ R11, X1
 
-partial_loaded_202:
+partial_loaded_224:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6217,7 +6389,7 @@ partial_loaded_202:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_197:
+ad_done_219:
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
 	MOVQ           24(DI), R8
@@ -6230,13 +6402,13 @@ ad_done_197:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_203
+	JE             no_lens_225
 	SUBQ           $0x10, R10
 
-no_lens_203:
+no_lens_225:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_204
+	JA      ks8_226
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -6262,26 +6434,26 @@ no_lens_203:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_206
+	JE      aes_last_228
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_206
+	JE      aes_last_228
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_206:
+aes_last_228:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_205
+	JMP          ks_ready_227
 
-ks8_204:
+ks8_226:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -6331,7 +6503,7 @@ ks8_204:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_207
+	JE      aes_last_229
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -6341,7 +6513,7 @@ ks8_204:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_207
+	JE      aes_last_229
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -6351,7 +6523,7 @@ ks8_204:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_207:
+aes_last_229:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -6361,9 +6533,9 @@ aes_last_207:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_205:
+ks_ready_227:
 	CMPQ       R8, $0x10
-	JB         tail_partial_208
+	JB         tail_partial_230
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -6382,7 +6554,7 @@ ks_ready_205:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_209
+	JB         tail_partial_231
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -6401,7 +6573,7 @@ ks_ready_205:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_210
+	JB         tail_partial_232
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -6420,7 +6592,7 @@ ks_ready_205:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_211
+	JB         tail_partial_233
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -6439,7 +6611,7 @@ ks_ready_205:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_212
+	JB         tail_partial_234
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -6458,7 +6630,7 @@ ks_ready_205:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_213
+	JB         tail_partial_235
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -6477,7 +6649,7 @@ ks_ready_205:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_214
+	JB         tail_partial_236
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -6496,117 +6668,117 @@ ks_ready_205:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_217
+	JZ         tail_reduce_239
 	VMOVDQA    X7, X0
-	JMP        tail_partial_216
+	JMP        tail_partial_238
 
-tail_partial_214:
+tail_partial_236:
 	TESTQ   R8, R8
-	JZ      tail_reduce_217
+	JZ      tail_reduce_239
 	VMOVDQA X3, X0
-	JMP     tail_partial_216
+	JMP     tail_partial_238
 
-tail_partial_213:
+tail_partial_235:
 	TESTQ   R8, R8
-	JZ      tail_reduce_217
+	JZ      tail_reduce_239
 	VMOVDQA X6, X0
-	JMP     tail_partial_216
+	JMP     tail_partial_238
 
-tail_partial_212:
+tail_partial_234:
 	TESTQ   R8, R8
-	JZ      tail_reduce_217
+	JZ      tail_reduce_239
 	VMOVDQA X2, X0
-	JMP     tail_partial_216
+	JMP     tail_partial_238
 
-tail_partial_211:
+tail_partial_233:
 	TESTQ   R8, R8
-	JZ      tail_reduce_217
+	JZ      tail_reduce_239
 	VMOVDQA X5, X0
-	JMP     tail_partial_216
+	JMP     tail_partial_238
 
-tail_partial_210:
+tail_partial_232:
 	TESTQ   R8, R8
-	JZ      tail_reduce_217
+	JZ      tail_reduce_239
 	VMOVDQA X1, X0
-	JMP     tail_partial_216
+	JMP     tail_partial_238
 
-tail_partial_209:
+tail_partial_231:
 	TESTQ   R8, R8
-	JZ      tail_reduce_217
+	JZ      tail_reduce_239
 	VMOVDQA X4, X0
-	JMP     tail_partial_216
+	JMP     tail_partial_238
 
-tail_partial_208:
+tail_partial_230:
 	TESTQ R8, R8
-	JZ    tail_reduce_217
+	JZ    tail_reduce_239
 
-tail_partial_216:
+tail_partial_238:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_218
+	JZ      no_piece_240
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_218:
+no_piece_240:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_219
+	JZ      no_piece_241
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_219:
+no_piece_241:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_220
+	JZ      no_piece_242
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_220:
+no_piece_242:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_221
+	JZ      partial_short_243
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_222
+	JMP     partial_loaded_244
 
-partial_short_221:
+partial_short_243:
 	VMOVQ R11, X1
 
-partial_loaded_222:
+partial_loaded_244:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_223
+	JZ      no_piece_245
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_223:
+no_piece_245:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_224
+	JZ    no_piece_246
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_224:
+no_piece_246:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_225
+	JZ    no_piece_247
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_225:
+no_piece_247:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_226
+	JZ    no_piece_248
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_226:
+no_piece_248:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -6622,9 +6794,9 @@ no_piece_226:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_217:
+tail_reduce_239:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_227
+	JE         no_lens_249
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6637,7 +6809,7 @@ tail_reduce_217:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_227:
+no_lens_249:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -6651,7 +6823,7 @@ no_lens_227:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_194:
+ad_separate_216:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -6662,9 +6834,9 @@ ad_separate_194:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_228:
+tail_block_250:
 	CMPQ       R8, $0x10
-	JB         tail_partial_229
+	JB         tail_partial_251
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -6680,48 +6852,48 @@ tail_block_228:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_228
+	JMP        tail_block_250
 
-tail_partial_229:
+tail_partial_251:
 	TESTQ   R8, R8
-	JZ      ad_done_230
+	JZ      ad_done_252
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_231
+	JZ      no_piece_253
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_231:
+no_piece_253:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_232
+	JZ      no_piece_254
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_232:
+no_piece_254:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_233
+	JZ      no_piece_255
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_233:
+no_piece_255:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_234
+	JZ      partial_short_256
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_235
+	JMP     partial_loaded_257
 
-partial_short_234:
+partial_short_256:
 	VMOVQ R11, X1
 
-partial_loaded_235:
+partial_loaded_257:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6734,7 +6906,7 @@ partial_loaded_235:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_230:
+ad_done_252:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -6747,7 +6919,7 @@ ad_done_230:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_193:
+tail_out_215:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -6815,7 +6987,7 @@ tail_out_193:
 	VAESENC        Y10, Y2, Y2
 	VAESENC        Y10, Y3, Y3
 	CMPQ           R12, $0x0a
-	JE             aes_last_236
+	JE             aes_last_258
 	VMOVDQU        640(AX), Y10
 	VAESENC        Y10, Y0, Y0
 	VAESENC        Y10, Y1, Y1
@@ -6827,7 +6999,7 @@ tail_out_193:
 	VAESENC        Y10, Y2, Y2
 	VAESENC        Y10, Y3, Y3
 	CMPQ           R12, $0x0c
-	JE             aes_last_236
+	JE             aes_last_258
 	VMOVDQU        768(AX), Y10
 	VAESENC        Y10, Y0, Y0
 	VAESENC        Y10, Y1, Y1
@@ -6839,7 +7011,7 @@ tail_out_193:
 	VAESENC        Y10, Y2, Y2
 	VAESENC        Y10, Y3, Y3
 
-aes_last_236:
+aes_last_258:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -6965,7 +7137,7 @@ chunk:
 	VEXTRACTI128 $0x01, Y12, X14
 	VPXOR        X14, X12, X15
 	CMPQ         R12, $0x0a
-	JE           aes_last_237
+	JE           aes_last_259
 	VMOVDQU      640(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -6977,7 +7149,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_237
+	JE           aes_last_259
 	VMOVDQU      768(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -6989,7 +7161,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 
-aes_last_237:
+aes_last_259:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -7067,16 +7239,16 @@ text_tail:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_238
+	JE      no_lens_260
 	SUBQ    $0x10, R10
 
-no_lens_238:
+no_lens_260:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_239
+	JA      ks8_261
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -7102,26 +7274,26 @@ no_lens_238:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_241
+	JE      aes_last_263
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_241
+	JE      aes_last_263
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_241:
+aes_last_263:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_240
+	JMP          ks_ready_262
 
-ks8_239:
+ks8_261:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -7171,7 +7343,7 @@ ks8_239:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_242
+	JE      aes_last_264
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -7181,7 +7353,7 @@ ks8_239:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_242
+	JE      aes_last_264
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -7191,7 +7363,7 @@ ks8_239:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_242:
+aes_last_264:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -7201,9 +7373,9 @@ aes_last_242:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_240:
+ks_ready_262:
 	CMPQ       R8, $0x10
-	JB         tail_partial_243
+	JB         tail_partial_265
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -7222,7 +7394,7 @@ ks_ready_240:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_244
+	JB         tail_partial_266
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -7241,7 +7413,7 @@ ks_ready_240:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_245
+	JB         tail_partial_267
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -7260,7 +7432,7 @@ ks_ready_240:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_246
+	JB         tail_partial_268
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -7279,7 +7451,7 @@ ks_ready_240:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_247
+	JB         tail_partial_269
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -7298,7 +7470,7 @@ ks_ready_240:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_248
+	JB         tail_partial_270
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -7317,7 +7489,7 @@ ks_ready_240:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_249
+	JB         tail_partial_271
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -7336,117 +7508,117 @@ ks_ready_240:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_252
+	JZ         tail_reduce_274
 	VMOVDQA    X7, X0
-	JMP        tail_partial_251
+	JMP        tail_partial_273
 
-tail_partial_249:
+tail_partial_271:
 	TESTQ   R8, R8
-	JZ      tail_reduce_252
+	JZ      tail_reduce_274
 	VMOVDQA X3, X0
-	JMP     tail_partial_251
+	JMP     tail_partial_273
 
-tail_partial_248:
+tail_partial_270:
 	TESTQ   R8, R8
-	JZ      tail_reduce_252
+	JZ      tail_reduce_274
 	VMOVDQA X6, X0
-	JMP     tail_partial_251
+	JMP     tail_partial_273
 
-tail_partial_247:
+tail_partial_269:
 	TESTQ   R8, R8
-	JZ      tail_reduce_252
+	JZ      tail_reduce_274
 	VMOVDQA X2, X0
-	JMP     tail_partial_251
+	JMP     tail_partial_273
 
-tail_partial_246:
+tail_partial_268:
 	TESTQ   R8, R8
-	JZ      tail_reduce_252
+	JZ      tail_reduce_274
 	VMOVDQA X5, X0
-	JMP     tail_partial_251
+	JMP     tail_partial_273
 
-tail_partial_245:
+tail_partial_267:
 	TESTQ   R8, R8
-	JZ      tail_reduce_252
+	JZ      tail_reduce_274
 	VMOVDQA X1, X0
-	JMP     tail_partial_251
+	JMP     tail_partial_273
 
-tail_partial_244:
+tail_partial_266:
 	TESTQ   R8, R8
-	JZ      tail_reduce_252
+	JZ      tail_reduce_274
 	VMOVDQA X4, X0
-	JMP     tail_partial_251
+	JMP     tail_partial_273
 
-tail_partial_243:
+tail_partial_265:
 	TESTQ R8, R8
-	JZ    tail_reduce_252
+	JZ    tail_reduce_274
 
-tail_partial_251:
+tail_partial_273:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_253
+	JZ      no_piece_275
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_253:
+no_piece_275:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_254
+	JZ      no_piece_276
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_254:
+no_piece_276:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_255
+	JZ      no_piece_277
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_255:
+no_piece_277:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_256
+	JZ      partial_short_278
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_257
+	JMP     partial_loaded_279
 
-partial_short_256:
+partial_short_278:
 	VMOVQ R11, X1
 
-partial_loaded_257:
+partial_loaded_279:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_258
+	JZ      no_piece_280
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_258:
+no_piece_280:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_259
+	JZ    no_piece_281
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_259:
+no_piece_281:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_260
+	JZ    no_piece_282
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_260:
+no_piece_282:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_261
+	JZ    no_piece_283
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_261:
+no_piece_283:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -7462,9 +7634,9 @@ no_piece_261:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_252:
+tail_reduce_274:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_262
+	JE         no_lens_284
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -7477,7 +7649,7 @@ tail_reduce_252:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_262:
+no_lens_284:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -7542,15 +7714,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_263
+	JE      aes_last_285
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_263
+	JE      aes_last_285
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_263:
+aes_last_285:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -7650,14 +7822,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_264
+	JZ    tail_out_286
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_265
+	JE    ad_separate_287
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_265
+	JZ    ad_separate_287
 	CMPQ  R11, $0x80
-	JAE   ad_separate_265
+	JAE   ad_separate_287
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -7673,9 +7845,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_266:
+tail_block_288:
 	CMPQ       R8, $0x10
-	JB         tail_partial_267
+	JB         tail_partial_289
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -7691,48 +7863,48 @@ tail_block_266:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_266
+	JMP        tail_block_288
 
-tail_partial_267:
+tail_partial_289:
 	TESTQ   R8, R8
-	JZ      ad_done_268
+	JZ      ad_done_290
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_269
+	JZ      no_piece_291
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_269:
+no_piece_291:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_270
+	JZ      no_piece_292
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_270:
+no_piece_292:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_271
+	JZ      no_piece_293
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_271:
+no_piece_293:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_272
+	JZ      partial_short_294
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_273
+	JMP     partial_loaded_295
 
-partial_short_272:
+partial_short_294:
 	VMOVQ R11, X1
 
-partial_loaded_273:
+partial_loaded_295:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -7745,7 +7917,7 @@ partial_loaded_273:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_268:
+ad_done_290:
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
 	MOVQ           24(DI), R8
@@ -7758,13 +7930,13 @@ ad_done_268:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_274
+	JE             no_lens_296
 	SUBQ           $0x10, R10
 
-no_lens_274:
+no_lens_296:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_275
+	JA      ks8_297
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -7790,26 +7962,26 @@ no_lens_274:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_277
+	JE      aes_last_299
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_277
+	JE      aes_last_299
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_277:
+aes_last_299:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_276
+	JMP          ks_ready_298
 
-ks8_275:
+ks8_297:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -7859,7 +8031,7 @@ ks8_275:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_278
+	JE      aes_last_300
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -7869,7 +8041,7 @@ ks8_275:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_278
+	JE      aes_last_300
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -7879,7 +8051,7 @@ ks8_275:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_278:
+aes_last_300:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -7889,9 +8061,9 @@ aes_last_278:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_276:
+ks_ready_298:
 	CMPQ       R8, $0x10
-	JB         tail_partial_279
+	JB         tail_partial_301
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -7911,7 +8083,7 @@ ks_ready_276:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_280
+	JB         tail_partial_302
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -7931,7 +8103,7 @@ ks_ready_276:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_281
+	JB         tail_partial_303
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -7951,7 +8123,7 @@ ks_ready_276:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_282
+	JB         tail_partial_304
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -7971,7 +8143,7 @@ ks_ready_276:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_283
+	JB         tail_partial_305
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -7991,7 +8163,7 @@ ks_ready_276:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_284
+	JB         tail_partial_306
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -8011,7 +8183,7 @@ ks_ready_276:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_285
+	JB         tail_partial_307
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -8031,117 +8203,117 @@ ks_ready_276:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_288
+	JZ         tail_reduce_310
 	VMOVDQA    X7, X0
-	JMP        tail_partial_287
+	JMP        tail_partial_309
 
-tail_partial_285:
+tail_partial_307:
 	TESTQ   R8, R8
-	JZ      tail_reduce_288
+	JZ      tail_reduce_310
 	VMOVDQA X3, X0
-	JMP     tail_partial_287
+	JMP     tail_partial_309
 
-tail_partial_284:
+tail_partial_306:
 	TESTQ   R8, R8
-	JZ      tail_reduce_288
+	JZ      tail_reduce_310
 	VMOVDQA X6, X0
-	JMP     tail_partial_287
+	JMP     tail_partial_309
 
-tail_partial_283:
+tail_partial_305:
 	TESTQ   R8, R8
-	JZ      tail_reduce_288
+	JZ      tail_reduce_310
 	VMOVDQA X2, X0
-	JMP     tail_partial_287
+	JMP     tail_partial_309
 
-tail_partial_282:
+tail_partial_304:
 	TESTQ   R8, R8
-	JZ      tail_reduce_288
+	JZ      tail_reduce_310
 	VMOVDQA X5, X0
-	JMP     tail_partial_287
+	JMP     tail_partial_309
 
-tail_partial_281:
+tail_partial_303:
 	TESTQ   R8, R8
-	JZ      tail_reduce_288
+	JZ      tail_reduce_310
 	VMOVDQA X1, X0
-	JMP     tail_partial_287
+	JMP     tail_partial_309
 
-tail_partial_280:
+tail_partial_302:
 	TESTQ   R8, R8
-	JZ      tail_reduce_288
+	JZ      tail_reduce_310
 	VMOVDQA X4, X0
-	JMP     tail_partial_287
+	JMP     tail_partial_309
 
-tail_partial_279:
+tail_partial_301:
 	TESTQ R8, R8
-	JZ    tail_reduce_288
+	JZ    tail_reduce_310
 
-tail_partial_287:
+tail_partial_309:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_289
+	JZ      no_piece_311
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_289:
+no_piece_311:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_290
+	JZ      no_piece_312
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_290:
+no_piece_312:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_291
+	JZ      no_piece_313
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_291:
+no_piece_313:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_292
+	JZ      partial_short_314
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_293
+	JMP     partial_loaded_315
 
-partial_short_292:
+partial_short_314:
 	VMOVQ R11, X1
 
-partial_loaded_293:
+partial_loaded_315:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_294
+	JZ      no_piece_316
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_294:
+no_piece_316:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_295
+	JZ    no_piece_317
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_295:
+no_piece_317:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_296
+	JZ    no_piece_318
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_296:
+no_piece_318:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_297
+	JZ    no_piece_319
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_297:
+no_piece_319:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8154,9 +8326,9 @@ no_piece_297:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_288:
+tail_reduce_310:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_298
+	JE         no_lens_320
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8169,7 +8341,7 @@ tail_reduce_288:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_298:
+no_lens_320:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -8183,7 +8355,7 @@ no_lens_298:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_265:
+ad_separate_287:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -8194,9 +8366,9 @@ ad_separate_265:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_299:
+tail_block_321:
 	CMPQ       R8, $0x10
-	JB         tail_partial_300
+	JB         tail_partial_322
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -8212,48 +8384,48 @@ tail_block_299:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_299
+	JMP        tail_block_321
 
-tail_partial_300:
+tail_partial_322:
 	TESTQ   R8, R8
-	JZ      ad_done_301
+	JZ      ad_done_323
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_302
+	JZ      no_piece_324
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_302:
+no_piece_324:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_303
+	JZ      no_piece_325
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_303:
+no_piece_325:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_304
+	JZ      no_piece_326
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_304:
+no_piece_326:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_305
+	JZ      partial_short_327
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_306
+	JMP     partial_loaded_328
 
-partial_short_305:
+partial_short_327:
 	VMOVQ R11, X1
 
-partial_loaded_306:
+partial_loaded_328:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8266,7 +8438,7 @@ partial_loaded_306:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_301:
+ad_done_323:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -8279,7 +8451,7 @@ ad_done_301:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_264:
+tail_out_286:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -8399,7 +8571,7 @@ chunk:
 	VEXTRACTI128 $0x01, Y12, X14
 	VPXOR        X14, X12, X15
 	CMPQ         R12, $0x0a
-	JE           aes_last_307
+	JE           aes_last_329
 	VMOVDQU      640(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -8411,7 +8583,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_307
+	JE           aes_last_329
 	VMOVDQU      768(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -8423,7 +8595,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 
-aes_last_307:
+aes_last_329:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -8453,16 +8625,16 @@ chunks_done:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_308
+	JE             no_lens_330
 	SUBQ           $0x10, R10
 
-no_lens_308:
+no_lens_330:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_309
+	JA      ks8_331
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8488,26 +8660,26 @@ no_lens_308:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_311
+	JE      aes_last_333
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_311
+	JE      aes_last_333
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_311:
+aes_last_333:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_310
+	JMP          ks_ready_332
 
-ks8_309:
+ks8_331:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8557,7 +8729,7 @@ ks8_309:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_312
+	JE      aes_last_334
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -8567,7 +8739,7 @@ ks8_309:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_312
+	JE      aes_last_334
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -8577,7 +8749,7 @@ ks8_309:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_312:
+aes_last_334:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -8587,9 +8759,9 @@ aes_last_312:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_310:
+ks_ready_332:
 	CMPQ       R8, $0x10
-	JB         tail_partial_313
+	JB         tail_partial_335
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -8609,7 +8781,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_314
+	JB         tail_partial_336
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -8629,7 +8801,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_315
+	JB         tail_partial_337
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -8649,7 +8821,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_316
+	JB         tail_partial_338
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -8669,7 +8841,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_317
+	JB         tail_partial_339
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -8689,7 +8861,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_318
+	JB         tail_partial_340
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -8709,7 +8881,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_319
+	JB         tail_partial_341
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -8729,117 +8901,117 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_322
+	JZ         tail_reduce_344
 	VMOVDQA    X7, X0
-	JMP        tail_partial_321
+	JMP        tail_partial_343
 
-tail_partial_319:
+tail_partial_341:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_344
 	VMOVDQA X3, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_343
 
-tail_partial_318:
+tail_partial_340:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_344
 	VMOVDQA X6, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_343
 
-tail_partial_317:
+tail_partial_339:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_344
 	VMOVDQA X2, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_343
 
-tail_partial_316:
+tail_partial_338:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_344
 	VMOVDQA X5, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_343
 
-tail_partial_315:
+tail_partial_337:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_344
 	VMOVDQA X1, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_343
 
-tail_partial_314:
+tail_partial_336:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_344
 	VMOVDQA X4, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_343
 
-tail_partial_313:
+tail_partial_335:
 	TESTQ R8, R8
-	JZ    tail_reduce_322
+	JZ    tail_reduce_344
 
-tail_partial_321:
+tail_partial_343:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_323
+	JZ      no_piece_345
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_323:
+no_piece_345:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_324
+	JZ      no_piece_346
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_324:
+no_piece_346:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_325
+	JZ      no_piece_347
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_325:
+no_piece_347:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_326
+	JZ      partial_short_348
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_327
+	JMP     partial_loaded_349
 
-partial_short_326:
+partial_short_348:
 	VMOVQ R11, X1
 
-partial_loaded_327:
+partial_loaded_349:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_328
+	JZ      no_piece_350
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_328:
+no_piece_350:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_329
+	JZ    no_piece_351
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_329:
+no_piece_351:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_330
+	JZ    no_piece_352
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_330:
+no_piece_352:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_331
+	JZ    no_piece_353
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_331:
+no_piece_353:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8852,9 +9024,9 @@ no_piece_331:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_322:
+tail_reduce_344:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_332
+	JE         no_lens_354
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8867,7 +9039,7 @@ tail_reduce_322:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_332:
+no_lens_354:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -8932,15 +9104,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_333
+	JE      aes_last_355
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_333
+	JE      aes_last_355
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_333:
+aes_last_355:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -9029,11 +9201,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_334
+	JNE          gather_356
 	CMPQ         R11, AX
-	JNE          gather_334
+	JNE          gather_356
 	CMPQ         R13, AX
-	JNE          gather_334
+	JNE          gather_356
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -9088,7 +9260,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_336
+	JE           aes_last_358
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -9100,7 +9272,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_336
+	JE           aes_last_358
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -9112,15 +9284,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_336:
+aes_last_358:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_335
+	JMP         encrypted_357
 
-gather_334:
+gather_356:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -9212,7 +9384,7 @@ gather_334:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_337
+	JE           aes_last_359
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -9232,7 +9404,7 @@ gather_334:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_337
+	JE           aes_last_359
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -9252,7 +9424,7 @@ gather_334:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_337:
+aes_last_359:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -9266,7 +9438,7 @@ aes_last_337:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_335:
+encrypted_357:
 	// Each packet's text XORed with its key stream.
 	VPXORQ     Z5, Z1, Z1
 	VPXORQ     Z6, Z2, Z2
@@ -9335,16 +9507,16 @@ encrypted_335:
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_338
+	JA         ad_wide_360
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_338
+	JA         ad_wide_360
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_338
+	JA         ad_wide_360
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_338
-	JMP        ad_not_wide_339
+	JA         ad_wide_360
+	JMP        ad_not_wide_361
 
-ad_wide_338:
+ad_wide_360:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -9438,20 +9610,20 @@ ad_wide_338:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_339:
+ad_not_wide_361:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_340
+	JNE             lens_per_key_362
 	CMPQ            R11, AX
-	JNE             lens_per_key_340
+	JNE             lens_per_key_362
 	CMPQ            R13, AX
-	JNE             lens_per_key_340
+	JNE             lens_per_key_362
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_341
+	JMP             lens_gathered_363
 
-lens_per_key_340:
+lens_per_key_362:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -9461,7 +9633,7 @@ lens_per_key_340:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_341:
+lens_gathered_363:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -9476,15 +9648,15 @@ lens_gathered_341:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_342
+	JZ           ad_not_packed_364
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_342
+	JA           ad_not_packed_364
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_342
+	JA           ad_not_packed_364
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_342
+	JA           ad_not_packed_364
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_342
+	JA           ad_not_packed_364
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -9550,7 +9722,7 @@ lens_gathered_341:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_342:
+ad_not_packed_364:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -9677,11 +9849,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_343
+	JNE          gather_365
 	CMPQ         R11, AX
-	JNE          gather_343
+	JNE          gather_365
 	CMPQ         R13, AX
-	JNE          gather_343
+	JNE          gather_365
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -9736,7 +9908,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_345
+	JE           aes_last_367
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -9748,7 +9920,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_345
+	JE           aes_last_367
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -9760,15 +9932,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_345:
+aes_last_367:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_344
+	JMP         encrypted_366
 
-gather_343:
+gather_365:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -9860,7 +10032,7 @@ gather_343:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_346
+	JE           aes_last_368
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -9880,7 +10052,7 @@ gather_343:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_346
+	JE           aes_last_368
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -9900,7 +10072,7 @@ gather_343:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_346:
+aes_last_368:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -9914,7 +10086,7 @@ aes_last_346:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_344:
+encrypted_366:
 	// Each packet's text XORed with its key stream.
 	VPXORQ   Z5, Z1, Z1
 	VPXORQ   Z6, Z2, Z2
@@ -9975,16 +10147,16 @@ encrypted_344:
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_347
+	JA         ad_wide_369
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_347
+	JA         ad_wide_369
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_347
+	JA         ad_wide_369
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_347
-	JMP        ad_not_wide_348
+	JA         ad_wide_369
+	JMP        ad_not_wide_370
 
-ad_wide_347:
+ad_wide_369:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -10078,20 +10250,20 @@ ad_wide_347:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_348:
+ad_not_wide_370:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_349
+	JNE             lens_per_key_371
 	CMPQ            R11, AX
-	JNE             lens_per_key_349
+	JNE             lens_per_key_371
 	CMPQ            R13, AX
-	JNE             lens_per_key_349
+	JNE             lens_per_key_371
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_350
+	JMP             lens_gathered_372
 
-lens_per_key_349:
+lens_per_key_371:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -10101,7 +10273,7 @@ lens_per_key_349:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_350:
+lens_gathered_372:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -10116,15 +10288,15 @@ lens_gathered_350:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_351
+	JZ           ad_not_packed_373
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_351
+	JA           ad_not_packed_373
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_351
+	JA           ad_not_packed_373
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_351
+	JA           ad_not_packed_373
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_351
+	JA           ad_not_packed_373
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -10190,7 +10362,7 @@ lens_gathered_350:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_351:
+ad_not_packed_373:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -10352,7 +10524,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_352
+	JE          aes_last_374
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -10368,7 +10540,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_352
+	JE          aes_last_374
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -10384,7 +10556,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_352:
+aes_last_374:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -10403,307 +10575,119 @@ aes_last_352:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_353
+	JB      load_lt32_375
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_355
+	JB      load_lt32_377
 	VMOVDQU (SI), Y6
-	JMP     load32_done_357
+	JMP     load32_done_379
 
-load_lt32_355:
+load_lt32_377:
 	CMPQ    R8, $0x10
-	JB      load_lt16_356
+	JB      load_lt16_378
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_357
+	JZ      load32_done_379
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_358
+	JZ      no_piece_380
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_358:
+no_piece_380:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_359
+	JZ      no_piece_381
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_359:
+no_piece_381:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_360
+	JZ      no_piece_382
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_360:
+no_piece_382:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_361
+	JZ      partial_short_383
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_362
+	JMP     partial_loaded_384
 
-partial_short_361:
+partial_short_383:
 	VMOVQ R11, X14
 
-partial_loaded_362:
+partial_loaded_384:
 	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_357
+	JMP         load32_done_379
 
-load_lt16_356:
+load_lt16_378:
 	VPXOR   Y6, Y6, Y6
 	TESTQ   R8, R8
-	JZ      load32_done_357
+	JZ      load32_done_379
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_363
+	JZ      no_piece_385
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_363:
+no_piece_385:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_364
+	JZ      no_piece_386
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_364:
+no_piece_386:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_365
+	JZ      no_piece_387
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_365:
+no_piece_387:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_366
+	JZ      partial_short_388
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_367
+	JMP     partial_loaded_389
 
-partial_short_366:
+partial_short_388:
 	VMOVQ R11, X6
 
-partial_loaded_367:
-load32_done_357:
-	JMP load_done_354
+partial_loaded_389:
+load32_done_379:
+	JMP load_done_376
 
-load_lt32_353:
+load_lt32_375:
 	CMPQ    R8, $0x20
-	JB      load_lt32_368
+	JB      load_lt32_390
 	VMOVDQU (SI), Y5
-	JMP     load32_done_370
+	JMP     load32_done_392
 
-load_lt32_368:
+load_lt32_390:
 	CMPQ    R8, $0x10
-	JB      load_lt16_369
+	JB      load_lt16_391
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_370
+	JZ      load32_done_392
 	ADDQ    $0x10, SI
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_371
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_371:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_372
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_372:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_373
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_373:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_374
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_375
-
-partial_short_374:
-	VMOVQ R11, X14
-
-partial_loaded_375:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_370
-
-load_lt16_369:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_370
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_376
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_376:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_377
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_377:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_378
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_378:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_379
-	VMOVQ   (SI), X5
-	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_380
-
-partial_short_379:
-	VMOVQ R11, X5
-
-partial_loaded_380:
-load32_done_370:
-load_done_354:
-	MOVQ    24(DI), R8
-	VPXOR   Y0, Y5, Y5
-	VPXOR   Y1, Y6, Y6
-	LEAQ    gcmLenMask<>+64(SB), R11
-	SUBQ    R8, R11
-	VPAND   (R11), Y5, Y5
-	VPAND   32(R11), Y6, Y6
-	CMPQ    R8, $0x10
-	JB      blocks_small_381
-	VMOVDQU Y5, (DX)
-	CMPQ    R8, $0x30
-	JB      blocks_mid_382
-	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_383
-
-blocks_mid_382:
-	CMPQ    R8, $0x20
-	JBE     blocks_done_383
-	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_383
-
-blocks_small_381:
-	TESTQ   R8, R8
-	JZ      blocks_done_383
-	VMOVDQU X5, (DX)
-
-blocks_done_383:
-	VPSHUFB    Y10, Y5, Y7
-	VPCLMULQDQ $0x00, (R10), Y7, Y11
-	VPCLMULQDQ $0x11, (R10), Y7, Y12
-	VPSHUFD    $0x4e, Y7, Y13
-	VPXOR      Y7, Y13, Y13
-	VPCLMULQDQ $0x00, 640(R10), Y13, Y13
-	VPSHUFB    Y10, Y6, Y7
-	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
-	VPXOR      Y14, Y11, Y11
-	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
-	VPXOR      Y14, Y12, Y12
-	VPSHUFD    $0x4e, Y7, Y14
-	VPXOR      Y7, Y14, Y14
-	VPCLMULQDQ $0x00, 672(R10), Y14, Y14
-	VPXOR      Y14, Y13, Y13
-	MOVQ       32(DI), R8
-	TESTQ      R8, R8
-	JZ         no_ad_384
-	MOVQ       40(DI), SI
-	LEAQ       15(R8), R11
-	ANDQ       $-16, R11
-	SUBQ       R11, R10
-	CMPQ       R8, $0x20
-	JB         load_lt32_385
-	VMOVDQU    (SI), Y7
-	JMP        load32_done_387
-
-load_lt32_385:
-	CMPQ    R8, $0x10
-	JB      load_lt16_386
-	VMOVDQU (SI), X7
-	SUBQ    $0x10, R8
-	JZ      load32_done_387
-	ADDQ    $0x10, SI
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_388
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_388:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_389
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_389:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_390
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_390:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_391
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_392
-
-partial_short_391:
-	VMOVQ R11, X14
-
-partial_loaded_392:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_387
-
-load_lt16_386:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_387
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
 	JZ      no_piece_393
@@ -10733,15 +10717,203 @@ no_piece_394:
 no_piece_395:
 	TESTQ   $0x00000008, R8
 	JZ      partial_short_396
-	VMOVQ   (SI), X7
-	VPINSRQ $0x01, R11, X7, X7
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
 	JMP     partial_loaded_397
 
 partial_short_396:
-	VMOVQ R11, X7
+	VMOVQ R11, X14
 
 partial_loaded_397:
-load32_done_387:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_392
+
+load_lt16_391:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_392
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_398
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_398:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_399
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_399:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_400
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_400:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_401
+	VMOVQ   (SI), X5
+	VPINSRQ $0x01, R11, X5, X5
+	JMP     partial_loaded_402
+
+partial_short_401:
+	VMOVQ R11, X5
+
+partial_loaded_402:
+load32_done_392:
+load_done_376:
+	MOVQ    24(DI), R8
+	VPXOR   Y0, Y5, Y5
+	VPXOR   Y1, Y6, Y6
+	LEAQ    gcmLenMask<>+64(SB), R11
+	SUBQ    R8, R11
+	VPAND   (R11), Y5, Y5
+	VPAND   32(R11), Y6, Y6
+	CMPQ    R8, $0x10
+	JB      blocks_small_403
+	VMOVDQU Y5, (DX)
+	CMPQ    R8, $0x30
+	JB      blocks_mid_404
+	VMOVDQU Y6, 32(DX)
+	JMP     blocks_done_405
+
+blocks_mid_404:
+	CMPQ    R8, $0x20
+	JBE     blocks_done_405
+	VMOVDQU X6, 32(DX)
+	JMP     blocks_done_405
+
+blocks_small_403:
+	TESTQ   R8, R8
+	JZ      blocks_done_405
+	VMOVDQU X5, (DX)
+
+blocks_done_405:
+	VPSHUFB    Y10, Y5, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y12
+	VPSHUFD    $0x4e, Y7, Y13
+	VPXOR      Y7, Y13, Y13
+	VPCLMULQDQ $0x00, 640(R10), Y13, Y13
+	VPSHUFB    Y10, Y6, Y7
+	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 672(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	MOVQ       32(DI), R8
+	TESTQ      R8, R8
+	JZ         no_ad_406
+	MOVQ       40(DI), SI
+	LEAQ       15(R8), R11
+	ANDQ       $-16, R11
+	SUBQ       R11, R10
+	CMPQ       R8, $0x20
+	JB         load_lt32_407
+	VMOVDQU    (SI), Y7
+	JMP        load32_done_409
+
+load_lt32_407:
+	CMPQ    R8, $0x10
+	JB      load_lt16_408
+	VMOVDQU (SI), X7
+	SUBQ    $0x10, R8
+	JZ      load32_done_409
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_410
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_410:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_411
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_411:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_412
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_412:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_413
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_414
+
+partial_short_413:
+	VMOVQ R11, X14
+
+partial_loaded_414:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_409
+
+load_lt16_408:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_409
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_415
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_415:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_416
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_416:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_417
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_417:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_418
+	VMOVQ   (SI), X7
+	VPINSRQ $0x01, R11, X7, X7
+	JMP     partial_loaded_419
+
+partial_short_418:
+	VMOVQ R11, X7
+
+partial_loaded_419:
+load32_done_409:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -10753,7 +10925,7 @@ load32_done_387:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_384:
+no_ad_406:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -10791,307 +10963,119 @@ no_ad_384:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_398
+	JB      load_lt32_420
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_400
+	JB      load_lt32_422
 	VMOVDQU (SI), Y6
-	JMP     load32_done_402
+	JMP     load32_done_424
 
-load_lt32_400:
+load_lt32_422:
 	CMPQ    R8, $0x10
-	JB      load_lt16_401
+	JB      load_lt16_423
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_402
+	JZ      load32_done_424
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_403
+	JZ      no_piece_425
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_403:
+no_piece_425:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_404
+	JZ      no_piece_426
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_404:
+no_piece_426:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_405
+	JZ      no_piece_427
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_405:
+no_piece_427:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_406
+	JZ      partial_short_428
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_407
+	JMP     partial_loaded_429
 
-partial_short_406:
+partial_short_428:
 	VMOVQ R11, X14
 
-partial_loaded_407:
+partial_loaded_429:
 	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_402
+	JMP         load32_done_424
 
-load_lt16_401:
+load_lt16_423:
 	VPXOR   Y6, Y6, Y6
 	TESTQ   R8, R8
-	JZ      load32_done_402
+	JZ      load32_done_424
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_408
+	JZ      no_piece_430
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_408:
+no_piece_430:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_409
+	JZ      no_piece_431
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_409:
+no_piece_431:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_410
+	JZ      no_piece_432
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_410:
+no_piece_432:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_411
+	JZ      partial_short_433
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_412
+	JMP     partial_loaded_434
 
-partial_short_411:
+partial_short_433:
 	VMOVQ R11, X6
 
-partial_loaded_412:
-load32_done_402:
-	JMP load_done_399
+partial_loaded_434:
+load32_done_424:
+	JMP load_done_421
 
-load_lt32_398:
+load_lt32_420:
 	CMPQ    R8, $0x20
-	JB      load_lt32_413
+	JB      load_lt32_435
 	VMOVDQU (SI), Y5
-	JMP     load32_done_415
+	JMP     load32_done_437
 
-load_lt32_413:
+load_lt32_435:
 	CMPQ    R8, $0x10
-	JB      load_lt16_414
+	JB      load_lt16_436
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_415
+	JZ      load32_done_437
 	ADDQ    $0x10, SI
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_416
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_416:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_417
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_417:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_418
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_418:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_419
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_420
-
-partial_short_419:
-	VMOVQ R11, X14
-
-partial_loaded_420:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_415
-
-load_lt16_414:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_415
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_421
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_421:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_422
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_422:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_423
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_423:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_424
-	VMOVQ   (SI), X5
-	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_425
-
-partial_short_424:
-	VMOVQ R11, X5
-
-partial_loaded_425:
-load32_done_415:
-load_done_399:
-	MOVQ    152(DI), R8
-	VPXOR   Y2, Y5, Y5
-	VPXOR   Y3, Y6, Y6
-	LEAQ    gcmLenMask<>+64(SB), R11
-	SUBQ    R8, R11
-	VPAND   (R11), Y5, Y5
-	VPAND   32(R11), Y6, Y6
-	CMPQ    R8, $0x10
-	JB      blocks_small_426
-	VMOVDQU Y5, (DX)
-	CMPQ    R8, $0x30
-	JB      blocks_mid_427
-	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_428
-
-blocks_mid_427:
-	CMPQ    R8, $0x20
-	JBE     blocks_done_428
-	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_428
-
-blocks_small_426:
-	TESTQ   R8, R8
-	JZ      blocks_done_428
-	VMOVDQU X5, (DX)
-
-blocks_done_428:
-	VPSHUFB    Y10, Y5, Y7
-	VPCLMULQDQ $0x00, (R10), Y7, Y11
-	VPCLMULQDQ $0x11, (R10), Y7, Y12
-	VPSHUFD    $0x4e, Y7, Y13
-	VPXOR      Y7, Y13, Y13
-	VPCLMULQDQ $0x00, 640(R10), Y13, Y13
-	VPSHUFB    Y10, Y6, Y7
-	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
-	VPXOR      Y14, Y11, Y11
-	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
-	VPXOR      Y14, Y12, Y12
-	VPSHUFD    $0x4e, Y7, Y14
-	VPXOR      Y7, Y14, Y14
-	VPCLMULQDQ $0x00, 672(R10), Y14, Y14
-	VPXOR      Y14, Y13, Y13
-	MOVQ       160(DI), R8
-	TESTQ      R8, R8
-	JZ         no_ad_429
-	MOVQ       168(DI), SI
-	LEAQ       15(R8), R11
-	ANDQ       $-16, R11
-	SUBQ       R11, R10
-	CMPQ       R8, $0x20
-	JB         load_lt32_430
-	VMOVDQU    (SI), Y7
-	JMP        load32_done_432
-
-load_lt32_430:
-	CMPQ    R8, $0x10
-	JB      load_lt16_431
-	VMOVDQU (SI), X7
-	SUBQ    $0x10, R8
-	JZ      load32_done_432
-	ADDQ    $0x10, SI
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_433
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_433:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_434
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_434:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_435
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_435:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_436
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_437
-
-partial_short_436:
-	VMOVQ R11, X14
-
-partial_loaded_437:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_432
-
-load_lt16_431:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_432
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
 	JZ      no_piece_438
@@ -11121,15 +11105,203 @@ no_piece_439:
 no_piece_440:
 	TESTQ   $0x00000008, R8
 	JZ      partial_short_441
-	VMOVQ   (SI), X7
-	VPINSRQ $0x01, R11, X7, X7
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
 	JMP     partial_loaded_442
 
 partial_short_441:
-	VMOVQ R11, X7
+	VMOVQ R11, X14
 
 partial_loaded_442:
-load32_done_432:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_437
+
+load_lt16_436:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_437
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_443
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_443:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_444
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_444:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_445
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_445:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_446
+	VMOVQ   (SI), X5
+	VPINSRQ $0x01, R11, X5, X5
+	JMP     partial_loaded_447
+
+partial_short_446:
+	VMOVQ R11, X5
+
+partial_loaded_447:
+load32_done_437:
+load_done_421:
+	MOVQ    152(DI), R8
+	VPXOR   Y2, Y5, Y5
+	VPXOR   Y3, Y6, Y6
+	LEAQ    gcmLenMask<>+64(SB), R11
+	SUBQ    R8, R11
+	VPAND   (R11), Y5, Y5
+	VPAND   32(R11), Y6, Y6
+	CMPQ    R8, $0x10
+	JB      blocks_small_448
+	VMOVDQU Y5, (DX)
+	CMPQ    R8, $0x30
+	JB      blocks_mid_449
+	VMOVDQU Y6, 32(DX)
+	JMP     blocks_done_450
+
+blocks_mid_449:
+	CMPQ    R8, $0x20
+	JBE     blocks_done_450
+	VMOVDQU X6, 32(DX)
+	JMP     blocks_done_450
+
+blocks_small_448:
+	TESTQ   R8, R8
+	JZ      blocks_done_450
+	VMOVDQU X5, (DX)
+
+blocks_done_450:
+	VPSHUFB    Y10, Y5, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y12
+	VPSHUFD    $0x4e, Y7, Y13
+	VPXOR      Y7, Y13, Y13
+	VPCLMULQDQ $0x00, 640(R10), Y13, Y13
+	VPSHUFB    Y10, Y6, Y7
+	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 672(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	MOVQ       160(DI), R8
+	TESTQ      R8, R8
+	JZ         no_ad_451
+	MOVQ       168(DI), SI
+	LEAQ       15(R8), R11
+	ANDQ       $-16, R11
+	SUBQ       R11, R10
+	CMPQ       R8, $0x20
+	JB         load_lt32_452
+	VMOVDQU    (SI), Y7
+	JMP        load32_done_454
+
+load_lt32_452:
+	CMPQ    R8, $0x10
+	JB      load_lt16_453
+	VMOVDQU (SI), X7
+	SUBQ    $0x10, R8
+	JZ      load32_done_454
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_455
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_455:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_456
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_456:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_457
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_457:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_458
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_459
+
+partial_short_458:
+	VMOVQ R11, X14
+
+partial_loaded_459:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_454
+
+load_lt16_453:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_454
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_460
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_460:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_461
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_461:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_462
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_462:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_463
+	VMOVQ   (SI), X7
+	VPINSRQ $0x01, R11, X7, X7
+	JMP     partial_loaded_464
+
+partial_short_463:
+	VMOVQ R11, X7
+
+partial_loaded_464:
+load32_done_454:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11141,7 +11313,7 @@ load32_done_432:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_429:
+no_ad_451:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11295,7 +11467,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_443
+	JE          aes_last_465
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -11311,7 +11483,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_443
+	JE          aes_last_465
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -11327,7 +11499,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_443:
+aes_last_465:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -11346,23 +11518,23 @@ aes_last_443:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_444
+	JB      blocks_small_466
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_445
+	JB      blocks_mid_467
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_446
+	JMP     blocks_done_468
 
-blocks_mid_445:
+blocks_mid_467:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_446
+	JBE     blocks_done_468
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_446
+	JMP     blocks_done_468
 
-blocks_small_444:
+blocks_small_466:
 	VMOVDQU (SI), X5
 
-blocks_done_446:
+blocks_done_468:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11385,159 +11557,159 @@ blocks_done_446:
 	VPXOR      Y0, Y5, Y5
 	VPXOR      Y1, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_448
+	JB         store_lt32_470
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_447
+	JB         store_hi_469
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_450
+	JMP        store_done_472
 
-store_hi_447:
+store_hi_469:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_448:
+store_lt32_470:
 	CMPQ         R8, $0x10
-	JB           store_lt16_449
+	JB           store_lt16_471
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_449:
+store_lt16_471:
 	TESTQ   R8, R8
-	JZ      store_done_450
+	JZ      store_done_472
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_451
+	JZ      no_piece_473
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_451:
+no_piece_473:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_452
+	JZ    no_piece_474
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_452:
+no_piece_474:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_453
+	JZ    no_piece_475
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_453:
+no_piece_475:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_454
+	JZ    no_piece_476
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_454:
-store_done_450:
+no_piece_476:
+store_done_472:
 	MOVQ    32(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_455
+	JZ      no_ad_477
 	MOVQ    40(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_456
+	JB      load_lt32_478
 	VMOVDQU (SI), Y7
-	JMP     load32_done_458
+	JMP     load32_done_480
 
-load_lt32_456:
+load_lt32_478:
 	CMPQ    R8, $0x10
-	JB      load_lt16_457
+	JB      load_lt16_479
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_458
+	JZ      load32_done_480
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_459
+	JZ      no_piece_481
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_459:
+no_piece_481:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_460
+	JZ      no_piece_482
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_460:
+no_piece_482:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_461
+	JZ      no_piece_483
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_461:
+no_piece_483:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_462
+	JZ      partial_short_484
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_463
+	JMP     partial_loaded_485
 
-partial_short_462:
+partial_short_484:
 	VMOVQ R11, X14
 
-partial_loaded_463:
+partial_loaded_485:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_458
+	JMP         load32_done_480
 
-load_lt16_457:
+load_lt16_479:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_458
+	JZ      load32_done_480
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_464
+	JZ      no_piece_486
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_464:
+no_piece_486:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_465
+	JZ      no_piece_487
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_465:
+no_piece_487:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_466
+	JZ      no_piece_488
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_466:
+no_piece_488:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_467
+	JZ      partial_short_489
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_468
+	JMP     partial_loaded_490
 
-partial_short_467:
+partial_short_489:
 	VMOVQ R11, X7
 
-partial_loaded_468:
-load32_done_458:
+partial_loaded_490:
+load32_done_480:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11549,7 +11721,7 @@ load32_done_458:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_455:
+no_ad_477:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11587,23 +11759,23 @@ no_ad_455:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_469
+	JB      blocks_small_491
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_470
+	JB      blocks_mid_492
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_471
+	JMP     blocks_done_493
 
-blocks_mid_470:
+blocks_mid_492:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_471
+	JBE     blocks_done_493
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_471
+	JMP     blocks_done_493
 
-blocks_small_469:
+blocks_small_491:
 	VMOVDQU (SI), X5
 
-blocks_done_471:
+blocks_done_493:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11626,159 +11798,159 @@ blocks_done_471:
 	VPXOR      Y2, Y5, Y5
 	VPXOR      Y3, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_473
+	JB         store_lt32_495
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_472
+	JB         store_hi_494
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_475
+	JMP        store_done_497
 
-store_hi_472:
+store_hi_494:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_473:
+store_lt32_495:
 	CMPQ         R8, $0x10
-	JB           store_lt16_474
+	JB           store_lt16_496
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_474:
+store_lt16_496:
 	TESTQ   R8, R8
-	JZ      store_done_475
+	JZ      store_done_497
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_476
+	JZ      no_piece_498
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_476:
+no_piece_498:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_477
+	JZ    no_piece_499
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_477:
+no_piece_499:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_478
+	JZ    no_piece_500
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_478:
+no_piece_500:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_479
+	JZ    no_piece_501
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_479:
-store_done_475:
+no_piece_501:
+store_done_497:
 	MOVQ    160(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_480
+	JZ      no_ad_502
 	MOVQ    168(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_481
+	JB      load_lt32_503
 	VMOVDQU (SI), Y7
-	JMP     load32_done_483
+	JMP     load32_done_505
 
-load_lt32_481:
+load_lt32_503:
 	CMPQ    R8, $0x10
-	JB      load_lt16_482
+	JB      load_lt16_504
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_483
+	JZ      load32_done_505
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_484
+	JZ      no_piece_506
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_484:
+no_piece_506:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_485
+	JZ      no_piece_507
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_485:
+no_piece_507:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_486
+	JZ      no_piece_508
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_486:
+no_piece_508:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_487
+	JZ      partial_short_509
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_488
+	JMP     partial_loaded_510
 
-partial_short_487:
+partial_short_509:
 	VMOVQ R11, X14
 
-partial_loaded_488:
+partial_loaded_510:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_483
+	JMP         load32_done_505
 
-load_lt16_482:
+load_lt16_504:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_483
+	JZ      load32_done_505
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_489
+	JZ      no_piece_511
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_489:
+no_piece_511:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_490
+	JZ      no_piece_512
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_490:
+no_piece_512:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_491
+	JZ      no_piece_513
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_491:
+no_piece_513:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_492
+	JZ      partial_short_514
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_493
+	JMP     partial_loaded_515
 
-partial_short_492:
+partial_short_514:
 	VMOVQ R11, X7
 
-partial_loaded_493:
-load32_done_483:
+partial_loaded_515:
+load32_done_505:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11790,7 +11962,7 @@ load32_done_483:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_480:
+no_ad_502:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11949,7 +12121,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_494
+	JE      aes_last_516
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -11967,7 +12139,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_494
+	JE      aes_last_516
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -11985,7 +12157,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_494:
+aes_last_516:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -12022,15 +12194,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_495
+	JE      aes_last_517
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_495
+	JE      aes_last_517
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_495:
+aes_last_517:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI
@@ -12146,7 +12318,7 @@ ecb8:
 	VAESENC 576(AX), Y6, Y6
 	VAESENC 576(AX), Y7, Y7
 	CMPQ    R12, $0x0a
-	JE      aes_last_496
+	JE      aes_last_518
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -12164,7 +12336,7 @@ ecb8:
 	VAESENC 704(AX), Y6, Y6
 	VAESENC 704(AX), Y7, Y7
 	CMPQ    R12, $0x0c
-	JE      aes_last_496
+	JE      aes_last_518
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -12182,7 +12354,7 @@ ecb8:
 	VAESENC 832(AX), Y6, Y6
 	VAESENC 832(AX), Y7, Y7
 
-aes_last_496:
+aes_last_518:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -12219,15 +12391,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_497
+	JE      aes_last_519
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_497
+	JE      aes_last_519
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_497:
+aes_last_519:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI

@@ -13,8 +13,9 @@ import (
 
 // AVX512 registers: Z0-Z3 key stream, Z4-Z7 GHASH input, Z8-Z10 product accumulators (low, high,
 // middle; in the text's chunk loop Z9 is also the lane accumulator, see lanesSteps), Z11-Z13
-// temporaries, X15 the GHASH state Y (upper lanes zero), Z16 the counters of the next chunk (lane
-// i: counter+i), Z17 the byte-reversal mask, Z18 the counter step of a chunk, Z19 the reduction
+// temporaries, X15 the GHASH state Y (upper lanes zero), Z16 the counter blocks of the next chunk
+// (lane i: counter+i, in block order), R13 the low byte of lane 0's counter, Z17 the byte-reversal
+// mask, Z18 the counter step of a chunk (in block order), Z19 the reduction
 // constant, Z21-Z23 temporaries of the chunk loop's GHASH, Z24-Z31 and Z20 round keys 1-9, Z14 the
 // last round key, K1 the byte mask of a tail's last zmm.
 var (
@@ -31,7 +32,7 @@ func avx512(name string, open bool) {
 	Load(Param("d"), desc)
 	Load(Param("count"), count)
 	VBROADCASTI32X4(bswapMask, Z17)
-	VMOVDQU64(ctrStep.Offset(3*64), Z18)
+	VMOVDQU64(ctrStepBE.Offset(3*64), Z18)
 	VBROADCASTI32X4(polyK, Z19)
 	MOVQ(I32(-1), ones)
 
@@ -78,6 +79,8 @@ func avx512(name string, open bool) {
 	Comment("Text: counter mode and GHASH of the ciphertext, 16 blocks per chunk.")
 	VBROADCASTI32X4(Mem{Base: desc, Disp: dCtr}, Z16)
 	VPADDD(ctrInit, Z16, Z16)
+	VPSHUFB(Z17, Z16, Z16)
+	MOVBQZX(Mem{Base: desc, Disp: dCtr}, ctrLow)
 	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
 	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
 	MOVQ(Mem{Base: desc, Disp: dN}, n)
@@ -87,8 +90,7 @@ func avx512(name string, open bool) {
 		Label("chunk")
 		CMPQ(n, U32(256))
 		JB(LabelRef("text_tail"))
-		counters512(4)
-		VPADDD(Z18, Z16, Z16)
+		counters512(4, true)
 		for j := range 4 {
 			VMOVDQU64(Mem{Base: src, Disp: 64 * j}, gin[j])
 			VPSHUFB(Z17, gin[j], gin[j])
@@ -112,12 +114,13 @@ func avx512(name string, open bool) {
 	}
 
 	Label("text_tail")
-	VMOVDQU64(X16, Mem{Base: desc, Disp: dCtr})
+	VPSHUFB(X17, X16, X11)
+	VMOVDQU64(X11, Mem{Base: desc, Disp: dCtr})
 	TESTQ(n, n)
 	JZ(LabelRef("no_tail"))
 	tail512(true, func(m int) {
 		// Past the chunk loop's lanes (tail512 multiplied them): the text tail's products.
-		counters512(m)
+		counters512(m, false)
 		aesRounds(ks[:m])
 		for j := range m {
 			loadIn(gin[j], j, m)
@@ -174,8 +177,7 @@ func avx512(name string, open bool) {
 // its AES rounds, and leaves the byte-reversed ciphertext in Z4-Z7 for the next GHASH. The first
 // chunk (no ghash) adds the Y before the text to its first block (see lanesSteps).
 func sealChunk512(ghash []func()) {
-	counters512(4)
-	VPADDD(Z18, Z16, Z16)
+	counters512(4, true)
 	aesRounds(ks, ghash...)
 	for j := range 4 {
 		VPXORQ(Mem{Base: src, Disp: 64 * j}, ks[j], ks[j])
@@ -196,16 +198,48 @@ func advance512() {
 	SUBQ(U32(256), n)
 }
 
-// counters512 puts the next m zmm of counter blocks, in block order, into ks; Z16 holds the first
-// (lane i: counter+i).
-func counters512(m int) {
+// ctrLow holds the low byte of the counter in lane 0 of Z16 (counters512).
+var ctrLow = R13
+
+// counters512 puts the next m zmm of counter blocks, in block order, into ks and with advance moves
+// Z16 past them (16 blocks). Z16 holds the first, lane i counter+i, in block order, so the counter's
+// low byte is the block's last: the steps are added there, sparing the byte reversal of every zmm,
+// unless a carry would leave that byte up to counter+19, lane 3 of the next chunk's Z16 (ctrLow
+// above 236, at most twice in 16 chunks). Then the counters take
+// the way through the byte-reversed form, whose additions carry (inc32, SP 800-38D section 6.2).
+func counters512(m int, advance bool) {
+	carry, done := label("ctr_carry"), label("ctr_done")
+	CMPQ(ctrLow, U8(236)) // lane 3 of the next chunk's Z16, counter+19, must not carry either
+	JA(LabelRef(carry))
 	for j := range m {
 		if j == 0 {
-			VPSHUFB(Z17, Z16, ks[j])
+			VMOVDQA64(Z16, ks[j])
 			continue
 		}
-		VPADDD(ctrStep.Offset(64*(j-1)), Z16, ks[j])
+		VPADDD(ctrStepBE.Offset(64*(j-1)), Z16, ks[j])
+	}
+	if advance {
+		VPADDD(Z18, Z16, Z16)
+	}
+	JMP(LabelRef(done))
+	Label(carry)
+	VPSHUFB(Z17, Z16, Z11)
+	for j := range m {
+		if j == 0 {
+			VMOVDQA64(Z16, ks[j])
+			continue
+		}
+		VPADDD(ctrStep.Offset(64*(j-1)), Z11, ks[j])
 		VPSHUFB(Z17, ks[j], ks[j])
+	}
+	if advance {
+		VPADDD(ctrStep.Offset(3*64), Z11, Z16)
+		VPSHUFB(Z17, Z16, Z16)
+	}
+	Label(done)
+	if advance {
+		ADDQ(U8(16), ctrLow)
+		MOVBQZX(ctrLow.As8(), ctrLow)
 	}
 }
 

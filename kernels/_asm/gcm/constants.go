@@ -10,7 +10,7 @@ import (
 
 // The read-only data of the kernels, set by constants.
 var (
-	bswapMask, ctrInit, ctrStep, ctrAdd2, polyK, ctrOne, tailMask, smallJ0, smallCtr, lenMask Mem
+	bswapMask, ctrInit, ctrStep, ctrStepBE, ctrAdd2, polyK, ctrOne, tailMask, smallJ0, smallCtr, lenMask Mem
 )
 
 // constants generates the read-only data: the byte-reversal mask, the counter steps (see Counters in
@@ -32,6 +32,12 @@ func constants() {
 	ctrStep = GLOBL("gcmCtrStep", RODATA|NOPTR)
 	for i := range 32 {
 		DATA(8*i, U64(4*uint64(i/8+1)*uint64(1-i%2)))
+	}
+	// The same steps for counter blocks in block order (big endian): added to the block's last
+	// byte, which holds the counter's low byte, as long as no carry leaves it (counters512).
+	ctrStepBE = GLOBL("gcmCtrStepBE", RODATA|NOPTR)
+	for i := range 32 {
+		DATA(8*i, U64(4*uint64(i/8+1)<<56*uint64(i%2)))
 	}
 	ctrAdd2 = GLOBL("gcmCtrAdd2", RODATA|NOPTR)
 	for i := range 4 {
