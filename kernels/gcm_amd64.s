@@ -870,73 +870,91 @@ ctr_done_19:
 	VAESENC 832(AX), Z3, Z3
 
 aes_last_20:
-	VAESENCLAST Z14, Z0, Z0
-	VAESENCLAST Z14, Z1, Z1
-	VAESENCLAST Z14, Z2, Z2
-	VAESENCLAST Z14, Z3, Z3
-	VMOVDQU64   (SI), Z4
-	VPXORQ      Z4, Z0, Z0
-	VMOVDQU64   Z0, (DX)
-	VPSHUFB     Z17, Z0, Z4
-	VMOVDQU64   64(SI), Z5
-	VPXORQ      Z5, Z1, Z1
-	VMOVDQU64   Z1, 64(DX)
-	VPSHUFB     Z17, Z1, Z5
-	VMOVDQU64   128(SI), Z6
-	VPXORQ      Z6, Z2, Z2
-	VMOVDQU64   Z2, 128(DX)
-	VPSHUFB     Z17, Z2, Z6
-	VMOVDQU8.Z  192(SI), K1, Z7
-	VPXORQ      Z7, Z3, Z3
-	VMOVDQU8    Z3, K1, 192(DX)
-	VMOVDQU8.Z  Z3, K1, Z3
-	VPSHUFB     Z17, Z3, Z7
-	VPXORQ      Z15, Z4, Z4
-	VPSHUFD     $0x4e, Z4, Z13
-	VPXORQ      Z4, Z13, Z13
-	VPCLMULQDQ  $0x00, (R10), Z4, Z11
-	VPCLMULQDQ  $0x00, 640(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, (R10), Z4, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z5, Z13
-	VPXORQ      Z5, Z13, Z13
-	VPCLMULQDQ  $0x00, 64(R10), Z5, Z11
-	VPCLMULQDQ  $0x00, 704(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 64(R10), Z5, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z6, Z13
-	VPXORQ      Z6, Z13, Z13
-	VPCLMULQDQ  $0x00, 128(R10), Z6, Z11
-	VPCLMULQDQ  $0x00, 768(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 128(R10), Z6, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z7, Z13
-	VPXORQ      Z7, Z13, Z13
-	VPCLMULQDQ  $0x00, 192(R10), Z7, Z11
-	VPCLMULQDQ  $0x00, 832(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 192(R10), Z7, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	CMPQ        48(DI), $0x00
-	JE          no_lens_21
-	VMOVDQU     56(DI), X11
-	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
-	VPXORQ      Z12, Z8, Z8
-	VPCLMULQDQ  $0x11, 1280(AX), X11, X12
-	VPXORQ      Z12, Z9, Z9
-	VPSHUFD     $0x4e, X11, X12
-	VPXOR       X11, X12, X12
-	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
-	VPXORQ      Z12, Z10, Z10
+	VAESENCLAST     Z14, Z0, Z0
+	VAESENCLAST     Z14, Z1, Z1
+	VAESENCLAST     Z14, Z2, Z2
+	VAESENCLAST     Z14, Z3, Z3
+	VMOVDQU64       (SI), Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU64       Z0, (DX)
+	VPSHUFB         Z17, Z0, Z4
+	VMOVDQU64       64(SI), Z5
+	VPXORQ          Z5, Z1, Z1
+	VMOVDQU64       Z1, 64(DX)
+	VPSHUFB         Z17, Z1, Z5
+	VMOVDQU64       128(SI), Z6
+	VPXORQ          Z6, Z2, Z2
+	VMOVDQU64       Z2, 128(DX)
+	VPSHUFB         Z17, Z2, Z6
+	VMOVDQU8.Z      192(SI), K1, Z7
+	VPXORQ          Z7, Z3, Z3
+	VMOVDQU8        Z3, K1, 192(DX)
+	VMOVDQU8.Z      Z3, K1, Z3
+	VPSHUFB         Z17, Z3, Z7
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_21
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_21
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R11
+	KMOVQ           R11, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z7, K2, Z7
 
-no_lens_21:
+lens_no_lane_21:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z5, Z13
+	VPXORQ     Z5, Z13, Z13
+	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
+	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z6, Z13
+	VPXORQ     Z6, Z13, Z13
+	VPCLMULQDQ $0x00, 128(R10), Z6, Z11
+	VPCLMULQDQ $0x00, 768(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 128(R10), Z6, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z7, Z13
+	VPXORQ     Z7, Z13, Z13
+	VPCLMULQDQ $0x00, 192(R10), Z7, Z11
+	VPCLMULQDQ $0x00, 832(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 192(R10), Z7, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_22
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_22
+	VMOVDQU    56(DI), X11
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPXORQ     Z12, Z8, Z8
+	VPCLMULQDQ $0x11, 1280(AX), X11, X12
+	VPXORQ     Z12, Z9, Z9
+	VPSHUFD    $0x4e, X11, X12
+	VPXOR      X11, X12, X12
+	VPCLMULQDQ $0x00, 1920(AX), X12, X12
+	VPXORQ     Z12, Z10, Z10
+
+no_lens_22:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -952,13 +970,13 @@ no_lens_21:
 
 tail3_17:
 	CMPQ      R13, $0xec
-	JA        ctr_carry_22
+	JA        ctr_carry_23
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
-	JMP       ctr_done_23
+	JMP       ctr_done_24
 
-ctr_carry_22:
+ctr_carry_23:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -966,7 +984,7 @@ ctr_carry_22:
 	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
 	VPSHUFB   Z17, Z2, Z2
 
-ctr_done_23:
+ctr_done_24:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VPXORQ  (AX), Z2, Z2
@@ -998,7 +1016,7 @@ ctr_done_23:
 	VAESENC Z20, Z1, Z1
 	VAESENC Z20, Z2, Z2
 	CMPQ    R12, $0x0a
-	JE      aes_last_24
+	JE      aes_last_25
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -1006,7 +1024,7 @@ ctr_done_23:
 	VAESENC 704(AX), Z1, Z1
 	VAESENC 704(AX), Z2, Z2
 	CMPQ    R12, $0x0c
-	JE      aes_last_24
+	JE      aes_last_25
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -1014,61 +1032,79 @@ ctr_done_23:
 	VAESENC 832(AX), Z1, Z1
 	VAESENC 832(AX), Z2, Z2
 
-aes_last_24:
-	VAESENCLAST Z14, Z0, Z0
-	VAESENCLAST Z14, Z1, Z1
-	VAESENCLAST Z14, Z2, Z2
-	VMOVDQU64   (SI), Z4
-	VPXORQ      Z4, Z0, Z0
-	VMOVDQU64   Z0, (DX)
-	VPSHUFB     Z17, Z0, Z4
-	VMOVDQU64   64(SI), Z5
-	VPXORQ      Z5, Z1, Z1
-	VMOVDQU64   Z1, 64(DX)
-	VPSHUFB     Z17, Z1, Z5
-	VMOVDQU8.Z  128(SI), K1, Z6
-	VPXORQ      Z6, Z2, Z2
-	VMOVDQU8    Z2, K1, 128(DX)
-	VMOVDQU8.Z  Z2, K1, Z2
-	VPSHUFB     Z17, Z2, Z6
-	VPXORQ      Z15, Z4, Z4
-	VPSHUFD     $0x4e, Z4, Z13
-	VPXORQ      Z4, Z13, Z13
-	VPCLMULQDQ  $0x00, (R10), Z4, Z11
-	VPCLMULQDQ  $0x00, 640(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, (R10), Z4, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z5, Z13
-	VPXORQ      Z5, Z13, Z13
-	VPCLMULQDQ  $0x00, 64(R10), Z5, Z11
-	VPCLMULQDQ  $0x00, 704(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 64(R10), Z5, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z6, Z13
-	VPXORQ      Z6, Z13, Z13
-	VPCLMULQDQ  $0x00, 128(R10), Z6, Z11
-	VPCLMULQDQ  $0x00, 768(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 128(R10), Z6, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	CMPQ        48(DI), $0x00
-	JE          no_lens_25
-	VMOVDQU     56(DI), X11
-	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
-	VPXORQ      Z12, Z8, Z8
-	VPCLMULQDQ  $0x11, 1280(AX), X11, X12
-	VPXORQ      Z12, Z9, Z9
-	VPSHUFD     $0x4e, X11, X12
-	VPXOR       X11, X12, X12
-	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
-	VPXORQ      Z12, Z10, Z10
+aes_last_25:
+	VAESENCLAST     Z14, Z0, Z0
+	VAESENCLAST     Z14, Z1, Z1
+	VAESENCLAST     Z14, Z2, Z2
+	VMOVDQU64       (SI), Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU64       Z0, (DX)
+	VPSHUFB         Z17, Z0, Z4
+	VMOVDQU64       64(SI), Z5
+	VPXORQ          Z5, Z1, Z1
+	VMOVDQU64       Z1, 64(DX)
+	VPSHUFB         Z17, Z1, Z5
+	VMOVDQU8.Z      128(SI), K1, Z6
+	VPXORQ          Z6, Z2, Z2
+	VMOVDQU8        Z2, K1, 128(DX)
+	VMOVDQU8.Z      Z2, K1, Z2
+	VPSHUFB         Z17, Z2, Z6
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_26
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_26
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R11
+	KMOVQ           R11, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z6, K2, Z6
 
-no_lens_25:
+lens_no_lane_26:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z5, Z13
+	VPXORQ     Z5, Z13, Z13
+	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
+	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z6, Z13
+	VPXORQ     Z6, Z13, Z13
+	VPCLMULQDQ $0x00, 128(R10), Z6, Z11
+	VPCLMULQDQ $0x00, 768(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 128(R10), Z6, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_27
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_27
+	VMOVDQU    56(DI), X11
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPXORQ     Z12, Z8, Z8
+	VPCLMULQDQ $0x11, 1280(AX), X11, X12
+	VPXORQ     Z12, Z9, Z9
+	VPSHUFD    $0x4e, X11, X12
+	VPXOR      X11, X12, X12
+	VPCLMULQDQ $0x00, 1920(AX), X12, X12
+	VPXORQ     Z12, Z10, Z10
+
+no_lens_27:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1084,18 +1120,18 @@ no_lens_25:
 
 tail2_16:
 	CMPQ      R13, $0xec
-	JA        ctr_carry_26
+	JA        ctr_carry_28
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
-	JMP       ctr_done_27
+	JMP       ctr_done_29
 
-ctr_carry_26:
+ctr_carry_28:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
 	VPSHUFB   Z17, Z1, Z1
 
-ctr_done_27:
+ctr_done_29:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VAESENC Z24, Z0, Z0
@@ -1117,60 +1153,78 @@ ctr_done_27:
 	VAESENC Z20, Z0, Z0
 	VAESENC Z20, Z1, Z1
 	CMPQ    R12, $0x0a
-	JE      aes_last_28
+	JE      aes_last_30
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 704(AX), Z0, Z0
 	VAESENC 704(AX), Z1, Z1
 	CMPQ    R12, $0x0c
-	JE      aes_last_28
+	JE      aes_last_30
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 832(AX), Z0, Z0
 	VAESENC 832(AX), Z1, Z1
 
-aes_last_28:
-	VAESENCLAST Z14, Z0, Z0
-	VAESENCLAST Z14, Z1, Z1
-	VMOVDQU64   (SI), Z4
-	VPXORQ      Z4, Z0, Z0
-	VMOVDQU64   Z0, (DX)
-	VPSHUFB     Z17, Z0, Z4
-	VMOVDQU8.Z  64(SI), K1, Z5
-	VPXORQ      Z5, Z1, Z1
-	VMOVDQU8    Z1, K1, 64(DX)
-	VMOVDQU8.Z  Z1, K1, Z1
-	VPSHUFB     Z17, Z1, Z5
-	VPXORQ      Z15, Z4, Z4
-	VPSHUFD     $0x4e, Z4, Z13
-	VPXORQ      Z4, Z13, Z13
-	VPCLMULQDQ  $0x00, (R10), Z4, Z11
-	VPCLMULQDQ  $0x00, 640(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, (R10), Z4, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z5, Z13
-	VPXORQ      Z5, Z13, Z13
-	VPCLMULQDQ  $0x00, 64(R10), Z5, Z11
-	VPCLMULQDQ  $0x00, 704(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 64(R10), Z5, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	CMPQ        48(DI), $0x00
-	JE          no_lens_29
-	VMOVDQU     56(DI), X11
-	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
-	VPXORQ      Z12, Z8, Z8
-	VPCLMULQDQ  $0x11, 1280(AX), X11, X12
-	VPXORQ      Z12, Z9, Z9
-	VPSHUFD     $0x4e, X11, X12
-	VPXOR       X11, X12, X12
-	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
-	VPXORQ      Z12, Z10, Z10
+aes_last_30:
+	VAESENCLAST     Z14, Z0, Z0
+	VAESENCLAST     Z14, Z1, Z1
+	VMOVDQU64       (SI), Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU64       Z0, (DX)
+	VPSHUFB         Z17, Z0, Z4
+	VMOVDQU8.Z      64(SI), K1, Z5
+	VPXORQ          Z5, Z1, Z1
+	VMOVDQU8        Z1, K1, 64(DX)
+	VMOVDQU8.Z      Z1, K1, Z1
+	VPSHUFB         Z17, Z1, Z5
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_31
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_31
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R11
+	KMOVQ           R11, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z5, K2, Z5
 
-no_lens_29:
+lens_no_lane_31:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z5, Z13
+	VPXORQ     Z5, Z13, Z13
+	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
+	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_32
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_32
+	VMOVDQU    56(DI), X11
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPXORQ     Z12, Z8, Z8
+	VPCLMULQDQ $0x11, 1280(AX), X11, X12
+	VPXORQ     Z12, Z9, Z9
+	VPSHUFD    $0x4e, X11, X12
+	VPXOR      X11, X12, X12
+	VPCLMULQDQ $0x00, 1920(AX), X12, X12
+	VPXORQ     Z12, Z10, Z10
+
+no_lens_32:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1186,15 +1240,15 @@ no_lens_29:
 
 tail1_15:
 	CMPQ      R13, $0xec
-	JA        ctr_carry_30
+	JA        ctr_carry_33
 	VMOVDQA64 Z16, Z0
-	JMP       ctr_done_31
+	JMP       ctr_done_34
 
-ctr_carry_30:
+ctr_carry_33:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 
-ctr_done_31:
+ctr_done_34:
 	VPXORQ  (AX), Z0, Z0
 	VAESENC Z24, Z0, Z0
 	VAESENC Z25, Z0, Z0
@@ -1206,43 +1260,61 @@ ctr_done_31:
 	VAESENC Z31, Z0, Z0
 	VAESENC Z20, Z0, Z0
 	CMPQ    R12, $0x0a
-	JE      aes_last_32
+	JE      aes_last_35
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 704(AX), Z0, Z0
 	CMPQ    R12, $0x0c
-	JE      aes_last_32
+	JE      aes_last_35
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 832(AX), Z0, Z0
 
-aes_last_32:
-	VAESENCLAST Z14, Z0, Z0
-	VMOVDQU8.Z  (SI), K1, Z4
-	VPXORQ      Z4, Z0, Z0
-	VMOVDQU8    Z0, K1, (DX)
-	VMOVDQU8.Z  Z0, K1, Z0
-	VPSHUFB     Z17, Z0, Z4
-	VPXORQ      Z15, Z4, Z4
-	VPSHUFD     $0x4e, Z4, Z13
-	VPXORQ      Z4, Z13, Z13
-	VPCLMULQDQ  $0x00, (R10), Z4, Z11
-	VPCLMULQDQ  $0x00, 640(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, (R10), Z4, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	CMPQ        48(DI), $0x00
-	JE          no_lens_33
-	VMOVDQU     56(DI), X11
-	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
-	VPXORQ      Z12, Z8, Z8
-	VPCLMULQDQ  $0x11, 1280(AX), X11, X12
-	VPXORQ      Z12, Z9, Z9
-	VPSHUFD     $0x4e, X11, X12
-	VPXOR       X11, X12, X12
-	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
-	VPXORQ      Z12, Z10, Z10
+aes_last_35:
+	VAESENCLAST     Z14, Z0, Z0
+	VMOVDQU8.Z      (SI), K1, Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU8        Z0, K1, (DX)
+	VMOVDQU8.Z      Z0, K1, Z0
+	VPSHUFB         Z17, Z0, Z4
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_36
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_36
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R11
+	KMOVQ           R11, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z4, K2, Z4
 
-no_lens_33:
+lens_no_lane_36:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_37
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_37
+	VMOVDQU    56(DI), X11
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPXORQ     Z12, Z8, Z8
+	VPCLMULQDQ $0x11, 1280(AX), X11, X12
+	VPXORQ     Z12, Z9, Z9
+	VPSHUFD    $0x4e, X11, X12
+	VPXOR      X11, X12, X12
+	VPCLMULQDQ $0x00, 1920(AX), X12, X12
+	VPXORQ     Z12, Z10, Z10
+
+no_lens_37:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1290,28 +1362,28 @@ close_lanes:
 	LEAQ 1296(AX), R10
 	SUBQ R11, R10
 	CMPQ 48(DI), $0x00
-	JE   no_lens_34
+	JE   no_lens_38
 	SUBQ $0x10, R10
 
-no_lens_34:
+no_lens_38:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_35
+	JNE    lanes_mul_39
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_35
+	JNE    lanes_mul_39
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_36
+	JMP    lanes_closed_40
 
-lanes_mul_35:
+lanes_mul_39:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_36:
+lanes_closed_40:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_37
+	JE         no_lens_41
 	VMOVDQU    56(DI), X11
 	VPCLMULQDQ $0x00, 1280(AX), X11, X12
 	VPXORQ     Z12, Z8, Z8
@@ -1322,7 +1394,7 @@ lanes_closed_36:
 	VPCLMULQDQ $0x00, 1920(AX), X12, X12
 	VPXORQ     Z12, Z10, Z10
 
-no_lens_37:
+no_lens_41:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1353,15 +1425,15 @@ finish:
 	VAESENC X31, X0, X0
 	VAESENC X20, X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_38
+	JE      aes_last_42
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_38
+	JE      aes_last_42
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_38:
+aes_last_42:
 	VAESENCLAST X14, X0, X0
 	VPSHUFB     X17, X15, X1
 	VPXOR       X1, X0, X0
@@ -1525,11 +1597,11 @@ ad_tail_hashed:
 	LEAQ          63(R8), R11
 	SHRQ          $0x06, R11
 	CMPQ          R11, $0x01
-	JE            tail1_40
+	JE            tail1_44
 	CMPQ          R11, $0x02
-	JE            tail2_41
+	JE            tail2_45
 	CMPQ          R11, $0x03
-	JE            tail3_42
+	JE            tail3_46
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -1579,9 +1651,9 @@ ad_tail_hashed:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_39
+	JMP           tail_done_43
 
-tail3_42:
+tail3_46:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -1621,9 +1693,9 @@ tail3_42:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_39
+	JMP           tail_done_43
 
-tail2_41:
+tail2_45:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU8.Z    64(SI), K1, Z5
@@ -1653,9 +1725,9 @@ tail2_41:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_39
+	JMP           tail_done_43
 
-tail1_40:
+tail1_44:
 	VMOVDQU8.Z    (SI), K1, Z4
 	VPSHUFB       Z17, Z4, Z4
 	VPXORQ        Z15, Z4, Z4
@@ -1676,7 +1748,7 @@ tail1_40:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_39:
+tail_done_43:
 text:
 	VPXORQ Z9, Z9, Z9
 
@@ -1694,15 +1766,15 @@ chunk:
 	CMPQ      R8, $0x00000100
 	JB        text_tail
 	CMPQ      R13, $0xec
-	JA        ctr_carry_43
+	JA        ctr_carry_47
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
 	VPADDD    Z18, Z16, Z16
-	JMP       ctr_done_44
+	JMP       ctr_done_48
 
-ctr_carry_43:
+ctr_carry_47:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -1714,7 +1786,7 @@ ctr_carry_43:
 	VPADDD    gcmCtrStep<>+192(SB), Z11, Z16
 	VPSHUFB   Z17, Z16, Z16
 
-ctr_done_44:
+ctr_done_48:
 	ADDQ       $0x10, R13
 	MOVBQZX    R13, R13
 	VMOVDQU64  (SI), Z4
@@ -1801,7 +1873,7 @@ ctr_done_44:
 	VPSHUFD    $0x4e, Z10, Z10
 	VPTERNLOGQ $0x96, Z11, Z10, Z9
 	CMPQ       R12, $0x0a
-	JE         aes_last_45
+	JE         aes_last_49
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    640(AX), Z2, Z2
@@ -1811,7 +1883,7 @@ ctr_done_44:
 	VAESENC    704(AX), Z2, Z2
 	VAESENC    704(AX), Z3, Z3
 	CMPQ       R12, $0x0c
-	JE         aes_last_45
+	JE         aes_last_49
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    768(AX), Z2, Z2
@@ -1821,7 +1893,7 @@ ctr_done_44:
 	VAESENC    832(AX), Z2, Z2
 	VAESENC    832(AX), Z3, Z3
 
-aes_last_45:
+aes_last_49:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -1855,43 +1927,43 @@ text_tail:
 	LEAQ      1296(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_46
+	JE        no_lens_50
 	SUBQ      $0x10, R10
 
-no_lens_46:
+no_lens_50:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_47
+	JNE    lanes_mul_51
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_47
+	JNE    lanes_mul_51
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_48
+	JMP    lanes_closed_52
 
-lanes_mul_47:
+lanes_mul_51:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_48:
+lanes_closed_52:
 	LEAQ      63(R8), R11
 	SHRQ      $0x06, R11
 	CMPQ      R11, $0x01
-	JE        tail1_50
+	JE        tail1_54
 	CMPQ      R11, $0x02
-	JE        tail2_51
+	JE        tail2_55
 	CMPQ      R11, $0x03
-	JE        tail3_52
+	JE        tail3_56
 	CMPQ      R13, $0xec
-	JA        ctr_carry_53
+	JA        ctr_carry_57
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
-	JMP       ctr_done_54
+	JMP       ctr_done_58
 
-ctr_carry_53:
+ctr_carry_57:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -1901,7 +1973,7 @@ ctr_carry_53:
 	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
 	VPSHUFB   Z17, Z3, Z3
 
-ctr_done_54:
+ctr_done_58:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VPXORQ  (AX), Z2, Z2
@@ -1943,7 +2015,7 @@ ctr_done_54:
 	VAESENC Z20, Z2, Z2
 	VAESENC Z20, Z3, Z3
 	CMPQ    R12, $0x0a
-	JE      aes_last_55
+	JE      aes_last_59
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -1953,7 +2025,7 @@ ctr_done_54:
 	VAESENC 704(AX), Z2, Z2
 	VAESENC 704(AX), Z3, Z3
 	CMPQ    R12, $0x0c
-	JE      aes_last_55
+	JE      aes_last_59
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -1963,73 +2035,91 @@ ctr_done_54:
 	VAESENC 832(AX), Z2, Z2
 	VAESENC 832(AX), Z3, Z3
 
-aes_last_55:
-	VAESENCLAST Z14, Z0, Z0
-	VAESENCLAST Z14, Z1, Z1
-	VAESENCLAST Z14, Z2, Z2
-	VAESENCLAST Z14, Z3, Z3
-	VMOVDQU64   (SI), Z4
-	VPXORQ      Z4, Z0, Z0
-	VMOVDQU64   Z0, (DX)
-	VPSHUFB     Z17, Z4, Z4
-	VMOVDQU64   64(SI), Z5
-	VPXORQ      Z5, Z1, Z1
-	VMOVDQU64   Z1, 64(DX)
-	VPSHUFB     Z17, Z5, Z5
-	VMOVDQU64   128(SI), Z6
-	VPXORQ      Z6, Z2, Z2
-	VMOVDQU64   Z2, 128(DX)
-	VPSHUFB     Z17, Z6, Z6
-	VMOVDQU8.Z  192(SI), K1, Z7
-	VPXORQ      Z7, Z3, Z3
-	VMOVDQU8    Z3, K1, 192(DX)
-	VPSHUFB     Z17, Z7, Z7
-	VPXORQ      Z15, Z4, Z4
-	VPSHUFD     $0x4e, Z4, Z13
-	VPXORQ      Z4, Z13, Z13
-	VPCLMULQDQ  $0x00, (R10), Z4, Z11
-	VPCLMULQDQ  $0x00, 640(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, (R10), Z4, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z5, Z13
-	VPXORQ      Z5, Z13, Z13
-	VPCLMULQDQ  $0x00, 64(R10), Z5, Z11
-	VPCLMULQDQ  $0x00, 704(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 64(R10), Z5, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z6, Z13
-	VPXORQ      Z6, Z13, Z13
-	VPCLMULQDQ  $0x00, 128(R10), Z6, Z11
-	VPCLMULQDQ  $0x00, 768(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 128(R10), Z6, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z7, Z13
-	VPXORQ      Z7, Z13, Z13
-	VPCLMULQDQ  $0x00, 192(R10), Z7, Z11
-	VPCLMULQDQ  $0x00, 832(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 192(R10), Z7, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	CMPQ        48(DI), $0x00
-	JE          no_lens_56
-	VMOVDQU     56(DI), X11
-	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
-	VPXORQ      Z12, Z8, Z8
-	VPCLMULQDQ  $0x11, 1280(AX), X11, X12
-	VPXORQ      Z12, Z9, Z9
-	VPSHUFD     $0x4e, X11, X12
-	VPXOR       X11, X12, X12
-	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
-	VPXORQ      Z12, Z10, Z10
+aes_last_59:
+	VAESENCLAST     Z14, Z0, Z0
+	VAESENCLAST     Z14, Z1, Z1
+	VAESENCLAST     Z14, Z2, Z2
+	VAESENCLAST     Z14, Z3, Z3
+	VMOVDQU64       (SI), Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU64       Z0, (DX)
+	VPSHUFB         Z17, Z4, Z4
+	VMOVDQU64       64(SI), Z5
+	VPXORQ          Z5, Z1, Z1
+	VMOVDQU64       Z1, 64(DX)
+	VPSHUFB         Z17, Z5, Z5
+	VMOVDQU64       128(SI), Z6
+	VPXORQ          Z6, Z2, Z2
+	VMOVDQU64       Z2, 128(DX)
+	VPSHUFB         Z17, Z6, Z6
+	VMOVDQU8.Z      192(SI), K1, Z7
+	VPXORQ          Z7, Z3, Z3
+	VMOVDQU8        Z3, K1, 192(DX)
+	VPSHUFB         Z17, Z7, Z7
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_60
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_60
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R11
+	KMOVQ           R11, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z7, K2, Z7
 
-no_lens_56:
+lens_no_lane_60:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z5, Z13
+	VPXORQ     Z5, Z13, Z13
+	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
+	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z6, Z13
+	VPXORQ     Z6, Z13, Z13
+	VPCLMULQDQ $0x00, 128(R10), Z6, Z11
+	VPCLMULQDQ $0x00, 768(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 128(R10), Z6, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z7, Z13
+	VPXORQ     Z7, Z13, Z13
+	VPCLMULQDQ $0x00, 192(R10), Z7, Z11
+	VPCLMULQDQ $0x00, 832(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 192(R10), Z7, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_61
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_61
+	VMOVDQU    56(DI), X11
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPXORQ     Z12, Z8, Z8
+	VPCLMULQDQ $0x11, 1280(AX), X11, X12
+	VPXORQ     Z12, Z9, Z9
+	VPSHUFD    $0x4e, X11, X12
+	VPXOR      X11, X12, X12
+	VPCLMULQDQ $0x00, 1920(AX), X12, X12
+	VPXORQ     Z12, Z10, Z10
+
+no_lens_61:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2041,17 +2131,17 @@ no_lens_56:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_49
+	JMP           tail_done_53
 
-tail3_52:
+tail3_56:
 	CMPQ      R13, $0xec
-	JA        ctr_carry_57
+	JA        ctr_carry_62
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
-	JMP       ctr_done_58
+	JMP       ctr_done_63
 
-ctr_carry_57:
+ctr_carry_62:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -2059,7 +2149,7 @@ ctr_carry_57:
 	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
 	VPSHUFB   Z17, Z2, Z2
 
-ctr_done_58:
+ctr_done_63:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VPXORQ  (AX), Z2, Z2
@@ -2091,7 +2181,7 @@ ctr_done_58:
 	VAESENC Z20, Z1, Z1
 	VAESENC Z20, Z2, Z2
 	CMPQ    R12, $0x0a
-	JE      aes_last_59
+	JE      aes_last_64
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -2099,7 +2189,7 @@ ctr_done_58:
 	VAESENC 704(AX), Z1, Z1
 	VAESENC 704(AX), Z2, Z2
 	CMPQ    R12, $0x0c
-	JE      aes_last_59
+	JE      aes_last_64
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -2107,60 +2197,78 @@ ctr_done_58:
 	VAESENC 832(AX), Z1, Z1
 	VAESENC 832(AX), Z2, Z2
 
-aes_last_59:
-	VAESENCLAST Z14, Z0, Z0
-	VAESENCLAST Z14, Z1, Z1
-	VAESENCLAST Z14, Z2, Z2
-	VMOVDQU64   (SI), Z4
-	VPXORQ      Z4, Z0, Z0
-	VMOVDQU64   Z0, (DX)
-	VPSHUFB     Z17, Z4, Z4
-	VMOVDQU64   64(SI), Z5
-	VPXORQ      Z5, Z1, Z1
-	VMOVDQU64   Z1, 64(DX)
-	VPSHUFB     Z17, Z5, Z5
-	VMOVDQU8.Z  128(SI), K1, Z6
-	VPXORQ      Z6, Z2, Z2
-	VMOVDQU8    Z2, K1, 128(DX)
-	VPSHUFB     Z17, Z6, Z6
-	VPXORQ      Z15, Z4, Z4
-	VPSHUFD     $0x4e, Z4, Z13
-	VPXORQ      Z4, Z13, Z13
-	VPCLMULQDQ  $0x00, (R10), Z4, Z11
-	VPCLMULQDQ  $0x00, 640(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, (R10), Z4, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z5, Z13
-	VPXORQ      Z5, Z13, Z13
-	VPCLMULQDQ  $0x00, 64(R10), Z5, Z11
-	VPCLMULQDQ  $0x00, 704(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 64(R10), Z5, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z6, Z13
-	VPXORQ      Z6, Z13, Z13
-	VPCLMULQDQ  $0x00, 128(R10), Z6, Z11
-	VPCLMULQDQ  $0x00, 768(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 128(R10), Z6, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	CMPQ        48(DI), $0x00
-	JE          no_lens_60
-	VMOVDQU     56(DI), X11
-	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
-	VPXORQ      Z12, Z8, Z8
-	VPCLMULQDQ  $0x11, 1280(AX), X11, X12
-	VPXORQ      Z12, Z9, Z9
-	VPSHUFD     $0x4e, X11, X12
-	VPXOR       X11, X12, X12
-	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
-	VPXORQ      Z12, Z10, Z10
+aes_last_64:
+	VAESENCLAST     Z14, Z0, Z0
+	VAESENCLAST     Z14, Z1, Z1
+	VAESENCLAST     Z14, Z2, Z2
+	VMOVDQU64       (SI), Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU64       Z0, (DX)
+	VPSHUFB         Z17, Z4, Z4
+	VMOVDQU64       64(SI), Z5
+	VPXORQ          Z5, Z1, Z1
+	VMOVDQU64       Z1, 64(DX)
+	VPSHUFB         Z17, Z5, Z5
+	VMOVDQU8.Z      128(SI), K1, Z6
+	VPXORQ          Z6, Z2, Z2
+	VMOVDQU8        Z2, K1, 128(DX)
+	VPSHUFB         Z17, Z6, Z6
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_65
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_65
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R11
+	KMOVQ           R11, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z6, K2, Z6
 
-no_lens_60:
+lens_no_lane_65:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z5, Z13
+	VPXORQ     Z5, Z13, Z13
+	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
+	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z6, Z13
+	VPXORQ     Z6, Z13, Z13
+	VPCLMULQDQ $0x00, 128(R10), Z6, Z11
+	VPCLMULQDQ $0x00, 768(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 128(R10), Z6, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_66
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_66
+	VMOVDQU    56(DI), X11
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPXORQ     Z12, Z8, Z8
+	VPCLMULQDQ $0x11, 1280(AX), X11, X12
+	VPXORQ     Z12, Z9, Z9
+	VPSHUFD    $0x4e, X11, X12
+	VPXOR      X11, X12, X12
+	VPCLMULQDQ $0x00, 1920(AX), X12, X12
+	VPXORQ     Z12, Z10, Z10
+
+no_lens_66:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2172,22 +2280,22 @@ no_lens_60:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_49
+	JMP           tail_done_53
 
-tail2_51:
+tail2_55:
 	CMPQ      R13, $0xec
-	JA        ctr_carry_61
+	JA        ctr_carry_67
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
-	JMP       ctr_done_62
+	JMP       ctr_done_68
 
-ctr_carry_61:
+ctr_carry_67:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
 	VPSHUFB   Z17, Z1, Z1
 
-ctr_done_62:
+ctr_done_68:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VAESENC Z24, Z0, Z0
@@ -2209,59 +2317,77 @@ ctr_done_62:
 	VAESENC Z20, Z0, Z0
 	VAESENC Z20, Z1, Z1
 	CMPQ    R12, $0x0a
-	JE      aes_last_63
+	JE      aes_last_69
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 704(AX), Z0, Z0
 	VAESENC 704(AX), Z1, Z1
 	CMPQ    R12, $0x0c
-	JE      aes_last_63
+	JE      aes_last_69
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 832(AX), Z0, Z0
 	VAESENC 832(AX), Z1, Z1
 
-aes_last_63:
-	VAESENCLAST Z14, Z0, Z0
-	VAESENCLAST Z14, Z1, Z1
-	VMOVDQU64   (SI), Z4
-	VPXORQ      Z4, Z0, Z0
-	VMOVDQU64   Z0, (DX)
-	VPSHUFB     Z17, Z4, Z4
-	VMOVDQU8.Z  64(SI), K1, Z5
-	VPXORQ      Z5, Z1, Z1
-	VMOVDQU8    Z1, K1, 64(DX)
-	VPSHUFB     Z17, Z5, Z5
-	VPXORQ      Z15, Z4, Z4
-	VPSHUFD     $0x4e, Z4, Z13
-	VPXORQ      Z4, Z13, Z13
-	VPCLMULQDQ  $0x00, (R10), Z4, Z11
-	VPCLMULQDQ  $0x00, 640(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, (R10), Z4, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	VPSHUFD     $0x4e, Z5, Z13
-	VPXORQ      Z5, Z13, Z13
-	VPCLMULQDQ  $0x00, 64(R10), Z5, Z11
-	VPCLMULQDQ  $0x00, 704(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, 64(R10), Z5, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	CMPQ        48(DI), $0x00
-	JE          no_lens_64
-	VMOVDQU     56(DI), X11
-	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
-	VPXORQ      Z12, Z8, Z8
-	VPCLMULQDQ  $0x11, 1280(AX), X11, X12
-	VPXORQ      Z12, Z9, Z9
-	VPSHUFD     $0x4e, X11, X12
-	VPXOR       X11, X12, X12
-	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
-	VPXORQ      Z12, Z10, Z10
+aes_last_69:
+	VAESENCLAST     Z14, Z0, Z0
+	VAESENCLAST     Z14, Z1, Z1
+	VMOVDQU64       (SI), Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU64       Z0, (DX)
+	VPSHUFB         Z17, Z4, Z4
+	VMOVDQU8.Z      64(SI), K1, Z5
+	VPXORQ          Z5, Z1, Z1
+	VMOVDQU8        Z1, K1, 64(DX)
+	VPSHUFB         Z17, Z5, Z5
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_70
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_70
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R11
+	KMOVQ           R11, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z5, K2, Z5
 
-no_lens_64:
+lens_no_lane_70:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z5, Z13
+	VPXORQ     Z5, Z13, Z13
+	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
+	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_71
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_71
+	VMOVDQU    56(DI), X11
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPXORQ     Z12, Z8, Z8
+	VPCLMULQDQ $0x11, 1280(AX), X11, X12
+	VPXORQ     Z12, Z9, Z9
+	VPSHUFD    $0x4e, X11, X12
+	VPXOR      X11, X12, X12
+	VPCLMULQDQ $0x00, 1920(AX), X12, X12
+	VPXORQ     Z12, Z10, Z10
+
+no_lens_71:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2273,19 +2399,19 @@ no_lens_64:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_49
+	JMP           tail_done_53
 
-tail1_50:
+tail1_54:
 	CMPQ      R13, $0xec
-	JA        ctr_carry_65
+	JA        ctr_carry_72
 	VMOVDQA64 Z16, Z0
-	JMP       ctr_done_66
+	JMP       ctr_done_73
 
-ctr_carry_65:
+ctr_carry_72:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 
-ctr_done_66:
+ctr_done_73:
 	VPXORQ  (AX), Z0, Z0
 	VAESENC Z24, Z0, Z0
 	VAESENC Z25, Z0, Z0
@@ -2297,42 +2423,60 @@ ctr_done_66:
 	VAESENC Z31, Z0, Z0
 	VAESENC Z20, Z0, Z0
 	CMPQ    R12, $0x0a
-	JE      aes_last_67
+	JE      aes_last_74
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 704(AX), Z0, Z0
 	CMPQ    R12, $0x0c
-	JE      aes_last_67
+	JE      aes_last_74
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 832(AX), Z0, Z0
 
-aes_last_67:
-	VAESENCLAST Z14, Z0, Z0
-	VMOVDQU8.Z  (SI), K1, Z4
-	VPXORQ      Z4, Z0, Z0
-	VMOVDQU8    Z0, K1, (DX)
-	VPSHUFB     Z17, Z4, Z4
-	VPXORQ      Z15, Z4, Z4
-	VPSHUFD     $0x4e, Z4, Z13
-	VPXORQ      Z4, Z13, Z13
-	VPCLMULQDQ  $0x00, (R10), Z4, Z11
-	VPCLMULQDQ  $0x00, 640(R10), Z13, Z13
-	VPCLMULQDQ  $0x11, (R10), Z4, Z12
-	VPXORQ      Z11, Z8, Z8
-	VPXORQ      Z12, Z9, Z9
-	VPXORQ      Z13, Z10, Z10
-	CMPQ        48(DI), $0x00
-	JE          no_lens_68
-	VMOVDQU     56(DI), X11
-	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
-	VPXORQ      Z12, Z8, Z8
-	VPCLMULQDQ  $0x11, 1280(AX), X11, X12
-	VPXORQ      Z12, Z9, Z9
-	VPSHUFD     $0x4e, X11, X12
-	VPXOR       X11, X12, X12
-	VPCLMULQDQ  $0x00, 1920(AX), X12, X12
-	VPXORQ      Z12, Z10, Z10
+aes_last_74:
+	VAESENCLAST     Z14, Z0, Z0
+	VMOVDQU8.Z      (SI), K1, Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU8        Z0, K1, (DX)
+	VPSHUFB         Z17, Z4, Z4
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_75
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_75
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R11
+	KMOVQ           R11, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z4, K2, Z4
 
-no_lens_68:
+lens_no_lane_75:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_76
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_76
+	VMOVDQU    56(DI), X11
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPXORQ     Z12, Z8, Z8
+	VPCLMULQDQ $0x11, 1280(AX), X11, X12
+	VPXORQ     Z12, Z9, Z9
+	VPSHUFD    $0x4e, X11, X12
+	VPXOR      X11, X12, X12
+	VPCLMULQDQ $0x00, 1920(AX), X12, X12
+	VPXORQ     Z12, Z10, Z10
+
+no_lens_76:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2345,7 +2489,7 @@ no_lens_68:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_49:
+tail_done_53:
 	JMP finish
 
 no_tail:
@@ -2380,28 +2524,28 @@ close_lanes:
 	LEAQ 1296(AX), R10
 	SUBQ R11, R10
 	CMPQ 48(DI), $0x00
-	JE   no_lens_69
+	JE   no_lens_77
 	SUBQ $0x10, R10
 
-no_lens_69:
+no_lens_77:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_70
+	JNE    lanes_mul_78
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_70
+	JNE    lanes_mul_78
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_71
+	JMP    lanes_closed_79
 
-lanes_mul_70:
+lanes_mul_78:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_71:
+lanes_closed_79:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_72
+	JE         no_lens_80
 	VMOVDQU    56(DI), X11
 	VPCLMULQDQ $0x00, 1280(AX), X11, X12
 	VPXORQ     Z12, Z8, Z8
@@ -2412,7 +2556,7 @@ lanes_closed_71:
 	VPCLMULQDQ $0x00, 1920(AX), X12, X12
 	VPXORQ     Z12, Z10, Z10
 
-no_lens_72:
+no_lens_80:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2443,15 +2587,15 @@ finish:
 	VAESENC X31, X0, X0
 	VAESENC X20, X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_73
+	JE      aes_last_81
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_73
+	JE      aes_last_81
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_73:
+aes_last_81:
 	VAESENCLAST X14, X0, X0
 	VPSHUFB     X17, X15, X1
 	VPXOR       X1, X0, X0
@@ -2603,14 +2747,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_74
+	JZ    tail_out_82
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_75
+	JE    ad_separate_83
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_75
+	JZ    ad_separate_83
 	CMPQ  R11, $0x80
-	JAE   ad_separate_75
+	JAE   ad_separate_83
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -2626,9 +2770,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_76:
+tail_block_84:
 	CMPQ       R8, $0x10
-	JB         tail_partial_77
+	JB         tail_partial_85
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -2644,48 +2788,48 @@ tail_block_76:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_76
+	JMP        tail_block_84
 
-tail_partial_77:
+tail_partial_85:
 	TESTQ   R8, R8
-	JZ      ad_done_78
+	JZ      ad_done_86
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_79
+	JZ      no_piece_87
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_79:
+no_piece_87:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_80
+	JZ      no_piece_88
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_80:
+no_piece_88:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_81
+	JZ      no_piece_89
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_81:
+no_piece_89:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_82
+	JZ      partial_short_90
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_83
+	JMP     partial_loaded_91
 
-partial_short_82:
+partial_short_90:
 	VMOVQ R11, X1
 
-partial_loaded_83:
+partial_loaded_91:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -2698,7 +2842,7 @@ partial_loaded_83:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_78:
+ad_done_86:
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
 	MOVQ    24(DI), R8
@@ -2710,13 +2854,13 @@ ad_done_78:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_84
+	JE      no_lens_92
 	SUBQ    $0x10, R10
 
-no_lens_84:
+no_lens_92:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_85
+	JA      ks8_93
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -2766,7 +2910,7 @@ no_lens_84:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_87
+	JE      aes_last_95
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -2776,7 +2920,7 @@ no_lens_84:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_87
+	JE      aes_last_95
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -2786,14 +2930,14 @@ no_lens_84:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_87:
+aes_last_95:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_86
+	JMP         ks_ready_94
 
-ks8_85:
+ks8_93:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -2891,7 +3035,7 @@ ks8_85:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_88
+	JE      aes_last_96
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -2909,7 +3053,7 @@ ks8_85:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_88
+	JE      aes_last_96
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -2927,7 +3071,7 @@ ks8_85:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_88:
+aes_last_96:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -2937,9 +3081,9 @@ aes_last_88:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_86:
+ks_ready_94:
 	CMPQ       R8, $0x10
-	JB         tail_partial_89
+	JB         tail_partial_97
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -2958,7 +3102,7 @@ ks_ready_86:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_90
+	JB         tail_partial_98
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -2977,7 +3121,7 @@ ks_ready_86:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_91
+	JB         tail_partial_99
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -2996,7 +3140,7 @@ ks_ready_86:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_92
+	JB         tail_partial_100
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -3015,7 +3159,7 @@ ks_ready_86:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_93
+	JB         tail_partial_101
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -3034,7 +3178,7 @@ ks_ready_86:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_94
+	JB         tail_partial_102
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -3053,7 +3197,7 @@ ks_ready_86:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_95
+	JB         tail_partial_103
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -3072,117 +3216,117 @@ ks_ready_86:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_98
+	JZ         tail_reduce_106
 	VMOVDQA    X7, X0
-	JMP        tail_partial_97
+	JMP        tail_partial_105
 
-tail_partial_95:
+tail_partial_103:
 	TESTQ   R8, R8
-	JZ      tail_reduce_98
+	JZ      tail_reduce_106
 	VMOVDQA X6, X0
-	JMP     tail_partial_97
+	JMP     tail_partial_105
 
-tail_partial_94:
+tail_partial_102:
 	TESTQ   R8, R8
-	JZ      tail_reduce_98
+	JZ      tail_reduce_106
 	VMOVDQA X5, X0
-	JMP     tail_partial_97
+	JMP     tail_partial_105
 
-tail_partial_93:
+tail_partial_101:
 	TESTQ   R8, R8
-	JZ      tail_reduce_98
+	JZ      tail_reduce_106
 	VMOVDQA X4, X0
-	JMP     tail_partial_97
+	JMP     tail_partial_105
 
-tail_partial_92:
+tail_partial_100:
 	TESTQ   R8, R8
-	JZ      tail_reduce_98
+	JZ      tail_reduce_106
 	VMOVDQA X3, X0
-	JMP     tail_partial_97
+	JMP     tail_partial_105
 
-tail_partial_91:
+tail_partial_99:
 	TESTQ   R8, R8
-	JZ      tail_reduce_98
+	JZ      tail_reduce_106
 	VMOVDQA X2, X0
-	JMP     tail_partial_97
+	JMP     tail_partial_105
 
-tail_partial_90:
+tail_partial_98:
 	TESTQ   R8, R8
-	JZ      tail_reduce_98
+	JZ      tail_reduce_106
 	VMOVDQA X1, X0
-	JMP     tail_partial_97
-
-tail_partial_89:
-	TESTQ R8, R8
-	JZ    tail_reduce_98
+	JMP     tail_partial_105
 
 tail_partial_97:
+	TESTQ R8, R8
+	JZ    tail_reduce_106
+
+tail_partial_105:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_99
+	JZ      no_piece_107
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_99:
+no_piece_107:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_100
+	JZ      no_piece_108
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_100:
+no_piece_108:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_101
+	JZ      no_piece_109
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_101:
+no_piece_109:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_102
+	JZ      partial_short_110
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_103
+	JMP     partial_loaded_111
 
-partial_short_102:
+partial_short_110:
 	VMOVQ R11, X1
 
-partial_loaded_103:
+partial_loaded_111:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_104
+	JZ      no_piece_112
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_104:
+no_piece_112:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_105
+	JZ    no_piece_113
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_105:
+no_piece_113:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_106
+	JZ    no_piece_114
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_106:
+no_piece_114:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_107
+	JZ    no_piece_115
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_107:
+no_piece_115:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -3198,9 +3342,9 @@ no_piece_107:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_98:
+tail_reduce_106:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_108
+	JE         no_lens_116
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3213,7 +3357,7 @@ tail_reduce_98:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_108:
+no_lens_116:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -3227,7 +3371,7 @@ no_lens_108:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_75:
+ad_separate_83:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -3238,9 +3382,9 @@ ad_separate_75:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_109:
+tail_block_117:
 	CMPQ       R8, $0x10
-	JB         tail_partial_110
+	JB         tail_partial_118
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -3256,48 +3400,48 @@ tail_block_109:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_109
+	JMP        tail_block_117
 
-tail_partial_110:
+tail_partial_118:
 	TESTQ   R8, R8
-	JZ      ad_done_111
+	JZ      ad_done_119
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_112
+	JZ      no_piece_120
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_112:
+no_piece_120:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_113
+	JZ      no_piece_121
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_113:
+no_piece_121:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_114
+	JZ      no_piece_122
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_114:
+no_piece_122:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_115
+	JZ      partial_short_123
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_116
+	JMP     partial_loaded_124
 
-partial_short_115:
+partial_short_123:
 	VMOVQ R11, X1
 
-partial_loaded_116:
+partial_loaded_124:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3310,7 +3454,7 @@ partial_loaded_116:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_111:
+ad_done_119:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -3323,7 +3467,7 @@ ad_done_111:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_74:
+tail_out_82:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
@@ -3438,7 +3582,7 @@ tail_out_74:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_117
+	JE      aes_last_125
 	VMOVDQU 640(AX), X10
 	VAESENC X10, X0, X0
 	VAESENC X10, X1, X1
@@ -3458,7 +3602,7 @@ tail_out_74:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_117
+	JE      aes_last_125
 	VMOVDQU 768(AX), X10
 	VAESENC X10, X0, X0
 	VAESENC X10, X1, X1
@@ -3478,7 +3622,7 @@ tail_out_74:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 
-aes_last_117:
+aes_last_125:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -3707,7 +3851,7 @@ chunk:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 	CMPQ       R12, $0x0a
-	JE         aes_last_118
+	JE         aes_last_126
 	VMOVDQU    640(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -3727,7 +3871,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 	CMPQ       R12, $0x0c
-	JE         aes_last_118
+	JE         aes_last_126
 	VMOVDQU    768(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -3747,7 +3891,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 
-aes_last_118:
+aes_last_126:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -3880,16 +4024,16 @@ text_tail:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_119
+	JE      no_lens_127
 	SUBQ    $0x10, R10
 
-no_lens_119:
+no_lens_127:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_120
+	JA      ks8_128
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -3939,7 +4083,7 @@ no_lens_119:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_122
+	JE      aes_last_130
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -3949,7 +4093,7 @@ no_lens_119:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_122
+	JE      aes_last_130
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -3959,14 +4103,14 @@ no_lens_119:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_122:
+aes_last_130:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_121
+	JMP         ks_ready_129
 
-ks8_120:
+ks8_128:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4064,7 +4208,7 @@ ks8_120:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_123
+	JE      aes_last_131
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4082,7 +4226,7 @@ ks8_120:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_123
+	JE      aes_last_131
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4100,7 +4244,7 @@ ks8_120:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_123:
+aes_last_131:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -4110,9 +4254,9 @@ aes_last_123:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_121:
+ks_ready_129:
 	CMPQ       R8, $0x10
-	JB         tail_partial_124
+	JB         tail_partial_132
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -4131,7 +4275,7 @@ ks_ready_121:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_125
+	JB         tail_partial_133
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -4150,7 +4294,7 @@ ks_ready_121:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_126
+	JB         tail_partial_134
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -4169,7 +4313,7 @@ ks_ready_121:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_127
+	JB         tail_partial_135
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -4188,7 +4332,7 @@ ks_ready_121:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_128
+	JB         tail_partial_136
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -4207,7 +4351,7 @@ ks_ready_121:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_129
+	JB         tail_partial_137
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -4226,7 +4370,7 @@ ks_ready_121:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_130
+	JB         tail_partial_138
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -4245,117 +4389,117 @@ ks_ready_121:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_133
+	JZ         tail_reduce_141
 	VMOVDQA    X7, X0
-	JMP        tail_partial_132
+	JMP        tail_partial_140
 
-tail_partial_130:
+tail_partial_138:
 	TESTQ   R8, R8
-	JZ      tail_reduce_133
+	JZ      tail_reduce_141
 	VMOVDQA X6, X0
-	JMP     tail_partial_132
+	JMP     tail_partial_140
 
-tail_partial_129:
+tail_partial_137:
 	TESTQ   R8, R8
-	JZ      tail_reduce_133
+	JZ      tail_reduce_141
 	VMOVDQA X5, X0
-	JMP     tail_partial_132
+	JMP     tail_partial_140
 
-tail_partial_128:
+tail_partial_136:
 	TESTQ   R8, R8
-	JZ      tail_reduce_133
+	JZ      tail_reduce_141
 	VMOVDQA X4, X0
-	JMP     tail_partial_132
+	JMP     tail_partial_140
 
-tail_partial_127:
+tail_partial_135:
 	TESTQ   R8, R8
-	JZ      tail_reduce_133
+	JZ      tail_reduce_141
 	VMOVDQA X3, X0
-	JMP     tail_partial_132
+	JMP     tail_partial_140
 
-tail_partial_126:
+tail_partial_134:
 	TESTQ   R8, R8
-	JZ      tail_reduce_133
+	JZ      tail_reduce_141
 	VMOVDQA X2, X0
-	JMP     tail_partial_132
+	JMP     tail_partial_140
 
-tail_partial_125:
+tail_partial_133:
 	TESTQ   R8, R8
-	JZ      tail_reduce_133
+	JZ      tail_reduce_141
 	VMOVDQA X1, X0
-	JMP     tail_partial_132
-
-tail_partial_124:
-	TESTQ R8, R8
-	JZ    tail_reduce_133
+	JMP     tail_partial_140
 
 tail_partial_132:
+	TESTQ R8, R8
+	JZ    tail_reduce_141
+
+tail_partial_140:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_134
+	JZ      no_piece_142
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_134:
+no_piece_142:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_135
+	JZ      no_piece_143
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_135:
+no_piece_143:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_136
+	JZ      no_piece_144
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_136:
+no_piece_144:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_137
+	JZ      partial_short_145
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_138
+	JMP     partial_loaded_146
 
-partial_short_137:
+partial_short_145:
 	VMOVQ R11, X1
 
-partial_loaded_138:
+partial_loaded_146:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_139
+	JZ      no_piece_147
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_139:
+no_piece_147:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_140
+	JZ    no_piece_148
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_140:
+no_piece_148:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_141
+	JZ    no_piece_149
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_141:
+no_piece_149:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_142
+	JZ    no_piece_150
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_142:
+no_piece_150:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -4371,9 +4515,9 @@ no_piece_142:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_133:
+tail_reduce_141:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_143
+	JE         no_lens_151
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4386,7 +4530,7 @@ tail_reduce_133:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_143:
+no_lens_151:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -4451,15 +4595,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_144
+	JE      aes_last_152
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_144
+	JE      aes_last_152
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_144:
+aes_last_152:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -4598,14 +4742,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_145
+	JZ    tail_out_153
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_146
+	JE    ad_separate_154
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_146
+	JZ    ad_separate_154
 	CMPQ  R11, $0x80
-	JAE   ad_separate_146
+	JAE   ad_separate_154
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -4621,9 +4765,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_147:
+tail_block_155:
 	CMPQ       R8, $0x10
-	JB         tail_partial_148
+	JB         tail_partial_156
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -4639,48 +4783,48 @@ tail_block_147:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_147
+	JMP        tail_block_155
 
-tail_partial_148:
+tail_partial_156:
 	TESTQ   R8, R8
-	JZ      ad_done_149
+	JZ      ad_done_157
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_150
+	JZ      no_piece_158
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_150:
+no_piece_158:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_151
+	JZ      no_piece_159
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_151:
+no_piece_159:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_152
+	JZ      no_piece_160
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_152:
+no_piece_160:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_153
+	JZ      partial_short_161
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_154
+	JMP     partial_loaded_162
 
-partial_short_153:
+partial_short_161:
 	VMOVQ R11, X1
 
-partial_loaded_154:
+partial_loaded_162:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4693,7 +4837,7 @@ partial_loaded_154:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_149:
+ad_done_157:
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
 	MOVQ    24(DI), R8
@@ -4705,13 +4849,13 @@ ad_done_149:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_155
+	JE      no_lens_163
 	SUBQ    $0x10, R10
 
-no_lens_155:
+no_lens_163:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_156
+	JA      ks8_164
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4761,7 +4905,7 @@ no_lens_155:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_158
+	JE      aes_last_166
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4771,7 +4915,7 @@ no_lens_155:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_158
+	JE      aes_last_166
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4781,14 +4925,14 @@ no_lens_155:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_158:
+aes_last_166:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_157
+	JMP         ks_ready_165
 
-ks8_156:
+ks8_164:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4886,7 +5030,7 @@ ks8_156:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_159
+	JE      aes_last_167
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4904,7 +5048,7 @@ ks8_156:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_159
+	JE      aes_last_167
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4922,7 +5066,7 @@ ks8_156:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_159:
+aes_last_167:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -4932,9 +5076,9 @@ aes_last_159:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_157:
+ks_ready_165:
 	CMPQ       R8, $0x10
-	JB         tail_partial_160
+	JB         tail_partial_168
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -4954,7 +5098,7 @@ ks_ready_157:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_161
+	JB         tail_partial_169
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -4974,7 +5118,7 @@ ks_ready_157:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_162
+	JB         tail_partial_170
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -4994,7 +5138,7 @@ ks_ready_157:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_163
+	JB         tail_partial_171
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -5014,7 +5158,7 @@ ks_ready_157:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_164
+	JB         tail_partial_172
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -5034,7 +5178,7 @@ ks_ready_157:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_165
+	JB         tail_partial_173
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -5054,7 +5198,7 @@ ks_ready_157:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_166
+	JB         tail_partial_174
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -5074,117 +5218,117 @@ ks_ready_157:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_169
+	JZ         tail_reduce_177
 	VMOVDQA    X7, X0
-	JMP        tail_partial_168
+	JMP        tail_partial_176
 
-tail_partial_166:
+tail_partial_174:
 	TESTQ   R8, R8
-	JZ      tail_reduce_169
+	JZ      tail_reduce_177
 	VMOVDQA X6, X0
-	JMP     tail_partial_168
+	JMP     tail_partial_176
 
-tail_partial_165:
+tail_partial_173:
 	TESTQ   R8, R8
-	JZ      tail_reduce_169
+	JZ      tail_reduce_177
 	VMOVDQA X5, X0
-	JMP     tail_partial_168
+	JMP     tail_partial_176
 
-tail_partial_164:
+tail_partial_172:
 	TESTQ   R8, R8
-	JZ      tail_reduce_169
+	JZ      tail_reduce_177
 	VMOVDQA X4, X0
-	JMP     tail_partial_168
+	JMP     tail_partial_176
 
-tail_partial_163:
+tail_partial_171:
 	TESTQ   R8, R8
-	JZ      tail_reduce_169
+	JZ      tail_reduce_177
 	VMOVDQA X3, X0
-	JMP     tail_partial_168
+	JMP     tail_partial_176
 
-tail_partial_162:
+tail_partial_170:
 	TESTQ   R8, R8
-	JZ      tail_reduce_169
+	JZ      tail_reduce_177
 	VMOVDQA X2, X0
-	JMP     tail_partial_168
+	JMP     tail_partial_176
 
-tail_partial_161:
+tail_partial_169:
 	TESTQ   R8, R8
-	JZ      tail_reduce_169
+	JZ      tail_reduce_177
 	VMOVDQA X1, X0
-	JMP     tail_partial_168
-
-tail_partial_160:
-	TESTQ R8, R8
-	JZ    tail_reduce_169
+	JMP     tail_partial_176
 
 tail_partial_168:
+	TESTQ R8, R8
+	JZ    tail_reduce_177
+
+tail_partial_176:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_170
+	JZ      no_piece_178
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_170:
+no_piece_178:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_171
+	JZ      no_piece_179
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_171:
+no_piece_179:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_172
+	JZ      no_piece_180
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_172:
+no_piece_180:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_173
+	JZ      partial_short_181
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_174
+	JMP     partial_loaded_182
 
-partial_short_173:
+partial_short_181:
 	VMOVQ R11, X1
 
-partial_loaded_174:
+partial_loaded_182:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_175
+	JZ      no_piece_183
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_175:
+no_piece_183:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_176
+	JZ    no_piece_184
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_176:
+no_piece_184:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_177
+	JZ    no_piece_185
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_177:
+no_piece_185:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_178
+	JZ    no_piece_186
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_178:
+no_piece_186:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5197,9 +5341,9 @@ no_piece_178:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_169:
+tail_reduce_177:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_179
+	JE         no_lens_187
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5212,7 +5356,7 @@ tail_reduce_169:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_179:
+no_lens_187:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -5226,7 +5370,7 @@ no_lens_179:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_146:
+ad_separate_154:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -5237,9 +5381,9 @@ ad_separate_146:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_180:
+tail_block_188:
 	CMPQ       R8, $0x10
-	JB         tail_partial_181
+	JB         tail_partial_189
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -5255,48 +5399,48 @@ tail_block_180:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_180
+	JMP        tail_block_188
 
-tail_partial_181:
+tail_partial_189:
 	TESTQ   R8, R8
-	JZ      ad_done_182
+	JZ      ad_done_190
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_183
+	JZ      no_piece_191
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_183:
+no_piece_191:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_184
+	JZ      no_piece_192
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_184:
+no_piece_192:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_185
+	JZ      no_piece_193
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_185:
+no_piece_193:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_186
+	JZ      partial_short_194
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_187
+	JMP     partial_loaded_195
 
-partial_short_186:
+partial_short_194:
 	VMOVQ R11, X1
 
-partial_loaded_187:
+partial_loaded_195:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5309,7 +5453,7 @@ partial_loaded_187:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_182:
+ad_done_190:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -5322,7 +5466,7 @@ ad_done_182:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_145:
+tail_out_153:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
@@ -5528,7 +5672,7 @@ chunk:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 	CMPQ       R12, $0x0a
-	JE         aes_last_188
+	JE         aes_last_196
 	VMOVDQU    640(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -5548,7 +5692,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 	CMPQ       R12, $0x0c
-	JE         aes_last_188
+	JE         aes_last_196
 	VMOVDQU    768(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -5568,7 +5712,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 
-aes_last_188:
+aes_last_196:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -5610,16 +5754,16 @@ chunks_done:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_189
+	JE      no_lens_197
 	SUBQ    $0x10, R10
 
-no_lens_189:
+no_lens_197:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_190
+	JA      ks8_198
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -5669,7 +5813,7 @@ no_lens_189:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_192
+	JE      aes_last_200
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -5679,7 +5823,7 @@ no_lens_189:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_192
+	JE      aes_last_200
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -5689,14 +5833,14 @@ no_lens_189:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_192:
+aes_last_200:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_191
+	JMP         ks_ready_199
 
-ks8_190:
+ks8_198:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -5794,7 +5938,7 @@ ks8_190:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_193
+	JE      aes_last_201
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -5812,7 +5956,7 @@ ks8_190:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_193
+	JE      aes_last_201
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -5830,7 +5974,7 @@ ks8_190:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_193:
+aes_last_201:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -5840,9 +5984,9 @@ aes_last_193:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_191:
+ks_ready_199:
 	CMPQ       R8, $0x10
-	JB         tail_partial_194
+	JB         tail_partial_202
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -5862,7 +6006,7 @@ ks_ready_191:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_195
+	JB         tail_partial_203
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -5882,7 +6026,7 @@ ks_ready_191:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_196
+	JB         tail_partial_204
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -5902,7 +6046,7 @@ ks_ready_191:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_197
+	JB         tail_partial_205
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -5922,7 +6066,7 @@ ks_ready_191:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_198
+	JB         tail_partial_206
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -5942,7 +6086,7 @@ ks_ready_191:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_199
+	JB         tail_partial_207
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -5962,7 +6106,7 @@ ks_ready_191:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_200
+	JB         tail_partial_208
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -5982,117 +6126,117 @@ ks_ready_191:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_203
+	JZ         tail_reduce_211
 	VMOVDQA    X7, X0
-	JMP        tail_partial_202
+	JMP        tail_partial_210
 
-tail_partial_200:
+tail_partial_208:
 	TESTQ   R8, R8
-	JZ      tail_reduce_203
+	JZ      tail_reduce_211
 	VMOVDQA X6, X0
-	JMP     tail_partial_202
+	JMP     tail_partial_210
 
-tail_partial_199:
+tail_partial_207:
 	TESTQ   R8, R8
-	JZ      tail_reduce_203
+	JZ      tail_reduce_211
 	VMOVDQA X5, X0
-	JMP     tail_partial_202
+	JMP     tail_partial_210
 
-tail_partial_198:
+tail_partial_206:
 	TESTQ   R8, R8
-	JZ      tail_reduce_203
+	JZ      tail_reduce_211
 	VMOVDQA X4, X0
-	JMP     tail_partial_202
+	JMP     tail_partial_210
 
-tail_partial_197:
+tail_partial_205:
 	TESTQ   R8, R8
-	JZ      tail_reduce_203
+	JZ      tail_reduce_211
 	VMOVDQA X3, X0
-	JMP     tail_partial_202
+	JMP     tail_partial_210
 
-tail_partial_196:
+tail_partial_204:
 	TESTQ   R8, R8
-	JZ      tail_reduce_203
+	JZ      tail_reduce_211
 	VMOVDQA X2, X0
-	JMP     tail_partial_202
+	JMP     tail_partial_210
 
-tail_partial_195:
+tail_partial_203:
 	TESTQ   R8, R8
-	JZ      tail_reduce_203
+	JZ      tail_reduce_211
 	VMOVDQA X1, X0
-	JMP     tail_partial_202
-
-tail_partial_194:
-	TESTQ R8, R8
-	JZ    tail_reduce_203
+	JMP     tail_partial_210
 
 tail_partial_202:
+	TESTQ R8, R8
+	JZ    tail_reduce_211
+
+tail_partial_210:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_204
+	JZ      no_piece_212
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_204:
+no_piece_212:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_205
+	JZ      no_piece_213
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_205:
+no_piece_213:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_206
+	JZ      no_piece_214
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_206:
+no_piece_214:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_207
+	JZ      partial_short_215
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_208
+	JMP     partial_loaded_216
 
-partial_short_207:
+partial_short_215:
 	VMOVQ R11, X1
 
-partial_loaded_208:
+partial_loaded_216:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_209
+	JZ      no_piece_217
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_209:
+no_piece_217:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_210
+	JZ    no_piece_218
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_210:
+no_piece_218:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_211
+	JZ    no_piece_219
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_211:
+no_piece_219:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_212
+	JZ    no_piece_220
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_212:
+no_piece_220:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6105,9 +6249,9 @@ no_piece_212:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_203:
+tail_reduce_211:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_213
+	JE         no_lens_221
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6120,7 +6264,7 @@ tail_reduce_203:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_213:
+no_lens_221:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -6185,15 +6329,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_214
+	JE      aes_last_222
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_214
+	JE      aes_last_222
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_214:
+aes_last_222:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -6294,14 +6438,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_215
+	JZ    tail_out_223
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_216
+	JE    ad_separate_224
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_216
+	JZ    ad_separate_224
 	CMPQ  R11, $0x80
-	JAE   ad_separate_216
+	JAE   ad_separate_224
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -6317,9 +6461,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_217:
+tail_block_225:
 	CMPQ       R8, $0x10
-	JB         tail_partial_218
+	JB         tail_partial_226
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -6335,48 +6479,48 @@ tail_block_217:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_217
+	JMP        tail_block_225
 
-tail_partial_218:
+tail_partial_226:
 	TESTQ   R8, R8
-	JZ      ad_done_219
+	JZ      ad_done_227
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_220
+	JZ      no_piece_228
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_220:
+no_piece_228:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_221
+	JZ      no_piece_229
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_221:
+no_piece_229:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_222
+	JZ      no_piece_230
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_222:
+no_piece_230:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_223
+	JZ      partial_short_231
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_224
+	JMP     partial_loaded_232
 
-partial_short_223:
+partial_short_231:
 	VMOVQ R11, X1
 
-partial_loaded_224:
+partial_loaded_232:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6389,7 +6533,7 @@ partial_loaded_224:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_219:
+ad_done_227:
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
 	MOVQ           24(DI), R8
@@ -6402,13 +6546,13 @@ ad_done_219:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_225
+	JE             no_lens_233
 	SUBQ           $0x10, R10
 
-no_lens_225:
+no_lens_233:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_226
+	JA      ks8_234
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -6434,26 +6578,26 @@ no_lens_225:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_228
+	JE      aes_last_236
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_228
+	JE      aes_last_236
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_228:
+aes_last_236:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_227
+	JMP          ks_ready_235
 
-ks8_226:
+ks8_234:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -6503,7 +6647,7 @@ ks8_226:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_229
+	JE      aes_last_237
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -6513,7 +6657,7 @@ ks8_226:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_229
+	JE      aes_last_237
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -6523,7 +6667,7 @@ ks8_226:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_229:
+aes_last_237:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -6533,9 +6677,9 @@ aes_last_229:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_227:
+ks_ready_235:
 	CMPQ       R8, $0x10
-	JB         tail_partial_230
+	JB         tail_partial_238
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -6554,7 +6698,7 @@ ks_ready_227:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_231
+	JB         tail_partial_239
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -6573,7 +6717,7 @@ ks_ready_227:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_232
+	JB         tail_partial_240
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -6592,7 +6736,7 @@ ks_ready_227:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_233
+	JB         tail_partial_241
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -6611,7 +6755,7 @@ ks_ready_227:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_234
+	JB         tail_partial_242
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -6630,7 +6774,7 @@ ks_ready_227:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_235
+	JB         tail_partial_243
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -6649,7 +6793,7 @@ ks_ready_227:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_236
+	JB         tail_partial_244
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -6668,117 +6812,117 @@ ks_ready_227:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_239
+	JZ         tail_reduce_247
 	VMOVDQA    X7, X0
-	JMP        tail_partial_238
+	JMP        tail_partial_246
 
-tail_partial_236:
+tail_partial_244:
 	TESTQ   R8, R8
-	JZ      tail_reduce_239
+	JZ      tail_reduce_247
 	VMOVDQA X3, X0
-	JMP     tail_partial_238
+	JMP     tail_partial_246
 
-tail_partial_235:
+tail_partial_243:
 	TESTQ   R8, R8
-	JZ      tail_reduce_239
+	JZ      tail_reduce_247
 	VMOVDQA X6, X0
-	JMP     tail_partial_238
+	JMP     tail_partial_246
 
-tail_partial_234:
+tail_partial_242:
 	TESTQ   R8, R8
-	JZ      tail_reduce_239
+	JZ      tail_reduce_247
 	VMOVDQA X2, X0
-	JMP     tail_partial_238
+	JMP     tail_partial_246
 
-tail_partial_233:
+tail_partial_241:
 	TESTQ   R8, R8
-	JZ      tail_reduce_239
+	JZ      tail_reduce_247
 	VMOVDQA X5, X0
-	JMP     tail_partial_238
+	JMP     tail_partial_246
 
-tail_partial_232:
+tail_partial_240:
 	TESTQ   R8, R8
-	JZ      tail_reduce_239
+	JZ      tail_reduce_247
 	VMOVDQA X1, X0
-	JMP     tail_partial_238
+	JMP     tail_partial_246
 
-tail_partial_231:
+tail_partial_239:
 	TESTQ   R8, R8
-	JZ      tail_reduce_239
+	JZ      tail_reduce_247
 	VMOVDQA X4, X0
-	JMP     tail_partial_238
-
-tail_partial_230:
-	TESTQ R8, R8
-	JZ    tail_reduce_239
+	JMP     tail_partial_246
 
 tail_partial_238:
+	TESTQ R8, R8
+	JZ    tail_reduce_247
+
+tail_partial_246:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_240
+	JZ      no_piece_248
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_240:
+no_piece_248:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_241
+	JZ      no_piece_249
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_241:
+no_piece_249:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_242
+	JZ      no_piece_250
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_242:
+no_piece_250:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_243
+	JZ      partial_short_251
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_244
+	JMP     partial_loaded_252
 
-partial_short_243:
+partial_short_251:
 	VMOVQ R11, X1
 
-partial_loaded_244:
+partial_loaded_252:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_245
+	JZ      no_piece_253
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_245:
+no_piece_253:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_246
+	JZ    no_piece_254
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_246:
+no_piece_254:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_247
+	JZ    no_piece_255
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_247:
+no_piece_255:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_248
+	JZ    no_piece_256
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_248:
+no_piece_256:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -6794,9 +6938,9 @@ no_piece_248:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_239:
+tail_reduce_247:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_249
+	JE         no_lens_257
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6809,7 +6953,7 @@ tail_reduce_239:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_249:
+no_lens_257:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -6823,7 +6967,7 @@ no_lens_249:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_216:
+ad_separate_224:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -6834,9 +6978,9 @@ ad_separate_216:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_250:
+tail_block_258:
 	CMPQ       R8, $0x10
-	JB         tail_partial_251
+	JB         tail_partial_259
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -6852,48 +6996,48 @@ tail_block_250:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_250
+	JMP        tail_block_258
 
-tail_partial_251:
+tail_partial_259:
 	TESTQ   R8, R8
-	JZ      ad_done_252
+	JZ      ad_done_260
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_253
+	JZ      no_piece_261
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_253:
+no_piece_261:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_254
+	JZ      no_piece_262
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_254:
+no_piece_262:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_255
+	JZ      no_piece_263
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_255:
+no_piece_263:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_256
+	JZ      partial_short_264
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_257
+	JMP     partial_loaded_265
 
-partial_short_256:
+partial_short_264:
 	VMOVQ R11, X1
 
-partial_loaded_257:
+partial_loaded_265:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6906,7 +7050,7 @@ partial_loaded_257:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_252:
+ad_done_260:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -6919,7 +7063,7 @@ ad_done_252:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_215:
+tail_out_223:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -6987,7 +7131,7 @@ tail_out_215:
 	VAESENC        Y10, Y2, Y2
 	VAESENC        Y10, Y3, Y3
 	CMPQ           R12, $0x0a
-	JE             aes_last_258
+	JE             aes_last_266
 	VMOVDQU        640(AX), Y10
 	VAESENC        Y10, Y0, Y0
 	VAESENC        Y10, Y1, Y1
@@ -6999,7 +7143,7 @@ tail_out_215:
 	VAESENC        Y10, Y2, Y2
 	VAESENC        Y10, Y3, Y3
 	CMPQ           R12, $0x0c
-	JE             aes_last_258
+	JE             aes_last_266
 	VMOVDQU        768(AX), Y10
 	VAESENC        Y10, Y0, Y0
 	VAESENC        Y10, Y1, Y1
@@ -7011,7 +7155,7 @@ tail_out_215:
 	VAESENC        Y10, Y2, Y2
 	VAESENC        Y10, Y3, Y3
 
-aes_last_258:
+aes_last_266:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -7137,7 +7281,7 @@ chunk:
 	VEXTRACTI128 $0x01, Y12, X14
 	VPXOR        X14, X12, X15
 	CMPQ         R12, $0x0a
-	JE           aes_last_259
+	JE           aes_last_267
 	VMOVDQU      640(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -7149,7 +7293,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_259
+	JE           aes_last_267
 	VMOVDQU      768(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -7161,7 +7305,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 
-aes_last_259:
+aes_last_267:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -7239,16 +7383,16 @@ text_tail:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_260
+	JE      no_lens_268
 	SUBQ    $0x10, R10
 
-no_lens_260:
+no_lens_268:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_261
+	JA      ks8_269
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -7274,26 +7418,26 @@ no_lens_260:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_263
+	JE      aes_last_271
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_263
+	JE      aes_last_271
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_263:
+aes_last_271:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_262
+	JMP          ks_ready_270
 
-ks8_261:
+ks8_269:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -7343,7 +7487,7 @@ ks8_261:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_264
+	JE      aes_last_272
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -7353,7 +7497,7 @@ ks8_261:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_264
+	JE      aes_last_272
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -7363,7 +7507,7 @@ ks8_261:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_264:
+aes_last_272:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -7373,9 +7517,9 @@ aes_last_264:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_262:
+ks_ready_270:
 	CMPQ       R8, $0x10
-	JB         tail_partial_265
+	JB         tail_partial_273
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -7394,7 +7538,7 @@ ks_ready_262:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_266
+	JB         tail_partial_274
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -7413,7 +7557,7 @@ ks_ready_262:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_267
+	JB         tail_partial_275
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -7432,7 +7576,7 @@ ks_ready_262:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_268
+	JB         tail_partial_276
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -7451,7 +7595,7 @@ ks_ready_262:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_269
+	JB         tail_partial_277
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -7470,7 +7614,7 @@ ks_ready_262:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_270
+	JB         tail_partial_278
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -7489,7 +7633,7 @@ ks_ready_262:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_271
+	JB         tail_partial_279
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -7508,117 +7652,117 @@ ks_ready_262:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_274
+	JZ         tail_reduce_282
 	VMOVDQA    X7, X0
-	JMP        tail_partial_273
+	JMP        tail_partial_281
 
-tail_partial_271:
+tail_partial_279:
 	TESTQ   R8, R8
-	JZ      tail_reduce_274
+	JZ      tail_reduce_282
 	VMOVDQA X3, X0
-	JMP     tail_partial_273
+	JMP     tail_partial_281
 
-tail_partial_270:
+tail_partial_278:
 	TESTQ   R8, R8
-	JZ      tail_reduce_274
+	JZ      tail_reduce_282
 	VMOVDQA X6, X0
-	JMP     tail_partial_273
+	JMP     tail_partial_281
 
-tail_partial_269:
+tail_partial_277:
 	TESTQ   R8, R8
-	JZ      tail_reduce_274
+	JZ      tail_reduce_282
 	VMOVDQA X2, X0
-	JMP     tail_partial_273
+	JMP     tail_partial_281
 
-tail_partial_268:
+tail_partial_276:
 	TESTQ   R8, R8
-	JZ      tail_reduce_274
+	JZ      tail_reduce_282
 	VMOVDQA X5, X0
-	JMP     tail_partial_273
+	JMP     tail_partial_281
 
-tail_partial_267:
+tail_partial_275:
 	TESTQ   R8, R8
-	JZ      tail_reduce_274
+	JZ      tail_reduce_282
 	VMOVDQA X1, X0
-	JMP     tail_partial_273
+	JMP     tail_partial_281
 
-tail_partial_266:
+tail_partial_274:
 	TESTQ   R8, R8
-	JZ      tail_reduce_274
+	JZ      tail_reduce_282
 	VMOVDQA X4, X0
-	JMP     tail_partial_273
-
-tail_partial_265:
-	TESTQ R8, R8
-	JZ    tail_reduce_274
+	JMP     tail_partial_281
 
 tail_partial_273:
+	TESTQ R8, R8
+	JZ    tail_reduce_282
+
+tail_partial_281:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_275
+	JZ      no_piece_283
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_275:
+no_piece_283:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_276
+	JZ      no_piece_284
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_276:
+no_piece_284:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_277
+	JZ      no_piece_285
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_277:
+no_piece_285:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_278
+	JZ      partial_short_286
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_279
+	JMP     partial_loaded_287
 
-partial_short_278:
+partial_short_286:
 	VMOVQ R11, X1
 
-partial_loaded_279:
+partial_loaded_287:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_280
+	JZ      no_piece_288
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_280:
+no_piece_288:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_281
+	JZ    no_piece_289
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_281:
+no_piece_289:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_282
+	JZ    no_piece_290
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_282:
+no_piece_290:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_283
+	JZ    no_piece_291
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_283:
+no_piece_291:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -7634,9 +7778,9 @@ no_piece_283:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_274:
+tail_reduce_282:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_284
+	JE         no_lens_292
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -7649,7 +7793,7 @@ tail_reduce_274:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_284:
+no_lens_292:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -7714,15 +7858,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_285
+	JE      aes_last_293
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_285
+	JE      aes_last_293
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_285:
+aes_last_293:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -7822,14 +7966,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_286
+	JZ    tail_out_294
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_287
+	JE    ad_separate_295
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_287
+	JZ    ad_separate_295
 	CMPQ  R11, $0x80
-	JAE   ad_separate_287
+	JAE   ad_separate_295
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -7845,9 +7989,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_288:
+tail_block_296:
 	CMPQ       R8, $0x10
-	JB         tail_partial_289
+	JB         tail_partial_297
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -7863,48 +8007,48 @@ tail_block_288:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_288
+	JMP        tail_block_296
 
-tail_partial_289:
+tail_partial_297:
 	TESTQ   R8, R8
-	JZ      ad_done_290
+	JZ      ad_done_298
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_291
+	JZ      no_piece_299
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_291:
+no_piece_299:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_292
+	JZ      no_piece_300
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_292:
+no_piece_300:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_293
+	JZ      no_piece_301
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_293:
+no_piece_301:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_294
+	JZ      partial_short_302
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_295
+	JMP     partial_loaded_303
 
-partial_short_294:
+partial_short_302:
 	VMOVQ R11, X1
 
-partial_loaded_295:
+partial_loaded_303:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -7917,7 +8061,7 @@ partial_loaded_295:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_290:
+ad_done_298:
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
 	MOVQ           24(DI), R8
@@ -7930,13 +8074,13 @@ ad_done_290:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_296
+	JE             no_lens_304
 	SUBQ           $0x10, R10
 
-no_lens_296:
+no_lens_304:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_297
+	JA      ks8_305
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -7962,26 +8106,26 @@ no_lens_296:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_299
+	JE      aes_last_307
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_299
+	JE      aes_last_307
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_299:
+aes_last_307:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_298
+	JMP          ks_ready_306
 
-ks8_297:
+ks8_305:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8031,7 +8175,7 @@ ks8_297:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_300
+	JE      aes_last_308
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -8041,7 +8185,7 @@ ks8_297:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_300
+	JE      aes_last_308
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -8051,7 +8195,7 @@ ks8_297:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_300:
+aes_last_308:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -8061,9 +8205,9 @@ aes_last_300:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_298:
+ks_ready_306:
 	CMPQ       R8, $0x10
-	JB         tail_partial_301
+	JB         tail_partial_309
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -8083,7 +8227,7 @@ ks_ready_298:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_302
+	JB         tail_partial_310
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -8103,7 +8247,7 @@ ks_ready_298:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_303
+	JB         tail_partial_311
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -8123,7 +8267,7 @@ ks_ready_298:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_304
+	JB         tail_partial_312
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -8143,7 +8287,7 @@ ks_ready_298:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_305
+	JB         tail_partial_313
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -8163,7 +8307,7 @@ ks_ready_298:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_306
+	JB         tail_partial_314
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -8183,7 +8327,7 @@ ks_ready_298:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_307
+	JB         tail_partial_315
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -8203,117 +8347,117 @@ ks_ready_298:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_310
+	JZ         tail_reduce_318
 	VMOVDQA    X7, X0
-	JMP        tail_partial_309
+	JMP        tail_partial_317
 
-tail_partial_307:
+tail_partial_315:
 	TESTQ   R8, R8
-	JZ      tail_reduce_310
+	JZ      tail_reduce_318
 	VMOVDQA X3, X0
-	JMP     tail_partial_309
+	JMP     tail_partial_317
 
-tail_partial_306:
+tail_partial_314:
 	TESTQ   R8, R8
-	JZ      tail_reduce_310
+	JZ      tail_reduce_318
 	VMOVDQA X6, X0
-	JMP     tail_partial_309
+	JMP     tail_partial_317
 
-tail_partial_305:
+tail_partial_313:
 	TESTQ   R8, R8
-	JZ      tail_reduce_310
+	JZ      tail_reduce_318
 	VMOVDQA X2, X0
-	JMP     tail_partial_309
+	JMP     tail_partial_317
 
-tail_partial_304:
+tail_partial_312:
 	TESTQ   R8, R8
-	JZ      tail_reduce_310
+	JZ      tail_reduce_318
 	VMOVDQA X5, X0
-	JMP     tail_partial_309
+	JMP     tail_partial_317
 
-tail_partial_303:
+tail_partial_311:
 	TESTQ   R8, R8
-	JZ      tail_reduce_310
+	JZ      tail_reduce_318
 	VMOVDQA X1, X0
-	JMP     tail_partial_309
+	JMP     tail_partial_317
 
-tail_partial_302:
+tail_partial_310:
 	TESTQ   R8, R8
-	JZ      tail_reduce_310
+	JZ      tail_reduce_318
 	VMOVDQA X4, X0
-	JMP     tail_partial_309
-
-tail_partial_301:
-	TESTQ R8, R8
-	JZ    tail_reduce_310
+	JMP     tail_partial_317
 
 tail_partial_309:
+	TESTQ R8, R8
+	JZ    tail_reduce_318
+
+tail_partial_317:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_311
+	JZ      no_piece_319
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_311:
+no_piece_319:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_312
+	JZ      no_piece_320
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_312:
+no_piece_320:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_313
+	JZ      no_piece_321
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_313:
+no_piece_321:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_314
+	JZ      partial_short_322
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_315
+	JMP     partial_loaded_323
 
-partial_short_314:
+partial_short_322:
 	VMOVQ R11, X1
 
-partial_loaded_315:
+partial_loaded_323:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_316
+	JZ      no_piece_324
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_316:
+no_piece_324:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_317
+	JZ    no_piece_325
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_317:
+no_piece_325:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_318
+	JZ    no_piece_326
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_318:
+no_piece_326:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_319
+	JZ    no_piece_327
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_319:
+no_piece_327:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8326,9 +8470,9 @@ no_piece_319:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_310:
+tail_reduce_318:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_320
+	JE         no_lens_328
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8341,7 +8485,7 @@ tail_reduce_310:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_320:
+no_lens_328:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -8355,7 +8499,7 @@ no_lens_320:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_287:
+ad_separate_295:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -8366,9 +8510,9 @@ ad_separate_287:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_321:
+tail_block_329:
 	CMPQ       R8, $0x10
-	JB         tail_partial_322
+	JB         tail_partial_330
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -8384,48 +8528,48 @@ tail_block_321:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_321
+	JMP        tail_block_329
 
-tail_partial_322:
+tail_partial_330:
 	TESTQ   R8, R8
-	JZ      ad_done_323
+	JZ      ad_done_331
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_324
+	JZ      no_piece_332
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_324:
+no_piece_332:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_325
+	JZ      no_piece_333
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_325:
+no_piece_333:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_326
+	JZ      no_piece_334
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_326:
+no_piece_334:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_327
+	JZ      partial_short_335
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_328
+	JMP     partial_loaded_336
 
-partial_short_327:
+partial_short_335:
 	VMOVQ R11, X1
 
-partial_loaded_328:
+partial_loaded_336:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8438,7 +8582,7 @@ partial_loaded_328:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_323:
+ad_done_331:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -8451,7 +8595,7 @@ ad_done_323:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_286:
+tail_out_294:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -8571,7 +8715,7 @@ chunk:
 	VEXTRACTI128 $0x01, Y12, X14
 	VPXOR        X14, X12, X15
 	CMPQ         R12, $0x0a
-	JE           aes_last_329
+	JE           aes_last_337
 	VMOVDQU      640(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -8583,7 +8727,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_329
+	JE           aes_last_337
 	VMOVDQU      768(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -8595,7 +8739,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 
-aes_last_329:
+aes_last_337:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -8625,16 +8769,16 @@ chunks_done:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_330
+	JE             no_lens_338
 	SUBQ           $0x10, R10
 
-no_lens_330:
+no_lens_338:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_331
+	JA      ks8_339
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8660,26 +8804,26 @@ no_lens_330:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_333
+	JE      aes_last_341
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_333
+	JE      aes_last_341
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_333:
+aes_last_341:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_332
+	JMP          ks_ready_340
 
-ks8_331:
+ks8_339:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8729,7 +8873,7 @@ ks8_331:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_334
+	JE      aes_last_342
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -8739,7 +8883,7 @@ ks8_331:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_334
+	JE      aes_last_342
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -8749,7 +8893,7 @@ ks8_331:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_334:
+aes_last_342:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -8759,9 +8903,9 @@ aes_last_334:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_332:
+ks_ready_340:
 	CMPQ       R8, $0x10
-	JB         tail_partial_335
+	JB         tail_partial_343
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -8781,7 +8925,7 @@ ks_ready_332:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_336
+	JB         tail_partial_344
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -8801,7 +8945,7 @@ ks_ready_332:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_337
+	JB         tail_partial_345
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -8821,7 +8965,7 @@ ks_ready_332:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_338
+	JB         tail_partial_346
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -8841,7 +8985,7 @@ ks_ready_332:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_339
+	JB         tail_partial_347
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -8861,7 +9005,7 @@ ks_ready_332:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_340
+	JB         tail_partial_348
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -8881,7 +9025,7 @@ ks_ready_332:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_341
+	JB         tail_partial_349
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -8901,117 +9045,117 @@ ks_ready_332:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_344
+	JZ         tail_reduce_352
 	VMOVDQA    X7, X0
-	JMP        tail_partial_343
+	JMP        tail_partial_351
 
-tail_partial_341:
+tail_partial_349:
 	TESTQ   R8, R8
-	JZ      tail_reduce_344
+	JZ      tail_reduce_352
 	VMOVDQA X3, X0
-	JMP     tail_partial_343
+	JMP     tail_partial_351
 
-tail_partial_340:
+tail_partial_348:
 	TESTQ   R8, R8
-	JZ      tail_reduce_344
+	JZ      tail_reduce_352
 	VMOVDQA X6, X0
-	JMP     tail_partial_343
+	JMP     tail_partial_351
 
-tail_partial_339:
+tail_partial_347:
 	TESTQ   R8, R8
-	JZ      tail_reduce_344
+	JZ      tail_reduce_352
 	VMOVDQA X2, X0
-	JMP     tail_partial_343
+	JMP     tail_partial_351
 
-tail_partial_338:
+tail_partial_346:
 	TESTQ   R8, R8
-	JZ      tail_reduce_344
+	JZ      tail_reduce_352
 	VMOVDQA X5, X0
-	JMP     tail_partial_343
+	JMP     tail_partial_351
 
-tail_partial_337:
+tail_partial_345:
 	TESTQ   R8, R8
-	JZ      tail_reduce_344
+	JZ      tail_reduce_352
 	VMOVDQA X1, X0
-	JMP     tail_partial_343
+	JMP     tail_partial_351
 
-tail_partial_336:
+tail_partial_344:
 	TESTQ   R8, R8
-	JZ      tail_reduce_344
+	JZ      tail_reduce_352
 	VMOVDQA X4, X0
-	JMP     tail_partial_343
-
-tail_partial_335:
-	TESTQ R8, R8
-	JZ    tail_reduce_344
+	JMP     tail_partial_351
 
 tail_partial_343:
+	TESTQ R8, R8
+	JZ    tail_reduce_352
+
+tail_partial_351:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_345
+	JZ      no_piece_353
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_345:
+no_piece_353:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_346
+	JZ      no_piece_354
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_346:
+no_piece_354:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_347
+	JZ      no_piece_355
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_347:
+no_piece_355:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_348
+	JZ      partial_short_356
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_349
+	JMP     partial_loaded_357
 
-partial_short_348:
+partial_short_356:
 	VMOVQ R11, X1
 
-partial_loaded_349:
+partial_loaded_357:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_350
+	JZ      no_piece_358
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_350:
+no_piece_358:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_351
+	JZ    no_piece_359
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_351:
+no_piece_359:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_352
+	JZ    no_piece_360
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_352:
+no_piece_360:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_353
+	JZ    no_piece_361
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_353:
+no_piece_361:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9024,9 +9168,9 @@ no_piece_353:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_344:
+tail_reduce_352:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_354
+	JE         no_lens_362
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9039,7 +9183,7 @@ tail_reduce_344:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_354:
+no_lens_362:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -9104,15 +9248,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_355
+	JE      aes_last_363
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_355
+	JE      aes_last_363
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_355:
+aes_last_363:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -9201,11 +9345,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_356
+	JNE          gather_364
 	CMPQ         R11, AX
-	JNE          gather_356
+	JNE          gather_364
 	CMPQ         R13, AX
-	JNE          gather_356
+	JNE          gather_364
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -9260,7 +9404,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_358
+	JE           aes_last_366
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -9272,7 +9416,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_358
+	JE           aes_last_366
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -9284,15 +9428,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_358:
+aes_last_366:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_357
+	JMP         encrypted_365
 
-gather_356:
+gather_364:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -9384,7 +9528,7 @@ gather_356:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_359
+	JE           aes_last_367
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -9404,7 +9548,7 @@ gather_356:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_359
+	JE           aes_last_367
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -9424,7 +9568,7 @@ gather_356:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_359:
+aes_last_367:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -9438,7 +9582,7 @@ aes_last_359:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_357:
+encrypted_365:
 	// Each packet's text XORed with its key stream.
 	VPXORQ     Z5, Z1, Z1
 	VPXORQ     Z6, Z2, Z2
@@ -9507,16 +9651,16 @@ encrypted_357:
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_360
+	JA         ad_wide_368
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_360
+	JA         ad_wide_368
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_360
+	JA         ad_wide_368
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_360
-	JMP        ad_not_wide_361
+	JA         ad_wide_368
+	JMP        ad_not_wide_369
 
-ad_wide_360:
+ad_wide_368:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -9610,20 +9754,20 @@ ad_wide_360:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_361:
+ad_not_wide_369:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_362
+	JNE             lens_per_key_370
 	CMPQ            R11, AX
-	JNE             lens_per_key_362
+	JNE             lens_per_key_370
 	CMPQ            R13, AX
-	JNE             lens_per_key_362
+	JNE             lens_per_key_370
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_363
+	JMP             lens_gathered_371
 
-lens_per_key_362:
+lens_per_key_370:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -9633,7 +9777,7 @@ lens_per_key_362:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_363:
+lens_gathered_371:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -9648,15 +9792,15 @@ lens_gathered_363:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_364
+	JZ           ad_not_packed_372
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_364
+	JA           ad_not_packed_372
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_364
+	JA           ad_not_packed_372
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_364
+	JA           ad_not_packed_372
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_364
+	JA           ad_not_packed_372
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -9722,7 +9866,7 @@ lens_gathered_363:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_364:
+ad_not_packed_372:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -9849,11 +9993,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_365
+	JNE          gather_373
 	CMPQ         R11, AX
-	JNE          gather_365
+	JNE          gather_373
 	CMPQ         R13, AX
-	JNE          gather_365
+	JNE          gather_373
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -9908,7 +10052,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_367
+	JE           aes_last_375
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -9920,7 +10064,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_367
+	JE           aes_last_375
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -9932,15 +10076,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_367:
+aes_last_375:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_366
+	JMP         encrypted_374
 
-gather_365:
+gather_373:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -10032,7 +10176,7 @@ gather_365:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_368
+	JE           aes_last_376
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -10052,7 +10196,7 @@ gather_365:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_368
+	JE           aes_last_376
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -10072,7 +10216,7 @@ gather_365:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_368:
+aes_last_376:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -10086,7 +10230,7 @@ aes_last_368:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_366:
+encrypted_374:
 	// Each packet's text XORed with its key stream.
 	VPXORQ   Z5, Z1, Z1
 	VPXORQ   Z6, Z2, Z2
@@ -10147,16 +10291,16 @@ encrypted_366:
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_369
+	JA         ad_wide_377
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_369
+	JA         ad_wide_377
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_369
+	JA         ad_wide_377
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_369
-	JMP        ad_not_wide_370
+	JA         ad_wide_377
+	JMP        ad_not_wide_378
 
-ad_wide_369:
+ad_wide_377:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -10250,20 +10394,20 @@ ad_wide_369:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_370:
+ad_not_wide_378:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_371
+	JNE             lens_per_key_379
 	CMPQ            R11, AX
-	JNE             lens_per_key_371
+	JNE             lens_per_key_379
 	CMPQ            R13, AX
-	JNE             lens_per_key_371
+	JNE             lens_per_key_379
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_372
+	JMP             lens_gathered_380
 
-lens_per_key_371:
+lens_per_key_379:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -10273,7 +10417,7 @@ lens_per_key_371:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_372:
+lens_gathered_380:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -10288,15 +10432,15 @@ lens_gathered_372:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_373
+	JZ           ad_not_packed_381
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_373
+	JA           ad_not_packed_381
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_373
+	JA           ad_not_packed_381
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_373
+	JA           ad_not_packed_381
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_373
+	JA           ad_not_packed_381
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -10362,7 +10506,7 @@ lens_gathered_372:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_373:
+ad_not_packed_381:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -10524,7 +10668,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_374
+	JE          aes_last_382
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -10540,7 +10684,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_374
+	JE          aes_last_382
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -10556,7 +10700,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_374:
+aes_last_382:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -10575,119 +10719,66 @@ aes_last_374:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_375
+	JB      load_lt32_383
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_377
+	JB      load_lt32_385
 	VMOVDQU (SI), Y6
-	JMP     load32_done_379
+	JMP     load32_done_387
 
-load_lt32_377:
+load_lt32_385:
 	CMPQ    R8, $0x10
-	JB      load_lt16_378
+	JB      load_lt16_386
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_379
+	JZ      load32_done_387
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_380
+	JZ      no_piece_388
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_380:
+no_piece_388:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_381
+	JZ      no_piece_389
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_381:
+no_piece_389:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_382
+	JZ      no_piece_390
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_382:
+no_piece_390:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_383
+	JZ      partial_short_391
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_384
+	JMP     partial_loaded_392
 
-partial_short_383:
+partial_short_391:
 	VMOVQ R11, X14
 
-partial_loaded_384:
+partial_loaded_392:
 	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_379
+	JMP         load32_done_387
 
-load_lt16_378:
+load_lt16_386:
 	VPXOR   Y6, Y6, Y6
 	TESTQ   R8, R8
-	JZ      load32_done_379
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_385
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_385:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_386
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_386:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_387
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_387:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_388
-	VMOVQ   (SI), X6
-	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_389
-
-partial_short_388:
-	VMOVQ R11, X6
-
-partial_loaded_389:
-load32_done_379:
-	JMP load_done_376
-
-load_lt32_375:
-	CMPQ    R8, $0x20
-	JB      load_lt32_390
-	VMOVDQU (SI), Y5
-	JMP     load32_done_392
-
-load_lt32_390:
-	CMPQ    R8, $0x10
-	JB      load_lt16_391
-	VMOVDQU (SI), X5
-	SUBQ    $0x10, R8
-	JZ      load32_done_392
-	ADDQ    $0x10, SI
+	JZ      load32_done_387
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
 	JZ      no_piece_393
@@ -10717,60 +10808,113 @@ no_piece_394:
 no_piece_395:
 	TESTQ   $0x00000008, R8
 	JZ      partial_short_396
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
+	VMOVQ   (SI), X6
+	VPINSRQ $0x01, R11, X6, X6
 	JMP     partial_loaded_397
 
 partial_short_396:
-	VMOVQ R11, X14
+	VMOVQ R11, X6
 
 partial_loaded_397:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_392
+load32_done_387:
+	JMP load_done_384
 
-load_lt16_391:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_392
+load_lt32_383:
+	CMPQ    R8, $0x20
+	JB      load_lt32_398
+	VMOVDQU (SI), Y5
+	JMP     load32_done_400
+
+load_lt32_398:
+	CMPQ    R8, $0x10
+	JB      load_lt16_399
+	VMOVDQU (SI), X5
+	SUBQ    $0x10, R8
+	JZ      load32_done_400
+	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_398
+	JZ      no_piece_401
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_398:
+no_piece_401:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_399
+	JZ      no_piece_402
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_399:
+no_piece_402:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_400
+	JZ      no_piece_403
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_400:
+no_piece_403:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_401
+	JZ      partial_short_404
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_405
+
+partial_short_404:
+	VMOVQ R11, X14
+
+partial_loaded_405:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_400
+
+load_lt16_399:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_400
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_406
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_406:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_407
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_407:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_408
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_408:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_409
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_402
+	JMP     partial_loaded_410
 
-partial_short_401:
+partial_short_409:
 	VMOVQ R11, X5
 
-partial_loaded_402:
-load32_done_392:
-load_done_376:
+partial_loaded_410:
+load32_done_400:
+load_done_384:
 	MOVQ    24(DI), R8
 	VPXOR   Y0, Y5, Y5
 	VPXOR   Y1, Y6, Y6
@@ -10779,25 +10923,25 @@ load_done_376:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_403
+	JB      blocks_small_411
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_404
+	JB      blocks_mid_412
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_405
+	JMP     blocks_done_413
 
-blocks_mid_404:
+blocks_mid_412:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_405
+	JBE     blocks_done_413
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_405
+	JMP     blocks_done_413
 
-blocks_small_403:
+blocks_small_411:
 	TESTQ   R8, R8
-	JZ      blocks_done_405
+	JZ      blocks_done_413
 	VMOVDQU X5, (DX)
 
-blocks_done_405:
+blocks_done_413:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -10815,105 +10959,105 @@ blocks_done_405:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_406
+	JZ         no_ad_414
 	MOVQ       40(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_407
+	JB         load_lt32_415
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_409
+	JMP        load32_done_417
 
-load_lt32_407:
+load_lt32_415:
 	CMPQ    R8, $0x10
-	JB      load_lt16_408
+	JB      load_lt16_416
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_409
+	JZ      load32_done_417
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_410
+	JZ      no_piece_418
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_410:
+no_piece_418:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_411
+	JZ      no_piece_419
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_411:
+no_piece_419:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_412
+	JZ      no_piece_420
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_412:
+no_piece_420:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_413
+	JZ      partial_short_421
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_414
+	JMP     partial_loaded_422
 
-partial_short_413:
+partial_short_421:
 	VMOVQ R11, X14
 
-partial_loaded_414:
+partial_loaded_422:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_409
+	JMP         load32_done_417
 
-load_lt16_408:
+load_lt16_416:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_409
+	JZ      load32_done_417
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_415
+	JZ      no_piece_423
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_415:
+no_piece_423:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_416
+	JZ      no_piece_424
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_416:
+no_piece_424:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_417
+	JZ      no_piece_425
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_417:
+no_piece_425:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_418
+	JZ      partial_short_426
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_419
+	JMP     partial_loaded_427
 
-partial_short_418:
+partial_short_426:
 	VMOVQ R11, X7
 
-partial_loaded_419:
-load32_done_409:
+partial_loaded_427:
+load32_done_417:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -10925,7 +11069,7 @@ load32_done_409:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_406:
+no_ad_414:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -10963,119 +11107,66 @@ no_ad_406:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_420
+	JB      load_lt32_428
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_422
+	JB      load_lt32_430
 	VMOVDQU (SI), Y6
-	JMP     load32_done_424
+	JMP     load32_done_432
 
-load_lt32_422:
+load_lt32_430:
 	CMPQ    R8, $0x10
-	JB      load_lt16_423
+	JB      load_lt16_431
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_424
+	JZ      load32_done_432
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_425
+	JZ      no_piece_433
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_425:
+no_piece_433:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_426
+	JZ      no_piece_434
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_426:
+no_piece_434:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_427
+	JZ      no_piece_435
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_427:
+no_piece_435:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_428
+	JZ      partial_short_436
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_429
+	JMP     partial_loaded_437
 
-partial_short_428:
+partial_short_436:
 	VMOVQ R11, X14
 
-partial_loaded_429:
+partial_loaded_437:
 	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_424
+	JMP         load32_done_432
 
-load_lt16_423:
+load_lt16_431:
 	VPXOR   Y6, Y6, Y6
 	TESTQ   R8, R8
-	JZ      load32_done_424
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_430
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_430:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_431
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_431:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_432
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_432:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_433
-	VMOVQ   (SI), X6
-	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_434
-
-partial_short_433:
-	VMOVQ R11, X6
-
-partial_loaded_434:
-load32_done_424:
-	JMP load_done_421
-
-load_lt32_420:
-	CMPQ    R8, $0x20
-	JB      load_lt32_435
-	VMOVDQU (SI), Y5
-	JMP     load32_done_437
-
-load_lt32_435:
-	CMPQ    R8, $0x10
-	JB      load_lt16_436
-	VMOVDQU (SI), X5
-	SUBQ    $0x10, R8
-	JZ      load32_done_437
-	ADDQ    $0x10, SI
+	JZ      load32_done_432
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
 	JZ      no_piece_438
@@ -11105,60 +11196,113 @@ no_piece_439:
 no_piece_440:
 	TESTQ   $0x00000008, R8
 	JZ      partial_short_441
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
+	VMOVQ   (SI), X6
+	VPINSRQ $0x01, R11, X6, X6
 	JMP     partial_loaded_442
 
 partial_short_441:
-	VMOVQ R11, X14
+	VMOVQ R11, X6
 
 partial_loaded_442:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_437
+load32_done_432:
+	JMP load_done_429
 
-load_lt16_436:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_437
+load_lt32_428:
+	CMPQ    R8, $0x20
+	JB      load_lt32_443
+	VMOVDQU (SI), Y5
+	JMP     load32_done_445
+
+load_lt32_443:
+	CMPQ    R8, $0x10
+	JB      load_lt16_444
+	VMOVDQU (SI), X5
+	SUBQ    $0x10, R8
+	JZ      load32_done_445
+	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_443
+	JZ      no_piece_446
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_443:
+no_piece_446:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_444
+	JZ      no_piece_447
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_444:
+no_piece_447:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_445
+	JZ      no_piece_448
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_445:
+no_piece_448:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_446
+	JZ      partial_short_449
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_450
+
+partial_short_449:
+	VMOVQ R11, X14
+
+partial_loaded_450:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_445
+
+load_lt16_444:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_445
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_451
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_451:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_452
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_452:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_453
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_453:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_454
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_447
+	JMP     partial_loaded_455
 
-partial_short_446:
+partial_short_454:
 	VMOVQ R11, X5
 
-partial_loaded_447:
-load32_done_437:
-load_done_421:
+partial_loaded_455:
+load32_done_445:
+load_done_429:
 	MOVQ    152(DI), R8
 	VPXOR   Y2, Y5, Y5
 	VPXOR   Y3, Y6, Y6
@@ -11167,25 +11311,25 @@ load_done_421:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_448
+	JB      blocks_small_456
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_449
+	JB      blocks_mid_457
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_450
+	JMP     blocks_done_458
 
-blocks_mid_449:
+blocks_mid_457:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_450
+	JBE     blocks_done_458
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_450
+	JMP     blocks_done_458
 
-blocks_small_448:
+blocks_small_456:
 	TESTQ   R8, R8
-	JZ      blocks_done_450
+	JZ      blocks_done_458
 	VMOVDQU X5, (DX)
 
-blocks_done_450:
+blocks_done_458:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -11203,105 +11347,105 @@ blocks_done_450:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_451
+	JZ         no_ad_459
 	MOVQ       168(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_452
+	JB         load_lt32_460
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_454
+	JMP        load32_done_462
 
-load_lt32_452:
+load_lt32_460:
 	CMPQ    R8, $0x10
-	JB      load_lt16_453
+	JB      load_lt16_461
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_454
+	JZ      load32_done_462
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_455
+	JZ      no_piece_463
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_455:
+no_piece_463:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_456
+	JZ      no_piece_464
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_456:
+no_piece_464:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_457
+	JZ      no_piece_465
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_457:
+no_piece_465:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_458
+	JZ      partial_short_466
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_459
+	JMP     partial_loaded_467
 
-partial_short_458:
+partial_short_466:
 	VMOVQ R11, X14
 
-partial_loaded_459:
+partial_loaded_467:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_454
+	JMP         load32_done_462
 
-load_lt16_453:
+load_lt16_461:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_454
+	JZ      load32_done_462
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_460
+	JZ      no_piece_468
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_460:
+no_piece_468:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_461
+	JZ      no_piece_469
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_461:
+no_piece_469:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_462
+	JZ      no_piece_470
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_462:
+no_piece_470:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_463
+	JZ      partial_short_471
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_464
+	JMP     partial_loaded_472
 
-partial_short_463:
+partial_short_471:
 	VMOVQ R11, X7
 
-partial_loaded_464:
-load32_done_454:
+partial_loaded_472:
+load32_done_462:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11313,7 +11457,7 @@ load32_done_454:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_451:
+no_ad_459:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11467,7 +11611,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_465
+	JE          aes_last_473
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -11483,7 +11627,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_465
+	JE          aes_last_473
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -11499,7 +11643,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_465:
+aes_last_473:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -11518,23 +11662,23 @@ aes_last_465:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_466
+	JB      blocks_small_474
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_467
+	JB      blocks_mid_475
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_468
+	JMP     blocks_done_476
 
-blocks_mid_467:
+blocks_mid_475:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_468
+	JBE     blocks_done_476
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_468
+	JMP     blocks_done_476
 
-blocks_small_466:
+blocks_small_474:
 	VMOVDQU (SI), X5
 
-blocks_done_468:
+blocks_done_476:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11557,159 +11701,159 @@ blocks_done_468:
 	VPXOR      Y0, Y5, Y5
 	VPXOR      Y1, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_470
+	JB         store_lt32_478
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_469
+	JB         store_hi_477
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_472
+	JMP        store_done_480
 
-store_hi_469:
+store_hi_477:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_470:
+store_lt32_478:
 	CMPQ         R8, $0x10
-	JB           store_lt16_471
+	JB           store_lt16_479
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_471:
+store_lt16_479:
 	TESTQ   R8, R8
-	JZ      store_done_472
+	JZ      store_done_480
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_473
+	JZ      no_piece_481
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_473:
+no_piece_481:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_474
+	JZ    no_piece_482
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_474:
+no_piece_482:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_475
+	JZ    no_piece_483
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_475:
+no_piece_483:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_476
+	JZ    no_piece_484
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_476:
-store_done_472:
+no_piece_484:
+store_done_480:
 	MOVQ    32(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_477
+	JZ      no_ad_485
 	MOVQ    40(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_478
+	JB      load_lt32_486
 	VMOVDQU (SI), Y7
-	JMP     load32_done_480
+	JMP     load32_done_488
 
-load_lt32_478:
+load_lt32_486:
 	CMPQ    R8, $0x10
-	JB      load_lt16_479
+	JB      load_lt16_487
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_480
+	JZ      load32_done_488
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_481
+	JZ      no_piece_489
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_481:
+no_piece_489:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_482
+	JZ      no_piece_490
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_482:
+no_piece_490:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_483
+	JZ      no_piece_491
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_483:
+no_piece_491:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_484
+	JZ      partial_short_492
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_485
+	JMP     partial_loaded_493
 
-partial_short_484:
+partial_short_492:
 	VMOVQ R11, X14
 
-partial_loaded_485:
+partial_loaded_493:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_480
+	JMP         load32_done_488
 
-load_lt16_479:
+load_lt16_487:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_480
+	JZ      load32_done_488
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_486
+	JZ      no_piece_494
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_486:
+no_piece_494:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_487
+	JZ      no_piece_495
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_487:
+no_piece_495:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_488
+	JZ      no_piece_496
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_488:
+no_piece_496:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_489
+	JZ      partial_short_497
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_490
+	JMP     partial_loaded_498
 
-partial_short_489:
+partial_short_497:
 	VMOVQ R11, X7
 
-partial_loaded_490:
-load32_done_480:
+partial_loaded_498:
+load32_done_488:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11721,7 +11865,7 @@ load32_done_480:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_477:
+no_ad_485:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11759,23 +11903,23 @@ no_ad_477:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_491
+	JB      blocks_small_499
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_492
+	JB      blocks_mid_500
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_493
+	JMP     blocks_done_501
 
-blocks_mid_492:
+blocks_mid_500:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_493
+	JBE     blocks_done_501
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_493
+	JMP     blocks_done_501
 
-blocks_small_491:
+blocks_small_499:
 	VMOVDQU (SI), X5
 
-blocks_done_493:
+blocks_done_501:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11798,159 +11942,159 @@ blocks_done_493:
 	VPXOR      Y2, Y5, Y5
 	VPXOR      Y3, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_495
+	JB         store_lt32_503
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_494
+	JB         store_hi_502
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_497
+	JMP        store_done_505
 
-store_hi_494:
+store_hi_502:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_495:
+store_lt32_503:
 	CMPQ         R8, $0x10
-	JB           store_lt16_496
+	JB           store_lt16_504
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_496:
+store_lt16_504:
 	TESTQ   R8, R8
-	JZ      store_done_497
+	JZ      store_done_505
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_498
+	JZ      no_piece_506
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_498:
+no_piece_506:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_499
+	JZ    no_piece_507
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_499:
+no_piece_507:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_500
+	JZ    no_piece_508
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_500:
+no_piece_508:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_501
+	JZ    no_piece_509
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_501:
-store_done_497:
+no_piece_509:
+store_done_505:
 	MOVQ    160(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_502
+	JZ      no_ad_510
 	MOVQ    168(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_503
+	JB      load_lt32_511
 	VMOVDQU (SI), Y7
-	JMP     load32_done_505
+	JMP     load32_done_513
 
-load_lt32_503:
+load_lt32_511:
 	CMPQ    R8, $0x10
-	JB      load_lt16_504
+	JB      load_lt16_512
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_505
+	JZ      load32_done_513
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_506
+	JZ      no_piece_514
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_506:
+no_piece_514:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_507
+	JZ      no_piece_515
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_507:
+no_piece_515:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_508
+	JZ      no_piece_516
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_508:
+no_piece_516:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_509
+	JZ      partial_short_517
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_510
+	JMP     partial_loaded_518
 
-partial_short_509:
+partial_short_517:
 	VMOVQ R11, X14
 
-partial_loaded_510:
+partial_loaded_518:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_505
+	JMP         load32_done_513
 
-load_lt16_504:
+load_lt16_512:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_505
+	JZ      load32_done_513
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_511
+	JZ      no_piece_519
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_511:
+no_piece_519:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_512
+	JZ      no_piece_520
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_512:
+no_piece_520:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_513
+	JZ      no_piece_521
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_513:
+no_piece_521:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_514
+	JZ      partial_short_522
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_515
+	JMP     partial_loaded_523
 
-partial_short_514:
+partial_short_522:
 	VMOVQ R11, X7
 
-partial_loaded_515:
-load32_done_505:
+partial_loaded_523:
+load32_done_513:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11962,7 +12106,7 @@ load32_done_505:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_502:
+no_ad_510:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -12121,7 +12265,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_516
+	JE      aes_last_524
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -12139,7 +12283,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_516
+	JE      aes_last_524
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -12157,7 +12301,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_516:
+aes_last_524:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -12194,15 +12338,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_517
+	JE      aes_last_525
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_517
+	JE      aes_last_525
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_517:
+aes_last_525:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI
@@ -12318,7 +12462,7 @@ ecb8:
 	VAESENC 576(AX), Y6, Y6
 	VAESENC 576(AX), Y7, Y7
 	CMPQ    R12, $0x0a
-	JE      aes_last_518
+	JE      aes_last_526
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -12336,7 +12480,7 @@ ecb8:
 	VAESENC 704(AX), Y6, Y6
 	VAESENC 704(AX), Y7, Y7
 	CMPQ    R12, $0x0c
-	JE      aes_last_518
+	JE      aes_last_526
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -12354,7 +12498,7 @@ ecb8:
 	VAESENC 832(AX), Y6, Y6
 	VAESENC 832(AX), Y7, Y7
 
-aes_last_518:
+aes_last_526:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -12391,15 +12535,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_519
+	JE      aes_last_527
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_519
+	JE      aes_last_527
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_519:
+aes_last_527:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI

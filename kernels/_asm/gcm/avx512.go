@@ -139,6 +139,7 @@ func avx512(name string, open bool) {
 				VPSHUFB(Z17, ks[j], gin[j])
 			}
 		}
+		lensIntoLane(gin[m-1])
 		ghash512(gin[:m], Mem{Base: hptr}, true)
 	})
 	JMP(LabelRef("finish"))
@@ -167,7 +168,7 @@ func avx512(name string, open bool) {
 	Comment("Whole chunks only: the lanes, then the length block when there is a tag.")
 	tailPowers(true)
 	closeLanes()
-	lens512()
+	lens512(false)
 	reduce512()
 
 	finishDescriptors(X17, open)
@@ -282,7 +283,7 @@ func tail512(text bool, body func(m int)) {
 		}
 		body(m)
 		if text {
-			lens512()
+			lens512(true)
 		}
 		reduce512()
 		if m > 1 {
@@ -405,11 +406,16 @@ func adIntoLanes() {
 	VPXOR(X15, X15, X15)
 }
 
-// lens512 adds the length block times H^1 to the accumulators when the descriptor has a tag.
-func lens512() {
+// lens512 adds the length block times H^1 to the accumulators when the descriptor has a tag, but
+// for a text tail (tail) where lensIntoLane has put it among the tail's blocks.
+func lens512(tail bool) {
 	skip := label("no_lens")
 	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 	JE(LabelRef(skip))
+	if tail {
+		textBlocksMod4()
+		JNZ(LabelRef(skip)) // lensIntoLane took it
+	}
 	h1 := Mem{Base: tab, Disp: hOf(1)}
 	VMOVDQU(Mem{Base: desc, Disp: dLens}, X11)
 	VPCLMULQDQ(U8(0x00), h1, X11, X12)
@@ -421,6 +427,32 @@ func lens512() {
 	VPCLMULQDQ(U8(0x00), karatsuba(h1), X12, X12)
 	VPXORQ(Z12, Z10, Z10)
 	Label(skip)
+}
+
+// lensIntoLane puts the length block, when the descriptor has a tag, into the first free lane of
+// the text tail's last zmm r (zero past the text), where there is one: lane nb mod 4 of nb =
+// ceil(n/16) blocks, whose power is then H^1. The tail's products take it at no further
+// multiplication (lens512 leaves it out).
+func lensIntoLane(r VecPhysical) {
+	skip := label("lens_no_lane")
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+	JE(LabelRef(skip))
+	textBlocksMod4()
+	JZ(LabelRef(skip))
+	SHLQ(U8(1), tmp)
+	MOVL(U32(3), tmp3.As32())
+	SHLXQ(tmp, tmp3, tmp) // the lane's two quadwords
+	KMOVQ(tmp, K2)
+	VBROADCASTI32X4(Mem{Base: desc, Disp: dLens}, Z11)
+	VPXORQ(Z11, r, K2, r)
+	Label(skip)
+}
+
+// textBlocksMod4 sets tmp to ceil(n/16) mod 4 and the flags to match (ZF: a multiple of four).
+func textBlocksMod4() {
+	LEAQ(Mem{Base: n, Disp: 15}, tmp)
+	SHRQ(U8(4), tmp)
+	ANDQ(U8(3), tmp)
 }
 
 // reduce512 reduces the accumulators lane by lane and sums the four lanes into X15.

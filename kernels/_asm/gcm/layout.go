@@ -84,7 +84,8 @@ var (
 	hptr  = R10 // powers of H for a tail
 	tmp   = R11
 	tmp2  = R13
-	ones  = R9 // all ones, for BZHI
+	ones  = R9  // all ones, for BZHI
+	tmp3  = R14 // AVX512 only: ABI0 code may use R14 (the ABI wrapper restores g, as it zeroes X15)
 )
 
 // labels counts the labels made so far, to keep each one unique.
