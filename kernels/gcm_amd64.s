@@ -88,6 +88,42 @@ DATA gcmCtrStepBE<>+240(SB)/8, $0x0000000000000000
 DATA gcmCtrStepBE<>+248(SB)/8, $0x1000000000000000
 GLOBL gcmCtrStepBE<>(SB), RODATA|NOPTR, $256
 
+DATA gcmCtrStepY<>+0(SB)/8, $0x0000000000000002
+DATA gcmCtrStepY<>+8(SB)/8, $0x0000000000000000
+DATA gcmCtrStepY<>+16(SB)/8, $0x0000000000000002
+DATA gcmCtrStepY<>+24(SB)/8, $0x0000000000000000
+DATA gcmCtrStepY<>+32(SB)/8, $0x0000000000000004
+DATA gcmCtrStepY<>+40(SB)/8, $0x0000000000000000
+DATA gcmCtrStepY<>+48(SB)/8, $0x0000000000000004
+DATA gcmCtrStepY<>+56(SB)/8, $0x0000000000000000
+DATA gcmCtrStepY<>+64(SB)/8, $0x0000000000000006
+DATA gcmCtrStepY<>+72(SB)/8, $0x0000000000000000
+DATA gcmCtrStepY<>+80(SB)/8, $0x0000000000000006
+DATA gcmCtrStepY<>+88(SB)/8, $0x0000000000000000
+DATA gcmCtrStepY<>+96(SB)/8, $0x0000000000000008
+DATA gcmCtrStepY<>+104(SB)/8, $0x0000000000000000
+DATA gcmCtrStepY<>+112(SB)/8, $0x0000000000000008
+DATA gcmCtrStepY<>+120(SB)/8, $0x0000000000000000
+GLOBL gcmCtrStepY<>(SB), RODATA|NOPTR, $128
+
+DATA gcmCtrStepYBE<>+0(SB)/8, $0x0000000000000000
+DATA gcmCtrStepYBE<>+8(SB)/8, $0x0200000000000000
+DATA gcmCtrStepYBE<>+16(SB)/8, $0x0000000000000000
+DATA gcmCtrStepYBE<>+24(SB)/8, $0x0200000000000000
+DATA gcmCtrStepYBE<>+32(SB)/8, $0x0000000000000000
+DATA gcmCtrStepYBE<>+40(SB)/8, $0x0400000000000000
+DATA gcmCtrStepYBE<>+48(SB)/8, $0x0000000000000000
+DATA gcmCtrStepYBE<>+56(SB)/8, $0x0400000000000000
+DATA gcmCtrStepYBE<>+64(SB)/8, $0x0000000000000000
+DATA gcmCtrStepYBE<>+72(SB)/8, $0x0600000000000000
+DATA gcmCtrStepYBE<>+80(SB)/8, $0x0000000000000000
+DATA gcmCtrStepYBE<>+88(SB)/8, $0x0600000000000000
+DATA gcmCtrStepYBE<>+96(SB)/8, $0x0000000000000000
+DATA gcmCtrStepYBE<>+104(SB)/8, $0x0800000000000000
+DATA gcmCtrStepYBE<>+112(SB)/8, $0x0000000000000000
+DATA gcmCtrStepYBE<>+120(SB)/8, $0x0800000000000000
+GLOBL gcmCtrStepYBE<>(SB), RODATA|NOPTR, $128
+
 DATA gcmCtrAdd2<>+0(SB)/8, $0x0000000000000002
 DATA gcmCtrAdd2<>+8(SB)/8, $0x0000000000000000
 DATA gcmCtrAdd2<>+16(SB)/8, $0x0000000000000002
@@ -167,7 +203,6 @@ TEXT ·gcmSealAVX512(SB), NOSPLIT, $0-16
 	MOVQ            d+0(FP), DI
 	MOVQ            count+8(FP), CX
 	VBROADCASTI32X4 gcmBswap<>+0(SB), Z17
-	VMOVDQU64       gcmCtrStepBE<>+192(SB), Z18
 	VBROADCASTI32X4 gcmPoly<>+0(SB), Z19
 	MOVQ            $-1, R9
 
@@ -254,8 +289,10 @@ ad_chunk:
 	JMP           ad_chunk
 
 ad_tail:
-	TESTQ      R8, R8
-	JZ         text
+	TESTQ R8, R8
+	JZ    text
+
+	// An AD tail of up to 64 bytes before a text starts the lanes (adIntoLanes).
 	CMPQ       R8, $0x40
 	JA         ad_tail_hashed
 	CMPQ       24(DI), $0x00
@@ -465,7 +502,7 @@ text_lanes_set:
 	VPADDD          gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD          gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD          gcmCtrStepBE<>+128(SB), Z16, Z3
-	VPADDD          Z18, Z16, Z16
+	VPADDD          gcmCtrStepBE<>+192(SB), Z16, Z16
 	JMP             ctr_done_6
 
 ctr_carry_5:
@@ -576,7 +613,7 @@ chunk:
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
-	VPADDD    Z18, Z16, Z16
+	VPADDD    gcmCtrStepBE<>+192(SB), Z16, Z16
 	JMP       ctr_done_9
 
 ctr_carry_8:
@@ -789,7 +826,7 @@ lanes_closed_13:
 	JE        tail2_16
 	CMPQ      R11, $0x03
 	JE        tail3_17
-	CMPQ      R13, $0xec
+	CMPQ      R13, $0xf0
 	JA        ctr_carry_18
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
@@ -969,7 +1006,7 @@ no_lens_22:
 	JMP           tail_done_14
 
 tail3_17:
-	CMPQ      R13, $0xec
+	CMPQ      R13, $0xf4
 	JA        ctr_carry_23
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
@@ -1119,7 +1156,7 @@ no_lens_27:
 	JMP           tail_done_14
 
 tail2_16:
-	CMPQ      R13, $0xec
+	CMPQ      R13, $0xf8
 	JA        ctr_carry_28
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
@@ -1239,7 +1276,7 @@ no_lens_32:
 	JMP           tail_done_14
 
 tail1_15:
-	CMPQ      R13, $0xec
+	CMPQ      R13, $0xfc
 	JA        ctr_carry_33
 	VMOVDQA64 Z16, Z0
 	JMP       ctr_done_34
@@ -1471,7 +1508,6 @@ TEXT ·gcmOpenAVX512(SB), NOSPLIT, $0-16
 	MOVQ            d+0(FP), DI
 	MOVQ            count+8(FP), CX
 	VBROADCASTI32X4 gcmBswap<>+0(SB), Z17
-	VMOVDQU64       gcmCtrStepBE<>+192(SB), Z18
 	VBROADCASTI32X4 gcmPoly<>+0(SB), Z19
 	MOVQ            $-1, R9
 
@@ -1558,8 +1594,10 @@ ad_chunk:
 	JMP           ad_chunk
 
 ad_tail:
-	TESTQ      R8, R8
-	JZ         text
+	TESTQ R8, R8
+	JZ    text
+
+	// An AD tail of up to 64 bytes before a text starts the lanes (adIntoLanes).
 	CMPQ       R8, $0x40
 	JA         ad_tail_hashed
 	CMPQ       24(DI), $0x00
@@ -1771,7 +1809,7 @@ chunk:
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
-	VPADDD    Z18, Z16, Z16
+	VPADDD    gcmCtrStepBE<>+192(SB), Z16, Z16
 	JMP       ctr_done_48
 
 ctr_carry_47:
@@ -1955,7 +1993,7 @@ lanes_closed_52:
 	JE        tail2_55
 	CMPQ      R11, $0x03
 	JE        tail3_56
-	CMPQ      R13, $0xec
+	CMPQ      R13, $0xf0
 	JA        ctr_carry_57
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
@@ -2134,7 +2172,7 @@ no_lens_61:
 	JMP           tail_done_53
 
 tail3_56:
-	CMPQ      R13, $0xec
+	CMPQ      R13, $0xf4
 	JA        ctr_carry_62
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
@@ -2283,7 +2321,7 @@ no_lens_66:
 	JMP           tail_done_53
 
 tail2_55:
-	CMPQ      R13, $0xec
+	CMPQ      R13, $0xf8
 	JA        ctr_carry_67
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
@@ -2402,7 +2440,7 @@ no_lens_71:
 	JMP           tail_done_53
 
 tail1_54:
-	CMPQ      R13, $0xec
+	CMPQ      R13, $0xfc
 	JA        ctr_carry_72
 	VMOVDQA64 Z16, Z0
 	JMP       ctr_done_73
@@ -7072,90 +7110,110 @@ tail_out_223:
 	VPADDD         gcmCtrInit<>+0(SB), Y8, Y8
 	CMPQ           R8, $0x80
 	JB             text_tail
-	VPSHUFB        gcmBswap<>+0(SB), Y8, Y0
-	VPADDD         gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB        gcmBswap<>+0(SB), Y8, Y1
-	VPADDD         gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB        gcmBswap<>+0(SB), Y8, Y2
-	VPADDD         gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB        gcmBswap<>+0(SB), Y8, Y3
-	VPADDD         gcmCtrAdd2<>+0(SB), Y8, Y8
-	VMOVDQU        (AX), Y10
-	VPXOR          Y10, Y0, Y0
-	VPXOR          Y10, Y1, Y1
-	VPXOR          Y10, Y2, Y2
-	VPXOR          Y10, Y3, Y3
-	VMOVDQU        64(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	VMOVDQU        128(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	VMOVDQU        192(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	VMOVDQU        256(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	VMOVDQU        320(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	VMOVDQU        384(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	VMOVDQU        448(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	VMOVDQU        512(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	VMOVDQU        576(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	CMPQ           R12, $0x0a
-	JE             aes_last_266
-	VMOVDQU        640(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	VMOVDQU        704(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	CMPQ           R12, $0x0c
-	JE             aes_last_266
-	VMOVDQU        768(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
-	VMOVDQU        832(AX), Y10
-	VAESENC        Y10, Y0, Y0
-	VAESENC        Y10, Y1, Y1
-	VAESENC        Y10, Y2, Y2
-	VAESENC        Y10, Y3, Y3
+	VPSHUFB        gcmBswap<>+0(SB), Y8, Y8
+	MOVBQZX        88(DI), R13
+	CMPQ           R8, $0x80
+	JB             text_tail
+	CMPQ           R13, $0xf6
+	JA             ctr_carry_266
+	VMOVDQA        Y8, Y0
+	VPADDD         gcmCtrStepYBE<>+0(SB), Y8, Y1
+	VPADDD         gcmCtrStepYBE<>+32(SB), Y8, Y2
+	VPADDD         gcmCtrStepYBE<>+64(SB), Y8, Y3
+	VPADDD         gcmCtrStepYBE<>+96(SB), Y8, Y8
+	JMP            ctr_done_267
 
-aes_last_266:
+ctr_carry_266:
+	VPSHUFB gcmBswap<>+0(SB), Y8, Y14
+	VMOVDQA Y8, Y0
+	VPADDD  gcmCtrStepY<>+0(SB), Y14, Y1
+	VPSHUFB gcmBswap<>+0(SB), Y1, Y1
+	VPADDD  gcmCtrStepY<>+32(SB), Y14, Y2
+	VPSHUFB gcmBswap<>+0(SB), Y2, Y2
+	VPADDD  gcmCtrStepY<>+64(SB), Y14, Y3
+	VPSHUFB gcmBswap<>+0(SB), Y3, Y3
+	VPADDD  gcmCtrStepY<>+96(SB), Y14, Y8
+	VPSHUFB gcmBswap<>+0(SB), Y8, Y8
+
+ctr_done_267:
+	ADDQ    $0x08, R13
+	MOVBQZX R13, R13
+	VMOVDQU (AX), Y10
+	VPXOR   Y10, Y0, Y0
+	VPXOR   Y10, Y1, Y1
+	VPXOR   Y10, Y2, Y2
+	VPXOR   Y10, Y3, Y3
+	VMOVDQU 64(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	VMOVDQU 128(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	VMOVDQU 192(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	VMOVDQU 256(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	VMOVDQU 320(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	VMOVDQU 384(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	VMOVDQU 448(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	VMOVDQU 512(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	VMOVDQU 576(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	CMPQ    R12, $0x0a
+	JE      aes_last_268
+	VMOVDQU 640(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	VMOVDQU 704(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	CMPQ    R12, $0x0c
+	JE      aes_last_268
+	VMOVDQU 768(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+	VMOVDQU 832(AX), Y10
+	VAESENC Y10, Y0, Y0
+	VAESENC Y10, Y1, Y1
+	VAESENC Y10, Y2, Y2
+	VAESENC Y10, Y3, Y3
+
+aes_last_268:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -7178,16 +7236,32 @@ aes_last_266:
 	SUBQ        $0x80, R8
 
 chunk:
-	CMPQ         R8, $0x80
-	JB           drain
-	VPSHUFB      gcmBswap<>+0(SB), Y8, Y0
-	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB      gcmBswap<>+0(SB), Y8, Y1
-	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB      gcmBswap<>+0(SB), Y8, Y2
-	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB      gcmBswap<>+0(SB), Y8, Y3
-	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	CMPQ    R8, $0x80
+	JB      drain
+	CMPQ    R13, $0xf6
+	JA      ctr_carry_269
+	VMOVDQA Y8, Y0
+	VPADDD  gcmCtrStepYBE<>+0(SB), Y8, Y1
+	VPADDD  gcmCtrStepYBE<>+32(SB), Y8, Y2
+	VPADDD  gcmCtrStepYBE<>+64(SB), Y8, Y3
+	VPADDD  gcmCtrStepYBE<>+96(SB), Y8, Y8
+	JMP     ctr_done_270
+
+ctr_carry_269:
+	VPSHUFB gcmBswap<>+0(SB), Y8, Y14
+	VMOVDQA Y8, Y0
+	VPADDD  gcmCtrStepY<>+0(SB), Y14, Y1
+	VPSHUFB gcmBswap<>+0(SB), Y1, Y1
+	VPADDD  gcmCtrStepY<>+32(SB), Y14, Y2
+	VPSHUFB gcmBswap<>+0(SB), Y2, Y2
+	VPADDD  gcmCtrStepY<>+64(SB), Y14, Y3
+	VPSHUFB gcmBswap<>+0(SB), Y3, Y3
+	VPADDD  gcmCtrStepY<>+96(SB), Y14, Y8
+	VPSHUFB gcmBswap<>+0(SB), Y8, Y8
+
+ctr_done_270:
+	ADDQ         $0x08, R13
+	MOVBQZX      R13, R13
 	VMOVDQU      (AX), Y10
 	VPXOR        Y10, Y0, Y0
 	VPXOR        Y10, Y1, Y1
@@ -7281,7 +7355,7 @@ chunk:
 	VEXTRACTI128 $0x01, Y12, X14
 	VPXOR        X14, X12, X15
 	CMPQ         R12, $0x0a
-	JE           aes_last_267
+	JE           aes_last_271
 	VMOVDQU      640(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -7293,7 +7367,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_267
+	JE           aes_last_271
 	VMOVDQU      768(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -7305,7 +7379,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 
-aes_last_267:
+aes_last_271:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -7371,6 +7445,7 @@ drain:
 	VPXOR          Y13, Y12, Y12
 	VEXTRACTI128   $0x01, Y12, X14
 	VPXOR          X14, X12, X15
+	VPSHUFB        gcmBswap<>+0(SB), Y8, Y8
 	VBROADCASTI128 gcmBswap<>+0(SB), Y10
 
 text_tail:
@@ -7383,16 +7458,16 @@ text_tail:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_268
+	JE      no_lens_272
 	SUBQ    $0x10, R10
 
-no_lens_268:
+no_lens_272:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_269
+	JA      ks8_273
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -7418,26 +7493,26 @@ no_lens_268:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_271
+	JE      aes_last_275
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_271
+	JE      aes_last_275
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_271:
+aes_last_275:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_270
+	JMP          ks_ready_274
 
-ks8_269:
+ks8_273:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -7487,7 +7562,7 @@ ks8_269:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_272
+	JE      aes_last_276
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -7497,7 +7572,7 @@ ks8_269:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_272
+	JE      aes_last_276
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -7507,7 +7582,7 @@ ks8_269:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_272:
+aes_last_276:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -7517,9 +7592,9 @@ aes_last_272:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_270:
+ks_ready_274:
 	CMPQ       R8, $0x10
-	JB         tail_partial_273
+	JB         tail_partial_277
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -7538,7 +7613,7 @@ ks_ready_270:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_274
+	JB         tail_partial_278
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -7557,7 +7632,7 @@ ks_ready_270:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_275
+	JB         tail_partial_279
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -7576,7 +7651,7 @@ ks_ready_270:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_276
+	JB         tail_partial_280
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -7595,7 +7670,7 @@ ks_ready_270:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_277
+	JB         tail_partial_281
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -7614,7 +7689,7 @@ ks_ready_270:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_278
+	JB         tail_partial_282
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -7633,7 +7708,7 @@ ks_ready_270:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_279
+	JB         tail_partial_283
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -7652,117 +7727,117 @@ ks_ready_270:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_282
+	JZ         tail_reduce_286
 	VMOVDQA    X7, X0
-	JMP        tail_partial_281
+	JMP        tail_partial_285
+
+tail_partial_283:
+	TESTQ   R8, R8
+	JZ      tail_reduce_286
+	VMOVDQA X3, X0
+	JMP     tail_partial_285
+
+tail_partial_282:
+	TESTQ   R8, R8
+	JZ      tail_reduce_286
+	VMOVDQA X6, X0
+	JMP     tail_partial_285
+
+tail_partial_281:
+	TESTQ   R8, R8
+	JZ      tail_reduce_286
+	VMOVDQA X2, X0
+	JMP     tail_partial_285
+
+tail_partial_280:
+	TESTQ   R8, R8
+	JZ      tail_reduce_286
+	VMOVDQA X5, X0
+	JMP     tail_partial_285
 
 tail_partial_279:
 	TESTQ   R8, R8
-	JZ      tail_reduce_282
-	VMOVDQA X3, X0
-	JMP     tail_partial_281
+	JZ      tail_reduce_286
+	VMOVDQA X1, X0
+	JMP     tail_partial_285
 
 tail_partial_278:
 	TESTQ   R8, R8
-	JZ      tail_reduce_282
-	VMOVDQA X6, X0
-	JMP     tail_partial_281
+	JZ      tail_reduce_286
+	VMOVDQA X4, X0
+	JMP     tail_partial_285
 
 tail_partial_277:
-	TESTQ   R8, R8
-	JZ      tail_reduce_282
-	VMOVDQA X2, X0
-	JMP     tail_partial_281
-
-tail_partial_276:
-	TESTQ   R8, R8
-	JZ      tail_reduce_282
-	VMOVDQA X5, X0
-	JMP     tail_partial_281
-
-tail_partial_275:
-	TESTQ   R8, R8
-	JZ      tail_reduce_282
-	VMOVDQA X1, X0
-	JMP     tail_partial_281
-
-tail_partial_274:
-	TESTQ   R8, R8
-	JZ      tail_reduce_282
-	VMOVDQA X4, X0
-	JMP     tail_partial_281
-
-tail_partial_273:
 	TESTQ R8, R8
-	JZ    tail_reduce_282
+	JZ    tail_reduce_286
 
-tail_partial_281:
+tail_partial_285:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_283
+	JZ      no_piece_287
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_283:
+no_piece_287:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_284
+	JZ      no_piece_288
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_284:
+no_piece_288:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_285
+	JZ      no_piece_289
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_285:
+no_piece_289:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_286
+	JZ      partial_short_290
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_287
+	JMP     partial_loaded_291
 
-partial_short_286:
+partial_short_290:
 	VMOVQ R11, X1
 
-partial_loaded_287:
+partial_loaded_291:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_288
+	JZ      no_piece_292
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_288:
+no_piece_292:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_289
+	JZ    no_piece_293
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_289:
+no_piece_293:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_290
+	JZ    no_piece_294
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_290:
+no_piece_294:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_291
+	JZ    no_piece_295
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_291:
+no_piece_295:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -7778,9 +7853,9 @@ no_piece_291:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_282:
+tail_reduce_286:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_292
+	JE         no_lens_296
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -7793,7 +7868,7 @@ tail_reduce_282:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_292:
+no_lens_296:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -7858,15 +7933,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_293
+	JE      aes_last_297
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_293
+	JE      aes_last_297
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_293:
+aes_last_297:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -7966,14 +8041,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_294
+	JZ    tail_out_298
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_295
+	JE    ad_separate_299
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_295
+	JZ    ad_separate_299
 	CMPQ  R11, $0x80
-	JAE   ad_separate_295
+	JAE   ad_separate_299
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -7989,9 +8064,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_296:
+tail_block_300:
 	CMPQ       R8, $0x10
-	JB         tail_partial_297
+	JB         tail_partial_301
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -8007,48 +8082,48 @@ tail_block_296:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_296
+	JMP        tail_block_300
 
-tail_partial_297:
+tail_partial_301:
 	TESTQ   R8, R8
-	JZ      ad_done_298
+	JZ      ad_done_302
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_299
+	JZ      no_piece_303
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_299:
+no_piece_303:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_300
+	JZ      no_piece_304
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_300:
+no_piece_304:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_301
+	JZ      no_piece_305
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_301:
+no_piece_305:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_302
+	JZ      partial_short_306
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_303
+	JMP     partial_loaded_307
 
-partial_short_302:
+partial_short_306:
 	VMOVQ R11, X1
 
-partial_loaded_303:
+partial_loaded_307:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8061,7 +8136,7 @@ partial_loaded_303:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_298:
+ad_done_302:
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
 	MOVQ           24(DI), R8
@@ -8074,13 +8149,13 @@ ad_done_298:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_304
+	JE             no_lens_308
 	SUBQ           $0x10, R10
 
-no_lens_304:
+no_lens_308:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_305
+	JA      ks8_309
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8106,26 +8181,26 @@ no_lens_304:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_307
+	JE      aes_last_311
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_307
+	JE      aes_last_311
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_307:
+aes_last_311:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_306
+	JMP          ks_ready_310
 
-ks8_305:
+ks8_309:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8175,7 +8250,7 @@ ks8_305:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_308
+	JE      aes_last_312
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -8185,7 +8260,7 @@ ks8_305:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_308
+	JE      aes_last_312
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -8195,7 +8270,7 @@ ks8_305:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_308:
+aes_last_312:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -8205,9 +8280,9 @@ aes_last_308:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_306:
+ks_ready_310:
 	CMPQ       R8, $0x10
-	JB         tail_partial_309
+	JB         tail_partial_313
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -8227,7 +8302,7 @@ ks_ready_306:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_310
+	JB         tail_partial_314
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -8247,7 +8322,7 @@ ks_ready_306:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_311
+	JB         tail_partial_315
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -8267,7 +8342,7 @@ ks_ready_306:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_312
+	JB         tail_partial_316
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -8287,7 +8362,7 @@ ks_ready_306:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_313
+	JB         tail_partial_317
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -8307,7 +8382,7 @@ ks_ready_306:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_314
+	JB         tail_partial_318
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -8327,7 +8402,7 @@ ks_ready_306:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_315
+	JB         tail_partial_319
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -8347,117 +8422,117 @@ ks_ready_306:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_318
+	JZ         tail_reduce_322
 	VMOVDQA    X7, X0
-	JMP        tail_partial_317
+	JMP        tail_partial_321
+
+tail_partial_319:
+	TESTQ   R8, R8
+	JZ      tail_reduce_322
+	VMOVDQA X3, X0
+	JMP     tail_partial_321
+
+tail_partial_318:
+	TESTQ   R8, R8
+	JZ      tail_reduce_322
+	VMOVDQA X6, X0
+	JMP     tail_partial_321
+
+tail_partial_317:
+	TESTQ   R8, R8
+	JZ      tail_reduce_322
+	VMOVDQA X2, X0
+	JMP     tail_partial_321
+
+tail_partial_316:
+	TESTQ   R8, R8
+	JZ      tail_reduce_322
+	VMOVDQA X5, X0
+	JMP     tail_partial_321
 
 tail_partial_315:
 	TESTQ   R8, R8
-	JZ      tail_reduce_318
-	VMOVDQA X3, X0
-	JMP     tail_partial_317
+	JZ      tail_reduce_322
+	VMOVDQA X1, X0
+	JMP     tail_partial_321
 
 tail_partial_314:
 	TESTQ   R8, R8
-	JZ      tail_reduce_318
-	VMOVDQA X6, X0
-	JMP     tail_partial_317
+	JZ      tail_reduce_322
+	VMOVDQA X4, X0
+	JMP     tail_partial_321
 
 tail_partial_313:
-	TESTQ   R8, R8
-	JZ      tail_reduce_318
-	VMOVDQA X2, X0
-	JMP     tail_partial_317
-
-tail_partial_312:
-	TESTQ   R8, R8
-	JZ      tail_reduce_318
-	VMOVDQA X5, X0
-	JMP     tail_partial_317
-
-tail_partial_311:
-	TESTQ   R8, R8
-	JZ      tail_reduce_318
-	VMOVDQA X1, X0
-	JMP     tail_partial_317
-
-tail_partial_310:
-	TESTQ   R8, R8
-	JZ      tail_reduce_318
-	VMOVDQA X4, X0
-	JMP     tail_partial_317
-
-tail_partial_309:
 	TESTQ R8, R8
-	JZ    tail_reduce_318
+	JZ    tail_reduce_322
 
-tail_partial_317:
+tail_partial_321:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_319
+	JZ      no_piece_323
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_319:
+no_piece_323:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_320
+	JZ      no_piece_324
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_320:
+no_piece_324:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_321
+	JZ      no_piece_325
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_321:
+no_piece_325:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_322
+	JZ      partial_short_326
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_323
+	JMP     partial_loaded_327
 
-partial_short_322:
+partial_short_326:
 	VMOVQ R11, X1
 
-partial_loaded_323:
+partial_loaded_327:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_324
+	JZ      no_piece_328
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_324:
+no_piece_328:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_325
+	JZ    no_piece_329
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_325:
+no_piece_329:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_326
+	JZ    no_piece_330
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_326:
+no_piece_330:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_327
+	JZ    no_piece_331
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_327:
+no_piece_331:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8470,9 +8545,9 @@ no_piece_327:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_318:
+tail_reduce_322:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_328
+	JE         no_lens_332
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8485,7 +8560,7 @@ tail_reduce_318:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_328:
+no_lens_332:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -8499,7 +8574,7 @@ no_lens_328:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_295:
+ad_separate_299:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -8510,9 +8585,9 @@ ad_separate_295:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_329:
+tail_block_333:
 	CMPQ       R8, $0x10
-	JB         tail_partial_330
+	JB         tail_partial_334
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -8528,48 +8603,48 @@ tail_block_329:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_329
+	JMP        tail_block_333
 
-tail_partial_330:
+tail_partial_334:
 	TESTQ   R8, R8
-	JZ      ad_done_331
+	JZ      ad_done_335
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_332
+	JZ      no_piece_336
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_332:
+no_piece_336:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_333
+	JZ      no_piece_337
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_333:
+no_piece_337:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_334
+	JZ      no_piece_338
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_334:
+no_piece_338:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_335
+	JZ      partial_short_339
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_336
+	JMP     partial_loaded_340
 
-partial_short_335:
+partial_short_339:
 	VMOVQ R11, X1
 
-partial_loaded_336:
+partial_loaded_340:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8582,7 +8657,7 @@ partial_loaded_336:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_331:
+ad_done_335:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -8595,25 +8670,43 @@ ad_done_331:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_294:
+tail_out_298:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
 	MOVQ           24(DI), R8
 	VBROADCASTI128 88(DI), Y8
 	VPADDD         gcmCtrInit<>+0(SB), Y8, Y8
+	VPSHUFB        gcmBswap<>+0(SB), Y8, Y8
+	MOVBQZX        88(DI), R13
 
 chunk:
-	CMPQ         R8, $0x80
-	JB           chunks_done
-	VPSHUFB      gcmBswap<>+0(SB), Y8, Y0
-	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB      gcmBswap<>+0(SB), Y8, Y1
-	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB      gcmBswap<>+0(SB), Y8, Y2
-	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB      gcmBswap<>+0(SB), Y8, Y3
-	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	CMPQ    R8, $0x80
+	JB      chunks_done
+	CMPQ    R13, $0xf6
+	JA      ctr_carry_341
+	VMOVDQA Y8, Y0
+	VPADDD  gcmCtrStepYBE<>+0(SB), Y8, Y1
+	VPADDD  gcmCtrStepYBE<>+32(SB), Y8, Y2
+	VPADDD  gcmCtrStepYBE<>+64(SB), Y8, Y3
+	VPADDD  gcmCtrStepYBE<>+96(SB), Y8, Y8
+	JMP     ctr_done_342
+
+ctr_carry_341:
+	VPSHUFB gcmBswap<>+0(SB), Y8, Y14
+	VMOVDQA Y8, Y0
+	VPADDD  gcmCtrStepY<>+0(SB), Y14, Y1
+	VPSHUFB gcmBswap<>+0(SB), Y1, Y1
+	VPADDD  gcmCtrStepY<>+32(SB), Y14, Y2
+	VPSHUFB gcmBswap<>+0(SB), Y2, Y2
+	VPADDD  gcmCtrStepY<>+64(SB), Y14, Y3
+	VPSHUFB gcmBswap<>+0(SB), Y3, Y3
+	VPADDD  gcmCtrStepY<>+96(SB), Y14, Y8
+	VPSHUFB gcmBswap<>+0(SB), Y8, Y8
+
+ctr_done_342:
+	ADDQ         $0x08, R13
+	MOVBQZX      R13, R13
 	VMOVDQU      (SI), Y4
 	VPSHUFB      gcmBswap<>+0(SB), Y4, Y4
 	VMOVDQU      32(SI), Y5
@@ -8715,7 +8808,7 @@ chunk:
 	VEXTRACTI128 $0x01, Y12, X14
 	VPXOR        X14, X12, X15
 	CMPQ         R12, $0x0a
-	JE           aes_last_337
+	JE           aes_last_343
 	VMOVDQU      640(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -8727,7 +8820,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_337
+	JE           aes_last_343
 	VMOVDQU      768(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -8739,7 +8832,7 @@ chunk:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 
-aes_last_337:
+aes_last_343:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -8759,6 +8852,7 @@ aes_last_337:
 	JMP         chunk
 
 chunks_done:
+	VPSHUFB        gcmBswap<>+0(SB), Y8, Y8
 	VBROADCASTI128 gcmBswap<>+0(SB), Y10
 	VMOVDQU        X8, 88(DI)
 	TESTQ          R8, R8
@@ -8769,16 +8863,16 @@ chunks_done:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_338
+	JE             no_lens_344
 	SUBQ           $0x10, R10
 
-no_lens_338:
+no_lens_344:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_339
+	JA      ks8_345
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8804,26 +8898,26 @@ no_lens_338:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_341
+	JE      aes_last_347
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_341
+	JE      aes_last_347
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_341:
+aes_last_347:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_340
+	JMP          ks_ready_346
 
-ks8_339:
+ks8_345:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8873,7 +8967,7 @@ ks8_339:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_342
+	JE      aes_last_348
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -8883,7 +8977,7 @@ ks8_339:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_342
+	JE      aes_last_348
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -8893,7 +8987,7 @@ ks8_339:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_342:
+aes_last_348:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -8903,9 +8997,9 @@ aes_last_342:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_340:
+ks_ready_346:
 	CMPQ       R8, $0x10
-	JB         tail_partial_343
+	JB         tail_partial_349
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -8925,7 +9019,7 @@ ks_ready_340:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_344
+	JB         tail_partial_350
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -8945,7 +9039,7 @@ ks_ready_340:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_345
+	JB         tail_partial_351
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -8965,7 +9059,7 @@ ks_ready_340:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_346
+	JB         tail_partial_352
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -8985,7 +9079,7 @@ ks_ready_340:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_347
+	JB         tail_partial_353
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -9005,7 +9099,7 @@ ks_ready_340:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_348
+	JB         tail_partial_354
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -9025,7 +9119,7 @@ ks_ready_340:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_349
+	JB         tail_partial_355
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -9045,117 +9139,117 @@ ks_ready_340:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_352
+	JZ         tail_reduce_358
 	VMOVDQA    X7, X0
-	JMP        tail_partial_351
+	JMP        tail_partial_357
 
-tail_partial_349:
+tail_partial_355:
 	TESTQ   R8, R8
-	JZ      tail_reduce_352
+	JZ      tail_reduce_358
 	VMOVDQA X3, X0
-	JMP     tail_partial_351
+	JMP     tail_partial_357
 
-tail_partial_348:
+tail_partial_354:
 	TESTQ   R8, R8
-	JZ      tail_reduce_352
+	JZ      tail_reduce_358
 	VMOVDQA X6, X0
-	JMP     tail_partial_351
+	JMP     tail_partial_357
 
-tail_partial_347:
+tail_partial_353:
 	TESTQ   R8, R8
-	JZ      tail_reduce_352
+	JZ      tail_reduce_358
 	VMOVDQA X2, X0
-	JMP     tail_partial_351
+	JMP     tail_partial_357
 
-tail_partial_346:
+tail_partial_352:
 	TESTQ   R8, R8
-	JZ      tail_reduce_352
+	JZ      tail_reduce_358
 	VMOVDQA X5, X0
-	JMP     tail_partial_351
-
-tail_partial_345:
-	TESTQ   R8, R8
-	JZ      tail_reduce_352
-	VMOVDQA X1, X0
-	JMP     tail_partial_351
-
-tail_partial_344:
-	TESTQ   R8, R8
-	JZ      tail_reduce_352
-	VMOVDQA X4, X0
-	JMP     tail_partial_351
-
-tail_partial_343:
-	TESTQ R8, R8
-	JZ    tail_reduce_352
+	JMP     tail_partial_357
 
 tail_partial_351:
+	TESTQ   R8, R8
+	JZ      tail_reduce_358
+	VMOVDQA X1, X0
+	JMP     tail_partial_357
+
+tail_partial_350:
+	TESTQ   R8, R8
+	JZ      tail_reduce_358
+	VMOVDQA X4, X0
+	JMP     tail_partial_357
+
+tail_partial_349:
+	TESTQ R8, R8
+	JZ    tail_reduce_358
+
+tail_partial_357:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_353
+	JZ      no_piece_359
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_353:
+no_piece_359:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_354
+	JZ      no_piece_360
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_354:
+no_piece_360:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_355
+	JZ      no_piece_361
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_355:
+no_piece_361:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_356
+	JZ      partial_short_362
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_357
+	JMP     partial_loaded_363
 
-partial_short_356:
+partial_short_362:
 	VMOVQ R11, X1
 
-partial_loaded_357:
+partial_loaded_363:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_358
+	JZ      no_piece_364
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_358:
+no_piece_364:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_359
+	JZ    no_piece_365
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_359:
+no_piece_365:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_360
+	JZ    no_piece_366
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_360:
+no_piece_366:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_361
+	JZ    no_piece_367
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_361:
+no_piece_367:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9168,9 +9262,9 @@ no_piece_361:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_352:
+tail_reduce_358:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_362
+	JE         no_lens_368
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9183,7 +9277,7 @@ tail_reduce_352:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_362:
+no_lens_368:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -9248,15 +9342,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_363
+	JE      aes_last_369
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_363
+	JE      aes_last_369
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_363:
+aes_last_369:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -9345,11 +9439,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_364
+	JNE          gather_370
 	CMPQ         R11, AX
-	JNE          gather_364
+	JNE          gather_370
 	CMPQ         R13, AX
-	JNE          gather_364
+	JNE          gather_370
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -9404,7 +9498,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_366
+	JE           aes_last_372
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -9416,7 +9510,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_366
+	JE           aes_last_372
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -9428,15 +9522,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_366:
+aes_last_372:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_365
+	JMP         encrypted_371
 
-gather_364:
+gather_370:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -9528,7 +9622,7 @@ gather_364:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_367
+	JE           aes_last_373
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -9548,7 +9642,7 @@ gather_364:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_367
+	JE           aes_last_373
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -9568,7 +9662,7 @@ gather_364:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_367:
+aes_last_373:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -9582,7 +9676,7 @@ aes_last_367:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_365:
+encrypted_371:
 	// Each packet's text XORed with its key stream.
 	VPXORQ     Z5, Z1, Z1
 	VPXORQ     Z6, Z2, Z2
@@ -9651,16 +9745,16 @@ encrypted_365:
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_368
+	JA         ad_wide_374
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_368
+	JA         ad_wide_374
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_368
+	JA         ad_wide_374
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_368
-	JMP        ad_not_wide_369
+	JA         ad_wide_374
+	JMP        ad_not_wide_375
 
-ad_wide_368:
+ad_wide_374:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -9754,20 +9848,20 @@ ad_wide_368:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_369:
+ad_not_wide_375:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_370
+	JNE             lens_per_key_376
 	CMPQ            R11, AX
-	JNE             lens_per_key_370
+	JNE             lens_per_key_376
 	CMPQ            R13, AX
-	JNE             lens_per_key_370
+	JNE             lens_per_key_376
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_371
+	JMP             lens_gathered_377
 
-lens_per_key_370:
+lens_per_key_376:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -9777,7 +9871,7 @@ lens_per_key_370:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_371:
+lens_gathered_377:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -9792,15 +9886,15 @@ lens_gathered_371:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_372
+	JZ           ad_not_packed_378
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_372
+	JA           ad_not_packed_378
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_372
+	JA           ad_not_packed_378
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_372
+	JA           ad_not_packed_378
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_372
+	JA           ad_not_packed_378
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -9866,7 +9960,7 @@ lens_gathered_371:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_372:
+ad_not_packed_378:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -9993,11 +10087,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_373
+	JNE          gather_379
 	CMPQ         R11, AX
-	JNE          gather_373
+	JNE          gather_379
 	CMPQ         R13, AX
-	JNE          gather_373
+	JNE          gather_379
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -10052,7 +10146,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_375
+	JE           aes_last_381
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -10064,7 +10158,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_375
+	JE           aes_last_381
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -10076,15 +10170,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_375:
+aes_last_381:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_374
+	JMP         encrypted_380
 
-gather_373:
+gather_379:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -10176,7 +10270,7 @@ gather_373:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_376
+	JE           aes_last_382
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -10196,7 +10290,7 @@ gather_373:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_376
+	JE           aes_last_382
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -10216,7 +10310,7 @@ gather_373:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_376:
+aes_last_382:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -10230,7 +10324,7 @@ aes_last_376:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_374:
+encrypted_380:
 	// Each packet's text XORed with its key stream.
 	VPXORQ   Z5, Z1, Z1
 	VPXORQ   Z6, Z2, Z2
@@ -10291,16 +10385,16 @@ encrypted_374:
 	VPXORQ     Z23, Z16, Z16
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_377
+	JA         ad_wide_383
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_377
+	JA         ad_wide_383
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_377
+	JA         ad_wide_383
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_377
-	JMP        ad_not_wide_378
+	JA         ad_wide_383
+	JMP        ad_not_wide_384
 
-ad_wide_377:
+ad_wide_383:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -10394,20 +10488,20 @@ ad_wide_377:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_378:
+ad_not_wide_384:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_379
+	JNE             lens_per_key_385
 	CMPQ            R11, AX
-	JNE             lens_per_key_379
+	JNE             lens_per_key_385
 	CMPQ            R13, AX
-	JNE             lens_per_key_379
+	JNE             lens_per_key_385
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_380
+	JMP             lens_gathered_386
 
-lens_per_key_379:
+lens_per_key_385:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -10417,7 +10511,7 @@ lens_per_key_379:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_380:
+lens_gathered_386:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -10432,15 +10526,15 @@ lens_gathered_380:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_381
+	JZ           ad_not_packed_387
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_381
+	JA           ad_not_packed_387
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_381
+	JA           ad_not_packed_387
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_381
+	JA           ad_not_packed_387
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_381
+	JA           ad_not_packed_387
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -10506,7 +10600,7 @@ lens_gathered_380:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_381:
+ad_not_packed_387:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -10668,7 +10762,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_382
+	JE          aes_last_388
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -10684,7 +10778,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_382
+	JE          aes_last_388
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -10700,7 +10794,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_382:
+aes_last_388:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -10719,202 +10813,202 @@ aes_last_382:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_383
+	JB      load_lt32_389
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_385
+	JB      load_lt32_391
 	VMOVDQU (SI), Y6
-	JMP     load32_done_387
+	JMP     load32_done_393
 
-load_lt32_385:
+load_lt32_391:
 	CMPQ    R8, $0x10
-	JB      load_lt16_386
+	JB      load_lt16_392
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_387
+	JZ      load32_done_393
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_388
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_388:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_389
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_389:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_390
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_390:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_391
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_392
-
-partial_short_391:
-	VMOVQ R11, X14
-
-partial_loaded_392:
-	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_387
-
-load_lt16_386:
-	VPXOR   Y6, Y6, Y6
-	TESTQ   R8, R8
-	JZ      load32_done_387
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_393
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_393:
-	TESTQ   $0x00000002, R8
 	JZ      no_piece_394
 	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_394:
-	TESTQ   $0x00000004, R8
+	TESTQ   $0x00000002, R8
 	JZ      no_piece_395
 	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_395:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_396
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_396:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_396
-	VMOVQ   (SI), X6
-	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_397
+	JZ      partial_short_397
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_398
 
-partial_short_396:
-	VMOVQ R11, X6
+partial_short_397:
+	VMOVQ R11, X14
 
-partial_loaded_397:
-load32_done_387:
-	JMP load_done_384
+partial_loaded_398:
+	VINSERTI128 $0x01, X14, Y6, Y6
+	JMP         load32_done_393
 
-load_lt32_383:
-	CMPQ    R8, $0x20
-	JB      load_lt32_398
-	VMOVDQU (SI), Y5
-	JMP     load32_done_400
-
-load_lt32_398:
-	CMPQ    R8, $0x10
-	JB      load_lt16_399
-	VMOVDQU (SI), X5
-	SUBQ    $0x10, R8
-	JZ      load32_done_400
-	ADDQ    $0x10, SI
+load_lt16_392:
+	VPXOR   Y6, Y6, Y6
+	TESTQ   R8, R8
+	JZ      load32_done_393
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_401
+	JZ      no_piece_399
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_399:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_400
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_400:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_401
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_401:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_402
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_402:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_403
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_403:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_404
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_405
+	JZ      partial_short_402
+	VMOVQ   (SI), X6
+	VPINSRQ $0x01, R11, X6, X6
+	JMP     partial_loaded_403
 
-partial_short_404:
-	VMOVQ R11, X14
+partial_short_402:
+	VMOVQ R11, X6
 
-partial_loaded_405:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_400
+partial_loaded_403:
+load32_done_393:
+	JMP load_done_390
 
-load_lt16_399:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_400
+load_lt32_389:
+	CMPQ    R8, $0x20
+	JB      load_lt32_404
+	VMOVDQU (SI), Y5
+	JMP     load32_done_406
+
+load_lt32_404:
+	CMPQ    R8, $0x10
+	JB      load_lt16_405
+	VMOVDQU (SI), X5
+	SUBQ    $0x10, R8
+	JZ      load32_done_406
+	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_406
+	JZ      no_piece_407
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_406:
+no_piece_407:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_407
+	JZ      no_piece_408
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_407:
+no_piece_408:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_408
+	JZ      no_piece_409
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_408:
+no_piece_409:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_409
+	JZ      partial_short_410
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_411
+
+partial_short_410:
+	VMOVQ R11, X14
+
+partial_loaded_411:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_406
+
+load_lt16_405:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_406
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_412
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_412:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_413
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_413:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_414
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_414:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_415
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_410
+	JMP     partial_loaded_416
 
-partial_short_409:
+partial_short_415:
 	VMOVQ R11, X5
 
-partial_loaded_410:
-load32_done_400:
-load_done_384:
+partial_loaded_416:
+load32_done_406:
+load_done_390:
 	MOVQ    24(DI), R8
 	VPXOR   Y0, Y5, Y5
 	VPXOR   Y1, Y6, Y6
@@ -10923,25 +11017,25 @@ load_done_384:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_411
+	JB      blocks_small_417
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_412
+	JB      blocks_mid_418
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_413
+	JMP     blocks_done_419
 
-blocks_mid_412:
+blocks_mid_418:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_413
+	JBE     blocks_done_419
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_413
+	JMP     blocks_done_419
 
-blocks_small_411:
+blocks_small_417:
 	TESTQ   R8, R8
-	JZ      blocks_done_413
+	JZ      blocks_done_419
 	VMOVDQU X5, (DX)
 
-blocks_done_413:
+blocks_done_419:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -10959,105 +11053,105 @@ blocks_done_413:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_414
+	JZ         no_ad_420
 	MOVQ       40(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_415
+	JB         load_lt32_421
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_417
+	JMP        load32_done_423
 
-load_lt32_415:
+load_lt32_421:
 	CMPQ    R8, $0x10
-	JB      load_lt16_416
+	JB      load_lt16_422
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_417
+	JZ      load32_done_423
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_418
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_418:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_419
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_419:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_420
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_420:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_421
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_422
-
-partial_short_421:
-	VMOVQ R11, X14
-
-partial_loaded_422:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_417
-
-load_lt16_416:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_417
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_423
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_423:
-	TESTQ   $0x00000002, R8
 	JZ      no_piece_424
 	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_424:
-	TESTQ   $0x00000004, R8
+	TESTQ   $0x00000002, R8
 	JZ      no_piece_425
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_425:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_426
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_425:
+no_piece_426:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_426
+	JZ      partial_short_427
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_428
+
+partial_short_427:
+	VMOVQ R11, X14
+
+partial_loaded_428:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_423
+
+load_lt16_422:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_423
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_429
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_429:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_430
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_430:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_431
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_431:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_432
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_427
+	JMP     partial_loaded_433
 
-partial_short_426:
+partial_short_432:
 	VMOVQ R11, X7
 
-partial_loaded_427:
-load32_done_417:
+partial_loaded_433:
+load32_done_423:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11069,7 +11163,7 @@ load32_done_417:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_414:
+no_ad_420:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11107,202 +11201,202 @@ no_ad_414:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_428
+	JB      load_lt32_434
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_430
+	JB      load_lt32_436
 	VMOVDQU (SI), Y6
-	JMP     load32_done_432
+	JMP     load32_done_438
 
-load_lt32_430:
+load_lt32_436:
 	CMPQ    R8, $0x10
-	JB      load_lt16_431
+	JB      load_lt16_437
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_432
+	JZ      load32_done_438
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_433
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_433:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_434
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_434:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_435
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_435:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_436
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_437
-
-partial_short_436:
-	VMOVQ R11, X14
-
-partial_loaded_437:
-	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_432
-
-load_lt16_431:
-	VPXOR   Y6, Y6, Y6
-	TESTQ   R8, R8
-	JZ      load32_done_432
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_438
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_438:
-	TESTQ   $0x00000002, R8
 	JZ      no_piece_439
 	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_439:
-	TESTQ   $0x00000004, R8
+	TESTQ   $0x00000002, R8
 	JZ      no_piece_440
 	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_440:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_441
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_441:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_441
-	VMOVQ   (SI), X6
-	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_442
+	JZ      partial_short_442
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_443
 
-partial_short_441:
-	VMOVQ R11, X6
+partial_short_442:
+	VMOVQ R11, X14
 
-partial_loaded_442:
-load32_done_432:
-	JMP load_done_429
+partial_loaded_443:
+	VINSERTI128 $0x01, X14, Y6, Y6
+	JMP         load32_done_438
 
-load_lt32_428:
-	CMPQ    R8, $0x20
-	JB      load_lt32_443
-	VMOVDQU (SI), Y5
-	JMP     load32_done_445
-
-load_lt32_443:
-	CMPQ    R8, $0x10
-	JB      load_lt16_444
-	VMOVDQU (SI), X5
-	SUBQ    $0x10, R8
-	JZ      load32_done_445
-	ADDQ    $0x10, SI
+load_lt16_437:
+	VPXOR   Y6, Y6, Y6
+	TESTQ   R8, R8
+	JZ      load32_done_438
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_446
+	JZ      no_piece_444
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_444:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_445
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_445:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_446
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_446:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_447
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_447:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_448
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_448:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_449
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_450
+	JZ      partial_short_447
+	VMOVQ   (SI), X6
+	VPINSRQ $0x01, R11, X6, X6
+	JMP     partial_loaded_448
 
-partial_short_449:
-	VMOVQ R11, X14
+partial_short_447:
+	VMOVQ R11, X6
 
-partial_loaded_450:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_445
+partial_loaded_448:
+load32_done_438:
+	JMP load_done_435
 
-load_lt16_444:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_445
+load_lt32_434:
+	CMPQ    R8, $0x20
+	JB      load_lt32_449
+	VMOVDQU (SI), Y5
+	JMP     load32_done_451
+
+load_lt32_449:
+	CMPQ    R8, $0x10
+	JB      load_lt16_450
+	VMOVDQU (SI), X5
+	SUBQ    $0x10, R8
+	JZ      load32_done_451
+	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_451
+	JZ      no_piece_452
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_451:
+no_piece_452:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_452
+	JZ      no_piece_453
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_452:
+no_piece_453:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_453
+	JZ      no_piece_454
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_453:
+no_piece_454:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_454
+	JZ      partial_short_455
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_456
+
+partial_short_455:
+	VMOVQ R11, X14
+
+partial_loaded_456:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_451
+
+load_lt16_450:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_451
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_457
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_457:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_458
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_458:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_459
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_459:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_460
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_455
+	JMP     partial_loaded_461
 
-partial_short_454:
+partial_short_460:
 	VMOVQ R11, X5
 
-partial_loaded_455:
-load32_done_445:
-load_done_429:
+partial_loaded_461:
+load32_done_451:
+load_done_435:
 	MOVQ    152(DI), R8
 	VPXOR   Y2, Y5, Y5
 	VPXOR   Y3, Y6, Y6
@@ -11311,25 +11405,25 @@ load_done_429:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_456
+	JB      blocks_small_462
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_457
+	JB      blocks_mid_463
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_458
+	JMP     blocks_done_464
 
-blocks_mid_457:
+blocks_mid_463:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_458
+	JBE     blocks_done_464
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_458
+	JMP     blocks_done_464
 
-blocks_small_456:
+blocks_small_462:
 	TESTQ   R8, R8
-	JZ      blocks_done_458
+	JZ      blocks_done_464
 	VMOVDQU X5, (DX)
 
-blocks_done_458:
+blocks_done_464:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -11347,105 +11441,105 @@ blocks_done_458:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_459
+	JZ         no_ad_465
 	MOVQ       168(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_460
+	JB         load_lt32_466
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_462
+	JMP        load32_done_468
 
-load_lt32_460:
+load_lt32_466:
 	CMPQ    R8, $0x10
-	JB      load_lt16_461
+	JB      load_lt16_467
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_462
+	JZ      load32_done_468
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_463
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_463:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_464
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_464:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_465
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_465:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_466
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_467
-
-partial_short_466:
-	VMOVQ R11, X14
-
-partial_loaded_467:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_462
-
-load_lt16_461:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_462
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_468
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_468:
-	TESTQ   $0x00000002, R8
 	JZ      no_piece_469
 	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_469:
-	TESTQ   $0x00000004, R8
+	TESTQ   $0x00000002, R8
 	JZ      no_piece_470
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_470:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_471
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_470:
+no_piece_471:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_471
+	JZ      partial_short_472
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_473
+
+partial_short_472:
+	VMOVQ R11, X14
+
+partial_loaded_473:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_468
+
+load_lt16_467:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_468
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_474
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_474:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_475
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_475:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_476
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_476:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_477
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_472
+	JMP     partial_loaded_478
 
-partial_short_471:
+partial_short_477:
 	VMOVQ R11, X7
 
-partial_loaded_472:
-load32_done_462:
+partial_loaded_478:
+load32_done_468:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11457,7 +11551,7 @@ load32_done_462:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_459:
+no_ad_465:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11611,7 +11705,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_473
+	JE          aes_last_479
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -11627,7 +11721,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_473
+	JE          aes_last_479
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -11643,7 +11737,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_473:
+aes_last_479:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -11662,23 +11756,23 @@ aes_last_473:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_474
+	JB      blocks_small_480
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_475
+	JB      blocks_mid_481
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_476
+	JMP     blocks_done_482
 
-blocks_mid_475:
+blocks_mid_481:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_476
+	JBE     blocks_done_482
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_476
+	JMP     blocks_done_482
 
-blocks_small_474:
+blocks_small_480:
 	VMOVDQU (SI), X5
 
-blocks_done_476:
+blocks_done_482:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11701,159 +11795,159 @@ blocks_done_476:
 	VPXOR      Y0, Y5, Y5
 	VPXOR      Y1, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_478
+	JB         store_lt32_484
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_477
+	JB         store_hi_483
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_480
+	JMP        store_done_486
 
-store_hi_477:
+store_hi_483:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_478:
+store_lt32_484:
 	CMPQ         R8, $0x10
-	JB           store_lt16_479
+	JB           store_lt16_485
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_479:
+store_lt16_485:
 	TESTQ   R8, R8
-	JZ      store_done_480
+	JZ      store_done_486
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_481
+	JZ      no_piece_487
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_481:
+no_piece_487:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_482
+	JZ    no_piece_488
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_482:
+no_piece_488:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_483
+	JZ    no_piece_489
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_483:
+no_piece_489:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_484
+	JZ    no_piece_490
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_484:
-store_done_480:
+no_piece_490:
+store_done_486:
 	MOVQ    32(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_485
+	JZ      no_ad_491
 	MOVQ    40(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_486
+	JB      load_lt32_492
 	VMOVDQU (SI), Y7
-	JMP     load32_done_488
+	JMP     load32_done_494
 
-load_lt32_486:
+load_lt32_492:
 	CMPQ    R8, $0x10
-	JB      load_lt16_487
+	JB      load_lt16_493
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_488
+	JZ      load32_done_494
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_489
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_489:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_490
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_490:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_491
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_491:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_492
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_493
-
-partial_short_492:
-	VMOVQ R11, X14
-
-partial_loaded_493:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_488
-
-load_lt16_487:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_488
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_494
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_494:
-	TESTQ   $0x00000002, R8
 	JZ      no_piece_495
 	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_495:
-	TESTQ   $0x00000004, R8
+	TESTQ   $0x00000002, R8
 	JZ      no_piece_496
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_496:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_497
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_496:
+no_piece_497:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_497
+	JZ      partial_short_498
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_499
+
+partial_short_498:
+	VMOVQ R11, X14
+
+partial_loaded_499:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_494
+
+load_lt16_493:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_494
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_500
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_500:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_501
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_501:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_502
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_502:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_503
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_498
+	JMP     partial_loaded_504
 
-partial_short_497:
+partial_short_503:
 	VMOVQ R11, X7
 
-partial_loaded_498:
-load32_done_488:
+partial_loaded_504:
+load32_done_494:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11865,7 +11959,7 @@ load32_done_488:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_485:
+no_ad_491:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11903,23 +11997,23 @@ no_ad_485:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_499
+	JB      blocks_small_505
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_500
+	JB      blocks_mid_506
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_501
+	JMP     blocks_done_507
 
-blocks_mid_500:
+blocks_mid_506:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_501
+	JBE     blocks_done_507
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_501
+	JMP     blocks_done_507
 
-blocks_small_499:
+blocks_small_505:
 	VMOVDQU (SI), X5
 
-blocks_done_501:
+blocks_done_507:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11942,159 +12036,159 @@ blocks_done_501:
 	VPXOR      Y2, Y5, Y5
 	VPXOR      Y3, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_503
+	JB         store_lt32_509
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_502
+	JB         store_hi_508
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_505
+	JMP        store_done_511
 
-store_hi_502:
+store_hi_508:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_503:
+store_lt32_509:
 	CMPQ         R8, $0x10
-	JB           store_lt16_504
+	JB           store_lt16_510
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_504:
+store_lt16_510:
 	TESTQ   R8, R8
-	JZ      store_done_505
+	JZ      store_done_511
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_506
+	JZ      no_piece_512
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_506:
+no_piece_512:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_507
+	JZ    no_piece_513
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_507:
+no_piece_513:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_508
+	JZ    no_piece_514
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_508:
+no_piece_514:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_509
+	JZ    no_piece_515
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_509:
-store_done_505:
+no_piece_515:
+store_done_511:
 	MOVQ    160(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_510
+	JZ      no_ad_516
 	MOVQ    168(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_511
+	JB      load_lt32_517
 	VMOVDQU (SI), Y7
-	JMP     load32_done_513
+	JMP     load32_done_519
 
-load_lt32_511:
+load_lt32_517:
 	CMPQ    R8, $0x10
-	JB      load_lt16_512
+	JB      load_lt16_518
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_513
+	JZ      load32_done_519
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_514
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_514:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_515
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_515:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_516
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_516:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_517
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_518
-
-partial_short_517:
-	VMOVQ R11, X14
-
-partial_loaded_518:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_513
-
-load_lt16_512:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_513
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_519
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_519:
-	TESTQ   $0x00000002, R8
 	JZ      no_piece_520
 	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
 no_piece_520:
-	TESTQ   $0x00000004, R8
+	TESTQ   $0x00000002, R8
 	JZ      no_piece_521
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_521:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_522
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_521:
+no_piece_522:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_522
+	JZ      partial_short_523
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_524
+
+partial_short_523:
+	VMOVQ R11, X14
+
+partial_loaded_524:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_519
+
+load_lt16_518:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_519
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_525
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_525:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_526
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_526:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_527
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_527:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_528
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_523
+	JMP     partial_loaded_529
 
-partial_short_522:
+partial_short_528:
 	VMOVQ R11, X7
 
-partial_loaded_523:
-load32_done_513:
+partial_loaded_529:
+load32_done_519:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -12106,7 +12200,7 @@ load32_done_513:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_510:
+no_ad_516:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -12265,7 +12359,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_524
+	JE      aes_last_530
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -12283,7 +12377,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_524
+	JE      aes_last_530
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -12301,7 +12395,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_524:
+aes_last_530:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -12338,15 +12432,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_525
+	JE      aes_last_531
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_525
+	JE      aes_last_531
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_525:
+aes_last_531:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI
@@ -12462,7 +12556,7 @@ ecb8:
 	VAESENC 576(AX), Y6, Y6
 	VAESENC 576(AX), Y7, Y7
 	CMPQ    R12, $0x0a
-	JE      aes_last_526
+	JE      aes_last_532
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -12480,7 +12574,7 @@ ecb8:
 	VAESENC 704(AX), Y6, Y6
 	VAESENC 704(AX), Y7, Y7
 	CMPQ    R12, $0x0c
-	JE      aes_last_526
+	JE      aes_last_532
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -12498,7 +12592,7 @@ ecb8:
 	VAESENC 832(AX), Y6, Y6
 	VAESENC 832(AX), Y7, Y7
 
-aes_last_526:
+aes_last_532:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -12535,15 +12629,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_527
+	JE      aes_last_533
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_527
+	JE      aes_last_533
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_527:
+aes_last_533:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI

@@ -159,15 +159,18 @@ func chunksAESNI(open bool, h8 Mem) {
 
 // chunksVAES emits the VAES chunk loop: four ymm of two blocks per chunk; Seal is software-pipelined
 // as on AVX512 (the GHASH of the previous chunk, waiting in Y4-Y7, runs between the AES rounds). The
-// round keys go through Y10 as in chunksAESNI.
+// round keys go through Y10 as in chunksAESNI. The loop keeps Y8's counters in block order
+// (countersInOrder, Y14 its temporary), the tail finds them byte-reversed again.
 func chunksVAES(open bool, h8 Mem) {
 	defer stageRoundKeys(Y10)()
-	counters := func() {
-		for _, k := range ksY {
-			VPSHUFB(bswapMask, Y8, k)
-			VPADDD(ctrAdd2, Y8, Y8)
-		}
+	if !open {
+		CMPQ(n, U8(128))
+		JB(LabelRef("text_tail")) // no chunk: the counters stay byte-reversed
 	}
+	VPSHUFB(bswapMask, Y8, Y8)
+	MOVBQZX(Mem{Base: desc, Disp: dCtr}, ctrLow)
+	counters := func() { countersInOrder(ksY, Y8, Y14, bswapMask, ctrStepYBE, ctrStepY, true) }
+	exit := func() { VPSHUFB(bswapMask, Y8, Y8) }
 	if open {
 		// The chunk's GHASH runs between its own AES rounds (see avx512).
 		Label("chunk")
@@ -186,6 +189,7 @@ func chunksVAES(open bool, h8 Mem) {
 		advance2()
 		JMP(LabelRef("chunk"))
 		Label("chunks_done")
+		exit()
 		VBROADCASTI128(bswapMask, Y10)
 		return
 	}
@@ -201,6 +205,7 @@ func chunksVAES(open bool, h8 Mem) {
 	}
 	pipelinedSeal(U8(128), chunk, func() []func() { return ghash2Steps(ginY, h8) }, func() {
 		ghash2(ginY, h8)
+		exit()
 		VBROADCASTI128(bswapMask, Y10)
 	})
 	// The tail continues from the counter in lane 0 of Y8.

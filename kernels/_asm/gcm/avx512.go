@@ -12,12 +12,12 @@ import (
 )
 
 // AVX512 registers: Z0-Z3 key stream, Z4-Z7 GHASH input, Z8-Z10 product accumulators (low, high,
-// middle; in the text's chunk loop Z9 is also the lane accumulator, see lanesSteps), Z11-Z13
-// temporaries, X15 the GHASH state Y (upper lanes zero), Z16 the counter blocks of the next chunk
-// (lane i: counter+i, in block order), R13 the low byte of lane 0's counter, Z17 the byte-reversal
-// mask, Z18 the counter step of a chunk (in block order), Z19 the reduction
-// constant, Z21-Z23 temporaries of the chunk loop's GHASH, Z24-Z31 and Z20 round keys 1-9, Z14 the
-// last round key, K1 the byte mask of a tail's last zmm.
+// middle; from the text on Z9 is also the lane accumulator, see lanesSteps), Z11-Z13 temporaries,
+// X15 the GHASH state Y (upper lanes zero), Z16 the counter blocks of the next chunk (lane i:
+// counter+i, in block order; ctrLow the low byte of lane 0's counter), Z17 the byte-reversal mask,
+// Z19 the reduction constant, Z21-Z23 temporaries of the chunk loop's GHASH, Z24-Z31 and Z20 round
+// keys 1-9, Z14 the last round key, K1 the byte mask of a tail's last zmm, K2 a mask of the AD's or
+// the length block's lanes.
 var (
 	ks      = []VecPhysical{Z0, Z1, Z2, Z3}
 	gin     = []VecPhysical{Z4, Z5, Z6, Z7}
@@ -32,7 +32,6 @@ func avx512(name string, open bool) {
 	Load(Param("d"), desc)
 	Load(Param("count"), count)
 	VBROADCASTI32X4(bswapMask, Z17)
-	VMOVDQU64(ctrStepBE.Offset(3*64), Z18)
 	VBROADCASTI32X4(polyK, Z19)
 	MOVQ(I32(-1), ones)
 
@@ -58,6 +57,7 @@ func avx512(name string, open bool) {
 	Label("ad_tail")
 	TESTQ(n, n)
 	JZ(LabelRef("text"))
+	Comment("An AD tail of up to 64 bytes before a text starts the lanes (adIntoLanes).")
 	CMPQ(n, U8(64))
 	JA(LabelRef("ad_tail_hashed"))
 	CMPQ(Mem{Base: desc, Disp: dN}, U8(0))
@@ -199,49 +199,10 @@ func advance512() {
 	SUBQ(U32(256), n)
 }
 
-// ctrLow holds the low byte of the counter in lane 0 of Z16 (counters512).
-var ctrLow = R13
-
 // counters512 puts the next m zmm of counter blocks, in block order, into ks and with advance moves
-// Z16 past them (16 blocks). Z16 holds the first, lane i counter+i, in block order, so the counter's
-// low byte is the block's last: the steps are added there, sparing the byte reversal of every zmm,
-// unless a carry would leave that byte up to counter+19, lane 3 of the next chunk's Z16 (ctrLow
-// above 236, at most twice in 16 chunks). Then the counters take
-// the way through the byte-reversed form, whose additions carry (inc32, SP 800-38D section 6.2).
+// Z16 past them (see countersInOrder).
 func counters512(m int, advance bool) {
-	carry, done := label("ctr_carry"), label("ctr_done")
-	CMPQ(ctrLow, U8(236)) // lane 3 of the next chunk's Z16, counter+19, must not carry either
-	JA(LabelRef(carry))
-	for j := range m {
-		if j == 0 {
-			VMOVDQA64(Z16, ks[j])
-			continue
-		}
-		VPADDD(ctrStepBE.Offset(64*(j-1)), Z16, ks[j])
-	}
-	if advance {
-		VPADDD(Z18, Z16, Z16)
-	}
-	JMP(LabelRef(done))
-	Label(carry)
-	VPSHUFB(Z17, Z16, Z11)
-	for j := range m {
-		if j == 0 {
-			VMOVDQA64(Z16, ks[j])
-			continue
-		}
-		VPADDD(ctrStep.Offset(64*(j-1)), Z11, ks[j])
-		VPSHUFB(Z17, ks[j], ks[j])
-	}
-	if advance {
-		VPADDD(ctrStep.Offset(3*64), Z11, Z16)
-		VPSHUFB(Z17, Z16, Z16)
-	}
-	Label(done)
-	if advance {
-		ADDQ(U8(16), ctrLow)
-		MOVBQZX(ctrLow.As8(), ctrLow)
-	}
+	countersInOrder(ks[:m], Z16, Z11, Z17, ctrStepBE, ctrStep, advance)
 }
 
 // loadIn loads zmm j of a tail of m zmm from src: full, or zero-filled past K1 for the last one.

@@ -10,7 +10,7 @@ import (
 
 // The read-only data of the kernels, set by constants.
 var (
-	bswapMask, ctrInit, ctrStep, ctrStepBE, ctrAdd2, polyK, ctrOne, tailMask, smallJ0, smallCtr, lenMask Mem
+	bswapMask, ctrInit, ctrStep, ctrStepBE, ctrStepY, ctrStepYBE, ctrAdd2, polyK, ctrOne, tailMask, smallJ0, smallCtr, lenMask Mem
 )
 
 // constants generates the read-only data: the byte-reversal mask, the counter steps (see Counters in
@@ -27,18 +27,12 @@ func constants() {
 	for i := range 8 {
 		DATA(8*i, U64(uint64(i/2)*uint64(1-i%2)))
 	}
-	// Every lane of zmm j: 4(j+1), the counter steps of a chunk's second to fourth zmm and, the
-	// last, from one chunk to the next.
-	ctrStep = GLOBL("gcmCtrStep", RODATA|NOPTR)
-	for i := range 32 {
-		DATA(8*i, U64(4*uint64(i/8+1)*uint64(1-i%2)))
-	}
-	// The same steps for counter blocks in block order (big endian): added to the block's last
-	// byte, which holds the counter's low byte, as long as no carry leaves it (counters512).
-	ctrStepBE = GLOBL("gcmCtrStepBE", RODATA|NOPTR)
-	for i := range 32 {
-		DATA(8*i, U64(4*uint64(i/8+1)<<56*uint64(i%2)))
-	}
+	// The steps of a chunk's counter registers (countersInOrder): register j, every lane, (j+1)
+	// times the register's lanes, from the first register of a chunk to the others and, the last,
+	// to the next chunk; four zmm, four ymm. The BE tables hold them for counter blocks in block
+	// order, in the block's last byte (the counter's low byte).
+	ctrStep, ctrStepBE = counterSteps("gcmCtrStep", 4)
+	ctrStepY, ctrStepYBE = counterSteps("gcmCtrStepY", 2)
 	ctrAdd2 = GLOBL("gcmCtrAdd2", RODATA|NOPTR)
 	for i := range 4 {
 		DATA(8*i, U64(2*uint64(1-i%2)))
@@ -78,4 +72,21 @@ func constants() {
 	for i := range 16 {
 		DATA(8*i, U64(^uint64(0)*uint64(1-i/8)))
 	}
+}
+
+// counterSteps generates the step tables of four registers of the given lanes (see constants), in
+// byte-reversed form (the low quadword of a lane) and in block order (BE: the top byte of the high
+// quadword).
+func counterSteps(name string, lanes int) (le, be Mem) {
+	le = GLOBL(name, RODATA|NOPTR)
+	for i := range 4 * 2 * lanes {
+		step := uint64(lanes * (i/(2*lanes) + 1))
+		DATA(8*i, U64(step*uint64(1-i%2)))
+	}
+	be = GLOBL(name+"BE", RODATA|NOPTR)
+	for i := range 4 * 2 * lanes {
+		step := uint64(lanes * (i/(2*lanes) + 1))
+		DATA(8*i, U64(step<<56*uint64(i%2)))
+	}
+	return le, be
 }

@@ -6,14 +6,17 @@
 // SubWord helper of the key expansion. Run it through go generate in kernels (see gcm_amd64.go).
 //
 // A file per kernel family: avx512.go, avx2.go (AES-NI and VAES), lanes.go (AVX512, a packet per
-// lane), pairs.go (AVX2 with VAES, small packets two at a time), blocks.go (AES-ECB), keyschedule.go (SubWord); what they share: aes.go (the rounds),
+// lane), pairs.go (AVX2 with VAES, small packets two at a time), blocks.go (AES-ECB), keyschedule.go
+// (SubWord); what they share: aes.go (the rounds), counters.go (counter blocks in block order),
 // ghash.go (the field arithmetic), tag.go (the tag and the walk over descriptors), constants.go (the
 // read-only data) and layout.go. The Go side owns the memory layouts; layout.go mirrors
 // gcm_amd64.go's gcmDesc and gcmTable and TestGCMLayout keeps them in step.
 //
 // Counters. A counter block is kept byte-reversed, so the 32-bit big-endian counter of inc32
 // (section 6.2) is the low dword of its lane and VPADDD wraps it modulo 2^32 without touching the
-// nonce; VPSHUFB restores the block order before the AES rounds.
+// nonce; VPSHUFB restores the block order before the AES rounds. The VAES chunk loops keep theirs in
+// block order instead and add to the block's last byte while no carry can leave it
+// (countersInOrder, counters.go).
 //
 // Kernels. Each generated function walks an array of descriptors (gcmDesc) and, per descriptor,
 // hashes the AD, runs counter mode and GHASH over the text in chunks, finishes the tail, and computes
