@@ -47,7 +47,7 @@ import (
 //     transposes.
 //   - Per lane (gcmSealLanesAVX512, AVX512 only). A small packet in the per-packet kernel spends most
 //     of its instructions on work that serves it alone (a zmm and an xmm of AES rounds, a lane sum
-//     and two reductions, the tail dispatch); four packets share that work: their J0 in one zmm,
+//     and a reduction, the tail dispatch); four packets share that work: their J0 in one zmm,
 //     one per 128-bit lane, and their reductions in another. So ops of at most 64 bytes of text and
 //     64 of AD (WireGuard's keepalives, QUIC's ACKs, small datagrams) go to the lane kernels in
 //     groups of four, whose keys may differ (the J0 zmm's round keys are then gathered per round)
