@@ -167,8 +167,7 @@ func chunksVAES(open bool, h8 Mem) {
 		CMPQ(n, U8(128))
 		JB(LabelRef("text_tail")) // no chunk: the counters stay byte-reversed
 	}
-	VPSHUFB(bswapMask, Y8, Y8)
-	MOVBQZX(Mem{Base: desc, Disp: dCtr}, ctrLow)
+	countersToBlockOrder(Y8, bswapMask)
 	counters := func() { countersInOrder(ksY, Y8, Y14, bswapMask, ctrStepYBE, ctrStepY, true) }
 	exit := func() { VPSHUFB(bswapMask, Y8, Y8) }
 	if open {

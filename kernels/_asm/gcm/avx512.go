@@ -79,8 +79,7 @@ func avx512(name string, open bool) {
 	Comment("Text: counter mode and GHASH of the ciphertext, 16 blocks per chunk.")
 	VBROADCASTI32X4(Mem{Base: desc, Disp: dCtr}, Z16)
 	VPADDD(ctrInit, Z16, Z16)
-	VPSHUFB(Z17, Z16, Z16)
-	MOVBQZX(Mem{Base: desc, Disp: dCtr}, ctrLow)
+	countersToBlockOrder(Z16, Z17)
 	MOVQ(Mem{Base: desc, Disp: dSrc}, src)
 	MOVQ(Mem{Base: desc, Disp: dDst}, dst)
 	MOVQ(Mem{Base: desc, Disp: dN}, n)
@@ -153,11 +152,7 @@ func avx512(name string, open bool) {
 	VMOVDQU(Mem{Base: desc, Disp: dLens}, X4)
 	VPXOR(X15, X4, X4)
 	h1 := Mem{Base: tab, Disp: hOf(1)}
-	VPCLMULQDQ(U8(0x00), h1, X4, X8)
-	VPCLMULQDQ(U8(0x11), h1, X4, X9)
-	VPSHUFD(U8(0x4e), X4, X10)
-	VPXOR(X4, X10, X10)
-	VPCLMULQDQ(U8(0x00), karatsuba(h1), X10, X10)
+	karatsubaProducts(X4, h1, karatsuba(h1), X8, X9, X10)
 	for _, step := range reduceSteps(X8, X10, X9, X11, X19, true) {
 		step()
 	}
@@ -271,25 +266,12 @@ func ghash512(regs []VecPhysical, h Mem, add bool) {
 // add them (through Z11-Z13). Setting, d may be Z9.
 func mulSteps(d VecPhysical, h Mem, add bool) []func() {
 	if !add {
-		return productSteps512(d, h, Z8, Z9, Z10)
+		return karatsubaSteps(d, h, karatsuba(h), Z8, Z9, Z10)
 	}
-	return append(productSteps512(d, h, Z11, Z12, Z13),
+	return append(karatsubaSteps(d, h, karatsuba(h), Z11, Z12, Z13),
 		func() { VPXORQ(Z11, Z8, Z8) },
 		func() { VPXORQ(Z12, Z9, Z9) },
 		func() { VPXORQ(Z13, Z10, Z10) })
-}
-
-// productSteps512 returns the instructions that put the products of the four blocks in d with the
-// four powers of H at h into lo, hi and mid (Karatsuba's, the middle one uncorrected). d is read
-// before hi is written, so d may be hi.
-func productSteps512(d VecPhysical, h Mem, lo, hi, mid VecPhysical) []func() {
-	return []func(){
-		func() { VPSHUFD(U8(0x4e), d, mid) },
-		func() { VPXORQ(d, mid, mid) },
-		func() { VPCLMULQDQ(U8(0x00), h, d, lo) },
-		func() { VPCLMULQDQ(U8(0x00), karatsuba(h), mid, mid) },
-		func() { VPCLMULQDQ(U8(0x11), h, d, hi) },
-	}
 }
 
 // lanesSteps returns, one by one for the stitched loops, the GHASH of a chunk of text in Z4-Z7 into
@@ -310,11 +292,15 @@ func lanesSteps(pending bool) []func() {
 			func() { VPXORQ(Z15, Z15, Z15) },
 		}
 	}
-	steps = append(steps, productSteps512(Z9, stridePower(0), Z8, Z9, Z10)...)
-	steps = append(steps, productSteps512(gin[0], stridePower(1), Z11, Z12, Z13)...)
-	steps = append(steps, productSteps512(gin[1], stridePower(2), Z21, Z22, Z23)...)
+	products := func(d VecPhysical, s int, lo, hi, mid VecPhysical) []func() {
+		h := stridePower(s)
+		return karatsubaSteps(d, h, karatsuba(h), lo, hi, mid)
+	}
+	steps = append(steps, products(Z9, 0, Z8, Z9, Z10)...)
+	steps = append(steps, products(gin[0], 1, Z11, Z12, Z13)...)
+	steps = append(steps, products(gin[1], 2, Z21, Z22, Z23)...)
 	steps = append(steps, xor3(Z11, Z21, Z8), xor3(Z12, Z22, Z9), xor3(Z13, Z23, Z10))
-	steps = append(steps, productSteps512(gin[2], stridePower(3), Z11, Z12, Z13)...)
+	steps = append(steps, products(gin[2], 3, Z11, Z12, Z13)...)
 	// Z7 times H^0 is Z7·y^128 before the reduction's y^-128: it joins the high half, and the
 	// middle one so that Karatsuba's correction (middle += low + high) leaves it out there.
 	steps = append(steps, func() { VPXORQ(Z11, Z8, Z8) }, xor3(Z12, gin[3], Z9), xor3(Z13, gin[3], Z10))
@@ -352,16 +338,14 @@ func adIntoLanes() {
 	ANDQ(I8(-16), tmp)
 	NEGQ(tmp)
 	ADDQ(U8(64), tmp) // 64-16k
-	BZHIQ(n, ones, hptr)
-	SHLXQ(tmp, hptr, hptr)
-	KMOVQ(hptr, K2)
+	BZHIQ(n, ones, tmp3)
+	SHLXQ(tmp, tmp3, tmp3)
+	KMOVQ(tmp3, K2)
 	SUBQ(tmp, src)
 	VMOVDQU8_Z(Mem{Base: src}, K2, Z9)
 	VPSHUFB(Z17, Z9, Z9)
-	SHRQ(U8(3), tmp) // the quadword of lane 4-k
-	MOVL(U32(3), hptr.As32())
-	SHLXQ(tmp, hptr, hptr)
-	KMOVQ(hptr, K2)
+	SHRQ(U8(3), tmp) // the first quadword of lane 4-k
+	laneMask(tmp)
 	VSHUFI64X2(U8(0), Z15, Z15, Z11)
 	VPXORQ(Z11, Z9, K2, Z9)
 	VPXOR(X15, X15, X15)
@@ -379,14 +363,10 @@ func lens512(tail bool) {
 	}
 	h1 := Mem{Base: tab, Disp: hOf(1)}
 	VMOVDQU(Mem{Base: desc, Disp: dLens}, X11)
-	VPCLMULQDQ(U8(0x00), h1, X11, X12)
+	karatsubaProducts(X11, h1, karatsuba(h1), X12, X13, X21) // xmm: zero above, like Z11's lanes 1-3
 	VPXORQ(Z12, Z8, Z8)
-	VPCLMULQDQ(U8(0x11), h1, X11, X12)
-	VPXORQ(Z12, Z9, Z9)
-	VPSHUFD(U8(0x4e), X11, X12)
-	VPXOR(X11, X12, X12)
-	VPCLMULQDQ(U8(0x00), karatsuba(h1), X12, X12)
-	VPXORQ(Z12, Z10, Z10)
+	VPXORQ(Z13, Z9, Z9)
+	VPXORQ(Z21, Z10, Z10)
 	Label(skip)
 }
 
@@ -400,13 +380,18 @@ func lensIntoLane(r VecPhysical) {
 	JE(LabelRef(skip))
 	textBlocksMod4()
 	JZ(LabelRef(skip))
-	SHLQ(U8(1), tmp)
-	MOVL(U32(3), tmp3.As32())
-	SHLXQ(tmp, tmp3, tmp) // the lane's two quadwords
-	KMOVQ(tmp, K2)
+	SHLQ(U8(1), tmp) // the lane's first quadword
+	laneMask(tmp)
 	VBROADCASTI32X4(Mem{Base: desc, Disp: dLens}, Z11)
 	VPXORQ(Z11, r, K2, r)
 	Label(skip)
+}
+
+// laneMask sets K2 to the two quadwords of the 128-bit lane whose first quadword is q.
+func laneMask(q Register) {
+	MOVL(U32(3), tmp3.As32())
+	SHLXQ(q, tmp3, tmp3)
+	KMOVQ(tmp3, K2)
 }
 
 // textBlocksMod4 sets tmp to ceil(n/16) mod 4 and the flags to match (ZF: a multiple of four).

@@ -13,8 +13,15 @@ import (
 // their counter register (countersInOrder).
 var ctrLow = tmp2
 
+// countersToBlockOrder turns the byte-reversed counter blocks in ctr into block order for
+// countersInOrder and copies the low byte of lane 0's counter (the descriptor's) to ctrLow.
+func countersToBlockOrder(ctr VecPhysical, bswap Op) {
+	VPSHUFB(bswap, ctr, ctr)
+	MOVBQZX(Mem{Base: desc, Disp: dCtr}, ctrLow)
+}
+
 // countersInOrder puts the next len(regs) registers of counter blocks, in block order, into regs and
-// with advance moves ctr past a chunk of four registers. ctr holds the first, lane i counter+i, in
+// with advance moves ctr past them (a chunk). ctr holds the first, lane i counter+i, in
 // block order, so the counter's low byte is the block's last: the steps (stepBE, see counterSteps)
 // are added there, sparing a byte reversal of every register, unless a carry would leave that byte
 // up to the last lane the call reaches (in ctr's next value too). ctrLow tells; then, at most twice
@@ -23,9 +30,9 @@ var ctrLow = tmp2
 // 2, so the branch depends on the position in the message alone.
 func countersInOrder(regs []VecPhysical, ctr, t VecPhysical, bswap Op, stepBE, stepLE Mem, advance bool) {
 	size, lanes := int(ctr.Size()), int(ctr.Size())/16
-	reach := len(regs)*lanes - 1
+	reach := len(regs)*lanes - 1 // the last counter the call reaches, from lane 0's
 	if advance {
-		reach = 4*lanes + lanes - 1
+		reach += lanes // ctr's last lane after the chunk
 	}
 	move := func(r VecPhysical) {
 		if size == 64 {
@@ -45,7 +52,7 @@ func countersInOrder(regs []VecPhysical, ctr, t VecPhysical, bswap Op, stepBE, s
 		VPADDD(stepBE.Offset(size*(j-1)), ctr, r)
 	}
 	if advance {
-		VPADDD(stepBE.Offset(size*3), ctr, ctr)
+		VPADDD(stepBE.Offset(size*(len(regs)-1)), ctr, ctr)
 	}
 	JMP(LabelRef(done))
 	Label(carry)
@@ -59,12 +66,12 @@ func countersInOrder(regs []VecPhysical, ctr, t VecPhysical, bswap Op, stepBE, s
 		VPSHUFB(bswap, r, r)
 	}
 	if advance {
-		VPADDD(stepLE.Offset(size*3), t, ctr)
+		VPADDD(stepLE.Offset(size*(len(regs)-1)), t, ctr)
 		VPSHUFB(bswap, ctr, ctr)
 	}
 	Label(done)
 	if advance {
-		ADDQ(U8(4*lanes), ctrLow)
+		ADDQ(U8(len(regs)*lanes), ctrLow)
 		MOVBQZX(ctrLow.As8(), ctrLow)
 	}
 }

@@ -63,3 +63,25 @@ func reduceSteps(lo, mid, hi, t VecPhysical, k Op, avx512 bool) []func() {
 		func() { VPSHUFD(U8(0x4e), mid, mid) })
 	return append(steps, xor3(t, mid, hi)...)
 }
+
+// karatsubaProducts multiplies the blocks in g by the powers of H in h, whose Karatsuba operands
+// (the XOR of each power's halves) are in hk: the low products into lo, the high ones into hi and
+// the middle ones, not yet corrected by lo and hi (reduceSteps does that), into mid. AVX-512 (any
+// width, any of the 32 registers).
+func karatsubaProducts(g VecPhysical, h, hk Op, lo, hi, mid VecPhysical) {
+	for _, step := range karatsubaSteps(g, h, hk, lo, hi, mid) {
+		step()
+	}
+}
+
+// karatsubaSteps returns karatsubaProducts' instructions one by one, for the stitched loops. g is
+// read before hi is written, so g may be hi.
+func karatsubaSteps(g VecPhysical, h, hk Op, lo, hi, mid VecPhysical) []func() {
+	return []func(){
+		func() { VPSHUFD(U8(0x4e), g, mid) },
+		func() { VPXORQ(g, mid, mid) },
+		func() { VPCLMULQDQ(U8(0x00), h, g, lo) },
+		func() { VPCLMULQDQ(U8(0x00), hk, mid, mid) },
+		func() { VPCLMULQDQ(U8(0x11), h, g, hi) },
+	}
+}

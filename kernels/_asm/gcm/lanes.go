@@ -335,17 +335,6 @@ func aesRoundsPerPacket(j0 VecPhysical, pkts []VecPhysical) {
 		func(k Op, x VecPhysical) { VAESENCLAST(k, x, x) })
 }
 
-// karatsubaProducts multiplies the blocks in g by the powers of H in h, whose Karatsuba operands
-// (the XOR of each power's halves) are in hk: the low products into lo, the high ones into hi and
-// the middle ones, not yet corrected by lo and hi (reduceSteps does that), into mid.
-func karatsubaProducts(g VecPhysical, h, hk Op, lo, hi, mid VecPhysical) {
-	VPCLMULQDQ(U8(0x00), h, g, lo)
-	VPCLMULQDQ(U8(0x11), h, g, hi)
-	VPSHUFD(U8(0x4e), g, mid)
-	VPXORQ(g, mid, mid)
-	VPCLMULQDQ(U8(0x00), hk, mid, mid)
-}
-
 // laneSum leaves in regs[2], lane i, the sum of the four lanes of regs[i] and lane i of extra; the
 // other regs and laneTmp are clobbered. It adds the lanes in halves: pairing the low halves of two
 // registers with their high halves and adding leaves each register's lanes 0+2 and 1+3, and
