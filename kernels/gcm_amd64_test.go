@@ -446,7 +446,7 @@ func BenchmarkGCMAVX2Variants(b *testing.B) {
 }
 
 // gcmTestKey returns an AES-GCM key of size bytes and crypto/cipher's GCM under it, for the
-// tests and benchmarks of the AVX2 kernel variants.
+// per-kernel tests and benchmarks (TestGCMKernelLengths, BenchmarkGCMAVX2Variants).
 func gcmTestKey(tb testing.TB, size int) (*Key, cipher.AEAD) {
 	tb.Helper()
 	raw := bytes.Repeat([]byte{byte(size)}, size)
