@@ -748,6 +748,8 @@ aes_last_10:
 	JMP         chunk
 
 drain:
+	TESTQ      R8, R8
+	JNZ        drain_tail
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, 1344(AX), Z9, Z8
@@ -781,6 +783,726 @@ drain:
 	VPCLMULQDQ $0x00, Z19, Z10, Z11
 	VPSHUFD    $0x4e, Z10, Z10
 	VPTERNLOGQ $0x96, Z11, Z10, Z9
+	JMP        text_tail
+
+drain_tail:
+	VPSHUFB   X17, X16, X11
+	VMOVDQU64 X11, 88(DI)
+	LEAQ      -1(R8), R11
+	ANDQ      $0x3f, R11
+	INCQ      R11
+	BZHIQ     R11, R9, R11
+	KMOVQ     R11, K1
+	LEAQ      15(R8), R11
+	SHRQ      $0x04, R11
+	SHLQ      $0x04, R11
+	LEAQ      1296(AX), R10
+	SUBQ      R11, R10
+	CMPQ      48(DI), $0x00
+	JE        no_lens_11
+	SUBQ      $0x10, R10
+
+no_lens_11:
+	LEAQ      63(R8), R11
+	SHRQ      $0x06, R11
+	CMPQ      R11, $0x01
+	JE        tail1_13
+	CMPQ      R11, $0x02
+	JE        tail2_14
+	CMPQ      R11, $0x03
+	JE        tail3_15
+	CMPQ      R13, $0xf0
+	JA        ctr_carry_16
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
+	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
+	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
+	JMP       ctr_done_17
+
+ctr_carry_16:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
+	VPSHUFB   Z17, Z2, Z2
+	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
+	VPSHUFB   Z17, Z3, Z3
+
+ctr_done_17:
+	VPXORQ     (AX), Z0, Z0
+	VPXORQ     (AX), Z1, Z1
+	VPXORQ     (AX), Z2, Z2
+	VPXORQ     (AX), Z3, Z3
+	VAESENC    Z24, Z0, Z0
+	VAESENC    Z24, Z1, Z1
+	VAESENC    Z24, Z2, Z2
+	VAESENC    Z24, Z3, Z3
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VPCLMULQDQ $0x00, 1344(AX), Z9, Z8
+	VPCLMULQDQ $0x00, 1984(AX), Z10, Z10
+	VPCLMULQDQ $0x11, 1344(AX), Z9, Z9
+	VAESENC    Z25, Z0, Z0
+	VAESENC    Z25, Z1, Z1
+	VAESENC    Z25, Z2, Z2
+	VAESENC    Z25, Z3, Z3
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, 1408(AX), Z4, Z11
+	VPCLMULQDQ $0x00, 2048(AX), Z13, Z13
+	VPCLMULQDQ $0x11, 1408(AX), Z4, Z12
+	VAESENC    Z26, Z0, Z0
+	VAESENC    Z26, Z1, Z1
+	VAESENC    Z26, Z2, Z2
+	VAESENC    Z26, Z3, Z3
+	VPSHUFD    $0x4e, Z5, Z23
+	VPXORQ     Z5, Z23, Z23
+	VPCLMULQDQ $0x00, 1472(AX), Z5, Z21
+	VPCLMULQDQ $0x00, 2112(AX), Z23, Z23
+	VPCLMULQDQ $0x11, 1472(AX), Z5, Z22
+	VAESENC    Z27, Z0, Z0
+	VAESENC    Z27, Z1, Z1
+	VAESENC    Z27, Z2, Z2
+	VAESENC    Z27, Z3, Z3
+	VPTERNLOGQ $0x96, Z11, Z21, Z8
+	VPTERNLOGQ $0x96, Z12, Z22, Z9
+	VPTERNLOGQ $0x96, Z13, Z23, Z10
+	VPSHUFD    $0x4e, Z6, Z13
+	VPXORQ     Z6, Z13, Z13
+	VAESENC    Z28, Z0, Z0
+	VAESENC    Z28, Z1, Z1
+	VAESENC    Z28, Z2, Z2
+	VAESENC    Z28, Z3, Z3
+	VPCLMULQDQ $0x00, 1536(AX), Z6, Z11
+	VPCLMULQDQ $0x00, 2176(AX), Z13, Z13
+	VPCLMULQDQ $0x11, 1536(AX), Z6, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPTERNLOGQ $0x96, Z12, Z7, Z9
+	VAESENC    Z29, Z0, Z0
+	VAESENC    Z29, Z1, Z1
+	VAESENC    Z29, Z2, Z2
+	VAESENC    Z29, Z3, Z3
+	VPTERNLOGQ $0x96, Z13, Z7, Z10
+	VPTERNLOGQ $0x96, Z8, Z9, Z10
+	VPCLMULQDQ $0x00, Z19, Z8, Z11
+	VPSHUFD    $0x4e, Z8, Z8
+	VPTERNLOGQ $0x96, Z11, Z8, Z10
+	VAESENC    Z30, Z0, Z0
+	VAESENC    Z30, Z1, Z1
+	VAESENC    Z30, Z2, Z2
+	VAESENC    Z30, Z3, Z3
+	VPCLMULQDQ $0x00, Z19, Z10, Z11
+	VPSHUFD    $0x4e, Z10, Z10
+	VPTERNLOGQ $0x96, Z11, Z10, Z9
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VAESENC    Z31, Z0, Z0
+	VAESENC    Z31, Z1, Z1
+	VAESENC    Z31, Z2, Z2
+	VAESENC    Z31, Z3, Z3
+	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
+	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
+	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
+	VAESENC    Z20, Z0, Z0
+	VAESENC    Z20, Z1, Z1
+	VAESENC    Z20, Z2, Z2
+	VAESENC    Z20, Z3, Z3
+	CMPQ       R12, $0x0a
+	JE         aes_last_18
+	VAESENC    640(AX), Z0, Z0
+	VAESENC    640(AX), Z1, Z1
+	VAESENC    640(AX), Z2, Z2
+	VAESENC    640(AX), Z3, Z3
+	VAESENC    704(AX), Z0, Z0
+	VAESENC    704(AX), Z1, Z1
+	VAESENC    704(AX), Z2, Z2
+	VAESENC    704(AX), Z3, Z3
+	CMPQ       R12, $0x0c
+	JE         aes_last_18
+	VAESENC    768(AX), Z0, Z0
+	VAESENC    768(AX), Z1, Z1
+	VAESENC    768(AX), Z2, Z2
+	VAESENC    768(AX), Z3, Z3
+	VAESENC    832(AX), Z0, Z0
+	VAESENC    832(AX), Z1, Z1
+	VAESENC    832(AX), Z2, Z2
+	VAESENC    832(AX), Z3, Z3
+
+aes_last_18:
+	VAESENCLAST     Z14, Z0, Z0
+	VAESENCLAST     Z14, Z1, Z1
+	VAESENCLAST     Z14, Z2, Z2
+	VAESENCLAST     Z14, Z3, Z3
+	VMOVDQU64       (SI), Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU64       Z0, (DX)
+	VPSHUFB         Z17, Z0, Z4
+	VMOVDQU64       64(SI), Z5
+	VPXORQ          Z5, Z1, Z1
+	VMOVDQU64       Z1, 64(DX)
+	VPSHUFB         Z17, Z1, Z5
+	VMOVDQU64       128(SI), Z6
+	VPXORQ          Z6, Z2, Z2
+	VMOVDQU64       Z2, 128(DX)
+	VPSHUFB         Z17, Z2, Z6
+	VMOVDQU8.Z      192(SI), K1, Z7
+	VPXORQ          Z7, Z3, Z3
+	VMOVDQU8        Z3, K1, 192(DX)
+	VMOVDQU8.Z      Z3, K1, Z3
+	VPSHUFB         Z17, Z3, Z7
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_19
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_19
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z7, K2, Z7
+
+lens_no_lane_19:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z5, Z13
+	VPXORQ     Z5, Z13, Z13
+	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
+	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z6, Z13
+	VPXORQ     Z6, Z13, Z13
+	VPCLMULQDQ $0x00, 128(R10), Z6, Z11
+	VPCLMULQDQ $0x00, 768(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 128(R10), Z6, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z7, Z13
+	VPXORQ     Z7, Z13, Z13
+	VPCLMULQDQ $0x00, 192(R10), Z7, Z11
+	VPCLMULQDQ $0x00, 832(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 192(R10), Z7, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_20
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_20
+	VMOVDQU    56(DI), X11
+	VPSHUFD    $0x4e, X11, X21
+	VPXORQ     X11, X21, X21
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPCLMULQDQ $0x00, 1920(AX), X21, X21
+	VPCLMULQDQ $0x11, 1280(AX), X11, X13
+	VPXORQ     Z12, Z8, Z8
+	VPXORQ     Z13, Z9, Z9
+	VPXORQ     Z21, Z10, Z10
+
+no_lens_20:
+	VPTERNLOGQ    $0x96, Z8, Z9, Z10
+	VPCLMULQDQ    $0x00, Z19, Z8, Z11
+	VPSHUFD       $0x4e, Z8, Z8
+	VPTERNLOGQ    $0x96, Z11, Z8, Z10
+	VPCLMULQDQ    $0x00, Z19, Z10, Z11
+	VPSHUFD       $0x4e, Z10, Z10
+	VPTERNLOGQ    $0x96, Z11, Z10, Z9
+	VEXTRACTI64X4 $0x01, Z9, Y11
+	VPXORQ        Y11, Y9, Y9
+	VEXTRACTI128  $0x01, Y9, X11
+	VPXOR         X11, X9, X15
+	JMP           tail_done_12
+
+tail3_15:
+	CMPQ      R13, $0xf4
+	JA        ctr_carry_21
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
+	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
+	JMP       ctr_done_22
+
+ctr_carry_21:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
+	VPSHUFB   Z17, Z2, Z2
+
+ctr_done_22:
+	VPXORQ     (AX), Z0, Z0
+	VPXORQ     (AX), Z1, Z1
+	VPXORQ     (AX), Z2, Z2
+	VAESENC    Z24, Z0, Z0
+	VAESENC    Z24, Z1, Z1
+	VAESENC    Z24, Z2, Z2
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VPCLMULQDQ $0x00, 1344(AX), Z9, Z8
+	VPCLMULQDQ $0x00, 1984(AX), Z10, Z10
+	VPCLMULQDQ $0x11, 1344(AX), Z9, Z9
+	VAESENC    Z25, Z0, Z0
+	VAESENC    Z25, Z1, Z1
+	VAESENC    Z25, Z2, Z2
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, 1408(AX), Z4, Z11
+	VPCLMULQDQ $0x00, 2048(AX), Z13, Z13
+	VPCLMULQDQ $0x11, 1408(AX), Z4, Z12
+	VAESENC    Z26, Z0, Z0
+	VAESENC    Z26, Z1, Z1
+	VAESENC    Z26, Z2, Z2
+	VPSHUFD    $0x4e, Z5, Z23
+	VPXORQ     Z5, Z23, Z23
+	VPCLMULQDQ $0x00, 1472(AX), Z5, Z21
+	VPCLMULQDQ $0x00, 2112(AX), Z23, Z23
+	VPCLMULQDQ $0x11, 1472(AX), Z5, Z22
+	VAESENC    Z27, Z0, Z0
+	VAESENC    Z27, Z1, Z1
+	VAESENC    Z27, Z2, Z2
+	VPTERNLOGQ $0x96, Z11, Z21, Z8
+	VPTERNLOGQ $0x96, Z12, Z22, Z9
+	VPTERNLOGQ $0x96, Z13, Z23, Z10
+	VPSHUFD    $0x4e, Z6, Z13
+	VPXORQ     Z6, Z13, Z13
+	VAESENC    Z28, Z0, Z0
+	VAESENC    Z28, Z1, Z1
+	VAESENC    Z28, Z2, Z2
+	VPCLMULQDQ $0x00, 1536(AX), Z6, Z11
+	VPCLMULQDQ $0x00, 2176(AX), Z13, Z13
+	VPCLMULQDQ $0x11, 1536(AX), Z6, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPTERNLOGQ $0x96, Z12, Z7, Z9
+	VAESENC    Z29, Z0, Z0
+	VAESENC    Z29, Z1, Z1
+	VAESENC    Z29, Z2, Z2
+	VPTERNLOGQ $0x96, Z13, Z7, Z10
+	VPTERNLOGQ $0x96, Z8, Z9, Z10
+	VPCLMULQDQ $0x00, Z19, Z8, Z11
+	VPSHUFD    $0x4e, Z8, Z8
+	VPTERNLOGQ $0x96, Z11, Z8, Z10
+	VAESENC    Z30, Z0, Z0
+	VAESENC    Z30, Z1, Z1
+	VAESENC    Z30, Z2, Z2
+	VPCLMULQDQ $0x00, Z19, Z10, Z11
+	VPSHUFD    $0x4e, Z10, Z10
+	VPTERNLOGQ $0x96, Z11, Z10, Z9
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VAESENC    Z31, Z0, Z0
+	VAESENC    Z31, Z1, Z1
+	VAESENC    Z31, Z2, Z2
+	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
+	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
+	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
+	VAESENC    Z20, Z0, Z0
+	VAESENC    Z20, Z1, Z1
+	VAESENC    Z20, Z2, Z2
+	CMPQ       R12, $0x0a
+	JE         aes_last_23
+	VAESENC    640(AX), Z0, Z0
+	VAESENC    640(AX), Z1, Z1
+	VAESENC    640(AX), Z2, Z2
+	VAESENC    704(AX), Z0, Z0
+	VAESENC    704(AX), Z1, Z1
+	VAESENC    704(AX), Z2, Z2
+	CMPQ       R12, $0x0c
+	JE         aes_last_23
+	VAESENC    768(AX), Z0, Z0
+	VAESENC    768(AX), Z1, Z1
+	VAESENC    768(AX), Z2, Z2
+	VAESENC    832(AX), Z0, Z0
+	VAESENC    832(AX), Z1, Z1
+	VAESENC    832(AX), Z2, Z2
+
+aes_last_23:
+	VAESENCLAST     Z14, Z0, Z0
+	VAESENCLAST     Z14, Z1, Z1
+	VAESENCLAST     Z14, Z2, Z2
+	VMOVDQU64       (SI), Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU64       Z0, (DX)
+	VPSHUFB         Z17, Z0, Z4
+	VMOVDQU64       64(SI), Z5
+	VPXORQ          Z5, Z1, Z1
+	VMOVDQU64       Z1, 64(DX)
+	VPSHUFB         Z17, Z1, Z5
+	VMOVDQU8.Z      128(SI), K1, Z6
+	VPXORQ          Z6, Z2, Z2
+	VMOVDQU8        Z2, K1, 128(DX)
+	VMOVDQU8.Z      Z2, K1, Z2
+	VPSHUFB         Z17, Z2, Z6
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_24
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_24
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z6, K2, Z6
+
+lens_no_lane_24:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z5, Z13
+	VPXORQ     Z5, Z13, Z13
+	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
+	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z6, Z13
+	VPXORQ     Z6, Z13, Z13
+	VPCLMULQDQ $0x00, 128(R10), Z6, Z11
+	VPCLMULQDQ $0x00, 768(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 128(R10), Z6, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_25
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_25
+	VMOVDQU    56(DI), X11
+	VPSHUFD    $0x4e, X11, X21
+	VPXORQ     X11, X21, X21
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPCLMULQDQ $0x00, 1920(AX), X21, X21
+	VPCLMULQDQ $0x11, 1280(AX), X11, X13
+	VPXORQ     Z12, Z8, Z8
+	VPXORQ     Z13, Z9, Z9
+	VPXORQ     Z21, Z10, Z10
+
+no_lens_25:
+	VPTERNLOGQ    $0x96, Z8, Z9, Z10
+	VPCLMULQDQ    $0x00, Z19, Z8, Z11
+	VPSHUFD       $0x4e, Z8, Z8
+	VPTERNLOGQ    $0x96, Z11, Z8, Z10
+	VPCLMULQDQ    $0x00, Z19, Z10, Z11
+	VPSHUFD       $0x4e, Z10, Z10
+	VPTERNLOGQ    $0x96, Z11, Z10, Z9
+	VEXTRACTI64X4 $0x01, Z9, Y11
+	VPXORQ        Y11, Y9, Y9
+	VEXTRACTI128  $0x01, Y9, X11
+	VPXOR         X11, X9, X15
+	JMP           tail_done_12
+
+tail2_14:
+	CMPQ      R13, $0xf8
+	JA        ctr_carry_26
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
+	JMP       ctr_done_27
+
+ctr_carry_26:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
+	VPSHUFB   Z17, Z1, Z1
+
+ctr_done_27:
+	VPXORQ     (AX), Z0, Z0
+	VPXORQ     (AX), Z1, Z1
+	VAESENC    Z24, Z0, Z0
+	VAESENC    Z24, Z1, Z1
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VPCLMULQDQ $0x00, 1344(AX), Z9, Z8
+	VPCLMULQDQ $0x00, 1984(AX), Z10, Z10
+	VPCLMULQDQ $0x11, 1344(AX), Z9, Z9
+	VAESENC    Z25, Z0, Z0
+	VAESENC    Z25, Z1, Z1
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, 1408(AX), Z4, Z11
+	VPCLMULQDQ $0x00, 2048(AX), Z13, Z13
+	VPCLMULQDQ $0x11, 1408(AX), Z4, Z12
+	VAESENC    Z26, Z0, Z0
+	VAESENC    Z26, Z1, Z1
+	VPSHUFD    $0x4e, Z5, Z23
+	VPXORQ     Z5, Z23, Z23
+	VPCLMULQDQ $0x00, 1472(AX), Z5, Z21
+	VPCLMULQDQ $0x00, 2112(AX), Z23, Z23
+	VPCLMULQDQ $0x11, 1472(AX), Z5, Z22
+	VAESENC    Z27, Z0, Z0
+	VAESENC    Z27, Z1, Z1
+	VPTERNLOGQ $0x96, Z11, Z21, Z8
+	VPTERNLOGQ $0x96, Z12, Z22, Z9
+	VPTERNLOGQ $0x96, Z13, Z23, Z10
+	VPSHUFD    $0x4e, Z6, Z13
+	VPXORQ     Z6, Z13, Z13
+	VAESENC    Z28, Z0, Z0
+	VAESENC    Z28, Z1, Z1
+	VPCLMULQDQ $0x00, 1536(AX), Z6, Z11
+	VPCLMULQDQ $0x00, 2176(AX), Z13, Z13
+	VPCLMULQDQ $0x11, 1536(AX), Z6, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPTERNLOGQ $0x96, Z12, Z7, Z9
+	VAESENC    Z29, Z0, Z0
+	VAESENC    Z29, Z1, Z1
+	VPTERNLOGQ $0x96, Z13, Z7, Z10
+	VPTERNLOGQ $0x96, Z8, Z9, Z10
+	VPCLMULQDQ $0x00, Z19, Z8, Z11
+	VPSHUFD    $0x4e, Z8, Z8
+	VPTERNLOGQ $0x96, Z11, Z8, Z10
+	VAESENC    Z30, Z0, Z0
+	VAESENC    Z30, Z1, Z1
+	VPCLMULQDQ $0x00, Z19, Z10, Z11
+	VPSHUFD    $0x4e, Z10, Z10
+	VPTERNLOGQ $0x96, Z11, Z10, Z9
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VAESENC    Z31, Z0, Z0
+	VAESENC    Z31, Z1, Z1
+	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
+	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
+	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
+	VAESENC    Z20, Z0, Z0
+	VAESENC    Z20, Z1, Z1
+	CMPQ       R12, $0x0a
+	JE         aes_last_28
+	VAESENC    640(AX), Z0, Z0
+	VAESENC    640(AX), Z1, Z1
+	VAESENC    704(AX), Z0, Z0
+	VAESENC    704(AX), Z1, Z1
+	CMPQ       R12, $0x0c
+	JE         aes_last_28
+	VAESENC    768(AX), Z0, Z0
+	VAESENC    768(AX), Z1, Z1
+	VAESENC    832(AX), Z0, Z0
+	VAESENC    832(AX), Z1, Z1
+
+aes_last_28:
+	VAESENCLAST     Z14, Z0, Z0
+	VAESENCLAST     Z14, Z1, Z1
+	VMOVDQU64       (SI), Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU64       Z0, (DX)
+	VPSHUFB         Z17, Z0, Z4
+	VMOVDQU8.Z      64(SI), K1, Z5
+	VPXORQ          Z5, Z1, Z1
+	VMOVDQU8        Z1, K1, 64(DX)
+	VMOVDQU8.Z      Z1, K1, Z1
+	VPSHUFB         Z17, Z1, Z5
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_29
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_29
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z5, K2, Z5
+
+lens_no_lane_29:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	VPSHUFD    $0x4e, Z5, Z13
+	VPXORQ     Z5, Z13, Z13
+	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
+	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
+	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_30
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_30
+	VMOVDQU    56(DI), X11
+	VPSHUFD    $0x4e, X11, X21
+	VPXORQ     X11, X21, X21
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPCLMULQDQ $0x00, 1920(AX), X21, X21
+	VPCLMULQDQ $0x11, 1280(AX), X11, X13
+	VPXORQ     Z12, Z8, Z8
+	VPXORQ     Z13, Z9, Z9
+	VPXORQ     Z21, Z10, Z10
+
+no_lens_30:
+	VPTERNLOGQ    $0x96, Z8, Z9, Z10
+	VPCLMULQDQ    $0x00, Z19, Z8, Z11
+	VPSHUFD       $0x4e, Z8, Z8
+	VPTERNLOGQ    $0x96, Z11, Z8, Z10
+	VPCLMULQDQ    $0x00, Z19, Z10, Z11
+	VPSHUFD       $0x4e, Z10, Z10
+	VPTERNLOGQ    $0x96, Z11, Z10, Z9
+	VEXTRACTI64X4 $0x01, Z9, Y11
+	VPXORQ        Y11, Y9, Y9
+	VEXTRACTI128  $0x01, Y9, X11
+	VPXOR         X11, X9, X15
+	JMP           tail_done_12
+
+tail1_13:
+	CMPQ      R13, $0xfc
+	JA        ctr_carry_31
+	VMOVDQA64 Z16, Z0
+	JMP       ctr_done_32
+
+ctr_carry_31:
+	VPSHUFB   Z17, Z16, Z11
+	VMOVDQA64 Z16, Z0
+
+ctr_done_32:
+	VPXORQ     (AX), Z0, Z0
+	VAESENC    Z24, Z0, Z0
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VPCLMULQDQ $0x00, 1344(AX), Z9, Z8
+	VPCLMULQDQ $0x00, 1984(AX), Z10, Z10
+	VPCLMULQDQ $0x11, 1344(AX), Z9, Z9
+	VAESENC    Z25, Z0, Z0
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, 1408(AX), Z4, Z11
+	VPCLMULQDQ $0x00, 2048(AX), Z13, Z13
+	VPCLMULQDQ $0x11, 1408(AX), Z4, Z12
+	VAESENC    Z26, Z0, Z0
+	VPSHUFD    $0x4e, Z5, Z23
+	VPXORQ     Z5, Z23, Z23
+	VPCLMULQDQ $0x00, 1472(AX), Z5, Z21
+	VPCLMULQDQ $0x00, 2112(AX), Z23, Z23
+	VPCLMULQDQ $0x11, 1472(AX), Z5, Z22
+	VAESENC    Z27, Z0, Z0
+	VPTERNLOGQ $0x96, Z11, Z21, Z8
+	VPTERNLOGQ $0x96, Z12, Z22, Z9
+	VPTERNLOGQ $0x96, Z13, Z23, Z10
+	VPSHUFD    $0x4e, Z6, Z13
+	VPXORQ     Z6, Z13, Z13
+	VAESENC    Z28, Z0, Z0
+	VPCLMULQDQ $0x00, 1536(AX), Z6, Z11
+	VPCLMULQDQ $0x00, 2176(AX), Z13, Z13
+	VPCLMULQDQ $0x11, 1536(AX), Z6, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPTERNLOGQ $0x96, Z12, Z7, Z9
+	VAESENC    Z29, Z0, Z0
+	VPTERNLOGQ $0x96, Z13, Z7, Z10
+	VPTERNLOGQ $0x96, Z8, Z9, Z10
+	VPCLMULQDQ $0x00, Z19, Z8, Z11
+	VPSHUFD    $0x4e, Z8, Z8
+	VPTERNLOGQ $0x96, Z11, Z8, Z10
+	VAESENC    Z30, Z0, Z0
+	VPCLMULQDQ $0x00, Z19, Z10, Z11
+	VPSHUFD    $0x4e, Z10, Z10
+	VPTERNLOGQ $0x96, Z11, Z10, Z9
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VAESENC    Z31, Z0, Z0
+	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
+	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
+	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
+	VAESENC    Z20, Z0, Z0
+	CMPQ       R12, $0x0a
+	JE         aes_last_33
+	VAESENC    640(AX), Z0, Z0
+	VAESENC    704(AX), Z0, Z0
+	CMPQ       R12, $0x0c
+	JE         aes_last_33
+	VAESENC    768(AX), Z0, Z0
+	VAESENC    832(AX), Z0, Z0
+
+aes_last_33:
+	VAESENCLAST     Z14, Z0, Z0
+	VMOVDQU8.Z      (SI), K1, Z4
+	VPXORQ          Z4, Z0, Z0
+	VMOVDQU8        Z0, K1, (DX)
+	VMOVDQU8.Z      Z0, K1, Z0
+	VPSHUFB         Z17, Z0, Z4
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_34
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_34
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 56(DI), Z11
+	VPXORQ          Z11, Z4, K2, Z4
+
+lens_no_lane_34:
+	VPXORQ     Z15, Z4, Z4
+	VPSHUFD    $0x4e, Z4, Z13
+	VPXORQ     Z4, Z13, Z13
+	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VPCLMULQDQ $0x11, (R10), Z4, Z12
+	VPXORQ     Z11, Z8, Z8
+	VPXORQ     Z12, Z9, Z9
+	VPXORQ     Z13, Z10, Z10
+	CMPQ       48(DI), $0x00
+	JE         no_lens_35
+	LEAQ       15(R8), R11
+	SHRQ       $0x04, R11
+	ANDQ       $0x03, R11
+	JNZ        no_lens_35
+	VMOVDQU    56(DI), X11
+	VPSHUFD    $0x4e, X11, X21
+	VPXORQ     X11, X21, X21
+	VPCLMULQDQ $0x00, 1280(AX), X11, X12
+	VPCLMULQDQ $0x00, 1920(AX), X21, X21
+	VPCLMULQDQ $0x11, 1280(AX), X11, X13
+	VPXORQ     Z12, Z8, Z8
+	VPXORQ     Z13, Z9, Z9
+	VPXORQ     Z21, Z10, Z10
+
+no_lens_35:
+	VPTERNLOGQ    $0x96, Z8, Z9, Z10
+	VPCLMULQDQ    $0x00, Z19, Z8, Z11
+	VPSHUFD       $0x4e, Z8, Z8
+	VPTERNLOGQ    $0x96, Z11, Z8, Z10
+	VPCLMULQDQ    $0x00, Z19, Z10, Z11
+	VPSHUFD       $0x4e, Z10, Z10
+	VPTERNLOGQ    $0x96, Z11, Z10, Z9
+	VEXTRACTI64X4 $0x01, Z9, Y11
+	VPXORQ        Y11, Y9, Y9
+	VEXTRACTI128  $0x01, Y9, X11
+	VPXOR         X11, X9, X15
+
+tail_done_12:
+	JMP finish
 
 text_tail:
 	VPSHUFB   X17, X16, X11
@@ -798,43 +1520,43 @@ text_tail:
 	LEAQ      1296(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_11
+	JE        no_lens_36
 	SUBQ      $0x10, R10
 
-no_lens_11:
+no_lens_36:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_12
+	JNE    lanes_mul_37
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_12
+	JNE    lanes_mul_37
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_13
+	JMP    lanes_closed_38
 
-lanes_mul_12:
+lanes_mul_37:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_13:
+lanes_closed_38:
 	LEAQ      63(R8), R11
 	SHRQ      $0x06, R11
 	CMPQ      R11, $0x01
-	JE        tail1_15
+	JE        tail1_40
 	CMPQ      R11, $0x02
-	JE        tail2_16
+	JE        tail2_41
 	CMPQ      R11, $0x03
-	JE        tail3_17
+	JE        tail3_42
 	CMPQ      R13, $0xf0
-	JA        ctr_carry_18
+	JA        ctr_carry_43
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
-	JMP       ctr_done_19
+	JMP       ctr_done_44
 
-ctr_carry_18:
+ctr_carry_43:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -844,7 +1566,7 @@ ctr_carry_18:
 	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
 	VPSHUFB   Z17, Z3, Z3
 
-ctr_done_19:
+ctr_done_44:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VPXORQ  (AX), Z2, Z2
@@ -886,7 +1608,7 @@ ctr_done_19:
 	VAESENC Z20, Z2, Z2
 	VAESENC Z20, Z3, Z3
 	CMPQ    R12, $0x0a
-	JE      aes_last_20
+	JE      aes_last_45
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -896,7 +1618,7 @@ ctr_done_19:
 	VAESENC 704(AX), Z2, Z2
 	VAESENC 704(AX), Z3, Z3
 	CMPQ    R12, $0x0c
-	JE      aes_last_20
+	JE      aes_last_45
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -906,7 +1628,7 @@ ctr_done_19:
 	VAESENC 832(AX), Z2, Z2
 	VAESENC 832(AX), Z3, Z3
 
-aes_last_20:
+aes_last_45:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
 	VAESENCLAST     Z14, Z2, Z2
@@ -929,11 +1651,11 @@ aes_last_20:
 	VMOVDQU8.Z      Z3, K1, Z3
 	VPSHUFB         Z17, Z3, Z7
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_21
+	JE              lens_no_lane_46
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_21
+	JZ              lens_no_lane_46
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -941,7 +1663,7 @@ aes_last_20:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z7, K2, Z7
 
-lens_no_lane_21:
+lens_no_lane_46:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -976,11 +1698,11 @@ lens_no_lane_21:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_22
+	JE         no_lens_47
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_22
+	JNZ        no_lens_47
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -991,7 +1713,7 @@ lens_no_lane_21:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_22:
+no_lens_47:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1003,17 +1725,17 @@ no_lens_22:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_14
+	JMP           tail_done_39
 
-tail3_17:
+tail3_42:
 	CMPQ      R13, $0xf4
-	JA        ctr_carry_23
+	JA        ctr_carry_48
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
-	JMP       ctr_done_24
+	JMP       ctr_done_49
 
-ctr_carry_23:
+ctr_carry_48:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -1021,7 +1743,7 @@ ctr_carry_23:
 	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
 	VPSHUFB   Z17, Z2, Z2
 
-ctr_done_24:
+ctr_done_49:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VPXORQ  (AX), Z2, Z2
@@ -1053,7 +1775,7 @@ ctr_done_24:
 	VAESENC Z20, Z1, Z1
 	VAESENC Z20, Z2, Z2
 	CMPQ    R12, $0x0a
-	JE      aes_last_25
+	JE      aes_last_50
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 640(AX), Z2, Z2
@@ -1061,7 +1783,7 @@ ctr_done_24:
 	VAESENC 704(AX), Z1, Z1
 	VAESENC 704(AX), Z2, Z2
 	CMPQ    R12, $0x0c
-	JE      aes_last_25
+	JE      aes_last_50
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 768(AX), Z2, Z2
@@ -1069,7 +1791,7 @@ ctr_done_24:
 	VAESENC 832(AX), Z1, Z1
 	VAESENC 832(AX), Z2, Z2
 
-aes_last_25:
+aes_last_50:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
 	VAESENCLAST     Z14, Z2, Z2
@@ -1087,11 +1809,11 @@ aes_last_25:
 	VMOVDQU8.Z      Z2, K1, Z2
 	VPSHUFB         Z17, Z2, Z6
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_26
+	JE              lens_no_lane_51
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_26
+	JZ              lens_no_lane_51
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -1099,7 +1821,7 @@ aes_last_25:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z6, K2, Z6
 
-lens_no_lane_26:
+lens_no_lane_51:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -1126,11 +1848,11 @@ lens_no_lane_26:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_27
+	JE         no_lens_52
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_27
+	JNZ        no_lens_52
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -1141,7 +1863,7 @@ lens_no_lane_26:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_27:
+no_lens_52:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1153,22 +1875,22 @@ no_lens_27:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_14
+	JMP           tail_done_39
 
-tail2_16:
+tail2_41:
 	CMPQ      R13, $0xf8
-	JA        ctr_carry_28
+	JA        ctr_carry_53
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
-	JMP       ctr_done_29
+	JMP       ctr_done_54
 
-ctr_carry_28:
+ctr_carry_53:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
 	VPSHUFB   Z17, Z1, Z1
 
-ctr_done_29:
+ctr_done_54:
 	VPXORQ  (AX), Z0, Z0
 	VPXORQ  (AX), Z1, Z1
 	VAESENC Z24, Z0, Z0
@@ -1190,19 +1912,19 @@ ctr_done_29:
 	VAESENC Z20, Z0, Z0
 	VAESENC Z20, Z1, Z1
 	CMPQ    R12, $0x0a
-	JE      aes_last_30
+	JE      aes_last_55
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 640(AX), Z1, Z1
 	VAESENC 704(AX), Z0, Z0
 	VAESENC 704(AX), Z1, Z1
 	CMPQ    R12, $0x0c
-	JE      aes_last_30
+	JE      aes_last_55
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 768(AX), Z1, Z1
 	VAESENC 832(AX), Z0, Z0
 	VAESENC 832(AX), Z1, Z1
 
-aes_last_30:
+aes_last_55:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
 	VMOVDQU64       (SI), Z4
@@ -1215,11 +1937,11 @@ aes_last_30:
 	VMOVDQU8.Z      Z1, K1, Z1
 	VPSHUFB         Z17, Z1, Z5
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_31
+	JE              lens_no_lane_56
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_31
+	JZ              lens_no_lane_56
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -1227,7 +1949,7 @@ aes_last_30:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z5, K2, Z5
 
-lens_no_lane_31:
+lens_no_lane_56:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -1246,11 +1968,11 @@ lens_no_lane_31:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_32
+	JE         no_lens_57
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_32
+	JNZ        no_lens_57
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -1261,7 +1983,7 @@ lens_no_lane_31:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_32:
+no_lens_57:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1273,19 +1995,19 @@ no_lens_32:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_14
+	JMP           tail_done_39
 
-tail1_15:
+tail1_40:
 	CMPQ      R13, $0xfc
-	JA        ctr_carry_33
+	JA        ctr_carry_58
 	VMOVDQA64 Z16, Z0
-	JMP       ctr_done_34
+	JMP       ctr_done_59
 
-ctr_carry_33:
+ctr_carry_58:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 
-ctr_done_34:
+ctr_done_59:
 	VPXORQ  (AX), Z0, Z0
 	VAESENC Z24, Z0, Z0
 	VAESENC Z25, Z0, Z0
@@ -1297,15 +2019,15 @@ ctr_done_34:
 	VAESENC Z31, Z0, Z0
 	VAESENC Z20, Z0, Z0
 	CMPQ    R12, $0x0a
-	JE      aes_last_35
+	JE      aes_last_60
 	VAESENC 640(AX), Z0, Z0
 	VAESENC 704(AX), Z0, Z0
 	CMPQ    R12, $0x0c
-	JE      aes_last_35
+	JE      aes_last_60
 	VAESENC 768(AX), Z0, Z0
 	VAESENC 832(AX), Z0, Z0
 
-aes_last_35:
+aes_last_60:
 	VAESENCLAST     Z14, Z0, Z0
 	VMOVDQU8.Z      (SI), K1, Z4
 	VPXORQ          Z4, Z0, Z0
@@ -1313,11 +2035,11 @@ aes_last_35:
 	VMOVDQU8.Z      Z0, K1, Z0
 	VPSHUFB         Z17, Z0, Z4
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_36
+	JE              lens_no_lane_61
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_36
+	JZ              lens_no_lane_61
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -1325,7 +2047,7 @@ aes_last_35:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z4, K2, Z4
 
-lens_no_lane_36:
+lens_no_lane_61:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -1336,11 +2058,11 @@ lens_no_lane_36:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_37
+	JE         no_lens_62
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_37
+	JNZ        no_lens_62
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -1351,7 +2073,7 @@ lens_no_lane_36:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_37:
+no_lens_62:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1364,7 +2086,7 @@ no_lens_37:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_14:
+tail_done_39:
 	JMP finish
 
 no_tail:
@@ -1399,28 +2121,28 @@ close_lanes:
 	LEAQ 1296(AX), R10
 	SUBQ R11, R10
 	CMPQ 48(DI), $0x00
-	JE   no_lens_38
+	JE   no_lens_63
 	SUBQ $0x10, R10
 
-no_lens_38:
+no_lens_63:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_39
+	JNE    lanes_mul_64
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_39
+	JNE    lanes_mul_64
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_40
+	JMP    lanes_closed_65
 
-lanes_mul_39:
+lanes_mul_64:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_40:
+lanes_closed_65:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_41
+	JE         no_lens_66
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -1431,7 +2153,7 @@ lanes_closed_40:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_41:
+no_lens_66:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1462,15 +2184,15 @@ finish:
 	VAESENC X31, X0, X0
 	VAESENC X20, X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_42
+	JE      aes_last_67
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_42
+	JE      aes_last_67
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_42:
+aes_last_67:
 	VAESENCLAST X14, X0, X0
 	VPSHUFB     X17, X15, X1
 	VPXOR       X1, X0, X0
@@ -1635,11 +2357,11 @@ ad_tail_hashed:
 	LEAQ          63(R8), R11
 	SHRQ          $0x06, R11
 	CMPQ          R11, $0x01
-	JE            tail1_44
+	JE            tail1_69
 	CMPQ          R11, $0x02
-	JE            tail2_45
+	JE            tail2_70
 	CMPQ          R11, $0x03
-	JE            tail3_46
+	JE            tail3_71
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -1689,9 +2411,9 @@ ad_tail_hashed:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_43
+	JMP           tail_done_68
 
-tail3_46:
+tail3_71:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -1731,9 +2453,9 @@ tail3_46:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_43
+	JMP           tail_done_68
 
-tail2_45:
+tail2_70:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU8.Z    64(SI), K1, Z5
@@ -1763,9 +2485,9 @@ tail2_45:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_43
+	JMP           tail_done_68
 
-tail1_44:
+tail1_69:
 	VMOVDQU8.Z    (SI), K1, Z4
 	VPSHUFB       Z17, Z4, Z4
 	VPXORQ        Z15, Z4, Z4
@@ -1786,7 +2508,7 @@ tail1_44:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_43:
+tail_done_68:
 text:
 	VPXORQ Z9, Z9, Z9
 
@@ -1804,15 +2526,15 @@ chunk:
 	CMPQ      R8, $0x00000100
 	JB        text_tail
 	CMPQ      R13, $0xec
-	JA        ctr_carry_47
+	JA        ctr_carry_72
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
 	VPADDD    gcmCtrStepBE<>+192(SB), Z16, Z16
-	JMP       ctr_done_48
+	JMP       ctr_done_73
 
-ctr_carry_47:
+ctr_carry_72:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -1824,7 +2546,7 @@ ctr_carry_47:
 	VPADDD    gcmCtrStep<>+192(SB), Z11, Z16
 	VPSHUFB   Z17, Z16, Z16
 
-ctr_done_48:
+ctr_done_73:
 	ADDQ       $0x10, R13
 	MOVBQZX    R13, R13
 	VMOVDQU64  (SI), Z4
@@ -1911,7 +2633,7 @@ ctr_done_48:
 	VPSHUFD    $0x4e, Z10, Z10
 	VPTERNLOGQ $0x96, Z11, Z10, Z9
 	CMPQ       R12, $0x0a
-	JE         aes_last_49
+	JE         aes_last_74
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    640(AX), Z2, Z2
@@ -1921,7 +2643,7 @@ ctr_done_48:
 	VAESENC    704(AX), Z2, Z2
 	VAESENC    704(AX), Z3, Z3
 	CMPQ       R12, $0x0c
-	JE         aes_last_49
+	JE         aes_last_74
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    768(AX), Z2, Z2
@@ -1931,7 +2653,7 @@ ctr_done_48:
 	VAESENC    832(AX), Z2, Z2
 	VAESENC    832(AX), Z3, Z3
 
-aes_last_49:
+aes_last_74:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -1965,43 +2687,27 @@ text_tail:
 	LEAQ      1296(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_50
+	JE        no_lens_75
 	SUBQ      $0x10, R10
 
-no_lens_50:
-	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_51
-	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_51
-	VPXORQ Z8, Z8, Z8
-	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_52
-
-lanes_mul_51:
-	VPSHUFD    $0x4e, Z9, Z10
-	VPXORQ     Z9, Z10, Z10
-	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
-	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
-	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
-
-lanes_closed_52:
+no_lens_75:
 	LEAQ      63(R8), R11
 	SHRQ      $0x06, R11
 	CMPQ      R11, $0x01
-	JE        tail1_54
+	JE        tail1_77
 	CMPQ      R11, $0x02
-	JE        tail2_55
+	JE        tail2_78
 	CMPQ      R11, $0x03
-	JE        tail3_56
+	JE        tail3_79
 	CMPQ      R13, $0xf0
-	JA        ctr_carry_57
+	JA        ctr_carry_80
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
-	JMP       ctr_done_58
+	JMP       ctr_done_81
 
-ctr_carry_57:
+ctr_carry_80:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -2011,95 +2717,21 @@ ctr_carry_57:
 	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
 	VPSHUFB   Z17, Z3, Z3
 
-ctr_done_58:
-	VPXORQ  (AX), Z0, Z0
-	VPXORQ  (AX), Z1, Z1
-	VPXORQ  (AX), Z2, Z2
-	VPXORQ  (AX), Z3, Z3
-	VAESENC Z24, Z0, Z0
-	VAESENC Z24, Z1, Z1
-	VAESENC Z24, Z2, Z2
-	VAESENC Z24, Z3, Z3
-	VAESENC Z25, Z0, Z0
-	VAESENC Z25, Z1, Z1
-	VAESENC Z25, Z2, Z2
-	VAESENC Z25, Z3, Z3
-	VAESENC Z26, Z0, Z0
-	VAESENC Z26, Z1, Z1
-	VAESENC Z26, Z2, Z2
-	VAESENC Z26, Z3, Z3
-	VAESENC Z27, Z0, Z0
-	VAESENC Z27, Z1, Z1
-	VAESENC Z27, Z2, Z2
-	VAESENC Z27, Z3, Z3
-	VAESENC Z28, Z0, Z0
-	VAESENC Z28, Z1, Z1
-	VAESENC Z28, Z2, Z2
-	VAESENC Z28, Z3, Z3
-	VAESENC Z29, Z0, Z0
-	VAESENC Z29, Z1, Z1
-	VAESENC Z29, Z2, Z2
-	VAESENC Z29, Z3, Z3
-	VAESENC Z30, Z0, Z0
-	VAESENC Z30, Z1, Z1
-	VAESENC Z30, Z2, Z2
-	VAESENC Z30, Z3, Z3
-	VAESENC Z31, Z0, Z0
-	VAESENC Z31, Z1, Z1
-	VAESENC Z31, Z2, Z2
-	VAESENC Z31, Z3, Z3
-	VAESENC Z20, Z0, Z0
-	VAESENC Z20, Z1, Z1
-	VAESENC Z20, Z2, Z2
-	VAESENC Z20, Z3, Z3
-	CMPQ    R12, $0x0a
-	JE      aes_last_59
-	VAESENC 640(AX), Z0, Z0
-	VAESENC 640(AX), Z1, Z1
-	VAESENC 640(AX), Z2, Z2
-	VAESENC 640(AX), Z3, Z3
-	VAESENC 704(AX), Z0, Z0
-	VAESENC 704(AX), Z1, Z1
-	VAESENC 704(AX), Z2, Z2
-	VAESENC 704(AX), Z3, Z3
-	CMPQ    R12, $0x0c
-	JE      aes_last_59
-	VAESENC 768(AX), Z0, Z0
-	VAESENC 768(AX), Z1, Z1
-	VAESENC 768(AX), Z2, Z2
-	VAESENC 768(AX), Z3, Z3
-	VAESENC 832(AX), Z0, Z0
-	VAESENC 832(AX), Z1, Z1
-	VAESENC 832(AX), Z2, Z2
-	VAESENC 832(AX), Z3, Z3
-
-aes_last_59:
-	VAESENCLAST     Z14, Z0, Z0
-	VAESENCLAST     Z14, Z1, Z1
-	VAESENCLAST     Z14, Z2, Z2
-	VAESENCLAST     Z14, Z3, Z3
+ctr_done_81:
 	VMOVDQU64       (SI), Z4
-	VPXORQ          Z4, Z0, Z0
-	VMOVDQU64       Z0, (DX)
 	VPSHUFB         Z17, Z4, Z4
 	VMOVDQU64       64(SI), Z5
-	VPXORQ          Z5, Z1, Z1
-	VMOVDQU64       Z1, 64(DX)
 	VPSHUFB         Z17, Z5, Z5
 	VMOVDQU64       128(SI), Z6
-	VPXORQ          Z6, Z2, Z2
-	VMOVDQU64       Z2, 128(DX)
 	VPSHUFB         Z17, Z6, Z6
 	VMOVDQU8.Z      192(SI), K1, Z7
-	VPXORQ          Z7, Z3, Z3
-	VMOVDQU8        Z3, K1, 192(DX)
 	VPSHUFB         Z17, Z7, Z7
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_60
+	JE              lens_no_lane_82
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_60
+	JZ              lens_no_lane_82
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -2107,57 +2739,137 @@ aes_last_59:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z7, K2, Z7
 
-lens_no_lane_60:
+lens_no_lane_82:
+	VPXORQ     (AX), Z0, Z0
+	VPXORQ     (AX), Z1, Z1
+	VPXORQ     (AX), Z2, Z2
+	VPXORQ     (AX), Z3, Z3
+	VAESENC    Z24, Z0, Z0
+	VAESENC    Z24, Z1, Z1
+	VAESENC    Z24, Z2, Z2
+	VAESENC    Z24, Z3, Z3
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
+	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
+	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
+	VAESENC    Z25, Z0, Z0
+	VAESENC    Z25, Z1, Z1
+	VAESENC    Z25, Z2, Z2
+	VAESENC    Z25, Z3, Z3
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
 	VPCLMULQDQ $0x00, (R10), Z4, Z11
 	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VAESENC    Z26, Z0, Z0
+	VAESENC    Z26, Z1, Z1
+	VAESENC    Z26, Z2, Z2
+	VAESENC    Z26, Z3, Z3
 	VPCLMULQDQ $0x11, (R10), Z4, Z12
 	VPXORQ     Z11, Z8, Z8
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	VPSHUFD    $0x4e, Z5, Z13
+	VAESENC    Z27, Z0, Z0
+	VAESENC    Z27, Z1, Z1
+	VAESENC    Z27, Z2, Z2
+	VAESENC    Z27, Z3, Z3
 	VPXORQ     Z5, Z13, Z13
 	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
 	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
 	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
 	VPXORQ     Z11, Z8, Z8
+	VAESENC    Z28, Z0, Z0
+	VAESENC    Z28, Z1, Z1
+	VAESENC    Z28, Z2, Z2
+	VAESENC    Z28, Z3, Z3
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	VPSHUFD    $0x4e, Z6, Z13
 	VPXORQ     Z6, Z13, Z13
 	VPCLMULQDQ $0x00, 128(R10), Z6, Z11
+	VAESENC    Z29, Z0, Z0
+	VAESENC    Z29, Z1, Z1
+	VAESENC    Z29, Z2, Z2
+	VAESENC    Z29, Z3, Z3
 	VPCLMULQDQ $0x00, 768(R10), Z13, Z13
 	VPCLMULQDQ $0x11, 128(R10), Z6, Z12
 	VPXORQ     Z11, Z8, Z8
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
+	VAESENC    Z30, Z0, Z0
+	VAESENC    Z30, Z1, Z1
+	VAESENC    Z30, Z2, Z2
+	VAESENC    Z30, Z3, Z3
 	VPSHUFD    $0x4e, Z7, Z13
 	VPXORQ     Z7, Z13, Z13
 	VPCLMULQDQ $0x00, 192(R10), Z7, Z11
 	VPCLMULQDQ $0x00, 832(R10), Z13, Z13
 	VPCLMULQDQ $0x11, 192(R10), Z7, Z12
+	VAESENC    Z31, Z0, Z0
+	VAESENC    Z31, Z1, Z1
+	VAESENC    Z31, Z2, Z2
+	VAESENC    Z31, Z3, Z3
 	VPXORQ     Z11, Z8, Z8
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
-	CMPQ       48(DI), $0x00
-	JE         no_lens_61
-	LEAQ       15(R8), R11
-	SHRQ       $0x04, R11
-	ANDQ       $0x03, R11
-	JNZ        no_lens_61
-	VMOVDQU    56(DI), X11
-	VPSHUFD    $0x4e, X11, X21
-	VPXORQ     X11, X21, X21
-	VPCLMULQDQ $0x00, 1280(AX), X11, X12
-	VPCLMULQDQ $0x00, 1920(AX), X21, X21
-	VPCLMULQDQ $0x11, 1280(AX), X11, X13
-	VPXORQ     Z12, Z8, Z8
-	VPXORQ     Z13, Z9, Z9
-	VPXORQ     Z21, Z10, Z10
+	VAESENC    Z20, Z0, Z0
+	VAESENC    Z20, Z1, Z1
+	VAESENC    Z20, Z2, Z2
+	VAESENC    Z20, Z3, Z3
+	CMPQ       R12, $0x0a
+	JE         aes_last_83
+	VAESENC    640(AX), Z0, Z0
+	VAESENC    640(AX), Z1, Z1
+	VAESENC    640(AX), Z2, Z2
+	VAESENC    640(AX), Z3, Z3
+	VAESENC    704(AX), Z0, Z0
+	VAESENC    704(AX), Z1, Z1
+	VAESENC    704(AX), Z2, Z2
+	VAESENC    704(AX), Z3, Z3
+	CMPQ       R12, $0x0c
+	JE         aes_last_83
+	VAESENC    768(AX), Z0, Z0
+	VAESENC    768(AX), Z1, Z1
+	VAESENC    768(AX), Z2, Z2
+	VAESENC    768(AX), Z3, Z3
+	VAESENC    832(AX), Z0, Z0
+	VAESENC    832(AX), Z1, Z1
+	VAESENC    832(AX), Z2, Z2
+	VAESENC    832(AX), Z3, Z3
 
-no_lens_61:
+aes_last_83:
+	VAESENCLAST Z14, Z0, Z0
+	VAESENCLAST Z14, Z1, Z1
+	VAESENCLAST Z14, Z2, Z2
+	VAESENCLAST Z14, Z3, Z3
+	VPXORQ      (SI), Z0, Z0
+	VMOVDQU64   Z0, (DX)
+	VPXORQ      64(SI), Z1, Z1
+	VMOVDQU64   Z1, 64(DX)
+	VPXORQ      128(SI), Z2, Z2
+	VMOVDQU64   Z2, 128(DX)
+	VMOVDQU8.Z  192(SI), K1, Z11
+	VPXORQ      Z11, Z3, Z3
+	VMOVDQU8    Z3, K1, 192(DX)
+	CMPQ        48(DI), $0x00
+	JE          no_lens_84
+	LEAQ        15(R8), R11
+	SHRQ        $0x04, R11
+	ANDQ        $0x03, R11
+	JNZ         no_lens_84
+	VMOVDQU     56(DI), X11
+	VPSHUFD     $0x4e, X11, X21
+	VPXORQ      X11, X21, X21
+	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
+	VPCLMULQDQ  $0x00, 1920(AX), X21, X21
+	VPCLMULQDQ  $0x11, 1280(AX), X11, X13
+	VPXORQ      Z12, Z8, Z8
+	VPXORQ      Z13, Z9, Z9
+	VPXORQ      Z21, Z10, Z10
+
+no_lens_84:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2169,17 +2881,17 @@ no_lens_61:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_53
+	JMP           tail_done_76
 
-tail3_56:
+tail3_79:
 	CMPQ      R13, $0xf4
-	JA        ctr_carry_62
+	JA        ctr_carry_85
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
-	JMP       ctr_done_63
+	JMP       ctr_done_86
 
-ctr_carry_62:
+ctr_carry_85:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -2187,76 +2899,19 @@ ctr_carry_62:
 	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
 	VPSHUFB   Z17, Z2, Z2
 
-ctr_done_63:
-	VPXORQ  (AX), Z0, Z0
-	VPXORQ  (AX), Z1, Z1
-	VPXORQ  (AX), Z2, Z2
-	VAESENC Z24, Z0, Z0
-	VAESENC Z24, Z1, Z1
-	VAESENC Z24, Z2, Z2
-	VAESENC Z25, Z0, Z0
-	VAESENC Z25, Z1, Z1
-	VAESENC Z25, Z2, Z2
-	VAESENC Z26, Z0, Z0
-	VAESENC Z26, Z1, Z1
-	VAESENC Z26, Z2, Z2
-	VAESENC Z27, Z0, Z0
-	VAESENC Z27, Z1, Z1
-	VAESENC Z27, Z2, Z2
-	VAESENC Z28, Z0, Z0
-	VAESENC Z28, Z1, Z1
-	VAESENC Z28, Z2, Z2
-	VAESENC Z29, Z0, Z0
-	VAESENC Z29, Z1, Z1
-	VAESENC Z29, Z2, Z2
-	VAESENC Z30, Z0, Z0
-	VAESENC Z30, Z1, Z1
-	VAESENC Z30, Z2, Z2
-	VAESENC Z31, Z0, Z0
-	VAESENC Z31, Z1, Z1
-	VAESENC Z31, Z2, Z2
-	VAESENC Z20, Z0, Z0
-	VAESENC Z20, Z1, Z1
-	VAESENC Z20, Z2, Z2
-	CMPQ    R12, $0x0a
-	JE      aes_last_64
-	VAESENC 640(AX), Z0, Z0
-	VAESENC 640(AX), Z1, Z1
-	VAESENC 640(AX), Z2, Z2
-	VAESENC 704(AX), Z0, Z0
-	VAESENC 704(AX), Z1, Z1
-	VAESENC 704(AX), Z2, Z2
-	CMPQ    R12, $0x0c
-	JE      aes_last_64
-	VAESENC 768(AX), Z0, Z0
-	VAESENC 768(AX), Z1, Z1
-	VAESENC 768(AX), Z2, Z2
-	VAESENC 832(AX), Z0, Z0
-	VAESENC 832(AX), Z1, Z1
-	VAESENC 832(AX), Z2, Z2
-
-aes_last_64:
-	VAESENCLAST     Z14, Z0, Z0
-	VAESENCLAST     Z14, Z1, Z1
-	VAESENCLAST     Z14, Z2, Z2
+ctr_done_86:
 	VMOVDQU64       (SI), Z4
-	VPXORQ          Z4, Z0, Z0
-	VMOVDQU64       Z0, (DX)
 	VPSHUFB         Z17, Z4, Z4
 	VMOVDQU64       64(SI), Z5
-	VPXORQ          Z5, Z1, Z1
-	VMOVDQU64       Z1, 64(DX)
 	VPSHUFB         Z17, Z5, Z5
 	VMOVDQU8.Z      128(SI), K1, Z6
-	VPXORQ          Z6, Z2, Z2
-	VMOVDQU8        Z2, K1, 128(DX)
 	VPSHUFB         Z17, Z6, Z6
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_65
+	JE              lens_no_lane_87
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_65
+	JZ              lens_no_lane_87
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -2264,49 +2919,112 @@ aes_last_64:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z6, K2, Z6
 
-lens_no_lane_65:
+lens_no_lane_87:
+	VPXORQ     (AX), Z0, Z0
+	VPXORQ     (AX), Z1, Z1
+	VPXORQ     (AX), Z2, Z2
+	VAESENC    Z24, Z0, Z0
+	VAESENC    Z24, Z1, Z1
+	VAESENC    Z24, Z2, Z2
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
+	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
+	VAESENC    Z25, Z0, Z0
+	VAESENC    Z25, Z1, Z1
+	VAESENC    Z25, Z2, Z2
+	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
+	VAESENC    Z26, Z0, Z0
+	VAESENC    Z26, Z1, Z1
+	VAESENC    Z26, Z2, Z2
 	VPCLMULQDQ $0x00, (R10), Z4, Z11
 	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
 	VPCLMULQDQ $0x11, (R10), Z4, Z12
 	VPXORQ     Z11, Z8, Z8
+	VAESENC    Z27, Z0, Z0
+	VAESENC    Z27, Z1, Z1
+	VAESENC    Z27, Z2, Z2
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	VPSHUFD    $0x4e, Z5, Z13
 	VPXORQ     Z5, Z13, Z13
+	VAESENC    Z28, Z0, Z0
+	VAESENC    Z28, Z1, Z1
+	VAESENC    Z28, Z2, Z2
 	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
 	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
 	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
 	VPXORQ     Z11, Z8, Z8
+	VAESENC    Z29, Z0, Z0
+	VAESENC    Z29, Z1, Z1
+	VAESENC    Z29, Z2, Z2
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	VPSHUFD    $0x4e, Z6, Z13
 	VPXORQ     Z6, Z13, Z13
+	VAESENC    Z30, Z0, Z0
+	VAESENC    Z30, Z1, Z1
+	VAESENC    Z30, Z2, Z2
 	VPCLMULQDQ $0x00, 128(R10), Z6, Z11
 	VPCLMULQDQ $0x00, 768(R10), Z13, Z13
 	VPCLMULQDQ $0x11, 128(R10), Z6, Z12
 	VPXORQ     Z11, Z8, Z8
+	VAESENC    Z31, Z0, Z0
+	VAESENC    Z31, Z1, Z1
+	VAESENC    Z31, Z2, Z2
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
-	CMPQ       48(DI), $0x00
-	JE         no_lens_66
-	LEAQ       15(R8), R11
-	SHRQ       $0x04, R11
-	ANDQ       $0x03, R11
-	JNZ        no_lens_66
-	VMOVDQU    56(DI), X11
-	VPSHUFD    $0x4e, X11, X21
-	VPXORQ     X11, X21, X21
-	VPCLMULQDQ $0x00, 1280(AX), X11, X12
-	VPCLMULQDQ $0x00, 1920(AX), X21, X21
-	VPCLMULQDQ $0x11, 1280(AX), X11, X13
-	VPXORQ     Z12, Z8, Z8
-	VPXORQ     Z13, Z9, Z9
-	VPXORQ     Z21, Z10, Z10
+	VAESENC    Z20, Z0, Z0
+	VAESENC    Z20, Z1, Z1
+	VAESENC    Z20, Z2, Z2
+	CMPQ       R12, $0x0a
+	JE         aes_last_88
+	VAESENC    640(AX), Z0, Z0
+	VAESENC    640(AX), Z1, Z1
+	VAESENC    640(AX), Z2, Z2
+	VAESENC    704(AX), Z0, Z0
+	VAESENC    704(AX), Z1, Z1
+	VAESENC    704(AX), Z2, Z2
+	CMPQ       R12, $0x0c
+	JE         aes_last_88
+	VAESENC    768(AX), Z0, Z0
+	VAESENC    768(AX), Z1, Z1
+	VAESENC    768(AX), Z2, Z2
+	VAESENC    832(AX), Z0, Z0
+	VAESENC    832(AX), Z1, Z1
+	VAESENC    832(AX), Z2, Z2
 
-no_lens_66:
+aes_last_88:
+	VAESENCLAST Z14, Z0, Z0
+	VAESENCLAST Z14, Z1, Z1
+	VAESENCLAST Z14, Z2, Z2
+	VPXORQ      (SI), Z0, Z0
+	VMOVDQU64   Z0, (DX)
+	VPXORQ      64(SI), Z1, Z1
+	VMOVDQU64   Z1, 64(DX)
+	VMOVDQU8.Z  128(SI), K1, Z11
+	VPXORQ      Z11, Z2, Z2
+	VMOVDQU8    Z2, K1, 128(DX)
+	CMPQ        48(DI), $0x00
+	JE          no_lens_89
+	LEAQ        15(R8), R11
+	SHRQ        $0x04, R11
+	ANDQ        $0x03, R11
+	JNZ         no_lens_89
+	VMOVDQU     56(DI), X11
+	VPSHUFD     $0x4e, X11, X21
+	VPXORQ      X11, X21, X21
+	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
+	VPCLMULQDQ  $0x00, 1920(AX), X21, X21
+	VPCLMULQDQ  $0x11, 1280(AX), X11, X13
+	VPXORQ      Z12, Z8, Z8
+	VPXORQ      Z13, Z9, Z9
+	VPXORQ      Z21, Z10, Z10
+
+no_lens_89:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2318,72 +3036,32 @@ no_lens_66:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_53
+	JMP           tail_done_76
 
-tail2_55:
+tail2_78:
 	CMPQ      R13, $0xf8
-	JA        ctr_carry_67
+	JA        ctr_carry_90
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
-	JMP       ctr_done_68
+	JMP       ctr_done_91
 
-ctr_carry_67:
+ctr_carry_90:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
 	VPSHUFB   Z17, Z1, Z1
 
-ctr_done_68:
-	VPXORQ  (AX), Z0, Z0
-	VPXORQ  (AX), Z1, Z1
-	VAESENC Z24, Z0, Z0
-	VAESENC Z24, Z1, Z1
-	VAESENC Z25, Z0, Z0
-	VAESENC Z25, Z1, Z1
-	VAESENC Z26, Z0, Z0
-	VAESENC Z26, Z1, Z1
-	VAESENC Z27, Z0, Z0
-	VAESENC Z27, Z1, Z1
-	VAESENC Z28, Z0, Z0
-	VAESENC Z28, Z1, Z1
-	VAESENC Z29, Z0, Z0
-	VAESENC Z29, Z1, Z1
-	VAESENC Z30, Z0, Z0
-	VAESENC Z30, Z1, Z1
-	VAESENC Z31, Z0, Z0
-	VAESENC Z31, Z1, Z1
-	VAESENC Z20, Z0, Z0
-	VAESENC Z20, Z1, Z1
-	CMPQ    R12, $0x0a
-	JE      aes_last_69
-	VAESENC 640(AX), Z0, Z0
-	VAESENC 640(AX), Z1, Z1
-	VAESENC 704(AX), Z0, Z0
-	VAESENC 704(AX), Z1, Z1
-	CMPQ    R12, $0x0c
-	JE      aes_last_69
-	VAESENC 768(AX), Z0, Z0
-	VAESENC 768(AX), Z1, Z1
-	VAESENC 832(AX), Z0, Z0
-	VAESENC 832(AX), Z1, Z1
-
-aes_last_69:
-	VAESENCLAST     Z14, Z0, Z0
-	VAESENCLAST     Z14, Z1, Z1
+ctr_done_91:
 	VMOVDQU64       (SI), Z4
-	VPXORQ          Z4, Z0, Z0
-	VMOVDQU64       Z0, (DX)
 	VPSHUFB         Z17, Z4, Z4
 	VMOVDQU8.Z      64(SI), K1, Z5
-	VPXORQ          Z5, Z1, Z1
-	VMOVDQU8        Z1, K1, 64(DX)
 	VPSHUFB         Z17, Z5, Z5
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_70
+	JE              lens_no_lane_92
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_70
+	JZ              lens_no_lane_92
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -2391,41 +3069,87 @@ aes_last_69:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z5, K2, Z5
 
-lens_no_lane_70:
+lens_no_lane_92:
+	VPXORQ     (AX), Z0, Z0
+	VPXORQ     (AX), Z1, Z1
+	VAESENC    Z24, Z0, Z0
+	VAESENC    Z24, Z1, Z1
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
+	VAESENC    Z25, Z0, Z0
+	VAESENC    Z25, Z1, Z1
+	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
+	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 	VPXORQ     Z15, Z4, Z4
+	VAESENC    Z26, Z0, Z0
+	VAESENC    Z26, Z1, Z1
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
 	VPCLMULQDQ $0x00, (R10), Z4, Z11
+	VAESENC    Z27, Z0, Z0
+	VAESENC    Z27, Z1, Z1
 	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
 	VPCLMULQDQ $0x11, (R10), Z4, Z12
 	VPXORQ     Z11, Z8, Z8
+	VAESENC    Z28, Z0, Z0
+	VAESENC    Z28, Z1, Z1
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	VPSHUFD    $0x4e, Z5, Z13
+	VAESENC    Z29, Z0, Z0
+	VAESENC    Z29, Z1, Z1
 	VPXORQ     Z5, Z13, Z13
 	VPCLMULQDQ $0x00, 64(R10), Z5, Z11
 	VPCLMULQDQ $0x00, 704(R10), Z13, Z13
+	VAESENC    Z30, Z0, Z0
+	VAESENC    Z30, Z1, Z1
 	VPCLMULQDQ $0x11, 64(R10), Z5, Z12
 	VPXORQ     Z11, Z8, Z8
 	VPXORQ     Z12, Z9, Z9
+	VAESENC    Z31, Z0, Z0
+	VAESENC    Z31, Z1, Z1
 	VPXORQ     Z13, Z10, Z10
-	CMPQ       48(DI), $0x00
-	JE         no_lens_71
-	LEAQ       15(R8), R11
-	SHRQ       $0x04, R11
-	ANDQ       $0x03, R11
-	JNZ        no_lens_71
-	VMOVDQU    56(DI), X11
-	VPSHUFD    $0x4e, X11, X21
-	VPXORQ     X11, X21, X21
-	VPCLMULQDQ $0x00, 1280(AX), X11, X12
-	VPCLMULQDQ $0x00, 1920(AX), X21, X21
-	VPCLMULQDQ $0x11, 1280(AX), X11, X13
-	VPXORQ     Z12, Z8, Z8
-	VPXORQ     Z13, Z9, Z9
-	VPXORQ     Z21, Z10, Z10
+	VAESENC    Z20, Z0, Z0
+	VAESENC    Z20, Z1, Z1
+	CMPQ       R12, $0x0a
+	JE         aes_last_93
+	VAESENC    640(AX), Z0, Z0
+	VAESENC    640(AX), Z1, Z1
+	VAESENC    704(AX), Z0, Z0
+	VAESENC    704(AX), Z1, Z1
+	CMPQ       R12, $0x0c
+	JE         aes_last_93
+	VAESENC    768(AX), Z0, Z0
+	VAESENC    768(AX), Z1, Z1
+	VAESENC    832(AX), Z0, Z0
+	VAESENC    832(AX), Z1, Z1
 
-no_lens_71:
+aes_last_93:
+	VAESENCLAST Z14, Z0, Z0
+	VAESENCLAST Z14, Z1, Z1
+	VPXORQ      (SI), Z0, Z0
+	VMOVDQU64   Z0, (DX)
+	VMOVDQU8.Z  64(SI), K1, Z11
+	VPXORQ      Z11, Z1, Z1
+	VMOVDQU8    Z1, K1, 64(DX)
+	CMPQ        48(DI), $0x00
+	JE          no_lens_94
+	LEAQ        15(R8), R11
+	SHRQ        $0x04, R11
+	ANDQ        $0x03, R11
+	JNZ         no_lens_94
+	VMOVDQU     56(DI), X11
+	VPSHUFD     $0x4e, X11, X21
+	VPXORQ      X11, X21, X21
+	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
+	VPCLMULQDQ  $0x00, 1920(AX), X21, X21
+	VPCLMULQDQ  $0x11, 1280(AX), X11, X13
+	VPXORQ      Z12, Z8, Z8
+	VPXORQ      Z13, Z9, Z9
+	VPXORQ      Z21, Z10, Z10
+
+no_lens_94:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2437,50 +3161,27 @@ no_lens_71:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_53
+	JMP           tail_done_76
 
-tail1_54:
+tail1_77:
 	CMPQ      R13, $0xfc
-	JA        ctr_carry_72
+	JA        ctr_carry_95
 	VMOVDQA64 Z16, Z0
-	JMP       ctr_done_73
+	JMP       ctr_done_96
 
-ctr_carry_72:
+ctr_carry_95:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 
-ctr_done_73:
-	VPXORQ  (AX), Z0, Z0
-	VAESENC Z24, Z0, Z0
-	VAESENC Z25, Z0, Z0
-	VAESENC Z26, Z0, Z0
-	VAESENC Z27, Z0, Z0
-	VAESENC Z28, Z0, Z0
-	VAESENC Z29, Z0, Z0
-	VAESENC Z30, Z0, Z0
-	VAESENC Z31, Z0, Z0
-	VAESENC Z20, Z0, Z0
-	CMPQ    R12, $0x0a
-	JE      aes_last_74
-	VAESENC 640(AX), Z0, Z0
-	VAESENC 704(AX), Z0, Z0
-	CMPQ    R12, $0x0c
-	JE      aes_last_74
-	VAESENC 768(AX), Z0, Z0
-	VAESENC 832(AX), Z0, Z0
-
-aes_last_74:
-	VAESENCLAST     Z14, Z0, Z0
+ctr_done_96:
 	VMOVDQU8.Z      (SI), K1, Z4
-	VPXORQ          Z4, Z0, Z0
-	VMOVDQU8        Z0, K1, (DX)
 	VPSHUFB         Z17, Z4, Z4
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_75
+	JE              lens_no_lane_97
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_75
+	JZ              lens_no_lane_97
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -2488,33 +3189,62 @@ aes_last_74:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z4, K2, Z4
 
-lens_no_lane_75:
+lens_no_lane_97:
+	VPXORQ     (AX), Z0, Z0
+	VAESENC    Z24, Z0, Z0
+	VPSHUFD    $0x4e, Z9, Z10
+	VPXORQ     Z9, Z10, Z10
+	VAESENC    Z25, Z0, Z0
+	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
+	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
+	VAESENC    Z26, Z0, Z0
+	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 	VPXORQ     Z15, Z4, Z4
+	VAESENC    Z27, Z0, Z0
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
+	VAESENC    Z28, Z0, Z0
 	VPCLMULQDQ $0x00, (R10), Z4, Z11
 	VPCLMULQDQ $0x00, 640(R10), Z13, Z13
+	VAESENC    Z29, Z0, Z0
 	VPCLMULQDQ $0x11, (R10), Z4, Z12
 	VPXORQ     Z11, Z8, Z8
+	VAESENC    Z30, Z0, Z0
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
-	CMPQ       48(DI), $0x00
-	JE         no_lens_76
-	LEAQ       15(R8), R11
-	SHRQ       $0x04, R11
-	ANDQ       $0x03, R11
-	JNZ        no_lens_76
-	VMOVDQU    56(DI), X11
-	VPSHUFD    $0x4e, X11, X21
-	VPXORQ     X11, X21, X21
-	VPCLMULQDQ $0x00, 1280(AX), X11, X12
-	VPCLMULQDQ $0x00, 1920(AX), X21, X21
-	VPCLMULQDQ $0x11, 1280(AX), X11, X13
-	VPXORQ     Z12, Z8, Z8
-	VPXORQ     Z13, Z9, Z9
-	VPXORQ     Z21, Z10, Z10
+	VAESENC    Z31, Z0, Z0
+	VAESENC    Z20, Z0, Z0
+	CMPQ       R12, $0x0a
+	JE         aes_last_98
+	VAESENC    640(AX), Z0, Z0
+	VAESENC    704(AX), Z0, Z0
+	CMPQ       R12, $0x0c
+	JE         aes_last_98
+	VAESENC    768(AX), Z0, Z0
+	VAESENC    832(AX), Z0, Z0
 
-no_lens_76:
+aes_last_98:
+	VAESENCLAST Z14, Z0, Z0
+	VMOVDQU8.Z  (SI), K1, Z11
+	VPXORQ      Z11, Z0, Z0
+	VMOVDQU8    Z0, K1, (DX)
+	CMPQ        48(DI), $0x00
+	JE          no_lens_99
+	LEAQ        15(R8), R11
+	SHRQ        $0x04, R11
+	ANDQ        $0x03, R11
+	JNZ         no_lens_99
+	VMOVDQU     56(DI), X11
+	VPSHUFD     $0x4e, X11, X21
+	VPXORQ      X11, X21, X21
+	VPCLMULQDQ  $0x00, 1280(AX), X11, X12
+	VPCLMULQDQ  $0x00, 1920(AX), X21, X21
+	VPCLMULQDQ  $0x11, 1280(AX), X11, X13
+	VPXORQ      Z12, Z8, Z8
+	VPXORQ      Z13, Z9, Z9
+	VPXORQ      Z21, Z10, Z10
+
+no_lens_99:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2527,7 +3257,7 @@ no_lens_76:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_53:
+tail_done_76:
 	JMP finish
 
 no_tail:
@@ -2562,28 +3292,28 @@ close_lanes:
 	LEAQ 1296(AX), R10
 	SUBQ R11, R10
 	CMPQ 48(DI), $0x00
-	JE   no_lens_77
+	JE   no_lens_100
 	SUBQ $0x10, R10
 
-no_lens_77:
+no_lens_100:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_78
+	JNE    lanes_mul_101
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_78
+	JNE    lanes_mul_101
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_79
+	JMP    lanes_closed_102
 
-lanes_mul_78:
+lanes_mul_101:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_79:
+lanes_closed_102:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_80
+	JE         no_lens_103
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -2594,7 +3324,7 @@ lanes_closed_79:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_80:
+no_lens_103:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2625,15 +3355,15 @@ finish:
 	VAESENC X31, X0, X0
 	VAESENC X20, X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_81
+	JE      aes_last_104
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_81
+	JE      aes_last_104
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_81:
+aes_last_104:
 	VAESENCLAST X14, X0, X0
 	VPSHUFB     X17, X15, X1
 	VPXOR       X1, X0, X0
@@ -2785,14 +3515,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_82
+	JZ    tail_out_105
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_83
+	JE    ad_separate_106
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_83
+	JZ    ad_separate_106
 	CMPQ  R11, $0x80
-	JAE   ad_separate_83
+	JAE   ad_separate_106
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -2808,9 +3538,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_84:
+tail_block_107:
 	CMPQ       R8, $0x10
-	JB         tail_partial_85
+	JB         tail_partial_108
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -2826,48 +3556,48 @@ tail_block_84:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_84
+	JMP        tail_block_107
 
-tail_partial_85:
+tail_partial_108:
 	TESTQ   R8, R8
-	JZ      ad_done_86
+	JZ      ad_done_109
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_87
+	JZ      no_piece_110
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_87:
+no_piece_110:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_88
+	JZ      no_piece_111
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_88:
+no_piece_111:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_89
+	JZ      no_piece_112
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_89:
+no_piece_112:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_90
+	JZ      partial_short_113
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_91
+	JMP     partial_loaded_114
 
-partial_short_90:
+partial_short_113:
 	VMOVQ R11, X1
 
-partial_loaded_91:
+partial_loaded_114:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -2880,7 +3610,7 @@ partial_loaded_91:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_86:
+ad_done_109:
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
 	MOVQ    24(DI), R8
@@ -2892,13 +3622,13 @@ ad_done_86:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_92
+	JE      no_lens_115
 	SUBQ    $0x10, R10
 
-no_lens_92:
+no_lens_115:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_93
+	JA      ks8_116
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -2948,7 +3678,7 @@ no_lens_92:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_95
+	JE      aes_last_118
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -2958,7 +3688,7 @@ no_lens_92:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_95
+	JE      aes_last_118
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -2968,14 +3698,14 @@ no_lens_92:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_95:
+aes_last_118:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_94
+	JMP         ks_ready_117
 
-ks8_93:
+ks8_116:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -3073,7 +3803,7 @@ ks8_93:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_96
+	JE      aes_last_119
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -3091,7 +3821,7 @@ ks8_93:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_96
+	JE      aes_last_119
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -3109,7 +3839,7 @@ ks8_93:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_96:
+aes_last_119:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -3119,9 +3849,9 @@ aes_last_96:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_94:
+ks_ready_117:
 	CMPQ       R8, $0x10
-	JB         tail_partial_97
+	JB         tail_partial_120
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -3140,7 +3870,7 @@ ks_ready_94:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_98
+	JB         tail_partial_121
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -3159,7 +3889,7 @@ ks_ready_94:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_99
+	JB         tail_partial_122
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -3178,7 +3908,7 @@ ks_ready_94:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_100
+	JB         tail_partial_123
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -3197,7 +3927,7 @@ ks_ready_94:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_101
+	JB         tail_partial_124
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -3216,7 +3946,7 @@ ks_ready_94:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_102
+	JB         tail_partial_125
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -3235,7 +3965,7 @@ ks_ready_94:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_103
+	JB         tail_partial_126
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -3254,117 +3984,117 @@ ks_ready_94:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_106
+	JZ         tail_reduce_129
 	VMOVDQA    X7, X0
-	JMP        tail_partial_105
+	JMP        tail_partial_128
 
-tail_partial_103:
+tail_partial_126:
 	TESTQ   R8, R8
-	JZ      tail_reduce_106
+	JZ      tail_reduce_129
 	VMOVDQA X6, X0
-	JMP     tail_partial_105
+	JMP     tail_partial_128
 
-tail_partial_102:
+tail_partial_125:
 	TESTQ   R8, R8
-	JZ      tail_reduce_106
+	JZ      tail_reduce_129
 	VMOVDQA X5, X0
-	JMP     tail_partial_105
+	JMP     tail_partial_128
 
-tail_partial_101:
+tail_partial_124:
 	TESTQ   R8, R8
-	JZ      tail_reduce_106
+	JZ      tail_reduce_129
 	VMOVDQA X4, X0
-	JMP     tail_partial_105
+	JMP     tail_partial_128
 
-tail_partial_100:
+tail_partial_123:
 	TESTQ   R8, R8
-	JZ      tail_reduce_106
+	JZ      tail_reduce_129
 	VMOVDQA X3, X0
-	JMP     tail_partial_105
+	JMP     tail_partial_128
 
-tail_partial_99:
+tail_partial_122:
 	TESTQ   R8, R8
-	JZ      tail_reduce_106
+	JZ      tail_reduce_129
 	VMOVDQA X2, X0
-	JMP     tail_partial_105
+	JMP     tail_partial_128
 
-tail_partial_98:
+tail_partial_121:
 	TESTQ   R8, R8
-	JZ      tail_reduce_106
+	JZ      tail_reduce_129
 	VMOVDQA X1, X0
-	JMP     tail_partial_105
+	JMP     tail_partial_128
 
-tail_partial_97:
+tail_partial_120:
 	TESTQ R8, R8
-	JZ    tail_reduce_106
+	JZ    tail_reduce_129
 
-tail_partial_105:
+tail_partial_128:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_107
+	JZ      no_piece_130
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_107:
+no_piece_130:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_108
+	JZ      no_piece_131
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_108:
+no_piece_131:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_109
+	JZ      no_piece_132
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_109:
+no_piece_132:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_110
+	JZ      partial_short_133
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_111
+	JMP     partial_loaded_134
 
-partial_short_110:
+partial_short_133:
 	VMOVQ R11, X1
 
-partial_loaded_111:
+partial_loaded_134:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_112
+	JZ      no_piece_135
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_112:
+no_piece_135:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_113
+	JZ    no_piece_136
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_113:
+no_piece_136:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_114
+	JZ    no_piece_137
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_114:
+no_piece_137:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_115
+	JZ    no_piece_138
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_115:
+no_piece_138:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -3380,9 +4110,9 @@ no_piece_115:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_106:
+tail_reduce_129:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_116
+	JE         no_lens_139
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3395,7 +4125,7 @@ tail_reduce_106:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_116:
+no_lens_139:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -3409,7 +4139,7 @@ no_lens_116:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_83:
+ad_separate_106:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -3420,9 +4150,9 @@ ad_separate_83:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_117:
+tail_block_140:
 	CMPQ       R8, $0x10
-	JB         tail_partial_118
+	JB         tail_partial_141
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -3438,48 +4168,48 @@ tail_block_117:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_117
+	JMP        tail_block_140
 
-tail_partial_118:
+tail_partial_141:
 	TESTQ   R8, R8
-	JZ      ad_done_119
+	JZ      ad_done_142
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_120
+	JZ      no_piece_143
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_120:
+no_piece_143:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_121
+	JZ      no_piece_144
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_121:
+no_piece_144:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_122
+	JZ      no_piece_145
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_122:
+no_piece_145:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_123
+	JZ      partial_short_146
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_124
+	JMP     partial_loaded_147
 
-partial_short_123:
+partial_short_146:
 	VMOVQ R11, X1
 
-partial_loaded_124:
+partial_loaded_147:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -3492,7 +4222,7 @@ partial_loaded_124:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_119:
+ad_done_142:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -3505,7 +4235,7 @@ ad_done_119:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_82:
+tail_out_105:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
@@ -3620,7 +4350,7 @@ tail_out_82:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_125
+	JE      aes_last_148
 	VMOVDQU 640(AX), X10
 	VAESENC X10, X0, X0
 	VAESENC X10, X1, X1
@@ -3640,7 +4370,7 @@ tail_out_82:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_125
+	JE      aes_last_148
 	VMOVDQU 768(AX), X10
 	VAESENC X10, X0, X0
 	VAESENC X10, X1, X1
@@ -3660,7 +4390,7 @@ tail_out_82:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 
-aes_last_125:
+aes_last_148:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -3889,7 +4619,7 @@ chunk:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 	CMPQ       R12, $0x0a
-	JE         aes_last_126
+	JE         aes_last_149
 	VMOVDQU    640(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -3909,7 +4639,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 	CMPQ       R12, $0x0c
-	JE         aes_last_126
+	JE         aes_last_149
 	VMOVDQU    768(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -3929,7 +4659,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 
-aes_last_126:
+aes_last_149:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -4062,16 +4792,16 @@ text_tail:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_127
+	JE      no_lens_150
 	SUBQ    $0x10, R10
 
-no_lens_127:
+no_lens_150:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_128
+	JA      ks8_151
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4121,7 +4851,7 @@ no_lens_127:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_130
+	JE      aes_last_153
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4131,7 +4861,7 @@ no_lens_127:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_130
+	JE      aes_last_153
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4141,14 +4871,14 @@ no_lens_127:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_130:
+aes_last_153:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_129
+	JMP         ks_ready_152
 
-ks8_128:
+ks8_151:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4246,7 +4976,7 @@ ks8_128:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_131
+	JE      aes_last_154
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4264,7 +4994,7 @@ ks8_128:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_131
+	JE      aes_last_154
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4282,7 +5012,7 @@ ks8_128:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_131:
+aes_last_154:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -4292,9 +5022,9 @@ aes_last_131:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_129:
+ks_ready_152:
 	CMPQ       R8, $0x10
-	JB         tail_partial_132
+	JB         tail_partial_155
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -4313,7 +5043,7 @@ ks_ready_129:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_133
+	JB         tail_partial_156
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -4332,7 +5062,7 @@ ks_ready_129:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_134
+	JB         tail_partial_157
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -4351,7 +5081,7 @@ ks_ready_129:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_135
+	JB         tail_partial_158
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -4370,7 +5100,7 @@ ks_ready_129:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_136
+	JB         tail_partial_159
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -4389,7 +5119,7 @@ ks_ready_129:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_137
+	JB         tail_partial_160
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -4408,7 +5138,7 @@ ks_ready_129:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_138
+	JB         tail_partial_161
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -4427,117 +5157,117 @@ ks_ready_129:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_141
+	JZ         tail_reduce_164
 	VMOVDQA    X7, X0
-	JMP        tail_partial_140
+	JMP        tail_partial_163
 
-tail_partial_138:
+tail_partial_161:
 	TESTQ   R8, R8
-	JZ      tail_reduce_141
+	JZ      tail_reduce_164
 	VMOVDQA X6, X0
-	JMP     tail_partial_140
+	JMP     tail_partial_163
 
-tail_partial_137:
+tail_partial_160:
 	TESTQ   R8, R8
-	JZ      tail_reduce_141
+	JZ      tail_reduce_164
 	VMOVDQA X5, X0
-	JMP     tail_partial_140
+	JMP     tail_partial_163
 
-tail_partial_136:
+tail_partial_159:
 	TESTQ   R8, R8
-	JZ      tail_reduce_141
+	JZ      tail_reduce_164
 	VMOVDQA X4, X0
-	JMP     tail_partial_140
+	JMP     tail_partial_163
 
-tail_partial_135:
+tail_partial_158:
 	TESTQ   R8, R8
-	JZ      tail_reduce_141
+	JZ      tail_reduce_164
 	VMOVDQA X3, X0
-	JMP     tail_partial_140
+	JMP     tail_partial_163
 
-tail_partial_134:
+tail_partial_157:
 	TESTQ   R8, R8
-	JZ      tail_reduce_141
+	JZ      tail_reduce_164
 	VMOVDQA X2, X0
-	JMP     tail_partial_140
+	JMP     tail_partial_163
 
-tail_partial_133:
+tail_partial_156:
 	TESTQ   R8, R8
-	JZ      tail_reduce_141
+	JZ      tail_reduce_164
 	VMOVDQA X1, X0
-	JMP     tail_partial_140
+	JMP     tail_partial_163
 
-tail_partial_132:
+tail_partial_155:
 	TESTQ R8, R8
-	JZ    tail_reduce_141
+	JZ    tail_reduce_164
 
-tail_partial_140:
+tail_partial_163:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_142
+	JZ      no_piece_165
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_142:
+no_piece_165:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_143
+	JZ      no_piece_166
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_143:
+no_piece_166:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_144
+	JZ      no_piece_167
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_144:
+no_piece_167:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_145
+	JZ      partial_short_168
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_146
+	JMP     partial_loaded_169
 
-partial_short_145:
+partial_short_168:
 	VMOVQ R11, X1
 
-partial_loaded_146:
+partial_loaded_169:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_147
+	JZ      no_piece_170
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_147:
+no_piece_170:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_148
+	JZ    no_piece_171
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_148:
+no_piece_171:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_149
+	JZ    no_piece_172
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_149:
+no_piece_172:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_150
+	JZ    no_piece_173
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_150:
+no_piece_173:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -4553,9 +5283,9 @@ no_piece_150:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_141:
+tail_reduce_164:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_151
+	JE         no_lens_174
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4568,7 +5298,7 @@ tail_reduce_141:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_151:
+no_lens_174:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -4633,15 +5363,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_152
+	JE      aes_last_175
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_152
+	JE      aes_last_175
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_152:
+aes_last_175:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -4780,14 +5510,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_153
+	JZ    tail_out_176
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_154
+	JE    ad_separate_177
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_154
+	JZ    ad_separate_177
 	CMPQ  R11, $0x80
-	JAE   ad_separate_154
+	JAE   ad_separate_177
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -4803,9 +5533,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_155:
+tail_block_178:
 	CMPQ       R8, $0x10
-	JB         tail_partial_156
+	JB         tail_partial_179
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -4821,48 +5551,48 @@ tail_block_155:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_155
+	JMP        tail_block_178
 
-tail_partial_156:
+tail_partial_179:
 	TESTQ   R8, R8
-	JZ      ad_done_157
+	JZ      ad_done_180
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_158
+	JZ      no_piece_181
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_158:
+no_piece_181:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_159
+	JZ      no_piece_182
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_159:
+no_piece_182:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_160
+	JZ      no_piece_183
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_160:
+no_piece_183:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_161
+	JZ      partial_short_184
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_162
+	JMP     partial_loaded_185
 
-partial_short_161:
+partial_short_184:
 	VMOVQ R11, X1
 
-partial_loaded_162:
+partial_loaded_185:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -4875,7 +5605,7 @@ partial_loaded_162:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_157:
+ad_done_180:
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
 	MOVQ    24(DI), R8
@@ -4887,13 +5617,13 @@ ad_done_157:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_163
+	JE      no_lens_186
 	SUBQ    $0x10, R10
 
-no_lens_163:
+no_lens_186:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_164
+	JA      ks8_187
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -4943,7 +5673,7 @@ no_lens_163:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_166
+	JE      aes_last_189
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -4953,7 +5683,7 @@ no_lens_163:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_166
+	JE      aes_last_189
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -4963,14 +5693,14 @@ no_lens_163:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_166:
+aes_last_189:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_165
+	JMP         ks_ready_188
 
-ks8_164:
+ks8_187:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -5068,7 +5798,7 @@ ks8_164:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_167
+	JE      aes_last_190
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -5086,7 +5816,7 @@ ks8_164:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_167
+	JE      aes_last_190
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -5104,7 +5834,7 @@ ks8_164:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_167:
+aes_last_190:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -5114,9 +5844,9 @@ aes_last_167:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_165:
+ks_ready_188:
 	CMPQ       R8, $0x10
-	JB         tail_partial_168
+	JB         tail_partial_191
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -5136,7 +5866,7 @@ ks_ready_165:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_169
+	JB         tail_partial_192
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -5156,7 +5886,7 @@ ks_ready_165:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_170
+	JB         tail_partial_193
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -5176,7 +5906,7 @@ ks_ready_165:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_171
+	JB         tail_partial_194
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -5196,7 +5926,7 @@ ks_ready_165:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_172
+	JB         tail_partial_195
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -5216,7 +5946,7 @@ ks_ready_165:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_173
+	JB         tail_partial_196
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -5236,7 +5966,7 @@ ks_ready_165:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_174
+	JB         tail_partial_197
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -5256,117 +5986,117 @@ ks_ready_165:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_177
+	JZ         tail_reduce_200
 	VMOVDQA    X7, X0
-	JMP        tail_partial_176
+	JMP        tail_partial_199
 
-tail_partial_174:
+tail_partial_197:
 	TESTQ   R8, R8
-	JZ      tail_reduce_177
+	JZ      tail_reduce_200
 	VMOVDQA X6, X0
-	JMP     tail_partial_176
+	JMP     tail_partial_199
 
-tail_partial_173:
+tail_partial_196:
 	TESTQ   R8, R8
-	JZ      tail_reduce_177
+	JZ      tail_reduce_200
 	VMOVDQA X5, X0
-	JMP     tail_partial_176
+	JMP     tail_partial_199
 
-tail_partial_172:
+tail_partial_195:
 	TESTQ   R8, R8
-	JZ      tail_reduce_177
+	JZ      tail_reduce_200
 	VMOVDQA X4, X0
-	JMP     tail_partial_176
+	JMP     tail_partial_199
 
-tail_partial_171:
+tail_partial_194:
 	TESTQ   R8, R8
-	JZ      tail_reduce_177
+	JZ      tail_reduce_200
 	VMOVDQA X3, X0
-	JMP     tail_partial_176
+	JMP     tail_partial_199
 
-tail_partial_170:
+tail_partial_193:
 	TESTQ   R8, R8
-	JZ      tail_reduce_177
+	JZ      tail_reduce_200
 	VMOVDQA X2, X0
-	JMP     tail_partial_176
+	JMP     tail_partial_199
 
-tail_partial_169:
+tail_partial_192:
 	TESTQ   R8, R8
-	JZ      tail_reduce_177
+	JZ      tail_reduce_200
 	VMOVDQA X1, X0
-	JMP     tail_partial_176
+	JMP     tail_partial_199
 
-tail_partial_168:
+tail_partial_191:
 	TESTQ R8, R8
-	JZ    tail_reduce_177
+	JZ    tail_reduce_200
 
-tail_partial_176:
+tail_partial_199:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_178
+	JZ      no_piece_201
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_178:
+no_piece_201:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_179
+	JZ      no_piece_202
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_179:
+no_piece_202:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_180
+	JZ      no_piece_203
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_180:
+no_piece_203:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_181
+	JZ      partial_short_204
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_182
+	JMP     partial_loaded_205
 
-partial_short_181:
+partial_short_204:
 	VMOVQ R11, X1
 
-partial_loaded_182:
+partial_loaded_205:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_183
+	JZ      no_piece_206
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_183:
+no_piece_206:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_184
+	JZ    no_piece_207
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_184:
+no_piece_207:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_185
+	JZ    no_piece_208
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_185:
+no_piece_208:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_186
+	JZ    no_piece_209
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_186:
+no_piece_209:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5379,9 +6109,9 @@ no_piece_186:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_177:
+tail_reduce_200:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_187
+	JE         no_lens_210
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5394,7 +6124,7 @@ tail_reduce_177:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_187:
+no_lens_210:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -5408,7 +6138,7 @@ no_lens_187:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_154:
+ad_separate_177:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -5419,9 +6149,9 @@ ad_separate_154:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_188:
+tail_block_211:
 	CMPQ       R8, $0x10
-	JB         tail_partial_189
+	JB         tail_partial_212
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -5437,48 +6167,48 @@ tail_block_188:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_188
+	JMP        tail_block_211
 
-tail_partial_189:
+tail_partial_212:
 	TESTQ   R8, R8
-	JZ      ad_done_190
+	JZ      ad_done_213
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_191
+	JZ      no_piece_214
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_191:
+no_piece_214:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_192
+	JZ      no_piece_215
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_192:
+no_piece_215:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_193
+	JZ      no_piece_216
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_193:
+no_piece_216:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_194
+	JZ      partial_short_217
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_195
+	JMP     partial_loaded_218
 
-partial_short_194:
+partial_short_217:
 	VMOVQ R11, X1
 
-partial_loaded_195:
+partial_loaded_218:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -5491,7 +6221,7 @@ partial_loaded_195:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_190:
+ad_done_213:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -5504,7 +6234,7 @@ ad_done_190:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_153:
+tail_out_176:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
@@ -5710,7 +6440,7 @@ chunk:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 	CMPQ       R12, $0x0a
-	JE         aes_last_196
+	JE         aes_last_219
 	VMOVDQU    640(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -5730,7 +6460,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 	CMPQ       R12, $0x0c
-	JE         aes_last_196
+	JE         aes_last_219
 	VMOVDQU    768(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -5750,7 +6480,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 
-aes_last_196:
+aes_last_219:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -5792,16 +6522,16 @@ chunks_done:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_197
+	JE      no_lens_220
 	SUBQ    $0x10, R10
 
-no_lens_197:
+no_lens_220:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_198
+	JA      ks8_221
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -5851,7 +6581,7 @@ no_lens_197:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_200
+	JE      aes_last_223
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -5861,7 +6591,7 @@ no_lens_197:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_200
+	JE      aes_last_223
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -5871,14 +6601,14 @@ no_lens_197:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_200:
+aes_last_223:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_199
+	JMP         ks_ready_222
 
-ks8_198:
+ks8_221:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -5976,7 +6706,7 @@ ks8_198:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_201
+	JE      aes_last_224
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -5994,7 +6724,7 @@ ks8_198:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_201
+	JE      aes_last_224
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -6012,7 +6742,7 @@ ks8_198:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_201:
+aes_last_224:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -6022,9 +6752,9 @@ aes_last_201:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_199:
+ks_ready_222:
 	CMPQ       R8, $0x10
-	JB         tail_partial_202
+	JB         tail_partial_225
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -6044,7 +6774,7 @@ ks_ready_199:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_203
+	JB         tail_partial_226
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -6064,7 +6794,7 @@ ks_ready_199:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_204
+	JB         tail_partial_227
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -6084,7 +6814,7 @@ ks_ready_199:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_205
+	JB         tail_partial_228
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -6104,7 +6834,7 @@ ks_ready_199:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_206
+	JB         tail_partial_229
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -6124,7 +6854,7 @@ ks_ready_199:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_207
+	JB         tail_partial_230
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -6144,7 +6874,7 @@ ks_ready_199:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_208
+	JB         tail_partial_231
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -6164,117 +6894,117 @@ ks_ready_199:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_211
+	JZ         tail_reduce_234
 	VMOVDQA    X7, X0
-	JMP        tail_partial_210
+	JMP        tail_partial_233
 
-tail_partial_208:
+tail_partial_231:
 	TESTQ   R8, R8
-	JZ      tail_reduce_211
+	JZ      tail_reduce_234
 	VMOVDQA X6, X0
-	JMP     tail_partial_210
+	JMP     tail_partial_233
 
-tail_partial_207:
+tail_partial_230:
 	TESTQ   R8, R8
-	JZ      tail_reduce_211
+	JZ      tail_reduce_234
 	VMOVDQA X5, X0
-	JMP     tail_partial_210
+	JMP     tail_partial_233
 
-tail_partial_206:
+tail_partial_229:
 	TESTQ   R8, R8
-	JZ      tail_reduce_211
+	JZ      tail_reduce_234
 	VMOVDQA X4, X0
-	JMP     tail_partial_210
+	JMP     tail_partial_233
 
-tail_partial_205:
+tail_partial_228:
 	TESTQ   R8, R8
-	JZ      tail_reduce_211
+	JZ      tail_reduce_234
 	VMOVDQA X3, X0
-	JMP     tail_partial_210
+	JMP     tail_partial_233
 
-tail_partial_204:
+tail_partial_227:
 	TESTQ   R8, R8
-	JZ      tail_reduce_211
+	JZ      tail_reduce_234
 	VMOVDQA X2, X0
-	JMP     tail_partial_210
+	JMP     tail_partial_233
 
-tail_partial_203:
+tail_partial_226:
 	TESTQ   R8, R8
-	JZ      tail_reduce_211
+	JZ      tail_reduce_234
 	VMOVDQA X1, X0
-	JMP     tail_partial_210
+	JMP     tail_partial_233
 
-tail_partial_202:
+tail_partial_225:
 	TESTQ R8, R8
-	JZ    tail_reduce_211
+	JZ    tail_reduce_234
 
-tail_partial_210:
+tail_partial_233:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_212
+	JZ      no_piece_235
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_212:
+no_piece_235:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_213
+	JZ      no_piece_236
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_213:
+no_piece_236:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_214
+	JZ      no_piece_237
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_214:
+no_piece_237:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_215
+	JZ      partial_short_238
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_216
+	JMP     partial_loaded_239
 
-partial_short_215:
+partial_short_238:
 	VMOVQ R11, X1
 
-partial_loaded_216:
+partial_loaded_239:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_217
+	JZ      no_piece_240
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_217:
+no_piece_240:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_218
+	JZ    no_piece_241
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_218:
+no_piece_241:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_219
+	JZ    no_piece_242
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_219:
+no_piece_242:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_220
+	JZ    no_piece_243
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_220:
+no_piece_243:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6287,9 +7017,9 @@ no_piece_220:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_211:
+tail_reduce_234:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_221
+	JE         no_lens_244
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6302,7 +7032,7 @@ tail_reduce_211:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_221:
+no_lens_244:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -6367,15 +7097,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_222
+	JE      aes_last_245
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_222
+	JE      aes_last_245
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_222:
+aes_last_245:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -6476,14 +7206,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_223
+	JZ    tail_out_246
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_224
+	JE    ad_separate_247
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_224
+	JZ    ad_separate_247
 	CMPQ  R11, $0x80
-	JAE   ad_separate_224
+	JAE   ad_separate_247
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -6499,9 +7229,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_225:
+tail_block_248:
 	CMPQ       R8, $0x10
-	JB         tail_partial_226
+	JB         tail_partial_249
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -6517,48 +7247,48 @@ tail_block_225:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_225
+	JMP        tail_block_248
 
-tail_partial_226:
+tail_partial_249:
 	TESTQ   R8, R8
-	JZ      ad_done_227
+	JZ      ad_done_250
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_228
+	JZ      no_piece_251
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_228:
+no_piece_251:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_229
+	JZ      no_piece_252
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_229:
+no_piece_252:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_230
+	JZ      no_piece_253
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_230:
+no_piece_253:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_231
+	JZ      partial_short_254
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_232
+	JMP     partial_loaded_255
 
-partial_short_231:
+partial_short_254:
 	VMOVQ R11, X1
 
-partial_loaded_232:
+partial_loaded_255:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6571,7 +7301,7 @@ partial_loaded_232:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_227:
+ad_done_250:
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
 	MOVQ           24(DI), R8
@@ -6584,13 +7314,13 @@ ad_done_227:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_233
+	JE             no_lens_256
 	SUBQ           $0x10, R10
 
-no_lens_233:
+no_lens_256:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_234
+	JA      ks8_257
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -6616,26 +7346,26 @@ no_lens_233:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_236
+	JE      aes_last_259
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_236
+	JE      aes_last_259
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_236:
+aes_last_259:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_235
+	JMP          ks_ready_258
 
-ks8_234:
+ks8_257:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -6685,7 +7415,7 @@ ks8_234:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_237
+	JE      aes_last_260
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -6695,7 +7425,7 @@ ks8_234:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_237
+	JE      aes_last_260
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -6705,7 +7435,7 @@ ks8_234:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_237:
+aes_last_260:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -6715,9 +7445,9 @@ aes_last_237:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_235:
+ks_ready_258:
 	CMPQ       R8, $0x10
-	JB         tail_partial_238
+	JB         tail_partial_261
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -6736,7 +7466,7 @@ ks_ready_235:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_239
+	JB         tail_partial_262
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -6755,7 +7485,7 @@ ks_ready_235:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_240
+	JB         tail_partial_263
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -6774,7 +7504,7 @@ ks_ready_235:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_241
+	JB         tail_partial_264
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -6793,7 +7523,7 @@ ks_ready_235:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_242
+	JB         tail_partial_265
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -6812,7 +7542,7 @@ ks_ready_235:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_243
+	JB         tail_partial_266
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -6831,7 +7561,7 @@ ks_ready_235:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_244
+	JB         tail_partial_267
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -6850,117 +7580,117 @@ ks_ready_235:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_247
+	JZ         tail_reduce_270
 	VMOVDQA    X7, X0
-	JMP        tail_partial_246
+	JMP        tail_partial_269
 
-tail_partial_244:
+tail_partial_267:
 	TESTQ   R8, R8
-	JZ      tail_reduce_247
+	JZ      tail_reduce_270
 	VMOVDQA X3, X0
-	JMP     tail_partial_246
+	JMP     tail_partial_269
 
-tail_partial_243:
+tail_partial_266:
 	TESTQ   R8, R8
-	JZ      tail_reduce_247
+	JZ      tail_reduce_270
 	VMOVDQA X6, X0
-	JMP     tail_partial_246
+	JMP     tail_partial_269
 
-tail_partial_242:
+tail_partial_265:
 	TESTQ   R8, R8
-	JZ      tail_reduce_247
+	JZ      tail_reduce_270
 	VMOVDQA X2, X0
-	JMP     tail_partial_246
+	JMP     tail_partial_269
 
-tail_partial_241:
+tail_partial_264:
 	TESTQ   R8, R8
-	JZ      tail_reduce_247
+	JZ      tail_reduce_270
 	VMOVDQA X5, X0
-	JMP     tail_partial_246
+	JMP     tail_partial_269
 
-tail_partial_240:
+tail_partial_263:
 	TESTQ   R8, R8
-	JZ      tail_reduce_247
+	JZ      tail_reduce_270
 	VMOVDQA X1, X0
-	JMP     tail_partial_246
+	JMP     tail_partial_269
 
-tail_partial_239:
+tail_partial_262:
 	TESTQ   R8, R8
-	JZ      tail_reduce_247
+	JZ      tail_reduce_270
 	VMOVDQA X4, X0
-	JMP     tail_partial_246
+	JMP     tail_partial_269
 
-tail_partial_238:
+tail_partial_261:
 	TESTQ R8, R8
-	JZ    tail_reduce_247
+	JZ    tail_reduce_270
 
-tail_partial_246:
+tail_partial_269:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_248
+	JZ      no_piece_271
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_248:
+no_piece_271:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_249
+	JZ      no_piece_272
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_249:
+no_piece_272:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_250
+	JZ      no_piece_273
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_250:
+no_piece_273:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_251
+	JZ      partial_short_274
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_252
+	JMP     partial_loaded_275
 
-partial_short_251:
+partial_short_274:
 	VMOVQ R11, X1
 
-partial_loaded_252:
+partial_loaded_275:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_253
+	JZ      no_piece_276
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_253:
+no_piece_276:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_254
+	JZ    no_piece_277
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_254:
+no_piece_277:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_255
+	JZ    no_piece_278
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_255:
+no_piece_278:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_256
+	JZ    no_piece_279
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_256:
+no_piece_279:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -6976,9 +7706,9 @@ no_piece_256:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_247:
+tail_reduce_270:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_257
+	JE         no_lens_280
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6991,7 +7721,7 @@ tail_reduce_247:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_257:
+no_lens_280:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -7005,7 +7735,7 @@ no_lens_257:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_224:
+ad_separate_247:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -7016,9 +7746,9 @@ ad_separate_224:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_258:
+tail_block_281:
 	CMPQ       R8, $0x10
-	JB         tail_partial_259
+	JB         tail_partial_282
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -7034,48 +7764,48 @@ tail_block_258:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_258
+	JMP        tail_block_281
 
-tail_partial_259:
+tail_partial_282:
 	TESTQ   R8, R8
-	JZ      ad_done_260
+	JZ      ad_done_283
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_261
+	JZ      no_piece_284
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_261:
+no_piece_284:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_262
+	JZ      no_piece_285
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_262:
+no_piece_285:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_263
+	JZ      no_piece_286
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_263:
+no_piece_286:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_264
+	JZ      partial_short_287
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_265
+	JMP     partial_loaded_288
 
-partial_short_264:
+partial_short_287:
 	VMOVQ R11, X1
 
-partial_loaded_265:
+partial_loaded_288:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -7088,7 +7818,7 @@ partial_loaded_265:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_260:
+ad_done_283:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -7101,7 +7831,7 @@ ad_done_260:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_223:
+tail_out_246:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -7115,15 +7845,15 @@ tail_out_223:
 	CMPQ           R8, $0x80
 	JB             text_tail
 	CMPQ           R13, $0xf6
-	JA             ctr_carry_266
+	JA             ctr_carry_289
 	VMOVDQA        Y8, Y0
 	VPADDD         gcmCtrStepYBE<>+0(SB), Y8, Y1
 	VPADDD         gcmCtrStepYBE<>+32(SB), Y8, Y2
 	VPADDD         gcmCtrStepYBE<>+64(SB), Y8, Y3
 	VPADDD         gcmCtrStepYBE<>+96(SB), Y8, Y8
-	JMP            ctr_done_267
+	JMP            ctr_done_290
 
-ctr_carry_266:
+ctr_carry_289:
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y14
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepY<>+0(SB), Y14, Y1
@@ -7135,7 +7865,7 @@ ctr_carry_266:
 	VPADDD  gcmCtrStepY<>+96(SB), Y14, Y8
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y8
 
-ctr_done_267:
+ctr_done_290:
 	ADDQ    $0x08, R13
 	MOVBQZX R13, R13
 	VMOVDQU (AX), Y10
@@ -7189,7 +7919,7 @@ ctr_done_267:
 	VAESENC Y10, Y2, Y2
 	VAESENC Y10, Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_268
+	JE      aes_last_291
 	VMOVDQU 640(AX), Y10
 	VAESENC Y10, Y0, Y0
 	VAESENC Y10, Y1, Y1
@@ -7201,7 +7931,7 @@ ctr_done_267:
 	VAESENC Y10, Y2, Y2
 	VAESENC Y10, Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_268
+	JE      aes_last_291
 	VMOVDQU 768(AX), Y10
 	VAESENC Y10, Y0, Y0
 	VAESENC Y10, Y1, Y1
@@ -7213,7 +7943,7 @@ ctr_done_267:
 	VAESENC Y10, Y2, Y2
 	VAESENC Y10, Y3, Y3
 
-aes_last_268:
+aes_last_291:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -7239,15 +7969,15 @@ chunk:
 	CMPQ    R8, $0x80
 	JB      drain
 	CMPQ    R13, $0xf6
-	JA      ctr_carry_269
+	JA      ctr_carry_292
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepYBE<>+0(SB), Y8, Y1
 	VPADDD  gcmCtrStepYBE<>+32(SB), Y8, Y2
 	VPADDD  gcmCtrStepYBE<>+64(SB), Y8, Y3
 	VPADDD  gcmCtrStepYBE<>+96(SB), Y8, Y8
-	JMP     ctr_done_270
+	JMP     ctr_done_293
 
-ctr_carry_269:
+ctr_carry_292:
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y14
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepY<>+0(SB), Y14, Y1
@@ -7259,7 +7989,7 @@ ctr_carry_269:
 	VPADDD  gcmCtrStepY<>+96(SB), Y14, Y8
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y8
 
-ctr_done_270:
+ctr_done_293:
 	ADDQ         $0x08, R13
 	MOVBQZX      R13, R13
 	VMOVDQU      (AX), Y10
@@ -7355,7 +8085,7 @@ ctr_done_270:
 	VEXTRACTI128 $0x01, Y12, X14
 	VPXOR        X14, X12, X15
 	CMPQ         R12, $0x0a
-	JE           aes_last_271
+	JE           aes_last_294
 	VMOVDQU      640(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -7367,7 +8097,7 @@ ctr_done_270:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_271
+	JE           aes_last_294
 	VMOVDQU      768(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -7379,7 +8109,7 @@ ctr_done_270:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 
-aes_last_271:
+aes_last_294:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -7458,16 +8188,16 @@ text_tail:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_272
+	JE      no_lens_295
 	SUBQ    $0x10, R10
 
-no_lens_272:
+no_lens_295:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_273
+	JA      ks8_296
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -7493,26 +8223,26 @@ no_lens_272:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_275
+	JE      aes_last_298
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_275
+	JE      aes_last_298
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_275:
+aes_last_298:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_274
+	JMP          ks_ready_297
 
-ks8_273:
+ks8_296:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -7562,7 +8292,7 @@ ks8_273:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_276
+	JE      aes_last_299
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -7572,7 +8302,7 @@ ks8_273:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_276
+	JE      aes_last_299
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -7582,7 +8312,7 @@ ks8_273:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_276:
+aes_last_299:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -7592,9 +8322,9 @@ aes_last_276:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_274:
+ks_ready_297:
 	CMPQ       R8, $0x10
-	JB         tail_partial_277
+	JB         tail_partial_300
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -7613,7 +8343,7 @@ ks_ready_274:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_278
+	JB         tail_partial_301
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -7632,7 +8362,7 @@ ks_ready_274:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_279
+	JB         tail_partial_302
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -7651,7 +8381,7 @@ ks_ready_274:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_280
+	JB         tail_partial_303
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -7670,7 +8400,7 @@ ks_ready_274:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_281
+	JB         tail_partial_304
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -7689,7 +8419,7 @@ ks_ready_274:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_282
+	JB         tail_partial_305
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -7708,7 +8438,7 @@ ks_ready_274:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_283
+	JB         tail_partial_306
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -7727,117 +8457,117 @@ ks_ready_274:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_286
+	JZ         tail_reduce_309
 	VMOVDQA    X7, X0
-	JMP        tail_partial_285
+	JMP        tail_partial_308
 
-tail_partial_283:
+tail_partial_306:
 	TESTQ   R8, R8
-	JZ      tail_reduce_286
+	JZ      tail_reduce_309
 	VMOVDQA X3, X0
-	JMP     tail_partial_285
+	JMP     tail_partial_308
 
-tail_partial_282:
+tail_partial_305:
 	TESTQ   R8, R8
-	JZ      tail_reduce_286
+	JZ      tail_reduce_309
 	VMOVDQA X6, X0
-	JMP     tail_partial_285
+	JMP     tail_partial_308
 
-tail_partial_281:
+tail_partial_304:
 	TESTQ   R8, R8
-	JZ      tail_reduce_286
+	JZ      tail_reduce_309
 	VMOVDQA X2, X0
-	JMP     tail_partial_285
+	JMP     tail_partial_308
 
-tail_partial_280:
+tail_partial_303:
 	TESTQ   R8, R8
-	JZ      tail_reduce_286
+	JZ      tail_reduce_309
 	VMOVDQA X5, X0
-	JMP     tail_partial_285
+	JMP     tail_partial_308
 
-tail_partial_279:
+tail_partial_302:
 	TESTQ   R8, R8
-	JZ      tail_reduce_286
+	JZ      tail_reduce_309
 	VMOVDQA X1, X0
-	JMP     tail_partial_285
+	JMP     tail_partial_308
 
-tail_partial_278:
+tail_partial_301:
 	TESTQ   R8, R8
-	JZ      tail_reduce_286
+	JZ      tail_reduce_309
 	VMOVDQA X4, X0
-	JMP     tail_partial_285
+	JMP     tail_partial_308
 
-tail_partial_277:
+tail_partial_300:
 	TESTQ R8, R8
-	JZ    tail_reduce_286
+	JZ    tail_reduce_309
 
-tail_partial_285:
+tail_partial_308:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_287
+	JZ      no_piece_310
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_287:
+no_piece_310:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_288
+	JZ      no_piece_311
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_288:
+no_piece_311:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_289
+	JZ      no_piece_312
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_289:
+no_piece_312:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_290
+	JZ      partial_short_313
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_291
+	JMP     partial_loaded_314
 
-partial_short_290:
+partial_short_313:
 	VMOVQ R11, X1
 
-partial_loaded_291:
+partial_loaded_314:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_292
+	JZ      no_piece_315
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_292:
+no_piece_315:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_293
+	JZ    no_piece_316
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_293:
+no_piece_316:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_294
+	JZ    no_piece_317
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_294:
+no_piece_317:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_295
+	JZ    no_piece_318
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_295:
+no_piece_318:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -7853,9 +8583,9 @@ no_piece_295:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_286:
+tail_reduce_309:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_296
+	JE         no_lens_319
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -7868,7 +8598,7 @@ tail_reduce_286:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_296:
+no_lens_319:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -7933,15 +8663,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_297
+	JE      aes_last_320
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_297
+	JE      aes_last_320
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_297:
+aes_last_320:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -8041,14 +8771,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_298
+	JZ    tail_out_321
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_299
+	JE    ad_separate_322
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_299
+	JZ    ad_separate_322
 	CMPQ  R11, $0x80
-	JAE   ad_separate_299
+	JAE   ad_separate_322
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -8064,9 +8794,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_300:
+tail_block_323:
 	CMPQ       R8, $0x10
-	JB         tail_partial_301
+	JB         tail_partial_324
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -8082,48 +8812,48 @@ tail_block_300:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_300
+	JMP        tail_block_323
 
-tail_partial_301:
+tail_partial_324:
 	TESTQ   R8, R8
-	JZ      ad_done_302
+	JZ      ad_done_325
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_303
+	JZ      no_piece_326
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_303:
+no_piece_326:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_304
+	JZ      no_piece_327
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_304:
+no_piece_327:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_305
+	JZ      no_piece_328
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_305:
+no_piece_328:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_306
+	JZ      partial_short_329
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_307
+	JMP     partial_loaded_330
 
-partial_short_306:
+partial_short_329:
 	VMOVQ R11, X1
 
-partial_loaded_307:
+partial_loaded_330:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8136,7 +8866,7 @@ partial_loaded_307:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_302:
+ad_done_325:
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
 	MOVQ           24(DI), R8
@@ -8149,13 +8879,13 @@ ad_done_302:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_308
+	JE             no_lens_331
 	SUBQ           $0x10, R10
 
-no_lens_308:
+no_lens_331:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_309
+	JA      ks8_332
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8181,26 +8911,26 @@ no_lens_308:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_311
+	JE      aes_last_334
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_311
+	JE      aes_last_334
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_311:
+aes_last_334:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_310
+	JMP          ks_ready_333
 
-ks8_309:
+ks8_332:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8250,7 +8980,7 @@ ks8_309:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_312
+	JE      aes_last_335
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -8260,7 +8990,7 @@ ks8_309:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_312
+	JE      aes_last_335
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -8270,7 +9000,7 @@ ks8_309:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_312:
+aes_last_335:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -8280,9 +9010,9 @@ aes_last_312:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_310:
+ks_ready_333:
 	CMPQ       R8, $0x10
-	JB         tail_partial_313
+	JB         tail_partial_336
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -8302,7 +9032,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_314
+	JB         tail_partial_337
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -8322,7 +9052,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_315
+	JB         tail_partial_338
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -8342,7 +9072,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_316
+	JB         tail_partial_339
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -8362,7 +9092,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_317
+	JB         tail_partial_340
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -8382,7 +9112,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_318
+	JB         tail_partial_341
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -8402,7 +9132,7 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_319
+	JB         tail_partial_342
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -8422,117 +9152,117 @@ ks_ready_310:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_322
+	JZ         tail_reduce_345
 	VMOVDQA    X7, X0
-	JMP        tail_partial_321
+	JMP        tail_partial_344
 
-tail_partial_319:
+tail_partial_342:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_345
 	VMOVDQA X3, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_344
 
-tail_partial_318:
+tail_partial_341:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_345
 	VMOVDQA X6, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_344
 
-tail_partial_317:
+tail_partial_340:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_345
 	VMOVDQA X2, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_344
 
-tail_partial_316:
+tail_partial_339:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_345
 	VMOVDQA X5, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_344
 
-tail_partial_315:
+tail_partial_338:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_345
 	VMOVDQA X1, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_344
 
-tail_partial_314:
+tail_partial_337:
 	TESTQ   R8, R8
-	JZ      tail_reduce_322
+	JZ      tail_reduce_345
 	VMOVDQA X4, X0
-	JMP     tail_partial_321
+	JMP     tail_partial_344
 
-tail_partial_313:
+tail_partial_336:
 	TESTQ R8, R8
-	JZ    tail_reduce_322
+	JZ    tail_reduce_345
 
-tail_partial_321:
+tail_partial_344:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_323
+	JZ      no_piece_346
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_323:
+no_piece_346:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_324
+	JZ      no_piece_347
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_324:
+no_piece_347:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_325
+	JZ      no_piece_348
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_325:
+no_piece_348:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_326
+	JZ      partial_short_349
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_327
+	JMP     partial_loaded_350
 
-partial_short_326:
+partial_short_349:
 	VMOVQ R11, X1
 
-partial_loaded_327:
+partial_loaded_350:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_328
+	JZ      no_piece_351
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_328:
+no_piece_351:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_329
+	JZ    no_piece_352
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_329:
+no_piece_352:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_330
+	JZ    no_piece_353
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_330:
+no_piece_353:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_331
+	JZ    no_piece_354
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_331:
+no_piece_354:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8545,9 +9275,9 @@ no_piece_331:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_322:
+tail_reduce_345:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_332
+	JE         no_lens_355
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8560,7 +9290,7 @@ tail_reduce_322:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_332:
+no_lens_355:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -8574,7 +9304,7 @@ no_lens_332:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_299:
+ad_separate_322:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -8585,9 +9315,9 @@ ad_separate_299:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_333:
+tail_block_356:
 	CMPQ       R8, $0x10
-	JB         tail_partial_334
+	JB         tail_partial_357
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -8603,48 +9333,48 @@ tail_block_333:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_333
+	JMP        tail_block_356
 
-tail_partial_334:
+tail_partial_357:
 	TESTQ   R8, R8
-	JZ      ad_done_335
+	JZ      ad_done_358
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_336
+	JZ      no_piece_359
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_336:
+no_piece_359:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_337
+	JZ      no_piece_360
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_337:
+no_piece_360:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_338
+	JZ      no_piece_361
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_338:
+no_piece_361:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_339
+	JZ      partial_short_362
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_340
+	JMP     partial_loaded_363
 
-partial_short_339:
+partial_short_362:
 	VMOVQ R11, X1
 
-partial_loaded_340:
+partial_loaded_363:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8657,7 +9387,7 @@ partial_loaded_340:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_335:
+ad_done_358:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -8670,7 +9400,7 @@ ad_done_335:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_298:
+tail_out_321:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -8684,15 +9414,15 @@ chunk:
 	CMPQ    R8, $0x80
 	JB      chunks_done
 	CMPQ    R13, $0xf6
-	JA      ctr_carry_341
+	JA      ctr_carry_364
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepYBE<>+0(SB), Y8, Y1
 	VPADDD  gcmCtrStepYBE<>+32(SB), Y8, Y2
 	VPADDD  gcmCtrStepYBE<>+64(SB), Y8, Y3
 	VPADDD  gcmCtrStepYBE<>+96(SB), Y8, Y8
-	JMP     ctr_done_342
+	JMP     ctr_done_365
 
-ctr_carry_341:
+ctr_carry_364:
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y14
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepY<>+0(SB), Y14, Y1
@@ -8704,7 +9434,7 @@ ctr_carry_341:
 	VPADDD  gcmCtrStepY<>+96(SB), Y14, Y8
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y8
 
-ctr_done_342:
+ctr_done_365:
 	ADDQ         $0x08, R13
 	MOVBQZX      R13, R13
 	VMOVDQU      (SI), Y4
@@ -8808,7 +9538,7 @@ ctr_done_342:
 	VEXTRACTI128 $0x01, Y12, X14
 	VPXOR        X14, X12, X15
 	CMPQ         R12, $0x0a
-	JE           aes_last_343
+	JE           aes_last_366
 	VMOVDQU      640(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -8820,7 +9550,7 @@ ctr_done_342:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_343
+	JE           aes_last_366
 	VMOVDQU      768(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -8832,7 +9562,7 @@ ctr_done_342:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 
-aes_last_343:
+aes_last_366:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -8863,16 +9593,16 @@ chunks_done:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_344
+	JE             no_lens_367
 	SUBQ           $0x10, R10
 
-no_lens_344:
+no_lens_367:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_345
+	JA      ks8_368
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8898,26 +9628,26 @@ no_lens_344:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_347
+	JE      aes_last_370
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_347
+	JE      aes_last_370
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_347:
+aes_last_370:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_346
+	JMP          ks_ready_369
 
-ks8_345:
+ks8_368:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8967,7 +9697,7 @@ ks8_345:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_348
+	JE      aes_last_371
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -8977,7 +9707,7 @@ ks8_345:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_348
+	JE      aes_last_371
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -8987,7 +9717,7 @@ ks8_345:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_348:
+aes_last_371:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -8997,9 +9727,9 @@ aes_last_348:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_346:
+ks_ready_369:
 	CMPQ       R8, $0x10
-	JB         tail_partial_349
+	JB         tail_partial_372
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -9019,7 +9749,7 @@ ks_ready_346:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_350
+	JB         tail_partial_373
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -9039,7 +9769,7 @@ ks_ready_346:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_351
+	JB         tail_partial_374
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -9059,7 +9789,7 @@ ks_ready_346:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_352
+	JB         tail_partial_375
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -9079,7 +9809,7 @@ ks_ready_346:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_353
+	JB         tail_partial_376
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -9099,7 +9829,7 @@ ks_ready_346:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_354
+	JB         tail_partial_377
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -9119,7 +9849,7 @@ ks_ready_346:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_355
+	JB         tail_partial_378
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -9139,117 +9869,117 @@ ks_ready_346:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_358
+	JZ         tail_reduce_381
 	VMOVDQA    X7, X0
-	JMP        tail_partial_357
+	JMP        tail_partial_380
 
-tail_partial_355:
+tail_partial_378:
 	TESTQ   R8, R8
-	JZ      tail_reduce_358
+	JZ      tail_reduce_381
 	VMOVDQA X3, X0
-	JMP     tail_partial_357
+	JMP     tail_partial_380
 
-tail_partial_354:
+tail_partial_377:
 	TESTQ   R8, R8
-	JZ      tail_reduce_358
+	JZ      tail_reduce_381
 	VMOVDQA X6, X0
-	JMP     tail_partial_357
+	JMP     tail_partial_380
 
-tail_partial_353:
+tail_partial_376:
 	TESTQ   R8, R8
-	JZ      tail_reduce_358
+	JZ      tail_reduce_381
 	VMOVDQA X2, X0
-	JMP     tail_partial_357
+	JMP     tail_partial_380
 
-tail_partial_352:
+tail_partial_375:
 	TESTQ   R8, R8
-	JZ      tail_reduce_358
+	JZ      tail_reduce_381
 	VMOVDQA X5, X0
-	JMP     tail_partial_357
+	JMP     tail_partial_380
 
-tail_partial_351:
+tail_partial_374:
 	TESTQ   R8, R8
-	JZ      tail_reduce_358
+	JZ      tail_reduce_381
 	VMOVDQA X1, X0
-	JMP     tail_partial_357
+	JMP     tail_partial_380
 
-tail_partial_350:
+tail_partial_373:
 	TESTQ   R8, R8
-	JZ      tail_reduce_358
+	JZ      tail_reduce_381
 	VMOVDQA X4, X0
-	JMP     tail_partial_357
+	JMP     tail_partial_380
 
-tail_partial_349:
+tail_partial_372:
 	TESTQ R8, R8
-	JZ    tail_reduce_358
+	JZ    tail_reduce_381
 
-tail_partial_357:
+tail_partial_380:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_359
+	JZ      no_piece_382
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_359:
+no_piece_382:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_360
+	JZ      no_piece_383
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_360:
+no_piece_383:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_361
+	JZ      no_piece_384
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_361:
+no_piece_384:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_362
+	JZ      partial_short_385
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_363
+	JMP     partial_loaded_386
 
-partial_short_362:
+partial_short_385:
 	VMOVQ R11, X1
 
-partial_loaded_363:
+partial_loaded_386:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_364
+	JZ      no_piece_387
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_364:
+no_piece_387:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_365
+	JZ    no_piece_388
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_365:
+no_piece_388:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_366
+	JZ    no_piece_389
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_366:
+no_piece_389:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_367
+	JZ    no_piece_390
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_367:
+no_piece_390:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9262,9 +9992,9 @@ no_piece_367:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_358:
+tail_reduce_381:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_368
+	JE         no_lens_391
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9277,7 +10007,7 @@ tail_reduce_358:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_368:
+no_lens_391:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -9342,15 +10072,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_369
+	JE      aes_last_392
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_369
+	JE      aes_last_392
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_369:
+aes_last_392:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -9439,11 +10169,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_370
+	JNE          gather_393
 	CMPQ         R11, AX
-	JNE          gather_370
+	JNE          gather_393
 	CMPQ         R13, AX
-	JNE          gather_370
+	JNE          gather_393
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -9498,7 +10228,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_372
+	JE           aes_last_395
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -9510,7 +10240,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_372
+	JE           aes_last_395
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -9522,15 +10252,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_372:
+aes_last_395:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_371
+	JMP         encrypted_394
 
-gather_370:
+gather_393:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -9622,7 +10352,7 @@ gather_370:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_373
+	JE           aes_last_396
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -9642,7 +10372,7 @@ gather_370:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_373
+	JE           aes_last_396
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -9662,7 +10392,7 @@ gather_370:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_373:
+aes_last_396:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -9676,7 +10406,7 @@ aes_last_373:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_371:
+encrypted_394:
 	// Each packet's text XORed with its key stream.
 	VPXORQ     Z5, Z1, Z1
 	VPXORQ     Z6, Z2, Z2
@@ -9745,16 +10475,16 @@ encrypted_371:
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	VPCLMULQDQ $0x11, (SI), Z23, Z31
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_374
+	JA         ad_wide_397
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_374
+	JA         ad_wide_397
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_374
+	JA         ad_wide_397
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_374
-	JMP        ad_not_wide_375
+	JA         ad_wide_397
+	JMP        ad_not_wide_398
 
-ad_wide_374:
+ad_wide_397:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -9848,20 +10578,20 @@ ad_wide_374:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_375:
+ad_not_wide_398:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_376
+	JNE             lens_per_key_399
 	CMPQ            R11, AX
-	JNE             lens_per_key_376
+	JNE             lens_per_key_399
 	CMPQ            R13, AX
-	JNE             lens_per_key_376
+	JNE             lens_per_key_399
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_377
+	JMP             lens_gathered_400
 
-lens_per_key_376:
+lens_per_key_399:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -9871,7 +10601,7 @@ lens_per_key_376:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_377:
+lens_gathered_400:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -9886,15 +10616,15 @@ lens_gathered_377:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_378
+	JZ           ad_not_packed_401
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_378
+	JA           ad_not_packed_401
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_378
+	JA           ad_not_packed_401
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_378
+	JA           ad_not_packed_401
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_378
+	JA           ad_not_packed_401
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -9960,7 +10690,7 @@ lens_gathered_377:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_378:
+ad_not_packed_401:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -10087,11 +10817,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_379
+	JNE          gather_402
 	CMPQ         R11, AX
-	JNE          gather_379
+	JNE          gather_402
 	CMPQ         R13, AX
-	JNE          gather_379
+	JNE          gather_402
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -10146,7 +10876,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_381
+	JE           aes_last_404
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -10158,7 +10888,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_381
+	JE           aes_last_404
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -10170,15 +10900,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_381:
+aes_last_404:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_380
+	JMP         encrypted_403
 
-gather_379:
+gather_402:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -10270,7 +11000,7 @@ gather_379:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_382
+	JE           aes_last_405
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -10290,7 +11020,7 @@ gather_379:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_382
+	JE           aes_last_405
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -10310,7 +11040,7 @@ gather_379:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_382:
+aes_last_405:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -10324,7 +11054,7 @@ aes_last_382:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_380:
+encrypted_403:
 	// Each packet's text XORed with its key stream.
 	VPXORQ   Z5, Z1, Z1
 	VPXORQ   Z6, Z2, Z2
@@ -10385,16 +11115,16 @@ encrypted_380:
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	VPCLMULQDQ $0x11, (SI), Z23, Z31
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_383
+	JA         ad_wide_406
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_383
+	JA         ad_wide_406
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_383
+	JA         ad_wide_406
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_383
-	JMP        ad_not_wide_384
+	JA         ad_wide_406
+	JMP        ad_not_wide_407
 
-ad_wide_383:
+ad_wide_406:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -10488,20 +11218,20 @@ ad_wide_383:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_384:
+ad_not_wide_407:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_385
+	JNE             lens_per_key_408
 	CMPQ            R11, AX
-	JNE             lens_per_key_385
+	JNE             lens_per_key_408
 	CMPQ            R13, AX
-	JNE             lens_per_key_385
+	JNE             lens_per_key_408
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_386
+	JMP             lens_gathered_409
 
-lens_per_key_385:
+lens_per_key_408:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -10511,7 +11241,7 @@ lens_per_key_385:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_386:
+lens_gathered_409:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -10526,15 +11256,15 @@ lens_gathered_386:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_387
+	JZ           ad_not_packed_410
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_387
+	JA           ad_not_packed_410
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_387
+	JA           ad_not_packed_410
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_387
+	JA           ad_not_packed_410
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_387
+	JA           ad_not_packed_410
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -10600,7 +11330,7 @@ lens_gathered_386:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_387:
+ad_not_packed_410:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -10762,7 +11492,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_388
+	JE          aes_last_411
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -10778,7 +11508,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_388
+	JE          aes_last_411
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -10794,7 +11524,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_388:
+aes_last_411:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -10813,202 +11543,202 @@ aes_last_388:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_389
+	JB      load_lt32_412
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_391
+	JB      load_lt32_414
 	VMOVDQU (SI), Y6
-	JMP     load32_done_393
+	JMP     load32_done_416
 
-load_lt32_391:
+load_lt32_414:
 	CMPQ    R8, $0x10
-	JB      load_lt16_392
+	JB      load_lt16_415
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_393
+	JZ      load32_done_416
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_394
+	JZ      no_piece_417
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_394:
+no_piece_417:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_395
+	JZ      no_piece_418
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_395:
+no_piece_418:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_396
+	JZ      no_piece_419
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_396:
+no_piece_419:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_397
+	JZ      partial_short_420
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_398
+	JMP     partial_loaded_421
 
-partial_short_397:
+partial_short_420:
 	VMOVQ R11, X14
 
-partial_loaded_398:
+partial_loaded_421:
 	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_393
+	JMP         load32_done_416
 
-load_lt16_392:
+load_lt16_415:
 	VPXOR   Y6, Y6, Y6
 	TESTQ   R8, R8
-	JZ      load32_done_393
+	JZ      load32_done_416
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_399
+	JZ      no_piece_422
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_399:
+no_piece_422:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_400
+	JZ      no_piece_423
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_400:
+no_piece_423:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_401
+	JZ      no_piece_424
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_401:
+no_piece_424:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_402
+	JZ      partial_short_425
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_403
+	JMP     partial_loaded_426
 
-partial_short_402:
+partial_short_425:
 	VMOVQ R11, X6
 
-partial_loaded_403:
-load32_done_393:
-	JMP load_done_390
+partial_loaded_426:
+load32_done_416:
+	JMP load_done_413
 
-load_lt32_389:
+load_lt32_412:
 	CMPQ    R8, $0x20
-	JB      load_lt32_404
+	JB      load_lt32_427
 	VMOVDQU (SI), Y5
-	JMP     load32_done_406
+	JMP     load32_done_429
 
-load_lt32_404:
+load_lt32_427:
 	CMPQ    R8, $0x10
-	JB      load_lt16_405
+	JB      load_lt16_428
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_406
+	JZ      load32_done_429
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_407
+	JZ      no_piece_430
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_407:
+no_piece_430:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_408
+	JZ      no_piece_431
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_408:
+no_piece_431:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_409
+	JZ      no_piece_432
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_409:
+no_piece_432:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_410
+	JZ      partial_short_433
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_411
+	JMP     partial_loaded_434
 
-partial_short_410:
+partial_short_433:
 	VMOVQ R11, X14
 
-partial_loaded_411:
+partial_loaded_434:
 	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_406
+	JMP         load32_done_429
 
-load_lt16_405:
+load_lt16_428:
 	VPXOR   Y5, Y5, Y5
 	TESTQ   R8, R8
-	JZ      load32_done_406
+	JZ      load32_done_429
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_412
+	JZ      no_piece_435
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_412:
+no_piece_435:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_413
+	JZ      no_piece_436
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_413:
+no_piece_436:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_414
+	JZ      no_piece_437
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_414:
+no_piece_437:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_415
+	JZ      partial_short_438
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_416
+	JMP     partial_loaded_439
 
-partial_short_415:
+partial_short_438:
 	VMOVQ R11, X5
 
-partial_loaded_416:
-load32_done_406:
-load_done_390:
+partial_loaded_439:
+load32_done_429:
+load_done_413:
 	MOVQ    24(DI), R8
 	VPXOR   Y0, Y5, Y5
 	VPXOR   Y1, Y6, Y6
@@ -11017,25 +11747,25 @@ load_done_390:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_417
+	JB      blocks_small_440
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_418
+	JB      blocks_mid_441
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_419
+	JMP     blocks_done_442
 
-blocks_mid_418:
+blocks_mid_441:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_419
+	JBE     blocks_done_442
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_419
+	JMP     blocks_done_442
 
-blocks_small_417:
+blocks_small_440:
 	TESTQ   R8, R8
-	JZ      blocks_done_419
+	JZ      blocks_done_442
 	VMOVDQU X5, (DX)
 
-blocks_done_419:
+blocks_done_442:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -11053,105 +11783,105 @@ blocks_done_419:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_420
+	JZ         no_ad_443
 	MOVQ       40(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_421
+	JB         load_lt32_444
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_423
+	JMP        load32_done_446
 
-load_lt32_421:
+load_lt32_444:
 	CMPQ    R8, $0x10
-	JB      load_lt16_422
+	JB      load_lt16_445
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_423
+	JZ      load32_done_446
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_424
+	JZ      no_piece_447
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_424:
+no_piece_447:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_425
+	JZ      no_piece_448
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_425:
+no_piece_448:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_426
+	JZ      no_piece_449
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_426:
+no_piece_449:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_427
+	JZ      partial_short_450
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_428
+	JMP     partial_loaded_451
 
-partial_short_427:
+partial_short_450:
 	VMOVQ R11, X14
 
-partial_loaded_428:
+partial_loaded_451:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_423
+	JMP         load32_done_446
 
-load_lt16_422:
+load_lt16_445:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_423
+	JZ      load32_done_446
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_429
+	JZ      no_piece_452
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_429:
+no_piece_452:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_430
+	JZ      no_piece_453
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_430:
+no_piece_453:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_431
+	JZ      no_piece_454
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_431:
+no_piece_454:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_432
+	JZ      partial_short_455
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_433
+	JMP     partial_loaded_456
 
-partial_short_432:
+partial_short_455:
 	VMOVQ R11, X7
 
-partial_loaded_433:
-load32_done_423:
+partial_loaded_456:
+load32_done_446:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11163,7 +11893,7 @@ load32_done_423:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_420:
+no_ad_443:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11201,202 +11931,202 @@ no_ad_420:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_434
+	JB      load_lt32_457
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_436
+	JB      load_lt32_459
 	VMOVDQU (SI), Y6
-	JMP     load32_done_438
+	JMP     load32_done_461
 
-load_lt32_436:
+load_lt32_459:
 	CMPQ    R8, $0x10
-	JB      load_lt16_437
+	JB      load_lt16_460
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_438
+	JZ      load32_done_461
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_439
+	JZ      no_piece_462
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_439:
+no_piece_462:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_440
+	JZ      no_piece_463
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_440:
+no_piece_463:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_441
+	JZ      no_piece_464
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_441:
+no_piece_464:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_442
+	JZ      partial_short_465
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_443
+	JMP     partial_loaded_466
 
-partial_short_442:
+partial_short_465:
 	VMOVQ R11, X14
 
-partial_loaded_443:
+partial_loaded_466:
 	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_438
+	JMP         load32_done_461
 
-load_lt16_437:
+load_lt16_460:
 	VPXOR   Y6, Y6, Y6
 	TESTQ   R8, R8
-	JZ      load32_done_438
+	JZ      load32_done_461
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_444
+	JZ      no_piece_467
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_444:
+no_piece_467:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_445
+	JZ      no_piece_468
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_445:
+no_piece_468:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_446
+	JZ      no_piece_469
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_446:
+no_piece_469:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_447
+	JZ      partial_short_470
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_448
+	JMP     partial_loaded_471
 
-partial_short_447:
+partial_short_470:
 	VMOVQ R11, X6
 
-partial_loaded_448:
-load32_done_438:
-	JMP load_done_435
+partial_loaded_471:
+load32_done_461:
+	JMP load_done_458
 
-load_lt32_434:
+load_lt32_457:
 	CMPQ    R8, $0x20
-	JB      load_lt32_449
+	JB      load_lt32_472
 	VMOVDQU (SI), Y5
-	JMP     load32_done_451
+	JMP     load32_done_474
 
-load_lt32_449:
+load_lt32_472:
 	CMPQ    R8, $0x10
-	JB      load_lt16_450
+	JB      load_lt16_473
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_451
+	JZ      load32_done_474
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_452
+	JZ      no_piece_475
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_452:
+no_piece_475:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_453
+	JZ      no_piece_476
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_453:
+no_piece_476:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_454
+	JZ      no_piece_477
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_454:
+no_piece_477:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_455
+	JZ      partial_short_478
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_456
+	JMP     partial_loaded_479
 
-partial_short_455:
+partial_short_478:
 	VMOVQ R11, X14
 
-partial_loaded_456:
+partial_loaded_479:
 	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_451
+	JMP         load32_done_474
 
-load_lt16_450:
+load_lt16_473:
 	VPXOR   Y5, Y5, Y5
 	TESTQ   R8, R8
-	JZ      load32_done_451
+	JZ      load32_done_474
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_457
+	JZ      no_piece_480
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_457:
+no_piece_480:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_458
+	JZ      no_piece_481
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_458:
+no_piece_481:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_459
+	JZ      no_piece_482
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_459:
+no_piece_482:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_460
+	JZ      partial_short_483
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_461
+	JMP     partial_loaded_484
 
-partial_short_460:
+partial_short_483:
 	VMOVQ R11, X5
 
-partial_loaded_461:
-load32_done_451:
-load_done_435:
+partial_loaded_484:
+load32_done_474:
+load_done_458:
 	MOVQ    152(DI), R8
 	VPXOR   Y2, Y5, Y5
 	VPXOR   Y3, Y6, Y6
@@ -11405,25 +12135,25 @@ load_done_435:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_462
+	JB      blocks_small_485
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_463
+	JB      blocks_mid_486
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_464
+	JMP     blocks_done_487
 
-blocks_mid_463:
+blocks_mid_486:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_464
+	JBE     blocks_done_487
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_464
+	JMP     blocks_done_487
 
-blocks_small_462:
+blocks_small_485:
 	TESTQ   R8, R8
-	JZ      blocks_done_464
+	JZ      blocks_done_487
 	VMOVDQU X5, (DX)
 
-blocks_done_464:
+blocks_done_487:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -11441,105 +12171,105 @@ blocks_done_464:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_465
+	JZ         no_ad_488
 	MOVQ       168(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_466
+	JB         load_lt32_489
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_468
+	JMP        load32_done_491
 
-load_lt32_466:
+load_lt32_489:
 	CMPQ    R8, $0x10
-	JB      load_lt16_467
+	JB      load_lt16_490
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_468
+	JZ      load32_done_491
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_469
+	JZ      no_piece_492
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_469:
+no_piece_492:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_470
+	JZ      no_piece_493
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_470:
+no_piece_493:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_471
+	JZ      no_piece_494
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_471:
+no_piece_494:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_472
+	JZ      partial_short_495
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_473
+	JMP     partial_loaded_496
 
-partial_short_472:
+partial_short_495:
 	VMOVQ R11, X14
 
-partial_loaded_473:
+partial_loaded_496:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_468
+	JMP         load32_done_491
 
-load_lt16_467:
+load_lt16_490:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_468
+	JZ      load32_done_491
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_474
+	JZ      no_piece_497
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_474:
+no_piece_497:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_475
+	JZ      no_piece_498
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_475:
+no_piece_498:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_476
+	JZ      no_piece_499
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_476:
+no_piece_499:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_477
+	JZ      partial_short_500
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_478
+	JMP     partial_loaded_501
 
-partial_short_477:
+partial_short_500:
 	VMOVQ R11, X7
 
-partial_loaded_478:
-load32_done_468:
+partial_loaded_501:
+load32_done_491:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11551,7 +12281,7 @@ load32_done_468:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_465:
+no_ad_488:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11705,7 +12435,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_479
+	JE          aes_last_502
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -11721,7 +12451,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_479
+	JE          aes_last_502
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -11737,7 +12467,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_479:
+aes_last_502:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -11756,23 +12486,23 @@ aes_last_479:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_480
+	JB      blocks_small_503
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_481
+	JB      blocks_mid_504
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_482
+	JMP     blocks_done_505
 
-blocks_mid_481:
+blocks_mid_504:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_482
+	JBE     blocks_done_505
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_482
+	JMP     blocks_done_505
 
-blocks_small_480:
+blocks_small_503:
 	VMOVDQU (SI), X5
 
-blocks_done_482:
+blocks_done_505:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -11795,159 +12525,159 @@ blocks_done_482:
 	VPXOR      Y0, Y5, Y5
 	VPXOR      Y1, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_484
+	JB         store_lt32_507
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_483
+	JB         store_hi_506
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_486
+	JMP        store_done_509
 
-store_hi_483:
+store_hi_506:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_484:
+store_lt32_507:
 	CMPQ         R8, $0x10
-	JB           store_lt16_485
+	JB           store_lt16_508
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_485:
+store_lt16_508:
 	TESTQ   R8, R8
-	JZ      store_done_486
+	JZ      store_done_509
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_487
+	JZ      no_piece_510
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_487:
+no_piece_510:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_488
+	JZ    no_piece_511
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_488:
+no_piece_511:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_489
+	JZ    no_piece_512
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_489:
+no_piece_512:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_490
+	JZ    no_piece_513
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_490:
-store_done_486:
+no_piece_513:
+store_done_509:
 	MOVQ    32(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_491
+	JZ      no_ad_514
 	MOVQ    40(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_492
+	JB      load_lt32_515
 	VMOVDQU (SI), Y7
-	JMP     load32_done_494
+	JMP     load32_done_517
 
-load_lt32_492:
+load_lt32_515:
 	CMPQ    R8, $0x10
-	JB      load_lt16_493
+	JB      load_lt16_516
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_494
+	JZ      load32_done_517
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_495
+	JZ      no_piece_518
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_495:
+no_piece_518:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_496
+	JZ      no_piece_519
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_496:
+no_piece_519:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_497
+	JZ      no_piece_520
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_497:
+no_piece_520:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_498
+	JZ      partial_short_521
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_499
+	JMP     partial_loaded_522
 
-partial_short_498:
+partial_short_521:
 	VMOVQ R11, X14
 
-partial_loaded_499:
+partial_loaded_522:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_494
+	JMP         load32_done_517
 
-load_lt16_493:
+load_lt16_516:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_494
+	JZ      load32_done_517
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_500
+	JZ      no_piece_523
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_500:
+no_piece_523:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_501
+	JZ      no_piece_524
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_501:
+no_piece_524:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_502
+	JZ      no_piece_525
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_502:
+no_piece_525:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_503
+	JZ      partial_short_526
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_504
+	JMP     partial_loaded_527
 
-partial_short_503:
+partial_short_526:
 	VMOVQ R11, X7
 
-partial_loaded_504:
-load32_done_494:
+partial_loaded_527:
+load32_done_517:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11959,7 +12689,7 @@ load32_done_494:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_491:
+no_ad_514:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11997,23 +12727,23 @@ no_ad_491:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_505
+	JB      blocks_small_528
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_506
+	JB      blocks_mid_529
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_507
+	JMP     blocks_done_530
 
-blocks_mid_506:
+blocks_mid_529:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_507
+	JBE     blocks_done_530
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_507
+	JMP     blocks_done_530
 
-blocks_small_505:
+blocks_small_528:
 	VMOVDQU (SI), X5
 
-blocks_done_507:
+blocks_done_530:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -12036,159 +12766,159 @@ blocks_done_507:
 	VPXOR      Y2, Y5, Y5
 	VPXOR      Y3, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_509
+	JB         store_lt32_532
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_508
+	JB         store_hi_531
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_511
+	JMP        store_done_534
 
-store_hi_508:
+store_hi_531:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_509:
+store_lt32_532:
 	CMPQ         R8, $0x10
-	JB           store_lt16_510
+	JB           store_lt16_533
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_510:
+store_lt16_533:
 	TESTQ   R8, R8
-	JZ      store_done_511
+	JZ      store_done_534
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_512
+	JZ      no_piece_535
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_512:
+no_piece_535:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_513
+	JZ    no_piece_536
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_513:
+no_piece_536:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_514
+	JZ    no_piece_537
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_514:
+no_piece_537:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_515
+	JZ    no_piece_538
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_515:
-store_done_511:
+no_piece_538:
+store_done_534:
 	MOVQ    160(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_516
+	JZ      no_ad_539
 	MOVQ    168(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_517
+	JB      load_lt32_540
 	VMOVDQU (SI), Y7
-	JMP     load32_done_519
+	JMP     load32_done_542
 
-load_lt32_517:
+load_lt32_540:
 	CMPQ    R8, $0x10
-	JB      load_lt16_518
+	JB      load_lt16_541
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_519
+	JZ      load32_done_542
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_520
+	JZ      no_piece_543
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_520:
+no_piece_543:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_521
+	JZ      no_piece_544
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_521:
+no_piece_544:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_522
+	JZ      no_piece_545
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_522:
+no_piece_545:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_523
+	JZ      partial_short_546
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_524
+	JMP     partial_loaded_547
 
-partial_short_523:
+partial_short_546:
 	VMOVQ R11, X14
 
-partial_loaded_524:
+partial_loaded_547:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_519
+	JMP         load32_done_542
 
-load_lt16_518:
+load_lt16_541:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_519
+	JZ      load32_done_542
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_525
+	JZ      no_piece_548
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_525:
+no_piece_548:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_526
+	JZ      no_piece_549
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_526:
+no_piece_549:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_527
+	JZ      no_piece_550
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_527:
+no_piece_550:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_528
+	JZ      partial_short_551
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_529
+	JMP     partial_loaded_552
 
-partial_short_528:
+partial_short_551:
 	VMOVQ R11, X7
 
-partial_loaded_529:
-load32_done_519:
+partial_loaded_552:
+load32_done_542:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -12200,7 +12930,7 @@ load32_done_519:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_516:
+no_ad_539:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -12359,7 +13089,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_530
+	JE      aes_last_553
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -12377,7 +13107,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_530
+	JE      aes_last_553
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -12395,7 +13125,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_530:
+aes_last_553:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -12432,15 +13162,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_531
+	JE      aes_last_554
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_531
+	JE      aes_last_554
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_531:
+aes_last_554:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI
@@ -12556,7 +13286,7 @@ ecb8:
 	VAESENC 576(AX), Y6, Y6
 	VAESENC 576(AX), Y7, Y7
 	CMPQ    R12, $0x0a
-	JE      aes_last_532
+	JE      aes_last_555
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -12574,7 +13304,7 @@ ecb8:
 	VAESENC 704(AX), Y6, Y6
 	VAESENC 704(AX), Y7, Y7
 	CMPQ    R12, $0x0c
-	JE      aes_last_532
+	JE      aes_last_555
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -12592,7 +13322,7 @@ ecb8:
 	VAESENC 832(AX), Y6, Y6
 	VAESENC 832(AX), Y7, Y7
 
-aes_last_532:
+aes_last_555:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -12629,15 +13359,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_533
+	JE      aes_last_556
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_533
+	JE      aes_last_556
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_533:
+aes_last_556:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI

@@ -65,7 +65,7 @@ func avx512(name string, open bool) {
 	adIntoLanes()
 	JMP(LabelRef("text_lanes_set"))
 	Label("ad_tail_hashed")
-	tail512(false, func(m int) {
+	tail512(false, false, func(m int) {
 		for j := range m {
 			loadIn(gin[j], j, m)
 			VPSHUFB(Z17, gin[j], gin[j])
@@ -104,43 +104,29 @@ func avx512(name string, open bool) {
 	} else {
 		// Seal hashes the ciphertext it writes: software-pipelined, the GHASH of chunk i-1 (waiting
 		// in Z4-Z7) is spread between the AES rounds of chunk i, so neither waits for the other.
+		// The last chunk's GHASH runs between the AES rounds of the text's tail where there is one
+		// (they are few, so those rounds wait on their own latency), then the lanes' products.
 		steps := func() []func() { return lanesSteps(false) }
 		pipelinedSeal(U32(256), sealChunk512, steps, func() {
+			TESTQ(n, n)
+			JNZ(LabelRef("drain_tail"))
 			for _, step := range steps() {
 				step()
 			}
+			JMP(LabelRef("text_tail"))
+			Label("drain_tail")
+			saveCounter()
+			pending := append(steps(), closeLanesSteps()...)
+			tail512(true, false, func(m int) { textTail512(open, m, pending) })
+			JMP(LabelRef("finish"))
 		})
 	}
 
 	Label("text_tail")
-	VPSHUFB(X17, X16, X11)
-	VMOVDQU64(X11, Mem{Base: desc, Disp: dCtr})
+	saveCounter()
 	TESTQ(n, n)
 	JZ(LabelRef("no_tail"))
-	tail512(true, func(m int) {
-		// Past the chunk loop's lanes (tail512 multiplied them): the text tail's products.
-		counters512(m, false)
-		aesRounds(ks[:m])
-		for j := range m {
-			loadIn(gin[j], j, m)
-			VPXORQ(gin[j], ks[j], ks[j])
-			if j < m-1 {
-				VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
-			} else {
-				VMOVDQU8(ks[j], K1, Mem{Base: dst, Disp: 64 * j})
-			}
-			if open {
-				VPSHUFB(Z17, gin[j], gin[j])
-			} else {
-				if j == m-1 {
-					VMOVDQU8_Z(ks[j], K1, ks[j]) // GHASH sees the ciphertext zero-padded
-				}
-				VPSHUFB(Z17, ks[j], gin[j])
-			}
-		}
-		lensIntoLane(gin[m-1])
-		ghash512(gin[:m], Mem{Base: hptr}, true)
-	})
+	tail512(true, !open, func(m int) { textTail512(open, m, nil) })
 	JMP(LabelRef("finish"))
 
 	Label("no_tail")
@@ -187,6 +173,55 @@ func sealChunk512(ghash []func()) {
 	advance512()
 }
 
+// saveCounter stores the next counter block, in the descriptor's byte-reversed form, for the
+// op's next piece.
+func saveCounter() {
+	VPSHUFB(X17, X16, X11)
+	VMOVDQU64(X11, Mem{Base: desc, Disp: dCtr})
+}
+
+// textTail512 emits the text tail of m zmm (the last under K1) and its GHASH products, added to
+// those of the chunk loop's lanes. A tail's few AES rounds wait on their own latency, so other
+// work runs between them: for Seal the instructions of pending (the last chunk's GHASH and the
+// lanes' products, or nothing when closeLanes ran before), for Open the lanes' products and the
+// tail's own, whose ciphertext it has.
+func textTail512(open bool, m int, pending []func()) {
+	counters512(m, false)
+	if open {
+		for j := range m {
+			loadIn(gin[j], j, m)
+			VPSHUFB(Z17, gin[j], gin[j])
+		}
+		lensIntoLane(gin[m-1])
+		aesRounds(ks[:m], append(closeLanesSteps(), ghash512Steps(gin[:m], Mem{Base: hptr}, true)...)...)
+		for j := range m {
+			if j < m-1 {
+				VPXORQ(Mem{Base: src, Disp: 64 * j}, ks[j], ks[j])
+				VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
+			} else {
+				VMOVDQU8_Z(Mem{Base: src, Disp: 64 * j}, K1, Z11)
+				VPXORQ(Z11, ks[j], ks[j])
+				VMOVDQU8(ks[j], K1, Mem{Base: dst, Disp: 64 * j})
+			}
+		}
+		return
+	}
+	aesRounds(ks[:m], pending...)
+	for j := range m {
+		loadIn(gin[j], j, m)
+		VPXORQ(gin[j], ks[j], ks[j])
+		if j < m-1 {
+			VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
+		} else {
+			VMOVDQU8(ks[j], K1, Mem{Base: dst, Disp: 64 * j})
+			VMOVDQU8_Z(ks[j], K1, ks[j]) // GHASH sees the ciphertext zero-padded
+		}
+		VPSHUFB(Z17, ks[j], gin[j])
+	}
+	lensIntoLane(gin[m-1])
+	ghash512(gin[:m], Mem{Base: hptr}, true)
+}
+
 // advance512 moves src, dst and n past a chunk.
 func advance512() {
 	ADDQ(U32(256), src)
@@ -212,16 +247,16 @@ func loadIn(r VecPhysical, j, m int) {
 // tail512 emits the tail of 1..255 bytes at src (n bytes): it sets K1 to the bytes of the last zmm and
 // hptr to the powers of H for nb = ceil(n/16) blocks, then runs body(m) for m = ceil(n/64) zmm. The
 // text's tail (text) follows the chunk loop: hptr leaves H^1 to the length block when the
-// descriptor has a tag, the loop's lanes are multiplied first (closeLanes) and body adds its
-// products to theirs.
-func tail512(text bool, body func(m int)) {
+// descriptor has a tag, and body adds its products to those of the loop's lanes, which closing
+// multiplies first (closeLanes) and a body that stitches them in leaves to itself.
+func tail512(text, closing bool, body func(m int)) {
 	LEAQ(Mem{Base: n, Disp: -1}, tmp)
 	ANDQ(U8(63), tmp)
 	INCQ(tmp)
 	BZHIQ(tmp, ones, tmp)
 	KMOVQ(tmp, K1)
 	tailPowers(text)
-	if text {
+	if closing {
 		closeLanes()
 	}
 	LEAQ(Mem{Base: n, Disp: 63}, tmp)
@@ -253,12 +288,18 @@ func tail512(text bool, body func(m int)) {
 // Y XORed into the first block, and sets Z8-Z10 to the products or, with add, adds them; the
 // caller reduces (reduce512).
 func ghash512(regs []VecPhysical, h Mem, add bool) {
-	VPXORQ(Z15, regs[0], regs[0])
-	for j, d := range regs {
-		for _, step := range mulSteps(d, h.Offset(64*j), add || j > 0) {
-			step()
-		}
+	for _, step := range ghash512Steps(regs, h, add) {
+		step()
 	}
+}
+
+// ghash512Steps returns ghash512's instructions one by one, for the stitched loops.
+func ghash512Steps(regs []VecPhysical, h Mem, add bool) []func() {
+	steps := []func(){func() { VPXORQ(Z15, regs[0], regs[0]) }}
+	for j, d := range regs {
+		steps = append(steps, mulSteps(d, h.Offset(64*j), add || j > 0)...)
+	}
+	return steps
 }
 
 // mulSteps returns the instructions that multiply the four blocks in d by the four powers of H at
@@ -324,6 +365,13 @@ func closeLanes() {
 		step()
 	}
 	Label(done)
+}
+
+// closeLanesSteps returns closeLanes' products one by one, for the stitched tails, without its
+// test: Z9 is zero where no chunk ran and there is no AD (the text starts it so), and so are the
+// products then.
+func closeLanesSteps() []func() {
+	return mulSteps(Z9, Mem{Base: hptr, Disp: -64}, false)
 }
 
 // adIntoLanes starts the lane accumulator Z9 from the AD's last n = 1..64 bytes at src, k =
