@@ -8133,6 +8133,10 @@ aes_last_294:
 	JMP         chunk
 
 drain:
+	VPSHUFB        gcmBswap<>+0(SB), Y8, Y8
+	VBROADCASTI128 gcmBswap<>+0(SB), Y10
+	TESTQ          R8, R8
+	JNZ            drain_tail
 	VPXOR          Y15, Y4, Y4
 	VPCLMULQDQ     $0x00, 1168(AX), Y4, Y11
 	VPCLMULQDQ     $0x11, 1168(AX), Y4, Y12
@@ -8175,13 +8179,10 @@ drain:
 	VPXOR          Y13, Y12, Y12
 	VEXTRACTI128   $0x01, Y12, X14
 	VPXOR          X14, X12, X15
-	VPSHUFB        gcmBswap<>+0(SB), Y8, Y8
-	VBROADCASTI128 gcmBswap<>+0(SB), Y10
+	JMP            text_tail
 
-text_tail:
+drain_tail:
 	VMOVDQU X8, 88(DI)
-	TESTQ   R8, R8
-	JZ      no_tail
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -8192,48 +8193,90 @@ text_tail:
 	SUBQ    $0x10, R10
 
 no_lens_295:
-	VMOVDQU X15, X9
-	VPXOR   X11, X11, X11
-	VPXOR   X12, X12, X12
-	VPXOR   X13, X13, X13
-	CMPQ    R8, $0x40
-	JA      ks8_296
-	VPSHUFB Y10, Y8, Y0
-	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB Y10, Y8, Y1
-	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPXOR   (AX), Y0, Y0
-	VPXOR   (AX), Y1, Y1
-	VAESENC 64(AX), Y0, Y0
-	VAESENC 64(AX), Y1, Y1
-	VAESENC 128(AX), Y0, Y0
-	VAESENC 128(AX), Y1, Y1
-	VAESENC 192(AX), Y0, Y0
-	VAESENC 192(AX), Y1, Y1
-	VAESENC 256(AX), Y0, Y0
-	VAESENC 256(AX), Y1, Y1
-	VAESENC 320(AX), Y0, Y0
-	VAESENC 320(AX), Y1, Y1
-	VAESENC 384(AX), Y0, Y0
-	VAESENC 384(AX), Y1, Y1
-	VAESENC 448(AX), Y0, Y0
-	VAESENC 448(AX), Y1, Y1
-	VAESENC 512(AX), Y0, Y0
-	VAESENC 512(AX), Y1, Y1
-	VAESENC 576(AX), Y0, Y0
-	VAESENC 576(AX), Y1, Y1
-	CMPQ    R12, $0x0a
-	JE      aes_last_298
-	VAESENC 640(AX), Y0, Y0
-	VAESENC 640(AX), Y1, Y1
-	VAESENC 704(AX), Y0, Y0
-	VAESENC 704(AX), Y1, Y1
-	CMPQ    R12, $0x0c
-	JE      aes_last_298
-	VAESENC 768(AX), Y0, Y0
-	VAESENC 768(AX), Y1, Y1
-	VAESENC 832(AX), Y0, Y0
-	VAESENC 832(AX), Y1, Y1
+	CMPQ         R8, $0x40
+	JA           ks8_296
+	VPSHUFB      Y10, Y8, Y0
+	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB      Y10, Y8, Y1
+	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR        (AX), Y0, Y0
+	VPXOR        (AX), Y1, Y1
+	VAESENC      64(AX), Y0, Y0
+	VAESENC      64(AX), Y1, Y1
+	VPXOR        Y15, Y4, Y4
+	VPCLMULQDQ   $0x00, 1168(AX), Y4, Y11
+	VPCLMULQDQ   $0x11, 1168(AX), Y4, Y12
+	VPSHUFD      $0x4e, Y4, Y13
+	VPXOR        Y4, Y13, Y13
+	VPCLMULQDQ   $0x00, 1808(AX), Y13, Y13
+	VAESENC      128(AX), Y0, Y0
+	VAESENC      128(AX), Y1, Y1
+	VPCLMULQDQ   $0x00, 1200(AX), Y5, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1200(AX), Y5, Y14
+	VPXOR        Y14, Y12, Y12
+	VPSHUFD      $0x4e, Y5, Y14
+	VPXOR        Y5, Y14, Y14
+	VAESENC      192(AX), Y0, Y0
+	VAESENC      192(AX), Y1, Y1
+	VPCLMULQDQ   $0x00, 1840(AX), Y14, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x00, 1232(AX), Y6, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1232(AX), Y6, Y14
+	VPXOR        Y14, Y12, Y12
+	VAESENC      256(AX), Y0, Y0
+	VAESENC      256(AX), Y1, Y1
+	VPSHUFD      $0x4e, Y6, Y14
+	VPXOR        Y6, Y14, Y14
+	VPCLMULQDQ   $0x00, 1872(AX), Y14, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x00, 1264(AX), Y7, Y14
+	VPXOR        Y14, Y11, Y11
+	VAESENC      320(AX), Y0, Y0
+	VAESENC      320(AX), Y1, Y1
+	VPCLMULQDQ   $0x11, 1264(AX), Y7, Y14
+	VPXOR        Y14, Y12, Y12
+	VPSHUFD      $0x4e, Y7, Y14
+	VPXOR        Y7, Y14, Y14
+	VPCLMULQDQ   $0x00, 1904(AX), Y14, Y14
+	VPXOR        Y14, Y13, Y13
+	VAESENC      384(AX), Y0, Y0
+	VAESENC      384(AX), Y1, Y1
+	VPXOR        Y11, Y13, Y13
+	VPXOR        Y12, Y13, Y13
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), Y11, Y14
+	VPSHUFD      $0x4e, Y11, Y11
+	VPXOR        Y14, Y13, Y13
+	VPXOR        Y11, Y13, Y13
+	VAESENC      448(AX), Y0, Y0
+	VAESENC      448(AX), Y1, Y1
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), Y13, Y14
+	VPSHUFD      $0x4e, Y13, Y13
+	VPXOR        Y14, Y12, Y12
+	VPXOR        Y13, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X14, X12, X15
+	VAESENC      512(AX), Y0, Y0
+	VAESENC      512(AX), Y1, Y1
+	VMOVDQU      X15, X9
+	VPXOR        X11, X11, X11
+	VPXOR        X12, X12, X12
+	VPXOR        X13, X13, X13
+	VAESENC      576(AX), Y0, Y0
+	VAESENC      576(AX), Y1, Y1
+	CMPQ         R12, $0x0a
+	JE           aes_last_298
+	VAESENC      640(AX), Y0, Y0
+	VAESENC      640(AX), Y1, Y1
+	VAESENC      704(AX), Y0, Y0
+	VAESENC      704(AX), Y1, Y1
+	CMPQ         R12, $0x0c
+	JE           aes_last_298
+	VAESENC      768(AX), Y0, Y0
+	VAESENC      768(AX), Y1, Y1
+	VAESENC      832(AX), Y0, Y0
+	VAESENC      832(AX), Y1, Y1
 
 aes_last_298:
 	VAESENCLAST  (BX), Y0, Y0
@@ -8243,74 +8286,120 @@ aes_last_298:
 	JMP          ks_ready_297
 
 ks8_296:
-	VPSHUFB Y10, Y8, Y0
-	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB Y10, Y8, Y1
-	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB Y10, Y8, Y2
-	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPSHUFB Y10, Y8, Y3
-	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
-	VPXOR   (AX), Y0, Y0
-	VPXOR   (AX), Y1, Y1
-	VPXOR   (AX), Y2, Y2
-	VPXOR   (AX), Y3, Y3
-	VAESENC 64(AX), Y0, Y0
-	VAESENC 64(AX), Y1, Y1
-	VAESENC 64(AX), Y2, Y2
-	VAESENC 64(AX), Y3, Y3
-	VAESENC 128(AX), Y0, Y0
-	VAESENC 128(AX), Y1, Y1
-	VAESENC 128(AX), Y2, Y2
-	VAESENC 128(AX), Y3, Y3
-	VAESENC 192(AX), Y0, Y0
-	VAESENC 192(AX), Y1, Y1
-	VAESENC 192(AX), Y2, Y2
-	VAESENC 192(AX), Y3, Y3
-	VAESENC 256(AX), Y0, Y0
-	VAESENC 256(AX), Y1, Y1
-	VAESENC 256(AX), Y2, Y2
-	VAESENC 256(AX), Y3, Y3
-	VAESENC 320(AX), Y0, Y0
-	VAESENC 320(AX), Y1, Y1
-	VAESENC 320(AX), Y2, Y2
-	VAESENC 320(AX), Y3, Y3
-	VAESENC 384(AX), Y0, Y0
-	VAESENC 384(AX), Y1, Y1
-	VAESENC 384(AX), Y2, Y2
-	VAESENC 384(AX), Y3, Y3
-	VAESENC 448(AX), Y0, Y0
-	VAESENC 448(AX), Y1, Y1
-	VAESENC 448(AX), Y2, Y2
-	VAESENC 448(AX), Y3, Y3
-	VAESENC 512(AX), Y0, Y0
-	VAESENC 512(AX), Y1, Y1
-	VAESENC 512(AX), Y2, Y2
-	VAESENC 512(AX), Y3, Y3
-	VAESENC 576(AX), Y0, Y0
-	VAESENC 576(AX), Y1, Y1
-	VAESENC 576(AX), Y2, Y2
-	VAESENC 576(AX), Y3, Y3
-	CMPQ    R12, $0x0a
-	JE      aes_last_299
-	VAESENC 640(AX), Y0, Y0
-	VAESENC 640(AX), Y1, Y1
-	VAESENC 640(AX), Y2, Y2
-	VAESENC 640(AX), Y3, Y3
-	VAESENC 704(AX), Y0, Y0
-	VAESENC 704(AX), Y1, Y1
-	VAESENC 704(AX), Y2, Y2
-	VAESENC 704(AX), Y3, Y3
-	CMPQ    R12, $0x0c
-	JE      aes_last_299
-	VAESENC 768(AX), Y0, Y0
-	VAESENC 768(AX), Y1, Y1
-	VAESENC 768(AX), Y2, Y2
-	VAESENC 768(AX), Y3, Y3
-	VAESENC 832(AX), Y0, Y0
-	VAESENC 832(AX), Y1, Y1
-	VAESENC 832(AX), Y2, Y2
-	VAESENC 832(AX), Y3, Y3
+	VPSHUFB      Y10, Y8, Y0
+	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB      Y10, Y8, Y1
+	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB      Y10, Y8, Y2
+	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB      Y10, Y8, Y3
+	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR        (AX), Y0, Y0
+	VPXOR        (AX), Y1, Y1
+	VPXOR        (AX), Y2, Y2
+	VPXOR        (AX), Y3, Y3
+	VAESENC      64(AX), Y0, Y0
+	VAESENC      64(AX), Y1, Y1
+	VAESENC      64(AX), Y2, Y2
+	VAESENC      64(AX), Y3, Y3
+	VPXOR        Y15, Y4, Y4
+	VPCLMULQDQ   $0x00, 1168(AX), Y4, Y11
+	VPCLMULQDQ   $0x11, 1168(AX), Y4, Y12
+	VPSHUFD      $0x4e, Y4, Y13
+	VPXOR        Y4, Y13, Y13
+	VPCLMULQDQ   $0x00, 1808(AX), Y13, Y13
+	VAESENC      128(AX), Y0, Y0
+	VAESENC      128(AX), Y1, Y1
+	VAESENC      128(AX), Y2, Y2
+	VAESENC      128(AX), Y3, Y3
+	VPCLMULQDQ   $0x00, 1200(AX), Y5, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1200(AX), Y5, Y14
+	VPXOR        Y14, Y12, Y12
+	VPSHUFD      $0x4e, Y5, Y14
+	VPXOR        Y5, Y14, Y14
+	VAESENC      192(AX), Y0, Y0
+	VAESENC      192(AX), Y1, Y1
+	VAESENC      192(AX), Y2, Y2
+	VAESENC      192(AX), Y3, Y3
+	VPCLMULQDQ   $0x00, 1840(AX), Y14, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x00, 1232(AX), Y6, Y14
+	VPXOR        Y14, Y11, Y11
+	VPCLMULQDQ   $0x11, 1232(AX), Y6, Y14
+	VPXOR        Y14, Y12, Y12
+	VAESENC      256(AX), Y0, Y0
+	VAESENC      256(AX), Y1, Y1
+	VAESENC      256(AX), Y2, Y2
+	VAESENC      256(AX), Y3, Y3
+	VPSHUFD      $0x4e, Y6, Y14
+	VPXOR        Y6, Y14, Y14
+	VPCLMULQDQ   $0x00, 1872(AX), Y14, Y14
+	VPXOR        Y14, Y13, Y13
+	VPCLMULQDQ   $0x00, 1264(AX), Y7, Y14
+	VPXOR        Y14, Y11, Y11
+	VAESENC      320(AX), Y0, Y0
+	VAESENC      320(AX), Y1, Y1
+	VAESENC      320(AX), Y2, Y2
+	VAESENC      320(AX), Y3, Y3
+	VPCLMULQDQ   $0x11, 1264(AX), Y7, Y14
+	VPXOR        Y14, Y12, Y12
+	VPSHUFD      $0x4e, Y7, Y14
+	VPXOR        Y7, Y14, Y14
+	VPCLMULQDQ   $0x00, 1904(AX), Y14, Y14
+	VPXOR        Y14, Y13, Y13
+	VAESENC      384(AX), Y0, Y0
+	VAESENC      384(AX), Y1, Y1
+	VAESENC      384(AX), Y2, Y2
+	VAESENC      384(AX), Y3, Y3
+	VPXOR        Y11, Y13, Y13
+	VPXOR        Y12, Y13, Y13
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), Y11, Y14
+	VPSHUFD      $0x4e, Y11, Y11
+	VPXOR        Y14, Y13, Y13
+	VPXOR        Y11, Y13, Y13
+	VAESENC      448(AX), Y0, Y0
+	VAESENC      448(AX), Y1, Y1
+	VAESENC      448(AX), Y2, Y2
+	VAESENC      448(AX), Y3, Y3
+	VPCLMULQDQ   $0x00, gcmPoly<>+0(SB), Y13, Y14
+	VPSHUFD      $0x4e, Y13, Y13
+	VPXOR        Y14, Y12, Y12
+	VPXOR        Y13, Y12, Y12
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X14, X12, X15
+	VAESENC      512(AX), Y0, Y0
+	VAESENC      512(AX), Y1, Y1
+	VAESENC      512(AX), Y2, Y2
+	VAESENC      512(AX), Y3, Y3
+	VMOVDQU      X15, X9
+	VPXOR        X11, X11, X11
+	VPXOR        X12, X12, X12
+	VPXOR        X13, X13, X13
+	VAESENC      576(AX), Y0, Y0
+	VAESENC      576(AX), Y1, Y1
+	VAESENC      576(AX), Y2, Y2
+	VAESENC      576(AX), Y3, Y3
+	CMPQ         R12, $0x0a
+	JE           aes_last_299
+	VAESENC      640(AX), Y0, Y0
+	VAESENC      640(AX), Y1, Y1
+	VAESENC      640(AX), Y2, Y2
+	VAESENC      640(AX), Y3, Y3
+	VAESENC      704(AX), Y0, Y0
+	VAESENC      704(AX), Y1, Y1
+	VAESENC      704(AX), Y2, Y2
+	VAESENC      704(AX), Y3, Y3
+	CMPQ         R12, $0x0c
+	JE           aes_last_299
+	VAESENC      768(AX), Y0, Y0
+	VAESENC      768(AX), Y1, Y1
+	VAESENC      768(AX), Y2, Y2
+	VAESENC      768(AX), Y3, Y3
+	VAESENC      832(AX), Y0, Y0
+	VAESENC      832(AX), Y1, Y1
+	VAESENC      832(AX), Y2, Y2
+	VAESENC      832(AX), Y3, Y3
 
 aes_last_299:
 	VAESENCLAST  (BX), Y0, Y0
@@ -8612,6 +8701,440 @@ no_lens_319:
 	VMOVDQA    X12, X15
 	JMP        finish
 
+text_tail:
+	VMOVDQU X8, 88(DI)
+	TESTQ   R8, R8
+	JZ      no_tail
+	LEAQ    15(R8), R11
+	SHRQ    $0x04, R11
+	SHLQ    $0x04, R11
+	LEAQ    1296(AX), R10
+	SUBQ    R11, R10
+	CMPQ    48(DI), $0x00
+	JE      no_lens_320
+	SUBQ    $0x10, R10
+
+no_lens_320:
+	VMOVDQU X15, X9
+	VPXOR   X11, X11, X11
+	VPXOR   X12, X12, X12
+	VPXOR   X13, X13, X13
+	CMPQ    R8, $0x40
+	JA      ks8_321
+	VPSHUFB Y10, Y8, Y0
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y1
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
+	CMPQ    R12, $0x0a
+	JE      aes_last_323
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
+	CMPQ    R12, $0x0c
+	JE      aes_last_323
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
+
+aes_last_323:
+	VAESENCLAST  (BX), Y0, Y0
+	VAESENCLAST  (BX), Y1, Y1
+	VEXTRACTI128 $0x01, Y0, X4
+	VEXTRACTI128 $0x01, Y1, X5
+	JMP          ks_ready_322
+
+ks8_321:
+	VPSHUFB Y10, Y8, Y0
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y1
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y2
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPSHUFB Y10, Y8, Y3
+	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
+	VPXOR   (AX), Y0, Y0
+	VPXOR   (AX), Y1, Y1
+	VPXOR   (AX), Y2, Y2
+	VPXOR   (AX), Y3, Y3
+	VAESENC 64(AX), Y0, Y0
+	VAESENC 64(AX), Y1, Y1
+	VAESENC 64(AX), Y2, Y2
+	VAESENC 64(AX), Y3, Y3
+	VAESENC 128(AX), Y0, Y0
+	VAESENC 128(AX), Y1, Y1
+	VAESENC 128(AX), Y2, Y2
+	VAESENC 128(AX), Y3, Y3
+	VAESENC 192(AX), Y0, Y0
+	VAESENC 192(AX), Y1, Y1
+	VAESENC 192(AX), Y2, Y2
+	VAESENC 192(AX), Y3, Y3
+	VAESENC 256(AX), Y0, Y0
+	VAESENC 256(AX), Y1, Y1
+	VAESENC 256(AX), Y2, Y2
+	VAESENC 256(AX), Y3, Y3
+	VAESENC 320(AX), Y0, Y0
+	VAESENC 320(AX), Y1, Y1
+	VAESENC 320(AX), Y2, Y2
+	VAESENC 320(AX), Y3, Y3
+	VAESENC 384(AX), Y0, Y0
+	VAESENC 384(AX), Y1, Y1
+	VAESENC 384(AX), Y2, Y2
+	VAESENC 384(AX), Y3, Y3
+	VAESENC 448(AX), Y0, Y0
+	VAESENC 448(AX), Y1, Y1
+	VAESENC 448(AX), Y2, Y2
+	VAESENC 448(AX), Y3, Y3
+	VAESENC 512(AX), Y0, Y0
+	VAESENC 512(AX), Y1, Y1
+	VAESENC 512(AX), Y2, Y2
+	VAESENC 512(AX), Y3, Y3
+	VAESENC 576(AX), Y0, Y0
+	VAESENC 576(AX), Y1, Y1
+	VAESENC 576(AX), Y2, Y2
+	VAESENC 576(AX), Y3, Y3
+	CMPQ    R12, $0x0a
+	JE      aes_last_324
+	VAESENC 640(AX), Y0, Y0
+	VAESENC 640(AX), Y1, Y1
+	VAESENC 640(AX), Y2, Y2
+	VAESENC 640(AX), Y3, Y3
+	VAESENC 704(AX), Y0, Y0
+	VAESENC 704(AX), Y1, Y1
+	VAESENC 704(AX), Y2, Y2
+	VAESENC 704(AX), Y3, Y3
+	CMPQ    R12, $0x0c
+	JE      aes_last_324
+	VAESENC 768(AX), Y0, Y0
+	VAESENC 768(AX), Y1, Y1
+	VAESENC 768(AX), Y2, Y2
+	VAESENC 768(AX), Y3, Y3
+	VAESENC 832(AX), Y0, Y0
+	VAESENC 832(AX), Y1, Y1
+	VAESENC 832(AX), Y2, Y2
+	VAESENC 832(AX), Y3, Y3
+
+aes_last_324:
+	VAESENCLAST  (BX), Y0, Y0
+	VAESENCLAST  (BX), Y1, Y1
+	VAESENCLAST  (BX), Y2, Y2
+	VAESENCLAST  (BX), Y3, Y3
+	VEXTRACTI128 $0x01, Y0, X4
+	VEXTRACTI128 $0x01, Y1, X5
+	VEXTRACTI128 $0x01, Y2, X6
+	VEXTRACTI128 $0x01, Y3, X7
+
+ks_ready_322:
+	CMPQ       R8, $0x10
+	JB         tail_partial_325
+	VPXOR      (SI), X0, X0
+	VMOVDQU    X0, (DX)
+	VPSHUFB    X10, X0, X0
+	VPXOR      X9, X0, X0
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X0, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X0, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X0, X14
+	VPXOR      X0, X14, X14
+	VPCLMULQDQ $0x00, 640(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_326
+	VPXOR      (SI), X4, X4
+	VMOVDQU    X4, (DX)
+	VPSHUFB    X10, X4, X4
+	VPXOR      X9, X4, X4
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X4, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X4, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X4, X14
+	VPXOR      X4, X14, X14
+	VPCLMULQDQ $0x00, 640(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_327
+	VPXOR      (SI), X1, X1
+	VMOVDQU    X1, (DX)
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 640(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_328
+	VPXOR      (SI), X5, X5
+	VMOVDQU    X5, (DX)
+	VPSHUFB    X10, X5, X5
+	VPXOR      X9, X5, X5
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X5, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X5, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X5, X14
+	VPXOR      X5, X14, X14
+	VPCLMULQDQ $0x00, 640(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_329
+	VPXOR      (SI), X2, X2
+	VMOVDQU    X2, (DX)
+	VPSHUFB    X10, X2, X2
+	VPXOR      X9, X2, X2
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X2, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X2, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X2, X14
+	VPXOR      X2, X14, X14
+	VPCLMULQDQ $0x00, 640(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_330
+	VPXOR      (SI), X6, X6
+	VMOVDQU    X6, (DX)
+	VPSHUFB    X10, X6, X6
+	VPXOR      X9, X6, X6
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X6, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X6, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X6, X14
+	VPXOR      X6, X14, X14
+	VPCLMULQDQ $0x00, 640(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	CMPQ       R8, $0x10
+	JB         tail_partial_331
+	VPXOR      (SI), X3, X3
+	VMOVDQU    X3, (DX)
+	VPSHUFB    X10, X3, X3
+	VPXOR      X9, X3, X3
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X3, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X3, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X3, X14
+	VPXOR      X3, X14, X14
+	VPCLMULQDQ $0x00, 640(R10), X14, X14
+	VPXOR      X14, X13, X13
+	ADDQ       $0x10, SI
+	ADDQ       $0x10, DX
+	ADDQ       $0x10, R10
+	SUBQ       $0x10, R8
+	TESTQ      R8, R8
+	JZ         tail_reduce_334
+	VMOVDQA    X7, X0
+	JMP        tail_partial_333
+
+tail_partial_331:
+	TESTQ   R8, R8
+	JZ      tail_reduce_334
+	VMOVDQA X3, X0
+	JMP     tail_partial_333
+
+tail_partial_330:
+	TESTQ   R8, R8
+	JZ      tail_reduce_334
+	VMOVDQA X6, X0
+	JMP     tail_partial_333
+
+tail_partial_329:
+	TESTQ   R8, R8
+	JZ      tail_reduce_334
+	VMOVDQA X2, X0
+	JMP     tail_partial_333
+
+tail_partial_328:
+	TESTQ   R8, R8
+	JZ      tail_reduce_334
+	VMOVDQA X5, X0
+	JMP     tail_partial_333
+
+tail_partial_327:
+	TESTQ   R8, R8
+	JZ      tail_reduce_334
+	VMOVDQA X1, X0
+	JMP     tail_partial_333
+
+tail_partial_326:
+	TESTQ   R8, R8
+	JZ      tail_reduce_334
+	VMOVDQA X4, X0
+	JMP     tail_partial_333
+
+tail_partial_325:
+	TESTQ R8, R8
+	JZ    tail_reduce_334
+
+tail_partial_333:
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_335
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_335:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_336
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_336:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_337
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_337:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_338
+	VMOVQ   (SI), X1
+	VPINSRQ $0x01, R11, X1, X1
+	JMP     partial_loaded_339
+
+partial_short_338:
+	VMOVQ R11, X1
+
+partial_loaded_339:
+	VPXOR   X1, X0, X0
+	VMOVQ   X0, R11
+	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_340
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X0, R11
+	MOVQ    $0x00000008, R13
+
+no_piece_340:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_341
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_341:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_342
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_342:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_343
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_343:
+	LEAQ       gcmTailMask<>+16(SB), R11
+	SUBQ       R8, R11
+	VPAND      (R11), X0, X1
+	VPSHUFB    X10, X1, X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, (R10), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, (R10), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 640(R10), X14, X14
+	VPXOR      X14, X13, X13
+
+tail_reduce_334:
+	CMPQ       48(DI), $0x00
+	JE         no_lens_344
+	VMOVDQU    56(DI), X1
+	VPXOR      X9, X1, X1
+	VPXOR      X9, X9, X9
+	VPCLMULQDQ $0x00, 1280(AX), X1, X14
+	VPXOR      X14, X11, X11
+	VPCLMULQDQ $0x11, 1280(AX), X1, X14
+	VPXOR      X14, X12, X12
+	VPSHUFD    $0x4e, X1, X14
+	VPXOR      X1, X14, X14
+	VPCLMULQDQ $0x00, 1920(AX), X14, X14
+	VPXOR      X14, X13, X13
+
+no_lens_344:
+	VPXOR      X11, X13, X13
+	VPXOR      X12, X13, X13
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
+	VPSHUFD    $0x4e, X11, X11
+	VPXOR      X14, X13, X13
+	VPXOR      X11, X13, X13
+	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X13, X14
+	VPSHUFD    $0x4e, X13, X13
+	VPXOR      X14, X12, X12
+	VPXOR      X13, X12, X12
+	VMOVDQA    X12, X15
+	JMP        finish
+
 no_tail:
 	CMPQ 48(DI), $0x00
 	JE   next
@@ -8663,15 +9186,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_320
+	JE      aes_last_345
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_320
+	JE      aes_last_345
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_320:
+aes_last_345:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -8771,14 +9294,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_321
+	JZ    tail_out_346
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_322
+	JE    ad_separate_347
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_322
+	JZ    ad_separate_347
 	CMPQ  R11, $0x80
-	JAE   ad_separate_322
+	JAE   ad_separate_347
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -8794,9 +9317,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_323:
+tail_block_348:
 	CMPQ       R8, $0x10
-	JB         tail_partial_324
+	JB         tail_partial_349
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -8812,48 +9335,48 @@ tail_block_323:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_323
+	JMP        tail_block_348
 
-tail_partial_324:
+tail_partial_349:
 	TESTQ   R8, R8
-	JZ      ad_done_325
+	JZ      ad_done_350
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_326
+	JZ      no_piece_351
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_326:
+no_piece_351:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_327
+	JZ      no_piece_352
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_327:
+no_piece_352:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_328
+	JZ      no_piece_353
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_328:
+no_piece_353:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_329
+	JZ      partial_short_354
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_330
+	JMP     partial_loaded_355
 
-partial_short_329:
+partial_short_354:
 	VMOVQ R11, X1
 
-partial_loaded_330:
+partial_loaded_355:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8866,7 +9389,7 @@ partial_loaded_330:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_325:
+ad_done_350:
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
 	MOVQ           24(DI), R8
@@ -8879,13 +9402,13 @@ ad_done_325:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_331
+	JE             no_lens_356
 	SUBQ           $0x10, R10
 
-no_lens_331:
+no_lens_356:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_332
+	JA      ks8_357
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8911,26 +9434,26 @@ no_lens_331:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_334
+	JE      aes_last_359
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_334
+	JE      aes_last_359
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_334:
+aes_last_359:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_333
+	JMP          ks_ready_358
 
-ks8_332:
+ks8_357:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -8980,7 +9503,7 @@ ks8_332:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_335
+	JE      aes_last_360
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -8990,7 +9513,7 @@ ks8_332:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_335
+	JE      aes_last_360
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -9000,7 +9523,7 @@ ks8_332:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_335:
+aes_last_360:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -9010,9 +9533,9 @@ aes_last_335:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_333:
+ks_ready_358:
 	CMPQ       R8, $0x10
-	JB         tail_partial_336
+	JB         tail_partial_361
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -9032,7 +9555,7 @@ ks_ready_333:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_337
+	JB         tail_partial_362
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -9052,7 +9575,7 @@ ks_ready_333:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_338
+	JB         tail_partial_363
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -9072,7 +9595,7 @@ ks_ready_333:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_339
+	JB         tail_partial_364
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -9092,7 +9615,7 @@ ks_ready_333:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_340
+	JB         tail_partial_365
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -9112,7 +9635,7 @@ ks_ready_333:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_341
+	JB         tail_partial_366
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -9132,7 +9655,7 @@ ks_ready_333:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_342
+	JB         tail_partial_367
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -9152,117 +9675,117 @@ ks_ready_333:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_345
+	JZ         tail_reduce_370
 	VMOVDQA    X7, X0
-	JMP        tail_partial_344
+	JMP        tail_partial_369
 
-tail_partial_342:
+tail_partial_367:
 	TESTQ   R8, R8
-	JZ      tail_reduce_345
+	JZ      tail_reduce_370
 	VMOVDQA X3, X0
-	JMP     tail_partial_344
+	JMP     tail_partial_369
 
-tail_partial_341:
+tail_partial_366:
 	TESTQ   R8, R8
-	JZ      tail_reduce_345
+	JZ      tail_reduce_370
 	VMOVDQA X6, X0
-	JMP     tail_partial_344
+	JMP     tail_partial_369
 
-tail_partial_340:
+tail_partial_365:
 	TESTQ   R8, R8
-	JZ      tail_reduce_345
+	JZ      tail_reduce_370
 	VMOVDQA X2, X0
-	JMP     tail_partial_344
+	JMP     tail_partial_369
 
-tail_partial_339:
+tail_partial_364:
 	TESTQ   R8, R8
-	JZ      tail_reduce_345
+	JZ      tail_reduce_370
 	VMOVDQA X5, X0
-	JMP     tail_partial_344
+	JMP     tail_partial_369
 
-tail_partial_338:
+tail_partial_363:
 	TESTQ   R8, R8
-	JZ      tail_reduce_345
+	JZ      tail_reduce_370
 	VMOVDQA X1, X0
-	JMP     tail_partial_344
+	JMP     tail_partial_369
 
-tail_partial_337:
+tail_partial_362:
 	TESTQ   R8, R8
-	JZ      tail_reduce_345
+	JZ      tail_reduce_370
 	VMOVDQA X4, X0
-	JMP     tail_partial_344
+	JMP     tail_partial_369
 
-tail_partial_336:
+tail_partial_361:
 	TESTQ R8, R8
-	JZ    tail_reduce_345
+	JZ    tail_reduce_370
 
-tail_partial_344:
+tail_partial_369:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_346
+	JZ      no_piece_371
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_346:
+no_piece_371:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_347
+	JZ      no_piece_372
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_347:
+no_piece_372:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_348
+	JZ      no_piece_373
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_348:
+no_piece_373:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_349
+	JZ      partial_short_374
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_350
+	JMP     partial_loaded_375
 
-partial_short_349:
+partial_short_374:
 	VMOVQ R11, X1
 
-partial_loaded_350:
+partial_loaded_375:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_351
+	JZ      no_piece_376
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_351:
+no_piece_376:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_352
+	JZ    no_piece_377
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_352:
+no_piece_377:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_353
+	JZ    no_piece_378
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_353:
+no_piece_378:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_354
+	JZ    no_piece_379
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_354:
+no_piece_379:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9275,9 +9798,9 @@ no_piece_354:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_345:
+tail_reduce_370:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_355
+	JE         no_lens_380
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9290,7 +9813,7 @@ tail_reduce_345:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_355:
+no_lens_380:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -9304,7 +9827,7 @@ no_lens_355:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_322:
+ad_separate_347:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -9315,9 +9838,9 @@ ad_separate_322:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_356:
+tail_block_381:
 	CMPQ       R8, $0x10
-	JB         tail_partial_357
+	JB         tail_partial_382
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -9333,48 +9856,48 @@ tail_block_356:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_356
+	JMP        tail_block_381
 
-tail_partial_357:
+tail_partial_382:
 	TESTQ   R8, R8
-	JZ      ad_done_358
+	JZ      ad_done_383
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_359
+	JZ      no_piece_384
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_359:
+no_piece_384:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_360
+	JZ      no_piece_385
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_360:
+no_piece_385:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_361
+	JZ      no_piece_386
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_361:
+no_piece_386:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_362
+	JZ      partial_short_387
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_363
+	JMP     partial_loaded_388
 
-partial_short_362:
+partial_short_387:
 	VMOVQ R11, X1
 
-partial_loaded_363:
+partial_loaded_388:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9387,7 +9910,7 @@ partial_loaded_363:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_358:
+ad_done_383:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -9400,7 +9923,7 @@ ad_done_358:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_321:
+tail_out_346:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -9414,15 +9937,15 @@ chunk:
 	CMPQ    R8, $0x80
 	JB      chunks_done
 	CMPQ    R13, $0xf6
-	JA      ctr_carry_364
+	JA      ctr_carry_389
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepYBE<>+0(SB), Y8, Y1
 	VPADDD  gcmCtrStepYBE<>+32(SB), Y8, Y2
 	VPADDD  gcmCtrStepYBE<>+64(SB), Y8, Y3
 	VPADDD  gcmCtrStepYBE<>+96(SB), Y8, Y8
-	JMP     ctr_done_365
+	JMP     ctr_done_390
 
-ctr_carry_364:
+ctr_carry_389:
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y14
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepY<>+0(SB), Y14, Y1
@@ -9434,7 +9957,7 @@ ctr_carry_364:
 	VPADDD  gcmCtrStepY<>+96(SB), Y14, Y8
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y8
 
-ctr_done_365:
+ctr_done_390:
 	ADDQ         $0x08, R13
 	MOVBQZX      R13, R13
 	VMOVDQU      (SI), Y4
@@ -9538,7 +10061,7 @@ ctr_done_365:
 	VEXTRACTI128 $0x01, Y12, X14
 	VPXOR        X14, X12, X15
 	CMPQ         R12, $0x0a
-	JE           aes_last_366
+	JE           aes_last_391
 	VMOVDQU      640(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -9550,7 +10073,7 @@ ctr_done_365:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_366
+	JE           aes_last_391
 	VMOVDQU      768(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -9562,7 +10085,7 @@ ctr_done_365:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 
-aes_last_366:
+aes_last_391:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -9593,16 +10116,16 @@ chunks_done:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_367
+	JE             no_lens_392
 	SUBQ           $0x10, R10
 
-no_lens_367:
+no_lens_392:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_368
+	JA      ks8_393
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -9628,26 +10151,26 @@ no_lens_367:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_370
+	JE      aes_last_395
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_370
+	JE      aes_last_395
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_370:
+aes_last_395:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_369
+	JMP          ks_ready_394
 
-ks8_368:
+ks8_393:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -9697,7 +10220,7 @@ ks8_368:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_371
+	JE      aes_last_396
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -9707,7 +10230,7 @@ ks8_368:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_371
+	JE      aes_last_396
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -9717,7 +10240,7 @@ ks8_368:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_371:
+aes_last_396:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -9727,9 +10250,9 @@ aes_last_371:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_369:
+ks_ready_394:
 	CMPQ       R8, $0x10
-	JB         tail_partial_372
+	JB         tail_partial_397
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -9749,7 +10272,7 @@ ks_ready_369:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_373
+	JB         tail_partial_398
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -9769,7 +10292,7 @@ ks_ready_369:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_374
+	JB         tail_partial_399
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -9789,7 +10312,7 @@ ks_ready_369:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_375
+	JB         tail_partial_400
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -9809,7 +10332,7 @@ ks_ready_369:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_376
+	JB         tail_partial_401
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -9829,7 +10352,7 @@ ks_ready_369:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_377
+	JB         tail_partial_402
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -9849,7 +10372,7 @@ ks_ready_369:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_378
+	JB         tail_partial_403
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -9869,117 +10392,117 @@ ks_ready_369:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_381
+	JZ         tail_reduce_406
 	VMOVDQA    X7, X0
-	JMP        tail_partial_380
+	JMP        tail_partial_405
 
-tail_partial_378:
+tail_partial_403:
 	TESTQ   R8, R8
-	JZ      tail_reduce_381
+	JZ      tail_reduce_406
 	VMOVDQA X3, X0
-	JMP     tail_partial_380
+	JMP     tail_partial_405
 
-tail_partial_377:
+tail_partial_402:
 	TESTQ   R8, R8
-	JZ      tail_reduce_381
+	JZ      tail_reduce_406
 	VMOVDQA X6, X0
-	JMP     tail_partial_380
+	JMP     tail_partial_405
 
-tail_partial_376:
+tail_partial_401:
 	TESTQ   R8, R8
-	JZ      tail_reduce_381
+	JZ      tail_reduce_406
 	VMOVDQA X2, X0
-	JMP     tail_partial_380
+	JMP     tail_partial_405
 
-tail_partial_375:
+tail_partial_400:
 	TESTQ   R8, R8
-	JZ      tail_reduce_381
+	JZ      tail_reduce_406
 	VMOVDQA X5, X0
-	JMP     tail_partial_380
+	JMP     tail_partial_405
 
-tail_partial_374:
+tail_partial_399:
 	TESTQ   R8, R8
-	JZ      tail_reduce_381
+	JZ      tail_reduce_406
 	VMOVDQA X1, X0
-	JMP     tail_partial_380
+	JMP     tail_partial_405
 
-tail_partial_373:
+tail_partial_398:
 	TESTQ   R8, R8
-	JZ      tail_reduce_381
+	JZ      tail_reduce_406
 	VMOVDQA X4, X0
-	JMP     tail_partial_380
+	JMP     tail_partial_405
 
-tail_partial_372:
+tail_partial_397:
 	TESTQ R8, R8
-	JZ    tail_reduce_381
+	JZ    tail_reduce_406
 
-tail_partial_380:
+tail_partial_405:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_382
+	JZ      no_piece_407
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_382:
+no_piece_407:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_383
+	JZ      no_piece_408
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_383:
+no_piece_408:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_384
+	JZ      no_piece_409
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_384:
+no_piece_409:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_385
+	JZ      partial_short_410
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_386
+	JMP     partial_loaded_411
 
-partial_short_385:
+partial_short_410:
 	VMOVQ R11, X1
 
-partial_loaded_386:
+partial_loaded_411:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_387
+	JZ      no_piece_412
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_387:
+no_piece_412:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_388
+	JZ    no_piece_413
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_388:
+no_piece_413:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_389
+	JZ    no_piece_414
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_389:
+no_piece_414:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_390
+	JZ    no_piece_415
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_390:
+no_piece_415:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9992,9 +10515,9 @@ no_piece_390:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_381:
+tail_reduce_406:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_391
+	JE         no_lens_416
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -10007,7 +10530,7 @@ tail_reduce_381:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_391:
+no_lens_416:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -10072,15 +10595,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_392
+	JE      aes_last_417
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_392
+	JE      aes_last_417
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_392:
+aes_last_417:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -10169,11 +10692,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_393
+	JNE          gather_418
 	CMPQ         R11, AX
-	JNE          gather_393
+	JNE          gather_418
 	CMPQ         R13, AX
-	JNE          gather_393
+	JNE          gather_418
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -10228,7 +10751,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_395
+	JE           aes_last_420
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -10240,7 +10763,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_395
+	JE           aes_last_420
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -10252,15 +10775,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_395:
+aes_last_420:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_394
+	JMP         encrypted_419
 
-gather_393:
+gather_418:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -10352,7 +10875,7 @@ gather_393:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_396
+	JE           aes_last_421
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -10372,7 +10895,7 @@ gather_393:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_396
+	JE           aes_last_421
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -10392,7 +10915,7 @@ gather_393:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_396:
+aes_last_421:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -10406,7 +10929,7 @@ aes_last_396:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_394:
+encrypted_419:
 	// Each packet's text XORed with its key stream.
 	VPXORQ     Z5, Z1, Z1
 	VPXORQ     Z6, Z2, Z2
@@ -10475,16 +10998,16 @@ encrypted_394:
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	VPCLMULQDQ $0x11, (SI), Z23, Z31
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_397
+	JA         ad_wide_422
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_397
+	JA         ad_wide_422
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_397
+	JA         ad_wide_422
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_397
-	JMP        ad_not_wide_398
+	JA         ad_wide_422
+	JMP        ad_not_wide_423
 
-ad_wide_397:
+ad_wide_422:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -10578,20 +11101,20 @@ ad_wide_397:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_398:
+ad_not_wide_423:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_399
+	JNE             lens_per_key_424
 	CMPQ            R11, AX
-	JNE             lens_per_key_399
+	JNE             lens_per_key_424
 	CMPQ            R13, AX
-	JNE             lens_per_key_399
+	JNE             lens_per_key_424
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_400
+	JMP             lens_gathered_425
 
-lens_per_key_399:
+lens_per_key_424:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -10601,7 +11124,7 @@ lens_per_key_399:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_400:
+lens_gathered_425:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -10616,15 +11139,15 @@ lens_gathered_400:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_401
+	JZ           ad_not_packed_426
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_401
+	JA           ad_not_packed_426
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_401
+	JA           ad_not_packed_426
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_401
+	JA           ad_not_packed_426
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_401
+	JA           ad_not_packed_426
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -10690,7 +11213,7 @@ lens_gathered_400:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_401:
+ad_not_packed_426:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -10817,11 +11340,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_402
+	JNE          gather_427
 	CMPQ         R11, AX
-	JNE          gather_402
+	JNE          gather_427
 	CMPQ         R13, AX
-	JNE          gather_402
+	JNE          gather_427
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -10876,7 +11399,7 @@ group:
 	VAESENC      576(AX), Z3, Z3
 	VAESENC      576(AX), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_404
+	JE           aes_last_429
 	VAESENC      640(AX), Z0, Z0
 	VAESENC      640(AX), Z1, Z1
 	VAESENC      640(AX), Z2, Z2
@@ -10888,7 +11411,7 @@ group:
 	VAESENC      704(AX), Z3, Z3
 	VAESENC      704(AX), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_404
+	JE           aes_last_429
 	VAESENC      768(AX), Z0, Z0
 	VAESENC      768(AX), Z1, Z1
 	VAESENC      768(AX), Z2, Z2
@@ -10900,15 +11423,15 @@ group:
 	VAESENC      832(AX), Z3, Z3
 	VAESENC      832(AX), Z4, Z4
 
-aes_last_404:
+aes_last_429:
 	VAESENCLAST (BX), Z0, Z0
 	VAESENCLAST (BX), Z1, Z1
 	VAESENCLAST (BX), Z2, Z2
 	VAESENCLAST (BX), Z3, Z3
 	VAESENCLAST (BX), Z4, Z4
-	JMP         encrypted_403
+	JMP         encrypted_428
 
-gather_402:
+gather_427:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -11000,7 +11523,7 @@ gather_402:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_405
+	JE           aes_last_430
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -11020,7 +11543,7 @@ gather_402:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_405
+	JE           aes_last_430
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -11040,7 +11563,7 @@ gather_402:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_405:
+aes_last_430:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -11054,7 +11577,7 @@ aes_last_405:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_403:
+encrypted_428:
 	// Each packet's text XORed with its key stream.
 	VPXORQ   Z5, Z1, Z1
 	VPXORQ   Z6, Z2, Z2
@@ -11115,16 +11638,16 @@ encrypted_403:
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	VPCLMULQDQ $0x11, (SI), Z23, Z31
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_406
+	JA         ad_wide_431
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_406
+	JA         ad_wide_431
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_406
+	JA         ad_wide_431
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_406
-	JMP        ad_not_wide_407
+	JA         ad_wide_431
+	JMP        ad_not_wide_432
 
-ad_wide_406:
+ad_wide_431:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -11218,20 +11741,20 @@ ad_wide_406:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_407:
+ad_not_wide_432:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_408
+	JNE             lens_per_key_433
 	CMPQ            R11, AX
-	JNE             lens_per_key_408
+	JNE             lens_per_key_433
 	CMPQ            R13, AX
-	JNE             lens_per_key_408
+	JNE             lens_per_key_433
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_409
+	JMP             lens_gathered_434
 
-lens_per_key_408:
+lens_per_key_433:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -11241,7 +11764,7 @@ lens_per_key_408:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_409:
+lens_gathered_434:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -11256,15 +11779,15 @@ lens_gathered_409:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_410
+	JZ           ad_not_packed_435
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_410
+	JA           ad_not_packed_435
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_410
+	JA           ad_not_packed_435
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_410
+	JA           ad_not_packed_435
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_410
+	JA           ad_not_packed_435
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -11330,7 +11853,7 @@ lens_gathered_409:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_410:
+ad_not_packed_435:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -11492,7 +12015,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_411
+	JE          aes_last_436
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -11508,7 +12031,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_411
+	JE          aes_last_436
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -11524,7 +12047,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_411:
+aes_last_436:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -11543,263 +12066,66 @@ aes_last_411:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_412
+	JB      load_lt32_437
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_414
+	JB      load_lt32_439
 	VMOVDQU (SI), Y6
-	JMP     load32_done_416
+	JMP     load32_done_441
 
-load_lt32_414:
+load_lt32_439:
 	CMPQ    R8, $0x10
-	JB      load_lt16_415
+	JB      load_lt16_440
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_416
+	JZ      load32_done_441
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_417
+	JZ      no_piece_442
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_417:
+no_piece_442:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_418
+	JZ      no_piece_443
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_418:
+no_piece_443:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_419
+	JZ      no_piece_444
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_419:
+no_piece_444:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_420
+	JZ      partial_short_445
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_421
+	JMP     partial_loaded_446
 
-partial_short_420:
+partial_short_445:
 	VMOVQ R11, X14
 
-partial_loaded_421:
+partial_loaded_446:
 	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_416
+	JMP         load32_done_441
 
-load_lt16_415:
+load_lt16_440:
 	VPXOR   Y6, Y6, Y6
 	TESTQ   R8, R8
-	JZ      load32_done_416
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_422
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_422:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_423
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_423:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_424
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_424:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_425
-	VMOVQ   (SI), X6
-	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_426
-
-partial_short_425:
-	VMOVQ R11, X6
-
-partial_loaded_426:
-load32_done_416:
-	JMP load_done_413
-
-load_lt32_412:
-	CMPQ    R8, $0x20
-	JB      load_lt32_427
-	VMOVDQU (SI), Y5
-	JMP     load32_done_429
-
-load_lt32_427:
-	CMPQ    R8, $0x10
-	JB      load_lt16_428
-	VMOVDQU (SI), X5
-	SUBQ    $0x10, R8
-	JZ      load32_done_429
-	ADDQ    $0x10, SI
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_430
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_430:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_431
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_431:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_432
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_432:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_433
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_434
-
-partial_short_433:
-	VMOVQ R11, X14
-
-partial_loaded_434:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_429
-
-load_lt16_428:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_429
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_435
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_435:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_436
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_436:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_437
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_437:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_438
-	VMOVQ   (SI), X5
-	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_439
-
-partial_short_438:
-	VMOVQ R11, X5
-
-partial_loaded_439:
-load32_done_429:
-load_done_413:
-	MOVQ    24(DI), R8
-	VPXOR   Y0, Y5, Y5
-	VPXOR   Y1, Y6, Y6
-	LEAQ    gcmLenMask<>+64(SB), R11
-	SUBQ    R8, R11
-	VPAND   (R11), Y5, Y5
-	VPAND   32(R11), Y6, Y6
-	CMPQ    R8, $0x10
-	JB      blocks_small_440
-	VMOVDQU Y5, (DX)
-	CMPQ    R8, $0x30
-	JB      blocks_mid_441
-	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_442
-
-blocks_mid_441:
-	CMPQ    R8, $0x20
-	JBE     blocks_done_442
-	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_442
-
-blocks_small_440:
-	TESTQ   R8, R8
-	JZ      blocks_done_442
-	VMOVDQU X5, (DX)
-
-blocks_done_442:
-	VPSHUFB    Y10, Y5, Y7
-	VPCLMULQDQ $0x00, (R10), Y7, Y11
-	VPCLMULQDQ $0x11, (R10), Y7, Y12
-	VPSHUFD    $0x4e, Y7, Y13
-	VPXOR      Y7, Y13, Y13
-	VPCLMULQDQ $0x00, 640(R10), Y13, Y13
-	VPSHUFB    Y10, Y6, Y7
-	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
-	VPXOR      Y14, Y11, Y11
-	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
-	VPXOR      Y14, Y12, Y12
-	VPSHUFD    $0x4e, Y7, Y14
-	VPXOR      Y7, Y14, Y14
-	VPCLMULQDQ $0x00, 672(R10), Y14, Y14
-	VPXOR      Y14, Y13, Y13
-	MOVQ       32(DI), R8
-	TESTQ      R8, R8
-	JZ         no_ad_443
-	MOVQ       40(DI), SI
-	LEAQ       15(R8), R11
-	ANDQ       $-16, R11
-	SUBQ       R11, R10
-	CMPQ       R8, $0x20
-	JB         load_lt32_444
-	VMOVDQU    (SI), Y7
-	JMP        load32_done_446
-
-load_lt32_444:
-	CMPQ    R8, $0x10
-	JB      load_lt16_445
-	VMOVDQU (SI), X7
-	SUBQ    $0x10, R8
-	JZ      load32_done_446
-	ADDQ    $0x10, SI
+	JZ      load32_done_441
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
 	JZ      no_piece_447
@@ -11829,59 +12155,256 @@ no_piece_448:
 no_piece_449:
 	TESTQ   $0x00000008, R8
 	JZ      partial_short_450
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
+	VMOVQ   (SI), X6
+	VPINSRQ $0x01, R11, X6, X6
 	JMP     partial_loaded_451
 
 partial_short_450:
-	VMOVQ R11, X14
+	VMOVQ R11, X6
 
 partial_loaded_451:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_446
+load32_done_441:
+	JMP load_done_438
 
-load_lt16_445:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_446
+load_lt32_437:
+	CMPQ    R8, $0x20
+	JB      load_lt32_452
+	VMOVDQU (SI), Y5
+	JMP     load32_done_454
+
+load_lt32_452:
+	CMPQ    R8, $0x10
+	JB      load_lt16_453
+	VMOVDQU (SI), X5
+	SUBQ    $0x10, R8
+	JZ      load32_done_454
+	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_452
+	JZ      no_piece_455
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_452:
+no_piece_455:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_453
+	JZ      no_piece_456
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_453:
+no_piece_456:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_454
+	JZ      no_piece_457
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_454:
+no_piece_457:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_455
+	JZ      partial_short_458
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_459
+
+partial_short_458:
+	VMOVQ R11, X14
+
+partial_loaded_459:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_454
+
+load_lt16_453:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_454
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_460
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_460:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_461
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_461:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_462
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_462:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_463
+	VMOVQ   (SI), X5
+	VPINSRQ $0x01, R11, X5, X5
+	JMP     partial_loaded_464
+
+partial_short_463:
+	VMOVQ R11, X5
+
+partial_loaded_464:
+load32_done_454:
+load_done_438:
+	MOVQ    24(DI), R8
+	VPXOR   Y0, Y5, Y5
+	VPXOR   Y1, Y6, Y6
+	LEAQ    gcmLenMask<>+64(SB), R11
+	SUBQ    R8, R11
+	VPAND   (R11), Y5, Y5
+	VPAND   32(R11), Y6, Y6
+	CMPQ    R8, $0x10
+	JB      blocks_small_465
+	VMOVDQU Y5, (DX)
+	CMPQ    R8, $0x30
+	JB      blocks_mid_466
+	VMOVDQU Y6, 32(DX)
+	JMP     blocks_done_467
+
+blocks_mid_466:
+	CMPQ    R8, $0x20
+	JBE     blocks_done_467
+	VMOVDQU X6, 32(DX)
+	JMP     blocks_done_467
+
+blocks_small_465:
+	TESTQ   R8, R8
+	JZ      blocks_done_467
+	VMOVDQU X5, (DX)
+
+blocks_done_467:
+	VPSHUFB    Y10, Y5, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y12
+	VPSHUFD    $0x4e, Y7, Y13
+	VPXOR      Y7, Y13, Y13
+	VPCLMULQDQ $0x00, 640(R10), Y13, Y13
+	VPSHUFB    Y10, Y6, Y7
+	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 672(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	MOVQ       32(DI), R8
+	TESTQ      R8, R8
+	JZ         no_ad_468
+	MOVQ       40(DI), SI
+	LEAQ       15(R8), R11
+	ANDQ       $-16, R11
+	SUBQ       R11, R10
+	CMPQ       R8, $0x20
+	JB         load_lt32_469
+	VMOVDQU    (SI), Y7
+	JMP        load32_done_471
+
+load_lt32_469:
+	CMPQ    R8, $0x10
+	JB      load_lt16_470
+	VMOVDQU (SI), X7
+	SUBQ    $0x10, R8
+	JZ      load32_done_471
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_472
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_472:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_473
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_473:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_474
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_474:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_475
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_476
+
+partial_short_475:
+	VMOVQ R11, X14
+
+partial_loaded_476:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_471
+
+load_lt16_470:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_471
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_477
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_477:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_478
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_478:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_479
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_479:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_480
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_456
+	JMP     partial_loaded_481
 
-partial_short_455:
+partial_short_480:
 	VMOVQ R11, X7
 
-partial_loaded_456:
-load32_done_446:
+partial_loaded_481:
+load32_done_471:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -11893,7 +12416,7 @@ load32_done_446:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_443:
+no_ad_468:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -11931,263 +12454,66 @@ no_ad_443:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_457
+	JB      load_lt32_482
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_459
+	JB      load_lt32_484
 	VMOVDQU (SI), Y6
-	JMP     load32_done_461
+	JMP     load32_done_486
 
-load_lt32_459:
+load_lt32_484:
 	CMPQ    R8, $0x10
-	JB      load_lt16_460
+	JB      load_lt16_485
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_461
+	JZ      load32_done_486
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_462
+	JZ      no_piece_487
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_462:
+no_piece_487:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_463
+	JZ      no_piece_488
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_463:
+no_piece_488:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_464
+	JZ      no_piece_489
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_464:
+no_piece_489:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_465
+	JZ      partial_short_490
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_466
+	JMP     partial_loaded_491
 
-partial_short_465:
+partial_short_490:
 	VMOVQ R11, X14
 
-partial_loaded_466:
+partial_loaded_491:
 	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_461
+	JMP         load32_done_486
 
-load_lt16_460:
+load_lt16_485:
 	VPXOR   Y6, Y6, Y6
 	TESTQ   R8, R8
-	JZ      load32_done_461
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_467
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_467:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_468
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_468:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_469
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_469:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_470
-	VMOVQ   (SI), X6
-	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_471
-
-partial_short_470:
-	VMOVQ R11, X6
-
-partial_loaded_471:
-load32_done_461:
-	JMP load_done_458
-
-load_lt32_457:
-	CMPQ    R8, $0x20
-	JB      load_lt32_472
-	VMOVDQU (SI), Y5
-	JMP     load32_done_474
-
-load_lt32_472:
-	CMPQ    R8, $0x10
-	JB      load_lt16_473
-	VMOVDQU (SI), X5
-	SUBQ    $0x10, R8
-	JZ      load32_done_474
-	ADDQ    $0x10, SI
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_475
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_475:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_476
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_476:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_477
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_477:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_478
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_479
-
-partial_short_478:
-	VMOVQ R11, X14
-
-partial_loaded_479:
-	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_474
-
-load_lt16_473:
-	VPXOR   Y5, Y5, Y5
-	TESTQ   R8, R8
-	JZ      load32_done_474
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_480
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_480:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_481
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_481:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_482
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_482:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_483
-	VMOVQ   (SI), X5
-	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_484
-
-partial_short_483:
-	VMOVQ R11, X5
-
-partial_loaded_484:
-load32_done_474:
-load_done_458:
-	MOVQ    152(DI), R8
-	VPXOR   Y2, Y5, Y5
-	VPXOR   Y3, Y6, Y6
-	LEAQ    gcmLenMask<>+64(SB), R11
-	SUBQ    R8, R11
-	VPAND   (R11), Y5, Y5
-	VPAND   32(R11), Y6, Y6
-	CMPQ    R8, $0x10
-	JB      blocks_small_485
-	VMOVDQU Y5, (DX)
-	CMPQ    R8, $0x30
-	JB      blocks_mid_486
-	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_487
-
-blocks_mid_486:
-	CMPQ    R8, $0x20
-	JBE     blocks_done_487
-	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_487
-
-blocks_small_485:
-	TESTQ   R8, R8
-	JZ      blocks_done_487
-	VMOVDQU X5, (DX)
-
-blocks_done_487:
-	VPSHUFB    Y10, Y5, Y7
-	VPCLMULQDQ $0x00, (R10), Y7, Y11
-	VPCLMULQDQ $0x11, (R10), Y7, Y12
-	VPSHUFD    $0x4e, Y7, Y13
-	VPXOR      Y7, Y13, Y13
-	VPCLMULQDQ $0x00, 640(R10), Y13, Y13
-	VPSHUFB    Y10, Y6, Y7
-	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
-	VPXOR      Y14, Y11, Y11
-	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
-	VPXOR      Y14, Y12, Y12
-	VPSHUFD    $0x4e, Y7, Y14
-	VPXOR      Y7, Y14, Y14
-	VPCLMULQDQ $0x00, 672(R10), Y14, Y14
-	VPXOR      Y14, Y13, Y13
-	MOVQ       160(DI), R8
-	TESTQ      R8, R8
-	JZ         no_ad_488
-	MOVQ       168(DI), SI
-	LEAQ       15(R8), R11
-	ANDQ       $-16, R11
-	SUBQ       R11, R10
-	CMPQ       R8, $0x20
-	JB         load_lt32_489
-	VMOVDQU    (SI), Y7
-	JMP        load32_done_491
-
-load_lt32_489:
-	CMPQ    R8, $0x10
-	JB      load_lt16_490
-	VMOVDQU (SI), X7
-	SUBQ    $0x10, R8
-	JZ      load32_done_491
-	ADDQ    $0x10, SI
+	JZ      load32_done_486
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
 	JZ      no_piece_492
@@ -12217,59 +12543,256 @@ no_piece_493:
 no_piece_494:
 	TESTQ   $0x00000008, R8
 	JZ      partial_short_495
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
+	VMOVQ   (SI), X6
+	VPINSRQ $0x01, R11, X6, X6
 	JMP     partial_loaded_496
 
 partial_short_495:
-	VMOVQ R11, X14
+	VMOVQ R11, X6
 
 partial_loaded_496:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_491
+load32_done_486:
+	JMP load_done_483
 
-load_lt16_490:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_491
+load_lt32_482:
+	CMPQ    R8, $0x20
+	JB      load_lt32_497
+	VMOVDQU (SI), Y5
+	JMP     load32_done_499
+
+load_lt32_497:
+	CMPQ    R8, $0x10
+	JB      load_lt16_498
+	VMOVDQU (SI), X5
+	SUBQ    $0x10, R8
+	JZ      load32_done_499
+	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_497
+	JZ      no_piece_500
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_497:
+no_piece_500:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_498
+	JZ      no_piece_501
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_498:
+no_piece_501:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_499
+	JZ      no_piece_502
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_499:
+no_piece_502:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_500
+	JZ      partial_short_503
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_504
+
+partial_short_503:
+	VMOVQ R11, X14
+
+partial_loaded_504:
+	VINSERTI128 $0x01, X14, Y5, Y5
+	JMP         load32_done_499
+
+load_lt16_498:
+	VPXOR   Y5, Y5, Y5
+	TESTQ   R8, R8
+	JZ      load32_done_499
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_505
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_505:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_506
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_506:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_507
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_507:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_508
+	VMOVQ   (SI), X5
+	VPINSRQ $0x01, R11, X5, X5
+	JMP     partial_loaded_509
+
+partial_short_508:
+	VMOVQ R11, X5
+
+partial_loaded_509:
+load32_done_499:
+load_done_483:
+	MOVQ    152(DI), R8
+	VPXOR   Y2, Y5, Y5
+	VPXOR   Y3, Y6, Y6
+	LEAQ    gcmLenMask<>+64(SB), R11
+	SUBQ    R8, R11
+	VPAND   (R11), Y5, Y5
+	VPAND   32(R11), Y6, Y6
+	CMPQ    R8, $0x10
+	JB      blocks_small_510
+	VMOVDQU Y5, (DX)
+	CMPQ    R8, $0x30
+	JB      blocks_mid_511
+	VMOVDQU Y6, 32(DX)
+	JMP     blocks_done_512
+
+blocks_mid_511:
+	CMPQ    R8, $0x20
+	JBE     blocks_done_512
+	VMOVDQU X6, 32(DX)
+	JMP     blocks_done_512
+
+blocks_small_510:
+	TESTQ   R8, R8
+	JZ      blocks_done_512
+	VMOVDQU X5, (DX)
+
+blocks_done_512:
+	VPSHUFB    Y10, Y5, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y12
+	VPSHUFD    $0x4e, Y7, Y13
+	VPXOR      Y7, Y13, Y13
+	VPCLMULQDQ $0x00, 640(R10), Y13, Y13
+	VPSHUFB    Y10, Y6, Y7
+	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 672(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	MOVQ       160(DI), R8
+	TESTQ      R8, R8
+	JZ         no_ad_513
+	MOVQ       168(DI), SI
+	LEAQ       15(R8), R11
+	ANDQ       $-16, R11
+	SUBQ       R11, R10
+	CMPQ       R8, $0x20
+	JB         load_lt32_514
+	VMOVDQU    (SI), Y7
+	JMP        load32_done_516
+
+load_lt32_514:
+	CMPQ    R8, $0x10
+	JB      load_lt16_515
+	VMOVDQU (SI), X7
+	SUBQ    $0x10, R8
+	JZ      load32_done_516
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_517
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_517:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_518
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_518:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_519
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_519:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_520
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_521
+
+partial_short_520:
+	VMOVQ R11, X14
+
+partial_loaded_521:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_516
+
+load_lt16_515:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_516
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_522
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_522:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_523
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_523:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_524
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_524:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_525
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_501
+	JMP     partial_loaded_526
 
-partial_short_500:
+partial_short_525:
 	VMOVQ R11, X7
 
-partial_loaded_501:
-load32_done_491:
+partial_loaded_526:
+load32_done_516:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -12281,7 +12804,7 @@ load32_done_491:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_488:
+no_ad_513:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -12435,7 +12958,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_502
+	JE          aes_last_527
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -12451,7 +12974,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_502
+	JE          aes_last_527
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -12467,7 +12990,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_502:
+aes_last_527:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -12483,247 +13006,6 @@ aes_last_502:
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	LEAQ    1280(AX), R10
-	SUBQ    R11, R10
-	VPXOR   Y6, Y6, Y6
-	CMPQ    R8, $0x10
-	JB      blocks_small_503
-	VMOVDQU (SI), Y5
-	CMPQ    R8, $0x30
-	JB      blocks_mid_504
-	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_505
-
-blocks_mid_504:
-	CMPQ    R8, $0x20
-	JBE     blocks_done_505
-	VMOVDQU 32(SI), X6
-	JMP     blocks_done_505
-
-blocks_small_503:
-	VMOVDQU (SI), X5
-
-blocks_done_505:
-	LEAQ       gcmLenMask<>+64(SB), R11
-	SUBQ       R8, R11
-	VPAND      (R11), Y5, Y5
-	VPAND      32(R11), Y6, Y6
-	VPSHUFB    Y10, Y5, Y7
-	VPCLMULQDQ $0x00, (R10), Y7, Y11
-	VPCLMULQDQ $0x11, (R10), Y7, Y12
-	VPSHUFD    $0x4e, Y7, Y13
-	VPXOR      Y7, Y13, Y13
-	VPCLMULQDQ $0x00, 640(R10), Y13, Y13
-	VPSHUFB    Y10, Y6, Y7
-	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
-	VPXOR      Y14, Y11, Y11
-	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
-	VPXOR      Y14, Y12, Y12
-	VPSHUFD    $0x4e, Y7, Y14
-	VPXOR      Y7, Y14, Y14
-	VPCLMULQDQ $0x00, 672(R10), Y14, Y14
-	VPXOR      Y14, Y13, Y13
-	VPXOR      Y0, Y5, Y5
-	VPXOR      Y1, Y6, Y6
-	CMPQ       R8, $0x20
-	JB         store_lt32_507
-	VMOVDQU    Y5, (DX)
-	CMPQ       R8, $0x40
-	JB         store_hi_506
-	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_509
-
-store_hi_506:
-	ADDQ    $0x20, DX
-	SUBQ    $0x20, R8
-	VMOVDQA Y6, Y5
-
-store_lt32_507:
-	CMPQ         R8, $0x10
-	JB           store_lt16_508
-	VMOVDQU      X5, (DX)
-	VEXTRACTI128 $0x01, Y5, X5
-	ADDQ         $0x10, DX
-	SUBQ         $0x10, R8
-
-store_lt16_508:
-	TESTQ   R8, R8
-	JZ      store_done_509
-	VMOVQ   X5, R11
-	XORQ    R13, R13
-	TESTQ   $0x00000008, R8
-	JZ      no_piece_510
-	MOVQ    R11, (DX)
-	VPEXTRQ $0x01, X5, R11
-	MOVQ    $0x00000008, R13
-
-no_piece_510:
-	TESTQ $0x00000004, R8
-	JZ    no_piece_511
-	MOVL  R11, (DX)(R13*1)
-	SHRQ  $0x20, R11
-	ADDQ  $0x00000004, R13
-
-no_piece_511:
-	TESTQ $0x00000002, R8
-	JZ    no_piece_512
-	MOVW  R11, (DX)(R13*1)
-	SHRQ  $0x10, R11
-	ADDQ  $0x00000002, R13
-
-no_piece_512:
-	TESTQ $0x00000001, R8
-	JZ    no_piece_513
-	MOVB  R11, (DX)(R13*1)
-
-no_piece_513:
-store_done_509:
-	MOVQ    32(DI), R8
-	TESTQ   R8, R8
-	JZ      no_ad_514
-	MOVQ    40(DI), SI
-	LEAQ    15(R8), R11
-	ANDQ    $-16, R11
-	SUBQ    R11, R10
-	CMPQ    R8, $0x20
-	JB      load_lt32_515
-	VMOVDQU (SI), Y7
-	JMP     load32_done_517
-
-load_lt32_515:
-	CMPQ    R8, $0x10
-	JB      load_lt16_516
-	VMOVDQU (SI), X7
-	SUBQ    $0x10, R8
-	JZ      load32_done_517
-	ADDQ    $0x10, SI
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_518
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_518:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_519
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_519:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_520
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_520:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_521
-	VMOVQ   (SI), X14
-	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_522
-
-partial_short_521:
-	VMOVQ R11, X14
-
-partial_loaded_522:
-	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_517
-
-load_lt16_516:
-	VPXOR   Y7, Y7, Y7
-	TESTQ   R8, R8
-	JZ      load32_done_517
-	XORQ    R11, R11
-	TESTQ   $0x00000001, R8
-	JZ      no_piece_523
-	MOVQ    R8, R13
-	ANDQ    $0x0000000e, R13
-	MOVBQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_523:
-	TESTQ   $0x00000002, R8
-	JZ      no_piece_524
-	MOVQ    R8, R13
-	ANDQ    $0x0000000c, R13
-	SHLQ    $0x10, R11
-	MOVWQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_524:
-	TESTQ   $0x00000004, R8
-	JZ      no_piece_525
-	MOVQ    R8, R13
-	ANDQ    $0x00000008, R13
-	SHLQ    $0x20, R11
-	MOVLQZX (SI)(R13*1), R13
-	ORQ     R13, R11
-
-no_piece_525:
-	TESTQ   $0x00000008, R8
-	JZ      partial_short_526
-	VMOVQ   (SI), X7
-	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_527
-
-partial_short_526:
-	VMOVQ R11, X7
-
-partial_loaded_527:
-load32_done_517:
-	VPSHUFB    Y10, Y7, Y7
-	VPCLMULQDQ $0x00, (R10), Y7, Y14
-	VPXOR      Y14, Y11, Y11
-	VPCLMULQDQ $0x11, (R10), Y7, Y14
-	VPXOR      Y14, Y12, Y12
-	VPSHUFD    $0x4e, Y7, Y14
-	VPXOR      Y7, Y14, Y14
-	VPCLMULQDQ $0x00, 640(R10), Y14, Y14
-	VPXOR      Y14, Y13, Y13
-	MOVQ       32(DI), R8
-
-no_ad_514:
-	// Sum the lanes, add the length block times H^1, fold the middle product.
-	VEXTRACTI128 $0x01, Y11, X14
-	VPXOR        X14, X11, X11
-	VEXTRACTI128 $0x01, Y12, X14
-	VPXOR        X14, X12, X12
-	VEXTRACTI128 $0x01, Y13, X14
-	VPXOR        X14, X13, X13
-	MOVQ         24(DI), R11
-	SHLQ         $0x03, R11
-	VMOVQ        R11, X7
-	SHLQ         $0x03, R8
-	VPINSRQ      $0x01, R8, X7, X7
-	VPCLMULQDQ   $0x00, 1280(AX), X7, X14
-	VPXOR        X14, X11, X11
-	VPCLMULQDQ   $0x11, 1280(AX), X7, X14
-	VPXOR        X14, X12, X12
-	VPSHUFD      $0x4e, X7, X14
-	VPXOR        X7, X14, X14
-	VPCLMULQDQ   $0x00, 1920(AX), X14, X14
-	VPXOR        X14, X13, X13
-	VPXOR        X11, X13, X13
-	VPXOR        X12, X13, X13
-	VPSLLDQ      $0x08, X13, X14
-	VPSRLDQ      $0x08, X13, X13
-	VPXOR        X14, X11, X8
-	VPXOR        X13, X12, X9
-
-	// Packet 1.
-	MOVQ    144(DI), SI
-	MOVQ    136(DI), DX
-	MOVQ    152(DI), R8
-	LEAQ    15(R8), R11
-	ANDQ    $-16, R11
-	LEAQ    1280(BX), R10
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
@@ -12763,8 +13045,8 @@ blocks_done_530:
 	VPXOR      Y7, Y14, Y14
 	VPCLMULQDQ $0x00, 672(R10), Y14, Y14
 	VPXOR      Y14, Y13, Y13
-	VPXOR      Y2, Y5, Y5
-	VPXOR      Y3, Y6, Y6
+	VPXOR      Y0, Y5, Y5
+	VPXOR      Y1, Y6, Y6
 	CMPQ       R8, $0x20
 	JB         store_lt32_532
 	VMOVDQU    Y5, (DX)
@@ -12818,10 +13100,10 @@ no_piece_537:
 
 no_piece_538:
 store_done_534:
-	MOVQ    160(DI), R8
+	MOVQ    32(DI), R8
 	TESTQ   R8, R8
 	JZ      no_ad_539
-	MOVQ    168(DI), SI
+	MOVQ    40(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
@@ -12928,9 +13210,250 @@ load32_done_542:
 	VPXOR      Y7, Y14, Y14
 	VPCLMULQDQ $0x00, 640(R10), Y14, Y14
 	VPXOR      Y14, Y13, Y13
-	MOVQ       160(DI), R8
+	MOVQ       32(DI), R8
 
 no_ad_539:
+	// Sum the lanes, add the length block times H^1, fold the middle product.
+	VEXTRACTI128 $0x01, Y11, X14
+	VPXOR        X14, X11, X11
+	VEXTRACTI128 $0x01, Y12, X14
+	VPXOR        X14, X12, X12
+	VEXTRACTI128 $0x01, Y13, X14
+	VPXOR        X14, X13, X13
+	MOVQ         24(DI), R11
+	SHLQ         $0x03, R11
+	VMOVQ        R11, X7
+	SHLQ         $0x03, R8
+	VPINSRQ      $0x01, R8, X7, X7
+	VPCLMULQDQ   $0x00, 1280(AX), X7, X14
+	VPXOR        X14, X11, X11
+	VPCLMULQDQ   $0x11, 1280(AX), X7, X14
+	VPXOR        X14, X12, X12
+	VPSHUFD      $0x4e, X7, X14
+	VPXOR        X7, X14, X14
+	VPCLMULQDQ   $0x00, 1920(AX), X14, X14
+	VPXOR        X14, X13, X13
+	VPXOR        X11, X13, X13
+	VPXOR        X12, X13, X13
+	VPSLLDQ      $0x08, X13, X14
+	VPSRLDQ      $0x08, X13, X13
+	VPXOR        X14, X11, X8
+	VPXOR        X13, X12, X9
+
+	// Packet 1.
+	MOVQ    144(DI), SI
+	MOVQ    136(DI), DX
+	MOVQ    152(DI), R8
+	LEAQ    15(R8), R11
+	ANDQ    $-16, R11
+	LEAQ    1280(BX), R10
+	SUBQ    R11, R10
+	VPXOR   Y6, Y6, Y6
+	CMPQ    R8, $0x10
+	JB      blocks_small_553
+	VMOVDQU (SI), Y5
+	CMPQ    R8, $0x30
+	JB      blocks_mid_554
+	VMOVDQU 32(SI), Y6
+	JMP     blocks_done_555
+
+blocks_mid_554:
+	CMPQ    R8, $0x20
+	JBE     blocks_done_555
+	VMOVDQU 32(SI), X6
+	JMP     blocks_done_555
+
+blocks_small_553:
+	VMOVDQU (SI), X5
+
+blocks_done_555:
+	LEAQ       gcmLenMask<>+64(SB), R11
+	SUBQ       R8, R11
+	VPAND      (R11), Y5, Y5
+	VPAND      32(R11), Y6, Y6
+	VPSHUFB    Y10, Y5, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y12
+	VPSHUFD    $0x4e, Y7, Y13
+	VPXOR      Y7, Y13, Y13
+	VPCLMULQDQ $0x00, 640(R10), Y13, Y13
+	VPSHUFB    Y10, Y6, Y7
+	VPCLMULQDQ $0x00, 32(R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, 32(R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 672(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	VPXOR      Y2, Y5, Y5
+	VPXOR      Y3, Y6, Y6
+	CMPQ       R8, $0x20
+	JB         store_lt32_557
+	VMOVDQU    Y5, (DX)
+	CMPQ       R8, $0x40
+	JB         store_hi_556
+	VMOVDQU    Y6, 32(DX)
+	JMP        store_done_559
+
+store_hi_556:
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, R8
+	VMOVDQA Y6, Y5
+
+store_lt32_557:
+	CMPQ         R8, $0x10
+	JB           store_lt16_558
+	VMOVDQU      X5, (DX)
+	VEXTRACTI128 $0x01, Y5, X5
+	ADDQ         $0x10, DX
+	SUBQ         $0x10, R8
+
+store_lt16_558:
+	TESTQ   R8, R8
+	JZ      store_done_559
+	VMOVQ   X5, R11
+	XORQ    R13, R13
+	TESTQ   $0x00000008, R8
+	JZ      no_piece_560
+	MOVQ    R11, (DX)
+	VPEXTRQ $0x01, X5, R11
+	MOVQ    $0x00000008, R13
+
+no_piece_560:
+	TESTQ $0x00000004, R8
+	JZ    no_piece_561
+	MOVL  R11, (DX)(R13*1)
+	SHRQ  $0x20, R11
+	ADDQ  $0x00000004, R13
+
+no_piece_561:
+	TESTQ $0x00000002, R8
+	JZ    no_piece_562
+	MOVW  R11, (DX)(R13*1)
+	SHRQ  $0x10, R11
+	ADDQ  $0x00000002, R13
+
+no_piece_562:
+	TESTQ $0x00000001, R8
+	JZ    no_piece_563
+	MOVB  R11, (DX)(R13*1)
+
+no_piece_563:
+store_done_559:
+	MOVQ    160(DI), R8
+	TESTQ   R8, R8
+	JZ      no_ad_564
+	MOVQ    168(DI), SI
+	LEAQ    15(R8), R11
+	ANDQ    $-16, R11
+	SUBQ    R11, R10
+	CMPQ    R8, $0x20
+	JB      load_lt32_565
+	VMOVDQU (SI), Y7
+	JMP     load32_done_567
+
+load_lt32_565:
+	CMPQ    R8, $0x10
+	JB      load_lt16_566
+	VMOVDQU (SI), X7
+	SUBQ    $0x10, R8
+	JZ      load32_done_567
+	ADDQ    $0x10, SI
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_568
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_568:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_569
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_569:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_570
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_570:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_571
+	VMOVQ   (SI), X14
+	VPINSRQ $0x01, R11, X14, X14
+	JMP     partial_loaded_572
+
+partial_short_571:
+	VMOVQ R11, X14
+
+partial_loaded_572:
+	VINSERTI128 $0x01, X14, Y7, Y7
+	JMP         load32_done_567
+
+load_lt16_566:
+	VPXOR   Y7, Y7, Y7
+	TESTQ   R8, R8
+	JZ      load32_done_567
+	XORQ    R11, R11
+	TESTQ   $0x00000001, R8
+	JZ      no_piece_573
+	MOVQ    R8, R13
+	ANDQ    $0x0000000e, R13
+	MOVBQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_573:
+	TESTQ   $0x00000002, R8
+	JZ      no_piece_574
+	MOVQ    R8, R13
+	ANDQ    $0x0000000c, R13
+	SHLQ    $0x10, R11
+	MOVWQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_574:
+	TESTQ   $0x00000004, R8
+	JZ      no_piece_575
+	MOVQ    R8, R13
+	ANDQ    $0x00000008, R13
+	SHLQ    $0x20, R11
+	MOVLQZX (SI)(R13*1), R13
+	ORQ     R13, R11
+
+no_piece_575:
+	TESTQ   $0x00000008, R8
+	JZ      partial_short_576
+	VMOVQ   (SI), X7
+	VPINSRQ $0x01, R11, X7, X7
+	JMP     partial_loaded_577
+
+partial_short_576:
+	VMOVQ R11, X7
+
+partial_loaded_577:
+load32_done_567:
+	VPSHUFB    Y10, Y7, Y7
+	VPCLMULQDQ $0x00, (R10), Y7, Y14
+	VPXOR      Y14, Y11, Y11
+	VPCLMULQDQ $0x11, (R10), Y7, Y14
+	VPXOR      Y14, Y12, Y12
+	VPSHUFD    $0x4e, Y7, Y14
+	VPXOR      Y7, Y14, Y14
+	VPCLMULQDQ $0x00, 640(R10), Y14, Y14
+	VPXOR      Y14, Y13, Y13
+	MOVQ       160(DI), R8
+
+no_ad_564:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -13089,7 +13612,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_553
+	JE      aes_last_578
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -13107,7 +13630,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_553
+	JE      aes_last_578
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -13125,7 +13648,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_553:
+aes_last_578:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -13162,15 +13685,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_554
+	JE      aes_last_579
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_554
+	JE      aes_last_579
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_554:
+aes_last_579:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI
@@ -13286,7 +13809,7 @@ ecb8:
 	VAESENC 576(AX), Y6, Y6
 	VAESENC 576(AX), Y7, Y7
 	CMPQ    R12, $0x0a
-	JE      aes_last_555
+	JE      aes_last_580
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -13304,7 +13827,7 @@ ecb8:
 	VAESENC 704(AX), Y6, Y6
 	VAESENC 704(AX), Y7, Y7
 	CMPQ    R12, $0x0c
-	JE      aes_last_555
+	JE      aes_last_580
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -13322,7 +13845,7 @@ ecb8:
 	VAESENC 832(AX), Y6, Y6
 	VAESENC 832(AX), Y7, Y7
 
-aes_last_555:
+aes_last_580:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -13359,15 +13882,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_556
+	JE      aes_last_581
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_556
+	JE      aes_last_581
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_556:
+aes_last_581:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI

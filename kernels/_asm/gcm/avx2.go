@@ -64,12 +64,20 @@ func avx2(name string, open, vaes bool) {
 	} else {
 		chunksAESNI(open, h8)
 	}
+	if vaes && !open {
+		// With a text tail, the last chunk's GHASH runs between the tail's AES rounds, which wait
+		// on their own latency (see avx512); its Y then starts the tail's.
+		Label("drain_tail")
+		VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
+		tailText2(false, true, false, append(ghash2Steps(ginY, h8), tailStart2Steps()...))
+		JMP(LabelRef("finish"))
+	}
 
 	Label("text_tail")
 	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
 	TESTQ(n, n)
 	JZ(LabelRef("no_tail"))
-	tailText2(open, vaes, false)
+	tailText2(open, vaes, false, nil)
 	JMP(LabelRef("finish"))
 
 	Label("no_tail")
@@ -203,9 +211,11 @@ func chunksVAES(open bool, h8 Mem) {
 		advance2()
 	}
 	pipelinedSeal(U8(128), chunk, func() []func() { return ghash2Steps(ginY, h8) }, func() {
-		ghash2(ginY, h8)
 		exit()
 		VBROADCASTI128(bswapMask, Y10)
+		TESTQ(n, n)
+		JNZ(LabelRef("drain_tail"))
+		ghash2(ginY, h8)
 	})
 	// The tail continues from the counter in lane 0 of Y8.
 	JMP(LabelRef("text_tail"))
@@ -332,7 +342,7 @@ func tailAD2(open, vaes bool) {
 	adBlocks()
 	textStart(vaes)
 	VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
-	tailText2(open, vaes, true)
+	tailText2(open, vaes, true, nil)
 	JMP(LabelRef("finish"))
 
 	Label(separate)
@@ -376,10 +386,20 @@ func tailStart2(withLens, merged bool) {
 		VPXOR(X9, X9, X9)
 		return
 	}
-	VMOVDQU(X15, X9)
-	VPXOR(X11, X11, X11)
-	VPXOR(X12, X12, X12)
-	VPXOR(X13, X13, X13)
+	for _, step := range tailStart2Steps() {
+		step()
+	}
+}
+
+// tailStart2Steps returns the instructions of tailStart2 that set X9 and clear the accumulators, one
+// by one, for a tail whose AES rounds they are stitched into.
+func tailStart2Steps() []func() {
+	return []func(){
+		func() { VMOVDQU(X15, X9) },
+		func() { VPXOR(X11, X11, X11) },
+		func() { VPXOR(X12, X12, X12) },
+		func() { VPXOR(X13, X13, X13) },
+	}
 }
 
 // loadPartial loads the last n (1..15) bytes at src into r, zero-padded: the pieces of 8, 4, 2 and 1
@@ -449,9 +469,14 @@ func storePartial(r VecPhysical) {
 // blocks when n <= 64, else 8; VAES: two or four ymm, whose upper lanes go to X4-X7), so that the
 // blocks' AES rounds overlap, then each whole block and the partial one, their products summed with
 // the length block's (when the descriptor has a tag) and, merged, the AD's (tailAD2), and reduced
-// once.
-func tailText2(open, vaes, merged bool) {
-	tailStart2(true, merged)
+// once. The instructions of pending (Seal's last chunk GHASH and tailStart2Steps, in place of
+// tailStart2) run between those AES rounds.
+func tailText2(open, vaes, merged bool, pending []func()) {
+	if pending == nil {
+		tailStart2(true, merged)
+	} else {
+		tailPowers(true)
+	}
 	order := blocks // order[i] holds block i's key stream
 	if vaes {
 		order = []VecPhysical{X0, X4, X1, X5, X2, X6, X3, X7}
@@ -462,14 +487,14 @@ func tailText2(open, vaes, merged bool) {
 				VPSHUFB(X10, X8, b)
 				VPADDD(ctrOne, X8, X8)
 			}
-			aesRounds(blocks[:m])
+			aesRounds(blocks[:m], pending...)
 			return
 		}
 		for _, k := range ksY[:m/2] {
 			VPSHUFB(Y10, Y8, k)
 			VPADDD(ctrAdd2, Y8, Y8)
 		}
-		aesRounds(ksY[:m/2])
+		aesRounds(ksY[:m/2], pending...)
 		for j, k := range ksY[:m/2] {
 			VEXTRACTI128(U8(1), k, blocks[4+j])
 		}
