@@ -29,7 +29,9 @@ import (
 //     current one (stitching either way);
 //  3. finishes the tail with the key stream of all its blocks computed at once (AVX512: masked loads
 //     and stores; AVX2: whole blocks, then the partial one in pieces of 8, 4, 2 and 1 bytes) and
-//     the length block folded into the tail's reduction,
+//     the length block folded into the tail's reduction; those few AES rounds wait on their own
+//     latency, so Seal's last chunk GHASH (AVX512, VAES) and the closing products run between them,
+//     and Open's tail GHASH (AVX512),
 //  4. writes E_K(J0) XOR GHASH as the tag, or for Open its difference from the received tag
 //     (section 7.1 step 6), so that no tag copy or comparison loop is left to Go.
 //
@@ -57,9 +59,11 @@ import (
 //     of its own, the two sharing the ymm of J0, the reduction and the tag store (see
 //     _asm/gcm/pairs.go); keys may differ but must have one size.
 //
-// Successive descriptors are independent, so the out-of-order core also overlaps one packet's GHASH
-// with the next one's AES rounds. BenchmarkGCMKernel against gcmRunTier measures what the Go side
-// adds per op (checks, descriptor, tag check).
+// Successive descriptors are independent, yet the out-of-order core overlaps little of one packet's
+// last GHASH with the next one's AES rounds: a Seal's GHASH left to run alone after its chunks cost
+// a packet some 10 ns on Zen 4, hence step 3's stitching (docs/experiments.md, 2026-12-05 eighth
+// session). BenchmarkGCMKernel against gcmRunTier measures what the Go side adds per op (checks,
+// descriptor, tag check).
 //
 // Bounded work. An op whose AD plus text exceeds gcmPieceMax is cut into pieces processed by
 // successive calls that carry the GHASH state and counter in the same descriptor; every piece but the
