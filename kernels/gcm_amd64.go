@@ -30,8 +30,8 @@ import (
 //  3. finishes the tail with the key stream of all its blocks computed at once (AVX512: masked loads
 //     and stores; AVX2: whole blocks, then the partial one in pieces of 8, 4, 2 and 1 bytes) and
 //     the length block folded into the tail's reduction; those few AES rounds wait on their own
-//     latency, so Seal's last chunk GHASH (AVX512, VAES) and the closing products run between them,
-//     and Open's tail GHASH (AVX512),
+//     latency, so Seal's last chunk GHASH runs between them (AVX512 and VAES), and on AVX512 the
+//     lanes' closing products and Open's tail GHASH too,
 //  4. writes E_K(J0) XOR GHASH as the tag, or for Open its difference from the received tag
 //     (section 7.1 step 6), so that no tag copy or comparison loop is left to Go.
 //
