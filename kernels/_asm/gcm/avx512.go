@@ -197,12 +197,11 @@ func textTail512(open bool, m int, pending []func()) {
 		for j := range m {
 			if j < m-1 {
 				VPXORQ(Mem{Base: src, Disp: 64 * j}, ks[j], ks[j])
-				VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
 			} else {
-				VMOVDQU8_Z(Mem{Base: src, Disp: 64 * j}, K1, Z11)
+				loadIn(Z11, j, m)
 				VPXORQ(Z11, ks[j], ks[j])
-				VMOVDQU8(ks[j], K1, Mem{Base: dst, Disp: 64 * j})
 			}
+			storeOut(ks[j], j, m)
 		}
 		return
 	}
@@ -210,10 +209,8 @@ func textTail512(open bool, m int, pending []func()) {
 	for j := range m {
 		loadIn(gin[j], j, m)
 		VPXORQ(gin[j], ks[j], ks[j])
-		if j < m-1 {
-			VMOVDQU64(ks[j], Mem{Base: dst, Disp: 64 * j})
-		} else {
-			VMOVDQU8(ks[j], K1, Mem{Base: dst, Disp: 64 * j})
+		storeOut(ks[j], j, m)
+		if j == m-1 {
 			VMOVDQU8_Z(ks[j], K1, ks[j]) // GHASH sees the ciphertext zero-padded
 		}
 		VPSHUFB(Z17, ks[j], gin[j])
@@ -241,6 +238,15 @@ func loadIn(r VecPhysical, j, m int) {
 		VMOVDQU64(Mem{Base: src, Disp: 64 * j}, r)
 	} else {
 		VMOVDQU8_Z(Mem{Base: src, Disp: 64 * j}, K1, r)
+	}
+}
+
+// storeOut stores zmm j of a tail of m zmm to dst: whole, or the bytes under K1 for the last one.
+func storeOut(r VecPhysical, j, m int) {
+	if j < m-1 {
+		VMOVDQU64(r, Mem{Base: dst, Disp: 64 * j})
+	} else {
+		VMOVDQU8(r, K1, Mem{Base: dst, Disp: 64 * j})
 	}
 }
 
@@ -361,14 +367,14 @@ func closeLanes() {
 	VPXORQ(Z10, Z10, Z10)
 	JMP(LabelRef(done))
 	Label(mul)
-	for _, step := range mulSteps(Z9, Mem{Base: hptr, Disp: -64}, false) {
+	for _, step := range closeLanesSteps() {
 		step()
 	}
 	Label(done)
 }
 
-// closeLanesSteps returns closeLanes' products one by one, for the stitched tails, without its
-// test: Z9 is zero where no chunk ran and there is no AD (the text starts it so), and so are the
+// closeLanesSteps returns closeLanes' products one by one, for the stitched tails, which run them
+// without its test: Z9 is zero where no chunk ran and there is no AD (the text starts it so), and so are the
 // products then.
 func closeLanesSteps() []func() {
 	return mulSteps(Z9, Mem{Base: hptr, Disp: -64}, false)
