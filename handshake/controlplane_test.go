@@ -258,19 +258,17 @@ func TestControlPlaneRekey(t *testing.T) {
 		db, _ = b.got.counts(n)
 		return da == n && db == n
 	}, a.describe, b.describe, func() string { return fmt.Sprintf("a got %d, b got %d of %d", da, db, n) })
-	for name, nd := range map[string]*cpNode{"a": a, "b": b} {
-		before := dropsA
-		if nd == b {
-			before = dropsB
-		}
-		// The peer's own counters hold the drops attributed to it (sealing, and opening on a
-		// keypair it knows); the device's also those of messages whose receiver index it no
-		// longer knows, and the packets staged for a handshake are among them.
+	// The peer's own counters hold the drops attributed to it (sealing, and opening on a keypair it
+	// knows); the device's also those of messages whose receiver index it no longer knows, and the
+	// packets staged for a handshake are among them.
+	noDrops := func(name string, nd *cpNode, before uint64) {
 		if st := nd.dev.Stats(); st.Dropped() != before {
 			t.Errorf("%s dropped %d packets during the rekeys: %v (the peer's %v, staged %d)",
 				name, st.Dropped()-before, st.Drops, nd.peer.Stats().Drops, st.Staged)
 		}
 	}
+	noDrops("a", a, dropsA)
+	noDrops("b", b, dropsB)
 	if a.peer.Current() == first {
 		t.Fatal("no rekey happened")
 	}
