@@ -232,6 +232,14 @@ func BenchmarkChaChaUniform(b *testing.B) {
 	pairedBatches(b, []int{32, 64}, []int{128, 512, 1024})
 }
 
+// BenchmarkChaChaPipeline runs the default path on batches of two to four lane groups of long
+// ChaCha20-Poly1305 messages (8 bytes of AD), alternating with x/crypto on the same ops
+// (benchshape.Paired): where some CPUs pipeline the groups, one group's MAC beside another's stream
+// (stitchedGroups).
+func BenchmarkChaChaPipeline(b *testing.B) {
+	pairedBatches(b, []int{32, 48, 64}, []int{1152, 1420, 4096})
+}
+
 // BenchmarkChaChaBatchSizes runs the default path on ChaCha20-Poly1305 batches of sizes that are not
 // multiples of the 16 lanes, alternating with x/crypto on the same ops (benchshape.Paired): the
 // lanes cost as much for a few ops as for 16, so what a batch leaves beyond its whole groups

@@ -89,10 +89,10 @@ type laneKernels struct {
 	// stitchedMAC: long groups pipeline, one group's Poly1305 beside another group's stream calls
 	// (streamMACKernel; runLongGroupsStitched).
 	stitchedMAC bool
-	// vectorLanes: with stitchedMAC, the number of a Seal group's lanes (0 to 8) whose MAC runs on
-	// the vector Poly1305 lanes (polyKernel with upper false) rather than beside a stream, for a
-	// stream kernel too fast for one chain to keep up with all 16 lanes. Such a set pipelines only
-	// the Seals that gain from it (stitchedGroups).
+	// vectorLanes: with stitchedMAC, the number of a group's lanes (0 to 8) whose MAC runs on the
+	// vector Poly1305 lanes (polyKernel with upper false) rather than beside a stream, for a stream
+	// kernel too fast for one chain to keep up with all 16 lanes. Such a set pipelines only the
+	// shapes that gain from it (stitchedGroups).
 	vectorLanes int
 }
 

@@ -201,8 +201,9 @@ func randomBytes(rng *rand.Rand, n int) []byte {
 }
 
 // TestStitchedGroups checks which long groups pipeline: on the AVX2 class's set (all lanes on the
-// chain) every chunk of two groups or more; with vector lanes beside the chain only Seals of
-// vectorLanesMinLen bytes or more with at most vectorLanesMaxAD bytes of AD.
+// chain) every chunk of two groups or more; with vector lanes beside the chain only messages of
+// vectorLanesMinLen bytes or more with at most vectorLanesMaxAD bytes of AD, Opens in
+// vectorLanesOpenGroups groups or more.
 func TestStitchedGroups(t *testing.T) {
 	chain := laneKernels{simd: Generic, stitchedMAC: true}
 	beside := laneKernels{simd: Generic, masked: true, radix44: true, stitchedMAC: true, vectorLanes: 8}
@@ -222,7 +223,10 @@ func TestStitchedGroups(t *testing.T) {
 		{beside, 2, false, 1420, 0, true},
 		{beside, 4, false, vectorLanesMinLen - 1, 0, false},
 		{beside, 4, false, 1420, vectorLanesMaxAD + 1, false},
-		{beside, 4, true, 1420, 0, false},
+		{beside, vectorLanesOpenGroups, true, vectorLanesMinLen, vectorLanesMaxAD, true},
+		{beside, vectorLanesOpenGroups - 1, true, 1420, 0, false},
+		{beside, 4, true, vectorLanesMinLen - 1, 0, false},
+		{beside, 4, true, 1420, vectorLanesMaxAD + 1, false},
 	} {
 		if got := stitchedGroups(c.k, c.groups, c.open, c.n, c.ad); got != c.want {
 			t.Errorf("vector lanes %d, %d groups of %d B with %d B of AD, open %v: pipelined %v, want %v",

@@ -20,7 +20,8 @@ import (
 //	      rest and tags; the last group's MAC on the vector lanes, and with vectorLanes each
 //	      group's first lanes' MAC (the zmm stream is too fast for one chain to keep up with all).
 //	Open: group 0's MAC on the vector lanes; stream(g-1) (its ops verified) and group g+1's key
-//	      blocks with MAC(g) beside them, then MAC(g)'s rest and tags; the last group's stream alone.
+//	      blocks with MAC(g) beside them, then MAC(g)'s rest and tags, and with vectorLanes group
+//	      g's first lanes' MAC on the vector lanes; the last group's stream alone.
 //
 // Open thus still authenticates each op before any of its plaintext is written (section 2.8). Open
 // keeps two lane tables, since group g+1's key blocks are computed while group g's lanes wait to
@@ -91,25 +92,29 @@ func (c *chachaChunkState) finishMAC(m *laneMAC, group []uint8, first, n int) (o
 }
 
 // Where the chain takes only some of a group's lanes (laneKernels.vectorLanes), the pipeline
-// gains on Seals of long messages alone: each chained op costs some Go (its AD, tail and tag through
-// poly1305) that short messages do not repay, and Opens measured no faster pipelined.
-// AMD Zen 4, 64 ops against x/crypto, unpipelined -> pipelined, seal / open: 1152-1420 B with 16-128
-// B of AD 1.49-1.61x -> 1.55-1.61x / 1.39-1.64x -> 1.41-1.60x, 256 B 1.54-1.63x -> 1.43-1.48x /
-// 1.51-1.66x -> 1.37-1.42x, 1420 B with 1024 B of AD 1.84x -> 1.55x / 1.75x -> 1.47x
-// (docs/experiments.md, 2026-12-05 fifth session).
+// gains on long messages alone: each chained op costs some Go (its AD, tail and tag through
+// poly1305) that short messages do not repay. An Open pipeline of two groups has one chained
+// group only, whose gain its first group's MAC, on the vector lanes alone, gives back.
+// AMD Zen 4, 64 ops against x/crypto, unpipelined -> pipelined, seal: 1152-1420 B with 16-128 B of
+// AD 1.49-1.61x -> 1.55-1.61x, 256 B 1.54-1.63x -> 1.43-1.48x, 1420 B with 1024 B of AD 1.84x ->
+// 1.55x (docs/experiments.md, 2026-12-05 fifth session); open with 8 B of AD, medians of 5 runs
+// (BenchmarkChaChaPipeline): 64 x 1420 B 1.39x -> 1.41x, 64 x 4096 B 1.26x -> 1.35x, 48 x 1420 B
+// 1.38x -> 1.40x, but 32 x 1420 B 1.35-1.39x -> 1.34-1.35x in 3 runs (ninth session).
 const (
-	vectorLanesMinLen = 1152 // the shortest message whose Seals pipeline with vectorLanes
-	vectorLanesMaxAD  = 128  // and the most AD
+	vectorLanesMinLen     = 1152 // the shortest message whose long groups pipeline with vectorLanes
+	vectorLanesMaxAD      = 128  // and the most AD
+	vectorLanesOpenGroups = 3    // and the fewest groups of an Open
 )
 
 // stitchedGroups reports whether a chunk's long groups (of n-byte messages with ad bytes of AD)
 // run as the pipeline above on kernel set k: two groups or more, with the stitched MAC, and with
-// vectorLanes only Seals of vectorLanesMinLen bytes or more with at most vectorLanesMaxAD of AD.
+// vectorLanes only messages of vectorLanesMinLen bytes or more with at most vectorLanesMaxAD of AD,
+// in vectorLanesOpenGroups groups or more for Opens.
 func stitchedGroups(k laneKernels, groups int, open bool, n, ad int) bool {
 	if !k.stitchedMAC || groups < 2 {
 		return false
 	}
-	return k.vectorLanes == 0 || !open && n >= vectorLanesMinLen && ad <= vectorLanesMaxAD
+	return k.vectorLanes == 0 || n >= vectorLanesMinLen && ad <= vectorLanesMaxAD && (!open || groups >= vectorLanesOpenGroups)
 }
 
 // runLongGroupsStitched is runLongGroups as the pipeline above, for two groups or more.
@@ -176,7 +181,7 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 		verified := vectorMAC(0, len(group(0)))
 		failed += len(group(0)) - bits.OnesCount32(verified)
 		c.keyBlocks(&s2, group(1), n, nil)
-		c.startMAC(&macs[1], s2.tab(), group(1), 0, n)
+		c.startMAC(&macs[1], s2.tab(), group(1), split(1), n)
 		for k := 1; k <= last; k++ {
 			mac := &macs[k%2]
 			ls := lanes[(k-1)%2]
@@ -184,9 +189,10 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 			c.streamGroup(ls, group(k-1), n, verified, mac)
 			if k < last {
 				c.keyBlocks(ls, group(k+1), n, mac)
-				c.startMAC(&macs[(k+1)%2], ls.tab(), group(k+1), 0, n)
+				c.startMAC(&macs[(k+1)%2], ls.tab(), group(k+1), split(k+1), n)
 			}
-			verified = c.finishMAC(mac, group(k), 0, n)
+			vectorKeys(k, split(k), lanes[k%2].tab())
+			verified = vectorMAC(k, split(k)) | c.finishMAC(mac, group(k), split(k), n)
 			failed += len(group(k)) - bits.OnesCount32(verified)
 		}
 		ls := lanes[last%2]
