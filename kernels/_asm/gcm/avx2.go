@@ -69,7 +69,7 @@ func avx2(name string, open, vaes bool) {
 		// on their own latency (see avx512); its Y then starts the tail's.
 		Label("drain_tail")
 		VMOVDQU(X8, Mem{Base: desc, Disp: dCtr})
-		tailText2(false, true, false, append(ghash2Steps(ginY, h8), tailStart2Steps()...))
+		tailText2(false, true, false, ghash2Steps(ginY, h8))
 		JMP(LabelRef("finish"))
 	}
 
@@ -469,13 +469,15 @@ func storePartial(r VecPhysical) {
 // blocks when n <= 64, else 8; VAES: two or four ymm, whose upper lanes go to X4-X7), so that the
 // blocks' AES rounds overlap, then each whole block and the partial one, their products summed with
 // the length block's (when the descriptor has a tag) and, merged, the AD's (tailAD2), and reduced
-// once. The instructions of pending (Seal's last chunk GHASH and tailStart2Steps, in place of
-// tailStart2) run between those AES rounds.
-func tailText2(open, vaes, merged bool, pending []func()) {
-	if pending == nil {
+// once. The instructions of drain (Seal's last chunk GHASH, when not nil), then tailStart2's
+// instructions past hptr, run between those AES rounds.
+func tailText2(open, vaes, merged bool, drain []func()) {
+	var pending []func()
+	if drain == nil {
 		tailStart2(true, merged)
 	} else {
 		tailPowers(true)
+		pending = append(drain, tailStart2Steps()...)
 	}
 	order := blocks // order[i] holds block i's key stream
 	if vaes {

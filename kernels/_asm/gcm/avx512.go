@@ -116,8 +116,7 @@ func avx512(name string, open bool) {
 			JMP(LabelRef("text_tail"))
 			Label("drain_tail")
 			saveCounter()
-			pending := append(steps(), closeLanesSteps()...)
-			tail512(true, false, func(m int) { textTail512(open, m, pending) })
+			tail512(true, false, func(m int) { textTail512(open, m, steps()) })
 			JMP(LabelRef("finish"))
 		})
 	}
@@ -182,10 +181,10 @@ func saveCounter() {
 
 // textTail512 emits the text tail of m zmm (the last under K1) and its GHASH products, added to
 // those of the chunk loop's lanes. A tail's few AES rounds wait on their own latency, so other
-// work runs between them: for Seal the instructions of pending (the last chunk's GHASH and the
-// lanes' products, or nothing when closeLanes ran before), for Open the lanes' products and the
-// tail's own, whose ciphertext it has.
-func textTail512(open bool, m int, pending []func()) {
+// work runs between them: for Seal the instructions of drain (the last chunk's GHASH) and the
+// lanes' products, or nothing when drain is nil (tail512 then ran closeLanes), for Open the lanes'
+// products and the tail's own, whose ciphertext it has.
+func textTail512(open bool, m int, drain []func()) {
 	counters512(m, false)
 	if open {
 		for j := range m {
@@ -204,6 +203,10 @@ func textTail512(open bool, m int, pending []func()) {
 			storeOut(ks[j], j, m)
 		}
 		return
+	}
+	var pending []func()
+	if drain != nil {
+		pending = append(drain, closeLanesSteps()...)
 	}
 	aesRounds(ks[:m], pending...)
 	for j := range m {
