@@ -1435,6 +1435,7 @@ doubleround2:
 
 	// Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it
 	// with that lane's source into its destination.
+	MOVQ        lanes+8(FP), DX
 	VPUNPCKLDQ  Z1, Z0, Z16
 	VPUNPCKHDQ  Z1, Z0, Z0
 	VPUNPCKLDQ  Z3, Z2, Z1
@@ -1499,102 +1500,198 @@ doubleround2:
 	VSHUFI32X4  $0xdd, Z17, Z9, Z9
 	VSHUFI32X4  $0x88, Z4, Z0, Z12
 	VSHUFI32X4  $0xdd, Z4, Z0, Z0
-	MOVQ        1088(AX), DX
-	MOVQ        1216(AX), SI
+	MOVQ        1088(AX), SI
+	MOVQ        1216(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        512(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     384(DX), SI
 	KMOVQ       2368(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z10, Z10
-	VMOVDQU8    Z10, K1, (SI)(CX*1)
-	MOVQ        1096(AX), DX
-	MOVQ        1224(AX), SI
+	VMOVDQU8    Z10, K1, (DI)
+	MOVQ        1096(AX), SI
+	MOVQ        1224(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        520(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     392(DX), SI
 	KMOVQ       2376(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z7, Z7
-	VMOVDQU8    Z7, K1, (SI)(CX*1)
-	MOVQ        1104(AX), DX
-	MOVQ        1232(AX), SI
+	VMOVDQU8    Z7, K1, (DI)
+	MOVQ        1104(AX), SI
+	MOVQ        1232(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        528(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     400(DX), SI
 	KMOVQ       2384(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z13, Z13
-	VMOVDQU8    Z13, K1, (SI)(CX*1)
-	MOVQ        1112(AX), DX
-	MOVQ        1240(AX), SI
+	VMOVDQU8    Z13, K1, (DI)
+	MOVQ        1112(AX), SI
+	MOVQ        1240(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        536(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     408(DX), SI
 	KMOVQ       2392(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z8, Z8
-	VMOVDQU8    Z8, K1, (SI)(CX*1)
-	MOVQ        1120(AX), DX
-	MOVQ        1248(AX), SI
+	VMOVDQU8    Z8, K1, (DI)
+	MOVQ        1120(AX), SI
+	MOVQ        1248(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        544(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     416(DX), SI
 	KMOVQ       2400(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z14, Z14
-	VMOVDQU8    Z14, K1, (SI)(CX*1)
-	MOVQ        1128(AX), DX
-	MOVQ        1256(AX), SI
+	VMOVDQU8    Z14, K1, (DI)
+	MOVQ        1128(AX), SI
+	MOVQ        1256(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        552(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     424(DX), SI
 	KMOVQ       2408(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z6, Z6
-	VMOVDQU8    Z6, K1, (SI)(CX*1)
-	MOVQ        1136(AX), DX
-	MOVQ        1264(AX), SI
+	VMOVDQU8    Z6, K1, (DI)
+	MOVQ        1136(AX), SI
+	MOVQ        1264(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        560(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     432(DX), SI
 	KMOVQ       2416(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z3, Z3
-	VMOVDQU8    Z3, K1, (SI)(CX*1)
-	MOVQ        1144(AX), DX
-	MOVQ        1272(AX), SI
+	VMOVDQU8    Z3, K1, (DI)
+	MOVQ        1144(AX), SI
+	MOVQ        1272(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        568(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     440(DX), SI
 	KMOVQ       2424(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z9, Z9
-	VMOVDQU8    Z9, K1, (SI)(CX*1)
-	MOVQ        1152(AX), DX
-	MOVQ        1280(AX), SI
+	VMOVDQU8    Z9, K1, (DI)
+	MOVQ        1152(AX), SI
+	MOVQ        1280(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        576(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     448(DX), SI
 	KMOVQ       2432(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z15, Z15
-	VMOVDQU8    Z15, K1, (SI)(CX*1)
-	MOVQ        1160(AX), DX
-	MOVQ        1288(AX), SI
+	VMOVDQU8    Z15, K1, (DI)
+	MOVQ        1160(AX), SI
+	MOVQ        1288(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        584(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     456(DX), SI
 	KMOVQ       2440(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z11, Z11
-	VMOVDQU8    Z11, K1, (SI)(CX*1)
-	MOVQ        1168(AX), DX
-	MOVQ        1296(AX), SI
+	VMOVDQU8    Z11, K1, (DI)
+	MOVQ        1168(AX), SI
+	MOVQ        1296(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        592(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     464(DX), SI
 	KMOVQ       2448(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z16, Z16
-	VMOVDQU8    Z16, K1, (SI)(CX*1)
-	MOVQ        1176(AX), DX
-	MOVQ        1304(AX), SI
+	VMOVDQU8    Z16, K1, (DI)
+	MOVQ        1176(AX), SI
+	MOVQ        1304(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        600(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     472(DX), SI
 	KMOVQ       2456(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z12, Z12
-	VMOVDQU8    Z12, K1, (SI)(CX*1)
-	MOVQ        1184(AX), DX
-	MOVQ        1312(AX), SI
+	VMOVDQU8    Z12, K1, (DI)
+	MOVQ        1184(AX), SI
+	MOVQ        1312(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        608(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     480(DX), SI
 	KMOVQ       2464(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z2, Z2
-	VMOVDQU8    Z2, K1, (SI)(CX*1)
-	MOVQ        1192(AX), DX
-	MOVQ        1320(AX), SI
+	VMOVDQU8    Z2, K1, (DI)
+	MOVQ        1192(AX), SI
+	MOVQ        1320(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        616(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     488(DX), SI
 	KMOVQ       2472(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z2
+	VMOVDQU8.Z  (SI), K1, Z2
 	VPXORD      Z2, Z1, Z1
-	VMOVDQU8    Z1, K1, (SI)(CX*1)
-	MOVQ        1200(AX), DX
-	MOVQ        1328(AX), SI
+	VMOVDQU8    Z1, K1, (DI)
+	MOVQ        1200(AX), SI
+	MOVQ        1328(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        624(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     496(DX), SI
 	KMOVQ       2480(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z1
+	VMOVDQU8.Z  (SI), K1, Z1
 	VPXORD      Z1, Z5, Z5
-	VMOVDQU8    Z5, K1, (SI)(CX*1)
-	MOVQ        1208(AX), DX
-	MOVQ        1336(AX), SI
+	VMOVDQU8    Z5, K1, (DI)
+	MOVQ        1208(AX), SI
+	MOVQ        1336(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        632(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     504(DX), SI
 	KMOVQ       2488(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z1
+	VMOVDQU8.Z  (SI), K1, Z1
 	VPXORD      Z1, Z0, Z0
-	VMOVDQU8    Z0, K1, (SI)(CX*1)
+	VMOVDQU8    Z0, K1, (DI)
 	ADDQ        BX, CX
 	JMP         done
 
@@ -1742,6 +1839,7 @@ doubleround3:
 
 	// Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it
 	// with that lane's source into its destination.
+	MOVQ        lanes+8(FP), DX
 	VPUNPCKLDQ  Z1, Z0, Z16
 	VPUNPCKHDQ  Z1, Z0, Z0
 	VPUNPCKLDQ  Z3, Z2, Z1
@@ -1806,102 +1904,198 @@ doubleround3:
 	VSHUFI32X4  $0xdd, Z17, Z9, Z9
 	VSHUFI32X4  $0x88, Z4, Z0, Z12
 	VSHUFI32X4  $0xdd, Z4, Z0, Z0
-	MOVQ        1088(AX), DX
-	MOVQ        1216(AX), SI
+	MOVQ        1088(AX), SI
+	MOVQ        1216(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        512(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     384(DX), SI
 	KMOVQ       2368(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z10, Z10
-	VMOVDQU8    Z10, K1, (SI)(CX*1)
-	MOVQ        1096(AX), DX
-	MOVQ        1224(AX), SI
+	VMOVDQU8    Z10, K1, (DI)
+	MOVQ        1096(AX), SI
+	MOVQ        1224(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        520(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     392(DX), SI
 	KMOVQ       2376(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z7, Z7
-	VMOVDQU8    Z7, K1, (SI)(CX*1)
-	MOVQ        1104(AX), DX
-	MOVQ        1232(AX), SI
+	VMOVDQU8    Z7, K1, (DI)
+	MOVQ        1104(AX), SI
+	MOVQ        1232(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        528(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     400(DX), SI
 	KMOVQ       2384(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z13, Z13
-	VMOVDQU8    Z13, K1, (SI)(CX*1)
-	MOVQ        1112(AX), DX
-	MOVQ        1240(AX), SI
+	VMOVDQU8    Z13, K1, (DI)
+	MOVQ        1112(AX), SI
+	MOVQ        1240(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        536(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     408(DX), SI
 	KMOVQ       2392(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z8, Z8
-	VMOVDQU8    Z8, K1, (SI)(CX*1)
-	MOVQ        1120(AX), DX
-	MOVQ        1248(AX), SI
+	VMOVDQU8    Z8, K1, (DI)
+	MOVQ        1120(AX), SI
+	MOVQ        1248(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        544(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     416(DX), SI
 	KMOVQ       2400(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z14, Z14
-	VMOVDQU8    Z14, K1, (SI)(CX*1)
-	MOVQ        1128(AX), DX
-	MOVQ        1256(AX), SI
+	VMOVDQU8    Z14, K1, (DI)
+	MOVQ        1128(AX), SI
+	MOVQ        1256(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        552(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     424(DX), SI
 	KMOVQ       2408(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z6, Z6
-	VMOVDQU8    Z6, K1, (SI)(CX*1)
-	MOVQ        1136(AX), DX
-	MOVQ        1264(AX), SI
+	VMOVDQU8    Z6, K1, (DI)
+	MOVQ        1136(AX), SI
+	MOVQ        1264(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        560(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     432(DX), SI
 	KMOVQ       2416(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
+	VMOVDQU8.Z  (SI), K1, Z4
 	VPXORD      Z4, Z3, Z3
-	VMOVDQU8    Z3, K1, (SI)(CX*1)
-	MOVQ        1144(AX), DX
-	MOVQ        1272(AX), SI
+	VMOVDQU8    Z3, K1, (DI)
+	MOVQ        1144(AX), SI
+	MOVQ        1272(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        568(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     440(DX), SI
 	KMOVQ       2424(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z9, Z9
-	VMOVDQU8    Z9, K1, (SI)(CX*1)
-	MOVQ        1152(AX), DX
-	MOVQ        1280(AX), SI
+	VMOVDQU8    Z9, K1, (DI)
+	MOVQ        1152(AX), SI
+	MOVQ        1280(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        576(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     448(DX), SI
 	KMOVQ       2432(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z15, Z15
-	VMOVDQU8    Z15, K1, (SI)(CX*1)
-	MOVQ        1160(AX), DX
-	MOVQ        1288(AX), SI
+	VMOVDQU8    Z15, K1, (DI)
+	MOVQ        1160(AX), SI
+	MOVQ        1288(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        584(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     456(DX), SI
 	KMOVQ       2440(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z11, Z11
-	VMOVDQU8    Z11, K1, (SI)(CX*1)
-	MOVQ        1168(AX), DX
-	MOVQ        1296(AX), SI
+	VMOVDQU8    Z11, K1, (DI)
+	MOVQ        1168(AX), SI
+	MOVQ        1296(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        592(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     464(DX), SI
 	KMOVQ       2448(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z16, Z16
-	VMOVDQU8    Z16, K1, (SI)(CX*1)
-	MOVQ        1176(AX), DX
-	MOVQ        1304(AX), SI
+	VMOVDQU8    Z16, K1, (DI)
+	MOVQ        1176(AX), SI
+	MOVQ        1304(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        600(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     472(DX), SI
 	KMOVQ       2456(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z12, Z12
-	VMOVDQU8    Z12, K1, (SI)(CX*1)
-	MOVQ        1184(AX), DX
-	MOVQ        1312(AX), SI
+	VMOVDQU8    Z12, K1, (DI)
+	MOVQ        1184(AX), SI
+	MOVQ        1312(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        608(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     480(DX), SI
 	KMOVQ       2464(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
+	VMOVDQU8.Z  (SI), K1, Z3
 	VPXORD      Z3, Z2, Z2
-	VMOVDQU8    Z2, K1, (SI)(CX*1)
-	MOVQ        1192(AX), DX
-	MOVQ        1320(AX), SI
+	VMOVDQU8    Z2, K1, (DI)
+	MOVQ        1192(AX), SI
+	MOVQ        1320(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        616(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     488(DX), SI
 	KMOVQ       2472(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z2
+	VMOVDQU8.Z  (SI), K1, Z2
 	VPXORD      Z2, Z1, Z1
-	VMOVDQU8    Z1, K1, (SI)(CX*1)
-	MOVQ        1200(AX), DX
-	MOVQ        1328(AX), SI
+	VMOVDQU8    Z1, K1, (DI)
+	MOVQ        1200(AX), SI
+	MOVQ        1328(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        624(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     496(DX), SI
 	KMOVQ       2480(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z1
+	VMOVDQU8.Z  (SI), K1, Z1
 	VPXORD      Z1, Z5, Z5
-	VMOVDQU8    Z5, K1, (SI)(CX*1)
-	MOVQ        1208(AX), DX
-	MOVQ        1336(AX), SI
+	VMOVDQU8    Z5, K1, (DI)
+	MOVQ        1208(AX), SI
+	MOVQ        1336(AX), DI
+	ADDQ        CX, SI
+	ADDQ        CX, DI
+	MOVQ        632(DX), R8
+	TESTQ       R8, R8
+	CMOVQNE     R8, DI
+	CMOVQNE     504(DX), SI
 	KMOVQ       2488(AX), K1
-	VMOVDQU8.Z  (DX)(CX*1), K1, Z1
+	VMOVDQU8.Z  (SI), K1, Z1
 	VPXORD      Z1, Z0, Z0
-	VMOVDQU8    Z0, K1, (SI)(CX*1)
+	VMOVDQU8    Z0, K1, (DI)
 	ADDQ        BX, CX
 
 done:
@@ -32922,6 +33116,7 @@ chachaXOR16MACAVX512mac15_74:
 	// Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it
 	// with that lane's source into its destination.
 	MOVQ        (SP), DX
+	MOVQ        lanes+8(FP), R8
 	VPUNPCKLDQ  Z1, Z0, Z16
 	VPUNPCKHDQ  Z1, Z0, Z0
 	VPUNPCKLDQ  Z3, Z2, Z1
@@ -32986,102 +33181,198 @@ chachaXOR16MACAVX512mac15_74:
 	VSHUFI32X4  $0xdd, Z17, Z9, Z9
 	VSHUFI32X4  $0x88, Z4, Z0, Z12
 	VSHUFI32X4  $0xdd, Z4, Z0, Z0
-	MOVQ        1088(DI), R8
-	MOVQ        1216(DI), R9
+	MOVQ        1088(DI), R9
+	MOVQ        1216(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        512(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     384(R8), R9
 	KMOVQ       2368(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z10, Z10
-	VMOVDQU8    Z10, K1, (R9)(DX*1)
-	MOVQ        1096(DI), R8
-	MOVQ        1224(DI), R9
+	VMOVDQU8    Z10, K1, (R10)
+	MOVQ        1096(DI), R9
+	MOVQ        1224(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        520(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     392(R8), R9
 	KMOVQ       2376(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z7, Z7
-	VMOVDQU8    Z7, K1, (R9)(DX*1)
-	MOVQ        1104(DI), R8
-	MOVQ        1232(DI), R9
+	VMOVDQU8    Z7, K1, (R10)
+	MOVQ        1104(DI), R9
+	MOVQ        1232(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        528(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     400(R8), R9
 	KMOVQ       2384(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z13, Z13
-	VMOVDQU8    Z13, K1, (R9)(DX*1)
-	MOVQ        1112(DI), R8
-	MOVQ        1240(DI), R9
+	VMOVDQU8    Z13, K1, (R10)
+	MOVQ        1112(DI), R9
+	MOVQ        1240(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        536(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     408(R8), R9
 	KMOVQ       2392(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z8, Z8
-	VMOVDQU8    Z8, K1, (R9)(DX*1)
-	MOVQ        1120(DI), R8
-	MOVQ        1248(DI), R9
+	VMOVDQU8    Z8, K1, (R10)
+	MOVQ        1120(DI), R9
+	MOVQ        1248(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        544(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     416(R8), R9
 	KMOVQ       2400(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z14, Z14
-	VMOVDQU8    Z14, K1, (R9)(DX*1)
-	MOVQ        1128(DI), R8
-	MOVQ        1256(DI), R9
+	VMOVDQU8    Z14, K1, (R10)
+	MOVQ        1128(DI), R9
+	MOVQ        1256(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        552(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     424(R8), R9
 	KMOVQ       2408(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z6, Z6
-	VMOVDQU8    Z6, K1, (R9)(DX*1)
-	MOVQ        1136(DI), R8
-	MOVQ        1264(DI), R9
+	VMOVDQU8    Z6, K1, (R10)
+	MOVQ        1136(DI), R9
+	MOVQ        1264(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        560(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     432(R8), R9
 	KMOVQ       2416(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z3, Z3
-	VMOVDQU8    Z3, K1, (R9)(DX*1)
-	MOVQ        1144(DI), R8
-	MOVQ        1272(DI), R9
+	VMOVDQU8    Z3, K1, (R10)
+	MOVQ        1144(DI), R9
+	MOVQ        1272(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        568(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     440(R8), R9
 	KMOVQ       2424(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z9, Z9
-	VMOVDQU8    Z9, K1, (R9)(DX*1)
-	MOVQ        1152(DI), R8
-	MOVQ        1280(DI), R9
+	VMOVDQU8    Z9, K1, (R10)
+	MOVQ        1152(DI), R9
+	MOVQ        1280(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        576(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     448(R8), R9
 	KMOVQ       2432(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z15, Z15
-	VMOVDQU8    Z15, K1, (R9)(DX*1)
-	MOVQ        1160(DI), R8
-	MOVQ        1288(DI), R9
+	VMOVDQU8    Z15, K1, (R10)
+	MOVQ        1160(DI), R9
+	MOVQ        1288(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        584(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     456(R8), R9
 	KMOVQ       2440(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z11, Z11
-	VMOVDQU8    Z11, K1, (R9)(DX*1)
-	MOVQ        1168(DI), R8
-	MOVQ        1296(DI), R9
+	VMOVDQU8    Z11, K1, (R10)
+	MOVQ        1168(DI), R9
+	MOVQ        1296(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        592(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     464(R8), R9
 	KMOVQ       2448(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z16, Z16
-	VMOVDQU8    Z16, K1, (R9)(DX*1)
-	MOVQ        1176(DI), R8
-	MOVQ        1304(DI), R9
+	VMOVDQU8    Z16, K1, (R10)
+	MOVQ        1176(DI), R9
+	MOVQ        1304(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        600(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     472(R8), R9
 	KMOVQ       2456(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z12, Z12
-	VMOVDQU8    Z12, K1, (R9)(DX*1)
-	MOVQ        1184(DI), R8
-	MOVQ        1312(DI), R9
+	VMOVDQU8    Z12, K1, (R10)
+	MOVQ        1184(DI), R9
+	MOVQ        1312(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        608(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     480(R8), R9
 	KMOVQ       2464(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z2, Z2
-	VMOVDQU8    Z2, K1, (R9)(DX*1)
-	MOVQ        1192(DI), R8
-	MOVQ        1320(DI), R9
+	VMOVDQU8    Z2, K1, (R10)
+	MOVQ        1192(DI), R9
+	MOVQ        1320(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        616(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     488(R8), R9
 	KMOVQ       2472(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z2
+	VMOVDQU8.Z  (R9), K1, Z2
 	VPXORD      Z2, Z1, Z1
-	VMOVDQU8    Z1, K1, (R9)(DX*1)
-	MOVQ        1200(DI), R8
-	MOVQ        1328(DI), R9
+	VMOVDQU8    Z1, K1, (R10)
+	MOVQ        1200(DI), R9
+	MOVQ        1328(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        624(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     496(R8), R9
 	KMOVQ       2480(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z1
+	VMOVDQU8.Z  (R9), K1, Z1
 	VPXORD      Z1, Z5, Z5
-	VMOVDQU8    Z5, K1, (R9)(DX*1)
-	MOVQ        1208(DI), R8
-	MOVQ        1336(DI), R9
+	VMOVDQU8    Z5, K1, (R10)
+	MOVQ        1208(DI), R9
+	MOVQ        1336(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        632(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     504(R8), R9
 	KMOVQ       2488(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z1
+	VMOVDQU8.Z  (R9), K1, Z1
 	VPXORD      Z1, Z0, Z0
-	VMOVDQU8    Z0, K1, (R9)(DX*1)
+	VMOVDQU8    Z0, K1, (R10)
 	ADDQ        stride+24(FP), DX
 	MOVQ        DX, (SP)
 	JMP         chachaXOR16MACAVX512streamed
@@ -33447,6 +33738,7 @@ chachaXOR16MACAVX512mac6_78:
 	// Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it
 	// with that lane's source into its destination.
 	MOVQ        (SP), DX
+	MOVQ        lanes+8(FP), R8
 	VPUNPCKLDQ  Z1, Z0, Z16
 	VPUNPCKHDQ  Z1, Z0, Z0
 	VPUNPCKLDQ  Z3, Z2, Z1
@@ -33511,102 +33803,198 @@ chachaXOR16MACAVX512mac6_78:
 	VSHUFI32X4  $0xdd, Z17, Z9, Z9
 	VSHUFI32X4  $0x88, Z4, Z0, Z12
 	VSHUFI32X4  $0xdd, Z4, Z0, Z0
-	MOVQ        1088(DI), R8
-	MOVQ        1216(DI), R9
+	MOVQ        1088(DI), R9
+	MOVQ        1216(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        512(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     384(R8), R9
 	KMOVQ       2368(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z10, Z10
-	VMOVDQU8    Z10, K1, (R9)(DX*1)
-	MOVQ        1096(DI), R8
-	MOVQ        1224(DI), R9
+	VMOVDQU8    Z10, K1, (R10)
+	MOVQ        1096(DI), R9
+	MOVQ        1224(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        520(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     392(R8), R9
 	KMOVQ       2376(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z7, Z7
-	VMOVDQU8    Z7, K1, (R9)(DX*1)
-	MOVQ        1104(DI), R8
-	MOVQ        1232(DI), R9
+	VMOVDQU8    Z7, K1, (R10)
+	MOVQ        1104(DI), R9
+	MOVQ        1232(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        528(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     400(R8), R9
 	KMOVQ       2384(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z13, Z13
-	VMOVDQU8    Z13, K1, (R9)(DX*1)
-	MOVQ        1112(DI), R8
-	MOVQ        1240(DI), R9
+	VMOVDQU8    Z13, K1, (R10)
+	MOVQ        1112(DI), R9
+	MOVQ        1240(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        536(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     408(R8), R9
 	KMOVQ       2392(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z8, Z8
-	VMOVDQU8    Z8, K1, (R9)(DX*1)
-	MOVQ        1120(DI), R8
-	MOVQ        1248(DI), R9
+	VMOVDQU8    Z8, K1, (R10)
+	MOVQ        1120(DI), R9
+	MOVQ        1248(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        544(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     416(R8), R9
 	KMOVQ       2400(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z14, Z14
-	VMOVDQU8    Z14, K1, (R9)(DX*1)
-	MOVQ        1128(DI), R8
-	MOVQ        1256(DI), R9
+	VMOVDQU8    Z14, K1, (R10)
+	MOVQ        1128(DI), R9
+	MOVQ        1256(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        552(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     424(R8), R9
 	KMOVQ       2408(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z6, Z6
-	VMOVDQU8    Z6, K1, (R9)(DX*1)
-	MOVQ        1136(DI), R8
-	MOVQ        1264(DI), R9
+	VMOVDQU8    Z6, K1, (R10)
+	MOVQ        1136(DI), R9
+	MOVQ        1264(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        560(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     432(R8), R9
 	KMOVQ       2416(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
+	VMOVDQU8.Z  (R9), K1, Z4
 	VPXORD      Z4, Z3, Z3
-	VMOVDQU8    Z3, K1, (R9)(DX*1)
-	MOVQ        1144(DI), R8
-	MOVQ        1272(DI), R9
+	VMOVDQU8    Z3, K1, (R10)
+	MOVQ        1144(DI), R9
+	MOVQ        1272(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        568(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     440(R8), R9
 	KMOVQ       2424(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z9, Z9
-	VMOVDQU8    Z9, K1, (R9)(DX*1)
-	MOVQ        1152(DI), R8
-	MOVQ        1280(DI), R9
+	VMOVDQU8    Z9, K1, (R10)
+	MOVQ        1152(DI), R9
+	MOVQ        1280(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        576(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     448(R8), R9
 	KMOVQ       2432(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z15, Z15
-	VMOVDQU8    Z15, K1, (R9)(DX*1)
-	MOVQ        1160(DI), R8
-	MOVQ        1288(DI), R9
+	VMOVDQU8    Z15, K1, (R10)
+	MOVQ        1160(DI), R9
+	MOVQ        1288(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        584(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     456(R8), R9
 	KMOVQ       2440(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z11, Z11
-	VMOVDQU8    Z11, K1, (R9)(DX*1)
-	MOVQ        1168(DI), R8
-	MOVQ        1296(DI), R9
+	VMOVDQU8    Z11, K1, (R10)
+	MOVQ        1168(DI), R9
+	MOVQ        1296(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        592(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     464(R8), R9
 	KMOVQ       2448(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z16, Z16
-	VMOVDQU8    Z16, K1, (R9)(DX*1)
-	MOVQ        1176(DI), R8
-	MOVQ        1304(DI), R9
+	VMOVDQU8    Z16, K1, (R10)
+	MOVQ        1176(DI), R9
+	MOVQ        1304(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        600(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     472(R8), R9
 	KMOVQ       2456(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z12, Z12
-	VMOVDQU8    Z12, K1, (R9)(DX*1)
-	MOVQ        1184(DI), R8
-	MOVQ        1312(DI), R9
+	VMOVDQU8    Z12, K1, (R10)
+	MOVQ        1184(DI), R9
+	MOVQ        1312(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        608(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     480(R8), R9
 	KMOVQ       2464(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
+	VMOVDQU8.Z  (R9), K1, Z3
 	VPXORD      Z3, Z2, Z2
-	VMOVDQU8    Z2, K1, (R9)(DX*1)
-	MOVQ        1192(DI), R8
-	MOVQ        1320(DI), R9
+	VMOVDQU8    Z2, K1, (R10)
+	MOVQ        1192(DI), R9
+	MOVQ        1320(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        616(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     488(R8), R9
 	KMOVQ       2472(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z2
+	VMOVDQU8.Z  (R9), K1, Z2
 	VPXORD      Z2, Z1, Z1
-	VMOVDQU8    Z1, K1, (R9)(DX*1)
-	MOVQ        1200(DI), R8
-	MOVQ        1328(DI), R9
+	VMOVDQU8    Z1, K1, (R10)
+	MOVQ        1200(DI), R9
+	MOVQ        1328(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        624(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     496(R8), R9
 	KMOVQ       2480(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z1
+	VMOVDQU8.Z  (R9), K1, Z1
 	VPXORD      Z1, Z5, Z5
-	VMOVDQU8    Z5, K1, (R9)(DX*1)
-	MOVQ        1208(DI), R8
-	MOVQ        1336(DI), R9
+	VMOVDQU8    Z5, K1, (R10)
+	MOVQ        1208(DI), R9
+	MOVQ        1336(DI), R10
+	ADDQ        DX, R9
+	ADDQ        DX, R10
+	MOVQ        632(R8), R11
+	TESTQ       R11, R11
+	CMOVQNE     R11, R10
+	CMOVQNE     504(R8), R9
 	KMOVQ       2488(DI), K1
-	VMOVDQU8.Z  (R8)(DX*1), K1, Z1
+	VMOVDQU8.Z  (R9), K1, Z1
 	VPXORD      Z1, Z0, Z0
-	VMOVDQU8    Z0, K1, (R9)(DX*1)
+	VMOVDQU8    Z0, K1, (R10)
 	ADDQ        stride+24(FP), DX
 	MOVQ        DX, (SP)
 

@@ -162,7 +162,9 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 				c.startMAC(&macs[k%2], t, group(k), vector, n)
 			}
 			vectorKeys(k, vector, t)
-			c.xorBlock1(t, group(k), 1<<len(group(k))-1)
+			if !c.block1InPlace(s) {
+				c.xorBlock1(t, group(k), 1<<len(group(k))-1)
+			}
 			c.streamGroup(s, group(k), n, 0, beside)
 			if k > 0 {
 				failed += len(group(k-1)) - split(k-1) - bits.OnesCount32(c.finishMAC(beside, group(k-1), split(k-1), n))

@@ -22,11 +22,14 @@ import (
 // destination buffers and the offset of the lane's next 64-byte block in both; the kernel does not
 // update them. The buffers' addresses never point past their ends, so the garbage collector always
 // sees valid pointers. A nil buffer stands for the table itself: the driver keeps its lanes' scratch
-// blocks behind the rows and addresses them by offset.
+// blocks behind the rows and addresses them by offset. The masked kernels also read, per lane, the
+// addresses of a call's last block where the driver sets them apart (xorLaneMasked).
 const (
-	ptrsSrc = 0
-	ptrsDst = 16 * 8
-	ptrsOff = 32 * 8
+	ptrsSrc     = 0
+	ptrsDst     = 16 * 8
+	ptrsOff     = 32 * 8
+	ptrsLastSrc = 48 * 8 // the masked kernels': see xorLaneMasked
+	ptrsLastDst = 64 * 8
 )
 
 // The kernels compute each lane's source and destination address once per call, into two rows of
@@ -141,8 +144,8 @@ func chachaXOR16AVX512() {
 	Doc("chachaXOR16AVX512 runs n ChaCha20 blocks in each of 16 lanes: the k-th block of lane l XORs its",
 		"key-stream block into the 64 bytes at lanes.src[l]+lanes.off[l]+k*stride and writes them to",
 		"lanes.dst[l]+lanes.off[l]+k*stride (src and dst may be equal), the last one (k = n-1) only the",
-		"bytes of mask tab.mask[l]; each block advances the lane's block counter tab.rows[12][l] by",
-		"tab.rows[16][l]. n >= 1.")
+		"bytes of mask tab.mask[l], and from lanes.lastSrc[l] to lanes.lastDst[l] where that is set;",
+		"each block advances the lane's block counter tab.rows[12][l] by tab.rows[16][l]. n >= 1.")
 	rows, n, stride, off := laneKernelStart()
 
 	Comment("Two blocks per lane while there are two: the rounds of one state are a chain of dependent",
@@ -245,9 +248,13 @@ func xorBlocks(rows Mem, off Op, stride Op, states int, masked bool, hook func(k
 		} else {
 			at = off.(GPVirtual)
 		}
+		var lanes Mem
+		if masked && s == states-1 {
+			lanes = Mem{Base: Load(Param("lanes"), GP64())}
+		}
 		for l, blk := range transpose16(x[s]) {
 			if masked && s == states-1 {
-				xorLaneMasked(rows, l, at, blk)
+				xorLaneMasked(rows, lanes, l, at, blk)
 			} else {
 				xorLane(rows, l, at, blk)
 			}
@@ -259,15 +266,24 @@ func xorBlocks(rows Mem, off Op, stride Op, states int, masked bool, hook func(k
 	}
 }
 
-// xorLaneMasked is xorLane under lane l's byte mask: bytes outside it are neither read nor written.
-func xorLaneMasked(tab Mem, l int, off GPVirtual, ks VecVirtual) {
-	src, dst, t := GP64(), GP64(), ZMM()
+// xorLaneMasked is xorLane under lane l's byte mask, for a call's last block: bytes outside the
+// mask are neither read nor written. Where lanes.lastDst[l] is set, the block reads
+// lanes.lastSrc[l] and writes lastDst[l] instead of its own addresses (Seal's first call puts
+// block 1 straight into the message while block 0 goes to the lane's scratch).
+func xorLaneMasked(tab, lanes Mem, l int, off GPVirtual, ks VecVirtual) {
+	src, dst, last, t := GP64(), GP64(), GP64(), ZMM()
 	MOVQ(tab.Offset(tabSrcAddr+8*l), src)
 	MOVQ(tab.Offset(tabDstAddr+8*l), dst)
+	ADDQ(off, src)
+	ADDQ(off, dst)
+	MOVQ(lanes.Offset(ptrsLastDst+8*l), last)
+	TESTQ(last, last)
+	CMOVQNE(last, dst)
+	CMOVQNE(lanes.Offset(ptrsLastSrc+8*l), src)
 	KMOVQ(tab.Offset(tabMask+8*l), K1)
-	VMOVDQU8_Z(Mem{Base: src, Index: off, Scale: 1}, K1, t)
+	VMOVDQU8_Z(Mem{Base: src}, K1, t)
 	VPXORD(t, ks, ks)
-	VMOVDQU8(ks, K1, Mem{Base: dst, Index: off, Scale: 1})
+	VMOVDQU8(ks, K1, Mem{Base: dst})
 }
 
 // transpose16 turns x, where x[w] holds state word w of 16 lanes, into 16 registers that hold one
