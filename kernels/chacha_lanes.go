@@ -79,8 +79,10 @@ import (
 // that some lane of 8-15 has work: a kernel may then skip lanes 8-15, whose rows and buffers are
 // then left as they were. amd64 implements them in chacha_amd64.go, other builds in chacha_noasm.go.
 type laneKernels struct {
-	simd    Tier // whose kernels: AVX512 or AVX2 (amd64), or Generic for the portable ones
-	masked  bool // the stream kernel stores a call's last block under tab.mask: no tail segment
+	simd Tier // whose kernels: AVX512 or AVX2 (amd64), or Generic for the portable ones
+	// masked: the stream kernel stores a call's last block under tab.mask, and at chachaPtrs16's
+	// last addresses where they are set: no tail segment.
+	masked  bool
 	radix44 bool // the Poly1305 table is in radix 2^44 and polyFinishKernel finishes it; else radix 2^26
 	fewOps  int  // batches and chunks of at most this many ops run one op at a time (laneOneOp)
 	// longAlone, where not zero: messages of at least this many bytes run one at a time (laneOneOp)
