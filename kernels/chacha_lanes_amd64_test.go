@@ -21,7 +21,7 @@ func TestStreamKernelsPortable(t *testing.T) {
 	kernels := []struct {
 		name   string
 		has    bool
-		masked bool // random byte masks for the last block
+		masked bool // random byte masks for the last block, and for some lanes last addresses of their own
 		upper  bool // the portable kernel's lanes: all 16, or 0-7
 		run    func(*streamTable, *chachaPtrs16, int, int)
 	}{
@@ -40,11 +40,11 @@ func TestStreamKernelsPortable(t *testing.T) {
 				n, stride := 1+rng.IntN(20), 64*(1+rng.IntN(2))
 				// One random setup, run twice: by the assembly and by the portable kernel.
 				seed := rng.Uint64()
-				run := func(portable bool) (*streamLanes, [16][]byte) {
+				run := func(portable bool) (*streamLanes, [16][]byte, [16][]byte) {
 					r := rand.New(rand.NewPCG(seed, 0))
 					s := new(streamLanes)
 					tab := s.start(laneKernels{masked: k.masked})
-					var bufs [16][]byte
+					var bufs, lastBufs [16][]byte
 					for w := range 17 {
 						for l := range 16 {
 							tab.rows[w][l] = r.Uint32()
@@ -54,6 +54,15 @@ func TestStreamKernelsPortable(t *testing.T) {
 						tab.rows[16][l] %= 20
 						if k.masked {
 							tab.mask[l] = r.Uint64()
+							if r.IntN(3) == 0 { // the last block elsewhere (keyBlocks' block 1 of a Seal)
+								src := randomBytes(r, 64)
+								dst := src
+								if r.IntN(2) == 0 {
+									dst = randomBytes(r, 64)
+								}
+								s.ptrs.lastSrc[l], s.ptrs.lastDst[l] = unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
+								lastBufs[l] = dst
+							}
 						}
 						if n == 1 && r.IntN(3) == 0 { // the lane's scratch block (a nil buffer)
 							s.onScratch(l)
@@ -75,17 +84,18 @@ func TestStreamKernelsPortable(t *testing.T) {
 					} else {
 						k.run(tab, &s.ptrs, n, stride)
 					}
-					return s, bufs
+					return s, bufs, lastBufs
 				}
-				want, wantBufs := run(true)
-				got, gotBufs := run(false)
+				want, wantBufs, wantLast := run(true)
+				got, gotBufs, gotLast := run(false)
 				lanes := 16
 				if !k.upper {
 					lanes = 8
 				}
 				wt, gt := want.tab(), got.tab()
 				for l := range lanes {
-					if !bytes.Equal(gotBufs[l], wantBufs[l]) || gt.scratch[l] != wt.scratch[l] {
+					if !bytes.Equal(gotBufs[l], wantBufs[l]) || !bytes.Equal(gotLast[l], wantLast[l]) ||
+						gt.scratch[l] != wt.scratch[l] {
 						t.Fatalf("n %d stride %d lane %d: output differs", n, stride, l)
 					}
 					for w := range 17 {
