@@ -1435,7 +1435,6 @@ doubleround2:
 
 	// Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it
 	// with that lane's source into its destination.
-	MOVQ        lanes+8(FP), DX
 	VPUNPCKLDQ  Z1, Z0, Z16
 	VPUNPCKHDQ  Z1, Z0, Z0
 	VPUNPCKLDQ  Z3, Z2, Z1
@@ -1500,200 +1499,304 @@ doubleround2:
 	VSHUFI32X4  $0xdd, Z17, Z9, Z9
 	VSHUFI32X4  $0x88, Z4, Z0, Z12
 	VSHUFI32X4  $0xdd, Z4, Z0, Z0
-	MOVQ        1088(AX), SI
-	MOVQ        1216(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        512(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     384(DX), SI
+	MOVQ        lanes+8(FP), DX
+	CMPQ        640(DX), $0x00
+	JNE         lastapart3
+	MOVQ        1088(AX), DX
+	MOVQ        1216(AX), SI
 	KMOVQ       2368(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z10, Z10
-	VMOVDQU8    Z10, K1, (DI)
-	MOVQ        1096(AX), SI
-	MOVQ        1224(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        520(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     392(DX), SI
+	VMOVDQU8    Z10, K1, (SI)(CX*1)
+	MOVQ        1096(AX), DX
+	MOVQ        1224(AX), SI
 	KMOVQ       2376(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z7, Z7
-	VMOVDQU8    Z7, K1, (DI)
-	MOVQ        1104(AX), SI
-	MOVQ        1232(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        528(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     400(DX), SI
+	VMOVDQU8    Z7, K1, (SI)(CX*1)
+	MOVQ        1104(AX), DX
+	MOVQ        1232(AX), SI
 	KMOVQ       2384(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z13, Z13
-	VMOVDQU8    Z13, K1, (DI)
-	MOVQ        1112(AX), SI
-	MOVQ        1240(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        536(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     408(DX), SI
+	VMOVDQU8    Z13, K1, (SI)(CX*1)
+	MOVQ        1112(AX), DX
+	MOVQ        1240(AX), SI
 	KMOVQ       2392(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z8, Z8
-	VMOVDQU8    Z8, K1, (DI)
-	MOVQ        1120(AX), SI
-	MOVQ        1248(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        544(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     416(DX), SI
+	VMOVDQU8    Z8, K1, (SI)(CX*1)
+	MOVQ        1120(AX), DX
+	MOVQ        1248(AX), SI
 	KMOVQ       2400(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z14, Z14
-	VMOVDQU8    Z14, K1, (DI)
-	MOVQ        1128(AX), SI
-	MOVQ        1256(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        552(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     424(DX), SI
+	VMOVDQU8    Z14, K1, (SI)(CX*1)
+	MOVQ        1128(AX), DX
+	MOVQ        1256(AX), SI
 	KMOVQ       2408(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z6, Z6
-	VMOVDQU8    Z6, K1, (DI)
-	MOVQ        1136(AX), SI
-	MOVQ        1264(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        560(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     432(DX), SI
+	VMOVDQU8    Z6, K1, (SI)(CX*1)
+	MOVQ        1136(AX), DX
+	MOVQ        1264(AX), SI
 	KMOVQ       2416(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z3, Z3
-	VMOVDQU8    Z3, K1, (DI)
-	MOVQ        1144(AX), SI
-	MOVQ        1272(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        568(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     440(DX), SI
+	VMOVDQU8    Z3, K1, (SI)(CX*1)
+	MOVQ        1144(AX), DX
+	MOVQ        1272(AX), SI
 	KMOVQ       2424(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z9, Z9
-	VMOVDQU8    Z9, K1, (DI)
-	MOVQ        1152(AX), SI
-	MOVQ        1280(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        576(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     448(DX), SI
+	VMOVDQU8    Z9, K1, (SI)(CX*1)
+	MOVQ        1152(AX), DX
+	MOVQ        1280(AX), SI
 	KMOVQ       2432(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z15, Z15
-	VMOVDQU8    Z15, K1, (DI)
-	MOVQ        1160(AX), SI
-	MOVQ        1288(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        584(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     456(DX), SI
+	VMOVDQU8    Z15, K1, (SI)(CX*1)
+	MOVQ        1160(AX), DX
+	MOVQ        1288(AX), SI
 	KMOVQ       2440(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z11, Z11
-	VMOVDQU8    Z11, K1, (DI)
-	MOVQ        1168(AX), SI
-	MOVQ        1296(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        592(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     464(DX), SI
+	VMOVDQU8    Z11, K1, (SI)(CX*1)
+	MOVQ        1168(AX), DX
+	MOVQ        1296(AX), SI
 	KMOVQ       2448(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z16, Z16
-	VMOVDQU8    Z16, K1, (DI)
-	MOVQ        1176(AX), SI
-	MOVQ        1304(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        600(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     472(DX), SI
+	VMOVDQU8    Z16, K1, (SI)(CX*1)
+	MOVQ        1176(AX), DX
+	MOVQ        1304(AX), SI
 	KMOVQ       2456(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z12, Z12
-	VMOVDQU8    Z12, K1, (DI)
-	MOVQ        1184(AX), SI
-	MOVQ        1312(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        608(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     480(DX), SI
+	VMOVDQU8    Z12, K1, (SI)(CX*1)
+	MOVQ        1184(AX), DX
+	MOVQ        1312(AX), SI
 	KMOVQ       2464(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z2, Z2
-	VMOVDQU8    Z2, K1, (DI)
-	MOVQ        1192(AX), SI
-	MOVQ        1320(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        616(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     488(DX), SI
+	VMOVDQU8    Z2, K1, (SI)(CX*1)
+	MOVQ        1192(AX), DX
+	MOVQ        1320(AX), SI
 	KMOVQ       2472(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z2
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z2
 	VPXORD      Z2, Z1, Z1
-	VMOVDQU8    Z1, K1, (DI)
-	MOVQ        1200(AX), SI
-	MOVQ        1328(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        624(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     496(DX), SI
+	VMOVDQU8    Z1, K1, (SI)(CX*1)
+	MOVQ        1200(AX), DX
+	MOVQ        1328(AX), SI
 	KMOVQ       2480(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z1
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z1
 	VPXORD      Z1, Z5, Z5
-	VMOVDQU8    Z5, K1, (DI)
-	MOVQ        1208(AX), SI
-	MOVQ        1336(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        632(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     504(DX), SI
+	VMOVDQU8    Z5, K1, (SI)(CX*1)
+	MOVQ        1208(AX), DX
+	MOVQ        1336(AX), SI
 	KMOVQ       2488(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z1
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z1
 	VPXORD      Z1, Z0, Z0
-	VMOVDQU8    Z0, K1, (DI)
-	ADDQ        BX, CX
-	JMP         done
+	VMOVDQU8    Z0, K1, (SI)(CX*1)
+	JMP         laststored3
+
+lastapart3:
+	MOVQ       1088(AX), SI
+	MOVQ       1216(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       512(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    384(DX), SI
+	KMOVQ      2368(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z10, Z10
+	VMOVDQU8   Z10, K1, (DI)
+	MOVQ       1096(AX), SI
+	MOVQ       1224(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       520(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    392(DX), SI
+	KMOVQ      2376(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z7, Z7
+	VMOVDQU8   Z7, K1, (DI)
+	MOVQ       1104(AX), SI
+	MOVQ       1232(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       528(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    400(DX), SI
+	KMOVQ      2384(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z13, Z13
+	VMOVDQU8   Z13, K1, (DI)
+	MOVQ       1112(AX), SI
+	MOVQ       1240(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       536(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    408(DX), SI
+	KMOVQ      2392(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z8, Z8
+	VMOVDQU8   Z8, K1, (DI)
+	MOVQ       1120(AX), SI
+	MOVQ       1248(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       544(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    416(DX), SI
+	KMOVQ      2400(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z14, Z14
+	VMOVDQU8   Z14, K1, (DI)
+	MOVQ       1128(AX), SI
+	MOVQ       1256(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       552(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    424(DX), SI
+	KMOVQ      2408(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z6, Z6
+	VMOVDQU8   Z6, K1, (DI)
+	MOVQ       1136(AX), SI
+	MOVQ       1264(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       560(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    432(DX), SI
+	KMOVQ      2416(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z3, Z3
+	VMOVDQU8   Z3, K1, (DI)
+	MOVQ       1144(AX), SI
+	MOVQ       1272(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       568(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    440(DX), SI
+	KMOVQ      2424(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z9, Z9
+	VMOVDQU8   Z9, K1, (DI)
+	MOVQ       1152(AX), SI
+	MOVQ       1280(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       576(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    448(DX), SI
+	KMOVQ      2432(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z15, Z15
+	VMOVDQU8   Z15, K1, (DI)
+	MOVQ       1160(AX), SI
+	MOVQ       1288(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       584(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    456(DX), SI
+	KMOVQ      2440(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z11, Z11
+	VMOVDQU8   Z11, K1, (DI)
+	MOVQ       1168(AX), SI
+	MOVQ       1296(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       592(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    464(DX), SI
+	KMOVQ      2448(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z16, Z16
+	VMOVDQU8   Z16, K1, (DI)
+	MOVQ       1176(AX), SI
+	MOVQ       1304(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       600(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    472(DX), SI
+	KMOVQ      2456(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z12, Z12
+	VMOVDQU8   Z12, K1, (DI)
+	MOVQ       1184(AX), SI
+	MOVQ       1312(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       608(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    480(DX), SI
+	KMOVQ      2464(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z2, Z2
+	VMOVDQU8   Z2, K1, (DI)
+	MOVQ       1192(AX), SI
+	MOVQ       1320(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       616(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    488(DX), SI
+	KMOVQ      2472(AX), K1
+	VMOVDQU8.Z (SI), K1, Z2
+	VPXORD     Z2, Z1, Z1
+	VMOVDQU8   Z1, K1, (DI)
+	MOVQ       1200(AX), SI
+	MOVQ       1328(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       624(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    496(DX), SI
+	KMOVQ      2480(AX), K1
+	VMOVDQU8.Z (SI), K1, Z1
+	VPXORD     Z1, Z5, Z5
+	VMOVDQU8   Z5, K1, (DI)
+	MOVQ       1208(AX), SI
+	MOVQ       1336(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       632(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    504(DX), SI
+	KMOVQ      2488(AX), K1
+	VMOVDQU8.Z (SI), K1, Z1
+	VPXORD     Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (DI)
+
+laststored3:
+	ADDQ BX, CX
+	JMP  done
 
 one:
 	VMOVDQA32 (AX), Z0
@@ -1716,7 +1819,7 @@ one:
 	// Ten double rounds: columns, then diagonals (RFC 8439 section 2.3).
 	MOVL $0x0000000a, DX
 
-doubleround3:
+doubleround4:
 	VPADDD Z4, Z0, Z0
 	VPADDD Z5, Z1, Z1
 	VPADDD Z6, Z2, Z2
@@ -1814,7 +1917,7 @@ doubleround3:
 	VPROLD $0x07, Z7, Z7
 	VPROLD $0x07, Z4, Z4
 	DECL   DX
-	JNZ    doubleround3
+	JNZ    doubleround4
 
 	// Add the initial states (section 2.3) and advance the block counters.
 	VPADDD    (AX), Z0, Z0
@@ -1839,7 +1942,6 @@ doubleround3:
 
 	// Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it
 	// with that lane's source into its destination.
-	MOVQ        lanes+8(FP), DX
 	VPUNPCKLDQ  Z1, Z0, Z16
 	VPUNPCKHDQ  Z1, Z0, Z0
 	VPUNPCKLDQ  Z3, Z2, Z1
@@ -1904,199 +2006,303 @@ doubleround3:
 	VSHUFI32X4  $0xdd, Z17, Z9, Z9
 	VSHUFI32X4  $0x88, Z4, Z0, Z12
 	VSHUFI32X4  $0xdd, Z4, Z0, Z0
-	MOVQ        1088(AX), SI
-	MOVQ        1216(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        512(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     384(DX), SI
+	MOVQ        lanes+8(FP), DX
+	CMPQ        640(DX), $0x00
+	JNE         lastapart5
+	MOVQ        1088(AX), DX
+	MOVQ        1216(AX), SI
 	KMOVQ       2368(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z10, Z10
-	VMOVDQU8    Z10, K1, (DI)
-	MOVQ        1096(AX), SI
-	MOVQ        1224(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        520(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     392(DX), SI
+	VMOVDQU8    Z10, K1, (SI)(CX*1)
+	MOVQ        1096(AX), DX
+	MOVQ        1224(AX), SI
 	KMOVQ       2376(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z7, Z7
-	VMOVDQU8    Z7, K1, (DI)
-	MOVQ        1104(AX), SI
-	MOVQ        1232(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        528(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     400(DX), SI
+	VMOVDQU8    Z7, K1, (SI)(CX*1)
+	MOVQ        1104(AX), DX
+	MOVQ        1232(AX), SI
 	KMOVQ       2384(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z13, Z13
-	VMOVDQU8    Z13, K1, (DI)
-	MOVQ        1112(AX), SI
-	MOVQ        1240(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        536(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     408(DX), SI
+	VMOVDQU8    Z13, K1, (SI)(CX*1)
+	MOVQ        1112(AX), DX
+	MOVQ        1240(AX), SI
 	KMOVQ       2392(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z8, Z8
-	VMOVDQU8    Z8, K1, (DI)
-	MOVQ        1120(AX), SI
-	MOVQ        1248(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        544(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     416(DX), SI
+	VMOVDQU8    Z8, K1, (SI)(CX*1)
+	MOVQ        1120(AX), DX
+	MOVQ        1248(AX), SI
 	KMOVQ       2400(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z14, Z14
-	VMOVDQU8    Z14, K1, (DI)
-	MOVQ        1128(AX), SI
-	MOVQ        1256(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        552(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     424(DX), SI
+	VMOVDQU8    Z14, K1, (SI)(CX*1)
+	MOVQ        1128(AX), DX
+	MOVQ        1256(AX), SI
 	KMOVQ       2408(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z6, Z6
-	VMOVDQU8    Z6, K1, (DI)
-	MOVQ        1136(AX), SI
-	MOVQ        1264(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        560(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     432(DX), SI
+	VMOVDQU8    Z6, K1, (SI)(CX*1)
+	MOVQ        1136(AX), DX
+	MOVQ        1264(AX), SI
 	KMOVQ       2416(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z4
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z4
 	VPXORD      Z4, Z3, Z3
-	VMOVDQU8    Z3, K1, (DI)
-	MOVQ        1144(AX), SI
-	MOVQ        1272(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        568(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     440(DX), SI
+	VMOVDQU8    Z3, K1, (SI)(CX*1)
+	MOVQ        1144(AX), DX
+	MOVQ        1272(AX), SI
 	KMOVQ       2424(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z9, Z9
-	VMOVDQU8    Z9, K1, (DI)
-	MOVQ        1152(AX), SI
-	MOVQ        1280(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        576(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     448(DX), SI
+	VMOVDQU8    Z9, K1, (SI)(CX*1)
+	MOVQ        1152(AX), DX
+	MOVQ        1280(AX), SI
 	KMOVQ       2432(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z15, Z15
-	VMOVDQU8    Z15, K1, (DI)
-	MOVQ        1160(AX), SI
-	MOVQ        1288(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        584(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     456(DX), SI
+	VMOVDQU8    Z15, K1, (SI)(CX*1)
+	MOVQ        1160(AX), DX
+	MOVQ        1288(AX), SI
 	KMOVQ       2440(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z11, Z11
-	VMOVDQU8    Z11, K1, (DI)
-	MOVQ        1168(AX), SI
-	MOVQ        1296(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        592(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     464(DX), SI
+	VMOVDQU8    Z11, K1, (SI)(CX*1)
+	MOVQ        1168(AX), DX
+	MOVQ        1296(AX), SI
 	KMOVQ       2448(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z16, Z16
-	VMOVDQU8    Z16, K1, (DI)
-	MOVQ        1176(AX), SI
-	MOVQ        1304(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        600(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     472(DX), SI
+	VMOVDQU8    Z16, K1, (SI)(CX*1)
+	MOVQ        1176(AX), DX
+	MOVQ        1304(AX), SI
 	KMOVQ       2456(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z12, Z12
-	VMOVDQU8    Z12, K1, (DI)
-	MOVQ        1184(AX), SI
-	MOVQ        1312(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        608(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     480(DX), SI
+	VMOVDQU8    Z12, K1, (SI)(CX*1)
+	MOVQ        1184(AX), DX
+	MOVQ        1312(AX), SI
 	KMOVQ       2464(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z3
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z3
 	VPXORD      Z3, Z2, Z2
-	VMOVDQU8    Z2, K1, (DI)
-	MOVQ        1192(AX), SI
-	MOVQ        1320(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        616(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     488(DX), SI
+	VMOVDQU8    Z2, K1, (SI)(CX*1)
+	MOVQ        1192(AX), DX
+	MOVQ        1320(AX), SI
 	KMOVQ       2472(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z2
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z2
 	VPXORD      Z2, Z1, Z1
-	VMOVDQU8    Z1, K1, (DI)
-	MOVQ        1200(AX), SI
-	MOVQ        1328(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        624(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     496(DX), SI
+	VMOVDQU8    Z1, K1, (SI)(CX*1)
+	MOVQ        1200(AX), DX
+	MOVQ        1328(AX), SI
 	KMOVQ       2480(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z1
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z1
 	VPXORD      Z1, Z5, Z5
-	VMOVDQU8    Z5, K1, (DI)
-	MOVQ        1208(AX), SI
-	MOVQ        1336(AX), DI
-	ADDQ        CX, SI
-	ADDQ        CX, DI
-	MOVQ        632(DX), R8
-	TESTQ       R8, R8
-	CMOVQNE     R8, DI
-	CMOVQNE     504(DX), SI
+	VMOVDQU8    Z5, K1, (SI)(CX*1)
+	MOVQ        1208(AX), DX
+	MOVQ        1336(AX), SI
 	KMOVQ       2488(AX), K1
-	VMOVDQU8.Z  (SI), K1, Z1
+	VMOVDQU8.Z  (DX)(CX*1), K1, Z1
 	VPXORD      Z1, Z0, Z0
-	VMOVDQU8    Z0, K1, (DI)
-	ADDQ        BX, CX
+	VMOVDQU8    Z0, K1, (SI)(CX*1)
+	JMP         laststored5
+
+lastapart5:
+	MOVQ       1088(AX), SI
+	MOVQ       1216(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       512(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    384(DX), SI
+	KMOVQ      2368(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z10, Z10
+	VMOVDQU8   Z10, K1, (DI)
+	MOVQ       1096(AX), SI
+	MOVQ       1224(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       520(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    392(DX), SI
+	KMOVQ      2376(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z7, Z7
+	VMOVDQU8   Z7, K1, (DI)
+	MOVQ       1104(AX), SI
+	MOVQ       1232(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       528(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    400(DX), SI
+	KMOVQ      2384(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z13, Z13
+	VMOVDQU8   Z13, K1, (DI)
+	MOVQ       1112(AX), SI
+	MOVQ       1240(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       536(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    408(DX), SI
+	KMOVQ      2392(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z8, Z8
+	VMOVDQU8   Z8, K1, (DI)
+	MOVQ       1120(AX), SI
+	MOVQ       1248(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       544(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    416(DX), SI
+	KMOVQ      2400(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z14, Z14
+	VMOVDQU8   Z14, K1, (DI)
+	MOVQ       1128(AX), SI
+	MOVQ       1256(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       552(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    424(DX), SI
+	KMOVQ      2408(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z6, Z6
+	VMOVDQU8   Z6, K1, (DI)
+	MOVQ       1136(AX), SI
+	MOVQ       1264(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       560(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    432(DX), SI
+	KMOVQ      2416(AX), K1
+	VMOVDQU8.Z (SI), K1, Z4
+	VPXORD     Z4, Z3, Z3
+	VMOVDQU8   Z3, K1, (DI)
+	MOVQ       1144(AX), SI
+	MOVQ       1272(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       568(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    440(DX), SI
+	KMOVQ      2424(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z9, Z9
+	VMOVDQU8   Z9, K1, (DI)
+	MOVQ       1152(AX), SI
+	MOVQ       1280(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       576(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    448(DX), SI
+	KMOVQ      2432(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z15, Z15
+	VMOVDQU8   Z15, K1, (DI)
+	MOVQ       1160(AX), SI
+	MOVQ       1288(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       584(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    456(DX), SI
+	KMOVQ      2440(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z11, Z11
+	VMOVDQU8   Z11, K1, (DI)
+	MOVQ       1168(AX), SI
+	MOVQ       1296(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       592(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    464(DX), SI
+	KMOVQ      2448(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z16, Z16
+	VMOVDQU8   Z16, K1, (DI)
+	MOVQ       1176(AX), SI
+	MOVQ       1304(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       600(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    472(DX), SI
+	KMOVQ      2456(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z12, Z12
+	VMOVDQU8   Z12, K1, (DI)
+	MOVQ       1184(AX), SI
+	MOVQ       1312(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       608(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    480(DX), SI
+	KMOVQ      2464(AX), K1
+	VMOVDQU8.Z (SI), K1, Z3
+	VPXORD     Z3, Z2, Z2
+	VMOVDQU8   Z2, K1, (DI)
+	MOVQ       1192(AX), SI
+	MOVQ       1320(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       616(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    488(DX), SI
+	KMOVQ      2472(AX), K1
+	VMOVDQU8.Z (SI), K1, Z2
+	VPXORD     Z2, Z1, Z1
+	VMOVDQU8   Z1, K1, (DI)
+	MOVQ       1200(AX), SI
+	MOVQ       1328(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       624(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    496(DX), SI
+	KMOVQ      2480(AX), K1
+	VMOVDQU8.Z (SI), K1, Z1
+	VPXORD     Z1, Z5, Z5
+	VMOVDQU8   Z5, K1, (DI)
+	MOVQ       1208(AX), SI
+	MOVQ       1336(AX), DI
+	ADDQ       CX, SI
+	ADDQ       CX, DI
+	MOVQ       632(DX), R8
+	TESTQ      R8, R8
+	CMOVQNE    R8, DI
+	CMOVQNE    504(DX), SI
+	KMOVQ      2488(AX), K1
+	VMOVDQU8.Z (SI), K1, Z1
+	VPXORD     Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (DI)
+
+laststored5:
+	ADDQ BX, CX
 
 done:
 	VZEROUPPER
@@ -4565,11 +4771,11 @@ chachaXOR16MACAVX2Regsrounds0:
 	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
 	MOVQ    mac+32(FP), R9
 	CMPQ    SI, 32(R9)
-	JB      chachaXOR16MACAVX2Regsmac0_4absorb
+	JB      chachaXOR16MACAVX2Regsmac0_6absorb
 	MOVQ    8(R9), DX
 	LEAQ    1(DX), R10
 	CMPQ    R10, 16(R9)
-	JAE     chachaXOR16MACAVX2Regsmac0_4
+	JAE     chachaXOR16MACAVX2Regsmac0_6
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -4592,7 +4798,7 @@ chachaXOR16MACAVX2Regsrounds0:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX2Regsmac0_4absorb:
+chachaXOR16MACAVX2Regsmac0_6absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -4634,7 +4840,7 @@ chachaXOR16MACAVX2Regsmac0_4absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX2Regsmac0_4:
+chachaXOR16MACAVX2Regsmac0_6:
 	VPADDD  Y12, Y8, Y8
 	VPADDD  Y13, Y9, Y9
 	VPADDD  Y14, Y10, Y10
@@ -4690,11 +4896,11 @@ chachaXOR16MACAVX2Regsmac0_4:
 	VPOR    Y0, Y7, Y7
 	MOVQ    mac+32(FP), R9
 	CMPQ    SI, 32(R9)
-	JB      chachaXOR16MACAVX2Regsmac3_5absorb
+	JB      chachaXOR16MACAVX2Regsmac3_7absorb
 	MOVQ    8(R9), DX
 	LEAQ    1(DX), R10
 	CMPQ    R10, 16(R9)
-	JAE     chachaXOR16MACAVX2Regsmac3_5
+	JAE     chachaXOR16MACAVX2Regsmac3_7
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -4717,7 +4923,7 @@ chachaXOR16MACAVX2Regsmac0_4:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX2Regsmac3_5absorb:
+chachaXOR16MACAVX2Regsmac3_7absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -4759,7 +4965,7 @@ chachaXOR16MACAVX2Regsmac3_5absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX2Regsmac3_5:
+chachaXOR16MACAVX2Regsmac3_7:
 	VPADDD  1344(DI), Y5, Y0
 	VPXOR   Y0, Y15, Y15
 	VMOVDQU Y0, 1344(DI)
@@ -4795,11 +5001,11 @@ chachaXOR16MACAVX2Regsmac3_5:
 	VPOR    Y0, Y4, Y4
 	MOVQ    mac+32(FP), R9
 	CMPQ    SI, 32(R9)
-	JB      chachaXOR16MACAVX2Regsmac5_6absorb
+	JB      chachaXOR16MACAVX2Regsmac5_8absorb
 	MOVQ    8(R9), DX
 	LEAQ    1(DX), R10
 	CMPQ    R10, 16(R9)
-	JAE     chachaXOR16MACAVX2Regsmac5_6
+	JAE     chachaXOR16MACAVX2Regsmac5_8
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -4822,7 +5028,7 @@ chachaXOR16MACAVX2Regsmac3_5:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX2Regsmac5_6absorb:
+chachaXOR16MACAVX2Regsmac5_8absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -4864,7 +5070,7 @@ chachaXOR16MACAVX2Regsmac5_6absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX2Regsmac5_6:
+chachaXOR16MACAVX2Regsmac5_8:
 	VPADDD  1344(DI), Y5, Y0
 	VPXOR   Y0, Y15, Y15
 	VMOVDQU Y0, 1344(DI)
@@ -5100,11 +5306,11 @@ chachaXOR16MACAVX2Regsrounds1:
 	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
 	MOVQ    mac+32(FP), R9
 	CMPQ    SI, 32(R9)
-	JB      chachaXOR16MACAVX2Regsmac0_7absorb
+	JB      chachaXOR16MACAVX2Regsmac0_9absorb
 	MOVQ    8(R9), DX
 	LEAQ    1(DX), R10
 	CMPQ    R10, 16(R9)
-	JAE     chachaXOR16MACAVX2Regsmac0_7
+	JAE     chachaXOR16MACAVX2Regsmac0_9
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -5127,7 +5333,7 @@ chachaXOR16MACAVX2Regsrounds1:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX2Regsmac0_7absorb:
+chachaXOR16MACAVX2Regsmac0_9absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -5169,7 +5375,7 @@ chachaXOR16MACAVX2Regsmac0_7absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX2Regsmac0_7:
+chachaXOR16MACAVX2Regsmac0_9:
 	VPADDD  Y12, Y8, Y8
 	VPADDD  Y13, Y9, Y9
 	VPADDD  Y14, Y10, Y10
@@ -5225,11 +5431,11 @@ chachaXOR16MACAVX2Regsmac0_7:
 	VPOR    Y0, Y7, Y7
 	MOVQ    mac+32(FP), R9
 	CMPQ    SI, 32(R9)
-	JB      chachaXOR16MACAVX2Regsmac3_8absorb
+	JB      chachaXOR16MACAVX2Regsmac3_10absorb
 	MOVQ    8(R9), DX
 	LEAQ    1(DX), R10
 	CMPQ    R10, 16(R9)
-	JAE     chachaXOR16MACAVX2Regsmac3_8
+	JAE     chachaXOR16MACAVX2Regsmac3_10
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -5252,7 +5458,7 @@ chachaXOR16MACAVX2Regsmac0_7:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX2Regsmac3_8absorb:
+chachaXOR16MACAVX2Regsmac3_10absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -5294,7 +5500,7 @@ chachaXOR16MACAVX2Regsmac3_8absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX2Regsmac3_8:
+chachaXOR16MACAVX2Regsmac3_10:
 	VPADDD  1376(DI), Y5, Y0
 	VPXOR   Y0, Y15, Y15
 	VMOVDQU Y0, 1376(DI)
@@ -5330,11 +5536,11 @@ chachaXOR16MACAVX2Regsmac3_8:
 	VPOR    Y0, Y4, Y4
 	MOVQ    mac+32(FP), R9
 	CMPQ    SI, 32(R9)
-	JB      chachaXOR16MACAVX2Regsmac5_9absorb
+	JB      chachaXOR16MACAVX2Regsmac5_11absorb
 	MOVQ    8(R9), DX
 	LEAQ    1(DX), R10
 	CMPQ    R10, 16(R9)
-	JAE     chachaXOR16MACAVX2Regsmac5_9
+	JAE     chachaXOR16MACAVX2Regsmac5_11
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -5357,7 +5563,7 @@ chachaXOR16MACAVX2Regsmac3_8:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX2Regsmac5_9absorb:
+chachaXOR16MACAVX2Regsmac5_11absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -5399,7 +5605,7 @@ chachaXOR16MACAVX2Regsmac5_9absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX2Regsmac5_9:
+chachaXOR16MACAVX2Regsmac5_11:
 	VPADDD  1376(DI), Y5, Y0
 	VPXOR   Y0, Y15, Y15
 	VMOVDQU Y0, 1376(DI)
@@ -5915,11 +6121,11 @@ chachaXOR8MACAVX2Regsrounds0:
 	VPSHUFB chachaRotMasks<>+0(SB), Y15, Y15
 	MOVQ    mac+32(FP), R9
 	CMPQ    SI, 32(R9)
-	JB      chachaXOR8MACAVX2Regsmac0_10absorb
+	JB      chachaXOR8MACAVX2Regsmac0_12absorb
 	MOVQ    8(R9), DX
 	LEAQ    1(DX), R10
 	CMPQ    R10, 16(R9)
-	JAE     chachaXOR8MACAVX2Regsmac0_10
+	JAE     chachaXOR8MACAVX2Regsmac0_12
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -5942,7 +6148,7 @@ chachaXOR8MACAVX2Regsrounds0:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR8MACAVX2Regsmac0_10absorb:
+chachaXOR8MACAVX2Regsmac0_12absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -5984,7 +6190,7 @@ chachaXOR8MACAVX2Regsmac0_10absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR8MACAVX2Regsmac0_10:
+chachaXOR8MACAVX2Regsmac0_12:
 	VPADDD  Y12, Y8, Y8
 	VPADDD  Y13, Y9, Y9
 	VPADDD  Y14, Y10, Y10
@@ -6040,11 +6246,11 @@ chachaXOR8MACAVX2Regsmac0_10:
 	VPOR    Y0, Y7, Y7
 	MOVQ    mac+32(FP), R9
 	CMPQ    SI, 32(R9)
-	JB      chachaXOR8MACAVX2Regsmac3_11absorb
+	JB      chachaXOR8MACAVX2Regsmac3_13absorb
 	MOVQ    8(R9), DX
 	LEAQ    1(DX), R10
 	CMPQ    R10, 16(R9)
-	JAE     chachaXOR8MACAVX2Regsmac3_11
+	JAE     chachaXOR8MACAVX2Regsmac3_13
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -6067,7 +6273,7 @@ chachaXOR8MACAVX2Regsmac0_10:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR8MACAVX2Regsmac3_11absorb:
+chachaXOR8MACAVX2Regsmac3_13absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -6109,7 +6315,7 @@ chachaXOR8MACAVX2Regsmac3_11absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR8MACAVX2Regsmac3_11:
+chachaXOR8MACAVX2Regsmac3_13:
 	VPADDD  1344(DI), Y5, Y0
 	VPXOR   Y0, Y15, Y15
 	VMOVDQU Y0, 1344(DI)
@@ -6145,11 +6351,11 @@ chachaXOR8MACAVX2Regsmac3_11:
 	VPOR    Y0, Y4, Y4
 	MOVQ    mac+32(FP), R9
 	CMPQ    SI, 32(R9)
-	JB      chachaXOR8MACAVX2Regsmac5_12absorb
+	JB      chachaXOR8MACAVX2Regsmac5_14absorb
 	MOVQ    8(R9), DX
 	LEAQ    1(DX), R10
 	CMPQ    R10, 16(R9)
-	JAE     chachaXOR8MACAVX2Regsmac5_12
+	JAE     chachaXOR8MACAVX2Regsmac5_14
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -6172,7 +6378,7 @@ chachaXOR8MACAVX2Regsmac3_11:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR8MACAVX2Regsmac5_12absorb:
+chachaXOR8MACAVX2Regsmac5_14absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -6214,7 +6420,7 @@ chachaXOR8MACAVX2Regsmac5_12absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR8MACAVX2Regsmac5_12:
+chachaXOR8MACAVX2Regsmac5_14:
 	VPADDD  1344(DI), Y5, Y0
 	VPXOR   Y0, Y15, Y15
 	VMOVDQU Y0, 1344(DI)
@@ -7640,7 +7846,7 @@ chachaXOR8OneMACAVX2Regsrounds0:
 
 	// MAC step 0: one block while blocks remain.
 	CMPQ SI, macBlocks+48(FP)
-	JAE  chachaXOR8OneMACAVX2Regsmac0_13
+	JAE  chachaXOR8OneMACAVX2Regsmac0_15
 	MOVQ mac+32(FP), R8
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
@@ -7683,7 +7889,7 @@ chachaXOR8OneMACAVX2Regsrounds0:
 	MOVQ R10, CX
 	ADDQ $0x10, SI
 
-chachaXOR8OneMACAVX2Regsmac0_13:
+chachaXOR8OneMACAVX2Regsmac0_15:
 	VPADDD  Y12, Y8, Y8
 	VPADDD  Y13, Y9, Y9
 	VPADDD  Y14, Y10, Y10
@@ -7740,7 +7946,7 @@ chachaXOR8OneMACAVX2Regsmac0_13:
 
 	// MAC step 3: one block while blocks remain.
 	CMPQ SI, macBlocks+48(FP)
-	JAE  chachaXOR8OneMACAVX2Regsmac3_14
+	JAE  chachaXOR8OneMACAVX2Regsmac3_16
 	MOVQ mac+32(FP), R8
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
@@ -7783,7 +7989,7 @@ chachaXOR8OneMACAVX2Regsmac0_13:
 	MOVQ R10, CX
 	ADDQ $0x10, SI
 
-chachaXOR8OneMACAVX2Regsmac3_14:
+chachaXOR8OneMACAVX2Regsmac3_16:
 	VPADDD  (SP), Y5, Y0
 	VPXOR   Y0, Y15, Y15
 	VMOVDQU Y0, (SP)
@@ -7820,7 +8026,7 @@ chachaXOR8OneMACAVX2Regsmac3_14:
 
 	// MAC step 5: one block while blocks remain.
 	CMPQ SI, macBlocks+48(FP)
-	JAE  chachaXOR8OneMACAVX2Regsmac5_15
+	JAE  chachaXOR8OneMACAVX2Regsmac5_17
 	MOVQ mac+32(FP), R8
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
@@ -7863,7 +8069,7 @@ chachaXOR8OneMACAVX2Regsmac3_14:
 	MOVQ R10, CX
 	ADDQ $0x10, SI
 
-chachaXOR8OneMACAVX2Regsmac5_15:
+chachaXOR8OneMACAVX2Regsmac5_17:
 	VPADDD  (SP), Y5, Y0
 	VPXOR   Y0, Y15, Y15
 	VMOVDQU Y0, (SP)
@@ -16844,140 +17050,6 @@ chachaPoly1305SmallAVX512openrounds4_1:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac16
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac16:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y15, Y15
-	VPSHUFD $0x39, Y23, Y23
-	VPSHUFD $0x4e, Y24, Y24
-	VPSHUFD $0x93, Y1, Y1
-	VPSHUFD $0x39, Y21, Y21
-	VPSHUFD $0x4e, Y22, Y22
-	VPSHUFD $0x93, Y2, Y2
-	VPSHUFD $0x39, Y19, Y19
-	VPSHUFD $0x4e, Y20, Y20
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac17
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac17:
-	VPADDD Y16, Y15, Y15
-	VPXORD Y15, Y24, Y24
-	VPROLD $0x10, Y24, Y24
-	VPADDD Y17, Y1, Y1
-	VPXORD Y1, Y22, Y22
-	VPROLD $0x10, Y22, Y22
-	VPADDD Y18, Y2, Y2
-	VPXORD Y2, Y20, Y20
-	VPROLD $0x10, Y20, Y20
-	VPADDD Y24, Y23, Y23
-	VPXORD Y23, Y16, Y16
-	VPROLD $0x0c, Y16, Y16
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y17, Y17
-	VPROLD $0x0c, Y17, Y17
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x0c, Y18, Y18
-	VPADDD Y16, Y15, Y15
-	VPXORD Y15, Y24, Y24
-	VPROLD $0x08, Y24, Y24
-	VPADDD Y17, Y1, Y1
-	VPXORD Y1, Y22, Y22
-	VPROLD $0x08, Y22, Y22
-	VPADDD Y18, Y2, Y2
-	VPXORD Y2, Y20, Y20
-	VPROLD $0x08, Y20, Y20
-	VPADDD Y24, Y23, Y23
-	VPXORD Y23, Y16, Y16
-	VPROLD $0x07, Y16, Y16
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y17, Y17
-	VPROLD $0x07, Y17, Y17
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x07, Y18, Y18
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512openmac18
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -17021,6 +17093,140 @@ chachaPoly1305SmallAVX512openmac17:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512openmac18:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y15, Y15
+	VPSHUFD $0x39, Y23, Y23
+	VPSHUFD $0x4e, Y24, Y24
+	VPSHUFD $0x93, Y1, Y1
+	VPSHUFD $0x39, Y21, Y21
+	VPSHUFD $0x4e, Y22, Y22
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512openmac19
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac19:
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y24, Y24
+	VPROLD $0x10, Y24, Y24
+	VPADDD Y17, Y1, Y1
+	VPXORD Y1, Y22, Y22
+	VPROLD $0x10, Y22, Y22
+	VPADDD Y18, Y2, Y2
+	VPXORD Y2, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y24, Y23, Y23
+	VPXORD Y23, Y16, Y16
+	VPROLD $0x0c, Y16, Y16
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y17, Y17
+	VPROLD $0x0c, Y17, Y17
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x0c, Y18, Y18
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y24, Y24
+	VPROLD $0x08, Y24, Y24
+	VPADDD Y17, Y1, Y1
+	VPXORD Y1, Y22, Y22
+	VPROLD $0x08, Y22, Y22
+	VPADDD Y18, Y2, Y2
+	VPXORD Y2, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y24, Y23, Y23
+	VPXORD Y23, Y16, Y16
+	VPROLD $0x07, Y16, Y16
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y17, Y17
+	VPROLD $0x07, Y17, Y17
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x07, Y18, Y18
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512openmac20
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac20:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y23, Y23
 	VPSHUFD $0x4e, Y24, Y24
@@ -17150,7 +17356,7 @@ chachaPoly1305SmallAVX512openrounds5_1:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac19
+	JAE    chachaPoly1305SmallAVX512openmac21
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -17192,7 +17398,7 @@ chachaPoly1305SmallAVX512openrounds5_1:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac19:
+chachaPoly1305SmallAVX512openmac21:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y15, Y15
 	VPSHUFD $0x39, Y25, Y25
@@ -17207,7 +17413,7 @@ chachaPoly1305SmallAVX512openmac19:
 	VPSHUFD $0x39, Y19, Y19
 	VPSHUFD $0x4e, Y20, Y20
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac20
+	JAE     chachaPoly1305SmallAVX512openmac22
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -17249,7 +17455,7 @@ chachaPoly1305SmallAVX512openmac19:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac20:
+chachaPoly1305SmallAVX512openmac22:
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y26, Y26
 	VPROLD $0x10, Y26, Y26
@@ -17299,7 +17505,7 @@ chachaPoly1305SmallAVX512openmac20:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac21
+	JAE    chachaPoly1305SmallAVX512openmac23
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -17341,7 +17547,7 @@ chachaPoly1305SmallAVX512openmac20:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac21:
+chachaPoly1305SmallAVX512openmac23:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y25, Y25
 	VPSHUFD $0x4e, Y26, Y26
@@ -17485,7 +17691,7 @@ chachaPoly1305SmallAVX512openrounds6_1:
 	VPXORD Y18, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac22
+	JAE    chachaPoly1305SmallAVX512openmac24
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -17527,7 +17733,7 @@ chachaPoly1305SmallAVX512openrounds6_1:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac22:
+chachaPoly1305SmallAVX512openmac24:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y15, Y15
 	VPSHUFD $0x39, Y24, Y24
@@ -17542,7 +17748,7 @@ chachaPoly1305SmallAVX512openmac22:
 	VPSHUFD $0x39, Y18, Y18
 	VPSHUFD $0x4e, Y19, Y19
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac23
+	JAE     chachaPoly1305SmallAVX512openmac25
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -17584,7 +17790,7 @@ chachaPoly1305SmallAVX512openmac22:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac23:
+chachaPoly1305SmallAVX512openmac25:
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y25, Y25
 	VPROLD $0x10, Y25, Y25
@@ -17634,7 +17840,7 @@ chachaPoly1305SmallAVX512openmac23:
 	VPXORD Y18, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac24
+	JAE    chachaPoly1305SmallAVX512openmac26
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -17676,7 +17882,7 @@ chachaPoly1305SmallAVX512openmac23:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac24:
+chachaPoly1305SmallAVX512openmac26:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y24, Y24
 	VPSHUFD $0x4e, Y25, Y25
@@ -17766,110 +17972,6 @@ chachaPoly1305SmallAVX512openrounds6_5:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac25
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac25:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y6, Y6
-	VPSHUFD $0x39, Y19, Y19
-	VPSHUFD $0x4e, Y20, Y20
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac26
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac26:
-	VPADDD Y18, Y6, Y6
-	VPXORD Y6, Y20, Y20
-	VPROLD $0x10, Y20, Y20
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x0c, Y18, Y18
-	VPADDD Y18, Y6, Y6
-	VPXORD Y6, Y20, Y20
-	VPROLD $0x08, Y20, Y20
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x07, Y18, Y18
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512openmac27
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -17913,6 +18015,110 @@ chachaPoly1305SmallAVX512openmac26:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512openmac27:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512openmac28
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac28:
+	VPADDD Y18, Y6, Y6
+	VPXORD Y6, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x0c, Y18, Y18
+	VPADDD Y18, Y6, Y6
+	VPXORD Y6, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x07, Y18, Y18
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512openmac29
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac29:
 	VPSHUFD $0x39, Y6, Y6
 	VPSHUFD $0x93, Y19, Y19
 	VPSHUFD $0x4e, Y20, Y20
@@ -18014,7 +18220,7 @@ chachaPoly1305SmallAVX512openrounds7_1:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac28
+	JAE    chachaPoly1305SmallAVX512openmac30
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -18056,7 +18262,7 @@ chachaPoly1305SmallAVX512openrounds7_1:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac28:
+chachaPoly1305SmallAVX512openmac30:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y15, Y15
 	VPSHUFD $0x39, Y22, Y22
@@ -18071,7 +18277,7 @@ chachaPoly1305SmallAVX512openmac28:
 	VPSHUFD $0x39, Y7, Y7
 	VPSHUFD $0x4e, Y8, Y8
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac29
+	JAE     chachaPoly1305SmallAVX512openmac31
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -18113,7 +18319,7 @@ chachaPoly1305SmallAVX512openmac28:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac29:
+chachaPoly1305SmallAVX512openmac31:
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y23, Y23
 	VPROLD $0x10, Y23, Y23
@@ -18163,7 +18369,7 @@ chachaPoly1305SmallAVX512openmac29:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac30
+	JAE    chachaPoly1305SmallAVX512openmac32
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -18205,7 +18411,7 @@ chachaPoly1305SmallAVX512openmac29:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac30:
+chachaPoly1305SmallAVX512openmac32:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y22, Y22
 	VPSHUFD $0x4e, Y23, Y23
@@ -18311,125 +18517,6 @@ chachaPoly1305SmallAVX512openrounds7_5:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac31
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac31:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y6, Y6
-	VPSHUFD $0x39, Y21, Y21
-	VPSHUFD $0x4e, Y22, Y22
-	VPSHUFD $0x93, Y8, Y8
-	VPSHUFD $0x39, Y19, Y19
-	VPSHUFD $0x4e, Y20, Y20
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac32
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac32:
-	VPADDD Y7, Y6, Y6
-	VPXORD Y6, Y22, Y22
-	VPROLD $0x10, Y22, Y22
-	VPADDD Y18, Y8, Y8
-	VPXORD Y8, Y20, Y20
-	VPROLD $0x10, Y20, Y20
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y7, Y7
-	VPROLD $0x0c, Y7, Y7
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x0c, Y18, Y18
-	VPADDD Y7, Y6, Y6
-	VPXORD Y6, Y22, Y22
-	VPROLD $0x08, Y22, Y22
-	VPADDD Y18, Y8, Y8
-	VPXORD Y8, Y20, Y20
-	VPROLD $0x08, Y20, Y20
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y7, Y7
-	VPROLD $0x07, Y7, Y7
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x07, Y18, Y18
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512openmac33
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -18473,6 +18560,125 @@ chachaPoly1305SmallAVX512openmac32:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512openmac33:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x39, Y21, Y21
+	VPSHUFD $0x4e, Y22, Y22
+	VPSHUFD $0x93, Y8, Y8
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512openmac34
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac34:
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y22, Y22
+	VPROLD $0x10, Y22, Y22
+	VPADDD Y18, Y8, Y8
+	VPXORD Y8, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y7, Y7
+	VPROLD $0x0c, Y7, Y7
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x0c, Y18, Y18
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y22, Y22
+	VPROLD $0x08, Y22, Y22
+	VPADDD Y18, Y8, Y8
+	VPXORD Y8, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y7, Y7
+	VPROLD $0x07, Y7, Y7
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x07, Y18, Y18
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512openmac35
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac35:
 	VPSHUFD $0x39, Y6, Y6
 	VPSHUFD $0x93, Y21, Y21
 	VPSHUFD $0x4e, Y22, Y22
@@ -18588,7 +18794,7 @@ chachaPoly1305SmallAVX512openrounds8_1:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac34
+	JAE    chachaPoly1305SmallAVX512openmac36
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -18630,7 +18836,7 @@ chachaPoly1305SmallAVX512openrounds8_1:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac34:
+chachaPoly1305SmallAVX512openmac36:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y15, Y15
 	VPSHUFD $0x39, Y20, Y20
@@ -18645,7 +18851,7 @@ chachaPoly1305SmallAVX512openmac34:
 	VPSHUFD $0x39, Y7, Y7
 	VPSHUFD $0x4e, Y8, Y8
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac35
+	JAE     chachaPoly1305SmallAVX512openmac37
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -18687,7 +18893,7 @@ chachaPoly1305SmallAVX512openmac34:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac35:
+chachaPoly1305SmallAVX512openmac37:
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y21, Y21
 	VPROLD $0x10, Y21, Y21
@@ -18737,7 +18943,7 @@ chachaPoly1305SmallAVX512openmac35:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac36
+	JAE    chachaPoly1305SmallAVX512openmac38
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -18779,7 +18985,7 @@ chachaPoly1305SmallAVX512openmac35:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac36:
+chachaPoly1305SmallAVX512openmac38:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y20, Y20
 	VPSHUFD $0x4e, Y21, Y21
@@ -18901,140 +19107,6 @@ chachaPoly1305SmallAVX512openrounds8_5:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac37
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac37:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y6, Y6
-	VPSHUFD $0x39, Y23, Y23
-	VPSHUFD $0x4e, Y24, Y24
-	VPSHUFD $0x93, Y8, Y8
-	VPSHUFD $0x39, Y21, Y21
-	VPSHUFD $0x4e, Y22, Y22
-	VPSHUFD $0x93, Y10, Y10
-	VPSHUFD $0x39, Y19, Y19
-	VPSHUFD $0x4e, Y20, Y20
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac38
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac38:
-	VPADDD Y7, Y6, Y6
-	VPXORD Y6, Y24, Y24
-	VPROLD $0x10, Y24, Y24
-	VPADDD Y9, Y8, Y8
-	VPXORD Y8, Y22, Y22
-	VPROLD $0x10, Y22, Y22
-	VPADDD Y18, Y10, Y10
-	VPXORD Y10, Y20, Y20
-	VPROLD $0x10, Y20, Y20
-	VPADDD Y24, Y23, Y23
-	VPXORD Y23, Y7, Y7
-	VPROLD $0x0c, Y7, Y7
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y9, Y9
-	VPROLD $0x0c, Y9, Y9
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x0c, Y18, Y18
-	VPADDD Y7, Y6, Y6
-	VPXORD Y6, Y24, Y24
-	VPROLD $0x08, Y24, Y24
-	VPADDD Y9, Y8, Y8
-	VPXORD Y8, Y22, Y22
-	VPROLD $0x08, Y22, Y22
-	VPADDD Y18, Y10, Y10
-	VPXORD Y10, Y20, Y20
-	VPROLD $0x08, Y20, Y20
-	VPADDD Y24, Y23, Y23
-	VPXORD Y23, Y7, Y7
-	VPROLD $0x07, Y7, Y7
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y9, Y9
-	VPROLD $0x07, Y9, Y9
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x07, Y18, Y18
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512openmac39
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -19078,6 +19150,140 @@ chachaPoly1305SmallAVX512openmac38:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512openmac39:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x39, Y23, Y23
+	VPSHUFD $0x4e, Y24, Y24
+	VPSHUFD $0x93, Y8, Y8
+	VPSHUFD $0x39, Y21, Y21
+	VPSHUFD $0x4e, Y22, Y22
+	VPSHUFD $0x93, Y10, Y10
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512openmac40
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac40:
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y24, Y24
+	VPROLD $0x10, Y24, Y24
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y22, Y22
+	VPROLD $0x10, Y22, Y22
+	VPADDD Y18, Y10, Y10
+	VPXORD Y10, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y24, Y23, Y23
+	VPXORD Y23, Y7, Y7
+	VPROLD $0x0c, Y7, Y7
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y9, Y9
+	VPROLD $0x0c, Y9, Y9
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x0c, Y18, Y18
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y24, Y24
+	VPROLD $0x08, Y24, Y24
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y22, Y22
+	VPROLD $0x08, Y22, Y22
+	VPADDD Y18, Y10, Y10
+	VPXORD Y10, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y24, Y23, Y23
+	VPXORD Y23, Y7, Y7
+	VPROLD $0x07, Y7, Y7
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y9, Y9
+	VPROLD $0x07, Y9, Y9
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x07, Y18, Y18
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512openmac41
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac41:
 	VPSHUFD $0x39, Y6, Y6
 	VPSHUFD $0x93, Y23, Y23
 	VPSHUFD $0x4e, Y24, Y24
@@ -19204,7 +19410,7 @@ chachaPoly1305SmallAVX512openrounds9_1:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac40
+	JAE    chachaPoly1305SmallAVX512openmac42
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -19246,7 +19452,7 @@ chachaPoly1305SmallAVX512openrounds9_1:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac40:
+chachaPoly1305SmallAVX512openmac42:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y15, Y15
 	VPSHUFD $0x39, Y18, Y18
@@ -19261,7 +19467,7 @@ chachaPoly1305SmallAVX512openmac40:
 	VPSHUFD $0x39, Y7, Y7
 	VPSHUFD $0x4e, Y8, Y8
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac41
+	JAE     chachaPoly1305SmallAVX512openmac43
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -19303,7 +19509,7 @@ chachaPoly1305SmallAVX512openmac40:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac41:
+chachaPoly1305SmallAVX512openmac43:
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y19, Y19
 	VPROLD $0x10, Y19, Y19
@@ -19353,7 +19559,7 @@ chachaPoly1305SmallAVX512openmac41:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac42
+	JAE    chachaPoly1305SmallAVX512openmac44
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -19395,7 +19601,7 @@ chachaPoly1305SmallAVX512openmac41:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac42:
+chachaPoly1305SmallAVX512openmac44:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y18, Y18
 	VPSHUFD $0x4e, Y19, Y19
@@ -19533,7 +19739,7 @@ chachaPoly1305SmallAVX512openrounds9_5:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac43
+	JAE    chachaPoly1305SmallAVX512openmac45
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -19575,7 +19781,7 @@ chachaPoly1305SmallAVX512openrounds9_5:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac43:
+chachaPoly1305SmallAVX512openmac45:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y6, Y6
 	VPSHUFD $0x39, Y25, Y25
@@ -19590,7 +19796,7 @@ chachaPoly1305SmallAVX512openmac43:
 	VPSHUFD $0x39, Y19, Y19
 	VPSHUFD $0x4e, Y20, Y20
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac44
+	JAE     chachaPoly1305SmallAVX512openmac46
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -19632,7 +19838,7 @@ chachaPoly1305SmallAVX512openmac43:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac44:
+chachaPoly1305SmallAVX512openmac46:
 	VPADDD Y7, Y6, Y6
 	VPXORD Y6, Y26, Y26
 	VPROLD $0x10, Y26, Y26
@@ -19682,7 +19888,7 @@ chachaPoly1305SmallAVX512openmac44:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac45
+	JAE    chachaPoly1305SmallAVX512openmac47
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -19724,7 +19930,7 @@ chachaPoly1305SmallAVX512openmac44:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac45:
+chachaPoly1305SmallAVX512openmac47:
 	VPSHUFD $0x39, Y6, Y6
 	VPSHUFD $0x93, Y25, Y25
 	VPSHUFD $0x4e, Y26, Y26
@@ -20524,110 +20730,6 @@ chachaPoly1305SmallAVX512sealrounds5:
 	VPXORD Y0, Y4, Y4
 	VPROLD $0x07, Y4, Y4
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512sealmac46
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac46:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y2, Y2
-	VPSHUFD $0x39, Y0, Y0
-	VPSHUFD $0x4e, Y1, Y1
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512sealmac47
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac47:
-	VPADDD Y4, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x10, Y1, Y1
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y4, Y4
-	VPROLD $0x0c, Y4, Y4
-	VPADDD Y4, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x08, Y1, Y1
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y4, Y4
-	VPROLD $0x07, Y4, Y4
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512sealmac48
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -20671,6 +20773,110 @@ chachaPoly1305SmallAVX512sealmac47:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512sealmac48:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x4e, Y1, Y1
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512sealmac49
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac49:
+	VPADDD Y4, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x10, Y1, Y1
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y4, Y4
+	VPROLD $0x0c, Y4, Y4
+	VPADDD Y4, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x08, Y1, Y1
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y4, Y4
+	VPROLD $0x07, Y4, Y4
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512sealmac50
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac50:
 	VPSHUFD $0x39, Y2, Y2
 	VPSHUFD $0x93, Y0, Y0
 	VPSHUFD $0x4e, Y1, Y1
@@ -20740,125 +20946,6 @@ chachaPoly1305SmallAVX512sealrounds6:
 	VPXORD Y0, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512sealmac49
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac49:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y4, Y4
-	VPSHUFD $0x39, Y5, Y5
-	VPSHUFD $0x4e, Y9, Y9
-	VPSHUFD $0x93, Y2, Y2
-	VPSHUFD $0x39, Y0, Y0
-	VPSHUFD $0x4e, Y1, Y1
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512sealmac50
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac50:
-	VPADDD Y10, Y4, Y4
-	VPXORD Y4, Y9, Y9
-	VPROLD $0x10, Y9, Y9
-	VPADDD Y6, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x10, Y1, Y1
-	VPADDD Y9, Y5, Y5
-	VPXORD Y5, Y10, Y10
-	VPROLD $0x0c, Y10, Y10
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y6, Y6
-	VPROLD $0x0c, Y6, Y6
-	VPADDD Y10, Y4, Y4
-	VPXORD Y4, Y9, Y9
-	VPROLD $0x08, Y9, Y9
-	VPADDD Y6, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x08, Y1, Y1
-	VPADDD Y9, Y5, Y5
-	VPXORD Y5, Y10, Y10
-	VPROLD $0x07, Y10, Y10
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y6, Y6
-	VPROLD $0x07, Y6, Y6
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512sealmac51
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -20902,6 +20989,125 @@ chachaPoly1305SmallAVX512sealmac50:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512sealmac51:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y5, Y5
+	VPSHUFD $0x4e, Y9, Y9
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x4e, Y1, Y1
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512sealmac52
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac52:
+	VPADDD Y10, Y4, Y4
+	VPXORD Y4, Y9, Y9
+	VPROLD $0x10, Y9, Y9
+	VPADDD Y6, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x10, Y1, Y1
+	VPADDD Y9, Y5, Y5
+	VPXORD Y5, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y6, Y6
+	VPROLD $0x0c, Y6, Y6
+	VPADDD Y10, Y4, Y4
+	VPXORD Y4, Y9, Y9
+	VPROLD $0x08, Y9, Y9
+	VPADDD Y6, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x08, Y1, Y1
+	VPADDD Y9, Y5, Y5
+	VPXORD Y5, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y6, Y6
+	VPROLD $0x07, Y6, Y6
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512sealmac53
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac53:
 	VPSHUFD $0x39, Y4, Y4
 	VPSHUFD $0x93, Y5, Y5
 	VPSHUFD $0x4e, Y9, Y9
@@ -20998,140 +21204,6 @@ chachaPoly1305SmallAVX512sealrounds7:
 	VPXORD Y0, Y8, Y8
 	VPROLD $0x07, Y8, Y8
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512sealmac52
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac52:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y4, Y4
-	VPSHUFD $0x39, Y5, Y5
-	VPSHUFD $0x4e, Y11, Y11
-	VPSHUFD $0x93, Y6, Y6
-	VPSHUFD $0x39, Y7, Y7
-	VPSHUFD $0x4e, Y9, Y9
-	VPSHUFD $0x93, Y2, Y2
-	VPSHUFD $0x39, Y0, Y0
-	VPSHUFD $0x4e, Y1, Y1
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512sealmac53
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac53:
-	VPADDD Y12, Y4, Y4
-	VPXORD Y4, Y11, Y11
-	VPROLD $0x10, Y11, Y11
-	VPADDD Y10, Y6, Y6
-	VPXORD Y6, Y9, Y9
-	VPROLD $0x10, Y9, Y9
-	VPADDD Y8, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x10, Y1, Y1
-	VPADDD Y11, Y5, Y5
-	VPXORD Y5, Y12, Y12
-	VPROLD $0x0c, Y12, Y12
-	VPADDD Y9, Y7, Y7
-	VPXORD Y7, Y10, Y10
-	VPROLD $0x0c, Y10, Y10
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y8, Y8
-	VPROLD $0x0c, Y8, Y8
-	VPADDD Y12, Y4, Y4
-	VPXORD Y4, Y11, Y11
-	VPROLD $0x08, Y11, Y11
-	VPADDD Y10, Y6, Y6
-	VPXORD Y6, Y9, Y9
-	VPROLD $0x08, Y9, Y9
-	VPADDD Y8, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x08, Y1, Y1
-	VPADDD Y11, Y5, Y5
-	VPXORD Y5, Y12, Y12
-	VPROLD $0x07, Y12, Y12
-	VPADDD Y9, Y7, Y7
-	VPXORD Y7, Y10, Y10
-	VPROLD $0x07, Y10, Y10
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y8, Y8
-	VPROLD $0x07, Y8, Y8
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512sealmac54
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -21175,6 +21247,140 @@ chachaPoly1305SmallAVX512sealmac53:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512sealmac54:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y5, Y5
+	VPSHUFD $0x4e, Y11, Y11
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x39, Y7, Y7
+	VPSHUFD $0x4e, Y9, Y9
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x4e, Y1, Y1
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512sealmac55
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac55:
+	VPADDD Y12, Y4, Y4
+	VPXORD Y4, Y11, Y11
+	VPROLD $0x10, Y11, Y11
+	VPADDD Y10, Y6, Y6
+	VPXORD Y6, Y9, Y9
+	VPROLD $0x10, Y9, Y9
+	VPADDD Y8, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x10, Y1, Y1
+	VPADDD Y11, Y5, Y5
+	VPXORD Y5, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y9, Y7, Y7
+	VPXORD Y7, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y8, Y8
+	VPROLD $0x0c, Y8, Y8
+	VPADDD Y12, Y4, Y4
+	VPXORD Y4, Y11, Y11
+	VPROLD $0x08, Y11, Y11
+	VPADDD Y10, Y6, Y6
+	VPXORD Y6, Y9, Y9
+	VPROLD $0x08, Y9, Y9
+	VPADDD Y8, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x08, Y1, Y1
+	VPADDD Y11, Y5, Y5
+	VPXORD Y5, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	VPADDD Y9, Y7, Y7
+	VPXORD Y7, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y8, Y8
+	VPROLD $0x07, Y8, Y8
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512sealmac56
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac56:
 	VPSHUFD $0x39, Y4, Y4
 	VPSHUFD $0x93, Y5, Y5
 	VPSHUFD $0x4e, Y11, Y11
@@ -21888,7 +22094,7 @@ chachaPoly1305LongAVX512sealsetrounds:
 	VPXORD Y13, Y12, Y12
 	VPROLD $0x07, Y12, Y12
 	CMPQ   SI, 64(SP)
-	JAE    chachaPoly1305LongAVX512sealmac55
+	JAE    chachaPoly1305LongAVX512sealmac57
 	ADDQ   (SI), R8
 	ADCQ   8(SI), R9
 	ADCQ   $0x01, R10
@@ -21930,7 +22136,7 @@ chachaPoly1305LongAVX512sealsetrounds:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512sealmac55:
+chachaPoly1305LongAVX512sealmac57:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y2, Y2
 	VPSHUFD $0x39, Y19, Y19
@@ -21945,7 +22151,7 @@ chachaPoly1305LongAVX512sealmac55:
 	VPSHUFD $0x39, Y13, Y13
 	VPSHUFD $0x4e, Y14, Y14
 	CMPQ    SI, 64(SP)
-	JAE     chachaPoly1305LongAVX512sealmac56
+	JAE     chachaPoly1305LongAVX512sealmac58
 	ADDQ    (SI), R8
 	ADCQ    8(SI), R9
 	ADCQ    $0x01, R10
@@ -21987,7 +22193,7 @@ chachaPoly1305LongAVX512sealmac55:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512sealmac56:
+chachaPoly1305LongAVX512sealmac58:
 	VPADDD Y3, Y2, Y2
 	VPXORD Y2, Y20, Y20
 	VPROLD $0x10, Y20, Y20
@@ -22037,7 +22243,7 @@ chachaPoly1305LongAVX512sealmac56:
 	VPXORD Y13, Y12, Y12
 	VPROLD $0x07, Y12, Y12
 	CMPQ   SI, 64(SP)
-	JAE    chachaPoly1305LongAVX512sealmac57
+	JAE    chachaPoly1305LongAVX512sealmac59
 	ADDQ   (SI), R8
 	ADCQ   8(SI), R9
 	ADCQ   $0x01, R10
@@ -22079,7 +22285,7 @@ chachaPoly1305LongAVX512sealmac56:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512sealmac57:
+chachaPoly1305LongAVX512sealmac59:
 	VPSHUFD $0x39, Y2, Y2
 	VPSHUFD $0x93, Y19, Y19
 	VPSHUFD $0x4e, Y20, Y20
@@ -22689,7 +22895,7 @@ chachaPoly1305LongAVX512opensetrounds:
 	VPXORD Y14, Y13, Y13
 	VPROLD $0x07, Y13, Y13
 	CMPQ   SI, 64(SP)
-	JAE    chachaPoly1305LongAVX512openmac58
+	JAE    chachaPoly1305LongAVX512openmac60
 	ADDQ   (SI), R8
 	ADCQ   8(SI), R9
 	ADCQ   $0x01, R10
@@ -22731,7 +22937,7 @@ chachaPoly1305LongAVX512opensetrounds:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512openmac58:
+chachaPoly1305LongAVX512openmac60:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y5, Y5
 	VPSHUFD $0x39, Y20, Y20
@@ -22746,7 +22952,7 @@ chachaPoly1305LongAVX512openmac58:
 	VPSHUFD $0x39, Y14, Y14
 	VPSHUFD $0x4e, Y15, Y15
 	CMPQ    SI, 64(SP)
-	JAE     chachaPoly1305LongAVX512openmac59
+	JAE     chachaPoly1305LongAVX512openmac61
 	ADDQ    (SI), R8
 	ADCQ    8(SI), R9
 	ADCQ    $0x01, R10
@@ -22788,7 +22994,7 @@ chachaPoly1305LongAVX512openmac58:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512openmac59:
+chachaPoly1305LongAVX512openmac61:
 	VPADDD Y6, Y5, Y5
 	VPXORD Y5, Y21, Y21
 	VPROLD $0x10, Y21, Y21
@@ -22838,7 +23044,7 @@ chachaPoly1305LongAVX512openmac59:
 	VPXORD Y14, Y13, Y13
 	VPROLD $0x07, Y13, Y13
 	CMPQ   SI, 64(SP)
-	JAE    chachaPoly1305LongAVX512openmac60
+	JAE    chachaPoly1305LongAVX512openmac62
 	ADDQ   (SI), R8
 	ADCQ   8(SI), R9
 	ADCQ   $0x01, R10
@@ -22880,7 +23086,7 @@ chachaPoly1305LongAVX512openmac59:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512openmac60:
+chachaPoly1305LongAVX512openmac62:
 	VPSHUFD $0x39, Y5, Y5
 	VPSHUFD $0x93, Y20, Y20
 	VPSHUFD $0x4e, Y21, Y21
@@ -31272,7 +31478,7 @@ chachaXOR16MACAVX512two:
 	// Ten double rounds: columns, then diagonals (RFC 8439 section 2.3).
 	MOVL $0x0000000a, R8
 
-doubleround61:
+doubleround63:
 	VPADDD Z4, Z0, Z0
 	VPADDD Z5, Z1, Z1
 	VPADDD Z6, Z2, Z2
@@ -31287,11 +31493,11 @@ doubleround61:
 	VPROLD $0x10, Z15, Z15
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac0_62absorb
+	JB     chachaXOR16MACAVX512mac0_64absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac0_62
+	JAE    chachaXOR16MACAVX512mac0_64
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -31314,7 +31520,7 @@ doubleround61:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac0_62absorb:
+chachaXOR16MACAVX512mac0_64absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -31356,7 +31562,7 @@ chachaXOR16MACAVX512mac0_62absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac0_62:
+chachaXOR16MACAVX512mac0_64:
 	VPADDD Z12, Z8, Z8
 	VPADDD Z13, Z9, Z9
 	VPADDD Z14, Z10, Z10
@@ -31395,11 +31601,11 @@ chachaXOR16MACAVX512mac0_62:
 	VPROLD $0x07, Z7, Z7
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac3_63absorb
+	JB     chachaXOR16MACAVX512mac3_65absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac3_63
+	JAE    chachaXOR16MACAVX512mac3_65
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -31422,7 +31628,7 @@ chachaXOR16MACAVX512mac0_62:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac3_63absorb:
+chachaXOR16MACAVX512mac3_65absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -31464,7 +31670,7 @@ chachaXOR16MACAVX512mac3_63absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac3_63:
+chachaXOR16MACAVX512mac3_65:
 	VPADDD Z20, Z16, Z16
 	VPADDD Z21, Z17, Z17
 	VPADDD Z22, Z18, Z18
@@ -31503,11 +31709,11 @@ chachaXOR16MACAVX512mac3_63:
 	VPROLD $0x08, Z31, Z31
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac6_64absorb
+	JB     chachaXOR16MACAVX512mac6_66absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac6_64
+	JAE    chachaXOR16MACAVX512mac6_66
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -31530,7 +31736,7 @@ chachaXOR16MACAVX512mac3_63:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac6_64absorb:
+chachaXOR16MACAVX512mac6_66absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -31572,7 +31778,7 @@ chachaXOR16MACAVX512mac6_64absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac6_64:
+chachaXOR16MACAVX512mac6_66:
 	VPADDD Z28, Z24, Z24
 	VPADDD Z29, Z25, Z25
 	VPADDD Z30, Z26, Z26
@@ -31611,11 +31817,11 @@ chachaXOR16MACAVX512mac6_64:
 	VPROLD $0x0c, Z4, Z4
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac9_65absorb
+	JB     chachaXOR16MACAVX512mac9_67absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac9_65
+	JAE    chachaXOR16MACAVX512mac9_67
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -31638,7 +31844,7 @@ chachaXOR16MACAVX512mac6_64:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac9_65absorb:
+chachaXOR16MACAVX512mac9_67absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -31680,7 +31886,7 @@ chachaXOR16MACAVX512mac9_65absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac9_65:
+chachaXOR16MACAVX512mac9_67:
 	VPADDD Z5, Z0, Z0
 	VPADDD Z6, Z1, Z1
 	VPADDD Z7, Z2, Z2
@@ -31719,11 +31925,11 @@ chachaXOR16MACAVX512mac9_65:
 	VPROLD $0x10, Z30, Z30
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac12_66absorb
+	JB     chachaXOR16MACAVX512mac12_68absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac12_66
+	JAE    chachaXOR16MACAVX512mac12_68
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -31746,7 +31952,7 @@ chachaXOR16MACAVX512mac9_65:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac12_66absorb:
+chachaXOR16MACAVX512mac12_68absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -31788,7 +31994,7 @@ chachaXOR16MACAVX512mac12_66absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac12_66:
+chachaXOR16MACAVX512mac12_68:
 	VPADDD Z31, Z26, Z26
 	VPADDD Z28, Z27, Z27
 	VPADDD Z29, Z24, Z24
@@ -31827,11 +32033,11 @@ chachaXOR16MACAVX512mac12_66:
 	VPROLD $0x07, Z20, Z20
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac15_67absorb
+	JB     chachaXOR16MACAVX512mac15_69absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac15_67
+	JAE    chachaXOR16MACAVX512mac15_69
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -31854,7 +32060,7 @@ chachaXOR16MACAVX512mac12_66:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac15_67absorb:
+chachaXOR16MACAVX512mac15_69absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -31896,9 +32102,9 @@ chachaXOR16MACAVX512mac15_67absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac15_67:
+chachaXOR16MACAVX512mac15_69:
 	DECL R8
-	JNZ  doubleround61
+	JNZ  doubleround63
 
 	// Add the initial states (section 2.3) and advance the block counters.
 	VPADDD    (DI), Z0, Z0
@@ -32280,7 +32486,7 @@ chachaXOR16MACAVX512last:
 	// Ten double rounds: columns, then diagonals (RFC 8439 section 2.3).
 	MOVL $0x0000000a, R8
 
-doubleround68:
+doubleround70:
 	VPADDD Z4, Z0, Z0
 	VPADDD Z5, Z1, Z1
 	VPADDD Z6, Z2, Z2
@@ -32295,11 +32501,11 @@ doubleround68:
 	VPROLD $0x10, Z15, Z15
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac0_69absorb
+	JB     chachaXOR16MACAVX512mac0_71absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac0_69
+	JAE    chachaXOR16MACAVX512mac0_71
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32322,7 +32528,7 @@ doubleround68:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac0_69absorb:
+chachaXOR16MACAVX512mac0_71absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32364,7 +32570,7 @@ chachaXOR16MACAVX512mac0_69absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac0_69:
+chachaXOR16MACAVX512mac0_71:
 	VPADDD Z12, Z8, Z8
 	VPADDD Z13, Z9, Z9
 	VPADDD Z14, Z10, Z10
@@ -32403,11 +32609,11 @@ chachaXOR16MACAVX512mac0_69:
 	VPROLD $0x07, Z7, Z7
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac3_70absorb
+	JB     chachaXOR16MACAVX512mac3_72absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac3_70
+	JAE    chachaXOR16MACAVX512mac3_72
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32430,7 +32636,7 @@ chachaXOR16MACAVX512mac0_69:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac3_70absorb:
+chachaXOR16MACAVX512mac3_72absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32472,7 +32678,7 @@ chachaXOR16MACAVX512mac3_70absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac3_70:
+chachaXOR16MACAVX512mac3_72:
 	VPADDD Z20, Z16, Z16
 	VPADDD Z21, Z17, Z17
 	VPADDD Z22, Z18, Z18
@@ -32511,11 +32717,11 @@ chachaXOR16MACAVX512mac3_70:
 	VPROLD $0x08, Z31, Z31
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac6_71absorb
+	JB     chachaXOR16MACAVX512mac6_73absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac6_71
+	JAE    chachaXOR16MACAVX512mac6_73
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32538,7 +32744,7 @@ chachaXOR16MACAVX512mac3_70:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac6_71absorb:
+chachaXOR16MACAVX512mac6_73absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32580,7 +32786,7 @@ chachaXOR16MACAVX512mac6_71absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac6_71:
+chachaXOR16MACAVX512mac6_73:
 	VPADDD Z28, Z24, Z24
 	VPADDD Z29, Z25, Z25
 	VPADDD Z30, Z26, Z26
@@ -32619,11 +32825,11 @@ chachaXOR16MACAVX512mac6_71:
 	VPROLD $0x0c, Z4, Z4
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac9_72absorb
+	JB     chachaXOR16MACAVX512mac9_74absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac9_72
+	JAE    chachaXOR16MACAVX512mac9_74
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32646,7 +32852,7 @@ chachaXOR16MACAVX512mac6_71:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac9_72absorb:
+chachaXOR16MACAVX512mac9_74absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32688,7 +32894,7 @@ chachaXOR16MACAVX512mac9_72absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac9_72:
+chachaXOR16MACAVX512mac9_74:
 	VPADDD Z5, Z0, Z0
 	VPADDD Z6, Z1, Z1
 	VPADDD Z7, Z2, Z2
@@ -32727,11 +32933,11 @@ chachaXOR16MACAVX512mac9_72:
 	VPROLD $0x10, Z30, Z30
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac12_73absorb
+	JB     chachaXOR16MACAVX512mac12_75absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac12_73
+	JAE    chachaXOR16MACAVX512mac12_75
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32754,7 +32960,7 @@ chachaXOR16MACAVX512mac9_72:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac12_73absorb:
+chachaXOR16MACAVX512mac12_75absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32796,7 +33002,7 @@ chachaXOR16MACAVX512mac12_73absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac12_73:
+chachaXOR16MACAVX512mac12_75:
 	VPADDD Z31, Z26, Z26
 	VPADDD Z28, Z27, Z27
 	VPADDD Z29, Z24, Z24
@@ -32835,11 +33041,11 @@ chachaXOR16MACAVX512mac12_73:
 	VPROLD $0x07, Z20, Z20
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac15_74absorb
+	JB     chachaXOR16MACAVX512mac15_76absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac15_74
+	JAE    chachaXOR16MACAVX512mac15_76
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32862,7 +33068,7 @@ chachaXOR16MACAVX512mac12_73:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac15_74absorb:
+chachaXOR16MACAVX512mac15_76absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32904,9 +33110,9 @@ chachaXOR16MACAVX512mac15_74absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac15_74:
+chachaXOR16MACAVX512mac15_76:
 	DECL R8
-	JNZ  doubleround68
+	JNZ  doubleround70
 
 	// Add the initial states (section 2.3) and advance the block counters.
 	VPADDD    (DI), Z0, Z0
@@ -33116,7 +33322,6 @@ chachaXOR16MACAVX512mac15_74:
 	// Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it
 	// with that lane's source into its destination.
 	MOVQ        (SP), DX
-	MOVQ        lanes+8(FP), R8
 	VPUNPCKLDQ  Z1, Z0, Z16
 	VPUNPCKHDQ  Z1, Z0, Z0
 	VPUNPCKLDQ  Z3, Z2, Z1
@@ -33181,201 +33386,305 @@ chachaXOR16MACAVX512mac15_74:
 	VSHUFI32X4  $0xdd, Z17, Z9, Z9
 	VSHUFI32X4  $0x88, Z4, Z0, Z12
 	VSHUFI32X4  $0xdd, Z4, Z0, Z0
-	MOVQ        1088(DI), R9
-	MOVQ        1216(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        512(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     384(R8), R9
+	MOVQ        lanes+8(FP), R8
+	CMPQ        640(R8), $0x00
+	JNE         lastapart77
+	MOVQ        1088(DI), R8
+	MOVQ        1216(DI), R9
 	KMOVQ       2368(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z10, Z10
-	VMOVDQU8    Z10, K1, (R10)
-	MOVQ        1096(DI), R9
-	MOVQ        1224(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        520(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     392(R8), R9
+	VMOVDQU8    Z10, K1, (R9)(DX*1)
+	MOVQ        1096(DI), R8
+	MOVQ        1224(DI), R9
 	KMOVQ       2376(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z7, Z7
-	VMOVDQU8    Z7, K1, (R10)
-	MOVQ        1104(DI), R9
-	MOVQ        1232(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        528(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     400(R8), R9
+	VMOVDQU8    Z7, K1, (R9)(DX*1)
+	MOVQ        1104(DI), R8
+	MOVQ        1232(DI), R9
 	KMOVQ       2384(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z13, Z13
-	VMOVDQU8    Z13, K1, (R10)
-	MOVQ        1112(DI), R9
-	MOVQ        1240(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        536(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     408(R8), R9
+	VMOVDQU8    Z13, K1, (R9)(DX*1)
+	MOVQ        1112(DI), R8
+	MOVQ        1240(DI), R9
 	KMOVQ       2392(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z8, Z8
-	VMOVDQU8    Z8, K1, (R10)
-	MOVQ        1120(DI), R9
-	MOVQ        1248(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        544(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     416(R8), R9
+	VMOVDQU8    Z8, K1, (R9)(DX*1)
+	MOVQ        1120(DI), R8
+	MOVQ        1248(DI), R9
 	KMOVQ       2400(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z14, Z14
-	VMOVDQU8    Z14, K1, (R10)
-	MOVQ        1128(DI), R9
-	MOVQ        1256(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        552(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     424(R8), R9
+	VMOVDQU8    Z14, K1, (R9)(DX*1)
+	MOVQ        1128(DI), R8
+	MOVQ        1256(DI), R9
 	KMOVQ       2408(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z6, Z6
-	VMOVDQU8    Z6, K1, (R10)
-	MOVQ        1136(DI), R9
-	MOVQ        1264(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        560(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     432(R8), R9
+	VMOVDQU8    Z6, K1, (R9)(DX*1)
+	MOVQ        1136(DI), R8
+	MOVQ        1264(DI), R9
 	KMOVQ       2416(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z3, Z3
-	VMOVDQU8    Z3, K1, (R10)
-	MOVQ        1144(DI), R9
-	MOVQ        1272(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        568(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     440(R8), R9
+	VMOVDQU8    Z3, K1, (R9)(DX*1)
+	MOVQ        1144(DI), R8
+	MOVQ        1272(DI), R9
 	KMOVQ       2424(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z9, Z9
-	VMOVDQU8    Z9, K1, (R10)
-	MOVQ        1152(DI), R9
-	MOVQ        1280(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        576(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     448(R8), R9
+	VMOVDQU8    Z9, K1, (R9)(DX*1)
+	MOVQ        1152(DI), R8
+	MOVQ        1280(DI), R9
 	KMOVQ       2432(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z15, Z15
-	VMOVDQU8    Z15, K1, (R10)
-	MOVQ        1160(DI), R9
-	MOVQ        1288(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        584(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     456(R8), R9
+	VMOVDQU8    Z15, K1, (R9)(DX*1)
+	MOVQ        1160(DI), R8
+	MOVQ        1288(DI), R9
 	KMOVQ       2440(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z11, Z11
-	VMOVDQU8    Z11, K1, (R10)
-	MOVQ        1168(DI), R9
-	MOVQ        1296(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        592(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     464(R8), R9
+	VMOVDQU8    Z11, K1, (R9)(DX*1)
+	MOVQ        1168(DI), R8
+	MOVQ        1296(DI), R9
 	KMOVQ       2448(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z16, Z16
-	VMOVDQU8    Z16, K1, (R10)
-	MOVQ        1176(DI), R9
-	MOVQ        1304(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        600(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     472(R8), R9
+	VMOVDQU8    Z16, K1, (R9)(DX*1)
+	MOVQ        1176(DI), R8
+	MOVQ        1304(DI), R9
 	KMOVQ       2456(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z12, Z12
-	VMOVDQU8    Z12, K1, (R10)
-	MOVQ        1184(DI), R9
-	MOVQ        1312(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        608(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     480(R8), R9
+	VMOVDQU8    Z12, K1, (R9)(DX*1)
+	MOVQ        1184(DI), R8
+	MOVQ        1312(DI), R9
 	KMOVQ       2464(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z2, Z2
-	VMOVDQU8    Z2, K1, (R10)
-	MOVQ        1192(DI), R9
-	MOVQ        1320(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        616(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     488(R8), R9
+	VMOVDQU8    Z2, K1, (R9)(DX*1)
+	MOVQ        1192(DI), R8
+	MOVQ        1320(DI), R9
 	KMOVQ       2472(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z2
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z2
 	VPXORD      Z2, Z1, Z1
-	VMOVDQU8    Z1, K1, (R10)
-	MOVQ        1200(DI), R9
-	MOVQ        1328(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        624(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     496(R8), R9
+	VMOVDQU8    Z1, K1, (R9)(DX*1)
+	MOVQ        1200(DI), R8
+	MOVQ        1328(DI), R9
 	KMOVQ       2480(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z1
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z1
 	VPXORD      Z1, Z5, Z5
-	VMOVDQU8    Z5, K1, (R10)
-	MOVQ        1208(DI), R9
-	MOVQ        1336(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        632(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     504(R8), R9
+	VMOVDQU8    Z5, K1, (R9)(DX*1)
+	MOVQ        1208(DI), R8
+	MOVQ        1336(DI), R9
 	KMOVQ       2488(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z1
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z1
 	VPXORD      Z1, Z0, Z0
-	VMOVDQU8    Z0, K1, (R10)
-	ADDQ        stride+24(FP), DX
-	MOVQ        DX, (SP)
-	JMP         chachaXOR16MACAVX512streamed
+	VMOVDQU8    Z0, K1, (R9)(DX*1)
+	JMP         laststored77
+
+lastapart77:
+	MOVQ       1088(DI), R9
+	MOVQ       1216(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       512(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    384(R8), R9
+	KMOVQ      2368(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z10, Z10
+	VMOVDQU8   Z10, K1, (R10)
+	MOVQ       1096(DI), R9
+	MOVQ       1224(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       520(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    392(R8), R9
+	KMOVQ      2376(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z7, Z7
+	VMOVDQU8   Z7, K1, (R10)
+	MOVQ       1104(DI), R9
+	MOVQ       1232(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       528(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    400(R8), R9
+	KMOVQ      2384(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z13, Z13
+	VMOVDQU8   Z13, K1, (R10)
+	MOVQ       1112(DI), R9
+	MOVQ       1240(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       536(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    408(R8), R9
+	KMOVQ      2392(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z8, Z8
+	VMOVDQU8   Z8, K1, (R10)
+	MOVQ       1120(DI), R9
+	MOVQ       1248(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       544(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    416(R8), R9
+	KMOVQ      2400(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z14, Z14
+	VMOVDQU8   Z14, K1, (R10)
+	MOVQ       1128(DI), R9
+	MOVQ       1256(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       552(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    424(R8), R9
+	KMOVQ      2408(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z6, Z6
+	VMOVDQU8   Z6, K1, (R10)
+	MOVQ       1136(DI), R9
+	MOVQ       1264(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       560(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    432(R8), R9
+	KMOVQ      2416(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z3, Z3
+	VMOVDQU8   Z3, K1, (R10)
+	MOVQ       1144(DI), R9
+	MOVQ       1272(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       568(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    440(R8), R9
+	KMOVQ      2424(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z9, Z9
+	VMOVDQU8   Z9, K1, (R10)
+	MOVQ       1152(DI), R9
+	MOVQ       1280(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       576(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    448(R8), R9
+	KMOVQ      2432(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z15, Z15
+	VMOVDQU8   Z15, K1, (R10)
+	MOVQ       1160(DI), R9
+	MOVQ       1288(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       584(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    456(R8), R9
+	KMOVQ      2440(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z11, Z11
+	VMOVDQU8   Z11, K1, (R10)
+	MOVQ       1168(DI), R9
+	MOVQ       1296(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       592(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    464(R8), R9
+	KMOVQ      2448(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z16, Z16
+	VMOVDQU8   Z16, K1, (R10)
+	MOVQ       1176(DI), R9
+	MOVQ       1304(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       600(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    472(R8), R9
+	KMOVQ      2456(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z12, Z12
+	VMOVDQU8   Z12, K1, (R10)
+	MOVQ       1184(DI), R9
+	MOVQ       1312(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       608(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    480(R8), R9
+	KMOVQ      2464(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z2, Z2
+	VMOVDQU8   Z2, K1, (R10)
+	MOVQ       1192(DI), R9
+	MOVQ       1320(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       616(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    488(R8), R9
+	KMOVQ      2472(DI), K1
+	VMOVDQU8.Z (R9), K1, Z2
+	VPXORD     Z2, Z1, Z1
+	VMOVDQU8   Z1, K1, (R10)
+	MOVQ       1200(DI), R9
+	MOVQ       1328(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       624(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    496(R8), R9
+	KMOVQ      2480(DI), K1
+	VMOVDQU8.Z (R9), K1, Z1
+	VPXORD     Z1, Z5, Z5
+	VMOVDQU8   Z5, K1, (R10)
+	MOVQ       1208(DI), R9
+	MOVQ       1336(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       632(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    504(R8), R9
+	KMOVQ      2488(DI), K1
+	VMOVDQU8.Z (R9), K1, Z1
+	VPXORD     Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (R10)
+
+laststored77:
+	ADDQ stride+24(FP), DX
+	MOVQ DX, (SP)
+	JMP  chachaXOR16MACAVX512streamed
 
 chachaXOR16MACAVX512one:
 	VMOVDQA32 (DI), Z0
@@ -33398,7 +33707,7 @@ chachaXOR16MACAVX512one:
 	// Ten double rounds: columns, then diagonals (RFC 8439 section 2.3).
 	MOVL $0x0000000a, R8
 
-doubleround75:
+doubleround78:
 	VPADDD Z4, Z0, Z0
 	VPADDD Z5, Z1, Z1
 	VPADDD Z6, Z2, Z2
@@ -33413,11 +33722,11 @@ doubleround75:
 	VPROLD $0x10, Z15, Z15
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac0_76absorb
+	JB     chachaXOR16MACAVX512mac0_79absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac0_76
+	JAE    chachaXOR16MACAVX512mac0_79
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -33440,7 +33749,7 @@ doubleround75:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac0_76absorb:
+chachaXOR16MACAVX512mac0_79absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -33482,7 +33791,7 @@ chachaXOR16MACAVX512mac0_76absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac0_76:
+chachaXOR16MACAVX512mac0_79:
 	VPADDD Z12, Z8, Z8
 	VPADDD Z13, Z9, Z9
 	VPADDD Z14, Z10, Z10
@@ -33521,11 +33830,11 @@ chachaXOR16MACAVX512mac0_76:
 	VPROLD $0x07, Z7, Z7
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac3_77absorb
+	JB     chachaXOR16MACAVX512mac3_80absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac3_77
+	JAE    chachaXOR16MACAVX512mac3_80
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -33548,7 +33857,7 @@ chachaXOR16MACAVX512mac0_76:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac3_77absorb:
+chachaXOR16MACAVX512mac3_80absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -33590,7 +33899,7 @@ chachaXOR16MACAVX512mac3_77absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac3_77:
+chachaXOR16MACAVX512mac3_80:
 	VPADDD Z5, Z0, Z0
 	VPADDD Z6, Z1, Z1
 	VPADDD Z7, Z2, Z2
@@ -33629,11 +33938,11 @@ chachaXOR16MACAVX512mac3_77:
 	VPROLD $0x08, Z14, Z14
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac6_78absorb
+	JB     chachaXOR16MACAVX512mac6_81absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac6_78
+	JAE    chachaXOR16MACAVX512mac6_81
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -33656,7 +33965,7 @@ chachaXOR16MACAVX512mac3_77:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac6_78absorb:
+chachaXOR16MACAVX512mac6_81absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -33698,7 +34007,7 @@ chachaXOR16MACAVX512mac6_78absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac6_78:
+chachaXOR16MACAVX512mac6_81:
 	VPADDD Z15, Z10, Z10
 	VPADDD Z12, Z11, Z11
 	VPADDD Z13, Z8, Z8
@@ -33712,7 +34021,7 @@ chachaXOR16MACAVX512mac6_78:
 	VPROLD $0x07, Z7, Z7
 	VPROLD $0x07, Z4, Z4
 	DECL   R8
-	JNZ    doubleround75
+	JNZ    doubleround78
 
 	// Add the initial states (section 2.3) and advance the block counters.
 	VPADDD    (DI), Z0, Z0
@@ -33738,7 +34047,6 @@ chachaXOR16MACAVX512mac6_78:
 	// Transpose 16x16 words so that each zmm holds one lane's key-stream block, then XOR it
 	// with that lane's source into its destination.
 	MOVQ        (SP), DX
-	MOVQ        lanes+8(FP), R8
 	VPUNPCKLDQ  Z1, Z0, Z16
 	VPUNPCKHDQ  Z1, Z0, Z0
 	VPUNPCKLDQ  Z3, Z2, Z1
@@ -33803,200 +34111,304 @@ chachaXOR16MACAVX512mac6_78:
 	VSHUFI32X4  $0xdd, Z17, Z9, Z9
 	VSHUFI32X4  $0x88, Z4, Z0, Z12
 	VSHUFI32X4  $0xdd, Z4, Z0, Z0
-	MOVQ        1088(DI), R9
-	MOVQ        1216(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        512(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     384(R8), R9
+	MOVQ        lanes+8(FP), R8
+	CMPQ        640(R8), $0x00
+	JNE         lastapart82
+	MOVQ        1088(DI), R8
+	MOVQ        1216(DI), R9
 	KMOVQ       2368(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z10, Z10
-	VMOVDQU8    Z10, K1, (R10)
-	MOVQ        1096(DI), R9
-	MOVQ        1224(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        520(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     392(R8), R9
+	VMOVDQU8    Z10, K1, (R9)(DX*1)
+	MOVQ        1096(DI), R8
+	MOVQ        1224(DI), R9
 	KMOVQ       2376(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z7, Z7
-	VMOVDQU8    Z7, K1, (R10)
-	MOVQ        1104(DI), R9
-	MOVQ        1232(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        528(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     400(R8), R9
+	VMOVDQU8    Z7, K1, (R9)(DX*1)
+	MOVQ        1104(DI), R8
+	MOVQ        1232(DI), R9
 	KMOVQ       2384(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z13, Z13
-	VMOVDQU8    Z13, K1, (R10)
-	MOVQ        1112(DI), R9
-	MOVQ        1240(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        536(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     408(R8), R9
+	VMOVDQU8    Z13, K1, (R9)(DX*1)
+	MOVQ        1112(DI), R8
+	MOVQ        1240(DI), R9
 	KMOVQ       2392(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z8, Z8
-	VMOVDQU8    Z8, K1, (R10)
-	MOVQ        1120(DI), R9
-	MOVQ        1248(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        544(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     416(R8), R9
+	VMOVDQU8    Z8, K1, (R9)(DX*1)
+	MOVQ        1120(DI), R8
+	MOVQ        1248(DI), R9
 	KMOVQ       2400(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z14, Z14
-	VMOVDQU8    Z14, K1, (R10)
-	MOVQ        1128(DI), R9
-	MOVQ        1256(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        552(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     424(R8), R9
+	VMOVDQU8    Z14, K1, (R9)(DX*1)
+	MOVQ        1128(DI), R8
+	MOVQ        1256(DI), R9
 	KMOVQ       2408(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z6, Z6
-	VMOVDQU8    Z6, K1, (R10)
-	MOVQ        1136(DI), R9
-	MOVQ        1264(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        560(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     432(R8), R9
+	VMOVDQU8    Z6, K1, (R9)(DX*1)
+	MOVQ        1136(DI), R8
+	MOVQ        1264(DI), R9
 	KMOVQ       2416(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z4
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z4
 	VPXORD      Z4, Z3, Z3
-	VMOVDQU8    Z3, K1, (R10)
-	MOVQ        1144(DI), R9
-	MOVQ        1272(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        568(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     440(R8), R9
+	VMOVDQU8    Z3, K1, (R9)(DX*1)
+	MOVQ        1144(DI), R8
+	MOVQ        1272(DI), R9
 	KMOVQ       2424(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z9, Z9
-	VMOVDQU8    Z9, K1, (R10)
-	MOVQ        1152(DI), R9
-	MOVQ        1280(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        576(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     448(R8), R9
+	VMOVDQU8    Z9, K1, (R9)(DX*1)
+	MOVQ        1152(DI), R8
+	MOVQ        1280(DI), R9
 	KMOVQ       2432(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z15, Z15
-	VMOVDQU8    Z15, K1, (R10)
-	MOVQ        1160(DI), R9
-	MOVQ        1288(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        584(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     456(R8), R9
+	VMOVDQU8    Z15, K1, (R9)(DX*1)
+	MOVQ        1160(DI), R8
+	MOVQ        1288(DI), R9
 	KMOVQ       2440(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z11, Z11
-	VMOVDQU8    Z11, K1, (R10)
-	MOVQ        1168(DI), R9
-	MOVQ        1296(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        592(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     464(R8), R9
+	VMOVDQU8    Z11, K1, (R9)(DX*1)
+	MOVQ        1168(DI), R8
+	MOVQ        1296(DI), R9
 	KMOVQ       2448(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z16, Z16
-	VMOVDQU8    Z16, K1, (R10)
-	MOVQ        1176(DI), R9
-	MOVQ        1304(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        600(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     472(R8), R9
+	VMOVDQU8    Z16, K1, (R9)(DX*1)
+	MOVQ        1176(DI), R8
+	MOVQ        1304(DI), R9
 	KMOVQ       2456(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z12, Z12
-	VMOVDQU8    Z12, K1, (R10)
-	MOVQ        1184(DI), R9
-	MOVQ        1312(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        608(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     480(R8), R9
+	VMOVDQU8    Z12, K1, (R9)(DX*1)
+	MOVQ        1184(DI), R8
+	MOVQ        1312(DI), R9
 	KMOVQ       2464(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z3
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z3
 	VPXORD      Z3, Z2, Z2
-	VMOVDQU8    Z2, K1, (R10)
-	MOVQ        1192(DI), R9
-	MOVQ        1320(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        616(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     488(R8), R9
+	VMOVDQU8    Z2, K1, (R9)(DX*1)
+	MOVQ        1192(DI), R8
+	MOVQ        1320(DI), R9
 	KMOVQ       2472(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z2
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z2
 	VPXORD      Z2, Z1, Z1
-	VMOVDQU8    Z1, K1, (R10)
-	MOVQ        1200(DI), R9
-	MOVQ        1328(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        624(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     496(R8), R9
+	VMOVDQU8    Z1, K1, (R9)(DX*1)
+	MOVQ        1200(DI), R8
+	MOVQ        1328(DI), R9
 	KMOVQ       2480(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z1
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z1
 	VPXORD      Z1, Z5, Z5
-	VMOVDQU8    Z5, K1, (R10)
-	MOVQ        1208(DI), R9
-	MOVQ        1336(DI), R10
-	ADDQ        DX, R9
-	ADDQ        DX, R10
-	MOVQ        632(R8), R11
-	TESTQ       R11, R11
-	CMOVQNE     R11, R10
-	CMOVQNE     504(R8), R9
+	VMOVDQU8    Z5, K1, (R9)(DX*1)
+	MOVQ        1208(DI), R8
+	MOVQ        1336(DI), R9
 	KMOVQ       2488(DI), K1
-	VMOVDQU8.Z  (R9), K1, Z1
+	VMOVDQU8.Z  (R8)(DX*1), K1, Z1
 	VPXORD      Z1, Z0, Z0
-	VMOVDQU8    Z0, K1, (R10)
-	ADDQ        stride+24(FP), DX
-	MOVQ        DX, (SP)
+	VMOVDQU8    Z0, K1, (R9)(DX*1)
+	JMP         laststored82
+
+lastapart82:
+	MOVQ       1088(DI), R9
+	MOVQ       1216(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       512(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    384(R8), R9
+	KMOVQ      2368(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z10, Z10
+	VMOVDQU8   Z10, K1, (R10)
+	MOVQ       1096(DI), R9
+	MOVQ       1224(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       520(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    392(R8), R9
+	KMOVQ      2376(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z7, Z7
+	VMOVDQU8   Z7, K1, (R10)
+	MOVQ       1104(DI), R9
+	MOVQ       1232(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       528(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    400(R8), R9
+	KMOVQ      2384(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z13, Z13
+	VMOVDQU8   Z13, K1, (R10)
+	MOVQ       1112(DI), R9
+	MOVQ       1240(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       536(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    408(R8), R9
+	KMOVQ      2392(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z8, Z8
+	VMOVDQU8   Z8, K1, (R10)
+	MOVQ       1120(DI), R9
+	MOVQ       1248(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       544(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    416(R8), R9
+	KMOVQ      2400(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z14, Z14
+	VMOVDQU8   Z14, K1, (R10)
+	MOVQ       1128(DI), R9
+	MOVQ       1256(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       552(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    424(R8), R9
+	KMOVQ      2408(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z6, Z6
+	VMOVDQU8   Z6, K1, (R10)
+	MOVQ       1136(DI), R9
+	MOVQ       1264(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       560(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    432(R8), R9
+	KMOVQ      2416(DI), K1
+	VMOVDQU8.Z (R9), K1, Z4
+	VPXORD     Z4, Z3, Z3
+	VMOVDQU8   Z3, K1, (R10)
+	MOVQ       1144(DI), R9
+	MOVQ       1272(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       568(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    440(R8), R9
+	KMOVQ      2424(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z9, Z9
+	VMOVDQU8   Z9, K1, (R10)
+	MOVQ       1152(DI), R9
+	MOVQ       1280(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       576(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    448(R8), R9
+	KMOVQ      2432(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z15, Z15
+	VMOVDQU8   Z15, K1, (R10)
+	MOVQ       1160(DI), R9
+	MOVQ       1288(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       584(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    456(R8), R9
+	KMOVQ      2440(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z11, Z11
+	VMOVDQU8   Z11, K1, (R10)
+	MOVQ       1168(DI), R9
+	MOVQ       1296(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       592(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    464(R8), R9
+	KMOVQ      2448(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z16, Z16
+	VMOVDQU8   Z16, K1, (R10)
+	MOVQ       1176(DI), R9
+	MOVQ       1304(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       600(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    472(R8), R9
+	KMOVQ      2456(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z12, Z12
+	VMOVDQU8   Z12, K1, (R10)
+	MOVQ       1184(DI), R9
+	MOVQ       1312(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       608(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    480(R8), R9
+	KMOVQ      2464(DI), K1
+	VMOVDQU8.Z (R9), K1, Z3
+	VPXORD     Z3, Z2, Z2
+	VMOVDQU8   Z2, K1, (R10)
+	MOVQ       1192(DI), R9
+	MOVQ       1320(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       616(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    488(R8), R9
+	KMOVQ      2472(DI), K1
+	VMOVDQU8.Z (R9), K1, Z2
+	VPXORD     Z2, Z1, Z1
+	VMOVDQU8   Z1, K1, (R10)
+	MOVQ       1200(DI), R9
+	MOVQ       1328(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       624(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    496(R8), R9
+	KMOVQ      2480(DI), K1
+	VMOVDQU8.Z (R9), K1, Z1
+	VPXORD     Z1, Z5, Z5
+	VMOVDQU8   Z5, K1, (R10)
+	MOVQ       1208(DI), R9
+	MOVQ       1336(DI), R10
+	ADDQ       DX, R9
+	ADDQ       DX, R10
+	MOVQ       632(R8), R11
+	TESTQ      R11, R11
+	CMOVQNE    R11, R10
+	CMOVQNE    504(R8), R9
+	KMOVQ      2488(DI), K1
+	VMOVDQU8.Z (R9), K1, Z1
+	VPXORD     Z1, Z0, Z0
+	VMOVDQU8   Z0, K1, (R10)
+
+laststored82:
+	ADDQ stride+24(FP), DX
+	MOVQ DX, (SP)
 
 chachaXOR16MACAVX512streamed:
 	VZEROUPPER

@@ -61,6 +61,7 @@ func TestStreamKernelsPortable(t *testing.T) {
 									dst = randomBytes(r, 64)
 								}
 								s.ptrs.lastSrc[l], s.ptrs.lastDst[l] = unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
+								s.ptrs.hasLast = 1
 								lastBufs[l] = dst
 							}
 						}

@@ -29,11 +29,11 @@ func laneAddr(base, table unsafe.Pointer, off uintptr) unsafe.Pointer {
 // lanes 0-7 only unless upper: the k-th block of lane l XORs its key-stream block into the 64 bytes at
 // lanes.src[l]+lanes.off[l]+k*stride and writes them to lanes.dst[l]+lanes.off[l]+k*stride (src and
 // dst may be equal), the last one (k = n-1) only the bytes of mask tab.mask[l] (bit i: byte i); each
-// block advances the lane's block counter tab.rows[12][l] by tab.rows[16][l]. Where
-// lanes.lastDst[l] is set, the last block reads lanes.lastSrc[l] and writes lastDst[l] instead. n >=
-// 1. This is the contract of amd64's chachaXOR16AVX512, chachaXOR16AVX2 and chachaXOR16AVX2Regs (the
-// AVX2 kernels are only ever called with whole-block masks and no last addresses);
-// chachaXOR8AVX2Regs is the one with !upper.
+// block advances the lane's block counter tab.rows[12][l] by tab.rows[16][l]. Where lanes.hasLast
+// and lanes.lastDst[l] are set, the last block reads lanes.lastSrc[l] and writes lastDst[l]
+// instead. n >= 1. This is the contract of amd64's chachaXOR16AVX512, chachaXOR16AVX2 and
+// chachaXOR16AVX2Regs (the AVX2 kernels are only ever called with whole-block masks and no last
+// addresses); chachaXOR8AVX2Regs is the one with !upper.
 func chachaLanesGeneric(tab *streamTable, lanes *chachaPtrs16, n, stride int, upper bool) {
 	nl := 16
 	if !upper {
@@ -54,7 +54,7 @@ func chachaLanesGeneric(tab *streamTable, lanes *chachaPtrs16, n, stride int, up
 			off := lanes.off[l] + uintptr(k*stride)
 			src := laneAddr(lanes.src[l], unsafe.Pointer(tab), off)
 			dst := laneAddr(lanes.dst[l], unsafe.Pointer(tab), off)
-			if k == n-1 && lanes.lastDst[l] != nil {
+			if k == n-1 && lanes.hasLast != 0 && lanes.lastDst[l] != nil {
 				src, dst = lanes.lastSrc[l], lanes.lastDst[l]
 			}
 			if mask := tab.mask[l]; k < n-1 || mask == ^uint64(0) {

@@ -23,13 +23,14 @@ import (
 // update them. The buffers' addresses never point past their ends, so the garbage collector always
 // sees valid pointers. A nil buffer stands for the table itself: the driver keeps its lanes' scratch
 // blocks behind the rows and addresses them by offset. The masked kernels also read, per lane, the
-// addresses of a call's last block where the driver sets them apart (xorLaneMasked).
+// addresses of a call's last block where the driver sets them apart (xorLaneApart).
 const (
 	ptrsSrc     = 0
 	ptrsDst     = 16 * 8
 	ptrsOff     = 32 * 8
-	ptrsLastSrc = 48 * 8 // the masked kernels': see xorLaneMasked
+	ptrsLastSrc = 48 * 8 // the masked kernels': see xorLaneApart
 	ptrsLastDst = 64 * 8
+	ptrsHasLast = 80 * 8 // nonzero where some lane's lastDst is set
 )
 
 // The kernels compute each lane's source and destination address once per call, into two rows of
@@ -248,14 +249,26 @@ func xorBlocks(rows Mem, off Op, stride Op, states int, masked bool, hook func(k
 		} else {
 			at = off.(GPVirtual)
 		}
-		var lanes Mem
+		blocks := transpose16(x[s])
 		if masked && s == states-1 {
-			lanes = Mem{Base: Load(Param("lanes"), GP64())}
-		}
-		for l, blk := range transpose16(x[s]) {
-			if masked && s == states-1 {
-				xorLaneMasked(rows, lanes, l, at, blk)
-			} else {
+			// The lanes' own addresses unless the driver set some apart: calls that set none, all
+			// but a Seal's first, run no more than the masked store.
+			labels++
+			apart, stored := fmt.Sprintf("lastapart%d", labels), fmt.Sprintf("laststored%d", labels)
+			lanes := Mem{Base: Load(Param("lanes"), GP64())}
+			CMPQ(lanes.Offset(ptrsHasLast), U8(0))
+			JNE(LabelRef(apart))
+			for l, blk := range blocks {
+				xorLaneMasked(rows, l, at, blk)
+			}
+			JMP(LabelRef(stored))
+			Label(apart)
+			for l, blk := range blocks {
+				xorLaneApart(rows, lanes, l, at, blk)
+			}
+			Label(stored)
+		} else {
+			for l, blk := range blocks {
 				xorLane(rows, l, at, blk)
 			}
 		}
@@ -266,11 +279,22 @@ func xorBlocks(rows Mem, off Op, stride Op, states int, masked bool, hook func(k
 	}
 }
 
-// xorLaneMasked is xorLane under lane l's byte mask, for a call's last block: bytes outside the
-// mask are neither read nor written. Where lanes.lastDst[l] is set, the block reads
-// lanes.lastSrc[l] and writes lastDst[l] instead of its own addresses (Seal's first call puts
-// block 1 straight into the message while block 0 goes to the lane's scratch).
-func xorLaneMasked(tab, lanes Mem, l int, off GPVirtual, ks VecVirtual) {
+// xorLaneMasked is xorLane under lane l's byte mask: bytes outside it are neither read nor written.
+func xorLaneMasked(tab Mem, l int, off GPVirtual, ks VecVirtual) {
+	src, dst, t := GP64(), GP64(), ZMM()
+	MOVQ(tab.Offset(tabSrcAddr+8*l), src)
+	MOVQ(tab.Offset(tabDstAddr+8*l), dst)
+	KMOVQ(tab.Offset(tabMask+8*l), K1)
+	VMOVDQU8_Z(Mem{Base: src, Index: off, Scale: 1}, K1, t)
+	VPXORD(t, ks, ks)
+	VMOVDQU8(ks, K1, Mem{Base: dst, Index: off, Scale: 1})
+}
+
+// xorLaneApart is xorLaneMasked for a call whose lanes may have their last block's addresses set
+// apart: where lanes.lastDst[l] is set, the block reads lanes.lastSrc[l] and writes lastDst[l]
+// instead of its own addresses (Seal's first call puts block 1 straight into the message while
+// block 0 goes to the lane's scratch).
+func xorLaneApart(tab, lanes Mem, l int, off GPVirtual, ks VecVirtual) {
 	src, dst, last, t := GP64(), GP64(), GP64(), ZMM()
 	MOVQ(tab.Offset(tabSrcAddr+8*l), src)
 	MOVQ(tab.Offset(tabDstAddr+8*l), dst)
