@@ -106,8 +106,8 @@ type chachaPtrs16 struct {
 	off      [16]uintptr
 	// lastSrc and lastDst, for the masked kernels (laneKernels.masked) where hasLast is set: where
 	// lastDst[l] is set, lane l's last block of the call reads lastSrc[l] and writes lastDst[l]
-	// instead (keyBlocks). Calls without hasLast run the plain masked store, some 2-5% faster on
-	// batches of short ops (AMD Zen 4).
+	// instead (keyBlocks). Calls without hasLast, all but a Seal's first of a long group, run the
+	// masked store without the per-lane choice.
 	lastSrc, lastDst [16]unsafe.Pointer
 	hasLast          uintptr
 }
@@ -526,12 +526,14 @@ func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, mac *
 		s.onIdle(l)
 	}
 	inPlace := c.block1InPlace(s) && n > 0
+	if inPlace {
+		s.ptrs.hasLast = 1
+	}
 	for l, i := range group {
 		s.setState(c, l, int(i), 0)
 		t.scratch[l] = [128]byte{} // the kernel XORs the key stream into it
 		s.onScratch(l)
 		if inPlace {
-			s.ptrs.hasLast = 1
 			op := c.op[i]
 			s.ptrs.lastSrc[l], s.ptrs.lastDst[l] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0])
 			if n < 64 {
@@ -552,6 +554,8 @@ func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, mac *
 		s.ptrs.hasLast = 0
 		clear(s.ptrs.lastSrc[:])
 		clear(s.ptrs.lastDst[:])
+	}
+	if inPlace && n < 64 {
 		for l := range group {
 			t.mask[l] = ^uint64(0)
 		}
@@ -561,7 +565,7 @@ func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, mac *
 // block1InPlace reports whether keyBlocks writes block 1 of a Seal's long group into the messages:
 // on the masked kernels, which take a last block's addresses apart from the call's (an Open's block
 // 1 waits in the scratch until its tag verifies). A block in place spares xorBlock1's reloads of
-// what the kernel has just stored: 1-1.5% of a Seal of 64 ops of 1200-1420 B on AMD Zen 4
+// what the kernel has just stored: up to 1.5% of a Seal of 64 ops of 1200-1420 B on AMD Zen 4
 // (docs/experiments.md, 2026-12-05 tenth session).
 func (c *chachaChunkState) block1InPlace(s *streamLanes) bool { return s.masked && !c.open }
 
