@@ -240,6 +240,24 @@ func BenchmarkChaChaPipeline(b *testing.B) {
 	pairedBatches(b, []int{32, 48, 64}, []int{1152, 1420, 4096})
 }
 
+// BenchmarkChaChaRegsPipeline runs the default path's Seal on batches of 4 to 30 ChaCha20-Poly1305
+// ops of one length around a full-size packet's, without AD and with 16 bytes of it, alternating
+// with x/crypto on the same ops (benchshape.Paired): the shapes that CPUs without AVX-512 seal in
+// the AVX2 single-message pipeline (pipeSeals) or just outside it.
+func BenchmarkChaChaRegsPipeline(b *testing.B) {
+	raw := make([]byte, 32)
+	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
+	aead, _ := chacha20poly1305.New(raw)
+	for _, ad := range []int{0, 16} {
+		for _, n := range []int{1344, 1376, 1408, 1420, 1472, 1600} {
+			for _, count := range []int{4, 8, 12, 30} {
+				seal, _ := sealedOps(key, count, n, ad)
+				b.Run(fmt.Sprintf("ad%d/%dx%d", ad, count, n), func(b *testing.B) { pairedWithAEAD(b, seal, aead, false) })
+			}
+		}
+	}
+}
+
 // BenchmarkChaChaBatchSizes runs the default path on ChaCha20-Poly1305 batches of sizes that are not
 // multiples of the 16 lanes, alternating with x/crypto on the same ops (benchshape.Paired): the
 // lanes cost as much for a few ops as for 16, so what a batch leaves beyond its whole groups

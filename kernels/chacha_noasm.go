@@ -20,6 +20,10 @@ func chachaRunOne(t Tier, op *Op, open bool) int {
 	panic("kernels: no ChaCha SIMD code in this build")
 }
 
+func chachaSealPipeline([]Op, *pipeSeals) {
+	panic("kernels: no ChaCha SIMD code in this build")
+}
+
 // tinyOps has nothing to run: this build has no fused one-call kernel for tiny ops, and no route
 // names a tiny tier here.
 type tinyOps struct{}

@@ -232,3 +232,69 @@ func firstDiffInternal(a, b []byte) int {
 	}
 	return min(len(a), len(b))
 }
+
+// TestChaChaSealPipeline seals batches of 1 to 12 ops through the single-message pipeline for
+// 1-cycle cores, every length up to past two full-size packets' among them (both first-pass sizes,
+// partial last passes, ciphertext its passes absorb partly or wholly), with and without AD, in place
+// and not, with ops it does not take in between, against the portable path; and allocates nothing.
+func TestChaChaSealPipeline(t *testing.T) {
+	if !chachaHas(AVX2) {
+		t.Skip("needs AVX2")
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	var keys []*Key
+	for _, s := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+		raw := make([]byte, 32)
+		for i := range raw {
+			raw[i] = byte(rng.Uint32())
+		}
+		k, err := NewKey(s, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+	}
+	p := pipeSeals{minOps: 1, lengths: lengths{1, 3000}, maxAD: 40}
+	for range 300 {
+		count := 1 + rng.IntN(12)
+		got, want := make([]Op, count), make([]Op, count)
+		for i := range got {
+			n := rng.IntN(3100) // some past p's lengths, and some empty: not taken
+			ad, pt := make([]byte, []int{0, 13, 41}[rng.IntN(3)]), make([]byte, n)
+			for j := range pt {
+				pt[j] = byte(rng.Uint32())
+			}
+			k := keys[rng.IntN(len(keys))]
+			nonce := make([]byte, k.suite.NonceSize())
+			for j := range nonce {
+				nonce[j] = byte(rng.Uint32())
+			}
+			want[i] = Op{Key: k, Nonce: nonce, AD: ad, Src: pt, Dst: make([]byte, n+TagSize)}
+			chachaOpGeneric(&want[i], false)
+			got[i] = Op{Key: k, Nonce: nonce, AD: ad, Src: pt, Dst: make([]byte, n+TagSize)}
+			if rng.IntN(2) == 0 { // in place
+				copy(got[i].Dst, pt)
+				got[i].Src = got[i].Dst[:n]
+			}
+		}
+		chachaSealPipeline(got, &p)
+		for i := range got {
+			taken := p.takes(&got[i])
+			if taken && !bytes.Equal(got[i].Dst, want[i].Dst) {
+				t.Fatalf("op %d of %d (%v, %d bytes, AD %d): differs at byte %d", i, count, got[i].Key.suite,
+					len(got[i].Src), len(got[i].AD), firstDiffInternal(got[i].Dst, want[i].Dst))
+			}
+			if !taken && !bytes.Equal(got[i].Dst[len(got[i].Src):], make([]byte, TagSize)) {
+				t.Fatalf("op %d of %d (%d bytes, AD %d): not taken, but a tag was written", i, count,
+					len(got[i].Src), len(got[i].AD))
+			}
+		}
+	}
+	ops := make([]Op, 8)
+	for i := range ops {
+		ops[i] = Op{Key: keys[0], Nonce: make([]byte, 12), Src: make([]byte, 1420), Dst: make([]byte, 1420+TagSize)}
+	}
+	if a := testing.AllocsPerRun(10, func() { chachaSealPipeline(ops, &p) }); a != 0 {
+		t.Errorf("8 x 1420 B: %v allocations a batch", a)
+	}
+}

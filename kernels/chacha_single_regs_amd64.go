@@ -18,7 +18,8 @@ package kernels
 // before that first pass.
 //
 // Seal: every later pass encrypts the next 512 bytes while it absorbs ciphertext that the passes
-// before it wrote. Open authenticates before it decrypts: a message of up to chachaRegsOpenMax bytes
+// before it wrote; in a batch, the blocks of an op's last pass run beside the next op's first
+// (sealPipeline). Open authenticates before it decrypts: a message of up to chachaRegsOpenMax bytes
 // keeps its whole key stream in a buffer, the passes absorbing the ciphertext as they make it, and is
 // decrypted from the buffer once its tag verified; a longer one takes chachaOneOp's general path.
 
@@ -49,7 +50,8 @@ func chachaHeadPass(st *[16]uint32, ks *[8 * 64]byte, head int) {
 }
 
 // chachaOneOpRegs seals or opens op (n bytes of message, more than 3 blocks' worth or a long MAC
-// input) on the AVX2 tier's kernels for 1-cycle cores and reports whether it succeeded.
+// input) on the AVX2 tier's kernels for 1-cycle cores and reports whether it succeeded. A Seal is a
+// pipeline of one op (sealPipeline).
 func chachaOneOpRegs(op *Op, open bool, n int) bool {
 	if open {
 		if n > chachaRegsOpenMax {
@@ -57,49 +59,107 @@ func chachaOneOpRegs(op *Op, open bool, n int) bool {
 		}
 		return chachaOpenRegs(op, n)
 	}
-	return chachaSealRegs(op, n)
+	var q sealPipeline
+	q.seal(nil, op, n)
+	q.close(op)
+	return true
 }
 
-// chachaSealRegs is chachaOneOpRegs's Seal.
-func chachaSealRegs(op *Op, n int) bool {
+// chachaSealPipeline seals the ops of ops that p takes, in order, on the single-message path for
+// 1-cycle cores as one pipeline (sealPipeline).
+func chachaSealPipeline(ops []Op, p *pipeSeals) {
+	var q sealPipeline
+	var prev *Op
+	for i := range ops {
+		if op := &ops[i]; p.takes(op) {
+			q.seal(prev, op, len(op.Src))
+			prev = op
+		}
+	}
+	q.close(prev)
+}
+
+// sealPipeline seals ops one after the other on the single-message path for 1-cycle cores, and
+// absorbs the ciphertext blocks that an op's own passes could not (its last pass's, some 30 blocks
+// of a full-size packet) beside the rounds of the next op's first pass, whose scalar pipes are idle
+// otherwise. Alone, in the kernel's scalar loop, those blocks are one chain of dependent steps
+// (some 18 cycles each) and cost about what a pass does. The last op's blocks run alone (close).
+// The ops are the callers' to hold, not the pipeline's: a pointer stored in it would move the
+// callers' ops to the heap.
+type sealPipeline struct {
+	mac  poly1305 // the MAC of the op last sealed
+	done int      // bytes of its ciphertext absorbed (whole blocks)
+	// ks is the key-stream buffer: an op's first pass (block 0 first), then its last partial pass.
+	ks [8 * 64]byte
+}
+
+// seal seals op, of n bytes of message, up to the ciphertext blocks that its passes leave to the
+// next op's first pass, and finishes prev, the op sealed before it if not nil, beside its own
+// first pass.
+func (q *sealPipeline) seal(prev, op *Op, n int) {
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
 	key, nonce := chachaOpKey(op, &sub, true)
 	chachaInit(&st, key, 0, &nonce)
-	var ks [8 * 64]byte // the first pass's key stream (block 0 first), then the last partial pass's
 	head := chachaRegsHead(n)
-	chachaHeadPass(&st, &ks, head)
-	var mac poly1305
-	mac.init(ks[:32])
-	mac.writePadded(op.AD)
+	if prev != nil {
+		head = 8 // the pass with the MAC beside its rounds
+		ct := prev.Dst[:len(prev.Src)]
+		blocks := min((len(ct)-q.done)/16, chachaRegsMACPerPass)
+		var msg *byte
+		if blocks > 0 {
+			msg = &ct[q.done]
+		}
+		chachaXOR8OneMACAVX2Regs(&st, &q.ks[0], &chachaZeros[0], 8*64, &q.mac, msg, blocks)
+		q.done += 16 * blocks
+		q.finish(prev)
+	} else {
+		chachaHeadPass(&st, &q.ks, head)
+	}
+	q.mac.init(q.ks[:32])
+	q.mac.writePadded(op.AD)
+	// Every pass after the first encrypts the next 512 bytes while it absorbs ciphertext that the
+	// passes before it wrote.
 	src, dst := op.Src[:n], op.Dst[:n]
 	ready := min(n, 64*head-64) // ciphertext bytes written so far
-	xorStream(dst[:ready], src[:ready], ks[64:])
-	done := 0 // ciphertext bytes absorbed (whole blocks)
+	xorStream(dst[:ready], src[:ready], q.ks[64:])
 	for off := ready; off < n; off += 8 * 64 {
 		st[12] = uint32(off/64 + 1)
 		k := min(n-off, 8*64)
-		blocks := min((ready-done)/16, chachaRegsMACPerPass)
+		blocks := min((ready-q.done)/16, chachaRegsMACPerPass)
 		var msg *byte
 		if blocks > 0 {
-			msg = &dst[done]
+			msg = &dst[q.done]
 		}
 		if k == 8*64 {
-			chachaXOR8OneMACAVX2Regs(&st, &dst[off], &src[off], 8*64, &mac, msg, blocks)
+			chachaXOR8OneMACAVX2Regs(&st, &dst[off], &src[off], 8*64, &q.mac, msg, blocks)
 		} else { // the last blocks, through the buffer
-			chachaXOR8OneMACAVX2Regs(&st, &ks[0], &chachaZeros[0], 8*64, &mac, msg, blocks)
-			xorStream(dst[off:], src[off:], ks[:k])
+			chachaXOR8OneMACAVX2Regs(&st, &q.ks[0], &chachaZeros[0], 8*64, &q.mac, msg, blocks)
+			xorStream(dst[off:], src[off:], q.ks[:k])
 		}
-		done += 16 * blocks
+		q.done += 16 * blocks
 		ready = off + k
 	}
-	chachaRegsMACRest(&mac, dst, done)
-	tag := mac.aeadTag(len(op.AD), n)
-	copy(op.Dst[n:], tag[:])
-	clear(ks[:])
 	clear(st[:])
 	clear(sub[:])
-	return true
+}
+
+// finish absorbs what is left of op's ciphertext, its padding and lengths, and writes op's tag; op
+// is the op last sealed.
+func (q *sealPipeline) finish(op *Op) {
+	n := len(op.Src)
+	chachaRegsMACRest(&q.mac, op.Dst[:n], q.done)
+	tag := q.mac.aeadTag(len(op.AD), n) // wipes mac
+	*(*[TagSize]byte)(op.Dst[n:]) = tag
+	q.done = 0
+}
+
+// close finishes last, the op last sealed if not nil, and wipes the key-stream buffer.
+func (q *sealPipeline) close(last *Op) {
+	if last != nil {
+		q.finish(last)
+	}
+	clear(q.ks[:])
 }
 
 // chachaOpenRegs is chachaOneOpRegs's Open, for n <= chachaRegsOpenMax.

@@ -59,6 +59,42 @@ type route struct {
 	// uniform sends a ChaCha-family batch that would run on Stdlib to the lanes of a SIMD tier
 	// where its shape is the lanes' long groups (uniformLanes).
 	uniform uniformLanes
+	// pipe sends the Seals of a batch that runs on Stdlib through the AVX2 single-message pipeline
+	// of 1-cycle cores where the batch has enough of them (pipeSeals).
+	pipe pipeSeals
+}
+
+// pipeSeals is which ChaCha-family Seals of a batch that runs on Stdlib the AVX2 single-message
+// path of 1-cycle cores runs instead, one after the other as a pipeline (chachaSealPipeline: each
+// op's last ciphertext blocks absorbed beside the next op's first pass): messages of lengths' bytes
+// with at most maxAD bytes of AD, where the batch has minOps of them or more. A Seal alone costs
+// that path a pass's worth more than in a pipeline. Its zero value takes none.
+type pipeSeals struct {
+	minOps  int
+	lengths lengths
+	maxAD   int
+}
+
+// takes reports whether p takes op, a Seal.
+func (p *pipeSeals) takes(op *Op) bool {
+	return op.Key.suite.isChaCha() && p.lengths.holds(len(op.Src)) && len(op.AD) <= p.maxAD
+}
+
+// runs reports whether p takes the ops of ops, Seals, that it takes: whether there are minOps of
+// them or more.
+func (p *pipeSeals) runs(ops []Op) bool {
+	if p.minOps == 0 {
+		return false
+	}
+	k := 0
+	for i := range ops {
+		if p.takes(&ops[i]) {
+			if k++; k == p.minOps {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // uniformLanes is which ChaCha-family batches of a route whose tier is Stdlib run on tier's lanes
@@ -138,6 +174,9 @@ type oneOps struct {
 // lengths is a range of message lengths, min to max bytes; its zero value holds none.
 type lengths struct{ min, max int }
 
+// holds reports whether n is in r.
+func (r lengths) holds(n int) bool { return r.max > 0 && n >= r.min && n <= r.max }
+
 // takes reports whether o takes op; remainder says op is in a remainder beside the lanes' groups.
 func (o *oneOps) takes(op *Op, open, remainder bool) bool {
 	if o.tier == Generic {
@@ -202,13 +241,20 @@ var routes = [...]struct{ chacha, gcm route }{
 	// of 100-192 B and 48-64 of 100 B 1.00-1.01x -> 1.11-1.19x, of 48-64 ops of 1088-1344 B 0.99x
 	// -> 1.02-1.16x, 64 x 1420 B 0.99x -> 1.01-1.02x (48 x 1420 B level, 0.99x either way); not
 	// Opens of 32 ops past 1024 B (32 x 1088 B 0.97x, 32 x 1420 B 0.95x on the lanes).
+	// Seals of 1408-1472 B (22-23 blocks) with up to 16 B of AD, four or more in a batch that
+	// runs on Stdlib, in the AVX2 single-message pipeline (pipe; Zen 4 with AVX-512 hidden, against
+	// x/crypto, no AD and 16 B of it, medians of 3, BenchmarkChaChaRegsPipeline): 4-7 ops 0.98x ->
+	// 1.02-1.07x, 8-30 ops 0.98-0.99x -> 1.09-1.13x. Not outside that window: 1344-1376 B and 1600 B
+	// level (0.98-0.99x either way), 1152-1280 B and 2048 B 0.88-0.97x, 2 ops 0.95-0.97x; not Opens,
+	// 0.89-0.96x at 1420 B, whose key stream waits in a buffer for the tag.
 	// docs/benchmarks.md
 	cpuAVX2Lat1: {
 		route{tier: Stdlib, tiny: AVX2, uniform: uniformLanes{tier: AVX2,
 			seal:  [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1024}, {minOps: 48, minLen: 65, maxLen: 1420}},
 			open:  [2]uniformBound{{minOps: 48, minLen: 128, maxLen: 768}},
 			xseal: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1420}},
-			xopen: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1024}, {minOps: 48, minLen: 65, maxLen: 1420}}}},
+			xopen: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1024}, {minOps: 48, minLen: 65, maxLen: 1420}}},
+			pipe: pipeSeals{minOps: 4, lengths: lengths{22 * 64, 23 * 64}, maxAD: 16}},
 		route{tier: AVX2, minOps: 1, tiny: Stdlib},
 	},
 	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B
@@ -347,7 +393,7 @@ func (r *route) chachaTier(ops []Op, nc int, open bool) Tier {
 // offStd reports whether r runs some of a Stdlib batch's ops elsewhere: on its fused tiny kernels or
 // its one-op path. Where it does not, those batches skip the checks for them, which cost a 64-byte
 // op several percent (docs/experiments.md, 2026-12-05 sixth session).
-func (r *route) offStd() bool { return r.tiny != Stdlib || r.one.tier != Generic }
+func (r *route) offStd() bool { return r.tiny != Stdlib || r.one.tier != Generic || r.pipe.minOps > 0 }
 
 // tierFor returns the tier that runs n of the family's ops.
 func (r *route) tierFor(n int) Tier {

@@ -100,14 +100,23 @@ func TestDispatchPaths(t *testing.T) {
 						openGap: [2]int{400, 600}, smallMin: 60, smallMax: [2]int{300, chachaSmallMax},
 						longFused: lengths{1001, 1299}, long: 1300, adMin: 30})
 				}
+				// On Stdlib with the AVX2 tier's kernels, also the AVX2 single-message pipeline for
+				// Seals of 100 to 1600 bytes with up to 40 bytes of AD, from two of them in a batch.
+				pipes := []pipeSeals{{}}
+				if tier == Stdlib && tiny == AVX2 {
+					pipes = append(pipes, pipeSeals{minOps: 2, lengths: lengths{100, 1600}, maxAD: 40})
+				}
 				for _, one := range ones {
-					chachaRoute = route{tier: tier, minOps: minOps, tiny: tiny, one: one}
-					gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
-					t.Run(fmt.Sprintf("%v/from%d/tiny%v/one%v", tier, minOps, tiny, one.tier), func(t *testing.T) {
-						for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 33} {
-							checkDefaultAgainstGeneric(t, keys, n, rng)
-						}
-					})
+					for _, pipe := range pipes {
+						chachaRoute = route{tier: tier, minOps: minOps, tiny: tiny, one: one, pipe: pipe}
+						gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
+						name := fmt.Sprintf("%v/from%d/tiny%v/one%v/pipe%d", tier, minOps, tiny, one.tier, pipe.minOps)
+						t.Run(name, func(t *testing.T) {
+							for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 33} {
+								checkDefaultAgainstGeneric(t, keys, n, rng)
+							}
+						})
+					}
 				}
 			}
 		}
