@@ -60,7 +60,7 @@ func chachaOneOpRegs(op *Op, open bool, n int) bool {
 		return chachaOpenRegs(op, n)
 	}
 	var q sealPipeline
-	q.seal(nil, op, n)
+	q.seal(nil, op)
 	q.close(op)
 	return true
 }
@@ -72,7 +72,7 @@ func chachaSealPipeline(ops []Op, p *pipeSeals) {
 	var prev *Op
 	for i := range ops {
 		if op := &ops[i]; p.takes(op) {
-			q.seal(prev, op, len(op.Src))
+			q.seal(prev, op)
 			prev = op
 		}
 	}
@@ -93,10 +93,10 @@ type sealPipeline struct {
 	ks [8 * 64]byte
 }
 
-// seal seals op, of n bytes of message, up to the ciphertext blocks that its passes leave to the
-// next op's first pass, and finishes prev, the op sealed before it if not nil, beside its own
-// first pass.
-func (q *sealPipeline) seal(prev, op *Op, n int) {
+// seal seals op up to the ciphertext blocks that its passes leave to the next op's first pass, and
+// finishes prev, the op sealed before it if not nil, beside its own first pass.
+func (q *sealPipeline) seal(prev, op *Op) {
+	n := len(op.Src)
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
 	key, nonce := chachaOpKey(op, &sub, true)

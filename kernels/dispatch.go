@@ -80,8 +80,8 @@ func (p *pipeSeals) takes(op *Op) bool {
 	return op.Key.suite.isChaCha() && p.lengths.holds(len(op.Src)) && len(op.AD) <= p.maxAD
 }
 
-// runs reports whether p takes the ops of ops, Seals, that it takes: whether there are minOps of
-// them or more.
+// runs reports whether the batch ops, Seals, has at least minOps ops that p takes, and so whether
+// p runs them.
 func (p *pipeSeals) runs(ops []Op) bool {
 	if p.minOps == 0 {
 		return false
@@ -244,9 +244,9 @@ var routes = [...]struct{ chacha, gcm route }{
 	// Seals of 1408-1472 B (22-23 blocks) with up to 16 B of AD, four or more in a batch that
 	// runs on Stdlib, in the AVX2 single-message pipeline (pipe; Zen 4 with AVX-512 hidden, against
 	// x/crypto, no AD and 16 B of it, medians of 3, BenchmarkChaChaRegsPipeline): 4-7 ops 0.98x ->
-	// 1.02-1.07x, 8-30 ops 0.98-0.99x -> 1.09-1.13x. Not outside that window: 1344-1376 B and 1600 B
-	// level (0.98-0.99x either way), 1152-1280 B and 2048 B 0.88-0.97x, 2 ops 0.95-0.97x; not Opens,
-	// 0.89-0.96x at 1420 B, whose key stream waits in a buffer for the tag.
+	// 1.02-1.07x, 8-30 ops 0.98-0.99x -> 1.09-1.13x. Outside that window, forced: 1344-1376 B
+	// 0.86-1.09x by count, 1152-1280 B 0.88-1.01x, 1600-2048 B 0.88-0.92x, 2 ops 0.86-0.96x; Opens
+	// 0.89-0.96x at 1420 B, their key stream waiting in a buffer for the tag.
 	// docs/benchmarks.md
 	cpuAVX2Lat1: {
 		route{tier: Stdlib, tiny: AVX2, uniform: uniformLanes{tier: AVX2,
@@ -390,8 +390,8 @@ func (r *route) chachaTier(ops []Op, nc int, open bool) Tier {
 	return r.tierFor(nc)
 }
 
-// offStd reports whether r runs some of a Stdlib batch's ops elsewhere: on its fused tiny kernels or
-// its one-op path. Where it does not, those batches skip the checks for them, which cost a 64-byte
+// offStd reports whether r runs some of a Stdlib batch's ops elsewhere: on its fused tiny kernels,
+// its one-op path or its pipeline of Seals. Where it does not, those batches skip the checks for them, which cost a 64-byte
 // op several percent (docs/experiments.md, 2026-12-05 sixth session).
 func (r *route) offStd() bool { return r.tiny != Stdlib || r.one.tier != Generic || r.pipe.minOps > 0 }
 
