@@ -33,14 +33,17 @@ func TestDispatchTable(t *testing.T) {
 			if u := fr.uniform.tier; u != Generic && (u != AVX2 && u != AVX512 || fr.tier != Stdlib) {
 				t.Errorf("class %d: uniform batches on %v beside %v, not a SIMD tier beside Stdlib", c, u, fr.tier)
 			}
+			if fr.pipe.minOps > 0 && (fr.tier != Stdlib || cpuClass(c) != cpuAVX2Lat1) {
+				t.Errorf("class %d: the AVX2 Seal pipeline beside %v, not beside Stdlib on the AVX2 class", c, fr.tier)
+			}
 		}
-		if r.gcm.tiny != Stdlib || r.gcm.one != (oneOps{}) || r.gcm.uniform != (uniformLanes{}) {
-			t.Errorf("class %d: the AES-GCM family has no tiny kernels, one-op paths or uniform lanes", c)
+		if r.gcm.tiny != Stdlib || r.gcm.one != (oneOps{}) || r.gcm.uniform != (uniformLanes{}) || r.gcm.pipe != (pipeSeals{}) {
+			t.Errorf("class %d: the AES-GCM family has no tiny kernels, one-op paths, uniform lanes or pipelines", c)
 		}
 	}
 	for _, r := range []route{chachaRoute, gcmRoute} {
 		if !tierAvailable[r.tier] || !tierAvailable[r.tiny] || r.one.tier != Generic && !chachaHas(r.one.tier) ||
-			r.uniform.tier != Generic && !chachaHas(r.uniform.tier) {
+			r.uniform.tier != Generic && !chachaHas(r.uniform.tier) || r.pipe.minOps > 0 && !chachaHas(AVX2) {
 			t.Errorf("this CPU's route takes %v (tiny %v, one-op path %v, uniform %v), which is not available",
 				r.tier, r.tiny, r.one.tier, r.uniform.tier)
 		}

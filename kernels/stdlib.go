@@ -56,11 +56,11 @@ func wipeStdAEAD(a cipher.AEAD) bool {
 
 // stdRun processes the ops of ops of one family (the AES-GCM family if gcm, else the ChaCha family)
 // through the standard library and returns how many Opens failed; ops small enough for the fused
-// kernels of tier r.tiny run there instead (tinyOps; tiny Stdlib: none), ChaCha-family ops that r.one
-// takes on its tier's one-op path, and the Seals that r.pipe takes, where the batch has enough of
-// them, in the AVX2 single-message pipeline; where r takes none (route.offStd) and for the AES-GCM family,
-// which has neither, the loop is the standard library's calls alone. A failed op's Dst is zeroed
-// (the standard library's AEADs clear it too).
+// kernels of tier r.tiny run there instead (tinyOps; tiny Stdlib: none), ChaCha-family ops that
+// r.one takes on its tier's one-op path, and the Seals that r.pipe takes, where the batch has enough
+// of them, in the AVX2 single-message pipeline; where r takes none (route.offStd) and for the
+// AES-GCM family, which has none of these, the loop is the standard library's calls alone. A failed
+// op's Dst is zeroed (the standard library's AEADs clear it too).
 func stdRun(ops []Op, open, gcm bool, r *route) (failed int) {
 	if gcm || !r.offStd() {
 		for i := range ops {
