@@ -242,18 +242,7 @@ func TestChaChaSealPipeline(t *testing.T) {
 		t.Skip("needs AVX2")
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
-	var keys []*Key
-	for _, s := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
-		raw := make([]byte, 32)
-		for i := range raw {
-			raw[i] = byte(rng.Uint32())
-		}
-		k, err := NewKey(s, raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		keys = append(keys, k)
-	}
+	keys := laneTestKeys(t, rng)
 	p := pipeSeals{minOps: 1, lengths: lengths{1, 3000}, maxAD: 40}
 	for range 300 {
 		count := 1 + rng.IntN(12)
