@@ -241,10 +241,12 @@ var routes = [...]struct{ chacha, gcm route }{
 	// of 100-192 B and 48-64 of 100 B 1.00-1.01x -> 1.11-1.19x, of 48-64 ops of 1088-1344 B 0.99x
 	// -> 1.02-1.16x, 64 x 1420 B 0.99x -> 1.01-1.02x (48 x 1420 B level, 0.99x either way); not
 	// Opens of 32 ops past 1024 B (32 x 1088 B 0.97x, 32 x 1420 B 0.95x on the lanes).
-	// Seals of 1408-1472 B (22-23 blocks) with up to 16 B of AD, four or more in a batch that
+	// Seals of 1408-1472 B (22-23 blocks) with up to 64 B of AD, four or more in a batch that
 	// runs on Stdlib, in the AVX2 single-message pipeline (pipe; Zen 4 with AVX-512 hidden, against
 	// x/crypto, no AD and 16 B of it, medians of 3, BenchmarkChaChaRegsPipeline): 4-7 ops 0.98x ->
-	// 1.02-1.07x, 8-30 ops 0.98-0.99x -> 1.09-1.13x. Outside that window, forced: 1344-1376 B
+	// 1.02-1.07x, 8-30 ops 0.98-0.99x -> 1.09-1.13x; with 32-64 B of AD 8 x 1408-1420 B 0.97-0.99x
+	// -> 1.07-1.09x; and such batches of one shape that are not XChaCha20's alone there rather than
+	// on the lanes (pipeBeforeLanes). Outside that window, forced: 1344-1376 B
 	// 0.86-1.09x by count, 1152-1280 B 0.88-1.01x, 1600-2048 B 0.88-0.92x, 2 ops 0.86-0.96x; Opens
 	// 0.89-0.96x at 1420 B, their key stream waiting in a buffer for the tag.
 	// docs/benchmarks.md
@@ -254,7 +256,7 @@ var routes = [...]struct{ chacha, gcm route }{
 			open:  [2]uniformBound{{minOps: 48, minLen: 128, maxLen: 768}},
 			xseal: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1420}},
 			xopen: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1024}, {minOps: 48, minLen: 65, maxLen: 1420}}},
-			pipe: pipeSeals{minOps: 4, lengths: lengths{22 * 64, 23 * 64}, maxAD: 16}},
+			pipe: pipeSeals{minOps: 4, lengths: lengths{22 * 64, 23 * 64}, maxAD: 64}},
 		route{tier: AVX2, minOps: 1, tiny: Stdlib},
 	},
 	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B
@@ -384,15 +386,34 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 // chachaTier returns the tier that runs the batch ops, of nc ChaCha-family ops: tierFor(nc), or the
 // lanes' tier where r.uniform takes the batch.
 func (r *route) chachaTier(ops []Op, nc int, open bool) Tier {
-	if r.tier == Stdlib && r.uniform.takes(ops, nc, open) {
+	if r.tier == Stdlib && r.uniform.takes(ops, nc, open) && !r.pipeBeforeLanes(ops, open) {
 		return r.uniform.tier
 	}
 	return r.tierFor(nc)
 }
 
+// pipeBeforeLanes reports whether a batch that r.uniform takes runs on Stdlib instead, for r.pipe
+// to seal: Seals that r.pipe runs (pipeSeals.runs), unless all are XChaCha20's, whose lanes derive
+// the subkeys a group at a time. AMD Zen 4 with AVX-512 hidden, against x/crypto, the lanes ->
+// the pipeline, medians of 3: 64 x 1420 B 1.047x -> 1.077x, with 64 keys 1.024x -> 1.095x, with 8 B
+// of AD 48 x 1420 B 1.029x -> 1.090x and 64 x 1420 B 1.043x -> 1.083x, with 32-64 B of AD 64 x 1420
+// B 1.046-1.051x -> 1.119-1.120x, 64 x 1408 B level (1.079-1.104x -> 1.098-1.107x); XChaCha20 64 x
+// 1420 B 1.118-1.131x on the lanes against 1.100-1.104x (docs/benchmarks.md).
+func (r *route) pipeBeforeLanes(ops []Op, open bool) bool {
+	if open || !r.pipe.runs(ops) {
+		return false
+	}
+	for i := range ops {
+		if ops[i].Key.suite == ChaCha20Poly1305 {
+			return true
+		}
+	}
+	return false
+}
+
 // offStd reports whether r runs some of a Stdlib batch's ops elsewhere: on its fused tiny kernels,
-// its one-op path or its pipeline of Seals. Where it does not, those batches skip the checks for them, which cost a 64-byte
-// op several percent (docs/experiments.md, 2026-12-05 sixth session).
+// its one-op path or its pipeline of Seals. Where it does not, those batches skip the checks for
+// them, which cost a 64-byte op several percent (docs/experiments.md, 2026-12-05 sixth session).
 func (r *route) offStd() bool { return r.tiny != Stdlib || r.one.tier != Generic || r.pipe.minOps > 0 }
 
 // tierFor returns the tier that runs n of the family's ops.

@@ -271,6 +271,24 @@ func TestDispatchUniform(t *testing.T) {
 			t.Errorf("the zero uniformLanes takes a batch")
 		}
 	}
+	// With a pipeline of Seals beside the lanes: the Seals it takes, but XChaCha20's alone, go there.
+	u.tier = AVX2
+	r := route{tier: Stdlib, tiny: Stdlib, uniform: u, pipe: pipeSeals{minOps: 4, lengths: lengths{1408, 1472}, maxAD: 64}}
+	for _, c := range []struct {
+		ops  []Op
+		want Tier
+	}{
+		{uniform(48, 1420, 0), Stdlib},
+		{uniform(48, 1420, 65), AVX2}, // too much AD for the pipeline
+		{uniform(48, 1400, 0), AVX2},  // too short
+		{xuniform(24, 1420, 0), AVX2}, // XChaCha20 alone
+		{append(xuniform(23, 1420, 0), uniform(1, 1420, 0)...), Stdlib},
+	} {
+		if got := r.chachaTier(c.ops, len(c.ops), false); got != c.want {
+			t.Errorf("%d ops of %d bytes, %d B of AD, with a pipeline: Seal on %v, want %v", len(c.ops),
+				len(c.ops[0].Src), len(c.ops[0].AD), got, c.want)
+		}
+	}
 	for _, tier := range []Tier{AVX2, AVX512} {
 		if !chachaHas(tier) {
 			continue
