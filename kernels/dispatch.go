@@ -244,7 +244,7 @@ var routes = [...]struct{ chacha, gcm route }{
 	// Seals of 1408-1472 B (22-23 blocks) with up to 64 B of AD, four or more in a batch that
 	// runs on Stdlib, in the AVX2 single-message pipeline (pipe; Zen 4 with AVX-512 hidden, against
 	// x/crypto, no AD and 16 B of it, medians of 3, BenchmarkChaChaRegsPipeline): 4-7 ops 0.98x ->
-	// 1.02-1.07x, 8-30 ops 0.98-0.99x -> 1.09-1.13x; with 32-64 B of AD 8 x 1408-1420 B 0.97-0.99x
+	// 1.01-1.10x, 8-30 ops 0.98-0.99x -> 1.09-1.13x; with 32-64 B of AD 8 x 1408-1420 B 0.97-0.99x
 	// -> 1.07-1.09x; and such batches of one shape that are not XChaCha20's alone there rather than
 	// on the lanes (pipeBeforeLanes). Outside that window, forced: 1344-1376 B
 	// 0.86-1.09x by count, 1152-1280 B 0.88-1.01x, 1600-2048 B 0.88-0.92x, 2 ops 0.86-0.96x; Opens
