@@ -150,7 +150,7 @@ func (q *sealPipeline) finish(op *Op) {
 	n := len(op.Src)
 	chachaRegsMACRest(&q.mac, op.Dst[:n], q.done)
 	tag := q.mac.aeadTag(len(op.AD), n) // wipes mac
-	*(*[TagSize]byte)(op.Dst[n:]) = tag
+	chachaFinishTag(op, n, false, &tag)
 	q.done = 0
 }
 
