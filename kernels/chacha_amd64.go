@@ -20,9 +20,11 @@ var (
 
 // chachaLaneKernels returns SIMD tier t's lane kernel set (see laneKernels): AVX512 masks its
 // stream kernel's last blocks and, with IFMA, runs Poly1305 in radix 2^44; AVX2 (and AVX512 without
-// IFMA) runs Poly1305 in radix 2^26.
+// IFMA) runs Poly1305 in radix 2^26. AVX512's stream kernels and AVX2's register ones take a call's
+// last block at addresses of its own.
 func chachaLaneKernels(t Tier) laneKernels {
 	k := laneKernels{simd: t, masked: t == AVX512, radix44: t == AVX512 && impl.polyIFMA, fewOps: chachaFewOps}
+	k.lastApart = t == AVX512 || t == AVX2 && impl.chachaAVX2Regs
 	k.stitchedMAC = t == AVX2 && impl.chachaAVX2Regs && impl.chachaStitchedMAC
 	if t == AVX512 {
 		k.fewOps, k.longAlone = impl.chachaFewOpsAVX512, impl.chachaLongAloneAVX512

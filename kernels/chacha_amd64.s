@@ -3413,6 +3413,174 @@ TEXT ·chachaXOR16AVX2Regs(SB), NOSPLIT, $0-32
 	XORQ    CX, CX
 
 chachaXOR16AVX2Regsblock:
+	CMPQ DX, $0x01
+	JNE  chachaXOR16AVX2Regslastdone
+	MOVQ lanes+8(FP), SI
+	CMPQ 640(SI), $0x00
+	JE   chachaXOR16AVX2Regslastdone
+
+	// The call's last block: the lanes with last addresses move there.
+	MOVQ  512(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast0
+	SUBQ  CX, DI
+	MOVQ  DI, 1216(AX)
+	MOVQ  384(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1088(AX)
+
+chachaXOR16AVX2Regslast0:
+	MOVQ  520(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast1
+	SUBQ  CX, DI
+	MOVQ  DI, 1224(AX)
+	MOVQ  392(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1096(AX)
+
+chachaXOR16AVX2Regslast1:
+	MOVQ  528(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast2
+	SUBQ  CX, DI
+	MOVQ  DI, 1232(AX)
+	MOVQ  400(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1104(AX)
+
+chachaXOR16AVX2Regslast2:
+	MOVQ  536(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast3
+	SUBQ  CX, DI
+	MOVQ  DI, 1240(AX)
+	MOVQ  408(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1112(AX)
+
+chachaXOR16AVX2Regslast3:
+	MOVQ  544(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast4
+	SUBQ  CX, DI
+	MOVQ  DI, 1248(AX)
+	MOVQ  416(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1120(AX)
+
+chachaXOR16AVX2Regslast4:
+	MOVQ  552(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast5
+	SUBQ  CX, DI
+	MOVQ  DI, 1256(AX)
+	MOVQ  424(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1128(AX)
+
+chachaXOR16AVX2Regslast5:
+	MOVQ  560(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast6
+	SUBQ  CX, DI
+	MOVQ  DI, 1264(AX)
+	MOVQ  432(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1136(AX)
+
+chachaXOR16AVX2Regslast6:
+	MOVQ  568(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast7
+	SUBQ  CX, DI
+	MOVQ  DI, 1272(AX)
+	MOVQ  440(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1144(AX)
+
+chachaXOR16AVX2Regslast7:
+	MOVQ  576(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast8
+	SUBQ  CX, DI
+	MOVQ  DI, 1280(AX)
+	MOVQ  448(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1152(AX)
+
+chachaXOR16AVX2Regslast8:
+	MOVQ  584(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast9
+	SUBQ  CX, DI
+	MOVQ  DI, 1288(AX)
+	MOVQ  456(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1160(AX)
+
+chachaXOR16AVX2Regslast9:
+	MOVQ  592(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast10
+	SUBQ  CX, DI
+	MOVQ  DI, 1296(AX)
+	MOVQ  464(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1168(AX)
+
+chachaXOR16AVX2Regslast10:
+	MOVQ  600(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast11
+	SUBQ  CX, DI
+	MOVQ  DI, 1304(AX)
+	MOVQ  472(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1176(AX)
+
+chachaXOR16AVX2Regslast11:
+	MOVQ  608(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast12
+	SUBQ  CX, DI
+	MOVQ  DI, 1312(AX)
+	MOVQ  480(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1184(AX)
+
+chachaXOR16AVX2Regslast12:
+	MOVQ  616(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast13
+	SUBQ  CX, DI
+	MOVQ  DI, 1320(AX)
+	MOVQ  488(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1192(AX)
+
+chachaXOR16AVX2Regslast13:
+	MOVQ  624(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast14
+	SUBQ  CX, DI
+	MOVQ  DI, 1328(AX)
+	MOVQ  496(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1200(AX)
+
+chachaXOR16AVX2Regslast14:
+	MOVQ  632(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR16AVX2Regslast15
+	SUBQ  CX, DI
+	MOVQ  DI, 1336(AX)
+	MOVQ  504(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1208(AX)
+
+chachaXOR16AVX2Regslast15:
+chachaXOR16AVX2Regslastdone:
 	// Group 0: lanes 0 to 7.
 	VMOVDQU (AX), Y0
 	VMOVDQU Y0, 1344(AX)
@@ -4224,6 +4392,94 @@ TEXT ·chachaXOR8AVX2Regs(SB), NOSPLIT, $0-32
 	XORQ    CX, CX
 
 chachaXOR8AVX2Regsblock:
+	CMPQ DX, $0x01
+	JNE  chachaXOR8AVX2Regslastdone
+	MOVQ lanes+8(FP), SI
+	CMPQ 640(SI), $0x00
+	JE   chachaXOR8AVX2Regslastdone
+
+	// The call's last block: the lanes with last addresses move there.
+	MOVQ  512(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR8AVX2Regslast0
+	SUBQ  CX, DI
+	MOVQ  DI, 1216(AX)
+	MOVQ  384(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1088(AX)
+
+chachaXOR8AVX2Regslast0:
+	MOVQ  520(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR8AVX2Regslast1
+	SUBQ  CX, DI
+	MOVQ  DI, 1224(AX)
+	MOVQ  392(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1096(AX)
+
+chachaXOR8AVX2Regslast1:
+	MOVQ  528(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR8AVX2Regslast2
+	SUBQ  CX, DI
+	MOVQ  DI, 1232(AX)
+	MOVQ  400(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1104(AX)
+
+chachaXOR8AVX2Regslast2:
+	MOVQ  536(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR8AVX2Regslast3
+	SUBQ  CX, DI
+	MOVQ  DI, 1240(AX)
+	MOVQ  408(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1112(AX)
+
+chachaXOR8AVX2Regslast3:
+	MOVQ  544(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR8AVX2Regslast4
+	SUBQ  CX, DI
+	MOVQ  DI, 1248(AX)
+	MOVQ  416(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1120(AX)
+
+chachaXOR8AVX2Regslast4:
+	MOVQ  552(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR8AVX2Regslast5
+	SUBQ  CX, DI
+	MOVQ  DI, 1256(AX)
+	MOVQ  424(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1128(AX)
+
+chachaXOR8AVX2Regslast5:
+	MOVQ  560(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR8AVX2Regslast6
+	SUBQ  CX, DI
+	MOVQ  DI, 1264(AX)
+	MOVQ  432(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1136(AX)
+
+chachaXOR8AVX2Regslast6:
+	MOVQ  568(SI), DI
+	TESTQ DI, DI
+	JE    chachaXOR8AVX2Regslast7
+	SUBQ  CX, DI
+	MOVQ  DI, 1272(AX)
+	MOVQ  440(SI), DI
+	SUBQ  CX, DI
+	MOVQ  DI, 1144(AX)
+
+chachaXOR8AVX2Regslast7:
+chachaXOR8AVX2Regslastdone:
 	// Group 0: lanes 0 to 7.
 	VMOVDQU (AX), Y0
 	VMOVDQU Y0, 1344(AX)
@@ -4733,6 +4989,175 @@ TEXT ·chachaXOR16MACAVX2Regs(SB), NOSPLIT, $8-40
 	MOVQ    $0x00000000, (SP)
 
 chachaXOR16MACAVX2Regsblock:
+	MOVQ (SP), DX
+	CMPQ n+16(FP), $0x01
+	JNE  chachaXOR16MACAVX2Regslastdone
+	MOVQ lanes+8(FP), R8
+	CMPQ 640(R8), $0x00
+	JE   chachaXOR16MACAVX2Regslastdone
+
+	// The call's last block: the lanes with last addresses move there.
+	MOVQ  512(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast0
+	SUBQ  DX, R9
+	MOVQ  R9, 1216(DI)
+	MOVQ  384(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1088(DI)
+
+chachaXOR16MACAVX2Regslast0:
+	MOVQ  520(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast1
+	SUBQ  DX, R9
+	MOVQ  R9, 1224(DI)
+	MOVQ  392(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1096(DI)
+
+chachaXOR16MACAVX2Regslast1:
+	MOVQ  528(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast2
+	SUBQ  DX, R9
+	MOVQ  R9, 1232(DI)
+	MOVQ  400(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1104(DI)
+
+chachaXOR16MACAVX2Regslast2:
+	MOVQ  536(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast3
+	SUBQ  DX, R9
+	MOVQ  R9, 1240(DI)
+	MOVQ  408(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1112(DI)
+
+chachaXOR16MACAVX2Regslast3:
+	MOVQ  544(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast4
+	SUBQ  DX, R9
+	MOVQ  R9, 1248(DI)
+	MOVQ  416(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1120(DI)
+
+chachaXOR16MACAVX2Regslast4:
+	MOVQ  552(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast5
+	SUBQ  DX, R9
+	MOVQ  R9, 1256(DI)
+	MOVQ  424(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1128(DI)
+
+chachaXOR16MACAVX2Regslast5:
+	MOVQ  560(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast6
+	SUBQ  DX, R9
+	MOVQ  R9, 1264(DI)
+	MOVQ  432(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1136(DI)
+
+chachaXOR16MACAVX2Regslast6:
+	MOVQ  568(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast7
+	SUBQ  DX, R9
+	MOVQ  R9, 1272(DI)
+	MOVQ  440(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1144(DI)
+
+chachaXOR16MACAVX2Regslast7:
+	MOVQ  576(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast8
+	SUBQ  DX, R9
+	MOVQ  R9, 1280(DI)
+	MOVQ  448(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1152(DI)
+
+chachaXOR16MACAVX2Regslast8:
+	MOVQ  584(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast9
+	SUBQ  DX, R9
+	MOVQ  R9, 1288(DI)
+	MOVQ  456(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1160(DI)
+
+chachaXOR16MACAVX2Regslast9:
+	MOVQ  592(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast10
+	SUBQ  DX, R9
+	MOVQ  R9, 1296(DI)
+	MOVQ  464(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1168(DI)
+
+chachaXOR16MACAVX2Regslast10:
+	MOVQ  600(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast11
+	SUBQ  DX, R9
+	MOVQ  R9, 1304(DI)
+	MOVQ  472(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1176(DI)
+
+chachaXOR16MACAVX2Regslast11:
+	MOVQ  608(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast12
+	SUBQ  DX, R9
+	MOVQ  R9, 1312(DI)
+	MOVQ  480(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1184(DI)
+
+chachaXOR16MACAVX2Regslast12:
+	MOVQ  616(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast13
+	SUBQ  DX, R9
+	MOVQ  R9, 1320(DI)
+	MOVQ  488(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1192(DI)
+
+chachaXOR16MACAVX2Regslast13:
+	MOVQ  624(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast14
+	SUBQ  DX, R9
+	MOVQ  R9, 1328(DI)
+	MOVQ  496(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1200(DI)
+
+chachaXOR16MACAVX2Regslast14:
+	MOVQ  632(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR16MACAVX2Regslast15
+	SUBQ  DX, R9
+	MOVQ  R9, 1336(DI)
+	MOVQ  504(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1208(DI)
+
+chachaXOR16MACAVX2Regslast15:
+chachaXOR16MACAVX2Regslastdone:
 	// Group 0: lanes 0 to 7.
 	VMOVDQU (DI), Y0
 	VMOVDQU Y0, 1344(DI)
@@ -6083,6 +6508,95 @@ TEXT ·chachaXOR8MACAVX2Regs(SB), NOSPLIT, $8-40
 	MOVQ    $0x00000000, (SP)
 
 chachaXOR8MACAVX2Regsblock:
+	MOVQ (SP), DX
+	CMPQ n+16(FP), $0x01
+	JNE  chachaXOR8MACAVX2Regslastdone
+	MOVQ lanes+8(FP), R8
+	CMPQ 640(R8), $0x00
+	JE   chachaXOR8MACAVX2Regslastdone
+
+	// The call's last block: the lanes with last addresses move there.
+	MOVQ  512(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR8MACAVX2Regslast0
+	SUBQ  DX, R9
+	MOVQ  R9, 1216(DI)
+	MOVQ  384(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1088(DI)
+
+chachaXOR8MACAVX2Regslast0:
+	MOVQ  520(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR8MACAVX2Regslast1
+	SUBQ  DX, R9
+	MOVQ  R9, 1224(DI)
+	MOVQ  392(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1096(DI)
+
+chachaXOR8MACAVX2Regslast1:
+	MOVQ  528(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR8MACAVX2Regslast2
+	SUBQ  DX, R9
+	MOVQ  R9, 1232(DI)
+	MOVQ  400(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1104(DI)
+
+chachaXOR8MACAVX2Regslast2:
+	MOVQ  536(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR8MACAVX2Regslast3
+	SUBQ  DX, R9
+	MOVQ  R9, 1240(DI)
+	MOVQ  408(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1112(DI)
+
+chachaXOR8MACAVX2Regslast3:
+	MOVQ  544(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR8MACAVX2Regslast4
+	SUBQ  DX, R9
+	MOVQ  R9, 1248(DI)
+	MOVQ  416(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1120(DI)
+
+chachaXOR8MACAVX2Regslast4:
+	MOVQ  552(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR8MACAVX2Regslast5
+	SUBQ  DX, R9
+	MOVQ  R9, 1256(DI)
+	MOVQ  424(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1128(DI)
+
+chachaXOR8MACAVX2Regslast5:
+	MOVQ  560(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR8MACAVX2Regslast6
+	SUBQ  DX, R9
+	MOVQ  R9, 1264(DI)
+	MOVQ  432(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1136(DI)
+
+chachaXOR8MACAVX2Regslast6:
+	MOVQ  568(R8), R9
+	TESTQ R9, R9
+	JE    chachaXOR8MACAVX2Regslast7
+	SUBQ  DX, R9
+	MOVQ  R9, 1272(DI)
+	MOVQ  440(R8), R9
+	SUBQ  DX, R9
+	MOVQ  R9, 1144(DI)
+
+chachaXOR8MACAVX2Regslast7:
+chachaXOR8MACAVX2Regslastdone:
 	// Group 0: lanes 0 to 7.
 	VMOVDQU (DI), Y0
 	VMOVDQU Y0, 1344(DI)

@@ -80,11 +80,13 @@ import (
 // then left as they were. amd64 implements them in chacha_amd64.go, other builds in chacha_noasm.go.
 type laneKernels struct {
 	simd Tier // whose kernels: AVX512 or AVX2 (amd64), or Generic for the portable ones
-	// masked: the stream kernel stores a call's last block under tab.mask, and at chachaPtrs16's
-	// last addresses where they are set: no tail segment.
-	masked  bool
-	radix44 bool // the Poly1305 table is in radix 2^44 and polyFinishKernel finishes it; else radix 2^26
-	fewOps  int  // batches and chunks of at most this many ops run one op at a time (laneOneOp)
+	// masked: the stream kernel stores a call's last block under tab.mask: no tail segment.
+	masked bool
+	// lastApart: the stream kernels write a call's last block at chachaPtrs16's last addresses
+	// where they are set (block1InPlace).
+	lastApart bool
+	radix44   bool // the Poly1305 table is in radix 2^44 and polyFinishKernel finishes it; else radix 2^26
+	fewOps    int  // batches and chunks of at most this many ops run one op at a time (laneOneOp)
 	// longAlone, where not zero: messages of at least this many bytes run one at a time (laneOneOp)
 	// in any batch, since 16 of them streamed side by side no longer stay in the caches.
 	longAlone int
@@ -104,10 +106,10 @@ type laneKernels struct {
 type chachaPtrs16 struct {
 	src, dst [16]unsafe.Pointer
 	off      [16]uintptr
-	// lastSrc and lastDst, for the masked kernels (laneKernels.masked) where hasLast is set: where
-	// lastDst[l] is set, lane l's last block of the call reads lastSrc[l] and writes lastDst[l]
-	// instead (keyBlocks). Calls without hasLast, all but a Seal's first of a long group, run the
-	// masked store without the per-lane choice.
+	// lastSrc and lastDst, for the kernels that take them (laneKernels.lastApart) where hasLast is
+	// set: where lastDst[l] is set, lane l's last block of the call reads lastSrc[l] and writes
+	// lastDst[l] instead (setLast). Calls without hasLast, all but a Seal's first, run the plain
+	// store without the per-lane choice.
 	lastSrc, lastDst [16]unsafe.Pointer
 	hasLast          uintptr
 }
@@ -492,7 +494,7 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 			p.ad[l], p.ct[l] = c.op[i].AD, c.ciphertext(int(i))
 		}
 		if !c.open {
-			if !c.block1InPlace(s) {
+			if !c.block1InPlace(s, n) {
 				c.xorBlock1(t, group, 1<<len(group)-1)
 			}
 			c.streamGroup(s, group, n, 0, nil)
@@ -525,20 +527,13 @@ func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, mac *
 	for l := len(group); l < 16; l++ {
 		s.onIdle(l)
 	}
-	inPlace := c.block1InPlace(s) && n > 0
-	if inPlace {
-		s.ptrs.hasLast = 1
-	}
+	inPlace := c.block1InPlace(s, n)
 	for l, i := range group {
 		s.setState(c, l, int(i), 0)
 		t.scratch[l] = [128]byte{} // the kernel XORs the key stream into it
 		s.onScratch(l)
 		if inPlace {
-			op := c.op[i]
-			s.ptrs.lastSrc[l], s.ptrs.lastDst[l] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0])
-			if n < 64 {
-				t.mask[l] = 1<<n - 1
-			}
+			s.setLast(l, c.op[i], n)
 		}
 	}
 	blocks := 1
@@ -551,23 +546,41 @@ func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, mac *
 		streamKernel(c.k, t, &s.ptrs, blocks, 64, len(group) > 8)
 	}
 	if inPlace {
-		s.ptrs.hasLast = 0
-		clear(s.ptrs.lastSrc[:])
-		clear(s.ptrs.lastDst[:])
-	}
-	if inPlace && n < 64 {
-		for l := range group {
-			t.mask[l] = ^uint64(0)
-		}
+		s.clearLast()
 	}
 }
 
-// block1InPlace reports whether keyBlocks writes block 1 of a Seal's long group into the messages:
-// on the masked kernels, which take a last block's addresses apart from the call's (an Open's block
-// 1 waits in the scratch until its tag verifies). A block in place spares xorBlock1's reloads of
-// what the kernel has just stored: up to 1.5% of a Seal of 64 ops of 1200-1420 B on AMD Zen 4
-// (docs/experiments.md, 2026-12-05 tenth session).
-func (c *chachaChunkState) block1InPlace(s *streamLanes) bool { return s.masked && !c.open }
+// block1InPlace reports whether the first call of a group of Seals writes block 1 straight into
+// the messages, n bytes long (a short group's first; its others share n's whole 16-byte blocks): on
+// the kernels that take a last block's addresses apart from the call's (laneKernels.lastApart),
+// where the block is whole or the kernel masks it. An Open's block 1 waits in the scratch until its
+// tag verifies. A block in place spares xorBlock1's reloads of what the kernel has just stored: up
+// to 1.5% of a Seal of 64 ops of 1200-1420 B on AMD Zen 4 (docs/experiments.md, 2026-12-05 tenth
+// session), some 5% of one of 64 ops of 64 B (short groups; 2026-12-06 twelfth session).
+func (c *chachaChunkState) block1InPlace(s *streamLanes, n int) bool {
+	return s.lastApart && !c.open && n > 0 && (n >= 64 || s.masked)
+}
+
+// setLast sends lane l's last block of the next call to the first bytes of op, an n-byte Seal
+// (block1InPlace), under a byte mask where n < 64.
+func (s *streamLanes) setLast(l int, op *Op, n int) {
+	s.ptrs.hasLast = 1
+	s.ptrs.lastSrc[l], s.ptrs.lastDst[l] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0])
+	if n < 64 {
+		s.tab().mask[l] = 1<<n - 1
+	}
+}
+
+// clearLast drops the lanes' last addresses after the call that setLast readied, and their masks.
+func (s *streamLanes) clearLast() {
+	s.ptrs.hasLast = 0
+	clear(s.ptrs.lastSrc[:])
+	clear(s.ptrs.lastDst[:])
+	t := s.tab()
+	for l := range 16 {
+		t.mask[l] = ^uint64(0)
+	}
+}
 
 // xorBlock1 XORs block 1's key stream, which the first call left in lane l's scratch, into the
 // message's first bytes (up to 64) for each op group[l] whose lane is in lanes: Seal's, or Open's
@@ -716,19 +729,29 @@ func (c *chachaChunkState) runShortGroups(s *streamLanes, p *polyLanes) (failed 
 		n0 := c.msgLen(int(group[0]))
 		// Blocks 0 (the Poly1305 key, RFC 8439 section 2.6) and 1 (the message's key stream) of every
 		// lane's op into its scratch, which starts zeroed: the kernel XORs the key stream into it.
+		// Block 1 of a Seal straight into the message where the kernel takes it there.
+		inPlace := c.block1InPlace(s, n0)
 		for l, i := range group {
 			s.setState(c, l, int(i), 0)
-			t.scratch[l] = [128]byte{}
+			if inPlace {
+				*(*[64]byte)(t.scratch[l][:64]) = [64]byte{}
+				s.setLast(l, c.op[i], c.msgLen(int(i)))
+			} else {
+				t.scratch[l] = [128]byte{}
+			}
 		}
 		blocks := 2
 		if n0 == 0 {
 			blocks = 1
 		}
 		streamKernel(c.k, t, &s.ptrs, blocks, 64, true)
+		if inPlace {
+			s.clearLast()
+		}
 
 		// Seal encrypts now; each lane's MAC starts: r and s from block 0, Open's expected tag, the
 		// ciphertext's partial block padded and the lengths block in the lane's scratch.
-		if !c.open {
+		if !c.open && !inPlace {
 			c.xorBlock1(t, group, 1<<len(group)-1)
 		}
 		for l, i := range group {
@@ -766,11 +789,12 @@ const (
 
 // streamLanes is the state of the 16 ChaCha20 lanes.
 type streamLanes struct {
-	masked bool                                    // the kernel takes byte masks for the last block: no segTail
-	buf    [64 + unsafe.Sizeof(streamTable{})]byte // holds the streamTable at a 64-byte boundary
-	ptrs   chachaPtrs16
-	op     [16]int     // the chunk index of the lane's op, -1 when idle
-	key    [16]uintptr // the address of the Key whose words are in the lane's rows (0: unknown), so that
+	masked    bool                                    // the kernel takes byte masks for the last block: no segTail
+	lastApart bool                                    // and last addresses (laneKernels.lastApart)
+	buf       [64 + unsafe.Sizeof(streamTable{})]byte // holds the streamTable at a 64-byte boundary
+	ptrs      chachaPtrs16
+	op        [16]int     // the chunk index of the lane's op, -1 when idle
+	key       [16]uintptr // the address of the Key whose words are in the lane's rows (0: unknown), so that
 	// an op under the same Key as the lane's last one skips rewriting them; an address, not a pointer,
 	// which would make the compiler move the ops to the heap
 	seg    [16]int  // the lane's current segment
@@ -796,7 +820,7 @@ const idleBlocks = 16
 
 // start readies the lanes for kernel set k: the constant rows, and masks that pass whole blocks.
 func (s *streamLanes) start(k laneKernels) *streamTable {
-	s.masked = k.masked
+	s.masked, s.lastApart = k.masked, k.lastApart
 	clear(s.key[:])
 	tab := s.tab()
 	for l := range 16 {

@@ -21,14 +21,15 @@ func TestStreamKernelsPortable(t *testing.T) {
 	kernels := []struct {
 		name   string
 		has    bool
-		masked bool // random byte masks for the last block, and for some lanes last addresses of their own
+		masked bool // random byte masks for the last block
+		last   bool // for some lanes, last addresses of their own (laneKernels.lastApart)
 		upper  bool // the portable kernel's lanes: all 16, or 0-7
 		run    func(*streamTable, *chachaPtrs16, int, int)
 	}{
-		{"chachaXOR16AVX512", chachaHas(AVX512), true, true, chachaXOR16AVX512},
-		{"chachaXOR16AVX2", chachaHas(AVX2), false, true, chachaXOR16AVX2},
-		{"chachaXOR16AVX2Regs", chachaHas(AVX2), false, true, chachaXOR16AVX2Regs},
-		{"chachaXOR8AVX2Regs", chachaHas(AVX2), false, false, chachaXOR8AVX2Regs},
+		{"chachaXOR16AVX512", chachaHas(AVX512), true, true, true, chachaXOR16AVX512},
+		{"chachaXOR16AVX2", chachaHas(AVX2), false, false, true, chachaXOR16AVX2},
+		{"chachaXOR16AVX2Regs", chachaHas(AVX2), false, true, true, chachaXOR16AVX2Regs},
+		{"chachaXOR8AVX2Regs", chachaHas(AVX2), false, true, false, chachaXOR8AVX2Regs},
 	}
 	for _, k := range kernels {
 		t.Run(k.name, func(t *testing.T) {
@@ -54,16 +55,16 @@ func TestStreamKernelsPortable(t *testing.T) {
 						tab.rows[16][l] %= 20
 						if k.masked {
 							tab.mask[l] = r.Uint64()
-							if r.IntN(3) == 0 { // the last block elsewhere (keyBlocks' block 1 of a Seal)
-								src := randomBytes(r, 64)
-								dst := src
-								if r.IntN(2) == 0 {
-									dst = randomBytes(r, 64)
-								}
-								s.ptrs.lastSrc[l], s.ptrs.lastDst[l] = unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
-								s.ptrs.hasLast = 1
-								lastBufs[l] = dst
+						}
+						if k.last && r.IntN(3) == 0 { // the last block elsewhere (setLast: block 1 of a Seal)
+							src := randomBytes(r, 64)
+							dst := src
+							if r.IntN(2) == 0 {
+								dst = randomBytes(r, 64)
 							}
+							s.ptrs.lastSrc[l], s.ptrs.lastDst[l] = unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
+							s.ptrs.hasLast = 1
+							lastBufs[l] = dst
 						}
 						if n == 1 && r.IntN(3) == 0 { // the lane's scratch block (a nil buffer)
 							s.onScratch(l)
@@ -328,9 +329,9 @@ func comparePolyRows(t *testing.T, got, want *polyLanes, radix44, upper bool) {
 
 // TestStreamMACKernels runs chachaXOR16MACAVX2Regs, chachaXOR8MACAVX2Regs and
 // chachaXOR16MACAVX512 against their plain stream kernels and the portable Poly1305: random lanes'
-// messages and states (and byte masks of the last block), 1 to 16 MAC lanes of 1 to 200 blocks,
-// spread over stream calls of several sizes and a last call with n = 0, so that chains start,
-// pause and resume in every position.
+// messages and states (and byte masks of the last block, and last blocks at addresses of their
+// own), 1 to 16 MAC lanes of 1 to 200 blocks, spread over stream calls of several sizes and a last
+// call with n = 0, so that chains start, pause and resume in every position.
 func TestStreamMACKernels(t *testing.T) {
 	if !chachaHas(AVX2) {
 		t.Skip("needs AVX2")
@@ -358,6 +359,8 @@ func TestStreamMACKernels(t *testing.T) {
 			calls := []int{1 + rng.IntN(3), 1 + rng.IntN(40)}
 			macBuf, got := randomBytes(rng, 16*lanePitch), randomBytes(rng, 16*lanePitch)
 			want := bytes.Clone(got)
+			lastGot := randomBytes(rng, 16*64) // the lanes' last blocks where set apart
+			lastWant := bytes.Clone(lastGot)
 			var m laneMAC
 			m.lanes, m.size = lanes, uintptr(16*blocks)
 			var ref [16]poly1305
@@ -390,13 +393,20 @@ func TestStreamMACKernels(t *testing.T) {
 					sGot.ptrs.dst[l], sGot.ptrs.off[l] = sGot.ptrs.src[l], uintptr(off)
 					sWant.ptrs.src[l] = unsafe.Pointer(&want[l*lanePitch])
 					sWant.ptrs.dst[l], sWant.ptrs.off[l] = sWant.ptrs.src[l], uintptr(off)
+					var gl, wl unsafe.Pointer
+					if rng.IntN(3) == 0 {
+						gl, wl = unsafe.Pointer(&lastGot[64*l]), unsafe.Pointer(&lastWant[64*l])
+						sGot.ptrs.hasLast, sWant.ptrs.hasLast = 1, 1
+					}
+					sGot.ptrs.lastSrc[l], sGot.ptrs.lastDst[l] = gl, gl
+					sWant.ptrs.lastSrc[l], sWant.ptrs.lastDst[l] = wl, wl
 				}
 				k.mac(tGot, &sGot.ptrs, n, 64, &m)
 				k.plain(tWant, &sWant.ptrs, n, 64)
 				off += 64 * n
 			}
 			k.mac(nil, nil, 0, 0, &m)
-			if !bytes.Equal(got, want) || tGot.rows != tWant.rows {
+			if !bytes.Equal(got, want) || !bytes.Equal(lastGot, lastWant) || tGot.rows != tWant.rows {
 				t.Fatalf("%s, calls %v: key stream or counters differ from the plain kernel", k.name, calls)
 			}
 			for l := range lanes {

@@ -12,7 +12,8 @@ import (
 
 // portableLaneSets are the driver configurations the portable kernels run in the tests: each table
 // format and stream contract the architectures' kernel sets use (amd64: AVX2 unmasked in radix 2^26,
-// AVX512 masked in radix 2^44 with IFMA and in radix 2^26 without), with and without a few-ops path,
+// with last blocks apart on the register kernels, AVX512 masked in radix 2^44 with IFMA and in radix
+// 2^26 without), with and without a few-ops path,
 // with long messages taken one at a time beside the lanes (longAlone), and with the stitched MAC
 // on all of a group's lanes (AVX2) or beside vector lanes 0-7 (AVX512 with IFMA).
 var portableLaneSets = []struct {
@@ -20,12 +21,13 @@ var portableLaneSets = []struct {
 	k    laneKernels
 }{
 	{"unmasked-radix26", laneKernels{simd: Generic, fewOps: 7}},
-	{"unmasked-radix26-stitched", laneKernels{simd: Generic, fewOps: 7, stitchedMAC: true}},
-	{"masked-radix44", laneKernels{simd: Generic, masked: true, radix44: true}},
-	{"masked-radix44-stitched", laneKernels{simd: Generic, masked: true, radix44: true, stitchedMAC: true, vectorLanes: 8}},
-	{"masked-radix26", laneKernels{simd: Generic, masked: true, fewOps: 7}},
+	{"unmasked-radix26-lastapart", laneKernels{simd: Generic, lastApart: true, fewOps: 7}},
+	{"unmasked-radix26-stitched", laneKernels{simd: Generic, lastApart: true, fewOps: 7, stitchedMAC: true}},
+	{"masked-radix44", laneKernels{simd: Generic, masked: true, lastApart: true, radix44: true}},
+	{"masked-radix44-stitched", laneKernels{simd: Generic, masked: true, lastApart: true, radix44: true, stitchedMAC: true, vectorLanes: 8}},
+	{"masked-radix26", laneKernels{simd: Generic, masked: true, lastApart: true, fewOps: 7}},
 	{"unmasked-radix44", laneKernels{simd: Generic, radix44: true}},
-	{"masked-radix44-longalone", laneKernels{simd: Generic, masked: true, radix44: true, fewOps: 7, longAlone: 1000}},
+	{"masked-radix44-longalone", laneKernels{simd: Generic, masked: true, lastApart: true, radix44: true, fewOps: 7, longAlone: 1000}},
 }
 
 // TestChaChaLanesPortable runs the lane driver on the portable kernels, on every build, against the

@@ -162,7 +162,7 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 				c.startMAC(&macs[k%2], t, group(k), vector, n)
 			}
 			vectorKeys(k, vector, t)
-			if !c.block1InPlace(s) {
+			if !c.block1InPlace(s, n) {
 				c.xorBlock1(t, group(k), 1<<len(group(k))-1)
 			}
 			c.streamGroup(s, group(k), n, 0, beside)

@@ -22,13 +22,14 @@ import (
 // destination buffers and the offset of the lane's next 64-byte block in both; the kernel does not
 // update them. The buffers' addresses never point past their ends, so the garbage collector always
 // sees valid pointers. A nil buffer stands for the table itself: the driver keeps its lanes' scratch
-// blocks behind the rows and addresses them by offset. The masked kernels also read, per lane, the
-// addresses of a call's last block where the driver sets them apart (xorLaneApart).
+// blocks behind the rows and addresses them by offset. The masked kernels and the AVX2 register
+// kernels also read, per lane, the addresses of a call's last block where the driver sets them apart
+// (xorLaneApart, lastApart).
 const (
 	ptrsSrc     = 0
 	ptrsDst     = 16 * 8
 	ptrsOff     = 32 * 8
-	ptrsLastSrc = 48 * 8 // the masked kernels': see xorLaneApart
+	ptrsLastSrc = 48 * 8 // see xorLaneApart and lastApart
 	ptrsLastDst = 64 * 8
 	ptrsHasLast = 80 * 8 // nonzero where some lane's lastDst is set
 )

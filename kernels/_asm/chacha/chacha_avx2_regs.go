@@ -105,14 +105,16 @@ func chachaLanesAVX2Regs(groups int) {
 	Implement(name)
 	Attributes(NOSPLIT)
 	if groups == 2 {
-		Doc(name+" is chachaXOR16AVX512 on AVX2 (same arguments, same result) for cores with a 1-cycle",
-			"vector integer latency: one group of 8 lanes at a time, in registers.")
+		Doc(name+" is chachaXOR16AVX512 on AVX2 (same arguments, same result, but no byte masks: every",
+			"block is whole) for cores with a 1-cycle vector integer latency: one group of 8 lanes at a",
+			"time, in registers.")
 	} else {
 		Doc(name + " is chachaXOR16AVX2Regs on lanes 0-7 only.")
 	}
 	rows, n, stride, off := laneKernelStart()
 
 	Label(name + "block")
+	lastApart(name, rows, n, off, groups)
 	for g := range groups {
 		regsGroup(rows, g, fmt.Sprintf("%srounds%d", name, g), nil)
 		xorGroup8(rows, g, off)
@@ -122,6 +124,35 @@ func chachaLanesAVX2Regs(groups int) {
 	JNZ(LabelRef(name + "block"))
 	VZEROUPPER()
 	RET()
+}
+
+// lastApart emits, at the top of a lane kernel's block loop (name's), the move of a call's last
+// block to the lanes' last addresses (chachaPtrs16.lastSrc and lastDst, where hasLast and lastDst[l]
+// are set) for the kernels without byte masks: before the last block (n, the blocks left, at 1),
+// lane l's address rows become lastSrc[l] and lastDst[l] less the offset off that the block adds.
+// The rows are the kernel's own, filled at each call's start. groups is 1 for lanes 0-7 only.
+func lastApart(name string, rows Mem, n, off Op, groups int) {
+	done := name + "lastdone"
+	CMPQ(n, U8(1))
+	JNE(LabelRef(done))
+	lanes := Mem{Base: Load(Param("lanes"), GP64())}
+	CMPQ(lanes.Offset(ptrsHasLast), U8(0))
+	JE(LabelRef(done))
+	Comment("The call's last block: the lanes with last addresses move there.")
+	for l := range 8 * groups {
+		skip := fmt.Sprintf("%slast%d", name, l)
+		a := GP64()
+		MOVQ(lanes.Offset(ptrsLastDst+8*l), a)
+		TESTQ(a, a)
+		JE(LabelRef(skip))
+		SUBQ(off, a)
+		MOVQ(a, rows.Offset(tabDstAddr+8*l))
+		MOVQ(lanes.Offset(ptrsLastSrc+8*l), a)
+		SUBQ(off, a)
+		MOVQ(a, rows.Offset(tabSrcAddr+8*l))
+		Label(skip)
+	}
+	Label(done)
 }
 
 // regsGroup runs the rounds of lane group g (lanes 8g to 8g+7) from its rows of tab at rows, hook

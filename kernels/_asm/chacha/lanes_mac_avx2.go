@@ -41,6 +41,11 @@ func chachaLanesMACAVX2Regs(groups int) {
 
 	rows, off := stitchedStreamStart(name, nM)
 	Label(name + "block")
+	{
+		o := GP64()
+		MOVQ(off, o)
+		lastApart(name, rows, nM, o, groups)
+	}
 	for g := range groups {
 		regsGroup(rows, g, fmt.Sprintf("%srounds%d", name, g), func(k int) {
 			if macPoints[k] {
