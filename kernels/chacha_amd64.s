@@ -16360,6 +16360,1640 @@ chachaPoly1305Tiny3AVX22done:
 	MOVB    CL, ok+16(FP)
 	RET
 
+// func chachaPoly1305Tiny3PipeAVX2(lanes *[3]chachaTinyLane, cur *chachaTinyPipe, prev *chachaTinyPipe, out *[3]chachaTinyLane, open bool) (ok uint8)
+// Requires: AVX, AVX2, BMI2, CMOV
+TEXT ·chachaPoly1305Tiny3PipeAVX2(SB), NOSPLIT, $32-41
+	// The chain starts at prev's lane 0, or is done at once without prev.
+	MOVQ  prev+16(FP), DX
+	TESTQ DX, DX
+	JNZ   chachaPoly1305Tiny3PipeAVX2chain
+	MOVQ  $0x00000003, (SP)
+	XORQ  SI, SI
+	MOVQ  SI, 8(SP)
+	JMP   chachaPoly1305Tiny3PipeAVX2chained
+
+chachaPoly1305Tiny3PipeAVX2chain:
+	XORQ   DX, DX
+	XORQ   AX, AX
+	XORQ   CX, CX
+	XORQ   BX, BX
+	MOVQ   DX, (SP)
+	IMUL3Q $0x00000120, DX, DX
+	MOVQ   prev+16(FP), SI
+	ADDQ   SI, DX
+	LEAQ   (DX), SI
+	MOVQ   264(DX), DI
+	SHLQ   $0x04, DI
+	ADDQ   SI, DI
+	MOVQ   DI, 8(SP)
+	MOVQ   208(DX), DI
+	MOVQ   DI, 16(SP)
+	MOVQ   216(DX), DX
+	MOVQ   DX, 24(SP)
+
+chachaPoly1305Tiny3PipeAVX2chained:
+	MOVQ  lanes+0(FP), DX
+	TESTQ DX, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2finish
+
+	// Stage each op's AD and message, zero-padded to 16 bytes each, in cur.
+	VPXOR   Y0, Y0, Y0
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, (DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, 32(DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, 64(DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, 96(DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU X0, 128(DX)
+	MOVQ    lanes+0(FP), DX
+	MOVQ    48(DX), DX
+	MOVQ    DX, DI
+	ADDQ    $0x0f, DI
+	ANDQ    $-16, DI
+	MOVQ    cur+8(FP), R8
+	MOVQ    DI, 272(R8)
+	MOVQ    cur+8(FP), DI
+	LEAQ    (DI), DI
+	MOVQ    lanes+0(FP), R8
+	MOVQ    40(R8), R8
+	CMPQ    DX, $0x20
+	JB      chachaPoly1305Tiny3PipeAVX2stage0adtail
+
+chachaPoly1305Tiny3PipeAVX2stage0adloop:
+	VMOVDQU (R8), Y1
+	VMOVDQU Y1, (DI)
+	ADDQ    $0x20, R8
+	ADDQ    $0x20, DI
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2stage0adloop
+
+chachaPoly1305Tiny3PipeAVX2stage0adtail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3PipeAVX2stage0ad16
+	VMOVDQU (R8), X1
+	VMOVDQU X1, (DI)
+	ADDQ    $0x10, R8
+	ADDQ    $0x10, DI
+
+chachaPoly1305Tiny3PipeAVX2stage0ad16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage0ad8
+	MOVQ  (R8), R9
+	MOVQ  R9, (DI)
+	ADDQ  $0x08, R8
+	ADDQ  $0x08, DI
+
+chachaPoly1305Tiny3PipeAVX2stage0ad8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage0ad4
+	MOVL  (R8), R9
+	MOVL  R9, (DI)
+	ADDQ  $0x04, R8
+	ADDQ  $0x04, DI
+
+chachaPoly1305Tiny3PipeAVX2stage0ad4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage0ad2
+	MOVW  (R8), R9
+	MOVW  R9, (DI)
+	ADDQ  $0x02, R8
+	ADDQ  $0x02, DI
+
+chachaPoly1305Tiny3PipeAVX2stage0ad2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage0ad1
+	MOVB  (R8), DL
+	MOVB  DL, (DI)
+
+chachaPoly1305Tiny3PipeAVX2stage0ad1:
+	MOVQ cur+8(FP), DX
+	LEAQ (DX), DX
+	MOVQ cur+8(FP), DI
+	ADDQ 272(DI), DX
+	MOVQ lanes+0(FP), DI
+	MOVQ 24(DI), DI
+	MOVQ lanes+0(FP), R8
+	MOVQ 32(R8), R8
+	CMPQ R8, $0x20
+	JB   chachaPoly1305Tiny3PipeAVX2stage0msgtail
+
+chachaPoly1305Tiny3PipeAVX2stage0msgloop:
+	VMOVDQU (DI), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, R8
+	CMPQ    R8, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2stage0msgloop
+
+chachaPoly1305Tiny3PipeAVX2stage0msgtail:
+	TESTQ   $0x00000010, R8
+	JZ      chachaPoly1305Tiny3PipeAVX2stage0msg16
+	VMOVDQU (DI), X1
+	VMOVDQU X1, (DX)
+	ADDQ    $0x10, DI
+	ADDQ    $0x10, DX
+
+chachaPoly1305Tiny3PipeAVX2stage0msg16:
+	TESTQ $0x00000008, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage0msg8
+	MOVQ  (DI), R9
+	MOVQ  R9, (DX)
+	ADDQ  $0x08, DI
+	ADDQ  $0x08, DX
+
+chachaPoly1305Tiny3PipeAVX2stage0msg8:
+	TESTQ $0x00000004, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage0msg4
+	MOVL  (DI), R9
+	MOVL  R9, (DX)
+	ADDQ  $0x04, DI
+	ADDQ  $0x04, DX
+
+chachaPoly1305Tiny3PipeAVX2stage0msg4:
+	TESTQ $0x00000002, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage0msg2
+	MOVW  (DI), R9
+	MOVW  R9, (DX)
+	ADDQ  $0x02, DI
+	ADDQ  $0x02, DX
+
+chachaPoly1305Tiny3PipeAVX2stage0msg2:
+	TESTQ $0x00000001, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage0msg1
+	MOVB  (DI), DI
+	MOVB  DI, (DX)
+
+chachaPoly1305Tiny3PipeAVX2stage0msg1:
+	MOVQ    lanes+0(FP), DX
+	MOVQ    32(DX), DX
+	MOVQ    cur+8(FP), DI
+	MOVQ    DX, 280(DI)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, 288(DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, 320(DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, 352(DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, 384(DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU X0, 416(DX)
+	MOVQ    lanes+0(FP), DX
+	MOVQ    112(DX), DX
+	MOVQ    DX, DI
+	ADDQ    $0x0f, DI
+	ANDQ    $-16, DI
+	MOVQ    cur+8(FP), R8
+	MOVQ    DI, 560(R8)
+	MOVQ    cur+8(FP), DI
+	LEAQ    288(DI), DI
+	MOVQ    lanes+0(FP), R8
+	MOVQ    104(R8), R8
+	CMPQ    DX, $0x20
+	JB      chachaPoly1305Tiny3PipeAVX2stage1adtail
+
+chachaPoly1305Tiny3PipeAVX2stage1adloop:
+	VMOVDQU (R8), Y1
+	VMOVDQU Y1, (DI)
+	ADDQ    $0x20, R8
+	ADDQ    $0x20, DI
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2stage1adloop
+
+chachaPoly1305Tiny3PipeAVX2stage1adtail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3PipeAVX2stage1ad16
+	VMOVDQU (R8), X1
+	VMOVDQU X1, (DI)
+	ADDQ    $0x10, R8
+	ADDQ    $0x10, DI
+
+chachaPoly1305Tiny3PipeAVX2stage1ad16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage1ad8
+	MOVQ  (R8), R9
+	MOVQ  R9, (DI)
+	ADDQ  $0x08, R8
+	ADDQ  $0x08, DI
+
+chachaPoly1305Tiny3PipeAVX2stage1ad8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage1ad4
+	MOVL  (R8), R9
+	MOVL  R9, (DI)
+	ADDQ  $0x04, R8
+	ADDQ  $0x04, DI
+
+chachaPoly1305Tiny3PipeAVX2stage1ad4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage1ad2
+	MOVW  (R8), R9
+	MOVW  R9, (DI)
+	ADDQ  $0x02, R8
+	ADDQ  $0x02, DI
+
+chachaPoly1305Tiny3PipeAVX2stage1ad2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage1ad1
+	MOVB  (R8), DL
+	MOVB  DL, (DI)
+
+chachaPoly1305Tiny3PipeAVX2stage1ad1:
+	MOVQ cur+8(FP), DX
+	LEAQ 288(DX), DX
+	MOVQ cur+8(FP), DI
+	ADDQ 560(DI), DX
+	MOVQ lanes+0(FP), DI
+	MOVQ 88(DI), DI
+	MOVQ lanes+0(FP), R8
+	MOVQ 96(R8), R8
+	CMPQ R8, $0x20
+	JB   chachaPoly1305Tiny3PipeAVX2stage1msgtail
+
+chachaPoly1305Tiny3PipeAVX2stage1msgloop:
+	VMOVDQU (DI), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, R8
+	CMPQ    R8, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2stage1msgloop
+
+chachaPoly1305Tiny3PipeAVX2stage1msgtail:
+	TESTQ   $0x00000010, R8
+	JZ      chachaPoly1305Tiny3PipeAVX2stage1msg16
+	VMOVDQU (DI), X1
+	VMOVDQU X1, (DX)
+	ADDQ    $0x10, DI
+	ADDQ    $0x10, DX
+
+chachaPoly1305Tiny3PipeAVX2stage1msg16:
+	TESTQ $0x00000008, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage1msg8
+	MOVQ  (DI), R9
+	MOVQ  R9, (DX)
+	ADDQ  $0x08, DI
+	ADDQ  $0x08, DX
+
+chachaPoly1305Tiny3PipeAVX2stage1msg8:
+	TESTQ $0x00000004, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage1msg4
+	MOVL  (DI), R9
+	MOVL  R9, (DX)
+	ADDQ  $0x04, DI
+	ADDQ  $0x04, DX
+
+chachaPoly1305Tiny3PipeAVX2stage1msg4:
+	TESTQ $0x00000002, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage1msg2
+	MOVW  (DI), R9
+	MOVW  R9, (DX)
+	ADDQ  $0x02, DI
+	ADDQ  $0x02, DX
+
+chachaPoly1305Tiny3PipeAVX2stage1msg2:
+	TESTQ $0x00000001, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage1msg1
+	MOVB  (DI), DI
+	MOVB  DI, (DX)
+
+chachaPoly1305Tiny3PipeAVX2stage1msg1:
+	MOVQ    lanes+0(FP), DX
+	MOVQ    96(DX), DX
+	MOVQ    cur+8(FP), DI
+	MOVQ    DX, 568(DI)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, 576(DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, 608(DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, 640(DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU Y0, 672(DX)
+	MOVQ    cur+8(FP), DX
+	VMOVDQU X0, 704(DX)
+	MOVQ    lanes+0(FP), DX
+	MOVQ    176(DX), DX
+	MOVQ    DX, DI
+	ADDQ    $0x0f, DI
+	ANDQ    $-16, DI
+	MOVQ    cur+8(FP), R8
+	MOVQ    DI, 848(R8)
+	MOVQ    cur+8(FP), DI
+	LEAQ    576(DI), DI
+	MOVQ    lanes+0(FP), R8
+	MOVQ    168(R8), R8
+	CMPQ    DX, $0x20
+	JB      chachaPoly1305Tiny3PipeAVX2stage2adtail
+
+chachaPoly1305Tiny3PipeAVX2stage2adloop:
+	VMOVDQU (R8), Y0
+	VMOVDQU Y0, (DI)
+	ADDQ    $0x20, R8
+	ADDQ    $0x20, DI
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2stage2adloop
+
+chachaPoly1305Tiny3PipeAVX2stage2adtail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3PipeAVX2stage2ad16
+	VMOVDQU (R8), X0
+	VMOVDQU X0, (DI)
+	ADDQ    $0x10, R8
+	ADDQ    $0x10, DI
+
+chachaPoly1305Tiny3PipeAVX2stage2ad16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage2ad8
+	MOVQ  (R8), R9
+	MOVQ  R9, (DI)
+	ADDQ  $0x08, R8
+	ADDQ  $0x08, DI
+
+chachaPoly1305Tiny3PipeAVX2stage2ad8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage2ad4
+	MOVL  (R8), R9
+	MOVL  R9, (DI)
+	ADDQ  $0x04, R8
+	ADDQ  $0x04, DI
+
+chachaPoly1305Tiny3PipeAVX2stage2ad4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage2ad2
+	MOVW  (R8), R9
+	MOVW  R9, (DI)
+	ADDQ  $0x02, R8
+	ADDQ  $0x02, DI
+
+chachaPoly1305Tiny3PipeAVX2stage2ad2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage2ad1
+	MOVB  (R8), DL
+	MOVB  DL, (DI)
+
+chachaPoly1305Tiny3PipeAVX2stage2ad1:
+	MOVQ cur+8(FP), DX
+	LEAQ 576(DX), DX
+	MOVQ cur+8(FP), DI
+	ADDQ 848(DI), DX
+	MOVQ lanes+0(FP), DI
+	MOVQ 152(DI), DI
+	MOVQ lanes+0(FP), R8
+	MOVQ 160(R8), R8
+	CMPQ R8, $0x20
+	JB   chachaPoly1305Tiny3PipeAVX2stage2msgtail
+
+chachaPoly1305Tiny3PipeAVX2stage2msgloop:
+	VMOVDQU (DI), Y0
+	VMOVDQU Y0, (DX)
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, R8
+	CMPQ    R8, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2stage2msgloop
+
+chachaPoly1305Tiny3PipeAVX2stage2msgtail:
+	TESTQ   $0x00000010, R8
+	JZ      chachaPoly1305Tiny3PipeAVX2stage2msg16
+	VMOVDQU (DI), X0
+	VMOVDQU X0, (DX)
+	ADDQ    $0x10, DI
+	ADDQ    $0x10, DX
+
+chachaPoly1305Tiny3PipeAVX2stage2msg16:
+	TESTQ $0x00000008, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage2msg8
+	MOVQ  (DI), R9
+	MOVQ  R9, (DX)
+	ADDQ  $0x08, DI
+	ADDQ  $0x08, DX
+
+chachaPoly1305Tiny3PipeAVX2stage2msg8:
+	TESTQ $0x00000004, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage2msg4
+	MOVL  (DI), R9
+	MOVL  R9, (DX)
+	ADDQ  $0x04, DI
+	ADDQ  $0x04, DX
+
+chachaPoly1305Tiny3PipeAVX2stage2msg4:
+	TESTQ $0x00000002, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage2msg2
+	MOVW  (DI), R9
+	MOVW  R9, (DX)
+	ADDQ  $0x02, DI
+	ADDQ  $0x02, DX
+
+chachaPoly1305Tiny3PipeAVX2stage2msg2:
+	TESTQ $0x00000001, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage2msg1
+	MOVB  (DI), DI
+	MOVB  DI, (DX)
+
+chachaPoly1305Tiny3PipeAVX2stage2msg1:
+	MOVQ lanes+0(FP), DX
+	MOVQ 160(DX), DX
+	MOVQ cur+8(FP), DI
+	MOVQ DX, 856(DI)
+
+	// The rounds: blocks 0 and 1 of every op, one state each, interleaved; the previous
+	// triple's MAC beside them.
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	MOVQ           lanes+0(FP), DX
+	MOVQ           (DX), DX
+	VMOVDQA        Y0, Y1
+	VBROADCASTI128 (DX), Y5
+	VBROADCASTI128 16(DX), Y6
+	MOVQ           lanes+0(FP), DX
+	MOVQ           8(DX), DX
+	VMOVQ          (DX), X2
+	VPINSRD        $0x02, 8(DX), X2, X2
+	VPSLLDQ        $0x04, X2, X2
+	VINSERTI128    $0x01, X2, Y2, Y2
+	VPADDD         chachaRowCounters<>+0(SB), Y2, Y2
+	MOVQ           lanes+0(FP), DX
+	MOVQ           64(DX), DX
+	VMOVDQA        Y0, Y7
+	VBROADCASTI128 (DX), Y8
+	VBROADCASTI128 16(DX), Y9
+	MOVQ           lanes+0(FP), DX
+	MOVQ           72(DX), DX
+	VMOVQ          (DX), X3
+	VPINSRD        $0x02, 8(DX), X3, X3
+	VPSLLDQ        $0x04, X3, X3
+	VINSERTI128    $0x01, X3, Y3, Y3
+	VPADDD         chachaRowCounters<>+0(SB), Y3, Y3
+	MOVQ           lanes+0(FP), DX
+	MOVQ           128(DX), DX
+	VMOVDQA        Y0, Y0
+	VBROADCASTI128 (DX), Y10
+	VBROADCASTI128 16(DX), Y11
+	MOVQ           lanes+0(FP), DX
+	MOVQ           136(DX), DX
+	VMOVQ          (DX), X4
+	VPINSRD        $0x02, 8(DX), X4, X4
+	VPSLLDQ        $0x04, X4, X4
+	VINSERTI128    $0x01, X4, Y4, Y4
+	VPADDD         chachaRowCounters<>+0(SB), Y4, Y4
+	MOVL           $0x0000000a, DI
+
+chachaPoly1305Tiny3PipeAVX2rounds:
+	VPADDD  Y5, Y1, Y1
+	VPXOR   Y1, Y2, Y2
+	VPSHUFB chachaRotMasks<>+0(SB), Y2, Y2
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+0(SB), Y3, Y3
+	VPADDD  Y10, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
+	VPADDD  Y2, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x0c, Y5, Y12
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y3, Y9, Y9
+	VPXOR   Y9, Y8, Y8
+	VPSLLD  $0x0c, Y8, Y12
+	VPSRLD  $0x14, Y8, Y8
+	VPOR    Y12, Y8, Y8
+	VPADDD  Y4, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPSLLD  $0x0c, Y10, Y12
+	VPSRLD  $0x14, Y10, Y10
+	VPOR    Y12, Y10, Y10
+	VPADDD  Y5, Y1, Y1
+	VPXOR   Y1, Y2, Y2
+	VPSHUFB chachaRotMasks<>+32(SB), Y2, Y2
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+32(SB), Y3, Y3
+	VPADDD  Y10, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
+	VPADDD  Y2, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x07, Y5, Y12
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y3, Y9, Y9
+	VPXOR   Y9, Y8, Y8
+	VPSLLD  $0x07, Y8, Y12
+	VPSRLD  $0x19, Y8, Y8
+	VPOR    Y12, Y8, Y8
+	VPADDD  Y4, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPSLLD  $0x07, Y10, Y12
+	VPSRLD  $0x19, Y10, Y10
+	VPOR    Y12, Y10, Y10
+	CMPQ    SI, 8(SP)
+	JB      chachaPoly1305Tiny3PipeAVX2mac0_18absorb
+	MOVQ    (SP), DX
+	CMPQ    DX, $0x03
+	JAE     chachaPoly1305Tiny3PipeAVX2mac0_18
+	IMUL3Q  $0x00000120, DX, R8
+	MOVQ    prev+16(FP), R9
+	ADDQ    R9, R8
+	MOVQ    AX, 240(R8)
+	MOVQ    CX, 248(R8)
+	MOVQ    BX, 256(R8)
+	INCQ    DX
+	MOVQ    DX, (SP)
+	CMPQ    DX, $0x03
+	JAE     chachaPoly1305Tiny3PipeAVX2mac0_18
+	XORQ    AX, AX
+	XORQ    CX, CX
+	XORQ    BX, BX
+	MOVQ    DX, (SP)
+	IMUL3Q  $0x00000120, DX, DX
+	MOVQ    prev+16(FP), SI
+	ADDQ    SI, DX
+	LEAQ    (DX), SI
+	MOVQ    264(DX), R8
+	SHLQ    $0x04, R8
+	ADDQ    SI, R8
+	MOVQ    R8, 8(SP)
+	MOVQ    208(DX), R8
+	MOVQ    R8, 16(SP)
+	MOVQ    216(DX), DX
+	MOVQ    DX, 24(SP)
+
+chachaPoly1305Tiny3PipeAVX2mac0_18absorb:
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  16(SP), DX
+	MULXQ AX, R8, R9
+	MULXQ CX, R11, R10
+	ADDQ  R11, R9
+	ADCQ  $0x00, R10
+	MOVQ  24(SP), DX
+	MULXQ CX, R11, CX
+	ADDQ  R11, R10
+	ADCQ  $0x00, CX
+	MULXQ AX, R11, AX
+	ADDQ  R11, R9
+	ADCQ  AX, R10
+	ADCQ  $0x00, CX
+	MOVQ  BX, R11
+	IMULQ DX, R11
+	ADDQ  R11, CX
+	IMULQ 16(SP), BX
+	ADDQ  BX, R10
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R10, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R10
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R10
+	SHRQ $0x02, CX
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	MOVQ R8, AX
+	MOVQ R9, CX
+	ADDQ $0x10, SI
+
+chachaPoly1305Tiny3PipeAVX2mac0_18:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y1, Y1
+	VPSHUFD $0x39, Y6, Y6
+	VPSHUFD $0x4e, Y2, Y2
+	VPSHUFD $0x93, Y7, Y7
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x4e, Y3, Y3
+	VPSHUFD $0x93, Y0, Y0
+	VPSHUFD $0x39, Y11, Y11
+	VPSHUFD $0x4e, Y4, Y4
+	VPADDD  Y5, Y1, Y1
+	VPXOR   Y1, Y2, Y2
+	VPSHUFB chachaRotMasks<>+0(SB), Y2, Y2
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+0(SB), Y3, Y3
+	VPADDD  Y10, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
+	VPADDD  Y2, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x0c, Y5, Y12
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y3, Y9, Y9
+	VPXOR   Y9, Y8, Y8
+	VPSLLD  $0x0c, Y8, Y12
+	VPSRLD  $0x14, Y8, Y8
+	VPOR    Y12, Y8, Y8
+	VPADDD  Y4, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPSLLD  $0x0c, Y10, Y12
+	VPSRLD  $0x14, Y10, Y10
+	VPOR    Y12, Y10, Y10
+	VPADDD  Y5, Y1, Y1
+	VPXOR   Y1, Y2, Y2
+	VPSHUFB chachaRotMasks<>+32(SB), Y2, Y2
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+32(SB), Y3, Y3
+	VPADDD  Y10, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
+	VPADDD  Y2, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x07, Y5, Y12
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y3, Y9, Y9
+	VPXOR   Y9, Y8, Y8
+	VPSLLD  $0x07, Y8, Y12
+	VPSRLD  $0x19, Y8, Y8
+	VPOR    Y12, Y8, Y8
+	VPADDD  Y4, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPSLLD  $0x07, Y10, Y12
+	VPSRLD  $0x19, Y10, Y10
+	VPOR    Y12, Y10, Y10
+	CMPQ    SI, 8(SP)
+	JB      chachaPoly1305Tiny3PipeAVX2mac2_19absorb
+	MOVQ    (SP), DX
+	CMPQ    DX, $0x03
+	JAE     chachaPoly1305Tiny3PipeAVX2mac2_19
+	IMUL3Q  $0x00000120, DX, R8
+	MOVQ    prev+16(FP), R9
+	ADDQ    R9, R8
+	MOVQ    AX, 240(R8)
+	MOVQ    CX, 248(R8)
+	MOVQ    BX, 256(R8)
+	INCQ    DX
+	MOVQ    DX, (SP)
+	CMPQ    DX, $0x03
+	JAE     chachaPoly1305Tiny3PipeAVX2mac2_19
+	XORQ    AX, AX
+	XORQ    CX, CX
+	XORQ    BX, BX
+	MOVQ    DX, (SP)
+	IMUL3Q  $0x00000120, DX, DX
+	MOVQ    prev+16(FP), SI
+	ADDQ    SI, DX
+	LEAQ    (DX), SI
+	MOVQ    264(DX), R8
+	SHLQ    $0x04, R8
+	ADDQ    SI, R8
+	MOVQ    R8, 8(SP)
+	MOVQ    208(DX), R8
+	MOVQ    R8, 16(SP)
+	MOVQ    216(DX), DX
+	MOVQ    DX, 24(SP)
+
+chachaPoly1305Tiny3PipeAVX2mac2_19absorb:
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  16(SP), DX
+	MULXQ AX, R8, R9
+	MULXQ CX, R11, R10
+	ADDQ  R11, R9
+	ADCQ  $0x00, R10
+	MOVQ  24(SP), DX
+	MULXQ CX, R11, CX
+	ADDQ  R11, R10
+	ADCQ  $0x00, CX
+	MULXQ AX, R11, AX
+	ADDQ  R11, R9
+	ADCQ  AX, R10
+	ADCQ  $0x00, CX
+	MOVQ  BX, R11
+	IMULQ DX, R11
+	ADDQ  R11, CX
+	IMULQ 16(SP), BX
+	ADDQ  BX, R10
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R10, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R10
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R10
+	SHRQ $0x02, CX
+	ADDQ R10, R8
+	ADCQ CX, R9
+	ADCQ $0x00, BX
+	MOVQ R8, AX
+	MOVQ R9, CX
+	ADDQ $0x10, SI
+
+chachaPoly1305Tiny3PipeAVX2mac2_19:
+	VPSHUFD $0x39, Y1, Y1
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x4e, Y2, Y2
+	VPSHUFD $0x39, Y7, Y7
+	VPSHUFD $0x93, Y9, Y9
+	VPSHUFD $0x4e, Y3, Y3
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x93, Y11, Y11
+	VPSHUFD $0x4e, Y4, Y4
+	DECL    DI
+	JNZ     chachaPoly1305Tiny3PipeAVX2rounds
+
+	// Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;
+	// block 1 is the key stream: XORed into the staged message and written out (Seal, bytes
+	// past n zeroed for the MAC's padding) or kept for after the tag has matched (Open). Then
+	// the lengths block behind the ciphertext.
+	VBROADCASTI128 chachaSigma<>+0(SB), Y12
+	VPADDD         Y12, Y1, Y1
+	MOVQ           lanes+0(FP), DX
+	MOVQ           (DX), DX
+	VBROADCASTI128 (DX), Y12
+	VPADDD         Y12, Y5, Y5
+	VBROADCASTI128 16(DX), Y12
+	VPADDD         Y12, Y6, Y6
+	MOVQ           lanes+0(FP), DX
+	MOVQ           8(DX), DX
+	VMOVQ          (DX), X12
+	VPINSRD        $0x02, 8(DX), X12, X12
+	VPSLLDQ        $0x04, X12, X12
+	VINSERTI128    $0x01, X12, Y12, Y12
+	VPADDD         chachaRowCounters<>+0(SB), Y12, Y12
+	VPADDD         Y12, Y2, Y2
+	VPAND          poly1305Clamp<>+0(SB), X1, X12
+	MOVQ           cur+8(FP), DX
+	VMOVDQU        X12, 208(DX)
+	MOVQ           cur+8(FP), DX
+	VMOVDQU        X5, 224(DX)
+	MOVB           open+32(FP), DL
+	TESTB          DL, DL
+	JNZ            chachaPoly1305Tiny3PipeAVX2out0keep
+	VPERM2I128     $0x31, Y5, Y1, Y1
+	MOVQ           lanes+0(FP), DX
+	MOVQ           32(DX), DX
+	CMPQ           DX, $0x00000000
+	JBE            chachaPoly1305Tiny3PipeAVX2out0xored
+	MOVQ           cur+8(FP), DI
+	LEAQ           (DI), DI
+	MOVQ           cur+8(FP), R8
+	ADDQ           272(R8), DI
+	VPXOR          (DI), Y1, Y1
+	MOVQ           $0x00000020, R8
+	SUBQ           DX, R8
+	XORQ           DX, DX
+	CMPQ           R8, DX
+	CMOVQLT        DX, R8
+	LEAQ           chachaTailMask<>+0(SB), DX
+	VPAND          (DX)(R8*1), Y1, Y1
+	VMOVDQU        Y1, (DI)
+	VPERM2I128     $0x31, Y2, Y6, Y1
+	MOVQ           lanes+0(FP), DX
+	MOVQ           32(DX), DX
+	CMPQ           DX, $0x00000020
+	JBE            chachaPoly1305Tiny3PipeAVX2out0xored
+	MOVQ           cur+8(FP), DI
+	LEAQ           (DI), DI
+	MOVQ           cur+8(FP), R8
+	ADDQ           272(R8), DI
+	VPXOR          32(DI), Y1, Y1
+	MOVQ           $0x00000040, R8
+	SUBQ           DX, R8
+	XORQ           DX, DX
+	CMPQ           R8, DX
+	CMOVQLT        DX, R8
+	LEAQ           chachaTailMask<>+0(SB), DX
+	VPAND          (DX)(R8*1), Y1, Y1
+	VMOVDQU        Y1, 32(DI)
+
+chachaPoly1305Tiny3PipeAVX2out0xored:
+	MOVQ lanes+0(FP), DX
+	MOVQ 16(DX), DX
+	MOVQ cur+8(FP), DI
+	LEAQ (DI), DI
+	MOVQ cur+8(FP), R8
+	ADDQ 272(R8), DI
+	MOVQ lanes+0(FP), R8
+	MOVQ 32(R8), R8
+	CMPQ R8, $0x20
+	JB   chachaPoly1305Tiny3PipeAVX2out0sealouttail
+
+chachaPoly1305Tiny3PipeAVX2out0sealoutloop:
+	VMOVDQU (DI), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, R8
+	CMPQ    R8, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2out0sealoutloop
+
+chachaPoly1305Tiny3PipeAVX2out0sealouttail:
+	TESTQ   $0x00000010, R8
+	JZ      chachaPoly1305Tiny3PipeAVX2out0sealout16
+	VMOVDQU (DI), X1
+	VMOVDQU X1, (DX)
+	ADDQ    $0x10, DI
+	ADDQ    $0x10, DX
+
+chachaPoly1305Tiny3PipeAVX2out0sealout16:
+	TESTQ $0x00000008, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out0sealout8
+	MOVQ  (DI), R9
+	MOVQ  R9, (DX)
+	ADDQ  $0x08, DI
+	ADDQ  $0x08, DX
+
+chachaPoly1305Tiny3PipeAVX2out0sealout8:
+	TESTQ $0x00000004, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out0sealout4
+	MOVL  (DI), R9
+	MOVL  R9, (DX)
+	ADDQ  $0x04, DI
+	ADDQ  $0x04, DX
+
+chachaPoly1305Tiny3PipeAVX2out0sealout4:
+	TESTQ $0x00000002, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out0sealout2
+	MOVW  (DI), R9
+	MOVW  R9, (DX)
+	ADDQ  $0x02, DI
+	ADDQ  $0x02, DX
+
+chachaPoly1305Tiny3PipeAVX2out0sealout2:
+	TESTQ $0x00000001, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out0sealout1
+	MOVB  (DI), DI
+	MOVB  DI, (DX)
+
+chachaPoly1305Tiny3PipeAVX2out0sealout1:
+	JMP chachaPoly1305Tiny3PipeAVX2out0lens
+
+chachaPoly1305Tiny3PipeAVX2out0keep:
+	VPERM2I128 $0x31, Y5, Y1, Y1
+	MOVQ       cur+8(FP), DX
+	VMOVDQU    Y1, 144(DX)
+	VPERM2I128 $0x31, Y2, Y6, Y1
+	MOVQ       cur+8(FP), DX
+	VMOVDQU    Y1, 176(DX)
+
+chachaPoly1305Tiny3PipeAVX2out0lens:
+	MOVQ           lanes+0(FP), DX
+	MOVQ           32(DX), DX
+	MOVQ           DX, DI
+	ADDQ           $0x0f, DI
+	ANDQ           $-16, DI
+	MOVQ           DI, R8
+	MOVQ           cur+8(FP), R9
+	ADDQ           272(R9), R8
+	SHRQ           $0x04, R8
+	INCQ           R8
+	MOVQ           cur+8(FP), R9
+	MOVQ           R8, 264(R9)
+	MOVQ           cur+8(FP), R8
+	LEAQ           (R8), R8
+	MOVQ           cur+8(FP), R9
+	ADDQ           272(R9), R8
+	ADDQ           R8, DI
+	MOVQ           lanes+0(FP), R8
+	MOVQ           48(R8), R8
+	MOVQ           R8, (DI)
+	MOVQ           DX, 8(DI)
+	VBROADCASTI128 chachaSigma<>+0(SB), Y1
+	VPADDD         Y1, Y7, Y7
+	MOVQ           lanes+0(FP), DX
+	MOVQ           64(DX), DX
+	VBROADCASTI128 (DX), Y1
+	VPADDD         Y1, Y8, Y8
+	VBROADCASTI128 16(DX), Y1
+	VPADDD         Y1, Y9, Y9
+	MOVQ           lanes+0(FP), DX
+	MOVQ           72(DX), DX
+	VMOVQ          (DX), X1
+	VPINSRD        $0x02, 8(DX), X1, X1
+	VPSLLDQ        $0x04, X1, X1
+	VINSERTI128    $0x01, X1, Y1, Y1
+	VPADDD         chachaRowCounters<>+0(SB), Y1, Y1
+	VPADDD         Y1, Y3, Y3
+	VPAND          poly1305Clamp<>+0(SB), X7, X1
+	MOVQ           cur+8(FP), DX
+	VMOVDQU        X1, 496(DX)
+	MOVQ           cur+8(FP), DX
+	VMOVDQU        X8, 512(DX)
+	MOVB           open+32(FP), DL
+	TESTB          DL, DL
+	JNZ            chachaPoly1305Tiny3PipeAVX2out1keep
+	VPERM2I128     $0x31, Y8, Y7, Y1
+	MOVQ           lanes+0(FP), DX
+	MOVQ           96(DX), DX
+	CMPQ           DX, $0x00000000
+	JBE            chachaPoly1305Tiny3PipeAVX2out1xored
+	MOVQ           cur+8(FP), DI
+	LEAQ           288(DI), DI
+	MOVQ           cur+8(FP), R8
+	ADDQ           560(R8), DI
+	VPXOR          (DI), Y1, Y1
+	MOVQ           $0x00000020, R8
+	SUBQ           DX, R8
+	XORQ           DX, DX
+	CMPQ           R8, DX
+	CMOVQLT        DX, R8
+	LEAQ           chachaTailMask<>+0(SB), DX
+	VPAND          (DX)(R8*1), Y1, Y1
+	VMOVDQU        Y1, (DI)
+	VPERM2I128     $0x31, Y3, Y9, Y1
+	MOVQ           lanes+0(FP), DX
+	MOVQ           96(DX), DX
+	CMPQ           DX, $0x00000020
+	JBE            chachaPoly1305Tiny3PipeAVX2out1xored
+	MOVQ           cur+8(FP), DI
+	LEAQ           288(DI), DI
+	MOVQ           cur+8(FP), R8
+	ADDQ           560(R8), DI
+	VPXOR          32(DI), Y1, Y1
+	MOVQ           $0x00000040, R8
+	SUBQ           DX, R8
+	XORQ           DX, DX
+	CMPQ           R8, DX
+	CMOVQLT        DX, R8
+	LEAQ           chachaTailMask<>+0(SB), DX
+	VPAND          (DX)(R8*1), Y1, Y1
+	VMOVDQU        Y1, 32(DI)
+
+chachaPoly1305Tiny3PipeAVX2out1xored:
+	MOVQ lanes+0(FP), DX
+	MOVQ 80(DX), DX
+	MOVQ cur+8(FP), DI
+	LEAQ 288(DI), DI
+	MOVQ cur+8(FP), R8
+	ADDQ 560(R8), DI
+	MOVQ lanes+0(FP), R8
+	MOVQ 96(R8), R8
+	CMPQ R8, $0x20
+	JB   chachaPoly1305Tiny3PipeAVX2out1sealouttail
+
+chachaPoly1305Tiny3PipeAVX2out1sealoutloop:
+	VMOVDQU (DI), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, R8
+	CMPQ    R8, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2out1sealoutloop
+
+chachaPoly1305Tiny3PipeAVX2out1sealouttail:
+	TESTQ   $0x00000010, R8
+	JZ      chachaPoly1305Tiny3PipeAVX2out1sealout16
+	VMOVDQU (DI), X1
+	VMOVDQU X1, (DX)
+	ADDQ    $0x10, DI
+	ADDQ    $0x10, DX
+
+chachaPoly1305Tiny3PipeAVX2out1sealout16:
+	TESTQ $0x00000008, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out1sealout8
+	MOVQ  (DI), R9
+	MOVQ  R9, (DX)
+	ADDQ  $0x08, DI
+	ADDQ  $0x08, DX
+
+chachaPoly1305Tiny3PipeAVX2out1sealout8:
+	TESTQ $0x00000004, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out1sealout4
+	MOVL  (DI), R9
+	MOVL  R9, (DX)
+	ADDQ  $0x04, DI
+	ADDQ  $0x04, DX
+
+chachaPoly1305Tiny3PipeAVX2out1sealout4:
+	TESTQ $0x00000002, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out1sealout2
+	MOVW  (DI), R9
+	MOVW  R9, (DX)
+	ADDQ  $0x02, DI
+	ADDQ  $0x02, DX
+
+chachaPoly1305Tiny3PipeAVX2out1sealout2:
+	TESTQ $0x00000001, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out1sealout1
+	MOVB  (DI), DI
+	MOVB  DI, (DX)
+
+chachaPoly1305Tiny3PipeAVX2out1sealout1:
+	JMP chachaPoly1305Tiny3PipeAVX2out1lens
+
+chachaPoly1305Tiny3PipeAVX2out1keep:
+	VPERM2I128 $0x31, Y8, Y7, Y1
+	MOVQ       cur+8(FP), DX
+	VMOVDQU    Y1, 432(DX)
+	VPERM2I128 $0x31, Y3, Y9, Y1
+	MOVQ       cur+8(FP), DX
+	VMOVDQU    Y1, 464(DX)
+
+chachaPoly1305Tiny3PipeAVX2out1lens:
+	MOVQ           lanes+0(FP), DX
+	MOVQ           96(DX), DX
+	MOVQ           DX, DI
+	ADDQ           $0x0f, DI
+	ANDQ           $-16, DI
+	MOVQ           DI, R8
+	MOVQ           cur+8(FP), R9
+	ADDQ           560(R9), R8
+	SHRQ           $0x04, R8
+	INCQ           R8
+	MOVQ           cur+8(FP), R9
+	MOVQ           R8, 552(R9)
+	MOVQ           cur+8(FP), R8
+	LEAQ           288(R8), R8
+	MOVQ           cur+8(FP), R9
+	ADDQ           560(R9), R8
+	ADDQ           R8, DI
+	MOVQ           lanes+0(FP), R8
+	MOVQ           112(R8), R8
+	MOVQ           R8, (DI)
+	MOVQ           DX, 8(DI)
+	VBROADCASTI128 chachaSigma<>+0(SB), Y1
+	VPADDD         Y1, Y0, Y0
+	MOVQ           lanes+0(FP), DX
+	MOVQ           128(DX), DX
+	VBROADCASTI128 (DX), Y1
+	VPADDD         Y1, Y10, Y10
+	VBROADCASTI128 16(DX), Y1
+	VPADDD         Y1, Y11, Y11
+	MOVQ           lanes+0(FP), DX
+	MOVQ           136(DX), DX
+	VMOVQ          (DX), X1
+	VPINSRD        $0x02, 8(DX), X1, X1
+	VPSLLDQ        $0x04, X1, X1
+	VINSERTI128    $0x01, X1, Y1, Y1
+	VPADDD         chachaRowCounters<>+0(SB), Y1, Y1
+	VPADDD         Y1, Y4, Y4
+	VPAND          poly1305Clamp<>+0(SB), X0, X1
+	MOVQ           cur+8(FP), DX
+	VMOVDQU        X1, 784(DX)
+	MOVQ           cur+8(FP), DX
+	VMOVDQU        X10, 800(DX)
+	MOVB           open+32(FP), DL
+	TESTB          DL, DL
+	JNZ            chachaPoly1305Tiny3PipeAVX2out2keep
+	VPERM2I128     $0x31, Y10, Y0, Y0
+	MOVQ           lanes+0(FP), DX
+	MOVQ           160(DX), DX
+	CMPQ           DX, $0x00000000
+	JBE            chachaPoly1305Tiny3PipeAVX2out2xored
+	MOVQ           cur+8(FP), DI
+	LEAQ           576(DI), DI
+	MOVQ           cur+8(FP), R8
+	ADDQ           848(R8), DI
+	VPXOR          (DI), Y0, Y0
+	MOVQ           $0x00000020, R8
+	SUBQ           DX, R8
+	XORQ           DX, DX
+	CMPQ           R8, DX
+	CMOVQLT        DX, R8
+	LEAQ           chachaTailMask<>+0(SB), DX
+	VPAND          (DX)(R8*1), Y0, Y0
+	VMOVDQU        Y0, (DI)
+	VPERM2I128     $0x31, Y4, Y11, Y0
+	MOVQ           lanes+0(FP), DX
+	MOVQ           160(DX), DX
+	CMPQ           DX, $0x00000020
+	JBE            chachaPoly1305Tiny3PipeAVX2out2xored
+	MOVQ           cur+8(FP), DI
+	LEAQ           576(DI), DI
+	MOVQ           cur+8(FP), R8
+	ADDQ           848(R8), DI
+	VPXOR          32(DI), Y0, Y0
+	MOVQ           $0x00000040, R8
+	SUBQ           DX, R8
+	XORQ           DX, DX
+	CMPQ           R8, DX
+	CMOVQLT        DX, R8
+	LEAQ           chachaTailMask<>+0(SB), DX
+	VPAND          (DX)(R8*1), Y0, Y0
+	VMOVDQU        Y0, 32(DI)
+
+chachaPoly1305Tiny3PipeAVX2out2xored:
+	MOVQ lanes+0(FP), DX
+	MOVQ 144(DX), DX
+	MOVQ cur+8(FP), DI
+	LEAQ 576(DI), DI
+	MOVQ cur+8(FP), R8
+	ADDQ 848(R8), DI
+	MOVQ lanes+0(FP), R8
+	MOVQ 160(R8), R8
+	CMPQ R8, $0x20
+	JB   chachaPoly1305Tiny3PipeAVX2out2sealouttail
+
+chachaPoly1305Tiny3PipeAVX2out2sealoutloop:
+	VMOVDQU (DI), Y0
+	VMOVDQU Y0, (DX)
+	ADDQ    $0x20, DI
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, R8
+	CMPQ    R8, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2out2sealoutloop
+
+chachaPoly1305Tiny3PipeAVX2out2sealouttail:
+	TESTQ   $0x00000010, R8
+	JZ      chachaPoly1305Tiny3PipeAVX2out2sealout16
+	VMOVDQU (DI), X0
+	VMOVDQU X0, (DX)
+	ADDQ    $0x10, DI
+	ADDQ    $0x10, DX
+
+chachaPoly1305Tiny3PipeAVX2out2sealout16:
+	TESTQ $0x00000008, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out2sealout8
+	MOVQ  (DI), R9
+	MOVQ  R9, (DX)
+	ADDQ  $0x08, DI
+	ADDQ  $0x08, DX
+
+chachaPoly1305Tiny3PipeAVX2out2sealout8:
+	TESTQ $0x00000004, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out2sealout4
+	MOVL  (DI), R9
+	MOVL  R9, (DX)
+	ADDQ  $0x04, DI
+	ADDQ  $0x04, DX
+
+chachaPoly1305Tiny3PipeAVX2out2sealout4:
+	TESTQ $0x00000002, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out2sealout2
+	MOVW  (DI), R9
+	MOVW  R9, (DX)
+	ADDQ  $0x02, DI
+	ADDQ  $0x02, DX
+
+chachaPoly1305Tiny3PipeAVX2out2sealout2:
+	TESTQ $0x00000001, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out2sealout1
+	MOVB  (DI), DI
+	MOVB  DI, (DX)
+
+chachaPoly1305Tiny3PipeAVX2out2sealout1:
+	JMP chachaPoly1305Tiny3PipeAVX2out2lens
+
+chachaPoly1305Tiny3PipeAVX2out2keep:
+	VPERM2I128 $0x31, Y10, Y0, Y0
+	MOVQ       cur+8(FP), DX
+	VMOVDQU    Y0, 720(DX)
+	VPERM2I128 $0x31, Y4, Y11, Y0
+	MOVQ       cur+8(FP), DX
+	VMOVDQU    Y0, 752(DX)
+
+chachaPoly1305Tiny3PipeAVX2out2lens:
+	MOVQ lanes+0(FP), DX
+	MOVQ 160(DX), DX
+	MOVQ DX, DI
+	ADDQ $0x0f, DI
+	ANDQ $-16, DI
+	MOVQ DI, R8
+	MOVQ cur+8(FP), R9
+	ADDQ 848(R9), R8
+	SHRQ $0x04, R8
+	INCQ R8
+	MOVQ cur+8(FP), R9
+	MOVQ R8, 840(R9)
+	MOVQ cur+8(FP), R8
+	LEAQ 576(R8), R8
+	MOVQ cur+8(FP), R9
+	ADDQ 848(R9), R8
+	ADDQ R8, DI
+	MOVQ lanes+0(FP), R8
+	MOVQ 176(R8), R8
+	MOVQ R8, (DI)
+	MOVQ DX, 8(DI)
+
+chachaPoly1305Tiny3PipeAVX2finish:
+	// The chain's blocks the rounds left.
+chachaPoly1305Tiny3PipeAVX2rest:
+	CMPQ   (SP), $0x03
+	JAE    chachaPoly1305Tiny3PipeAVX2tags
+	CMPQ   SI, 8(SP)
+	JB     chachaPoly1305Tiny3PipeAVX2reststepabsorb
+	MOVQ   (SP), DX
+	CMPQ   DX, $0x03
+	JAE    chachaPoly1305Tiny3PipeAVX2reststep
+	IMUL3Q $0x00000120, DX, DI
+	MOVQ   prev+16(FP), R8
+	ADDQ   R8, DI
+	MOVQ   AX, 240(DI)
+	MOVQ   CX, 248(DI)
+	MOVQ   BX, 256(DI)
+	INCQ   DX
+	MOVQ   DX, (SP)
+	CMPQ   DX, $0x03
+	JAE    chachaPoly1305Tiny3PipeAVX2reststep
+	XORQ   AX, AX
+	XORQ   CX, CX
+	XORQ   BX, BX
+	MOVQ   DX, (SP)
+	IMUL3Q $0x00000120, DX, DX
+	MOVQ   prev+16(FP), SI
+	ADDQ   SI, DX
+	LEAQ   (DX), SI
+	MOVQ   264(DX), DI
+	SHLQ   $0x04, DI
+	ADDQ   SI, DI
+	MOVQ   DI, 8(SP)
+	MOVQ   208(DX), DI
+	MOVQ   DI, 16(SP)
+	MOVQ   216(DX), DX
+	MOVQ   DX, 24(SP)
+
+chachaPoly1305Tiny3PipeAVX2reststepabsorb:
+	ADDQ (SI), AX
+	ADCQ 8(SI), CX
+	ADCQ $0x01, BX
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  16(SP), DX
+	MULXQ AX, DI, R8
+	MULXQ CX, R10, R9
+	ADDQ  R10, R8
+	ADCQ  $0x00, R9
+	MOVQ  24(SP), DX
+	MULXQ CX, R10, CX
+	ADDQ  R10, R9
+	ADCQ  $0x00, CX
+	MULXQ AX, R10, AX
+	ADDQ  R10, R8
+	ADCQ  AX, R9
+	ADCQ  $0x00, CX
+	MOVQ  BX, R10
+	IMULQ DX, R10
+	ADDQ  R10, CX
+	IMULQ 16(SP), BX
+	ADDQ  BX, R9
+	ADCQ  $0x00, CX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R9, BX
+	ANDQ $0x03, BX
+	ANDQ $-4, R9
+	ADDQ R9, DI
+	ADCQ CX, R8
+	ADCQ $0x00, BX
+	SHRQ $0x02, CX, R9
+	SHRQ $0x02, CX
+	ADDQ R9, DI
+	ADCQ CX, R8
+	ADCQ $0x00, BX
+	MOVQ DI, AX
+	MOVQ R8, CX
+	ADDQ $0x10, SI
+
+chachaPoly1305Tiny3PipeAVX2reststep:
+	JMP chachaPoly1305Tiny3PipeAVX2rest
+
+chachaPoly1305Tiny3PipeAVX2tags:
+	XORQ    AX, AX
+	MOVQ    prev+16(FP), CX
+	TESTQ   CX, CX
+	JZ      chachaPoly1305Tiny3PipeAVX2done
+	MOVQ    prev+16(FP), CX
+	MOVQ    240(CX), CX
+	MOVQ    prev+16(FP), DX
+	MOVQ    248(DX), DX
+	MOVQ    prev+16(FP), BX
+	MOVQ    256(BX), BX
+	MOVQ    prev+16(FP), SI
+	MOVQ    CX, DI
+	ADDQ    $0x05, DI
+	MOVQ    DX, R8
+	ADCQ    $0x00, R8
+	ADCQ    $0x00, BX
+	SHRQ    $0x02, BX
+	CMOVQNE DI, CX
+	CMOVQNE R8, DX
+	ADDQ    224(SI), CX
+	ADCQ    232(SI), DX
+	MOVQ    out+24(FP), BX
+	MOVQ    56(BX), BX
+	MOVB    open+32(FP), SI
+	TESTB   SI, SI
+	JNZ     chachaPoly1305Tiny3PipeAVX2tag0verify
+	MOVQ    CX, (BX)
+	MOVQ    DX, 8(BX)
+	ORQ     $0x01, AX
+	JMP     chachaPoly1305Tiny3PipeAVX2tag0done
+
+chachaPoly1305Tiny3PipeAVX2tag0verify:
+	XORQ    (BX), CX
+	XORQ    8(BX), DX
+	ORQ     DX, CX
+	JNE     chachaPoly1305Tiny3PipeAVX2tag0done
+	ORQ     $0x01, AX
+	MOVQ    prev+16(FP), CX
+	MOVQ    280(CX), CX
+	MOVQ    prev+16(FP), DX
+	LEAQ    (DX), DX
+	MOVQ    prev+16(FP), BX
+	ADDQ    272(BX), DX
+	CMPQ    CX, $0x00000000
+	JBE     chachaPoly1305Tiny3PipeAVX2tag0xored
+	VMOVDQU (DX), Y0
+	MOVQ    prev+16(FP), BX
+	VPXOR   144(BX), Y0, Y0
+	VMOVDQU Y0, (DX)
+	CMPQ    CX, $0x00000020
+	JBE     chachaPoly1305Tiny3PipeAVX2tag0xored
+	VMOVDQU 32(DX), Y0
+	MOVQ    prev+16(FP), BX
+	VPXOR   176(BX), Y0, Y0
+	VMOVDQU Y0, 32(DX)
+
+chachaPoly1305Tiny3PipeAVX2tag0xored:
+	MOVQ out+24(FP), BX
+	MOVQ 16(BX), BX
+	CMPQ CX, $0x20
+	JB   chachaPoly1305Tiny3PipeAVX2tag0openouttail
+
+chachaPoly1305Tiny3PipeAVX2tag0openoutloop:
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2tag0openoutloop
+
+chachaPoly1305Tiny3PipeAVX2tag0openouttail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny3PipeAVX2tag0openout16
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, DX
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny3PipeAVX2tag0openout16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag0openout8
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
+	ADDQ  $0x08, DX
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny3PipeAVX2tag0openout8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag0openout4
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
+	ADDQ  $0x04, DX
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny3PipeAVX2tag0openout4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag0openout2
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
+	ADDQ  $0x02, DX
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny3PipeAVX2tag0openout2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag0openout1
+	MOVB  (DX), CL
+	MOVB  CL, (BX)
+
+chachaPoly1305Tiny3PipeAVX2tag0openout1:
+chachaPoly1305Tiny3PipeAVX2tag0done:
+	MOVQ    prev+16(FP), CX
+	MOVQ    528(CX), CX
+	MOVQ    prev+16(FP), DX
+	MOVQ    536(DX), DX
+	MOVQ    prev+16(FP), BX
+	MOVQ    544(BX), BX
+	MOVQ    prev+16(FP), SI
+	MOVQ    CX, DI
+	ADDQ    $0x05, DI
+	MOVQ    DX, R8
+	ADCQ    $0x00, R8
+	ADCQ    $0x00, BX
+	SHRQ    $0x02, BX
+	CMOVQNE DI, CX
+	CMOVQNE R8, DX
+	ADDQ    512(SI), CX
+	ADCQ    520(SI), DX
+	MOVQ    out+24(FP), BX
+	MOVQ    120(BX), BX
+	MOVB    open+32(FP), SI
+	TESTB   SI, SI
+	JNZ     chachaPoly1305Tiny3PipeAVX2tag1verify
+	MOVQ    CX, (BX)
+	MOVQ    DX, 8(BX)
+	ORQ     $0x02, AX
+	JMP     chachaPoly1305Tiny3PipeAVX2tag1done
+
+chachaPoly1305Tiny3PipeAVX2tag1verify:
+	XORQ    (BX), CX
+	XORQ    8(BX), DX
+	ORQ     DX, CX
+	JNE     chachaPoly1305Tiny3PipeAVX2tag1done
+	ORQ     $0x02, AX
+	MOVQ    prev+16(FP), CX
+	MOVQ    568(CX), CX
+	MOVQ    prev+16(FP), DX
+	LEAQ    288(DX), DX
+	MOVQ    prev+16(FP), BX
+	ADDQ    560(BX), DX
+	CMPQ    CX, $0x00000000
+	JBE     chachaPoly1305Tiny3PipeAVX2tag1xored
+	VMOVDQU (DX), Y0
+	MOVQ    prev+16(FP), BX
+	VPXOR   432(BX), Y0, Y0
+	VMOVDQU Y0, (DX)
+	CMPQ    CX, $0x00000020
+	JBE     chachaPoly1305Tiny3PipeAVX2tag1xored
+	VMOVDQU 32(DX), Y0
+	MOVQ    prev+16(FP), BX
+	VPXOR   464(BX), Y0, Y0
+	VMOVDQU Y0, 32(DX)
+
+chachaPoly1305Tiny3PipeAVX2tag1xored:
+	MOVQ out+24(FP), BX
+	MOVQ 80(BX), BX
+	CMPQ CX, $0x20
+	JB   chachaPoly1305Tiny3PipeAVX2tag1openouttail
+
+chachaPoly1305Tiny3PipeAVX2tag1openoutloop:
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2tag1openoutloop
+
+chachaPoly1305Tiny3PipeAVX2tag1openouttail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny3PipeAVX2tag1openout16
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, DX
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny3PipeAVX2tag1openout16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag1openout8
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
+	ADDQ  $0x08, DX
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny3PipeAVX2tag1openout8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag1openout4
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
+	ADDQ  $0x04, DX
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny3PipeAVX2tag1openout4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag1openout2
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
+	ADDQ  $0x02, DX
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny3PipeAVX2tag1openout2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag1openout1
+	MOVB  (DX), CL
+	MOVB  CL, (BX)
+
+chachaPoly1305Tiny3PipeAVX2tag1openout1:
+chachaPoly1305Tiny3PipeAVX2tag1done:
+	MOVQ    prev+16(FP), CX
+	MOVQ    816(CX), CX
+	MOVQ    prev+16(FP), DX
+	MOVQ    824(DX), DX
+	MOVQ    prev+16(FP), BX
+	MOVQ    832(BX), BX
+	MOVQ    prev+16(FP), SI
+	MOVQ    CX, DI
+	ADDQ    $0x05, DI
+	MOVQ    DX, R8
+	ADCQ    $0x00, R8
+	ADCQ    $0x00, BX
+	SHRQ    $0x02, BX
+	CMOVQNE DI, CX
+	CMOVQNE R8, DX
+	ADDQ    800(SI), CX
+	ADCQ    808(SI), DX
+	MOVQ    out+24(FP), BX
+	MOVQ    184(BX), BX
+	MOVB    open+32(FP), SI
+	TESTB   SI, SI
+	JNZ     chachaPoly1305Tiny3PipeAVX2tag2verify
+	MOVQ    CX, (BX)
+	MOVQ    DX, 8(BX)
+	ORQ     $0x04, AX
+	JMP     chachaPoly1305Tiny3PipeAVX2tag2done
+
+chachaPoly1305Tiny3PipeAVX2tag2verify:
+	XORQ    (BX), CX
+	XORQ    8(BX), DX
+	ORQ     DX, CX
+	JNE     chachaPoly1305Tiny3PipeAVX2tag2done
+	ORQ     $0x04, AX
+	MOVQ    prev+16(FP), CX
+	MOVQ    856(CX), CX
+	MOVQ    prev+16(FP), DX
+	LEAQ    576(DX), DX
+	MOVQ    prev+16(FP), BX
+	ADDQ    848(BX), DX
+	CMPQ    CX, $0x00000000
+	JBE     chachaPoly1305Tiny3PipeAVX2tag2xored
+	VMOVDQU (DX), Y0
+	MOVQ    prev+16(FP), BX
+	VPXOR   720(BX), Y0, Y0
+	VMOVDQU Y0, (DX)
+	CMPQ    CX, $0x00000020
+	JBE     chachaPoly1305Tiny3PipeAVX2tag2xored
+	VMOVDQU 32(DX), Y0
+	MOVQ    prev+16(FP), BX
+	VPXOR   752(BX), Y0, Y0
+	VMOVDQU Y0, 32(DX)
+
+chachaPoly1305Tiny3PipeAVX2tag2xored:
+	MOVQ out+24(FP), BX
+	MOVQ 144(BX), BX
+	CMPQ CX, $0x20
+	JB   chachaPoly1305Tiny3PipeAVX2tag2openouttail
+
+chachaPoly1305Tiny3PipeAVX2tag2openoutloop:
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny3PipeAVX2tag2openoutloop
+
+chachaPoly1305Tiny3PipeAVX2tag2openouttail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny3PipeAVX2tag2openout16
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, DX
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny3PipeAVX2tag2openout16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag2openout8
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
+	ADDQ  $0x08, DX
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny3PipeAVX2tag2openout8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag2openout4
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
+	ADDQ  $0x04, DX
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny3PipeAVX2tag2openout4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag2openout2
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
+	ADDQ  $0x02, DX
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny3PipeAVX2tag2openout2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag2openout1
+	MOVB  (DX), CL
+	MOVB  CL, (BX)
+
+chachaPoly1305Tiny3PipeAVX2tag2openout1:
+chachaPoly1305Tiny3PipeAVX2tag2done:
+chachaPoly1305Tiny3PipeAVX2done:
+	// Wipe r from the frame.
+	MOVQ $0x00000000, 16(SP)
+	MOVQ $0x00000000, 24(SP)
+	VZEROUPPER
+	MOVB AL, ok+40(FP)
+	RET
+
 // func chachaPoly1305SmallAVX512(key *[8]uint32, nonce *[12]byte, dst *byte, src *byte, n int, ad *byte, adLen int, tag *[16]byte, open bool) bool
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
 TEXT ·chachaPoly1305SmallAVX512(SB), NOSPLIT, $520-73
@@ -17564,140 +19198,6 @@ chachaPoly1305SmallAVX512openrounds4_1:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac18
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac18:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y15, Y15
-	VPSHUFD $0x39, Y23, Y23
-	VPSHUFD $0x4e, Y24, Y24
-	VPSHUFD $0x93, Y1, Y1
-	VPSHUFD $0x39, Y21, Y21
-	VPSHUFD $0x4e, Y22, Y22
-	VPSHUFD $0x93, Y2, Y2
-	VPSHUFD $0x39, Y19, Y19
-	VPSHUFD $0x4e, Y20, Y20
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac19
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac19:
-	VPADDD Y16, Y15, Y15
-	VPXORD Y15, Y24, Y24
-	VPROLD $0x10, Y24, Y24
-	VPADDD Y17, Y1, Y1
-	VPXORD Y1, Y22, Y22
-	VPROLD $0x10, Y22, Y22
-	VPADDD Y18, Y2, Y2
-	VPXORD Y2, Y20, Y20
-	VPROLD $0x10, Y20, Y20
-	VPADDD Y24, Y23, Y23
-	VPXORD Y23, Y16, Y16
-	VPROLD $0x0c, Y16, Y16
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y17, Y17
-	VPROLD $0x0c, Y17, Y17
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x0c, Y18, Y18
-	VPADDD Y16, Y15, Y15
-	VPXORD Y15, Y24, Y24
-	VPROLD $0x08, Y24, Y24
-	VPADDD Y17, Y1, Y1
-	VPXORD Y1, Y22, Y22
-	VPROLD $0x08, Y22, Y22
-	VPADDD Y18, Y2, Y2
-	VPXORD Y2, Y20, Y20
-	VPROLD $0x08, Y20, Y20
-	VPADDD Y24, Y23, Y23
-	VPXORD Y23, Y16, Y16
-	VPROLD $0x07, Y16, Y16
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y17, Y17
-	VPROLD $0x07, Y17, Y17
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x07, Y18, Y18
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512openmac20
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -17741,6 +19241,140 @@ chachaPoly1305SmallAVX512openmac19:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512openmac20:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y15, Y15
+	VPSHUFD $0x39, Y23, Y23
+	VPSHUFD $0x4e, Y24, Y24
+	VPSHUFD $0x93, Y1, Y1
+	VPSHUFD $0x39, Y21, Y21
+	VPSHUFD $0x4e, Y22, Y22
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512openmac21
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac21:
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y24, Y24
+	VPROLD $0x10, Y24, Y24
+	VPADDD Y17, Y1, Y1
+	VPXORD Y1, Y22, Y22
+	VPROLD $0x10, Y22, Y22
+	VPADDD Y18, Y2, Y2
+	VPXORD Y2, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y24, Y23, Y23
+	VPXORD Y23, Y16, Y16
+	VPROLD $0x0c, Y16, Y16
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y17, Y17
+	VPROLD $0x0c, Y17, Y17
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x0c, Y18, Y18
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y24, Y24
+	VPROLD $0x08, Y24, Y24
+	VPADDD Y17, Y1, Y1
+	VPXORD Y1, Y22, Y22
+	VPROLD $0x08, Y22, Y22
+	VPADDD Y18, Y2, Y2
+	VPXORD Y2, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y24, Y23, Y23
+	VPXORD Y23, Y16, Y16
+	VPROLD $0x07, Y16, Y16
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y17, Y17
+	VPROLD $0x07, Y17, Y17
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x07, Y18, Y18
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512openmac22
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac22:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y23, Y23
 	VPSHUFD $0x4e, Y24, Y24
@@ -17870,7 +19504,7 @@ chachaPoly1305SmallAVX512openrounds5_1:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac21
+	JAE    chachaPoly1305SmallAVX512openmac23
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -17912,7 +19546,7 @@ chachaPoly1305SmallAVX512openrounds5_1:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac21:
+chachaPoly1305SmallAVX512openmac23:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y15, Y15
 	VPSHUFD $0x39, Y25, Y25
@@ -17927,7 +19561,7 @@ chachaPoly1305SmallAVX512openmac21:
 	VPSHUFD $0x39, Y19, Y19
 	VPSHUFD $0x4e, Y20, Y20
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac22
+	JAE     chachaPoly1305SmallAVX512openmac24
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -17969,7 +19603,7 @@ chachaPoly1305SmallAVX512openmac21:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac22:
+chachaPoly1305SmallAVX512openmac24:
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y26, Y26
 	VPROLD $0x10, Y26, Y26
@@ -18019,7 +19653,7 @@ chachaPoly1305SmallAVX512openmac22:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac23
+	JAE    chachaPoly1305SmallAVX512openmac25
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -18061,7 +19695,7 @@ chachaPoly1305SmallAVX512openmac22:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac23:
+chachaPoly1305SmallAVX512openmac25:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y25, Y25
 	VPSHUFD $0x4e, Y26, Y26
@@ -18205,7 +19839,7 @@ chachaPoly1305SmallAVX512openrounds6_1:
 	VPXORD Y18, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac24
+	JAE    chachaPoly1305SmallAVX512openmac26
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -18247,7 +19881,7 @@ chachaPoly1305SmallAVX512openrounds6_1:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac24:
+chachaPoly1305SmallAVX512openmac26:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y15, Y15
 	VPSHUFD $0x39, Y24, Y24
@@ -18262,7 +19896,7 @@ chachaPoly1305SmallAVX512openmac24:
 	VPSHUFD $0x39, Y18, Y18
 	VPSHUFD $0x4e, Y19, Y19
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac25
+	JAE     chachaPoly1305SmallAVX512openmac27
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -18304,7 +19938,7 @@ chachaPoly1305SmallAVX512openmac24:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac25:
+chachaPoly1305SmallAVX512openmac27:
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y25, Y25
 	VPROLD $0x10, Y25, Y25
@@ -18354,7 +19988,7 @@ chachaPoly1305SmallAVX512openmac25:
 	VPXORD Y18, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac26
+	JAE    chachaPoly1305SmallAVX512openmac28
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -18396,7 +20030,7 @@ chachaPoly1305SmallAVX512openmac25:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac26:
+chachaPoly1305SmallAVX512openmac28:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y24, Y24
 	VPSHUFD $0x4e, Y25, Y25
@@ -18486,110 +20120,6 @@ chachaPoly1305SmallAVX512openrounds6_5:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac27
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac27:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y6, Y6
-	VPSHUFD $0x39, Y19, Y19
-	VPSHUFD $0x4e, Y20, Y20
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac28
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac28:
-	VPADDD Y18, Y6, Y6
-	VPXORD Y6, Y20, Y20
-	VPROLD $0x10, Y20, Y20
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x0c, Y18, Y18
-	VPADDD Y18, Y6, Y6
-	VPXORD Y6, Y20, Y20
-	VPROLD $0x08, Y20, Y20
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x07, Y18, Y18
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512openmac29
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -18633,6 +20163,110 @@ chachaPoly1305SmallAVX512openmac28:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512openmac29:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512openmac30
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac30:
+	VPADDD Y18, Y6, Y6
+	VPXORD Y6, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x0c, Y18, Y18
+	VPADDD Y18, Y6, Y6
+	VPXORD Y6, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x07, Y18, Y18
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512openmac31
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac31:
 	VPSHUFD $0x39, Y6, Y6
 	VPSHUFD $0x93, Y19, Y19
 	VPSHUFD $0x4e, Y20, Y20
@@ -18734,7 +20368,7 @@ chachaPoly1305SmallAVX512openrounds7_1:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac30
+	JAE    chachaPoly1305SmallAVX512openmac32
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -18776,7 +20410,7 @@ chachaPoly1305SmallAVX512openrounds7_1:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac30:
+chachaPoly1305SmallAVX512openmac32:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y15, Y15
 	VPSHUFD $0x39, Y22, Y22
@@ -18791,7 +20425,7 @@ chachaPoly1305SmallAVX512openmac30:
 	VPSHUFD $0x39, Y7, Y7
 	VPSHUFD $0x4e, Y8, Y8
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac31
+	JAE     chachaPoly1305SmallAVX512openmac33
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -18833,7 +20467,7 @@ chachaPoly1305SmallAVX512openmac30:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac31:
+chachaPoly1305SmallAVX512openmac33:
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y23, Y23
 	VPROLD $0x10, Y23, Y23
@@ -18883,7 +20517,7 @@ chachaPoly1305SmallAVX512openmac31:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac32
+	JAE    chachaPoly1305SmallAVX512openmac34
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -18925,7 +20559,7 @@ chachaPoly1305SmallAVX512openmac31:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac32:
+chachaPoly1305SmallAVX512openmac34:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y22, Y22
 	VPSHUFD $0x4e, Y23, Y23
@@ -19031,125 +20665,6 @@ chachaPoly1305SmallAVX512openrounds7_5:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac33
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac33:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y6, Y6
-	VPSHUFD $0x39, Y21, Y21
-	VPSHUFD $0x4e, Y22, Y22
-	VPSHUFD $0x93, Y8, Y8
-	VPSHUFD $0x39, Y19, Y19
-	VPSHUFD $0x4e, Y20, Y20
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac34
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac34:
-	VPADDD Y7, Y6, Y6
-	VPXORD Y6, Y22, Y22
-	VPROLD $0x10, Y22, Y22
-	VPADDD Y18, Y8, Y8
-	VPXORD Y8, Y20, Y20
-	VPROLD $0x10, Y20, Y20
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y7, Y7
-	VPROLD $0x0c, Y7, Y7
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x0c, Y18, Y18
-	VPADDD Y7, Y6, Y6
-	VPXORD Y6, Y22, Y22
-	VPROLD $0x08, Y22, Y22
-	VPADDD Y18, Y8, Y8
-	VPXORD Y8, Y20, Y20
-	VPROLD $0x08, Y20, Y20
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y7, Y7
-	VPROLD $0x07, Y7, Y7
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x07, Y18, Y18
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512openmac35
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -19193,6 +20708,125 @@ chachaPoly1305SmallAVX512openmac34:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512openmac35:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x39, Y21, Y21
+	VPSHUFD $0x4e, Y22, Y22
+	VPSHUFD $0x93, Y8, Y8
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512openmac36
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac36:
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y22, Y22
+	VPROLD $0x10, Y22, Y22
+	VPADDD Y18, Y8, Y8
+	VPXORD Y8, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y7, Y7
+	VPROLD $0x0c, Y7, Y7
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x0c, Y18, Y18
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y22, Y22
+	VPROLD $0x08, Y22, Y22
+	VPADDD Y18, Y8, Y8
+	VPXORD Y8, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y7, Y7
+	VPROLD $0x07, Y7, Y7
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x07, Y18, Y18
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512openmac37
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac37:
 	VPSHUFD $0x39, Y6, Y6
 	VPSHUFD $0x93, Y21, Y21
 	VPSHUFD $0x4e, Y22, Y22
@@ -19308,7 +20942,7 @@ chachaPoly1305SmallAVX512openrounds8_1:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac36
+	JAE    chachaPoly1305SmallAVX512openmac38
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -19350,7 +20984,7 @@ chachaPoly1305SmallAVX512openrounds8_1:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac36:
+chachaPoly1305SmallAVX512openmac38:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y15, Y15
 	VPSHUFD $0x39, Y20, Y20
@@ -19365,7 +20999,7 @@ chachaPoly1305SmallAVX512openmac36:
 	VPSHUFD $0x39, Y7, Y7
 	VPSHUFD $0x4e, Y8, Y8
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac37
+	JAE     chachaPoly1305SmallAVX512openmac39
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -19407,7 +21041,7 @@ chachaPoly1305SmallAVX512openmac36:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac37:
+chachaPoly1305SmallAVX512openmac39:
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y21, Y21
 	VPROLD $0x10, Y21, Y21
@@ -19457,7 +21091,7 @@ chachaPoly1305SmallAVX512openmac37:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac38
+	JAE    chachaPoly1305SmallAVX512openmac40
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -19499,7 +21133,7 @@ chachaPoly1305SmallAVX512openmac37:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac38:
+chachaPoly1305SmallAVX512openmac40:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y20, Y20
 	VPSHUFD $0x4e, Y21, Y21
@@ -19621,140 +21255,6 @@ chachaPoly1305SmallAVX512openrounds8_5:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac39
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac39:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y6, Y6
-	VPSHUFD $0x39, Y23, Y23
-	VPSHUFD $0x4e, Y24, Y24
-	VPSHUFD $0x93, Y8, Y8
-	VPSHUFD $0x39, Y21, Y21
-	VPSHUFD $0x4e, Y22, Y22
-	VPSHUFD $0x93, Y10, Y10
-	VPSHUFD $0x39, Y19, Y19
-	VPSHUFD $0x4e, Y20, Y20
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac40
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512openmac40:
-	VPADDD Y7, Y6, Y6
-	VPXORD Y6, Y24, Y24
-	VPROLD $0x10, Y24, Y24
-	VPADDD Y9, Y8, Y8
-	VPXORD Y8, Y22, Y22
-	VPROLD $0x10, Y22, Y22
-	VPADDD Y18, Y10, Y10
-	VPXORD Y10, Y20, Y20
-	VPROLD $0x10, Y20, Y20
-	VPADDD Y24, Y23, Y23
-	VPXORD Y23, Y7, Y7
-	VPROLD $0x0c, Y7, Y7
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y9, Y9
-	VPROLD $0x0c, Y9, Y9
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x0c, Y18, Y18
-	VPADDD Y7, Y6, Y6
-	VPXORD Y6, Y24, Y24
-	VPROLD $0x08, Y24, Y24
-	VPADDD Y9, Y8, Y8
-	VPXORD Y8, Y22, Y22
-	VPROLD $0x08, Y22, Y22
-	VPADDD Y18, Y10, Y10
-	VPXORD Y10, Y20, Y20
-	VPROLD $0x08, Y20, Y20
-	VPADDD Y24, Y23, Y23
-	VPXORD Y23, Y7, Y7
-	VPROLD $0x07, Y7, Y7
-	VPADDD Y22, Y21, Y21
-	VPXORD Y21, Y9, Y9
-	VPROLD $0x07, Y9, Y9
-	VPADDD Y20, Y19, Y19
-	VPXORD Y19, Y18, Y18
-	VPROLD $0x07, Y18, Y18
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512openmac41
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -19798,6 +21298,140 @@ chachaPoly1305SmallAVX512openmac40:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512openmac41:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x39, Y23, Y23
+	VPSHUFD $0x4e, Y24, Y24
+	VPSHUFD $0x93, Y8, Y8
+	VPSHUFD $0x39, Y21, Y21
+	VPSHUFD $0x4e, Y22, Y22
+	VPSHUFD $0x93, Y10, Y10
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x4e, Y20, Y20
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512openmac42
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac42:
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y24, Y24
+	VPROLD $0x10, Y24, Y24
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y22, Y22
+	VPROLD $0x10, Y22, Y22
+	VPADDD Y18, Y10, Y10
+	VPXORD Y10, Y20, Y20
+	VPROLD $0x10, Y20, Y20
+	VPADDD Y24, Y23, Y23
+	VPXORD Y23, Y7, Y7
+	VPROLD $0x0c, Y7, Y7
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y9, Y9
+	VPROLD $0x0c, Y9, Y9
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x0c, Y18, Y18
+	VPADDD Y7, Y6, Y6
+	VPXORD Y6, Y24, Y24
+	VPROLD $0x08, Y24, Y24
+	VPADDD Y9, Y8, Y8
+	VPXORD Y8, Y22, Y22
+	VPROLD $0x08, Y22, Y22
+	VPADDD Y18, Y10, Y10
+	VPXORD Y10, Y20, Y20
+	VPROLD $0x08, Y20, Y20
+	VPADDD Y24, Y23, Y23
+	VPXORD Y23, Y7, Y7
+	VPROLD $0x07, Y7, Y7
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y9, Y9
+	VPROLD $0x07, Y9, Y9
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y18, Y18
+	VPROLD $0x07, Y18, Y18
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512openmac43
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512openmac43:
 	VPSHUFD $0x39, Y6, Y6
 	VPSHUFD $0x93, Y23, Y23
 	VPSHUFD $0x4e, Y24, Y24
@@ -19924,7 +21558,7 @@ chachaPoly1305SmallAVX512openrounds9_1:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac42
+	JAE    chachaPoly1305SmallAVX512openmac44
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -19966,7 +21600,7 @@ chachaPoly1305SmallAVX512openrounds9_1:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac42:
+chachaPoly1305SmallAVX512openmac44:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y15, Y15
 	VPSHUFD $0x39, Y18, Y18
@@ -19981,7 +21615,7 @@ chachaPoly1305SmallAVX512openmac42:
 	VPSHUFD $0x39, Y7, Y7
 	VPSHUFD $0x4e, Y8, Y8
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac43
+	JAE     chachaPoly1305SmallAVX512openmac45
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -20023,7 +21657,7 @@ chachaPoly1305SmallAVX512openmac42:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac43:
+chachaPoly1305SmallAVX512openmac45:
 	VPADDD Y16, Y15, Y15
 	VPXORD Y15, Y19, Y19
 	VPROLD $0x10, Y19, Y19
@@ -20073,7 +21707,7 @@ chachaPoly1305SmallAVX512openmac43:
 	VPXORD Y7, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac44
+	JAE    chachaPoly1305SmallAVX512openmac46
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -20115,7 +21749,7 @@ chachaPoly1305SmallAVX512openmac43:
 	MOVQ R13, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac44:
+chachaPoly1305SmallAVX512openmac46:
 	VPSHUFD $0x39, Y15, Y15
 	VPSHUFD $0x93, Y18, Y18
 	VPSHUFD $0x4e, Y19, Y19
@@ -20253,7 +21887,7 @@ chachaPoly1305SmallAVX512openrounds9_5:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac45
+	JAE    chachaPoly1305SmallAVX512openmac47
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -20295,7 +21929,7 @@ chachaPoly1305SmallAVX512openrounds9_5:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac45:
+chachaPoly1305SmallAVX512openmac47:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y6, Y6
 	VPSHUFD $0x39, Y25, Y25
@@ -20310,7 +21944,7 @@ chachaPoly1305SmallAVX512openmac45:
 	VPSHUFD $0x39, Y19, Y19
 	VPSHUFD $0x4e, Y20, Y20
 	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512openmac46
+	JAE     chachaPoly1305SmallAVX512openmac48
 	ADDQ    (DI), R9
 	ADCQ    8(DI), R10
 	ADCQ    $0x01, R11
@@ -20352,7 +21986,7 @@ chachaPoly1305SmallAVX512openmac45:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac46:
+chachaPoly1305SmallAVX512openmac48:
 	VPADDD Y7, Y6, Y6
 	VPXORD Y6, Y26, Y26
 	VPROLD $0x10, Y26, Y26
@@ -20402,7 +22036,7 @@ chachaPoly1305SmallAVX512openmac46:
 	VPXORD Y19, Y18, Y18
 	VPROLD $0x07, Y18, Y18
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512openmac47
+	JAE    chachaPoly1305SmallAVX512openmac49
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
 	ADCQ   $0x01, R11
@@ -20444,7 +22078,7 @@ chachaPoly1305SmallAVX512openmac46:
 	MOVQ R8, R10
 	ADDQ $0x10, DI
 
-chachaPoly1305SmallAVX512openmac47:
+chachaPoly1305SmallAVX512openmac49:
 	VPSHUFD $0x39, Y6, Y6
 	VPSHUFD $0x93, Y25, Y25
 	VPSHUFD $0x4e, Y26, Y26
@@ -21244,110 +22878,6 @@ chachaPoly1305SmallAVX512sealrounds5:
 	VPXORD Y0, Y4, Y4
 	VPROLD $0x07, Y4, Y4
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512sealmac48
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac48:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y2, Y2
-	VPSHUFD $0x39, Y0, Y0
-	VPSHUFD $0x4e, Y1, Y1
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512sealmac49
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac49:
-	VPADDD Y4, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x10, Y1, Y1
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y4, Y4
-	VPROLD $0x0c, Y4, Y4
-	VPADDD Y4, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x08, Y1, Y1
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y4, Y4
-	VPROLD $0x07, Y4, Y4
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512sealmac50
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -21391,6 +22921,110 @@ chachaPoly1305SmallAVX512sealmac49:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512sealmac50:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x4e, Y1, Y1
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512sealmac51
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac51:
+	VPADDD Y4, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x10, Y1, Y1
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y4, Y4
+	VPROLD $0x0c, Y4, Y4
+	VPADDD Y4, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x08, Y1, Y1
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y4, Y4
+	VPROLD $0x07, Y4, Y4
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512sealmac52
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac52:
 	VPSHUFD $0x39, Y2, Y2
 	VPSHUFD $0x93, Y0, Y0
 	VPSHUFD $0x4e, Y1, Y1
@@ -21460,125 +23094,6 @@ chachaPoly1305SmallAVX512sealrounds6:
 	VPXORD Y0, Y6, Y6
 	VPROLD $0x07, Y6, Y6
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512sealmac51
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac51:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y4, Y4
-	VPSHUFD $0x39, Y5, Y5
-	VPSHUFD $0x4e, Y9, Y9
-	VPSHUFD $0x93, Y2, Y2
-	VPSHUFD $0x39, Y0, Y0
-	VPSHUFD $0x4e, Y1, Y1
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512sealmac52
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac52:
-	VPADDD Y10, Y4, Y4
-	VPXORD Y4, Y9, Y9
-	VPROLD $0x10, Y9, Y9
-	VPADDD Y6, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x10, Y1, Y1
-	VPADDD Y9, Y5, Y5
-	VPXORD Y5, Y10, Y10
-	VPROLD $0x0c, Y10, Y10
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y6, Y6
-	VPROLD $0x0c, Y6, Y6
-	VPADDD Y10, Y4, Y4
-	VPXORD Y4, Y9, Y9
-	VPROLD $0x08, Y9, Y9
-	VPADDD Y6, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x08, Y1, Y1
-	VPADDD Y9, Y5, Y5
-	VPXORD Y5, Y10, Y10
-	VPROLD $0x07, Y10, Y10
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y6, Y6
-	VPROLD $0x07, Y6, Y6
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512sealmac53
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -21622,6 +23137,125 @@ chachaPoly1305SmallAVX512sealmac52:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512sealmac53:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y5, Y5
+	VPSHUFD $0x4e, Y9, Y9
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x4e, Y1, Y1
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512sealmac54
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac54:
+	VPADDD Y10, Y4, Y4
+	VPXORD Y4, Y9, Y9
+	VPROLD $0x10, Y9, Y9
+	VPADDD Y6, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x10, Y1, Y1
+	VPADDD Y9, Y5, Y5
+	VPXORD Y5, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y6, Y6
+	VPROLD $0x0c, Y6, Y6
+	VPADDD Y10, Y4, Y4
+	VPXORD Y4, Y9, Y9
+	VPROLD $0x08, Y9, Y9
+	VPADDD Y6, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x08, Y1, Y1
+	VPADDD Y9, Y5, Y5
+	VPXORD Y5, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y6, Y6
+	VPROLD $0x07, Y6, Y6
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512sealmac55
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac55:
 	VPSHUFD $0x39, Y4, Y4
 	VPSHUFD $0x93, Y5, Y5
 	VPSHUFD $0x4e, Y9, Y9
@@ -21718,140 +23352,6 @@ chachaPoly1305SmallAVX512sealrounds7:
 	VPXORD Y0, Y8, Y8
 	VPROLD $0x07, Y8, Y8
 	CMPQ   DI, 512(SP)
-	JAE    chachaPoly1305SmallAVX512sealmac54
-	ADDQ   (DI), R9
-	ADCQ   8(DI), R10
-	ADCQ   $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac54:
-	// Diagonals to columns, as in chachaKS4AVX512.
-	VPSHUFD $0x93, Y4, Y4
-	VPSHUFD $0x39, Y5, Y5
-	VPSHUFD $0x4e, Y11, Y11
-	VPSHUFD $0x93, Y6, Y6
-	VPSHUFD $0x39, Y7, Y7
-	VPSHUFD $0x4e, Y9, Y9
-	VPSHUFD $0x93, Y2, Y2
-	VPSHUFD $0x39, Y0, Y0
-	VPSHUFD $0x4e, Y1, Y1
-	CMPQ    DI, 512(SP)
-	JAE     chachaPoly1305SmallAVX512sealmac55
-	ADDQ    (DI), R9
-	ADCQ    8(DI), R10
-	ADCQ    $0x01, R11
-
-	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
-	MOVQ  BX, DX
-	MULXQ R9, CX, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
-
-	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, CX
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	MOVQ CX, R9
-	MOVQ R8, R10
-	ADDQ $0x10, DI
-
-chachaPoly1305SmallAVX512sealmac55:
-	VPADDD Y12, Y4, Y4
-	VPXORD Y4, Y11, Y11
-	VPROLD $0x10, Y11, Y11
-	VPADDD Y10, Y6, Y6
-	VPXORD Y6, Y9, Y9
-	VPROLD $0x10, Y9, Y9
-	VPADDD Y8, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x10, Y1, Y1
-	VPADDD Y11, Y5, Y5
-	VPXORD Y5, Y12, Y12
-	VPROLD $0x0c, Y12, Y12
-	VPADDD Y9, Y7, Y7
-	VPXORD Y7, Y10, Y10
-	VPROLD $0x0c, Y10, Y10
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y8, Y8
-	VPROLD $0x0c, Y8, Y8
-	VPADDD Y12, Y4, Y4
-	VPXORD Y4, Y11, Y11
-	VPROLD $0x08, Y11, Y11
-	VPADDD Y10, Y6, Y6
-	VPXORD Y6, Y9, Y9
-	VPROLD $0x08, Y9, Y9
-	VPADDD Y8, Y2, Y2
-	VPXORD Y2, Y1, Y1
-	VPROLD $0x08, Y1, Y1
-	VPADDD Y11, Y5, Y5
-	VPXORD Y5, Y12, Y12
-	VPROLD $0x07, Y12, Y12
-	VPADDD Y9, Y7, Y7
-	VPXORD Y7, Y10, Y10
-	VPROLD $0x07, Y10, Y10
-	VPADDD Y1, Y0, Y0
-	VPXORD Y0, Y8, Y8
-	VPROLD $0x07, Y8, Y8
-	CMPQ   DI, 512(SP)
 	JAE    chachaPoly1305SmallAVX512sealmac56
 	ADDQ   (DI), R9
 	ADCQ   8(DI), R10
@@ -21895,6 +23395,140 @@ chachaPoly1305SmallAVX512sealmac55:
 	ADDQ $0x10, DI
 
 chachaPoly1305SmallAVX512sealmac56:
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y4, Y4
+	VPSHUFD $0x39, Y5, Y5
+	VPSHUFD $0x4e, Y11, Y11
+	VPSHUFD $0x93, Y6, Y6
+	VPSHUFD $0x39, Y7, Y7
+	VPSHUFD $0x4e, Y9, Y9
+	VPSHUFD $0x93, Y2, Y2
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x4e, Y1, Y1
+	CMPQ    DI, 512(SP)
+	JAE     chachaPoly1305SmallAVX512sealmac57
+	ADDQ    (DI), R9
+	ADCQ    8(DI), R10
+	ADCQ    $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac57:
+	VPADDD Y12, Y4, Y4
+	VPXORD Y4, Y11, Y11
+	VPROLD $0x10, Y11, Y11
+	VPADDD Y10, Y6, Y6
+	VPXORD Y6, Y9, Y9
+	VPROLD $0x10, Y9, Y9
+	VPADDD Y8, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x10, Y1, Y1
+	VPADDD Y11, Y5, Y5
+	VPXORD Y5, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y9, Y7, Y7
+	VPXORD Y7, Y10, Y10
+	VPROLD $0x0c, Y10, Y10
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y8, Y8
+	VPROLD $0x0c, Y8, Y8
+	VPADDD Y12, Y4, Y4
+	VPXORD Y4, Y11, Y11
+	VPROLD $0x08, Y11, Y11
+	VPADDD Y10, Y6, Y6
+	VPXORD Y6, Y9, Y9
+	VPROLD $0x08, Y9, Y9
+	VPADDD Y8, Y2, Y2
+	VPXORD Y2, Y1, Y1
+	VPROLD $0x08, Y1, Y1
+	VPADDD Y11, Y5, Y5
+	VPXORD Y5, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	VPADDD Y9, Y7, Y7
+	VPXORD Y7, Y10, Y10
+	VPROLD $0x07, Y10, Y10
+	VPADDD Y1, Y0, Y0
+	VPXORD Y0, Y8, Y8
+	VPROLD $0x07, Y8, Y8
+	CMPQ   DI, 512(SP)
+	JAE    chachaPoly1305SmallAVX512sealmac58
+	ADDQ   (DI), R9
+	ADCQ   8(DI), R10
+	ADCQ   $0x01, R11
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  BX, DX
+	MULXQ R9, CX, R8
+	MULXQ R10, R13, R12
+	ADDQ  R13, R8
+	ADCQ  $0x00, R12
+	MOVQ  SI, DX
+	MULXQ R10, R13, R10
+	ADDQ  R13, R12
+	ADCQ  $0x00, R10
+	MULXQ R9, R13, R9
+	ADDQ  R13, R8
+	ADCQ  R9, R12
+	ADCQ  $0x00, R10
+	MOVQ  R11, R13
+	IMULQ DX, R13
+	ADDQ  R13, R10
+	IMULQ BX, R11
+	ADDQ  R11, R12
+	ADCQ  $0x00, R10
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R12, R11
+	ANDQ $0x03, R11
+	ANDQ $-4, R12
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	SHRQ $0x02, R10, R12
+	SHRQ $0x02, R10
+	ADDQ R12, CX
+	ADCQ R10, R8
+	ADCQ $0x00, R11
+	MOVQ CX, R9
+	MOVQ R8, R10
+	ADDQ $0x10, DI
+
+chachaPoly1305SmallAVX512sealmac58:
 	VPSHUFD $0x39, Y4, Y4
 	VPSHUFD $0x93, Y5, Y5
 	VPSHUFD $0x4e, Y11, Y11
@@ -22608,7 +24242,7 @@ chachaPoly1305LongAVX512sealsetrounds:
 	VPXORD Y13, Y12, Y12
 	VPROLD $0x07, Y12, Y12
 	CMPQ   SI, 64(SP)
-	JAE    chachaPoly1305LongAVX512sealmac57
+	JAE    chachaPoly1305LongAVX512sealmac59
 	ADDQ   (SI), R8
 	ADCQ   8(SI), R9
 	ADCQ   $0x01, R10
@@ -22650,7 +24284,7 @@ chachaPoly1305LongAVX512sealsetrounds:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512sealmac57:
+chachaPoly1305LongAVX512sealmac59:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y2, Y2
 	VPSHUFD $0x39, Y19, Y19
@@ -22665,7 +24299,7 @@ chachaPoly1305LongAVX512sealmac57:
 	VPSHUFD $0x39, Y13, Y13
 	VPSHUFD $0x4e, Y14, Y14
 	CMPQ    SI, 64(SP)
-	JAE     chachaPoly1305LongAVX512sealmac58
+	JAE     chachaPoly1305LongAVX512sealmac60
 	ADDQ    (SI), R8
 	ADCQ    8(SI), R9
 	ADCQ    $0x01, R10
@@ -22707,7 +24341,7 @@ chachaPoly1305LongAVX512sealmac57:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512sealmac58:
+chachaPoly1305LongAVX512sealmac60:
 	VPADDD Y3, Y2, Y2
 	VPXORD Y2, Y20, Y20
 	VPROLD $0x10, Y20, Y20
@@ -22757,7 +24391,7 @@ chachaPoly1305LongAVX512sealmac58:
 	VPXORD Y13, Y12, Y12
 	VPROLD $0x07, Y12, Y12
 	CMPQ   SI, 64(SP)
-	JAE    chachaPoly1305LongAVX512sealmac59
+	JAE    chachaPoly1305LongAVX512sealmac61
 	ADDQ   (SI), R8
 	ADCQ   8(SI), R9
 	ADCQ   $0x01, R10
@@ -22799,7 +24433,7 @@ chachaPoly1305LongAVX512sealmac58:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512sealmac59:
+chachaPoly1305LongAVX512sealmac61:
 	VPSHUFD $0x39, Y2, Y2
 	VPSHUFD $0x93, Y19, Y19
 	VPSHUFD $0x4e, Y20, Y20
@@ -23409,7 +25043,7 @@ chachaPoly1305LongAVX512opensetrounds:
 	VPXORD Y14, Y13, Y13
 	VPROLD $0x07, Y13, Y13
 	CMPQ   SI, 64(SP)
-	JAE    chachaPoly1305LongAVX512openmac60
+	JAE    chachaPoly1305LongAVX512openmac62
 	ADDQ   (SI), R8
 	ADCQ   8(SI), R9
 	ADCQ   $0x01, R10
@@ -23451,7 +25085,7 @@ chachaPoly1305LongAVX512opensetrounds:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512openmac60:
+chachaPoly1305LongAVX512openmac62:
 	// Diagonals to columns, as in chachaKS4AVX512.
 	VPSHUFD $0x93, Y5, Y5
 	VPSHUFD $0x39, Y20, Y20
@@ -23466,7 +25100,7 @@ chachaPoly1305LongAVX512openmac60:
 	VPSHUFD $0x39, Y14, Y14
 	VPSHUFD $0x4e, Y15, Y15
 	CMPQ    SI, 64(SP)
-	JAE     chachaPoly1305LongAVX512openmac61
+	JAE     chachaPoly1305LongAVX512openmac63
 	ADDQ    (SI), R8
 	ADCQ    8(SI), R9
 	ADCQ    $0x01, R10
@@ -23508,7 +25142,7 @@ chachaPoly1305LongAVX512openmac60:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512openmac61:
+chachaPoly1305LongAVX512openmac63:
 	VPADDD Y6, Y5, Y5
 	VPXORD Y5, Y21, Y21
 	VPROLD $0x10, Y21, Y21
@@ -23558,7 +25192,7 @@ chachaPoly1305LongAVX512openmac61:
 	VPXORD Y14, Y13, Y13
 	VPROLD $0x07, Y13, Y13
 	CMPQ   SI, 64(SP)
-	JAE    chachaPoly1305LongAVX512openmac62
+	JAE    chachaPoly1305LongAVX512openmac64
 	ADDQ   (SI), R8
 	ADCQ   8(SI), R9
 	ADCQ   $0x01, R10
@@ -23600,7 +25234,7 @@ chachaPoly1305LongAVX512openmac61:
 	MOVQ R12, R9
 	ADDQ $0x10, SI
 
-chachaPoly1305LongAVX512openmac62:
+chachaPoly1305LongAVX512openmac64:
 	VPSHUFD $0x39, Y5, Y5
 	VPSHUFD $0x93, Y20, Y20
 	VPSHUFD $0x4e, Y21, Y21
@@ -31992,7 +33626,7 @@ chachaXOR16MACAVX512two:
 	// Ten double rounds: columns, then diagonals (RFC 8439 section 2.3).
 	MOVL $0x0000000a, R8
 
-doubleround63:
+doubleround65:
 	VPADDD Z4, Z0, Z0
 	VPADDD Z5, Z1, Z1
 	VPADDD Z6, Z2, Z2
@@ -32007,11 +33641,11 @@ doubleround63:
 	VPROLD $0x10, Z15, Z15
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac0_64absorb
+	JB     chachaXOR16MACAVX512mac0_66absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac0_64
+	JAE    chachaXOR16MACAVX512mac0_66
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32034,7 +33668,7 @@ doubleround63:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac0_64absorb:
+chachaXOR16MACAVX512mac0_66absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32076,7 +33710,7 @@ chachaXOR16MACAVX512mac0_64absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac0_64:
+chachaXOR16MACAVX512mac0_66:
 	VPADDD Z12, Z8, Z8
 	VPADDD Z13, Z9, Z9
 	VPADDD Z14, Z10, Z10
@@ -32115,11 +33749,11 @@ chachaXOR16MACAVX512mac0_64:
 	VPROLD $0x07, Z7, Z7
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac3_65absorb
+	JB     chachaXOR16MACAVX512mac3_67absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac3_65
+	JAE    chachaXOR16MACAVX512mac3_67
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32142,7 +33776,7 @@ chachaXOR16MACAVX512mac0_64:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac3_65absorb:
+chachaXOR16MACAVX512mac3_67absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32184,7 +33818,7 @@ chachaXOR16MACAVX512mac3_65absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac3_65:
+chachaXOR16MACAVX512mac3_67:
 	VPADDD Z20, Z16, Z16
 	VPADDD Z21, Z17, Z17
 	VPADDD Z22, Z18, Z18
@@ -32223,11 +33857,11 @@ chachaXOR16MACAVX512mac3_65:
 	VPROLD $0x08, Z31, Z31
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac6_66absorb
+	JB     chachaXOR16MACAVX512mac6_68absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac6_66
+	JAE    chachaXOR16MACAVX512mac6_68
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32250,7 +33884,7 @@ chachaXOR16MACAVX512mac3_65:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac6_66absorb:
+chachaXOR16MACAVX512mac6_68absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32292,7 +33926,7 @@ chachaXOR16MACAVX512mac6_66absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac6_66:
+chachaXOR16MACAVX512mac6_68:
 	VPADDD Z28, Z24, Z24
 	VPADDD Z29, Z25, Z25
 	VPADDD Z30, Z26, Z26
@@ -32331,11 +33965,11 @@ chachaXOR16MACAVX512mac6_66:
 	VPROLD $0x0c, Z4, Z4
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac9_67absorb
+	JB     chachaXOR16MACAVX512mac9_69absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac9_67
+	JAE    chachaXOR16MACAVX512mac9_69
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32358,7 +33992,7 @@ chachaXOR16MACAVX512mac6_66:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac9_67absorb:
+chachaXOR16MACAVX512mac9_69absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32400,7 +34034,7 @@ chachaXOR16MACAVX512mac9_67absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac9_67:
+chachaXOR16MACAVX512mac9_69:
 	VPADDD Z5, Z0, Z0
 	VPADDD Z6, Z1, Z1
 	VPADDD Z7, Z2, Z2
@@ -32439,11 +34073,11 @@ chachaXOR16MACAVX512mac9_67:
 	VPROLD $0x10, Z30, Z30
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac12_68absorb
+	JB     chachaXOR16MACAVX512mac12_70absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac12_68
+	JAE    chachaXOR16MACAVX512mac12_70
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32466,7 +34100,7 @@ chachaXOR16MACAVX512mac9_67:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac12_68absorb:
+chachaXOR16MACAVX512mac12_70absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32508,7 +34142,7 @@ chachaXOR16MACAVX512mac12_68absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac12_68:
+chachaXOR16MACAVX512mac12_70:
 	VPADDD Z31, Z26, Z26
 	VPADDD Z28, Z27, Z27
 	VPADDD Z29, Z24, Z24
@@ -32547,11 +34181,11 @@ chachaXOR16MACAVX512mac12_68:
 	VPROLD $0x07, Z20, Z20
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac15_69absorb
+	JB     chachaXOR16MACAVX512mac15_71absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac15_69
+	JAE    chachaXOR16MACAVX512mac15_71
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -32574,7 +34208,7 @@ chachaXOR16MACAVX512mac12_68:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac15_69absorb:
+chachaXOR16MACAVX512mac15_71absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -32616,9 +34250,9 @@ chachaXOR16MACAVX512mac15_69absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac15_69:
+chachaXOR16MACAVX512mac15_71:
 	DECL R8
-	JNZ  doubleround63
+	JNZ  doubleround65
 
 	// Add the initial states (section 2.3) and advance the block counters.
 	VPADDD    (DI), Z0, Z0
@@ -33000,7 +34634,7 @@ chachaXOR16MACAVX512last:
 	// Ten double rounds: columns, then diagonals (RFC 8439 section 2.3).
 	MOVL $0x0000000a, R8
 
-doubleround70:
+doubleround72:
 	VPADDD Z4, Z0, Z0
 	VPADDD Z5, Z1, Z1
 	VPADDD Z6, Z2, Z2
@@ -33015,11 +34649,11 @@ doubleround70:
 	VPROLD $0x10, Z15, Z15
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac0_71absorb
+	JB     chachaXOR16MACAVX512mac0_73absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac0_71
+	JAE    chachaXOR16MACAVX512mac0_73
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -33042,7 +34676,7 @@ doubleround70:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac0_71absorb:
+chachaXOR16MACAVX512mac0_73absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -33084,7 +34718,7 @@ chachaXOR16MACAVX512mac0_71absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac0_71:
+chachaXOR16MACAVX512mac0_73:
 	VPADDD Z12, Z8, Z8
 	VPADDD Z13, Z9, Z9
 	VPADDD Z14, Z10, Z10
@@ -33123,11 +34757,11 @@ chachaXOR16MACAVX512mac0_71:
 	VPROLD $0x07, Z7, Z7
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac3_72absorb
+	JB     chachaXOR16MACAVX512mac3_74absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac3_72
+	JAE    chachaXOR16MACAVX512mac3_74
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -33150,7 +34784,7 @@ chachaXOR16MACAVX512mac0_71:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac3_72absorb:
+chachaXOR16MACAVX512mac3_74absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -33192,7 +34826,7 @@ chachaXOR16MACAVX512mac3_72absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac3_72:
+chachaXOR16MACAVX512mac3_74:
 	VPADDD Z20, Z16, Z16
 	VPADDD Z21, Z17, Z17
 	VPADDD Z22, Z18, Z18
@@ -33231,11 +34865,11 @@ chachaXOR16MACAVX512mac3_72:
 	VPROLD $0x08, Z31, Z31
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac6_73absorb
+	JB     chachaXOR16MACAVX512mac6_75absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac6_73
+	JAE    chachaXOR16MACAVX512mac6_75
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -33258,7 +34892,7 @@ chachaXOR16MACAVX512mac3_72:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac6_73absorb:
+chachaXOR16MACAVX512mac6_75absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -33300,7 +34934,7 @@ chachaXOR16MACAVX512mac6_73absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac6_73:
+chachaXOR16MACAVX512mac6_75:
 	VPADDD Z28, Z24, Z24
 	VPADDD Z29, Z25, Z25
 	VPADDD Z30, Z26, Z26
@@ -33339,11 +34973,11 @@ chachaXOR16MACAVX512mac6_73:
 	VPROLD $0x0c, Z4, Z4
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac9_74absorb
+	JB     chachaXOR16MACAVX512mac9_76absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac9_74
+	JAE    chachaXOR16MACAVX512mac9_76
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -33366,7 +35000,7 @@ chachaXOR16MACAVX512mac6_73:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac9_74absorb:
+chachaXOR16MACAVX512mac9_76absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -33408,7 +35042,7 @@ chachaXOR16MACAVX512mac9_74absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac9_74:
+chachaXOR16MACAVX512mac9_76:
 	VPADDD Z5, Z0, Z0
 	VPADDD Z6, Z1, Z1
 	VPADDD Z7, Z2, Z2
@@ -33447,11 +35081,11 @@ chachaXOR16MACAVX512mac9_74:
 	VPROLD $0x10, Z30, Z30
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac12_75absorb
+	JB     chachaXOR16MACAVX512mac12_77absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac12_75
+	JAE    chachaXOR16MACAVX512mac12_77
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -33474,7 +35108,7 @@ chachaXOR16MACAVX512mac9_74:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac12_75absorb:
+chachaXOR16MACAVX512mac12_77absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -33516,7 +35150,7 @@ chachaXOR16MACAVX512mac12_75absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac12_75:
+chachaXOR16MACAVX512mac12_77:
 	VPADDD Z31, Z26, Z26
 	VPADDD Z28, Z27, Z27
 	VPADDD Z29, Z24, Z24
@@ -33555,11 +35189,11 @@ chachaXOR16MACAVX512mac12_75:
 	VPROLD $0x07, Z20, Z20
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac15_76absorb
+	JB     chachaXOR16MACAVX512mac15_78absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac15_76
+	JAE    chachaXOR16MACAVX512mac15_78
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -33582,7 +35216,7 @@ chachaXOR16MACAVX512mac12_75:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac15_76absorb:
+chachaXOR16MACAVX512mac15_78absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -33624,9 +35258,9 @@ chachaXOR16MACAVX512mac15_76absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac15_76:
+chachaXOR16MACAVX512mac15_78:
 	DECL R8
-	JNZ  doubleround70
+	JNZ  doubleround72
 
 	// Add the initial states (section 2.3) and advance the block counters.
 	VPADDD    (DI), Z0, Z0
@@ -33902,7 +35536,7 @@ chachaXOR16MACAVX512mac15_76:
 	VSHUFI32X4  $0xdd, Z4, Z0, Z0
 	MOVQ        lanes+8(FP), R8
 	CMPQ        640(R8), $0x00
-	JNE         lastapart77
+	JNE         lastapart79
 	MOVQ        1088(DI), R8
 	MOVQ        1216(DI), R9
 	KMOVQ       2368(DI), K1
@@ -33999,9 +35633,9 @@ chachaXOR16MACAVX512mac15_76:
 	VMOVDQU8.Z  (R8)(DX*1), K1, Z1
 	VPXORD      Z1, Z0, Z0
 	VMOVDQU8    Z0, K1, (R9)(DX*1)
-	JMP         laststored77
+	JMP         laststored79
 
-lastapart77:
+lastapart79:
 	MOVQ       1088(DI), R9
 	MOVQ       1216(DI), R10
 	ADDQ       DX, R9
@@ -34195,7 +35829,7 @@ lastapart77:
 	VPXORD     Z1, Z0, Z0
 	VMOVDQU8   Z0, K1, (R10)
 
-laststored77:
+laststored79:
 	ADDQ stride+24(FP), DX
 	MOVQ DX, (SP)
 	JMP  chachaXOR16MACAVX512streamed
@@ -34221,7 +35855,7 @@ chachaXOR16MACAVX512one:
 	// Ten double rounds: columns, then diagonals (RFC 8439 section 2.3).
 	MOVL $0x0000000a, R8
 
-doubleround78:
+doubleround80:
 	VPADDD Z4, Z0, Z0
 	VPADDD Z5, Z1, Z1
 	VPADDD Z6, Z2, Z2
@@ -34236,11 +35870,11 @@ doubleround78:
 	VPROLD $0x10, Z15, Z15
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac0_79absorb
+	JB     chachaXOR16MACAVX512mac0_81absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac0_79
+	JAE    chachaXOR16MACAVX512mac0_81
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -34263,7 +35897,7 @@ doubleround78:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac0_79absorb:
+chachaXOR16MACAVX512mac0_81absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -34305,7 +35939,7 @@ chachaXOR16MACAVX512mac0_79absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac0_79:
+chachaXOR16MACAVX512mac0_81:
 	VPADDD Z12, Z8, Z8
 	VPADDD Z13, Z9, Z9
 	VPADDD Z14, Z10, Z10
@@ -34344,11 +35978,11 @@ chachaXOR16MACAVX512mac0_79:
 	VPROLD $0x07, Z7, Z7
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac3_80absorb
+	JB     chachaXOR16MACAVX512mac3_82absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac3_80
+	JAE    chachaXOR16MACAVX512mac3_82
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -34371,7 +36005,7 @@ chachaXOR16MACAVX512mac0_79:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac3_80absorb:
+chachaXOR16MACAVX512mac3_82absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -34413,7 +36047,7 @@ chachaXOR16MACAVX512mac3_80absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac3_80:
+chachaXOR16MACAVX512mac3_82:
 	VPADDD Z5, Z0, Z0
 	VPADDD Z6, Z1, Z1
 	VPADDD Z7, Z2, Z2
@@ -34452,11 +36086,11 @@ chachaXOR16MACAVX512mac3_80:
 	VPROLD $0x08, Z14, Z14
 	MOVQ   mac+32(FP), R9
 	CMPQ   SI, 32(R9)
-	JB     chachaXOR16MACAVX512mac6_81absorb
+	JB     chachaXOR16MACAVX512mac6_83absorb
 	MOVQ   8(R9), DX
 	LEAQ   1(DX), R10
 	CMPQ   R10, 16(R9)
-	JAE    chachaXOR16MACAVX512mac6_81
+	JAE    chachaXOR16MACAVX512mac6_83
 
 	// The lane's blocks are done: its accumulator back, the next lane's in.
 	IMUL3Q $0x38, DX, DX
@@ -34479,7 +36113,7 @@ chachaXOR16MACAVX512mac3_80:
 	MOVQ   64(DX), DX
 	MOVQ   DX, 48(R9)
 
-chachaXOR16MACAVX512mac6_81absorb:
+chachaXOR16MACAVX512mac6_83absorb:
 	ADDQ (SI), AX
 	ADCQ 8(SI), CX
 	ADCQ $0x01, BX
@@ -34521,7 +36155,7 @@ chachaXOR16MACAVX512mac6_81absorb:
 	MOVQ R11, CX
 	ADDQ $0x10, SI
 
-chachaXOR16MACAVX512mac6_81:
+chachaXOR16MACAVX512mac6_83:
 	VPADDD Z15, Z10, Z10
 	VPADDD Z12, Z11, Z11
 	VPADDD Z13, Z8, Z8
@@ -34535,7 +36169,7 @@ chachaXOR16MACAVX512mac6_81:
 	VPROLD $0x07, Z7, Z7
 	VPROLD $0x07, Z4, Z4
 	DECL   R8
-	JNZ    doubleround78
+	JNZ    doubleround80
 
 	// Add the initial states (section 2.3) and advance the block counters.
 	VPADDD    (DI), Z0, Z0
@@ -34627,7 +36261,7 @@ chachaXOR16MACAVX512mac6_81:
 	VSHUFI32X4  $0xdd, Z4, Z0, Z0
 	MOVQ        lanes+8(FP), R8
 	CMPQ        640(R8), $0x00
-	JNE         lastapart82
+	JNE         lastapart84
 	MOVQ        1088(DI), R8
 	MOVQ        1216(DI), R9
 	KMOVQ       2368(DI), K1
@@ -34724,9 +36358,9 @@ chachaXOR16MACAVX512mac6_81:
 	VMOVDQU8.Z  (R8)(DX*1), K1, Z1
 	VPXORD      Z1, Z0, Z0
 	VMOVDQU8    Z0, K1, (R9)(DX*1)
-	JMP         laststored82
+	JMP         laststored84
 
-lastapart82:
+lastapart84:
 	MOVQ       1088(DI), R9
 	MOVQ       1216(DI), R10
 	ADDQ       DX, R9
@@ -34920,7 +36554,7 @@ lastapart82:
 	VPXORD     Z1, Z0, Z0
 	VMOVDQU8   Z0, K1, (R10)
 
-laststored82:
+laststored84:
 	ADDQ stride+24(FP), DX
 	MOVQ DX, (SP)
 

@@ -35,6 +35,7 @@ func (*tinyOps) flush([]Op) (failed int)         { return 0 }
 func (*tinyOps) inTriple(*Op) (n int, ok bool)   { return 0, false }
 func (*tinyOps) took(*Op) bool                   { return false }
 func (*tinyOps) chooseBeside([]Op) (n int)       { return 0 }
+func (*tinyOps) planPipeline([]Op)               {}
 
 func (*route) runFusedAlone(*Op, bool) (taken bool, failed int) { return false, 0 }
 

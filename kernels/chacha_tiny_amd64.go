@@ -5,13 +5,19 @@
 
 package kernels
 
-import "unsafe"
+import (
+	"sync"
+	"unsafe"
+)
 
 // Tiny ops on 1-cycle cores (impl.chachaTinyFused): a whole op in one call of a fused kernel, key
 // stream, XOR, Poly1305 and tag. An op's rounds are one chain of dependent steps that leaves most
 // of the vector pipes idle, so ops within block 1 of the key stream run chachaTinyLanes to a call
 // (chachaPoly1305Tiny3AVX2, their rounds interleaved); the others, and the last one or two of a
-// batch, one to a call (chachaPoly1305TinyAVX2, up to chachaTinyMax bytes).
+// batch, one to a call (chachaPoly1305TinyAVX2, up to chachaTinyMax bytes). A triple's MACs, one
+// chain of dependent blocks after another on the scalar pipes, take about a third of its call; in
+// a batch with enough such ops the triples run as a pipeline instead (chachaPoly1305Tiny3PipeAVX2),
+// each triple's MACs beside the next triple's rounds.
 
 // chachaTinyLanes is how many ops chachaPoly1305Tiny3AVX2 takes; chachaTinyLaneMax is the longest
 // message it takes (block 1). Its AD, like chachaPoly1305TinyAVX2's, is at most chachaFusedAD bytes.
@@ -39,6 +45,45 @@ type chachaTinyLane struct {
 //go:noescape
 func chachaPoly1305Tiny3AVX2(lanes *[chachaTinyLanes]chachaTinyLane, open bool) (ok uint8)
 
+// chachaTinyPipeLane is one op of a chachaTinyPipe; the generator (_asm/chacha, tiny_pipe_avx2.go)
+// hard-codes its layout.
+type chachaTinyPipeLane struct {
+	mac    [144]byte // the MAC's input (RFC 8439 section 2.8): AD and ciphertext zero-padded, lengths
+	ks     [64]byte  // Open: key-stream block 1
+	r, s   [2]uint64 // the one-time key (section 2.6), r clamped
+	h      [3]uint64 // the accumulator while the chain runs
+	blocks int       // 16-byte blocks of mac
+	ct     int       // the ciphertext's offset in mac
+	n      int
+}
+
+// chachaTinyPipe is a triple of chachaPoly1305Tiny3PipeAVX2 between the call that runs its rounds
+// and the one that finishes its MACs. It holds no pointers: it outlives a call, and the callers'
+// buffers may lie on a goroutine stack, which moves.
+type chachaTinyPipe [chachaTinyLanes]chachaTinyPipeLane
+
+// chachaPoly1305Tiny3PipeAVX2 is chachaPoly1305Tiny3AVX2 as a pipeline stage: it runs the rounds
+// of lanes' three ops (none where lanes is nil; at most chachaTinyPipeAD bytes of AD each) and
+// stages their MACs in cur (Seal writes each ciphertext), and beside the rounds finishes the MACs
+// of the triple in prev (if not nil), staged by the call before, whose dst and tag out gives: Seal
+// writes their tags, Open writes a lane's dst only once its tag matched. It returns bit i set
+// where prev's lane i succeeded.
+//
+//go:noescape
+func chachaPoly1305Tiny3PipeAVX2(lanes *[chachaTinyLanes]chachaTinyLane, cur, prev *chachaTinyPipe,
+	out *[chachaTinyLanes]chachaTinyLane, open bool) (ok uint8)
+
+// tinyPipeline is the state of the three-op kernel's pipeline: its two triples in turns, the one
+// whose MACs wait (waiting, at pipe[next^1]) and those ops' indexes.
+type tinyPipeline struct {
+	pipe    [2]chachaTinyPipe
+	next    int // the triple the next call stages
+	waiting bool
+	idx     [chachaTinyLanes]int
+}
+
+var tinyPipelines = sync.Pool{New: func() any { return new(tinyPipeline) }}
+
 // tinyOps runs the tiny ops of one batch that runs on the standard library on tier t's fused
 // kernels (the AVX2 tier's, on 1-cycle cores): run takes an op that fits one, and flush runs what
 // run has queued. It holds the ops' indexes, not pointers to them, so that a batch on the stack
@@ -51,6 +96,39 @@ type tinyOps struct {
 	wide   bool                 // took beside the lanes: every op that fits, not only within block 1
 	queued [chachaTinyLanes]int // ops within block 1, waiting for a full chachaPoly1305Tiny3AVX2 call
 	n      int
+	// pipeline: the three-op calls whose ops' AD fits chachaTinyPipeAD run as a pipeline (piped),
+	// each beside the MACs of the one before (planPipeline).
+	pipeline bool
+	piped    *tinyPipeline
+}
+
+// chachaTinyPipeAD is the most AD of an op of the pipeline (chachaPoly1305Tiny3PipeAVX2), which
+// stages it whole. chachaTinyPipeMin is the fewest ops that the pipeline needs to take in a batch
+// to run: it overlaps each triple's MACs with the next triple's rounds, and the last triple's run
+// alone; with two triples, its set-up (the pool's state, staged MAC inputs, one more call) cost
+// more than the one overlap gives back. AMD Zen 4 with AVX-512 hidden, ns an op, a pipeline from a
+// batch's second triple on: 6 x 64 B 87 -> 97, 9 x level, 18 x 88 -> 81 (docs/experiments.md,
+// 2026-12-06 twelfth session).
+const (
+	chachaTinyPipeAD  = 64
+	chachaTinyPipeMin = 9
+)
+
+// planPipeline lets q's three-op calls run as a pipeline where at least chachaTinyPipeMin ops of
+// ops would take them.
+func (q *tinyOps) planPipeline(ops []Op) {
+	if !q.fused || len(ops) < chachaTinyPipeMin {
+		return
+	}
+	k := 0
+	for i := range ops {
+		if op := &ops[i]; op.Key.suite.isChaCha() && len(op.AD) <= chachaTinyPipeAD {
+			if _, ok := q.inTriple(op); ok {
+				k++
+			}
+		}
+	}
+	q.pipeline = k >= chachaTinyPipeMin
 }
 
 func newTinyOps(t Tier, open bool) tinyOps {
@@ -103,6 +181,7 @@ func (q *tinyOps) chooseBeside(ops []Op) (n int) {
 			}
 		}
 	}
+	q.pipeline = n >= chachaTinyPipeMin
 	if past < 16 {
 		q.wide, n = true, n+past
 	}
@@ -150,12 +229,52 @@ func (r *route) runFusedAlone(op *Op, open bool) (taken bool, failed int) {
 	return true, 1
 }
 
-// flush runs the queued ops of ops one to a call and returns how many failed.
+// flush runs the queued ops of ops one to a call, finishes the pipeline and returns how many
+// failed.
 func (q *tinyOps) flush(ops []Op) (failed int) {
 	for _, i := range q.queued[:q.n] {
 		failed += q.one(&ops[i], msgLen(&ops[i], q.open))
 	}
 	q.n = 0
+	if p := q.piped; p != nil {
+		failed += q.pipeStage(ops, nil)
+		clear(p.pipe[:])
+		p.next = 0
+		tinyPipelines.Put(p)
+		q.piped = nil
+	}
+	return failed
+}
+
+// pipeStage runs one call of the pipeline: the rounds of lanes (nil: none) and the MACs of the
+// triple waiting before it, whose failed Opens it counts.
+func (q *tinyOps) pipeStage(ops []Op, lanes *[chachaTinyLanes]chachaTinyLane) (failed int) {
+	p := q.piped
+	cur, prev := &p.pipe[p.next], (*chachaTinyPipe)(nil)
+	var out [chachaTinyLanes]chachaTinyLane // the waiting ops' dst and tag
+	if p.waiting {
+		prev = &p.pipe[p.next^1]
+		for i, j := range p.idx[:] {
+			op := &ops[j]
+			out[i].dst, out[i].tag = unsafe.SliceData(op.Dst), tinyTag(op, msgLen(op, q.open), q.open)
+		}
+	}
+	ok := chachaPoly1305Tiny3PipeAVX2(lanes, cur, prev, &out, q.open)
+	if q.open && p.waiting {
+		for i, j := range p.idx[:] {
+			if op := &ops[j]; ok>>i&1 == 0 {
+				failOpen(op)
+				failed++
+			} else {
+				op.Err = nil
+			}
+		}
+	}
+	p.waiting = lanes != nil
+	if p.waiting {
+		p.idx = q.queued
+		p.next ^= 1
+	}
 	return failed
 }
 
@@ -193,10 +312,7 @@ func (q *tinyOps) lanes(ops []Op) (failed int) {
 	}
 	for i, j := range q.queued[:] {
 		op := &ops[j]
-		n, tagAt := msgLen(op, q.open), op.Dst // Seal writes the tag after the ciphertext
-		if q.open {
-			tagAt = op.Src // Open reads it after the ciphertext
-		}
+		n := msgLen(op, q.open)
 		key, nonce := &op.Key.chacha, (*[12]byte)(op.Nonce)
 		if op.Key.suite == XChaCha20Poly1305 {
 			// The ChaCha20 nonce: 4 zero bytes, then the XChaCha20 nonce's last 8.
@@ -214,7 +330,16 @@ func (q *tinyOps) lanes(ops []Op) (failed int) {
 		lanes[i].key, lanes[i].nonce = key, nonce
 		lanes[i].dst, lanes[i].src, lanes[i].n = unsafe.SliceData(op.Dst), unsafe.SliceData(op.Src), n
 		lanes[i].ad, lanes[i].adLen = unsafe.SliceData(op.AD), len(op.AD)
-		lanes[i].tag = (*[TagSize]byte)(tagAt[n:])
+		lanes[i].tag = tinyTag(op, n, q.open)
+	}
+	if q.pipeline && q.fitsPipe(ops) {
+		if q.piped == nil {
+			q.piped = tinyPipelines.Get().(*tinyPipeline)
+		}
+		failed = q.pipeStage(ops, &lanes)
+		clear(sub[:])
+		q.n = 0
+		return failed
 	}
 	ok := chachaPoly1305Tiny3AVX2(&lanes, q.open)
 	clear(sub[:])
@@ -232,6 +357,26 @@ func (q *tinyOps) lanes(ops []Op) (failed int) {
 		}
 	}
 	return failed
+}
+
+// tinyTag returns where a Seal writes the tag of op (n bytes of message), after the ciphertext, or
+// where an Open reads it.
+func tinyTag(op *Op, n int, open bool) *[TagSize]byte {
+	if open {
+		return (*[TagSize]byte)(op.Src[n:])
+	}
+	return (*[TagSize]byte)(op.Dst[n:])
+}
+
+// fitsPipe reports whether the pipeline takes the queued ops of ops: AD of at most chachaTinyPipeAD
+// bytes each.
+func (q *tinyOps) fitsPipe(ops []Op) bool {
+	for _, j := range q.queued[:] {
+		if len(ops[j].AD) > chachaTinyPipeAD {
+			return false
+		}
+	}
+	return true
 }
 
 // hchacha20x3AVX2 writes the HChaCha20 subkeys of keys[i] and nonces[i] to out[i]: three states'

@@ -223,11 +223,13 @@ func BenchmarkChaChaTinyAVX2(b *testing.B) {
 	}
 }
 
-// TestChaChaTinyLanesAVX2 runs tinyOps's three-op kernel (chachaPoly1305Tiny3AVX2) on random
-// triples against golang.org/x/crypto/chacha20poly1305: each op of its own suite and key, message
-// length (0-64) and AD length (0-64), apart or in place; Open with a random subset forged (tag,
-// ciphertext or AD), which alone fail, with Dst zeroed, while the others decrypt; no byte written
-// outside any Dst.
+// TestChaChaTinyLanesAVX2 runs tinyOps's three-op kernels on random triples against
+// golang.org/x/crypto/chacha20poly1305: one triple (chachaPoly1305Tiny3AVX2) or up to eight, from
+// three on through the pipeline (chachaPoly1305Tiny3PipeAVX2) where every op's AD fits it, so that
+// pipelined triples and others mix; each op of its own suite and key, message length (0-64) and
+// AD length (0-767, mostly within chachaTinyPipeAD), apart or in place; Open with a random subset
+// forged (tag, ciphertext or AD), which alone fail, with Dst zeroed, while the others decrypt; no
+// byte written outside any Dst.
 func TestChaChaTinyLanesAVX2(t *testing.T) {
 	if !chachaHas(AVX2) || !impl.chachaAVX2Regs {
 		t.Skip("needs the AVX2 tier of 1-cycle cores")
@@ -255,9 +257,13 @@ func TestChaChaTinyLanesAVX2(t *testing.T) {
 		inPlace     bool
 	}
 	for iter := range 3000 {
-		var ls [chachaTinyLanes]lane
-		ops := make([]Op, chachaTinyLanes)
-		all := make([][]byte, chachaTinyLanes)
+		count := chachaTinyLanes
+		if iter%2 == 1 {
+			count *= 1 + rng.IntN(8)
+		}
+		ls := make([]lane, count)
+		ops := make([]Op, count)
+		all := make([][]byte, count)
 		for i := range ls {
 			l := &ls[i]
 			suite := []Suite{ChaCha20Poly1305, XChaCha20Poly1305}[rng.IntN(2)]
@@ -272,7 +278,11 @@ func TestChaChaTinyLanesAVX2(t *testing.T) {
 				l.oracle, _ = chacha20poly1305.New(raw)
 			}
 			n := rng.IntN(chachaTinyLaneMax + 1)
-			l.nonce, l.ad, l.msg = make([]byte, suite.NonceSize()), make([]byte, rng.IntN(chachaFusedAD+1)), make([]byte, n)
+			adLen := rng.IntN(chachaTinyPipeAD + 17)
+			if rng.IntN(8) == 0 {
+				adLen = rng.IntN(chachaFusedAD + 1)
+			}
+			l.nonce, l.ad, l.msg = make([]byte, suite.NonceSize()), make([]byte, adLen), make([]byte, n)
 			for _, b := range [][]byte{l.nonce, l.ad, l.msg} {
 				for j := range b {
 					b[j] = byte(rng.Uint32())
@@ -290,6 +300,7 @@ func TestChaChaTinyLanesAVX2(t *testing.T) {
 		}
 		runTiny := func(open bool) (failed int) {
 			q := newTinyOps(AVX2, open)
+			q.planPipeline(ops)
 			for i := range ops {
 				n, ok := q.fits(&ops[i])
 				if !ok {
@@ -300,7 +311,7 @@ func TestChaChaTinyLanesAVX2(t *testing.T) {
 			if q.n != 0 {
 				t.Fatalf("iteration %d: %d ops left queued after a full call", iter, q.n)
 			}
-			return failed
+			return failed + q.flush(ops)
 		}
 		runTiny(false)
 		for i, l := range ls {
@@ -310,7 +321,7 @@ func TestChaChaTinyLanesAVX2(t *testing.T) {
 			}
 		}
 
-		forged := rng.IntN(1 << chachaTinyLanes)
+		forged := rng.Uint64() & (1<<count - 1)
 		wantFailed := 0
 		for i := range ls {
 			l := &ls[i]
@@ -341,7 +352,7 @@ func TestChaChaTinyLanesAVX2(t *testing.T) {
 			ops[i], all[i] = Op{Key: l.key, Nonce: l.nonce, AD: ad, Src: src, Dst: dst}, a
 		}
 		if failed := runTiny(true); failed != wantFailed {
-			t.Fatalf("iteration %d: Open reported %d failures, want %d (forged lanes %03b)", iter, failed, wantFailed, forged)
+			t.Fatalf("iteration %d: Open reported %d failures, want %d (forged ops %b)", iter, failed, wantFailed, forged)
 		}
 		for i, l := range ls {
 			op := &ops[i]

@@ -75,6 +75,7 @@ func stdRun(ops []Op, open, gcm bool, r *route) (failed int) {
 		chachaSealPipeline(ops, &r.pipe)
 	}
 	fused := newTinyOps(r.tiny, open)
+	fused.planPipeline(ops)
 	for i := range ops {
 		op := &ops[i]
 		if op.Key.suite.isGCM() != gcm || piped && r.pipe.takes(op) {

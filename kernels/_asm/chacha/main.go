@@ -50,6 +50,7 @@ func main() {
 	chachaPoly1305Tiny(false)
 	chachaPoly1305Tiny(true)
 	chachaPoly1305Tiny3AVX2()
+	chachaPoly1305Tiny3PipeAVX2()
 	chachaPoly1305SmallAVX512()
 	chachaPoly1305LongAVX512()
 	chachaXOR16OneAVX512()

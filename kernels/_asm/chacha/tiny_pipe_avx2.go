@@ -1,0 +1,338 @@
+// Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
+// license in the LICENSE file at the root of the repository.
+
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The three-op kernel as a pipeline: chachaPoly1305Tiny3AVX2 runs its ops' MACs after their rounds,
+// one chain of dependent blocks after another, while its rounds leave the scalar pipes idle. Here a
+// call runs the rounds of one triple and, beside them, the MACs of the triple before, whose MAC
+// inputs (AD, ciphertext, lengths) the call before staged in a chachaTinyPipe; it then finishes
+// those ops' tags and stages its own triple's for the next call. A last call without a triple
+// finishes the pipeline. So a triple's ciphertext (Seal) is written by the call that runs its
+// rounds and its tag by the next; an Open's plaintext only by the next, once its tag has matched.
+
+// Offsets in chachaTinyPipeLane (kernels/chacha_tiny_amd64.go); TestChaChaTableLayout checks them.
+const (
+	pipeMAC    = 0   // [144]byte: AD, zero-padded to 16 bytes; ciphertext, zero-padded; lengths block
+	pipeKS     = 144 // [64]byte: Open's key-stream block 1
+	pipeR      = 208 // r, clamped
+	pipeS      = 224 // s
+	pipeH      = 240 // the accumulator, while the chain runs
+	pipeBlocks = 264 // 16-byte blocks of the MAC's input
+	pipeCt     = 272 // offset of the ciphertext in the MAC's input
+	pipeN      = 280
+	pipeSize   = 288
+)
+
+// pipeChain is the MAC chain of the previous triple in registers: the accumulator of the current
+// lane and its next block p. The frame holds the lane, the end of its blocks and its r.
+type pipeChain struct {
+	h    [3]GPVirtual
+	p    GPVirtual
+	lane Mem
+	end  Mem
+	r    Mem
+}
+
+// pipeLane returns field off of lane (a register) of the chachaTinyPipe argument prev.
+func pipeLane(lane Register, off int) Mem {
+	base := GP64()
+	IMUL3Q(U32(pipeSize), lane, base)
+	ADDQ(Load(Param("prev"), GP64()), base)
+	return Mem{Base: base, Disp: off}
+}
+
+// start points the chain at the first block of lane (a register): its h zero, its r in the frame.
+func (c pipeChain) start(lane Register) {
+	for _, h := range c.h {
+		XORQ(h, h)
+	}
+	MOVQ(lane, c.lane)
+	mac := pipeLane(lane, pipeMAC)
+	LEAQ(mac, c.p)
+	end := GP64()
+	MOVQ(mac.Offset(pipeBlocks-pipeMAC), end)
+	SHLQ(U8(4), end)
+	ADDQ(c.p, end)
+	MOVQ(end, c.end)
+	for i := range 2 {
+		r := GP64()
+		MOVQ(mac.Offset(pipeR-pipeMAC+8*i), r)
+		MOVQ(r, c.r.Offset(8*i))
+	}
+}
+
+// step absorbs the chain's next block, moving to the next lane at the end of one (its accumulator
+// back into prev), unless every lane is done; skip labels its end.
+func (c pipeChain) step(skip string) {
+	absorb := skip + "absorb"
+	CMPQ(c.p, c.end)
+	JB(LabelRef(absorb))
+	lane := GP64()
+	MOVQ(c.lane, lane)
+	CMPQ(lane, U8(tinyLanes))
+	JAE(LabelRef(skip))
+	h := pipeLane(lane, pipeH)
+	for i := range c.h {
+		MOVQ(c.h[i], h.Offset(8*i))
+	}
+	INCQ(lane)
+	MOVQ(lane, c.lane)
+	CMPQ(lane, U8(tinyLanes))
+	JAE(LabelRef(skip))
+	c.start(lane)
+	Label(absorb)
+	polyBlock64(c.h[0], c.h[1], c.h[2], Mem{Base: c.p}, c.r, c.r.Offset(8))
+	ADDQ(U8(16), c.p)
+	Label(skip)
+}
+
+func chachaPoly1305Tiny3PipeAVX2() {
+	const name = "chachaPoly1305Tiny3PipeAVX2"
+	Implement(name)
+	Attributes(NOSPLIT)
+	Doc(name+" is chachaPoly1305Tiny3AVX2 as a pipeline stage: it runs the rounds of the three ops",
+		"of lanes (none if lanes is nil; AD of at most 64 bytes each) and stages their MACs' input in",
+		"cur (Seal writes each ciphertext now), and beside those rounds finishes the MACs of the",
+		"triple that prev holds (if not nil), which the call before staged, whose ops' dst and tag",
+		"out gives: Seal writes their tags, Open compares them in constant time and writes a lane's",
+		"dst only where they match. It returns bit i set where prev's lane i succeeded. The caller",
+		"wipes cur and prev.")
+	c := pipeChain{h: [3]GPVirtual{GP64(), GP64(), GP64()}, p: GP64(),
+		lane: AllocLocal(8), end: AllocLocal(8), r: AllocLocal(16)}
+
+	Comment("The chain starts at prev's lane 0, or is done at once without prev.")
+	{
+		prev := Load(Param("prev"), GP64())
+		TESTQ(prev, prev)
+		JNZ(LabelRef(name + "chain"))
+		MOVQ(U32(tinyLanes), c.lane)
+		XORQ(c.p, c.p)
+		MOVQ(c.p, c.end)
+		JMP(LabelRef(name + "chained"))
+		Label(name + "chain")
+		lane := GP64()
+		XORQ(lane, lane)
+		c.start(lane)
+		Label(name + "chained")
+	}
+
+	lanesArg := Load(Param("lanes"), GP64())
+	TESTQ(lanesArg, lanesArg)
+	JZ(LabelRef(name + "finish"))
+	tinyPipeRounds(name, c)
+
+	Label(name + "finish")
+	Comment("The chain's blocks the rounds left.")
+	Label(name + "rest")
+	CMPQ(c.lane, U8(tinyLanes))
+	JAE(LabelRef(name + "tags"))
+	c.step(name + "reststep")
+	JMP(LabelRef(name + "rest"))
+
+	Label(name + "tags")
+	ok := GP64()
+	XORQ(ok, ok)
+	prev := Load(Param("prev"), GP64())
+	TESTQ(prev, prev)
+	JZ(LabelRef(name + "done"))
+	tinyPipeTags(name, ok)
+	Label(name + "done")
+	Comment("Wipe r from the frame.")
+	MOVQ(U32(0), c.r)
+	MOVQ(U32(0), c.r.Offset(8))
+	VZEROUPPER()
+	Store(ok.As8(), ReturnIndex(0))
+	RET()
+}
+
+// tinyPipeRounds stages the ops of the lanes argument in cur, runs their rounds with the chain c
+// beside them and leaves their MACs' input, keys and outputs in cur.
+func tinyPipeRounds(name string, c pipeChain) {
+	lane := func(i, off int) GPVirtual {
+		p := GP64()
+		MOVQ(Mem{Base: Load(Param("lanes"), GP64()), Disp: laneSize*i + off}, p)
+		return p
+	}
+	cur := func(i, off int) Mem { return Mem{Base: Load(Param("cur"), GP64()), Disp: pipeSize*i + off} }
+	// ct returns the address of op i's ciphertext in cur (a register, for a Mem base).
+	ct := func(i int) GPVirtual {
+		p := GP64()
+		LEAQ(cur(i, pipeMAC), p)
+		ADDQ(cur(i, pipeCt), p)
+		return p
+	}
+
+	Comment("Stage each op's AD and message, zero-padded to 16 bytes each, in cur.")
+	zero := YMM()
+	VPXOR(zero, zero, zero)
+	for i := range tinyLanes {
+		lbl := fmt.Sprintf("%sstage%d", name, i)
+		for off := 0; off < 128; off += 32 {
+			VMOVDQU(zero, cur(i, pipeMAC+off))
+		}
+		VMOVDQU(zero.AsX(), cur(i, pipeMAC+128))
+		adLen, d := lane(i, laneADLen), GP64()
+		a := GP64()
+		MOVQ(adLen, a)
+		ADDQ(U8(15), a)
+		ANDQ(I8(-16), a)
+		MOVQ(a, cur(i, pipeCt))
+		LEAQ(cur(i, pipeMAC), d)
+		copyBytes(d, lane(i, laneAD), adLen, lbl+"ad")
+		copyBytes(ct(i), lane(i, laneSrc), lane(i, laneN), lbl+"msg")
+		MOVQ(lane(i, laneN), cur(i, pipeN))
+	}
+
+	Comment("The rounds: blocks 0 and 1 of every op, one state each, interleaved; the previous",
+		"triple's MAC beside them.")
+	x := make([][4]VecVirtual, tinyLanes)
+	sigma := YMM()
+	VBROADCASTI128(chachaSigma, sigma)
+	for s := range x {
+		key := lane(s, laneKey)
+		for i := range 4 {
+			x[s][i] = YMM()
+		}
+		VMOVDQA(sigma, x[s][0])
+		VBROADCASTI128(Mem{Base: key}, x[s][1])
+		VBROADCASTI128(Mem{Base: key, Disp: 16}, x[s][2])
+		tinyLaneRow3(lane(s, laneNonce), x[s][3])
+	}
+	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), name+"rounds", func(k int) {
+		if macPointsRow[k] {
+			labels++
+			c.step(fmt.Sprintf("%smac%d_%d", name, k, labels))
+		}
+	})
+
+	Comment("Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;",
+		"block 1 is the key stream: XORed into the staged message and written out (Seal, bytes",
+		"past n zeroed for the MAC's padding) or kept for after the tag has matched (Open). Then",
+		"the lengths block behind the ciphertext.")
+	for s := range x {
+		lbl := fmt.Sprintf("%sout%d", name, s)
+		t := YMM()
+		VBROADCASTI128(chachaSigma, t)
+		VPADDD(t, x[s][0], x[s][0])
+		key := lane(s, laneKey)
+		VBROADCASTI128(Mem{Base: key}, t)
+		VPADDD(t, x[s][1], x[s][1])
+		VBROADCASTI128(Mem{Base: key, Disp: 16}, t)
+		VPADDD(t, x[s][2], x[s][2])
+		tinyLaneRow3(lane(s, laneNonce), t)
+		VPADDD(t, x[s][3], x[s][3])
+		r := XMM()
+		VPAND(polyClamp, x[s][0].AsX(), r)
+		VMOVDQU(r, cur(s, pipeR))
+		VMOVDQU(x[s][1].AsX(), cur(s, pipeS))
+		open := Load(Param("open"), GP8())
+		TESTB(open, open)
+		JNZ(LabelRef(lbl + "keep"))
+		for k := range 2 { // bytes 32k..32k+31 of block 1: the high halves of rows 2k and 2k+1
+			ks := YMM()
+			VPERM2I128(U8(0x31), x[s][2*k+1], x[s][2*k], ks)
+			n := lane(s, laneN)
+			CMPQ(n, U32(32*k))
+			JBE(LabelRef(lbl + "xored"))
+			msg := Mem{Base: ct(s), Disp: 32 * k}
+			VPXOR(msg, ks, ks)
+			off, z, mask := GP64(), GP64(), GP64()
+			MOVQ(U32(32*k+32), off)
+			SUBQ(n, off)
+			XORQ(z, z)
+			CMPQ(off, z)
+			CMOVQLT(z, off)
+			LEAQ(tailMask, mask)
+			VPAND(Mem{Base: mask, Index: off, Scale: 1}, ks, ks)
+			VMOVDQU(ks, msg)
+		}
+		Label(lbl + "xored")
+		copyBytes(lane(s, laneDst), ct(s), lane(s, laneN), lbl+"sealout")
+		JMP(LabelRef(lbl + "lens"))
+		Label(lbl + "keep")
+		for k := range 2 {
+			ks := YMM()
+			VPERM2I128(U8(0x31), x[s][2*k+1], x[s][2*k], ks)
+			VMOVDQU(ks, cur(s, pipeKS+32*k))
+		}
+		Label(lbl + "lens")
+		n, at := lane(s, laneN), GP64()
+		MOVQ(n, at)
+		ADDQ(U8(15), at)
+		ANDQ(I8(-16), at) // the padded ciphertext's length
+		blocks := GP64()
+		MOVQ(at, blocks)
+		ADDQ(cur(s, pipeCt), blocks)
+		SHRQ(U8(4), blocks)
+		INCQ(blocks) // the AD's, the ciphertext's and the lengths block
+		MOVQ(blocks, cur(s, pipeBlocks))
+		ADDQ(ct(s), at)
+		MOVQ(lane(s, laneADLen), Mem{Base: at})
+		MOVQ(n, Mem{Base: at, Disp: 8})
+	}
+}
+
+// macPointsRow are the points of rowDoubleRounds' double round (0 to 2) at which the pipeline
+// absorbs a block of the previous triple's MACs: two of three, 20 blocks over the ten double rounds,
+// the chain's 16 or so cycles a block within the rounds' time (a triple of 64-byte ops has 15).
+var macPointsRow = [3]bool{0: true, 2: true}
+
+// tinyPipeTags finishes the tags of prev's three ops (their dst and tag in the out argument) from
+// the accumulators the chain left: Seal writes them; Open compares each with the op's tag in constant time and, where they match, XORs
+// the key stream into the staged ciphertext and writes the plaintext to dst. ok gets bit i where
+// lane i succeeded.
+func tinyPipeTags(name string, ok GPVirtual) {
+	prev := func(i, off int) Mem { return Mem{Base: Load(Param("prev"), GP64()), Disp: pipeSize*i + off} }
+	for i := range tinyLanes {
+		lbl := fmt.Sprintf("%stag%d", name, i)
+		h0, h1, h2 := GP64(), GP64(), GP64()
+		MOVQ(prev(i, pipeH), h0)
+		MOVQ(prev(i, pipeH+8), h1)
+		MOVQ(prev(i, pipeH+16), h2)
+		polyTag(h0, h1, h2, prev(i, pipeS))
+		out := func(off int) Mem { return Mem{Base: Load(Param("out"), GP64()), Disp: laneSize*i + off} }
+		tag := Mem{Base: GP64()}
+		MOVQ(out(laneTag), tag.Base)
+		open := Load(Param("open"), GP8())
+		TESTB(open, open)
+		JNZ(LabelRef(lbl + "verify"))
+		MOVQ(h0, tag)
+		MOVQ(h1, tag.Offset(8))
+		ORQ(U8(1<<i), ok)
+		JMP(LabelRef(lbl + "done"))
+
+		Label(lbl + "verify")
+		XORQ(tag, h0)
+		XORQ(tag.Offset(8), h1)
+		ORQ(h1, h0)
+		JNE(LabelRef(lbl + "done"))
+		ORQ(U8(1<<i), ok)
+		n := GP64()
+		MOVQ(prev(i, pipeN), n)
+		msg := GP64()
+		LEAQ(prev(i, pipeMAC), msg)
+		ADDQ(prev(i, pipeCt), msg)
+		for k := range 2 {
+			CMPQ(n, U32(32*k))
+			JBE(LabelRef(lbl + "xored"))
+			v := YMM()
+			VMOVDQU(Mem{Base: msg, Disp: 32 * k}, v)
+			VPXOR(prev(i, pipeKS+32*k), v, v)
+			VMOVDQU(v, Mem{Base: msg, Disp: 32 * k})
+		}
+		Label(lbl + "xored")
+		d := GP64()
+		MOVQ(out(laneDst), d)
+		copyBytes(d, msg, n, lbl+"openout")
+		Label(lbl + "done")
+	}
+}
