@@ -15144,17 +15144,16 @@ chachaPoly1305Tiny3AVX2rounds:
 	// Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;
 	// block 1 is the key stream: XORed into the staged message (Seal, bytes past n zeroed for
 	// the MAC's padding) or kept for after the tag has matched (Open).
-	MOVB           open+8(FP), CL
 	VBROADCASTI128 chachaSigma<>+0(SB), Y12
 	VPADDD         Y12, Y1, Y1
-	MOVQ           (AX), DX
-	VBROADCASTI128 (DX), Y12
+	MOVQ           (AX), CX
+	VBROADCASTI128 (CX), Y12
 	VPADDD         Y12, Y5, Y5
-	VBROADCASTI128 16(DX), Y12
+	VBROADCASTI128 16(CX), Y12
 	VPADDD         Y12, Y6, Y6
-	MOVQ           8(AX), DX
-	VMOVQ          (DX), X12
-	VPINSRD        $0x02, 8(DX), X12, X12
+	MOVQ           8(AX), CX
+	VMOVQ          (CX), X12
+	VPINSRD        $0x02, 8(CX), X12, X12
 	VPSLLDQ        $0x04, X12, X12
 	VINSERTI128    $0x01, X12, Y12, Y12
 	VPADDD         chachaRowCounters<>+0(SB), Y12, Y12
@@ -15162,36 +15161,38 @@ chachaPoly1305Tiny3AVX2rounds:
 	VPAND          poly1305Clamp<>+0(SB), X1, X12
 	VMOVDQU        X12, 160(SP)
 	VMOVDQU        X5, 176(SP)
+	MOVB           open+8(FP), CL
 	TESTB          CL, CL
 	JNZ            chachaPoly1305Tiny3AVX20keep
-	MOVQ           32(AX), DX
 	VPERM2I128     $0x31, Y5, Y1, Y1
-	CMPQ           DX, $0x00000000
+	MOVQ           32(AX), CX
+	CMPQ           CX, $0x00000000
 	JBE            chachaPoly1305Tiny3AVX20xored
 	VPXOR          (SP), Y1, Y1
 
 	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
-	MOVQ       $0x00000020, BX
-	SUBQ       DX, BX
-	XORQ       SI, SI
-	CMPQ       BX, SI
-	CMOVQLT    SI, BX
-	LEAQ       chachaTailMask<>+0(SB), SI
-	VPAND      (SI)(BX*1), Y1, Y1
+	MOVQ       $0x00000020, DX
+	SUBQ       CX, DX
+	XORQ       CX, CX
+	CMPQ       DX, CX
+	CMOVQLT    CX, DX
+	LEAQ       chachaTailMask<>+0(SB), CX
+	VPAND      (CX)(DX*1), Y1, Y1
 	VMOVDQU    Y1, (SP)
 	VPERM2I128 $0x31, Y2, Y6, Y1
-	CMPQ       DX, $0x00000020
+	MOVQ       32(AX), CX
+	CMPQ       CX, $0x00000020
 	JBE        chachaPoly1305Tiny3AVX20xored
 	VPXOR      32(SP), Y1, Y1
 
 	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
-	MOVQ    $0x00000040, BX
-	SUBQ    DX, BX
-	XORQ    DX, DX
-	CMPQ    BX, DX
-	CMOVQLT DX, BX
-	LEAQ    chachaTailMask<>+0(SB), DX
-	VPAND   (DX)(BX*1), Y1, Y1
+	MOVQ    $0x00000040, DX
+	SUBQ    CX, DX
+	XORQ    CX, CX
+	CMPQ    DX, CX
+	CMOVQLT CX, DX
+	LEAQ    chachaTailMask<>+0(SB), CX
+	VPAND   (CX)(DX*1), Y1, Y1
 	VMOVDQU Y1, 32(SP)
 
 chachaPoly1305Tiny3AVX20xored:
@@ -15206,14 +15207,14 @@ chachaPoly1305Tiny3AVX20keep:
 chachaPoly1305Tiny3AVX20streamed:
 	VBROADCASTI128 chachaSigma<>+0(SB), Y1
 	VPADDD         Y1, Y7, Y7
-	MOVQ           64(AX), DX
-	VBROADCASTI128 (DX), Y1
+	MOVQ           64(AX), CX
+	VBROADCASTI128 (CX), Y1
 	VPADDD         Y1, Y8, Y8
-	VBROADCASTI128 16(DX), Y1
+	VBROADCASTI128 16(CX), Y1
 	VPADDD         Y1, Y9, Y9
-	MOVQ           72(AX), DX
-	VMOVQ          (DX), X1
-	VPINSRD        $0x02, 8(DX), X1, X1
+	MOVQ           72(AX), CX
+	VMOVQ          (CX), X1
+	VPINSRD        $0x02, 8(CX), X1, X1
 	VPSLLDQ        $0x04, X1, X1
 	VINSERTI128    $0x01, X1, Y1, Y1
 	VPADDD         chachaRowCounters<>+0(SB), Y1, Y1
@@ -15221,36 +15222,38 @@ chachaPoly1305Tiny3AVX20streamed:
 	VPAND          poly1305Clamp<>+0(SB), X7, X1
 	VMOVDQU        X1, 352(SP)
 	VMOVDQU        X8, 368(SP)
+	MOVB           open+8(FP), CL
 	TESTB          CL, CL
 	JNZ            chachaPoly1305Tiny3AVX21keep
-	MOVQ           96(AX), DX
 	VPERM2I128     $0x31, Y8, Y7, Y1
-	CMPQ           DX, $0x00000000
+	MOVQ           96(AX), CX
+	CMPQ           CX, $0x00000000
 	JBE            chachaPoly1305Tiny3AVX21xored
 	VPXOR          192(SP), Y1, Y1
 
 	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
-	MOVQ       $0x00000020, BX
-	SUBQ       DX, BX
-	XORQ       SI, SI
-	CMPQ       BX, SI
-	CMOVQLT    SI, BX
-	LEAQ       chachaTailMask<>+0(SB), SI
-	VPAND      (SI)(BX*1), Y1, Y1
+	MOVQ       $0x00000020, DX
+	SUBQ       CX, DX
+	XORQ       CX, CX
+	CMPQ       DX, CX
+	CMOVQLT    CX, DX
+	LEAQ       chachaTailMask<>+0(SB), CX
+	VPAND      (CX)(DX*1), Y1, Y1
 	VMOVDQU    Y1, 192(SP)
 	VPERM2I128 $0x31, Y3, Y9, Y1
-	CMPQ       DX, $0x00000020
+	MOVQ       96(AX), CX
+	CMPQ       CX, $0x00000020
 	JBE        chachaPoly1305Tiny3AVX21xored
 	VPXOR      224(SP), Y1, Y1
 
 	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
-	MOVQ    $0x00000040, BX
-	SUBQ    DX, BX
-	XORQ    DX, DX
-	CMPQ    BX, DX
-	CMOVQLT DX, BX
-	LEAQ    chachaTailMask<>+0(SB), DX
-	VPAND   (DX)(BX*1), Y1, Y1
+	MOVQ    $0x00000040, DX
+	SUBQ    CX, DX
+	XORQ    CX, CX
+	CMPQ    DX, CX
+	CMOVQLT CX, DX
+	LEAQ    chachaTailMask<>+0(SB), CX
+	VPAND   (CX)(DX*1), Y1, Y1
 	VMOVDQU Y1, 224(SP)
 
 chachaPoly1305Tiny3AVX21xored:
@@ -15265,14 +15268,14 @@ chachaPoly1305Tiny3AVX21keep:
 chachaPoly1305Tiny3AVX21streamed:
 	VBROADCASTI128 chachaSigma<>+0(SB), Y1
 	VPADDD         Y1, Y0, Y0
-	MOVQ           128(AX), DX
-	VBROADCASTI128 (DX), Y1
+	MOVQ           128(AX), CX
+	VBROADCASTI128 (CX), Y1
 	VPADDD         Y1, Y10, Y10
-	VBROADCASTI128 16(DX), Y1
+	VBROADCASTI128 16(CX), Y1
 	VPADDD         Y1, Y11, Y11
-	MOVQ           136(AX), DX
-	VMOVQ          (DX), X1
-	VPINSRD        $0x02, 8(DX), X1, X1
+	MOVQ           136(AX), CX
+	VMOVQ          (CX), X1
+	VPINSRD        $0x02, 8(CX), X1, X1
 	VPSLLDQ        $0x04, X1, X1
 	VINSERTI128    $0x01, X1, Y1, Y1
 	VPADDD         chachaRowCounters<>+0(SB), Y1, Y1
@@ -15280,10 +15283,11 @@ chachaPoly1305Tiny3AVX21streamed:
 	VPAND          poly1305Clamp<>+0(SB), X0, X1
 	VMOVDQU        X1, 544(SP)
 	VMOVDQU        X10, 560(SP)
+	MOVB           open+8(FP), CL
 	TESTB          CL, CL
 	JNZ            chachaPoly1305Tiny3AVX22keep
-	MOVQ           160(AX), CX
 	VPERM2I128     $0x31, Y10, Y0, Y0
+	MOVQ           160(AX), CX
 	CMPQ           CX, $0x00000000
 	JBE            chachaPoly1305Tiny3AVX22xored
 	VPXOR          384(SP), Y0, Y0
@@ -15291,13 +15295,14 @@ chachaPoly1305Tiny3AVX21streamed:
 	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
 	MOVQ       $0x00000020, DX
 	SUBQ       CX, DX
-	XORQ       BX, BX
-	CMPQ       DX, BX
-	CMOVQLT    BX, DX
-	LEAQ       chachaTailMask<>+0(SB), BX
-	VPAND      (BX)(DX*1), Y0, Y0
+	XORQ       CX, CX
+	CMPQ       DX, CX
+	CMOVQLT    CX, DX
+	LEAQ       chachaTailMask<>+0(SB), CX
+	VPAND      (CX)(DX*1), Y0, Y0
 	VMOVDQU    Y0, 384(SP)
 	VPERM2I128 $0x31, Y4, Y11, Y0
+	MOVQ       160(AX), CX
 	CMPQ       CX, $0x00000020
 	JBE        chachaPoly1305Tiny3AVX22xored
 	VPXOR      416(SP), Y0, Y0
@@ -17118,29 +17123,30 @@ chachaPoly1305Tiny3PipeAVX2mac2_19:
 	// block 1 is the key stream: XORed into the staged message and written out (Seal, bytes
 	// past n zeroed for the MAC's padding) or kept for after the tag has matched (Open). Then
 	// the lengths block behind the ciphertext.
+	MOVQ           cur+8(FP), DX
+	MOVQ           cur+8(FP), DI
 	VBROADCASTI128 chachaSigma<>+0(SB), Y12
 	VPADDD         Y12, Y1, Y1
-	MOVQ           lanes+0(FP), DX
-	MOVQ           (DX), DX
-	VBROADCASTI128 (DX), Y12
+	MOVQ           lanes+0(FP), R8
+	MOVQ           (R8), R8
+	VBROADCASTI128 (R8), Y12
 	VPADDD         Y12, Y5, Y5
-	VBROADCASTI128 16(DX), Y12
+	VBROADCASTI128 16(R8), Y12
 	VPADDD         Y12, Y6, Y6
-	MOVQ           lanes+0(FP), DX
-	MOVQ           8(DX), DX
-	VMOVQ          (DX), X12
-	VPINSRD        $0x02, 8(DX), X12, X12
+	MOVQ           lanes+0(FP), R8
+	MOVQ           8(R8), R8
+	VMOVQ          (R8), X12
+	VPINSRD        $0x02, 8(R8), X12, X12
 	VPSLLDQ        $0x04, X12, X12
 	VINSERTI128    $0x01, X12, Y12, Y12
 	VPADDD         chachaRowCounters<>+0(SB), Y12, Y12
 	VPADDD         Y12, Y2, Y2
 	VPAND          poly1305Clamp<>+0(SB), X1, X12
-	MOVQ           cur+8(FP), DX
 	VMOVDQU        X12, 208(DX)
+	VMOVDQU        X5, 224(DI)
 	MOVQ           cur+8(FP), DX
-	VMOVDQU        X5, 224(DX)
-	MOVB           open+32(FP), DL
-	TESTB          DL, DL
+	MOVB           open+32(FP), DI
+	TESTB          DI, DI
 	JNZ            chachaPoly1305Tiny3PipeAVX2out0keep
 	VPERM2I128     $0x31, Y5, Y1, Y1
 	MOVQ           lanes+0(FP), DX
@@ -17152,32 +17158,44 @@ chachaPoly1305Tiny3PipeAVX2mac2_19:
 	MOVQ           cur+8(FP), R8
 	ADDQ           272(R8), DI
 	VPXOR          (DI), Y1, Y1
-	MOVQ           $0x00000020, R8
-	SUBQ           DX, R8
-	XORQ           DX, DX
-	CMPQ           R8, DX
-	CMOVQLT        DX, R8
-	LEAQ           chachaTailMask<>+0(SB), DX
-	VPAND          (DX)(R8*1), Y1, Y1
-	VMOVDQU        Y1, (DI)
-	VPERM2I128     $0x31, Y2, Y6, Y1
-	MOVQ           lanes+0(FP), DX
-	MOVQ           32(DX), DX
-	CMPQ           DX, $0x00000020
-	JBE            chachaPoly1305Tiny3PipeAVX2out0xored
-	MOVQ           cur+8(FP), DI
-	LEAQ           (DI), DI
-	MOVQ           cur+8(FP), R8
-	ADDQ           272(R8), DI
-	VPXOR          32(DI), Y1, Y1
-	MOVQ           $0x00000040, R8
-	SUBQ           DX, R8
-	XORQ           DX, DX
-	CMPQ           R8, DX
-	CMOVQLT        DX, R8
-	LEAQ           chachaTailMask<>+0(SB), DX
-	VPAND          (DX)(R8*1), Y1, Y1
-	VMOVDQU        Y1, 32(DI)
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, DI
+	SUBQ       DX, DI
+	XORQ       DX, DX
+	CMPQ       DI, DX
+	CMOVQLT    DX, DI
+	LEAQ       chachaTailMask<>+0(SB), DX
+	VPAND      (DX)(DI*1), Y1, Y1
+	MOVQ       cur+8(FP), DX
+	LEAQ       (DX), DX
+	MOVQ       cur+8(FP), DI
+	ADDQ       272(DI), DX
+	VMOVDQU    Y1, (DX)
+	VPERM2I128 $0x31, Y2, Y6, Y1
+	MOVQ       lanes+0(FP), DX
+	MOVQ       32(DX), DX
+	CMPQ       DX, $0x00000020
+	JBE        chachaPoly1305Tiny3PipeAVX2out0xored
+	MOVQ       cur+8(FP), DI
+	LEAQ       (DI), DI
+	MOVQ       cur+8(FP), R8
+	ADDQ       272(R8), DI
+	VPXOR      32(DI), Y1, Y1
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ    $0x00000040, DI
+	SUBQ    DX, DI
+	XORQ    DX, DX
+	CMPQ    DI, DX
+	CMOVQLT DX, DI
+	LEAQ    chachaTailMask<>+0(SB), DX
+	VPAND   (DX)(DI*1), Y1, Y1
+	MOVQ    cur+8(FP), DX
+	LEAQ    (DX), DX
+	MOVQ    cur+8(FP), DI
+	ADDQ    272(DI), DX
+	VMOVDQU Y1, 32(DX)
 
 chachaPoly1305Tiny3PipeAVX2out0xored:
 	MOVQ lanes+0(FP), DX
@@ -17239,17 +17257,15 @@ chachaPoly1305Tiny3PipeAVX2out0sealout2:
 	MOVB  DI, (DX)
 
 chachaPoly1305Tiny3PipeAVX2out0sealout1:
-	JMP chachaPoly1305Tiny3PipeAVX2out0lens
+	JMP chachaPoly1305Tiny3PipeAVX2out0streamed
 
 chachaPoly1305Tiny3PipeAVX2out0keep:
 	VPERM2I128 $0x31, Y5, Y1, Y1
-	MOVQ       cur+8(FP), DX
 	VMOVDQU    Y1, 144(DX)
 	VPERM2I128 $0x31, Y2, Y6, Y1
-	MOVQ       cur+8(FP), DX
 	VMOVDQU    Y1, 176(DX)
 
-chachaPoly1305Tiny3PipeAVX2out0lens:
+chachaPoly1305Tiny3PipeAVX2out0streamed:
 	MOVQ           lanes+0(FP), DX
 	MOVQ           32(DX), DX
 	MOVQ           DX, DI
@@ -17271,29 +17287,30 @@ chachaPoly1305Tiny3PipeAVX2out0lens:
 	MOVQ           48(R8), R8
 	MOVQ           R8, (DI)
 	MOVQ           DX, 8(DI)
+	MOVQ           cur+8(FP), DX
+	MOVQ           cur+8(FP), DI
 	VBROADCASTI128 chachaSigma<>+0(SB), Y1
 	VPADDD         Y1, Y7, Y7
-	MOVQ           lanes+0(FP), DX
-	MOVQ           64(DX), DX
-	VBROADCASTI128 (DX), Y1
+	MOVQ           lanes+0(FP), R8
+	MOVQ           64(R8), R8
+	VBROADCASTI128 (R8), Y1
 	VPADDD         Y1, Y8, Y8
-	VBROADCASTI128 16(DX), Y1
+	VBROADCASTI128 16(R8), Y1
 	VPADDD         Y1, Y9, Y9
-	MOVQ           lanes+0(FP), DX
-	MOVQ           72(DX), DX
-	VMOVQ          (DX), X1
-	VPINSRD        $0x02, 8(DX), X1, X1
+	MOVQ           lanes+0(FP), R8
+	MOVQ           72(R8), R8
+	VMOVQ          (R8), X1
+	VPINSRD        $0x02, 8(R8), X1, X1
 	VPSLLDQ        $0x04, X1, X1
 	VINSERTI128    $0x01, X1, Y1, Y1
 	VPADDD         chachaRowCounters<>+0(SB), Y1, Y1
 	VPADDD         Y1, Y3, Y3
 	VPAND          poly1305Clamp<>+0(SB), X7, X1
-	MOVQ           cur+8(FP), DX
 	VMOVDQU        X1, 496(DX)
+	VMOVDQU        X8, 512(DI)
 	MOVQ           cur+8(FP), DX
-	VMOVDQU        X8, 512(DX)
-	MOVB           open+32(FP), DL
-	TESTB          DL, DL
+	MOVB           open+32(FP), DI
+	TESTB          DI, DI
 	JNZ            chachaPoly1305Tiny3PipeAVX2out1keep
 	VPERM2I128     $0x31, Y8, Y7, Y1
 	MOVQ           lanes+0(FP), DX
@@ -17305,32 +17322,44 @@ chachaPoly1305Tiny3PipeAVX2out0lens:
 	MOVQ           cur+8(FP), R8
 	ADDQ           560(R8), DI
 	VPXOR          (DI), Y1, Y1
-	MOVQ           $0x00000020, R8
-	SUBQ           DX, R8
-	XORQ           DX, DX
-	CMPQ           R8, DX
-	CMOVQLT        DX, R8
-	LEAQ           chachaTailMask<>+0(SB), DX
-	VPAND          (DX)(R8*1), Y1, Y1
-	VMOVDQU        Y1, (DI)
-	VPERM2I128     $0x31, Y3, Y9, Y1
-	MOVQ           lanes+0(FP), DX
-	MOVQ           96(DX), DX
-	CMPQ           DX, $0x00000020
-	JBE            chachaPoly1305Tiny3PipeAVX2out1xored
-	MOVQ           cur+8(FP), DI
-	LEAQ           288(DI), DI
-	MOVQ           cur+8(FP), R8
-	ADDQ           560(R8), DI
-	VPXOR          32(DI), Y1, Y1
-	MOVQ           $0x00000040, R8
-	SUBQ           DX, R8
-	XORQ           DX, DX
-	CMPQ           R8, DX
-	CMOVQLT        DX, R8
-	LEAQ           chachaTailMask<>+0(SB), DX
-	VPAND          (DX)(R8*1), Y1, Y1
-	VMOVDQU        Y1, 32(DI)
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, DI
+	SUBQ       DX, DI
+	XORQ       DX, DX
+	CMPQ       DI, DX
+	CMOVQLT    DX, DI
+	LEAQ       chachaTailMask<>+0(SB), DX
+	VPAND      (DX)(DI*1), Y1, Y1
+	MOVQ       cur+8(FP), DX
+	LEAQ       288(DX), DX
+	MOVQ       cur+8(FP), DI
+	ADDQ       560(DI), DX
+	VMOVDQU    Y1, (DX)
+	VPERM2I128 $0x31, Y3, Y9, Y1
+	MOVQ       lanes+0(FP), DX
+	MOVQ       96(DX), DX
+	CMPQ       DX, $0x00000020
+	JBE        chachaPoly1305Tiny3PipeAVX2out1xored
+	MOVQ       cur+8(FP), DI
+	LEAQ       288(DI), DI
+	MOVQ       cur+8(FP), R8
+	ADDQ       560(R8), DI
+	VPXOR      32(DI), Y1, Y1
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ    $0x00000040, DI
+	SUBQ    DX, DI
+	XORQ    DX, DX
+	CMPQ    DI, DX
+	CMOVQLT DX, DI
+	LEAQ    chachaTailMask<>+0(SB), DX
+	VPAND   (DX)(DI*1), Y1, Y1
+	MOVQ    cur+8(FP), DX
+	LEAQ    288(DX), DX
+	MOVQ    cur+8(FP), DI
+	ADDQ    560(DI), DX
+	VMOVDQU Y1, 32(DX)
 
 chachaPoly1305Tiny3PipeAVX2out1xored:
 	MOVQ lanes+0(FP), DX
@@ -17392,17 +17421,15 @@ chachaPoly1305Tiny3PipeAVX2out1sealout2:
 	MOVB  DI, (DX)
 
 chachaPoly1305Tiny3PipeAVX2out1sealout1:
-	JMP chachaPoly1305Tiny3PipeAVX2out1lens
+	JMP chachaPoly1305Tiny3PipeAVX2out1streamed
 
 chachaPoly1305Tiny3PipeAVX2out1keep:
 	VPERM2I128 $0x31, Y8, Y7, Y1
-	MOVQ       cur+8(FP), DX
 	VMOVDQU    Y1, 432(DX)
 	VPERM2I128 $0x31, Y3, Y9, Y1
-	MOVQ       cur+8(FP), DX
 	VMOVDQU    Y1, 464(DX)
 
-chachaPoly1305Tiny3PipeAVX2out1lens:
+chachaPoly1305Tiny3PipeAVX2out1streamed:
 	MOVQ           lanes+0(FP), DX
 	MOVQ           96(DX), DX
 	MOVQ           DX, DI
@@ -17424,29 +17451,30 @@ chachaPoly1305Tiny3PipeAVX2out1lens:
 	MOVQ           112(R8), R8
 	MOVQ           R8, (DI)
 	MOVQ           DX, 8(DI)
+	MOVQ           cur+8(FP), DX
+	MOVQ           cur+8(FP), DI
 	VBROADCASTI128 chachaSigma<>+0(SB), Y1
 	VPADDD         Y1, Y0, Y0
-	MOVQ           lanes+0(FP), DX
-	MOVQ           128(DX), DX
-	VBROADCASTI128 (DX), Y1
+	MOVQ           lanes+0(FP), R8
+	MOVQ           128(R8), R8
+	VBROADCASTI128 (R8), Y1
 	VPADDD         Y1, Y10, Y10
-	VBROADCASTI128 16(DX), Y1
+	VBROADCASTI128 16(R8), Y1
 	VPADDD         Y1, Y11, Y11
-	MOVQ           lanes+0(FP), DX
-	MOVQ           136(DX), DX
-	VMOVQ          (DX), X1
-	VPINSRD        $0x02, 8(DX), X1, X1
+	MOVQ           lanes+0(FP), R8
+	MOVQ           136(R8), R8
+	VMOVQ          (R8), X1
+	VPINSRD        $0x02, 8(R8), X1, X1
 	VPSLLDQ        $0x04, X1, X1
 	VINSERTI128    $0x01, X1, Y1, Y1
 	VPADDD         chachaRowCounters<>+0(SB), Y1, Y1
 	VPADDD         Y1, Y4, Y4
 	VPAND          poly1305Clamp<>+0(SB), X0, X1
-	MOVQ           cur+8(FP), DX
 	VMOVDQU        X1, 784(DX)
+	VMOVDQU        X10, 800(DI)
 	MOVQ           cur+8(FP), DX
-	VMOVDQU        X10, 800(DX)
-	MOVB           open+32(FP), DL
-	TESTB          DL, DL
+	MOVB           open+32(FP), DI
+	TESTB          DI, DI
 	JNZ            chachaPoly1305Tiny3PipeAVX2out2keep
 	VPERM2I128     $0x31, Y10, Y0, Y0
 	MOVQ           lanes+0(FP), DX
@@ -17458,32 +17486,44 @@ chachaPoly1305Tiny3PipeAVX2out1lens:
 	MOVQ           cur+8(FP), R8
 	ADDQ           848(R8), DI
 	VPXOR          (DI), Y0, Y0
-	MOVQ           $0x00000020, R8
-	SUBQ           DX, R8
-	XORQ           DX, DX
-	CMPQ           R8, DX
-	CMOVQLT        DX, R8
-	LEAQ           chachaTailMask<>+0(SB), DX
-	VPAND          (DX)(R8*1), Y0, Y0
-	VMOVDQU        Y0, (DI)
-	VPERM2I128     $0x31, Y4, Y11, Y0
-	MOVQ           lanes+0(FP), DX
-	MOVQ           160(DX), DX
-	CMPQ           DX, $0x00000020
-	JBE            chachaPoly1305Tiny3PipeAVX2out2xored
-	MOVQ           cur+8(FP), DI
-	LEAQ           576(DI), DI
-	MOVQ           cur+8(FP), R8
-	ADDQ           848(R8), DI
-	VPXOR          32(DI), Y0, Y0
-	MOVQ           $0x00000040, R8
-	SUBQ           DX, R8
-	XORQ           DX, DX
-	CMPQ           R8, DX
-	CMOVQLT        DX, R8
-	LEAQ           chachaTailMask<>+0(SB), DX
-	VPAND          (DX)(R8*1), Y0, Y0
-	VMOVDQU        Y0, 32(DI)
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, DI
+	SUBQ       DX, DI
+	XORQ       DX, DX
+	CMPQ       DI, DX
+	CMOVQLT    DX, DI
+	LEAQ       chachaTailMask<>+0(SB), DX
+	VPAND      (DX)(DI*1), Y0, Y0
+	MOVQ       cur+8(FP), DX
+	LEAQ       576(DX), DX
+	MOVQ       cur+8(FP), DI
+	ADDQ       848(DI), DX
+	VMOVDQU    Y0, (DX)
+	VPERM2I128 $0x31, Y4, Y11, Y0
+	MOVQ       lanes+0(FP), DX
+	MOVQ       160(DX), DX
+	CMPQ       DX, $0x00000020
+	JBE        chachaPoly1305Tiny3PipeAVX2out2xored
+	MOVQ       cur+8(FP), DI
+	LEAQ       576(DI), DI
+	MOVQ       cur+8(FP), R8
+	ADDQ       848(R8), DI
+	VPXOR      32(DI), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ    $0x00000040, DI
+	SUBQ    DX, DI
+	XORQ    DX, DX
+	CMPQ    DI, DX
+	CMOVQLT DX, DI
+	LEAQ    chachaTailMask<>+0(SB), DX
+	VPAND   (DX)(DI*1), Y0, Y0
+	MOVQ    cur+8(FP), DX
+	LEAQ    576(DX), DX
+	MOVQ    cur+8(FP), DI
+	ADDQ    848(DI), DX
+	VMOVDQU Y0, 32(DX)
 
 chachaPoly1305Tiny3PipeAVX2out2xored:
 	MOVQ lanes+0(FP), DX
@@ -17545,17 +17585,15 @@ chachaPoly1305Tiny3PipeAVX2out2sealout2:
 	MOVB  DI, (DX)
 
 chachaPoly1305Tiny3PipeAVX2out2sealout1:
-	JMP chachaPoly1305Tiny3PipeAVX2out2lens
+	JMP chachaPoly1305Tiny3PipeAVX2out2streamed
 
 chachaPoly1305Tiny3PipeAVX2out2keep:
 	VPERM2I128 $0x31, Y10, Y0, Y0
-	MOVQ       cur+8(FP), DX
 	VMOVDQU    Y0, 720(DX)
 	VPERM2I128 $0x31, Y4, Y11, Y0
-	MOVQ       cur+8(FP), DX
 	VMOVDQU    Y0, 752(DX)
 
-chachaPoly1305Tiny3PipeAVX2out2lens:
+chachaPoly1305Tiny3PipeAVX2out2streamed:
 	MOVQ lanes+0(FP), DX
 	MOVQ 160(DX), DX
 	MOVQ DX, DI
@@ -17704,20 +17742,19 @@ chachaPoly1305Tiny3PipeAVX2tag0verify:
 	LEAQ    (DX), DX
 	MOVQ    prev+16(FP), BX
 	ADDQ    272(BX), DX
-	CMPQ    CX, $0x00000000
-	JBE     chachaPoly1305Tiny3PipeAVX2tag0xored
-	VMOVDQU (DX), Y0
 	MOVQ    prev+16(FP), BX
+	CMPQ    CX, $0x00000000
+	JBE     chachaPoly1305Tiny3PipeAVX2tag0opendone
+	VMOVDQU (DX), Y0
 	VPXOR   144(BX), Y0, Y0
 	VMOVDQU Y0, (DX)
 	CMPQ    CX, $0x00000020
-	JBE     chachaPoly1305Tiny3PipeAVX2tag0xored
+	JBE     chachaPoly1305Tiny3PipeAVX2tag0opendone
 	VMOVDQU 32(DX), Y0
-	MOVQ    prev+16(FP), BX
 	VPXOR   176(BX), Y0, Y0
 	VMOVDQU Y0, 32(DX)
 
-chachaPoly1305Tiny3PipeAVX2tag0xored:
+chachaPoly1305Tiny3PipeAVX2tag0opendone:
 	MOVQ out+24(FP), BX
 	MOVQ 16(BX), BX
 	CMPQ CX, $0x20
@@ -17811,20 +17848,19 @@ chachaPoly1305Tiny3PipeAVX2tag1verify:
 	LEAQ    288(DX), DX
 	MOVQ    prev+16(FP), BX
 	ADDQ    560(BX), DX
-	CMPQ    CX, $0x00000000
-	JBE     chachaPoly1305Tiny3PipeAVX2tag1xored
-	VMOVDQU (DX), Y0
 	MOVQ    prev+16(FP), BX
+	CMPQ    CX, $0x00000000
+	JBE     chachaPoly1305Tiny3PipeAVX2tag1opendone
+	VMOVDQU (DX), Y0
 	VPXOR   432(BX), Y0, Y0
 	VMOVDQU Y0, (DX)
 	CMPQ    CX, $0x00000020
-	JBE     chachaPoly1305Tiny3PipeAVX2tag1xored
+	JBE     chachaPoly1305Tiny3PipeAVX2tag1opendone
 	VMOVDQU 32(DX), Y0
-	MOVQ    prev+16(FP), BX
 	VPXOR   464(BX), Y0, Y0
 	VMOVDQU Y0, 32(DX)
 
-chachaPoly1305Tiny3PipeAVX2tag1xored:
+chachaPoly1305Tiny3PipeAVX2tag1opendone:
 	MOVQ out+24(FP), BX
 	MOVQ 80(BX), BX
 	CMPQ CX, $0x20
@@ -17918,20 +17954,19 @@ chachaPoly1305Tiny3PipeAVX2tag2verify:
 	LEAQ    576(DX), DX
 	MOVQ    prev+16(FP), BX
 	ADDQ    848(BX), DX
-	CMPQ    CX, $0x00000000
-	JBE     chachaPoly1305Tiny3PipeAVX2tag2xored
-	VMOVDQU (DX), Y0
 	MOVQ    prev+16(FP), BX
+	CMPQ    CX, $0x00000000
+	JBE     chachaPoly1305Tiny3PipeAVX2tag2opendone
+	VMOVDQU (DX), Y0
 	VPXOR   720(BX), Y0, Y0
 	VMOVDQU Y0, (DX)
 	CMPQ    CX, $0x00000020
-	JBE     chachaPoly1305Tiny3PipeAVX2tag2xored
+	JBE     chachaPoly1305Tiny3PipeAVX2tag2opendone
 	VMOVDQU 32(DX), Y0
-	MOVQ    prev+16(FP), BX
 	VPXOR   752(BX), Y0, Y0
 	VMOVDQU Y0, 32(DX)
 
-chachaPoly1305Tiny3PipeAVX2tag2xored:
+chachaPoly1305Tiny3PipeAVX2tag2opendone:
 	MOVQ out+24(FP), BX
 	MOVQ 144(BX), BX
 	CMPQ CX, $0x20

@@ -93,70 +93,16 @@ func chachaPoly1305Tiny3AVX2() {
 	}
 
 	Comment("The rounds: blocks 0 and 1 of every op, one state each, interleaved.")
-	x := make([][4]VecVirtual, tinyLanes)
-	sigma := YMM()
-	VBROADCASTI128(chachaSigma, sigma)
-	for s := range x {
-		key := ptr(s, laneKey)
-		for i := range 4 {
-			x[s][i] = YMM()
-		}
-		VMOVDQA(sigma, x[s][0])
-		VBROADCASTI128(Mem{Base: key}, x[s][1])
-		VBROADCASTI128(Mem{Base: key, Disp: 16}, x[s][2])
-		tinyLaneRow3(ptr(s, laneNonce), x[s][3])
-	}
+	x := tinyLaneStates(ptr)
 	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), name+"rounds", nil)
 
 	Comment("Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;",
 		"block 1 is the key stream: XORed into the staged message (Seal, bytes past n zeroed for",
 		"the MAC's padding) or kept for after the tag has matched (Open).")
-	open := Load(Param("open"), GP8())
 	for s := range x {
-		lbl := fmt.Sprintf("%s%d", name, s)
-		t := YMM()
-		VBROADCASTI128(chachaSigma, t)
-		VPADDD(t, x[s][0], x[s][0])
-		key := ptr(s, laneKey)
-		VBROADCASTI128(Mem{Base: key}, t)
-		VPADDD(t, x[s][1], x[s][1])
-		VBROADCASTI128(Mem{Base: key, Disp: 16}, t)
-		VPADDD(t, x[s][2], x[s][2])
-		tinyLaneRow3(ptr(s, laneNonce), t)
-		VPADDD(t, x[s][3], x[s][3])
-		r := XMM()
-		VPAND(polyClamp, x[s][0].AsX(), r)
-		VMOVDQU(r, fr[s].r)
-		VMOVDQU(x[s][1].AsX(), fr[s].sk)
-		TESTB(open, open)
-		JNZ(LabelRef(lbl + "keep"))
-		n := ptr(s, laneN)
-		for c := range 2 { // bytes 32c..32c+31 of block 1: the high halves of rows 2c and 2c+1
-			ks := YMM()
-			VPERM2I128(U8(0x31), x[s][2*c+1], x[s][2*c], ks)
-			CMPQ(n, U32(32*c))
-			JBE(LabelRef(lbl + "xored"))
-			VPXOR(fr[s].msg.Offset(32*c), ks, ks)
-			Comment(fmt.Sprintf("Bytes past n: 32-byte offset max(0, %d-n) into the tail mask.", 32*c+32))
-			off, z, mask := GP64(), GP64(), GP64()
-			MOVQ(U32(32*c+32), off)
-			SUBQ(n, off)
-			XORQ(z, z)
-			CMPQ(off, z)
-			CMOVQLT(z, off)
-			LEAQ(tailMask, mask)
-			VPAND(Mem{Base: mask, Index: off, Scale: 1}, ks, ks)
-			VMOVDQU(ks, fr[s].msg.Offset(32*c))
-		}
-		Label(lbl + "xored")
-		JMP(LabelRef(lbl + "streamed"))
-		Label(lbl + "keep")
-		for c := range 2 {
-			ks := YMM()
-			VPERM2I128(U8(0x31), x[s][2*c+1], x[s][2*c], ks)
-			VMOVDQU(ks, fr[s].ks.Offset(32*c))
-		}
-		Label(lbl + "streamed")
+		tinyLaneFinal(x[s], func(off int) GPVirtual { return ptr(s, off) }, fr[s].r, fr[s].sk)
+		tinyLaneBlock1(x[s], func() GPVirtual { return ptr(s, laneN) }, func(c int) Mem { return fr[s].msg.Offset(32 * c) },
+			fr[s].ks, fmt.Sprintf("%s%d", name, s), nil)
 	}
 
 	Comment("Each op's Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8),",
@@ -216,6 +162,85 @@ func chachaPoly1305Tiny3AVX2() {
 	VZEROUPPER()
 	Store(okAll.As8(), ReturnIndex(0))
 	RET()
+}
+
+// tinyLaneStates loads the initial states of the three-op kernels' ops in the row form, state s
+// blocks 0 and 1 of op s; field(s, off) loads field off of op s's chachaTinyLane.
+func tinyLaneStates(field func(s, off int) GPVirtual) [][4]VecVirtual {
+	x := make([][4]VecVirtual, tinyLanes)
+	sigma := YMM()
+	VBROADCASTI128(chachaSigma, sigma)
+	for s := range x {
+		key := field(s, laneKey)
+		for i := range 4 {
+			x[s][i] = YMM()
+		}
+		VMOVDQA(sigma, x[s][0])
+		VBROADCASTI128(Mem{Base: key}, x[s][1])
+		VBROADCASTI128(Mem{Base: key, Disp: 16}, x[s][2])
+		tinyLaneRow3(field(s, laneNonce), x[s][3])
+	}
+	return x
+}
+
+// tinyLaneFinal adds an op's initial state to its rounds' output x (section 2.3) and stores the
+// Poly1305 key of block 0 (section 2.6): r, clamped (section 2.5.1), at r and s at sk. field(off)
+// loads field off of the op's chachaTinyLane.
+func tinyLaneFinal(x [4]VecVirtual, field func(off int) GPVirtual, r, sk Mem) {
+	t := YMM()
+	VBROADCASTI128(chachaSigma, t)
+	VPADDD(t, x[0], x[0])
+	key := field(laneKey)
+	VBROADCASTI128(Mem{Base: key}, t)
+	VPADDD(t, x[1], x[1])
+	VBROADCASTI128(Mem{Base: key, Disp: 16}, t)
+	VPADDD(t, x[2], x[2])
+	tinyLaneRow3(field(laneNonce), t)
+	VPADDD(t, x[3], x[3])
+	k := XMM()
+	VPAND(polyClamp, x[0].AsX(), k)
+	VMOVDQU(k, r)
+	VMOVDQU(x[1].AsX(), sk)
+}
+
+// tinyLaneBlock1 hands on block 1's key stream, the high halves of x's rows: Seal (the open
+// argument false) XORs it into the staged n-byte message, whose 32-byte chunk c is at msg(c), the
+// bytes past n zeroed for the MAC's padding, then runs sealed (if not nil); Open stores it at ks, to
+// decrypt once the tag has matched.
+func tinyLaneBlock1(x [4]VecVirtual, n func() GPVirtual, msg func(c int) Mem, ks Mem, lbl string, sealed func()) {
+	open := Load(Param("open"), GP8())
+	TESTB(open, open)
+	JNZ(LabelRef(lbl + "keep"))
+	for c := range 2 { // bytes 32c..32c+31 of block 1: the high halves of rows 2c and 2c+1
+		k := YMM()
+		VPERM2I128(U8(0x31), x[2*c+1], x[2*c], k)
+		nc := n()
+		CMPQ(nc, U32(32*c))
+		JBE(LabelRef(lbl + "xored"))
+		VPXOR(msg(c), k, k)
+		Comment(fmt.Sprintf("Bytes past n: 32-byte offset max(0, %d-n) into the tail mask.", 32*c+32))
+		off, z, mask := GP64(), GP64(), GP64()
+		MOVQ(U32(32*c+32), off)
+		SUBQ(nc, off)
+		XORQ(z, z)
+		CMPQ(off, z)
+		CMOVQLT(z, off)
+		LEAQ(tailMask, mask)
+		VPAND(Mem{Base: mask, Index: off, Scale: 1}, k, k)
+		VMOVDQU(k, msg(c))
+	}
+	Label(lbl + "xored")
+	if sealed != nil {
+		sealed()
+	}
+	JMP(LabelRef(lbl + "streamed"))
+	Label(lbl + "keep")
+	for c := range 2 {
+		k := YMM()
+		VPERM2I128(U8(0x31), x[2*c+1], x[2*c], k)
+		VMOVDQU(k, ks.Offset(32*c))
+	}
+	Label(lbl + "streamed")
 }
 
 // tinyLaneRow3 sets row to the last state row of blocks 0 and 1 (section 2.3): block counter 0 and

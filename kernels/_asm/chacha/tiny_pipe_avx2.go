@@ -194,19 +194,7 @@ func tinyPipeRounds(name string, c pipeChain) {
 
 	Comment("The rounds: blocks 0 and 1 of every op, one state each, interleaved; the previous",
 		"triple's MAC beside them.")
-	x := make([][4]VecVirtual, tinyLanes)
-	sigma := YMM()
-	VBROADCASTI128(chachaSigma, sigma)
-	for s := range x {
-		key := lane(s, laneKey)
-		for i := range 4 {
-			x[s][i] = YMM()
-		}
-		VMOVDQA(sigma, x[s][0])
-		VBROADCASTI128(Mem{Base: key}, x[s][1])
-		VBROADCASTI128(Mem{Base: key, Disp: 16}, x[s][2])
-		tinyLaneRow3(lane(s, laneNonce), x[s][3])
-	}
+	x := tinyLaneStates(lane)
 	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), name+"rounds", func(k int) {
 		if macPointsRow[k] {
 			labels++
@@ -220,51 +208,9 @@ func tinyPipeRounds(name string, c pipeChain) {
 		"the lengths block behind the ciphertext.")
 	for s := range x {
 		lbl := fmt.Sprintf("%sout%d", name, s)
-		t := YMM()
-		VBROADCASTI128(chachaSigma, t)
-		VPADDD(t, x[s][0], x[s][0])
-		key := lane(s, laneKey)
-		VBROADCASTI128(Mem{Base: key}, t)
-		VPADDD(t, x[s][1], x[s][1])
-		VBROADCASTI128(Mem{Base: key, Disp: 16}, t)
-		VPADDD(t, x[s][2], x[s][2])
-		tinyLaneRow3(lane(s, laneNonce), t)
-		VPADDD(t, x[s][3], x[s][3])
-		r := XMM()
-		VPAND(polyClamp, x[s][0].AsX(), r)
-		VMOVDQU(r, cur(s, pipeR))
-		VMOVDQU(x[s][1].AsX(), cur(s, pipeS))
-		open := Load(Param("open"), GP8())
-		TESTB(open, open)
-		JNZ(LabelRef(lbl + "keep"))
-		for k := range 2 { // bytes 32k..32k+31 of block 1: the high halves of rows 2k and 2k+1
-			ks := YMM()
-			VPERM2I128(U8(0x31), x[s][2*k+1], x[s][2*k], ks)
-			n := lane(s, laneN)
-			CMPQ(n, U32(32*k))
-			JBE(LabelRef(lbl + "xored"))
-			msg := Mem{Base: ct(s), Disp: 32 * k}
-			VPXOR(msg, ks, ks)
-			off, z, mask := GP64(), GP64(), GP64()
-			MOVQ(U32(32*k+32), off)
-			SUBQ(n, off)
-			XORQ(z, z)
-			CMPQ(off, z)
-			CMOVQLT(z, off)
-			LEAQ(tailMask, mask)
-			VPAND(Mem{Base: mask, Index: off, Scale: 1}, ks, ks)
-			VMOVDQU(ks, msg)
-		}
-		Label(lbl + "xored")
-		copyBytes(lane(s, laneDst), ct(s), lane(s, laneN), lbl+"sealout")
-		JMP(LabelRef(lbl + "lens"))
-		Label(lbl + "keep")
-		for k := range 2 {
-			ks := YMM()
-			VPERM2I128(U8(0x31), x[s][2*k+1], x[s][2*k], ks)
-			VMOVDQU(ks, cur(s, pipeKS+32*k))
-		}
-		Label(lbl + "lens")
+		tinyLaneFinal(x[s], func(off int) GPVirtual { return lane(s, off) }, cur(s, pipeR), cur(s, pipeS))
+		tinyLaneBlock1(x[s], func() GPVirtual { return lane(s, laneN) }, func(c int) Mem { return Mem{Base: ct(s), Disp: 32 * c} },
+			cur(s, pipeKS), lbl, func() { copyBytes(lane(s, laneDst), ct(s), lane(s, laneN), lbl+"sealout") })
 		n, at := lane(s, laneN), GP64()
 		MOVQ(n, at)
 		ADDQ(U8(15), at)
@@ -321,15 +267,7 @@ func tinyPipeTags(name string, ok GPVirtual) {
 		msg := GP64()
 		LEAQ(prev(i, pipeMAC), msg)
 		ADDQ(prev(i, pipeCt), msg)
-		for k := range 2 {
-			CMPQ(n, U32(32*k))
-			JBE(LabelRef(lbl + "xored"))
-			v := YMM()
-			VMOVDQU(Mem{Base: msg, Disp: 32 * k}, v)
-			VPXOR(prev(i, pipeKS+32*k), v, v)
-			VMOVDQU(v, Mem{Base: msg, Disp: 32 * k})
-		}
-		Label(lbl + "xored")
+		tinyXOR(Mem{Base: msg}, prev(i, pipeKS), n, 64, lbl+"open")
 		d := GP64()
 		MOVQ(out(laneDst), d)
 		copyBytes(d, msg, n, lbl+"openout")
