@@ -16399,7 +16399,7 @@ chachaPoly1305Tiny3PipeAVX2chain:
 chachaPoly1305Tiny3PipeAVX2chained:
 	MOVQ  lanes+0(FP), DX
 	TESTQ DX, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2finish
+	JZ    chachaPoly1305Tiny3PipeAVX2rest
 
 	// Stage each op's AD and message, zero-padded to 16 bytes each, in cur.
 	VPXOR   Y0, Y0, Y0
@@ -17616,7 +17616,6 @@ chachaPoly1305Tiny3PipeAVX2out2streamed:
 	MOVQ R8, (DI)
 	MOVQ DX, 8(DI)
 
-chachaPoly1305Tiny3PipeAVX2finish:
 	// The chain's blocks the rounds left.
 chachaPoly1305Tiny3PipeAVX2rest:
 	CMPQ   (SP), $0x03

@@ -127,10 +127,9 @@ func chachaPoly1305Tiny3PipeAVX2() {
 
 	lanesArg := Load(Param("lanes"), GP64())
 	TESTQ(lanesArg, lanesArg)
-	JZ(LabelRef(name + "finish"))
+	JZ(LabelRef(name + "rest"))
 	tinyPipeRounds(name, c)
 
-	Label(name + "finish")
 	Comment("The chain's blocks the rounds left.")
 	Label(name + "rest")
 	CMPQ(c.lane, U8(tinyLanes))
