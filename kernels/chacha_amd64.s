@@ -14632,394 +14632,410 @@ chachaPoly1305TinyAVX512wipe:
 // func chachaPoly1305Tiny3AVX2(lanes *[3]chachaTinyLane, open bool) (ok uint8)
 // Requires: AVX, AVX2, BMI2, CMOV
 TEXT ·chachaPoly1305Tiny3AVX2(SB), NOSPLIT, $576-17
-	MOVQ lanes+0(FP), AX
-
 	// Stage each message and AD's partial last block, zero-padded, and the lengths blocks.
 	VPXOR   Y0, Y0, Y0
 	VMOVDQU Y0, (SP)
 	VMOVDQU Y0, 32(SP)
 	VMOVDQU X0, 128(SP)
-	MOVQ    32(AX), CX
-	MOVQ    48(AX), DX
-	MOVQ    DX, 144(SP)
-	MOVQ    CX, 152(SP)
-	MOVQ    24(AX), BX
-	LEAQ    (SP), SI
-	CMPQ    CX, $0x20
+	MOVQ    lanes+0(FP), AX
+	MOVQ    32(AX), AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    48(CX), CX
+	MOVQ    CX, 144(SP)
+	MOVQ    AX, 152(SP)
+	MOVQ    lanes+0(FP), DX
+	MOVQ    24(DX), DX
+	LEAQ    (SP), BX
+	CMPQ    AX, $0x20
 	JB      chachaPoly1305Tiny3AVX20stagetail
 
 chachaPoly1305Tiny3AVX20stageloop:
-	VMOVDQU (BX), Y1
-	VMOVDQU Y1, (SI)
+	VMOVDQU (DX), Y1
+	VMOVDQU Y1, (BX)
+	ADDQ    $0x20, DX
 	ADDQ    $0x20, BX
-	ADDQ    $0x20, SI
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny3AVX20stageloop
 
 chachaPoly1305Tiny3AVX20stagetail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny3AVX20stage16
-	VMOVDQU (BX), X1
-	VMOVDQU X1, (SI)
+	VMOVDQU (DX), X1
+	VMOVDQU X1, (BX)
+	ADDQ    $0x10, DX
 	ADDQ    $0x10, BX
-	ADDQ    $0x10, SI
 
 chachaPoly1305Tiny3AVX20stage16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny3AVX20stage8
-	MOVQ  (BX), DI
-	MOVQ  DI, (SI)
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
+	ADDQ  $0x08, DX
 	ADDQ  $0x08, BX
-	ADDQ  $0x08, SI
 
 chachaPoly1305Tiny3AVX20stage8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny3AVX20stage4
-	MOVL  (BX), DI
-	MOVL  DI, (SI)
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
+	ADDQ  $0x04, DX
 	ADDQ  $0x04, BX
-	ADDQ  $0x04, SI
 
 chachaPoly1305Tiny3AVX20stage4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny3AVX20stage2
-	MOVW  (BX), DI
-	MOVW  DI, (SI)
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
+	ADDQ  $0x02, DX
 	ADDQ  $0x02, BX
-	ADDQ  $0x02, SI
 
 chachaPoly1305Tiny3AVX20stage2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny3AVX20stage1
-	MOVB  (BX), CL
-	MOVB  CL, (SI)
+	MOVB  (DX), AL
+	MOVB  AL, (BX)
 
 chachaPoly1305Tiny3AVX20stage1:
-	MOVQ 40(AX), CX
-	MOVQ DX, BX
-	ANDQ $-16, BX
-	ADDQ BX, CX
-	ANDQ $0x0f, DX
-	LEAQ 128(SP), SI
-	CMPQ DX, $0x20
+	MOVQ lanes+0(FP), AX
+	MOVQ 40(AX), AX
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	ADDQ DX, AX
+	ANDQ $0x0f, CX
+	LEAQ 128(SP), BX
+	CMPQ CX, $0x20
 	JB   chachaPoly1305Tiny3AVX20adtailtail
 
 chachaPoly1305Tiny3AVX20adtailloop:
-	VMOVDQU (CX), Y1
-	VMOVDQU Y1, (SI)
-	ADDQ    $0x20, CX
-	ADDQ    $0x20, SI
-	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
+	VMOVDQU (AX), Y1
+	VMOVDQU Y1, (BX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX20adtailloop
 
 chachaPoly1305Tiny3AVX20adtailtail:
-	TESTQ   $0x00000010, DX
+	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX20adtail16
-	VMOVDQU (CX), X1
-	VMOVDQU X1, (SI)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, SI
+	VMOVDQU (AX), X1
+	VMOVDQU X1, (BX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, BX
 
 chachaPoly1305Tiny3AVX20adtail16:
-	TESTQ $0x00000008, DX
+	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX20adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (SI)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, SI
+	MOVQ  (AX), DX
+	MOVQ  DX, (BX)
+	ADDQ  $0x08, AX
+	ADDQ  $0x08, BX
 
 chachaPoly1305Tiny3AVX20adtail8:
-	TESTQ $0x00000004, DX
+	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX20adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (SI)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, SI
+	MOVL  (AX), DX
+	MOVL  DX, (BX)
+	ADDQ  $0x04, AX
+	ADDQ  $0x04, BX
 
 chachaPoly1305Tiny3AVX20adtail4:
-	TESTQ $0x00000002, DX
+	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX20adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (SI)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, SI
+	MOVW  (AX), DX
+	MOVW  DX, (BX)
+	ADDQ  $0x02, AX
+	ADDQ  $0x02, BX
 
 chachaPoly1305Tiny3AVX20adtail2:
-	TESTQ $0x00000001, DX
+	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX20adtail1
-	MOVB  (CX), CL
-	MOVB  CL, (SI)
+	MOVB  (AX), AL
+	MOVB  AL, (BX)
 
 chachaPoly1305Tiny3AVX20adtail1:
 	VMOVDQU Y0, 192(SP)
 	VMOVDQU Y0, 224(SP)
 	VMOVDQU X0, 320(SP)
-	MOVQ    96(AX), CX
-	MOVQ    112(AX), DX
-	MOVQ    DX, 336(SP)
-	MOVQ    CX, 344(SP)
-	MOVQ    88(AX), BX
-	LEAQ    192(SP), SI
-	CMPQ    CX, $0x20
+	MOVQ    lanes+0(FP), AX
+	MOVQ    96(AX), AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    112(CX), CX
+	MOVQ    CX, 336(SP)
+	MOVQ    AX, 344(SP)
+	MOVQ    lanes+0(FP), DX
+	MOVQ    88(DX), DX
+	LEAQ    192(SP), BX
+	CMPQ    AX, $0x20
 	JB      chachaPoly1305Tiny3AVX21stagetail
 
 chachaPoly1305Tiny3AVX21stageloop:
-	VMOVDQU (BX), Y1
-	VMOVDQU Y1, (SI)
+	VMOVDQU (DX), Y1
+	VMOVDQU Y1, (BX)
+	ADDQ    $0x20, DX
 	ADDQ    $0x20, BX
-	ADDQ    $0x20, SI
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny3AVX21stageloop
 
 chachaPoly1305Tiny3AVX21stagetail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny3AVX21stage16
-	VMOVDQU (BX), X1
-	VMOVDQU X1, (SI)
+	VMOVDQU (DX), X1
+	VMOVDQU X1, (BX)
+	ADDQ    $0x10, DX
 	ADDQ    $0x10, BX
-	ADDQ    $0x10, SI
 
 chachaPoly1305Tiny3AVX21stage16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny3AVX21stage8
-	MOVQ  (BX), DI
-	MOVQ  DI, (SI)
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
+	ADDQ  $0x08, DX
 	ADDQ  $0x08, BX
-	ADDQ  $0x08, SI
 
 chachaPoly1305Tiny3AVX21stage8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny3AVX21stage4
-	MOVL  (BX), DI
-	MOVL  DI, (SI)
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
+	ADDQ  $0x04, DX
 	ADDQ  $0x04, BX
-	ADDQ  $0x04, SI
 
 chachaPoly1305Tiny3AVX21stage4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny3AVX21stage2
-	MOVW  (BX), DI
-	MOVW  DI, (SI)
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
+	ADDQ  $0x02, DX
 	ADDQ  $0x02, BX
-	ADDQ  $0x02, SI
 
 chachaPoly1305Tiny3AVX21stage2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny3AVX21stage1
-	MOVB  (BX), CL
-	MOVB  CL, (SI)
+	MOVB  (DX), AL
+	MOVB  AL, (BX)
 
 chachaPoly1305Tiny3AVX21stage1:
-	MOVQ 104(AX), CX
-	MOVQ DX, BX
-	ANDQ $-16, BX
-	ADDQ BX, CX
-	ANDQ $0x0f, DX
-	LEAQ 320(SP), SI
-	CMPQ DX, $0x20
+	MOVQ lanes+0(FP), AX
+	MOVQ 104(AX), AX
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	ADDQ DX, AX
+	ANDQ $0x0f, CX
+	LEAQ 320(SP), BX
+	CMPQ CX, $0x20
 	JB   chachaPoly1305Tiny3AVX21adtailtail
 
 chachaPoly1305Tiny3AVX21adtailloop:
-	VMOVDQU (CX), Y1
-	VMOVDQU Y1, (SI)
-	ADDQ    $0x20, CX
-	ADDQ    $0x20, SI
-	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
+	VMOVDQU (AX), Y1
+	VMOVDQU Y1, (BX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX21adtailloop
 
 chachaPoly1305Tiny3AVX21adtailtail:
-	TESTQ   $0x00000010, DX
+	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX21adtail16
-	VMOVDQU (CX), X1
-	VMOVDQU X1, (SI)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, SI
+	VMOVDQU (AX), X1
+	VMOVDQU X1, (BX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, BX
 
 chachaPoly1305Tiny3AVX21adtail16:
-	TESTQ $0x00000008, DX
+	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX21adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (SI)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, SI
+	MOVQ  (AX), DX
+	MOVQ  DX, (BX)
+	ADDQ  $0x08, AX
+	ADDQ  $0x08, BX
 
 chachaPoly1305Tiny3AVX21adtail8:
-	TESTQ $0x00000004, DX
+	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX21adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (SI)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, SI
+	MOVL  (AX), DX
+	MOVL  DX, (BX)
+	ADDQ  $0x04, AX
+	ADDQ  $0x04, BX
 
 chachaPoly1305Tiny3AVX21adtail4:
-	TESTQ $0x00000002, DX
+	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX21adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (SI)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, SI
+	MOVW  (AX), DX
+	MOVW  DX, (BX)
+	ADDQ  $0x02, AX
+	ADDQ  $0x02, BX
 
 chachaPoly1305Tiny3AVX21adtail2:
-	TESTQ $0x00000001, DX
+	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX21adtail1
-	MOVB  (CX), CL
-	MOVB  CL, (SI)
+	MOVB  (AX), AL
+	MOVB  AL, (BX)
 
 chachaPoly1305Tiny3AVX21adtail1:
 	VMOVDQU Y0, 384(SP)
 	VMOVDQU Y0, 416(SP)
 	VMOVDQU X0, 512(SP)
-	MOVQ    160(AX), CX
-	MOVQ    176(AX), DX
-	MOVQ    DX, 528(SP)
-	MOVQ    CX, 536(SP)
-	MOVQ    152(AX), BX
-	LEAQ    384(SP), SI
-	CMPQ    CX, $0x20
+	MOVQ    lanes+0(FP), AX
+	MOVQ    160(AX), AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    176(CX), CX
+	MOVQ    CX, 528(SP)
+	MOVQ    AX, 536(SP)
+	MOVQ    lanes+0(FP), DX
+	MOVQ    152(DX), DX
+	LEAQ    384(SP), BX
+	CMPQ    AX, $0x20
 	JB      chachaPoly1305Tiny3AVX22stagetail
 
 chachaPoly1305Tiny3AVX22stageloop:
-	VMOVDQU (BX), Y0
-	VMOVDQU Y0, (SI)
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, DX
 	ADDQ    $0x20, BX
-	ADDQ    $0x20, SI
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny3AVX22stageloop
 
 chachaPoly1305Tiny3AVX22stagetail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny3AVX22stage16
-	VMOVDQU (BX), X0
-	VMOVDQU X0, (SI)
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, DX
 	ADDQ    $0x10, BX
-	ADDQ    $0x10, SI
 
 chachaPoly1305Tiny3AVX22stage16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny3AVX22stage8
-	MOVQ  (BX), DI
-	MOVQ  DI, (SI)
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
+	ADDQ  $0x08, DX
 	ADDQ  $0x08, BX
-	ADDQ  $0x08, SI
 
 chachaPoly1305Tiny3AVX22stage8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny3AVX22stage4
-	MOVL  (BX), DI
-	MOVL  DI, (SI)
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
+	ADDQ  $0x04, DX
 	ADDQ  $0x04, BX
-	ADDQ  $0x04, SI
 
 chachaPoly1305Tiny3AVX22stage4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny3AVX22stage2
-	MOVW  (BX), DI
-	MOVW  DI, (SI)
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
+	ADDQ  $0x02, DX
 	ADDQ  $0x02, BX
-	ADDQ  $0x02, SI
 
 chachaPoly1305Tiny3AVX22stage2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny3AVX22stage1
-	MOVB  (BX), CL
-	MOVB  CL, (SI)
+	MOVB  (DX), AL
+	MOVB  AL, (BX)
 
 chachaPoly1305Tiny3AVX22stage1:
-	MOVQ 168(AX), CX
-	MOVQ DX, BX
-	ANDQ $-16, BX
-	ADDQ BX, CX
-	ANDQ $0x0f, DX
-	LEAQ 512(SP), SI
-	CMPQ DX, $0x20
+	MOVQ lanes+0(FP), AX
+	MOVQ 168(AX), AX
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	ADDQ DX, AX
+	ANDQ $0x0f, CX
+	LEAQ 512(SP), BX
+	CMPQ CX, $0x20
 	JB   chachaPoly1305Tiny3AVX22adtailtail
 
 chachaPoly1305Tiny3AVX22adtailloop:
-	VMOVDQU (CX), Y0
-	VMOVDQU Y0, (SI)
-	ADDQ    $0x20, CX
-	ADDQ    $0x20, SI
-	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
+	VMOVDQU (AX), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX22adtailloop
 
 chachaPoly1305Tiny3AVX22adtailtail:
-	TESTQ   $0x00000010, DX
+	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX22adtail16
-	VMOVDQU (CX), X0
-	VMOVDQU X0, (SI)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, SI
+	VMOVDQU (AX), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, BX
 
 chachaPoly1305Tiny3AVX22adtail16:
-	TESTQ $0x00000008, DX
+	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX22adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (SI)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, SI
+	MOVQ  (AX), DX
+	MOVQ  DX, (BX)
+	ADDQ  $0x08, AX
+	ADDQ  $0x08, BX
 
 chachaPoly1305Tiny3AVX22adtail8:
-	TESTQ $0x00000004, DX
+	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX22adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (SI)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, SI
+	MOVL  (AX), DX
+	MOVL  DX, (BX)
+	ADDQ  $0x04, AX
+	ADDQ  $0x04, BX
 
 chachaPoly1305Tiny3AVX22adtail4:
-	TESTQ $0x00000002, DX
+	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX22adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (SI)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, SI
+	MOVW  (AX), DX
+	MOVW  DX, (BX)
+	ADDQ  $0x02, AX
+	ADDQ  $0x02, BX
 
 chachaPoly1305Tiny3AVX22adtail2:
-	TESTQ $0x00000001, DX
+	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX22adtail1
-	MOVB  (CX), CL
-	MOVB  CL, (SI)
+	MOVB  (AX), AL
+	MOVB  AL, (BX)
 
 chachaPoly1305Tiny3AVX22adtail1:
 	// The rounds: blocks 0 and 1 of every op, one state each, interleaved.
 	VBROADCASTI128 chachaSigma<>+0(SB), Y0
-	MOVQ           (AX), CX
+	MOVQ           lanes+0(FP), AX
+	MOVQ           (AX), AX
 	VMOVDQA        Y0, Y1
-	VBROADCASTI128 (CX), Y5
-	VBROADCASTI128 16(CX), Y6
-	MOVQ           8(AX), CX
-	VMOVQ          (CX), X2
-	VPINSRD        $0x02, 8(CX), X2, X2
+	VBROADCASTI128 (AX), Y5
+	VBROADCASTI128 16(AX), Y6
+	MOVQ           lanes+0(FP), AX
+	MOVQ           8(AX), AX
+	VMOVQ          (AX), X2
+	VPINSRD        $0x02, 8(AX), X2, X2
 	VPSLLDQ        $0x04, X2, X2
 	VINSERTI128    $0x01, X2, Y2, Y2
 	VPADDD         chachaRowCounters<>+0(SB), Y2, Y2
-	MOVQ           64(AX), CX
+	MOVQ           lanes+0(FP), AX
+	MOVQ           64(AX), AX
 	VMOVDQA        Y0, Y7
-	VBROADCASTI128 (CX), Y8
-	VBROADCASTI128 16(CX), Y9
-	MOVQ           72(AX), CX
-	VMOVQ          (CX), X3
-	VPINSRD        $0x02, 8(CX), X3, X3
+	VBROADCASTI128 (AX), Y8
+	VBROADCASTI128 16(AX), Y9
+	MOVQ           lanes+0(FP), AX
+	MOVQ           72(AX), AX
+	VMOVQ          (AX), X3
+	VPINSRD        $0x02, 8(AX), X3, X3
 	VPSLLDQ        $0x04, X3, X3
 	VINSERTI128    $0x01, X3, Y3, Y3
 	VPADDD         chachaRowCounters<>+0(SB), Y3, Y3
-	MOVQ           128(AX), CX
+	MOVQ           lanes+0(FP), AX
+	MOVQ           128(AX), AX
 	VMOVDQA        Y0, Y0
-	VBROADCASTI128 (CX), Y10
-	VBROADCASTI128 16(CX), Y11
-	MOVQ           136(AX), CX
-	VMOVQ          (CX), X4
-	VPINSRD        $0x02, 8(CX), X4, X4
+	VBROADCASTI128 (AX), Y10
+	VBROADCASTI128 16(AX), Y11
+	MOVQ           lanes+0(FP), AX
+	MOVQ           136(AX), AX
+	VMOVQ          (AX), X4
+	VPINSRD        $0x02, 8(AX), X4, X4
 	VPSLLDQ        $0x04, X4, X4
 	VINSERTI128    $0x01, X4, Y4, Y4
 	VPADDD         chachaRowCounters<>+0(SB), Y4, Y4
-	MOVL           $0x0000000a, CX
+	MOVL           $0x0000000a, AX
 
 chachaPoly1305Tiny3AVX2rounds:
 	VPADDD  Y5, Y1, Y1
@@ -15138,7 +15154,7 @@ chachaPoly1305Tiny3AVX2rounds:
 	VPSHUFD $0x39, Y0, Y0
 	VPSHUFD $0x93, Y11, Y11
 	VPSHUFD $0x4e, Y4, Y4
-	DECL    CX
+	DECL    AX
 	JNZ     chachaPoly1305Tiny3AVX2rounds
 
 	// Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;
@@ -15146,14 +15162,16 @@ chachaPoly1305Tiny3AVX2rounds:
 	// the MAC's padding) or kept for after the tag has matched (Open).
 	VBROADCASTI128 chachaSigma<>+0(SB), Y12
 	VPADDD         Y12, Y1, Y1
-	MOVQ           (AX), CX
-	VBROADCASTI128 (CX), Y12
+	MOVQ           lanes+0(FP), AX
+	MOVQ           (AX), AX
+	VBROADCASTI128 (AX), Y12
 	VPADDD         Y12, Y5, Y5
-	VBROADCASTI128 16(CX), Y12
+	VBROADCASTI128 16(AX), Y12
 	VPADDD         Y12, Y6, Y6
-	MOVQ           8(AX), CX
-	VMOVQ          (CX), X12
-	VPINSRD        $0x02, 8(CX), X12, X12
+	MOVQ           lanes+0(FP), AX
+	MOVQ           8(AX), AX
+	VMOVQ          (AX), X12
+	VPINSRD        $0x02, 8(AX), X12, X12
 	VPSLLDQ        $0x04, X12, X12
 	VINSERTI128    $0x01, X12, Y12, Y12
 	VPADDD         chachaRowCounters<>+0(SB), Y12, Y12
@@ -15161,38 +15179,40 @@ chachaPoly1305Tiny3AVX2rounds:
 	VPAND          poly1305Clamp<>+0(SB), X1, X12
 	VMOVDQU        X12, 160(SP)
 	VMOVDQU        X5, 176(SP)
-	MOVB           open+8(FP), CL
-	TESTB          CL, CL
+	MOVB           open+8(FP), AL
+	TESTB          AL, AL
 	JNZ            chachaPoly1305Tiny3AVX20keep
 	VPERM2I128     $0x31, Y5, Y1, Y1
-	MOVQ           32(AX), CX
-	CMPQ           CX, $0x00000000
+	MOVQ           lanes+0(FP), AX
+	MOVQ           32(AX), AX
+	CMPQ           AX, $0x00000000
 	JBE            chachaPoly1305Tiny3AVX20xored
 	VPXOR          (SP), Y1, Y1
 
 	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
-	MOVQ       $0x00000020, DX
-	SUBQ       CX, DX
-	XORQ       CX, CX
-	CMPQ       DX, CX
-	CMOVQLT    CX, DX
-	LEAQ       chachaTailMask<>+0(SB), CX
-	VPAND      (CX)(DX*1), Y1, Y1
+	MOVQ       $0x00000020, CX
+	SUBQ       AX, CX
+	XORQ       AX, AX
+	CMPQ       CX, AX
+	CMOVQLT    AX, CX
+	LEAQ       chachaTailMask<>+0(SB), AX
+	VPAND      (AX)(CX*1), Y1, Y1
 	VMOVDQU    Y1, (SP)
 	VPERM2I128 $0x31, Y2, Y6, Y1
-	MOVQ       32(AX), CX
-	CMPQ       CX, $0x00000020
+	MOVQ       lanes+0(FP), AX
+	MOVQ       32(AX), AX
+	CMPQ       AX, $0x00000020
 	JBE        chachaPoly1305Tiny3AVX20xored
 	VPXOR      32(SP), Y1, Y1
 
 	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
-	MOVQ    $0x00000040, DX
-	SUBQ    CX, DX
-	XORQ    CX, CX
-	CMPQ    DX, CX
-	CMOVQLT CX, DX
-	LEAQ    chachaTailMask<>+0(SB), CX
-	VPAND   (CX)(DX*1), Y1, Y1
+	MOVQ    $0x00000040, CX
+	SUBQ    AX, CX
+	XORQ    AX, AX
+	CMPQ    CX, AX
+	CMOVQLT AX, CX
+	LEAQ    chachaTailMask<>+0(SB), AX
+	VPAND   (AX)(CX*1), Y1, Y1
 	VMOVDQU Y1, 32(SP)
 
 chachaPoly1305Tiny3AVX20xored:
@@ -15207,14 +15227,16 @@ chachaPoly1305Tiny3AVX20keep:
 chachaPoly1305Tiny3AVX20streamed:
 	VBROADCASTI128 chachaSigma<>+0(SB), Y1
 	VPADDD         Y1, Y7, Y7
-	MOVQ           64(AX), CX
-	VBROADCASTI128 (CX), Y1
+	MOVQ           lanes+0(FP), AX
+	MOVQ           64(AX), AX
+	VBROADCASTI128 (AX), Y1
 	VPADDD         Y1, Y8, Y8
-	VBROADCASTI128 16(CX), Y1
+	VBROADCASTI128 16(AX), Y1
 	VPADDD         Y1, Y9, Y9
-	MOVQ           72(AX), CX
-	VMOVQ          (CX), X1
-	VPINSRD        $0x02, 8(CX), X1, X1
+	MOVQ           lanes+0(FP), AX
+	MOVQ           72(AX), AX
+	VMOVQ          (AX), X1
+	VPINSRD        $0x02, 8(AX), X1, X1
 	VPSLLDQ        $0x04, X1, X1
 	VINSERTI128    $0x01, X1, Y1, Y1
 	VPADDD         chachaRowCounters<>+0(SB), Y1, Y1
@@ -15222,38 +15244,40 @@ chachaPoly1305Tiny3AVX20streamed:
 	VPAND          poly1305Clamp<>+0(SB), X7, X1
 	VMOVDQU        X1, 352(SP)
 	VMOVDQU        X8, 368(SP)
-	MOVB           open+8(FP), CL
-	TESTB          CL, CL
+	MOVB           open+8(FP), AL
+	TESTB          AL, AL
 	JNZ            chachaPoly1305Tiny3AVX21keep
 	VPERM2I128     $0x31, Y8, Y7, Y1
-	MOVQ           96(AX), CX
-	CMPQ           CX, $0x00000000
+	MOVQ           lanes+0(FP), AX
+	MOVQ           96(AX), AX
+	CMPQ           AX, $0x00000000
 	JBE            chachaPoly1305Tiny3AVX21xored
 	VPXOR          192(SP), Y1, Y1
 
 	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
-	MOVQ       $0x00000020, DX
-	SUBQ       CX, DX
-	XORQ       CX, CX
-	CMPQ       DX, CX
-	CMOVQLT    CX, DX
-	LEAQ       chachaTailMask<>+0(SB), CX
-	VPAND      (CX)(DX*1), Y1, Y1
+	MOVQ       $0x00000020, CX
+	SUBQ       AX, CX
+	XORQ       AX, AX
+	CMPQ       CX, AX
+	CMOVQLT    AX, CX
+	LEAQ       chachaTailMask<>+0(SB), AX
+	VPAND      (AX)(CX*1), Y1, Y1
 	VMOVDQU    Y1, 192(SP)
 	VPERM2I128 $0x31, Y3, Y9, Y1
-	MOVQ       96(AX), CX
-	CMPQ       CX, $0x00000020
+	MOVQ       lanes+0(FP), AX
+	MOVQ       96(AX), AX
+	CMPQ       AX, $0x00000020
 	JBE        chachaPoly1305Tiny3AVX21xored
 	VPXOR      224(SP), Y1, Y1
 
 	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
-	MOVQ    $0x00000040, DX
-	SUBQ    CX, DX
-	XORQ    CX, CX
-	CMPQ    DX, CX
-	CMOVQLT CX, DX
-	LEAQ    chachaTailMask<>+0(SB), CX
-	VPAND   (CX)(DX*1), Y1, Y1
+	MOVQ    $0x00000040, CX
+	SUBQ    AX, CX
+	XORQ    AX, AX
+	CMPQ    CX, AX
+	CMOVQLT AX, CX
+	LEAQ    chachaTailMask<>+0(SB), AX
+	VPAND   (AX)(CX*1), Y1, Y1
 	VMOVDQU Y1, 224(SP)
 
 chachaPoly1305Tiny3AVX21xored:
@@ -15268,14 +15292,16 @@ chachaPoly1305Tiny3AVX21keep:
 chachaPoly1305Tiny3AVX21streamed:
 	VBROADCASTI128 chachaSigma<>+0(SB), Y1
 	VPADDD         Y1, Y0, Y0
-	MOVQ           128(AX), CX
-	VBROADCASTI128 (CX), Y1
+	MOVQ           lanes+0(FP), AX
+	MOVQ           128(AX), AX
+	VBROADCASTI128 (AX), Y1
 	VPADDD         Y1, Y10, Y10
-	VBROADCASTI128 16(CX), Y1
+	VBROADCASTI128 16(AX), Y1
 	VPADDD         Y1, Y11, Y11
-	MOVQ           136(AX), CX
-	VMOVQ          (CX), X1
-	VPINSRD        $0x02, 8(CX), X1, X1
+	MOVQ           lanes+0(FP), AX
+	MOVQ           136(AX), AX
+	VMOVQ          (AX), X1
+	VPINSRD        $0x02, 8(AX), X1, X1
 	VPSLLDQ        $0x04, X1, X1
 	VINSERTI128    $0x01, X1, Y1, Y1
 	VPADDD         chachaRowCounters<>+0(SB), Y1, Y1
@@ -15283,38 +15309,40 @@ chachaPoly1305Tiny3AVX21streamed:
 	VPAND          poly1305Clamp<>+0(SB), X0, X1
 	VMOVDQU        X1, 544(SP)
 	VMOVDQU        X10, 560(SP)
-	MOVB           open+8(FP), CL
-	TESTB          CL, CL
+	MOVB           open+8(FP), AL
+	TESTB          AL, AL
 	JNZ            chachaPoly1305Tiny3AVX22keep
 	VPERM2I128     $0x31, Y10, Y0, Y0
-	MOVQ           160(AX), CX
-	CMPQ           CX, $0x00000000
+	MOVQ           lanes+0(FP), AX
+	MOVQ           160(AX), AX
+	CMPQ           AX, $0x00000000
 	JBE            chachaPoly1305Tiny3AVX22xored
 	VPXOR          384(SP), Y0, Y0
 
 	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
-	MOVQ       $0x00000020, DX
-	SUBQ       CX, DX
-	XORQ       CX, CX
-	CMPQ       DX, CX
-	CMOVQLT    CX, DX
-	LEAQ       chachaTailMask<>+0(SB), CX
-	VPAND      (CX)(DX*1), Y0, Y0
+	MOVQ       $0x00000020, CX
+	SUBQ       AX, CX
+	XORQ       AX, AX
+	CMPQ       CX, AX
+	CMOVQLT    AX, CX
+	LEAQ       chachaTailMask<>+0(SB), AX
+	VPAND      (AX)(CX*1), Y0, Y0
 	VMOVDQU    Y0, 384(SP)
 	VPERM2I128 $0x31, Y4, Y11, Y0
-	MOVQ       160(AX), CX
-	CMPQ       CX, $0x00000020
+	MOVQ       lanes+0(FP), AX
+	MOVQ       160(AX), AX
+	CMPQ       AX, $0x00000020
 	JBE        chachaPoly1305Tiny3AVX22xored
 	VPXOR      416(SP), Y0, Y0
 
 	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
-	MOVQ    $0x00000040, DX
-	SUBQ    CX, DX
-	XORQ    CX, CX
-	CMPQ    DX, CX
-	CMOVQLT CX, DX
-	LEAQ    chachaTailMask<>+0(SB), CX
-	VPAND   (CX)(DX*1), Y0, Y0
+	MOVQ    $0x00000040, CX
+	SUBQ    AX, CX
+	XORQ    AX, AX
+	CMPQ    CX, AX
+	CMOVQLT AX, CX
+	LEAQ    chachaTailMask<>+0(SB), AX
+	VPAND   (AX)(CX*1), Y0, Y0
 	VMOVDQU Y0, 416(SP)
 
 chachaPoly1305Tiny3AVX22xored:
@@ -15329,1012 +15357,1033 @@ chachaPoly1305Tiny3AVX22keep:
 chachaPoly1305Tiny3AVX22streamed:
 	// Each op's Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8),
 	// then its tag: written (Seal), or compared and, on a match, the message decrypted (Open).
-	XORQ  CX, CX
-	MOVQ  160(SP), BX
-	MOVQ  168(SP), SI
-	MOVQ  40(AX), DI
-	MOVQ  48(AX), R8
+	XORQ  AX, AX
+	MOVQ  160(SP), CX
+	MOVQ  168(SP), BX
+	MOVQ  lanes+0(FP), DX
+	MOVQ  40(DX), SI
+	MOVQ  lanes+0(FP), DX
+	MOVQ  48(DX), DI
+	XORQ  R8, R8
 	XORQ  R9, R9
 	XORQ  R10, R10
-	XORQ  R11, R11
-	SHRQ  $0x04, R8
-	TESTQ R8, R8
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
 	JZ    chachaPoly1305Tiny3AVX20addone
 
 chachaPoly1305Tiny3AVX20ad:
-	ADDQ (DI), R9
-	ADCQ 8(DI), R10
-	ADCQ $0x01, R11
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
 	MOVQ  BX, DX
-	MULXQ R9, R12, R13
-	MULXQ R10, R15, R14
-	ADDQ  R15, R13
-	ADCQ  $0x00, R14
-	MOVQ  SI, DX
-	MULXQ R10, R15, R10
-	ADDQ  R15, R14
-	ADCQ  $0x00, R10
-	MULXQ R9, R15, R9
-	ADDQ  R15, R13
-	ADCQ  R9, R14
-	ADCQ  $0x00, R10
-	MOVQ  R11, R15
-	IMULQ DX, R15
-	ADDQ  R15, R10
-	IMULQ BX, R11
-	ADDQ  R11, R14
-	ADCQ  $0x00, R10
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R14
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R14
-	SHRQ $0x02, R10
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	MOVQ R12, R9
 	MOVQ R13, R10
-	ADDQ $0x10, DI
-	DECQ R8
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
 	JNZ  chachaPoly1305Tiny3AVX20ad
 
 chachaPoly1305Tiny3AVX20addone:
 	TESTQ $0x0000000f, 144(SP)
 	JZ    chachaPoly1305Tiny3AVX20adpadded
-	ADDQ  128(SP), R9
-	ADCQ  136(SP), R10
-	ADCQ  $0x01, R11
+	ADDQ  128(SP), R8
+	ADCQ  136(SP), R9
+	ADCQ  $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
 	MOVQ  BX, DX
-	MULXQ R9, DI, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, DI
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, DI
-	ADCQ R10, R8
-	ADCQ $0x00, R11
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
 	MOVQ DI, R9
-	MOVQ R8, R10
 
 chachaPoly1305Tiny3AVX20adpadded:
-	LEAQ  (SP), DI
-	MOVQ  152(SP), R8
-	ADDQ  $0x0f, R8
-	SHRQ  $0x04, R8
-	TESTQ R8, R8
+	LEAQ  (SP), SI
+	MOVQ  152(SP), DI
+	ADDQ  $0x0f, DI
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
 	JZ    chachaPoly1305Tiny3AVX20ctdone
 
 chachaPoly1305Tiny3AVX20ct:
-	ADDQ (DI), R9
-	ADCQ 8(DI), R10
-	ADCQ $0x01, R11
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
 	MOVQ  BX, DX
-	MULXQ R9, R12, R13
-	MULXQ R10, R15, R14
-	ADDQ  R15, R13
-	ADCQ  $0x00, R14
-	MOVQ  SI, DX
-	MULXQ R10, R15, R10
-	ADDQ  R15, R14
-	ADCQ  $0x00, R10
-	MULXQ R9, R15, R9
-	ADDQ  R15, R13
-	ADCQ  R9, R14
-	ADCQ  $0x00, R10
-	MOVQ  R11, R15
-	IMULQ DX, R15
-	ADDQ  R15, R10
-	IMULQ BX, R11
-	ADDQ  R11, R14
-	ADCQ  $0x00, R10
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R14
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R14
-	SHRQ $0x02, R10
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	MOVQ R12, R9
 	MOVQ R13, R10
-	ADDQ $0x10, DI
-	DECQ R8
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
 	JNZ  chachaPoly1305Tiny3AVX20ct
 
 chachaPoly1305Tiny3AVX20ctdone:
-	ADDQ 144(SP), R9
-	ADCQ 152(SP), R10
-	ADCQ $0x01, R11
+	ADDQ 144(SP), R8
+	ADCQ 152(SP), R9
+	ADCQ $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
 	MOVQ  BX, DX
-	MULXQ R9, DI, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, SI
-	ADDQ  R13, R12
-	ADCQ  $0x00, SI
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, SI
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, SI
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, SI
+	MULXQ R9, R12, BX
+	ADDQ  R12, R11
+	ADCQ  $0x00, BX
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, BX
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, BX
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, BX
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ    R12, R11
-	ANDQ    $0x03, R11
-	ANDQ    $-4, R12
-	ADDQ    R12, DI
-	ADCQ    SI, R8
-	ADCQ    $0x00, R11
-	SHRQ    $0x02, SI, R12
-	SHRQ    $0x02, SI
-	ADDQ    R12, DI
-	ADCQ    SI, R8
-	ADCQ    $0x00, R11
+	MOVQ    R11, R10
+	ANDQ    $0x03, R10
+	ANDQ    $-4, R11
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, BX, R11
+	SHRQ    $0x02, BX
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	MOVQ    SI, R8
 	MOVQ    DI, R9
-	MOVQ    R8, R10
+	MOVQ    R8, CX
+	ADDQ    $0x05, CX
 	MOVQ    R9, DX
-	ADDQ    $0x05, DX
-	MOVQ    R10, BX
-	ADCQ    $0x00, BX
-	ADCQ    $0x00, R11
-	SHRQ    $0x02, R11
+	ADCQ    $0x00, DX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE CX, R8
 	CMOVQNE DX, R9
-	CMOVQNE BX, R10
-	ADDQ    176(SP), R9
-	ADCQ    184(SP), R10
-	MOVQ    56(AX), DX
-	MOVB    open+8(FP), BL
-	TESTB   BL, BL
+	ADDQ    176(SP), R8
+	ADCQ    184(SP), R9
+	MOVQ    lanes+0(FP), CX
+	MOVQ    56(CX), CX
+	MOVB    open+8(FP), DL
+	TESTB   DL, DL
 	JNZ     chachaPoly1305Tiny3AVX20verify
-	MOVQ    R9, (DX)
-	MOVQ    R10, 8(DX)
-	ORQ     $0x01, CX
-	MOVQ    32(AX), DX
-	MOVQ    16(AX), BX
-	LEAQ    (SP), SI
-	CMPQ    DX, $0x20
+	MOVQ    R8, (CX)
+	MOVQ    R9, 8(CX)
+	ORQ     $0x01, AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    32(CX), CX
+	MOVQ    lanes+0(FP), DX
+	MOVQ    16(DX), DX
+	LEAQ    (SP), BX
+	CMPQ    CX, $0x20
 	JB      chachaPoly1305Tiny3AVX20sealouttail
 
 chachaPoly1305Tiny3AVX20sealoutloop:
-	VMOVDQU (SI), Y0
-	VMOVDQU Y0, (BX)
-	ADDQ    $0x20, SI
+	VMOVDQU (BX), Y0
+	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, BX
-	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX20sealoutloop
 
 chachaPoly1305Tiny3AVX20sealouttail:
-	TESTQ   $0x00000010, DX
+	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX20sealout16
-	VMOVDQU (SI), X0
-	VMOVDQU X0, (BX)
-	ADDQ    $0x10, SI
+	VMOVDQU (BX), X0
+	VMOVDQU X0, (DX)
 	ADDQ    $0x10, BX
+	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX20sealout16:
-	TESTQ $0x00000008, DX
+	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX20sealout8
-	MOVQ  (SI), DI
-	MOVQ  DI, (BX)
-	ADDQ  $0x08, SI
+	MOVQ  (BX), SI
+	MOVQ  SI, (DX)
 	ADDQ  $0x08, BX
+	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX20sealout8:
-	TESTQ $0x00000004, DX
+	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX20sealout4
-	MOVL  (SI), DI
-	MOVL  DI, (BX)
-	ADDQ  $0x04, SI
+	MOVL  (BX), SI
+	MOVL  SI, (DX)
 	ADDQ  $0x04, BX
+	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX20sealout4:
-	TESTQ $0x00000002, DX
+	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX20sealout2
-	MOVW  (SI), DI
-	MOVW  DI, (BX)
-	ADDQ  $0x02, SI
+	MOVW  (BX), SI
+	MOVW  SI, (DX)
 	ADDQ  $0x02, BX
+	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX20sealout2:
-	TESTQ $0x00000001, DX
+	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX20sealout1
-	MOVB  (SI), DL
-	MOVB  DL, (BX)
+	MOVB  (BX), CL
+	MOVB  CL, (DX)
 
 chachaPoly1305Tiny3AVX20sealout1:
 	JMP chachaPoly1305Tiny3AVX20done
 
 chachaPoly1305Tiny3AVX20verify:
-	XORQ    (DX), R9
-	XORQ    8(DX), R10
-	ORQ     R10, R9
+	XORQ    (CX), R8
+	XORQ    8(CX), R9
+	ORQ     R9, R8
 	JNE     chachaPoly1305Tiny3AVX20done
-	ORQ     $0x01, CX
-	MOVQ    32(AX), DX
-	CMPQ    DX, $0x00000000
+	ORQ     $0x01, AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    32(CX), CX
+	CMPQ    CX, $0x00000000
 	JBE     chachaPoly1305Tiny3AVX20opendone
 	VMOVDQU (SP), Y0
 	VPXOR   64(SP), Y0, Y0
 	VMOVDQU Y0, (SP)
-	CMPQ    DX, $0x00000020
+	CMPQ    CX, $0x00000020
 	JBE     chachaPoly1305Tiny3AVX20opendone
 	VMOVDQU 32(SP), Y0
 	VPXOR   96(SP), Y0, Y0
 	VMOVDQU Y0, 32(SP)
 
 chachaPoly1305Tiny3AVX20opendone:
-	MOVQ 16(AX), BX
-	LEAQ (SP), SI
-	CMPQ DX, $0x20
+	MOVQ lanes+0(FP), DX
+	MOVQ 16(DX), DX
+	LEAQ (SP), BX
+	CMPQ CX, $0x20
 	JB   chachaPoly1305Tiny3AVX20openouttail
 
 chachaPoly1305Tiny3AVX20openoutloop:
-	VMOVDQU (SI), Y0
-	VMOVDQU Y0, (BX)
-	ADDQ    $0x20, SI
+	VMOVDQU (BX), Y0
+	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, BX
-	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX20openoutloop
 
 chachaPoly1305Tiny3AVX20openouttail:
-	TESTQ   $0x00000010, DX
+	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX20openout16
-	VMOVDQU (SI), X0
-	VMOVDQU X0, (BX)
-	ADDQ    $0x10, SI
+	VMOVDQU (BX), X0
+	VMOVDQU X0, (DX)
 	ADDQ    $0x10, BX
+	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX20openout16:
-	TESTQ $0x00000008, DX
+	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX20openout8
-	MOVQ  (SI), DI
-	MOVQ  DI, (BX)
-	ADDQ  $0x08, SI
+	MOVQ  (BX), SI
+	MOVQ  SI, (DX)
 	ADDQ  $0x08, BX
+	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX20openout8:
-	TESTQ $0x00000004, DX
+	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX20openout4
-	MOVL  (SI), DI
-	MOVL  DI, (BX)
-	ADDQ  $0x04, SI
+	MOVL  (BX), SI
+	MOVL  SI, (DX)
 	ADDQ  $0x04, BX
+	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX20openout4:
-	TESTQ $0x00000002, DX
+	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX20openout2
-	MOVW  (SI), DI
-	MOVW  DI, (BX)
-	ADDQ  $0x02, SI
+	MOVW  (BX), SI
+	MOVW  SI, (DX)
 	ADDQ  $0x02, BX
+	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX20openout2:
-	TESTQ $0x00000001, DX
+	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX20openout1
-	MOVB  (SI), DL
-	MOVB  DL, (BX)
+	MOVB  (BX), CL
+	MOVB  CL, (DX)
 
 chachaPoly1305Tiny3AVX20openout1:
 chachaPoly1305Tiny3AVX20done:
-	MOVQ  352(SP), BX
-	MOVQ  360(SP), SI
-	MOVQ  104(AX), DI
-	MOVQ  112(AX), R8
+	MOVQ  352(SP), CX
+	MOVQ  360(SP), BX
+	MOVQ  lanes+0(FP), DX
+	MOVQ  104(DX), SI
+	MOVQ  lanes+0(FP), DX
+	MOVQ  112(DX), DI
+	XORQ  R8, R8
 	XORQ  R9, R9
 	XORQ  R10, R10
-	XORQ  R11, R11
-	SHRQ  $0x04, R8
-	TESTQ R8, R8
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
 	JZ    chachaPoly1305Tiny3AVX21addone
 
 chachaPoly1305Tiny3AVX21ad:
-	ADDQ (DI), R9
-	ADCQ 8(DI), R10
-	ADCQ $0x01, R11
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
 	MOVQ  BX, DX
-	MULXQ R9, R12, R13
-	MULXQ R10, R15, R14
-	ADDQ  R15, R13
-	ADCQ  $0x00, R14
-	MOVQ  SI, DX
-	MULXQ R10, R15, R10
-	ADDQ  R15, R14
-	ADCQ  $0x00, R10
-	MULXQ R9, R15, R9
-	ADDQ  R15, R13
-	ADCQ  R9, R14
-	ADCQ  $0x00, R10
-	MOVQ  R11, R15
-	IMULQ DX, R15
-	ADDQ  R15, R10
-	IMULQ BX, R11
-	ADDQ  R11, R14
-	ADCQ  $0x00, R10
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R14
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R14
-	SHRQ $0x02, R10
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	MOVQ R12, R9
 	MOVQ R13, R10
-	ADDQ $0x10, DI
-	DECQ R8
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
 	JNZ  chachaPoly1305Tiny3AVX21ad
 
 chachaPoly1305Tiny3AVX21addone:
 	TESTQ $0x0000000f, 336(SP)
 	JZ    chachaPoly1305Tiny3AVX21adpadded
-	ADDQ  320(SP), R9
-	ADCQ  328(SP), R10
-	ADCQ  $0x01, R11
+	ADDQ  320(SP), R8
+	ADCQ  328(SP), R9
+	ADCQ  $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
 	MOVQ  BX, DX
-	MULXQ R9, DI, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, DI
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, DI
-	ADCQ R10, R8
-	ADCQ $0x00, R11
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
 	MOVQ DI, R9
-	MOVQ R8, R10
 
 chachaPoly1305Tiny3AVX21adpadded:
-	LEAQ  192(SP), DI
-	MOVQ  344(SP), R8
-	ADDQ  $0x0f, R8
-	SHRQ  $0x04, R8
-	TESTQ R8, R8
+	LEAQ  192(SP), SI
+	MOVQ  344(SP), DI
+	ADDQ  $0x0f, DI
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
 	JZ    chachaPoly1305Tiny3AVX21ctdone
 
 chachaPoly1305Tiny3AVX21ct:
-	ADDQ (DI), R9
-	ADCQ 8(DI), R10
-	ADCQ $0x01, R11
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
 	MOVQ  BX, DX
-	MULXQ R9, R12, R13
-	MULXQ R10, R15, R14
-	ADDQ  R15, R13
-	ADCQ  $0x00, R14
-	MOVQ  SI, DX
-	MULXQ R10, R15, R10
-	ADDQ  R15, R14
-	ADCQ  $0x00, R10
-	MULXQ R9, R15, R9
-	ADDQ  R15, R13
-	ADCQ  R9, R14
-	ADCQ  $0x00, R10
-	MOVQ  R11, R15
-	IMULQ DX, R15
-	ADDQ  R15, R10
-	IMULQ BX, R11
-	ADDQ  R11, R14
-	ADCQ  $0x00, R10
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R14
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R14
-	SHRQ $0x02, R10
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	MOVQ R12, R9
 	MOVQ R13, R10
-	ADDQ $0x10, DI
-	DECQ R8
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
 	JNZ  chachaPoly1305Tiny3AVX21ct
 
 chachaPoly1305Tiny3AVX21ctdone:
-	ADDQ 336(SP), R9
-	ADCQ 344(SP), R10
-	ADCQ $0x01, R11
+	ADDQ 336(SP), R8
+	ADCQ 344(SP), R9
+	ADCQ $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
 	MOVQ  BX, DX
-	MULXQ R9, DI, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, SI
-	ADDQ  R13, R12
-	ADCQ  $0x00, SI
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, SI
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, SI
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, SI
+	MULXQ R9, R12, BX
+	ADDQ  R12, R11
+	ADCQ  $0x00, BX
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, BX
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, BX
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, BX
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ    R12, R11
-	ANDQ    $0x03, R11
-	ANDQ    $-4, R12
-	ADDQ    R12, DI
-	ADCQ    SI, R8
-	ADCQ    $0x00, R11
-	SHRQ    $0x02, SI, R12
-	SHRQ    $0x02, SI
-	ADDQ    R12, DI
-	ADCQ    SI, R8
-	ADCQ    $0x00, R11
+	MOVQ    R11, R10
+	ANDQ    $0x03, R10
+	ANDQ    $-4, R11
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, BX, R11
+	SHRQ    $0x02, BX
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	MOVQ    SI, R8
 	MOVQ    DI, R9
-	MOVQ    R8, R10
+	MOVQ    R8, CX
+	ADDQ    $0x05, CX
 	MOVQ    R9, DX
-	ADDQ    $0x05, DX
-	MOVQ    R10, BX
-	ADCQ    $0x00, BX
-	ADCQ    $0x00, R11
-	SHRQ    $0x02, R11
+	ADCQ    $0x00, DX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE CX, R8
 	CMOVQNE DX, R9
-	CMOVQNE BX, R10
-	ADDQ    368(SP), R9
-	ADCQ    376(SP), R10
-	MOVQ    120(AX), DX
-	MOVB    open+8(FP), BL
-	TESTB   BL, BL
+	ADDQ    368(SP), R8
+	ADCQ    376(SP), R9
+	MOVQ    lanes+0(FP), CX
+	MOVQ    120(CX), CX
+	MOVB    open+8(FP), DL
+	TESTB   DL, DL
 	JNZ     chachaPoly1305Tiny3AVX21verify
-	MOVQ    R9, (DX)
-	MOVQ    R10, 8(DX)
-	ORQ     $0x02, CX
-	MOVQ    96(AX), DX
-	MOVQ    80(AX), BX
-	LEAQ    192(SP), SI
-	CMPQ    DX, $0x20
+	MOVQ    R8, (CX)
+	MOVQ    R9, 8(CX)
+	ORQ     $0x02, AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    96(CX), CX
+	MOVQ    lanes+0(FP), DX
+	MOVQ    80(DX), DX
+	LEAQ    192(SP), BX
+	CMPQ    CX, $0x20
 	JB      chachaPoly1305Tiny3AVX21sealouttail
 
 chachaPoly1305Tiny3AVX21sealoutloop:
-	VMOVDQU (SI), Y0
-	VMOVDQU Y0, (BX)
-	ADDQ    $0x20, SI
+	VMOVDQU (BX), Y0
+	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, BX
-	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX21sealoutloop
 
 chachaPoly1305Tiny3AVX21sealouttail:
-	TESTQ   $0x00000010, DX
+	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX21sealout16
-	VMOVDQU (SI), X0
-	VMOVDQU X0, (BX)
-	ADDQ    $0x10, SI
+	VMOVDQU (BX), X0
+	VMOVDQU X0, (DX)
 	ADDQ    $0x10, BX
+	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX21sealout16:
-	TESTQ $0x00000008, DX
+	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX21sealout8
-	MOVQ  (SI), DI
-	MOVQ  DI, (BX)
-	ADDQ  $0x08, SI
+	MOVQ  (BX), SI
+	MOVQ  SI, (DX)
 	ADDQ  $0x08, BX
+	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX21sealout8:
-	TESTQ $0x00000004, DX
+	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX21sealout4
-	MOVL  (SI), DI
-	MOVL  DI, (BX)
-	ADDQ  $0x04, SI
+	MOVL  (BX), SI
+	MOVL  SI, (DX)
 	ADDQ  $0x04, BX
+	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX21sealout4:
-	TESTQ $0x00000002, DX
+	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX21sealout2
-	MOVW  (SI), DI
-	MOVW  DI, (BX)
-	ADDQ  $0x02, SI
+	MOVW  (BX), SI
+	MOVW  SI, (DX)
 	ADDQ  $0x02, BX
+	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX21sealout2:
-	TESTQ $0x00000001, DX
+	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX21sealout1
-	MOVB  (SI), DL
-	MOVB  DL, (BX)
+	MOVB  (BX), CL
+	MOVB  CL, (DX)
 
 chachaPoly1305Tiny3AVX21sealout1:
 	JMP chachaPoly1305Tiny3AVX21done
 
 chachaPoly1305Tiny3AVX21verify:
-	XORQ    (DX), R9
-	XORQ    8(DX), R10
-	ORQ     R10, R9
+	XORQ    (CX), R8
+	XORQ    8(CX), R9
+	ORQ     R9, R8
 	JNE     chachaPoly1305Tiny3AVX21done
-	ORQ     $0x02, CX
-	MOVQ    96(AX), DX
-	CMPQ    DX, $0x00000000
+	ORQ     $0x02, AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    96(CX), CX
+	CMPQ    CX, $0x00000000
 	JBE     chachaPoly1305Tiny3AVX21opendone
 	VMOVDQU 192(SP), Y0
 	VPXOR   256(SP), Y0, Y0
 	VMOVDQU Y0, 192(SP)
-	CMPQ    DX, $0x00000020
+	CMPQ    CX, $0x00000020
 	JBE     chachaPoly1305Tiny3AVX21opendone
 	VMOVDQU 224(SP), Y0
 	VPXOR   288(SP), Y0, Y0
 	VMOVDQU Y0, 224(SP)
 
 chachaPoly1305Tiny3AVX21opendone:
-	MOVQ 80(AX), BX
-	LEAQ 192(SP), SI
-	CMPQ DX, $0x20
+	MOVQ lanes+0(FP), DX
+	MOVQ 80(DX), DX
+	LEAQ 192(SP), BX
+	CMPQ CX, $0x20
 	JB   chachaPoly1305Tiny3AVX21openouttail
 
 chachaPoly1305Tiny3AVX21openoutloop:
-	VMOVDQU (SI), Y0
-	VMOVDQU Y0, (BX)
-	ADDQ    $0x20, SI
+	VMOVDQU (BX), Y0
+	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, BX
-	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX21openoutloop
 
 chachaPoly1305Tiny3AVX21openouttail:
-	TESTQ   $0x00000010, DX
+	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX21openout16
-	VMOVDQU (SI), X0
-	VMOVDQU X0, (BX)
-	ADDQ    $0x10, SI
+	VMOVDQU (BX), X0
+	VMOVDQU X0, (DX)
 	ADDQ    $0x10, BX
+	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX21openout16:
-	TESTQ $0x00000008, DX
+	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX21openout8
-	MOVQ  (SI), DI
-	MOVQ  DI, (BX)
-	ADDQ  $0x08, SI
+	MOVQ  (BX), SI
+	MOVQ  SI, (DX)
 	ADDQ  $0x08, BX
+	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX21openout8:
-	TESTQ $0x00000004, DX
+	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX21openout4
-	MOVL  (SI), DI
-	MOVL  DI, (BX)
-	ADDQ  $0x04, SI
+	MOVL  (BX), SI
+	MOVL  SI, (DX)
 	ADDQ  $0x04, BX
+	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX21openout4:
-	TESTQ $0x00000002, DX
+	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX21openout2
-	MOVW  (SI), DI
-	MOVW  DI, (BX)
-	ADDQ  $0x02, SI
+	MOVW  (BX), SI
+	MOVW  SI, (DX)
 	ADDQ  $0x02, BX
+	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX21openout2:
-	TESTQ $0x00000001, DX
+	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX21openout1
-	MOVB  (SI), DL
-	MOVB  DL, (BX)
+	MOVB  (BX), CL
+	MOVB  CL, (DX)
 
 chachaPoly1305Tiny3AVX21openout1:
 chachaPoly1305Tiny3AVX21done:
-	MOVQ  544(SP), BX
-	MOVQ  552(SP), SI
-	MOVQ  168(AX), DI
-	MOVQ  176(AX), R8
+	MOVQ  544(SP), CX
+	MOVQ  552(SP), BX
+	MOVQ  lanes+0(FP), DX
+	MOVQ  168(DX), SI
+	MOVQ  lanes+0(FP), DX
+	MOVQ  176(DX), DI
+	XORQ  R8, R8
 	XORQ  R9, R9
 	XORQ  R10, R10
-	XORQ  R11, R11
-	SHRQ  $0x04, R8
-	TESTQ R8, R8
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
 	JZ    chachaPoly1305Tiny3AVX22addone
 
 chachaPoly1305Tiny3AVX22ad:
-	ADDQ (DI), R9
-	ADCQ 8(DI), R10
-	ADCQ $0x01, R11
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
 	MOVQ  BX, DX
-	MULXQ R9, R12, R13
-	MULXQ R10, R15, R14
-	ADDQ  R15, R13
-	ADCQ  $0x00, R14
-	MOVQ  SI, DX
-	MULXQ R10, R15, R10
-	ADDQ  R15, R14
-	ADCQ  $0x00, R10
-	MULXQ R9, R15, R9
-	ADDQ  R15, R13
-	ADCQ  R9, R14
-	ADCQ  $0x00, R10
-	MOVQ  R11, R15
-	IMULQ DX, R15
-	ADDQ  R15, R10
-	IMULQ BX, R11
-	ADDQ  R11, R14
-	ADCQ  $0x00, R10
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R14
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R14
-	SHRQ $0x02, R10
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	MOVQ R12, R9
 	MOVQ R13, R10
-	ADDQ $0x10, DI
-	DECQ R8
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
 	JNZ  chachaPoly1305Tiny3AVX22ad
 
 chachaPoly1305Tiny3AVX22addone:
 	TESTQ $0x0000000f, 528(SP)
 	JZ    chachaPoly1305Tiny3AVX22adpadded
-	ADDQ  512(SP), R9
-	ADCQ  520(SP), R10
-	ADCQ  $0x01, R11
+	ADDQ  512(SP), R8
+	ADCQ  520(SP), R9
+	ADCQ  $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
 	MOVQ  BX, DX
-	MULXQ R9, DI, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, R10
-	ADDQ  R13, R12
-	ADCQ  $0x00, R10
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, R10
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, R10
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, R10
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R12, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R12
-	ADDQ R12, DI
-	ADCQ R10, R8
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R12
-	SHRQ $0x02, R10
-	ADDQ R12, DI
-	ADCQ R10, R8
-	ADCQ $0x00, R11
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
 	MOVQ DI, R9
-	MOVQ R8, R10
 
 chachaPoly1305Tiny3AVX22adpadded:
-	LEAQ  384(SP), DI
-	MOVQ  536(SP), R8
-	ADDQ  $0x0f, R8
-	SHRQ  $0x04, R8
-	TESTQ R8, R8
+	LEAQ  384(SP), SI
+	MOVQ  536(SP), DI
+	ADDQ  $0x0f, DI
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
 	JZ    chachaPoly1305Tiny3AVX22ctdone
 
 chachaPoly1305Tiny3AVX22ct:
-	ADDQ (DI), R9
-	ADCQ 8(DI), R10
-	ADCQ $0x01, R11
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
 	MOVQ  BX, DX
-	MULXQ R9, R12, R13
-	MULXQ R10, R15, R14
-	ADDQ  R15, R13
-	ADCQ  $0x00, R14
-	MOVQ  SI, DX
-	MULXQ R10, R15, R10
-	ADDQ  R15, R14
-	ADCQ  $0x00, R10
-	MULXQ R9, R15, R9
-	ADDQ  R15, R13
-	ADCQ  R9, R14
-	ADCQ  $0x00, R10
-	MOVQ  R11, R15
-	IMULQ DX, R15
-	ADDQ  R15, R10
-	IMULQ BX, R11
-	ADDQ  R11, R14
-	ADCQ  $0x00, R10
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ R14, R11
-	ANDQ $0x03, R11
-	ANDQ $-4, R14
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	SHRQ $0x02, R10, R14
-	SHRQ $0x02, R10
-	ADDQ R14, R12
-	ADCQ R10, R13
-	ADCQ $0x00, R11
-	MOVQ R12, R9
 	MOVQ R13, R10
-	ADDQ $0x10, DI
-	DECQ R8
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
 	JNZ  chachaPoly1305Tiny3AVX22ct
 
 chachaPoly1305Tiny3AVX22ctdone:
-	ADDQ 528(SP), R9
-	ADCQ 536(SP), R10
-	ADCQ $0x01, R11
+	ADDQ 528(SP), R8
+	ADCQ 536(SP), R9
+	ADCQ $0x01, R10
 
 	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
 	MOVQ  BX, DX
-	MULXQ R9, DI, R8
-	MULXQ R10, R13, R12
-	ADDQ  R13, R8
-	ADCQ  $0x00, R12
-	MOVQ  SI, DX
-	MULXQ R10, R13, SI
-	ADDQ  R13, R12
-	ADCQ  $0x00, SI
-	MULXQ R9, R13, R9
-	ADDQ  R13, R8
-	ADCQ  R9, R12
-	ADCQ  $0x00, SI
-	MOVQ  R11, R13
-	IMULQ DX, R13
-	ADDQ  R13, SI
-	IMULQ BX, R11
-	ADDQ  R11, R12
-	ADCQ  $0x00, SI
+	MULXQ R9, R12, BX
+	ADDQ  R12, R11
+	ADCQ  $0x00, BX
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, BX
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, BX
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, BX
 
 	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
-	MOVQ    R12, R11
-	ANDQ    $0x03, R11
-	ANDQ    $-4, R12
-	ADDQ    R12, DI
-	ADCQ    SI, R8
-	ADCQ    $0x00, R11
-	SHRQ    $0x02, SI, R12
-	SHRQ    $0x02, SI
-	ADDQ    R12, DI
-	ADCQ    SI, R8
-	ADCQ    $0x00, R11
+	MOVQ    R11, R10
+	ANDQ    $0x03, R10
+	ANDQ    $-4, R11
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, BX, R11
+	SHRQ    $0x02, BX
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	MOVQ    SI, R8
 	MOVQ    DI, R9
-	MOVQ    R8, R10
+	MOVQ    R8, CX
+	ADDQ    $0x05, CX
 	MOVQ    R9, DX
-	ADDQ    $0x05, DX
-	MOVQ    R10, BX
-	ADCQ    $0x00, BX
-	ADCQ    $0x00, R11
-	SHRQ    $0x02, R11
+	ADCQ    $0x00, DX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE CX, R8
 	CMOVQNE DX, R9
-	CMOVQNE BX, R10
-	ADDQ    560(SP), R9
-	ADCQ    568(SP), R10
-	MOVQ    184(AX), DX
-	MOVB    open+8(FP), BL
-	TESTB   BL, BL
+	ADDQ    560(SP), R8
+	ADCQ    568(SP), R9
+	MOVQ    lanes+0(FP), CX
+	MOVQ    184(CX), CX
+	MOVB    open+8(FP), DL
+	TESTB   DL, DL
 	JNZ     chachaPoly1305Tiny3AVX22verify
-	MOVQ    R9, (DX)
-	MOVQ    R10, 8(DX)
-	ORQ     $0x04, CX
-	MOVQ    160(AX), DX
-	MOVQ    144(AX), AX
+	MOVQ    R8, (CX)
+	MOVQ    R9, 8(CX)
+	ORQ     $0x04, AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    160(CX), CX
+	MOVQ    lanes+0(FP), DX
+	MOVQ    144(DX), DX
 	LEAQ    384(SP), BX
-	CMPQ    DX, $0x20
+	CMPQ    CX, $0x20
 	JB      chachaPoly1305Tiny3AVX22sealouttail
 
 chachaPoly1305Tiny3AVX22sealoutloop:
 	VMOVDQU (BX), Y0
-	VMOVDQU Y0, (AX)
+	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, BX
-	ADDQ    $0x20, AX
-	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX22sealoutloop
 
 chachaPoly1305Tiny3AVX22sealouttail:
-	TESTQ   $0x00000010, DX
+	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX22sealout16
 	VMOVDQU (BX), X0
-	VMOVDQU X0, (AX)
+	VMOVDQU X0, (DX)
 	ADDQ    $0x10, BX
-	ADDQ    $0x10, AX
+	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX22sealout16:
-	TESTQ $0x00000008, DX
+	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX22sealout8
 	MOVQ  (BX), SI
-	MOVQ  SI, (AX)
+	MOVQ  SI, (DX)
 	ADDQ  $0x08, BX
-	ADDQ  $0x08, AX
+	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX22sealout8:
-	TESTQ $0x00000004, DX
+	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX22sealout4
 	MOVL  (BX), SI
-	MOVL  SI, (AX)
+	MOVL  SI, (DX)
 	ADDQ  $0x04, BX
-	ADDQ  $0x04, AX
+	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX22sealout4:
-	TESTQ $0x00000002, DX
+	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX22sealout2
 	MOVW  (BX), SI
-	MOVW  SI, (AX)
+	MOVW  SI, (DX)
 	ADDQ  $0x02, BX
-	ADDQ  $0x02, AX
+	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX22sealout2:
-	TESTQ $0x00000001, DX
+	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX22sealout1
-	MOVB  (BX), DL
-	MOVB  DL, (AX)
+	MOVB  (BX), CL
+	MOVB  CL, (DX)
 
 chachaPoly1305Tiny3AVX22sealout1:
 	JMP chachaPoly1305Tiny3AVX22done
 
 chachaPoly1305Tiny3AVX22verify:
-	XORQ    (DX), R9
-	XORQ    8(DX), R10
-	ORQ     R10, R9
+	XORQ    (CX), R8
+	XORQ    8(CX), R9
+	ORQ     R9, R8
 	JNE     chachaPoly1305Tiny3AVX22done
-	ORQ     $0x04, CX
-	MOVQ    160(AX), DX
-	CMPQ    DX, $0x00000000
+	ORQ     $0x04, AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    160(CX), CX
+	CMPQ    CX, $0x00000000
 	JBE     chachaPoly1305Tiny3AVX22opendone
 	VMOVDQU 384(SP), Y0
 	VPXOR   448(SP), Y0, Y0
 	VMOVDQU Y0, 384(SP)
-	CMPQ    DX, $0x00000020
+	CMPQ    CX, $0x00000020
 	JBE     chachaPoly1305Tiny3AVX22opendone
 	VMOVDQU 416(SP), Y0
 	VPXOR   480(SP), Y0, Y0
 	VMOVDQU Y0, 416(SP)
 
 chachaPoly1305Tiny3AVX22opendone:
-	MOVQ 144(AX), AX
+	MOVQ lanes+0(FP), DX
+	MOVQ 144(DX), DX
 	LEAQ 384(SP), BX
-	CMPQ DX, $0x20
+	CMPQ CX, $0x20
 	JB   chachaPoly1305Tiny3AVX22openouttail
 
 chachaPoly1305Tiny3AVX22openoutloop:
 	VMOVDQU (BX), Y0
-	VMOVDQU Y0, (AX)
+	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, BX
-	ADDQ    $0x20, AX
-	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX22openoutloop
 
 chachaPoly1305Tiny3AVX22openouttail:
-	TESTQ   $0x00000010, DX
+	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX22openout16
 	VMOVDQU (BX), X0
-	VMOVDQU X0, (AX)
+	VMOVDQU X0, (DX)
 	ADDQ    $0x10, BX
-	ADDQ    $0x10, AX
+	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX22openout16:
-	TESTQ $0x00000008, DX
+	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX22openout8
 	MOVQ  (BX), SI
-	MOVQ  SI, (AX)
+	MOVQ  SI, (DX)
 	ADDQ  $0x08, BX
-	ADDQ  $0x08, AX
+	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX22openout8:
-	TESTQ $0x00000004, DX
+	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX22openout4
 	MOVL  (BX), SI
-	MOVL  SI, (AX)
+	MOVL  SI, (DX)
 	ADDQ  $0x04, BX
-	ADDQ  $0x04, AX
+	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX22openout4:
-	TESTQ $0x00000002, DX
+	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX22openout2
 	MOVW  (BX), SI
-	MOVW  SI, (AX)
+	MOVW  SI, (DX)
 	ADDQ  $0x02, BX
-	ADDQ  $0x02, AX
+	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX22openout2:
-	TESTQ $0x00000001, DX
+	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX22openout1
-	MOVB  (BX), DL
-	MOVB  DL, (AX)
+	MOVB  (BX), CL
+	MOVB  CL, (DX)
 
 chachaPoly1305Tiny3AVX22openout1:
 chachaPoly1305Tiny3AVX22done:
@@ -16362,7 +16411,7 @@ chachaPoly1305Tiny3AVX22done:
 	VMOVDQU X0, 544(SP)
 	VMOVDQU X0, 560(SP)
 	VZEROUPPER
-	MOVB    CL, ok+16(FP)
+	MOVB    AL, ok+16(FP)
 	RET
 
 // func chachaPoly1305Tiny3PipeAVX2(lanes *[3]chachaTinyLane, cur *chachaTinyPipe, prev *chachaTinyPipe, out *[3]chachaTinyLane, open bool) (ok uint8)

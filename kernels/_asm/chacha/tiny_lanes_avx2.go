@@ -61,13 +61,7 @@ func chachaPoly1305Tiny3AVX2() {
 		fr[i] = tinyLaneFrame{msg: AllocLocal(64), ks: AllocLocal(64), pad: AllocLocal(16),
 			lens: AllocLocal(16), r: AllocLocal(16), sk: AllocLocal(16)}
 	}
-	lanes := Load(Param("lanes"), GP64())
-	field := func(i, off int) Mem { return Mem{Base: lanes, Disp: laneSize*i + off} }
-	ptr := func(i, off int) GPVirtual {
-		p := GP64()
-		MOVQ(field(i, off), p)
-		return p
-	}
+	ptr := tinyLaneField
 
 	Comment("Stage each message and AD's partial last block, zero-padded, and the lengths blocks.")
 	zero := YMM()
@@ -93,16 +87,16 @@ func chachaPoly1305Tiny3AVX2() {
 	}
 
 	Comment("The rounds: blocks 0 and 1 of every op, one state each, interleaved.")
-	x := tinyLaneStates(ptr)
+	x := tinyLaneStates()
 	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), name+"rounds", nil)
 
 	Comment("Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;",
 		"block 1 is the key stream: XORed into the staged message (Seal, bytes past n zeroed for",
 		"the MAC's padding) or kept for after the tag has matched (Open).")
 	for s := range x {
-		tinyLaneFinal(x[s], func(off int) GPVirtual { return ptr(s, off) }, fr[s].r, fr[s].sk)
-		tinyLaneBlock1(x[s], func() GPVirtual { return ptr(s, laneN) }, func(c int) Mem { return fr[s].msg.Offset(32 * c) },
-			fr[s].ks, fmt.Sprintf("%s%d", name, s), nil)
+		tinyLaneFinal(x[s], s, fr[s].r, fr[s].sk)
+		tinyLaneBlock1(x[s], s, func(c int) Mem { return fr[s].msg.Offset(32 * c) }, fr[s].ks,
+			fmt.Sprintf("%s%d", name, s), nil)
 	}
 
 	Comment("Each op's Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8),",
@@ -164,9 +158,18 @@ func chachaPoly1305Tiny3AVX2() {
 	RET()
 }
 
+// tinyLaneField loads field off of op i's chachaTinyLane from the three-op kernels' lanes argument,
+// which it loads at each use: kept in a register, it would leave the MAC steps too few.
+func tinyLaneField(i, off int) GPVirtual {
+	p := GP64()
+	MOVQ(Mem{Base: Load(Param("lanes"), GP64()), Disp: laneSize*i + off}, p)
+	return p
+}
+
 // tinyLaneStates loads the initial states of the three-op kernels' ops in the row form, state s
-// blocks 0 and 1 of op s; field(s, off) loads field off of op s's chachaTinyLane.
-func tinyLaneStates(field func(s, off int) GPVirtual) [][4]VecVirtual {
+// blocks 0 and 1 of op s.
+func tinyLaneStates() [][4]VecVirtual {
+	field := tinyLaneField
 	x := make([][4]VecVirtual, tinyLanes)
 	sigma := YMM()
 	VBROADCASTI128(chachaSigma, sigma)
@@ -183,10 +186,10 @@ func tinyLaneStates(field func(s, off int) GPVirtual) [][4]VecVirtual {
 	return x
 }
 
-// tinyLaneFinal adds an op's initial state to its rounds' output x (section 2.3) and stores the
-// Poly1305 key of block 0 (section 2.6): r, clamped (section 2.5.1), at r and s at sk. field(off)
-// loads field off of the op's chachaTinyLane.
-func tinyLaneFinal(x [4]VecVirtual, field func(off int) GPVirtual, r, sk Mem) {
+// tinyLaneFinal adds op i's initial state to its rounds' output x (section 2.3) and stores the
+// Poly1305 key of block 0 (section 2.6): r, clamped (section 2.5.1), at r and s at sk.
+func tinyLaneFinal(x [4]VecVirtual, i int, r, sk Mem) {
+	field := func(off int) GPVirtual { return tinyLaneField(i, off) }
 	t := YMM()
 	VBROADCASTI128(chachaSigma, t)
 	VPADDD(t, x[0], x[0])
@@ -203,18 +206,18 @@ func tinyLaneFinal(x [4]VecVirtual, field func(off int) GPVirtual, r, sk Mem) {
 	VMOVDQU(x[1].AsX(), sk)
 }
 
-// tinyLaneBlock1 hands on block 1's key stream, the high halves of x's rows: Seal (the open
-// argument false) XORs it into the staged n-byte message, whose 32-byte chunk c is at msg(c), the
-// bytes past n zeroed for the MAC's padding, then runs sealed (if not nil); Open stores it at ks, to
-// decrypt once the tag has matched.
-func tinyLaneBlock1(x [4]VecVirtual, n func() GPVirtual, msg func(c int) Mem, ks Mem, lbl string, sealed func()) {
+// tinyLaneBlock1 hands on block 1's key stream of op i, the high halves of x's rows: Seal (the open
+// argument false) XORs it into the staged message (of the op's n bytes), whose 32-byte chunk c is
+// at msg(c), the bytes past n zeroed for the MAC's padding, then runs sealed (if not nil); Open
+// stores it at ks, to decrypt once the tag has matched.
+func tinyLaneBlock1(x [4]VecVirtual, i int, msg func(c int) Mem, ks Mem, lbl string, sealed func()) {
 	open := Load(Param("open"), GP8())
 	TESTB(open, open)
 	JNZ(LabelRef(lbl + "keep"))
 	for c := range 2 { // bytes 32c..32c+31 of block 1: the high halves of rows 2c and 2c+1
 		k := YMM()
 		VPERM2I128(U8(0x31), x[2*c+1], x[2*c], k)
-		nc := n()
+		nc := tinyLaneField(i, laneN)
 		CMPQ(nc, U32(32*c))
 		JBE(LabelRef(lbl + "xored"))
 		VPXOR(msg(c), k, k)

@@ -156,11 +156,7 @@ func chachaPoly1305Tiny3PipeAVX2() {
 // tinyPipeRounds stages the ops of the lanes argument in cur, runs their rounds with the chain c
 // beside them and leaves their MACs' input, keys and outputs in cur.
 func tinyPipeRounds(name string, c pipeChain) {
-	lane := func(i, off int) GPVirtual {
-		p := GP64()
-		MOVQ(Mem{Base: Load(Param("lanes"), GP64()), Disp: laneSize*i + off}, p)
-		return p
-	}
+	lane := tinyLaneField
 	cur := func(i, off int) Mem { return Mem{Base: Load(Param("cur"), GP64()), Disp: pipeSize*i + off} }
 	// ct returns the address of op i's ciphertext in cur (a register, for a Mem base).
 	ct := func(i int) GPVirtual {
@@ -193,7 +189,7 @@ func tinyPipeRounds(name string, c pipeChain) {
 
 	Comment("The rounds: blocks 0 and 1 of every op, one state each, interleaved; the previous",
 		"triple's MAC beside them.")
-	x := tinyLaneStates(lane)
+	x := tinyLaneStates()
 	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), name+"rounds", func(k int) {
 		if macPointsRow[k] {
 			labels++
@@ -207,9 +203,9 @@ func tinyPipeRounds(name string, c pipeChain) {
 		"the lengths block behind the ciphertext.")
 	for s := range x {
 		lbl := fmt.Sprintf("%sout%d", name, s)
-		tinyLaneFinal(x[s], func(off int) GPVirtual { return lane(s, off) }, cur(s, pipeR), cur(s, pipeS))
-		tinyLaneBlock1(x[s], func() GPVirtual { return lane(s, laneN) }, func(c int) Mem { return Mem{Base: ct(s), Disp: 32 * c} },
-			cur(s, pipeKS), lbl, func() { copyBytes(lane(s, laneDst), ct(s), lane(s, laneN), lbl+"sealout") })
+		tinyLaneFinal(x[s], s, cur(s, pipeR), cur(s, pipeS))
+		tinyLaneBlock1(x[s], s, func(c int) Mem { return Mem{Base: ct(s), Disp: 32 * c} }, cur(s, pipeKS), lbl,
+			func() { copyBytes(lane(s, laneDst), ct(s), lane(s, laneN), lbl+"sealout") })
 		n, at := lane(s, laneN), GP64()
 		MOVQ(n, at)
 		ADDQ(U8(15), at)
