@@ -261,14 +261,7 @@ func (q *tinyOps) pipeStage(ops []Op, lanes *[chachaTinyLanes]chachaTinyLane) (f
 	}
 	ok := chachaPoly1305Tiny3PipeAVX2(lanes, cur, prev, &out, q.open)
 	if q.open && p.waiting {
-		for i, j := range p.idx[:] {
-			if op := &ops[j]; ok>>i&1 == 0 {
-				failOpen(op)
-				failed++
-			} else {
-				op.Err = nil
-			}
-		}
+		failed = tinyVerdicts(ops, &p.idx, ok)
 	}
 	p.waiting = lanes != nil
 	if p.waiting {
@@ -332,24 +325,27 @@ func (q *tinyOps) lanes(ops []Op) (failed int) {
 		lanes[i].ad, lanes[i].adLen = unsafe.SliceData(op.AD), len(op.AD)
 		lanes[i].tag = tinyTag(op, n, q.open)
 	}
-	if q.pipeline && q.fitsPipe(ops) {
+	switch {
+	case q.pipeline && q.fitsPipe(ops):
 		if q.piped == nil {
 			q.piped = tinyPipelines.Get().(*tinyPipeline)
 		}
-		failed = q.pipeStage(ops, &lanes)
-		clear(sub[:])
-		q.n = 0
-		return failed
+		failed = q.pipeStage(ops, &lanes) // the triple before this one's
+	case q.open:
+		failed = tinyVerdicts(ops, &q.queued, chachaPoly1305Tiny3AVX2(&lanes, true))
+	default:
+		chachaPoly1305Tiny3AVX2(&lanes, false)
 	}
-	ok := chachaPoly1305Tiny3AVX2(&lanes, q.open)
 	clear(sub[:])
 	q.n = 0
-	if !q.open {
-		return 0
-	}
-	for i, j := range q.queued[:] {
-		op := &ops[j]
-		if ok>>i&1 == 0 {
+	return failed
+}
+
+// tinyVerdicts settles the Opens ops[idx[i]] of a three-op call from its result ok (bit i set where
+// op i's tag matched): the others fail with Dst zeroed. It returns how many failed.
+func tinyVerdicts(ops []Op, idx *[chachaTinyLanes]int, ok uint8) (failed int) {
+	for i, j := range idx[:] {
+		if op := &ops[j]; ok>>i&1 == 0 {
 			failOpen(op)
 			failed++
 		} else {

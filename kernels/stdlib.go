@@ -70,15 +70,15 @@ func stdRun(ops []Op, open, gcm bool, r *route) (failed int) {
 		}
 		return failed
 	}
-	piped := !open && r.pipe.runs(ops)
-	if piped {
+	sealsPiped := !open && r.pipe.runs(ops)
+	if sealsPiped {
 		chachaSealPipeline(ops, &r.pipe)
 	}
 	fused := newTinyOps(r.tiny, open)
 	fused.planPipeline(ops)
 	for i := range ops {
 		op := &ops[i]
-		if op.Key.suite.isGCM() != gcm || piped && r.pipe.takes(op) {
+		if op.Key.suite.isGCM() != gcm || sealsPiped && r.pipe.takes(op) {
 			continue
 		}
 		if n, ok := fused.fits(op); ok {
