@@ -12,17 +12,22 @@ import (
 )
 
 // ChaCha20 on AVX2 for cores whose vector integer instructions have a 1-cycle latency (AMD Zen 2, 3
-// and 4; Intel since Haswell). There one group of 8 lanes has enough independent work: a quarter
-// round (RFC 8439 section 2.1) is a chain of 14 cycles, so its four chains issue 64 instructions in
-// that time, more than the pipes take. What costs is memory traffic: the chains of the two-group
-// kernels (chacha_avx2.go), built for a 2-cycle latency, store and reload their words every step,
-// which on such a core slows the same instructions by about a third (tools/pipeprobe's issue rates,
-// quarterRounds8 against quarterRounds8Spilled). Here 15 of a group's 16 words live in registers for
-// the whole ten double rounds; only word 0, an a word in the column and the diagonal rounds alike,
-// lives in memory, read as the memory operand of its chain's additions and stored after each: two
-// loads and two stores per round. The one register left is the chains' scratch, for word 0's sums
-// and the shifts of the rotations by 12 and 7; register renaming lets consecutive chains reuse it
-// without waiting. The groups of a call run one after the other.
+// and 4; Intel since Haswell): one group of 8 lanes at a time, in registers. 15 of a group's 16
+// words live in registers for the whole ten double rounds; only word 0, an a word in the column and
+// the diagonal rounds alike, lives in memory, read as the memory operand of its chain's additions
+// and stored after each: two loads and two stores per round. The one register left is the chains'
+// scratch, for word 0's sums and the shifts of the rotations by 12 and 7; register renaming lets
+// consecutive chains reuse it without waiting. The groups of a call run one after the other.
+//
+// What bounds these kernels is the group's four quarter-round chains (RFC 8439 section 2.1): all
+// four rotate at the same steps, where the two pipes that take shifts and byte shuffles hold each
+// step up, so the rounds issue about 2.3-2.5 instructions a cycle, tools/pipeprobe's quarterRounds4
+// rate (eight chains, quarterRounds8: about 3.3). A second group's chains would need its 16 words
+// too, and the spills that 16 ymm registers then force cost about what the chains gain
+// (quarterRounds8Spilled, about 2.2-2.5: the two-group kernels of chacha_avx2.go, built for a
+// 2-cycle latency). Word 0 in memory costs nothing measurable: a build with every word in a
+// register ran at the same speed (docs/experiments.md, 2026-12-03 fifth session and 2026-12-06
+// thirteenth session).
 //
 // The rounds leave the scalar pipes idle. The single-message MAC kernel runs the message's Poly1305
 // chain there, at three of the eight points of a double round (regsDoubleRounds' hook). The lane
