@@ -15569,59 +15569,59 @@ chachaPoly1305Tiny3AVX20ctdone:
 	MOVQ    R9, 8(CX)
 	ORQ     $0x01, AX
 	MOVQ    lanes+0(FP), CX
-	MOVQ    32(CX), CX
-	MOVQ    lanes+0(FP), DX
-	MOVQ    16(DX), DX
-	LEAQ    (SP), BX
-	CMPQ    CX, $0x20
+	MOVQ    16(CX), CX
+	LEAQ    (SP), DX
+	MOVQ    lanes+0(FP), BX
+	MOVQ    32(BX), BX
+	CMPQ    BX, $0x20
 	JB      chachaPoly1305Tiny3AVX20sealouttail
 
 chachaPoly1305Tiny3AVX20sealoutloop:
-	VMOVDQU (BX), Y0
-	VMOVDQU Y0, (DX)
-	ADDQ    $0x20, BX
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (CX)
 	ADDQ    $0x20, DX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	ADDQ    $0x20, CX
+	SUBQ    $0x20, BX
+	CMPQ    BX, $0x20
 	JAE     chachaPoly1305Tiny3AVX20sealoutloop
 
 chachaPoly1305Tiny3AVX20sealouttail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, BX
 	JZ      chachaPoly1305Tiny3AVX20sealout16
-	VMOVDQU (BX), X0
-	VMOVDQU X0, (DX)
-	ADDQ    $0x10, BX
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (CX)
 	ADDQ    $0x10, DX
+	ADDQ    $0x10, CX
 
 chachaPoly1305Tiny3AVX20sealout16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, BX
 	JZ    chachaPoly1305Tiny3AVX20sealout8
-	MOVQ  (BX), SI
-	MOVQ  SI, (DX)
-	ADDQ  $0x08, BX
+	MOVQ  (DX), SI
+	MOVQ  SI, (CX)
 	ADDQ  $0x08, DX
+	ADDQ  $0x08, CX
 
 chachaPoly1305Tiny3AVX20sealout8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, BX
 	JZ    chachaPoly1305Tiny3AVX20sealout4
-	MOVL  (BX), SI
-	MOVL  SI, (DX)
-	ADDQ  $0x04, BX
+	MOVL  (DX), SI
+	MOVL  SI, (CX)
 	ADDQ  $0x04, DX
+	ADDQ  $0x04, CX
 
 chachaPoly1305Tiny3AVX20sealout4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, BX
 	JZ    chachaPoly1305Tiny3AVX20sealout2
-	MOVW  (BX), SI
-	MOVW  SI, (DX)
-	ADDQ  $0x02, BX
+	MOVW  (DX), SI
+	MOVW  SI, (CX)
 	ADDQ  $0x02, DX
+	ADDQ  $0x02, CX
 
 chachaPoly1305Tiny3AVX20sealout2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, BX
 	JZ    chachaPoly1305Tiny3AVX20sealout1
-	MOVB  (BX), CL
-	MOVB  CL, (DX)
+	MOVB  (DX), DL
+	MOVB  DL, (CX)
 
 chachaPoly1305Tiny3AVX20sealout1:
 	JMP chachaPoly1305Tiny3AVX20done
@@ -15634,29 +15634,29 @@ chachaPoly1305Tiny3AVX20verify:
 	ORQ     $0x01, AX
 	MOVQ    lanes+0(FP), CX
 	MOVQ    32(CX), CX
+	LEAQ    (SP), DX
 	CMPQ    CX, $0x00000000
 	JBE     chachaPoly1305Tiny3AVX20opendone
-	VMOVDQU (SP), Y0
+	VMOVDQU (DX), Y0
 	VPXOR   64(SP), Y0, Y0
-	VMOVDQU Y0, (SP)
+	VMOVDQU Y0, (DX)
 	CMPQ    CX, $0x00000020
 	JBE     chachaPoly1305Tiny3AVX20opendone
-	VMOVDQU 32(SP), Y0
+	VMOVDQU 32(DX), Y0
 	VPXOR   96(SP), Y0, Y0
-	VMOVDQU Y0, 32(SP)
+	VMOVDQU Y0, 32(DX)
 
 chachaPoly1305Tiny3AVX20opendone:
-	MOVQ lanes+0(FP), DX
-	MOVQ 16(DX), DX
-	LEAQ (SP), BX
+	MOVQ lanes+0(FP), BX
+	MOVQ 16(BX), BX
 	CMPQ CX, $0x20
 	JB   chachaPoly1305Tiny3AVX20openouttail
 
 chachaPoly1305Tiny3AVX20openoutloop:
-	VMOVDQU (BX), Y0
-	VMOVDQU Y0, (DX)
-	ADDQ    $0x20, BX
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
 	SUBQ    $0x20, CX
 	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX20openoutloop
@@ -15664,40 +15664,40 @@ chachaPoly1305Tiny3AVX20openoutloop:
 chachaPoly1305Tiny3AVX20openouttail:
 	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX20openout16
-	VMOVDQU (BX), X0
-	VMOVDQU X0, (DX)
-	ADDQ    $0x10, BX
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (BX)
 	ADDQ    $0x10, DX
+	ADDQ    $0x10, BX
 
 chachaPoly1305Tiny3AVX20openout16:
 	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX20openout8
-	MOVQ  (BX), SI
-	MOVQ  SI, (DX)
-	ADDQ  $0x08, BX
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
 	ADDQ  $0x08, DX
+	ADDQ  $0x08, BX
 
 chachaPoly1305Tiny3AVX20openout8:
 	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX20openout4
-	MOVL  (BX), SI
-	MOVL  SI, (DX)
-	ADDQ  $0x04, BX
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
 	ADDQ  $0x04, DX
+	ADDQ  $0x04, BX
 
 chachaPoly1305Tiny3AVX20openout4:
 	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX20openout2
-	MOVW  (BX), SI
-	MOVW  SI, (DX)
-	ADDQ  $0x02, BX
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
 	ADDQ  $0x02, DX
+	ADDQ  $0x02, BX
 
 chachaPoly1305Tiny3AVX20openout2:
 	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX20openout1
-	MOVB  (BX), CL
-	MOVB  CL, (DX)
+	MOVB  (DX), CL
+	MOVB  CL, (BX)
 
 chachaPoly1305Tiny3AVX20openout1:
 chachaPoly1305Tiny3AVX20done:
@@ -15912,59 +15912,59 @@ chachaPoly1305Tiny3AVX21ctdone:
 	MOVQ    R9, 8(CX)
 	ORQ     $0x02, AX
 	MOVQ    lanes+0(FP), CX
-	MOVQ    96(CX), CX
-	MOVQ    lanes+0(FP), DX
-	MOVQ    80(DX), DX
-	LEAQ    192(SP), BX
-	CMPQ    CX, $0x20
+	MOVQ    80(CX), CX
+	LEAQ    192(SP), DX
+	MOVQ    lanes+0(FP), BX
+	MOVQ    96(BX), BX
+	CMPQ    BX, $0x20
 	JB      chachaPoly1305Tiny3AVX21sealouttail
 
 chachaPoly1305Tiny3AVX21sealoutloop:
-	VMOVDQU (BX), Y0
-	VMOVDQU Y0, (DX)
-	ADDQ    $0x20, BX
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (CX)
 	ADDQ    $0x20, DX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	ADDQ    $0x20, CX
+	SUBQ    $0x20, BX
+	CMPQ    BX, $0x20
 	JAE     chachaPoly1305Tiny3AVX21sealoutloop
 
 chachaPoly1305Tiny3AVX21sealouttail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, BX
 	JZ      chachaPoly1305Tiny3AVX21sealout16
-	VMOVDQU (BX), X0
-	VMOVDQU X0, (DX)
-	ADDQ    $0x10, BX
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (CX)
 	ADDQ    $0x10, DX
+	ADDQ    $0x10, CX
 
 chachaPoly1305Tiny3AVX21sealout16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, BX
 	JZ    chachaPoly1305Tiny3AVX21sealout8
-	MOVQ  (BX), SI
-	MOVQ  SI, (DX)
-	ADDQ  $0x08, BX
+	MOVQ  (DX), SI
+	MOVQ  SI, (CX)
 	ADDQ  $0x08, DX
+	ADDQ  $0x08, CX
 
 chachaPoly1305Tiny3AVX21sealout8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, BX
 	JZ    chachaPoly1305Tiny3AVX21sealout4
-	MOVL  (BX), SI
-	MOVL  SI, (DX)
-	ADDQ  $0x04, BX
+	MOVL  (DX), SI
+	MOVL  SI, (CX)
 	ADDQ  $0x04, DX
+	ADDQ  $0x04, CX
 
 chachaPoly1305Tiny3AVX21sealout4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, BX
 	JZ    chachaPoly1305Tiny3AVX21sealout2
-	MOVW  (BX), SI
-	MOVW  SI, (DX)
-	ADDQ  $0x02, BX
+	MOVW  (DX), SI
+	MOVW  SI, (CX)
 	ADDQ  $0x02, DX
+	ADDQ  $0x02, CX
 
 chachaPoly1305Tiny3AVX21sealout2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, BX
 	JZ    chachaPoly1305Tiny3AVX21sealout1
-	MOVB  (BX), CL
-	MOVB  CL, (DX)
+	MOVB  (DX), DL
+	MOVB  DL, (CX)
 
 chachaPoly1305Tiny3AVX21sealout1:
 	JMP chachaPoly1305Tiny3AVX21done
@@ -15977,29 +15977,29 @@ chachaPoly1305Tiny3AVX21verify:
 	ORQ     $0x02, AX
 	MOVQ    lanes+0(FP), CX
 	MOVQ    96(CX), CX
+	LEAQ    192(SP), DX
 	CMPQ    CX, $0x00000000
 	JBE     chachaPoly1305Tiny3AVX21opendone
-	VMOVDQU 192(SP), Y0
+	VMOVDQU (DX), Y0
 	VPXOR   256(SP), Y0, Y0
-	VMOVDQU Y0, 192(SP)
+	VMOVDQU Y0, (DX)
 	CMPQ    CX, $0x00000020
 	JBE     chachaPoly1305Tiny3AVX21opendone
-	VMOVDQU 224(SP), Y0
+	VMOVDQU 32(DX), Y0
 	VPXOR   288(SP), Y0, Y0
-	VMOVDQU Y0, 224(SP)
+	VMOVDQU Y0, 32(DX)
 
 chachaPoly1305Tiny3AVX21opendone:
-	MOVQ lanes+0(FP), DX
-	MOVQ 80(DX), DX
-	LEAQ 192(SP), BX
+	MOVQ lanes+0(FP), BX
+	MOVQ 80(BX), BX
 	CMPQ CX, $0x20
 	JB   chachaPoly1305Tiny3AVX21openouttail
 
 chachaPoly1305Tiny3AVX21openoutloop:
-	VMOVDQU (BX), Y0
-	VMOVDQU Y0, (DX)
-	ADDQ    $0x20, BX
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
 	SUBQ    $0x20, CX
 	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX21openoutloop
@@ -16007,40 +16007,40 @@ chachaPoly1305Tiny3AVX21openoutloop:
 chachaPoly1305Tiny3AVX21openouttail:
 	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX21openout16
-	VMOVDQU (BX), X0
-	VMOVDQU X0, (DX)
-	ADDQ    $0x10, BX
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (BX)
 	ADDQ    $0x10, DX
+	ADDQ    $0x10, BX
 
 chachaPoly1305Tiny3AVX21openout16:
 	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX21openout8
-	MOVQ  (BX), SI
-	MOVQ  SI, (DX)
-	ADDQ  $0x08, BX
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
 	ADDQ  $0x08, DX
+	ADDQ  $0x08, BX
 
 chachaPoly1305Tiny3AVX21openout8:
 	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX21openout4
-	MOVL  (BX), SI
-	MOVL  SI, (DX)
-	ADDQ  $0x04, BX
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
 	ADDQ  $0x04, DX
+	ADDQ  $0x04, BX
 
 chachaPoly1305Tiny3AVX21openout4:
 	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX21openout2
-	MOVW  (BX), SI
-	MOVW  SI, (DX)
-	ADDQ  $0x02, BX
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
 	ADDQ  $0x02, DX
+	ADDQ  $0x02, BX
 
 chachaPoly1305Tiny3AVX21openout2:
 	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX21openout1
-	MOVB  (BX), CL
-	MOVB  CL, (DX)
+	MOVB  (DX), CL
+	MOVB  CL, (BX)
 
 chachaPoly1305Tiny3AVX21openout1:
 chachaPoly1305Tiny3AVX21done:
@@ -16255,59 +16255,59 @@ chachaPoly1305Tiny3AVX22ctdone:
 	MOVQ    R9, 8(CX)
 	ORQ     $0x04, AX
 	MOVQ    lanes+0(FP), CX
-	MOVQ    160(CX), CX
-	MOVQ    lanes+0(FP), DX
-	MOVQ    144(DX), DX
-	LEAQ    384(SP), BX
-	CMPQ    CX, $0x20
+	MOVQ    144(CX), CX
+	LEAQ    384(SP), DX
+	MOVQ    lanes+0(FP), BX
+	MOVQ    160(BX), BX
+	CMPQ    BX, $0x20
 	JB      chachaPoly1305Tiny3AVX22sealouttail
 
 chachaPoly1305Tiny3AVX22sealoutloop:
-	VMOVDQU (BX), Y0
-	VMOVDQU Y0, (DX)
-	ADDQ    $0x20, BX
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (CX)
 	ADDQ    $0x20, DX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	ADDQ    $0x20, CX
+	SUBQ    $0x20, BX
+	CMPQ    BX, $0x20
 	JAE     chachaPoly1305Tiny3AVX22sealoutloop
 
 chachaPoly1305Tiny3AVX22sealouttail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, BX
 	JZ      chachaPoly1305Tiny3AVX22sealout16
-	VMOVDQU (BX), X0
-	VMOVDQU X0, (DX)
-	ADDQ    $0x10, BX
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (CX)
 	ADDQ    $0x10, DX
+	ADDQ    $0x10, CX
 
 chachaPoly1305Tiny3AVX22sealout16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, BX
 	JZ    chachaPoly1305Tiny3AVX22sealout8
-	MOVQ  (BX), SI
-	MOVQ  SI, (DX)
-	ADDQ  $0x08, BX
+	MOVQ  (DX), SI
+	MOVQ  SI, (CX)
 	ADDQ  $0x08, DX
+	ADDQ  $0x08, CX
 
 chachaPoly1305Tiny3AVX22sealout8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, BX
 	JZ    chachaPoly1305Tiny3AVX22sealout4
-	MOVL  (BX), SI
-	MOVL  SI, (DX)
-	ADDQ  $0x04, BX
+	MOVL  (DX), SI
+	MOVL  SI, (CX)
 	ADDQ  $0x04, DX
+	ADDQ  $0x04, CX
 
 chachaPoly1305Tiny3AVX22sealout4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, BX
 	JZ    chachaPoly1305Tiny3AVX22sealout2
-	MOVW  (BX), SI
-	MOVW  SI, (DX)
-	ADDQ  $0x02, BX
+	MOVW  (DX), SI
+	MOVW  SI, (CX)
 	ADDQ  $0x02, DX
+	ADDQ  $0x02, CX
 
 chachaPoly1305Tiny3AVX22sealout2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, BX
 	JZ    chachaPoly1305Tiny3AVX22sealout1
-	MOVB  (BX), CL
-	MOVB  CL, (DX)
+	MOVB  (DX), DL
+	MOVB  DL, (CX)
 
 chachaPoly1305Tiny3AVX22sealout1:
 	JMP chachaPoly1305Tiny3AVX22done
@@ -16320,29 +16320,29 @@ chachaPoly1305Tiny3AVX22verify:
 	ORQ     $0x04, AX
 	MOVQ    lanes+0(FP), CX
 	MOVQ    160(CX), CX
+	LEAQ    384(SP), DX
 	CMPQ    CX, $0x00000000
 	JBE     chachaPoly1305Tiny3AVX22opendone
-	VMOVDQU 384(SP), Y0
+	VMOVDQU (DX), Y0
 	VPXOR   448(SP), Y0, Y0
-	VMOVDQU Y0, 384(SP)
+	VMOVDQU Y0, (DX)
 	CMPQ    CX, $0x00000020
 	JBE     chachaPoly1305Tiny3AVX22opendone
-	VMOVDQU 416(SP), Y0
+	VMOVDQU 32(DX), Y0
 	VPXOR   480(SP), Y0, Y0
-	VMOVDQU Y0, 416(SP)
+	VMOVDQU Y0, 32(DX)
 
 chachaPoly1305Tiny3AVX22opendone:
-	MOVQ lanes+0(FP), DX
-	MOVQ 144(DX), DX
-	LEAQ 384(SP), BX
+	MOVQ lanes+0(FP), BX
+	MOVQ 144(BX), BX
 	CMPQ CX, $0x20
 	JB   chachaPoly1305Tiny3AVX22openouttail
 
 chachaPoly1305Tiny3AVX22openoutloop:
-	VMOVDQU (BX), Y0
-	VMOVDQU Y0, (DX)
-	ADDQ    $0x20, BX
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
 	SUBQ    $0x20, CX
 	CMPQ    CX, $0x20
 	JAE     chachaPoly1305Tiny3AVX22openoutloop
@@ -16350,40 +16350,40 @@ chachaPoly1305Tiny3AVX22openoutloop:
 chachaPoly1305Tiny3AVX22openouttail:
 	TESTQ   $0x00000010, CX
 	JZ      chachaPoly1305Tiny3AVX22openout16
-	VMOVDQU (BX), X0
-	VMOVDQU X0, (DX)
-	ADDQ    $0x10, BX
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (BX)
 	ADDQ    $0x10, DX
+	ADDQ    $0x10, BX
 
 chachaPoly1305Tiny3AVX22openout16:
 	TESTQ $0x00000008, CX
 	JZ    chachaPoly1305Tiny3AVX22openout8
-	MOVQ  (BX), SI
-	MOVQ  SI, (DX)
-	ADDQ  $0x08, BX
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
 	ADDQ  $0x08, DX
+	ADDQ  $0x08, BX
 
 chachaPoly1305Tiny3AVX22openout8:
 	TESTQ $0x00000004, CX
 	JZ    chachaPoly1305Tiny3AVX22openout4
-	MOVL  (BX), SI
-	MOVL  SI, (DX)
-	ADDQ  $0x04, BX
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
 	ADDQ  $0x04, DX
+	ADDQ  $0x04, BX
 
 chachaPoly1305Tiny3AVX22openout4:
 	TESTQ $0x00000002, CX
 	JZ    chachaPoly1305Tiny3AVX22openout2
-	MOVW  (BX), SI
-	MOVW  SI, (DX)
-	ADDQ  $0x02, BX
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
 	ADDQ  $0x02, DX
+	ADDQ  $0x02, BX
 
 chachaPoly1305Tiny3AVX22openout2:
 	TESTQ $0x00000001, CX
 	JZ    chachaPoly1305Tiny3AVX22openout1
-	MOVB  (BX), CL
-	MOVB  CL, (DX)
+	MOVB  (DX), CL
+	MOVB  CL, (BX)
 
 chachaPoly1305Tiny3AVX22openout1:
 chachaPoly1305Tiny3AVX22done:
@@ -17770,8 +17770,9 @@ chachaPoly1305Tiny3PipeAVX2tags:
 	ADCQ    232(SI), DX
 	MOVQ    out+24(FP), BX
 	MOVQ    56(BX), BX
-	MOVB    open+32(FP), SI
-	TESTB   SI, SI
+	MOVQ    prev+16(FP), SI
+	MOVB    open+32(FP), DI
+	TESTB   DI, DI
 	JNZ     chachaPoly1305Tiny3PipeAVX2tag0verify
 	MOVQ    CX, (BX)
 	MOVQ    DX, 8(BX)
@@ -17790,16 +17791,15 @@ chachaPoly1305Tiny3PipeAVX2tag0verify:
 	LEAQ    (DX), DX
 	MOVQ    prev+16(FP), BX
 	ADDQ    272(BX), DX
-	MOVQ    prev+16(FP), BX
 	CMPQ    CX, $0x00000000
 	JBE     chachaPoly1305Tiny3PipeAVX2tag0opendone
 	VMOVDQU (DX), Y0
-	VPXOR   144(BX), Y0, Y0
+	VPXOR   144(SI), Y0, Y0
 	VMOVDQU Y0, (DX)
 	CMPQ    CX, $0x00000020
 	JBE     chachaPoly1305Tiny3PipeAVX2tag0opendone
 	VMOVDQU 32(DX), Y0
-	VPXOR   176(BX), Y0, Y0
+	VPXOR   176(SI), Y0, Y0
 	VMOVDQU Y0, 32(DX)
 
 chachaPoly1305Tiny3PipeAVX2tag0opendone:
@@ -17876,8 +17876,9 @@ chachaPoly1305Tiny3PipeAVX2tag0done:
 	ADCQ    520(SI), DX
 	MOVQ    out+24(FP), BX
 	MOVQ    120(BX), BX
-	MOVB    open+32(FP), SI
-	TESTB   SI, SI
+	MOVQ    prev+16(FP), SI
+	MOVB    open+32(FP), DI
+	TESTB   DI, DI
 	JNZ     chachaPoly1305Tiny3PipeAVX2tag1verify
 	MOVQ    CX, (BX)
 	MOVQ    DX, 8(BX)
@@ -17896,16 +17897,15 @@ chachaPoly1305Tiny3PipeAVX2tag1verify:
 	LEAQ    288(DX), DX
 	MOVQ    prev+16(FP), BX
 	ADDQ    560(BX), DX
-	MOVQ    prev+16(FP), BX
 	CMPQ    CX, $0x00000000
 	JBE     chachaPoly1305Tiny3PipeAVX2tag1opendone
 	VMOVDQU (DX), Y0
-	VPXOR   432(BX), Y0, Y0
+	VPXOR   432(SI), Y0, Y0
 	VMOVDQU Y0, (DX)
 	CMPQ    CX, $0x00000020
 	JBE     chachaPoly1305Tiny3PipeAVX2tag1opendone
 	VMOVDQU 32(DX), Y0
-	VPXOR   464(BX), Y0, Y0
+	VPXOR   464(SI), Y0, Y0
 	VMOVDQU Y0, 32(DX)
 
 chachaPoly1305Tiny3PipeAVX2tag1opendone:
@@ -17982,8 +17982,9 @@ chachaPoly1305Tiny3PipeAVX2tag1done:
 	ADCQ    808(SI), DX
 	MOVQ    out+24(FP), BX
 	MOVQ    184(BX), BX
-	MOVB    open+32(FP), SI
-	TESTB   SI, SI
+	MOVQ    prev+16(FP), SI
+	MOVB    open+32(FP), DI
+	TESTB   DI, DI
 	JNZ     chachaPoly1305Tiny3PipeAVX2tag2verify
 	MOVQ    CX, (BX)
 	MOVQ    DX, 8(BX)
@@ -18002,16 +18003,15 @@ chachaPoly1305Tiny3PipeAVX2tag2verify:
 	LEAQ    576(DX), DX
 	MOVQ    prev+16(FP), BX
 	ADDQ    848(BX), DX
-	MOVQ    prev+16(FP), BX
 	CMPQ    CX, $0x00000000
 	JBE     chachaPoly1305Tiny3PipeAVX2tag2opendone
 	VMOVDQU (DX), Y0
-	VPXOR   720(BX), Y0, Y0
+	VPXOR   720(SI), Y0, Y0
 	VMOVDQU Y0, (DX)
 	CMPQ    CX, $0x00000020
 	JBE     chachaPoly1305Tiny3PipeAVX2tag2opendone
 	VMOVDQU 32(DX), Y0
-	VPXOR   752(BX), Y0, Y0
+	VPXOR   752(SI), Y0, Y0
 	VMOVDQU Y0, 32(DX)
 
 chachaPoly1305Tiny3PipeAVX2tag2opendone:

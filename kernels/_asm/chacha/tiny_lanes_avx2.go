@@ -111,34 +111,14 @@ func chachaPoly1305Tiny3AVX2() {
 		h0, h1, h2 := aeadMAC(r0, r1, ptr(s, laneAD), ptr(s, laneADLen), fr[s].pad, fr[s].msg, fr[s].lens, lbl)
 		polyTag(h0, h1, h2, fr[s].sk)
 
-		tag := Mem{Base: ptr(s, laneTag)}
-		open := Load(Param("open"), GP8())
-		TESTB(open, open)
-		JNZ(LabelRef(lbl + "verify"))
-		MOVQ(h0, tag)
-		MOVQ(h1, tag.Offset(8))
-		ORQ(U8(1<<s), okAll)
-		{
-			n, d, src := ptr(s, laneN), ptr(s, laneDst), GP64()
-			LEAQ(fr[s].msg, src)
-			copyBytes(d, src, n, lbl+"sealout")
+		msg := func() GPVirtual {
+			a := GP64()
+			LEAQ(fr[s].msg, a)
+			return a
 		}
-		JMP(LabelRef(lbl + "done"))
-
-		Label(lbl + "verify")
-		XORQ(tag, h0)
-		XORQ(tag.Offset(8), h1)
-		ORQ(h1, h0)
-		JNE(LabelRef(lbl + "done"))
-		ORQ(U8(1<<s), okAll)
-		n := ptr(s, laneN)
-		tinyXOR(fr[s].msg, fr[s].ks, n, 64, lbl+"open")
-		{
-			d, src := ptr(s, laneDst), GP64()
-			LEAQ(fr[s].msg, src)
-			copyBytes(d, src, n, lbl+"openout")
-		}
-		Label(lbl + "done")
+		tinyLaneVerdict(lbl, s, h0, h1, Mem{Base: ptr(s, laneTag)}, okAll, fr[s].ks,
+			func() GPVirtual { return ptr(s, laneN) }, msg, func() GPVirtual { return ptr(s, laneDst) },
+			func() { copyBytes(ptr(s, laneDst), msg(), ptr(s, laneN), lbl+"sealout") })
 	}
 
 	Comment("Wipe the key streams, the messages and the MACs' keys from the stack.")
@@ -244,6 +224,36 @@ func tinyLaneBlock1(x [4]VecVirtual, i int, msg func(c int) Mem, ks Mem, lbl str
 		VMOVDQU(k, ks.Offset(32*c))
 	}
 	Label(lbl + "streamed")
+}
+
+// tinyLaneVerdict settles op i of a three-op kernel from its tag h0:h1 (clobbered) and the tag
+// memory tag: Seal writes the tag there, sets bit i of ok and runs sealed (if not nil); Open
+// compares it with the tag there in constant time and only where they match sets bit i, XORs the
+// key stream block ks into the staged message at msg's address (n bytes) and copies that to dst.
+// n, msg and dst emit their loads where they are needed; lbl names the labels.
+func tinyLaneVerdict(lbl string, i int, h0, h1 GPVirtual, tag Mem, ok GPVirtual, ks Mem,
+	n, msg, dst func() GPVirtual, sealed func()) {
+	open := Load(Param("open"), GP8())
+	TESTB(open, open)
+	JNZ(LabelRef(lbl + "verify"))
+	MOVQ(h0, tag)
+	MOVQ(h1, tag.Offset(8))
+	ORQ(U8(1<<i), ok)
+	if sealed != nil {
+		sealed()
+	}
+	JMP(LabelRef(lbl + "done"))
+
+	Label(lbl + "verify")
+	XORQ(tag, h0)
+	XORQ(tag.Offset(8), h1)
+	ORQ(h1, h0)
+	JNE(LabelRef(lbl + "done"))
+	ORQ(U8(1<<i), ok)
+	k, m := n(), msg()
+	tinyXOR(Mem{Base: m}, ks, k, 64, lbl+"open")
+	copyBytes(dst(), m, k, lbl+"openout")
+	Label(lbl + "done")
 }
 
 // tinyLaneRow3 sets row to the last state row of blocks 0 and 1 (section 2.3): block counter 0 and

@@ -228,9 +228,8 @@ func tinyPipeRounds(name string, c pipeChain) {
 var macPointsRow = [3]bool{0: true, 2: true}
 
 // tinyPipeTags finishes the tags of prev's three ops (their dst and tag in the out argument) from
-// the accumulators the chain left: Seal writes them; Open compares each with the op's tag in constant time and, where they match, XORs
-// the key stream into the staged ciphertext and writes the plaintext to dst. ok gets bit i where
-// lane i succeeded.
+// the accumulators the chain left (tinyLaneVerdict: Seal writes them; Open, where they match,
+// decrypts the staged ciphertext into dst). ok gets bit i where lane i succeeded.
 func tinyPipeTags(name string, ok GPVirtual) {
 	prev := func(i, off int) Mem { return Mem{Base: Load(Param("prev"), GP64()), Disp: pipeSize*i + off} }
 	for i := range tinyLanes {
@@ -240,32 +239,23 @@ func tinyPipeTags(name string, ok GPVirtual) {
 		MOVQ(prev(i, pipeH+8), h1)
 		MOVQ(prev(i, pipeH+16), h2)
 		polyTag(h0, h1, h2, prev(i, pipeS))
-		out := func(off int) Mem { return Mem{Base: Load(Param("out"), GP64()), Disp: laneSize*i + off} }
-		tag := Mem{Base: GP64()}
-		MOVQ(out(laneTag), tag.Base)
-		open := Load(Param("open"), GP8())
-		TESTB(open, open)
-		JNZ(LabelRef(lbl + "verify"))
-		MOVQ(h0, tag)
-		MOVQ(h1, tag.Offset(8))
-		ORQ(U8(1<<i), ok)
-		JMP(LabelRef(lbl + "done"))
-
-		Label(lbl + "verify")
-		XORQ(tag, h0)
-		XORQ(tag.Offset(8), h1)
-		ORQ(h1, h0)
-		JNE(LabelRef(lbl + "done"))
-		ORQ(U8(1<<i), ok)
-		n := GP64()
-		MOVQ(prev(i, pipeN), n)
-		msg := GP64()
-		LEAQ(prev(i, pipeMAC), msg)
-		ADDQ(prev(i, pipeCt), msg)
-		tinyXOR(Mem{Base: msg}, prev(i, pipeKS), n, 64, lbl+"open")
-		d := GP64()
-		MOVQ(out(laneDst), d)
-		copyBytes(d, msg, n, lbl+"openout")
-		Label(lbl + "done")
+		out := func(off int) GPVirtual {
+			a := GP64()
+			MOVQ(Mem{Base: Load(Param("out"), GP64()), Disp: laneSize*i + off}, a)
+			return a
+		}
+		n := func() GPVirtual {
+			k := GP64()
+			MOVQ(prev(i, pipeN), k)
+			return k
+		}
+		msg := func() GPVirtual {
+			a := GP64()
+			LEAQ(prev(i, pipeMAC), a)
+			ADDQ(prev(i, pipeCt), a)
+			return a
+		}
+		tinyLaneVerdict(lbl, i, h0, h1, Mem{Base: out(laneTag)}, ok, prev(i, pipeKS), n, msg,
+			func() GPVirtual { return out(laneDst) }, nil)
 	}
 }
