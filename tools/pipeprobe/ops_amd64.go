@@ -21,4 +21,13 @@ var opsPerIteration = map[string]int{
 	"quarterRounds12Skewed":  192,
 	"quarterRounds8Spilled":  128,
 	"quarterRounds12Spilled": 192,
+	"latencyVPMADD52LUQ":     32,
+	"throughputVPADDDZ":      48,
+	"throughputVPROLDZ":      48,
+	"throughputVPMADD52LUQZ": 48,
+	"throughputVPMADD52LUQY": 48,
+	"quarterRoundsZ8":        96,
+	"mixZ":                   48,
+	"ifmaBesideAddZ":         48,
+	"ifmaBesideInsertZ":      48,
 }

@@ -6,6 +6,7 @@
 package pipeprobe
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -28,11 +29,14 @@ func BenchmarkPipes(b *testing.B) {
 	for _, l := range loops {
 		ops := opsPerIteration[l.name]
 		b.Run(l.name, func(b *testing.B) {
+			if l.avx512 && !hasAVX512 {
+				b.Skip("needs AVX-512 F, VL and IFMA")
+			}
 			for b.Loop() {
 				l.run(iterations)
 			}
 			cycles := float64(b.Elapsed().Nanoseconds()) / nsPerCycle / float64(b.N) / iterations
-			if l.name[:7] == "latency" {
+			if strings.HasPrefix(l.name, "latency") {
 				b.ReportMetric(cycles/float64(ops), "cycles/op")
 			} else {
 				b.ReportMetric(float64(ops)/cycles, "ops/cycle")
@@ -56,30 +60,44 @@ func clock() float64 {
 	return float64(best.Nanoseconds()) / n / 32
 }
 
-// probe is one generated loop under its name in opsPerIteration.
+// probe is one generated loop under its name in opsPerIteration; avx512 if it needs AVX-512 F, VL
+// and IFMA.
 type probe struct {
-	name string
-	run  func(n int)
+	name   string
+	run    func(n int)
+	avx512 bool
 }
+
+// hasAVX512 reports whether this CPU runs the AVX-512 loops.
+var hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512IFMA
 
 // probes lists every generated loop, the spilled ones working in spill.
 func probes(spill *[2048]byte) []probe {
 	return []probe{
-		{"latencyVPADDD", latencyVPADDD},
-		{"latencyShiftShuffle", latencyShiftShuffle},
-		{"throughputVPADDD", throughputVPADDD},
-		{"throughputVPXOR", throughputVPXOR},
-		{"throughputVPSLLD", throughputVPSLLD},
-		{"throughputVPSHUFB", throughputVPSHUFB},
-		{"throughputVPMULUDQ", throughputVPMULUDQ},
-		{"throughputShiftShuffle", throughputShiftShuffle},
-		{"quarterRounds4", quarterRounds4},
-		{"quarterRounds6", quarterRounds6},
-		{"quarterRounds8", quarterRounds8},
-		{"quarterRounds8Skewed", quarterRounds8Skewed},
-		{"quarterRounds12Skewed", quarterRounds12Skewed},
-		{"quarterRounds8Spilled", func(n int) { quarterRounds8Spilled(n, spill) }},
-		{"quarterRounds12Spilled", func(n int) { quarterRounds12Spilled(n, spill) }},
+		{"latencyVPADDD", latencyVPADDD, false},
+		{"latencyShiftShuffle", latencyShiftShuffle, false},
+		{"throughputVPADDD", throughputVPADDD, false},
+		{"throughputVPXOR", throughputVPXOR, false},
+		{"throughputVPSLLD", throughputVPSLLD, false},
+		{"throughputVPSHUFB", throughputVPSHUFB, false},
+		{"throughputVPMULUDQ", throughputVPMULUDQ, false},
+		{"throughputShiftShuffle", throughputShiftShuffle, false},
+		{"quarterRounds4", quarterRounds4, false},
+		{"quarterRounds6", quarterRounds6, false},
+		{"quarterRounds8", quarterRounds8, false},
+		{"quarterRounds8Skewed", quarterRounds8Skewed, false},
+		{"quarterRounds12Skewed", quarterRounds12Skewed, false},
+		{"quarterRounds8Spilled", func(n int) { quarterRounds8Spilled(n, spill) }, false},
+		{"quarterRounds12Spilled", func(n int) { quarterRounds12Spilled(n, spill) }, false},
+		{"latencyVPMADD52LUQ", latencyVPMADD52LUQ, true},
+		{"throughputVPADDDZ", throughputVPADDDZ, true},
+		{"throughputVPROLDZ", throughputVPROLDZ, true},
+		{"throughputVPMADD52LUQZ", throughputVPMADD52LUQZ, true},
+		{"throughputVPMADD52LUQY", throughputVPMADD52LUQY, true},
+		{"quarterRoundsZ8", quarterRoundsZ8, true},
+		{"mixZ", mixZ, true},
+		{"ifmaBesideAddZ", ifmaBesideAddZ, true},
+		{"ifmaBesideInsertZ", ifmaBesideInsertZ, true},
 	}
 }
 
@@ -96,7 +114,9 @@ func TestProbes(t *testing.T) {
 		if opsPerIteration[l.name] <= 0 {
 			t.Errorf("%s: no instruction count from the generator", l.name)
 		}
-		l.run(3)
+		if !l.avx512 || hasAVX512 {
+			l.run(3)
+		}
 	}
 	if len(loops) != len(opsPerIteration) {
 		t.Errorf("%d loops here, %d counted by the generator", len(loops), len(opsPerIteration))

@@ -51,3 +51,30 @@ func quarterRounds8Spilled(n int, spill *[2048]byte)
 
 // quarterRounds12Spilled is quarterRounds12Skewed with every word in memory, as 12 chains need (48 words for 16 registers): b stored and read back too.
 func quarterRounds12Spilled(n int, spill *[2048]byte)
+
+// latencyVPMADD52LUQ runs one chain of dependent zmm VPMADD52LUQs (through the accumulator): their latency.
+func latencyVPMADD52LUQ(n int)
+
+// throughputVPADDDZ runs 12 independent chains of zmm VPADDD: its issue rate.
+func throughputVPADDDZ(n int)
+
+// throughputVPROLDZ runs 12 independent chains of zmm VPROLD: its issue rate.
+func throughputVPROLDZ(n int)
+
+// throughputVPMADD52LUQZ runs 12 independent chains of zmm VPMADD52LUQ: its issue rate.
+func throughputVPMADD52LUQZ(n int)
+
+// throughputVPMADD52LUQY runs 12 independent chains of ymm VPMADD52LUQ: its issue rate.
+func throughputVPMADD52LUQY(n int)
+
+// quarterRoundsZ8 runs the quarter round's sequence with VPROLD on 8 zmm chains in lockstep: the zmm lane kernel's two states.
+func quarterRoundsZ8(n int)
+
+// mixZ runs the quarter round's instructions in its proportions (an add, an XOR and a VPROLD) on 12 zmm chains, four of each kind: the mix without the round's dependences.
+func mixZ(n int)
+
+// ifmaBesideAddZ runs 6 chains of zmm VPMADD52LUQ and 6 of VPADDQ: the adds of the IFMA Poly1305 lanes' carries, six of each kind in turns.
+func ifmaBesideAddZ(n int)
+
+// ifmaBesideInsertZ runs 6 chains of zmm VPMADD52LUQ and 6 of VINSERTI32X4: the chunk inserts that gather the lanes' blocks, six of each kind in turns.
+func ifmaBesideInsertZ(n int)

@@ -1,16 +1,18 @@
 // Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
 // license in the LICENSE file at the root of the repository.
 
-// Command pipeprobe generates the assembly of package pipeprobe: loops of AVX2 integer instructions
-// whose dependencies are known, which time how this CPU's vector pipes issue the instruction mix of
-// the AVX2 ChaCha20 kernel (kernels/_asm/chacha/chacha_avx2.go in the root module). Run it through go
-// generate in the package directory (doc.go).
+// Command pipeprobe generates the assembly of package pipeprobe: loops of vector integer
+// instructions whose dependencies are known, which time how this CPU's vector pipes issue the
+// instruction mixes of the AVX2 ChaCha20 kernel (kernels/_asm/chacha/chacha_avx2.go in the root
+// module) and, with AVX-512, of the zmm ChaCha20 lanes and the IFMA Poly1305 lanes
+// (probes_avx512.go). Run it through go generate in the package directory (doc.go).
 //
 // Every loop body but the Spilled ones works on registers only (no memory operands, no stores), so
 // what it measures is the pipes and the scheduler, not the caches. Y14 holds a VPSHUFB mask and Y15
-// the other operand of every add and XOR; Y12 is the temporary of the two-shift rotations, which
-// register renaming keeps from linking the chains that share it. The Spilled loops add the
-// kernel's spill traffic (loads as memory operands, stores) to a buffer that stays in L1.
+// the other operand of every add and XOR (Z14 and Z15 in the AVX-512 loops); Y12 is the temporary
+// of the two-shift rotations, which register renaming keeps from linking the chains that share it.
+// The Spilled loops add the kernel's spill traffic (loads as memory operands, stores) to a buffer
+// that stays in L1.
 package main
 
 import (
@@ -28,6 +30,7 @@ func main() {
 	ConstraintExpr("gc,!purego")
 	calibrate()
 	probes()
+	probesAVX512()
 	Generate()
 	writeCounts()
 }
