@@ -248,7 +248,11 @@ var routes = [...]struct{ chacha, gcm route }{
 	// -> 1.07-1.09x; and such batches of one shape that are not XChaCha20's alone there rather than
 	// on the lanes (pipeBeforeLanes). Outside that window, forced: 1344-1376 B
 	// 0.86-1.09x by count, 1152-1280 B 0.88-1.01x, 1600-2048 B 0.88-0.92x, 2 ops 0.86-0.96x; Opens
-	// 0.89-0.96x at 1420 B, their key stream waiting in a buffer for the tag.
+	// 0.89-0.96x at 1420 B, their key stream waiting in a buffer for the tag. The pipeline's leads
+	// are a quiet host's: while the shared host was busy, its 64 x and 4 x 1420 B Seals read
+	// 0.90-0.94x against x/crypto, which behind the batch API reads 0.98-0.99x; kept, as it leads in
+	// quiet hours and neither holds 1.00x in busy ones (docs/experiments.md, 2026-12-06 fifteenth
+	// session).
 	// docs/benchmarks.md
 	cpuAVX2Lat1: {
 		route{tier: Stdlib, tiny: AVX2, uniform: uniformLanes{tier: AVX2,
