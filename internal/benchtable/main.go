@@ -9,7 +9,11 @@
 //	go test -run '^$' -bench . -count 5 ./kernels/ | go run ./internal/benchtable
 //
 // It understands benchmark names of the form Benchmark{Seal,Open}/<suite>/<workload>/<tier>, where
-// the tier "baseline" is the reference (see kernels/bench_test.go); other lines are only echoed.
+// the tier "baseline" is the reference (see kernels/bench_test.go). Every other benchmark that times
+// the default path alternately with its baseline (internal/benchshape's Paired: the metric
+// vs-baseline, or forced-vs-baseline for a path forced for a measurement) goes into a second
+// summary of other shapes; other lines are only echoed. Both summaries flag the default path's rows
+// below 1.00x.
 package main
 
 import (
@@ -22,6 +26,8 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/wirebatch/wirebatch/internal/benchshape"
 )
 
 func main() {
@@ -43,10 +49,37 @@ var procsSuffix = regexp.MustCompile(`-\d+$`)
 // group identifies one table; row one line of it.
 type group struct{ suite, workload, dir string }
 
-// samples are the measurements of one tier in one group, one value per run.
+// samples are the measurements of one benchmark (a tier in a group, or a paired row), one value
+// per run.
 type samples struct {
-	nsPerPkt, mbPerSec []float64
-	vsBaseline         []float64 // the default path's ratio to a baseline measured alternately with it
+	nsPerPkt, baseNsPerPkt, mbPerSec []float64
+	vsBaseline                       []float64 // the ratio to a baseline measured alternately
+	forced                           bool      // the ratio is of a path forced for a measurement
+}
+
+// record adds a result's value v of unit; other units are ignored.
+func (s *samples) record(unit string, v float64) {
+	switch unit {
+	case "ns/pkt":
+		s.nsPerPkt = append(s.nsPerPkt, v)
+	case "baseline-ns/pkt":
+		s.baseNsPerPkt = append(s.baseNsPerPkt, v)
+	case "MB/s":
+		s.mbPerSec = append(s.mbPerSec, v)
+	case benchshape.RatioUnit:
+		s.vsBaseline = append(s.vsBaseline, v)
+	case benchshape.ForcedRatioUnit:
+		s.vsBaseline, s.forced = append(s.vsBaseline, v), true
+	}
+}
+
+// merge appends o's values to s's.
+func (s *samples) merge(o *samples) {
+	s.nsPerPkt = append(s.nsPerPkt, o.nsPerPkt...)
+	s.baseNsPerPkt = append(s.baseNsPerPkt, o.baseNsPerPkt...)
+	s.mbPerSec = append(s.mbPerSec, o.mbPerSec...)
+	s.vsBaseline = append(s.vsBaseline, o.vsBaseline...)
+	s.forced = s.forced || o.forced
 }
 
 type table struct {
@@ -54,6 +87,14 @@ type table struct {
 	groups []group                       // in order of first appearance
 	tiers  map[group][]string            // in order of first appearance
 	data   map[group]map[string]*samples // group -> tier -> samples
+	paired pairedRows                    // the other benchmarks of a path against its baseline
+}
+
+// pairedRows are the benchmarks outside the Seal/Open tables that time a path alternately with its
+// baseline, by name in order of first appearance.
+type pairedRows struct {
+	names []string
+	rows  map[string]*samples
 }
 
 // run echoes in to out, then prints the tables. It fails when go test reported a failure (a
@@ -95,27 +136,14 @@ func (t *table) add(line string) {
 	if m == nil {
 		return
 	}
-	parts := strings.Split(procsSuffix.ReplaceAllString(m[1], ""), "/")
+	name := procsSuffix.ReplaceAllString(m[1], "")
+	parts := strings.Split(name, "/")
 	if len(parts) != 4 || (parts[0] != "Seal" && parts[0] != "Open") {
+		t.paired.add(name, strings.Fields(m[2]))
 		return
 	}
 	g, tier := group{suite: parts[1], workload: parts[2], dir: parts[0]}, parts[3]
-	fields := strings.Fields(m[2])
-	s := &samples{}
-	for i := 0; i+1 < len(fields); i += 2 {
-		v, err := strconv.ParseFloat(fields[i], 64)
-		if err != nil {
-			continue
-		}
-		switch fields[i+1] {
-		case "ns/pkt":
-			s.nsPerPkt = append(s.nsPerPkt, v)
-		case "MB/s":
-			s.mbPerSec = append(s.mbPerSec, v)
-		case "vs-baseline":
-			s.vsBaseline = append(s.vsBaseline, v)
-		}
-	}
+	s := parse(strings.Fields(m[2]))
 	if len(s.nsPerPkt) == 0 {
 		return // not one of ours: without ns/pkt there is nothing to compare
 	}
@@ -129,14 +157,47 @@ func (t *table) add(line string) {
 		t.data[g][tier] = acc
 		t.tiers[g] = append(t.tiers[g], tier)
 	}
-	acc.nsPerPkt = append(acc.nsPerPkt, s.nsPerPkt...)
-	acc.mbPerSec = append(acc.mbPerSec, s.mbPerSec...)
-	acc.vsBaseline = append(acc.vsBaseline, s.vsBaseline...)
+	acc.merge(s)
+}
+
+// parse returns the samples of a benchmark result's value/unit pairs.
+func parse(fields []string) *samples {
+	s := &samples{}
+	for i := 0; i+1 < len(fields); i += 2 {
+		if v, err := strconv.ParseFloat(fields[i], 64); err == nil {
+			s.record(fields[i+1], v)
+		}
+	}
+	return s
+}
+
+// add records the result fields of the benchmark name if they hold a paired ratio.
+func (p *pairedRows) add(name string, fields []string) {
+	s := parse(fields)
+	if len(s.vsBaseline) == 0 {
+		return
+	}
+	if p.rows == nil {
+		p.rows = map[string]*samples{}
+	}
+	acc := p.rows[name]
+	if acc == nil {
+		acc = &samples{}
+		p.rows[name] = acc
+		p.names = append(p.names, name)
+	}
+	acc.merge(s)
 }
 
 // print writes the tables: groups ordered by suite, then workload, then direction, each in order of
 // first appearance; rows in order of appearance with the baseline last.
 func (t *table) print(w io.Writer) {
+	t.printGroups(w)
+	t.printPaired(w)
+}
+
+// printGroups writes the Seal/Open tables and their summary of the default path.
+func (t *table) printGroups(w io.Writer) {
 	if len(t.groups) == 0 {
 		return
 	}
@@ -225,6 +286,40 @@ func (t *table) printDefault(w io.Writer, groups []group) {
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d row(s) of the default path below the baseline\n", below)
+}
+
+// printPaired writes the summary of the other benchmarks that time a path alternately with its
+// baseline: medians per benchmark, the default path's rows below 1.00x flagged.
+func (t *table) printPaired(w io.Writer) {
+	p := &t.paired
+	if len(p.names) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n== other shapes: default path vs baseline, alternating (cpu: %s) ==\n", t.cpu)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "benchmark\tns/pkt\tbaseline ns/pkt\tvs baseline\t\t")
+	below := 0
+	for _, name := range p.names {
+		r := p.rows[name]
+		ns, base := "-", "-"
+		if len(r.nsPerPkt) > 0 {
+			ns = strconv.FormatFloat(median(r.nsPerPkt), 'f', 1, 64)
+		}
+		if len(r.baseNsPerPkt) > 0 {
+			base = strconv.FormatFloat(median(r.baseNsPerPkt), 'f', 1, 64)
+		}
+		ratio, flag := median(r.vsBaseline), ""
+		switch {
+		case r.forced:
+			flag = "forced"
+		case ratio < 1:
+			flag = "BELOW 1.00x"
+			below++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3fx\t%s\t\n", name, ns, base, ratio, flag)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d row(s) of the default path's other shapes below the baseline\n", below)
 }
 
 // firstSeen numbers the distinct keys of gs in order of first appearance.

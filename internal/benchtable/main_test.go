@@ -98,6 +98,28 @@ AES-128-GCM  64x64  Seal
 		},
 		{name: "empty input", in: "", table: ""},
 		{
+			name: "other shapes: medians per benchmark, forced paths listed but not flagged",
+			in: `cpu: AMD EPYC
+BenchmarkChaChaLengths/65/Seal-2   	 1	 1 ns/op	 200.0 baseline-ns/pkt	 190.0 ns/pkt	 1.05 vs-baseline
+BenchmarkFloor/AES-128-GCM/1x64/Open-2   	 1	 1 ns/op	 40.0 baseline-ns/pkt	 50.0 ns/pkt	 0.80 forced-vs-baseline
+BenchmarkEncryptBlocks/AES-128-GCM/1-2   	 1	 1 ns/op	 20.0 baseline-ns/pkt	 21.0 ns/pkt	 0.95 vs-baseline
+BenchmarkChaChaLanes/16-2   	 1	 5 ns/op
+BenchmarkChaChaLengths/65/Seal-2   	 1	 1 ns/op	 200.0 baseline-ns/pkt	 210.0 ns/pkt	 0.95 vs-baseline
+BenchmarkChaChaLengths/65/Seal-2   	 1	 1 ns/op	 210.0 baseline-ns/pkt	 200.0 ns/pkt	 1.03 vs-baseline
+BenchmarkEncryptBlocks/AES-128-GCM/1-2   	 1	 1 ns/op	 20.0 baseline-ns/pkt	 19.0 ns/pkt	 0.99 vs-baseline
+`,
+			// ChaChaLengths: medians 200 ns/pkt, 200 baseline, 1.03x; EncryptBlocks (two runs): 20.0,
+			// 20.0, (0.95+0.99)/2.
+			table: `
+== other shapes: default path vs baseline, alternating (cpu: AMD EPYC) ==
+                    benchmark  ns/pkt  baseline ns/pkt  vs baseline             
+        ChaChaLengths/65/Seal   200.0            200.0       1.030x             
+  Floor/AES-128-GCM/1x64/Open    50.0             40.0       0.800x       forced
+  EncryptBlocks/AES-128-GCM/1    20.0             20.0       0.970x  BELOW 1.00x
+1 row(s) of the default path's other shapes below the baseline
+`,
+		},
+		{
 			name: "default path summary: cpu line, paired ratio preferred, a row below the baseline flagged",
 			in: `cpu: AMD EPYC
 BenchmarkSeal/AES-128-GCM/64x64/default-2   	 1	 1 ns/op	 199.0 baseline-ns/pkt	 100.0 ns/pkt	 1.99 vs-baseline
