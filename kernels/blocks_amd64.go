@@ -25,20 +25,29 @@ func aesEncryptBlocks(tab *gcmTable, dst, src *[16]byte, n int)
 //go:noescape
 func aesEncryptBlocksVAES(tab *gcmTable, dst, src *[16]byte, n int)
 
-// aesBlocks is EncryptBlocks for an AES key: AES-NI eight blocks at a time (VAES: sixteen) where
-// the AVX2 AES-GCM kernels run (their round-key table), crypto/aes otherwise.
+// aesBlocks is EncryptBlocks for an AES key where the AVX2 AES-GCM kernels run (their round-key
+// table), crypto/aes otherwise: sixteen blocks a pass on ymm where the CPU has VAES, the rest (and
+// everything without VAES) eight xmm blocks a pass with AES-NI, then one at a time. A single block,
+// the mask of a packet on its own, goes straight to the AES-NI kernel: 1.42x crypto/aes where the
+// general loop gave 1.06x (AMD EPYC Zen 4; docs/experiments.md, 2026-12-06 sixteenth session).
 func aesBlocks(k *Key, dst, src [][16]byte) {
 	if !gcmAVX2OK {
 		aesBlocksGeneric(k, dst, src)
 		return
 	}
-	ecb := aesEncryptBlocks
-	if impl.gcmVAES {
-		ecb = aesEncryptBlocksVAES
+	tab := k.gcm.asm.tab
+	if len(src) == 1 { // the mask of a packet on its own
+		aesEncryptBlocks(tab, &dst[0], &src[0], 1)
+		return
 	}
 	for len(src) > 0 {
 		n := min(len(src), maxStreamBlocks) // bounded work per assembly call
-		ecb(k.gcm.asm.tab, &dst[0], &src[0], n)
+		if impl.gcmVAES && n >= 16 {
+			n &^= 15 // whole ymm passes; the rest below
+			aesEncryptBlocksVAES(tab, &dst[0], &src[0], n)
+		} else {
+			aesEncryptBlocks(tab, &dst[0], &src[0], n)
+		}
 		dst, src = dst[n:], src[n:]
 	}
 }
