@@ -11,6 +11,9 @@
 // one pass of the block function (kernels.Key.EncryptBlocks: AES-ECB of the samples, or ChaCha20
 // blocks, in vector lanes). The output is byte-identical to RFC 9001.
 //
+// RetryTag and VerifyRetry give a Retry packet's integrity tag (section 5.8): Retry packets carry no
+// packet protection.
+//
 // The package knows nothing of connections, streams, frames or I/O: a Packet is one packet's bytes
 // and where its packet number sits. It never parses a long header's Length, and header bits other
 // than the header form and the packet-number length pass through opaque.
@@ -48,23 +51,30 @@ const (
 // header-protection sample and a tag.
 var ErrAuth = errors.New("quic: packet authentication failed")
 
-// params are a version's labels (RFC 9001 section 5.1, RFC 9369 section 3.3.2) and Initial salt
-// (RFC 9001 section 5.2, RFC 9369 section 3.3.1).
+// params are a version's labels (RFC 9001 section 5.1, RFC 9369 section 3.3.2), Initial salt
+// (RFC 9001 section 5.2, RFC 9369 section 3.3.1) and Retry integrity key and nonce (RFC 9001
+// section 5.8, RFC 9369 section 3.3.3).
 type params struct {
 	key, iv, hp, ku string
-	salt            []byte
+	salt            [20]byte
+	retryKey        [16]byte
+	retryNonce      [12]byte
 }
 
 func versionParams(v Version) (params, bool) {
 	switch v {
 	case Version1:
-		return params{"quic key", "quic iv", "quic hp", "quic ku", []byte{
+		return params{"quic key", "quic iv", "quic hp", "quic ku", [20]byte{
 			0x38, 0x76, 0x2c, 0xf7, 0xf5, 0x59, 0x34, 0xb3, 0x4d, 0x17,
-			0x9a, 0xe6, 0xa4, 0xc8, 0x0c, 0xad, 0xcc, 0xbb, 0x7f, 0x0a}}, true
+			0x9a, 0xe6, 0xa4, 0xc8, 0x0c, 0xad, 0xcc, 0xbb, 0x7f, 0x0a},
+			[16]byte{0xbe, 0x0c, 0x69, 0x0b, 0x9f, 0x66, 0x57, 0x5a, 0x1d, 0x76, 0x6b, 0x54, 0xe3, 0x68, 0xc8, 0x4e},
+			[12]byte{0x46, 0x15, 0x99, 0xd3, 0x5d, 0x63, 0x2b, 0xf2, 0x23, 0x98, 0x25, 0xbb}}, true
 	case Version2:
-		return params{"quicv2 key", "quicv2 iv", "quicv2 hp", "quicv2 ku", []byte{
+		return params{"quicv2 key", "quicv2 iv", "quicv2 hp", "quicv2 ku", [20]byte{
 			0x0d, 0xed, 0xe3, 0xde, 0xf7, 0x00, 0xa6, 0xdb, 0x81, 0x93,
-			0x81, 0xbe, 0x6e, 0x26, 0x9d, 0xcb, 0xf9, 0xbd, 0x2e, 0xd9}}, true
+			0x81, 0xbe, 0x6e, 0x26, 0x9d, 0xcb, 0xf9, 0xbd, 0x2e, 0xd9},
+			[16]byte{0x8f, 0xb4, 0xb0, 0x1b, 0x56, 0xac, 0x48, 0xe2, 0x60, 0xfb, 0xcb, 0xce, 0xad, 0x7c, 0xcc, 0x92},
+			[12]byte{0xd8, 0x69, 0x69, 0xbc, 0x2d, 0x7c, 0x6d, 0x99, 0x90, 0xef, 0xb0, 0x4a}}, true
 	}
 	return params{}, false
 }
@@ -138,7 +148,7 @@ func NewInitialKeys(v Version, dcid []byte) (client, server *Keys) {
 	if !ok {
 		panic("quic: unknown version " + strconv.FormatUint(uint64(v), 16))
 	}
-	initial, err := hkdf.Extract(sha256.New, dcid, p.salt)
+	initial, err := hkdf.Extract(sha256.New, dcid, p.salt[:])
 	if err != nil {
 		panic("quic: " + err.Error())
 	}

@@ -197,3 +197,30 @@ func TestChaChaShortHeader(t *testing.T) {
 		t.Fatalf("Open = %x, PN %d, %v", open[0].Buf, open[0].PN, open[0].Err)
 	}
 }
+
+// TestRetryVectors is RFC 9001 appendix A.4 and RFC 9369 appendix A.4: the Retry packet that answers
+// the client Initial of A.2, its tag computed and verified, and verified under its own version only.
+func TestRetryVectors(t *testing.T) {
+	odcid := unhex(t, "8394c8f03e515708")
+	for _, c := range []struct {
+		name        string
+		v, other    Version
+		packet, tag string
+	}{
+		{"RFC 9001 A.4", Version1, Version2, "ff000000010008f067a5502a4262b574 6f6b656e04a265ba2eff4d829058fb3f 0f2496ba", "04a265ba2eff4d829058fb3f0f2496ba"},
+		{"RFC 9369 A.4", Version2, Version1, "cf6b3343cf0008f067a5502a4262b574 6f6b656ec8646ce8bfe33952d9555436 65dcc7b6", "c8646ce8bfe33952d955543665dcc7b6"},
+	} {
+		packet := unhex(t, c.packet)
+		n := len(packet) - 16
+		tag, err := RetryTag(c.v, odcid, packet[:n])
+		if err != nil || hex.EncodeToString(tag[:]) != c.tag {
+			t.Errorf("%s: RetryTag = %x, %v, want %s", c.name, tag, err, c.tag)
+		}
+		if !VerifyRetry(c.v, odcid, packet) {
+			t.Errorf("%s: VerifyRetry rejects the RFC's packet", c.name)
+		}
+		if VerifyRetry(c.other, odcid, packet) {
+			t.Errorf("%s: VerifyRetry accepts the packet under version %x", c.name, c.other)
+		}
+	}
+}
