@@ -129,7 +129,9 @@ func TestRetryAllocs(t *testing.T) {
 // FuzzVerifyRetry: VerifyRetry never panics, and accepts exactly the packets that end with
 // RetryTag's tag of the bytes before.
 func FuzzVerifyRetry(f *testing.F) {
-	f.Add(uint32(Version1), []byte{0x83, 0x94, 0xc8, 0xf0, 0x3e, 0x51, 0x57, 0x08}, []byte("ff000000010008f067a5502a"))
+	odcid := unhex(f, "8394c8f03e515708")
+	f.Add(uint32(Version1), odcid, unhex(f, "ff000000010008f067a5502a4262b5746f6b656e04a265ba2eff4d829058fb3f0f2496ba")) // RFC 9001 A.4
+	f.Add(uint32(Version2), odcid, unhex(f, "cf6b3343cf0008f067a5502a4262b5746f6b656ec8646ce8bfe33952d955543665dcc7b6")) // RFC 9369 A.4
 	f.Add(uint32(Version2), []byte{}, []byte{})
 	f.Fuzz(func(t *testing.T, v uint32, odcid, packet []byte) {
 		ok := VerifyRetry(Version(v), odcid, packet)
