@@ -28,13 +28,14 @@ const maxConnIDLen = 20
 // packet. It returns an error for an unknown version or an odcid longer than 20 bytes.
 func RetryTag(v Version, odcid, retry []byte) ([16]byte, error) {
 	var tag [16]byte
-	if _, ok := versionParams(v); !ok {
+	key, nonce, ok := retryAEAD(v)
+	if !ok {
 		return tag, errors.New("quic: unknown version " + strconv.FormatUint(uint64(v), 16))
 	}
 	if len(odcid) > maxConnIDLen {
 		return tag, errors.New("quic: connection ID longer than 20 bytes")
 	}
-	retryTag(v, odcid, retry, &tag)
+	retryTag(key, &nonce, odcid, retry, &tag)
 	return tag, nil
 }
 
@@ -44,11 +45,12 @@ func RetryTag(v Version, odcid, retry []byte) ([16]byte, error) {
 // tags are compared in constant time.
 func VerifyRetry(v Version, odcid, packet []byte) bool {
 	n := len(packet) - kernels.TagSize
-	if _, ok := versionParams(v); !ok || len(odcid) > maxConnIDLen || n < 0 {
+	key, nonce, ok := retryAEAD(v)
+	if !ok || len(odcid) > maxConnIDLen || n < 0 {
 		return false
 	}
 	var tag [16]byte
-	retryTag(v, odcid, packet[:n], &tag)
+	retryTag(key, &nonce, odcid, packet[:n], &tag)
 	return subtle.ConstantTimeCompare(tag[:], packet[n:]) == 1
 }
 
@@ -58,6 +60,18 @@ var (
 	retryKeyV1 = sync.OnceValue(func() *kernels.Key { return newRetryKey(Version1) })
 	retryKeyV2 = sync.OnceValue(func() *kernels.Key { return newRetryKey(Version2) })
 )
+
+// retryAEAD returns version v's Retry integrity key and nonce, or false for an unknown version.
+func retryAEAD(v Version) (key *kernels.Key, nonce [12]byte, ok bool) {
+	p, ok := versionParams(v)
+	if !ok {
+		return nil, nonce, false
+	}
+	if v == Version2 {
+		return retryKeyV2(), p.retryNonce, true
+	}
+	return retryKeyV1(), p.retryNonce, true
+}
 
 func newRetryKey(v Version) *kernels.Key {
 	p, _ := versionParams(v)
@@ -84,20 +98,12 @@ var retryScratches = sync.Pool{New: func() any { return new(retryScratch) }}
 // from an oversized input, is left to the garbage collector rather than held by the pool.
 const maxPooledPseudo = 1 + maxConnIDLen + 65527
 
-// retryTag writes to tag the Retry Integrity Tag of retry for odcid under version v, which must be
-// known, with odcid at most 20 bytes long.
-func retryTag(v Version, odcid, retry []byte, tag *[16]byte) {
-	p, _ := versionParams(v)
-	var key *kernels.Key
-	switch v {
-	case Version1:
-		key = retryKeyV1()
-	case Version2:
-		key = retryKeyV2()
-	}
+// retryTag writes to tag the Retry Integrity Tag of retry for odcid (at most 20 bytes) under a
+// version's key and nonce (retryAEAD).
+func retryTag(key *kernels.Key, nonce *[12]byte, odcid, retry []byte, tag *[16]byte) {
 	s := retryScratches.Get().(*retryScratch)
 	s.pseudo = append(append(append(s.pseudo[:0], byte(len(odcid))), odcid...), retry...)
-	s.nonce = p.retryNonce
+	s.nonce = *nonce
 	op := &s.op[0]
 	op.Key, op.Nonce, op.AD, op.Src, op.Dst = key, s.nonce[:], s.pseudo, s.tag[:0], s.tag[:]
 	kernels.Seal(s.op[:])
