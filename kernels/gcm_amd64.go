@@ -132,7 +132,7 @@ func (a *gcmAsmKey) init(key []byte, h *ghashKey) {
 	t := (*gcmTable)(unsafe.Pointer(&a.mem[off]))
 	t.nr = uint64(expandAESKey(key, &t.rk))
 
-	p := h.h
+	p := h.pow[0].e
 	for i := 20; i >= 0; i-- {
 		gcmRegister(gcmDivX(p), &t.h[i])
 		k := binary.LittleEndian.Uint64(t.h[i][0:]) ^ binary.LittleEndian.Uint64(t.h[i][8:])
