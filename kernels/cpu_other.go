@@ -1,7 +1,7 @@
 // Copyright 2026 The wirebatch Authors. Use of this source code is governed by the MIT
 // license in the LICENSE file at the root of the repository.
 
-//go:build !amd64 || !gc || purego
+//go:build (!amd64 || !gc) && !purego
 
 package kernels
 

@@ -16,7 +16,7 @@ type cpuClass uint8
 
 const (
 	// cpuUnmeasured: no kernel tier of ours was measured against the standard library here (arm64,
-	// amd64 without AVX2, other vendors, purego builds): the Stdlib tier throughout.
+	// amd64 without AVX2, other vendors): the Stdlib tier throughout.
 	cpuUnmeasured cpuClass = iota
 	// cpuAVX512: AMD or Intel with the AVX-512 features of the AVX512 tiers (AMD Zen 4 and 5, Intel
 	// Sapphire Rapids).
@@ -27,6 +27,9 @@ const (
 	// cpuAVX512Halves: cpuAVX512 on a core that runs each zmm instruction as two ymm halves (AMD Zen
 	// 4; zmmHalves).
 	cpuAVX512Halves
+	// cpuPortable: a purego build, on any CPU: the standard library's AEADs are portable Go there,
+	// as the Generic tier is.
+	cpuPortable
 )
 
 // route is a family's entry in the dispatch table: batches with at least minOps of the family's ops
@@ -331,6 +334,13 @@ var routes = [...]struct{ chacha, gcm route }{
 			alone: 384, aloneAtMin: 13*64 + 1},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
+	// A purego build: crypto/cipher's AES-GCM is Go's portable code (table-driven AES, GHASH by
+	// 4-bit tables), the Generic tier the same crypto/aes block function with a constant-time GHASH
+	// that reduces once every four blocks, and less fixed cost an op. AMD Zen 4, one op against
+	// crypto/cipher called directly, 13 B of AD: 1.09-1.16x from 16 B to 8 KiB, AES-128 and AES-256,
+	// seal and open. The ChaCha family: x/crypto's portable ChaCha20 with our Poly1305
+	// (stdChaChaComposed), ahead of the Generic tier's lanes. docs/benchmarks.md
+	cpuPortable: {route{tier: Stdlib, tiny: Stdlib}, route{tier: Generic, minOps: 1, tiny: Stdlib}},
 }
 
 // chachaRoute and gcmRoute are this CPU's routes; tests set them to run the dispatcher's choices.
