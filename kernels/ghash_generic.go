@@ -67,8 +67,9 @@ func newGHASHKey(h []byte) ghashKey {
 	return k
 }
 
-// ghashSum is a sum of 255-bit products a*p before reduction, in Karatsuba's three 64x64 products:
-// their low halves (ll, hh, mm) and their high halves bit-reversed (llRev, hhRev, mmRev; reduce).
+// ghashSum is a sum of 255-bit products a*p before reduction, as Karatsuba's three 64x64 products
+// of each: their low halves (ll, hh, mm) and the low halves of the bit-reversed operands' products
+// (llRev, hhRev, mmRev), from which reduce takes the high halves.
 type ghashSum struct{ ll, hh, mm, llRev, hhRev, mmRev uint64 }
 
 // add adds a*p; revLo and revHi are a's halves bit-reversed.

@@ -4,8 +4,9 @@
 package kernels
 
 // Tests of the Generic tier's building blocks (ChaCha20 block function, HChaCha20, Poly1305, GHASH)
-// with the published vectors of their specifications or a schoolbook reference, cross-checked
-// against golang.org/x/crypto, and of key wiping. These reach unexported code, hence the internal package; everything else is in kernels_test.
+// with the published vectors of their specifications or a bitwise reference, cross-checked against
+// golang.org/x/crypto, and of key wiping. These reach unexported code, hence the internal package;
+// everything else is in kernels_test.
 
 import (
 	"bytes"
