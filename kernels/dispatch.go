@@ -100,12 +100,14 @@ func (p *pipeSeals) runs(ops []Op) bool {
 	return false
 }
 
-// uniformLanes is which ChaCha-family batches of a route whose tier is Stdlib run on tier's lanes
-// instead: batches whose ChaCha-family ops all have one AD length and one message length, where
-// one of the bounds of the direction (seal or open) takes them: at least minOps ops (in lane groups
-// of 8 or 16: a multiple of 8, with at least minOps in a last chunk that is not whole) of minLen to
-// maxLen bytes. Each chunk of them then runs as the lanes' long groups (runLongGroups): every lane
-// busy, no per-lane bookkeeping. Its zero value, tier Generic, takes none.
+// uniformLanes is which ChaCha-family batches that a route runs on Stdlib (its tier is Stdlib, or
+// the batch has fewer than its minOps ops) run on tier's lanes instead: batches whose ChaCha-family
+// ops all have one AD length and one message length, where one of the bounds of the direction (seal
+// or open) takes them: at least minOps ops (in lane groups of 8 or 16: a multiple of 8, with at
+// least minOps in a last chunk that is not whole) of minLen to maxLen bytes. Each chunk of them
+// then runs as the lanes' long groups (runLongGroups): every lane busy, no per-lane bookkeeping
+// (a group of 8 on a masked kernel set shares each op out to two lanes: streamGroupSplit). Its zero
+// value, tier Generic, takes none.
 type uniformLanes struct {
 	tier       Tier
 	seal, open [2]uniformBound
@@ -120,12 +122,24 @@ type uniformBound struct{ minOps, minLen, maxLen int }
 
 // takes reports whether u takes the batch ops, of nc ChaCha-family ops.
 func (u *uniformLanes) takes(ops []Op, nc int, open bool) bool {
+	return u.fits(ops, open, func(b *uniformBound) bool { // the batch fills lane groups as b needs
+		return b.minOps > 0 && nc >= b.minOps && nc%8 == 0 && (nc%chachaChunk == 0 || nc%chachaChunk >= b.minOps)
+	})
+}
+
+// takesEight reports whether u would take 8 ops of the batch ops, whose ChaCha-family ops must all
+// have one message length and one AD length: a group of 8 from a remainder that would otherwise run
+// op by op (chachaRunRoute).
+func (u *uniformLanes) takesEight(ops []Op, open bool) bool {
+	return u.fits(ops, open, func(b *uniformBound) bool { return b.minOps > 0 && b.minOps <= 8 })
+}
+
+// fits reports whether the ChaCha-family ops of ops all have one message length and one AD length,
+// and whether a bound of u for which counts holds takes that length.
+func (u *uniformLanes) fits(ops []Op, open bool, counts func(b *uniformBound) bool) bool {
 	bounds, xbounds := &u.seal, &u.xseal
 	if open {
 		bounds, xbounds = &u.open, &u.xopen
-	}
-	counts := func(b *uniformBound) bool { // the batch fills lane groups as b needs
-		return b.minOps > 0 && nc >= b.minOps && nc%8 == 0 && (nc%chachaChunk == 0 || nc%chachaChunk >= b.minOps)
 	}
 	if u.tier == Generic || !counts(&bounds[0]) && !counts(&bounds[1]) && !counts(&xbounds[0]) && !counts(&xbounds[1]) {
 		return false
@@ -325,13 +339,26 @@ var routes = [...]struct{ chacha, gcm route }{
 	// B of AD or more take the one-op path whatever their length, its IFMA MAC ahead of x/crypto's on
 	// long AD (x/crypto 0.96-0.99x there through the batch API), seal / open: 64 B + 768 B of AD 1.13x
 	// / 1.11x, 700 B + 1 KiB 1.39x / 1.38x, 2 KiB + 2 KiB 1.48x / 1.41x; 64 B + 512 B level, 64 B +
-	// 256 B 0.79x. docs/benchmarks.md
+	// 256 B 0.79x. Batches of 8 ops of one shape in the lanes (uniform), each op's key stream in two
+	// lanes (streamGroupSplit), where the ops ran one by one: Seals of 1473-3071 B and Opens of 1473 B
+	// to 16 KiB, 8 B of AD, seal / open, 8 x 1600 B 1.02x / 1.05x -> 1.23x / 1.17x, 8 x 2048 B 1.03x
+	// / 1.07x -> 1.24x / 1.25x, 8 x 3000 B 1.06x / 1.01x -> 1.41x / 1.39x, Opens 8 x 4096 B 1.18x ->
+	// 1.29x, 8 x 8 KiB 1.40x -> 1.45x (Seals of 4 KiB level, of 8 KiB 1.29-1.33x against 1.40-1.70x
+	// one by one; below 1473 B within a few percent either way, the one-op path's full 24-block pass
+	// ahead at 1409-1472 B, 8 x 1472 B Open 1.19x against 1.14-1.18x). So too 8 ops of a remainder of
+	// 8-15 such ops that would run op by op (chachaRunRoute): 12 x 1600 B Seal 0.97x -> 1.10x, 12 x
+	// 3000 B 1.01x / 1.03x -> 1.19x / 1.17x, 14 x 3000 B Open 1.03x -> 1.18x; but not Seals after
+	// whole groups, whose last group of 8 would run under the chain half idle: 24 x 1500-3000 B
+	// 1.25-1.33x op by op, 1.18-1.23x in the lanes. docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
 			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
 			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, smallMax: [2]int{13 * 64, 17 * 64},
 			longFused: lengths{23*64 + 1, 3<<10 - 1}, long: 3 << 10, adMin: 768}, beside: 48,
-			alone: 384, aloneAtMin: 13*64 + 1},
+			alone: 384, aloneAtMin: 13*64 + 1,
+			uniform: uniformLanes{tier: AVX512,
+				seal: [2]uniformBound{{minOps: 8, minLen: 23*64 + 1, maxLen: 3<<10 - 1}},
+				open: [2]uniformBound{{minOps: 8, minLen: 23*64 + 1, maxLen: 16<<10 - 1}}}},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 	// A purego build: crypto/cipher's AES-GCM is Go's portable code (table-driven AES, GHASH by
@@ -398,12 +425,12 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 }
 
 // chachaTier returns the tier that runs the batch ops, of nc ChaCha-family ops: tierFor(nc), or the
-// lanes' tier where r.uniform takes the batch.
+// lanes' tier where that is Stdlib and r.uniform takes the batch.
 func (r *route) chachaTier(ops []Op, nc int, open bool) Tier {
-	if r.tier == Stdlib && r.uniform.takes(ops, nc, open) && !r.pipeBeforeLanes(ops, open) {
-		return r.uniform.tier
+	if t := r.tierFor(nc); t != Stdlib || !r.uniform.takes(ops, nc, open) || r.pipeBeforeLanes(ops, open) {
+		return t
 	}
-	return r.tierFor(nc)
+	return r.uniform.tier
 }
 
 // pipeBeforeLanes reports whether a batch that r.uniform takes runs on Stdlib instead, for r.pipe

@@ -32,8 +32,8 @@ func TestDispatchTable(t *testing.T) {
 			if o := fr.one.tier; o != Generic && o != AVX2 && o != AVX512 {
 				t.Errorf("class %d: one-op path on %v, not a SIMD tier", c, o)
 			}
-			if u := fr.uniform.tier; u != Generic && (u != AVX2 && u != AVX512 || fr.tier != Stdlib) {
-				t.Errorf("class %d: uniform batches on %v beside %v, not a SIMD tier beside Stdlib", c, u, fr.tier)
+			if u := fr.uniform.tier; u != Generic && (u != AVX2 && u != AVX512 || fr.tier != Stdlib && fr.tier != u) {
+				t.Errorf("class %d: uniform batches on %v beside %v, not a SIMD tier beside Stdlib or itself", c, u, fr.tier)
 			}
 			if fr.pipe.minOps > 0 && (fr.tier != Stdlib || cpuClass(c) != cpuAVX2Lat1) {
 				t.Errorf("class %d: the AVX2 Seal pipeline beside %v, not beside Stdlib on the AVX2 class", c, fr.tier)
@@ -300,6 +300,47 @@ func TestDispatchUniform(t *testing.T) {
 		t.Run(tier.String(), func(t *testing.T) {
 			for _, shape := range [][4]int{{16, 65, 0}, {24, 128, 13}, {40, 768, 0}, {32, 1152, 20}, {48, 100, 0}, {48, 1420, 0}, {80, 300, 0}, {96, 500, 7},
 				{24, 1420, 0, 1}, {16, 100, 5, 1}, {40, 1024, 16, 1}} { // the last: XChaCha20 alone
+				lens := make([]int, shape[0])
+				for i := range lens {
+					lens[i] = shape[1]
+				}
+				ks := keys
+				if shape[3] == 1 {
+					ks = xkeys
+				}
+				checkLensAgainstGeneric(t, ks, lens, shape[2], rng)
+			}
+		})
+	}
+	// A route whose lanes start at 12 ops and that sends batches of 8 of one shape to them all the
+	// same, and 8 of a remainder of 8-15 that would run op by op: a group of 8, each op shared out to
+	// two lanes on AVX512 (streamGroupSplit).
+	for _, tier := range []Tier{AVX2, AVX512} {
+		if !chachaHas(tier) {
+			continue
+		}
+		b := uniformBound{minOps: 8, minLen: 100, maxLen: 3000}
+		chachaRoute = route{tier: tier, minOps: 12, tiny: AVX2, alone: 384, aloneAtMin: 13*64 + 1,
+			one:     oneOps{tier: tier, sealMin: 101, openMin: 201, max: 3000},
+			uniform: uniformLanes{tier: tier, seal: [2]uniformBound{b}, open: [2]uniformBound{b}}}
+		for _, c := range []struct {
+			ops  []Op
+			want Tier
+		}{
+			{uniform(8, 1500, 0), tier},
+			{uniform(8, 99, 0), Stdlib},
+			{uniform(9, 1500, 0), Stdlib},
+			{uniform(16, 1500, 0), tier},
+			{append(uniform(7, 1500, 0), uniform(1, 1501, 0)...), Stdlib},
+		} {
+			if got := chachaRoute.chachaTier(c.ops, len(c.ops), false); got != c.want {
+				t.Errorf("%v from 12 ops, uniform from 8: %d ops of %d bytes on %v, want %v", tier, len(c.ops),
+					len(c.ops[0].Src), got, c.want)
+			}
+		}
+		t.Run(tier.String()+"/from12/eight", func(t *testing.T) {
+			for _, shape := range [][4]int{{8, 100, 0}, {8, 1500, 0}, {8, 1600, 13}, {8, 2049, 7}, {8, 3000, 0},
+				{12, 1500, 0}, {13, 1700, 9}, {24, 2000, 0}, {30, 1500, 3}, {8, 1500, 5, 1}} { // the last: XChaCha20 alone
 				lens := make([]int, shape[0])
 				for i := range lens {
 					lens[i] = shape[1]

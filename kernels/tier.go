@@ -200,8 +200,15 @@ func run(chacha, gcm Tier, std *route, nc, ng int, ops []Op, open bool) (failed 
 // r.one). The lanes take whole groups of 16 and a remainder of r.minOps ops or more, unless r.alone
 // sets that the remainder's ops run faster on their own (route.aloneFaster); a smaller remainder
 // (the last ops of the batch) runs op by op as in a small batch (runSmall): the lanes cost as much
-// for a few ops as for 16.
+// for a few ops as for 16. Of a remainder that runs op by op, the lanes still take 8 where
+// r.uniform takes 8 ops of the batch's one shape on tier t: in Opens, and in Seals without a whole
+// group before them, whose last group of 8 would carry that group's MAC chain and so run half idle
+// (runLongGroupsStitched). A batch of fewer than r.minOps ops comes here only where r.uniform took
+// it (route.chachaTier): the lanes take all of it.
 func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) {
+	if nc < r.minOps {
+		return chachaRun(t, ops, open, nil)
+	}
 	var beside *tinyOps // the ops on the fused kernels beside the lanes, or nil
 	if nc < r.beside {
 		q := newTinyOps(r.tiny, open)
@@ -220,7 +227,11 @@ func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) 
 	}
 	cut, rest := len(ops), nc%16
 	if rest > 0 && (rest < r.minOps && nc > rest || r.aloneFaster(ops, beside, nc-rest, rest, open)) {
-		cut = laneCut(ops, beside, nc-rest)
+		k := nc - rest
+		if rest >= 8 && (open || k == 0) && beside == nil && r.uniform.tier == t && r.uniform.takesEight(ops, open) {
+			k += 8 // a group of 8 of one shape runs in the lanes as fast as 16 (uniformLanes)
+		}
+		cut = laneCut(ops, beside, k)
 	}
 	if cut > 0 {
 		failed += chachaRun(t, ops[:cut], open, beside)
