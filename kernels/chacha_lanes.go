@@ -18,7 +18,8 @@ import (
 // the driver and each architecture's kernels to. No tier runs the driver on the portable kernels: a
 // build without SIMD lane kernels (arm64, purego) keeps the Stdlib default (dispatch.go), so there
 // the driver runs under the tests only. A batch of at most laneKernels.fewOps ops runs one op at a
-// time instead (laneOneOp: amd64's few-ops path, chacha_single_amd64.go).
+// time instead (laneOneOp: amd64's few-ops path, chacha_single_amd64.go), but for 8 ops of one shape
+// on a masked kernel set, which run as a long group of 8 (splitGroup).
 //
 // The batch is cut into chunks of up to chachaChunk ops. The chunk's XChaCha20 subkeys are computed
 // first, 16 per kernel call (hchacha); the lanes then take the chunk's ops longest first
@@ -37,7 +38,8 @@ import (
 // segments: runs of 16 ops of at most one block, without AD and of one MAC block structure
 // (runShortGroups), which for such short messages cost more in bookkeeping than in the kernels.
 // Chunks of ops of one length and one AD length, in a multiple of 8, skip them too, 16 (or 8) lanes
-// at a time running the same stages in lockstep (runLongGroups).
+// at a time running the same stages in lockstep (runLongGroups); a group of 8 on a masked kernel set
+// streams each op in two lanes (streamGroupSplit).
 //
 // Lane layout: ChaCha20 runs one op per 32-bit lane (state word w of lane l in row w, lane l), two
 // blocks per lane in flight on AVX512; Poly1305 runs one op per 64-bit lane, in radix 2^44 (amd64:
