@@ -539,6 +539,10 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 // kernels, which write it straight into the messages (chachaPtrs16.lastDst). With mac (not nil)
 // the call also absorbs mac's blocks (streamMACKernel).
 func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, mac *laneMAC) {
+	if s.masked && mac == nil && len(group) == 8 && n > 64 {
+		c.keyBlocksSplit(s, group, n)
+		return
+	}
 	t := s.tab()
 	for l := range 16 {
 		t.rows[16][l] = 1
@@ -596,9 +600,9 @@ func (c *chachaChunkState) streamGroupSplit(s *streamLanes, group []uint8, n int
 				for w := range 16 {
 					t.rows[w][lane] = t.rows[w][l]
 				}
-				t.rows[12][lane] += uint32(j)
 				s.key[lane] = s.key[l]
 			}
+			t.rows[12][lane] = uint32(2 + j) // block b runs on counter b (RFC 8439 section 2.8)
 			op := c.op[i]
 			s.ptrs.src[lane], s.ptrs.dst[lane] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0])
 			s.ptrs.off[lane] = uintptr(64 * (1 + j))
@@ -636,6 +640,37 @@ func (c *chachaChunkState) streamGroupSplit(s *streamLanes, group []uint8, n int
 	for lane := range 16 {
 		t.rows[16][lane], t.mask[lane] = 1, ^uint64(0)
 	}
+}
+
+// keyBlocksSplit is keyBlocks for a group of 8 ops whose blocks from 2 on streamGroupSplit shares
+// out to two lanes each: lane l runs op l's block 0 into its scratch block and lane 8+l the op's
+// block 1, in one pass of the 16 lanes where keyBlocks takes two with half of them idle.
+func (c *chachaChunkState) keyBlocksSplit(s *streamLanes, group []uint8, n int) {
+	t := s.tab()
+	inPlace := c.block1InPlace(s, n)
+	for l, i := range group {
+		s.setState(c, l, int(i), 0)
+		t.scratch[l] = [128]byte{} // the kernel XORs the key stream into it
+		s.onScratch(l)
+		lane := 8 + l
+		for w := range 16 {
+			t.rows[w][lane] = t.rows[w][l]
+		}
+		t.rows[12][lane] = 1
+		s.key[lane] = s.key[l]
+		if inPlace { // a whole block: n > 64
+			op := c.op[i]
+			s.ptrs.src[lane], s.ptrs.dst[lane] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0])
+			s.ptrs.off[lane] = 0
+		} else { // into the second block of lane l's scratch, where xorBlock1 takes it
+			s.ptrs.src[lane], s.ptrs.dst[lane] = nil, nil
+			s.ptrs.off[lane] = unsafe.Offsetof(streamTable{}.scratch) + uintptr(l)*128 + 64
+		}
+	}
+	for lane := range 16 {
+		t.rows[16][lane] = 1
+	}
+	streamKernel(c.k, t, &s.ptrs, 1, 64, true)
 }
 
 // block1InPlace reports whether the first call of a group of Seals writes block 1 straight into
