@@ -539,7 +539,7 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 // kernels, which write it straight into the messages (chachaPtrs16.lastDst). With mac (not nil)
 // the call also absorbs mac's blocks (streamMACKernel).
 func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, mac *laneMAC) {
-	if s.masked && mac == nil && len(group) == 8 && n > 64 {
+	if s.twoLanesAnOp(group, mac) && n > 64 {
 		c.keyBlocksSplit(s, group, n)
 		return
 	}
@@ -596,13 +596,7 @@ func (c *chachaChunkState) streamGroupSplit(s *streamLanes, group []uint8, n int
 				limit = idleBlocks / sp // idle lanes stride through the idle blocks too
 				continue
 			}
-			if j > 0 {
-				for w := range 16 {
-					t.rows[w][lane] = t.rows[w][l]
-				}
-				s.key[lane] = s.key[l]
-			}
-			t.rows[12][lane] = uint32(2 + j) // block b runs on counter b (RFC 8439 section 2.8)
+			s.shareLane(lane, l, uint32(2+j))
 			op := c.op[i]
 			s.ptrs.src[lane], s.ptrs.dst[lane] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0])
 			s.ptrs.off[lane] = uintptr(64 * (1 + j))
@@ -642,6 +636,25 @@ func (c *chachaChunkState) streamGroupSplit(s *streamLanes, group []uint8, n int
 	}
 }
 
+// twoLanesAnOp reports whether a group's key stream runs two lanes an op (keyBlocksSplit,
+// streamGroupSplit): a group of 8 on a masked kernel set, in a call without a MAC beside it.
+func (s *streamLanes) twoLanesAnOp(group []uint8, mac *laneMAC) bool {
+	return s.masked && mac == nil && len(group) == 8
+}
+
+// shareLane puts lane from's op in lane to as well, from block counter on (RFC 8439 section 2.8:
+// block b runs on counter b).
+func (s *streamLanes) shareLane(to, from int, counter uint32) {
+	rows := &s.tab().rows
+	if to != from {
+		for w := range 16 {
+			rows[w][to] = rows[w][from]
+		}
+		s.key[to] = s.key[from]
+	}
+	rows[12][to] = counter
+}
+
 // keyBlocksSplit is keyBlocks for a group of 8 ops whose blocks from 2 on streamGroupSplit shares
 // out to two lanes each: lane l runs op l's block 0 into its scratch block and lane 8+l the op's
 // block 1, in one pass of the 16 lanes where keyBlocks takes two with half of them idle.
@@ -653,11 +666,7 @@ func (c *chachaChunkState) keyBlocksSplit(s *streamLanes, group []uint8, n int) 
 		t.scratch[l] = [128]byte{} // the kernel XORs the key stream into it
 		s.onScratch(l)
 		lane := 8 + l
-		for w := range 16 {
-			t.rows[w][lane] = t.rows[w][l]
-		}
-		t.rows[12][lane] = 1
-		s.key[lane] = s.key[l]
+		s.shareLane(lane, l, 1)
 		if inPlace { // a whole block: n > 64
 			op := c.op[i]
 			s.ptrs.src[lane], s.ptrs.dst[lane] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0])
@@ -727,7 +736,7 @@ func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, ver
 	if n <= 64 {
 		return
 	}
-	if s.masked && mac == nil && len(group) == 8 {
+	if s.twoLanesAnOp(group, mac) {
 		c.streamGroupSplit(s, group, n, verified)
 		return
 	}
