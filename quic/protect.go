@@ -94,13 +94,12 @@ func (c *chunkScratch) take(s *scratch, n int) {
 
 // setOp fills ops[i], whose nonce is nonce[i], field by field: a composite literal is built on the
 // stack and copied over in 16-byte moves, each of which would wait for the two 8-byte stores it
-// spans.
+// spans. Err is left as it is: Seal does not read it, and Open sets it on every op.
 func (c *chunkScratch) setOp(i int, key *kernels.Key, ad, src, dst []byte) {
 	op := &c.ops[i]
 	op.Key = key
 	op.Nonce = c.nonce[i][:]
 	op.AD, op.Src, op.Dst = ad, src, dst
-	op.Err = nil
 }
 
 // wipeInline is the largest chunk that wipe clears with inline stores: for a few packets the calls
@@ -232,26 +231,29 @@ func (k *Keys) openChunk(pkts []Packet, largest int64, sc *scratch) (failed int)
 		k.nonce(&s.nonce[ops], p.PN)
 		hdr, m := p.PNOffset+pnLen, len(p.Buf)
 		s.setOp(ops, k.aead, p.Buf[:hdr], p.Buf[hdr:m], p.Buf[hdr:m-kernels.TagSize])
+		// Trimmed now, put back below if the tag fails: a batch whose packets all authenticate
+		// needs no pass over them after the kernels.
+		p.Buf = p.Buf[:m-kernels.TagSize]
 		ops++
 	}
-	kernels.Open(s.ops[:ops])
-	op := 0
-	for i := range pkts {
-		p := &pkts[i]
-		if p.Err != nil {
-			failed++
-			continue
+	failed = len(pkts) - ops
+	if authFailed := kernels.Open(s.ops[:ops]); authFailed > 0 {
+		failed += authFailed
+		op := 0
+		for i := range pkts {
+			p := &pkts[i]
+			if p.Err != nil {
+				continue // too short for a sample
+			}
+			if s.ops[op].Err != nil {
+				// Restore the packet as received: the payload is zeroed already (kernels.Open).
+				p.Buf = p.Buf[:len(p.Buf)+kernels.TagSize]
+				applyMask(p.Buf, p.PNOffset, s.pnLen[i], &s.mask[i])
+				p.Err = ErrAuth
+				p.PN = 0
+			}
+			op++
 		}
-		if s.ops[op].Err != nil {
-			// Restore the header as received: the payload is zeroed already (kernels.Open).
-			applyMask(p.Buf, p.PNOffset, s.pnLen[i], &s.mask[i])
-			p.Err = ErrAuth
-			p.PN = 0
-			failed++
-		} else {
-			p.Buf = p.Buf[:len(p.Buf)-kernels.TagSize]
-		}
-		op++
 	}
 	s.wipe()
 	return failed
