@@ -597,9 +597,7 @@ func (c *chachaChunkState) streamGroupSplit(s *streamLanes, group []uint8, n int
 				continue
 			}
 			s.shareLane(lane, l, uint32(2+j))
-			op := c.op[i]
-			s.ptrs.src[lane], s.ptrs.dst[lane] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0])
-			s.ptrs.off[lane] = uintptr(64 * (1 + j))
+			s.onOp(lane, c.op[i], uintptr(64*(1+j)))
 		}
 	}
 	for lane := range 16 {
@@ -668,9 +666,7 @@ func (c *chachaChunkState) keyBlocksSplit(s *streamLanes, group []uint8, n int) 
 		lane := 8 + l
 		s.shareLane(lane, l, 1)
 		if inPlace { // a whole block: n > 64
-			op := c.op[i]
-			s.ptrs.src[lane], s.ptrs.dst[lane] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0])
-			s.ptrs.off[lane] = 0
+			s.onOp(lane, c.op[i], 0)
 		} else { // into the second block of lane l's scratch, where xorBlock1 takes it
 			s.ptrs.src[lane], s.ptrs.dst[lane] = nil, nil
 			s.ptrs.off[lane] = unsafe.Offsetof(streamTable{}.scratch) + uintptr(l)*128 + 64
@@ -753,8 +749,7 @@ func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, ver
 	busy := func(l int) bool { return verified>>l&1 == 1 }
 	for l, i := range group {
 		if busy(l) {
-			op := c.op[i]
-			s.ptrs.src[l], s.ptrs.dst[l], s.ptrs.off[l] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0]), 64
+			s.onOp(l, c.op[i], 64)
 		} else {
 			s.onIdle(l)
 		}
@@ -995,6 +990,12 @@ func (s *streamLanes) onScratch(l int) {
 	s.ptrs.off[l] = unsafe.Offsetof(streamTable{}.scratch) + uintptr(l)*128
 }
 
+// onOp points lane l at op's message, off bytes in: its key stream XORs Src into Dst.
+func (s *streamLanes) onOp(l int, op *Op, off uintptr) {
+	s.ptrs.src[l], s.ptrs.dst[l] = unsafe.Pointer(&op.Src[0]), unsafe.Pointer(&op.Dst[0])
+	s.ptrs.off[l] = off
+}
+
 // onIdle points lane l at the idle blocks (see the file comment).
 func (s *streamLanes) onIdle(l int) {
 	s.ptrs.src[l], s.ptrs.dst[l] = nil, nil
@@ -1127,9 +1128,7 @@ func (s *streamLanes) nextSeg(c *chachaChunkState, l, seg, last int) bool {
 			if blocks <= 1 {
 				continue
 			}
-			s.ptrs.src[l] = unsafe.Pointer(&op.Src[0])
-			s.ptrs.dst[l] = unsafe.Pointer(&op.Dst[0])
-			s.ptrs.off[l] = 64
+			s.onOp(l, op, 64)
 			s.left[l] = blocks - 1
 			return true
 		case segTail:
