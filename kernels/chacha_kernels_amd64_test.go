@@ -113,7 +113,7 @@ func BenchmarkPoly1305Kernels(b *testing.B) {
 			if !k.ok {
 				b.Skip("CPU lacks the features")
 			}
-			var p polyLanes
+			p := newPolyLanes()
 			t := p.tab()
 			for l := range 16 {
 				p.ptrs.base[l] = unsafe.Pointer(&buf[l*lanePitch])
@@ -141,7 +141,7 @@ func BenchmarkChaCha20Kernels(b *testing.B) {
 			}
 			defer func(r bool) { impl.chachaAVX2Regs = r }(impl.chachaAVX2Regs)
 			impl.chachaAVX2Regs = k.regs
-			var s streamLanes
+			s := newStreamLanes()
 			t := s.tab()
 			b.SetBytes(int64(len(buf)))
 			for b.Loop() {
@@ -196,7 +196,8 @@ type stitchedMACLanes struct {
 }
 
 func newStitchedMACLanes() *stitchedMACLanes {
-	x := &stitchedMACLanes{buf: make([]byte, 16*lanePitch), macBuf: make([]byte, 16*lanePitch)}
+	x := &stitchedMACLanes{s: *newStreamLanes(), p: *newPolyLanes(),
+		buf: make([]byte, 16*lanePitch), macBuf: make([]byte, 16*lanePitch)}
 	for l := range 16 {
 		x.p.ptrs.base[l] = unsafe.Pointer(&x.macBuf[l*lanePitch])
 	}
@@ -596,7 +597,7 @@ func TestChaChaKernelCounters(t *testing.T) {
 		if !chachaHas(tier) {
 			continue
 		}
-		var s streamLanes
+		s := newStreamLanes()
 		tab := s.start(chachaLaneKernels(tier))
 		buf := make([]byte, 3*16*64)
 		for l := range 16 {

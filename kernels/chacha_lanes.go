@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"math/bits"
+	"sync"
 	"unsafe"
 )
 
@@ -133,16 +134,14 @@ const (
 	maxPolyBlocks   = 1 << 12 // 16-byte blocks
 )
 
-// chachaChunkState holds one chunk's ops and their per-op secrets.
+// chachaChunkState holds one chunk's ops; their per-op secrets are in mem.
 type chachaChunkState struct {
 	n       int
 	op      [chachaChunk]*Op
-	len     [chachaChunk]int       // the message (plaintext = ciphertext) lengths
-	keyOf   [chachaChunk]*Key      // the ChaCha20 ops' Keys, whose words they run on; nil for XChaCha20
-	key     [chachaChunk][8]uint32 // XChaCha20: the Key's words, then the HChaCha20 subkey
+	len     [chachaChunk]int  // the message (plaintext = ciphertext) lengths
+	keyOf   [chachaChunk]*Key // the ChaCha20 ops' Keys, whose words they run on; nil for XChaCha20
 	nonce   [chachaChunk][3]uint32
-	polyKey [chachaChunk][32]byte  // one-time Poly1305 keys (r || s)
-	ks1     [chachaChunk][64]byte  // Open: the key stream of block 1, from the first pass
+	mem     *laneMemory            // the per-op secrets (and the lanes' tables, bound apart)
 	failed  [chachaChunk]bool      // Open: the tag did not verify
 	order   [chachaChunk]uint8     // the order in which lanes take the ops: see sortByLength
 	long    int                    // ops order[:long] run in long groups (runLongGroups)
@@ -152,7 +151,42 @@ type chachaChunkState struct {
 	open    bool
 	used    int         // the most entries a chunk filled: what wipe clears
 	k       laneKernels // the kernels that run the lanes
-	xchacha bool        // some op is XChaCha20: c.key holds its key until c.hchacha
+	xchacha bool        // some op is XChaCha20: c.mem.key holds its key until c.hchacha
+}
+
+// laneMemory is the lanes' working memory that holds no pointers: the chunk's per-op secrets, two
+// stream tables (runLongGroupsStitched pipelines two groups) and the Poly1305 table, some 22 KiB.
+// It comes from laneMemories rather than the stack: Go zeroes a stack variable on every call, which
+// for these cost a batch of 16 100-byte ops 4-6% of its time on AMD Zen 4, and touched every line
+// of them where a chunk uses a few (docs/experiments.md, 2026-12-06, twenty-second session).
+// Whoever writes to it wipes what it wrote before it goes back (the tables when a stage ends, the
+// secrets in chachaChunkState.wipe), so memory from the pool is all zero, as the tables' rows
+// start, and holds no key material between batches.
+type laneMemory struct {
+	tables  [64 + unsafe.Sizeof(laneTables{})]byte // holds the laneTables at a 64-byte boundary
+	key     [chachaChunk][8]uint32                 // XChaCha20: the Key's words, then the HChaCha20 subkey
+	polyKey [chachaChunk][32]byte                  // one-time Poly1305 keys (r || s)
+	ks1     [chachaChunk][64]byte                  // Open: the key stream of block 1, from the first pass
+}
+
+// laneTables are the tables the lane kernels read and write.
+type laneTables struct {
+	stream [2]streamTable
+	poly   polyTable
+}
+
+var laneMemories = sync.Pool{New: func() any { return new(laneMemory) }}
+
+// tabs returns the 64-byte aligned tables inside m.tables.
+func (m *laneMemory) tabs() *laneTables {
+	p := unsafe.Pointer(&m.tables[0])
+	return (*laneTables)(unsafe.Add(p, -uintptr(p)&63))
+}
+
+// bind puts s on m's first stream table, the second their spare, and p on m's Poly1305 table.
+func (m *laneMemory) bind(s *streamLanes, p *polyLanes) {
+	t := m.tabs()
+	s.t, s.spare, p.t = &t.stream[0], &t.stream[1], &t.poly
 }
 
 // anyLonger reports whether some op the lanes' segments run is longer than n bytes.
@@ -173,15 +207,15 @@ func (c *chachaChunkState) keyWords(i int) *[8]uint32 {
 	if k := c.keyOf[i]; k != nil {
 		return &k.chacha
 	}
-	return &c.key[i]
+	return &c.mem.key[i]
 }
 
 // wipe clears the chunk's secrets, in the entries its chunks used.
 func (c *chachaChunkState) wipe() {
-	clear(c.key[:c.used])
-	clear(c.polyKey[:c.used])
+	clear(c.mem.key[:c.used])
+	clear(c.mem.polyKey[:c.used])
 	if c.open {
-		clear(c.ks1[:c.used])
+		clear(c.mem.ks1[:c.used])
 	}
 }
 
@@ -227,9 +261,16 @@ func laneRunOne(t Tier, op *Op, open bool) (failed int) {
 // chachaRunChunks runs the ChaCha-family ops of ops but those beside took through the lanes of
 // kernel set k, chunk by chunk.
 func chachaRunChunks(k laneKernels, ops []Op, open bool, beside *tinyOps) (failed int) {
+	mem := laneMemories.Get().(*laneMemory)
+	defer laneMemories.Put(mem)
 	var c chachaChunkState
-	c.open, c.k = open, k
+	c.open, c.k, c.mem = open, k, mem
 	defer c.wipe()
+	// The lanes come from mem, not c.mem: the escape analysis would take the tables' pointer from
+	// c for one to every pointer in c, and move the ops to the heap.
+	var s streamLanes
+	var p polyLanes
+	mem.bind(&s, &p)
 	for i := range ops {
 		op := &ops[i]
 		if !op.Key.suite.isChaCha() || beside.took(op) {
@@ -254,7 +295,7 @@ func chachaRunChunks(k laneKernels, ops []Op, open bool, beside *tinyOps) (faile
 		if op.Key.suite == XChaCha20Poly1305 {
 			// The HChaCha20 subkey replaces the key in c.hchacha; the nonce is 0^32 || nonce[16:24].
 			c.keyOf[k] = nil
-			c.key[k] = op.Key.chacha
+			c.mem.key[k] = op.Key.chacha
 			c.nonce[k] = [3]uint32{0, binary.LittleEndian.Uint32(n[16:]), binary.LittleEndian.Uint32(n[20:])}
 			c.xchacha = true
 		} else {
@@ -264,18 +305,18 @@ func chachaRunChunks(k laneKernels, ops []Op, open bool, beside *tinyOps) (faile
 		}
 		c.n++
 		if c.n == chachaChunk {
-			failed += c.run()
+			failed += c.run(&s, &p)
 		}
 	}
 	if c.n > 0 {
-		failed += c.run()
+		failed += c.run(&s, &p)
 	}
 	return failed
 }
 
 // run processes the chunk's ops and empties it. A short last chunk runs one op at a time, like a
 // batch of as few ops (laneOneOp).
-func (c *chachaChunkState) run() (failed int) {
+func (c *chachaChunkState) run(s *streamLanes, p *polyLanes) (failed int) {
 	c.used = max(c.used, c.n)
 	if c.n <= c.k.fewOps && !c.splitGroup() {
 		for i := range c.n {
@@ -285,12 +326,9 @@ func (c *chachaChunkState) run() (failed int) {
 		}
 	} else {
 		if c.xchacha {
-			var s streamLanes
 			s.hchacha(c)
 		}
 		c.sortByLength()
-		var s streamLanes
-		var p polyLanes
 		p.radix26 = !c.k.radix44
 		c.laned = c.shortGroupsStart()
 		// Lockstep groups only where they take every laned op, as in uniform batches (AVX512 64 x
@@ -300,7 +338,7 @@ func (c *chachaChunkState) run() (failed int) {
 		c.long = 0
 		if c.longGroups() {
 			c.long = c.laned
-			failed = c.runLongGroups(&s, &p)
+			failed = c.runLongGroups(s, p)
 		}
 		if c.long < c.laned {
 			s.run(c, !c.open)
@@ -310,7 +348,7 @@ func (c *chachaChunkState) run() (failed int) {
 			}
 		}
 		if c.laned < c.n {
-			failed += c.runShortGroups(&s, &p)
+			failed += c.runShortGroups(s, p)
 		}
 	}
 	c.n = 0
@@ -355,8 +393,8 @@ func (s *streamLanes) hchacha(c *chachaChunkState) {
 			i, out := s.op[l], &t.scratch[l]
 			for w := range 4 {
 				in[w] = t.rows[12+w][l]
-				c.key[i][w] = binary.LittleEndian.Uint32(out[4*w:]) - t.rows[w][l]
-				c.key[i][4+w] = binary.LittleEndian.Uint32(out[48+4*w:]) - in[w]
+				c.mem.key[i][w] = binary.LittleEndian.Uint32(out[4*w:]) - t.rows[w][l]
+				c.mem.key[i][4+w] = binary.LittleEndian.Uint32(out[48+4*w:]) - in[w]
 			}
 		}
 		lanes = 0
@@ -368,7 +406,7 @@ func (s *streamLanes) hchacha(c *chachaChunkState) {
 		}
 		s.op[lanes] = i
 		for w := range 8 {
-			t.rows[4+w][lanes] = c.key[i][w]
+			t.rows[4+w][lanes] = c.mem.key[i][w]
 		}
 		for w := range 4 {
 			t.rows[12+w][lanes] = binary.LittleEndian.Uint32(op.Nonce[4*w:])
@@ -920,9 +958,10 @@ const (
 
 // streamLanes is the state of the 16 ChaCha20 lanes.
 type streamLanes struct {
-	masked    bool                                    // the kernel takes byte masks for the last block: no segTail
-	lastApart bool                                    // and last addresses (laneKernels.lastApart)
-	buf       [64 + unsafe.Sizeof(streamTable{})]byte // holds the streamTable at a 64-byte boundary
+	masked    bool         // the kernel takes byte masks for the last block: no segTail
+	lastApart bool         // and last addresses (laneKernels.lastApart)
+	t         *streamTable // 64-byte aligned, in a laneMemory
+	spare     *streamTable // a second one there, for runLongGroupsStitched
 	ptrs      chachaPtrs16
 	op        [16]int     // the chunk index of the lane's op, -1 when idle
 	key       [16]uintptr // the address of the Key whose words are in the lane's rows (0: unknown), so that
@@ -961,11 +1000,8 @@ func (s *streamLanes) start(k laneKernels) *streamTable {
 	return tab
 }
 
-// tab returns the 64-byte aligned table inside s.buf.
-func (s *streamLanes) tab() *streamTable {
-	p := unsafe.Pointer(&s.buf[0])
-	return (*streamTable)(unsafe.Add(p, -uintptr(p)&63))
-}
+// tab returns the lanes' table.
+func (s *streamLanes) tab() *streamTable { return s.t }
 
 // setState puts op i of the chunk in lane l's rows of the state (RFC 8439 section 2.3) from block
 // counter on: its key words, unless the lane holds them already from an op of the same Key (an
@@ -1083,7 +1119,7 @@ func (s *streamLanes) fill(c *chachaChunkState, l, next, first, last int) int {
 			// Open's data pass: block 1's key stream is kept from the first pass, the lane goes on
 			// from block 2.
 			op, n := c.op[i], c.msgLen(i)
-			xorKeyBlock(op.Dst, op.Src[:min(n, 64)], &c.ks1[i])
+			xorKeyBlock(op.Dst, op.Src[:min(n, 64)], &c.mem.ks1[i])
 		}
 		if !s.nextSeg(c, l, first, last) {
 			continue // no blocks left for the lanes (a short Open): its rows need not be set
@@ -1150,10 +1186,10 @@ func (s *streamLanes) finish(c *chachaChunkState, l int) {
 	switch s.seg[l] {
 	case segPolyKey:
 		sc := &s.tab().scratch[l]
-		c.polyKey[i] = [32]byte(sc[:32])
+		c.mem.polyKey[i] = [32]byte(sc[:32])
 		if op, n := c.op[i], c.msgLen(i); s.block1[l] {
 			if c.open { // applied once the tag has verified
-				c.ks1[i] = [64]byte(sc[64:])
+				c.mem.ks1[i] = [64]byte(sc[64:])
 			} else {
 				xorKeyBlock(op.Dst, op.Src[:min(n, 64)], (*[64]byte)(sc[64:]))
 			}
@@ -1177,8 +1213,8 @@ const (
 // polyLanes is the state of the 16 Poly1305 lanes. A lane holds its message as slices of the
 // caller's AD and ciphertext and its one-time key by value, so that it needs nothing of the chunk.
 type polyLanes struct {
-	buf     [64 + unsafe.Sizeof(polyTable{})]byte // holds the polyTable at a 64-byte boundary
-	radix26 bool                                  // the table is in radix 2^26, else in radix 2^44
+	t       *polyTable // 64-byte aligned, in a laneMemory
+	radix26 bool       // the table is in radix 2^26, else in radix 2^44
 	// lengthsInFinish leaves the lengths block to polyFinishKernel (radix 2^44, polyLanes.run)
 	lengthsInFinish bool
 	ptrs            polyPtrs16
@@ -1204,11 +1240,8 @@ type polyTable struct {
 	scratch [16][48]byte
 }
 
-// tab returns the 64-byte aligned table inside p.buf.
-func (p *polyLanes) tab() *polyTable {
-	b := unsafe.Pointer(&p.buf[0])
-	return (*polyTable)(unsafe.Add(b, -uintptr(b)&63))
-}
+// tab returns the lanes' table.
+func (p *polyLanes) tab() *polyTable { return p.t }
 
 // start sets lane l's accumulator to 0 and its multiplier to the clamped r of the one-time key
 // (RFC 8439 section 2.5.1), in the table's radix.
@@ -1258,7 +1291,7 @@ func (p *polyLanes) run(c *chachaChunkState) (failed int) {
 		if next < c.laned {
 			i := int(c.order[next])
 			p.op[l] = i
-			if !p.fill(l, c.op[i].AD, c.ciphertext(i), &c.polyKey[i], c.wantTag(i)) {
+			if !p.fill(l, c.op[i].AD, c.ciphertext(i), &c.mem.polyKey[i], c.wantTag(i)) {
 				done |= 1 << l // nothing for the kernel: empty AD and ciphertext
 			}
 			next++
@@ -1343,7 +1376,7 @@ func (p *polyLanes) finishLane(c *chachaChunkState, l int, eq bool) bool {
 	if c.open && n <= 64 {
 		// The tag verified and the message is within block 1, whose key stream the first pass
 		// kept: decrypt it here, and the data pass skips the op.
-		xorKeyBlock(op.Dst, op.Src[:n], &c.ks1[i])
+		xorKeyBlock(op.Dst, op.Src[:n], &c.mem.ks1[i])
 	}
 	return true
 }

@@ -43,7 +43,7 @@ func TestStreamKernelsPortable(t *testing.T) {
 				seed := rng.Uint64()
 				run := func(portable bool) (*streamLanes, [16][]byte, [16][]byte) {
 					r := rand.New(rand.NewPCG(seed, 0))
-					s := new(streamLanes)
+					s := newStreamLanes()
 					tab := s.start(laneKernels{masked: k.masked})
 					var bufs, lastBufs [16][]byte
 					for w := range 17 {
@@ -168,7 +168,7 @@ func TestPolyKernelsPortable(t *testing.T) {
 				if rng.IntN(8) == 0 { // long calls: the accumulators' bounds must hold throughout
 					n = 1 + rng.IntN(maxPolyBlocks)
 				}
-				want, got := randomPolyLanes(rng, k.radix44, n, stride), new(polyLanes)
+				want, got := randomPolyLanes(rng, k.radix44, n, stride), newPolyLanes()
 				*got.tab(), got.ptrs = *want.tab(), want.ptrs // the tables sit at different offsets of buf
 				poly1305ForPortable(k.radix44, want, n, stride, k.upper)
 				before := got.tab().st
@@ -199,14 +199,14 @@ func TestPolyFinishKernelPortable(t *testing.T) {
 			binary.LittleEndian.PutUint64(wt.scratch[l][40:], rng.Uint64N(1<<20))
 		}
 		if round%2 == 0 { // half the lanes expect their true tags
-			var tmp polyLanes
+			tmp := newPolyLanes()
 			*tmp.tab() = *wt
 			poly1305FinishLanes44Generic(&tmp.tab().st)
 			for l := 0; l < 16; l += 2 {
 				wt.st[polyRowWant][l], wt.st[polyRowWant+1][l] = tmp.tab().st[polyRowTag][l], tmp.tab().st[polyRowTag+1][l]
 			}
 		}
-		var got polyLanes
+		got := newPolyLanes()
 		*got.tab() = *wt
 		eqWant := poly1305FinishLanes44Generic(&wt.st)
 		eqGot := poly1305FinishIFMAZ(&got.tab().st)
@@ -224,7 +224,7 @@ func TestPolyFinishKernelPortable(t *testing.T) {
 // randomPolyLanes returns lanes with random one-time keys, accumulators at random values within the
 // kernels' limb bounds, and n blocks of stride bytes per lane, a few lanes on their scratch block.
 func randomPolyLanes(rng *rand.Rand, radix44 bool, n, stride int) *polyLanes {
-	p := new(polyLanes)
+	p := newPolyLanes()
 	p.radix26 = !radix44
 	st := &p.tab().st
 	for l := range 16 {
@@ -372,7 +372,7 @@ func TestStreamMACKernels(t *testing.T) {
 				ref[l] = m.mac[l]
 				ref[l].blocks(macBuf[l*lanePitch:][:16*blocks])
 			}
-			var sGot, sWant streamLanes
+			sGot, sWant := newStreamLanes(), newStreamLanes()
 			tGot, tWant := sGot.tab(), sWant.tab()
 			for w := range 17 {
 				for l := range 16 {

@@ -7,7 +7,11 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"testing"
+	"unsafe"
 )
 
 // portableLaneSets are the driver configurations the portable kernels run in the tests: each table
@@ -165,7 +169,7 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape in
 		plains[i] = c.msg
 	}
 	got, want := ops(plains, false), ops(plains, false)
-	chachaRunLanes(k, got, false, nil)
+	checkLaneMemoryWiped(t, func() { chachaRunLanes(k, got, false, nil) })
 	Generic.Seal(want)
 	cts := make([][]byte, size)
 	for i := range got {
@@ -181,7 +185,8 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape in
 	for i := range got {
 		got[i].Err, want[i].Err = fmt.Errorf("unset"), fmt.Errorf("unset")
 	}
-	failedGot := chachaRunLanes(k, got, true, nil)
+	var failedGot int
+	checkLaneMemoryWiped(t, func() { failedGot = chachaRunLanes(k, got, true, nil) })
 	failedWant := Generic.Open(want)
 	if failedGot != failedWant {
 		t.Fatalf("Open: %d failed on the lanes, %d on Generic", failedGot, failedWant)
@@ -191,6 +196,24 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape in
 			t.Fatalf("Open op %d of %d (%d bytes): lanes (err %v) differ from Generic (err %v)", i, size,
 				len(cts[i]), got[i].Err, want[i].Err)
 		}
+	}
+}
+
+// checkLaneMemoryWiped runs batch, which runs the lanes, and fails t unless the laneMemory it put
+// back into laneMemories is all zero: the next batch's tables start from it, and no key material
+// may outlive a batch. With one P (sync.Pool's per-P slot) and no garbage collection (which empties
+// pools), the batch takes the memory put back just before (under the race detector, which drops
+// some of what a pool is given, perhaps another).
+func checkLaneMemoryWiped(t *testing.T, batch func()) {
+	t.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	mem := laneMemories.Get().(*laneMemory)
+	laneMemories.Put(mem)
+	batch()
+	b := unsafe.Slice((*byte)(unsafe.Pointer(mem)), unsafe.Sizeof(*mem))
+	if i := slices.IndexFunc(b, func(x byte) bool { return x != 0 }); i >= 0 {
+		t.Fatalf("byte %d of the laneMemory the batch put back is not zero", i)
 	}
 }
 
@@ -235,4 +258,18 @@ func TestStitchedGroups(t *testing.T) {
 				c.k.vectorLanes, c.groups, c.n, c.ad, c.open, got, c.want)
 		}
 	}
+}
+
+// newStreamLanes and newPolyLanes return lanes on tables of their own, as a chunk takes them from a
+// laneMemory.
+func newStreamLanes() *streamLanes {
+	s := new(streamLanes)
+	new(laneMemory).bind(s, new(polyLanes))
+	return s
+}
+
+func newPolyLanes() *polyLanes {
+	p := new(polyLanes)
+	new(laneMemory).bind(new(streamLanes), p)
+	return p
 }

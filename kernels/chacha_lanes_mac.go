@@ -175,7 +175,7 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 		// Group 0's MAC on the vector lanes; group k's MAC beside group k-1's stream (its ops
 		// verified) and group k+1's key blocks; the last group's stream on its own. Group k's
 		// lanes are lanes[k%2]: group k+1's key blocks come before group k's stream.
-		var s2 streamLanes
+		s2 := streamLanes{t: s.spare}
 		s2.start(c.k)
 		lanes := [2]*streamLanes{s, &s2}
 		c.keyBlocks(s, group(0), n, nil)

@@ -78,7 +78,7 @@ func TestChaChaLanesAVX2Regs(t *testing.T) {
 		for i := range buf {
 			buf[i] = byte(i)
 		}
-		var s streamLanes
+		s := newStreamLanes()
 		tab := s.start(chachaLaneKernels(AVX2))
 		r := rand.New(rand.NewPCG(1, 1))
 		for w := range 16 {
@@ -119,7 +119,7 @@ func TestPoly1305AVX2Lanes8(t *testing.T) {
 		buf[i] = byte(rng.Uint32())
 	}
 	run := func(lanes8 bool) *polyLanes {
-		p := new(polyLanes)
+		p := newPolyLanes()
 		tab := p.tab()
 		r := rand.New(rand.NewPCG(2, 2))
 		for row := range 14 {
