@@ -544,7 +544,13 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 		group := c.order[g : g+int(size)]
 		g += int(size)
 		n, ad := c.msgLen(int(group[0])), len(c.op[group[0]].AD)
-		c.keyBlocks(s, group, n, nil)
+		// An Open past block 1 runs block 1 in place with the blocks after it, once its tag verifies,
+		// where the lanes run one op each on a masked kernel set: block 0 alone costs the AVX-512
+		// kernel some 60% of blocks 0 and 1, one block more in the later calls about half, and Go's
+		// XOR of block 1 from the scratch goes. An unmasked set would take one more call for the
+		// partial last block (docs/experiments.md, 2026-12-06, twenty-second session).
+		late := c.open && n > 64 && s.masked && !s.twoLanesAnOp(group, nil)
+		c.keyBlocks(s, group, n, !late, nil)
 		for l, i := range group {
 			sc := &t.scratch[l]
 			p.setKey(l, (*[32]byte)(sc[:32]), c.wantTag(int(i)))
@@ -554,15 +560,18 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 			if !c.block1InPlace(s, n) {
 				c.xorBlock1(t, group, 1<<len(group)-1)
 			}
-			c.streamGroup(s, group, n, 0, nil)
+			c.streamGroup(s, group, n, 2, 0, nil)
 		}
 		p.macGroup(c.k, len(group), n, ad)
 		verified := p.finishGroup(c, group)
 		failed += len(group) - bits.OnesCount32(verified)
-		if c.open {
-			// Decrypt only now (section 2.8): block 1 from the scratch, where the MAC left it.
-			c.xorBlock1(t, group, verified)
-			c.streamGroup(s, group, n, verified, nil)
+		if c.open { // decrypt only now (section 2.8)
+			from := 1
+			if !late { // block 1 from the scratch, where the MAC left it
+				c.xorBlock1(t, group, verified)
+				from = 2
+			}
+			c.streamGroup(s, group, n, from, verified, nil)
 		}
 	}
 	*t = streamTable{}
@@ -571,12 +580,12 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 }
 
 // keyBlocks starts a long group's ops (of n bytes) in the lanes of s, which start readied, one op
-// per lane, and runs blocks 0 (RFC 8439 section 2.6, the Poly1305 keys) and 1 in one call, where
-// block 0 alone would leave the kernel's second state idle; the counters go on from 2. Block 0 goes
-// to the lanes' scratch blocks; block 1 too (xorBlock1 applies it), but for a Seal on the masked
-// kernels, which write it straight into the messages (chachaPtrs16.lastDst). With mac (not nil)
+// per lane, and runs block 0 (RFC 8439 section 2.6, the Poly1305 keys) and, with block1, block 1 in
+// one call, where block 0 alone would leave the kernel's second state idle; the counters go on from
+// 2 (1 without block1). Block 0 goes to the lanes' scratch blocks; block 1 too (xorBlock1 applies
+// it), but for a Seal where block1InPlace, written straight into the messages. With mac (not nil)
 // the call also absorbs mac's blocks (streamMACKernel).
-func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, mac *laneMAC) {
+func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, block1 bool, mac *laneMAC) {
 	if s.twoLanesAnOp(group, mac) && n > 64 {
 		c.keyBlocksSplit(s, group, n)
 		return
@@ -588,7 +597,7 @@ func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, mac *
 	for l := len(group); l < 16; l++ {
 		s.onIdle(l)
 	}
-	inPlace := c.block1InPlace(s, n)
+	inPlace := block1 && c.block1InPlace(s, n)
 	for l, i := range group {
 		s.setState(c, l, int(i), 0)
 		t.scratch[l] = [128]byte{} // the kernel XORs the key stream into it
@@ -598,7 +607,7 @@ func (c *chachaChunkState) keyBlocks(s *streamLanes, group []uint8, n int, mac *
 		}
 	}
 	blocks := 1
-	if n > 0 {
+	if n > 0 && block1 {
 		blocks = 2
 	}
 	if mac != nil {
@@ -760,17 +769,18 @@ func (c *chachaChunkState) xorBlock1(t *streamTable, group []uint8, lanes uint32
 	}
 }
 
-// streamGroup XORs the key stream from block 2 on into the n-byte messages of a long group's ops
-// (Seal: all; Open: those of the lanes in verified only, the others idle), in place in their
-// buffers from byte 64 on; the partial last block goes under the lanes' byte masks where the kernel
-// takes them, else through the lanes' scratch blocks. The counters are at 2; the lanes past the
-// group are idle. With mac (not nil), the calls over whole blocks also absorb mac's blocks
-// (streamMACKernel).
-func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, verified uint32, mac *laneMAC) {
-	if n <= 64 {
+// streamGroup XORs the key stream from block from (1 or 2) on into the n-byte messages of a long
+// group's ops (Seal: all; Open: those of the lanes in verified only, the others idle), in place in
+// their buffers from that block's first byte on; the partial last block goes under the lanes' byte
+// masks where the kernel takes them, else through the lanes' scratch blocks. The counters are at
+// from; the lanes past the group are idle. With mac (not nil), the calls over whole blocks also
+// absorb mac's blocks (streamMACKernel).
+func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n, from int, verified uint32, mac *laneMAC) {
+	start := 64 * (from - 1) // the first byte of block from
+	if n <= start {
 		return
 	}
-	if s.twoLanesAnOp(group, mac) {
+	if s.twoLanesAnOp(group, mac) { // from 2: runLongGroups runs block 1 early for these
 		c.streamGroupSplit(s, group, n, verified)
 		return
 	}
@@ -787,12 +797,12 @@ func (c *chachaChunkState) streamGroup(s *streamLanes, group []uint8, n int, ver
 	busy := func(l int) bool { return verified>>l&1 == 1 }
 	for l, i := range group {
 		if busy(l) {
-			s.onOp(l, c.op[i], 64)
+			s.onOp(l, c.op[i], uintptr(start))
 		} else {
 			s.onIdle(l)
 		}
 	}
-	whole, tail := (n-64)/64, n%64
+	whole, tail := (n-start)/64, n%64
 	if s.masked && tail != 0 {
 		whole++ // the partial last block in place, under its byte mask
 	}

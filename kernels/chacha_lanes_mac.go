@@ -154,7 +154,7 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 			if k > 0 {
 				beside = &macs[(k-1)%2]
 			}
-			c.keyBlocks(s, group(k), n, beside)
+			c.keyBlocks(s, group(k), n, true, beside)
 			t := s.tab()
 			vector := len(group(k))
 			if k < last {
@@ -165,7 +165,7 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 			if !c.block1InPlace(s, n) {
 				c.xorBlock1(t, group(k), 1<<len(group(k))-1)
 			}
-			c.streamGroup(s, group(k), n, 0, beside)
+			c.streamGroup(s, group(k), n, 2, 0, beside)
 			if k > 0 {
 				failed += len(group(k-1)) - split(k-1) - bits.OnesCount32(c.finishMAC(beside, group(k-1), split(k-1), n))
 			}
@@ -178,19 +178,19 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 		s2 := streamLanes{t: s.spare}
 		s2.start(c.k)
 		lanes := [2]*streamLanes{s, &s2}
-		c.keyBlocks(s, group(0), n, nil)
+		c.keyBlocks(s, group(0), n, true, nil)
 		vectorKeys(0, len(group(0)), s.tab())
 		verified := vectorMAC(0, len(group(0)))
 		failed += len(group(0)) - bits.OnesCount32(verified)
-		c.keyBlocks(&s2, group(1), n, nil)
+		c.keyBlocks(&s2, group(1), n, true, nil)
 		c.startMAC(&macs[1], s2.tab(), group(1), split(1), n)
 		for k := 1; k <= last; k++ {
 			mac := &macs[k%2]
 			ls := lanes[(k-1)%2]
 			c.xorBlock1(ls.tab(), group(k-1), verified)
-			c.streamGroup(ls, group(k-1), n, verified, mac)
+			c.streamGroup(ls, group(k-1), n, 2, verified, mac)
 			if k < last {
-				c.keyBlocks(ls, group(k+1), n, mac)
+				c.keyBlocks(ls, group(k+1), n, true, mac)
 				c.startMAC(&macs[(k+1)%2], ls.tab(), group(k+1), split(k+1), n)
 			}
 			vectorKeys(k, split(k), lanes[k%2].tab())
@@ -199,7 +199,7 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 		}
 		ls := lanes[last%2]
 		c.xorBlock1(ls.tab(), group(last), verified)
-		c.streamGroup(ls, group(last), n, verified, nil)
+		c.streamGroup(ls, group(last), n, 2, verified, nil)
 		*s2.tab() = streamTable{}
 	}
 	*s.tab() = streamTable{}
