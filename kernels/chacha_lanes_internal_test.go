@@ -57,8 +57,8 @@ func TestChaChaLanesPortable(t *testing.T) {
 }
 
 // TestChaChaLongGroupsBounds runs messages that take more than one kernel call per stage on the
-// portable kernels: in long groups (24 ops of one length: groups of 16 and 8) and through the
-// lanes' segments (17 ops, which make no whole groups).
+// portable kernels: in long groups (17 and 24 ops of one length: groups of 16 and 1, 16 and 8) and
+// through the lanes' segments (17 ops of two lengths).
 func TestChaChaLongGroupsBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	keys := laneTestKeys(t, rng)
@@ -66,6 +66,7 @@ func TestChaChaLongGroupsBounds(t *testing.T) {
 		for _, size := range []int{17, 24} {
 			checkLanesPortable(t, set.k, keys, size, shapeHuge, rng)
 		}
+		checkLanesPortable(t, set.k, keys, 17, shapeHugeMixed, rng)
 	}
 }
 
@@ -93,12 +94,13 @@ func laneTestKeys(t *testing.T, rng *rand.Rand) []*Key {
 
 // Batch shapes of checkLanesPortable.
 const (
-	shapeRandom  = iota // lengths 0 to 2000, a third of them below 130, half with AD
-	shapeShort          // one length of at most one block, without AD: the short groups
-	shapeLong           // mostly one length above one block and one AD length, the rest random
-	shapeUniform        // one length and one AD length: the long groups, in a multiple of 8 ops
-	shapeCount          // the number of shapes above
-	shapeHuge           // one length past the bounds of one kernel call (64 KiB per lane)
+	shapeRandom    = iota // lengths 0 to 2000, a third of them below 130, half with AD
+	shapeShort            // one length of at most one block, without AD: the short groups
+	shapeLong             // mostly one length above one block and one AD length, the rest random
+	shapeUniform          // one length and one AD length: the long groups
+	shapeCount            // the number of shapes above
+	shapeHuge             // one length past the bounds of one kernel call (64 KiB per lane)
+	shapeHugeMixed        // shapeHuge, every other op one block longer: the lanes' segments
 )
 
 // checkLanesPortable seals and opens one random batch of size ops of the shape on kernel set k and
@@ -110,8 +112,8 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape in
 		long &^= 1<<(4+2*rng.IntN(2)) - 1 // whole 16-byte or 64-byte blocks
 		long = max(long, 128)
 	}
-	huge := shape == shapeHuge // all of one length
-	if huge {
+	mixed := shape == shapeHugeMixed
+	if shape == shapeHuge || mixed {
 		long += maxPolyBlocks * 16
 		shape = shapeUniform
 	}
@@ -134,6 +136,9 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape in
 			n = short
 		case shape == shapeUniform:
 			n, ad = uniform, randomBytes(rng, adLen)
+			if mixed && i%2 == 1 {
+				n += 64
+			}
 		case shape == shapeLong && rng.IntN(4) != 0:
 			n, ad = long, randomBytes(rng, adLen)
 		case rng.IntN(3) == 0:
