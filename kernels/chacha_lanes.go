@@ -157,7 +157,7 @@ type chachaChunkState struct {
 // laneMemory is the lanes' working memory that holds no pointers: the chunk's per-op secrets, two
 // stream tables (runLongGroupsStitched pipelines two groups) and the Poly1305 table, some 22 KiB.
 // It comes from laneMemories rather than the stack: Go zeroes a stack variable on every call, which
-// for these cost a batch of 16 100-byte ops 4-6% of its time on AMD Zen 4, and touched every line
+// for these cost a batch of 16 100-byte ops 3-6% of its time on AMD Zen 4, and touched every line
 // of them where a chunk uses a few (docs/experiments.md, 2026-12-06, twenty-second session).
 // Whoever writes to it wipes what it wrote before it goes back (the tables when a stage ends, the
 // secrets in chachaChunkState.wipe), so memory from the pool is all zero, as the tables' rows
