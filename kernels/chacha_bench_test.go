@@ -10,6 +10,7 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"golang.org/x/crypto/chacha20poly1305"
@@ -272,6 +273,26 @@ func BenchmarkChaChaRegsPipeline(b *testing.B) {
 // decides how it fares.
 func BenchmarkChaChaBatchSizes(b *testing.B) {
 	pairedBatches(b, []int{12, 16, 20, 24, 28, 33, 40, 47}, []int{100, 448, 512, 1420})
+}
+
+// BenchmarkChaChaRandomLengths runs the default path on ChaCha20-Poly1305 batches of lengths drawn
+// at random from a range (8 bytes of AD), alternating with x/crypto on the same ops
+// (benchshape.Paired): batches of many lengths, which the lanes can run only in their segments.
+func BenchmarkChaChaRandomLengths(b *testing.B) {
+	raw := make([]byte, 32)
+	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
+	aead, _ := chacha20poly1305.New(raw)
+	for _, c := range []struct{ count, min, max int }{
+		{16, 100, 200}, {64, 100, 200}, {64, 65, 300}, {32, 65, 1500}, {64, 65, 1500}, {64, 1000, 1500},
+	} {
+		rng := rand.New(rand.NewPCG(1, 2))
+		lens := make([]int, c.count)
+		for i := range lens {
+			lens[i] = c.min + rng.IntN(c.max-c.min+1)
+		}
+		seal, open := sealedOpsOf(key, lens, 8)
+		pairedSealOpen(b, fmt.Sprintf("%dx%d-%d", c.count, c.min, c.max), seal, open, aead)
+	}
 }
 
 // pairedBatches runs pairedSealOpen on ChaCha20-Poly1305 batches of each count of ops of each

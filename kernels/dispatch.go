@@ -65,6 +65,30 @@ type route struct {
 	// pipe sends the Seals of a batch that runs on Stdlib through the AVX2 single-message pipeline
 	// of 1-cycle cores where the batch has enough of them (pipeSeals).
 	pipe pipeSeals
+	// mixedMax, where not zero, sends a batch op by op as a small batch goes (stdRun) where its
+	// ChaCha-family ops have two lengths or more of 65 to mixedMax bytes (mixedShort): the lanes
+	// run such ops in their segments, whose calls the varied lengths keep short.
+	mixedMax int
+}
+
+// mixedShort reports whether the ChaCha-family ops of ops have two message lengths or more of 65
+// to max bytes (route.mixedMax).
+func mixedShort(ops []Op, open bool, max int) bool {
+	tag := 0 // len(Src) less the message length
+	if open {
+		tag = TagSize
+	}
+	first := 0
+	for i := range ops {
+		// One unsigned comparison for 65 <= n <= max: the loop runs over every op of the batch.
+		if n := len(ops[i].Src) - tag; uint(n-65) <= uint(max-65) && n != first && ops[i].Key.suite.isChaCha() {
+			if first != 0 {
+				return true
+			}
+			first = n
+		}
+	}
+	return false
 }
 
 // pipeSeals is which ChaCha-family Seals of a batch that runs on Stdlib the AVX2 single-message
@@ -349,7 +373,15 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 8-15 such ops that would run op by op (chachaRunRoute): 12 x 1600 B Seal 0.97x -> 1.10x, 12 x
 	// 3000 B 1.01x / 1.03x -> 1.19x / 1.17x, 14 x 3000 B Open 1.03x -> 1.18x; but not Seals after
 	// whole groups, whose last group of 8 would run under the chain half idle: 24 x 1500-3000 B
-	// 1.25-1.33x op by op, 1.18-1.23x in the lanes. docs/benchmarks.md
+	// 1.25-1.33x op by op, 1.18-1.23x in the lanes. Batches with ops of two lengths or more of 65-512 B
+	// op by op (mixedMax), 64 ops unless said, 8 B of AD, seal / open: lengths at random of 100-200
+	// B 0.74x / 0.62x -> 1.14x / 1.04x, four of them 0.81x / 0.76x -> 1.15x / 1.04x, 32 ops of twelve
+	// 0.86x / 0.69x -> 1.13x / 1.04x, of 65-300 B 0.79x / 0.75x -> 1.16x / 1.05x, of 65-1500 B 1.00x
+	// / 0.94x -> 1.12x / 1.11x, 32 ops 0.74x / 0.74x -> 1.11x / 1.12x, sixteen of them 1.02x / 0.99x
+	// -> 1.16x / 1.12x; not IMIX (one length of 65-512 B: 576 B is past it), 1.16x / 1.17x, level
+	// with op by op, nor 64 B or 150 B with 1420 B (ChaChaMixed), 1.15-1.44x in the lanes against
+	// 1.12-1.37x op by op (docs/experiments.md, 2026-12-06, twenty-second session).
+	// docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
 			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
@@ -358,7 +390,8 @@ var routes = [...]struct{ chacha, gcm route }{
 			alone: 384, aloneAtMin: 13*64 + 1,
 			uniform: uniformLanes{tier: AVX512,
 				seal: [2]uniformBound{{minOps: 8, minLen: 23*64 + 1, maxLen: 3<<10 - 1}},
-				open: [2]uniformBound{{minOps: 8, minLen: 23*64 + 1, maxLen: 16<<10 - 1}}}},
+				open: [2]uniformBound{{minOps: 8, minLen: 23*64 + 1, maxLen: 16<<10 - 1}}},
+			mixedMax: 512},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 	// A purego build: crypto/cipher's AES-GCM is Go's portable code (table-driven AES, GHASH by

@@ -206,6 +206,54 @@ func TestAloneFasterLongSealAD(t *testing.T) {
 	}
 }
 
+// TestMixedShort checks which batches route.mixedMax sends op by op: those whose ChaCha-family ops
+// have two message lengths or more of 65 to mixedMax bytes (Open's less the tag), whatever else
+// they hold.
+func TestMixedShort(t *testing.T) {
+	chacha, err := NewKey(ChaCha20Poly1305, make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gcm, err := NewKey(AES128GCM, make([]byte, 16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const max = 512
+	batch := func(open bool, key *Key, lens ...int) []Op {
+		ops := make([]Op, len(lens))
+		for i, n := range lens {
+			if open {
+				n += TagSize
+			}
+			ops[i] = Op{Key: key, Src: make([]byte, n)}
+		}
+		return ops
+	}
+	for _, c := range []struct {
+		lens []int
+		want bool
+	}{
+		{[]int{100, 100, 100}, false},
+		{[]int{100, 101}, true},
+		{[]int{65, 512}, true},
+		{[]int{64, 100, 1420, 100, 0}, false}, // one length within 65-512
+		{[]int{64, 63, 1420, 1421}, false},    // none
+		{[]int{576, 1500, 64, 200}, false},    // IMIX-like
+		{[]int{513, 100, 200}, true},
+	} {
+		for _, open := range []bool{false, true} {
+			if got := mixedShort(batch(open, chacha, c.lens...), open, max); got != c.want {
+				t.Errorf("lengths %v, open %v: %v, want %v", c.lens, open, got, c.want)
+			}
+		}
+	}
+	// AES-GCM ops do not count.
+	ops := append(batch(false, chacha, 100, 100), batch(false, gcm, 200)...)
+	if mixedShort(ops, false, max) {
+		t.Error("an AES-GCM op's length counted")
+	}
+}
+
 // TestDispatchUniform runs the default Seal and Open on a Stdlib route that sends batches of one
 // shape to each SIMD tier's lanes (uniformLanes), on batches around its bounds, against the Generic
 // tier, and checks which batches it takes.

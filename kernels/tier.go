@@ -209,6 +209,9 @@ func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) 
 	if nc < r.minOps {
 		return chachaRun(t, ops, open, nil)
 	}
+	if r.mixedMax > 0 && mixedShort(ops, open, r.mixedMax) {
+		return stdRun(ops, open, false, r)
+	}
 	var beside *tinyOps // the ops on the fused kernels beside the lanes, or nil
 	if nc < r.beside {
 		q := newTinyOps(r.tiny, open)
