@@ -204,7 +204,8 @@ func run(chacha, gcm Tier, std *route, nc, ng int, ops []Op, open bool) (failed 
 // r.uniform takes 8 ops of the batch's one shape on tier t: in Opens, and in Seals without a whole
 // group before them, whose last group of 8 would carry that group's MAC chain and so run half idle
 // (runLongGroupsStitched). A batch of fewer than r.minOps ops comes here only where r.uniform took
-// it (route.chachaTier): the lanes take all of it.
+// it (route.chachaTier): the lanes take all of it. A batch of many short lengths (route.mixedMax)
+// takes the small batches' route whole.
 func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) {
 	if nc < r.minOps {
 		return chachaRun(t, ops, open, nil)
