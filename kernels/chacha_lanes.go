@@ -500,8 +500,8 @@ func (c *chachaChunkState) shortGroupsStart() int {
 // without AD): 16 ops a group, and what is left in a last one. It reports whether it did;
 // otherwise the ops run through the lanes' segments. A last group of fewer than 16 leaves lanes
 // idle, as the segments' last ops do, without their bookkeeping, and pipelines with the others
-// (stitchedGroups): 47 ops of 512 or 1420 bytes ran 14-21% faster so than in the segments on AMD
-// Zen 4 (docs/experiments.md, 2026-12-06, twenty-second session).
+// (stitchedGroups): 47 ops of 512 or 1420 bytes took 14-21% less time in long groups than in the
+// segments on AMD Zen 4 (docs/experiments.md, 2026-12-06, twenty-second session).
 func (c *chachaChunkState) longGroups() bool {
 	if c.laned == 0 {
 		return false
@@ -527,13 +527,14 @@ func (c *chachaChunkState) longGroups() bool {
 }
 
 // runLongGroups seals or opens the ops c.order[:c.long] in the groups longGroups set, a group at a
-// time with one op per lane (the lanes past a smaller last group idle), and returns the number of failed
-// Opens.
+// time with one op per lane (the lanes past a smaller last group idle), and returns the number of
+// failed Opens.
 // The lanes run in lockstep, each stage one kernel call for the group (more only past the bounds
-// of a call): blocks 0 (the Poly1305 keys) and 1 into the scratch blocks, two states in flight;
-// then Seal's blocks 2.. in place (streamGroup); the MAC over the AD, its padded tail, the
-// ciphertext, its padded tail and the lengths; the tags; then Open's blocks 1.. of the ops whose tag
-// verified. Uniform batches, the common case, thus skip the segments' per-lane bookkeeping.
+// of a call): blocks 0 (the Poly1305 keys) and 1 into the scratch blocks, two states in flight
+// (block 0 alone for an Open whose block 1 runs late, see below); then Seal's blocks 2.. in place
+// (streamGroup); the MAC over the AD, its padded tail, the ciphertext, its padded tail and the
+// lengths; the tags; then Open's blocks 1.. of the ops whose tag verified, block 1 from the scratch
+// or, where it runs late, in place with the rest. Uniform batches, the common case, thus skip the segments' per-lane bookkeeping.
 func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed int) {
 	if c.long == 0 {
 		return 0

@@ -80,13 +80,15 @@ func mixedShort(ops []Op, open bool, max int) bool {
 	}
 	first := 0
 	for i := range ops {
+		n := len(ops[i].Src) - tag
 		// One unsigned comparison for 65 <= n <= max: the loop runs over every op of the batch.
-		if n := len(ops[i].Src) - tag; uint(n-65) <= uint(max-65) && n != first && ops[i].Key.suite.isChaCha() {
-			if first != 0 {
-				return true
-			}
-			first = n
+		if uint(n-65) > uint(max-65) || n == first || !ops[i].Key.suite.isChaCha() {
+			continue
 		}
+		if first != 0 {
+			return true
+		}
+		first = n
 	}
 	return false
 }
