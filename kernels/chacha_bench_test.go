@@ -284,6 +284,7 @@ func BenchmarkChaChaRandomLengths(b *testing.B) {
 	aead, _ := chacha20poly1305.New(raw)
 	for _, c := range []struct{ count, min, max int }{
 		{16, 100, 200}, {64, 100, 200}, {64, 65, 300}, {32, 65, 1500}, {64, 65, 1500}, {64, 1000, 1500},
+		{16, 513, 1400}, {32, 513, 1400}, {64, 1, 64},
 	} {
 		rng := rand.New(rand.NewPCG(1, 2))
 		lens := make([]int, c.count)
@@ -292,6 +293,29 @@ func BenchmarkChaChaRandomLengths(b *testing.B) {
 		}
 		seal, open := sealedOpsOf(key, lens, 8)
 		pairedSealOpen(b, fmt.Sprintf("%dx%d-%d", c.count, c.min, c.max), seal, open, aead)
+	}
+}
+
+// BenchmarkChaChaRandomAD runs the default path on ChaCha20-Poly1305 batches of one message length
+// with AD of lengths drawn at random, alternating with x/crypto on the same ops (benchshape.Paired):
+// as with many message lengths, the lanes can run them only in their segments.
+func BenchmarkChaChaRandomAD(b *testing.B) {
+	raw := make([]byte, 32)
+	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
+	aead, _ := chacha20poly1305.New(raw)
+	for _, c := range []struct{ count, n, maxAD int }{{64, 100, 64}, {64, 1420, 64}, {64, 1420, 1024}, {16, 300, 1024}} {
+		rng := rand.New(rand.NewPCG(3, 4))
+		lens := make([]int, c.count)
+		for i := range lens {
+			lens[i] = c.n
+		}
+		seal, open := sealedOpsOf(key, lens, 0)
+		for i := range seal {
+			seal[i].AD = make([]byte, rng.IntN(c.maxAD+1))
+			open[i].AD = seal[i].AD
+		}
+		kernels.Seal(seal)
+		pairedSealOpen(b, fmt.Sprintf("%dx%d+0-%dAD", c.count, c.n, c.maxAD), seal, open, aead)
 	}
 }
 

@@ -3,6 +3,8 @@
 
 package kernels
 
+import "slices"
+
 // The default path (Seal, Open, NewAEAD) chooses, per suite family and batch, which tier runs the
 // batch: the SIMD kernels win by different margins on different microarchitectures and batch
 // shapes, and on some they lose to the standard library. So the choice is a small table keyed by
@@ -65,32 +67,120 @@ type route struct {
 	// pipe sends the Seals of a batch that runs on Stdlib through the AVX2 single-message pipeline
 	// of 1-cycle cores where the batch has enough of them (pipeSeals).
 	pipe pipeSeals
-	// mixedMax, where not zero, sends a batch op by op as a small batch goes (stdRun) where its
-	// ChaCha-family ops have two lengths or more of 65 to mixedMax bytes (mixedShort): the lanes
-	// run such ops in their segments, whose calls the varied lengths keep short.
-	mixedMax int
+	// mixed sends op by op the ChaCha-family batches of many shapes that the lanes would run in
+	// their segments, whose calls the varied lengths keep short (mixedLanes).
+	mixed mixedLanes
+}
+
+// mixedLanes is which ChaCha-family ops that would run in the lanes' segments a route runs op by
+// op instead, where the varied lengths would keep the segments' calls short or leave lanes idle: a
+// batch whose ChaCha-family ops have two message lengths or more of 65 to shortMax bytes
+// (mixedShort) runs as a small batch does (stdRun), and so do the ops the lanes would take where
+// they have two shapes (message length and AD length) or more, number fewer than fewOps and would
+// fill less than 7/8 of the lanes' blocks (laneFill), or have more than manyShapes shapes and number
+// fewer than manyOps or hold a message of at most shortMax bytes or more than longAD bytes of AD
+// (scattered). Its zero value takes none.
+type mixedLanes struct {
+	shortMax, fewOps, manyOps, longAD int
 }
 
 // mixedShort reports whether the ChaCha-family ops of ops have two message lengths or more of 65
-// to max bytes (route.mixedMax).
-func mixedShort(ops []Op, open bool, max int) bool {
+// to max bytes (mixedLanes.shortMax), and if not, whether they have one message length and one AD
+// length.
+func mixedShort(ops []Op, open bool, max int) (short, oneShape bool) {
 	tag := 0 // len(Src) less the message length
 	if open {
 		tag = TagSize
 	}
-	first := 0
+	first, n0, ad0, diff := 0, -1, 0, 0
 	for i := range ops {
-		n := len(ops[i].Src) - tag
+		op := &ops[i]
+		if !op.Key.suite.isChaCha() {
+			continue
+		}
+		n := len(op.Src) - tag
+		if n0 < 0 {
+			n0, ad0 = n, len(op.AD)
+		}
+		diff |= n ^ n0 | len(op.AD) ^ ad0
 		// One unsigned comparison for 65 <= n <= max: the loop runs over every op of the batch.
-		if uint(n-65) > uint(max-65) || n == first || !ops[i].Key.suite.isChaCha() {
+		if uint(n-65) > uint(max-65) || n == first {
 			continue
 		}
 		if first != 0 {
-			return true
+			return true, false
 		}
 		first = n
 	}
-	return false
+	return false, diff == 0
+}
+
+// manyShapes is the count of shapes of the lanes' ops past which mixedLanes.scattered looks at
+// their count and lengths.
+const manyShapes = 4
+
+// scattered reports whether m runs op by op the ChaCha-family ops of ops that beside (if not nil)
+// does not take, the ops the lanes would take.
+func (m *mixedLanes) scattered(ops []Op, beside *tinyOps, open bool) bool {
+	if m.fewOps == 0 {
+		return false
+	}
+	var shapes [manyShapes + 1]struct{ n, ad int }
+	var blocks [2 * 16]int       // the ops' 64-byte blocks, while they fit: two lane groups
+	lanes, k, odd := 0, 0, false // the ops, their shapes (at most manyShapes+1), whether one is short or has long AD
+	for i := range ops {
+		op := &ops[i]
+		if !op.Key.suite.isChaCha() || beside.took(op) {
+			continue
+		}
+		n, ad := msgLen(op, open), len(op.AD)
+		if lanes < len(blocks) {
+			blocks[lanes] = max(1, (n+63)/64)
+		}
+		lanes++
+		odd = odd || n <= m.shortMax || ad > m.longAD
+		if k > manyShapes || k > 0 && shapes[k-1].n == n && shapes[k-1].ad == ad {
+			continue
+		}
+		seen := false
+		for j := range k {
+			seen = seen || shapes[j].n == n && shapes[j].ad == ad
+		}
+		if !seen {
+			shapes[k].n, shapes[k].ad = n, ad
+			k++
+		}
+	}
+	if k > manyShapes && (lanes < m.manyOps || odd) {
+		return true
+	}
+	if k < 2 || lanes >= m.fewOps || lanes > len(blocks) {
+		return false
+	}
+	used, span := laneFill(blocks[:lanes])
+	return 8*used < 7*span
+}
+
+// laneFill returns how many of the lanes' blocks ops of blocks 64-byte blocks would fill, used, of
+// span: the lanes take the longest first, and each group of 16 lasts as long as its longest op.
+// It sorts blocks of more than one group.
+func laneFill(blocks []int) (used, span int) {
+	if len(blocks) <= 16 {
+		longest := 0
+		for _, b := range blocks {
+			used, longest = used+b, max(longest, b)
+		}
+		return used, 16 * longest
+	}
+	slices.Sort(blocks)
+	slices.Reverse(blocks)
+	for i, b := range blocks {
+		used += b
+		if i%16 == 0 {
+			span += 16 * b
+		}
+	}
+	return used, span
 }
 
 // pipeSeals is which ChaCha-family Seals of a batch that runs on Stdlib the AVX2 single-message
@@ -376,13 +466,28 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 3000 B 1.01x / 1.03x -> 1.19x / 1.17x, 14 x 3000 B Open 1.03x -> 1.18x; but not Seals after
 	// whole groups, whose last group of 8 would run under the chain half idle: 24 x 1500-3000 B
 	// 1.25-1.33x op by op, 1.18-1.23x in the lanes. Batches with ops of two lengths or more of 65-512 B
-	// op by op (mixedMax), 64 ops unless said, 8 B of AD, seal / open: lengths at random of 100-200
+	// op by op (mixed.shortMax), 64 ops unless said, 8 B of AD, seal / open: lengths at random of 100-200
 	// B 0.74x / 0.62x -> 1.14x / 1.04x, four of them 0.81x / 0.76x -> 1.15x / 1.04x, 32 ops of twelve
 	// 0.86x / 0.69x -> 1.13x / 1.04x, of 65-300 B 0.79x / 0.75x -> 1.16x / 1.05x, of 65-1500 B 1.00x
 	// / 0.94x -> 1.12x / 1.11x, 32 ops 0.74x / 0.74x -> 1.11x / 1.12x, sixteen of them 1.02x / 0.99x
 	// -> 1.16x / 1.12x; not IMIX (one length of 65-512 B: 576 B is past it), 1.16x / 1.17x, level
 	// with op by op, nor 64 B or 150 B with 1420 B (ChaChaMixed), 1.15-1.44x in the lanes against
-	// 1.12-1.37x op by op (docs/experiments.md, 2026-12-06, twenty-second session).
+	// 1.12-1.37x op by op (docs/experiments.md, 2026-12-06, twenty-second session). Nor did that rule
+	// take other batches that the segments ran below x/crypto; op by op, the lanes' ops of more than
+	// four shapes in batches below 48 ops, or with a message of up to 512 B or more than 64 B of AD
+	// (mixed.manyOps, longAD), 8 B of AD unless said, seal / open: 16 x 513-1400 B at random 0.72x /
+	// 0.69x -> 1.09x / 1.10x, 24 x 0.82x / 0.79x -> 1.12x / 1.11x, 32 x 0.96x / 0.94x -> 1.12x /
+	// 1.10x; 64 x 1-64 B 1.05x / 1.18x -> 2.00x / 1.96x (XChaCha20 1.52x / 1.48x -> 2.08x / 2.07x);
+	// AD at random, 64 x 100 B with 0-64 B 0.90x / 0.77x -> 1.10x / 1.06x, 64 x 1420 B with 0-1024 B
+	// 0.99x / 0.91x -> 1.33x / 1.27x, 16 x 300 B 0.76x / 0.70x -> 1.10x / 1.07x; not 64 x 1420 B with
+	// 0-64 B, 1.13-1.25x either way, nor 64 ops of 513-1400 B at random (1.11-1.23x either way) or of
+	// four to eight lengths (1.30-1.38x in the lanes, 1.11-1.31x op by op). And the lanes' ops of two
+	// to four shapes in batches below 32 ops that would fill less than 7/8 of the lanes' blocks
+	// (mixed.fewOps, laneFill): 13 x 600-1400 B of four lengths 0.79x / 1.07x -> 1.08x / 1.07x, 16 x
+	// 600 B and 1400 B 1.06x / 1.01x -> 1.14x / 1.10x, 12 x 1420 B and one of 1000 B 1.03x / 1.08x ->
+	// 1.22x / 1.11x; not a batch of one length and one op of another that fills them (15 x 1420 B and
+	// one of 800 B, 30 x 1200 B and one of 700 B: 5-14% faster in the lanes, 1.12-1.27x). Uniform
+	// batches pay for the look at the batch's shapes within 1% (docs/experiments.md, 2026-12-07).
 	// docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
@@ -393,7 +498,7 @@ var routes = [...]struct{ chacha, gcm route }{
 			uniform: uniformLanes{tier: AVX512,
 				seal: [2]uniformBound{{minOps: 8, minLen: 23*64 + 1, maxLen: 3<<10 - 1}},
 				open: [2]uniformBound{{minOps: 8, minLen: 23*64 + 1, maxLen: 16<<10 - 1}}},
-			mixedMax: 512},
+			mixed: mixedLanes{shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64}},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 	// A purego build: crypto/cipher's AES-GCM is Go's portable code (table-driven AES, GHASH by

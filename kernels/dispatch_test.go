@@ -11,6 +11,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"os"
+	"slices"
 	"testing"
 
 	"github.com/wirebatch/wirebatch/internal/benchshape"
@@ -138,33 +139,37 @@ func TestDispatchPaths(t *testing.T) {
 		// With alone 1000 (1500 in a remainder of just minOps), remainders of minOps or more op by
 		// op where their ops allow it; the one-op path takes messages of 101-699 bytes in small
 		// batches but not in remainders, and Opens of 1001-1299 bytes with short AD in both.
+		// With mixed set, batches of many shapes op by op (mixedLanes): the batches below have 20
+		// lengths past 1 KiB.
 		for _, alone := range []int{0, 1000} {
 			for _, minOps := range []int{1, 12} {
-				chachaRoute = route{tier: tier, minOps: minOps, tiny: AVX2, beside: 40, alone: alone,
-					aloneAtMin: alone * 3 / 2,
-					one: oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, remainderMin: 700,
-						longFused: lengths{1001, 1299}, long: 1300}}
-				gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
-				t.Run(fmt.Sprintf("%v/from%d/beside40/alone%d", tier, minOps, alone), func(t *testing.T) {
-					for _, n := range []int{2, 12, 13, 15, 20, 28, 31, 33, 39, 40, 47} {
-						checkDefaultAgainstGeneric(t, keys, n, rng)
-					}
-					// ChaCha-family ops of 65-192 B beside the lanes where fewer than 16 of
-					// them are in the batch, in the lanes where more.
-					for _, short := range []int{10, 15, 16, 19} {
-						var lens []int
-						for i := range 20 {
-							lens = append(lens, 1420-i)
-							if i < short {
-								lens = append(lens, 65+i)
-							}
+				for _, mixed := range []mixedLanes{{}, {shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64}} {
+					chachaRoute = route{tier: tier, minOps: minOps, tiny: AVX2, beside: 40, alone: alone,
+						aloneAtMin: alone * 3 / 2,
+						one: oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, remainderMin: 700,
+							longFused: lengths{1001, 1299}, long: 1300}, mixed: mixed}
+					gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
+					t.Run(fmt.Sprintf("%v/from%d/beside40/alone%d/mixed%d", tier, minOps, alone, mixed.fewOps), func(t *testing.T) {
+						for _, n := range []int{2, 12, 13, 15, 20, 28, 31, 33, 39, 40, 47} {
+							checkDefaultAgainstGeneric(t, keys, n, rng)
 						}
-						checkLensAgainstGeneric(t, keys[:2], lens, -1, rng)
-						// AD past chachaTinyAD: not beside the lanes, but on the fused
-						// kernels where the batch runs on Stdlib.
-						checkLensAgainstGeneric(t, keys[:2], lens, 300, rng)
-					}
-				})
+						// ChaCha-family ops of 65-192 B beside the lanes where fewer than 16 of
+						// them are in the batch, in the lanes where more.
+						for _, short := range []int{10, 15, 16, 19} {
+							var lens []int
+							for i := range 20 {
+								lens = append(lens, 1420-i)
+								if i < short {
+									lens = append(lens, 65+i)
+								}
+							}
+							checkLensAgainstGeneric(t, keys[:2], lens, -1, rng)
+							// AD past chachaTinyAD: not beside the lanes, but on the fused
+							// kernels where the batch runs on Stdlib.
+							checkLensAgainstGeneric(t, keys[:2], lens, 300, rng)
+						}
+					})
+				}
 			}
 		}
 	}
@@ -206,11 +211,13 @@ func TestAloneFasterLongSealAD(t *testing.T) {
 	}
 }
 
-// TestMixedShort checks which batches route.mixedMax sends op by op: those whose ChaCha-family ops
-// have two message lengths or more of 65 to mixedMax bytes (Open's less the tag), whatever else
-// they hold.
-func TestMixedShort(t *testing.T) {
-	chacha, err := NewKey(ChaCha20Poly1305, make([]byte, 32))
+// TestMixedLanes checks which batches mixedLanes sends op by op where the lanes would take them
+// whole: two message lengths or more of 65 to shortMax bytes (Open's less the tag, mixedShort); two
+// shapes or more below fewOps ops that fill less than 7/8 of the lanes' blocks; more than
+// manyShapes below manyOps, or with a message of at most shortMax bytes or more than longAD bytes of
+// AD (scattered).
+func TestMixedLanes(t *testing.T) {
+	key, err := NewKey(ChaCha20Poly1305, make([]byte, 32))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,40 +225,83 @@ func TestMixedShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const max = 512
-	batch := func(open bool, key *Key, lens ...int) []Op {
-		ops := make([]Op, len(lens))
-		for i, n := range lens {
+	m := mixedLanes{shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64}
+	// batch returns count ops of lengths cycling through lens with 8 bytes of AD, the last op with
+	// lastAD bytes.
+	batch := func(open bool, count, lastAD int, lens ...int) []Op {
+		ops := make([]Op, count)
+		for i := range ops {
+			n := lens[i%len(lens)]
 			if open {
 				n += TagSize
 			}
-			ops[i] = Op{Key: key, Src: make([]byte, n)}
+			ops[i] = Op{Key: key, Src: make([]byte, n), AD: make([]byte, 8)}
 		}
+		ops[count-1].AD = make([]byte, lastAD)
 		return ops
 	}
+	// takes is what chachaRunRoute sends op by op where the lanes would take the whole batch.
+	takes := func(ops []Op, open bool) bool {
+		short, oneShape := mixedShort(ops, open, m.shortMax)
+		if oneShape != (len(ops) == 0 || len(shapesOf(ops, open)) == 1) {
+			t.Errorf("mixedShort: one shape %v for %d shapes", oneShape, len(shapesOf(ops, open)))
+		}
+		return short || !oneShape && m.scattered(ops, nil, open)
+	}
+	five := []int{600, 800, 1000, 1200, 1400}
 	for _, c := range []struct {
-		lens []int
-		want bool
+		name   string
+		count  int
+		lastAD int
+		lens   []int
+		want   bool
 	}{
-		{[]int{100, 100, 100}, false},
-		{[]int{100, 101}, true},
-		{[]int{65, 512}, true},
-		{[]int{64, 100, 1420, 100, 0}, false}, // one length within 65-512
-		{[]int{64, 63, 1420, 1421}, false},    // none
-		{[]int{576, 1500, 64, 200}, false},    // IMIX-like
-		{[]int{513, 100, 200}, true},
+		{"uniform", 16, 8, []int{100}, false},
+		{"two lengths of 65-512 B", 64, 8, []int{100, 101}, true},
+		{"65 B and 512 B", 64, 8, []int{65, 512}, true},
+		{"two of 65-512 B among others", 64, 8, []int{513, 100, 200}, true},
+		{"one of 65-512 B among others", 64, 8, []int{64, 100, 1420, 0}, false},
+		{"IMIX-like", 64, 8, []int{576, 1500, 64, 200}, false},
+		{"two lengths, 16 ops, the lanes 3/4 full", 16, 8, []int{600, 1400}, true},
+		{"two lengths, 31 ops, the lanes full", 31, 8, []int{700, 1400}, false},
+		{"two lengths, 32 ops, the lanes 3/4 full", 32, 8, []int{600, 600, 1400, 1400, 1400}, false},
+		{"one op of its own among 16, the lanes full", 16, 8, append(slices.Repeat([]int{1420}, 15), 800), false},
+		{"one op of its own among 13, the lanes 13/16 full", 13, 8, append(slices.Repeat([]int{1420}, 12), 1000), true},
+		{"two AD lengths, 16 ops", 16, 0, []int{1420}, false},
+		{"two AD lengths, 13 ops", 13, 0, []int{1420}, true},
+		{"four lengths, 47 ops", 47, 8, five[:4], false},
+		{"five lengths, 47 ops", 47, 8, five, true},
+		{"five lengths, 48 ops", 48, 8, five, false},
+		{"five lengths within a block, 64 ops", 64, 8, []int{10, 20, 30, 40, 50}, true},
+		{"five lengths and 65 B of AD, 48 ops", 48, 65, five, true},
+		{"five lengths and 64 B of AD, 48 ops", 48, 64, five, false},
 	} {
 		for _, open := range []bool{false, true} {
-			if got := mixedShort(batch(open, chacha, c.lens...), open, max); got != c.want {
-				t.Errorf("lengths %v, open %v: %v, want %v", c.lens, open, got, c.want)
+			ops := batch(open, c.count, c.lastAD, c.lens...)
+			if got := takes(ops, open); got != c.want {
+				t.Errorf("%s, open %v: %v, want %v", c.name, open, got, c.want)
 			}
 		}
 	}
-	// AES-GCM ops do not count.
-	ops := append(batch(false, chacha, 100, 100), batch(false, gcm, 200)...)
-	if mixedShort(ops, false, max) {
-		t.Error("an AES-GCM op's length counted")
+	// AES-GCM ops do not count, and the zero value takes none.
+	ops := append(batch(false, 16, 8, 100, 100), Op{Key: gcm, Src: make([]byte, 200)}, Op{Key: gcm, Src: make([]byte, 300)})
+	if takes(ops, false) {
+		t.Error("AES-GCM ops counted")
 	}
+	if (&mixedLanes{}).scattered(batch(false, 16, 8, five...), nil, false) {
+		t.Error("the zero mixedLanes took a batch")
+	}
+}
+
+// shapesOf returns the message and AD lengths of the ChaCha-family ops of ops.
+func shapesOf(ops []Op, open bool) map[[2]int]bool {
+	shapes := map[[2]int]bool{}
+	for i := range ops {
+		if op := &ops[i]; op.Key.suite.isChaCha() {
+			shapes[[2]int{msgLen(op, open), len(op.AD)}] = true
+		}
+	}
+	return shapes
 }
 
 // TestDispatchUniform runs the default Seal and Open on a Stdlib route that sends batches of one

@@ -204,14 +204,19 @@ func run(chacha, gcm Tier, std *route, nc, ng int, ops []Op, open bool) (failed 
 // r.uniform takes 8 ops of the batch's one shape on tier t: in Opens, and in Seals without a whole
 // group before them, whose last group of 8 would carry that group's MAC chain and so run half idle
 // (runLongGroupsStitched). A batch of fewer than r.minOps ops comes here only where r.uniform took
-// it (route.chachaTier): the lanes take all of it. A batch of many short lengths (route.mixedMax)
-// takes the small batches' route whole.
+// it (route.chachaTier): the lanes take all of it. A batch of many short lengths (route.mixed)
+// takes the small batches' route whole, and so do the ops the lanes would take where their shapes
+// would leave the lanes' calls short (mixedLanes.scattered).
 func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) {
 	if nc < r.minOps {
 		return chachaRun(t, ops, open, nil)
 	}
-	if r.mixedMax > 0 && mixedShort(ops, open, r.mixedMax) {
-		return stdRun(ops, open, false, r)
+	oneShape := false // the ChaCha-family ops have one message length and one AD length
+	if r.mixed.shortMax > 0 {
+		var short bool
+		if short, oneShape = mixedShort(ops, open, r.mixed.shortMax); short {
+			return stdRun(ops, open, false, r)
+		}
 	}
 	var beside *tinyOps // the ops on the fused kernels beside the lanes, or nil
 	if nc < r.beside {
@@ -236,6 +241,12 @@ func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) 
 			k += 8 // a group of 8 of one shape runs in the lanes as fast as 16 (uniformLanes)
 		}
 		cut = laneCut(ops, beside, k)
+	}
+	if !oneShape && cut > 0 && r.mixed.scattered(ops[:cut], beside, open) {
+		if beside == nil {
+			return stdRun(ops, open, false, r) // none has run yet
+		}
+		cut = 0
 	}
 	if cut > 0 {
 		failed += chachaRun(t, ops[:cut], open, beside)
