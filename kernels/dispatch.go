@@ -102,7 +102,7 @@ func mixedShort(ops []Op, open bool, max int) (short, oneShape bool) {
 		if n0 < 0 {
 			n0, ad0 = n, len(op.AD)
 		}
-		diff |= n ^ n0 | len(op.AD) ^ ad0
+		diff |= (n ^ n0) | (len(op.AD) ^ ad0) // | and ^ bind alike in Go
 		// One unsigned comparison for 65 <= n <= max: the loop runs over every op of the batch.
 		if uint(n-65) > uint(max-65) || n == first {
 			continue
@@ -126,8 +126,9 @@ func (m *mixedLanes) scattered(ops []Op, beside *tinyOps, open bool) bool {
 		return false
 	}
 	var shapes [manyShapes + 1]struct{ n, ad int }
-	var blocks [2 * 16]int       // the ops' 64-byte blocks, while they fit: two lane groups
-	lanes, k, odd := 0, 0, false // the ops, their shapes (at most manyShapes+1), whether one is short or has long AD
+	var blocks [2 * 16]int // the ops' 64-byte blocks, while they fit: two lane groups
+	// The ops, their shapes (at most manyShapes+1), and whether one is short or has long AD.
+	lanes, k, odd := 0, 0, false
 	for i := range ops {
 		op := &ops[i]
 		if !op.Key.suite.isChaCha() || beside.took(op) {

@@ -283,8 +283,15 @@ func TestMixedLanes(t *testing.T) {
 			}
 		}
 	}
+	// Lengths 4 apart with AD of a length that has that bit: two shapes however the lengths' and the
+	// ADs' differences are combined (takes checks mixedShort's answer).
+	ops := batch(false, 16, 12, 1024, 1028)
+	for i := range ops {
+		ops[i].AD = make([]byte, 12)
+	}
+	takes(ops, false)
 	// AES-GCM ops do not count, and the zero value takes none.
-	ops := append(batch(false, 16, 8, 100, 100), Op{Key: gcm, Src: make([]byte, 200)}, Op{Key: gcm, Src: make([]byte, 300)})
+	ops = append(batch(false, 16, 8, 100, 100), Op{Key: gcm, Src: make([]byte, 200)}, Op{Key: gcm, Src: make([]byte, 300)})
 	if takes(ops, false) {
 		t.Error("AES-GCM ops counted")
 	}
