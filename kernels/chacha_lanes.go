@@ -534,7 +534,8 @@ func (c *chachaChunkState) longGroups() bool {
 // (block 0 alone for an Open whose block 1 runs late, see below); then Seal's blocks 2.. in place
 // (streamGroup); the MAC over the AD, its padded tail, the ciphertext, its padded tail and the
 // lengths; the tags; then Open's blocks 1.. of the ops whose tag verified, block 1 from the scratch
-// or, where it runs late, in place with the rest. Uniform batches, the common case, thus skip the segments' per-lane bookkeeping.
+// or, where it runs late, in place with the rest. Uniform batches, the common case, thus skip the
+// segments' per-lane bookkeeping.
 func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed int) {
 	if c.long == 0 {
 		return 0

@@ -88,17 +88,13 @@ type mixedLanes struct {
 // to max bytes (mixedLanes.shortMax), and if not, whether they have one message length and one AD
 // length.
 func mixedShort(ops []Op, open bool, max int) (short, oneShape bool) {
-	tag := 0 // len(Src) less the message length
-	if open {
-		tag = TagSize
-	}
 	first, n0, ad0, diff := 0, -1, 0, 0
 	for i := range ops {
 		op := &ops[i]
 		if !op.Key.suite.isChaCha() {
 			continue
 		}
-		n := len(op.Src) - tag
+		n := msgLen(op, open)
 		if n0 < 0 {
 			n0, ad0 = n, len(op.AD)
 		}
@@ -115,6 +111,9 @@ func mixedShort(ops []Op, open bool, max int) (short, oneShape bool) {
 	return false, diff == 0
 }
 
+// opShape is an op's shape as mixedLanes sees it: its message length and its AD length.
+type opShape struct{ n, ad int }
+
 // manyShapes is the count of shapes of the lanes' ops past which mixedLanes.scattered looks at
 // their count and lengths.
 const manyShapes = 4
@@ -125,7 +124,7 @@ func (m *mixedLanes) scattered(ops []Op, beside *tinyOps, open bool) bool {
 	if m.fewOps == 0 {
 		return false
 	}
-	var shapes [manyShapes + 1]struct{ n, ad int }
+	var shapes [manyShapes + 1]opShape
 	var blocks [2 * 16]int // the ops' 64-byte blocks, while they fit: two lane groups
 	// The ops, their shapes (at most manyShapes+1), and whether one is short or has long AD.
 	lanes, k, odd := 0, 0, false
@@ -140,15 +139,8 @@ func (m *mixedLanes) scattered(ops []Op, beside *tinyOps, open bool) bool {
 		}
 		lanes++
 		odd = odd || n <= m.shortMax || ad > m.longAD
-		if k > manyShapes || k > 0 && shapes[k-1].n == n && shapes[k-1].ad == ad {
-			continue
-		}
-		seen := false
-		for j := range k {
-			seen = seen || shapes[j].n == n && shapes[j].ad == ad
-		}
-		if !seen {
-			shapes[k].n, shapes[k].ad = n, ad
+		if k <= manyShapes && !slices.Contains(shapes[:k], opShape{n, ad}) {
+			shapes[k] = opShape{n, ad}
 			k++
 		}
 	}
@@ -487,8 +479,9 @@ var routes = [...]struct{ chacha, gcm route }{
 	// (mixed.fewOps, laneFill): 13 x 600-1400 B of four lengths 0.79x / 1.07x -> 1.08x / 1.07x, 16 x
 	// 600 B and 1400 B 1.06x / 1.01x -> 1.14x / 1.10x, 12 x 1420 B and one of 1000 B 1.03x / 1.08x ->
 	// 1.22x / 1.11x; not a batch of one length and one op of another that fills them (15 x 1420 B and
-	// one of 800 B, 30 x 1200 B and one of 700 B: 5-14% faster in the lanes, 1.12-1.27x). Uniform
-	// batches pay for the look at the batch's shapes within 1% (docs/experiments.md, 2026-12-07).
+	// one of 800 B, 30 x 1200 B and one of 700 B: 5-14% faster in the lanes, 1.12-1.27x). The look at
+	// the batch's shapes costs uniform batches at most 2% (64 x 64 B Seal 80.9 -> 82.4 ns an op at the
+	// minimum; 16 x 100 B and 64 x 1420 B level) (docs/experiments.md, 2026-12-07).
 	// docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
