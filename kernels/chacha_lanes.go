@@ -549,12 +549,7 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 		group := c.order[g : g+int(size)]
 		g += int(size)
 		n, ad := c.msgLen(int(group[0])), len(c.op[group[0]].AD)
-		// An Open past block 1 runs block 1 in place with the blocks after it, once its tag verifies,
-		// where the lanes run one op each on a masked kernel set: block 0 alone costs the AVX-512
-		// kernel some 60% of blocks 0 and 1, one block more in the later calls about half, and Go's
-		// XOR of block 1 from the scratch goes. An unmasked set would take one more call for the
-		// partial last block (docs/experiments.md, 2026-12-06, twenty-second session).
-		late := c.open && n > 64 && s.masked && !s.twoLanesAnOp(group, nil)
+		late := c.lateBlock1(s, group, n)
 		c.keyBlocks(s, group, n, !late, nil)
 		for l, i := range group {
 			sc := &t.scratch[l]
@@ -728,6 +723,16 @@ func (c *chachaChunkState) keyBlocksSplit(s *streamLanes, group []uint8, n int) 
 		t.rows[16][lane] = 1
 	}
 	streamKernel(c.k, t, &s.ptrs, 1, 64, true)
+}
+
+// lateBlock1 reports whether a long group's Opens (of n bytes) run block 1 in place with the blocks
+// after it, once their tags verify, rather than in keyBlocks' call, from which Go XORs it in: where
+// the lanes run one op each (not twoLanesAnOp) on a masked kernel set and the op is past block 1.
+// Block 0 alone costs the AVX-512 kernel some 60% of blocks 0 and 1, one block more in the later
+// calls about half, and Go's XOR of block 1 from the scratch goes; an unmasked set would take one
+// more call for the partial last block (docs/experiments.md, 2026-12-06, twenty-second session).
+func (c *chachaChunkState) lateBlock1(s *streamLanes, group []uint8, n int) bool {
+	return c.open && n > 64 && s.masked && !s.twoLanesAnOp(group, nil)
 }
 
 // block1InPlace reports whether the first call of a group of Seals writes block 1 straight into

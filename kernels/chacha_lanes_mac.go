@@ -178,28 +178,36 @@ func (c *chachaChunkState) runLongGroupsStitched(s *streamLanes, p *polyLanes) (
 		s2 := streamLanes{t: s.spare}
 		s2.start(c.k)
 		lanes := [2]*streamLanes{s, &s2}
-		c.keyBlocks(s, group(0), n, true, nil)
+		// late(k): group k's block 1 runs in place with its later blocks, as runLongGroups's do.
+		late := func(k int) bool { return c.lateBlock1(s, group(k), n) }
+		// decrypt XORs group k's key stream into its verified ops from block 1 on, with mac beside.
+		decrypt := func(k int, verified uint32, mac *laneMAC) {
+			ls, from := lanes[k%2], 1
+			if !late(k) {
+				c.xorBlock1(ls.tab(), group(k), verified)
+				from = 2
+			}
+			c.streamGroup(ls, group(k), n, from, verified, mac)
+		}
+		c.keyBlocks(s, group(0), n, !late(0), nil)
 		vectorKeys(0, len(group(0)), s.tab())
 		verified := vectorMAC(0, len(group(0)))
 		failed += len(group(0)) - bits.OnesCount32(verified)
-		c.keyBlocks(&s2, group(1), n, true, nil)
+		c.keyBlocks(&s2, group(1), n, !late(1), nil)
 		c.startMAC(&macs[1], s2.tab(), group(1), split(1), n)
 		for k := 1; k <= last; k++ {
 			mac := &macs[k%2]
-			ls := lanes[(k-1)%2]
-			c.xorBlock1(ls.tab(), group(k-1), verified)
-			c.streamGroup(ls, group(k-1), n, 2, verified, mac)
+			decrypt(k-1, verified, mac)
 			if k < last {
-				c.keyBlocks(ls, group(k+1), n, true, mac)
+				ls := lanes[(k+1)%2]
+				c.keyBlocks(ls, group(k+1), n, !late(k+1), mac)
 				c.startMAC(&macs[(k+1)%2], ls.tab(), group(k+1), split(k+1), n)
 			}
 			vectorKeys(k, split(k), lanes[k%2].tab())
 			verified = vectorMAC(k, split(k)) | c.finishMAC(mac, group(k), split(k), n)
 			failed += len(group(k)) - bits.OnesCount32(verified)
 		}
-		ls := lanes[last%2]
-		c.xorBlock1(ls.tab(), group(last), verified)
-		c.streamGroup(ls, group(last), n, 2, verified, nil)
+		decrypt(last, verified, nil)
 		*s2.tab() = streamTable{}
 	}
 	*s.tab() = streamTable{}
