@@ -727,12 +727,13 @@ func (c *chachaChunkState) keyBlocksSplit(s *streamLanes, group []uint8, n int) 
 
 // lateBlock1 reports whether a long group's Opens (of n bytes) run block 1 in place with the blocks
 // after it, once their tags verify, rather than in keyBlocks' call, from which Go XORs it in: where
-// the lanes run one op each (not twoLanesAnOp) on a masked kernel set and the op is past block 1.
-// Block 0 alone costs the AVX-512 kernel some 60% of blocks 0 and 1, one block more in the later
-// calls about half, and Go's XOR of block 1 from the scratch goes; an unmasked set would take one
-// more call for the partial last block (docs/experiments.md, 2026-12-06, twenty-second session).
+// the lanes run one op each (not twoLanesAnOp) and the op is past block 1. Block 0 alone costs the
+// AVX-512 kernel some 60% of blocks 0 and 1, one block more in the later calls about half, and Go's
+// XOR of block 1 from the scratch goes (docs/experiments.md, 2026-12-06, twenty-second session). An
+// unmasked kernel set takes the partial last block in a call of its own, one call more where block
+// 1 is the only whole block after block 0, so there only from 128 bytes on.
 func (c *chachaChunkState) lateBlock1(s *streamLanes, group []uint8, n int) bool {
-	return c.open && n > 64 && s.masked && !s.twoLanesAnOp(group, nil)
+	return c.open && (n > 64 && s.masked || n >= 128) && !s.twoLanesAnOp(group, nil)
 }
 
 // block1InPlace reports whether the first call of a group of Seals writes block 1 straight into
