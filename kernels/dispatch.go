@@ -360,7 +360,10 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 32-64 ops of 65-1024 B 1.03-1.30x, of 48-64 ops up to 1420 B 1.02-1.06x (XChaCha20 1.11x;
 	// 32 x 1152-1280 B 0.98-1.03x, 32 x 1420 B 0.99x, 32 x 2048 B 0.88-0.93x: not those);
 	// Opens of 48-64 ops of 128-768 B 1.05-1.20x (32 x 512 B 0.98x, 48 x 100 B 0.96x, 64 x 896 B
-	// 0.94x, 64 x 1420 B 0.93x: not those). Tunnel batches (at most 30 packets) never qualify.
+	// 0.94x, 64 x 1420 B 0.93x: not those), and since an Open's block 1 runs in place after its tag
+	// here too (lateBlock1), of 32 ops or more of 193-768 B (32 x 512 B 0.97x on x/crypto -> 1.05x,
+	// 40 x 512 B 0.97x -> 1.08x; 32 x 160 B 0.97x and 24 x 512 B 1.03x at the minimum: not those).
+	// Tunnel batches (at most 30 packets) never qualify.
 	// Batches of XChaCha20 alone, where x/crypto derives each subkey in portable Go, on wider bounds
 	// (xseal, xopen; Zen 4 with AVX-512 hidden, against x/crypto, 8 bytes of AD, the route before ->
 	// the lanes, medians of 3): Seals of 32 ops of 1088-1420 B 0.99x -> 1.06-1.12x; Opens of 32 ops
@@ -383,7 +386,7 @@ var routes = [...]struct{ chacha, gcm route }{
 	cpuAVX2Lat1: {
 		route{tier: Stdlib, tiny: AVX2, uniform: uniformLanes{tier: AVX2,
 			seal:  [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1024}, {minOps: 48, minLen: 65, maxLen: 1420}},
-			open:  [2]uniformBound{{minOps: 48, minLen: 128, maxLen: 768}},
+			open:  [2]uniformBound{{minOps: 48, minLen: 128, maxLen: 768}, {minOps: 32, minLen: 193, maxLen: 768}},
 			xseal: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1420}},
 			xopen: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1024}, {minOps: 48, minLen: 65, maxLen: 1420}}},
 			pipe: pipeSeals{minOps: 4, lengths: lengths{22 * 64, 23 * 64}, maxAD: 64}},
