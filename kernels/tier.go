@@ -107,12 +107,11 @@ func (t Tier) Open(ops []Op) (failed int) {
 // size, wrong Dst length, inexact overlap of Dst and Src, AD overlapping Dst) panics before any op is
 // processed, like cipher.AEAD.
 func Seal(ops []Op) {
-	nc, ng := checkOps(ops, false)
 	if len(ops) == 1 {
-		if ran, _ := runAlone(&ops[0], false); ran {
-			return
-		}
+		runAlone(ops, false)
+		return
 	}
+	nc, ng := checkOps(ops, false)
 	run(chachaRoute.chachaTier(ops, nc, false), gcmRoute.tierFor(ng), &chachaRoute, nc, ng, ops, false)
 }
 
@@ -121,34 +120,45 @@ func Seal(ops []Op) {
 // one has Err set to nil. Misuse panics as in Seal; ciphertext shorter than the tag is a failed Open,
 // not misuse.
 func Open(ops []Op) (failed int) {
-	nc, ng := checkOps(ops, true)
 	if len(ops) == 1 {
-		if ran, f := runAlone(&ops[0], true); ran {
-			return f
-		}
+		return runAlone(ops, true)
 	}
+	nc, ng := checkOps(ops, true)
 	return run(chachaRoute.chachaTier(ops, nc, true), gcmRoute.tierFor(ng), &chachaRoute, nc, ng, ops, true)
 }
 
-// runAlone runs op, a batch's only op (every NewAEAD call, and a caller that goes packet by
-// packet), on its family's route for one op: on the standard library (the tiny-op kernel if it
-// fits one, else stdOp), or a ChaCha-family op on a SIMD tier's one-op path (chachaRunOne). It
-// reports whether it ran op, and whether op failed. Going past run's walk over the batch matters
-// there: the calls it saves cost 2-3% of a 1420-byte op on x/crypto (docs/experiments.md,
-// 2026-12-02 third session).
-func runAlone(op *Op, open bool) (ran bool, failed int) {
+// runAlone checks and runs ops, a batch of one op (every NewAEAD call, and a caller that goes packet
+// by packet), on its family's route for one op: on the standard library (stdOp straight where the
+// route takes no op off it, else runSmall), or a ChaCha-family op on a SIMD tier's one-op path
+// (chachaRunOne); an AES-GCM op on a SIMD tier runs as run runs a batch. It returns 1 if the op
+// failed. Going past checkOps's and run's walks over the batch matters there: the calls it saves
+// cost 2-3% of a 1420-byte op on x/crypto (docs/experiments.md, 2026-12-02 third session).
+func runAlone(ops []Op, open bool) (failed int) {
+	if n, _ := validPrefix(ops, open); n == 0 {
+		checkOp(&ops[0], open)
+	}
+	op := &ops[0]
 	gcm := op.Key.suite.isGCM()
 	r := &chachaRoute
 	if gcm {
 		r = &gcmRoute
 	}
-	if t := r.tierFor(1); t != Stdlib {
-		if t = t.runsOn(chachaHas); gcm || t == Generic {
-			return false, 0
+	t := r.tierFor(1)
+	switch {
+	case t == Stdlib && !r.offStd():
+		if stdOp(op, open) {
+			return 0
 		}
-		return true, chachaRunOne(t, op, open)
+		return 1
+	case t == Stdlib:
+		return runSmall(r, op, open)
+	case gcm:
+		return run(Stdlib, t, &chachaRoute, 0, 1, ops, open)
 	}
-	return true, runSmall(r, op, open)
+	if one := t.runsOn(chachaHas); one != Generic {
+		return chachaRunOne(one, op, open)
+	}
+	return run(t, Stdlib, &chachaRoute, 1, 0, ops, open)
 }
 
 // runSmall runs op as route r runs the ops of a batch on Stdlib: on r.tiny's one-op fused kernel if
