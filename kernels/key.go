@@ -16,7 +16,7 @@ import (
 type Key struct {
 	_         noCopy
 	suite     Suite
-	nonceSize int // suite.NonceSize(), 0 in a Key not made by NewKey: checkOps' fast path reads it
+	nonceSize int // suite.NonceSize(), 0 in a Key not made by NewKey: validPrefix reads it
 	destroyed bool
 
 	// chacha holds the ChaCha20 key as the eight little-endian words of state[4:12] (RFC 8439

@@ -106,7 +106,8 @@ func msgLen(op *Op, open bool) int {
 }
 
 // stdOp seals or opens op with its Key's standard-library AEAD and reports whether it succeeded.
-// checkOps has vetted the lengths, so Dst has exactly the room the AEAD appends into.
+// checkOps (runAlone for a batch of one) has vetted the lengths, so Dst has exactly the room the
+// AEAD appends into.
 func stdOp(op *Op, open bool) bool {
 	a := op.Key.std
 	if a == nil {
