@@ -128,11 +128,11 @@ func Open(ops []Op) (failed int) {
 }
 
 // runAlone checks and runs ops, a batch of one op (every NewAEAD call, and a caller that goes packet
-// by packet), on its family's route for one op: on the standard library (stdOp straight where the
-// route takes no op off it, else runSmall), or a ChaCha-family op on a SIMD tier's one-op path
-// (chachaRunOne); an AES-GCM op on a SIMD tier runs as run runs a batch. It returns 1 if the op
-// failed. Going past checkOps's and run's walks over the batch matters there: the calls it saves
-// cost 2-3% of a 1420-byte op on x/crypto (docs/experiments.md, 2026-12-02 third session).
+// by packet), on its family's route for one op: as a small batch's op on Stdlib (runSmall), or a
+// ChaCha-family op on a SIMD tier's one-op path (chachaRunOne); an AES-GCM op on a SIMD tier runs
+// as run runs a batch. It returns 1 if the op failed. Going past run's walk over the batch saves
+// 2-3% of a 1420-byte op on x/crypto (docs/experiments.md, 2026-12-02 third session), past
+// checkOps's loop 1-4 ns of a lone op (2026-12-07 third session).
 func runAlone(ops []Op, open bool) (failed int) {
 	if n, _ := validPrefix(ops, open); n == 0 {
 		checkOp(&ops[0], open)
@@ -145,11 +145,6 @@ func runAlone(ops []Op, open bool) (failed int) {
 	}
 	t := r.tierFor(1)
 	switch {
-	case t == Stdlib && !r.offStd():
-		if stdOp(op, open) {
-			return 0
-		}
-		return 1
 	case t == Stdlib:
 		return runSmall(r, op, open)
 	case gcm:
