@@ -18077,6 +18077,2719 @@ chachaPoly1305Tiny3PipeAVX2done:
 	MOVB AL, ok+40(FP)
 	RET
 
+// func chachaPoly1305Tiny3AVX512(lanes *[3]chachaTinyLane, open bool) (ok uint8)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·chachaPoly1305Tiny3AVX512(SB), NOSPLIT, $720-17
+	// Stage each AD's partial last block, zero-padded, and the lengths blocks.
+	VPXORD    X0, X0, X0
+	VMOVDQU32 X0, 192(SP)
+	MOVQ      lanes+0(FP), AX
+	MOVQ      32(AX), AX
+	MOVQ      lanes+0(FP), CX
+	MOVQ      48(CX), CX
+	MOVQ      CX, 208(SP)
+	MOVQ      AX, 216(SP)
+	MOVQ      lanes+0(FP), AX
+	MOVQ      40(AX), AX
+	MOVQ      CX, DX
+	ANDQ      $-16, DX
+	ADDQ      DX, AX
+	ANDQ      $0x0f, CX
+	LEAQ      192(SP), DX
+	CMPQ      CX, $0x20
+	JB        chachaPoly1305Tiny3AVX5120adtailtail
+
+chachaPoly1305Tiny3AVX5120adtailloop:
+	VMOVDQU (AX), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny3AVX5120adtailloop
+
+chachaPoly1305Tiny3AVX5120adtailtail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny3AVX5120adtail16
+	VMOVDQU (AX), X1
+	VMOVDQU X1, (DX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, DX
+
+chachaPoly1305Tiny3AVX5120adtail16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny3AVX5120adtail8
+	MOVQ  (AX), BX
+	MOVQ  BX, (DX)
+	ADDQ  $0x08, AX
+	ADDQ  $0x08, DX
+
+chachaPoly1305Tiny3AVX5120adtail8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny3AVX5120adtail4
+	MOVL  (AX), BX
+	MOVL  BX, (DX)
+	ADDQ  $0x04, AX
+	ADDQ  $0x04, DX
+
+chachaPoly1305Tiny3AVX5120adtail4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny3AVX5120adtail2
+	MOVW  (AX), BX
+	MOVW  BX, (DX)
+	ADDQ  $0x02, AX
+	ADDQ  $0x02, DX
+
+chachaPoly1305Tiny3AVX5120adtail2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny3AVX5120adtail1
+	MOVB  (AX), AL
+	MOVB  AL, (DX)
+
+chachaPoly1305Tiny3AVX5120adtail1:
+	VMOVDQU32 X0, 432(SP)
+	MOVQ      lanes+0(FP), AX
+	MOVQ      96(AX), AX
+	MOVQ      lanes+0(FP), CX
+	MOVQ      112(CX), CX
+	MOVQ      CX, 448(SP)
+	MOVQ      AX, 456(SP)
+	MOVQ      lanes+0(FP), AX
+	MOVQ      104(AX), AX
+	MOVQ      CX, DX
+	ANDQ      $-16, DX
+	ADDQ      DX, AX
+	ANDQ      $0x0f, CX
+	LEAQ      432(SP), DX
+	CMPQ      CX, $0x20
+	JB        chachaPoly1305Tiny3AVX5121adtailtail
+
+chachaPoly1305Tiny3AVX5121adtailloop:
+	VMOVDQU (AX), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny3AVX5121adtailloop
+
+chachaPoly1305Tiny3AVX5121adtailtail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny3AVX5121adtail16
+	VMOVDQU (AX), X1
+	VMOVDQU X1, (DX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, DX
+
+chachaPoly1305Tiny3AVX5121adtail16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny3AVX5121adtail8
+	MOVQ  (AX), BX
+	MOVQ  BX, (DX)
+	ADDQ  $0x08, AX
+	ADDQ  $0x08, DX
+
+chachaPoly1305Tiny3AVX5121adtail8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny3AVX5121adtail4
+	MOVL  (AX), BX
+	MOVL  BX, (DX)
+	ADDQ  $0x04, AX
+	ADDQ  $0x04, DX
+
+chachaPoly1305Tiny3AVX5121adtail4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny3AVX5121adtail2
+	MOVW  (AX), BX
+	MOVW  BX, (DX)
+	ADDQ  $0x02, AX
+	ADDQ  $0x02, DX
+
+chachaPoly1305Tiny3AVX5121adtail2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny3AVX5121adtail1
+	MOVB  (AX), AL
+	MOVB  AL, (DX)
+
+chachaPoly1305Tiny3AVX5121adtail1:
+	VMOVDQU32 X0, 672(SP)
+	MOVQ      lanes+0(FP), AX
+	MOVQ      160(AX), AX
+	MOVQ      lanes+0(FP), CX
+	MOVQ      176(CX), CX
+	MOVQ      CX, 688(SP)
+	MOVQ      AX, 696(SP)
+	MOVQ      lanes+0(FP), AX
+	MOVQ      168(AX), AX
+	MOVQ      CX, DX
+	ANDQ      $-16, DX
+	ADDQ      DX, AX
+	ANDQ      $0x0f, CX
+	LEAQ      672(SP), DX
+	CMPQ      CX, $0x20
+	JB        chachaPoly1305Tiny3AVX5122adtailtail
+
+chachaPoly1305Tiny3AVX5122adtailloop:
+	VMOVDQU (AX), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny3AVX5122adtailloop
+
+chachaPoly1305Tiny3AVX5122adtailtail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny3AVX5122adtail16
+	VMOVDQU (AX), X0
+	VMOVDQU X0, (DX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, DX
+
+chachaPoly1305Tiny3AVX5122adtail16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny3AVX5122adtail8
+	MOVQ  (AX), BX
+	MOVQ  BX, (DX)
+	ADDQ  $0x08, AX
+	ADDQ  $0x08, DX
+
+chachaPoly1305Tiny3AVX5122adtail8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny3AVX5122adtail4
+	MOVL  (AX), BX
+	MOVL  BX, (DX)
+	ADDQ  $0x04, AX
+	ADDQ  $0x04, DX
+
+chachaPoly1305Tiny3AVX5122adtail4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny3AVX5122adtail2
+	MOVW  (AX), BX
+	MOVW  BX, (DX)
+	ADDQ  $0x02, AX
+	ADDQ  $0x02, DX
+
+chachaPoly1305Tiny3AVX5122adtail2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny3AVX5122adtail1
+	MOVB  (AX), AL
+	MOVB  AL, (DX)
+
+chachaPoly1305Tiny3AVX5122adtail1:
+	// The rounds: blocks 0-3 of every op, two states each, interleaved.
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y1
+	MOVQ            lanes+0(FP), AX
+	MOVQ            (AX), AX
+	MOVQ            lanes+0(FP), CX
+	MOVQ            8(CX), CX
+	VMOVQ           (CX), X0
+	VPINSRD         $0x02, 8(CX), X0, X0
+	VPSLLDQ         $0x04, X0, X0
+	VSHUFI32X4      $0x00, Y0, Y0, Y0
+	VMOVDQA32       Y1, Y3
+	VBROADCASTI32X4 (AX), Y4
+	VBROADCASTI32X4 16(AX), Y5
+	VPADDD          chachaRowCounters<>+0(SB), Y0, Y6
+	VMOVDQA32       Y1, Y7
+	VBROADCASTI32X4 (AX), Y8
+	VBROADCASTI32X4 16(AX), Y9
+	VPADDD          chachaRowCounters<>+32(SB), Y0, Y0
+	MOVQ            lanes+0(FP), AX
+	MOVQ            64(AX), AX
+	MOVQ            lanes+0(FP), CX
+	MOVQ            72(CX), CX
+	VMOVQ           (CX), X10
+	VPINSRD         $0x02, 8(CX), X10, X10
+	VPSLLDQ         $0x04, X10, X10
+	VSHUFI32X4      $0x00, Y10, Y10, Y10
+	VMOVDQA32       Y1, Y11
+	VBROADCASTI32X4 (AX), Y12
+	VBROADCASTI32X4 16(AX), Y13
+	VPADDD          chachaRowCounters<>+0(SB), Y10, Y14
+	VMOVDQA32       Y1, Y15
+	VBROADCASTI32X4 (AX), Y16
+	VBROADCASTI32X4 16(AX), Y17
+	VPADDD          chachaRowCounters<>+32(SB), Y10, Y10
+	MOVQ            lanes+0(FP), AX
+	MOVQ            128(AX), AX
+	MOVQ            lanes+0(FP), CX
+	MOVQ            136(CX), CX
+	VMOVQ           (CX), X18
+	VPINSRD         $0x02, 8(CX), X18, X18
+	VPSLLDQ         $0x04, X18, X18
+	VSHUFI32X4      $0x00, Y18, Y18, Y18
+	VMOVDQA32       Y1, Y19
+	VBROADCASTI32X4 (AX), Y20
+	VBROADCASTI32X4 16(AX), Y21
+	VPADDD          chachaRowCounters<>+0(SB), Y18, Y22
+	VMOVDQA32       Y1, Y1
+	VBROADCASTI32X4 (AX), Y24
+	VBROADCASTI32X4 16(AX), Y25
+	VPADDD          chachaRowCounters<>+32(SB), Y18, Y18
+	MOVL            $0x0000000a, AX
+
+chachaPoly1305Tiny3AVX512rounds:
+	VPADDD Y4, Y3, Y3
+	VPXORD Y3, Y6, Y6
+	VPROLD $0x10, Y6, Y6
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y0, Y0
+	VPROLD $0x10, Y0, Y0
+	VPADDD Y12, Y11, Y11
+	VPXORD Y11, Y14, Y14
+	VPROLD $0x10, Y14, Y14
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y10, Y10
+	VPROLD $0x10, Y10, Y10
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y22, Y22
+	VPROLD $0x10, Y22, Y22
+	VPADDD Y24, Y1, Y1
+	VPXORD Y1, Y18, Y18
+	VPROLD $0x10, Y18, Y18
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y4, Y4
+	VPROLD $0x0c, Y4, Y4
+	VPADDD Y0, Y9, Y9
+	VPXORD Y9, Y8, Y8
+	VPROLD $0x0c, Y8, Y8
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y10, Y17, Y17
+	VPXORD Y17, Y16, Y16
+	VPROLD $0x0c, Y16, Y16
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y20, Y20
+	VPROLD $0x0c, Y20, Y20
+	VPADDD Y18, Y25, Y25
+	VPXORD Y25, Y24, Y24
+	VPROLD $0x0c, Y24, Y24
+	VPADDD Y4, Y3, Y3
+	VPXORD Y3, Y6, Y6
+	VPROLD $0x08, Y6, Y6
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y0, Y0
+	VPROLD $0x08, Y0, Y0
+	VPADDD Y12, Y11, Y11
+	VPXORD Y11, Y14, Y14
+	VPROLD $0x08, Y14, Y14
+	VPADDD Y16, Y15, Y15
+	VPXORD Y15, Y10, Y10
+	VPROLD $0x08, Y10, Y10
+	VPADDD Y20, Y19, Y19
+	VPXORD Y19, Y22, Y22
+	VPROLD $0x08, Y22, Y22
+	VPADDD Y24, Y1, Y1
+	VPXORD Y1, Y18, Y18
+	VPROLD $0x08, Y18, Y18
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y4, Y4
+	VPROLD $0x07, Y4, Y4
+	VPADDD Y0, Y9, Y9
+	VPXORD Y9, Y8, Y8
+	VPROLD $0x07, Y8, Y8
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	VPADDD Y10, Y17, Y17
+	VPXORD Y17, Y16, Y16
+	VPROLD $0x07, Y16, Y16
+	VPADDD Y22, Y21, Y21
+	VPXORD Y21, Y20, Y20
+	VPROLD $0x07, Y20, Y20
+	VPADDD Y18, Y25, Y25
+	VPXORD Y25, Y24, Y24
+	VPROLD $0x07, Y24, Y24
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y3, Y3
+	VPSHUFD $0x39, Y5, Y5
+	VPSHUFD $0x4e, Y6, Y6
+	VPSHUFD $0x93, Y7, Y7
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x4e, Y0, Y0
+	VPSHUFD $0x93, Y11, Y11
+	VPSHUFD $0x39, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	VPSHUFD $0x93, Y15, Y15
+	VPSHUFD $0x39, Y17, Y17
+	VPSHUFD $0x4e, Y10, Y10
+	VPSHUFD $0x93, Y19, Y19
+	VPSHUFD $0x39, Y21, Y21
+	VPSHUFD $0x4e, Y22, Y22
+	VPSHUFD $0x93, Y1, Y1
+	VPSHUFD $0x39, Y25, Y25
+	VPSHUFD $0x4e, Y18, Y18
+	VPADDD  Y4, Y3, Y3
+	VPXORD  Y3, Y6, Y6
+	VPROLD  $0x10, Y6, Y6
+	VPADDD  Y8, Y7, Y7
+	VPXORD  Y7, Y0, Y0
+	VPROLD  $0x10, Y0, Y0
+	VPADDD  Y12, Y11, Y11
+	VPXORD  Y11, Y14, Y14
+	VPROLD  $0x10, Y14, Y14
+	VPADDD  Y16, Y15, Y15
+	VPXORD  Y15, Y10, Y10
+	VPROLD  $0x10, Y10, Y10
+	VPADDD  Y20, Y19, Y19
+	VPXORD  Y19, Y22, Y22
+	VPROLD  $0x10, Y22, Y22
+	VPADDD  Y24, Y1, Y1
+	VPXORD  Y1, Y18, Y18
+	VPROLD  $0x10, Y18, Y18
+	VPADDD  Y6, Y5, Y5
+	VPXORD  Y5, Y4, Y4
+	VPROLD  $0x0c, Y4, Y4
+	VPADDD  Y0, Y9, Y9
+	VPXORD  Y9, Y8, Y8
+	VPROLD  $0x0c, Y8, Y8
+	VPADDD  Y14, Y13, Y13
+	VPXORD  Y13, Y12, Y12
+	VPROLD  $0x0c, Y12, Y12
+	VPADDD  Y10, Y17, Y17
+	VPXORD  Y17, Y16, Y16
+	VPROLD  $0x0c, Y16, Y16
+	VPADDD  Y22, Y21, Y21
+	VPXORD  Y21, Y20, Y20
+	VPROLD  $0x0c, Y20, Y20
+	VPADDD  Y18, Y25, Y25
+	VPXORD  Y25, Y24, Y24
+	VPROLD  $0x0c, Y24, Y24
+	VPADDD  Y4, Y3, Y3
+	VPXORD  Y3, Y6, Y6
+	VPROLD  $0x08, Y6, Y6
+	VPADDD  Y8, Y7, Y7
+	VPXORD  Y7, Y0, Y0
+	VPROLD  $0x08, Y0, Y0
+	VPADDD  Y12, Y11, Y11
+	VPXORD  Y11, Y14, Y14
+	VPROLD  $0x08, Y14, Y14
+	VPADDD  Y16, Y15, Y15
+	VPXORD  Y15, Y10, Y10
+	VPROLD  $0x08, Y10, Y10
+	VPADDD  Y20, Y19, Y19
+	VPXORD  Y19, Y22, Y22
+	VPROLD  $0x08, Y22, Y22
+	VPADDD  Y24, Y1, Y1
+	VPXORD  Y1, Y18, Y18
+	VPROLD  $0x08, Y18, Y18
+	VPADDD  Y6, Y5, Y5
+	VPXORD  Y5, Y4, Y4
+	VPROLD  $0x07, Y4, Y4
+	VPADDD  Y0, Y9, Y9
+	VPXORD  Y9, Y8, Y8
+	VPROLD  $0x07, Y8, Y8
+	VPADDD  Y14, Y13, Y13
+	VPXORD  Y13, Y12, Y12
+	VPROLD  $0x07, Y12, Y12
+	VPADDD  Y10, Y17, Y17
+	VPXORD  Y17, Y16, Y16
+	VPROLD  $0x07, Y16, Y16
+	VPADDD  Y22, Y21, Y21
+	VPXORD  Y21, Y20, Y20
+	VPROLD  $0x07, Y20, Y20
+	VPADDD  Y18, Y25, Y25
+	VPXORD  Y25, Y24, Y24
+	VPROLD  $0x07, Y24, Y24
+	VPSHUFD $0x39, Y3, Y3
+	VPSHUFD $0x93, Y5, Y5
+	VPSHUFD $0x4e, Y6, Y6
+	VPSHUFD $0x39, Y7, Y7
+	VPSHUFD $0x93, Y9, Y9
+	VPSHUFD $0x4e, Y0, Y0
+	VPSHUFD $0x39, Y11, Y11
+	VPSHUFD $0x93, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	VPSHUFD $0x39, Y15, Y15
+	VPSHUFD $0x93, Y17, Y17
+	VPSHUFD $0x4e, Y10, Y10
+	VPSHUFD $0x39, Y19, Y19
+	VPSHUFD $0x93, Y21, Y21
+	VPSHUFD $0x4e, Y22, Y22
+	VPSHUFD $0x39, Y1, Y1
+	VPSHUFD $0x93, Y25, Y25
+	VPSHUFD $0x4e, Y18, Y18
+	DECL    AX
+	JNZ     chachaPoly1305Tiny3AVX512rounds
+
+	// Add the initial state (section 2.3); rows to whole blocks, one zmm each (blocks 1-3
+	// of each op); block 0's rows 0 and 1 are the Poly1305 key: r, clamped (section 2.5.1), kept
+	// in a register, s stored for the tag.
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y26
+	MOVQ            lanes+0(FP), AX
+	MOVQ            (AX), AX
+	MOVQ            lanes+0(FP), CX
+	MOVQ            8(CX), CX
+	VMOVQ           (CX), X23
+	VPINSRD         $0x02, 8(CX), X23, X23
+	VPSLLDQ         $0x04, X23, X23
+	VSHUFI32X4      $0x00, Y23, Y23, Y23
+	VPADDD          Y26, Y3, Y3
+	VBROADCASTI32X4 (AX), Y27
+	VPADDD          Y27, Y4, Y4
+	VBROADCASTI32X4 16(AX), Y27
+	VPADDD          Y27, Y5, Y5
+	VPADDD          chachaRowCounters<>+0(SB), Y23, Y27
+	VPADDD          Y27, Y6, Y6
+	VSHUFI64X2      $0x03, Y4, Y3, Y27
+	VSHUFI64X2      $0x03, Y6, Y5, Y5
+	VINSERTI64X4    $0x01, Y5, Z27, Z5
+	VPADDD          Y26, Y7, Y7
+	VBROADCASTI32X4 (AX), Y6
+	VPADDD          Y6, Y8, Y8
+	VBROADCASTI32X4 16(AX), Y6
+	VPADDD          Y6, Y9, Y9
+	VPADDD          chachaRowCounters<>+32(SB), Y23, Y6
+	VPADDD          Y6, Y0, Y0
+	VSHUFI64X2      $0x00, Y8, Y7, Y6
+	VSHUFI64X2      $0x00, Y0, Y9, Y23
+	VINSERTI64X4    $0x01, Y23, Z6, Z6
+	VSHUFI64X2      $0x03, Y8, Y7, Y7
+	VSHUFI64X2      $0x03, Y0, Y9, Y0
+	VINSERTI64X4    $0x01, Y0, Z7, Z0
+	VPANDD          poly1305Clamp<>+0(SB), X3, X3
+	VMOVDQU32       X4, 224(SP)
+	MOVQ            lanes+0(FP), AX
+	MOVQ            64(AX), AX
+	MOVQ            lanes+0(FP), CX
+	MOVQ            72(CX), CX
+	VMOVQ           (CX), X28
+	VPINSRD         $0x02, 8(CX), X28, X28
+	VPSLLDQ         $0x04, X28, X28
+	VSHUFI32X4      $0x00, Y28, Y28, Y4
+	VPADDD          Y26, Y11, Y11
+	VBROADCASTI32X4 (AX), Y7
+	VPADDD          Y7, Y12, Y12
+	VBROADCASTI32X4 16(AX), Y7
+	VPADDD          Y7, Y13, Y13
+	VPADDD          chachaRowCounters<>+0(SB), Y4, Y7
+	VPADDD          Y7, Y14, Y14
+	VSHUFI64X2      $0x03, Y12, Y11, Y7
+	VSHUFI64X2      $0x03, Y14, Y13, Y8
+	VINSERTI64X4    $0x01, Y8, Z7, Z7
+	VPADDD          Y26, Y15, Y15
+	VBROADCASTI32X4 (AX), Y8
+	VPADDD          Y8, Y16, Y16
+	VBROADCASTI32X4 16(AX), Y8
+	VPADDD          Y8, Y17, Y17
+	VPADDD          chachaRowCounters<>+32(SB), Y4, Y4
+	VPADDD          Y4, Y10, Y10
+	VSHUFI64X2      $0x00, Y16, Y15, Y4
+	VSHUFI64X2      $0x00, Y10, Y17, Y8
+	VINSERTI64X4    $0x01, Y8, Z4, Z4
+	VSHUFI64X2      $0x03, Y16, Y15, Y8
+	VSHUFI64X2      $0x03, Y10, Y17, Y9
+	VINSERTI64X4    $0x01, Y9, Z8, Z8
+	VPANDD          poly1305Clamp<>+0(SB), X11, X9
+	VMOVDQU32       X12, 464(SP)
+	MOVQ            lanes+0(FP), AX
+	MOVQ            128(AX), AX
+	MOVQ            lanes+0(FP), CX
+	MOVQ            136(CX), CX
+	VMOVQ           (CX), X28
+	VPINSRD         $0x02, 8(CX), X28, X28
+	VPSLLDQ         $0x04, X28, X28
+	VSHUFI32X4      $0x00, Y28, Y28, Y10
+	VPADDD          Y26, Y19, Y19
+	VBROADCASTI32X4 (AX), Y11
+	VPADDD          Y11, Y20, Y20
+	VBROADCASTI32X4 16(AX), Y11
+	VPADDD          Y11, Y21, Y21
+	VPADDD          chachaRowCounters<>+0(SB), Y10, Y11
+	VPADDD          Y11, Y22, Y22
+	VSHUFI64X2      $0x03, Y20, Y19, Y11
+	VSHUFI64X2      $0x03, Y22, Y21, Y12
+	VINSERTI64X4    $0x01, Y12, Z11, Z11
+	VPADDD          Y26, Y1, Y1
+	VBROADCASTI32X4 (AX), Y12
+	VPADDD          Y12, Y24, Y24
+	VBROADCASTI32X4 16(AX), Y12
+	VPADDD          Y12, Y25, Y25
+	VPADDD          chachaRowCounters<>+32(SB), Y10, Y10
+	VPADDD          Y10, Y18, Y18
+	VSHUFI64X2      $0x00, Y24, Y1, Y10
+	VSHUFI64X2      $0x00, Y18, Y25, Y12
+	VINSERTI64X4    $0x01, Y12, Z10, Z10
+	VSHUFI64X2      $0x03, Y24, Y1, Y1
+	VSHUFI64X2      $0x03, Y18, Y25, Y12
+	VINSERTI64X4    $0x01, Y12, Z1, Z1
+	VPANDD          poly1305Clamp<>+0(SB), X19, X12
+	VMOVDQU32       X20, 704(SP)
+
+	// The ciphertext of each op into its stack buffer, zero-padded: Seal XORs the key stream
+	// into the message and writes dst as well; Open copies the ciphertext.
+	MOVB       open+8(FP), AL
+	TESTB      AL, AL
+	JNZ        chachaPoly1305Tiny3AVX512stage
+	MOVQ       lanes+0(FP), AX
+	MOVQ       32(AX), AX
+	MOVQ       lanes+0(FP), CX
+	MOVQ       24(CX), CX
+	MOVQ       lanes+0(FP), DX
+	MOVQ       16(DX), DX
+	CMPQ       AX, $0x00000000
+	JBE        chachaPoly1305Tiny3AVX5120sealed
+	MOVQ       AX, BX
+	SUBQ       $0x00000000, BX
+	MOVQ       $0x00000040, SI
+	CMPQ       BX, SI
+	CMOVQGT    SI, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z13
+	VPXORD     Z5, Z13, Z13
+	VMOVDQU8.Z Z13, K1, Z13
+	VMOVDQU8   Z13, K1, (DX)
+	VMOVDQU64  Z13, (SP)
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny3AVX5120sealed
+	MOVQ       AX, BX
+	SUBQ       $0x00000040, BX
+	MOVQ       $0x00000040, SI
+	CMPQ       BX, SI
+	CMOVQGT    SI, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z 64(CX), K1, Z13
+	VPXORD     Z6, Z13, Z13
+	VMOVDQU8.Z Z13, K1, Z13
+	VMOVDQU8   Z13, K1, 64(DX)
+	VMOVDQU64  Z13, 64(SP)
+	CMPQ       AX, $0x00000080
+	JBE        chachaPoly1305Tiny3AVX5120sealed
+	SUBQ       $0x00000080, AX
+	MOVQ       $0x00000040, BX
+	CMPQ       AX, BX
+	CMOVQGT    BX, AX
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 128(CX), K1, Z13
+	VPXORD     Z0, Z13, Z13
+	VMOVDQU8.Z Z13, K1, Z13
+	VMOVDQU8   Z13, K1, 128(DX)
+	VMOVDQU64  Z13, 128(SP)
+
+chachaPoly1305Tiny3AVX5120sealed:
+	MOVQ       lanes+0(FP), AX
+	MOVQ       96(AX), AX
+	MOVQ       lanes+0(FP), CX
+	MOVQ       88(CX), CX
+	MOVQ       lanes+0(FP), DX
+	MOVQ       80(DX), DX
+	CMPQ       AX, $0x00000000
+	JBE        chachaPoly1305Tiny3AVX5121sealed
+	MOVQ       AX, BX
+	SUBQ       $0x00000000, BX
+	MOVQ       $0x00000040, SI
+	CMPQ       BX, SI
+	CMOVQGT    SI, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z13
+	VPXORD     Z7, Z13, Z13
+	VMOVDQU8.Z Z13, K1, Z13
+	VMOVDQU8   Z13, K1, (DX)
+	VMOVDQU64  Z13, 240(SP)
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny3AVX5121sealed
+	MOVQ       AX, BX
+	SUBQ       $0x00000040, BX
+	MOVQ       $0x00000040, SI
+	CMPQ       BX, SI
+	CMOVQGT    SI, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z 64(CX), K1, Z13
+	VPXORD     Z4, Z13, Z13
+	VMOVDQU8.Z Z13, K1, Z13
+	VMOVDQU8   Z13, K1, 64(DX)
+	VMOVDQU64  Z13, 304(SP)
+	CMPQ       AX, $0x00000080
+	JBE        chachaPoly1305Tiny3AVX5121sealed
+	SUBQ       $0x00000080, AX
+	MOVQ       $0x00000040, BX
+	CMPQ       AX, BX
+	CMOVQGT    BX, AX
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 128(CX), K1, Z13
+	VPXORD     Z8, Z13, Z13
+	VMOVDQU8.Z Z13, K1, Z13
+	VMOVDQU8   Z13, K1, 128(DX)
+	VMOVDQU64  Z13, 368(SP)
+
+chachaPoly1305Tiny3AVX5121sealed:
+	MOVQ       lanes+0(FP), AX
+	MOVQ       160(AX), AX
+	MOVQ       lanes+0(FP), CX
+	MOVQ       152(CX), CX
+	MOVQ       lanes+0(FP), DX
+	MOVQ       144(DX), DX
+	CMPQ       AX, $0x00000000
+	JBE        chachaPoly1305Tiny3AVX5122sealed
+	MOVQ       AX, BX
+	SUBQ       $0x00000000, BX
+	MOVQ       $0x00000040, SI
+	CMPQ       BX, SI
+	CMOVQGT    SI, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z13
+	VPXORD     Z11, Z13, Z13
+	VMOVDQU8.Z Z13, K1, Z13
+	VMOVDQU8   Z13, K1, (DX)
+	VMOVDQU64  Z13, 480(SP)
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny3AVX5122sealed
+	MOVQ       AX, BX
+	SUBQ       $0x00000040, BX
+	MOVQ       $0x00000040, SI
+	CMPQ       BX, SI
+	CMOVQGT    SI, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z 64(CX), K1, Z13
+	VPXORD     Z10, Z13, Z13
+	VMOVDQU8.Z Z13, K1, Z13
+	VMOVDQU8   Z13, K1, 64(DX)
+	VMOVDQU64  Z13, 544(SP)
+	CMPQ       AX, $0x00000080
+	JBE        chachaPoly1305Tiny3AVX5122sealed
+	SUBQ       $0x00000080, AX
+	MOVQ       $0x00000040, BX
+	CMPQ       AX, BX
+	CMOVQGT    BX, AX
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 128(CX), K1, Z13
+	VPXORD     Z1, Z13, Z13
+	VMOVDQU8.Z Z13, K1, Z13
+	VMOVDQU8   Z13, K1, 128(DX)
+	VMOVDQU64  Z13, 608(SP)
+
+chachaPoly1305Tiny3AVX5122sealed:
+	JMP chachaPoly1305Tiny3AVX512mac
+
+chachaPoly1305Tiny3AVX512stage:
+	MOVQ       lanes+0(FP), AX
+	MOVQ       32(AX), AX
+	MOVQ       lanes+0(FP), CX
+	MOVQ       24(CX), CX
+	CMPQ       AX, $0x00000000
+	JBE        chachaPoly1305Tiny3AVX5120staged
+	MOVQ       AX, DX
+	SUBQ       $0x00000000, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z (CX), K1, Z13
+	VMOVDQU64  Z13, (SP)
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny3AVX5120staged
+	MOVQ       AX, DX
+	SUBQ       $0x00000040, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 64(CX), K1, Z13
+	VMOVDQU64  Z13, 64(SP)
+	CMPQ       AX, $0x00000080
+	JBE        chachaPoly1305Tiny3AVX5120staged
+	SUBQ       $0x00000080, AX
+	MOVQ       $0x00000040, DX
+	CMPQ       AX, DX
+	CMOVQGT    DX, AX
+	MOVQ       $-1, DX
+	BZHIQ      AX, DX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 128(CX), K1, Z13
+	VMOVDQU64  Z13, 128(SP)
+
+chachaPoly1305Tiny3AVX5120staged:
+	MOVQ       lanes+0(FP), AX
+	MOVQ       96(AX), AX
+	MOVQ       lanes+0(FP), CX
+	MOVQ       88(CX), CX
+	CMPQ       AX, $0x00000000
+	JBE        chachaPoly1305Tiny3AVX5121staged
+	MOVQ       AX, DX
+	SUBQ       $0x00000000, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z (CX), K1, Z13
+	VMOVDQU64  Z13, 240(SP)
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny3AVX5121staged
+	MOVQ       AX, DX
+	SUBQ       $0x00000040, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 64(CX), K1, Z13
+	VMOVDQU64  Z13, 304(SP)
+	CMPQ       AX, $0x00000080
+	JBE        chachaPoly1305Tiny3AVX5121staged
+	SUBQ       $0x00000080, AX
+	MOVQ       $0x00000040, DX
+	CMPQ       AX, DX
+	CMOVQGT    DX, AX
+	MOVQ       $-1, DX
+	BZHIQ      AX, DX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 128(CX), K1, Z13
+	VMOVDQU64  Z13, 368(SP)
+
+chachaPoly1305Tiny3AVX5121staged:
+	MOVQ       lanes+0(FP), AX
+	MOVQ       160(AX), AX
+	MOVQ       lanes+0(FP), CX
+	MOVQ       152(CX), CX
+	CMPQ       AX, $0x00000000
+	JBE        chachaPoly1305Tiny3AVX5122staged
+	MOVQ       AX, DX
+	SUBQ       $0x00000000, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z (CX), K1, Z13
+	VMOVDQU64  Z13, 480(SP)
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny3AVX5122staged
+	MOVQ       AX, DX
+	SUBQ       $0x00000040, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 64(CX), K1, Z13
+	VMOVDQU64  Z13, 544(SP)
+	CMPQ       AX, $0x00000080
+	JBE        chachaPoly1305Tiny3AVX5122staged
+	SUBQ       $0x00000080, AX
+	MOVQ       $0x00000040, DX
+	CMPQ       AX, DX
+	CMOVQGT    DX, AX
+	MOVQ       $-1, DX
+	BZHIQ      AX, DX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 128(CX), K1, Z13
+	VMOVDQU64  Z13, 608(SP)
+
+chachaPoly1305Tiny3AVX5122staged:
+chachaPoly1305Tiny3AVX512mac:
+	// Each op's Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8),
+	// then its tag: written (Seal), or compared and, on a match, the message decrypted (Open).
+	XORQ    AX, AX
+	VMOVQ   X3, CX
+	VPEXTRQ $0x01, X3, BX
+	MOVQ    lanes+0(FP), DX
+	MOVQ    40(DX), SI
+	MOVQ    lanes+0(FP), DX
+	MOVQ    48(DX), DI
+	XORQ    R8, R8
+	XORQ    R9, R9
+	XORQ    R10, R10
+	SHRQ    $0x04, DI
+	TESTQ   DI, DI
+	JZ      chachaPoly1305Tiny3AVX5120addone
+
+chachaPoly1305Tiny3AVX5120ad:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny3AVX5120ad
+
+chachaPoly1305Tiny3AVX5120addone:
+	TESTQ $0x0000000f, 208(SP)
+	JZ    chachaPoly1305Tiny3AVX5120adpadded
+	ADDQ  192(SP), R8
+	ADCQ  200(SP), R9
+	ADCQ  $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
+	MOVQ DI, R9
+
+chachaPoly1305Tiny3AVX5120adpadded:
+	LEAQ  (SP), SI
+	MOVQ  216(SP), DI
+	ADDQ  $0x0f, DI
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
+	JZ    chachaPoly1305Tiny3AVX5120ctdone
+
+chachaPoly1305Tiny3AVX5120ct:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny3AVX5120ct
+
+chachaPoly1305Tiny3AVX5120ctdone:
+	ADDQ 208(SP), R8
+	ADCQ 216(SP), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, BX
+	ADDQ  R12, R11
+	ADCQ  $0x00, BX
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, BX
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, BX
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, BX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ    R11, R10
+	ANDQ    $0x03, R10
+	ANDQ    $-4, R11
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, BX, R11
+	SHRQ    $0x02, BX
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	MOVQ    SI, R8
+	MOVQ    DI, R9
+	MOVQ    R8, CX
+	ADDQ    $0x05, CX
+	MOVQ    R9, DX
+	ADCQ    $0x00, DX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE CX, R8
+	CMOVQNE DX, R9
+	ADDQ    224(SP), R8
+	ADCQ    232(SP), R9
+	MOVQ    lanes+0(FP), CX
+	MOVQ    56(CX), CX
+	MOVB    open+8(FP), DL
+	TESTB   DL, DL
+	JNZ     chachaPoly1305Tiny3AVX5120verify
+	MOVQ    R8, (CX)
+	MOVQ    R9, 8(CX)
+	ORQ     $0x01, AX
+	JMP     chachaPoly1305Tiny3AVX5120done
+
+chachaPoly1305Tiny3AVX5120verify:
+	XORQ     (CX), R8
+	XORQ     8(CX), R9
+	ORQ      R9, R8
+	JNE      chachaPoly1305Tiny3AVX5120done
+	ORQ      $0x01, AX
+	MOVQ     lanes+0(FP), CX
+	MOVQ     32(CX), CX
+	MOVQ     lanes+0(FP), DX
+	MOVQ     16(DX), DX
+	CMPQ     CX, $0x00000000
+	JBE      chachaPoly1305Tiny3AVX5120done
+	MOVQ     CX, BX
+	SUBQ     $0x00000000, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   (SP), Z5, Z3
+	VMOVDQU8 Z3, K1, (DX)
+	CMPQ     CX, $0x00000040
+	JBE      chachaPoly1305Tiny3AVX5120done
+	MOVQ     CX, BX
+	SUBQ     $0x00000040, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   64(SP), Z6, Z3
+	VMOVDQU8 Z3, K1, 64(DX)
+	CMPQ     CX, $0x00000080
+	JBE      chachaPoly1305Tiny3AVX5120done
+	SUBQ     $0x00000080, CX
+	MOVQ     $0x00000040, BX
+	CMPQ     CX, BX
+	CMOVQGT  BX, CX
+	MOVQ     $-1, BX
+	BZHIQ    CX, BX, CX
+	KMOVQ    CX, K1
+	VPXORD   128(SP), Z0, Z0
+	VMOVDQU8 Z0, K1, 128(DX)
+
+chachaPoly1305Tiny3AVX5120done:
+	VMOVQ   X9, CX
+	VPEXTRQ $0x01, X9, BX
+	MOVQ    lanes+0(FP), DX
+	MOVQ    104(DX), SI
+	MOVQ    lanes+0(FP), DX
+	MOVQ    112(DX), DI
+	XORQ    R8, R8
+	XORQ    R9, R9
+	XORQ    R10, R10
+	SHRQ    $0x04, DI
+	TESTQ   DI, DI
+	JZ      chachaPoly1305Tiny3AVX5121addone
+
+chachaPoly1305Tiny3AVX5121ad:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny3AVX5121ad
+
+chachaPoly1305Tiny3AVX5121addone:
+	TESTQ $0x0000000f, 448(SP)
+	JZ    chachaPoly1305Tiny3AVX5121adpadded
+	ADDQ  432(SP), R8
+	ADCQ  440(SP), R9
+	ADCQ  $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
+	MOVQ DI, R9
+
+chachaPoly1305Tiny3AVX5121adpadded:
+	LEAQ  240(SP), SI
+	MOVQ  456(SP), DI
+	ADDQ  $0x0f, DI
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
+	JZ    chachaPoly1305Tiny3AVX5121ctdone
+
+chachaPoly1305Tiny3AVX5121ct:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny3AVX5121ct
+
+chachaPoly1305Tiny3AVX5121ctdone:
+	ADDQ 448(SP), R8
+	ADCQ 456(SP), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, BX
+	ADDQ  R12, R11
+	ADCQ  $0x00, BX
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, BX
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, BX
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, BX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ    R11, R10
+	ANDQ    $0x03, R10
+	ANDQ    $-4, R11
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, BX, R11
+	SHRQ    $0x02, BX
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	MOVQ    SI, R8
+	MOVQ    DI, R9
+	MOVQ    R8, CX
+	ADDQ    $0x05, CX
+	MOVQ    R9, DX
+	ADCQ    $0x00, DX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE CX, R8
+	CMOVQNE DX, R9
+	ADDQ    464(SP), R8
+	ADCQ    472(SP), R9
+	MOVQ    lanes+0(FP), CX
+	MOVQ    120(CX), CX
+	MOVB    open+8(FP), DL
+	TESTB   DL, DL
+	JNZ     chachaPoly1305Tiny3AVX5121verify
+	MOVQ    R8, (CX)
+	MOVQ    R9, 8(CX)
+	ORQ     $0x02, AX
+	JMP     chachaPoly1305Tiny3AVX5121done
+
+chachaPoly1305Tiny3AVX5121verify:
+	XORQ     (CX), R8
+	XORQ     8(CX), R9
+	ORQ      R9, R8
+	JNE      chachaPoly1305Tiny3AVX5121done
+	ORQ      $0x02, AX
+	MOVQ     lanes+0(FP), CX
+	MOVQ     96(CX), CX
+	MOVQ     lanes+0(FP), DX
+	MOVQ     80(DX), DX
+	CMPQ     CX, $0x00000000
+	JBE      chachaPoly1305Tiny3AVX5121done
+	MOVQ     CX, BX
+	SUBQ     $0x00000000, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   240(SP), Z7, Z0
+	VMOVDQU8 Z0, K1, (DX)
+	CMPQ     CX, $0x00000040
+	JBE      chachaPoly1305Tiny3AVX5121done
+	MOVQ     CX, BX
+	SUBQ     $0x00000040, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   304(SP), Z4, Z0
+	VMOVDQU8 Z0, K1, 64(DX)
+	CMPQ     CX, $0x00000080
+	JBE      chachaPoly1305Tiny3AVX5121done
+	SUBQ     $0x00000080, CX
+	MOVQ     $0x00000040, BX
+	CMPQ     CX, BX
+	CMOVQGT  BX, CX
+	MOVQ     $-1, BX
+	BZHIQ    CX, BX, CX
+	KMOVQ    CX, K1
+	VPXORD   368(SP), Z8, Z0
+	VMOVDQU8 Z0, K1, 128(DX)
+
+chachaPoly1305Tiny3AVX5121done:
+	VMOVQ   X12, CX
+	VPEXTRQ $0x01, X12, BX
+	MOVQ    lanes+0(FP), DX
+	MOVQ    168(DX), SI
+	MOVQ    lanes+0(FP), DX
+	MOVQ    176(DX), DI
+	XORQ    R8, R8
+	XORQ    R9, R9
+	XORQ    R10, R10
+	SHRQ    $0x04, DI
+	TESTQ   DI, DI
+	JZ      chachaPoly1305Tiny3AVX5122addone
+
+chachaPoly1305Tiny3AVX5122ad:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny3AVX5122ad
+
+chachaPoly1305Tiny3AVX5122addone:
+	TESTQ $0x0000000f, 688(SP)
+	JZ    chachaPoly1305Tiny3AVX5122adpadded
+	ADDQ  672(SP), R8
+	ADCQ  680(SP), R9
+	ADCQ  $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
+	MOVQ DI, R9
+
+chachaPoly1305Tiny3AVX5122adpadded:
+	LEAQ  480(SP), SI
+	MOVQ  696(SP), DI
+	ADDQ  $0x0f, DI
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
+	JZ    chachaPoly1305Tiny3AVX5122ctdone
+
+chachaPoly1305Tiny3AVX5122ct:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny3AVX5122ct
+
+chachaPoly1305Tiny3AVX5122ctdone:
+	ADDQ 688(SP), R8
+	ADCQ 696(SP), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, BX
+	ADDQ  R12, R11
+	ADCQ  $0x00, BX
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, BX
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, BX
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, BX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ    R11, R10
+	ANDQ    $0x03, R10
+	ANDQ    $-4, R11
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, BX, R11
+	SHRQ    $0x02, BX
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	MOVQ    SI, R8
+	MOVQ    DI, R9
+	MOVQ    R8, CX
+	ADDQ    $0x05, CX
+	MOVQ    R9, DX
+	ADCQ    $0x00, DX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE CX, R8
+	CMOVQNE DX, R9
+	ADDQ    704(SP), R8
+	ADCQ    712(SP), R9
+	MOVQ    lanes+0(FP), CX
+	MOVQ    184(CX), CX
+	MOVB    open+8(FP), DL
+	TESTB   DL, DL
+	JNZ     chachaPoly1305Tiny3AVX5122verify
+	MOVQ    R8, (CX)
+	MOVQ    R9, 8(CX)
+	ORQ     $0x04, AX
+	JMP     chachaPoly1305Tiny3AVX5122done
+
+chachaPoly1305Tiny3AVX5122verify:
+	XORQ     (CX), R8
+	XORQ     8(CX), R9
+	ORQ      R9, R8
+	JNE      chachaPoly1305Tiny3AVX5122done
+	ORQ      $0x04, AX
+	MOVQ     lanes+0(FP), CX
+	MOVQ     160(CX), CX
+	MOVQ     lanes+0(FP), DX
+	MOVQ     144(DX), DX
+	CMPQ     CX, $0x00000000
+	JBE      chachaPoly1305Tiny3AVX5122done
+	MOVQ     CX, BX
+	SUBQ     $0x00000000, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   480(SP), Z11, Z0
+	VMOVDQU8 Z0, K1, (DX)
+	CMPQ     CX, $0x00000040
+	JBE      chachaPoly1305Tiny3AVX5122done
+	MOVQ     CX, BX
+	SUBQ     $0x00000040, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   544(SP), Z10, Z0
+	VMOVDQU8 Z0, K1, 64(DX)
+	CMPQ     CX, $0x00000080
+	JBE      chachaPoly1305Tiny3AVX5122done
+	SUBQ     $0x00000080, CX
+	MOVQ     $0x00000040, BX
+	CMPQ     CX, BX
+	CMOVQGT  BX, CX
+	MOVQ     $-1, BX
+	BZHIQ    CX, BX, CX
+	KMOVQ    CX, K1
+	VPXORD   608(SP), Z1, Z0
+	VMOVDQU8 Z0, K1, 128(DX)
+
+chachaPoly1305Tiny3AVX5122done:
+	// Wipe the MACs' keys from the stack; the key stream stayed in registers and the buffers
+	// hold only ciphertext and AD.
+	VPXORD    X2, X2, X2
+	VMOVDQU32 X2, 224(SP)
+	VMOVDQU32 X2, 464(SP)
+	VMOVDQU32 X2, 704(SP)
+	VZEROUPPER
+	MOVB      AL, ok+16(FP)
+	RET
+
+// func chachaPoly1305Tiny2AVX512(lanes *[3]chachaTinyLane, open bool) (ok uint8)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·chachaPoly1305Tiny2AVX512(SB), NOSPLIT, $480-17
+	// Stage each AD's partial last block, zero-padded, and the lengths blocks.
+	VPXORD    X0, X0, X0
+	VMOVDQU32 X0, 192(SP)
+	MOVQ      lanes+0(FP), AX
+	MOVQ      32(AX), AX
+	MOVQ      lanes+0(FP), CX
+	MOVQ      48(CX), CX
+	MOVQ      CX, 208(SP)
+	MOVQ      AX, 216(SP)
+	MOVQ      lanes+0(FP), AX
+	MOVQ      40(AX), AX
+	MOVQ      CX, DX
+	ANDQ      $-16, DX
+	ADDQ      DX, AX
+	ANDQ      $0x0f, CX
+	LEAQ      192(SP), DX
+	CMPQ      CX, $0x20
+	JB        chachaPoly1305Tiny2AVX5120adtailtail
+
+chachaPoly1305Tiny2AVX5120adtailloop:
+	VMOVDQU (AX), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny2AVX5120adtailloop
+
+chachaPoly1305Tiny2AVX5120adtailtail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny2AVX5120adtail16
+	VMOVDQU (AX), X1
+	VMOVDQU X1, (DX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, DX
+
+chachaPoly1305Tiny2AVX5120adtail16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny2AVX5120adtail8
+	MOVQ  (AX), BX
+	MOVQ  BX, (DX)
+	ADDQ  $0x08, AX
+	ADDQ  $0x08, DX
+
+chachaPoly1305Tiny2AVX5120adtail8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny2AVX5120adtail4
+	MOVL  (AX), BX
+	MOVL  BX, (DX)
+	ADDQ  $0x04, AX
+	ADDQ  $0x04, DX
+
+chachaPoly1305Tiny2AVX5120adtail4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny2AVX5120adtail2
+	MOVW  (AX), BX
+	MOVW  BX, (DX)
+	ADDQ  $0x02, AX
+	ADDQ  $0x02, DX
+
+chachaPoly1305Tiny2AVX5120adtail2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny2AVX5120adtail1
+	MOVB  (AX), AL
+	MOVB  AL, (DX)
+
+chachaPoly1305Tiny2AVX5120adtail1:
+	VMOVDQU32 X0, 432(SP)
+	MOVQ      lanes+0(FP), AX
+	MOVQ      96(AX), AX
+	MOVQ      lanes+0(FP), CX
+	MOVQ      112(CX), CX
+	MOVQ      CX, 448(SP)
+	MOVQ      AX, 456(SP)
+	MOVQ      lanes+0(FP), AX
+	MOVQ      104(AX), AX
+	MOVQ      CX, DX
+	ANDQ      $-16, DX
+	ADDQ      DX, AX
+	ANDQ      $0x0f, CX
+	LEAQ      432(SP), DX
+	CMPQ      CX, $0x20
+	JB        chachaPoly1305Tiny2AVX5121adtailtail
+
+chachaPoly1305Tiny2AVX5121adtailloop:
+	VMOVDQU (AX), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny2AVX5121adtailloop
+
+chachaPoly1305Tiny2AVX5121adtailtail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny2AVX5121adtail16
+	VMOVDQU (AX), X0
+	VMOVDQU X0, (DX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, DX
+
+chachaPoly1305Tiny2AVX5121adtail16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny2AVX5121adtail8
+	MOVQ  (AX), BX
+	MOVQ  BX, (DX)
+	ADDQ  $0x08, AX
+	ADDQ  $0x08, DX
+
+chachaPoly1305Tiny2AVX5121adtail8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny2AVX5121adtail4
+	MOVL  (AX), BX
+	MOVL  BX, (DX)
+	ADDQ  $0x04, AX
+	ADDQ  $0x04, DX
+
+chachaPoly1305Tiny2AVX5121adtail4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny2AVX5121adtail2
+	MOVW  (AX), BX
+	MOVW  BX, (DX)
+	ADDQ  $0x02, AX
+	ADDQ  $0x02, DX
+
+chachaPoly1305Tiny2AVX5121adtail2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny2AVX5121adtail1
+	MOVB  (AX), AL
+	MOVB  AL, (DX)
+
+chachaPoly1305Tiny2AVX5121adtail1:
+	// The rounds: blocks 0-3 of every op, two states each, interleaved.
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y1
+	MOVQ            lanes+0(FP), AX
+	MOVQ            (AX), AX
+	MOVQ            lanes+0(FP), CX
+	MOVQ            8(CX), CX
+	VMOVQ           (CX), X0
+	VPINSRD         $0x02, 8(CX), X0, X0
+	VPSLLDQ         $0x04, X0, X0
+	VSHUFI32X4      $0x00, Y0, Y0, Y0
+	VMOVDQA32       Y1, Y3
+	VBROADCASTI32X4 (AX), Y4
+	VBROADCASTI32X4 16(AX), Y5
+	VPADDD          chachaRowCounters<>+0(SB), Y0, Y6
+	VMOVDQA32       Y1, Y7
+	VBROADCASTI32X4 (AX), Y8
+	VBROADCASTI32X4 16(AX), Y9
+	VPADDD          chachaRowCounters<>+32(SB), Y0, Y0
+	MOVQ            lanes+0(FP), AX
+	MOVQ            64(AX), AX
+	MOVQ            lanes+0(FP), CX
+	MOVQ            72(CX), CX
+	VMOVQ           (CX), X10
+	VPINSRD         $0x02, 8(CX), X10, X10
+	VPSLLDQ         $0x04, X10, X10
+	VSHUFI32X4      $0x00, Y10, Y10, Y10
+	VMOVDQA32       Y1, Y11
+	VBROADCASTI32X4 (AX), Y12
+	VBROADCASTI32X4 16(AX), Y13
+	VPADDD          chachaRowCounters<>+0(SB), Y10, Y14
+	VMOVDQA32       Y1, Y1
+	VBROADCASTI32X4 (AX), Y16
+	VBROADCASTI32X4 16(AX), Y17
+	VPADDD          chachaRowCounters<>+32(SB), Y10, Y10
+	MOVL            $0x0000000a, AX
+
+chachaPoly1305Tiny2AVX512rounds:
+	VPADDD Y4, Y3, Y3
+	VPXORD Y3, Y6, Y6
+	VPROLD $0x10, Y6, Y6
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y0, Y0
+	VPROLD $0x10, Y0, Y0
+	VPADDD Y12, Y11, Y11
+	VPXORD Y11, Y14, Y14
+	VPROLD $0x10, Y14, Y14
+	VPADDD Y16, Y1, Y1
+	VPXORD Y1, Y10, Y10
+	VPROLD $0x10, Y10, Y10
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y4, Y4
+	VPROLD $0x0c, Y4, Y4
+	VPADDD Y0, Y9, Y9
+	VPXORD Y9, Y8, Y8
+	VPROLD $0x0c, Y8, Y8
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x0c, Y12, Y12
+	VPADDD Y10, Y17, Y17
+	VPXORD Y17, Y16, Y16
+	VPROLD $0x0c, Y16, Y16
+	VPADDD Y4, Y3, Y3
+	VPXORD Y3, Y6, Y6
+	VPROLD $0x08, Y6, Y6
+	VPADDD Y8, Y7, Y7
+	VPXORD Y7, Y0, Y0
+	VPROLD $0x08, Y0, Y0
+	VPADDD Y12, Y11, Y11
+	VPXORD Y11, Y14, Y14
+	VPROLD $0x08, Y14, Y14
+	VPADDD Y16, Y1, Y1
+	VPXORD Y1, Y10, Y10
+	VPROLD $0x08, Y10, Y10
+	VPADDD Y6, Y5, Y5
+	VPXORD Y5, Y4, Y4
+	VPROLD $0x07, Y4, Y4
+	VPADDD Y0, Y9, Y9
+	VPXORD Y9, Y8, Y8
+	VPROLD $0x07, Y8, Y8
+	VPADDD Y14, Y13, Y13
+	VPXORD Y13, Y12, Y12
+	VPROLD $0x07, Y12, Y12
+	VPADDD Y10, Y17, Y17
+	VPXORD Y17, Y16, Y16
+	VPROLD $0x07, Y16, Y16
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y3, Y3
+	VPSHUFD $0x39, Y5, Y5
+	VPSHUFD $0x4e, Y6, Y6
+	VPSHUFD $0x93, Y7, Y7
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x4e, Y0, Y0
+	VPSHUFD $0x93, Y11, Y11
+	VPSHUFD $0x39, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	VPSHUFD $0x93, Y1, Y1
+	VPSHUFD $0x39, Y17, Y17
+	VPSHUFD $0x4e, Y10, Y10
+	VPADDD  Y4, Y3, Y3
+	VPXORD  Y3, Y6, Y6
+	VPROLD  $0x10, Y6, Y6
+	VPADDD  Y8, Y7, Y7
+	VPXORD  Y7, Y0, Y0
+	VPROLD  $0x10, Y0, Y0
+	VPADDD  Y12, Y11, Y11
+	VPXORD  Y11, Y14, Y14
+	VPROLD  $0x10, Y14, Y14
+	VPADDD  Y16, Y1, Y1
+	VPXORD  Y1, Y10, Y10
+	VPROLD  $0x10, Y10, Y10
+	VPADDD  Y6, Y5, Y5
+	VPXORD  Y5, Y4, Y4
+	VPROLD  $0x0c, Y4, Y4
+	VPADDD  Y0, Y9, Y9
+	VPXORD  Y9, Y8, Y8
+	VPROLD  $0x0c, Y8, Y8
+	VPADDD  Y14, Y13, Y13
+	VPXORD  Y13, Y12, Y12
+	VPROLD  $0x0c, Y12, Y12
+	VPADDD  Y10, Y17, Y17
+	VPXORD  Y17, Y16, Y16
+	VPROLD  $0x0c, Y16, Y16
+	VPADDD  Y4, Y3, Y3
+	VPXORD  Y3, Y6, Y6
+	VPROLD  $0x08, Y6, Y6
+	VPADDD  Y8, Y7, Y7
+	VPXORD  Y7, Y0, Y0
+	VPROLD  $0x08, Y0, Y0
+	VPADDD  Y12, Y11, Y11
+	VPXORD  Y11, Y14, Y14
+	VPROLD  $0x08, Y14, Y14
+	VPADDD  Y16, Y1, Y1
+	VPXORD  Y1, Y10, Y10
+	VPROLD  $0x08, Y10, Y10
+	VPADDD  Y6, Y5, Y5
+	VPXORD  Y5, Y4, Y4
+	VPROLD  $0x07, Y4, Y4
+	VPADDD  Y0, Y9, Y9
+	VPXORD  Y9, Y8, Y8
+	VPROLD  $0x07, Y8, Y8
+	VPADDD  Y14, Y13, Y13
+	VPXORD  Y13, Y12, Y12
+	VPROLD  $0x07, Y12, Y12
+	VPADDD  Y10, Y17, Y17
+	VPXORD  Y17, Y16, Y16
+	VPROLD  $0x07, Y16, Y16
+	VPSHUFD $0x39, Y3, Y3
+	VPSHUFD $0x93, Y5, Y5
+	VPSHUFD $0x4e, Y6, Y6
+	VPSHUFD $0x39, Y7, Y7
+	VPSHUFD $0x93, Y9, Y9
+	VPSHUFD $0x4e, Y0, Y0
+	VPSHUFD $0x39, Y11, Y11
+	VPSHUFD $0x93, Y13, Y13
+	VPSHUFD $0x4e, Y14, Y14
+	VPSHUFD $0x39, Y1, Y1
+	VPSHUFD $0x93, Y17, Y17
+	VPSHUFD $0x4e, Y10, Y10
+	DECL    AX
+	JNZ     chachaPoly1305Tiny2AVX512rounds
+
+	// Add the initial state (section 2.3); rows to whole blocks, one zmm each (blocks 1-3
+	// of each op); block 0's rows 0 and 1 are the Poly1305 key: r, clamped (section 2.5.1), kept
+	// in a register, s stored for the tag.
+	VBROADCASTI32X4 chachaSigma<>+0(SB), Y18
+	MOVQ            lanes+0(FP), AX
+	MOVQ            (AX), AX
+	MOVQ            lanes+0(FP), CX
+	MOVQ            8(CX), CX
+	VMOVQ           (CX), X15
+	VPINSRD         $0x02, 8(CX), X15, X15
+	VPSLLDQ         $0x04, X15, X15
+	VSHUFI32X4      $0x00, Y15, Y15, Y15
+	VPADDD          Y18, Y3, Y3
+	VBROADCASTI32X4 (AX), Y19
+	VPADDD          Y19, Y4, Y4
+	VBROADCASTI32X4 16(AX), Y19
+	VPADDD          Y19, Y5, Y5
+	VPADDD          chachaRowCounters<>+0(SB), Y15, Y19
+	VPADDD          Y19, Y6, Y6
+	VSHUFI64X2      $0x03, Y4, Y3, Y19
+	VSHUFI64X2      $0x03, Y6, Y5, Y5
+	VINSERTI64X4    $0x01, Y5, Z19, Z5
+	VPADDD          Y18, Y7, Y7
+	VBROADCASTI32X4 (AX), Y6
+	VPADDD          Y6, Y8, Y8
+	VBROADCASTI32X4 16(AX), Y6
+	VPADDD          Y6, Y9, Y9
+	VPADDD          chachaRowCounters<>+32(SB), Y15, Y6
+	VPADDD          Y6, Y0, Y0
+	VSHUFI64X2      $0x00, Y8, Y7, Y6
+	VSHUFI64X2      $0x00, Y0, Y9, Y15
+	VINSERTI64X4    $0x01, Y15, Z6, Z6
+	VSHUFI64X2      $0x03, Y8, Y7, Y7
+	VSHUFI64X2      $0x03, Y0, Y9, Y0
+	VINSERTI64X4    $0x01, Y0, Z7, Z0
+	VPANDD          poly1305Clamp<>+0(SB), X3, X3
+	VMOVDQU32       X4, 224(SP)
+	MOVQ            lanes+0(FP), AX
+	MOVQ            64(AX), AX
+	MOVQ            lanes+0(FP), CX
+	MOVQ            72(CX), CX
+	VMOVQ           (CX), X20
+	VPINSRD         $0x02, 8(CX), X20, X20
+	VPSLLDQ         $0x04, X20, X20
+	VSHUFI32X4      $0x00, Y20, Y20, Y4
+	VPADDD          Y18, Y11, Y11
+	VBROADCASTI32X4 (AX), Y7
+	VPADDD          Y7, Y12, Y12
+	VBROADCASTI32X4 16(AX), Y7
+	VPADDD          Y7, Y13, Y13
+	VPADDD          chachaRowCounters<>+0(SB), Y4, Y7
+	VPADDD          Y7, Y14, Y14
+	VSHUFI64X2      $0x03, Y12, Y11, Y7
+	VSHUFI64X2      $0x03, Y14, Y13, Y8
+	VINSERTI64X4    $0x01, Y8, Z7, Z7
+	VPADDD          Y18, Y1, Y1
+	VBROADCASTI32X4 (AX), Y8
+	VPADDD          Y8, Y16, Y16
+	VBROADCASTI32X4 16(AX), Y8
+	VPADDD          Y8, Y17, Y17
+	VPADDD          chachaRowCounters<>+32(SB), Y4, Y4
+	VPADDD          Y4, Y10, Y10
+	VSHUFI64X2      $0x00, Y16, Y1, Y4
+	VSHUFI64X2      $0x00, Y10, Y17, Y8
+	VINSERTI64X4    $0x01, Y8, Z4, Z4
+	VSHUFI64X2      $0x03, Y16, Y1, Y1
+	VSHUFI64X2      $0x03, Y10, Y17, Y8
+	VINSERTI64X4    $0x01, Y8, Z1, Z1
+	VPANDD          poly1305Clamp<>+0(SB), X11, X8
+	VMOVDQU32       X12, 464(SP)
+
+	// The ciphertext of each op into its stack buffer, zero-padded: Seal XORs the key stream
+	// into the message and writes dst as well; Open copies the ciphertext.
+	MOVB       open+8(FP), AL
+	TESTB      AL, AL
+	JNZ        chachaPoly1305Tiny2AVX512stage
+	MOVQ       lanes+0(FP), AX
+	MOVQ       32(AX), AX
+	MOVQ       lanes+0(FP), CX
+	MOVQ       24(CX), CX
+	MOVQ       lanes+0(FP), DX
+	MOVQ       16(DX), DX
+	CMPQ       AX, $0x00000000
+	JBE        chachaPoly1305Tiny2AVX5120sealed
+	MOVQ       AX, BX
+	SUBQ       $0x00000000, BX
+	MOVQ       $0x00000040, SI
+	CMPQ       BX, SI
+	CMOVQGT    SI, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z9
+	VPXORD     Z5, Z9, Z9
+	VMOVDQU8.Z Z9, K1, Z9
+	VMOVDQU8   Z9, K1, (DX)
+	VMOVDQU64  Z9, (SP)
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny2AVX5120sealed
+	MOVQ       AX, BX
+	SUBQ       $0x00000040, BX
+	MOVQ       $0x00000040, SI
+	CMPQ       BX, SI
+	CMOVQGT    SI, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z 64(CX), K1, Z9
+	VPXORD     Z6, Z9, Z9
+	VMOVDQU8.Z Z9, K1, Z9
+	VMOVDQU8   Z9, K1, 64(DX)
+	VMOVDQU64  Z9, 64(SP)
+	CMPQ       AX, $0x00000080
+	JBE        chachaPoly1305Tiny2AVX5120sealed
+	SUBQ       $0x00000080, AX
+	MOVQ       $0x00000040, BX
+	CMPQ       AX, BX
+	CMOVQGT    BX, AX
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 128(CX), K1, Z9
+	VPXORD     Z0, Z9, Z9
+	VMOVDQU8.Z Z9, K1, Z9
+	VMOVDQU8   Z9, K1, 128(DX)
+	VMOVDQU64  Z9, 128(SP)
+
+chachaPoly1305Tiny2AVX5120sealed:
+	MOVQ       lanes+0(FP), AX
+	MOVQ       96(AX), AX
+	MOVQ       lanes+0(FP), CX
+	MOVQ       88(CX), CX
+	MOVQ       lanes+0(FP), DX
+	MOVQ       80(DX), DX
+	CMPQ       AX, $0x00000000
+	JBE        chachaPoly1305Tiny2AVX5121sealed
+	MOVQ       AX, BX
+	SUBQ       $0x00000000, BX
+	MOVQ       $0x00000040, SI
+	CMPQ       BX, SI
+	CMOVQGT    SI, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z (CX), K1, Z9
+	VPXORD     Z7, Z9, Z9
+	VMOVDQU8.Z Z9, K1, Z9
+	VMOVDQU8   Z9, K1, (DX)
+	VMOVDQU64  Z9, 240(SP)
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny2AVX5121sealed
+	MOVQ       AX, BX
+	SUBQ       $0x00000040, BX
+	MOVQ       $0x00000040, SI
+	CMPQ       BX, SI
+	CMOVQGT    SI, BX
+	MOVQ       $-1, SI
+	BZHIQ      BX, SI, BX
+	KMOVQ      BX, K1
+	VMOVDQU8.Z 64(CX), K1, Z9
+	VPXORD     Z4, Z9, Z9
+	VMOVDQU8.Z Z9, K1, Z9
+	VMOVDQU8   Z9, K1, 64(DX)
+	VMOVDQU64  Z9, 304(SP)
+	CMPQ       AX, $0x00000080
+	JBE        chachaPoly1305Tiny2AVX5121sealed
+	SUBQ       $0x00000080, AX
+	MOVQ       $0x00000040, BX
+	CMPQ       AX, BX
+	CMOVQGT    BX, AX
+	MOVQ       $-1, BX
+	BZHIQ      AX, BX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 128(CX), K1, Z9
+	VPXORD     Z1, Z9, Z9
+	VMOVDQU8.Z Z9, K1, Z9
+	VMOVDQU8   Z9, K1, 128(DX)
+	VMOVDQU64  Z9, 368(SP)
+
+chachaPoly1305Tiny2AVX5121sealed:
+	JMP chachaPoly1305Tiny2AVX512mac
+
+chachaPoly1305Tiny2AVX512stage:
+	MOVQ       lanes+0(FP), AX
+	MOVQ       32(AX), AX
+	MOVQ       lanes+0(FP), CX
+	MOVQ       24(CX), CX
+	CMPQ       AX, $0x00000000
+	JBE        chachaPoly1305Tiny2AVX5120staged
+	MOVQ       AX, DX
+	SUBQ       $0x00000000, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z (CX), K1, Z9
+	VMOVDQU64  Z9, (SP)
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny2AVX5120staged
+	MOVQ       AX, DX
+	SUBQ       $0x00000040, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 64(CX), K1, Z9
+	VMOVDQU64  Z9, 64(SP)
+	CMPQ       AX, $0x00000080
+	JBE        chachaPoly1305Tiny2AVX5120staged
+	SUBQ       $0x00000080, AX
+	MOVQ       $0x00000040, DX
+	CMPQ       AX, DX
+	CMOVQGT    DX, AX
+	MOVQ       $-1, DX
+	BZHIQ      AX, DX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 128(CX), K1, Z9
+	VMOVDQU64  Z9, 128(SP)
+
+chachaPoly1305Tiny2AVX5120staged:
+	MOVQ       lanes+0(FP), AX
+	MOVQ       96(AX), AX
+	MOVQ       lanes+0(FP), CX
+	MOVQ       88(CX), CX
+	CMPQ       AX, $0x00000000
+	JBE        chachaPoly1305Tiny2AVX5121staged
+	MOVQ       AX, DX
+	SUBQ       $0x00000000, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z (CX), K1, Z9
+	VMOVDQU64  Z9, 240(SP)
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny2AVX5121staged
+	MOVQ       AX, DX
+	SUBQ       $0x00000040, DX
+	MOVQ       $0x00000040, BX
+	CMPQ       DX, BX
+	CMOVQGT    BX, DX
+	MOVQ       $-1, BX
+	BZHIQ      DX, BX, DX
+	KMOVQ      DX, K1
+	VMOVDQU8.Z 64(CX), K1, Z9
+	VMOVDQU64  Z9, 304(SP)
+	CMPQ       AX, $0x00000080
+	JBE        chachaPoly1305Tiny2AVX5121staged
+	SUBQ       $0x00000080, AX
+	MOVQ       $0x00000040, DX
+	CMPQ       AX, DX
+	CMOVQGT    DX, AX
+	MOVQ       $-1, DX
+	BZHIQ      AX, DX, AX
+	KMOVQ      AX, K1
+	VMOVDQU8.Z 128(CX), K1, Z9
+	VMOVDQU64  Z9, 368(SP)
+
+chachaPoly1305Tiny2AVX5121staged:
+chachaPoly1305Tiny2AVX512mac:
+	// Each op's Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8),
+	// then its tag: written (Seal), or compared and, on a match, the message decrypted (Open).
+	XORQ    AX, AX
+	VMOVQ   X3, CX
+	VPEXTRQ $0x01, X3, BX
+	MOVQ    lanes+0(FP), DX
+	MOVQ    40(DX), SI
+	MOVQ    lanes+0(FP), DX
+	MOVQ    48(DX), DI
+	XORQ    R8, R8
+	XORQ    R9, R9
+	XORQ    R10, R10
+	SHRQ    $0x04, DI
+	TESTQ   DI, DI
+	JZ      chachaPoly1305Tiny2AVX5120addone
+
+chachaPoly1305Tiny2AVX5120ad:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny2AVX5120ad
+
+chachaPoly1305Tiny2AVX5120addone:
+	TESTQ $0x0000000f, 208(SP)
+	JZ    chachaPoly1305Tiny2AVX5120adpadded
+	ADDQ  192(SP), R8
+	ADCQ  200(SP), R9
+	ADCQ  $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
+	MOVQ DI, R9
+
+chachaPoly1305Tiny2AVX5120adpadded:
+	LEAQ  (SP), SI
+	MOVQ  216(SP), DI
+	ADDQ  $0x0f, DI
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
+	JZ    chachaPoly1305Tiny2AVX5120ctdone
+
+chachaPoly1305Tiny2AVX5120ct:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny2AVX5120ct
+
+chachaPoly1305Tiny2AVX5120ctdone:
+	ADDQ 208(SP), R8
+	ADCQ 216(SP), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, BX
+	ADDQ  R12, R11
+	ADCQ  $0x00, BX
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, BX
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, BX
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, BX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ    R11, R10
+	ANDQ    $0x03, R10
+	ANDQ    $-4, R11
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, BX, R11
+	SHRQ    $0x02, BX
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	MOVQ    SI, R8
+	MOVQ    DI, R9
+	MOVQ    R8, CX
+	ADDQ    $0x05, CX
+	MOVQ    R9, DX
+	ADCQ    $0x00, DX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE CX, R8
+	CMOVQNE DX, R9
+	ADDQ    224(SP), R8
+	ADCQ    232(SP), R9
+	MOVQ    lanes+0(FP), CX
+	MOVQ    56(CX), CX
+	MOVB    open+8(FP), DL
+	TESTB   DL, DL
+	JNZ     chachaPoly1305Tiny2AVX5120verify
+	MOVQ    R8, (CX)
+	MOVQ    R9, 8(CX)
+	ORQ     $0x01, AX
+	JMP     chachaPoly1305Tiny2AVX5120done
+
+chachaPoly1305Tiny2AVX5120verify:
+	XORQ     (CX), R8
+	XORQ     8(CX), R9
+	ORQ      R9, R8
+	JNE      chachaPoly1305Tiny2AVX5120done
+	ORQ      $0x01, AX
+	MOVQ     lanes+0(FP), CX
+	MOVQ     32(CX), CX
+	MOVQ     lanes+0(FP), DX
+	MOVQ     16(DX), DX
+	CMPQ     CX, $0x00000000
+	JBE      chachaPoly1305Tiny2AVX5120done
+	MOVQ     CX, BX
+	SUBQ     $0x00000000, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   (SP), Z5, Z3
+	VMOVDQU8 Z3, K1, (DX)
+	CMPQ     CX, $0x00000040
+	JBE      chachaPoly1305Tiny2AVX5120done
+	MOVQ     CX, BX
+	SUBQ     $0x00000040, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   64(SP), Z6, Z3
+	VMOVDQU8 Z3, K1, 64(DX)
+	CMPQ     CX, $0x00000080
+	JBE      chachaPoly1305Tiny2AVX5120done
+	SUBQ     $0x00000080, CX
+	MOVQ     $0x00000040, BX
+	CMPQ     CX, BX
+	CMOVQGT  BX, CX
+	MOVQ     $-1, BX
+	BZHIQ    CX, BX, CX
+	KMOVQ    CX, K1
+	VPXORD   128(SP), Z0, Z0
+	VMOVDQU8 Z0, K1, 128(DX)
+
+chachaPoly1305Tiny2AVX5120done:
+	VMOVQ   X8, CX
+	VPEXTRQ $0x01, X8, BX
+	MOVQ    lanes+0(FP), DX
+	MOVQ    104(DX), SI
+	MOVQ    lanes+0(FP), DX
+	MOVQ    112(DX), DI
+	XORQ    R8, R8
+	XORQ    R9, R9
+	XORQ    R10, R10
+	SHRQ    $0x04, DI
+	TESTQ   DI, DI
+	JZ      chachaPoly1305Tiny2AVX5121addone
+
+chachaPoly1305Tiny2AVX5121ad:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny2AVX5121ad
+
+chachaPoly1305Tiny2AVX5121addone:
+	TESTQ $0x0000000f, 448(SP)
+	JZ    chachaPoly1305Tiny2AVX5121adpadded
+	ADDQ  432(SP), R8
+	ADCQ  440(SP), R9
+	ADCQ  $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
+	MOVQ DI, R9
+
+chachaPoly1305Tiny2AVX5121adpadded:
+	LEAQ  240(SP), SI
+	MOVQ  456(SP), DI
+	ADDQ  $0x0f, DI
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
+	JZ    chachaPoly1305Tiny2AVX5121ctdone
+
+chachaPoly1305Tiny2AVX5121ct:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny2AVX5121ct
+
+chachaPoly1305Tiny2AVX5121ctdone:
+	ADDQ 448(SP), R8
+	ADCQ 456(SP), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, BX
+	ADDQ  R12, R11
+	ADCQ  $0x00, BX
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, BX
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, BX
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, BX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ    R11, R10
+	ANDQ    $0x03, R10
+	ANDQ    $-4, R11
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, BX, R11
+	SHRQ    $0x02, BX
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	MOVQ    SI, R8
+	MOVQ    DI, R9
+	MOVQ    R8, CX
+	ADDQ    $0x05, CX
+	MOVQ    R9, DX
+	ADCQ    $0x00, DX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE CX, R8
+	CMOVQNE DX, R9
+	ADDQ    464(SP), R8
+	ADCQ    472(SP), R9
+	MOVQ    lanes+0(FP), CX
+	MOVQ    120(CX), CX
+	MOVB    open+8(FP), DL
+	TESTB   DL, DL
+	JNZ     chachaPoly1305Tiny2AVX5121verify
+	MOVQ    R8, (CX)
+	MOVQ    R9, 8(CX)
+	ORQ     $0x02, AX
+	JMP     chachaPoly1305Tiny2AVX5121done
+
+chachaPoly1305Tiny2AVX5121verify:
+	XORQ     (CX), R8
+	XORQ     8(CX), R9
+	ORQ      R9, R8
+	JNE      chachaPoly1305Tiny2AVX5121done
+	ORQ      $0x02, AX
+	MOVQ     lanes+0(FP), CX
+	MOVQ     96(CX), CX
+	MOVQ     lanes+0(FP), DX
+	MOVQ     80(DX), DX
+	CMPQ     CX, $0x00000000
+	JBE      chachaPoly1305Tiny2AVX5121done
+	MOVQ     CX, BX
+	SUBQ     $0x00000000, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   240(SP), Z7, Z0
+	VMOVDQU8 Z0, K1, (DX)
+	CMPQ     CX, $0x00000040
+	JBE      chachaPoly1305Tiny2AVX5121done
+	MOVQ     CX, BX
+	SUBQ     $0x00000040, BX
+	MOVQ     $0x00000040, SI
+	CMPQ     BX, SI
+	CMOVQGT  SI, BX
+	MOVQ     $-1, SI
+	BZHIQ    BX, SI, BX
+	KMOVQ    BX, K1
+	VPXORD   304(SP), Z4, Z0
+	VMOVDQU8 Z0, K1, 64(DX)
+	CMPQ     CX, $0x00000080
+	JBE      chachaPoly1305Tiny2AVX5121done
+	SUBQ     $0x00000080, CX
+	MOVQ     $0x00000040, BX
+	CMPQ     CX, BX
+	CMOVQGT  BX, CX
+	MOVQ     $-1, BX
+	BZHIQ    CX, BX, CX
+	KMOVQ    CX, K1
+	VPXORD   368(SP), Z1, Z0
+	VMOVDQU8 Z0, K1, 128(DX)
+
+chachaPoly1305Tiny2AVX5121done:
+	// Wipe the MACs' keys from the stack; the key stream stayed in registers and the buffers
+	// hold only ciphertext and AD.
+	VPXORD    X2, X2, X2
+	VMOVDQU32 X2, 224(SP)
+	VMOVDQU32 X2, 464(SP)
+	VZEROUPPER
+	MOVB      AL, ok+16(FP)
+	RET
+
 // func chachaPoly1305SmallAVX512(key *[8]uint32, nonce *[12]byte, dst *byte, src *byte, n int, ad *byte, adLen int, tag *[16]byte, open bool) bool
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
 TEXT ·chachaPoly1305SmallAVX512(SB), NOSPLIT, $520-73

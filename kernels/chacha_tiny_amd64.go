@@ -33,7 +33,7 @@ type chachaTinyLane struct {
 	nonce *[12]byte
 	dst   *byte
 	src   *byte
-	n     int // message bytes, 0 to chachaTinyLaneMax
+	n     int // message bytes, 0 to chachaTinyLaneMax (the AVX-512 kernels: to chachaTinyMax)
 	ad    *byte
 	adLen int // 0 to chachaFusedAD
 	tag   *[TagSize]byte
@@ -44,6 +44,17 @@ type chachaTinyLane struct {
 //
 //go:noescape
 func chachaPoly1305Tiny3AVX2(lanes *[chachaTinyLanes]chachaTinyLane, open bool) (ok uint8)
+
+// chachaPoly1305Tiny3AVX512 is chachaPoly1305Tiny3AVX2 for messages of up to chachaTinyMax bytes,
+// on AVX-512 (six row-form states in the EVEX registers, rotations by VPROLD).
+//
+//go:noescape
+func chachaPoly1305Tiny3AVX512(lanes *[chachaTinyLanes]chachaTinyLane, open bool) (ok uint8)
+
+// chachaPoly1305Tiny2AVX512 is chachaPoly1305Tiny3AVX512 on the first two ops of lanes.
+//
+//go:noescape
+func chachaPoly1305Tiny2AVX512(lanes *[chachaTinyLanes]chachaTinyLane, open bool) (ok uint8)
 
 // chachaTinyPipeLane is one op of a chachaTinyPipe; the generator (_asm/chacha, tiny_pipe_avx2.go)
 // hard-codes its layout.
@@ -96,6 +107,11 @@ type tinyOps struct {
 	wide   bool                 // took beside the lanes: every op that fits, not only within block 1
 	queued [chachaTinyLanes]int // ops within block 1, waiting for a full chachaPoly1305Tiny3AVX2 call
 	n      int
+	// triples3: the ops past block 1 run three to a call too (chachaPoly1305Tiny3AVX512), queued in
+	// past until there are three (impl.chachaTiny3AVX512).
+	triples3 bool
+	past     [chachaTinyLanes]int
+	np       int
 	// pipeline: the three-op calls whose ops' AD fits chachaTinyPipeAD run as a pipeline (piped),
 	// each beside the MACs of the one before (planPipeline).
 	pipeline bool
@@ -132,7 +148,8 @@ func (q *tinyOps) planPipeline(ops []Op) {
 }
 
 func newTinyOps(t Tier, open bool) tinyOps {
-	return tinyOps{fused: t == AVX2 && impl.chachaTinyFused, open: open, maxAD: chachaFusedAD}
+	fused := t == AVX2 && impl.chachaTinyFused
+	return tinyOps{fused: fused, open: open, maxAD: chachaFusedAD, triples3: fused && impl.chachaTiny3AVX512}
 }
 
 // fits reports whether a fused kernel takes op, and op's message length. An Open shorter than the
@@ -150,38 +167,53 @@ func (q *tinyOps) inTriple(op *Op) (n int, ok bool) {
 }
 
 // took reports whether q, if not nil, has taken op beside the lanes (chachaRunRoute): the ops
-// within block 1, and if q is wide every op that fits.
+// within block 1 and, where q.triples3, those of up to chachaTiny3Beside bytes; if q is wide every
+// op that fits.
 func (q *tinyOps) took(op *Op) bool {
 	if q == nil {
 		return false
 	}
-	if q.wide {
-		_, ok := q.fits(op)
-		return ok
-	}
-	_, ok := q.inTriple(op)
-	return ok
+	n, ok := q.fits(op)
+	return ok && (q.wide || n <= chachaTinyLaneMax || q.triples3 && n <= chachaTiny3Beside)
 }
 
+// chachaTiny3Beside is the longest message that a batch on the lanes runs beside them wherever
+// chachaPoly1305Tiny3AVX512 runs, however many there are: its four blocks an op against the lanes'
+// three for 65-128 bytes, but a lane group's share of idle lanes and vector MAC set-up against a
+// scalar MAC of a few blocks. Longer ones stay in the lanes where they fill a group (the ops past
+// the lanes' whole groups run on the fused kernels anyway). AMD Zen 4, against x/crypto, seal /
+// open, whole groups in the lanes -> beside: 16 x 80 B 1.38x / 1.40x -> 1.51x / 1.52x, 47 x 80 B
+// 1.46x / 1.45x -> 1.57x / 1.56x, 16 x 96 B 1.39x / 1.44x -> 1.48x / 1.49x, 32 x 96 B 1.52x /
+// 1.58x -> 1.53x / 1.53x; but 32 x 112 B 1.55x / 1.59x -> 1.49x / 1.50x, 32 x 128 B 1.61x / 1.64x
+// -> 1.51x / 1.48x (docs/experiments.md, 2026-12-07 fourth session).
+const chachaTiny3Beside = 96
+
 // chooseBeside decides which of the ChaCha-family ops of ops q takes beside the lanes and returns
-// how many: those within block 1, and where fewer than 16 others fit, those too (q becomes wide).
-// Sixteen of them fill a lane group, where the lanes run them faster than the one-op kernel does;
-// fewer share their groups with longer messages and hold a lane each for the longest one's pass.
-// Only ops with up to chachaTinyAD bytes of AD: the lanes' vector MAC takes longer AD faster (AMD
-// Zen 4, 20 and 40 x 64 B with 256 or 512 B of AD, 1.47-1.75x in the lanes, 1.25-1.44x beside).
+// how many: those within block 1 and, where q.triples3, those of up to chachaTiny3Beside bytes,
+// and where fewer than 16 others fit, those too (q becomes wide). Sixteen of them fill a lane
+// group, where the lanes run them faster than the one-op kernel does; fewer share their groups
+// with longer messages and hold a lane each for the longest one's pass. Only ops with up to
+// chachaTinyAD bytes of AD: the lanes' vector MAC takes longer AD faster (AMD Zen 4, 20 and 40 x
+// 64 B with 256 or 512 B of AD, 1.47-1.75x in the lanes, 1.25-1.44x beside).
 func (q *tinyOps) chooseBeside(ops []Op) (n int) {
 	q.maxAD = chachaTinyAD
-	past := 0
+	past, wider := 0, 0
 	for i := range ops {
 		if op := &ops[i]; op.Key.suite.isChaCha() {
-			if m, ok := q.fits(op); ok && m <= chachaTinyLaneMax {
+			m, ok := q.fits(op)
+			switch {
+			case !ok:
+			case m <= chachaTinyLaneMax:
 				n++
-			} else if ok {
+			case q.triples3 && m <= chachaTiny3Beside:
+				wider++
+			default:
 				past++
 			}
 		}
 	}
 	q.pipeline = n >= chachaTinyPipeMin
+	n += wider
 	if past < 16 {
 		q.wide, n = true, n+past
 	}
@@ -192,13 +224,22 @@ func (q *tinyOps) chooseBeside(ops []Op) (n int) {
 // ops failed of those run by this call (ops[i] itself may wait in the queue).
 func (q *tinyOps) run(ops []Op, i, n int) (failed int) {
 	if n > chachaTinyLaneMax {
-		return q.one(&ops[i], n)
+		if !q.triples3 {
+			return q.one(&ops[i], n)
+		}
+		q.past[q.np] = i
+		if q.np++; q.np < chachaTinyLanes {
+			return 0
+		}
+		q.np = 0
+		return q.lanes(ops, q.past[:], true)
 	}
 	q.queued[q.n] = i
 	if q.n++; q.n < chachaTinyLanes {
 		return 0
 	}
-	return q.lanes(ops)
+	q.n = 0
+	return q.lanes(ops, q.queued[:], false)
 }
 
 // runFusedAlone runs op, a ChaCha-family op on its own on route r (runSmall), on a fused one-call
@@ -229,13 +270,23 @@ func (r *route) runFusedAlone(op *Op, open bool) (taken bool, failed int) {
 	return true, 1
 }
 
-// flush runs the queued ops of ops one to a call, finishes the pipeline and returns how many
-// failed.
+// flush runs the queued ops of ops, finishes the pipeline and returns how many failed. Where
+// q.triples3, the ops left in the two queues run three or two to a call of the AVX-512 kernels
+// (chachaPoly1305Tiny3AVX512, chachaPoly1305Tiny2AVX512) with the last one alone; else one to a
+// call.
 func (q *tinyOps) flush(ops []Op) (failed int) {
-	for _, i := range q.queued[:q.n] {
+	var left [2 * (chachaTinyLanes - 1)]int
+	k := copy(left[:], q.queued[:q.n])
+	k += copy(left[k:], q.past[:q.np])
+	q.n, q.np = 0, 0
+	if q.triples3 && k >= 2 {
+		m := min(k, chachaTinyLanes)
+		failed += q.lanes(ops, left[k-m:k], true)
+		k -= m
+	}
+	for _, i := range left[:k] {
 		failed += q.one(&ops[i], msgLen(&ops[i], q.open))
 	}
-	q.n = 0
 	if p := q.piped; p != nil {
 		failed += q.pipeStage(ops, nil)
 		clear(p.pipe[:])
@@ -261,7 +312,7 @@ func (q *tinyOps) pipeStage(ops []Op, lanes *[chachaTinyLanes]chachaTinyLane) (f
 	}
 	ok := chachaPoly1305Tiny3PipeAVX2(lanes, cur, prev, &out, q.open)
 	if q.open && p.waiting {
-		failed = tinyVerdicts(ops, &p.idx, ok)
+		failed = tinyVerdicts(ops, p.idx[:], ok)
 	}
 	p.waiting = lanes != nil
 	if p.waiting {
@@ -279,22 +330,21 @@ func (q *tinyOps) one(op *Op, n int) (failed int) {
 	return 1
 }
 
-// lanes runs the chachaTinyLanes queued ops of ops in one call of chachaPoly1305Tiny3AVX2 and
-// returns how many failed.
-func (q *tinyOps) lanes(ops []Op) (failed int) {
+// lanes runs the ops ops[idx[i]] in one call, and returns how many failed: three on
+// chachaPoly1305Tiny3AVX2 (or its pipeline), or where past (an op past block 1 among them) two or
+// three on chachaPoly1305Tiny2AVX512 or chachaPoly1305Tiny3AVX512.
+func (q *tinyOps) lanes(ops []Op, idx []int, past bool) (failed int) {
 	var lanes [chachaTinyLanes]chachaTinyLane
 	var sub [chachaTinyLanes][8]uint32
 	var xnonce [chachaTinyLanes][12]byte
 	// XChaCha20's subkeys (HChaCha20 of the key and the nonce's first 16 bytes) in one call when
-	// every op needs one, as in a batch of one suite; else each op its own.
-	allX := true
+	// each of three ops needs one, as in a batch of one suite; else each op its own.
+	allX := len(idx) == chachaTinyLanes
 	var keys [chachaTinyLanes]*[8]uint32
 	var nonces [chachaTinyLanes]*[16]byte
-	// The loops range over q.queued[:], not the array: ranging over an array copies it first, in
-	// 16-byte moves that each wait for the two 8-byte stores that queued the ops.
-	for i, j := range q.queued[:] {
+	for i, j := range idx {
 		op := &ops[j]
-		if op.Key.suite != XChaCha20Poly1305 {
+		if !allX || op.Key.suite != XChaCha20Poly1305 {
 			allX = false
 			break
 		}
@@ -303,7 +353,7 @@ func (q *tinyOps) lanes(ops []Op) (failed int) {
 	if allX {
 		hchacha20x3AVX2(&sub, &keys, &nonces)
 	}
-	for i, j := range q.queued[:] {
+	for i, j := range idx {
 		op := &ops[j]
 		n := msgLen(op, q.open)
 		key, nonce := &op.Key.chacha, (*[12]byte)(op.Nonce)
@@ -326,25 +376,36 @@ func (q *tinyOps) lanes(ops []Op) (failed int) {
 		lanes[i].tag = tinyTag(op, n, q.open)
 	}
 	switch {
+	case past:
+		// Called directly, not through a func value, whose argument would escape: lanes holds
+		// pointers to sub and xnonce, which would move to the heap with it.
+		var ok uint8
+		if len(idx) == 2 {
+			ok = chachaPoly1305Tiny2AVX512(&lanes, q.open)
+		} else {
+			ok = chachaPoly1305Tiny3AVX512(&lanes, q.open)
+		}
+		if q.open {
+			failed = tinyVerdicts(ops, idx, ok)
+		}
 	case q.pipeline && q.fitsPipe(ops):
 		if q.piped == nil {
 			q.piped = tinyPipelines.Get().(*tinyPipeline)
 		}
 		failed = q.pipeStage(ops, &lanes) // the triple before this one's
 	case q.open:
-		failed = tinyVerdicts(ops, &q.queued, chachaPoly1305Tiny3AVX2(&lanes, true))
+		failed = tinyVerdicts(ops, idx, chachaPoly1305Tiny3AVX2(&lanes, true))
 	default:
 		chachaPoly1305Tiny3AVX2(&lanes, false)
 	}
 	clear(sub[:])
-	q.n = 0
 	return failed
 }
 
 // tinyVerdicts settles the Opens ops[idx[i]] of a three-op call from its result ok (bit i set where
 // op i's tag matched): the others fail with Dst zeroed. It returns how many failed.
-func tinyVerdicts(ops []Op, idx *[chachaTinyLanes]int, ok uint8) (failed int) {
-	for i, j := range idx[:] {
+func tinyVerdicts(ops []Op, idx []int, ok uint8) (failed int) {
+	for i, j := range idx {
 		if op := &ops[j]; ok>>i&1 == 0 {
 			failOpen(op)
 			failed++

@@ -223,17 +223,30 @@ func BenchmarkChaChaTinyAVX2(b *testing.B) {
 	}
 }
 
-// TestChaChaTinyLanesAVX2 runs tinyOps's three-op kernels on random triples against
+// TestChaChaTinyLanes runs tinyOps's three-op kernels on random triples against
 // golang.org/x/crypto/chacha20poly1305: one triple (chachaPoly1305Tiny3AVX2) or up to eight, from
 // three on through the pipeline (chachaPoly1305Tiny3PipeAVX2) where every op's AD fits it, so that
-// pipelined triples and others mix; each op of its own suite and key, message length (0-64) and
-// AD length (0-767, mostly within chachaTinyPipeAD), apart or in place; Open with a random subset
-// forged (tag, ciphertext or AD), which alone fail, with Dst zeroed, while the others decrypt; no
-// byte written outside any Dst.
-func TestChaChaTinyLanesAVX2(t *testing.T) {
+// pipelined triples and others mix; each op of its own suite and key, message length (0-64, and
+// on AVX-512 CPUs in a second pass one in four of 65-192 for chachaPoly1305Tiny3AVX512, in
+// batches of any size too, whose leftovers of both queues run in pairs on
+// chachaPoly1305Tiny2AVX512) and AD length (0-767, mostly within chachaTinyPipeAD), apart or in
+// place; Open with a random subset forged (tag, ciphertext or AD), which alone fail, with Dst
+// zeroed, while the others decrypt; no byte written outside any Dst.
+func TestChaChaTinyLanes(t *testing.T) {
 	if !chachaHas(AVX2) || !impl.chachaAVX2Regs {
 		t.Skip("needs the AVX2 tier of 1-cycle cores")
 	}
+	defer func(w bool) { impl.chachaTiny3AVX512 = w }(impl.chachaTiny3AVX512)
+	for _, past := range []bool{false, true} {
+		if past && !chachaAVX512 {
+			continue
+		}
+		impl.chachaTiny3AVX512 = past
+		t.Run(fmt.Sprintf("past=%v", past), func(t *testing.T) { testChaChaTinyLanes(t, past) })
+	}
+}
+
+func testChaChaTinyLanes(t *testing.T, past bool) {
 	const guard = 32
 	const guardFill = 0x5A
 	guarded := func(n int) (buf, all []byte) {
@@ -258,7 +271,10 @@ func TestChaChaTinyLanesAVX2(t *testing.T) {
 	}
 	for iter := range 3000 {
 		count := chachaTinyLanes
-		if iter%2 == 1 {
+		switch {
+		case past && iter%4 == 3:
+			count = 1 + rng.IntN(24) // leftovers of every kind for flush
+		case iter%2 == 1:
 			count *= 1 + rng.IntN(8)
 		}
 		ls := make([]lane, count)
@@ -278,6 +294,9 @@ func TestChaChaTinyLanesAVX2(t *testing.T) {
 				l.oracle, _ = chacha20poly1305.New(raw)
 			}
 			n := rng.IntN(chachaTinyLaneMax + 1)
+			if past && rng.IntN(4) == 0 {
+				n = chachaTinyLaneMax + 1 + rng.IntN(chachaTinyMax-chachaTinyLaneMax)
+			}
 			adLen := rng.IntN(chachaTinyPipeAD + 17)
 			if rng.IntN(8) == 0 {
 				adLen = rng.IntN(chachaFusedAD + 1)
@@ -308,7 +327,7 @@ func TestChaChaTinyLanesAVX2(t *testing.T) {
 				}
 				failed += q.run(ops, i, n)
 			}
-			if q.n != 0 {
+			if count%chachaTinyLanes == 0 && !past && q.n != 0 {
 				t.Fatalf("iteration %d: %d ops left queued after a full call", iter, q.n)
 			}
 			return failed + q.flush(ops)
@@ -387,5 +406,53 @@ func BenchmarkChaChaTiny3AVX2(b *testing.B) {
 	b.SetBytes(chachaTinyLanes * 64)
 	for b.Loop() {
 		chachaPoly1305Tiny3AVX2(&lanes, false)
+	}
+}
+
+// BenchmarkChaChaTinyLanesAVX512 times the AVX-512 kernels of two and three ops of up to three
+// blocks (chachaPoly1305Tiny2AVX512, chachaPoly1305Tiny3AVX512) alone, in place with 8 bytes of
+// AD, against as many lone calls of chachaPoly1305TinyAVX512 on the same ops ("alone").
+func BenchmarkChaChaTinyLanesAVX512(b *testing.B) {
+	if !chachaAVX512 {
+		b.Skip("needs AVX-512")
+	}
+	var key [8]uint32
+	var nonce [12]byte
+	var tags [chachaTinyLanes][TagSize]byte
+	ad := make([]byte, 8)
+	for _, n := range []int{64, 100, 128, 192} {
+		var lanes [chachaTinyLanes]chachaTinyLane
+		for i := range lanes {
+			buf := make([]byte, n)
+			lanes[i] = chachaTinyLane{key: &key, nonce: &nonce, dst: &buf[0], src: &buf[0], n: n, ad: &ad[0],
+				adLen: len(ad), tag: &tags[i]}
+		}
+		for _, open := range []bool{false, true} {
+			name := "Seal"
+			if open {
+				name = "Open"
+			}
+			for _, ops := range []int{2, 3} {
+				b.Run(fmt.Sprintf("%s/%dx%d", name, ops, n), func(b *testing.B) {
+					b.SetBytes(int64(ops * n))
+					for b.Loop() {
+						if ops == 2 {
+							chachaPoly1305Tiny2AVX512(&lanes, open)
+						} else {
+							chachaPoly1305Tiny3AVX512(&lanes, open)
+						}
+					}
+				})
+				b.Run(fmt.Sprintf("%s/%dx%d/alone", name, ops, n), func(b *testing.B) {
+					b.SetBytes(int64(ops * n))
+					for b.Loop() {
+						for i := range ops {
+							l := &lanes[i]
+							chachaPoly1305TinyAVX512(l.key, l.nonce, l.dst, l.src, n, l.ad, l.adLen, l.tag, open)
+						}
+					}
+				})
+			}
+		}
 	}
 }

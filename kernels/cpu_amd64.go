@@ -105,6 +105,17 @@ var impl = struct {
 	// 1.01-1.04x), up to 64 B level (docs/experiments.md, 2026-12-04 third session). Intel AVX-512
 	// cores take it by their latency, unmeasured.
 	chachaTinyProld bool
+	// chachaTiny3AVX512: where the fused kernels run a batch's ops (tinyOps), those past block 1
+	// (65-192 bytes) run three to a call (chachaPoly1305Tiny3AVX512: six row-form states in the
+	// EVEX registers) as those within block 1 do on chachaPoly1305Tiny3AVX2, and two or three of
+	// the ops left at the end of a batch, of either size, run in one call of it or of
+	// chachaPoly1305Tiny2AVX512, rather than each alone on chachaPoly1305TinyAVX512, whose lone
+	// op's rounds leave most of the vector pipes idle. AMD Zen 4, Seals with 8 bytes of AD, the
+	// kernels against as many lone calls (BenchmarkChaChaTinyLanesAVX512, medians of 3): three ops
+	// of 64 B 364 -> 248 ns, 100 B 455 -> 293, 128 B 471 -> 306, 192 B 528 -> 367; two of 64 B 244
+	// -> 188, 100 B 303 -> 220, 192 B 349 -> 266 (docs/experiments.md, 2026-12-07 fourth session).
+	// Only the routes with fused tiny kernels run it (Zen 4's); other AVX-512 cores unmeasured.
+	chachaTiny3AVX512 bool
 	// chachaSmallFused: an op alone on the AVX512 tier's one-op path (chachaOneOp) with a message
 	// within blocks 4-13 (193-832 bytes; Opens to block 17, 1088 bytes) and at most chachaFusedAD
 	// bytes of AD takes the fused AVX-512 kernel (chachaPoly1305SmallAVX512: blocks 0 to 2s-1 in
@@ -172,6 +183,7 @@ var impl = struct {
 	chachaTinyFused:      !ymmLatency2,
 	chachaSmallFused:     zmmHalves,
 	chachaTinyProld:      chachaAVX512,
+	chachaTiny3AVX512:    chachaAVX512,
 	chachaBlocksHeads:    !ymmLatency2,
 	chachaBlocksLanes: func() int {
 		if ymmLatency2 {

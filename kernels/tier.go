@@ -256,12 +256,21 @@ func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) 
 	if cut > 0 {
 		failed += chachaRun(t, ops[:cut], open, beside)
 	}
+	// The ops past the cut run as a small batch's do (runSmall), those that fit the fused kernels
+	// three to a call where they can (tinyOps).
+	tail := newTinyOps(r.tiny, open)
 	for i := cut; i < len(ops); i++ {
-		if op := &ops[i]; op.Key.suite.isChaCha() && !beside.took(op) {
+		op := &ops[i]
+		if !op.Key.suite.isChaCha() || beside.took(op) {
+			continue
+		}
+		if n, ok := tail.fits(op); ok {
+			failed += tail.run(ops, i, n)
+		} else {
 			failed += runSmall(r, op, open)
 		}
 	}
-	return failed
+	return failed + tail.flush(ops)
 }
 
 // laneCut returns the index in ops just past the k-th ChaCha-family op that beside did not take.

@@ -51,6 +51,8 @@ func main() {
 	chachaPoly1305Tiny(true)
 	chachaPoly1305Tiny3AVX2()
 	chachaPoly1305Tiny3PipeAVX2()
+	chachaPoly1305TinyNAVX512(3)
+	chachaPoly1305TinyNAVX512(2)
 	chachaPoly1305SmallAVX512()
 	chachaPoly1305LongAVX512()
 	chachaXOR16OneAVX512()

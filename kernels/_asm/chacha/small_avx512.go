@@ -414,16 +414,21 @@ func keyStreamAt(first, states int, key Mem, row3 VecVirtual, sk Mem, r0, r1 GPV
 	x := rowStatesFrom(first, states, key, row3, sk, r0, r1, true, true, loop, hook)
 	Comment("Rows to whole blocks: half h of rows 0 and 1, then of rows 2 and 3.")
 	for s := range x {
-		for h := range 2 {
-			b := 2*(first+s) + h
-			if b == 0 {
-				continue
-			}
-			imm := U8(h | h<<1) // half h of the first source, then of the second
-			lo, hi := YMM(), YMM()
-			VSHUFI64X2(imm, x[s][1], x[s][0], lo)
-			VSHUFI64X2(imm, x[s][3], x[s][2], hi)
-			VINSERTI64X4(U8(1), hi, lo.AsZ(), blocks[b])
+		stateBlocks(x[s], 2*(first+s), blocks)
+	}
+}
+
+// stateBlocks puts the blocks of the row-form state st, blocks b and b+1 (the low and high halves
+// of its rows), into blocks[b] and blocks[b+1], one zmm each; block 0, the Poly1305 key, stays.
+func stateBlocks(st [4]VecVirtual, b int, blocks []VecVirtual) {
+	for h := range 2 {
+		if b+h == 0 {
+			continue
 		}
+		imm := U8(h | h<<1) // half h of the first source, then of the second
+		lo, hi := YMM(), YMM()
+		VSHUFI64X2(imm, st[1], st[0], lo)
+		VSHUFI64X2(imm, st[3], st[2], hi)
+		VINSERTI64X4(U8(1), hi, lo.AsZ(), blocks[b+h])
 	}
 }

@@ -26,9 +26,9 @@ const (
 	laneNonce = 8  // *[12]byte
 	laneDst   = 16 // *byte
 	laneSrc   = 24 // *byte
-	laneN     = 32 // int, 0..64
+	laneN     = 32 // int, 0..64 (chachaPoly1305TinyNAVX512: 0..192)
 	laneAD    = 40 // *byte
-	laneADLen = 48 // int, 0..64
+	laneADLen = 48 // int, 0..767 (kernels.chachaFusedAD)
 	laneTag   = 56 // *[16]byte: Seal writes it, Open checks it
 	laneSize  = 64
 )
@@ -52,7 +52,7 @@ func chachaPoly1305Tiny3AVX2() {
 	Implement(name)
 	Attributes(NOSPLIT)
 	Doc(name+" seals (open false) or opens the three ops of lanes, each a message of 0 to 64",
-		"bytes with 0 to 64 bytes of AD (RFC 8439 section 2.8; block 0 the Poly1305 key). Seal",
+		"bytes with 0 to 767 bytes of AD (RFC 8439 section 2.8; block 0 the Poly1305 key). Seal",
 		"writes each ciphertext and tag and returns 7. Open compares each computed tag with the one",
 		"at the lane's tag in constant time, writes a lane's dst only when they match, and returns",
 		"bit i set when lane i's did. src and dst of a lane may be equal. The stack buffers are wiped.")
@@ -116,9 +116,10 @@ func chachaPoly1305Tiny3AVX2() {
 			LEAQ(fr[s].msg, a)
 			return a
 		}
-		tinyLaneVerdict(lbl, s, h0, h1, Mem{Base: ptr(s, laneTag)}, okAll, fr[s].ks,
-			func() GPVirtual { return ptr(s, laneN) }, msg, func() GPVirtual { return ptr(s, laneDst) },
-			func() { copyBytes(ptr(s, laneDst), msg(), ptr(s, laneN), lbl+"sealout") })
+		tinyLaneVerdict(lbl, s, h0, h1, Mem{Base: ptr(s, laneTag)}, okAll,
+			func() { copyBytes(ptr(s, laneDst), msg(), ptr(s, laneN), lbl+"sealout") },
+			tinyStagedDecrypt(lbl, fr[s].ks, func() GPVirtual { return ptr(s, laneN) }, msg,
+				func() GPVirtual { return ptr(s, laneDst) }))
 	}
 
 	Comment("Wipe the key streams, the messages and the MACs' keys from the stack.")
@@ -228,11 +229,9 @@ func tinyLaneBlock1(x [4]VecVirtual, i int, msg func(c int) Mem, ks Mem, lbl str
 
 // tinyLaneVerdict settles op i of a three-op kernel from its tag h0:h1 (clobbered) and the tag
 // memory tag: Seal writes the tag there, sets bit i of ok and runs sealed (if not nil); Open
-// compares it with the tag there in constant time and only where they match sets bit i, XORs the
-// key stream block ks into the staged message at msg's address (n bytes) and copies that to dst.
-// n, msg and dst emit their loads where they are needed; lbl names the labels.
-func tinyLaneVerdict(lbl string, i int, h0, h1 GPVirtual, tag Mem, ok GPVirtual, ks Mem,
-	n, msg, dst func() GPVirtual, sealed func()) {
+// compares it with the tag there in constant time and only where they match sets bit i and runs
+// decrypt. lbl names the labels.
+func tinyLaneVerdict(lbl string, i int, h0, h1 GPVirtual, tag Mem, ok GPVirtual, sealed, decrypt func()) {
 	open := Load(Param("open"), GP8())
 	TESTB(open, open)
 	JNZ(LabelRef(lbl + "verify"))
@@ -250,10 +249,19 @@ func tinyLaneVerdict(lbl string, i int, h0, h1 GPVirtual, tag Mem, ok GPVirtual,
 	ORQ(h1, h0)
 	JNE(LabelRef(lbl + "done"))
 	ORQ(U8(1<<i), ok)
-	k, m := n(), msg()
-	tinyXOR(Mem{Base: m}, ks, k, 64, lbl+"open")
-	copyBytes(dst(), m, k, lbl+"openout")
+	decrypt()
 	Label(lbl + "done")
+}
+
+// tinyStagedDecrypt returns tinyLaneVerdict's decrypt for a message staged on the stack: it XORs
+// the key stream block ks into the staged message at msg's address (n bytes) and copies that to
+// dst. n, msg and dst emit their loads where they are needed; lbl names the labels.
+func tinyStagedDecrypt(lbl string, ks Mem, n, msg, dst func() GPVirtual) func() {
+	return func() {
+		k, m := n(), msg()
+		tinyXOR(Mem{Base: m}, ks, k, 64, lbl+"open")
+		copyBytes(dst(), m, k, lbl+"openout")
+	}
 }
 
 // tinyLaneRow3 sets row to the last state row of blocks 0 and 1 (section 2.3): block counter 0 and

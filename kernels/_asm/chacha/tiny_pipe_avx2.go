@@ -255,7 +255,7 @@ func tinyPipeTags(name string, ok GPVirtual) {
 			ADDQ(prev(i, pipeCt), a)
 			return a
 		}
-		tinyLaneVerdict(lbl, i, h0, h1, Mem{Base: out(laneTag)}, ok, prev(i, pipeKS), n, msg,
-			func() GPVirtual { return out(laneDst) }, nil)
+		tinyLaneVerdict(lbl, i, h0, h1, Mem{Base: out(laneTag)}, ok, nil,
+			tinyStagedDecrypt(lbl, prev(i, pipeKS), n, msg, func() GPVirtual { return out(laneDst) }))
 	}
 }
