@@ -16414,6 +16414,1426 @@ chachaPoly1305Tiny3AVX22done:
 	MOVB    AL, ok+16(FP)
 	RET
 
+// func chachaPoly1305Tiny2AVX2(lanes *[3]chachaTinyLane, open bool) (ok uint8)
+// Requires: AVX, AVX2, BMI2, CMOV
+TEXT ·chachaPoly1305Tiny2AVX2(SB), NOSPLIT, $640-17
+	// Stage each message and AD's partial last block, zero-padded, and the lengths blocks.
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU Y0, (SP)
+	VMOVDQU Y0, 32(SP)
+	VMOVDQU Y0, 64(SP)
+	VMOVDQU Y0, 96(SP)
+	VMOVDQU X0, 256(SP)
+	MOVQ    lanes+0(FP), AX
+	MOVQ    32(AX), AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    48(CX), CX
+	MOVQ    CX, 272(SP)
+	MOVQ    AX, 280(SP)
+	MOVQ    lanes+0(FP), DX
+	MOVQ    24(DX), DX
+	LEAQ    (SP), BX
+	CMPQ    AX, $0x20
+	JB      chachaPoly1305Tiny2AVX20stagetail
+
+chachaPoly1305Tiny2AVX20stageloop:
+	VMOVDQU (DX), Y1
+	VMOVDQU Y1, (BX)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
+	JAE     chachaPoly1305Tiny2AVX20stageloop
+
+chachaPoly1305Tiny2AVX20stagetail:
+	TESTQ   $0x00000010, AX
+	JZ      chachaPoly1305Tiny2AVX20stage16
+	VMOVDQU (DX), X1
+	VMOVDQU X1, (BX)
+	ADDQ    $0x10, DX
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny2AVX20stage16:
+	TESTQ $0x00000008, AX
+	JZ    chachaPoly1305Tiny2AVX20stage8
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
+	ADDQ  $0x08, DX
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny2AVX20stage8:
+	TESTQ $0x00000004, AX
+	JZ    chachaPoly1305Tiny2AVX20stage4
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
+	ADDQ  $0x04, DX
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny2AVX20stage4:
+	TESTQ $0x00000002, AX
+	JZ    chachaPoly1305Tiny2AVX20stage2
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
+	ADDQ  $0x02, DX
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny2AVX20stage2:
+	TESTQ $0x00000001, AX
+	JZ    chachaPoly1305Tiny2AVX20stage1
+	MOVB  (DX), AL
+	MOVB  AL, (BX)
+
+chachaPoly1305Tiny2AVX20stage1:
+	MOVQ lanes+0(FP), AX
+	MOVQ 40(AX), AX
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	ADDQ DX, AX
+	ANDQ $0x0f, CX
+	LEAQ 256(SP), BX
+	CMPQ CX, $0x20
+	JB   chachaPoly1305Tiny2AVX20adtailtail
+
+chachaPoly1305Tiny2AVX20adtailloop:
+	VMOVDQU (AX), Y1
+	VMOVDQU Y1, (BX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny2AVX20adtailloop
+
+chachaPoly1305Tiny2AVX20adtailtail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny2AVX20adtail16
+	VMOVDQU (AX), X1
+	VMOVDQU X1, (BX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny2AVX20adtail16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny2AVX20adtail8
+	MOVQ  (AX), DX
+	MOVQ  DX, (BX)
+	ADDQ  $0x08, AX
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny2AVX20adtail8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny2AVX20adtail4
+	MOVL  (AX), DX
+	MOVL  DX, (BX)
+	ADDQ  $0x04, AX
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny2AVX20adtail4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny2AVX20adtail2
+	MOVW  (AX), DX
+	MOVW  DX, (BX)
+	ADDQ  $0x02, AX
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny2AVX20adtail2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny2AVX20adtail1
+	MOVB  (AX), AL
+	MOVB  AL, (BX)
+
+chachaPoly1305Tiny2AVX20adtail1:
+	VMOVDQU Y0, 320(SP)
+	VMOVDQU Y0, 352(SP)
+	VMOVDQU Y0, 384(SP)
+	VMOVDQU Y0, 416(SP)
+	VMOVDQU X0, 576(SP)
+	MOVQ    lanes+0(FP), AX
+	MOVQ    96(AX), AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    112(CX), CX
+	MOVQ    CX, 592(SP)
+	MOVQ    AX, 600(SP)
+	MOVQ    lanes+0(FP), DX
+	MOVQ    88(DX), DX
+	LEAQ    320(SP), BX
+	CMPQ    AX, $0x20
+	JB      chachaPoly1305Tiny2AVX21stagetail
+
+chachaPoly1305Tiny2AVX21stageloop:
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
+	JAE     chachaPoly1305Tiny2AVX21stageloop
+
+chachaPoly1305Tiny2AVX21stagetail:
+	TESTQ   $0x00000010, AX
+	JZ      chachaPoly1305Tiny2AVX21stage16
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, DX
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny2AVX21stage16:
+	TESTQ $0x00000008, AX
+	JZ    chachaPoly1305Tiny2AVX21stage8
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
+	ADDQ  $0x08, DX
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny2AVX21stage8:
+	TESTQ $0x00000004, AX
+	JZ    chachaPoly1305Tiny2AVX21stage4
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
+	ADDQ  $0x04, DX
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny2AVX21stage4:
+	TESTQ $0x00000002, AX
+	JZ    chachaPoly1305Tiny2AVX21stage2
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
+	ADDQ  $0x02, DX
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny2AVX21stage2:
+	TESTQ $0x00000001, AX
+	JZ    chachaPoly1305Tiny2AVX21stage1
+	MOVB  (DX), AL
+	MOVB  AL, (BX)
+
+chachaPoly1305Tiny2AVX21stage1:
+	MOVQ lanes+0(FP), AX
+	MOVQ 104(AX), AX
+	MOVQ CX, DX
+	ANDQ $-16, DX
+	ADDQ DX, AX
+	ANDQ $0x0f, CX
+	LEAQ 576(SP), BX
+	CMPQ CX, $0x20
+	JB   chachaPoly1305Tiny2AVX21adtailtail
+
+chachaPoly1305Tiny2AVX21adtailloop:
+	VMOVDQU (AX), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, AX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny2AVX21adtailloop
+
+chachaPoly1305Tiny2AVX21adtailtail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny2AVX21adtail16
+	VMOVDQU (AX), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, AX
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny2AVX21adtail16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny2AVX21adtail8
+	MOVQ  (AX), DX
+	MOVQ  DX, (BX)
+	ADDQ  $0x08, AX
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny2AVX21adtail8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny2AVX21adtail4
+	MOVL  (AX), DX
+	MOVL  DX, (BX)
+	ADDQ  $0x04, AX
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny2AVX21adtail4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny2AVX21adtail2
+	MOVW  (AX), DX
+	MOVW  DX, (BX)
+	ADDQ  $0x02, AX
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny2AVX21adtail2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny2AVX21adtail1
+	MOVB  (AX), AL
+	MOVB  AL, (BX)
+
+chachaPoly1305Tiny2AVX21adtail1:
+	// The rounds: blocks 0 and 1 of each op, one state each, and block 2 of both in a third,
+	// interleaved.
+	VBROADCASTI128 chachaSigma<>+0(SB), Y0
+	MOVQ           lanes+0(FP), AX
+	MOVQ           (AX), AX
+	VMOVDQU        (AX), X2
+	MOVQ           lanes+0(FP), AX
+	MOVQ           64(AX), AX
+	VINSERTI128    $0x01, (AX), Y2, Y2
+	MOVQ           lanes+0(FP), AX
+	MOVQ           (AX), AX
+	VMOVDQU        16(AX), X3
+	MOVQ           lanes+0(FP), AX
+	MOVQ           64(AX), AX
+	VINSERTI128    $0x01, 16(AX), Y3, Y3
+	MOVL           $0x00000002, AX
+	MOVQ           lanes+0(FP), CX
+	MOVQ           8(CX), CX
+	VMOVQ          (CX), X4
+	VPINSRD        $0x02, 8(CX), X4, X4
+	VPSLLDQ        $0x04, X4, X4
+	VPINSRD        $0x00, AX, X4, X4
+	MOVQ           lanes+0(FP), CX
+	MOVQ           72(CX), CX
+	VMOVQ          (CX), X1
+	VPINSRD        $0x02, 8(CX), X1, X1
+	VPSLLDQ        $0x04, X1, X1
+	VPINSRD        $0x00, AX, X1, X1
+	VINSERTI128    $0x01, X1, Y4, Y4
+	VBROADCASTI128 chachaSigma<>+0(SB), Y1
+	MOVQ           lanes+0(FP), AX
+	MOVQ           (AX), AX
+	VMOVDQA        Y1, Y10
+	VBROADCASTI128 (AX), Y11
+	VBROADCASTI128 16(AX), Y12
+	MOVQ           lanes+0(FP), AX
+	MOVQ           8(AX), AX
+	VMOVQ          (AX), X5
+	VPINSRD        $0x02, 8(AX), X5, X5
+	VPSLLDQ        $0x04, X5, X5
+	VINSERTI128    $0x01, X5, Y5, Y5
+	VPADDD         chachaRowCounters<>+0(SB), Y5, Y5
+	MOVQ           lanes+0(FP), AX
+	MOVQ           64(AX), AX
+	VMOVDQA        Y1, Y1
+	VBROADCASTI128 (AX), Y13
+	VBROADCASTI128 16(AX), Y14
+	MOVQ           lanes+0(FP), AX
+	MOVQ           72(AX), AX
+	VMOVQ          (AX), X6
+	VPINSRD        $0x02, 8(AX), X6, X6
+	VPSLLDQ        $0x04, X6, X6
+	VINSERTI128    $0x01, X6, Y6, Y6
+	VPADDD         chachaRowCounters<>+0(SB), Y6, Y6
+	MOVL           $0x0000000a, AX
+
+chachaPoly1305Tiny2AVX2rounds:
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y5, Y5
+	VPSHUFB chachaRotMasks<>+0(SB), Y5, Y5
+	VPADDD  Y13, Y1, Y1
+	VPXOR   Y1, Y6, Y6
+	VPSHUFB chachaRotMasks<>+0(SB), Y6, Y6
+	VPADDD  Y2, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
+	VPADDD  Y5, Y12, Y12
+	VPXOR   Y12, Y11, Y11
+	VPSLLD  $0x0c, Y11, Y15
+	VPSRLD  $0x14, Y11, Y11
+	VPOR    Y15, Y11, Y11
+	VPADDD  Y6, Y14, Y14
+	VPXOR   Y14, Y13, Y13
+	VPSLLD  $0x0c, Y13, Y15
+	VPSRLD  $0x14, Y13, Y13
+	VPOR    Y15, Y13, Y13
+	VPADDD  Y4, Y3, Y3
+	VPXOR   Y3, Y2, Y2
+	VPSLLD  $0x0c, Y2, Y15
+	VPSRLD  $0x14, Y2, Y2
+	VPOR    Y15, Y2, Y2
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y5, Y5
+	VPSHUFB chachaRotMasks<>+32(SB), Y5, Y5
+	VPADDD  Y13, Y1, Y1
+	VPXOR   Y1, Y6, Y6
+	VPSHUFB chachaRotMasks<>+32(SB), Y6, Y6
+	VPADDD  Y2, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
+	VPADDD  Y5, Y12, Y12
+	VPXOR   Y12, Y11, Y11
+	VPSLLD  $0x07, Y11, Y15
+	VPSRLD  $0x19, Y11, Y11
+	VPOR    Y15, Y11, Y11
+	VPADDD  Y6, Y14, Y14
+	VPXOR   Y14, Y13, Y13
+	VPSLLD  $0x07, Y13, Y15
+	VPSRLD  $0x19, Y13, Y13
+	VPOR    Y15, Y13, Y13
+	VPADDD  Y4, Y3, Y3
+	VPXOR   Y3, Y2, Y2
+	VPSLLD  $0x07, Y2, Y15
+	VPSRLD  $0x19, Y2, Y2
+	VPOR    Y15, Y2, Y2
+
+	// Diagonals to columns, as in chachaKS4AVX512.
+	VPSHUFD $0x93, Y10, Y10
+	VPSHUFD $0x39, Y12, Y12
+	VPSHUFD $0x4e, Y5, Y5
+	VPSHUFD $0x93, Y1, Y1
+	VPSHUFD $0x39, Y14, Y14
+	VPSHUFD $0x4e, Y6, Y6
+	VPSHUFD $0x93, Y0, Y0
+	VPSHUFD $0x39, Y3, Y3
+	VPSHUFD $0x4e, Y4, Y4
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y5, Y5
+	VPSHUFB chachaRotMasks<>+0(SB), Y5, Y5
+	VPADDD  Y13, Y1, Y1
+	VPXOR   Y1, Y6, Y6
+	VPSHUFB chachaRotMasks<>+0(SB), Y6, Y6
+	VPADDD  Y2, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
+	VPADDD  Y5, Y12, Y12
+	VPXOR   Y12, Y11, Y11
+	VPSLLD  $0x0c, Y11, Y15
+	VPSRLD  $0x14, Y11, Y11
+	VPOR    Y15, Y11, Y11
+	VPADDD  Y6, Y14, Y14
+	VPXOR   Y14, Y13, Y13
+	VPSLLD  $0x0c, Y13, Y15
+	VPSRLD  $0x14, Y13, Y13
+	VPOR    Y15, Y13, Y13
+	VPADDD  Y4, Y3, Y3
+	VPXOR   Y3, Y2, Y2
+	VPSLLD  $0x0c, Y2, Y15
+	VPSRLD  $0x14, Y2, Y2
+	VPOR    Y15, Y2, Y2
+	VPADDD  Y11, Y10, Y10
+	VPXOR   Y10, Y5, Y5
+	VPSHUFB chachaRotMasks<>+32(SB), Y5, Y5
+	VPADDD  Y13, Y1, Y1
+	VPXOR   Y1, Y6, Y6
+	VPSHUFB chachaRotMasks<>+32(SB), Y6, Y6
+	VPADDD  Y2, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
+	VPADDD  Y5, Y12, Y12
+	VPXOR   Y12, Y11, Y11
+	VPSLLD  $0x07, Y11, Y15
+	VPSRLD  $0x19, Y11, Y11
+	VPOR    Y15, Y11, Y11
+	VPADDD  Y6, Y14, Y14
+	VPXOR   Y14, Y13, Y13
+	VPSLLD  $0x07, Y13, Y15
+	VPSRLD  $0x19, Y13, Y13
+	VPOR    Y15, Y13, Y13
+	VPADDD  Y4, Y3, Y3
+	VPXOR   Y3, Y2, Y2
+	VPSLLD  $0x07, Y2, Y15
+	VPSRLD  $0x19, Y2, Y2
+	VPOR    Y15, Y2, Y2
+	VPSHUFD $0x39, Y10, Y10
+	VPSHUFD $0x93, Y12, Y12
+	VPSHUFD $0x4e, Y5, Y5
+	VPSHUFD $0x39, Y1, Y1
+	VPSHUFD $0x93, Y14, Y14
+	VPSHUFD $0x4e, Y6, Y6
+	VPSHUFD $0x39, Y0, Y0
+	VPSHUFD $0x93, Y3, Y3
+	VPSHUFD $0x4e, Y4, Y4
+	DECL    AX
+	JNZ     chachaPoly1305Tiny2AVX2rounds
+
+	// Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;
+	// blocks 1 and 2 the key stream: XORed into the staged message (Seal, bytes past n zeroed
+	// for the MAC's padding) or kept for after the tag has matched (Open).
+	VBROADCASTI128 chachaSigma<>+0(SB), Y15
+	VPADDD         Y15, Y0, Y0
+	MOVQ           lanes+0(FP), AX
+	MOVQ           (AX), AX
+	VMOVDQU        (AX), X7
+	MOVQ           lanes+0(FP), AX
+	MOVQ           64(AX), AX
+	VINSERTI128    $0x01, (AX), Y7, Y7
+	VPADDD         Y7, Y2, Y2
+	MOVQ           lanes+0(FP), AX
+	MOVQ           (AX), AX
+	VMOVDQU        16(AX), X8
+	MOVQ           lanes+0(FP), AX
+	MOVQ           64(AX), AX
+	VINSERTI128    $0x01, 16(AX), Y8, Y8
+	VPADDD         Y8, Y3, Y3
+	MOVL           $0x00000002, AX
+	MOVQ           lanes+0(FP), CX
+	MOVQ           8(CX), CX
+	VMOVQ          (CX), X9
+	VPINSRD        $0x02, 8(CX), X9, X9
+	VPSLLDQ        $0x04, X9, X9
+	VPINSRD        $0x00, AX, X9, X9
+	MOVQ           lanes+0(FP), CX
+	MOVQ           72(CX), CX
+	VMOVQ          (CX), X7
+	VPINSRD        $0x02, 8(CX), X7, X7
+	VPSLLDQ        $0x04, X7, X7
+	VPINSRD        $0x00, AX, X7, X7
+	VINSERTI128    $0x01, X7, Y9, Y9
+	VPADDD         Y9, Y4, Y4
+	VBROADCASTI128 chachaSigma<>+0(SB), Y7
+	VPADDD         Y7, Y10, Y10
+	MOVQ           lanes+0(FP), AX
+	MOVQ           (AX), AX
+	VBROADCASTI128 (AX), Y7
+	VPADDD         Y7, Y11, Y11
+	VBROADCASTI128 16(AX), Y7
+	VPADDD         Y7, Y12, Y12
+	MOVQ           lanes+0(FP), AX
+	MOVQ           8(AX), AX
+	VMOVQ          (AX), X7
+	VPINSRD        $0x02, 8(AX), X7, X7
+	VPSLLDQ        $0x04, X7, X7
+	VINSERTI128    $0x01, X7, Y7, Y7
+	VPADDD         chachaRowCounters<>+0(SB), Y7, Y7
+	VPADDD         Y7, Y5, Y5
+	VPAND          poly1305Clamp<>+0(SB), X10, X7
+	VMOVDQU        X7, 288(SP)
+	VMOVDQU        X11, 304(SP)
+	MOVB           open+8(FP), AL
+	TESTB          AL, AL
+	JNZ            chachaPoly1305Tiny2AVX20b1keep
+	VPERM2I128     $0x31, Y11, Y10, Y7
+	MOVQ           lanes+0(FP), AX
+	MOVQ           32(AX), AX
+	CMPQ           AX, $0x00000000
+	JBE            chachaPoly1305Tiny2AVX20b1xored
+	VPXOR          (SP), Y7, Y7
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, CX
+	SUBQ       AX, CX
+	XORQ       AX, AX
+	CMPQ       CX, AX
+	CMOVQLT    AX, CX
+	LEAQ       chachaTailMask<>+0(SB), AX
+	VPAND      (AX)(CX*1), Y7, Y7
+	VMOVDQU    Y7, (SP)
+	VPERM2I128 $0x31, Y5, Y12, Y5
+	MOVQ       lanes+0(FP), AX
+	MOVQ       32(AX), AX
+	CMPQ       AX, $0x00000020
+	JBE        chachaPoly1305Tiny2AVX20b1xored
+	VPXOR      32(SP), Y5, Y5
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ    $0x00000040, CX
+	SUBQ    AX, CX
+	XORQ    AX, AX
+	CMPQ    CX, AX
+	CMOVQLT AX, CX
+	LEAQ    chachaTailMask<>+0(SB), AX
+	VPAND   (AX)(CX*1), Y5, Y5
+	VMOVDQU Y5, 32(SP)
+
+chachaPoly1305Tiny2AVX20b1xored:
+	JMP chachaPoly1305Tiny2AVX20b1streamed
+
+chachaPoly1305Tiny2AVX20b1keep:
+	VPERM2I128 $0x31, Y11, Y10, Y7
+	VMOVDQU    Y7, 128(SP)
+	VPERM2I128 $0x31, Y5, Y12, Y5
+	VMOVDQU    Y5, 160(SP)
+
+chachaPoly1305Tiny2AVX20b1streamed:
+	MOVB       open+8(FP), AL
+	TESTB      AL, AL
+	JNZ        chachaPoly1305Tiny2AVX20b2keep
+	VPERM2I128 $0x20, Y2, Y0, Y5
+	MOVQ       lanes+0(FP), AX
+	MOVQ       32(AX), AX
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny2AVX20b2xored
+	VPXOR      64(SP), Y5, Y5
+
+	// Bytes past n: 32-byte offset max(0, 96-n) into the tail mask.
+	MOVQ       $0x00000060, CX
+	SUBQ       AX, CX
+	XORQ       AX, AX
+	CMPQ       CX, AX
+	CMOVQLT    AX, CX
+	LEAQ       chachaTailMask<>+0(SB), AX
+	VPAND      (AX)(CX*1), Y5, Y5
+	VMOVDQU    Y5, 64(SP)
+	VPERM2I128 $0x20, Y4, Y3, Y5
+	MOVQ       lanes+0(FP), AX
+	MOVQ       32(AX), AX
+	CMPQ       AX, $0x00000060
+	JBE        chachaPoly1305Tiny2AVX20b2xored
+	VPXOR      96(SP), Y5, Y5
+
+	// Bytes past n: 32-byte offset max(0, 128-n) into the tail mask.
+	MOVQ    $0x00000080, CX
+	SUBQ    AX, CX
+	XORQ    AX, AX
+	CMPQ    CX, AX
+	CMOVQLT AX, CX
+	LEAQ    chachaTailMask<>+0(SB), AX
+	VPAND   (AX)(CX*1), Y5, Y5
+	VMOVDQU Y5, 96(SP)
+
+chachaPoly1305Tiny2AVX20b2xored:
+	JMP chachaPoly1305Tiny2AVX20b2streamed
+
+chachaPoly1305Tiny2AVX20b2keep:
+	VPERM2I128 $0x20, Y2, Y0, Y5
+	VMOVDQU    Y5, 192(SP)
+	VPERM2I128 $0x20, Y4, Y3, Y5
+	VMOVDQU    Y5, 224(SP)
+
+chachaPoly1305Tiny2AVX20b2streamed:
+	VBROADCASTI128 chachaSigma<>+0(SB), Y5
+	VPADDD         Y5, Y1, Y1
+	MOVQ           lanes+0(FP), AX
+	MOVQ           64(AX), AX
+	VBROADCASTI128 (AX), Y5
+	VPADDD         Y5, Y13, Y13
+	VBROADCASTI128 16(AX), Y5
+	VPADDD         Y5, Y14, Y14
+	MOVQ           lanes+0(FP), AX
+	MOVQ           72(AX), AX
+	VMOVQ          (AX), X5
+	VPINSRD        $0x02, 8(AX), X5, X5
+	VPSLLDQ        $0x04, X5, X5
+	VINSERTI128    $0x01, X5, Y5, Y5
+	VPADDD         chachaRowCounters<>+0(SB), Y5, Y5
+	VPADDD         Y5, Y6, Y6
+	VPAND          poly1305Clamp<>+0(SB), X1, X5
+	VMOVDQU        X5, 608(SP)
+	VMOVDQU        X13, 624(SP)
+	MOVB           open+8(FP), AL
+	TESTB          AL, AL
+	JNZ            chachaPoly1305Tiny2AVX21b1keep
+	VPERM2I128     $0x31, Y13, Y1, Y1
+	MOVQ           lanes+0(FP), AX
+	MOVQ           96(AX), AX
+	CMPQ           AX, $0x00000000
+	JBE            chachaPoly1305Tiny2AVX21b1xored
+	VPXOR          320(SP), Y1, Y1
+
+	// Bytes past n: 32-byte offset max(0, 32-n) into the tail mask.
+	MOVQ       $0x00000020, CX
+	SUBQ       AX, CX
+	XORQ       AX, AX
+	CMPQ       CX, AX
+	CMOVQLT    AX, CX
+	LEAQ       chachaTailMask<>+0(SB), AX
+	VPAND      (AX)(CX*1), Y1, Y1
+	VMOVDQU    Y1, 320(SP)
+	VPERM2I128 $0x31, Y6, Y14, Y1
+	MOVQ       lanes+0(FP), AX
+	MOVQ       96(AX), AX
+	CMPQ       AX, $0x00000020
+	JBE        chachaPoly1305Tiny2AVX21b1xored
+	VPXOR      352(SP), Y1, Y1
+
+	// Bytes past n: 32-byte offset max(0, 64-n) into the tail mask.
+	MOVQ    $0x00000040, CX
+	SUBQ    AX, CX
+	XORQ    AX, AX
+	CMPQ    CX, AX
+	CMOVQLT AX, CX
+	LEAQ    chachaTailMask<>+0(SB), AX
+	VPAND   (AX)(CX*1), Y1, Y1
+	VMOVDQU Y1, 352(SP)
+
+chachaPoly1305Tiny2AVX21b1xored:
+	JMP chachaPoly1305Tiny2AVX21b1streamed
+
+chachaPoly1305Tiny2AVX21b1keep:
+	VPERM2I128 $0x31, Y13, Y1, Y1
+	VMOVDQU    Y1, 448(SP)
+	VPERM2I128 $0x31, Y6, Y14, Y1
+	VMOVDQU    Y1, 480(SP)
+
+chachaPoly1305Tiny2AVX21b1streamed:
+	MOVB       open+8(FP), AL
+	TESTB      AL, AL
+	JNZ        chachaPoly1305Tiny2AVX21b2keep
+	VPERM2I128 $0x31, Y2, Y0, Y0
+	MOVQ       lanes+0(FP), AX
+	MOVQ       96(AX), AX
+	CMPQ       AX, $0x00000040
+	JBE        chachaPoly1305Tiny2AVX21b2xored
+	VPXOR      384(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 96-n) into the tail mask.
+	MOVQ       $0x00000060, CX
+	SUBQ       AX, CX
+	XORQ       AX, AX
+	CMPQ       CX, AX
+	CMOVQLT    AX, CX
+	LEAQ       chachaTailMask<>+0(SB), AX
+	VPAND      (AX)(CX*1), Y0, Y0
+	VMOVDQU    Y0, 384(SP)
+	VPERM2I128 $0x31, Y4, Y3, Y0
+	MOVQ       lanes+0(FP), AX
+	MOVQ       96(AX), AX
+	CMPQ       AX, $0x00000060
+	JBE        chachaPoly1305Tiny2AVX21b2xored
+	VPXOR      416(SP), Y0, Y0
+
+	// Bytes past n: 32-byte offset max(0, 128-n) into the tail mask.
+	MOVQ    $0x00000080, CX
+	SUBQ    AX, CX
+	XORQ    AX, AX
+	CMPQ    CX, AX
+	CMOVQLT AX, CX
+	LEAQ    chachaTailMask<>+0(SB), AX
+	VPAND   (AX)(CX*1), Y0, Y0
+	VMOVDQU Y0, 416(SP)
+
+chachaPoly1305Tiny2AVX21b2xored:
+	JMP chachaPoly1305Tiny2AVX21b2streamed
+
+chachaPoly1305Tiny2AVX21b2keep:
+	VPERM2I128 $0x31, Y2, Y0, Y0
+	VMOVDQU    Y0, 512(SP)
+	VPERM2I128 $0x31, Y4, Y3, Y0
+	VMOVDQU    Y0, 544(SP)
+
+chachaPoly1305Tiny2AVX21b2streamed:
+	// Each op's Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8),
+	// then its tag: written (Seal), or compared and, on a match, the message decrypted (Open).
+	XORQ  AX, AX
+	MOVQ  288(SP), CX
+	MOVQ  296(SP), BX
+	MOVQ  lanes+0(FP), DX
+	MOVQ  40(DX), SI
+	MOVQ  lanes+0(FP), DX
+	MOVQ  48(DX), DI
+	XORQ  R8, R8
+	XORQ  R9, R9
+	XORQ  R10, R10
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
+	JZ    chachaPoly1305Tiny2AVX20addone
+
+chachaPoly1305Tiny2AVX20ad:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny2AVX20ad
+
+chachaPoly1305Tiny2AVX20addone:
+	TESTQ $0x0000000f, 272(SP)
+	JZ    chachaPoly1305Tiny2AVX20adpadded
+	ADDQ  256(SP), R8
+	ADCQ  264(SP), R9
+	ADCQ  $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
+	MOVQ DI, R9
+
+chachaPoly1305Tiny2AVX20adpadded:
+	LEAQ  (SP), SI
+	MOVQ  280(SP), DI
+	ADDQ  $0x0f, DI
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
+	JZ    chachaPoly1305Tiny2AVX20ctdone
+
+chachaPoly1305Tiny2AVX20ct:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny2AVX20ct
+
+chachaPoly1305Tiny2AVX20ctdone:
+	ADDQ 272(SP), R8
+	ADCQ 280(SP), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, BX
+	ADDQ  R12, R11
+	ADCQ  $0x00, BX
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, BX
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, BX
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, BX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ    R11, R10
+	ANDQ    $0x03, R10
+	ANDQ    $-4, R11
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, BX, R11
+	SHRQ    $0x02, BX
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	MOVQ    SI, R8
+	MOVQ    DI, R9
+	MOVQ    R8, CX
+	ADDQ    $0x05, CX
+	MOVQ    R9, DX
+	ADCQ    $0x00, DX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE CX, R8
+	CMOVQNE DX, R9
+	ADDQ    304(SP), R8
+	ADCQ    312(SP), R9
+	MOVQ    lanes+0(FP), CX
+	MOVQ    56(CX), CX
+	MOVB    open+8(FP), DL
+	TESTB   DL, DL
+	JNZ     chachaPoly1305Tiny2AVX20verify
+	MOVQ    R8, (CX)
+	MOVQ    R9, 8(CX)
+	ORQ     $0x01, AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    16(CX), CX
+	LEAQ    (SP), DX
+	MOVQ    lanes+0(FP), BX
+	MOVQ    32(BX), BX
+	CMPQ    BX, $0x20
+	JB      chachaPoly1305Tiny2AVX20sealouttail
+
+chachaPoly1305Tiny2AVX20sealoutloop:
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (CX)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, CX
+	SUBQ    $0x20, BX
+	CMPQ    BX, $0x20
+	JAE     chachaPoly1305Tiny2AVX20sealoutloop
+
+chachaPoly1305Tiny2AVX20sealouttail:
+	TESTQ   $0x00000010, BX
+	JZ      chachaPoly1305Tiny2AVX20sealout16
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (CX)
+	ADDQ    $0x10, DX
+	ADDQ    $0x10, CX
+
+chachaPoly1305Tiny2AVX20sealout16:
+	TESTQ $0x00000008, BX
+	JZ    chachaPoly1305Tiny2AVX20sealout8
+	MOVQ  (DX), SI
+	MOVQ  SI, (CX)
+	ADDQ  $0x08, DX
+	ADDQ  $0x08, CX
+
+chachaPoly1305Tiny2AVX20sealout8:
+	TESTQ $0x00000004, BX
+	JZ    chachaPoly1305Tiny2AVX20sealout4
+	MOVL  (DX), SI
+	MOVL  SI, (CX)
+	ADDQ  $0x04, DX
+	ADDQ  $0x04, CX
+
+chachaPoly1305Tiny2AVX20sealout4:
+	TESTQ $0x00000002, BX
+	JZ    chachaPoly1305Tiny2AVX20sealout2
+	MOVW  (DX), SI
+	MOVW  SI, (CX)
+	ADDQ  $0x02, DX
+	ADDQ  $0x02, CX
+
+chachaPoly1305Tiny2AVX20sealout2:
+	TESTQ $0x00000001, BX
+	JZ    chachaPoly1305Tiny2AVX20sealout1
+	MOVB  (DX), DL
+	MOVB  DL, (CX)
+
+chachaPoly1305Tiny2AVX20sealout1:
+	JMP chachaPoly1305Tiny2AVX20done
+
+chachaPoly1305Tiny2AVX20verify:
+	XORQ    (CX), R8
+	XORQ    8(CX), R9
+	ORQ     R9, R8
+	JNE     chachaPoly1305Tiny2AVX20done
+	ORQ     $0x01, AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    32(CX), CX
+	LEAQ    (SP), DX
+	CMPQ    CX, $0x00000000
+	JBE     chachaPoly1305Tiny2AVX20opendone
+	VMOVDQU (DX), Y0
+	VPXOR   128(SP), Y0, Y0
+	VMOVDQU Y0, (DX)
+	CMPQ    CX, $0x00000020
+	JBE     chachaPoly1305Tiny2AVX20opendone
+	VMOVDQU 32(DX), Y0
+	VPXOR   160(SP), Y0, Y0
+	VMOVDQU Y0, 32(DX)
+	CMPQ    CX, $0x00000040
+	JBE     chachaPoly1305Tiny2AVX20opendone
+	VMOVDQU 64(DX), Y0
+	VPXOR   192(SP), Y0, Y0
+	VMOVDQU Y0, 64(DX)
+	CMPQ    CX, $0x00000060
+	JBE     chachaPoly1305Tiny2AVX20opendone
+	VMOVDQU 96(DX), Y0
+	VPXOR   224(SP), Y0, Y0
+	VMOVDQU Y0, 96(DX)
+
+chachaPoly1305Tiny2AVX20opendone:
+	MOVQ lanes+0(FP), BX
+	MOVQ 16(BX), BX
+	CMPQ CX, $0x20
+	JB   chachaPoly1305Tiny2AVX20openouttail
+
+chachaPoly1305Tiny2AVX20openoutloop:
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny2AVX20openoutloop
+
+chachaPoly1305Tiny2AVX20openouttail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny2AVX20openout16
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, DX
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny2AVX20openout16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny2AVX20openout8
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
+	ADDQ  $0x08, DX
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny2AVX20openout8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny2AVX20openout4
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
+	ADDQ  $0x04, DX
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny2AVX20openout4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny2AVX20openout2
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
+	ADDQ  $0x02, DX
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny2AVX20openout2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny2AVX20openout1
+	MOVB  (DX), CL
+	MOVB  CL, (BX)
+
+chachaPoly1305Tiny2AVX20openout1:
+chachaPoly1305Tiny2AVX20done:
+	MOVQ  608(SP), CX
+	MOVQ  616(SP), BX
+	MOVQ  lanes+0(FP), DX
+	MOVQ  104(DX), SI
+	MOVQ  lanes+0(FP), DX
+	MOVQ  112(DX), DI
+	XORQ  R8, R8
+	XORQ  R9, R9
+	XORQ  R10, R10
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
+	JZ    chachaPoly1305Tiny2AVX21addone
+
+chachaPoly1305Tiny2AVX21ad:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny2AVX21ad
+
+chachaPoly1305Tiny2AVX21addone:
+	TESTQ $0x0000000f, 592(SP)
+	JZ    chachaPoly1305Tiny2AVX21adpadded
+	ADDQ  576(SP), R8
+	ADCQ  584(SP), R9
+	ADCQ  $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, R9
+	ADDQ  R12, R11
+	ADCQ  $0x00, R9
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, R9
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, R9
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R11, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R11
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R11
+	SHRQ $0x02, R9
+	ADDQ R11, SI
+	ADCQ R9, DI
+	ADCQ $0x00, R10
+	MOVQ SI, R8
+	MOVQ DI, R9
+
+chachaPoly1305Tiny2AVX21adpadded:
+	LEAQ  320(SP), SI
+	MOVQ  600(SP), DI
+	ADDQ  $0x0f, DI
+	SHRQ  $0x04, DI
+	TESTQ DI, DI
+	JZ    chachaPoly1305Tiny2AVX21ctdone
+
+chachaPoly1305Tiny2AVX21ct:
+	ADDQ (SI), R8
+	ADCQ 8(SI), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, R11, R12
+	MULXQ R9, R14, R13
+	ADDQ  R14, R12
+	ADCQ  $0x00, R13
+	MOVQ  BX, DX
+	MULXQ R9, R14, R9
+	ADDQ  R14, R13
+	ADCQ  $0x00, R9
+	MULXQ R8, R14, R8
+	ADDQ  R14, R12
+	ADCQ  R8, R13
+	ADCQ  $0x00, R9
+	MOVQ  R10, R14
+	IMULQ DX, R14
+	ADDQ  R14, R9
+	IMULQ CX, R10
+	ADDQ  R10, R13
+	ADCQ  $0x00, R9
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ R13, R10
+	ANDQ $0x03, R10
+	ANDQ $-4, R13
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	SHRQ $0x02, R9, R13
+	SHRQ $0x02, R9
+	ADDQ R13, R11
+	ADCQ R9, R12
+	ADCQ $0x00, R10
+	MOVQ R11, R8
+	MOVQ R12, R9
+	ADDQ $0x10, SI
+	DECQ DI
+	JNZ  chachaPoly1305Tiny2AVX21ct
+
+chachaPoly1305Tiny2AVX21ctdone:
+	ADDQ 592(SP), R8
+	ADCQ 600(SP), R9
+	ADCQ $0x01, R10
+
+	// t = h * r in four words t0..t3 (h2 <= 7 and r0, r1 < 2^60: every sum fits).
+	MOVQ  CX, DX
+	MULXQ R8, SI, DI
+	MULXQ R9, R12, R11
+	ADDQ  R12, DI
+	ADCQ  $0x00, R11
+	MOVQ  BX, DX
+	MULXQ R9, R12, BX
+	ADDQ  R12, R11
+	ADCQ  $0x00, BX
+	MULXQ R8, R12, R8
+	ADDQ  R12, DI
+	ADCQ  R8, R11
+	ADCQ  $0x00, BX
+	MOVQ  R10, R12
+	IMULQ DX, R12
+	ADDQ  R12, BX
+	IMULQ CX, R10
+	ADDQ  R10, R11
+	ADCQ  $0x00, BX
+
+	// 2^130 = 5 mod p: c = t >> 130 comes back as 4c + c; 4c is t2:t3 with bits 0-1 cleared.
+	MOVQ    R11, R10
+	ANDQ    $0x03, R10
+	ANDQ    $-4, R11
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, BX, R11
+	SHRQ    $0x02, BX
+	ADDQ    R11, SI
+	ADCQ    BX, DI
+	ADCQ    $0x00, R10
+	MOVQ    SI, R8
+	MOVQ    DI, R9
+	MOVQ    R8, CX
+	ADDQ    $0x05, CX
+	MOVQ    R9, DX
+	ADCQ    $0x00, DX
+	ADCQ    $0x00, R10
+	SHRQ    $0x02, R10
+	CMOVQNE CX, R8
+	CMOVQNE DX, R9
+	ADDQ    624(SP), R8
+	ADCQ    632(SP), R9
+	MOVQ    lanes+0(FP), CX
+	MOVQ    120(CX), CX
+	MOVB    open+8(FP), DL
+	TESTB   DL, DL
+	JNZ     chachaPoly1305Tiny2AVX21verify
+	MOVQ    R8, (CX)
+	MOVQ    R9, 8(CX)
+	ORQ     $0x02, AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    80(CX), CX
+	LEAQ    320(SP), DX
+	MOVQ    lanes+0(FP), BX
+	MOVQ    96(BX), BX
+	CMPQ    BX, $0x20
+	JB      chachaPoly1305Tiny2AVX21sealouttail
+
+chachaPoly1305Tiny2AVX21sealoutloop:
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (CX)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, CX
+	SUBQ    $0x20, BX
+	CMPQ    BX, $0x20
+	JAE     chachaPoly1305Tiny2AVX21sealoutloop
+
+chachaPoly1305Tiny2AVX21sealouttail:
+	TESTQ   $0x00000010, BX
+	JZ      chachaPoly1305Tiny2AVX21sealout16
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (CX)
+	ADDQ    $0x10, DX
+	ADDQ    $0x10, CX
+
+chachaPoly1305Tiny2AVX21sealout16:
+	TESTQ $0x00000008, BX
+	JZ    chachaPoly1305Tiny2AVX21sealout8
+	MOVQ  (DX), SI
+	MOVQ  SI, (CX)
+	ADDQ  $0x08, DX
+	ADDQ  $0x08, CX
+
+chachaPoly1305Tiny2AVX21sealout8:
+	TESTQ $0x00000004, BX
+	JZ    chachaPoly1305Tiny2AVX21sealout4
+	MOVL  (DX), SI
+	MOVL  SI, (CX)
+	ADDQ  $0x04, DX
+	ADDQ  $0x04, CX
+
+chachaPoly1305Tiny2AVX21sealout4:
+	TESTQ $0x00000002, BX
+	JZ    chachaPoly1305Tiny2AVX21sealout2
+	MOVW  (DX), SI
+	MOVW  SI, (CX)
+	ADDQ  $0x02, DX
+	ADDQ  $0x02, CX
+
+chachaPoly1305Tiny2AVX21sealout2:
+	TESTQ $0x00000001, BX
+	JZ    chachaPoly1305Tiny2AVX21sealout1
+	MOVB  (DX), DL
+	MOVB  DL, (CX)
+
+chachaPoly1305Tiny2AVX21sealout1:
+	JMP chachaPoly1305Tiny2AVX21done
+
+chachaPoly1305Tiny2AVX21verify:
+	XORQ    (CX), R8
+	XORQ    8(CX), R9
+	ORQ     R9, R8
+	JNE     chachaPoly1305Tiny2AVX21done
+	ORQ     $0x02, AX
+	MOVQ    lanes+0(FP), CX
+	MOVQ    96(CX), CX
+	LEAQ    320(SP), DX
+	CMPQ    CX, $0x00000000
+	JBE     chachaPoly1305Tiny2AVX21opendone
+	VMOVDQU (DX), Y0
+	VPXOR   448(SP), Y0, Y0
+	VMOVDQU Y0, (DX)
+	CMPQ    CX, $0x00000020
+	JBE     chachaPoly1305Tiny2AVX21opendone
+	VMOVDQU 32(DX), Y0
+	VPXOR   480(SP), Y0, Y0
+	VMOVDQU Y0, 32(DX)
+	CMPQ    CX, $0x00000040
+	JBE     chachaPoly1305Tiny2AVX21opendone
+	VMOVDQU 64(DX), Y0
+	VPXOR   512(SP), Y0, Y0
+	VMOVDQU Y0, 64(DX)
+	CMPQ    CX, $0x00000060
+	JBE     chachaPoly1305Tiny2AVX21opendone
+	VMOVDQU 96(DX), Y0
+	VPXOR   544(SP), Y0, Y0
+	VMOVDQU Y0, 96(DX)
+
+chachaPoly1305Tiny2AVX21opendone:
+	MOVQ lanes+0(FP), BX
+	MOVQ 80(BX), BX
+	CMPQ CX, $0x20
+	JB   chachaPoly1305Tiny2AVX21openouttail
+
+chachaPoly1305Tiny2AVX21openoutloop:
+	VMOVDQU (DX), Y0
+	VMOVDQU Y0, (BX)
+	ADDQ    $0x20, DX
+	ADDQ    $0x20, BX
+	SUBQ    $0x20, CX
+	CMPQ    CX, $0x20
+	JAE     chachaPoly1305Tiny2AVX21openoutloop
+
+chachaPoly1305Tiny2AVX21openouttail:
+	TESTQ   $0x00000010, CX
+	JZ      chachaPoly1305Tiny2AVX21openout16
+	VMOVDQU (DX), X0
+	VMOVDQU X0, (BX)
+	ADDQ    $0x10, DX
+	ADDQ    $0x10, BX
+
+chachaPoly1305Tiny2AVX21openout16:
+	TESTQ $0x00000008, CX
+	JZ    chachaPoly1305Tiny2AVX21openout8
+	MOVQ  (DX), SI
+	MOVQ  SI, (BX)
+	ADDQ  $0x08, DX
+	ADDQ  $0x08, BX
+
+chachaPoly1305Tiny2AVX21openout8:
+	TESTQ $0x00000004, CX
+	JZ    chachaPoly1305Tiny2AVX21openout4
+	MOVL  (DX), SI
+	MOVL  SI, (BX)
+	ADDQ  $0x04, DX
+	ADDQ  $0x04, BX
+
+chachaPoly1305Tiny2AVX21openout4:
+	TESTQ $0x00000002, CX
+	JZ    chachaPoly1305Tiny2AVX21openout2
+	MOVW  (DX), SI
+	MOVW  SI, (BX)
+	ADDQ  $0x02, DX
+	ADDQ  $0x02, BX
+
+chachaPoly1305Tiny2AVX21openout2:
+	TESTQ $0x00000001, CX
+	JZ    chachaPoly1305Tiny2AVX21openout1
+	MOVB  (DX), CL
+	MOVB  CL, (BX)
+
+chachaPoly1305Tiny2AVX21openout1:
+chachaPoly1305Tiny2AVX21done:
+	// Wipe the key streams, the messages and the MACs' keys from the stack.
+	VPXOR   Y0, Y0, Y0
+	VMOVDQU Y0, (SP)
+	VMOVDQU Y0, 32(SP)
+	VMOVDQU Y0, 64(SP)
+	VMOVDQU Y0, 96(SP)
+	VMOVDQU Y0, 128(SP)
+	VMOVDQU Y0, 160(SP)
+	VMOVDQU Y0, 192(SP)
+	VMOVDQU Y0, 224(SP)
+	VMOVDQU X0, 256(SP)
+	VMOVDQU X0, 288(SP)
+	VMOVDQU X0, 304(SP)
+	VMOVDQU Y0, 320(SP)
+	VMOVDQU Y0, 352(SP)
+	VMOVDQU Y0, 384(SP)
+	VMOVDQU Y0, 416(SP)
+	VMOVDQU Y0, 448(SP)
+	VMOVDQU Y0, 480(SP)
+	VMOVDQU Y0, 512(SP)
+	VMOVDQU Y0, 544(SP)
+	VMOVDQU X0, 576(SP)
+	VMOVDQU X0, 608(SP)
+	VMOVDQU X0, 624(SP)
+	VZEROUPPER
+	MOVB    AL, ok+16(FP)
+	RET
+
 // func chachaPoly1305Tiny3PipeAVX2(lanes *[3]chachaTinyLane, cur *chachaTinyPipe, prev *chachaTinyPipe, out *[3]chachaTinyLane, open bool) (ok uint8)
 // Requires: AVX, AVX2, BMI2, CMOV
 TEXT ·chachaPoly1305Tiny3PipeAVX2(SB), NOSPLIT, $32-41

@@ -45,6 +45,16 @@ type chachaTinyLane struct {
 //go:noescape
 func chachaPoly1305Tiny3AVX2(lanes *[chachaTinyLanes]chachaTinyLane, open bool) (ok uint8)
 
+// chachaTinyPairMax is the longest message chachaPoly1305Tiny2AVX2 takes: blocks 1 and 2.
+const chachaTinyPairMax = 2 * 64
+
+// chachaPoly1305Tiny2AVX2 is chachaPoly1305Tiny3AVX2 on the first two ops of lanes, for messages
+// of up to chachaTinyPairMax bytes (three row-form states: each op's blocks 0 and 1, and block 2
+// of both): Seal returns 3.
+//
+//go:noescape
+func chachaPoly1305Tiny2AVX2(lanes *[chachaTinyLanes]chachaTinyLane, open bool) (ok uint8)
+
 // chachaPoly1305Tiny3AVX512 is chachaPoly1305Tiny3AVX2 for messages of up to chachaTinyMax bytes,
 // on AVX-512 (six row-form states in the EVEX registers, rotations by VPROLD).
 //
@@ -107,11 +117,13 @@ type tinyOps struct {
 	wide   bool                 // took beside the lanes: every op that fits, not only within block 1
 	queued [chachaTinyLanes]int // ops within block 1, waiting for a full chachaPoly1305Tiny3AVX2 call
 	n      int
-	// triples3: the ops past block 1 run three to a call too (chachaPoly1305Tiny3AVX512), queued in
-	// past until there are three (impl.chachaTiny3AVX512).
-	triples3 bool
-	past     [chachaTinyLanes]int
-	np       int
+	// pastOps: the ops past block 1 of up to pastMax bytes run pastOps to a call too, queued in
+	// past until there are as many: three on AVX-512 (chachaPoly1305Tiny3AVX512,
+	// impl.chachaTiny3AVX512), two on AVX2 (chachaPoly1305Tiny2AVX2, impl.chachaTiny2AVX2), else
+	// none (pastOps and pastMax 0: each alone).
+	pastOps, pastMax int
+	past             [chachaTinyLanes]int
+	np               int
 	// pipeline: the three-op calls whose ops' AD fits chachaTinyPipeAD run as a pipeline (piped),
 	// each beside the MACs of the one before (planPipeline).
 	pipeline bool
@@ -148,15 +160,28 @@ func (q *tinyOps) planPipeline(ops []Op) {
 }
 
 func newTinyOps(t Tier, open bool) tinyOps {
-	fused := t == AVX2 && impl.chachaTinyFused
-	return tinyOps{fused: fused, open: open, maxAD: chachaFusedAD, triples3: fused && impl.chachaTiny3AVX512}
+	q := tinyOps{fused: tinyFused(t), open: open, maxAD: chachaFusedAD}
+	switch {
+	case !q.fused:
+	case impl.chachaTiny3AVX512:
+		q.pastOps, q.pastMax = chachaTinyLanes, chachaTinyMax
+	case impl.chachaTiny2AVX2:
+		q.pastOps, q.pastMax = 2, chachaTinyPairMax
+	}
+	return q
 }
 
 // fits reports whether a fused kernel takes op, and op's message length. An Open shorter than the
 // tag is left to the caller.
-func (q *tinyOps) fits(op *Op) (n int, ok bool) {
-	n = msgLen(op, q.open)
-	return n, q.fused && n >= 0 && n <= chachaTinyMax && len(op.AD) <= q.maxAD
+func (q *tinyOps) fits(op *Op) (n int, ok bool) { return fitsTiny(q.fused, op, q.open, q.maxAD) }
+
+// tinyFused reports whether tier t has fused kernels for tiny ops here.
+func tinyFused(t Tier) bool { return t == AVX2 && impl.chachaTinyFused }
+
+// fitsTiny is tinyOps.fits for fused (tinyFused) and ops with up to maxAD bytes of AD.
+func fitsTiny(fused bool, op *Op, open bool, maxAD int) (n int, ok bool) {
+	n = msgLen(op, open)
+	return n, fused && n >= 0 && n <= chachaTinyMax && len(op.AD) <= maxAD
 }
 
 // inTriple reports whether the three-op kernel takes op (fits, within block 1), and op's message
@@ -167,14 +192,14 @@ func (q *tinyOps) inTriple(op *Op) (n int, ok bool) {
 }
 
 // took reports whether q, if not nil, has taken op beside the lanes (chachaRunRoute): the ops
-// within block 1 and, where q.triples3, those of up to chachaTiny3Beside bytes; if q is wide every
-// op that fits.
+// within block 1 and, where they run three to a call, those of up to chachaTiny3Beside bytes; if q
+// is wide every op that fits.
 func (q *tinyOps) took(op *Op) bool {
 	if q == nil {
 		return false
 	}
 	n, ok := q.fits(op)
-	return ok && (q.wide || n <= chachaTinyLaneMax || q.triples3 && n <= chachaTiny3Beside)
+	return ok && (q.wide || n <= chachaTinyLaneMax || q.pastOps == chachaTinyLanes && n <= chachaTiny3Beside)
 }
 
 // chachaTiny3Beside is the longest message that a batch on the lanes runs beside them wherever
@@ -189,7 +214,8 @@ func (q *tinyOps) took(op *Op) bool {
 const chachaTiny3Beside = 96
 
 // chooseBeside decides which of the ChaCha-family ops of ops q takes beside the lanes and returns
-// how many: those within block 1 and, where q.triples3, those of up to chachaTiny3Beside bytes,
+// how many: those within block 1 and, where they run three to a call, those of up to
+// chachaTiny3Beside bytes,
 // and where fewer than 16 others fit, those too (q becomes wide). Sixteen of them fill a lane
 // group, where the lanes run them faster than the one-op kernel does; fewer share their groups
 // with longer messages and hold a lane each for the longest one's pass. Only ops with up to
@@ -205,7 +231,7 @@ func (q *tinyOps) chooseBeside(ops []Op) (n int) {
 			case !ok:
 			case m <= chachaTinyLaneMax:
 				n++
-			case q.triples3 && m <= chachaTiny3Beside:
+			case q.pastOps == chachaTinyLanes && m <= chachaTiny3Beside:
 				wider++
 			default:
 				past++
@@ -224,15 +250,15 @@ func (q *tinyOps) chooseBeside(ops []Op) (n int) {
 // ops failed of those run by this call (ops[i] itself may wait in the queue).
 func (q *tinyOps) run(ops []Op, i, n int) (failed int) {
 	if n > chachaTinyLaneMax {
-		if !q.triples3 {
+		if n > q.pastMax {
 			return q.one(&ops[i], n)
 		}
 		q.past[q.np] = i
-		if q.np++; q.np < chachaTinyLanes {
+		if q.np++; q.np < q.pastOps {
 			return 0
 		}
 		q.np = 0
-		return q.lanes(ops, q.past[:], true)
+		return q.lanes(ops, q.past[:q.pastOps], true)
 	}
 	q.queued[q.n] = i
 	if q.n++; q.n < chachaTinyLanes {
@@ -249,8 +275,8 @@ func (q *tinyOps) run(ops []Op, i, n int) (failed int) {
 // Going straight to the kernel rather than through the one-op path's layers saves a lone 256-byte
 // op about 16 ns of 225 (AMD Zen 4, docs/experiments.md, 2026-12-04 fourth session).
 func (r *route) runFusedAlone(op *Op, open bool) (taken bool, failed int) {
-	q := newTinyOps(r.tiny, open)
-	n, ok := q.fits(op)
+	// Not through a tinyOps: building one costs a lone op of 64-192 bytes 2-4% of its time.
+	n, ok := fitsTiny(tinyFused(r.tiny), op, open, chachaFusedAD)
 	k := tinyFusedKernel()
 	if !ok {
 		switch {
@@ -270,17 +296,16 @@ func (r *route) runFusedAlone(op *Op, open bool) (taken bool, failed int) {
 	return true, 1
 }
 
-// flush runs the queued ops of ops, finishes the pipeline and returns how many failed. Where
-// q.triples3, the ops left in the two queues run three or two to a call of the AVX-512 kernels
-// (chachaPoly1305Tiny3AVX512, chachaPoly1305Tiny2AVX512) with the last one alone; else one to a
-// call.
+// flush runs the queued ops of ops, finishes the pipeline and returns how many failed. Where the
+// ops past block 1 run several to a call, the ops left in the two queues do too, as many as fit a
+// call (two or three on AVX-512, two on AVX2) with the last one alone; else one to a call.
 func (q *tinyOps) flush(ops []Op) (failed int) {
 	var left [2 * (chachaTinyLanes - 1)]int
 	k := copy(left[:], q.queued[:q.n])
 	k += copy(left[k:], q.past[:q.np])
 	q.n, q.np = 0, 0
-	if q.triples3 && k >= 2 {
-		m := min(k, chachaTinyLanes)
+	if q.pastOps > 0 && k >= 2 {
+		m := min(k, q.pastOps)
 		failed += q.lanes(ops, left[k-m:k], true)
 		k -= m
 	}
@@ -331,8 +356,9 @@ func (q *tinyOps) one(op *Op, n int) (failed int) {
 }
 
 // lanes runs the ops ops[idx[i]] in one call, and returns how many failed: three on
-// chachaPoly1305Tiny3AVX2 (or its pipeline), or where past (an op past block 1 among them) two or
-// three on chachaPoly1305Tiny2AVX512 or chachaPoly1305Tiny3AVX512.
+// chachaPoly1305Tiny3AVX2 (or its pipeline), or where past (an op past block 1 among them) as
+// q.pastOps says: two on chachaPoly1305Tiny2AVX2, or two or three on chachaPoly1305Tiny2AVX512 or
+// chachaPoly1305Tiny3AVX512.
 func (q *tinyOps) lanes(ops []Op, idx []int, past bool) (failed int) {
 	var lanes [chachaTinyLanes]chachaTinyLane
 	var sub [chachaTinyLanes][8]uint32
@@ -380,9 +406,12 @@ func (q *tinyOps) lanes(ops []Op, idx []int, past bool) (failed int) {
 		// Called directly, not through a func value, whose argument would escape: lanes holds
 		// pointers to sub and xnonce, which would move to the heap with it.
 		var ok uint8
-		if len(idx) == 2 {
+		switch {
+		case q.pastOps == 2:
+			ok = chachaPoly1305Tiny2AVX2(&lanes, q.open)
+		case len(idx) == 2:
 			ok = chachaPoly1305Tiny2AVX512(&lanes, q.open)
-		} else {
+		default:
 			ok = chachaPoly1305Tiny3AVX512(&lanes, q.open)
 		}
 		if q.open {

@@ -227,26 +227,34 @@ func BenchmarkChaChaTinyAVX2(b *testing.B) {
 // golang.org/x/crypto/chacha20poly1305: one triple (chachaPoly1305Tiny3AVX2) or up to eight, from
 // three on through the pipeline (chachaPoly1305Tiny3PipeAVX2) where every op's AD fits it, so that
 // pipelined triples and others mix; each op of its own suite and key, message length (0-64, and
-// on AVX-512 CPUs in a second pass one in four of 65-192 for chachaPoly1305Tiny3AVX512, in
-// batches of any size too, whose leftovers of both queues run in pairs on
-// chachaPoly1305Tiny2AVX512) and AD length (0-767, mostly within chachaTinyPipeAD), apart or in
+// in a second pass one in four of 65-128 for chachaPoly1305Tiny2AVX2, and on AVX-512 CPUs in a
+// third one in four of 65-192 for chachaPoly1305Tiny3AVX512 and chachaPoly1305Tiny2AVX512, in
+// batches of any size too, whose leftovers of both queues run two or three to a call) and AD length (0-767, mostly within chachaTinyPipeAD), apart or in
 // place; Open with a random subset forged (tag, ciphertext or AD), which alone fail, with Dst
 // zeroed, while the others decrypt; no byte written outside any Dst.
 func TestChaChaTinyLanes(t *testing.T) {
 	if !chachaHas(AVX2) || !impl.chachaAVX2Regs {
 		t.Skip("needs the AVX2 tier of 1-cycle cores")
 	}
-	defer func(w bool) { impl.chachaTiny3AVX512 = w }(impl.chachaTiny3AVX512)
-	for _, past := range []bool{false, true} {
-		if past && !chachaAVX512 {
+	defer func(w3, w2 bool) { impl.chachaTiny3AVX512, impl.chachaTiny2AVX2 = w3, w2 }(impl.chachaTiny3AVX512,
+		impl.chachaTiny2AVX2)
+	for _, m := range []struct {
+		name        string
+		wide, pairs bool
+		maxLen      int // the longest message
+	}{{"within-block-1", false, false, chachaTinyLaneMax}, {"pairs", false, true, chachaTinyPairMax},
+		{"triples", true, false, chachaTinyMax}} {
+		if m.wide && !chachaAVX512 {
 			continue
 		}
-		impl.chachaTiny3AVX512 = past
-		t.Run(fmt.Sprintf("past=%v", past), func(t *testing.T) { testChaChaTinyLanes(t, past) })
+		impl.chachaTiny3AVX512, impl.chachaTiny2AVX2 = m.wide, m.pairs
+		t.Run(m.name, func(t *testing.T) { testChaChaTinyLanes(t, m.maxLen) })
 	}
 }
 
-func testChaChaTinyLanes(t *testing.T, past bool) {
+// testChaChaTinyLanes is TestChaChaTinyLanes with messages of up to maxLen bytes.
+func testChaChaTinyLanes(t *testing.T, maxLen int) {
+	past := maxLen > chachaTinyLaneMax
 	const guard = 32
 	const guardFill = 0x5A
 	guarded := func(n int) (buf, all []byte) {
@@ -295,7 +303,7 @@ func testChaChaTinyLanes(t *testing.T, past bool) {
 			}
 			n := rng.IntN(chachaTinyLaneMax + 1)
 			if past && rng.IntN(4) == 0 {
-				n = chachaTinyLaneMax + 1 + rng.IntN(chachaTinyMax-chachaTinyLaneMax)
+				n = chachaTinyLaneMax + 1 + rng.IntN(maxLen-chachaTinyLaneMax)
 			}
 			adLen := rng.IntN(chachaTinyPipeAD + 17)
 			if rng.IntN(8) == 0 {
@@ -409,6 +417,16 @@ func BenchmarkChaChaTiny3AVX2(b *testing.B) {
 	}
 }
 
+// BenchmarkChaChaTinyPairAVX2 times chachaPoly1305Tiny2AVX2 alone on two ops of up to two blocks,
+// in place with 8 bytes of AD, against two lone calls of chachaPoly1305TinyAVX2 on the same ops
+// ("alone").
+func BenchmarkChaChaTinyPairAVX2(b *testing.B) {
+	if !chachaHas(AVX2) || !impl.chachaAVX2Regs {
+		b.Skip("needs the AVX2 tier of 1-cycle cores")
+	}
+	benchTinyCalls(b, 2, []int{64, 100, 128}, chachaPoly1305Tiny2AVX2, chachaPoly1305TinyAVX2)
+}
+
 // BenchmarkChaChaTinyLanesAVX512 times the AVX-512 kernels of two and three ops of up to three
 // blocks (chachaPoly1305Tiny2AVX512, chachaPoly1305Tiny3AVX512) alone, in place with 8 bytes of
 // AD, against as many lone calls of chachaPoly1305TinyAVX512 on the same ops ("alone").
@@ -416,43 +434,47 @@ func BenchmarkChaChaTinyLanesAVX512(b *testing.B) {
 	if !chachaAVX512 {
 		b.Skip("needs AVX-512")
 	}
+	lens := []int{64, 100, 128, 192}
+	benchTinyCalls(b, 2, lens, chachaPoly1305Tiny2AVX512, chachaPoly1305TinyAVX512)
+	benchTinyCalls(b, 3, lens, chachaPoly1305Tiny3AVX512, chachaPoly1305TinyAVX512)
+}
+
+// benchTinyCalls times kernel on its first ops ops, each of n bytes for each n of lens, in place
+// with 8 bytes of AD, Seal and Open, against as many calls of lone, the one-op kernel, on the same
+// ops ("alone").
+func benchTinyCalls(b *testing.B, ops int, lens []int, kernel func(*[chachaTinyLanes]chachaTinyLane, bool) uint8,
+	lone func(*[8]uint32, *[12]byte, *byte, *byte, int, *byte, int, *[TagSize]byte, bool) bool) {
 	var key [8]uint32
 	var nonce [12]byte
 	var tags [chachaTinyLanes][TagSize]byte
 	ad := make([]byte, 8)
-	for _, n := range []int{64, 100, 128, 192} {
+	for _, n := range lens {
 		var lanes [chachaTinyLanes]chachaTinyLane
-		for i := range lanes {
+		for i := range ops {
 			buf := make([]byte, n)
 			lanes[i] = chachaTinyLane{key: &key, nonce: &nonce, dst: &buf[0], src: &buf[0], n: n, ad: &ad[0],
 				adLen: len(ad), tag: &tags[i]}
 		}
 		for _, open := range []bool{false, true} {
-			name := "Seal"
+			name := fmt.Sprintf("Seal/%dx%d", ops, n)
 			if open {
-				name = "Open"
+				name = fmt.Sprintf("Open/%dx%d", ops, n)
 			}
-			for _, ops := range []int{2, 3} {
-				b.Run(fmt.Sprintf("%s/%dx%d", name, ops, n), func(b *testing.B) {
-					b.SetBytes(int64(ops * n))
-					for b.Loop() {
-						if ops == 2 {
-							chachaPoly1305Tiny2AVX512(&lanes, open)
-						} else {
-							chachaPoly1305Tiny3AVX512(&lanes, open)
-						}
+			b.Run(name, func(b *testing.B) {
+				b.SetBytes(int64(ops * n))
+				for b.Loop() {
+					kernel(&lanes, open)
+				}
+			})
+			b.Run(name+"/alone", func(b *testing.B) {
+				b.SetBytes(int64(ops * n))
+				for b.Loop() {
+					for i := range ops {
+						l := &lanes[i]
+						lone(l.key, l.nonce, l.dst, l.src, n, l.ad, l.adLen, l.tag, open)
 					}
-				})
-				b.Run(fmt.Sprintf("%s/%dx%d/alone", name, ops, n), func(b *testing.B) {
-					b.SetBytes(int64(ops * n))
-					for b.Loop() {
-						for i := range ops {
-							l := &lanes[i]
-							chachaPoly1305TinyAVX512(l.key, l.nonce, l.dst, l.src, n, l.ad, l.adLen, l.tag, open)
-						}
-					}
-				})
-			}
+				}
+			})
 		}
 	}
 }

@@ -116,6 +116,18 @@ var impl = struct {
 	// -> 188, 100 B 303 -> 220, 192 B 349 -> 266 (docs/experiments.md, 2026-12-07 fourth session).
 	// Only the routes with fused tiny kernels run it (Zen 4's); other AVX-512 cores unmeasured.
 	chachaTiny3AVX512 bool
+	// chachaTiny2AVX2: on AVX2 without AVX-512, the ops of 65-128 bytes that the fused kernels run
+	// (tinyOps) run two to a call (chachaPoly1305Tiny2AVX2: three row-form states, each op's
+	// blocks 0 and 1 and block 2 of both, in twelve of the sixteen ymm registers), as do two ops
+	// left at the end of a batch, rather than each alone on chachaPoly1305TinyAVX2 in two states.
+	// AMD Zen 4 (whose ymm latency is Zen 2 and 3's), Seals with 8 bytes of AD, the kernel
+	// against two lone calls (BenchmarkChaChaTinyPairAVX2, medians of 3): 64 B 246 -> 195 ns, 100
+	// B 312 -> 226, 128 B 320 -> 235; through the batch API with AVX-512 hidden (the route of Zen
+	// 2 and 3) against x/crypto, seal / open, 2 x 100 B 1.04x / 1.01x -> 1.32x / 1.29x, 8 x 128 B
+	// 1.05x / 1.03x -> 1.35x / 1.35x (docs/experiments.md, 2026-12-07 fourth session). Two
+	// messages of 129-192 bytes need four states, which the sixteen registers hold only without
+	// the rotations' temporaries.
+	chachaTiny2AVX2 bool
 	// chachaSmallFused: an op alone on the AVX512 tier's one-op path (chachaOneOp) with a message
 	// within blocks 4-13 (193-832 bytes; Opens to block 17, 1088 bytes) and at most chachaFusedAD
 	// bytes of AD takes the fused AVX-512 kernel (chachaPoly1305SmallAVX512: blocks 0 to 2s-1 in
@@ -184,6 +196,7 @@ var impl = struct {
 	chachaSmallFused:     zmmHalves,
 	chachaTinyProld:      chachaAVX512,
 	chachaTiny3AVX512:    chachaAVX512,
+	chachaTiny2AVX2:      !ymmLatency2,
 	chachaBlocksHeads:    !ymmLatency2,
 	chachaBlocksLanes: func() int {
 		if ymmLatency2 {

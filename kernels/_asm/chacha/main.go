@@ -50,6 +50,7 @@ func main() {
 	chachaPoly1305Tiny(false)
 	chachaPoly1305Tiny(true)
 	chachaPoly1305Tiny3AVX2()
+	chachaPoly1305Tiny2AVX2()
 	chachaPoly1305Tiny3PipeAVX2()
 	chachaPoly1305TinyNAVX512(3)
 	chachaPoly1305TinyNAVX512(2)

@@ -61,33 +61,18 @@ func chachaPoly1305Tiny3AVX2() {
 		fr[i] = tinyLaneFrame{msg: AllocLocal(64), ks: AllocLocal(64), pad: AllocLocal(16),
 			lens: AllocLocal(16), r: AllocLocal(16), sk: AllocLocal(16)}
 	}
-	ptr := tinyLaneField
 
 	Comment("Stage each message and AD's partial last block, zero-padded, and the lengths blocks.")
 	zero := YMM()
 	VPXOR(zero, zero, zero)
 	for i := range fr {
-		lbl := fmt.Sprintf("%s%d", name, i)
 		VMOVDQU(zero, fr[i].msg)
 		VMOVDQU(zero, fr[i].msg.Offset(32))
-		VMOVDQU(zero.AsX(), fr[i].pad)
-		n, adLen := ptr(i, laneN), ptr(i, laneADLen)
-		MOVQ(adLen, fr[i].lens)
-		MOVQ(n, fr[i].lens.Offset(8))
-		src, d := ptr(i, laneSrc), GP64()
-		LEAQ(fr[i].msg, d)
-		copyBytes(d, src, n, lbl+"stage")
-		ad, k := ptr(i, laneAD), GP64()
-		MOVQ(adLen, k)
-		ANDQ(I32(-16), k)
-		ADDQ(k, ad)
-		ANDQ(U8(15), adLen)
-		LEAQ(fr[i].pad, d)
-		copyBytes(d, ad, adLen, lbl+"adtail")
+		tinyLaneStage(fmt.Sprintf("%s%d", name, i), i, fr[i], zero)
 	}
 
 	Comment("The rounds: blocks 0 and 1 of every op, one state each, interleaved.")
-	x := tinyLaneStates()
+	x := tinyLaneStates(tinyLanes)
 	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), name+"rounds", nil)
 
 	Comment("Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;",
@@ -104,39 +89,72 @@ func chachaPoly1305Tiny3AVX2() {
 	okAll := GP64()
 	XORQ(okAll, okAll)
 	for s := range fr {
-		lbl := fmt.Sprintf("%s%d", name, s)
-		r0, r1 := GP64(), GP64()
-		MOVQ(fr[s].r, r0)
-		MOVQ(fr[s].r.Offset(8), r1)
-		h0, h1, h2 := aeadMAC(r0, r1, ptr(s, laneAD), ptr(s, laneADLen), fr[s].pad, fr[s].msg, fr[s].lens, lbl)
-		polyTag(h0, h1, h2, fr[s].sk)
-
-		msg := func() GPVirtual {
-			a := GP64()
-			LEAQ(fr[s].msg, a)
-			return a
-		}
-		tinyLaneVerdict(lbl, s, h0, h1, Mem{Base: ptr(s, laneTag)}, okAll,
-			func() { copyBytes(ptr(s, laneDst), msg(), ptr(s, laneN), lbl+"sealout") },
-			tinyStagedDecrypt(lbl, fr[s].ks, func() GPVirtual { return ptr(s, laneN) }, msg,
-				func() GPVirtual { return ptr(s, laneDst) }))
+		tinyLaneMAC(fmt.Sprintf("%s%d", name, s), s, fr[s], okAll, 64)
 	}
 
 	Comment("Wipe the key streams, the messages and the MACs' keys from the stack.")
-	zero = YMM()
+	tinyLaneWipe(fr[:], 64)
+	VZEROUPPER()
+	Store(okAll.As8(), ReturnIndex(0))
+	RET()
+}
+
+// tinyLaneStage stages op i of a three-op kernel (or the pair kernel) in its frame fr, whose
+// message buffer the caller has zeroed (zero: a zeroed ymm register): the AD's partial last block,
+// zero-padded, the lengths block and the message. lbl names the labels.
+func tinyLaneStage(lbl string, i int, fr tinyLaneFrame, zero VecVirtual) {
+	ptr := tinyLaneField
+	VMOVDQU(zero.AsX(), fr.pad)
+	n, adLen := ptr(i, laneN), ptr(i, laneADLen)
+	MOVQ(adLen, fr.lens)
+	MOVQ(n, fr.lens.Offset(8))
+	src, d := ptr(i, laneSrc), GP64()
+	LEAQ(fr.msg, d)
+	copyBytes(d, src, n, lbl+"stage")
+	ad, k := ptr(i, laneAD), GP64()
+	MOVQ(adLen, k)
+	ANDQ(I32(-16), k)
+	ADDQ(k, ad)
+	ANDQ(U8(15), adLen)
+	LEAQ(fr.pad, d)
+	copyBytes(d, ad, adLen, lbl+"adtail")
+}
+
+// tinyLaneMAC runs op i's MAC over its frame fr (aeadMAC, the ciphertext staged in fr.msg) and
+// settles it (tinyLaneVerdict): Seal copies the staged ciphertext to dst, Open decrypts with the
+// key stream in fr.ks (size bytes) where the tag matched; ok gets bit i on success.
+func tinyLaneMAC(lbl string, i int, fr tinyLaneFrame, ok GPVirtual, size int) {
+	ptr := tinyLaneField
+	r0, r1 := GP64(), GP64()
+	MOVQ(fr.r, r0)
+	MOVQ(fr.r.Offset(8), r1)
+	h0, h1, h2 := aeadMAC(r0, r1, ptr(i, laneAD), ptr(i, laneADLen), fr.pad, fr.msg, fr.lens, lbl)
+	polyTag(h0, h1, h2, fr.sk)
+	msg := func() GPVirtual {
+		a := GP64()
+		LEAQ(fr.msg, a)
+		return a
+	}
+	tinyLaneVerdict(lbl, i, h0, h1, Mem{Base: ptr(i, laneTag)}, ok,
+		func() { copyBytes(ptr(i, laneDst), msg(), ptr(i, laneN), lbl+"sealout") },
+		tinyStagedDecrypt(lbl, fr.ks, size, func() GPVirtual { return ptr(i, laneN) }, msg,
+			func() GPVirtual { return ptr(i, laneDst) }))
+}
+
+// tinyLaneWipe clears the frames fr, whose message and key-stream buffers hold size bytes.
+func tinyLaneWipe(fr []tinyLaneFrame, size int) {
+	zero := YMM()
 	VPXOR(zero, zero, zero)
 	for s := range fr {
 		for _, m := range []Mem{fr[s].msg, fr[s].ks} {
-			VMOVDQU(zero, m)
-			VMOVDQU(zero, m.Offset(32))
+			for c := range size / 32 {
+				VMOVDQU(zero, m.Offset(32*c))
+			}
 		}
 		for _, m := range []Mem{fr[s].pad, fr[s].r, fr[s].sk} {
 			VMOVDQU(zero.AsX(), m)
 		}
 	}
-	VZEROUPPER()
-	Store(okAll.As8(), ReturnIndex(0))
-	RET()
 }
 
 // tinyLaneField loads field off of op i's chachaTinyLane from the three-op kernels' lanes argument,
@@ -147,11 +165,11 @@ func tinyLaneField(i, off int) GPVirtual {
 	return p
 }
 
-// tinyLaneStates loads the initial states of the three-op kernels' ops in the row form, state s
-// blocks 0 and 1 of op s.
-func tinyLaneStates() [][4]VecVirtual {
+// tinyLaneStates loads the initial states of the first ops ops of a three-op kernel's (or the pair
+// kernel's) lanes in the row form, state s blocks 0 and 1 of op s.
+func tinyLaneStates(ops int) [][4]VecVirtual {
 	field := tinyLaneField
-	x := make([][4]VecVirtual, tinyLanes)
+	x := make([][4]VecVirtual, ops)
 	sigma := YMM()
 	VBROADCASTI128(chachaSigma, sigma)
 	for s := range x {
@@ -192,19 +210,26 @@ func tinyLaneFinal(x [4]VecVirtual, i int, r, sk Mem) {
 // at msg(c), the bytes past n zeroed for the MAC's padding, then runs sealed (if not nil); Open
 // stores it at ks, to decrypt once the tag has matched.
 func tinyLaneBlock1(x [4]VecVirtual, i int, msg func(c int) Mem, ks Mem, lbl string, sealed func()) {
+	tinyLaneBlock(x, 1, i, 0, msg, ks, lbl, sealed)
+}
+
+// tinyLaneBlock is tinyLaneBlock1 for the key-stream block in half h of x's rows (0 low, 1 high),
+// the block at byte at of op i's message: msg(c) is that block's 32-byte chunk c.
+func tinyLaneBlock(x [4]VecVirtual, h, i, at int, msg func(c int) Mem, ks Mem, lbl string, sealed func()) {
+	imm := U8(0x20 + 0x11*h) // half h of each source
 	open := Load(Param("open"), GP8())
 	TESTB(open, open)
 	JNZ(LabelRef(lbl + "keep"))
-	for c := range 2 { // bytes 32c..32c+31 of block 1: the high halves of rows 2c and 2c+1
+	for c := range 2 { // bytes 32c..32c+31 of the block: half h of rows 2c and 2c+1
 		k := YMM()
-		VPERM2I128(U8(0x31), x[2*c+1], x[2*c], k)
+		VPERM2I128(imm, x[2*c+1], x[2*c], k)
 		nc := tinyLaneField(i, laneN)
-		CMPQ(nc, U32(32*c))
+		CMPQ(nc, U32(at+32*c))
 		JBE(LabelRef(lbl + "xored"))
 		VPXOR(msg(c), k, k)
-		Comment(fmt.Sprintf("Bytes past n: 32-byte offset max(0, %d-n) into the tail mask.", 32*c+32))
+		Comment(fmt.Sprintf("Bytes past n: 32-byte offset max(0, %d-n) into the tail mask.", at+32*c+32))
 		off, z, mask := GP64(), GP64(), GP64()
-		MOVQ(U32(32*c+32), off)
+		MOVQ(U32(at+32*c+32), off)
 		SUBQ(nc, off)
 		XORQ(z, z)
 		CMPQ(off, z)
@@ -221,7 +246,7 @@ func tinyLaneBlock1(x [4]VecVirtual, i int, msg func(c int) Mem, ks Mem, lbl str
 	Label(lbl + "keep")
 	for c := range 2 {
 		k := YMM()
-		VPERM2I128(U8(0x31), x[2*c+1], x[2*c], k)
+		VPERM2I128(imm, x[2*c+1], x[2*c], k)
 		VMOVDQU(k, ks.Offset(32*c))
 	}
 	Label(lbl + "streamed")
@@ -254,12 +279,12 @@ func tinyLaneVerdict(lbl string, i int, h0, h1 GPVirtual, tag Mem, ok GPVirtual,
 }
 
 // tinyStagedDecrypt returns tinyLaneVerdict's decrypt for a message staged on the stack: it XORs
-// the key stream block ks into the staged message at msg's address (n bytes) and copies that to
-// dst. n, msg and dst emit their loads where they are needed; lbl names the labels.
-func tinyStagedDecrypt(lbl string, ks Mem, n, msg, dst func() GPVirtual) func() {
+// the key stream at ks (size bytes) into the staged message at msg's address (n bytes) and copies
+// that to dst. n, msg and dst emit their loads where they are needed; lbl names the labels.
+func tinyStagedDecrypt(lbl string, ks Mem, size int, n, msg, dst func() GPVirtual) func() {
 	return func() {
 		k, m := n(), msg()
-		tinyXOR(Mem{Base: m}, ks, k, 64, lbl+"open")
+		tinyXOR(Mem{Base: m}, ks, k, size, lbl+"open")
 		copyBytes(dst(), m, k, lbl+"openout")
 	}
 }
@@ -268,11 +293,17 @@ func tinyStagedDecrypt(lbl string, ks Mem, n, msg, dst func() GPVirtual) func() 
 // the nonce at nonce in the low half, counter 1 and the nonce in the high half. The nonce's bytes
 // come in through two loads that need no store to forward to them.
 func tinyLaneRow3(nonce GPVirtual, row VecVirtual) {
-	VMOVQ(Mem{Base: nonce}, row.AsX())
-	VPINSRD(U8(2), Mem{Base: nonce, Disp: 8}, row.AsX(), row.AsX())
-	VPSLLDQ(U8(4), row.AsX(), row.AsX())
+	tinyNonceRow(nonce, row.AsX())
 	VINSERTI128(U8(1), row.AsX(), row, row)
 	VPADDD(rowCounters, row, row)
+}
+
+// tinyNonceRow sets x to the last state row of block counter 0 with the nonce at nonce (section
+// 2.3), through two loads that need no store to forward to them.
+func tinyNonceRow(nonce GPVirtual, x Register) {
+	VMOVQ(Mem{Base: nonce}, x)
+	VPINSRD(U8(2), Mem{Base: nonce, Disp: 8}, x, x)
+	VPSLLDQ(U8(4), x, x)
 }
 
 // polyTag turns the accumulator h0..h2 into the tag h mod p + s mod 2^128 (section 2.5.1) in h0,

@@ -189,7 +189,7 @@ func tinyPipeRounds(name string, c pipeChain) {
 
 	Comment("The rounds: blocks 0 and 1 of every op, one state each, interleaved; the previous",
 		"triple's MAC beside them.")
-	x := tinyLaneStates()
+	x := tinyLaneStates(tinyLanes)
 	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), name+"rounds", func(k int) {
 		if macPointsRow[k] {
 			labels++
@@ -256,6 +256,6 @@ func tinyPipeTags(name string, ok GPVirtual) {
 			return a
 		}
 		tinyLaneVerdict(lbl, i, h0, h1, Mem{Base: out(laneTag)}, ok, nil,
-			tinyStagedDecrypt(lbl, prev(i, pipeKS), n, msg, func() GPVirtual { return out(laneDst) }))
+			tinyStagedDecrypt(lbl, prev(i, pipeKS), 64, n, msg, func() GPVirtual { return out(laneDst) }))
 	}
 }
