@@ -33,7 +33,9 @@ type chachaTinyLane struct {
 	nonce *[12]byte
 	dst   *byte
 	src   *byte
-	n     int // message bytes, 0 to chachaTinyLaneMax (the AVX-512 kernels: to chachaTinyMax)
+	// n: message bytes, 0 to chachaTinyLaneMax (chachaPoly1305Tiny2AVX2: to chachaTinyPairMax; the
+	// AVX-512 kernels: to chachaTinyMax)
+	n     int
 	ad    *byte
 	adLen int // 0 to chachaFusedAD
 	tag   *[TagSize]byte
@@ -215,12 +217,11 @@ const chachaTiny3Beside = 96
 
 // chooseBeside decides which of the ChaCha-family ops of ops q takes beside the lanes and returns
 // how many: those within block 1 and, where they run three to a call, those of up to
-// chachaTiny3Beside bytes,
-// and where fewer than 16 others fit, those too (q becomes wide). Sixteen of them fill a lane
-// group, where the lanes run them faster than the one-op kernel does; fewer share their groups
-// with longer messages and hold a lane each for the longest one's pass. Only ops with up to
-// chachaTinyAD bytes of AD: the lanes' vector MAC takes longer AD faster (AMD Zen 4, 20 and 40 x
-// 64 B with 256 or 512 B of AD, 1.47-1.75x in the lanes, 1.25-1.44x beside).
+// chachaTiny3Beside bytes, and where fewer than 16 others fit, those too (q becomes wide). Sixteen
+// of them fill a lane group, where the lanes run them faster than the one-op kernel does; fewer
+// share their groups with longer messages and hold a lane each for the longest one's pass. Only
+// ops with up to chachaTinyAD bytes of AD: the lanes' vector MAC takes longer AD faster (AMD Zen
+// 4, 20 and 40 x 64 B with 256 or 512 B of AD, 1.47-1.75x in the lanes, 1.25-1.44x beside).
 func (q *tinyOps) chooseBeside(ops []Op) (n int) {
 	q.maxAD = chachaTinyAD
 	past, wider := 0, 0
@@ -355,10 +356,10 @@ func (q *tinyOps) one(op *Op, n int) (failed int) {
 	return 1
 }
 
-// lanes runs the ops ops[idx[i]] in one call, and returns how many failed: three on
-// chachaPoly1305Tiny3AVX2 (or its pipeline), or where past (an op past block 1 among them) as
-// q.pastOps says: two on chachaPoly1305Tiny2AVX2, or two or three on chachaPoly1305Tiny2AVX512 or
-// chachaPoly1305Tiny3AVX512.
+// lanes runs the ops ops[idx[i]] in one call, and returns how many failed: three within block 1 on
+// chachaPoly1305Tiny3AVX2 (or its pipeline), or where past (the ops past block 1, or those left at
+// a batch's end) as q.pastOps says: two on chachaPoly1305Tiny2AVX2, or two or three on
+// chachaPoly1305Tiny2AVX512 or chachaPoly1305Tiny3AVX512.
 func (q *tinyOps) lanes(ops []Op, idx []int, past bool) (failed int) {
 	var lanes [chachaTinyLanes]chachaTinyLane
 	var sub [chachaTinyLanes][8]uint32
