@@ -14638,365 +14638,371 @@ TEXT ·chachaPoly1305Tiny3AVX2(SB), NOSPLIT, $576-17
 	VMOVDQU Y0, 32(SP)
 	VMOVDQU X0, 128(SP)
 	MOVQ    lanes+0(FP), AX
-	MOVQ    32(AX), AX
+	MOVQ    48(AX), AX
+	MOVQ    AX, 144(SP)
 	MOVQ    lanes+0(FP), CX
-	MOVQ    48(CX), CX
-	MOVQ    CX, 144(SP)
-	MOVQ    AX, 152(SP)
-	MOVQ    lanes+0(FP), DX
-	MOVQ    24(DX), DX
-	LEAQ    (SP), BX
+	MOVQ    32(CX), CX
+	MOVQ    CX, 152(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    40(CX), CX
+	MOVQ    AX, DX
+	ANDQ    $-16, DX
+	ADDQ    DX, CX
+	ANDQ    $0x0f, AX
+	LEAQ    128(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny3AVX20stagetail
-
-chachaPoly1305Tiny3AVX20stageloop:
-	VMOVDQU (DX), Y1
-	VMOVDQU Y1, (BX)
-	ADDQ    $0x20, DX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny3AVX20stageloop
-
-chachaPoly1305Tiny3AVX20stagetail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny3AVX20stage16
-	VMOVDQU (DX), X1
-	VMOVDQU X1, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
-
-chachaPoly1305Tiny3AVX20stage16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny3AVX20stage8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
-
-chachaPoly1305Tiny3AVX20stage8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny3AVX20stage4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
-
-chachaPoly1305Tiny3AVX20stage4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny3AVX20stage2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
-
-chachaPoly1305Tiny3AVX20stage2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny3AVX20stage1
-	MOVB  (DX), AL
-	MOVB  AL, (BX)
-
-chachaPoly1305Tiny3AVX20stage1:
-	MOVQ lanes+0(FP), AX
-	MOVQ 40(AX), AX
-	MOVQ CX, DX
-	ANDQ $-16, DX
-	ADDQ DX, AX
-	ANDQ $0x0f, CX
-	LEAQ 128(SP), BX
-	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny3AVX20adtailtail
+	JB      chachaPoly1305Tiny3AVX20adtailtail
 
 chachaPoly1305Tiny3AVX20adtailloop:
-	VMOVDQU (AX), Y1
-	VMOVDQU Y1, (BX)
-	ADDQ    $0x20, AX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	VMOVDQU (CX), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny3AVX20adtailloop
 
 chachaPoly1305Tiny3AVX20adtailtail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny3AVX20adtail16
-	VMOVDQU (AX), X1
-	VMOVDQU X1, (BX)
-	ADDQ    $0x10, AX
-	ADDQ    $0x10, BX
+	VMOVDQU (CX), X1
+	VMOVDQU X1, (DX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX20adtail16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny3AVX20adtail8
-	MOVQ  (AX), DX
-	MOVQ  DX, (BX)
-	ADDQ  $0x08, AX
-	ADDQ  $0x08, BX
+	MOVQ  (CX), BX
+	MOVQ  BX, (DX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX20adtail8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny3AVX20adtail4
-	MOVL  (AX), DX
-	MOVL  DX, (BX)
-	ADDQ  $0x04, AX
-	ADDQ  $0x04, BX
+	MOVL  (CX), BX
+	MOVL  BX, (DX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX20adtail4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny3AVX20adtail2
-	MOVW  (AX), DX
-	MOVW  DX, (BX)
-	ADDQ  $0x02, AX
-	ADDQ  $0x02, BX
+	MOVW  (CX), BX
+	MOVW  BX, (DX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX20adtail2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny3AVX20adtail1
-	MOVB  (AX), AL
-	MOVB  AL, (BX)
+	MOVB  (CX), AL
+	MOVB  AL, (DX)
 
 chachaPoly1305Tiny3AVX20adtail1:
+	LEAQ (SP), AX
+	MOVQ lanes+0(FP), CX
+	MOVQ 24(CX), CX
+	MOVQ lanes+0(FP), DX
+	MOVQ 32(DX), DX
+	CMPQ DX, $0x20
+	JB   chachaPoly1305Tiny3AVX20stagetail
+
+chachaPoly1305Tiny3AVX20stageloop:
+	VMOVDQU (CX), Y1
+	VMOVDQU Y1, (AX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX20stageloop
+
+chachaPoly1305Tiny3AVX20stagetail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX20stage16
+	VMOVDQU (CX), X1
+	VMOVDQU X1, (AX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, AX
+
+chachaPoly1305Tiny3AVX20stage16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX20stage8
+	MOVQ  (CX), BX
+	MOVQ  BX, (AX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, AX
+
+chachaPoly1305Tiny3AVX20stage8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX20stage4
+	MOVL  (CX), BX
+	MOVL  BX, (AX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, AX
+
+chachaPoly1305Tiny3AVX20stage4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX20stage2
+	MOVW  (CX), BX
+	MOVW  BX, (AX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, AX
+
+chachaPoly1305Tiny3AVX20stage2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX20stage1
+	MOVB  (CX), CL
+	MOVB  CL, (AX)
+
+chachaPoly1305Tiny3AVX20stage1:
 	VMOVDQU Y0, 192(SP)
 	VMOVDQU Y0, 224(SP)
 	VMOVDQU X0, 320(SP)
 	MOVQ    lanes+0(FP), AX
-	MOVQ    96(AX), AX
+	MOVQ    112(AX), AX
+	MOVQ    AX, 336(SP)
 	MOVQ    lanes+0(FP), CX
-	MOVQ    112(CX), CX
-	MOVQ    CX, 336(SP)
-	MOVQ    AX, 344(SP)
-	MOVQ    lanes+0(FP), DX
-	MOVQ    88(DX), DX
-	LEAQ    192(SP), BX
+	MOVQ    96(CX), CX
+	MOVQ    CX, 344(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    104(CX), CX
+	MOVQ    AX, DX
+	ANDQ    $-16, DX
+	ADDQ    DX, CX
+	ANDQ    $0x0f, AX
+	LEAQ    320(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny3AVX21stagetail
-
-chachaPoly1305Tiny3AVX21stageloop:
-	VMOVDQU (DX), Y1
-	VMOVDQU Y1, (BX)
-	ADDQ    $0x20, DX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny3AVX21stageloop
-
-chachaPoly1305Tiny3AVX21stagetail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny3AVX21stage16
-	VMOVDQU (DX), X1
-	VMOVDQU X1, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
-
-chachaPoly1305Tiny3AVX21stage16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny3AVX21stage8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
-
-chachaPoly1305Tiny3AVX21stage8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny3AVX21stage4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
-
-chachaPoly1305Tiny3AVX21stage4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny3AVX21stage2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
-
-chachaPoly1305Tiny3AVX21stage2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny3AVX21stage1
-	MOVB  (DX), AL
-	MOVB  AL, (BX)
-
-chachaPoly1305Tiny3AVX21stage1:
-	MOVQ lanes+0(FP), AX
-	MOVQ 104(AX), AX
-	MOVQ CX, DX
-	ANDQ $-16, DX
-	ADDQ DX, AX
-	ANDQ $0x0f, CX
-	LEAQ 320(SP), BX
-	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny3AVX21adtailtail
+	JB      chachaPoly1305Tiny3AVX21adtailtail
 
 chachaPoly1305Tiny3AVX21adtailloop:
-	VMOVDQU (AX), Y1
-	VMOVDQU Y1, (BX)
-	ADDQ    $0x20, AX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	VMOVDQU (CX), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny3AVX21adtailloop
 
 chachaPoly1305Tiny3AVX21adtailtail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny3AVX21adtail16
-	VMOVDQU (AX), X1
-	VMOVDQU X1, (BX)
-	ADDQ    $0x10, AX
-	ADDQ    $0x10, BX
+	VMOVDQU (CX), X1
+	VMOVDQU X1, (DX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX21adtail16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny3AVX21adtail8
-	MOVQ  (AX), DX
-	MOVQ  DX, (BX)
-	ADDQ  $0x08, AX
-	ADDQ  $0x08, BX
+	MOVQ  (CX), BX
+	MOVQ  BX, (DX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX21adtail8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny3AVX21adtail4
-	MOVL  (AX), DX
-	MOVL  DX, (BX)
-	ADDQ  $0x04, AX
-	ADDQ  $0x04, BX
+	MOVL  (CX), BX
+	MOVL  BX, (DX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX21adtail4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny3AVX21adtail2
-	MOVW  (AX), DX
-	MOVW  DX, (BX)
-	ADDQ  $0x02, AX
-	ADDQ  $0x02, BX
+	MOVW  (CX), BX
+	MOVW  BX, (DX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX21adtail2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny3AVX21adtail1
-	MOVB  (AX), AL
-	MOVB  AL, (BX)
+	MOVB  (CX), AL
+	MOVB  AL, (DX)
 
 chachaPoly1305Tiny3AVX21adtail1:
+	LEAQ 192(SP), AX
+	MOVQ lanes+0(FP), CX
+	MOVQ 88(CX), CX
+	MOVQ lanes+0(FP), DX
+	MOVQ 96(DX), DX
+	CMPQ DX, $0x20
+	JB   chachaPoly1305Tiny3AVX21stagetail
+
+chachaPoly1305Tiny3AVX21stageloop:
+	VMOVDQU (CX), Y1
+	VMOVDQU Y1, (AX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX21stageloop
+
+chachaPoly1305Tiny3AVX21stagetail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX21stage16
+	VMOVDQU (CX), X1
+	VMOVDQU X1, (AX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, AX
+
+chachaPoly1305Tiny3AVX21stage16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX21stage8
+	MOVQ  (CX), BX
+	MOVQ  BX, (AX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, AX
+
+chachaPoly1305Tiny3AVX21stage8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX21stage4
+	MOVL  (CX), BX
+	MOVL  BX, (AX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, AX
+
+chachaPoly1305Tiny3AVX21stage4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX21stage2
+	MOVW  (CX), BX
+	MOVW  BX, (AX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, AX
+
+chachaPoly1305Tiny3AVX21stage2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX21stage1
+	MOVB  (CX), CL
+	MOVB  CL, (AX)
+
+chachaPoly1305Tiny3AVX21stage1:
 	VMOVDQU Y0, 384(SP)
 	VMOVDQU Y0, 416(SP)
 	VMOVDQU X0, 512(SP)
 	MOVQ    lanes+0(FP), AX
-	MOVQ    160(AX), AX
+	MOVQ    176(AX), AX
+	MOVQ    AX, 528(SP)
 	MOVQ    lanes+0(FP), CX
-	MOVQ    176(CX), CX
-	MOVQ    CX, 528(SP)
-	MOVQ    AX, 536(SP)
-	MOVQ    lanes+0(FP), DX
-	MOVQ    152(DX), DX
-	LEAQ    384(SP), BX
+	MOVQ    160(CX), CX
+	MOVQ    CX, 536(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    168(CX), CX
+	MOVQ    AX, DX
+	ANDQ    $-16, DX
+	ADDQ    DX, CX
+	ANDQ    $0x0f, AX
+	LEAQ    512(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny3AVX22stagetail
-
-chachaPoly1305Tiny3AVX22stageloop:
-	VMOVDQU (DX), Y0
-	VMOVDQU Y0, (BX)
-	ADDQ    $0x20, DX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny3AVX22stageloop
-
-chachaPoly1305Tiny3AVX22stagetail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny3AVX22stage16
-	VMOVDQU (DX), X0
-	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
-
-chachaPoly1305Tiny3AVX22stage16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny3AVX22stage8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
-
-chachaPoly1305Tiny3AVX22stage8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny3AVX22stage4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
-
-chachaPoly1305Tiny3AVX22stage4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny3AVX22stage2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
-
-chachaPoly1305Tiny3AVX22stage2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny3AVX22stage1
-	MOVB  (DX), AL
-	MOVB  AL, (BX)
-
-chachaPoly1305Tiny3AVX22stage1:
-	MOVQ lanes+0(FP), AX
-	MOVQ 168(AX), AX
-	MOVQ CX, DX
-	ANDQ $-16, DX
-	ADDQ DX, AX
-	ANDQ $0x0f, CX
-	LEAQ 512(SP), BX
-	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny3AVX22adtailtail
+	JB      chachaPoly1305Tiny3AVX22adtailtail
 
 chachaPoly1305Tiny3AVX22adtailloop:
-	VMOVDQU (AX), Y0
-	VMOVDQU Y0, (BX)
-	ADDQ    $0x20, AX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	VMOVDQU (CX), Y0
+	VMOVDQU Y0, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny3AVX22adtailloop
 
 chachaPoly1305Tiny3AVX22adtailtail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny3AVX22adtail16
-	VMOVDQU (AX), X0
-	VMOVDQU X0, (BX)
-	ADDQ    $0x10, AX
-	ADDQ    $0x10, BX
+	VMOVDQU (CX), X0
+	VMOVDQU X0, (DX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX22adtail16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny3AVX22adtail8
-	MOVQ  (AX), DX
-	MOVQ  DX, (BX)
-	ADDQ  $0x08, AX
-	ADDQ  $0x08, BX
+	MOVQ  (CX), BX
+	MOVQ  BX, (DX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX22adtail8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny3AVX22adtail4
-	MOVL  (AX), DX
-	MOVL  DX, (BX)
-	ADDQ  $0x04, AX
-	ADDQ  $0x04, BX
+	MOVL  (CX), BX
+	MOVL  BX, (DX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX22adtail4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny3AVX22adtail2
-	MOVW  (AX), DX
-	MOVW  DX, (BX)
-	ADDQ  $0x02, AX
-	ADDQ  $0x02, BX
+	MOVW  (CX), BX
+	MOVW  BX, (DX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX22adtail2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny3AVX22adtail1
-	MOVB  (AX), AL
-	MOVB  AL, (BX)
+	MOVB  (CX), AL
+	MOVB  AL, (DX)
 
 chachaPoly1305Tiny3AVX22adtail1:
+	LEAQ 384(SP), AX
+	MOVQ lanes+0(FP), CX
+	MOVQ 152(CX), CX
+	MOVQ lanes+0(FP), DX
+	MOVQ 160(DX), DX
+	CMPQ DX, $0x20
+	JB   chachaPoly1305Tiny3AVX22stagetail
+
+chachaPoly1305Tiny3AVX22stageloop:
+	VMOVDQU (CX), Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny3AVX22stageloop
+
+chachaPoly1305Tiny3AVX22stagetail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny3AVX22stage16
+	VMOVDQU (CX), X0
+	VMOVDQU X0, (AX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, AX
+
+chachaPoly1305Tiny3AVX22stage16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny3AVX22stage8
+	MOVQ  (CX), BX
+	MOVQ  BX, (AX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, AX
+
+chachaPoly1305Tiny3AVX22stage8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny3AVX22stage4
+	MOVL  (CX), BX
+	MOVL  BX, (AX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, AX
+
+chachaPoly1305Tiny3AVX22stage4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny3AVX22stage2
+	MOVW  (CX), BX
+	MOVW  BX, (AX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, AX
+
+chachaPoly1305Tiny3AVX22stage2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny3AVX22stage1
+	MOVB  (CX), CL
+	MOVB  CL, (AX)
+
+chachaPoly1305Tiny3AVX22stage1:
 	// The rounds: blocks 0 and 1 of every op, one state each, interleaved.
 	VBROADCASTI128 chachaSigma<>+0(SB), Y0
 	MOVQ           lanes+0(FP), AX
@@ -16425,246 +16431,250 @@ TEXT ·chachaPoly1305Tiny2AVX2(SB), NOSPLIT, $640-17
 	VMOVDQU Y0, 96(SP)
 	VMOVDQU X0, 256(SP)
 	MOVQ    lanes+0(FP), AX
-	MOVQ    32(AX), AX
+	MOVQ    48(AX), AX
+	MOVQ    AX, 272(SP)
 	MOVQ    lanes+0(FP), CX
-	MOVQ    48(CX), CX
-	MOVQ    CX, 272(SP)
-	MOVQ    AX, 280(SP)
-	MOVQ    lanes+0(FP), DX
-	MOVQ    24(DX), DX
-	LEAQ    (SP), BX
+	MOVQ    32(CX), CX
+	MOVQ    CX, 280(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    40(CX), CX
+	MOVQ    AX, DX
+	ANDQ    $-16, DX
+	ADDQ    DX, CX
+	ANDQ    $0x0f, AX
+	LEAQ    256(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny2AVX20stagetail
-
-chachaPoly1305Tiny2AVX20stageloop:
-	VMOVDQU (DX), Y1
-	VMOVDQU Y1, (BX)
-	ADDQ    $0x20, DX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny2AVX20stageloop
-
-chachaPoly1305Tiny2AVX20stagetail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny2AVX20stage16
-	VMOVDQU (DX), X1
-	VMOVDQU X1, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
-
-chachaPoly1305Tiny2AVX20stage16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny2AVX20stage8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
-
-chachaPoly1305Tiny2AVX20stage8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny2AVX20stage4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
-
-chachaPoly1305Tiny2AVX20stage4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny2AVX20stage2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
-
-chachaPoly1305Tiny2AVX20stage2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny2AVX20stage1
-	MOVB  (DX), AL
-	MOVB  AL, (BX)
-
-chachaPoly1305Tiny2AVX20stage1:
-	MOVQ lanes+0(FP), AX
-	MOVQ 40(AX), AX
-	MOVQ CX, DX
-	ANDQ $-16, DX
-	ADDQ DX, AX
-	ANDQ $0x0f, CX
-	LEAQ 256(SP), BX
-	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny2AVX20adtailtail
+	JB      chachaPoly1305Tiny2AVX20adtailtail
 
 chachaPoly1305Tiny2AVX20adtailloop:
-	VMOVDQU (AX), Y1
-	VMOVDQU Y1, (BX)
-	ADDQ    $0x20, AX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	VMOVDQU (CX), Y1
+	VMOVDQU Y1, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny2AVX20adtailloop
 
 chachaPoly1305Tiny2AVX20adtailtail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny2AVX20adtail16
-	VMOVDQU (AX), X1
-	VMOVDQU X1, (BX)
-	ADDQ    $0x10, AX
-	ADDQ    $0x10, BX
+	VMOVDQU (CX), X1
+	VMOVDQU X1, (DX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny2AVX20adtail16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny2AVX20adtail8
-	MOVQ  (AX), DX
-	MOVQ  DX, (BX)
-	ADDQ  $0x08, AX
-	ADDQ  $0x08, BX
+	MOVQ  (CX), BX
+	MOVQ  BX, (DX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny2AVX20adtail8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny2AVX20adtail4
-	MOVL  (AX), DX
-	MOVL  DX, (BX)
-	ADDQ  $0x04, AX
-	ADDQ  $0x04, BX
+	MOVL  (CX), BX
+	MOVL  BX, (DX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny2AVX20adtail4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny2AVX20adtail2
-	MOVW  (AX), DX
-	MOVW  DX, (BX)
-	ADDQ  $0x02, AX
-	ADDQ  $0x02, BX
+	MOVW  (CX), BX
+	MOVW  BX, (DX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny2AVX20adtail2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny2AVX20adtail1
-	MOVB  (AX), AL
-	MOVB  AL, (BX)
+	MOVB  (CX), AL
+	MOVB  AL, (DX)
 
 chachaPoly1305Tiny2AVX20adtail1:
+	LEAQ (SP), AX
+	MOVQ lanes+0(FP), CX
+	MOVQ 24(CX), CX
+	MOVQ lanes+0(FP), DX
+	MOVQ 32(DX), DX
+	CMPQ DX, $0x20
+	JB   chachaPoly1305Tiny2AVX20stagetail
+
+chachaPoly1305Tiny2AVX20stageloop:
+	VMOVDQU (CX), Y1
+	VMOVDQU Y1, (AX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny2AVX20stageloop
+
+chachaPoly1305Tiny2AVX20stagetail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny2AVX20stage16
+	VMOVDQU (CX), X1
+	VMOVDQU X1, (AX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, AX
+
+chachaPoly1305Tiny2AVX20stage16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny2AVX20stage8
+	MOVQ  (CX), BX
+	MOVQ  BX, (AX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, AX
+
+chachaPoly1305Tiny2AVX20stage8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny2AVX20stage4
+	MOVL  (CX), BX
+	MOVL  BX, (AX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, AX
+
+chachaPoly1305Tiny2AVX20stage4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny2AVX20stage2
+	MOVW  (CX), BX
+	MOVW  BX, (AX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, AX
+
+chachaPoly1305Tiny2AVX20stage2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny2AVX20stage1
+	MOVB  (CX), CL
+	MOVB  CL, (AX)
+
+chachaPoly1305Tiny2AVX20stage1:
 	VMOVDQU Y0, 320(SP)
 	VMOVDQU Y0, 352(SP)
 	VMOVDQU Y0, 384(SP)
 	VMOVDQU Y0, 416(SP)
 	VMOVDQU X0, 576(SP)
 	MOVQ    lanes+0(FP), AX
-	MOVQ    96(AX), AX
+	MOVQ    112(AX), AX
+	MOVQ    AX, 592(SP)
 	MOVQ    lanes+0(FP), CX
-	MOVQ    112(CX), CX
-	MOVQ    CX, 592(SP)
-	MOVQ    AX, 600(SP)
-	MOVQ    lanes+0(FP), DX
-	MOVQ    88(DX), DX
-	LEAQ    320(SP), BX
+	MOVQ    96(CX), CX
+	MOVQ    CX, 600(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    104(CX), CX
+	MOVQ    AX, DX
+	ANDQ    $-16, DX
+	ADDQ    DX, CX
+	ANDQ    $0x0f, AX
+	LEAQ    576(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny2AVX21stagetail
-
-chachaPoly1305Tiny2AVX21stageloop:
-	VMOVDQU (DX), Y0
-	VMOVDQU Y0, (BX)
-	ADDQ    $0x20, DX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny2AVX21stageloop
-
-chachaPoly1305Tiny2AVX21stagetail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny2AVX21stage16
-	VMOVDQU (DX), X0
-	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
-
-chachaPoly1305Tiny2AVX21stage16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny2AVX21stage8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
-
-chachaPoly1305Tiny2AVX21stage8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny2AVX21stage4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
-
-chachaPoly1305Tiny2AVX21stage4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny2AVX21stage2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
-
-chachaPoly1305Tiny2AVX21stage2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny2AVX21stage1
-	MOVB  (DX), AL
-	MOVB  AL, (BX)
-
-chachaPoly1305Tiny2AVX21stage1:
-	MOVQ lanes+0(FP), AX
-	MOVQ 104(AX), AX
-	MOVQ CX, DX
-	ANDQ $-16, DX
-	ADDQ DX, AX
-	ANDQ $0x0f, CX
-	LEAQ 576(SP), BX
-	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny2AVX21adtailtail
+	JB      chachaPoly1305Tiny2AVX21adtailtail
 
 chachaPoly1305Tiny2AVX21adtailloop:
-	VMOVDQU (AX), Y0
-	VMOVDQU Y0, (BX)
-	ADDQ    $0x20, AX
-	ADDQ    $0x20, BX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	VMOVDQU (CX), Y0
+	VMOVDQU Y0, (DX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, DX
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny2AVX21adtailloop
 
 chachaPoly1305Tiny2AVX21adtailtail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny2AVX21adtail16
-	VMOVDQU (AX), X0
-	VMOVDQU X0, (BX)
-	ADDQ    $0x10, AX
-	ADDQ    $0x10, BX
+	VMOVDQU (CX), X0
+	VMOVDQU X0, (DX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny2AVX21adtail16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny2AVX21adtail8
-	MOVQ  (AX), DX
-	MOVQ  DX, (BX)
-	ADDQ  $0x08, AX
-	ADDQ  $0x08, BX
+	MOVQ  (CX), BX
+	MOVQ  BX, (DX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny2AVX21adtail8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny2AVX21adtail4
-	MOVL  (AX), DX
-	MOVL  DX, (BX)
-	ADDQ  $0x04, AX
-	ADDQ  $0x04, BX
+	MOVL  (CX), BX
+	MOVL  BX, (DX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny2AVX21adtail4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny2AVX21adtail2
-	MOVW  (AX), DX
-	MOVW  DX, (BX)
-	ADDQ  $0x02, AX
-	ADDQ  $0x02, BX
+	MOVW  (CX), BX
+	MOVW  BX, (DX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny2AVX21adtail2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny2AVX21adtail1
-	MOVB  (AX), AL
-	MOVB  AL, (BX)
+	MOVB  (CX), AL
+	MOVB  AL, (DX)
 
 chachaPoly1305Tiny2AVX21adtail1:
+	LEAQ 320(SP), AX
+	MOVQ lanes+0(FP), CX
+	MOVQ 88(CX), CX
+	MOVQ lanes+0(FP), DX
+	MOVQ 96(DX), DX
+	CMPQ DX, $0x20
+	JB   chachaPoly1305Tiny2AVX21stagetail
+
+chachaPoly1305Tiny2AVX21stageloop:
+	VMOVDQU (CX), Y0
+	VMOVDQU Y0, (AX)
+	ADDQ    $0x20, CX
+	ADDQ    $0x20, AX
+	SUBQ    $0x20, DX
+	CMPQ    DX, $0x20
+	JAE     chachaPoly1305Tiny2AVX21stageloop
+
+chachaPoly1305Tiny2AVX21stagetail:
+	TESTQ   $0x00000010, DX
+	JZ      chachaPoly1305Tiny2AVX21stage16
+	VMOVDQU (CX), X0
+	VMOVDQU X0, (AX)
+	ADDQ    $0x10, CX
+	ADDQ    $0x10, AX
+
+chachaPoly1305Tiny2AVX21stage16:
+	TESTQ $0x00000008, DX
+	JZ    chachaPoly1305Tiny2AVX21stage8
+	MOVQ  (CX), BX
+	MOVQ  BX, (AX)
+	ADDQ  $0x08, CX
+	ADDQ  $0x08, AX
+
+chachaPoly1305Tiny2AVX21stage8:
+	TESTQ $0x00000004, DX
+	JZ    chachaPoly1305Tiny2AVX21stage4
+	MOVL  (CX), BX
+	MOVL  BX, (AX)
+	ADDQ  $0x04, CX
+	ADDQ  $0x04, AX
+
+chachaPoly1305Tiny2AVX21stage4:
+	TESTQ $0x00000002, DX
+	JZ    chachaPoly1305Tiny2AVX21stage2
+	MOVW  (CX), BX
+	MOVW  BX, (AX)
+	ADDQ  $0x02, CX
+	ADDQ  $0x02, AX
+
+chachaPoly1305Tiny2AVX21stage2:
+	TESTQ $0x00000001, DX
+	JZ    chachaPoly1305Tiny2AVX21stage1
+	MOVB  (CX), CL
+	MOVB  CL, (AX)
+
+chachaPoly1305Tiny2AVX21stage1:
 	// The rounds: blocks 0 and 1 of each op, one state each, and block 2 of both in a third,
 	// interleaved.
 	VBROADCASTI128 chachaSigma<>+0(SB), Y0
@@ -19501,199 +19511,199 @@ chachaPoly1305Tiny3PipeAVX2done:
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
 TEXT ·chachaPoly1305Tiny3AVX512(SB), NOSPLIT, $720-17
 	// Stage each AD's partial last block, zero-padded, and the lengths blocks.
-	VPXORD    X0, X0, X0
-	VMOVDQU32 X0, 192(SP)
-	MOVQ      lanes+0(FP), AX
-	MOVQ      32(AX), AX
-	MOVQ      lanes+0(FP), CX
-	MOVQ      48(CX), CX
-	MOVQ      CX, 208(SP)
-	MOVQ      AX, 216(SP)
-	MOVQ      lanes+0(FP), AX
-	MOVQ      40(AX), AX
-	MOVQ      CX, DX
-	ANDQ      $-16, DX
-	ADDQ      DX, AX
-	ANDQ      $0x0f, CX
-	LEAQ      192(SP), DX
-	CMPQ      CX, $0x20
-	JB        chachaPoly1305Tiny3AVX5120adtailtail
+	VPXOR   X0, X0, X0
+	VMOVDQU X0, 192(SP)
+	MOVQ    lanes+0(FP), AX
+	MOVQ    48(AX), AX
+	MOVQ    AX, 208(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    32(CX), CX
+	MOVQ    CX, 216(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    40(CX), CX
+	MOVQ    AX, DX
+	ANDQ    $-16, DX
+	ADDQ    DX, CX
+	ANDQ    $0x0f, AX
+	LEAQ    192(SP), DX
+	CMPQ    AX, $0x20
+	JB      chachaPoly1305Tiny3AVX5120adtailtail
 
 chachaPoly1305Tiny3AVX5120adtailloop:
-	VMOVDQU (AX), Y1
+	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
-	ADDQ    $0x20, AX
+	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny3AVX5120adtailloop
 
 chachaPoly1305Tiny3AVX5120adtailtail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny3AVX5120adtail16
-	VMOVDQU (AX), X1
+	VMOVDQU (CX), X1
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, AX
+	ADDQ    $0x10, CX
 	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX5120adtail16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny3AVX5120adtail8
-	MOVQ  (AX), BX
+	MOVQ  (CX), BX
 	MOVQ  BX, (DX)
-	ADDQ  $0x08, AX
+	ADDQ  $0x08, CX
 	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX5120adtail8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny3AVX5120adtail4
-	MOVL  (AX), BX
+	MOVL  (CX), BX
 	MOVL  BX, (DX)
-	ADDQ  $0x04, AX
+	ADDQ  $0x04, CX
 	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX5120adtail4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny3AVX5120adtail2
-	MOVW  (AX), BX
+	MOVW  (CX), BX
 	MOVW  BX, (DX)
-	ADDQ  $0x02, AX
+	ADDQ  $0x02, CX
 	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX5120adtail2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny3AVX5120adtail1
-	MOVB  (AX), AL
+	MOVB  (CX), AL
 	MOVB  AL, (DX)
 
 chachaPoly1305Tiny3AVX5120adtail1:
-	VMOVDQU32 X0, 432(SP)
-	MOVQ      lanes+0(FP), AX
-	MOVQ      96(AX), AX
-	MOVQ      lanes+0(FP), CX
-	MOVQ      112(CX), CX
-	MOVQ      CX, 448(SP)
-	MOVQ      AX, 456(SP)
-	MOVQ      lanes+0(FP), AX
-	MOVQ      104(AX), AX
-	MOVQ      CX, DX
-	ANDQ      $-16, DX
-	ADDQ      DX, AX
-	ANDQ      $0x0f, CX
-	LEAQ      432(SP), DX
-	CMPQ      CX, $0x20
-	JB        chachaPoly1305Tiny3AVX5121adtailtail
+	VMOVDQU X0, 432(SP)
+	MOVQ    lanes+0(FP), AX
+	MOVQ    112(AX), AX
+	MOVQ    AX, 448(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    96(CX), CX
+	MOVQ    CX, 456(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    104(CX), CX
+	MOVQ    AX, DX
+	ANDQ    $-16, DX
+	ADDQ    DX, CX
+	ANDQ    $0x0f, AX
+	LEAQ    432(SP), DX
+	CMPQ    AX, $0x20
+	JB      chachaPoly1305Tiny3AVX5121adtailtail
 
 chachaPoly1305Tiny3AVX5121adtailloop:
-	VMOVDQU (AX), Y1
+	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
-	ADDQ    $0x20, AX
+	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny3AVX5121adtailloop
 
 chachaPoly1305Tiny3AVX5121adtailtail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny3AVX5121adtail16
-	VMOVDQU (AX), X1
+	VMOVDQU (CX), X1
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, AX
+	ADDQ    $0x10, CX
 	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX5121adtail16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny3AVX5121adtail8
-	MOVQ  (AX), BX
+	MOVQ  (CX), BX
 	MOVQ  BX, (DX)
-	ADDQ  $0x08, AX
+	ADDQ  $0x08, CX
 	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX5121adtail8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny3AVX5121adtail4
-	MOVL  (AX), BX
+	MOVL  (CX), BX
 	MOVL  BX, (DX)
-	ADDQ  $0x04, AX
+	ADDQ  $0x04, CX
 	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX5121adtail4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny3AVX5121adtail2
-	MOVW  (AX), BX
+	MOVW  (CX), BX
 	MOVW  BX, (DX)
-	ADDQ  $0x02, AX
+	ADDQ  $0x02, CX
 	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX5121adtail2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny3AVX5121adtail1
-	MOVB  (AX), AL
+	MOVB  (CX), AL
 	MOVB  AL, (DX)
 
 chachaPoly1305Tiny3AVX5121adtail1:
-	VMOVDQU32 X0, 672(SP)
-	MOVQ      lanes+0(FP), AX
-	MOVQ      160(AX), AX
-	MOVQ      lanes+0(FP), CX
-	MOVQ      176(CX), CX
-	MOVQ      CX, 688(SP)
-	MOVQ      AX, 696(SP)
-	MOVQ      lanes+0(FP), AX
-	MOVQ      168(AX), AX
-	MOVQ      CX, DX
-	ANDQ      $-16, DX
-	ADDQ      DX, AX
-	ANDQ      $0x0f, CX
-	LEAQ      672(SP), DX
-	CMPQ      CX, $0x20
-	JB        chachaPoly1305Tiny3AVX5122adtailtail
+	VMOVDQU X0, 672(SP)
+	MOVQ    lanes+0(FP), AX
+	MOVQ    176(AX), AX
+	MOVQ    AX, 688(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    160(CX), CX
+	MOVQ    CX, 696(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    168(CX), CX
+	MOVQ    AX, DX
+	ANDQ    $-16, DX
+	ADDQ    DX, CX
+	ANDQ    $0x0f, AX
+	LEAQ    672(SP), DX
+	CMPQ    AX, $0x20
+	JB      chachaPoly1305Tiny3AVX5122adtailtail
 
 chachaPoly1305Tiny3AVX5122adtailloop:
-	VMOVDQU (AX), Y1
+	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
-	ADDQ    $0x20, AX
+	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny3AVX5122adtailloop
 
 chachaPoly1305Tiny3AVX5122adtailtail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny3AVX5122adtail16
-	VMOVDQU (AX), X0
+	VMOVDQU (CX), X0
 	VMOVDQU X0, (DX)
-	ADDQ    $0x10, AX
+	ADDQ    $0x10, CX
 	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny3AVX5122adtail16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny3AVX5122adtail8
-	MOVQ  (AX), BX
+	MOVQ  (CX), BX
 	MOVQ  BX, (DX)
-	ADDQ  $0x08, AX
+	ADDQ  $0x08, CX
 	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny3AVX5122adtail8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny3AVX5122adtail4
-	MOVL  (AX), BX
+	MOVL  (CX), BX
 	MOVL  BX, (DX)
-	ADDQ  $0x04, AX
+	ADDQ  $0x04, CX
 	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny3AVX5122adtail4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny3AVX5122adtail2
-	MOVW  (AX), BX
+	MOVW  (CX), BX
 	MOVW  BX, (DX)
-	ADDQ  $0x02, AX
+	ADDQ  $0x02, CX
 	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny3AVX5122adtail2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny3AVX5122adtail1
-	MOVB  (AX), AL
+	MOVB  (CX), AL
 	MOVB  AL, (DX)
 
 chachaPoly1305Tiny3AVX5122adtail1:
@@ -21121,134 +21131,134 @@ chachaPoly1305Tiny3AVX5122done:
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
 TEXT ·chachaPoly1305Tiny2AVX512(SB), NOSPLIT, $480-17
 	// Stage each AD's partial last block, zero-padded, and the lengths blocks.
-	VPXORD    X0, X0, X0
-	VMOVDQU32 X0, 192(SP)
-	MOVQ      lanes+0(FP), AX
-	MOVQ      32(AX), AX
-	MOVQ      lanes+0(FP), CX
-	MOVQ      48(CX), CX
-	MOVQ      CX, 208(SP)
-	MOVQ      AX, 216(SP)
-	MOVQ      lanes+0(FP), AX
-	MOVQ      40(AX), AX
-	MOVQ      CX, DX
-	ANDQ      $-16, DX
-	ADDQ      DX, AX
-	ANDQ      $0x0f, CX
-	LEAQ      192(SP), DX
-	CMPQ      CX, $0x20
-	JB        chachaPoly1305Tiny2AVX5120adtailtail
+	VPXOR   X0, X0, X0
+	VMOVDQU X0, 192(SP)
+	MOVQ    lanes+0(FP), AX
+	MOVQ    48(AX), AX
+	MOVQ    AX, 208(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    32(CX), CX
+	MOVQ    CX, 216(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    40(CX), CX
+	MOVQ    AX, DX
+	ANDQ    $-16, DX
+	ADDQ    DX, CX
+	ANDQ    $0x0f, AX
+	LEAQ    192(SP), DX
+	CMPQ    AX, $0x20
+	JB      chachaPoly1305Tiny2AVX5120adtailtail
 
 chachaPoly1305Tiny2AVX5120adtailloop:
-	VMOVDQU (AX), Y1
+	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
-	ADDQ    $0x20, AX
+	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny2AVX5120adtailloop
 
 chachaPoly1305Tiny2AVX5120adtailtail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny2AVX5120adtail16
-	VMOVDQU (AX), X1
+	VMOVDQU (CX), X1
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, AX
+	ADDQ    $0x10, CX
 	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny2AVX5120adtail16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny2AVX5120adtail8
-	MOVQ  (AX), BX
+	MOVQ  (CX), BX
 	MOVQ  BX, (DX)
-	ADDQ  $0x08, AX
+	ADDQ  $0x08, CX
 	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny2AVX5120adtail8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny2AVX5120adtail4
-	MOVL  (AX), BX
+	MOVL  (CX), BX
 	MOVL  BX, (DX)
-	ADDQ  $0x04, AX
+	ADDQ  $0x04, CX
 	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny2AVX5120adtail4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny2AVX5120adtail2
-	MOVW  (AX), BX
+	MOVW  (CX), BX
 	MOVW  BX, (DX)
-	ADDQ  $0x02, AX
+	ADDQ  $0x02, CX
 	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny2AVX5120adtail2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny2AVX5120adtail1
-	MOVB  (AX), AL
+	MOVB  (CX), AL
 	MOVB  AL, (DX)
 
 chachaPoly1305Tiny2AVX5120adtail1:
-	VMOVDQU32 X0, 432(SP)
-	MOVQ      lanes+0(FP), AX
-	MOVQ      96(AX), AX
-	MOVQ      lanes+0(FP), CX
-	MOVQ      112(CX), CX
-	MOVQ      CX, 448(SP)
-	MOVQ      AX, 456(SP)
-	MOVQ      lanes+0(FP), AX
-	MOVQ      104(AX), AX
-	MOVQ      CX, DX
-	ANDQ      $-16, DX
-	ADDQ      DX, AX
-	ANDQ      $0x0f, CX
-	LEAQ      432(SP), DX
-	CMPQ      CX, $0x20
-	JB        chachaPoly1305Tiny2AVX5121adtailtail
+	VMOVDQU X0, 432(SP)
+	MOVQ    lanes+0(FP), AX
+	MOVQ    112(AX), AX
+	MOVQ    AX, 448(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    96(CX), CX
+	MOVQ    CX, 456(SP)
+	MOVQ    lanes+0(FP), CX
+	MOVQ    104(CX), CX
+	MOVQ    AX, DX
+	ANDQ    $-16, DX
+	ADDQ    DX, CX
+	ANDQ    $0x0f, AX
+	LEAQ    432(SP), DX
+	CMPQ    AX, $0x20
+	JB      chachaPoly1305Tiny2AVX5121adtailtail
 
 chachaPoly1305Tiny2AVX5121adtailloop:
-	VMOVDQU (AX), Y1
+	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
-	ADDQ    $0x20, AX
+	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
-	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
+	SUBQ    $0x20, AX
+	CMPQ    AX, $0x20
 	JAE     chachaPoly1305Tiny2AVX5121adtailloop
 
 chachaPoly1305Tiny2AVX5121adtailtail:
-	TESTQ   $0x00000010, CX
+	TESTQ   $0x00000010, AX
 	JZ      chachaPoly1305Tiny2AVX5121adtail16
-	VMOVDQU (AX), X0
+	VMOVDQU (CX), X0
 	VMOVDQU X0, (DX)
-	ADDQ    $0x10, AX
+	ADDQ    $0x10, CX
 	ADDQ    $0x10, DX
 
 chachaPoly1305Tiny2AVX5121adtail16:
-	TESTQ $0x00000008, CX
+	TESTQ $0x00000008, AX
 	JZ    chachaPoly1305Tiny2AVX5121adtail8
-	MOVQ  (AX), BX
+	MOVQ  (CX), BX
 	MOVQ  BX, (DX)
-	ADDQ  $0x08, AX
+	ADDQ  $0x08, CX
 	ADDQ  $0x08, DX
 
 chachaPoly1305Tiny2AVX5121adtail8:
-	TESTQ $0x00000004, CX
+	TESTQ $0x00000004, AX
 	JZ    chachaPoly1305Tiny2AVX5121adtail4
-	MOVL  (AX), BX
+	MOVL  (CX), BX
 	MOVL  BX, (DX)
-	ADDQ  $0x04, AX
+	ADDQ  $0x04, CX
 	ADDQ  $0x04, DX
 
 chachaPoly1305Tiny2AVX5121adtail4:
-	TESTQ $0x00000002, CX
+	TESTQ $0x00000002, AX
 	JZ    chachaPoly1305Tiny2AVX5121adtail2
-	MOVW  (AX), BX
+	MOVW  (CX), BX
 	MOVW  BX, (DX)
-	ADDQ  $0x02, AX
+	ADDQ  $0x02, CX
 	ADDQ  $0x02, DX
 
 chachaPoly1305Tiny2AVX5121adtail2:
-	TESTQ $0x00000001, CX
+	TESTQ $0x00000001, AX
 	JZ    chachaPoly1305Tiny2AVX5121adtail1
-	MOVB  (AX), AL
+	MOVB  (CX), AL
 	MOVB  AL, (DX)
 
 chachaPoly1305Tiny2AVX5121adtail1:

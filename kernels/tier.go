@@ -257,7 +257,7 @@ func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) 
 		failed += chachaRun(t, ops[:cut], open, beside)
 	}
 	// The ops past the cut run as a small batch's do (runSmall), those that fit the fused kernels
-	// three to a call where they can (tinyOps).
+	// two or three to a call where they can (tinyOps).
 	tail := newTinyOps(r.tiny, open)
 	for i := cut; i < len(ops); i++ {
 		op := &ops[i]

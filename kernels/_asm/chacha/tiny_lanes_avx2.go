@@ -26,7 +26,7 @@ const (
 	laneNonce = 8  // *[12]byte
 	laneDst   = 16 // *byte
 	laneSrc   = 24 // *byte
-	laneN     = 32 // int, 0..64 (chachaPoly1305TinyNAVX512: 0..192)
+	laneN     = 32 // int, 0..64 (chachaPoly1305Tiny2AVX2: 0..128; chachaPoly1305TinyNAVX512: 0..192)
 	laneAD    = 40 // *byte
 	laneADLen = 48 // int, 0..767 (kernels.chachaFusedAD)
 	laneTag   = 56 // *[16]byte: Seal writes it, Open checks it
@@ -100,23 +100,29 @@ func chachaPoly1305Tiny3AVX2() {
 }
 
 // tinyLaneStage stages op i of a three-op kernel (or the pair kernel) in its frame fr, whose
-// message buffer the caller has zeroed (zero: a zeroed ymm register): the AD's partial last block,
-// zero-padded, the lengths block and the message. lbl names the labels.
+// message buffer the caller has zeroed (zero: a zeroed ymm register): the AD's partial last block
+// and the lengths block (tinyLaneStageAD), then the message. lbl names the labels.
 func tinyLaneStage(lbl string, i int, fr tinyLaneFrame, zero VecVirtual) {
-	ptr := tinyLaneField
-	VMOVDQU(zero.AsX(), fr.pad)
-	n, adLen := ptr(i, laneN), ptr(i, laneADLen)
-	MOVQ(adLen, fr.lens)
-	MOVQ(n, fr.lens.Offset(8))
-	src, d := ptr(i, laneSrc), GP64()
+	tinyLaneStageAD(lbl, i, fr.pad, fr.lens, zero.AsX())
+	d := GP64()
 	LEAQ(fr.msg, d)
-	copyBytes(d, src, n, lbl+"stage")
-	ad, k := ptr(i, laneAD), GP64()
+	copyBytes(d, tinyLaneField(i, laneSrc), tinyLaneField(i, laneN), lbl+"stage")
+}
+
+// tinyLaneStageAD stages op i's AD's partial last block at pad, zero-padded (zero: a zeroed xmm
+// register), and its lengths block at lens (le64(adLen), le64(n)). lbl names the labels.
+func tinyLaneStageAD(lbl string, i int, pad, lens Mem, zero Register) {
+	ptr := tinyLaneField
+	VMOVDQU(zero, pad)
+	adLen := ptr(i, laneADLen)
+	MOVQ(adLen, lens)
+	MOVQ(ptr(i, laneN), lens.Offset(8))
+	ad, k, d := ptr(i, laneAD), GP64(), GP64()
 	MOVQ(adLen, k)
 	ANDQ(I32(-16), k)
 	ADDQ(k, ad)
 	ANDQ(U8(15), adLen)
-	LEAQ(fr.pad, d)
+	LEAQ(pad, d)
 	copyBytes(d, ad, adLen, lbl+"adtail")
 }
 

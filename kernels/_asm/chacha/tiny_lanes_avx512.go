@@ -54,19 +54,9 @@ func chachaPoly1305TinyNAVX512(lanes int) {
 
 	Comment("Stage each AD's partial last block, zero-padded, and the lengths blocks.")
 	zero := XMM()
-	VPXORD(zero, zero, zero)
+	VPXOR(zero, zero, zero)
 	for i := range fr {
-		VMOVDQU32(zero, fr[i].pad)
-		n, adLen := ptr(i, laneN), ptr(i, laneADLen)
-		MOVQ(adLen, fr[i].lens)
-		MOVQ(n, fr[i].lens.Offset(8))
-		ad, k, d := ptr(i, laneAD), GP64(), GP64()
-		MOVQ(adLen, k)
-		ANDQ(I32(-16), k)
-		ADDQ(k, ad)
-		ANDQ(U8(15), adLen)
-		LEAQ(fr[i].pad, d)
-		copyBytes(d, ad, adLen, fmt.Sprintf("%s%dadtail", name, i))
+		tinyLaneStageAD(fmt.Sprintf("%s%d", name, i), i, fr[i].pad, fr[i].lens, zero)
 	}
 
 	Comment("The rounds: blocks 0-3 of every op, two states each, interleaved.")
