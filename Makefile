@@ -91,8 +91,10 @@ bench:
 	@scripts/cpumodel.sh
 	$(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) ./kernels/ ./quic/ | $(GO) run ./internal/benchtable
 
-## bench-ipsecmb: kernels against intel-ipsec-mb (its best code for this CPU) on the same batches.
+## bench-ipsecmb: kernels against intel-ipsec-mb (its best code for this CPU, its AVX2 code where
+## GODEBUG=cpu.avx512f=off hides AVX-512 from ours) on the same batches.
 bench-ipsecmb: deps
+	@scripts/cpumodel.sh
 	cd bench/ipsecmb && $(GO) test -run '^$$' -bench . -benchtime=$(BENCHTIME) -count=$(BENCHCOUNT) . | $(GO) run ../../internal/benchtable
 
 ## bench-loadgen: loadgen against iperf3 -u -b 0 over a veth between two namespaces (root).

@@ -11,8 +11,8 @@
 //
 // A Batch holds its packets in C memory, as a C data plane would, and hands intel-ipsec-mb the whole
 // batch in one cgo call: one job per packet through the multi-buffer manager's submit and flush (the
-// library's job API, which picks its AVX-512, AVX2 or SSE code for this CPU at init), so that the
-// figures are the library's, not cgo's.
+// library's job API, which picks its AVX-512, AVX2 or SSE code for this CPU at init; see NewMgr), so
+// that the figures are the library's, not cgo's.
 package ipsecmb
 
 /*
@@ -76,11 +76,17 @@ static int run(IMB_MGR *m, packet *p, int n, int gcm, int decrypt) {
 	return failed;
 }
 
-static IMB_MGR *new_mgr(int *arch) {
+// new_mgr initialises a manager for the best code this CPU runs, or for the AVX2 code where that
+// is AVX-512 and avx512 is 0.
+static IMB_MGR *new_mgr(int avx512, int *arch) {
 	IMB_MGR *m = alloc_mb_mgr(0);
 	if (m == NULL) return NULL;
 	IMB_ARCH a;
 	init_mb_mgr_auto(m, &a);
+	if (a == IMB_ARCH_AVX512 && !avx512) {
+		init_mb_mgr_avx2(m);
+		a = IMB_ARCH_AVX2;
+	}
 	*arch = (int)a;
 	return m;
 }
@@ -99,6 +105,8 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
+
+	"golang.org/x/sys/cpu"
 )
 
 // Suite is an AEAD intel-ipsec-mb runs here: ChaCha20-Poly1305 (RFC 8439) or AES-GCM with a 16- or
@@ -124,10 +132,16 @@ type Mgr struct {
 	Arch string // the code the library chose for this CPU
 }
 
-// NewMgr allocates a manager initialised for the best code this CPU runs. Close frees it.
+// NewMgr allocates a manager initialised for the best code this CPU runs as Go sees it: where
+// GODEBUG=cpu.avx512f=off hides AVX-512 from Go (and so from package kernels), the library runs its
+// AVX2 code too, so that both sides of a comparison use the same instruction sets. Close frees it.
 func NewMgr() (*Mgr, error) {
 	var arch C.int
-	m := C.new_mgr(&arch)
+	avx512 := C.int(0)
+	if cpu.X86.HasAVX512F {
+		avx512 = 1
+	}
+	m := C.new_mgr(avx512, &arch)
 	if m == nil {
 		return nil, errors.New("ipsecmb: alloc_mb_mgr failed")
 	}

@@ -8,9 +8,11 @@ package ipsecmb
 // Interop: intel-ipsec-mb and every tier of package kernels seal the same bytes and open each other's
 // output, for every suite both support, at lengths around block and lane boundaries and in batches
 // of mixed lengths and keys. Benchmarks: the kernels benchmarks' workloads (internal/benchshape) on
-// both, in the same run,
-// named Benchmark{Seal,Open}/<suite>/<workload>/<tier or "baseline">, where the baseline is
-// intel-ipsec-mb, so that `go run ../../internal/benchtable` prints each tier's speed-up over it.
+// both, in the same run, named Benchmark{Seal,Open}/<suite>/<workload>/<path>, where the path is
+// "default" (package kernels' Seal and Open timed alternately with intel-ipsec-mb, as `make bench`
+// times them against the standard library), a tier, or "baseline" (intel-ipsec-mb alone), so that
+// `go run ../../internal/benchtable` prints the default path's speed-up over intel-ipsec-mb and
+// flags the shapes where the library is faster.
 
 import (
 	"bytes"
@@ -183,6 +185,7 @@ func bench(b *testing.B, open bool) {
 					for _, pt := range d.pts {
 						bytes += int64(len(pt))
 					}
+					b.Run("default", func(b *testing.B) { benchDefault(b, g, s.their, d, open) })
 					for _, tier := range kernels.Tiers() {
 						b.Run(tier.String(), func(b *testing.B) { benchOurs(b, tier, d, bytes, open) })
 					}
@@ -193,49 +196,69 @@ func bench(b *testing.B, open bool) {
 	}
 }
 
-// benchOurs runs the batch through tier, into preallocated buffers, as the kernels benchmarks do.
-func benchOurs(b *testing.B, tier kernels.Tier, d *batchData, bytes int64, open bool) {
+// ourOps returns the batch as ops for seal, or for open (sealed with seal first), each with
+// preallocated buffers, as the kernels benchmarks have them; run is one pass of the direction.
+func ourOps(b *testing.B, seal func([]kernels.Op), openOps func([]kernels.Op) int, d *batchData, open bool) (run func()) {
 	ops := make([]kernels.Op, len(d.pts))
 	for i, pt := range d.pts {
 		ops[i] = kernels.Op{Key: d.keys[i%len(d.keys)], Nonce: d.nonces[i], Src: pt, Dst: make([]byte, len(pt)+kernels.TagSize)}
 	}
-	if open {
-		tier.Seal(ops)
-		for i := range ops {
-			ops[i].Src, ops[i].Dst = ops[i].Dst, make([]byte, len(d.pts[i]))
-		}
-		if tier.Open(ops) != 0 {
-			b.Fatal("Open of genuine ciphertexts failed")
-		}
+	if !open {
+		return func() { seal(ops) }
 	}
-	b.SetBytes(bytes)
-	b.ReportAllocs()
-	for b.Loop() {
-		if open {
-			tier.Open(ops)
-		} else {
-			tier.Seal(ops)
-		}
+	seal(ops)
+	for i := range ops {
+		ops[i].Src, ops[i].Dst = ops[i].Dst, make([]byte, len(d.pts[i]))
 	}
-	reportPerPacket(b, len(ops))
+	if openOps(ops) != 0 {
+		b.Fatal("Open of genuine ciphertexts failed")
+	}
+	return func() { openOps(ops) }
 }
 
-// benchTheirs runs the batch through intel-ipsec-mb: one cgo call per batch, the packets in C memory.
-func benchTheirs(b *testing.B, g *Mgr, s Suite, d *batchData, bytes int64, open bool) {
+// theirBatch returns one pass of the batch through intel-ipsec-mb: one cgo call, the packets in C
+// memory (freed when b ends).
+func theirBatch(b *testing.B, g *Mgr, s Suite, d *batchData, open bool) (run func()) {
 	batch, err := g.NewBatch(s, d.raw, d.nonces, d.pts)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer batch.Free()
-	run := batch.Seal
+	b.Cleanup(batch.Free)
+	pass := batch.Seal
 	if open {
-		run = batch.Open // over the plaintexts as ciphertexts: the same work, tags not compared
+		pass = batch.Open // over the plaintexts as ciphertexts: the same work, tags not compared
 	}
-	b.SetBytes(bytes)
-	for b.Loop() {
-		if err := run(); err != nil {
+	return func() {
+		if err := pass(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// benchDefault times the default path and intel-ipsec-mb alternately on the same batch
+// (benchshape.Paired), so that a noisy neighbour slows both alike.
+func benchDefault(b *testing.B, g *Mgr, s Suite, d *batchData, open bool) {
+	ours := ourOps(b, kernels.Seal, kernels.Open, d, open)
+	benchshape.Paired(b, len(d.pts), ours, theirBatch(b, g, s, d, open))
+}
+
+// benchOurs runs the batch through tier.
+func benchOurs(b *testing.B, tier kernels.Tier, d *batchData, bytes int64, open bool) {
+	run := ourOps(b, tier.Seal, tier.Open, d, open)
+	b.SetBytes(bytes)
+	b.ReportAllocs()
+	for b.Loop() {
+		run()
+	}
+	reportPerPacket(b, len(d.pts))
+}
+
+// benchTheirs runs the batch through intel-ipsec-mb alone.
+func benchTheirs(b *testing.B, g *Mgr, s Suite, d *batchData, bytes int64, open bool) {
+	run := theirBatch(b, g, s, d, open)
+	b.SetBytes(bytes)
+	for b.Loop() {
+		run()
 	}
 	reportPerPacket(b, len(d.pts))
 }
