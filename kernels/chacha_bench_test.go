@@ -226,11 +226,11 @@ func BenchmarkChaChaFewOps(b *testing.B) {
 }
 
 // BenchmarkChaChaEight runs the default path on batches of 8 and 12 ChaCha20-Poly1305 ops of one
-// length past a full-sized packet (8 bytes of AD), alternating with x/crypto on the same ops
-// (benchshape.Paired): too few to fill the lanes one op a lane, which some CPUs run with each op's
-// key stream in two lanes (uniformLanes) rather than op by op.
+// length from a mid-sized message to past a full-sized packet (8 bytes of AD), alternating with
+// x/crypto on the same ops (benchshape.Paired): too few to fill the lanes one op a lane, which some
+// CPUs run with each op's key stream in two lanes (uniformLanes) rather than op by op.
 func BenchmarkChaChaEight(b *testing.B) {
-	pairedBatches(b, []int{8, 12}, []int{1600, 2048, 3000, 4096})
+	pairedBatches(b, []int{8, 12}, []int{704, 1200, 1600, 2048, 3000, 4096})
 }
 
 // BenchmarkChaChaUniform runs the default path on batches of 32 and 64 ChaCha20-Poly1305 ops of one

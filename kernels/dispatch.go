@@ -452,16 +452,22 @@ var routes = [...]struct{ chacha, gcm route }{
 	// long AD (x/crypto 0.96-0.99x there through the batch API), seal / open: 64 B + 768 B of AD 1.13x
 	// / 1.11x, 700 B + 1 KiB 1.39x / 1.38x, 2 KiB + 2 KiB 1.48x / 1.41x; 64 B + 512 B level, 64 B +
 	// 256 B 0.79x. Batches of 8 ops of one shape in the lanes (uniform), each op's key stream in two
-	// lanes (streamGroupSplit), where the ops ran one by one: Seals of 1473-3071 B and Opens of 1473 B
-	// to 16 KiB, 8 B of AD, seal / open, 8 x 1600 B 1.02x / 1.05x -> 1.23x / 1.17x, 8 x 2048 B 1.03x
-	// / 1.07x -> 1.24x / 1.25x, 8 x 3000 B 1.06x / 1.01x -> 1.41x / 1.39x, Opens 8 x 4096 B 1.18x ->
-	// 1.29x, 8 x 8 KiB 1.40x -> 1.45x (Seals of 4 KiB level, of 8 KiB 1.29-1.33x against 1.40-1.70x
-	// one by one; below 1473 B within a few percent either way, the one-op path's full 24-block pass
-	// ahead at 1409-1472 B, 8 x 1472 B Open 1.19x against 1.14-1.18x). So too 8 ops of a remainder of
-	// 8-15 such ops that would run op by op (chachaRunRoute): 12 x 1600 B Seal 0.97x -> 1.10x, 12 x
-	// 3000 B 1.01x / 1.03x -> 1.19x / 1.17x, 14 x 3000 B Open 1.03x -> 1.18x; but not Seals after
-	// whole groups, whose last group of 8 would run under the chain half idle: 24 x 1500-3000 B
-	// 1.25-1.33x op by op, 1.18-1.23x in the lanes. Batches with ops of two lengths or more of 65-512 B
+	// lanes (streamGroupSplit), where the ops ran one by one: Seals of 641-3071 B and Opens of 577-832
+	// B and 1089 B to 16 KiB, 8 B of AD, seal / open, 8 x 1600 B 1.02x / 1.05x -> 1.23x / 1.17x, 8 x
+	// 2048 B 1.03x / 1.07x -> 1.24x / 1.25x, 8 x 3000 B 1.06x / 1.01x -> 1.41x / 1.39x, Opens 8 x 4096
+	// B 1.18x -> 1.29x, 8 x 8 KiB 1.40x -> 1.45x (Seals of 4 KiB level, of 8 KiB 1.29-1.33x against
+	// 1.40-1.70x one by one); since the group's blocks 0 and 1 share a pass (keyBlocksSplit), below
+	// 1473 B too: 8 x 641-1300 B 1.05-1.17x / 1.06-1.17x -> 1.16-1.25x / 1.20-1.24x, 8 x 1420 B 1.24x
+	// / 1.12x -> 1.30x / 1.18x (not Seals of up to 640 B: 8 x 513-600 B 1.08-1.09x -> 1.11-1.13x, but
+	// 12 x 513-600 B 1.05-1.06x -> 1.02-1.03x with 8 of them in the lanes; nor Opens of 513-576 B,
+	// 0.91-0.98x of op by op in the lanes, nor of 833-1088 B, level with the fused kernel there). So
+	// too 8 ops of a remainder of 8-15 such ops that would run op by op (chachaRunRoute): 12 x 1600 B
+	// Seal 0.97x -> 1.10x, 12 x 3000 B 1.01x / 1.03x -> 1.19x / 1.17x, 14 x 3000 B Open 1.03x ->
+	// 1.18x, 12-13 x 704-1300 B 1.03-1.20x / 1.02-1.22x -> 1.07-1.21x / 1.09-1.25x, Opens of 24-27 x
+	// 577-1300 B 1.21-1.37x -> 1.32-1.45x (12-13 x 577 B and 832 B 1.11-1.14x -> 1.09-1.12x); but not
+	// Seals after whole groups, whose last group of 8 would run under the chain half idle: 24 x
+	// 1500-3000 B 1.25-1.33x op by op, 1.18-1.23x in the lanes (docs/experiments.md, 2026-12-07 fifth
+	// session). Batches with ops of two lengths or more of 65-512 B
 	// op by op (mixed.shortMax), 64 ops unless said, 8 B of AD, seal / open: lengths at random of 100-200
 	// B 0.74x / 0.62x -> 1.14x / 1.04x, four of them 0.81x / 0.76x -> 1.15x / 1.04x, 32 ops of twelve
 	// 0.86x / 0.69x -> 1.13x / 1.04x, of 65-300 B 0.79x / 0.75x -> 1.16x / 1.05x, of 65-1500 B 1.00x
@@ -493,8 +499,8 @@ var routes = [...]struct{ chacha, gcm route }{
 			longFused: lengths{23*64 + 1, 3<<10 - 1}, long: 3 << 10, adMin: 768}, beside: 48,
 			alone: 384, aloneAtMin: 13*64 + 1,
 			uniform: uniformLanes{tier: AVX512,
-				seal: [2]uniformBound{{minOps: 8, minLen: 23*64 + 1, maxLen: 3<<10 - 1}},
-				open: [2]uniformBound{{minOps: 8, minLen: 23*64 + 1, maxLen: 16<<10 - 1}}},
+				seal: [2]uniformBound{{minOps: 8, minLen: 10*64 + 1, maxLen: 3<<10 - 1}},
+				open: [2]uniformBound{{minOps: 8, minLen: 9*64 + 1, maxLen: 13 * 64}, {minOps: 8, minLen: 17*64 + 1, maxLen: 16<<10 - 1}}},
 			mixed: mixedLanes{shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64}},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
