@@ -460,7 +460,7 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 1473 B too: 8 x 641-1300 B 1.05-1.17x / 1.06-1.17x -> 1.16-1.25x / 1.20-1.24x, 8 x 1420 B 1.24x
 	// / 1.12x -> 1.30x / 1.18x (not Seals of up to 640 B: 8 x 513-600 B 1.08-1.09x -> 1.11-1.13x, but
 	// 12 x 513-600 B 1.05-1.06x -> 1.02-1.03x with 8 of them in the lanes; nor Opens of 513-576 B,
-	// 0.91-0.98x of op by op in the lanes, nor of 833-1088 B, level with the fused kernel there). So
+	// 0.90-0.98x of op by op in the lanes, nor of 833-1088 B, level with the fused kernel there). So
 	// too 8 ops of a remainder of 8-15 such ops that would run op by op (chachaRunRoute): 12 x 1600 B
 	// Seal 0.97x -> 1.10x, 12 x 3000 B 1.01x / 1.03x -> 1.19x / 1.17x, 14 x 3000 B Open 1.03x ->
 	// 1.18x, 12-13 x 704-1300 B 1.03-1.20x / 1.02-1.22x -> 1.07-1.21x / 1.09-1.25x, Opens of 24-27 x
