@@ -444,7 +444,7 @@ func TestDispatchUniform(t *testing.T) {
 			}
 		}
 		t.Run(tier.String()+"/from12/eight", func(t *testing.T) {
-			for _, shape := range [][4]int{{8, 100, 0}, {8, 1500, 0}, {8, 1600, 13}, {8, 2049, 7}, {8, 3000, 0},
+			for _, shape := range [][4]int{{8, 100, 0}, {8, 700, 9}, {8, 1420, 0}, {8, 1500, 0}, {8, 1600, 13}, {8, 2049, 7}, {8, 3000, 0},
 				{12, 1500, 0}, {13, 1700, 9}, {24, 2000, 0}, {30, 1500, 3}, {8, 1500, 5, 1}} { // the last: XChaCha20 alone
 				lens := make([]int, shape[0])
 				for i := range lens {
