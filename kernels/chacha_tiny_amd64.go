@@ -201,7 +201,14 @@ func (q *tinyOps) took(op *Op) bool {
 		return false
 	}
 	n, ok := q.fits(op)
-	return ok && (q.wide || n <= chachaTinyLaneMax || q.pastOps == chachaTinyLanes && n <= chachaTiny3Beside)
+	return ok && (q.wide || q.besideAlways(n))
+}
+
+// besideAlways reports whether an op of n bytes that the fused kernels take runs beside the lanes
+// however many such ops a batch has: within block 1 and, where they run three to a call, up to
+// chachaTiny3Beside bytes.
+func (q *tinyOps) besideAlways(n int) bool {
+	return n <= chachaTinyLaneMax || q.pastOps == chachaTinyLanes && n <= chachaTiny3Beside
 }
 
 // chachaTiny3Beside is the longest message that a batch on the lanes runs beside them wherever
@@ -232,7 +239,7 @@ func (q *tinyOps) chooseBeside(ops []Op) (n int) {
 			case !ok:
 			case m <= chachaTinyLaneMax:
 				n++
-			case q.pastOps == chachaTinyLanes && m <= chachaTiny3Beside:
+			case q.besideAlways(m):
 				wider++
 			default:
 				past++

@@ -226,12 +226,13 @@ func BenchmarkChaChaTinyAVX2(b *testing.B) {
 // TestChaChaTinyLanes runs tinyOps's three-op kernels on random triples against
 // golang.org/x/crypto/chacha20poly1305: one triple (chachaPoly1305Tiny3AVX2) or up to eight, from
 // three on through the pipeline (chachaPoly1305Tiny3PipeAVX2) where every op's AD fits it, so that
-// pipelined triples and others mix; each op of its own suite and key, message length (0-64, and
-// in a second pass one in four of 65-128 for chachaPoly1305Tiny2AVX2, and on AVX-512 CPUs in a
-// third one in four of 65-192 for chachaPoly1305Tiny3AVX512 and chachaPoly1305Tiny2AVX512, in
-// batches of any size too, whose leftovers of both queues run two or three to a call) and AD length (0-767, mostly within chachaTinyPipeAD), apart or in
-// place; Open with a random subset forged (tag, ciphertext or AD), which alone fail, with Dst
-// zeroed, while the others decrypt; no byte written outside any Dst.
+// pipelined triples and others mix; each op of its own suite and key, message length (0-64, and in
+// a second pass one in four of 65-128 for chachaPoly1305Tiny2AVX2, and on AVX-512 CPUs in a third
+// one in four of 65-192 for chachaPoly1305Tiny3AVX512 and chachaPoly1305Tiny2AVX512, in batches of
+// any size too, whose leftovers of both queues run two or three to a call) and AD length (0-767,
+// mostly within chachaTinyPipeAD), apart or in place; Open with a random subset forged (tag,
+// ciphertext or AD), which alone fail, with Dst zeroed, while the others decrypt; no byte written
+// outside any Dst.
 func TestChaChaTinyLanes(t *testing.T) {
 	if !chachaHas(AVX2) || !impl.chachaAVX2Regs {
 		t.Skip("needs the AVX2 tier of 1-cycle cores")

@@ -396,13 +396,19 @@ func smallKeyStream(first, states int, key, nonce, sk Mem, r0, r1 GPVirtual, blo
 	keyStreamAt(first, states, key, nonceRow(nonce), sk, r0, r1, blocks, loop, hook)
 }
 
+// nonceRowX sets x to row 3 of the state of block counter 0 with the nonce at nonce (section 2.3),
+// through two loads that need no store to forward to them.
+func nonceRowX(nonce Mem, x Register) {
+	VMOVQ(nonce, x)
+	VPINSRD(U8(2), nonce.Offset(8), x, x)
+	VPSLLDQ(U8(4), x, x)
+}
+
 // nonceRow returns row 3 of the state of block counter 0 (section 2.3: the counter, then the nonce)
 // in both 128-bit halves of a ymm register.
 func nonceRow(nonce Mem) VecVirtual {
 	row3x := XMM()
-	VMOVQ(nonce, row3x)
-	VPINSRD(U8(2), nonce.Offset(8), row3x, row3x)
-	VPSLLDQ(U8(4), row3x, row3x)
+	nonceRowX(nonce, row3x)
 	row3 := YMM()
 	VSHUFI32X4(U8(0), row3x.AsY(), row3x.AsY(), row3)
 	return row3

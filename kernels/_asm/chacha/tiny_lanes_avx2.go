@@ -299,17 +299,9 @@ func tinyStagedDecrypt(lbl string, ks Mem, size int, n, msg, dst func() GPVirtua
 // the nonce at nonce in the low half, counter 1 and the nonce in the high half. The nonce's bytes
 // come in through two loads that need no store to forward to them.
 func tinyLaneRow3(nonce GPVirtual, row VecVirtual) {
-	tinyNonceRow(nonce, row.AsX())
+	nonceRowX(Mem{Base: nonce}, row.AsX())
 	VINSERTI128(U8(1), row.AsX(), row, row)
 	VPADDD(rowCounters, row, row)
-}
-
-// tinyNonceRow sets x to the last state row of block counter 0 with the nonce at nonce (section
-// 2.3), through two loads that need no store to forward to them.
-func tinyNonceRow(nonce GPVirtual, x Register) {
-	VMOVQ(Mem{Base: nonce}, x)
-	VPINSRD(U8(2), Mem{Base: nonce, Disp: 8}, x, x)
-	VPSLLDQ(U8(4), x, x)
 }
 
 // polyTag turns the accumulator h0..h2 into the tag h mod p + s mod 2^128 (section 2.5.1) in h0,

@@ -102,9 +102,9 @@ func tinyPairRow(w int, y VecVirtual) {
 	case 3:
 		hi, two := XMM(), GP32()
 		MOVL(U32(2), two)
-		tinyNonceRow(tinyLaneField(0, laneNonce), y.AsX())
+		nonceRowX(Mem{Base: tinyLaneField(0, laneNonce)}, y.AsX())
 		VPINSRD(U8(0), two, y.AsX(), y.AsX())
-		tinyNonceRow(tinyLaneField(1, laneNonce), hi)
+		nonceRowX(Mem{Base: tinyLaneField(1, laneNonce)}, hi)
 		VPINSRD(U8(0), two, hi, hi)
 		VINSERTI128(U8(1), hi, y, y)
 	}
