@@ -329,3 +329,8 @@ func chachaXOR16MACAVX512(tab *streamTable, lanes *chachaPtrs16, n, stride int, 
 
 //go:noescape
 func chachaXOR8MACAVX2Regs(tab *streamTable, lanes *chachaPtrs16, n, stride int, mac *laneMAC)
+
+// chachaXOR24MACAVX512 is chachaXOR24AVX512 that absorbs blocks of mac's lanes beside its rounds.
+//
+//go:noescape
+func chachaXOR24MACAVX512(st *[16]uint32, out *[9 * 64]byte, dst, src *byte, mac *laneMAC)

@@ -878,7 +878,7 @@ func TestPoly1305One(t *testing.T) {
 		mac  func(ad, ct []byte, key *[32]byte) [TagSize]byte
 	}{
 		{"poly1305One", chachaHas(AVX512) && impl.polyIFMA, func(ad, ct []byte, key *[32]byte) [TagSize]byte {
-			return poly1305One(ad, ct, key, &st)
+			return poly1305One(ad, ct, len(ad), len(ct), key, &st)
 		}},
 		{"poly1305OneAVX2", chachaHas(AVX2), poly1305OneAVX2},
 	}

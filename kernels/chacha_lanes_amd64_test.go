@@ -327,6 +327,63 @@ func comparePolyRows(t *testing.T, got, want *polyLanes, radix44, upper bool) {
 	}
 }
 
+// TestXOR24MACKernel runs chachaXOR24MACAVX512 against chachaXOR24AVX512 and the portable Poly1305:
+// random states, messages, 1 to 16 MAC lanes of 1 to 100 blocks and 1 to 6 calls, so that the
+// chain starts, pauses and resumes in every position and sometimes runs out of blocks; whatever
+// blocks it absorbed (m.lane, m.done) must be the lanes' first ones, in order.
+func TestXOR24MACKernel(t *testing.T) {
+	if !chachaHas(AVX512) {
+		t.Skip("needs AVX512")
+	}
+	rng := rand.New(rand.NewPCG(23, 24))
+	for range 60 {
+		lanes, blocks, calls := 1+rng.IntN(16), 1+rng.IntN(100), 1+rng.IntN(6)
+		macBuf := randomBytes(rng, 16*lanePitch)
+		var m laneMAC
+		m.lanes, m.size = lanes, uintptr(16*blocks)
+		for l := range lanes {
+			m.mac[l].r0 = rng.Uint64() & 0x0ffffffc0fffffff
+			m.mac[l].r1 = rng.Uint64() & 0x0ffffffc0ffffffc
+			m.mac[l].h = [3]uint64{rng.Uint64(), rng.Uint64(), uint64(rng.IntN(4))}
+			m.msg[l] = unsafe.Pointer(&macBuf[l*lanePitch])
+		}
+		start := m.mac
+		for range calls {
+			var st [16]uint32
+			for i := range st {
+				st[i] = rng.Uint32()
+			}
+			src := randomBytes(rng, 15*64)
+			var gotOut, wantOut [9 * 64]byte
+			got, want := make([]byte, 15*64), make([]byte, 15*64)
+			stWant := st
+			chachaXOR24MACAVX512(&st, &gotOut, &got[0], &src[0], &m)
+			chachaXOR24AVX512(&stWant, &wantOut, &want[0], &src[0])
+			if !bytes.Equal(got, want) || gotOut != wantOut || st != stWant {
+				t.Fatalf("%d lanes of %d blocks: key stream differs from chachaXOR24AVX512", lanes, blocks)
+			}
+		}
+		for l := range lanes {
+			absorbed := 0
+			switch {
+			case l < m.lane:
+				absorbed = 16 * blocks
+			case l == m.lane:
+				absorbed = int(m.done)
+			}
+			ref := start[l]
+			ref.blocks(macBuf[l*lanePitch:][:absorbed])
+			if m.mac[l].h != ref.h {
+				t.Fatalf("%d lanes of %d blocks, %d calls: lane %d accumulator %x, want %x after %d bytes",
+					lanes, blocks, calls, l, m.mac[l].h, ref.h, absorbed)
+			}
+		}
+		if absorbed := m.lane*16*blocks + int(m.done); absorbed < min(calls*16*40, lanes*16*blocks) {
+			t.Fatalf("%d lanes of %d blocks, %d calls: the chain absorbed only %d bytes", lanes, blocks, calls, absorbed)
+		}
+	}
+}
+
 // TestStreamMACKernels runs chachaXOR16MACAVX2Regs, chachaXOR8MACAVX2Regs and
 // chachaXOR16MACAVX512 against their plain stream kernels and the portable Poly1305: random lanes'
 // messages and states (and byte masks of the last block, and last blocks at addresses of their

@@ -206,7 +206,7 @@ func chachaOneMAC(t Tier, ad, ct []byte, polyKey *[32]byte, st *polyOne) [TagSiz
 		return poly1305AEAD(ad, ct, polyKey)
 	}
 	if t == AVX512 && impl.polyIFMA {
-		return poly1305One(ad, ct, polyKey, st)
+		return poly1305One(ad, ct, len(ad), len(ct), polyKey, st)
 	}
 	if len(ad)+len(ct) <= chachaScalarMACAVX2 {
 		return poly1305AEAD(ad, ct, polyKey)
@@ -235,6 +235,118 @@ func chachaSealOne24(op *Op, n int) bool {
 	clear(st[:])
 	clear(sub[:])
 	return true
+}
+
+// chachaSealPipeline seals the ops of ops that p takes, in order, as one pipeline of p's tier: the
+// AVX2 single-message path of 1-cycle cores (chachaSealPipelineAVX2) or AVX512's
+// (chachaSealChain24).
+func chachaSealPipeline(ops []Op, p *pipeSeals) {
+	if p.tier == AVX512 {
+		chachaSealChain24(ops, p)
+		return
+	}
+	chachaSealPipelineAVX2(ops, p)
+}
+
+// chachaSealChain24 seals the ops of ops that p takes (Seals of 961 to 1472 bytes), in order, as
+// chachaSealOne24 does, but with the MACs of the ops before each op on the scalar pipes beside
+// its pass (chachaXOR24MACAVX512): one chain of dependent blocks that goes from one op's
+// ciphertext to the next op's, while the zmm and ymm rounds leave those pipes idle. A pass carries
+// some 50 blocks that way at little cost to its rounds, of a full-size packet's 90. What the chain
+// has not reached when the ops run out (or before a message of another length, or a seventeenth
+// op) closeSealChain finishes.
+func chachaSealChain24(ops []Op, p *pipeSeals) {
+	sc := sealChainScratches.Get().(*sealChainScratch)
+	m := &sc.chain
+	var lanes [len(laneMAC{}.mac)]int // the op in each of m's lanes
+	for i := range ops {
+		op := &ops[i]
+		if !p.takes(op) {
+			continue
+		}
+		n := len(op.Src)
+		if m.lanes == len(lanes) || m.lanes > 0 && m.size != uintptr(n&^15) {
+			closeSealChain(ops, &lanes, sc)
+		}
+		var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
+		var sub [8]uint32
+		key, nonce := chachaOpKey(op, &sub, true)
+		chachaInit(&st, key, 0, &nonce)
+		src, dst := op.Src[:n], op.Dst[:n]
+		chachaXOR24MACAVX512(&st, &sc.ks, &dst[0], &src[0], m)
+		xorStream(dst[15*64:], src[15*64:], sc.ks[64:])
+		j := m.lanes
+		m.mac[j].init(sc.ks[:32])
+		m.mac[j].writePadded(op.AD)
+		m.msg[j] = unsafe.Pointer(&dst[0])
+		m.size = uintptr(n &^ 15)
+		m.lanes++
+		lanes[j] = i
+		clear(st[:])
+		clear(sub[:])
+	}
+	closeSealChain(ops, &lanes, sc)
+	clear(sc.ks[:])
+	sealChainScratches.Put(sc)
+}
+
+// sealChainScratch is chachaSealChain24's key-stream buffer (block 0, the Poly1305 key of RFC 8439
+// section 2.6, then blocks 16-23), IFMA Poly1305 state and chain, pooled and wiped as oneOpScratch
+// is. Not a part of oneOpScratch: at 4 KiB that would sit at the start of a page, where a lone op's
+// key-stream stores ran some 25% slower, meeting the message's loads at the same offsets within
+// pages (AMD Zen 4).
+type sealChainScratch struct {
+	ks    [9 * 64]byte
+	poly  polyOne
+	chain laneMAC
+}
+
+var sealChainScratches = sync.Pool{New: func() any { return new(sealChainScratch) }}
+
+// sealChainRestMax is the most whole blocks left of a chained op's MAC that closeSealChain absorbs
+// with the portable Poly1305 rather than the IFMA lanes, whose set-up costs about as much.
+const sealChainRestMax = 16
+
+// closeSealChain finishes the MACs of sc.chain's lanes (ops[lanes[j]] in lane j), writes their
+// tags and empties the chain.
+func closeSealChain(ops []Op, lanes *[len(laneMAC{}.mac)]int, sc *sealChainScratch) {
+	m := &sc.chain
+	size := int(m.size)
+	for j := range m.lanes {
+		op := &ops[lanes[j]]
+		n := len(op.Src)
+		ct := op.Dst[:n]
+		done := 0 // whole bytes the chain absorbed
+		switch {
+		case j < m.lane:
+			done = size
+		case j == m.lane:
+			done = int(m.done)
+		}
+		mac := &m.mac[j]
+		var tag [TagSize]byte
+		if (size-done)/16 <= sealChainRestMax || !impl.polyIFMA {
+			mac.writePadded(ct[done:])
+			tag = mac.aeadTag(len(op.AD), n)
+		} else {
+			// The lanes go on from the chain's accumulator (h < 2^131: the top limb in radix 2^44
+			// below 2^43, within poly1305IFMAOne's bounds), under the same r and s.
+			h, st := mac.h, &sc.poly
+			st[oneRowH][0] = h[0] & mask44
+			st[oneRowH+1][0] = (h[0]>>44 | h[1]<<20) & mask44
+			st[oneRowH+2][0] = h[1]>>24 | h[2]<<40
+			var key [32]byte // r (clamping it again changes nothing), then s
+			binary.LittleEndian.PutUint64(key[0:], mac.r0)
+			binary.LittleEndian.PutUint64(key[8:], mac.r1)
+			binary.LittleEndian.PutUint64(key[16:], mac.s0)
+			binary.LittleEndian.PutUint64(key[24:], mac.s1)
+			*mac = poly1305{}
+			tag = poly1305One(nil, ct[done:], len(op.AD), n, &key, st)
+			clear(key[:])
+		}
+		chachaFinishTag(op, n, false, &tag)
+	}
+	*m = laneMAC{} // the pointers into the ops, and the last lane's r
 }
 
 // chachaStitchedOpAVX2 is chachaOneOp on AVX2 for a message of 16 to 23 blocks (blocks 1-23 of the
@@ -465,6 +577,7 @@ func chachaKeyStream(t Tier, st *[16]uint32, out []byte) {
 type polyOne [23][8]uint64
 
 const (
+	oneRowH        = 0  // the accumulator: limbs 0..2 in lane 0, zero in the other lanes
 	polyOneRowR16  = 3  // r^16: limbs 0..2, 20*limb 1, 20*limb 2, in every lane
 	polyOneRowEnd  = 8  // per lane, the last group's multiplier: r^(8-c) in lane 2c, r^(4-c) in 2c+1
 	polyOneRowEnd2 = 13 // per lane, the multiplier of the group before: r^(16-c), r^(12-c)
@@ -472,13 +585,15 @@ const (
 )
 
 // poly1305One returns the RFC 8439 section 2.8 tag of ad and ct under key with poly1305IFMAOne: one
-// message, the lanes sharing its blocks, their state in st (all zero on entry, wiped on return). The
-// AD's and the ciphertext's whole groups of 8 blocks run in the lanes; the rest of the AD (padded)
-// goes in as the head of the ciphertext's first call, the rest of the ciphertext (padded) and the
-// lengths as the tail of its last, each in one multiplication where it has three blocks or more:
-// one at a time, each block would cost a multiplication's whole chain of dependent steps
-// (docs/experiments.md, 2026-12-03).
-func poly1305One(ad, ct []byte, key *[32]byte, st *polyOne) (tag [TagSize]byte) {
+// message, the lanes sharing its blocks, their state in st (wiped on return). The AD's and the
+// ciphertext's whole groups of 8 blocks run in the lanes; the rest of the AD (padded) goes in as
+// the head of the ciphertext's first call, the rest of the ciphertext (padded) and the lengths
+// block, of adLen and ctLen bytes, as the tail of its last, each in one multiplication where it has
+// three blocks or more: one at a time, each block would cost a multiplication's whole chain of
+// dependent steps (docs/experiments.md, 2026-12-03). st is all zero on entry, or holds in its
+// accumulator (lane 0 of rows oneRowH to oneRowH+2) the MAC of the blocks before ad and ct, which
+// then continues it (closeSealChain).
+func poly1305One(ad, ct []byte, adLen, ctLen int, key *[32]byte, st *polyOne) (tag [TagSize]byte) {
 	r := poly1305R44(key)
 	poly1305IFMAPowers(st, &r)
 	for whole := ad[:len(ad)&^127]; len(whole) > 0; {
@@ -492,8 +607,8 @@ func poly1305One(ad, ct []byte, key *[32]byte, st *polyOne) (tag [TagSize]byte) 
 	headAt, headN := &head[0], (len(rest)+15)/16
 	var last [9 * 16]byte // the rest of the ciphertext, padded, then the lengths block
 	tailN := (copy(last[:], ct[len(ct)&^127:]) + 15) / 16
-	binary.LittleEndian.PutUint64(last[16*tailN:], uint64(len(ad)))
-	binary.LittleEndian.PutUint64(last[16*tailN+8:], uint64(len(ct)))
+	binary.LittleEndian.PutUint64(last[16*tailN:], uint64(adLen))
+	binary.LittleEndian.PutUint64(last[16*tailN+8:], uint64(ctLen))
 	tailN++
 	whole := ct[:len(ct)&^127]
 	for {
@@ -511,7 +626,7 @@ func poly1305One(ad, ct []byte, key *[32]byte, st *polyOne) (tag [TagSize]byte) 
 		poly1305IFMAOne(st, headAt, headN, msg, n, &last[0], tailN)
 		break
 	}
-	poly1305Finish44(&tag, st[0][0], st[1][0], st[2][0], binary.LittleEndian.Uint64(key[16:]),
+	poly1305Finish44(&tag, st[oneRowH][0], st[oneRowH+1][0], st[oneRowH+2][0], binary.LittleEndian.Uint64(key[16:]),
 		binary.LittleEndian.Uint64(key[24:]))
 	clear(st[:])
 	return tag

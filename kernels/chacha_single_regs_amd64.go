@@ -65,9 +65,9 @@ func chachaOneOpRegs(op *Op, open bool, n int) bool {
 	return true
 }
 
-// chachaSealPipeline seals the ops of ops that p takes, in order, on the single-message path for
-// 1-cycle cores as one pipeline (sealPipeline).
-func chachaSealPipeline(ops []Op, p *pipeSeals) {
+// chachaSealPipelineAVX2 seals the ops of ops that p takes, in order, on the single-message path
+// for 1-cycle cores as one pipeline (sealPipeline).
+func chachaSealPipelineAVX2(ops []Op, p *pipeSeals) {
 	var q sealPipeline
 	var prev *Op
 	for i := range ops {

@@ -64,8 +64,8 @@ type route struct {
 	// uniform sends a ChaCha-family batch that would run on Stdlib to the lanes of a SIMD tier
 	// where its shape is the lanes' long groups (uniformLanes).
 	uniform uniformLanes
-	// pipe sends the Seals of a batch that runs on Stdlib through the AVX2 single-message pipeline
-	// of 1-cycle cores where the batch has enough of them (pipeSeals).
+	// pipe sends the Seals of a batch that runs on Stdlib, or of a remainder that runs op by op,
+	// through a single-message pipeline where there are enough of them (pipeSeals).
 	pipe pipeSeals
 	// mixed sends op by op the ChaCha-family batches of many shapes that the lanes would run in
 	// their segments, whose calls the varied lengths keep short (mixedLanes).
@@ -176,12 +176,15 @@ func laneFill(blocks []int) (used, span int) {
 	return used, span
 }
 
-// pipeSeals is which ChaCha-family Seals of a batch that runs on Stdlib the AVX2 single-message
-// path of 1-cycle cores runs instead, one after the other as a pipeline (chachaSealPipeline: each
-// op's last ciphertext blocks absorbed beside the next op's first pass): messages of lengths' bytes
-// with at most maxAD bytes of AD, where the batch has minOps of them or more. A Seal alone costs
-// that path a pass's worth more than in a pipeline. Its zero value takes none.
+// pipeSeals is which ChaCha-family Seals of a batch that runs on Stdlib (or of a remainder beside
+// the lanes that runs op by op) tier's single-message path runs instead, one after the other as a
+// pipeline (chachaSealPipeline), each op's MAC blocks absorbed on the scalar pipes beside the
+// rounds of the ops after it: messages of lengths' bytes with at most maxAD bytes of AD, where the
+// batch has minOps of them or more. On AVX2 (1-cycle cores) a Seal alone costs its path a pass's
+// worth more than in a pipeline; on AVX512 (chachaSealChain24) the chain spares the IFMA lanes
+// most of the MACs of all but the last ops. Its zero value takes none.
 type pipeSeals struct {
+	tier    Tier
 	minOps  int
 	lengths lengths
 	maxAD   int
@@ -389,7 +392,7 @@ var routes = [...]struct{ chacha, gcm route }{
 			open:  [2]uniformBound{{minOps: 48, minLen: 128, maxLen: 768}, {minOps: 32, minLen: 193, maxLen: 768}},
 			xseal: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1420}},
 			xopen: [2]uniformBound{{minOps: 32, minLen: 65, maxLen: 1024}, {minOps: 48, minLen: 65, maxLen: 1420}}},
-			pipe: pipeSeals{minOps: 4, lengths: lengths{22 * 64, 23 * 64}, maxAD: 64}},
+			pipe: pipeSeals{tier: AVX2, minOps: 4, lengths: lengths{22 * 64, 23 * 64}, maxAD: 64}},
 		route{tier: AVX2, minOps: 1, tiny: Stdlib},
 	},
 	// AMD Zen 4: GCM 1.62-3.86x on every shape. ChaCha: the zmm lanes from 12 ops (at 12 x 1420 B
@@ -467,7 +470,16 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 577-1300 B 1.21-1.37x -> 1.32-1.45x (12-13 x 577 B and 832 B 1.11-1.14x -> 1.09-1.12x); but not
 	// Seals after whole groups, whose last group of 8 would run under the chain half idle: 24 x
 	// 1500-3000 B 1.25-1.33x op by op, 1.18-1.23x in the lanes (docs/experiments.md, 2026-12-07 fifth
-	// session). Batches with ops of two lengths or more of 65-512 B
+	// session). Seals of 961-1472 B with up to 64 B of AD, three or more where they would run op by
+	// op (a batch below 12, or a remainder beside the lanes), in the AVX512 Seal pipeline (pipe:
+	// chachaSealChain24, each op's MAC on the scalar pipes beside the later ops' passes), and so
+	// batches of 8-11 of one shape rather than a lane group of 8 (pipeBeforeLanes) and Seals of
+	// 12-14 without the group of 8; op by op -> pipelined, 8 B of AD, medians of 3: 3 x 1000-1472 B
+	// 1.05-1.29x -> 1.04-1.30x, 4-5 x 1.05-1.26x -> 1.16-1.36x, 7 x 1.06-1.26x -> 1.23-1.38x,
+	// 10-11 x 1.06-1.27x -> 1.25-1.41x; 8 x 1000-1472 B in the group of 8 1.23-1.30x -> 1.25-1.38x;
+	// 12-14 x 1000-1420 B 1.09-1.25x -> 1.21-1.37x; remainders, 20-28 x 961-1420 B 1.18-1.39x ->
+	// 1.29-1.42x, 44 x 1.29-1.41x -> 1.35-1.43x (not 2 ops: 2 x 1200-1472 B 1.08-1.25x -> 1.03-1.19x)
+	// (docs/experiments.md, 2026-12-07 sixth session). Batches with ops of two lengths or more of 65-512 B
 	// op by op (mixed.shortMax), 64 ops unless said, 8 B of AD, seal / open: lengths at random of 100-200
 	// B 0.74x / 0.62x -> 1.14x / 1.04x, four of them 0.81x / 0.76x -> 1.15x / 1.04x, 32 ops of twelve
 	// 0.86x / 0.69x -> 1.13x / 1.04x, of 65-300 B 0.79x / 0.75x -> 1.16x / 1.05x, of 65-1500 B 1.00x
@@ -501,7 +513,8 @@ var routes = [...]struct{ chacha, gcm route }{
 			uniform: uniformLanes{tier: AVX512,
 				seal: [2]uniformBound{{minOps: 8, minLen: 10*64 + 1, maxLen: 3<<10 - 1}},
 				open: [2]uniformBound{{minOps: 8, minLen: 9*64 + 1, maxLen: 13 * 64}, {minOps: 8, minLen: 17*64 + 1, maxLen: 16<<10 - 1}}},
-			mixed: mixedLanes{shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64}},
+			mixed: mixedLanes{shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64},
+			pipe:  pipeSeals{tier: AVX512, minOps: 3, lengths: lengths{15*64 + 1, 23 * 64}, maxAD: 64}},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 	// A purego build: crypto/cipher's AES-GCM is Go's portable code (table-driven AES, GHASH by

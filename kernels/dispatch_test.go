@@ -36,8 +36,10 @@ func TestDispatchTable(t *testing.T) {
 			if u := fr.uniform.tier; u != Generic && (u != AVX2 && u != AVX512 || fr.tier != Stdlib && fr.tier != u) {
 				t.Errorf("class %d: uniform batches on %v beside %v, not a SIMD tier beside Stdlib or itself", c, u, fr.tier)
 			}
-			if fr.pipe.minOps > 0 && (fr.tier != Stdlib || cpuClass(c) != cpuAVX2Lat1) {
-				t.Errorf("class %d: the AVX2 Seal pipeline beside %v, not beside Stdlib on the AVX2 class", c, fr.tier)
+			avx2Pipe := fr.tier == Stdlib && cpuClass(c) == cpuAVX2Lat1
+			avx512Pipe := fr.tier == AVX512 && cpuClass(c) == cpuAVX512Halves
+			if p := fr.pipe; p.minOps > 0 && !(p.tier == AVX2 && avx2Pipe || p.tier == AVX512 && avx512Pipe) {
+				t.Errorf("class %d: the Seal pipeline of %v beside %v: the AVX2 one runs beside Stdlib on the AVX2 class, the AVX512 one on Zen 4's", c, p.tier, fr.tier)
 			}
 		}
 		if r.gcm.tiny != Stdlib || r.gcm.one != (oneOps{}) || r.gcm.uniform != (uniformLanes{}) || r.gcm.pipe != (pipeSeals{}) {
@@ -46,7 +48,7 @@ func TestDispatchTable(t *testing.T) {
 	}
 	for _, r := range []route{chachaRoute, gcmRoute} {
 		if !tierAvailable[r.tier] || !tierAvailable[r.tiny] || r.one.tier != Generic && !chachaHas(r.one.tier) ||
-			r.uniform.tier != Generic && !chachaHas(r.uniform.tier) || r.pipe.minOps > 0 && !chachaHas(AVX2) {
+			r.uniform.tier != Generic && !chachaHas(r.uniform.tier) || r.pipe.minOps > 0 && !chachaHas(r.pipe.tier) {
 			t.Errorf("this CPU's route takes %v (tiny %v, one-op path %v, uniform %v), which is not available",
 				r.tier, r.tiny, r.one.tier, r.uniform.tier)
 		}
@@ -107,10 +109,14 @@ func TestDispatchPaths(t *testing.T) {
 						longFused: lengths{1001, 1299}, long: 1300, adMin: 30})
 				}
 				// On Stdlib with the AVX2 tier's kernels, also the AVX2 single-message pipeline for
-				// Seals of 100 to 1600 bytes with up to 40 bytes of AD, from two of them in a batch.
+				// Seals of 100 to 1600 bytes with up to 40 bytes of AD, from two of them in a batch;
+				// on AVX512 with those kernels the AVX512 one (chachaSealChain24) for its lengths.
 				pipes := []pipeSeals{{}}
-				if tier == Stdlib && tiny == AVX2 {
-					pipes = append(pipes, pipeSeals{minOps: 2, lengths: lengths{100, 1600}, maxAD: 40})
+				switch {
+				case tier == Stdlib && tiny == AVX2:
+					pipes = append(pipes, pipeSeals{tier: AVX2, minOps: 2, lengths: lengths{100, 1600}, maxAD: 40})
+				case tier == AVX512 && tiny == AVX512:
+					pipes = append(pipes, pipeSeals{tier: AVX512, minOps: 2, lengths: lengths{15*64 + 1, 23 * 64}, maxAD: 40})
 				}
 				for _, one := range ones {
 					for _, pipe := range pipes {
@@ -141,13 +147,18 @@ func TestDispatchPaths(t *testing.T) {
 		// batches but not in remainders, and Opens of 1001-1299 bytes with short AD in both.
 		// With mixed set, batches of many shapes op by op (mixedLanes): the batches below have 20
 		// lengths past 1 KiB.
+		// On AVX512, also the Seal pipeline for the remainders that go op by op.
+		var pipe pipeSeals
+		if tier == AVX512 {
+			pipe = pipeSeals{tier: AVX512, minOps: 3, lengths: lengths{15*64 + 1, 23 * 64}, maxAD: 64}
+		}
 		for _, alone := range []int{0, 1000} {
 			for _, minOps := range []int{1, 12} {
 				for _, mixed := range []mixedLanes{{}, {shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64}} {
 					chachaRoute = route{tier: tier, minOps: minOps, tiny: AVX2, beside: 40, alone: alone,
 						aloneAtMin: alone * 3 / 2,
 						one: oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, remainderMin: 700,
-							longFused: lengths{1001, 1299}, long: 1300}, mixed: mixed}
+							longFused: lengths{1001, 1299}, long: 1300}, mixed: mixed, pipe: pipe}
 					gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
 					t.Run(fmt.Sprintf("%v/from%d/beside40/alone%d/mixed%d", tier, minOps, alone, mixed.fewOps), func(t *testing.T) {
 						for _, n := range []int{2, 12, 13, 15, 20, 28, 31, 33, 39, 40, 47} {
@@ -457,6 +468,40 @@ func TestDispatchUniform(t *testing.T) {
 				checkLensAgainstGeneric(t, ks, lens, shape[2], rng)
 			}
 		})
+	}
+}
+
+// TestSealChain24: the AVX512 Seal pipeline (chachaSealChain24) against Generic, on batches that
+// end its chain in each way: ops running out with the chain in the first op, in a later one or past
+// all of them; a message of another length; a seventeenth op; ops the pipeline does not take among
+// its own; AD of 0-64 bytes, both suites, in place and apart (checkLensAgainstGeneric).
+func TestSealChain24(t *testing.T) {
+	if !chachaHas(AVX512) {
+		t.Skip("CPU lacks AVX512")
+	}
+	defer func(c route) { chachaRoute = c }(chachaRoute)
+	rng := mrand.New(mrand.NewPCG(17, 18))
+	keys := laneTestKeys(t, rng)
+	chachaRoute = route{tier: AVX512, minOps: 64, tiny: AVX2,
+		pipe: pipeSeals{tier: AVX512, minOps: 2, lengths: lengths{15*64 + 1, 23 * 64}, maxAD: 64}}
+	run := func(lens ...int) []int { return lens }
+	repeat := func(n, m int) []int {
+		lens := make([]int, n)
+		for i := range lens {
+			lens[i] = m
+		}
+		return lens
+	}
+	for _, lens := range [][]int{
+		repeat(2, 961), repeat(2, 1472), repeat(3, 1420), repeat(5, 1200), repeat(7, 1000),
+		repeat(16, 1420), repeat(17, 1100), repeat(33, 977),
+		append(repeat(4, 1420), repeat(4, 1300)...),
+		run(1420, 1000, 1420, 1000, 1472, 961),
+		run(1420, 64, 1420, 2000, 1420, 500, 1420, 1420),
+	} {
+		for _, ad := range []int{0, 13, 64, 65, -1} {
+			checkLensAgainstGeneric(t, keys, lens, ad, rng)
+		}
 	}
 }
 

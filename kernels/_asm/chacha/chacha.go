@@ -644,26 +644,58 @@ func chachaKS8AVX512() {
 // lanes go through the rounds interleaved. One pass of the rounds is a chain of dependent steps
 // that leaves most of the core idle, so the second state comes almost for free; 24 blocks cover a
 // 1420-byte message with its Poly1305 key block.
-func chachaKS24AVX512(xor bool) {
+func chachaKS24AVX512(xor, mac bool) {
 	name := "chachaKS24AVX512"
-	if xor {
+	switch {
+	case mac:
+		name = "chachaXOR24MACAVX512"
+	case xor:
 		name = "chachaXOR24AVX512"
 	}
 	Implement(name)
 	Attributes(NOSPLIT)
-	if xor {
+	switch {
+	case mac:
+		Doc(name+" is chachaXOR24AVX512 that also absorbs blocks of mac's lanes (the ciphertexts of",
+			"messages sealed before) beside its rounds, on the scalar pipes that the rounds leave idle.")
+	case xor:
 		Doc(name+" is chachaKS24AVX512 that XORs blocks 1-15 straight into the 960 bytes at src, to dst",
 			"(in place or apart), and writes only block 0 and blocks 16-23 to out: what Seal of a",
 			"message of 961 to 1472 bytes needs, without the buffer round trip of 15 blocks.")
-	} else {
+	default:
 		Doc(name + " writes the 24 key-stream blocks from block counter st[12] on to out.")
 	}
+	// hook absorbs a block of the chain at point k of a double round where macPoints24 says so
+	// (never without mac).
+	var chain laneChain
+	if mac {
+		chain = startLaneChain()
+	}
+	hook := func(k int) func(int) {
+		if !mac {
+			return nil
+		}
+		return func(step int) {
+			if macPoints24[k+step] {
+				labels++
+				skip := fmt.Sprintf("%smac%d", name, labels)
+				chain.step(skip, skip)
+			}
+		}
+	}
+	// With the chain the pointers are loaded where they are used, so that it has the registers
+	// during the rounds.
 	st := Mem{Base: Load(Param("st"), GP64())}
-	out := Mem{Base: Load(Param("out"), GP64())}
-	var src, dst Mem
-	if xor {
-		src = Mem{Base: Load(Param("src"), GP64())}
-		dst = Mem{Base: Load(Param("dst"), GP64())}
+	var out, src, dst Mem
+	loadPointers := func() {
+		out = Mem{Base: Load(Param("out"), GP64())}
+		if xor {
+			src = Mem{Base: Load(Param("src"), GP64())}
+			dst = Mem{Base: Load(Param("dst"), GP64())}
+		}
+	}
+	if !mac {
+		loadPointers()
 	}
 	spill := AllocLocal(16 * 32)
 	x, y := make([]VecVirtual, 16), make([]VecVirtual, 16)
@@ -677,21 +709,28 @@ func chachaKS24AVX512(xor bool) {
 	r := GP32()
 	MOVL(U32(10), r)
 	Label(name + "doubleround")
-	for _, cols := range [][4][4]int{
+	for round, cols := range [][4][4]int{
 		{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}},
 		{{0, 5, 10, 15}, {1, 6, 11, 12}, {2, 7, 8, 13}, {3, 4, 9, 14}},
 	} {
-		quarterRounds(x, cols)
-		quarterRounds(y, cols)
+		quarterRoundsHook(x, cols, hook(8*round))
+		quarterRoundsHook(y, cols, hook(8*round+4))
 	}
 	DECL(r)
 	JNZ(LabelRef(name + "doubleround"))
+	if mac {
+		st = Mem{Base: Load(Param("st"), GP64())}
+	}
 	for i := range 16 {
 		VPADDD_BCST(st.Offset(4*i), x[i], x[i])
 		VPADDD_BCST(st.Offset(4*i), y[i], y[i])
 	}
 	VPADDD(iota16, x[12], x[12])
 	VPADDD(iota16.Offset(4*16), y[12], y[12])
+	if mac {
+		chain.save()
+		loadPointers()
+	}
 	Comment("The ymm state waits on the stack while the zmm one is transposed into blocks 0-15.")
 	for i := range 16 {
 		VMOVDQU32(y[i], spill.Offset(32*i))

@@ -19,6 +19,16 @@ import (
 // (docs/experiments.md, 2026-12-05 fifth session).
 var macPointsAVX512 = [16]bool{0: true, 3: true, 6: true, 9: true, 12: true, 15: true}
 
+// macPoints24 are the points of chachaKS24AVX512's double round (after each add, XOR and rotate
+// step of the zmm state's quarter-round set, then the ymm state's, the column round's first) at
+// which chachaXOR24MACAVX512 absorbs a block: five, 50 blocks a pass of some 1000 cycles, about as
+// many as one chain of dependent blocks (some 16 cycles each) takes without holding up the rounds.
+// AMD Zen 4, the pass alone 274 ns; with 40 blocks beside it 283, 60 blocks 318, 80 blocks 422.
+// Seals against x/crypto in the pipeline (chachaSealChain24) with four, five and six points:
+// 4 x 1420 B 1.26x, 1.30x, 1.29x; 7 x 1420 B 1.31x, 1.37x, 1.34x; 10 x 1420 B 1.35x, 1.41x, 1.35x
+// (docs/experiments.md, 2026-12-07 sixth session).
+var macPoints24 = [16]bool{0: true, 3: true, 6: true, 10: true, 13: true}
+
 // chachaLanesMACAVX512 generates chachaXOR16MACAVX512: chachaXOR16AVX512 with other messages'
 // Poly1305 (RFC 8439 section 2.5) on the scalar pipes beside its rounds, the chain of
 // chachaLanesMACAVX2Regs (laneChain). The zmm rounds leave the scalar pipes idle as the AVX2 ones
