@@ -122,6 +122,11 @@ const (
 	chachaLongMax      = 4 << 10
 )
 
+// sealChainMaxAD is the most AD of a Seal whose MAC the AVX512 Seal chains take
+// (chachaSealChain24, chachaSealLong24): the AD goes through the portable Poly1305 first, where the
+// IFMA lanes take long AD faster (oneOps.adMin).
+const sealChainMaxAD = 64
+
 // smallFusedMax is the longest message chachaPoly1305SmallAVX512 seals or, with open, opens.
 func smallFusedMax(open bool) int {
 	if open {

@@ -327,6 +327,44 @@ func comparePolyRows(t *testing.T, got, want *polyLanes, radix44, upper bool) {
 	}
 }
 
+// TestSealLong24: chachaSealLong24 (chachaOneOp's long Seals where impl.chachaSealLongChain) seals
+// as Generic does, at the lengths where its passes end (whole passes of 24 blocks, the last pass
+// that carries the chain with 16-23 blocks, a last pass of 9-15 blocks or of up to 8) and at
+// random ones, with AD of 0-64 bytes, in place and apart.
+func TestSealLong24(t *testing.T) {
+	if !chachaHas(AVX512) || !impl.polyIFMA {
+		t.Skip("needs AVX512 and IFMA")
+	}
+	defer func(v bool) { impl.chachaSealLongChain = v }(impl.chachaSealLongChain)
+	impl.chachaSealLongChain = true
+	rng := rand.New(rand.NewPCG(25, 26))
+	raw := randomBytes(rng, 32)
+	lens := []int{chachaSealLongMin, chachaSealLongMin + 1, 71*64 - 1, 71 * 64, 71*64 + 1, 87*64 - 1, 87 * 64,
+		87*64 + 512, 87*64 + 513, 95 * 64, 16 << 10, 64 << 10}
+	for range 20 {
+		lens = append(lens, chachaSealLongMin+rng.IntN(20<<10))
+	}
+	for _, s := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {
+		key, _ := NewKey(s, raw)
+		for i, n := range lens {
+			src := randomBytes(rng, n)
+			ad := randomBytes(rng, rng.IntN(sealChainMaxAD+1))
+			nonce := randomBytes(rng, s.NonceSize())
+			want := []Op{{Key: key, Nonce: nonce, AD: ad, Src: src, Dst: make([]byte, n+TagSize)}}
+			Generic.Seal(want)
+			got := Op{Key: key, Nonce: nonce, AD: ad, Src: src, Dst: make([]byte, n+TagSize)}
+			if i%2 == 1 { // in place
+				copy(got.Dst, src)
+				got.Src = got.Dst[:n]
+			}
+			chachaOneOp(&got, false, AVX512)
+			if !bytes.Equal(got.Dst, want[0].Dst) {
+				t.Fatalf("%v, %d bytes, %d bytes of AD: differs from Generic", s, n, len(ad))
+			}
+		}
+	}
+}
+
 // TestXOR24MACKernel runs chachaXOR24MACAVX512 against chachaXOR24AVX512 and the portable Poly1305:
 // random states, messages, 1 to 16 MAC lanes of 1 to 100 blocks and 1 to 6 calls, so that the
 // chain starts, pauses and resumes in every position and sometimes runs out of blocks; whatever

@@ -115,6 +115,9 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	if t == AVX512 && !open && n > 15*64 && n <= 23*64 {
 		return chachaSealOne24(op, n)
 	}
+	if t == AVX512 && !open && impl.chachaSealLongChain && n >= chachaSealLongMin && len(op.AD) <= sealChainMaxAD {
+		return chachaSealLong24(op, n)
+	}
 	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
 	var sub [8]uint32
 	key, nonce := chachaOpKey(op, &sub, true)
@@ -311,42 +314,111 @@ const sealChainRestMax = 16
 // tags and empties the chain.
 func closeSealChain(ops []Op, lanes *[len(laneMAC{}.mac)]int, sc *sealChainScratch) {
 	m := &sc.chain
-	size := int(m.size)
 	for j := range m.lanes {
 		op := &ops[lanes[j]]
 		n := len(op.Src)
-		ct := op.Dst[:n]
 		done := 0 // whole bytes the chain absorbed
 		switch {
 		case j < m.lane:
-			done = size
+			done = n &^ 15
 		case j == m.lane:
 			done = int(m.done)
 		}
-		mac := &m.mac[j]
-		var tag [TagSize]byte
-		if (size-done)/16 <= sealChainRestMax || !impl.polyIFMA {
-			mac.writePadded(ct[done:])
-			tag = mac.aeadTag(len(op.AD), n)
-		} else {
-			// The lanes go on from the chain's accumulator (h < 2^131: the top limb in radix 2^44
-			// below 2^43, within poly1305IFMAOne's bounds), under the same r and s.
-			h, st := mac.h, &sc.poly
-			st[oneRowH][0] = h[0] & mask44
-			st[oneRowH+1][0] = (h[0]>>44 | h[1]<<20) & mask44
-			st[oneRowH+2][0] = h[1]>>24 | h[2]<<40
-			var key [32]byte // r (clamping it again changes nothing), then s
-			binary.LittleEndian.PutUint64(key[0:], mac.r0)
-			binary.LittleEndian.PutUint64(key[8:], mac.r1)
-			binary.LittleEndian.PutUint64(key[16:], mac.s0)
-			binary.LittleEndian.PutUint64(key[24:], mac.s1)
-			*mac = poly1305{}
-			tag = poly1305One(nil, ct[done:], len(op.AD), n, &key, st)
-			clear(key[:])
-		}
+		tag := chainTag(m, &sc.poly, j, op, op.Dst[:n], done)
 		chachaFinishTag(op, n, false, &tag)
 	}
 	*m = laneMAC{} // the pointers into the ops, and the last lane's r
+}
+
+// chainTag finishes the MAC of chain m's lane j, op's with ciphertext ct, of which the chain has
+// absorbed done bytes, and returns its tag: the rest on the IFMA lanes (state in poly, all zero)
+// from the chain's accumulator, or, for up to sealChainRestMax whole blocks, with the portable
+// Poly1305. It wipes the lane's poly1305.
+func chainTag(m *laneMAC, poly *polyOne, j int, op *Op, ct []byte, done int) [TagSize]byte {
+	mac := &m.mac[j]
+	if (len(ct)-done)/16 <= sealChainRestMax || !impl.polyIFMA {
+		mac.writePadded(ct[done:])
+		return mac.aeadTag(len(op.AD), len(ct))
+	}
+	// The lanes go on from the chain's accumulator (h < 2^131: the top limb in radix 2^44 below
+	// 2^43, within poly1305IFMAOne's bounds), under the same r and s.
+	h := mac.h
+	poly[oneRowH][0] = h[0] & mask44
+	poly[oneRowH+1][0] = (h[0]>>44 | h[1]<<20) & mask44
+	poly[oneRowH+2][0] = h[1]>>24 | h[2]<<40
+	var key [32]byte // r (clamping it again changes nothing), then s
+	binary.LittleEndian.PutUint64(key[0:], mac.r0)
+	binary.LittleEndian.PutUint64(key[8:], mac.r1)
+	binary.LittleEndian.PutUint64(key[16:], mac.s0)
+	binary.LittleEndian.PutUint64(key[24:], mac.s1)
+	*mac = poly1305{}
+	tag := poly1305One(nil, ct[done:], len(op.AD), len(ct), &key, poly)
+	clear(key[:])
+	return tag
+}
+
+// chachaSealLongMin is the shortest message chachaSealLong24 takes: its first pass and two more
+// that carry the chain. With one (3008-4031 B) it was level with the passes of 16 blocks and the
+// MAC after them (3072 B 1.085x -> 1.073x against x/crypto), with two or more ahead (below).
+const chachaSealLongMin = 63 * 64
+
+// chachaSealLong24 is chachaOneOp's Seal on AVX512 for a message of chachaSealLongMin bytes or more
+// (impl.chachaSealLongChain): the key stream in passes of 24 blocks, as chachaSealOne24's, each
+// after the first with the MAC of the ciphertext that the passes before wrote on the scalar pipes
+// beside its rounds (chachaXOR24MACAVX512, its chain of one lane: this op), some 50 of its 96
+// blocks; the last blocks in one pass of as many; the rest of the MAC on the IFMA lanes from the
+// chain's accumulator (chainTag). Lone Seals where the one-op path took them with passes of 16
+// blocks and the MAC after them, against x/crypto, 8 B of AD, medians of 3 (AMD Zen 4): 4096 B
+// 1.12x -> 1.16x, 6000 B 1.20x -> 1.26x, 8 KiB 1.23x -> 1.24x, 16 KiB 1.22x -> 1.31x, 64 KiB
+// 1.21x -> 1.34x; four of 16 KiB 1.21x -> 1.30x (docs/benchmarks.md).
+func chachaSealLong24(op *Op, n int) bool {
+	var st [16]uint32 // the ChaCha20 state (RFC 8439 section 2.3)
+	var sub [8]uint32
+	key, nonce := chachaOpKey(op, &sub, true)
+	chachaInit(&st, key, 0, &nonce)
+	sc := sealChainScratches.Get().(*sealChainScratch)
+	m := &sc.chain
+	src, dst := op.Src[:n], op.Dst[:n]
+	// Blocks 0-23: the Poly1305 key (section 2.6), then the message's bytes 0 to 23*64.
+	chachaXOR24AVX512(&st, &sc.ks, &dst[0], &src[0])
+	xorStream(dst[15*64:23*64], src[15*64:23*64], sc.ks[64:])
+	m.mac[0].init(sc.ks[:32])
+	m.mac[0].writePadded(op.AD)
+	m.msg[0] = unsafe.Pointer(&dst[0])
+	m.lanes = 1
+	// Blocks 24k to 24k+23, from the message's byte `written` (block 24k's) on, while the message
+	// has 16 blocks left: block 24k and blocks 24k+16 to 24k+23 (those the message has) come back
+	// in sc.ks, blocks 24k+1 to 24k+15 go straight into dst. The chain reads only ciphertext written
+	// before the pass. Fewer blocks left go in one pass of as many (chachaXOR16OneAVX512's 9-15,
+	// or a key stream of up to 8 through sc.ks).
+	written := 23 * 64
+	for ; written+16*64 <= n; written = min(n, written+24*64) {
+		st[12] = uint32(written/64 + 1)
+		m.size = uintptr(written)
+		at := written + 64
+		chachaXOR24MACAVX512(&st, &sc.ks, &dst[at], &src[at], m)
+		xorStream(dst[written:at], src[written:at], sc.ks[:64])
+		end := min(n, at+23*64)
+		xorStream(dst[at+15*64:end], src[at+15*64:end], sc.ks[64:])
+	}
+	if rest := n - written; rest > 0 {
+		st[12] = uint32(written/64 + 1)
+		if rest > 8*64 {
+			chachaXOR16OneAVX512(&st, &dst[written], &src[written], rest)
+		} else {
+			chachaKeyStream(AVX512, &st, sc.ks[:rest])
+			xorStream(dst[written:], src[written:], sc.ks[:rest])
+		}
+	}
+	m.size = uintptr(n &^ 15)
+	tag := chainTag(m, &sc.poly, 0, op, dst, int(m.done))
+	chachaFinishTag(op, n, false, &tag)
+	*m = laneMAC{}
+	clear(sc.ks[:])
+	sealChainScratches.Put(sc)
+	clear(st[:])
+	clear(sub[:])
+	return true
 }
 
 // chachaStitchedOpAVX2 is chachaOneOp on AVX2 for a message of 16 to 23 blocks (blocks 1-23 of the

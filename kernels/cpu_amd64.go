@@ -174,6 +174,11 @@ var impl = struct {
 	// 1.13-1.15x / 1.14-1.26x -> 1.20-1.36x / 1.17-1.20x; 32 KiB 0.98-1.16x / 1.04-1.08x ->
 	// 1.21-1.24x / 1.19-1.26x; 64 KiB 0.96-1.04x / 1.01-1.06x -> 1.22-1.23x / 1.18-1.34x.
 	chachaLongAloneAVX512 int
+	// chachaSealLongChain: the AVX512 one-op path seals messages of chachaSealLongMin bytes or more
+	// in passes of 24 blocks with the MAC of the ciphertext before each pass beside its rounds
+	// (chachaSealLong24), where zmm runs in two halves (zmmHalves; elsewhere unmeasured). The
+	// figures are beside chachaSealLong24.
+	chachaSealLongChain bool
 	// poly26Regs: the radix-2^26 Poly1305 lane kernels of 1-cycle cores, one group of 4 lanes at a
 	// time with its accumulators in registers and two blocks per step (poly1305AVX2Regs,
 	// poly1305AVX2RegsLanes8), rather than all groups block by block (poly1305AVX2) for 2-cycle
@@ -216,7 +221,8 @@ var impl = struct {
 		}
 		return 0
 	}(),
-	gcmVAES: gcmAVX2OK && hasVAESYMM(),
+	chachaSealLongChain: zmmHalves && chachaAVX512 && cpu.X86.HasAVX512IFMA,
+	gcmVAES:             gcmAVX2OK && hasVAESYMM(),
 }
 
 // thisCPU is the dispatch table's class of this CPU.
