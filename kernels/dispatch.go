@@ -479,8 +479,8 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 10-11 x 1.06-1.27x -> 1.25-1.41x; 8 x 1000-1472 B in the group of 8 1.23-1.30x -> 1.25-1.38x;
 	// 12-14 x 1000-1420 B 1.09-1.25x -> 1.21-1.37x; remainders, 20-28 x 961-1420 B 1.18-1.39x ->
 	// 1.29-1.42x, 44 x 1.29-1.41x -> 1.35-1.43x (not 2 ops: 2 x 1200-1472 B 1.08-1.25x -> 1.03-1.19x)
-	// (docs/experiments.md, 2026-12-07 sixth session). Batches with ops of two lengths or more of 65-512 B
-	// op by op (mixed.shortMax), 64 ops unless said, 8 B of AD, seal / open: lengths at random of 100-200
+	// (docs/experiments.md, 2026-12-07 sixth session). Batches with ops of two lengths or more of
+	// 65-512 B op by op (mixed.shortMax), 64 ops unless said, 8 B of AD, seal / open: lengths at random of 100-200
 	// B 0.74x / 0.62x -> 1.14x / 1.04x, four of them 0.81x / 0.76x -> 1.15x / 1.04x, 32 ops of twelve
 	// 0.86x / 0.69x -> 1.13x / 1.04x, of 65-300 B 0.79x / 0.75x -> 1.16x / 1.05x, of 65-1500 B 1.00x
 	// / 0.94x -> 1.12x / 1.11x, 32 ops 0.74x / 0.74x -> 1.11x / 1.12x, sixteen of them 1.02x / 0.99x
