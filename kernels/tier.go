@@ -208,10 +208,11 @@ func run(chacha, gcm Tier, std *route, nc, ng int, ops []Op, open bool) (failed 
 // pipeline): the lanes cost as much for a few ops as for 16. Of a remainder that runs op by op,
 // the lanes still take 8 where r.uniform takes 8 ops of the batch's one shape on tier t: in Opens,
 // and in Seals without a whole group before them (whose last group of 8 would carry that group's
-// MAC chain and so run half idle: runLongGroupsStitched) that r.pipe does not run. A batch of fewer than r.minOps ops comes here only where r.uniform took
-// it (route.chachaTier): the lanes take all of it. A batch of many short lengths (route.mixed)
-// takes the small batches' route whole, and so do the ops the lanes would take where their shapes
-// would leave the lanes' calls short (mixedLanes.scattered).
+// MAC chain and so run half idle: runLongGroupsStitched) that r.pipe does not run. A batch of
+// fewer than r.minOps ops comes here only where r.uniform took it (route.chachaTier): the lanes
+// take all of it. A batch of many short lengths (route.mixed) takes the small batches' route
+// whole, and so do the ops the lanes would take where their shapes would leave the lanes' calls
+// short (mixedLanes.scattered).
 func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) {
 	if nc < r.minOps {
 		return chachaRun(t, ops, open, nil)
