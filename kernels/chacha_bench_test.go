@@ -233,6 +233,16 @@ func BenchmarkChaChaEight(b *testing.B) {
 	pairedBatches(b, []int{8, 12}, []int{704, 1200, 1600, 2048, 3000, 4096})
 }
 
+// BenchmarkChaChaSealChain runs the default path on batches of 3 to 13 ChaCha20-Poly1305 ops of a
+// full-size packet's length and on lone long messages (8 bytes of AD), alternating with x/crypto on
+// the same ops (benchshape.Paired): the Seals that some CPUs run with each op's MAC beside the key
+// stream of the ops (or the passes) after it (pipeSeals, chachaSealLong24); their Opens run op by
+// op.
+func BenchmarkChaChaSealChain(b *testing.B) {
+	pairedBatches(b, []int{3, 4, 7, 10, 13}, []int{1000, 1420})
+	pairedBatches(b, []int{1}, []int{4096, 16 << 10, 64 << 10})
+}
+
 // BenchmarkChaChaUniform runs the default path on batches of 32 and 64 ChaCha20-Poly1305 ops of one
 // length (8 bytes of AD), alternating with x/crypto on the same ops (benchshape.Paired): the shapes
 // that some CPUs send to the lanes' long groups where the rest of their batches run on the standard
