@@ -83,6 +83,18 @@ func TestAllocsBatch(t *testing.T) {
 			t.Errorf("%v: Seal of 64 x 1420 B allocates %v times", tier, n)
 		}
 	}
+	// Full-size Seals a few to a batch and in a remainder past the lanes, and a long one on its own,
+	// which some CPUs run with each op's MAC beside the later passes (pipeSeals, chachaSealLong24).
+	for _, size := range []int{3, 4, 7, 13, 28} {
+		if n := testing.AllocsPerRun(20, func() { kernels.Seal(uniform[:size]) }); n != 0 {
+			t.Errorf("package Seal of %d x 1420 B allocates %v times", size, n)
+		}
+	}
+	long := make([]byte, 16<<10+kernels.TagSize)
+	longOp := []kernels.Op{{Key: key, Nonce: randBytes(r, 12), AD: randBytes(r, 16), Src: long[:16<<10], Dst: long}}
+	if n := testing.AllocsPerRun(20, func() { kernels.Seal(longOp) }); n != 0 {
+		t.Errorf("package Seal of one 16 KiB op allocates %v times", n)
+	}
 	// Batches of ChaCha20 ops of 65-192 bytes, which some CPUs run two or three to a fused call,
 	// on their own or beside the lanes; the Opens fail (their inputs are not sealed) and are zeroed.
 	small, smallOpen := make([]kernels.Op, 47), make([]kernels.Op, 47)
