@@ -122,6 +122,11 @@ const (
 	chachaLongMax      = 4 << 10
 )
 
+// seal24Lengths are the messages whose Seal takes one 24-block key-stream pass (16 to 23 blocks
+// after the Poly1305 key's, 961 to 1472 bytes: full-size packets): chachaSealOne24's, and so the
+// AVX512 Seal pipeline's (chachaSealChain24), whose route must not give it others.
+var seal24Lengths = lengths{15*64 + 1, 23 * 64}
+
 // sealChainMaxAD is the most AD of a Seal whose MAC the AVX512 Seal chains take
 // (chachaSealChain24, chachaSealLong24): the AD goes through the portable Poly1305 first, where the
 // IFMA lanes take long AD faster (oneOps.adMin).

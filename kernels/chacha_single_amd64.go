@@ -112,7 +112,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	if t == AVX2 && n > 15*64 && n <= 23*64 {
 		return chachaStitchedOpAVX2(op, open, n)
 	}
-	if t == AVX512 && !open && n > 15*64 && n <= 23*64 {
+	if t == AVX512 && !open && seal24Lengths.holds(n) {
 		return chachaSealOne24(op, n)
 	}
 	if t == AVX512 && !open && impl.chachaSealLongChain && n >= chachaSealLongMin && len(op.AD) <= sealChainMaxAD {
@@ -410,7 +410,6 @@ func chachaSealLong24(op *Op, n int) bool {
 			xorStream(dst[written:], src[written:], sc.ks[:rest])
 		}
 	}
-	m.size = uintptr(n &^ 15)
 	tag := chainTag(m, &sc.poly, 0, op, dst, int(m.done))
 	chachaFinishTag(op, n, false, &tag)
 	*m = laneMAC{}
@@ -664,7 +663,7 @@ const (
 // three blocks or more: one at a time, each block would cost a multiplication's whole chain of
 // dependent steps (docs/experiments.md, 2026-12-03). st is all zero on entry, or holds in its
 // accumulator (lane 0 of rows oneRowH to oneRowH+2) the MAC of the blocks before ad and ct, which
-// then continues it (closeSealChain).
+// then continues it (chainTag).
 func poly1305One(ad, ct []byte, adLen, ctLen int, key *[32]byte, st *polyOne) (tag [TagSize]byte) {
 	r := poly1305R44(key)
 	poly1305IFMAPowers(st, &r)

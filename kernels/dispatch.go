@@ -514,7 +514,7 @@ var routes = [...]struct{ chacha, gcm route }{
 				seal: [2]uniformBound{{minOps: 8, minLen: 10*64 + 1, maxLen: 3<<10 - 1}},
 				open: [2]uniformBound{{minOps: 8, minLen: 9*64 + 1, maxLen: 13 * 64}, {minOps: 8, minLen: 17*64 + 1, maxLen: 16<<10 - 1}}},
 			mixed: mixedLanes{shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64},
-			pipe:  pipeSeals{tier: AVX512, minOps: 3, lengths: lengths{15*64 + 1, 23 * 64}, maxAD: sealChainMaxAD}},
+			pipe:  pipeSeals{tier: AVX512, minOps: 3, lengths: seal24Lengths, maxAD: sealChainMaxAD}},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 	// A purego build: crypto/cipher's AES-GCM is Go's portable code (table-driven AES, GHASH by

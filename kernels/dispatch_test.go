@@ -41,6 +41,9 @@ func TestDispatchTable(t *testing.T) {
 			if p := fr.pipe; p.minOps > 0 && !(p.tier == AVX2 && avx2Pipe || p.tier == AVX512 && avx512Pipe) {
 				t.Errorf("class %d: the Seal pipeline of %v beside %v: the AVX2 one runs beside Stdlib on the AVX2 class, the AVX512 one on Zen 4's", c, p.tier, fr.tier)
 			}
+			if p := fr.pipe; p.tier == AVX512 && (p.lengths.min < seal24Lengths.min || p.lengths.max > seal24Lengths.max) {
+				t.Errorf("class %d: the AVX512 Seal pipeline takes %+v, past its one pass's %+v", c, p.lengths, seal24Lengths)
+			}
 		}
 		if r.gcm.tiny != Stdlib || r.gcm.one != (oneOps{}) || r.gcm.uniform != (uniformLanes{}) || r.gcm.pipe != (pipeSeals{}) {
 			t.Errorf("class %d: the AES-GCM family has no tiny kernels, one-op paths, uniform lanes or pipelines", c)
@@ -116,7 +119,7 @@ func TestDispatchPaths(t *testing.T) {
 				case tier == Stdlib && tiny == AVX2:
 					pipes = append(pipes, pipeSeals{tier: AVX2, minOps: 2, lengths: lengths{100, 1600}, maxAD: 40})
 				case tier == AVX512 && tiny == AVX512:
-					pipes = append(pipes, pipeSeals{tier: AVX512, minOps: 2, lengths: lengths{15*64 + 1, 23 * 64}, maxAD: 40})
+					pipes = append(pipes, pipeSeals{tier: AVX512, minOps: 2, lengths: seal24Lengths, maxAD: 40})
 				}
 				for _, one := range ones {
 					for _, pipe := range pipes {
@@ -150,7 +153,7 @@ func TestDispatchPaths(t *testing.T) {
 		// On AVX512, also the Seal pipeline for the remainders that go op by op.
 		var pipe pipeSeals
 		if tier == AVX512 {
-			pipe = pipeSeals{tier: AVX512, minOps: 3, lengths: lengths{15*64 + 1, 23 * 64}, maxAD: 64}
+			pipe = pipeSeals{tier: AVX512, minOps: 3, lengths: seal24Lengths, maxAD: 64}
 		}
 		for _, alone := range []int{0, 1000} {
 			for _, minOps := range []int{1, 12} {
@@ -483,8 +486,7 @@ func TestSealChain24(t *testing.T) {
 	rng := mrand.New(mrand.NewPCG(17, 18))
 	keys := laneTestKeys(t, rng)
 	chachaRoute = route{tier: AVX512, minOps: 64, tiny: AVX2,
-		pipe: pipeSeals{tier: AVX512, minOps: 2, lengths: lengths{15*64 + 1, 23 * 64}, maxAD: 64}}
-	run := func(lens ...int) []int { return lens }
+		pipe: pipeSeals{tier: AVX512, minOps: 2, lengths: seal24Lengths, maxAD: 64}}
 	repeat := func(n, m int) []int {
 		lens := make([]int, n)
 		for i := range lens {
@@ -496,8 +498,8 @@ func TestSealChain24(t *testing.T) {
 		repeat(2, 961), repeat(2, 1472), repeat(3, 1420), repeat(5, 1200), repeat(7, 1000),
 		repeat(16, 1420), repeat(17, 1100), repeat(33, 977),
 		append(repeat(4, 1420), repeat(4, 1300)...),
-		run(1420, 1000, 1420, 1000, 1472, 961),
-		run(1420, 64, 1420, 2000, 1420, 500, 1420, 1420),
+		{1420, 1000, 1420, 1000, 1472, 961},
+		{1420, 64, 1420, 2000, 1420, 500, 1420, 1420},
 	} {
 		for _, ad := range []int{0, 13, 64, 65, -1} {
 			checkLensAgainstGeneric(t, keys, lens, ad, rng)
