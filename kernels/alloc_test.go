@@ -95,6 +95,19 @@ func TestAllocsBatch(t *testing.T) {
 	if n := testing.AllocsPerRun(20, func() { kernels.Seal(longOp) }); n != 0 {
 		t.Errorf("package Seal of one 16 KiB op allocates %v times", n)
 	}
+	// A batch of full-sized and ACK-sized ops, whose shapes some CPUs run in long groups of their
+	// own and the ops left over one at a time (laneKernels.shapeGroups); the Opens fail.
+	shapes, shapesOpen := make([]kernels.Op, 64), make([]kernels.Op, 64)
+	for i := range shapes {
+		n := []int{1420, 64, 64}[i%3]
+		buf := make([]byte, n+kernels.TagSize)
+		shapes[i] = kernels.Op{Key: key, Nonce: randBytes(r, 12), AD: randBytes(r, 8), Src: buf[:n], Dst: buf}
+		shapesOpen[i] = kernels.Op{Key: key, Nonce: shapes[i].Nonce, AD: shapes[i].AD, Src: randBytes(r, n+kernels.TagSize),
+			Dst: make([]byte, n)}
+	}
+	if n := testing.AllocsPerRun(20, func() { kernels.Seal(shapes); kernels.Open(shapesOpen) }); n != 0 {
+		t.Errorf("package Seal+Open of 64 ops of 1420 and 64 bytes allocate %v times", n)
+	}
 	// Batches of ChaCha20 ops of 65-192 bytes, which some CPUs run two or three to a fused call,
 	// on their own or beside the lanes; the Opens fail (their inputs are not sealed) and are zeroed.
 	small, smallOpen := make([]kernels.Op, 47), make([]kernels.Op, 47)

@@ -28,6 +28,7 @@ func chachaLaneKernels(t Tier) laneKernels {
 	k.stitchedMAC = t == AVX2 && impl.chachaAVX2Regs && impl.chachaStitchedMAC
 	if t == AVX512 {
 		k.fewOps, k.longAlone = impl.chachaFewOpsAVX512, impl.chachaLongAloneAVX512
+		k.shapeGroups = impl.chachaShapeGroups
 		if k.radix44 && impl.chachaStitchedMACZMM {
 			k.stitchedMAC, k.vectorLanes = true, 8
 		}

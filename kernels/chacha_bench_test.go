@@ -306,6 +306,50 @@ func BenchmarkChaChaRandomLengths(b *testing.B) {
 	}
 }
 
+// BenchmarkChaChaShapes runs the default path on ChaCha20-Poly1305 batches of a few shapes, 8 bytes
+// of AD, in an order shuffled as traffic would be, alternating with x/crypto on the same ops
+// (benchshape.Paired): IMIX, full-sized packets with ACK-sized or small ones among them as a
+// tunnel's batches hold them, a GSO batch whose last packet is shorter, and a shape that fills one
+// group of 16 beside ops of random lengths. The measurement behind laneKernels.shapeGroups and
+// shapeGroupMin.
+func BenchmarkChaChaShapes(b *testing.B) {
+	raw := make([]byte, 32)
+	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
+	aead, _ := chacha20poly1305.New(raw)
+	rng := rand.New(rand.NewPCG(5, 6))
+	of := func(runs ...[2]int) []int { // runs of {count, length}; length 0: random, 65-1500 B
+		var lens []int
+		for _, r := range runs {
+			for range r[0] {
+				n := r[1]
+				if n == 0 {
+					n = 65 + rng.IntN(1436)
+				}
+				lens = append(lens, n)
+			}
+		}
+		rng.Shuffle(len(lens), func(i, j int) { lens[i], lens[j] = lens[j], lens[i] })
+		return lens
+	}
+	for _, c := range []struct {
+		name string
+		lens []int
+	}{
+		{"imix64", benchshape.IMIX64()},
+		{"20x1420+44x64", of([2]int{20, 1420}, [2]int{44, 64})},
+		{"48x1420+16x64", of([2]int{48, 1420}, [2]int{16, 64})},
+		{"30x1420+30x100", of([2]int{30, 1420}, [2]int{30, 100})},
+		{"16x1420+16x576+16x64", of([2]int{16, 1420}, [2]int{16, 576}, [2]int{16, 64})},
+		{"16x1420+48x65-1500", of([2]int{16, 1420}, [2]int{48, 0})},
+		{"63x1420+1x300", of([2]int{63, 1420}, [2]int{1, 300})},
+		{"31x1420+1x300", of([2]int{31, 1420}, [2]int{1, 300})},
+		{"63x1200+1x500", of([2]int{63, 1200}, [2]int{1, 500})},
+	} {
+		seal, open := sealedOpsOf(key, c.lens, 8)
+		pairedSealOpen(b, c.name, seal, open, aead)
+	}
+}
+
 // BenchmarkChaChaRandomAD runs the default path on ChaCha20-Poly1305 batches of one message length
 // with AD of lengths drawn at random, alternating with x/crypto on the same ops (benchshape.Paired):
 // as with many message lengths, the lanes can run them only in their segments.

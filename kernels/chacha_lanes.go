@@ -40,7 +40,9 @@ import (
 // (runShortGroups), which for such short messages cost more in bookkeeping than in the kernels.
 // Chunks of ops of one length and one AD length skip them too, 16 lanes at a time (fewer in a last
 // group) running the same stages in lockstep (runLongGroups); a group of 8 on a masked kernel set
-// streams each op in two lanes (streamGroupSplit).
+// streams each op in two lanes (streamGroupSplit). On kernel sets with shapeGroups, so do the whole
+// groups of 16 that each shape fills in a chunk of several shapes, whose other ops then run one at
+// a time (shapeGroups).
 //
 // Lane layout: ChaCha20 runs one op per 32-bit lane (state word w of lane l in row w, lane l), two
 // blocks per lane in flight on AVX512; Poly1305 runs one op per 64-bit lane, in radix 2^44 (amd64:
@@ -101,6 +103,10 @@ type laneKernels struct {
 	// kernel too fast for one chain to keep up with all 16 lanes. Such a set pipelines only the
 	// shapes that gain from it (stitchedGroups).
 	vectorLanes int
+	// shapeGroups: a chunk of ops of several shapes runs the whole groups of 16 that each shape fills
+	// as long groups and its other ops one at a time (chachaChunkState.shapeGroups), rather than
+	// all of them through the lanes' segments.
+	shapeGroups bool
 }
 
 // chachaPtrs16 holds the 16 lanes' buffers for the stream kernels: lane l reads block k at
@@ -145,9 +151,10 @@ type chachaChunkState struct {
 	failed  [chachaChunk]bool      // Open: the tag did not verify
 	order   [chachaChunk]uint8     // the order in which lanes take the ops: see sortByLength
 	long    int                    // ops order[:long] run in long groups (runLongGroups)
-	groups  [chachaChunk / 8]uint8 // the long groups' sizes, 16 or 8, in order
+	groups  [chachaChunk / 8]uint8 // the long groups' sizes, in order: 16 but for a shape's last
 	ngroups int
-	laned   int // ops order[long:laned] run through the lanes' segments, the rest in short groups
+	shapes  bool // the long groups are of more than one shape (shapeGroups): none is stitched
+	laned   int  // ops order[long:laned] run through the lanes' segments, the rest in short groups
 	open    bool
 	used    int         // the most entries a chunk filled: what wipe clears
 	k       laneKernels // the kernels that run the lanes
@@ -331,14 +338,24 @@ func (c *chachaChunkState) run(s *streamLanes, p *polyLanes) (failed int) {
 		c.sortByLength()
 		p.radix26 = !c.k.radix44
 		c.laned = c.shortGroupsStart()
-		// Lockstep groups only where they take every laned op, as in uniform batches (AVX512 64 x
-		// 1420 B Seal about 9% faster on Zen 4): beside a remainder the lanes' segments run mostly
-		// idle (AVX512 IMIX about 16% slower; AVX2 IMIX Open 8-11% faster without such groups).
-		// docs/experiments.md, 2026-12-02 fifth session.
-		c.long = 0
-		if c.longGroups() {
+		// Lockstep groups where they take every laned op, as in uniform batches (AVX512 64 x 1420 B
+		// Seal about 9% faster on Zen 4), or, on kernel sets with shapeGroups, with the ops they
+		// leave one at a time: beside such a remainder the lanes' segments run mostly idle (AVX512
+		// IMIX about 16% slower; AVX2 IMIX Open 8-11% faster without such groups; docs/experiments.md,
+		// 2026-12-02 fifth session).
+		c.long, c.shapes = 0, false
+		switch {
+		case c.longGroups():
 			c.long = c.laned
 			failed = c.runLongGroups(s, p)
+		case c.k.shapeGroups && c.shapeGroups():
+			failed = c.runLongGroups(s, p)
+			for _, i := range c.order[c.long:c.laned] {
+				if !laneOneOp(c.k.simd, c.op[i], c.open) {
+					failed++
+				}
+			}
+			c.long = c.laned // none left for the segments
 		}
 		if c.long < c.laned {
 			s.run(c, !c.open)
@@ -526,9 +543,109 @@ func (c *chachaChunkState) longGroups() bool {
 	return true
 }
 
-// runLongGroups seals or opens the ops c.order[:c.long] in the groups longGroups set, a group at a
-// time with one op per lane (the lanes past a smaller last group idle), and returns the number of
-// failed Opens.
+// shapeGroups cuts the chunk's laned ops, of several shapes (message length and AD length), into
+// long groups of 16 ops of one shape, as many as each shape fills, and a last one of the shape's
+// rest where that holds shapeGroupMin ops or more (not of runShortGroups' kind, at most one block
+// without AD), and puts the ops left over after them in c.order[c.long:c.laned], for run to take
+// one at a time. It reports whether it made a group. The lanes' segments would run those ops
+// beside each other, their lanes mostly idle towards the end and their bookkeeping at every call,
+// where the one-op path has a kernel for each size. AMD Zen 4, 8 B of AD, against x/crypto, seal /
+// open, the segments -> shape groups (BenchmarkChaChaShapes, medians of 3): IMIX 1.04x / 1.02x ->
+// 1.30x / 1.27x, 20 x 1420 B with 44 x 64 B 1.09x / 0.97x -> 1.49x / 1.36x, 30 x 1420 B with 30 x
+// 100 B 1.11x / 0.98x -> 1.28x / 1.19x, 48 x 1420 B with 16 x 64 B 1.36x / 1.24x -> 1.52x / 1.39x,
+// 16 each of 1420, 576 and 64 B 1.28x / 1.19x -> 1.51x / 1.41x, 63 x 1420 B with one op of 300 B
+// 1.35x / 1.26x -> 1.53x / 1.40x; level where one group leaves 48 ops of random lengths (1.14x /
+// 1.13x -> 1.13x / 1.11x) or no shape fills one (docs/experiments.md, 2026-12-07 seventh session).
+func (c *chachaChunkState) shapeGroups() bool {
+	laned := c.order[:c.laned]
+	if len(laned) < shapeGroupMin {
+		return false
+	}
+	// The first shapeTrack shapes in the order, with their counts, and each op's shape (shapeTrack:
+	// one not tracked).
+	var shapes [shapeTrack]struct{ n, ad, count, grouped, next, end int }
+	var of [chachaChunk]uint8
+	tracked := 0
+	for k, i := range laned {
+		n, ad := c.msgLen(int(i)), len(c.op[i].AD)
+		s := 0
+		for s < tracked && (shapes[s].n != n || shapes[s].ad != ad) {
+			s++
+		}
+		if s == tracked && tracked < shapeTrack {
+			shapes[s].n, shapes[s].ad = n, ad
+			tracked++
+		}
+		if s < tracked {
+			shapes[s].count++
+		}
+		of[k] = uint8(s)
+	}
+	long, grouping := 0, 0 // ops in groups, shapes with groups
+	for s := range shapes[:tracked] {
+		sh := &shapes[s]
+		if sh.n > 64 || sh.ad != 0 {
+			sh.grouped = sh.count &^ 15
+			if sh.count&15 >= shapeGroupMin {
+				sh.grouped = sh.count
+			}
+		}
+		sh.next, sh.end = long, long+sh.grouped
+		long += sh.grouped
+		if sh.grouped > 0 {
+			grouping++
+		}
+	}
+	if long == 0 {
+		return false
+	}
+	// Each shape's first ops in its groups, the shapes in the order they came, then the others.
+	var order [chachaChunk]uint8
+	left := long
+	for k, i := range laned {
+		if s := of[k]; s < shapeTrack && shapes[s].next < shapes[s].end {
+			order[shapes[s].next] = i
+			shapes[s].next++
+			continue
+		}
+		if c.keyOf[i] == nil {
+			// An XChaCha20 op on its own derives its HChaCha20 subkey again, which the lanes have
+			// (c.hchacha): IMIX of XChaCha20 ops, 1.42x -> 1.36x of x/crypto with the ops left over
+			// one at a time. Such a chunk keeps the segments.
+			return false
+		}
+		order[left] = i
+		left++
+	}
+	copy(laned, order[:len(laned)])
+	c.ngroups = 0
+	for _, sh := range shapes[:tracked] {
+		for g := 0; g < sh.grouped; g += 16 {
+			c.groups[c.ngroups] = uint8(min(16, sh.grouped-g))
+			c.ngroups++
+		}
+	}
+	c.long, c.shapes = long, grouping > 1
+	return true
+}
+
+// shapeGroupMin is the fewest ops of one shape that shapeGroups puts in a group of fewer than 16,
+// the shape's last, rather than one at a time: about where the lanes' pass, which costs as much for
+// a part-filled group as for a full one, becomes the cheaper. AMD Zen 4, 8 B of AD, seal / open,
+// against x/crypto, the ops left over one at a time -> a last group of 12-15 (medians of 3): 31 x
+// 1420 B with one op of 300 B 1.28x / 1.18x -> 1.45x / 1.32x, 63 x 1200 B with one of 500 B 1.36x
+// / 1.36x -> 1.49x / 1.50x, 20 x 1420 B with 44 x 64 B 1.37x / 1.32x -> 1.45x / 1.38x.
+const shapeGroupMin = 12
+
+// shapeTrack is the most shapes shapeGroups tracks in a chunk, the first in the order: each op's
+// shape is looked up among them, so a chunk of many shapes, which no group serves, costs at most
+// that many comparisons an op (ops of random lengths level, BenchmarkChaChaRandomLengths); ops of
+// a shape behind so many others run one at a time.
+const shapeTrack = 8
+
+// runLongGroups seals or opens the ops c.order[:c.long] in the groups longGroups or shapeGroups
+// set, a group at a time with one op per lane (the lanes past a smaller last group idle), and
+// returns the number of failed Opens.
 // The lanes run in lockstep, each stage one kernel call for the group (more only past the bounds
 // of a call): blocks 0 (the Poly1305 keys) and 1 into the scratch blocks, two states in flight
 // (block 0 alone for an Open whose block 1 runs late, see below); then Seal's blocks 2.. in place
@@ -540,7 +657,7 @@ func (c *chachaChunkState) runLongGroups(s *streamLanes, p *polyLanes) (failed i
 	if c.long == 0 {
 		return 0
 	}
-	if i := int(c.order[0]); stitchedGroups(c.k, c.ngroups, c.open, c.msgLen(i), len(c.op[i].AD)) {
+	if i := int(c.order[0]); !c.shapes && stitchedGroups(c.k, c.ngroups, c.open, c.msgLen(i), len(c.op[i].AD)) {
 		return c.runLongGroupsStitched(s, p)
 	}
 	t := s.start(c.k)

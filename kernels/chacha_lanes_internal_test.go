@@ -18,8 +18,9 @@ import (
 // format and stream contract the architectures' kernel sets use (amd64: AVX2 unmasked in radix 2^26,
 // with last blocks apart on the register kernels, AVX512 masked in radix 2^44 with IFMA and in radix
 // 2^26 without), with and without a few-ops path,
-// with long messages taken one at a time beside the lanes (longAlone), and with the stitched MAC
-// on all of a group's lanes (AVX2) or beside vector lanes 0-7 (AVX512 with IFMA).
+// with long messages taken one at a time beside the lanes (longAlone), with the stitched MAC
+// on all of a group's lanes (AVX2) or beside vector lanes 0-7 (AVX512 with IFMA), and with a
+// chunk's shapes in long groups of their own (shapeGroups).
 var portableLaneSets = []struct {
 	name string
 	k    laneKernels
@@ -32,6 +33,8 @@ var portableLaneSets = []struct {
 	{"masked-radix26", laneKernels{simd: Generic, masked: true, lastApart: true, fewOps: 7}},
 	{"unmasked-radix44", laneKernels{simd: Generic, radix44: true}},
 	{"masked-radix44-longalone", laneKernels{simd: Generic, masked: true, lastApart: true, radix44: true, fewOps: 7, longAlone: 1000}},
+	{"masked-radix44-stitched-shapes", laneKernels{simd: Generic, masked: true, lastApart: true, radix44: true, fewOps: 11, stitchedMAC: true, vectorLanes: 8, shapeGroups: true}},
+	{"unmasked-radix26-shapes", laneKernels{simd: Generic, lastApart: true, fewOps: 7, shapeGroups: true}},
 }
 
 // TestChaChaLanesPortable runs the lane driver on the portable kernels, on every build, against the
@@ -98,6 +101,7 @@ const (
 	shapeShort            // one length of at most one block, without AD: the short groups
 	shapeLong             // mostly one length above one block and one AD length, the rest random
 	shapeUniform          // one length and one AD length: the long groups
+	shapeSeveral          // mostly three lengths of one AD length each (one within a block, one of half the ops), the rest random
 	shapeCount            // the number of shapes above
 	shapeHuge             // one length past the bounds of one kernel call (64 KiB per lane)
 	shapeHugeMixed        // shapeHuge, every other op one block longer: the lanes' segments
@@ -121,14 +125,22 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape in
 	if rng.IntN(3) == 0 {
 		uniform = short
 	}
+	several := [3]int{long, 65 + rng.IntN(2000), short}
+	severalAD := [3]int{adLen, rng.IntN(40), rng.IntN(2) * (1 + rng.IntN(40))}
 	type input struct {
 		key            *Key
 		nonce, ad, msg []byte
 		inPlace        bool
 	}
+	// Half the batches of several shapes have ChaCha20 ops only, whose ops left over beside the
+	// shapes' groups run one at a time (shapeGroups; a chunk with XChaCha20 ops keeps the segments).
+	chachaOnly := shape == shapeSeveral && rng.IntN(2) == 0
 	in := make([]input, size)
 	for i := range in {
 		key := keys[rng.IntN(len(keys))]
+		if chachaOnly {
+			key = keys[2*rng.IntN(len(keys)/2)] // laneTestKeys: ChaCha20 at the even indexes
+		}
 		n := rng.IntN(2001)
 		var ad []byte
 		switch {
@@ -141,6 +153,9 @@ func checkLanesPortable(t *testing.T, k laneKernels, keys []*Key, size, shape in
 			}
 		case shape == shapeLong && rng.IntN(4) != 0:
 			n, ad = long, randomBytes(rng, adLen)
+		case shape == shapeSeveral && rng.IntN(8) != 0:
+			k := [4]int{0, 0, 1, 2}[rng.IntN(4)] // the first shape some 12-14 ops of 33, 28 of 64
+			n, ad = several[k], randomBytes(rng, severalAD[k])
 		case rng.IntN(3) == 0:
 			n = rng.IntN(130)
 		}

@@ -179,6 +179,11 @@ var impl = struct {
 	// (chachaSealLong24), where zmm runs in two halves (zmmHalves; elsewhere unmeasured). The
 	// figures are beside chachaSealLong24.
 	chachaSealLongChain bool
+	// chachaShapeGroups: the AVX512 lanes run a chunk of ops of several shapes as long groups of
+	// one shape each and the ops those leave one at a time (laneKernels.shapeGroups), where zmm
+	// runs in two halves (zmmHalves; elsewhere unmeasured). The figures are beside
+	// chachaChunkState.shapeGroups.
+	chachaShapeGroups bool
 	// poly26Regs: the radix-2^26 Poly1305 lane kernels of 1-cycle cores, one group of 4 lanes at a
 	// time with its accumulators in registers and two blocks per step (poly1305AVX2Regs,
 	// poly1305AVX2RegsLanes8), rather than all groups block by block (poly1305AVX2) for 2-cycle
@@ -222,6 +227,7 @@ var impl = struct {
 		return 0
 	}(),
 	chachaSealLongChain: zmmHalves && chachaAVX512 && cpu.X86.HasAVX512IFMA,
+	chachaShapeGroups:   zmmHalves,
 	gcmVAES:             gcmAVX2OK && hasVAESYMM(),
 }
 

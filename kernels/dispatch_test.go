@@ -507,6 +507,44 @@ func TestSealChain24(t *testing.T) {
 	}
 }
 
+// TestShapeGroups runs the default path on batches of a few shapes, which this CPU's lanes may cut
+// into long groups of one shape and ops one at a time (laneKernels.shapeGroups), against the
+// Generic tier: shapes' counts around a group's 16 and around shapeGroupMin past it, shapes within a
+// block with and without AD, 32 to 64 ops (one chunk) and 80 (two), shuffled so that the batch's
+// forgery falls in a group or among the ops left over; under ChaCha20 keys, and under keys of both
+// suites (whose XChaCha20 ops keep a chunk in the lanes' segments).
+func TestShapeGroups(t *testing.T) {
+	rng := mrand.New(mrand.NewPCG(19, 20))
+	keys := laneTestKeys(t, rng)
+	chacha := []*Key{keys[0], keys[2], keys[4]} // laneTestKeys: ChaCha20 at the even indexes
+	// of returns runs of {count, length}.
+	of := func(runs ...[2]int) []int {
+		var lens []int
+		for _, r := range runs {
+			for range r[0] {
+				lens = append(lens, r[1])
+			}
+		}
+		return lens
+	}
+	for _, lens := range [][]int{
+		of([2]int{37, 64}, [2]int{21, 576}, [2]int{6, 1500}),
+		of([2]int{20, 1420}, [2]int{44, 64}),
+		of([2]int{16, 1420}, [2]int{16, 576}, [2]int{16, 100}, [2]int{2, 2000}),
+		of([2]int{15, 1420}, [2]int{17, 700}, [2]int{32, 64}),
+		of([2]int{33, 1200}, [2]int{31, 1420}, [2]int{16, 40}),
+		of([2]int{31, 1420}, [2]int{1, 300}),
+		of([2]int{28, 1420}, [2]int{13, 576}, [2]int{23, 64}),
+	} {
+		for _, ad := range []int{0, 8, -1} {
+			for _, keys := range [][]*Key{chacha, chacha, keys} {
+				rng.Shuffle(len(lens), func(i, j int) { lens[i], lens[j] = lens[j], lens[i] })
+				checkLensAgainstGeneric(t, keys, lens, ad, rng)
+			}
+		}
+	}
+}
+
 // checkDefaultAgainstGeneric seals and opens a batch of n ops of random suites and lengths with the
 // default path and with the Generic tier; every third op in place, where an op run twice would
 // show.
