@@ -310,8 +310,8 @@ func BenchmarkChaChaRandomLengths(b *testing.B) {
 // of AD, in an order shuffled as traffic would be, alternating with x/crypto on the same ops
 // (benchshape.Paired): IMIX, full-sized packets with ACK-sized or small ones among them as a
 // tunnel's batches hold them, a GSO batch whose last packet is shorter, and a shape that fills one
-// group of 16 beside ops of random lengths. The measurement behind laneKernels.shapeGroups and
-// shapeGroupMin.
+// group of 16 beside ops of random lengths. The measurement behind laneKernels.shapeGroups,
+// shapeGroupMin and route.shapes.
 func BenchmarkChaChaShapes(b *testing.B) {
 	raw := make([]byte, 32)
 	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
@@ -344,6 +344,8 @@ func BenchmarkChaChaShapes(b *testing.B) {
 		{"63x1420+1x300", of([2]int{63, 1420}, [2]int{1, 300})},
 		{"31x1420+1x300", of([2]int{31, 1420}, [2]int{1, 300})},
 		{"63x1200+1x500", of([2]int{63, 1200}, [2]int{1, 500})},
+		{"32x1200+8x300", of([2]int{32, 1200}, [2]int{8, 300})},
+		{"36x1420+4x300", of([2]int{36, 1420}, [2]int{4, 300})},
 	} {
 		seal, open := sealedOpsOf(key, c.lens, 8)
 		pairedSealOpen(b, c.name, seal, open, aead)

@@ -70,6 +70,30 @@ type route struct {
 	// mixed sends op by op the ChaCha-family batches of many shapes that the lanes would run in
 	// their segments, whose calls the varied lengths keep short (mixedLanes).
 	mixed mixedLanes
+	// shapes sends the lanes all the ops they would take of a batch with a remainder past their
+	// whole groups, where those ops have more than one shape (message length and AD length,
+	// severalShapes): tier's lanes cut them by shape themselves (laneKernels.shapeGroups), where
+	// whole groups cut in the batch's order mix the shapes and leave most ops to the remainder.
+	shapes bool
+}
+
+// severalShapes reports whether the ChaCha-family ops of ops that beside (if not nil) does not
+// take have more than one shape.
+func severalShapes(ops []Op, beside *tinyOps, open bool) bool {
+	n0, ad0 := -1, 0
+	for i := range ops {
+		op := &ops[i]
+		if !op.Key.suite.isChaCha() || beside.took(op) {
+			continue
+		}
+		n := msgLen(op, open)
+		if n0 < 0 {
+			n0, ad0 = n, len(op.AD)
+		} else if n != n0 || len(op.AD) != ad0 {
+			return true
+		}
+	}
+	return false
 }
 
 // mixedLanes is which ChaCha-family ops that would run in the lanes' segments a route runs op by
@@ -502,7 +526,14 @@ var routes = [...]struct{ chacha, gcm route }{
 	// 1.22x / 1.11x; not a batch of one length and one op of another that fills them (15 x 1420 B and
 	// one of 800 B, 30 x 1200 B and one of 700 B: 5-14% faster in the lanes, 1.12-1.27x). The look at
 	// the batch's shapes costs uniform batches at most 2% (64 x 64 B Seal 80.9 -> 82.4 ns an op at the
-	// minimum; 16 x 100 B and 64 x 1420 B level) (docs/experiments.md, 2026-12-07).
+	// minimum; 16 x 100 B and 64 x 1420 B level) (docs/experiments.md, 2026-12-07). Batches of
+	// several shapes with a remainder past the lanes' whole groups go to the lanes whole, which cut
+	// them by shape (shapes, laneKernels.shapeGroups), where the whole groups in the batch's order
+	// held ops of every shape and the remainder ran op by op; seal / open, 8 B of AD, medians of 3
+	// (BenchmarkChaChaShapes): 32 x 1200 B + 8 x 300 B 1.21x / 1.14x -> 1.42x / 1.34x, 36 x 1420 B +
+	// 4 x 300 B 1.33x / 1.16x -> 1.42x / 1.26x, 30 x 1420 B + 30 x 100 B 1.30x / 1.19x -> 1.38x /
+	// 1.29x; not where the ops beside the lanes leave them one shape (24 x 1420 B + 12 x 64 B 1.41x
+	// / 1.25x either way) (docs/experiments.md, 2026-12-07 seventh session).
 	// docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
@@ -513,8 +544,9 @@ var routes = [...]struct{ chacha, gcm route }{
 			uniform: uniformLanes{tier: AVX512,
 				seal: [2]uniformBound{{minOps: 8, minLen: 10*64 + 1, maxLen: 3<<10 - 1}},
 				open: [2]uniformBound{{minOps: 8, minLen: 9*64 + 1, maxLen: 13 * 64}, {minOps: 8, minLen: 17*64 + 1, maxLen: 16<<10 - 1}}},
-			mixed: mixedLanes{shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64},
-			pipe:  pipeSeals{tier: AVX512, minOps: 3, lengths: seal24Lengths, maxAD: sealChainMaxAD}},
+			mixed:  mixedLanes{shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64},
+			pipe:   pipeSeals{tier: AVX512, minOps: 3, lengths: seal24Lengths, maxAD: sealChainMaxAD},
+			shapes: true},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 	// A purego build: crypto/cipher's AES-GCM is Go's portable code (table-driven AES, GHASH by

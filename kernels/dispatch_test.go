@@ -535,6 +535,8 @@ func TestShapeGroups(t *testing.T) {
 		of([2]int{33, 1200}, [2]int{31, 1420}, [2]int{16, 40}),
 		of([2]int{31, 1420}, [2]int{1, 300}),
 		of([2]int{28, 1420}, [2]int{13, 576}, [2]int{23, 64}),
+		of([2]int{32, 1200}, [2]int{8, 300}), // route.shapes: the lanes take the remainder too
+		of([2]int{36, 1420}, [2]int{4, 300}),
 	} {
 		for _, ad := range []int{0, 8, -1} {
 			for _, keys := range [][]*Key{chacha, chacha, keys} {
