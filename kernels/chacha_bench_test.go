@@ -309,9 +309,9 @@ func BenchmarkChaChaRandomLengths(b *testing.B) {
 // BenchmarkChaChaShapes runs the default path on ChaCha20-Poly1305 batches of a few shapes, 8 bytes
 // of AD, in an order shuffled as traffic would be, alternating with x/crypto on the same ops
 // (benchshape.Paired): IMIX, full-sized packets with ACK-sized or small ones among them as a
-// tunnel's batches hold them, a GSO batch whose last packet is shorter, and a shape that fills one
-// group of 16 beside ops of random lengths. The measurement behind laneKernels.shapeGroups,
-// shapeGroupMin and route.shapes.
+// tunnel's batches hold them, a GSO batch whose last packet is shorter, short messages of two
+// lengths, and shapes that fill groups beside ops of random lengths. The measurement behind
+// laneKernels.shapeGroups, shapeGroupMin, route.shapes and mostGrouped.
 func BenchmarkChaChaShapes(b *testing.B) {
 	raw := make([]byte, 32)
 	key, _ := kernels.NewKey(kernels.ChaCha20Poly1305, raw)
@@ -346,6 +346,9 @@ func BenchmarkChaChaShapes(b *testing.B) {
 		{"63x1200+1x500", of([2]int{63, 1200}, [2]int{1, 500})},
 		{"32x1200+8x300", of([2]int{32, 1200}, [2]int{8, 300})},
 		{"36x1420+4x300", of([2]int{36, 1420}, [2]int{4, 300})},
+		{"32x512+32x200", of([2]int{32, 512}, [2]int{32, 200})},
+		{"16x300+16x100", of([2]int{16, 300}, [2]int{16, 100})},
+		{"48x200+16x65-1500", of([2]int{48, 200}, [2]int{16, 0})},
 	} {
 		seal, open := sealedOpsOf(key, c.lens, 8)
 		pairedSealOpen(b, c.name, seal, open, aead)

@@ -561,51 +561,32 @@ func (c *chachaChunkState) shapeGroups() bool {
 	if len(laned) < shapeGroupMin {
 		return false
 	}
-	// The first shapeTrack shapes in the order, with their counts, and each op's shape (shapeTrack:
-	// one not tracked).
-	var shapes [shapeTrack]struct{ n, ad, count, grouped, next, end int }
-	var of [chachaChunk]uint8
-	tracked := 0
+	var count shapeTally
+	var of [chachaChunk]uint8 // each op's shape in count (shapeTrack: one not tracked)
 	for k, i := range laned {
-		n, ad := c.msgLen(int(i)), len(c.op[i].AD)
-		s := 0
-		for s < tracked && (shapes[s].n != n || shapes[s].ad != ad) {
-			s++
-		}
-		if s == tracked && tracked < shapeTrack {
-			shapes[s].n, shapes[s].ad = n, ad
-			tracked++
-		}
-		if s < tracked {
-			shapes[s].count++
-		}
-		of[k] = uint8(s)
+		of[k] = uint8(count.add(c.msgLen(int(i)), len(c.op[i].AD)))
 	}
+	// Each shape's first ops in its groups, at next[s] up to end[s], the shapes in the order they
+	// came; then the others.
+	var next, end [shapeTrack]int
 	long, grouping := 0, 0 // ops in groups, shapes with groups
-	for s := range shapes[:tracked] {
-		sh := &shapes[s]
-		if sh.n > 64 || sh.ad != 0 {
-			sh.grouped = sh.count &^ 15
-			if sh.count&15 >= shapeGroupMin {
-				sh.grouped = sh.count
-			}
-		}
-		sh.next, sh.end = long, long+sh.grouped
-		long += sh.grouped
-		if sh.grouped > 0 {
+	for s := range count.tracked {
+		g := count.grouped(s)
+		next[s], end[s] = long, long+g
+		long += g
+		if g > 0 {
 			grouping++
 		}
 	}
 	if long == 0 {
 		return false
 	}
-	// Each shape's first ops in its groups, the shapes in the order they came, then the others.
 	var order [chachaChunk]uint8
 	left := long
 	for k, i := range laned {
-		if s := of[k]; s < shapeTrack && shapes[s].next < shapes[s].end {
-			order[shapes[s].next] = i
-			shapes[s].next++
+		if s := of[k]; s < shapeTrack && next[s] < end[s] {
+			order[next[s]] = i
+			next[s]++
 			continue
 		}
 		if c.keyOf[i] == nil {
@@ -619,14 +600,53 @@ func (c *chachaChunkState) shapeGroups() bool {
 	}
 	copy(laned, order[:len(laned)])
 	c.ngroups = 0
-	for _, sh := range shapes[:tracked] {
-		for g := 0; g < sh.grouped; g += 16 {
-			c.groups[c.ngroups] = uint8(min(16, sh.grouped-g))
+	for s := range count.tracked {
+		for g, grouped := 0, count.grouped(s); g < grouped; g += 16 {
+			c.groups[c.ngroups] = uint8(min(16, grouped-g))
 			c.ngroups++
 		}
 	}
 	c.long, c.shapes = long, grouping > 1
 	return true
+}
+
+// shapeTally counts the ops of each shape (message length and AD length) of a sequence, for the
+// first shapeTrack shapes that come.
+type shapeTally struct {
+	shape   [shapeTrack]struct{ n, ad, ops int }
+	tracked int
+}
+
+// add counts an op of n bytes with ad bytes of AD and returns the index of its shape, shapeTrack
+// for one not tracked.
+func (t *shapeTally) add(n, ad int) int {
+	s := 0
+	for s < t.tracked && (t.shape[s].n != n || t.shape[s].ad != ad) {
+		s++
+	}
+	if s == t.tracked {
+		if s == shapeTrack {
+			return s
+		}
+		t.shape[s].n, t.shape[s].ad = n, ad
+		t.tracked++
+	}
+	t.shape[s].ops++
+	return s
+}
+
+// grouped returns how many ops of shape s go in long groups of their own (shapeGroups): its whole
+// groups of 16, and the rest where that holds shapeGroupMin ops or more; none of runShortGroups'
+// kind (at most one block without AD).
+func (t *shapeTally) grouped(s int) int {
+	sh := &t.shape[s]
+	if sh.n <= 64 && sh.ad == 0 {
+		return 0
+	}
+	if sh.ops&15 >= shapeGroupMin {
+		return sh.ops
+	}
+	return sh.ops &^ 15
 }
 
 // shapeGroupMin is the fewest ops of one shape that shapeGroups puts in a group of fewer than 16,

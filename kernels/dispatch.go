@@ -77,6 +77,32 @@ type route struct {
 	shapes bool
 }
 
+// mostGrouped reports whether the nc ChaCha-family ops of ops are all ChaCha20's, of at most
+// manyShapes shapes, and seven eighths or more of them would run in long groups of their shape
+// (shapeTally.grouped): where a route has shapes, such a batch goes to the lanes though
+// mixed.shortMax would run it op by op. It stops at the first shape past manyShapes, so that a
+// batch of many lengths, which runs op by op, pays for a short scan only.
+func mostGrouped(ops []Op, open bool, nc int) bool {
+	var t shapeTally
+	for i := range ops {
+		op := &ops[i]
+		if !op.Key.suite.isChaCha() {
+			continue
+		}
+		if op.Key.suite != ChaCha20Poly1305 {
+			return false
+		}
+		if t.add(msgLen(op, open), len(op.AD)); t.tracked > manyShapes {
+			return false
+		}
+	}
+	grouped := 0
+	for s := range t.tracked {
+		grouped += t.grouped(s)
+	}
+	return 8*grouped >= 7*nc
+}
+
 // severalShapes reports whether the ChaCha-family ops of ops that beside (if not nil) does not
 // take have more than one shape.
 func severalShapes(ops []Op, beside *tinyOps, open bool) bool {
@@ -533,7 +559,11 @@ var routes = [...]struct{ chacha, gcm route }{
 	// (BenchmarkChaChaShapes): 32 x 1200 B + 8 x 300 B 1.21x / 1.14x -> 1.42x / 1.34x, 36 x 1420 B +
 	// 4 x 300 B 1.33x / 1.16x -> 1.42x / 1.26x, 30 x 1420 B + 30 x 100 B 1.30x / 1.19x -> 1.38x /
 	// 1.29x; not where the ops beside the lanes leave them one shape (24 x 1420 B + 12 x 64 B 1.41x
-	// / 1.25x either way) (docs/experiments.md, 2026-12-07 seventh session).
+	// / 1.25x either way) (docs/experiments.md, 2026-12-07 seventh session). So do batches of short
+	// messages of a few lengths that mixed.shortMax ran op by op, where seven eighths of them fill
+	// groups of their shape (mostGrouped): 32 x 512 B + 32 x 200 B 1.09x / 1.13x -> 1.53x / 1.51x,
+	// 16 x 300 B + 16 x 100 B 1.26x / 1.22x -> 1.39x / 1.30x; batches of many lengths stay op by op
+	// (64 x 100-200 B and 65-300 B at random level).
 	// docs/benchmarks.md
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,

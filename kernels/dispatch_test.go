@@ -537,12 +537,45 @@ func TestShapeGroups(t *testing.T) {
 		of([2]int{28, 1420}, [2]int{13, 576}, [2]int{23, 64}),
 		of([2]int{32, 1200}, [2]int{8, 300}), // route.shapes: the lanes take the remainder too
 		of([2]int{36, 1420}, [2]int{4, 300}),
+		of([2]int{32, 512}, [2]int{32, 200}), // two short lengths, in groups: mostGrouped
+		of([2]int{16, 300}, [2]int{12, 100}, [2]int{4, 64}),
 	} {
 		for _, ad := range []int{0, 8, -1} {
 			for _, keys := range [][]*Key{chacha, chacha, keys} {
 				rng.Shuffle(len(lens), func(i, j int) { lens[i], lens[j] = lens[j], lens[i] })
 				checkLensAgainstGeneric(t, keys, lens, ad, rng)
 			}
+		}
+	}
+}
+
+// TestMostGrouped checks which batches of short messages of several lengths go to the lanes on a
+// route with shapes: ChaCha20's alone, of at most manyShapes shapes, seven eighths of them in groups.
+func TestMostGrouped(t *testing.T) {
+	keys := laneTestKeys(t, mrand.New(mrand.NewPCG(21, 22)))
+	batch := func(key *Key, runs ...[2]int) []Op { // runs of {count, length}
+		var ops []Op
+		for _, r := range runs {
+			for range r[0] {
+				ops = append(ops, Op{Key: key, Src: make([]byte, r[1])})
+			}
+		}
+		return ops
+	}
+	for _, c := range []struct {
+		ops  []Op
+		want bool
+	}{
+		{batch(keys[0], [2]int{32, 512}, [2]int{32, 200}), true},
+		{batch(keys[0], [2]int{44, 300}, [2]int{12, 100}, [2]int{8, 64}), true},  // 44 + 12 + 0 of 64
+		{batch(keys[0], [2]int{43, 300}, [2]int{13, 100}, [2]int{8, 64}), false}, // 32 + 13 + 0 of 64
+		{batch(keys[0], [2]int{16, 300}, [2]int{12, 100}, [2]int{4, 64}), true},  // 16 + 12 + 0 of 32
+		{batch(keys[1], [2]int{32, 512}, [2]int{32, 200}), false},                // XChaCha20
+		{batch(keys[0], [2]int{12, 100}, [2]int{12, 110}, [2]int{12, 120}, [2]int{12, 130}, [2]int{1, 140}), false},
+	} {
+		if got := mostGrouped(c.ops, false, len(c.ops)); got != c.want {
+			t.Errorf("%d ops of %d and %d bytes...: mostGrouped %v, want %v", len(c.ops), len(c.ops[0].Src),
+				len(c.ops[len(c.ops)-1].Src), got, c.want)
 		}
 	}
 }

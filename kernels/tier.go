@@ -221,7 +221,7 @@ func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) 
 	oneShape := false // the ChaCha-family ops have one message length and one AD length
 	if r.mixed.shortMax > 0 {
 		var short bool
-		if short, oneShape = mixedShort(ops, open, r.mixed.shortMax); short {
+		if short, oneShape = mixedShort(ops, open, r.mixed.shortMax); short && !(r.shapes && mostGrouped(ops, open, nc)) {
 			return stdRun(ops, open, false, r)
 		}
 	}
