@@ -73,7 +73,9 @@ type route struct {
 	// shapes sends the lanes all the ops they would take of a batch with a remainder past their
 	// whole groups, where those ops have more than one shape (message length and AD length,
 	// severalShapes): tier's lanes cut them by shape themselves (laneKernels.shapeGroups), where
-	// whole groups cut in the batch's order mix the shapes and leave most ops to the remainder.
+	// whole groups cut in the batch's order mix the shapes and leave most ops to the remainder. It
+	// also keeps for the lanes a batch that mixed.shortMax would run op by op where most of its ops
+	// fill groups of their shape (mostGrouped).
 	shapes bool
 }
 
