@@ -564,7 +564,7 @@ func (c *chachaChunkState) shapeGroups() bool {
 	var count shapeTally
 	var of [chachaChunk]uint8 // each op's shape in count (shapeTrack: one not tracked)
 	for k, i := range laned {
-		of[k] = uint8(count.add(c.msgLen(int(i)), len(c.op[i].AD)))
+		of[k] = uint8(count.add(opShape{c.msgLen(int(i)), len(c.op[i].AD)}))
 	}
 	// Each shape's first ops in its groups, at next[s] up to end[s], the shapes in the order they
 	// came; then the others.
@@ -613,22 +613,24 @@ func (c *chachaChunkState) shapeGroups() bool {
 // shapeTally counts the ops of each shape (message length and AD length) of a sequence, for the
 // first shapeTrack shapes that come.
 type shapeTally struct {
-	shape   [shapeTrack]struct{ n, ad, ops int }
+	shape [shapeTrack]struct {
+		opShape
+		ops int
+	}
 	tracked int
 }
 
-// add counts an op of n bytes with ad bytes of AD and returns the index of its shape, shapeTrack
-// for one not tracked.
-func (t *shapeTally) add(n, ad int) int {
+// add counts an op of shape sh and returns the index of its shape, shapeTrack for one not tracked.
+func (t *shapeTally) add(sh opShape) int {
 	s := 0
-	for s < t.tracked && (t.shape[s].n != n || t.shape[s].ad != ad) {
+	for s < t.tracked && t.shape[s].opShape != sh {
 		s++
 	}
 	if s == t.tracked {
 		if s == shapeTrack {
 			return s
 		}
-		t.shape[s].n, t.shape[s].ad = n, ad
+		t.shape[s].opShape = sh
 		t.tracked++
 	}
 	t.shape[s].ops++

@@ -94,7 +94,7 @@ func mostGrouped(ops []Op, open bool, nc int) bool {
 		if op.Key.suite != ChaCha20Poly1305 {
 			return false
 		}
-		if t.add(msgLen(op, open), len(op.AD)); t.tracked > manyShapes {
+		if t.add(shapeOf(op, open)); t.tracked > manyShapes {
 			return false
 		}
 	}
@@ -108,16 +108,16 @@ func mostGrouped(ops []Op, open bool, nc int) bool {
 // severalShapes reports whether the ChaCha-family ops of ops that beside (if not nil) does not
 // take have more than one shape.
 func severalShapes(ops []Op, beside *tinyOps, open bool) bool {
-	n0, ad0 := -1, 0
+	first := opShape{n: -1}
 	for i := range ops {
 		op := &ops[i]
 		if !op.Key.suite.isChaCha() || beside.took(op) {
 			continue
 		}
-		n := msgLen(op, open)
-		if n0 < 0 {
-			n0, ad0 = n, len(op.AD)
-		} else if n != n0 || len(op.AD) != ad0 {
+		switch sh := shapeOf(op, open); {
+		case first.n < 0:
+			first = sh
+		case sh != first:
 			return true
 		}
 	}
@@ -163,8 +163,12 @@ func mixedShort(ops []Op, open bool, max int) (short, oneShape bool) {
 	return false, diff == 0
 }
 
-// opShape is an op's shape as mixedLanes sees it: its message length and its AD length.
+// opShape is an op's shape as mixedLanes, the lanes' shape groups (shapeTally) and route.shapes
+// see it: its message length and its AD length.
 type opShape struct{ n, ad int }
+
+// shapeOf returns op's shape; open says whether Src holds the tag.
+func shapeOf(op *Op, open bool) opShape { return opShape{msgLen(op, open), len(op.AD)} }
 
 // manyShapes is the count of shapes of the lanes' ops past which mixedLanes.scattered looks at
 // their count and lengths.
