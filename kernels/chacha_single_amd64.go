@@ -97,7 +97,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	if impl.chachaTinyFused && n <= chachaTinyMax && len(op.AD) <= chachaFusedAD {
 		return chachaTinyFusedOp(op, open, n)
 	}
-	if impl.chachaSmallFused && t == AVX512 && n <= smallFusedMax(open) && len(op.AD) <= chachaFusedAD {
+	if t == AVX512 && n <= smallFusedLimit(open) && len(op.AD) <= chachaFusedAD {
 		return chachaFusedOp(op, open, n, fusedSmallAVX512)
 	}
 	if t == AVX512 && chachaRoute.one.takesLong(op, n, open, false) {

@@ -48,10 +48,10 @@ func TestChaChaFusedVariants(t *testing.T) {
 	if !chachaHas(AVX512) {
 		t.Skip("needs AVX-512")
 	}
-	defer func(p, f bool) { impl.chachaTinyProld, impl.chachaSmallFused = p, f }(impl.chachaTinyProld, impl.chachaSmallFused)
+	defer func(p bool, f [2]int) { impl.chachaTinyProld, impl.chachaSmallFused = p, f }(impl.chachaTinyProld, impl.chachaSmallFused)
 	rng := rand.New(rand.NewPCG(23, 24))
 	for _, prold := range []bool{false, true} {
-		for _, small := range []bool{false, true} {
+		for _, small := range [][2]int{{}, {chachaSmallMax, chachaSmallOpenMax}} {
 			impl.chachaTinyProld, impl.chachaSmallFused = prold, small
 			for _, tier := range []Tier{AVX512, AVX2} {
 				for _, suite := range []Suite{ChaCha20Poly1305, XChaCha20Poly1305} {

@@ -128,8 +128,8 @@ var impl = struct {
 	// messages of 129-192 bytes need four states, which the sixteen registers hold only without
 	// the rotations' temporaries.
 	chachaTiny2AVX2 bool
-	// chachaSmallFused: an op alone on the AVX512 tier's one-op path (chachaOneOp) with a message
-	// within blocks 4-13 (193-832 bytes; Opens to block 17, 1088 bytes) and at most chachaFusedAD
+	// chachaSmallFused: the longest Seal and Open (zero: none) that an op alone on the AVX512
+	// tier's one-op path (chachaOneOp) with a message past block 3 and at most chachaFusedAD
 	// bytes of AD takes the fused AVX-512 kernel (chachaPoly1305SmallAVX512: blocks 0 to 2s-1 in
 	// row-form states, then the scalar MAC; an Open of more than five blocks runs the MAC beside
 	// the rounds of blocks 2 on, a Seal of more than seven the MAC of blocks 1-7 beside the rounds
@@ -141,9 +141,16 @@ var impl = struct {
 	// Opens of 321-704 B 1.13-1.29x with the MAC beside the rounds, 0.96-1.06x without, and of
 	// 705-1088 B 1.04-1.21x (docs/experiments.md, 2026-12-05); Seals of 577-832 B with the MAC
 	// beside the second set's rounds, against x/crypto called directly, 0.99-1.04x -> 1.07-1.16x
-	// (docs/experiments.md, 2026-12-05 second session). Other AVX-512 cores unmeasured: Zen 5's
-	// 2-cycle latency makes its row-form chains twice as long.
-	chachaSmallFused bool
+	// (docs/experiments.md, 2026-12-05 second session): there, to the kernel's own limits
+	// (chachaSmallMax, chachaSmallOpenMax). Intel Sapphire Rapids, whose full-width zmm lanes and
+	// 24-block passes are faster, to 544 B (Seal) and 576 B (Open): 1 and 4 ops against x/crypto,
+	// the one-op path -> the kernel, seal / open, 256 B 0.84-0.88x -> 1.08-1.10x / 1.06-1.10x, 384
+	// B 1.02x / 0.96-1.01x -> 1.03x / 1.08-1.11x, 480-544 B 1.01-1.03x / 1.00-1.03x -> 1.02-1.06x /
+	// 1.18-1.23x, 576 B Open 1.29-1.30x -> 1.45-1.49x; not Seals of 576 B (1.04-1.06x -> 1.02-1.05x)
+	// nor ops of 608 B (1.10-1.11x / 1.22x -> 1.04-1.07x / 1.16x) (docs/experiments.md, 2026-12-07
+	// eighth session). Zen 5 unmeasured: its 2-cycle latency makes the row-form chains twice as
+	// long.
+	chachaSmallFused [2]int
 	// chachaBlocksHeads: EncryptBlocks of a ChaCha20 key on AVX-512 CPUs runs fewer than
 	// chachaBlocksLanes inputs on the heads kernel (row form, six states a pass; chachaHeadsAVX512,
 	// the AVX2 tier's chachaHeadsAVX2 with VPROLD) rather than each through the 4-block kernel: its
@@ -180,9 +187,9 @@ var impl = struct {
 	// figures are beside chachaSealLong24.
 	chachaSealLongChain bool
 	// chachaShapeGroups: the AVX512 lanes run a chunk of ops of several shapes as long groups of
-	// one shape each and the ops those leave one at a time (laneKernels.shapeGroups), where zmm
-	// runs in two halves (zmmHalves; elsewhere unmeasured). The figures are beside
-	// chachaChunkState.shapeGroups.
+	// one shape each and the ops those leave one at a time (laneKernels.shapeGroups) on 1-cycle
+	// cores, AMD Zen 4 and Intel Sapphire Rapids (Zen 5 unmeasured). The figures are beside
+	// chachaChunkState.shapeGroups and the route of cpuAVX512Lat1.
 	chachaShapeGroups bool
 	// poly26Regs: the radix-2^26 Poly1305 lane kernels of 1-cycle cores, one group of 4 lanes at a
 	// time with its accumulators in registers and two blocks per step (poly1305AVX2Regs,
@@ -203,11 +210,19 @@ var impl = struct {
 	chachaStitchedMACZMM: zmmHalves,
 	poly26Regs:           !ymmLatency2,
 	chachaTinyFused:      !ymmLatency2,
-	chachaSmallFused:     zmmHalves,
-	chachaTinyProld:      chachaAVX512,
-	chachaTiny3AVX512:    chachaAVX512,
-	chachaTiny2AVX2:      !ymmLatency2,
-	chachaBlocksHeads:    !ymmLatency2,
+	chachaSmallFused: func() [2]int {
+		switch {
+		case zmmHalves:
+			return [2]int{chachaSmallMax, chachaSmallOpenMax}
+		case chachaAVX512 && !ymmLatency2:
+			return [2]int{8*64 + 32, 9 * 64}
+		}
+		return [2]int{}
+	}(),
+	chachaTinyProld:   chachaAVX512,
+	chachaTiny3AVX512: chachaAVX512,
+	chachaTiny2AVX2:   !ymmLatency2,
+	chachaBlocksHeads: !ymmLatency2,
 	chachaBlocksLanes: func() int {
 		if ymmLatency2 {
 			return 4
@@ -227,7 +242,7 @@ var impl = struct {
 		return 0
 	}(),
 	chachaSealLongChain: zmmHalves && chachaAVX512 && cpu.X86.HasAVX512IFMA,
-	chachaShapeGroups:   zmmHalves,
+	chachaShapeGroups:   chachaAVX512 && !ymmLatency2,
 	gcmVAES:             gcmAVX2OK && hasVAESYMM(),
 }
 
@@ -239,6 +254,8 @@ var thisCPU = func() cpuClass {
 		return cpuUnmeasured
 	case chachaHasSIMD(AVX512) && gcmHas(AVX512) && zmmHalves:
 		return cpuAVX512Halves
+	case chachaHasSIMD(AVX512) && gcmHas(AVX512) && !ymmLatency2:
+		return cpuAVX512Lat1
 	case chachaHasSIMD(AVX512) && gcmHas(AVX512):
 		return cpuAVX512
 	case chachaHasSIMD(AVX2) && gcmHas(AVX2) && !ymmLatency2:
@@ -246,3 +263,13 @@ var thisCPU = func() cpuClass {
 	}
 	return cpuUnmeasured
 }()
+
+// smallFusedLimit returns the longest message that this CPU seals or, with open, opens on the fused
+// kernel of blocks 4-13 (Open: 4-17) where its path gives it one (impl.chachaSmallFused): zero
+// where it has none.
+func smallFusedLimit(open bool) int {
+	if open {
+		return impl.chachaSmallFused[1]
+	}
+	return impl.chachaSmallFused[0]
+}

@@ -3,7 +3,10 @@
 
 package kernels
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // The default path (Seal, Open, NewAEAD) chooses, per suite family and batch, which tier runs the
 // batch: the SIMD kernels win by different margins on different microarchitectures and batch
@@ -20,8 +23,8 @@ const (
 	// cpuUnmeasured: no kernel tier of ours was measured against the standard library here (arm64,
 	// amd64 without AVX2, other vendors): the Stdlib tier throughout.
 	cpuUnmeasured cpuClass = iota
-	// cpuAVX512: AMD or Intel with the AVX-512 features of the AVX512 tiers (AMD Zen 4 and 5, Intel
-	// Sapphire Rapids).
+	// cpuAVX512: AMD or Intel with the AVX-512 features of the AVX512 tiers, and no other class of
+	// them (AMD Zen 5, whose vector integer instructions have a 2-cycle latency).
 	cpuAVX512
 	// cpuAVX2Lat1: AVX2 without AVX-512 on a core whose vector integer instructions have a 1-cycle
 	// latency (AMD Zen 2 and 3, Intel cores since Haswell).
@@ -29,6 +32,9 @@ const (
 	// cpuAVX512Halves: cpuAVX512 on a core that runs each zmm instruction as two ymm halves (AMD Zen
 	// 4; zmmHalves).
 	cpuAVX512Halves
+	// cpuAVX512Lat1: cpuAVX512 on a core whose zmm instructions run at full width and whose vector
+	// integer instructions have a 1-cycle latency (Intel Ice Lake server and Sapphire Rapids).
+	cpuAVX512Lat1
 	// cpuPortable: a purego build, on any CPU: the standard library's AEADs are portable Go there,
 	// as the Generic tier is.
 	cpuPortable
@@ -581,6 +587,45 @@ var routes = [...]struct{ chacha, gcm route }{
 				seal: [2]uniformBound{{minOps: 8, minLen: 10*64 + 1, maxLen: 3<<10 - 1}},
 				open: [2]uniformBound{{minOps: 8, minLen: 9*64 + 1, maxLen: 13 * 64}, {minOps: 8, minLen: 17*64 + 1, maxLen: 16<<10 - 1}}},
 			mixed:  mixedLanes{shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64},
+			pipe:   pipeSeals{tier: AVX512, minOps: 3, lengths: seal24Lengths, maxAD: sealChainMaxAD},
+			shapes: true},
+		route{tier: AVX512, minOps: 1, tiny: Stdlib},
+	},
+	// Intel Sapphire Rapids: GCM 2.07-5.26x on make bench's main shapes, as the AVX512 class runs it.
+	// ChaCha: what Zen 5's route left below x/crypto were the ops and batches that Zen 4's route
+	// takes apart (Intel Xeon family 6 model 167, against x/crypto, 8 B of AD, the AVX512 class's
+	// route -> this one, seal / open, medians of 2, BenchmarkChaChaFewOps, ...RandomLengths,
+	// ...Mixed, ...Shapes, ...BatchSizes): the zmm lanes from 8 ops, as their fewOps sent smaller
+	// batches to the AVX512 one-op path, which now takes every op of such a batch (one) that the
+	// fused kernels do not: up to 192 B those two or three to a call (4 x 128 B 1.14x / 1.09x ->
+	// 1.31x / 1.29x), 193-544 B (Open: 576 B) the fused AVX-512 kernel (impl.chachaSmallFused: 4 x
+	// 256 B 0.84x / 0.84x -> 1.08x / 1.06x). A remainder of fewer than 8 ops past the lanes' whole
+	// groups runs op by op too: 20 x 1420 B 1.30x / 1.22x -> 1.73x / 1.56x, 33 x 1420 B 1.38x / 1.29x
+	// -> 1.82x / 1.70x, 20 x 448 B 1.32x / 1.21x -> 1.51x / 1.44x, 33 x 100 B 1.38x / 1.37x -> 1.61x
+	// / 1.55x; Seals of full-sized packets there in the AVX512 Seal pipeline (7 x 1000 B 1.16x ->
+	// 1.27x). In batches below 48 ops, short ops beside the lanes (beside, as on Zen 4): 8 x 150 B
+	// and 8 x 1420 B 1.11x / 0.99x -> 1.52x / 1.41x, 20 x 150 B and 20 x 1420 B 1.30x / 1.17x ->
+	// 1.60x / 1.51x. Batches of many short lengths op by op (mixed, as on Zen 4 but the lanes' ops of
+	// more than four shapes from 32 ops, where the full-width lanes lead: 32 x 513-1400 B at random
+	// 1.24x either way in the lanes, 1.11-1.14x op by op): 16 x 100-200 B at random 0.83x / 0.75x ->
+	// 1.36x / 1.29x, 64 x 1.05x / 0.99x -> 1.40x / 1.31x, 16 x 513-1400 B 0.92x / 0.90x -> 1.20x /
+	// 1.23x, 64 x 100 B with 0-64 B of AD 1.15x / 1.03x -> 1.41x / 1.34x, at the cost of batches of
+	// many lengths that also hold long ones (64 x 65-1500 B Seal 1.30x -> 1.21x, 16 x 1420 B and 48 x
+	// 65-1500 B 1.37x / 1.33x -> 1.24x / 1.23x). Batches of a few shapes cut by shape in the lanes
+	// (shapes, impl.chachaShapeGroups): 20 x 1420 B and 44 x 64 B 1.38x / 1.24x -> 1.67x / 1.61x, 32
+	// x 512 B and 32 x 200 B 1.54x / 1.48x -> 1.71x / 1.75x, IMIX 1.35x -> 1.49x seal. The main rows
+	// (64 x 1420 B, 64 x 64 B, 1, 4 and 8 ops) level (docs/experiments.md, 2026-12-07 eighth
+	// session). Zen 4's other choices lose here: its lanes from 12 ops and its remainders of 8-15 op
+	// by op (12 x 512 B 1.37x / 1.42x in the lanes, 1.00x / 1.16x op by op; 28 x 448 B 1.67x / 1.57x
+	// -> 1.23x / 1.25x), its one-op path by length (1 x 800 B 1.29x / 1.36x on the AVX512 one-op
+	// path, 1.03x / 1.18x on Zen 4's), its long messages op by op (64 x 16 KiB 1.68x / 1.71x -> 1.30x
+	// / 1.46x) and its long groups' MAC chain beside the zmm stream (64 x 1420 B 1.96x / 1.83x ->
+	// 1.81x / 1.64x with all of Zen 4's choices).
+	// docs/benchmarks.md
+	cpuAVX512Lat1: {
+		route{tier: AVX512, minOps: 8, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 1, openMin: 1, max: math.MaxInt,
+			smallMin: 3*64 + 1, smallMax: [2]int{8*64 + 32, 9 * 64}}, beside: 48,
+			mixed:  mixedLanes{shortMax: 512, fewOps: 32, manyOps: 32, longAD: 64},
 			pipe:   pipeSeals{tier: AVX512, minOps: 3, lengths: seal24Lengths, maxAD: sealChainMaxAD},
 			shapes: true},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},

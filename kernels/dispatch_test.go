@@ -37,7 +37,7 @@ func TestDispatchTable(t *testing.T) {
 				t.Errorf("class %d: uniform batches on %v beside %v, not a SIMD tier beside Stdlib or itself", c, u, fr.tier)
 			}
 			avx2Pipe := fr.tier == Stdlib && cpuClass(c) == cpuAVX2Lat1
-			avx512Pipe := fr.tier == AVX512 && cpuClass(c) == cpuAVX512Halves
+			avx512Pipe := fr.tier == AVX512 && (cpuClass(c) == cpuAVX512Halves || cpuClass(c) == cpuAVX512Lat1)
 			if p := fr.pipe; p.minOps > 0 && !(p.tier == AVX2 && avx2Pipe || p.tier == AVX512 && avx512Pipe) {
 				t.Errorf("class %d: the Seal pipeline of %v beside %v: the AVX2 one runs beside Stdlib on the AVX2 class, the AVX512 one on Zen 4's", c, p.tier, fr.tier)
 			}
@@ -65,7 +65,7 @@ func TestNoAVX512(t *testing.T) {
 	if os.Getenv("WIREBATCH_NO_AVX512") == "" {
 		t.Skip("WIREBATCH_NO_AVX512 not set")
 	}
-	if tierAvailable[AVX512] || thisCPU == cpuAVX512 || thisCPU == cpuAVX512Halves {
+	if tierAvailable[AVX512] || thisCPU == cpuAVX512 || thisCPU == cpuAVX512Halves || thisCPU == cpuAVX512Lat1 {
 		t.Fatalf("the CPU has the AVX512 tier (class %d): make amd64-cpus would not run without AVX-512", thisCPU)
 	}
 	t.Logf("CPU class %d, tiers %v", thisCPU, Tiers())
