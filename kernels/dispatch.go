@@ -67,6 +67,8 @@ type route struct {
 	// own kernels or the standard library do. XChaCha20's lanes derive the subkeys faster than
 	// x/crypto does op by op, so its ops without a kernel of their own stay in the lanes.
 	alone, aloneAtMin int
+	// longRest sends such a remainder of long messages op by op (longRemainder).
+	longRest longRemainder
 	// uniform sends a ChaCha-family batch that would run on Stdlib to the lanes of a SIMD tier
 	// where its shape is the lanes' long groups (uniformLanes).
 	uniform uniformLanes
@@ -603,31 +605,37 @@ var routes = [...]struct{ chacha, gcm route }{
 	// groups runs op by op too: 20 x 1420 B 1.30x / 1.22x -> 1.73x / 1.56x, 33 x 1420 B 1.38x / 1.29x
 	// -> 1.82x / 1.70x, 20 x 448 B 1.32x / 1.21x -> 1.51x / 1.44x, 33 x 100 B 1.38x / 1.37x -> 1.61x
 	// / 1.55x; Seals of full-sized packets there in the AVX512 Seal pipeline (7 x 1000 B 1.16x ->
-	// 1.27x). In batches below 48 ops, short ops beside the lanes (beside, as on Zen 4): 8 x 150 B
-	// and 8 x 1420 B 1.11x / 0.99x -> 1.52x / 1.41x, 20 x 150 B and 20 x 1420 B 1.30x / 1.17x ->
-	// 1.60x / 1.51x. Batches of many short lengths op by op (mixed, as on Zen 4 but the lanes' ops of
-	// more than four shapes from 32 ops, where the full-width lanes lead: 32 x 513-1400 B at random
-	// 1.24x either way in the lanes, 1.11-1.14x op by op): 16 x 100-200 B at random 0.83x / 0.75x ->
-	// 1.36x / 1.29x, 64 x 1.05x / 0.99x -> 1.40x / 1.31x, 16 x 513-1400 B 0.92x / 0.90x -> 1.20x /
-	// 1.23x, 64 x 100 B with 0-64 B of AD 1.15x / 1.03x -> 1.41x / 1.34x, at the cost of batches of
-	// many lengths that also hold long ones (64 x 65-1500 B Seal 1.30x -> 1.21x, 16 x 1420 B and 48 x
-	// 65-1500 B 1.37x / 1.33x -> 1.24x / 1.23x). Batches of a few shapes cut by shape in the lanes
-	// (shapes, impl.chachaShapeGroups): 20 x 1420 B and 44 x 64 B 1.38x / 1.24x -> 1.67x / 1.61x, 32
-	// x 512 B and 32 x 200 B 1.54x / 1.48x -> 1.71x / 1.75x, IMIX 1.35x -> 1.49x seal. The main rows
-	// (64 x 1420 B, 64 x 64 B, 1, 4 and 8 ops) level (docs/experiments.md, 2026-12-07 eighth
-	// session). Zen 4's other choices lose here: its lanes from 12 ops and its remainders of 8-15 op
-	// by op (12 x 512 B 1.37x / 1.42x in the lanes, 1.00x / 1.16x op by op; 28 x 448 B 1.67x / 1.57x
-	// -> 1.23x / 1.25x), its one-op path by length (1 x 800 B 1.29x / 1.36x on the AVX512 one-op
-	// path, 1.03x / 1.18x on Zen 4's), its long messages op by op (64 x 16 KiB 1.68x / 1.71x -> 1.30x
-	// / 1.46x) and its long groups' MAC chain beside the zmm stream (64 x 1420 B 1.96x / 1.83x ->
-	// 1.81x / 1.64x with all of Zen 4's choices).
+	// 1.27x). So does a remainder (or a batch) of 9-11 messages of 1153 B or more (longRest), which
+	// would leave 5-7 of the 16 zmm lanes idle: 9 x 1420 B 1.10x / 1.04x -> 1.46x / 1.28x, 10 x 1420
+	// B 1.21x / 1.13x -> 1.47x / 1.29x, 9 x 3000 B 1.04x / 1.00x -> 1.61x / 1.52x, 27 x 3000 B 1.55x
+	// / 1.49x -> 1.72x / 1.64x; not 12 (12 x 1200 B Open 1.37x -> 1.20x, 28 x 1420 B 1.68x / 1.60x ->
+	// 1.62x / 1.51x), nor shorter ones, whose Opens the lanes run faster. In batches below 48 ops,
+	// short ops beside the lanes (beside, as on Zen 4): 8 x 150 B and 8 x 1420 B 1.11x / 0.99x ->
+	// 1.52x / 1.41x, 20 x 150 B and 20 x 1420 B 1.30x / 1.17x -> 1.60x / 1.51x. Batches of many short
+	// lengths op by op (mixed, as on Zen 4 but the lanes' ops of more than four shapes from 32 ops,
+	// where the full-width lanes lead: 32 x 513-1400 B at random 1.24x either way in the lanes,
+	// 1.11-1.14x op by op): 16 x 100-200 B at random 0.83x / 0.75x -> 1.36x / 1.29x, 64 x 1.05x /
+	// 0.99x -> 1.40x / 1.31x, 16 x 513-1400 B 0.92x / 0.90x -> 1.20x / 1.23x, 64 x 100 B with 0-64 B
+	// of AD 1.15x / 1.03x -> 1.41x / 1.34x, at the cost of batches of many lengths that also hold
+	// long ones (64 x 65-1500 B Seal 1.30x -> 1.21x, 16 x 1420 B and 48 x 65-1500 B 1.37x / 1.33x ->
+	// 1.24x / 1.23x). Batches of a few shapes cut by shape in the lanes (shapes,
+	// impl.chachaShapeGroups): 20 x 1420 B and 44 x 64 B 1.38x / 1.24x -> 1.67x / 1.61x, 32 x 512 B
+	// and 32 x 200 B 1.54x / 1.48x -> 1.71x / 1.75x, IMIX 1.35x -> 1.49x seal. The main rows (64 x
+	// 1420 B, 64 x 64 B, 1, 4 and 8 ops) level (docs/experiments.md, 2026-12-07 eighth session). Zen
+	// 4's other choices lose here: its lanes from 12 ops and its remainders of 8-15 op by op (12 x
+	// 512 B 1.37x / 1.42x in the lanes, 1.00x / 1.16x op by op; 28 x 448 B 1.67x / 1.57x -> 1.23x /
+	// 1.25x), its one-op path by length (1 x 800 B 1.29x / 1.36x on the AVX512 one-op path, 1.03x /
+	// 1.18x on Zen 4's), its long messages op by op (64 x 16 KiB 1.68x / 1.71x -> 1.30x / 1.46x) and
+	// its long groups' MAC chain beside the zmm stream (64 x 1420 B 1.96x / 1.83x -> 1.81x / 1.64x
+	// with all of Zen 4's choices).
 	// docs/benchmarks.md
 	cpuAVX512Lat1: {
 		route{tier: AVX512, minOps: 8, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 1, openMin: 1, max: math.MaxInt,
 			smallMin: 3*64 + 1, smallMax: [2]int{8*64 + 32, 9 * 64}}, beside: 48,
-			mixed:  mixedLanes{shortMax: 512, fewOps: 32, manyOps: 32, longAD: 64},
-			pipe:   pipeSeals{tier: AVX512, minOps: 3, lengths: seal24Lengths, maxAD: sealChainMaxAD},
-			shapes: true},
+			longRest: longRemainder{minOps: 9, maxOps: 11, minLen: 18*64 + 1},
+			mixed:    mixedLanes{shortMax: 512, fewOps: 32, manyOps: 32, longAD: 64},
+			pipe:     pipeSeals{tier: AVX512, minOps: 3, lengths: seal24Lengths, maxAD: sealChainMaxAD},
+			shapes:   true},
 		route{tier: AVX512, minOps: 1, tiny: Stdlib},
 	},
 	// A purego build: crypto/cipher's AES-GCM is Go's portable code (table-driven AES, GHASH by
@@ -687,6 +695,35 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 			continue
 		}
 		if op.Key.suite != ChaCha20Poly1305 || n >= limit {
+			return false
+		}
+	}
+	return true
+}
+
+// longRemainder is which remainders past the lanes' whole groups (or batches of fewer than 16) a
+// route runs op by op, where each op has a one-op path of its own (runSmall): minOps to maxOps
+// ChaCha-family ops, every message of minLen bytes or more. A lane pass for fewer ops than its
+// lanes costs as much as a full one, which the one-op path repays on long messages. Its zero value
+// takes none.
+type longRemainder struct{ minOps, maxOps, minLen int }
+
+// takes reports whether l takes the rest ChaCha-family ops of ops that beside did not take, past
+// the first k of them.
+func (l *longRemainder) takes(ops []Op, beside *tinyOps, k, rest int, open bool) bool {
+	if rest < l.minOps || rest > l.maxOps {
+		return false
+	}
+	for i := range ops {
+		op := &ops[i]
+		if !op.Key.suite.isChaCha() || beside.took(op) {
+			continue
+		}
+		if k > 0 {
+			k--
+			continue
+		}
+		if msgLen(op, open) < l.minLen {
 			return false
 		}
 	}

@@ -225,6 +225,38 @@ func TestAloneFasterLongSealAD(t *testing.T) {
 	}
 }
 
+// TestLongRemainder: a remainder runs op by op for longRemainder only where its count is within
+// minOps to maxOps and every message of it (past the lanes' ops, beside the tiny ops) is of minLen
+// bytes or more.
+func TestLongRemainder(t *testing.T) {
+	l := longRemainder{minOps: 9, maxOps: 11, minLen: 1153}
+	key, err := NewKey(ChaCha20Poly1305, make([]byte, 32))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		n, k int // ops, of which the first k run in the lanes' whole groups
+		lens []int
+		open bool
+		want bool
+	}{
+		{8, 0, []int{1420}, false, false}, {9, 0, []int{1420}, false, true}, {11, 0, []int{3000}, true, true},
+		{12, 0, []int{1420}, false, false}, {9, 0, []int{1152}, false, false}, {9, 0, []int{1153}, false, true},
+		{9, 0, []int{1152 + TagSize}, true, false}, {9, 0, []int{1153 + TagSize}, true, true},
+		{10, 0, []int{1420, 1000}, false, false}, {27, 16, []int{1420}, false, true}, {28, 16, []int{1420}, false, false},
+		{26, 16, append(slices.Repeat([]int{100}, 16), slices.Repeat([]int{1420}, 10)...), false, true},
+		{26, 16, []int{1420, 100}, false, false},
+	} {
+		ops := make([]Op, c.n)
+		for i := range ops {
+			ops[i] = Op{Key: key, Src: make([]byte, c.lens[i%len(c.lens)])}
+		}
+		if got := l.takes(ops, nil, c.k, c.n-c.k, c.open); got != c.want {
+			t.Errorf("%d ops of %v B past %d, open %v: op by op %v, want %v", c.n, c.lens, c.k, c.open, got, c.want)
+		}
+	}
+}
+
 // TestMixedLanes checks which batches mixedLanes sends op by op where the lanes would take them
 // whole: two message lengths or more of 65 to shortMax bytes (Open's less the tag, mixedShort); two
 // shapes or more below fewOps ops that fill less than 7/8 of the lanes' blocks; more than

@@ -203,17 +203,17 @@ func run(chacha, gcm Tier, std *route, nc, ng int, ops []Op, open bool) (failed 
 // than 16 others fit, those one to a call) and the lanes take the rest, or, where fewer than
 // r.minOps would be left to them, the batch takes the small batches' route (stdRun with r.tiny and
 // r.one). The lanes take whole groups of 16 and a remainder of r.minOps ops or more, unless r.alone
-// sets that the remainder's ops run faster on their own (route.aloneFaster); a smaller remainder
-// (the last ops of the batch) runs op by op as in a small batch (runSmall, and r.pipe's Seal
-// pipeline): the lanes cost as much for a few ops as for 16; with r.shapes, not where the lanes'
-// ops have several shapes, which the lanes then cut by shape themselves. Of a remainder that runs
-// op by op, the lanes still take 8 where r.uniform takes 8 ops of the batch's one shape on tier t:
-// in Opens, and in Seals without a whole group before them (whose last group of 8 would carry that
-// group's MAC chain and so run half idle: runLongGroupsStitched) that r.pipe does not run. A batch of
-// fewer than r.minOps ops comes here only where r.uniform took it (route.chachaTier): the lanes
-// take all of it. A batch of many short lengths (route.mixed) takes the small batches' route
-// whole, and so do the ops the lanes would take where their shapes would leave the lanes' calls
-// short (mixedLanes.scattered).
+// sets that the remainder's ops run faster on their own (route.aloneFaster) or r.longRest takes its
+// long messages (longRemainder); a smaller remainder (the last ops of the batch) runs op by op as
+// in a small batch (runSmall, and r.pipe's Seal pipeline): the lanes cost as much for a few ops as
+// for 16; with r.shapes, not where the lanes' ops have several shapes, which the lanes then cut by
+// shape themselves. Of a remainder that runs op by op, the lanes still take 8 where r.uniform takes
+// 8 ops of the batch's one shape on tier t: in Opens, and in Seals without a whole group before
+// them (whose last group of 8 would carry that group's MAC chain and so run half idle:
+// runLongGroupsStitched) that r.pipe does not run. A batch of fewer than r.minOps ops comes here
+// only where r.uniform took it (route.chachaTier): the lanes take all of it. A batch of many short
+// lengths (route.mixed) takes the small batches' route whole, and so do the ops the lanes would
+// take where their shapes would leave the lanes' calls short (mixedLanes.scattered).
 func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) {
 	if nc < r.minOps {
 		return chachaRun(t, ops, open, nil)
@@ -242,7 +242,8 @@ func chachaRunRoute(t Tier, r *route, nc int, ops []Op, open bool) (failed int) 
 		}
 	}
 	cut, rest := len(ops), nc%16
-	if rest > 0 && (rest < r.minOps && nc > rest || r.aloneFaster(ops, beside, nc-rest, rest, open)) &&
+	if rest > 0 && (rest < r.minOps && nc > rest || r.aloneFaster(ops, beside, nc-rest, rest, open) ||
+		r.longRest.takes(ops, beside, nc-rest, rest, open)) &&
 		!(r.shapes && !oneShape && severalShapes(ops, beside, open)) {
 		k := nc - rest
 		if rest >= 8 && (open || k == 0 && !r.pipe.runs(ops)) && beside == nil && r.uniform.tier == t && r.uniform.takesEight(ops, open) {
