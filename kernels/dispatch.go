@@ -680,13 +680,9 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 		limit = max(limit, r.aloneAtMin)
 	}
 	q := newTinyOps(r.tiny, open)
-	for i := range ops {
+	for i := laneCut(ops, beside, k); i < len(ops); i++ {
 		op := &ops[i]
 		if !op.Key.suite.isChaCha() || beside.took(op) {
-			continue
-		}
-		if k > 0 {
-			k--
 			continue
 		}
 		n := msgLen(op, open)
@@ -714,13 +710,9 @@ func (l *longRemainder) takes(ops []Op, beside *tinyOps, k, rest int, open bool)
 	if rest < l.minOps || rest > l.maxOps {
 		return false
 	}
-	for i := range ops {
+	for i := laneCut(ops, beside, k); i < len(ops); i++ {
 		op := &ops[i]
 		if !op.Key.suite.isChaCha() || beside.took(op) {
-			continue
-		}
-		if k > 0 {
-			k--
 			continue
 		}
 		if msgLen(op, open) < l.minLen {
