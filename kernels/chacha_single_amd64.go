@@ -52,8 +52,8 @@ import (
 // On both, a message within blocks 1-3 with a short MAC input takes chachaTinyOp, and short MACs the
 // portable radix-2^64 Poly1305 (poly1305AEAD). On 1-cycle cores (impl.chachaTinyFused) a message
 // within blocks 1-3 with AD of up to chachaFusedAD bytes takes chachaTinyFusedOp instead, on either
-// tier: the whole op in one call of chachaPoly1305TinyAVX2; where impl.chachaSmallFused, a message
-// within blocks 4-13 (an Open: 4-17) with such AD takes chachaPoly1305SmallAVX512 on AVX512
+// tier: the whole op in one call of chachaPoly1305TinyAVX2; a message within impl.chachaSmallFused's
+// limits (blocks 4-13 at most, an Open's 4-17) with such AD takes chachaPoly1305SmallAVX512 on AVX512
 // (chachaFusedOp), and one of the lengths that this CPU's route gives the fused long kernel
 // (oneOps.takesLong) chachaPoly1305LongAVX512.
 //
@@ -97,7 +97,7 @@ func chachaOneOp(op *Op, open bool, t Tier) bool {
 	if impl.chachaTinyFused && n <= chachaTinyMax && len(op.AD) <= chachaFusedAD {
 		return chachaTinyFusedOp(op, open, n)
 	}
-	if t == AVX512 && n <= smallFusedLimit(open) && len(op.AD) <= chachaFusedAD {
+	if t == AVX512 && smallFused(n, open) && len(op.AD) <= chachaFusedAD {
 		return chachaFusedOp(op, open, n, fusedSmallAVX512)
 	}
 	if t == AVX512 && chachaRoute.one.takesLong(op, n, open, false) {

@@ -290,7 +290,7 @@ func (r *route) runFusedAlone(op *Op, open bool) (taken bool, failed int) {
 		switch {
 		case r.one.tier != AVX512:
 			return false, 0
-		case n <= smallFusedLimit(open) && r.one.takesSmall(op, n, open, false):
+		case smallFused(n, open) && r.one.takesSmall(op, n, open, false):
 			k = fusedSmallAVX512
 		case r.one.takesLong(op, n, open, false):
 			k = fusedLongAVX512

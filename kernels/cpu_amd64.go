@@ -264,12 +264,13 @@ var thisCPU = func() cpuClass {
 	return cpuUnmeasured
 }()
 
-// smallFusedLimit returns the longest message that this CPU seals or, with open, opens on the fused
-// kernel of blocks 4-13 (Open: 4-17) where its path gives it one (impl.chachaSmallFused): zero
-// where it has none.
-func smallFusedLimit(open bool) int {
+// smallFused reports whether this CPU runs an n-byte Seal or, with open, Open on the fused kernel
+// of blocks 4-13 (Open: 4-17) where its path offers it one: n is within impl.chachaSmallFused's
+// limit, and the CPU has one.
+func smallFused(n int, open bool) bool {
+	limit := impl.chachaSmallFused[0]
 	if open {
-		return impl.chachaSmallFused[1]
+		limit = impl.chachaSmallFused[1]
 	}
-	return impl.chachaSmallFused[0]
+	return limit > 0 && n <= limit
 }

@@ -33,7 +33,8 @@ const (
 	// 4; zmmHalves).
 	cpuAVX512Halves
 	// cpuAVX512Lat1: cpuAVX512 on a core whose zmm instructions run at full width and whose vector
-	// integer instructions have a 1-cycle latency (Intel Ice Lake server and Sapphire Rapids).
+	// integer instructions have a 1-cycle latency: Intel (measured on Sapphire Rapids; Ice Lake
+	// server, which has the features too, unmeasured).
 	cpuAVX512Lat1
 	// cpuPortable: a purego build, on any CPU: the standard library's AEADs are portable Go there,
 	// as the Generic tier is.
