@@ -84,8 +84,9 @@ func TestAllocsBatch(t *testing.T) {
 		}
 	}
 	// Full-size Seals a few to a batch and in a remainder past the lanes, and a long one on its own,
-	// which some CPUs run with each op's MAC beside the later passes (pipeSeals, chachaSealLong24).
-	for _, size := range []int{3, 4, 7, 13, 28} {
+	// which some CPUs run with each op's MAC beside the later passes (pipeSeals, chachaSealLong24),
+	// or nine to eleven of them op by op (longRemainder).
+	for _, size := range []int{3, 4, 7, 9, 13, 27, 28} {
 		if n := testing.AllocsPerRun(20, func() { kernels.Seal(uniform[:size]) }); n != 0 {
 			t.Errorf("package Seal of %d x 1420 B allocates %v times", size, n)
 		}
