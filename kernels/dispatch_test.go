@@ -156,16 +156,29 @@ func TestDispatchPaths(t *testing.T) {
 			pipe = pipeSeals{tier: AVX512, minOps: 3, lengths: seal24Lengths, maxAD: 64}
 		}
 		for _, alone := range []int{0, 1000} {
+			// Without alone, remainders of 9-11 long messages op by op instead (longRest).
+			var longRest longRemainder
+			if alone == 0 {
+				longRest = longRemainder{minOps: 9, maxOps: 11, minLen: 1153}
+			}
 			for _, minOps := range []int{1, 12} {
 				for _, mixed := range []mixedLanes{{}, {shortMax: 512, fewOps: 32, manyOps: 48, longAD: 64}} {
 					chachaRoute = route{tier: tier, minOps: minOps, tiny: AVX2, beside: 40, alone: alone,
-						aloneAtMin: alone * 3 / 2,
+						aloneAtMin: alone * 3 / 2, longRest: longRest,
 						one: oneOps{tier: tier, sealMin: 101, openMin: 201, max: 1000, remainderMin: 700,
 							longFused: lengths{1001, 1299}, long: 1300}, mixed: mixed, pipe: pipe}
 					gcmRoute = route{tier: tier, minOps: minOps, tiny: Stdlib}
-					t.Run(fmt.Sprintf("%v/from%d/beside40/alone%d/mixed%d", tier, minOps, alone, mixed.fewOps), func(t *testing.T) {
+					t.Run(fmt.Sprintf("%v/from%d/beside40/alone%d/longrest%d/mixed%d", tier, minOps, alone, longRest.maxOps, mixed.fewOps), func(t *testing.T) {
 						for _, n := range []int{2, 12, 13, 15, 20, 28, 31, 33, 39, 40, 47} {
 							checkDefaultAgainstGeneric(t, keys, n, rng)
+						}
+						// Batches and remainders of 9-11 messages past 1152 B (longRest).
+						for _, n := range []int{9, 11, 27} {
+							var lens []int
+							for i := range n {
+								lens = append(lens, 1153+37*i)
+							}
+							checkLensAgainstGeneric(t, keys[:2], lens, -1, rng)
 						}
 						// ChaCha-family ops of 65-192 B beside the lanes where fewer than 16 of
 						// them are in the batch, in the lanes where more.
