@@ -262,6 +262,14 @@ func gcmSealAVX512(d *gcmDesc, count int)
 //go:noescape
 func gcmOpenAVX512(d *gcmDesc, count int)
 
+// The AVX512 kernels with the schoolbook's GHASH products in the chunk loop (impl.gcmSchoolbook).
+//
+//go:noescape
+func gcmSealAVX512Schoolbook(d *gcmDesc, count int)
+
+//go:noescape
+func gcmOpenAVX512Schoolbook(d *gcmDesc, count int)
+
 //go:noescape
 func gcmSealAVX2(d *gcmDesc, count int)
 
@@ -506,6 +514,10 @@ func gcmFill(d *gcmDesc, op *Op, n int, open bool) {
 // gcmKernel runs the per-packet kernel of tier t and the direction on count descriptors from d.
 func gcmKernel(t Tier, open bool, d *gcmDesc, count int) {
 	switch {
+	case t == AVX512 && impl.gcmSchoolbook && open:
+		gcmOpenAVX512Schoolbook(d, count)
+	case t == AVX512 && impl.gcmSchoolbook:
+		gcmSealAVX512Schoolbook(d, count)
 	case t == AVX512 && open:
 		gcmOpenAVX512(d, count)
 	case t == AVX512:

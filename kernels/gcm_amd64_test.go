@@ -219,8 +219,9 @@ func TestGCMKeyDestroy(t *testing.T) {
 	}
 }
 
-// TestGCMKernelLengths runs every per-packet kernel this CPU has (AVX512, the AVX2 tier's VAES ymm
-// kernel and the AES-NI xmm one older CPUs run) against crypto/cipher on every length 0..1100 and
+// TestGCMKernelLengths runs every per-packet kernel this CPU has (AVX512 with either GHASH of its
+// chunk loop, the AVX2 tier's VAES ymm kernel and the AES-NI xmm one older CPUs run) against
+// crypto/cipher on every length 0..1100 and
 // the chunk boundaries around 4 KiB (where a counter's low byte wraps), 16 KiB (a kernel call) and
 // beyond, with AD of every tail length and, every seventh length, AD past the 256-byte chunks,
 // sealing and opening. Lengths of whole chunks end the AVX512 kernel's lanes without a tail.
@@ -229,17 +230,17 @@ func TestGCMKernelLengths(t *testing.T) {
 		t.Skip("no assembly tier on this CPU")
 	}
 	type variant struct {
-		tier Tier
-		vaes bool
+		tier             Tier
+		vaes, schoolbook bool
 	}
-	variants := []variant{{AVX2, false}}
+	variants := []variant{{AVX2, false, false}}
 	if impl.gcmVAES {
-		variants = append(variants, variant{AVX2, true})
+		variants = append(variants, variant{AVX2, true, false})
 	}
 	if gcmAVX512OK {
-		variants = append(variants, variant{AVX512, impl.gcmVAES})
+		variants = append(variants, variant{AVX512, impl.gcmVAES, false}, variant{AVX512, impl.gcmVAES, true})
 	}
-	defer func(v bool) { impl.gcmVAES = v }(impl.gcmVAES)
+	defer func(v, s bool) { impl.gcmVAES, impl.gcmSchoolbook = v, s }(impl.gcmVAES, impl.gcmSchoolbook)
 	lengths := []int{1419, 1420, 1421, 4095, 4096, 4097, 16383, 16384, 16385, 40000}
 	for n := range 1101 {
 		lengths = append(lengths, n)
@@ -247,7 +248,7 @@ func TestGCMKernelLengths(t *testing.T) {
 	for _, size := range []int{16, 24, 32} {
 		key, oracle := gcmTestKey(t, size)
 		for _, v := range variants {
-			impl.gcmVAES = v.vaes
+			impl.gcmVAES, impl.gcmSchoolbook = v.vaes, v.schoolbook
 			for i, n := range lengths {
 				nonce := bytes.Repeat([]byte{byte(i)}, 12)
 				adLen := i % 35
@@ -263,12 +264,13 @@ func TestGCMKernelLengths(t *testing.T) {
 				ops := []Op{{Key: key, Nonce: nonce, AD: ad, Src: pt, Dst: make([]byte, n+TagSize)}}
 				gcmRunTier(v.tier, ops, false)
 				if !bytes.Equal(ops[0].Dst, want) {
-					t.Fatalf("%s (VAES %v) AES-%d Seal of %d bytes, AD %d, differs from crypto/cipher",
-						v.tier, v.vaes, 8*size, n, adLen)
+					t.Fatalf("%s (VAES %v, schoolbook %v) AES-%d Seal of %d bytes, AD %d, differs from crypto/cipher",
+						v.tier, v.vaes, v.schoolbook, 8*size, n, adLen)
 				}
 				ops[0] = Op{Key: key, Nonce: nonce, AD: ad, Src: want, Dst: make([]byte, n)}
 				if gcmRunTier(v.tier, ops, true) != 0 || !bytes.Equal(ops[0].Dst, pt) {
-					t.Fatalf("%s (VAES %v) AES-%d Open of %d bytes, AD %d, failed", v.tier, v.vaes, 8*size, n, adLen)
+					t.Fatalf("%s (VAES %v, schoolbook %v) AES-%d Open of %d bytes, AD %d, failed",
+						v.tier, v.vaes, v.schoolbook, 8*size, n, adLen)
 				}
 			}
 		}

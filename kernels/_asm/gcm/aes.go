@@ -10,7 +10,7 @@ import (
 )
 
 // keyRegs holds, while a kernel that keeps round keys in registers is generated, the registers of
-// round keys 1 to len(keyRegs.rounds) and of the last round key (keepRoundKeys); aesRounds reads
+// round keys 0 to len(keyRegs.rounds)-1 and of the last round key (keepRoundKeys); aesRounds reads
 // the others from the table. A VAESENC with a memory operand pays for its load again on every
 // block, which the AES units' port feels (docs/experiments.md, 2026-12-02 seventh session).
 var keyRegs struct {
@@ -19,13 +19,13 @@ var keyRegs struct {
 	stage  VecPhysical // see stageRoundKeys
 }
 
-// keepRoundKeys loads round keys 1 to len(rounds) and the last one (at last) of the table at tab
+// keepRoundKeys loads round keys 0 to len(rounds)-1 and the last one (at last) of the table at tab
 // into registers and has aesRounds use them until the returned function is called. A kernel calls
 // it at every descriptor, whose key may differ from the last one's, and clears the registers
 // before it returns (finishDescriptors).
 func keepRoundKeys(rounds []VecPhysical, lastKey VecPhysical) (drop func()) {
 	for i, r := range rounds {
-		VMOVDQU64(Mem{Base: tab, Disp: tRK + 64*(i+1)}, r)
+		VMOVDQU64(Mem{Base: tab, Disp: tRK + 64*i}, r)
 	}
 	VMOVDQU64(Mem{Base: last}, lastKey)
 	keyRegs.rounds, keyRegs.last = rounds, lastKey
@@ -57,8 +57,8 @@ func sized(k, r VecPhysical) Op {
 // other are spread over rounds 1-9 (stitching).
 func aesRounds(regs []VecPhysical, other ...func()) {
 	rk := func(i int, r VecPhysical) Op {
-		if i >= 1 && i <= len(keyRegs.rounds) {
-			return sized(keyRegs.rounds[i-1], r)
+		if i < len(keyRegs.rounds) {
+			return sized(keyRegs.rounds[i], r)
 		}
 		if keyRegs.stage != nil {
 			return sized(keyRegs.stage, r)
@@ -72,10 +72,11 @@ func aesRounds(regs []VecPhysical, other ...func()) {
 	}
 	stage(Mem{Base: tab, Disp: tRK})
 	for _, r := range regs {
-		if r.Size() == 64 {
-			VPXORQ(rk(0, r), r, r)
+		k := rk(0, r)
+		if high, ok := k.(VecPhysical); r.Size() == 64 || ok && high.PhysicalIndex() >= 16 {
+			VPXORQ(k, r, r) // EVEX: zmm, or a key register only EVEX can name
 		} else {
-			VPXOR(rk(0, r), r, r)
+			VPXOR(k, r, r)
 		}
 	}
 	round := func(i int) {

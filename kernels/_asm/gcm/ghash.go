@@ -46,17 +46,26 @@ func pipelinedSeal(chunkBytes Op, chunk func(ghash []func()), steps func() []fun
 // reduction constant in either quadword of every lane. With avx512 the three-way XORs are
 // VPTERNLOGQ (seven instructions), else pairs of VPXOR (ten).
 func reduceSteps(lo, mid, hi, t VecPhysical, k Op, avx512 bool) []func() {
+	if !avx512 {
+		return append([]func(){func() { VPXOR(lo, mid, mid) }, func() { VPXOR(hi, mid, mid) }},
+			foldSteps(lo, mid, hi, t, k, false)...)
+	}
+	return append([]func(){func() { VPTERNLOGQ(U8(0x96), lo, hi, mid) }}, foldSteps(lo, mid, hi, t, k, true)...)
+}
+
+// foldSteps returns reduceSteps' two folds, for a middle product already corrected (the
+// schoolbook's, or Karatsuba's after middle += low + high).
+func foldSteps(lo, mid, hi, t VecPhysical, k Op, avx512 bool) []func() {
 	xor3 := func(a, b, dst VecPhysical) []func() {
 		if avx512 {
 			return []func(){func() { VPTERNLOGQ(U8(0x96), a, b, dst) }}
 		}
 		return []func(){func() { VPXOR(a, dst, dst) }, func() { VPXOR(b, dst, dst) }}
 	}
-	var steps []func()
-	steps = append(steps, xor3(lo, hi, mid)...) // Karatsuba: middle += low + high
-	steps = append(steps,
+	steps := []func(){
 		func() { VPCLMULQDQ(U8(0x00), k, lo, t) },
-		func() { VPSHUFD(U8(0x4e), lo, lo) })
+		func() { VPSHUFD(U8(0x4e), lo, lo) },
+	}
 	steps = append(steps, xor3(t, lo, mid)...)
 	steps = append(steps,
 		func() { VPCLMULQDQ(U8(0x00), k, mid, t) },

@@ -36,8 +36,10 @@ func main() {
 	constants()
 
 	subWord()
-	avx512("gcmSealAVX512", false)
-	avx512("gcmOpenAVX512", true)
+	avx512("gcmSealAVX512", false, false)
+	avx512("gcmOpenAVX512", true, false)
+	avx512("gcmSealAVX512Schoolbook", false, true)
+	avx512("gcmOpenAVX512Schoolbook", true, true)
 	avx2("gcmSealAVX2", false, false)
 	avx2("gcmOpenAVX2", true, false)
 	avx2("gcmSealAVX2VAES", false, true)

@@ -49,12 +49,13 @@ func finishDescriptors(bswap VecPhysical, open bool) {
 
 	Label("done")
 	if keyRegs.last != nil {
-		Comment("No round key outlives the call in a register: VZEROUPPER would leave Z16-Z31",
-			"and the low halves of Z0-Z15.")
+		Comment("No round key or power of H outlives the call in a register: VZEROUPPER would",
+			"leave Z16-Z31 and the low halves of Z0-Z15.")
 		for _, r := range keyRegs.rounds {
 			VPXORQ(r, r, r)
 		}
 		VPXORQ(keyRegs.last, keyRegs.last, keyRegs.last)
+		VPXORQ(hStride, hStride, hStride)
 	}
 	VZEROUPPER()
 	RET()
