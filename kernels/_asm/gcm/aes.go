@@ -32,10 +32,11 @@ func keepRoundKeys(rounds []VecPhysical, lastKey VecPhysical) (drop func()) {
 	return func() { keyRegs.rounds, keyRegs.last = nil, nil }
 }
 
-// stageRoundKeys has aesRounds load each round key from the table once into stage and apply it to
-// every block from there, until the returned function is called: for a kernel with no registers to
-// keep the keys in but one to spare, one load a round rather than one with every block's
-// instruction (the AES-NI chunks' eight).
+// stageRoundKeys has aesRounds load each round key not kept in a register (keepRoundKeys) from the
+// table once into stage and apply it to every block from there, until the returned function is
+// called: for a kernel with no registers to keep those keys in but one to spare, one load a round
+// rather than one with every block's instruction (the AES-NI chunks' eight, the AVX512 chunks'
+// four).
 func stageRoundKeys(stage VecPhysical) (drop func()) {
 	keyRegs.stage = stage
 	return func() { keyRegs.stage = nil }
@@ -65,12 +66,16 @@ func aesRounds(regs []VecPhysical, other ...func()) {
 		}
 		return Mem{Base: tab, Disp: tRK + 64*i}
 	}
-	stage := func(key Mem) {
-		if keyRegs.stage != nil {
-			VMOVDQU(key, keyRegs.stage)
+	stage := func(key Mem, kept bool) { // kept: the key is in a register of keyRegs already
+		switch s := keyRegs.stage; {
+		case s == nil || kept:
+		case s.Size() == 64:
+			VMOVDQU64(key, s)
+		default:
+			VMOVDQU(key, s)
 		}
 	}
-	stage(Mem{Base: tab, Disp: tRK})
+	stage(Mem{Base: tab, Disp: tRK}, len(keyRegs.rounds) > 0)
 	for _, r := range regs {
 		k := rk(0, r)
 		if high, ok := k.(VecPhysical); r.Size() == 64 || ok && high.PhysicalIndex() >= 16 {
@@ -80,7 +85,7 @@ func aesRounds(regs []VecPhysical, other ...func()) {
 		}
 	}
 	round := func(i int) {
-		stage(Mem{Base: tab, Disp: tRK + 64*i})
+		stage(Mem{Base: tab, Disp: tRK + 64*i}, i < len(keyRegs.rounds))
 		for _, r := range regs {
 			VAESENC(rk(i, r), r, r)
 		}
@@ -103,7 +108,7 @@ func aesRounds(regs []VecPhysical, other ...func()) {
 	round(12)
 	round(13)
 	Label(done)
-	stage(Mem{Base: last})
+	stage(Mem{Base: last}, keyRegs.last != nil)
 	for _, r := range regs {
 		switch {
 		case keyRegs.last != nil:
