@@ -43,8 +43,8 @@ const (
 // lanes-1 (16, or 8 with ymm: half the work of 16 on zmm, still two groups in flight). It absorbs
 // two blocks a step, h = (h + m1) * r^2 + m2 * r (RFC 8439 section 2.5's Horner evaluation
 // regrouped), with one fold and carry pass where two single steps take two; r^2 is computed per
-// group and call into the frame. A call of one block, and the last block of an odd count, take a
-// single step.
+// group and call, into registers (two groups) or the frame. A call of one block, and the last block
+// of an odd count, take a single step.
 func poly1305IFMA(width, lanes int) {
 	name := fmt.Sprintf("poly1305IFMA%s", map[int]string{4: "Y", 8: "Z"}[width])
 	if lanes != polyLanes {
@@ -60,8 +60,6 @@ func poly1305IFMA(width, lanes int) {
 	n := Load(Param("n"), GP64())
 	stride := Load(Param("stride"), GP64())
 	groups := lanes / width
-	// Per group the rows of r^2: limbs 0..2, 20*limb 1 and 20*limb 2.
-	powers := AllocLocal(groups * 5 * 8 * width)
 	vec := func() VecVirtual {
 		if width == 8 {
 			return ZMM()
@@ -69,18 +67,31 @@ func poly1305IFMA(width, lanes int) {
 		return YMM()
 	}
 	at := func(row, g int) Mem { return st.Offset(8 * (row*polyLanes + g*width)) }
-	// sqRows returns the frame's rows of group g's r^2; mulBy the operands of r^e (e = 1, 2) for group
-	// g: st's rows for r, the frame's for r^2.
+	// The multipliers' rows, r's and r^2's: limbs 0..2, 20*limb 1 and 20*limb 2. r^2 is computed per
+	// group and call; with two groups its rows stay in registers, with more in the frame. r's rows
+	// come from st, each loaded once for the low and the high product that read it in turn
+	// (rowLoads): a zmm memory operand costs its load again with every instruction, and a zmm load
+	// an Intel core about a third of a vector ALU slot (docs/experiments.md, 2026-12-07 ninth
+	// session).
+	inRegs := groups <= 2
+	var powers Mem
+	sq := make([][5]VecVirtual, groups)
+	if !inRegs {
+		powers = AllocLocal(groups * 5 * 8 * width)
+	}
 	sqRows := func(g int) func(k int) Mem {
 		return func(k int) Mem { return powers.Offset(8 * width * (5*g + k)) }
 	}
+	// mulBy returns the operands of r^e (e = 1, 2) for group g.
 	mulBy := func(e, g int) func(k int) Op {
 		if e == 1 {
-			return func(k int) Op { return at(polyMulRows[k], g) }
+			return rowLoads(func(k int) Mem { return at(polyMulRows[k], g) }, vec)
+		}
+		if inRegs {
+			return func(k int) Op { return sq[g][k] }
 		}
 		return func(k int) Op { return sqRows(g)(k) }
 	}
-
 	Comment("The lanes' message addresses.")
 	for l := range lanes {
 		a := GP64()
@@ -115,7 +126,11 @@ func poly1305IFMA(width, lanes int) {
 			VMOVDQA64(at(polyRowR+i, g), x[i])
 		}
 		polyMulReduce(x, mulBy(1, g), c, vec)
-		storeMultiplier(x, sqRows(g), vec)
+		if inRegs {
+			sq[g] = [5]VecVirtual{x[0], x[1], x[2], times20(x[1], vec), times20(x[2], vec)}
+		} else {
+			storeMultiplier(x, sqRows(g), vec)
+		}
 	}
 	LEAQ(Mem{Base: offs[0], Index: stride, Scale: 1}, offs[1])
 	stride2 := GP64()
@@ -131,6 +146,14 @@ func poly1305IFMA(width, lanes int) {
 	SUBQ(U8(2), n)
 	CMPQ(n, U8(2))
 	JAE(LabelRef("two"))
+	if inRegs {
+		Comment("r^2 leaves the registers: the one-block step takes r.")
+		for g := range sq {
+			for _, r := range sq[g] {
+				VPXORQ(r, r, r)
+			}
+		}
+	}
 	TESTQ(n, n)
 	JZ(LabelRef("done"))
 
@@ -146,7 +169,9 @@ func poly1305IFMA(width, lanes int) {
 			VMOVDQA64(h[g][i], at(polyRowH+i, g))
 		}
 	}
-	wipeLocal(powers, groups*5*8*width, wipeEVEX)
+	if !inRegs {
+		wipeLocal(powers, groups*5*8*width, wipeEVEX)
+	}
 	VZEROUPPER()
 	RET()
 }
@@ -357,6 +382,22 @@ func times20(x VecVirtual, vec func() VecVirtual) VecVirtual {
 	VPSLLQ(U8(2), x, u)
 	VPADDQ(u, t, t)
 	return t
+}
+
+// rowLoads returns mul operands (see polyMulReduce) that load the rows at row into registers, each
+// once for the calls that ask for it in a row: polyProducts asks for a row's low and high product
+// one after the other. The returned function emits a load where a row is first asked for, so a
+// kernel takes a fresh one for each product.
+func rowLoads(row func(k int) Mem, vec func() VecVirtual) func(k int) Op {
+	last, reg := -1, VecVirtual(nil)
+	return func(k int) Op {
+		if k != last {
+			reg = vec()
+			VMOVDQU64(row(k), reg)
+			last = k
+		}
+		return reg
+	}
 }
 
 // storeMultiplier stores the multiplier x as polyMulReduce's operands read it: limbs 0..2 at
