@@ -14586,6 +14586,7 @@ ad_not_packed_530:
 	JMP           group
 
 done:
+	VPXORQ Z18, Z18, Z18
 	VZEROUPPER
 	RET
 
@@ -15246,6 +15247,7 @@ ad_not_packed_539:
 	JMP           group
 
 done:
+	VPXORQ Z18, Z18, Z18
 	VZEROUPPER
 	RET
 

@@ -27,10 +27,11 @@ import (
 // Registers of the lane kernels: Z0 the four J0 (then E_K(J0)), Z1-Z4 the packets' counter blocks
 // 1-4 (then their ciphertext or plaintext; once it is stored, Z1-Z3 the length blocks' products
 // and Z4-Z8 laneADPacked's), Z5-Z8 the packets' text, Z9-Z12 temporaries, Z20-Z23 the packets'
-// byte-reversed ciphertext, Z24-Z31 and Z13-Z16 the product accumulators, Z17 the
-// byte-reversal mask, Z19 the reduction constant; K1-K4 the packets' byte masks, K5 an AD's. GP: AX,
-// R10, R11, R13 the four key tables, R8 and SI scratch, DX a destination, tag pointer or scratch,
-// R12 the round count, BX the last round key's offset or address.
+// byte-reversed ciphertext, Z24-Z31 and Z13-Z16 the product accumulators, Z17 the byte-reversal
+// mask, Z18 the round key of the moment (laneKey), Z19 the reduction constant; K1-K4 the packets'
+// byte masks, K5 an AD's. GP: AX, R10, R11, R13 the four key tables, R8 and SI scratch, DX a
+// destination, tag pointer or scratch, R12 the round count, BX the last round key's offset or
+// address.
 var (
 	laneTabs = []Register{RAX, R10, R11, R13}
 	laneK    = []Register{K1, K2, K3, K4}
@@ -40,6 +41,7 @@ var (
 	laneLo   = []VecPhysical{Z24, Z25, Z26, Z27}
 	laneHi   = []VecPhysical{Z28, Z29, Z30, Z31}
 	laneMid  = []VecPhysical{Z13, Z14, Z15, Z16}
+	laneKey  = Z18 // each round key in turn of a group with one key (stageRoundKeys)
 )
 
 // lanes generates a lane kernel: func(d *gcmDesc, groups int), groups of four descriptors.
@@ -105,7 +107,7 @@ func lanes(name string, open bool) {
 	MOVQ(nr, last)
 	SHLQ(U8(6), last)
 	ADDQ(tab, last)
-	dropStage := stageRoundKeys(Z18)
+	dropStage := stageRoundKeys(laneKey)
 	aesRounds(ctr)
 	dropStage()
 	JMP(LabelRef(encrypted))
@@ -193,6 +195,7 @@ func lanes(name string, open bool) {
 	DECQ(count)
 	JMP(LabelRef("group"))
 	Label("done")
+	VPXORQ(laneKey, laneKey, laneKey) // no round key outlives the call (VZEROUPPER leaves Z16-Z31)
 	VZEROUPPER()
 	RET()
 }
