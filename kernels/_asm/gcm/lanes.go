@@ -28,10 +28,9 @@ import (
 // 1-4 (then their ciphertext or plaintext; once it is stored, Z1-Z3 the length blocks' products
 // and Z4-Z8 laneADPacked's), Z5-Z8 the packets' text, Z9-Z12 temporaries, Z20-Z23 the packets'
 // byte-reversed ciphertext, Z24-Z31 and Z13-Z16 the product accumulators, Z17 the byte-reversal
-// mask, Z18 the round key of the moment (laneKey), Z19 the reduction constant; K1-K4 the packets'
-// byte masks, K5 an AD's. GP: AX, R10, R11, R13 the four key tables, R8 and SI scratch, DX a
-// destination, tag pointer or scratch, R12 the round count, BX the last round key's offset or
-// address.
+// mask, Z18 laneKey, Z19 the reduction constant; K1-K4 the packets' byte masks, K5 an AD's. GP:
+// AX, R10, R11, R13 the four key tables, R8 and SI scratch, DX a destination, tag pointer or
+// scratch, R12 the round count, BX the last round key's offset or address.
 var (
 	laneTabs = []Register{RAX, R10, R11, R13}
 	laneK    = []Register{K1, K2, K3, K4}
@@ -41,7 +40,9 @@ var (
 	laneLo   = []VecPhysical{Z24, Z25, Z26, Z27}
 	laneHi   = []VecPhysical{Z28, Z29, Z30, Z31}
 	laneMid  = []VecPhysical{Z13, Z14, Z15, Z16}
-	laneKey  = Z18 // each round key in turn of a group with one key (stageRoundKeys)
+	// laneKey holds each round key in turn of a group with one key (stageRoundKeys), and a
+	// constant or a power of H, loaded once for several instructions, outside the rounds.
+	laneKey = Z18
 )
 
 // lanes generates a lane kernel: func(d *gcmDesc, groups int), groups of four descriptors.
@@ -89,9 +90,10 @@ func lanes(name string, open bool) {
 		}
 	}
 	ctr := []VecPhysical{Z0, Z1, Z2, Z3, Z4}
+	VMOVDQU64(smallCtr, laneKey) // free until the rounds: one load for the four ORs
 	for i, c := range ctr[1:] {
 		VSHUFI64X2(U8(0x55*i), Z0, Z0, c) // packet i's IV in every lane
-		VPORQ(smallCtr, c, c)
+		VPORQ(laneKey, c, c)
 	}
 	VPORQ(smallJ0, Z0, Z0)
 
@@ -130,8 +132,9 @@ func lanes(name string, open bool) {
 
 	Comment("GHASH: packet i's blocks times its powers H^(nb+1)..H^2, summed per packet into lane i.")
 	for i, t := range laneTabs {
-		h := lanePowers(i, t, src, 1) // H^(nb+1)..H^2
-		karatsubaProducts(laneG[i], h, karatsuba(h), laneLo[i], laneHi[i], laneMid[i])
+		h := lanePowers(i, t, src, 1) // H^(nb+1)..H^2, loaded once for its two products
+		VMOVDQU64(h, laneKey)
+		karatsubaProducts(laneG[i], laneKey, karatsuba(h), laneLo[i], laneHi[i], laneMid[i])
 	}
 	laneAD()
 
