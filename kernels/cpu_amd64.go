@@ -224,7 +224,7 @@ var impl = struct {
 		case zmmHalves:
 			return [2]int{chachaSmallMax, chachaSmallOpenMax}
 		case chachaAVX512 && !ymmLatency2:
-			return [2]int{8*64 + 32, 9 * 64}
+			return lat1SmallFused
 		}
 		return [2]int{}
 	}(),

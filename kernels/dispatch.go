@@ -583,7 +583,7 @@ var routes = [...]struct{ chacha, gcm route }{
 	cpuAVX512Halves: {
 		route{tier: AVX512, minOps: 12, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 12*64 + 1,
 			openMin: 11*64 + 1, max: 23 * 64, openGap: [2]int{15*64 + 1, 17 * 64},
-			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, smallMax: [2]int{13 * 64, 17 * 64},
+			remainderMin: 18*64 + 1, smallMin: 3*64 + 1, smallMax: [2]int{chachaSmallMax, chachaSmallOpenMax},
 			longFused: lengths{23*64 + 1, 3<<10 - 1}, long: 3 << 10, adMin: 768}, beside: 48,
 			alone: 384, aloneAtMin: 13*64 + 1,
 			uniform: uniformLanes{tier: AVX512,
@@ -632,7 +632,7 @@ var routes = [...]struct{ chacha, gcm route }{
 	// docs/benchmarks.md
 	cpuAVX512Lat1: {
 		route{tier: AVX512, minOps: 8, tiny: AVX2, one: oneOps{tier: AVX512, sealMin: 1, openMin: 1, max: math.MaxInt,
-			smallMin: 3*64 + 1, smallMax: [2]int{8*64 + 32, 9 * 64}}, beside: 48,
+			smallMin: 3*64 + 1, smallMax: lat1SmallFused}, beside: 48,
 			longRest: longRemainder{minOps: 9, maxOps: 11, minLen: 18*64 + 1},
 			mixed:    mixedLanes{shortMax: 512, fewOps: 32, manyOps: 32, longAD: 64},
 			pipe:     pipeSeals{tier: AVX512, minOps: 3, lengths: seal24Lengths, maxAD: sealChainMaxAD},
@@ -697,6 +697,12 @@ func (r *route) aloneFaster(ops []Op, beside *tinyOps, k, rest int, open bool) b
 	}
 	return true
 }
+
+// lat1SmallFused is the longest Seal and Open that the AVX-512 cores of 1-cycle latency with
+// full-width zmm (cpuAVX512Lat1) run alone on the fused small kernel (chachaPoly1305SmallAVX512),
+// short of its own limits: past them their AVX512 one-op path is faster (the figures beside
+// impl.chachaSmallFused).
+var lat1SmallFused = [2]int{8*64 + 32, 9 * 64}
 
 // longRemainder is which remainders past the lanes' whole groups (or batches of fewer than 16) a
 // route runs op by op, where each op has a one-op path of its own (runSmall): minOps to maxOps
