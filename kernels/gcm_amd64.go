@@ -33,7 +33,9 @@ import (
 //     latency, so Seal's last chunk GHASH runs between them (AVX512 and VAES), and on AVX512 the
 //     lanes' closing products and Open's tail GHASH too,
 //  4. writes E_K(J0) XOR GHASH as the tag, or for Open its difference from the received tag
-//     (section 7.1 step 6), so that no tag copy or comparison loop is left to Go.
+//     (section 7.1 step 6), so that no tag copy or comparison loop is left to Go. On AVX512 J0
+//     rides in a lane of the tail's last zmm that the text leaves free, where there is one,
+//     rather than taking AES rounds of its own.
 //
 // Lane layout: both, by packet size.
 //

@@ -839,6 +839,21 @@ ctr_carry_16:
 	VPSHUFB   Z17, Z3, Z3
 
 ctr_done_17:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_18
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_18
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z3
+
+j0_no_lane_18:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VPXORQ     Z23, Z2, Z2
@@ -918,7 +933,7 @@ ctr_done_17:
 	VAESENC    Z20, Z2, Z2
 	VAESENC    Z20, Z3, Z3
 	CMPQ       R12, $0x0a
-	JE         aes_last_18
+	JE         aes_last_19
 	VMOVDQU64  640(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -930,7 +945,7 @@ ctr_done_17:
 	VAESENC    Z18, Z2, Z2
 	VAESENC    Z18, Z3, Z3
 	CMPQ       R12, $0x0c
-	JE         aes_last_18
+	JE         aes_last_19
 	VMOVDQU64  768(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -942,11 +957,12 @@ ctr_done_17:
 	VAESENC    Z18, Z2, Z2
 	VAESENC    Z18, Z3, Z3
 
-aes_last_18:
+aes_last_19:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
 	VAESENCLAST     Z14, Z2, Z2
 	VAESENCLAST     Z14, Z3, Z3
+	VPCOMPRESSQ     Z3, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -965,11 +981,11 @@ aes_last_18:
 	VMOVDQU8.Z      Z3, K1, Z3
 	VPSHUFB         Z17, Z3, Z7
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_19
+	JE              lens_no_lane_20
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_19
+	JZ              lens_no_lane_20
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -977,7 +993,7 @@ aes_last_18:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z7, K2, Z7
 
-lens_no_lane_19:
+lens_no_lane_20:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -1012,11 +1028,11 @@ lens_no_lane_19:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_20
+	JE         no_lens_21
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_20
+	JNZ        no_lens_21
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -1027,7 +1043,7 @@ lens_no_lane_19:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_20:
+no_lens_21:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1043,13 +1059,13 @@ no_lens_20:
 
 tail3_15:
 	CMPQ      R13, $0xf4
-	JA        ctr_carry_21
+	JA        ctr_carry_22
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
-	JMP       ctr_done_22
+	JMP       ctr_done_23
 
-ctr_carry_21:
+ctr_carry_22:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -1057,7 +1073,22 @@ ctr_carry_21:
 	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
 	VPSHUFB   Z17, Z2, Z2
 
-ctr_done_22:
+ctr_done_23:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_24
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_24
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z2
+
+j0_no_lane_24:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VPXORQ     Z23, Z2, Z2
@@ -1127,7 +1158,7 @@ ctr_done_22:
 	VAESENC    Z20, Z1, Z1
 	VAESENC    Z20, Z2, Z2
 	CMPQ       R12, $0x0a
-	JE         aes_last_23
+	JE         aes_last_25
 	VMOVDQU64  640(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -1137,7 +1168,7 @@ ctr_done_22:
 	VAESENC    Z18, Z1, Z1
 	VAESENC    Z18, Z2, Z2
 	CMPQ       R12, $0x0c
-	JE         aes_last_23
+	JE         aes_last_25
 	VMOVDQU64  768(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -1147,10 +1178,11 @@ ctr_done_22:
 	VAESENC    Z18, Z1, Z1
 	VAESENC    Z18, Z2, Z2
 
-aes_last_23:
+aes_last_25:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
 	VAESENCLAST     Z14, Z2, Z2
+	VPCOMPRESSQ     Z2, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -1165,11 +1197,11 @@ aes_last_23:
 	VMOVDQU8.Z      Z2, K1, Z2
 	VPSHUFB         Z17, Z2, Z6
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_24
+	JE              lens_no_lane_26
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_24
+	JZ              lens_no_lane_26
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -1177,7 +1209,7 @@ aes_last_23:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z6, K2, Z6
 
-lens_no_lane_24:
+lens_no_lane_26:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -1204,11 +1236,11 @@ lens_no_lane_24:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_25
+	JE         no_lens_27
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_25
+	JNZ        no_lens_27
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -1219,7 +1251,7 @@ lens_no_lane_24:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_25:
+no_lens_27:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1235,18 +1267,33 @@ no_lens_25:
 
 tail2_14:
 	CMPQ      R13, $0xf8
-	JA        ctr_carry_26
+	JA        ctr_carry_28
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
-	JMP       ctr_done_27
+	JMP       ctr_done_29
 
-ctr_carry_26:
+ctr_carry_28:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
 	VPSHUFB   Z17, Z1, Z1
 
-ctr_done_27:
+ctr_done_29:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_30
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_30
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z1
+
+j0_no_lane_30:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VAESENC    Z24, Z0, Z0
@@ -1306,7 +1353,7 @@ ctr_done_27:
 	VAESENC    Z20, Z0, Z0
 	VAESENC    Z20, Z1, Z1
 	CMPQ       R12, $0x0a
-	JE         aes_last_28
+	JE         aes_last_31
 	VMOVDQU64  640(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -1314,7 +1361,7 @@ ctr_done_27:
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
 	CMPQ       R12, $0x0c
-	JE         aes_last_28
+	JE         aes_last_31
 	VMOVDQU64  768(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -1322,9 +1369,10 @@ ctr_done_27:
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
 
-aes_last_28:
+aes_last_31:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
+	VPCOMPRESSQ     Z1, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -1335,11 +1383,11 @@ aes_last_28:
 	VMOVDQU8.Z      Z1, K1, Z1
 	VPSHUFB         Z17, Z1, Z5
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_29
+	JE              lens_no_lane_32
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_29
+	JZ              lens_no_lane_32
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -1347,7 +1395,7 @@ aes_last_28:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z5, K2, Z5
 
-lens_no_lane_29:
+lens_no_lane_32:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -1366,11 +1414,11 @@ lens_no_lane_29:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_30
+	JE         no_lens_33
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_30
+	JNZ        no_lens_33
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -1381,7 +1429,7 @@ lens_no_lane_29:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_30:
+no_lens_33:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1397,15 +1445,30 @@ no_lens_30:
 
 tail1_13:
 	CMPQ      R13, $0xfc
-	JA        ctr_carry_31
+	JA        ctr_carry_34
 	VMOVDQA64 Z16, Z0
-	JMP       ctr_done_32
+	JMP       ctr_done_35
 
-ctr_carry_31:
+ctr_carry_34:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 
-ctr_done_32:
+ctr_done_35:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_36
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_36
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z0
+
+j0_no_lane_36:
 	VPXORQ     Z23, Z0, Z0
 	VAESENC    Z24, Z0, Z0
 	VPSHUFD    $0x4e, Z9, Z10
@@ -1455,31 +1518,32 @@ ctr_done_32:
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 	VAESENC    Z20, Z0, Z0
 	CMPQ       R12, $0x0a
-	JE         aes_last_33
+	JE         aes_last_37
 	VMOVDQU64  640(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VMOVDQU64  704(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	CMPQ       R12, $0x0c
-	JE         aes_last_33
+	JE         aes_last_37
 	VMOVDQU64  768(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VMOVDQU64  832(AX), Z18
 	VAESENC    Z18, Z0, Z0
 
-aes_last_33:
+aes_last_37:
 	VAESENCLAST     Z14, Z0, Z0
+	VPCOMPRESSQ     Z0, K2, Z22
 	VMOVDQU8.Z      (SI), K1, Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU8        Z0, K1, (DX)
 	VMOVDQU8.Z      Z0, K1, Z0
 	VPSHUFB         Z17, Z0, Z4
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_34
+	JE              lens_no_lane_38
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_34
+	JZ              lens_no_lane_38
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -1487,7 +1551,7 @@ aes_last_33:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z4, K2, Z4
 
-lens_no_lane_34:
+lens_no_lane_38:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -1498,11 +1562,11 @@ lens_no_lane_34:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_35
+	JE         no_lens_39
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_35
+	JNZ        no_lens_39
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -1513,7 +1577,7 @@ lens_no_lane_34:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_35:
+no_lens_39:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1527,7 +1591,7 @@ no_lens_35:
 	VPXOR         X11, X9, X15
 
 tail_done_12:
-	JMP finish
+	JMP tail_finish
 
 text_tail:
 	VPSHUFB   X17, X16, X11
@@ -1545,43 +1609,43 @@ text_tail:
 	LEAQ      1296(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_36
+	JE        no_lens_40
 	SUBQ      $0x10, R10
 
-no_lens_36:
+no_lens_40:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_37
+	JNE    lanes_mul_41
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_37
+	JNE    lanes_mul_41
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_38
+	JMP    lanes_closed_42
 
-lanes_mul_37:
+lanes_mul_41:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_38:
+lanes_closed_42:
 	LEAQ      63(R8), R11
 	SHRQ      $0x06, R11
 	CMPQ      R11, $0x01
-	JE        tail1_40
+	JE        tail1_44
 	CMPQ      R11, $0x02
-	JE        tail2_41
+	JE        tail2_45
 	CMPQ      R11, $0x03
-	JE        tail3_42
+	JE        tail3_46
 	CMPQ      R13, $0xf0
-	JA        ctr_carry_43
+	JA        ctr_carry_47
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
-	JMP       ctr_done_44
+	JMP       ctr_done_48
 
-ctr_carry_43:
+ctr_carry_47:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -1591,7 +1655,22 @@ ctr_carry_43:
 	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
 	VPSHUFB   Z17, Z3, Z3
 
-ctr_done_44:
+ctr_done_48:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_49
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_49
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z3
+
+j0_no_lane_49:
 	VPXORQ    Z23, Z0, Z0
 	VPXORQ    Z23, Z1, Z1
 	VPXORQ    Z23, Z2, Z2
@@ -1633,7 +1712,7 @@ ctr_done_44:
 	VAESENC   Z20, Z2, Z2
 	VAESENC   Z20, Z3, Z3
 	CMPQ      R12, $0x0a
-	JE        aes_last_45
+	JE        aes_last_50
 	VMOVDQU64 640(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -1645,7 +1724,7 @@ ctr_done_44:
 	VAESENC   Z18, Z2, Z2
 	VAESENC   Z18, Z3, Z3
 	CMPQ      R12, $0x0c
-	JE        aes_last_45
+	JE        aes_last_50
 	VMOVDQU64 768(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -1657,11 +1736,12 @@ ctr_done_44:
 	VAESENC   Z18, Z2, Z2
 	VAESENC   Z18, Z3, Z3
 
-aes_last_45:
+aes_last_50:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
 	VAESENCLAST     Z14, Z2, Z2
 	VAESENCLAST     Z14, Z3, Z3
+	VPCOMPRESSQ     Z3, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -1680,11 +1760,11 @@ aes_last_45:
 	VMOVDQU8.Z      Z3, K1, Z3
 	VPSHUFB         Z17, Z3, Z7
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_46
+	JE              lens_no_lane_51
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_46
+	JZ              lens_no_lane_51
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -1692,7 +1772,7 @@ aes_last_45:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z7, K2, Z7
 
-lens_no_lane_46:
+lens_no_lane_51:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -1727,11 +1807,11 @@ lens_no_lane_46:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_47
+	JE         no_lens_52
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_47
+	JNZ        no_lens_52
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -1742,7 +1822,7 @@ lens_no_lane_46:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_47:
+no_lens_52:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1754,17 +1834,17 @@ no_lens_47:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_39
+	JMP           tail_done_43
 
-tail3_42:
+tail3_46:
 	CMPQ      R13, $0xf4
-	JA        ctr_carry_48
+	JA        ctr_carry_53
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
-	JMP       ctr_done_49
+	JMP       ctr_done_54
 
-ctr_carry_48:
+ctr_carry_53:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -1772,7 +1852,22 @@ ctr_carry_48:
 	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
 	VPSHUFB   Z17, Z2, Z2
 
-ctr_done_49:
+ctr_done_54:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_55
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_55
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z2
+
+j0_no_lane_55:
 	VPXORQ    Z23, Z0, Z0
 	VPXORQ    Z23, Z1, Z1
 	VPXORQ    Z23, Z2, Z2
@@ -1804,7 +1899,7 @@ ctr_done_49:
 	VAESENC   Z20, Z1, Z1
 	VAESENC   Z20, Z2, Z2
 	CMPQ      R12, $0x0a
-	JE        aes_last_50
+	JE        aes_last_56
 	VMOVDQU64 640(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -1814,7 +1909,7 @@ ctr_done_49:
 	VAESENC   Z18, Z1, Z1
 	VAESENC   Z18, Z2, Z2
 	CMPQ      R12, $0x0c
-	JE        aes_last_50
+	JE        aes_last_56
 	VMOVDQU64 768(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -1824,10 +1919,11 @@ ctr_done_49:
 	VAESENC   Z18, Z1, Z1
 	VAESENC   Z18, Z2, Z2
 
-aes_last_50:
+aes_last_56:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
 	VAESENCLAST     Z14, Z2, Z2
+	VPCOMPRESSQ     Z2, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -1842,11 +1938,11 @@ aes_last_50:
 	VMOVDQU8.Z      Z2, K1, Z2
 	VPSHUFB         Z17, Z2, Z6
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_51
+	JE              lens_no_lane_57
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_51
+	JZ              lens_no_lane_57
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -1854,7 +1950,7 @@ aes_last_50:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z6, K2, Z6
 
-lens_no_lane_51:
+lens_no_lane_57:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -1881,11 +1977,11 @@ lens_no_lane_51:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_52
+	JE         no_lens_58
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_52
+	JNZ        no_lens_58
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -1896,7 +1992,7 @@ lens_no_lane_51:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_52:
+no_lens_58:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -1908,22 +2004,37 @@ no_lens_52:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_39
+	JMP           tail_done_43
 
-tail2_41:
+tail2_45:
 	CMPQ      R13, $0xf8
-	JA        ctr_carry_53
+	JA        ctr_carry_59
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
-	JMP       ctr_done_54
+	JMP       ctr_done_60
 
-ctr_carry_53:
+ctr_carry_59:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
 	VPSHUFB   Z17, Z1, Z1
 
-ctr_done_54:
+ctr_done_60:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_61
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_61
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z1
+
+j0_no_lane_61:
 	VPXORQ    Z23, Z0, Z0
 	VPXORQ    Z23, Z1, Z1
 	VAESENC   Z24, Z0, Z0
@@ -1945,7 +2056,7 @@ ctr_done_54:
 	VAESENC   Z20, Z0, Z0
 	VAESENC   Z20, Z1, Z1
 	CMPQ      R12, $0x0a
-	JE        aes_last_55
+	JE        aes_last_62
 	VMOVDQU64 640(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -1953,7 +2064,7 @@ ctr_done_54:
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
 	CMPQ      R12, $0x0c
-	JE        aes_last_55
+	JE        aes_last_62
 	VMOVDQU64 768(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -1961,9 +2072,10 @@ ctr_done_54:
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
 
-aes_last_55:
+aes_last_62:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
+	VPCOMPRESSQ     Z1, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -1974,11 +2086,11 @@ aes_last_55:
 	VMOVDQU8.Z      Z1, K1, Z1
 	VPSHUFB         Z17, Z1, Z5
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_56
+	JE              lens_no_lane_63
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_56
+	JZ              lens_no_lane_63
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -1986,7 +2098,7 @@ aes_last_55:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z5, K2, Z5
 
-lens_no_lane_56:
+lens_no_lane_63:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -2005,11 +2117,11 @@ lens_no_lane_56:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_57
+	JE         no_lens_64
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_57
+	JNZ        no_lens_64
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -2020,7 +2132,7 @@ lens_no_lane_56:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_57:
+no_lens_64:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2032,19 +2144,34 @@ no_lens_57:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_39
+	JMP           tail_done_43
 
-tail1_40:
+tail1_44:
 	CMPQ      R13, $0xfc
-	JA        ctr_carry_58
+	JA        ctr_carry_65
 	VMOVDQA64 Z16, Z0
-	JMP       ctr_done_59
+	JMP       ctr_done_66
 
-ctr_carry_58:
+ctr_carry_65:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 
-ctr_done_59:
+ctr_done_66:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_67
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_67
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z0
+
+j0_no_lane_67:
 	VPXORQ    Z23, Z0, Z0
 	VAESENC   Z24, Z0, Z0
 	VAESENC   Z25, Z0, Z0
@@ -2056,31 +2183,32 @@ ctr_done_59:
 	VAESENC   Z31, Z0, Z0
 	VAESENC   Z20, Z0, Z0
 	CMPQ      R12, $0x0a
-	JE        aes_last_60
+	JE        aes_last_68
 	VMOVDQU64 640(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VMOVDQU64 704(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	CMPQ      R12, $0x0c
-	JE        aes_last_60
+	JE        aes_last_68
 	VMOVDQU64 768(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VMOVDQU64 832(AX), Z18
 	VAESENC   Z18, Z0, Z0
 
-aes_last_60:
+aes_last_68:
 	VAESENCLAST     Z14, Z0, Z0
+	VPCOMPRESSQ     Z0, K2, Z22
 	VMOVDQU8.Z      (SI), K1, Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU8        Z0, K1, (DX)
 	VMOVDQU8.Z      Z0, K1, Z0
 	VPSHUFB         Z17, Z0, Z4
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_61
+	JE              lens_no_lane_69
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_61
+	JZ              lens_no_lane_69
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -2088,7 +2216,7 @@ aes_last_60:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z4, K2, Z4
 
-lens_no_lane_61:
+lens_no_lane_69:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -2099,11 +2227,11 @@ lens_no_lane_61:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_62
+	JE         no_lens_70
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_62
+	JNZ        no_lens_70
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -2114,7 +2242,7 @@ lens_no_lane_61:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_62:
+no_lens_70:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2127,8 +2255,8 @@ no_lens_62:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_39:
-	JMP finish
+tail_done_43:
+	JMP tail_finish
 
 no_tail:
 	CMPQ 24(DI), $0x00
@@ -2162,28 +2290,28 @@ close_lanes:
 	LEAQ 1296(AX), R10
 	SUBQ R11, R10
 	CMPQ 48(DI), $0x00
-	JE   no_lens_63
+	JE   no_lens_71
 	SUBQ $0x10, R10
 
-no_lens_63:
+no_lens_71:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_64
+	JNE    lanes_mul_72
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_64
+	JNE    lanes_mul_72
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_65
+	JMP    lanes_closed_73
 
-lanes_mul_64:
+lanes_mul_72:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_65:
+lanes_closed_73:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_66
+	JE         no_lens_74
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -2194,7 +2322,7 @@ lanes_closed_65:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_66:
+no_lens_74:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2206,6 +2334,16 @@ no_lens_66:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
+
+tail_finish:
+	CMPQ      48(DI), $0x00
+	JE        finish
+	LEAQ      15(R8), R11
+	SHRQ      $0x04, R11
+	ANDQ      $0x03, R11
+	JZ        finish
+	VMOVDQA64 X22, X0
+	JMP       tag_ready
 
 finish:
 	CMPQ 48(DI), $0x00
@@ -2225,25 +2363,27 @@ finish:
 	VAESENC   X31, X0, X0
 	VAESENC   X20, X0, X0
 	CMPQ      R12, $0x0a
-	JE        aes_last_67
+	JE        aes_last_75
 	VMOVDQU64 640(AX), Z18
 	VAESENC   X18, X0, X0
 	VMOVDQU64 704(AX), Z18
 	VAESENC   X18, X0, X0
 	CMPQ      R12, $0x0c
-	JE        aes_last_67
+	JE        aes_last_75
 	VMOVDQU64 768(AX), Z18
 	VAESENC   X18, X0, X0
 	VMOVDQU64 832(AX), Z18
 	VAESENC   X18, X0, X0
 
-aes_last_67:
+aes_last_75:
 	VAESENCLAST X14, X0, X0
-	VPSHUFB     X17, X15, X1
-	VPXOR       X1, X0, X0
-	MOVQ        48(DI), R11
-	VMOVDQU     X0, (R11)
-	JMP         advance
+
+tag_ready:
+	VPSHUFB X17, X15, X1
+	VPXOR   X1, X0, X0
+	MOVQ    48(DI), R11
+	VMOVDQU X0, (R11)
+	JMP     advance
 
 next:
 	VMOVDQU X15, 72(DI)
@@ -2268,6 +2408,7 @@ done:
 	VPXORQ Z20, Z20, Z20
 	VPXORQ Z14, Z14, Z14
 	VPXORQ Z18, Z18, Z18
+	VPXORQ Z22, Z22, Z22
 	VZEROUPPER
 	RET
 
@@ -2405,11 +2546,11 @@ ad_tail_hashed:
 	LEAQ          63(R8), R11
 	SHRQ          $0x06, R11
 	CMPQ          R11, $0x01
-	JE            tail1_69
+	JE            tail1_77
 	CMPQ          R11, $0x02
-	JE            tail2_70
+	JE            tail2_78
 	CMPQ          R11, $0x03
-	JE            tail3_71
+	JE            tail3_79
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -2459,9 +2600,9 @@ ad_tail_hashed:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_68
+	JMP           tail_done_76
 
-tail3_71:
+tail3_79:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -2501,9 +2642,9 @@ tail3_71:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_68
+	JMP           tail_done_76
 
-tail2_70:
+tail2_78:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU8.Z    64(SI), K1, Z5
@@ -2533,9 +2674,9 @@ tail2_70:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_68
+	JMP           tail_done_76
 
-tail1_69:
+tail1_77:
 	VMOVDQU8.Z    (SI), K1, Z4
 	VPSHUFB       Z17, Z4, Z4
 	VPXORQ        Z15, Z4, Z4
@@ -2556,7 +2697,7 @@ tail1_69:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_68:
+tail_done_76:
 text:
 	VPXORQ Z9, Z9, Z9
 
@@ -2574,15 +2715,15 @@ chunk:
 	CMPQ      R8, $0x00000100
 	JB        text_tail
 	CMPQ      R13, $0xec
-	JA        ctr_carry_72
+	JA        ctr_carry_80
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
 	VPADDD    gcmCtrStepBE<>+192(SB), Z16, Z16
-	JMP       ctr_done_73
+	JMP       ctr_done_81
 
-ctr_carry_72:
+ctr_carry_80:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -2594,7 +2735,7 @@ ctr_carry_72:
 	VPADDD    gcmCtrStep<>+192(SB), Z11, Z16
 	VPSHUFB   Z17, Z16, Z16
 
-ctr_done_73:
+ctr_done_81:
 	ADDQ       $0x10, R13
 	MOVBQZX    R13, R13
 	VMOVDQU64  (SI), Z4
@@ -2681,7 +2822,7 @@ ctr_done_73:
 	VPSHUFD    $0x4e, Z10, Z10
 	VPTERNLOGQ $0x96, Z11, Z10, Z9
 	CMPQ       R12, $0x0a
-	JE         aes_last_74
+	JE         aes_last_82
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    640(AX), Z2, Z2
@@ -2691,7 +2832,7 @@ ctr_done_73:
 	VAESENC    704(AX), Z2, Z2
 	VAESENC    704(AX), Z3, Z3
 	CMPQ       R12, $0x0c
-	JE         aes_last_74
+	JE         aes_last_82
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    768(AX), Z2, Z2
@@ -2701,7 +2842,7 @@ ctr_done_73:
 	VAESENC    832(AX), Z2, Z2
 	VAESENC    832(AX), Z3, Z3
 
-aes_last_74:
+aes_last_82:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -2735,27 +2876,27 @@ text_tail:
 	LEAQ      1296(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_75
+	JE        no_lens_83
 	SUBQ      $0x10, R10
 
-no_lens_75:
+no_lens_83:
 	LEAQ      63(R8), R11
 	SHRQ      $0x06, R11
 	CMPQ      R11, $0x01
-	JE        tail1_77
+	JE        tail1_85
 	CMPQ      R11, $0x02
-	JE        tail2_78
+	JE        tail2_86
 	CMPQ      R11, $0x03
-	JE        tail3_79
+	JE        tail3_87
 	CMPQ      R13, $0xf0
-	JA        ctr_carry_80
+	JA        ctr_carry_88
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
-	JMP       ctr_done_81
+	JMP       ctr_done_89
 
-ctr_carry_80:
+ctr_carry_88:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -2765,7 +2906,22 @@ ctr_carry_80:
 	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
 	VPSHUFB   Z17, Z3, Z3
 
-ctr_done_81:
+ctr_done_89:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_90
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_90
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z3
+
+j0_no_lane_90:
 	VMOVDQU64       (SI), Z4
 	VPSHUFB         Z17, Z4, Z4
 	VMOVDQU64       64(SI), Z5
@@ -2775,11 +2931,11 @@ ctr_done_81:
 	VMOVDQU8.Z      192(SI), K1, Z7
 	VPSHUFB         Z17, Z7, Z7
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_82
+	JE              lens_no_lane_91
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_82
+	JZ              lens_no_lane_91
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -2787,7 +2943,7 @@ ctr_done_81:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z7, K2, Z7
 
-lens_no_lane_82:
+lens_no_lane_91:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VPXORQ     Z23, Z2, Z2
@@ -2867,7 +3023,7 @@ lens_no_lane_82:
 	VAESENC    Z20, Z2, Z2
 	VAESENC    Z20, Z3, Z3
 	CMPQ       R12, $0x0a
-	JE         aes_last_83
+	JE         aes_last_92
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    640(AX), Z2, Z2
@@ -2877,7 +3033,7 @@ lens_no_lane_82:
 	VAESENC    704(AX), Z2, Z2
 	VAESENC    704(AX), Z3, Z3
 	CMPQ       R12, $0x0c
-	JE         aes_last_83
+	JE         aes_last_92
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    768(AX), Z2, Z2
@@ -2887,11 +3043,12 @@ lens_no_lane_82:
 	VAESENC    832(AX), Z2, Z2
 	VAESENC    832(AX), Z3, Z3
 
-aes_last_83:
+aes_last_92:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
 	VAESENCLAST Z14, Z3, Z3
+	VPCOMPRESSQ Z3, K2, Z22
 	VPXORQ      (SI), Z0, Z0
 	VMOVDQU64   Z0, (DX)
 	VPXORQ      64(SI), Z1, Z1
@@ -2902,11 +3059,11 @@ aes_last_83:
 	VPXORQ      Z11, Z3, Z3
 	VMOVDQU8    Z3, K1, 192(DX)
 	CMPQ        48(DI), $0x00
-	JE          no_lens_84
+	JE          no_lens_93
 	LEAQ        15(R8), R11
 	SHRQ        $0x04, R11
 	ANDQ        $0x03, R11
-	JNZ         no_lens_84
+	JNZ         no_lens_93
 	VMOVDQU     56(DI), X11
 	VPSHUFD     $0x4e, X11, X21
 	VPXORQ      X11, X21, X21
@@ -2917,7 +3074,7 @@ aes_last_83:
 	VPXORQ      Z13, Z9, Z9
 	VPXORQ      Z21, Z10, Z10
 
-no_lens_84:
+no_lens_93:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -2929,17 +3086,17 @@ no_lens_84:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_76
+	JMP           tail_done_84
 
-tail3_79:
+tail3_87:
 	CMPQ      R13, $0xf4
-	JA        ctr_carry_85
+	JA        ctr_carry_94
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
-	JMP       ctr_done_86
+	JMP       ctr_done_95
 
-ctr_carry_85:
+ctr_carry_94:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -2947,7 +3104,22 @@ ctr_carry_85:
 	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
 	VPSHUFB   Z17, Z2, Z2
 
-ctr_done_86:
+ctr_done_95:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_96
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_96
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z2
+
+j0_no_lane_96:
 	VMOVDQU64       (SI), Z4
 	VPSHUFB         Z17, Z4, Z4
 	VMOVDQU64       64(SI), Z5
@@ -2955,11 +3127,11 @@ ctr_done_86:
 	VMOVDQU8.Z      128(SI), K1, Z6
 	VPSHUFB         Z17, Z6, Z6
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_87
+	JE              lens_no_lane_97
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_87
+	JZ              lens_no_lane_97
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -2967,7 +3139,7 @@ ctr_done_86:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z6, K2, Z6
 
-lens_no_lane_87:
+lens_no_lane_97:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VPXORQ     Z23, Z2, Z2
@@ -3029,7 +3201,7 @@ lens_no_lane_87:
 	VAESENC    Z20, Z1, Z1
 	VAESENC    Z20, Z2, Z2
 	CMPQ       R12, $0x0a
-	JE         aes_last_88
+	JE         aes_last_98
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    640(AX), Z2, Z2
@@ -3037,7 +3209,7 @@ lens_no_lane_87:
 	VAESENC    704(AX), Z1, Z1
 	VAESENC    704(AX), Z2, Z2
 	CMPQ       R12, $0x0c
-	JE         aes_last_88
+	JE         aes_last_98
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    768(AX), Z2, Z2
@@ -3045,10 +3217,11 @@ lens_no_lane_87:
 	VAESENC    832(AX), Z1, Z1
 	VAESENC    832(AX), Z2, Z2
 
-aes_last_88:
+aes_last_98:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
+	VPCOMPRESSQ Z2, K2, Z22
 	VPXORQ      (SI), Z0, Z0
 	VMOVDQU64   Z0, (DX)
 	VPXORQ      64(SI), Z1, Z1
@@ -3057,11 +3230,11 @@ aes_last_88:
 	VPXORQ      Z11, Z2, Z2
 	VMOVDQU8    Z2, K1, 128(DX)
 	CMPQ        48(DI), $0x00
-	JE          no_lens_89
+	JE          no_lens_99
 	LEAQ        15(R8), R11
 	SHRQ        $0x04, R11
 	ANDQ        $0x03, R11
-	JNZ         no_lens_89
+	JNZ         no_lens_99
 	VMOVDQU     56(DI), X11
 	VPSHUFD     $0x4e, X11, X21
 	VPXORQ      X11, X21, X21
@@ -3072,7 +3245,7 @@ aes_last_88:
 	VPXORQ      Z13, Z9, Z9
 	VPXORQ      Z21, Z10, Z10
 
-no_lens_89:
+no_lens_99:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -3084,32 +3257,47 @@ no_lens_89:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_76
+	JMP           tail_done_84
 
-tail2_78:
+tail2_86:
 	CMPQ      R13, $0xf8
-	JA        ctr_carry_90
+	JA        ctr_carry_100
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
-	JMP       ctr_done_91
+	JMP       ctr_done_101
 
-ctr_carry_90:
+ctr_carry_100:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
 	VPSHUFB   Z17, Z1, Z1
 
-ctr_done_91:
+ctr_done_101:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_102
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_102
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z1
+
+j0_no_lane_102:
 	VMOVDQU64       (SI), Z4
 	VPSHUFB         Z17, Z4, Z4
 	VMOVDQU8.Z      64(SI), K1, Z5
 	VPSHUFB         Z17, Z5, Z5
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_92
+	JE              lens_no_lane_103
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_92
+	JZ              lens_no_lane_103
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -3117,7 +3305,7 @@ ctr_done_91:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z5, K2, Z5
 
-lens_no_lane_92:
+lens_no_lane_103:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VAESENC    Z24, Z0, Z0
@@ -3161,32 +3349,33 @@ lens_no_lane_92:
 	VAESENC    Z20, Z0, Z0
 	VAESENC    Z20, Z1, Z1
 	CMPQ       R12, $0x0a
-	JE         aes_last_93
+	JE         aes_last_104
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    704(AX), Z0, Z0
 	VAESENC    704(AX), Z1, Z1
 	CMPQ       R12, $0x0c
-	JE         aes_last_93
+	JE         aes_last_104
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    832(AX), Z0, Z0
 	VAESENC    832(AX), Z1, Z1
 
-aes_last_93:
+aes_last_104:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
+	VPCOMPRESSQ Z1, K2, Z22
 	VPXORQ      (SI), Z0, Z0
 	VMOVDQU64   Z0, (DX)
 	VMOVDQU8.Z  64(SI), K1, Z11
 	VPXORQ      Z11, Z1, Z1
 	VMOVDQU8    Z1, K1, 64(DX)
 	CMPQ        48(DI), $0x00
-	JE          no_lens_94
+	JE          no_lens_105
 	LEAQ        15(R8), R11
 	SHRQ        $0x04, R11
 	ANDQ        $0x03, R11
-	JNZ         no_lens_94
+	JNZ         no_lens_105
 	VMOVDQU     56(DI), X11
 	VPSHUFD     $0x4e, X11, X21
 	VPXORQ      X11, X21, X21
@@ -3197,7 +3386,7 @@ aes_last_93:
 	VPXORQ      Z13, Z9, Z9
 	VPXORQ      Z21, Z10, Z10
 
-no_lens_94:
+no_lens_105:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -3209,27 +3398,42 @@ no_lens_94:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_76
+	JMP           tail_done_84
 
-tail1_77:
+tail1_85:
 	CMPQ      R13, $0xfc
-	JA        ctr_carry_95
+	JA        ctr_carry_106
 	VMOVDQA64 Z16, Z0
-	JMP       ctr_done_96
+	JMP       ctr_done_107
 
-ctr_carry_95:
+ctr_carry_106:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 
-ctr_done_96:
-	VMOVDQU8.Z      (SI), K1, Z4
-	VPSHUFB         Z17, Z4, Z4
+ctr_done_107:
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_97
+	JE              j0_no_lane_108
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_97
+	JZ              j0_no_lane_108
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z0
+
+j0_no_lane_108:
+	VMOVDQU8.Z      (SI), K1, Z4
+	VPSHUFB         Z17, Z4, Z4
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_109
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_109
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -3237,7 +3441,7 @@ ctr_done_96:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z4, K2, Z4
 
-lens_no_lane_97:
+lens_no_lane_109:
 	VPXORQ     Z23, Z0, Z0
 	VAESENC    Z24, Z0, Z0
 	VPSHUFD    $0x4e, Z9, Z10
@@ -3263,25 +3467,26 @@ lens_no_lane_97:
 	VAESENC    Z31, Z0, Z0
 	VAESENC    Z20, Z0, Z0
 	CMPQ       R12, $0x0a
-	JE         aes_last_98
+	JE         aes_last_110
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    704(AX), Z0, Z0
 	CMPQ       R12, $0x0c
-	JE         aes_last_98
+	JE         aes_last_110
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    832(AX), Z0, Z0
 
-aes_last_98:
+aes_last_110:
 	VAESENCLAST Z14, Z0, Z0
+	VPCOMPRESSQ Z0, K2, Z22
 	VMOVDQU8.Z  (SI), K1, Z11
 	VPXORQ      Z11, Z0, Z0
 	VMOVDQU8    Z0, K1, (DX)
 	CMPQ        48(DI), $0x00
-	JE          no_lens_99
+	JE          no_lens_111
 	LEAQ        15(R8), R11
 	SHRQ        $0x04, R11
 	ANDQ        $0x03, R11
-	JNZ         no_lens_99
+	JNZ         no_lens_111
 	VMOVDQU     56(DI), X11
 	VPSHUFD     $0x4e, X11, X21
 	VPXORQ      X11, X21, X21
@@ -3292,7 +3497,7 @@ aes_last_98:
 	VPXORQ      Z13, Z9, Z9
 	VPXORQ      Z21, Z10, Z10
 
-no_lens_99:
+no_lens_111:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -3305,8 +3510,8 @@ no_lens_99:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_76:
-	JMP finish
+tail_done_84:
+	JMP tail_finish
 
 no_tail:
 	CMPQ 24(DI), $0x00
@@ -3340,28 +3545,28 @@ close_lanes:
 	LEAQ 1296(AX), R10
 	SUBQ R11, R10
 	CMPQ 48(DI), $0x00
-	JE   no_lens_100
+	JE   no_lens_112
 	SUBQ $0x10, R10
 
-no_lens_100:
+no_lens_112:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_101
+	JNE    lanes_mul_113
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_101
+	JNE    lanes_mul_113
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_102
+	JMP    lanes_closed_114
 
-lanes_mul_101:
+lanes_mul_113:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_102:
+lanes_closed_114:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_103
+	JE         no_lens_115
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -3372,7 +3577,7 @@ lanes_closed_102:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_103:
+no_lens_115:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -3384,6 +3589,16 @@ no_lens_103:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
+
+tail_finish:
+	CMPQ      48(DI), $0x00
+	JE        finish
+	LEAQ      15(R8), R11
+	SHRQ      $0x04, R11
+	ANDQ      $0x03, R11
+	JZ        finish
+	VMOVDQA64 X22, X0
+	JMP       tag_ready
 
 finish:
 	CMPQ 48(DI), $0x00
@@ -3403,22 +3618,24 @@ finish:
 	VAESENC X31, X0, X0
 	VAESENC X20, X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_104
+	JE      aes_last_116
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_104
+	JE      aes_last_116
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_104:
+aes_last_116:
 	VAESENCLAST X14, X0, X0
-	VPSHUFB     X17, X15, X1
-	VPXOR       X1, X0, X0
-	MOVQ        48(DI), R11
-	VPXOR       (R11), X0, X0
-	VMOVDQU     X0, 72(DI)
-	JMP         advance
+
+tag_ready:
+	VPSHUFB X17, X15, X1
+	VPXOR   X1, X0, X0
+	MOVQ    48(DI), R11
+	VPXOR   (R11), X0, X0
+	VMOVDQU X0, 72(DI)
+	JMP     advance
 
 next:
 	VMOVDQU X15, 72(DI)
@@ -3443,6 +3660,7 @@ done:
 	VPXORQ Z20, Z20, Z20
 	VPXORQ Z14, Z14, Z14
 	VPXORQ Z18, Z18, Z18
+	VPXORQ Z22, Z22, Z22
 	VZEROUPPER
 	RET
 
@@ -3580,11 +3798,11 @@ ad_tail_hashed:
 	LEAQ          63(R8), R11
 	SHRQ          $0x06, R11
 	CMPQ          R11, $0x01
-	JE            tail1_106
+	JE            tail1_118
 	CMPQ          R11, $0x02
-	JE            tail2_107
+	JE            tail2_119
 	CMPQ          R11, $0x03
-	JE            tail3_108
+	JE            tail3_120
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -3634,9 +3852,9 @@ ad_tail_hashed:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_105
+	JMP           tail_done_117
 
-tail3_108:
+tail3_120:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -3676,9 +3894,9 @@ tail3_108:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_105
+	JMP           tail_done_117
 
-tail2_107:
+tail2_119:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU8.Z    64(SI), K1, Z5
@@ -3708,9 +3926,9 @@ tail2_107:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_105
+	JMP           tail_done_117
 
-tail1_106:
+tail1_118:
 	VMOVDQU8.Z    (SI), K1, Z4
 	VPSHUFB       Z17, Z4, Z4
 	VPXORQ        Z15, Z4, Z4
@@ -3731,7 +3949,7 @@ tail1_106:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_105:
+tail_done_117:
 text:
 	VPXORQ Z9, Z9, Z9
 
@@ -3747,15 +3965,15 @@ text_lanes_set:
 	CMPQ            R8, $0x00000100
 	JB              text_tail
 	CMPQ            R13, $0xec
-	JA              ctr_carry_109
+	JA              ctr_carry_121
 	VMOVDQA64       Z16, Z0
 	VPADDD          gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD          gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD          gcmCtrStepBE<>+128(SB), Z16, Z3
 	VPADDD          gcmCtrStepBE<>+192(SB), Z16, Z16
-	JMP             ctr_done_110
+	JMP             ctr_done_122
 
-ctr_carry_109:
+ctr_carry_121:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -3767,7 +3985,7 @@ ctr_carry_109:
 	VPADDD    gcmCtrStep<>+192(SB), Z11, Z16
 	VPSHUFB   Z17, Z16, Z16
 
-ctr_done_110:
+ctr_done_122:
 	ADDQ      $0x10, R13
 	MOVBQZX   R13, R13
 	VPXORQ    Z23, Z0, Z0
@@ -3811,7 +4029,7 @@ ctr_done_110:
 	VAESENC   Z20, Z2, Z2
 	VAESENC   Z20, Z3, Z3
 	CMPQ      R12, $0x0a
-	JE        aes_last_111
+	JE        aes_last_123
 	VMOVDQU64 640(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -3823,7 +4041,7 @@ ctr_done_110:
 	VAESENC   Z18, Z2, Z2
 	VAESENC   Z18, Z3, Z3
 	CMPQ      R12, $0x0c
-	JE        aes_last_111
+	JE        aes_last_123
 	VMOVDQU64 768(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -3835,7 +4053,7 @@ ctr_done_110:
 	VAESENC   Z18, Z2, Z2
 	VAESENC   Z18, Z3, Z3
 
-aes_last_111:
+aes_last_123:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -3862,15 +4080,15 @@ chunk:
 	CMPQ      R8, $0x00000100
 	JB        drain
 	CMPQ      R13, $0xec
-	JA        ctr_carry_112
+	JA        ctr_carry_124
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
 	VPADDD    gcmCtrStepBE<>+192(SB), Z16, Z16
-	JMP       ctr_done_113
+	JMP       ctr_done_125
 
-ctr_carry_112:
+ctr_carry_124:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -3882,7 +4100,7 @@ ctr_carry_112:
 	VPADDD    gcmCtrStep<>+192(SB), Z11, Z16
 	VPSHUFB   Z17, Z16, Z16
 
-ctr_done_113:
+ctr_done_125:
 	ADDQ       $0x10, R13
 	MOVBQZX    R13, R13
 	VPXORQ     Z23, Z0, Z0
@@ -3960,7 +4178,7 @@ ctr_done_113:
 	VPSHUFD    $0x4e, Z10, Z10
 	VPTERNLOGQ $0x96, Z11, Z10, Z9
 	CMPQ       R12, $0x0a
-	JE         aes_last_114
+	JE         aes_last_126
 	VMOVDQU64  640(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -3972,7 +4190,7 @@ ctr_done_113:
 	VAESENC    Z18, Z2, Z2
 	VAESENC    Z18, Z3, Z3
 	CMPQ       R12, $0x0c
-	JE         aes_last_114
+	JE         aes_last_126
 	VMOVDQU64  768(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -3984,7 +4202,7 @@ ctr_done_113:
 	VAESENC    Z18, Z2, Z2
 	VAESENC    Z18, Z3, Z3
 
-aes_last_114:
+aes_last_126:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -4059,27 +4277,27 @@ drain_tail:
 	LEAQ      1296(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_115
+	JE        no_lens_127
 	SUBQ      $0x10, R10
 
-no_lens_115:
+no_lens_127:
 	LEAQ      63(R8), R11
 	SHRQ      $0x06, R11
 	CMPQ      R11, $0x01
-	JE        tail1_117
+	JE        tail1_129
 	CMPQ      R11, $0x02
-	JE        tail2_118
+	JE        tail2_130
 	CMPQ      R11, $0x03
-	JE        tail3_119
+	JE        tail3_131
 	CMPQ      R13, $0xf0
-	JA        ctr_carry_120
+	JA        ctr_carry_132
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
-	JMP       ctr_done_121
+	JMP       ctr_done_133
 
-ctr_carry_120:
+ctr_carry_132:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -4089,7 +4307,22 @@ ctr_carry_120:
 	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
 	VPSHUFB   Z17, Z3, Z3
 
-ctr_done_121:
+ctr_done_133:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_134
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_134
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z3
+
+j0_no_lane_134:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VPXORQ     Z23, Z2, Z2
@@ -4170,7 +4403,7 @@ ctr_done_121:
 	VAESENC    Z20, Z2, Z2
 	VAESENC    Z20, Z3, Z3
 	CMPQ       R12, $0x0a
-	JE         aes_last_122
+	JE         aes_last_135
 	VMOVDQU64  640(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -4182,7 +4415,7 @@ ctr_done_121:
 	VAESENC    Z18, Z2, Z2
 	VAESENC    Z18, Z3, Z3
 	CMPQ       R12, $0x0c
-	JE         aes_last_122
+	JE         aes_last_135
 	VMOVDQU64  768(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -4194,11 +4427,12 @@ ctr_done_121:
 	VAESENC    Z18, Z2, Z2
 	VAESENC    Z18, Z3, Z3
 
-aes_last_122:
+aes_last_135:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
 	VAESENCLAST     Z14, Z2, Z2
 	VAESENCLAST     Z14, Z3, Z3
+	VPCOMPRESSQ     Z3, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -4217,11 +4451,11 @@ aes_last_122:
 	VMOVDQU8.Z      Z3, K1, Z3
 	VPSHUFB         Z17, Z3, Z7
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_123
+	JE              lens_no_lane_136
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_123
+	JZ              lens_no_lane_136
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -4229,7 +4463,7 @@ aes_last_122:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z7, K2, Z7
 
-lens_no_lane_123:
+lens_no_lane_136:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -4264,11 +4498,11 @@ lens_no_lane_123:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_124
+	JE         no_lens_137
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_124
+	JNZ        no_lens_137
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -4279,7 +4513,7 @@ lens_no_lane_123:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_124:
+no_lens_137:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -4291,17 +4525,17 @@ no_lens_124:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_116
+	JMP           tail_done_128
 
-tail3_119:
+tail3_131:
 	CMPQ      R13, $0xf4
-	JA        ctr_carry_125
+	JA        ctr_carry_138
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
-	JMP       ctr_done_126
+	JMP       ctr_done_139
 
-ctr_carry_125:
+ctr_carry_138:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -4309,7 +4543,22 @@ ctr_carry_125:
 	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
 	VPSHUFB   Z17, Z2, Z2
 
-ctr_done_126:
+ctr_done_139:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_140
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_140
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z2
+
+j0_no_lane_140:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VPXORQ     Z23, Z2, Z2
@@ -4380,7 +4629,7 @@ ctr_done_126:
 	VAESENC    Z20, Z1, Z1
 	VAESENC    Z20, Z2, Z2
 	CMPQ       R12, $0x0a
-	JE         aes_last_127
+	JE         aes_last_141
 	VMOVDQU64  640(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -4390,7 +4639,7 @@ ctr_done_126:
 	VAESENC    Z18, Z1, Z1
 	VAESENC    Z18, Z2, Z2
 	CMPQ       R12, $0x0c
-	JE         aes_last_127
+	JE         aes_last_141
 	VMOVDQU64  768(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -4400,10 +4649,11 @@ ctr_done_126:
 	VAESENC    Z18, Z1, Z1
 	VAESENC    Z18, Z2, Z2
 
-aes_last_127:
+aes_last_141:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
 	VAESENCLAST     Z14, Z2, Z2
+	VPCOMPRESSQ     Z2, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -4418,11 +4668,11 @@ aes_last_127:
 	VMOVDQU8.Z      Z2, K1, Z2
 	VPSHUFB         Z17, Z2, Z6
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_128
+	JE              lens_no_lane_142
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_128
+	JZ              lens_no_lane_142
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -4430,7 +4680,7 @@ aes_last_127:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z6, K2, Z6
 
-lens_no_lane_128:
+lens_no_lane_142:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -4457,11 +4707,11 @@ lens_no_lane_128:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_129
+	JE         no_lens_143
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_129
+	JNZ        no_lens_143
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -4472,7 +4722,7 @@ lens_no_lane_128:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_129:
+no_lens_143:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -4484,22 +4734,37 @@ no_lens_129:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_116
+	JMP           tail_done_128
 
-tail2_118:
+tail2_130:
 	CMPQ      R13, $0xf8
-	JA        ctr_carry_130
+	JA        ctr_carry_144
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
-	JMP       ctr_done_131
+	JMP       ctr_done_145
 
-ctr_carry_130:
+ctr_carry_144:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
 	VPSHUFB   Z17, Z1, Z1
 
-ctr_done_131:
+ctr_done_145:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_146
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_146
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z1
+
+j0_no_lane_146:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VAESENC    Z24, Z0, Z0
@@ -4560,7 +4825,7 @@ ctr_done_131:
 	VAESENC    Z20, Z0, Z0
 	VAESENC    Z20, Z1, Z1
 	CMPQ       R12, $0x0a
-	JE         aes_last_132
+	JE         aes_last_147
 	VMOVDQU64  640(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -4568,7 +4833,7 @@ ctr_done_131:
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
 	CMPQ       R12, $0x0c
-	JE         aes_last_132
+	JE         aes_last_147
 	VMOVDQU64  768(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
@@ -4576,9 +4841,10 @@ ctr_done_131:
 	VAESENC    Z18, Z0, Z0
 	VAESENC    Z18, Z1, Z1
 
-aes_last_132:
+aes_last_147:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
+	VPCOMPRESSQ     Z1, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -4589,11 +4855,11 @@ aes_last_132:
 	VMOVDQU8.Z      Z1, K1, Z1
 	VPSHUFB         Z17, Z1, Z5
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_133
+	JE              lens_no_lane_148
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_133
+	JZ              lens_no_lane_148
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -4601,7 +4867,7 @@ aes_last_132:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z5, K2, Z5
 
-lens_no_lane_133:
+lens_no_lane_148:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -4620,11 +4886,11 @@ lens_no_lane_133:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_134
+	JE         no_lens_149
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_134
+	JNZ        no_lens_149
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -4635,7 +4901,7 @@ lens_no_lane_133:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_134:
+no_lens_149:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -4647,19 +4913,34 @@ no_lens_134:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_116
+	JMP           tail_done_128
 
-tail1_117:
+tail1_129:
 	CMPQ      R13, $0xfc
-	JA        ctr_carry_135
+	JA        ctr_carry_150
 	VMOVDQA64 Z16, Z0
-	JMP       ctr_done_136
+	JMP       ctr_done_151
 
-ctr_carry_135:
+ctr_carry_150:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 
-ctr_done_136:
+ctr_done_151:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_152
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_152
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z0
+
+j0_no_lane_152:
 	VPXORQ     Z23, Z0, Z0
 	VAESENC    Z24, Z0, Z0
 	VMOVDQU64  1344(AX), Z18
@@ -4710,31 +4991,32 @@ ctr_done_136:
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 	VAESENC    Z20, Z0, Z0
 	CMPQ       R12, $0x0a
-	JE         aes_last_137
+	JE         aes_last_153
 	VMOVDQU64  640(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VMOVDQU64  704(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	CMPQ       R12, $0x0c
-	JE         aes_last_137
+	JE         aes_last_153
 	VMOVDQU64  768(AX), Z18
 	VAESENC    Z18, Z0, Z0
 	VMOVDQU64  832(AX), Z18
 	VAESENC    Z18, Z0, Z0
 
-aes_last_137:
+aes_last_153:
 	VAESENCLAST     Z14, Z0, Z0
+	VPCOMPRESSQ     Z0, K2, Z22
 	VMOVDQU8.Z      (SI), K1, Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU8        Z0, K1, (DX)
 	VMOVDQU8.Z      Z0, K1, Z0
 	VPSHUFB         Z17, Z0, Z4
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_138
+	JE              lens_no_lane_154
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_138
+	JZ              lens_no_lane_154
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -4742,7 +5024,7 @@ aes_last_137:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z4, K2, Z4
 
-lens_no_lane_138:
+lens_no_lane_154:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -4753,11 +5035,11 @@ lens_no_lane_138:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_139
+	JE         no_lens_155
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_139
+	JNZ        no_lens_155
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -4768,7 +5050,7 @@ lens_no_lane_138:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_139:
+no_lens_155:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -4781,8 +5063,8 @@ no_lens_139:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_116:
-	JMP finish
+tail_done_128:
+	JMP tail_finish
 
 text_tail:
 	VPSHUFB   X17, X16, X11
@@ -4800,43 +5082,43 @@ text_tail:
 	LEAQ      1296(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_140
+	JE        no_lens_156
 	SUBQ      $0x10, R10
 
-no_lens_140:
+no_lens_156:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_141
+	JNE    lanes_mul_157
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_141
+	JNE    lanes_mul_157
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_142
+	JMP    lanes_closed_158
 
-lanes_mul_141:
+lanes_mul_157:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_142:
+lanes_closed_158:
 	LEAQ      63(R8), R11
 	SHRQ      $0x06, R11
 	CMPQ      R11, $0x01
-	JE        tail1_144
+	JE        tail1_160
 	CMPQ      R11, $0x02
-	JE        tail2_145
+	JE        tail2_161
 	CMPQ      R11, $0x03
-	JE        tail3_146
+	JE        tail3_162
 	CMPQ      R13, $0xf0
-	JA        ctr_carry_147
+	JA        ctr_carry_163
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
-	JMP       ctr_done_148
+	JMP       ctr_done_164
 
-ctr_carry_147:
+ctr_carry_163:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -4846,7 +5128,22 @@ ctr_carry_147:
 	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
 	VPSHUFB   Z17, Z3, Z3
 
-ctr_done_148:
+ctr_done_164:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_165
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_165
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z3
+
+j0_no_lane_165:
 	VPXORQ    Z23, Z0, Z0
 	VPXORQ    Z23, Z1, Z1
 	VPXORQ    Z23, Z2, Z2
@@ -4888,7 +5185,7 @@ ctr_done_148:
 	VAESENC   Z20, Z2, Z2
 	VAESENC   Z20, Z3, Z3
 	CMPQ      R12, $0x0a
-	JE        aes_last_149
+	JE        aes_last_166
 	VMOVDQU64 640(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -4900,7 +5197,7 @@ ctr_done_148:
 	VAESENC   Z18, Z2, Z2
 	VAESENC   Z18, Z3, Z3
 	CMPQ      R12, $0x0c
-	JE        aes_last_149
+	JE        aes_last_166
 	VMOVDQU64 768(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -4912,11 +5209,12 @@ ctr_done_148:
 	VAESENC   Z18, Z2, Z2
 	VAESENC   Z18, Z3, Z3
 
-aes_last_149:
+aes_last_166:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
 	VAESENCLAST     Z14, Z2, Z2
 	VAESENCLAST     Z14, Z3, Z3
+	VPCOMPRESSQ     Z3, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -4935,11 +5233,11 @@ aes_last_149:
 	VMOVDQU8.Z      Z3, K1, Z3
 	VPSHUFB         Z17, Z3, Z7
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_150
+	JE              lens_no_lane_167
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_150
+	JZ              lens_no_lane_167
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -4947,7 +5245,7 @@ aes_last_149:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z7, K2, Z7
 
-lens_no_lane_150:
+lens_no_lane_167:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -4982,11 +5280,11 @@ lens_no_lane_150:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_151
+	JE         no_lens_168
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_151
+	JNZ        no_lens_168
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -4997,7 +5295,7 @@ lens_no_lane_150:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_151:
+no_lens_168:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -5009,17 +5307,17 @@ no_lens_151:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_143
+	JMP           tail_done_159
 
-tail3_146:
+tail3_162:
 	CMPQ      R13, $0xf4
-	JA        ctr_carry_152
+	JA        ctr_carry_169
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
-	JMP       ctr_done_153
+	JMP       ctr_done_170
 
-ctr_carry_152:
+ctr_carry_169:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -5027,7 +5325,22 @@ ctr_carry_152:
 	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
 	VPSHUFB   Z17, Z2, Z2
 
-ctr_done_153:
+ctr_done_170:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_171
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_171
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z2
+
+j0_no_lane_171:
 	VPXORQ    Z23, Z0, Z0
 	VPXORQ    Z23, Z1, Z1
 	VPXORQ    Z23, Z2, Z2
@@ -5059,7 +5372,7 @@ ctr_done_153:
 	VAESENC   Z20, Z1, Z1
 	VAESENC   Z20, Z2, Z2
 	CMPQ      R12, $0x0a
-	JE        aes_last_154
+	JE        aes_last_172
 	VMOVDQU64 640(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -5069,7 +5382,7 @@ ctr_done_153:
 	VAESENC   Z18, Z1, Z1
 	VAESENC   Z18, Z2, Z2
 	CMPQ      R12, $0x0c
-	JE        aes_last_154
+	JE        aes_last_172
 	VMOVDQU64 768(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -5079,10 +5392,11 @@ ctr_done_153:
 	VAESENC   Z18, Z1, Z1
 	VAESENC   Z18, Z2, Z2
 
-aes_last_154:
+aes_last_172:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
 	VAESENCLAST     Z14, Z2, Z2
+	VPCOMPRESSQ     Z2, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -5097,11 +5411,11 @@ aes_last_154:
 	VMOVDQU8.Z      Z2, K1, Z2
 	VPSHUFB         Z17, Z2, Z6
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_155
+	JE              lens_no_lane_173
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_155
+	JZ              lens_no_lane_173
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -5109,7 +5423,7 @@ aes_last_154:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z6, K2, Z6
 
-lens_no_lane_155:
+lens_no_lane_173:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -5136,11 +5450,11 @@ lens_no_lane_155:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_156
+	JE         no_lens_174
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_156
+	JNZ        no_lens_174
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -5151,7 +5465,7 @@ lens_no_lane_155:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_156:
+no_lens_174:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -5163,22 +5477,37 @@ no_lens_156:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_143
+	JMP           tail_done_159
 
-tail2_145:
+tail2_161:
 	CMPQ      R13, $0xf8
-	JA        ctr_carry_157
+	JA        ctr_carry_175
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
-	JMP       ctr_done_158
+	JMP       ctr_done_176
 
-ctr_carry_157:
+ctr_carry_175:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
 	VPSHUFB   Z17, Z1, Z1
 
-ctr_done_158:
+ctr_done_176:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_177
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_177
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z1
+
+j0_no_lane_177:
 	VPXORQ    Z23, Z0, Z0
 	VPXORQ    Z23, Z1, Z1
 	VAESENC   Z24, Z0, Z0
@@ -5200,7 +5529,7 @@ ctr_done_158:
 	VAESENC   Z20, Z0, Z0
 	VAESENC   Z20, Z1, Z1
 	CMPQ      R12, $0x0a
-	JE        aes_last_159
+	JE        aes_last_178
 	VMOVDQU64 640(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -5208,7 +5537,7 @@ ctr_done_158:
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
 	CMPQ      R12, $0x0c
-	JE        aes_last_159
+	JE        aes_last_178
 	VMOVDQU64 768(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
@@ -5216,9 +5545,10 @@ ctr_done_158:
 	VAESENC   Z18, Z0, Z0
 	VAESENC   Z18, Z1, Z1
 
-aes_last_159:
+aes_last_178:
 	VAESENCLAST     Z14, Z0, Z0
 	VAESENCLAST     Z14, Z1, Z1
+	VPCOMPRESSQ     Z1, K2, Z22
 	VMOVDQU64       (SI), Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU64       Z0, (DX)
@@ -5229,11 +5559,11 @@ aes_last_159:
 	VMOVDQU8.Z      Z1, K1, Z1
 	VPSHUFB         Z17, Z1, Z5
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_160
+	JE              lens_no_lane_179
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_160
+	JZ              lens_no_lane_179
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -5241,7 +5571,7 @@ aes_last_159:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z5, K2, Z5
 
-lens_no_lane_160:
+lens_no_lane_179:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -5260,11 +5590,11 @@ lens_no_lane_160:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_161
+	JE         no_lens_180
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_161
+	JNZ        no_lens_180
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -5275,7 +5605,7 @@ lens_no_lane_160:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_161:
+no_lens_180:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -5287,19 +5617,34 @@ no_lens_161:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_143
+	JMP           tail_done_159
 
-tail1_144:
+tail1_160:
 	CMPQ      R13, $0xfc
-	JA        ctr_carry_162
+	JA        ctr_carry_181
 	VMOVDQA64 Z16, Z0
-	JMP       ctr_done_163
+	JMP       ctr_done_182
 
-ctr_carry_162:
+ctr_carry_181:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 
-ctr_done_163:
+ctr_done_182:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_183
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_183
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z0
+
+j0_no_lane_183:
 	VPXORQ    Z23, Z0, Z0
 	VAESENC   Z24, Z0, Z0
 	VAESENC   Z25, Z0, Z0
@@ -5311,31 +5656,32 @@ ctr_done_163:
 	VAESENC   Z31, Z0, Z0
 	VAESENC   Z20, Z0, Z0
 	CMPQ      R12, $0x0a
-	JE        aes_last_164
+	JE        aes_last_184
 	VMOVDQU64 640(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VMOVDQU64 704(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	CMPQ      R12, $0x0c
-	JE        aes_last_164
+	JE        aes_last_184
 	VMOVDQU64 768(AX), Z18
 	VAESENC   Z18, Z0, Z0
 	VMOVDQU64 832(AX), Z18
 	VAESENC   Z18, Z0, Z0
 
-aes_last_164:
+aes_last_184:
 	VAESENCLAST     Z14, Z0, Z0
+	VPCOMPRESSQ     Z0, K2, Z22
 	VMOVDQU8.Z      (SI), K1, Z4
 	VPXORQ          Z4, Z0, Z0
 	VMOVDQU8        Z0, K1, (DX)
 	VMOVDQU8.Z      Z0, K1, Z0
 	VPSHUFB         Z17, Z0, Z4
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_165
+	JE              lens_no_lane_185
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_165
+	JZ              lens_no_lane_185
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -5343,7 +5689,7 @@ aes_last_164:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z4, K2, Z4
 
-lens_no_lane_165:
+lens_no_lane_185:
 	VPXORQ     Z15, Z4, Z4
 	VPSHUFD    $0x4e, Z4, Z13
 	VPXORQ     Z4, Z13, Z13
@@ -5354,11 +5700,11 @@ lens_no_lane_165:
 	VPXORQ     Z12, Z9, Z9
 	VPXORQ     Z13, Z10, Z10
 	CMPQ       48(DI), $0x00
-	JE         no_lens_166
+	JE         no_lens_186
 	LEAQ       15(R8), R11
 	SHRQ       $0x04, R11
 	ANDQ       $0x03, R11
-	JNZ        no_lens_166
+	JNZ        no_lens_186
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -5369,7 +5715,7 @@ lens_no_lane_165:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_166:
+no_lens_186:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -5382,8 +5728,8 @@ no_lens_166:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_143:
-	JMP finish
+tail_done_159:
+	JMP tail_finish
 
 no_tail:
 	CMPQ 24(DI), $0x00
@@ -5417,28 +5763,28 @@ close_lanes:
 	LEAQ 1296(AX), R10
 	SUBQ R11, R10
 	CMPQ 48(DI), $0x00
-	JE   no_lens_167
+	JE   no_lens_187
 	SUBQ $0x10, R10
 
-no_lens_167:
+no_lens_187:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_168
+	JNE    lanes_mul_188
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_168
+	JNE    lanes_mul_188
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_169
+	JMP    lanes_closed_189
 
-lanes_mul_168:
+lanes_mul_188:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_169:
+lanes_closed_189:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_170
+	JE         no_lens_190
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -5449,7 +5795,7 @@ lanes_closed_169:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_170:
+no_lens_190:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -5461,6 +5807,16 @@ no_lens_170:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
+
+tail_finish:
+	CMPQ      48(DI), $0x00
+	JE        finish
+	LEAQ      15(R8), R11
+	SHRQ      $0x04, R11
+	ANDQ      $0x03, R11
+	JZ        finish
+	VMOVDQA64 X22, X0
+	JMP       tag_ready
 
 finish:
 	CMPQ 48(DI), $0x00
@@ -5480,25 +5836,27 @@ finish:
 	VAESENC   X31, X0, X0
 	VAESENC   X20, X0, X0
 	CMPQ      R12, $0x0a
-	JE        aes_last_171
+	JE        aes_last_191
 	VMOVDQU64 640(AX), Z18
 	VAESENC   X18, X0, X0
 	VMOVDQU64 704(AX), Z18
 	VAESENC   X18, X0, X0
 	CMPQ      R12, $0x0c
-	JE        aes_last_171
+	JE        aes_last_191
 	VMOVDQU64 768(AX), Z18
 	VAESENC   X18, X0, X0
 	VMOVDQU64 832(AX), Z18
 	VAESENC   X18, X0, X0
 
-aes_last_171:
+aes_last_191:
 	VAESENCLAST X14, X0, X0
-	VPSHUFB     X17, X15, X1
-	VPXOR       X1, X0, X0
-	MOVQ        48(DI), R11
-	VMOVDQU     X0, (R11)
-	JMP         advance
+
+tag_ready:
+	VPSHUFB X17, X15, X1
+	VPXOR   X1, X0, X0
+	MOVQ    48(DI), R11
+	VMOVDQU X0, (R11)
+	JMP     advance
 
 next:
 	VMOVDQU X15, 72(DI)
@@ -5523,6 +5881,7 @@ done:
 	VPXORQ Z20, Z20, Z20
 	VPXORQ Z14, Z14, Z14
 	VPXORQ Z18, Z18, Z18
+	VPXORQ Z22, Z22, Z22
 	VZEROUPPER
 	RET
 
@@ -5660,11 +6019,11 @@ ad_tail_hashed:
 	LEAQ          63(R8), R11
 	SHRQ          $0x06, R11
 	CMPQ          R11, $0x01
-	JE            tail1_173
+	JE            tail1_193
 	CMPQ          R11, $0x02
-	JE            tail2_174
+	JE            tail2_194
 	CMPQ          R11, $0x03
-	JE            tail3_175
+	JE            tail3_195
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -5714,9 +6073,9 @@ ad_tail_hashed:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_172
+	JMP           tail_done_192
 
-tail3_175:
+tail3_195:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU64     64(SI), Z5
@@ -5756,9 +6115,9 @@ tail3_175:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_172
+	JMP           tail_done_192
 
-tail2_174:
+tail2_194:
 	VMOVDQU64     (SI), Z4
 	VPSHUFB       Z17, Z4, Z4
 	VMOVDQU8.Z    64(SI), K1, Z5
@@ -5788,9 +6147,9 @@ tail2_174:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_172
+	JMP           tail_done_192
 
-tail1_173:
+tail1_193:
 	VMOVDQU8.Z    (SI), K1, Z4
 	VPSHUFB       Z17, Z4, Z4
 	VPXORQ        Z15, Z4, Z4
@@ -5811,7 +6170,7 @@ tail1_173:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_172:
+tail_done_192:
 text:
 	VPXORQ Z9, Z9, Z9
 
@@ -5829,15 +6188,15 @@ chunk:
 	CMPQ      R8, $0x00000100
 	JB        text_tail
 	CMPQ      R13, $0xec
-	JA        ctr_carry_176
+	JA        ctr_carry_196
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
 	VPADDD    gcmCtrStepBE<>+192(SB), Z16, Z16
-	JMP       ctr_done_177
+	JMP       ctr_done_197
 
-ctr_carry_176:
+ctr_carry_196:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -5849,7 +6208,7 @@ ctr_carry_176:
 	VPADDD    gcmCtrStep<>+192(SB), Z11, Z16
 	VPSHUFB   Z17, Z16, Z16
 
-ctr_done_177:
+ctr_done_197:
 	ADDQ       $0x10, R13
 	MOVBQZX    R13, R13
 	VMOVDQU64  (SI), Z4
@@ -5937,7 +6296,7 @@ ctr_done_177:
 	VPSHUFD    $0x4e, Z10, Z10
 	VPTERNLOGQ $0x96, Z11, Z10, Z9
 	CMPQ       R12, $0x0a
-	JE         aes_last_178
+	JE         aes_last_198
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    640(AX), Z2, Z2
@@ -5947,7 +6306,7 @@ ctr_done_177:
 	VAESENC    704(AX), Z2, Z2
 	VAESENC    704(AX), Z3, Z3
 	CMPQ       R12, $0x0c
-	JE         aes_last_178
+	JE         aes_last_198
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    768(AX), Z2, Z2
@@ -5957,7 +6316,7 @@ ctr_done_177:
 	VAESENC    832(AX), Z2, Z2
 	VAESENC    832(AX), Z3, Z3
 
-aes_last_178:
+aes_last_198:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
@@ -5991,27 +6350,27 @@ text_tail:
 	LEAQ      1296(AX), R10
 	SUBQ      R11, R10
 	CMPQ      48(DI), $0x00
-	JE        no_lens_179
+	JE        no_lens_199
 	SUBQ      $0x10, R10
 
-no_lens_179:
+no_lens_199:
 	LEAQ      63(R8), R11
 	SHRQ      $0x06, R11
 	CMPQ      R11, $0x01
-	JE        tail1_181
+	JE        tail1_201
 	CMPQ      R11, $0x02
-	JE        tail2_182
+	JE        tail2_202
 	CMPQ      R11, $0x03
-	JE        tail3_183
+	JE        tail3_203
 	CMPQ      R13, $0xf0
-	JA        ctr_carry_184
+	JA        ctr_carry_204
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
 	VPADDD    gcmCtrStepBE<>+128(SB), Z16, Z3
-	JMP       ctr_done_185
+	JMP       ctr_done_205
 
-ctr_carry_184:
+ctr_carry_204:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -6021,7 +6380,22 @@ ctr_carry_184:
 	VPADDD    gcmCtrStep<>+128(SB), Z11, Z3
 	VPSHUFB   Z17, Z3, Z3
 
-ctr_done_185:
+ctr_done_205:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_206
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_206
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z3
+
+j0_no_lane_206:
 	VMOVDQU64       (SI), Z4
 	VPSHUFB         Z17, Z4, Z4
 	VMOVDQU64       64(SI), Z5
@@ -6031,11 +6405,11 @@ ctr_done_185:
 	VMOVDQU8.Z      192(SI), K1, Z7
 	VPSHUFB         Z17, Z7, Z7
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_186
+	JE              lens_no_lane_207
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_186
+	JZ              lens_no_lane_207
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -6043,7 +6417,7 @@ ctr_done_185:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z7, K2, Z7
 
-lens_no_lane_186:
+lens_no_lane_207:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VPXORQ     Z23, Z2, Z2
@@ -6123,7 +6497,7 @@ lens_no_lane_186:
 	VAESENC    Z20, Z2, Z2
 	VAESENC    Z20, Z3, Z3
 	CMPQ       R12, $0x0a
-	JE         aes_last_187
+	JE         aes_last_208
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    640(AX), Z2, Z2
@@ -6133,7 +6507,7 @@ lens_no_lane_186:
 	VAESENC    704(AX), Z2, Z2
 	VAESENC    704(AX), Z3, Z3
 	CMPQ       R12, $0x0c
-	JE         aes_last_187
+	JE         aes_last_208
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    768(AX), Z2, Z2
@@ -6143,11 +6517,12 @@ lens_no_lane_186:
 	VAESENC    832(AX), Z2, Z2
 	VAESENC    832(AX), Z3, Z3
 
-aes_last_187:
+aes_last_208:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
 	VAESENCLAST Z14, Z3, Z3
+	VPCOMPRESSQ Z3, K2, Z22
 	VPXORQ      (SI), Z0, Z0
 	VMOVDQU64   Z0, (DX)
 	VPXORQ      64(SI), Z1, Z1
@@ -6158,11 +6533,11 @@ aes_last_187:
 	VPXORQ      Z11, Z3, Z3
 	VMOVDQU8    Z3, K1, 192(DX)
 	CMPQ        48(DI), $0x00
-	JE          no_lens_188
+	JE          no_lens_209
 	LEAQ        15(R8), R11
 	SHRQ        $0x04, R11
 	ANDQ        $0x03, R11
-	JNZ         no_lens_188
+	JNZ         no_lens_209
 	VMOVDQU     56(DI), X11
 	VPSHUFD     $0x4e, X11, X21
 	VPXORQ      X11, X21, X21
@@ -6173,7 +6548,7 @@ aes_last_187:
 	VPXORQ      Z13, Z9, Z9
 	VPXORQ      Z21, Z10, Z10
 
-no_lens_188:
+no_lens_209:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -6185,17 +6560,17 @@ no_lens_188:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_180
+	JMP           tail_done_200
 
-tail3_183:
+tail3_203:
 	CMPQ      R13, $0xf4
-	JA        ctr_carry_189
+	JA        ctr_carry_210
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
 	VPADDD    gcmCtrStepBE<>+64(SB), Z16, Z2
-	JMP       ctr_done_190
+	JMP       ctr_done_211
 
-ctr_carry_189:
+ctr_carry_210:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
@@ -6203,7 +6578,22 @@ ctr_carry_189:
 	VPADDD    gcmCtrStep<>+64(SB), Z11, Z2
 	VPSHUFB   Z17, Z2, Z2
 
-ctr_done_190:
+ctr_done_211:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_212
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_212
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z2
+
+j0_no_lane_212:
 	VMOVDQU64       (SI), Z4
 	VPSHUFB         Z17, Z4, Z4
 	VMOVDQU64       64(SI), Z5
@@ -6211,11 +6601,11 @@ ctr_done_190:
 	VMOVDQU8.Z      128(SI), K1, Z6
 	VPSHUFB         Z17, Z6, Z6
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_191
+	JE              lens_no_lane_213
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_191
+	JZ              lens_no_lane_213
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -6223,7 +6613,7 @@ ctr_done_190:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z6, K2, Z6
 
-lens_no_lane_191:
+lens_no_lane_213:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VPXORQ     Z23, Z2, Z2
@@ -6285,7 +6675,7 @@ lens_no_lane_191:
 	VAESENC    Z20, Z1, Z1
 	VAESENC    Z20, Z2, Z2
 	CMPQ       R12, $0x0a
-	JE         aes_last_192
+	JE         aes_last_214
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    640(AX), Z2, Z2
@@ -6293,7 +6683,7 @@ lens_no_lane_191:
 	VAESENC    704(AX), Z1, Z1
 	VAESENC    704(AX), Z2, Z2
 	CMPQ       R12, $0x0c
-	JE         aes_last_192
+	JE         aes_last_214
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    768(AX), Z2, Z2
@@ -6301,10 +6691,11 @@ lens_no_lane_191:
 	VAESENC    832(AX), Z1, Z1
 	VAESENC    832(AX), Z2, Z2
 
-aes_last_192:
+aes_last_214:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
 	VAESENCLAST Z14, Z2, Z2
+	VPCOMPRESSQ Z2, K2, Z22
 	VPXORQ      (SI), Z0, Z0
 	VMOVDQU64   Z0, (DX)
 	VPXORQ      64(SI), Z1, Z1
@@ -6313,11 +6704,11 @@ aes_last_192:
 	VPXORQ      Z11, Z2, Z2
 	VMOVDQU8    Z2, K1, 128(DX)
 	CMPQ        48(DI), $0x00
-	JE          no_lens_193
+	JE          no_lens_215
 	LEAQ        15(R8), R11
 	SHRQ        $0x04, R11
 	ANDQ        $0x03, R11
-	JNZ         no_lens_193
+	JNZ         no_lens_215
 	VMOVDQU     56(DI), X11
 	VPSHUFD     $0x4e, X11, X21
 	VPXORQ      X11, X21, X21
@@ -6328,7 +6719,7 @@ aes_last_192:
 	VPXORQ      Z13, Z9, Z9
 	VPXORQ      Z21, Z10, Z10
 
-no_lens_193:
+no_lens_215:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -6340,32 +6731,47 @@ no_lens_193:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_180
+	JMP           tail_done_200
 
-tail2_182:
+tail2_202:
 	CMPQ      R13, $0xf8
-	JA        ctr_carry_194
+	JA        ctr_carry_216
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStepBE<>+0(SB), Z16, Z1
-	JMP       ctr_done_195
+	JMP       ctr_done_217
 
-ctr_carry_194:
+ctr_carry_216:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 	VPADDD    gcmCtrStep<>+0(SB), Z11, Z1
 	VPSHUFB   Z17, Z1, Z1
 
-ctr_done_195:
+ctr_done_217:
+	CMPQ            48(DI), $0x00
+	JE              j0_no_lane_218
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              j0_no_lane_218
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z1
+
+j0_no_lane_218:
 	VMOVDQU64       (SI), Z4
 	VPSHUFB         Z17, Z4, Z4
 	VMOVDQU8.Z      64(SI), K1, Z5
 	VPSHUFB         Z17, Z5, Z5
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_196
+	JE              lens_no_lane_219
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_196
+	JZ              lens_no_lane_219
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -6373,7 +6779,7 @@ ctr_done_195:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z5, K2, Z5
 
-lens_no_lane_196:
+lens_no_lane_219:
 	VPXORQ     Z23, Z0, Z0
 	VPXORQ     Z23, Z1, Z1
 	VAESENC    Z24, Z0, Z0
@@ -6417,32 +6823,33 @@ lens_no_lane_196:
 	VAESENC    Z20, Z0, Z0
 	VAESENC    Z20, Z1, Z1
 	CMPQ       R12, $0x0a
-	JE         aes_last_197
+	JE         aes_last_220
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    640(AX), Z1, Z1
 	VAESENC    704(AX), Z0, Z0
 	VAESENC    704(AX), Z1, Z1
 	CMPQ       R12, $0x0c
-	JE         aes_last_197
+	JE         aes_last_220
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    768(AX), Z1, Z1
 	VAESENC    832(AX), Z0, Z0
 	VAESENC    832(AX), Z1, Z1
 
-aes_last_197:
+aes_last_220:
 	VAESENCLAST Z14, Z0, Z0
 	VAESENCLAST Z14, Z1, Z1
+	VPCOMPRESSQ Z1, K2, Z22
 	VPXORQ      (SI), Z0, Z0
 	VMOVDQU64   Z0, (DX)
 	VMOVDQU8.Z  64(SI), K1, Z11
 	VPXORQ      Z11, Z1, Z1
 	VMOVDQU8    Z1, K1, 64(DX)
 	CMPQ        48(DI), $0x00
-	JE          no_lens_198
+	JE          no_lens_221
 	LEAQ        15(R8), R11
 	SHRQ        $0x04, R11
 	ANDQ        $0x03, R11
-	JNZ         no_lens_198
+	JNZ         no_lens_221
 	VMOVDQU     56(DI), X11
 	VPSHUFD     $0x4e, X11, X21
 	VPXORQ      X11, X21, X21
@@ -6453,7 +6860,7 @@ aes_last_197:
 	VPXORQ      Z13, Z9, Z9
 	VPXORQ      Z21, Z10, Z10
 
-no_lens_198:
+no_lens_221:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -6465,27 +6872,42 @@ no_lens_198:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-	JMP           tail_done_180
+	JMP           tail_done_200
 
-tail1_181:
+tail1_201:
 	CMPQ      R13, $0xfc
-	JA        ctr_carry_199
+	JA        ctr_carry_222
 	VMOVDQA64 Z16, Z0
-	JMP       ctr_done_200
+	JMP       ctr_done_223
 
-ctr_carry_199:
+ctr_carry_222:
 	VPSHUFB   Z17, Z16, Z11
 	VMOVDQA64 Z16, Z0
 
-ctr_done_200:
-	VMOVDQU8.Z      (SI), K1, Z4
-	VPSHUFB         Z17, Z4, Z4
+ctr_done_223:
 	CMPQ            48(DI), $0x00
-	JE              lens_no_lane_201
+	JE              j0_no_lane_224
 	LEAQ            15(R8), R11
 	SHRQ            $0x04, R11
 	ANDQ            $0x03, R11
-	JZ              lens_no_lane_201
+	JZ              j0_no_lane_224
+	SHLQ            $0x01, R11
+	MOVL            $0x00000003, R14
+	SHLXQ           R11, R14, R14
+	KMOVQ           R14, K2
+	VBROADCASTI32X4 104(DI), Z11
+	VPSHUFB         Z17, Z11, Z11
+	VMOVDQA64       Z11, K2, Z0
+
+j0_no_lane_224:
+	VMOVDQU8.Z      (SI), K1, Z4
+	VPSHUFB         Z17, Z4, Z4
+	CMPQ            48(DI), $0x00
+	JE              lens_no_lane_225
+	LEAQ            15(R8), R11
+	SHRQ            $0x04, R11
+	ANDQ            $0x03, R11
+	JZ              lens_no_lane_225
 	SHLQ            $0x01, R11
 	MOVL            $0x00000003, R14
 	SHLXQ           R11, R14, R14
@@ -6493,7 +6915,7 @@ ctr_done_200:
 	VBROADCASTI32X4 56(DI), Z11
 	VPXORQ          Z11, Z4, K2, Z4
 
-lens_no_lane_201:
+lens_no_lane_225:
 	VPXORQ     Z23, Z0, Z0
 	VAESENC    Z24, Z0, Z0
 	VPSHUFD    $0x4e, Z9, Z10
@@ -6519,25 +6941,26 @@ lens_no_lane_201:
 	VAESENC    Z31, Z0, Z0
 	VAESENC    Z20, Z0, Z0
 	CMPQ       R12, $0x0a
-	JE         aes_last_202
+	JE         aes_last_226
 	VAESENC    640(AX), Z0, Z0
 	VAESENC    704(AX), Z0, Z0
 	CMPQ       R12, $0x0c
-	JE         aes_last_202
+	JE         aes_last_226
 	VAESENC    768(AX), Z0, Z0
 	VAESENC    832(AX), Z0, Z0
 
-aes_last_202:
+aes_last_226:
 	VAESENCLAST Z14, Z0, Z0
+	VPCOMPRESSQ Z0, K2, Z22
 	VMOVDQU8.Z  (SI), K1, Z11
 	VPXORQ      Z11, Z0, Z0
 	VMOVDQU8    Z0, K1, (DX)
 	CMPQ        48(DI), $0x00
-	JE          no_lens_203
+	JE          no_lens_227
 	LEAQ        15(R8), R11
 	SHRQ        $0x04, R11
 	ANDQ        $0x03, R11
-	JNZ         no_lens_203
+	JNZ         no_lens_227
 	VMOVDQU     56(DI), X11
 	VPSHUFD     $0x4e, X11, X21
 	VPXORQ      X11, X21, X21
@@ -6548,7 +6971,7 @@ aes_last_202:
 	VPXORQ      Z13, Z9, Z9
 	VPXORQ      Z21, Z10, Z10
 
-no_lens_203:
+no_lens_227:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -6561,8 +6984,8 @@ no_lens_203:
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
 
-tail_done_180:
-	JMP finish
+tail_done_200:
+	JMP tail_finish
 
 no_tail:
 	CMPQ 24(DI), $0x00
@@ -6596,28 +7019,28 @@ close_lanes:
 	LEAQ 1296(AX), R10
 	SUBQ R11, R10
 	CMPQ 48(DI), $0x00
-	JE   no_lens_204
+	JE   no_lens_228
 	SUBQ $0x10, R10
 
-no_lens_204:
+no_lens_228:
 	CMPQ   R8, 24(DI)
-	JNE    lanes_mul_205
+	JNE    lanes_mul_229
 	CMPQ   32(DI), $0x00
-	JNE    lanes_mul_205
+	JNE    lanes_mul_229
 	VPXORQ Z8, Z8, Z8
 	VPXORQ Z10, Z10, Z10
-	JMP    lanes_closed_206
+	JMP    lanes_closed_230
 
-lanes_mul_205:
+lanes_mul_229:
 	VPSHUFD    $0x4e, Z9, Z10
 	VPXORQ     Z9, Z10, Z10
 	VPCLMULQDQ $0x00, -64(R10), Z9, Z8
 	VPCLMULQDQ $0x00, 576(R10), Z10, Z10
 	VPCLMULQDQ $0x11, -64(R10), Z9, Z9
 
-lanes_closed_206:
+lanes_closed_230:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_207
+	JE         no_lens_231
 	VMOVDQU    56(DI), X11
 	VPSHUFD    $0x4e, X11, X21
 	VPXORQ     X11, X21, X21
@@ -6628,7 +7051,7 @@ lanes_closed_206:
 	VPXORQ     Z13, Z9, Z9
 	VPXORQ     Z21, Z10, Z10
 
-no_lens_207:
+no_lens_231:
 	VPTERNLOGQ    $0x96, Z8, Z9, Z10
 	VPCLMULQDQ    $0x00, Z19, Z8, Z11
 	VPSHUFD       $0x4e, Z8, Z8
@@ -6640,6 +7063,16 @@ no_lens_207:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
+
+tail_finish:
+	CMPQ      48(DI), $0x00
+	JE        finish
+	LEAQ      15(R8), R11
+	SHRQ      $0x04, R11
+	ANDQ      $0x03, R11
+	JZ        finish
+	VMOVDQA64 X22, X0
+	JMP       tag_ready
 
 finish:
 	CMPQ 48(DI), $0x00
@@ -6659,22 +7092,24 @@ finish:
 	VAESENC X31, X0, X0
 	VAESENC X20, X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_208
+	JE      aes_last_232
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_208
+	JE      aes_last_232
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_208:
+aes_last_232:
 	VAESENCLAST X14, X0, X0
-	VPSHUFB     X17, X15, X1
-	VPXOR       X1, X0, X0
-	MOVQ        48(DI), R11
-	VPXOR       (R11), X0, X0
-	VMOVDQU     X0, 72(DI)
-	JMP         advance
+
+tag_ready:
+	VPSHUFB X17, X15, X1
+	VPXOR   X1, X0, X0
+	MOVQ    48(DI), R11
+	VPXOR   (R11), X0, X0
+	VMOVDQU X0, 72(DI)
+	JMP     advance
 
 next:
 	VMOVDQU X15, 72(DI)
@@ -6699,6 +7134,7 @@ done:
 	VPXORQ Z20, Z20, Z20
 	VPXORQ Z14, Z14, Z14
 	VPXORQ Z18, Z18, Z18
+	VPXORQ Z22, Z22, Z22
 	VZEROUPPER
 	RET
 
@@ -6821,14 +7257,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_209
+	JZ    tail_out_233
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_210
+	JE    ad_separate_234
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_210
+	JZ    ad_separate_234
 	CMPQ  R11, $0x80
-	JAE   ad_separate_210
+	JAE   ad_separate_234
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -6844,9 +7280,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_211:
+tail_block_235:
 	CMPQ       R8, $0x10
-	JB         tail_partial_212
+	JB         tail_partial_236
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -6862,48 +7298,48 @@ tail_block_211:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_211
+	JMP        tail_block_235
 
-tail_partial_212:
+tail_partial_236:
 	TESTQ   R8, R8
-	JZ      ad_done_213
+	JZ      ad_done_237
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_214
+	JZ      no_piece_238
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_214:
+no_piece_238:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_215
+	JZ      no_piece_239
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_215:
+no_piece_239:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_216
+	JZ      no_piece_240
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_216:
+no_piece_240:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_217
+	JZ      partial_short_241
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_218
+	JMP     partial_loaded_242
 
-partial_short_217:
+partial_short_241:
 	VMOVQ R11, X1
 
-partial_loaded_218:
+partial_loaded_242:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -6916,7 +7352,7 @@ partial_loaded_218:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_213:
+ad_done_237:
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
 	MOVQ    24(DI), R8
@@ -6928,13 +7364,13 @@ ad_done_213:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_219
+	JE      no_lens_243
 	SUBQ    $0x10, R10
 
-no_lens_219:
+no_lens_243:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_220
+	JA      ks8_244
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -6984,7 +7420,7 @@ no_lens_219:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_222
+	JE      aes_last_246
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -6994,7 +7430,7 @@ no_lens_219:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_222
+	JE      aes_last_246
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -7004,14 +7440,14 @@ no_lens_219:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_222:
+aes_last_246:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_221
+	JMP         ks_ready_245
 
-ks8_220:
+ks8_244:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -7109,7 +7545,7 @@ ks8_220:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_223
+	JE      aes_last_247
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -7127,7 +7563,7 @@ ks8_220:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_223
+	JE      aes_last_247
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -7145,7 +7581,7 @@ ks8_220:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_223:
+aes_last_247:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -7155,9 +7591,9 @@ aes_last_223:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_221:
+ks_ready_245:
 	CMPQ       R8, $0x10
-	JB         tail_partial_224
+	JB         tail_partial_248
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -7176,7 +7612,7 @@ ks_ready_221:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_225
+	JB         tail_partial_249
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -7195,7 +7631,7 @@ ks_ready_221:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_226
+	JB         tail_partial_250
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -7214,7 +7650,7 @@ ks_ready_221:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_227
+	JB         tail_partial_251
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -7233,7 +7669,7 @@ ks_ready_221:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_228
+	JB         tail_partial_252
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -7252,7 +7688,7 @@ ks_ready_221:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_229
+	JB         tail_partial_253
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -7271,7 +7707,7 @@ ks_ready_221:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_230
+	JB         tail_partial_254
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -7290,117 +7726,117 @@ ks_ready_221:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_233
+	JZ         tail_reduce_257
 	VMOVDQA    X7, X0
-	JMP        tail_partial_232
+	JMP        tail_partial_256
 
-tail_partial_230:
+tail_partial_254:
 	TESTQ   R8, R8
-	JZ      tail_reduce_233
+	JZ      tail_reduce_257
 	VMOVDQA X6, X0
-	JMP     tail_partial_232
+	JMP     tail_partial_256
 
-tail_partial_229:
+tail_partial_253:
 	TESTQ   R8, R8
-	JZ      tail_reduce_233
+	JZ      tail_reduce_257
 	VMOVDQA X5, X0
-	JMP     tail_partial_232
+	JMP     tail_partial_256
 
-tail_partial_228:
+tail_partial_252:
 	TESTQ   R8, R8
-	JZ      tail_reduce_233
+	JZ      tail_reduce_257
 	VMOVDQA X4, X0
-	JMP     tail_partial_232
+	JMP     tail_partial_256
 
-tail_partial_227:
+tail_partial_251:
 	TESTQ   R8, R8
-	JZ      tail_reduce_233
+	JZ      tail_reduce_257
 	VMOVDQA X3, X0
-	JMP     tail_partial_232
+	JMP     tail_partial_256
 
-tail_partial_226:
+tail_partial_250:
 	TESTQ   R8, R8
-	JZ      tail_reduce_233
+	JZ      tail_reduce_257
 	VMOVDQA X2, X0
-	JMP     tail_partial_232
+	JMP     tail_partial_256
 
-tail_partial_225:
+tail_partial_249:
 	TESTQ   R8, R8
-	JZ      tail_reduce_233
+	JZ      tail_reduce_257
 	VMOVDQA X1, X0
-	JMP     tail_partial_232
+	JMP     tail_partial_256
 
-tail_partial_224:
+tail_partial_248:
 	TESTQ R8, R8
-	JZ    tail_reduce_233
+	JZ    tail_reduce_257
 
-tail_partial_232:
+tail_partial_256:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_234
+	JZ      no_piece_258
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_234:
+no_piece_258:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_235
+	JZ      no_piece_259
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_235:
+no_piece_259:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_236
+	JZ      no_piece_260
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_236:
+no_piece_260:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_237
+	JZ      partial_short_261
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_238
+	JMP     partial_loaded_262
 
-partial_short_237:
+partial_short_261:
 	VMOVQ R11, X1
 
-partial_loaded_238:
+partial_loaded_262:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_239
+	JZ      no_piece_263
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_239:
+no_piece_263:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_240
+	JZ    no_piece_264
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_240:
+no_piece_264:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_241
+	JZ    no_piece_265
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_241:
+no_piece_265:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_242
+	JZ    no_piece_266
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_242:
+no_piece_266:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -7416,9 +7852,9 @@ no_piece_242:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_233:
+tail_reduce_257:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_243
+	JE         no_lens_267
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -7431,7 +7867,7 @@ tail_reduce_233:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_243:
+no_lens_267:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -7445,7 +7881,7 @@ no_lens_243:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_210:
+ad_separate_234:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -7456,9 +7892,9 @@ ad_separate_210:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_244:
+tail_block_268:
 	CMPQ       R8, $0x10
-	JB         tail_partial_245
+	JB         tail_partial_269
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -7474,48 +7910,48 @@ tail_block_244:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_244
+	JMP        tail_block_268
 
-tail_partial_245:
+tail_partial_269:
 	TESTQ   R8, R8
-	JZ      ad_done_246
+	JZ      ad_done_270
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_247
+	JZ      no_piece_271
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_247:
+no_piece_271:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_248
+	JZ      no_piece_272
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_248:
+no_piece_272:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_249
+	JZ      no_piece_273
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_249:
+no_piece_273:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_250
+	JZ      partial_short_274
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_251
+	JMP     partial_loaded_275
 
-partial_short_250:
+partial_short_274:
 	VMOVQ R11, X1
 
-partial_loaded_251:
+partial_loaded_275:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -7528,7 +7964,7 @@ partial_loaded_251:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_246:
+ad_done_270:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -7541,7 +7977,7 @@ ad_done_246:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_209:
+tail_out_233:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
@@ -7656,7 +8092,7 @@ tail_out_209:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_252
+	JE      aes_last_276
 	VMOVDQU 640(AX), X10
 	VAESENC X10, X0, X0
 	VAESENC X10, X1, X1
@@ -7676,7 +8112,7 @@ tail_out_209:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_252
+	JE      aes_last_276
 	VMOVDQU 768(AX), X10
 	VAESENC X10, X0, X0
 	VAESENC X10, X1, X1
@@ -7696,7 +8132,7 @@ tail_out_209:
 	VAESENC X10, X6, X6
 	VAESENC X10, X7, X7
 
-aes_last_252:
+aes_last_276:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -7925,7 +8361,7 @@ chunk:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 	CMPQ       R12, $0x0a
-	JE         aes_last_253
+	JE         aes_last_277
 	VMOVDQU    640(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -7945,7 +8381,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 	CMPQ       R12, $0x0c
-	JE         aes_last_253
+	JE         aes_last_277
 	VMOVDQU    768(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -7965,7 +8401,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 
-aes_last_253:
+aes_last_277:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -8098,16 +8534,16 @@ text_tail:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_254
+	JE      no_lens_278
 	SUBQ    $0x10, R10
 
-no_lens_254:
+no_lens_278:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_255
+	JA      ks8_279
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -8157,7 +8593,7 @@ no_lens_254:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_257
+	JE      aes_last_281
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -8167,7 +8603,7 @@ no_lens_254:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_257
+	JE      aes_last_281
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -8177,14 +8613,14 @@ no_lens_254:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_257:
+aes_last_281:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_256
+	JMP         ks_ready_280
 
-ks8_255:
+ks8_279:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -8282,7 +8718,7 @@ ks8_255:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_258
+	JE      aes_last_282
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -8300,7 +8736,7 @@ ks8_255:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_258
+	JE      aes_last_282
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -8318,7 +8754,7 @@ ks8_255:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_258:
+aes_last_282:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -8328,9 +8764,9 @@ aes_last_258:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_256:
+ks_ready_280:
 	CMPQ       R8, $0x10
-	JB         tail_partial_259
+	JB         tail_partial_283
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -8349,7 +8785,7 @@ ks_ready_256:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_260
+	JB         tail_partial_284
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -8368,7 +8804,7 @@ ks_ready_256:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_261
+	JB         tail_partial_285
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -8387,7 +8823,7 @@ ks_ready_256:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_262
+	JB         tail_partial_286
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -8406,7 +8842,7 @@ ks_ready_256:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_263
+	JB         tail_partial_287
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -8425,7 +8861,7 @@ ks_ready_256:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_264
+	JB         tail_partial_288
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -8444,7 +8880,7 @@ ks_ready_256:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_265
+	JB         tail_partial_289
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -8463,117 +8899,117 @@ ks_ready_256:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_268
+	JZ         tail_reduce_292
 	VMOVDQA    X7, X0
-	JMP        tail_partial_267
+	JMP        tail_partial_291
 
-tail_partial_265:
+tail_partial_289:
 	TESTQ   R8, R8
-	JZ      tail_reduce_268
+	JZ      tail_reduce_292
 	VMOVDQA X6, X0
-	JMP     tail_partial_267
+	JMP     tail_partial_291
 
-tail_partial_264:
+tail_partial_288:
 	TESTQ   R8, R8
-	JZ      tail_reduce_268
+	JZ      tail_reduce_292
 	VMOVDQA X5, X0
-	JMP     tail_partial_267
+	JMP     tail_partial_291
 
-tail_partial_263:
+tail_partial_287:
 	TESTQ   R8, R8
-	JZ      tail_reduce_268
+	JZ      tail_reduce_292
 	VMOVDQA X4, X0
-	JMP     tail_partial_267
+	JMP     tail_partial_291
 
-tail_partial_262:
+tail_partial_286:
 	TESTQ   R8, R8
-	JZ      tail_reduce_268
+	JZ      tail_reduce_292
 	VMOVDQA X3, X0
-	JMP     tail_partial_267
+	JMP     tail_partial_291
 
-tail_partial_261:
+tail_partial_285:
 	TESTQ   R8, R8
-	JZ      tail_reduce_268
+	JZ      tail_reduce_292
 	VMOVDQA X2, X0
-	JMP     tail_partial_267
+	JMP     tail_partial_291
 
-tail_partial_260:
+tail_partial_284:
 	TESTQ   R8, R8
-	JZ      tail_reduce_268
+	JZ      tail_reduce_292
 	VMOVDQA X1, X0
-	JMP     tail_partial_267
+	JMP     tail_partial_291
 
-tail_partial_259:
+tail_partial_283:
 	TESTQ R8, R8
-	JZ    tail_reduce_268
+	JZ    tail_reduce_292
 
-tail_partial_267:
+tail_partial_291:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_269
+	JZ      no_piece_293
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_269:
+no_piece_293:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_270
+	JZ      no_piece_294
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_270:
+no_piece_294:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_271
+	JZ      no_piece_295
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_271:
+no_piece_295:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_272
+	JZ      partial_short_296
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_273
+	JMP     partial_loaded_297
 
-partial_short_272:
+partial_short_296:
 	VMOVQ R11, X1
 
-partial_loaded_273:
+partial_loaded_297:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_274
+	JZ      no_piece_298
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_274:
+no_piece_298:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_275
+	JZ    no_piece_299
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_275:
+no_piece_299:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_276
+	JZ    no_piece_300
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_276:
+no_piece_300:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_277
+	JZ    no_piece_301
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_277:
+no_piece_301:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -8589,9 +9025,9 @@ no_piece_277:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_268:
+tail_reduce_292:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_278
+	JE         no_lens_302
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8604,7 +9040,7 @@ tail_reduce_268:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_278:
+no_lens_302:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -8669,15 +9105,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_279
+	JE      aes_last_303
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_279
+	JE      aes_last_303
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_279:
+aes_last_303:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -8816,14 +9252,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_280
+	JZ    tail_out_304
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_281
+	JE    ad_separate_305
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_281
+	JZ    ad_separate_305
 	CMPQ  R11, $0x80
-	JAE   ad_separate_281
+	JAE   ad_separate_305
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -8839,9 +9275,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_282:
+tail_block_306:
 	CMPQ       R8, $0x10
-	JB         tail_partial_283
+	JB         tail_partial_307
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -8857,48 +9293,48 @@ tail_block_282:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_282
+	JMP        tail_block_306
 
-tail_partial_283:
+tail_partial_307:
 	TESTQ   R8, R8
-	JZ      ad_done_284
+	JZ      ad_done_308
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_285
+	JZ      no_piece_309
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_285:
+no_piece_309:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_286
+	JZ      no_piece_310
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_286:
+no_piece_310:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_287
+	JZ      no_piece_311
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_287:
+no_piece_311:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_288
+	JZ      partial_short_312
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_289
+	JMP     partial_loaded_313
 
-partial_short_288:
+partial_short_312:
 	VMOVQ R11, X1
 
-partial_loaded_289:
+partial_loaded_313:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -8911,7 +9347,7 @@ partial_loaded_289:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_284:
+ad_done_308:
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
 	MOVQ    24(DI), R8
@@ -8923,13 +9359,13 @@ ad_done_284:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_290
+	JE      no_lens_314
 	SUBQ    $0x10, R10
 
-no_lens_290:
+no_lens_314:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_291
+	JA      ks8_315
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -8979,7 +9415,7 @@ no_lens_290:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_293
+	JE      aes_last_317
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -8989,7 +9425,7 @@ no_lens_290:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_293
+	JE      aes_last_317
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -8999,14 +9435,14 @@ no_lens_290:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_293:
+aes_last_317:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_292
+	JMP         ks_ready_316
 
-ks8_291:
+ks8_315:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -9104,7 +9540,7 @@ ks8_291:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_294
+	JE      aes_last_318
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -9122,7 +9558,7 @@ ks8_291:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_294
+	JE      aes_last_318
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -9140,7 +9576,7 @@ ks8_291:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_294:
+aes_last_318:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -9150,9 +9586,9 @@ aes_last_294:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_292:
+ks_ready_316:
 	CMPQ       R8, $0x10
-	JB         tail_partial_295
+	JB         tail_partial_319
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -9172,7 +9608,7 @@ ks_ready_292:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_296
+	JB         tail_partial_320
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -9192,7 +9628,7 @@ ks_ready_292:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_297
+	JB         tail_partial_321
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -9212,7 +9648,7 @@ ks_ready_292:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_298
+	JB         tail_partial_322
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -9232,7 +9668,7 @@ ks_ready_292:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_299
+	JB         tail_partial_323
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -9252,7 +9688,7 @@ ks_ready_292:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_300
+	JB         tail_partial_324
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -9272,7 +9708,7 @@ ks_ready_292:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_301
+	JB         tail_partial_325
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -9292,117 +9728,117 @@ ks_ready_292:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_304
+	JZ         tail_reduce_328
 	VMOVDQA    X7, X0
-	JMP        tail_partial_303
+	JMP        tail_partial_327
 
-tail_partial_301:
+tail_partial_325:
 	TESTQ   R8, R8
-	JZ      tail_reduce_304
+	JZ      tail_reduce_328
 	VMOVDQA X6, X0
-	JMP     tail_partial_303
+	JMP     tail_partial_327
 
-tail_partial_300:
+tail_partial_324:
 	TESTQ   R8, R8
-	JZ      tail_reduce_304
+	JZ      tail_reduce_328
 	VMOVDQA X5, X0
-	JMP     tail_partial_303
+	JMP     tail_partial_327
 
-tail_partial_299:
+tail_partial_323:
 	TESTQ   R8, R8
-	JZ      tail_reduce_304
+	JZ      tail_reduce_328
 	VMOVDQA X4, X0
-	JMP     tail_partial_303
+	JMP     tail_partial_327
 
-tail_partial_298:
+tail_partial_322:
 	TESTQ   R8, R8
-	JZ      tail_reduce_304
+	JZ      tail_reduce_328
 	VMOVDQA X3, X0
-	JMP     tail_partial_303
+	JMP     tail_partial_327
 
-tail_partial_297:
+tail_partial_321:
 	TESTQ   R8, R8
-	JZ      tail_reduce_304
+	JZ      tail_reduce_328
 	VMOVDQA X2, X0
-	JMP     tail_partial_303
+	JMP     tail_partial_327
 
-tail_partial_296:
+tail_partial_320:
 	TESTQ   R8, R8
-	JZ      tail_reduce_304
+	JZ      tail_reduce_328
 	VMOVDQA X1, X0
-	JMP     tail_partial_303
+	JMP     tail_partial_327
 
-tail_partial_295:
+tail_partial_319:
 	TESTQ R8, R8
-	JZ    tail_reduce_304
+	JZ    tail_reduce_328
 
-tail_partial_303:
+tail_partial_327:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_305
+	JZ      no_piece_329
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_305:
+no_piece_329:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_306
+	JZ      no_piece_330
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_306:
+no_piece_330:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_307
+	JZ      no_piece_331
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_307:
+no_piece_331:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_308
+	JZ      partial_short_332
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_309
+	JMP     partial_loaded_333
 
-partial_short_308:
+partial_short_332:
 	VMOVQ R11, X1
 
-partial_loaded_309:
+partial_loaded_333:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_310
+	JZ      no_piece_334
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_310:
+no_piece_334:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_311
+	JZ    no_piece_335
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_311:
+no_piece_335:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_312
+	JZ    no_piece_336
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_312:
+no_piece_336:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_313
+	JZ    no_piece_337
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_313:
+no_piece_337:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9415,9 +9851,9 @@ no_piece_313:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_304:
+tail_reduce_328:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_314
+	JE         no_lens_338
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9430,7 +9866,7 @@ tail_reduce_304:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_314:
+no_lens_338:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -9444,7 +9880,7 @@ no_lens_314:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_281:
+ad_separate_305:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -9455,9 +9891,9 @@ ad_separate_281:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_315:
+tail_block_339:
 	CMPQ       R8, $0x10
-	JB         tail_partial_316
+	JB         tail_partial_340
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -9473,48 +9909,48 @@ tail_block_315:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_315
+	JMP        tail_block_339
 
-tail_partial_316:
+tail_partial_340:
 	TESTQ   R8, R8
-	JZ      ad_done_317
+	JZ      ad_done_341
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_318
+	JZ      no_piece_342
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_318:
+no_piece_342:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_319
+	JZ      no_piece_343
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_319:
+no_piece_343:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_320
+	JZ      no_piece_344
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_320:
+no_piece_344:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_321
+	JZ      partial_short_345
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_322
+	JMP     partial_loaded_346
 
-partial_short_321:
+partial_short_345:
 	VMOVQ R11, X1
 
-partial_loaded_322:
+partial_loaded_346:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -9527,7 +9963,7 @@ partial_loaded_322:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_317:
+ad_done_341:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -9540,7 +9976,7 @@ ad_done_317:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_280:
+tail_out_304:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ    16(DI), SI
 	MOVQ    8(DI), DX
@@ -9746,7 +10182,7 @@ chunk:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 	CMPQ       R12, $0x0a
-	JE         aes_last_323
+	JE         aes_last_347
 	VMOVDQU    640(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -9766,7 +10202,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 	CMPQ       R12, $0x0c
-	JE         aes_last_323
+	JE         aes_last_347
 	VMOVDQU    768(AX), X10
 	VAESENC    X10, X0, X0
 	VAESENC    X10, X1, X1
@@ -9786,7 +10222,7 @@ chunk:
 	VAESENC    X10, X6, X6
 	VAESENC    X10, X7, X7
 
-aes_last_323:
+aes_last_347:
 	VMOVDQU     (BX), X10
 	VAESENCLAST X10, X0, X0
 	VAESENCLAST X10, X1, X1
@@ -9828,16 +10264,16 @@ chunks_done:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_324
+	JE      no_lens_348
 	SUBQ    $0x10, R10
 
-no_lens_324:
+no_lens_348:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_325
+	JA      ks8_349
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -9887,7 +10323,7 @@ no_lens_324:
 	VAESENC 576(AX), X2, X2
 	VAESENC 576(AX), X3, X3
 	CMPQ    R12, $0x0a
-	JE      aes_last_327
+	JE      aes_last_351
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -9897,7 +10333,7 @@ no_lens_324:
 	VAESENC 704(AX), X2, X2
 	VAESENC 704(AX), X3, X3
 	CMPQ    R12, $0x0c
-	JE      aes_last_327
+	JE      aes_last_351
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -9907,14 +10343,14 @@ no_lens_324:
 	VAESENC 832(AX), X2, X2
 	VAESENC 832(AX), X3, X3
 
-aes_last_327:
+aes_last_351:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
 	VAESENCLAST (BX), X3, X3
-	JMP         ks_ready_326
+	JMP         ks_ready_350
 
-ks8_325:
+ks8_349:
 	VPSHUFB X10, X8, X0
 	VPADDD  gcmCtrOne<>+0(SB), X8, X8
 	VPSHUFB X10, X8, X1
@@ -10012,7 +10448,7 @@ ks8_325:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_328
+	JE      aes_last_352
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -10030,7 +10466,7 @@ ks8_325:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_328
+	JE      aes_last_352
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -10048,7 +10484,7 @@ ks8_325:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_328:
+aes_last_352:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -10058,9 +10494,9 @@ aes_last_328:
 	VAESENCLAST (BX), X6, X6
 	VAESENCLAST (BX), X7, X7
 
-ks_ready_326:
+ks_ready_350:
 	CMPQ       R8, $0x10
-	JB         tail_partial_329
+	JB         tail_partial_353
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -10080,7 +10516,7 @@ ks_ready_326:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_330
+	JB         tail_partial_354
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -10100,7 +10536,7 @@ ks_ready_326:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_331
+	JB         tail_partial_355
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -10120,7 +10556,7 @@ ks_ready_326:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_332
+	JB         tail_partial_356
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -10140,7 +10576,7 @@ ks_ready_326:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_333
+	JB         tail_partial_357
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -10160,7 +10596,7 @@ ks_ready_326:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_334
+	JB         tail_partial_358
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -10180,7 +10616,7 @@ ks_ready_326:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_335
+	JB         tail_partial_359
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -10200,117 +10636,117 @@ ks_ready_326:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_338
+	JZ         tail_reduce_362
 	VMOVDQA    X7, X0
-	JMP        tail_partial_337
+	JMP        tail_partial_361
 
-tail_partial_335:
+tail_partial_359:
 	TESTQ   R8, R8
-	JZ      tail_reduce_338
+	JZ      tail_reduce_362
 	VMOVDQA X6, X0
-	JMP     tail_partial_337
+	JMP     tail_partial_361
 
-tail_partial_334:
+tail_partial_358:
 	TESTQ   R8, R8
-	JZ      tail_reduce_338
+	JZ      tail_reduce_362
 	VMOVDQA X5, X0
-	JMP     tail_partial_337
+	JMP     tail_partial_361
 
-tail_partial_333:
+tail_partial_357:
 	TESTQ   R8, R8
-	JZ      tail_reduce_338
+	JZ      tail_reduce_362
 	VMOVDQA X4, X0
-	JMP     tail_partial_337
+	JMP     tail_partial_361
 
-tail_partial_332:
+tail_partial_356:
 	TESTQ   R8, R8
-	JZ      tail_reduce_338
+	JZ      tail_reduce_362
 	VMOVDQA X3, X0
-	JMP     tail_partial_337
+	JMP     tail_partial_361
 
-tail_partial_331:
+tail_partial_355:
 	TESTQ   R8, R8
-	JZ      tail_reduce_338
+	JZ      tail_reduce_362
 	VMOVDQA X2, X0
-	JMP     tail_partial_337
+	JMP     tail_partial_361
 
-tail_partial_330:
+tail_partial_354:
 	TESTQ   R8, R8
-	JZ      tail_reduce_338
+	JZ      tail_reduce_362
 	VMOVDQA X1, X0
-	JMP     tail_partial_337
+	JMP     tail_partial_361
 
-tail_partial_329:
+tail_partial_353:
 	TESTQ R8, R8
-	JZ    tail_reduce_338
+	JZ    tail_reduce_362
 
-tail_partial_337:
+tail_partial_361:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_339
+	JZ      no_piece_363
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_339:
+no_piece_363:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_340
+	JZ      no_piece_364
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_340:
+no_piece_364:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_341
+	JZ      no_piece_365
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_341:
+no_piece_365:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_342
+	JZ      partial_short_366
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_343
+	JMP     partial_loaded_367
 
-partial_short_342:
+partial_short_366:
 	VMOVQ R11, X1
 
-partial_loaded_343:
+partial_loaded_367:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_344
+	JZ      no_piece_368
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_344:
+no_piece_368:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_345
+	JZ    no_piece_369
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_345:
+no_piece_369:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_346
+	JZ    no_piece_370
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_346:
+no_piece_370:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_347
+	JZ    no_piece_371
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_347:
+no_piece_371:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -10323,9 +10759,9 @@ no_piece_347:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_338:
+tail_reduce_362:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_348
+	JE         no_lens_372
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -10338,7 +10774,7 @@ tail_reduce_338:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_348:
+no_lens_372:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -10403,15 +10839,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_349
+	JE      aes_last_373
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_349
+	JE      aes_last_373
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_349:
+aes_last_373:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -10512,14 +10948,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_350
+	JZ    tail_out_374
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_351
+	JE    ad_separate_375
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_351
+	JZ    ad_separate_375
 	CMPQ  R11, $0x80
-	JAE   ad_separate_351
+	JAE   ad_separate_375
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -10535,9 +10971,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_352:
+tail_block_376:
 	CMPQ       R8, $0x10
-	JB         tail_partial_353
+	JB         tail_partial_377
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -10553,48 +10989,48 @@ tail_block_352:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_352
+	JMP        tail_block_376
 
-tail_partial_353:
+tail_partial_377:
 	TESTQ   R8, R8
-	JZ      ad_done_354
+	JZ      ad_done_378
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_355
+	JZ      no_piece_379
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_355:
+no_piece_379:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_356
+	JZ      no_piece_380
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_356:
+no_piece_380:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_357
+	JZ      no_piece_381
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_357:
+no_piece_381:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_358
+	JZ      partial_short_382
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_359
+	JMP     partial_loaded_383
 
-partial_short_358:
+partial_short_382:
 	VMOVQ R11, X1
 
-partial_loaded_359:
+partial_loaded_383:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -10607,7 +11043,7 @@ partial_loaded_359:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_354:
+ad_done_378:
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
 	MOVQ           24(DI), R8
@@ -10620,13 +11056,13 @@ ad_done_354:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_360
+	JE             no_lens_384
 	SUBQ           $0x10, R10
 
-no_lens_360:
+no_lens_384:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_361
+	JA      ks8_385
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -10652,26 +11088,26 @@ no_lens_360:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_363
+	JE      aes_last_387
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_363
+	JE      aes_last_387
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_363:
+aes_last_387:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_362
+	JMP          ks_ready_386
 
-ks8_361:
+ks8_385:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -10721,7 +11157,7 @@ ks8_361:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_364
+	JE      aes_last_388
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -10731,7 +11167,7 @@ ks8_361:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_364
+	JE      aes_last_388
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -10741,7 +11177,7 @@ ks8_361:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_364:
+aes_last_388:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -10751,9 +11187,9 @@ aes_last_364:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_362:
+ks_ready_386:
 	CMPQ       R8, $0x10
-	JB         tail_partial_365
+	JB         tail_partial_389
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -10772,7 +11208,7 @@ ks_ready_362:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_366
+	JB         tail_partial_390
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -10791,7 +11227,7 @@ ks_ready_362:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_367
+	JB         tail_partial_391
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -10810,7 +11246,7 @@ ks_ready_362:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_368
+	JB         tail_partial_392
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -10829,7 +11265,7 @@ ks_ready_362:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_369
+	JB         tail_partial_393
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -10848,7 +11284,7 @@ ks_ready_362:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_370
+	JB         tail_partial_394
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -10867,7 +11303,7 @@ ks_ready_362:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_371
+	JB         tail_partial_395
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -10886,117 +11322,117 @@ ks_ready_362:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_374
+	JZ         tail_reduce_398
 	VMOVDQA    X7, X0
-	JMP        tail_partial_373
+	JMP        tail_partial_397
 
-tail_partial_371:
+tail_partial_395:
 	TESTQ   R8, R8
-	JZ      tail_reduce_374
+	JZ      tail_reduce_398
 	VMOVDQA X3, X0
-	JMP     tail_partial_373
+	JMP     tail_partial_397
 
-tail_partial_370:
+tail_partial_394:
 	TESTQ   R8, R8
-	JZ      tail_reduce_374
+	JZ      tail_reduce_398
 	VMOVDQA X6, X0
-	JMP     tail_partial_373
+	JMP     tail_partial_397
 
-tail_partial_369:
+tail_partial_393:
 	TESTQ   R8, R8
-	JZ      tail_reduce_374
+	JZ      tail_reduce_398
 	VMOVDQA X2, X0
-	JMP     tail_partial_373
+	JMP     tail_partial_397
 
-tail_partial_368:
+tail_partial_392:
 	TESTQ   R8, R8
-	JZ      tail_reduce_374
+	JZ      tail_reduce_398
 	VMOVDQA X5, X0
-	JMP     tail_partial_373
+	JMP     tail_partial_397
 
-tail_partial_367:
+tail_partial_391:
 	TESTQ   R8, R8
-	JZ      tail_reduce_374
+	JZ      tail_reduce_398
 	VMOVDQA X1, X0
-	JMP     tail_partial_373
+	JMP     tail_partial_397
 
-tail_partial_366:
+tail_partial_390:
 	TESTQ   R8, R8
-	JZ      tail_reduce_374
+	JZ      tail_reduce_398
 	VMOVDQA X4, X0
-	JMP     tail_partial_373
+	JMP     tail_partial_397
 
-tail_partial_365:
+tail_partial_389:
 	TESTQ R8, R8
-	JZ    tail_reduce_374
+	JZ    tail_reduce_398
 
-tail_partial_373:
+tail_partial_397:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_375
+	JZ      no_piece_399
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_375:
+no_piece_399:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_376
+	JZ      no_piece_400
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_376:
+no_piece_400:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_377
+	JZ      no_piece_401
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_377:
+no_piece_401:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_378
+	JZ      partial_short_402
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_379
+	JMP     partial_loaded_403
 
-partial_short_378:
+partial_short_402:
 	VMOVQ R11, X1
 
-partial_loaded_379:
+partial_loaded_403:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_380
+	JZ      no_piece_404
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_380:
+no_piece_404:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_381
+	JZ    no_piece_405
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_381:
+no_piece_405:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_382
+	JZ    no_piece_406
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_382:
+no_piece_406:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_383
+	JZ    no_piece_407
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_383:
+no_piece_407:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -11012,9 +11448,9 @@ no_piece_383:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_374:
+tail_reduce_398:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_384
+	JE         no_lens_408
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -11027,7 +11463,7 @@ tail_reduce_374:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_384:
+no_lens_408:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -11041,7 +11477,7 @@ no_lens_384:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_351:
+ad_separate_375:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -11052,9 +11488,9 @@ ad_separate_351:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_385:
+tail_block_409:
 	CMPQ       R8, $0x10
-	JB         tail_partial_386
+	JB         tail_partial_410
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -11070,48 +11506,48 @@ tail_block_385:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_385
+	JMP        tail_block_409
 
-tail_partial_386:
+tail_partial_410:
 	TESTQ   R8, R8
-	JZ      ad_done_387
+	JZ      ad_done_411
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_388
+	JZ      no_piece_412
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_388:
+no_piece_412:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_389
+	JZ      no_piece_413
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_389:
+no_piece_413:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_390
+	JZ      no_piece_414
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_390:
+no_piece_414:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_391
+	JZ      partial_short_415
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_392
+	JMP     partial_loaded_416
 
-partial_short_391:
+partial_short_415:
 	VMOVQ R11, X1
 
-partial_loaded_392:
+partial_loaded_416:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -11124,7 +11560,7 @@ partial_loaded_392:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_387:
+ad_done_411:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -11137,7 +11573,7 @@ ad_done_387:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_350:
+tail_out_374:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -11151,15 +11587,15 @@ tail_out_350:
 	CMPQ           R8, $0x80
 	JB             text_tail
 	CMPQ           R13, $0xf6
-	JA             ctr_carry_393
+	JA             ctr_carry_417
 	VMOVDQA        Y8, Y0
 	VPADDD         gcmCtrStepYBE<>+0(SB), Y8, Y1
 	VPADDD         gcmCtrStepYBE<>+32(SB), Y8, Y2
 	VPADDD         gcmCtrStepYBE<>+64(SB), Y8, Y3
 	VPADDD         gcmCtrStepYBE<>+96(SB), Y8, Y8
-	JMP            ctr_done_394
+	JMP            ctr_done_418
 
-ctr_carry_393:
+ctr_carry_417:
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y14
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepY<>+0(SB), Y14, Y1
@@ -11171,7 +11607,7 @@ ctr_carry_393:
 	VPADDD  gcmCtrStepY<>+96(SB), Y14, Y8
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y8
 
-ctr_done_394:
+ctr_done_418:
 	ADDQ    $0x08, R13
 	MOVBQZX R13, R13
 	VMOVDQU (AX), Y10
@@ -11225,7 +11661,7 @@ ctr_done_394:
 	VAESENC Y10, Y2, Y2
 	VAESENC Y10, Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_395
+	JE      aes_last_419
 	VMOVDQU 640(AX), Y10
 	VAESENC Y10, Y0, Y0
 	VAESENC Y10, Y1, Y1
@@ -11237,7 +11673,7 @@ ctr_done_394:
 	VAESENC Y10, Y2, Y2
 	VAESENC Y10, Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_395
+	JE      aes_last_419
 	VMOVDQU 768(AX), Y10
 	VAESENC Y10, Y0, Y0
 	VAESENC Y10, Y1, Y1
@@ -11249,7 +11685,7 @@ ctr_done_394:
 	VAESENC Y10, Y2, Y2
 	VAESENC Y10, Y3, Y3
 
-aes_last_395:
+aes_last_419:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -11275,15 +11711,15 @@ chunk:
 	CMPQ    R8, $0x80
 	JB      drain
 	CMPQ    R13, $0xf6
-	JA      ctr_carry_396
+	JA      ctr_carry_420
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepYBE<>+0(SB), Y8, Y1
 	VPADDD  gcmCtrStepYBE<>+32(SB), Y8, Y2
 	VPADDD  gcmCtrStepYBE<>+64(SB), Y8, Y3
 	VPADDD  gcmCtrStepYBE<>+96(SB), Y8, Y8
-	JMP     ctr_done_397
+	JMP     ctr_done_421
 
-ctr_carry_396:
+ctr_carry_420:
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y14
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepY<>+0(SB), Y14, Y1
@@ -11295,7 +11731,7 @@ ctr_carry_396:
 	VPADDD  gcmCtrStepY<>+96(SB), Y14, Y8
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y8
 
-ctr_done_397:
+ctr_done_421:
 	ADDQ         $0x08, R13
 	MOVBQZX      R13, R13
 	VMOVDQU      (AX), Y10
@@ -11391,7 +11827,7 @@ ctr_done_397:
 	VEXTRACTI128 $0x01, Y12, X14
 	VPXOR        X14, X12, X15
 	CMPQ         R12, $0x0a
-	JE           aes_last_398
+	JE           aes_last_422
 	VMOVDQU      640(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -11403,7 +11839,7 @@ ctr_done_397:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_398
+	JE           aes_last_422
 	VMOVDQU      768(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -11415,7 +11851,7 @@ ctr_done_397:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 
-aes_last_398:
+aes_last_422:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -11495,12 +11931,12 @@ drain_tail:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_399
+	JE      no_lens_423
 	SUBQ    $0x10, R10
 
-no_lens_399:
+no_lens_423:
 	CMPQ         R8, $0x40
-	JA           ks8_400
+	JA           ks8_424
 	VPSHUFB      Y10, Y8, Y0
 	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB      Y10, Y8, Y1
@@ -11572,26 +12008,26 @@ no_lens_399:
 	VAESENC      576(AX), Y0, Y0
 	VAESENC      576(AX), Y1, Y1
 	CMPQ         R12, $0x0a
-	JE           aes_last_402
+	JE           aes_last_426
 	VAESENC      640(AX), Y0, Y0
 	VAESENC      640(AX), Y1, Y1
 	VAESENC      704(AX), Y0, Y0
 	VAESENC      704(AX), Y1, Y1
 	CMPQ         R12, $0x0c
-	JE           aes_last_402
+	JE           aes_last_426
 	VAESENC      768(AX), Y0, Y0
 	VAESENC      768(AX), Y1, Y1
 	VAESENC      832(AX), Y0, Y0
 	VAESENC      832(AX), Y1, Y1
 
-aes_last_402:
+aes_last_426:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_401
+	JMP          ks_ready_425
 
-ks8_400:
+ks8_424:
 	VPSHUFB      Y10, Y8, Y0
 	VPADDD       gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB      Y10, Y8, Y1
@@ -11687,7 +12123,7 @@ ks8_400:
 	VAESENC      576(AX), Y2, Y2
 	VAESENC      576(AX), Y3, Y3
 	CMPQ         R12, $0x0a
-	JE           aes_last_403
+	JE           aes_last_427
 	VAESENC      640(AX), Y0, Y0
 	VAESENC      640(AX), Y1, Y1
 	VAESENC      640(AX), Y2, Y2
@@ -11697,7 +12133,7 @@ ks8_400:
 	VAESENC      704(AX), Y2, Y2
 	VAESENC      704(AX), Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_403
+	JE           aes_last_427
 	VAESENC      768(AX), Y0, Y0
 	VAESENC      768(AX), Y1, Y1
 	VAESENC      768(AX), Y2, Y2
@@ -11707,7 +12143,7 @@ ks8_400:
 	VAESENC      832(AX), Y2, Y2
 	VAESENC      832(AX), Y3, Y3
 
-aes_last_403:
+aes_last_427:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -11717,9 +12153,9 @@ aes_last_403:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_401:
+ks_ready_425:
 	CMPQ       R8, $0x10
-	JB         tail_partial_404
+	JB         tail_partial_428
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -11738,7 +12174,7 @@ ks_ready_401:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_405
+	JB         tail_partial_429
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -11757,7 +12193,7 @@ ks_ready_401:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_406
+	JB         tail_partial_430
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -11776,7 +12212,7 @@ ks_ready_401:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_407
+	JB         tail_partial_431
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -11795,7 +12231,7 @@ ks_ready_401:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_408
+	JB         tail_partial_432
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -11814,7 +12250,7 @@ ks_ready_401:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_409
+	JB         tail_partial_433
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -11833,7 +12269,7 @@ ks_ready_401:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_410
+	JB         tail_partial_434
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -11852,117 +12288,117 @@ ks_ready_401:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_413
+	JZ         tail_reduce_437
 	VMOVDQA    X7, X0
-	JMP        tail_partial_412
+	JMP        tail_partial_436
 
-tail_partial_410:
+tail_partial_434:
 	TESTQ   R8, R8
-	JZ      tail_reduce_413
+	JZ      tail_reduce_437
 	VMOVDQA X3, X0
-	JMP     tail_partial_412
+	JMP     tail_partial_436
 
-tail_partial_409:
+tail_partial_433:
 	TESTQ   R8, R8
-	JZ      tail_reduce_413
+	JZ      tail_reduce_437
 	VMOVDQA X6, X0
-	JMP     tail_partial_412
+	JMP     tail_partial_436
 
-tail_partial_408:
+tail_partial_432:
 	TESTQ   R8, R8
-	JZ      tail_reduce_413
+	JZ      tail_reduce_437
 	VMOVDQA X2, X0
-	JMP     tail_partial_412
+	JMP     tail_partial_436
 
-tail_partial_407:
+tail_partial_431:
 	TESTQ   R8, R8
-	JZ      tail_reduce_413
+	JZ      tail_reduce_437
 	VMOVDQA X5, X0
-	JMP     tail_partial_412
+	JMP     tail_partial_436
 
-tail_partial_406:
+tail_partial_430:
 	TESTQ   R8, R8
-	JZ      tail_reduce_413
+	JZ      tail_reduce_437
 	VMOVDQA X1, X0
-	JMP     tail_partial_412
+	JMP     tail_partial_436
 
-tail_partial_405:
+tail_partial_429:
 	TESTQ   R8, R8
-	JZ      tail_reduce_413
+	JZ      tail_reduce_437
 	VMOVDQA X4, X0
-	JMP     tail_partial_412
+	JMP     tail_partial_436
 
-tail_partial_404:
+tail_partial_428:
 	TESTQ R8, R8
-	JZ    tail_reduce_413
+	JZ    tail_reduce_437
 
-tail_partial_412:
+tail_partial_436:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_414
+	JZ      no_piece_438
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_414:
+no_piece_438:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_415
+	JZ      no_piece_439
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_415:
+no_piece_439:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_416
+	JZ      no_piece_440
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_416:
+no_piece_440:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_417
+	JZ      partial_short_441
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_418
+	JMP     partial_loaded_442
 
-partial_short_417:
+partial_short_441:
 	VMOVQ R11, X1
 
-partial_loaded_418:
+partial_loaded_442:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_419
+	JZ      no_piece_443
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_419:
+no_piece_443:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_420
+	JZ    no_piece_444
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_420:
+no_piece_444:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_421
+	JZ    no_piece_445
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_421:
+no_piece_445:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_422
+	JZ    no_piece_446
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_422:
+no_piece_446:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -11978,9 +12414,9 @@ no_piece_422:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_413:
+tail_reduce_437:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_423
+	JE         no_lens_447
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -11993,7 +12429,7 @@ tail_reduce_413:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_423:
+no_lens_447:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -12017,16 +12453,16 @@ text_tail:
 	LEAQ    1296(AX), R10
 	SUBQ    R11, R10
 	CMPQ    48(DI), $0x00
-	JE      no_lens_424
+	JE      no_lens_448
 	SUBQ    $0x10, R10
 
-no_lens_424:
+no_lens_448:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_425
+	JA      ks8_449
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -12052,26 +12488,26 @@ no_lens_424:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_427
+	JE      aes_last_451
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_427
+	JE      aes_last_451
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_427:
+aes_last_451:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_426
+	JMP          ks_ready_450
 
-ks8_425:
+ks8_449:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -12121,7 +12557,7 @@ ks8_425:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_428
+	JE      aes_last_452
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -12131,7 +12567,7 @@ ks8_425:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_428
+	JE      aes_last_452
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -12141,7 +12577,7 @@ ks8_425:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_428:
+aes_last_452:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -12151,9 +12587,9 @@ aes_last_428:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_426:
+ks_ready_450:
 	CMPQ       R8, $0x10
-	JB         tail_partial_429
+	JB         tail_partial_453
 	VPXOR      (SI), X0, X0
 	VMOVDQU    X0, (DX)
 	VPSHUFB    X10, X0, X0
@@ -12172,7 +12608,7 @@ ks_ready_426:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_430
+	JB         tail_partial_454
 	VPXOR      (SI), X4, X4
 	VMOVDQU    X4, (DX)
 	VPSHUFB    X10, X4, X4
@@ -12191,7 +12627,7 @@ ks_ready_426:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_431
+	JB         tail_partial_455
 	VPXOR      (SI), X1, X1
 	VMOVDQU    X1, (DX)
 	VPSHUFB    X10, X1, X1
@@ -12210,7 +12646,7 @@ ks_ready_426:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_432
+	JB         tail_partial_456
 	VPXOR      (SI), X5, X5
 	VMOVDQU    X5, (DX)
 	VPSHUFB    X10, X5, X5
@@ -12229,7 +12665,7 @@ ks_ready_426:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_433
+	JB         tail_partial_457
 	VPXOR      (SI), X2, X2
 	VMOVDQU    X2, (DX)
 	VPSHUFB    X10, X2, X2
@@ -12248,7 +12684,7 @@ ks_ready_426:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_434
+	JB         tail_partial_458
 	VPXOR      (SI), X6, X6
 	VMOVDQU    X6, (DX)
 	VPSHUFB    X10, X6, X6
@@ -12267,7 +12703,7 @@ ks_ready_426:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_435
+	JB         tail_partial_459
 	VPXOR      (SI), X3, X3
 	VMOVDQU    X3, (DX)
 	VPSHUFB    X10, X3, X3
@@ -12286,117 +12722,117 @@ ks_ready_426:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_438
+	JZ         tail_reduce_462
 	VMOVDQA    X7, X0
-	JMP        tail_partial_437
+	JMP        tail_partial_461
 
-tail_partial_435:
+tail_partial_459:
 	TESTQ   R8, R8
-	JZ      tail_reduce_438
+	JZ      tail_reduce_462
 	VMOVDQA X3, X0
-	JMP     tail_partial_437
+	JMP     tail_partial_461
 
-tail_partial_434:
+tail_partial_458:
 	TESTQ   R8, R8
-	JZ      tail_reduce_438
+	JZ      tail_reduce_462
 	VMOVDQA X6, X0
-	JMP     tail_partial_437
+	JMP     tail_partial_461
 
-tail_partial_433:
+tail_partial_457:
 	TESTQ   R8, R8
-	JZ      tail_reduce_438
+	JZ      tail_reduce_462
 	VMOVDQA X2, X0
-	JMP     tail_partial_437
+	JMP     tail_partial_461
 
-tail_partial_432:
+tail_partial_456:
 	TESTQ   R8, R8
-	JZ      tail_reduce_438
+	JZ      tail_reduce_462
 	VMOVDQA X5, X0
-	JMP     tail_partial_437
+	JMP     tail_partial_461
 
-tail_partial_431:
+tail_partial_455:
 	TESTQ   R8, R8
-	JZ      tail_reduce_438
+	JZ      tail_reduce_462
 	VMOVDQA X1, X0
-	JMP     tail_partial_437
+	JMP     tail_partial_461
 
-tail_partial_430:
+tail_partial_454:
 	TESTQ   R8, R8
-	JZ      tail_reduce_438
+	JZ      tail_reduce_462
 	VMOVDQA X4, X0
-	JMP     tail_partial_437
+	JMP     tail_partial_461
 
-tail_partial_429:
+tail_partial_453:
 	TESTQ R8, R8
-	JZ    tail_reduce_438
+	JZ    tail_reduce_462
 
-tail_partial_437:
+tail_partial_461:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_439
+	JZ      no_piece_463
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_439:
+no_piece_463:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_440
+	JZ      no_piece_464
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_440:
+no_piece_464:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_441
+	JZ      no_piece_465
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_441:
+no_piece_465:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_442
+	JZ      partial_short_466
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_443
+	JMP     partial_loaded_467
 
-partial_short_442:
+partial_short_466:
 	VMOVQ R11, X1
 
-partial_loaded_443:
+partial_loaded_467:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_444
+	JZ      no_piece_468
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_444:
+no_piece_468:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_445
+	JZ    no_piece_469
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_445:
+no_piece_469:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_446
+	JZ    no_piece_470
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_446:
+no_piece_470:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_447
+	JZ    no_piece_471
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_447:
+no_piece_471:
 	LEAQ       gcmTailMask<>+16(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), X0, X1
@@ -12412,9 +12848,9 @@ no_piece_447:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_438:
+tail_reduce_462:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_448
+	JE         no_lens_472
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -12427,7 +12863,7 @@ tail_reduce_438:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_448:
+no_lens_472:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -12492,15 +12928,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_449
+	JE      aes_last_473
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_449
+	JE      aes_last_473
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_449:
+aes_last_473:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -12600,14 +13036,14 @@ ad_chunk:
 
 ad_tail:
 	TESTQ R8, R8
-	JZ    tail_out_450
+	JZ    tail_out_474
 	CMPQ  48(DI), $0x00
-	JE    ad_separate_451
+	JE    ad_separate_475
 	MOVQ  24(DI), R11
 	TESTQ R11, R11
-	JZ    ad_separate_451
+	JZ    ad_separate_475
 	CMPQ  R11, $0x80
-	JAE   ad_separate_451
+	JAE   ad_separate_475
 
 	// hptr: the powers of H for ceil(n/16) AD blocks above ceil(text/16) text blocks and the length block.
 	ADDQ    $0x0f, R11
@@ -12623,9 +13059,9 @@ ad_tail:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_452:
+tail_block_476:
 	CMPQ       R8, $0x10
-	JB         tail_partial_453
+	JB         tail_partial_477
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -12641,48 +13077,48 @@ tail_block_452:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_452
+	JMP        tail_block_476
 
-tail_partial_453:
+tail_partial_477:
 	TESTQ   R8, R8
-	JZ      ad_done_454
+	JZ      ad_done_478
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_455
+	JZ      no_piece_479
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_455:
+no_piece_479:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_456
+	JZ      no_piece_480
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_456:
+no_piece_480:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_457
+	JZ      no_piece_481
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_457:
+no_piece_481:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_458
+	JZ      partial_short_482
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_459
+	JMP     partial_loaded_483
 
-partial_short_458:
+partial_short_482:
 	VMOVQ R11, X1
 
-partial_loaded_459:
+partial_loaded_483:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -12695,7 +13131,7 @@ partial_loaded_459:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_454:
+ad_done_478:
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
 	MOVQ           24(DI), R8
@@ -12708,13 +13144,13 @@ ad_done_454:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_460
+	JE             no_lens_484
 	SUBQ           $0x10, R10
 
-no_lens_460:
+no_lens_484:
 	VPXOR   X9, X9, X9
 	CMPQ    R8, $0x40
-	JA      ks8_461
+	JA      ks8_485
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -12740,26 +13176,26 @@ no_lens_460:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_463
+	JE      aes_last_487
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_463
+	JE      aes_last_487
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_463:
+aes_last_487:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_462
+	JMP          ks_ready_486
 
-ks8_461:
+ks8_485:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -12809,7 +13245,7 @@ ks8_461:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_464
+	JE      aes_last_488
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -12819,7 +13255,7 @@ ks8_461:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_464
+	JE      aes_last_488
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -12829,7 +13265,7 @@ ks8_461:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_464:
+aes_last_488:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -12839,9 +13275,9 @@ aes_last_464:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_462:
+ks_ready_486:
 	CMPQ       R8, $0x10
-	JB         tail_partial_465
+	JB         tail_partial_489
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -12861,7 +13297,7 @@ ks_ready_462:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_466
+	JB         tail_partial_490
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -12881,7 +13317,7 @@ ks_ready_462:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_467
+	JB         tail_partial_491
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -12901,7 +13337,7 @@ ks_ready_462:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_468
+	JB         tail_partial_492
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -12921,7 +13357,7 @@ ks_ready_462:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_469
+	JB         tail_partial_493
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -12941,7 +13377,7 @@ ks_ready_462:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_470
+	JB         tail_partial_494
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -12961,7 +13397,7 @@ ks_ready_462:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_471
+	JB         tail_partial_495
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -12981,117 +13417,117 @@ ks_ready_462:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_474
+	JZ         tail_reduce_498
 	VMOVDQA    X7, X0
-	JMP        tail_partial_473
+	JMP        tail_partial_497
 
-tail_partial_471:
+tail_partial_495:
 	TESTQ   R8, R8
-	JZ      tail_reduce_474
+	JZ      tail_reduce_498
 	VMOVDQA X3, X0
-	JMP     tail_partial_473
+	JMP     tail_partial_497
 
-tail_partial_470:
+tail_partial_494:
 	TESTQ   R8, R8
-	JZ      tail_reduce_474
+	JZ      tail_reduce_498
 	VMOVDQA X6, X0
-	JMP     tail_partial_473
+	JMP     tail_partial_497
 
-tail_partial_469:
+tail_partial_493:
 	TESTQ   R8, R8
-	JZ      tail_reduce_474
+	JZ      tail_reduce_498
 	VMOVDQA X2, X0
-	JMP     tail_partial_473
+	JMP     tail_partial_497
 
-tail_partial_468:
+tail_partial_492:
 	TESTQ   R8, R8
-	JZ      tail_reduce_474
+	JZ      tail_reduce_498
 	VMOVDQA X5, X0
-	JMP     tail_partial_473
+	JMP     tail_partial_497
 
-tail_partial_467:
+tail_partial_491:
 	TESTQ   R8, R8
-	JZ      tail_reduce_474
+	JZ      tail_reduce_498
 	VMOVDQA X1, X0
-	JMP     tail_partial_473
+	JMP     tail_partial_497
 
-tail_partial_466:
+tail_partial_490:
 	TESTQ   R8, R8
-	JZ      tail_reduce_474
+	JZ      tail_reduce_498
 	VMOVDQA X4, X0
-	JMP     tail_partial_473
+	JMP     tail_partial_497
 
-tail_partial_465:
+tail_partial_489:
 	TESTQ R8, R8
-	JZ    tail_reduce_474
+	JZ    tail_reduce_498
 
-tail_partial_473:
+tail_partial_497:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_475
+	JZ      no_piece_499
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_475:
+no_piece_499:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_476
+	JZ      no_piece_500
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_476:
+no_piece_500:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_477
+	JZ      no_piece_501
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_477:
+no_piece_501:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_478
+	JZ      partial_short_502
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_479
+	JMP     partial_loaded_503
 
-partial_short_478:
+partial_short_502:
 	VMOVQ R11, X1
 
-partial_loaded_479:
+partial_loaded_503:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_480
+	JZ      no_piece_504
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_480:
+no_piece_504:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_481
+	JZ    no_piece_505
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_481:
+no_piece_505:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_482
+	JZ    no_piece_506
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_482:
+no_piece_506:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_483
+	JZ    no_piece_507
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_483:
+no_piece_507:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -13104,9 +13540,9 @@ no_piece_483:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_474:
+tail_reduce_498:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_484
+	JE         no_lens_508
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -13119,7 +13555,7 @@ tail_reduce_474:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_484:
+no_lens_508:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -13133,7 +13569,7 @@ no_lens_484:
 	VMOVDQA    X12, X15
 	JMP        finish
 
-ad_separate_451:
+ad_separate_475:
 	LEAQ    15(R8), R11
 	SHRQ    $0x04, R11
 	SHLQ    $0x04, R11
@@ -13144,9 +13580,9 @@ ad_separate_451:
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 
-tail_block_485:
+tail_block_509:
 	CMPQ       R8, $0x10
-	JB         tail_partial_486
+	JB         tail_partial_510
 	VMOVDQU    (SI), X1
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
@@ -13162,48 +13598,48 @@ tail_block_485:
 	ADDQ       $0x10, SI
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
-	JMP        tail_block_485
+	JMP        tail_block_509
 
-tail_partial_486:
+tail_partial_510:
 	TESTQ   R8, R8
-	JZ      ad_done_487
+	JZ      ad_done_511
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_488
+	JZ      no_piece_512
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_488:
+no_piece_512:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_489
+	JZ      no_piece_513
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_489:
+no_piece_513:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_490
+	JZ      no_piece_514
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_490:
+no_piece_514:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_491
+	JZ      partial_short_515
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_492
+	JMP     partial_loaded_516
 
-partial_short_491:
+partial_short_515:
 	VMOVQ R11, X1
 
-partial_loaded_492:
+partial_loaded_516:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -13216,7 +13652,7 @@ partial_loaded_492:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-ad_done_487:
+ad_done_511:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -13229,7 +13665,7 @@ ad_done_487:
 	VPXOR      X13, X12, X12
 	VMOVDQA    X12, X15
 
-tail_out_450:
+tail_out_474:
 	// Text: counter mode and GHASH of the ciphertext, 8 blocks per chunk.
 	MOVQ           16(DI), SI
 	MOVQ           8(DI), DX
@@ -13243,15 +13679,15 @@ chunk:
 	CMPQ    R8, $0x80
 	JB      chunks_done
 	CMPQ    R13, $0xf6
-	JA      ctr_carry_493
+	JA      ctr_carry_517
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepYBE<>+0(SB), Y8, Y1
 	VPADDD  gcmCtrStepYBE<>+32(SB), Y8, Y2
 	VPADDD  gcmCtrStepYBE<>+64(SB), Y8, Y3
 	VPADDD  gcmCtrStepYBE<>+96(SB), Y8, Y8
-	JMP     ctr_done_494
+	JMP     ctr_done_518
 
-ctr_carry_493:
+ctr_carry_517:
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y14
 	VMOVDQA Y8, Y0
 	VPADDD  gcmCtrStepY<>+0(SB), Y14, Y1
@@ -13263,7 +13699,7 @@ ctr_carry_493:
 	VPADDD  gcmCtrStepY<>+96(SB), Y14, Y8
 	VPSHUFB gcmBswap<>+0(SB), Y8, Y8
 
-ctr_done_494:
+ctr_done_518:
 	ADDQ         $0x08, R13
 	MOVBQZX      R13, R13
 	VMOVDQU      (SI), Y4
@@ -13367,7 +13803,7 @@ ctr_done_494:
 	VEXTRACTI128 $0x01, Y12, X14
 	VPXOR        X14, X12, X15
 	CMPQ         R12, $0x0a
-	JE           aes_last_495
+	JE           aes_last_519
 	VMOVDQU      640(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -13379,7 +13815,7 @@ ctr_done_494:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 	CMPQ         R12, $0x0c
-	JE           aes_last_495
+	JE           aes_last_519
 	VMOVDQU      768(AX), Y10
 	VAESENC      Y10, Y0, Y0
 	VAESENC      Y10, Y1, Y1
@@ -13391,7 +13827,7 @@ ctr_done_494:
 	VAESENC      Y10, Y2, Y2
 	VAESENC      Y10, Y3, Y3
 
-aes_last_495:
+aes_last_519:
 	VMOVDQU     (BX), Y10
 	VAESENCLAST Y10, Y0, Y0
 	VAESENCLAST Y10, Y1, Y1
@@ -13422,16 +13858,16 @@ chunks_done:
 	LEAQ           1296(AX), R10
 	SUBQ           R11, R10
 	CMPQ           48(DI), $0x00
-	JE             no_lens_496
+	JE             no_lens_520
 	SUBQ           $0x10, R10
 
-no_lens_496:
+no_lens_520:
 	VMOVDQU X15, X9
 	VPXOR   X11, X11, X11
 	VPXOR   X12, X12, X12
 	VPXOR   X13, X13, X13
 	CMPQ    R8, $0x40
-	JA      ks8_497
+	JA      ks8_521
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -13457,26 +13893,26 @@ no_lens_496:
 	VAESENC 576(AX), Y0, Y0
 	VAESENC 576(AX), Y1, Y1
 	CMPQ    R12, $0x0a
-	JE      aes_last_499
+	JE      aes_last_523
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 704(AX), Y0, Y0
 	VAESENC 704(AX), Y1, Y1
 	CMPQ    R12, $0x0c
-	JE      aes_last_499
+	JE      aes_last_523
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 832(AX), Y0, Y0
 	VAESENC 832(AX), Y1, Y1
 
-aes_last_499:
+aes_last_523:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VEXTRACTI128 $0x01, Y0, X4
 	VEXTRACTI128 $0x01, Y1, X5
-	JMP          ks_ready_498
+	JMP          ks_ready_522
 
-ks8_497:
+ks8_521:
 	VPSHUFB Y10, Y8, Y0
 	VPADDD  gcmCtrAdd2<>+0(SB), Y8, Y8
 	VPSHUFB Y10, Y8, Y1
@@ -13526,7 +13962,7 @@ ks8_497:
 	VAESENC 576(AX), Y2, Y2
 	VAESENC 576(AX), Y3, Y3
 	CMPQ    R12, $0x0a
-	JE      aes_last_500
+	JE      aes_last_524
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -13536,7 +13972,7 @@ ks8_497:
 	VAESENC 704(AX), Y2, Y2
 	VAESENC 704(AX), Y3, Y3
 	CMPQ    R12, $0x0c
-	JE      aes_last_500
+	JE      aes_last_524
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -13546,7 +13982,7 @@ ks8_497:
 	VAESENC 832(AX), Y2, Y2
 	VAESENC 832(AX), Y3, Y3
 
-aes_last_500:
+aes_last_524:
 	VAESENCLAST  (BX), Y0, Y0
 	VAESENCLAST  (BX), Y1, Y1
 	VAESENCLAST  (BX), Y2, Y2
@@ -13556,9 +13992,9 @@ aes_last_500:
 	VEXTRACTI128 $0x01, Y2, X6
 	VEXTRACTI128 $0x01, Y3, X7
 
-ks_ready_498:
+ks_ready_522:
 	CMPQ       R8, $0x10
-	JB         tail_partial_501
+	JB         tail_partial_525
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X0, X0
 	VMOVDQU    X0, (DX)
@@ -13578,7 +14014,7 @@ ks_ready_498:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_502
+	JB         tail_partial_526
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X4, X4
 	VMOVDQU    X4, (DX)
@@ -13598,7 +14034,7 @@ ks_ready_498:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_503
+	JB         tail_partial_527
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X1, X1
 	VMOVDQU    X1, (DX)
@@ -13618,7 +14054,7 @@ ks_ready_498:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_504
+	JB         tail_partial_528
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X5, X5
 	VMOVDQU    X5, (DX)
@@ -13638,7 +14074,7 @@ ks_ready_498:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_505
+	JB         tail_partial_529
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X2, X2
 	VMOVDQU    X2, (DX)
@@ -13658,7 +14094,7 @@ ks_ready_498:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_506
+	JB         tail_partial_530
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X6, X6
 	VMOVDQU    X6, (DX)
@@ -13678,7 +14114,7 @@ ks_ready_498:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	CMPQ       R8, $0x10
-	JB         tail_partial_507
+	JB         tail_partial_531
 	VMOVDQU    (SI), X14
 	VPXOR      X14, X3, X3
 	VMOVDQU    X3, (DX)
@@ -13698,117 +14134,117 @@ ks_ready_498:
 	ADDQ       $0x10, R10
 	SUBQ       $0x10, R8
 	TESTQ      R8, R8
-	JZ         tail_reduce_510
+	JZ         tail_reduce_534
 	VMOVDQA    X7, X0
-	JMP        tail_partial_509
+	JMP        tail_partial_533
 
-tail_partial_507:
+tail_partial_531:
 	TESTQ   R8, R8
-	JZ      tail_reduce_510
+	JZ      tail_reduce_534
 	VMOVDQA X3, X0
-	JMP     tail_partial_509
+	JMP     tail_partial_533
 
-tail_partial_506:
+tail_partial_530:
 	TESTQ   R8, R8
-	JZ      tail_reduce_510
+	JZ      tail_reduce_534
 	VMOVDQA X6, X0
-	JMP     tail_partial_509
+	JMP     tail_partial_533
 
-tail_partial_505:
+tail_partial_529:
 	TESTQ   R8, R8
-	JZ      tail_reduce_510
+	JZ      tail_reduce_534
 	VMOVDQA X2, X0
-	JMP     tail_partial_509
+	JMP     tail_partial_533
 
-tail_partial_504:
+tail_partial_528:
 	TESTQ   R8, R8
-	JZ      tail_reduce_510
+	JZ      tail_reduce_534
 	VMOVDQA X5, X0
-	JMP     tail_partial_509
+	JMP     tail_partial_533
 
-tail_partial_503:
+tail_partial_527:
 	TESTQ   R8, R8
-	JZ      tail_reduce_510
+	JZ      tail_reduce_534
 	VMOVDQA X1, X0
-	JMP     tail_partial_509
+	JMP     tail_partial_533
 
-tail_partial_502:
+tail_partial_526:
 	TESTQ   R8, R8
-	JZ      tail_reduce_510
+	JZ      tail_reduce_534
 	VMOVDQA X4, X0
-	JMP     tail_partial_509
+	JMP     tail_partial_533
 
-tail_partial_501:
+tail_partial_525:
 	TESTQ R8, R8
-	JZ    tail_reduce_510
+	JZ    tail_reduce_534
 
-tail_partial_509:
+tail_partial_533:
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_511
+	JZ      no_piece_535
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_511:
+no_piece_535:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_512
+	JZ      no_piece_536
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_512:
+no_piece_536:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_513
+	JZ      no_piece_537
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_513:
+no_piece_537:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_514
+	JZ      partial_short_538
 	VMOVQ   (SI), X1
 	VPINSRQ $0x01, R11, X1, X1
-	JMP     partial_loaded_515
+	JMP     partial_loaded_539
 
-partial_short_514:
+partial_short_538:
 	VMOVQ R11, X1
 
-partial_loaded_515:
+partial_loaded_539:
 	VPXOR   X1, X0, X0
 	VMOVQ   X0, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_516
+	JZ      no_piece_540
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X0, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_516:
+no_piece_540:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_517
+	JZ    no_piece_541
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_517:
+no_piece_541:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_518
+	JZ    no_piece_542
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_518:
+no_piece_542:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_519
+	JZ    no_piece_543
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_519:
+no_piece_543:
 	VPSHUFB    X10, X1, X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -13821,9 +14257,9 @@ no_piece_519:
 	VPCLMULQDQ $0x00, 640(R10), X14, X14
 	VPXOR      X14, X13, X13
 
-tail_reduce_510:
+tail_reduce_534:
 	CMPQ       48(DI), $0x00
-	JE         no_lens_520
+	JE         no_lens_544
 	VMOVDQU    56(DI), X1
 	VPXOR      X9, X1, X1
 	VPXOR      X9, X9, X9
@@ -13836,7 +14272,7 @@ tail_reduce_510:
 	VPCLMULQDQ $0x00, 1920(AX), X14, X14
 	VPXOR      X14, X13, X13
 
-no_lens_520:
+no_lens_544:
 	VPXOR      X11, X13, X13
 	VPXOR      X12, X13, X13
 	VPCLMULQDQ $0x00, gcmPoly<>+0(SB), X11, X14
@@ -13901,15 +14337,15 @@ finish:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_521
+	JE      aes_last_545
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_521
+	JE      aes_last_545
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_521:
+aes_last_545:
 	VAESENCLAST (BX), X0, X0
 	VPSHUFB     X10, X15, X1
 	VPXOR       X1, X0, X0
@@ -13999,11 +14435,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_522
+	JNE          gather_546
 	CMPQ         R11, AX
-	JNE          gather_522
+	JNE          gather_546
 	CMPQ         R13, AX
-	JNE          gather_522
+	JNE          gather_546
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -14068,7 +14504,7 @@ group:
 	VAESENC      Z18, Z3, Z3
 	VAESENC      Z18, Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_524
+	JE           aes_last_548
 	VMOVDQU64    640(AX), Z18
 	VAESENC      Z18, Z0, Z0
 	VAESENC      Z18, Z1, Z1
@@ -14082,7 +14518,7 @@ group:
 	VAESENC      Z18, Z3, Z3
 	VAESENC      Z18, Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_524
+	JE           aes_last_548
 	VMOVDQU64    768(AX), Z18
 	VAESENC      Z18, Z0, Z0
 	VAESENC      Z18, Z1, Z1
@@ -14096,16 +14532,16 @@ group:
 	VAESENC      Z18, Z3, Z3
 	VAESENC      Z18, Z4, Z4
 
-aes_last_524:
+aes_last_548:
 	VMOVDQU64   (BX), Z18
 	VAESENCLAST Z18, Z0, Z0
 	VAESENCLAST Z18, Z1, Z1
 	VAESENCLAST Z18, Z2, Z2
 	VAESENCLAST Z18, Z3, Z3
 	VAESENCLAST Z18, Z4, Z4
-	JMP         encrypted_523
+	JMP         encrypted_547
 
-gather_522:
+gather_546:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -14197,7 +14633,7 @@ gather_522:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_525
+	JE           aes_last_549
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -14217,7 +14653,7 @@ gather_522:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_525
+	JE           aes_last_549
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -14237,7 +14673,7 @@ gather_522:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_525:
+aes_last_549:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -14251,7 +14687,7 @@ aes_last_525:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_523:
+encrypted_547:
 	// Each packet's text XORed with its key stream.
 	VPXORQ     Z5, Z1, Z1
 	VPXORQ     Z6, Z2, Z2
@@ -14324,16 +14760,16 @@ encrypted_523:
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	VPCLMULQDQ $0x11, Z18, Z23, Z31
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_526
+	JA         ad_wide_550
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_526
+	JA         ad_wide_550
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_526
+	JA         ad_wide_550
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_526
-	JMP        ad_not_wide_527
+	JA         ad_wide_550
+	JMP        ad_not_wide_551
 
-ad_wide_526:
+ad_wide_550:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -14427,20 +14863,20 @@ ad_wide_526:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_527:
+ad_not_wide_551:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_528
+	JNE             lens_per_key_552
 	CMPQ            R11, AX
-	JNE             lens_per_key_528
+	JNE             lens_per_key_552
 	CMPQ            R13, AX
-	JNE             lens_per_key_528
+	JNE             lens_per_key_552
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_529
+	JMP             lens_gathered_553
 
-lens_per_key_528:
+lens_per_key_552:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -14450,7 +14886,7 @@ lens_per_key_528:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_529:
+lens_gathered_553:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -14465,15 +14901,15 @@ lens_gathered_529:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_530
+	JZ           ad_not_packed_554
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_530
+	JA           ad_not_packed_554
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_530
+	JA           ad_not_packed_554
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_530
+	JA           ad_not_packed_554
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_530
+	JA           ad_not_packed_554
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -14539,7 +14975,7 @@ lens_gathered_529:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_530:
+ad_not_packed_554:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -14668,11 +15104,11 @@ group:
 	MOVQ         384(DI), R13
 	MOVQ         2240(AX), R12
 	CMPQ         R10, AX
-	JNE          gather_531
+	JNE          gather_555
 	CMPQ         R11, AX
-	JNE          gather_531
+	JNE          gather_555
 	CMPQ         R13, AX
-	JNE          gather_531
+	JNE          gather_555
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
 	ADDQ         AX, BX
@@ -14737,7 +15173,7 @@ group:
 	VAESENC      Z18, Z3, Z3
 	VAESENC      Z18, Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_533
+	JE           aes_last_557
 	VMOVDQU64    640(AX), Z18
 	VAESENC      Z18, Z0, Z0
 	VAESENC      Z18, Z1, Z1
@@ -14751,7 +15187,7 @@ group:
 	VAESENC      Z18, Z3, Z3
 	VAESENC      Z18, Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_533
+	JE           aes_last_557
 	VMOVDQU64    768(AX), Z18
 	VAESENC      Z18, Z0, Z0
 	VAESENC      Z18, Z1, Z1
@@ -14765,16 +15201,16 @@ group:
 	VAESENC      Z18, Z3, Z3
 	VAESENC      Z18, Z4, Z4
 
-aes_last_533:
+aes_last_557:
 	VMOVDQU64   (BX), Z18
 	VAESENCLAST Z18, Z0, Z0
 	VAESENCLAST Z18, Z1, Z1
 	VAESENCLAST Z18, Z2, Z2
 	VAESENCLAST Z18, Z3, Z3
 	VAESENCLAST Z18, Z4, Z4
-	JMP         encrypted_532
+	JMP         encrypted_556
 
-gather_531:
+gather_555:
 	VMOVDQU      (AX), X9
 	VINSERTI32X4 $0x01, (R10), Z9, Z9
 	VINSERTI32X4 $0x02, (R11), Z9, Z9
@@ -14866,7 +15302,7 @@ gather_531:
 	VAESENC      576(R11), Z3, Z3
 	VAESENC      576(R13), Z4, Z4
 	CMPQ         R12, $0x0a
-	JE           aes_last_534
+	JE           aes_last_558
 	VMOVDQU      640(AX), X9
 	VINSERTI32X4 $0x01, 640(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 640(R11), Z9, Z9
@@ -14886,7 +15322,7 @@ gather_531:
 	VAESENC      704(R11), Z3, Z3
 	VAESENC      704(R13), Z4, Z4
 	CMPQ         R12, $0x0c
-	JE           aes_last_534
+	JE           aes_last_558
 	VMOVDQU      768(AX), X9
 	VINSERTI32X4 $0x01, 768(R10), Z9, Z9
 	VINSERTI32X4 $0x02, 768(R11), Z9, Z9
@@ -14906,7 +15342,7 @@ gather_531:
 	VAESENC      832(R11), Z3, Z3
 	VAESENC      832(R13), Z4, Z4
 
-aes_last_534:
+aes_last_558:
 	// The last round key, at offset nr*64 in each table.
 	MOVQ         R12, BX
 	SHLQ         $0x06, BX
@@ -14920,7 +15356,7 @@ aes_last_534:
 	VAESENCLAST  (R11)(BX*1), Z3, Z3
 	VAESENCLAST  (R13)(BX*1), Z4, Z4
 
-encrypted_532:
+encrypted_556:
 	// Each packet's text XORed with its key stream.
 	VPXORQ   Z5, Z1, Z1
 	VPXORQ   Z6, Z2, Z2
@@ -14985,16 +15421,16 @@ encrypted_532:
 	VPCLMULQDQ $0x00, 640(SI), Z16, Z16
 	VPCLMULQDQ $0x11, Z18, Z23, Z31
 	CMPQ       32(DI), $0x10
-	JA         ad_wide_535
+	JA         ad_wide_559
 	CMPQ       160(DI), $0x10
-	JA         ad_wide_535
+	JA         ad_wide_559
 	CMPQ       288(DI), $0x10
-	JA         ad_wide_535
+	JA         ad_wide_559
 	CMPQ       416(DI), $0x10
-	JA         ad_wide_535
-	JMP        ad_not_wide_536
+	JA         ad_wide_559
+	JMP        ad_not_wide_560
 
-ad_wide_535:
+ad_wide_559:
 	MOVQ       32(DI), R8
 	BZHIQ      R8, R9, DX
 	KMOVQ      DX, K5
@@ -15088,20 +15524,20 @@ ad_wide_535:
 	VPXORQ     Z11, Z31, Z31
 	VPXORQ     Z12, Z16, Z16
 
-ad_not_wide_536:
+ad_not_wide_560:
 	// The length blocks len(A) || len(C) in bits (register form: the text's in the low
 	// quadword, the AD's in the high one) times each key's H^1, lane i packet i's, into Z1-Z3.
 	CMPQ            R10, AX
-	JNE             lens_per_key_537
+	JNE             lens_per_key_561
 	CMPQ            R11, AX
-	JNE             lens_per_key_537
+	JNE             lens_per_key_561
 	CMPQ            R13, AX
-	JNE             lens_per_key_537
+	JNE             lens_per_key_561
 	VBROADCASTI32X4 1280(AX), Z12
 	VBROADCASTI32X4 1920(AX), Z10
-	JMP             lens_gathered_538
+	JMP             lens_gathered_562
 
-lens_per_key_537:
+lens_per_key_561:
 	VMOVDQU      1280(AX), X12
 	VMOVDQU      1920(AX), X10
 	VINSERTI32X4 $0x01, 1280(R10), Z12, Z12
@@ -15111,7 +15547,7 @@ lens_per_key_537:
 	VINSERTI32X4 $0x03, 1280(R13), Z12, Z12
 	VINSERTI32X4 $0x03, 1920(R13), Z10, Z10
 
-lens_gathered_538:
+lens_gathered_562:
 	VMOVDQU      24(DI), X11
 	VINSERTI32X4 $0x01, 152(DI), Z11, Z11
 	VINSERTI32X4 $0x02, 280(DI), Z11, Z11
@@ -15126,15 +15562,15 @@ lens_gathered_538:
 	ORQ          160(DI), R8
 	ORQ          288(DI), R8
 	ORQ          416(DI), R8
-	JZ           ad_not_packed_539
+	JZ           ad_not_packed_563
 	CMPQ         32(DI), $0x10
-	JA           ad_not_packed_539
+	JA           ad_not_packed_563
 	CMPQ         160(DI), $0x10
-	JA           ad_not_packed_539
+	JA           ad_not_packed_563
 	CMPQ         288(DI), $0x10
-	JA           ad_not_packed_539
+	JA           ad_not_packed_563
 	CMPQ         416(DI), $0x10
-	JA           ad_not_packed_539
+	JA           ad_not_packed_563
 	MOVQ         32(DI), R8
 	BZHIQ        R8, R9, DX
 	KMOVQ        DX, K5
@@ -15200,7 +15636,7 @@ lens_gathered_538:
 	VPXORQ       Z11, Z2, Z2
 	VPXORQ       Z5, Z3, Z3
 
-ad_not_packed_539:
+ad_not_packed_563:
 	// Each packet's products summed into lane i with those of Z1-Z3, then reduced, the middle
 	// ones corrected once for all four (Karatsuba's correction is linear); tag = E_K(J0) XOR GHASH.
 	VSHUFI64X2    $0x44, Z25, Z24, Z9
@@ -15363,7 +15799,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_540
+	JE          aes_last_564
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -15379,7 +15815,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_540
+	JE          aes_last_564
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -15395,7 +15831,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_540:
+aes_last_564:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -15414,202 +15850,202 @@ aes_last_540:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_541
+	JB      load_lt32_565
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_543
+	JB      load_lt32_567
 	VMOVDQU (SI), Y6
-	JMP     load32_done_545
+	JMP     load32_done_569
 
-load_lt32_543:
+load_lt32_567:
 	CMPQ    R8, $0x10
-	JB      load_lt16_544
+	JB      load_lt16_568
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_545
+	JZ      load32_done_569
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_546
+	JZ      no_piece_570
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_546:
+no_piece_570:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_547
+	JZ      no_piece_571
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_547:
+no_piece_571:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_548
+	JZ      no_piece_572
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_548:
+no_piece_572:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_549
+	JZ      partial_short_573
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_550
+	JMP     partial_loaded_574
 
-partial_short_549:
+partial_short_573:
 	VMOVQ R11, X14
 
-partial_loaded_550:
+partial_loaded_574:
 	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_545
+	JMP         load32_done_569
 
-load_lt16_544:
+load_lt16_568:
 	VPXOR   Y6, Y6, Y6
 	TESTQ   R8, R8
-	JZ      load32_done_545
+	JZ      load32_done_569
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_551
+	JZ      no_piece_575
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_551:
+no_piece_575:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_552
+	JZ      no_piece_576
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_552:
+no_piece_576:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_553
+	JZ      no_piece_577
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_553:
+no_piece_577:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_554
+	JZ      partial_short_578
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_555
+	JMP     partial_loaded_579
 
-partial_short_554:
+partial_short_578:
 	VMOVQ R11, X6
 
-partial_loaded_555:
-load32_done_545:
-	JMP load_done_542
+partial_loaded_579:
+load32_done_569:
+	JMP load_done_566
 
-load_lt32_541:
+load_lt32_565:
 	CMPQ    R8, $0x20
-	JB      load_lt32_556
+	JB      load_lt32_580
 	VMOVDQU (SI), Y5
-	JMP     load32_done_558
+	JMP     load32_done_582
 
-load_lt32_556:
+load_lt32_580:
 	CMPQ    R8, $0x10
-	JB      load_lt16_557
+	JB      load_lt16_581
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_558
+	JZ      load32_done_582
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_559
+	JZ      no_piece_583
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_559:
+no_piece_583:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_560
+	JZ      no_piece_584
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_560:
+no_piece_584:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_561
+	JZ      no_piece_585
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_561:
+no_piece_585:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_562
+	JZ      partial_short_586
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_563
+	JMP     partial_loaded_587
 
-partial_short_562:
+partial_short_586:
 	VMOVQ R11, X14
 
-partial_loaded_563:
+partial_loaded_587:
 	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_558
+	JMP         load32_done_582
 
-load_lt16_557:
+load_lt16_581:
 	VPXOR   Y5, Y5, Y5
 	TESTQ   R8, R8
-	JZ      load32_done_558
+	JZ      load32_done_582
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_564
+	JZ      no_piece_588
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_564:
+no_piece_588:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_565
+	JZ      no_piece_589
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_565:
+no_piece_589:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_566
+	JZ      no_piece_590
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_566:
+no_piece_590:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_567
+	JZ      partial_short_591
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_568
+	JMP     partial_loaded_592
 
-partial_short_567:
+partial_short_591:
 	VMOVQ R11, X5
 
-partial_loaded_568:
-load32_done_558:
-load_done_542:
+partial_loaded_592:
+load32_done_582:
+load_done_566:
 	MOVQ    24(DI), R8
 	VPXOR   Y0, Y5, Y5
 	VPXOR   Y1, Y6, Y6
@@ -15618,25 +16054,25 @@ load_done_542:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_569
+	JB      blocks_small_593
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_570
+	JB      blocks_mid_594
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_571
+	JMP     blocks_done_595
 
-blocks_mid_570:
+blocks_mid_594:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_571
+	JBE     blocks_done_595
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_571
+	JMP     blocks_done_595
 
-blocks_small_569:
+blocks_small_593:
 	TESTQ   R8, R8
-	JZ      blocks_done_571
+	JZ      blocks_done_595
 	VMOVDQU X5, (DX)
 
-blocks_done_571:
+blocks_done_595:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -15654,105 +16090,105 @@ blocks_done_571:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_572
+	JZ         no_ad_596
 	MOVQ       40(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_573
+	JB         load_lt32_597
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_575
+	JMP        load32_done_599
 
-load_lt32_573:
+load_lt32_597:
 	CMPQ    R8, $0x10
-	JB      load_lt16_574
+	JB      load_lt16_598
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_575
+	JZ      load32_done_599
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_576
+	JZ      no_piece_600
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_576:
+no_piece_600:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_577
+	JZ      no_piece_601
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_577:
+no_piece_601:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_578
+	JZ      no_piece_602
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_578:
+no_piece_602:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_579
+	JZ      partial_short_603
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_580
+	JMP     partial_loaded_604
 
-partial_short_579:
+partial_short_603:
 	VMOVQ R11, X14
 
-partial_loaded_580:
+partial_loaded_604:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_575
+	JMP         load32_done_599
 
-load_lt16_574:
+load_lt16_598:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_575
+	JZ      load32_done_599
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_581
+	JZ      no_piece_605
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_581:
+no_piece_605:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_582
+	JZ      no_piece_606
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_582:
+no_piece_606:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_583
+	JZ      no_piece_607
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_583:
+no_piece_607:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_584
+	JZ      partial_short_608
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_585
+	JMP     partial_loaded_609
 
-partial_short_584:
+partial_short_608:
 	VMOVQ R11, X7
 
-partial_loaded_585:
-load32_done_575:
+partial_loaded_609:
+load32_done_599:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -15764,7 +16200,7 @@ load32_done_575:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_572:
+no_ad_596:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -15802,202 +16238,202 @@ no_ad_572:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x20
-	JB      load_lt32_586
+	JB      load_lt32_610
 	VMOVDQU (SI), Y5
 	ADDQ    $0x20, SI
 	SUBQ    $0x20, R8
 	CMPQ    R8, $0x20
-	JB      load_lt32_588
+	JB      load_lt32_612
 	VMOVDQU (SI), Y6
-	JMP     load32_done_590
+	JMP     load32_done_614
 
-load_lt32_588:
+load_lt32_612:
 	CMPQ    R8, $0x10
-	JB      load_lt16_589
+	JB      load_lt16_613
 	VMOVDQU (SI), X6
 	SUBQ    $0x10, R8
-	JZ      load32_done_590
+	JZ      load32_done_614
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_591
+	JZ      no_piece_615
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_591:
+no_piece_615:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_592
+	JZ      no_piece_616
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_592:
+no_piece_616:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_593
+	JZ      no_piece_617
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_593:
+no_piece_617:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_594
+	JZ      partial_short_618
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_595
+	JMP     partial_loaded_619
 
-partial_short_594:
+partial_short_618:
 	VMOVQ R11, X14
 
-partial_loaded_595:
+partial_loaded_619:
 	VINSERTI128 $0x01, X14, Y6, Y6
-	JMP         load32_done_590
+	JMP         load32_done_614
 
-load_lt16_589:
+load_lt16_613:
 	VPXOR   Y6, Y6, Y6
 	TESTQ   R8, R8
-	JZ      load32_done_590
+	JZ      load32_done_614
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_596
+	JZ      no_piece_620
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_596:
+no_piece_620:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_597
+	JZ      no_piece_621
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_597:
+no_piece_621:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_598
+	JZ      no_piece_622
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_598:
+no_piece_622:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_599
+	JZ      partial_short_623
 	VMOVQ   (SI), X6
 	VPINSRQ $0x01, R11, X6, X6
-	JMP     partial_loaded_600
+	JMP     partial_loaded_624
 
-partial_short_599:
+partial_short_623:
 	VMOVQ R11, X6
 
-partial_loaded_600:
-load32_done_590:
-	JMP load_done_587
+partial_loaded_624:
+load32_done_614:
+	JMP load_done_611
 
-load_lt32_586:
+load_lt32_610:
 	CMPQ    R8, $0x20
-	JB      load_lt32_601
+	JB      load_lt32_625
 	VMOVDQU (SI), Y5
-	JMP     load32_done_603
+	JMP     load32_done_627
 
-load_lt32_601:
+load_lt32_625:
 	CMPQ    R8, $0x10
-	JB      load_lt16_602
+	JB      load_lt16_626
 	VMOVDQU (SI), X5
 	SUBQ    $0x10, R8
-	JZ      load32_done_603
+	JZ      load32_done_627
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_604
+	JZ      no_piece_628
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_604:
+no_piece_628:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_605
+	JZ      no_piece_629
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_605:
+no_piece_629:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_606
+	JZ      no_piece_630
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_606:
+no_piece_630:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_607
+	JZ      partial_short_631
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_608
+	JMP     partial_loaded_632
 
-partial_short_607:
+partial_short_631:
 	VMOVQ R11, X14
 
-partial_loaded_608:
+partial_loaded_632:
 	VINSERTI128 $0x01, X14, Y5, Y5
-	JMP         load32_done_603
+	JMP         load32_done_627
 
-load_lt16_602:
+load_lt16_626:
 	VPXOR   Y5, Y5, Y5
 	TESTQ   R8, R8
-	JZ      load32_done_603
+	JZ      load32_done_627
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_609
+	JZ      no_piece_633
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_609:
+no_piece_633:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_610
+	JZ      no_piece_634
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_610:
+no_piece_634:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_611
+	JZ      no_piece_635
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_611:
+no_piece_635:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_612
+	JZ      partial_short_636
 	VMOVQ   (SI), X5
 	VPINSRQ $0x01, R11, X5, X5
-	JMP     partial_loaded_613
+	JMP     partial_loaded_637
 
-partial_short_612:
+partial_short_636:
 	VMOVQ R11, X5
 
-partial_loaded_613:
-load32_done_603:
-load_done_587:
+partial_loaded_637:
+load32_done_627:
+load_done_611:
 	MOVQ    152(DI), R8
 	VPXOR   Y2, Y5, Y5
 	VPXOR   Y3, Y6, Y6
@@ -16006,25 +16442,25 @@ load_done_587:
 	VPAND   (R11), Y5, Y5
 	VPAND   32(R11), Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_614
+	JB      blocks_small_638
 	VMOVDQU Y5, (DX)
 	CMPQ    R8, $0x30
-	JB      blocks_mid_615
+	JB      blocks_mid_639
 	VMOVDQU Y6, 32(DX)
-	JMP     blocks_done_616
+	JMP     blocks_done_640
 
-blocks_mid_615:
+blocks_mid_639:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_616
+	JBE     blocks_done_640
 	VMOVDQU X6, 32(DX)
-	JMP     blocks_done_616
+	JMP     blocks_done_640
 
-blocks_small_614:
+blocks_small_638:
 	TESTQ   R8, R8
-	JZ      blocks_done_616
+	JZ      blocks_done_640
 	VMOVDQU X5, (DX)
 
-blocks_done_616:
+blocks_done_640:
 	VPSHUFB    Y10, Y5, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y11
 	VPCLMULQDQ $0x11, (R10), Y7, Y12
@@ -16042,105 +16478,105 @@ blocks_done_616:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 	TESTQ      R8, R8
-	JZ         no_ad_617
+	JZ         no_ad_641
 	MOVQ       168(DI), SI
 	LEAQ       15(R8), R11
 	ANDQ       $-16, R11
 	SUBQ       R11, R10
 	CMPQ       R8, $0x20
-	JB         load_lt32_618
+	JB         load_lt32_642
 	VMOVDQU    (SI), Y7
-	JMP        load32_done_620
+	JMP        load32_done_644
 
-load_lt32_618:
+load_lt32_642:
 	CMPQ    R8, $0x10
-	JB      load_lt16_619
+	JB      load_lt16_643
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_620
+	JZ      load32_done_644
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_621
+	JZ      no_piece_645
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_621:
+no_piece_645:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_622
+	JZ      no_piece_646
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_622:
+no_piece_646:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_623
+	JZ      no_piece_647
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_623:
+no_piece_647:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_624
+	JZ      partial_short_648
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_625
+	JMP     partial_loaded_649
 
-partial_short_624:
+partial_short_648:
 	VMOVQ R11, X14
 
-partial_loaded_625:
+partial_loaded_649:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_620
+	JMP         load32_done_644
 
-load_lt16_619:
+load_lt16_643:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_620
+	JZ      load32_done_644
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_626
+	JZ      no_piece_650
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_626:
+no_piece_650:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_627
+	JZ      no_piece_651
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_627:
+no_piece_651:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_628
+	JZ      no_piece_652
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_628:
+no_piece_652:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_629
+	JZ      partial_short_653
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_630
+	JMP     partial_loaded_654
 
-partial_short_629:
+partial_short_653:
 	VMOVQ R11, X7
 
-partial_loaded_630:
-load32_done_620:
+partial_loaded_654:
+load32_done_644:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -16152,7 +16588,7 @@ load32_done_620:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_617:
+no_ad_641:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -16306,7 +16742,7 @@ pair:
 	VAESENC     576(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000280
-	JE          aes_last_631
+	JE          aes_last_655
 	VMOVDQU     640(AX), Y14
 	VINSERTI128 $0x01, 640(BX), Y14, Y14
 	VAESENC     640(AX), Y0, Y0
@@ -16322,7 +16758,7 @@ pair:
 	VAESENC     704(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 	CMPQ        R12, $0x00000300
-	JE          aes_last_631
+	JE          aes_last_655
 	VMOVDQU     768(AX), Y14
 	VINSERTI128 $0x01, 768(BX), Y14, Y14
 	VAESENC     768(AX), Y0, Y0
@@ -16338,7 +16774,7 @@ pair:
 	VAESENC     832(BX), Y3, Y3
 	VAESENC     Y14, Y4, Y4
 
-aes_last_631:
+aes_last_655:
 	VMOVDQU     (AX)(R12*1), Y14
 	VINSERTI128 $0x01, (BX)(R12*1), Y14, Y14
 	VAESENCLAST (AX)(R12*1), Y0, Y0
@@ -16357,23 +16793,23 @@ aes_last_631:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_632
+	JB      blocks_small_656
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_633
+	JB      blocks_mid_657
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_634
+	JMP     blocks_done_658
 
-blocks_mid_633:
+blocks_mid_657:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_634
+	JBE     blocks_done_658
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_634
+	JMP     blocks_done_658
 
-blocks_small_632:
+blocks_small_656:
 	VMOVDQU (SI), X5
 
-blocks_done_634:
+blocks_done_658:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -16396,159 +16832,159 @@ blocks_done_634:
 	VPXOR      Y0, Y5, Y5
 	VPXOR      Y1, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_636
+	JB         store_lt32_660
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_635
+	JB         store_hi_659
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_638
+	JMP        store_done_662
 
-store_hi_635:
+store_hi_659:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_636:
+store_lt32_660:
 	CMPQ         R8, $0x10
-	JB           store_lt16_637
+	JB           store_lt16_661
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_637:
+store_lt16_661:
 	TESTQ   R8, R8
-	JZ      store_done_638
+	JZ      store_done_662
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_639
+	JZ      no_piece_663
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_639:
+no_piece_663:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_640
+	JZ    no_piece_664
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_640:
+no_piece_664:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_641
+	JZ    no_piece_665
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_641:
+no_piece_665:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_642
+	JZ    no_piece_666
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_642:
-store_done_638:
+no_piece_666:
+store_done_662:
 	MOVQ    32(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_643
+	JZ      no_ad_667
 	MOVQ    40(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_644
+	JB      load_lt32_668
 	VMOVDQU (SI), Y7
-	JMP     load32_done_646
+	JMP     load32_done_670
 
-load_lt32_644:
+load_lt32_668:
 	CMPQ    R8, $0x10
-	JB      load_lt16_645
+	JB      load_lt16_669
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_646
+	JZ      load32_done_670
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_647
+	JZ      no_piece_671
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_647:
+no_piece_671:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_648
+	JZ      no_piece_672
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_648:
+no_piece_672:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_649
+	JZ      no_piece_673
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_649:
+no_piece_673:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_650
+	JZ      partial_short_674
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_651
+	JMP     partial_loaded_675
 
-partial_short_650:
+partial_short_674:
 	VMOVQ R11, X14
 
-partial_loaded_651:
+partial_loaded_675:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_646
+	JMP         load32_done_670
 
-load_lt16_645:
+load_lt16_669:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_646
+	JZ      load32_done_670
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_652
+	JZ      no_piece_676
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_652:
+no_piece_676:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_653
+	JZ      no_piece_677
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_653:
+no_piece_677:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_654
+	JZ      no_piece_678
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_654:
+no_piece_678:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_655
+	JZ      partial_short_679
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_656
+	JMP     partial_loaded_680
 
-partial_short_655:
+partial_short_679:
 	VMOVQ R11, X7
 
-partial_loaded_656:
-load32_done_646:
+partial_loaded_680:
+load32_done_670:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -16560,7 +16996,7 @@ load32_done_646:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       32(DI), R8
 
-no_ad_643:
+no_ad_667:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -16598,23 +17034,23 @@ no_ad_643:
 	SUBQ    R11, R10
 	VPXOR   Y6, Y6, Y6
 	CMPQ    R8, $0x10
-	JB      blocks_small_657
+	JB      blocks_small_681
 	VMOVDQU (SI), Y5
 	CMPQ    R8, $0x30
-	JB      blocks_mid_658
+	JB      blocks_mid_682
 	VMOVDQU 32(SI), Y6
-	JMP     blocks_done_659
+	JMP     blocks_done_683
 
-blocks_mid_658:
+blocks_mid_682:
 	CMPQ    R8, $0x20
-	JBE     blocks_done_659
+	JBE     blocks_done_683
 	VMOVDQU 32(SI), X6
-	JMP     blocks_done_659
+	JMP     blocks_done_683
 
-blocks_small_657:
+blocks_small_681:
 	VMOVDQU (SI), X5
 
-blocks_done_659:
+blocks_done_683:
 	LEAQ       gcmLenMask<>+64(SB), R11
 	SUBQ       R8, R11
 	VPAND      (R11), Y5, Y5
@@ -16637,159 +17073,159 @@ blocks_done_659:
 	VPXOR      Y2, Y5, Y5
 	VPXOR      Y3, Y6, Y6
 	CMPQ       R8, $0x20
-	JB         store_lt32_661
+	JB         store_lt32_685
 	VMOVDQU    Y5, (DX)
 	CMPQ       R8, $0x40
-	JB         store_hi_660
+	JB         store_hi_684
 	VMOVDQU    Y6, 32(DX)
-	JMP        store_done_663
+	JMP        store_done_687
 
-store_hi_660:
+store_hi_684:
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
 	VMOVDQA Y6, Y5
 
-store_lt32_661:
+store_lt32_685:
 	CMPQ         R8, $0x10
-	JB           store_lt16_662
+	JB           store_lt16_686
 	VMOVDQU      X5, (DX)
 	VEXTRACTI128 $0x01, Y5, X5
 	ADDQ         $0x10, DX
 	SUBQ         $0x10, R8
 
-store_lt16_662:
+store_lt16_686:
 	TESTQ   R8, R8
-	JZ      store_done_663
+	JZ      store_done_687
 	VMOVQ   X5, R11
 	XORQ    R13, R13
 	TESTQ   $0x00000008, R8
-	JZ      no_piece_664
+	JZ      no_piece_688
 	MOVQ    R11, (DX)
 	VPEXTRQ $0x01, X5, R11
 	MOVQ    $0x00000008, R13
 
-no_piece_664:
+no_piece_688:
 	TESTQ $0x00000004, R8
-	JZ    no_piece_665
+	JZ    no_piece_689
 	MOVL  R11, (DX)(R13*1)
 	SHRQ  $0x20, R11
 	ADDQ  $0x00000004, R13
 
-no_piece_665:
+no_piece_689:
 	TESTQ $0x00000002, R8
-	JZ    no_piece_666
+	JZ    no_piece_690
 	MOVW  R11, (DX)(R13*1)
 	SHRQ  $0x10, R11
 	ADDQ  $0x00000002, R13
 
-no_piece_666:
+no_piece_690:
 	TESTQ $0x00000001, R8
-	JZ    no_piece_667
+	JZ    no_piece_691
 	MOVB  R11, (DX)(R13*1)
 
-no_piece_667:
-store_done_663:
+no_piece_691:
+store_done_687:
 	MOVQ    160(DI), R8
 	TESTQ   R8, R8
-	JZ      no_ad_668
+	JZ      no_ad_692
 	MOVQ    168(DI), SI
 	LEAQ    15(R8), R11
 	ANDQ    $-16, R11
 	SUBQ    R11, R10
 	CMPQ    R8, $0x20
-	JB      load_lt32_669
+	JB      load_lt32_693
 	VMOVDQU (SI), Y7
-	JMP     load32_done_671
+	JMP     load32_done_695
 
-load_lt32_669:
+load_lt32_693:
 	CMPQ    R8, $0x10
-	JB      load_lt16_670
+	JB      load_lt16_694
 	VMOVDQU (SI), X7
 	SUBQ    $0x10, R8
-	JZ      load32_done_671
+	JZ      load32_done_695
 	ADDQ    $0x10, SI
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_672
+	JZ      no_piece_696
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_672:
+no_piece_696:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_673
+	JZ      no_piece_697
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_673:
+no_piece_697:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_674
+	JZ      no_piece_698
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_674:
+no_piece_698:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_675
+	JZ      partial_short_699
 	VMOVQ   (SI), X14
 	VPINSRQ $0x01, R11, X14, X14
-	JMP     partial_loaded_676
+	JMP     partial_loaded_700
 
-partial_short_675:
+partial_short_699:
 	VMOVQ R11, X14
 
-partial_loaded_676:
+partial_loaded_700:
 	VINSERTI128 $0x01, X14, Y7, Y7
-	JMP         load32_done_671
+	JMP         load32_done_695
 
-load_lt16_670:
+load_lt16_694:
 	VPXOR   Y7, Y7, Y7
 	TESTQ   R8, R8
-	JZ      load32_done_671
+	JZ      load32_done_695
 	XORQ    R11, R11
 	TESTQ   $0x00000001, R8
-	JZ      no_piece_677
+	JZ      no_piece_701
 	MOVQ    R8, R13
 	ANDQ    $0x0000000e, R13
 	MOVBQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_677:
+no_piece_701:
 	TESTQ   $0x00000002, R8
-	JZ      no_piece_678
+	JZ      no_piece_702
 	MOVQ    R8, R13
 	ANDQ    $0x0000000c, R13
 	SHLQ    $0x10, R11
 	MOVWQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_678:
+no_piece_702:
 	TESTQ   $0x00000004, R8
-	JZ      no_piece_679
+	JZ      no_piece_703
 	MOVQ    R8, R13
 	ANDQ    $0x00000008, R13
 	SHLQ    $0x20, R11
 	MOVLQZX (SI)(R13*1), R13
 	ORQ     R13, R11
 
-no_piece_679:
+no_piece_703:
 	TESTQ   $0x00000008, R8
-	JZ      partial_short_680
+	JZ      partial_short_704
 	VMOVQ   (SI), X7
 	VPINSRQ $0x01, R11, X7, X7
-	JMP     partial_loaded_681
+	JMP     partial_loaded_705
 
-partial_short_680:
+partial_short_704:
 	VMOVQ R11, X7
 
-partial_loaded_681:
-load32_done_671:
+partial_loaded_705:
+load32_done_695:
 	VPSHUFB    Y10, Y7, Y7
 	VPCLMULQDQ $0x00, (R10), Y7, Y14
 	VPXOR      Y14, Y11, Y11
@@ -16801,7 +17237,7 @@ load32_done_671:
 	VPXOR      Y14, Y13, Y13
 	MOVQ       160(DI), R8
 
-no_ad_668:
+no_ad_692:
 	// Sum the lanes, add the length block times H^1, fold the middle product.
 	VEXTRACTI128 $0x01, Y11, X14
 	VPXOR        X14, X11, X11
@@ -16960,7 +17396,7 @@ ecb8:
 	VAESENC 576(AX), X6, X6
 	VAESENC 576(AX), X7, X7
 	CMPQ    R12, $0x0a
-	JE      aes_last_682
+	JE      aes_last_706
 	VAESENC 640(AX), X0, X0
 	VAESENC 640(AX), X1, X1
 	VAESENC 640(AX), X2, X2
@@ -16978,7 +17414,7 @@ ecb8:
 	VAESENC 704(AX), X6, X6
 	VAESENC 704(AX), X7, X7
 	CMPQ    R12, $0x0c
-	JE      aes_last_682
+	JE      aes_last_706
 	VAESENC 768(AX), X0, X0
 	VAESENC 768(AX), X1, X1
 	VAESENC 768(AX), X2, X2
@@ -16996,7 +17432,7 @@ ecb8:
 	VAESENC 832(AX), X6, X6
 	VAESENC 832(AX), X7, X7
 
-aes_last_682:
+aes_last_706:
 	VAESENCLAST (BX), X0, X0
 	VAESENCLAST (BX), X1, X1
 	VAESENCLAST (BX), X2, X2
@@ -17033,15 +17469,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_683
+	JE      aes_last_707
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_683
+	JE      aes_last_707
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_683:
+aes_last_707:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI
@@ -17157,7 +17593,7 @@ ecb8:
 	VAESENC 576(AX), Y6, Y6
 	VAESENC 576(AX), Y7, Y7
 	CMPQ    R12, $0x0a
-	JE      aes_last_684
+	JE      aes_last_708
 	VAESENC 640(AX), Y0, Y0
 	VAESENC 640(AX), Y1, Y1
 	VAESENC 640(AX), Y2, Y2
@@ -17175,7 +17611,7 @@ ecb8:
 	VAESENC 704(AX), Y6, Y6
 	VAESENC 704(AX), Y7, Y7
 	CMPQ    R12, $0x0c
-	JE      aes_last_684
+	JE      aes_last_708
 	VAESENC 768(AX), Y0, Y0
 	VAESENC 768(AX), Y1, Y1
 	VAESENC 768(AX), Y2, Y2
@@ -17193,7 +17629,7 @@ ecb8:
 	VAESENC 832(AX), Y6, Y6
 	VAESENC 832(AX), Y7, Y7
 
-aes_last_684:
+aes_last_708:
 	VAESENCLAST (BX), Y0, Y0
 	VAESENCLAST (BX), Y1, Y1
 	VAESENCLAST (BX), Y2, Y2
@@ -17230,15 +17666,15 @@ ecb1:
 	VAESENC 512(AX), X0, X0
 	VAESENC 576(AX), X0, X0
 	CMPQ    R12, $0x0a
-	JE      aes_last_685
+	JE      aes_last_709
 	VAESENC 640(AX), X0, X0
 	VAESENC 704(AX), X0, X0
 	CMPQ    R12, $0x0c
-	JE      aes_last_685
+	JE      aes_last_709
 	VAESENC 768(AX), X0, X0
 	VAESENC 832(AX), X0, X0
 
-aes_last_685:
+aes_last_709:
 	VAESENCLAST (BX), X0, X0
 	VMOVDQU     X0, (DX)
 	ADDQ        $0x10, SI

@@ -15,9 +15,10 @@ import (
 // middle; from the text on Z9 is also the lane accumulator, see lanesSteps), Z11-Z13 temporaries,
 // X15 the GHASH state Y (upper lanes zero), Z16 the counter blocks of the next chunk (lane i:
 // counter+i, in block order; ctrLow the low byte of lane 0's counter), Z17 the byte-reversal mask,
-// Z19 the reduction constant, Z18 (hStride) and Z21-Z22 temporaries of the chunk loop's GHASH,
-// Z23-Z31 and Z20 round keys 0-9 (Seal: Z18 stages 10-13), Z14 the last round key, K1 the byte mask of a tail's last
-// zmm, K2 a mask of the AD's or the length block's lanes.
+// Z19 the reduction constant, Z18 (hStride) and Z21-Z22 temporaries of the chunk loop's GHASH (the
+// text's tail leaves E_K(J0) in Z22, tagJ0), Z23-Z31 and Z20 round keys 0-9 (Seal: Z18 stages
+// 10-13), Z14 the last round key, K1 the byte mask of a tail's last zmm, K2 a mask of the AD's
+// lanes or of the tail's spare lane.
 var (
 	ks      = []VecPhysical{Z0, Z1, Z2, Z3}
 	gin     = []VecPhysical{Z4, Z5, Z6, Z7}
@@ -26,6 +27,8 @@ var (
 	// hStride holds the stride power of H lanesSteps multiplies by, over AES rounds 1-9, and in
 	// Seal stages AES-192's and AES-256's round keys 10-13 after them (stageRoundKeys).
 	hStride = Z18
+	// tagJ0 receives E_K(J0) from the text tail's spare lane (j0FromLane).
+	tagJ0 = Z22
 )
 
 // avx512 generates the AVX512 kernel: one descriptor at a time, 16 blocks (four zmm) per chunk,
@@ -127,7 +130,7 @@ func avx512(name string, open, schoolbook bool) {
 			Label("drain_tail")
 			saveCounter()
 			tail512(true, false, func(m int) { textTail512(open, m, steps()) })
-			JMP(LabelRef("finish"))
+			JMP(LabelRef("tail_finish"))
 		})
 	}
 
@@ -136,7 +139,7 @@ func avx512(name string, open, schoolbook bool) {
 	TESTQ(n, n)
 	JZ(LabelRef("no_tail"))
 	tail512(true, !open, func(m int) { textTail512(open, m, nil) })
-	JMP(LabelRef("finish"))
+	JMP(LabelRef("tail_finish"))
 
 	Label("no_tail")
 	CMPQ(Mem{Base: desc, Disp: dN}, U8(0))
@@ -161,6 +164,7 @@ func avx512(name string, open, schoolbook bool) {
 	lens512(false)
 	reduce512()
 
+	tagFromLane()
 	finishDescriptors(X17, open)
 }
 
@@ -196,6 +200,7 @@ func saveCounter() {
 // products and the tail's own, whose ciphertext it has.
 func textTail512(open bool, m int, drain []func()) {
 	counters512(m, false)
+	j0IntoLane(ks[m-1])
 	if open {
 		for j := range m {
 			loadIn(gin[j], j, m)
@@ -203,6 +208,7 @@ func textTail512(open bool, m int, drain []func()) {
 		}
 		lensIntoLane(gin[m-1])
 		aesRounds(ks[:m], append(closeLanesSteps(), ghash512Steps(gin[:m], Mem{Base: hptr}, true)...)...)
+		j0FromLane(ks[m-1])
 		for j := range m {
 			if j < m-1 {
 				VPXORQ(Mem{Base: src, Disp: 64 * j}, ks[j], ks[j])
@@ -219,6 +225,7 @@ func textTail512(open bool, m int, drain []func()) {
 		pending = append(drain, closeLanesSteps()...)
 	}
 	aesRounds(ks[:m], pending...)
+	j0FromLane(ks[m-1])
 	for j := range m {
 		loadIn(gin[j], j, m)
 		VPXORQ(gin[j], ks[j], ks[j])
@@ -230,6 +237,12 @@ func textTail512(open bool, m int, drain []func()) {
 	}
 	lensIntoLane(gin[m-1])
 	ghash512(gin[:m], Mem{Base: hptr}, true)
+}
+
+// j0FromLane copies E_K(J0) from the spare lane of r, under K2 (j0IntoLane), to the low lane of
+// tagJ0; without a spare lane K2 selects something else, which tagFromLane then leaves unused.
+func j0FromLane(r VecPhysical) {
+	VPCOMPRESSQ(r, K2, tagJ0)
 }
 
 // advance512 moves src, dst and n past a chunk.
@@ -467,21 +480,52 @@ func lens512(tail bool) {
 	Label(skip)
 }
 
-// lensIntoLane puts the length block, when the descriptor has a tag, into the first free lane of
-// the text tail's last zmm r (zero past the text), where there is one: lane nb mod 4 of nb =
-// ceil(n/16) blocks, whose power is then H^1. The tail's products take it at no further
-// multiplication (lens512 leaves it out).
+// lensIntoLane puts the length block into the spare lane of the text tail's last zmm r (zero past
+// the text), where there is one (spareLane), whose power is then H^1. The tail's products take it
+// at no further multiplication (lens512 leaves it out).
 func lensIntoLane(r VecPhysical) {
 	skip := label("lens_no_lane")
+	spareLane(skip)
+	VBROADCASTI32X4(Mem{Base: desc, Disp: dLens}, Z11)
+	VPXORQ(Z11, r, K2, r)
+	Label(skip)
+}
+
+// j0IntoLane puts the block J0 into the spare lane of the text tail's last zmm of counter blocks r,
+// where there is one (spareLane): the tail's AES rounds then encrypt it for the tag beside the text
+// (tagFromLane), sparing the tag its own AES rounds, a whole zmm's worth of the AES unit's time.
+func j0IntoLane(r VecPhysical) {
+	skip := label("j0_no_lane")
+	spareLane(skip)
+	VBROADCASTI32X4(Mem{Base: desc, Disp: dJ0}, Z11)
+	VPSHUFB(Z17, Z11, Z11)
+	VMOVDQA64(Z11, K2, r)
+	Label(skip)
+}
+
+// spareLane sets K2 to the spare lane of the text tail's last zmm when the descriptor has a tag and
+// the tail's last zmm has a lane past the text, lane nb mod 4 of nb = ceil(n/16) blocks, and jumps to
+// skip otherwise.
+func spareLane(skip string) {
 	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
 	JE(LabelRef(skip))
 	textBlocksMod4()
 	JZ(LabelRef(skip))
 	SHLQ(U8(1), tmp) // the lane's first quadword
 	laneMask(tmp)
-	VBROADCASTI32X4(Mem{Base: desc, Disp: dLens}, Z11)
-	VPXORQ(Z11, r, K2, r)
-	Label(skip)
+}
+
+// tagFromLane ends a descriptor whose text had a tail: where the tail's AES rounds encrypted J0 in
+// a spare lane (j0IntoLane), the tag takes E_K(J0) from tagJ0 (textTail512); otherwise, and
+// without a tag, finishDescriptors runs as after any other text.
+func tagFromLane() {
+	Label("tail_finish")
+	CMPQ(Mem{Base: desc, Disp: dTag}, U8(0))
+	JE(LabelRef("finish"))
+	textBlocksMod4()
+	JZ(LabelRef("finish"))
+	VMOVDQA64(tagJ0.AsX(), X0)
+	JMP(LabelRef("tag_ready"))
 }
 
 // laneMask sets K2 to the two quadwords of the 128-bit lane whose first quadword is q.

@@ -36,6 +36,7 @@ func finishDescriptors(bswap VecPhysical, open bool) {
 	VMOVDQU(Mem{Base: desc, Disp: dJ0}, X0)
 	VPSHUFB(bswap, X0, X0)
 	aesRounds([]VecPhysical{X0})
+	Label("tag_ready") // E_K(J0) in X0
 	VPSHUFB(bswap, X15, X1)
 	VPXOR(X1, X0, X0)
 	storeTag(open)
@@ -56,6 +57,7 @@ func finishDescriptors(bswap VecPhysical, open bool) {
 		}
 		VPXORQ(keyRegs.last, keyRegs.last, keyRegs.last)
 		VPXORQ(hStride, hStride, hStride)
+		VPXORQ(tagJ0, tagJ0, tagJ0)
 	}
 	VZEROUPPER()
 	RET()
