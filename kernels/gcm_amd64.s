@@ -2256,7 +2256,15 @@ no_lens_70:
 	VPXOR         X11, X9, X15
 
 tail_done_43:
-	JMP tail_finish
+tail_finish:
+	CMPQ      48(DI), $0x00
+	JE        finish
+	LEAQ      15(R8), R11
+	SHRQ      $0x04, R11
+	ANDQ      $0x03, R11
+	JZ        finish
+	VMOVDQA64 X22, X0
+	JMP       tag_ready
 
 no_tail:
 	CMPQ 24(DI), $0x00
@@ -2334,16 +2342,6 @@ no_lens_74:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-
-tail_finish:
-	CMPQ      48(DI), $0x00
-	JE        finish
-	LEAQ      15(R8), R11
-	SHRQ      $0x04, R11
-	ANDQ      $0x03, R11
-	JZ        finish
-	VMOVDQA64 X22, X0
-	JMP       tag_ready
 
 finish:
 	CMPQ 48(DI), $0x00
@@ -3511,7 +3509,14 @@ no_lens_111:
 	VPXOR         X11, X9, X15
 
 tail_done_84:
-	JMP tail_finish
+	CMPQ      48(DI), $0x00
+	JE        finish
+	LEAQ      15(R8), R11
+	SHRQ      $0x04, R11
+	ANDQ      $0x03, R11
+	JZ        finish
+	VMOVDQA64 X22, X0
+	JMP       tag_ready
 
 no_tail:
 	CMPQ 24(DI), $0x00
@@ -3589,16 +3594,6 @@ no_lens_115:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-
-tail_finish:
-	CMPQ      48(DI), $0x00
-	JE        finish
-	LEAQ      15(R8), R11
-	SHRQ      $0x04, R11
-	ANDQ      $0x03, R11
-	JZ        finish
-	VMOVDQA64 X22, X0
-	JMP       tag_ready
 
 finish:
 	CMPQ 48(DI), $0x00
@@ -5729,7 +5724,15 @@ no_lens_186:
 	VPXOR         X11, X9, X15
 
 tail_done_159:
-	JMP tail_finish
+tail_finish:
+	CMPQ      48(DI), $0x00
+	JE        finish
+	LEAQ      15(R8), R11
+	SHRQ      $0x04, R11
+	ANDQ      $0x03, R11
+	JZ        finish
+	VMOVDQA64 X22, X0
+	JMP       tag_ready
 
 no_tail:
 	CMPQ 24(DI), $0x00
@@ -5807,16 +5810,6 @@ no_lens_190:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-
-tail_finish:
-	CMPQ      48(DI), $0x00
-	JE        finish
-	LEAQ      15(R8), R11
-	SHRQ      $0x04, R11
-	ANDQ      $0x03, R11
-	JZ        finish
-	VMOVDQA64 X22, X0
-	JMP       tag_ready
 
 finish:
 	CMPQ 48(DI), $0x00
@@ -6985,7 +6978,14 @@ no_lens_227:
 	VPXOR         X11, X9, X15
 
 tail_done_200:
-	JMP tail_finish
+	CMPQ      48(DI), $0x00
+	JE        finish
+	LEAQ      15(R8), R11
+	SHRQ      $0x04, R11
+	ANDQ      $0x03, R11
+	JZ        finish
+	VMOVDQA64 X22, X0
+	JMP       tag_ready
 
 no_tail:
 	CMPQ 24(DI), $0x00
@@ -7063,16 +7063,6 @@ no_lens_231:
 	VPXORQ        Y11, Y9, Y9
 	VEXTRACTI128  $0x01, Y9, X11
 	VPXOR         X11, X9, X15
-
-tail_finish:
-	CMPQ      48(DI), $0x00
-	JE        finish
-	LEAQ      15(R8), R11
-	SHRQ      $0x04, R11
-	ANDQ      $0x03, R11
-	JZ        finish
-	VMOVDQA64 X22, X0
-	JMP       tag_ready
 
 finish:
 	CMPQ 48(DI), $0x00
