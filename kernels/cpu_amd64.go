@@ -206,10 +206,11 @@ var impl = struct {
 	// products a block, each power of H loaded once, rather than Karatsuba's three from memory
 	// operands (gcmSealAVX512Schoolbook, gcmOpenAVX512Schoolbook), on Intel AVX-512 cores, where a
 	// zmm load costs about a third of a vector ALU slot: one op, 16 blocks a chunk, Open 4096 B 246
-	// -> 221 ns, 1200 B 79 -> 73 ns; AES-128 64 x 1420 B 2.32x / 2.32x -> 2.49x / 2.46x
-	// crypto/cipher (seal / open), QUIC 64 x 1200 B Open 2.05x -> 2.22x, on Intel Xeon family 6
-	// model 167. AMD Zen 4 runs the carry-less products on the pipes of its AES rounds, which the
-	// fourth product would lengthen; Zen 4 and Zen 5 are unmeasured and keep Karatsuba's.
+	// -> 221 ns, 1200 B 79 -> 73 ns; AES-128 64 x 1420 B 2.34x / 2.32x -> 2.51x / 2.48x
+	// crypto/cipher (seal / open), QUIC AES-128 64 x 1200 B 2.23x / 2.03x -> 2.37x / 2.19x, on
+	// Intel Xeon family 6 model 167 (docs/experiments.md, 2026-12-07 ninth session). AMD Zen 4 runs
+	// the carry-less products on the pipes of its AES rounds, which the fourth product would
+	// lengthen; Zen 4 and Zen 5 are unmeasured and keep Karatsuba's.
 	gcmSchoolbook bool
 }{
 	polyIFMA:             chachaAVX512 && cpu.X86.HasAVX512IFMA,

@@ -223,7 +223,8 @@ func TestGCMKeyDestroy(t *testing.T) {
 // chunk loop, the AVX2 tier's VAES ymm kernel and the AES-NI xmm one older CPUs run) against
 // crypto/cipher on every length 0..1100 and the chunk boundaries around 4 KiB (where a counter's
 // low byte wraps), 16 KiB (a kernel call) and beyond, with AD of every tail length and, every
-// seventh length, AD past the 256-byte chunks, sealing and opening. Lengths of whole chunks end the AVX512 kernel's lanes without a tail.
+// seventh length, AD past the 256-byte chunks, sealing and opening. Lengths of whole chunks end the
+// AVX512 kernel's lanes without a tail.
 func TestGCMKernelLengths(t *testing.T) {
 	if !gcmAVX2OK {
 		t.Skip("no assembly tier on this CPU")

@@ -46,31 +46,31 @@ func pipelinedSeal(chunkBytes Op, chunk func(ghash []func()), steps func() []fun
 // reduction constant in either quadword of every lane. With avx512 the three-way XORs are
 // VPTERNLOGQ (seven instructions), else pairs of VPXOR (ten).
 func reduceSteps(lo, mid, hi, t VecPhysical, k Op, avx512 bool) []func() {
-	if !avx512 {
-		return append([]func(){func() { VPXOR(lo, mid, mid) }, func() { VPXOR(hi, mid, mid) }},
-			foldSteps(lo, mid, hi, t, k, false)...)
-	}
-	return append([]func(){func() { VPTERNLOGQ(U8(0x96), lo, hi, mid) }}, foldSteps(lo, mid, hi, t, k, true)...)
+	// Karatsuba's correction: middle += low + high.
+	return append(xorTwoSteps(lo, hi, mid, avx512), foldSteps(lo, mid, hi, t, k, avx512)...)
 }
 
 // foldSteps returns reduceSteps' two folds, for a middle product already corrected (the
 // schoolbook's, or Karatsuba's after middle += low + high).
 func foldSteps(lo, mid, hi, t VecPhysical, k Op, avx512 bool) []func() {
-	xor3 := func(a, b, dst VecPhysical) []func() {
-		if avx512 {
-			return []func(){func() { VPTERNLOGQ(U8(0x96), a, b, dst) }}
-		}
-		return []func(){func() { VPXOR(a, dst, dst) }, func() { VPXOR(b, dst, dst) }}
-	}
 	steps := []func(){
 		func() { VPCLMULQDQ(U8(0x00), k, lo, t) },
 		func() { VPSHUFD(U8(0x4e), lo, lo) },
 	}
-	steps = append(steps, xor3(t, lo, mid)...)
+	steps = append(steps, xorTwoSteps(t, lo, mid, avx512)...)
 	steps = append(steps,
 		func() { VPCLMULQDQ(U8(0x00), k, mid, t) },
 		func() { VPSHUFD(U8(0x4e), mid, mid) })
-	return append(steps, xor3(t, mid, hi)...)
+	return append(steps, xorTwoSteps(t, mid, hi, avx512)...)
+}
+
+// xorTwoSteps returns the instructions that add a and b to dst: one VPTERNLOGQ with avx512, else
+// two VPXOR.
+func xorTwoSteps(a, b, dst VecPhysical, avx512 bool) []func() {
+	if avx512 {
+		return []func(){func() { VPTERNLOGQ(U8(0x96), a, b, dst) }}
+	}
+	return []func(){func() { VPXOR(a, dst, dst) }, func() { VPXOR(b, dst, dst) }}
 }
 
 // karatsubaProducts multiplies the blocks in g by the powers of H in h, whose Karatsuba operands
