@@ -25,27 +25,38 @@ func aesEncryptBlocks(tab *gcmTable, dst, src *[16]byte, n int)
 //go:noescape
 func aesEncryptBlocksVAES(tab *gcmTable, dst, src *[16]byte, n int)
 
+// aesEncryptBlocksAVX512 is aesEncryptBlocks on zmm, 32 blocks a pass, then four, then the last one
+// to three under a mask.
+//
+//go:noescape
+func aesEncryptBlocksAVX512(tab *gcmTable, dst, src *[16]byte, n int)
+
 // aesBlocks is EncryptBlocks for an AES key where the AVX2 AES-GCM kernels run (their round-key
-// table), crypto/aes otherwise: sixteen blocks a pass on ymm where the CPU has VAES, the rest (and
-// everything without VAES) eight xmm blocks a pass with AES-NI, then one at a time. A single block,
-// the mask of a packet on its own, goes straight to the AES-NI kernel: 1.42x crypto/aes where the
-// general loop gave 1.06x (AMD EPYC Zen 4; docs/experiments.md, 2026-12-06 sixteenth session).
+// table), crypto/aes otherwise: on zmm with the round keys in registers where impl.aesBlocksZMM
+// says so; elsewhere sixteen blocks a pass on ymm where the CPU has VAES, the rest (and everything
+// without VAES) eight xmm blocks a pass with AES-NI, then one at a time. One or two blocks, the
+// masks of a packet or two on their own, go straight to the AES-NI kernel: one block 1.42x
+// crypto/aes where the general loop gave 1.06x (AMD EPYC Zen 4; docs/experiments.md, 2026-12-06
+// sixteenth session); two 1.59x there, 1.32x on zmm (Intel Xeon family 6 model 167).
 func aesBlocks(k *Key, dst, src [][16]byte) {
 	if !gcmAVX2OK {
 		aesBlocksGeneric(k, dst, src)
 		return
 	}
 	tab := k.gcm.asm.tab
-	if len(src) == 1 { // the mask of a packet on its own
-		aesEncryptBlocks(tab, &dst[0], &src[0], 1)
+	if len(src) <= 2 { // the masks of a packet or two on their own
+		aesEncryptBlocks(tab, &dst[0], &src[0], len(src))
 		return
 	}
 	for len(src) > 0 {
 		n := min(len(src), maxStreamBlocks) // bounded work per assembly call
-		if impl.gcmVAES && n >= 16 {
+		switch {
+		case impl.aesBlocksZMM:
+			aesEncryptBlocksAVX512(tab, &dst[0], &src[0], n)
+		case impl.gcmVAES && n >= 16:
 			n &^= 15 // whole ymm passes; the rest below
 			aesEncryptBlocksVAES(tab, &dst[0], &src[0], n)
-		} else {
+		default:
 			aesEncryptBlocks(tab, &dst[0], &src[0], n)
 		}
 		dst, src = dst[n:], src[n:]

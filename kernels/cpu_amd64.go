@@ -212,6 +212,13 @@ var impl = struct {
 	// the carry-less products on the pipes of its AES rounds, which the fourth product would
 	// lengthen; Zen 4 and Zen 5 are unmeasured and keep Karatsuba's.
 	gcmSchoolbook bool
+	// aesBlocksZMM: EncryptBlocks of three or more AES blocks (QUIC's header-protection masks of a
+	// batch) on zmm with the round keys in registers (aesEncryptBlocksAVX512) rather than on ymm
+	// with the keys as memory operands (and below sixteen blocks on xmm), on Intel AVX-512 cores,
+	// whose zmm VAESENC takes four blocks in the slot of a ymm one's two. The figures are in the
+	// commit that brought it and docs/experiments.md (2026-12-07, eleventh session); AMD Zen 4 and Zen 5 are
+	// unmeasured and keep ymm.
+	aesBlocksZMM bool
 }{
 	polyIFMA:             chachaAVX512 && cpu.X86.HasAVX512IFMA,
 	polyZMM:              true,
@@ -255,6 +262,7 @@ var impl = struct {
 	chachaShapeGroups:   chachaAVX512 && !ymmLatency2,
 	gcmVAES:             gcmAVX2OK && hasVAESYMM(),
 	gcmSchoolbook:       gcmAVX512OK && !ymmLatency2 && !zmmHalves,
+	aesBlocksZMM:        gcmAVX512OK && !ymmLatency2 && !zmmHalves,
 }
 
 // thisCPU is the dispatch table's class of this CPU.

@@ -350,9 +350,9 @@ func BenchmarkGCMKernel(b *testing.B) {
 	}
 }
 
-// TestAESBlocksVariants runs both AES-ECB kernels, whichever EncryptBlocks picks on this CPU, against
-// crypto/aes for every key size and 0..40 blocks: every remainder after the passes of eight and
-// sixteen blocks.
+// TestAESBlocksVariants runs the AES-ECB kernels this CPU has, whichever EncryptBlocks picks, against
+// crypto/aes for every key size and 0..72 blocks: every remainder after the passes of eight,
+// sixteen, 32 and four blocks.
 func TestAESBlocksVariants(t *testing.T) {
 	if !gcmAVX2OK {
 		t.Skip("no AES-NI")
@@ -361,11 +361,14 @@ func TestAESBlocksVariants(t *testing.T) {
 	if impl.gcmVAES {
 		variants["VAES"] = aesEncryptBlocksVAES
 	}
+	if gcmAVX512OK {
+		variants["AVX512"] = aesEncryptBlocksAVX512
+	}
 	for _, size := range []int{16, 24, 32} {
 		raw := bytes.Repeat([]byte{byte(size)}, size)
 		key, _ := NewKey(map[int]Suite{16: AES128GCM, 24: AES192GCM, 32: AES256GCM}[size], raw)
 		block, _ := aes.NewCipher(raw)
-		for n := 0; n <= 40; n++ {
+		for n := 0; n <= 72; n++ {
 			src, dst := make([][16]byte, n+1), make([][16]byte, n+1)
 			for i := range src {
 				src[i] = [16]byte{byte(i), byte(n), byte(size)}

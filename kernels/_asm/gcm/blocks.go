@@ -62,3 +62,64 @@ func aesBlocks(name string, vaes bool) {
 	VZEROUPPER()
 	RET()
 }
+
+// aesBlocksAVX512 generates aesEncryptBlocksAVX512, aesBlocks' function on zmm: eight zmm (32
+// blocks) a pass, their rounds overlapping, then one zmm (four blocks) a pass, then one block at a
+// time. Round keys 0-9 and the last stay in registers, cleared before the return.
+func aesBlocksAVX512(name string) {
+	Implement(name)
+	Attributes(NOSPLIT)
+	Doc(name+" encrypts the n 16-byte blocks at src into dst (src and dst may be equal) with",
+		"the round keys of tab.")
+	Load(Param("tab"), tab)
+	Load(Param("dst"), dst)
+	Load(Param("src"), src)
+	Load(Param("n"), n)
+	MOVQ(Mem{Base: tab, Disp: tNR}, nr)
+	MOVQ(nr, last)
+	SHLQ(U8(6), last)
+	ADDQ(tab, last)
+	drop := keepRoundKeys(rkZ, rkLastZ)
+
+	regs := []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7}
+	pass := func(label string, regs []VecPhysical, next string) {
+		per := 4 * len(regs)
+		Label(label)
+		CMPQ(n, U8(per))
+		JB(LabelRef(next))
+		for i, r := range regs {
+			VMOVDQU64(Mem{Base: src, Disp: 64 * i}, r)
+		}
+		aesRounds(regs)
+		for i, r := range regs {
+			VMOVDQU64(r, Mem{Base: dst, Disp: 64 * i})
+		}
+		ADDQ(U32(16*per), src)
+		ADDQ(U32(16*per), dst)
+		SUBQ(U8(per), n)
+		JMP(LabelRef(label))
+	}
+	pass("ecb32", regs, "ecb4")
+	pass("ecb4", regs[:1], "ecb1")
+
+	Label("ecb1")
+	TESTQ(n, n)
+	JZ(LabelRef("ecb_done"))
+	VMOVDQU(Mem{Base: src}, X0)
+	aesRounds([]VecPhysical{X0})
+	VMOVDQU(X0, Mem{Base: dst})
+	ADDQ(U8(16), src)
+	ADDQ(U8(16), dst)
+	DECQ(n)
+	JMP(LabelRef("ecb1"))
+
+	Label("ecb_done")
+	drop()
+	Comment("No round key outlives the call in a register: VZEROUPPER would leave Z16-Z31.")
+	for _, r := range rkZ {
+		VPXORQ(r, r, r)
+	}
+	VPXORQ(rkLastZ, rkLastZ, rkLastZ)
+	VZEROUPPER()
+	RET()
+}

@@ -50,5 +50,6 @@ func main() {
 	pairs("gcmOpenPairsAVX2VAES", true)
 	aesBlocks("aesEncryptBlocks", false)
 	aesBlocks("aesEncryptBlocksVAES", true)
+	aesBlocksAVX512("aesEncryptBlocksAVX512")
 	Generate()
 }
