@@ -25,8 +25,8 @@ func aesEncryptBlocks(tab *gcmTable, dst, src *[16]byte, n int)
 //go:noescape
 func aesEncryptBlocksVAES(tab *gcmTable, dst, src *[16]byte, n int)
 
-// aesEncryptBlocksAVX512 is aesEncryptBlocks on zmm, 32 blocks a pass, then four, then the last one
-// to three under a mask.
+// aesEncryptBlocksAVX512 is aesEncryptBlocks on zmm, 32 blocks a pass, then four, then one at a
+// time, with the round keys in registers.
 //
 //go:noescape
 func aesEncryptBlocksAVX512(tab *gcmTable, dst, src *[16]byte, n int)
@@ -37,7 +37,7 @@ func aesEncryptBlocksAVX512(tab *gcmTable, dst, src *[16]byte, n int)
 // without VAES) eight xmm blocks a pass with AES-NI, then one at a time. One or two blocks, the
 // masks of a packet or two on their own, go straight to the AES-NI kernel: one block 1.42x
 // crypto/aes where the general loop gave 1.06x (AMD EPYC Zen 4; docs/experiments.md, 2026-12-06
-// sixteenth session); two 1.59x there, 1.32x on zmm (Intel Xeon family 6 model 167).
+// sixteenth session); two 1.62x there, 1.32x on zmm (Intel Xeon family 6 model 167).
 func aesBlocks(k *Key, dst, src [][16]byte) {
 	if !gcmAVX2OK {
 		aesBlocksGeneric(k, dst, src)
