@@ -17446,7 +17446,7 @@ aes_last_706:
 
 ecb1:
 	TESTQ   R8, R8
-	JZ      ecbdone
+	JZ      ecb1_done
 	VMOVDQU (SI), X0
 	VPXOR   (AX), X0, X0
 	VAESENC 64(AX), X0, X0
@@ -17475,7 +17475,7 @@ aes_last_707:
 	DECQ        R8
 	JMP         ecb1
 
-ecbdone:
+ecb1_done:
 	VZEROUPPER
 	RET
 
@@ -17643,7 +17643,7 @@ aes_last_708:
 
 ecb1:
 	TESTQ   R8, R8
-	JZ      ecbdone
+	JZ      ecb1_done
 	VMOVDQU (SI), X0
 	VPXOR   (AX), X0, X0
 	VAESENC 64(AX), X0, X0
@@ -17672,7 +17672,7 @@ aes_last_709:
 	DECQ        R8
 	JMP         ecb1
 
-ecbdone:
+ecb1_done:
 	VZEROUPPER
 	RET
 
@@ -17882,7 +17882,7 @@ aes_last_711:
 
 ecb1:
 	TESTQ   R8, R8
-	JZ      ecb_done
+	JZ      ecb1_done
 	VMOVDQU (SI), X0
 	VPXORQ  X23, X0, X0
 	VAESENC X24, X0, X0
@@ -17911,7 +17911,7 @@ aes_last_712:
 	DECQ        R8
 	JMP         ecb1
 
-ecb_done:
+ecb1_done:
 	// No round key outlives the call in a register: VZEROUPPER would leave Z16-Z31.
 	VPXORQ Z23, Z23, Z23
 	VPXORQ Z24, Z24, Z24
