@@ -330,6 +330,12 @@ func (u *uniformLanes) fits(ops []Op, open bool, counts func(b *uniformBound) bo
 		x = x && op.Key.suite == XChaCha20Poly1305
 		if n < 0 {
 			n, ad = msgLen(op, open), len(op.AD)
+			// A length that no bound takes ends the scan of the others, which cost a batch of 64 x
+			// 64 B on the fused tiny kernels some 1.5% (Intel Xeon family 6 model 167, AVX-512
+			// hidden: 1.87x / 1.88x -> 1.90x / 1.91x x/crypto).
+			if !boundsTake(bounds, n, counts) && !boundsTake(xbounds, n, counts) {
+				return false
+			}
 		} else if msgLen(op, open) != n || len(op.AD) != ad {
 			return false
 		}
@@ -337,8 +343,13 @@ func (u *uniformLanes) fits(ops []Op, open bool, counts func(b *uniformBound) bo
 	if x && *xbounds != ([2]uniformBound{}) {
 		bounds = xbounds
 	}
-	for i := range bounds {
-		if b := &bounds[i]; counts(b) && n >= b.minLen && n <= b.maxLen {
+	return boundsTake(bounds, n, counts)
+}
+
+// boundsTake reports whether a bound of bs for which counts holds takes messages of n bytes.
+func boundsTake(bs *[2]uniformBound, n int, counts func(b *uniformBound) bool) bool {
+	for i := range bs {
+		if b := &bs[i]; counts(b) && n >= b.minLen && n <= b.maxLen {
 			return true
 		}
 	}
