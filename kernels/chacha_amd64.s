@@ -12672,56 +12672,61 @@ TEXT ·chachaPoly1305TinyAVX2(SB), NOSPLIT, $432-73
 	LEAQ    (SP), BX
 	MOVQ    DX, SI
 	CMPQ    SI, $0x20
-	JB      chachaPoly1305TinyAVX2stagetail
+	JB      chachaPoly1305TinyAVX2stagebelow32
 
 chachaPoly1305TinyAVX2stageloop:
+	CMPQ    SI, $0x20
+	JBE     chachaPoly1305TinyAVX2stagelast
 	VMOVDQU (CX), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, SI
-	CMPQ    SI, $0x20
-	JAE     chachaPoly1305TinyAVX2stageloop
+	JMP     chachaPoly1305TinyAVX2stageloop
 
-chachaPoly1305TinyAVX2stagetail:
-	TESTQ   $0x00000010, SI
-	JZ      chachaPoly1305TinyAVX2stage16
+chachaPoly1305TinyAVX2stagelast:
+	VMOVDQU -32(CX)(SI*1), Y0
+	VMOVDQU Y0, -32(BX)(SI*1)
+	JMP     chachaPoly1305TinyAVX2stagedone
+
+chachaPoly1305TinyAVX2stagebelow32:
+	CMPQ    SI, $0x10
+	JB      chachaPoly1305TinyAVX2stagebelow16
 	VMOVDQU (CX), X0
+	VMOVDQU -16(CX)(SI*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(SI*1)
+	JMP     chachaPoly1305TinyAVX2stagedone
 
-chachaPoly1305TinyAVX2stage16:
-	TESTQ $0x00000008, SI
-	JZ    chachaPoly1305TinyAVX2stage8
-	MOVQ  (CX), DI
-	MOVQ  DI, (BX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, BX
+chachaPoly1305TinyAVX2stagebelow16:
+	CMPQ SI, $0x08
+	JB   chachaPoly1305TinyAVX2stagebelow8
+	MOVQ (CX), DI
+	MOVQ -8(CX)(SI*1), CX
+	MOVQ DI, (BX)
+	MOVQ CX, -8(BX)(SI*1)
+	JMP  chachaPoly1305TinyAVX2stagedone
 
-chachaPoly1305TinyAVX2stage8:
-	TESTQ $0x00000004, SI
-	JZ    chachaPoly1305TinyAVX2stage4
-	MOVL  (CX), DI
-	MOVL  DI, (BX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, BX
+chachaPoly1305TinyAVX2stagebelow8:
+	CMPQ SI, $0x04
+	JB   chachaPoly1305TinyAVX2stagebelow4
+	MOVL (CX), DI
+	MOVL -4(CX)(SI*1), CX
+	MOVL DI, (BX)
+	MOVL CX, -4(BX)(SI*1)
+	JMP  chachaPoly1305TinyAVX2stagedone
 
-chachaPoly1305TinyAVX2stage4:
-	TESTQ $0x00000002, SI
-	JZ    chachaPoly1305TinyAVX2stage2
-	MOVW  (CX), DI
-	MOVW  DI, (BX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, BX
+chachaPoly1305TinyAVX2stagebelow4:
+	TESTQ SI, SI
+	JZ    chachaPoly1305TinyAVX2stagedone
+	MOVB  (CX), DI
+	MOVB  DI, (BX)
+	CMPQ  SI, $0x02
+	JB    chachaPoly1305TinyAVX2stagedone
+	MOVW  -2(CX)(SI*1), CX
+	MOVW  CX, -2(BX)(SI*1)
 
-chachaPoly1305TinyAVX2stage2:
-	TESTQ $0x00000001, SI
-	JZ    chachaPoly1305TinyAVX2stage1
-	MOVB  (CX), CL
-	MOVB  CL, (BX)
-
-chachaPoly1305TinyAVX2stage1:
+chachaPoly1305TinyAVX2stagedone:
 	MOVQ ad+40(FP), CX
 	MOVQ AX, BX
 	ANDQ $-16, BX
@@ -12730,56 +12735,61 @@ chachaPoly1305TinyAVX2stage1:
 	ANDQ $0x0f, BX
 	LEAQ 384(SP), AX
 	CMPQ BX, $0x20
-	JB   chachaPoly1305TinyAVX2adtailtail
+	JB   chachaPoly1305TinyAVX2adtailbelow32
 
 chachaPoly1305TinyAVX2adtailloop:
+	CMPQ    BX, $0x20
+	JBE     chachaPoly1305TinyAVX2adtaillast
 	VMOVDQU (CX), Y0
 	VMOVDQU Y0, (AX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, AX
 	SUBQ    $0x20, BX
-	CMPQ    BX, $0x20
-	JAE     chachaPoly1305TinyAVX2adtailloop
+	JMP     chachaPoly1305TinyAVX2adtailloop
 
-chachaPoly1305TinyAVX2adtailtail:
-	TESTQ   $0x00000010, BX
-	JZ      chachaPoly1305TinyAVX2adtail16
+chachaPoly1305TinyAVX2adtaillast:
+	VMOVDQU -32(CX)(BX*1), Y0
+	VMOVDQU Y0, -32(AX)(BX*1)
+	JMP     chachaPoly1305TinyAVX2adtaildone
+
+chachaPoly1305TinyAVX2adtailbelow32:
+	CMPQ    BX, $0x10
+	JB      chachaPoly1305TinyAVX2adtailbelow16
 	VMOVDQU (CX), X0
+	VMOVDQU -16(CX)(BX*1), X1
 	VMOVDQU X0, (AX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, AX
+	VMOVDQU X1, -16(AX)(BX*1)
+	JMP     chachaPoly1305TinyAVX2adtaildone
 
-chachaPoly1305TinyAVX2adtail16:
-	TESTQ $0x00000008, BX
-	JZ    chachaPoly1305TinyAVX2adtail8
-	MOVQ  (CX), SI
-	MOVQ  SI, (AX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, AX
+chachaPoly1305TinyAVX2adtailbelow16:
+	CMPQ BX, $0x08
+	JB   chachaPoly1305TinyAVX2adtailbelow8
+	MOVQ (CX), SI
+	MOVQ -8(CX)(BX*1), CX
+	MOVQ SI, (AX)
+	MOVQ CX, -8(AX)(BX*1)
+	JMP  chachaPoly1305TinyAVX2adtaildone
 
-chachaPoly1305TinyAVX2adtail8:
-	TESTQ $0x00000004, BX
-	JZ    chachaPoly1305TinyAVX2adtail4
-	MOVL  (CX), SI
-	MOVL  SI, (AX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, AX
+chachaPoly1305TinyAVX2adtailbelow8:
+	CMPQ BX, $0x04
+	JB   chachaPoly1305TinyAVX2adtailbelow4
+	MOVL (CX), SI
+	MOVL -4(CX)(BX*1), CX
+	MOVL SI, (AX)
+	MOVL CX, -4(AX)(BX*1)
+	JMP  chachaPoly1305TinyAVX2adtaildone
 
-chachaPoly1305TinyAVX2adtail4:
-	TESTQ $0x00000002, BX
-	JZ    chachaPoly1305TinyAVX2adtail2
-	MOVW  (CX), SI
-	MOVW  SI, (AX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, AX
+chachaPoly1305TinyAVX2adtailbelow4:
+	TESTQ BX, BX
+	JZ    chachaPoly1305TinyAVX2adtaildone
+	MOVB  (CX), SI
+	MOVB  SI, (AX)
+	CMPQ  BX, $0x02
+	JB    chachaPoly1305TinyAVX2adtaildone
+	MOVW  -2(CX)(BX*1), CX
+	MOVW  CX, -2(AX)(BX*1)
 
-chachaPoly1305TinyAVX2adtail2:
-	TESTQ $0x00000001, BX
-	JZ    chachaPoly1305TinyAVX2adtail1
-	MOVB  (CX), CL
-	MOVB  CL, (AX)
-
-chachaPoly1305TinyAVX2adtail1:
+chachaPoly1305TinyAVX2adtaildone:
 	// The key stream: blocks 0-1, or 0-3 when the message goes past block 1.
 	MOVQ           key+0(FP), AX
 	MOVQ           nonce+8(FP), CX
@@ -13282,56 +13292,61 @@ chachaPoly1305TinyAVX2sealout:
 	MOVQ dst+16(FP), BX
 	LEAQ (SP), SI
 	CMPQ DX, $0x20
-	JB   chachaPoly1305TinyAVX2sealcopytail
+	JB   chachaPoly1305TinyAVX2sealcopybelow32
 
 chachaPoly1305TinyAVX2sealcopyloop:
+	CMPQ    DX, $0x20
+	JBE     chachaPoly1305TinyAVX2sealcopylast
 	VMOVDQU (SI), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, SI
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
-	JAE     chachaPoly1305TinyAVX2sealcopyloop
+	JMP     chachaPoly1305TinyAVX2sealcopyloop
 
-chachaPoly1305TinyAVX2sealcopytail:
-	TESTQ   $0x00000010, DX
-	JZ      chachaPoly1305TinyAVX2sealcopy16
+chachaPoly1305TinyAVX2sealcopylast:
+	VMOVDQU -32(SI)(DX*1), Y0
+	VMOVDQU Y0, -32(BX)(DX*1)
+	JMP     chachaPoly1305TinyAVX2sealcopydone
+
+chachaPoly1305TinyAVX2sealcopybelow32:
+	CMPQ    DX, $0x10
+	JB      chachaPoly1305TinyAVX2sealcopybelow16
 	VMOVDQU (SI), X0
+	VMOVDQU -16(SI)(DX*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, SI
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(DX*1)
+	JMP     chachaPoly1305TinyAVX2sealcopydone
 
-chachaPoly1305TinyAVX2sealcopy16:
-	TESTQ $0x00000008, DX
-	JZ    chachaPoly1305TinyAVX2sealcopy8
-	MOVQ  (SI), DI
-	MOVQ  DI, (BX)
-	ADDQ  $0x08, SI
-	ADDQ  $0x08, BX
+chachaPoly1305TinyAVX2sealcopybelow16:
+	CMPQ DX, $0x08
+	JB   chachaPoly1305TinyAVX2sealcopybelow8
+	MOVQ (SI), DI
+	MOVQ -8(SI)(DX*1), SI
+	MOVQ DI, (BX)
+	MOVQ SI, -8(BX)(DX*1)
+	JMP  chachaPoly1305TinyAVX2sealcopydone
 
-chachaPoly1305TinyAVX2sealcopy8:
-	TESTQ $0x00000004, DX
-	JZ    chachaPoly1305TinyAVX2sealcopy4
-	MOVL  (SI), DI
-	MOVL  DI, (BX)
-	ADDQ  $0x04, SI
-	ADDQ  $0x04, BX
+chachaPoly1305TinyAVX2sealcopybelow8:
+	CMPQ DX, $0x04
+	JB   chachaPoly1305TinyAVX2sealcopybelow4
+	MOVL (SI), DI
+	MOVL -4(SI)(DX*1), SI
+	MOVL DI, (BX)
+	MOVL SI, -4(BX)(DX*1)
+	JMP  chachaPoly1305TinyAVX2sealcopydone
 
-chachaPoly1305TinyAVX2sealcopy4:
-	TESTQ $0x00000002, DX
-	JZ    chachaPoly1305TinyAVX2sealcopy2
-	MOVW  (SI), DI
-	MOVW  DI, (BX)
-	ADDQ  $0x02, SI
-	ADDQ  $0x02, BX
+chachaPoly1305TinyAVX2sealcopybelow4:
+	TESTQ DX, DX
+	JZ    chachaPoly1305TinyAVX2sealcopydone
+	MOVB  (SI), DI
+	MOVB  DI, (BX)
+	CMPQ  DX, $0x02
+	JB    chachaPoly1305TinyAVX2sealcopydone
+	MOVW  -2(SI)(DX*1), SI
+	MOVW  SI, -2(BX)(DX*1)
 
-chachaPoly1305TinyAVX2sealcopy2:
-	TESTQ $0x00000001, DX
-	JZ    chachaPoly1305TinyAVX2sealcopy1
-	MOVB  (SI), DL
-	MOVB  DL, (BX)
-
-chachaPoly1305TinyAVX2sealcopy1:
+chachaPoly1305TinyAVX2sealcopydone:
 chachaPoly1305TinyAVX2authenticate:
 	// Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).
 	MOVQ  ad+40(FP), BX
@@ -13593,56 +13608,61 @@ chachaPoly1305TinyAVX2opendone:
 	MOVQ dst+16(FP), DX
 	LEAQ (SP), BX
 	CMPQ CX, $0x20
-	JB   chachaPoly1305TinyAVX2openouttail
+	JB   chachaPoly1305TinyAVX2openoutbelow32
 
 chachaPoly1305TinyAVX2openoutloop:
+	CMPQ    CX, $0x20
+	JBE     chachaPoly1305TinyAVX2openoutlast
 	VMOVDQU (BX), Y0
 	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, BX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
-	JAE     chachaPoly1305TinyAVX2openoutloop
+	JMP     chachaPoly1305TinyAVX2openoutloop
 
-chachaPoly1305TinyAVX2openouttail:
-	TESTQ   $0x00000010, CX
-	JZ      chachaPoly1305TinyAVX2openout16
+chachaPoly1305TinyAVX2openoutlast:
+	VMOVDQU -32(BX)(CX*1), Y0
+	VMOVDQU Y0, -32(DX)(CX*1)
+	JMP     chachaPoly1305TinyAVX2openoutdone
+
+chachaPoly1305TinyAVX2openoutbelow32:
+	CMPQ    CX, $0x10
+	JB      chachaPoly1305TinyAVX2openoutbelow16
 	VMOVDQU (BX), X0
+	VMOVDQU -16(BX)(CX*1), X1
 	VMOVDQU X0, (DX)
-	ADDQ    $0x10, BX
-	ADDQ    $0x10, DX
+	VMOVDQU X1, -16(DX)(CX*1)
+	JMP     chachaPoly1305TinyAVX2openoutdone
 
-chachaPoly1305TinyAVX2openout16:
-	TESTQ $0x00000008, CX
-	JZ    chachaPoly1305TinyAVX2openout8
-	MOVQ  (BX), SI
-	MOVQ  SI, (DX)
-	ADDQ  $0x08, BX
-	ADDQ  $0x08, DX
+chachaPoly1305TinyAVX2openoutbelow16:
+	CMPQ CX, $0x08
+	JB   chachaPoly1305TinyAVX2openoutbelow8
+	MOVQ (BX), SI
+	MOVQ -8(BX)(CX*1), BX
+	MOVQ SI, (DX)
+	MOVQ BX, -8(DX)(CX*1)
+	JMP  chachaPoly1305TinyAVX2openoutdone
 
-chachaPoly1305TinyAVX2openout8:
-	TESTQ $0x00000004, CX
-	JZ    chachaPoly1305TinyAVX2openout4
-	MOVL  (BX), SI
-	MOVL  SI, (DX)
-	ADDQ  $0x04, BX
-	ADDQ  $0x04, DX
+chachaPoly1305TinyAVX2openoutbelow8:
+	CMPQ CX, $0x04
+	JB   chachaPoly1305TinyAVX2openoutbelow4
+	MOVL (BX), SI
+	MOVL -4(BX)(CX*1), BX
+	MOVL SI, (DX)
+	MOVL BX, -4(DX)(CX*1)
+	JMP  chachaPoly1305TinyAVX2openoutdone
 
-chachaPoly1305TinyAVX2openout4:
-	TESTQ $0x00000002, CX
-	JZ    chachaPoly1305TinyAVX2openout2
-	MOVW  (BX), SI
-	MOVW  SI, (DX)
-	ADDQ  $0x02, BX
-	ADDQ  $0x02, DX
+chachaPoly1305TinyAVX2openoutbelow4:
+	TESTQ CX, CX
+	JZ    chachaPoly1305TinyAVX2openoutdone
+	MOVB  (BX), SI
+	MOVB  SI, (DX)
+	CMPQ  CX, $0x02
+	JB    chachaPoly1305TinyAVX2openoutdone
+	MOVW  -2(BX)(CX*1), BX
+	MOVW  BX, -2(DX)(CX*1)
 
-chachaPoly1305TinyAVX2openout2:
-	TESTQ $0x00000001, CX
-	JZ    chachaPoly1305TinyAVX2openout1
-	MOVB  (BX), CL
-	MOVB  CL, (DX)
-
-chachaPoly1305TinyAVX2openout1:
+chachaPoly1305TinyAVX2openoutdone:
 chachaPoly1305TinyAVX2wipe:
 	// Wipe the key stream, the message and the MAC's key from the stack.
 	VPXOR   Y0, Y0, Y0
@@ -13685,56 +13705,61 @@ TEXT ·chachaPoly1305TinyAVX512(SB), NOSPLIT, $432-73
 	LEAQ    (SP), BX
 	MOVQ    DX, SI
 	CMPQ    SI, $0x20
-	JB      chachaPoly1305TinyAVX512stagetail
+	JB      chachaPoly1305TinyAVX512stagebelow32
 
 chachaPoly1305TinyAVX512stageloop:
+	CMPQ    SI, $0x20
+	JBE     chachaPoly1305TinyAVX512stagelast
 	VMOVDQU (CX), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, SI
-	CMPQ    SI, $0x20
-	JAE     chachaPoly1305TinyAVX512stageloop
+	JMP     chachaPoly1305TinyAVX512stageloop
 
-chachaPoly1305TinyAVX512stagetail:
-	TESTQ   $0x00000010, SI
-	JZ      chachaPoly1305TinyAVX512stage16
+chachaPoly1305TinyAVX512stagelast:
+	VMOVDQU -32(CX)(SI*1), Y0
+	VMOVDQU Y0, -32(BX)(SI*1)
+	JMP     chachaPoly1305TinyAVX512stagedone
+
+chachaPoly1305TinyAVX512stagebelow32:
+	CMPQ    SI, $0x10
+	JB      chachaPoly1305TinyAVX512stagebelow16
 	VMOVDQU (CX), X0
+	VMOVDQU -16(CX)(SI*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(SI*1)
+	JMP     chachaPoly1305TinyAVX512stagedone
 
-chachaPoly1305TinyAVX512stage16:
-	TESTQ $0x00000008, SI
-	JZ    chachaPoly1305TinyAVX512stage8
-	MOVQ  (CX), DI
-	MOVQ  DI, (BX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, BX
+chachaPoly1305TinyAVX512stagebelow16:
+	CMPQ SI, $0x08
+	JB   chachaPoly1305TinyAVX512stagebelow8
+	MOVQ (CX), DI
+	MOVQ -8(CX)(SI*1), CX
+	MOVQ DI, (BX)
+	MOVQ CX, -8(BX)(SI*1)
+	JMP  chachaPoly1305TinyAVX512stagedone
 
-chachaPoly1305TinyAVX512stage8:
-	TESTQ $0x00000004, SI
-	JZ    chachaPoly1305TinyAVX512stage4
-	MOVL  (CX), DI
-	MOVL  DI, (BX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, BX
+chachaPoly1305TinyAVX512stagebelow8:
+	CMPQ SI, $0x04
+	JB   chachaPoly1305TinyAVX512stagebelow4
+	MOVL (CX), DI
+	MOVL -4(CX)(SI*1), CX
+	MOVL DI, (BX)
+	MOVL CX, -4(BX)(SI*1)
+	JMP  chachaPoly1305TinyAVX512stagedone
 
-chachaPoly1305TinyAVX512stage4:
-	TESTQ $0x00000002, SI
-	JZ    chachaPoly1305TinyAVX512stage2
-	MOVW  (CX), DI
-	MOVW  DI, (BX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, BX
+chachaPoly1305TinyAVX512stagebelow4:
+	TESTQ SI, SI
+	JZ    chachaPoly1305TinyAVX512stagedone
+	MOVB  (CX), DI
+	MOVB  DI, (BX)
+	CMPQ  SI, $0x02
+	JB    chachaPoly1305TinyAVX512stagedone
+	MOVW  -2(CX)(SI*1), CX
+	MOVW  CX, -2(BX)(SI*1)
 
-chachaPoly1305TinyAVX512stage2:
-	TESTQ $0x00000001, SI
-	JZ    chachaPoly1305TinyAVX512stage1
-	MOVB  (CX), CL
-	MOVB  CL, (BX)
-
-chachaPoly1305TinyAVX512stage1:
+chachaPoly1305TinyAVX512stagedone:
 	MOVQ ad+40(FP), CX
 	MOVQ AX, BX
 	ANDQ $-16, BX
@@ -13743,56 +13768,61 @@ chachaPoly1305TinyAVX512stage1:
 	ANDQ $0x0f, BX
 	LEAQ 384(SP), AX
 	CMPQ BX, $0x20
-	JB   chachaPoly1305TinyAVX512adtailtail
+	JB   chachaPoly1305TinyAVX512adtailbelow32
 
 chachaPoly1305TinyAVX512adtailloop:
+	CMPQ    BX, $0x20
+	JBE     chachaPoly1305TinyAVX512adtaillast
 	VMOVDQU (CX), Y0
 	VMOVDQU Y0, (AX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, AX
 	SUBQ    $0x20, BX
-	CMPQ    BX, $0x20
-	JAE     chachaPoly1305TinyAVX512adtailloop
+	JMP     chachaPoly1305TinyAVX512adtailloop
 
-chachaPoly1305TinyAVX512adtailtail:
-	TESTQ   $0x00000010, BX
-	JZ      chachaPoly1305TinyAVX512adtail16
+chachaPoly1305TinyAVX512adtaillast:
+	VMOVDQU -32(CX)(BX*1), Y0
+	VMOVDQU Y0, -32(AX)(BX*1)
+	JMP     chachaPoly1305TinyAVX512adtaildone
+
+chachaPoly1305TinyAVX512adtailbelow32:
+	CMPQ    BX, $0x10
+	JB      chachaPoly1305TinyAVX512adtailbelow16
 	VMOVDQU (CX), X0
+	VMOVDQU -16(CX)(BX*1), X1
 	VMOVDQU X0, (AX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, AX
+	VMOVDQU X1, -16(AX)(BX*1)
+	JMP     chachaPoly1305TinyAVX512adtaildone
 
-chachaPoly1305TinyAVX512adtail16:
-	TESTQ $0x00000008, BX
-	JZ    chachaPoly1305TinyAVX512adtail8
-	MOVQ  (CX), SI
-	MOVQ  SI, (AX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, AX
+chachaPoly1305TinyAVX512adtailbelow16:
+	CMPQ BX, $0x08
+	JB   chachaPoly1305TinyAVX512adtailbelow8
+	MOVQ (CX), SI
+	MOVQ -8(CX)(BX*1), CX
+	MOVQ SI, (AX)
+	MOVQ CX, -8(AX)(BX*1)
+	JMP  chachaPoly1305TinyAVX512adtaildone
 
-chachaPoly1305TinyAVX512adtail8:
-	TESTQ $0x00000004, BX
-	JZ    chachaPoly1305TinyAVX512adtail4
-	MOVL  (CX), SI
-	MOVL  SI, (AX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, AX
+chachaPoly1305TinyAVX512adtailbelow8:
+	CMPQ BX, $0x04
+	JB   chachaPoly1305TinyAVX512adtailbelow4
+	MOVL (CX), SI
+	MOVL -4(CX)(BX*1), CX
+	MOVL SI, (AX)
+	MOVL CX, -4(AX)(BX*1)
+	JMP  chachaPoly1305TinyAVX512adtaildone
 
-chachaPoly1305TinyAVX512adtail4:
-	TESTQ $0x00000002, BX
-	JZ    chachaPoly1305TinyAVX512adtail2
-	MOVW  (CX), SI
-	MOVW  SI, (AX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, AX
+chachaPoly1305TinyAVX512adtailbelow4:
+	TESTQ BX, BX
+	JZ    chachaPoly1305TinyAVX512adtaildone
+	MOVB  (CX), SI
+	MOVB  SI, (AX)
+	CMPQ  BX, $0x02
+	JB    chachaPoly1305TinyAVX512adtaildone
+	MOVW  -2(CX)(BX*1), CX
+	MOVW  CX, -2(AX)(BX*1)
 
-chachaPoly1305TinyAVX512adtail2:
-	TESTQ $0x00000001, BX
-	JZ    chachaPoly1305TinyAVX512adtail1
-	MOVB  (CX), CL
-	MOVB  CL, (AX)
-
-chachaPoly1305TinyAVX512adtail1:
+chachaPoly1305TinyAVX512adtaildone:
 	// The key stream: blocks 0-1, or 0-3 when the message goes past block 1.
 	MOVQ           key+0(FP), AX
 	MOVQ           nonce+8(FP), CX
@@ -14247,56 +14277,61 @@ chachaPoly1305TinyAVX512sealout:
 	MOVQ dst+16(FP), BX
 	LEAQ (SP), SI
 	CMPQ DX, $0x20
-	JB   chachaPoly1305TinyAVX512sealcopytail
+	JB   chachaPoly1305TinyAVX512sealcopybelow32
 
 chachaPoly1305TinyAVX512sealcopyloop:
+	CMPQ    DX, $0x20
+	JBE     chachaPoly1305TinyAVX512sealcopylast
 	VMOVDQU (SI), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, SI
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
-	JAE     chachaPoly1305TinyAVX512sealcopyloop
+	JMP     chachaPoly1305TinyAVX512sealcopyloop
 
-chachaPoly1305TinyAVX512sealcopytail:
-	TESTQ   $0x00000010, DX
-	JZ      chachaPoly1305TinyAVX512sealcopy16
+chachaPoly1305TinyAVX512sealcopylast:
+	VMOVDQU -32(SI)(DX*1), Y0
+	VMOVDQU Y0, -32(BX)(DX*1)
+	JMP     chachaPoly1305TinyAVX512sealcopydone
+
+chachaPoly1305TinyAVX512sealcopybelow32:
+	CMPQ    DX, $0x10
+	JB      chachaPoly1305TinyAVX512sealcopybelow16
 	VMOVDQU (SI), X0
+	VMOVDQU -16(SI)(DX*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, SI
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(DX*1)
+	JMP     chachaPoly1305TinyAVX512sealcopydone
 
-chachaPoly1305TinyAVX512sealcopy16:
-	TESTQ $0x00000008, DX
-	JZ    chachaPoly1305TinyAVX512sealcopy8
-	MOVQ  (SI), DI
-	MOVQ  DI, (BX)
-	ADDQ  $0x08, SI
-	ADDQ  $0x08, BX
+chachaPoly1305TinyAVX512sealcopybelow16:
+	CMPQ DX, $0x08
+	JB   chachaPoly1305TinyAVX512sealcopybelow8
+	MOVQ (SI), DI
+	MOVQ -8(SI)(DX*1), SI
+	MOVQ DI, (BX)
+	MOVQ SI, -8(BX)(DX*1)
+	JMP  chachaPoly1305TinyAVX512sealcopydone
 
-chachaPoly1305TinyAVX512sealcopy8:
-	TESTQ $0x00000004, DX
-	JZ    chachaPoly1305TinyAVX512sealcopy4
-	MOVL  (SI), DI
-	MOVL  DI, (BX)
-	ADDQ  $0x04, SI
-	ADDQ  $0x04, BX
+chachaPoly1305TinyAVX512sealcopybelow8:
+	CMPQ DX, $0x04
+	JB   chachaPoly1305TinyAVX512sealcopybelow4
+	MOVL (SI), DI
+	MOVL -4(SI)(DX*1), SI
+	MOVL DI, (BX)
+	MOVL SI, -4(BX)(DX*1)
+	JMP  chachaPoly1305TinyAVX512sealcopydone
 
-chachaPoly1305TinyAVX512sealcopy4:
-	TESTQ $0x00000002, DX
-	JZ    chachaPoly1305TinyAVX512sealcopy2
-	MOVW  (SI), DI
-	MOVW  DI, (BX)
-	ADDQ  $0x02, SI
-	ADDQ  $0x02, BX
+chachaPoly1305TinyAVX512sealcopybelow4:
+	TESTQ DX, DX
+	JZ    chachaPoly1305TinyAVX512sealcopydone
+	MOVB  (SI), DI
+	MOVB  DI, (BX)
+	CMPQ  DX, $0x02
+	JB    chachaPoly1305TinyAVX512sealcopydone
+	MOVW  -2(SI)(DX*1), SI
+	MOVW  SI, -2(BX)(DX*1)
 
-chachaPoly1305TinyAVX512sealcopy2:
-	TESTQ $0x00000001, DX
-	JZ    chachaPoly1305TinyAVX512sealcopy1
-	MOVB  (SI), DL
-	MOVB  DL, (BX)
-
-chachaPoly1305TinyAVX512sealcopy1:
+chachaPoly1305TinyAVX512sealcopydone:
 chachaPoly1305TinyAVX512authenticate:
 	// Poly1305 over AD || pad16 || ciphertext || pad16 || lengths (section 2.8).
 	MOVQ  ad+40(FP), BX
@@ -14558,56 +14593,61 @@ chachaPoly1305TinyAVX512opendone:
 	MOVQ dst+16(FP), DX
 	LEAQ (SP), BX
 	CMPQ CX, $0x20
-	JB   chachaPoly1305TinyAVX512openouttail
+	JB   chachaPoly1305TinyAVX512openoutbelow32
 
 chachaPoly1305TinyAVX512openoutloop:
+	CMPQ    CX, $0x20
+	JBE     chachaPoly1305TinyAVX512openoutlast
 	VMOVDQU (BX), Y0
 	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, BX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
-	JAE     chachaPoly1305TinyAVX512openoutloop
+	JMP     chachaPoly1305TinyAVX512openoutloop
 
-chachaPoly1305TinyAVX512openouttail:
-	TESTQ   $0x00000010, CX
-	JZ      chachaPoly1305TinyAVX512openout16
+chachaPoly1305TinyAVX512openoutlast:
+	VMOVDQU -32(BX)(CX*1), Y0
+	VMOVDQU Y0, -32(DX)(CX*1)
+	JMP     chachaPoly1305TinyAVX512openoutdone
+
+chachaPoly1305TinyAVX512openoutbelow32:
+	CMPQ    CX, $0x10
+	JB      chachaPoly1305TinyAVX512openoutbelow16
 	VMOVDQU (BX), X0
+	VMOVDQU -16(BX)(CX*1), X1
 	VMOVDQU X0, (DX)
-	ADDQ    $0x10, BX
-	ADDQ    $0x10, DX
+	VMOVDQU X1, -16(DX)(CX*1)
+	JMP     chachaPoly1305TinyAVX512openoutdone
 
-chachaPoly1305TinyAVX512openout16:
-	TESTQ $0x00000008, CX
-	JZ    chachaPoly1305TinyAVX512openout8
-	MOVQ  (BX), SI
-	MOVQ  SI, (DX)
-	ADDQ  $0x08, BX
-	ADDQ  $0x08, DX
+chachaPoly1305TinyAVX512openoutbelow16:
+	CMPQ CX, $0x08
+	JB   chachaPoly1305TinyAVX512openoutbelow8
+	MOVQ (BX), SI
+	MOVQ -8(BX)(CX*1), BX
+	MOVQ SI, (DX)
+	MOVQ BX, -8(DX)(CX*1)
+	JMP  chachaPoly1305TinyAVX512openoutdone
 
-chachaPoly1305TinyAVX512openout8:
-	TESTQ $0x00000004, CX
-	JZ    chachaPoly1305TinyAVX512openout4
-	MOVL  (BX), SI
-	MOVL  SI, (DX)
-	ADDQ  $0x04, BX
-	ADDQ  $0x04, DX
+chachaPoly1305TinyAVX512openoutbelow8:
+	CMPQ CX, $0x04
+	JB   chachaPoly1305TinyAVX512openoutbelow4
+	MOVL (BX), SI
+	MOVL -4(BX)(CX*1), BX
+	MOVL SI, (DX)
+	MOVL BX, -4(DX)(CX*1)
+	JMP  chachaPoly1305TinyAVX512openoutdone
 
-chachaPoly1305TinyAVX512openout4:
-	TESTQ $0x00000002, CX
-	JZ    chachaPoly1305TinyAVX512openout2
-	MOVW  (BX), SI
-	MOVW  SI, (DX)
-	ADDQ  $0x02, BX
-	ADDQ  $0x02, DX
+chachaPoly1305TinyAVX512openoutbelow4:
+	TESTQ CX, CX
+	JZ    chachaPoly1305TinyAVX512openoutdone
+	MOVB  (BX), SI
+	MOVB  SI, (DX)
+	CMPQ  CX, $0x02
+	JB    chachaPoly1305TinyAVX512openoutdone
+	MOVW  -2(BX)(CX*1), BX
+	MOVW  BX, -2(DX)(CX*1)
 
-chachaPoly1305TinyAVX512openout2:
-	TESTQ $0x00000001, CX
-	JZ    chachaPoly1305TinyAVX512openout1
-	MOVB  (BX), CL
-	MOVB  CL, (DX)
-
-chachaPoly1305TinyAVX512openout1:
+chachaPoly1305TinyAVX512openoutdone:
 chachaPoly1305TinyAVX512wipe:
 	// Wipe the key stream, the message and the MAC's key from the stack.
 	VPXOR   Y0, Y0, Y0
@@ -14651,112 +14691,122 @@ TEXT ·chachaPoly1305Tiny3AVX2(SB), NOSPLIT, $576-17
 	ANDQ    $0x0f, AX
 	LEAQ    128(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny3AVX20adtailtail
+	JB      chachaPoly1305Tiny3AVX20adtailbelow32
 
 chachaPoly1305Tiny3AVX20adtailloop:
+	CMPQ    AX, $0x20
+	JBE     chachaPoly1305Tiny3AVX20adtaillast
 	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny3AVX20adtailloop
+	JMP     chachaPoly1305Tiny3AVX20adtailloop
 
-chachaPoly1305Tiny3AVX20adtailtail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny3AVX20adtail16
+chachaPoly1305Tiny3AVX20adtaillast:
+	VMOVDQU -32(CX)(AX*1), Y1
+	VMOVDQU Y1, -32(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX20adtaildone
+
+chachaPoly1305Tiny3AVX20adtailbelow32:
+	CMPQ    AX, $0x10
+	JB      chachaPoly1305Tiny3AVX20adtailbelow16
 	VMOVDQU (CX), X1
+	VMOVDQU -16(CX)(AX*1), X2
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, DX
+	VMOVDQU X2, -16(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX20adtaildone
 
-chachaPoly1305Tiny3AVX20adtail16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny3AVX20adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (DX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3AVX20adtailbelow16:
+	CMPQ AX, $0x08
+	JB   chachaPoly1305Tiny3AVX20adtailbelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(AX*1), CX
+	MOVQ BX, (DX)
+	MOVQ CX, -8(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX20adtaildone
 
-chachaPoly1305Tiny3AVX20adtail8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny3AVX20adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (DX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3AVX20adtailbelow8:
+	CMPQ AX, $0x04
+	JB   chachaPoly1305Tiny3AVX20adtailbelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(AX*1), CX
+	MOVL BX, (DX)
+	MOVL CX, -4(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX20adtaildone
 
-chachaPoly1305Tiny3AVX20adtail4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny3AVX20adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (DX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3AVX20adtailbelow4:
+	TESTQ AX, AX
+	JZ    chachaPoly1305Tiny3AVX20adtaildone
+	MOVB  (CX), BL
+	MOVB  BL, (DX)
+	CMPQ  AX, $0x02
+	JB    chachaPoly1305Tiny3AVX20adtaildone
+	MOVW  -2(CX)(AX*1), CX
+	MOVW  CX, -2(DX)(AX*1)
 
-chachaPoly1305Tiny3AVX20adtail2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny3AVX20adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (DX)
-
-chachaPoly1305Tiny3AVX20adtail1:
+chachaPoly1305Tiny3AVX20adtaildone:
 	LEAQ (SP), AX
 	MOVQ lanes+0(FP), CX
 	MOVQ 24(CX), CX
 	MOVQ lanes+0(FP), DX
 	MOVQ 32(DX), DX
 	CMPQ DX, $0x20
-	JB   chachaPoly1305Tiny3AVX20stagetail
+	JB   chachaPoly1305Tiny3AVX20stagebelow32
 
 chachaPoly1305Tiny3AVX20stageloop:
+	CMPQ    DX, $0x20
+	JBE     chachaPoly1305Tiny3AVX20stagelast
 	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (AX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, AX
 	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
-	JAE     chachaPoly1305Tiny3AVX20stageloop
+	JMP     chachaPoly1305Tiny3AVX20stageloop
 
-chachaPoly1305Tiny3AVX20stagetail:
-	TESTQ   $0x00000010, DX
-	JZ      chachaPoly1305Tiny3AVX20stage16
+chachaPoly1305Tiny3AVX20stagelast:
+	VMOVDQU -32(CX)(DX*1), Y1
+	VMOVDQU Y1, -32(AX)(DX*1)
+	JMP     chachaPoly1305Tiny3AVX20stagedone
+
+chachaPoly1305Tiny3AVX20stagebelow32:
+	CMPQ    DX, $0x10
+	JB      chachaPoly1305Tiny3AVX20stagebelow16
 	VMOVDQU (CX), X1
+	VMOVDQU -16(CX)(DX*1), X2
 	VMOVDQU X1, (AX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, AX
+	VMOVDQU X2, -16(AX)(DX*1)
+	JMP     chachaPoly1305Tiny3AVX20stagedone
 
-chachaPoly1305Tiny3AVX20stage16:
-	TESTQ $0x00000008, DX
-	JZ    chachaPoly1305Tiny3AVX20stage8
-	MOVQ  (CX), BX
-	MOVQ  BX, (AX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, AX
+chachaPoly1305Tiny3AVX20stagebelow16:
+	CMPQ DX, $0x08
+	JB   chachaPoly1305Tiny3AVX20stagebelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(DX*1), CX
+	MOVQ BX, (AX)
+	MOVQ CX, -8(AX)(DX*1)
+	JMP  chachaPoly1305Tiny3AVX20stagedone
 
-chachaPoly1305Tiny3AVX20stage8:
-	TESTQ $0x00000004, DX
-	JZ    chachaPoly1305Tiny3AVX20stage4
-	MOVL  (CX), BX
-	MOVL  BX, (AX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, AX
+chachaPoly1305Tiny3AVX20stagebelow8:
+	CMPQ DX, $0x04
+	JB   chachaPoly1305Tiny3AVX20stagebelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(DX*1), CX
+	MOVL BX, (AX)
+	MOVL CX, -4(AX)(DX*1)
+	JMP  chachaPoly1305Tiny3AVX20stagedone
 
-chachaPoly1305Tiny3AVX20stage4:
-	TESTQ $0x00000002, DX
-	JZ    chachaPoly1305Tiny3AVX20stage2
-	MOVW  (CX), BX
-	MOVW  BX, (AX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, AX
+chachaPoly1305Tiny3AVX20stagebelow4:
+	TESTQ DX, DX
+	JZ    chachaPoly1305Tiny3AVX20stagedone
+	MOVB  (CX), BL
+	MOVB  BL, (AX)
+	CMPQ  DX, $0x02
+	JB    chachaPoly1305Tiny3AVX20stagedone
+	MOVW  -2(CX)(DX*1), CX
+	MOVW  CX, -2(AX)(DX*1)
 
-chachaPoly1305Tiny3AVX20stage2:
-	TESTQ $0x00000001, DX
-	JZ    chachaPoly1305Tiny3AVX20stage1
-	MOVB  (CX), CL
-	MOVB  CL, (AX)
-
-chachaPoly1305Tiny3AVX20stage1:
+chachaPoly1305Tiny3AVX20stagedone:
 	VMOVDQU Y0, 192(SP)
 	VMOVDQU Y0, 224(SP)
 	VMOVDQU X0, 320(SP)
@@ -14774,112 +14824,122 @@ chachaPoly1305Tiny3AVX20stage1:
 	ANDQ    $0x0f, AX
 	LEAQ    320(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny3AVX21adtailtail
+	JB      chachaPoly1305Tiny3AVX21adtailbelow32
 
 chachaPoly1305Tiny3AVX21adtailloop:
+	CMPQ    AX, $0x20
+	JBE     chachaPoly1305Tiny3AVX21adtaillast
 	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny3AVX21adtailloop
+	JMP     chachaPoly1305Tiny3AVX21adtailloop
 
-chachaPoly1305Tiny3AVX21adtailtail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny3AVX21adtail16
+chachaPoly1305Tiny3AVX21adtaillast:
+	VMOVDQU -32(CX)(AX*1), Y1
+	VMOVDQU Y1, -32(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX21adtaildone
+
+chachaPoly1305Tiny3AVX21adtailbelow32:
+	CMPQ    AX, $0x10
+	JB      chachaPoly1305Tiny3AVX21adtailbelow16
 	VMOVDQU (CX), X1
+	VMOVDQU -16(CX)(AX*1), X2
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, DX
+	VMOVDQU X2, -16(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX21adtaildone
 
-chachaPoly1305Tiny3AVX21adtail16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny3AVX21adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (DX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3AVX21adtailbelow16:
+	CMPQ AX, $0x08
+	JB   chachaPoly1305Tiny3AVX21adtailbelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(AX*1), CX
+	MOVQ BX, (DX)
+	MOVQ CX, -8(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX21adtaildone
 
-chachaPoly1305Tiny3AVX21adtail8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny3AVX21adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (DX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3AVX21adtailbelow8:
+	CMPQ AX, $0x04
+	JB   chachaPoly1305Tiny3AVX21adtailbelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(AX*1), CX
+	MOVL BX, (DX)
+	MOVL CX, -4(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX21adtaildone
 
-chachaPoly1305Tiny3AVX21adtail4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny3AVX21adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (DX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3AVX21adtailbelow4:
+	TESTQ AX, AX
+	JZ    chachaPoly1305Tiny3AVX21adtaildone
+	MOVB  (CX), BL
+	MOVB  BL, (DX)
+	CMPQ  AX, $0x02
+	JB    chachaPoly1305Tiny3AVX21adtaildone
+	MOVW  -2(CX)(AX*1), CX
+	MOVW  CX, -2(DX)(AX*1)
 
-chachaPoly1305Tiny3AVX21adtail2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny3AVX21adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (DX)
-
-chachaPoly1305Tiny3AVX21adtail1:
+chachaPoly1305Tiny3AVX21adtaildone:
 	LEAQ 192(SP), AX
 	MOVQ lanes+0(FP), CX
 	MOVQ 88(CX), CX
 	MOVQ lanes+0(FP), DX
 	MOVQ 96(DX), DX
 	CMPQ DX, $0x20
-	JB   chachaPoly1305Tiny3AVX21stagetail
+	JB   chachaPoly1305Tiny3AVX21stagebelow32
 
 chachaPoly1305Tiny3AVX21stageloop:
+	CMPQ    DX, $0x20
+	JBE     chachaPoly1305Tiny3AVX21stagelast
 	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (AX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, AX
 	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
-	JAE     chachaPoly1305Tiny3AVX21stageloop
+	JMP     chachaPoly1305Tiny3AVX21stageloop
 
-chachaPoly1305Tiny3AVX21stagetail:
-	TESTQ   $0x00000010, DX
-	JZ      chachaPoly1305Tiny3AVX21stage16
+chachaPoly1305Tiny3AVX21stagelast:
+	VMOVDQU -32(CX)(DX*1), Y1
+	VMOVDQU Y1, -32(AX)(DX*1)
+	JMP     chachaPoly1305Tiny3AVX21stagedone
+
+chachaPoly1305Tiny3AVX21stagebelow32:
+	CMPQ    DX, $0x10
+	JB      chachaPoly1305Tiny3AVX21stagebelow16
 	VMOVDQU (CX), X1
+	VMOVDQU -16(CX)(DX*1), X2
 	VMOVDQU X1, (AX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, AX
+	VMOVDQU X2, -16(AX)(DX*1)
+	JMP     chachaPoly1305Tiny3AVX21stagedone
 
-chachaPoly1305Tiny3AVX21stage16:
-	TESTQ $0x00000008, DX
-	JZ    chachaPoly1305Tiny3AVX21stage8
-	MOVQ  (CX), BX
-	MOVQ  BX, (AX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, AX
+chachaPoly1305Tiny3AVX21stagebelow16:
+	CMPQ DX, $0x08
+	JB   chachaPoly1305Tiny3AVX21stagebelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(DX*1), CX
+	MOVQ BX, (AX)
+	MOVQ CX, -8(AX)(DX*1)
+	JMP  chachaPoly1305Tiny3AVX21stagedone
 
-chachaPoly1305Tiny3AVX21stage8:
-	TESTQ $0x00000004, DX
-	JZ    chachaPoly1305Tiny3AVX21stage4
-	MOVL  (CX), BX
-	MOVL  BX, (AX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, AX
+chachaPoly1305Tiny3AVX21stagebelow8:
+	CMPQ DX, $0x04
+	JB   chachaPoly1305Tiny3AVX21stagebelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(DX*1), CX
+	MOVL BX, (AX)
+	MOVL CX, -4(AX)(DX*1)
+	JMP  chachaPoly1305Tiny3AVX21stagedone
 
-chachaPoly1305Tiny3AVX21stage4:
-	TESTQ $0x00000002, DX
-	JZ    chachaPoly1305Tiny3AVX21stage2
-	MOVW  (CX), BX
-	MOVW  BX, (AX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, AX
+chachaPoly1305Tiny3AVX21stagebelow4:
+	TESTQ DX, DX
+	JZ    chachaPoly1305Tiny3AVX21stagedone
+	MOVB  (CX), BL
+	MOVB  BL, (AX)
+	CMPQ  DX, $0x02
+	JB    chachaPoly1305Tiny3AVX21stagedone
+	MOVW  -2(CX)(DX*1), CX
+	MOVW  CX, -2(AX)(DX*1)
 
-chachaPoly1305Tiny3AVX21stage2:
-	TESTQ $0x00000001, DX
-	JZ    chachaPoly1305Tiny3AVX21stage1
-	MOVB  (CX), CL
-	MOVB  CL, (AX)
-
-chachaPoly1305Tiny3AVX21stage1:
+chachaPoly1305Tiny3AVX21stagedone:
 	VMOVDQU Y0, 384(SP)
 	VMOVDQU Y0, 416(SP)
 	VMOVDQU X0, 512(SP)
@@ -14897,112 +14957,122 @@ chachaPoly1305Tiny3AVX21stage1:
 	ANDQ    $0x0f, AX
 	LEAQ    512(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny3AVX22adtailtail
+	JB      chachaPoly1305Tiny3AVX22adtailbelow32
 
 chachaPoly1305Tiny3AVX22adtailloop:
+	CMPQ    AX, $0x20
+	JBE     chachaPoly1305Tiny3AVX22adtaillast
 	VMOVDQU (CX), Y0
 	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny3AVX22adtailloop
+	JMP     chachaPoly1305Tiny3AVX22adtailloop
 
-chachaPoly1305Tiny3AVX22adtailtail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny3AVX22adtail16
+chachaPoly1305Tiny3AVX22adtaillast:
+	VMOVDQU -32(CX)(AX*1), Y0
+	VMOVDQU Y0, -32(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX22adtaildone
+
+chachaPoly1305Tiny3AVX22adtailbelow32:
+	CMPQ    AX, $0x10
+	JB      chachaPoly1305Tiny3AVX22adtailbelow16
 	VMOVDQU (CX), X0
+	VMOVDQU -16(CX)(AX*1), X1
 	VMOVDQU X0, (DX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, DX
+	VMOVDQU X1, -16(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX22adtaildone
 
-chachaPoly1305Tiny3AVX22adtail16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny3AVX22adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (DX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3AVX22adtailbelow16:
+	CMPQ AX, $0x08
+	JB   chachaPoly1305Tiny3AVX22adtailbelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(AX*1), CX
+	MOVQ BX, (DX)
+	MOVQ CX, -8(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX22adtaildone
 
-chachaPoly1305Tiny3AVX22adtail8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny3AVX22adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (DX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3AVX22adtailbelow8:
+	CMPQ AX, $0x04
+	JB   chachaPoly1305Tiny3AVX22adtailbelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(AX*1), CX
+	MOVL BX, (DX)
+	MOVL CX, -4(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX22adtaildone
 
-chachaPoly1305Tiny3AVX22adtail4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny3AVX22adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (DX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3AVX22adtailbelow4:
+	TESTQ AX, AX
+	JZ    chachaPoly1305Tiny3AVX22adtaildone
+	MOVB  (CX), BL
+	MOVB  BL, (DX)
+	CMPQ  AX, $0x02
+	JB    chachaPoly1305Tiny3AVX22adtaildone
+	MOVW  -2(CX)(AX*1), CX
+	MOVW  CX, -2(DX)(AX*1)
 
-chachaPoly1305Tiny3AVX22adtail2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny3AVX22adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (DX)
-
-chachaPoly1305Tiny3AVX22adtail1:
+chachaPoly1305Tiny3AVX22adtaildone:
 	LEAQ 384(SP), AX
 	MOVQ lanes+0(FP), CX
 	MOVQ 152(CX), CX
 	MOVQ lanes+0(FP), DX
 	MOVQ 160(DX), DX
 	CMPQ DX, $0x20
-	JB   chachaPoly1305Tiny3AVX22stagetail
+	JB   chachaPoly1305Tiny3AVX22stagebelow32
 
 chachaPoly1305Tiny3AVX22stageloop:
+	CMPQ    DX, $0x20
+	JBE     chachaPoly1305Tiny3AVX22stagelast
 	VMOVDQU (CX), Y0
 	VMOVDQU Y0, (AX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, AX
 	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
-	JAE     chachaPoly1305Tiny3AVX22stageloop
+	JMP     chachaPoly1305Tiny3AVX22stageloop
 
-chachaPoly1305Tiny3AVX22stagetail:
-	TESTQ   $0x00000010, DX
-	JZ      chachaPoly1305Tiny3AVX22stage16
+chachaPoly1305Tiny3AVX22stagelast:
+	VMOVDQU -32(CX)(DX*1), Y0
+	VMOVDQU Y0, -32(AX)(DX*1)
+	JMP     chachaPoly1305Tiny3AVX22stagedone
+
+chachaPoly1305Tiny3AVX22stagebelow32:
+	CMPQ    DX, $0x10
+	JB      chachaPoly1305Tiny3AVX22stagebelow16
 	VMOVDQU (CX), X0
+	VMOVDQU -16(CX)(DX*1), X1
 	VMOVDQU X0, (AX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, AX
+	VMOVDQU X1, -16(AX)(DX*1)
+	JMP     chachaPoly1305Tiny3AVX22stagedone
 
-chachaPoly1305Tiny3AVX22stage16:
-	TESTQ $0x00000008, DX
-	JZ    chachaPoly1305Tiny3AVX22stage8
-	MOVQ  (CX), BX
-	MOVQ  BX, (AX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, AX
+chachaPoly1305Tiny3AVX22stagebelow16:
+	CMPQ DX, $0x08
+	JB   chachaPoly1305Tiny3AVX22stagebelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(DX*1), CX
+	MOVQ BX, (AX)
+	MOVQ CX, -8(AX)(DX*1)
+	JMP  chachaPoly1305Tiny3AVX22stagedone
 
-chachaPoly1305Tiny3AVX22stage8:
-	TESTQ $0x00000004, DX
-	JZ    chachaPoly1305Tiny3AVX22stage4
-	MOVL  (CX), BX
-	MOVL  BX, (AX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, AX
+chachaPoly1305Tiny3AVX22stagebelow8:
+	CMPQ DX, $0x04
+	JB   chachaPoly1305Tiny3AVX22stagebelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(DX*1), CX
+	MOVL BX, (AX)
+	MOVL CX, -4(AX)(DX*1)
+	JMP  chachaPoly1305Tiny3AVX22stagedone
 
-chachaPoly1305Tiny3AVX22stage4:
-	TESTQ $0x00000002, DX
-	JZ    chachaPoly1305Tiny3AVX22stage2
-	MOVW  (CX), BX
-	MOVW  BX, (AX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, AX
+chachaPoly1305Tiny3AVX22stagebelow4:
+	TESTQ DX, DX
+	JZ    chachaPoly1305Tiny3AVX22stagedone
+	MOVB  (CX), BL
+	MOVB  BL, (AX)
+	CMPQ  DX, $0x02
+	JB    chachaPoly1305Tiny3AVX22stagedone
+	MOVW  -2(CX)(DX*1), CX
+	MOVW  CX, -2(AX)(DX*1)
 
-chachaPoly1305Tiny3AVX22stage2:
-	TESTQ $0x00000001, DX
-	JZ    chachaPoly1305Tiny3AVX22stage1
-	MOVB  (CX), CL
-	MOVB  CL, (AX)
-
-chachaPoly1305Tiny3AVX22stage1:
+chachaPoly1305Tiny3AVX22stagedone:
 	// The rounds: blocks 0 and 1 of every op, one state each, interleaved.
 	VBROADCASTI128 chachaSigma<>+0(SB), Y0
 	MOVQ           lanes+0(FP), AX
@@ -15580,56 +15650,61 @@ chachaPoly1305Tiny3AVX20ctdone:
 	MOVQ    lanes+0(FP), BX
 	MOVQ    32(BX), BX
 	CMPQ    BX, $0x20
-	JB      chachaPoly1305Tiny3AVX20sealouttail
+	JB      chachaPoly1305Tiny3AVX20sealoutbelow32
 
 chachaPoly1305Tiny3AVX20sealoutloop:
+	CMPQ    BX, $0x20
+	JBE     chachaPoly1305Tiny3AVX20sealoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (CX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, CX
 	SUBQ    $0x20, BX
-	CMPQ    BX, $0x20
-	JAE     chachaPoly1305Tiny3AVX20sealoutloop
+	JMP     chachaPoly1305Tiny3AVX20sealoutloop
 
-chachaPoly1305Tiny3AVX20sealouttail:
-	TESTQ   $0x00000010, BX
-	JZ      chachaPoly1305Tiny3AVX20sealout16
+chachaPoly1305Tiny3AVX20sealoutlast:
+	VMOVDQU -32(DX)(BX*1), Y0
+	VMOVDQU Y0, -32(CX)(BX*1)
+	JMP     chachaPoly1305Tiny3AVX20sealoutdone
+
+chachaPoly1305Tiny3AVX20sealoutbelow32:
+	CMPQ    BX, $0x10
+	JB      chachaPoly1305Tiny3AVX20sealoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(BX*1), X1
 	VMOVDQU X0, (CX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, CX
+	VMOVDQU X1, -16(CX)(BX*1)
+	JMP     chachaPoly1305Tiny3AVX20sealoutdone
 
-chachaPoly1305Tiny3AVX20sealout16:
-	TESTQ $0x00000008, BX
-	JZ    chachaPoly1305Tiny3AVX20sealout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (CX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, CX
+chachaPoly1305Tiny3AVX20sealoutbelow16:
+	CMPQ BX, $0x08
+	JB   chachaPoly1305Tiny3AVX20sealoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(BX*1), DX
+	MOVQ SI, (CX)
+	MOVQ DX, -8(CX)(BX*1)
+	JMP  chachaPoly1305Tiny3AVX20sealoutdone
 
-chachaPoly1305Tiny3AVX20sealout8:
-	TESTQ $0x00000004, BX
-	JZ    chachaPoly1305Tiny3AVX20sealout4
-	MOVL  (DX), SI
-	MOVL  SI, (CX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, CX
+chachaPoly1305Tiny3AVX20sealoutbelow8:
+	CMPQ BX, $0x04
+	JB   chachaPoly1305Tiny3AVX20sealoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(BX*1), DX
+	MOVL SI, (CX)
+	MOVL DX, -4(CX)(BX*1)
+	JMP  chachaPoly1305Tiny3AVX20sealoutdone
 
-chachaPoly1305Tiny3AVX20sealout4:
-	TESTQ $0x00000002, BX
-	JZ    chachaPoly1305Tiny3AVX20sealout2
-	MOVW  (DX), SI
-	MOVW  SI, (CX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, CX
+chachaPoly1305Tiny3AVX20sealoutbelow4:
+	TESTQ BX, BX
+	JZ    chachaPoly1305Tiny3AVX20sealoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (CX)
+	CMPQ  BX, $0x02
+	JB    chachaPoly1305Tiny3AVX20sealoutdone
+	MOVW  -2(DX)(BX*1), DX
+	MOVW  DX, -2(CX)(BX*1)
 
-chachaPoly1305Tiny3AVX20sealout2:
-	TESTQ $0x00000001, BX
-	JZ    chachaPoly1305Tiny3AVX20sealout1
-	MOVB  (DX), DL
-	MOVB  DL, (CX)
-
-chachaPoly1305Tiny3AVX20sealout1:
+chachaPoly1305Tiny3AVX20sealoutdone:
 	JMP chachaPoly1305Tiny3AVX20done
 
 chachaPoly1305Tiny3AVX20verify:
@@ -15656,56 +15731,61 @@ chachaPoly1305Tiny3AVX20opendone:
 	MOVQ lanes+0(FP), BX
 	MOVQ 16(BX), BX
 	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny3AVX20openouttail
+	JB   chachaPoly1305Tiny3AVX20openoutbelow32
 
 chachaPoly1305Tiny3AVX20openoutloop:
+	CMPQ    CX, $0x20
+	JBE     chachaPoly1305Tiny3AVX20openoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
-	JAE     chachaPoly1305Tiny3AVX20openoutloop
+	JMP     chachaPoly1305Tiny3AVX20openoutloop
 
-chachaPoly1305Tiny3AVX20openouttail:
-	TESTQ   $0x00000010, CX
-	JZ      chachaPoly1305Tiny3AVX20openout16
+chachaPoly1305Tiny3AVX20openoutlast:
+	VMOVDQU -32(DX)(CX*1), Y0
+	VMOVDQU Y0, -32(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3AVX20openoutdone
+
+chachaPoly1305Tiny3AVX20openoutbelow32:
+	CMPQ    CX, $0x10
+	JB      chachaPoly1305Tiny3AVX20openoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(CX*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3AVX20openoutdone
 
-chachaPoly1305Tiny3AVX20openout16:
-	TESTQ $0x00000008, CX
-	JZ    chachaPoly1305Tiny3AVX20openout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
+chachaPoly1305Tiny3AVX20openoutbelow16:
+	CMPQ CX, $0x08
+	JB   chachaPoly1305Tiny3AVX20openoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(CX*1), DX
+	MOVQ SI, (BX)
+	MOVQ DX, -8(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3AVX20openoutdone
 
-chachaPoly1305Tiny3AVX20openout8:
-	TESTQ $0x00000004, CX
-	JZ    chachaPoly1305Tiny3AVX20openout4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
+chachaPoly1305Tiny3AVX20openoutbelow8:
+	CMPQ CX, $0x04
+	JB   chachaPoly1305Tiny3AVX20openoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(CX*1), DX
+	MOVL SI, (BX)
+	MOVL DX, -4(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3AVX20openoutdone
 
-chachaPoly1305Tiny3AVX20openout4:
-	TESTQ $0x00000002, CX
-	JZ    chachaPoly1305Tiny3AVX20openout2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
+chachaPoly1305Tiny3AVX20openoutbelow4:
+	TESTQ CX, CX
+	JZ    chachaPoly1305Tiny3AVX20openoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (BX)
+	CMPQ  CX, $0x02
+	JB    chachaPoly1305Tiny3AVX20openoutdone
+	MOVW  -2(DX)(CX*1), DX
+	MOVW  DX, -2(BX)(CX*1)
 
-chachaPoly1305Tiny3AVX20openout2:
-	TESTQ $0x00000001, CX
-	JZ    chachaPoly1305Tiny3AVX20openout1
-	MOVB  (DX), CL
-	MOVB  CL, (BX)
-
-chachaPoly1305Tiny3AVX20openout1:
+chachaPoly1305Tiny3AVX20openoutdone:
 chachaPoly1305Tiny3AVX20done:
 	MOVQ  352(SP), CX
 	MOVQ  360(SP), BX
@@ -15923,56 +16003,61 @@ chachaPoly1305Tiny3AVX21ctdone:
 	MOVQ    lanes+0(FP), BX
 	MOVQ    96(BX), BX
 	CMPQ    BX, $0x20
-	JB      chachaPoly1305Tiny3AVX21sealouttail
+	JB      chachaPoly1305Tiny3AVX21sealoutbelow32
 
 chachaPoly1305Tiny3AVX21sealoutloop:
+	CMPQ    BX, $0x20
+	JBE     chachaPoly1305Tiny3AVX21sealoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (CX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, CX
 	SUBQ    $0x20, BX
-	CMPQ    BX, $0x20
-	JAE     chachaPoly1305Tiny3AVX21sealoutloop
+	JMP     chachaPoly1305Tiny3AVX21sealoutloop
 
-chachaPoly1305Tiny3AVX21sealouttail:
-	TESTQ   $0x00000010, BX
-	JZ      chachaPoly1305Tiny3AVX21sealout16
+chachaPoly1305Tiny3AVX21sealoutlast:
+	VMOVDQU -32(DX)(BX*1), Y0
+	VMOVDQU Y0, -32(CX)(BX*1)
+	JMP     chachaPoly1305Tiny3AVX21sealoutdone
+
+chachaPoly1305Tiny3AVX21sealoutbelow32:
+	CMPQ    BX, $0x10
+	JB      chachaPoly1305Tiny3AVX21sealoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(BX*1), X1
 	VMOVDQU X0, (CX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, CX
+	VMOVDQU X1, -16(CX)(BX*1)
+	JMP     chachaPoly1305Tiny3AVX21sealoutdone
 
-chachaPoly1305Tiny3AVX21sealout16:
-	TESTQ $0x00000008, BX
-	JZ    chachaPoly1305Tiny3AVX21sealout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (CX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, CX
+chachaPoly1305Tiny3AVX21sealoutbelow16:
+	CMPQ BX, $0x08
+	JB   chachaPoly1305Tiny3AVX21sealoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(BX*1), DX
+	MOVQ SI, (CX)
+	MOVQ DX, -8(CX)(BX*1)
+	JMP  chachaPoly1305Tiny3AVX21sealoutdone
 
-chachaPoly1305Tiny3AVX21sealout8:
-	TESTQ $0x00000004, BX
-	JZ    chachaPoly1305Tiny3AVX21sealout4
-	MOVL  (DX), SI
-	MOVL  SI, (CX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, CX
+chachaPoly1305Tiny3AVX21sealoutbelow8:
+	CMPQ BX, $0x04
+	JB   chachaPoly1305Tiny3AVX21sealoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(BX*1), DX
+	MOVL SI, (CX)
+	MOVL DX, -4(CX)(BX*1)
+	JMP  chachaPoly1305Tiny3AVX21sealoutdone
 
-chachaPoly1305Tiny3AVX21sealout4:
-	TESTQ $0x00000002, BX
-	JZ    chachaPoly1305Tiny3AVX21sealout2
-	MOVW  (DX), SI
-	MOVW  SI, (CX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, CX
+chachaPoly1305Tiny3AVX21sealoutbelow4:
+	TESTQ BX, BX
+	JZ    chachaPoly1305Tiny3AVX21sealoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (CX)
+	CMPQ  BX, $0x02
+	JB    chachaPoly1305Tiny3AVX21sealoutdone
+	MOVW  -2(DX)(BX*1), DX
+	MOVW  DX, -2(CX)(BX*1)
 
-chachaPoly1305Tiny3AVX21sealout2:
-	TESTQ $0x00000001, BX
-	JZ    chachaPoly1305Tiny3AVX21sealout1
-	MOVB  (DX), DL
-	MOVB  DL, (CX)
-
-chachaPoly1305Tiny3AVX21sealout1:
+chachaPoly1305Tiny3AVX21sealoutdone:
 	JMP chachaPoly1305Tiny3AVX21done
 
 chachaPoly1305Tiny3AVX21verify:
@@ -15999,56 +16084,61 @@ chachaPoly1305Tiny3AVX21opendone:
 	MOVQ lanes+0(FP), BX
 	MOVQ 80(BX), BX
 	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny3AVX21openouttail
+	JB   chachaPoly1305Tiny3AVX21openoutbelow32
 
 chachaPoly1305Tiny3AVX21openoutloop:
+	CMPQ    CX, $0x20
+	JBE     chachaPoly1305Tiny3AVX21openoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
-	JAE     chachaPoly1305Tiny3AVX21openoutloop
+	JMP     chachaPoly1305Tiny3AVX21openoutloop
 
-chachaPoly1305Tiny3AVX21openouttail:
-	TESTQ   $0x00000010, CX
-	JZ      chachaPoly1305Tiny3AVX21openout16
+chachaPoly1305Tiny3AVX21openoutlast:
+	VMOVDQU -32(DX)(CX*1), Y0
+	VMOVDQU Y0, -32(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3AVX21openoutdone
+
+chachaPoly1305Tiny3AVX21openoutbelow32:
+	CMPQ    CX, $0x10
+	JB      chachaPoly1305Tiny3AVX21openoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(CX*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3AVX21openoutdone
 
-chachaPoly1305Tiny3AVX21openout16:
-	TESTQ $0x00000008, CX
-	JZ    chachaPoly1305Tiny3AVX21openout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
+chachaPoly1305Tiny3AVX21openoutbelow16:
+	CMPQ CX, $0x08
+	JB   chachaPoly1305Tiny3AVX21openoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(CX*1), DX
+	MOVQ SI, (BX)
+	MOVQ DX, -8(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3AVX21openoutdone
 
-chachaPoly1305Tiny3AVX21openout8:
-	TESTQ $0x00000004, CX
-	JZ    chachaPoly1305Tiny3AVX21openout4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
+chachaPoly1305Tiny3AVX21openoutbelow8:
+	CMPQ CX, $0x04
+	JB   chachaPoly1305Tiny3AVX21openoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(CX*1), DX
+	MOVL SI, (BX)
+	MOVL DX, -4(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3AVX21openoutdone
 
-chachaPoly1305Tiny3AVX21openout4:
-	TESTQ $0x00000002, CX
-	JZ    chachaPoly1305Tiny3AVX21openout2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
+chachaPoly1305Tiny3AVX21openoutbelow4:
+	TESTQ CX, CX
+	JZ    chachaPoly1305Tiny3AVX21openoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (BX)
+	CMPQ  CX, $0x02
+	JB    chachaPoly1305Tiny3AVX21openoutdone
+	MOVW  -2(DX)(CX*1), DX
+	MOVW  DX, -2(BX)(CX*1)
 
-chachaPoly1305Tiny3AVX21openout2:
-	TESTQ $0x00000001, CX
-	JZ    chachaPoly1305Tiny3AVX21openout1
-	MOVB  (DX), CL
-	MOVB  CL, (BX)
-
-chachaPoly1305Tiny3AVX21openout1:
+chachaPoly1305Tiny3AVX21openoutdone:
 chachaPoly1305Tiny3AVX21done:
 	MOVQ  544(SP), CX
 	MOVQ  552(SP), BX
@@ -16266,56 +16356,61 @@ chachaPoly1305Tiny3AVX22ctdone:
 	MOVQ    lanes+0(FP), BX
 	MOVQ    160(BX), BX
 	CMPQ    BX, $0x20
-	JB      chachaPoly1305Tiny3AVX22sealouttail
+	JB      chachaPoly1305Tiny3AVX22sealoutbelow32
 
 chachaPoly1305Tiny3AVX22sealoutloop:
+	CMPQ    BX, $0x20
+	JBE     chachaPoly1305Tiny3AVX22sealoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (CX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, CX
 	SUBQ    $0x20, BX
-	CMPQ    BX, $0x20
-	JAE     chachaPoly1305Tiny3AVX22sealoutloop
+	JMP     chachaPoly1305Tiny3AVX22sealoutloop
 
-chachaPoly1305Tiny3AVX22sealouttail:
-	TESTQ   $0x00000010, BX
-	JZ      chachaPoly1305Tiny3AVX22sealout16
+chachaPoly1305Tiny3AVX22sealoutlast:
+	VMOVDQU -32(DX)(BX*1), Y0
+	VMOVDQU Y0, -32(CX)(BX*1)
+	JMP     chachaPoly1305Tiny3AVX22sealoutdone
+
+chachaPoly1305Tiny3AVX22sealoutbelow32:
+	CMPQ    BX, $0x10
+	JB      chachaPoly1305Tiny3AVX22sealoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(BX*1), X1
 	VMOVDQU X0, (CX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, CX
+	VMOVDQU X1, -16(CX)(BX*1)
+	JMP     chachaPoly1305Tiny3AVX22sealoutdone
 
-chachaPoly1305Tiny3AVX22sealout16:
-	TESTQ $0x00000008, BX
-	JZ    chachaPoly1305Tiny3AVX22sealout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (CX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, CX
+chachaPoly1305Tiny3AVX22sealoutbelow16:
+	CMPQ BX, $0x08
+	JB   chachaPoly1305Tiny3AVX22sealoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(BX*1), DX
+	MOVQ SI, (CX)
+	MOVQ DX, -8(CX)(BX*1)
+	JMP  chachaPoly1305Tiny3AVX22sealoutdone
 
-chachaPoly1305Tiny3AVX22sealout8:
-	TESTQ $0x00000004, BX
-	JZ    chachaPoly1305Tiny3AVX22sealout4
-	MOVL  (DX), SI
-	MOVL  SI, (CX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, CX
+chachaPoly1305Tiny3AVX22sealoutbelow8:
+	CMPQ BX, $0x04
+	JB   chachaPoly1305Tiny3AVX22sealoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(BX*1), DX
+	MOVL SI, (CX)
+	MOVL DX, -4(CX)(BX*1)
+	JMP  chachaPoly1305Tiny3AVX22sealoutdone
 
-chachaPoly1305Tiny3AVX22sealout4:
-	TESTQ $0x00000002, BX
-	JZ    chachaPoly1305Tiny3AVX22sealout2
-	MOVW  (DX), SI
-	MOVW  SI, (CX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, CX
+chachaPoly1305Tiny3AVX22sealoutbelow4:
+	TESTQ BX, BX
+	JZ    chachaPoly1305Tiny3AVX22sealoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (CX)
+	CMPQ  BX, $0x02
+	JB    chachaPoly1305Tiny3AVX22sealoutdone
+	MOVW  -2(DX)(BX*1), DX
+	MOVW  DX, -2(CX)(BX*1)
 
-chachaPoly1305Tiny3AVX22sealout2:
-	TESTQ $0x00000001, BX
-	JZ    chachaPoly1305Tiny3AVX22sealout1
-	MOVB  (DX), DL
-	MOVB  DL, (CX)
-
-chachaPoly1305Tiny3AVX22sealout1:
+chachaPoly1305Tiny3AVX22sealoutdone:
 	JMP chachaPoly1305Tiny3AVX22done
 
 chachaPoly1305Tiny3AVX22verify:
@@ -16342,56 +16437,61 @@ chachaPoly1305Tiny3AVX22opendone:
 	MOVQ lanes+0(FP), BX
 	MOVQ 144(BX), BX
 	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny3AVX22openouttail
+	JB   chachaPoly1305Tiny3AVX22openoutbelow32
 
 chachaPoly1305Tiny3AVX22openoutloop:
+	CMPQ    CX, $0x20
+	JBE     chachaPoly1305Tiny3AVX22openoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
-	JAE     chachaPoly1305Tiny3AVX22openoutloop
+	JMP     chachaPoly1305Tiny3AVX22openoutloop
 
-chachaPoly1305Tiny3AVX22openouttail:
-	TESTQ   $0x00000010, CX
-	JZ      chachaPoly1305Tiny3AVX22openout16
+chachaPoly1305Tiny3AVX22openoutlast:
+	VMOVDQU -32(DX)(CX*1), Y0
+	VMOVDQU Y0, -32(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3AVX22openoutdone
+
+chachaPoly1305Tiny3AVX22openoutbelow32:
+	CMPQ    CX, $0x10
+	JB      chachaPoly1305Tiny3AVX22openoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(CX*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3AVX22openoutdone
 
-chachaPoly1305Tiny3AVX22openout16:
-	TESTQ $0x00000008, CX
-	JZ    chachaPoly1305Tiny3AVX22openout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
+chachaPoly1305Tiny3AVX22openoutbelow16:
+	CMPQ CX, $0x08
+	JB   chachaPoly1305Tiny3AVX22openoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(CX*1), DX
+	MOVQ SI, (BX)
+	MOVQ DX, -8(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3AVX22openoutdone
 
-chachaPoly1305Tiny3AVX22openout8:
-	TESTQ $0x00000004, CX
-	JZ    chachaPoly1305Tiny3AVX22openout4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
+chachaPoly1305Tiny3AVX22openoutbelow8:
+	CMPQ CX, $0x04
+	JB   chachaPoly1305Tiny3AVX22openoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(CX*1), DX
+	MOVL SI, (BX)
+	MOVL DX, -4(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3AVX22openoutdone
 
-chachaPoly1305Tiny3AVX22openout4:
-	TESTQ $0x00000002, CX
-	JZ    chachaPoly1305Tiny3AVX22openout2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
+chachaPoly1305Tiny3AVX22openoutbelow4:
+	TESTQ CX, CX
+	JZ    chachaPoly1305Tiny3AVX22openoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (BX)
+	CMPQ  CX, $0x02
+	JB    chachaPoly1305Tiny3AVX22openoutdone
+	MOVW  -2(DX)(CX*1), DX
+	MOVW  DX, -2(BX)(CX*1)
 
-chachaPoly1305Tiny3AVX22openout2:
-	TESTQ $0x00000001, CX
-	JZ    chachaPoly1305Tiny3AVX22openout1
-	MOVB  (DX), CL
-	MOVB  CL, (BX)
-
-chachaPoly1305Tiny3AVX22openout1:
+chachaPoly1305Tiny3AVX22openoutdone:
 chachaPoly1305Tiny3AVX22done:
 	// Wipe the key streams, the messages and the MACs' keys from the stack.
 	VPXOR   Y0, Y0, Y0
@@ -16444,112 +16544,122 @@ TEXT ·chachaPoly1305Tiny2AVX2(SB), NOSPLIT, $640-17
 	ANDQ    $0x0f, AX
 	LEAQ    256(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny2AVX20adtailtail
+	JB      chachaPoly1305Tiny2AVX20adtailbelow32
 
 chachaPoly1305Tiny2AVX20adtailloop:
+	CMPQ    AX, $0x20
+	JBE     chachaPoly1305Tiny2AVX20adtaillast
 	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny2AVX20adtailloop
+	JMP     chachaPoly1305Tiny2AVX20adtailloop
 
-chachaPoly1305Tiny2AVX20adtailtail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny2AVX20adtail16
+chachaPoly1305Tiny2AVX20adtaillast:
+	VMOVDQU -32(CX)(AX*1), Y1
+	VMOVDQU Y1, -32(DX)(AX*1)
+	JMP     chachaPoly1305Tiny2AVX20adtaildone
+
+chachaPoly1305Tiny2AVX20adtailbelow32:
+	CMPQ    AX, $0x10
+	JB      chachaPoly1305Tiny2AVX20adtailbelow16
 	VMOVDQU (CX), X1
+	VMOVDQU -16(CX)(AX*1), X2
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, DX
+	VMOVDQU X2, -16(DX)(AX*1)
+	JMP     chachaPoly1305Tiny2AVX20adtaildone
 
-chachaPoly1305Tiny2AVX20adtail16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny2AVX20adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (DX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny2AVX20adtailbelow16:
+	CMPQ AX, $0x08
+	JB   chachaPoly1305Tiny2AVX20adtailbelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(AX*1), CX
+	MOVQ BX, (DX)
+	MOVQ CX, -8(DX)(AX*1)
+	JMP  chachaPoly1305Tiny2AVX20adtaildone
 
-chachaPoly1305Tiny2AVX20adtail8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny2AVX20adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (DX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny2AVX20adtailbelow8:
+	CMPQ AX, $0x04
+	JB   chachaPoly1305Tiny2AVX20adtailbelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(AX*1), CX
+	MOVL BX, (DX)
+	MOVL CX, -4(DX)(AX*1)
+	JMP  chachaPoly1305Tiny2AVX20adtaildone
 
-chachaPoly1305Tiny2AVX20adtail4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny2AVX20adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (DX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny2AVX20adtailbelow4:
+	TESTQ AX, AX
+	JZ    chachaPoly1305Tiny2AVX20adtaildone
+	MOVB  (CX), BL
+	MOVB  BL, (DX)
+	CMPQ  AX, $0x02
+	JB    chachaPoly1305Tiny2AVX20adtaildone
+	MOVW  -2(CX)(AX*1), CX
+	MOVW  CX, -2(DX)(AX*1)
 
-chachaPoly1305Tiny2AVX20adtail2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny2AVX20adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (DX)
-
-chachaPoly1305Tiny2AVX20adtail1:
+chachaPoly1305Tiny2AVX20adtaildone:
 	LEAQ (SP), AX
 	MOVQ lanes+0(FP), CX
 	MOVQ 24(CX), CX
 	MOVQ lanes+0(FP), DX
 	MOVQ 32(DX), DX
 	CMPQ DX, $0x20
-	JB   chachaPoly1305Tiny2AVX20stagetail
+	JB   chachaPoly1305Tiny2AVX20stagebelow32
 
 chachaPoly1305Tiny2AVX20stageloop:
+	CMPQ    DX, $0x20
+	JBE     chachaPoly1305Tiny2AVX20stagelast
 	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (AX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, AX
 	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
-	JAE     chachaPoly1305Tiny2AVX20stageloop
+	JMP     chachaPoly1305Tiny2AVX20stageloop
 
-chachaPoly1305Tiny2AVX20stagetail:
-	TESTQ   $0x00000010, DX
-	JZ      chachaPoly1305Tiny2AVX20stage16
+chachaPoly1305Tiny2AVX20stagelast:
+	VMOVDQU -32(CX)(DX*1), Y1
+	VMOVDQU Y1, -32(AX)(DX*1)
+	JMP     chachaPoly1305Tiny2AVX20stagedone
+
+chachaPoly1305Tiny2AVX20stagebelow32:
+	CMPQ    DX, $0x10
+	JB      chachaPoly1305Tiny2AVX20stagebelow16
 	VMOVDQU (CX), X1
+	VMOVDQU -16(CX)(DX*1), X2
 	VMOVDQU X1, (AX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, AX
+	VMOVDQU X2, -16(AX)(DX*1)
+	JMP     chachaPoly1305Tiny2AVX20stagedone
 
-chachaPoly1305Tiny2AVX20stage16:
-	TESTQ $0x00000008, DX
-	JZ    chachaPoly1305Tiny2AVX20stage8
-	MOVQ  (CX), BX
-	MOVQ  BX, (AX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, AX
+chachaPoly1305Tiny2AVX20stagebelow16:
+	CMPQ DX, $0x08
+	JB   chachaPoly1305Tiny2AVX20stagebelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(DX*1), CX
+	MOVQ BX, (AX)
+	MOVQ CX, -8(AX)(DX*1)
+	JMP  chachaPoly1305Tiny2AVX20stagedone
 
-chachaPoly1305Tiny2AVX20stage8:
-	TESTQ $0x00000004, DX
-	JZ    chachaPoly1305Tiny2AVX20stage4
-	MOVL  (CX), BX
-	MOVL  BX, (AX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, AX
+chachaPoly1305Tiny2AVX20stagebelow8:
+	CMPQ DX, $0x04
+	JB   chachaPoly1305Tiny2AVX20stagebelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(DX*1), CX
+	MOVL BX, (AX)
+	MOVL CX, -4(AX)(DX*1)
+	JMP  chachaPoly1305Tiny2AVX20stagedone
 
-chachaPoly1305Tiny2AVX20stage4:
-	TESTQ $0x00000002, DX
-	JZ    chachaPoly1305Tiny2AVX20stage2
-	MOVW  (CX), BX
-	MOVW  BX, (AX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, AX
+chachaPoly1305Tiny2AVX20stagebelow4:
+	TESTQ DX, DX
+	JZ    chachaPoly1305Tiny2AVX20stagedone
+	MOVB  (CX), BL
+	MOVB  BL, (AX)
+	CMPQ  DX, $0x02
+	JB    chachaPoly1305Tiny2AVX20stagedone
+	MOVW  -2(CX)(DX*1), CX
+	MOVW  CX, -2(AX)(DX*1)
 
-chachaPoly1305Tiny2AVX20stage2:
-	TESTQ $0x00000001, DX
-	JZ    chachaPoly1305Tiny2AVX20stage1
-	MOVB  (CX), CL
-	MOVB  CL, (AX)
-
-chachaPoly1305Tiny2AVX20stage1:
+chachaPoly1305Tiny2AVX20stagedone:
 	VMOVDQU Y0, 320(SP)
 	VMOVDQU Y0, 352(SP)
 	VMOVDQU Y0, 384(SP)
@@ -16569,112 +16679,122 @@ chachaPoly1305Tiny2AVX20stage1:
 	ANDQ    $0x0f, AX
 	LEAQ    576(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny2AVX21adtailtail
+	JB      chachaPoly1305Tiny2AVX21adtailbelow32
 
 chachaPoly1305Tiny2AVX21adtailloop:
+	CMPQ    AX, $0x20
+	JBE     chachaPoly1305Tiny2AVX21adtaillast
 	VMOVDQU (CX), Y0
 	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny2AVX21adtailloop
+	JMP     chachaPoly1305Tiny2AVX21adtailloop
 
-chachaPoly1305Tiny2AVX21adtailtail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny2AVX21adtail16
+chachaPoly1305Tiny2AVX21adtaillast:
+	VMOVDQU -32(CX)(AX*1), Y0
+	VMOVDQU Y0, -32(DX)(AX*1)
+	JMP     chachaPoly1305Tiny2AVX21adtaildone
+
+chachaPoly1305Tiny2AVX21adtailbelow32:
+	CMPQ    AX, $0x10
+	JB      chachaPoly1305Tiny2AVX21adtailbelow16
 	VMOVDQU (CX), X0
+	VMOVDQU -16(CX)(AX*1), X1
 	VMOVDQU X0, (DX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, DX
+	VMOVDQU X1, -16(DX)(AX*1)
+	JMP     chachaPoly1305Tiny2AVX21adtaildone
 
-chachaPoly1305Tiny2AVX21adtail16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny2AVX21adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (DX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny2AVX21adtailbelow16:
+	CMPQ AX, $0x08
+	JB   chachaPoly1305Tiny2AVX21adtailbelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(AX*1), CX
+	MOVQ BX, (DX)
+	MOVQ CX, -8(DX)(AX*1)
+	JMP  chachaPoly1305Tiny2AVX21adtaildone
 
-chachaPoly1305Tiny2AVX21adtail8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny2AVX21adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (DX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny2AVX21adtailbelow8:
+	CMPQ AX, $0x04
+	JB   chachaPoly1305Tiny2AVX21adtailbelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(AX*1), CX
+	MOVL BX, (DX)
+	MOVL CX, -4(DX)(AX*1)
+	JMP  chachaPoly1305Tiny2AVX21adtaildone
 
-chachaPoly1305Tiny2AVX21adtail4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny2AVX21adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (DX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny2AVX21adtailbelow4:
+	TESTQ AX, AX
+	JZ    chachaPoly1305Tiny2AVX21adtaildone
+	MOVB  (CX), BL
+	MOVB  BL, (DX)
+	CMPQ  AX, $0x02
+	JB    chachaPoly1305Tiny2AVX21adtaildone
+	MOVW  -2(CX)(AX*1), CX
+	MOVW  CX, -2(DX)(AX*1)
 
-chachaPoly1305Tiny2AVX21adtail2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny2AVX21adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (DX)
-
-chachaPoly1305Tiny2AVX21adtail1:
+chachaPoly1305Tiny2AVX21adtaildone:
 	LEAQ 320(SP), AX
 	MOVQ lanes+0(FP), CX
 	MOVQ 88(CX), CX
 	MOVQ lanes+0(FP), DX
 	MOVQ 96(DX), DX
 	CMPQ DX, $0x20
-	JB   chachaPoly1305Tiny2AVX21stagetail
+	JB   chachaPoly1305Tiny2AVX21stagebelow32
 
 chachaPoly1305Tiny2AVX21stageloop:
+	CMPQ    DX, $0x20
+	JBE     chachaPoly1305Tiny2AVX21stagelast
 	VMOVDQU (CX), Y0
 	VMOVDQU Y0, (AX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, AX
 	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
-	JAE     chachaPoly1305Tiny2AVX21stageloop
+	JMP     chachaPoly1305Tiny2AVX21stageloop
 
-chachaPoly1305Tiny2AVX21stagetail:
-	TESTQ   $0x00000010, DX
-	JZ      chachaPoly1305Tiny2AVX21stage16
+chachaPoly1305Tiny2AVX21stagelast:
+	VMOVDQU -32(CX)(DX*1), Y0
+	VMOVDQU Y0, -32(AX)(DX*1)
+	JMP     chachaPoly1305Tiny2AVX21stagedone
+
+chachaPoly1305Tiny2AVX21stagebelow32:
+	CMPQ    DX, $0x10
+	JB      chachaPoly1305Tiny2AVX21stagebelow16
 	VMOVDQU (CX), X0
+	VMOVDQU -16(CX)(DX*1), X1
 	VMOVDQU X0, (AX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, AX
+	VMOVDQU X1, -16(AX)(DX*1)
+	JMP     chachaPoly1305Tiny2AVX21stagedone
 
-chachaPoly1305Tiny2AVX21stage16:
-	TESTQ $0x00000008, DX
-	JZ    chachaPoly1305Tiny2AVX21stage8
-	MOVQ  (CX), BX
-	MOVQ  BX, (AX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, AX
+chachaPoly1305Tiny2AVX21stagebelow16:
+	CMPQ DX, $0x08
+	JB   chachaPoly1305Tiny2AVX21stagebelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(DX*1), CX
+	MOVQ BX, (AX)
+	MOVQ CX, -8(AX)(DX*1)
+	JMP  chachaPoly1305Tiny2AVX21stagedone
 
-chachaPoly1305Tiny2AVX21stage8:
-	TESTQ $0x00000004, DX
-	JZ    chachaPoly1305Tiny2AVX21stage4
-	MOVL  (CX), BX
-	MOVL  BX, (AX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, AX
+chachaPoly1305Tiny2AVX21stagebelow8:
+	CMPQ DX, $0x04
+	JB   chachaPoly1305Tiny2AVX21stagebelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(DX*1), CX
+	MOVL BX, (AX)
+	MOVL CX, -4(AX)(DX*1)
+	JMP  chachaPoly1305Tiny2AVX21stagedone
 
-chachaPoly1305Tiny2AVX21stage4:
-	TESTQ $0x00000002, DX
-	JZ    chachaPoly1305Tiny2AVX21stage2
-	MOVW  (CX), BX
-	MOVW  BX, (AX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, AX
+chachaPoly1305Tiny2AVX21stagebelow4:
+	TESTQ DX, DX
+	JZ    chachaPoly1305Tiny2AVX21stagedone
+	MOVB  (CX), BL
+	MOVB  BL, (AX)
+	CMPQ  DX, $0x02
+	JB    chachaPoly1305Tiny2AVX21stagedone
+	MOVW  -2(CX)(DX*1), CX
+	MOVW  CX, -2(AX)(DX*1)
 
-chachaPoly1305Tiny2AVX21stage2:
-	TESTQ $0x00000001, DX
-	JZ    chachaPoly1305Tiny2AVX21stage1
-	MOVB  (CX), CL
-	MOVB  CL, (AX)
-
-chachaPoly1305Tiny2AVX21stage1:
+chachaPoly1305Tiny2AVX21stagedone:
 	// The rounds: blocks 0 and 1 of each op, one state each, and block 2 of both in a third,
 	// interleaved.
 	VBROADCASTI128 chachaSigma<>+0(SB), Y0
@@ -17326,56 +17446,61 @@ chachaPoly1305Tiny2AVX20ctdone:
 	MOVQ    lanes+0(FP), BX
 	MOVQ    32(BX), BX
 	CMPQ    BX, $0x20
-	JB      chachaPoly1305Tiny2AVX20sealouttail
+	JB      chachaPoly1305Tiny2AVX20sealoutbelow32
 
 chachaPoly1305Tiny2AVX20sealoutloop:
+	CMPQ    BX, $0x20
+	JBE     chachaPoly1305Tiny2AVX20sealoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (CX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, CX
 	SUBQ    $0x20, BX
-	CMPQ    BX, $0x20
-	JAE     chachaPoly1305Tiny2AVX20sealoutloop
+	JMP     chachaPoly1305Tiny2AVX20sealoutloop
 
-chachaPoly1305Tiny2AVX20sealouttail:
-	TESTQ   $0x00000010, BX
-	JZ      chachaPoly1305Tiny2AVX20sealout16
+chachaPoly1305Tiny2AVX20sealoutlast:
+	VMOVDQU -32(DX)(BX*1), Y0
+	VMOVDQU Y0, -32(CX)(BX*1)
+	JMP     chachaPoly1305Tiny2AVX20sealoutdone
+
+chachaPoly1305Tiny2AVX20sealoutbelow32:
+	CMPQ    BX, $0x10
+	JB      chachaPoly1305Tiny2AVX20sealoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(BX*1), X1
 	VMOVDQU X0, (CX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, CX
+	VMOVDQU X1, -16(CX)(BX*1)
+	JMP     chachaPoly1305Tiny2AVX20sealoutdone
 
-chachaPoly1305Tiny2AVX20sealout16:
-	TESTQ $0x00000008, BX
-	JZ    chachaPoly1305Tiny2AVX20sealout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (CX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, CX
+chachaPoly1305Tiny2AVX20sealoutbelow16:
+	CMPQ BX, $0x08
+	JB   chachaPoly1305Tiny2AVX20sealoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(BX*1), DX
+	MOVQ SI, (CX)
+	MOVQ DX, -8(CX)(BX*1)
+	JMP  chachaPoly1305Tiny2AVX20sealoutdone
 
-chachaPoly1305Tiny2AVX20sealout8:
-	TESTQ $0x00000004, BX
-	JZ    chachaPoly1305Tiny2AVX20sealout4
-	MOVL  (DX), SI
-	MOVL  SI, (CX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, CX
+chachaPoly1305Tiny2AVX20sealoutbelow8:
+	CMPQ BX, $0x04
+	JB   chachaPoly1305Tiny2AVX20sealoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(BX*1), DX
+	MOVL SI, (CX)
+	MOVL DX, -4(CX)(BX*1)
+	JMP  chachaPoly1305Tiny2AVX20sealoutdone
 
-chachaPoly1305Tiny2AVX20sealout4:
-	TESTQ $0x00000002, BX
-	JZ    chachaPoly1305Tiny2AVX20sealout2
-	MOVW  (DX), SI
-	MOVW  SI, (CX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, CX
+chachaPoly1305Tiny2AVX20sealoutbelow4:
+	TESTQ BX, BX
+	JZ    chachaPoly1305Tiny2AVX20sealoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (CX)
+	CMPQ  BX, $0x02
+	JB    chachaPoly1305Tiny2AVX20sealoutdone
+	MOVW  -2(DX)(BX*1), DX
+	MOVW  DX, -2(CX)(BX*1)
 
-chachaPoly1305Tiny2AVX20sealout2:
-	TESTQ $0x00000001, BX
-	JZ    chachaPoly1305Tiny2AVX20sealout1
-	MOVB  (DX), DL
-	MOVB  DL, (CX)
-
-chachaPoly1305Tiny2AVX20sealout1:
+chachaPoly1305Tiny2AVX20sealoutdone:
 	JMP chachaPoly1305Tiny2AVX20done
 
 chachaPoly1305Tiny2AVX20verify:
@@ -17412,56 +17537,61 @@ chachaPoly1305Tiny2AVX20opendone:
 	MOVQ lanes+0(FP), BX
 	MOVQ 16(BX), BX
 	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny2AVX20openouttail
+	JB   chachaPoly1305Tiny2AVX20openoutbelow32
 
 chachaPoly1305Tiny2AVX20openoutloop:
+	CMPQ    CX, $0x20
+	JBE     chachaPoly1305Tiny2AVX20openoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
-	JAE     chachaPoly1305Tiny2AVX20openoutloop
+	JMP     chachaPoly1305Tiny2AVX20openoutloop
 
-chachaPoly1305Tiny2AVX20openouttail:
-	TESTQ   $0x00000010, CX
-	JZ      chachaPoly1305Tiny2AVX20openout16
+chachaPoly1305Tiny2AVX20openoutlast:
+	VMOVDQU -32(DX)(CX*1), Y0
+	VMOVDQU Y0, -32(BX)(CX*1)
+	JMP     chachaPoly1305Tiny2AVX20openoutdone
+
+chachaPoly1305Tiny2AVX20openoutbelow32:
+	CMPQ    CX, $0x10
+	JB      chachaPoly1305Tiny2AVX20openoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(CX*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(CX*1)
+	JMP     chachaPoly1305Tiny2AVX20openoutdone
 
-chachaPoly1305Tiny2AVX20openout16:
-	TESTQ $0x00000008, CX
-	JZ    chachaPoly1305Tiny2AVX20openout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
+chachaPoly1305Tiny2AVX20openoutbelow16:
+	CMPQ CX, $0x08
+	JB   chachaPoly1305Tiny2AVX20openoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(CX*1), DX
+	MOVQ SI, (BX)
+	MOVQ DX, -8(BX)(CX*1)
+	JMP  chachaPoly1305Tiny2AVX20openoutdone
 
-chachaPoly1305Tiny2AVX20openout8:
-	TESTQ $0x00000004, CX
-	JZ    chachaPoly1305Tiny2AVX20openout4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
+chachaPoly1305Tiny2AVX20openoutbelow8:
+	CMPQ CX, $0x04
+	JB   chachaPoly1305Tiny2AVX20openoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(CX*1), DX
+	MOVL SI, (BX)
+	MOVL DX, -4(BX)(CX*1)
+	JMP  chachaPoly1305Tiny2AVX20openoutdone
 
-chachaPoly1305Tiny2AVX20openout4:
-	TESTQ $0x00000002, CX
-	JZ    chachaPoly1305Tiny2AVX20openout2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
+chachaPoly1305Tiny2AVX20openoutbelow4:
+	TESTQ CX, CX
+	JZ    chachaPoly1305Tiny2AVX20openoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (BX)
+	CMPQ  CX, $0x02
+	JB    chachaPoly1305Tiny2AVX20openoutdone
+	MOVW  -2(DX)(CX*1), DX
+	MOVW  DX, -2(BX)(CX*1)
 
-chachaPoly1305Tiny2AVX20openout2:
-	TESTQ $0x00000001, CX
-	JZ    chachaPoly1305Tiny2AVX20openout1
-	MOVB  (DX), CL
-	MOVB  CL, (BX)
-
-chachaPoly1305Tiny2AVX20openout1:
+chachaPoly1305Tiny2AVX20openoutdone:
 chachaPoly1305Tiny2AVX20done:
 	MOVQ  608(SP), CX
 	MOVQ  616(SP), BX
@@ -17679,56 +17809,61 @@ chachaPoly1305Tiny2AVX21ctdone:
 	MOVQ    lanes+0(FP), BX
 	MOVQ    96(BX), BX
 	CMPQ    BX, $0x20
-	JB      chachaPoly1305Tiny2AVX21sealouttail
+	JB      chachaPoly1305Tiny2AVX21sealoutbelow32
 
 chachaPoly1305Tiny2AVX21sealoutloop:
+	CMPQ    BX, $0x20
+	JBE     chachaPoly1305Tiny2AVX21sealoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (CX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, CX
 	SUBQ    $0x20, BX
-	CMPQ    BX, $0x20
-	JAE     chachaPoly1305Tiny2AVX21sealoutloop
+	JMP     chachaPoly1305Tiny2AVX21sealoutloop
 
-chachaPoly1305Tiny2AVX21sealouttail:
-	TESTQ   $0x00000010, BX
-	JZ      chachaPoly1305Tiny2AVX21sealout16
+chachaPoly1305Tiny2AVX21sealoutlast:
+	VMOVDQU -32(DX)(BX*1), Y0
+	VMOVDQU Y0, -32(CX)(BX*1)
+	JMP     chachaPoly1305Tiny2AVX21sealoutdone
+
+chachaPoly1305Tiny2AVX21sealoutbelow32:
+	CMPQ    BX, $0x10
+	JB      chachaPoly1305Tiny2AVX21sealoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(BX*1), X1
 	VMOVDQU X0, (CX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, CX
+	VMOVDQU X1, -16(CX)(BX*1)
+	JMP     chachaPoly1305Tiny2AVX21sealoutdone
 
-chachaPoly1305Tiny2AVX21sealout16:
-	TESTQ $0x00000008, BX
-	JZ    chachaPoly1305Tiny2AVX21sealout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (CX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, CX
+chachaPoly1305Tiny2AVX21sealoutbelow16:
+	CMPQ BX, $0x08
+	JB   chachaPoly1305Tiny2AVX21sealoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(BX*1), DX
+	MOVQ SI, (CX)
+	MOVQ DX, -8(CX)(BX*1)
+	JMP  chachaPoly1305Tiny2AVX21sealoutdone
 
-chachaPoly1305Tiny2AVX21sealout8:
-	TESTQ $0x00000004, BX
-	JZ    chachaPoly1305Tiny2AVX21sealout4
-	MOVL  (DX), SI
-	MOVL  SI, (CX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, CX
+chachaPoly1305Tiny2AVX21sealoutbelow8:
+	CMPQ BX, $0x04
+	JB   chachaPoly1305Tiny2AVX21sealoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(BX*1), DX
+	MOVL SI, (CX)
+	MOVL DX, -4(CX)(BX*1)
+	JMP  chachaPoly1305Tiny2AVX21sealoutdone
 
-chachaPoly1305Tiny2AVX21sealout4:
-	TESTQ $0x00000002, BX
-	JZ    chachaPoly1305Tiny2AVX21sealout2
-	MOVW  (DX), SI
-	MOVW  SI, (CX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, CX
+chachaPoly1305Tiny2AVX21sealoutbelow4:
+	TESTQ BX, BX
+	JZ    chachaPoly1305Tiny2AVX21sealoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (CX)
+	CMPQ  BX, $0x02
+	JB    chachaPoly1305Tiny2AVX21sealoutdone
+	MOVW  -2(DX)(BX*1), DX
+	MOVW  DX, -2(CX)(BX*1)
 
-chachaPoly1305Tiny2AVX21sealout2:
-	TESTQ $0x00000001, BX
-	JZ    chachaPoly1305Tiny2AVX21sealout1
-	MOVB  (DX), DL
-	MOVB  DL, (CX)
-
-chachaPoly1305Tiny2AVX21sealout1:
+chachaPoly1305Tiny2AVX21sealoutdone:
 	JMP chachaPoly1305Tiny2AVX21done
 
 chachaPoly1305Tiny2AVX21verify:
@@ -17765,56 +17900,61 @@ chachaPoly1305Tiny2AVX21opendone:
 	MOVQ lanes+0(FP), BX
 	MOVQ 80(BX), BX
 	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny2AVX21openouttail
+	JB   chachaPoly1305Tiny2AVX21openoutbelow32
 
 chachaPoly1305Tiny2AVX21openoutloop:
+	CMPQ    CX, $0x20
+	JBE     chachaPoly1305Tiny2AVX21openoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
-	JAE     chachaPoly1305Tiny2AVX21openoutloop
+	JMP     chachaPoly1305Tiny2AVX21openoutloop
 
-chachaPoly1305Tiny2AVX21openouttail:
-	TESTQ   $0x00000010, CX
-	JZ      chachaPoly1305Tiny2AVX21openout16
+chachaPoly1305Tiny2AVX21openoutlast:
+	VMOVDQU -32(DX)(CX*1), Y0
+	VMOVDQU Y0, -32(BX)(CX*1)
+	JMP     chachaPoly1305Tiny2AVX21openoutdone
+
+chachaPoly1305Tiny2AVX21openoutbelow32:
+	CMPQ    CX, $0x10
+	JB      chachaPoly1305Tiny2AVX21openoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(CX*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(CX*1)
+	JMP     chachaPoly1305Tiny2AVX21openoutdone
 
-chachaPoly1305Tiny2AVX21openout16:
-	TESTQ $0x00000008, CX
-	JZ    chachaPoly1305Tiny2AVX21openout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
+chachaPoly1305Tiny2AVX21openoutbelow16:
+	CMPQ CX, $0x08
+	JB   chachaPoly1305Tiny2AVX21openoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(CX*1), DX
+	MOVQ SI, (BX)
+	MOVQ DX, -8(BX)(CX*1)
+	JMP  chachaPoly1305Tiny2AVX21openoutdone
 
-chachaPoly1305Tiny2AVX21openout8:
-	TESTQ $0x00000004, CX
-	JZ    chachaPoly1305Tiny2AVX21openout4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
+chachaPoly1305Tiny2AVX21openoutbelow8:
+	CMPQ CX, $0x04
+	JB   chachaPoly1305Tiny2AVX21openoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(CX*1), DX
+	MOVL SI, (BX)
+	MOVL DX, -4(BX)(CX*1)
+	JMP  chachaPoly1305Tiny2AVX21openoutdone
 
-chachaPoly1305Tiny2AVX21openout4:
-	TESTQ $0x00000002, CX
-	JZ    chachaPoly1305Tiny2AVX21openout2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
+chachaPoly1305Tiny2AVX21openoutbelow4:
+	TESTQ CX, CX
+	JZ    chachaPoly1305Tiny2AVX21openoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (BX)
+	CMPQ  CX, $0x02
+	JB    chachaPoly1305Tiny2AVX21openoutdone
+	MOVW  -2(DX)(CX*1), DX
+	MOVW  DX, -2(BX)(CX*1)
 
-chachaPoly1305Tiny2AVX21openout2:
-	TESTQ $0x00000001, CX
-	JZ    chachaPoly1305Tiny2AVX21openout1
-	MOVB  (DX), CL
-	MOVB  CL, (BX)
-
-chachaPoly1305Tiny2AVX21openout1:
+chachaPoly1305Tiny2AVX21openoutdone:
 chachaPoly1305Tiny2AVX21done:
 	// Wipe the key streams, the messages and the MACs' keys from the stack.
 	VPXOR   Y0, Y0, Y0
@@ -17904,56 +18044,61 @@ chachaPoly1305Tiny3PipeAVX2chained:
 	MOVQ    lanes+0(FP), R8
 	MOVQ    40(R8), R8
 	CMPQ    DX, $0x20
-	JB      chachaPoly1305Tiny3PipeAVX2stage0adtail
+	JB      chachaPoly1305Tiny3PipeAVX2stage0adbelow32
 
 chachaPoly1305Tiny3PipeAVX2stage0adloop:
+	CMPQ    DX, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2stage0adlast
 	VMOVDQU (R8), Y1
 	VMOVDQU Y1, (DI)
 	ADDQ    $0x20, R8
 	ADDQ    $0x20, DI
 	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2stage0adloop
+	JMP     chachaPoly1305Tiny3PipeAVX2stage0adloop
 
-chachaPoly1305Tiny3PipeAVX2stage0adtail:
-	TESTQ   $0x00000010, DX
-	JZ      chachaPoly1305Tiny3PipeAVX2stage0ad16
+chachaPoly1305Tiny3PipeAVX2stage0adlast:
+	VMOVDQU -32(R8)(DX*1), Y1
+	VMOVDQU Y1, -32(DI)(DX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage0addone
+
+chachaPoly1305Tiny3PipeAVX2stage0adbelow32:
+	CMPQ    DX, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2stage0adbelow16
 	VMOVDQU (R8), X1
+	VMOVDQU -16(R8)(DX*1), X2
 	VMOVDQU X1, (DI)
-	ADDQ    $0x10, R8
-	ADDQ    $0x10, DI
+	VMOVDQU X2, -16(DI)(DX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage0addone
 
-chachaPoly1305Tiny3PipeAVX2stage0ad16:
-	TESTQ $0x00000008, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage0ad8
-	MOVQ  (R8), R9
-	MOVQ  R9, (DI)
-	ADDQ  $0x08, R8
-	ADDQ  $0x08, DI
+chachaPoly1305Tiny3PipeAVX2stage0adbelow16:
+	CMPQ DX, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2stage0adbelow8
+	MOVQ (R8), R9
+	MOVQ -8(R8)(DX*1), R8
+	MOVQ R9, (DI)
+	MOVQ R8, -8(DI)(DX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage0addone
 
-chachaPoly1305Tiny3PipeAVX2stage0ad8:
-	TESTQ $0x00000004, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage0ad4
-	MOVL  (R8), R9
-	MOVL  R9, (DI)
-	ADDQ  $0x04, R8
-	ADDQ  $0x04, DI
+chachaPoly1305Tiny3PipeAVX2stage0adbelow8:
+	CMPQ DX, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2stage0adbelow4
+	MOVL (R8), R9
+	MOVL -4(R8)(DX*1), R8
+	MOVL R9, (DI)
+	MOVL R8, -4(DI)(DX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage0addone
 
-chachaPoly1305Tiny3PipeAVX2stage0ad4:
-	TESTQ $0x00000002, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage0ad2
-	MOVW  (R8), R9
-	MOVW  R9, (DI)
-	ADDQ  $0x02, R8
-	ADDQ  $0x02, DI
+chachaPoly1305Tiny3PipeAVX2stage0adbelow4:
+	TESTQ DX, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage0addone
+	MOVB  (R8), R9
+	MOVB  R9, (DI)
+	CMPQ  DX, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2stage0addone
+	MOVW  -2(R8)(DX*1), R8
+	MOVW  R8, -2(DI)(DX*1)
 
-chachaPoly1305Tiny3PipeAVX2stage0ad2:
-	TESTQ $0x00000001, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage0ad1
-	MOVB  (R8), DL
-	MOVB  DL, (DI)
-
-chachaPoly1305Tiny3PipeAVX2stage0ad1:
+chachaPoly1305Tiny3PipeAVX2stage0addone:
 	MOVQ cur+8(FP), DX
 	LEAQ (DX), DX
 	MOVQ cur+8(FP), DI
@@ -17963,56 +18108,61 @@ chachaPoly1305Tiny3PipeAVX2stage0ad1:
 	MOVQ lanes+0(FP), R8
 	MOVQ 32(R8), R8
 	CMPQ R8, $0x20
-	JB   chachaPoly1305Tiny3PipeAVX2stage0msgtail
+	JB   chachaPoly1305Tiny3PipeAVX2stage0msgbelow32
 
 chachaPoly1305Tiny3PipeAVX2stage0msgloop:
+	CMPQ    R8, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2stage0msglast
 	VMOVDQU (DI), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, DI
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
-	CMPQ    R8, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2stage0msgloop
+	JMP     chachaPoly1305Tiny3PipeAVX2stage0msgloop
 
-chachaPoly1305Tiny3PipeAVX2stage0msgtail:
-	TESTQ   $0x00000010, R8
-	JZ      chachaPoly1305Tiny3PipeAVX2stage0msg16
+chachaPoly1305Tiny3PipeAVX2stage0msglast:
+	VMOVDQU -32(DI)(R8*1), Y1
+	VMOVDQU Y1, -32(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage0msgdone
+
+chachaPoly1305Tiny3PipeAVX2stage0msgbelow32:
+	CMPQ    R8, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2stage0msgbelow16
 	VMOVDQU (DI), X1
+	VMOVDQU -16(DI)(R8*1), X2
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, DI
-	ADDQ    $0x10, DX
+	VMOVDQU X2, -16(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage0msgdone
 
-chachaPoly1305Tiny3PipeAVX2stage0msg16:
-	TESTQ $0x00000008, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage0msg8
-	MOVQ  (DI), R9
-	MOVQ  R9, (DX)
-	ADDQ  $0x08, DI
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3PipeAVX2stage0msgbelow16:
+	CMPQ R8, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2stage0msgbelow8
+	MOVQ (DI), R9
+	MOVQ -8(DI)(R8*1), DI
+	MOVQ R9, (DX)
+	MOVQ DI, -8(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage0msgdone
 
-chachaPoly1305Tiny3PipeAVX2stage0msg8:
-	TESTQ $0x00000004, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage0msg4
-	MOVL  (DI), R9
-	MOVL  R9, (DX)
-	ADDQ  $0x04, DI
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3PipeAVX2stage0msgbelow8:
+	CMPQ R8, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2stage0msgbelow4
+	MOVL (DI), R9
+	MOVL -4(DI)(R8*1), DI
+	MOVL R9, (DX)
+	MOVL DI, -4(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage0msgdone
 
-chachaPoly1305Tiny3PipeAVX2stage0msg4:
-	TESTQ $0x00000002, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage0msg2
-	MOVW  (DI), R9
-	MOVW  R9, (DX)
-	ADDQ  $0x02, DI
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3PipeAVX2stage0msgbelow4:
+	TESTQ R8, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage0msgdone
+	MOVB  (DI), R9
+	MOVB  R9, (DX)
+	CMPQ  R8, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2stage0msgdone
+	MOVW  -2(DI)(R8*1), DI
+	MOVW  DI, -2(DX)(R8*1)
 
-chachaPoly1305Tiny3PipeAVX2stage0msg2:
-	TESTQ $0x00000001, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage0msg1
-	MOVB  (DI), DI
-	MOVB  DI, (DX)
-
-chachaPoly1305Tiny3PipeAVX2stage0msg1:
+chachaPoly1305Tiny3PipeAVX2stage0msgdone:
 	MOVQ    lanes+0(FP), DX
 	MOVQ    32(DX), DX
 	MOVQ    cur+8(FP), DI
@@ -18039,56 +18189,61 @@ chachaPoly1305Tiny3PipeAVX2stage0msg1:
 	MOVQ    lanes+0(FP), R8
 	MOVQ    104(R8), R8
 	CMPQ    DX, $0x20
-	JB      chachaPoly1305Tiny3PipeAVX2stage1adtail
+	JB      chachaPoly1305Tiny3PipeAVX2stage1adbelow32
 
 chachaPoly1305Tiny3PipeAVX2stage1adloop:
+	CMPQ    DX, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2stage1adlast
 	VMOVDQU (R8), Y1
 	VMOVDQU Y1, (DI)
 	ADDQ    $0x20, R8
 	ADDQ    $0x20, DI
 	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2stage1adloop
+	JMP     chachaPoly1305Tiny3PipeAVX2stage1adloop
 
-chachaPoly1305Tiny3PipeAVX2stage1adtail:
-	TESTQ   $0x00000010, DX
-	JZ      chachaPoly1305Tiny3PipeAVX2stage1ad16
+chachaPoly1305Tiny3PipeAVX2stage1adlast:
+	VMOVDQU -32(R8)(DX*1), Y1
+	VMOVDQU Y1, -32(DI)(DX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage1addone
+
+chachaPoly1305Tiny3PipeAVX2stage1adbelow32:
+	CMPQ    DX, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2stage1adbelow16
 	VMOVDQU (R8), X1
+	VMOVDQU -16(R8)(DX*1), X2
 	VMOVDQU X1, (DI)
-	ADDQ    $0x10, R8
-	ADDQ    $0x10, DI
+	VMOVDQU X2, -16(DI)(DX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage1addone
 
-chachaPoly1305Tiny3PipeAVX2stage1ad16:
-	TESTQ $0x00000008, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage1ad8
-	MOVQ  (R8), R9
-	MOVQ  R9, (DI)
-	ADDQ  $0x08, R8
-	ADDQ  $0x08, DI
+chachaPoly1305Tiny3PipeAVX2stage1adbelow16:
+	CMPQ DX, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2stage1adbelow8
+	MOVQ (R8), R9
+	MOVQ -8(R8)(DX*1), R8
+	MOVQ R9, (DI)
+	MOVQ R8, -8(DI)(DX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage1addone
 
-chachaPoly1305Tiny3PipeAVX2stage1ad8:
-	TESTQ $0x00000004, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage1ad4
-	MOVL  (R8), R9
-	MOVL  R9, (DI)
-	ADDQ  $0x04, R8
-	ADDQ  $0x04, DI
+chachaPoly1305Tiny3PipeAVX2stage1adbelow8:
+	CMPQ DX, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2stage1adbelow4
+	MOVL (R8), R9
+	MOVL -4(R8)(DX*1), R8
+	MOVL R9, (DI)
+	MOVL R8, -4(DI)(DX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage1addone
 
-chachaPoly1305Tiny3PipeAVX2stage1ad4:
-	TESTQ $0x00000002, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage1ad2
-	MOVW  (R8), R9
-	MOVW  R9, (DI)
-	ADDQ  $0x02, R8
-	ADDQ  $0x02, DI
+chachaPoly1305Tiny3PipeAVX2stage1adbelow4:
+	TESTQ DX, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage1addone
+	MOVB  (R8), R9
+	MOVB  R9, (DI)
+	CMPQ  DX, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2stage1addone
+	MOVW  -2(R8)(DX*1), R8
+	MOVW  R8, -2(DI)(DX*1)
 
-chachaPoly1305Tiny3PipeAVX2stage1ad2:
-	TESTQ $0x00000001, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage1ad1
-	MOVB  (R8), DL
-	MOVB  DL, (DI)
-
-chachaPoly1305Tiny3PipeAVX2stage1ad1:
+chachaPoly1305Tiny3PipeAVX2stage1addone:
 	MOVQ cur+8(FP), DX
 	LEAQ 288(DX), DX
 	MOVQ cur+8(FP), DI
@@ -18098,56 +18253,61 @@ chachaPoly1305Tiny3PipeAVX2stage1ad1:
 	MOVQ lanes+0(FP), R8
 	MOVQ 96(R8), R8
 	CMPQ R8, $0x20
-	JB   chachaPoly1305Tiny3PipeAVX2stage1msgtail
+	JB   chachaPoly1305Tiny3PipeAVX2stage1msgbelow32
 
 chachaPoly1305Tiny3PipeAVX2stage1msgloop:
+	CMPQ    R8, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2stage1msglast
 	VMOVDQU (DI), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, DI
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
-	CMPQ    R8, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2stage1msgloop
+	JMP     chachaPoly1305Tiny3PipeAVX2stage1msgloop
 
-chachaPoly1305Tiny3PipeAVX2stage1msgtail:
-	TESTQ   $0x00000010, R8
-	JZ      chachaPoly1305Tiny3PipeAVX2stage1msg16
+chachaPoly1305Tiny3PipeAVX2stage1msglast:
+	VMOVDQU -32(DI)(R8*1), Y1
+	VMOVDQU Y1, -32(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage1msgdone
+
+chachaPoly1305Tiny3PipeAVX2stage1msgbelow32:
+	CMPQ    R8, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2stage1msgbelow16
 	VMOVDQU (DI), X1
+	VMOVDQU -16(DI)(R8*1), X2
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, DI
-	ADDQ    $0x10, DX
+	VMOVDQU X2, -16(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage1msgdone
 
-chachaPoly1305Tiny3PipeAVX2stage1msg16:
-	TESTQ $0x00000008, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage1msg8
-	MOVQ  (DI), R9
-	MOVQ  R9, (DX)
-	ADDQ  $0x08, DI
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3PipeAVX2stage1msgbelow16:
+	CMPQ R8, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2stage1msgbelow8
+	MOVQ (DI), R9
+	MOVQ -8(DI)(R8*1), DI
+	MOVQ R9, (DX)
+	MOVQ DI, -8(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage1msgdone
 
-chachaPoly1305Tiny3PipeAVX2stage1msg8:
-	TESTQ $0x00000004, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage1msg4
-	MOVL  (DI), R9
-	MOVL  R9, (DX)
-	ADDQ  $0x04, DI
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3PipeAVX2stage1msgbelow8:
+	CMPQ R8, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2stage1msgbelow4
+	MOVL (DI), R9
+	MOVL -4(DI)(R8*1), DI
+	MOVL R9, (DX)
+	MOVL DI, -4(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage1msgdone
 
-chachaPoly1305Tiny3PipeAVX2stage1msg4:
-	TESTQ $0x00000002, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage1msg2
-	MOVW  (DI), R9
-	MOVW  R9, (DX)
-	ADDQ  $0x02, DI
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3PipeAVX2stage1msgbelow4:
+	TESTQ R8, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage1msgdone
+	MOVB  (DI), R9
+	MOVB  R9, (DX)
+	CMPQ  R8, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2stage1msgdone
+	MOVW  -2(DI)(R8*1), DI
+	MOVW  DI, -2(DX)(R8*1)
 
-chachaPoly1305Tiny3PipeAVX2stage1msg2:
-	TESTQ $0x00000001, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage1msg1
-	MOVB  (DI), DI
-	MOVB  DI, (DX)
-
-chachaPoly1305Tiny3PipeAVX2stage1msg1:
+chachaPoly1305Tiny3PipeAVX2stage1msgdone:
 	MOVQ    lanes+0(FP), DX
 	MOVQ    96(DX), DX
 	MOVQ    cur+8(FP), DI
@@ -18174,56 +18334,61 @@ chachaPoly1305Tiny3PipeAVX2stage1msg1:
 	MOVQ    lanes+0(FP), R8
 	MOVQ    168(R8), R8
 	CMPQ    DX, $0x20
-	JB      chachaPoly1305Tiny3PipeAVX2stage2adtail
+	JB      chachaPoly1305Tiny3PipeAVX2stage2adbelow32
 
 chachaPoly1305Tiny3PipeAVX2stage2adloop:
+	CMPQ    DX, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2stage2adlast
 	VMOVDQU (R8), Y0
 	VMOVDQU Y0, (DI)
 	ADDQ    $0x20, R8
 	ADDQ    $0x20, DI
 	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2stage2adloop
+	JMP     chachaPoly1305Tiny3PipeAVX2stage2adloop
 
-chachaPoly1305Tiny3PipeAVX2stage2adtail:
-	TESTQ   $0x00000010, DX
-	JZ      chachaPoly1305Tiny3PipeAVX2stage2ad16
+chachaPoly1305Tiny3PipeAVX2stage2adlast:
+	VMOVDQU -32(R8)(DX*1), Y0
+	VMOVDQU Y0, -32(DI)(DX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage2addone
+
+chachaPoly1305Tiny3PipeAVX2stage2adbelow32:
+	CMPQ    DX, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2stage2adbelow16
 	VMOVDQU (R8), X0
+	VMOVDQU -16(R8)(DX*1), X1
 	VMOVDQU X0, (DI)
-	ADDQ    $0x10, R8
-	ADDQ    $0x10, DI
+	VMOVDQU X1, -16(DI)(DX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage2addone
 
-chachaPoly1305Tiny3PipeAVX2stage2ad16:
-	TESTQ $0x00000008, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage2ad8
-	MOVQ  (R8), R9
-	MOVQ  R9, (DI)
-	ADDQ  $0x08, R8
-	ADDQ  $0x08, DI
+chachaPoly1305Tiny3PipeAVX2stage2adbelow16:
+	CMPQ DX, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2stage2adbelow8
+	MOVQ (R8), R9
+	MOVQ -8(R8)(DX*1), R8
+	MOVQ R9, (DI)
+	MOVQ R8, -8(DI)(DX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage2addone
 
-chachaPoly1305Tiny3PipeAVX2stage2ad8:
-	TESTQ $0x00000004, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage2ad4
-	MOVL  (R8), R9
-	MOVL  R9, (DI)
-	ADDQ  $0x04, R8
-	ADDQ  $0x04, DI
+chachaPoly1305Tiny3PipeAVX2stage2adbelow8:
+	CMPQ DX, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2stage2adbelow4
+	MOVL (R8), R9
+	MOVL -4(R8)(DX*1), R8
+	MOVL R9, (DI)
+	MOVL R8, -4(DI)(DX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage2addone
 
-chachaPoly1305Tiny3PipeAVX2stage2ad4:
-	TESTQ $0x00000002, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage2ad2
-	MOVW  (R8), R9
-	MOVW  R9, (DI)
-	ADDQ  $0x02, R8
-	ADDQ  $0x02, DI
+chachaPoly1305Tiny3PipeAVX2stage2adbelow4:
+	TESTQ DX, DX
+	JZ    chachaPoly1305Tiny3PipeAVX2stage2addone
+	MOVB  (R8), R9
+	MOVB  R9, (DI)
+	CMPQ  DX, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2stage2addone
+	MOVW  -2(R8)(DX*1), R8
+	MOVW  R8, -2(DI)(DX*1)
 
-chachaPoly1305Tiny3PipeAVX2stage2ad2:
-	TESTQ $0x00000001, DX
-	JZ    chachaPoly1305Tiny3PipeAVX2stage2ad1
-	MOVB  (R8), DL
-	MOVB  DL, (DI)
-
-chachaPoly1305Tiny3PipeAVX2stage2ad1:
+chachaPoly1305Tiny3PipeAVX2stage2addone:
 	MOVQ cur+8(FP), DX
 	LEAQ 576(DX), DX
 	MOVQ cur+8(FP), DI
@@ -18233,56 +18398,61 @@ chachaPoly1305Tiny3PipeAVX2stage2ad1:
 	MOVQ lanes+0(FP), R8
 	MOVQ 160(R8), R8
 	CMPQ R8, $0x20
-	JB   chachaPoly1305Tiny3PipeAVX2stage2msgtail
+	JB   chachaPoly1305Tiny3PipeAVX2stage2msgbelow32
 
 chachaPoly1305Tiny3PipeAVX2stage2msgloop:
+	CMPQ    R8, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2stage2msglast
 	VMOVDQU (DI), Y0
 	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, DI
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
-	CMPQ    R8, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2stage2msgloop
+	JMP     chachaPoly1305Tiny3PipeAVX2stage2msgloop
 
-chachaPoly1305Tiny3PipeAVX2stage2msgtail:
-	TESTQ   $0x00000010, R8
-	JZ      chachaPoly1305Tiny3PipeAVX2stage2msg16
+chachaPoly1305Tiny3PipeAVX2stage2msglast:
+	VMOVDQU -32(DI)(R8*1), Y0
+	VMOVDQU Y0, -32(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage2msgdone
+
+chachaPoly1305Tiny3PipeAVX2stage2msgbelow32:
+	CMPQ    R8, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2stage2msgbelow16
 	VMOVDQU (DI), X0
+	VMOVDQU -16(DI)(R8*1), X1
 	VMOVDQU X0, (DX)
-	ADDQ    $0x10, DI
-	ADDQ    $0x10, DX
+	VMOVDQU X1, -16(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2stage2msgdone
 
-chachaPoly1305Tiny3PipeAVX2stage2msg16:
-	TESTQ $0x00000008, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage2msg8
-	MOVQ  (DI), R9
-	MOVQ  R9, (DX)
-	ADDQ  $0x08, DI
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3PipeAVX2stage2msgbelow16:
+	CMPQ R8, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2stage2msgbelow8
+	MOVQ (DI), R9
+	MOVQ -8(DI)(R8*1), DI
+	MOVQ R9, (DX)
+	MOVQ DI, -8(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage2msgdone
 
-chachaPoly1305Tiny3PipeAVX2stage2msg8:
-	TESTQ $0x00000004, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage2msg4
-	MOVL  (DI), R9
-	MOVL  R9, (DX)
-	ADDQ  $0x04, DI
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3PipeAVX2stage2msgbelow8:
+	CMPQ R8, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2stage2msgbelow4
+	MOVL (DI), R9
+	MOVL -4(DI)(R8*1), DI
+	MOVL R9, (DX)
+	MOVL DI, -4(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2stage2msgdone
 
-chachaPoly1305Tiny3PipeAVX2stage2msg4:
-	TESTQ $0x00000002, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage2msg2
-	MOVW  (DI), R9
-	MOVW  R9, (DX)
-	ADDQ  $0x02, DI
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3PipeAVX2stage2msgbelow4:
+	TESTQ R8, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2stage2msgdone
+	MOVB  (DI), R9
+	MOVB  R9, (DX)
+	CMPQ  R8, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2stage2msgdone
+	MOVW  -2(DI)(R8*1), DI
+	MOVW  DI, -2(DX)(R8*1)
 
-chachaPoly1305Tiny3PipeAVX2stage2msg2:
-	TESTQ $0x00000001, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2stage2msg1
-	MOVB  (DI), DI
-	MOVB  DI, (DX)
-
-chachaPoly1305Tiny3PipeAVX2stage2msg1:
+chachaPoly1305Tiny3PipeAVX2stage2msgdone:
 	MOVQ lanes+0(FP), DX
 	MOVQ 160(DX), DX
 	MOVQ cur+8(FP), DI
@@ -18686,56 +18856,61 @@ chachaPoly1305Tiny3PipeAVX2out0xored:
 	MOVQ lanes+0(FP), R8
 	MOVQ 32(R8), R8
 	CMPQ R8, $0x20
-	JB   chachaPoly1305Tiny3PipeAVX2out0sealouttail
+	JB   chachaPoly1305Tiny3PipeAVX2out0sealoutbelow32
 
 chachaPoly1305Tiny3PipeAVX2out0sealoutloop:
+	CMPQ    R8, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2out0sealoutlast
 	VMOVDQU (DI), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, DI
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
-	CMPQ    R8, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2out0sealoutloop
+	JMP     chachaPoly1305Tiny3PipeAVX2out0sealoutloop
 
-chachaPoly1305Tiny3PipeAVX2out0sealouttail:
-	TESTQ   $0x00000010, R8
-	JZ      chachaPoly1305Tiny3PipeAVX2out0sealout16
+chachaPoly1305Tiny3PipeAVX2out0sealoutlast:
+	VMOVDQU -32(DI)(R8*1), Y1
+	VMOVDQU Y1, -32(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2out0sealoutdone
+
+chachaPoly1305Tiny3PipeAVX2out0sealoutbelow32:
+	CMPQ    R8, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2out0sealoutbelow16
 	VMOVDQU (DI), X1
+	VMOVDQU -16(DI)(R8*1), X2
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, DI
-	ADDQ    $0x10, DX
+	VMOVDQU X2, -16(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2out0sealoutdone
 
-chachaPoly1305Tiny3PipeAVX2out0sealout16:
-	TESTQ $0x00000008, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out0sealout8
-	MOVQ  (DI), R9
-	MOVQ  R9, (DX)
-	ADDQ  $0x08, DI
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3PipeAVX2out0sealoutbelow16:
+	CMPQ R8, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2out0sealoutbelow8
+	MOVQ (DI), R9
+	MOVQ -8(DI)(R8*1), DI
+	MOVQ R9, (DX)
+	MOVQ DI, -8(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2out0sealoutdone
 
-chachaPoly1305Tiny3PipeAVX2out0sealout8:
-	TESTQ $0x00000004, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out0sealout4
-	MOVL  (DI), R9
-	MOVL  R9, (DX)
-	ADDQ  $0x04, DI
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3PipeAVX2out0sealoutbelow8:
+	CMPQ R8, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2out0sealoutbelow4
+	MOVL (DI), R9
+	MOVL -4(DI)(R8*1), DI
+	MOVL R9, (DX)
+	MOVL DI, -4(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2out0sealoutdone
 
-chachaPoly1305Tiny3PipeAVX2out0sealout4:
-	TESTQ $0x00000002, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out0sealout2
-	MOVW  (DI), R9
-	MOVW  R9, (DX)
-	ADDQ  $0x02, DI
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3PipeAVX2out0sealoutbelow4:
+	TESTQ R8, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out0sealoutdone
+	MOVB  (DI), R9
+	MOVB  R9, (DX)
+	CMPQ  R8, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2out0sealoutdone
+	MOVW  -2(DI)(R8*1), DI
+	MOVW  DI, -2(DX)(R8*1)
 
-chachaPoly1305Tiny3PipeAVX2out0sealout2:
-	TESTQ $0x00000001, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out0sealout1
-	MOVB  (DI), DI
-	MOVB  DI, (DX)
-
-chachaPoly1305Tiny3PipeAVX2out0sealout1:
+chachaPoly1305Tiny3PipeAVX2out0sealoutdone:
 	JMP chachaPoly1305Tiny3PipeAVX2out0streamed
 
 chachaPoly1305Tiny3PipeAVX2out0keep:
@@ -18850,56 +19025,61 @@ chachaPoly1305Tiny3PipeAVX2out1xored:
 	MOVQ lanes+0(FP), R8
 	MOVQ 96(R8), R8
 	CMPQ R8, $0x20
-	JB   chachaPoly1305Tiny3PipeAVX2out1sealouttail
+	JB   chachaPoly1305Tiny3PipeAVX2out1sealoutbelow32
 
 chachaPoly1305Tiny3PipeAVX2out1sealoutloop:
+	CMPQ    R8, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2out1sealoutlast
 	VMOVDQU (DI), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, DI
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
-	CMPQ    R8, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2out1sealoutloop
+	JMP     chachaPoly1305Tiny3PipeAVX2out1sealoutloop
 
-chachaPoly1305Tiny3PipeAVX2out1sealouttail:
-	TESTQ   $0x00000010, R8
-	JZ      chachaPoly1305Tiny3PipeAVX2out1sealout16
+chachaPoly1305Tiny3PipeAVX2out1sealoutlast:
+	VMOVDQU -32(DI)(R8*1), Y1
+	VMOVDQU Y1, -32(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2out1sealoutdone
+
+chachaPoly1305Tiny3PipeAVX2out1sealoutbelow32:
+	CMPQ    R8, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2out1sealoutbelow16
 	VMOVDQU (DI), X1
+	VMOVDQU -16(DI)(R8*1), X2
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, DI
-	ADDQ    $0x10, DX
+	VMOVDQU X2, -16(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2out1sealoutdone
 
-chachaPoly1305Tiny3PipeAVX2out1sealout16:
-	TESTQ $0x00000008, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out1sealout8
-	MOVQ  (DI), R9
-	MOVQ  R9, (DX)
-	ADDQ  $0x08, DI
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3PipeAVX2out1sealoutbelow16:
+	CMPQ R8, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2out1sealoutbelow8
+	MOVQ (DI), R9
+	MOVQ -8(DI)(R8*1), DI
+	MOVQ R9, (DX)
+	MOVQ DI, -8(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2out1sealoutdone
 
-chachaPoly1305Tiny3PipeAVX2out1sealout8:
-	TESTQ $0x00000004, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out1sealout4
-	MOVL  (DI), R9
-	MOVL  R9, (DX)
-	ADDQ  $0x04, DI
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3PipeAVX2out1sealoutbelow8:
+	CMPQ R8, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2out1sealoutbelow4
+	MOVL (DI), R9
+	MOVL -4(DI)(R8*1), DI
+	MOVL R9, (DX)
+	MOVL DI, -4(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2out1sealoutdone
 
-chachaPoly1305Tiny3PipeAVX2out1sealout4:
-	TESTQ $0x00000002, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out1sealout2
-	MOVW  (DI), R9
-	MOVW  R9, (DX)
-	ADDQ  $0x02, DI
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3PipeAVX2out1sealoutbelow4:
+	TESTQ R8, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out1sealoutdone
+	MOVB  (DI), R9
+	MOVB  R9, (DX)
+	CMPQ  R8, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2out1sealoutdone
+	MOVW  -2(DI)(R8*1), DI
+	MOVW  DI, -2(DX)(R8*1)
 
-chachaPoly1305Tiny3PipeAVX2out1sealout2:
-	TESTQ $0x00000001, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out1sealout1
-	MOVB  (DI), DI
-	MOVB  DI, (DX)
-
-chachaPoly1305Tiny3PipeAVX2out1sealout1:
+chachaPoly1305Tiny3PipeAVX2out1sealoutdone:
 	JMP chachaPoly1305Tiny3PipeAVX2out1streamed
 
 chachaPoly1305Tiny3PipeAVX2out1keep:
@@ -19014,56 +19194,61 @@ chachaPoly1305Tiny3PipeAVX2out2xored:
 	MOVQ lanes+0(FP), R8
 	MOVQ 160(R8), R8
 	CMPQ R8, $0x20
-	JB   chachaPoly1305Tiny3PipeAVX2out2sealouttail
+	JB   chachaPoly1305Tiny3PipeAVX2out2sealoutbelow32
 
 chachaPoly1305Tiny3PipeAVX2out2sealoutloop:
+	CMPQ    R8, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2out2sealoutlast
 	VMOVDQU (DI), Y0
 	VMOVDQU Y0, (DX)
 	ADDQ    $0x20, DI
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, R8
-	CMPQ    R8, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2out2sealoutloop
+	JMP     chachaPoly1305Tiny3PipeAVX2out2sealoutloop
 
-chachaPoly1305Tiny3PipeAVX2out2sealouttail:
-	TESTQ   $0x00000010, R8
-	JZ      chachaPoly1305Tiny3PipeAVX2out2sealout16
+chachaPoly1305Tiny3PipeAVX2out2sealoutlast:
+	VMOVDQU -32(DI)(R8*1), Y0
+	VMOVDQU Y0, -32(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2out2sealoutdone
+
+chachaPoly1305Tiny3PipeAVX2out2sealoutbelow32:
+	CMPQ    R8, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2out2sealoutbelow16
 	VMOVDQU (DI), X0
+	VMOVDQU -16(DI)(R8*1), X1
 	VMOVDQU X0, (DX)
-	ADDQ    $0x10, DI
-	ADDQ    $0x10, DX
+	VMOVDQU X1, -16(DX)(R8*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2out2sealoutdone
 
-chachaPoly1305Tiny3PipeAVX2out2sealout16:
-	TESTQ $0x00000008, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out2sealout8
-	MOVQ  (DI), R9
-	MOVQ  R9, (DX)
-	ADDQ  $0x08, DI
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3PipeAVX2out2sealoutbelow16:
+	CMPQ R8, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2out2sealoutbelow8
+	MOVQ (DI), R9
+	MOVQ -8(DI)(R8*1), DI
+	MOVQ R9, (DX)
+	MOVQ DI, -8(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2out2sealoutdone
 
-chachaPoly1305Tiny3PipeAVX2out2sealout8:
-	TESTQ $0x00000004, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out2sealout4
-	MOVL  (DI), R9
-	MOVL  R9, (DX)
-	ADDQ  $0x04, DI
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3PipeAVX2out2sealoutbelow8:
+	CMPQ R8, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2out2sealoutbelow4
+	MOVL (DI), R9
+	MOVL -4(DI)(R8*1), DI
+	MOVL R9, (DX)
+	MOVL DI, -4(DX)(R8*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2out2sealoutdone
 
-chachaPoly1305Tiny3PipeAVX2out2sealout4:
-	TESTQ $0x00000002, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out2sealout2
-	MOVW  (DI), R9
-	MOVW  R9, (DX)
-	ADDQ  $0x02, DI
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3PipeAVX2out2sealoutbelow4:
+	TESTQ R8, R8
+	JZ    chachaPoly1305Tiny3PipeAVX2out2sealoutdone
+	MOVB  (DI), R9
+	MOVB  R9, (DX)
+	CMPQ  R8, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2out2sealoutdone
+	MOVW  -2(DI)(R8*1), DI
+	MOVW  DI, -2(DX)(R8*1)
 
-chachaPoly1305Tiny3PipeAVX2out2sealout2:
-	TESTQ $0x00000001, R8
-	JZ    chachaPoly1305Tiny3PipeAVX2out2sealout1
-	MOVB  (DI), DI
-	MOVB  DI, (DX)
-
-chachaPoly1305Tiny3PipeAVX2out2sealout1:
+chachaPoly1305Tiny3PipeAVX2out2sealoutdone:
 	JMP chachaPoly1305Tiny3PipeAVX2out2streamed
 
 chachaPoly1305Tiny3PipeAVX2out2keep:
@@ -19236,56 +19421,61 @@ chachaPoly1305Tiny3PipeAVX2tag0opendone:
 	MOVQ out+24(FP), BX
 	MOVQ 16(BX), BX
 	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny3PipeAVX2tag0openouttail
+	JB   chachaPoly1305Tiny3PipeAVX2tag0openoutbelow32
 
 chachaPoly1305Tiny3PipeAVX2tag0openoutloop:
+	CMPQ    CX, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2tag0openoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2tag0openoutloop
+	JMP     chachaPoly1305Tiny3PipeAVX2tag0openoutloop
 
-chachaPoly1305Tiny3PipeAVX2tag0openouttail:
-	TESTQ   $0x00000010, CX
-	JZ      chachaPoly1305Tiny3PipeAVX2tag0openout16
+chachaPoly1305Tiny3PipeAVX2tag0openoutlast:
+	VMOVDQU -32(DX)(CX*1), Y0
+	VMOVDQU Y0, -32(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2tag0openoutdone
+
+chachaPoly1305Tiny3PipeAVX2tag0openoutbelow32:
+	CMPQ    CX, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2tag0openoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(CX*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2tag0openoutdone
 
-chachaPoly1305Tiny3PipeAVX2tag0openout16:
-	TESTQ $0x00000008, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag0openout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
+chachaPoly1305Tiny3PipeAVX2tag0openoutbelow16:
+	CMPQ CX, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2tag0openoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(CX*1), DX
+	MOVQ SI, (BX)
+	MOVQ DX, -8(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2tag0openoutdone
 
-chachaPoly1305Tiny3PipeAVX2tag0openout8:
-	TESTQ $0x00000004, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag0openout4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
+chachaPoly1305Tiny3PipeAVX2tag0openoutbelow8:
+	CMPQ CX, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2tag0openoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(CX*1), DX
+	MOVL SI, (BX)
+	MOVL DX, -4(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2tag0openoutdone
 
-chachaPoly1305Tiny3PipeAVX2tag0openout4:
-	TESTQ $0x00000002, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag0openout2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
+chachaPoly1305Tiny3PipeAVX2tag0openoutbelow4:
+	TESTQ CX, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag0openoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (BX)
+	CMPQ  CX, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2tag0openoutdone
+	MOVW  -2(DX)(CX*1), DX
+	MOVW  DX, -2(BX)(CX*1)
 
-chachaPoly1305Tiny3PipeAVX2tag0openout2:
-	TESTQ $0x00000001, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag0openout1
-	MOVB  (DX), CL
-	MOVB  CL, (BX)
-
-chachaPoly1305Tiny3PipeAVX2tag0openout1:
+chachaPoly1305Tiny3PipeAVX2tag0openoutdone:
 chachaPoly1305Tiny3PipeAVX2tag0done:
 	MOVQ    prev+16(FP), CX
 	MOVQ    528(CX), CX
@@ -19342,56 +19532,61 @@ chachaPoly1305Tiny3PipeAVX2tag1opendone:
 	MOVQ out+24(FP), BX
 	MOVQ 80(BX), BX
 	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny3PipeAVX2tag1openouttail
+	JB   chachaPoly1305Tiny3PipeAVX2tag1openoutbelow32
 
 chachaPoly1305Tiny3PipeAVX2tag1openoutloop:
+	CMPQ    CX, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2tag1openoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2tag1openoutloop
+	JMP     chachaPoly1305Tiny3PipeAVX2tag1openoutloop
 
-chachaPoly1305Tiny3PipeAVX2tag1openouttail:
-	TESTQ   $0x00000010, CX
-	JZ      chachaPoly1305Tiny3PipeAVX2tag1openout16
+chachaPoly1305Tiny3PipeAVX2tag1openoutlast:
+	VMOVDQU -32(DX)(CX*1), Y0
+	VMOVDQU Y0, -32(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2tag1openoutdone
+
+chachaPoly1305Tiny3PipeAVX2tag1openoutbelow32:
+	CMPQ    CX, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2tag1openoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(CX*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2tag1openoutdone
 
-chachaPoly1305Tiny3PipeAVX2tag1openout16:
-	TESTQ $0x00000008, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag1openout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
+chachaPoly1305Tiny3PipeAVX2tag1openoutbelow16:
+	CMPQ CX, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2tag1openoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(CX*1), DX
+	MOVQ SI, (BX)
+	MOVQ DX, -8(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2tag1openoutdone
 
-chachaPoly1305Tiny3PipeAVX2tag1openout8:
-	TESTQ $0x00000004, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag1openout4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
+chachaPoly1305Tiny3PipeAVX2tag1openoutbelow8:
+	CMPQ CX, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2tag1openoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(CX*1), DX
+	MOVL SI, (BX)
+	MOVL DX, -4(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2tag1openoutdone
 
-chachaPoly1305Tiny3PipeAVX2tag1openout4:
-	TESTQ $0x00000002, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag1openout2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
+chachaPoly1305Tiny3PipeAVX2tag1openoutbelow4:
+	TESTQ CX, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag1openoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (BX)
+	CMPQ  CX, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2tag1openoutdone
+	MOVW  -2(DX)(CX*1), DX
+	MOVW  DX, -2(BX)(CX*1)
 
-chachaPoly1305Tiny3PipeAVX2tag1openout2:
-	TESTQ $0x00000001, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag1openout1
-	MOVB  (DX), CL
-	MOVB  CL, (BX)
-
-chachaPoly1305Tiny3PipeAVX2tag1openout1:
+chachaPoly1305Tiny3PipeAVX2tag1openoutdone:
 chachaPoly1305Tiny3PipeAVX2tag1done:
 	MOVQ    prev+16(FP), CX
 	MOVQ    816(CX), CX
@@ -19448,56 +19643,61 @@ chachaPoly1305Tiny3PipeAVX2tag2opendone:
 	MOVQ out+24(FP), BX
 	MOVQ 144(BX), BX
 	CMPQ CX, $0x20
-	JB   chachaPoly1305Tiny3PipeAVX2tag2openouttail
+	JB   chachaPoly1305Tiny3PipeAVX2tag2openoutbelow32
 
 chachaPoly1305Tiny3PipeAVX2tag2openoutloop:
+	CMPQ    CX, $0x20
+	JBE     chachaPoly1305Tiny3PipeAVX2tag2openoutlast
 	VMOVDQU (DX), Y0
 	VMOVDQU Y0, (BX)
 	ADDQ    $0x20, DX
 	ADDQ    $0x20, BX
 	SUBQ    $0x20, CX
-	CMPQ    CX, $0x20
-	JAE     chachaPoly1305Tiny3PipeAVX2tag2openoutloop
+	JMP     chachaPoly1305Tiny3PipeAVX2tag2openoutloop
 
-chachaPoly1305Tiny3PipeAVX2tag2openouttail:
-	TESTQ   $0x00000010, CX
-	JZ      chachaPoly1305Tiny3PipeAVX2tag2openout16
+chachaPoly1305Tiny3PipeAVX2tag2openoutlast:
+	VMOVDQU -32(DX)(CX*1), Y0
+	VMOVDQU Y0, -32(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2tag2openoutdone
+
+chachaPoly1305Tiny3PipeAVX2tag2openoutbelow32:
+	CMPQ    CX, $0x10
+	JB      chachaPoly1305Tiny3PipeAVX2tag2openoutbelow16
 	VMOVDQU (DX), X0
+	VMOVDQU -16(DX)(CX*1), X1
 	VMOVDQU X0, (BX)
-	ADDQ    $0x10, DX
-	ADDQ    $0x10, BX
+	VMOVDQU X1, -16(BX)(CX*1)
+	JMP     chachaPoly1305Tiny3PipeAVX2tag2openoutdone
 
-chachaPoly1305Tiny3PipeAVX2tag2openout16:
-	TESTQ $0x00000008, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag2openout8
-	MOVQ  (DX), SI
-	MOVQ  SI, (BX)
-	ADDQ  $0x08, DX
-	ADDQ  $0x08, BX
+chachaPoly1305Tiny3PipeAVX2tag2openoutbelow16:
+	CMPQ CX, $0x08
+	JB   chachaPoly1305Tiny3PipeAVX2tag2openoutbelow8
+	MOVQ (DX), SI
+	MOVQ -8(DX)(CX*1), DX
+	MOVQ SI, (BX)
+	MOVQ DX, -8(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2tag2openoutdone
 
-chachaPoly1305Tiny3PipeAVX2tag2openout8:
-	TESTQ $0x00000004, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag2openout4
-	MOVL  (DX), SI
-	MOVL  SI, (BX)
-	ADDQ  $0x04, DX
-	ADDQ  $0x04, BX
+chachaPoly1305Tiny3PipeAVX2tag2openoutbelow8:
+	CMPQ CX, $0x04
+	JB   chachaPoly1305Tiny3PipeAVX2tag2openoutbelow4
+	MOVL (DX), SI
+	MOVL -4(DX)(CX*1), DX
+	MOVL SI, (BX)
+	MOVL DX, -4(BX)(CX*1)
+	JMP  chachaPoly1305Tiny3PipeAVX2tag2openoutdone
 
-chachaPoly1305Tiny3PipeAVX2tag2openout4:
-	TESTQ $0x00000002, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag2openout2
-	MOVW  (DX), SI
-	MOVW  SI, (BX)
-	ADDQ  $0x02, DX
-	ADDQ  $0x02, BX
+chachaPoly1305Tiny3PipeAVX2tag2openoutbelow4:
+	TESTQ CX, CX
+	JZ    chachaPoly1305Tiny3PipeAVX2tag2openoutdone
+	MOVB  (DX), SI
+	MOVB  SI, (BX)
+	CMPQ  CX, $0x02
+	JB    chachaPoly1305Tiny3PipeAVX2tag2openoutdone
+	MOVW  -2(DX)(CX*1), DX
+	MOVW  DX, -2(BX)(CX*1)
 
-chachaPoly1305Tiny3PipeAVX2tag2openout2:
-	TESTQ $0x00000001, CX
-	JZ    chachaPoly1305Tiny3PipeAVX2tag2openout1
-	MOVB  (DX), CL
-	MOVB  CL, (BX)
-
-chachaPoly1305Tiny3PipeAVX2tag2openout1:
+chachaPoly1305Tiny3PipeAVX2tag2openoutdone:
 chachaPoly1305Tiny3PipeAVX2tag2done:
 chachaPoly1305Tiny3PipeAVX2done:
 	// Wipe r from the frame.
@@ -19527,56 +19727,61 @@ TEXT ·chachaPoly1305Tiny3AVX512(SB), NOSPLIT, $720-17
 	ANDQ    $0x0f, AX
 	LEAQ    192(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny3AVX5120adtailtail
+	JB      chachaPoly1305Tiny3AVX5120adtailbelow32
 
 chachaPoly1305Tiny3AVX5120adtailloop:
+	CMPQ    AX, $0x20
+	JBE     chachaPoly1305Tiny3AVX5120adtaillast
 	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny3AVX5120adtailloop
+	JMP     chachaPoly1305Tiny3AVX5120adtailloop
 
-chachaPoly1305Tiny3AVX5120adtailtail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny3AVX5120adtail16
+chachaPoly1305Tiny3AVX5120adtaillast:
+	VMOVDQU -32(CX)(AX*1), Y1
+	VMOVDQU Y1, -32(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX5120adtaildone
+
+chachaPoly1305Tiny3AVX5120adtailbelow32:
+	CMPQ    AX, $0x10
+	JB      chachaPoly1305Tiny3AVX5120adtailbelow16
 	VMOVDQU (CX), X1
+	VMOVDQU -16(CX)(AX*1), X3
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, DX
+	VMOVDQU X3, -16(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX5120adtaildone
 
-chachaPoly1305Tiny3AVX5120adtail16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny3AVX5120adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (DX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3AVX5120adtailbelow16:
+	CMPQ AX, $0x08
+	JB   chachaPoly1305Tiny3AVX5120adtailbelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(AX*1), CX
+	MOVQ BX, (DX)
+	MOVQ CX, -8(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX5120adtaildone
 
-chachaPoly1305Tiny3AVX5120adtail8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny3AVX5120adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (DX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3AVX5120adtailbelow8:
+	CMPQ AX, $0x04
+	JB   chachaPoly1305Tiny3AVX5120adtailbelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(AX*1), CX
+	MOVL BX, (DX)
+	MOVL CX, -4(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX5120adtaildone
 
-chachaPoly1305Tiny3AVX5120adtail4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny3AVX5120adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (DX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3AVX5120adtailbelow4:
+	TESTQ AX, AX
+	JZ    chachaPoly1305Tiny3AVX5120adtaildone
+	MOVB  (CX), BL
+	MOVB  BL, (DX)
+	CMPQ  AX, $0x02
+	JB    chachaPoly1305Tiny3AVX5120adtaildone
+	MOVW  -2(CX)(AX*1), CX
+	MOVW  CX, -2(DX)(AX*1)
 
-chachaPoly1305Tiny3AVX5120adtail2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny3AVX5120adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (DX)
-
-chachaPoly1305Tiny3AVX5120adtail1:
+chachaPoly1305Tiny3AVX5120adtaildone:
 	VMOVDQU X0, 432(SP)
 	MOVQ    lanes+0(FP), AX
 	MOVQ    112(AX), AX
@@ -19592,56 +19797,61 @@ chachaPoly1305Tiny3AVX5120adtail1:
 	ANDQ    $0x0f, AX
 	LEAQ    432(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny3AVX5121adtailtail
+	JB      chachaPoly1305Tiny3AVX5121adtailbelow32
 
 chachaPoly1305Tiny3AVX5121adtailloop:
+	CMPQ    AX, $0x20
+	JBE     chachaPoly1305Tiny3AVX5121adtaillast
 	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny3AVX5121adtailloop
+	JMP     chachaPoly1305Tiny3AVX5121adtailloop
 
-chachaPoly1305Tiny3AVX5121adtailtail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny3AVX5121adtail16
+chachaPoly1305Tiny3AVX5121adtaillast:
+	VMOVDQU -32(CX)(AX*1), Y1
+	VMOVDQU Y1, -32(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX5121adtaildone
+
+chachaPoly1305Tiny3AVX5121adtailbelow32:
+	CMPQ    AX, $0x10
+	JB      chachaPoly1305Tiny3AVX5121adtailbelow16
 	VMOVDQU (CX), X1
+	VMOVDQU -16(CX)(AX*1), X3
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, DX
+	VMOVDQU X3, -16(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX5121adtaildone
 
-chachaPoly1305Tiny3AVX5121adtail16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny3AVX5121adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (DX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3AVX5121adtailbelow16:
+	CMPQ AX, $0x08
+	JB   chachaPoly1305Tiny3AVX5121adtailbelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(AX*1), CX
+	MOVQ BX, (DX)
+	MOVQ CX, -8(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX5121adtaildone
 
-chachaPoly1305Tiny3AVX5121adtail8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny3AVX5121adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (DX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3AVX5121adtailbelow8:
+	CMPQ AX, $0x04
+	JB   chachaPoly1305Tiny3AVX5121adtailbelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(AX*1), CX
+	MOVL BX, (DX)
+	MOVL CX, -4(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX5121adtaildone
 
-chachaPoly1305Tiny3AVX5121adtail4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny3AVX5121adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (DX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3AVX5121adtailbelow4:
+	TESTQ AX, AX
+	JZ    chachaPoly1305Tiny3AVX5121adtaildone
+	MOVB  (CX), BL
+	MOVB  BL, (DX)
+	CMPQ  AX, $0x02
+	JB    chachaPoly1305Tiny3AVX5121adtaildone
+	MOVW  -2(CX)(AX*1), CX
+	MOVW  CX, -2(DX)(AX*1)
 
-chachaPoly1305Tiny3AVX5121adtail2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny3AVX5121adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (DX)
-
-chachaPoly1305Tiny3AVX5121adtail1:
+chachaPoly1305Tiny3AVX5121adtaildone:
 	VMOVDQU X0, 672(SP)
 	MOVQ    lanes+0(FP), AX
 	MOVQ    176(AX), AX
@@ -19657,56 +19867,61 @@ chachaPoly1305Tiny3AVX5121adtail1:
 	ANDQ    $0x0f, AX
 	LEAQ    672(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny3AVX5122adtailtail
+	JB      chachaPoly1305Tiny3AVX5122adtailbelow32
 
 chachaPoly1305Tiny3AVX5122adtailloop:
+	CMPQ    AX, $0x20
+	JBE     chachaPoly1305Tiny3AVX5122adtaillast
 	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny3AVX5122adtailloop
+	JMP     chachaPoly1305Tiny3AVX5122adtailloop
 
-chachaPoly1305Tiny3AVX5122adtailtail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny3AVX5122adtail16
+chachaPoly1305Tiny3AVX5122adtaillast:
+	VMOVDQU -32(CX)(AX*1), Y1
+	VMOVDQU Y1, -32(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX5122adtaildone
+
+chachaPoly1305Tiny3AVX5122adtailbelow32:
+	CMPQ    AX, $0x10
+	JB      chachaPoly1305Tiny3AVX5122adtailbelow16
 	VMOVDQU (CX), X0
+	VMOVDQU -16(CX)(AX*1), X1
 	VMOVDQU X0, (DX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, DX
+	VMOVDQU X1, -16(DX)(AX*1)
+	JMP     chachaPoly1305Tiny3AVX5122adtaildone
 
-chachaPoly1305Tiny3AVX5122adtail16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny3AVX5122adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (DX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny3AVX5122adtailbelow16:
+	CMPQ AX, $0x08
+	JB   chachaPoly1305Tiny3AVX5122adtailbelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(AX*1), CX
+	MOVQ BX, (DX)
+	MOVQ CX, -8(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX5122adtaildone
 
-chachaPoly1305Tiny3AVX5122adtail8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny3AVX5122adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (DX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny3AVX5122adtailbelow8:
+	CMPQ AX, $0x04
+	JB   chachaPoly1305Tiny3AVX5122adtailbelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(AX*1), CX
+	MOVL BX, (DX)
+	MOVL CX, -4(DX)(AX*1)
+	JMP  chachaPoly1305Tiny3AVX5122adtaildone
 
-chachaPoly1305Tiny3AVX5122adtail4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny3AVX5122adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (DX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny3AVX5122adtailbelow4:
+	TESTQ AX, AX
+	JZ    chachaPoly1305Tiny3AVX5122adtaildone
+	MOVB  (CX), BL
+	MOVB  BL, (DX)
+	CMPQ  AX, $0x02
+	JB    chachaPoly1305Tiny3AVX5122adtaildone
+	MOVW  -2(CX)(AX*1), CX
+	MOVW  CX, -2(DX)(AX*1)
 
-chachaPoly1305Tiny3AVX5122adtail2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny3AVX5122adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (DX)
-
-chachaPoly1305Tiny3AVX5122adtail1:
+chachaPoly1305Tiny3AVX5122adtaildone:
 	// The rounds: blocks 0-3 of every op, two states each, interleaved.
 	VBROADCASTI32X4 chachaSigma<>+0(SB), Y1
 	MOVQ            lanes+0(FP), AX
@@ -21147,56 +21362,61 @@ TEXT ·chachaPoly1305Tiny2AVX512(SB), NOSPLIT, $480-17
 	ANDQ    $0x0f, AX
 	LEAQ    192(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny2AVX5120adtailtail
+	JB      chachaPoly1305Tiny2AVX5120adtailbelow32
 
 chachaPoly1305Tiny2AVX5120adtailloop:
+	CMPQ    AX, $0x20
+	JBE     chachaPoly1305Tiny2AVX5120adtaillast
 	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny2AVX5120adtailloop
+	JMP     chachaPoly1305Tiny2AVX5120adtailloop
 
-chachaPoly1305Tiny2AVX5120adtailtail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny2AVX5120adtail16
+chachaPoly1305Tiny2AVX5120adtaillast:
+	VMOVDQU -32(CX)(AX*1), Y1
+	VMOVDQU Y1, -32(DX)(AX*1)
+	JMP     chachaPoly1305Tiny2AVX5120adtaildone
+
+chachaPoly1305Tiny2AVX5120adtailbelow32:
+	CMPQ    AX, $0x10
+	JB      chachaPoly1305Tiny2AVX5120adtailbelow16
 	VMOVDQU (CX), X1
+	VMOVDQU -16(CX)(AX*1), X3
 	VMOVDQU X1, (DX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, DX
+	VMOVDQU X3, -16(DX)(AX*1)
+	JMP     chachaPoly1305Tiny2AVX5120adtaildone
 
-chachaPoly1305Tiny2AVX5120adtail16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny2AVX5120adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (DX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny2AVX5120adtailbelow16:
+	CMPQ AX, $0x08
+	JB   chachaPoly1305Tiny2AVX5120adtailbelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(AX*1), CX
+	MOVQ BX, (DX)
+	MOVQ CX, -8(DX)(AX*1)
+	JMP  chachaPoly1305Tiny2AVX5120adtaildone
 
-chachaPoly1305Tiny2AVX5120adtail8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny2AVX5120adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (DX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny2AVX5120adtailbelow8:
+	CMPQ AX, $0x04
+	JB   chachaPoly1305Tiny2AVX5120adtailbelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(AX*1), CX
+	MOVL BX, (DX)
+	MOVL CX, -4(DX)(AX*1)
+	JMP  chachaPoly1305Tiny2AVX5120adtaildone
 
-chachaPoly1305Tiny2AVX5120adtail4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny2AVX5120adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (DX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny2AVX5120adtailbelow4:
+	TESTQ AX, AX
+	JZ    chachaPoly1305Tiny2AVX5120adtaildone
+	MOVB  (CX), BL
+	MOVB  BL, (DX)
+	CMPQ  AX, $0x02
+	JB    chachaPoly1305Tiny2AVX5120adtaildone
+	MOVW  -2(CX)(AX*1), CX
+	MOVW  CX, -2(DX)(AX*1)
 
-chachaPoly1305Tiny2AVX5120adtail2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny2AVX5120adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (DX)
-
-chachaPoly1305Tiny2AVX5120adtail1:
+chachaPoly1305Tiny2AVX5120adtaildone:
 	VMOVDQU X0, 432(SP)
 	MOVQ    lanes+0(FP), AX
 	MOVQ    112(AX), AX
@@ -21212,56 +21432,61 @@ chachaPoly1305Tiny2AVX5120adtail1:
 	ANDQ    $0x0f, AX
 	LEAQ    432(SP), DX
 	CMPQ    AX, $0x20
-	JB      chachaPoly1305Tiny2AVX5121adtailtail
+	JB      chachaPoly1305Tiny2AVX5121adtailbelow32
 
 chachaPoly1305Tiny2AVX5121adtailloop:
+	CMPQ    AX, $0x20
+	JBE     chachaPoly1305Tiny2AVX5121adtaillast
 	VMOVDQU (CX), Y1
 	VMOVDQU Y1, (DX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, DX
 	SUBQ    $0x20, AX
-	CMPQ    AX, $0x20
-	JAE     chachaPoly1305Tiny2AVX5121adtailloop
+	JMP     chachaPoly1305Tiny2AVX5121adtailloop
 
-chachaPoly1305Tiny2AVX5121adtailtail:
-	TESTQ   $0x00000010, AX
-	JZ      chachaPoly1305Tiny2AVX5121adtail16
+chachaPoly1305Tiny2AVX5121adtaillast:
+	VMOVDQU -32(CX)(AX*1), Y1
+	VMOVDQU Y1, -32(DX)(AX*1)
+	JMP     chachaPoly1305Tiny2AVX5121adtaildone
+
+chachaPoly1305Tiny2AVX5121adtailbelow32:
+	CMPQ    AX, $0x10
+	JB      chachaPoly1305Tiny2AVX5121adtailbelow16
 	VMOVDQU (CX), X0
+	VMOVDQU -16(CX)(AX*1), X1
 	VMOVDQU X0, (DX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, DX
+	VMOVDQU X1, -16(DX)(AX*1)
+	JMP     chachaPoly1305Tiny2AVX5121adtaildone
 
-chachaPoly1305Tiny2AVX5121adtail16:
-	TESTQ $0x00000008, AX
-	JZ    chachaPoly1305Tiny2AVX5121adtail8
-	MOVQ  (CX), BX
-	MOVQ  BX, (DX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, DX
+chachaPoly1305Tiny2AVX5121adtailbelow16:
+	CMPQ AX, $0x08
+	JB   chachaPoly1305Tiny2AVX5121adtailbelow8
+	MOVQ (CX), BX
+	MOVQ -8(CX)(AX*1), CX
+	MOVQ BX, (DX)
+	MOVQ CX, -8(DX)(AX*1)
+	JMP  chachaPoly1305Tiny2AVX5121adtaildone
 
-chachaPoly1305Tiny2AVX5121adtail8:
-	TESTQ $0x00000004, AX
-	JZ    chachaPoly1305Tiny2AVX5121adtail4
-	MOVL  (CX), BX
-	MOVL  BX, (DX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, DX
+chachaPoly1305Tiny2AVX5121adtailbelow8:
+	CMPQ AX, $0x04
+	JB   chachaPoly1305Tiny2AVX5121adtailbelow4
+	MOVL (CX), BX
+	MOVL -4(CX)(AX*1), CX
+	MOVL BX, (DX)
+	MOVL CX, -4(DX)(AX*1)
+	JMP  chachaPoly1305Tiny2AVX5121adtaildone
 
-chachaPoly1305Tiny2AVX5121adtail4:
-	TESTQ $0x00000002, AX
-	JZ    chachaPoly1305Tiny2AVX5121adtail2
-	MOVW  (CX), BX
-	MOVW  BX, (DX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, DX
+chachaPoly1305Tiny2AVX5121adtailbelow4:
+	TESTQ AX, AX
+	JZ    chachaPoly1305Tiny2AVX5121adtaildone
+	MOVB  (CX), BL
+	MOVB  BL, (DX)
+	CMPQ  AX, $0x02
+	JB    chachaPoly1305Tiny2AVX5121adtaildone
+	MOVW  -2(CX)(AX*1), CX
+	MOVW  CX, -2(DX)(AX*1)
 
-chachaPoly1305Tiny2AVX5121adtail2:
-	TESTQ $0x00000001, AX
-	JZ    chachaPoly1305Tiny2AVX5121adtail1
-	MOVB  (CX), AL
-	MOVB  AL, (DX)
-
-chachaPoly1305Tiny2AVX5121adtail1:
+chachaPoly1305Tiny2AVX5121adtaildone:
 	// The rounds: blocks 0-3 of every op, two states each, interleaved.
 	VBROADCASTI32X4 chachaSigma<>+0(SB), Y1
 	MOVQ            lanes+0(FP), AX
@@ -22239,56 +22464,61 @@ TEXT ·chachaPoly1305SmallAVX512(SB), NOSPLIT, $520-73
 	ANDQ      $0x0f, BX
 	LEAQ      448(SP), AX
 	CMPQ      BX, $0x20
-	JB        chachaPoly1305SmallAVX512adtailtail
+	JB        chachaPoly1305SmallAVX512adtailbelow32
 
 chachaPoly1305SmallAVX512adtailloop:
+	CMPQ    BX, $0x20
+	JBE     chachaPoly1305SmallAVX512adtaillast
 	VMOVDQU (CX), Y0
 	VMOVDQU Y0, (AX)
 	ADDQ    $0x20, CX
 	ADDQ    $0x20, AX
 	SUBQ    $0x20, BX
-	CMPQ    BX, $0x20
-	JAE     chachaPoly1305SmallAVX512adtailloop
+	JMP     chachaPoly1305SmallAVX512adtailloop
 
-chachaPoly1305SmallAVX512adtailtail:
-	TESTQ   $0x00000010, BX
-	JZ      chachaPoly1305SmallAVX512adtail16
+chachaPoly1305SmallAVX512adtaillast:
+	VMOVDQU -32(CX)(BX*1), Y0
+	VMOVDQU Y0, -32(AX)(BX*1)
+	JMP     chachaPoly1305SmallAVX512adtaildone
+
+chachaPoly1305SmallAVX512adtailbelow32:
+	CMPQ    BX, $0x10
+	JB      chachaPoly1305SmallAVX512adtailbelow16
 	VMOVDQU (CX), X0
+	VMOVDQU -16(CX)(BX*1), X14
 	VMOVDQU X0, (AX)
-	ADDQ    $0x10, CX
-	ADDQ    $0x10, AX
+	VMOVDQU X14, -16(AX)(BX*1)
+	JMP     chachaPoly1305SmallAVX512adtaildone
 
-chachaPoly1305SmallAVX512adtail16:
-	TESTQ $0x00000008, BX
-	JZ    chachaPoly1305SmallAVX512adtail8
-	MOVQ  (CX), SI
-	MOVQ  SI, (AX)
-	ADDQ  $0x08, CX
-	ADDQ  $0x08, AX
+chachaPoly1305SmallAVX512adtailbelow16:
+	CMPQ BX, $0x08
+	JB   chachaPoly1305SmallAVX512adtailbelow8
+	MOVQ (CX), SI
+	MOVQ -8(CX)(BX*1), CX
+	MOVQ SI, (AX)
+	MOVQ CX, -8(AX)(BX*1)
+	JMP  chachaPoly1305SmallAVX512adtaildone
 
-chachaPoly1305SmallAVX512adtail8:
-	TESTQ $0x00000004, BX
-	JZ    chachaPoly1305SmallAVX512adtail4
-	MOVL  (CX), SI
-	MOVL  SI, (AX)
-	ADDQ  $0x04, CX
-	ADDQ  $0x04, AX
+chachaPoly1305SmallAVX512adtailbelow8:
+	CMPQ BX, $0x04
+	JB   chachaPoly1305SmallAVX512adtailbelow4
+	MOVL (CX), SI
+	MOVL -4(CX)(BX*1), CX
+	MOVL SI, (AX)
+	MOVL CX, -4(AX)(BX*1)
+	JMP  chachaPoly1305SmallAVX512adtaildone
 
-chachaPoly1305SmallAVX512adtail4:
-	TESTQ $0x00000002, BX
-	JZ    chachaPoly1305SmallAVX512adtail2
-	MOVW  (CX), SI
-	MOVW  SI, (AX)
-	ADDQ  $0x02, CX
-	ADDQ  $0x02, AX
+chachaPoly1305SmallAVX512adtailbelow4:
+	TESTQ BX, BX
+	JZ    chachaPoly1305SmallAVX512adtaildone
+	MOVB  (CX), SI
+	MOVB  SI, (AX)
+	CMPQ  BX, $0x02
+	JB    chachaPoly1305SmallAVX512adtaildone
+	MOVW  -2(CX)(BX*1), CX
+	MOVW  CX, -2(AX)(BX*1)
 
-chachaPoly1305SmallAVX512adtail2:
-	TESTQ $0x00000001, BX
-	JZ    chachaPoly1305SmallAVX512adtail1
-	MOVB  (CX), CL
-	MOVB  CL, (AX)
-
-chachaPoly1305SmallAVX512adtail1:
+chachaPoly1305SmallAVX512adtaildone:
 	MOVQ  key+0(FP), AX
 	MOVQ  nonce+8(FP), CX
 	MOVB  open+64(FP), BL
@@ -28068,56 +28298,61 @@ TEXT ·chachaPoly1305LongAVX512(SB), NOSPLIT, $80-73
 	ANDQ      $0x0f, DX
 	LEAQ      (SP), CX
 	CMPQ      DX, $0x20
-	JB        chachaPoly1305LongAVX512adtailtail
+	JB        chachaPoly1305LongAVX512adtailbelow32
 
 chachaPoly1305LongAVX512adtailloop:
+	CMPQ    DX, $0x20
+	JBE     chachaPoly1305LongAVX512adtaillast
 	VMOVDQU (AX), Y0
 	VMOVDQU Y0, (CX)
 	ADDQ    $0x20, AX
 	ADDQ    $0x20, CX
 	SUBQ    $0x20, DX
-	CMPQ    DX, $0x20
-	JAE     chachaPoly1305LongAVX512adtailloop
+	JMP     chachaPoly1305LongAVX512adtailloop
 
-chachaPoly1305LongAVX512adtailtail:
-	TESTQ   $0x00000010, DX
-	JZ      chachaPoly1305LongAVX512adtail16
+chachaPoly1305LongAVX512adtaillast:
+	VMOVDQU -32(AX)(DX*1), Y0
+	VMOVDQU Y0, -32(CX)(DX*1)
+	JMP     chachaPoly1305LongAVX512adtaildone
+
+chachaPoly1305LongAVX512adtailbelow32:
+	CMPQ    DX, $0x10
+	JB      chachaPoly1305LongAVX512adtailbelow16
 	VMOVDQU (AX), X0
+	VMOVDQU -16(AX)(DX*1), X2
 	VMOVDQU X0, (CX)
-	ADDQ    $0x10, AX
-	ADDQ    $0x10, CX
+	VMOVDQU X2, -16(CX)(DX*1)
+	JMP     chachaPoly1305LongAVX512adtaildone
 
-chachaPoly1305LongAVX512adtail16:
-	TESTQ $0x00000008, DX
-	JZ    chachaPoly1305LongAVX512adtail8
-	MOVQ  (AX), BX
-	MOVQ  BX, (CX)
-	ADDQ  $0x08, AX
-	ADDQ  $0x08, CX
+chachaPoly1305LongAVX512adtailbelow16:
+	CMPQ DX, $0x08
+	JB   chachaPoly1305LongAVX512adtailbelow8
+	MOVQ (AX), BX
+	MOVQ -8(AX)(DX*1), AX
+	MOVQ BX, (CX)
+	MOVQ AX, -8(CX)(DX*1)
+	JMP  chachaPoly1305LongAVX512adtaildone
 
-chachaPoly1305LongAVX512adtail8:
-	TESTQ $0x00000004, DX
-	JZ    chachaPoly1305LongAVX512adtail4
-	MOVL  (AX), BX
-	MOVL  BX, (CX)
-	ADDQ  $0x04, AX
-	ADDQ  $0x04, CX
+chachaPoly1305LongAVX512adtailbelow8:
+	CMPQ DX, $0x04
+	JB   chachaPoly1305LongAVX512adtailbelow4
+	MOVL (AX), BX
+	MOVL -4(AX)(DX*1), AX
+	MOVL BX, (CX)
+	MOVL AX, -4(CX)(DX*1)
+	JMP  chachaPoly1305LongAVX512adtaildone
 
-chachaPoly1305LongAVX512adtail4:
-	TESTQ $0x00000002, DX
-	JZ    chachaPoly1305LongAVX512adtail2
-	MOVW  (AX), BX
-	MOVW  BX, (CX)
-	ADDQ  $0x02, AX
-	ADDQ  $0x02, CX
+chachaPoly1305LongAVX512adtailbelow4:
+	TESTQ DX, DX
+	JZ    chachaPoly1305LongAVX512adtaildone
+	MOVB  (AX), BL
+	MOVB  BL, (CX)
+	CMPQ  DX, $0x02
+	JB    chachaPoly1305LongAVX512adtaildone
+	MOVW  -2(AX)(DX*1), AX
+	MOVW  AX, -2(CX)(DX*1)
 
-chachaPoly1305LongAVX512adtail2:
-	TESTQ $0x00000001, DX
-	JZ    chachaPoly1305LongAVX512adtail1
-	MOVB  (AX), AL
-	MOVB  AL, (CX)
-
-chachaPoly1305LongAVX512adtail1:
+chachaPoly1305LongAVX512adtaildone:
 	MOVB            open+64(FP), AL
 	TESTB           AL, AL
 	JNZ             chachaPoly1305LongAVX512open
