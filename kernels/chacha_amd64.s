@@ -18458,8 +18458,8 @@ chachaPoly1305Tiny3PipeAVX2stage2msgdone:
 	MOVQ cur+8(FP), DI
 	MOVQ DX, 856(DI)
 
-	// The rounds: blocks 0 and 1 of every op, one state each, interleaved; the previous
-	// triple's MAC beside them.
+	// The rounds: blocks 0 and 1 of every op, one state each, interleaved, each a step
+	// behind the one before (rowDoubleRoundsSkewed); the previous triple's MAC beside them.
 	VBROADCASTI128 chachaSigma<>+0(SB), Y0
 	MOVQ           lanes+0(FP), DX
 	MOVQ           (DX), DX
@@ -18503,50 +18503,37 @@ chachaPoly1305Tiny3PipeAVX2rounds:
 	VPADDD  Y5, Y1, Y1
 	VPXOR   Y1, Y2, Y2
 	VPSHUFB chachaRotMasks<>+0(SB), Y2, Y2
-	VPADDD  Y8, Y7, Y7
-	VPXOR   Y7, Y3, Y3
-	VPSHUFB chachaRotMasks<>+0(SB), Y3, Y3
-	VPADDD  Y10, Y0, Y0
-	VPXOR   Y0, Y4, Y4
-	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
 	VPADDD  Y2, Y6, Y6
 	VPXOR   Y6, Y5, Y5
 	VPSLLD  $0x0c, Y5, Y12
 	VPSRLD  $0x14, Y5, Y5
 	VPOR    Y12, Y5, Y5
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+0(SB), Y3, Y3
+	VPADDD  Y5, Y1, Y1
+	VPXOR   Y1, Y2, Y2
+	VPSHUFB chachaRotMasks<>+32(SB), Y2, Y2
 	VPADDD  Y3, Y9, Y9
 	VPXOR   Y9, Y8, Y8
 	VPSLLD  $0x0c, Y8, Y12
 	VPSRLD  $0x14, Y8, Y8
 	VPOR    Y12, Y8, Y8
-	VPADDD  Y4, Y11, Y11
-	VPXOR   Y11, Y10, Y10
-	VPSLLD  $0x0c, Y10, Y12
-	VPSRLD  $0x14, Y10, Y10
-	VPOR    Y12, Y10, Y10
-	VPADDD  Y5, Y1, Y1
-	VPXOR   Y1, Y2, Y2
-	VPSHUFB chachaRotMasks<>+32(SB), Y2, Y2
-	VPADDD  Y8, Y7, Y7
-	VPXOR   Y7, Y3, Y3
-	VPSHUFB chachaRotMasks<>+32(SB), Y3, Y3
 	VPADDD  Y10, Y0, Y0
 	VPXOR   Y0, Y4, Y4
-	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
+	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
 	VPADDD  Y2, Y6, Y6
 	VPXOR   Y6, Y5, Y5
 	VPSLLD  $0x07, Y5, Y12
 	VPSRLD  $0x19, Y5, Y5
 	VPOR    Y12, Y5, Y5
-	VPADDD  Y3, Y9, Y9
-	VPXOR   Y9, Y8, Y8
-	VPSLLD  $0x07, Y8, Y12
-	VPSRLD  $0x19, Y8, Y8
-	VPOR    Y12, Y8, Y8
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+32(SB), Y3, Y3
 	VPADDD  Y4, Y11, Y11
 	VPXOR   Y11, Y10, Y10
-	VPSLLD  $0x07, Y10, Y12
-	VPSRLD  $0x19, Y10, Y10
+	VPSLLD  $0x0c, Y10, Y12
+	VPSRLD  $0x14, Y10, Y10
 	VPOR    Y12, Y10, Y10
 	CMPQ    SI, 8(SP)
 	JB      chachaPoly1305Tiny3PipeAVX2mac0_18absorb
@@ -18627,59 +18614,59 @@ chachaPoly1305Tiny3PipeAVX2mac0_18:
 	VPSHUFD $0x93, Y1, Y1
 	VPSHUFD $0x39, Y6, Y6
 	VPSHUFD $0x4e, Y2, Y2
-	VPSHUFD $0x93, Y7, Y7
-	VPSHUFD $0x39, Y9, Y9
-	VPSHUFD $0x4e, Y3, Y3
-	VPSHUFD $0x93, Y0, Y0
-	VPSHUFD $0x39, Y11, Y11
-	VPSHUFD $0x4e, Y4, Y4
-	VPADDD  Y5, Y1, Y1
-	VPXOR   Y1, Y2, Y2
-	VPSHUFB chachaRotMasks<>+0(SB), Y2, Y2
-	VPADDD  Y8, Y7, Y7
-	VPXOR   Y7, Y3, Y3
-	VPSHUFB chachaRotMasks<>+0(SB), Y3, Y3
-	VPADDD  Y10, Y0, Y0
-	VPXOR   Y0, Y4, Y4
-	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
-	VPADDD  Y2, Y6, Y6
-	VPXOR   Y6, Y5, Y5
-	VPSLLD  $0x0c, Y5, Y12
-	VPSRLD  $0x14, Y5, Y5
-	VPOR    Y12, Y5, Y5
-	VPADDD  Y3, Y9, Y9
-	VPXOR   Y9, Y8, Y8
-	VPSLLD  $0x0c, Y8, Y12
-	VPSRLD  $0x14, Y8, Y8
-	VPOR    Y12, Y8, Y8
-	VPADDD  Y4, Y11, Y11
-	VPXOR   Y11, Y10, Y10
-	VPSLLD  $0x0c, Y10, Y12
-	VPSRLD  $0x14, Y10, Y10
-	VPOR    Y12, Y10, Y10
-	VPADDD  Y5, Y1, Y1
-	VPXOR   Y1, Y2, Y2
-	VPSHUFB chachaRotMasks<>+32(SB), Y2, Y2
-	VPADDD  Y8, Y7, Y7
-	VPXOR   Y7, Y3, Y3
-	VPSHUFB chachaRotMasks<>+32(SB), Y3, Y3
-	VPADDD  Y10, Y0, Y0
-	VPXOR   Y0, Y4, Y4
-	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
-	VPADDD  Y2, Y6, Y6
-	VPXOR   Y6, Y5, Y5
-	VPSLLD  $0x07, Y5, Y12
-	VPSRLD  $0x19, Y5, Y5
-	VPOR    Y12, Y5, Y5
 	VPADDD  Y3, Y9, Y9
 	VPXOR   Y9, Y8, Y8
 	VPSLLD  $0x07, Y8, Y12
 	VPSRLD  $0x19, Y8, Y8
 	VPOR    Y12, Y8, Y8
+	VPADDD  Y10, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
+	VPADDD  Y5, Y1, Y1
+	VPXOR   Y1, Y2, Y2
+	VPSHUFB chachaRotMasks<>+0(SB), Y2, Y2
+	VPSHUFD $0x93, Y7, Y7
+	VPSHUFD $0x39, Y9, Y9
+	VPSHUFD $0x4e, Y3, Y3
 	VPADDD  Y4, Y11, Y11
 	VPXOR   Y11, Y10, Y10
 	VPSLLD  $0x07, Y10, Y12
 	VPSRLD  $0x19, Y10, Y10
+	VPOR    Y12, Y10, Y10
+	VPADDD  Y2, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x0c, Y5, Y12
+	VPSRLD  $0x14, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+0(SB), Y3, Y3
+	VPSHUFD $0x93, Y0, Y0
+	VPSHUFD $0x39, Y11, Y11
+	VPSHUFD $0x4e, Y4, Y4
+	VPADDD  Y5, Y1, Y1
+	VPXOR   Y1, Y2, Y2
+	VPSHUFB chachaRotMasks<>+32(SB), Y2, Y2
+	VPADDD  Y3, Y9, Y9
+	VPXOR   Y9, Y8, Y8
+	VPSLLD  $0x0c, Y8, Y12
+	VPSRLD  $0x14, Y8, Y8
+	VPOR    Y12, Y8, Y8
+	VPADDD  Y10, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+0(SB), Y4, Y4
+	VPADDD  Y2, Y6, Y6
+	VPXOR   Y6, Y5, Y5
+	VPSLLD  $0x07, Y5, Y12
+	VPSRLD  $0x19, Y5, Y5
+	VPOR    Y12, Y5, Y5
+	VPADDD  Y8, Y7, Y7
+	VPXOR   Y7, Y3, Y3
+	VPSHUFB chachaRotMasks<>+32(SB), Y3, Y3
+	VPADDD  Y4, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPSLLD  $0x0c, Y10, Y12
+	VPSRLD  $0x14, Y10, Y10
 	VPOR    Y12, Y10, Y10
 	CMPQ    SI, 8(SP)
 	JB      chachaPoly1305Tiny3PipeAVX2mac2_19absorb
@@ -18759,9 +18746,22 @@ chachaPoly1305Tiny3PipeAVX2mac2_19:
 	VPSHUFD $0x39, Y1, Y1
 	VPSHUFD $0x93, Y6, Y6
 	VPSHUFD $0x4e, Y2, Y2
+	VPADDD  Y3, Y9, Y9
+	VPXOR   Y9, Y8, Y8
+	VPSLLD  $0x07, Y8, Y12
+	VPSRLD  $0x19, Y8, Y8
+	VPOR    Y12, Y8, Y8
+	VPADDD  Y10, Y0, Y0
+	VPXOR   Y0, Y4, Y4
+	VPSHUFB chachaRotMasks<>+32(SB), Y4, Y4
 	VPSHUFD $0x39, Y7, Y7
 	VPSHUFD $0x93, Y9, Y9
 	VPSHUFD $0x4e, Y3, Y3
+	VPADDD  Y4, Y11, Y11
+	VPXOR   Y11, Y10, Y10
+	VPSLLD  $0x07, Y10, Y12
+	VPSRLD  $0x19, Y10, Y10
+	VPOR    Y12, Y10, Y10
 	VPSHUFD $0x39, Y0, Y0
 	VPSHUFD $0x93, Y11, Y11
 	VPSHUFD $0x4e, Y4, Y4

@@ -187,15 +187,15 @@ func tinyPipeRounds(name string, c pipeChain) {
 		MOVQ(lane(i, laneN), cur(i, pipeN))
 	}
 
-	Comment("The rounds: blocks 0 and 1 of every op, one state each, interleaved; the previous",
-		"triple's MAC beside them.")
+	Comment("The rounds: blocks 0 and 1 of every op, one state each, interleaved, each a step",
+		"behind the one before (rowDoubleRoundsSkewed); the previous triple's MAC beside them.")
 	x := tinyLaneStates(tinyLanes)
-	rowDoubleRounds(x, rotMasks, rotMasks.Offset(32), name+"rounds", func(k int) {
+	rowDoubleRoundsSkewed(x, rotMasks, rotMasks.Offset(32), name+"rounds", func(k int) {
 		if macPointsRow[k] {
 			labels++
 			c.step(fmt.Sprintf("%smac%d_%d", name, k, labels))
 		}
-	})
+	}, 1)
 
 	Comment("Add the initial state (section 2.3). Block 0's rows 0 and 1 are the Poly1305 key;",
 		"block 1 is the key stream: XORed into the staged message and written out (Seal, bytes",
