@@ -415,10 +415,11 @@ func tinyXOR(msg, ks Mem, n Register, size int, label string) {
 // copyBytes copies k bytes from src to dst, clobbering all three registers: 32 bytes at a time
 // while more than 32 are left, then the last 32 as one move that may overlap the one before;
 // below 32 bytes, two moves of the largest power of two not above k, one at each end, which may
-// overlap (a byte, then a 2-byte move, below 4). Three or four branches for any k, where one move
-// per set bit of k took up to seven: the fused three-op pipeline's 64 x 64 B 1.88x / 1.90x ->
-// 1.91x / 1.95x x/crypto, seal / open (Intel Xeon family 6 model 167, AVX-512 hidden). Every load
-// and store stays within the k bytes; the branches depend on k, a public length, only.
+// overlap (a byte, then a 2-byte move, below 4). Below 32 bytes that is two moves where one move
+// per set bit of k took up to five, each behind a branch: the fused three-op pipeline's 64 x 64 B
+// 1.88x / 1.90x -> 1.91x / 1.95x x/crypto, seal / open (Intel Xeon family 6 model 167, AVX-512
+// hidden). Every load and store stays within the k bytes; the branches depend on k, a public
+// length, only.
 func copyBytes(dst, src, k Register, label string) {
 	done := label + "done"
 	end := func(r Register, w int) Mem { return Mem{Base: r, Index: k, Scale: 1, Disp: -w} }
