@@ -17912,7 +17912,8 @@ aes_last_712:
 	JMP         ecb1
 
 ecb1_done:
-	// No round key outlives the call in a register: VZEROUPPER would leave Z16-Z31.
+	// No round key outlives the call in a register: VZEROUPPER would leave Z16-Z31 and the
+	// low halves of Z0-Z15.
 	VPXORQ Z23, Z23, Z23
 	VPXORQ Z24, Z24, Z24
 	VPXORQ Z25, Z25, Z25

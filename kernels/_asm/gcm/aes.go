@@ -22,7 +22,7 @@ var keyRegs struct {
 // keepRoundKeys loads round keys 0 to len(rounds)-1 and the last one (at last) of the table at tab
 // into registers and has aesRounds use them until the returned function is called. A kernel calls
 // it at every descriptor, whose key may differ from the last one's, and clears the registers
-// before it returns (finishDescriptors).
+// before it returns (clearRoundKeys).
 func keepRoundKeys(rounds []VecPhysical, lastKey VecPhysical) (drop func()) {
 	for i, r := range rounds {
 		VMOVDQU64(Mem{Base: tab, Disp: tRK + 64*i}, r)
@@ -30,6 +30,15 @@ func keepRoundKeys(rounds []VecPhysical, lastKey VecPhysical) (drop func()) {
 	VMOVDQU64(Mem{Base: last}, lastKey)
 	keyRegs.rounds, keyRegs.last = rounds, lastKey
 	return func() { keyRegs.rounds, keyRegs.last = nil, nil }
+}
+
+// clearRoundKeys zeroes the registers keepRoundKeys filled, so that no round key outlives the
+// call: VZEROUPPER would leave Z16-Z31 and the low halves of Z0-Z15.
+func clearRoundKeys() {
+	for _, r := range keyRegs.rounds {
+		VPXORQ(r, r, r)
+	}
+	VPXORQ(keyRegs.last, keyRegs.last, keyRegs.last)
 }
 
 // stageRoundKeys has aesRounds load each round key not kept in a register (keepRoundKeys) from the

@@ -35,12 +35,10 @@ func aesBlocksAVX512(name string) {
 	ecbPass("ecb32", regs, "ecb4")
 	ecbPass("ecb4", regs[:1], "ecb1")
 	ecbOneByOne("ecb1")
+	Comment("No round key outlives the call in a register: VZEROUPPER would leave Z16-Z31 and the",
+		"low halves of Z0-Z15.")
+	clearRoundKeys()
 	drop()
-	Comment("No round key outlives the call in a register: VZEROUPPER would leave Z16-Z31.")
-	for _, r := range rkZ {
-		VPXORQ(r, r, r)
-	}
-	VPXORQ(rkLastZ, rkLastZ, rkLastZ)
 	VZEROUPPER()
 	RET()
 }

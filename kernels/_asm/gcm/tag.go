@@ -52,10 +52,7 @@ func finishDescriptors(bswap VecPhysical, open bool) {
 	if keyRegs.last != nil {
 		Comment("No round key or power of H outlives the call in a register: VZEROUPPER would",
 			"leave Z16-Z31 and the low halves of Z0-Z15.")
-		for _, r := range keyRegs.rounds {
-			VPXORQ(r, r, r)
-		}
-		VPXORQ(keyRegs.last, keyRegs.last, keyRegs.last)
+		clearRoundKeys()
 		VPXORQ(hStride, hStride, hStride)
 		VPXORQ(tagJ0, tagJ0, tagJ0)
 	}
